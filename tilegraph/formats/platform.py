@@ -77,6 +77,9 @@ _C0_950: dict[DType, int] = {
 PLATFORMS: dict[str, Platform] = {
     "ascend910b": Platform("ascend910b", _C0_910B),
     "ascend950": Platform("ascend950", _C0_950),
+    # The hardware presets' other names (tilegraph.hardware): both use the 910B C0 rules.
+    "ascend310p": Platform("ascend310p", _C0_910B),
+    "test": Platform("test", _C0_910B),
 }
 
 DEFAULT_PLATFORM = "ascend910b"

@@ -7,6 +7,9 @@ they are called. The pipelines track the passes that exist: each docstring says 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -16,6 +19,31 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from tilegraph.passes.registry import register_pass
 
+PassObserver = Callable[[ModulePass, ModuleOp], None]
+"""Called after every leaf pass (not after the pipelines that contain it) with the module."""
+
+_OBSERVERS: ContextVar[tuple[PassObserver, ...]] = ContextVar(
+    "tilegraph_pass_observers", default=()
+)
+
+
+@contextmanager
+def observing_passes(observer: PassObserver) -> Iterator[None]:
+    """Call ``observer(pass, module)`` after every leaf pass that :func:`run_pipeline` runs
+    inside the ``with`` block, nested pipelines included (``--check-each-pass`` uses this)."""
+    token = _OBSERVERS.set((*_OBSERVERS.get(), observer))
+    try:
+        yield
+    finally:
+        _OBSERVERS.reset(token)
+
+
+def _notify(previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
+    if previous is None or isinstance(previous, PipelinePass):
+        return
+    for observer in _OBSERVERS.get():
+        observer(previous, module)
+
 
 def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
     """Run a pipeline string (``"infer-shapes,cse"``) with every registered pass available."""
@@ -23,11 +51,15 @@ def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
         return
     from tilegraph.passes.registry import all_passes
 
-    PassPipeline.parse_spec(all_passes(), spec).apply(ctx, module)
+    PassPipeline.parse_spec(all_passes(), spec, _notify).apply(ctx, module)
+
+
+class PipelinePass(ModulePass):
+    """A pass that only runs other passes (observers see its leaves, not it)."""
 
 
 @dataclass(frozen=True)
-class NamedPipeline(ModulePass):
+class NamedPipeline(PipelinePass):
     """Base of named pipelines: ``SPEC`` is the pipeline string it runs."""
 
     SPEC: ClassVar[str] = ""
@@ -65,7 +97,7 @@ class O2Pipeline(NamedPipeline):
 
 @register_pass
 @dataclass(frozen=True)
-class FormatPipeline(ModulePass):
+class FormatPipeline(PipelinePass):
     """format: the whole format engine (origin inference ... fold), then format-report."""
 
     name = "format"

@@ -27,16 +27,6 @@ from xdsl.passes import ModulePass
 PassFactory = Callable[[], type[ModulePass]]
 
 _PASSES: dict[str, PassFactory] = {}
-_BUILTIN_PASS_MODULES = (
-    "tilegraph.passes.infer_shapes",
-    "tilegraph.passes.infer_origin_format",
-    "tilegraph.passes.select_storage_format",
-    "tilegraph.passes.insert_trans_data",
-    "tilegraph.passes.fold_trans_data",
-    "tilegraph.passes.cancel_trans_data",
-    "tilegraph.passes.format_report",
-    "tilegraph.passes.pipelines",
-)
 
 
 def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
@@ -48,10 +38,14 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
 
 
 def _load_builtin_passes() -> None:
+    """Import every module of :mod:`tilegraph.passes`; pass modules register on import."""
     import importlib
+    import pkgutil
 
-    for module in _BUILTIN_PASS_MODULES:
-        importlib.import_module(module)
+    import tilegraph.passes as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def _entry_point_passes() -> dict[str, PassFactory]:

@@ -6,6 +6,10 @@ Added here:
 
 * ``--print-constants``: print constant data in full (default: elided above
   ``--elide-constants-larger-than`` elements, 16 by default);
+* ``--pass-statistics``: after the pipeline, print what every pass did (rules fired by name,
+  ops removed, groups made, ...) to stderr, as MLIR's ``-mlir-pass-statistics`` does;
+* ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
+  caveat, peers, implementing pass) and exit;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
   message and exit 1 — never a traceback (set ``TILEGRAPH_DEBUG=1`` to get one).
 """
@@ -24,6 +28,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tilegraph.dialects.graph import dense
 from tilegraph.passes.registry import pass_summary, tilegraph_dialects, tilegraph_passes
+from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.tools.diagnostics import SourceText, located_message
 
 
@@ -41,6 +46,11 @@ class TilegraphOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description=_description(), args=args)
+        if self.args.list_rules:
+            from tilegraph.passes.simplify.rule import format_rule_table, rule_catalog
+
+            print(format_rule_table(rule_catalog()))
+            raise SystemExit(0)
         if self.args.print_constants:
             dense.set_elide_limit(None)
         else:
@@ -60,7 +70,12 @@ class TilegraphOptMain(xDSLOptMain):
 
     def apply_passes(self, prog: ModuleOp) -> None:
         try:
-            super().apply_passes(prog)
+            if self.args.pass_statistics:
+                with collecting_statistics() as collector:
+                    super().apply_passes(prog)
+                print(collector.format(), file=sys.stderr)
+            else:
+                super().apply_passes(prog)
         except DiagnosticException as e:
             message = located_message(prog, None, "after running the pipeline")
             if message is None:
@@ -98,6 +113,16 @@ class TilegraphOptMain(xDSLOptMain):
             "--print-constants",
             action="store_true",
             help="print constant data in full instead of eliding large constants",
+        )
+        arg_parser.add_argument(
+            "--pass-statistics",
+            action="store_true",
+            help="print each pass's statistics (rules fired, ops removed, ...) to stderr",
+        )
+        arg_parser.add_argument(
+            "--list-rules",
+            action="store_true",
+            help="print the named rewrite rules (name, pattern, result, caveat) and exit",
         )
         arg_parser.add_argument(
             "--elide-constants-larger-than",

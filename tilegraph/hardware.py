@@ -1,0 +1,151 @@
+"""The hardware model: named presets of an Ascend-style NPU (DESIGN.md §6).
+
+Plain Python (no xDSL), like :mod:`tilegraph.formats`: passes (fusion's working-set limit,
+tiling) and the runtime (cycle model) read the same figures. One preset per ``platform=`` name,
+the names the format engine takes (``tilegraph.formats.PLATFORMS``).
+
+Figures of ``ascend910b`` are the 910B2 values collected in ``docs/hardware.md`` (CANN
+platform config files, Ascend C tables, PTO-ISA cost model); values marked uncertain there
+stay plain fields so a study can override them with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+KiB = 1024
+MiB = 1024 * KiB
+
+Scope = Literal["GM", "L1", "L0A", "L0B", "L0C", "UB"]
+Pipe = Literal["MTE1", "MTE2", "MTE3", "M", "V", "FIX", "S"]
+
+
+@dataclass(frozen=True)
+class HardwareModel:
+    """One NPU preset. Sizes in bytes, rates per cycle of one core unless named otherwise."""
+
+    name: str
+    cube_cores: int
+    vector_cores: int
+    clock_ghz: float
+    coupled: bool
+    """Cube and vector share a core (310P: L0C -> UB exists); False for 910B's AIC/AIV split."""
+    buffer_bytes: MappingProxyType[str, int]
+    """Capacity of each on-chip scope (L1, L0A, L0B, L0C per cube core; UB per vector core)."""
+    alignment: MappingProxyType[str, int]
+    """Address alignment of each scope (UB/L1 32 B, L0* 512 B)."""
+    cube_macs_per_cycle: MappingProxyType[str, int]
+    """Multiply-accumulates per cycle per cube core, by input dtype."""
+    mmad_head_cycles: int = 6
+    vector_bytes_per_cycle: int = 256
+    """add/sub/mul/max/min throughput of one vector core."""
+    vector_transcendental_elems_per_cycle: int = 32
+    vector_startup_cycles: int = 8
+    dma_bytes_per_cycle: MappingProxyType[str, float] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Per-core DMA rate by path ("GM->UB", "GM->L1", "UB->GM", "L0C->GM", "L1->L0A", ...)."""
+    gm_bandwidth_gbps: float = 1600.0
+    """Whole-chip global-memory bandwidth in GB/s."""
+    launch_overhead_us: float = 20.0
+    l2_bytes: int = 0
+
+    def capacity(self, scope: str) -> int:
+        """Bytes of one instance of ``scope`` (GM is unbounded for planning: 0 = no limit)."""
+        if scope == "GM":
+            return 0
+        try:
+            return self.buffer_bytes[scope]
+        except KeyError:
+            raise KeyError(f"{self.name}: no memory scope {scope!r}") from None
+
+    @property
+    def ub_bytes(self) -> int:
+        return self.buffer_bytes["UB"]
+
+    @property
+    def cycles_per_us(self) -> float:
+        return self.clock_ghz * 1000.0
+
+
+def _frozen(**values: float) -> MappingProxyType:
+    return MappingProxyType(dict(values))
+
+
+def _scopes(l1: int, l0a: int, l0b: int, l0c: int, ub: int) -> MappingProxyType[str, int]:
+    return MappingProxyType({"L1": l1, "L0A": l0a, "L0B": l0b, "L0C": l0c, "UB": ub})
+
+
+_ALIGN = MappingProxyType({"GM": 32, "L1": 32, "UB": 32, "L0A": 512, "L0B": 512, "L0C": 512})
+_CUBE_910B = MappingProxyType(
+    {"float16": 4096, "bfloat16": 4096, "int8": 8192, "float32": 1024}
+)  # 16x16x16, 16x16x32, 16x16x4 MACs per cycle
+_DMA_910B = _frozen(
+    **{
+        "GM->UB": 59.0,
+        "GM->L1": 78.0,
+        "UB->GM": 109.0,
+        "L0C->GM": 41.0,
+        "L1->L0A": 256.0,
+        "L1->L0B": 128.0,
+        "L1->UB": 128.0,
+        "L0C->L1": 128.0,
+    }
+)
+
+PRESETS: dict[str, HardwareModel] = {
+    "ascend910b": HardwareModel(
+        name="ascend910b",
+        cube_cores=24,
+        vector_cores=48,
+        clock_ghz=1.8,
+        coupled=False,
+        buffer_bytes=_scopes(512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 192 * KiB),
+        alignment=_ALIGN,
+        cube_macs_per_cycle=_CUBE_910B,
+        dma_bytes_per_cycle=_DMA_910B,
+        gm_bandwidth_gbps=1600.0,
+        l2_bytes=192 * MiB,
+    ),
+    "ascend310p": HardwareModel(
+        name="ascend310p",
+        cube_cores=8,
+        vector_cores=8,
+        clock_ghz=1.06,
+        coupled=True,
+        buffer_bytes=_scopes(1024 * KiB, 64 * KiB, 64 * KiB, 256 * KiB, 256 * KiB),
+        alignment=_ALIGN,
+        cube_macs_per_cycle=_CUBE_910B,
+        dma_bytes_per_cycle=_DMA_910B,
+        gm_bandwidth_gbps=204.8,
+        l2_bytes=16 * MiB,
+    ),
+    # Small buffers so that even test-sized tensors split into many (ragged) tiles.
+    "test": HardwareModel(
+        name="test",
+        cube_cores=2,
+        vector_cores=4,
+        clock_ghz=1.0,
+        coupled=False,
+        buffer_bytes=_scopes(16 * KiB, 4 * KiB, 4 * KiB, 8 * KiB, 8 * KiB),
+        alignment=_ALIGN,
+        cube_macs_per_cycle=_CUBE_910B,
+        dma_bytes_per_cycle=_DMA_910B,
+        gm_bandwidth_gbps=100.0,
+        l2_bytes=1 * MiB,
+    ),
+}
+# No 950 figures are collected yet: it models the 910B core with the 950's C0 table (the
+# format engine's difference), so that every format-engine platform name has a preset.
+PRESETS["ascend950"] = replace(PRESETS["ascend910b"], name="ascend950")
+DEFAULT_PRESET = "ascend910b"
+
+
+def hardware_preset(name: str = DEFAULT_PRESET) -> HardwareModel:
+    """The preset of a platform name (case-insensitive); ValueError names the valid ones."""
+    found = PRESETS.get(name.strip().lower())
+    if found is None:
+        raise ValueError(f"unknown platform {name!r}; valid platforms: {', '.join(PRESETS)}")
+    return found
