@@ -17,7 +17,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
+from tilegraph.passes.fingerprint import module_fingerprint
 from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
 
 PassObserver = Callable[[ModulePass, ModuleOp], None]
 """Called after every leaf pass (not after the pipelines that contain it) with the module."""
@@ -77,22 +79,44 @@ class O0Pipeline(NamedPipeline):
     SPEC = ""
 
 
+SIMPLIFY_ROUND = "infer-shapes,algebraic-simplify,cse,dce"
+"""One round of O1's simplification; O1 repeats it until nothing changes."""
+
+
 @register_pass
 @dataclass(frozen=True)
-class O1Pipeline(NamedPipeline):
-    """O1: simplify (today: infer-shapes, cse, dce)."""
+class O1Pipeline(PipelinePass):
+    """O1: simplify — infer-shapes, algebraic-simplify, cse, dce, repeated to a fixpoint.
+
+    A round that leaves the module unchanged (same :func:`module_fingerprint`) ends the
+    loop; ``max-rounds`` bounds it. Statistics: ``rounds``.
+    """
 
     name = "O1"
-    SPEC = "infer-shapes,cse,dce"
+
+    max_rounds: int = 4
+
+    def __post_init__(self) -> None:
+        if self.max_rounds < 1:
+            raise ValueError(f"O1: max-rounds must be at least 1, got {self.max_rounds}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        for _ in range(self.max_rounds):
+            before = module_fingerprint(op)
+            run_pipeline(SIMPLIFY_ROUND, ctx, op)
+            stats.add("rounds")
+            if module_fingerprint(op) == before:
+                return
 
 
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything (today: O1, then the format engine with GE's strategy)."""
+    """O2: everything — O1, then the format engine with GE's strategy."""
 
     name = "O2"
-    SPEC = "infer-shapes,cse,dce,format{strategy=ge}"
+    SPEC = "O1,format{strategy=ge}"
 
 
 @register_pass

@@ -1,0 +1,47 @@
+"""Named pipelines: O1's fixpoint loop and the fingerprint that ends it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tilegraph.passes.fingerprint import module_fingerprint
+from tilegraph.passes.pipelines import O1Pipeline, run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.tools.context import make_context, parse_mlir
+
+TWO_RELUS = """
+func.func @f(%x: !layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf32> {
+  %r = graph.relu %x : !layout.tensor<2x3xf32>
+  %s = graph.relu %x : !layout.tensor<2x3xf32>
+  %t = graph.add %r, %s : !layout.tensor<2x3xf32>
+  func.return %t : !layout.tensor<2x3xf32>
+}
+"""
+
+
+def test_fingerprint_sees_wiring_not_names():
+    a, b = parse_mlir(TWO_RELUS), parse_mlir(TWO_RELUS.replace("%r", "%q"))
+    assert module_fingerprint(a) == module_fingerprint(b)
+    swapped = parse_mlir(TWO_RELUS.replace("graph.add %r, %s", "graph.add %s, %s"))
+    assert module_fingerprint(swapped) != module_fingerprint(a)
+
+
+def test_o1_stops_when_a_round_changes_nothing():
+    module = parse_mlir(TWO_RELUS)
+    with collecting_statistics() as collector:
+        run_pipeline("O1", make_context(), module)
+    # round 1 merges the two relus (cse); round 2 finds nothing more to do
+    assert collector.as_dict()["O1"]["rounds"] == 2
+    assert str(module).count("graph.relu") == 1
+    with collecting_statistics() as collector:
+        run_pipeline("O1", make_context(), module)
+    assert collector.as_dict()["O1"]["rounds"] == 1
+
+
+def test_o1_rounds_are_bounded():
+    module = parse_mlir(TWO_RELUS)
+    with collecting_statistics() as collector:
+        run_pipeline("O1{max-rounds=1}", make_context(), module)
+    assert collector.as_dict()["O1"]["rounds"] == 1
+    with pytest.raises(ValueError, match="max-rounds"):
+        O1Pipeline(max_rounds=0)
