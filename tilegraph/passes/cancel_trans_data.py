@@ -39,6 +39,19 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import conversion_exists
 from tilegraph.passes.layout_plan import KERNEL_ATTR, ORIGIN_VARIANT, SHARED_ATTR, origin_view
 from tilegraph.passes.registry import register_pass
+from tilegraph.passes.simplify.rule import RuleInfo, declare_rule
+
+declare_rule(
+    RuleInfo(
+        41,
+        "trans-data-pairs-and-siblings",
+        "trans_data inverse pairs, chains, identical siblings, conversions around agnostic ops",
+        "fewer or shorter conversions",
+        "a chain stays when its direct conversion does not exist (NC1HWC0 <-> ND)",
+        "GE",
+        implemented_by="cancel-trans-data",
+    )
+)
 
 
 class InversePair(RewritePattern):

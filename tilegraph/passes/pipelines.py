@@ -79,14 +79,15 @@ class O0Pipeline(NamedPipeline):
     SPEC = ""
 
 
-SIMPLIFY_ROUND = "infer-shapes,algebraic-simplify,cse,dce"
+SIMPLIFY_ROUND = "infer-shapes,constant-fold,algebraic-simplify,fold-batchnorm,cse,dce"
 """One round of O1's simplification; O1 repeats it until nothing changes."""
 
 
 @register_pass
 @dataclass(frozen=True)
 class O1Pipeline(PipelinePass):
-    """O1: simplify — infer-shapes, algebraic-simplify, cse, dce, repeated to a fixpoint.
+    """O1: simplify — infer-shapes, constant-fold, algebraic-simplify, fold-batchnorm, cse,
+    dce, repeated to a fixpoint.
 
     A round that leaves the module unchanged (same :func:`module_fingerprint`) ends the
     loop; ``max-rounds`` bounds it. Statistics: ``rounds``.

@@ -14,7 +14,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph import ConstantOp
+from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.layout_type import TensorType
 
 
@@ -116,6 +116,16 @@ def new_constant(array: np.ndarray, like: TensorType | None = None) -> ConstantO
     if like is not None and like.rank == t.rank and like.origin_format != t.origin_format:
         op = ConstantOp(array, t.with_origin_format(like.origin_format))
     return op
+
+
+def evaluate(op: Operation, present: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
+    """Run a graph op's reference kernel (the interpreter's code) on arrays given for its
+    present operands, in origin layout; one array per result. Raises what the kernel raises.
+    """
+    assert isinstance(op, GraphOp), op.name
+    arrays = iter(present)
+    inputs = [None if slot is None else next(arrays) for slot in op.operand_slots()]
+    return tuple(np.asarray(out) for out in op.reference(*inputs))
 
 
 def all_static(types: Sequence[TensorType | None]) -> bool:
