@@ -3,7 +3,8 @@
 The shipped outputs are degenerate (every weight is 0.02), so
 :func:`tilegraph.frontend.light_models.light_model` replaces the ConstantOfShape-made weights
 with seeded random values and the oracle is onnxruntime on the same modified model
-(converted to opset 17 first, as ORT lacks kernels for some old ops). Batch 1, fp32.
+(converted to opset 17 first, as ORT lacks kernels for some old ops). Batch 1, fp32; as
+imported, after O1 and after O2.
 """
 
 from __future__ import annotations
@@ -14,15 +15,30 @@ import pytest
 
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
+from tilegraph.tools.context import make_context
 from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.tools.run import onnxruntime_outputs
 
 
-@pytest.mark.parametrize("name", LIGHT_MODELS)
-def test_light_model_matches_onnxruntime(name, tmp_path):
+# The three large-weight models (VGG-19, ZFNet, AlexNet: 20-40 s each, mostly weight
+# handling) run optimised only in `make test-all`.
+_SLOW = ("vgg19", "zfnet512", "bvlc_alexnet")
+CASES = [
+    pytest.param(name, pipeline, marks=pytest.mark.slow)
+    if pipeline and name in _SLOW
+    else pytest.param(name, pipeline)
+    for name in LIGHT_MODELS
+    for pipeline in ("", "O1", "O2")
+]
+
+
+@pytest.mark.parametrize(("name", "pipeline"), CASES)
+def test_light_model_matches_onnxruntime(name, pipeline, tmp_path):
     model = light_model(name, seed=0)
     module = load_onnx(model)
+    run_pipeline(pipeline, make_context(), module)
     fn = entry_function(module)
     rng = np.random.default_rng(1)
     inputs = {

@@ -1,7 +1,7 @@
 """Conformance over the test data shipped in the onnx wheel.
 
 Every case under ``pytorch-converted/``, ``pytorch-operator/`` and ``simple/`` is imported and
-run by the reference interpreter, and compared with its ``test_data_set_0`` outputs — the
+run by the reference interpreter — as imported, after O1 and after O2 — and compared with its ``test_data_set_0`` outputs — the
 oracle is the shipped data, produced by the exporting framework (PyTorch) or the ONNX
 reference implementation when the case was written. Each case passes or is skipped with a
 reason from ``SKIPPED`` below (a short, reviewed list).
@@ -18,7 +18,9 @@ from onnx import numpy_helper
 
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import onnx_test_data
+from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
+from tilegraph.tools.context import make_context
 
 SUITES = ("pytorch-converted", "pytorch-operator", "simple")
 
@@ -61,14 +63,16 @@ def load_tensors(directory: Path, prefix: str) -> list[np.ndarray]:
     return [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in files]
 
 
+@pytest.mark.parametrize("pipeline", ["", "O1", "O2"], ids=["imported", "O1", "O2"])
 @pytest.mark.parametrize("case", cases(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_case(case: Path):
+def test_case(case: Path, pipeline: str):
     if case.name in SKIPPED:
         pytest.skip(SKIPPED[case.name])
     data = case / "test_data_set_0"
     inputs = load_tensors(data, "input")
     expected = load_tensors(data, "output")
     module = load_onnx(case / "model.onnx")
+    run_pipeline(pipeline, make_context(), module)
     outputs = run_reference(module, inputs)
     assert len(outputs) == len(expected)
     for got, want in zip(outputs, expected, strict=True):

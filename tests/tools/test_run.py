@@ -52,7 +52,8 @@ def test_given_inputs_save_outputs_and_json(tmp_path):
     saved = np.load(tmp_path / "out" / "out_0.npy")
     np.testing.assert_array_equal(saved, np.maximum(x, 0))
     data = json.loads(report.read_text())
-    assert data["ops"] == {"graph.relu": 1}
+    assert data["ops"] == {"imported": 1, "after_pipeline": 1, "by_type": {"graph.relu": 1}}
+    assert data["fusion"]["groups"] == 0
     assert data["outputs"]["out/0"]["shape"] == [2, 3]
 
 

@@ -114,10 +114,10 @@ class O1Pipeline(PipelinePass):
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — O1, then the format engine with GE's strategy."""
+    """O2: everything — O1, then the format engine with GE's strategy, then fuse-ops."""
 
     name = "O2"
-    SPEC = "O1,format{strategy=ge}"
+    SPEC = "O1,format{strategy=ge},fuse-ops"
 
 
 @register_pass

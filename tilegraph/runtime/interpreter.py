@@ -11,9 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_terminator,
+    register_impls,
+)
 
-from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, GraphOp
+from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.runtime.storage import convert, origin_array, poison_padding, storage_array
@@ -69,6 +77,19 @@ class GraphFunctions(InterpreterFunctions):
 
     def __init__(self, pad_value: float | None = None):
         self.pad_value = pad_value
+
+    @impl(FusedOp)
+    def run_fused(
+        self, interpreter: Interpreter, op: FusedOp, args: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """A fused group runs its member ops in order: the same numbers as unfused."""
+        return interpreter.run_ssacfg_region(op.body, args, op.kernel_name.data)
+
+    @impl_terminator(YieldOp)
+    def run_yield(
+        self, interpreter: Interpreter, op: YieldOp, args: tuple[Any, ...]
+    ) -> tuple[TerminatorValue, tuple[Any, ...]]:
+        return ReturnedValues(args), ()
 
 
 for _cls in GRAPH_OPS:

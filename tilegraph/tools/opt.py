@@ -8,6 +8,10 @@ Added here:
   ``--elide-constants-larger-than`` elements, 16 by default);
 * ``--pass-statistics``: after the pipeline, print what every pass did (rules fired by name,
   ops removed, groups made, ...) to stderr, as MLIR's ``-mlir-pass-statistics`` does;
+* ``--check-each-pass``: run the reference interpreter on seeded inputs before the
+  pipeline and after every pass (NaN in padding lanes) and stop at the first pass that
+  changes the outputs beyond ``--check-rtol`` / ``--check-atol``, naming it and the largest
+  difference (exit 1); otherwise a one-line summary goes to stderr;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
@@ -72,15 +76,39 @@ class TilegraphOptMain(xDSLOptMain):
         try:
             if self.args.pass_statistics:
                 with collecting_statistics() as collector:
-                    super().apply_passes(prog)
+                    self._apply(prog)
                 print(collector.format(), file=sys.stderr)
             else:
-                super().apply_passes(prog)
+                self._apply(prog)
         except DiagnosticException as e:
             message = located_message(prog, None, "after running the pipeline")
             if message is None:
                 raise
             raise LocatedError(message) from e
+
+    def _apply(self, prog: ModuleOp) -> None:
+        if not self.args.check_each_pass:
+            super().apply_passes(prog)
+            return
+        from tilegraph.passes.pipelines import PipelinePass, observing_passes
+        from tilegraph.runtime.pass_check import PassChecker, PassCheckError
+        from tilegraph.tools.run import random_inputs
+
+        try:
+            checker = PassChecker(
+                prog,
+                random_inputs(prog, 0, {}, {}),
+                self.args.check_rtol,
+                self.args.check_atol,
+            )
+            with observing_passes(checker.after_pass):
+                for p in self.pipeline.passes:
+                    p.apply(self.ctx, prog)
+                    if not isinstance(p, PipelinePass):
+                        checker.after_pass(p, prog)
+        except PassCheckError as e:
+            raise LocatedError(f"error: check-each-pass: {e}") from None
+        print(checker.summary(), file=sys.stderr)
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -119,6 +147,14 @@ class TilegraphOptMain(xDSLOptMain):
             action="store_true",
             help="print each pass's statistics (rules fired, ops removed, ...) to stderr",
         )
+        arg_parser.add_argument(
+            "--check-each-pass",
+            action="store_true",
+            help="run the reference interpreter after every pass and name the first pass "
+            "that changes the outputs",
+        )
+        arg_parser.add_argument("--check-rtol", type=float, default=1e-4, metavar="R")
+        arg_parser.add_argument("--check-atol", type=float, default=1e-5, metavar="A")
         arg_parser.add_argument(
             "--list-rules",
             action="store_true",

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
+from tilegraph.passes.analysis import compute_op_count, fusion_summary
 from tilegraph.runtime.reference import (
     InputError,
     entry_function,
@@ -232,6 +233,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     ap.add_argument("-p", "--pipeline", default="", help="pass pipeline (e.g. O1)")
     ap.add_argument("--compare", action="store_true", help="compare with onnxruntime")
+    ap.add_argument(
+        "--check-each-pass",
+        action="store_true",
+        help="run the reference interpreter after every pass of the pipeline and name the "
+        "first pass that changes the outputs beyond --check-rtol/--check-atol",
+    )
+    ap.add_argument("--check-rtol", type=float, default=1e-4)
+    ap.add_argument("--check-atol", type=float, default=1e-5)
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
     ap.add_argument("--save-outputs", metavar="DIR", help="write <output>.npy files")
@@ -271,37 +280,17 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         transdata = strategy_report(module, args.platform)
         times["format report"] = time.perf_counter() - t0
+    imported_ops = compute_op_count(module)
+    inputs = _inputs(args, module)
+    statistics: dict[str, dict[str, float | int]] = {}
+    check_summary = None
+    if args.check_each_pass and not args.pipeline:
+        raise RunError("--check-each-pass needs a pipeline (-p)")
     if args.pipeline:
-        from xdsl.utils.exceptions import DiagnosticException
-
-        from tilegraph.passes.pipelines import run_pipeline
-        from tilegraph.tools.context import make_context
-
         t0 = time.perf_counter()
-        try:
-            run_pipeline(args.pipeline, make_context(), module)
-        except (ValueError, DiagnosticException) as e:
-            raise RunError(f"pipeline '{args.pipeline}': {e}") from None
+        statistics, check_summary = _run_pipeline(args, module, inputs)
         times["passes"] = time.perf_counter() - t0
     ops = Counter(op.name for op in module.walk() if op.name.startswith(("graph.", "layout.")))
-    given: dict[str, np.ndarray] = {}
-    for item in args.input:
-        name, sep, file = item.partition("=")
-        if not sep:
-            raise RunError(f"--input expects NAME=FILE, got '{item}'")
-        try:
-            given[name] = read_array(file)
-        except FileNotFoundError:
-            raise RunError(f"{file}: no such file") from None
-        except ValueError as e:
-            raise RunError(f"{file}: {e}") from None
-    dims = {}
-    for item in args.dim:
-        name, _, value = item.partition("=")
-        if not value.isdigit():
-            raise RunError(f"--dim expects SYMBOL=N, got '{item}'")
-        dims[name] = int(value)
-    inputs = random_inputs(module, args.seed, dims, given)
     fn = entry_function(module)
     t0 = time.perf_counter()
     outputs = run_reference(module, inputs)
@@ -309,8 +298,13 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     names = output_names(fn)
     report: dict[str, Any] = {
         "model": args.model,
-        "ops": dict(sorted(ops.items())),
-        "op_count": sum(ops.values()),
+        "ops": {
+            "imported": imported_ops,
+            "after_pipeline": compute_op_count(module),
+            "by_type": dict(sorted(ops.items())),
+        },
+        "fusion": fusion_summary(module).as_dict(),
+        "statistics": statistics,
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "outputs": {
             n: {"shape": list(np.shape(o)), "dtype": str(np.asarray(o).dtype)}
@@ -318,6 +312,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "pipeline": args.pipeline or None,
     }
+    if check_summary is not None:
+        report["check_each_pass"] = check_summary
     if not args.no_format_report:
         report["transdata"] = transdata
     if args.compare:
@@ -338,13 +334,71 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def _run_pipeline(
+    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
+) -> tuple[dict[str, dict[str, float | int]], str | None]:
+    """Run the pipeline (checking every pass when asked); its statistics and the check's
+    summary."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from tilegraph.passes.pipelines import observing_passes, run_pipeline
+    from tilegraph.passes.statistics import collecting_statistics
+    from tilegraph.runtime.pass_check import PassChecker, PassCheckError
+    from tilegraph.tools.context import make_context
+
+    try:
+        with collecting_statistics() as collector:
+            if args.check_each_pass:
+                checker = PassChecker(module, inputs, args.check_rtol, args.check_atol)
+                with observing_passes(checker.after_pass):
+                    run_pipeline(args.pipeline, make_context(), module)
+                return collector.as_dict(), checker.summary()
+            run_pipeline(args.pipeline, make_context(), module)
+            return collector.as_dict(), None
+    except PassCheckError as e:
+        raise RunError(f"check-each-pass: {e}") from None
+    except (ValueError, DiagnosticException) as e:
+        raise RunError(f"pipeline '{args.pipeline}': {e}") from None
+
+
+def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]:
+    given: dict[str, np.ndarray] = {}
+    for item in args.input:
+        name, sep, file = item.partition("=")
+        if not sep:
+            raise RunError(f"--input expects NAME=FILE, got '{item}'")
+        try:
+            given[name] = read_array(file)
+        except FileNotFoundError:
+            raise RunError(f"{file}: no such file") from None
+        except ValueError as e:
+            raise RunError(f"{file}: {e}") from None
+    dims = {}
+    for item in args.dim:
+        name, _, value = item.partition("=")
+        if not value.isdigit():
+            raise RunError(f"--dim expects SYMBOL=N, got '{item}'")
+        dims[name] = int(value)
+    return random_inputs(module, args.seed, dims, given)
+
+
 def _print_report(report: dict[str, Any]) -> None:
     print(f"model: {report['model']}")
     if report.get("pipeline"):
         print(f"pipeline: {report['pipeline']}")
-    print(f"ops: {report['op_count']}")
-    for name, n in sorted(report["ops"].items(), key=lambda kv: (-kv[1], kv[0])):
+    ops = report["ops"]
+    print(f"ops: {ops['imported']} imported -> {ops['after_pipeline']} after the pipeline")
+    for name, n in sorted(ops["by_type"].items(), key=lambda kv: (-kv[1], kv[0])):
         print(f"  {name:<28} {n:>6}")
+    fusion = report["fusion"]
+    if fusion["groups"]:
+        print(
+            f"fusion: {fusion['groups']} groups of {fusion['fused_ops']} ops "
+            f"(largest {fusion['largest_group']}), "
+            f"{fusion['transdata_absorbed']} TransData absorbed"
+        )
+    if "check_each_pass" in report:
+        print(report["check_each_pass"])
     print("outputs:")
     for name, info in report["outputs"].items():
         print(f"  {name}: {info['dtype']} {info['shape']}")

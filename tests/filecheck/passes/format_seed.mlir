@@ -3,7 +3,8 @@
 // RUN: tilegraph-opt %s -p 'format{strategy=naive}' | filecheck %s --check-prefix=NAIVE
 // RUN: tilegraph-opt %s -p 'format{strategy=naive}' | filecheck %s --check-prefix=NAIVECOUNT
 // RUN: tilegraph-opt %s -p 'format{strategy=ge}' | filecheck %s --check-prefix=GE
-// RUN: tilegraph-opt %s -p O2 | filecheck %s --check-prefix=GE
+// RUN: tilegraph-opt %s -p 'O1,format{strategy=ge}' | filecheck %s --check-prefix=GE
+// RUN: tilegraph-opt %s -p O2 | filecheck %s --check-prefix=O2
 // RUN: tilegraph-opt %s -p 'format{strategy=optimal}' | filecheck %s --check-prefix=OPT
 
 func.func @seed(%x: !layout.tensor<1x16x8x8xf32, NCHW>) -> !layout.tensor<1x16x8x8xf32, NCHW> {
@@ -38,6 +39,21 @@ func.func @seed(%x: !layout.tensor<1x16x8x8xf32, NCHW>) -> !layout.tensor<1x16x8
 // GE-NEXT: %r2 = graph.relu %c2 {layout.kernel = "any", layout.shared = "NC1HWC0"}
 // GE-NEXT: %[[OUT:.*]] = layout.trans_data %r2 : !layout.tensor<1x16x8x8xf32, NCHW -> NC1HWC0 [1, 1, 8, 8, 16]> -> !layout.tensor<1x16x8x8xf32, NCHW>
 // GE-NEXT: func.return %[[OUT]] : !layout.tensor<1x16x8x8xf32, NCHW>
+
+// O2 then fuses each conv with its ReLU; both conversions join the groups (the one before
+// the first conv as its prologue, the one after the last ReLU as an epilogue).
+// O2:      %r1 = graph.fused "fused_trans_data_conv2d_relu_0" <out_elemwise_fusable> (%x, %w1, %b)
+// O2:        layout.trans_data
+// O2-NEXT:   graph.conv2d
+// O2-NEXT:   graph.relu
+// O2-NEXT:   graph.yield
+// O2:      %r2 = graph.fused "fused_conv2d_relu_trans_data_1" <out_elemwise_fusable> (%r1, %w2)
+// O2-NEXT:   ^bb0
+// O2-NEXT:   graph.conv2d
+// O2-NEXT:   graph.relu
+// O2-NEXT:   layout.trans_data
+// O2-NEXT:   graph.yield
+// O2:      func.return %r2
 
 // optimal: the minimum is 2 conversions, 16384 bytes, and the solver's bound proves it.
 // OPT: layout.optimal_cost = 16384 : i64, layout.optimal_bound = 16384 : i64, layout.optimal_status = "optimal"

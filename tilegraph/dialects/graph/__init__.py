@@ -1,8 +1,9 @@
 """The ``graph`` dialect: ONNX-aligned tensor ops on ``!layout.tensor`` values.
 
 Op classes live in family modules; each declares its facts, shape function and reference
-kernel on the class (see :mod:`tilegraph.dialects.graph.base`). ``GRAPH_OPS`` lists them all
-and ``Graph`` is the xDSL dialect object.
+kernel on the class (see :mod:`tilegraph.dialects.graph.base`). ``GRAPH_OPS`` lists them all;
+``graph.fused`` / ``graph.yield`` (:mod:`tilegraph.dialects.graph.fused`) hold fused groups.
+``Graph`` is the xDSL dialect object.
 """
 
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
@@ -21,6 +22,7 @@ from tilegraph.dialects.graph.facts import (
     OpCost,
     OpFacts,
 )
+from tilegraph.dialects.graph.fused import FUSED_OPS, FusedOp, YieldOp
 from tilegraph.dialects.graph.linalg import LINALG_OPS
 from tilegraph.dialects.graph.nn import NN_OPS
 from tilegraph.dialects.graph.pooling import POOLING_OPS
@@ -48,7 +50,10 @@ class _GraphConstantMaterializer(ConstantMaterializationInterface):
 
 
 Graph = Dialect(
-    "graph", list[type[Operation]](GRAPH_OPS), [DenseAttr], [_GraphConstantMaterializer()]
+    "graph",
+    [*GRAPH_OPS, *FUSED_OPS],
+    [DenseAttr],
+    [_GraphConstantMaterializer()],
 )
 
 
@@ -66,6 +71,7 @@ __all__ = [
     "ConstantOp",
     "DenseAttr",
     "FormatRole",
+    "FusedOp",
     "FusionKind",
     "Graph",
     "GraphOp",
@@ -73,6 +79,7 @@ __all__ = [
     "OpCost",
     "OpFacts",
     "ShapeError",
+    "YieldOp",
     "constant_value",
     "op_class",
 ]

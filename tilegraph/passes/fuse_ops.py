@@ -1,0 +1,310 @@
+"""``fuse-ops{platform=ascend910b max-ops=64}``: group ops into fused kernels.
+
+Each group becomes one ``graph.fused`` op (:mod:`tilegraph.dialects.graph.fused`) whose body
+holds the grouped ops; a lone op stays as it is (it is its own kernel).
+
+**Legality** follows TVM's pattern-kind lattice (``FusionKind`` in each op's facts):
+
+* an *anchor* — OUT_ELEMWISE_FUSABLE (conv, matmul, gemm, pooling) or COMM_REDUCE — takes
+  at most one per group; what follows it in the group (its *epilogue*) is ELEMWISE or
+  BROADCAST ops and ``layout.trans_data``;
+* what feeds an OUT_ELEMWISE_FUSABLE anchor inside the group (its *prologue*) is only
+  ``layout.trans_data`` (the conversion happens in the DMA on the way in); a COMM_REDUCE
+  anchor also takes ELEMWISE / BROADCAST / INJECTIVE prologues;
+* without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain freely;
+* OPAQUE ops stay alone.
+
+A producer joins a group only when every user of its results is in the group: no work is
+duplicated, each group has one root whose results leave it, and no cycle can form (any path
+leaving the group would have to return into an ancestor of the root). ``layout.trans_data``
+counts as INJECTIVE: absorbed into a group it moves no bytes of its own
+(``transdata-absorbed``).
+
+**Choice** by cost: groups grow from the consumer end (reverse dataflow order); among the
+producers that may join, the one whose result is largest joins first — it saves writing
+and re-reading that tensor in global memory (XLA priority fusion, Inductor's score). A
+producer joins only if the group's UB working set still fits the preset's UB. The working
+set models the vector part of the kernel streaming tiles through UB: every tensor it reads
+from or writes to global memory holds two tile buffers (ping-pong), and the intermediates
+hold one each while live; a tile is the tensor itself when smaller than
+:func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1; its result tile is
+an input of the vector part. ``max-ops`` bounds a group's size.
+
+Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
+``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp, YieldOp
+from tilegraph.dialects.graph.fused import new_body
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.hardware import HardwareModel, hardware_preset
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import PassStatistics, start_pass
+
+ANCHOR_KINDS = frozenset({FusionKind.OUT_ELEMWISE_FUSABLE, FusionKind.COMM_REDUCE})
+EPILOGUE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
+
+
+def fusion_kind(op: Operation) -> FusionKind | None:
+    """The op's pattern kind; None for what never fuses (constants, terminators, groups)."""
+    if isinstance(op, TransDataOp):
+        return FusionKind.INJECTIVE
+    if isinstance(op, GraphOp) and not isinstance(op, ConstantOp):
+        return op.FACTS.fusion
+    return None
+
+
+def runs_on_cube(op: Operation) -> bool:
+    return isinstance(op, GraphOp) and op.FACTS.heavy
+
+
+def vector_tile_bytes(hw: HardwareModel) -> int:
+    """The tile a fused vector kernel streams: large enough that an instruction's start-up
+    is at most a tenth of its time (10 × start-up cycles × bytes per cycle), and at most an
+    eighth of UB so that a few tensors fit at once."""
+    return min(hw.vector_bytes_per_cycle * 10 * hw.vector_startup_cycles, hw.ub_bytes // 8)
+
+
+def tensor_bytes(value: SSAValue) -> int | None:
+    t = value.type
+    return t.storage_bytes() if isinstance(t, TensorType) else None
+
+
+@dataclass
+class Group:
+    """Ops that will run as one kernel; ``root`` is the only op whose results leave it."""
+
+    root: Operation
+    members: set[Operation] = field(default_factory=set)
+    anchor: Operation | None = None
+    prologue: set[Operation] = field(default_factory=set)
+    """Members that feed the anchor (its inputs' producers)."""
+
+    def __post_init__(self) -> None:
+        self.members.add(self.root)
+        if fusion_kind(self.root) in ANCHOR_KINDS:
+            self.anchor = self.root
+
+    def kind(self) -> FusionKind:
+        if self.anchor is not None:
+            return fusion_kind(self.anchor) or FusionKind.OPAQUE
+        return max((fusion_kind(m) or FusionKind.OPAQUE) for m in self.members)
+
+
+def _users(op: Operation) -> list[Operation]:
+    return [use.operation for r in op.results for use in r.uses]
+
+
+def can_join(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` may join ``group`` under the kind lattice (module docstring)."""
+    kind = fusion_kind(producer)
+    if kind is None or kind == FusionKind.OPAQUE:
+        return False
+    users = _users(producer)
+    if not users or any(u not in group.members for u in users):
+        return False
+    if any(fusion_kind(m) == FusionKind.OPAQUE for m in group.members):
+        return False
+    is_conversion = isinstance(producer, TransDataOp)
+    if kind in ANCHOR_KINDS:
+        return group.anchor is None and all(
+            fusion_kind(m) in EPILOGUE_KINDS or isinstance(m, TransDataOp) for m in group.members
+        )
+    if group.anchor is None:
+        return True
+    feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
+    if feeds_anchor:
+        if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:
+            return True
+        return is_conversion
+    return kind in EPILOGUE_KINDS or is_conversion
+
+
+@dataclass
+class _Fuser:
+    hw: HardwareModel
+    max_ops: int
+    stats: PassStatistics
+    position: dict[Operation, int] = field(default_factory=dict)
+
+    def buffer(self, value: SSAValue, tile: int) -> int:
+        size = tensor_bytes(value)
+        return tile if size is None else min(size, tile)
+
+    def working_set(self, members: set[Operation], root: Operation) -> int:
+        """UB bytes the group's vector part needs (module docstring)."""
+        tile = vector_tile_bytes(self.hw)
+        vector = sorted((m for m in members if not runs_on_cube(m)), key=lambda m: self.position[m])
+        defined = {r for m in vector for r in m.results}
+        outputs = set(root.results)
+        inputs = {v for m in vector for v in m.operands if v not in defined}
+        total = sum(2 * self.buffer(v, tile) for v in (*inputs, *outputs))
+        last_use: dict[SSAValue, Operation] = {}
+        for m in vector:
+            for v in m.operands:
+                last_use[v] = m
+        live: dict[SSAValue, int] = {}
+        peak = 0
+        for m in vector:
+            for r in m.results:
+                if r not in outputs:
+                    live[r] = self.buffer(r, tile)
+            peak = max(peak, sum(live.values()))
+            for v in m.operands:
+                if last_use.get(v) is m:
+                    live.pop(v, None)
+        return total + peak
+
+    def grow(self, root: Operation, block: Block) -> Group:
+        group = Group(root)
+        if fusion_kind(root) == FusionKind.OPAQUE:
+            return group
+        rejected: set[Operation] = set()
+        while len(group.members) < self.max_ops:
+            candidates = {
+                v.owner
+                for m in group.members
+                for v in m.operands
+                if isinstance(v.owner, Operation)
+                and v.owner.parent_block() is block
+                and v.owner not in group.members
+                and v.owner not in rejected
+            }
+            legal = [p for p in candidates if can_join(p, group)]
+            if not legal:
+                break
+            best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
+            trial = group.members | {best}
+            if self.working_set(trial, root) > self.hw.ub_bytes:
+                rejected.add(best)
+                self.stats.add("rejected-working-set")
+                continue
+            self.join(best, group)
+        return group
+
+    @staticmethod
+    def join(producer: Operation, group: Group) -> None:
+        users = _users(producer)
+        if fusion_kind(producer) in ANCHOR_KINDS:
+            group.anchor = producer
+        elif group.anchor is not None and any(
+            u is group.anchor or u in group.prologue for u in users
+        ):
+            group.prologue.add(producer)
+        group.members.add(producer)
+
+    def saving(self, producer: Operation) -> int:
+        return sum(2 * (tensor_bytes(r) or 0) for r in producer.results)
+
+    def fuse_block(self, block: Block) -> list[Group]:
+        ops = list(block.ops)
+        self.position = {op: i for i, op in enumerate(ops)}
+        assigned: set[Operation] = set()
+        groups: list[Group] = []
+        for op in reversed(ops):
+            if op in assigned or fusion_kind(op) is None:
+                continue
+            group = self.grow(op, block)
+            assigned |= group.members
+            if len(group.members) > 1:
+                groups.append(group)
+        groups.reverse()
+        return groups
+
+
+def kernel_name(members: Sequence[Operation], index: int) -> str:
+    """``fused_conv2d_add_relu_3``: the member kinds in order (repeats collapsed, at most
+    five), then the group's index in its function."""
+    names: list[str] = []
+    for op in members:
+        short = op.name.split(".", 1)[-1]
+        if not names or names[-1] != short:
+            names.append(short)
+    if len(names) > 5:
+        names = [*names[:4], "etc"]
+    return "_".join(["fused", *names, str(index)])
+
+
+def materialize(group: Group, members: Sequence[Operation], index: int) -> FusedOp:
+    """Replace the group's ops by one ``graph.fused`` op at the root's place."""
+    member_set = set(members)
+    inputs: list[SSAValue] = []
+    for op in members:
+        for v in op.operands:
+            if v.owner not in member_set and v not in inputs:
+                inputs.append(v)
+    body, block = new_body([v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for v, arg in zip(inputs, block.args, strict=True):
+        arg.name_hint = v.name_hint
+        mapping[v] = arg
+    for op in members:
+        block.add_op(op.clone(value_mapper=mapping))
+    root = group.root
+    block.add_op(YieldOp(*(mapping[r] for r in root.results)))
+    fused = FusedOp(
+        kernel_name(members, index), group.kind(), inputs, [r.type for r in root.results], body
+    )
+    Rewriter.insert_op(fused, InsertPoint.before(root))
+    for old, new in zip(root.results, fused.outputs, strict=True):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    for op in reversed(members):
+        Rewriter.erase_op(op)
+    return fused
+
+
+def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
+    return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
+
+
+@register_pass
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Group ops into fused kernels (``graph.fused``) by TVM's kinds, bytes saved and UB."""
+
+    name = "fuse-ops"
+
+    platform: str = "ascend910b"
+    max_ops: int = 64
+
+    def __post_init__(self) -> None:
+        hardware_preset(self.platform)
+        if self.max_ops < 1:
+            raise ValueError(f"fuse-ops: max-ops must be at least 1, got {self.max_ops}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        fuser = _Fuser(hardware_preset(self.platform), self.max_ops, stats)
+        index = 0
+        for fn in _functions(op):
+            block = fn.body.blocks[0]
+            for group in fuser.fuse_block(block):
+                members = sorted(group.members, key=lambda m: fuser.position[m])
+                root_bytes = {r for r in group.root.results}
+                saved = sum(
+                    2 * (tensor_bytes(r) or 0)
+                    for m in members
+                    for r in m.results
+                    if r not in root_bytes
+                )
+                materialize(group, members, index)
+                index += 1
+                stats.add("groups")
+                stats.add("fused-ops", len(members))
+                stats.maximum("largest-group", len(members))
+                stats.add("transdata-absorbed", sum(isinstance(m, TransDataOp) for m in members))
+                stats.add("bytes-saved", saved)
