@@ -17,10 +17,9 @@ from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 from tilegraph.runtime.reference import entry_function, input_names
+from tilegraph.tools.context import make_context
 from tilegraph.tools.run import onnxruntime_outputs
-
 
 # The three large-weight models (VGG-19, ZFNet, AlexNet: 20-40 s each, mostly weight
 # handling) run optimised only in `make test-all`.
