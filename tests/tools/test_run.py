@@ -186,3 +186,39 @@ def test_run_with_format_pipeline_compares(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "layout.trans_data" in out
     assert "y: PASS" in out
+
+
+def test_json_reports_ops_fusion_and_statistics(tmp_path):
+    report = tmp_path / "r.json"
+    model = conv_model(tmp_path / "c.onnx")
+    assert run([model, "-p", "O2", "--no-format-report", "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    # conv + relu imported; O2 converts in and out and fuses all four into one kernel
+    assert data["ops"]["imported"] == 2
+    assert data["ops"]["after_pipeline"] == 1
+    assert data["fusion"] == {
+        "groups": 1,
+        "fused_ops": 4,
+        "largest_group": 4,
+        "transdata_absorbed": 2,
+    }
+    assert data["statistics"]["fuse-ops"]["groups"] == 1
+    assert data["statistics"]["O1"]["rounds"] >= 1
+
+
+def test_check_each_pass_names_the_pass(tmp_path, capsys):
+    model = conv_model(tmp_path / "c.onnx")
+    assert run([model, "-p", "O2", "--no-format-report", "--check-each-pass"]) == 0
+    assert "check-each-pass:" in capsys.readouterr().out
+    # the BN fold rounds differently: with zero tolerance it is named as the culprit
+    source = Path(__file__).parents[1] / "filecheck" / "tools" / "check_each_pass.mlir"
+    strict = ["--check-rtol", "0", "--check-atol", "0"]
+    code = run([str(source), "-p", "dce,fold-batchnorm", "--check-each-pass", *strict])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: check-each-pass: pass 'fold-batchnorm' changed output")
+
+
+def test_check_each_pass_needs_a_pipeline(tmp_path, capsys):
+    assert run([small_model(tmp_path / "m.onnx"), "--check-each-pass"]) == 1
+    assert "needs a pipeline" in capsys.readouterr().err

@@ -100,8 +100,10 @@ class Group:
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
-            return fusion_kind(self.anchor) or FusionKind.OPAQUE
-        return max((fusion_kind(m) or FusionKind.OPAQUE) for m in self.members)
+            kind = fusion_kind(self.anchor)
+            return FusionKind.OPAQUE if kind is None else kind
+        kinds = [fusion_kind(m) for m in self.members]
+        return max(FusionKind.OPAQUE if k is None else k for k in kinds)
 
 
 def _users(op: Operation) -> list[Operation]:

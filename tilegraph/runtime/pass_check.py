@@ -62,7 +62,6 @@ class PassChecker:
         """Observer for :func:`tilegraph.passes.pipelines.observing_passes`."""
         label = pass_label(p)
         outputs = self._run(f"after pass '{label}'")
-        self.checked += 1
         for name, before, after in zip(self.names, self.baseline, outputs, strict=True):
             after = np.asarray(after)
             if after.shape != before.shape or after.dtype != before.dtype:
@@ -79,6 +78,7 @@ class PassChecker:
                 )
             if diff > self.largest[0]:
                 self.largest = (diff, label)
+        self.checked += 1
 
     def summary(self) -> str:
         diff, label = self.largest

@@ -1,0 +1,72 @@
+// RUN: tilegraph-opt %s -p fuse-ops --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'fuse-ops{platform=test}' --split-input-file | filecheck %s --check-prefix=SMALL
+// RUN: tilegraph-opt %s -p fuse-ops --split-input-file | tilegraph-opt --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p fuse-ops --split-input-file --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
+
+// A conv's per-channel bias add and ReLU join its group; the result leaves through yield.
+func.func @conv_epilogue(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>, %b: !layout.tensor<4x1x1xf32>) -> !layout.tensor<1x4x8x8xf32, NCHW> {
+  %c = graph.conv2d %x, %w : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>) -> !layout.tensor<1x4x8x8xf32, NCHW>
+  %a = graph.add %c, %b : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x1x1xf32>) -> !layout.tensor<1x4x8x8xf32, NCHW>
+  %r = graph.relu %a : !layout.tensor<1x4x8x8xf32, NCHW>
+  func.return %r : !layout.tensor<1x4x8x8xf32, NCHW>
+}
+// CHECK-LABEL: func.func @conv_epilogue
+// CHECK-NEXT:  %r = graph.fused "fused_conv2d_add_relu_0" <out_elemwise_fusable> (%x, %w, %b) : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>, !layout.tensor<4x1x1xf32>) -> !layout.tensor<1x4x8x8xf32, NCHW> {
+// CHECK-NEXT:  ^bb0(%x_1: !layout.tensor<1x4x8x8xf32, NCHW>, %w_1: !layout.tensor<4x4x1x1xf32, NCHW>, %b_1: !layout.tensor<4x1x1xf32>):
+// CHECK-NEXT:    %c = graph.conv2d %x_1, %w_1
+// CHECK-NEXT:    %a = graph.add %c, %b_1
+// CHECK-NEXT:    %r_1 = graph.relu %a
+// CHECK-NEXT:    graph.yield %r_1 : !layout.tensor<1x4x8x8xf32, NCHW>
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.return %r
+
+// -----
+// An elementwise op before a conv is not a prologue of it; a value with two users is not
+// fused into either (no duplicated work): it ends its own group.
+func.func @no_prologue(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>) -> (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>) {
+  %e = graph.exp %x : !layout.tensor<1x4x8x8xf32, NCHW>
+  %s = graph.sigmoid %e : !layout.tensor<1x4x8x8xf32, NCHW>
+  %c = graph.conv2d %s, %w : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>) -> !layout.tensor<1x4x8x8xf32, NCHW>
+  %t = graph.tanh %s : !layout.tensor<1x4x8x8xf32, NCHW>
+  func.return %c, %t : !layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>
+}
+// CHECK-LABEL: func.func @no_prologue
+// CHECK-NEXT:  %s = graph.fused "fused_exp_sigmoid_0" <elemwise> (%x)
+// CHECK:       %c = graph.conv2d %s, %w
+// CHECK-NEXT:  %t = graph.tanh %s
+
+// -----
+// Opaque ops stay alone; a reduction takes an elementwise prologue and epilogue.
+func.func @reduce(%x: !layout.tensor<4x16xf32>) -> (!layout.tensor<4x16xf32>, !layout.tensor<4x1xf32>) {
+  %sm = graph.softmax %x {axis = 1} : !layout.tensor<4x16xf32>
+  %sq = graph.mul %x, %x : !layout.tensor<4x16xf32>
+  %ax = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %m = graph.reduce_mean %sq, %ax : (!layout.tensor<4x16xf32>, !layout.tensor<1xi64>) -> !layout.tensor<4x1xf32>
+  %r = graph.sqrt %m : !layout.tensor<4x1xf32>
+  func.return %sm, %r : !layout.tensor<4x16xf32>, !layout.tensor<4x1xf32>
+}
+// CHECK-LABEL: func.func @reduce
+// CHECK-NEXT:  %sm = graph.softmax %x
+// CHECK:       %r = graph.fused "fused_mul_reduce_mean_sqrt_0" <comm_reduce> (%x, %ax)
+
+// -----
+// The UB working set bounds a group: on ascend910b the three adds are one kernel; on the
+// `test` preset (UB 8 KiB, 1 KiB tiles, inputs and outputs double-buffered) even two of
+// them need 9 KiB, so nothing fuses.
+func.func @working_set(%a: !layout.tensor<32x32xf32>, %b: !layout.tensor<32x32xf32>, %c: !layout.tensor<32x32xf32>, %d: !layout.tensor<32x32xf32>) -> !layout.tensor<32x32xf32> {
+  %ab = graph.add %a, %b : !layout.tensor<32x32xf32>
+  %abc = graph.add %ab, %c : !layout.tensor<32x32xf32>
+  %abcd = graph.add %abc, %d : !layout.tensor<32x32xf32>
+  func.return %abcd : !layout.tensor<32x32xf32>
+}
+// CHECK-LABEL: func.func @working_set
+// CHECK-NEXT:  %abcd = graph.fused "fused_add_0" <broadcast> (%a, %b, %c, %d)
+// SMALL-LABEL: func.func @working_set
+// SMALL-NOT:   graph.fused
+// SMALL-COUNT-3: graph.add
+// SMALL:       func.return
+
+// STATS: fuse-ops (ran 1x)
+// STATS: groups 1
+// STATS: fused-ops 3
+// STATS: largest-group 3

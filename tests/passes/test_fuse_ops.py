@@ -1,0 +1,111 @@
+"""fuse-ops: legal groups only, same numbers, and the groups the issue asks for."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from tests.passes.semantics import run_pipeline_checked
+from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph import FusedOp
+from tilegraph.frontend import load_onnx
+from tilegraph.frontend.light_models import light_model
+from tilegraph.passes.analysis import compute_op_count, fusion_summary
+from tilegraph.passes.fuse_ops import FuseOpsPass, kernel_name
+from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.tools.context import make_context
+
+
+def _top_level(module) -> Counter[str]:
+    (fn,) = [op for op in module.ops]
+    return Counter(op.name for op in fn.body.blocks[0].ops)
+
+
+def test_diamond_is_one_group_and_computes_the_same():
+    b = GraphBuilder()
+    x = b.input("x", [4, 8])
+    a = b.op("exp", x)
+    module = b.build(b.op("add", b.op("relu", a), b.op("tanh", a)))
+    run_pipeline_checked(module, "fuse-ops")
+    assert _top_level(module)["graph.fused"] == 1
+    assert fusion_summary(module).fused_ops == 4
+
+
+def test_shared_value_is_not_duplicated():
+    b = GraphBuilder()
+    x = b.input("x", [4, 8])
+    a = b.op("exp", x)
+    module = b.build(b.op("relu", a), b.op("tanh", a))
+    run_pipeline_checked(module, "fuse-ops")
+    # exp feeds two outputs: each consumer would have to recompute it, so nothing fuses
+    assert fusion_summary(module).groups == 0
+
+
+def test_groups_verify_and_keep_dataflow_order():
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    w = b.constant(np.ones([4, 4, 3, 3], np.float32), "NCHW")
+    c = b.op("conv2d", x, w, pads=[1, 1, 1, 1])
+    s = b.op("add", b.op("relu", c), x)
+    module = b.build(b.op("sigmoid", s))
+    run_pipeline_checked(module, "fuse-ops")
+    (fused,) = [op for op in module.walk() if isinstance(op, FusedOp)]
+    assert [op.name for op in fused.member_ops()] == [
+        "graph.conv2d",
+        "graph.relu",
+        "graph.add",
+        "graph.sigmoid",
+    ]
+    assert fused.kernel_name.data == "fused_conv2d_relu_add_sigmoid_0"
+
+
+def test_kernel_names_collapse_repeats_and_stay_short():
+    b = GraphBuilder()
+    x = b.input("x", [2])
+    ops = [b.op("relu", x)]
+    module = b.build(ops[0])
+    fn = next(iter(module.ops))
+    members = [op for op in fn.body.blocks[0].ops][:1] * 3
+    assert kernel_name(members, 7) == "fused_relu_7"
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match="unknown platform"):
+        FuseOpsPass(platform="nope")
+    with pytest.raises(ValueError, match="max-ops"):
+        FuseOpsPass(max_ops=0)
+
+
+def test_max_ops_bounds_a_group():
+    b = GraphBuilder()
+    v = b.input("x", [8])
+    for _ in range(10):
+        v = b.op("relu", b.op("tanh", v))
+    module = b.build(v)
+    with collecting_statistics() as collector:
+        run_pipeline_checked(module, "fuse-ops{max-ops=4}")
+    assert collector.as_dict()["fuse-ops"]["largest-group"] == 4
+    assert compute_op_count(module) == 5
+
+
+def test_resnet50_every_conv_epilogue_is_in_its_group():
+    """O2 on light ResNet-50: no BatchNorm, ReLU or residual Sum is left outside a conv's
+    group; the residual add sits in the group of the conv that feeds it on the main path."""
+    module = load_onnx(light_model("resnet50"))
+    with collecting_statistics() as collector:
+        run_pipeline("O2", make_context(), module)
+    top = _top_level(module)
+    for name in ("graph.batch_norm", "graph.relu", "graph.sum", "graph.add"):
+        assert top[name] == 0, name
+    groups = [op for op in module.walk() if isinstance(op, FusedOp)]
+    with_conv = [g for g in groups if any(m.name == "graph.conv2d" for m in g.member_ops())]
+    residual = [g for g in with_conv if any(m.name == "graph.sum" for m in g.member_ops())]
+    assert len(residual) == 16  # one per bottleneck block
+    assert all(sum(m.name == "graph.conv2d" for m in g.member_ops()) == 1 for g in with_conv)
+    stats = collector.as_dict()["fuse-ops"]
+    summary = fusion_summary(module)
+    assert stats["groups"] == summary.groups
+    assert stats["transdata-absorbed"] == summary.transdata_absorbed
