@@ -29,7 +29,7 @@ test: $(STAMP)
 	$(BIN)/lit -q tests/filecheck
 
 test-all: $(STAMP)
-	$(PY) -m pytest -q -m ''
+	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -m ''
 	$(BIN)/lit -q tests/filecheck
 
 bench: $(STAMP)
