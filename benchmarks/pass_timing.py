@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from xdsl.builder import Builder
 from xdsl.dialects import func
@@ -27,6 +27,7 @@ from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
+from tilegraph.passes.analysis import compute_op_count
 from tilegraph.passes.pipelines import observing_passes, run_pipeline
 from tilegraph.tools.context import make_context
 
@@ -72,10 +73,6 @@ def timed_pipeline(module: ModuleOp, spec: str) -> dict[str, float]:
     return dict(seconds)
 
 
-def count_ops(module: ModuleOp) -> Counter[str]:
-    return Counter(op.name for op in module.walk() if op.name.startswith(("graph.", "layout.")))
-
-
 def chain_table(sizes: list[int]) -> None:
     timed_pipeline(chain(50), "O2")  # warm-up: lazy imports and dialect loading
     per_op = {n: {k: v * 1e6 / n for k, v in timed_pipeline(chain(n), "O2").items()} for n in sizes}
@@ -104,13 +101,13 @@ def model_table(models: list[str]) -> None:
         start = time.perf_counter()
         module = load_onnx(light_model(name))
         t_import = time.perf_counter() - start
-        ops_in = sum(count_ops(module).values())
+        ops_in = compute_op_count(module)
         t_o1 = timed_pipeline(module, "O1")
-        ops_o1 = sum(count_ops(module).values())
+        ops_o1 = compute_op_count(module)
         rest = timed_pipeline(module, "O2")  # O1 again is a one-round no-op, then format ...
         o1_again = sum(v for k, v in rest.items() if not any(k in s for s in STAGES.values()))
         stage = {s: sum(v for k, v in rest.items() if k in names) for s, names in STAGES.items()}
-        ops_o2 = sum(count_ops(module).values())
+        ops_o2 = compute_op_count(module)
         print(
             f"{name:<14}{t_import:>9.2f}{sum(t_o1.values()):>8.2f}{stage['format']:>9.2f}"
             f"{stage['fusion']:>9.2f}{ops_in:>8}{ops_o1:>8}{ops_o2:>8}"
