@@ -6,7 +6,7 @@ trigger it and inputs that must not: identity-like constants (0, -0.0, 1) next t
 ones, per-channel and full-shape constants (broadcast or not), inverse transposes and
 reshapes, cast chains that widen and that narrow, conv + BatchNorm with a second user or
 without, Pad before conv and pools, MatMul + Add, Log(Softmax), reductions followed by
-Unsqueeze. Values stay float32 at the graph boundary.
+Unsqueeze, GELU / Softmax / LayerNorm decompositions. Values stay float32 at the graph boundary.
 """
 
 from __future__ import annotations
@@ -273,6 +273,26 @@ def concat_slice(c: Ctx) -> SSAValue | None:
     )
 
 
+def decomposed(c: Ctx) -> SSAValue | None:
+    """GELU, Softmax or LayerNorm spelt out as exporters do (rule 40's material)."""
+    x = c.pick()
+    if x is None:
+        return None
+    b, f32 = c.b, np.float32
+    last = b.constant(np.array([-1], np.int64))
+    kind = c.draw(st.sampled_from(("gelu", "softmax", "layer_norm")))
+    if kind == "gelu":
+        erf = b.op("erf", b.op("div", x, b.constant(f32(np.sqrt(2.0)))))
+        one_plus = b.op("add", erf, b.constant(f32(1.0)))
+        return b.op("mul", b.op("mul", x, one_plus), b.constant(f32(0.5)))
+    if kind == "softmax":
+        e = b.op("exp", b.op("sub", x, b.op("reduce_max", x, last)))
+        return b.op("div", e, b.op("reduce_sum", e, last))
+    d = b.op("sub", x, b.op("reduce_mean", x, last))
+    var = b.op("reduce_mean", b.op("mul", d, d), last)
+    return b.op("div", d, b.op("sqrt", b.op("add", var, b.constant(f32(1e-5)))))
+
+
 def dropout(c: Ctx) -> SSAValue | None:
     x = c.pick()
     return None if x is None else c.b.op("dropout", x)
@@ -295,6 +315,7 @@ MAKERS: tuple[Maker, ...] = (
     pad_window,
     matmul_add,
     concat_slice,
+    decomposed,
     dropout,
 )
 

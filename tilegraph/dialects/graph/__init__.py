@@ -25,6 +25,7 @@ from tilegraph.dialects.graph.facts import (
 from tilegraph.dialects.graph.fused import FUSED_OPS, FusedOp, YieldOp
 from tilegraph.dialects.graph.linalg import LINALG_OPS
 from tilegraph.dialects.graph.nn import NN_OPS
+from tilegraph.dialects.graph.normalization import NORMALIZATION_OPS
 from tilegraph.dialects.graph.pooling import POOLING_OPS
 from tilegraph.dialects.graph.reduction import REDUCTION_OPS
 from tilegraph.dialects.graph.shape_ops import SHAPE_OPS
@@ -36,6 +37,7 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *BINARY_OPS,
     *LINALG_OPS,
     *NN_OPS,
+    *NORMALIZATION_OPS,
     *POOLING_OPS,
     *SHAPE_OPS,
     *REDUCTION_OPS,

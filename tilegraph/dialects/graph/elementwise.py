@@ -29,6 +29,7 @@ from tilegraph.dialects.graph.base import (
     constant_value,
     float_attr,
     int_attr,
+    str_attr,
     tensor_type,
 )
 from tilegraph.dialects.graph.facts import (
@@ -214,6 +215,34 @@ class ErfOp(UnaryElementwiseOp):
         from math import erf
 
         return np.vectorize(erf, otypes=[np.float64])(x)
+
+
+@irdl_op_definition
+class GeluOp(UnaryElementwiseOp):
+    """ONNX Gelu-20: ``0.5 x (1 + erf(x / sqrt 2))``, or with ``approximate = "tanh"``
+    ``0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`` — two different functions."""
+
+    name = "graph.gelu"
+    ONNX_OP: ClassVar = "Gelu"
+    approximate = str_attr()
+    DEFAULTS: ClassVar = {"approximate": "none"}
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        if cls.read_attr(props, "approximate") not in ("none", "tanh"):
+            raise ShapeError('gelu: approximate must be "none" or "tanh"')
+        return super().infer_shapes(operands, props)
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        from math import erf, pi, sqrt
+
+        acc = x.astype(np.float64)
+        if self.attr("approximate") == "tanh":
+            inner = sqrt(2 / pi) * (acc + 0.044715 * acc**3)
+            return 0.5 * acc * (1 + np.tanh(inner))
+        return 0.5 * acc * (1 + np.vectorize(erf, otypes=[np.float64])(acc / sqrt(2)))
 
 
 @irdl_op_definition
@@ -424,6 +453,6 @@ class ClipOp(GraphOp):
 
 ELEMENTWISE_OPS: list[type[GraphOp]] = [
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, ReciprocalOp, AbsOp, SignOp,
-    FloorOp, CeilOp, ErfOp, SoftplusOp, IdentityOp, DropoutOp, EluOp, SeluOp, LeakyReluOp,
+    FloorOp, CeilOp, ErfOp, GeluOp, SoftplusOp, IdentityOp, DropoutOp, EluOp, SeluOp, LeakyReluOp,
     HardSigmoidOp, ShrinkOp, CastOp, ClipOp,
 ]  # fmt: skip

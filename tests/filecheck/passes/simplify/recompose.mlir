@@ -1,0 +1,103 @@
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=recompose-layer-norm,recompose-rms-norm,recompose-gelu-erf,recompose-gelu-tanh,recompose-softmax},dce' --split-input-file | filecheck %s
+
+// recompose-layer-norm: PyTorch's LayerNorm decomposition with its affine tail.
+func.func @layer_norm(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]> : !layout.tensor<8xf32>
+  %b = graph.constant dense<[0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]> : !layout.tensor<8xf32>
+  %m = graph.reduce_mean %x, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %d = graph.sub %x, %m : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %p = graph.pow %d, %two : (!layout.tensor<2x8xf32>, !layout.tensor<f32>) -> !layout.tensor<2x8xf32>
+  %v = graph.reduce_mean %p, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %ve = graph.add %v, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %ve : !layout.tensor<2x1xf32>
+  %n = graph.div %d, %s : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %ng = graph.mul %n, %g : (!layout.tensor<2x8xf32>, !layout.tensor<8xf32>) -> !layout.tensor<2x8xf32>
+  %y = graph.add %ng, %b : (!layout.tensor<2x8xf32>, !layout.tensor<8xf32>) -> !layout.tensor<2x8xf32>
+  func.return %y : !layout.tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @layer_norm
+// CHECK:       %y = graph.layer_norm %x, %g, %b {axis = 1, epsilon = 1.0e-05}
+// CHECK-NEXT:  func.return %y
+
+// -----
+// Not over a leading axis: the means reduce axis 0, which is not "axis .. rank-1".
+func.func @not_trailing(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
+  %ax = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %eps = graph.constant dense<1.0e-05> : !layout.tensor<f32>
+  %m = graph.reduce_mean %x, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<1x8xf32>
+  %d = graph.sub %x, %m : (!layout.tensor<2x8xf32>, !layout.tensor<1x8xf32>) -> !layout.tensor<2x8xf32>
+  %p = graph.mul %d, %d : !layout.tensor<2x8xf32>
+  %v = graph.reduce_mean %p, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<1x8xf32>
+  %ve = graph.add %v, %eps : (!layout.tensor<1x8xf32>, !layout.tensor<f32>) -> !layout.tensor<1x8xf32>
+  %s = graph.sqrt %ve : !layout.tensor<1x8xf32>
+  %n = graph.div %d, %s : (!layout.tensor<2x8xf32>, !layout.tensor<1x8xf32>) -> !layout.tensor<2x8xf32>
+  func.return %n : !layout.tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @not_trailing
+// CHECK-NOT:   graph.layer_norm
+// CHECK:       %n = graph.div %d, %s
+
+// -----
+// recompose-gelu-erf: 0.5 * x * (1 + erf(x / sqrt 2)), PyTorch's order.
+func.func @gelu(%x: !layout.tensor<4xf32>) -> !layout.tensor<4xf32> {
+  %r2 = graph.constant dense<1.4142135> : !layout.tensor<f32>
+  %one = graph.constant dense<1.0> : !layout.tensor<f32>
+  %half = graph.constant dense<0.5> : !layout.tensor<f32>
+  %a = graph.div %x, %r2 : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %e = graph.erf %a : !layout.tensor<4xf32>
+  %o = graph.add %e, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %m = graph.mul %x, %o : !layout.tensor<4xf32>
+  %y = graph.mul %m, %half : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  func.return %y : !layout.tensor<4xf32>
+}
+// CHECK-LABEL: func.func @gelu
+// CHECK-NEXT:  %y = graph.gelu %x : !layout.tensor<4xf32>
+// CHECK-NEXT:  func.return %y
+
+// -----
+// A tanh where the erf belongs is another function: no GELU.
+func.func @not_gelu(%x: !layout.tensor<4xf32>) -> !layout.tensor<4xf32> {
+  %r2 = graph.constant dense<1.4142135> : !layout.tensor<f32>
+  %one = graph.constant dense<1.0> : !layout.tensor<f32>
+  %half = graph.constant dense<0.5> : !layout.tensor<f32>
+  %a = graph.div %x, %r2 : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %e = graph.tanh %a : !layout.tensor<4xf32>
+  %o = graph.add %e, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %m = graph.mul %x, %o : !layout.tensor<4xf32>
+  %y = graph.mul %m, %half : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  func.return %y : !layout.tensor<4xf32>
+}
+// CHECK-LABEL: func.func @not_gelu
+// CHECK-NOT:   graph.gelu
+// CHECK:       %y = graph.mul %m, %half
+
+// -----
+// recompose-softmax: the max-shifted form on one axis.
+func.func @softmax(%x: !layout.tensor<2x5xf32>) -> !layout.tensor<2x5xf32> {
+  %ax = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %mx = graph.reduce_max %x, %ax : (!layout.tensor<2x5xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %z = graph.sub %x, %mx : (!layout.tensor<2x5xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x5xf32>
+  %e = graph.exp %z : !layout.tensor<2x5xf32>
+  %s = graph.reduce_sum %e, %ax : (!layout.tensor<2x5xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %y = graph.div %e, %s : (!layout.tensor<2x5xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x5xf32>
+  func.return %y : !layout.tensor<2x5xf32>
+}
+// CHECK-LABEL: func.func @softmax
+// CHECK-NEXT:  %y = graph.softmax %x {axis = 1} : !layout.tensor<2x5xf32>
+// CHECK-NEXT:  func.return %y
+
+// -----
+// The unshifted form is fast-math only (exp overflows where softmax does not).
+func.func @unshifted(%x: !layout.tensor<2x5xf32>) -> !layout.tensor<2x5xf32> {
+  %ax = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %e = graph.exp %x : !layout.tensor<2x5xf32>
+  %s = graph.reduce_sum %e, %ax : (!layout.tensor<2x5xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %y = graph.div %e, %s : (!layout.tensor<2x5xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x5xf32>
+  func.return %y : !layout.tensor<2x5xf32>
+}
+// CHECK-LABEL: func.func @unshifted
+// CHECK-NOT:   graph.softmax
+// CHECK:       %y = graph.div %e, %s

@@ -1,0 +1,143 @@
+"""Rule 40: decompositions as exporters spell them become LayerNorm / RMSNorm / GELU /
+Softmax, with the same numbers; near misses stay decomposed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from math import pi, sqrt
+
+import numpy as np
+import pytest
+
+from tests.passes.semantics import run_pipeline_checked
+from tilegraph.builder import GraphBuilder
+
+RNG = np.random.default_rng(3)
+
+
+def _f32(v) -> np.ndarray:  # noqa: ANN001
+    return np.asarray(v, np.float32)
+
+
+def _ops(module) -> Counter[str]:
+    return Counter(op.name for op in module.walk() if op.name != "graph.constant")
+
+
+def _layer_norm(b: GraphBuilder, x, axes=(-1,), square="pow", affine=True):  # noqa: ANN001
+    ax = b.constant(np.array(axes, np.int64))
+    mean = b.op("reduce_mean", x, ax)
+    d = b.op("sub", x, mean)
+    sq = b.op("pow", d, b.constant(_f32(2.0))) if square == "pow" else b.op("mul", d, d)
+    var = b.op("reduce_mean", sq, ax)
+    n = b.op("div", d, b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5)))))
+    if not affine:
+        return n
+    gamma = b.constant(RNG.standard_normal(8).astype(np.float32))
+    beta = b.constant(RNG.standard_normal(8).astype(np.float32))
+    return b.op("add", b.op("mul", n, gamma), beta)
+
+
+@pytest.mark.parametrize("square", ["pow", "mul"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm(square: str, affine: bool):
+    b = GraphBuilder()
+    x = b.input("x", [2, 3, 8])
+    module = b.build(_layer_norm(b, x, square=square, affine=affine))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm},dce")
+    assert _ops(module) == Counter(
+        {"builtin.module": 1, "func.func": 1, "graph.layer_norm": 1, "func.return": 1}
+    )
+
+
+def test_layer_norm_over_a_middle_axis_is_not_recomposed():
+    b = GraphBuilder()
+    x = b.input("x", [2, 3, 8])
+    module = b.build(_layer_norm(b, x, axes=(1,), affine=False))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm}")
+    assert "graph.layer_norm" not in _ops(module)
+
+
+def test_layer_norm_with_an_intermediate_used_elsewhere_is_kept():
+    b = GraphBuilder()
+    x = b.input("x", [2, 8])
+    ax = b.constant(np.array([-1], np.int64))
+    mean = b.op("reduce_mean", x, ax)
+    d = b.op("sub", x, mean)
+    var = b.op("reduce_mean", b.op("mul", d, d), ax)
+    n = b.op("div", d, b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5)))))
+    module = b.build(n, var)  # the variance is also an output
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm}")
+    assert "graph.layer_norm" not in _ops(module)
+
+
+@pytest.mark.parametrize("form", ["div", "reciprocal"])
+def test_rms_norm(form: str):
+    b = GraphBuilder()
+    x = b.input("x", [4, 8])
+    ms = b.op("reduce_mean", b.op("pow", x, b.constant(_f32(2.0))), b.constant(np.array([-1])))
+    root = b.op("sqrt", b.op("add", ms, b.constant(_f32(1e-6))))
+    n = b.op("div", x, root) if form == "div" else b.op("mul", x, b.op("reciprocal", root))
+    module = b.build(b.op("mul", n, b.constant(RNG.standard_normal(8).astype(np.float32))))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-rms-norm},dce")
+    assert _ops(module)["graph.rms_norm"] == 1 and _ops(module)["graph.reduce_mean"] == 0
+
+
+@pytest.mark.parametrize("order", ["pytorch", "paddle"])
+def test_gelu_erf(order: str):
+    b = GraphBuilder()
+    x = b.input("x", [3, 16])
+    erf = b.op("erf", b.op("div", x, b.constant(_f32(sqrt(2.0)))))
+    one_plus = b.op("add", erf, b.constant(_f32(1.0)))
+    if order == "pytorch":  # (x * (1 + erf)) * 0.5
+        y = b.op("mul", b.op("mul", x, one_plus), b.constant(_f32(0.5)))
+    else:  # (x * 0.5) * (1 + erf)
+        y = b.op("mul", b.op("mul", x, b.constant(_f32(0.5))), one_plus)
+    module = b.build(y)
+    run_pipeline_checked(module, "algebraic-simplify,dce")
+    assert _ops(module)["graph.gelu"] == 1 and _ops(module)["graph.erf"] == 0
+    (gelu,) = [op for op in module.walk() if op.name == "graph.gelu"]
+    assert gelu.attr("approximate") == "none"
+
+
+def test_gelu_tanh_is_its_own_form():
+    b = GraphBuilder()
+    x = b.input("x", [3, 16])
+    cube = b.op("mul", b.op("pow", x, b.constant(_f32(3.0))), b.constant(_f32(0.044715)))
+    inner = b.op("mul", b.op("add", x, cube), b.constant(_f32(sqrt(2.0 / pi))))
+    one_plus = b.op("add", b.op("tanh", inner), b.constant(_f32(1.0)))
+    module = b.build(b.op("mul", b.op("mul", x, one_plus), b.constant(_f32(0.5))))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-gelu-tanh},dce")
+    (gelu,) = [op for op in module.walk() if op.name == "graph.gelu"]
+    assert gelu.attr("approximate") == "tanh"
+
+
+def test_gelu_with_a_wrong_constant_is_not_recomposed():
+    b = GraphBuilder()
+    x = b.input("x", [3, 16])
+    erf = b.op("erf", b.op("div", x, b.constant(_f32(1.5))))
+    one_plus = b.op("add", erf, b.constant(_f32(1.0)))
+    module = b.build(b.op("mul", b.op("mul", x, one_plus), b.constant(_f32(0.5))))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-gelu-erf}")
+    assert "graph.gelu" not in _ops(module)
+
+
+@pytest.mark.parametrize("shifted", [True, False])
+def test_softmax(shifted: bool):
+    b = GraphBuilder()
+    x = b.input("x", [3, 10])
+    ax = b.constant(np.array([1], np.int64))
+    z = b.op("sub", x, b.op("reduce_max", x, ax)) if shifted else x
+    e = b.op("exp", z)
+    module = b.build(b.op("div", e, b.op("reduce_sum", e, ax)))
+    rule = "recompose-softmax" if shifted else "recompose-softmax-unshifted fast-math=true"
+    run_pipeline_checked(module, f"algebraic-simplify{{only={rule}}},dce")
+    assert _ops(module)["graph.softmax"] == 1 and _ops(module)["graph.exp"] == 0
+
+
+def test_unshifted_softmax_needs_fast_math():
+    b = GraphBuilder()
+    x = b.input("x", [3, 10])
+    e = b.op("exp", x)
+    module = b.build(b.op("div", e, b.op("reduce_sum", e, b.constant(np.array([1])))))
+    run_pipeline_checked(module, "algebraic-simplify")
+    assert "graph.softmax" not in _ops(module)

@@ -1,0 +1,538 @@
+"""Rule 40: recompose LayerNorm, RMSNorm, GELU (erf and tanh forms) and Softmax from the
+decompositions that PyTorch, Paddle2ONNX (PaddleOCR / SVTR) and transformer exports emit.
+
+Every matched intermediate must be used only inside the pattern (nothing is computed twice
+and the decomposition disappears), the reduction axes must be the trailing axes (LayerNorm,
+RMSNorm) or one axis (Softmax), and the replacement must have the root's exact type. The
+erf and tanh GELUs are different functions and are matched separately; the constants of a
+form must equal the exact ones (sqrt 2, sqrt(2/pi), 0.044715, 0.5, 1) to float32 rounding.
+
+Rounding: the recomposed op computes the same formula, in float32, in the order the usual
+decomposition spells it; a decomposition that multiplies in another order differs by a few
+ulp (stated per rule). The Softmax without the max subtraction overflows where the real one
+does not, so recomposing it is a fast-math rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import pi, sqrt
+from typing import TypeVar
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, PowOp, SubOp
+from tilegraph.dialects.graph.elementwise import (
+    ErfOp,
+    ExpOp,
+    GeluOp,
+    ReciprocalOp,
+    SqrtOp,
+    TanhOp,
+)
+from tilegraph.dialects.graph.nn import SoftmaxOp
+from tilegraph.dialects.graph.normalization import LayerNormOp, RmsNormOp
+from tilegraph.dialects.graph.reduction import ReduceMaxOp, ReduceMeanOp, ReduceSumOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
+from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+
+_Op = TypeVar("_Op", bound=Operation)
+_PEERS = "ORT(LayerNormFusion, GeluFusion, SimplifiedLayerNormFusion) PT"
+
+
+# ---- matching helpers -----------------------------------------------------------------------
+
+
+def _uses(value: SSAValue) -> int:
+    return len(list(value.uses))
+
+
+def _made_by(value: SSAValue, cls: type[_Op], uses: int = 1) -> _Op | None:
+    """The op of type ``cls`` producing ``value``, when ``value`` has exactly ``uses`` uses."""
+    owner = value.owner
+    if isinstance(owner, cls) and _uses(value) == uses and in_origin_view(owner):
+        return owner
+    return None
+
+
+def _splat(value: SSAValue) -> float | None:
+    data = constant_array(value)
+    if data is None or data.size == 0 or data.dtype.kind != "f":
+        return None
+    flat = data.reshape(-1)
+    return float(flat[0]) if np.all(flat == flat[0]) else None
+
+
+def _is(value: SSAValue, target: float) -> bool:
+    """A constant splat equal to ``target`` to float32 rounding."""
+    v = _splat(value)
+    return v is not None and abs(v - target) <= 4e-7 * max(1.0, abs(target))
+
+
+def _split(op: Operation, pick: Callable[[SSAValue], object]) -> tuple[SSAValue, SSAValue] | None:
+    """``(matched, other)``: the operand of a binary op that ``pick`` accepts, and the other."""
+    a, b = op.operands
+    if pick(a):
+        return a, b
+    if pick(b):
+        return b, a
+    return None
+
+
+def _trailing_axes(reduce: Operation, rank: int) -> int | None:
+    """The first axis when ``reduce`` keeps dims and reduces exactly ``axis .. rank-1``."""
+    if reduce.attr("keepdims") != 1 or len(reduce.operands) < 2:  # type: ignore[attr-defined]
+        return None
+    axes = constant_array(reduce.operands[1])
+    if axes is None or axes.size == 0:
+        return None
+    normalized = sorted(int(a) % rank for a in axes.reshape(-1))
+    first = normalized[0]
+    return first if normalized == list(range(first, rank)) else None
+
+
+def _rank(value: SSAValue) -> int:
+    t = value.type
+    return t.rank if isinstance(t, TensorType) else -1
+
+
+def _mul_factors(value: SSAValue) -> list[SSAValue]:
+    """The factors of a product tree of single-use Muls rooted at ``value``'s producer."""
+    owner = value.owner
+    if not isinstance(owner, MulOp):
+        return [value]
+    factors: list[SSAValue] = []
+    for operand in owner.operands:
+        inner = _made_by(operand, MulOp)
+        factors.extend(_mul_factors(operand) if inner is not None else [operand])
+    return factors
+
+
+def _replace(
+    rewriter: PatternRewriter, root: Operation, new_ops: Sequence[Operation], dead: list[Operation]
+) -> bool:
+    """Replace ``root`` by ``new_ops`` (last one's result) if the types agree; erase the
+    decomposition ``dead`` (ops left without uses)."""
+    result = new_ops[-1].results[0]
+    if result.type != root.results[0].type:
+        for op in new_ops:
+            op.drop_all_references()
+        return False
+    result.name_hint = root.results[0].name_hint
+    rewriter.replace(root, list(new_ops), [result])
+    for op in dead:
+        if op.parent is not None and all(not r.uses for r in op.results):
+            rewriter.erase(op)
+    return True
+
+
+def _continues_affine(op: Operation, *kinds: type[Operation]) -> bool:
+    """Whether ``op``'s only user is one of ``kinds`` with a constant other operand: the
+    larger match rooted there takes the scale / shift along (greedy order is dataflow)."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or not isinstance(user := uses[0].operation, kinds):
+        return False
+    other = [v for v in user.operands if v != op.results[0]]
+    return len(other) == 1 and constant_array(other[0]) is not None
+
+
+# ---- LayerNorm ------------------------------------------------------------------------------
+
+
+def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]] | None:
+    """``(x - mean(x)) / sqrt(mean((x - mean)^2) + eps)`` over trailing axes."""
+    div = _made_by(value, DivOp)
+    if div is None:
+        return None
+    centred, denom = div.operands
+    square = None
+    sub = centred.owner
+    if not isinstance(sub, SubOp) or not in_origin_view(sub):
+        return None
+    for use in centred.uses:
+        if use.operation is not div:
+            square = use.operation
+    if isinstance(square, PowOp):
+        if _uses(centred) != 2 or square.lhs != centred or not _is(square.rhs, 2.0):
+            return None
+    elif isinstance(square, MulOp):
+        if _uses(centred) != 3 or square.lhs != centred or square.rhs != centred:
+            return None
+    else:
+        return None
+    x, mean_value = sub.operands
+    mean = _made_by(mean_value, ReduceMeanOp)
+    sqrt_op = _made_by(denom, SqrtOp)
+    if mean is None or sqrt_op is None or mean.operands[0] != x:
+        return None
+    eps_add = _made_by(sqrt_op.operands[0], AddOp)
+    if eps_add is None:
+        return None
+    split = _split(eps_add, lambda v: _made_by(v, ReduceMeanOp) is not None)
+    if split is None or _splat(split[1]) is None:
+        return None
+    var = _made_by(split[0], ReduceMeanOp)
+    assert var is not None
+    rank = _rank(x)
+    axis = _trailing_axes(mean, rank)
+    if axis is None or _trailing_axes(var, rank) != axis or var.operands[0] != square.results[0]:
+        return None
+    eps = _splat(split[1])
+    assert eps is not None
+    return x, axis, eps, [div, sqrt_op, eps_add, var, square, sub, mean]
+
+
+def _affine_tail(root: Operation):  # noqa: ANN202
+    """``n * gamma + beta`` / ``n * gamma`` / ``n`` at ``root``: (n, gamma, beta, ops)."""
+    beta = gamma = None
+    ops: list[Operation] = []
+    value = root.results[0]
+    if isinstance(root, AddOp):
+        split = _split(root, lambda v: _made_by(v, MulOp) is not None or _made_by(v, DivOp))
+        if split is None or constant_array(split[1]) is None:
+            return None
+        value, beta = split
+        ops.append(root)
+    owner = value.owner
+    if isinstance(owner, MulOp) and (owner is root or _uses(value) == 1):
+        split = _split(owner, lambda v: _made_by(v, DivOp) is not None)
+        if split is None or constant_array(split[1]) is None:
+            return None
+        value, gamma = split
+        ops.append(owner)
+    return value, gamma, beta, ops
+
+
+@simplify_rule
+class RecomposeLayerNorm(SimplifyRule):
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over trailing axes -> LayerNorm.
+
+    Legal when every intermediate is used only by the pattern, both means reduce the same
+    trailing axes with keepdims, epsilon is a constant splat, and gamma / beta are constants
+    that broadcast to the normalised dims. Same formula and order as the op's kernel.
+    """
+
+    INFO = RuleInfo(
+        40,
+        "recompose-layer-norm",
+        "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta",
+        "layer_norm(x, gamma, beta, axis, eps)",
+        "trailing axes, single-use intermediates, constant eps/gamma/beta; same rounding",
+        _PEERS,
+    )
+    ROOTS = (AddOp, MulOp, DivOp)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if _continues_affine(op, AddOp) or (isinstance(op, DivOp) and _continues_affine(op, MulOp)):
+            return
+        tail = _affine_tail(op)
+        if tail is None:
+            return
+        value, gamma, beta, tail_ops = tail
+        found = _normalized(value)
+        if found is None:
+            return
+        x, axis, eps, ops = found
+        t = x.type
+        assert isinstance(t, TensorType)
+        new_ops: list[Operation] = []
+        if gamma is None:
+            ones = new_constant(np.ones([int(d) for d in t.origin_shape[axis:]], t.dtype.numpy))
+            new_ops.append(ones)
+            gamma = ones.output
+        ln = LayerNormOp.make(x, gamma, beta, axis=axis, epsilon=eps)
+        _replace(rewriter, op, [*new_ops, ln], [*tail_ops[1:], *ops])
+
+
+# ---- RMSNorm --------------------------------------------------------------------------------
+
+
+@simplify_rule
+class RecomposeRmsNorm(SimplifyRule):
+    """``x / sqrt(mean(x^2) + eps) * gamma`` (or ``x * reciprocal(sqrt(...))``) -> RMSNorm.
+
+    Legal under the LayerNorm conditions; the reciprocal form rounds once more than the op
+    (a few ulp).
+    """
+
+    INFO = RuleInfo(
+        40,
+        "recompose-rms-norm",
+        "x / sqrt(mean(x^2) + eps) * gamma",
+        "rms_norm(x, gamma, axis, eps)",
+        "trailing axes, single-use intermediates, constant eps/gamma; the reciprocal form "
+        "differs by a few ulp",
+        _PEERS,
+    )
+    ROOTS = (MulOp, DivOp)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, DivOp) and _continues_affine(op, MulOp):
+            return
+        gamma: SSAValue | None = None
+        norm: Operation = op
+        if isinstance(op, MulOp):
+            split = _split(op, lambda v: _made_by(v, DivOp) is not None)
+            if split is not None and constant_array(split[1]) is not None:
+                divide = split[0].owner
+                assert isinstance(divide, DivOp)
+                norm, gamma = divide, split[1]
+        found = self._scaled(norm)
+        if found is None:
+            return
+        x, axis, eps, ops = found
+        centring = x.owner
+        if isinstance(centring, SubOp) and isinstance(centring.rhs.owner, ReduceMeanOp):
+            return  # x - mean(x): the whole thing is a LayerNorm, which that rule makes
+        t = x.type
+        assert isinstance(t, TensorType)
+        new_ops: list[Operation] = []
+        if gamma is None:
+            ones = new_constant(np.ones([int(d) for d in t.origin_shape[axis:]], t.dtype.numpy))
+            new_ops.append(ones)
+            gamma = ones.output
+        rms = RmsNormOp.make(x, gamma, axis=axis, epsilon=eps)
+        dead = [o for o in [norm, *ops] if o is not op]
+        _replace(rewriter, op, [*new_ops, rms], dead)
+
+    @staticmethod
+    def _scaled(norm: Operation):  # noqa: ANN205
+        """x / sqrt(...) or x * reciprocal(sqrt(...)): (x, axis, eps, ops)."""
+        if isinstance(norm, DivOp):
+            x, denom = norm.operands
+            extra: list[Operation] = []
+        elif isinstance(norm, MulOp):
+            split = _split(norm, lambda v: _made_by(v, ReciprocalOp) is not None)
+            if split is None:
+                return None
+            recip_value, x = split
+            recip = recip_value.owner
+            assert isinstance(recip, ReciprocalOp)
+            denom = recip.input
+            extra = [recip]
+        else:
+            return None
+        sqrt_op = _made_by(denom, SqrtOp)
+        eps_add = None if sqrt_op is None else _made_by(sqrt_op.input, AddOp)
+        if eps_add is None:
+            return None
+        split = _split(eps_add, lambda v: _made_by(v, ReduceMeanOp) is not None)
+        if split is None or (eps := _splat(split[1])) is None:
+            return None
+        mean = _made_by(split[0], ReduceMeanOp)
+        assert mean is not None
+        square = mean.operands[0].owner
+        if _uses(mean.operands[0]) != 1:
+            return None
+        if isinstance(square, PowOp):
+            if square.lhs != x or not _is(square.rhs, 2.0):
+                return None
+        elif not (isinstance(square, MulOp) and square.lhs == x and square.rhs == x):
+            return None
+        axis = _trailing_axes(mean, _rank(x))
+        if axis is None:
+            return None
+        return x, axis, eps, [*extra, sqrt_op, eps_add, mean, square]
+
+
+# ---- GELU -----------------------------------------------------------------------------------
+
+
+def _gelu_parts(root: MulOp) -> tuple[SSAValue, SSAValue] | None:
+    """``0.5 * x * one_plus`` in any association: ``(x, one_plus)``."""
+    factors = _mul_factors(root.results[0])
+    if len(factors) != 3:
+        return None
+    halves = [f for f in factors if _is(f, 0.5)]
+    if len(halves) != 1:
+        return None
+    rest = [f for f in factors if f is not halves[0]]
+    for x, one_plus in (rest, rest[::-1]):
+        add = _made_by(one_plus, AddOp)
+        if add is not None and _split(add, lambda v: _is(v, 1.0)) is not None:
+            return x, one_plus
+    return None
+
+
+def _inner_muls(root: MulOp) -> list[Operation]:
+    ops: list[Operation] = []
+    for operand in root.operands:
+        inner = _made_by(operand, MulOp)
+        if inner is not None:
+            ops.append(inner)
+            ops.extend(_inner_muls(inner))
+    return ops
+
+
+def _scaled_x(value: SSAValue, x: SSAValue, factor: float) -> bool:
+    """``value`` is ``x * factor`` or ``x / (1 / factor)``."""
+    op = value.owner
+    if isinstance(op, MulOp) and _uses(value) == 1:
+        split = _split(op, lambda v: v == x)
+        return split is not None and _is(split[1], factor)
+    if isinstance(op, DivOp) and _uses(value) == 1:
+        return op.lhs == x and _is(op.rhs, 1.0 / factor)
+    return False
+
+
+class _RecomposeGelu(SimplifyRule):
+    APPROXIMATE: str
+    ROOTS = (MulOp,)
+
+    def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
+        raise NotImplementedError
+
+    def rewrite(self, op: MulOp, rewriter: PatternRewriter) -> None:
+        parts = _gelu_parts(op)
+        if parts is None:
+            return
+        x, one_plus = parts
+        inner = self.activation(x, one_plus)
+        if inner is None:
+            return
+        form = None if self.APPROXIMATE == "none" else self.APPROXIMATE  # the default is left out
+        gelu = GeluOp.make(x, approximate=form)
+        _replace(rewriter, op, [gelu], [*_inner_muls(op), *inner])
+
+
+@simplify_rule
+class RecomposeGeluErf(_RecomposeGelu):
+    """``0.5 * x * (1 + erf(x / sqrt 2))`` -> ``gelu(x)`` (exact form)."""
+
+    INFO = RuleInfo(
+        40,
+        "recompose-gelu-erf",
+        "0.5 * x * (1 + erf(x / sqrt(2)))",
+        "gelu(x)",
+        "constants exact to float32; product order may differ by a few ulp; distinct from "
+        "the tanh form",
+        _PEERS,
+    )
+    APPROXIMATE = "none"
+
+    def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
+        add = one_plus.owner
+        assert isinstance(add, AddOp)
+        split = _split(add, lambda v: _made_by(v, ErfOp) is not None)
+        if split is None:
+            return None
+        erf = split[0].owner
+        assert isinstance(erf, ErfOp)
+        if not _scaled_x(erf.input, x, 1.0 / sqrt(2.0)):
+            return None
+        return [add, erf, erf.input.owner]  # type: ignore[list-item]
+
+
+@simplify_rule
+class RecomposeGeluTanh(_RecomposeGelu):
+    """``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` -> ``gelu(x, tanh)``."""
+
+    INFO = RuleInfo(
+        40,
+        "recompose-gelu-tanh",
+        "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))",
+        "gelu(x, approximate = tanh)",
+        "constants exact to float32; a few ulp; distinct from the erf form",
+        _PEERS,
+    )
+    APPROXIMATE = "tanh"
+
+    def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
+        add = one_plus.owner
+        assert isinstance(add, AddOp)
+        split = _split(add, lambda v: _made_by(v, TanhOp) is not None)
+        if split is None:
+            return None
+        tanh = split[0].owner
+        assert isinstance(tanh, TanhOp)
+        scale = _made_by(tanh.input, MulOp)
+        if scale is None:
+            return None
+        inner_split = _split(scale, lambda v: _is(v, sqrt(2.0 / pi)))
+        if inner_split is None:
+            return None
+        poly = _made_by(inner_split[1], AddOp)
+        if poly is None:
+            return None
+        cubic_split = _split(poly, lambda v: v == x)
+        if cubic_split is None:
+            return None
+        cubic = _made_by(cubic_split[1], MulOp)
+        if cubic is None:
+            return None
+        coeff_split = _split(cubic, lambda v: _is(v, 0.044715))
+        if coeff_split is None:
+            return None
+        power = _made_by(coeff_split[1], PowOp)
+        if power is None or power.lhs != x or not _is(power.rhs, 3.0):
+            return None
+        return [add, tanh, scale, poly, cubic, power]
+
+
+# ---- Softmax --------------------------------------------------------------------------------
+
+
+class _RecomposeSoftmax(SimplifyRule):
+    SHIFTED: bool
+    ROOTS = (DivOp,)
+
+    def rewrite(self, op: DivOp, rewriter: PatternRewriter) -> None:
+        exp = _made_by(op.lhs, ExpOp, uses=2)
+        total = _made_by(op.rhs, ReduceSumOp)
+        if exp is None or total is None or total.operands[0] != op.lhs:
+            return
+        axes = constant_array(total.operands[1]) if len(total.operands) > 1 else None
+        if axes is None or axes.size != 1 or total.attr("keepdims") != 1:
+            return
+        axis = int(axes.reshape(-1)[0])
+        dead: list[Operation] = [total, exp]
+        x = exp.input
+        if self.SHIFTED:
+            sub = _made_by(exp.input, SubOp)
+            peak = None if sub is None else _made_by(sub.rhs, ReduceMaxOp)
+            if sub is None or peak is None or peak.operands[0] != sub.lhs:
+                return
+            peak_axes = constant_array(peak.operands[1]) if len(peak.operands) > 1 else None
+            if peak_axes is None or peak_axes.size != 1 or peak.attr("keepdims") != 1:
+                return
+            rank = _rank(sub.lhs)
+            if int(peak_axes.reshape(-1)[0]) % rank != axis % rank:
+                return
+            x = sub.lhs
+            dead += [sub, peak]
+        _replace(rewriter, op, [SoftmaxOp.make(x, axis=axis)], dead)
+
+
+@simplify_rule
+class RecomposeSoftmax(_RecomposeSoftmax):
+    """``exp(x - max(x)) / sum(exp(x - max(x)))`` on one axis -> ``softmax(x, axis)``."""
+
+    INFO = RuleInfo(
+        40,
+        "recompose-softmax",
+        "exp(x - reduce_max(x, a)) / reduce_sum(exp(...), a)",
+        "softmax(x, axis = a)",
+        "one axis, keepdims; a few ulp (the op divides in log space)",
+        "ORT PT",
+    )
+    SHIFTED = True
+
+
+@simplify_rule
+class RecomposeUnshiftedSoftmax(_RecomposeSoftmax):
+    """``exp(x) / sum(exp(x))`` -> ``softmax(x)``: fast-math, as the decomposition overflows
+    to inf / inf = NaN for large x where softmax does not."""
+
+    INFO = RuleInfo(
+        40,
+        "recompose-softmax-unshifted",
+        "exp(x) / reduce_sum(exp(x), a)",
+        "softmax(x, axis = a)",
+        "changes the result where exp(x) overflows (NaN becomes a probability)",
+        "PT",
+        fast_math=True,
+    )
+    SHIFTED = False
