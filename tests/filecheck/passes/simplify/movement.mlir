@@ -1,0 +1,61 @@
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose},dce' --split-input-file | filecheck %s
+
+// combine-parallel: three 1x1 convs on one input become one conv and a Split.
+func.func @siblings(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>) {
+  %w1 = graph.constant dense<[[[[1.0]], [[2.0]]]]> : !layout.tensor<1x2x1x1xf32, NCHW>
+  %w2 = graph.constant dense<[[[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]]]> : !layout.tensor<2x2x1x1xf32, NCHW>
+  %w3 = graph.constant dense<[[[[7.0]], [[8.0]]]]> : !layout.tensor<1x2x1x1xf32, NCHW>
+  %a = graph.conv2d %x, %w1 : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x2x1x1xf32, NCHW>) -> !layout.tensor<1x1x4x4xf32, NCHW>
+  %b = graph.conv2d %x, %w2 : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<2x2x1x1xf32, NCHW>) -> !layout.tensor<1x2x4x4xf32, NCHW>
+  %c = graph.conv2d %x, %w3 : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x2x1x1xf32, NCHW>) -> !layout.tensor<1x1x4x4xf32, NCHW>
+  func.return %a, %b, %c : !layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>
+}
+// CHECK-LABEL: func.func @siblings
+// CHECK:       %[[W:.*]] = graph.constant dense<{{.*}}> : !layout.tensor<4x2x1x1xf32, NCHW>
+// CHECK:       %[[C:.*]] = graph.conv2d %x, %[[W]] : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<4x2x1x1xf32, NCHW>) -> !layout.tensor<1x4x4x4xf32, NCHW>
+// CHECK:       %a, %b, %c = graph.split %[[C]], %{{.*}} {axis = 1}
+// CHECK-NEXT:  func.return %a, %b, %c
+
+// -----
+// ... but not two of them: the Split costs the launch the merge saves.
+func.func @two(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>) {
+  %w1 = graph.constant dense<[[[[1.0]], [[2.0]]]]> : !layout.tensor<1x2x1x1xf32, NCHW>
+  %w3 = graph.constant dense<[[[[7.0]], [[8.0]]]]> : !layout.tensor<1x2x1x1xf32, NCHW>
+  %a = graph.conv2d %x, %w1 : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x2x1x1xf32, NCHW>) -> !layout.tensor<1x1x4x4xf32, NCHW>
+  %c = graph.conv2d %x, %w3 : (!layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x2x1x1xf32, NCHW>) -> !layout.tensor<1x1x4x4xf32, NCHW>
+  func.return %a, %c : !layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>
+}
+// CHECK-LABEL: func.func @two
+// CHECK:       %a = graph.conv2d %x, %w1
+// CHECK:       %c = graph.conv2d %x, %w3
+
+// -----
+// concat-of-casts and slice-before-cast.
+func.func @casts(%x: !layout.tensor<2x3xf32>, %y: !layout.tensor<2x3xf32>) -> (!layout.tensor<4x3xf64>, !layout.tensor<2x1xf64>) {
+  %cx = graph.cast %x {to = 11} : (!layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf64>
+  %cy = graph.cast %y {to = 11} : (!layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf64>
+  %cat = graph.concat %cx, %cy {axis = 0} : (!layout.tensor<2x3xf64>, !layout.tensor<2x3xf64>) -> !layout.tensor<4x3xf64>
+  %c2 = graph.cast %y {to = 11} : (!layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf64>
+  %s = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %e = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %sl = graph.slice %c2, %s, %e, %s : (!layout.tensor<2x3xf64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf64>
+  func.return %cat, %sl : !layout.tensor<4x3xf64>, !layout.tensor<2x1xf64>
+}
+// CHECK-LABEL: func.func @casts
+// CHECK:       %cat_moved = graph.concat %x, %y {axis = 0}
+// CHECK-NEXT:  %cat = graph.cast %cat_moved {to = 11}
+// CHECK:       %sl_moved = graph.slice %y, %s, %e, %s
+// CHECK-NEXT:  %sl = graph.cast %sl_moved {to = 11}
+
+// -----
+// A cast with a second user stays where it is.
+func.func @shared(%x: !layout.tensor<2x3xf32>) -> (!layout.tensor<2x1xf64>, !layout.tensor<2x3xf64>) {
+  %c = graph.cast %x {to = 11} : (!layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf64>
+  %s = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %e = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %sl = graph.slice %c, %s, %e, %s : (!layout.tensor<2x3xf64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf64>
+  func.return %sl, %c : !layout.tensor<2x1xf64>, !layout.tensor<2x3xf64>
+}
+// CHECK-LABEL: func.func @shared
+// CHECK:       %c = graph.cast %x
+// CHECK:       %sl = graph.slice %c

@@ -1,0 +1,117 @@
+"""Rules 38 and 39: sibling convs / matmuls combined when it pays; casts and transposes
+moved across Concat and Slice."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from tests.passes.semantics import run_pipeline_checked
+from tilegraph.builder import GraphBuilder
+
+RNG = np.random.default_rng(5)
+
+
+def _ops(module) -> Counter[str]:
+    return Counter(op.name for op in module.walk() if op.name != "graph.constant")
+
+
+def _w(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_sibling_convs_become_one(bias: bool):
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    outs = []
+    for cout in (3, 5, 2):
+        w = b.constant(_w(cout, 4, 1, 1), "NCHW")
+        outs.append(b.op("relu", b.op("conv2d", x, w, b.constant(_w(cout)) if bias else None)))
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    ops = _ops(module)
+    assert ops["graph.conv2d"] == 1 and ops["graph.split"] == 1
+
+
+def test_sibling_matmuls_become_one():
+    b = GraphBuilder()
+    x = b.input("x", [4, 8])
+    outs = [b.op("matmul", x, b.constant(_w(8, n))) for n in (8, 8, 8)]
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 1
+
+
+def test_siblings_wait_for_their_batchnorm_fold():
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    outs = []
+    for _ in range(3):
+        conv = b.op("conv2d", x, b.constant(_w(4, 4, 1, 1), "NCHW"))
+        outs.append(b.op("mul", conv, b.constant(_w(4, 1, 1))))
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel}")
+    assert _ops(module)["graph.conv2d"] == 3
+    run_pipeline_checked(module, "fold-batchnorm,algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.conv2d"] == 1
+
+
+def test_two_siblings_do_not_pay():
+    """Two launches become two (conv + split) and the split copies the outputs: no gain."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    module = b.build(*(b.op("conv2d", x, b.constant(_w(4, 4, 1, 1), "NCHW")) for _ in range(2)))
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel}")
+    assert _ops(module)["graph.conv2d"] == 2
+
+
+def test_different_attributes_are_not_combined():
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    a = b.op("conv2d", x, b.constant(_w(2, 4, 3, 3), "NCHW"), pads=[1, 1, 1, 1])
+    c = b.op("conv2d", x, b.constant(_w(2, 4, 3, 3), "NCHW"))
+    module = b.build(a, c)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel}")
+    assert _ops(module)["graph.conv2d"] == 2
+
+
+def test_concat_of_casts_and_transposes():
+    b = GraphBuilder()
+    x = b.input("x", [2, 3])
+    y = b.input("y", [4, 3])
+    casts = b.op("concat", b.op("cast", x, to=11), b.op("cast", y, to=11), axis=0)
+    t = b.op("concat", *(b.op("transpose", v, perm=[1, 0]) for v in (x, y)), axis=1)
+    module = b.build(casts, t)
+    run_pipeline_checked(
+        module, "algebraic-simplify{only=concat-of-casts,concat-of-transposes},dce"
+    )
+    ops = _ops(module)
+    assert ops["graph.cast"] == 1 and ops["graph.transpose"] == 1 and ops["graph.concat"] == 2
+
+
+def test_mixed_source_types_are_not_merged():
+    b = GraphBuilder()
+    x = b.input("x", [2, 3])
+    y = b.input("y", [2, 3], "float64")
+    module = b.build(b.op("concat", b.op("cast", x, to=10), b.op("cast", y, to=10), axis=0))
+    run_pipeline_checked(module, "algebraic-simplify{only=concat-of-casts}")
+    assert _ops(module)["graph.cast"] == 2
+
+
+def test_slice_moves_before_cast_and_transpose():
+    b = GraphBuilder()
+    x = b.input("x", [4, 6])
+    starts, ends = b.constant(np.array([1])), b.constant(np.array([3]))
+    s1 = b.op("slice", b.op("cast", x, to=11), starts, ends, b.constant(np.array([1])))
+    s2 = b.op("slice", b.op("transpose", x, perm=[1, 0]), starts, ends, b.constant(np.array([0])))
+    module = b.build(s1, s2)
+    run_pipeline_checked(
+        module, "algebraic-simplify{only=slice-before-cast,slice-before-transpose},dce"
+    )
+    fn = next(iter(module.ops))
+    order = [op.name for op in fn.body.blocks[0].ops if op.name != "graph.constant"]
+    assert order.index("graph.cast") > order.index("graph.slice")
+    assert order.count("graph.slice") == 2

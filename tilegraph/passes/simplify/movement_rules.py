@@ -1,0 +1,355 @@
+"""Rules 38 and 39: combine sibling convs / matmuls; move casts and transposes across
+Concat and Slice.
+
+Rule 38 combines k >= 2 Conv (group 1) or MatMul ops that read the same input with constant
+weights of equal shape except the output channels into one op with concatenated weights and
+a Split. It pays when the launches and input reads saved exceed the Split's copy and the
+epilogue fusions it prevents: ``(k - 1) * (launch + bytes(x)) > launch + 2 * bytes(outputs)
++ 2 * bytes(outputs with an elementwise user)``, a launch counted as the bytes the preset's
+global memory moves meanwhile (ascend910b: 20 µs at 1.6 TB/s = 32 MB). It does
+not fire while a sibling still has a BatchNorm or per-channel constant arithmetic to fold
+(that fold needs the separate ops), and never on storage layouts.
+
+Rule 39 moves elementwise casts and transposes to the side where they do less work or
+fewer ops: ``Concat(Cast(a), Cast(b))`` is one Cast of the Concat, ``Concat(Transpose(a, p),
+Transpose(b, p))`` one Transpose of the Concat (on axis ``p[axis]``), and a Slice of a
+Cast / Transpose slices first. All exact. (Reshape across MatMul is not implemented.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from tilegraph.dialects.graph import FusionKind, GraphOp
+from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp, SplitOp
+from tilegraph.dialects.graph.elementwise import CastOp
+from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.hardware import hardware_preset
+from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
+from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+
+_CONVS = (Conv2dOp, ConvOp)
+_Op = TypeVar("_Op", bound=Operation)
+
+
+def _bytes(value: SSAValue) -> int:
+    t = value.type
+    n = t.storage_bytes() if isinstance(t, TensorType) else None
+    return n or 0
+
+
+def _launch_bytes() -> float:
+    """Global-memory bytes one kernel launch costs in time (default preset)."""
+    hw = hardware_preset()
+    return hw.launch_overhead_us * hw.gm_bandwidth_gbps * 1e3
+
+
+def _folds_pending(op: Operation) -> bool:
+    """A user that fold-batchnorm would fold into ``op`` (so it must stay separate)."""
+    for use in op.results[0].uses:
+        user = use.operation
+        if isinstance(user, BatchNormOp):
+            return True
+        if isinstance(user, AddOp | SubOp | MulOp | DivOp) and any(
+            constant_array(v) is not None for v in user.operands
+        ):
+            return True
+    return False
+
+
+def _has_epilogue(op: Operation) -> bool:
+    return any(
+        isinstance(use.operation, GraphOp)
+        and use.operation.FACTS.fusion in (FusionKind.ELEMWISE, FusionKind.BROADCAST)
+        for use in op.results[0].uses
+    )
+
+
+def _weight_key(op: Operation) -> tuple[object, ...] | None:
+    """What must agree between siblings: kind, properties, weight shape but the channels."""
+    if not in_origin_view(op) or _folds_pending(op):
+        return None
+    if isinstance(op, _CONVS):
+        w = constant_array(op.weight)
+        if w is None or op.attr("group") != 1:
+            return None
+        if op.bias is not None and constant_array(op.bias) is None:
+            return None
+        props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
+        return (type(op), w.shape[1:], w.dtype, props)
+    if isinstance(op, MatMulOp):
+        w = constant_array(op.rhs)
+        if w is None or w.ndim != 2:
+            return None
+        return (MatMulOp, w.shape[0], w.dtype)
+    return None
+
+
+@simplify_rule
+class CombineSiblings(SimplifyRule):
+    """Rule 38 (see the module docstring)."""
+
+    INFO = RuleInfo(
+        38,
+        "combine-parallel",
+        "Conv(x, W1), Conv(x, W2) ... (or MatMul(x, B1), MatMul(x, B2) ...)",
+        "Split(Conv(x, concat(W1, W2 ...)))",
+        "constant weights, equal attributes, group 1; only when launches and reads saved "
+        "exceed the Split's copy; not while a BN/per-channel fold is pending",
+        "TVM(CombineParallelConv2D, CombineParallelDense)",
+    )
+    ROOTS = (*_CONVS, MatMulOp)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        key = _weight_key(op)
+        if key is None:
+            return
+        x = op.operands[0]
+        siblings = [
+            use.operation
+            for use in x.uses
+            if use.index == 0
+            and use.operation.parent_block() is op.parent_block()
+            and _weight_key(use.operation) == key
+        ]
+        siblings = sorted(dict.fromkeys(siblings), key=_position)
+        if len(siblings) < 2 or op is not siblings[0]:
+            return
+        k = len(siblings)
+        outputs = sum(_bytes(s.results[0]) for s in siblings)
+        # an elementwise user could have fused into its sibling's kernel; after a Split
+        # it reads the result from global memory again
+        unfused = sum(2 * _bytes(s.results[0]) for s in siblings if _has_epilogue(s))
+        launch = _launch_bytes()
+        if (k - 1) * (launch + _bytes(x)) <= launch + 2 * outputs + unfused:
+            return
+        combined = self._combined(siblings)
+        if combined is None:
+            return
+        new_ops, results = combined
+        for new in new_ops:
+            rewriter.insert(new, InsertPoint.before(op))
+        for sibling, result in zip(siblings, results, strict=True):
+            result.name_hint = sibling.results[0].name_hint
+            rewriter.replace(sibling, [], [result])
+
+    @staticmethod
+    def _combined(
+        siblings: Sequence[Operation],
+    ) -> tuple[list[Operation], list[SSAValue]] | None:
+        first = siblings[0]
+        x = first.operands[0]
+        weights = [_constant(s.operands[1]) for s in siblings]
+        new_ops: list[Operation] = []
+        if isinstance(first, MatMulOp):
+            w = new_constant(np.concatenate(weights, axis=1))
+            main: Operation = MatMulOp.make(x, w)
+            sizes = [int(wi.shape[1]) for wi in weights]
+            axis = -1
+        else:
+            assert isinstance(first, Conv2dOp | ConvOp)
+            sizes = [int(wi.shape[0]) for wi in weights]
+            like = first.weight.type
+            w = new_constant(np.concatenate(weights, axis=0), like)  # type: ignore[arg-type]
+            bias = None
+            biases = [None if s.bias is None else _constant(s.bias) for s in siblings]  # type: ignore[attr-defined]
+            if any(b is not None for b in biases):
+                parts = [
+                    np.zeros(n, weights[0].dtype) if b is None else b
+                    for b, n in zip(biases, sizes, strict=True)
+                ]
+                bias_op = new_constant(np.concatenate(parts))
+                new_ops.append(bias_op)
+                bias = bias_op.output
+            props: dict[str, Any] = {
+                k: v for k, v in first.properties.items() if k != "operandSegmentSizes"
+            }
+            main = type(first).make(x, w, bias, **props)
+            axis = 1
+        split_sizes = new_constant(np.array(sizes, np.int64))
+        split = SplitOp.make(main, split_sizes, axis=axis)
+        base = first.results[0].name_hint
+        if base:
+            w.output.name_hint = f"{base}_combined_weight"
+            main.results[0].name_hint = f"{base}_combined"
+            split_sizes.output.name_hint = f"{base}_split_sizes"
+        if [r.type for r in split.results] != [s.results[0].type for s in siblings]:
+            return None
+        return [w, *new_ops, main, split_sizes, split], list(split.results)
+
+
+def _constant(value: SSAValue) -> np.ndarray:
+    data = constant_array(value)
+    assert data is not None, "checked by _weight_key"
+    return data
+
+
+def _position(op: Operation) -> int:
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
+
+
+def _name(old: Operation, inner: Operation, outer: Operation) -> None:
+    """``outer`` takes over ``old``'s name; ``inner`` gets it with a suffix."""
+    hint = old.results[0].name_hint
+    outer.results[0].name_hint = hint
+    if hint:
+        inner.results[0].name_hint = f"{hint}_moved"
+
+
+# ---- rule 39 ------------------------------------------------------------------------------
+
+
+def _single_use_producers(values: Sequence[SSAValue], cls: type[_Op]) -> list[_Op] | None:
+    """The ops of type ``cls`` producing ``values``, each value used once; else None."""
+    ops: list[_Op] = []
+    for v in values:
+        owner = v.owner
+        if not isinstance(owner, cls) or len(list(v.uses)) != 1 or not in_origin_view(owner):
+            return None
+        ops.append(owner)
+    return ops
+
+
+@simplify_rule
+class ConcatOfCasts(SimplifyRule):
+    """``Concat(Cast(a, T), Cast(b, T))`` from one source type -> ``Cast(Concat(a, b), T)``."""
+
+    INFO = RuleInfo(
+        39,
+        "concat-of-casts",
+        "Concat(Cast(a, T), Cast(b, T), ...)",
+        "Cast(Concat(a, b, ...), T)",
+        "every operand a single-use cast to T from one source type; exact",
+        "OO GE",
+    )
+    ROOTS = (ConcatOp,)
+
+    def rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        casts = _single_use_producers(list(op.inputs), CastOp)
+        if not casts or len(casts) < 2 or not in_origin_view(op):
+            return
+        sources = {c.input.type.element_type for c in casts}  # type: ignore[union-attr]
+        if len(sources) != 1 or len({c.attr("to") for c in casts}) != 1:
+            return
+        concat = ConcatOp.make(*(c.input for c in casts), axis=op.attr("axis"))
+        cast = CastOp.make(concat, to=casts[0].attr("to"))
+        if cast.results[0].type != op.results[0].type:
+            return
+        _name(op, concat, cast)
+        rewriter.replace(op, [concat, cast])
+        for c in casts:
+            rewriter.erase(c)
+
+
+@simplify_rule
+class ConcatOfTransposes(SimplifyRule):
+    """``Concat(Transpose(a, p), Transpose(b, p), axis)`` ->
+    ``Transpose(Concat(a, b, axis = p[axis]), p)``."""
+
+    INFO = RuleInfo(
+        39,
+        "concat-of-transposes",
+        "Concat(Transpose(a, p), Transpose(b, p), ...; axis)",
+        "Transpose(Concat(a, b, ...; p[axis]), p)",
+        "one permutation, single-use transposes; exact",
+        "OO TVM GE",
+    )
+    ROOTS = (ConcatOp,)
+
+    def rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        transposes = _single_use_producers(list(op.inputs), TransposeOp)
+        if not transposes or len(transposes) < 2 or not in_origin_view(op):
+            return
+        perms = {t.attr("perm") for t in transposes}
+        if len(perms) != 1:
+            return
+        rank = len(op.results[0].type.origin_shape)  # type: ignore[union-attr]
+        perm = perms.pop() or tuple(reversed(range(rank)))
+        axis = op.attr("axis") % rank
+        concat = ConcatOp.make(*(t.data for t in transposes), axis=int(perm[axis]))
+        transpose = TransposeOp.make(concat, perm=list(perm))
+        if transpose.results[0].type != op.results[0].type:
+            return
+        _name(op, concat, transpose)
+        rewriter.replace(op, [concat, transpose])
+        for t in transposes:
+            rewriter.erase(t)
+
+
+@simplify_rule
+class SliceOfCast(SimplifyRule):
+    """``Slice(Cast(x))`` -> ``Cast(Slice(x))``: the cast converts only what is kept."""
+
+    INFO = RuleInfo(
+        39,
+        "slice-before-cast",
+        "Slice(Cast(x, T), ...)",
+        "Cast(Slice(x, ...), T)",
+        "the cast has no other user; exact",
+        "TVM GE",
+    )
+    ROOTS = (SliceOp,)
+
+    def rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        found = _single_use_producers([op.data], CastOp)
+        if not found or not in_origin_view(op):
+            return
+        (cast,) = found
+        sliced = SliceOp.make(cast.input, *op.operand_slots()[1:])
+        new_cast = CastOp.make(sliced, to=cast.attr("to"))
+        if new_cast.results[0].type != op.results[0].type:
+            return
+        _name(op, sliced, new_cast)
+        rewriter.replace(op, [sliced, new_cast])
+        rewriter.erase(cast)
+
+
+@simplify_rule
+class SliceOfTranspose(SimplifyRule):
+    """``Slice(Transpose(x, p), axes a)`` -> ``Transpose(Slice(x, axes p[a]), p)``."""
+
+    INFO = RuleInfo(
+        39,
+        "slice-before-transpose",
+        "Slice(Transpose(x, p), starts, ends, axes a)",
+        "Transpose(Slice(x, starts, ends, axes p[a]), p)",
+        "constant axes; the transpose has no other user; exact",
+        "TVM GE",
+    )
+    ROOTS = (SliceOp,)
+
+    def rewrite(self, op: SliceOp, rewriter: PatternRewriter) -> None:
+        found = _single_use_producers([op.data], TransposeOp)
+        if not found or not in_origin_view(op):
+            return
+        (transpose,) = found
+        rank = len(op.results[0].type.origin_shape)  # type: ignore[union-attr]
+        perm = transpose.attr("perm") or tuple(reversed(range(rank)))
+        starts = constant_array(op.starts)
+        if starts is None:
+            return
+        axes = np.arange(starts.size) if op.axes is None else constant_array(op.axes)
+        if axes is None:
+            return
+        moved = np.array([perm[int(a) % rank] for a in axes.reshape(-1)], np.int64)
+        new_axes = new_constant(moved)
+        slots = op.operand_slots()
+        sliced = SliceOp.make(transpose.data, slots[1], slots[2], new_axes, slots[4])
+        new_transpose = TransposeOp.make(sliced, perm=list(perm))
+        if new_transpose.results[0].type != op.results[0].type:
+            return
+        _name(op, sliced, new_transpose)
+        rewriter.replace(op, [new_axes, sliced, new_transpose])
+        rewriter.erase(transpose)
