@@ -20,9 +20,11 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-opt examples/conv_block.mlir
 	@echo "== the format engine on it (strategy ge): where the TransData go =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'format{strategy=ge}'
-	@echo "== tilegraph-run: light ResNet-50 (random weights), compiled with O2, vs onnxruntime =="
+	@echo "== O2: folding and rules, the format engine, then fusion into graph.fused kernels =="
+	$(BIN)/tilegraph-opt examples/conv_block.mlir -p O2 --pass-statistics
+	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, vs onnxruntime =="
 	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
-	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --compare
+	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -36,6 +38,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/compile_throughput.py
 	$(PY) benchmarks/reference_vs_onnxruntime.py
 	$(PY) benchmarks/format_strategies.py
+	$(PY) benchmarks/graph_optimizations.py
+	$(PY) benchmarks/pass_timing.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.dialects import func
@@ -11,18 +12,21 @@ from tilegraph.dialects.graph import ConstantOp, FusedOp
 from tilegraph.dialects.layout import TransDataOp
 
 
-def compute_op_count(module: ModuleOp) -> int:
-    """Ops that execute: graph and layout ops at the top level of every function, constants
-    excluded (they are data); a ``graph.fused`` group counts once (it is one kernel)."""
-    count = 0
+def top_level_ops(module: ModuleOp) -> Counter[str]:
+    """Graph and layout ops at the top level of every function, by name (a ``graph.fused``
+    group is one entry; its members are not listed)."""
+    names: Counter[str] = Counter()
     for fn in module.ops:
-        if not isinstance(fn, func.FuncOp) or not fn.body.blocks:
-            continue
-        for op in fn.body.blocks[0].ops:
-            if isinstance(op, ConstantOp) or not op.name.startswith(("graph.", "layout.")):
-                continue
-            count += 1
-    return count
+        if isinstance(fn, func.FuncOp) and fn.body.blocks:
+            names.update(
+                op.name for op in fn.body.blocks[0].ops if op.name.startswith(("graph.", "layout."))
+            )
+    return names
+
+
+def compute_op_count(module: ModuleOp) -> int:
+    """Ops that execute: :func:`top_level_ops` without constants (they are data)."""
+    return sum(n for name, n in top_level_ops(module).items() if name != ConstantOp.name)
 
 
 @dataclass(frozen=True)

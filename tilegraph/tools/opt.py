@@ -51,9 +51,15 @@ class TilegraphOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description=_description(), args=args)
         if self.args.list_rules:
-            from tilegraph.passes.simplify.rule import format_rule_table, rule_catalog
+            from tilegraph.passes.simplify.rule import (
+                format_rule_markdown,
+                format_rule_table,
+                rule_catalog,
+            )
 
-            print(format_rule_table(rule_catalog()))
+            rules = rule_catalog()
+            markdown = self.args.rules_markdown
+            print(format_rule_markdown(rules) if markdown else format_rule_table(rules))
             raise SystemExit(0)
         if self.args.print_constants:
             dense.set_elide_limit(None)
@@ -159,6 +165,11 @@ class TilegraphOptMain(xDSLOptMain):
             "--list-rules",
             action="store_true",
             help="print the named rewrite rules (name, pattern, result, caveat) and exit",
+        )
+        arg_parser.add_argument(
+            "--rules-markdown",
+            action="store_true",
+            help="with --list-rules: print the catalogue as a Markdown table",
         )
         arg_parser.add_argument(
             "--elide-constants-larger-than",

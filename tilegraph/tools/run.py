@@ -18,7 +18,6 @@ import os
 import re
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
-from tilegraph.passes.analysis import compute_op_count, fusion_summary
+from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
 from tilegraph.runtime.reference import (
     InputError,
     entry_function,
@@ -290,7 +289,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         statistics, check_summary = _run_pipeline(args, module, inputs)
         times["passes"] = time.perf_counter() - t0
-    ops = Counter(op.name for op in module.walk() if op.name.startswith(("graph.", "layout.")))
+    ops = top_level_ops(module)
     fn = entry_function(module)
     t0 = time.perf_counter()
     outputs = run_reference(module, inputs)

@@ -120,3 +120,23 @@ def format_rule_table(rules: list[RuleInfo]) -> str:
             lines.append(f"     peers: {r.peers}")
     lines.append(f"{len(rules)} rules")
     return "\n".join(lines)
+
+
+def format_rule_markdown(rules: list[RuleInfo]) -> str:
+    """The catalogue as a Markdown table (docs/graph-optimizations.md embeds it)."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [
+        "| # | rule | pattern | result | caveat | peers | pass |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rules:
+        number = "" if r.number is None else str(r.number)
+        name = f"`{r.name}`" + (" (fast-math)" if r.fast_math else "")
+        lines.append(
+            f"| {number} | {name} | {cell(r.pattern)} | {cell(r.result)} | "
+            f"{cell(r.caveat)} | {cell(r.peers)} | {r.implemented_by} |"
+        )
+    return "\n".join(lines)
