@@ -8,14 +8,17 @@ data and is treated as opaque), so that a rule never misreads a laid-out array.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph import ConstantOp, GraphOp
+from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.symbolic.dims import is_unknown_dim
 
 
 def constant_array(value: SSAValue | None) -> np.ndarray | None:
@@ -130,3 +133,97 @@ def evaluate(op: Operation, present: Sequence[np.ndarray | None]) -> tuple[np.nd
 
 def all_static(types: Sequence[TensorType | None]) -> bool:
     return all(t is not None and t.is_static for t in types)
+
+
+def numpy_dtype(value: SSAValue) -> np.dtype | None:
+    """The numpy element type of a tensor value, else None."""
+    t = tensor_type_of(value)
+    return None if t is None else np.dtype(t.dtype.numpy)
+
+
+def is_float(value: SSAValue) -> bool:
+    """Whether ``value`` is a tensor of a floating-point element type."""
+    dtype = numpy_dtype(value)
+    return dtype is not None and dtype.kind == "f"
+
+
+def make_typed(
+    cls: type[GraphOp], *operands: SSAValue | Operation | None, like: Attribute, **attrs: Any
+) -> GraphOp | None:
+    """``cls.make(*operands, **attrs)`` if its shape function accepts the operands and its
+    single result type equals ``like``; else None.
+
+    Rules build replacements with this so that no consumer sees another type. A rejected
+    op is dropped at once: it would otherwise keep uses of its operands alive and make
+    :func:`only_user` answers wrong.
+    """
+    try:
+        op = cls.make(*operands, **attrs)
+    except (ShapeError, ValueError, TypeError):
+        return None
+    if len(op.results) != 1 or op.results[0].type != like:
+        op.drop_all_references()
+        return None
+    return op
+
+
+def replace_with_ops(
+    rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation]
+) -> None:
+    """Replace ``op``'s single result by the last of ``new_ops`` (inserted before ``op``),
+    which must have the same type; the new result keeps ``op``'s name hint, and unnamed
+    intermediate results are named after it with a suffix (``%y_k0``) so that ``%y`` stays
+    the final value in printed IR."""
+    result = new_ops[-1].results[0]
+    assert result.type == op.results[0].type, "replacement changes the result type"
+    hint = op.results[0].name_hint
+    result.name_hint = hint
+    if hint is not None:
+        for i, new in enumerate(new_ops[:-1]):
+            for r in new.results:
+                if r.name_hint is None:
+                    r.name_hint = f"{hint}_k{i}"
+    rewriter.replace(op, list(new_ops), [result])
+
+
+def scalar_constant(value: float | int | np.generic, like: SSAValue) -> ConstantOp:
+    """A rank-0 ``graph.constant`` of ``value`` in ``like``'s element type."""
+    dtype = numpy_dtype(like)
+    assert dtype is not None
+    return new_constant(np.array(value, dtype=dtype))
+
+
+def filled_constant(value: float | int, like: SSAValue, max_elements: int) -> ConstantOp | None:
+    """A constant with ``like``'s type (shape, element type, origin format) whose elements
+    all equal ``value``; None if the shape is symbolic or has more than ``max_elements``."""
+    t = tensor_type_of(like)
+    if t is None or not t.is_static or t.storage_format != t.origin_format:
+        return None
+    n = t.num_elements()
+    if n is None or n > max_elements:
+        return None
+    array = np.full([int(d) for d in t.origin_shape], value, dtype=np.dtype(t.dtype.numpy))
+    op = new_constant(array, t)
+    return op if op.output.type == t else None
+
+
+def constant_ints(value: SSAValue | None) -> tuple[int, ...] | None:
+    """The values of a constant integer tensor (shape, axes, pads, ...) flattened, else None."""
+    data = constant_array(value)
+    if data is None or data.dtype.kind not in "iu":
+        return None
+    return tuple(int(v) for v in data.reshape(-1))
+
+
+def ints_constant(values: Sequence[int]) -> ConstantOp:
+    """A 1-D int64 ``graph.constant`` (a new shape, axes, pads, ... operand)."""
+    return new_constant(np.array(list(values), dtype=np.int64))
+
+
+def dims_known(t: TensorType | None) -> bool:
+    """Every dim of ``t`` is static or symbolic (none UNKNOWN).
+
+    Rules that conclude "same type, so same shape, so the op is the identity" need this:
+    two UNKNOWN dims compare equal as types but may differ at run time.
+    """
+    return t is not None and not any(is_unknown_dim(d) for d in t.origin_shape)
