@@ -24,9 +24,11 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
+    PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
@@ -86,10 +88,35 @@ class AlgebraicSimplifyPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         rules = selected_rules(_names(self.only), _names(self.disable), self.fast_math)
-        patterns: list[RewritePattern] = [cls(stats) for cls in rules]
-        if not patterns:
+        if not rules:
             return
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(op)
+        dispatch = RulesByOpType([cls(stats) for cls in rules])
+        # the greedy applier also erases the ops a rewrite leaves dead
+        PatternRewriteWalker(GreedyRewritePatternApplier([dispatch])).rewrite_module(op)
+
+
+class RulesByOpType(RewritePattern):
+    """Try only the rules whose ``ROOTS`` include the op's type, in registration order.
+
+    With some eighty rules, asking each one about every op dominated the pass's time; the
+    table per op type (built on first sight of a type) keeps the cost per op near one
+    dictionary lookup when no rule applies.
+    """
+
+    def __init__(self, rules: list[SimplifyRule]):
+        self.rules = rules
+        self.by_type: dict[type[Operation], list[SimplifyRule]] = {}
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        kind = type(op)
+        candidates = self.by_type.get(kind)
+        if candidates is None:
+            candidates = [r for r in self.rules if not r.ROOTS or issubclass(kind, r.ROOTS)]
+            self.by_type[kind] = candidates
+        for rule in candidates:
+            rule.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
 
 
 load_rule_modules()

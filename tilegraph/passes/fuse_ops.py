@@ -92,11 +92,14 @@ class Group:
     anchor: Operation | None = None
     prologue: set[Operation] = field(default_factory=set)
     """Members that feed the anchor (its inputs' producers)."""
+    epilogue_only: bool = True
+    """Every member could follow an anchor (ELEMWISE, BROADCAST or a conversion)."""
 
     def __post_init__(self) -> None:
         self.members.add(self.root)
         if fusion_kind(self.root) in ANCHOR_KINDS:
             self.anchor = self.root
+        self.epilogue_only = _epilogue_capable(self.root)
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
@@ -104,6 +107,10 @@ class Group:
             return FusionKind.OPAQUE if kind is None else kind
         kinds = [fusion_kind(m) for m in self.members]
         return max(FusionKind.OPAQUE if k is None else k for k in kinds)
+
+
+def _epilogue_capable(op: Operation) -> bool:
+    return fusion_kind(op) in EPILOGUE_KINDS or isinstance(op, TransDataOp)
 
 
 def _users(op: Operation) -> list[Operation]:
@@ -118,13 +125,9 @@ def can_join(producer: Operation, group: Group) -> bool:
     users = _users(producer)
     if not users or any(u not in group.members for u in users):
         return False
-    if any(fusion_kind(m) == FusionKind.OPAQUE for m in group.members):
-        return False
     is_conversion = isinstance(producer, TransDataOp)
     if kind in ANCHOR_KINDS:
-        return group.anchor is None and all(
-            fusion_kind(m) in EPILOGUE_KINDS or isinstance(m, TransDataOp) for m in group.members
-        )
+        return group.anchor is None and group.epilogue_only
     if group.anchor is None:
         return True
     feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
@@ -142,8 +145,16 @@ class _Fuser:
     stats: PassStatistics
     position: dict[Operation, int] = field(default_factory=dict)
 
+    sizes: dict[SSAValue, int | None] = field(default_factory=dict)
+
+    def size(self, value: SSAValue) -> int | None:
+        """Storage bytes of ``value`` (memoised: types are immutable during the pass)."""
+        if value not in self.sizes:
+            self.sizes[value] = tensor_bytes(value)
+        return self.sizes[value]
+
     def buffer(self, value: SSAValue, tile: int) -> int:
-        size = tensor_bytes(value)
+        size = self.size(value)
         return tile if size is None else min(size, tile)
 
     def working_set(self, members: set[Operation], root: Operation) -> int:
@@ -159,42 +170,43 @@ class _Fuser:
             for v in m.operands:
                 last_use[v] = m
         live: dict[SSAValue, int] = {}
-        peak = 0
+        current = peak = 0
         for m in vector:
             for r in m.results:
                 if r not in outputs:
                     live[r] = self.buffer(r, tile)
-            peak = max(peak, sum(live.values()))
+                    current += live[r]
+            peak = max(peak, current)
             for v in m.operands:
-                if last_use.get(v) is m:
-                    live.pop(v, None)
+                if last_use.get(v) is m and v in live:
+                    current -= live.pop(v)
         return total + peak
 
     def grow(self, root: Operation, block: Block) -> Group:
         group = Group(root)
         if fusion_kind(root) == FusionKind.OPAQUE:
             return group
-        rejected: set[Operation] = set()
-        while len(group.members) < self.max_ops:
-            candidates = {
-                v.owner
-                for m in group.members
-                for v in m.operands
-                if isinstance(v.owner, Operation)
-                and v.owner.parent_block() is block
-                and v.owner not in group.members
-                and v.owner not in rejected
-            }
-            legal = [p for p in candidates if can_join(p, group)]
+        frontier: set[Operation] = set()
+
+        def extend(member: Operation) -> None:
+            for v in member.operands:
+                owner = v.owner
+                if isinstance(owner, Operation) and owner.parent_block() is block:
+                    frontier.add(owner)
+            frontier.difference_update(group.members)
+
+        extend(root)
+        while frontier and len(group.members) < self.max_ops:
+            legal = [p for p in frontier if can_join(p, group)]
             if not legal:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
-            trial = group.members | {best}
-            if self.working_set(trial, root) > self.hw.ub_bytes:
-                rejected.add(best)
+            frontier.discard(best)
+            if self.working_set(group.members | {best}, root) > self.hw.ub_bytes:
                 self.stats.add("rejected-working-set")
                 continue
             self.join(best, group)
+            extend(best)
         return group
 
     @staticmethod
@@ -207,9 +219,10 @@ class _Fuser:
         ):
             group.prologue.add(producer)
         group.members.add(producer)
+        group.epilogue_only = group.epilogue_only and _epilogue_capable(producer)
 
     def saving(self, producer: Operation) -> int:
-        return sum(2 * (tensor_bytes(r) or 0) for r in producer.results)
+        return sum(2 * (self.size(r) or 0) for r in producer.results)
 
     def fuse_block(self, block: Block) -> list[Group]:
         ops = list(block.ops)

@@ -378,6 +378,14 @@ def _scaled_x(value: SSAValue, x: SSAValue, factor: float) -> bool:
     return False
 
 
+def _one_plus(one_plus: SSAValue, cls: type[_Op]) -> tuple[AddOp, _Op | None]:
+    """``1 + f(...)``: the Add and the single-use ``cls`` op ``f`` (None if not so)."""
+    add = one_plus.owner
+    assert isinstance(add, AddOp), "checked by _gelu_parts"
+    split = _split(add, lambda v: _made_by(v, cls) is not None)
+    return add, None if split is None else _made_by(split[0], cls)
+
+
 class _RecomposeGelu(SimplifyRule):
     APPROXIMATE: str
     ROOTS = (MulOp,)
@@ -414,14 +422,8 @@ class RecomposeGeluErf(_RecomposeGelu):
     APPROXIMATE = "none"
 
     def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
-        add = one_plus.owner
-        assert isinstance(add, AddOp)
-        split = _split(add, lambda v: _made_by(v, ErfOp) is not None)
-        if split is None:
-            return None
-        erf = split[0].owner
-        assert isinstance(erf, ErfOp)
-        if not _scaled_x(erf.input, x, 1.0 / sqrt(2.0)):
+        add, erf = _one_plus(one_plus, ErfOp)
+        if erf is None or not _scaled_x(erf.input, x, 1.0 / sqrt(2.0)):
             return None
         return [add, erf, erf.input.owner]  # type: ignore[list-item]
 
@@ -441,14 +443,8 @@ class RecomposeGeluTanh(_RecomposeGelu):
     APPROXIMATE = "tanh"
 
     def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
-        add = one_plus.owner
-        assert isinstance(add, AddOp)
-        split = _split(add, lambda v: _made_by(v, TanhOp) is not None)
-        if split is None:
-            return None
-        tanh = split[0].owner
-        assert isinstance(tanh, TanhOp)
-        scale = _made_by(tanh.input, MulOp)
+        add, tanh = _one_plus(one_plus, TanhOp)
+        scale = None if tanh is None else _made_by(tanh.input, MulOp)
         if scale is None:
             return None
         inner_split = _split(scale, lambda v: _is(v, sqrt(2.0 / pi)))
@@ -469,7 +465,7 @@ class RecomposeGeluTanh(_RecomposeGelu):
         power = _made_by(coeff_split[1], PowOp)
         if power is None or power.lhs != x or not _is(power.rhs, 3.0):
             return None
-        return [add, tanh, scale, poly, cubic, power]
+        return [add, tanh, scale, poly, cubic, power]  # type: ignore[list-item]
 
 
 # ---- Softmax --------------------------------------------------------------------------------
