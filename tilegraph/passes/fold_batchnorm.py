@@ -385,6 +385,31 @@ def _foldable_producer(value: SSAValue) -> Operation | None:
     return producer if in_origin_view(producer) else None
 
 
+def _weights_constant(producer: Operation) -> bool:
+    """Whether the producer's weights (and bias) are constants a fold can rewrite."""
+    if isinstance(producer, _CONVS):
+        return _float(producer.weight) is not None and (
+            producer.bias is None or _float(producer.bias) is not None
+        )
+    if isinstance(producer, GemmOp):
+        return _float(producer.b) is not None and (
+            producer.c is None or _float(producer.c) is not None
+        )
+    if isinstance(producer, MatMulOp):
+        rhs, lhs = _float(producer.rhs), producer.lhs.type
+        return rhs is not None and rhs.ndim == 2 and isinstance(lhs, TensorType) and lhs.rank == 2
+    return False
+
+
+def _bn_folds_into_producer(bn: BatchNormOp) -> bool:
+    """Whether :class:`FoldEpilogue` takes this BatchNorm into the op before it."""
+    producer = _foldable_producer(bn.input)
+    if producer is None or not _weights_constant(producer) or batchnorm_affine(bn) is None:
+        return False
+    out = producer.results[0].type
+    return isinstance(out, TensorType) and (_output_axis(producer) == 1 or out.rank == 2)
+
+
 class FoldEpilogue(_FoldRule):
     """Rules 32, 33, 37: a per-output-channel affine epilogue moves into its producer."""
 
@@ -492,7 +517,7 @@ class BatchNormToAffine(_FoldRule):
     ROOTS = (BatchNormOp,)
 
     def rewrite(self, bn: BatchNormOp, rewriter: PatternRewriter) -> None:
-        if not in_origin_view(bn) or _foldable_producer(bn.input) is not None:
+        if not in_origin_view(bn) or _bn_folds_into_producer(bn):
             return
         affine = batchnorm_affine(bn)
         t = bn.input.type

@@ -89,3 +89,17 @@ func.func @input_scale(%x: !layout.tensor<1x2x2x2xf32, NCHW>) -> (!layout.tensor
 // CHECK:       %m2 = graph.mul %x, %n
 // CHECK:       %r2 = graph.relu %m2
 // CHECK:       %z = graph.conv2d %r2, %w
+
+// -----
+// A batched MatMul (3-D A) has no per-channel axis 1 = N: the BN stays (as a multiply-add).
+func.func @batched_matmul_bn(%a: !layout.tensor<2x3x2xf32>) -> !layout.tensor<2x3x2xf32> {
+  %b = graph.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : !layout.tensor<2x2xf32>
+  %p = graph.constant dense<[1.0, 3.0, 2.0]> : !layout.tensor<3xf32>
+  %mm = graph.matmul %a, %b : (!layout.tensor<2x3x2xf32>, !layout.tensor<2x2xf32>) -> !layout.tensor<2x3x2xf32>
+  %y = graph.batch_norm %mm, %p, %p, %p, %p : (!layout.tensor<2x3x2xf32>, !layout.tensor<3xf32>, !layout.tensor<3xf32>, !layout.tensor<3xf32>, !layout.tensor<3xf32>) -> !layout.tensor<2x3x2xf32>
+  func.return %y : !layout.tensor<2x3x2xf32>
+}
+// CHECK-LABEL: func.func @batched_matmul_bn
+// CHECK:       %mm = graph.matmul %a, %b
+// CHECK:       graph.mul %mm
+// CHECK-NOT:   graph.gemm

@@ -345,6 +345,7 @@ class SliceOfTranspose(SimplifyRule):
             return
         moved = np.array([perm[int(a) % rank] for a in axes.reshape(-1)], np.int64)
         new_axes = new_constant(moved)
+        new_axes.output.name_hint = f"{op.results[0].name_hint or 'slice'}_axes"
         slots = op.operand_slots()
         sliced = SliceOp.make(transpose.data, slots[1], slots[2], new_axes, slots[4])
         new_transpose = TransposeOp.make(sliced, perm=list(perm))

@@ -59,3 +59,34 @@ func.func @shared(%x: !layout.tensor<2x3xf32>) -> (!layout.tensor<2x1xf64>, !lay
 // CHECK-LABEL: func.func @shared
 // CHECK:       %c = graph.cast %x
 // CHECK:       %sl = graph.slice %c
+
+// -----
+// concat-of-transposes and slice-before-transpose.
+func.func @transposes(%x: !layout.tensor<2x3xf32>, %y: !layout.tensor<2x3xf32>) -> (!layout.tensor<6x2xf32>, !layout.tensor<1x2xf32>) {
+  %tx = graph.transpose %x {perm = [1, 0]} : (!layout.tensor<2x3xf32>) -> !layout.tensor<3x2xf32>
+  %ty = graph.transpose %y {perm = [1, 0]} : (!layout.tensor<2x3xf32>) -> !layout.tensor<3x2xf32>
+  %cat = graph.concat %tx, %ty {axis = 0} : (!layout.tensor<3x2xf32>, !layout.tensor<3x2xf32>) -> !layout.tensor<6x2xf32>
+  %t2 = graph.transpose %y {perm = [1, 0]} : (!layout.tensor<2x3xf32>) -> !layout.tensor<3x2xf32>
+  %s = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %e = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %a = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %sl = graph.slice %t2, %s, %e, %a : (!layout.tensor<3x2xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<1x2xf32>
+  func.return %cat, %sl : !layout.tensor<6x2xf32>, !layout.tensor<1x2xf32>
+}
+// CHECK-LABEL: func.func @transposes
+// CHECK:       %cat_moved = graph.concat %x, %y {axis = 1}
+// CHECK-NEXT:  %cat = graph.transpose %cat_moved {perm = [1, 0]}
+// CHECK:       %sl_axes = graph.constant dense<[1]>
+// CHECK-NEXT:  %sl_moved = graph.slice %y, %s, %e, %sl_axes :
+// CHECK-NEXT:  %sl = graph.transpose %sl_moved {perm = [1, 0]}
+
+// -----
+// Different permutations are not one transpose.
+func.func @mixed_perms(%x: !layout.tensor<2x2x3xf32>, %y: !layout.tensor<2x2x3xf32>) -> !layout.tensor<4x2x3xf32> {
+  %tx = graph.transpose %x {perm = [1, 0, 2]} : (!layout.tensor<2x2x3xf32>) -> !layout.tensor<2x2x3xf32>
+  %ty = graph.transpose %y {perm = [0, 1, 2]} : (!layout.tensor<2x2x3xf32>) -> !layout.tensor<2x2x3xf32>
+  %cat = graph.concat %tx, %ty {axis = 0} : (!layout.tensor<2x2x3xf32>, !layout.tensor<2x2x3xf32>) -> !layout.tensor<4x2x3xf32>
+  func.return %cat : !layout.tensor<4x2x3xf32>
+}
+// CHECK-LABEL: func.func @mixed_perms
+// CHECK:       %cat = graph.concat %tx, %ty

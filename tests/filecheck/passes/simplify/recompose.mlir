@@ -101,3 +101,58 @@ func.func @unshifted(%x: !layout.tensor<2x5xf32>) -> !layout.tensor<2x5xf32> {
 // CHECK-LABEL: func.func @unshifted
 // CHECK-NOT:   graph.softmax
 // CHECK:       %y = graph.div %e, %s
+
+// -----
+// recompose-rms-norm: x / sqrt(mean(x^2) + eps) * g; with a second user of the mean, no.
+func.func @rms(%x: !layout.tensor<2x4xf32>) -> (!layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %eps = graph.constant dense<1.0e-06> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : !layout.tensor<4xf32>
+  %p = graph.pow %x, %two : (!layout.tensor<2x4xf32>, !layout.tensor<f32>) -> !layout.tensor<2x4xf32>
+  %m = graph.reduce_mean %p, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %me = graph.add %m, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %me : !layout.tensor<2x1xf32>
+  %n = graph.div %x, %s : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  %y = graph.mul %n, %g : (!layout.tensor<2x4xf32>, !layout.tensor<4xf32>) -> !layout.tensor<2x4xf32>
+  %p2 = graph.pow %x, %two : (!layout.tensor<2x4xf32>, !layout.tensor<f32>) -> !layout.tensor<2x4xf32>
+  %m2 = graph.reduce_mean %p2, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %me2 = graph.add %m2, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s2 = graph.sqrt %me2 : !layout.tensor<2x1xf32>
+  %z = graph.div %x, %s2 : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  func.return %y, %z, %me2 : !layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>
+}
+// CHECK-LABEL: func.func @rms
+// CHECK:       %y = graph.rms_norm %x, %g {axis = 1, epsilon = 1.0e-06}
+// CHECK:       %z = graph.div %x, %s2
+
+// -----
+// recompose-gelu-tanh: the tanh form; with 0.044 instead of 0.044715, no.
+func.func @gelu_tanh(%x: !layout.tensor<4xf32>) -> (!layout.tensor<4xf32>, !layout.tensor<4xf32>) {
+  %three = graph.constant dense<3.0> : !layout.tensor<f32>
+  %c = graph.constant dense<0.044715> : !layout.tensor<f32>
+  %bad = graph.constant dense<0.044> : !layout.tensor<f32>
+  %k = graph.constant dense<0.7978846> : !layout.tensor<f32>
+  %one = graph.constant dense<1.0> : !layout.tensor<f32>
+  %half = graph.constant dense<0.5> : !layout.tensor<f32>
+  %p = graph.pow %x, %three : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %pc = graph.mul %p, %c : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %i = graph.add %x, %pc : !layout.tensor<4xf32>
+  %ik = graph.mul %i, %k : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %t = graph.tanh %ik : !layout.tensor<4xf32>
+  %o = graph.add %t, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %xo = graph.mul %x, %o : !layout.tensor<4xf32>
+  %y = graph.mul %xo, %half : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %p2 = graph.pow %x, %three : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %pc2 = graph.mul %p2, %bad : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %i2 = graph.add %x, %pc2 : !layout.tensor<4xf32>
+  %ik2 = graph.mul %i2, %k : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %t2 = graph.tanh %ik2 : !layout.tensor<4xf32>
+  %o2 = graph.add %t2, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %xo2 = graph.mul %x, %o2 : !layout.tensor<4xf32>
+  %z = graph.mul %xo2, %half : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  func.return %y, %z : !layout.tensor<4xf32>, !layout.tensor<4xf32>
+}
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK:       %y = graph.gelu %x {approximate = "tanh"}
+// CHECK:       %z = graph.mul %xo2, %half
