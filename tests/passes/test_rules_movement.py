@@ -29,11 +29,22 @@ def test_sibling_convs_become_one(bias: bool):
     outs = []
     for cout in (3, 5, 2):
         w = b.constant(_w(cout, 4, 1, 1), "NCHW")
-        outs.append(b.op("relu", b.op("conv2d", x, w, b.constant(_w(cout)) if bias else None)))
-    module = b.build(*outs)
+        outs.append(b.op("conv2d", x, w, b.constant(_w(cout)) if bias else None))
+    module = b.build(*(b.op("concat", *outs, axis=1), *outs))
     run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
     ops = _ops(module)
     assert ops["graph.conv2d"] == 1 and ops["graph.split"] == 1
+
+
+def test_siblings_with_epilogues_stay_apart():
+    """Inception's branches: each 1x1 conv has a ReLU that fuses into it; after a Split the
+    ReLUs would be kernels of their own, so combining costs launches."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    outs = [b.op("relu", b.op("conv2d", x, b.constant(_w(3, 4, 1, 1), "NCHW"))) for _ in range(3)]
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel}")
+    assert _ops(module)["graph.conv2d"] == 3
 
 
 def test_sibling_matmuls_become_one():

@@ -25,7 +25,7 @@ constants (``batchnorm-to-affine``).
 
 New weights are computed in float64 and cast back to the weight's dtype. Each fold is
 probed: the old and new ops run on a seeded random input (batch 1, spatial dims cut to
-12, one matrix row) through their reference kernels, and the largest absolute difference
+4, one matrix row) through their reference kernels, and the largest absolute difference
 is kept in the statistics as ``max-abs-change`` (the rounding the fold introduced).
 Statistics: ``rule.<name>`` per fold, ``max-abs-change``.
 """
@@ -67,7 +67,7 @@ from tilegraph.passes.statistics import PassStatistics, start_pass
 PASS_NAME = "fold-batchnorm"
 PROBE_LIMIT = 1 << 20
 """Probe inputs with more elements than this are not run (max-abs-change stays unmeasured)."""
-PROBE_EXTENT = 12
+PROBE_EXTENT = 4
 """Spatial dims (and matrix rows) of the probe input are cut to this many positions."""
 
 _CONVS = (Conv2dOp, ConvOp, ConvTransposeOp)

@@ -4,9 +4,11 @@ Concat and Slice.
 Rule 38 combines k >= 2 Conv (group 1) or MatMul ops that read the same input with constant
 weights of equal shape except the output channels into one op with concatenated weights and
 a Split. It pays when the launches and input reads saved exceed the Split's copy and the
-epilogue fusions it prevents: ``(k - 1) * (launch + bytes(x)) > launch + 2 * bytes(outputs)
-+ 2 * bytes(outputs with an elementwise user)``, a launch counted as the bytes the preset's
-global memory moves meanwhile (ascend910b: 20 µs at 1.6 TB/s = 32 MB). It does
+epilogue fusions it prevents (a sibling with an elementwise user loses it: that user
+becomes a kernel of its own and re-reads the result): ``(k - 2 - e) * launch + (k - 1) *
+bytes(x) - 2 * bytes(outputs) - 2 * bytes(outputs with such a user) > 0`` for ``e`` such
+siblings, a launch counted as the bytes the preset's global memory moves meanwhile
+(ascend910b: 20 µs at 1.6 TB/s = 32 MB). It does
 not fire while a sibling still has a BatchNorm or per-channel constant arithmetic to fold
 (that fold needs the separate ops), and never on storage layouts.
 
@@ -127,11 +129,13 @@ class CombineSiblings(SimplifyRule):
             return
         k = len(siblings)
         outputs = sum(_bytes(s.results[0]) for s in siblings)
-        # an elementwise user could have fused into its sibling's kernel; after a Split
-        # it reads the result from global memory again
-        unfused = sum(2 * _bytes(s.results[0]) for s in siblings if _has_epilogue(s))
-        launch = _launch_bytes()
-        if (k - 1) * (launch + _bytes(x)) <= launch + 2 * outputs + unfused:
+        # An elementwise user could have fused into its sibling's kernel; after a Split it
+        # is a kernel of its own that reads the result from global memory again.
+        epilogues = [s for s in siblings if _has_epilogue(s)]
+        launches_saved = k - 1 - 1 - len(epilogues)  # one conv for k, plus the Split
+        bytes_saved = (k - 1) * _bytes(x) - 2 * outputs
+        bytes_saved -= sum(2 * _bytes(s.results[0]) for s in epilogues)
+        if launches_saved * _launch_bytes() + bytes_saved <= 0:
             return
         combined = self._combined(siblings)
         if combined is None:
