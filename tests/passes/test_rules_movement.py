@@ -126,3 +126,16 @@ def test_slice_moves_before_cast_and_transpose():
     order = [op.name for op in fn.body.blocks[0].ops if op.name != "graph.constant"]
     assert order.index("graph.cast") > order.index("graph.slice")
     assert order.count("graph.slice") == 2
+
+
+@pytest.mark.parametrize(("batch", "regroup"), [([2, 3], False), ([4], False), ([2, 3], True)])
+def test_reshape_across_matmul(batch: list[int], regroup: bool):
+    b = GraphBuilder()
+    x = b.input("x", [*batch, 5, 8])
+    rows = int(np.prod(batch)) * 5
+    flat = b.op("reshape", x, b.constant(np.array([rows, 8])))
+    m = b.op("matmul", flat, b.constant(_w(8, 6)))
+    back = [*batch, 5, 6] if not regroup else [5, *batch, 6]
+    module = b.build(b.op("reshape", m, b.constant(np.array(back))))
+    run_pipeline_checked(module, "algebraic-simplify{only=reshape-across-matmul},dce")
+    assert (_ops(module)["graph.reshape"] == 0) != regroup

@@ -15,7 +15,8 @@ not fire while a sibling still has a BatchNorm or per-channel constant arithmeti
 Rule 39 moves elementwise casts and transposes to the side where they do less work or
 fewer ops: ``Concat(Cast(a), Cast(b))`` is one Cast of the Concat, ``Concat(Transpose(a, p),
 Transpose(b, p))`` one Transpose of the Concat (on axis ``p[axis]``), and a Slice of a
-Cast / Transpose slices first. All exact. (Reshape across MatMul is not implemented.)
+Cast / Transpose slices first, and a MatMul fed by a Reshape that flattens the leading dims
+and followed by the Reshape that restores them is one batched MatMul. All exact.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp, SplitOp
 from tilegraph.dialects.graph.elementwise import CastOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp
-from tilegraph.dialects.graph.shape_ops import TransposeOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.hardware import hardware_preset
 from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
@@ -358,3 +359,50 @@ class SliceOfTranspose(SimplifyRule):
         _name(op, sliced, new_transpose)
         rewriter.replace(op, [new_axes, sliced, new_transpose])
         rewriter.erase(transpose)
+
+
+@simplify_rule
+class ReshapeAcrossMatMul(SimplifyRule):
+    """``Reshape(MatMul(Reshape(x, [P, K]), W), [..., M, N])`` -> ``MatMul(x, W)`` when x is
+    ``[..., M, K]``, P is the product of its leading dims and the outer Reshape restores
+    them: the flattening only existed to feed a 2-D MatMul (transformer Linear exports).
+
+    Exact: every row of the product depends on its own row of x only, so the batched
+    MatMul computes the same rows; W must be 2-D (no batch dims to broadcast).
+    """
+
+    INFO = RuleInfo(
+        39,
+        "reshape-across-matmul",
+        "Reshape(MatMul(Reshape(x: [..., M, K] -> [P, K]), W[K, N]) -> [..., M, N])",
+        "MatMul(x, W)",
+        "the reshapes only merge and restore x's leading dims; W 2-D; static shapes; exact",
+        "ORT(MatMul reshape fusion) TVM",
+    )
+    ROOTS = (ReshapeOp,)
+
+    def rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        mm = _single_use_producers([op.data], MatMulOp)
+        if not mm or not in_origin_view(op):
+            return
+        (matmul,) = mm
+        flat = _single_use_producers([matmul.lhs], ReshapeOp)
+        w = matmul.rhs.type
+        if not flat or not isinstance(w, TensorType) or w.rank != 2:
+            return
+        x = flat[0].data
+        shapes = [v.type for v in (x, matmul.lhs, op.reshaped)]
+        if not all(isinstance(t, TensorType) and t.is_static for t in shapes):
+            return
+        xs, fs, ys = ([int(d) for d in t.origin_shape] for t in shapes)  # type: ignore[union-attr]
+        if len(xs) < 3 or len(fs) != 2 or fs != [int(np.prod(xs[:-1])), xs[-1]]:
+            return
+        if ys != [*xs[:-1], int(w.origin_shape[1])]:  # type: ignore[arg-type]
+            return
+        batched = MatMulOp.make(x, matmul.rhs)
+        if batched.results[0].type != op.reshaped.type:
+            return
+        batched.results[0].name_hint = op.reshaped.name_hint
+        rewriter.replace(op, [batched])
+        rewriter.erase(matmul)
+        rewriter.erase(flat[0])

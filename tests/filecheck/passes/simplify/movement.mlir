@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose,reshape-across-matmul},dce' --split-input-file | filecheck %s
 
 // combine-parallel: three 1x1 convs on one input become one conv and a Split.
 func.func @siblings(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>) {
@@ -90,3 +90,32 @@ func.func @mixed_perms(%x: !layout.tensor<2x2x3xf32>, %y: !layout.tensor<2x2x3xf
 }
 // CHECK-LABEL: func.func @mixed_perms
 // CHECK:       %cat = graph.concat %tx, %ty
+
+// -----
+// reshape-across-matmul: flatten for a 2-D MatMul and restore -> one batched MatMul.
+func.func @linear(%x: !layout.tensor<2x3x4xf32>) -> !layout.tensor<2x3x5xf32> {
+  %w = graph.constant dense<1.0> : !layout.tensor<4x5xf32>
+  %s1 = graph.constant dense<[6, 4]> : !layout.tensor<2xi64>
+  %s2 = graph.constant dense<[2, 3, 5]> : !layout.tensor<3xi64>
+  %f = graph.reshape %x, %s1 : (!layout.tensor<2x3x4xf32>, !layout.tensor<2xi64>) -> !layout.tensor<6x4xf32>
+  %m = graph.matmul %f, %w : (!layout.tensor<6x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<6x5xf32>
+  %y = graph.reshape %m, %s2 : (!layout.tensor<6x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x3x5xf32>
+  func.return %y : !layout.tensor<2x3x5xf32>
+}
+// CHECK-LABEL: func.func @linear
+// CHECK:       %y = graph.matmul %x, %w : (!layout.tensor<2x3x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<2x3x5xf32>
+// CHECK-NEXT:  func.return %y
+
+// -----
+// A reshape that regroups the rows differently ([3, 2, 5]) is not the inverse: kept.
+func.func @regroup(%x: !layout.tensor<2x3x4xf32>) -> !layout.tensor<3x2x5xf32> {
+  %w = graph.constant dense<1.0> : !layout.tensor<4x5xf32>
+  %s1 = graph.constant dense<[6, 4]> : !layout.tensor<2xi64>
+  %s2 = graph.constant dense<[3, 2, 5]> : !layout.tensor<3xi64>
+  %f = graph.reshape %x, %s1 : (!layout.tensor<2x3x4xf32>, !layout.tensor<2xi64>) -> !layout.tensor<6x4xf32>
+  %m = graph.matmul %f, %w : (!layout.tensor<6x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<6x5xf32>
+  %y = graph.reshape %m, %s2 : (!layout.tensor<6x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<3x2x5xf32>
+  func.return %y : !layout.tensor<3x2x5xf32>
+}
+// CHECK-LABEL: func.func @regroup
+// CHECK:       %m = graph.matmul %f, %w
