@@ -139,6 +139,18 @@ def _continues_affine(op: Operation, *kinds: type[Operation]) -> bool:
     return len(other) == 1 and constant_array(other[0]) is not None
 
 
+def _scale_or_ones(
+    x: SSAValue, axis: int, gamma: SSAValue | None
+) -> tuple[list[Operation], SSAValue]:
+    """``gamma``, or a new constant of ones over the normalised dims (and the op making it)."""
+    if gamma is not None:
+        return [], gamma
+    t = x.type
+    assert isinstance(t, TensorType)
+    ones = new_constant(np.ones([int(d) for d in t.origin_shape[axis:]], t.dtype.numpy))
+    return [ones], ones.output
+
+
 # ---- LayerNorm ------------------------------------------------------------------------------
 
 
@@ -236,13 +248,7 @@ class RecomposeLayerNorm(SimplifyRule):
         if found is None:
             return
         x, axis, eps, ops = found
-        t = x.type
-        assert isinstance(t, TensorType)
-        new_ops: list[Operation] = []
-        if gamma is None:
-            ones = new_constant(np.ones([int(d) for d in t.origin_shape[axis:]], t.dtype.numpy))
-            new_ops.append(ones)
-            gamma = ones.output
+        new_ops, gamma = _scale_or_ones(x, axis, gamma)
         ln = LayerNormOp.make(x, gamma, beta, axis=axis, epsilon=eps)
         _replace(rewriter, op, [*new_ops, ln], [*tail_ops[1:], *ops])
 
@@ -287,13 +293,7 @@ class RecomposeRmsNorm(SimplifyRule):
         centring = x.owner
         if isinstance(centring, SubOp) and isinstance(centring.rhs.owner, ReduceMeanOp):
             return  # x - mean(x): the whole thing is a LayerNorm, which that rule makes
-        t = x.type
-        assert isinstance(t, TensorType)
-        new_ops: list[Operation] = []
-        if gamma is None:
-            ones = new_constant(np.ones([int(d) for d in t.origin_shape[axis:]], t.dtype.numpy))
-            new_ops.append(ones)
-            gamma = ones.output
+        new_ops, gamma = _scale_or_ones(x, axis, gamma)
         rms = RmsNormOp.make(x, gamma, axis=axis, epsilon=eps)
         dead = [o for o in [norm, *ops] if o is not op]
         _replace(rewriter, op, [*new_ops, rms], dead)
