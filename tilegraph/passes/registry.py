@@ -38,7 +38,8 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
 
 
 def _load_builtin_passes() -> None:
-    """Import every module of :mod:`tilegraph.passes`; pass modules register on import."""
+    """Import every module of :mod:`tilegraph.passes` and the lowering passes; pass modules
+    register on import."""
     import importlib
     import pkgutil
 
@@ -46,6 +47,8 @@ def _load_builtin_passes() -> None:
 
     for info in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{info.name}")
+    importlib.import_module("tilegraph.lowering.graph_to_kernels")
+    importlib.import_module("tilegraph.lowering.tiling")
 
 
 def _entry_point_passes() -> dict[str, PassFactory]:
@@ -69,7 +72,8 @@ def all_passes() -> dict[str, PassFactory]:
 
 
 def tilegraph_dialects() -> dict[str, Callable[[], Dialect]]:
-    """The ``layout`` and ``graph`` dialects, plus ``tilegraph.dialects`` entry points."""
+    """The ``layout``, ``graph`` and ``tile`` dialects, plus ``tilegraph.dialects`` entry
+    points."""
 
     def layout() -> Dialect:
         from tilegraph.dialects.layout import Layout
@@ -81,7 +85,12 @@ def tilegraph_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Graph
 
-    found: dict[str, Callable[[], Dialect]] = {"layout": layout, "graph": graph}
+    def tile() -> Dialect:
+        from tilegraph.dialects.tile import Tile
+
+        return Tile
+
+    found: dict[str, Callable[[], Dialect]] = {"layout": layout, "graph": graph, "tile": tile}
     for ep in metadata.entry_points(group="tilegraph.dialects"):
         found[ep.name] = lambda ep=ep: ep.load()
     return found

@@ -1,0 +1,91 @@
+"""The ``tile`` dialect: Ascend-style kernels on scoped buffers (DESIGN.md §6).
+
+Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, costs, semantics contract),
+:mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
+:mod:`~tilegraph.dialects.tile.dma` (data movement with layout changes),
+:mod:`~tilegraph.dialects.tile.cube` (``mmad``), :mod:`~tilegraph.dialects.tile.vector`
+(the vector unit). ``Tile`` is the xDSL dialect object.
+"""
+
+from xdsl.ir import Dialect
+
+from tilegraph.dialects.tile.base import (
+    ON_CHIP,
+    SCOPES,
+    TileOp,
+    memref_shape,
+    scope_of,
+    scoped_memref,
+)
+from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
+from tilegraph.dialects.tile.dma import (
+    DMA_OPS,
+    CopyOp,
+    FixpipeOp,
+    Load2dOp,
+    Load3dOp,
+    Load5hdOp,
+    Nd2NzOp,
+)
+from tilegraph.dialects.tile.host import (
+    HOST_OPS,
+    AllocOp,
+    ConstantOp,
+    LaunchOp,
+    ReadOp,
+    WriteOp,
+    tensor_buffer_type,
+)
+from tilegraph.dialects.tile.vector import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    VECTOR_OPS,
+    BroadcastOp,
+    CastOp,
+    CmpOp,
+    DupOp,
+    ReduceOp,
+    SelectOp,
+    TransposeOp,
+    VectorOp,
+)
+
+TILE_OPS: tuple[type[TileOp], ...] = (*HOST_OPS, *DMA_OPS, *CUBE_OPS, *VECTOR_OPS)
+
+Tile = Dialect("tile", list(TILE_OPS), [])
+
+__all__ = [
+    "BINARY_OPS",
+    "ON_CHIP",
+    "SCALAR_OPS",
+    "SCOPES",
+    "TILE_OPS",
+    "UNARY_OPS",
+    "AllocOp",
+    "BroadcastOp",
+    "CastOp",
+    "CmpOp",
+    "ConstantOp",
+    "CopyOp",
+    "DupOp",
+    "FixpipeOp",
+    "LaunchOp",
+    "Load2dOp",
+    "Load3dOp",
+    "Load5hdOp",
+    "MmadOp",
+    "Nd2NzOp",
+    "ReadOp",
+    "ReduceOp",
+    "SelectOp",
+    "Tile",
+    "TileOp",
+    "TransposeOp",
+    "VectorOp",
+    "WriteOp",
+    "memref_shape",
+    "scope_of",
+    "scoped_memref",
+    "tensor_buffer_type",
+]

@@ -1,0 +1,155 @@
+"""Shared machinery of ``tile`` ops: scoped buffers, pipes, costs and executable semantics.
+
+Buffers are builtin memrefs whose memory space is a string naming the scope::
+
+    memref<1x4x8x56x16xf32, "GM">     global memory (a kernel argument or a host allocation)
+    memref<4x8x16x16xf32, "L0A">      the cube's left-operand buffer
+
+Every ``tile`` op class declares, on the class:
+
+* ``PIPE``: the pipe it runs on (MTE1, MTE2, MTE3, M, V, FIX, S) — or :meth:`TileOp.pipe`
+  when it depends on the operands' scopes (DMA);
+* :meth:`TileOp.cost`: cycles on one core of a :class:`~tilegraph.hardware.HardwareModel`;
+* :meth:`TileOp.kernel`: its numpy semantics as a closure over the op's attributes, called
+  with the runtime values of the operands (numpy arrays for memrefs, ints for indices).
+  The xDSL interpreter and the fast executor call the same closures, so both executors
+  compute with the same code and differ only in how they walk the loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import Any, ClassVar
+
+from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
+
+SCOPES = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
+ON_CHIP = frozenset(SCOPES[1:])
+
+Kernel = Callable[..., Any]
+"""Executable semantics of one op: runtime operand values in, tuple of result values out."""
+
+
+def scoped_memref(shape: Sequence[int], element_type: Attribute, scope: str) -> MemRefType:
+    """``memref<shape x element_type, "scope">``."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown memory scope {scope!r}; scopes are {', '.join(SCOPES)}")
+    return MemRefType(element_type, list(shape), NoneAttr(), StringAttr(scope))
+
+
+def scope_of(value_or_type: SSAValue | Attribute) -> str:
+    """The scope a memref lives in (a memref without one is GM)."""
+    t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
+    if not isinstance(t, MemRefType):
+        raise VerifyException(f"expected a memref, got {t}")
+    space = t.memory_space
+    if isinstance(space, StringAttr):
+        return space.data
+    return "GM"
+
+
+def memref_shape(value: SSAValue | Attribute) -> tuple[int, ...]:
+    t = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(t, MemRefType)
+    return tuple(int(d) for d in t.get_shape())
+
+
+def memref_element(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, MemRefType)
+    return t.element_type
+
+
+def element_bytes(element_type: Attribute) -> int:
+    width = getattr(element_type, "bitwidth", None)
+    if width is None:
+        width = getattr(element_type, "width", None)
+        width = width.data if width is not None else 32
+    return max(1, int(width) // 8)
+
+
+def buffer_bytes(value: SSAValue | Attribute) -> int:
+    t = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(t, MemRefType)
+    return prod(memref_shape(t)) * element_bytes(t.element_type)
+
+
+def module_preset(op: Operation) -> HardwareModel:
+    """The hardware preset an op is compiled for: ``tile.platform`` on the enclosing module
+    (set by ``tile-kernels``), else the default preset."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ModuleOp):
+        parent = parent.parent_op()
+    if parent is not None:
+        name = parent.attributes.get("tile.platform")
+        if isinstance(name, StringAttr):
+            return hardware_preset(name.data)
+    return hardware_preset(DEFAULT_PRESET)
+
+
+def require_scope(op: Operation, value: SSAValue, allowed: Sequence[str], role: str) -> str:
+    scope = scope_of(value)
+    if scope not in allowed:
+        raise VerifyException(
+            f"'{op.name}': {role} must be in {' or '.join(allowed)}, but it is in {scope}"
+        )
+    return scope
+
+
+class TileOp(IRDLOperation):
+    """Base class of ``tile`` ops (not an op itself); see the module docstring."""
+
+    PIPE: ClassVar[str] = "S"
+
+    def pipe(self) -> str:
+        return self.PIPE
+
+    def cost(self, hw: HardwareModel) -> int:
+        """Cycles this op occupies its pipe on one core of ``hw``."""
+        return 1
+
+    def kernel(self) -> Kernel:
+        raise NotImplementedError(f"{self.name} has no executable semantics")
+
+    def moved_bytes(self) -> int:
+        """Bytes this op moves (DMA ops) or touches (others); used by reports."""
+        return 0
+
+
+def window(
+    dst_shape: Sequence[int],
+    src_shape: Sequence[int],
+    dst_offsets: Sequence[int],
+    src_offsets: Sequence[int],
+) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+    """The overlap of a window placed at ``dst_offsets`` in a ``dst_shape`` buffer and at
+    ``src_offsets`` in a ``src_shape`` one: slices (into dst, into src), or None if empty.
+
+    The window's extent is the smaller buffer's shape; out-of-bounds parts are cut, which is
+    how tiles handle ragged tails and convolution padding.
+    """
+    extent = [min(a, b) for a, b in zip(dst_shape, src_shape, strict=True)]
+    dst_slices: list[slice] = []
+    src_slices: list[slice] = []
+    for e, n_dst, n_src, od, os_ in zip(
+        extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
+    ):
+        lo = max(0, -od, -os_)
+        hi = min(e, n_dst - od, n_src - os_)
+        if hi <= lo:
+            return None
+        dst_slices.append(slice(od + lo, od + hi))
+        src_slices.append(slice(os_ + lo, os_ + hi))
+    return tuple(dst_slices), tuple(src_slices)
+
+
+def verify_same_rank(op: Operation, a: SSAValue, b: SSAValue, what: str) -> None:
+    ra, rb = len(memref_shape(a)), len(memref_shape(b))
+    if ra != rb:
+        raise VerifyException(f"'{op.name}': {what} have ranks {ra} and {rb}; they must match")

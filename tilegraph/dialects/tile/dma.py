@@ -1,0 +1,540 @@
+"""Data movement between memory scopes, with the layout changes the hardware does on the way.
+
+=================  ============  ===========================================================
+op                 pipe          what it moves
+=================  ============  ===========================================================
+``tile.copy``      by path       a window between two buffers of equal rank (GM->UB/L1 on
+                                 MTE2, UB->GM on MTE3, L1->UB on MTE1); out-of-bounds parts
+                                 of the window are cut, the rest of a loaded buffer is filled
+                                 with ``pad``
+``tile.nd2nz``     MTE2          a GM ND matrix window into an L1 NZ buffer
+                                 ``(C1, R1, 16, C0)`` (zero padded to whole fractals)
+``tile.load2d``    MTE1          fractals L1 -> L0A/L0B: ``copy``, ``swap`` (NZ -> ZZ, the
+                                 outer fractal axes exchanged) or ``transpose`` (NZ -> ZN,
+                                 each fractal transposed too)
+``tile.load3d``    MTE1          img2col of an NC1HWC0 row window in L1 into L0A ZZ
+                                 ``(M1, K1, 16, C0)``: M = output pixels, K = (c1, kh, kw, c0)
+``tile.fixpipe``   FIX           the L0C accumulator ``(N1, M1, 16, 16)`` out to GM, L1 or UB
+                                 as ND rows or NC1HWC0 rows, with bias, ReLU and cast
+=================  ============  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import ceil, prod
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    i64,
+)
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.dialects.tile.base import (
+    Kernel,
+    TileOp,
+    buffer_bytes,
+    memref_shape,
+    require_scope,
+    scope_of,
+    verify_same_rank,
+    window,
+)
+from tilegraph.hardware import HardwareModel
+
+_DMA_HEAD_CYCLES = 16
+"""Issue latency of one DMA instruction (cycle model; see docs/tile-level.md)."""
+
+COPY_PATHS = {
+    ("GM", "UB"): "MTE2",
+    ("GM", "L1"): "MTE2",
+    ("UB", "GM"): "MTE3",
+    ("L1", "UB"): "MTE1",
+    ("UB", "L1"): "MTE3",
+    ("L1", "GM"): "MTE3",
+    ("UB", "UB"): "V",
+}
+
+
+def dma_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
+    rate = hw.dma_bytes_per_cycle.get(path, 64.0)
+    return _DMA_HEAD_CYCLES + ceil(nbytes / rate)
+
+
+def _ints(attr: Any) -> tuple[int, ...]:
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.get_values())
+
+
+def _cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
+    dst[index] = values.astype(dst.dtype, copy=False)
+
+
+@irdl_op_definition
+class CopyOp(TileOp):
+    """``tile.copy %src[offsets] to %dst[offsets] {pad = 0.0}``: copy a window.
+
+    The window has the extent of the smaller buffer per dim and starts at the given offsets
+    in each; parts outside either buffer are cut (ragged tails, halos above an image). When
+    the destination is on chip and the source is not, the destination is first filled with
+    ``pad`` (default 0), so lanes the window did not reach hold a known value.
+    """
+
+    name = "tile.copy"
+    src = operand_def(MemRefType)
+    src_offsets = var_operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    dst_offsets = var_operand_def(IndexType)
+    pad = opt_prop_def(FloatAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `[` $src_offsets `]` `to` $dst `[` $dst_offsets `]` attr-dict "
+        "`:` type($src) `to` type($dst)"
+    )
+
+    def __init__(self, src, src_offsets, dst, dst_offsets, pad: float | None = None):
+        props: dict[str, Any] = {}
+        if pad is not None:
+            from xdsl.dialects.builtin import f64
+
+            props["pad"] = FloatAttr(pad, f64)
+        super().__init__(operands=[src, src_offsets, dst, dst_offsets], properties=props)
+
+    def path(self) -> tuple[str, str]:
+        return scope_of(self.src), scope_of(self.dst)
+
+    def pipe(self) -> str:
+        return COPY_PATHS.get(self.path(), "MTE2")
+
+    def verify_(self) -> None:
+        path = self.path()
+        if path not in COPY_PATHS:
+            raise VerifyException(
+                f"'{self.name}': no DMA path from {path[0]} to {path[1]} "
+                f"(paths: {', '.join(f'{a}->{b}' for a, b in COPY_PATHS)})"
+            )
+        verify_same_rank(self, self.src, self.dst, "source and destination")
+        rank = len(memref_shape(self.src))
+        if len(self.src_offsets) != rank or len(self.dst_offsets) != rank:
+            raise VerifyException(f"'{self.name}': expected {rank} offsets on each side")
+
+    def moved_bytes(self) -> int:
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        elems = prod(min(a, b) for a, b in zip(src, dst, strict=True))
+        t = self.dst.type
+        assert isinstance(t, MemRefType)
+        return elems * buffer_bytes(t) // max(1, prod(dst))
+
+    def cost(self, hw: HardwareModel) -> int:
+        a, b = self.path()
+        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        rank = len(memref_shape(self.src))
+        fill = self.pad.value.data if self.pad is not None else 0.0
+        loads = scope_of(self.src) == "GM" or scope_of(self.dst) == "UB"
+
+        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+            src_off = rest[:rank]
+            dst = rest[rank]
+            dst_off = rest[rank + 1 :]
+            if loads:
+                dst.fill(fill)
+            found = window(dst.shape, src.shape, dst_off, src_off)
+            if found is not None:
+                _cast_into(dst, found[0], src[found[1]])
+            return ()
+
+        return run
+
+
+@irdl_op_definition
+class Nd2NzOp(TileOp):
+    """``tile.nd2nz %src[offsets] to %dst``: a GM ND window of rows x cols (the last two dims;
+    leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)``, zero padded."""
+
+    name = "tile.nd2nz"
+    PIPE: ClassVar[str] = "MTE2"
+    src = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+    def __init__(self, src, offsets, dst):
+        super().__init__(operands=[src, offsets, dst])
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("GM",), "the source")
+        require_scope(self, self.dst, ("L1",), "the destination")
+        if len(memref_shape(self.dst)) != 4:
+            raise VerifyException(f"'{self.name}': the destination must be NZ (C1, R1, 16, C0)")
+        if len(self.offsets) != len(memref_shape(self.src)):
+            raise VerifyException(f"'{self.name}': expected one offset per source dim")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.dst)
+
+    def cost(self, hw: HardwareModel) -> int:
+        return dma_cycles(hw, "GM->L1", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        c1, r1, r0, c0 = memref_shape(self.dst)
+        rank = len(memref_shape(self.src))
+
+        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+            offsets, dst = rest[:rank], rest[rank]
+            batch = tuple(offsets[:-2])
+            r, c = offsets[-2], offsets[-1]
+            block = src[batch][r : r + r1 * r0, c : c + c1 * c0]
+            plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
+            plane[: block.shape[0], : block.shape[1]] = block
+            dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
+            return ()
+
+        return run
+
+
+LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
+
+
+@irdl_op_definition
+class Load2dOp(TileOp):
+    """``tile.load2d %src[i, j] to %dst {mode}``: fractals from L1 into L0A/L0B.
+
+    ``dst[a, b]`` takes the fractal ``src[i + a, j + b]`` (``copy``), ``src[i + b, j + a]``
+    (``swap``: NZ -> ZZ for the left operand), that fractal transposed (``transpose``:
+    NZ -> ZN for a right operand held as rows of K), or ``src[i + a, j + b]`` transposed
+    (``transpose_fractals``: a transposed left operand). Offsets index ``src``'s outer
+    axes; fractals outside ``src`` read as zero.
+    """
+
+    name = "tile.load2d"
+    PIPE: ClassVar[str] = "MTE1"
+    src = operand_def(MemRefType)
+    row = operand_def(IndexType)
+    col = operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    mode = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `[` $row `,` $col `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    )
+
+    def __init__(self, src, row, col, dst, mode: str = "copy"):
+        super().__init__(operands=[src, row, col, dst], properties={"mode": StringAttr(mode)})
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("L1",), "the source")
+        require_scope(self, self.dst, ("L0A", "L0B"), "the destination")
+        if self.mode.data not in LOAD2D_MODES:
+            raise VerifyException(f"'{self.name}': mode must be one of {', '.join(LOAD2D_MODES)}")
+        if len(memref_shape(self.src)) != 4 or len(memref_shape(self.dst)) != 4:
+            raise VerifyException(f"'{self.name}': source and destination must be fractal (4-D)")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.dst)
+
+    def cost(self, hw: HardwareModel) -> int:
+        return dma_cycles(hw, f"L1->{scope_of(self.dst)}", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        mode = self.mode.data
+
+        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
+            a, b = dst.shape[:2]
+            dst.fill(0)
+            if mode in ("copy", "transpose_fractals"):
+                part = src[i : i + a, j : j + b]
+                if mode == "transpose_fractals":
+                    part = part.transpose(0, 1, 3, 2)
+                dst[: part.shape[0], : part.shape[1]] = part
+            else:
+                part = src[i : i + b, j : j + a].transpose(1, 0, 2, 3)
+                if mode == "transpose":
+                    part = part.transpose(0, 1, 3, 2)
+                dst[: part.shape[0], : part.shape[1]] = part
+            return ()
+
+        return run
+
+
+@irdl_op_definition
+class Load3dOp(TileOp):
+    """``tile.load3d %src[k1] to %dst {kernel, strides, dilations, pad_left, out_width,
+    channels}``: img2col into L0A.
+
+    ``src`` (L1) is an NC1HWC0 window ``(1, C1, H_win, W, C0)`` whose row 0 is the input row
+    of output row 0 (top padding already in it as zero rows). Output pixel ``m`` is output
+    row ``m // out_width``, column ``m % out_width``; K fractal ``k1 + b`` is
+    ``(c1, kh, kw)`` in FRACTAL_Z order. Columns outside the image (left/right padding) and
+    channel lanes at or beyond ``channels`` read as zero, so padding lanes are never read.
+    """
+
+    name = "tile.load3d"
+    PIPE: ClassVar[str] = "MTE1"
+    src = operand_def(MemRefType)
+    k_offset = operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    dilations = prop_def(DenseArrayBase)
+    pad_left = prop_def(IntegerAttr)
+    out_width = prop_def(IntegerAttr)
+    channels = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `[` $k_offset `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+    def __init__(
+        self,
+        src,
+        k_offset,
+        dst,
+        *,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int],
+        dilations: Sequence[int],
+        pad_left: int,
+        out_width: int,
+        channels: int,
+    ):
+        super().__init__(
+            operands=[src, k_offset, dst],
+            properties={
+                "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
+                "strides": DenseArrayBase.from_list(i64, list(strides)),
+                "dilations": DenseArrayBase.from_list(i64, list(dilations)),
+                "pad_left": IntegerAttr(pad_left, i64),
+                "out_width": IntegerAttr(out_width, i64),
+                "channels": IntegerAttr(channels, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("L1",), "the feature map")
+        require_scope(self, self.dst, ("L0A",), "the destination")
+        if len(memref_shape(self.src)) != 5:
+            raise VerifyException(f"'{self.name}': the feature map must be NC1HWC0 (5-D)")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.dst)
+
+    def cost(self, hw: HardwareModel) -> int:
+        # img2col is slower than a plain L1 -> L0A load: ~512/(n+2) B/cycle, >= 32.
+        kh, kw = _ints(self.kernel_shape)
+        rate = max(32.0, 512.0 / (kh * kw + 2))
+        return 16 + ceil(self.moved_bytes() / rate)
+
+    def kernel(self) -> Kernel:
+        kh, kw = _ints(self.kernel_shape)
+        sh, sw = _ints(self.strides)
+        dh, dw = _ints(self.dilations)
+        pad_left = self.pad_left.value.data
+        out_w = self.out_width.value.data
+        channels = self.channels.value.data
+
+        def run(src: np.ndarray, k1_start: int, dst: np.ndarray) -> tuple[()]:
+            m1, k1_count, m0, c0 = dst.shape
+            _, c1_in, h_win, width, _ = src.shape
+            rows = -(-(m1 * m0) // out_w)
+            fmap = src[0]
+            if channels < c1_in * c0:  # never read channel padding lanes
+                fmap = fmap.copy()
+                flat = fmap.transpose(1, 2, 0, 3).reshape(h_win, width, c1_in * c0)
+                flat[..., channels:] = 0
+                fmap = flat.reshape(h_win, width, c1_in, c0).transpose(2, 0, 1, 3)
+            need_h = (rows - 1) * sh + (kh - 1) * dh + 1
+            need_w = (out_w - 1) * sw + (kw - 1) * dw + 1
+            padded = np.zeros(
+                (c1_in, max(need_h, h_win), pad_left + max(need_w, width), c0), dst.dtype
+            )
+            padded[:, :h_win, pad_left : pad_left + width] = fmap
+            cols = np.zeros((m1 * m0, k1_count, c0), dst.dtype)
+            for b in range(k1_count):
+                k1 = k1_start + b
+                c1, rest = divmod(k1, kh * kw)
+                if c1 >= c1_in:
+                    break
+                i, j = divmod(rest, kw)
+                patch = padded[
+                    c1,
+                    i * dh : i * dh + (rows - 1) * sh + 1 : sh,
+                    j * dw : j * dw + (out_w - 1) * sw + 1 : sw,
+                ]
+                flat = patch.reshape(rows * out_w, c0)[: m1 * m0]
+                cols[: flat.shape[0], b] = flat
+            dst[...] = cols.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3)
+            return ()
+
+        return run
+
+
+@irdl_op_definition
+class Load5hdOp(TileOp):
+    """``tile.load_5hd %src[n, c, h, w] to %dst``: an NCHW window of GM into an NC1HWC0
+    buffer ``(1, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
+    Channels and positions outside ``src`` read as zero."""
+
+    name = "tile.load_5hd"
+    PIPE: ClassVar[str] = "MTE2"
+    src = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+    def __init__(self, src, offsets, dst):
+        super().__init__(operands=[src, offsets, dst])
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("GM",), "the source")
+        require_scope(self, self.dst, ("L1", "UB"), "the destination")
+        if len(memref_shape(self.src)) != 4 or len(memref_shape(self.dst)) != 5:
+            raise VerifyException(f"'{self.name}': moves a 4-D NCHW window into a 5-D buffer")
+        if len(self.offsets) != 4:
+            raise VerifyException(f"'{self.name}': expected 4 offsets (n, c, h, w)")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.dst)
+
+    def cost(self, hw: HardwareModel) -> int:
+        # Channel-strided reads: at most C0 contiguous elements per burst.
+        return dma_cycles(hw, f"GM->{scope_of(self.dst)}", 2 * self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
+            _, c1, hh, ww, c0 = dst.shape
+            staged = np.zeros((1, c1 * c0, hh, ww), dst.dtype)
+            found = window(staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
+            if found is not None:
+                staged[found[0]] = src[found[1]]
+            dst[...] = staged.reshape(1, c1, c0, hh, ww).transpose(0, 1, 3, 4, 2)
+            return ()
+
+        return run
+
+
+FIXPIPE_LAYOUTS = ("nd", "nc1hwc0")
+
+
+@irdl_op_definition
+class FixpipeOp(TileOp):
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) {layout, relu, rows}``: L0C out.
+
+    ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
+    (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
+    writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0 ``dst``
+    (W = dst's width). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
+    and the cast to ``dst``'s element type. Parts outside ``dst`` are cut.
+    """
+
+    name = "tile.fixpipe"
+    PIPE: ClassVar[str] = "FIX"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    bias = opt_operand_def(MemRefType)
+    layout = prop_def(StringAttr)
+    relu = opt_prop_def(BoolAttr)
+    rows = opt_prop_def(IntegerAttr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `to` $dst `[` $offsets `]` (`bias` $bias^ `:` type($bias))? attr-dict "
+        "`:` type($src) `to` type($dst)"
+    )
+
+    def __init__(
+        self,
+        src,
+        dst,
+        offsets,
+        bias=None,
+        *,
+        layout: str = "nd",
+        relu: bool = False,
+        rows: int | None = None,
+    ):
+        props: dict[str, Any] = {"layout": StringAttr(layout)}
+        if relu:
+            props["relu"] = BoolAttr.from_bool(True)
+        if rows is not None:
+            props["rows"] = IntegerAttr(rows, i64)
+        super().__init__(
+            operands=[src, dst, offsets, [] if bias is None else [bias]], properties=props
+        )
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("L0C",), "the accumulator")
+        require_scope(self, self.dst, ("GM", "L1", "UB"), "the destination")
+        if self.bias is not None:
+            require_scope(self, self.bias, ("L1",), "the bias")
+        if self.layout.data not in FIXPIPE_LAYOUTS:
+            raise VerifyException(
+                f"'{self.name}': layout must be one of {', '.join(FIXPIPE_LAYOUTS)}"
+            )
+        if self.layout.data == "nc1hwc0" and self.rows is None:
+            raise VerifyException(f"'{self.name}': layout nc1hwc0 needs 'rows'")
+        if len(self.offsets) != len(memref_shape(self.dst)):
+            raise VerifyException(f"'{self.name}': expected one offset per destination dim")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.src)
+
+    def cost(self, hw: HardwareModel) -> int:
+        return dma_cycles(hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        layout = self.layout.data
+        relu = self.relu is not None and self.relu.value.data != 0
+        rows = self.rows.value.data if self.rows is not None else 0
+        has_bias = self.bias is not None
+        rank = len(memref_shape(self.dst))
+
+        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+            offsets = rest[:rank]
+            n1, m1, m0, n0 = src.shape
+            acc = src
+            if has_bias:
+                acc = acc + rest[rank].reshape(n1, 1, 1, n0).astype(src.dtype, copy=False)
+            if relu:
+                acc = np.maximum(acc, 0)
+            if layout == "nd":
+                tile = acc.transpose(1, 2, 0, 3).reshape(m1 * m0, n1 * n0)
+                tile = tile.reshape((1,) * (rank - 2) + tile.shape)
+            else:
+                width = dst.shape[3]
+                tile = acc.reshape(n1, m1 * m0, n0)[:, : rows * width]
+                tile = tile.reshape(1, n1, rows, width, n0)
+            found = window(tile.shape, dst.shape, [0] * rank, offsets)
+            if found is not None:
+                _cast_into(dst, found[1], tile[found[0]])
+            return ()
+
+        return run
+
+
+DMA_OPS = (CopyOp, Nd2NzOp, Load5hdOp, Load2dOp, Load3dOp, FixpipeOp)

@@ -1,0 +1,219 @@
+"""The host side of the tile level and the kernel boundary.
+
+A lowered module has one host function (the model's entry) that allocates GM buffers and
+launches kernels, and one ``func.func`` per kernel, marked ``tile.kernel = "cube"``,
+``"vector"`` or ``"host"`` (an op with no tile lowering, run by its reference kernel: GE's
+AI CPU)::
+
+    func.func @main(%x: memref<1x1x8x8x16xf32, "GM">) -> memref<...> {
+      %w = tile.constant dense<...> : memref<9x1x16x16xf32, "GM">
+      %y = tile.alloc : memref<1x1x8x8x16xf32, "GM">
+      tile.launch @fused_conv2d_relu_0(%x, %w, %y) : (...) -> ()
+      func.return %y : memref<...>
+    }
+
+Before ``tile-kernels`` a kernel body states what it computes with graph ops between
+``tile.read`` (GM buffer -> tensor value) and ``tile.write`` (tensor value -> GM buffer);
+``tile-kernels`` replaces such a body with loops of scoped tile ops.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, SymbolRefAttr
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.dialects.element_types import numpy_dtype_of
+from tilegraph.dialects.graph.dense import DenseAttr
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile.base import (
+    Kernel,
+    TileOp,
+    buffer_bytes,
+    memref_shape,
+    module_preset,
+    scope_of,
+)
+
+
+def numpy_dtype(memref: Attribute) -> np.dtype:
+    assert isinstance(memref, MemRefType)
+    return numpy_dtype_of(memref.element_type)
+
+
+@irdl_op_definition
+class AllocOp(TileOp):
+    """``%b = tile.alloc : memref<..., "UB">``: a buffer in a scope.
+
+    The verifier checks that the buffer fits its scope in the module's preset
+    (``tile.platform``); the address is assigned later by memory planning."""
+
+    name = "tile.alloc"
+    result = result_def(MemRefType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, memref: MemRefType):
+        super().__init__(result_types=[memref])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, MemRefType)
+        if any(d < 0 for d in t.get_shape()):
+            raise VerifyException("'tile.alloc': buffers have static shapes")
+        scope = scope_of(t)
+        if scope == "GM":
+            return
+        hw = module_preset(self)
+        size = buffer_bytes(t)
+        if size > hw.capacity(scope):
+            raise VerifyException(
+                f"'tile.alloc': a {list(t.get_shape())} {t.element_type} buffer needs {size} B, "
+                f"but {scope} holds {hw.capacity(scope)} B on {hw.name}"
+            )
+
+    def kernel(self) -> Kernel:
+        shape = memref_shape(self.result.type)
+        dtype = numpy_dtype(self.result.type)
+
+        def run() -> tuple[np.ndarray]:
+            return (np.zeros(shape, dtype),)
+
+        return run
+
+
+@irdl_op_definition
+class ConstantOp(TileOp):
+    """``%w = tile.constant dense<...> : memref<..., "GM">``: weights, in storage layout."""
+
+    name = "tile.constant"
+    value = prop_def(DenseAttr)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($result)"
+
+    def __init__(self, value: DenseAttr, memref: MemRefType):
+        super().__init__(result_types=[memref], properties={"value": value})
+
+    def verify_(self) -> None:
+        blob = self.value.data
+        if tuple(blob.shape) != memref_shape(self.result.type):
+            raise VerifyException(
+                f"'tile.constant': data of shape {list(blob.shape)} for a "
+                f"{list(memref_shape(self.result.type))} buffer"
+            )
+
+    def kernel(self) -> Kernel:
+        def run() -> tuple[np.ndarray]:
+            data = self.value.array
+            if data is None:
+                raise ValueError(
+                    "tile.constant: the data was elided when the IR was printed; "
+                    "print with --print-constants to keep it"
+                )
+            return (np.asarray(data),)
+
+        return run
+
+
+@irdl_op_definition
+class LaunchOp(TileOp):
+    """``tile.launch @kernel(%a, %b, %out) : memref<...>, ...``: run a kernel on the device.
+
+    Arguments are GM buffers: the kernel's inputs, then its outputs (destination style)."""
+
+    name = "tile.launch"
+    callee = prop_def(SymbolRefAttr)
+    args = var_operand_def(MemRefType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$callee `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, callee: str, args):
+        super().__init__(operands=[args], properties={"callee": SymbolRefAttr(callee)})
+
+
+@irdl_op_definition
+class ReadOp(TileOp):
+    """``%t = tile.read %buf : memref<...> -> !layout.tensor<...>``: a GM buffer as the
+    tensor value graph ops compute on (its storage shape is the buffer's shape)."""
+
+    name = "tile.read"
+    buffer = operand_def(MemRefType)
+    result = result_def(TensorType)
+    traits = traits_def(MemoryReadEffect())
+    assembly_format = "$buffer attr-dict `:` type($buffer) `->` type($result)"
+
+    def __init__(self, buffer, tensor: TensorType):
+        super().__init__(operands=[buffer], result_types=[tensor])
+
+    def verify_(self) -> None:
+        _check_views(self, self.buffer.type, self.result.type)
+
+    def kernel(self) -> Kernel:
+        def run(buffer: np.ndarray) -> tuple[np.ndarray]:
+            return (buffer,)
+
+        return run
+
+
+@irdl_op_definition
+class WriteOp(TileOp):
+    """``tile.write %t to %buf : !layout.tensor<...> to memref<...>``: store a tensor value."""
+
+    name = "tile.write"
+    value = operand_def(TensorType)
+    buffer = operand_def(MemRefType)
+    traits = traits_def(MemoryWriteEffect())
+    assembly_format = "$value `to` $buffer attr-dict `:` type($value) `to` type($buffer)"
+
+    def __init__(self, value, buffer):
+        super().__init__(operands=[value, buffer])
+
+    def verify_(self) -> None:
+        _check_views(self, self.buffer.type, self.value.type)
+
+    def kernel(self) -> Kernel:
+        def run(value: np.ndarray, buffer: np.ndarray) -> tuple[()]:
+            buffer[...] = value
+            return ()
+
+        return run
+
+
+def _check_views(op: TileOp, memref: Attribute, tensor: Attribute) -> None:
+    assert isinstance(memref, MemRefType) and isinstance(tensor, TensorType)
+    storage = tuple(tensor.storage_shape)
+    if storage != memref_shape(memref) or memref.element_type != tensor.element_type:
+        raise VerifyException(
+            f"'{op.name}': buffer {memref} does not hold tensor {tensor} "
+            f"(storage shape {list(storage)})"
+        )
+
+
+def tensor_buffer_type(t: TensorType, scope: str = "GM") -> MemRefType:
+    """The GM buffer that holds a tensor: its storage shape and element type."""
+    from tilegraph.dialects.tile.base import scoped_memref
+
+    shape = list(t.storage_shape)
+    if not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise ValueError(f"tile lowering needs static shapes, got {t}")
+    return scoped_memref([int(d) for d in shape], t.element_type, scope)
+
+
+def buffer_elements(t: Any) -> int:
+    return prod(memref_shape(t))
+
+
+HOST_OPS = (AllocOp, ConstantOp, LaunchOp, ReadOp, WriteOp)

@@ -1,0 +1,221 @@
+"""``lower-graph-to-kernels``: every fused group and every lone op becomes a kernel.
+
+The graph function becomes a *host sequence*: GM buffers for the function's arguments,
+``tile.constant`` for weights (their data already in storage layout), a ``tile.alloc`` per
+kernel result and one ``tile.launch`` per kernel, in dataflow order. Each kernel is a
+``func.func`` over GM memrefs (inputs, then outputs) whose body states what it computes with
+the same graph ops between ``tile.read`` and ``tile.write`` (see
+:mod:`tilegraph.lowering.kernel_body`) — runnable as is by the interpreter, and the input of
+``tile-kernels``.
+
+Each kernel is marked with the unit that will run it (``tile.kernel = "cube" | "vector" |
+"host"``), from the tiling strategies' verdict; a host kernel carries the reason
+(``tile.host_reason``). The graph function's tensor signature is kept as ``tile.signature``
+so that executors can lay inputs out and read outputs back in origin layout.
+
+Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import (
+    AllocOp,
+    LaunchOp,
+    ReadOp,
+    WriteOp,
+    tensor_buffer_type,
+)
+from tilegraph.dialects.tile import ConstantOp as TileConstantOp
+from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
+
+SIGNATURE_ATTR = "tile.signature"
+
+
+class LoweringError(ValueError):
+    """The graph cannot be lowered (symbolic shapes, an op outside the graph dialect)."""
+
+
+def _buffer_type(value: SSAValue):
+    t = value.type
+    if not isinstance(t, TensorType):
+        raise LoweringError(f"value %{value.name_hint or '?'} of type {t} is not a tensor")
+    try:
+        return tensor_buffer_type(t)
+    except ValueError as e:
+        where = f"%{value.name_hint}" if value.name_hint else "a value"
+        raise LoweringError(
+            f"{where}: {e} (symbolic shapes are bound at run time by a Session; see issue 9)"
+        ) from None
+
+
+class _KernelNames:
+    def __init__(self, module: ModuleOp):
+        self.taken = {op.sym_name.data for op in module.walk() if isinstance(op, func.FuncOp)}
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 1
+        while name in self.taken:
+            name = f"{base}_{n}"
+            n += 1
+        self.taken.add(name)
+        return name
+
+
+def _op_label(op: Operation) -> str:
+    return op.name.split(".", 1)[-1]
+
+
+def build_kernel(
+    name: str,
+    inputs: list[SSAValue],
+    input_tensors: list[SSAValue],
+    ops: list[Operation],
+    outputs: list[SSAValue],
+) -> func.FuncOp:
+    """A kernel function computing ``outputs`` from ``inputs`` with clones of ``ops``.
+
+    ``input_tensors[i]`` is the value ``ops`` read for ``inputs[i]`` (a fused body's block
+    argument, or the outer value itself for a lone op)."""
+    in_types = [_buffer_type(v) for v in inputs]
+    out_types = [_buffer_type(v) for v in outputs]
+    block = Block(arg_types=[*in_types, *out_types])
+    mapping: dict[SSAValue, SSAValue] = {}
+    for arg, inner, outer in zip(block.args[: len(inputs)], input_tensors, inputs, strict=True):
+        arg.name_hint = outer.name_hint
+        read = ReadOp(arg, inner.type)  # type: ignore[arg-type]
+        read.result.name_hint = inner.name_hint
+        block.add_op(read)
+        mapping[inner] = read.result
+    for op in ops:
+        clone = op.clone(value_mapper=mapping)
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+            new.name_hint = old.name_hint
+        block.add_op(clone)
+    for i, value in enumerate(outputs):
+        out_arg = block.args[len(inputs) + i]
+        out_arg.name_hint = (value.name_hint or f"out{i}") + "_out"
+        block.add_op(WriteOp(mapping.get(value, value), out_arg))
+    block.add_op(func.ReturnOp())
+    return func.FuncOp(name, FunctionType.from_lists([*in_types, *out_types], []), Region(block))
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    name: str
+    inputs: list[SSAValue]
+    input_tensors: list[SSAValue]
+    ops: list[Operation]
+    outputs: list[SSAValue]
+
+
+def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
+    if isinstance(op, FusedOp):
+        body = op.body.block
+        yielded = list(op.yield_op.operands)
+        members = [m for m in body.ops if m is not op.yield_op]
+        return _Kernel(
+            names.fresh(op.kernel_name.data),
+            list(op.inputs),
+            list(body.args),
+            members,
+            yielded,
+        )
+    operands = list(op.operands)
+    return _Kernel(
+        names.fresh(f"{_op_label(op)}_{len(names.taken)}"),
+        operands,
+        operands,
+        [op],
+        list(op.results),
+    )
+
+
+def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
+    """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
+    from tilegraph.lowering.tiling import classify_kernel
+
+    old_block = fn.body.block
+    signature = fn.function_type
+    arg_types = [_buffer_type(a) for a in old_block.args]
+    host = Block(arg_types=arg_types)
+    values: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(old_block.args, host.args, strict=True):
+        new.name_hint = old.name_hint
+        values[old] = new
+    kernels: list[func.FuncOp] = []
+    for op in old_block.ops:
+        if isinstance(op, func.ReturnOp):
+            returned = [values[v] for v in op.operands]
+            host.add_op(func.ReturnOp(*returned))
+            continue
+        if isinstance(op, ConstantOp):
+            constant = TileConstantOp(op.value, _buffer_type(op.output))
+            constant.result.name_hint = op.output.name_hint
+            host.add_op(constant)
+            values[op.output] = constant.result
+            continue
+        if not isinstance(op, GraphOp | FusedOp | TransDataOp):
+            raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
+        kernel = _kernel_of(op, names)
+        kernel_fn = build_kernel(
+            kernel.name, kernel.inputs, kernel.input_tensors, kernel.ops, kernel.outputs
+        )
+        unit, reason = classify_kernel(kernel_fn)
+        kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
+        if reason:
+            kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
+        stats.add("kernels")
+        stats.add(f"{unit}-kernels")
+        kernels.append(kernel_fn)
+        args: list[SSAValue] = [values[v] for v in kernel.inputs]
+        for result in op.results:
+            alloc = AllocOp(_buffer_type(result))
+            alloc.result.name_hint = result.name_hint
+            host.add_op(alloc)
+            values[result] = alloc.result
+            args.append(alloc.result)
+        host.add_op(LaunchOp(kernel.name, args))
+    result_types = [values[v].type for v in old_block.last_op.operands]  # type: ignore[union-attr]
+    new_fn = func.FuncOp(
+        fn.sym_name.data, FunctionType.from_lists(arg_types, result_types), Region(host)
+    )
+    for key, value in fn.attributes.items():
+        if key not in ("sym_name", "function_type"):
+            new_fn.attributes[key] = value
+    new_fn.attributes[SIGNATURE_ATTR] = signature
+    rewriter = Rewriter()
+    rewriter.replace_op(fn, [new_fn, *kernels])
+
+
+@register_pass
+@dataclass(frozen=True)
+class LowerGraphToKernelsPass(ModulePass):
+    """Turn fused groups and lone ops into kernels over GM buffers and a host sequence."""
+
+    name = "lower-graph-to-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        names = _KernelNames(op)
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if SIGNATURE_ATTR in fn.attributes or fn.attributes.get(KERNEL_ATTR) is not None:
+                continue  # already lowered
+            if any(isinstance(t, TensorType) for t in fn.function_type.inputs.data) or any(
+                isinstance(o, GraphOp | FusedOp) for o in fn.body.block.ops
+            ):
+                lower_function(fn, op, names, stats)

@@ -1,0 +1,122 @@
+"""``tile-kernels{platform=ascend910b}``: macro kernels become loops of tile ops.
+
+Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
+its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues) or
+:mod:`.elementwise` (elementwise / broadcast chains) — into ``scf.for`` loops over tiles of
+DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
+Host kernels keep their macro body (run by the reference kernels). The module records the
+preset as ``tile.platform`` (buffer verifiers check capacities against it) and every kernel
+its tile count as ``tile.tiles``.
+
+:func:`classify_kernel` is the same strategies run in dry-run mode: it tells
+``lower-graph-to-kernels`` which unit a kernel runs on, or why it stays on the host.
+
+Statistics: ``cube-kernels``, ``vector-kernels``, ``host-kernels``, ``tiles``, and
+``host.<reason>`` per reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Block
+from xdsl.passes import ModulePass
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
+from tilegraph.lowering.kernel_body import (
+    HOST_REASON_ATTR,
+    KERNEL_ATTR,
+    TILES_ATTR,
+    KernelBody,
+    kernel_unit,
+    read_kernel_body,
+)
+from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.tiling.cube import emit_cube_kernel
+from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
+
+
+def _is_cube(body: KernelBody) -> bool:
+    return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
+
+
+def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
+    """(unit, reason it must stay on the host or None)."""
+    if any(isinstance(op, TransDataOp) for op in body.ops) and not _is_cube(body):
+        return "host", "no tile lowering for layout.trans_data outside a cube prologue"
+    if _is_cube(body):
+        reason = emit_cube_kernel(body, b)
+        return ("cube", None) if reason is None else ("host", reason)
+    reason = emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
+    return ("vector", None) if reason is None else ("host", reason)
+
+
+def classify_kernel(fn: func.FuncOp, hw: HardwareModel | None = None) -> tuple[str, str | None]:
+    """The unit that runs a macro kernel ("cube", "vector", "host") and, for host, why."""
+    body = read_kernel_body(fn)
+    builder = KernelBuilder(Block(), hw or hardware_preset(DEFAULT_PRESET), dry_run=True)
+    return _emit(body, builder)
+
+
+def tile_kernel(fn: func.FuncOp, hw: HardwareModel) -> tuple[str, str | None, int]:
+    """Replace a macro kernel's body by its tiled loops; (unit, host reason, tiles)."""
+    body = read_kernel_body(fn)
+    unit, reason = classify_kernel(fn, hw)
+    if reason is not None:
+        return unit, reason, 0
+    staging = Block()
+    builder = KernelBuilder(staging, hw)
+    unit, failure = _emit(body, builder)
+    assert failure is None, failure
+    builder.finish()
+    staging.add_op(func.ReturnOp())
+    block = fn.body.block
+    for old in reversed(list(block.ops)):
+        old.detach()
+        old.erase(safe_erase=False)
+    for new in list(staging.ops):
+        new.detach()
+        block.add_op(new)
+    return unit, None, builder.tiles
+
+
+@register_pass
+@dataclass(frozen=True)
+class TileKernelsPass(ModulePass):
+    """Rewrite cube and vector kernels into scf.for loops of tile ops sized for a preset."""
+
+    name = "tile-kernels"
+
+    platform: str = DEFAULT_PRESET
+
+    def __post_init__(self) -> None:
+        hardware_preset(self.platform)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        hw = hardware_preset(self.platform)
+        op.attributes["tile.platform"] = StringAttr(hw.name)
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            unit = kernel_unit(fn)
+            if unit is None or TILES_ATTR in fn.attributes:
+                continue
+            if unit == "host":
+                stats.add("host-kernels")
+                continue
+            new_unit, reason, tiles = tile_kernel(fn, hw)
+            if reason is not None:
+                fn.attributes[KERNEL_ATTR] = StringAttr("host")
+                fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
+                stats.add("host-kernels")
+                continue
+            fn.attributes[KERNEL_ATTR] = StringAttr(new_unit)
+            fn.attributes[TILES_ATTR] = IntegerAttr(tiles, i64)
+            stats.add(f"{new_unit}-kernels")
+            stats.add("tiles", tiles)

@@ -1,0 +1,132 @@
+"""Building a kernel's loop IR from Python: hoisted constants and buffers, ``scf.for`` nests.
+
+Strategies emit ops through a :class:`KernelBuilder`; index constants and scoped buffers go
+to the kernel's entry (allocated once, reused by every tile), loops nest with a context
+manager, and a loop of one iteration is not emitted at all (its index is the constant 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from math import prod
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tilegraph.dialects.tile import AllocOp, scoped_memref
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.hardware import HardwareModel
+
+
+def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
+    """``nbytes`` rounded up to the scope's address alignment."""
+    align = hw.alignment.get(scope, 32)
+    return -(-nbytes // align) * align
+
+
+class KernelBuilder:
+    """Appends ops to the innermost open block; constants and allocations go to the entry."""
+
+    def __init__(self, entry: Block, hw: HardwareModel, dry_run: bool = False):
+        self.entry = entry
+        self.dry_run = dry_run
+        """Strategies return after their checks, before emitting (classification)."""
+        self.hw = hw
+        self._prologue: list[Operation] = []
+        self._stack: list[Block] = [entry]
+        self._constants: dict[int, SSAValue] = {}
+        self._bool: dict[bool, SSAValue] = {}
+        self.tiles = 1
+        """Output tiles the kernel computes (set by the strategy, for reports)."""
+        self.buffers: list[SSAValue] = []
+
+    # ---- hoisted values ----------------------------------------------------------------
+    def index(self, value: int) -> SSAValue:
+        found = self._constants.get(value)
+        if found is None:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op.result.name_hint = f"c{value}" if value >= 0 else f"cm{-value}"
+            self._prologue.append(op)
+            found = self._constants[value] = op.result
+        return found
+
+    def flag(self, value: bool) -> SSAValue:
+        found = self._bool.get(value)
+        if found is None:
+            op = arith.ConstantOp.from_int_and_width(int(value), 1)
+            op.result.name_hint = "true" if value else "false"
+            self._prologue.append(op)
+            found = self._bool[value] = op.result
+        return found
+
+    def buffer(self, shape: Sequence[int], element: Attribute, scope: str, name: str) -> SSAValue:
+        op = AllocOp(scoped_memref(list(shape), element, scope))
+        op.result.name_hint = name
+        self._prologue.append(op)
+        self.buffers.append(op.result)
+        return op.result
+
+    # ---- emission ----------------------------------------------------------------------
+    def add(self, op: Operation) -> Operation:
+        self._stack[-1].add_op(op)
+        return op
+
+    def affine(self, value: SSAValue, scale: int = 1, offset: int = 0) -> SSAValue:
+        """``value * scale + offset`` as index arithmetic (folded when trivial)."""
+        if value is self._constants.get(0):
+            return self.index(offset)
+        if scale != 1:
+            value = self.add(arith.MuliOp(value, self.index(scale))).results[0]
+        if offset:
+            value = self.add(arith.AddiOp(value, self.index(offset))).results[0]
+        return value
+
+    def add_index(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a is self._constants.get(0):
+            return b
+        if b is self._constants.get(0):
+            return a
+        return self.add(arith.AddiOp(a, b)).results[0]
+
+    def is_first(self, iv: SSAValue) -> SSAValue:
+        """An ``i1`` that is true on the first iteration of the loop of ``iv``."""
+        if iv is self._constants.get(0):
+            return self.flag(True)
+        return self.add(arith.CmpiOp(iv, self.index(0), "eq")).results[0]
+
+    @contextmanager
+    def loop(self, upper: int, step: int = 1, name: str = "i") -> Iterator[SSAValue]:
+        """``for iv in range(0, upper, step)``; one iteration emits no loop (iv = 0)."""
+        if upper <= step:
+            yield self.index(0)
+            return
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = name
+        self.add(scf.ForOp(self.index(0), self.index(upper), self.index(step), [], body))
+        self._stack.append(body)
+        try:
+            yield body.args[0]
+        finally:
+            body.add_op(scf.YieldOp())
+            self._stack.pop()
+
+    def finish(self) -> None:
+        """Put the hoisted constants and buffers at the start of the entry block."""
+        first = self.entry.first_op
+        for op in self._prologue:
+            if first is None:
+                self.entry.add_op(op)
+            else:
+                self.entry.insert_op_before(op, first)
+
+
+def bytes_of(shape: Sequence[int], element: Attribute) -> int:
+    return prod(shape) * element_bytes(element)
+
+
+def memref_type(value: SSAValue) -> MemRefType:
+    t = value.type
+    assert isinstance(t, MemRefType)
+    return t

@@ -1,0 +1,288 @@
+"""Elementwise chains on UB tiles: the vector strategy, and the epilogue of cube kernels.
+
+The output's storage shape ``S`` is cut at one *split axis* ``k``: a tile is
+``[1, ..., 1, t, S[k+1], ..., S[-1]]`` — whole trailing dims (contiguous in GM, long vector
+repeats) and ``t`` rows of dim ``k``. ``k`` and ``t`` are the largest tile whose UB buffers
+(one per GM input, per op result and per scratch) fit the UB budget. Inputs broadcast along
+their size-1 dims: their tile keeps those dims at 1 and the vector ops broadcast them
+(a per-channel ``(1, C1, 1, 1, C0)`` tile against a feature-map tile). Tails are ragged:
+loads fill the lanes outside the tensor with zeros, the store cuts them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import CopyOp, memref_shape
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes, memref_type
+from tilegraph.lowering.tiling.vector_ops import VectorEmitter, vector_lowering
+
+
+def broadcast_mask(operand: Sequence[int], out: Sequence[int]) -> list[bool] | None:
+    """Per aligned output dim of ``operand`` (right-aligned): True where it broadcasts.
+    None when the shapes do not broadcast to ``out``."""
+    if len(operand) > len(out):
+        return None
+    mask = []
+    for a, b in zip(operand, out[len(out) - len(operand) :], strict=True):
+        if a == b:
+            mask.append(False)
+        elif a == 1:
+            mask.append(True)
+        else:
+            return None
+    return mask
+
+
+@dataclass(frozen=True)
+class TilePlan:
+    shape: tuple[int, ...]
+    axis: int
+    size: int
+
+    def tile_shape(self) -> list[int]:
+        if not self.shape:
+            return []
+        k = self.axis
+        return [1] * k + [self.size] + list(self.shape[k + 1 :])
+
+    def count(self) -> int:
+        if not self.shape:
+            return 1
+        return prod(self.shape[: self.axis]) * -(-self.shape[self.axis] // self.size)
+
+    def covers(self, dim: int) -> bool:
+        """Whether every tile spans all of ``dim`` (its offset is always 0)."""
+        if dim > self.axis:
+            return True
+        if dim == self.axis:
+            return self.size >= self.shape[dim]
+        return self.shape[dim] == 1
+
+
+def choose_tile(shape: Sequence[int], bytes_per_tile, budget: int) -> TilePlan | None:
+    """The first split axis (outermost) at which some tile fits, with the most rows there.
+
+    ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs."""
+    shape = tuple(shape)
+    if not shape:
+        return TilePlan(shape, 0, 1) if bytes_per_tile([]) <= budget else None
+    for k in range(len(shape)):
+        unit = [1] * k + [1] + list(shape[k + 1 :])
+        if bytes_per_tile(unit) > budget:
+            continue
+        lo, hi = 1, shape[k]
+        while lo < hi:  # the largest t that fits (bytes grow with t)
+            mid = (lo + hi + 1) // 2
+            if bytes_per_tile([*unit[:k], mid, *unit[k + 1 :]]) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return TilePlan(shape, k, lo)
+    return None
+
+
+class Chain:
+    """The ops of an elementwise chain, their GM inputs and UB tiles, for one tile shape."""
+
+    def __init__(self, body: KernelBody, ops: Sequence[Operation], out_shape: Sequence[int]):
+        self.body = body
+        self.ops = [op for op in ops if isinstance(op, GraphOp)]
+        self.out_shape = tuple(out_shape)
+        produced = {r for op in self.ops for r in op.results}
+        self.inputs: list[SSAValue] = []
+        for op in self.ops:
+            for v in op.operands:
+                if v not in produced and v not in self.inputs:
+                    self.inputs.append(v)
+
+    def unsupported(self, given: Sequence[SSAValue] = ()) -> str | None:
+        """Why this chain has no vector kernel (None when it has one)."""
+        for op in self.ops:
+            if vector_lowering(op) is None:
+                return f"no vector lowering for {op.name}"
+        for v in self.inputs:
+            if v in given:
+                continue
+            arg = self.body.source(v)
+            if arg is None:
+                producer = v.owner.name if isinstance(v.owner, Operation) else "a value"
+                return f"{producer} feeds the chain"
+            if broadcast_mask(memref_shape(arg), self.out_shape) is None:
+                return (
+                    f"input {list(memref_shape(arg))} does not broadcast to the output "
+                    f"{list(self.out_shape)} in storage layout"
+                )
+        return None
+
+    def _input_tile(self, v: SSAValue, tile: Sequence[int]) -> list[int]:
+        arg = self.body.source(v)
+        assert arg is not None
+        shape = memref_shape(arg)
+        mask = broadcast_mask(shape, self.out_shape)
+        assert mask is not None
+        lead = len(self.out_shape) - len(shape)
+        return [1 if b else tile[lead + i] for i, b in enumerate(mask)]
+
+    def _tiles(
+        self, tile: Sequence[int], given: Sequence[SSAValue]
+    ) -> list[tuple[list[int], Attribute]]:
+        """(shape, element type) of every UB tile the chain needs."""
+        tiles: list[tuple[list[int], Attribute]] = []
+        for v in self.inputs:
+            if v not in given:
+                arg = self.body.source(v)
+                assert arg is not None
+                tiles.append((self._input_tile(v, tile), memref_type(arg).element_type))
+        for op in self.ops:
+            lowering = vector_lowering(op)
+            assert lowering is not None
+            for r in op.results:
+                t = r.type
+                assert isinstance(t, TensorType)
+                tiles.extend([(list(tile), t.element_type)] * (1 + lowering.scratch))
+        return tiles
+
+    def ub_bytes(self, builder_hw, tile: Sequence[int], given: Sequence[SSAValue] = ()) -> int:
+        return sum(
+            aligned_bytes(builder_hw, "UB", prod(s) * element_bytes(e))
+            for s, e in self._tiles(tile, given)
+        )
+
+    def allocate(self, b: KernelBuilder, tile: Sequence[int], given: Sequence[SSAValue] = ()):
+        """UB tiles for the inputs (by value) and for each op (result, scratch...)."""
+        self.tile = list(tile)
+        self.input_tiles: dict[SSAValue, SSAValue] = {}
+        for v in self.inputs:
+            if v not in given:
+                arg = self.body.source(v)
+                assert arg is not None
+                self.input_tiles[v] = b.buffer(
+                    self._input_tile(v, tile), memref_type(arg).element_type, "UB",
+                    f"{v.name_hint or 'in'}_ub",
+                )  # fmt: skip
+        self.op_tiles: dict[Operation, list[SSAValue]] = {}
+        for op in self.ops:
+            lowering = vector_lowering(op)
+            assert lowering is not None
+            t = op.results[0].type
+            assert isinstance(t, TensorType)
+            name = op.results[0].name_hint or "t"
+            self.op_tiles[op] = [
+                b.buffer(tile, t.element_type, "UB", f"{name}_ub" if i == 0 else f"{name}_tmp{i}")
+                for i in range(1 + lowering.scratch)
+            ]
+
+    def invariant_inputs(self, plan: TilePlan) -> list[SSAValue]:
+        """Inputs whose tile is the same for every output tile (loaded once)."""
+        found = []
+        for v, _ in self.input_tiles.items():
+            arg = self.body.source(v)
+            assert arg is not None
+            mask = broadcast_mask(memref_shape(arg), self.out_shape)
+            assert mask is not None
+            lead = len(self.out_shape) - len(mask)
+            if all(bcast or plan.covers(lead + i) for i, bcast in enumerate(mask)):
+                found.append(v)
+        return found
+
+    def load(self, b: KernelBuilder, v: SSAValue, out_offsets: Sequence[SSAValue]) -> None:
+        arg = self.body.source(v)
+        assert arg is not None
+        load_broadcast(b, arg, self.out_shape, out_offsets, self.input_tiles[v])
+
+    def compute(
+        self, b: KernelBuilder, given: dict[SSAValue, SSAValue], loaded: dict[SSAValue, SSAValue]
+    ) -> dict[SSAValue, SSAValue]:
+        """Emit every op on the tiles; returns value -> tile for all chain values."""
+        tiles: dict[SSAValue, SSAValue] = {**given, **loaded}
+        for op in self.ops:
+            lowering = vector_lowering(op)
+            assert lowering is not None
+            result, *scratch = self.op_tiles[op]
+            ins: list[SSAValue | None] = [
+                None if s is None else tiles[s] for s in op.operand_slots()
+            ]
+            lowering.emit(VectorEmitter(b, result, scratch), op, ins, result)
+            tiles[op.results[0]] = result
+        return tiles
+
+
+def load_broadcast(
+    b: KernelBuilder,
+    arg: SSAValue,
+    out_shape: Sequence[int],
+    out_offsets: Sequence[SSAValue],
+    tile: SSAValue,
+) -> None:
+    """Load the part of GM input ``arg`` that the output tile at ``out_offsets`` reads
+    (offset 0 along the dims it broadcasts) into UB ``tile``."""
+    mask = broadcast_mask(memref_shape(arg), out_shape)
+    assert mask is not None
+    lead = len(out_shape) - len(mask)
+    zero = b.index(0)
+    src_offsets = [zero if bcast else out_offsets[lead + i] for i, bcast in enumerate(mask)]
+    b.add(CopyOp(arg, src_offsets, tile, [zero] * len(mask)))
+
+
+def store(b: KernelBuilder, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
+    zero = b.index(0)
+    b.add(CopyOp(tile, [zero] * len(offsets), out_arg, list(offsets)))
+
+
+def tile_loops(b: KernelBuilder, plan: TilePlan):
+    """Open the loops of a plan; returns (context managers to exit, output offsets)."""
+    from contextlib import ExitStack
+
+    stack = ExitStack()
+    offsets: list[SSAValue] = []
+    shape = plan.shape
+    for d in range(len(shape)):
+        if d < plan.axis:
+            offsets.append(stack.enter_context(b.loop(shape[d], 1, f"i{d}")))
+        elif d == plan.axis:
+            offsets.append(stack.enter_context(b.loop(shape[d], plan.size, f"i{d}")))
+        else:
+            offsets.append(b.index(0))
+    return stack, offsets
+
+
+def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
+    """Tile an elementwise kernel; returns why it cannot (None when emitted)."""
+    if len(body.writes) != 1:
+        return "an elementwise kernel with several outputs"
+    value, out_arg = body.writes[0]
+    out_shape = memref_shape(out_arg)
+    chain = Chain(body, body.ops, out_shape)
+    reason = chain.unsupported()
+    if reason:
+        return reason
+    if value not in {r for op in chain.ops for r in op.results}:
+        return "the kernel writes an input unchanged"
+    plan = choose_tile(out_shape, lambda t: chain.ub_bytes(b.hw, t), budget)
+    if plan is None:
+        return "no tile of the output fits UB"
+    if b.dry_run:
+        return None
+    chain.allocate(b, plan.tile_shape())
+    invariant = chain.invariant_inputs(plan)
+    zeros = [b.index(0)] * len(out_shape)
+    for v in invariant:
+        chain.load(b, v, zeros)
+    stack, offsets = tile_loops(b, plan)
+    with stack:
+        for v in chain.input_tiles:
+            if v not in invariant:
+                chain.load(b, v, offsets)
+        tiles = chain.compute(b, {}, dict(chain.input_tiles))
+        store(b, tiles[value], out_arg, offsets)
+    b.tiles = plan.count()
+    return None

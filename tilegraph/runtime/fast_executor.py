@@ -1,0 +1,181 @@
+"""The fast executor: each function of a tile-level module compiled to Python source.
+
+Loops become Python ``for`` loops over ``range``, index arithmetic becomes Python
+expressions, and every tile op calls the same numpy closure the interpreter calls
+(:meth:`TileOp.kernel`). The tiling is executed exactly as the IR states — every tile, in
+order — only the interpreter's per-op dispatch is gone. Host kernels (macro bodies) call
+the graph ops' reference kernels as the interpreter does.
+
+``compile_module(module).run("main", args)`` returns the host function's results;
+``source(name)`` shows the generated code of a function (for debugging and the docs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import LaunchOp, TileOp
+from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.storage import convert
+
+
+class FastExecutorError(RuntimeError):
+    """An op the fast executor cannot compile (the message names it)."""
+
+
+_BINARY = {
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.MuliOp: "*",
+    arith.FloorDivSIOp: "//",
+    arith.RemSIOp: "%",
+}
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+
+
+class _FunctionWriter:
+    def __init__(self, module: CompiledModule, fn: func.FuncOp):
+        self.module = module
+        self.fn = fn
+        self.names: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+
+    def name(self, value: SSAValue) -> str:
+        found = self.names.get(value)
+        if found is None:
+            found = self.names[value] = f"v{len(self.names)}"
+        return found
+
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("    " * depth + text)
+
+    def write(self) -> str:
+        fname = self.module.python_name(self.fn.sym_name.data)
+        args = ", ".join(self.name(a) for a in self.fn.body.block.args)
+        self.emit(0, f"def {fname}({args}):")
+        self.block(self.fn.body.block.ops, 1)
+        if self.lines[-1].startswith("def "):
+            self.emit(1, "return ()")
+        return "\n".join(self.lines)
+
+    def block(self, ops, depth: int) -> None:
+        for op in ops:
+            self.op(op, depth)
+
+    def op(self, op: Operation, depth: int) -> None:
+        out = ", ".join(self.name(r) for r in op.results)
+        args = ", ".join(self.name(v) for v in op.operands)
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            assert isinstance(value, IntegerAttr)
+            literal = value.value.data
+            if op.result.type == i1:
+                literal = bool(literal)
+            self.emit(depth, f"{out} = {literal!r}")
+        elif type(op) in _BINARY:
+            a, b = (self.name(v) for v in op.operands)
+            self.emit(depth, f"{out} = {a} {_BINARY[type(op)]} {b}")
+        elif isinstance(op, arith.CmpiOp):
+            a, b = (self.name(v) for v in op.operands)
+            self.emit(depth, f"{out} = {a} {_CMPI[op.predicate.value.data]} {b}")
+        elif isinstance(op, arith.MinSIOp | arith.MaxSIOp):
+            a, b = (self.name(v) for v in op.operands)
+            fn = "min" if isinstance(op, arith.MinSIOp) else "max"
+            self.emit(depth, f"{out} = {fn}({a}, {b})")
+        elif isinstance(op, arith.SelectOp):
+            c, a, b = (self.name(v) for v in op.operands)
+            self.emit(depth, f"{out} = {a} if {c} else {b}")
+        elif isinstance(op, scf.ForOp):
+            self._for(op, depth)
+        elif isinstance(op, scf.YieldOp):
+            if op.operands:
+                self.emit(depth, f"__yield = ({args},)")
+        elif isinstance(op, func.ReturnOp):
+            self.emit(depth, f"return ({args}{',' if op.operands else ''})")
+        elif isinstance(op, LaunchOp):
+            callee = op.callee.string_value()
+            self.emit(depth, f"_count({callee!r})")
+            self.emit(depth, f"{self.module.python_name(callee)}({args})")
+        elif isinstance(op, TileOp | GraphOp | TransDataOp):
+            handle = self.module.bind(op)
+            call = f"{handle}({args})"
+            self.emit(
+                depth, f"{out}{',' if len(op.results) == 1 else ''} = {call}" if out else call
+            )
+        else:
+            raise FastExecutorError(f"the fast executor cannot run '{op.name}'")
+
+    def _for(self, op: scf.ForOp, depth: int) -> None:
+        body = op.body.block
+        iv = self.name(body.args[0])
+        carried = [self.name(a) for a in body.args[1:]]
+        lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
+        for name, init in zip(carried, op.iter_args, strict=True):
+            self.emit(depth, f"{name} = {self.name(init)}")
+        self.emit(depth, f"for {iv} in range({lb}, {ub}, {step}):")
+        before = len(self.lines)
+        self.block(body.ops, depth + 1)
+        if carried:
+            self.emit(depth + 1, f"{', '.join(carried)}, = __yield")
+        if len(self.lines) == before:
+            self.emit(depth + 1, "pass")
+        for result, name in zip(op.results, carried, strict=True):
+            self.emit(depth, f"{self.name(result)} = {name}")
+
+
+def _graph_kernel(op: Operation) -> Callable[..., Any]:
+    if isinstance(op, TransDataOp):
+        source, target = op.input.type, op.output.type
+        assert isinstance(source, TensorType) and isinstance(target, TensorType)
+        return lambda array: (convert(array, source, target),)
+    assert isinstance(op, GraphOp)
+    return lambda *args: run_graph_op(op, args)
+
+
+class CompiledModule:
+    """Every function of a module as Python; see the module docstring."""
+
+    def __init__(self, module: ModuleOp):
+        self.namespace: dict[str, Any] = {"np": np, "_count": lambda name: None}
+        self._handles = 0
+        self._sources: dict[str, str] = {}
+        functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+        self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
+        for fn in functions:
+            if fn.is_declaration:
+                continue
+            text = _FunctionWriter(self, fn).write()
+            self._sources[fn.sym_name.data] = text
+            exec(compile(text, f"<tile:{fn.sym_name.data}>", "exec"), self.namespace)
+
+    def python_name(self, symbol: str) -> str:
+        found = self._python_names.get(symbol)
+        if found is None:
+            raise FastExecutorError(f"no function @{symbol} in the module")
+        return found
+
+    def bind(self, op: Operation) -> str:
+        handle = f"k{self._handles}"
+        self._handles += 1
+        self.namespace[handle] = op.kernel() if isinstance(op, TileOp) else _graph_kernel(op)
+        return handle
+
+    def source(self, symbol: str) -> str:
+        return self._sources[symbol]
+
+    def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
+        self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
+        return self.namespace[self.python_name(symbol)](*args)
+
+
+def compile_module(module: ModuleOp) -> CompiledModule:
+    return CompiledModule(module)

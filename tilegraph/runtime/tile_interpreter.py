@@ -1,0 +1,67 @@
+"""xDSL interpreter functions for the ``tile`` dialect: the reference of the tile level.
+
+Every tile op runs its own numpy semantics (:meth:`TileOp.kernel`, built once per op and
+cached); buffers are numpy arrays (GM buffers hold storage layout), indices are ints.
+``scf``, ``arith`` and ``func`` run on xDSL's own implementations, so every loop iteration
+and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
+or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFunctions`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+
+from tilegraph.dialects.tile import TILE_OPS, LaunchOp, TileOp
+from tilegraph.dialects.tile.base import Kernel
+
+
+class TileCounters:
+    """What ran: launches and executed tile ops, by kernel and by op name."""
+
+    def __init__(self) -> None:
+        self.launches: dict[str, int] = {}
+        self.ops: dict[str, int] = {}
+
+    def launch(self, name: str) -> None:
+        self.launches[name] = self.launches.get(name, 0) + 1
+
+
+@register_impls
+class TileFunctions(InterpreterFunctions):
+    """One implementation for every tile op (its cached kernel) and for ``tile.launch``."""
+
+    def __init__(self, counters: TileCounters | None = None) -> None:
+        self._kernels: dict[TileOp, Kernel] = {}
+        self.counters = counters
+
+    def kernel_of(self, op: TileOp) -> Kernel:
+        found = self._kernels.get(op)
+        if found is None:
+            found = self._kernels[op] = op.kernel()
+        return found
+
+    @impl(LaunchOp)
+    def run_launch(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]):
+        name = op.callee.string_value()
+        if self.counters is not None:
+            self.counters.launch(name)
+        interpreter.call_op(name, args)
+        return ()
+
+
+def _make_impl(op_cls: type[TileOp]) -> Any:
+    def run(self: TileFunctions, interpreter: Interpreter, op: TileOp, args: tuple[Any, ...]):
+        if self.counters is not None:
+            self.counters.ops[op.name] = self.counters.ops.get(op.name, 0) + 1
+        return self.kernel_of(op)(*args)
+
+    run.__name__ = f"run_{op_cls.name.replace('.', '_')}"
+    return impl(op_cls)(run)
+
+
+for _cls in TILE_OPS:
+    if _cls is not LaunchOp:
+        setattr(TileFunctions, f"run_{_cls.name.replace('.', '_')}", _make_impl(_cls))
+register_impls(TileFunctions)

@@ -1,0 +1,101 @@
+"""Run a module lowered to the tile level: ``run_tiles(module, inputs, executor=...)``.
+
+The host function takes GM buffers; its ``tile.signature`` (the graph function's tensor
+types, kept by ``lower-graph-to-kernels``) says how origin-layout inputs are laid out and how
+results are read back, as :func:`~tilegraph.runtime.reference.run_reference` does at the
+graph level. Two executors run the same IR:
+
+* ``"interpret"``: xDSL's interpreter with :class:`TileFunctions` — every op interpreted;
+* ``"fast"``: :mod:`tilegraph.runtime.fast_executor` — each function compiled to Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.interpreters.scf import ScfFunctions
+
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
+from tilegraph.runtime.reference import check_inputs, entry_function
+from tilegraph.runtime.storage import origin_array, storage_array
+from tilegraph.runtime.tile_interpreter import TileCounters, TileFunctions
+
+EXECUTORS = ("interpret", "fast")
+SIGNATURE_ATTR = "tile.signature"
+
+
+class TileRunError(ValueError):
+    """The module is not at the tile level, or the executor is unknown."""
+
+
+def host_signature(fn: func.FuncOp) -> FunctionType:
+    sig = fn.attributes.get(SIGNATURE_ATTR)
+    if not isinstance(sig, FunctionType):
+        raise TileRunError(
+            f"@{fn.sym_name.data} is not a lowered host function (run lower-graph-to-kernels first)"
+        )
+    return sig
+
+
+def _graph_view(fn: func.FuncOp, sig: FunctionType) -> func.FuncOp:
+    """A stand-in with the tensor signature, for input checking."""
+    view = func.FuncOp(fn.sym_name.data, sig)
+    for key in ("onnx.input_names", "onnx.output_names"):
+        if key in fn.attributes:
+            view.attributes[key] = fn.attributes[key]
+    for arg, old in zip(view.body.block.args, fn.body.block.args, strict=False):
+        arg.name_hint = old.name_hint
+    return view
+
+
+def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> Interpreter:
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(ScfFunctions())
+    interpreter.register_implementations(ArithFunctions())
+    interpreter.register_implementations(GraphFunctions())
+    interpreter.register_implementations(LayoutFunctions())
+    interpreter.register_implementations(TileFunctions(counters))
+    return interpreter
+
+
+def run_tiles(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+    *,
+    executor: str = "interpret",
+    function: str | None = None,
+    pad_value: float | None = None,
+    counters: TileCounters | None = None,
+) -> list[np.ndarray]:
+    """Run the lowered module on origin-layout inputs; origin-layout outputs.
+
+    ``pad_value`` (e.g. NaN) fills the padding lanes of the inputs' storage layout, so that
+    a kernel reading padding it must not read shows up in the comparison."""
+    if executor not in EXECUTORS:
+        raise TileRunError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    fn = entry_function(module, function)
+    sig = host_signature(fn)
+    arrays = check_inputs(_graph_view(fn, sig), inputs)
+    in_types = [t for t in sig.inputs.data if isinstance(t, TensorType)]
+    args = [
+        np.ascontiguousarray(storage_array(a, t, pad_value))
+        for a, t in zip(arrays, in_types, strict=True)
+    ]
+    if executor == "interpret":
+        results = interpreter_for(module, counters).call_op(fn, tuple(args))
+    else:
+        from tilegraph.runtime.fast_executor import compile_module
+
+        results = compile_module(module).run(fn.sym_name.data, args, counters)
+    outputs = []
+    for value, t in zip(results, sig.outputs.data, strict=True):
+        outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
+    return outputs
