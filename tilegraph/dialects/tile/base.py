@@ -123,18 +123,17 @@ class TileOp(IRDLOperation):
 
 
 def window(
+    extent: Sequence[int],
     dst_shape: Sequence[int],
     src_shape: Sequence[int],
     dst_offsets: Sequence[int],
     src_offsets: Sequence[int],
 ) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
-    """The overlap of a window placed at ``dst_offsets`` in a ``dst_shape`` buffer and at
-    ``src_offsets`` in a ``src_shape`` one: slices (into dst, into src), or None if empty.
-
-    The window's extent is the smaller buffer's shape; out-of-bounds parts are cut, which is
-    how tiles handle ragged tails and convolution padding.
+    """The part of an ``extent``-sized window, placed at ``dst_offsets`` in a ``dst_shape``
+    buffer and at ``src_offsets`` in a ``src_shape`` one, that lies inside both: slices
+    (into dst, into src), or None when it is empty. Cutting the window at the buffers'
+    edges is how tiles handle ragged tails, halos and padding.
     """
-    extent = [min(a, b) for a, b in zip(dst_shape, src_shape, strict=True)]
     dst_slices: list[slice] = []
     src_slices: list[slice] = []
     for e, n_dst, n_src, od, os_ in zip(

@@ -94,10 +94,11 @@ def _cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
 class CopyOp(TileOp):
     """``tile.copy %src[offsets] to %dst[offsets] {pad = 0.0}``: copy a window.
 
-    The window has the extent of the smaller buffer per dim and starts at the given offsets
-    in each; parts outside either buffer are cut (ragged tails, halos above an image). When
-    the destination is on chip and the source is not, the destination is first filled with
-    ``pad`` (default 0), so lanes the window did not reach hold a known value.
+    The window has the shape of the on-chip buffer — the destination's, except for a store
+    to GM, where it is the source's — and starts at the given offsets in each buffer; parts
+    outside either buffer are cut (ragged tails, halos above an image). A load (from GM, or
+    into UB) first fills the whole destination with ``pad`` (default 0), so lanes the window
+    did not reach hold a known value.
     """
 
     name = "tile.copy"
@@ -140,11 +141,7 @@ class CopyOp(TileOp):
             raise VerifyException(f"'{self.name}': expected {rank} offsets on each side")
 
     def moved_bytes(self) -> int:
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        elems = prod(min(a, b) for a, b in zip(src, dst, strict=True))
-        t = self.dst.type
-        assert isinstance(t, MemRefType)
-        return elems * buffer_bytes(t) // max(1, prod(dst))
+        return buffer_bytes(self.src if scope_of(self.dst) == "GM" else self.dst)
 
     def cost(self, hw: HardwareModel) -> int:
         a, b = self.path()
@@ -154,6 +151,7 @@ class CopyOp(TileOp):
         rank = len(memref_shape(self.src))
         fill = self.pad.value.data if self.pad is not None else 0.0
         loads = scope_of(self.src) == "GM" or scope_of(self.dst) == "UB"
+        stores = scope_of(self.dst) == "GM"
 
         def run(src: np.ndarray, *rest: Any) -> tuple[()]:
             src_off = rest[:rank]
@@ -161,7 +159,8 @@ class CopyOp(TileOp):
             dst_off = rest[rank + 1 :]
             if loads:
                 dst.fill(fill)
-            found = window(dst.shape, src.shape, dst_off, src_off)
+            extent = src.shape if stores else dst.shape
+            found = window(extent, dst.shape, src.shape, dst_off, src_off)
             if found is not None:
                 _cast_into(dst, found[0], src[found[1]])
             return ()
@@ -428,7 +427,7 @@ class Load5hdOp(TileOp):
         def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
             _, c1, hh, ww, c0 = dst.shape
             staged = np.zeros((1, c1 * c0, hh, ww), dst.dtype)
-            found = window(staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
+            found = window(staged.shape, staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
                 staged[found[0]] = src[found[1]]
             dst[...] = staged.reshape(1, c1, c0, hh, ww).transpose(0, 1, 3, 4, 2)
@@ -529,7 +528,7 @@ class FixpipeOp(TileOp):
                 width = dst.shape[3]
                 tile = acc.reshape(n1, m1 * m0, n0)[:, : rows * width]
                 tile = tile.reshape(1, n1, rows, width, n0)
-            found = window(tile.shape, dst.shape, [0] * rank, offsets)
+            found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
             if found is not None:
                 _cast_into(dst, found[1], tile[found[0]])
             return ()
