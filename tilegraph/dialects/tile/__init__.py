@@ -26,6 +26,7 @@ from tilegraph.dialects.tile.dma import (
     Load3dOp,
     Load5hdOp,
     Nd2NzOp,
+    Store5hdOp,
 )
 from tilegraph.dialects.tile.host import (
     HOST_OPS,
@@ -45,6 +46,7 @@ from tilegraph.dialects.tile.vector import (
     CastOp,
     CmpOp,
     DupOp,
+    PoolOp,
     ReduceOp,
     SelectOp,
     TransposeOp,
@@ -75,10 +77,12 @@ __all__ = [
     "Load3dOp",
     "Load5hdOp",
     "MmadOp",
+    "PoolOp",
     "Nd2NzOp",
     "ReadOp",
     "ReduceOp",
     "SelectOp",
+    "Store5hdOp",
     "Tile",
     "TileOp",
     "TransposeOp",

@@ -22,7 +22,7 @@ op                 pipe          what it moves
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import ceil, prod
+from math import ceil
 from typing import Any, ClassVar
 
 import numpy as np
@@ -436,7 +436,50 @@ class Load5hdOp(TileOp):
         return run
 
 
-FIXPIPE_LAYOUTS = ("nd", "nc1hwc0")
+@irdl_op_definition
+class Store5hdOp(TileOp):
+    """``tile.store_5hd %src to %dst[n, c, h, w]``: an NC1HWC0 tile ``(1, C1, H, W, C0)``
+    from UB into a window of an NCHW GM buffer; channels beyond ``dst`` (padding lanes) are
+    dropped on the way out."""
+
+    name = "tile.store_5hd"
+    PIPE: ClassVar[str] = "MTE3"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `to` $dst `[` $offsets `]` attr-dict `:` type($src) `to` type($dst)"
+
+    def __init__(self, src, dst, offsets):
+        super().__init__(operands=[src, dst, offsets])
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("UB", "L1"), "the source")
+        require_scope(self, self.dst, ("GM",), "the destination")
+        if len(memref_shape(self.src)) != 5 or len(memref_shape(self.dst)) != 4:
+            raise VerifyException(f"'{self.name}': moves a 5-D tile into a 4-D NCHW buffer")
+        if len(self.offsets) != 4:
+            raise VerifyException(f"'{self.name}': expected 4 offsets (n, c, h, w)")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.src)
+
+    def cost(self, hw: HardwareModel) -> int:
+        return dma_cycles(hw, f"{scope_of(self.src)}->GM", 2 * self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        def run(src: np.ndarray, dst: np.ndarray, n: int, c: int, h: int, w: int) -> tuple[()]:
+            _, c1, hh, ww, c0 = src.shape
+            planar = src.transpose(0, 1, 4, 2, 3).reshape(1, c1 * c0, hh, ww)
+            found = window(planar.shape, planar.shape, dst.shape, [0, 0, 0, 0], [n, c, h, w])
+            if found is not None:
+                _cast_into(dst, found[1], planar[found[0]])
+            return ()
+
+        return run
+
+
+FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
 
 
 @irdl_op_definition
@@ -446,7 +489,8 @@ class FixpipeOp(TileOp):
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
     writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0 ``dst``
-    (W = dst's width). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
+    (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ ``dst``
+    (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
     and the cast to ``dst``'s element type. Parts outside ``dst`` are cut.
     """
 
@@ -524,6 +568,8 @@ class FixpipeOp(TileOp):
             if layout == "nd":
                 tile = acc.transpose(1, 2, 0, 3).reshape(m1 * m0, n1 * n0)
                 tile = tile.reshape((1,) * (rank - 2) + tile.shape)
+            elif layout == "nz":
+                tile = acc.reshape((1,) * (rank - 4) + acc.shape)
             else:
                 width = dst.shape[3]
                 tile = acc.reshape(n1, m1 * m0, n0)[:, : rows * width]
@@ -536,4 +582,4 @@ class FixpipeOp(TileOp):
         return run
 
 
-DMA_OPS = (CopyOp, Nd2NzOp, Load5hdOp, Load2dOp, Load3dOp, FixpipeOp)
+DMA_OPS = (CopyOp, Nd2NzOp, Load5hdOp, Store5hdOp, Load2dOp, Load3dOp, FixpipeOp)

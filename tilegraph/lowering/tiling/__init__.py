@@ -26,6 +26,7 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
@@ -39,12 +40,23 @@ from tilegraph.lowering.kernel_body import (
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
+from tilegraph.lowering.tiling.pooling import emit_pool_kernel
+from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
 
 def _is_cube(body: KernelBody) -> bool:
     return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
+
+
+def _vector_strategy(body: KernelBody):
+    first = body.ops[0] if body.ops else None
+    if isinstance(first, MaxPoolOp | AvgPoolOp):
+        return emit_pool_kernel
+    if isinstance(first, REDUCTION_OPS):
+        return emit_reduction_kernel
+    return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 
 def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
@@ -54,7 +66,7 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     if _is_cube(body):
         reason = emit_cube_kernel(body, b)
         return ("cube", None) if reason is None else ("host", reason)
-    reason = emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
+    reason = _vector_strategy(body)(body, b)
     return ("vector", None) if reason is None else ("host", reason)
 
 

@@ -75,7 +75,7 @@ class KernelBuilder:
 
     def affine(self, value: SSAValue, scale: int = 1, offset: int = 0) -> SSAValue:
         """``value * scale + offset`` as index arithmetic (folded when trivial)."""
-        if value is self._constants.get(0):
+        if value is self._constants.get(0) or scale == 0:
             return self.index(offset)
         if scale != 1:
             value = self.add(arith.MuliOp(value, self.index(scale))).results[0]

@@ -128,7 +128,7 @@ class Epilogue:
         if len(self.body.writes) != 1:
             return "a cube kernel with several outputs"
         if self.chain is not None:
-            if memref_shape(self.out_arg) != tuple(_storage(self.anchor_value).storage_shape):
+            if self.chain.out_shape != tuple(_storage(self.anchor_value).storage_shape):
                 return "the epilogue changes the output shape"
             return self.chain.unsupported(given=[self.anchor_value])
         if self.out_value is not (self.ops[-1].results[0] if self.ops else self.anchor_value):
@@ -161,14 +161,20 @@ class ConvGeometry:
     pad_top: int
     pad_left: int
     blocks: int
+    """Group blocks run one after the other (1 when not grouped)."""
     block_c1: int
-    """Input C1 fractals of one group block (the whole input when not grouped)."""
+    """Input C1 fractals of one block."""
     block_k1: int
-    """K fractals of one block in FRACTAL_Z: block_c1 · kh · kw."""
+    """K fractals of one block: block_c1 · kh · kw."""
     block_n1: int
+    """Output channel fractals of one block."""
     block_channels: int
     """Input channels of one block (the valid lanes of its slab)."""
-    in_channels: int
+    in_c1_step: int
+    out_c1_step: int
+    w_k_step: int
+    w_n_step: int
+    """Per block: where its input slab, output slab and weight fractals start."""
 
 
 def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
@@ -184,13 +190,15 @@ def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
     n, c1, h, wd, c0 = (int(d) for d in x.storage_shape)
     _, oc1, oh, ow, _ = (int(d) for d in out.storage_shape)
     m, cg, kh, kw = (int(d) for d in w.origin_shape)
-    channels = int(x.origin_shape[1])
     axes = window(type(conv), conv.properties, [h, wd], [kh, kw])
     groups = conv.attr("group")
     k_total, n1_w = int(w.storage_shape[0]), int(w.storage_shape[1])
     if groups == 1:
-        blocks, block_c1, block_channels = 1, c1, channels
-    else:
+        blocks, block_c1, block_channels = 1, c1, int(x.origin_shape[1])
+        steps = (0, 0, 0, 0)
+        block_n1 = n1_w
+    elif w.groups.data == groups:
+        # FRACTAL_Z's groups rule: e groups per block, blocks stacked along K.
         plan = group_plan(m, cg, c0, groups)
         if plan is None or plan.enlarge is None:
             return "grouped convolution whose weight ignores groups"
@@ -200,11 +208,23 @@ def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
             return "grouped convolution with group blocks not aligned to C0"
         block_channels = cg * e
         block_c1 = k_total // (blocks * kh * kw)
+        block_n1 = n1_w
+        steps = (block_channels // c0, plan.n_per_group * e // FRACTAL, block_c1 * kh * kw, 0)
+    else:
+        # A dense FRACTAL_Z of the [M, C/g, kh, kw] weight: each group reads all K rows
+        # and its own output columns.
+        per_group = m // groups
+        if cg % c0 or per_group % FRACTAL:
+            return "grouped convolution with groups not aligned to C0 (weight without groups)"
+        blocks, block_channels = groups, cg
+        block_c1 = cg // c0
+        block_n1 = per_group // FRACTAL
+        steps = (block_c1, block_n1, 0, block_n1)
     return ConvGeometry(
         n, c1, h, wd, c0, oc1, oh, ow, (kh, kw),
         (axes[0].stride, axes[1].stride), (axes[0].dilation, axes[1].dilation),
         axes[0].begin, axes[1].begin,
-        blocks, block_c1, block_c1 * kh * kw, n1_w, block_channels, channels,
+        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels, *steps,
     )  # fmt: skip
 
 
@@ -303,21 +323,21 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     zero = b.index(0)
     out_arg = epilogue.out_arg
     with b.loop(g.batch, 1, "n") as n_iv, b.loop(g.blocks, 1, "blk") as blk:
-        in_c1 = b.affine(blk, g.block_channels // g.c0) if g.blocks > 1 else zero
+        in_c1 = b.affine(blk, g.in_c1_step)
         with b.loop(g.out_h, tiles.rows, "oh") as oh:
             h_start = b.affine(oh, g.strides[0], -g.pad_top)
             if convert:
-                channel = b.affine(in_c1, g.c0) if g.blocks > 1 else zero
+                channel = b.affine(in_c1, g.c0)
                 b.add(Load5hdOp(data_arg, [n_iv, channel, h_start, zero], fmap))
             else:
                 b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
             with b.loop(g.block_n1, tiles.n1, "co") as co:
-                out_c1 = b.affine(blk, g.block_n1) if g.blocks > 1 else zero
-                out_c1 = b.add_index(out_c1, co)
+                out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+                w_col = b.add_index(b.affine(blk, g.w_n_step), co)
                 with b.loop(g.block_k1, tiles.k1, "k") as k:
-                    w_row = b.add_index(b.affine(blk, g.block_k1), k) if g.blocks > 1 else k
+                    w_row = b.add_index(b.affine(blk, g.w_k_step), k)
                     b.add(_load3d(fmap, k, a_l0, g))
-                    b.add(CopyOp(weight_arg, [w_row, co, zero, zero], w_l1, [zero] * 4))
+                    b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
                     b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
                     b.add(MmadOp(a_l0, b_l0, c_l0, b.is_first(k)))
                 if bias_arg is not None and bias_l1 is not None:
@@ -347,7 +367,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
                         chain.load(b, v, offsets)
                         loaded[v] = chain.input_tiles[v]
                     values = chain.compute(b, {epilogue.anchor_value: acc_ub}, loaded)
-                    store(b, values[epilogue.out_value], out_arg, offsets)
+                    chain.store(b, values[epilogue.out_value], out_arg, offsets)
     b.tiles = g.batch * g.blocks * -(-g.out_h // tiles.rows) * -(-g.block_n1 // tiles.n1)
     return None
 
@@ -412,6 +432,8 @@ class MatmulPlan:
     """A C added on UB (scaled by beta)."""
     alpha: float
     beta: float
+    nz_out: bool
+    """The result stays FRACTAL_NZ (fixpipe writes fractals, no NZ -> ND)."""
 
 
 def _frac(n: int) -> int:
@@ -440,7 +462,10 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
     if isinstance(b, str):
         return b
     out = _storage(epilogue.anchor_value)
-    if out.storage_format not in (F.ND,) and out.storage_format != out.origin_format:
+    nz_out = out.storage_format == F.FRACTAL_NZ
+    if nz_out and (len(out.origin_shape) != 2 or epilogue.chain is not None):
+        return "a FRACTAL_NZ matmul result with a vector epilogue"
+    if not nz_out and out.storage_format != F.ND and out.storage_format != out.origin_format:
         return f"a matmul result in {out.storage_format}"
     if a.layout == "fz" or (b.layout == "fz" and b.transposed):
         return "a FRACTAL_Z operand in this position"
@@ -475,7 +500,11 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
     need_ub = alpha != 1.0 or c is not None or epilogue.chain is not None
     if need_ub and prod(tile) * 4 * 3 + epilogue.ub_bytes(hw, tile, element) > hw.ub_bytes // 2:
         return "the matmul epilogue tile does not fit UB"
-    return MatmulPlan(a, b, tuple(batch), m, k, n, m1, n1, k1, element, bias, c, alpha, beta)
+    if nz_out and (alpha != 1.0 or c is not None):
+        return "a FRACTAL_NZ Gemm result with alpha or a full C"
+    return MatmulPlan(
+        a, b, tuple(batch), m, k, n, m1, n1, k1, element, bias, c, alpha, beta, nz_out
+    )
 
 
 def _batch_offsets(
@@ -580,7 +609,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
             b.add(CopyOp(p.bias, [*lead, n_elem], bias_l1, [zero] * (len(lead) + 1)))
         offsets = [*batch, b.affine(mi, FRACTAL), n_elem]
-        if acc_ub is None:
+        if p.nz_out:
+            b.add(
+                FixpipeOp(
+                    c_l0, out_arg, [ni, mi, zero, zero], bias_l1, layout="nz", relu=epilogue.relu
+                )
+            )
+        elif acc_ub is None:
             b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
         else:
             b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1))
@@ -602,7 +637,10 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                 ]
             elif epilogue.relu:
                 b.add(UNARY_OPS["vrelu"](acc_ub, acc_ub))
-            store(b, result, out_arg, offsets)
+            if chain is not None:
+                chain.store(b, result, out_arg, offsets)
+            else:
+                store(b, result, out_arg, offsets)
     b.tiles = prod(p.batch) * -(-_frac(p.m) // p.m1) * -(-_frac(p.n) // p.n1)
     return None
 

@@ -18,9 +18,11 @@ from math import prod
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import CopyOp, memref_shape
+from tilegraph.dialects.tile import CopyOp, Load5hdOp, Store5hdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.formats import Format
 from tilegraph.lowering.kernel_body import KernelBody
 from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes, memref_type
 from tilegraph.lowering.tiling.vector_ops import VectorEmitter, vector_lowering
@@ -90,24 +92,61 @@ def choose_tile(shape: Sequence[int], bytes_per_tile, budget: int) -> TilePlan |
     return None
 
 
-class Chain:
-    """The ops of an elementwise chain, their GM inputs and UB tiles, for one tile shape."""
+def _tensor(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
 
-    def __init__(self, body: KernelBody, ops: Sequence[Operation], out_shape: Sequence[int]):
+
+def _is_5hd_pair(op: Operation) -> bool:
+    """A TransData between NCHW and NC1HWC0 of one tensor: nothing to do on a 5HD tile."""
+    if not isinstance(op, TransDataOp):
+        return False
+    formats = {_tensor(op.input).storage_format, _tensor(op.output).storage_format}
+    return formats == {Format.NCHW, Format.NC1HWC0}
+
+
+class Chain:
+    """The ops of an elementwise chain, their GM inputs and UB tiles, for one tile shape.
+
+    Tiles live in the output's storage layout (``space = "storage"``), or — when the chain
+    converts between NCHW and NC1HWC0 — always in NC1HWC0 (``"5hd"``): NCHW inputs are
+    loaded with ``tile.load_5hd``, an NCHW result is stored with ``tile.store_5hd``, and the
+    TransData ops themselves cost nothing on the tile (the DMA did their work).
+    """
+
+    def __init__(
+        self, body: KernelBody, ops: Sequence[Operation], out_shape: Sequence[int]
+    ) -> None:
         self.body = body
-        self.ops = [op for op in ops if isinstance(op, GraphOp)]
+        self.ops = [op for op in ops if isinstance(op, GraphOp | TransDataOp)]
         self.out_shape = tuple(out_shape)
+        self.space = "storage"
         produced = {r for op in self.ops for r in op.results}
         self.inputs: list[SSAValue] = []
         for op in self.ops:
             for v in op.operands:
                 if v not in produced and v not in self.inputs:
                     self.inputs.append(v)
+        values = [*self.inputs, *produced]
+        formats = {_tensor(v).storage_format for v in values if _tensor(v).rank == 4}
+        if any(isinstance(op, TransDataOp) for op in self.ops) or formats == {
+            Format.NCHW,
+            Format.NC1HWC0,
+        }:
+            five = [v for v in values if _tensor(v).storage_format == Format.NC1HWC0]
+            if five:
+                self.space = "5hd"
+                self.out_shape = tuple(int(d) for d in _tensor(five[0]).storage_shape)
 
+    # ---- checks ------------------------------------------------------------------------
     def unsupported(self, given: Sequence[SSAValue] = ()) -> str | None:
         """Why this chain has no vector kernel (None when it has one)."""
         for op in self.ops:
-            if vector_lowering(op) is None:
+            if isinstance(op, TransDataOp):
+                if not (self.space == "5hd" and _is_5hd_pair(op)):
+                    return "no tile lowering for this layout.trans_data"
+            elif vector_lowering(op) is None:
                 return f"no vector lowering for {op.name}"
         for v in self.inputs:
             if v in given:
@@ -116,20 +155,42 @@ class Chain:
             if arg is None:
                 producer = v.owner.name if isinstance(v.owner, Operation) else "a value"
                 return f"{producer} feeds the chain"
-            if broadcast_mask(memref_shape(arg), self.out_shape) is None:
+            if self._mask(v) is None:
                 return (
                     f"input {list(memref_shape(arg))} does not broadcast to the output "
                     f"{list(self.out_shape)} in storage layout"
                 )
         return None
 
-    def _input_tile(self, v: SSAValue, tile: Sequence[int]) -> list[int]:
+    def _nchw(self, v: SSAValue) -> bool:
+        t = _tensor(v)
+        return self.space == "5hd" and t.rank == 4 and t.storage_format == Format.NCHW
+
+    def _mask(self, v: SSAValue) -> list[bool] | None:
+        """Per dim of the input's tile: True where it broadcasts (None: it cannot)."""
         arg = self.body.source(v)
         assert arg is not None
         shape = memref_shape(arg)
-        mask = broadcast_mask(shape, self.out_shape)
+        if self._nchw(v):
+            n, c, h, w = shape
+            if c == 1 and self.out_shape[1] * self.out_shape[4] > 1:
+                return None  # a 1-channel NCHW input would have to broadcast across C0
+            return broadcast_mask(
+                [n, -(-c // self.out_shape[4]), h, w, self.out_shape[4]], self.out_shape
+            )
+        if (
+            self.space == "5hd"
+            and _tensor(v).rank >= 1
+            and _tensor(v).storage_format != Format.NC1HWC0
+        ):
+            if any(d != 1 for d in shape):
+                return None  # an ND vector has no axis meaning in NC1HWC0
+        return broadcast_mask(shape, self.out_shape)
+
+    def _input_tile(self, v: SSAValue, tile: Sequence[int]) -> list[int]:
+        mask = self._mask(v)
         assert mask is not None
-        lead = len(self.out_shape) - len(shape)
+        lead = len(self.out_shape) - len(mask)
         return [1 if b else tile[lead + i] for i, b in enumerate(mask)]
 
     def _tiles(
@@ -143,12 +204,11 @@ class Chain:
                 assert arg is not None
                 tiles.append((self._input_tile(v, tile), memref_type(arg).element_type))
         for op in self.ops:
-            lowering = vector_lowering(op)
-            assert lowering is not None
-            for r in op.results:
-                t = r.type
-                assert isinstance(t, TensorType)
-                tiles.extend([(list(tile), t.element_type)] * (1 + lowering.scratch))
+            lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
+            if lowering is None:
+                continue
+            t = _tensor(op.results[0])
+            tiles.extend([(list(tile), t.element_type)] * (1 + lowering.scratch))
         return tiles
 
     def ub_bytes(self, builder_hw, tile: Sequence[int], given: Sequence[SSAValue] = ()) -> int:
@@ -157,6 +217,7 @@ class Chain:
             for s, e in self._tiles(tile, given)
         )
 
+    # ---- emission ----------------------------------------------------------------------
     def allocate(self, b: KernelBuilder, tile: Sequence[int], given: Sequence[SSAValue] = ()):
         """UB tiles for the inputs (by value) and for each op (result, scratch...)."""
         self.tile = list(tile)
@@ -171,10 +232,10 @@ class Chain:
                 )  # fmt: skip
         self.op_tiles: dict[Operation, list[SSAValue]] = {}
         for op in self.ops:
-            lowering = vector_lowering(op)
-            assert lowering is not None
-            t = op.results[0].type
-            assert isinstance(t, TensorType)
+            lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
+            if lowering is None:
+                continue
+            t = _tensor(op.results[0])
             name = op.results[0].name_hint or "t"
             self.op_tiles[op] = [
                 b.buffer(tile, t.element_type, "UB", f"{name}_ub" if i == 0 else f"{name}_tmp{i}")
@@ -184,10 +245,8 @@ class Chain:
     def invariant_inputs(self, plan: TilePlan) -> list[SSAValue]:
         """Inputs whose tile is the same for every output tile (loaded once)."""
         found = []
-        for v, _ in self.input_tiles.items():
-            arg = self.body.source(v)
-            assert arg is not None
-            mask = broadcast_mask(memref_shape(arg), self.out_shape)
+        for v in self.input_tiles:
+            mask = self._mask(v)
             assert mask is not None
             lead = len(self.out_shape) - len(mask)
             if all(bcast or plan.covers(lead + i) for i, bcast in enumerate(mask)):
@@ -197,7 +256,26 @@ class Chain:
     def load(self, b: KernelBuilder, v: SSAValue, out_offsets: Sequence[SSAValue]) -> None:
         arg = self.body.source(v)
         assert arg is not None
+        if self._nchw(v):
+            mask = self._mask(v)
+            assert mask is not None
+            zero = b.index(0)
+            n, c1, h, w, _ = (
+                zero if bcast else o for bcast, o in zip(mask, out_offsets, strict=True)
+            )
+            b.add(Load5hdOp(arg, [n, b.affine(c1, self.out_shape[4]), h, w], self.input_tiles[v]))
+            return
         load_broadcast(b, arg, self.out_shape, out_offsets, self.input_tiles[v])
+
+    def store(
+        self, b: KernelBuilder, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]
+    ) -> None:
+        """Store the tile of the written value (to NCHW from a 5HD tile when needed)."""
+        if self.space == "5hd" and len(memref_shape(out_arg)) == 4:
+            n, c1, h, w, _ = offsets
+            b.add(Store5hdOp(tile, out_arg, [n, b.affine(c1, self.out_shape[4]), h, w]))
+        else:
+            store(b, tile, out_arg, offsets)
 
     def compute(
         self, b: KernelBuilder, given: dict[SSAValue, SSAValue], loaded: dict[SSAValue, SSAValue]
@@ -205,6 +283,9 @@ class Chain:
         """Emit every op on the tiles; returns value -> tile for all chain values."""
         tiles: dict[SSAValue, SSAValue] = {**given, **loaded}
         for op in self.ops:
+            if isinstance(op, TransDataOp):
+                tiles[op.output] = tiles[op.input]
+                continue
             lowering = vector_lowering(op)
             assert lowering is not None
             result, *scratch = self.op_tiles[op]
@@ -267,14 +348,14 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
         return reason
     if value not in {r for op in chain.ops for r in op.results}:
         return "the kernel writes an input unchanged"
-    plan = choose_tile(out_shape, lambda t: chain.ub_bytes(b.hw, t), budget)
+    plan = choose_tile(chain.out_shape, lambda t: chain.ub_bytes(b.hw, t), budget)
     if plan is None:
         return "no tile of the output fits UB"
     if b.dry_run:
         return None
     chain.allocate(b, plan.tile_shape())
     invariant = chain.invariant_inputs(plan)
-    zeros = [b.index(0)] * len(out_shape)
+    zeros = [b.index(0)] * len(chain.out_shape)
     for v in invariant:
         chain.load(b, v, zeros)
     stack, offsets = tile_loops(b, plan)
@@ -283,6 +364,6 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
             if v not in invariant:
                 chain.load(b, v, offsets)
         tiles = chain.compute(b, {}, dict(chain.input_tiles))
-        store(b, tiles[value], out_arg, offsets)
+        chain.store(b, tiles[value], out_arg, offsets)
     b.tiles = plan.count()
     return None

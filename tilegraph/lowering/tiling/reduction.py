@@ -1,0 +1,336 @@
+"""Reductions on the vector unit: softmax, log-softmax, reduce_*, global pooling, layer norm.
+
+A tile holds every reduced axis whole (and every dim after the split axis), so each tile
+reduces on its own: the split axis is chosen before the first reduced axis, as large as UB
+allows. Reduced axes are storage axes; a tensor whose storage differs from its origin is
+reduced only where the axes keep their meaning (global pooling on NC1HWC0: H and W).
+Each op is a short vector program on the tile (``vreduce``, broadcast ``vsub``/``vdiv``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.nn import LogSoftmaxOp, SoftmaxOp
+from tilegraph.dialects.graph.normalization import LayerNormOp
+from tilegraph.dialects.graph.operand_values import runtime_ints
+from tilegraph.dialects.graph.pooling import GlobalAvgPoolOp, GlobalMaxPoolOp
+from tilegraph.dialects.graph.reduction import (
+    ReduceL1Op,
+    ReduceL2Op,
+    ReduceLogSumExpOp,
+    ReduceMaxOp,
+    ReduceMeanOp,
+    ReduceMinOp,
+    ReduceOp,
+    ReduceProdOp,
+    ReduceSumOp,
+    ReduceSumSquareOp,
+)
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    memref_shape,
+)
+from tilegraph.dialects.tile import ReduceOp as VReduceOp
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.formats import Format
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes
+from tilegraph.lowering.tiling.elementwise import TilePlan, store, tile_loops
+
+
+@dataclass
+class Tiles:
+    """The UB tiles a reduction program uses."""
+
+    x: SSAValue
+    out: SSAValue
+    full: list[SSAValue]
+    """Scratch tiles shaped like the input tile."""
+    kept: list[SSAValue]
+    """Scratch tiles shaped like the reduced tile with reduced dims kept as 1."""
+    params: list[SSAValue]
+    """Tiles of further inputs (layer norm's scale and bias)."""
+
+
+Program = Callable[[KernelBuilder, Tiles, tuple[int, ...]], None]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    axes: tuple[int, ...]
+    program: Program
+    full: int = 0
+    kept: int = 0
+    keepdims: bool = True
+
+
+def _vreduce(b: KernelBuilder, kind: str, src: SSAValue, dst: SSAValue, axes) -> None:
+    from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+
+    b.add(
+        VReduceOp.create(
+            operands=[src, dst],
+            properties={
+                "kind": StringAttr(kind),
+                "axes": DenseArrayBase.from_list(i64, list(axes)),
+            },
+        )
+    )
+
+
+def _u(b: KernelBuilder, name: str, src: SSAValue, dst: SSAValue) -> None:
+    b.add(UNARY_OPS[name](src, dst))
+
+
+def _bin(b: KernelBuilder, name: str, x: SSAValue, y: SSAValue, dst: SSAValue) -> None:
+    b.add(BINARY_OPS[name](x, y, dst))
+
+
+def _s(b: KernelBuilder, name: str, src: SSAValue, value: float, dst: SSAValue) -> None:
+    b.add(SCALAR_OPS[name](src, value, dst))
+
+
+def _softmax(log: bool) -> Program:
+    def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
+        (shifted,), (red,) = t.full, t.kept
+        _vreduce(b, "max", t.x, red, axes)
+        _bin(b, "vsub", t.x, red, shifted)
+        _u(b, "vexp", shifted, t.out)
+        _vreduce(b, "sum", t.out, red, axes)
+        if log:
+            _u(b, "vln", red, red)
+            _bin(b, "vsub", shifted, red, t.out)
+        else:
+            _bin(b, "vdiv", t.out, red, t.out)
+
+    return program
+
+
+def _simple(kind: str, pre: str | None = None, post: str | None = None, mean=False) -> Program:
+    def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
+        src = t.x
+        if pre == "square":
+            _bin(b, "vmul", t.x, t.x, t.full[0])
+            src = t.full[0]
+        elif pre is not None:
+            _u(b, pre, t.x, t.full[0])
+            src = t.full[0]
+        _vreduce(b, kind, src, t.out, axes)
+        if mean:
+            count = prod(memref_shape(t.x)[a] for a in axes)
+            _s(b, "vmuls", t.out, 1.0 / count, t.out)
+        if post is not None:
+            _u(b, post, t.out, t.out)
+
+    return program
+
+
+def _layer_norm(epsilon: float, count: int) -> Program:
+    def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
+        (centred, square), (stat,) = t.full, t.kept
+        _vreduce(b, "sum", t.x, stat, axes)
+        _s(b, "vmuls", stat, 1.0 / count, stat)
+        _bin(b, "vsub", t.x, stat, centred)
+        _bin(b, "vmul", centred, centred, square)
+        _vreduce(b, "sum", square, stat, axes)
+        _s(b, "vmuls", stat, 1.0 / count, stat)
+        _s(b, "vadds", stat, epsilon, stat)
+        _u(b, "vrsqrt", stat, stat)
+        _bin(b, "vmul", centred, stat, t.out)
+        _bin(b, "vmul", t.out, t.params[0], t.out)
+        if len(t.params) > 1:
+            _bin(b, "vadd", t.out, t.params[1], t.out)
+
+    return program
+
+
+_REDUCE_PROGRAMS: dict[type[ReduceOp], tuple[Program, int]] = {
+    ReduceSumOp: (_simple("sum"), 0),
+    ReduceMeanOp: (_simple("sum", mean=True), 0),
+    ReduceMaxOp: (_simple("max"), 0),
+    ReduceMinOp: (_simple("min"), 0),
+    ReduceProdOp: (_simple("prod"), 0),
+    ReduceL1Op: (_simple("sum", pre="vabs"), 1),
+    ReduceL2Op: (_simple("sum", pre="square", post="vsqrt"), 1),
+    ReduceSumSquareOp: (_simple("sum", pre="square"), 1),
+}
+
+
+def reduction_of(op: GraphOp) -> Reduction | str:
+    x = op.operands[0].type
+    assert isinstance(x, TensorType)
+    plain = x.storage_format == x.origin_format or x.storage_format == Format.ND
+    rank = len(x.storage_shape)
+    if isinstance(op, GlobalAvgPoolOp | GlobalMaxPoolOp):
+        if not plain and x.storage_format != Format.NC1HWC0:
+            return f"global pooling on {x.storage_format}"
+        spatial = tuple(range(2, 4 if not plain else rank))
+        kind = "max" if isinstance(op, GlobalMaxPoolOp) else "sum"
+        return Reduction(spatial, _simple(kind, mean=kind == "sum"))
+    if not plain:
+        return f"{op.name} on a {x.storage_format} tensor"
+    if isinstance(op, SoftmaxOp | LogSoftmaxOp):
+        axis = op.attr("axis") % rank
+        return Reduction((axis,), _softmax(isinstance(op, LogSoftmaxOp)), full=1, kept=1)
+    if isinstance(op, LayerNormOp):
+        axis = op.attr("axis") % rank
+        axes = tuple(range(axis, rank))
+        count = prod(int(x.storage_shape[a]) for a in axes)
+        return Reduction(axes, _layer_norm(float(op.attr("epsilon")), count), full=2, kept=1)
+    if isinstance(op, ReduceOp):
+        axes_value = op.operands[1] if len(op.operands) > 1 else None
+        given = None
+        if axes_value is not None:
+            from tilegraph.dialects.graph.base import constant_value
+
+            data = constant_value(axes_value)
+            if data is None:
+                return "reduction axes computed at run time"
+            given = runtime_ints(data)
+        if given:
+            axes = tuple(sorted(a % rank for a in given))
+        elif op.attr("noop_with_empty_axes"):
+            return "a reduction over no axis"
+        else:
+            axes = tuple(range(rank))
+        keep = bool(op.attr("keepdims"))
+        if isinstance(op, ReduceLogSumExpOp):
+            return Reduction(axes, _log_sum_exp_program(keep), full=1, kept=2, keepdims=keep)
+        entry = _REDUCE_PROGRAMS.get(type(op))
+        if entry is None:
+            return f"no vector lowering for {op.name}"
+        return Reduction(axes, entry[0], full=entry[1], keepdims=keep)
+    return f"no vector lowering for {op.name}"
+
+
+def _log_sum_exp_program(keepdims: bool) -> Program:
+    def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
+        (shifted,), (red, total) = t.full, t.kept
+        _vreduce(b, "max", t.x, red, axes)
+        _bin(b, "vsub", t.x, red, shifted)
+        _u(b, "vexp", shifted, shifted)
+        _vreduce(b, "sum", shifted, total, axes)
+        _u(b, "vln", total, total)
+        _bin(b, "vadd", total, red, total)
+        _vreduce(b, "sum", total, t.out, axes)  # drops the (size-1) axes when not kept
+
+    return program
+
+
+REDUCTION_OPS = (
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp, GlobalMaxPoolOp, ReduceOp,
+)  # fmt: skip
+
+
+def _choose(shape: Sequence[int], axes: Sequence[int], need) -> TilePlan | None:
+    first = min(axes) if axes else len(shape)
+    budget_ok = need
+    if first == 0:
+        return TilePlan(tuple(shape), 0, shape[0]) if budget_ok(list(shape)) else None
+    for k in range(first):
+        unit = [1] * k + [1] + list(shape[k + 1 :])
+        if not budget_ok(unit):
+            continue
+        lo, hi = 1, shape[k]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if budget_ok([*unit[:k], mid, *unit[k + 1 :]]):
+                lo = mid
+            else:
+                hi = mid - 1
+        return TilePlan(tuple(shape), k, lo)
+    return None
+
+
+def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    if len(body.ops) != 1 or len(body.writes) != 1:
+        return "a reduction fused with other ops"
+    op = body.ops[0]
+    assert isinstance(op, GraphOp)
+    spec = reduction_of(op)
+    if isinstance(spec, str):
+        return spec
+    x_arg = body.source(op.operands[0])
+    value, out_arg = body.writes[0]
+    if x_arg is None or value is not op.results[0]:
+        return "a reduction of a value computed inside the kernel"
+    params: list[SSAValue] = []
+    if isinstance(op, LayerNormOp):
+        for p in op.operands[1:]:
+            arg = body.source(p)
+            if arg is None:
+                return "layer norm parameters computed inside the kernel"
+            params.append(arg)
+    x_shape = memref_shape(x_arg)
+    x_type = op.operands[0].type
+    assert isinstance(x_type, TensorType)
+    element: Attribute = x_type.element_type
+    if str(element) not in ("f32", "f16", "bf16"):
+        return f"a reduction on {element}"
+    eb = element_bytes(element)
+
+    def kept_shape(tile: Sequence[int]) -> list[int]:
+        return [1 if i in spec.axes else d for i, d in enumerate(tile)]
+
+    def out_shape(tile: Sequence[int]) -> list[int]:
+        if isinstance(op, SoftmaxOp | LogSoftmaxOp | LayerNormOp):
+            return list(tile)
+        if spec.keepdims:
+            return kept_shape(tile)
+        return [d for i, d in enumerate(tile) if i not in spec.axes]
+
+    def param_shape(arg: SSAValue, tile: Sequence[int]) -> list[int]:
+        shape = memref_shape(arg)
+        return list(tile[len(tile) - len(shape) :])
+
+    def need(tile: Sequence[int]) -> bool:
+        sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
+        sizes.append(prod(out_shape(tile)))
+        sizes += [prod(param_shape(p, tile)) for p in params]
+        total = sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
+        return total <= b.hw.ub_bytes // 2
+
+    plan = _choose(x_shape, spec.axes, need)
+    if plan is None:
+        return "the reduced axes do not fit UB"
+    if b.dry_run:
+        return None
+    tile = plan.tile_shape()
+    tiles = Tiles(
+        b.buffer(tile, element, "UB", "x_ub"),
+        b.buffer(out_shape(tile), element, "UB", "out_ub"),
+        [b.buffer(tile, element, "UB", f"full{i}_ub") for i in range(spec.full)],
+        [b.buffer(kept_shape(tile), element, "UB", f"red{i}_ub") for i in range(spec.kept)],
+        [
+            b.buffer(param_shape(p, tile), element, "UB", f"param{i}_ub")
+            for i, p in enumerate(params)
+        ],
+    )
+    from tilegraph.dialects.tile import CopyOp
+
+    zero = b.index(0)
+    for arg, t in zip(params, tiles.params, strict=True):
+        rank = len(memref_shape(arg))
+        b.add(CopyOp(arg, [zero] * rank, t, [zero] * rank))
+    stack, offsets = tile_loops(b, plan)
+    with stack:
+        b.add(CopyOp(x_arg, offsets, tiles.x, [zero] * len(offsets)))
+        spec.program(b, tiles, spec.axes)
+        out_rank = len(memref_shape(out_arg))
+        out_offsets = (
+            [zero if i in spec.axes else o for i, o in enumerate(offsets)]
+            if out_rank == len(offsets)
+            else [o for i, o in enumerate(offsets) if i not in spec.axes]
+        )
+        store(b, tiles.out, out_arg, out_offsets)
+    b.tiles = plan.count()
+    return None
