@@ -395,7 +395,7 @@ class Load3dOp(TileOp):
 class Load5hdOp(TileOp):
     """``tile.load_5hd %src[n, c, h, w] to %dst``: an NCHW window of GM into an NC1HWC0
     buffer ``(1, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
-    Channels and positions outside ``src`` read as zero."""
+    Channels and positions outside ``src`` read as zero. A 3-D ``src`` is CHW (N = 1)."""
 
     name = "tile.load_5hd"
     PIPE: ClassVar[str] = "MTE2"
@@ -411,8 +411,8 @@ class Load5hdOp(TileOp):
     def verify_(self) -> None:
         require_scope(self, self.src, ("GM",), "the source")
         require_scope(self, self.dst, ("L1", "UB"), "the destination")
-        if len(memref_shape(self.src)) != 4 or len(memref_shape(self.dst)) != 5:
-            raise VerifyException(f"'{self.name}': moves a 4-D NCHW window into a 5-D buffer")
+        if len(memref_shape(self.src)) not in (3, 4) or len(memref_shape(self.dst)) != 5:
+            raise VerifyException(f"'{self.name}': moves an NCHW window into a 5-D buffer")
         if len(self.offsets) != 4:
             raise VerifyException(f"'{self.name}': expected 4 offsets (n, c, h, w)")
 
@@ -426,6 +426,8 @@ class Load5hdOp(TileOp):
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
             _, c1, hh, ww, c0 = dst.shape
+            if src.ndim == 3:
+                src = src.reshape(1, *src.shape)
             staged = np.zeros((1, c1 * c0, hh, ww), dst.dtype)
             found = window(staged.shape, staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
@@ -488,9 +490,9 @@ class FixpipeOp(TileOp):
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
-    writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0 ``dst``
-    (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ ``dst``
-    (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
+    writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0
+    ``dst`` (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
+    ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
     and the cast to ``dst``'s element type. Parts outside ``dst`` are cut.
     """
 

@@ -26,8 +26,8 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
-from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
     HOST_REASON_ATTR,
@@ -39,6 +39,7 @@ from tilegraph.lowering.kernel_body import (
 )
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
+from tilegraph.lowering.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
@@ -56,13 +57,13 @@ def _vector_strategy(body: KernelBody):
         return emit_pool_kernel
     if isinstance(first, REDUCTION_OPS):
         return emit_reduction_kernel
+    if any(isinstance(op, ConcatOp) for op in body.ops):
+        return emit_concat_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 
 def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     """(unit, reason it must stay on the host or None)."""
-    if any(isinstance(op, TransDataOp) for op in body.ops) and not _is_cube(body):
-        return "host", "no tile lowering for layout.trans_data outside a cube prologue"
     if _is_cube(body):
         reason = emit_cube_kernel(body, b)
         return ("cube", None) if reason is None else ("host", reason)

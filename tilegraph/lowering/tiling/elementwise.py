@@ -116,13 +116,30 @@ class Chain:
     """
 
     def __init__(
-        self, body: KernelBody, ops: Sequence[Operation], out_shape: Sequence[int]
+        self,
+        body: KernelBody,
+        ops: Sequence[Operation],
+        out_shape: Sequence[int],
+        *,
+        aliases: dict[SSAValue, SSAValue] | None = None,
+        space_value: SSAValue | None = None,
     ) -> None:
+        """``aliases`` maps a value the ops read to the value whose tile stands for it (a
+        concat result to the concatenated input of this region); ``space_value`` fixes the
+        tensor whose layout gives the 5HD iteration space."""
         self.body = body
         self.ops = [op for op in ops if isinstance(op, GraphOp | TransDataOp)]
         self.out_shape = tuple(out_shape)
         self.space = "storage"
-        produced = {r for op in self.ops for r in op.results}
+        self.aliases = dict(aliases or {})
+        self.shift = 0
+        """Elements (channels) along ``shift_axis`` between this region and the output."""
+        self.shift_axis = 1
+        self.shifted: set[SSAValue] = set()
+        """Inputs addressed in the output's coordinates (shifted), e.g. epilogue parameters."""
+        self.full_shape = self.out_shape
+        """The output's whole tile space (what shifted inputs broadcast against)."""
+        produced = {r for op in self.ops for r in op.results} | set(self.aliases)
         self.inputs: list[SSAValue] = []
         for op in self.ops:
             for v in op.operands:
@@ -135,9 +152,26 @@ class Chain:
             Format.NC1HWC0,
         }:
             five = [v for v in values if _tensor(v).storage_format == Format.NC1HWC0]
+            if space_value is not None:
+                five = (
+                    [space_value] if _tensor(space_value).storage_format == Format.NC1HWC0 else []
+                )
+                if not five and _tensor(space_value).rank == 4:
+                    t = _tensor(space_value)
+                    c0 = next(
+                        (int(_tensor(v).storage_shape[-1]) for v in values
+                         if _tensor(v).storage_format == Format.NC1HWC0),
+                        None,
+                    )  # fmt: skip
+                    if c0 is not None:
+                        n, c, h, w = (int(d) for d in t.origin_shape)
+                        self.space = "5hd"
+                        self.out_shape = (n, -(-c // c0), h, w, c0)
             if five:
                 self.space = "5hd"
-                self.out_shape = tuple(int(d) for d in _tensor(five[0]).storage_shape)
+                self.out_shape = max(
+                    (tuple(int(d) for d in _tensor(v).storage_shape) for v in five), key=prod
+                )
 
     # ---- checks ------------------------------------------------------------------------
     def unsupported(self, given: Sequence[SSAValue] = ()) -> str | None:
@@ -163,21 +197,26 @@ class Chain:
         return None
 
     def _nchw(self, v: SSAValue) -> bool:
+        """Held as NCHW (or CHW) in GM while the tiles are 5HD: moved by load_5hd."""
         t = _tensor(v)
-        return self.space == "5hd" and t.rank == 4 and t.storage_format == Format.NCHW
+        return (
+            self.space == "5hd"
+            and t.rank in (3, 4)
+            and t.storage_format == Format.NCHW
+            and t.origin_format == Format.NCHW
+        )
 
     def _mask(self, v: SSAValue) -> list[bool] | None:
         """Per dim of the input's tile: True where it broadcasts (None: it cannot)."""
         arg = self.body.source(v)
         assert arg is not None
         shape = memref_shape(arg)
+        reference = self.full_shape if v in self.shifted else self.out_shape
         if self._nchw(v):
-            n, c, h, w = shape
-            if c == 1 and self.out_shape[1] * self.out_shape[4] > 1:
+            n, c, h, w = (1, *shape) if len(shape) == 3 else shape
+            if c == 1 and reference[1] * reference[4] > 1:
                 return None  # a 1-channel NCHW input would have to broadcast across C0
-            return broadcast_mask(
-                [n, -(-c // self.out_shape[4]), h, w, self.out_shape[4]], self.out_shape
-            )
+            return broadcast_mask([n, -(-c // reference[4]), h, w, reference[4]], reference)
         if (
             self.space == "5hd"
             and _tensor(v).rank >= 1
@@ -185,7 +224,7 @@ class Chain:
         ):
             if any(d != 1 for d in shape):
                 return None  # an ND vector has no axis meaning in NC1HWC0
-        return broadcast_mask(shape, self.out_shape)
+        return broadcast_mask(shape, reference)
 
     def _input_tile(self, v: SSAValue, tile: Sequence[int]) -> list[int]:
         mask = self._mask(v)
@@ -253,9 +292,41 @@ class Chain:
                 found.append(v)
         return found
 
+    def set_shift(
+        self,
+        amount: int,
+        axis: int,
+        unit: int,
+        shifted: Sequence[SSAValue],
+        full_shape: Sequence[int],
+    ) -> str | None:
+        """Address this region ``amount`` elements (channels) along ``axis`` into the output
+        and the ``shifted`` inputs; ``unit`` elements make one step of the tile space along
+        that axis (C0 for NC1HWC0's C1). Returns why it cannot (a C1 step off a C0 block)."""
+        self.shift, self.shift_axis, self.shift_unit = amount, axis, unit
+        self.shifted = set(shifted)
+        self.full_shape = tuple(full_shape)
+        if amount % unit and any(not self._nchw(v) for v in self.shifted):
+            return "a concat offset inside a C0 block of an NC1HWC0 input"
+        return None
+
+    shift_unit = 1
+
+    def _shifted_offsets(
+        self, b: KernelBuilder, offsets: Sequence[SSAValue], channels: bool
+    ) -> list[SSAValue]:
+        """Offsets moved by the region's shift; ``channels``: dim 1 counts channels (an NCHW
+        access of a 5HD tile), else it counts steps of the tile space."""
+        moved = list(offsets)
+        if self.shift:
+            step = self.shift if channels else self.shift // self.shift_unit
+            moved[self.shift_axis] = b.add_index(moved[self.shift_axis], b.index(step))
+        return moved
+
     def load(self, b: KernelBuilder, v: SSAValue, out_offsets: Sequence[SSAValue]) -> None:
         arg = self.body.source(v)
         assert arg is not None
+        shift = v in self.shifted
         if self._nchw(v):
             mask = self._mask(v)
             assert mask is not None
@@ -263,19 +334,26 @@ class Chain:
             n, c1, h, w, _ = (
                 zero if bcast else o for bcast, o in zip(mask, out_offsets, strict=True)
             )
-            b.add(Load5hdOp(arg, [n, b.affine(c1, self.out_shape[4]), h, w], self.input_tiles[v]))
+            start = [n, b.affine(c1, self.out_shape[4]), h, w]
+            if shift:
+                start = self._shifted_offsets(b, start, channels=True)
+            b.add(Load5hdOp(arg, start, self.input_tiles[v]))
             return
-        load_broadcast(b, arg, self.out_shape, out_offsets, self.input_tiles[v])
+        offsets = self._shifted_offsets(b, out_offsets, channels=False) if shift else out_offsets
+        reference = self.full_shape if shift else self.out_shape
+        load_broadcast(b, arg, reference, offsets, self.input_tiles[v])
 
     def store(
         self, b: KernelBuilder, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]
     ) -> None:
-        """Store the tile of the written value (to NCHW from a 5HD tile when needed)."""
+        """Store the tile of the written value (to NCHW from a 5HD tile when needed), at the
+        region's shift."""
         if self.space == "5hd" and len(memref_shape(out_arg)) == 4:
             n, c1, h, w, _ = offsets
-            b.add(Store5hdOp(tile, out_arg, [n, b.affine(c1, self.out_shape[4]), h, w]))
+            start = self._shifted_offsets(b, [n, b.affine(c1, self.out_shape[4]), h, w], True)
+            b.add(Store5hdOp(tile, out_arg, start))
         else:
-            store(b, tile, out_arg, offsets)
+            store(b, tile, out_arg, self._shifted_offsets(b, offsets, channels=False))
 
     def compute(
         self, b: KernelBuilder, given: dict[SSAValue, SSAValue], loaded: dict[SSAValue, SSAValue]
@@ -283,6 +361,9 @@ class Chain:
         """Emit every op on the tiles; returns value -> tile for all chain values."""
         tiles: dict[SSAValue, SSAValue] = {**given, **loaded}
         for op in self.ops:
+            for alias, target in self.aliases.items():
+                if alias not in tiles and target in tiles:
+                    tiles[alias] = tiles[target]
             if isinstance(op, TransDataOp):
                 tiles[op.output] = tiles[op.input]
                 continue

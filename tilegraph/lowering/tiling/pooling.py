@@ -42,6 +42,8 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         reason = chain.unsupported(given=[pool.results[0]])
         if reason:
             return reason
+        if chain.space == "5hd" and x_type.storage_format != Format.NC1HWC0:
+            return "an NCHW pooling with a NC1HWC0 epilogue"
     elif value is not pool.results[0]:
         return "the kernel does not write the pooling result"
     x_shape = memref_shape(x_arg)
@@ -129,6 +131,8 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 chain.load(b, v, offsets)
                 loaded[v] = chain.input_tiles[v]
             result = chain.compute(b, {pool.results[0]: dst}, loaded)[value]
-        store(b, result, out_arg, offsets)
+            chain.store(b, result, out_arg, offsets)
+        else:
+            store(b, result, out_arg, offsets)
     b.tiles = x_shape[0] * -(-x_shape[1] // channels) * -(-out_h // rows)
     return None

@@ -1,0 +1,113 @@
+"""Concatenation as DMA into the output's slices, with the inputs' and output's fused ops.
+
+A concat kernel runs one loop nest per concatenated input. Each nest tiles that input's
+region of the output: it computes the input (its fused producers, e.g. a ReLU or a TransData
+from NC1HWC0), applies the fused ops after the concat to that region (their other operands,
+such as per-channel parameters, are read at the region's place in the output), and stores
+the tile at the input's offset along the concat axis. An NCHW output takes any channel
+offset (``tile.store_5hd`` writes channels); an NC1HWC0 one needs offsets on C0 blocks.
+Inputs are written in order, so the padding lanes a 5HD tile spills past its region are
+overwritten by the next region.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import memref_shape
+from tilegraph.formats import Format
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.tiling.elementwise import Chain, choose_tile, tile_loops
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
+    """The ops of ``members`` that ``value`` depends on, in body order."""
+    needed: set[Operation] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if isinstance(op, Operation) and op in members and op not in needed:
+            needed.add(op)
+            stack.extend(op.operands)
+    return [op for op in members if op in needed]
+
+
+def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    concats = [op for op in body.ops if isinstance(op, ConcatOp)]
+    if len(concats) != 1 or len(body.writes) != 1:
+        return "a concat kernel with several concats or outputs"
+    concat = concats[0]
+    index = body.ops.index(concat)
+    before, after = body.ops[:index], body.ops[index + 1 :]
+    value, out_arg = body.writes[0]
+    result = concat.concat_result
+    out_type = _tensor(result)
+    rank = out_type.rank
+    axis = concat.attr("axis") % rank
+    fmt = out_type.storage_format
+    if fmt not in (out_type.origin_format, Format.ND) and not (fmt == Format.NC1HWC0 and axis == 1):
+        return f"a concat in {fmt} along axis {axis}"
+    after_inputs = {v for op in after for v in op.operands}
+    regions = []
+    offset = 0
+    for operand in concat.inputs:
+        ops = [*_producers(operand, before), *after]
+        chain = Chain(
+            body,
+            ops,
+            tuple(int(d) for d in _tensor(operand).storage_shape),
+            aliases={result: operand},
+            space_value=operand,
+        )
+        if operand not in {r for op in chain.ops for r in op.results} and (
+            operand not in chain.inputs
+        ):
+            chain.inputs.append(operand)  # copied as it is
+        unit = chain.out_shape[-1] if chain.space == "5hd" or fmt == Format.NC1HWC0 else 1
+        shift_axis = 1 if chain.space == "5hd" or fmt == Format.NC1HWC0 else axis
+        shifted = [v for v in chain.inputs if v in after_inputs and v is not result]
+        full = list(chain.out_shape)
+        if chain.space == "5hd" or fmt == Format.NC1HWC0:
+            full[1] = -(-int(out_type.origin_shape[1]) // chain.out_shape[-1])
+        else:
+            full[axis] = int(out_type.origin_shape[axis])
+        reason = chain.set_shift(offset, shift_axis, unit, shifted, full) or chain.unsupported()
+        if reason:
+            return reason
+        if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
+            return "a concat offset inside a C0 block of an NC1HWC0 output"
+        regions.append((operand, chain))
+        offset += int(_tensor(operand).origin_shape[axis])
+    plans = []
+    for _, chain in regions:
+        plan = choose_tile(
+            chain.out_shape, lambda t, c=chain: c.ub_bytes(b.hw, t), b.hw.ub_bytes // 2
+        )
+        if plan is None:
+            return "no tile of a concat input fits UB"
+        plans.append(plan)
+    if b.dry_run:
+        return None
+    total = 0
+    for (operand, chain), plan in zip(regions, plans, strict=True):
+        chain.allocate(b, plan.tile_shape())
+        stack, offsets = tile_loops(b, plan)
+        with stack:
+            for v in chain.input_tiles:
+                chain.load(b, v, offsets)
+            tiles = chain.compute(b, {}, dict(chain.input_tiles))
+            written = value if value is not result else operand
+            chain.store(b, tiles[written], out_arg, offsets)
+        total += plan.count()
+    b.tiles = total
+    return None
