@@ -20,6 +20,7 @@ from tilegraph.dialects.tile.base import (
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
 from tilegraph.dialects.tile.dma import (
     DMA_OPS,
+    CopyFlatOp,
     CopyOp,
     FixpipeOp,
     Load2dOp,
@@ -69,6 +70,7 @@ __all__ = [
     "CastOp",
     "CmpOp",
     "ConstantOp",
+    "CopyFlatOp",
     "CopyOp",
     "DupOp",
     "FixpipeOp",

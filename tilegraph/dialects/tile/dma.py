@@ -22,7 +22,7 @@ op                 pipe          what it moves
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import ceil
+from math import ceil, prod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    f64,
     i64,
 )
 from xdsl.irdl import (
@@ -117,8 +118,6 @@ class CopyOp(TileOp):
     def __init__(self, src, src_offsets, dst, dst_offsets, pad: float | None = None):
         props: dict[str, Any] = {}
         if pad is not None:
-            from xdsl.dialects.builtin import f64
-
             props["pad"] = FloatAttr(pad, f64)
         super().__init__(operands=[src, src_offsets, dst, dst_offsets], properties=props)
 
@@ -163,6 +162,68 @@ class CopyOp(TileOp):
             found = window(extent, dst.shape, src.shape, dst_off, src_off)
             if found is not None:
                 _cast_into(dst, found[0], src[found[1]])
+            return ()
+
+        return run
+
+
+@irdl_op_definition
+class CopyFlatOp(TileOp):
+    """``tile.copy_flat %src[%i] to %dst[%j] {count}``: ``count`` consecutive elements,
+    whatever the buffers' shapes (a DMA moves bytes; a reshape of contiguous data is a
+    flat copy). The run is cut where it leaves either buffer; a load fills the rest of the
+    destination with zeros first."""
+
+    name = "tile.copy_flat"
+    src = operand_def(MemRefType)
+    src_offset = operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    dst_offset = operand_def(IndexType)
+    count = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `[` $src_offset `]` `to` $dst `[` $dst_offset `]` attr-dict "
+        "`:` type($src) `to` type($dst)"
+    )
+
+    def __init__(self, src, src_offset, dst, dst_offset, count: int):
+        super().__init__(
+            operands=[src, src_offset, dst, dst_offset],
+            properties={"count": IntegerAttr(count, i64)},
+        )
+
+    def path(self) -> tuple[str, str]:
+        return scope_of(self.src), scope_of(self.dst)
+
+    def pipe(self) -> str:
+        return COPY_PATHS.get(self.path(), "MTE2")
+
+    def verify_(self) -> None:
+        path = self.path()
+        if path not in COPY_PATHS:
+            raise VerifyException(f"'{self.name}': no DMA path from {path[0]} to {path[1]}")
+
+    def moved_bytes(self) -> int:
+        t = self.src.type
+        assert isinstance(t, MemRefType)
+        return self.count.value.data * buffer_bytes(t) // max(1, prod(memref_shape(t)))
+
+    def cost(self, hw: HardwareModel) -> int:
+        a, b = self.path()
+        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        count = self.count.value.data
+        loads = scope_of(self.src) == "GM" or scope_of(self.dst) == "UB"
+
+        def run(src: np.ndarray, i: int, dst: np.ndarray, j: int) -> tuple[()]:
+            flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
+            if loads:
+                dst.fill(0)
+            n = min(count, flat_src.size - i, flat_dst.size - j)
+            if n > 0:
+                flat_dst[j : j + n] = flat_src[i : i + n]
             return ()
 
         return run
@@ -395,18 +456,22 @@ class Load3dOp(TileOp):
 class Load5hdOp(TileOp):
     """``tile.load_5hd %src[n, c, h, w] to %dst``: an NCHW window of GM into an NC1HWC0
     buffer ``(1, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
-    Channels and positions outside ``src`` read as zero. A 3-D ``src`` is CHW (N = 1)."""
+    Positions outside ``src`` read as ``pad`` (default 0; channels beyond C always as 0).
+    A 3-D ``src`` is CHW (N = 1)."""
 
     name = "tile.load_5hd"
     PIPE: ClassVar[str] = "MTE2"
     src = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
     dst = operand_def(MemRefType)
+    pad = opt_prop_def(FloatAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
 
-    def __init__(self, src, offsets, dst):
-        super().__init__(operands=[src, offsets, dst])
+    def __init__(self, src, offsets, dst, pad: float | None = None):
+        props = {} if pad is None else {"pad": FloatAttr(pad, f64)}
+        super().__init__(operands=[src, offsets, dst], properties=props)
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("GM",), "the source")
@@ -424,11 +489,14 @@ class Load5hdOp(TileOp):
         return dma_cycles(hw, f"GM->{scope_of(self.dst)}", 2 * self.moved_bytes())
 
     def kernel(self) -> Kernel:
+        fill = self.pad.value.data if self.pad is not None else 0.0
+
         def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
             _, c1, hh, ww, c0 = dst.shape
             if src.ndim == 3:
                 src = src.reshape(1, *src.shape)
-            staged = np.zeros((1, c1 * c0, hh, ww), dst.dtype)
+            staged = np.full((1, c1 * c0, hh, ww), fill, dst.dtype)
+            staged[:, max(0, src.shape[1] - c) :] = 0  # channels past C: padding lanes, zero
             found = window(staged.shape, staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
                 staged[found[0]] = src[found[1]]
@@ -492,8 +560,9 @@ class FixpipeOp(TileOp):
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
     writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0
     ``dst`` (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
-    ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16`` values, an L1 buffer), ``relu``,
-    and the cast to ``dst``'s element type. Parts outside ``dst`` are cut.
+    ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16``
+    values, an L1 buffer), ``relu``, and the cast to ``dst``'s element type. Parts outside
+    ``dst`` are cut.
     """
 
     name = "tile.fixpipe"
@@ -584,4 +653,4 @@ class FixpipeOp(TileOp):
         return run
 
 
-DMA_OPS = (CopyOp, Nd2NzOp, Load5hdOp, Store5hdOp, Load2dOp, Load3dOp, FixpipeOp)
+DMA_OPS = (CopyOp, CopyFlatOp, Nd2NzOp, Load5hdOp, Store5hdOp, Load2dOp, Load3dOp, FixpipeOp)

@@ -38,11 +38,12 @@ from tilegraph.lowering.kernel_body import (
     read_kernel_body,
 )
 from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.concat import emit_concat_kernel
+from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
+from tilegraph.lowering.tiling.reshape import SHAPE_ONLY, emit_reshape_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -59,6 +60,8 @@ def _vector_strategy(body: KernelBody):
         return emit_reduction_kernel
     if any(isinstance(op, ConcatOp) for op in body.ops):
         return emit_concat_kernel
+    if any(isinstance(op, SHAPE_ONLY) for op in body.ops):
+        return emit_reshape_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

@@ -1,0 +1,98 @@
+"""Reshape-like kernels as DMA: row-major data is the same bytes under another shape.
+
+* Reshape / Flatten / Squeeze / Unsqueeze of a row-major tensor: ``tile.copy_flat`` chunks
+  GM -> UB -> GM.
+* The same after a TransData NC1HWC0 -> NCHW (a 5HD feature map flattened for a Gemm):
+  per image and block of channel fractals, the 5HD tile is loaded, transposed on the vector
+  unit to channel-major order and written as one run of the NCHW bytes. Runs are written in
+  order, so the padding lanes a block spills past its channels are overwritten by the next.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.graph.shape_ops import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import CopyFlatOp, CopyOp, TransposeOp, memref_shape
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.formats import Format
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder
+
+SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _row_major(t: TensorType) -> bool:
+    return t.storage_format == t.origin_format or t.storage_format == Format.ND
+
+
+def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    ops = body.ops
+    if len(body.writes) != 1 or not ops:
+        return "a reshape kernel with several outputs"
+    convert = isinstance(ops[0], TransDataOp)
+    rest = ops[1:] if convert else ops
+    if not rest or not all(isinstance(op, SHAPE_ONLY) for op in rest):
+        return "not a reshape chain"
+    value, out_arg = body.writes[0]
+    if value is not rest[-1].results[0] or not _row_major(_tensor(value)):
+        return "a reshape kernel writing a non-row-major tensor"
+    source = ops[0].operands[0]
+    src_arg = body.source(source)
+    if src_arg is None:
+        return "a reshape of a value computed inside the kernel"
+    element = _tensor(value).element_type
+    eb = element_bytes(element)
+    budget = b.hw.ub_bytes // 2
+    if not convert:
+        if not _row_major(_tensor(source)):
+            return "a reshape of a non-row-major tensor"
+        total = _tensor(source).num_elements() or 0
+        chunk = max(1, min(total, budget // eb))
+        if b.dry_run:
+            return None
+        ub = b.buffer([chunk], element, "UB", "chunk_ub")
+        with b.loop(total, chunk, "i") as i:
+            b.add(CopyFlatOp(src_arg, i, ub, b.index(0), chunk))
+            b.add(CopyFlatOp(ub, b.index(0), out_arg, i, chunk))
+        b.tiles = -(-total // chunk)
+        return None
+    trans = ops[0]
+    assert isinstance(trans, TransDataOp)
+    if (
+        _tensor(trans.input).storage_format != Format.NC1HWC0
+        or _tensor(trans.output).storage_format != Format.NCHW
+    ):
+        return "a reshape after a TransData other than NC1HWC0 -> NCHW"
+    n, c1, h, w, c0 = memref_shape(src_arg)
+    channels = int(_tensor(trans.output).origin_shape[1])
+    per_block = h * w * c0 * eb * 2  # the 5HD tile and its transposed copy
+    c1t = max(1, min(c1, budget // per_block))
+    if per_block > budget:
+        return "one channel block of the feature map does not fit UB"
+    if b.dry_run:
+        return None
+    tile = b.buffer([1, c1t, h, w, c0], element, "UB", "fmap_ub")
+    planar = b.buffer([1, c1t, c0, h, w], element, "UB", "planar_ub")
+    zero = b.index(0)
+    with b.loop(n, 1, "n") as ni, b.loop(c1, c1t, "c") as ci:
+        b.add(CopyOp(src_arg, [ni, ci, zero, zero, zero], tile, [zero] * 5))
+        b.add(
+            TransposeOp.create(
+                operands=[tile, planar],
+                properties={"perm": DenseArrayBase.from_list(i64, [0, 1, 4, 2, 3])},
+            )
+        )
+        start = b.add_index(b.affine(ni, channels * h * w), b.affine(ci, c0 * h * w))
+        b.add(CopyFlatOp(planar, zero, out_arg, start, c1t * c0 * h * w))
+    b.tiles = n * -(-c1 // c1t)
+    return None
