@@ -84,6 +84,16 @@ def _numpy_aligned(t: TensorType, rank: int, reshape_type: str | None) -> bool:
     return list(expanded) == numpy_style
 
 
+def _groups(op: GraphOp, index: int, fmt: Format) -> int:
+    """The groups a weight is stored with: a grouped convolution's filter (operand 1) in
+    FRACTAL_Z keeps its groups, so that the layout packs them by the groups rule of
+    formats.md (GE's grouped FRACTAL_Z) instead of a dense filter the cube cannot use."""
+    if index != 1 or fmt not in (Format.FRACTAL_Z, Format.FRACTAL_Z_3D):
+        return 1
+    group = op.attr("group") if "group" in dict(op.get_irdl_definition().properties) else None
+    return group if isinstance(group, int) and group > 1 else 1
+
+
 class LayoutPlanner:
     """Kernel choices of ops and the storage types they imply, for one platform."""
 
@@ -92,7 +102,7 @@ class LayoutPlanner:
 
     # ---- storage types ------------------------------------------------------------------
     def storage_type(
-        self, t: TensorType, fmt: Format, reshape_type: str | None = None
+        self, t: TensorType, fmt: Format, reshape_type: str | None = None, groups: int = 1
     ) -> TensorType | None:
         """``t`` with storage ``fmt`` (origin formats mean the origin view), or None when the
         conversion does not exist or the storage shape cannot be derived."""
@@ -101,7 +111,9 @@ class LayoutPlanner:
         if t.rank == 0 or not conversion_exists(t.origin_format, fmt):
             return None
         try:
-            return t.with_storage(fmt, reshape_type=reshape_type, platform=self.platform)
+            return t.with_storage(
+                fmt, reshape_type=reshape_type, groups=groups, platform=self.platform
+            )
         except (FormatError, VerifyException, ValueError):
             return None
 
@@ -157,7 +169,8 @@ class LayoutPlanner:
                     return False
             slot = self._slot_format(fmt, shared)
             if slot is not None and (
-                self.storage_type(t, slot, facts.reshape_types.get(i)) is None
+                self.storage_type(t, slot, facts.reshape_types.get(i), _groups(op, i, slot))
+                is None
             ):
                 return False
             tensors.append(t)
@@ -207,7 +220,9 @@ class LayoutPlanner:
         slot = self._slot_format(fmt, choice.shared)
         if slot is None:
             return origin_view(t)
-        result = self.storage_type(t, slot, op.FACTS.reshape_types.get(index))
+        result = self.storage_type(
+            t, slot, op.FACTS.reshape_types.get(index), _groups(op, index, slot)
+        )
         if result is None:
             raise ValueError(f"{op.name}: {choice} does not apply to operand #{index}")
         return result
