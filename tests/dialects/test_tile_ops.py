@@ -3,7 +3,7 @@
 Expected values are derived from the documented meaning of each op (the docstrings of
 ``tilegraph.dialects.tile``), element by element where the layout is the point of the op
 (NZ/ZZ/ZN fractals, NC1HWC0, img2col), never by reusing the implementation's reshapes.
-Also: pipes and costs of every op class, and verifier gaps (strict xfails).
+Also: pipes and costs of every op class, and verifier checks found missing in review.
 """
 
 from __future__ import annotations
@@ -801,11 +801,6 @@ def test_vcast_broadcasts():
     np.testing.assert_array_equal(out, np.float16([[1, 2]] * 3))
 
 
-@pytest.mark.xfail(
-    reason="tile.vcast to an integer truncates (numpy astype) instead of rounding to nearest "
-    "as its docstring says",
-    strict=True,
-)
 def test_vcast_float_to_int_rounds_to_nearest():
     x = np.array([2.7, -2.7, 0.4, 1.6, -0.6], np.float32)
     out = np.zeros(5, np.int32)
@@ -1058,27 +1053,16 @@ def test_vector_cost_grows_with_size_and_transcendentals_cost_more():
 
 
 # --------------------------------------------------------------------------------------
-# Verifier gaps (each a bug: strict xfail until the verifier rejects the case)
+# Verifier checks that review found missing (fixed; kept as regression tests)
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    reason="tile.alloc in an unknown scope raises KeyError from HardwareModel.capacity, not a "
-    "VerifyException (tilegraph-opt reports 'internal error: KeyError')",
-    strict=True,
-    raises=KeyError,
-)
 def test_alloc_in_unknown_scope_is_a_verify_error():
     memref = MemRefType(f32, [4], NoneAttr(), StringAttr("XYZ"))
     with pytest.raises(VerifyException):
         AllocOp(memref).verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.vreduce does not check that axes are in range and distinct; the kernel then "
-    "fails in numpy",
-    strict=True,
-)
 @pytest.mark.parametrize("axes", [[2], [0, 0]], ids=["out_of_range", "duplicate"])
 def test_vreduce_rejects_bad_axes(axes):
     shape = (2, 3) if axes == [2] else (1, 3)
@@ -1088,11 +1072,6 @@ def test_vreduce_rejects_bad_axes(axes):
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.mmad does not check the inner fractal dims (16 x K0 / 16 x 16); a (1,1,8,8) "
-    "left operand verifies and the kernel then fails",
-    strict=True,
-)
 def test_mmad_rejects_non_16_fractals():
     op = MmadOp(buf((1, 1, 8, 8), "L0A"), buf((1, 1, 16, 8), "L0B"),
                 buf((1, 1, 16, 16), "L0C"), flag())  # fmt: skip
@@ -1100,22 +1079,12 @@ def test_mmad_rejects_non_16_fractals():
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.load2d does not check that source and destination fractals match "
-    "((16, 8) into (16, 16) verifies; the kernel then fails)",
-    strict=True,
-)
 def test_load2d_rejects_mismatched_fractals():
     op = Load2dOp(buf((2, 2, 16, 8), "L1"), *idx(2), buf((2, 2, 16, 16), "L0A"), mode="copy")
     with pytest.raises(VerifyException):
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.fixpipe does not check its destination against the layout (nc1hwc0: rows x W "
-    "<= M1*16 and a 5-D dst; nz: a dst of rank >= 4; nd: rank >= 2); the kernel then fails",
-    strict=True,
-)
 @pytest.mark.parametrize(
     ("dst_shape", "layout", "rows"),
     [((1, 1, 4, 8, 16), "nc1hwc0", 4), ((32, 32), "nz", None), ((32,), "nd", None)],
@@ -1128,7 +1097,6 @@ def test_fixpipe_rejects_a_destination_that_does_not_fit_the_layout(dst_shape, l
         op.verify()
 
 
-@pytest.mark.xfail(reason="tile.fixpipe does not check the bias length (N1*16 values)", strict=True)
 def test_fixpipe_rejects_a_short_bias():
     op = FixpipeOp(buf((2, 1, 16, 16), "L0C"), buf((16, 32), "GM"), idx(2), buf((16,), "L1"),
                    layout="nd")  # fmt: skip
@@ -1136,10 +1104,6 @@ def test_fixpipe_rejects_a_short_bias():
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.load3d does not check the destination's C0 against the feature map's",
-    strict=True,
-)
 def test_load3d_rejects_mismatched_c0():
     op = Load3dOp(buf((1, 1, 8, 8, 8), "L1"), idx()[0], buf((4, 9, 16, 16), "L0A"),
                   kernel_shape=(3, 3), strides=(1, 1), dilations=(1, 1), pad_left=1,
@@ -1148,20 +1112,12 @@ def test_load3d_rejects_mismatched_c0():
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.constant does not check the data's element type against the buffer's "
-    "(graph.constant does)",
-    strict=True,
-)
 def test_constant_rejects_mismatched_element_type():
     op = ConstantOp(DenseAttr.from_array(np.ones(2, np.float32)), scoped_memref([2], f16, "GM"))
     with pytest.raises(VerifyException):
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.vcmp does not check that its result is an i1 mask buffer", strict=True
-)
 def test_vcmp_rejects_a_non_i1_mask():
     op = CmpOp(operands=[buf((4,)), buf((4,)), buf((4,))],
                properties={"predicate": StringAttr("lt")})  # fmt: skip
@@ -1169,9 +1125,6 @@ def test_vcmp_rejects_a_non_i1_mask():
         op.verify()
 
 
-@pytest.mark.xfail(
-    reason="tile.launch does not check that its arguments are GM buffers", strict=True
-)
 def test_launch_rejects_on_chip_arguments():
     op = LaunchOp("kernel", [buf((4,), "UB")])
     with pytest.raises(VerifyException):

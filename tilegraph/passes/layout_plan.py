@@ -169,8 +169,7 @@ class LayoutPlanner:
                     return False
             slot = self._slot_format(fmt, shared)
             if slot is not None and (
-                self.storage_type(t, slot, facts.reshape_types.get(i), _groups(op, i, slot))
-                is None
+                self.storage_type(t, slot, facts.reshape_types.get(i), _groups(op, i, slot)) is None
             ):
                 return False
             tensors.append(t)

@@ -133,7 +133,7 @@ func.func @copy(%g: memref<8x40xf32, "GM">, %u: memref<4x16xf32, "UB">, %v: memr
 // -----
 
 // The cube path: nd2nz (batched), load_5hd / store_5hd, load2d in each mode, load3d, mmad.
-func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L1">, %nchw: memref<1x3x6x6xf32, "GM">, %f: memref<1x1x7x6x16xf32, "L1">, %fu: memref<1x1x6x6x16xf16, "UB">, %chw: memref<3x6x6xf32, "GM">, %a: memref<2x3x16x8xf32, "L0A">, %b: memref<3x2x16x8xf32, "L0B">, %c: memref<2x2x16x16xf32, "L0C">) {
+func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L1">, %nchw: memref<1x3x6x6xf32, "GM">, %f: memref<1x1x7x6x16xf32, "L1">, %fu: memref<1x1x6x6x16xf16, "UB">, %chw: memref<3x6x6xf32, "GM">, %a: memref<2x3x16x8xf32, "L0A">, %b: memref<3x2x16x8xf32, "L0B">, %c: memref<2x2x16x16xf32, "L0C">, %sq: memref<2x2x16x16xf32, "L1">, %sqb: memref<2x2x16x16xf32, "L0B">, %sqa: memref<2x3x16x16xf32, "L0A">) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -149,9 +149,9 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
   tile.store_5hd %f to %nchw[%c0, %c0, %cm1, %c0] : memref<1x1x7x6x16xf32, "L1"> to memref<1x3x6x6xf32, "GM">
   tile.load2d %nz[%c0, %c0] to %a {mode = "copy"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
   tile.load2d %nz[%c0, %c0] to %a {mode = "swap"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
-  tile.load2d %nz[%c0, %c0] to %b {mode = "transpose"} : memref<3x2x16x8xf32, "L1"> to memref<3x2x16x8xf32, "L0B">
-  tile.load2d %nz[%c1, %c0] to %a {mode = "transpose_fractals"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
-  tile.load3d %f[%c0] to %a {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
+  tile.load2d %sq[%c0, %c0] to %sqb {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+  tile.load2d %sq[%c1, %c0] to %sqb {mode = "transpose_fractals"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+  tile.load3d %f[%c0] to %sqa {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x16xf32, "L0A">
   tile.mmad %a, %b, %c, %true : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   tile.mmad %a, %b, %c, %false : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   func.return
@@ -172,9 +172,9 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // CHECK-NEXT: tile.store_5hd %f to %nchw[%c0, %c0, %cm1, %c0] : memref<1x1x7x6x16xf32, "L1"> to memref<1x3x6x6xf32, "GM">
 // CHECK-NEXT: tile.load2d %nz[%c0, %c0] to %a {mode = "copy"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
 // CHECK-NEXT: tile.load2d %nz[%c0, %c0] to %a {mode = "swap"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
-// CHECK-NEXT: tile.load2d %nz[%c0, %c0] to %b {mode = "transpose"} : memref<3x2x16x8xf32, "L1"> to memref<3x2x16x8xf32, "L0B">
-// CHECK-NEXT: tile.load2d %nz[%c1, %c0] to %a {mode = "transpose_fractals"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
-// CHECK-NEXT: tile.load3d %f[%c0] to %a {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
+// CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+// CHECK-NEXT: tile.load2d %sq[%c1, %c0] to %sqb {mode = "transpose_fractals"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+// CHECK-NEXT: tile.load3d %f[%c0] to %sqa {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x16xf32, "L0A">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %false : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: func.return

@@ -66,8 +66,16 @@ class MmadOp(TileOp):
         sa, sb, sc = memref_shape(self.a), memref_shape(self.b), memref_shape(self.c)
         if len(sa) != 4 or len(sb) != 4 or len(sc) != 4:
             raise VerifyException(f"'{self.name}': operands must be fractal (4-D)")
-        m1, k1, _, k0 = sa
-        if sb[0] != k1 or sb[3] != k0 or sc[0] != sb[1] or sc[1] != m1:
+        m1, k1, m0, k0 = sa
+        if (
+            sb[0] != k1
+            or sb[3] != k0
+            or sc[0] != sb[1]
+            or sc[1] != m1
+            or m0 != 16
+            or sb[2] != 16
+            or sc[2:] != (16, 16)
+        ):
             raise VerifyException(
                 f"'{self.name}': shapes {list(sa)} x {list(sb)} -> {list(sc)} do not chain "
                 "(ZZ (M1,K1,16,K0) x ZN (K1,N1,16,K0) -> NZ (N1,M1,16,16))"

@@ -203,6 +203,8 @@ class CopyFlatOp(TileOp):
         path = self.path()
         if path not in COPY_PATHS:
             raise VerifyException(f"'{self.name}': no DMA path from {path[0]} to {path[1]}")
+        if self.count.value.data < 1:
+            raise VerifyException(f"'{self.name}': count must be positive")
 
     def moved_bytes(self) -> int:
         t = self.src.type
@@ -221,9 +223,9 @@ class CopyFlatOp(TileOp):
             flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
             if loads:
                 dst.fill(0)
-            n = min(count, flat_src.size - i, flat_dst.size - j)
-            if n > 0:
-                flat_dst[j : j + n] = flat_src[i : i + n]
+            found = window((count,), flat_dst.shape, flat_src.shape, (j,), (i,))
+            if found is not None:
+                flat_dst[found[0]] = flat_src[found[1]]
             return ()
 
         return run
@@ -266,10 +268,11 @@ class Nd2NzOp(TileOp):
         def run(src: np.ndarray, *rest: Any) -> tuple[()]:
             offsets, dst = rest[:rank], rest[rank]
             batch = tuple(offsets[:-2])
-            r, c = offsets[-2], offsets[-1]
-            block = src[batch][r : r + r1 * r0, c : c + c1 * c0]
             plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
-            plane[: block.shape[0], : block.shape[1]] = block
+            matrix = src[batch]
+            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
+            if found is not None:
+                plane[found[0]] = matrix[found[1]]
             dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
             return ()
 
@@ -311,8 +314,15 @@ class Load2dOp(TileOp):
         require_scope(self, self.dst, ("L0A", "L0B"), "the destination")
         if self.mode.data not in LOAD2D_MODES:
             raise VerifyException(f"'{self.name}': mode must be one of {', '.join(LOAD2D_MODES)}")
-        if len(memref_shape(self.src)) != 4 or len(memref_shape(self.dst)) != 4:
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        if len(src) != 4 or len(dst) != 4:
             raise VerifyException(f"'{self.name}': source and destination must be fractal (4-D)")
+        inner = src[2:] if self.mode.data in ("copy", "swap") else src[:1:-1]
+        if dst[2:] != inner:
+            raise VerifyException(
+                f"'{self.name}': {self.mode.data} of {list(src[2:])} fractals gives "
+                f"{list(inner)} fractals, not {list(dst[2:])}"
+            )
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
@@ -398,6 +408,12 @@ class Load3dOp(TileOp):
         require_scope(self, self.dst, ("L0A",), "the destination")
         if len(memref_shape(self.src)) != 5:
             raise VerifyException(f"'{self.name}': the feature map must be NC1HWC0 (5-D)")
+        dst = memref_shape(self.dst)
+        if len(dst) != 4 or dst[3] != memref_shape(self.src)[4] or dst[2] != 16:
+            raise VerifyException(
+                f"'{self.name}': img2col of C0 = {memref_shape(self.src)[4]} fills "
+                f"(M1, K1, 16, {memref_shape(self.src)[4]}) fractals, not {list(dst)}"
+            )
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
@@ -610,8 +626,29 @@ class FixpipeOp(TileOp):
             raise VerifyException(
                 f"'{self.name}': layout must be one of {', '.join(FIXPIPE_LAYOUTS)}"
             )
-        if self.layout.data == "nc1hwc0" and self.rows is None:
-            raise VerifyException(f"'{self.name}': layout nc1hwc0 needs 'rows'")
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        layout = self.layout.data
+        if len(src) != 4 or src[2:] != (16, 16):
+            raise VerifyException(f"'{self.name}': the accumulator must be NZ (N1, M1, 16, 16)")
+        if layout == "nc1hwc0":
+            if self.rows is None:
+                raise VerifyException(f"'{self.name}': layout nc1hwc0 needs 'rows'")
+            if len(dst) != 5:
+                raise VerifyException(f"'{self.name}': layout nc1hwc0 writes a 5-D buffer")
+            if self.rows.value.data * dst[3] > src[1] * src[2]:
+                raise VerifyException(
+                    f"'{self.name}': {self.rows.value.data} rows of width {dst[3]} need more "
+                    f"than the accumulator's {src[1] * src[2]} pixels"
+                )
+        if layout == "nz" and len(dst) < 4:
+            raise VerifyException(f"'{self.name}': layout nz writes a fractal (4-D) buffer")
+        if layout == "nd" and len(dst) < 2:
+            raise VerifyException(f"'{self.name}': layout nd writes a matrix (rank >= 2)")
+        if self.bias is not None and prod(memref_shape(self.bias)) != src[0] * 16:
+            raise VerifyException(
+                f"'{self.name}': the bias holds {prod(memref_shape(self.bias))} values, "
+                f"the accumulator has {src[0] * 16} columns"
+            )
         if len(self.offsets) != len(memref_shape(self.dst)):
             raise VerifyException(f"'{self.name}': expected one offset per destination dim")
 

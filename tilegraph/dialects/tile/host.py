@@ -6,9 +6,9 @@ launches kernels, and one ``func.func`` per kernel, marked ``tile.kernel = "cube
 AI CPU)::
 
     func.func @main(%x: memref<1x1x8x8x16xf32, "GM">) -> memref<...> {
-      %w = tile.constant dense<...> : memref<9x1x16x16xf32, "GM">
+      %w = tile.constant <f32, [9, 1, 16, 16], __elided__> : memref<9x1x16x16xf32, "GM">
       %y = tile.alloc : memref<1x1x8x8x16xf32, "GM">
-      tile.launch @fused_conv2d_relu_0(%x, %w, %y) : (...) -> ()
+      tile.launch @fused_conv2d_relu_0(%x, %w, %y) : memref<...>, memref<...>, memref<...>
       func.return %y : memref<...>
     }
 
@@ -36,10 +36,11 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.element_types import numpy_dtype_of
+from tilegraph.dialects.element_types import dtype_of, numpy_dtype_of
 from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile.base import (
+    SCOPES,
     Kernel,
     TileOp,
     buffer_bytes,
@@ -74,6 +75,10 @@ class AllocOp(TileOp):
         if any(d < 0 for d in t.get_shape()):
             raise VerifyException("'tile.alloc': buffers have static shapes")
         scope = scope_of(t)
+        if scope not in SCOPES:
+            raise VerifyException(
+                f"'tile.alloc': unknown memory scope {scope!r}; scopes are {', '.join(SCOPES)}"
+            )
         if scope == "GM":
             return
         hw = module_preset(self)
@@ -109,6 +114,11 @@ class ConstantOp(TileOp):
 
     def verify_(self) -> None:
         blob = self.value.data
+        element = self.result.type.element_type  # type: ignore[union-attr]
+        if blob.dtype_name != str(dtype_of(element)):
+            raise VerifyException(
+                f"'tile.constant': {blob.dtype_name} data for a buffer of {element}"
+            )
         if tuple(blob.shape) != memref_shape(self.result.type):
             raise VerifyException(
                 f"'tile.constant': data of shape {list(blob.shape)} for a "
@@ -142,6 +152,13 @@ class LaunchOp(TileOp):
 
     def __init__(self, callee: str, args):
         super().__init__(operands=[args], properties={"callee": SymbolRefAttr(callee)})
+
+    def verify_(self) -> None:
+        for i, arg in enumerate(self.args):
+            if scope_of(arg) != "GM":
+                raise VerifyException(
+                    f"'tile.launch': argument #{i} is in {scope_of(arg)}; kernels take GM buffers"
+                )
 
 
 @irdl_op_definition

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     f64,
+    i1,
     i64,
 )
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, traits_def
@@ -283,6 +284,12 @@ class CmpOp(VectorOp):
         super().verify_()
         if self.predicate.data not in COMPARISONS:
             raise VerifyException(f"'{self.name}': predicate must be one of {list(COMPARISONS)}")
+        dst = self.dst.type
+        assert isinstance(dst, MemRefType)
+        if dst.element_type != i1:
+            raise VerifyException(
+                f"'{self.name}': the mask buffer must be i1, not {dst.element_type}"
+            )
         _verify_broadcast(self, self.lhs, self.rhs)
 
     def kernel(self) -> Kernel:
@@ -338,6 +345,8 @@ class CastOp(VectorOp):
 
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+            if dst.dtype.kind in "iu" and src.dtype.kind == "f":
+                src = np.rint(src)  # round half to even, not truncation
             _store(dst, src.astype(dst.dtype))
             return ()
 
@@ -421,6 +430,11 @@ class ReduceOp(VectorOp):
             raise VerifyException(f"'{self.name}': kind must be one of {list(REDUCTIONS)}")
         src, dst = memref_shape(self.src), memref_shape(self.dst)
         axes = self.reduced_axes()
+        if len(set(axes)) != len(axes) or any(not 0 <= a < len(src) for a in axes):
+            raise VerifyException(
+                f"'{self.name}': axes {list(axes)} must be distinct dims of a rank-{len(src)} "
+                "buffer"
+            )
         kept = tuple(1 if i in axes else d for i, d in enumerate(src))
         dropped = tuple(d for i, d in enumerate(src) if i not in axes)
         if dst not in (kept, dropped):
