@@ -3,7 +3,8 @@
 Packages: :mod:`tilegraph.formats` (layout rules, plain Python), :mod:`tilegraph.symbolic`
 (dimension expressions), :mod:`tilegraph.dialects` (``layout`` and ``graph``),
 :mod:`tilegraph.passes` (graph-level passes and pipelines), :mod:`tilegraph.frontend` (ONNX),
-:mod:`tilegraph.runtime` (reference interpreter), :mod:`tilegraph.tools` (CLIs).
+:mod:`tilegraph.lowering` (graph -> kernels -> tiled loops), :mod:`tilegraph.runtime`
+(reference interpreter, tile executors, ``compile``), :mod:`tilegraph.tools` (CLIs).
 
 The top-level names are imported lazily so that ``import tilegraph.formats`` stays light.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tilegraph.frontend import OnnxImportError, load_onnx
     from tilegraph.runtime import run_reference
+    from tilegraph.runtime.compiled import CompiledModel, compile
 
 __version__ = "0.1.0"
 
@@ -20,9 +22,18 @@ _LAZY = {
     "load_onnx": ("tilegraph.frontend", "load_onnx"),
     "OnnxImportError": ("tilegraph.frontend", "OnnxImportError"),
     "run_reference": ("tilegraph.runtime", "run_reference"),
+    "compile": ("tilegraph.runtime.compiled", "compile"),
+    "CompiledModel": ("tilegraph.runtime.compiled", "CompiledModel"),
 }
 
-__all__ = ["OnnxImportError", "__version__", "load_onnx", "run_reference"]
+__all__ = [
+    "CompiledModel",
+    "OnnxImportError",
+    "__version__",
+    "compile",
+    "load_onnx",
+    "run_reference",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -220,5 +220,6 @@ def test_check_each_pass_names_the_pass(tmp_path, capsys):
 
 
 def test_check_each_pass_needs_a_pipeline(tmp_path, capsys):
-    assert run([small_model(tmp_path / "m.onnx"), "--check-each-pass"]) == 1
+    """With --reference there is no default pipeline (the tiled path defaults to O2)."""
+    assert run([small_model(tmp_path / "m.onnx"), "--reference", "--check-each-pass"]) == 1
     assert "needs a pipeline" in capsys.readouterr().err

@@ -26,6 +26,8 @@ KERNEL_ATTR = "tile.kernel"
 HOST_REASON_ATTR = "tile.host_reason"
 TILES_ATTR = "tile.tiles"
 """Set by ``tile-kernels``: how many tiles the kernel's loops run (for reports)."""
+OPS_ATTR = "tile.ops"
+"""Set by ``tile-kernels``: the graph ops a tiled kernel computes (its macro body is gone)."""
 
 
 class KernelBodyError(ValueError):

@@ -1,13 +1,19 @@
-"""``tilegraph-run MODEL``: compile and run a model with the reference interpreter.
+"""``tilegraph-run MODEL``: compile a model to tiled kernels and run it.
 
-    tilegraph-run model.onnx                       # seeded random inputs
+    tilegraph-run model.onnx                       # O2, tiled kernels, seeded random inputs
     tilegraph-run model.onnx --input x=x.npy       # given inputs (.npy or ONNX .pb)
-    tilegraph-run model.onnx -p O1 --compare       # check against onnxruntime
+    tilegraph-run model.onnx --compare             # check against onnxruntime
+    tilegraph-run model.onnx --executor interpret  # every tile op through xDSL's interpreter
+    tilegraph-run model.onnx --reference -p O1     # the graph-level reference interpreter
     tilegraph-run model.mlir --save-outputs out/ --json report.json
 
-Prints a summary (model, ops by type, time per stage, per-output comparison). Errors (bad
-file, unsupported op, wrong input) print one message and exit 1; a comparison that fails
-its tolerances exits 1 too.
+By default the model is optimised with ``-p`` (O2 when not given), lowered to kernels and
+tiled loops for ``--platform`` (``lower-graph-to-kernels``, ``tile-kernels``) and run by the
+fast executor; the report lists the kernels (cube / vector / host, the tiles each runs) and
+the ops left on the host with the reason. A model whose shapes are not static runs on the
+reference interpreter, and the report says so. Prints a summary (model, ops by type,
+kernels, time per stage, per-output comparison). Errors (bad file, unsupported op, wrong
+input) print one message and exit 1; a comparison that fails its tolerances exits 1 too.
 """
 
 from __future__ import annotations
@@ -249,8 +255,29 @@ def run(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="skip the TransData report of the naive, ge and optimal strategies",
     )
-    ap.add_argument("--platform", default="ascend910b", help="platform of the format report")
+    ap.add_argument(
+        "--platform", default="ascend910b", help="hardware preset of the tiles and the report"
+    )
+    ap.add_argument(
+        "--reference",
+        action="store_true",
+        help="run the graph level with the reference interpreter (no tile lowering)",
+    )
+    ap.add_argument(
+        "--executor",
+        choices=("fast", "interpret"),
+        default="fast",
+        help="how the tiled kernels run: compiled to Python (fast) or interpreted op by op",
+    )
+    ap.add_argument(
+        "--precision",
+        choices=("origin", "fp16", "bf16"),
+        default="origin",
+        help="the cube's input type (origin: the model's)",
+    )
     args = ap.parse_args(argv)
+    if not args.reference and not args.pipeline:
+        args.pipeline = "O2"
     debug = bool(os.environ.get("TILEGRAPH_DEBUG"))
     try:
         report = _run(args)
@@ -290,19 +317,32 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         statistics, check_summary = _run_pipeline(args, module, inputs)
         times["passes"] = time.perf_counter() - t0
     ops = top_level_ops(module)
+    fusion = fusion_summary(module).as_dict()
+    after_pipeline = compute_op_count(module)
     fn = entry_function(module)
-    t0 = time.perf_counter()
-    outputs = run_reference(module, inputs)
-    times["run (reference)"] = time.perf_counter() - t0
     names = output_names(fn)
+    tiles: dict[str, Any] | None = None
+    if not args.reference:
+        t0 = time.perf_counter()
+        tiles = _lower(args, module)
+        times["lower to tiles"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if tiles is not None and "skipped" not in tiles:
+        from tilegraph.runtime.tiles import run_tiles
+
+        outputs = run_tiles(module, inputs, executor=args.executor)
+        times[f"run (tiles, {args.executor})"] = time.perf_counter() - t0
+    else:
+        outputs = run_reference(module, inputs)
+        times["run (reference)"] = time.perf_counter() - t0
     report: dict[str, Any] = {
         "model": args.model,
         "ops": {
             "imported": imported_ops,
-            "after_pipeline": compute_op_count(module),
+            "after_pipeline": after_pipeline,
             "by_type": dict(sorted(ops.items())),
         },
-        "fusion": fusion_summary(module).as_dict(),
+        "fusion": fusion,
         "statistics": statistics,
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "outputs": {
@@ -313,6 +353,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if check_summary is not None:
         report["check_each_pass"] = check_summary
+    if tiles is not None:
+        report.update(tiles)
     if not args.no_format_report:
         report["transdata"] = transdata
     if args.compare:
@@ -360,6 +402,38 @@ def _run_pipeline(
         raise RunError(f"pipeline '{args.pipeline}': {e}") from None
 
 
+def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
+    """Lower the optimised module to tiled kernels in place; the report's tile section.
+    A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
+    from tilegraph.lowering.graph_to_kernels import LoweringError
+    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
+    from tilegraph.tools.context import make_context
+
+    try:
+        run_pipeline(lowering_pipeline(args.platform, args.precision), make_context(), module)
+    except LoweringError as e:
+        return {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
+    except ValueError as e:
+        raise RunError(f"tile lowering: {e}") from None
+    kernels = kernel_report(module)
+    host_ops = [
+        {"op": op, "reason": k.reason or ""}
+        for k in kernels
+        if k.unit == "host"
+        for op in k.ops
+        if op.startswith("graph.")
+    ]
+    return {
+        "target": "tiles",
+        "platform": args.platform,
+        "precision": args.precision,
+        "executor": args.executor,
+        "kernels": [k.as_dict() for k in kernels],
+        "host_ops": host_ops,
+    }
+
+
 def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]:
     given: dict[str, np.ndarray] = {}
     for item in args.input:
@@ -398,6 +472,20 @@ def _print_report(report: dict[str, Any]) -> None:
         )
     if "check_each_pass" in report:
         print(report["check_each_pass"])
+    if "skipped" in report:
+        print(f"tiles: {report['skipped']}; ran the reference interpreter")
+    elif "kernels" in report:
+        kernels = report["kernels"]
+        units = {u: sum(1 for k in kernels if k["unit"] == u) for u in ("cube", "vector", "host")}
+        tiles = sum(k["tiles"] for k in kernels)
+        print(
+            f"kernels on {report['platform']} ({report['precision']}): {len(kernels)} "
+            f"(cube {units['cube']}, vector {units['vector']}, host {units['host']}), "
+            f"{tiles} tiles"
+        )
+        for k in kernels:
+            if k["unit"] == "host":
+                print(f"  host {k['name']}: {k.get('reason', '')}")
     print("outputs:")
     for name, info in report["outputs"].items():
         print(f"  {name}: {info['dtype']} {info['shape']}")

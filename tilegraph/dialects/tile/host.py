@@ -23,7 +23,7 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, SymbolRefAttr
+from xdsl.dialects.builtin import MemRefType, SymbolRefAttr, bf16
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     irdl_op_definition,
@@ -51,7 +51,14 @@ from tilegraph.dialects.tile.base import (
 
 
 def numpy_dtype(memref: Attribute) -> np.dtype:
+    """The numpy dtype of a buffer's elements. GM holds the graph level's containers (bf16 in
+    float32); an on-chip bf16 buffer holds real bfloat16, so that data moved into it is
+    rounded as the hardware rounds it."""
     assert isinstance(memref, MemRefType)
+    if memref.element_type == bf16 and scope_of(memref) != "GM":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
     return numpy_dtype_of(memref.element_type)
 
 

@@ -32,12 +32,13 @@ from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
     HOST_REASON_ATTR,
     KERNEL_ATTR,
+    OPS_ATTR,
     TILES_ATTR,
     KernelBody,
     kernel_unit,
     read_kernel_body,
 )
-from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.tiling.builder import PRECISIONS, KernelBuilder
 from tilegraph.lowering.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
@@ -81,14 +82,16 @@ def classify_kernel(fn: func.FuncOp, hw: HardwareModel | None = None) -> tuple[s
     return _emit(body, builder)
 
 
-def tile_kernel(fn: func.FuncOp, hw: HardwareModel) -> tuple[str, str | None, int]:
+def tile_kernel(
+    fn: func.FuncOp, hw: HardwareModel, precision: str = "origin"
+) -> tuple[str, str | None, int]:
     """Replace a macro kernel's body by its tiled loops; (unit, host reason, tiles)."""
     body = read_kernel_body(fn)
     unit, reason = classify_kernel(fn, hw)
     if reason is not None:
         return unit, reason, 0
     staging = Block()
-    builder = KernelBuilder(staging, hw)
+    builder = KernelBuilder(staging, hw, precision=precision)
     unit, failure = _emit(body, builder)
     assert failure is None, failure
     builder.finish()
@@ -111,9 +114,17 @@ class TileKernelsPass(ModulePass):
     name = "tile-kernels"
 
     platform: str = DEFAULT_PRESET
+    precision: str = "origin"
+    """Cube inputs: "origin" (the model's type), "fp16" or "bf16" (rounded on the way in,
+    fp32 accumulation)."""
 
     def __post_init__(self) -> None:
         hardware_preset(self.platform)
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"tile-kernels: precision must be one of {', '.join(PRECISIONS)}, "
+                f"got {self.precision!r}"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
@@ -126,7 +137,8 @@ class TileKernelsPass(ModulePass):
             if unit == "host":
                 stats.add("host-kernels")
                 continue
-            new_unit, reason, tiles = tile_kernel(fn, hw)
+            ops = [o.name for o in read_kernel_body(fn).ops]
+            new_unit, reason, tiles = tile_kernel(fn, hw, self.precision)
             if reason is not None:
                 fn.attributes[KERNEL_ATTR] = StringAttr("host")
                 fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
@@ -134,5 +146,6 @@ class TileKernelsPass(ModulePass):
                 continue
             fn.attributes[KERNEL_ATTR] = StringAttr(new_unit)
             fn.attributes[TILES_ATTR] = IntegerAttr(tiles, i64)
+            fn.attributes[OPS_ATTR] = StringAttr(",".join(ops))
             stats.add(f"{new_unit}-kernels")
             stats.add("tiles", tiles)

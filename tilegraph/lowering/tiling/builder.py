@@ -12,12 +12,14 @@ from contextlib import contextmanager
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, bf16, f16
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tilegraph.dialects.tile import AllocOp, scoped_memref
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
+
+PRECISIONS = ("origin", "fp16", "bf16")
 
 
 def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
@@ -29,10 +31,14 @@ def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
 class KernelBuilder:
     """Appends ops to the innermost open block; constants and allocations go to the entry."""
 
-    def __init__(self, entry: Block, hw: HardwareModel, dry_run: bool = False):
+    def __init__(
+        self, entry: Block, hw: HardwareModel, dry_run: bool = False, precision: str = "origin"
+    ):
         self.entry = entry
         self.dry_run = dry_run
         """Strategies return after their checks, before emitting (classification)."""
+        self.precision = precision
+        """The cube's input type: "origin", "fp16" or "bf16" (see :meth:`cube_element`)."""
         self.hw = hw
         self._prologue: list[Operation] = []
         self._stack: list[Block] = [entry]
@@ -41,6 +47,13 @@ class KernelBuilder:
         self.tiles = 1
         """Output tiles the kernel computes (set by the strategy, for reports)."""
         self.buffers: list[SSAValue] = []
+
+    def cube_element(self, element: Attribute) -> Attribute:
+        """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:
+        float inputs are rounded to fp16/bf16 on the way in when the precision asks so."""
+        if self.precision == "origin" or str(element) not in ("f32", "f16", "bf16"):
+            return element
+        return f16 if self.precision == "fp16" else bf16
 
     # ---- hoisted values ----------------------------------------------------------------
     def index(self, value: int) -> SSAValue:

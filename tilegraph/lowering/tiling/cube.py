@@ -306,10 +306,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         return None
     acc_type = _accumulator(element)
     m1 = tiles.m1(g)
-    fmap = b.buffer([1, g.block_c1, tiles.window_rows(g), g.width, g.c0], element, "L1", "fmap_l1")
-    w_l1 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], element, "L1", "w_l1")
-    a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], element, "L0A", "a_l0a")
-    b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], element, "L0B", "b_l0b")
+    cube = b.cube_element(element)
+    fmap = b.buffer([1, g.block_c1, tiles.window_rows(g), g.width, g.c0], cube, "L1", "fmap_l1")
+    w_l1 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
+    a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
     bias_l1 = None
     if bias_arg is not None:
@@ -566,12 +567,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     a_l1_shape = (
         [p.m1, p.k1, FRACTAL, FRACTAL] if p.a.transposed else [p.k1, p.m1, FRACTAL, FRACTAL]
     )
-    a_l1 = b.buffer(a_l1_shape, el, "L1", "a_l1")
+    cube = b.cube_element(el)
+    a_l1 = b.buffer(a_l1_shape, cube, "L1", "a_l1")
     b_kn = p.b.transposed or p.b.layout == "fz"
     b_l1_shape = [p.k1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, p.k1, FRACTAL, FRACTAL]
-    b_l1 = b.buffer(b_l1_shape, el, "L1", "b_l1")
-    a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], el, "L0A", "a_l0a")
-    b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], el, "L0B", "b_l0b")
+    b_l1 = b.buffer(b_l1_shape, cube, "L1", "b_l1")
+    a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
     bias_l1 = None
     if p.bias is not None:

@@ -1,0 +1,197 @@
+"""``tilegraph.compile(model, ...) -> CompiledModel``: the Python entry point.
+
+::
+
+    import tilegraph
+    model = tilegraph.compile("resnet50.onnx", pipeline="O2", target="tiles")
+    (probabilities,) = model(data=image)          # or model(image), positionally
+    model.kernels                                 # what runs where, and why
+
+``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform``
+(``lower-graph-to-kernels``, ``tile-kernels``) and runs them with ``executor`` ("fast":
+compiled to Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
+graph level with the reference interpreter. ``precision`` picks the cube's input type:
+``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded, fp32 accumulation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+
+from tilegraph.hardware import DEFAULT_PRESET
+from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR, OPS_ATTR, TILES_ATTR
+
+TARGETS = ("tiles", "reference")
+PRECISIONS = ("origin", "fp16", "bf16")
+
+
+class CompileError(ValueError):
+    """The model cannot be compiled as asked (the message says why)."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """One kernel of a lowered module, for reports."""
+
+    name: str
+    unit: str
+    """"cube", "vector" or "host"."""
+    ops: tuple[str, ...]
+    """The graph ops it computes (op names), in order."""
+    tiles: int
+    reason: str | None = None
+    """Why a host kernel has no tile lowering."""
+
+    def as_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "name": self.name,
+            "unit": self.unit,
+            "ops": list(self.ops),
+            "tiles": self.tiles,
+        }
+        if self.reason:
+            entry["reason"] = self.reason
+        return entry
+
+
+def kernel_report(module: ModuleOp) -> list[KernelInfo]:
+    """Every kernel of a lowered module, in launch order."""
+    from tilegraph.dialects.tile import LaunchOp
+
+    kernels = {
+        f.sym_name.data: f
+        for f in module.ops
+        if isinstance(f, func.FuncOp) and KERNEL_ATTR in f.attributes
+    }
+    order = [op.callee.string_value() for op in module.walk() if isinstance(op, LaunchOp)] or list(
+        kernels
+    )
+    found = []
+    for name in dict.fromkeys(order):
+        fn = kernels.get(name)
+        if fn is None:
+            continue
+        unit = fn.attributes[KERNEL_ATTR]
+        assert isinstance(unit, StringAttr)
+        tiles = fn.attributes.get(TILES_ATTR)
+        reason = fn.attributes.get(HOST_REASON_ATTR)
+        ops = tuple(
+            op.name
+            for op in fn.walk()
+            if op.name.startswith(("graph.", "layout.")) and op.name != "graph.constant"
+        )
+        if not ops:
+            recorded = fn.attributes.get(OPS_ATTR)
+            ops = tuple(recorded.data.split(",")) if isinstance(recorded, StringAttr) else ()
+        found.append(
+            KernelInfo(
+                name,
+                unit.data,
+                ops,
+                tiles.value.data if isinstance(tiles, IntegerAttr) else 0,
+                reason.data if isinstance(reason, StringAttr) else None,
+            )
+        )
+    return found
+
+
+@dataclass
+class CompiledModel:
+    """A compiled model: call it with inputs (by name or position), get the outputs."""
+
+    module: ModuleOp
+    target: str
+    executor: str
+    input_names: list[str]
+    output_names: list[str]
+    kernels: list[KernelInfo] = field(default_factory=list)
+    _compiled: Any = None
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
+        if args and kwargs:
+            raise TypeError("pass inputs either by position or by name, not both")
+        inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = kwargs if kwargs else args
+        if self.target == "reference":
+            from tilegraph.runtime.reference import run_reference
+
+            return run_reference(self.module, inputs)
+        from tilegraph.runtime.tiles import run_tiles
+
+        return run_tiles(self.module, inputs, executor=self.executor)
+
+    @property
+    def host_ops(self) -> list[dict[str, str]]:
+        """The ops that run on the host (GE's AI CPU), with the reason."""
+        return [
+            {"op": op, "reason": k.reason or ""}
+            for k in self.kernels
+            if k.unit == "host"
+            for op in k.ops
+            if op.startswith("graph.")
+        ]
+
+
+def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
+    if isinstance(model, ModuleOp):
+        return model.clone()
+    from tilegraph.frontend import load_onnx
+
+    if isinstance(model, onnx.ModelProto):
+        return load_onnx(model)
+    path = str(model)
+    if path.endswith(".mlir"):
+        from tilegraph.tools.context import parse_mlir_file
+
+        return parse_mlir_file(path)
+    return load_onnx(path)
+
+
+def lowering_pipeline(platform: str = DEFAULT_PRESET, precision: str = "origin") -> str:
+    return f"lower-graph-to-kernels,tile-kernels{{platform={platform} precision={precision}}}"
+
+
+def compile(  # noqa: A001 - the public name the design gives it
+    model: str | Path | onnx.ModelProto | ModuleOp,
+    pipeline: str = "O2",
+    target: str = "tiles",
+    platform: str = DEFAULT_PRESET,
+    precision: str = "origin",
+    executor: str = "fast",
+) -> CompiledModel:
+    """Import (an ONNX file or model, an .mlir file, or a module), optimise with
+    ``pipeline`` and prepare ``target``; see the module docstring."""
+    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.runtime.reference import entry_function, input_names, output_names
+    from tilegraph.runtime.tiles import EXECUTORS
+    from tilegraph.tools.context import make_context
+
+    if target not in TARGETS:
+        raise CompileError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
+    if precision not in PRECISIONS:
+        raise CompileError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
+    if executor not in EXECUTORS:
+        raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    module = _load(model)
+    ctx = make_context()
+    if pipeline:
+        run_pipeline(pipeline, ctx, module)
+    fn = entry_function(module)
+    names_in, names_out = input_names(fn), output_names(fn)
+    kernels: list[KernelInfo] = []
+    if target == "tiles":
+        from tilegraph.lowering.graph_to_kernels import LoweringError
+
+        try:
+            run_pipeline(lowering_pipeline(platform, precision), ctx, module)
+        except LoweringError as e:
+            raise CompileError(f"cannot lower to tiles: {e}") from None
+        kernels = kernel_report(module)
+    return CompiledModel(module, target, executor, names_in, names_out, kernels)
