@@ -12,6 +12,7 @@ graph level. Two executors run the same IR:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -66,6 +67,22 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     return interpreter
 
 
+_FAST: dict[int, tuple[ModuleOp, Any]] = {}
+
+
+def fast_module(module: ModuleOp) -> Any:
+    """The fast executor's compilation of ``module``, kept while the module lives (a module
+    that is modified afterwards must be run through a fresh ``compile_module``)."""
+    from tilegraph.runtime.fast_executor import compile_module
+
+    found = _FAST.get(id(module))
+    if found is None or found[0] is not module:
+        if len(_FAST) > 8:
+            _FAST.clear()
+        found = _FAST[id(module)] = (module, compile_module(module))
+    return found[1]
+
+
 def run_tiles(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
@@ -92,9 +109,7 @@ def run_tiles(
     if executor == "interpret":
         results = interpreter_for(module, counters).call_op(fn, tuple(args))
     else:
-        from tilegraph.runtime.fast_executor import compile_module
-
-        results = compile_module(module).run(fn.sym_name.data, args, counters)
+        results = fast_module(module).run(fn.sym_name.data, args, counters)
     outputs = []
     for value, t in zip(results, sig.outputs.data, strict=True):
         outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)

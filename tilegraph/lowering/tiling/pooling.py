@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import FloatAttr, f64
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import CopyOp, PoolOp, memref_shape
+from tilegraph.dialects.tile import CopyOp, Load5hdOp, PoolOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.kernel_body import KernelBody
@@ -42,11 +42,19 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         reason = chain.unsupported(given=[pool.results[0]])
         if reason:
             return reason
-        if chain.space == "5hd" and x_type.storage_format != Format.NC1HWC0:
-            return "an NCHW pooling with a NC1HWC0 epilogue"
+        if chain.space == "5hd" and chain.out_shape[2:4] != tuple(
+            int(d) for d in y_type.origin_shape[2:4]
+        ):
+            return "a pooling epilogue of another shape"
     elif value is not pool.results[0]:
         return "the kernel does not write the pooling result"
     x_shape = memref_shape(x_arg)
+    # An NCHW input whose epilogue works on NC1HWC0 is loaded as NC1HWC0 (load_5hd).
+    nchw_in = chain is not None and chain.space == "5hd" and len(x_shape) == 4
+    if nchw_in:
+        assert chain is not None
+        c0 = chain.out_shape[-1]
+        x_shape = (x_shape[0], -(-x_shape[1] // c0), x_shape[2], x_shape[3], c0)
     height, width = x_shape[2], x_shape[3]
     kernel = pool.attr("kernel_shape")
     axes = window(type(pool), pool.properties, [height, width], list(kernel))
@@ -101,14 +109,19 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     ):
         h_start = b.affine(oh, strides[0], -axes[0].begin)
         tail_zero = [zero] * len(tail)
-        load = CopyOp(
-            x_arg,
-            [n, c, h_start, zero, *tail_zero],
-            src,
-            [zero, zero, zero, b.index(axes[1].begin), *tail_zero],
-        )
-        load.properties["pad"] = FloatAttr(float("-inf") if is_max else 0.0, f64)
-        b.add(load)
+        pad_value = float("-inf") if is_max else 0.0
+        if nchw_in:
+            start = [n, b.affine(c, tail[0]), h_start, b.index(-axes[1].begin)]
+            b.add(Load5hdOp(x_arg, start, src, pad=pad_value))
+        else:
+            load = CopyOp(
+                x_arg,
+                [n, c, h_start, zero, *tail_zero],
+                src,
+                [zero, zero, zero, b.index(axes[1].begin), *tail_zero],
+            )
+            load.properties["pad"] = FloatAttr(pad_value, f64)
+            b.add(load)
         b.add(
             PoolOp(
                 src,
