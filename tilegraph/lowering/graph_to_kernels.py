@@ -13,11 +13,16 @@ Each kernel is marked with the unit that will run it (``tile.kernel = "cube" | "
 (``tile.host_reason``). The graph function's tensor signature is kept as ``tile.signature``
 so that executors can lay inputs out and read outputs back in origin layout.
 
-Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``.
+A fused group that no tiling strategy can run as one kernel is split into one kernel per op
+(its intermediates then go through GM) rather than sent to the host whole.
+
+Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
+``split-groups``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -145,10 +150,51 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
     )
 
 
-def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
-    """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
+def _classified(kernel: _Kernel) -> func.FuncOp:
     from tilegraph.lowering.tiling import classify_kernel
 
+    kernel_fn = build_kernel(
+        kernel.name, kernel.inputs, kernel.input_tensors, kernel.ops, kernel.outputs
+    )
+    unit, reason = classify_kernel(kernel_fn)
+    kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
+    if reason:
+        kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
+    return kernel_fn
+
+
+def _is_host(kernel_fn: func.FuncOp) -> bool:
+    unit = kernel_fn.attributes.get(KERNEL_ATTR)
+    return isinstance(unit, StringAttr) and unit.data == "host"
+
+
+def _launch(
+    kernel_fn: func.FuncOp,
+    kernel: _Kernel,
+    results: Sequence[SSAValue],
+    values: dict[SSAValue, SSAValue],
+    host: Block,
+    kernels: list[func.FuncOp],
+    stats,
+) -> None:
+    """Allocate the kernel's results in GM and launch it from the host sequence."""
+    unit = kernel_fn.attributes[KERNEL_ATTR]
+    assert isinstance(unit, StringAttr)
+    stats.add("kernels")
+    stats.add(f"{unit.data}-kernels")
+    kernels.append(kernel_fn)
+    args: list[SSAValue] = [values[v] for v in kernel.inputs]
+    for result in results:
+        alloc = AllocOp(_buffer_type(result))
+        alloc.result.name_hint = result.name_hint
+        host.add_op(alloc)
+        values[result] = alloc.result
+        args.append(alloc.result)
+    host.add_op(LaunchOp(kernel.name, args))
+
+
+def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
+    """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
     signature = fn.function_type
     arg_types = [_buffer_type(a) for a in old_block.args]
@@ -172,24 +218,21 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
         kernel = _kernel_of(op, names)
-        kernel_fn = build_kernel(
-            kernel.name, kernel.inputs, kernel.input_tensors, kernel.ops, kernel.outputs
-        )
-        unit, reason = classify_kernel(kernel_fn)
-        kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
-        if reason:
-            kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
-        stats.add("kernels")
-        stats.add(f"{unit}-kernels")
-        kernels.append(kernel_fn)
-        args: list[SSAValue] = [values[v] for v in kernel.inputs]
-        for result in op.results:
-            alloc = AllocOp(_buffer_type(result))
-            alloc.result.name_hint = result.name_hint
-            host.add_op(alloc)
-            values[result] = alloc.result
-            args.append(alloc.result)
-        host.add_op(LaunchOp(kernel.name, args))
+        kernel_fn = _classified(kernel)
+        if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
+            # A group no strategy can tile is split: its ops become kernels of their own
+            # (their intermediates go through GM), so that each may still run on a unit.
+            names.taken.discard(kernel.name)
+            stats.add("split-groups")
+            for arg, outer in zip(op.body.block.args, op.inputs, strict=True):
+                values[arg] = values[outer]
+            for member in kernel.ops:
+                part = _kernel_of(member, names)
+                _launch(_classified(part), part, member.results, values, host, kernels, stats)
+            for result, inner in zip(op.results, kernel.outputs, strict=True):
+                values[result] = values[inner]
+            continue
+        _launch(kernel_fn, kernel, op.results, values, host, kernels, stats)
     result_types = [values[v].type for v in old_block.last_op.operands]  # type: ignore[union-attr]
     new_fn = func.FuncOp(
         fn.sym_name.data, FunctionType.from_lists(arg_types, result_types), Region(host)

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
     HOST_REASON_ATTR,
@@ -44,7 +45,11 @@ from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
-from tilegraph.lowering.tiling.reshape import SHAPE_ONLY, emit_reshape_kernel
+from tilegraph.lowering.tiling.reshape import (
+    SHAPE_ONLY,
+    emit_reshape_kernel,
+    emit_transpose_kernel,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -63,6 +68,8 @@ def _vector_strategy(body: KernelBody):
         return emit_concat_kernel
     if any(isinstance(op, SHAPE_ONLY) for op in body.ops):
         return emit_reshape_kernel
+    if isinstance(first, GraphTransposeOp):
+        return emit_transpose_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import SSAValue
 
@@ -23,6 +24,58 @@ from tilegraph.lowering.kernel_body import KernelBody
 from tilegraph.lowering.tiling.builder import KernelBuilder
 
 SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
+
+
+def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """A lone Transpose of a row-major tensor: per output tile, the input window it reads
+    (the tile's offsets and extents permuted back) is loaded, transposed on the vector unit
+    (``vtranspose``) and stored."""
+    from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTranspose
+    from tilegraph.lowering.tiling.elementwise import choose_tile, store, tile_loops
+
+    if len(body.ops) != 1 or not isinstance(body.ops[0], GraphTranspose):
+        return "not a lone transpose"
+    op = body.ops[0]
+    value, out_arg = body.writes[0]
+    src_arg = body.source(op.operands[0])
+    if src_arg is None or not _row_major(_tensor(op.operands[0])) or not _row_major(_tensor(value)):
+        return "a transpose of a non-row-major tensor"
+    rank = _tensor(value).rank
+    perm = op.attr("perm") or tuple(reversed(range(rank)))
+    perm = tuple(int(p) % rank for p in perm)
+    out_shape = memref_shape(out_arg)
+    element = _tensor(value).element_type
+    eb = element_bytes(element)
+
+    def source_tile(tile):
+        inverse = [perm.index(d) for d in range(rank)]
+        return [tile[inverse[d]] for d in range(rank)]
+
+    plan = choose_tile(
+        out_shape,
+        lambda t: 2 * max(1, int(np.prod(t))) * eb,
+        b.hw.ub_bytes // 2,
+    )
+    if plan is None:
+        return "no transpose tile fits UB"
+    if b.dry_run:
+        return None
+    tile = plan.tile_shape()
+    src_ub = b.buffer(source_tile(tile), element, "UB", "in_ub")
+    dst_ub = b.buffer(tile, element, "UB", "out_ub")
+    stack, offsets = tile_loops(b, plan)
+    with stack:
+        src_offsets = [offsets[perm.index(d)] for d in range(rank)]
+        b.add(CopyOp(src_arg, src_offsets, src_ub, [b.index(0)] * rank))
+        b.add(
+            TransposeOp.create(
+                operands=[src_ub, dst_ub],
+                properties={"perm": DenseArrayBase.from_list(i64, list(perm))},
+            )
+        )
+        store(b, dst_ub, out_arg, offsets)
+    b.tiles = plan.count()
+    return None
 
 
 def _tensor(value: SSAValue) -> TensorType:
