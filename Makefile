@@ -22,9 +22,13 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'format{strategy=ge}'
 	@echo "== O2: folding and rules, the format engine, then fusion into graph.fused kernels =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p O2 --pass-statistics
-	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, vs onnxruntime =="
+	@echo "== the tile level: kernels over GM, then tiled loops of DMA / cube / vector ops (tiny 'test' preset) =="
+	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'O2,lower-graph-to-kernels,tile-kernels{platform=test}'
+	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, compiled to tiled kernels for ascend910b, run, vs onnxruntime =="
 	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
-	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare
+	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare --no-format-report
+	@echo "== the same tiles through xDSL's interpreter (every tile op interpreted) =="
+	$(BIN)/tilegraph-run build/light_resnet50.onnx --executor interpret --compare --no-format-report
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -40,6 +44,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/format_strategies.py
 	$(PY) benchmarks/graph_optimizations.py
 	$(PY) benchmarks/pass_timing.py
+	$(PY) benchmarks/tile_execution.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks
