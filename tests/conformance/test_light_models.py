@@ -55,6 +55,44 @@ def test_light_model_matches_onnxruntime(name, pipeline, tmp_path):
         np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-6)
 
 
+TILE_CASES = [
+    pytest.param(name, executor, marks=pytest.mark.slow)
+    if name in _SLOW or (executor == "interpret" and name not in ("resnet50", "squeezenet"))
+    else pytest.param(name, executor)
+    for name in LIGHT_MODELS
+    for executor in ("fast", "interpret")
+]
+ALLOWED_ON_HOST = {"graph.lrn"}
+"""Ops of the light models that may stay on the host (no conv, matmul, gemm, elementwise
+or pooling op may)."""
+
+
+@pytest.mark.parametrize(("name", "executor"), TILE_CASES)
+def test_light_model_on_tiles_matches_onnxruntime(name, executor, tmp_path):
+    """O2, lowered to cube / vector kernels for ascend910b, run by each tile executor:
+    onnxruntime's numbers at fp32 rtol 1e-4, and nothing but LRN on the host."""
+    import tilegraph
+
+    model = light_model(name, seed=0)
+    compiled = tilegraph.compile(model, executor=executor)
+    on_host = {op["op"] for op in compiled.host_ops}
+    assert on_host <= ALLOWED_ON_HOST, compiled.host_ops
+    assert any(k.unit == "cube" for k in compiled.kernels)
+    rng = np.random.default_rng(1)
+    fn_inputs = entry_function(load_onnx(model)).function_type.inputs.data
+    inputs = {
+        n: rng.standard_normal(t.origin_shape).astype(np.float32)
+        for n, t in zip(compiled.input_names, fn_inputs, strict=True)
+    }
+    ours = compiled(**inputs)
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    theirs = onnxruntime_outputs(str(path), inputs)
+    for got, want in zip(ours, theirs, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-7)
+
+
 def test_random_weights_are_not_degenerate():
     """The replacement really happened: weights differ and outputs are not constant."""
     model = light_model("squeezenet", seed=0)

@@ -488,7 +488,7 @@ class Load3dOp(TileOp):
 @irdl_op_definition
 class Load5hdOp(TileOp):
     """``tile.load_5hd %src[n, c, h, w] to %dst``: an NCHW window of GM into an NC1HWC0
-    buffer ``(1, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
+    buffer ``(N, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
     Positions outside ``src`` read as ``pad`` (default 0; channels beyond C always as 0).
     A 3-D ``src`` is CHW (N = 1)."""
 
@@ -525,15 +525,15 @@ class Load5hdOp(TileOp):
         fill = self.pad.value.data if self.pad is not None else 0.0
 
         def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
-            _, c1, hh, ww, c0 = dst.shape
+            nn, c1, hh, ww, c0 = dst.shape
             if src.ndim == 3:
                 src = src.reshape(1, *src.shape)
-            staged = np.full((1, c1 * c0, hh, ww), fill, dst.dtype)
+            staged = np.full((nn, c1 * c0, hh, ww), fill, dst.dtype)
             staged[:, max(0, src.shape[1] - c) :] = 0  # channels past C: padding lanes, zero
             found = window(staged.shape, staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
                 staged[found[0]] = src[found[1]]
-            dst[...] = staged.reshape(1, c1, c0, hh, ww).transpose(0, 1, 3, 4, 2)
+            dst[...] = staged.reshape(nn, c1, c0, hh, ww).transpose(0, 1, 3, 4, 2)
             return ()
 
         return run
@@ -541,7 +541,7 @@ class Load5hdOp(TileOp):
 
 @irdl_op_definition
 class Store5hdOp(TileOp):
-    """``tile.store_5hd %src to %dst[n, c, h, w]``: an NC1HWC0 tile ``(1, C1, H, W, C0)``
+    """``tile.store_5hd %src to %dst[n, c, h, w]``: an NC1HWC0 tile ``(N, C1, H, W, C0)``
     from UB into a window of an NCHW GM buffer; channels beyond ``dst`` (padding lanes) are
     dropped on the way out."""
 
@@ -572,8 +572,8 @@ class Store5hdOp(TileOp):
 
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray, n: int, c: int, h: int, w: int) -> tuple[()]:
-            _, c1, hh, ww, c0 = src.shape
-            planar = src.transpose(0, 1, 4, 2, 3).reshape(1, c1 * c0, hh, ww)
+            nn, c1, hh, ww, c0 = src.shape
+            planar = src.transpose(0, 1, 4, 2, 3).reshape(nn, c1 * c0, hh, ww)
             found = window(planar.shape, planar.shape, dst.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
                 _cast_into(dst, found[1], planar[found[0]])

@@ -1,0 +1,694 @@
+"""Differential tests of the tile level: each level against the one above it.
+
+graph (``run_reference`` after O2) -> macro kernels (``lower-graph-to-kernels``, run as is)
+-> tiled loops (``tile-kernels``) with both executors (``interpret`` and ``fast``), on
+
+* the random graphs of :mod:`tests.passes.random_graphs`, on the ``test`` preset (tiny
+  buffers: many ragged tiles) and on ``ascend910b``;
+* hand-built cases that exercise every tiling strategy with ragged tails on the ``test``
+  preset (channels off multiples of C0 = 16, rows off the tile height, M / N / K off 16).
+  Each case also states the unit its kernels run on: none may fall back to the host.
+
+Every hand-built case runs a second time with its NCHW graph inputs held as NC1HWC0 and NaN
+in their padding lanes (``pad_value``): a kernel that reads padding shows up as NaN.
+
+Bugs found are kept as strict xfails with the reason (see ``XFAIL_*`` below).
+fp32 tolerance: rtol 1e-4, atol 1e-5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from tests.passes.random_graphs import graphs
+from tests.passes.semantics import seeded_inputs
+from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.element_types import element_type_of
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
+from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.runtime import run_reference
+from tilegraph.runtime.compiled import KernelInfo, kernel_report
+from tilegraph.runtime.tiles import run_tiles
+from tilegraph.tools.context import make_context
+
+NAN = float("nan")
+RTOL, ATOL = 1e-4, 1e-5
+EXECUTORS = ("interpret", "fast")
+
+
+class UnitMismatch(AssertionError):
+    """A kernel runs on another unit than the case expects (e.g. it fell back to the host)."""
+
+
+# ---- running the levels -------------------------------------------------------------------
+
+
+@dataclass
+class Levels:
+    """The outputs of every level of one module, and its kernels at both tile levels."""
+
+    reference: list[np.ndarray]
+    outputs: dict[str, list[np.ndarray]]
+    """"macro", "interpret", "fast" -> outputs."""
+    macro_kernels: list[KernelInfo]
+    tiled_kernels: list[KernelInfo]
+    module: ModuleOp
+
+
+def run_levels(
+    module: ModuleOp,
+    inputs: Sequence[np.ndarray] | dict[str, np.ndarray],
+    platform: str = "test",
+    precision: str = "origin",
+    pad_value: float | None = None,
+) -> Levels:
+    """Optimise (O2), lower and tile ``module`` in place, running every level on ``inputs``."""
+    ctx = make_context()
+    run_pipeline("O2", ctx, module)
+    reference = run_reference(module, inputs, pad_value=pad_value)
+    run_pipeline("lower-graph-to-kernels", ctx, module)
+    module.verify()
+    macro_kernels = kernel_report(module)
+    outputs = {"macro": run_tiles(module, inputs, pad_value=pad_value)}
+    run_pipeline(f"tile-kernels{{platform={platform} precision={precision}}}", ctx, module)
+    module.verify()
+    for executor in EXECUTORS:
+        outputs[executor] = run_tiles(module, inputs, executor=executor, pad_value=pad_value)
+    return Levels(reference, outputs, macro_kernels, kernel_report(module), module)
+
+
+def assert_matches(
+    levels: Levels, rtol: float = RTOL, atol: float = ATOL, only: Sequence[str] | None = None
+) -> None:
+    """Macro against the graph, tiled (both executors) against the macro kernels."""
+    above = {"macro": ("graph", levels.reference), "interpret": ("macro", levels.outputs["macro"])}
+    above["fast"] = above["interpret"]
+    for level, got in levels.outputs.items():
+        if only is not None and level not in only:
+            continue
+        name, want = above[level]
+        assert len(got) == len(want), f"{level}: {len(got)} outputs, {name} has {len(want)}"
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            assert a.shape == b.shape, f"{level} output {i}: shape {a.shape} != {b.shape}"
+            assert a.dtype == b.dtype, f"{level} output {i}: dtype {a.dtype} != {b.dtype}"
+            np.testing.assert_allclose(
+                a, b, rtol=rtol, atol=atol, equal_nan=True,
+                err_msg=f"{level} output {i} differs from the {name} level",
+            )  # fmt: skip
+            # and transitively from the graph (the tolerance is per level: allow it twice)
+            np.testing.assert_allclose(
+                a, levels.reference[i], rtol=2 * rtol, atol=2 * atol, equal_nan=True,
+                err_msg=f"{level} output {i} differs from the graph level",
+            )  # fmt: skip
+
+
+def assert_units(kernels: list[KernelInfo], expected: dict[str, str], level: str) -> None:
+    """No kernel on the host; every kernel computing an op of ``expected`` on its unit."""
+    problems = [
+        f"@{k.name} ({','.join(k.ops)}) runs on the host: {k.reason}"
+        for k in kernels
+        if k.unit == "host"
+    ]
+    for op, unit in expected.items():
+        found = [k for k in kernels if op in k.ops]
+        if not found:
+            problems.append(f"no kernel computes {op}")
+        problems += [f"@{k.name} computes {op} on {k.unit}, not {unit}" for k in found if k.unit != unit]  # fmt: skip
+    if problems:
+        raise UnitMismatch(f"after {level}: " + "; ".join(problems))
+
+
+def assert_tiled(module: ModuleOp) -> None:
+    """Tiled kernels keep no graph op and record their tile count; host ones keep theirs."""
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp) or KERNEL_ATTR not in fn.attributes:
+            continue
+        unit = fn.attributes[KERNEL_ATTR].data  # type: ignore[attr-defined]
+        graph_ops = [op.name for op in fn.walk() if op.name.startswith(("graph.", "layout."))]
+        if unit == "host":
+            assert graph_ops, f"@{fn.sym_name.data}: a host kernel without its macro body"
+        else:
+            assert not graph_ops, f"@{fn.sym_name.data} ({unit}) still has {graph_ops}"
+            assert fn.attributes[TILES_ATTR].value.data >= 1  # type: ignore[attr-defined]
+
+
+# ---- random graphs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@settings(max_examples=25)
+@given(module=graphs())
+def test_random_graphs_every_level_agrees(platform: str, module: ModuleOp):
+    inputs = seeded_inputs(module)
+    levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_tiled(levels.module)
+    assert_matches(levels)
+
+
+# ---- hand-built cases -------------------------------------------------------------------
+
+
+class Graph:
+    """A GraphBuilder with seeded data that records the input arrays it makes.
+
+    ``padded``: NCHW feature-map inputs are held as NC1HWC0 (their padding lanes can hold
+    NaN)."""
+
+    def __init__(self, padded: bool = False, seed: int = 0):
+        self.b = GraphBuilder()
+        self.rng = np.random.default_rng(seed)
+        self.padded = padded
+        self.arrays: list[np.ndarray] = []
+
+    def input(self, shape: Sequence[int], fmt: str = "ND") -> SSAValue:
+        name = f"in{len(self.arrays)}"
+        storage = "NC1HWC0" if self.padded and fmt == "NCHW" and len(shape) == 4 else None
+        t = TensorType(list(shape), element_type_of("float32"), fmt, storage)
+        arg = self.b.block.insert_arg(t, len(self.b.block.args))
+        arg.name_hint = name
+        self.arrays.append(self.rng.standard_normal(shape).astype(np.float32))
+        return arg
+
+    def const(self, shape: Sequence[int], fmt: str | None = None, low: float | None = None):
+        """Standard normal data, or uniform in [low, low + 1)."""
+        data = (
+            self.rng.standard_normal(shape)
+            if low is None
+            else self.rng.uniform(low, low + 1.0, shape)
+        )
+        return self.b.constant(data.astype(np.float32), fmt)
+
+    def ints(self, values: Sequence[int]) -> SSAValue:
+        return self.b.constant(np.array(values, np.int64))
+
+    def op(self, kind: str, *operands: SSAValue | None, **attrs) -> SSAValue:
+        return self.b.op(kind, *operands, **attrs)
+
+
+Builder = Callable[[Graph], Sequence[SSAValue]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """``build`` returns the outputs; ``units``: op name -> the unit of every kernel that
+    computes it (at least one must). ``xfail``: a known bug of the plain run (a host
+    fallback: raises UnitMismatch); ``nan_xfail``: one of the NaN-padding run."""
+
+    id: str
+    build: Builder
+    units: dict[str, str]
+    xfail: str | None = None
+    nan_xfail: str | None = None
+
+    def module(self, padded: bool = False) -> tuple[ModuleOp, list[np.ndarray]]:
+        g = Graph(padded)
+        outputs = self.build(g)
+        return g.b.build(*outputs), g.arrays
+
+
+CUBE, VECTOR = "cube", "vector"
+CONV = {"graph.conv2d": CUBE}
+
+# Bugs found (each has a minimal reproduction in the report of this test file's author).
+XFAIL_DEPTHWISE_NAN = (
+    "depthwise/grouped conv whose last group block is ragged (channels % 16 != 0): load3d "
+    "takes all C0 lanes of the block (channels=16), NaN padding lanes of the NC1HWC0 input "
+    "reach the accumulator (0 * NaN) and the outputs of that block"
+)
+XFAIL_REDUCE_AXES = (
+    "reduce_* with an axes operand always falls back to the host ('reduction axes computed "
+    "at run time'): the axes constant becomes a tile.constant of the host sequence, so inside "
+    "the kernel it is a tile.read, not a constant"
+)
+XFAIL_MATMUL_M = (
+    "fp32 matmul with M > 32 on the test preset: plan_matmul fixes m1 = min(M1, 8) and never "
+    "shrinks it, so k1 = L0A/2 // (m1 * 1 KiB) = 0 -> host 'no matmul base block fits L0'"
+)
+XFAIL_GEMM_UB = (
+    "Gemm with alpha != 1 or a full C on the test preset: the UB epilogue tile "
+    "(m1*16 x n1*16 fp32, x3) is not shrunk to fit UB -> host 'the matmul epilogue tile does "
+    "not fit UB'"
+)
+XFAIL_BATCHED_NZ = (
+    "batched MatMul with a constant (broadcast) operand: O2 keeps it batched FRACTAL_NZ; the "
+    "matmul kernel goes to the host ('a FRACTAL_NZ matmul result with a vector epilogue', "
+    "though there is no epilogue) and so do both standalone ND<->FRACTAL_NZ TransData "
+    "kernels ('no tile lowering for this layout.trans_data'), also on ascend910b"
+)
+XFAIL_NZ_TRANSDATA = (
+    "MatMul + ReLU: O2 leaves the ND<->FRACTAL_NZ TransData as kernels of their own, which "
+    "have no tile lowering ('no tile lowering for this layout.trans_data'), also on "
+    "ascend910b"
+)
+
+# ---- convolution ------------------------------------------------------------------------
+# name: (input shape, weight shape, conv attributes)
+CONVS: dict[str, tuple[list[int], list[int], dict]] = {
+    "stride2": ([1, 20, 11, 11], [24, 20, 3, 3], {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "dilation2": ([1, 12, 10, 9], [20, 12, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
+    "asym_pads": ([1, 18, 9, 10], [20, 18, 3, 3], {"pads": [0, 2, 1, 0]}),
+    "1x1": ([1, 36, 7, 9], [40, 36, 1, 1], {}),
+    "7x7": ([1, 3, 17, 15], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    "group2": ([1, 20, 9, 9], [24, 10, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}),
+    "group2_aligned": ([1, 32, 9, 9], [32, 16, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}),
+    "group4": ([1, 24, 9, 7], [24, 6, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}),
+    "depthwise": ([1, 20, 9, 9], [20, 1, 3, 3], {"group": 20, "pads": [1, 1, 1, 1]}),
+    "depthwise_s2": (
+        [1, 24, 11, 11],
+        [24, 1, 3, 3],
+        {"group": 24, "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    ),  # fmt: skip
+    "depthwise_aligned": ([1, 32, 9, 7], [32, 1, 3, 3], {"group": 32, "pads": [1, 1, 1, 1]}),
+}
+
+
+def _conv_out(x: Sequence[int], w: Sequence[int], attrs: dict) -> list[int]:
+    s, d = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    p = attrs.get("pads", [0, 0, 0, 0])
+    spans = [(w[2 + i] - 1) * d[i] + 1 for i in range(2)]
+    return [x[0], w[0], *((x[2 + i] + p[i] + p[2 + i] - spans[i]) // s[i] + 1 for i in range(2))]
+
+
+def conv_case(name: str, epilogue: str) -> Case:
+    x_shape, w_shape, attrs = CONVS[name]
+
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input(x_shape, "NCHW")
+        bias = g.const([w_shape[0]]) if epilogue == "bias_relu" else None
+        y = g.op("conv2d", x, g.const(w_shape, "NCHW"), bias, **attrs)
+        if epilogue == "residual":
+            y = g.op("add", y, g.input(_conv_out(x_shape, w_shape, attrs), "NCHW"))
+        return [g.op("relu", y)]
+
+    ragged_groups = attrs.get("group", 1) > 1 and x_shape[1] % 16
+    nan_xfail = XFAIL_DEPTHWISE_NAN if name.startswith("depthwise") and ragged_groups else None
+    return Case(f"conv_{name}_{epilogue}", build, CONV, nan_xfail=nan_xfail)
+
+
+def conv_residual_chain(g: Graph) -> list[SSAValue]:
+    """conv -> per-channel scale and shift -> + block input -> relu (ResNet's block end)."""
+    x = g.input([1, 20, 9, 7], "NCHW")
+    y = g.op("conv2d", x, g.const([20, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1])
+    y = g.op("add", g.op("mul", y, g.const([20, 1, 1], low=0.5)), g.const([20, 1, 1]))
+    return [g.op("relu", g.op("add", y, x))]
+
+
+def conv_conv(g: Graph) -> list[SSAValue]:
+    """Two convolutions in a row: the second reads the first's NC1HWC0 result from GM."""
+    x = g.input([1, 20, 9, 9], "NCHW")
+    y = g.op("relu", g.op("conv2d", x, g.const([24, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+    return [g.op("conv2d", y, g.const([8, 24, 3, 3], "NCHW"), strides=[2, 2])]
+
+
+def conv_per_channel_epilogue(g: Graph) -> list[SSAValue]:
+    """conv -> * per-channel -> + per-channel -> sigmoid: a vector epilogue on UB."""
+    x = g.input([1, 20, 9, 9], "NCHW")
+    c = g.op("conv2d", x, g.const([24, 20, 1, 1], "NCHW"))
+    y = g.op("add", g.op("mul", c, g.const([24, 1, 1], low=0.5)), g.const([24, 1, 1]))
+    return [g.op("sigmoid", y)]
+
+
+# ---- matmul / gemm ----------------------------------------------------------------------
+def matmul_2d(g: Graph) -> list[SSAValue]:
+    return [g.op("matmul", g.input([37, 45]), g.const([45, 29]))]
+
+
+def matmul_2d_small_m(g: Graph) -> list[SSAValue]:
+    return [g.op("matmul", g.input([19, 45]), g.const([45, 29]))]
+
+
+def matmul_2d_inputs(g: Graph) -> list[SSAValue]:
+    return [g.op("matmul", g.input([19, 40]), g.input([40, 35]))]
+
+
+def matmul_relu(g: Graph) -> list[SSAValue]:
+    return [g.op("relu", g.op("matmul", g.input([23, 20]), g.const([20, 18])))]
+
+
+def matmul_batched_broadcast(g: Graph) -> list[SSAValue]:
+    return [g.op("matmul", g.input([3, 1, 19, 21]), g.const([4, 21, 18]))]
+
+
+def matmul_batched_inputs(g: Graph) -> list[SSAValue]:
+    """Batched, the right operand broadcast along the batch."""
+    return [g.op("matmul", g.input([2, 17, 20]), g.input([1, 20, 33]))]
+
+
+def gemm_transb_bias(g: Graph) -> list[SSAValue]:
+    return [g.op("gemm", g.input([20, 33]), g.const([27, 33]), g.const([27]), transB=1)]
+
+
+def gemm_alpha_beta_full_c(g: Graph) -> list[SSAValue]:
+    a, b, c = g.input([20, 33]), g.const([33, 27]), g.const([20, 27])
+    return [g.op("gemm", a, b, c, alpha=0.5, beta=2.0)]
+
+
+def gemm_small_alpha_beta_full_c(g: Graph) -> list[SSAValue]:
+    """M, N < 16: one base block; alpha / beta / a full C on UB."""
+    a, b, c = g.input([9, 33]), g.const([33, 13]), g.input([9, 13])
+    return [g.op("gemm", a, b, c, alpha=1.5, beta=-0.5)]
+
+
+def gemm_transa_row_c(g: Graph) -> list[SSAValue]:
+    """transA, and a C of one row broadcast down the columns with beta."""
+    a, b, c = g.input([33, 9]), g.const([33, 11]), g.const([1, 11])
+    return [g.op("gemm", a, b, c, beta=0.5, transA=1)]
+
+
+def linear_sigmoid(g: Graph) -> list[SSAValue]:
+    """Gemm + bias + an epilogue the fixpipe cannot do (sigmoid on UB)."""
+    y = g.op("gemm", g.input([9, 40]), g.const([17, 40]), g.const([17]), transB=1)
+    return [g.op("sigmoid", y)]
+
+
+# ---- elementwise ------------------------------------------------------------------------
+def eltwise_per_channel(g: Graph) -> list[SSAValue]:
+    """(x * s + b) -> relu -> sigmoid with per-channel constants on an NCHW map."""
+    x = g.input([1, 20, 17, 9], "NCHW")
+    y = g.op("add", g.op("mul", x, g.const([20, 1, 1], low=0.5)), g.const([20, 1, 1]))
+    return [g.op("sigmoid", g.op("relu", y))]
+
+
+def eltwise_on_5hd(g: Graph) -> list[SSAValue]:
+    """A per-channel chain on the NC1HWC0 result of a max pool (a kernel of its own)."""
+    x = g.input([1, 20, 9, 9], "NCHW")
+    c = g.op("relu", g.op("conv2d", x, g.const([24, 20, 1, 1], "NCHW")))
+    p = g.op("max_pool", c, kernel_shape=[2, 2])
+    y = g.op("tanh", g.op("mul", p, g.const([24, 1, 1], low=0.5)))
+    return [g.op("sub", g.op("max", p, g.const([24, 1, 1])), y)]
+
+
+def eltwise_2d_broadcast(g: Graph) -> list[SSAValue]:
+    x = g.input([33, 50])
+    y = g.op("div", g.op("add", x, g.const([50])), g.const([33, 1], low=0.5))
+    return [g.op("tanh", g.op("sub", y, g.input([33, 50])))]
+
+
+def eltwise_two_inputs_4d(g: Graph) -> list[SSAValue]:
+    a, b = g.input([2, 20, 5, 7], "NCHW"), g.input([2, 20, 5, 7], "NCHW")
+    return [g.op("min", g.op("mul", a, b), g.op("exp", a))]
+
+
+# ---- pooling, reductions ----------------------------------------------------------------
+def pool_case(kind: str, shape: Sequence[int], after_conv: bool = False, **attrs) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input(shape, "NCHW")
+        if after_conv:
+            x = g.op("relu", g.op("conv2d", x, g.const([20, shape[1], 3, 3], "NCHW")))
+        return [g.op(kind, x, **attrs)]
+
+    return build
+
+
+def unary_case(kind: str, shape: Sequence[int], fmt: str = "ND", **attrs) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op(kind, g.input(shape, fmt), **attrs)]
+
+    return build
+
+
+def reduce_case(kind: str, shape: Sequence[int], axes: Sequence[int], keepdims: int) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op(kind, g.input(shape), g.ints(axes), keepdims=keepdims)]
+
+    return build
+
+
+def reduce_all_case(kind: str, shape: Sequence[int], keepdims: int) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op(kind, g.input(shape), keepdims=keepdims)]
+
+    return build
+
+
+def layer_norm(g: Graph) -> list[SSAValue]:
+    x = g.input([6, 5, 48])
+    return [g.op("layer_norm", x, g.const([48], low=0.5), g.const([48]), axis=-1)]
+
+
+def layer_norm_two_axes(g: Graph) -> list[SSAValue]:
+    x = g.input([3, 7, 5, 9])
+    return [g.op("layer_norm", x, g.const([5, 9], low=0.5), g.const([5, 9]), axis=2)]
+
+
+def global_avg_after_conv(g: Graph) -> list[SSAValue]:
+    x = g.input([1, 20, 7, 9], "NCHW")
+    y = g.op("relu", g.op("conv2d", x, g.const([24, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+    return [g.op("global_avg_pool", y)]
+
+
+# ---- concat, reshape ----------------------------------------------------------------------
+def concat_case(epilogues: bool, first: int, second: int) -> Builder:
+    """Two convolutions' NC1HWC0 results concatenated along channels (a ReLU and a
+    sigmoid before it, or none)."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input([1, 20, 9, 7], "NCHW")
+        a = g.op("conv2d", x, g.const([first, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1])
+        b = g.op("conv2d", x, g.const([second, 20, 1, 1], "NCHW"))
+        if epilogues:
+            a, b = g.op("relu", a), g.op("sigmoid", b)
+        return [g.op("concat", a, b, axis=1)]
+
+    return build
+
+
+def concat_then_conv(g: Graph) -> list[SSAValue]:
+    """The concat result feeds another convolution."""
+    x = g.input([1, 16, 7, 7], "NCHW")
+    a = g.op("relu", g.op("conv2d", x, g.const([16, 16, 1, 1], "NCHW")))
+    b = g.op("relu", g.op("conv2d", x, g.const([32, 16, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+    c = g.op("concat", a, b, axis=1)
+    return [g.op("conv2d", c, g.const([20, 48, 1, 1], "NCHW"))]
+
+
+def concat_2d(g: Graph) -> list[SSAValue]:
+    a, b = g.input([17, 19]), g.input([17, 30])
+    return [g.op("relu", g.op("concat", a, b, axis=1))]
+
+
+def flatten_after_conv(g: Graph) -> list[SSAValue]:
+    x = g.input([1, 20, 7, 5], "NCHW")
+    y = g.op("relu", g.op("conv2d", x, g.const([24, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+    return [g.op("flatten", y, axis=1)]
+
+
+def reshape_after_conv(g: Graph) -> list[SSAValue]:
+    x = g.input([2, 20, 5, 5], "NCHW")
+    y = g.op("conv2d", x, g.const([18, 20, 3, 3], "NCHW"))
+    return [g.op("reshape", y, g.ints([2, 18, 9]))]
+
+
+def flatten_gemm(g: Graph) -> list[SSAValue]:
+    """conv -> flatten -> Linear: the classifier head of the light models."""
+    x = g.input([1, 20, 5, 5], "NCHW")
+    y = g.op("relu", g.op("conv2d", x, g.const([20, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+    f = g.op("flatten", y, axis=1)
+    return [g.op("gemm", f, g.const([10, 500]), g.const([10]), transB=1)]
+
+
+def reshape_2d(g: Graph) -> list[SSAValue]:
+    x = g.input([30, 47])
+    return [g.op("reshape", g.op("exp", x), g.ints([3, 10, 47]))]
+
+
+POOLS = {
+    "max_pool_3x3_s2": ("max_pool", [1, 20, 11, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "max_pool_ceil": ("max_pool", [1, 20, 10, 9], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    "max_pool_2x2_batch2": ("max_pool", [2, 7, 9, 9], {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    "avg_pool_exclude_pad": ("avg_pool", [1, 20, 9, 10], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0}),
+    "avg_pool_include_pad": ("avg_pool", [1, 20, 9, 10], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+    "avg_pool_ceil": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    "avg_pool_ceil_include_pad": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
+}  # fmt: skip
+
+REDUCTIONS = {
+    "reduce_sum_keepdims1": ("reduce_sum", [6, 40], [1], 1),
+    "reduce_sum_keepdims0": ("reduce_sum", [6, 40], [1], 0),
+    "reduce_sum_middle_keepdims0": ("reduce_sum", [3, 17, 10], [1], 0),
+    "reduce_mean_keepdims1": ("reduce_mean", [4, 9, 33], [-1], 1),
+    "reduce_mean_keepdims0": ("reduce_mean", [4, 9, 33], [-1], 0),
+    "reduce_max_keepdims1": ("reduce_max", [5, 7, 18], [0, 2], 1),
+    "reduce_max_keepdims0": ("reduce_max", [5, 7, 18], [0, 2], 0),
+}
+
+
+def _cases() -> list[Case]:
+    cases = [conv_case(name, epilogue) for epilogue in ("relu", "residual") for name in CONVS]
+    cases += [
+        conv_case("1x1", "bias_relu"),
+        conv_case("stride2", "bias_relu"),
+        Case("conv_residual_chain", conv_residual_chain, CONV),
+        Case("conv_per_channel_epilogue", conv_per_channel_epilogue, CONV),
+        Case("conv_conv", conv_conv, CONV),
+        Case("matmul_2d", matmul_2d, {"graph.matmul": CUBE}, xfail=XFAIL_MATMUL_M),
+        Case("matmul_2d_small_m", matmul_2d_small_m, {"graph.matmul": CUBE}),
+        Case("matmul_2d_inputs", matmul_2d_inputs, {"graph.matmul": CUBE}),
+        Case("matmul_relu", matmul_relu, {"graph.matmul": CUBE}, xfail=XFAIL_NZ_TRANSDATA),
+        Case(
+            "matmul_batched_broadcast_const",
+            matmul_batched_broadcast,
+            {"graph.matmul": CUBE},
+            xfail=XFAIL_BATCHED_NZ,
+        ),
+        Case("matmul_batched_broadcast_inputs", matmul_batched_inputs, {"graph.matmul": CUBE}),
+        Case("gemm_transb_bias", gemm_transb_bias, {"graph.gemm": CUBE}),
+        Case(
+            "gemm_alpha_beta_full_c",
+            gemm_alpha_beta_full_c,
+            {"graph.gemm": CUBE},
+            xfail=XFAIL_GEMM_UB,
+        ),
+        Case("gemm_small_alpha_beta_full_c", gemm_small_alpha_beta_full_c, {"graph.gemm": CUBE}),
+        Case("gemm_transa_row_c", gemm_transa_row_c, {"graph.gemm": CUBE}),
+        Case("linear_sigmoid", linear_sigmoid, {"graph.gemm": CUBE, "graph.sigmoid": VECTOR}),
+        Case("eltwise_per_channel", eltwise_per_channel, {"graph.sigmoid": VECTOR}),
+        Case("eltwise_on_5hd", eltwise_on_5hd, {**CONV, "graph.tanh": VECTOR}),
+        Case("eltwise_2d_broadcast", eltwise_2d_broadcast, {"graph.tanh": VECTOR}),
+        Case("eltwise_two_inputs_4d", eltwise_two_inputs_4d, {"graph.min": VECTOR}),
+    ]
+    for name, (kind, shape, attrs) in POOLS.items():
+        cases.append(Case(name, pool_case(kind, shape, **attrs), {f"graph.{kind}": VECTOR}))
+    cases += [
+        Case(
+            "max_pool_after_conv",
+            pool_case("max_pool", [1, 20, 11, 11], True, kernel_shape=[3, 3], strides=[2, 2]),
+            {**CONV, "graph.max_pool": VECTOR},
+        ),
+        Case(
+            "global_avg_pool",
+            unary_case("global_avg_pool", [1, 20, 7, 9], "NCHW"),
+            {"graph.global_avg_pool": VECTOR},
+        ),
+        Case(
+            "global_avg_pool_after_conv",
+            global_avg_after_conv,
+            {**CONV, "graph.global_avg_pool": VECTOR},
+        ),
+        Case("softmax", unary_case("softmax", [7, 50], axis=-1), {"graph.softmax": VECTOR}),
+        Case(
+            "softmax_axis1_3d",
+            unary_case("softmax", [6, 21, 9], axis=1),
+            {"graph.softmax": VECTOR},
+        ),
+        Case(
+            "log_softmax",
+            unary_case("log_softmax", [20, 37], axis=-1),
+            {"graph.log_softmax": VECTOR},
+        ),
+    ]
+    for name, (kind, shape, axes, keep) in REDUCTIONS.items():
+        build = reduce_case(kind, shape, axes, keep)
+        cases.append(Case(name, build, {f"graph.{kind}": VECTOR}, xfail=XFAIL_REDUCE_AXES))
+    cases += [
+        Case(
+            "reduce_sum_all_keepdims0",
+            reduce_all_case("reduce_sum", [6, 40], 0),
+            {"graph.reduce_sum": VECTOR},
+        ),
+        Case(
+            "reduce_max_all_keepdims1",
+            reduce_all_case("reduce_max", [6, 40], 1),
+            {"graph.reduce_max": VECTOR},
+        ),
+        Case("layer_norm", layer_norm, {"graph.layer_norm": VECTOR}),
+        Case("layer_norm_two_axes", layer_norm_two_axes, {"graph.layer_norm": VECTOR}),
+        Case("concat_5hd", concat_case(False, 24, 12), {**CONV, "graph.concat": VECTOR}),
+        Case("concat_5hd_relu", concat_case(True, 24, 12), {**CONV, "graph.concat": VECTOR}),
+        Case(
+            "concat_5hd_aligned_relu",
+            concat_case(True, 16, 20),
+            {**CONV, "graph.concat": VECTOR},
+        ),
+        Case("concat_then_conv", concat_then_conv, {**CONV, "graph.concat": VECTOR}),
+        Case("concat_2d_relu", concat_2d, {"graph.concat": VECTOR}),
+        Case("flatten_after_conv", flatten_after_conv, {**CONV, "graph.flatten": VECTOR}),
+        Case("reshape_after_conv", reshape_after_conv, {**CONV, "graph.reshape": VECTOR}),
+        Case(
+            "flatten_gemm",
+            flatten_gemm,
+            {**CONV, "graph.flatten": VECTOR, "graph.gemm": CUBE},
+        ),
+        Case("reshape_2d", reshape_2d, {"graph.reshape": VECTOR}),
+    ]
+    return cases
+
+
+CASES = _cases()
+
+
+def _params(xfail_of: Callable[[Case], str | None], raises=None) -> list:
+    params = []
+    for case in CASES:
+        reason = xfail_of(case)
+        marks = [pytest.mark.xfail(strict=True, reason=reason, raises=raises)] if reason else []
+        params.append(pytest.param(case, id=case.id, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case", _params(lambda c: c.xfail, raises=UnitMismatch))
+def test_hand_built_case(case: Case):
+    """Every level agrees on the test preset, and every kernel runs on the expected unit
+    (numbers are checked first: a known host fallback must still compute the right thing)."""
+    module, inputs = case.module()
+    levels = run_levels(module, inputs, "test")
+    assert_matches(levels)
+    assert_tiled(levels.module)
+    assert max(k.tiles for k in levels.tiled_kernels) > 1, "the test preset should split"
+    assert_units(levels.macro_kernels, case.units, "lower-graph-to-kernels")
+    assert_units(levels.tiled_kernels, case.units, "tile-kernels{platform=test}")
+
+
+@pytest.mark.parametrize("case", _params(lambda c: c.nan_xfail))
+def test_hand_built_case_nan_padding(case: Case):
+    """NCHW inputs held as NC1HWC0 with NaN in the padding lanes: no NaN may leak."""
+    module, inputs = case.module(padded=True)
+    levels = run_levels(module, inputs, "test", pad_value=NAN)
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        for i, out in enumerate(outputs):
+            assert not np.isnan(out).any(), f"{level} output {i}: NaN from the padding lanes"
+    assert_matches(levels)
+
+
+# ---- cube precision ---------------------------------------------------------------------
+
+
+def _small_conv(g: Graph) -> list[SSAValue]:
+    x = g.input([1, 20, 9, 9], "NCHW")
+    w = g.b.constant((0.1 * g.rng.standard_normal([24, 20, 3, 3])).astype(np.float32), "NCHW")
+    return [g.op("relu", g.op("conv2d", x, w, pads=[1, 1, 1, 1]))]
+
+
+def _small_matmul(g: Graph) -> list[SSAValue]:
+    b = g.b.constant((0.1 * g.rng.standard_normal([40, 27])).astype(np.float32))
+    return [g.op("matmul", g.input([19, 40]), b)]
+
+
+@pytest.mark.parametrize("build", [_small_conv, _small_matmul], ids=["conv", "matmul"])
+def test_fp16_cube_precision(build: Builder):
+    """precision=fp16 rounds the cube's inputs: within rtol 1e-2 / atol 1e-3 of the graph,
+    visibly less exact than precision=origin, which holds the fp32 tolerance."""
+    errors = {}
+    for precision in ("origin", "fp16"):
+        g = Graph()
+        module = g.b.build(*build(g))
+        levels = run_levels(module, g.arrays, "test", precision)
+        assert_units(levels.tiled_kernels, {}, f"tile-kernels precision={precision}")
+        want = levels.reference[0]
+        for executor in EXECUTORS:
+            got = levels.outputs[executor][0]
+            if precision == "fp16":
+                np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-3)
+            else:
+                np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+            errors[precision] = np.abs(got - want).max()
+    assert errors["fp16"] > 10 * errors["origin"], errors
