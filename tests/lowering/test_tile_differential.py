@@ -18,12 +18,14 @@ fp32 tolerance: rtol 1e-4, atol 1e-5.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
@@ -37,10 +39,12 @@ from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.compiled import KernelInfo, kernel_report
+from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.context import make_context
 
 NAN = float("nan")
+CUBE, VECTOR = "cube", "vector"
 RTOL, ATOL = 1e-4, 1e-5
 EXECUTORS = ("interpret", "fast")
 
@@ -62,6 +66,16 @@ class Levels:
     macro_kernels: list[KernelInfo]
     tiled_kernels: list[KernelInfo]
     module: ModuleOp
+    counters: TileCounters
+    """What the interpreter ran of the tiled module."""
+
+    def splits(self) -> bool:
+        """Some kernel runs several output tiles, or several K steps on the cube."""
+        cube = sum(1 for k in self.tiled_kernels if k.unit == CUBE)
+        return (
+            max((k.tiles for k in self.tiled_kernels), default=0) > 1
+            or self.counters.ops.get("tile.mmad", 0) > cube
+        )
 
 
 def run_levels(
@@ -72,6 +86,25 @@ def run_levels(
     pad_value: float | None = None,
 ) -> Levels:
     """Optimise (O2), lower and tile ``module`` in place, running every level on ``inputs``."""
+    with _collector_paused():
+        return _run_levels(module, inputs, platform, precision, pad_value)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """run_pipeline ends every outermost pipeline with a full gc.collect() unless the caller
+    pauses the collector; three pipelines per case made that most of this file's time."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _run_levels(module, inputs, platform, precision, pad_value) -> Levels:
     ctx = make_context()
     run_pipeline("O2", ctx, module)
     reference = run_reference(module, inputs, pad_value=pad_value)
@@ -81,9 +114,16 @@ def run_levels(
     outputs = {"macro": run_tiles(module, inputs, pad_value=pad_value)}
     run_pipeline(f"tile-kernels{{platform={platform} precision={precision}}}", ctx, module)
     module.verify()
+    counters = TileCounters()
     for executor in EXECUTORS:
-        outputs[executor] = run_tiles(module, inputs, executor=executor, pad_value=pad_value)
-    return Levels(reference, outputs, macro_kernels, kernel_report(module), module)
+        outputs[executor] = run_tiles(
+            module,
+            inputs,
+            executor=executor,
+            pad_value=pad_value,
+            counters=counters if executor == "interpret" else None,
+        )
+    return Levels(reference, outputs, macro_kernels, kernel_report(module), module, counters)
 
 
 def assert_matches(
@@ -144,14 +184,45 @@ def assert_tiled(module: ModuleOp) -> None:
 # ---- random graphs ----------------------------------------------------------------------
 
 
+def _float_to_int_cast(op) -> bool:
+    """A graph.cast from a float to an integer type (see XFAIL_CAST_ROUNDING)."""
+    if op.name != "graph.cast":
+        return False
+    src, dst = op.operands[0].type, op.results[0].type
+    return src.dtype.numpy.kind == "f" and dst.dtype.numpy.kind in "iu"
+
+
+class Printed:
+    """A module whose repr is its MLIR text (readable falsifying examples)."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+
+    def __repr__(self) -> str:
+        return f"<module\n{self.module}\n>"
+
+
 @pytest.mark.parametrize("platform", ["test", "ascend910b"])
 @settings(max_examples=25)
-@given(module=graphs())
-def test_random_graphs_every_level_agrees(platform: str, module: ModuleOp):
+@given(graph=graphs().map(Printed))
+def test_random_graphs_every_level_agrees(platform: str, graph: Printed):
+    module = graph.module.clone()
+    assume(not any(_float_to_int_cast(op) for op in module.walk()))
     inputs = seeded_inputs(module)
-    levels = run_levels(module, inputs, platform, pad_value=NAN)
-    assert_tiled(levels.module)
-    assert_matches(levels)
+    text = str(module)
+    try:
+        levels = run_levels(module, inputs, platform, pad_value=NAN)
+        assert_tiled(levels.module)
+        assert_matches(levels)
+    except Exception as e:
+        import os
+
+        n = len(os.listdir("/tmp/fails")) if os.path.exists("/tmp/fails") else 0
+        os.makedirs("/tmp/fails", exist_ok=True)
+        open(f"/tmp/fails/{n:03d}_{platform}.txt", "w").write(
+            text + "\n" + str(e)[:800] + "\n" + str(module)
+        )
+        raise
 
 
 # ---- hand-built cases -------------------------------------------------------------------
@@ -201,13 +272,19 @@ Builder = Callable[[Graph], Sequence[SSAValue]]
 class Case:
     """``build`` returns the outputs; ``units``: op name -> the unit of every kernel that
     computes it (at least one must). ``xfail``: a known bug of the plain run (a host
-    fallback: raises UnitMismatch); ``nan_xfail``: one of the NaN-padding run."""
+    fallback: raises UnitMismatch, unless ``wrong``); ``nan_xfail``: one of the NaN-padding
+    run."""
 
     id: str
     build: Builder
     units: dict[str, str]
     xfail: str | None = None
     nan_xfail: str | None = None
+    wrong: bool = False
+    """The xfail is about wrong numbers (AssertionError), not a unit (UnitMismatch)."""
+    splits: bool = True
+    """Some kernel loops over tiles on the test preset (False: the whole tensor is one
+    tile by design, e.g. a reduction over every axis)."""
 
     def module(self, padded: bool = False) -> tuple[ModuleOp, list[np.ndarray]]:
         g = Graph(padded)
@@ -215,7 +292,6 @@ class Case:
         return g.b.build(*outputs), g.arrays
 
 
-CUBE, VECTOR = "cube", "vector"
 CONV = {"graph.conv2d": CUBE}
 
 # Bugs found (each has a minimal reproduction in the report of this test file's author).
@@ -223,6 +299,17 @@ XFAIL_DEPTHWISE_NAN = (
     "depthwise/grouped conv whose last group block is ragged (channels % 16 != 0): load3d "
     "takes all C0 lanes of the block (channels=16), NaN padding lanes of the NC1HWC0 input "
     "reach the accumulator (0 * NaN) and the outputs of that block"
+)
+XFAIL_CONV_K1 = (
+    "7x7 conv (3 channels, width 15) on the test preset: choose_conv_tiles fixes k1 from L0 "
+    "(k1 = 2) and never shrinks it (nor n1) to fit L1, so even rows = 1 needs 8832 B > "
+    "L1/2 = 8192 B (k1 = 1 would need 7808 B) -> host 'no convolution tile fits the on-chip "
+    "buffers'"
+)
+XFAIL_CAST_ROUNDING = (
+    "graph.cast float -> int32 lowers to tile.vcast, which rounds to nearest even; ONNX "
+    "Cast (and the graph level) truncates toward zero: cast(0.7) is 1 on the tile level, 0 "
+    "above it"
 )
 XFAIL_REDUCE_AXES = (
     "reduce_* with an axes operand always falls back to the host ('reduction axes computed "
@@ -245,7 +332,7 @@ XFAIL_BATCHED_NZ = (
     "kernels ('no tile lowering for this layout.trans_data'), also on ascend910b"
 )
 XFAIL_NZ_TRANSDATA = (
-    "MatMul + ReLU: O2 leaves the ND<->FRACTAL_NZ TransData as kernels of their own, which "
+    "MatMul + ReLU, Gemm + Sigmoid: O2 leaves the ND<->FRACTAL_NZ TransData as kernels of their own, which "
     "have no tile lowering ('no tile lowering for this layout.trans_data'), also on "
     "ascend910b"
 )
@@ -257,7 +344,8 @@ CONVS: dict[str, tuple[list[int], list[int], dict]] = {
     "dilation2": ([1, 12, 10, 9], [20, 12, 3, 3], {"dilations": [2, 2], "pads": [2, 2, 2, 2]}),
     "asym_pads": ([1, 18, 9, 10], [20, 18, 3, 3], {"pads": [0, 2, 1, 0]}),
     "1x1": ([1, 36, 7, 9], [40, 36, 1, 1], {}),
-    "7x7": ([1, 3, 17, 15], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    "7x7": ([1, 3, 17, 11], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
+    "7x7_wide": ([1, 3, 17, 15], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
     "group2": ([1, 20, 9, 9], [24, 10, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}),
     "group2_aligned": ([1, 32, 9, 9], [32, 16, 3, 3], {"group": 2, "pads": [1, 1, 1, 1]}),
     "group4": ([1, 24, 9, 7], [24, 6, 3, 3], {"group": 4, "pads": [1, 1, 1, 1]}),
@@ -291,7 +379,8 @@ def conv_case(name: str, epilogue: str) -> Case:
 
     ragged_groups = attrs.get("group", 1) > 1 and x_shape[1] % 16
     nan_xfail = XFAIL_DEPTHWISE_NAN if name.startswith("depthwise") and ragged_groups else None
-    return Case(f"conv_{name}_{epilogue}", build, CONV, nan_xfail=nan_xfail)
+    xfail = XFAIL_CONV_K1 if name == "7x7_wide" else None
+    return Case(f"conv_{name}_{epilogue}", build, CONV, xfail=xfail, nan_xfail=nan_xfail)
 
 
 def conv_residual_chain(g: Graph) -> list[SSAValue]:
@@ -323,11 +412,11 @@ def matmul_2d(g: Graph) -> list[SSAValue]:
 
 
 def matmul_2d_small_m(g: Graph) -> list[SSAValue]:
-    return [g.op("matmul", g.input([19, 45]), g.const([45, 29]))]
+    return [g.op("matmul", g.input([19, 45]), g.const([45, 50]))]
 
 
 def matmul_2d_inputs(g: Graph) -> list[SSAValue]:
-    return [g.op("matmul", g.input([19, 40]), g.input([40, 35]))]
+    return [g.op("matmul", g.input([19, 40]), g.input([40, 75]))]
 
 
 def matmul_relu(g: Graph) -> list[SSAValue]:
@@ -340,11 +429,11 @@ def matmul_batched_broadcast(g: Graph) -> list[SSAValue]:
 
 def matmul_batched_inputs(g: Graph) -> list[SSAValue]:
     """Batched, the right operand broadcast along the batch."""
-    return [g.op("matmul", g.input([2, 17, 20]), g.input([1, 20, 33]))]
+    return [g.op("matmul", g.input([2, 17, 20]), g.input([1, 20, 37]))]
 
 
 def gemm_transb_bias(g: Graph) -> list[SSAValue]:
-    return [g.op("gemm", g.input([20, 33]), g.const([27, 33]), g.const([27]), transB=1)]
+    return [g.op("gemm", g.input([20, 33]), g.const([57, 33]), g.const([57]), transB=1)]
 
 
 def gemm_alpha_beta_full_c(g: Graph) -> list[SSAValue]:
@@ -366,7 +455,7 @@ def gemm_transa_row_c(g: Graph) -> list[SSAValue]:
 
 def linear_sigmoid(g: Graph) -> list[SSAValue]:
     """Gemm + bias + an epilogue the fixpipe cannot do (sigmoid on UB)."""
-    y = g.op("gemm", g.input([9, 40]), g.const([17, 40]), g.const([17]), transB=1)
+    y = g.op("gemm", g.input([9, 40]), g.const([37, 40]), g.const([37]), transB=1)
     return [g.op("sigmoid", y)]
 
 
@@ -391,6 +480,12 @@ def eltwise_2d_broadcast(g: Graph) -> list[SSAValue]:
     x = g.input([33, 50])
     y = g.op("div", g.op("add", x, g.const([50])), g.const([33, 1], low=0.5))
     return [g.op("tanh", g.op("sub", y, g.input([33, 50])))]
+
+
+def cast_round_trip(g: Graph) -> list[SSAValue]:
+    """float32 -> int32 -> float32 (truncation toward zero, as ONNX Cast)."""
+    x = g.input([9, 37])
+    return [g.op("cast", g.op("cast", g.op("mul", x, g.const([37], low=1.0)), to=6), to=1)]
 
 
 def eltwise_two_inputs_4d(g: Graph) -> list[SSAValue]:
@@ -472,7 +567,7 @@ def concat_then_conv(g: Graph) -> list[SSAValue]:
 
 
 def concat_2d(g: Graph) -> list[SSAValue]:
-    a, b = g.input([17, 19]), g.input([17, 30])
+    a, b = g.input([37, 19]), g.input([37, 30])
     return [g.op("relu", g.op("concat", a, b, axis=1))]
 
 
@@ -550,11 +645,24 @@ def _cases() -> list[Case]:
         ),
         Case("gemm_small_alpha_beta_full_c", gemm_small_alpha_beta_full_c, {"graph.gemm": CUBE}),
         Case("gemm_transa_row_c", gemm_transa_row_c, {"graph.gemm": CUBE}),
-        Case("linear_sigmoid", linear_sigmoid, {"graph.gemm": CUBE, "graph.sigmoid": VECTOR}),
+        Case(
+            "linear_sigmoid",
+            linear_sigmoid,
+            {"graph.gemm": CUBE, "graph.sigmoid": VECTOR},
+            xfail=XFAIL_NZ_TRANSDATA,
+        ),
         Case("eltwise_per_channel", eltwise_per_channel, {"graph.sigmoid": VECTOR}),
         Case("eltwise_on_5hd", eltwise_on_5hd, {**CONV, "graph.tanh": VECTOR}),
         Case("eltwise_2d_broadcast", eltwise_2d_broadcast, {"graph.tanh": VECTOR}),
         Case("eltwise_two_inputs_4d", eltwise_two_inputs_4d, {"graph.min": VECTOR}),
+        Case(
+            "cast_f32_i32_f32",
+            cast_round_trip,
+            {"graph.cast": VECTOR},
+            xfail=XFAIL_CAST_ROUNDING,
+            nan_xfail=XFAIL_CAST_ROUNDING,
+            wrong=True,
+        ),
     ]
     for name, (kind, shape, attrs) in POOLS.items():
         cases.append(Case(name, pool_case(kind, shape, **attrs), {f"graph.{kind}": VECTOR}))
@@ -594,11 +702,13 @@ def _cases() -> list[Case]:
             "reduce_sum_all_keepdims0",
             reduce_all_case("reduce_sum", [6, 40], 0),
             {"graph.reduce_sum": VECTOR},
+            splits=False,
         ),
         Case(
             "reduce_max_all_keepdims1",
             reduce_all_case("reduce_max", [6, 40], 1),
             {"graph.reduce_max": VECTOR},
+            splits=False,
         ),
         Case("layer_norm", layer_norm, {"graph.layer_norm": VECTOR}),
         Case("layer_norm_two_axes", layer_norm_two_axes, {"graph.layer_norm": VECTOR}),
@@ -626,16 +736,19 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-def _params(xfail_of: Callable[[Case], str | None], raises=None) -> list:
+def _params(xfail_of: Callable[[Case], str | None], units: bool) -> list:
+    """One param per case, with its strict xfail: a host fallback must fail on the unit
+    check (the numbers of a known fallback are still checked)."""
     params = []
     for case in CASES:
         reason = xfail_of(case)
+        raises = UnitMismatch if units and not case.wrong else AssertionError
         marks = [pytest.mark.xfail(strict=True, reason=reason, raises=raises)] if reason else []
         params.append(pytest.param(case, id=case.id, marks=marks))
     return params
 
 
-@pytest.mark.parametrize("case", _params(lambda c: c.xfail, raises=UnitMismatch))
+@pytest.mark.parametrize("case", _params(lambda c: c.xfail, units=True))
 def test_hand_built_case(case: Case):
     """Every level agrees on the test preset, and every kernel runs on the expected unit
     (numbers are checked first: a known host fallback must still compute the right thing)."""
@@ -643,12 +756,13 @@ def test_hand_built_case(case: Case):
     levels = run_levels(module, inputs, "test")
     assert_matches(levels)
     assert_tiled(levels.module)
-    assert max(k.tiles for k in levels.tiled_kernels) > 1, "the test preset should split"
     assert_units(levels.macro_kernels, case.units, "lower-graph-to-kernels")
     assert_units(levels.tiled_kernels, case.units, "tile-kernels{platform=test}")
+    if case.splits:
+        assert levels.splits(), "the test preset should split some kernel into tiles"
 
 
-@pytest.mark.parametrize("case", _params(lambda c: c.nan_xfail))
+@pytest.mark.parametrize("case", _params(lambda c: c.nan_xfail, units=False))
 def test_hand_built_case_nan_padding(case: Case):
     """NCHW inputs held as NC1HWC0 with NaN in the padding lanes: no NaN may leak."""
     module, inputs = case.module(padded=True)

@@ -24,6 +24,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import LaunchOp, TileOp
+from tilegraph.runtime.batching import BatchPlan, one_by_one, plan_batch
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.storage import convert
 
@@ -48,6 +49,8 @@ class _FunctionWriter:
         self.fn = fn
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
+        self.plan: BatchPlan | None = None
+        """The batch being emitted (inside a parallel loop run as one)."""
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -91,9 +94,6 @@ class _FunctionWriter:
             a, b = (self.name(v) for v in op.operands)
             fn = "min" if isinstance(op, arith.MinSIOp) else "max"
             self.emit(depth, f"{out} = {fn}({a}, {b})")
-        elif isinstance(op, arith.SelectOp):
-            c, a, b = (self.name(v) for v in op.operands)
-            self.emit(depth, f"{out} = {a} if {c} else {b}")
         elif isinstance(op, scf.ForOp):
             self._for(op, depth)
         elif isinstance(op, scf.YieldOp):
@@ -105,6 +105,8 @@ class _FunctionWriter:
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
             self.emit(depth, f"{self.module.python_name(callee)}({args})")
+        elif isinstance(op, arith.SelectOp) or isinstance(op, TileOp) and self.plan is not None:
+            self._batched_op(op, depth)
         elif isinstance(op, TileOp | GraphOp | TransDataOp):
             handle = self.module.bind(op)
             call = f"{handle}({args})"
@@ -114,7 +116,56 @@ class _FunctionWriter:
         else:
             raise FastExecutorError(f"the fast executor cannot run '{op.name}'")
 
+    def _batched_op(self, op: Operation, depth: int) -> None:
+        """A select, or a tile op inside a batch: its batched kernel, its kernel once per
+        iteration, or (nothing varying) its kernel once."""
+        out = ", ".join(self.name(r) for r in op.results)
+        args = ", ".join(self.name(v) for v in op.operands)
+        plan = self.plan
+        if isinstance(op, arith.SelectOp):
+            c, a, b = (self.name(v) for v in op.operands)
+            if plan is not None and any(v in plan.varying for v in op.operands):
+                self.emit(depth, f"{out} = np.where({c}, {a}, {b})")
+            else:
+                self.emit(depth, f"{out} = {a} if {c} else {b}")
+            return
+        assert isinstance(op, TileOp) and plan is not None
+        mask = [v in plan.varying or v in plan.batched for v in op.operands]
+        if any(mask):
+            kernel = op.batched_kernel(mask) or one_by_one(op.kernel(), mask)
+            handle = self.module.bind_kernel(kernel)
+        else:
+            handle = self.module.bind(op)
+        self.emit(depth, f"{handle}({args})")
+
     def _for(self, op: scf.ForOp, depth: int) -> None:
+        if self.plan is None and self.module.batch:
+            plan = plan_batch(op)
+            if plan is not None:
+                self._batched_for(op, plan, depth)
+                return
+        self._sequential_for(op, depth)
+
+    def _batched_for(self, op: scf.ForOp, plan: BatchPlan, depth: int) -> None:
+        lb, ub, step = plan.trips
+        self.emit(depth, f"{self.name(op.body.block.args[0])} = np.arange({lb}, {ub}, {step})")
+        trips = len(range(lb, ub, step))
+        saved = {}
+        for buffer in plan.batched:
+            outer = self.name(buffer)
+            saved[buffer] = outer
+            inner = f"{outer}_b"
+            self.emit(depth, f"{inner} = np.zeros(({trips},) + {outer}.shape, {outer}.dtype)")
+            self.names[buffer] = inner
+        self.plan = plan
+        self.block(op.body.block.ops, depth)
+        self.plan = None
+        for buffer, outer in saved.items():
+            self.names[buffer] = outer
+            if any(use.operation not in op.body.block.walk() for use in buffer.uses):
+                self.emit(depth, f"{outer}[...] = {outer}_b[-1]")
+
+    def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
         iv = self.name(body.args[0])
         carried = [self.name(a) for a in body.args[1:]]
@@ -142,9 +193,13 @@ def _graph_kernel(op: Operation) -> Callable[..., Any]:
 
 
 class CompiledModule:
-    """Every function of a module as Python; see the module docstring."""
+    """Every function of a module as Python; see the module docstring.
 
-    def __init__(self, module: ModuleOp):
+    ``batch``: run the iterations of ``tile.parallel`` loops together
+    (:mod:`tilegraph.runtime.batching`)."""
+
+    def __init__(self, module: ModuleOp, batch: bool = True):
+        self.batch = batch
         self.namespace: dict[str, Any] = {"np": np, "_count": lambda name: None}
         self._handles = 0
         self._sources: dict[str, str] = {}
@@ -164,9 +219,12 @@ class CompiledModule:
         return found
 
     def bind(self, op: Operation) -> str:
+        return self.bind_kernel(op.kernel() if isinstance(op, TileOp) else _graph_kernel(op))
+
+    def bind_kernel(self, kernel: Callable[..., Any]) -> str:
         handle = f"k{self._handles}"
         self._handles += 1
-        self.namespace[handle] = op.kernel() if isinstance(op, TileOp) else _graph_kernel(op)
+        self.namespace[handle] = kernel
         return handle
 
     def source(self, symbol: str) -> str:
@@ -177,5 +235,5 @@ class CompiledModule:
         return self.namespace[self.python_name(symbol)](*args)
 
 
-def compile_module(module: ModuleOp) -> CompiledModule:
-    return CompiledModule(module)
+def compile_module(module: ModuleOp, batch: bool = True) -> CompiledModule:
+    return CompiledModule(module, batch)

@@ -117,6 +117,18 @@ class TileOp(IRDLOperation):
     def kernel(self) -> Kernel:
         raise NotImplementedError(f"{self.name} has no executable semantics")
 
+    def written(self) -> SSAValue | None:
+        """The buffer this op writes (its destination), if any."""
+        dst = getattr(self, "dst", None)
+        return dst if isinstance(dst, SSAValue) else None
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        """Semantics over a batch of tiles at once, for executors that run the iterations
+        of a parallel loop together: ``batched[i]`` says that operand ``i`` carries a
+        leading batch dim (a buffer) or is an array of per-iteration values (an index).
+        None: no batched form (the executor then runs the tiles one by one)."""
+        return None
+
     def moved_bytes(self) -> int:
         """Bytes this op moves (DMA ops) or touches (others); used by reports."""
         return 0

@@ -99,6 +99,32 @@ class MmadOp(TileOp):
         m, k, n = self.dims()
         return (m * k + k * n) * element_bytes(memref_element(self.a))
 
+    def written(self):
+        return self.c
+
+    def batched_kernel(self, batched):
+        if batched[3] or not batched[2]:
+            return None
+        lead_a, lead_b = batched[0], batched[1]
+
+        def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
+            m1, k1, m0, k0 = a.shape[-4:]
+            n1 = b.shape[-3]
+            a2 = np.swapaxes(a, -3, -2).reshape(*a.shape[: a.ndim - 4], m1 * m0, k1 * k0)
+            b2 = np.moveaxis(b, -1, -3).reshape(*b.shape[: b.ndim - 4], k1 * k0, n1 * 16)
+            if a2.dtype != c.dtype:
+                a2, b2 = a2.astype(c.dtype), b2.astype(c.dtype)
+            product = np.matmul(a2, b2)
+            t = product.shape[0] if (lead_a or lead_b) else 1
+            product = product.reshape(t, m1, m0, n1, 16).transpose(0, 3, 1, 2, 4)
+            if init:
+                c[...] = product
+            else:
+                c += product
+            return ()
+
+        return run
+
     def kernel(self) -> Kernel:
         def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: int) -> tuple[()]:
             m1, k1, m0, k0 = a.shape

@@ -22,6 +22,7 @@ op                 pipe          what it moves
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from math import ceil, prod
 from typing import Any, ClassVar
 
@@ -85,10 +86,6 @@ def dma_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
 def _ints(attr: Any) -> tuple[int, ...]:
     assert isinstance(attr, DenseArrayBase)
     return tuple(int(v) for v in attr.get_values())
-
-
-def _store_cast(dst: np.ndarray, values: np.ndarray) -> None:
-    dst[...] = values.astype(dst.dtype, copy=False)
 
 
 def _cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
@@ -343,6 +340,25 @@ class Load2dOp(TileOp):
     def cost(self, hw: HardwareModel) -> int:
         return dma_cycles(hw, f"L1->{scope_of(self.dst)}", self.moved_bytes())
 
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        if batched[1] or batched[2] or not batched[3]:
+            return None
+        mode = self.mode.data
+
+        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
+            a, b = dst.shape[-4:-2]
+            dst.fill(0)
+            if mode in ("copy", "transpose_fractals"):
+                part = src[..., i : i + a, j : j + b, :, :]
+            else:
+                part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
+            if mode in ("transpose", "transpose_fractals"):
+                part = np.swapaxes(part, -2, -1)
+            dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
+            return ()
+
+        return run
+
     def kernel(self) -> Kernel:
         mode = self.mode.data
 
@@ -437,49 +453,46 @@ class Load3dOp(TileOp):
         rate = max(32.0, 512.0 / (kh * kw + 2))
         return 16 + ceil(self.moved_bytes() / rate)
 
-    def kernel(self) -> Kernel:
-        kh, kw = _ints(self.kernel_shape)
-        sh, sw = _ints(self.strides)
-        dh, dw = _ints(self.dilations)
-        pad_left = self.pad_left.value.data
-        out_w = self.out_width.value.data
-        channels = self.channels.value.data
+    def _params(self) -> tuple[int, ...]:
+        """(kh, kw, sh, sw, dh, dw, pad_left, out_width, channels)."""
+        return (
+            *_ints(self.kernel_shape),
+            *_ints(self.strides),
+            *_ints(self.dilations),
+            self.pad_left.value.data,
+            self.out_width.value.data,
+            self.channels.value.data,
+        )
 
-        gathers: dict[tuple[int, tuple[int, ...], tuple[int, ...]], np.ndarray] = {}
+    def kernel(self) -> Kernel:
+        params = self._params()
         staging: dict[tuple[int, ...], np.ndarray] = {}
 
-        def gather(k1_start: int, src_shape: tuple[int, ...], dst_shape: tuple[int, ...]):
-            """Flat indices into ``src`` (plus one zero element at the end, read wherever
-            the window is outside the image or a lane is channel padding), in dst order."""
-            m1, k1_count, m0, c0 = dst_shape
-            _, c1_in, h_win, width, _ = src_shape
-            pixel = np.arange(m1 * m0)
-            oh, ow = pixel // out_w, pixel % out_w
-            k1 = k1_start + np.arange(k1_count)
-            c1, rest = k1 // (kh * kw), k1 % (kh * kw)
-            ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
-            iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
-            inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
-            lane = np.arange(c0)
-            channel = (c1[:, None] * c0 + lane[None, :]) < channels
-            index = ((c1[None, :] * h_win + ih) * width + iw)[:, :, None] * c0 + lane
-            valid = inside[:, :, None] & channel[None, :, :]
-            sentinel = c1_in * h_win * width * c0
-            index = np.where(valid, index, sentinel)
-            return np.ascontiguousarray(index.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3))
-
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray) -> tuple[()]:
-            key = (k1_start, src.shape, dst.shape)
-            index = gathers.get(key)
-            if index is None:
-                index = gathers[key] = gather(k1_start, src.shape, dst.shape)
+            index = img2col_index(params, k1_start, src.shape, dst.shape)
             flat = staging.get(src.shape)
             if flat is None or flat.dtype != src.dtype:
                 flat = staging[src.shape] = np.zeros(src.size + 1, src.dtype)
             flat[:-1] = src.reshape(-1)
-            np.take(flat, index, out=dst) if dst.dtype == flat.dtype else _store_cast(
-                dst, flat[index]
-            )
+            if dst.dtype == flat.dtype:
+                np.take(flat, index, out=dst)
+            else:
+                dst[...] = flat[index].astype(dst.dtype)
+            return ()
+
+        return run
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        if batched[1] or not (batched[0] and batched[2]):
+            return None
+        params = self._params()
+
+        def run(src: np.ndarray, k1_start: int, dst: np.ndarray) -> tuple[()]:
+            t = src.shape[0]
+            index = img2col_index(params, k1_start, src.shape[1:], dst.shape[1:])
+            flat = np.zeros((t, src[0].size + 1), src.dtype)
+            flat[:, :-1] = src.reshape(t, -1)
+            dst[...] = np.take(flat, index, axis=1).astype(dst.dtype, copy=False)
             return ()
 
         return run
@@ -580,6 +593,36 @@ class Store5hdOp(TileOp):
             return ()
 
         return run
+
+
+@lru_cache(maxsize=4096)
+def img2col_index(
+    params: tuple[int, ...],
+    k1_start: int,
+    src_shape: tuple[int, ...],
+    dst_shape: tuple[int, ...],
+) -> np.ndarray:
+    """For ``tile.load3d``: flat indices into the feature map (plus one zero element at its
+    end, read wherever the window is outside the image or a lane is channel padding), in
+    the destination's ZZ order ``(M1, K1, 16, C0)``."""
+    kh, kw, sh, sw, dh, dw, pad_left, out_w, channels = params
+    m1, k1_count, m0, c0 = dst_shape
+    _, c1_in, h_win, width, _ = src_shape
+    pixel = np.arange(m1 * m0)
+    oh, ow = pixel // out_w, pixel % out_w
+    k1 = k1_start + np.arange(k1_count)
+    c1, rest = k1 // (kh * kw), k1 % (kh * kw)
+    ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
+    iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
+    inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
+    lane = np.arange(c0)
+    channel = (c1[:, None] * c0 + lane[None, :]) < channels
+    index = ((c1[None, :] * h_win + ih) * width + iw)[:, :, None] * c0 + lane
+    valid = inside[:, :, None] & channel[None, :, :]
+    index = np.where(valid, index, c1_in * h_win * width * c0)
+    index = np.ascontiguousarray(index.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3))
+    index.flags.writeable = False
+    return index
 
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")

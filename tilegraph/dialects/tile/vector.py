@@ -14,7 +14,7 @@ Cost: ``startup + repeats`` where a repeat handles 256 bytes (arithmetic) or 32 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from math import ceil, prod
 from typing import Any, ClassVar, cast
 
@@ -139,6 +139,15 @@ class VectorOp(TileOp):
 
     def moved_bytes(self) -> int:
         return sum(buffer_bytes(v) for v in self.operands if isinstance(v.type, MemRefType))
+
+    ELEMENTWISE: ClassVar[bool] = True
+    """The semantics broadcast from the right, so a leading batch dim on the buffers is
+    handled by the same kernel (see :meth:`TileOp.batched_kernel`)."""
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        if not self.ELEMENTWISE or not batched[-1]:
+            return None
+        return self.kernel()
 
 
 def _store(dst: np.ndarray, values: Any) -> None:
@@ -412,6 +421,7 @@ class ReduceOp(VectorOp):
     """``tile.vreduce %src to %dst {kind = "sum", axes = [2, 3]}``: reduce over ``axes``;
     ``dst`` keeps them as dims of size 1, or drops them (its rank says which)."""
 
+    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vreduce"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
@@ -473,6 +483,7 @@ class PoolOp(VectorOp):
     ``avg_include_pad`` by the taps inside the padded image (never the extra end positions
     of ceil mode)."""
 
+    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vpool"
     src = operand_def(MemRefType)
     row0 = operand_def(IndexType)
@@ -580,6 +591,7 @@ def _tap_counts(row0, rows, cols, kernel, strides, dilations, begin, bounds) -> 
 class TransposeOp(VectorOp):
     """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
 
+    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vtranspose"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)

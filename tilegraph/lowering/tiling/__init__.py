@@ -27,6 +27,7 @@ from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
@@ -43,6 +44,7 @@ from tilegraph.lowering.tiling.builder import PRECISIONS, KernelBuilder
 from tilegraph.lowering.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
+from tilegraph.lowering.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.tiling.reshape import (
@@ -64,6 +66,8 @@ def _vector_strategy(body: KernelBody):
         return emit_pool_kernel
     if isinstance(first, REDUCTION_OPS):
         return emit_reduction_kernel
+    if isinstance(first, LrnOp):
+        return emit_lrn_kernel
     if any(isinstance(op, ConcatOp) for op in body.ops):
         return emit_concat_kernel
     if any(isinstance(op, SHAPE_ONLY) for op in body.ops):

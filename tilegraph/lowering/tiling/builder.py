@@ -7,12 +7,12 @@ manager, and a loop of one iteration is not emitted at all (its index is the con
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from math import prod
 
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, bf16, f16
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, UnitAttr, bf16, f16
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tilegraph.dialects.tile import AllocOp, scoped_memref
@@ -20,6 +20,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
 
 PRECISIONS = ("origin", "fp16", "bf16")
+PARALLEL_ATTR = "tile.parallel"
 
 
 def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
@@ -103,21 +104,41 @@ class KernelBuilder:
             return a
         return self.add(arith.AddiOp(a, b)).results[0]
 
-    def is_first(self, iv: SSAValue) -> SSAValue:
-        """An ``i1`` that is true on the first iteration of the loop of ``iv``."""
-        if iv is self._constants.get(0):
-            return self.flag(True)
-        return self.add(arith.CmpiOp(iv, self.index(0), "eq")).results[0]
+    def accumulation(
+        self, upper: int, step: int, name: str, body: Callable[[SSAValue, SSAValue], None]
+    ) -> None:
+        """A reduction loop ``for iv in range(0, upper, step)`` whose first iteration starts
+        the accumulator: ``body(iv, first)`` is emitted once for iv = 0 with ``first`` the
+        constant true (peeled), then in a loop from ``step`` with ``first`` false — no
+        per-iteration compare."""
+        body(self.index(0), self.flag(True))
+        if upper > step:
+            with self.loop(upper, step, name, lower=step) as iv:
+                body(iv, self.flag(False))
 
     @contextmanager
-    def loop(self, upper: int, step: int = 1, name: str = "i") -> Iterator[SSAValue]:
-        """``for iv in range(0, upper, step)``; one iteration emits no loop (iv = 0)."""
-        if upper <= step:
-            yield self.index(0)
+    def loop(
+        self,
+        upper: int,
+        step: int = 1,
+        name: str = "i",
+        parallel: bool = False,
+        lower: int = 0,
+    ) -> Iterator[SSAValue]:
+        """``for iv in range(lower, upper, step)``; one iteration emits no loop.
+
+        ``parallel``: the iterations write disjoint parts of GM and share no on-chip state
+        (marked ``tile.parallel``: executors may run them together; multi-core splits
+        them)."""
+        if upper - lower <= step:
+            yield self.index(lower)
             return
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = name
-        self.add(scf.ForOp(self.index(0), self.index(upper), self.index(step), [], body))
+        loop = scf.ForOp(self.index(lower), self.index(upper), self.index(step), [], body)
+        if parallel:
+            loop.attributes[PARALLEL_ATTR] = UnitAttr()
+        self.add(loop)
         self._stack.append(body)
         try:
             yield body.args[0]

@@ -254,6 +254,10 @@ def choose_conv_tiles(
         m1 = t.m1(g)
         while n1 > 1 and m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
             n1 -= 1
+        if g.blocks > 1:
+            # A ragged channel tile would write into the next group block's channels.
+            while g.block_n1 % n1:
+                n1 -= 1
         if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
             continue
         k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1 * frac)))
@@ -307,8 +311,14 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     acc_type = _accumulator(element)
     m1 = tiles.m1(g)
     cube = b.cube_element(element)
+    frac = FRACTAL * g.c0 * element_bytes(element)
+    fmap_bytes = g.block_c1 * tiles.window_rows(g) * g.width * g.c0 * element_bytes(element)
+    # Weights stay in L1 for all output rows when a block's worth fits beside the feature
+    # map (Ascend C keeps several base blocks in L1); else they stream per K step.
+    stationary = fmap_bytes + g.block_k1 * tiles.n1 * frac <= b.hw.capacity("L1") // 2
     fmap = b.buffer([1, g.block_c1, tiles.window_rows(g), g.width, g.c0], cube, "L1", "fmap_l1")
-    w_l1 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
+    w_rows = g.block_k1 if stationary else tiles.k1
+    w_l1 = b.buffer([w_rows, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
     a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
     b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
@@ -323,52 +333,74 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         chain.allocate(b, out_tile, given=[epilogue.anchor_value])
     zero = b.index(0)
     out_arg = epilogue.out_arg
-    with b.loop(g.batch, 1, "n") as n_iv, b.loop(g.blocks, 1, "blk") as blk:
+
+    def load_fmap(n_iv: SSAValue, blk: SSAValue, oh: SSAValue) -> None:
+        h_start = b.affine(oh, g.strides[0], -g.pad_top)
         in_c1 = b.affine(blk, g.in_c1_step)
-        with b.loop(g.out_h, tiles.rows, "oh") as oh:
-            h_start = b.affine(oh, g.strides[0], -g.pad_top)
-            if convert:
-                channel = b.affine(in_c1, g.c0)
-                b.add(Load5hdOp(data_arg, [n_iv, channel, h_start, zero], fmap))
+        if convert:
+            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.c0), h_start, zero], fmap))
+        else:
+            b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
+
+    def load_weights(blk: SSAValue, co: SSAValue, k: SSAValue) -> None:
+        w_row = b.add_index(b.affine(blk, g.w_k_step), k)
+        w_col = b.add_index(b.affine(blk, g.w_n_step), co)
+        b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
+
+    def load_bias(blk: SSAValue, co: SSAValue) -> None:
+        if bias_arg is not None and bias_l1 is not None:
+            out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+            b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
+
+    def output_tile(n_iv: SSAValue, blk: SSAValue, oh: SSAValue, co: SSAValue) -> None:
+        def k_step(k: SSAValue, first: SSAValue) -> None:
+            b.add(_load3d(fmap, k, a_l0, g))
+            if stationary:
+                b.add(Load2dOp(w_l1, k, zero, b_l0, "copy"))
             else:
-                b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
-            with b.loop(g.block_n1, tiles.n1, "co") as co:
-                out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
-                w_col = b.add_index(b.affine(blk, g.w_n_step), co)
-                with b.loop(g.block_k1, tiles.k1, "k") as k:
-                    w_row = b.add_index(b.affine(blk, g.w_k_step), k)
-                    b.add(_load3d(fmap, k, a_l0, g))
-                    b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
-                    b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
-                    b.add(MmadOp(a_l0, b_l0, c_l0, b.is_first(k)))
-                if bias_arg is not None and bias_l1 is not None:
-                    b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
-                offsets = [n_iv, out_c1, oh, zero, zero]
-                if chain is None:
-                    b.add(
-                        FixpipeOp(
-                            c_l0,
-                            out_arg,
-                            offsets,
-                            bias_l1,
-                            layout="nc1hwc0",
-                            relu=epilogue.relu,
-                            rows=tiles.rows,
-                        )  # fmt: skip
-                    )
-                else:
-                    assert acc_ub is not None
-                    b.add(
-                        FixpipeOp(
-                            c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows
-                        )
-                    )
-                    loaded = {}
-                    for v in chain.input_tiles:
-                        chain.load(b, v, offsets)
-                        loaded[v] = chain.input_tiles[v]
-                    values = chain.compute(b, {epilogue.anchor_value: acc_ub}, loaded)
-                    chain.store(b, values[epilogue.out_value], out_arg, offsets)
+                load_weights(blk, co, k)
+                b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
+            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+
+        b.accumulation(g.block_k1, tiles.k1, "k", k_step)
+        out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+        offsets = [n_iv, out_c1, oh, zero, zero]
+        if chain is None:
+            b.add(
+                FixpipeOp(
+                    c_l0,
+                    out_arg,
+                    offsets,
+                    bias_l1,
+                    layout="nc1hwc0",
+                    relu=epilogue.relu,
+                    rows=tiles.rows,
+                )  # fmt: skip
+            )
+            return
+        assert acc_ub is not None
+        b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
+        loaded = {}
+        for v in chain.input_tiles:
+            chain.load(b, v, offsets)
+            loaded[v] = chain.input_tiles[v]
+        values = chain.compute(b, {epilogue.anchor_value: acc_ub}, loaded)
+        chain.store(b, values[epilogue.out_value], out_arg, offsets)
+
+    with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
+        if stationary:
+            with b.loop(g.block_n1, tiles.n1, "co", True) as co:
+                load_weights(blk, co, zero)
+                load_bias(blk, co)
+                with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
+                    load_fmap(n_iv, blk, oh)
+                    output_tile(n_iv, blk, oh, co)
+        else:
+            with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
+                load_fmap(n_iv, blk, oh)
+                with b.loop(g.block_n1, tiles.n1, "co", True) as co:
+                    load_bias(blk, co)
+                    output_tile(n_iv, blk, oh, co)
     b.tiles = g.batch * g.blocks * -(-g.out_h // tiles.rows) * -(-g.block_n1 // tiles.n1)
     return None
 
@@ -599,13 +631,16 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     from contextlib import ExitStack
 
     with ExitStack() as stack:
-        batch = [stack.enter_context(b.loop(d, 1, f"b{i}")) for i, d in enumerate(p.batch)]
-        mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m"))
-        ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n"))
-        with b.loop(_frac(p.k), p.k1, "k") as ki:
+        batch = [stack.enter_context(b.loop(d, 1, f"b{i}", True)) for i, d in enumerate(p.batch)]
+        mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m", True))
+        ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
+
+        def k_step(ki: SSAValue, first: SSAValue) -> None:
             _load_a(b, p, batch, mi, ki, a_l1, a_l0)
             _load_b(b, p, batch, ki, ni, b_l1, b_l0)
-            b.add(MmadOp(a_l0, b_l0, c_l0, b.is_first(ki)))
+            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+
+        b.accumulation(_frac(p.k), p.k1, "k", k_step)
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)

@@ -409,9 +409,9 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
     shape = plan.shape
     for d in range(len(shape)):
         if d < plan.axis:
-            offsets.append(stack.enter_context(b.loop(shape[d], 1, f"i{d}")))
+            offsets.append(stack.enter_context(b.loop(shape[d], 1, f"i{d}", True)))
         elif d == plan.axis:
-            offsets.append(stack.enter_context(b.loop(shape[d], plan.size, f"i{d}")))
+            offsets.append(stack.enter_context(b.loop(shape[d], plan.size, f"i{d}", True)))
         else:
             offsets.append(b.index(0))
     return stack, offsets

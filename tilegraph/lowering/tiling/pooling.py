@@ -103,9 +103,9 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     pads = (axes[0].begin, axes[1].begin, axes[0].end, axes[1].end)
     zero = b.index(0)
     with (
-        b.loop(x_shape[0], 1, "n") as n,
-        b.loop(x_shape[1], channels, "c") as c,
-        b.loop(out_h, rows, "oh") as oh,
+        b.loop(x_shape[0], 1, "n", True) as n,
+        b.loop(x_shape[1], channels, "c", True) as c,
+        b.loop(out_h, rows, "oh", True) as oh,
     ):
         h_start = b.affine(oh, strides[0], -axes[0].begin)
         tail_zero = [zero] * len(tail)

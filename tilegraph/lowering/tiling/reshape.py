@@ -114,7 +114,7 @@ def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         if b.dry_run:
             return None
         ub = b.buffer([chunk], element, "UB", "chunk_ub")
-        with b.loop(total, chunk, "i") as i:
+        with b.loop(total, chunk, "i", True) as i:
             b.add(CopyFlatOp(src_arg, i, ub, b.index(0), chunk))
             b.add(CopyFlatOp(ub, b.index(0), out_arg, i, chunk))
         b.tiles = -(-total // chunk)
