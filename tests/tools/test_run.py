@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tilegraph.tools.run import run, safe_file_name
@@ -223,3 +224,95 @@ def test_check_each_pass_needs_a_pipeline(tmp_path, capsys):
     """With --reference there is no default pipeline (the tiled path defaults to O2)."""
     assert run([small_model(tmp_path / "m.onnx"), "--reference", "--check-each-pass"]) == 1
     assert "needs a pipeline" in capsys.readouterr().err
+
+
+def conv_model(path: Path) -> str:
+    """Conv (bias) -> Relu -> MaxPool -> Softmax over the flattened result: cube and vector."""
+    rng = np.random.default_rng(0)
+    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 3, 3, 3], rng.standard_normal(216))
+    b = helper.make_tensor("b", TensorProto.FLOAT, [8], rng.standard_normal(8))
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Softmax", ["f"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 128])],
+        initializer=[w, b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_tiled_path_json_lists_kernels_and_host_ops(tmp_path, capsys, executor):
+    report_path = tmp_path / "r.json"
+    model = conv_model(tmp_path / "m.onnx")
+    args = [model, "--compare", "--executor", executor, "--json", str(report_path)]
+    assert run([*args, "--no-format-report"]) == 0
+    out = capsys.readouterr().out
+    assert "kernels on ascend910b (origin)" in out and "y: PASS" in out
+    report = json.loads(report_path.read_text())
+    assert report["target"] == "tiles" and report["executor"] == executor
+    units = {k["unit"] for k in report["kernels"]}
+    assert "cube" in units and "vector" in units
+    conv = next(k for k in report["kernels"] if "graph.conv2d" in k["ops"])
+    assert conv["unit"] == "cube" and conv["tiles"] >= 1
+    assert report["host_ops"] == []
+    assert all(set(k) >= {"name", "unit", "ops", "tiles"} for k in report["kernels"])
+
+
+def test_tiled_path_reports_host_ops_with_reasons(tmp_path):
+    """An op with no tile lowering (Gather) runs on the host and the report says why."""
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        initializer=[helper.make_tensor("i", TensorProto.INT64, [2], [3, 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    report_path = tmp_path / "r.json"
+    args = [str(tmp_path / "m.onnx"), "--compare", "--json", str(report_path)]
+    assert run([*args, "--no-format-report"]) == 0
+    report = json.loads(report_path.read_text())
+    assert report["host_ops"] and report["host_ops"][0]["op"] == "graph.gather"
+    assert "gather" in report["host_ops"][0]["reason"]
+
+
+def test_reference_flag_skips_the_tiles(tmp_path):
+    report_path = tmp_path / "r.json"
+    args = [conv_model(tmp_path / "m.onnx"), "--reference", "-p", "O1"]
+    assert run([*args, "--json", str(report_path), "--no-format-report"]) == 0
+    report = json.loads(report_path.read_text())
+    assert "kernels" not in report and report["pipeline"] == "O1"
+
+
+def test_precision_fp16_within_its_tolerance(tmp_path, capsys):
+    args = [conv_model(tmp_path / "m.onnx"), "--precision", "fp16", "--compare"]
+    assert run([*args, "--rtol", "1e-2", "--atol", "1e-3", "--no-format-report"]) == 0
+    assert "kernels on ascend910b (fp16)" in capsys.readouterr().out
+
+
+def test_symbolic_model_runs_on_the_reference_and_says_so(tmp_path, capsys):
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    assert run([str(tmp_path / "m.onnx"), "--dim", "N=2", "--no-format-report"]) == 0
+    out = capsys.readouterr().out
+    assert "not lowered to tiles" in out and "static shapes" in out
