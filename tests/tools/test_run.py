@@ -226,7 +226,7 @@ def test_check_each_pass_needs_a_pipeline(tmp_path, capsys):
     assert "needs a pipeline" in capsys.readouterr().err
 
 
-def conv_model(path: Path) -> str:
+def cube_vector_model(path: Path) -> str:
     """Conv (bias) -> Relu -> MaxPool -> Softmax over the flattened result: cube and vector."""
     rng = np.random.default_rng(0)
     w = helper.make_tensor("w", TensorProto.FLOAT, [8, 3, 3, 3], rng.standard_normal(216))
@@ -254,7 +254,7 @@ def conv_model(path: Path) -> str:
 @pytest.mark.parametrize("executor", ["fast", "interpret"])
 def test_tiled_path_json_lists_kernels_and_host_ops(tmp_path, capsys, executor):
     report_path = tmp_path / "r.json"
-    model = conv_model(tmp_path / "m.onnx")
+    model = cube_vector_model(tmp_path / "m.onnx")
     args = [model, "--compare", "--executor", executor, "--json", str(report_path)]
     assert run([*args, "--no-format-report"]) == 0
     out = capsys.readouterr().out
@@ -291,14 +291,14 @@ def test_tiled_path_reports_host_ops_with_reasons(tmp_path):
 
 def test_reference_flag_skips_the_tiles(tmp_path):
     report_path = tmp_path / "r.json"
-    args = [conv_model(tmp_path / "m.onnx"), "--reference", "-p", "O1"]
+    args = [cube_vector_model(tmp_path / "m.onnx"), "--reference", "-p", "O1"]
     assert run([*args, "--json", str(report_path), "--no-format-report"]) == 0
     report = json.loads(report_path.read_text())
     assert "kernels" not in report and report["pipeline"] == "O1"
 
 
 def test_precision_fp16_within_its_tolerance(tmp_path, capsys):
-    args = [conv_model(tmp_path / "m.onnx"), "--precision", "fp16", "--compare"]
+    args = [cube_vector_model(tmp_path / "m.onnx"), "--precision", "fp16", "--compare"]
     assert run([*args, "--rtol", "1e-2", "--atol", "1e-3", "--no-format-report"]) == 0
     assert "kernels on ascend910b (fp16)" in capsys.readouterr().out
 
