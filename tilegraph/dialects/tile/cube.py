@@ -105,35 +105,22 @@ class MmadOp(TileOp):
     def batched_kernel(self, batched):
         if batched[3] or not batched[2]:
             return None
-        lead_a, lead_b = batched[0], batched[1]
+        return self.kernel()
+
+    def kernel(self) -> Kernel:
+        """The product on fractal layouts; any leading dims are a batch of tiles (the
+        accumulator then has one too)."""
 
         def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
             m1, k1, m0, k0 = a.shape[-4:]
             n1 = b.shape[-3]
-            a2 = np.swapaxes(a, -3, -2).reshape(*a.shape[: a.ndim - 4], m1 * m0, k1 * k0)
-            b2 = np.moveaxis(b, -1, -3).reshape(*b.shape[: b.ndim - 4], k1 * k0, n1 * 16)
+            a2 = np.swapaxes(a, -3, -2).reshape(*a.shape[:-4], m1 * m0, k1 * k0)
+            b2 = np.moveaxis(b, -1, -3).reshape(*b.shape[:-4], k1 * k0, n1 * 16)
             if a2.dtype != c.dtype:
                 a2, b2 = a2.astype(c.dtype), b2.astype(c.dtype)
             product = np.matmul(a2, b2)
-            t = product.shape[0] if (lead_a or lead_b) else 1
-            product = product.reshape(t, m1, m0, n1, 16).transpose(0, 3, 1, 2, 4)
-            if init:
-                c[...] = product
-            else:
-                c += product
-            return ()
-
-        return run
-
-    def kernel(self) -> Kernel:
-        def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: int) -> tuple[()]:
-            m1, k1, m0, k0 = a.shape
-            n1 = b.shape[1]
-            a2 = a.transpose(0, 2, 1, 3).reshape(m1 * m0, k1 * k0)
-            b2 = b.transpose(0, 3, 1, 2).reshape(k1 * k0, n1 * 16)
-            if a2.dtype != c.dtype:
-                a2, b2 = a2.astype(c.dtype), b2.astype(c.dtype)
-            product = (a2 @ b2).reshape(m1, m0, n1, 16).transpose(2, 0, 1, 3)
+            product = product.reshape(*product.shape[:-2], m1, m0, n1, 16)
+            product = np.moveaxis(product, -2, -4)  # (..., N1, M1, 16, 16)
             if init:
                 c[...] = product
             else:

@@ -92,8 +92,30 @@ def _cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
     dst[index] = values.astype(dst.dtype, copy=False)
 
 
+class PathCopyOp(TileOp):
+    """Base of the copies whose pipe and cost follow their (source, destination) scopes."""
+
+    def path(self) -> tuple[str, str]:
+        return scope_of(self.operands[0]), scope_of(self.written() or self.operands[-1])
+
+    def pipe(self) -> str:
+        return COPY_PATHS.get(self.path(), "MTE2")
+
+    def verify_(self) -> None:
+        path = self.path()
+        if path not in COPY_PATHS:
+            raise VerifyException(
+                f"'{self.name}': no DMA path from {path[0]} to {path[1]} "
+                f"(paths: {', '.join(f'{a}->{b}' for a, b in COPY_PATHS)})"
+            )
+
+    def cost(self, hw: HardwareModel) -> int:
+        a, b = self.path()
+        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
+
+
 @irdl_op_definition
-class CopyOp(TileOp):
+class CopyOp(PathCopyOp):
     """``tile.copy %src[offsets] to %dst[offsets] {pad = 0.0}``: copy a window.
 
     The window has the shape of the on-chip buffer — the destination's, except for a store
@@ -122,19 +144,8 @@ class CopyOp(TileOp):
             props["pad"] = FloatAttr(pad, f64)
         super().__init__(operands=[src, src_offsets, dst, dst_offsets], properties=props)
 
-    def path(self) -> tuple[str, str]:
-        return scope_of(self.src), scope_of(self.dst)
-
-    def pipe(self) -> str:
-        return COPY_PATHS.get(self.path(), "MTE2")
-
     def verify_(self) -> None:
-        path = self.path()
-        if path not in COPY_PATHS:
-            raise VerifyException(
-                f"'{self.name}': no DMA path from {path[0]} to {path[1]} "
-                f"(paths: {', '.join(f'{a}->{b}' for a, b in COPY_PATHS)})"
-            )
+        super().verify_()
         verify_same_rank(self, self.src, self.dst, "source and destination")
         rank = len(memref_shape(self.src))
         if len(self.src_offsets) != rank or len(self.dst_offsets) != rank:
@@ -142,10 +153,6 @@ class CopyOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src if scope_of(self.dst) == "GM" else self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        a, b = self.path()
-        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
 
     def kernel(self) -> Kernel:
         rank = len(memref_shape(self.src))
@@ -178,7 +185,7 @@ class CopyOp(TileOp):
 
 
 @irdl_op_definition
-class CopyFlatOp(TileOp):
+class CopyFlatOp(PathCopyOp):
     """``tile.copy_flat %src[%i] to %dst[%j] {count}``: ``count`` consecutive elements,
     whatever the buffers' shapes (a DMA moves bytes; a reshape of contiguous data is a
     flat copy). The run is cut where it leaves either buffer; a load fills the rest of the
@@ -203,16 +210,8 @@ class CopyFlatOp(TileOp):
             properties={"count": IntegerAttr(count, i64)},
         )
 
-    def path(self) -> tuple[str, str]:
-        return scope_of(self.src), scope_of(self.dst)
-
-    def pipe(self) -> str:
-        return COPY_PATHS.get(self.path(), "MTE2")
-
     def verify_(self) -> None:
-        path = self.path()
-        if path not in COPY_PATHS:
-            raise VerifyException(f"'{self.name}': no DMA path from {path[0]} to {path[1]}")
+        super().verify_()
         if self.count.value.data < 1:
             raise VerifyException(f"'{self.name}': count must be positive")
 
@@ -220,10 +219,6 @@ class CopyFlatOp(TileOp):
         t = self.src.type
         assert isinstance(t, MemRefType)
         return self.count.value.data * buffer_bytes(t) // max(1, prod(memref_shape(t)))
-
-    def cost(self, hw: HardwareModel) -> int:
-        a, b = self.path()
-        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
 
     def kernel(self) -> Kernel:
         count = self.count.value.data

@@ -150,6 +150,19 @@ class VectorOp(TileOp):
         return self.kernel()
 
 
+class SourceToDestOp(VectorOp):
+    """Base of vector ops ``%src to %dst`` whose source broadcasts to the destination."""
+
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    traits = _TRAITS
+    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+    def verify_(self) -> None:
+        super().verify_()
+        _verify_broadcast(self, self.src)
+
+
 def _store(dst: np.ndarray, values: Any) -> None:
     dst[...] = values
 
@@ -167,19 +180,11 @@ def _verify_broadcast(op: TileOp, *sources: Any) -> None:
 
 
 def _unary_op(name: str, fn: Callable[[np.ndarray], np.ndarray], slow: bool) -> Any:
-    class _Unary(VectorOp):
+    class _Unary(SourceToDestOp):
         TRANSCENDENTAL: ClassVar[bool] = slow
-        src = operand_def(MemRefType)
-        dst = operand_def(MemRefType)
-        traits = _TRAITS
-        assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
 
         def __init__(self, src, dst):
             super().__init__(operands=[src, dst])
-
-        def verify_(self) -> None:
-            super().verify_()
-            _verify_broadcast(self, self.src)
 
         def kernel(self) -> Kernel:
             def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
@@ -339,18 +344,10 @@ class SelectOp(VectorOp):
 
 
 @irdl_op_definition
-class CastOp(VectorOp):
+class CastOp(SourceToDestOp):
     """``tile.vcast %src to %dst``: convert to ``dst``'s element type (round to nearest)."""
 
     name = "tile.vcast"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    traits = _TRAITS
-    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def verify_(self) -> None:
-        super().verify_()
-        _verify_broadcast(self, self.src)
 
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
@@ -387,18 +384,10 @@ class DupOp(VectorOp):
 
 
 @irdl_op_definition
-class BroadcastOp(VectorOp):
+class BroadcastOp(SourceToDestOp):
     """``tile.vbrc %src to %dst``: repeat ``src`` along its size-1 dims."""
 
     name = "tile.vbrc"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    traits = _TRAITS
-    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def verify_(self) -> None:
-        super().verify_()
-        _verify_broadcast(self, self.src)
 
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:

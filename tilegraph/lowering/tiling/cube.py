@@ -380,12 +380,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             return
         assert acc_ub is not None
         b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
-        loaded = {}
-        for v in chain.input_tiles:
-            chain.load(b, v, offsets)
-            loaded[v] = chain.input_tiles[v]
-        values = chain.compute(b, {epilogue.anchor_value: acc_ub}, loaded)
-        chain.store(b, values[epilogue.out_value], out_arg, offsets)
+        chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
 
     with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:
@@ -663,21 +658,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                 if p.beta != 1.0:
                     b.add(SCALAR_OPS["vmuls"](c_ub, p.beta, c_ub))
                 b.add(BINARY_OPS["vadd"](acc_ub, c_ub, acc_ub))
-            result = acc_ub
             if chain is not None:
-                loaded = {}
-                for v in chain.input_tiles:
-                    chain.load(b, v, offsets)
-                    loaded[v] = chain.input_tiles[v]
-                result = chain.compute(b, {epilogue.anchor_value: acc_ub}, loaded)[
-                    epilogue.out_value
-                ]
-            elif epilogue.relu:
-                b.add(UNARY_OPS["vrelu"](acc_ub, acc_ub))
-            if chain is not None:
-                chain.store(b, result, out_arg, offsets)
+                given = {epilogue.anchor_value: acc_ub}
+                chain.epilogue(b, given, offsets, out_arg, epilogue.out_value)
             else:
-                store(b, result, out_arg, offsets)
+                if epilogue.relu:
+                    b.add(UNARY_OPS["vrelu"](acc_ub, acc_ub))
+                store(b, acc_ub, out_arg, offsets)
     b.tiles = prod(p.batch) * -(-_frac(p.m) // p.m1) * -(-_frac(p.n) // p.n1)
     return None
 

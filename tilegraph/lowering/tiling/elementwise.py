@@ -355,6 +355,21 @@ class Chain:
         else:
             store(b, tile, out_arg, self._shifted_offsets(b, offsets, channels=False))
 
+    def epilogue(
+        self,
+        b: KernelBuilder,
+        given: dict[SSAValue, SSAValue],
+        offsets: Sequence[SSAValue],
+        out_arg: SSAValue,
+        written: SSAValue,
+    ) -> None:
+        """On the tile at ``offsets``: load the chain's GM inputs, compute it from the
+        ``given`` tiles (an anchor's result on UB) and store ``written``'s tile."""
+        for v in self.input_tiles:
+            self.load(b, v, offsets)
+        tiles = self.compute(b, given, dict(self.input_tiles))
+        self.store(b, tiles[written], out_arg, offsets)
+
     def compute(
         self, b: KernelBuilder, given: dict[SSAValue, SSAValue], loaded: dict[SSAValue, SSAValue]
     ) -> dict[SSAValue, SSAValue]:

@@ -137,15 +137,9 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             )  # fmt: skip
         )
         offsets = [n, c, oh, zero, *tail_zero]
-        result = dst
         if chain is not None:
-            loaded = {}
-            for v in chain.input_tiles:
-                chain.load(b, v, offsets)
-                loaded[v] = chain.input_tiles[v]
-            result = chain.compute(b, {pool.results[0]: dst}, loaded)[value]
-            chain.store(b, result, out_arg, offsets)
+            chain.epilogue(b, {pool.results[0]: dst}, offsets, out_arg, value)
         else:
-            store(b, result, out_arg, offsets)
+            store(b, dst, out_arg, offsets)
     b.tiles = x_shape[0] * -(-x_shape[1] // channels) * -(-out_h // rows)
     return None
