@@ -659,7 +659,7 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     b.add(SCALAR_OPS["vmuls"](c_ub, p.beta, c_ub))
                 b.add(BINARY_OPS["vadd"](acc_ub, c_ub, acc_ub))
             if chain is not None:
-                given = {epilogue.anchor_value: acc_ub}
+                given: dict[SSAValue, SSAValue] = {epilogue.anchor_value: acc_ub}
                 chain.epilogue(b, given, offsets, out_arg, epilogue.out_value)
             else:
                 if epilogue.relu:
