@@ -183,14 +183,6 @@ def assert_tiled(module: ModuleOp) -> None:
 # ---- random graphs ----------------------------------------------------------------------
 
 
-def _float_to_int_cast(op) -> bool:
-    """A graph.cast from a float to an integer type (see XFAIL_CAST_ROUNDING)."""
-    if op.name != "graph.cast":
-        return False
-    src, dst = op.operands[0].type, op.results[0].type
-    return src.dtype.numpy.kind == "f" and dst.dtype.numpy.kind in "iu"
-
-
 class Printed:
     """A drawn module whose repr is its MLIR text (readable falsifying examples), with its
     inputs (None: seeded ones) and whether they are held padded (run with NaN padding)."""
@@ -220,7 +212,6 @@ def printed(draw, strategy) -> Printed:
 def test_random_graphs_every_level_agrees(platform: str, graph: Printed):
     """NaN fills the padding lanes of every storage-layout input (as test_differential)."""
     module = graph.module.clone()
-    assume(not any(_float_to_int_cast(op) for op in module.walk()))  # XFAIL_CAST_ROUNDING
     levels = run_levels(module, seeded_inputs(module), platform, pad_value=NAN)
     assert_tiled(levels.module)
     assert_matches(levels)
@@ -297,27 +288,11 @@ CONV = {"graph.conv2d": CUBE}
 
 # Bugs these tests found, kept as strict xfails (the test fails once a bug is fixed: then
 # drop the mark).
-XFAIL_DEPTHWISE_NAN = (
-    "depthwise conv (group = channels) with channels % 16 != 0: every group block's load3d "
-    "takes all C0 lanes (channels=16), also in the ragged last block, so NaN padding lanes "
-    "of the NC1HWC0 input reach the accumulator (0 * NaN) and that block's outputs"
-)
 XFAIL_CONV_K1 = (
     "7x7 conv (3 channels, width 15) on the test preset: choose_conv_tiles fixes k1 from L0 "
     "(k1 = 2) and never shrinks it (nor n1) to fit L1, so even rows = 1 needs 8832 B > "
     "L1/2 = 8192 B (k1 = 1 would need 7808 B) -> host 'no convolution tile fits the on-chip "
     "buffers'"
-)
-XFAIL_CAST_ROUNDING = (
-    "graph.cast float -> int32 lowers to tile.vcast, which rounds to nearest even; ONNX "
-    "Cast (and the graph level) truncates toward zero: cast(0.7) is 1 on the tile level, 0 "
-    "above it"
-)
-XFAIL_FAST_BROADCAST = (
-    "fast executor, tile.parallel loops run as one batch: a vector op whose broadcast "
-    "operand has a lower rank (the [C, 1, 1] constant's 1x1x1 tile against a 1x1x17x9 tile) "
-    "gets the batch dim prepended to both, so numpy aligns them wrongly: ValueError 'could "
-    "not broadcast (20,20,1,17,9) into (20,1,1,17,9)' (the interpreter is right)"
 )
 XFAIL_REDUCE_AXES = (
     "reduce_* with an axes operand always falls back to the host ('reduction axes computed "
@@ -386,7 +361,7 @@ def conv_case(name: str, epilogue: str) -> Case:
         return [g.op("relu", y)]
 
     ragged_groups = attrs.get("group", 1) > 1 and x_shape[1] % 16
-    nan_xfail = XFAIL_DEPTHWISE_NAN if name.startswith("depthwise") and ragged_groups else None
+    nan_xfail = None
     xfail = XFAIL_CONV_K1 if name == "7x7_wide" else None
     return Case(f"conv_{name}_{epilogue}", build, CONV, xfail=xfail, nan_xfail=nan_xfail)
 
@@ -670,7 +645,6 @@ def _cases() -> list[Case]:
             "eltwise_per_channel",
             eltwise_per_channel,
             {"graph.sigmoid": VECTOR},
-            xfail=XFAIL_FAST_BROADCAST,
             raises=ValueError,
         ),
         Case(
@@ -685,8 +659,6 @@ def _cases() -> list[Case]:
             "cast_f32_i32_f32",
             cast_round_trip,
             {"graph.cast": VECTOR},
-            xfail=XFAIL_CAST_ROUNDING,
-            nan_xfail=XFAIL_CAST_ROUNDING,
             raises=AssertionError,
         ),
     ]
@@ -803,7 +775,7 @@ def test_hand_built_case_nan_padding(case: Case):
 # Random convolution / pooling / matmul geometry on the test preset, NaN in the padding
 # lanes when the inputs are held NC1HWC0. Numbers only: many draws fall back to the host
 # (the hand-built cases pin the units and the xfails name the causes). Per-channel
-# constants are [1, C, 1, 1] here: [C, 1, 1] ones hit XFAIL_FAST_BROADCAST.
+# constants are [1, C, 1, 1] here (the hand-built cases cover [C, 1, 1]).
 
 Drawn = tuple[Graph, list[SSAValue], bool]
 """A graph, its outputs, and whether its inputs are padded (run with NaN padding)."""

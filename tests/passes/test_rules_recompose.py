@@ -57,6 +57,18 @@ def test_layer_norm_over_a_middle_axis_is_not_recomposed():
     assert "graph.layer_norm" not in _ops(module)
 
 
+def test_layer_norm_shift_of_the_whole_shape_stays_outside():
+    """A shift that does not broadcast to the normalised dims is not LayerNorm's bias (the
+    differential tests of the tile level found it absorbed, making an invalid op)."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 4])
+    n = _layer_norm(b, x, affine=False)
+    module = b.build(b.op("add", n, b.constant(RNG.standard_normal([2, 4]).astype(np.float32))))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm},dce")
+    module.verify()
+    assert _ops(module)["graph.add"] >= 1
+
+
 def test_layer_norm_with_an_intermediate_used_elsewhere_is_kept():
     b = GraphBuilder()
     x = b.input("x", [2, 8])

@@ -92,7 +92,7 @@ class _FunctionWriter:
             self.emit(depth, f"{out} = {a} {_CMPI[op.predicate.value.data]} {b}")
         elif isinstance(op, arith.MinSIOp | arith.MaxSIOp):
             a, b = (self.name(v) for v in op.operands)
-            fn = "min" if isinstance(op, arith.MinSIOp) else "max"
+            fn = "np.minimum" if isinstance(op, arith.MinSIOp) else "np.maximum"
             self.emit(depth, f"{out} = {fn}({a}, {b})")
         elif isinstance(op, scf.ForOp):
             self._for(op, depth)

@@ -2,8 +2,9 @@
 
 Every tile op runs its own numpy semantics (:meth:`TileOp.kernel`, built once per op and
 cached); buffers are numpy arrays (GM buffers hold storage layout), indices are ints.
-``scf``, ``arith`` and ``func`` run on xDSL's own implementations, so every loop iteration
-and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
+``scf``, ``arith`` and ``func`` run on xDSL's own implementations (plus ``arith.minsi`` /
+``maxsi``, which xDSL lacks), so every loop iteration and every tile is executed as the IR
+says. Kernel bodies that are still macro (host kernels,
 or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFunctions`.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from xdsl.dialects import arith
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
 from tilegraph.dialects.tile import TILE_OPS, LaunchOp, TileOp
@@ -41,6 +43,14 @@ class TileFunctions(InterpreterFunctions):
         if found is None:
             found = self._kernels[op] = op.kernel()
         return found
+
+    @impl(arith.MinSIOp)
+    def run_minsi(self, interpreter: Interpreter, op: arith.MinSIOp, args: tuple[Any, ...]):
+        return (min(args[0], args[1]),)
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(self, interpreter: Interpreter, op: arith.MaxSIOp, args: tuple[Any, ...]):
+        return (max(args[0], args[1]),)
 
     @impl(LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]):

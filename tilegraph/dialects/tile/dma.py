@@ -392,6 +392,9 @@ class Load3dOp(TileOp):
     src = operand_def(MemRefType)
     k_offset = operand_def(IndexType)
     dst = operand_def(MemRefType)
+    valid_channels = opt_operand_def(IndexType)
+    """When given, the valid channels of this slab (a ragged last group block), overriding
+    ``channels``."""
     kernel_shape = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
@@ -400,7 +403,10 @@ class Load3dOp(TileOp):
     channels = prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$src `[` $k_offset `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    assembly_format = (
+        "$src `[` $k_offset `]` `to` $dst (`valid` $valid_channels^)? attr-dict "
+        "`:` type($src) `to` type($dst)"
+    )
 
     def __init__(
         self,
@@ -408,6 +414,7 @@ class Load3dOp(TileOp):
         k_offset,
         dst,
         *,
+        valid_channels=None,
         kernel_shape: Sequence[int],
         strides: Sequence[int],
         dilations: Sequence[int],
@@ -416,7 +423,7 @@ class Load3dOp(TileOp):
         channels: int,
     ):
         super().__init__(
-            operands=[src, k_offset, dst],
+            operands=[src, k_offset, dst, [] if valid_channels is None else [valid_channels]],
             properties={
                 "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
                 "strides": DenseArrayBase.from_list(i64, list(strides)),
@@ -463,8 +470,9 @@ class Load3dOp(TileOp):
         params = self._params()
         staging: dict[tuple[int, ...], np.ndarray] = {}
 
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray) -> tuple[()]:
-            index = img2col_index(params, k1_start, src.shape, dst.shape)
+        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
+            p = (*params[:-1], int(valid[0])) if valid else params
+            index = img2col_index(p, k1_start, src.shape, dst.shape)
             flat = staging.get(src.shape)
             if flat is None or flat.dtype != src.dtype:
                 flat = staging[src.shape] = np.zeros(src.size + 1, src.dtype)
@@ -478,13 +486,14 @@ class Load3dOp(TileOp):
         return run
 
     def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if batched[1] or not (batched[0] and batched[2]):
+        if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
             return None
         params = self._params()
 
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray) -> tuple[()]:
+        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
             t = src.shape[0]
-            index = img2col_index(params, k1_start, src.shape[1:], dst.shape[1:])
+            p = (*params[:-1], int(valid[0])) if valid else params
+            index = img2col_index(p, k1_start, src.shape[1:], dst.shape[1:])
             flat = np.zeros((t, src[0].size + 1), src.dtype)
             flat[:, :-1] = src.reshape(t, -1)
             dst[...] = np.take(flat, index, axis=1).astype(dst.dtype, copy=False)

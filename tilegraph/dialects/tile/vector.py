@@ -30,7 +30,14 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, traits_def
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    traits_def,
+)
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
@@ -147,7 +154,25 @@ class VectorOp(TileOp):
     def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
         if not self.ELEMENTWISE or not batched[-1]:
             return None
-        return self.kernel()
+        kernel = self.kernel()
+        rank = len(memref_shape(self.destination()))
+        # numpy aligns shapes from the right: a batched operand of lower rank than the
+        # destination gets its broadcast dims between the batch dim and its own.
+        fixes = [
+            rank - len(memref_shape(v)) if b and isinstance(v.type, MemRefType) else 0
+            for v, b in zip(self.operands, batched, strict=True)
+        ]
+        if not any(fixes):
+            return kernel
+
+        def run(*args: Any) -> tuple[()]:
+            aligned = [
+                a.reshape(a.shape[0], *([1] * f), *a.shape[1:]) if f else a
+                for a, f in zip(args, fixes, strict=True)
+            ]
+            return kernel(*aligned)
+
+        return run
 
 
 class SourceToDestOp(VectorOp):
@@ -343,16 +368,35 @@ class SelectOp(VectorOp):
         return run
 
 
+ROUNDINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "rint": np.rint,
+    "trunc": np.trunc,
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
 @irdl_op_definition
 class CastOp(SourceToDestOp):
-    """``tile.vcast %src to %dst``: convert to ``dst``'s element type (round to nearest)."""
+    """``tile.vcast %src to %dst {rounding = "trunc"}``: convert to ``dst``'s element type;
+    float to integer rounds by ``rounding`` (rint: to nearest even, the default; trunc:
+    toward zero, as ONNX Cast; floor; ceil)."""
 
     name = "tile.vcast"
+    rounding = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.rounding is not None and self.rounding.data not in ROUNDINGS:
+            raise VerifyException(f"'{self.name}': rounding must be one of {list(ROUNDINGS)}")
 
     def kernel(self) -> Kernel:
+        rounding = ROUNDINGS[self.rounding.data if self.rounding is not None else "rint"]
+
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
             if dst.dtype.kind in "iu" and src.dtype.kind == "f":
-                src = np.rint(src)  # round half to even, not truncation
+                src = rounding(src)
             _store(dst, src.astype(dst.dtype))
             return ()
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -170,6 +171,8 @@ class ConvGeometry:
     """Output channel fractals of one block."""
     block_channels: int
     """Input channels of one block (the valid lanes of its slab)."""
+    in_channels: int
+    """Input channels of the whole tensor."""
     in_c1_step: int
     out_c1_step: int
     w_k_step: int
@@ -224,7 +227,8 @@ def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
         n, c1, h, wd, c0, oc1, oh, ow, (kh, kw),
         (axes[0].stride, axes[1].stride), (axes[0].dilation, axes[1].dilation),
         axes[0].begin, axes[1].begin,
-        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels, *steps,
+        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels,
+        int(x.origin_shape[1]), *steps,
     )  # fmt: skip
 
 
@@ -353,8 +357,16 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
 
     def output_tile(n_iv: SSAValue, blk: SSAValue, oh: SSAValue, co: SSAValue) -> None:
+        valid = None
+        if g.blocks * g.block_channels > g.in_channels:
+            # The last group block is ragged: its slab's lanes past C are padding.
+            rest = b.add(
+                arith.SubiOp(b.index(g.in_channels), b.affine(blk, g.block_channels))
+            ).results[0]
+            valid = b.add(arith.MinSIOp(rest, b.index(g.block_channels))).results[0]
+
         def k_step(k: SSAValue, first: SSAValue) -> None:
-            b.add(_load3d(fmap, k, a_l0, g))
+            b.add(_load3d(fmap, k, a_l0, g, valid))
             if stationary:
                 b.add(Load2dOp(w_l1, k, zero, b_l0, "copy"))
             else:
@@ -400,11 +412,14 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     return None
 
 
-def _load3d(fmap: SSAValue, k: SSAValue, dst: SSAValue, g: ConvGeometry) -> Load3dOp:
+def _load3d(
+    fmap: SSAValue, k: SSAValue, dst: SSAValue, g: ConvGeometry, valid: SSAValue | None
+) -> Load3dOp:
     return Load3dOp(
         fmap,
         k,
         dst,
+        valid_channels=valid,
         kernel_shape=g.kernel,
         strides=g.strides,
         dilations=g.dilations,

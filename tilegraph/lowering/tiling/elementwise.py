@@ -22,7 +22,8 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import CopyOp, Load5hdOp, Store5hdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.formats import Format
+from tilegraph.formats import Format, FormatError
+from tilegraph.formats.reshape_type import expand_rank
 from tilegraph.lowering.kernel_body import KernelBody
 from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes, memref_type
 from tilegraph.lowering.tiling.vector_ops import VectorEmitter, vector_lowering
@@ -96,6 +97,17 @@ def _tensor(value: SSAValue) -> TensorType:
     t = value.type
     assert isinstance(t, TensorType)
     return t
+
+
+def _one_channel_5hd(t: TensorType) -> bool:
+    """An NC1HWC0 tensor whose origin has a single channel."""
+    if t.storage_format != Format.NC1HWC0:
+        return False
+    try:
+        dims = expand_rank(list(t.origin_shape), t.origin_format, t.reshape_type.data or None)
+    except FormatError:
+        return False
+    return len(dims) == 4 and dims[1] == 1
 
 
 def _is_5hd_pair(op: Operation) -> bool:
@@ -224,7 +236,12 @@ class Chain:
         ):
             if any(d != 1 for d in shape):
                 return None  # an ND vector has no axis meaning in NC1HWC0
-        return broadcast_mask(shape, reference)
+        mask = broadcast_mask(shape, reference)
+        if mask is not None and _one_channel_5hd(_tensor(v)) and len(reference) == 5:
+            # One channel in NC1HWC0 is lane 0 of its C0 block: it broadcasts across the
+            # lanes (the tile loads lane 0 only), as the origin's size-1 C does.
+            mask[-1] = True
+        return mask
 
     def _input_tile(self, v: SSAValue, tile: Sequence[int]) -> list[int]:
         mask = self._mask(v)

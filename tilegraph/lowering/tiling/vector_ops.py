@@ -175,7 +175,10 @@ def _clip(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> N
 
 
 def _cast(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    e.b.add(CastOp(operands=[_first(ins), out]))
+    from xdsl.dialects.builtin import StringAttr
+
+    # ONNX Cast from float to integer truncates toward zero.
+    e.b.add(CastOp(operands=[_first(ins), out], properties={"rounding": StringAttr("trunc")}))
 
 
 def _compare(predicate: str) -> VectorLowering:

@@ -218,6 +218,17 @@ def _affine_tail(root: Operation):  # noqa: ANN202
     return value, gamma, beta, ops
 
 
+def _fits_normalized(param: SSAValue, x: SSAValue, axis: int) -> bool:
+    """Whether a constant broadcasts to the normalised dims ``x.shape[axis:]`` (what
+    LayerNorm's scale and bias must do)."""
+    param_type, x_type = param.type, x.type
+    assert isinstance(param_type, TensorType) and isinstance(x_type, TensorType)
+    shape, dims = list(param_type.origin_shape), list(x_type.origin_shape)[axis:]
+    if len(shape) > len(dims):
+        return False
+    return all(a in (1, b) for a, b in zip(reversed(shape), reversed(dims), strict=False))
+
+
 @simplify_rule
 class RecomposeLayerNorm(SimplifyRule):
     """``(x - mean) / sqrt(var + eps) * gamma + beta`` over trailing axes -> LayerNorm.
@@ -248,6 +259,8 @@ class RecomposeLayerNorm(SimplifyRule):
         if found is None:
             return
         x, axis, eps, ops = found
+        if not all(_fits_normalized(p, x, axis) for p in (gamma, beta) if p is not None):
+            return  # a full-shape scale or shift is not LayerNorm's per-feature parameter
         new_ops, gamma = _scale_or_ones(x, axis, gamma)
         ln = LayerNormOp.make(x, gamma, beta, axis=axis, epsilon=eps)
         _replace(rewriter, op, [*new_ops, ln], [*tail_ops[1:], *ops])
