@@ -90,15 +90,23 @@ def build_kernel(
     input_tensors: list[SSAValue],
     ops: list[Operation],
     outputs: list[SSAValue],
+    constants: Sequence[tuple[SSAValue, ConstantOp]] = (),
 ) -> func.FuncOp:
     """A kernel function computing ``outputs`` from ``inputs`` with clones of ``ops``.
 
     ``input_tensors[i]`` is the value ``ops`` read for ``inputs[i]`` (a fused body's block
-    argument, or the outer value itself for a lone op)."""
+    argument, or the outer value itself for a lone op). ``constants`` are (value read,
+    constant) pairs cloned into the body instead of being passed in GM: axes and shapes
+    that a kernel needs at compile time."""
     in_types = [_buffer_type(v) for v in inputs]
     out_types = [_buffer_type(v) for v in outputs]
     block = Block(arg_types=[*in_types, *out_types])
     mapping: dict[SSAValue, SSAValue] = {}
+    for inner, constant in constants:
+        clone = constant.clone()
+        clone.output.name_hint = inner.name_hint
+        block.add_op(clone)
+        mapping[inner] = clone.output
     for arg, inner, outer in zip(block.args[: len(inputs)], input_tensors, inputs, strict=True):
         arg.name_hint = outer.name_hint
         read = ReadOp(arg, inner.type)  # type: ignore[arg-type]
@@ -126,35 +134,55 @@ class _Kernel:
     input_tensors: list[SSAValue]
     ops: list[Operation]
     outputs: list[SSAValue]
+    constants: list[tuple[SSAValue, ConstantOp]]
+
+
+INLINE_CONSTANT_ELEMENTS = 64
+"""Integer constants up to this size (axes, shapes, indices) go into the kernel body."""
+
+
+def _inlined(value: SSAValue) -> ConstantOp | None:
+    op = value.owner
+    if not isinstance(op, ConstantOp):
+        return None
+    t = op.output.type
+    if not isinstance(t, TensorType) or t.dtype.numpy.kind not in "iub":
+        return None
+    n = t.num_elements()
+    return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
 
 
 def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
     if isinstance(op, FusedOp):
         body = op.body.block
         yielded = list(op.yield_op.operands)
+        name = names.fresh(op.kernel_name.data)
         members = [m for m in body.ops if m is not op.yield_op]
-        return _Kernel(
-            names.fresh(op.kernel_name.data),
-            list(op.inputs),
-            list(body.args),
-            members,
-            yielded,
+        outer, inner = list(op.inputs), list(body.args)
+        outputs = yielded
+    else:
+        name = names.fresh(f"{_op_label(op)}_{len(names.taken)}")
+        members, outer, inner, outputs = (
+            [op],
+            list(op.operands),
+            list(op.operands),
+            list(op.results),
         )
-    operands = list(op.operands)
-    return _Kernel(
-        names.fresh(f"{_op_label(op)}_{len(names.taken)}"),
-        operands,
-        operands,
-        [op],
-        list(op.results),
-    )
+    constants = [(i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(o))]
+    kept = [(o, i) for o, i in zip(outer, inner, strict=True) if _inlined(o) is None]
+    return _Kernel(name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants)
 
 
 def _classified(kernel: _Kernel) -> func.FuncOp:
     from tilegraph.lowering.tiling import classify_kernel
 
     kernel_fn = build_kernel(
-        kernel.name, kernel.inputs, kernel.input_tensors, kernel.ops, kernel.outputs
+        kernel.name,
+        kernel.inputs,
+        kernel.input_tensors,
+        kernel.ops,
+        kernel.outputs,
+        kernel.constants,
     )
     unit, reason = classify_kernel(kernel_fn)
     kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)

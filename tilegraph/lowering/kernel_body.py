@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
+from tilegraph.dialects.graph import ConstantOp
 from tilegraph.dialects.tile import ReadOp, WriteOp
 
 KERNEL_ATTR = "tile.kernel"
@@ -41,6 +42,7 @@ class KernelBody:
     """Tensor value -> the GM argument it was read from."""
     ops: list[Operation] = field(default_factory=list)
     writes: list[tuple[SSAValue, BlockArgument]] = field(default_factory=list)
+    constants: list[Operation] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -71,6 +73,8 @@ def read_kernel_body(fn: func.FuncOp) -> KernelBody:
             body.writes.append((op.value, op.buffer))
         elif isinstance(op, func.ReturnOp):
             continue
+        elif isinstance(op, ConstantOp):
+            body.constants.append(op)  # compile-time operands (axes, shapes)
         else:
             body.ops.append(op)
     return body

@@ -266,6 +266,8 @@ def choose_conv_tiles(
             continue
         k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1 * frac)))
         fmap = g.block_c1 * t.window_rows(g) * g.width * g.c0 * eb
+        while k1 > 1 and fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+            k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
         if fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
             continue
         out_tile = [1, n1, rows, g.out_w, g.c0]
@@ -527,6 +529,9 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
     m1 = min(_frac(m), 8)
     n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
     k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
+        m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
+        k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
     if k1 < 1:
         return "no matmul base block fits L0"
     bias = c = None
@@ -539,9 +544,18 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
             c = body.source(c_value)
         if bias is None and c is None:
             return "a Gemm C computed inside the kernel"
-    tile = [1] * len(batch) + [m1 * FRACTAL, n1 * FRACTAL]
     need_ub = alpha != 1.0 or c is not None or epilogue.chain is not None
-    if need_ub and prod(tile) * 4 * 3 + epilogue.ub_bytes(hw, tile, element) > hw.ub_bytes // 2:
+
+    def ub_bytes(m1: int, n1: int) -> int:
+        tile = [1] * len(batch) + [m1 * FRACTAL, n1 * FRACTAL]
+        return prod(tile) * 4 * 3 + epilogue.ub_bytes(hw, tile, element)
+
+    while need_ub and ub_bytes(m1, n1) > hw.ub_bytes // 2 and (m1 > 1 or n1 > 1):
+        if n1 >= m1:
+            n1 = max(1, n1 // 2)
+        else:
+            m1 = max(1, m1 // 2)
+    if need_ub and ub_bytes(m1, n1) > hw.ub_bytes // 2:
         return "the matmul epilogue tile does not fit UB"
     if nz_out and (alpha != 1.0 or c is not None):
         return "a FRACTAL_NZ Gemm result with alpha or a full C"
