@@ -159,15 +159,11 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
         name = names.fresh(op.kernel_name.data)
         members = [m for m in body.ops if m is not op.yield_op]
         outer, inner = list(op.inputs), list(body.args)
-        outputs = yielded
+        outputs: list[SSAValue] = yielded
     else:
         name = names.fresh(f"{_op_label(op)}_{len(names.taken)}")
-        members, outer, inner, outputs = (
-            [op],
-            list(op.operands),
-            list(op.operands),
-            list(op.results),
-        )
+        members, outer, inner = [op], list(op.operands), list(op.operands)
+        outputs = list(op.results)
     constants = [(i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(o))]
     kept = [(o, i) for o, i in zip(outer, inner, strict=True) if _inlined(o) is None]
     return _Kernel(name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants)
