@@ -288,12 +288,6 @@ CONV = {"graph.conv2d": CUBE}
 
 # Bugs these tests found, kept as strict xfails (the test fails once a bug is fixed: then
 # drop the mark).
-XFAIL_BATCHED_NZ = (
-    "batched MatMul with a constant (broadcast) operand: O2 keeps it batched FRACTAL_NZ; the "
-    "matmul kernel goes to the host ('a FRACTAL_NZ matmul result with a vector epilogue', "
-    "though there is no epilogue) and so do both standalone ND<->FRACTAL_NZ TransData "
-    "kernels ('no tile lowering for this layout.trans_data'), also on ascend910b"
-)
 XFAIL_NZ_TRANSDATA = (
     "MatMul + ReLU, Gemm + Sigmoid: O2 leaves the ND<->FRACTAL_NZ TransData as kernels of "
     "their own, which have no tile lowering ('no tile lowering for this layout.trans_data'), "
@@ -600,7 +594,6 @@ def _cases() -> list[Case]:
             "matmul_batched_broadcast_const",
             matmul_batched_broadcast,
             {"graph.matmul": CUBE},
-            xfail=XFAIL_BATCHED_NZ,
         ),
         Case("matmul_batched_broadcast_inputs", matmul_batched_inputs, {"graph.matmul": CUBE}),
         Case("gemm_transb_bias", gemm_transb_bias, {"graph.gemm": CUBE}),

@@ -287,6 +287,19 @@ class Nd2NzOp(TileOp):
 LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
 
 
+def _load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -> None:
+    """``tile.load2d`` on the last four dims (leading dims: a batch of tiles)."""
+    a, b = dst.shape[-4:-2]
+    dst.fill(0)
+    if mode in ("copy", "transpose_fractals"):
+        part = src[..., i : i + a, j : j + b, :, :]
+    else:
+        part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
+    if mode in ("transpose", "transpose_fractals"):
+        part = np.swapaxes(part, -2, -1)
+    dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
+
+
 @irdl_op_definition
 class Load2dOp(TileOp):
     """``tile.load2d %src[i, j] to %dst {mode}``: fractals from L1 into L0A/L0B.
@@ -320,8 +333,12 @@ class Load2dOp(TileOp):
         if self.mode.data not in LOAD2D_MODES:
             raise VerifyException(f"'{self.name}': mode must be one of {', '.join(LOAD2D_MODES)}")
         src, dst = memref_shape(self.src), memref_shape(self.dst)
-        if len(src) != 4 or len(dst) != 4:
-            raise VerifyException(f"'{self.name}': source and destination must be fractal (4-D)")
+        if len(src) < 4 or any(d != 1 for d in src[:-4]) or len(dst) != 4:
+            raise VerifyException(
+                f"'{self.name}': source and destination must be fractal (4-D; the source "
+                "may have leading dims of 1, a batch slice)"
+            )
+        src = src[-4:]
         inner = src[2:] if self.mode.data in ("copy", "swap") else src[:1:-1]
         if dst[2:] != inner:
             raise VerifyException(
@@ -338,18 +355,11 @@ class Load2dOp(TileOp):
     def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
         if batched[1] or batched[2] or not batched[3]:
             return None
-        mode = self.mode.data
+        mode, lead = self.mode.data, 1 if batched[0] else 0
 
         def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            a, b = dst.shape[-4:-2]
-            dst.fill(0)
-            if mode in ("copy", "transpose_fractals"):
-                part = src[..., i : i + a, j : j + b, :, :]
-            else:
-                part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
-            if mode in ("transpose", "transpose_fractals"):
-                part = np.swapaxes(part, -2, -1)
-            dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
+            src = src.reshape(*src.shape[:lead], *src.shape[-4:])
+            _load_fractals(src, i, j, dst, mode)
             return ()
 
         return run
@@ -358,18 +368,7 @@ class Load2dOp(TileOp):
         mode = self.mode.data
 
         def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            a, b = dst.shape[:2]
-            dst.fill(0)
-            if mode in ("copy", "transpose_fractals"):
-                part = src[i : i + a, j : j + b]
-                if mode == "transpose_fractals":
-                    part = part.transpose(0, 1, 3, 2)
-                dst[: part.shape[0], : part.shape[1]] = part
-            else:
-                part = src[i : i + b, j : j + a].transpose(1, 0, 2, 3)
-                if mode == "transpose":
-                    part = part.transpose(0, 1, 3, 2)
-                dst[: part.shape[0], : part.shape[1]] = part
+            _load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
             return ()
 
         return run

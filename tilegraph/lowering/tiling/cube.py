@@ -508,7 +508,7 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
         return b
     out = _storage(epilogue.anchor_value)
     nz_out = out.storage_format == F.FRACTAL_NZ
-    if nz_out and (len(out.origin_shape) != 2 or epilogue.chain is not None):
+    if nz_out and epilogue.chain is not None:
         return "a FRACTAL_NZ matmul result with a vector epilogue"
     if not nz_out and out.storage_format != F.ND and out.storage_format != out.origin_format:
         return f"a matmul result in {out.storage_format}"
@@ -517,8 +517,6 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
     if a.layout == "nz" and a.transposed:
         return "a transposed FRACTAL_NZ left operand"
     a_origin = _storage(kernel.anchor.operands[0]).origin_shape
-    if len(out.origin_shape) != 2 and (a.layout != "nd" or b.layout != "nd"):
-        return "a batched matmul on fractal operands"
     *batch, m, n = (int(d) for d in out.origin_shape)
     k = int(a_origin[-2] if a.transposed else a_origin[-1])
     element = out.element_type
@@ -584,8 +582,9 @@ def _load_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, buf_l0
         b.add(
             Load2dOp(buf_l1, zero, zero, buf_l0, "transpose_fractals" if a.transposed else "swap")
         )
-    else:  # NZ of (M, K): (K1, M1, 16, 16)
-        b.add(CopyOp(a.arg, [k_off, m_off, zero, zero], buf_l1, [zero] * 4))
+    else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
+        outer = _batch_offsets(b, a.arg, batch, 4)
+        b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
         b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "swap"))
 
 
@@ -600,7 +599,10 @@ def _load_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, buf_l0
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
-        b.add(CopyOp(op.arg, [first, second, zero, zero], buf_l1, [zero] * 4))
+        outer = _batch_offsets(b, op.arg, batch, 4)
+        b.add(
+            CopyOp(op.arg, [*outer, first, second, zero, zero], buf_l1, [zero] * (len(outer) + 4))
+        )
         b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy" if op.transposed else "transpose"))
     else:  # 2-D FRACTAL_Z of (K, N): (K1, N1, 16, C0) = ZN
         b.add(CopyOp(op.arg, [k_off, n_off, zero, zero], buf_l1, [zero] * 4))
@@ -624,10 +626,12 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         [p.m1, p.k1, FRACTAL, FRACTAL] if p.a.transposed else [p.k1, p.m1, FRACTAL, FRACTAL]
     )
     cube = b.cube_element(el)
-    a_l1 = b.buffer(a_l1_shape, cube, "L1", "a_l1")
+    a_lead = [1] * (len(memref_shape(p.a.arg)) - 4) if p.a.layout == "nz" else []
+    a_l1 = b.buffer([*a_lead, *a_l1_shape], cube, "L1", "a_l1")
     b_kn = p.b.transposed or p.b.layout == "fz"
     b_l1_shape = [p.k1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, p.k1, FRACTAL, FRACTAL]
-    b_l1 = b.buffer(b_l1_shape, cube, "L1", "b_l1")
+    b_lead = [1] * (len(memref_shape(p.b.arg)) - 4) if p.b.layout != "nd" else []
+    b_l1 = b.buffer([*b_lead, *b_l1_shape], cube, "L1", "b_l1")
     a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
     b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
@@ -673,8 +677,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         if p.nz_out:
             b.add(
                 FixpipeOp(
-                    c_l0, out_arg, [ni, mi, zero, zero], bias_l1, layout="nz", relu=epilogue.relu
-                )
+                    c_l0,
+                    out_arg,
+                    [*batch, ni, mi, zero, zero],
+                    bias_l1,
+                    layout="nz",
+                    relu=epilogue.relu,
+                )  # fmt: skip
             )
         elif acc_ub is None:
             b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
