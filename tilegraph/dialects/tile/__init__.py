@@ -27,6 +27,7 @@ from tilegraph.dialects.tile.dma import (
     Load3dOp,
     Load5hdOp,
     Nd2NzOp,
+    Nz2NdOp,
     Store5hdOp,
 )
 from tilegraph.dialects.tile.host import (
@@ -81,6 +82,7 @@ __all__ = [
     "MmadOp",
     "PoolOp",
     "Nd2NzOp",
+    "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
     "SelectOp",

@@ -239,7 +239,8 @@ class CopyFlatOp(PathCopyOp):
 @irdl_op_definition
 class Nd2NzOp(TileOp):
     """``tile.nd2nz %src[offsets] to %dst``: a GM ND window of rows x cols (the last two dims;
-    leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)``, zero padded."""
+    leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)`` (leading dims
+    of 1 allowed: a batch slice), zero padded."""
 
     name = "tile.nd2nz"
     PIPE: ClassVar[str] = "MTE2"
@@ -255,7 +256,8 @@ class Nd2NzOp(TileOp):
     def verify_(self) -> None:
         require_scope(self, self.src, ("GM",), "the source")
         require_scope(self, self.dst, ("L1",), "the destination")
-        if len(memref_shape(self.dst)) != 4:
+        dst = memref_shape(self.dst)
+        if len(dst) < 4 or any(d != 1 for d in dst[:-4]):
             raise VerifyException(f"'{self.name}': the destination must be NZ (C1, R1, 16, C0)")
         if len(self.offsets) != len(memref_shape(self.src)):
             raise VerifyException(f"'{self.name}': expected one offset per source dim")
@@ -267,7 +269,7 @@ class Nd2NzOp(TileOp):
         return dma_cycles(hw, "GM->L1", self.moved_bytes())
 
     def kernel(self) -> Kernel:
-        c1, r1, r0, c0 = memref_shape(self.dst)
+        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
         rank = len(memref_shape(self.src))
 
         def run(src: np.ndarray, *rest: Any) -> tuple[()]:
@@ -279,6 +281,53 @@ class Nd2NzOp(TileOp):
             if found is not None:
                 plane[found[0]] = matrix[found[1]]
             dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
+            return ()
+
+        return run
+
+
+@irdl_op_definition
+class Nz2NdOp(TileOp):
+    """``tile.nz2nd %src to %dst[offsets]``: an NZ tile ``(C1, R1, 16, C0)`` (leading dims
+    of 1 allowed) from UB or L1 out to a GM ND window of rows x cols at ``offsets`` (leading
+    offsets pick the batch); the parts outside ``dst`` (padding) are cut."""
+
+    name = "tile.nz2nd"
+    PIPE: ClassVar[str] = "MTE3"
+    src = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    offsets = var_operand_def(IndexType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = "$src `to` $dst `[` $offsets `]` attr-dict `:` type($src) `to` type($dst)"
+
+    def __init__(self, src, dst, offsets):
+        super().__init__(operands=[src, dst, offsets])
+
+    def verify_(self) -> None:
+        require_scope(self, self.src, ("UB", "L1"), "the source")
+        require_scope(self, self.dst, ("GM",), "the destination")
+        src = memref_shape(self.src)
+        if len(src) < 4 or any(d != 1 for d in src[:-4]):
+            raise VerifyException(f"'{self.name}': the source must be NZ (C1, R1, 16, C0)")
+        if len(self.offsets) != len(memref_shape(self.dst)) or len(self.offsets) < 2:
+            raise VerifyException(f"'{self.name}': expected one offset per destination dim")
+
+    def moved_bytes(self) -> int:
+        return buffer_bytes(self.src)
+
+    def cost(self, hw: HardwareModel) -> int:
+        return dma_cycles(hw, f"{scope_of(self.src)}->GM", self.moved_bytes())
+
+    def kernel(self) -> Kernel:
+        rank = len(memref_shape(self.dst))
+
+        def run(src: np.ndarray, dst: np.ndarray, *offsets: int) -> tuple[()]:
+            c1, r1, r0, c0 = src.shape[-4:]
+            plane = src.reshape(c1, r1, r0, c0).transpose(1, 2, 0, 3).reshape(r1 * r0, c1 * c0)
+            matrix = dst[tuple(offsets[: rank - 2])]
+            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
+            if found is not None:
+                _cast_into(matrix, found[1], plane[found[0]])
             return ()
 
         return run
@@ -753,4 +802,14 @@ class FixpipeOp(TileOp):
         return run
 
 
-DMA_OPS = (CopyOp, CopyFlatOp, Nd2NzOp, Load5hdOp, Store5hdOp, Load2dOp, Load3dOp, FixpipeOp)
+DMA_OPS = (
+    CopyOp,
+    CopyFlatOp,
+    Nd2NzOp,
+    Nz2NdOp,
+    Load5hdOp,
+    Store5hdOp,
+    Load2dOp,
+    Load3dOp,
+    FixpipeOp,
+)

@@ -30,6 +30,8 @@ from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.formats import Format
 from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
     HOST_REASON_ATTR,
@@ -52,12 +54,18 @@ from tilegraph.lowering.tiling.reshape import (
     emit_reshape_kernel,
     emit_transpose_kernel,
 )
+from tilegraph.lowering.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
 
 def _is_cube(body: KernelBody) -> bool:
     return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
+
+
+def _is_nz_pair(op: TransDataOp) -> bool:
+    formats = {op.input.type.storage_format, op.output.type.storage_format}  # type: ignore[attr-defined]
+    return Format.FRACTAL_NZ in formats
 
 
 def _vector_strategy(body: KernelBody):
@@ -74,6 +82,8 @@ def _vector_strategy(body: KernelBody):
         return emit_reshape_kernel
     if isinstance(first, GraphTransposeOp):
         return emit_transpose_kernel
+    if isinstance(first, TransDataOp) and len(body.ops) == 1 and _is_nz_pair(first):
+        return emit_transdata_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

@@ -1,0 +1,84 @@
+"""TransData between a row-major tensor and FRACTAL_NZ, as DMA.
+
+ND -> FRACTAL_NZ: per batch index and block of fractal columns and rows, ``tile.nd2nz``
+brings the ND window into an L1 NZ tile (zero padding at the edges) and a copy writes it to
+the NZ tensor. FRACTAL_NZ -> ND: the NZ tile comes into UB and ``tile.nz2nd`` writes its
+rows back, padding cut. (NCHW <-> NC1HWC0 conversions run inside vector chains,
+:mod:`.elementwise`.)
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import CopyOp, Nd2NzOp, Nz2NdOp, memref_shape
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.formats import Format
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder
+
+FRACTAL = 16
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _row_major(t: TensorType) -> bool:
+    return (
+        t.storage_format in (Format.ND, t.origin_format) and t.storage_format != Format.FRACTAL_NZ
+    )
+
+
+def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    if len(body.ops) != 1 or not isinstance(body.ops[0], TransDataOp):
+        return "not a lone TransData"
+    op = body.ops[0]
+    source, target = _tensor(op.input), _tensor(op.output)
+    src_arg = body.source(op.input)
+    value, out_arg = body.writes[0]
+    if src_arg is None or value is not op.output:
+        return "a TransData of a value computed inside the kernel"
+    to_nz = _row_major(source) and target.storage_format == Format.FRACTAL_NZ
+    from_nz = source.storage_format == Format.FRACTAL_NZ and _row_major(target)
+    if not (to_nz or from_nz) or source.rank < 2:
+        return (
+            f"no tile lowering for layout.trans_data {source.storage_format} -> "
+            f"{target.storage_format}"
+        )
+    nz_shape = memref_shape(out_arg if to_nz else src_arg)
+    *batch, c1, r1, r0, c0 = nz_shape
+    frac = r0 * c0 * element_bytes(source.element_type)
+    budget = (b.hw.capacity("L1") if to_nz else b.hw.ub_bytes) // 2
+    if frac > budget:
+        return "one fractal does not fit on chip"
+    r1t = max(1, min(r1, budget // frac))
+    c1t = max(1, min(c1, budget // (frac * r1t)))
+    if b.dry_run:
+        return None
+    scope = "L1" if to_nz else "UB"
+    lead = [1] * len(batch)
+    tile = b.buffer([*lead, c1t, r1t, r0, c0], source.element_type, scope, "nz_tile")
+    zero = b.index(0)
+    with b.loop(c1, c1t, "c", True) as ci, b.loop(r1, r1t, "r", True) as ri:
+        from contextlib import ExitStack
+
+        with ExitStack() as stack:
+            ivs = [stack.enter_context(b.loop(d, 1, f"b{i}", True)) for i, d in enumerate(batch)]
+            nd_offsets = [*ivs, b.affine(ri, r0), b.affine(ci, c0)]
+            nz_offsets = [*ivs, ci, ri, zero, zero]
+            if to_nz:
+                b.add(Nd2NzOp(src_arg, nd_offsets, tile))
+                b.add(CopyOp(tile, [zero] * len(nz_offsets), out_arg, nz_offsets))
+            else:
+                b.add(CopyOp(src_arg, nz_offsets, tile, [zero] * len(nz_offsets)))
+                b.add(Nz2NdOp(tile, out_arg, nd_offsets))
+    count = 1
+    for d in batch:
+        count *= d
+    b.tiles = count * -(-c1 // c1t) * -(-r1 // r1t)
+    return None
