@@ -57,6 +57,7 @@ from tilegraph.dialects.tile import (
     Load5hdOp,
     MmadOp,
     Nd2NzOp,
+    Nz2NdOp,
     PoolOp,
     ReadOp,
     ReduceOp,
@@ -311,6 +312,23 @@ def test_nd2nz_window_in_nz_order(row, col):
         inside = row + r < 20 and col + c < 40
         want = src[1, row + r, col + c] if inside else 0.0  # zero padded to whole fractals
         assert dst[c // c0, r // 16, r % 16, c % c0] == want, (r, c)
+
+
+@pytest.mark.parametrize(("row", "col"), [(4, 0), (0, 30), (10, 20)])
+def test_nz2nd_writes_the_nz_tile_back_as_rows(row, col):
+    """The inverse of nd2nz: element (r, c) of the tile comes from [c//C0, r//16, r%16, c%C0];
+    what falls outside the GM matrix is cut, the rest of GM is untouched."""
+    c1, r1, c0 = 3, 2, 8
+    tile = rng.standard_normal((c1, r1, 16, c0)).astype(np.float32)
+    gm = np.full((2, 20, 40), -7.0, np.float32)
+    op = Nz2NdOp(buf(tile.shape, "UB"), buf(gm.shape, "GM"), idx(3))
+    run(op, tile, gm, 1, row, col)
+    for r, c in product(range(20), range(40)):
+        inside = row <= r < row + r1 * 16 and col <= c < col + c1 * c0
+        rr, cc = r - row, c - col
+        want = tile[cc // c0, rr // 16, rr % 16, cc % c0] if inside else -7.0
+        assert gm[1, r, c] == want, (r, c)
+    assert np.all(gm[0] == -7.0)
 
 
 def test_load_5hd_nchw_window_to_nc1hwc0():
@@ -971,6 +989,7 @@ def _build(cls) -> Any:
         "tile.write": lambda: WriteOp(create_ssa_value(TensorType([64, 64], f32)), g),
         "tile.copy": lambda: CopyOp(g, idx(2), t, idx(2)),
         "tile.nd2nz": lambda: Nd2NzOp(g, idx(2), buf((2, 2, 16, 8), "L1")),
+        "tile.nz2nd": lambda: Nz2NdOp(buf((2, 2, 16, 8), "UB"), g, idx(2)),
         "tile.load_5hd": lambda: Load5hdOp(
             buf((1, 3, 8, 8), "GM"), idx(4), buf((1, 1, 8, 8, 16), "L1")
         ),
