@@ -114,13 +114,17 @@ class MmadOp(TileOp):
         def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
             m1, k1, m0, k0 = a.shape[-4:]
             n1 = b.shape[-3]
-            a2 = np.swapaxes(a, -3, -2).reshape(*a.shape[:-4], m1 * m0, k1 * k0)
-            b2 = np.moveaxis(b, -1, -3).reshape(*b.shape[:-4], k1 * k0, n1 * 16)
+            la, lb = a.ndim - 4, b.ndim - 4
+            # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out
+            # as (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
+            a2 = a.transpose(*range(la), la, la + 2, la + 1, la + 3)
+            a2 = a2.reshape(*a.shape[:la], 1, m1 * m0, k1 * k0)
+            b3 = b.transpose(*range(lb), lb + 1, lb, lb + 3, lb + 2)
+            b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
             if a2.dtype != c.dtype:
-                a2, b2 = a2.astype(c.dtype), b2.astype(c.dtype)
-            product = np.matmul(a2, b2)
-            product = product.reshape(*product.shape[:-2], m1, m0, n1, 16)
-            product = np.moveaxis(product, -2, -4)  # (..., N1, M1, 16, 16)
+                a2, b3 = a2.astype(c.dtype), b3.astype(c.dtype)
+            product = np.matmul(a2, b3)
+            product = product.reshape(*product.shape[:-2], m1, m0, 16)
             if init:
                 c[...] = product
             else:

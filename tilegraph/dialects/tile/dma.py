@@ -537,14 +537,20 @@ class Load3dOp(TileOp):
         if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
             return None
         params = self._params()
+        staging: dict[tuple[int, ...], np.ndarray] = {}
 
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
             t = src.shape[0]
             p = (*params[:-1], int(valid[0])) if valid else params
             index = img2col_index(p, k1_start, src.shape[1:], dst.shape[1:])
-            flat = np.zeros((t, src[0].size + 1), src.dtype)
+            flat = staging.get(src.shape)
+            if flat is None or flat.dtype != src.dtype:
+                flat = staging[src.shape] = np.zeros((t, src[0].size + 1), src.dtype)
             flat[:, :-1] = src.reshape(t, -1)
-            dst[...] = np.take(flat, index, axis=1).astype(dst.dtype, copy=False)
+            if dst.dtype == flat.dtype:
+                np.take(flat, index, axis=1, out=dst)
+            else:
+                dst[...] = np.take(flat, index, axis=1).astype(dst.dtype)
             return ()
 
         return run

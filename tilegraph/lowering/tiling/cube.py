@@ -58,6 +58,8 @@ from tilegraph.lowering.tiling.elementwise import Chain, store
 
 F = Format
 FRACTAL = 16
+BASE_M = 128
+"""Output pixels a convolution tile aims at (Ascend C's baseM); rows x width rounds it."""
 
 
 def _accumulator(element: Attribute) -> Attribute:
@@ -253,7 +255,7 @@ def choose_conv_tiles(
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
     l1 = hw.capacity("L1") // 2
     n1 = min(g.block_n1, max(1, l0b // frac // 2), 16)
-    for rows in range(max(1, min(g.out_h, 256 // max(1, g.out_w) or 1)), 0, -1):
+    for rows in range(max(1, min(g.out_h, BASE_M // max(1, g.out_w) or 1)), 0, -1):
         t = ConvTiles(rows, n1, 1)
         m1 = t.m1(g)
         while n1 > 1 and m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
