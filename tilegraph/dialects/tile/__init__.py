@@ -2,7 +2,8 @@
 
 Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, costs, semantics contract),
 :mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
-:mod:`~tilegraph.dialects.tile.dma` (data movement with layout changes),
+:mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
+:mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``), :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit). ``Tile`` is the xDSL dialect object.
 """
@@ -18,17 +19,14 @@ from tilegraph.dialects.tile.base import (
     scoped_memref,
 )
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
-from tilegraph.dialects.tile.dma import (
-    DMA_OPS,
-    CopyFlatOp,
-    CopyOp,
+from tilegraph.dialects.tile.dma import DMA_OPS, CopyFlatOp, CopyOp, Load5hdOp, Store5hdOp
+from tilegraph.dialects.tile.fractal import (
+    FRACTAL_OPS,
     FixpipeOp,
     Load2dOp,
     Load3dOp,
-    Load5hdOp,
     Nd2NzOp,
     Nz2NdOp,
-    Store5hdOp,
 )
 from tilegraph.dialects.tile.host import (
     HOST_OPS,
@@ -55,7 +53,13 @@ from tilegraph.dialects.tile.vector import (
     VectorOp,
 )
 
-TILE_OPS: tuple[type[TileOp], ...] = (*HOST_OPS, *DMA_OPS, *CUBE_OPS, *VECTOR_OPS)
+TILE_OPS: tuple[type[TileOp], ...] = (
+    *HOST_OPS,
+    *DMA_OPS,
+    *FRACTAL_OPS,
+    *CUBE_OPS,
+    *VECTOR_OPS,
+)
 
 Tile = Dialect("tile", list(TILE_OPS), [])
 

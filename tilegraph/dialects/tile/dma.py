@@ -1,4 +1,4 @@
-"""Data movement between memory scopes, with the layout changes the hardware does on the way.
+"""Data movement between memory scopes: window copies and the NCHW <-> NC1HWC0 DMA.
 
 =================  ============  ===========================================================
 op                 pipe          what it moves
@@ -7,34 +7,27 @@ op                 pipe          what it moves
                                  MTE2, UB->GM on MTE3, L1->UB on MTE1); out-of-bounds parts
                                  of the window are cut, the rest of a loaded buffer is filled
                                  with ``pad``
-``tile.nd2nz``     MTE2          a GM ND matrix window into an L1 NZ buffer
-                                 ``(C1, R1, 16, C0)`` (zero padded to whole fractals)
-``tile.load2d``    MTE1          fractals L1 -> L0A/L0B: ``copy``, ``swap`` (NZ -> ZZ, the
-                                 outer fractal axes exchanged) or ``transpose`` (NZ -> ZN,
-                                 each fractal transposed too)
-``tile.load3d``    MTE1          img2col of an NC1HWC0 row window in L1 into L0A ZZ
-                                 ``(M1, K1, 16, C0)``: M = output pixels, K = (c1, kh, kw, c0)
-``tile.fixpipe``   FIX           the L0C accumulator ``(N1, M1, 16, 16)`` out to GM, L1 or UB
-                                 as ND rows or NC1HWC0 rows, with bias, ReLU and cast
+``tile.copy_flat`` by path       a run of consecutive elements (a reshape of contiguous data)
+``tile.load_5hd``  MTE2          an NCHW GM window into an NC1HWC0 tile (TransData on the
+                                 way in); ``tile.store_5hd`` (MTE3) the way back
 =================  ============  ===========================================================
+
+The fractal moves of the cube path (nd2nz, nz2nd, load2d, load3d, fixpipe) are in
+:mod:`tilegraph.dialects.tile.fractal`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
 from math import ceil, prod
 from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    BoolAttr,
     DenseArrayBase,
     FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
-    StringAttr,
     f64,
     i64,
 )
@@ -43,7 +36,6 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
     prop_def,
     traits_def,
@@ -83,12 +75,12 @@ def dma_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
     return _DMA_HEAD_CYCLES + ceil(nbytes / rate)
 
 
-def _ints(attr: Any) -> tuple[int, ...]:
+def int_values(attr: Any) -> tuple[int, ...]:
     assert isinstance(attr, DenseArrayBase)
     return tuple(int(v) for v in attr.get_values())
 
 
-def _cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
+def cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
     dst[index] = values.astype(dst.dtype, copy=False)
 
 
@@ -178,7 +170,7 @@ class CopyOp(PathCopyOp):
             if loads and not whole:
                 dst.fill(fill)
             if found is not None:
-                _cast_into(dst, found[0], src[found[1]])
+                cast_into(dst, found[0], src[found[1]])
             return ()
 
         return run
@@ -231,326 +223,6 @@ class CopyFlatOp(PathCopyOp):
             found = window((count,), flat_dst.shape, flat_src.shape, (j,), (i,))
             if found is not None:
                 flat_dst[found[0]] = flat_src[found[1]]
-            return ()
-
-        return run
-
-
-@irdl_op_definition
-class Nd2NzOp(TileOp):
-    """``tile.nd2nz %src[offsets] to %dst``: a GM ND window of rows x cols (the last two dims;
-    leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)`` (leading dims
-    of 1 allowed: a batch slice), zero padded."""
-
-    name = "tile.nd2nz"
-    PIPE: ClassVar[str] = "MTE2"
-    src = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    dst = operand_def(MemRefType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def __init__(self, src, offsets, dst):
-        super().__init__(operands=[src, offsets, dst])
-
-    def verify_(self) -> None:
-        require_scope(self, self.src, ("GM",), "the source")
-        require_scope(self, self.dst, ("L1",), "the destination")
-        dst = memref_shape(self.dst)
-        if len(dst) < 4 or any(d != 1 for d in dst[:-4]):
-            raise VerifyException(f"'{self.name}': the destination must be NZ (C1, R1, 16, C0)")
-        if len(self.offsets) != len(memref_shape(self.src)):
-            raise VerifyException(f"'{self.name}': expected one offset per source dim")
-
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, "GM->L1", self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
-        rank = len(memref_shape(self.src))
-
-        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-            offsets, dst = rest[:rank], rest[rank]
-            batch = tuple(offsets[:-2])
-            plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
-            matrix = src[batch]
-            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
-            if found is not None:
-                plane[found[0]] = matrix[found[1]]
-            dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
-            return ()
-
-        return run
-
-
-@irdl_op_definition
-class Nz2NdOp(TileOp):
-    """``tile.nz2nd %src to %dst[offsets]``: an NZ tile ``(C1, R1, 16, C0)`` (leading dims
-    of 1 allowed) from UB or L1 out to a GM ND window of rows x cols at ``offsets`` (leading
-    offsets pick the batch); the parts outside ``dst`` (padding) are cut."""
-
-    name = "tile.nz2nd"
-    PIPE: ClassVar[str] = "MTE3"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$src `to` $dst `[` $offsets `]` attr-dict `:` type($src) `to` type($dst)"
-
-    def __init__(self, src, dst, offsets):
-        super().__init__(operands=[src, dst, offsets])
-
-    def verify_(self) -> None:
-        require_scope(self, self.src, ("UB", "L1"), "the source")
-        require_scope(self, self.dst, ("GM",), "the destination")
-        src = memref_shape(self.src)
-        if len(src) < 4 or any(d != 1 for d in src[:-4]):
-            raise VerifyException(f"'{self.name}': the source must be NZ (C1, R1, 16, C0)")
-        if len(self.offsets) != len(memref_shape(self.dst)) or len(self.offsets) < 2:
-            raise VerifyException(f"'{self.name}': expected one offset per destination dim")
-
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.src)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"{scope_of(self.src)}->GM", self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        rank = len(memref_shape(self.dst))
-
-        def run(src: np.ndarray, dst: np.ndarray, *offsets: int) -> tuple[()]:
-            c1, r1, r0, c0 = src.shape[-4:]
-            plane = src.reshape(c1, r1, r0, c0).transpose(1, 2, 0, 3).reshape(r1 * r0, c1 * c0)
-            matrix = dst[tuple(offsets[: rank - 2])]
-            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
-            if found is not None:
-                _cast_into(matrix, found[1], plane[found[0]])
-            return ()
-
-        return run
-
-
-LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
-
-
-def _load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -> None:
-    """``tile.load2d`` on the last four dims (leading dims: a batch of tiles)."""
-    a, b = dst.shape[-4:-2]
-    dst.fill(0)
-    if mode in ("copy", "transpose_fractals"):
-        part = src[..., i : i + a, j : j + b, :, :]
-    else:
-        part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
-    if mode in ("transpose", "transpose_fractals"):
-        part = np.swapaxes(part, -2, -1)
-    dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
-
-
-@irdl_op_definition
-class Load2dOp(TileOp):
-    """``tile.load2d %src[i, j] to %dst {mode}``: fractals from L1 into L0A/L0B.
-
-    ``dst[a, b]`` takes the fractal ``src[i + a, j + b]`` (``copy``), ``src[i + b, j + a]``
-    (``swap``: NZ -> ZZ for the left operand), that fractal transposed (``transpose``:
-    NZ -> ZN for a right operand held as rows of K), or ``src[i + a, j + b]`` transposed
-    (``transpose_fractals``: a transposed left operand). Offsets index ``src``'s outer
-    axes; fractals outside ``src`` read as zero.
-    """
-
-    name = "tile.load2d"
-    PIPE: ClassVar[str] = "MTE1"
-    src = operand_def(MemRefType)
-    row = operand_def(IndexType)
-    col = operand_def(IndexType)
-    dst = operand_def(MemRefType)
-    mode = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = (
-        "$src `[` $row `,` $col `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
-    )
-
-    def __init__(self, src, row, col, dst, mode: str = "copy"):
-        super().__init__(operands=[src, row, col, dst], properties={"mode": StringAttr(mode)})
-
-    def verify_(self) -> None:
-        require_scope(self, self.src, ("L1",), "the source")
-        require_scope(self, self.dst, ("L0A", "L0B"), "the destination")
-        if self.mode.data not in LOAD2D_MODES:
-            raise VerifyException(f"'{self.name}': mode must be one of {', '.join(LOAD2D_MODES)}")
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        if len(src) < 4 or any(d != 1 for d in src[:-4]) or len(dst) != 4:
-            raise VerifyException(
-                f"'{self.name}': source and destination must be fractal (4-D; the source "
-                "may have leading dims of 1, a batch slice)"
-            )
-        src = src[-4:]
-        inner = src[2:] if self.mode.data in ("copy", "swap") else src[:1:-1]
-        if dst[2:] != inner:
-            raise VerifyException(
-                f"'{self.name}': {self.mode.data} of {list(src[2:])} fractals gives "
-                f"{list(inner)} fractals, not {list(dst[2:])}"
-            )
-
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"L1->{scope_of(self.dst)}", self.moved_bytes())
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if batched[1] or batched[2] or not batched[3]:
-            return None
-        mode, lead = self.mode.data, 1 if batched[0] else 0
-
-        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            src = src.reshape(*src.shape[:lead], *src.shape[-4:])
-            _load_fractals(src, i, j, dst, mode)
-            return ()
-
-        return run
-
-    def kernel(self) -> Kernel:
-        mode = self.mode.data
-
-        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            _load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
-            return ()
-
-        return run
-
-
-@irdl_op_definition
-class Load3dOp(TileOp):
-    """``tile.load3d %src[k1] to %dst {kernel, strides, dilations, pad_left, out_width,
-    channels}``: img2col into L0A.
-
-    ``src`` (L1) is an NC1HWC0 window ``(1, C1, H_win, W, C0)`` whose row 0 is the input row
-    of output row 0 (top padding already in it as zero rows). Output pixel ``m`` is output
-    row ``m // out_width``, column ``m % out_width``; K fractal ``k1 + b`` is
-    ``(c1, kh, kw)`` in FRACTAL_Z order. Columns outside the image (left/right padding) and
-    channel lanes at or beyond ``channels`` read as zero, so padding lanes are never read.
-    """
-
-    name = "tile.load3d"
-    PIPE: ClassVar[str] = "MTE1"
-    src = operand_def(MemRefType)
-    k_offset = operand_def(IndexType)
-    dst = operand_def(MemRefType)
-    valid_channels = opt_operand_def(IndexType)
-    """When given, the valid channels of this slab (a ragged last group block), overriding
-    ``channels``."""
-    kernel_shape = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    pad_left = prop_def(IntegerAttr)
-    out_width = prop_def(IntegerAttr)
-    channels = prop_def(IntegerAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = (
-        "$src `[` $k_offset `]` `to` $dst (`valid` $valid_channels^)? attr-dict "
-        "`:` type($src) `to` type($dst)"
-    )
-
-    def __init__(
-        self,
-        src,
-        k_offset,
-        dst,
-        *,
-        valid_channels=None,
-        kernel_shape: Sequence[int],
-        strides: Sequence[int],
-        dilations: Sequence[int],
-        pad_left: int,
-        out_width: int,
-        channels: int,
-    ):
-        super().__init__(
-            operands=[src, k_offset, dst, [] if valid_channels is None else [valid_channels]],
-            properties={
-                "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
-                "strides": DenseArrayBase.from_list(i64, list(strides)),
-                "dilations": DenseArrayBase.from_list(i64, list(dilations)),
-                "pad_left": IntegerAttr(pad_left, i64),
-                "out_width": IntegerAttr(out_width, i64),
-                "channels": IntegerAttr(channels, i64),
-            },
-        )
-
-    def verify_(self) -> None:
-        require_scope(self, self.src, ("L1",), "the feature map")
-        require_scope(self, self.dst, ("L0A",), "the destination")
-        if len(memref_shape(self.src)) != 5:
-            raise VerifyException(f"'{self.name}': the feature map must be NC1HWC0 (5-D)")
-        dst = memref_shape(self.dst)
-        if len(dst) != 4 or dst[3] != memref_shape(self.src)[4] or dst[2] != 16:
-            raise VerifyException(
-                f"'{self.name}': img2col of C0 = {memref_shape(self.src)[4]} fills "
-                f"(M1, K1, 16, {memref_shape(self.src)[4]}) fractals, not {list(dst)}"
-            )
-
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        # img2col is slower than a plain L1 -> L0A load: ~512/(n+2) B/cycle, >= 32.
-        kh, kw = _ints(self.kernel_shape)
-        rate = max(32.0, 512.0 / (kh * kw + 2))
-        return 16 + ceil(self.moved_bytes() / rate)
-
-    def _params(self) -> tuple[int, ...]:
-        """(kh, kw, sh, sw, dh, dw, pad_left, out_width, channels)."""
-        return (
-            *_ints(self.kernel_shape),
-            *_ints(self.strides),
-            *_ints(self.dilations),
-            self.pad_left.value.data,
-            self.out_width.value.data,
-            self.channels.value.data,
-        )
-
-    def kernel(self) -> Kernel:
-        params = self._params()
-        staging: dict[tuple[int, ...], np.ndarray] = {}
-
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            p = (*params[:-1], int(valid[0])) if valid else params
-            index = img2col_index(p, k1_start, src.shape, dst.shape)
-            flat = staging.get(src.shape)
-            if flat is None or flat.dtype != src.dtype:
-                flat = staging[src.shape] = np.zeros(src.size + 1, src.dtype)
-            flat[:-1] = src.reshape(-1)
-            if dst.dtype == flat.dtype:
-                np.take(flat, index, out=dst)
-            else:
-                dst[...] = flat[index].astype(dst.dtype)
-            return ()
-
-        return run
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
-            return None
-        params = self._params()
-        staging: dict[tuple[int, ...], np.ndarray] = {}
-
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            t = src.shape[0]
-            p = (*params[:-1], int(valid[0])) if valid else params
-            index = img2col_index(p, k1_start, src.shape[1:], dst.shape[1:])
-            flat = staging.get(src.shape)
-            if flat is None or flat.dtype != src.dtype:
-                flat = staging[src.shape] = np.zeros((t, src[0].size + 1), src.dtype)
-            flat[:, :-1] = src.reshape(t, -1)
-            if dst.dtype == flat.dtype:
-                np.take(flat, index, axis=1, out=dst)
-            else:
-                dst[...] = np.take(flat, index, axis=1).astype(dst.dtype)
             return ()
 
         return run
@@ -647,175 +319,10 @@ class Store5hdOp(TileOp):
             planar = src.transpose(0, 1, 4, 2, 3).reshape(nn, c1 * c0, hh, ww)
             found = window(planar.shape, planar.shape, dst.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
-                _cast_into(dst, found[1], planar[found[0]])
+                cast_into(dst, found[1], planar[found[0]])
             return ()
 
         return run
 
 
-@lru_cache(maxsize=4096)
-def img2col_index(
-    params: tuple[int, ...],
-    k1_start: int,
-    src_shape: tuple[int, ...],
-    dst_shape: tuple[int, ...],
-) -> np.ndarray:
-    """For ``tile.load3d``: flat indices into the feature map (plus one zero element at its
-    end, read wherever the window is outside the image or a lane is channel padding), in
-    the destination's ZZ order ``(M1, K1, 16, C0)``."""
-    kh, kw, sh, sw, dh, dw, pad_left, out_w, channels = params
-    m1, k1_count, m0, c0 = dst_shape
-    _, c1_in, h_win, width, _ = src_shape
-    pixel = np.arange(m1 * m0)
-    oh, ow = pixel // out_w, pixel % out_w
-    k1 = k1_start + np.arange(k1_count)
-    c1, rest = k1 // (kh * kw), k1 % (kh * kw)
-    ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
-    iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
-    inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
-    lane = np.arange(c0)
-    channel = (c1[:, None] * c0 + lane[None, :]) < channels
-    index = ((c1[None, :] * h_win + ih) * width + iw)[:, :, None] * c0 + lane
-    valid = inside[:, :, None] & channel[None, :, :]
-    index = np.where(valid, index, c1_in * h_win * width * c0)
-    index = np.ascontiguousarray(index.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3))
-    index.flags.writeable = False
-    return index
-
-
-FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
-
-
-@irdl_op_definition
-class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) {layout, relu, rows}``: L0C out.
-
-    ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
-    (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
-    writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0
-    ``dst`` (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
-    ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16``
-    values, an L1 buffer), ``relu``, and the cast to ``dst``'s element type. Parts outside
-    ``dst`` are cut.
-    """
-
-    name = "tile.fixpipe"
-    PIPE: ClassVar[str] = "FIX"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    offsets = var_operand_def(IndexType)
-    bias = opt_operand_def(MemRefType)
-    layout = prop_def(StringAttr)
-    relu = opt_prop_def(BoolAttr)
-    rows = opt_prop_def(IntegerAttr)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = (
-        "$src `to` $dst `[` $offsets `]` (`bias` $bias^ `:` type($bias))? attr-dict "
-        "`:` type($src) `to` type($dst)"
-    )
-
-    def __init__(
-        self,
-        src,
-        dst,
-        offsets,
-        bias=None,
-        *,
-        layout: str = "nd",
-        relu: bool = False,
-        rows: int | None = None,
-    ):
-        props: dict[str, Any] = {"layout": StringAttr(layout)}
-        if relu:
-            props["relu"] = BoolAttr.from_bool(True)
-        if rows is not None:
-            props["rows"] = IntegerAttr(rows, i64)
-        super().__init__(
-            operands=[src, dst, offsets, [] if bias is None else [bias]], properties=props
-        )
-
-    def verify_(self) -> None:
-        require_scope(self, self.src, ("L0C",), "the accumulator")
-        require_scope(self, self.dst, ("GM", "L1", "UB"), "the destination")
-        if self.bias is not None:
-            require_scope(self, self.bias, ("L1",), "the bias")
-        if self.layout.data not in FIXPIPE_LAYOUTS:
-            raise VerifyException(
-                f"'{self.name}': layout must be one of {', '.join(FIXPIPE_LAYOUTS)}"
-            )
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        layout = self.layout.data
-        if len(src) != 4 or src[2:] != (16, 16):
-            raise VerifyException(f"'{self.name}': the accumulator must be NZ (N1, M1, 16, 16)")
-        if layout == "nc1hwc0":
-            if self.rows is None:
-                raise VerifyException(f"'{self.name}': layout nc1hwc0 needs 'rows'")
-            if len(dst) != 5:
-                raise VerifyException(f"'{self.name}': layout nc1hwc0 writes a 5-D buffer")
-            if self.rows.value.data * dst[3] > src[1] * src[2]:
-                raise VerifyException(
-                    f"'{self.name}': {self.rows.value.data} rows of width {dst[3]} need more "
-                    f"than the accumulator's {src[1] * src[2]} pixels"
-                )
-        if layout == "nz" and len(dst) < 4:
-            raise VerifyException(f"'{self.name}': layout nz writes a fractal (4-D) buffer")
-        if layout == "nd" and len(dst) < 2:
-            raise VerifyException(f"'{self.name}': layout nd writes a matrix (rank >= 2)")
-        if self.bias is not None and prod(memref_shape(self.bias)) != src[0] * 16:
-            raise VerifyException(
-                f"'{self.name}': the bias holds {prod(memref_shape(self.bias))} values, "
-                f"the accumulator has {src[0] * 16} columns"
-            )
-        if len(self.offsets) != len(memref_shape(self.dst)):
-            raise VerifyException(f"'{self.name}': expected one offset per destination dim")
-
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.src)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        layout = self.layout.data
-        relu = self.relu is not None and self.relu.value.data != 0
-        rows = self.rows.value.data if self.rows is not None else 0
-        has_bias = self.bias is not None
-        rank = len(memref_shape(self.dst))
-
-        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
-            offsets = rest[:rank]
-            n1, m1, m0, n0 = src.shape
-            acc = src
-            if has_bias:
-                acc = acc + rest[rank].reshape(n1, 1, 1, n0).astype(src.dtype, copy=False)
-            if relu:
-                acc = np.maximum(acc, 0)
-            if layout == "nd":
-                tile = acc.transpose(1, 2, 0, 3).reshape(m1 * m0, n1 * n0)
-                tile = tile.reshape((1,) * (rank - 2) + tile.shape)
-            elif layout == "nz":
-                tile = acc.reshape((1,) * (rank - 4) + acc.shape)
-            else:
-                width = dst.shape[3]
-                tile = acc.reshape(n1, m1 * m0, n0)[:, : rows * width]
-                tile = tile.reshape(1, n1, rows, width, n0)
-            found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
-            if found is not None:
-                _cast_into(dst, found[1], tile[found[0]])
-            return ()
-
-        return run
-
-
-DMA_OPS = (
-    CopyOp,
-    CopyFlatOp,
-    Nd2NzOp,
-    Nz2NdOp,
-    Load5hdOp,
-    Store5hdOp,
-    Load2dOp,
-    Load3dOp,
-    FixpipeOp,
-)
+DMA_OPS = (CopyOp, CopyFlatOp, Load5hdOp, Store5hdOp)
