@@ -1,0 +1,319 @@
+"""The convolution strategy of cube kernels (see :mod:`.cube` for the tiling scheme)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph.nn import Conv2dOp
+from tilegraph.dialects.graph.windows import window
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import (
+    CopyOp,
+    FixpipeOp,
+    Load2dOp,
+    Load3dOp,
+    Load5hdOp,
+    MmadOp,
+)
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.formats.shape import group_plan
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.tiling.cube import (
+    BASE_M,
+    FRACTAL,
+    CubeKernel,
+    Epilogue,
+    F,
+    accumulator_type,
+    storage_type,
+)
+
+
+@dataclass(frozen=True)
+class ConvGeometry:
+    batch: int
+    c1_in: int
+    height: int
+    width: int
+    c0: int
+    out_c1: int
+    out_h: int
+    out_w: int
+    kernel: tuple[int, int]
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    pad_top: int
+    pad_left: int
+    blocks: int
+    """Group blocks run one after the other (1 when not grouped)."""
+    block_c1: int
+    """Input C1 fractals of one block."""
+    block_k1: int
+    """K fractals of one block: block_c1 · kh · kw."""
+    block_n1: int
+    """Output channel fractals of one block."""
+    block_channels: int
+    """Input channels of one block (the valid lanes of its slab)."""
+    in_channels: int
+    """Input channels of the whole tensor."""
+    in_c1_step: int
+    out_c1_step: int
+    w_k_step: int
+    w_n_step: int
+    """Per block: where its input slab, output slab and weight fractals start."""
+
+
+def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
+    x, w, out = data, storage_type(conv.weight), storage_type(conv.output)
+    if x.storage_format != F.NC1HWC0 or out.storage_format != F.NC1HWC0:
+        return "convolution data not in NC1HWC0 (run the format engine: -p O2)"
+    if w.storage_format != F.FRACTAL_Z:
+        return "convolution weight not in FRACTAL_Z"
+    if conv.bias is not None:
+        b = storage_type(conv.bias)
+        if b.storage_format != F.NC1HWC0 or len(b.storage_shape) != 5:
+            return "convolution bias not in NC1HWC0"
+    n, c1, h, wd, c0 = (int(d) for d in x.storage_shape)
+    _, oc1, oh, ow, _ = (int(d) for d in out.storage_shape)
+    m, cg, kh, kw = (int(d) for d in w.origin_shape)
+    axes = window(type(conv), conv.properties, [h, wd], [kh, kw])
+    groups = conv.attr("group")
+    k_total, n1_w = int(w.storage_shape[0]), int(w.storage_shape[1])
+    if groups == 1:
+        blocks, block_c1, block_channels = 1, c1, int(x.origin_shape[1])
+        steps = (0, 0, 0, 0)
+        block_n1 = n1_w
+    elif w.groups.data == groups:
+        # FRACTAL_Z's groups rule: e groups per block, blocks stacked along K.
+        plan = group_plan(m, cg, c0, groups)
+        if plan is None or plan.enlarge is None:
+            return "grouped convolution whose weight ignores groups"
+        e = plan.enlarge
+        blocks = plan.blocks or 1
+        if blocks > 1 and ((cg * e) % c0 or (plan.n_per_group * e) % FRACTAL):
+            return "grouped convolution with group blocks not aligned to C0"
+        block_channels = cg * e
+        block_c1 = k_total // (blocks * kh * kw)
+        block_n1 = n1_w
+        steps = (block_channels // c0, plan.n_per_group * e // FRACTAL, block_c1 * kh * kw, 0)
+    else:
+        # A dense FRACTAL_Z of the [M, C/g, kh, kw] weight: each group reads all K rows
+        # and its own output columns.
+        per_group = m // groups
+        if cg % c0 or per_group % FRACTAL:
+            return "grouped convolution with groups not aligned to C0 (weight without groups)"
+        blocks, block_channels = groups, cg
+        block_c1 = cg // c0
+        block_n1 = per_group // FRACTAL
+        steps = (block_c1, block_n1, 0, block_n1)
+    return ConvGeometry(
+        n, c1, h, wd, c0, oc1, oh, ow, (kh, kw),
+        (axes[0].stride, axes[1].stride), (axes[0].dilation, axes[1].dilation),
+        axes[0].begin, axes[1].begin,
+        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels,
+        int(x.origin_shape[1]), *steps,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    rows: int
+    n1: int
+    k1: int
+
+    def m1(self, g: ConvGeometry) -> int:
+        return -(-(self.rows * g.out_w) // FRACTAL)
+
+    def window_rows(self, g: ConvGeometry) -> int:
+        return (self.rows - 1) * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1
+
+
+def choose_conv_tiles(
+    g: ConvGeometry, hw, element: Attribute, epilogue: Epilogue
+) -> ConvTiles | None:
+    eb = element_bytes(element)
+    frac = FRACTAL * g.c0 * eb
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    l1 = hw.capacity("L1") // 2
+    n1 = min(g.block_n1, max(1, l0b // frac // 2), 16)
+    for rows in range(max(1, min(g.out_h, BASE_M // max(1, g.out_w) or 1)), 0, -1):
+        t = ConvTiles(rows, n1, 1)
+        m1 = t.m1(g)
+        while n1 > 1 and m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
+            n1 -= 1
+        if g.blocks > 1:
+            # A ragged channel tile would write into the next group block's channels.
+            while g.block_n1 % n1:
+                n1 -= 1
+        if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
+            continue
+        k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1 * frac)))
+        fmap = g.block_c1 * t.window_rows(g) * g.width * g.c0 * eb
+        while k1 > 1 and fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+            k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
+        if fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+            continue
+        out_tile = [1, n1, rows, g.out_w, g.c0]
+        if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
+            continue
+        return ConvTiles(rows, n1, k1)
+    return None
+
+
+def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
+    conv = kernel.anchor
+    assert isinstance(conv, Conv2dOp)
+    epilogue = Epilogue(body, kernel)
+    reason = epilogue.unsupported()
+    if reason:
+        return reason
+    data_value = conv.input
+    convert = False
+    if kernel.prologue:
+        if (
+            len(kernel.prologue) != 1
+            or not isinstance(kernel.prologue[0], TransDataOp)
+            or kernel.prologue[0].output is not data_value
+        ):
+            return "a cube prologue other than one TransData of the data"
+        convert = True
+        source = storage_type(kernel.prologue[0].input)
+        if source.storage_format != F.NCHW:
+            return f"a {source.storage_format} -> NC1HWC0 prologue"
+        data_arg = body.source(kernel.prologue[0].input)
+    else:
+        data_arg = body.source(data_value)
+    weight_arg = body.source(conv.weight)
+    bias_arg = body.source(conv.bias) if conv.bias is not None else None
+    if data_arg is None or weight_arg is None or (conv.bias is not None and bias_arg is None):
+        return "convolution operands are not kernel inputs"
+    geometry = conv_geometry(conv, storage_type(data_value))
+    if isinstance(geometry, str):
+        return geometry
+    g = geometry
+    element = storage_type(conv.output).element_type
+    tiles = choose_conv_tiles(g, b.hw, element, epilogue)
+    if tiles is None:
+        return "no convolution tile fits the on-chip buffers"
+    if b.dry_run:
+        return None
+    acc_type = accumulator_type(element)
+    m1 = tiles.m1(g)
+    cube = b.cube_element(element)
+    frac = FRACTAL * g.c0 * element_bytes(element)
+    fmap_bytes = g.block_c1 * tiles.window_rows(g) * g.width * g.c0 * element_bytes(element)
+    # Weights stay in L1 for all output rows when a block's worth fits beside the feature
+    # map (Ascend C keeps several base blocks in L1); else they stream per K step.
+    stationary = fmap_bytes + g.block_k1 * tiles.n1 * frac <= b.hw.capacity("L1") // 2
+    fmap = b.buffer([1, g.block_c1, tiles.window_rows(g), g.width, g.c0], cube, "L1", "fmap_l1")
+    w_rows = g.block_k1 if stationary else tiles.k1
+    w_l1 = b.buffer([w_rows, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
+    a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
+    c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
+    bias_l1 = None
+    if bias_arg is not None:
+        bias_l1 = b.buffer([1, tiles.n1, 1, 1, g.c0], element, "L1", "bias_l1")
+    out_tile = [1, tiles.n1, tiles.rows, g.out_w, g.c0]
+    acc_ub = None
+    chain = epilogue.chain
+    if chain is not None:
+        acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
+        chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+    zero = b.index(0)
+    out_arg = epilogue.out_arg
+
+    def load_fmap(n_iv: SSAValue, blk: SSAValue, oh: SSAValue) -> None:
+        h_start = b.affine(oh, g.strides[0], -g.pad_top)
+        in_c1 = b.affine(blk, g.in_c1_step)
+        if convert:
+            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.c0), h_start, zero], fmap))
+        else:
+            b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
+
+    def load_weights(blk: SSAValue, co: SSAValue, k: SSAValue) -> None:
+        w_row = b.add_index(b.affine(blk, g.w_k_step), k)
+        w_col = b.add_index(b.affine(blk, g.w_n_step), co)
+        b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
+
+    def load_bias(blk: SSAValue, co: SSAValue) -> None:
+        if bias_arg is not None and bias_l1 is not None:
+            out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+            b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
+
+    def output_tile(n_iv: SSAValue, blk: SSAValue, oh: SSAValue, co: SSAValue) -> None:
+        valid = None
+        if g.blocks * g.block_channels > g.in_channels:
+            # The last group block is ragged: its slab's lanes past C are padding.
+            rest = b.add(
+                arith.SubiOp(b.index(g.in_channels), b.affine(blk, g.block_channels))
+            ).results[0]
+            valid = b.add(arith.MinSIOp(rest, b.index(g.block_channels))).results[0]
+
+        def k_step(k: SSAValue, first: SSAValue) -> None:
+            b.add(_load3d(fmap, k, a_l0, g, valid))
+            if stationary:
+                b.add(Load2dOp(w_l1, k, zero, b_l0, "copy"))
+            else:
+                load_weights(blk, co, k)
+                b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
+            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+
+        b.accumulation(g.block_k1, tiles.k1, "k", k_step)
+        out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+        offsets = [n_iv, out_c1, oh, zero, zero]
+        if chain is None:
+            b.add(
+                FixpipeOp(
+                    c_l0,
+                    out_arg,
+                    offsets,
+                    bias_l1,
+                    layout="nc1hwc0",
+                    relu=epilogue.relu,
+                    rows=tiles.rows,
+                )  # fmt: skip
+            )
+            return
+        assert acc_ub is not None
+        b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
+        chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+
+    with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
+        if stationary:
+            with b.loop(g.block_n1, tiles.n1, "co", True) as co:
+                load_weights(blk, co, zero)
+                load_bias(blk, co)
+                with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
+                    load_fmap(n_iv, blk, oh)
+                    output_tile(n_iv, blk, oh, co)
+        else:
+            with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
+                load_fmap(n_iv, blk, oh)
+                with b.loop(g.block_n1, tiles.n1, "co", True) as co:
+                    load_bias(blk, co)
+                    output_tile(n_iv, blk, oh, co)
+    b.tiles = g.batch * g.blocks * -(-g.out_h // tiles.rows) * -(-g.block_n1 // tiles.n1)
+    return None
+
+
+def _load3d(
+    fmap: SSAValue, k: SSAValue, dst: SSAValue, g: ConvGeometry, valid: SSAValue | None
+) -> Load3dOp:
+    return Load3dOp(
+        fmap,
+        k,
+        dst,
+        valid_channels=valid,
+        kernel_shape=g.kernel,
+        strides=g.strides,
+        dilations=g.dilations,
+        pad_left=g.pad_left,
+        out_width=g.out_w,
+        channels=g.block_channels,
+    )

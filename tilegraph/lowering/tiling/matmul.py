@@ -1,0 +1,313 @@
+"""The matmul / gemm strategy of cube kernels (see :mod:`.cube` for the tiling scheme)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
+from tilegraph.dialects.tile import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    CopyOp,
+    FixpipeOp,
+    Load2dOp,
+    MmadOp,
+    Nd2NzOp,
+    memref_shape,
+)
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.tiling.cube import (
+    FRACTAL,
+    CubeKernel,
+    Epilogue,
+    F,
+    accumulator_type,
+    nd_source,
+    storage_type,
+)
+from tilegraph.lowering.tiling.elementwise import store
+
+
+@dataclass(frozen=True)
+class MatmulOperand:
+    """Where a cube operand comes from and how it reaches L0."""
+
+    arg: SSAValue
+    layout: str
+    """"nd", "nz" (FRACTAL_NZ) or "fz" (2-D FRACTAL_Z)."""
+    transposed: bool
+    """Held as (K, M) for A or (N, K) for B."""
+
+
+def _operand(body: KernelBody, value: SSAValue, transposed: bool) -> MatmulOperand | str:
+    arg = body.source(value)
+    if arg is None:
+        return "a matmul operand computed inside the kernel"
+    t = storage_type(value)
+    if t.storage_format == F.FRACTAL_NZ:
+        return MatmulOperand(arg, "nz", transposed)
+    if t.storage_format == F.FRACTAL_Z and len(t.origin_shape) == 2:
+        return MatmulOperand(arg, "fz", transposed)
+    if t.storage_format in (F.ND, F.NCHW, F.NHWC) or t.storage_format == t.origin_format:
+        return MatmulOperand(arg, "nd", transposed)
+    return f"a matmul operand in {t.storage_format}"
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    a: MatmulOperand
+    b: MatmulOperand
+    batch: tuple[int, ...]
+    m: int
+    k: int
+    n: int
+    m1: int
+    n1: int
+    k1: int
+    element: Attribute
+    bias: SSAValue | None
+    """A per-column C added by fixpipe (Gemm with alpha = beta = 1)."""
+    c: SSAValue | None
+    """A C added on UB (scaled by beta)."""
+    alpha: float
+    beta: float
+    nz_out: bool
+    """The result stays FRACTAL_NZ (fixpipe writes fractals, no NZ -> ND)."""
+
+
+def _frac(n: int) -> int:
+    return -(-n // FRACTAL)
+
+
+def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) -> MatmulPlan | str:
+    op = kernel.anchor
+    for pre in kernel.prologue:
+        if nd_source(kernel, pre.results[0]) is pre.results[0]:
+            return "a matmul prologue other than ND -> FRACTAL_NZ"
+    alpha, beta, c_value = 1.0, 1.0, None
+    if isinstance(op, GemmOp):
+        a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")))
+        b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")))
+        alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
+    elif isinstance(op, MatMulOp):
+        if len(storage_type(op.lhs).origin_shape) < 2 or len(storage_type(op.rhs).origin_shape) < 2:
+            return "a matmul with a 1-D operand"
+        a = _operand(body, nd_source(kernel, op.lhs), False)
+        b = _operand(body, nd_source(kernel, op.rhs), False)
+    else:
+        return f"no cube lowering for {op.name}"
+    if isinstance(a, str):
+        return a
+    if isinstance(b, str):
+        return b
+    out = storage_type(epilogue.anchor_value)
+    nz_out = out.storage_format == F.FRACTAL_NZ
+    if nz_out and epilogue.chain is not None:
+        return "a FRACTAL_NZ matmul result with a vector epilogue"
+    if not nz_out and out.storage_format != F.ND and out.storage_format != out.origin_format:
+        return f"a matmul result in {out.storage_format}"
+    if a.layout == "fz" or (b.layout == "fz" and b.transposed):
+        return "a FRACTAL_Z operand in this position"
+    if a.layout == "nz" and a.transposed:
+        return "a transposed FRACTAL_NZ left operand"
+    a_origin = storage_type(kernel.anchor.operands[0]).origin_shape
+    *batch, m, n = (int(d) for d in out.origin_shape)
+    k = int(a_origin[-2] if a.transposed else a_origin[-1])
+    element = out.element_type
+    if str(element) not in ("f32", "f16", "bf16"):
+        return f"a {element} matmul"
+    frac = FRACTAL * FRACTAL * element_bytes(element)
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    m1 = min(_frac(m), 8)
+    n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
+    k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
+        m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
+        k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    if k1 < 1:
+        return "no matmul base block fits L0"
+    bias = c = None
+    if c_value is not None:
+        c_shape = [int(d) for d in storage_type(c_value).origin_shape]
+        per_column = len(c_shape) <= 2 and c_shape[-1:] == [n] and prod(c_shape) == n
+        if (
+            per_column
+            and alpha == 1.0
+            and beta == 1.0
+            and storage_type(c_value).storage_format == F.ND
+        ):
+            bias = body.source(c_value)
+        else:
+            c = body.source(c_value)
+        if bias is None and c is None:
+            return "a Gemm C computed inside the kernel"
+    need_ub = alpha != 1.0 or c is not None or epilogue.chain is not None
+
+    def ub_bytes(m1: int, n1: int) -> int:
+        tile = [1] * len(batch) + [m1 * FRACTAL, n1 * FRACTAL]
+        return prod(tile) * 4 * 3 + epilogue.ub_bytes(hw, tile, element)
+
+    while need_ub and ub_bytes(m1, n1) > hw.ub_bytes // 2 and (m1 > 1 or n1 > 1):
+        if n1 >= m1:
+            n1 = max(1, n1 // 2)
+        else:
+            m1 = max(1, m1 // 2)
+    if need_ub and ub_bytes(m1, n1) > hw.ub_bytes // 2:
+        return "the matmul epilogue tile does not fit UB"
+    if nz_out and (alpha != 1.0 or c is not None):
+        return "a FRACTAL_NZ Gemm result with alpha or a full C"
+    return MatmulPlan(
+        a, b, tuple(batch), m, k, n, m1, n1, k1, element, bias, c, alpha, beta, nz_out
+    )
+
+
+def _batch_offsets(
+    b: KernelBuilder, arg: SSAValue, batch_ivs: Sequence[SSAValue], kept: int
+) -> list[SSAValue]:
+    """Offsets of a (possibly broadcast) operand's leading dims for the output batch index."""
+    shape = memref_shape(arg)
+    lead = shape[: len(shape) - kept]
+    ivs = list(batch_ivs)[len(batch_ivs) - len(lead) :] if lead else []
+    return [b.index(0) if d == 1 else iv for d, iv in zip(lead, ivs, strict=True)]
+
+
+def _load_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, buf_l0) -> None:
+    a = p.a
+    zero = b.index(0)
+    if a.layout == "nd":
+        outer = _batch_offsets(b, a.arg, batch, 2)
+        rows, cols = (k_off, m_off) if a.transposed else (m_off, k_off)
+        b.add(Nd2NzOp(a.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
+        b.add(
+            Load2dOp(buf_l1, zero, zero, buf_l0, "transpose_fractals" if a.transposed else "swap")
+        )
+    else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
+        outer = _batch_offsets(b, a.arg, batch, 4)
+        b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
+        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "swap"))
+
+
+def _load_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, buf_l0) -> None:
+    op = p.b
+    zero = b.index(0)
+    if op.layout == "nd":
+        outer = _batch_offsets(b, op.arg, batch, 2)
+        rows, cols = (n_off, k_off) if op.transposed else (k_off, n_off)
+        b.add(Nd2NzOp(op.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
+        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy" if op.transposed else "transpose"))
+    elif op.layout == "nz":
+        # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
+        first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
+        outer = _batch_offsets(b, op.arg, batch, 4)
+        b.add(
+            CopyOp(op.arg, [*outer, first, second, zero, zero], buf_l1, [zero] * (len(outer) + 4))
+        )
+        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy" if op.transposed else "transpose"))
+    else:  # 2-D FRACTAL_Z of (K, N): (K1, N1, 16, C0) = ZN
+        b.add(CopyOp(op.arg, [k_off, n_off, zero, zero], buf_l1, [zero] * 4))
+        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy"))
+
+
+def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
+    epilogue = Epilogue(body, kernel)
+    reason = epilogue.unsupported()
+    if reason:
+        return reason
+    p = plan_matmul(body, kernel, epilogue, b.hw)
+    if isinstance(p, str):
+        return p
+    if b.dry_run:
+        return None
+    from tilegraph.lowering.tiling.elementwise import load_broadcast
+
+    el, acc_type = p.element, accumulator_type(p.element)
+    a_l1_shape = (
+        [p.m1, p.k1, FRACTAL, FRACTAL] if p.a.transposed else [p.k1, p.m1, FRACTAL, FRACTAL]
+    )
+    cube = b.cube_element(el)
+    a_lead = [1] * (len(memref_shape(p.a.arg)) - 4) if p.a.layout == "nz" else []
+    a_l1 = b.buffer([*a_lead, *a_l1_shape], cube, "L1", "a_l1")
+    b_kn = p.b.transposed or p.b.layout == "fz"
+    b_l1_shape = [p.k1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, p.k1, FRACTAL, FRACTAL]
+    b_lead = [1] * (len(memref_shape(p.b.arg)) - 4) if p.b.layout != "nd" else []
+    b_l1 = b.buffer([*b_lead, *b_l1_shape], cube, "L1", "b_l1")
+    a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
+    c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
+    bias_l1 = None
+    if p.bias is not None:
+        rank = len(memref_shape(p.bias))
+        bias_l1 = b.buffer([1] * (rank - 1) + [p.n1 * FRACTAL], el, "L1", "bias_l1")
+    out_arg = epilogue.out_arg
+    out_shape = memref_shape(out_arg)
+    tile = [1] * len(p.batch) + [p.m1 * FRACTAL, p.n1 * FRACTAL]
+    chain = epilogue.chain
+    on_ub = p.alpha != 1.0 or p.c is not None or chain is not None
+    acc_ub = b.buffer(tile, el, "UB", "acc_ub") if on_ub else None
+    c_ub = None
+    if p.c is not None:
+        c_shape = memref_shape(p.c)
+        c_tile = [
+            1 if d == 1 else t
+            for d, t in zip(c_shape, tile[len(tile) - len(c_shape) :], strict=True)
+        ]
+        c_ub = b.buffer(c_tile, el, "UB", "c_ub")
+    if chain is not None:
+        chain.allocate(b, tile, given=[epilogue.anchor_value])
+    zero = b.index(0)
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        batch = [stack.enter_context(b.loop(d, 1, f"b{i}", True)) for i, d in enumerate(p.batch)]
+        mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m", True))
+        ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
+
+        def k_step(ki: SSAValue, first: SSAValue) -> None:
+            _load_a(b, p, batch, mi, ki, a_l1, a_l0)
+            _load_b(b, p, batch, ki, ni, b_l1, b_l0)
+            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+
+        b.accumulation(_frac(p.k), p.k1, "k", k_step)
+        n_elem = b.affine(ni, FRACTAL)
+        if bias_l1 is not None and p.bias is not None:
+            lead = [zero] * (len(memref_shape(p.bias)) - 1)
+            b.add(CopyOp(p.bias, [*lead, n_elem], bias_l1, [zero] * (len(lead) + 1)))
+        offsets = [*batch, b.affine(mi, FRACTAL), n_elem]
+        if p.nz_out:
+            b.add(
+                FixpipeOp(
+                    c_l0,
+                    out_arg,
+                    [*batch, ni, mi, zero, zero],
+                    bias_l1,
+                    layout="nz",
+                    relu=epilogue.relu,
+                )  # fmt: skip
+            )
+        elif acc_ub is None:
+            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
+        else:
+            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1))
+            if p.alpha != 1.0:
+                b.add(SCALAR_OPS["vmuls"](acc_ub, p.alpha, acc_ub))
+            if p.c is not None and c_ub is not None:
+                load_broadcast(b, p.c, out_shape, offsets, c_ub)
+                if p.beta != 1.0:
+                    b.add(SCALAR_OPS["vmuls"](c_ub, p.beta, c_ub))
+                b.add(BINARY_OPS["vadd"](acc_ub, c_ub, acc_ub))
+            if chain is not None:
+                given: dict[SSAValue, SSAValue] = {epilogue.anchor_value: acc_ub}
+                chain.epilogue(b, given, offsets, out_arg, epilogue.out_value)
+            else:
+                if epilogue.relu:
+                    b.add(UNARY_OPS["vrelu"](acc_ub, acc_ub))
+                store(b, acc_ub, out_arg, offsets)
+    b.tiles = prod(p.batch) * -(-_frac(p.m) // p.m1) * -(-_frac(p.n) // p.n1)
+    return None
