@@ -5,7 +5,8 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, costs, semantics c
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``), :mod:`~tilegraph.dialects.tile.vector`
-(the vector unit). ``Tile`` is the xDSL dialect object.
+(the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
+(reduce, pool, transpose). ``Tile`` is the xDSL dialect object.
 """
 
 from xdsl.ir import Dialect
@@ -46,11 +47,14 @@ from tilegraph.dialects.tile.vector import (
     CastOp,
     CmpOp,
     DupOp,
+    SelectOp,
+    VectorOp,
+)
+from tilegraph.dialects.tile.vector_layout import (
+    LAYOUT_VECTOR_OPS,
     PoolOp,
     ReduceOp,
-    SelectOp,
     TransposeOp,
-    VectorOp,
 )
 
 TILE_OPS: tuple[type[TileOp], ...] = (
@@ -59,6 +63,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *FRACTAL_OPS,
     *CUBE_OPS,
     *VECTOR_OPS,
+    *LAYOUT_VECTOR_OPS,
 )
 
 Tile = Dialect("tile", list(TILE_OPS), [])

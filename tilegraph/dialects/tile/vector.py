@@ -6,7 +6,7 @@ Elementwise families are declared from tables (one row per instruction, HIVM's n
   dims of size 1, e.g. a per-channel ``(1, C1, 1, 1, C0)`` tile against a feature-map tile);
   scalar forms ``tile.vadds %x, 2.0 to %y``;
 * ``tile.vcmp`` (to an i1 buffer), ``tile.vsel``, ``tile.vcast``, ``tile.vdup`` (fill),
-  ``tile.vbrc`` (broadcast), ``tile.vreduce`` (keeps reduced dims as 1), ``tile.vtranspose``.
+  ``tile.vbrc`` (broadcast); reduce, pool and transpose are in :mod:`.vector_layout`.
 
 Cost: ``startup + repeats`` where a repeat handles 256 bytes (arithmetic) or 32 elements
 (transcendental), per the hardware model.
@@ -20,15 +20,11 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FloatAttr,
-    IndexType,
-    IntegerAttr,
     MemRefType,
     StringAttr,
     f64,
     i1,
-    i64,
 )
 from xdsl.irdl import (
     ParsePropInAttrDict,
@@ -50,7 +46,7 @@ from tilegraph.dialects.tile.base import (
 )
 from tilegraph.hardware import HardwareModel
 
-_TRAITS = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+TRAITS = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -180,19 +176,19 @@ class SourceToDestOp(VectorOp):
 
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
-    traits = _TRAITS
+    traits = TRAITS
     assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
 
     def verify_(self) -> None:
         super().verify_()
-        _verify_broadcast(self, self.src)
+        verify_broadcast(self, self.src)
 
 
-def _store(dst: np.ndarray, values: Any) -> None:
+def store_into(dst: np.ndarray, values: Any) -> None:
     dst[...] = values
 
 
-def _verify_broadcast(op: TileOp, *sources: Any) -> None:
+def verify_broadcast(op: TileOp, *sources: Any) -> None:
     dst = memref_shape(op.operands[-1])
     for s in sources:
         shape = memref_shape(s)
@@ -213,7 +209,7 @@ def _unary_op(name: str, fn: Callable[[np.ndarray], np.ndarray], slow: bool) -> 
 
         def kernel(self) -> Kernel:
             def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-                _store(dst, fn(src))
+                store_into(dst, fn(src))
                 return ()
 
             return run
@@ -230,7 +226,7 @@ def _binary_op(name: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], sl
         lhs = operand_def(MemRefType)
         rhs = operand_def(MemRefType)
         dst = operand_def(MemRefType)
-        traits = _TRAITS
+        traits = TRAITS
         assembly_format = (
             "$lhs `,` $rhs `to` $dst attr-dict `:` type($lhs) `,` type($rhs) `to` type($dst)"
         )
@@ -240,11 +236,11 @@ def _binary_op(name: str, fn: Callable[[np.ndarray, np.ndarray], np.ndarray], sl
 
         def verify_(self) -> None:
             super().verify_()
-            _verify_broadcast(self, self.lhs, self.rhs)
+            verify_broadcast(self, self.lhs, self.rhs)
 
         def kernel(self) -> Kernel:
             def run(a: np.ndarray, b: np.ndarray, dst: np.ndarray) -> tuple[()]:
-                _store(dst, fn(a, b))
+                store_into(dst, fn(a, b))
                 return ()
 
             return run
@@ -260,7 +256,7 @@ def _scalar_op(name: str, fn: Callable[[np.ndarray, Any], np.ndarray]) -> Any:
         src = operand_def(MemRefType)
         dst = operand_def(MemRefType)
         scalar = prop_def(FloatAttr)
-        traits = _TRAITS
+        traits = TRAITS
         assembly_format = "$src `,` $scalar `to` $dst attr-dict `:` type($src) `to` type($dst)"
 
         def __init__(self, src, scalar: float, dst):
@@ -268,13 +264,13 @@ def _scalar_op(name: str, fn: Callable[[np.ndarray, Any], np.ndarray]) -> Any:
 
         def verify_(self) -> None:
             super().verify_()
-            _verify_broadcast(self, self.src)
+            verify_broadcast(self, self.src)
 
         def kernel(self) -> Kernel:
             value = self.scalar.value.data
 
             def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-                _store(dst, fn(src, np.asarray(value, src.dtype)))
+                store_into(dst, fn(src, np.asarray(value, src.dtype)))
                 return ()
 
             return run
@@ -314,7 +310,7 @@ class CmpOp(VectorOp):
     dst = operand_def(MemRefType)
     predicate = prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
-    traits = _TRAITS
+    traits = TRAITS
     assembly_format = (
         "$lhs `,` $rhs `to` $dst attr-dict `:` type($lhs) `,` type($rhs) `to` type($dst)"
     )
@@ -329,13 +325,13 @@ class CmpOp(VectorOp):
             raise VerifyException(
                 f"'{self.name}': the mask buffer must be i1, not {dst.element_type}"
             )
-        _verify_broadcast(self, self.lhs, self.rhs)
+        verify_broadcast(self, self.lhs, self.rhs)
 
     def kernel(self) -> Kernel:
         fn = COMPARISONS[self.predicate.data]
 
         def run(a: np.ndarray, b: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            _store(dst, fn(a, b))
+            store_into(dst, fn(a, b))
             return ()
 
         return run
@@ -350,7 +346,7 @@ class SelectOp(VectorOp):
     on_true = operand_def(MemRefType)
     on_false = operand_def(MemRefType)
     dst = operand_def(MemRefType)
-    traits = _TRAITS
+    traits = TRAITS
     assembly_format = (
         "$mask `,` $on_true `,` $on_false `to` $dst attr-dict `:` type($mask) `,` "
         "type($on_true) `,` type($on_false) `to` type($dst)"
@@ -358,11 +354,11 @@ class SelectOp(VectorOp):
 
     def verify_(self) -> None:
         super().verify_()
-        _verify_broadcast(self, self.mask, self.on_true, self.on_false)
+        verify_broadcast(self, self.mask, self.on_true, self.on_false)
 
     def kernel(self) -> Kernel:
         def run(mask: np.ndarray, a: np.ndarray, b: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            _store(dst, np.where(mask, a, b))
+            store_into(dst, np.where(mask, a, b))
             return ()
 
         return run
@@ -397,7 +393,7 @@ class CastOp(SourceToDestOp):
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
             if dst.dtype.kind in "iu" and src.dtype.kind == "f":
                 src = rounding(src)
-            _store(dst, src.astype(dst.dtype))
+            store_into(dst, src.astype(dst.dtype))
             return ()
 
         return run
@@ -411,7 +407,7 @@ class DupOp(VectorOp):
     dst = operand_def(MemRefType)
     value = prop_def(FloatAttr)
     irdl_options = (ParsePropInAttrDict(),)
-    traits = _TRAITS
+    traits = TRAITS
     assembly_format = "$dst attr-dict `:` type($dst)"
 
     def __init__(self, dst, value: float):
@@ -435,218 +431,7 @@ class BroadcastOp(SourceToDestOp):
 
     def kernel(self) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            _store(dst, src)
-            return ()
-
-        return run
-
-
-REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "sum": np.sum,
-    "max": np.max,
-    "min": np.min,
-    "prod": np.prod,
-}
-
-
-@irdl_op_definition
-class ReduceOp(VectorOp):
-    """``tile.vreduce %src to %dst {kind = "sum", axes = [2, 3]}``: reduce over ``axes``;
-    ``dst`` keeps them as dims of size 1, or drops them (its rank says which)."""
-
-    ELEMENTWISE: ClassVar[bool] = False
-    name = "tile.vreduce"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    kind = prop_def(StringAttr)
-    axes = prop_def(DenseArrayBase)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = _TRAITS
-    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def reduced_axes(self) -> tuple[int, ...]:
-        return tuple(int(a) for a in cast(Any, self.axes).get_values())
-
-    def verify_(self) -> None:
-        super().verify_()
-        if self.kind.data not in REDUCTIONS:
-            raise VerifyException(f"'{self.name}': kind must be one of {list(REDUCTIONS)}")
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        axes = self.reduced_axes()
-        if len(set(axes)) != len(axes) or any(not 0 <= a < len(src) for a in axes):
-            raise VerifyException(
-                f"'{self.name}': axes {list(axes)} must be distinct dims of a rank-{len(src)} "
-                "buffer"
-            )
-        kept = tuple(1 if i in axes else d for i, d in enumerate(src))
-        dropped = tuple(d for i, d in enumerate(src) if i not in axes)
-        if dst not in (kept, dropped):
-            raise VerifyException(
-                f"'{self.name}': reducing {list(src)} over {list(axes)} gives {list(kept)} "
-                f"or {list(dropped)}, not {list(dst)}"
-            )
-
-    def cost(self, hw: HardwareModel) -> int:
-        return vector_cycles(hw, buffer_bytes(self.src), prod(memref_shape(self.src)), False)
-
-    def kernel(self) -> Kernel:
-        fn = REDUCTIONS[self.kind.data]
-        axes = self.reduced_axes()
-
-        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            _store(dst, fn(src, axis=axes, keepdims=dst.ndim == src.ndim))
-            return ()
-
-        return run
-
-
-POOL_KINDS = ("max", "avg", "avg_include_pad")
-
-
-@irdl_op_definition
-class PoolOp(VectorOp):
-    """``tile.vpool %src[%row0] to %dst {kind, kernel_shape, strides, dilations, pads,
-    height, width}``: windowed max or average over dims 2 and 3 (H, W) of a UB tile.
-
-    ``src`` holds the padded input rows of ``dst``'s output rows (row 0 of ``src`` is the
-    padded row of output row 0); output ``[r, c]`` combines ``src[r·sh + i·dh, c·sw + j·dw]``
-    over the kernel. On the vector unit this is kh·kw strided ``vmax``/``vadd`` repeats.
-    ``avg`` divides by the taps inside the image — output row ``row0 + r`` of an image of
-    ``height`` x ``width`` padded by ``pads`` (top, left, bottom, right) — and
-    ``avg_include_pad`` by the taps inside the padded image (never the extra end positions
-    of ceil mode)."""
-
-    ELEMENTWISE: ClassVar[bool] = False
-    name = "tile.vpool"
-    src = operand_def(MemRefType)
-    row0 = operand_def(IndexType)
-    dst = operand_def(MemRefType)
-    kind = prop_def(StringAttr)
-    kernel_shape = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    dilations = prop_def(DenseArrayBase)
-    pads = prop_def(DenseArrayBase)
-    height = prop_def(IntegerAttr)
-    width = prop_def(IntegerAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = _TRAITS
-    assembly_format = "$src `[` $row0 `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def __init__(self, src, row0, dst, *, kind: str, kernel_shape, strides, dilations, pads,
-                 height: int, width: int):  # fmt: skip
-        def ints(values) -> DenseArrayBase:
-            return DenseArrayBase.from_list(i64, [int(v) for v in values])
-
-        super().__init__(
-            operands=[src, row0, dst],
-            properties={
-                "kind": StringAttr(kind),
-                "kernel_shape": ints(kernel_shape),
-                "strides": ints(strides),
-                "dilations": ints(dilations),
-                "pads": ints(pads),
-                "height": IntegerAttr(height, i64),
-                "width": IntegerAttr(width, i64),
-            },
-        )
-
-    def _ints(self, attr: DenseArrayBase) -> tuple[int, ...]:
-        return tuple(int(v) for v in cast(Any, attr).get_values())
-
-    def verify_(self) -> None:
-        super().verify_()
-        if self.kind.data not in POOL_KINDS:
-            raise VerifyException(f"'{self.name}': kind must be one of {list(POOL_KINDS)}")
-        if len(memref_shape(self.src)) < 4 or len(memref_shape(self.dst)) != len(
-            memref_shape(self.src)
-        ):
-            raise VerifyException(f"'{self.name}': source and result are [N, C, H, W, ...] tiles")
-
-    def cost(self, hw: HardwareModel) -> int:
-        kh, kw = self._ints(self.kernel_shape)
-        dst = self.destination()
-        return kh * kw * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
-
-    def kernel(self) -> Kernel:
-        kind = self.kind.data
-        kh, kw = self._ints(self.kernel_shape)
-        sh, sw = self._ints(self.strides)
-        dh, dw = self._ints(self.dilations)
-        top, left, bottom, right = self._ints(self.pads)
-        height, width = self.height.value.data, self.width.value.data
-
-        def run(src: np.ndarray, row0: int, dst: np.ndarray) -> tuple[()]:
-            rows, cols = dst.shape[2], dst.shape[3]
-            acc = None
-            for i in range(kh):
-                for j in range(kw):
-                    tap = src[
-                        :, :,
-                        i * dh : i * dh + (rows - 1) * sh + 1 : sh,
-                        j * dw : j * dw + (cols - 1) * sw + 1 : sw,
-                    ]  # fmt: skip
-                    if acc is None:
-                        acc = tap.astype(np.float32 if kind != "max" else tap.dtype, copy=True)
-                    elif kind == "max":
-                        np.maximum(acc, tap, out=acc)
-                    else:
-                        acc += tap
-            assert acc is not None
-            if kind != "max":
-                pad = kind == "avg_include_pad"
-                bounds = (
-                    (-top, height + bottom) if pad else (0, height),
-                    (-left, width + right) if pad else (0, width),
-                )
-                counts = _tap_counts(
-                    row0, rows, cols, (kh, kw), (sh, sw), (dh, dw), (top, left), bounds
-                )
-                acc = acc / counts.reshape((1, 1, rows, cols) + (1,) * (acc.ndim - 4))
-            _store(dst, acc)
-            return ()
-
-        return run
-
-
-def _tap_counts(row0, rows, cols, kernel, strides, dilations, begin, bounds) -> np.ndarray:
-    """Kernel taps within ``bounds`` (per axis, image coordinates) for each output position:
-    average pooling's divisor."""
-    counts = []
-    for start, n, k, s, d, b, (lo, hi) in zip(
-        (row0, 0), (rows, cols), kernel, strides, dilations, begin, bounds, strict=True
-    ):
-        pos = (np.arange(start, start + n) * s - b)[:, None] + np.arange(k)[None, :] * d
-        counts.append(((pos >= lo) & (pos < hi)).sum(axis=1))
-    return np.maximum(np.outer(counts[0], counts[1]), 1).astype(np.float32)
-
-
-@irdl_op_definition
-class TransposeOp(VectorOp):
-    """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
-
-    ELEMENTWISE: ClassVar[bool] = False
-    name = "tile.vtranspose"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    perm = prop_def(DenseArrayBase)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = _TRAITS
-    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
-
-    def verify_(self) -> None:
-        super().verify_()
-        perm = tuple(int(p) for p in cast(Any, self.perm).get_values())
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        if sorted(perm) != list(range(len(src))) or tuple(src[p] for p in perm) != dst:
-            raise VerifyException(
-                f"'{self.name}': perm {list(perm)} does not map {list(src)} to {list(dst)}"
-            )
-
-    def kernel(self) -> Kernel:
-        perm = tuple(int(p) for p in cast(Any, self.perm).get_values())
-
-        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            _store(dst, src.transpose(perm))
+            store_into(dst, src)
             return ()
 
         return run
@@ -661,7 +446,4 @@ VECTOR_OPS: tuple[type[VectorOp], ...] = (
     CastOp,
     DupOp,
     BroadcastOp,
-    ReduceOp,
-    PoolOp,
-    TransposeOp,
 )
