@@ -65,22 +65,29 @@ def load_tensors(directory: Path, prefix: str) -> list[np.ndarray]:
     return [numpy_helper.to_array(onnx.load_tensor(str(f))) for f in files]
 
 
-@pytest.mark.parametrize("pipeline", ["", "O1", "O2"], ids=["imported", "O1", "O2"])
-@pytest.mark.parametrize("case", cases(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_case(case: Path, pipeline: str):
+def shipped_data(case: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The case's inputs and expected outputs (skips the reviewed unsupported cases)."""
     if case.name in SKIPPED:
         pytest.skip(SKIPPED[case.name])
     data = case / "test_data_set_0"
-    inputs = load_tensors(data, "input")
-    expected = load_tensors(data, "output")
-    module = load_onnx(case / "model.onnx")
-    run_pipeline(pipeline, make_context(), module)
-    outputs = run_reference(module, inputs)
+    return load_tensors(data, "input"), load_tensors(data, "output")
+
+
+def assert_outputs(outputs: list[np.ndarray], expected: list[np.ndarray]) -> None:
     assert len(outputs) == len(expected)
     for got, want in zip(outputs, expected, strict=True):
         assert got.shape == want.shape
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+
+
+@pytest.mark.parametrize("pipeline", ["", "O1", "O2"], ids=["imported", "O1", "O2"])
+@pytest.mark.parametrize("case", cases(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_case(case: Path, pipeline: str):
+    inputs, expected = shipped_data(case)
+    module = load_onnx(case / "model.onnx")
+    run_pipeline(pipeline, make_context(), module)
+    assert_outputs(run_reference(module, inputs), expected)
 
 
 DYNAMIC = "dynamic shapes: the tile level needs static shapes until a Session binds them"
@@ -93,22 +100,13 @@ def test_case_on_tiles(case: Path, executor: str):
     import tilegraph
     from tilegraph.runtime.compiled import CompileError
 
-    if case.name in SKIPPED:
-        pytest.skip(SKIPPED[case.name])
-    data = case / "test_data_set_0"
-    inputs = load_tensors(data, "input")
-    expected = load_tensors(data, "output")
+    inputs, expected = shipped_data(case)
     try:
         model = tilegraph.compile(str(case / "model.onnx"), executor=executor)
     except CompileError as e:
         assert "static shapes" in str(e)
         pytest.skip(DYNAMIC)
-    outputs = model(*inputs)
-    assert len(outputs) == len(expected)
-    for got, want in zip(outputs, expected, strict=True):
-        assert got.shape == want.shape
-        assert got.dtype == want.dtype
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+    assert_outputs(model(*inputs), expected)
 
 
 def test_skip_list_is_current():
