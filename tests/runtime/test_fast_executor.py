@@ -73,3 +73,30 @@ def test_generated_source_shows_batched_loops():
     assert "np.arange" not in "".join(
         compile_module(module, batch=False).source(fn.sym_name.data) for fn in kernels(module)
     )
+
+
+def test_a_module_rewritten_after_a_run_is_recompiled():
+    """run_tiles caches the fast executor's code per module; a pass that rewrites the module
+    (here tile-kernels after a run of the macro kernels) must not run stale code."""
+    from tilegraph.builder import GraphBuilder
+    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.runtime.tiles import fast_module, run_tiles
+    from tilegraph.tools.context import make_context
+
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")
+    module = b.build(b.op("relu", x))
+    ctx = make_context()
+    run_pipeline("O2,lower-graph-to-kernels", ctx, module)
+    data = np.random.default_rng(0).standard_normal((1, 20, 9, 9)).astype(np.float32)
+    before = fast_module(module)
+    run_tiles(module, [data], executor="fast")
+    assert fast_module(module) is before  # unchanged module: cached
+    run_pipeline("tile-kernels{platform=test}", ctx, module)
+    assert fast_module(module) is not before
+    assert "np.arange" in "".join(
+        fast_module(module).source(f.sym_name.data) for f in kernels(module)
+    ) or any("for " in fast_module(module).source(f.sym_name.data) for f in kernels(module))
+    np.testing.assert_array_equal(
+        run_tiles(module, [data], executor="fast")[0], np.maximum(data, 0)
+    )

@@ -67,20 +67,26 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     return interpreter
 
 
-_FAST: dict[int, tuple[ModuleOp, Any]] = {}
+_FAST: dict[int, tuple[ModuleOp, int, Any]] = {}
+
+
+def _fingerprint(module: ModuleOp) -> int:
+    """Changes when ops are added, removed or replaced (a pass ran on the module)."""
+    return hash(tuple(map(id, module.walk())))
 
 
 def fast_module(module: ModuleOp) -> Any:
-    """The fast executor's compilation of ``module``, kept while the module lives (a module
-    that is modified afterwards must be run through a fresh ``compile_module``)."""
+    """The fast executor's compilation of ``module``, kept while the module lives and its
+    ops stay the same (a pass that rewrites the module makes the next run recompile)."""
     from tilegraph.runtime.fast_executor import compile_module
 
     found = _FAST.get(id(module))
-    if found is None or found[0] is not module:
+    fingerprint = _fingerprint(module)
+    if found is None or found[0] is not module or found[1] != fingerprint:
         if len(_FAST) > 8:
             _FAST.clear()
-        found = _FAST[id(module)] = (module, compile_module(module))
-    return found[1]
+        found = _FAST[id(module)] = (module, fingerprint, compile_module(module))
+    return found[2]
 
 
 def run_tiles(
