@@ -340,19 +340,14 @@ class Load3dOp(TileOp):
 
     def kernel(self) -> Kernel:
         params = self._params()
-        staging: dict[tuple[int, ...], np.ndarray] = {}
 
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
             p = (*params[:-1], int(valid[0])) if valid else params
-            index = img2col_index(p, k1_start, src.shape, dst.shape)
-            flat = staging.get(src.shape)
-            if flat is None or flat.dtype != src.dtype:
-                flat = staging[src.shape] = np.zeros(src.size + 1, src.dtype)
-            flat[:-1] = src.reshape(-1)
-            if dst.dtype == flat.dtype:
-                np.take(flat, index, out=dst)
-            else:
-                dst[...] = flat[index].astype(dst.dtype)
+            index, outside = img2col_gather(p, k1_start, src.shape, dst.shape)
+            gathered = np.take(src.reshape(-1), index)
+            if outside is not None:
+                gathered[outside] = 0
+            dst[...] = gathered
             return ()
 
         return run
@@ -361,20 +356,15 @@ class Load3dOp(TileOp):
         if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
             return None
         params = self._params()
-        staging: dict[tuple[int, ...], np.ndarray] = {}
 
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
             t = src.shape[0]
             p = (*params[:-1], int(valid[0])) if valid else params
-            index = img2col_index(p, k1_start, src.shape[1:], dst.shape[1:])
-            flat = staging.get(src.shape)
-            if flat is None or flat.dtype != src.dtype:
-                flat = staging[src.shape] = np.zeros((t, src[0].size + 1), src.dtype)
-            flat[:, :-1] = src.reshape(t, -1)
-            if dst.dtype == flat.dtype:
-                np.take(flat, index, axis=1, out=dst)
-            else:
-                dst[...] = np.take(flat, index, axis=1).astype(dst.dtype)
+            index, outside = img2col_gather(p, k1_start, src.shape[1:], dst.shape[1:])
+            gathered = np.take(src.reshape(t, -1), index, axis=1)
+            if outside is not None:
+                gathered[:, outside] = 0
+            dst[...] = gathered
             return ()
 
         return run
@@ -408,6 +398,26 @@ def img2col_index(
     index = np.ascontiguousarray(index.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3))
     index.flags.writeable = False
     return index
+
+
+@lru_cache(maxsize=4096)
+def img2col_gather(
+    params: tuple[int, ...],
+    k1_start: int,
+    src_shape: tuple[int, ...],
+    dst_shape: tuple[int, ...],
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`img2col_index` as (indices into the feature map itself, the positions to zero
+    or None): gathering needs no copy of the map with a zero appended."""
+    index = img2col_index(params, k1_start, src_shape, dst_shape)
+    size = int(np.prod(src_shape))
+    outside = index == size
+    clipped = np.where(outside, 0, index)
+    clipped.flags.writeable = False
+    if not outside.any():
+        return clipped, None
+    outside.flags.writeable = False
+    return clipped, outside
 
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
