@@ -123,12 +123,16 @@ class MmadOp(TileOp):
             b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
             if a2.dtype != c.dtype:
                 a2, b3 = a2.astype(c.dtype), b3.astype(c.dtype)
-            product = np.matmul(a2, b3)
-            product = product.reshape(*product.shape[:-2], m1, m0, 16)
-            if init:
-                c[...] = product
+            rows = c.reshape(*c.shape[:-3], m1 * m0, 16)  # a view: (..., N1, M, 16)
+            if init and rows.shape == np.broadcast_shapes(a2.shape[:-2], b3.shape[:-2]) + (
+                m1 * m0,
+                16,
+            ):
+                np.matmul(a2, b3, out=rows)
+            elif init:
+                c[...] = np.matmul(a2, b3).reshape(c.shape)
             else:
-                c += product
+                rows += np.matmul(a2, b3)
             return ()
 
         return run
