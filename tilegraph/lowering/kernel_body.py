@@ -20,7 +20,9 @@ from xdsl.dialects import func
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import ReadOp, WriteOp
+from tilegraph.formats import Format
 
 KERNEL_ATTR = "tile.kernel"
 """Function attribute naming a kernel's unit: "cube", "vector" or "host"."""
@@ -78,6 +80,18 @@ def read_kernel_body(fn: func.FuncOp) -> KernelBody:
         else:
             body.ops.append(op)
     return body
+
+
+def tensor_of(value: SSAValue) -> TensorType:
+    """The ``!layout.tensor`` type of a value a kernel body computes on."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def is_row_major(t: TensorType) -> bool:
+    """Held in plain row-major order (storage = origin, or ND): reshapes are byte copies."""
+    return t.storage_format == t.origin_format or t.storage_format == Format.ND
 
 
 def kernel_unit(fn: func.FuncOp) -> str | None:

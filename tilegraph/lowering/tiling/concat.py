@@ -15,18 +15,11 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import ConcatOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import memref_shape
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.elementwise import Chain, choose_tile, tile_loops
-
-
-def _tensor(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
 
 
 def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
@@ -51,7 +44,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     before, after = body.ops[:index], body.ops[index + 1 :]
     value, out_arg = body.writes[0]
     result = concat.concat_result
-    out_type = _tensor(result)
+    out_type = tensor_of(result)
     rank = out_type.rank
     axis = concat.attr("axis") % rank
     fmt = out_type.storage_format
@@ -65,7 +58,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         chain = Chain(
             body,
             ops,
-            tuple(int(d) for d in _tensor(operand).storage_shape),
+            tuple(int(d) for d in tensor_of(operand).storage_shape),
             aliases={result: operand},
             space_value=operand,
         )
@@ -87,7 +80,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
         regions.append((operand, chain))
-        offset += int(_tensor(operand).origin_shape[axis])
+        offset += int(tensor_of(operand).origin_shape[axis])
     plans = []
     for _, chain in regions:
         plan = choose_tile(

@@ -21,7 +21,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats.shape import group_plan
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.cube import (
     BASE_M,
@@ -30,7 +30,6 @@ from tilegraph.lowering.tiling.cube import (
     Epilogue,
     F,
     accumulator_type,
-    storage_type,
 )
 
 
@@ -69,13 +68,13 @@ class ConvGeometry:
 
 
 def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
-    x, w, out = data, storage_type(conv.weight), storage_type(conv.output)
+    x, w, out = data, tensor_of(conv.weight), tensor_of(conv.output)
     if x.storage_format != F.NC1HWC0 or out.storage_format != F.NC1HWC0:
         return "convolution data not in NC1HWC0 (run the format engine: -p O2)"
     if w.storage_format != F.FRACTAL_Z:
         return "convolution weight not in FRACTAL_Z"
     if conv.bias is not None:
-        b = storage_type(conv.bias)
+        b = tensor_of(conv.bias)
         if b.storage_format != F.NC1HWC0 or len(b.storage_shape) != 5:
             return "convolution bias not in NC1HWC0"
     n, c1, h, wd, c0 = (int(d) for d in x.storage_shape)
@@ -182,7 +181,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         ):
             return "a cube prologue other than one TransData of the data"
         convert = True
-        source = storage_type(kernel.prologue[0].input)
+        source = tensor_of(kernel.prologue[0].input)
         if source.storage_format != F.NCHW:
             return f"a {source.storage_format} -> NC1HWC0 prologue"
         data_arg = body.source(kernel.prologue[0].input)
@@ -192,11 +191,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     bias_arg = body.source(conv.bias) if conv.bias is not None else None
     if data_arg is None or weight_arg is None or (conv.bias is not None and bias_arg is None):
         return "convolution operands are not kernel inputs"
-    geometry = conv_geometry(conv, storage_type(data_value))
+    geometry = conv_geometry(conv, tensor_of(data_value))
     if isinstance(geometry, str):
         return geometry
     g = geometry
-    element = storage_type(conv.output).element_type
+    element = tensor_of(conv.output).element_type
     tiles = choose_conv_tiles(g, b.hw, element, epilogue)
     if tiles is None:
         return "no convolution tile fits the on-chip buffers"

@@ -36,13 +36,12 @@ from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import (
     memref_shape,
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.elementwise import Chain
 
@@ -74,18 +73,12 @@ def split_cube_kernel(body: KernelBody) -> CubeKernel | str:
     return CubeKernel(anchor, body.ops[:index], body.ops[index + 1 :])
 
 
-def storage_type(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
-
-
 def _is_nz_to_nd(op: Operation, value: SSAValue) -> bool:
     if not isinstance(op, TransDataOp) or op.input is not value:
         return False
     return (
-        storage_type(op.input).storage_format == F.FRACTAL_NZ
-        and storage_type(op.output).storage_format == storage_type(op.output).origin_format
+        tensor_of(op.input).storage_format == F.FRACTAL_NZ
+        and tensor_of(op.output).storage_format == tensor_of(op.output).origin_format
     )
 
 
@@ -94,8 +87,8 @@ def nd_source(kernel: CubeKernel, value: SSAValue) -> SSAValue:
     on the way in), else the value itself."""
     for op in kernel.prologue:
         if isinstance(op, TransDataOp) and op.output is value:
-            if storage_type(op.output).storage_format == F.FRACTAL_NZ and (
-                storage_type(op.input).storage_format == storage_type(op.input).origin_format
+            if tensor_of(op.output).storage_format == F.FRACTAL_NZ and (
+                tensor_of(op.input).storage_format == tensor_of(op.input).origin_format
             ):
                 return op.input
     return value
@@ -121,7 +114,7 @@ class Epilogue:
         if len(self.body.writes) != 1:
             return "a cube kernel with several outputs"
         if self.chain is not None:
-            if self.chain.out_shape != tuple(storage_type(self.anchor_value).storage_shape):
+            if self.chain.out_shape != tuple(tensor_of(self.anchor_value).storage_shape):
                 return "the epilogue changes the output shape"
             return self.chain.unsupported(given=[self.anchor_value])
         if self.out_value is not (self.ops[-1].results[0] if self.ops else self.anchor_value):

@@ -24,7 +24,7 @@ from tilegraph.dialects.tile import CopyOp, Load5hdOp, Store5hdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format, FormatError
 from tilegraph.formats.reshape_type import expand_rank
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes, memref_type
 from tilegraph.lowering.tiling.vector_ops import VectorEmitter, vector_lowering
 
@@ -71,14 +71,20 @@ class TilePlan:
         return self.shape[dim] == 1
 
 
-def choose_tile(shape: Sequence[int], bytes_per_tile, budget: int) -> TilePlan | None:
+def choose_tile(
+    shape: Sequence[int], bytes_per_tile, budget: int, whole_from: int | None = None
+) -> TilePlan | None:
     """The first split axis (outermost) at which some tile fits, with the most rows there.
 
-    ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs."""
+    ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs. Dims from
+    ``whole_from`` on are never split (a reduction's axes): the split axis comes before."""
     shape = tuple(shape)
     if not shape:
         return TilePlan(shape, 0, 1) if bytes_per_tile([]) <= budget else None
-    for k in range(len(shape)):
+    last = len(shape) if whole_from is None else min(whole_from, len(shape))
+    if last == 0:
+        return TilePlan(shape, 0, shape[0]) if bytes_per_tile(list(shape)) <= budget else None
+    for k in range(last):
         unit = [1] * k + [1] + list(shape[k + 1 :])
         if bytes_per_tile(unit) > budget:
             continue
@@ -91,12 +97,6 @@ def choose_tile(shape: Sequence[int], bytes_per_tile, budget: int) -> TilePlan |
                 hi = mid - 1
         return TilePlan(shape, k, lo)
     return None
-
-
-def _tensor(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
 
 
 def _one_channel_5hd(t: TensorType) -> bool:
@@ -114,7 +114,7 @@ def _is_5hd_pair(op: Operation) -> bool:
     """A TransData between NCHW and NC1HWC0 of one tensor: nothing to do on a 5HD tile."""
     if not isinstance(op, TransDataOp):
         return False
-    formats = {_tensor(op.input).storage_format, _tensor(op.output).storage_format}
+    formats = {tensor_of(op.input).storage_format, tensor_of(op.output).storage_format}
     return formats == {Format.NCHW, Format.NC1HWC0}
 
 
@@ -158,21 +158,21 @@ class Chain:
                 if v not in produced and v not in self.inputs:
                     self.inputs.append(v)
         values = [*self.inputs, *produced]
-        formats = {_tensor(v).storage_format for v in values if _tensor(v).rank == 4}
+        formats = {tensor_of(v).storage_format for v in values if tensor_of(v).rank == 4}
         if any(isinstance(op, TransDataOp) for op in self.ops) or formats == {
             Format.NCHW,
             Format.NC1HWC0,
         }:
-            five = [v for v in values if _tensor(v).storage_format == Format.NC1HWC0]
+            five = [v for v in values if tensor_of(v).storage_format == Format.NC1HWC0]
             if space_value is not None:
                 five = (
-                    [space_value] if _tensor(space_value).storage_format == Format.NC1HWC0 else []
+                    [space_value] if tensor_of(space_value).storage_format == Format.NC1HWC0 else []
                 )
-                if not five and _tensor(space_value).rank == 4:
-                    t = _tensor(space_value)
+                if not five and tensor_of(space_value).rank == 4:
+                    t = tensor_of(space_value)
                     c0 = next(
-                        (int(_tensor(v).storage_shape[-1]) for v in values
-                         if _tensor(v).storage_format == Format.NC1HWC0),
+                        (int(tensor_of(v).storage_shape[-1]) for v in values
+                         if tensor_of(v).storage_format == Format.NC1HWC0),
                         None,
                     )  # fmt: skip
                     if c0 is not None:
@@ -182,7 +182,7 @@ class Chain:
             if five:
                 self.space = "5hd"
                 self.out_shape = max(
-                    (tuple(int(d) for d in _tensor(v).storage_shape) for v in five), key=prod
+                    (tuple(int(d) for d in tensor_of(v).storage_shape) for v in five), key=prod
                 )
 
     # ---- checks ------------------------------------------------------------------------
@@ -210,7 +210,7 @@ class Chain:
 
     def _nchw(self, v: SSAValue) -> bool:
         """Held as NCHW (or CHW) in GM while the tiles are 5HD: moved by load_5hd."""
-        t = _tensor(v)
+        t = tensor_of(v)
         return (
             self.space == "5hd"
             and t.rank in (3, 4)
@@ -231,13 +231,13 @@ class Chain:
             return broadcast_mask([n, -(-c // reference[4]), h, w, reference[4]], reference)
         if (
             self.space == "5hd"
-            and _tensor(v).rank >= 1
-            and _tensor(v).storage_format != Format.NC1HWC0
+            and tensor_of(v).rank >= 1
+            and tensor_of(v).storage_format != Format.NC1HWC0
         ):
             if any(d != 1 for d in shape):
                 return None  # an ND vector has no axis meaning in NC1HWC0
         mask = broadcast_mask(shape, reference)
-        if mask is not None and _one_channel_5hd(_tensor(v)) and len(reference) == 5:
+        if mask is not None and _one_channel_5hd(tensor_of(v)) and len(reference) == 5:
             # One channel in NC1HWC0 is lane 0 of its C0 block: it broadcasts across the
             # lanes (the tile loads lane 0 only), as the origin's size-1 C does.
             mask[-1] = True
@@ -263,7 +263,7 @@ class Chain:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
             if lowering is None:
                 continue
-            t = _tensor(op.results[0])
+            t = tensor_of(op.results[0])
             tiles.extend([(list(tile), t.element_type)] * (1 + lowering.scratch))
         return tiles
 
@@ -291,7 +291,7 @@ class Chain:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
             if lowering is None:
                 continue
-            t = _tensor(op.results[0])
+            t = tensor_of(op.results[0])
             name = op.results[0].name_hint or "t"
             self.op_tiles[op] = [
                 b.buffer(tile, t.element_type, "UB", f"{name}_ub" if i == 0 else f"{name}_tmp{i}")

@@ -21,7 +21,7 @@ from tilegraph.dialects.tile import (
     memref_shape,
 )
 from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.cube import (
     FRACTAL,
@@ -30,7 +30,6 @@ from tilegraph.lowering.tiling.cube import (
     F,
     accumulator_type,
     nd_source,
-    storage_type,
 )
 from tilegraph.lowering.tiling.elementwise import store
 
@@ -50,7 +49,7 @@ def _operand(body: KernelBody, value: SSAValue, transposed: bool) -> MatmulOpera
     arg = body.source(value)
     if arg is None:
         return "a matmul operand computed inside the kernel"
-    t = storage_type(value)
+    t = tensor_of(value)
     if t.storage_format == F.FRACTAL_NZ:
         return MatmulOperand(arg, "nz", transposed)
     if t.storage_format == F.FRACTAL_Z and len(t.origin_shape) == 2:
@@ -97,7 +96,7 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
         b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")))
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
     elif isinstance(op, MatMulOp):
-        if len(storage_type(op.lhs).origin_shape) < 2 or len(storage_type(op.rhs).origin_shape) < 2:
+        if len(tensor_of(op.lhs).origin_shape) < 2 or len(tensor_of(op.rhs).origin_shape) < 2:
             return "a matmul with a 1-D operand"
         a = _operand(body, nd_source(kernel, op.lhs), False)
         b = _operand(body, nd_source(kernel, op.rhs), False)
@@ -107,7 +106,7 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
         return a
     if isinstance(b, str):
         return b
-    out = storage_type(epilogue.anchor_value)
+    out = tensor_of(epilogue.anchor_value)
     nz_out = out.storage_format == F.FRACTAL_NZ
     if nz_out and epilogue.chain is not None:
         return "a FRACTAL_NZ matmul result with a vector epilogue"
@@ -117,7 +116,7 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
         return "a FRACTAL_Z operand in this position"
     if a.layout == "nz" and a.transposed:
         return "a transposed FRACTAL_NZ left operand"
-    a_origin = storage_type(kernel.anchor.operands[0]).origin_shape
+    a_origin = tensor_of(kernel.anchor.operands[0]).origin_shape
     *batch, m, n = (int(d) for d in out.origin_shape)
     k = int(a_origin[-2] if a.transposed else a_origin[-1])
     element = out.element_type
@@ -135,13 +134,13 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
         return "no matmul base block fits L0"
     bias = c = None
     if c_value is not None:
-        c_shape = [int(d) for d in storage_type(c_value).origin_shape]
+        c_shape = [int(d) for d in tensor_of(c_value).origin_shape]
         per_column = len(c_shape) <= 2 and c_shape[-1:] == [n] and prod(c_shape) == n
         if (
             per_column
             and alpha == 1.0
             and beta == 1.0
-            and storage_type(c_value).storage_format == F.ND
+            and tensor_of(c_value).storage_format == F.ND
         ):
             bias = body.source(c_value)
         else:

@@ -44,7 +44,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.kernel_body import KernelBody
 from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes
-from tilegraph.lowering.tiling.elementwise import TilePlan, store, tile_loops
+from tilegraph.lowering.tiling.elementwise import choose_tile, store, tile_loops
 
 
 @dataclass
@@ -231,26 +231,6 @@ REDUCTION_OPS = (
 )  # fmt: skip
 
 
-def _choose(shape: Sequence[int], axes: Sequence[int], need) -> TilePlan | None:
-    first = min(axes) if axes else len(shape)
-    budget_ok = need
-    if first == 0:
-        return TilePlan(tuple(shape), 0, shape[0]) if budget_ok(list(shape)) else None
-    for k in range(first):
-        unit = [1] * k + [1] + list(shape[k + 1 :])
-        if not budget_ok(unit):
-            continue
-        lo, hi = 1, shape[k]
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if budget_ok([*unit[:k], mid, *unit[k + 1 :]]):
-                lo = mid
-            else:
-                hi = mid - 1
-        return TilePlan(tuple(shape), k, lo)
-    return None
-
-
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if len(body.ops) != 1 or len(body.writes) != 1:
         return "a reduction fused with other ops"
@@ -292,14 +272,14 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         shape = memref_shape(arg)
         return list(tile[len(tile) - len(shape) :])
 
-    def need(tile: Sequence[int]) -> bool:
+    def ub_bytes(tile: Sequence[int]) -> int:
         sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
         sizes.append(prod(out_shape(tile)))
         sizes += [prod(param_shape(p, tile)) for p in params]
-        total = sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
-        return total <= b.hw.ub_bytes // 2
+        return sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
 
-    plan = _choose(x_shape, spec.axes, need)
+    first_reduced = min(spec.axes) if spec.axes else len(x_shape)
+    plan = choose_tile(x_shape, ub_bytes, b.hw.ub_bytes // 2, whole_from=first_reduced)
     if plan is None:
         return "the reduced axes do not fit UB"
     if b.dry_run:

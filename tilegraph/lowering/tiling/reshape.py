@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, i64
-from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.shape_ops import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import CopyFlatOp, CopyOp, TransposeOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 
 SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
@@ -38,13 +36,17 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     op = body.ops[0]
     value, out_arg = body.writes[0]
     src_arg = body.source(op.operands[0])
-    if src_arg is None or not _row_major(_tensor(op.operands[0])) or not _row_major(_tensor(value)):
+    if (
+        src_arg is None
+        or not is_row_major(tensor_of(op.operands[0]))
+        or not is_row_major(tensor_of(value))
+    ):
         return "a transpose of a non-row-major tensor"
-    rank = _tensor(value).rank
+    rank = tensor_of(value).rank
     perm = op.attr("perm") or tuple(reversed(range(rank)))
     perm = tuple(int(p) % rank for p in perm)
     out_shape = memref_shape(out_arg)
-    element = _tensor(value).element_type
+    element = tensor_of(value).element_type
     eb = element_bytes(element)
 
     def source_tile(tile):
@@ -78,16 +80,6 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     return None
 
 
-def _tensor(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
-
-
-def _row_major(t: TensorType) -> bool:
-    return t.storage_format == t.origin_format or t.storage_format == Format.ND
-
-
 def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     ops = body.ops
     if len(body.writes) != 1 or not ops:
@@ -97,19 +89,19 @@ def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if not rest or not all(isinstance(op, SHAPE_ONLY) for op in rest):
         return "not a reshape chain"
     value, out_arg = body.writes[0]
-    if value is not rest[-1].results[0] or not _row_major(_tensor(value)):
+    if value is not rest[-1].results[0] or not is_row_major(tensor_of(value)):
         return "a reshape kernel writing a non-row-major tensor"
     source = ops[0].operands[0]
     src_arg = body.source(source)
     if src_arg is None:
         return "a reshape of a value computed inside the kernel"
-    element = _tensor(value).element_type
+    element = tensor_of(value).element_type
     eb = element_bytes(element)
     budget = b.hw.ub_bytes // 2
     if not convert:
-        if not _row_major(_tensor(source)):
+        if not is_row_major(tensor_of(source)):
             return "a reshape of a non-row-major tensor"
-        total = _tensor(source).num_elements() or 0
+        total = tensor_of(source).num_elements() or 0
         chunk = max(1, min(total, budget // eb))
         if b.dry_run:
             return None
@@ -122,12 +114,12 @@ def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     trans = ops[0]
     assert isinstance(trans, TransDataOp)
     if (
-        _tensor(trans.input).storage_format != Format.NC1HWC0
-        or _tensor(trans.output).storage_format != Format.NCHW
+        tensor_of(trans.input).storage_format != Format.NC1HWC0
+        or tensor_of(trans.output).storage_format != Format.NCHW
     ):
         return "a reshape after a TransData other than NC1HWC0 -> NCHW"
     n, c1, h, w, c0 = memref_shape(src_arg)
-    channels = int(_tensor(trans.output).origin_shape[1])
+    channels = int(tensor_of(trans.output).origin_shape[1])
     per_block = h * w * c0 * eb * 2  # the 5HD tile and its transposed copy
     c1t = max(1, min(c1, budget // per_block))
     if per_block > budget:

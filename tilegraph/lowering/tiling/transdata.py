@@ -9,42 +9,25 @@ rows back, padding cut. (NCHW <-> NC1HWC0 conversions run inside vector chains,
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
-
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import CopyOp, Nd2NzOp, Nz2NdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
+from tilegraph.lowering.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
-
-FRACTAL = 16
-
-
-def _tensor(value: SSAValue) -> TensorType:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t
-
-
-def _row_major(t: TensorType) -> bool:
-    return (
-        t.storage_format in (Format.ND, t.origin_format) and t.storage_format != Format.FRACTAL_NZ
-    )
 
 
 def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if len(body.ops) != 1 or not isinstance(body.ops[0], TransDataOp):
         return "not a lone TransData"
     op = body.ops[0]
-    source, target = _tensor(op.input), _tensor(op.output)
+    source, target = tensor_of(op.input), tensor_of(op.output)
     src_arg = body.source(op.input)
     value, out_arg = body.writes[0]
     if src_arg is None or value is not op.output:
         return "a TransData of a value computed inside the kernel"
-    to_nz = _row_major(source) and target.storage_format == Format.FRACTAL_NZ
-    from_nz = source.storage_format == Format.FRACTAL_NZ and _row_major(target)
+    to_nz = is_row_major(source) and target.storage_format == Format.FRACTAL_NZ
+    from_nz = source.storage_format == Format.FRACTAL_NZ and is_row_major(target)
     if not (to_nz or from_nz) or source.rank < 2:
         return (
             f"no tile lowering for layout.trans_data {source.storage_format} -> "
