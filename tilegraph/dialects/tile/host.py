@@ -108,7 +108,8 @@ class AllocOp(TileOp):
 
 @irdl_op_definition
 class ConstantOp(TileOp):
-    """``%w = tile.constant <f32, [shape], data> : memref<..., "GM">``: weights, in storage layout."""
+    """``%w = tile.constant <f32, [shape], data> : memref<..., "GM">``: weights, in storage
+    layout."""
 
     name = "tile.constant"
     value = prop_def(DenseAttr)
