@@ -43,6 +43,8 @@ from tilegraph.dialects.tile import (
     TILE_OPS,
     UNARY_OPS,
     AllocOp,
+    BlockIdxOp,
+    BlockNumOp,
     BroadcastOp,
     CastOp,
     CmpOp,
@@ -58,12 +60,15 @@ from tilegraph.dialects.tile import (
     MmadOp,
     Nd2NzOp,
     Nz2NdOp,
+    PipeBarrierOp,
     PoolOp,
     ReadOp,
     ReduceOp,
     SelectOp,
+    SetFlagOp,
     Store5hdOp,
     TransposeOp,
+    WaitFlagOp,
     WriteOp,
     scoped_memref,
 )
@@ -1038,6 +1043,11 @@ def _build(cls) -> Any:
         "tile.store_5hd": lambda: Store5hdOp(
             buf((1, 1, 8, 8, 16)), buf((1, 3, 8, 8), "GM"), idx(4)
         ),
+        "tile.set_flag": lambda: SetFlagOp("MTE2", "MTE1", 0),
+        "tile.wait_flag": lambda: WaitFlagOp("MTE2", "MTE1", 7),
+        "tile.pipe_barrier": lambda: PipeBarrierOp("V"),
+        "tile.block_idx": BlockIdxOp,
+        "tile.block_num": BlockNumOp,
     }
     return builders[cls.name]()
 

@@ -21,9 +21,17 @@ from typing import Any
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.tile import LaunchOp, ReadOp, TileOp, WriteOp, scope_of
+from tilegraph.dialects.tile import (
+    BlockIdxOp,
+    BlockNumOp,
+    LaunchOp,
+    ReadOp,
+    TileOp,
+    WriteOp,
+    scope_of,
+)
 from tilegraph.lowering.tiling.builder import PARALLEL_ATTR
 
 _INDEX_OPS = (
@@ -51,10 +59,26 @@ class BatchPlan:
     """On-chip buffers defined outside the loop that get one slot per iteration."""
 
 
+_FOLDABLE = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+}
+
+
 def _constant(value: SSAValue) -> int | None:
+    """The value of an index known before the loop runs: a constant, a block query (the
+    fast executor runs a launch's blocks as block 0 of 1), or +, -, * of such."""
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
+    if isinstance(op, BlockIdxOp | BlockNumOp):
+        return 0 if isinstance(op, BlockIdxOp) else 1
+    fold = _FOLDABLE.get(type(op))
+    if fold is not None and isinstance(op, Operation):
+        lhs, rhs = (_constant(v) for v in op.operands)
+        if lhs is not None and rhs is not None:
+            return fold(lhs, rhs)
     return None
 
 

@@ -23,7 +23,7 @@ from xdsl.ir import Operation, SSAValue
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import LaunchOp, TileOp
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.runtime.batching import BatchPlan, one_by_one, plan_batch
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.storage import convert
@@ -94,6 +94,10 @@ class _FunctionWriter:
             a, b = (self.name(v) for v in op.operands)
             fn = "np.minimum" if isinstance(op, arith.MinSIOp) else "np.maximum"
             self.emit(depth, f"{out} = {fn}({a}, {b})")
+        elif isinstance(op, BlockIdxOp | BlockNumOp):
+            # All blocks of a launch run as one: block 0 of 1 covers every iteration of the
+            # split loop (tilegraph.lowering.split_cores), which then batches as a whole.
+            self.emit(depth, f"{out} = {0 if isinstance(op, BlockIdxOp) else 1}")
         elif isinstance(op, scf.ForOp):
             self._for(op, depth)
         elif isinstance(op, scf.YieldOp):

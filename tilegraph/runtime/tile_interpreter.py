@@ -15,7 +15,7 @@ from typing import Any
 from xdsl.dialects import arith
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 
-from tilegraph.dialects.tile import TILE_OPS, LaunchOp, TileOp
+from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import Kernel
 
 
@@ -32,11 +32,14 @@ class TileCounters:
 
 @register_impls
 class TileFunctions(InterpreterFunctions):
-    """One implementation for every tile op (its cached kernel) and for ``tile.launch``."""
+    """One implementation for every tile op (its cached kernel), for ``tile.launch`` (its
+    blocks one after the other) and for the block queries of the running block."""
 
     def __init__(self, counters: TileCounters | None = None) -> None:
         self._kernels: dict[TileOp, Kernel] = {}
         self.counters = counters
+        self.block = (0, 1)
+        """(index, count) of the block being run."""
 
     def kernel_of(self, op: TileOp) -> Kernel:
         found = self._kernels.get(op)
@@ -57,8 +60,20 @@ class TileFunctions(InterpreterFunctions):
         name = op.callee.string_value()
         if self.counters is not None:
             self.counters.launch(name)
-        interpreter.call_op(name, args)
+        blocks = op.block_count
+        for index in range(blocks):
+            self.block = (index, blocks)
+            interpreter.call_op(name, args)
+        self.block = (0, 1)
         return ()
+
+    @impl(BlockIdxOp)
+    def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp, args: tuple[Any, ...]):
+        return (self.block[0],)
+
+    @impl(BlockNumOp)
+    def run_block_num(self, interpreter: Interpreter, op: BlockNumOp, args: tuple[Any, ...]):
+        return (self.block[1],)
 
 
 def _make_impl(op_cls: type[TileOp]) -> Any:
@@ -72,6 +87,6 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
 
 
 for _cls in TILE_OPS:
-    if _cls is not LaunchOp:
+    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp):
         setattr(TileFunctions, f"run_{_cls.name.replace('.', '_')}", _make_impl(_cls))
 register_impls(TileFunctions)

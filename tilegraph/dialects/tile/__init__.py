@@ -19,6 +19,7 @@ from tilegraph.dialects.tile.base import (
     scope_of,
     scoped_memref,
 )
+from tilegraph.dialects.tile.cores import CORE_OPS, BlockIdxOp, BlockNumOp
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
 from tilegraph.dialects.tile.dma import DMA_OPS, CopyFlatOp, CopyOp, Load5hdOp, Store5hdOp
 from tilegraph.dialects.tile.fractal import (
@@ -37,6 +38,14 @@ from tilegraph.dialects.tile.host import (
     ReadOp,
     WriteOp,
     tensor_buffer_type,
+)
+from tilegraph.dialects.tile.sync import (
+    EVENTS_PER_PAIR,
+    PIPES,
+    SYNC_OPS,
+    PipeBarrierOp,
+    SetFlagOp,
+    WaitFlagOp,
 )
 from tilegraph.dialects.tile.vector import (
     BINARY_OPS,
@@ -64,18 +73,24 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *CUBE_OPS,
     *VECTOR_OPS,
     *LAYOUT_VECTOR_OPS,
+    *SYNC_OPS,
+    *CORE_OPS,
 )
 
 Tile = Dialect("tile", list(TILE_OPS), [])
 
 __all__ = [
     "BINARY_OPS",
+    "EVENTS_PER_PAIR",
     "ON_CHIP",
+    "PIPES",
     "SCALAR_OPS",
     "SCOPES",
     "TILE_OPS",
     "UNARY_OPS",
     "AllocOp",
+    "BlockIdxOp",
+    "BlockNumOp",
     "BroadcastOp",
     "CastOp",
     "CmpOp",
@@ -89,17 +104,20 @@ __all__ = [
     "Load3dOp",
     "Load5hdOp",
     "MmadOp",
+    "PipeBarrierOp",
     "PoolOp",
     "Nd2NzOp",
     "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
     "SelectOp",
+    "SetFlagOp",
     "Store5hdOp",
     "Tile",
     "TileOp",
     "TransposeOp",
     "VectorOp",
+    "WaitFlagOp",
     "WriteOp",
     "memref_shape",
     "scope_of",

@@ -106,6 +106,8 @@ class TileOp(IRDLOperation):
     """Base class of ``tile`` ops (not an op itself); see the module docstring."""
 
     PIPE: ClassVar[str] = "S"
+    READS_DESTINATION: ClassVar[bool] = False
+    """The op reads its destination too (``mmad`` accumulating into L0C)."""
 
     def pipe(self) -> str:
         return self.PIPE
@@ -121,6 +123,16 @@ class TileOp(IRDLOperation):
         """The buffer this op writes (its destination), if any."""
         dst = getattr(self, "dst", None)
         return dst if isinstance(dst, SSAValue) else None
+
+    def read(self) -> tuple[SSAValue, ...]:
+        """The buffers this op reads: its memref operands but the one it writes (unless it
+        reads that too)."""
+        written = self.written()
+        return tuple(
+            v
+            for v in self.operands
+            if isinstance(v.type, MemRefType) and (v is not written or self.READS_DESTINATION)
+        )
 
     def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
         """Semantics over a batch of tiles at once, for executors that run the iterations

@@ -37,6 +37,7 @@ class MmadOp(TileOp):
 
     name = "tile.mmad"
     PIPE: ClassVar[str] = "M"
+    READS_DESTINATION: ClassVar[bool] = True
     a = operand_def(MemRefType)
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)

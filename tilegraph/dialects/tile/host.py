@@ -23,11 +23,13 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, SymbolRefAttr, bf16
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, SymbolRefAttr, bf16, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import (
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -150,18 +152,33 @@ class ConstantOp(TileOp):
 class LaunchOp(TileOp):
     """``tile.launch @kernel(%a, %b, %out) : memref<...>, ...``: run a kernel on the device.
 
-    Arguments are GM buffers: the kernel's inputs, then its outputs (destination style)."""
+    Arguments are GM buffers: the kernel's inputs, then its outputs (destination style).
+    ``blocks = n`` (default 1) runs ``n`` instances of the kernel, one per core
+    (:mod:`tilegraph.dialects.tile.cores`)."""
 
     name = "tile.launch"
     callee = prop_def(SymbolRefAttr)
     args = var_operand_def(MemRefType)
+    blocks = opt_prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$callee `(` $args `)` attr-dict `:` type($args)"
 
-    def __init__(self, callee: str, args):
-        super().__init__(operands=[args], properties={"callee": SymbolRefAttr(callee)})
+    def __init__(self, callee: str, args, blocks: int = 1):
+        properties: dict[str, Attribute] = {"callee": SymbolRefAttr(callee)}
+        if blocks != 1:
+            properties["blocks"] = IntegerAttr(blocks, i64)
+        super().__init__(operands=[args], properties=properties)
+
+    @property
+    def block_count(self) -> int:
+        return 1 if self.blocks is None else self.blocks.value.data
 
     def verify_(self) -> None:
+        if self.block_count < 1:
+            raise VerifyException(
+                f"'tile.launch': blocks must be at least 1, got {self.block_count}"
+            )
         for i, arg in enumerate(self.args):
             if scope_of(arg) != "GM":
                 raise VerifyException(

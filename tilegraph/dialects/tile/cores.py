@@ -1,0 +1,49 @@
+"""Multi-core kernels: which block (core) an instance of a kernel is, and how many run.
+
+A ``tile.launch`` with ``blocks = n`` starts ``n`` instances of the kernel, one per core;
+inside, ``tile.block_idx`` is the instance's index (0 .. n-1) and ``tile.block_num`` is
+``n``. The ``split-cores`` pass uses them to give each block its share of a parallel
+loop's iterations. The xDSL interpreter runs the blocks of a launch one after the other;
+the cycle model runs them side by side on the preset's cores.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IndexType
+from xdsl.irdl import irdl_op_definition, result_def, traits_def
+from xdsl.traits import Pure
+
+from tilegraph.dialects.tile.base import Kernel, TileOp
+
+
+class BlockQueryOp(TileOp):
+    """Base of the block queries: an index result, no operands."""
+
+    result = result_def(IndexType)
+    traits = traits_def(Pure())
+    assembly_format = "attr-dict"
+
+    def __init__(self) -> None:
+        super().__init__(result_types=[IndexType()])
+
+    def kernel(self) -> Kernel:
+        raise NotImplementedError(
+            f"{self.name} is answered by the executor running the launch (see BlockContext)"
+        )
+
+
+@irdl_op_definition
+class BlockIdxOp(BlockQueryOp):
+    """``%b = tile.block_idx``: the index of this kernel instance among its launch's blocks."""
+
+    name = "tile.block_idx"
+
+
+@irdl_op_definition
+class BlockNumOp(BlockQueryOp):
+    """``%n = tile.block_num``: how many blocks the launch runs."""
+
+    name = "tile.block_num"
+
+
+CORE_OPS = (BlockIdxOp, BlockNumOp)

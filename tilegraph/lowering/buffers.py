@@ -1,0 +1,79 @@
+"""What a kernel's on-chip buffers are used for: accesses, and multi-buffer slots.
+
+Shared by the passes and models that reason about buffers over time: ``plan-local-memory``
+(addresses), ``multi-buffer`` (ping-pong slots), ``inject-sync`` (dependences between
+pipes), the pipe-queue checker and the cycle model.
+
+A buffer is the result of a ``tile.alloc`` at the kernel's entry. A buffer whose alloc
+carries ``multi_buffer = n`` (n >= 2) has ``n`` slots: the iteration ``i`` (counted from 0)
+of its *slot loop* — the innermost ``scf.for`` that encloses every use of the buffer —
+uses slot ``i mod n``. Accesses to different slots do not depend on one another; that is
+what lets the load of tile ``i + 1`` run while tile ``i`` is computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.tile import AllocOp, TileOp
+
+MULTI_BUFFER_ATTR = "multi_buffer"
+
+
+def buffer_slots(buffer: SSAValue) -> int:
+    """How many slots the buffer has (1 unless its alloc is marked ``multi_buffer``)."""
+    alloc = buffer.owner
+    if isinstance(alloc, AllocOp):
+        marked = alloc.attributes.get(MULTI_BUFFER_ATTR)
+        if isinstance(marked, IntegerAttr):
+            return max(1, marked.value.data)
+    return 1
+
+
+def mark_multi_buffer(alloc: AllocOp, slots: int) -> None:
+    alloc.attributes[MULTI_BUFFER_ATTR] = IntegerAttr(slots, i64)
+
+
+def enclosing_loops(op: Operation) -> list[scf.ForOp]:
+    """The ``scf.for`` ops around ``op``, outermost first."""
+    loops: list[scf.ForOp] = []
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, scf.ForOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return loops[::-1]
+
+
+def slot_loop(buffer: SSAValue) -> scf.ForOp | None:
+    """The innermost loop enclosing every use of ``buffer`` (None: a use outside loops)."""
+    common: list[scf.ForOp] | None = None
+    for use in buffer.uses:
+        loops = enclosing_loops(use.operation)
+        if common is None:
+            common = loops
+        else:
+            n = 0
+            while n < min(len(common), len(loops)) and common[n] is loops[n]:
+                n += 1
+            common = common[:n]
+    return common[-1] if common else None
+
+
+def accesses(op: Operation) -> tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]:
+    """(buffers read, buffers written) by a tile op; nothing for other ops."""
+    if not isinstance(op, TileOp):
+        return (), ()
+    written = op.written()
+    return op.read(), (() if written is None else (written,))
+
+
+def tile_ops(region_op: Operation) -> Iterator[TileOp]:
+    """The tile ops inside ``region_op``, in program order."""
+    for op in region_op.walk():
+        if isinstance(op, TileOp):
+            yield op
