@@ -38,17 +38,17 @@ def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
 
 
 def _load_builtin_passes() -> None:
-    """Import every module of :mod:`tilegraph.passes` and the lowering passes; pass modules
-    register on import."""
+    """Import every module of :mod:`tilegraph.passes` and :mod:`tilegraph.lowering`; pass
+    modules register on import."""
     import importlib
     import pkgutil
 
+    import tilegraph.lowering as lowering
     import tilegraph.passes as package
 
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"{package.__name__}.{info.name}")
-    importlib.import_module("tilegraph.lowering.graph_to_kernels")
-    importlib.import_module("tilegraph.lowering.tiling")
+    for pkg in (package, lowering):
+        for info in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
 
 
 def _entry_point_passes() -> dict[str, PassFactory]:

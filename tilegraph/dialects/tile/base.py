@@ -82,8 +82,8 @@ def buffer_bytes(value: SSAValue | Attribute) -> int:
 
 def module_preset(op: Operation) -> HardwareModel:
     """The hardware preset an op is compiled for: ``tile.platform`` on the enclosing module
-    (set by ``tile-kernels``), else the default preset."""
-    parent = op.parent_op()
+    (set by ``tile-kernels``), else the default preset. ``op`` may be the module itself."""
+    parent = op if isinstance(op, ModuleOp) else op.parent_op()
     while parent is not None and not isinstance(parent, ModuleOp):
         parent = parent.parent_op()
     if parent is not None:
