@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.tile import AllocOp, TileOp
+from tilegraph.dialects.tile import AllocOp, TileOp, scope_of
+from tilegraph.dialects.tile.base import buffer_bytes
 
 MULTI_BUFFER_ATTR = "multi_buffer"
 
@@ -62,6 +63,38 @@ def slot_loop(buffer: SSAValue) -> scf.ForOp | None:
                 n += 1
             common = common[:n]
     return common[-1] if common else None
+
+
+ADDRESS_ATTR = "address"
+ADDRESSES_ATTR = "addresses"
+"""Set by ``plan-local-memory``: a buffer's byte address in its scope, one per slot."""
+
+
+def placement(buffer: SSAValue) -> tuple[str, tuple[int, ...], int] | None:
+    """(scope, address of each slot, bytes) of a planned on-chip buffer, else None."""
+    alloc = buffer.owner
+    if not isinstance(alloc, AllocOp):
+        return None
+    many = alloc.attributes.get(ADDRESSES_ATTR)
+    one = alloc.attributes.get(ADDRESS_ATTR)
+    if isinstance(many, DenseArrayBase):
+        starts = tuple(int(v) for v in many.get_values())
+    elif isinstance(one, IntegerAttr):
+        starts = (one.value.data,)
+    else:
+        return None
+    return scope_of(buffer), starts, buffer_bytes(buffer)
+
+
+def may_alias(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two buffers may share bytes: the same value, or planned at overlapping
+    addresses of one scope (any slots)."""
+    if a is b:
+        return True
+    pa, pb = placement(a), placement(b)
+    if pa is None or pb is None or pa[0] != pb[0]:
+        return False
+    return any(x < y + pb[2] and y < x + pa[2] for x in pa[1] for y in pb[1])
 
 
 def accesses(op: Operation) -> tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]:

@@ -22,10 +22,12 @@ checker (:mod:`tilegraph.runtime.pipe_check`) give them their meaning.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
-from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, prop_def
+from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr, i64
+from xdsl.ir import SSAValue
+from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, opt_operand_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import Kernel, TileOp
@@ -36,31 +38,36 @@ EVENTS_PER_PAIR = 8
 
 
 def _no_effect() -> Kernel:
-    def run() -> tuple[()]:
+    def run(*slot: int) -> tuple[()]:
         return ()
 
     return run
 
 
 class FlagOp(TileOp):
-    """Base of ``set_flag`` / ``wait_flag``: a pipe pair and an event id."""
+    """Base of ``set_flag`` / ``wait_flag``: a pipe pair and an event id.
+
+    With a ``slot`` operand (``tile.set_flag [%slot] {...}``) the event is
+    ``event + slot``: the ping-pong of a multi-buffered loop uses one event per slot."""
 
     src = prop_def(StringAttr)
     dst = prop_def(StringAttr)
     event = prop_def(IntegerAttr)
+    slot = opt_operand_def(IndexType)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict"
+    assembly_format = "(`[` $slot^ `]`)? attr-dict"
 
     ISSUED_ON: ClassVar[str] = "src"
     """Which of the two pipes the op is issued on."""
 
-    def __init__(self, src: str, dst: str, event: int):
+    def __init__(self, src: str, dst: str, event: int, slot: SSAValue | None = None):
         super().__init__(
+            operands=[[slot] if slot is not None else []],
             properties={
                 "src": StringAttr(src),
                 "dst": StringAttr(dst),
                 "event": IntegerAttr(event, i64),
-            }
+            },
         )
 
     @property
@@ -96,6 +103,9 @@ class FlagOp(TileOp):
         return 1
 
     def kernel(self) -> Kernel:
+        return _no_effect()
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
         return _no_effect()
 
 
@@ -140,6 +150,9 @@ class PipeBarrierOp(TileOp):
         return 1
 
     def kernel(self) -> Kernel:
+        return _no_effect()
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
         return _no_effect()
 
 

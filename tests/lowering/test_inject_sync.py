@@ -1,0 +1,189 @@
+"""``inject-sync`` and the pipe-queue checker (:mod:`tilegraph.runtime.sync_check`).
+
+The checker must accept every synchronised kernel of the light models and reject a kernel
+from which one ``wait_flag`` (or a barrier, or a drain) was removed; the injected sync is
+minimal where the rule says so; the executors still compute the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, WaitFlagOp
+from tilegraph.frontend.light_models import light_model
+from tilegraph.lowering.buffers import mark_multi_buffer
+from tilegraph.lowering.kernel_body import TILES_ATTR
+from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.runtime.compiled import compile as compile_model
+from tilegraph.runtime.sync_check import SyncError, check_kernel, check_sync
+from tilegraph.runtime.tiles import run_tiles
+from tilegraph.tools.context import make_context
+
+
+def _lowered(name: str, platform: str = "ascend910b") -> ModuleOp:
+    return compile_model(light_model(name), target="tiles", platform=platform).module
+
+
+def _kernels(module: ModuleOp) -> list[func.FuncOp]:
+    return [f for f in module.ops if isinstance(f, func.FuncOp) and TILES_ATTR in f.attributes]
+
+
+def _input(name: str) -> np.ndarray:
+    model = light_model(name)
+    inits = {i.name for i in model.graph.initializer}
+    (inp,) = [i for i in model.graph.input if i.name not in inits]
+    shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+    return np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def squeezenet_synced() -> ModuleOp:
+    module = _lowered("squeezenet")
+    run_pipeline("split-cores,inject-sync", make_context(), module)
+    return module
+
+
+def test_unsynchronised_kernels_fail_the_check():
+    module = _lowered("squeezenet")
+    with pytest.raises(SyncError, match="without waiting|may still read"):
+        check_sync(module)
+
+
+@pytest.mark.parametrize(
+    ("name", "platform"),
+    [
+        ("squeezenet", "ascend910b"),
+        ("squeezenet", "test"),
+        ("resnet50", "ascend910b"),
+        ("inception_v2", "ascend910b"),
+        ("shufflenet", "ascend910b"),
+    ],
+)
+def test_injected_sync_passes_the_checker(name, platform):
+    module = _lowered(name, platform)
+    run_pipeline("split-cores,inject-sync", make_context(), module)
+    assert check_sync(module) == len(_kernels(module)) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name", ["bvlc_alexnet", "densenet121", "inception_v1", "vgg19", "zfnet512"]
+)
+def test_injected_sync_passes_the_checker_on_the_other_light_models(name):
+    module = _lowered(name)
+    run_pipeline("split-cores,inject-sync", make_context(), module)
+    assert check_sync(module) == len(_kernels(module))
+
+
+def _drop(module: ModuleOp, op_type: type, which: int) -> func.FuncOp:
+    """Remove the ``which``-th op of ``op_type`` of the first cube kernel that has one."""
+    for fn in _kernels(module):
+        found = [op for op in fn.walk() if isinstance(op, op_type)]
+        if fn.attributes["tile.kernel"].data == "cube" and len(found) > which:
+            found[which].detach()
+            found[which].erase()
+            return fn
+    raise AssertionError(f"no cube kernel with {op_type.__name__}")
+
+
+@pytest.mark.parametrize("which", [0, 1, 2, 3, 4, 5])
+def test_removing_one_wait_is_caught(squeezenet_synced, which):
+    module = squeezenet_synced.clone()
+    fn = _drop(module, WaitFlagOp, which)
+    with pytest.raises(SyncError, match=rf"@{fn.sym_name.data}:"):
+        check_kernel(fn, blocks=2)
+
+
+def _forward_pairs(fn: func.FuncOp) -> list[tuple[SetFlagOp, WaitFlagOp]]:
+    """(set, wait) pairs of forward dependences: the set earlier in the wait's block."""
+    pairs = []
+    for op in fn.walk():
+        if isinstance(op, WaitFlagOp):
+            prev = op.prev_op
+            while prev is not None:
+                if isinstance(prev, SetFlagOp) and (prev.pair, prev.event_id) == (
+                    op.pair,
+                    op.event_id,
+                ):
+                    pairs.append((prev, op))
+                    break
+                prev = prev.prev_op
+    return pairs
+
+
+def test_removing_a_flag_pair_is_a_data_race(squeezenet_synced):
+    """Without a flag, a consumer reads data whose producer on another pipe it did not wait
+    for (RAW), or a producer overwrites data a reader may still read (WAR). Some flags are
+    also implied through other pipes (inject-sync's minimality is per pipe pair, see its
+    docstring): removing those is not an error."""
+    fn = next(f for f in _kernels(squeezenet_synced) if f.attributes["tile.kernel"].data == "cube")
+    seen = set()
+    for which in range(len(_forward_pairs(fn))):
+        broken = fn.clone()
+        for op in _forward_pairs(broken)[which]:
+            op.detach()
+            op.erase()
+        try:
+            check_kernel(broken, blocks=2)
+        except SyncError as e:
+            message = str(e)
+            if "without waiting for it" in message:
+                seen.add("read before the write was awaited")
+            elif "may still read it" in message:
+                seen.add("overwrite before the read was awaited")
+    assert seen == {"read before the write was awaited", "overwrite before the read was awaited"}
+
+
+def test_removing_a_set_deadlocks(squeezenet_synced):
+    module = squeezenet_synced.clone()
+    fn = _drop(module, SetFlagOp, 0)
+    with pytest.raises(SyncError, match="deadlock"):
+        check_kernel(fn)
+
+
+def test_vector_results_need_a_barrier(squeezenet_synced):
+    module = squeezenet_synced.clone()
+    kernels = [f for f in _kernels(module) if any(isinstance(o, PipeBarrierOp) for o in f.walk())]
+    assert kernels, "a chain of vector ops reads results of vector ops"
+    fn = kernels[0]
+    barrier = next(o for o in fn.walk() if isinstance(o, PipeBarrierOp))
+    barrier.detach()
+    barrier.erase()
+    with pytest.raises(SyncError, match="reads|overwrites"):
+        check_kernel(fn)
+
+
+def test_no_sync_is_implied_by_another(squeezenet_synced):
+    """Within one block, no two waits of one pipe pair sit with nothing of their consumer
+    pipe between them (the later one would be implied by the earlier)."""
+    for fn in _kernels(squeezenet_synced):
+        for op in fn.walk():
+            nxt = op.next_op
+            if isinstance(op, WaitFlagOp) and isinstance(nxt, WaitFlagOp):
+                assert (op.pair, op.event_id) != (nxt.pair, nxt.event_id)
+
+
+def test_multi_buffered_loads_use_one_event_per_slot():
+    module = _lowered("squeezenet")
+    conv = next(f for f in _kernels(module) if f.attributes["tile.kernel"].data == "cube")
+    loads = [
+        op.written()
+        for op in conv.walk()
+        if getattr(op, "pipe", None) and op.pipe() == "MTE1" and op.written() is not None
+    ]
+    for buffer in {id(b): b for b in loads}.values():
+        mark_multi_buffer(buffer.owner, 2)  # type: ignore[arg-type]
+    run_pipeline("inject-sync", make_context(), module)
+    slotted = [op for op in conv.walk() if isinstance(op, SetFlagOp) and op.slot is not None]
+    assert slotted
+    check_kernel(conv)
+
+
+def test_executors_run_synchronised_kernels(squeezenet_synced):
+    x = _input("squeezenet")
+    plain = run_tiles(_lowered("squeezenet"), [x], executor="fast")[0]
+    for executor in ("fast", "interpret"):
+        out = run_tiles(squeezenet_synced, [x], executor=executor)[0]
+        np.testing.assert_allclose(out, plain, rtol=1e-5, atol=1e-6)

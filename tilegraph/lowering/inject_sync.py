@@ -1,0 +1,313 @@
+"""``inject-sync``: explicit flags and barriers between the pipes of every tiled kernel.
+
+The pipes of a core run concurrently (:mod:`tilegraph.dialects.tile.sync`). For every two
+tile ops that touch the same buffer — the same value, or buffers that ``plan-local-memory``
+placed at overlapping addresses — where at least one writes, on two different pipes, the
+consumer must wait for the producer:
+
+* **forward** (the producer comes first in program order): ``set_flag(p -> c)`` right after
+  the producer and ``wait_flag(p -> c)`` right before the consumer, both placed in the
+  innermost block holding the two (around a nested loop when one of them is inside one: a
+  flag set after a loop is raised once every instance of the producer is done);
+* **loop-carried** (the consumer comes first: it depends on the producer of the previous
+  iteration of the innermost loop around both — e.g. the load of tile ``i + 1`` overwrites
+  the buffer the cube still reads for tile ``i``): the same pair inside the loop, with one
+  ``set_flag`` before the loop nest (the first iteration has nothing to wait for) and one
+  ``wait_flag`` after it (every raised event is consumed). Before the *outermost* loop:
+  the buffer is reused across the iterations of the loops around too, so the last event of
+  one run of the inner loop is what the first iteration of the next run waits for.
+
+A buffer with ``multi_buffer = 2`` (:mod:`tilegraph.lowering.buffers`) alternates slots by
+iteration of its slot loop: the dependences through it carried by that loop are two
+iterations apart, and its syncs use one event per slot (``set_flag [%slot]``), so that the
+producer may run one iteration ahead — the point of ping-pong buffers.
+
+On one pipe, instructions complete in order, except that the vector unit overlaps
+consecutive instructions: a vector op reading another's result gets a
+``pipe_barrier {pipe = "V"}`` before it (a model assumption, as for Ascend C's
+``PipeBarrier<PIPE_V>``).
+
+Minimal: a dependence is not synchronised again when an earlier-or-equal wait of the same
+pipe pair in the same block already follows a later-or-equal set (the flag that covers a
+later producer covers an earlier one on the same in-order pipe). Event ids are given per pipe
+pair from 0; more than 8 on one pair is a compile error naming the kernel.
+
+:func:`tilegraph.runtime.sync_check.check_sync` proves the result sufficient by running each
+pipe as its own queue. Statistics: ``set-wait-pairs``, ``barriers``, ``slotted-pairs``,
+``kernels``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from tilegraph.dialects.tile import (
+    EVENTS_PER_PAIR,
+    PipeBarrierOp,
+    SetFlagOp,
+    TileOp,
+    WaitFlagOp,
+)
+from tilegraph.dialects.tile.sync import SYNC_OPS
+from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.kernel_body import TILES_ATTR
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
+
+
+class InjectSyncError(ValueError):
+    """A kernel needs more events than the hardware has (the message names it)."""
+
+
+@dataclass(frozen=True)
+class _Dependence:
+    block: Block
+    producer: Operation
+    """The producer's ancestor in ``block`` (the producer itself when it is in ``block``)."""
+    consumer: Operation
+    pipes: tuple[str, str]
+    carried: bool
+    """Loop-carried by the loop whose body is ``block``."""
+    slot_loop: scf.ForOp | None
+    """The slot loop whose parity picks the event (a multi-buffered buffer), or None."""
+
+    @property
+    def slotted(self) -> bool:
+        return self.slot_loop is not None
+
+
+@dataclass
+class _Plan:
+    positions: dict[Block, dict[Operation, int]] = field(default_factory=dict)
+
+    def position(self, op: Operation) -> int:
+        block = op.parent_block()
+        assert block is not None
+        found = self.positions.get(block)
+        if found is None:
+            found = self.positions[block] = {o: i for i, o in enumerate(block.ops)}
+        return found[op]
+
+
+def _ancestors(op: Operation, top: Block) -> list[Operation]:
+    """``op`` and its ancestors up to the one in ``top``, outermost first."""
+    chain = [op]
+    while chain[-1].parent_block() is not top:
+        parent = chain[-1].parent_op()
+        assert parent is not None
+        chain.append(parent)
+    return chain[::-1]
+
+
+def _slot_loop(buffers: list[SSAValue], block: Block, carried: bool) -> scf.ForOp | None:
+    """The slot loop when the only conflicting buffer is multi-buffered and its slot loop
+    holds ``block`` — its accesses in one iteration are apart from those of the next — and,
+    for a loop-carried dependence, carries it (carried by a loop inside, it is one slot)."""
+    if len(buffers) != 1 or buffer_slots(buffers[0]) != 2:
+        return None
+    loop = slot_loop(buffers[0])
+    if carried:
+        return loop if block.parent_op() is loop else None
+    op = block.parent_op()
+    while op is not None and op is not loop:
+        op = op.parent_op()
+    return loop if op is not None else None
+
+
+def _conflicts(p: TileOp, c: TileOp) -> list[SSAValue]:
+    """Buffers through which ``c`` depends on ``p``: RAW, WAR or WAW across pipes; only RAW
+    on the vector unit (its instructions read and write in order, but a result is not
+    ready for the next instruction without a barrier); none on another single pipe."""
+    p_reads, p_writes = accesses(p)
+    c_reads, c_writes = accesses(c)
+    if p.pipe() == c.pipe():
+        pairs = ((p_writes, c_reads),) if p.pipe() == "V" else ()
+    else:
+        pairs = ((p_writes, c_reads), (p_reads, c_writes), (p_writes, c_writes))
+    found: list[SSAValue] = []
+    for a, b in pairs:
+        for x in a:
+            for y in b:
+                if may_alias(x, y) and x not in found:
+                    found.append(x)
+    return found
+
+
+def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
+    top = fn.body.block
+    ops = [
+        op
+        for op in fn.walk()
+        if isinstance(op, TileOp) and not isinstance(op, SYNC_OPS) and op.pipe() != "S"
+    ]
+    chains = {op: _ancestors(op, top) for op in ops}
+    found: list[_Dependence] = []
+    for p in ops:
+        for c in ops:
+            if p is c:
+                continue
+            buffers = _conflicts(p, c)
+            if not buffers:
+                continue
+            pa, ca = chains[p], chains[c]
+            depth = 0
+            while pa[depth] is ca[depth]:
+                depth += 1
+            a_p, a_c = pa[depth], ca[depth]
+            block = a_p.parent_block()
+            assert block is not None
+            carried = plan.position(a_p) > plan.position(a_c)
+            if carried and not isinstance(block.parent_op(), scf.ForOp):
+                continue  # the consumer runs before the producer and never again
+            found.append(
+                _Dependence(
+                    block,
+                    a_p,
+                    a_c,
+                    (p.pipe(), c.pipe()),
+                    carried,
+                    _slot_loop(buffers, block, carried),
+                )
+            )
+    return found
+
+
+def _minimal(deps: list[_Dependence], plan: _Plan) -> list[_Dependence]:
+    """Drop each dependence an earlier-or-equal wait after a later-or-equal set covers."""
+    groups: dict[tuple, list[_Dependence]] = {}
+    for d in deps:
+        groups.setdefault((d.block, d.pipes, d.carried, d.slot_loop), []).append(d)
+    kept: list[_Dependence] = []
+    for group in groups.values():
+        group.sort(key=lambda d: (plan.position(d.consumer), -plan.position(d.producer)))
+        latest = -1
+        for d in group:
+            if plan.position(d.producer) > latest:
+                kept.append(d)
+                latest = plan.position(d.producer)
+    return kept
+
+
+def _barriers(deps: list[_Dependence], plan: _Plan) -> list[tuple[Block, Operation]]:
+    """One ``pipe_barrier`` V before a consumer unless one already separates the pair."""
+    placed: dict[Block, list[int]] = {}
+    chosen: list[tuple[Block, Operation]] = []
+    for d in sorted(deps, key=lambda d: plan.position(d.consumer)):
+        i, j = plan.position(d.producer), plan.position(d.consumer)
+        have = placed.setdefault(d.block, [])
+        if d.carried:
+            covered = any(k > i or k <= j for k in have)
+        else:
+            covered = any(i < k <= j for k in have)
+        if not covered:
+            have.append(j)
+            chosen.append((d.block, d.consumer))
+    return chosen
+
+
+class _Events:
+    def __init__(self, kernel: str):
+        self.kernel = kernel
+        self.next: dict[tuple[str, str], int] = {}
+
+    def take(self, pipes: tuple[str, str], count: int) -> int:
+        first = self.next.get(pipes, 0)
+        if first + count > EVENTS_PER_PAIR:
+            raise InjectSyncError(
+                f"@{self.kernel}: more than {EVENTS_PER_PAIR} events needed between "
+                f"{pipes[0]} and {pipes[1]}"
+            )
+        self.next[pipes] = first + count
+        return first
+
+
+def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -> SSAValue:
+    """``((iv - lb) / step) mod slots`` at the top of the loop body."""
+    found = cache.get(loop)
+    if found is None:
+        body = loop.body.block
+        n_slots = arith.ConstantOp(IntegerAttr(slots, IndexType()))
+        offset = arith.SubiOp(body.args[0], loop.lb)
+        iteration = arith.DivSIOp(offset, loop.step)
+        slot = arith.RemSIOp(iteration, n_slots)
+        slot.result.name_hint = "slot"
+        first = body.first_op
+        assert first is not None
+        body.insert_ops_before([n_slots, offset, iteration, slot], first)
+        found = cache[loop] = slot.result
+    return found
+
+
+def _outermost_loop(loop: scf.ForOp) -> scf.ForOp:
+    outer = loop
+    parent = loop.parent_op()
+    while parent is not None:
+        if isinstance(parent, scf.ForOp):
+            outer = parent
+        parent = parent.parent_op()
+    return outer
+
+
+def inject_sync(fn: func.FuncOp) -> dict[str, int]:
+    """Synchronise one tiled kernel; returns counts for the statistics."""
+    plan = _Plan()
+    deps = _dependences(fn, plan)
+    cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
+    same_v = [d for d in deps if d.pipes == ("V", "V")]
+    barriers = _barriers(same_v, plan)
+    events = _Events(fn.sym_name.data)
+    slot_values: dict[scf.ForOp, SSAValue] = {}
+    for d in cross:
+        src, dst = d.pipes
+        loop = d.block.parent_op()
+        slot: SSAValue | None = None
+        if d.slot_loop is not None:
+            event = events.take(d.pipes, 2)
+            slot = _slot_value(d.slot_loop, 2, slot_values)
+        else:
+            event = events.take(d.pipes, 1)
+        d.block.insert_op_after(SetFlagOp(src, dst, event, slot), d.producer)
+        d.block.insert_op_before(WaitFlagOp(src, dst, event, slot), d.consumer)
+        if d.carried:
+            assert isinstance(loop, scf.ForOp)
+            nest = _outermost_loop(loop)
+            outer = nest.parent_block()
+            assert outer is not None
+            for e in range(event, event + (2 if d.slotted else 1)):
+                outer.insert_op_before(SetFlagOp(src, dst, e), nest)
+                outer.insert_op_after(WaitFlagOp(src, dst, e), nest)
+    for block, consumer in barriers:
+        block.insert_op_before(PipeBarrierOp("V"), consumer)
+    return {
+        "set-wait-pairs": len(cross),
+        "slotted-pairs": sum(d.slotted for d in cross),
+        "barriers": len(barriers),
+    }
+
+
+def _has_sync(fn: func.FuncOp) -> bool:
+    return any(isinstance(op, SYNC_OPS) for op in fn.walk())
+
+
+@register_pass
+@dataclass(frozen=True)
+class InjectSyncPass(ModulePass):
+    """Insert set_flag / wait_flag / pipe_barrier into every tiled kernel."""
+
+    name = "inject-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+            if TILES_ATTR not in fn.attributes or _has_sync(fn):
+                continue
+            counts = inject_sync(fn)
+            stats.add("kernels")
+            for key, value in counts.items():
+                stats.add(key, value)

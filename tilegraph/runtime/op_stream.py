@@ -1,0 +1,126 @@
+"""The tile ops one block of a kernel issues, in program order, without touching data.
+
+:class:`KernelWalk` runs a tiled kernel's control flow — ``scf.for`` loops, index
+arithmetic, ``tile.block_idx`` / ``tile.block_num`` bound to one block — and yields every
+tile op instance it reaches. Models of the hardware that need the order of instructions but
+not their numbers (the pipe-queue checker, the cycle model) walk kernels with it; during
+the walk :meth:`KernelWalk.value` gives an index operand's current value and
+:meth:`KernelWalk.slot` the slot a multi-buffered buffer is in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Block, SSAValue
+
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
+from tilegraph.lowering.buffers import buffer_slots, slot_loop
+
+_BINARY: dict[type, Callable[[int, int], int]] = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.DivSIOp: lambda a, b: int(a / b),
+    arith.RemSIOp: lambda a, b: a - b * int(a / b),
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+_CMPI: dict[int, Callable[[int, int], bool]] = {
+    0: lambda a, b: a == b,
+    1: lambda a, b: a != b,
+    2: lambda a, b: a < b,
+    3: lambda a, b: a <= b,
+    4: lambda a, b: a > b,
+    5: lambda a, b: a >= b,
+}
+
+
+class KernelWalkError(ValueError):
+    """The kernel has control flow the walk cannot follow (the message names the op)."""
+
+
+class KernelWalk:
+    """Iterate over the tile ops block ``block`` of ``blocks`` issues running ``fn``."""
+
+    def __init__(self, fn: func.FuncOp, block: int = 0, blocks: int = 1):
+        self.fn = fn
+        self.block = block
+        self.blocks = blocks
+        self.values: dict[SSAValue, Any] = {}
+        self.iteration: dict[scf.ForOp, int] = {}
+        """Iterations of each open loop done so far (0 in the first)."""
+        self._slot_loops: dict[SSAValue, tuple[scf.ForOp | None, int]] = {}
+        self._yielded: list[Any] = []
+
+    def value(self, v: SSAValue) -> Any:
+        return self.values[v]
+
+    def slot(self, buffer: SSAValue) -> int:
+        """The slot ``buffer`` is in now (0 unless it is multi-buffered)."""
+        found = self._slot_loops.get(buffer)
+        if found is None:
+            slots = buffer_slots(buffer)
+            found = self._slot_loops[buffer] = (slot_loop(buffer) if slots > 1 else None, slots)
+        loop, slots = found
+        if loop is None:
+            return 0
+        return self.iteration.get(loop, 0) % slots
+
+    def __iter__(self) -> Iterator[TileOp]:
+        return self._block(self.fn.body.block)
+
+    def _block(self, block: Block) -> Iterator[TileOp]:
+        values = self.values
+        for op in block.ops:
+            if isinstance(op, TileOp):
+                if isinstance(op, BlockIdxOp):
+                    values[op.result] = self.block
+                elif isinstance(op, BlockNumOp):
+                    values[op.result] = self.blocks
+                else:
+                    yield op
+            elif isinstance(op, arith.ConstantOp):
+                attr = op.value
+                values[op.result] = attr.value.data if isinstance(attr, IntegerAttr) else attr
+            elif type(op) in _BINARY:
+                a, b = (values[v] for v in op.operands)
+                values[op.results[0]] = _BINARY[type(op)](a, b)
+            elif isinstance(op, arith.CmpiOp):
+                a, b = (values[v] for v in op.operands)
+                predicate = op.predicate.value.data
+                # Unsigned predicates (6-9) compare like the signed ones on indices.
+                values[op.result] = _CMPI[predicate if predicate < 6 else predicate - 4](a, b)
+            elif isinstance(op, arith.SelectOp):
+                c, a, b = (values[v] for v in op.operands)
+                values[op.result] = a if c else b
+            elif isinstance(op, scf.ForOp):
+                yield from self._loop(op)
+            elif isinstance(op, scf.YieldOp | func.ReturnOp):
+                self._yielded = [values[v] for v in op.operands]
+            else:
+                raise KernelWalkError(
+                    f"@{self.fn.sym_name.data}: cannot walk '{op.name}' (not a tile op, loop "
+                    "or index arithmetic)"
+                )
+
+    def _loop(self, loop: scf.ForOp) -> Iterator[TileOp]:
+        values = self.values
+        lb, ub, step = (values[v] for v in (loop.lb, loop.ub, loop.step))
+        body = loop.body.block
+        carried = [values[v] for v in loop.iter_args]
+        for n, iv in enumerate(range(lb, ub, step)):
+            self.iteration[loop] = n
+            values[body.args[0]] = iv
+            for arg, value in zip(body.args[1:], carried, strict=True):
+                values[arg] = value
+            yield from self._block(body)
+            if carried:
+                carried = self._yielded
+        self.iteration.pop(loop, None)
+        for result, value in zip(loop.results, carried, strict=True):
+            values[result] = value
