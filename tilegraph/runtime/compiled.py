@@ -8,7 +8,8 @@
     model.kernels                                 # what runs where, and why
 
 ``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform``
-(``lower-graph-to-kernels``, ``tile-kernels``) and runs them with ``executor`` ("fast":
+(``lower-graph-to-kernels``, ``tile-kernels``), shares the loops out over the cores
+(``split-cores``), synchronises the pipes (``inject-sync``) and runs them with ``executor`` ("fast":
 compiled to Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
 graph level with the reference interpreter. ``precision`` picks the cube's input type:
 ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded, fp32 accumulation).
@@ -154,8 +155,14 @@ def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
     return load_onnx(path)
 
 
+NPU_PASSES = ("split-cores", "inject-sync")
+"""What follows tiling: blocks over the cores, then the flags between the pipes."""
+
+
 def lowering_pipeline(platform: str = DEFAULT_PRESET, precision: str = "origin") -> str:
-    return f"lower-graph-to-kernels,tile-kernels{{platform={platform} precision={precision}}}"
+    """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels."""
+    tiling = f"lower-graph-to-kernels,tile-kernels{{platform={platform} precision={precision}}}"
+    return ",".join((tiling, *NPU_PASSES))
 
 
 def compile(  # noqa: A001 - the public name the design gives it
