@@ -1,4 +1,4 @@
-"""``inject-sync`` and the pipe-queue checker (:mod:`tilegraph.runtime.sync_check`).
+"""``inject-sync`` and the pipe-queue checker (:mod:`tilegraph.lowering.sync_check`).
 
 The checker must accept every synchronised kernel of the light models and reject a kernel
 from which one ``wait_flag`` (or a barrier, or a drain) was removed; the injected sync is
@@ -12,18 +12,22 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, WaitFlagOp
+from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.lowering.buffers import mark_multi_buffer
 from tilegraph.lowering.kernel_body import TILES_ATTR
+from tilegraph.lowering.sync_check import SyncError, check_kernel, check_sync
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.compiled import compile as compile_model
-from tilegraph.runtime.sync_check import SyncError, check_kernel, check_sync
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.context import make_context
 
 
 def _lowered(name: str, platform: str = "ascend910b") -> ModuleOp:
-    return compile_model(light_model(name), target="tiles", platform=platform).module
+    """The model's tiled kernels, before split-cores and inject-sync."""
+    module = load_onnx(light_model(name))
+    pipeline = f"O2,lower-graph-to-kernels,tile-kernels{{platform={platform}}}"
+    run_pipeline(pipeline, make_context(), module)
+    return module
 
 
 def _kernels(module: ModuleOp) -> list[func.FuncOp]:
@@ -113,27 +117,50 @@ def _forward_pairs(fn: func.FuncOp) -> list[tuple[SetFlagOp, WaitFlagOp]]:
     return pairs
 
 
-def test_removing_a_flag_pair_is_a_data_race(squeezenet_synced):
-    """Without a flag, a consumer reads data whose producer on another pipe it did not wait
-    for (RAW), or a producer overwrites data a reader may still read (WAR). Some flags are
-    also implied through other pipes (inject-sync's minimality is per pipe pair, see its
-    docstring): removing those is not an error."""
+def test_every_flag_pair_is_needed(squeezenet_synced):
+    """Minimal and checked: removing any one set/wait pair of a kernel is caught — a
+    consumer reading data whose producer on another pipe it did not wait for, a producer
+    running ahead and raising an event twice, or a deadlock (a prime or drain removed)."""
+    kinds = set()
+    cube = [f for f in _kernels(squeezenet_synced) if f.attributes["tile.kernel"].data == "cube"]
+    for fn in cube[:3]:
+        for which in range(len(_forward_pairs(fn))):
+            broken = fn.clone()
+            for op in _forward_pairs(broken)[which]:
+                op.detach()
+                op.erase()
+            with pytest.raises(SyncError) as caught:
+                check_kernel(broken, blocks=2)
+            message = str(caught.value)
+            kinds.add(
+                "race"
+                if "without waiting for it" in message
+                else "twice"
+                if "raised again" in message
+                else "deadlock"
+                if "deadlock" in message
+                else message
+            )
+    assert kinds == {"race", "twice", "deadlock"}
+
+
+def test_an_overwrite_before_the_read_is_awaited_is_caught(squeezenet_synced):
+    """WAR: with every flag kept but the one the next load waits on (its set stays, so no
+    event is left hanging — the set moves before the reader), the load overwrites a
+    buffer the cube may still read."""
     fn = next(f for f in _kernels(squeezenet_synced) if f.attributes["tile.kernel"].data == "cube")
-    seen = set()
-    for which in range(len(_forward_pairs(fn))):
-        broken = fn.clone()
-        for op in _forward_pairs(broken)[which]:
-            op.detach()
-            op.erase()
-        try:
-            check_kernel(broken, blocks=2)
-        except SyncError as e:
-            message = str(e)
-            if "without waiting for it" in message:
-                seen.add("read before the write was awaited")
-            elif "may still read it" in message:
-                seen.add("overwrite before the read was awaited")
-    assert seen == {"read before the write was awaited", "overwrite before the read was awaited"}
+    broken = fn.clone()
+    for op in broken.walk():
+        if isinstance(op, SetFlagOp) and op.pair == ("M", "MTE1") and op.prev_op is not None:
+            reader = op.prev_op
+            if reader.name == "tile.mmad":
+                op.detach()
+                reader.parent_block().insert_op_before(op, reader)  # type: ignore[union-attr]
+                break
+    else:
+        raise AssertionError("no M -> MTE1 flag after an mmad")
+    with pytest.raises(SyncError, match="may still read it"):
+        check_kernel(broken, blocks=2)
 
 
 def test_removing_a_set_deadlocks(squeezenet_synced):

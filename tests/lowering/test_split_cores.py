@@ -10,12 +10,12 @@ from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Block
 
 from tilegraph.dialects.tile import CopyOp, LaunchOp, scoped_memref
+from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.hardware import hardware_preset
 from tilegraph.lowering.split_cores import choose_split_loop, loop_trips
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.compiled import compile as compile_model
 from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.context import make_context
@@ -67,7 +67,9 @@ def _input(model) -> np.ndarray:
 @pytest.fixture(scope="module")
 def squeezenet() -> tuple[ModuleOp, np.ndarray]:
     model = light_model("squeezenet")
-    return compile_model(model, target="tiles").module, _input(model)
+    module = load_onnx(model)
+    run_pipeline("O2,lower-graph-to-kernels,tile-kernels", make_context(), module)
+    return module, _input(model)
 
 
 def test_blocks_compute_every_tile_once(squeezenet):

@@ -27,14 +27,18 @@ consecutive instructions: a vector op reading another's result gets a
 ``pipe_barrier {pipe = "V"}`` before it (a model assumption, as for Ascend C's
 ``PipeBarrier<PIPE_V>``).
 
-Minimal: a dependence is not synchronised again when an earlier-or-equal wait of the same
-pipe pair in the same block already follows a later-or-equal set (the flag that covers a
-later producer covers an earlier one on the same in-order pipe). Event ids are given per pipe
-pair from 0; more than 8 on one pair is a compile error naming the kernel.
+Minimal: first, a dependence is not synchronised again when an earlier-or-equal wait after a
+later-or-equal set of the same pipe pair in the same block covers it; then every flag pair
+(with its prime and drain) and barrier that the others imply — through other pipes too, as
+a bias load's MTE2 -> FIX is implied by MTE2 -> MTE1 -> M -> FIX — is removed: the
+pipe-queue checker still passes without it on a short walk of the kernel (every loop cut to
+three iterations, which shows the first iteration, the steady state and the reuse of a
+ping-pong slot). Event ids are given per pipe pair from 0; more than 8 on one pair is a
+compile error naming the kernel.
 
-:func:`tilegraph.runtime.sync_check.check_sync` proves the result sufficient by running each
-pipe as its own queue. Statistics: ``set-wait-pairs``, ``barriers``, ``slotted-pairs``,
-``kernels``.
+:func:`tilegraph.lowering.sync_check.check_sync` proves the result sufficient by running each
+pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and ``barriers`` kept,
+``implied-pairs-dropped`` and ``implied-barriers-dropped``.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.sync import SYNC_OPS
 from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.kernel_body import TILES_ATTR
+from tilegraph.lowering.sync_check import SyncError, check_trace, kernel_aliases, trace_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -254,6 +259,56 @@ def _outermost_loop(loop: scf.ForOp) -> scf.ForOp:
     return outer
 
 
+_SHORT_WALK = 3
+"""Iterations per loop the implication check walks: the first, the steady state, and the
+reuse of a ping-pong slot two iterations on."""
+
+
+def _may_be_implied(unit: list[Operation], others: list[list[Operation]]) -> bool:
+    """Cheap necessary condition: another barrier, or a chain of other flags leading from
+    the unit's source pipe to its destination pipe."""
+    first = unit[0]
+    if isinstance(first, PipeBarrierOp):
+        return any(isinstance(u[0], PipeBarrierOp) for u in others)
+    assert isinstance(first, SetFlagOp)
+    src, dst = first.pair
+    edges = [u[0].pair for u in others if isinstance(u[0], SetFlagOp)]
+    reached, frontier = {src}, [src]
+    while frontier:
+        pipe = frontier.pop()
+        for a, b in edges:
+            if a == pipe and b not in reached:
+                reached.add(b)
+                frontier.append(b)
+    return dst in reached
+
+
+def _drop_implied(fn: func.FuncOp, units: list[list[Operation]]) -> tuple[int, int]:
+    """Remove each flag pair (with its prime and drain) or barrier the remaining ones imply:
+    the pipe-queue checker still passes without it on a short walk of the kernel (every
+    loop cut to a few iterations; one block over the whole iteration space). Latest
+    inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
+    implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
+    trace = trace_kernel(fn, max_trips=_SHORT_WALK)
+    aliases = kernel_aliases(fn)
+    removed: set[Operation] = set()
+    dropped = [0, 0]
+    for unit in reversed(units):
+        if not _may_be_implied(unit, [u for u in units if u is not unit and u[0] not in removed]):
+            continue
+        trial = removed | set(unit)
+        try:
+            check_trace(fn, trace, aliases, trial)
+        except SyncError:
+            continue
+        removed = trial
+        dropped[isinstance(unit[0], PipeBarrierOp)] += 1
+    for op in removed:
+        op.detach()
+        op.erase()
+    return dropped[0], dropped[1]
+
+
 def inject_sync(fn: func.FuncOp) -> dict[str, int]:
     """Synchronise one tiled kernel; returns counts for the statistics."""
     plan = _Plan()
@@ -263,6 +318,7 @@ def inject_sync(fn: func.FuncOp) -> dict[str, int]:
     barriers = _barriers(same_v, plan)
     events = _Events(fn.sym_name.data)
     slot_values: dict[scf.ForOp, SSAValue] = {}
+    units: list[list[Operation]] = []
     for d in cross:
         src, dst = d.pipes
         loop = d.block.parent_op()
@@ -272,22 +328,33 @@ def inject_sync(fn: func.FuncOp) -> dict[str, int]:
             slot = _slot_value(d.slot_loop, 2, slot_values)
         else:
             event = events.take(d.pipes, 1)
-        d.block.insert_op_after(SetFlagOp(src, dst, event, slot), d.producer)
-        d.block.insert_op_before(WaitFlagOp(src, dst, event, slot), d.consumer)
+        unit: list[Operation] = [
+            SetFlagOp(src, dst, event, slot),
+            WaitFlagOp(src, dst, event, slot),
+        ]
+        d.block.insert_op_after(unit[0], d.producer)
+        d.block.insert_op_before(unit[1], d.consumer)
         if d.carried:
             assert isinstance(loop, scf.ForOp)
             nest = _outermost_loop(loop)
             outer = nest.parent_block()
             assert outer is not None
             for e in range(event, event + (2 if d.slotted else 1)):
-                outer.insert_op_before(SetFlagOp(src, dst, e), nest)
-                outer.insert_op_after(WaitFlagOp(src, dst, e), nest)
+                prime, drain = SetFlagOp(src, dst, e), WaitFlagOp(src, dst, e)
+                outer.insert_op_before(prime, nest)
+                outer.insert_op_after(drain, nest)
+                unit += [prime, drain]
+        units.append(unit)
     for block, consumer in barriers:
-        block.insert_op_before(PipeBarrierOp("V"), consumer)
+        barrier = PipeBarrierOp("V")
+        block.insert_op_before(barrier, consumer)
+        units.append([barrier])
+    implied = _drop_implied(fn, units)
     return {
-        "set-wait-pairs": len(cross),
-        "slotted-pairs": sum(d.slotted for d in cross),
-        "barriers": len(barriers),
+        "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
+        "barriers": len(barriers) - implied[1],
+        "implied-pairs-dropped": implied[0],
+        "implied-barriers-dropped": implied[1],
     }
 
 

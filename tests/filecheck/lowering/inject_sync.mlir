@@ -42,7 +42,8 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 // CHECK-NEXT:    func.return
 
 // STATS:      inject-sync (ran 1x)
-// STATS-NEXT:   kernels         1
-// STATS-NEXT:   set-wait-pairs  4
-// STATS-NEXT:   slotted-pairs   0
-// STATS-NEXT:   barriers        1
+// STATS-NEXT:   kernels                   1
+// STATS-NEXT:   set-wait-pairs            4
+// STATS-NEXT:   barriers                  1
+// STATS-NEXT:   implied-pairs-dropped     0
+// STATS-NEXT:   implied-barriers-dropped  0

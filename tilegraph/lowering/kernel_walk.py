@@ -45,12 +45,18 @@ class KernelWalkError(ValueError):
 
 
 class KernelWalk:
-    """Iterate over the tile ops block ``block`` of ``blocks`` issues running ``fn``."""
+    """Iterate over the tile ops block ``block`` of ``blocks`` issues running ``fn``.
 
-    def __init__(self, fn: func.FuncOp, block: int = 0, blocks: int = 1):
+    ``max_trips``: run at most that many iterations of every loop — a short walk that still
+    shows every pattern of the loop body (first iteration, steady state, slot reuse)."""
+
+    def __init__(
+        self, fn: func.FuncOp, block: int = 0, blocks: int = 1, max_trips: int | None = None
+    ):
         self.fn = fn
         self.block = block
         self.blocks = blocks
+        self.max_trips = max_trips
         self.values: dict[SSAValue, Any] = {}
         self.iteration: dict[scf.ForOp, int] = {}
         """Iterations of each open loop done so far (0 in the first)."""
@@ -113,7 +119,10 @@ class KernelWalk:
         lb, ub, step = (values[v] for v in (loop.lb, loop.ub, loop.step))
         body = loop.body.block
         carried = [values[v] for v in loop.iter_args]
-        for n, iv in enumerate(range(lb, ub, step)):
+        trips = range(lb, ub, step)
+        if self.max_trips is not None:
+            trips = trips[: self.max_trips]
+        for n, iv in enumerate(trips):
             self.iteration[loop] = n
             values[body.args[0]] = iv
             for arg, value in zip(body.args[1:], carried, strict=True):

@@ -1,7 +1,7 @@
 """The pipe-queue checker: is a kernel's synchronisation sufficient?
 
 Each pipe of a core gets its own queue of the instructions the kernel issues to it
-(:class:`~tilegraph.runtime.op_stream.KernelWalk`, every block of the launch). The queues run
+(:class:`~tilegraph.lowering.kernel_walk.KernelWalk`, every block of the launch). The queues run
 as far ahead of one another as the flags allow — every pipe runs until it stalls on a
 ``wait_flag`` whose event is not raised — which is the most any real timing could let them.
 Happens-before is tracked with vector clocks: ``set_flag`` publishes its pipe's clock,
@@ -21,17 +21,18 @@ and the buffer, when
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.tile import LaunchOp, PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
 from tilegraph.dialects.tile.sync import PIPES, FlagOp
 from tilegraph.lowering.buffers import accesses, may_alias
 from tilegraph.lowering.kernel_body import TILES_ATTR
-from tilegraph.runtime.op_stream import KernelWalk
+from tilegraph.lowering.kernel_walk import KernelWalk
 
 
 class SyncError(AssertionError):
@@ -67,17 +68,33 @@ class _State:
     reads: dict[tuple[SSAValue, int], list[_Access]] = field(default_factory=dict)
 
 
-def _issue(fn: func.FuncOp, block: int, blocks: int) -> dict[str, deque[_Issued]]:
-    queues: dict[str, deque[_Issued]] = {p: deque() for p in PIPES}
-    walk = KernelWalk(fn, block, blocks)
+def trace_kernel(
+    fn: func.FuncOp, block: int = 0, blocks: int = 1, max_trips: int | None = None
+) -> list[_Issued]:
+    """The instructions block ``block`` of ``blocks`` issues, in program order, with the
+    buffer slots they touch and the events their flags name."""
+    issued: list[_Issued] = []
+    walk = KernelWalk(fn, block, blocks, max_trips)
+    accessed: dict[TileOp, tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]] = {}
     for op in walk:
         if isinstance(op, FlagOp):
             event = op.event_id + (walk.value(op.slot) if op.slot is not None else 0)
-            queues[op.pipe()].append(_Issued(op, (), 0, event))
+            issued.append(_Issued(op, (), 0, event))
             continue
-        reads, writes = accesses(op)
+        found = accessed.get(op)
+        if found is None:
+            found = accessed[op] = accesses(op)
+        reads, writes = found
         slots = tuple((b, walk.slot(b)) for b in (*reads, *writes))
-        queues[op.pipe()].append(_Issued(op, slots, len(reads)))
+        issued.append(_Issued(op, slots, len(reads)))
+    return issued
+
+
+def _queues(trace: list[_Issued], ignore: Collection[Operation]) -> dict[str, deque[_Issued]]:
+    queues: dict[str, deque[_Issued]] = {p: deque() for p in PIPES}
+    for issued in trace:
+        if issued.op not in ignore:
+            queues[issued.op.pipe()].append(issued)
     return queues
 
 
@@ -182,7 +199,7 @@ def _name(buffer: SSAValue) -> str:
     return f"%{buffer.name_hint}" if buffer.name_hint else "a buffer"
 
 
-def _aliases(fn: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
+def kernel_aliases(fn: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
     buffers: list[SSAValue] = []
     for op in fn.walk():
         if isinstance(op, TileOp):
@@ -193,11 +210,27 @@ def _aliases(fn: func.FuncOp) -> dict[SSAValue, list[SSAValue]]:
     return {b: [o for o in buffers if may_alias(b, o)] for b in buffers}
 
 
-def check_kernel(fn: func.FuncOp, blocks: int = 1) -> None:
-    """Check every block of one kernel launch; raises :class:`SyncError`."""
-    aliases = _aliases(fn)
+def check_kernel(
+    fn: func.FuncOp,
+    blocks: int = 1,
+    max_trips: int | None = None,
+) -> None:
+    """Check every block of one kernel launch; raises :class:`SyncError`. ``max_trips``
+    shortens every loop (see :class:`KernelWalk`)."""
+    aliases = kernel_aliases(fn)
     for block in range(blocks):
-        _Checker(fn, aliases).run(_issue(fn, block, blocks))
+        check_trace(fn, trace_kernel(fn, block, blocks, max_trips), aliases)
+
+
+def check_trace(
+    fn: func.FuncOp,
+    trace: list[_Issued],
+    aliases: dict[SSAValue, list[SSAValue]],
+    ignore: Collection[Operation] = (),
+) -> None:
+    """Check one block's trace (:func:`trace_kernel`) as if the ops in ``ignore`` were
+    removed (``inject-sync`` asks whether a flag is implied by the others)."""
+    _Checker(fn, aliases).run(_queues(trace, ignore))
 
 
 def check_sync(module: ModuleOp) -> int:
