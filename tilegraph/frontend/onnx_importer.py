@@ -3,16 +3,25 @@
 ``load_onnx(path_or_model)`` returns a ``builtin.module`` with one ``func.func @main`` whose
 arguments are the model's (non-initializer) inputs and whose results are its outputs.
 
-* IR versions 3+ and opsets 6-21 of the default domain. Models below opset 18 are converted
-  with ``onnx.version_converter`` first, so the graph dialect only sees opset-18 forms
-  (reduction axes, Split/Pad/Slice/Clip parameters as inputs).
+* IR versions 3+ and default-domain opsets from 6 to the newest the installed onnx package
+  defines (:data:`MAX_OPSET`; 28 for onnx 1.23). Graph ops implement their ONNX op as of
+  opset 21 (:mod:`tilegraph.frontend.onnx_versions`):
+
+  - models below opset 18 are converted to 18 with ``onnx.version_converter`` first, so the
+    graph dialect sees opset-18 forms (reduction axes, Split/Pad/Slice/Clip parameters as
+    inputs);
+  - opset 18-21 nodes are taken as they are;
+  - a node whose op version is newer than opset 21 is mapped onto the opset-21 form by the
+    reviewed per-version steps of :mod:`~tilegraph.frontend.onnx_versions` (most of those
+    versions only widen element types); a version with no step, or a new attribute value or
+    input the graph op does not implement, is refused naming node, op and attribute.
 * Initializers become ``graph.constant`` ops, also when an old model lists them among the
   graph inputs.
 * ``dim_param`` dims become symbols of that name; dims with neither value nor name get fresh
   symbols ``s0, s1, ...``.
 * The data input of a 4-D Conv, and its output, have origin format NCHW.
-* Every problem is reported before anything is built: one :class:`OnnxImportError` lists
-  each unsupported (op type, node name), bad attribute or missing input.
+* Every problem is reported as one :class:`OnnxImportError` that names the place: unsupported
+  (op type, node name) pairs and missing inputs are all listed before anything is built.
 """
 
 from __future__ import annotations
@@ -34,13 +43,18 @@ from xdsl.rewriter import InsertPoint
 
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, GraphOp, ShapeError
+from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import FormatError
+from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
 from tilegraph.symbolic.dims import Dim, shape_symbol
 
 TARGET_OPSET = 18
-MIN_OPSET, MAX_OPSET = 6, 21
+"""Models below this opset are converted to it with ``onnx.version_converter``."""
+MIN_OPSET = 6
+MAX_OPSET = onnx.defs.onnx_opset_version()
+"""The newest opset the installed onnx package defines."""
 
 
 class OnnxImportError(ValueError):
@@ -89,15 +103,20 @@ def _read_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onn
         ) from None
 
 
+def default_opset(model: onnx.ModelProto) -> int | None:
+    """The default-domain opset the model imports (None if it imports none)."""
+    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return versions[0] if versions else None
+
+
 def _normalize_opset(
     model: onnx.ModelProto, where: str
 ) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
-    """The model at TARGET_OPSET, and the large initializers held back from the conversion
-    (they belong to the returned model's graph; the builder reads both)."""
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    if not versions:
+    """The model at TARGET_OPSET or newer, and the large initializers held back from the
+    conversion (they belong to the returned model's graph; the builder reads both)."""
+    version = default_opset(model)
+    if version is None:
         raise OnnxImportError(f"{where}: the model imports no default-domain opset")
-    version = versions[0]
     if not MIN_OPSET <= version <= MAX_OPSET:
         raise OnnxImportError(
             f"{where}: opset {version} is not supported (supported: {MIN_OPSET}-{MAX_OPSET})"
@@ -297,6 +316,7 @@ class _GraphBuilder:
         self.model = model
         self.graph = model.graph
         self.where = where
+        self.opset = default_opset(model) or TARGET_OPSET
         self.table = _ops_by_onnx_type()
         self.values: dict[str, SSAValue] = {}
         self.symbols = _SymbolSource()
@@ -352,6 +372,13 @@ class _GraphBuilder:
         builder.insert(op)
         self.values[name] = op.results[0]
 
+    def _map_version(self, form: NodeForm, label: str) -> None:
+        """The node's op version brought onto the graph form (onnx_versions), in place."""
+        try:
+            map_node(form, self.opset)
+        except UnmappedVersion as e:
+            raise OnnxImportError(f"{label}: {e}") from None
+
     def _node_label(self, node: onnx.NodeProto) -> str:
         return f"{self.where}: node '{node.name or node.output[0]}' ({node.op_type})"
 
@@ -363,9 +390,6 @@ class _GraphBuilder:
                 attrs[a.name] = _attribute_value(a)
         except ValueError as e:
             raise OnnxImportError(f"{label}: {e}") from None
-        if node.op_type == "Constant":
-            self._constant(builder, node.output[0], _constant_node_value(attrs, label))
-            return
         operands: list[SSAValue | None] = []
         for name in node.input:
             if not name:
@@ -376,6 +400,10 @@ class _GraphBuilder:
                 operands.append(self.values[name])
         while operands and operands[-1] is None:
             operands.pop()
+        if node.op_type == "Constant":
+            self._map_version(NodeForm(node.op_type, attrs, operands, None), label)
+            self._constant(builder, node.output[0], _constant_node_value(attrs, label))
+            return
         ranks = [
             v.type.rank if v is not None and isinstance(v.type, TensorType) else None
             for v in operands
@@ -384,6 +412,9 @@ class _GraphBuilder:
         if not candidates:
             raise OnnxImportError(f"{label}: no graph op implements it for input ranks {ranks}")
         cls = candidates[0]
+        self._map_version(NodeForm(node.op_type, attrs, operands, cls), label)
+        if node.op_type == "Dropout":
+            _check_inference_dropout(operands, label)
         known = set(cls.get_irdl_definition().properties)
         for name in list(attrs):
             if name in cls.ONNX_IGNORED_ATTRS:
@@ -407,6 +438,17 @@ class _GraphBuilder:
                 continue
             op.results[i].name_hint = ssa_name(name)
             self.values[name] = op.results[i]
+
+
+def _check_inference_dropout(operands: Sequence[SSAValue | None], label: str) -> None:
+    """tilegraph compiles for inference: Dropout's ``training_mode``, when given, must be a
+    constant (``graph.dropout`` refuses a constant true), not a value known only at run time."""
+    training = operands[2] if len(operands) > 2 else None
+    if training is not None and constant_value(training) is None:
+        raise OnnxImportError(
+            f"{label}: input 'training_mode' is computed at run time; tilegraph compiles for "
+            "inference only and needs it to be a constant false"
+        )
 
 
 def _attribute_args(cls: type[GraphOp], attrs: Mapping[str, Any]) -> dict[str, Any]:

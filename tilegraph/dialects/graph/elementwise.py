@@ -386,7 +386,10 @@ class CastOp(UnaryElementwiseOp):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
         assert x is not None
-        return (x.astype(parse_dtype(onnx_dtype_name(self.attr("to"))).numpy),)
+        target = parse_dtype(onnx_dtype_name(self.attr("to")))
+        if target.value == "int4":  # int8 container: wrap into [-8, 7] as ONNX/ml_dtypes do
+            return ((((x.astype(np.int64) + 8) & 0xF) - 8).astype(target.numpy),)
+        return (x.astype(target.numpy),)
 
 
 _ONNX_DTYPES = {

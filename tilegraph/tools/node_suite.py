@@ -1,0 +1,199 @@
+"""The ONNX backend *node* test suite, run through ``load_onnx`` + ``run_reference``.
+
+``onnx.backend.test.case.node.collect_testcases`` generates the suite (one single-node model,
+or a function-expanded graph, per case, with inputs and expected outputs) from the installed
+onnx package. :func:`run_case` classifies one case:
+
+* ``passed`` — imported, ran, and every output matches in shape, dtype and value
+  (``np.testing.assert_allclose`` with the case's own ``rtol``/``atol``, 1e-3 / 1e-7 unless the
+  case says otherwise — exactly what onnx's backend runner does, bfloat16 widened to two ULPs);
+* ``refused`` — ``load_onnx`` raised :class:`OnnxImportError` (a clear, located refusal);
+* ``failed`` — anything else: a wrong number, shape or dtype, or any other exception.
+
+Shared by ``tests/conformance/test_onnx_node_suite.py`` and ``benchmarks/onnx_node_suite.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal, cast
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.test.case.test_case import TestCase
+
+from tilegraph.formats import DType
+from tilegraph.frontend.onnx_importer import OnnxImportError, load_onnx
+
+Outcome = Literal["passed", "refused", "failed"]
+
+
+@cache
+def node_cases() -> tuple[TestCase, ...]:
+    """Every node test case of the installed onnx, in onnx's order (generated once: ~5 s)."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # the generators overflow casts on purpose
+        return tuple(collect_testcases(None))
+
+
+def case_model(case: TestCase) -> onnx.ModelProto:
+    """The case's model (node cases always carry one; model-zoo cases would not)."""
+    if case.model is None:
+        raise ValueError(f"{case.name}: the test case has no model")
+    return case.model
+
+
+def case_opset(case: TestCase) -> int:
+    """The default-domain opset the case's model imports (0 if none)."""
+    imports = case_model(case).opset_import
+    return next((o.version for o in imports if o.domain in ("", "ai.onnx")), 0)
+
+
+_EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
+
+
+@cache
+def _op_of_case_name() -> dict[str, str]:
+    graphs = {c.name: case_model(c).graph for c in node_cases()}
+    return {name: g.node[0].op_type for name, g in graphs.items() if g.node}
+
+
+def case_op(case: TestCase) -> str:
+    """The op type a case tests: its node's, or ``<Op> (expanded)`` for the function-expanded
+    twin of a case (whose graph is the op's function body)."""
+    base = _EXPANDED.sub("", case.name)
+    if base != case.name:
+        op = _op_of_case_name().get(base)
+        return f"{op} (expanded)" if op else "(expanded)"
+    nodes = case_model(case).graph.node
+    return nodes[0].op_type if nodes else "(empty)"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    name: str
+    op: str
+    opset: int
+    outcome: Outcome
+    message: str = ""
+    """The refusal or failure, one line."""
+
+
+def run_case(case: TestCase) -> CaseResult:
+    """Import and run one case on each of its data sets; see the module docstring."""
+
+    def result(outcome: Outcome, message: str = "") -> CaseResult:
+        return CaseResult(case.name, case_op(case), case_opset(case), outcome, message)
+
+    model = case_model(case)
+    try:
+        module = load_onnx(model, name=case.name)
+    except OnnxImportError as e:
+        return result("refused", str(e))
+    except Exception as e:  # a crash of the importer is a failure, not a refusal
+        return result("failed", f"import crashed: {type(e).__name__}: {e}")
+    from tilegraph.runtime import run_reference
+
+    initialized = {t.name for t in model.graph.initializer}
+    names = [vi.name for vi in model.graph.input if vi.name not in initialized]
+    for index, (raw_inputs, raw_expected) in enumerate(case.data_sets or ()):
+        inputs = [_in_container(v) for v in _arrays(raw_inputs)]
+        expected = _arrays(raw_expected)
+        try:
+            if not all(isinstance(v, np.ndarray) for v in inputs):
+                raise TypeError("an input is not a tensor (sequence or optional)")
+            feeds = {n: cast(np.ndarray, v) for n, v in zip(names, inputs, strict=True)}
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                outputs = run_reference(module, feeds)
+        except Exception as e:
+            return result("failed", f"data set {index}: {type(e).__name__}: {_one_line(e)}")
+        problem = compare_outputs(outputs, expected, rtol=case.rtol, atol=case.atol)
+        if problem:
+            return result("failed", f"data set {index}: {problem}")
+    return result("passed")
+
+
+def _arrays(values: Sequence[object]) -> list[object]:
+    """Data-set entries as numpy (some generators store ``TensorProto``s, e.g. Cast)."""
+    out: list[object] = []
+    for v in values:
+        if isinstance(v, onnx.TensorProto):
+            out.append(numpy_helper.to_array(v))
+        elif isinstance(v, np.generic):
+            out.append(np.asarray(v))
+        else:
+            out.append(v)
+    return out
+
+
+_CONTAINERS = {name: DType(name).numpy for name in ("bfloat16", "int4")}
+"""Logical dtypes numpy lacks (ml_dtypes' arrays in the suite) -> the container tilegraph
+holds their values in (:mod:`tilegraph.formats.dtype`); the values are exact in it."""
+
+
+def _in_container(value: object) -> object:
+    if isinstance(value, np.ndarray) and value.dtype.name in _CONTAINERS:
+        return value.astype(_CONTAINERS[value.dtype.name])
+    return value
+
+
+def compare_outputs(
+    outputs: Sequence[np.ndarray], expected: Sequence[object], *, rtol: float, atol: float
+) -> str:
+    """The first mismatch as one line ('' when all match), judged as onnx's runner does."""
+    if len(outputs) != len(expected):
+        return f"{len(outputs)} outputs, expected {len(expected)}"
+    for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
+        if not isinstance(want, np.ndarray):
+            return f"output {i}: expected a {type(want).__name__}, not a tensor"
+        got = np.asarray(got)
+        if got.shape != want.shape:
+            return f"output {i}: shape {got.shape}, expected {want.shape}"
+        if want.dtype == object:
+            if not np.array_equal(got, want):
+                return f"output {i}: values differ"
+            continue
+        logical = want.dtype.name
+        want = np.asarray(_in_container(want))
+        if got.dtype != want.dtype:
+            return f"output {i}: dtype {got.dtype}, expected {want.dtype} (holding {logical})"
+        # onnx's runner: bfloat16 results are compared with two bfloat16 ULPs
+        tolerance = max(rtol, 2**-6) if logical == "bfloat16" else rtol
+        try:
+            np.testing.assert_allclose(got, want, rtol=tolerance, atol=atol)
+        except AssertionError as e:
+            lines = [line for line in str(e).splitlines() if "Mismatched" in line]
+            return f"output {i}: values differ ({lines[0].strip() if lines else 'mismatch'})"
+    return ""
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else ""
+
+
+_LOCATION = re.compile(r"^\S+: (node '[^']*' \([^)]*\): )?")
+_NODE_NAMES = re.compile(r" \(node '[^']*'\)| \(\d+ nodes?\)$")
+_VOLATILE = re.compile(r"'[^']*'|\d+")
+
+
+def reason_group(message: str, words: int = 6) -> str:
+    """A grouping key for a refusal or failure: its first words, without the location prefix
+    (``<case>: node 'n' (Op):``) and node names, quoted names and numbers masked so that
+    like reasons group (``unsupported operators: Resize``, ``unsupported ONNX data type _``)."""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    text = _NODE_NAMES.sub("", _LOCATION.sub("", first))
+    text = _VOLATILE.sub("_", text)
+    return " ".join(text.split()[:words])
+
+
+def onnx_version() -> str:
+    return f"onnx {onnx.__version__} (opsets up to {onnx.defs.onnx_opset_version()})"
