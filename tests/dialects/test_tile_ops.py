@@ -68,6 +68,7 @@ from tilegraph.dialects.tile import (
     SetFlagOp,
     Store5hdOp,
     TransposeOp,
+    ViewOp,
     WaitFlagOp,
     WriteOp,
     scoped_memref,
@@ -1048,6 +1049,7 @@ def _build(cls) -> Any:
         "tile.pipe_barrier": lambda: PipeBarrierOp("V"),
         "tile.block_idx": BlockIdxOp,
         "tile.block_num": BlockNumOp,
+        "tile.view": lambda: ViewOp(buf((512,), "GM", i8), 64, scoped_memref([4, 16], f32, "GM")),
     }
     return builders[cls.name]()
 

@@ -65,6 +65,7 @@ from tilegraph.dialects.tile.vector_layout import (
     ReduceOp,
     TransposeOp,
 )
+from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, ViewOp
 
 TILE_OPS: tuple[type[TileOp], ...] = (
     *HOST_OPS,
@@ -75,6 +76,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *LAYOUT_VECTOR_OPS,
     *SYNC_OPS,
     *CORE_OPS,
+    *WORKSPACE_OPS,
 )
 
 Tile = Dialect("tile", list(TILE_OPS), [])
@@ -117,6 +119,7 @@ __all__ = [
     "TileOp",
     "TransposeOp",
     "VectorOp",
+    "ViewOp",
     "WaitFlagOp",
     "WriteOp",
     "memref_shape",

@@ -1,0 +1,146 @@
+"""Typed buffers carved out of one GM workspace: ``tile.view``.
+
+``plan-memory`` (:mod:`tilegraph.lowering.plan_memory`) gives every intermediate tensor of
+the host sequence a byte offset in a single workspace, an ``i8`` GM buffer, and turns its
+``tile.alloc`` into a view at that offset::
+
+    %workspace = tile.alloc : memref<8192xi8, "GM">
+    %y = tile.view %workspace[4096] : memref<8192xi8, "GM"> to memref<1x4x6x6xf32, "GM">
+
+A view is an address computation, not a copy: its numpy semantics is a view into the
+workspace array (``np.ndarray(shape, dtype, buffer=workspace, offset=...)``), so the
+executors run a planned module on the planned memory, and a wrong plan gives wrong numbers.
+Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
+numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import I64, IntegerAttr, MemRefType, i8
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.dialects.tile.base import Kernel, TileOp, memref_shape, module_preset, scope_of
+from tilegraph.dialects.tile.host import numpy_dtype
+
+
+def container_bytes(memref: Attribute) -> int:
+    """Bytes a buffer of this memref type occupies in the executors' containers."""
+    return prod(memref_shape(memref)) * numpy_dtype(memref).itemsize
+
+
+def is_workspace_type(memref: Attribute) -> bool:
+    """A 1-D static ``i8`` buffer in GM: what views are carved out of."""
+    return (
+        isinstance(memref, MemRefType)
+        and memref.element_type == i8
+        and scope_of(memref) == "GM"
+        and len(memref.get_shape()) == 1
+        and memref.get_shape()[0] >= 0
+    )
+
+
+@irdl_op_definition
+class ViewOp(TileOp):
+    """``%y = tile.view %ws[offset] : memref<Nxi8, "GM"> to memref<..., "GM">``: a typed
+    GM buffer at a byte offset of a workspace.
+
+    Verified: the workspace is a 1-D ``i8`` GM buffer, the view a static GM memref, the
+    offset a multiple of the preset's GM alignment, and the view inside the workspace.
+    Pipe S, one cycle (an address computation on the scalar unit)."""
+
+    name = "tile.view"
+    PIPE: ClassVar[str] = "S"
+
+    workspace = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+
+    def __init__(self, workspace: SSAValue, offset: int, memref: MemRefType):
+        super().__init__(
+            operands=[workspace],
+            result_types=[memref],
+            properties={"offset": IntegerAttr(offset, 64)},
+        )
+
+    @property
+    def byte_offset(self) -> int:
+        return self.offset.value.data
+
+    @property
+    def byte_size(self) -> int:
+        return container_bytes(self.result.type)
+
+    def verify_(self) -> None:
+        ws, view = self.workspace.type, self.result.type
+        if not is_workspace_type(ws):
+            raise VerifyException(
+                f"'tile.view': the workspace must be a 1-D i8 buffer in GM, got {ws}"
+            )
+        assert isinstance(view, MemRefType) and isinstance(ws, MemRefType)
+        if scope_of(view) != "GM":
+            raise VerifyException(
+                f"'tile.view': views are GM buffers, but the result is in {scope_of(view)}"
+            )
+        if any(d < 0 for d in view.get_shape()):
+            raise VerifyException("'tile.view': views have static shapes")
+        align = module_preset(self).alignment["GM"]
+        offset, size, total = self.byte_offset, self.byte_size, ws.get_shape()[0]
+        if offset < 0 or offset % align:
+            raise VerifyException(
+                f"'tile.view': offset {offset} is not a multiple of the GM alignment ({align} B)"
+            )
+        if offset + size > total:
+            raise VerifyException(
+                f"'tile.view': a {size} B view at offset {offset} ends at {offset + size}, "
+                f"past the end of the {total} B workspace"
+            )
+
+    def kernel(self) -> Kernel:
+        shape = memref_shape(self.result.type)
+        dtype = numpy_dtype(self.result.type)
+        offset = self.byte_offset
+
+        def run(workspace: np.ndarray) -> tuple[np.ndarray]:
+            return (np.ndarray(shape, dtype, buffer=workspace, offset=offset),)
+
+        return run
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation("]")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        workspace = parser.resolve_operand(unresolved, parser.parse_type())
+        parser.parse_keyword("to")
+        memref = parser.parse_type()
+        if not isinstance(memref, MemRefType):
+            parser.raise_error(f"'tile.view' yields a memref, got {memref}")
+        op = cls(workspace, offset, memref)
+        op.attributes.update(attributes)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.workspace)
+        printer.print_string(f"[{self.byte_offset}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.workspace.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.result.type)
+
+
+WORKSPACE_OPS = (ViewOp,)
