@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -58,10 +58,16 @@ from tilegraph.dialects.tile import (
     TileOp,
     WaitFlagOp,
 )
-from tilegraph.dialects.tile.sync import SYNC_OPS
+from tilegraph.dialects.tile.sync import SYNC_OPS, FlagOp
 from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.kernel_body import TILES_ATTR
-from tilegraph.lowering.sync_check import SyncError, check_trace, kernel_aliases, trace_kernel
+from tilegraph.lowering.sync_check import (
+    SyncError,
+    check_trace,
+    kernel_aliases,
+    launch_blocks,
+    trace_kernel,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -217,19 +223,37 @@ def _barriers(deps: list[_Dependence], plan: _Plan) -> list[tuple[Block, Operati
 
 
 class _Events:
-    def __init__(self, kernel: str):
-        self.kernel = kernel
+    """Distinct event ids per pipe pair, numbered from 0 (renumbered densely, and checked
+    against the hardware's 8, once implied flags are dropped: :func:`_renumber`)."""
+
+    def __init__(self) -> None:
         self.next: dict[tuple[str, str], int] = {}
 
     def take(self, pipes: tuple[str, str], count: int) -> int:
         first = self.next.get(pipes, 0)
-        if first + count > EVENTS_PER_PAIR:
-            raise InjectSyncError(
-                f"@{self.kernel}: more than {EVENTS_PER_PAIR} events needed between "
-                f"{pipes[0]} and {pipes[1]}"
-            )
         self.next[pipes] = first + count
         return first
+
+
+def _renumber(kernel: str, units: list[list[Operation]]) -> None:
+    """Give the flag pairs left events 0, 1, ... per pipe pair (a slotted pair two)."""
+    next_free: dict[tuple[str, str], int] = {}
+    for unit in units:
+        flags = [op for op in unit if isinstance(op, FlagOp)]
+        if not flags:
+            continue
+        base = min(op.event_id for op in flags)
+        width = max(op.event_id for op in flags) - base + (2 if flags[0].slot is not None else 1)
+        pair = flags[0].pair
+        first = next_free.get(pair, 0)
+        if first + width > EVENTS_PER_PAIR:
+            raise InjectSyncError(
+                f"@{kernel}: more than {EVENTS_PER_PAIR} events needed between {pair[0]} and "
+                f"{pair[1]}"
+            )
+        next_free[pair] = first + width
+        for op in flags:
+            op.event = IntegerAttr(first + op.event_id - base, i64)
 
 
 def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -> SSAValue:
@@ -283,13 +307,15 @@ def _may_be_implied(unit: list[Operation], others: list[list[Operation]]) -> boo
     return dst in reached
 
 
-def _drop_implied(fn: func.FuncOp, units: list[list[Operation]]) -> tuple[int, int]:
+def _drop_implied(fn: func.FuncOp, units: list[list[Operation]], blocks: int) -> tuple[int, int]:
     """Remove each flag pair (with its prime and drain) or barrier the remaining ones imply:
-    the pipe-queue checker still passes without it on a short walk of the kernel (every
-    loop cut to a few iterations; one block over the whole iteration space). Latest
+    the pipe-queue checker still passes without it on short walks of the kernel (every
+    loop cut to a few iterations) as the first and the last of its ``blocks`` run it — the
+    blocks' share of the split loop differs by at most one iteration, and what is implied
+    can depend on it (with one iteration per block, a producer runs further ahead). Latest
     inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
     implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
-    trace = trace_kernel(fn, max_trips=_SHORT_WALK)
+    traces = [trace_kernel(fn, block, blocks, max_trips=_SHORT_WALK) for block in {0, blocks - 1}]
     aliases = kernel_aliases(fn)
     removed: set[Operation] = set()
     dropped = [0, 0]
@@ -298,7 +324,8 @@ def _drop_implied(fn: func.FuncOp, units: list[list[Operation]]) -> tuple[int, i
             continue
         trial = removed | set(unit)
         try:
-            check_trace(fn, trace, aliases, trial)
+            for trace in traces:
+                check_trace(fn, trace, aliases, trial)
         except SyncError:
             continue
         removed = trial
@@ -309,14 +336,15 @@ def _drop_implied(fn: func.FuncOp, units: list[list[Operation]]) -> tuple[int, i
     return dropped[0], dropped[1]
 
 
-def inject_sync(fn: func.FuncOp) -> dict[str, int]:
-    """Synchronise one tiled kernel; returns counts for the statistics."""
+def inject_sync(fn: func.FuncOp, blocks: int = 1) -> dict[str, int]:
+    """Synchronise one tiled kernel launched with ``blocks`` blocks; returns counts for the
+    statistics."""
     plan = _Plan()
     deps = _dependences(fn, plan)
     cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
     same_v = [d for d in deps if d.pipes == ("V", "V")]
     barriers = _barriers(same_v, plan)
-    events = _Events(fn.sym_name.data)
+    events = _Events()
     slot_values: dict[scf.ForOp, SSAValue] = {}
     units: list[list[Operation]] = []
     for d in cross:
@@ -349,7 +377,8 @@ def inject_sync(fn: func.FuncOp) -> dict[str, int]:
         barrier = PipeBarrierOp("V")
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
-    implied = _drop_implied(fn, units)
+    implied = _drop_implied(fn, units, blocks)
+    _renumber(fn.sym_name.data, [u for u in units if u[0].parent is not None])
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
         "barriers": len(barriers) - implied[1],
@@ -371,10 +400,11 @@ class InjectSyncPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
+        blocks = launch_blocks(op)
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if TILES_ATTR not in fn.attributes or _has_sync(fn):
                 continue
-            counts = inject_sync(fn)
+            counts = inject_sync(fn, blocks.get(fn.sym_name.data, 1))
             stats.add("kernels")
             for key, value in counts.items():
                 stats.add(key, value)

@@ -233,14 +233,20 @@ def check_trace(
     _Checker(fn, aliases).run(_queues(trace, ignore))
 
 
-def check_sync(module: ModuleOp) -> int:
-    """Check every tiled kernel of ``module`` with the blocks its launches run; returns
-    how many kernels were checked."""
+def launch_blocks(module: ModuleOp) -> dict[str, int]:
+    """Kernel name -> the most blocks a launch of it runs."""
     blocks: dict[str, int] = {}
     for op in module.walk():
         if isinstance(op, LaunchOp):
             name = op.callee.string_value()
             blocks[name] = max(blocks.get(name, 1), op.block_count)
+    return blocks
+
+
+def check_sync(module: ModuleOp) -> int:
+    """Check every tiled kernel of ``module`` with the blocks its launches run; returns
+    how many kernels were checked."""
+    blocks = launch_blocks(module)
     checked = 0
     for fn in module.ops:
         if isinstance(fn, func.FuncOp) and TILES_ATTR in fn.attributes:
