@@ -267,6 +267,9 @@ def test_tiled_path_json_lists_kernels_and_host_ops(tmp_path, capsys, executor):
     assert conv["unit"] == "cube" and conv["tiles"] >= 1
     assert report["host_ops"] == []
     assert all(set(k) >= {"name", "unit", "ops", "tiles"} for k in report["kernels"])
+    memory = report["memory"]
+    assert 0 < memory["lower_bound"] <= memory["peak"] <= memory["no_reuse"]
+    assert memory["constants"] > 0 and "GM workspace:" in out
 
 
 def test_tiled_path_reports_host_ops_with_reasons(tmp_path):

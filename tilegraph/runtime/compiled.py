@@ -155,8 +155,8 @@ def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
     return load_onnx(path)
 
 
-NPU_PASSES = ("split-cores", "inject-sync")
-"""What follows tiling: blocks over the cores, then the flags between the pipes."""
+NPU_PASSES = ("split-cores", "inject-sync", "plan-memory")
+"""What follows tiling: blocks over the cores, flags between the pipes, one GM workspace."""
 
 
 def lowering_pipeline(platform: str = DEFAULT_PRESET, precision: str = "origin") -> str:

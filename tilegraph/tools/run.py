@@ -406,6 +406,7 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     """Lower the optimised module to tiled kernels in place; the report's tile section.
     A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
     from tilegraph.lowering.graph_to_kernels import LoweringError
+    from tilegraph.lowering.plan_memory import memory_report
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
     from tilegraph.tools.context import make_context
@@ -431,6 +432,17 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
         "executor": args.executor,
         "kernels": [k.as_dict() for k in kernels],
         "host_ops": host_ops,
+        "memory": _memory(memory_report(module)),
+    }
+
+
+def _memory(report: Any) -> dict[str, int]:
+    return {
+        "peak": report.peak,
+        "lower_bound": report.lower_bound,
+        "no_reuse": report.no_reuse,
+        "constants": report.constants,
+        "in_place": report.in_place,
     }
 
 
@@ -486,6 +498,12 @@ def _print_report(report: dict[str, Any]) -> None:
         for k in kernels:
             if k["unit"] == "host":
                 print(f"  host {k['name']}: {k.get('reason', '')}")
+        memory = report["memory"]
+        print(
+            f"GM workspace: {memory['peak'] / 1e6:.2f} MB planned (lower bound "
+            f"{memory['lower_bound'] / 1e6:.2f} MB, no reuse {memory['no_reuse'] / 1e6:.2f} MB, "
+            f"{memory['in_place']} in place); weights {memory['constants'] / 1e6:.2f} MB"
+        )
     print("outputs:")
     for name, info in report["outputs"].items():
         print(f"  {name}: {info['dtype']} {info['shape']}")
