@@ -43,6 +43,8 @@ class HardwareModel:
     """add/sub/mul/max/min throughput of one vector core."""
     vector_transcendental_elems_per_cycle: int = 32
     vector_startup_cycles: int = 8
+    vector_cast_elems_per_cycle: int = 64
+    """Conversions (vcast), e.g. f32 -> f16."""
     dma_bytes_per_cycle: MappingProxyType[str, float] = field(
         default_factory=lambda: MappingProxyType({})
     )

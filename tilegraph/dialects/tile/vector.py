@@ -382,6 +382,10 @@ class CastOp(SourceToDestOp):
     rounding = opt_prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
 
+    def cost(self, hw: HardwareModel) -> int:
+        elements = prod(memref_shape(self.destination()))
+        return hw.vector_startup_cycles + ceil(elements / hw.vector_cast_elems_per_cycle)
+
     def verify_(self) -> None:
         super().verify_()
         if self.rounding is not None and self.rounding.data not in ROUNDINGS:

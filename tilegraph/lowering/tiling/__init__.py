@@ -47,6 +47,7 @@ from tilegraph.lowering.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.tiling.lrn import emit_lrn_kernel
+from tilegraph.lowering.tiling.matmul import matmul_base_block, parse_base_block
 from tilegraph.lowering.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.tiling.reshape import (
@@ -56,7 +57,7 @@ from tilegraph.lowering.tiling.reshape import (
 )
 from tilegraph.lowering.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
-from tilegraph.passes.statistics import start_pass
+from tilegraph.passes.statistics import PassStatistics, start_pass
 
 
 def _is_cube(body: KernelBody) -> bool:
@@ -138,9 +139,13 @@ class TileKernelsPass(ModulePass):
     precision: str = "origin"
     """Cube inputs: "origin" (the model's type), "fp16" or "bf16" (rounded on the way in,
     fp32 accumulation)."""
+    base_block: str = ""
+    """Matmul base block "baseM,baseN,baseK" in elements (e.g. "128,256,64"); empty: chosen
+    from the preset (see :mod:`.matmul`)."""
 
     def __post_init__(self) -> None:
         hardware_preset(self.platform)
+        parse_base_block(self.base_block)
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"tile-kernels: precision must be one of {', '.join(PRECISIONS)}, "
@@ -151,6 +156,10 @@ class TileKernelsPass(ModulePass):
         stats = start_pass(self.name)
         hw = hardware_preset(self.platform)
         op.attributes["tile.platform"] = StringAttr(hw.name)
+        with matmul_base_block(parse_base_block(self.base_block)):
+            self._tile_all(op, hw, stats)
+
+    def _tile_all(self, op: ModuleOp, hw: HardwareModel, stats: PassStatistics) -> None:
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             unit = kernel_unit(fn)
             if unit is None or TILES_ATTR in fn.attributes:

@@ -1,8 +1,17 @@
-"""The matmul / gemm strategy of cube kernels (see :mod:`.cube` for the tiling scheme)."""
+"""The matmul / gemm strategy of cube kernels (see :mod:`.cube` for the tiling scheme).
+
+The base block (baseM, baseN, baseK) — the operands of one ``mmad`` — is chosen from the
+preset (Ascend C's convention scaled to L0 halves, see :func:`plan_matmul`) unless
+``tile-kernels{base-block="128,256,64"}`` asks for one (:func:`matmul_base_block`, in
+elements, multiples of 16): each side is clipped to the matrix, and a block whose L0A /
+L0B / L0C buffers do not fit the scopes leaves the kernel on the host with that reason.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from math import prod
 
@@ -21,6 +30,7 @@ from tilegraph.dialects.tile import (
     memref_shape,
 )
 from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.cube import (
@@ -85,6 +95,52 @@ def _frac(n: int) -> int:
     return -(-n // FRACTAL)
 
 
+BaseBlock = tuple[int, int, int]
+_BASE_BLOCK: ContextVar[BaseBlock | None] = ContextVar("matmul_base_block", default=None)
+
+
+def parse_base_block(text: str) -> BaseBlock | None:
+    """``"128,256,64"`` -> (128, 256, 64); ``""`` -> None (the preset's choice).
+    ValueError unless three positive multiples of 16."""
+    if not text.strip():
+        return None
+    parts = text.replace("x", ",").split(",")
+    try:
+        block = tuple(int(p) for p in parts)
+    except ValueError:
+        block = ()
+    if len(block) != 3 or any(d <= 0 or d % FRACTAL for d in block):
+        raise ValueError(
+            f"base-block must be three positive multiples of {FRACTAL} "
+            f"(baseM,baseN,baseK), got {text!r}"
+        )
+    return block[0], block[1], block[2]
+
+
+@contextmanager
+def matmul_base_block(block: BaseBlock | None) -> Iterator[None]:
+    """Matmul kernels planned inside the ``with`` use this base block (None: the preset's)."""
+    token = _BASE_BLOCK.set(block)
+    try:
+        yield
+    finally:
+        _BASE_BLOCK.reset(token)
+
+
+def _requested_block(
+    m: int, n: int, k: int, frac: int, hw: HardwareModel
+) -> tuple[int, int, int] | str:
+    """(m1, n1, k1) fractals of the requested base block, clipped to the matrix."""
+    block = _BASE_BLOCK.get()
+    assert block is not None
+    m1, n1, k1 = (min(_frac(d), b // FRACTAL) for d, b in zip((m, n, k), block, strict=True))
+    need = {"L0A": m1 * k1 * frac, "L0B": k1 * n1 * frac, "L0C": m1 * n1 * FRACTAL**2 * 4}
+    over = [f"{s} {b} B > {hw.capacity(s)} B" for s, b in need.items() if b > hw.capacity(s)]
+    if over:
+        return f"the matmul base block {block} does not fit ({', '.join(over)})"
+    return m1, n1, k1
+
+
 def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) -> MatmulPlan | str:
     op = kernel.anchor
     for pre in kernel.prologue:
@@ -123,15 +179,21 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
     if str(element) not in ("f32", "f16", "bf16"):
         return f"a {element} matmul"
     frac = FRACTAL * FRACTAL * element_bytes(element)
-    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
-    m1 = min(_frac(m), 8)
-    n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
-    k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-    while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
-        m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
+    if _BASE_BLOCK.get() is not None:
+        requested = _requested_block(m, n, k, frac, hw)
+        if isinstance(requested, str):
+            return requested
+        m1, n1, k1 = requested
+    else:
+        l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+        m1 = min(_frac(m), 8)
+        n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
         k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-    if k1 < 1:
-        return "no matmul base block fits L0"
+        while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
+            m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
+            k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+        if k1 < 1:
+            return "no matmul base block fits L0"
     bias = c = None
     if c_value is not None:
         c_shape = [int(d) for d in tensor_of(c_value).origin_shape]

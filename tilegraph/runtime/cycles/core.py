@@ -1,0 +1,143 @@
+"""One core running one block of a kernel: a clock per pipe, no data.
+
+Every pipe (MTE1, MTE2, MTE3, M, V, FIX, S) executes its instructions in program order, one
+at a time, concurrently with the other pipes; an instruction issued to a pipe starts at
+
+    max(the pipe is free,
+        [data mode]  the producers of the buffer slots it reads are done, and for the slot
+                     it writes, the earlier readers and writers of it are done,
+        [flags mode] the flag it waits for is raised (``wait_flag``),
+        [GM ops]     the core's GM port can take its bytes)
+
+and holds the pipe for ``op.cost(hw)`` cycles. The *data* mode orders the pipes by the
+dependences through buffers (the synchronisation a perfect ``inject-sync`` would give);
+the *flags* mode orders them only by the kernel's ``set_flag`` / ``wait_flag`` (a flag is
+raised when its ``set_flag`` completes on the source pipe, i.e. after everything issued to
+that pipe before it; ``wait_flag`` stalls the destination pipe until then and consumes the
+flag) and ``pipe_barrier`` (which waits for its pipe to drain — every pipe here is
+in-order and one instruction at a time, so it costs its own cycle only). A missing flag in
+the flags mode gives an optimistic time; comparing the two modes shows it. Issue queues
+are unbounded (the scalar unit never stalls on a full queue).
+
+**GM port.** The bytes a core moves between GM and its buffers (MTE2 loads, MTE3 stores,
+FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
+(:mod:`.memory`): a transfer of ``b`` bytes occupies the port for ``b / rate`` cycles
+after the port's previous transfer, and the op ends at the later of its own cost and the
+end of its port time. So one DMA runs at min(path rate, GM share), and concurrent MTE2 and
+MTE3 transfers split the share instead of each getting all of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tilegraph.dialects.tile.sync import PIPES
+from tilegraph.runtime.cycles.program import (
+    NORMAL,
+    SET,
+    WAIT,
+    CycleModelError,
+    KernelProgram,
+)
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One op instance on a pipe, for traces: record index, start and end cycle."""
+
+    record: int
+    start: float
+    end: float
+
+
+@dataclass
+class CoreRun:
+    """What one block did on its core."""
+
+    cycles: float
+    """When its last pipe finished."""
+    busy: list[float]
+    """Cycles each pipe (indexed as PIPES) was executing."""
+    counts: list[int]
+    """Instances issued of each record of the program."""
+    slices: list[Slice] = field(default_factory=list)
+    """Every instance, when traced."""
+    flows: list[tuple[int, int]] = field(default_factory=list)
+    """(set slice, wait slice) index pairs: which ``set_flag`` each ``wait_flag`` took."""
+
+
+def run_core(
+    program: KernelProgram,
+    block: int,
+    blocks: int,
+    gm_bytes_per_cycle: float,
+    use_flags: bool,
+    trace: bool = False,
+) -> CoreRun:
+    """Simulate block ``block`` of ``blocks`` of ``program`` on one core."""
+    records = program.records
+    n_pipes = len(PIPES)
+    pipe_free = [0.0] * n_pipes
+    busy = [0.0] * n_pipes
+    counts = [0] * len(records)
+    written = [0.0] * program.keys  # when the last write of each key completes
+    read = [0.0] * program.keys  # when the last read of each key completes
+    raised: dict[int, list[tuple[float, int]]] = {}
+    port = [0.0]
+    inverse_rate = 0.0 if gm_bytes_per_cycle == float("inf") else 1.0 / gm_bytes_per_cycle
+    slices: list[Slice] = []
+    flows: list[tuple[int, int]] = []
+
+    def issue(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> None:
+        r = records[i]
+        p = r.pipe
+        t = pipe_free[p]
+        kind = r.kind
+        if kind == WAIT:
+            pending = raised.get(r.flag + offset)
+            if not pending:
+                raise CycleModelError(
+                    f"@{program.name}: '{r.op.name}' {r.op.pair} event {r.op.event_id + offset} "  # type: ignore[attr-defined]
+                    "waits for a flag no earlier set_flag raised (the kernel would deadlock)"
+                )
+            when, setter = pending.pop(0)
+            if when > t:
+                t = when
+            if trace:
+                flows.append((setter, len(slices)))
+        elif kind == NORMAL and not use_flags:
+            for k in reads:
+                if written[k] > t:
+                    t = written[k]
+            for k in writes:
+                if written[k] > t:
+                    t = written[k]
+                if read[k] > t:
+                    t = read[k]
+            for k in r.alias_keys:
+                if written[k] > t:
+                    t = written[k]
+                if writes and read[k] > t:
+                    t = read[k]
+        end = t + r.cost
+        if r.gm_bytes:
+            start = port[0] if port[0] > t else t
+            port[0] = start + r.gm_bytes * inverse_rate
+            if port[0] > end:
+                end = port[0]
+        pipe_free[p] = end
+        busy[p] += end - t
+        counts[i] += 1
+        if kind == NORMAL:
+            for k in reads:
+                if read[k] < end:
+                    read[k] = end
+            for k in writes:
+                written[k] = end
+        elif kind == SET:
+            raised.setdefault(r.flag + offset, []).append((end, len(slices)))
+        if trace:
+            slices.append(Slice(i, t, end))
+
+    (program.flags if use_flags else program.data)(block, blocks, issue)
+    return CoreRun(max(pipe_free), busy, counts, slices, flows)

@@ -1,0 +1,410 @@
+"""A tiled kernel compiled into Python that issues its op instances to a core model.
+
+The cycle model needs, per block of a launch, every tile-op instance the kernel issues, in
+program order, with the buffer slots it touches — but no data. Walking the xDSL IR for each
+of the hundreds of thousands of instances of a large matmul is too slow, so
+:func:`compile_kernel` turns the kernel's control flow into Python source once: ``scf.for``
+becomes ``for``, index arithmetic becomes Python expressions, ``tile.block_idx`` /
+``tile.block_num`` become the function's arguments, and every tile op becomes a call
+``issue(i, read_keys, write_keys, event_offset)`` where ``i`` indexes a static
+:class:`OpRecord` (pipe, cost, bytes...). A buffer key is one slot of one buffer: a
+buffer marked ``multi_buffer = n`` has ``n`` keys, picked by the iteration count of its slot
+loop (:mod:`tilegraph.lowering.buffers`).
+
+Two functions are generated per kernel: ``data`` (no sync ops; the keys carry the data
+dependences) and ``flags`` (every op, sync ops included, with no keys: the flags order the
+pipes). :meth:`KernelProgram.shape` evaluates, without running the loops, each loop's trip
+count for one block; blocks with the same trip counts issue the same instruction sequence,
+so the model simulates one of them (see :mod:`.simulate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.ir import Block, Operation, SSAValue
+
+from tilegraph.dialects.tile import (
+    AllocOp,
+    BlockIdxOp,
+    BlockNumOp,
+    MmadOp,
+    PipeBarrierOp,
+    SetFlagOp,
+    TileOp,
+    ViewOp,
+    scope_of,
+)
+from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
+from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
+
+NORMAL, SET, WAIT, BARRIER = range(4)
+"""Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier``."""
+
+DMA_PIPES = frozenset({"MTE1", "MTE2", "MTE3", "FIX"})
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+
+Issue = Callable[[int, tuple[int, ...], tuple[int, ...], int], None]
+"""``issue(op_index, read_keys, write_keys, event_offset)``."""
+
+
+class CycleModelError(ValueError):
+    """The cycle model cannot run a kernel (the message names the kernel and the op)."""
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """The static facts of one tile op of a kernel (every instance shares them)."""
+
+    op: TileOp
+    kind: int
+    pipe: int
+    """Index into :data:`~tilegraph.dialects.tile.sync.PIPES`."""
+    cost: int
+    """Cycles on its pipe (``op.cost(hw)``)."""
+    path: str
+    """"GM->L1", "L0C->GM", ... for data movement on MTE1/MTE2/MTE3/FIX, else ""."""
+    moved_bytes: int
+    gm_bytes: int
+    """Bytes it moves between GM and the core (through the core's share of GM bandwidth)."""
+    gm_read: bool
+    """Moves GM -> core (else core -> GM), when ``gm_bytes``."""
+    mac_cycles: int
+    """Cycles of cube work (an ``mmad``'s cost less its head), else 0."""
+    flag: int = -1
+    """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id), before the slot
+    offset."""
+    alias_keys: tuple[int, ...] = ()
+    """Keys (every slot) of other buffers planned at overlapping addresses: accesses that
+    this op must also be ordered with in the data-dependence mode."""
+
+    @property
+    def name(self) -> str:
+        return self.op.name.removeprefix("tile.")
+
+
+def _path(op: TileOp) -> str:
+    if op.pipe() not in DMA_PIPES:
+        return ""
+    written = op.written()
+    sources = [v for v in op.operands if isinstance(v.type, MemRefType) and v is not written]
+    if written is None or not sources:
+        return ""
+    return f"{scope_of(sources[0])}->{scope_of(written)}"
+
+
+def _flag_key(op: FlagOp) -> int:
+    src, dst = op.pair
+    return (PIPE_INDEX[src] * len(PIPES) + PIPE_INDEX[dst]) * EVENTS_PER_PAIR + op.event_id
+
+
+def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRecord:
+    pipe, cost = PIPE_INDEX[op.pipe()], op.cost(hw)
+    if isinstance(op, FlagOp):
+        kind = SET if isinstance(op, SetFlagOp) else WAIT
+        return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=_flag_key(op))
+    path = _path(op)
+    moved = op.moved_bytes() if path else 0
+    return OpRecord(
+        op,
+        BARRIER if isinstance(op, PipeBarrierOp) else NORMAL,
+        pipe,
+        cost,
+        path,
+        moved,
+        gm_bytes=moved if "GM" in path else 0,
+        gm_read=path.startswith("GM"),
+        mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
+        alias_keys=alias_keys,
+    )
+
+
+def _divsi(a: int, b: int) -> int:
+    return int(a / b)
+
+
+def _remsi(a: int, b: int) -> int:
+    return a - b * int(a / b)
+
+
+_HELPERS: dict[str, Any] = {"_divsi": _divsi, "_remsi": _remsi}
+_BINARY_SOURCE: dict[type, str] = {
+    arith.AddiOp: "({a} + {b})",
+    arith.SubiOp: "({a} - {b})",
+    arith.MuliOp: "({a} * {b})",
+    arith.FloorDivSIOp: "({a} // {b})",
+    arith.DivSIOp: "_divsi({a}, {b})",
+    arith.RemSIOp: "_remsi({a}, {b})",
+    arith.MinSIOp: "min({a}, {b})",
+    arith.MaxSIOp: "max({a}, {b})",
+}
+"""Index arithmetic as Python expressions (signed division truncates toward zero)."""
+_BINARY: dict[type, Callable[[int, int], int]] = {
+    kind: eval(f"lambda a, b: {text.format(a='a', b='b')}", dict(_HELPERS))  # noqa: S307
+    for kind, text in _BINARY_SOURCE.items()
+}
+"""The same expressions as functions (for :meth:`KernelProgram.shape`)."""
+_CMPI = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _cmpi_symbol(op: arith.CmpiOp) -> str:
+    predicate = op.predicate.value.data
+    # Unsigned predicates (6-9) compare like the signed ones on indices.
+    return _CMPI[predicate if predicate < 6 else predicate - 4]
+
+
+def _iteration_slot(value: SSAValue) -> bool:
+    """Whether ``value`` is ``((iv - lb) / step) mod n`` of a loop: the iteration's slot as
+    ``inject-sync`` computes it — the same in every block that runs as many iterations."""
+    rem = value.owner
+    if not isinstance(rem, arith.RemSIOp):
+        return False
+    div = rem.lhs.owner
+    if not isinstance(div, arith.DivSIOp):
+        return False
+    sub = div.lhs.owner
+    if not isinstance(sub, arith.SubiOp):
+        return False
+    body = sub.lhs.owner
+    if not isinstance(body, Block):
+        return False
+    loop = body.parent_op()
+    return isinstance(loop, scf.ForOp) and sub.rhs is loop.lb and div.rhs is loop.step
+
+
+@dataclass
+class KernelProgram:
+    """A kernel compiled for the cycle model; see the module docstring."""
+
+    fn: func.FuncOp
+    records: list[OpRecord]
+    keys: int
+    """How many buffer keys (slots of buffers) the kernel has."""
+    data: Callable[[int, int, Issue], None]
+    flags: Callable[[int, int, Issue], None]
+    has_sync: bool
+    """The kernel holds ``set_flag`` / ``wait_flag`` ops."""
+    uniform_blocks: bool
+    """Blocks with equal loop trip counts issue identical sequences (see :meth:`shape`)."""
+    source: str
+    gm_buffers: dict[SSAValue, tuple[bool, bool]] = field(default_factory=dict)
+    """GM buffers the kernel touches: (read, written)."""
+
+    @property
+    def name(self) -> str:
+        return self.fn.sym_name.data
+
+    def shape(self, block: int, blocks: int) -> tuple[tuple[int, ...] | None, list[int] | None]:
+        """(trip count of every loop, instances of every record) for one block, evaluated
+        from the index arithmetic without running the loops; (None, None) when a loop's
+        bounds depend on a loop's induction variable."""
+        values: dict[SSAValue, int | None] = {}
+        trips: list[int] = []
+        counts = [0] * len(self.records)
+        index = {id(r.op): i for i, r in enumerate(self.records)}
+
+        def visit(ops: Block, times: int) -> bool:
+            for op in ops.ops:
+                if isinstance(op, BlockIdxOp):
+                    values[op.result] = block
+                elif isinstance(op, BlockNumOp):
+                    values[op.result] = blocks
+                elif isinstance(op, TileOp):
+                    found = index.get(id(op))
+                    if found is not None:
+                        counts[found] += times
+                elif isinstance(op, arith.ConstantOp):
+                    attr = op.value
+                    values[op.result] = attr.value.data if isinstance(attr, IntegerAttr) else None
+                elif type(op) in _BINARY:
+                    a, b = (values.get(v) for v in op.operands)
+                    result = None if a is None or b is None else _BINARY[type(op)](a, b)
+                    values[op.results[0]] = result
+                elif isinstance(op, scf.ForOp):
+                    lb, ub, step = (values.get(v) for v in (op.lb, op.ub, op.step))
+                    if lb is None or ub is None or step is None:
+                        return False
+                    n = len(range(lb, ub, step))
+                    trips.append(n)
+                    if not visit(op.body.block, times * n):
+                        return False
+                else:  # compares, selects: their values do not bound loops here
+                    for r in op.results:
+                        values[r] = None
+            return True
+
+        if not visit(self.fn.body.block, 1):
+            return None, None
+        return tuple(trips), counts
+
+
+class _Codegen:
+    """Writes the two issuing functions of one kernel."""
+
+    def __init__(self, fn: func.FuncOp, hw: HardwareModel):
+        self.fn = fn
+        self.hw = hw
+        self.names: dict[SSAValue, str] = {}
+        self.records: list[OpRecord] = []
+        self.record_of: dict[Operation, int] = {}
+        self.key_base: dict[SSAValue, int] = {}
+        self.slot_loops: dict[SSAValue, tuple[scf.ForOp | None, int]] = {}
+        self.counters: dict[scf.ForOp, str] = {}
+        self.keys = 0
+        self.uniform = True
+        self.gm_buffers: dict[SSAValue, tuple[bool, bool]] = {}
+
+    def fail(self, op: Operation, why: str) -> CycleModelError:
+        return CycleModelError(f"@{self.fn.sym_name.data}: cannot model '{op.name}': {why}")
+
+    def name(self, value: SSAValue) -> str:
+        found = self.names.get(value)
+        if found is None:
+            found = self.names[value] = f"v{len(self.names)}"
+        return found
+
+    # ---- static facts ------------------------------------------------------------------
+    def prepare(self) -> None:
+        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp)
+        issued = [
+            op
+            for op in self.fn.walk()
+            if isinstance(op, TileOp) and not isinstance(op, declarations)
+        ]
+        buffers: list[SSAValue] = []
+        for op in issued:
+            reads, writes = accesses(op)
+            for b in (*reads, *writes):
+                if b not in self.key_base:
+                    slots = buffer_slots(b)
+                    self.key_base[b] = self.keys
+                    self.slot_loops[b] = (slot_loop(b) if slots > 1 else None, slots)
+                    self.keys += slots
+                    buffers.append(b)
+                if scope_of(b) == "GM":
+                    read, written = self.gm_buffers.get(b, (False, False))
+                    self.gm_buffers[b] = (read or b in reads, written or b in writes)
+        aliases = {
+            b: tuple(
+                self.key_base[o] + s
+                for o in buffers
+                if o is not b and may_alias(b, o)
+                for s in range(self.slot_loops[o][1])
+            )
+            for b in buffers
+        }
+        for op in issued:
+            reads, writes = accesses(op)
+            alias_keys = tuple(k for b in (*reads, *writes) for k in aliases[b])
+            self.record_of[op] = len(self.records)
+            self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys))))
+            if isinstance(op, FlagOp) and op.slot is not None and not _iteration_slot(op.slot):
+                self.uniform = False
+
+    # ---- code --------------------------------------------------------------------------
+    def key(self, buffer: SSAValue) -> str:
+        base = self.key_base[buffer]
+        loop, slots = self.slot_loops[buffer]
+        if loop is None:
+            return str(base)
+        return f"{base} + {self.counters[loop]} % {slots}"
+
+    def keys_tuple(self, buffers: tuple[SSAValue, ...]) -> str:
+        inner = ", ".join(self.key(b) for b in buffers)
+        return f"({inner},)" if buffers else "()"
+
+    def block(self, block: Block, indent: str, with_sync: bool, lines: list[str]) -> None:
+        for op in block.ops:
+            if isinstance(op, BlockIdxOp):
+                lines.append(f"{indent}{self.name(op.result)} = block")
+            elif isinstance(op, BlockNumOp):
+                lines.append(f"{indent}{self.name(op.result)} = blocks")
+            elif isinstance(op, TileOp):
+                self.tile_op(op, indent, with_sync, lines)
+            elif isinstance(op, arith.ConstantOp):
+                attr = op.value
+                value = attr.value.data if isinstance(attr, IntegerAttr) else None
+                lines.append(f"{indent}{self.name(op.result)} = {value!r}")
+            elif type(op) in _BINARY_SOURCE:
+                a, b = (self.name(v) for v in op.operands)
+                expr = _BINARY_SOURCE[type(op)].format(a=a, b=b)
+                lines.append(f"{indent}{self.name(op.results[0])} = {expr}")
+            elif isinstance(op, arith.CmpiOp):
+                a, b = (self.name(v) for v in op.operands)
+                lines.append(f"{indent}{self.name(op.result)} = {a} {_cmpi_symbol(op)} {b}")
+            elif isinstance(op, arith.SelectOp):
+                c, a, b = (self.name(v) for v in op.operands)
+                lines.append(f"{indent}{self.name(op.result)} = {a} if {c} else {b}")
+            elif isinstance(op, scf.ForOp):
+                self.loop(op, indent, with_sync, lines)
+            elif isinstance(op, scf.YieldOp | func.ReturnOp):
+                if isinstance(op, scf.YieldOp) and op.operands:
+                    raise self.fail(op, "loop-carried values are not supported")
+            else:
+                raise self.fail(op, "not a tile op, loop or index arithmetic")
+
+    def loop(self, op: scf.ForOp, indent: str, with_sync: bool, lines: list[str]) -> None:
+        if op.iter_args:
+            raise self.fail(op, "loop-carried values are not supported")
+        lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
+        iv = self.name(op.body.block.args[0])
+        counter = self.counters.setdefault(op, f"it{len(self.counters)}")
+        lines.append(f"{indent}for {counter}, {iv} in enumerate(range({lb}, {ub}, {step})):")
+        before = len(lines)
+        self.block(op.body.block, indent + "    ", with_sync, lines)
+        if len(lines) == before:
+            lines.append(f"{indent}    pass")
+
+    def tile_op(self, op: TileOp, indent: str, with_sync: bool, lines: list[str]) -> None:
+        index = self.record_of.get(op)
+        if index is None:  # a declaration (alloc, view): no instruction
+            for r in op.results:
+                lines.append(f"{indent}{self.name(r)} = None")
+            return
+        record = self.records[index]
+        if record.kind in (SET, WAIT, BARRIER):
+            if not with_sync:
+                return
+            slot = op.slot if isinstance(op, FlagOp) else None
+            offset = self.name(slot) if slot is not None else "0"
+            lines.append(f"{indent}issue({index}, (), (), {offset})")
+            return
+        if with_sync:
+            lines.append(f"{indent}issue({index}, (), (), 0)")
+            return
+        reads, writes = accesses(op)
+        lines.append(
+            f"{indent}issue({index}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)"
+        )
+
+    def function(self, name: str, with_sync: bool) -> str:
+        lines = [f"def {name}(block, blocks, issue):"]
+        self.block(self.fn.body.block, "    ", with_sync, lines)
+        lines.append("    return None")
+        return "\n".join(lines)
+
+
+def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
+    """Compile one tiled kernel for the cycle model on ``hw`` (see the module docstring)."""
+    gen = _Codegen(fn, hw)
+    gen.prepare()
+    source = gen.function("issue_data", False) + "\n\n\n" + gen.function("issue_flags", True)
+    namespace: dict[str, Any] = dict(_HELPERS)
+    exec(compile(source, f"<cycles:{fn.sym_name.data}>", "exec"), namespace)  # noqa: S102
+    has_sync = any(r.kind in (SET, WAIT) for r in gen.records)
+    return KernelProgram(
+        fn,
+        gen.records,
+        gen.keys,
+        namespace["issue_data"],
+        namespace["issue_flags"],
+        has_sync,
+        gen.uniform,
+        source,
+        gen.gm_buffers,
+    )

@@ -1,0 +1,210 @@
+"""What the cycle model reports: per kernel and for the whole model, as data and as text.
+
+Definitions (also in docs/cycle-model.md):
+
+* **cycles / µs** of a kernel: one launch, from the first instruction to the last pipe of
+  the slowest core (block); the launch overhead is counted apart (``launch_us``).
+* **bound**: the pipe with the most busy cycles on the slowest core, when it is busy for at
+  least ``DOMINANT`` (half) of the kernel's cycles; otherwise ``"latency"``: no pipe is the
+  bottleneck, the dependences between pipes serialise them. Host kernels: ``"host"``.
+* **cube utilisation**: cube work (each ``mmad``'s ⌈M/16⌉·⌈K/K0⌉·⌈N/16⌉ cycles, its head
+  excluded) summed over the launch's blocks, divided by blocks × kernel cycles — the share
+  of the launched cube cores' time spent multiplying (padding to fractals counts as work).
+* **memory-bound / cube-bound / vector-bound / latency** time of the summary: kernel time
+  grouped by bound (MTE1, MTE2, MTE3 and FIX are memory; M is cube; V is vector).
+* **TransData** time: kernels whose ``tile.ops`` are ``layout.trans_data`` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DOMINANT = 0.5
+MEMORY_PIPES = ("MTE1", "MTE2", "MTE3", "FIX")
+BOUND_CLASSES: tuple[str, ...] = ("cube", "memory", "vector", "latency", "host")
+
+
+def bound_class(bound: str) -> str:
+    """ "cube", "memory", "vector", "latency" or "host" for a kernel's bound."""
+    if bound == "M":
+        return "cube"
+    if bound in MEMORY_PIPES:
+        return "memory"
+    if bound == "V":
+        return "vector"
+    return bound if bound in BOUND_CLASSES else "latency"
+
+
+@dataclass(frozen=True)
+class KernelCycles:
+    """One kernel of a model: the time of one launch and what it was spent on."""
+
+    name: str
+    unit: str
+    """"cube", "vector" or "host"."""
+    ops: tuple[str, ...]
+    blocks: int
+    launches: int
+    cycles: int
+    """One launch, excluding the launch overhead (host kernels: their time in cycles)."""
+    us: float
+    launch_us: float
+    """Overhead per launch (device kernels: the preset's; host kernels: 0, dispatch is in
+    ``us``)."""
+    bound: str
+    cube_utilisation: float
+    mode: str
+    """"data" (dependences order the pipes), "flags" (the kernel's flags do) or "host"."""
+    bytes_per_path: dict[str, int] = field(default_factory=dict)
+    """Bytes of one launch per path ("GM->L1", "L1->L0A", "L0C->GM", ...), all blocks."""
+    busy_cycles: dict[str, int] = field(default_factory=dict)
+    """Busy cycles of each pipe on the slowest core."""
+    mean_busy_cycles: dict[str, int] = field(default_factory=dict)
+    """Busy cycles of each pipe, averaged over the blocks."""
+    gm_bytes_per_cycle: float = 0.0
+    """GM rate of one core (its share of the chip's; ``inf``: path rates only)."""
+    hbm_fraction: float = 1.0
+    host_reason: str | None = None
+
+    @property
+    def total_us(self) -> float:
+        """All launches, overheads included."""
+        return self.launches * (self.us + self.launch_us)
+
+    @property
+    def is_transdata(self) -> bool:
+        return bool(self.ops) and all(op == "layout.trans_data" for op in self.ops)
+
+    @property
+    def bound_class(self) -> str:
+        return bound_class(self.bound)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        entry: dict[str, Any] = {
+            "name": self.name,
+            "unit": self.unit,
+            "ops": list(self.ops),
+            "blocks": self.blocks,
+            "launches": self.launches,
+            "cycles": self.cycles,
+            "us": round(self.us, 3),
+            "launch_us": self.launch_us,
+            "bound": self.bound,
+            "cube_utilisation": round(self.cube_utilisation, 4),
+            "mode": self.mode,
+            "bytes_per_path": dict(self.bytes_per_path),
+            "busy_cycles": dict(self.busy_cycles),
+            "mean_busy_cycles": dict(self.mean_busy_cycles),
+            "gm_bytes_per_cycle": (
+                None if self.gm_bytes_per_cycle == float("inf") else self.gm_bytes_per_cycle
+            ),
+            "hbm_fraction": round(self.hbm_fraction, 4),
+        }
+        if self.host_reason:
+            entry["host_reason"] = self.host_reason
+        return entry
+
+
+@dataclass(frozen=True)
+class ModelCycles:
+    """Every kernel of a model on one preset, and the totals."""
+
+    platform: str
+    clock_ghz: float
+    kernels: list[KernelCycles]
+    """In order of first launch."""
+    host_model: str
+    launch_order: list[str] = field(default_factory=list)
+    """Kernel names, one per launch, in program order."""
+
+    @property
+    def kernel_us(self) -> float:
+        """Device kernels' execution, without launch overheads."""
+        return sum(k.launches * k.us for k in self.kernels if k.unit != "host")
+
+    @property
+    def launch_overhead_us(self) -> float:
+        return sum(k.launches * k.launch_us for k in self.kernels)
+
+    @property
+    def host_us(self) -> float:
+        return sum(k.total_us for k in self.kernels if k.unit == "host")
+
+    @property
+    def total_us(self) -> float:
+        """Model time: kernels + launch overheads + host ops."""
+        return self.kernel_us + self.launch_overhead_us + self.host_us
+
+    @property
+    def transdata_us(self) -> float:
+        return sum(k.launches * k.us for k in self.kernels if k.is_transdata)
+
+    @property
+    def launches(self) -> int:
+        return sum(k.launches for k in self.kernels)
+
+    def per_unit_us(self) -> dict[str, float]:
+        """Execution time (no overheads) per unit."""
+        found: dict[str, float] = {}
+        for k in self.kernels:
+            found[k.unit] = found.get(k.unit, 0.0) + k.launches * k.us
+        return found
+
+    def per_bound_us(self) -> dict[str, float]:
+        """Execution time (no overheads) per bound class (cube, memory, vector, latency,
+        host)."""
+        found: dict[str, float] = dict.fromkeys(BOUND_CLASSES, 0.0)
+        for k in self.kernels:
+            found[k.bound_class] += k.launches * k.us
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``{"total": µs, "per_kernel": [...], ...}``."""
+        return {
+            "platform": self.platform,
+            "total": round(self.total_us, 3),
+            "unit": "us",
+            "kernel_us": round(self.kernel_us, 3),
+            "launch_overhead_us": round(self.launch_overhead_us, 3),
+            "host_us": round(self.host_us, 3),
+            "transdata_us": round(self.transdata_us, 3),
+            "launches": self.launches,
+            "per_unit_us": {u: round(t, 3) for u, t in self.per_unit_us().items()},
+            "per_bound_us": {b: round(t, 3) for b, t in self.per_bound_us().items()},
+            "host_model": self.host_model,
+            "per_kernel": [k.to_json() for k in self.kernels],
+        }
+
+    def render(self, top: int | None = 20) -> str:
+        """A text table: the ``top`` kernels by time (all when None), then the totals."""
+        rows = sorted(self.kernels, key=lambda k: -k.total_us)
+        shown = rows if top is None else rows[:top]
+        width = max([len("kernel"), *(len(k.name) for k in shown)])
+        head = (
+            f"{'kernel':<{width}}  {'unit':<6} {'blocks':>6} {'µs':>10} {'+launch':>8} "
+            f"{'bound':<8} {'cube%':>6} {'GM MB':>8}"
+        )
+        lines = [f"cycle model on {self.platform} ({self.clock_ghz} GHz)", head, "-" * len(head)]
+        for k in shown:
+            gm = sum(b for p, b in k.bytes_per_path.items() if "GM" in p) / 1e6
+            lines.append(
+                f"{k.name:<{width}}  {k.unit:<6} {k.blocks:>6} {k.launches * k.us:>10.2f} "
+                f"{k.launches * k.launch_us:>8.1f} {k.bound:<8} "
+                f"{100 * k.cube_utilisation:>6.1f} {gm:>8.2f}"
+            )
+        if len(rows) > len(shown):
+            lines.append(f"... {len(rows) - len(shown)} more kernels")
+        bounds = ", ".join(f"{b} {t:.1f}" for b, t in self.per_bound_us().items() if t)
+        units = ", ".join(f"{u} {t:.1f}" for u, t in self.per_unit_us().items())
+        lines += [
+            "-" * len(head),
+            f"total {self.total_us:.1f} µs = kernels {self.kernel_us:.1f} + launch overhead "
+            f"{self.launch_overhead_us:.1f} ({self.launches} launches) + host ops "
+            f"{self.host_us:.1f}",
+            f"per unit (µs): {units}",
+            f"by bound (µs): {bounds}",
+            f"TransData kernels: {self.transdata_us:.1f} µs",
+        ]
+        return "\n".join(lines)

@@ -1,0 +1,265 @@
+"""The cycle model of a lowered module: every launch, every block, every op instance.
+
+Per kernel launch with ``n`` blocks: each block runs on its own core (:mod:`.core`: a clock
+per pipe, ops start when their pipe, their inputs or their flags and the core's GM port
+allow), the blocks share the chip's GM bandwidth (:mod:`.memory`), and the kernel takes as
+long as its slowest block. Blocks whose loops run the same trip counts issue the same
+instruction sequence (costs do not depend on index values), so one of them is simulated
+for all — an exact shortcut, not an extrapolation: every iteration of every loop is still
+walked once per distinct block shape. A launch adds the preset's ``launch_overhead_us``; a
+host kernel costs its :class:`~.host.HostModel` estimate. Model time = kernels + launch
+overheads + host kernels.
+
+The mode (``CycleModelOptions.mode``): ``"auto"`` orders the pipes by the kernel's flags
+when it has any ``set_flag`` / ``wait_flag``, by the data dependences otherwise; ``"data"``
+and ``"flags"`` force one (a kernel without flags in the flags mode has no cross-pipe
+ordering at all: an optimistic bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegraph.dialects.tile import LaunchOp
+from tilegraph.dialects.tile.base import buffer_bytes, module_preset
+from tilegraph.dialects.tile.sync import PIPES
+from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
+from tilegraph.runtime.cycles.core import CoreRun, run_core
+from tilegraph.runtime.cycles.host import HostModel, host_work
+from tilegraph.runtime.cycles.memory import GmShare, GmTraffic, gm_share
+from tilegraph.runtime.cycles.program import CycleModelError, KernelProgram, compile_kernel
+from tilegraph.runtime.cycles.report import DOMINANT, KernelCycles, ModelCycles
+
+MODES = ("auto", "data", "flags")
+
+
+@dataclass(frozen=True)
+class CycleModelOptions:
+    """Choices of the model (see :mod:`.memory` and :mod:`.host` for what they mean)."""
+
+    mode: str = "auto"
+    l2_reuse: bool = True
+    l2_bandwidth_gbps: float | None = None
+    host: HostModel = field(default_factory=HostModel)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"cycle model mode must be one of {', '.join(MODES)}")
+
+
+@dataclass
+class LaunchPlan:
+    """One launch of a kernel, ready to simulate: which blocks stand for which."""
+
+    program: KernelProgram
+    blocks: int
+    use_flags: bool
+    groups: dict[int, list[int]]
+    """Simulated block -> the blocks (itself included) that issue the same sequence."""
+    share: GmShare
+    traffic: GmTraffic
+
+    def representative(self, block: int) -> int:
+        for rep, members in self.groups.items():
+            if block in members:
+                return rep
+        raise ValueError(f"block {block} is not in a launch of {self.blocks} blocks")
+
+
+def _counts(program: KernelProgram, block: int, blocks: int) -> list[int]:
+    counts = [0] * len(program.records)
+
+    def count(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> None:
+        counts[i] += 1
+
+    program.flags(block, blocks, count)
+    return counts
+
+
+def plan_launch(
+    program: KernelProgram, hw: HardwareModel, blocks: int, options: CycleModelOptions
+) -> LaunchPlan:
+    """Group the blocks of a launch by shape and work out its GM traffic and share."""
+    use_flags = options.mode == "flags" or (options.mode == "auto" and program.has_sync)
+    groups: dict[object, tuple[int, list[int], list[int]]] = {}
+    for b in range(blocks):
+        trips, counts = program.shape(b, blocks)
+        key: object = trips if trips is not None and program.uniform_blocks else ("block", b)
+        if key not in groups:
+            groups[key] = (b, counts if counts is not None else _counts(program, b, blocks), [])
+        groups[key][2].append(b)
+    read = write = busiest = 0
+    for _, counts, members in groups.values():
+        block_read = sum(
+            n * r.gm_bytes for r, n in zip(program.records, counts, strict=True) if r.gm_read
+        )
+        block_write = sum(
+            n * r.gm_bytes for r, n in zip(program.records, counts, strict=True) if not r.gm_read
+        )
+        read += block_read * len(members)
+        write += block_write * len(members)
+        busiest = max(busiest, block_read + block_write)
+    footprint_r = sum(buffer_bytes(b) for b, (r, _) in program.gm_buffers.items() if r)
+    footprint_w = sum(buffer_bytes(b) for b, (_, w) in program.gm_buffers.items() if w)
+    traffic = GmTraffic(read, write, footprint_r, footprint_w)
+    share = gm_share(hw, blocks, traffic, busiest, options.l2_reuse, options.l2_bandwidth_gbps)
+    return LaunchPlan(
+        program,
+        blocks,
+        use_flags,
+        {rep: members for rep, _, members in groups.values()},
+        share,
+        traffic,
+    )
+
+
+def run_block(plan: LaunchPlan, block: int, trace: bool = False) -> CoreRun:
+    """Simulate one block of a planned launch."""
+    return run_core(
+        plan.program, block, plan.blocks, plan.share.bytes_per_cycle, plan.use_flags, trace
+    )
+
+
+def _bound(run: CoreRun, cycles: float) -> str:
+    pipe = max(range(len(PIPES)), key=lambda p: run.busy[p])
+    return PIPES[pipe] if cycles > 0 and run.busy[pipe] >= DOMINANT * cycles else "latency"
+
+
+def simulate_launch(
+    program: KernelProgram,
+    hw: HardwareModel,
+    blocks: int,
+    options: CycleModelOptions,
+    ops: tuple[str, ...] = (),
+    unit: str = "cube",
+) -> KernelCycles:
+    """The time of one launch of a compiled kernel on ``blocks`` cores."""
+    plan = plan_launch(program, hw, blocks, options)
+    runs = {rep: run_block(plan, rep) for rep in plan.groups}
+    slowest = max(runs, key=lambda rep: runs[rep].cycles)
+    critical = runs[slowest]
+    cycles = critical.cycles
+    paths: dict[str, int] = {}
+    macs = 0
+    mean_busy = [0.0] * len(PIPES)
+    for rep, run in runs.items():
+        weight = len(plan.groups[rep])
+        for p, b in enumerate(run.busy):
+            mean_busy[p] += b * weight / blocks
+        for record, n in zip(program.records, run.counts, strict=True):
+            if n and record.path:
+                paths[record.path] = paths.get(record.path, 0) + n * weight * record.moved_bytes
+            macs += n * weight * record.mac_cycles
+    whole = int(-(-cycles // 1))
+    return KernelCycles(
+        name=program.name,
+        unit=unit,
+        ops=ops,
+        blocks=blocks,
+        launches=1,
+        cycles=whole,
+        us=cycles / hw.cycles_per_us,
+        launch_us=hw.launch_overhead_us,
+        bound=_bound(critical, cycles),
+        cube_utilisation=macs / (blocks * cycles) if cycles else 0.0,
+        mode="flags" if plan.use_flags else "data",
+        bytes_per_path=dict(sorted(paths.items())),
+        busy_cycles={p: round(b) for p, b in zip(PIPES, critical.busy, strict=True) if b},
+        mean_busy_cycles={p: round(b) for p, b in zip(PIPES, mean_busy, strict=True) if b},
+        gm_bytes_per_cycle=plan.share.bytes_per_cycle,
+        hbm_fraction=plan.share.hbm_fraction,
+    )
+
+
+def simulate_kernel(
+    fn: func.FuncOp,
+    hw: HardwareModel | None = None,
+    blocks: int = 1,
+    options: CycleModelOptions | None = None,
+) -> KernelCycles:
+    """The time of one launch of the tiled kernel ``fn`` with ``blocks`` blocks (``hw``: the
+    preset of the module it is in by default)."""
+    hw = hw or module_preset(fn)
+    if TILES_ATTR not in fn.attributes:
+        raise CycleModelError(f"@{fn.sym_name.data} is not tiled (run tile-kernels first)")
+    unit = fn.attributes.get(KERNEL_ATTR)
+    return simulate_launch(
+        compile_kernel(fn, hw),
+        hw,
+        blocks,
+        options or CycleModelOptions(),
+        unit=getattr(unit, "data", "cube"),
+    )
+
+
+def launches(module: ModuleOp) -> list[LaunchOp]:
+    """The module's kernel launches, in program order."""
+    return [op for op in module.walk() if isinstance(op, LaunchOp)]
+
+
+def simulate_module(
+    module: ModuleOp,
+    hw: HardwareModel | None = None,
+    options: CycleModelOptions | None = None,
+) -> ModelCycles:
+    """The cycle model of every launch of a lowered module (``O2, lower-graph-to-kernels,
+    tile-kernels, ...``); ``hw`` defaults to the module's preset (``tile.platform``)."""
+    from tilegraph.runtime.compiled import kernel_report
+
+    hw = hw or module_preset(module)
+    options = options or CycleModelOptions()
+    functions = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
+    infos = {k.name: k for k in kernel_report(module)}
+    programs: dict[str, KernelProgram] = {}
+    found: dict[tuple[str, int], KernelCycles] = {}
+    order: list[str] = []
+    for launch in launches(module):
+        name = launch.callee.string_value()
+        fn, info = functions.get(name), infos.get(name)
+        if fn is None or info is None:
+            raise CycleModelError(f"tile.launch of @{name}: no such kernel function")
+        order.append(name)
+        key = (name, launch.block_count)
+        known = found.get(key)
+        if known is not None:
+            found[key] = _relaunched(known)
+            continue
+        if info.unit == "host":
+            found[key] = _host_kernel(fn, hw, options.host, info.ops, info.reason)
+            continue
+        if TILES_ATTR not in fn.attributes:
+            raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
+        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+        found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
+    return ModelCycles(hw.name, hw.clock_ghz, list(found.values()), options.host.name, order)
+
+
+def _relaunched(k: KernelCycles) -> KernelCycles:
+    from dataclasses import replace
+
+    return replace(k, launches=k.launches + 1)
+
+
+def _host_kernel(
+    fn: func.FuncOp, hw: HardwareModel, host: HostModel, ops: tuple[str, ...], reason: str | None
+) -> KernelCycles:
+    work = host_work(fn)
+    us = host.time_us(work.flops, work.bytes)
+    return KernelCycles(
+        name=fn.sym_name.data,
+        unit="host",
+        ops=ops,
+        blocks=1,
+        launches=1,
+        cycles=round(us * hw.cycles_per_us),
+        us=us,
+        launch_us=0.0,
+        bound="host",
+        cube_utilisation=0.0,
+        mode="host",
+        host_reason=reason,
+    )
