@@ -319,3 +319,30 @@ def test_symbolic_model_runs_on_the_reference_and_says_so(tmp_path, capsys):
     assert run([str(tmp_path / "m.onnx"), "--dim", "N=2", "--no-format-report"]) == 0
     out = capsys.readouterr().out
     assert "not lowered to tiles" in out and "static shapes" in out
+
+
+def test_profile_trace_and_json_cycles(tmp_path, capsys):
+    model = cube_vector_model(tmp_path / "m.onnx")
+    report_path, trace_path = tmp_path / "r.json", tmp_path / "t.json"
+    args = [model, "--no-format-report", "--json", str(report_path)]
+    assert run([*args, "--profile", "5", "--trace", str(trace_path)]) == 0
+    out = capsys.readouterr().out
+    assert "cycle model on ascend910b" in out and "total " in out and "by bound" in out
+    cycles = json.loads(report_path.read_text())["cycles"]
+    kernels = cycles["per_kernel"]
+    assert {k["name"] for k in kernels} == {
+        k["name"] for k in json.loads(report_path.read_text())["kernels"]
+    }
+    assert cycles["total"] >= sum(k["us"] for k in kernels) > 0
+    events = json.loads(trace_path.read_text())["traceEvents"]
+    threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {"MTE2", "M", "FIX"} <= threads  # the pipes of the slowest (conv) kernel's core
+    assert any(e.get("ph") == "X" and e.get("dur", 0) > 0 for e in events)
+
+
+def test_trace_to_an_unwritable_path_is_one_error(tmp_path, capsys):
+    model = cube_vector_model(tmp_path / "m.onnx")
+    bad = tmp_path / "missing" / "t.json"
+    assert run([model, "--no-format-report", "--trace", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --trace") and "Traceback" not in err

@@ -6,11 +6,17 @@
     tilegraph-run model.onnx --executor interpret  # every tile op through xDSL's interpreter
     tilegraph-run model.onnx --reference -p O1     # the graph-level reference interpreter
     tilegraph-run model.mlir --save-outputs out/ --json report.json
+    tilegraph-run model.onnx --profile 10 --trace t.json   # cycle model: table, Chrome trace
 
 By default the model is optimised with ``-p`` (O2 when not given), lowered to kernels and
 tiled loops for ``--platform`` (``lower-graph-to-kernels``, ``tile-kernels``) and run by the
 fast executor; the report lists the kernels (cube / vector / host, the tiles each runs) and
-the ops left on the host with the reason. A model whose shapes are not static runs on the
+the ops left on the host with the reason, and the GM memory plan. ``--profile`` prints the
+cycle model's estimate on the preset (top kernels by time, their bound and cube
+utilisation, totals: cube- vs memory-bound time, TransData time, host ops); ``--trace FILE``
+writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core of the
+slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
+A model whose shapes are not static runs on the
 reference interpreter, and the report says so. Prints a summary (model, ops by type,
 kernels, time per stage, per-output comparison). Errors (bad file, unsupported op, wrong
 input) print one message and exit 1; a comparison that fails its tolerances exits 1 too.
@@ -251,6 +257,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--save-outputs", metavar="DIR", help="write <output>.npy files")
     ap.add_argument("--json", metavar="FILE", help="write the report as JSON")
     ap.add_argument(
+        "--profile",
+        nargs="?",
+        const=15,
+        type=int,
+        metavar="N",
+        help="print the cycle model's estimate on --platform: the N slowest kernels (15)",
+    )
+    ap.add_argument("--trace", metavar="FILE", help="write the cycle model's Chrome/Perfetto trace")
+    ap.add_argument(
+        "--trace-kernel",
+        metavar="NAME",
+        help="the kernel whose pipes --trace shows (default: the slowest)",
+    )
+    ap.add_argument(
         "--no-format-report",
         action="store_true",
         help="skip the TransData report of the naive, ge and optimal strategies",
@@ -291,7 +311,10 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    profile = report.pop("profile", None)
     _print_report(report)
+    if profile is not None:
+        print(profile)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0 if report.get("compare_ok", True) else 1
@@ -433,7 +456,42 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
         "kernels": [k.as_dict() for k in kernels],
         "host_ops": host_ops,
         "memory": _memory(memory_report(module)),
+        **_cycles(args, module),
     }
+
+
+def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
+    """The cycle model's part of the report (when --profile, --trace or --json asks)."""
+    if args.profile is None and not args.trace and not args.json:
+        return {}
+    from tilegraph.runtime.cycles import (
+        CycleModelError,
+        launch_trace,
+        merge_traces,
+        model_trace,
+        simulate_module,
+        write_trace,
+    )
+
+    try:
+        cycles = simulate_module(module)
+        found: dict[str, Any] = {"cycles": cycles.to_json()}
+        if args.profile is not None:
+            found["profile"] = cycles.render(top=args.profile)
+        if args.trace:
+            kernel = args.trace_kernel
+            if kernel is None:
+                tiled = [k for k in cycles.kernels if k.unit != "host"]
+                kernel = max(tiled, key=lambda k: k.total_us).name if tiled else None
+            trace = model_trace(cycles)
+            if kernel is not None:
+                trace = merge_traces(trace, launch_trace(module, kernel))
+            write_trace(trace, args.trace)
+    except (CycleModelError, ValueError) as e:
+        raise RunError(f"cycle model: {e}") from None
+    except OSError as e:
+        raise RunError(f"--trace {args.trace}: {e.strerror}") from None
+    return found
 
 
 def _memory(report: Any) -> dict[str, int]:
