@@ -24,9 +24,9 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p O2 --pass-statistics
 	@echo "== the tile level: kernels over GM, then tiled loops of DMA / cube / vector ops (tiny 'test' preset) =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'O2,lower-graph-to-kernels,tile-kernels{platform=test}'
-	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, compiled to tiled kernels for ascend910b, run, vs onnxruntime =="
+	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, compiled to tiled kernels for ascend910b, run, vs onnxruntime, with the cycle model's estimate =="
 	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
-	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare --no-format-report
+	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare --no-format-report --profile 10
 	@echo "== the same tiles through xDSL's interpreter (every tile op interpreted) =="
 	$(BIN)/tilegraph-run build/light_resnet50.onnx --executor interpret --compare --no-format-report
 
@@ -45,6 +45,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/graph_optimizations.py
 	$(PY) benchmarks/pass_timing.py
 	$(PY) benchmarks/tile_execution.py
+	$(PY) benchmarks/memory_planning.py
+	$(PY) benchmarks/cycle_model.py
+	$(PY) benchmarks/onnx_node_suite.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks
