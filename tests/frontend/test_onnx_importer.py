@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+import sympy
 from onnx import TensorProto, helper, numpy_helper
 
 from tilegraph.dialects.graph import ConstantOp
@@ -48,6 +49,60 @@ def test_structure_names_symbols_and_formats():
     assert conv.name == "graph.conv2d"
     assert conv.results[0].type.origin_format.value == "NCHW"
     assert fn.attributes["onnx.input_names"].data[0].data == "x"
+
+
+def test_anonymous_dim_params_are_distinct_dimensions():
+    # Paddle2ONNX writes x[-1, 3, '?', '?']: the two '?' are unrelated, only equal *named*
+    # dim_params are the same dimension
+    model = make_model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 3, "?", "?"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    module = load_onnx(model)
+    (arg,) = entry_function(module).body.block.args
+    assert isinstance(arg.type, TensorType)
+    _, channels, height, width = arg.type.origin_shape
+    assert channels == 3
+    assert isinstance(height, sympy.Symbol) and isinstance(width, sympy.Symbol)
+    assert height != width
+    x = np.random.default_rng(1).standard_normal((2, 3, 48, 192)).astype(np.float32)
+    (y,) = run_reference(module, {"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_equal_named_dim_params_are_one_dimension():
+    model = make_model(
+        [helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", "?"]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["n", ""]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    a_arg, b_arg = entry_function(load_onnx(model)).body.block.args
+    assert isinstance(a_arg.type, TensorType) and isinstance(b_arg.type, TensorType)
+    assert a_arg.type.origin_shape[0] == b_arg.type.origin_shape[0]
+    assert a_arg.type.origin_shape[1] != b_arg.type.origin_shape[1]
+
+
+def test_fresh_symbols_avoid_dim_params_named_like_them():
+    # the anonymous axis of 'a' comes first, but 's0' is a name 'b' uses for its own axis
+    model = make_model(
+        [helper.make_node("Relu", ["a"], ["y"]), helper.make_node("Relu", ["b"], ["z"])],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["?"]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["s0"]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, None),
+        ],
+    )
+    a_arg, b_arg = entry_function(load_onnx(model)).body.block.args
+    assert isinstance(a_arg.type, TensorType) and isinstance(b_arg.type, TensorType)
+    assert a_arg.type.origin_shape[0] != b_arg.type.origin_shape[0]
+    assert b_arg.type.origin_shape[0] == sympy.Symbol("s0", integer=True, positive=True)
 
 
 def test_runs_and_matches_numpy():

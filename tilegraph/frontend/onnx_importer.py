@@ -17,8 +17,8 @@ arguments are the model's (non-initializer) inputs and whose results are its out
     input the graph op does not implement, is refused naming node, op and attribute.
 * Initializers become ``graph.constant`` ops, also when an old model lists them among the
   graph inputs.
-* ``dim_param`` dims become symbols of that name; dims with neither value nor name get fresh
-  symbols ``s0, s1, ...``.
+* ``dim_param`` dims become symbols of that name; dims with neither value nor name, and the
+  anonymous dim_params ``""`` and ``?``, each get a fresh symbol ``s0, s1, ...``.
 * The data input of a 4-D Conv, and its output, have origin format NCHW.
 * Every problem is reported as one :class:`OnnxImportError` that names the place: unsupported
   (op type, node name) pairs and missing inputs are all listed before anything is built.
@@ -250,11 +250,32 @@ def _tensor_type_of(value_info: onnx.ValueInfoProto, fresh: _SymbolSource) -> Te
     for d in tt.shape.dim:
         if d.HasField("dim_value"):
             dims.append(int(d.dim_value))
-        elif d.HasField("dim_param") and d.dim_param:
+        elif _is_named(d):
             dims.append(fresh.named(d.dim_param))
         else:
             dims.append(fresh.next())
     return TensorType(dims, element_type_of(dtype))
+
+
+_ANONYMOUS_DIM_PARAMS = ("", "?")
+"""dim_params that name no dimension: each such axis is its own unknown (exporters such as
+Paddle2ONNX write ``?``); only equal *named* dim_params are the same dimension."""
+
+
+def _is_named(d: onnx.TensorShapeProto.Dimension) -> bool:
+    return d.HasField("dim_param") and d.dim_param.strip() not in _ANONYMOUS_DIM_PARAMS
+
+
+def _named_dim_symbols(graph: onnx.GraphProto) -> set[str]:
+    """Symbol names of the named input dims, reserved so that a fresh ``sK`` for an
+    anonymous axis never coincides with a dim_param that happens to be called ``sK``."""
+    return {
+        ssa_name(d.dim_param) or "s"
+        for vi in graph.input
+        if vi.type.HasField("tensor_type")
+        for d in vi.type.tensor_type.shape.dim
+        if _is_named(d)
+    }
 
 
 @dataclass
@@ -319,7 +340,7 @@ class _GraphBuilder:
         self.opset = default_opset(model) or TARGET_OPSET
         self.table = _ops_by_onnx_type()
         self.values: dict[str, SSAValue] = {}
-        self.symbols = _SymbolSource()
+        self.symbols = _SymbolSource(used=_named_dim_symbols(self.graph))
         self.uses = {name for n in self.graph.node for name in n.input if name}
         self.uses |= {o.name for o in self.graph.output}
 

@@ -1,7 +1,13 @@
-"""Symbolic dimensions: sympy expressions over shape symbols ``s0, s1, ...``.
+"""Symbolic dimensions and the guard machinery of symbolic shapes (DESIGN.md section 7).
 
-This package is the one place that turns dimension text into sympy expressions and back.
-The guard machinery (ShapeEnv, hints, guards) builds on it in later work.
+- :mod:`~tilegraph.symbolic.dims`: dimension values (int, unknown, sympy expression over the
+  positive-integer symbols ``s0, s1, ...``) and their text form.
+- :mod:`~tilegraph.symbolic.env`: :class:`ShapeEnv`, which makes symbols for unknown input
+  dims (modes dynamic / duck / static, 0/1 specialisation), keeps their hints, records
+  expect/assert guards and simplifies with the replacements those guards imply.
+- :mod:`~tilegraph.symbolic.guards`: guards and their evaluation on new sizes.
+- :mod:`~tilegraph.symbolic.replacements`: the union-find of equalities.
+- :mod:`~tilegraph.symbolic.reasoning`: deciding conditions from obvious facts.
 """
 
 from tilegraph.symbolic.dims import (
@@ -15,10 +21,35 @@ from tilegraph.symbolic.dims import (
     is_unknown_dim,
     shape_symbol,
 )
+from tilegraph.symbolic.env import MODES, Mode, ShapeEnv
+from tilegraph.symbolic.guards import (
+    Bindings,
+    Guard,
+    GuardError,
+    GuardFailure,
+    GuardFailures,
+    GuardKind,
+    check_guards,
+    condition_text,
+)
+from tilegraph.symbolic.replacements import ReplacementConflict, Replacements
 
 __all__ = [
+    "MODES",
     "UNKNOWN",
+    "Bindings",
     "Dim",
+    "Guard",
+    "GuardError",
+    "GuardFailure",
+    "GuardFailures",
+    "GuardKind",
+    "Mode",
+    "ReplacementConflict",
+    "Replacements",
+    "ShapeEnv",
+    "check_guards",
+    "condition_text",
     "dim_from_text",
     "dim_to_text",
     "dims_compatible",
