@@ -214,3 +214,50 @@ def test_executors_run_synchronised_kernels(squeezenet_synced):
     for executor in ("fast", "interpret"):
         out = run_tiles(squeezenet_synced, [x], executor=executor)[0]
         np.testing.assert_allclose(out, plain, rtol=1e-5, atol=1e-6)
+
+
+def _nine_nests() -> func.FuncOp:
+    """Nine loop nests in a row, each copying its own input through a UB buffer; the
+    buffers were planned at one address (as plan-local-memory shares a scope between
+    buffers whose lifetimes do not meet), so every nest waits for the one before it."""
+    from xdsl.dialects.builtin import IntegerAttr, f32, i64
+
+    from tilegraph.dialects.tile import CopyOp, scoped_memref
+    from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.buffers import ADDRESS_ATTR
+    from tilegraph.lowering.kernel_body import TILES_ATTR
+    from tilegraph.lowering.tiling.builder import KernelBuilder
+
+    fn = func.FuncOp("nests", ((), ()))
+    block = fn.body.block
+    sources = [block.insert_arg(scoped_memref((4, 16), f32, "GM"), i) for i in range(9)]
+    out = block.insert_arg(scoped_memref((36, 16), f32, "GM"), 9)
+    b = KernelBuilder(block, hardware_preset("test"))
+    for k, src in enumerate(sources):
+        ub = b.buffer((1, 16), f32, "UB", f"ub{k}")
+        ub.owner.attributes[ADDRESS_ATTR] = IntegerAttr(0, i64)  # type: ignore[union-attr]
+        with b.loop(4, parallel=True) as i:
+            zero = b.index(0)
+            b.add(CopyOp(src, [i, zero], ub, [zero, zero]))
+            b.add(CopyOp(ub, [zero, zero], out, [b.affine(i, 1, 4 * k), zero]))
+    b.finish()
+    block.add_op(func.ReturnOp())
+    fn.attributes[TILES_ATTR] = IntegerAttr(36, i64)
+    return fn
+
+
+def test_loop_nests_beyond_eight_events_get_barriers_across_all_pipes():
+    from tilegraph.lowering.inject_sync import inject_sync
+
+    fn = _nine_nests()
+    with pytest.raises(SyncError):
+        check_kernel(fn)
+    inject_sync(fn)
+    fences = [op for op in fn.walk() if isinstance(op, PipeBarrierOp) and op.all_pipes]
+    assert len(fences) == 8  # between the nine nests
+    assert max(op.event_id for op in fn.walk() if isinstance(op, SetFlagOp)) < 8
+    check_kernel(fn)
+    fences[3].detach()
+    fences[3].erase()
+    with pytest.raises(SyncError):
+        check_kernel(fn)

@@ -43,7 +43,7 @@ pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and ``barrier
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -58,7 +58,7 @@ from tilegraph.dialects.tile import (
     TileOp,
     WaitFlagOp,
 )
-from tilegraph.dialects.tile.sync import SYNC_OPS, FlagOp
+from tilegraph.dialects.tile.sync import ALL_PIPES, SYNC_OPS, FlagOp
 from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.kernel_body import TILES_ATTR
 from tilegraph.lowering.sync_check import (
@@ -189,8 +189,16 @@ def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
     return found
 
 
+MERGE_ABOVE = 2
+"""More flag pairs than this for one pipe pair in one block merge into one."""
+
+
 def _minimal(deps: list[_Dependence], plan: _Plan) -> list[_Dependence]:
-    """Drop each dependence an earlier-or-equal wait after a later-or-equal set covers."""
+    """Drop each dependence an earlier-or-equal wait after a later-or-equal set covers. When
+    more than :data:`MERGE_ABOVE` are left for one pipe pair in one block (five loads each
+    feeding a different vector op), they become one: set after the last producer, wait
+    before the first consumer — what a hand-written kernel does with one event per slot,
+    and the pairs of pipes have only 8 events."""
     groups: dict[tuple, list[_Dependence]] = {}
     for d in deps:
         groups.setdefault((d.block, d.pipes, d.carried, d.slot_loop), []).append(d)
@@ -198,10 +206,18 @@ def _minimal(deps: list[_Dependence], plan: _Plan) -> list[_Dependence]:
     for group in groups.values():
         group.sort(key=lambda d: (plan.position(d.consumer), -plan.position(d.producer)))
         latest = -1
+        left: list[_Dependence] = []
         for d in group:
             if plan.position(d.producer) > latest:
-                kept.append(d)
+                left.append(d)
                 latest = plan.position(d.producer)
+        if len(left) > MERGE_ABOVE:
+            last = max(left, key=lambda d: plan.position(d.producer))
+            first = min(left, key=lambda d: plan.position(d.consumer))
+            order_ok = plan.position(last.producer) < plan.position(first.consumer)
+            if order_ok != last.carried:
+                left = [replace(last, consumer=first.consumer)]
+        kept.extend(left)
     return kept
 
 
@@ -235,25 +251,92 @@ class _Events:
         return first
 
 
-def _renumber(kernel: str, units: list[list[Operation]]) -> None:
-    """Give the flag pairs left events 0, 1, ... per pipe pair (a slotted pair two)."""
-    next_free: dict[tuple[str, str], int] = {}
+def _flags(unit: list[Operation]) -> list[FlagOp]:
+    return [op for op in unit if isinstance(op, FlagOp)]
+
+
+def _place_events(unit: list[Operation], first: int) -> None:
+    """Move a flag pair's events (its slots, prime and drain alike) to start at ``first``."""
+    flags = _flags(unit)
+    base = min(op.event_id for op in flags)
+    for op in flags:
+        op.event = IntegerAttr(first + op.event_id - base, i64)
+
+
+def _width(unit: list[Operation]) -> int:
+    flags = _flags(unit)
+    ids = [op.event_id for op in flags]
+    return max(ids) - min(ids) + (2 if flags[0].slot is not None else 1)
+
+
+def _number(units: list[list[Operation]]) -> dict[tuple[str, str], int]:
+    """Events 0, 1, ... per pipe pair (a slotted flag pair takes two); events used per pair."""
+    used: dict[tuple[str, str], int] = {}
     for unit in units:
-        flags = [op for op in unit if isinstance(op, FlagOp)]
-        if not flags:
+        flags = _flags(unit)
+        if flags:
+            first = used.get(flags[0].pair, 0)
+            width = _width(unit)
+            _place_events(unit, first)
+            used[flags[0].pair] = first + width
+    return used
+
+
+def _top_level(op: Operation, body: Block) -> Operation:
+    while op.parent_block() is not body:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def _fence_nests(fn: func.FuncOp, units: list[list[Operation]]) -> list[list[list[Operation]]]:
+    """A barrier across all pipes after each top-level loop nest but the last (after its
+    drains): every event is awaited there, so each stretch between barriers numbers its
+    events from 0 again. Flag pairs across a barrier go (the barrier implies them). Returns
+    the flag pairs left, per stretch."""
+    body = fn.body.block
+    nests = [op for op in body.ops if isinstance(op, scf.ForOp)]
+    fences: list[Operation] = []
+    for nest in nests[:-1]:
+        anchor: Operation = nest
+        while isinstance(anchor.next_op, WaitFlagOp):
+            anchor = anchor.next_op
+        fence = PipeBarrierOp(ALL_PIPES)
+        body.insert_op_after(fence, anchor)
+        fences.append(fence)
+    stretch: dict[Operation, int] = {}
+    n = 0
+    for op in body.ops:
+        if op in fences:
+            n += 1
+        stretch[op] = n
+    found: list[list[list[Operation]]] = [[] for _ in range(n + 1)]
+    for unit in units:
+        where = {stretch[_top_level(op, body)] for op in unit}
+        if len(where) == 1:
+            found[where.pop()].append(unit)
             continue
-        base = min(op.event_id for op in flags)
-        width = max(op.event_id for op in flags) - base + (2 if flags[0].slot is not None else 1)
-        pair = flags[0].pair
-        first = next_free.get(pair, 0)
-        if first + width > EVENTS_PER_PAIR:
-            raise InjectSyncError(
-                f"@{kernel}: more than {EVENTS_PER_PAIR} events needed between {pair[0]} and "
-                f"{pair[1]}"
-            )
-        next_free[pair] = first + width
-        for op in flags:
-            op.event = IntegerAttr(first + op.event_id - base, i64)
+        for op in unit:
+            op.detach()
+            op.erase()
+    return found
+
+
+def _renumber(fn: func.FuncOp, units: list[list[Operation]]) -> None:
+    """Give the flag pairs left events 0, 1, ... per pipe pair. A kernel that needs more
+    than the hardware's 8 on a pair (a chain of loop nests whose buffers share addresses:
+    a concat) gets a barrier across all pipes between its loop nests instead, and numbers
+    each stretch between them from 0."""
+    if all(n <= EVENTS_PER_PAIR for n in _number(units).values()):
+        return
+    for stretch in _fence_nests(fn, units):
+        for (src, dst), n in _number(stretch).items():
+            if n > EVENTS_PER_PAIR:
+                raise InjectSyncError(
+                    f"@{fn.sym_name.data}: more than {EVENTS_PER_PAIR} events needed between "
+                    f"{src} and {dst} in one loop nest"
+                )
 
 
 def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -> SSAValue:
@@ -378,7 +461,7 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1) -> dict[str, int]:
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
     implied = _drop_implied(fn, units, blocks)
-    _renumber(fn.sym_name.data, [u for u in units if u[0].parent is not None])
+    _renumber(fn, [u for u in units if u[0].parent is not None])
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
         "barriers": len(barriers) - implied[1],

@@ -91,9 +91,15 @@ def trace_kernel(
 
 
 def _queues(trace: list[_Issued], ignore: Collection[Operation]) -> dict[str, deque[_Issued]]:
+    """Each pipe's queue; a barrier across all pipes goes into every queue."""
     queues: dict[str, deque[_Issued]] = {p: deque() for p in PIPES}
     for issued in trace:
-        if issued.op not in ignore:
+        if issued.op in ignore:
+            continue
+        if isinstance(issued.op, PipeBarrierOp) and issued.op.all_pipes:
+            for queue in queues.values():
+                queue.append(issued)
+        else:
             queues[issued.op.pipe()].append(issued)
     return queues
 
@@ -152,6 +158,14 @@ class _Checker:
             else:
                 state.reads.setdefault(key, []).append(now)
 
+    def join_all(self) -> None:
+        """A barrier across all pipes: afterwards each pipe has seen everything before it."""
+        clocks = self.state.clocks
+        joined = {p: max(c[p] for c in clocks.values()) for p in PIPES}
+        for pipe in PIPES:
+            clocks[pipe] = dict(joined)
+            self.state.epochs[pipe] += 1
+
     def run(self, queues: dict[str, deque[_Issued]]) -> None:
         state = self.state
         while any(queues.values()):
@@ -160,6 +174,14 @@ class _Checker:
                 while queue:
                     issued = queue[0]
                     op = issued.op
+                    if isinstance(op, PipeBarrierOp) and op.all_pipes:
+                        if any(not q or q[0] is not issued for q in queues.values()):
+                            break  # every pipe must reach it
+                        self.join_all()
+                        for q in queues.values():
+                            q.popleft()
+                        progressed = True
+                        continue
                     if isinstance(op, WaitFlagOp):
                         key = (*op.pair, issued.event)
                         published = state.flags.pop(key, None)

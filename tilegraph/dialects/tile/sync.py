@@ -12,7 +12,9 @@ another pipe produced must wait for it explicitly:
                                            is raised, then lowers it
 ``tile.pipe_barrier {pipe}``               issued on ``pipe``: the next instruction of
                                            ``pipe`` starts after every earlier one completed
-                                           (same-pipe dependences on the vector unit)
+                                           (same-pipe dependences on the vector unit);
+                                           ``pipe = "ALL"``: no pipe goes on until every
+                                           pipe has completed everything before it
 =========================================  ===================================================
 
 Each pipe pair has :data:`EVENTS_PER_PAIR` event ids. The executors run a kernel's ops one
@@ -35,6 +37,7 @@ from tilegraph.hardware import HardwareModel
 
 PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "FIX", "S")
 EVENTS_PER_PAIR = 8
+ALL_PIPES = "ALL"
 
 
 def _no_effect() -> Kernel:
@@ -137,11 +140,17 @@ class PipeBarrierOp(TileOp):
     def __init__(self, pipe: str):
         super().__init__(properties={"pipe": StringAttr(pipe)})
 
+    @property
+    def all_pipes(self) -> bool:
+        """A barrier across every pipe (``pipe = "ALL"``)."""
+        return self.pipe_name.data == ALL_PIPES
+
     def pipe(self) -> str:
-        return self.pipe_name.data
+        # The scalar unit issues a barrier across all pipes.
+        return "S" if self.all_pipes else self.pipe_name.data
 
     def verify_(self) -> None:
-        if self.pipe_name.data not in PIPES:
+        if self.pipe_name.data not in (*PIPES, ALL_PIPES):
             raise VerifyException(
                 f"'{self.name}': unknown pipe {self.pipe_name.data!r}; pipes are {', '.join(PIPES)}"
             )

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.runtime.cycles.program import (
+    FENCE,
     NORMAL,
     SET,
     WAIT,
@@ -105,6 +106,8 @@ def run_core(
                 t = when
             if trace:
                 flows.append((setter, len(slices)))
+        elif kind == FENCE:
+            t = max(pipe_free)
         elif kind == NORMAL and not use_flags:
             for k in reads:
                 if written[k] > t:
@@ -126,6 +129,8 @@ def run_core(
             if port[0] > end:
                 end = port[0]
         pipe_free[p] = end
+        if kind == FENCE:
+            pipe_free[:] = [end] * n_pipes
         busy[p] += end - t
         counts[i] += 1
         if kind == NORMAL:

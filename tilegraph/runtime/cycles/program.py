@@ -43,8 +43,9 @@ from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
 
-NORMAL, SET, WAIT, BARRIER = range(4)
-"""Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier``."""
+NORMAL, SET, WAIT, BARRIER, FENCE = range(5)
+"""Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier`` on one
+pipe, ``pipe_barrier`` across all pipes."""
 
 DMA_PIPES = frozenset({"MTE1", "MTE2", "MTE3", "FIX"})
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
@@ -112,7 +113,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
     moved = op.moved_bytes() if path else 0
     return OpRecord(
         op,
-        BARRIER if isinstance(op, PipeBarrierOp) else NORMAL,
+        (FENCE if op.all_pipes else BARRIER) if isinstance(op, PipeBarrierOp) else NORMAL,
         pipe,
         cost,
         path,
@@ -367,7 +368,7 @@ class _Codegen:
                 lines.append(f"{indent}{self.name(r)} = None")
             return
         record = self.records[index]
-        if record.kind in (SET, WAIT, BARRIER):
+        if record.kind in (SET, WAIT, BARRIER, FENCE):
             if not with_sync:
                 return
             slot = op.slot if isinstance(op, FlagOp) else None
