@@ -9,18 +9,23 @@ carries ``multi_buffer = n`` (n >= 2) has ``n`` slots: the iteration ``i`` (coun
 of its *slot loop* — the innermost ``scf.for`` that encloses every use of the buffer —
 uses slot ``i mod n``. Accesses to different slots do not depend on one another; that is
 what lets the load of tile ``i + 1`` run while tile ``i`` is computed.
+
+When buffers live (:func:`live_ranges`: positions in the kernel's entry block, a use in a
+loop covering the whole loop) is what ``plan-local-memory`` shares bytes by, and what its
+checker re-derives.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects import scf
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
-from tilegraph.dialects.tile import AllocOp, TileOp, scope_of
+from tilegraph.dialects.tile import ON_CHIP, AllocOp, TileOp, scope_of
 from tilegraph.dialects.tile.base import buffer_bytes
+from tilegraph.lowering.kernel_body import kernel_unit
 
 MULTI_BUFFER_ATTR = "multi_buffer"
 
@@ -110,3 +115,49 @@ def tile_ops(region_op: Operation) -> Iterator[TileOp]:
     for op in region_op.walk():
         if isinstance(op, TileOp):
             yield op
+
+
+def tiled_kernels(module: Operation) -> list[func.FuncOp]:
+    """The kernel functions of ``module`` that run on the cube or the vector unit."""
+    return [
+        fn
+        for fn in module.walk()
+        if isinstance(fn, func.FuncOp) and kernel_unit(fn) in ("cube", "vector")
+    ]
+
+
+def on_chip_buffers(fn: Operation) -> list[SSAValue]:
+    """The on-chip buffers (L1, L0A, L0B, L0C, UB) ``fn`` allocates, in program order."""
+    return [
+        op.result for op in fn.walk() if isinstance(op, AllocOp) and scope_of(op.result) in ON_CHIP
+    ]
+
+
+def top_level_op(op: Operation, block: Block) -> Operation:
+    """``op``'s ancestor (or ``op`` itself) whose parent block is ``block``."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        if parent is None:
+            raise ValueError(f"'{op.name}' is not nested in the given block")
+        op = parent
+    return op
+
+
+def live_ranges(fn: func.FuncOp) -> dict[SSAValue, tuple[int, int]]:
+    """When each on-chip buffer of kernel ``fn`` is live: a closed range of positions of
+    the ops of ``fn``'s entry block.
+
+    A use nested in a loop (or any region) counts at the position of the outermost op
+    around it in the entry block: a buffer used anywhere in a loop is live across the whole
+    loop, every iteration, since a later iteration may read what an earlier one left in it.
+    A buffer is live from its first use to its last (not from its ``tile.alloc``: the
+    allocations all sit at the entry); one never used is live at its alloc alone. Two
+    buffers whose ranges do not meet may share bytes."""
+    entry = fn.body.block
+    position = {op: i for i, op in enumerate(entry.ops)}
+    ranges: dict[SSAValue, tuple[int, int]] = {}
+    for buffer in on_chip_buffers(fn):
+        users = [use.operation for use in buffer.uses] or [buffer.owner]
+        points = [position[top_level_op(user, entry)] for user in users]  # type: ignore[arg-type]
+        ranges[buffer] = (min(points), max(points))
+    return ranges

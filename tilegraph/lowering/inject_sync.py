@@ -346,7 +346,7 @@ def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -
         body = loop.body.block
         n_slots = arith.ConstantOp(IntegerAttr(slots, IndexType()))
         offset = arith.SubiOp(body.args[0], loop.lb)
-        iteration = arith.DivSIOp(offset, loop.step)
+        iteration = arith.FloorDivSIOp(offset, loop.step)  # offset >= 0
         slot = arith.RemSIOp(iteration, n_slots)
         slot.result.name_hint = "slot"
         first = body.first_op
