@@ -8,9 +8,10 @@
     model.kernels                                 # what runs where, and why
 
 ``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform``
-(``lower-graph-to-kernels``, ``tile-kernels``), shares the loops out over the cores
-(``split-cores``), synchronises the pipes (``inject-sync``) and runs them with ``executor`` ("fast":
-compiled to Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
+(``lower-graph-to-kernels``, ``tile-kernels``), prepares them for the NPU
+(:data:`NPU_PASSES`: ping-pong buffers, on-chip addresses, blocks over the cores, flags
+between the pipes, the GM workspace) and runs them with ``executor`` ("fast": compiled to
+Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
 graph level with the reference interpreter. ``precision`` picks the cube's input type:
 ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded, fp32 accumulation).
 """
@@ -155,8 +156,9 @@ def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
     return load_onnx(path)
 
 
-NPU_PASSES = ("split-cores", "inject-sync", "plan-memory")
-"""What follows tiling: blocks over the cores, flags between the pipes, one GM workspace."""
+NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync", "plan-memory")
+"""What follows tiling: ping-pong slots for the loads, on-chip addresses, blocks over the
+cores, flags between the pipes (they must see the addresses), one GM workspace."""
 
 
 def lowering_pipeline(platform: str = DEFAULT_PRESET, precision: str = "origin") -> str:

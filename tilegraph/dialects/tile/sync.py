@@ -47,7 +47,21 @@ def _no_effect() -> Kernel:
     return run
 
 
-class FlagOp(TileOp):
+class SyncOp(TileOp):
+    """Base of the synchronisation ops: one cycle on their pipe, nothing for the executors
+    (they run one op at a time)."""
+
+    def cost(self, hw: HardwareModel) -> int:
+        return 1
+
+    def kernel(self) -> Kernel:
+        return _no_effect()
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        return _no_effect()
+
+
+class FlagOp(SyncOp):
     """Base of ``set_flag`` / ``wait_flag``: a pipe pair and an event id.
 
     With a ``slot`` operand (``tile.set_flag [%slot] {...}``) the event is
@@ -102,15 +116,6 @@ class FlagOp(TileOp):
                 f"events 0-{EVENTS_PER_PAIR - 1}"
             )
 
-    def cost(self, hw: HardwareModel) -> int:
-        return 1
-
-    def kernel(self) -> Kernel:
-        return _no_effect()
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        return _no_effect()
-
 
 @irdl_op_definition
 class SetFlagOp(FlagOp):
@@ -129,7 +134,7 @@ class WaitFlagOp(FlagOp):
 
 
 @irdl_op_definition
-class PipeBarrierOp(TileOp):
+class PipeBarrierOp(SyncOp):
     """``tile.pipe_barrier {pipe = "V"}``: see the module docstring."""
 
     name = "tile.pipe_barrier"
@@ -154,15 +159,6 @@ class PipeBarrierOp(TileOp):
             raise VerifyException(
                 f"'{self.name}': unknown pipe {self.pipe_name.data!r}; pipes are {', '.join(PIPES)}"
             )
-
-    def cost(self, hw: HardwareModel) -> int:
-        return 1
-
-    def kernel(self) -> Kernel:
-        return _no_effect()
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        return _no_effect()
 
 
 SYNC_OPS = (SetFlagOp, WaitFlagOp, PipeBarrierOp)
