@@ -21,12 +21,12 @@ from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.tools.context import make_context
 from tilegraph.tools.run import onnxruntime_outputs
 
-# The three large-weight models (VGG-19, ZFNet, AlexNet: 20-40 s each, mostly weight
-# handling) run optimised only in `make test-all`.
+# The three large-weight models (VGG-19, ZFNet, AlexNet: 10-40 s each, mostly weight
+# handling) run only in `make test-all`.
 _SLOW = ("vgg19", "zfnet512", "bvlc_alexnet")
 CASES = [
     pytest.param(name, pipeline, marks=pytest.mark.slow)
-    if pipeline and name in _SLOW
+    if name in _SLOW
     else pytest.param(name, pipeline)
     for name in LIGHT_MODELS
     for pipeline in ("", "O1", "O2")

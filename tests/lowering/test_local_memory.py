@@ -401,15 +401,14 @@ def _marked(fn: func.FuncOp) -> set[str]:
 def test_multi_buffer_marks_the_loads_of_conv_matmul_and_elementwise_kernels():
     module = _tiled_macro_kernels()
     stats = _run("multi-buffer,plan-local-memory", module)
-    # Conv: the feature-map window (load_5hd once per row tile -> load3d). The weights and
-    # the L0A / L0B operands are loaded before and inside the (peeled) K loop; the
-    # accumulator is written by the cube.
-    assert _marked(_kernel(module, "conv_relu")) == {"fmap_l1"}
+    # Conv: the feature-map window (load_5hd once per row tile -> load3d), and per K step
+    # the weights and the L0A / L0B operands; the accumulator is written by the cube.
+    assert _marked(_kernel(module, "conv_relu")) == {"fmap_l1", "w_l1", "a_l0a", "b_l0b"}
     # Matmul with K in one step: both operands in L1 (nd2nz -> load2d) and in L0 (-> mmad).
     assert _marked(_kernel(module, "matmul")) == {"a_l1", "b_l1", "a_l0a", "b_l0b"}
     # Add + ReLU: the two loaded inputs; not the vector results.
     assert _marked(_kernel(module, "add_relu")) == {"a_ub", "b_ub"}
-    assert stats["multi-buffer"] == {"candidates": 7, "marked": 7}
+    assert stats["multi-buffer"] == {"candidates": 10, "marked": 10}
     assert check_local_plan(module) == 3
 
 

@@ -9,6 +9,8 @@ fills padding lanes during every run. ``make test-all`` runs more examples (prof
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,8 @@ from tilegraph.passes.simplify.rule import SIMPLIFY_RULES
 from tilegraph.runtime import run_reference
 from tilegraph.tools.context import make_context
 
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+"""``make test-all``: more random graphs per test."""
 NAN = float("nan")
 
 load_rule_modules()
@@ -60,7 +64,7 @@ def check(module: ModuleOp, spec: str) -> None:
             )
 
 
-@settings(max_examples=200)
+@settings(max_examples=400 if THOROUGH else 60)
 @given(graphs())
 def test_o1_and_o2_preserve_outputs(module: ModuleOp):
     check(module.clone(), "O1")
@@ -68,7 +72,7 @@ def test_o1_and_o2_preserve_outputs(module: ModuleOp):
 
 
 @pytest.mark.parametrize("spec", PASS_SPECS + RULE_SPECS)
-@settings(max_examples=12)
+@settings(max_examples=24 if THOROUGH else 6)
 @given(module=graphs())
 def test_each_pass_and_rule_preserves_outputs(spec: str, module: ModuleOp):
     check(module, spec)

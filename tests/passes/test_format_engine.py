@@ -95,7 +95,11 @@ def _conformance_cases():
     return [c for c in cases() if c.name not in SKIPPED]
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize(
+    "strategy",
+    # ge by default (the pipelines' strategy); naive and optimal in `make test-all`.
+    [s if s == "ge" else pytest.param(s, marks=pytest.mark.slow) for s in STRATEGIES],
+)
 def test_conformance_cases_keep_their_outputs(strategy):
     failures = []
     for case in _conformance_cases():
@@ -111,7 +115,15 @@ def test_conformance_cases_keep_their_outputs(strategy):
     assert not failures, f"{strategy}: outputs changed for {failures}"
 
 
-@pytest.mark.parametrize("name", LIGHT_MODELS)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow)
+        if n in ("vgg19", "zfnet512", "bvlc_alexnet")  # large weights: `make test-all`
+        else n
+        for n in LIGHT_MODELS
+    ],
+)
 def test_light_models_keep_their_outputs_and_strategies_are_ordered(name):
     model = light_model(name)
     base = load_onnx(model)

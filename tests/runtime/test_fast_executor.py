@@ -33,7 +33,9 @@ def random_buffers(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
     ]
 
 
-@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "bvlc_alexnet"])
+@pytest.mark.parametrize(
+    "name", ["squeezenet", "shufflenet", pytest.param("bvlc_alexnet", marks=pytest.mark.slow)]
+)
 def test_batched_and_one_by_one_agree_on_every_kernel(name):
     module = tilegraph.compile(light_model(name)).module
     batched, one_by_one = compile_module(module, batch=True), compile_module(module, False)

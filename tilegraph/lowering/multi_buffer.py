@@ -30,11 +30,9 @@ Not counted: synchronisation events. ``inject-sync`` gives a dependence through 
 multi-buffered buffer one event per slot, out of 8 per pipe pair, and names the kernel
 that would need more.
 
-What the tiling gives today: the cube kernels peel the first step of their K loop, so the
-L0A / L0B operands and the streamed weights are loaded both before and inside the K loop:
-their slot loop is the output-tile loop and they are not candidates (ping-pong along K
-would need an unpeeled K loop). The feature-map window, the bias, per-tile matmul operands
-and the vector kernels' inputs are.
+What the tiling gives: the feature-map window, the bias, the matmul operands, and per K step
+the L0A / L0B operands and streamed weights (the K loop is not peeled, so their slot loop is
+the K loop: they ping-pong along K), and the vector kernels' inputs.
 
 Options: ``slots`` (default 2; 1 turns the pass off). A kernel attribute
 ``tile.multi_buffer = n : i64`` overrides it for that kernel (1: never multi-buffer it). A

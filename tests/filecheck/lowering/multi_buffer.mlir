@@ -10,9 +10,9 @@
 // slots when a load fills it once per iteration of the loop around all its uses, for
 // another pipe to read:
 // * conv: the feature-map window (load_5hd on MTE2, once per row tile, read by load3d on
-//   MTE1). Not the weights nor the L0A / L0B operands: the K loop's first step is peeled,
-//   so they are loaded both before and inside the K loop (slots would alternate per row
-//   tile, not per load). Not the L0C accumulator (written by the cube);
+//   MTE1), and per K step the weight fractals in L1 and the L0A / L0B operands (the K loop
+//   is not peeled: every load sits in it, so they ping-pong along K). Not the L0C
+//   accumulator (written by the cube);
 // * matmul with K in one step (no K loop): both L1 operands (nd2nz, read by load2d) and
 //   the L0A / L0B operands (load2d, read by mmad);
 // * add + ReLU: the two loaded inputs, not the vector results.
@@ -47,9 +47,9 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 
 // CHECK-LABEL: func.func @conv_relu(
 // CHECK-NEXT:    %fmap_l1 = tile.alloc {multi_buffer = 2 : i64} : memref<1x2x5x9x16xf32, "L1">
-// CHECK-NEXT:    %w_l1 = tile.alloc : memref<1x1x16x16xf32, "L1">
-// CHECK-NEXT:    %a_l0a = tile.alloc : memref<2x1x16x16xf32, "L0A">
-// CHECK-NEXT:    %b_l0b = tile.alloc : memref<1x1x16x16xf32, "L0B">
+// CHECK-NEXT:    %w_l1 = tile.alloc {multi_buffer = 2 : i64} : memref<1x1x16x16xf32, "L1">
+// CHECK-NEXT:    %a_l0a = tile.alloc {multi_buffer = 2 : i64} : memref<2x1x16x16xf32, "L0A">
+// CHECK-NEXT:    %b_l0b = tile.alloc {multi_buffer = 2 : i64} : memref<1x1x16x16xf32, "L0B">
 // CHECK-NEXT:    %c_l0c = tile.alloc : memref<1x2x16x16xf32, "L0C">
 // CHECK-LABEL: func.func @matmul(
 // CHECK-NEXT:    %a_l1 = tile.alloc {multi_buffer = 2 : i64} : memref<1x2x16x16xf32, "L1">
@@ -73,9 +73,9 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 
 // Planned after it: each slot its own address.
 // PLAN-LABEL: func.func @conv_relu(
-// PLAN-SAME:    tile.local_memory = {L1 = 12544 : i64, L0A = 2048 : i64, L0B = 1024 : i64, L0C = 2048 : i64}
+// PLAN-SAME:    tile.local_memory = {L1 = 13568 : i64, L0A = 4096 : i64, L0B = 2048 : i64, L0C = 2048 : i64}
 // PLAN-NEXT:    %fmap_l1 = tile.alloc {multi_buffer = 2 : i64, address = 0 : i64, addresses = array<i64: 0, 5760>}
-// PLAN-NEXT:    %w_l1 = tile.alloc {address = 11520 : i64}
+// PLAN-NEXT:    %w_l1 = tile.alloc {multi_buffer = 2 : i64, address = 11520 : i64, addresses = array<i64: 11520, 12544>}
 // PLAN-LABEL: func.func @matmul(
 // PLAN-SAME:    tile.local_memory = {L1 = 8192 : i64, L0A = 4096 : i64, L0B = 4096 : i64, L0C = 4096 : i64}
 // PLAN-NEXT:    %a_l1 = tile.alloc {multi_buffer = 2 : i64, address = 0 : i64, addresses = array<i64: 0, 2048>}
@@ -90,7 +90,7 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 // PLAN-NEXT:    %d_ub = tile.alloc {address = 4000 : i64}
 
 // STATS:      multi-buffer (ran 1x)
-// STATS-NEXT:   candidates  7
-// STATS-NEXT:   marked      7
+// STATS-NEXT:   candidates  10
+// STATS-NEXT:   marked      10
 
 // BAD: error: multi-buffer: slots must be at least 1, got 0

@@ -108,13 +108,16 @@ class KernelBuilder:
         self, upper: int, step: int, name: str, body: Callable[[SSAValue, SSAValue], None]
     ) -> None:
         """A reduction loop ``for iv in range(0, upper, step)`` whose first iteration starts
-        the accumulator: ``body(iv, first)`` is emitted once for iv = 0 with ``first`` the
-        constant true (peeled), then in a loop from ``step`` with ``first`` false — no
-        per-iteration compare."""
-        body(self.index(0), self.flag(True))
-        if upper > step:
-            with self.loop(upper, step, name, lower=step) as iv:
-                body(iv, self.flag(False))
+        the accumulator: ``body(iv, first)`` with ``first`` = ``iv == 0``. Not peeled: every
+        K step's loads sit in the one loop, so ``multi-buffer`` can ping-pong L0A / L0B along
+        K (a peeled first step would make the output-tile loop their slot loop)."""
+        if upper <= step:
+            body(self.index(0), self.flag(True))
+            return
+        with self.loop(upper, step, name) as iv:
+            first = self.add(arith.CmpiOp(iv, self.index(0), "eq")).results[0]
+            first.name_hint = "first"
+            body(iv, first)
 
     @contextmanager
     def loop(
