@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import ModuleOp
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.sync_check import launch_blocks
 from tilegraph.runtime.cycles.program import compile_kernel
 from tilegraph.runtime.cycles.report import ModelCycles
 from tilegraph.runtime.cycles.simulate import (
     CycleModelOptions,
-    launches,
     plan_launch,
     run_block,
 )
@@ -111,9 +111,7 @@ def launch_trace(
     fns = [f for f in module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == kernel]
     if not fns:
         raise ValueError(f"no kernel @{kernel} in the module")
-    blocks = next(
-        (op.block_count for op in launches(module) if op.callee.string_value() == kernel), 1
-    )
+    blocks = launch_blocks(module).get(kernel, 1)
     return kernel_trace(fns[0], hw or module_preset(module), blocks, block, options)
 
 
