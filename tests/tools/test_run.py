@@ -346,3 +346,16 @@ def test_trace_to_an_unwritable_path_is_one_error(tmp_path, capsys):
     assert run([model, "--no-format-report", "--trace", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: --trace") and "Traceback" not in err
+
+
+def test_profile_of_a_model_that_stays_symbolic_says_why(tmp_path, capsys):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, 8, 8])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path, trace = tmp_path / "dyn.onnx", tmp_path / "t.json"
+    onnx.save(model, str(path))
+    assert run([str(path), "--no-format-report", "--profile", "--trace", str(trace)]) == 0
+    assert "cycle model: not run (no tiled kernels), no trace written" in capsys.readouterr().out
+    assert not trace.exists()

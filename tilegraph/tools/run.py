@@ -437,7 +437,10 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     try:
         run_pipeline(lowering_pipeline(args.platform, args.precision), make_context(), module)
     except LoweringError as e:
-        return {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
+        skipped: dict[str, Any] = {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
+        if args.profile is not None or args.trace:
+            skipped["profile"] = "cycle model: not run (no tiled kernels), no trace written"
+        return skipped
     except ValueError as e:
         raise RunError(f"tile lowering: {e}") from None
     kernels = kernel_report(module)
