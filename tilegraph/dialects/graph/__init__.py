@@ -9,9 +9,11 @@ kernel on the class (see :mod:`tilegraph.dialects.graph.base`). ``GRAPH_OPS`` li
 from xdsl.dialect_interfaces.constant_materialization import ConstantMaterializationInterface
 from xdsl.ir import Attribute, Dialect, Operation
 
+from tilegraph.dialects.graph.attention import ATTENTION_OPS
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, constant_value
 from tilegraph.dialects.graph.binary import BINARY_OPS
 from tilegraph.dialects.graph.constant_ops import CONSTANT_OPS, ConstantOp
+from tilegraph.dialects.graph.control_flow import CONTROL_FLOW_OPS
 from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.graph.elementwise import ELEMENTWISE_OPS
 from tilegraph.dialects.graph.facts import (
@@ -23,12 +25,21 @@ from tilegraph.dialects.graph.facts import (
     OpFacts,
 )
 from tilegraph.dialects.graph.fused import FUSED_OPS, FusedOp, YieldOp
+from tilegraph.dialects.graph.indexing import INDEXING_OPS
 from tilegraph.dialects.graph.linalg import LINALG_OPS
+from tilegraph.dialects.graph.logical import LOGICAL_OPS
+from tilegraph.dialects.graph.losses import LOSS_OPS
+from tilegraph.dialects.graph.math_ops import MATH_OPS
 from tilegraph.dialects.graph.nn import NN_OPS
 from tilegraph.dialects.graph.normalization import NORMALIZATION_OPS
 from tilegraph.dialects.graph.pooling import POOLING_OPS
+from tilegraph.dialects.graph.quantize import QUANTIZE_OPS
+from tilegraph.dialects.graph.recurrent import RECURRENT_OPS
 from tilegraph.dialects.graph.reduction import REDUCTION_OPS
+from tilegraph.dialects.graph.sequence import SEQUENCE_OPS
 from tilegraph.dialects.graph.shape_ops import SHAPE_OPS
+from tilegraph.dialects.graph.signal import SIGNAL_OPS
+from tilegraph.dialects.graph.spatial import SPATIAL_OPS
 from tilegraph.dialects.layout_type import TensorType
 
 GRAPH_OPS: list[type[GraphOp]] = [
@@ -41,6 +52,17 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *POOLING_OPS,
     *SHAPE_OPS,
     *REDUCTION_OPS,
+    *MATH_OPS,
+    *LOGICAL_OPS,
+    *QUANTIZE_OPS,
+    *LOSS_OPS,
+    *RECURRENT_OPS,
+    *ATTENTION_OPS,
+    *SPATIAL_OPS,
+    *SIGNAL_OPS,
+    *INDEXING_OPS,
+    *CONTROL_FLOW_OPS,
+    *SEQUENCE_OPS,
 ]
 
 

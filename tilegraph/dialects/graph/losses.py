@@ -1,0 +1,7 @@
+"""Loss ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss)."""
+
+from __future__ import annotations
+
+from tilegraph.dialects.graph.base import GraphOp
+
+LOSS_OPS: list[type[GraphOp]] = []
