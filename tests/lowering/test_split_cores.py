@@ -3,19 +3,22 @@ tile exactly once (both executors, against the unsplit kernel)."""
 
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.ir import Block
 
 from tilegraph.dialects.tile import CopyOp, LaunchOp, scoped_memref
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.hardware import hardware_preset
+from tilegraph.lowering.kernel_body import kernel_unit
 from tilegraph.lowering.split_cores import choose_split_loop, loop_trips
 from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.context import make_context
@@ -38,23 +41,24 @@ def _nest(outer: int, inner: int) -> func.FuncOp:
 
 
 @pytest.mark.parametrize(
-    ("outer", "inner", "cores", "chosen_trips"),
+    ("outer", "inner", "cores", "chosen_loops", "chosen_trips"),
     [
-        (4, 8, 2, 4),  # the outer loop has enough trips
-        (2, 8, 4, 8),  # it has not: the inner one does
-        (2, 3, 8, 3),  # neither: the one with more trips
+        (4, 8, 2, 1, 4),  # the outer loop shares out evenly: it alone
+        (2, 8, 4, 1, 8),  # it does not, the inner one does: the inner one
+        (2, 3, 8, 2, 6),  # neither: the collapsed 2 x 3 grid (the busiest core gets 1/6)
+        (32, 20, 20, 1, 20),  # N alone is as even as the grid: fewer loops win the tie
+        (32, 20, 24, 2, 640),  # on 24 cores only the M x N grid is (27 of 640 per core)
+        (32, 20, 4, 1, 32),  # on 4 cores the M loop alone is even: the outermost wins
     ],
 )
-def test_the_split_loop_is_the_outermost_with_enough_trips(outer, inner, cores, chosen_trips):
+def test_the_work_loop_leaves_the_busiest_core_the_least(
+    outer, inner, cores, chosen_loops, chosen_trips
+):
     chosen = choose_split_loop(_nest(outer, inner), cores)
     assert chosen is not None
-    loop, trips = chosen
-    assert trips == chosen_trips == loop_trips(loop)
-
-
-def test_a_kernel_without_parallel_loops_is_not_split():
-    fn = func.FuncOp("k", ((), ()), Block())
-    assert choose_split_loop(fn, 4) is None
+    nest, trips = chosen
+    assert len(nest) == chosen_loops
+    assert trips == chosen_trips == prod(loop_trips(loop) or 0 for loop in nest)
 
 
 def _input(model) -> np.ndarray:
@@ -75,9 +79,17 @@ def squeezenet() -> tuple[ModuleOp, np.ndarray]:
 def test_blocks_compute_every_tile_once(squeezenet):
     module, x = squeezenet
     split = module.clone()
-    run_pipeline("split-cores", make_context(), split)
-    blocks = [op.block_count for op in split.walk() if isinstance(op, LaunchOp)]
-    assert max(blocks) == hardware_preset("ascend910b").cube_cores
+    with collecting_statistics() as stats:
+        run_pipeline("split-cores", make_context(), split)
+    # some kernels share a collapsed nest (their M x N grid), and still compute every tile once
+    assert stats.as_dict()["split-cores"]["collapsed-nests"] >= 1
+    hw = hardware_preset("ascend910b")
+    units = {op.sym_name.data: kernel_unit(op) for op in split.ops if isinstance(op, func.FuncOp)}
+    launches = [op for op in split.walk() if isinstance(op, LaunchOp)]
+    cube = [op.block_count for op in launches if units[op.callee.string_value()] == "cube"]
+    vector = [op.block_count for op in launches if units[op.callee.string_value()] == "vector"]
+    assert max(cube) == hw.cube_cores and hw.cube_cores < max(vector) <= hw.vector_cores
+    blocks = cube + vector
     assert sum(b > 1 for b in blocks) > len(blocks) // 2
 
     counted = {}

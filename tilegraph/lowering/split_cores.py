@@ -1,33 +1,46 @@
-"""``split-cores{cores=0}``: a tiled kernel's parallel loop shared out over the cores.
+"""``split-cores{cores=0}``: a tiled kernel's parallel loops shared out over the cores.
 
 Ascend runs a kernel as ``n`` blocks, one per core, each computing part of the output. For
-every tiled kernel this pass picks one ``tile.parallel`` loop with constant bounds — the
-outermost whose trip count reaches the core count, else the one with the most trips —
-among the loops nested only in parallel loops (so that every block may run the loops
-around it in full), and gives block ``b`` of ``n`` its iterations ``b, b + n, b + 2n, ...``
-(round robin, so that ragged tails spread)::
+every tiled kernel this pass shares out one *work loop* round robin: block ``b`` of ``n``
+gets its iterations ``b, b + n, b + 2n, ...`` (so that ragged tails spread)::
 
     %b = tile.block_idx
     %n = tile.block_num
     %first = lb + b * step
     scf.for %i = %first to %ub step (step * n) {tile.parallel}
 
+The work loop is a ``tile.parallel`` loop with constant bounds nested only in parallel loops
+(so that every block may run the loops around it in full), or several such loops perfectly
+nested in one another, collapsed into one loop over their joint iteration space (the
+M x N grid of a matmul: Ascend C's ``usedCoreNum = (M / singleCoreM) * (N / singleCoreN)``)::
+
+    scf.for %mn = %c0 to %c640 step %c1 {tile.parallel}   // was %m (32 trips) x %n (20)
+      %m = %mn floordiv 20 ;  %n = %mn rem 20
+
+Of the candidates (each parallel loop, and each perfectly nested run of parallel loops from
+it downwards) the pass takes the one whose busiest block gets the smallest share of the
+iterations, ``ceil(trips / cores) / trips``; on a tie the fewest loops, then the outermost.
+A 32-trip loop on 20 cores leaves the busiest core 2/32 of the work, the 640-trip grid
+32/640: 1.6x less. Collapsing changes no tile and no order of accumulation.
+
 Every launch of the kernel gets ``blocks = min(cores, trips)``: cube kernels on the preset's
 cube cores, vector kernels on its vector cores (910B's AIC / AIV split; a coupled 310P core
 counts once). ``cores`` overrides the preset's count (studies of scaling). A kernel with no
 such loop keeps one block. Kernels already split are left alone.
 
-Statistics: ``split-kernels``, ``single-block-kernels``, ``blocks`` (summed over kernels).
+Statistics: ``split-kernels``, ``collapsed-nests``, ``single-block-kernels``, ``blocks``
+(summed over kernels).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import ceil, prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp
@@ -70,15 +83,124 @@ def _parallel_loops(block_owner: Operation) -> list[tuple[scf.ForOp, int]]:
     return found
 
 
-def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[scf.ForOp, int] | None:
-    """The loop to share out over ``cores`` cores, with its trip count, or None."""
+def perfect_nest(loop: scf.ForOp) -> list[scf.ForOp]:
+    """``loop`` and the parallel loops with constant bounds perfectly nested in it (each
+    body holds only constants and the next loop), outermost first."""
+    nest = [loop]
+    while True:
+        body = [op for op in nest[-1].body.block.ops if not isinstance(op, scf.YieldOp)]
+        loops = [op for op in body if isinstance(op, scf.ForOp)]
+        if len(loops) != 1 or len(body) != 1 + sum(isinstance(op, arith.ConstantOp) for op in body):
+            return nest
+        inner = loops[0]
+        if PARALLEL_ATTR not in inner.attributes or loop_trips(inner) is None or inner.iter_args:
+            return nest
+        nest.append(inner)
+
+
+def _busiest_share(trips: int, cores: int) -> float:
+    return ceil(trips / cores) / trips
+
+
+def _outermost_loop(fn: func.FuncOp, cores: int) -> scf.ForOp | None:
+    """The outermost candidate loop whose trip count reaches ``cores``, else the one with
+    the most trips (None without candidates)."""
     candidates = [(loop, trips) for loop, trips in _parallel_loops(fn) if trips > 1]
     if not candidates:
         return None
     for loop, trips in candidates:
         if trips >= cores:
-            return loop, trips
-    return max(candidates, key=lambda c: c[1])
+            return loop
+    return max(candidates, key=lambda c: c[1])[0]
+
+
+def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int] | None:
+    """The work loop to share out over ``cores`` cores — one loop, or a perfect nest of
+    loops to collapse (outermost first) — with its trip count, or None.
+
+    The starting point is the outermost loop with enough trips (blocks then repeat the
+    least work around it); the perfect nest it belongs to (no work between its loops)
+    offers the alternatives, and the run of loops whose busiest block gets the smallest
+    share of the iterations wins (fewest loops, then outermost, on a tie)."""
+    start = _outermost_loop(fn, cores)
+    if start is None:
+        return None
+    top = start
+    while isinstance(parent := top.parent_op(), scf.ForOp) and (
+        PARALLEL_ATTR in parent.attributes and loop_trips(parent) is not None
+    ):
+        if parent.iter_args or perfect_nest(parent)[1:2] != [top]:
+            break
+        top = parent
+    nest = perfect_nest(top) if not top.iter_args else [top]
+    best: tuple[float, int, int, list[scf.ForOp], int] | None = None
+    for first in range(len(nest)):
+        for last in range(first + 1, len(nest) + 1):
+            trips = prod(loop_trips(loop) or 1 for loop in nest[first:last])
+            if trips <= 1:
+                continue
+            key = (_busiest_share(trips, cores), last - first, first)
+            if best is None or key < best[:3]:
+                best = (*key, nest[first:last], trips)
+    return None if best is None else (best[3], best[4])
+
+
+def collapse_nest(nest: list[scf.ForOp]) -> scf.ForOp:
+    """Replace a perfect nest of constant-bound loops by one ``tile.parallel`` loop over
+    their joint iterations (row-major: the innermost loop varies fastest); each old
+    induction variable is recomputed from the new one with floordiv / rem."""
+    outer, innermost = nest[0], nest[-1]
+    parent = outer.parent_block()
+    assert parent is not None and len(nest) > 1
+    trips = [loop_trips(loop) or 1 for loop in nest]
+
+    def index(value: int, into: list[Operation]) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        into.append(op)
+        return op.result
+
+    before: list[Operation] = []
+    lb, ub, step = index(0, before), index(prod(trips), before), index(1, before)
+    parent.insert_ops_before(before, outer)
+    body = Block(arg_types=[IndexType()])
+    joint = body.args[0]
+    joint.name_hint = "".join(loop.body.block.args[0].name_hint or "" for loop in nest) or None
+    for loop in nest[:-1]:  # their constants, which the inner loops' bounds may use
+        for op in [o for o in loop.body.block.ops if isinstance(o, arith.ConstantOp)]:
+            op.detach()
+            body.add_op(op)
+    ops: list[Operation] = []
+    rest = joint
+    for loop, n in reversed(list(zip(nest, trips, strict=True))):
+        if loop is outer:
+            position = rest
+        else:
+            extent = index(n, ops)
+            ops.append(arith.RemSIOp(rest, extent))
+            position = ops[-1].results[0]
+            ops.append(arith.FloorDivSIOp(rest, extent))
+            rest = ops[-1].results[0]
+        value = position
+        if (loop_step := _constant(loop.step)) != 1:
+            ops.append(arith.MuliOp(value, loop.step))
+            value = ops[-1].results[0]
+        if _constant(loop.lb) != 0 or loop_step is None:
+            ops.append(arith.AddiOp(loop.lb, value))
+            value = ops[-1].results[0]
+        iv = loop.body.block.args[0]
+        value.name_hint = iv.name_hint
+        iv.replace_all_uses_with(value)
+    body.add_ops(ops)
+    for op in [o for o in innermost.body.block.ops if not isinstance(o, scf.YieldOp)]:
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    collapsed = scf.ForOp(lb, ub, step, [], body)
+    collapsed.attributes[PARALLEL_ATTR] = UnitAttr()
+    parent.insert_op_before(collapsed, outer)
+    outer.detach()
+    outer.erase()
+    return collapsed
 
 
 def split_loop(loop: scf.ForOp) -> None:
@@ -141,8 +263,10 @@ class SplitCoresPass(ModulePass):
             if chosen is None:
                 stats.add("single-block-kernels")
                 continue
-            loop, trips = chosen
-            split_loop(loop)
+            nest, trips = chosen
+            if len(nest) > 1:
+                stats.add("collapsed-nests")
+            split_loop(collapse_nest(nest) if len(nest) > 1 else nest[0])
             blocks_of[fn.sym_name.data] = min(cores, trips)
             stats.add("split-kernels")
             stats.add("blocks", min(cores, trips))
