@@ -51,8 +51,21 @@ class HardwareModel:
     """Per-core DMA rate by path ("GM->UB", "GM->L1", "UB->GM", "L0C->GM", "L1->L0A", ...)."""
     gm_bandwidth_gbps: float = 1600.0
     """Whole-chip global-memory bandwidth in GB/s."""
+    gm_burst_align: int = 512
+    """GM transfers run at full rate when every contiguous run (burst) is a multiple of this
+    many bytes (910B: 512 B, Ascend C best practices, "GM address 512-byte aligned")."""
+    gm_misaligned_efficiency: float = 0.7
+    """Rate of a GM transfer whose bursts are not: the same page measures 32 B-aligned
+    transfers at down to 70% of 512 B-aligned ones on A2 (we take the worst case)."""
     launch_overhead_us: float = 20.0
     l2_bytes: int = 0
+
+    def gm_efficiency(self, burst_bytes: int | None) -> float:
+        """Share of the path rate a GM transfer made of ``burst_bytes``-long contiguous runs
+        gets (None: one long aligned run)."""
+        if burst_bytes is None or burst_bytes % self.gm_burst_align == 0:
+            return 1.0
+        return self.gm_misaligned_efficiency
 
     def capacity(self, scope: str) -> int:
         """Bytes of one instance of ``scope`` (GM is unbounded for planning: 0 = no limit)."""

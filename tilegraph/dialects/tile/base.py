@@ -145,6 +145,23 @@ class TileOp(IRDLOperation):
         """Bytes this op moves (DMA ops) or touches (others); used by reports."""
         return 0
 
+    def gm_burst_bytes(self) -> int | None:
+        """Bytes of each contiguous run of GM this op reads or writes, for the rate of the
+        transfer (:meth:`HardwareModel.gm_efficiency`); None: no GM access, or one run."""
+        return None
+
+
+def contiguous_run(window: Sequence[int], full: Sequence[int], element_bytes: int) -> int:
+    """Bytes of the contiguous runs a ``window`` of a row-major ``full`` buffer is made
+    of: the innermost window dims, up to and including the first that does not span
+    its buffer dim."""
+    run = element_bytes
+    for extent, whole in zip(reversed(window), reversed(full), strict=False):
+        run *= min(extent, whole)
+        if extent < whole:
+            break
+    return run
+
 
 def window(
     extent: Sequence[int],

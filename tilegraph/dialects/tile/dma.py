@@ -48,6 +48,9 @@ from tilegraph.dialects.tile.base import (
     Kernel,
     TileOp,
     buffer_bytes,
+    contiguous_run,
+    element_bytes,
+    memref_element,
     memref_shape,
     require_scope,
     scope_of,
@@ -70,8 +73,12 @@ COPY_PATHS = {
 }
 
 
-def dma_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
+def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = None) -> int:
+    """Cycles of one DMA of ``nbytes`` on ``path``; a GM side made of ``burst``-byte runs
+    that are not 512 B multiples moves at :attr:`HardwareModel.gm_misaligned_efficiency`."""
     rate = hw.dma_bytes_per_cycle.get(path, 64.0)
+    if "GM" in path:
+        rate *= hw.gm_efficiency(burst)
     return _DMA_HEAD_CYCLES + ceil(nbytes / rate)
 
 
@@ -103,7 +110,7 @@ class PathCopyOp(TileOp):
 
     def cost(self, hw: HardwareModel) -> int:
         a, b = self.path()
-        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes())
+        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes(), self.gm_burst_bytes())
 
 
 @irdl_op_definition
@@ -145,6 +152,14 @@ class CopyOp(PathCopyOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src if scope_of(self.dst) == "GM" else self.dst)
+
+    def gm_burst_bytes(self) -> int | None:
+        gm, local = (self.dst, self.src) if scope_of(self.dst) == "GM" else (self.src, self.dst)
+        if scope_of(gm) != "GM":
+            return None
+        return contiguous_run(
+            memref_shape(local), memref_shape(gm), element_bytes(memref_element(gm))
+        )
 
     def kernel(self) -> Kernel:
         rank = len(memref_shape(self.src))

@@ -51,6 +51,9 @@ from tilegraph.dialects.tile.base import (
     Kernel,
     TileOp,
     buffer_bytes,
+    contiguous_run,
+    element_bytes,
+    memref_element,
     memref_shape,
     require_scope,
     scope_of,
@@ -89,8 +92,14 @@ class Nd2NzOp(TileOp):
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
 
+    def gm_burst_bytes(self) -> int | None:
+        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
+        return contiguous_run(
+            (r1 * r0, c1 * c0), memref_shape(self.src), element_bytes(memref_element(self.src))
+        )
+
     def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, "GM->L1", self.moved_bytes())
+        return dma_cycles(hw, "GM->L1", self.moved_bytes(), self.gm_burst_bytes())
 
     def kernel(self) -> Kernel:
         c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
@@ -510,8 +519,22 @@ class FixpipeOp(TileOp):
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src)
 
+    def gm_burst_bytes(self) -> int | None:
+        if scope_of(self.dst) != "GM" or self.layout.data == "nz":
+            return None  # whole fractals, 512 B each for 16-bit data
+        n1, m1, m0, n0 = memref_shape(self.src)
+        dst = memref_shape(self.dst)
+        if self.layout.data == "nc1hwc0":  # per C1 slice: rows x W pixels of C0 channels
+            assert self.rows is not None
+            window = (1, self.rows.value.data, dst[3], dst[4])
+        else:
+            window = (m1 * m0, n1 * n0)
+        return contiguous_run(window, dst, element_bytes(memref_element(self.dst)))
+
     def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes())
+        return dma_cycles(
+            hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes(), self.gm_burst_bytes()
+        )
 
     def kernel(self) -> Kernel:
         layout = self.layout.data

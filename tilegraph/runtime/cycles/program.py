@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import ceil
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
@@ -118,7 +119,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         cost,
         path,
         moved,
-        gm_bytes=moved if "GM" in path else 0,
+        gm_bytes=ceil(moved / hw.gm_efficiency(op.gm_burst_bytes())) if "GM" in path else 0,
         gm_read=path.startswith("GM"),
         mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
         alias_keys=alias_keys,
