@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tests.passes.semantics import run_pipeline_checked
 from tilegraph.builder import GraphBuilder
-from tilegraph.dialects.graph.data_movement import slice_bounds
+from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.formats import DType
 from tilegraph.passes.simplify.identity_rules import widens_exactly
 from tilegraph.passes.simplify.pad_rules import compose_slices

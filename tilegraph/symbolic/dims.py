@@ -74,15 +74,22 @@ def dim_from_text(text: str) -> Dim:
         return int(text)
     if _IDENT.match(text):
         return shape_symbol(text)
+    return normalize_dim(parse_expression(text, "dimension expression"))
+
+
+def parse_expression(text: str, what: str = "expression") -> sympy.Expr:
+    """A sympy expression over shape symbols (names become positive-integer symbols;
+    ``ceiling``, ``floor``, ``Mod``, ``Max``, ``Min`` are functions). ValueError naming
+    ``what`` on anything else."""
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text)) - set(_ALLOWED_FUNCS)
     local = {n: shape_symbol(n) for n in names} | _ALLOWED_FUNCS
     try:
         expr = sympy.sympify(text, locals=local, rational=True)  # pyright: ignore[reportCallIssue, reportArgumentType]
     except (sympy.SympifyError, SyntaxError, TypeError) as e:
-        raise ValueError(f"invalid dimension expression '{text}'") from e
+        raise ValueError(f"invalid {what} '{text.strip()}'") from e
     if not isinstance(expr, sympy.Expr):
-        raise ValueError(f"invalid dimension expression '{text}'")
-    return normalize_dim(expr)
+        raise ValueError(f"invalid {what} '{text.strip()}'")
+    return expr
 
 
 def dim_to_text(d: Dim) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
+from tilegraph.symbolic.dims import parse_expression
 from tilegraph.symbolic.reasoning import symbols_in
 
 Bindings = Mapping[str, int] | Mapping[sympy.Symbol, int]
@@ -89,6 +90,30 @@ def condition_text(cond: sympy.Basic) -> str:
     if isinstance(cond, sympy.Ne):
         return f"{sympy.sstr(cond.lhs)} != {sympy.sstr(cond.rhs)}"
     return sympy.sstr(cond)
+
+
+def condition_from_text(text: str) -> sympy.Basic:
+    """Inverse of :func:`condition_text`: ``"s0 + s1 == s2"``, ``"s0 != 1"``, ``"2 <= s0"``,
+    ``"Mod(s0*s1, 2) == 0"``. Raises ``ValueError`` on anything else."""
+    for op, build in _RELATIONS:
+        if op in text:
+            lhs, rhs = text.split(op, 1)
+            return build(_expr(lhs), _expr(rhs), evaluate=False)
+    raise ValueError(f"not a guard condition: '{text}' (expected a comparison)")
+
+
+_RELATIONS = (
+    ("==", sympy.Eq),
+    ("!=", sympy.Ne),
+    ("<=", sympy.Le),
+    (">=", sympy.Ge),
+    ("<", sympy.Lt),
+    (">", sympy.Gt),
+)
+
+
+def _expr(text: str) -> sympy.Expr:
+    return parse_expression(text, "guard expression")
 
 
 def binding_map(bindings: Bindings) -> dict[str, int]:

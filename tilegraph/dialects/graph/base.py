@@ -51,11 +51,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilegraph.dialects.graph.facts import OpCost, OpFacts
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import Dim, dim_to_text, dims_compatible
-
-
-class ShapeError(ValueError):
-    """A shape function found inconsistent operands or attributes."""
-
+from tilegraph.symbolic.inference import ShapeError
 
 # ---- attribute declarations ---------------------------------------------------------------
 

@@ -76,13 +76,16 @@ from tilegraph.dialects.graph.shape_utils import (
     result_like,
     same_element_type,
 )
+from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible, is_unknown_dim
+from tilegraph.symbolic.dims import (
+    UNKNOWN,
+    Dim,
+    dims_compatible,
+    is_unknown_dim,
+)
 
 # ---- helpers private to the data-movement ops ---------------------------------------------
-
-END_OF_DIM = 2**31 - 1
-"""Slice ``ends`` at or above this (INT32_MAX, INT64_MAX as exporters write) mean "to the end"."""
 
 
 def _pad_inputs(inputs: Sequence[np.ndarray | None], n: int) -> list[np.ndarray | None]:
@@ -154,34 +157,6 @@ class ConcatOp(GraphOp):
 # ---- slice --------------------------------------------------------------------------------
 
 
-def slice_bounds(dim: int, start: int, end: int, step: int) -> tuple[int, int, int]:
-    """ONNX Slice clamping of one axis: (start, end, length); ``end`` may be -1 if step < 0."""
-    if start < 0:
-        start += dim
-    if end < 0:
-        end += dim
-    if step > 0:
-        start = min(max(start, 0), dim)
-        end = min(max(end, 0), dim)
-        length = max(0, -(-(end - start) // step))
-    else:
-        start = min(max(start, 0), dim - 1)
-        end = min(max(end, -1), dim - 1)
-        length = max(0, -(-(start - end) // -step))
-    return start, end, length
-
-
-def _slice_dim(dim: Dim, start: int, end: int, step: int) -> Dim:
-    n = static_dim(dim)
-    if n is not None:
-        return slice_bounds(n, start, end, step)[2]
-    if step == 1 and start == 0 and end >= END_OF_DIM:
-        return dim  # the whole axis, also for symbolic/unknown dims
-    if step == -1 and (start == -1 or start >= END_OF_DIM) and end <= -END_OF_DIM:
-        return dim  # the whole axis reversed
-    return UNKNOWN
-
-
 @irdl_op_definition
 class SliceOp(GraphOp):
     """ONNX Slice-13: ``data[starts:ends:steps]`` on ``axes`` (default: the first axes).
@@ -241,7 +216,7 @@ class SliceOp(GraphOp):
             return [result_like(x, shape)]
         step_values = steps.values if steps is not None and steps.values else (1,) * len(axis_list)
         for a, s, e, st in zip(axis_list, starts.values, ends.values, step_values, strict=True):
-            shape[a] = _slice_dim(shape[a], s, e, st)
+            shape[a] = slice_dim(shape[a], s, e, st)
         return [result_like(x, shape)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:

@@ -25,7 +25,12 @@ from tilegraph.dialects.graph.base import (
     tensor_type,
 )
 from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpCost, OpFacts
-from tilegraph.dialects.graph.shape_utils import broadcast_shapes, require, same_element_type
+from tilegraph.dialects.graph.shape_utils import (
+    broadcast_shapes,
+    require,
+    require_equal_dims,
+    same_element_type,
+)
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.symbolic.dims import Dim, dims_compatible, is_static
@@ -73,11 +78,12 @@ class MatMulOp(GraphOp):
         sa, sb = list(a.origin_shape), list(b.origin_shape)
         m, k = (1, sa[0]) if a.rank == 1 else sa[-2:]
         k2, n = (sb[0], 1) if b.rank == 1 else sb[-2:]
-        if not dims_compatible(k, k2):
+        if is_static(k) and is_static(k2) and k != k2:
             raise ShapeError(
                 f"contraction dims differ: lhs {shape_text(sa)} has K = {k}, "
                 f"rhs {shape_text(sb)} has K = {k2}"
             )
+        require_equal_dims(k, k2, "MatMul: K of the lhs equals K of the rhs")
         batch = broadcast_shapes(sa[:-2], sb[:-2])
         shape = batch + ([m] if a.rank > 1 else []) + ([n] if b.rank > 1 else [])
         return batch, m, k if is_static(k) else k2, n, shape
@@ -145,8 +151,9 @@ class GemmOp(GraphOp):
                 raise ShapeError(f"gemm operand {what} must be 2-D, got {shape}")
         m, k = a.origin_shape[::-1] if cls.read_attr(props, "transA") else a.origin_shape
         k2, n = b.origin_shape[::-1] if cls.read_attr(props, "transB") else b.origin_shape
-        if not dims_compatible(k, k2):
+        if is_static(k) and is_static(k2) and k != k2:
             raise ShapeError(f"contraction dims differ: A' has K = {k}, B' has K = {k2}")
+        require_equal_dims(k, k2, "Gemm: K of A' equals K of B'")
         return [m, k if is_static(k) else k2, n]
 
     @classmethod

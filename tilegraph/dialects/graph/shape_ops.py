@@ -62,7 +62,16 @@ from tilegraph.dialects.graph.operand_values import (
 )
 from tilegraph.dialects.graph.shape_utils import nd_result, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible, is_unknown_dim, normalize_dim
+from tilegraph.symbolic.dims import (
+    UNKNOWN,
+    Dim,
+    dim_to_text,
+    dims_compatible,
+    is_unknown_dim,
+    normalize_dim,
+)
+from tilegraph.symbolic.inference import active_env
+from tilegraph.symbolic.inference import require as require_condition
 
 _RESHAPE_FACTS = OpFacts(role=FormatRole.RESHAPE, fusion=FusionKind.INJECTIVE, format_operands=(0,))
 
@@ -101,7 +110,16 @@ def _infer_minus_one(total: Dim, known: Dim, data: Sequence[Dim], shape: Sequenc
             )
         return total // known
     q = sympy.simplify(sympy.Integer(total) / known if isinstance(total, int) else total / known)
-    return normalize_dim(q) if q.is_integer else UNKNOWN
+    if q.is_integer:
+        return normalize_dim(q)
+    if active_env() is None:
+        return UNKNOWN
+    # an assert guard: the element count must split (Mod(s0*s1, k) == 0)
+    require_condition(
+        sympy.Eq(sympy.Mod(total, known), 0),
+        f"Reshape: the element count of {shape_text(data)} is a multiple of {dim_to_text(known)}",
+    )
+    return normalize_dim(sympy.floor(q))
 
 
 def reshape_target(data: Sequence[Dim], shape: Sequence[int], allowzero: bool) -> list[Dim]:

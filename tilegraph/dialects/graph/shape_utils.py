@@ -11,11 +11,18 @@ from xdsl.utils.exceptions import VerifyException
 from tilegraph.dialects.graph.base import ShapeError, shape_text
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format, FormatError
-from tilegraph.symbolic.dims import UNKNOWN, Dim, is_unknown_dim, normalize_dim
+from tilegraph.symbolic.dims import UNKNOWN, Dim, dim_to_text, is_unknown_dim, normalize_dim
+from tilegraph.symbolic.inference import decide
+from tilegraph.symbolic.inference import require as require_condition
 
 
 def broadcast_dim(a: Dim, b: Dim) -> Dim:
-    """ONNX multidirectional broadcast of one dim pair (unknown stays unknown)."""
+    """ONNX multidirectional broadcast of one dim pair (unknown stays unknown).
+
+    Two dims that may differ (a symbol against a symbol or a constant) are decided on the
+    hints of the active ShapeEnv, each branch an expect guard — equal dims (``s0 == s1``),
+    then ``s0 == 1``, then ``s1 == 1`` — and dims that do not broadcast on the hints are a
+    ShapeError; without an active env the result is unknown."""
     a, b = normalize_dim(a), normalize_dim(b)
     if a == 1:
         return b
@@ -29,9 +36,31 @@ def broadcast_dim(a: Dim, b: Dim) -> Dim:
         if a != b:
             raise ShapeError(f"dimensions {a} and {b} do not broadcast")
         return a
-    if isinstance(a, sympy.Expr) and isinstance(b, sympy.Expr) and sympy.simplify(a - b) == 0:
+    if sympy.simplify(sympy.Integer(a) - b if isinstance(a, int) else a - b) == 0:
         return a
-    return UNKNOWN  # undecidable without guards
+    equal = decide(sympy.Eq(a, b), "broadcast: equal dims")
+    if equal is None:
+        return UNKNOWN  # undecidable without guards
+    if equal:
+        return b if isinstance(b, int) else a
+    if decide(sympy.Eq(a, 1), "broadcast: the left dim is 1"):
+        return b
+    if decide(sympy.Eq(b, 1), "broadcast: the right dim is 1"):
+        return a
+    raise ShapeError(f"dimensions {dim_to_text(a)} and {dim_to_text(b)} do not broadcast")
+
+
+def require_equal_dims(a: Dim, b: Dim, what: str) -> None:
+    """``a == b`` for a hard constraint (MatMul's K, Concat's other axes): a ShapeError when
+    they differ statically or on the hints (an assert guard); unknown dims pass."""
+    a, b = normalize_dim(a), normalize_dim(b)
+    if is_unknown_dim(a) or is_unknown_dim(b):
+        return
+    if isinstance(a, int) and isinstance(b, int):
+        if a != b:
+            raise ShapeError(f"{what}: {a} != {b}")
+        return
+    require_condition(sympy.Eq(a, b), what)
 
 
 def broadcast_shapes(*shapes: Sequence[Dim]) -> list[Dim]:

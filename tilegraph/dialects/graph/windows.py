@@ -14,12 +14,22 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 import numpy as np
+import sympy
 from xdsl.ir import Attribute
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible, is_static, is_symbolic
+from tilegraph.symbolic.dims import (
+    UNKNOWN,
+    Dim,
+    dims_compatible,
+    is_static,
+    is_symbolic,
+    normalize_dim,
+)
+from tilegraph.symbolic.inference import decide
+from tilegraph.symbolic.inference import require as require_condition
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 """The ONNX ``auto_pad`` values."""
@@ -110,13 +120,11 @@ def _window_axis(n: Dim, k: Dim, s: int, d: int, pads: tuple[int, int], mode: st
     if not known(k):
         return UNKNOWN, pb, pe
     ek = (k - 1) * d + 1
+    if not known(n):
+        return _symbolic_window_axis(n, ek, s, (pb, pe), mode, ceil), pb, pe
     if mode.startswith("SAME"):
-        if not known(n):
-            return (n if s == 1 and is_symbolic(n) else UNKNOWN), 0, 0
         out = -(-n // s)
         return (out, *split_padding(max(0, (out - 1) * s + ek - n), mode == "SAME_UPPER"))
-    if not known(n):
-        return (n + (pb + pe - ek + 1) if s == 1 and is_symbolic(n) else UNKNOWN), pb, pe
     span = n + pb + pe - ek
     if span < 0:
         raise ShapeError(f"window of size {ek} does not fit in the padded input size {n + pb + pe}")
@@ -124,6 +132,30 @@ def _window_axis(n: Dim, k: Dim, s: int, d: int, pads: tuple[int, int], mode: st
     if ceil and (out - 1) * s >= n + pb:
         out -= 1
     return out, pb, pe
+
+
+def _symbolic_window_axis(
+    n: Dim, ek: int, s: int, pads: tuple[int, int], mode: str, ceil: bool
+) -> Dim:
+    """The output size of a window axis over a symbolic (or unknown) input size ``n``:
+    ``floor((n + pads - ek) / s) + 1`` (``ceiling`` with ceil_mode, ``ceiling(n / s)`` for
+    SAME); the window must fit (an assert guard) and ceil_mode's dropped last window is a
+    branch on the hints (an expect guard)."""
+    if not is_symbolic(n):
+        return UNKNOWN
+    assert isinstance(n, sympy.Expr)
+    if mode.startswith("SAME"):
+        return normalize_dim(sympy.ceiling(n / s))
+    pb, pe = pads
+    span = n + pb + pe - ek
+    require_condition(span >= 0, f"a window of size {ek} fits the padded input")
+    if not ceil:
+        return normalize_dim(sympy.floor(span / s) + 1)
+    out = sympy.ceiling(span / s) + 1
+    drop = decide((out - 1) * s >= n + pb, "ceil_mode: the last window starts in the padding")
+    if drop is None:
+        return UNKNOWN
+    return normalize_dim(out - 1 if drop else out)
 
 
 def window(

@@ -13,17 +13,16 @@ from __future__ import annotations
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.data_movement import (
-    END_OF_DIM,
     ConcatOp,
     ExpandOp,
     SliceOp,
     SplitOp,
     TileOp,
-    slice_bounds,
 )
 from tilegraph.dialects.graph.elementwise import CastOp, DropoutOp, IdentityOp
 from tilegraph.dialects.graph.operand_values import static_dim
 from tilegraph.dialects.graph.shape_ops import FlattenOp
+from tilegraph.dialects.graph.slicing import END_OF_DIM, slice_bounds
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
 from tilegraph.passes.simplify.match import (

@@ -18,10 +18,11 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.base import GraphOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, PadOp, SliceOp, slice_bounds
+from tilegraph.dialects.graph.data_movement import ConcatOp, PadOp, SliceOp
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp
 from tilegraph.dialects.graph.operand_values import static_dim
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
+from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.passes.simplify.match import (
     constant_ints,
     in_origin_view,
