@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tilegraph.frontend import OnnxImportError, load_onnx
     from tilegraph.runtime import run_reference
     from tilegraph.runtime.compiled import CompiledModel, compile
+    from tilegraph.runtime.session import GuardViolation, Session
 
 __version__ = "0.1.0"
 
@@ -24,11 +25,15 @@ _LAZY = {
     "run_reference": ("tilegraph.runtime", "run_reference"),
     "compile": ("tilegraph.runtime.compiled", "compile"),
     "CompiledModel": ("tilegraph.runtime.compiled", "CompiledModel"),
+    "Session": ("tilegraph.runtime.session", "Session"),
+    "GuardViolation": ("tilegraph.runtime.session", "GuardViolation"),
 }
 
 __all__ = [
     "CompiledModel",
+    "GuardViolation",
     "OnnxImportError",
+    "Session",
     "__version__",
     "compile",
     "load_onnx",

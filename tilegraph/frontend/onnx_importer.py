@@ -45,10 +45,15 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, GraphOp, ShapeError
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
+from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import FormatError
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
 from tilegraph.symbolic.dims import Dim, shape_symbol
+from tilegraph.symbolic.env import ShapeEnv
+from tilegraph.symbolic.guards import GuardError
+from tilegraph.symbolic.inference import inferring
+from tilegraph.symbolic.inference import shape_env as shape_env_active
 
 TARGET_OPSET = 18
 """Models below this opset are converted to it with ``onnx.version_converter``."""
@@ -247,13 +252,11 @@ def _tensor_type_of(value_info: onnx.ValueInfoProto, fresh: _SymbolSource) -> Te
     if not tt.HasField("shape"):
         raise ValueError(f"input '{value_info.name}' has unknown rank")
     dims: list[Dim] = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(int(d.dim_value))
-        elif _is_named(d):
-            dims.append(fresh.named(d.dim_param))
+    for axis, d in enumerate(tt.shape.dim):
+        if d.HasField("dim_value") and d.dim_value >= 0:
+            dims.append(fresh.static(value_info.name, axis, int(d.dim_value)))
         else:
-            dims.append(fresh.next())
+            dims.append(fresh.dim(value_info.name, axis, d.dim_param if _is_named(d) else None))
     return TensorType(dims, element_type_of(dtype))
 
 
@@ -280,8 +283,17 @@ def _named_dim_symbols(graph: onnx.GraphProto) -> set[str]:
 
 @dataclass
 class _SymbolSource:
+    """Dims of the graph inputs' axes: a static size, a named dim's symbol (equal names are
+    one symbol), a fresh symbol for an anonymous one."""
+
     used: set[str] = field(default_factory=set)
     counter: int = 0
+
+    def static(self, name: str, axis: int, size: int) -> Dim:
+        return size
+
+    def dim(self, name: str, axis: int, param: str | None) -> Dim:
+        return self.named(param) if param is not None else self.next()
 
     def named(self, name: str) -> Dim:
         ident = ssa_name(name) or "s"
@@ -294,6 +306,48 @@ class _SymbolSource:
         name = f"s{self.counter}"
         self.used.add(name)
         return shape_symbol(name)
+
+
+@dataclass
+class _HintedSymbols(_SymbolSource):
+    """Input dims from a :class:`ShapeEnv` and the sizes of concrete inputs (the hints):
+    every axis that is not a static size becomes what the env's mode makes of it (a symbol,
+    a duck-shared symbol, or a specialised constant, with its guard); static sizes must
+    match the inputs."""
+
+    env: ShapeEnv = field(default_factory=ShapeEnv)
+    shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    origins: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def _hint(self, name: str, axis: int) -> int:
+        shape = self.shapes.get(name)
+        if shape is None:
+            raise ValueError(f"no shape given for input '{name}'")
+        if axis >= len(shape):
+            raise ValueError(f"input '{name}' has rank {len(shape)}, the model says more")
+        return int(shape[axis])
+
+    def static(self, name: str, axis: int, size: int) -> Dim:
+        if name in self.shapes and self._hint(name, axis) != size:
+            raise ValueError(
+                f"input '{name}' axis {axis} is {size} in the model, but the given shape is "
+                f"{list(self.shapes[name])}"
+            )
+        return size
+
+    def dim(self, name: str, axis: int, param: str | None) -> Dim:
+        before = len(self.env.symbols)
+        try:
+            dim = self.env.create_symbol(
+                self._hint(name, axis),
+                f"input '{name}' axis {axis}",
+                name=(ssa_name(param) or "s") if param is not None else None,
+            )
+        except GuardError as e:
+            raise ValueError(str(e)) from None
+        if len(self.env.symbols) > before:
+            self.origins[self.env.symbols[-1].name] = (name, axis)
+        return dim
 
 
 def _check_support(graph: onnx.GraphProto, where: str) -> None:
@@ -331,7 +385,11 @@ def _check_structure(graph: onnx.GraphProto, where: str) -> None:
 
 class _GraphBuilder:
     def __init__(
-        self, model: onnx.ModelProto, where: str, extra_initializers: Sequence[onnx.TensorProto]
+        self,
+        model: onnx.ModelProto,
+        where: str,
+        extra_initializers: Sequence[onnx.TensorProto],
+        symbols: _SymbolSource | None = None,
     ):
         self.initializers = [*model.graph.initializer, *extra_initializers]
         self.model = model
@@ -340,7 +398,7 @@ class _GraphBuilder:
         self.opset = default_opset(model) or TARGET_OPSET
         self.table = _ops_by_onnx_type()
         self.values: dict[str, SSAValue] = {}
-        self.symbols = _SymbolSource(used=_named_dim_symbols(self.graph))
+        self.symbols = symbols or _SymbolSource(used=_named_dim_symbols(self.graph))
         self.uses = {name for n in self.graph.node for name in n.input if name}
         self.uses |= {o.name for o in self.graph.output}
 
@@ -443,7 +501,8 @@ class _GraphBuilder:
             elif name not in known:
                 raise OnnxImportError(f"{label}: unsupported attribute '{name}'")
         try:
-            op = cls.make(*operands, **_attribute_args(cls, attrs))
+            with inferring(node.name or node.output[0]):
+                op = cls.make(*operands, **_attribute_args(cls, attrs))
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
         builder.insert(op)
@@ -496,8 +555,20 @@ def _constant_node_value(attrs: Mapping[str, Any], label: str) -> np.ndarray:
     raise OnnxImportError(f"{label}: unsupported Constant form ({', '.join(attrs)})")
 
 
-def load_onnx(source: str | Path | bytes | onnx.ModelProto, *, name: str | None = None) -> ModuleOp:
+def load_onnx(
+    source: str | Path | bytes | onnx.ModelProto,
+    *,
+    name: str | None = None,
+    shape_env: ShapeEnv | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp:
     """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect.
+
+    Without ``shape_env``, every input axis that is not a static size is a symbol (equal
+    dim_params one symbol, each anonymous axis its own). With a ``shape_env`` and the
+    ``input_shapes`` of concrete inputs (the hints), the env decides what each such axis is
+    (by its mode), the shape functions record their guards in it, and the module carries
+    the guards and the inputs each symbol comes from (:mod:`tilegraph.dialects.guards`).
 
     Raises :class:`OnnxImportError` with a located message on any problem; messages start
     with ``name`` (default: the path, or ``<model>``).
@@ -510,9 +581,15 @@ def load_onnx(source: str | Path | bytes | onnx.ModelProto, *, name: str | None 
     _check_structure(model.graph, where)
     model, held_back = _normalize_opset(model, where)
     _check_support(model.graph, where)  # conversion may introduce ops
-    module = _GraphBuilder(model, where, held_back).build()
-    try:
-        module.verify()
-    except Exception as e:
-        raise OnnxImportError(f"{where}: imported IR does not verify: {e}") from None
+    symbols = None
+    if shape_env is not None:
+        symbols = _HintedSymbols(env=shape_env, shapes=dict(input_shapes or {}))
+    with shape_env_active(shape_env):
+        module = _GraphBuilder(model, where, held_back, symbols).build()
+        try:
+            module.verify()
+        except Exception as e:
+            raise OnnxImportError(f"{where}: imported IR does not verify: {e}") from None
+    if isinstance(symbols, _HintedSymbols):
+        record_shape_env(module, symbols.env, symbols.origins)
     return module

@@ -18,7 +18,7 @@ from xdsl.interpreters.func import FuncFunctions
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.runtime.storage import origin_array, storage_array
+from tilegraph.runtime.storage import bound_symbols, origin_array, storage_array
 from tilegraph.symbolic.dims import is_symbolic
 
 
@@ -100,6 +100,18 @@ def check_inputs(
     return arrays
 
 
+def input_bindings(fn: func.FuncOp, arrays: Sequence[np.ndarray]) -> dict[sympy.Symbol, int]:
+    """The sizes the inputs give the shape symbols of ``fn``'s signature (inputs already
+    checked by :func:`check_inputs`)."""
+    bindings: dict[sympy.Symbol, int] = {}
+    for array, t in zip(arrays, fn.function_type.inputs.data, strict=True):
+        if isinstance(t, TensorType):
+            for got, want in zip(array.shape, t.origin_shape, strict=True):
+                if isinstance(want, sympy.Symbol):
+                    bindings[want] = int(got)
+    return bindings
+
+
 def run_reference(
     module: ModuleOp,
     inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
@@ -121,8 +133,9 @@ def run_reference(
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GraphFunctions(pad_value))
     interpreter.register_implementations(LayoutFunctions(pad_value))
-    results = interpreter.call_op(fn, tuple(args))
-    outputs = []
-    for value, t in zip(results, fn.function_type.outputs.data, strict=True):
-        outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
+    with bound_symbols(input_bindings(fn, arrays)):
+        results = interpreter.call_op(fn, tuple(args))
+        outputs = []
+        for value, t in zip(results, fn.function_type.outputs.data, strict=True):
+            outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
     return outputs

@@ -1,11 +1,61 @@
-"""Moving arrays between a tensor type's origin layout and its storage layout."""
+"""Moving arrays between a tensor type's origin layout and its storage layout.
+
+A storage layout pads (NC1HWC0 rounds C up to C0): leaving it needs the origin shape. For
+a tensor typed with symbolic dims (``[b, 8, 24, floor(w/2)]``) that shape is evaluated with
+the sizes the current call bound to the symbols (:func:`bound_symbols`, set by the
+executors from the input shapes).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
+
 import numpy as np
+import sympy
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import from_storage, to_storage
+from tilegraph.symbolic.dims import Dim
+
+_BINDINGS: ContextVar[Mapping[sympy.Symbol, int]] = ContextVar(
+    "tilegraph_bindings", default=MappingProxyType({})
+)
+
+
+class UnboundShapeError(ValueError):
+    """A tensor's origin shape is needed at run time but is not known from the inputs."""
+
+
+@contextmanager
+def bound_symbols(bindings: Mapping[sympy.Symbol, int]) -> Iterator[None]:
+    """Shape symbols have these sizes inside the ``with`` block (one call of a model)."""
+    token = _BINDINGS.set(dict(bindings))
+    try:
+        yield
+    finally:
+        _BINDINGS.reset(token)
+
+
+def concrete_shape(shape: Sequence[Dim], what: str = "a tensor") -> list[int]:
+    """``shape`` with every symbolic dim evaluated on the bound sizes; an unknown dim, or a
+    symbol no input bound, is an :class:`UnboundShapeError`."""
+    bindings = _BINDINGS.get()
+    out: list[int] = []
+    for d in shape:
+        if isinstance(d, int):
+            if d < 0:
+                raise UnboundShapeError(f"{what} has an unknown dim (?) in {list(shape)}")
+            out.append(d)
+            continue
+        value = d.xreplace({s: sympy.Integer(v) for s, v in bindings.items()})
+        if not isinstance(value, sympy.Integer):
+            free = ", ".join(sorted(str(s) for s in value.free_symbols)) or str(value)
+            raise UnboundShapeError(f"{what}: no input binds {free} (shape {list(shape)})")
+        out.append(int(value))
+    return out
 
 
 def _params(t: TensorType) -> dict[str, object]:
@@ -21,9 +71,9 @@ def origin_array(array: np.ndarray, t: TensorType) -> np.ndarray:
     """The origin-layout view of ``array``, which is laid out as ``t``'s storage says."""
     if t.storage_format == t.origin_format:
         return array
-    origin_shape = list(t.origin_shape)
-    if not all(isinstance(d, int) and d >= 0 for d in origin_shape):
-        raise ValueError(f"cannot leave storage layout {t.storage_format}: origin shape unknown")
+    origin_shape = concrete_shape(
+        t.origin_shape, f"leaving storage layout {t.storage_format} of a tensor"
+    )
     return from_storage(array, t.origin_format, t.storage_format, origin_shape, **_params(t))  # type: ignore[arg-type]
 
 
@@ -31,7 +81,7 @@ def padding_mask(t: TensorType) -> np.ndarray | None:
     """True at the padding lanes of ``t``'s storage layout (None when nothing is padded)."""
     if t.storage_format == t.origin_format or not t.storage_format.pads:
         return None
-    shape = [int(d) for d in t.origin_shape]  # type: ignore[arg-type]
+    shape = concrete_shape(t.origin_shape, f"the padding of {t.storage_format}")
     marks = to_storage(np.ones(shape, np.int8), t.origin_format, t.storage_format, **_params(t))  # type: ignore[arg-type]
     return marks == 0
 

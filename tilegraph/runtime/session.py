@@ -1,0 +1,255 @@
+"""``tilegraph.Session``: a model compiled for the shapes it is called with, behind guards.
+
+A Session holds an ONNX model and compiles it on demand, the way GE handles dynamic shapes
+(DESIGN.md section 7):
+
+1. each call binds the shape symbols from its inputs' shapes (every non-static input axis
+   is a source symbol, recorded with its input and axis in the compiled module);
+2. the **assert guards** are checked first: a violation means the inputs are invalid for
+   the model — :class:`GuardViolation`, one message naming the guard, the values, the op
+   and the input axes — and nothing is recompiled;
+3. the cached artifacts are tried, most recently used first: one whose **expect guards**
+   all hold is reused (a cache hit);
+4. otherwise the model is compiled anew with the current shapes as hints
+   (``load_onnx(..., shape_env=ShapeEnv(dynamic))``, then ``pipeline`` with the env active,
+   so passes record guards too), and the reason is logged: the first call, or which expect
+   guard of the most recent artifact failed, with the values.
+
+``dynamic`` is the :class:`~tilegraph.symbolic.ShapeEnv` mode: ``"dynamic"`` (every unknown
+dim a symbol; sizes 0 and 1 specialised unless ``specialize_zero_one=False``), ``"duck"``
+(inputs of equal size share a symbol) or ``"static"`` (one artifact per distinct shape).
+
+``target="reference"`` runs the symbolic graph-level module with the reference interpreter
+for every shape its guards admit. ``target="tiles"`` needs static shapes: the artifact is
+specialised to each call's sizes (``specialize-shapes``) and lowered to kernels once per
+distinct shape (``stats.tilings``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
+from tilegraph.hardware import DEFAULT_PRESET
+from tilegraph.symbolic.env import MODES, Mode, ShapeEnv
+from tilegraph.symbolic.guards import Guard, GuardFailures, check_guards
+from tilegraph.symbolic.inference import shape_env
+
+if TYPE_CHECKING:
+    from tilegraph.runtime.compiled import CompiledModel
+
+LOG = logging.getLogger("tilegraph.session")
+
+
+class GuardViolation(ValueError):
+    """The inputs break a hard shape constraint of the model (an assert guard)."""
+
+
+class SessionError(ValueError):
+    """A Session cannot be made (bad arguments) or fed (bad inputs)."""
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """One compilation: the call that needed it, the shapes, and why."""
+
+    call: int
+    shapes: dict[str, tuple[int, ...]]
+    reason: str
+
+
+@dataclass
+class SessionStats:
+    calls: int = 0
+    hits: int = 0
+    compiles: int = 0
+    evictions: int = 0
+    tilings: int = 0
+    """Tile-level compilations (``target="tiles"``: one per distinct concrete shape)."""
+    recompiles: list[Recompile] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{self.calls} calls: {self.compiles} compiles, {self.hits} cache hits, "
+            f"{self.evictions} evictions" + (f", {self.tilings} tilings" if self.tilings else "")
+        )
+
+
+@dataclass
+class Artifact:
+    """One compiled module and what it was compiled under."""
+
+    module: ModuleOp
+    guards: list[Guard]
+    origins: dict[str, tuple[str, int]]
+    sources: dict[str, str]
+    tiled: dict[tuple[tuple[int, ...], ...], CompiledModel] = field(default_factory=dict)
+
+    def failures(self, shapes: Mapping[str, tuple[int, ...]]) -> GuardFailures:
+        return check_guards(self.guards, bind_symbols(self.origins, shapes), self.sources)
+
+
+class Session:
+    """An ONNX model compiled per input-shape family; call it like a function."""
+
+    def __init__(
+        self,
+        model: str | Path | bytes | onnx.ModelProto,
+        pipeline: str = "O2",
+        dynamic: str = "dynamic",
+        *,
+        target: str = "reference",
+        platform: str = DEFAULT_PRESET,
+        precision: str = "origin",
+        executor: str = "fast",
+        specialize_zero_one: bool = True,
+        cache_size: int = 8,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if dynamic not in MODES:
+            raise SessionError(f"unknown dynamic mode {dynamic!r}; choose from {', '.join(MODES)}")
+        if target not in ("reference", "tiles"):
+            raise SessionError(f"unknown target {target!r}; choose from reference, tiles")
+        if cache_size < 1:
+            raise SessionError("cache_size must be at least 1")
+        self.model = model
+        self.pipeline = pipeline
+        self.mode: Mode = cast(Mode, dynamic)
+        self.target = target
+        self.platform = platform
+        self.precision = precision
+        self.executor = executor
+        self.specialize_zero_one = specialize_zero_one
+        self.cache_size = cache_size
+        self.stats = SessionStats()
+        self._log = log or LOG.info
+        self._cache: OrderedDict[int, Artifact] = OrderedDict()
+        self._next_id = 0
+        self.input_names = _input_names(model)
+
+    # ---- calling ------------------------------------------------------------------------
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
+        if args and kwargs:
+            raise SessionError("pass inputs either by position or by name, not both")
+        return self.run(kwargs if kwargs else list(args))
+
+    def run(self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        named = self._named(inputs)
+        shapes = {name: tuple(int(d) for d in a.shape) for name, a in named.items()}
+        self.stats.calls += 1
+        artifact = self.artifact_for(shapes)
+        if self.target == "reference":
+            from tilegraph.runtime.reference import run_reference
+
+            return run_reference(artifact.module, named)
+        return self._tiled(artifact, shapes)(**named)
+
+    def artifact_for(self, shapes: Mapping[str, tuple[int, ...]]) -> Artifact:
+        """The cached artifact whose guards hold for ``shapes``, or a new one."""
+        newest: GuardFailures | None = None
+        for key in reversed(self._cache):
+            failures = self._cache[key].failures(shapes)
+            if failures.asserts:
+                raise GuardViolation(failures.asserts[0].message)
+            if not failures:
+                self._cache.move_to_end(key)
+                self.stats.hits += 1
+                return self._cache[key]
+            if newest is None:
+                newest = failures
+        reason = "first call" if newest is None else newest.expects[0].message
+        return self._compile(shapes, reason)
+
+    # ---- compiling ----------------------------------------------------------------------
+    def _compile(self, shapes: Mapping[str, tuple[int, ...]], reason: str) -> Artifact:
+        from tilegraph.frontend import load_onnx
+        from tilegraph.passes.pipelines import run_pipeline
+        from tilegraph.tools.context import make_context
+
+        env = ShapeEnv(self.mode, self.specialize_zero_one)
+        source = self.model if not isinstance(self.model, Path) else str(self.model)
+        module = load_onnx(source, shape_env=env, input_shapes=shapes)
+        if self.pipeline:
+            with shape_env(env):
+                run_pipeline(self.pipeline, make_context(), module)
+        artifact = Artifact(module, module_guards(module), symbol_origins(module), env.sources())
+        self.stats.compiles += 1
+        record = Recompile(self.stats.calls, dict(shapes), reason)
+        self.stats.recompiles.append(record)
+        self._log(f"compile #{self.stats.compiles} for {_shapes_text(shapes)}: {reason}")
+        self._cache[self._next_id] = artifact
+        self._next_id += 1
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+            self.stats.evictions += 1
+        return artifact
+
+    def _tiled(self, artifact: Artifact, shapes: Mapping[str, tuple[int, ...]]) -> CompiledModel:
+        from tilegraph.passes.specialize_shapes import specialize_shapes
+        from tilegraph.runtime.compiled import compile as compile_model
+
+        key = tuple(shapes[n] for n in sorted(shapes))
+        compiled = artifact.tiled.get(key)
+        if compiled is None:
+            module = artifact.module.clone()
+            specialize_shapes(module, bind_symbols(artifact.origins, shapes))
+            compiled = compile_model(
+                module,
+                pipeline="",
+                target="tiles",
+                platform=self.platform,
+                precision=self.precision,
+                executor=self.executor,
+            )
+            artifact.tiled[key] = compiled
+            self.stats.tilings += 1
+        return compiled
+
+    # ---- inputs -------------------------------------------------------------------------
+    def _named(
+        self, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        if isinstance(inputs, Mapping):
+            unknown = sorted(set(inputs) - set(self.input_names))
+            missing = [n for n in self.input_names if n not in inputs]
+            if unknown or missing:
+                raise SessionError(
+                    f"the model takes inputs {self.input_names}"
+                    + (f"; unknown {unknown}" if unknown else "")
+                    + (f"; missing {missing}" if missing else "")
+                )
+            return {n: np.asarray(inputs[n]) for n in self.input_names}
+        if len(inputs) != len(self.input_names):
+            raise SessionError(
+                f"expected {len(self.input_names)} input(s) {self.input_names}, got {len(inputs)}"
+            )
+        return {n: np.asarray(a) for n, a in zip(self.input_names, inputs, strict=True)}
+
+    @property
+    def artifacts(self) -> list[Artifact]:
+        """The cached artifacts, least recently used first."""
+        return list(self._cache.values())
+
+
+def _input_names(model: str | Path | bytes | onnx.ModelProto) -> list[str]:
+    proto = model
+    if isinstance(model, str | Path):
+        proto = onnx.load(str(model), load_external_data=False)
+    elif isinstance(model, bytes):
+        proto = onnx.load_from_string(model)
+    assert isinstance(proto, onnx.ModelProto)
+    inits = {t.name for t in proto.graph.initializer}
+    return [vi.name for vi in proto.graph.input if vi.name not in inits]
+
+
+def _shapes_text(shapes: Mapping[str, tuple[int, ...]]) -> str:
+    return ", ".join(f"{n}{list(s)}" for n, s in shapes.items())
