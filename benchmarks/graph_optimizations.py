@@ -28,7 +28,7 @@ from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.tools.context import make_context
-from tilegraph.tools.run import onnxruntime_outputs
+from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 MUST_GO = ("graph.batch_norm", "graph.constant_of_shape", "graph.dropout", "graph.identity")
 

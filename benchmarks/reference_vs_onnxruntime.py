@@ -23,7 +23,7 @@ from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.run import onnxruntime_session
+from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:

@@ -90,7 +90,7 @@ from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.tiles import fast_module, host_signature
 from tilegraph.tools.context import make_context
-from tilegraph.tools.run import onnxruntime_session
+from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 FAST_TARGET = 2.0
 INTERPRET_TARGET = 20.0

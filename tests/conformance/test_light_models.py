@@ -19,7 +19,7 @@ from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.tools.context import make_context
-from tilegraph.tools.run import onnxruntime_outputs
+from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 # The three large-weight models (VGG-19, ZFNet, AlexNet: 10-40 s each, mostly weight
 # handling) run only in `make test-all`.

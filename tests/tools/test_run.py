@@ -306,7 +306,7 @@ def test_precision_fp16_within_its_tolerance(tmp_path, capsys):
     assert "kernels on ascend910b (fp16)" in capsys.readouterr().out
 
 
-def test_symbolic_model_runs_on_the_reference_and_says_so(tmp_path, capsys):
+def test_symbolic_model_is_specialised_to_the_inputs_and_runs_on_the_tiles(tmp_path, capsys):
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"])],
         "g",
@@ -318,7 +318,7 @@ def test_symbolic_model_runs_on_the_reference_and_says_so(tmp_path, capsys):
     onnx.save(model, str(tmp_path / "m.onnx"))
     assert run([str(tmp_path / "m.onnx"), "--dim", "N=2", "--no-format-report"]) == 0
     out = capsys.readouterr().out
-    assert "not lowered to tiles" in out and "static shapes" in out
+    assert "kernels on ascend910b" in out and "y: float32 [2, 3]" in out
 
 
 def test_profile_trace_and_json_cycles(tmp_path, capsys):
@@ -348,7 +348,7 @@ def test_trace_to_an_unwritable_path_is_one_error(tmp_path, capsys):
     assert err.startswith("error: --trace") and "Traceback" not in err
 
 
-def test_profile_of_a_model_that_stays_symbolic_says_why(tmp_path, capsys):
+def test_profile_of_a_model_that_is_not_lowered_says_why(tmp_path, capsys):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3, 8, 8])
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
@@ -356,6 +356,10 @@ def test_profile_of_a_model_that_stays_symbolic_says_why(tmp_path, capsys):
     model.ir_version = 8
     path, trace = tmp_path / "dyn.onnx", tmp_path / "t.json"
     onnx.save(model, str(path))
-    assert run([str(path), "--no-format-report", "--profile", "--trace", str(trace)]) == 0
-    assert "cycle model: not run (no tiled kernels), no trace written" in capsys.readouterr().out
+    args = [str(path), "--no-format-report", "--profile", "--trace", str(trace)]
+    assert run([*args, "--reference"]) == 0
+    out = capsys.readouterr().out
+    assert "cycle model: not run (--reference: no tiled kernels), no trace written" in out
     assert not trace.exists()
+    assert run(args) == 0  # a dynamic batch (1 here) is specialised and lowered
+    assert "cycle model on ascend910b" in capsys.readouterr().out and trace.exists()

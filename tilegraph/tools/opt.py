@@ -98,7 +98,7 @@ class TilegraphOptMain(xDSLOptMain):
             return
         from tilegraph.passes.pipelines import PipelinePass, observing_passes
         from tilegraph.runtime.pass_check import PassChecker, PassCheckError
-        from tilegraph.tools.run import random_inputs
+        from tilegraph.tools.run_shapes import random_inputs
 
         try:
             checker = PassChecker(

@@ -35,20 +35,35 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
+from tilegraph.passes.specialize_shapes import specialize_shapes
 from tilegraph.runtime.reference import (
     InputError,
     entry_function,
-    input_names,
     output_names,
     run_reference,
 )
-from tilegraph.symbolic.dims import is_symbolic
+from tilegraph.runtime.session import GuardViolation
+from tilegraph.symbolic.env import ShapeEnv
+from tilegraph.symbolic.inference import shape_env
+from tilegraph.tools.onnxruntime_oracle import (
+    OnnxruntimeMissing,
+    compare,
+    onnxruntime_outputs,
+)
+from tilegraph.tools.run_shapes import (
+    ShapeArgumentError,
+    add_shape_arguments,
+    print_shape_sets,
+    random_inputs,
+    run_shape_sets,
+    shape_sets,
+)
 
 
 class RunError(Exception):
@@ -85,109 +100,6 @@ def read_array(path: str) -> np.ndarray:
 
         return numpy_helper.to_array(onnx.load_tensor(path))
     raise RunError(f"{path}: inputs must be .npy or .pb files")
-
-
-def random_inputs(
-    module: ModuleOp, seed: int, dims: dict[str, int], given: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """Given inputs plus seeded random ones for the rest (symbols from ``dims``, else 1)."""
-    rng = np.random.default_rng(seed)
-    fn = entry_function(module)
-    out: dict[str, np.ndarray] = {}
-    for name, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True):
-        if name in given:
-            out[name] = given[name]
-            continue
-        assert isinstance(t, TensorType)
-        shape = []
-        for d in t.origin_shape:
-            if isinstance(d, int) and d >= 0:
-                shape.append(d)
-            elif is_symbolic(d):
-                shape.append(dims.get(str(d), 1))
-            else:
-                shape.append(1)
-        dtype = np.dtype(t.dtype.numpy)
-        if dtype.kind == "f":
-            out[name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind == "b":
-            out[name] = rng.integers(0, 2, shape).astype(dtype)
-        else:
-            out[name] = rng.integers(0, 10, shape).astype(dtype)
-    unknown = sorted(set(given) - set(out))
-    if unknown:
-        raise RunError(f"unknown input(s) {unknown}; the model takes {input_names(fn)}")
-    return out
-
-
-def onnxruntime_model(model: onnx.ModelProto) -> bytes:
-    """The model as onnxruntime should get it: old opsets converted to 17 (ORT lacks
-    kernels for several opset-1..6 ops), IR version 8, initializers not listed as inputs."""
-    from onnx import version_converter
-
-    from tilegraph.frontend.onnx_importer import fix_legacy_prelu
-
-    version = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
-    if version < 17:
-        model = version_converter.convert_version(fix_legacy_prelu(model), 17)
-    else:
-        model = onnx.ModelProto.FromString(model.SerializeToString())
-    model.ir_version = max(model.ir_version, 8)
-    initializers = {t.name for t in model.graph.initializer}
-    inputs = [vi for vi in model.graph.input if vi.name not in initializers]
-    del model.graph.input[:]
-    model.graph.input.extend(inputs)
-    return model.SerializeToString()
-
-
-def onnxruntime_session(model: onnx.ModelProto, threads: int | None = None) -> Any:
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise RunError("--compare needs onnxruntime (pip install 'tilegraph[test]')") from None
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    if threads is not None:
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-    return ort.InferenceSession(
-        onnxruntime_model(model), options, providers=["CPUExecutionProvider"]
-    )
-
-
-def onnxruntime_outputs(path: str, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Run the ONNX model at ``path`` in onnxruntime."""
-    session = onnxruntime_session(onnx.load(path))
-    feed_names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in inputs.items() if k in feed_names})
-
-
-def compare(
-    names: Sequence[str],
-    ours: Sequence[np.ndarray],
-    theirs: Sequence[np.ndarray],
-    rtol: float,
-    atol: float,
-) -> list[dict[str, Any]]:
-    rows = []
-    for name, a, b in zip(names, ours, theirs, strict=True):
-        row: dict[str, Any] = {"output": name, "shape": list(np.shape(a))}
-        if np.shape(a) != np.shape(b):
-            row.update(ok=False, error=f"shape {list(np.shape(a))} vs {list(np.shape(b))}")
-        else:
-            a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-            diff = np.abs(a64 - b64)
-            both_nan = np.isnan(a64) & np.isnan(b64)
-            diff = np.where(both_nan, 0.0, diff)
-            rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
-            ok = bool(np.all(diff <= atol + rtol * np.abs(b64)) or a64.size == 0)
-            row.update(
-                ok=ok,
-                max_abs=float(diff.max(initial=0.0)),
-                max_rel=float(np.where(diff > atol, rel, 0.0).max(initial=0.0)),
-            )
-        rows.append(row)
-    return rows
 
 
 def strategy_report(module: ModuleOp, platform: str) -> dict[str, dict[str, Any]]:
@@ -234,13 +146,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         metavar="NAME=FILE",
         help="an input from a .npy or ONNX .pb file (repeatable)",
     )
-    ap.add_argument(
-        "--dim",
-        action="append",
-        default=[],
-        metavar="SYMBOL=N",
-        help="size of a symbolic dim for random inputs (default 1)",
-    )
+    add_shape_arguments(ap)
     ap.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     ap.add_argument("-p", "--pipeline", default="", help="pass pipeline (e.g. O1)")
     ap.add_argument("--compare", action="store_true", help="compare with onnxruntime")
@@ -300,8 +206,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         args.pipeline = "O2"
     debug = bool(os.environ.get("TILEGRAPH_DEBUG"))
     try:
+        named = [item.partition("=")[0] for item in args.shape]
+        if args.sweep or len(named) != len(set(named)):
+            return _run_shape_sets(args)
         report = _run(args)
-    except (RunError, InputError) as e:
+    except (RunError, InputError, ShapeArgumentError, GuardViolation, OnnxruntimeMissing) as e:
         if debug:
             raise
         print(f"error: {e}", file=sys.stderr)
@@ -320,6 +229,40 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0 if report.get("compare_ok", True) else 1
 
 
+def _run_shape_sets(args: argparse.Namespace) -> int:
+    """Several shape sets (repeated --shape, --sweep) through one Session."""
+    if not args.model.endswith(".onnx"):
+        raise RunError("--sweep and repeated --shape need an .onnx model")
+    module = load_module(args.model)
+    try:
+        report = run_shape_sets(args, module, shape_sets(args, module))
+    except OnnxImportError as e:
+        raise RunError(str(e)) from None
+    print_shape_sets(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    return 0 if report["compare_ok"] else 1
+
+
+def _with_hints(
+    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
+) -> tuple[ModuleOp, ShapeEnv | None]:
+    """A model with dynamic input dims imported again with the inputs' sizes as hints
+    (guards checked on them, symbols per --dynamic), else the module as it is."""
+    fn = entry_function(module)
+    dynamic = any(
+        isinstance(t, TensorType) and not t.is_static for t in fn.function_type.inputs.data
+    )
+    if not dynamic or not args.model.endswith(".onnx"):
+        return module, None
+    env = ShapeEnv(args.dynamic)
+    shapes = {name: tuple(a.shape) for name, a in inputs.items()}
+    try:
+        return load_onnx(args.model, shape_env=env, input_shapes=shapes), env
+    except OnnxImportError as e:
+        raise RunError(str(e)) from None
+
+
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -331,13 +274,15 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         times["format report"] = time.perf_counter() - t0
     imported_ops = compute_op_count(module)
     inputs = _inputs(args, module)
+    module, env = _with_hints(args, module, inputs)
     statistics: dict[str, dict[str, float | int]] = {}
     check_summary = None
     if args.check_each_pass and not args.pipeline:
         raise RunError("--check-each-pass needs a pipeline (-p)")
     if args.pipeline:
         t0 = time.perf_counter()
-        statistics, check_summary = _run_pipeline(args, module, inputs)
+        with shape_env(env):
+            statistics, check_summary = _run_pipeline(args, module, inputs)
         times["passes"] = time.perf_counter() - t0
     ops = top_level_ops(module)
     fusion = fusion_summary(module).as_dict()
@@ -345,8 +290,11 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     fn = entry_function(module)
     names = output_names(fn)
     tiles: dict[str, Any] | None = None
+    guards = [str(g) for g in module_guards(module)]
     if not args.reference:
         t0 = time.perf_counter()
+        if env is not None:  # the tile level needs static shapes: these inputs' sizes
+            specialize_shapes(module, bind_symbols(symbol_origins(module), inputs))
         tiles = _lower(args, module)
         times["lower to tiles"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -374,10 +322,14 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "pipeline": args.pipeline or None,
     }
+    if guards:
+        report["guards"] = guards
     if check_summary is not None:
         report["check_each_pass"] = check_summary
     if tiles is not None:
         report.update(tiles)
+    elif args.profile is not None or args.trace:
+        report["profile"] = "cycle model: not run (--reference: no tiled kernels), no trace written"
     if not args.no_format_report:
         report["transdata"] = transdata
     if args.compare:
@@ -519,13 +471,8 @@ def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]
             raise RunError(f"{file}: no such file") from None
         except ValueError as e:
             raise RunError(f"{file}: {e}") from None
-    dims = {}
-    for item in args.dim:
-        name, _, value = item.partition("=")
-        if not value.isdigit():
-            raise RunError(f"--dim expects SYMBOL=N, got '{item}'")
-        dims[name] = int(value)
-    return random_inputs(module, args.seed, dims, given)
+    sets = shape_sets(args, module, {name: tuple(a.shape) for name, a in given.items()})
+    return random_inputs(module, args.seed, sets[0], given)
 
 
 def _print_report(report: dict[str, Any]) -> None:

@@ -1,0 +1,287 @@
+"""tilegraph-run's input shapes: ``--shape``, ``--dim``, ``--sweep``, ``--dynamic``.
+
+A model with dynamic dims runs at the shapes the user asks for:
+
+- ``--shape x=1,3,48,320`` (repeatable) gives an input's shape for random data; the same
+  input named twice makes two *shape sets*, run one after the other through one
+  :class:`~tilegraph.runtime.session.Session`;
+- ``--sweep x:0=1..64`` runs a set per size of one axis (the other axes from ``--shape`` or
+  the model);
+- ``--dim NAME=N`` sizes a named symbol (an ONNX dim_param);
+- a dynamic axis nobody sized is 1 on axis 0 (a batch), else an error naming the input and
+  axis (a 1-pixel-high image fails deep inside a pooling op, not here);
+- ``--dynamic dynamic|duck|static`` is the ShapeEnv mode of the compilations.
+
+With several sets the report lists, per run, the shapes, whether it compiled or reused an
+artifact, and why it recompiled (the failed guard with its values).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.runtime.reference import entry_function, input_names
+from tilegraph.symbolic.dims import dim_to_text, is_symbolic
+from tilegraph.symbolic.env import MODES
+
+Shapes = dict[str, tuple[int, ...]]
+
+
+class ShapeArgumentError(ValueError):
+    """A malformed or inconsistent --shape / --sweep / --dim (message complete)."""
+
+
+def add_shape_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="NAME=D0,D1,...",
+        help="shape of a random input (repeatable; an input given twice runs twice)",
+    )
+    ap.add_argument(
+        "--sweep",
+        metavar="NAME:AXIS=LO..HI",
+        help="run once per size LO..HI of one input axis, reporting compiles and cache hits",
+    )
+    ap.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="SYMBOL=N",
+        help="size of a named symbolic dim for random inputs",
+    )
+    ap.add_argument(
+        "--dynamic",
+        choices=MODES,
+        default="dynamic",
+        help="how dynamic dims are compiled: symbols, duck-shared symbols, or static shapes",
+    )
+
+
+def _parse_shapes(items: Sequence[str]) -> dict[str, list[tuple[int, ...]]]:
+    shapes: dict[str, list[tuple[int, ...]]] = {}
+    for item in items:
+        name, sep, dims = item.partition("=")
+        parts = [p.strip() for p in dims.split(",")] if dims.strip() else []
+        if not sep or not name or not all(p.isdigit() for p in parts):
+            raise ShapeArgumentError(f"--shape expects NAME=D0,D1,... (sizes), got '{item}'")
+        shapes.setdefault(name, []).append(tuple(int(p) for p in parts))
+    return shapes
+
+
+_SWEEP = re.compile(r"^(?P<name>[^:]+):(?P<axis>\d+)=(?P<lo>\d+)\.\.(?P<hi>\d+)$")
+
+
+def _parse_sweep(item: str) -> tuple[str, int, range]:
+    m = _SWEEP.match(item.strip())
+    if m is None:
+        raise ShapeArgumentError(f"--sweep expects NAME:AXIS=LO..HI, got '{item}'")
+    lo, hi = int(m["lo"]), int(m["hi"])
+    if lo > hi:
+        raise ShapeArgumentError(f"--sweep {item}: {lo} > {hi}")
+    return m["name"], int(m["axis"]), range(lo, hi + 1)
+
+
+def _parse_dims(items: Sequence[str]) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not value.isdigit():
+            raise ShapeArgumentError(f"--dim expects SYMBOL=N, got '{item}'")
+        dims[name] = int(value)
+    return dims
+
+
+def input_shapes(
+    module: ModuleOp,
+    dims: Mapping[str, int],
+    given: Mapping[str, tuple[int, ...]],
+    trusted: set[str] | frozenset[str] = frozenset(),
+) -> Shapes:
+    """Each input's shape: as given (checked against the model unless ``trusted``), else
+    its static dims with symbols sized by ``dims``, unsized dynamic axes 1 on axis 0 and an
+    error elsewhere."""
+    fn = entry_function(module)
+    names = input_names(fn)
+    unknown = sorted(set(given) - set(names))
+    if unknown:
+        raise ShapeArgumentError(f"unknown input(s) {unknown}; the model takes {names}")
+    out: Shapes = {}
+    for name, t in zip(names, fn.function_type.inputs.data, strict=True):
+        assert isinstance(t, TensorType)
+        if name in given:
+            out[name] = given[name] if name in trusted else _checked(name, t, given[name])
+            continue
+        shape = []
+        for axis, d in enumerate(t.origin_shape):
+            if isinstance(d, int) and d >= 0:
+                shape.append(d)
+            elif is_symbolic(d) and str(d) in dims:
+                shape.append(dims[str(d)])
+            elif axis == 0:
+                shape.append(1)
+            else:
+                hint = f" or --dim {d}=N" if is_symbolic(d) else ""
+                raise ShapeArgumentError(
+                    f"input '{name}' axis {axis} is dynamic ({dim_to_text(d)}): give its size "
+                    f"with --shape {name}=...{hint}"
+                )
+        out[name] = tuple(shape)
+    return out
+
+
+def _checked(name: str, t: TensorType, shape: tuple[int, ...]) -> tuple[int, ...]:
+    if len(shape) != t.rank:
+        raise ShapeArgumentError(f"--shape {name}: rank {len(shape)}, the model says {t.rank}")
+    for axis, (got, want) in enumerate(zip(shape, t.origin_shape, strict=True)):
+        if isinstance(want, int) and want >= 0 and got != want:
+            raise ShapeArgumentError(f"--shape {name}: axis {axis} is {got}, the model says {want}")
+    return shape
+
+
+def shape_sets(
+    args: argparse.Namespace, module: ModuleOp, known: Mapping[str, tuple[int, ...]] | None = None
+) -> list[Shapes]:
+    """The shape sets to run: one per repeated --shape or --sweep size (one by default);
+    ``known`` are the shapes of inputs given as arrays."""
+    shapes = _parse_shapes(args.shape)
+    dims = _parse_dims(args.dim)
+    first = {name: options[0] for name, options in shapes.items()}
+    if known:  # arrays the user gave: their shapes as they are (the run checks them)
+        given = {**first, **known}
+        return [input_shapes(module, dims, given, trusted=set(known))]
+    if args.sweep:
+        name, axis, sizes = _parse_sweep(args.sweep)
+        base = input_shapes(module, dims, first)
+        if name not in base:
+            raise ShapeArgumentError(f"--sweep: no input '{name}'; the model takes {list(base)}")
+        if axis >= len(base[name]):
+            raise ShapeArgumentError(f"--sweep: input '{name}' has rank {len(base[name])}")
+        sets = []
+        for size in sizes:
+            shape = list(base[name])
+            shape[axis] = size
+            sets.append({**base, name: _checked(name, _input_type(module, name), tuple(shape))})
+        return sets
+    count = max((len(options) for options in shapes.values()), default=1)
+    return [
+        input_shapes(module, dims, {n: o[min(i, len(o) - 1)] for n, o in shapes.items()})
+        for i in range(count)
+    ]
+
+
+def _input_type(module: ModuleOp, name: str) -> TensorType:
+    fn = entry_function(module)
+    t = fn.function_type.inputs.data[input_names(fn).index(name)]
+    assert isinstance(t, TensorType)
+    return t
+
+
+def random_inputs(
+    module: ModuleOp,
+    seed: int,
+    shapes: Mapping[str, tuple[int, ...]],
+    given: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """``given`` arrays plus seeded random ones of ``shapes`` for the other inputs (an
+    input missing from ``shapes`` gets its static dims and 1 for every dynamic one)."""
+    rng = np.random.default_rng(seed)
+    fn = entry_function(module)
+    out: dict[str, np.ndarray] = {}
+    for name, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True):
+        if name in given:
+            out[name] = given[name]
+            continue
+        assert isinstance(t, TensorType)
+        shape = shapes.get(name) or tuple(
+            d if isinstance(d, int) and d >= 0 else 1 for d in t.origin_shape
+        )
+        dtype = np.dtype(t.dtype.numpy)
+        if dtype.kind == "f":
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind == "b":
+            out[name] = rng.integers(0, 2, shape).astype(dtype)
+        else:
+            out[name] = rng.integers(0, 10, shape).astype(dtype)
+    return out
+
+
+def run_shape_sets(
+    args: argparse.Namespace, module: ModuleOp, sets: list[Shapes]
+) -> dict[str, Any]:
+    """Run every shape set through one Session; the report of compiles and cache hits."""
+    from tilegraph.runtime.session import Session
+
+    session = Session(
+        args.model,
+        args.pipeline or "O2",
+        args.dynamic,
+        target="reference" if args.reference else "tiles",
+        platform=args.platform,
+        precision=args.precision,
+        executor=args.executor,
+        log=lambda _: None,
+    )
+    runs = []
+    for i, shapes in enumerate(sets):
+        inputs = random_inputs(module, args.seed + i, shapes, {})
+        compiles = session.stats.compiles
+        t0 = time.perf_counter()
+        outputs = session.run(inputs)
+        row: dict[str, Any] = {
+            "shapes": {n: list(s) for n, s in shapes.items()},
+            "compiled": session.stats.compiles > compiles,
+            "ms": round((time.perf_counter() - t0) * 1e3, 3),
+        }
+        if row["compiled"]:
+            row["reason"] = session.stats.recompiles[-1].reason
+        if args.compare:
+            from tilegraph.tools.onnxruntime_oracle import compare, onnxruntime_outputs
+
+            theirs = onnxruntime_outputs(args.model, inputs)
+            names = [f"output {k}" for k in range(len(outputs))]
+            row["compare_ok"] = all(
+                r["ok"] for r in compare(names, outputs, theirs, args.rtol, args.atol)
+            )
+        runs.append(row)
+    stats = session.stats
+    return {
+        "model": args.model,
+        "pipeline": args.pipeline or "O2",
+        "dynamic": args.dynamic,
+        "target": session.target,
+        "runs": runs,
+        "compiles": stats.compiles,
+        "cache_hits": stats.hits,
+        "tilings": stats.tilings,
+        "compare_ok": all(r.get("compare_ok", True) for r in runs),
+    }
+
+
+def print_shape_sets(report: dict[str, Any]) -> None:
+    print(f"model: {report['model']}")
+    print(
+        f"pipeline: {report['pipeline']}, dynamic: {report['dynamic']}, target: {report['target']}"
+    )
+    for k, row in enumerate(report["runs"]):
+        shapes = ", ".join(f"{n}{s}" for n, s in row["shapes"].items())
+        what = "compile" if row["compiled"] else "cache hit"
+        check = ""
+        if "compare_ok" in row:
+            check = "  onnxruntime " + ("PASS" if row["compare_ok"] else "FAIL")
+        print(f"  run {k + 1:>3}: {shapes:<40} {what:<9} {row['ms']:>9.1f} ms{check}")
+        if row["compiled"]:
+            print(f"           reason: {row['reason']}")
+    print(
+        f"{len(report['runs'])} runs: {report['compiles']} compiles, {report['cache_hits']} "
+        f"cache hits" + (f", {report['tilings']} tilings" if report["tilings"] else "")
+    )
