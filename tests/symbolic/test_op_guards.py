@@ -145,6 +145,15 @@ def test_step_scenario_concat_then_add_recompiles_when_s0_plus_s1_eq_s2_fails():
     assert "recompile" in failed[0].message
 
 
+def test_concat_asserts_the_other_axes_are_equal():
+    env = ShapeEnv("dynamic")
+    a, b = _inputs(env, ("n:2", "c:3"), ("m:2", "d:5"))
+    t = _make(env, ConcatOp, a, b, axis=1)
+    n, c, d = (sympy.Symbol(x, integer=True, positive=True) for x in "ncd")
+    assert t.origin_shape == (n, c + d)
+    assert _guards(env) == [("assert", "m == n")]
+
+
 def test_without_an_env_undecidable_dims_stay_unknown_and_nothing_is_recorded():
     env = ShapeEnv("dynamic")
     x, y = _inputs(env, ("a:3",), ("b:3",))

@@ -73,6 +73,7 @@ from tilegraph.dialects.graph.shape_utils import (
     nd_result,
     normalize_axis,
     require,
+    require_equal_dims,
     result_like,
     same_element_type,
 )
@@ -146,6 +147,7 @@ class ConcatOp(GraphOp):
                         f"differs from {shape_text(types[0].origin_shape)} in dim {d} "
                         f"(only the axis {axis} may differ)"
                     )
+                require_equal_dims(x, known, f"Concat: input #{i} matches input #0 in dim {d}")
             out.append(known)
         return [result_like(types[0], out, elt)]
 
