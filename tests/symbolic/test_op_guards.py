@@ -14,7 +14,7 @@ from xdsl.ir import Block
 
 from tilegraph.dialects.graph import ConstantOp, GraphOp, ShapeError
 from tilegraph.dialects.graph.binary import AddOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp, SliceOp, SplitOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.pooling import MaxPoolOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp
@@ -152,6 +152,20 @@ def test_concat_asserts_the_other_axes_are_equal():
     n, c, d = (sympy.Symbol(x, integer=True, positive=True) for x in "ncd")
     assert t.origin_shape == (n, c + d)
     assert _guards(env) == [("assert", "m == n")]
+
+
+def test_gather_bounds_and_split_sizes_are_assert_guards_named_by_the_op():
+    env = ShapeEnv("dynamic")
+    (x,) = _inputs(env, ("s0:4", "s1:6"))
+    indices = ConstantOp(np.array([0, 3], np.int64)).results[0]
+    t = _make(env, GatherOp, x, indices, axis=0)
+    assert t.origin_shape[0] == 2
+    sizes = ConstantOp(np.array([2, 4], np.int64)).results[0]
+    with shape_env(env):
+        SplitOp.make(x, sizes, axis=1)
+    found = {(g.op, condition_text(g.cond)) for g in env.guards if g.op != "<inputs>"}
+    assert found == {("graph.gather", "3 < s0"), ("graph.split", "s1 == 6")}
+    assert env.check({"s0": 3, "s1": 6}).asserts and env.check({"s0": 4, "s1": 7}).asserts
 
 
 def test_without_an_env_undecidable_dims_stay_unknown_and_nothing_is_recorded():

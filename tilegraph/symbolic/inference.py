@@ -65,8 +65,19 @@ def inferring(op_label: str) -> Iterator[None]:
         _OP.reset(token)
 
 
+@contextmanager
+def inferring_unless_labelled(op_name: str) -> Iterator[None]:
+    """Like :func:`inferring`, unless a caller already named the op (the importer's node
+    name beats the op class name that ``GraphOp.make`` gives)."""
+    if _OP.get() is not None:
+        yield
+        return
+    with inferring(op_name):
+        yield
+
+
 def _label(default: str) -> str:
-    return _OP.get() or default
+    return _OP.get() or default or "an unnamed op"
 
 
 def decide(cond: sympy.Basic | bool, reason: str, op: str = "") -> bool | None:

@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilegraph.dialects.graph.facts import OpCost, OpFacts
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import Dim, dim_to_text, dims_compatible
-from tilegraph.symbolic.inference import ShapeError
+from tilegraph.symbolic.inference import ShapeError, inferring_unless_labelled
 
 # ---- attribute declarations ---------------------------------------------------------------
 
@@ -258,7 +258,8 @@ class GraphOp(IRDLOperation):
         if any(isinstance(o, AttrSizedOperandSegments) for o in op_def.options):
             props["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
         if result_types is None:
-            result_types = cls.infer_shapes(values, props)
+            with inferring_unless_labelled(cls.name):
+                result_types = cls.infer_shapes(values, props)
         return cls.create(
             operands=[v for v in values if v is not None],
             result_types=list(result_types),

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
+import sympy
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -83,8 +84,10 @@ from tilegraph.symbolic.dims import (
     UNKNOWN,
     Dim,
     dims_compatible,
+    is_symbolic,
     is_unknown_dim,
 )
+from tilegraph.symbolic.inference import require as require_condition
 
 # ---- helpers private to the data-movement ops ---------------------------------------------
 
@@ -394,6 +397,7 @@ class SplitOp(GraphOp):
                         f"split sizes {list(split.values)} sum to {sum(split.values)}, "
                         f"but axis {axis} has size {n}"
                     )
+                require_equal_dims(dim, sum(split.values), f"Split: the sizes fill axis {axis}")
                 sizes = list(split.values)
         else:
             assert num_outputs is not None
@@ -549,6 +553,13 @@ class GatherOp(GraphOp):
             if lo < -n or hi >= n:
                 bad = lo if lo < -n else hi
                 raise ShapeError(f"index {bad} is out of range for axis {axis} of size {n}")
+        elif values is not None and values.size and is_symbolic(x.origin_shape[axis]):
+            size = x.origin_shape[axis]
+            assert isinstance(size, sympy.Expr)
+            lo, hi = int(values.min()), int(values.max())
+            reason = f"Gather: the indices lie in axis {axis}"
+            require_condition(sympy.Lt(hi, size) if hi >= 0 else sympy.true, reason)
+            require_condition(sympy.Le(-lo, size) if lo < 0 else sympy.true, reason)
         shape = [*x.origin_shape[:axis], *idx.origin_shape, *x.origin_shape[axis + 1 :]]
         return [nd_result(x, shape)]
 
