@@ -48,6 +48,7 @@ from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import FormatError
+from tilegraph.frontend.onnx_exclusions import exclusion_reason
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
 from tilegraph.symbolic.dims import Dim, shape_symbol
 from tilegraph.symbolic.env import ShapeEnv
@@ -352,6 +353,13 @@ class _HintedSymbols(_SymbolSource):
 
 def _check_support(graph: onnx.GraphProto, where: str) -> None:
     table = _ops_by_onnx_type()
+    excluded = [
+        f"{n.op_type} (node '{n.name or '<unnamed>'}'): {reason}"
+        for n in graph.node
+        if (reason := exclusion_reason(n.op_type, n.domain)) is not None
+    ]
+    if excluded:
+        raise OnnxImportError(f"{where}: not supported by design: {'; '.join(excluded)}")
     missing = [
         f"{n.op_type} (node '{n.name or '<unnamed>'}')"
         for n in graph.node
