@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-all pytest lit bench lint format clean
+.PHONY: install demo test test-all pytest lit bench lint format docs clean
 
 install: $(STAMP)
 
@@ -53,6 +53,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks
 	$(BIN)/ruff format --check tilegraph tests benchmarks
 	$(BIN)/pyright tilegraph
+
+docs: $(STAMP)
+	$(PY) -m tilegraph.tools.onnx_ops_doc
 
 format: $(STAMP)
 	$(BIN)/ruff format tilegraph tests benchmarks
