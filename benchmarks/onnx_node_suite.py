@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from tilegraph.tools.node_suite import (
+    REFUSALS_FILE,
     CaseResult,
     case_op,
     case_opset,
@@ -27,6 +28,7 @@ from tilegraph.tools.node_suite import (
     onnx_version,
     reason_group,
     run_case,
+    write_refusals,
 )
 
 OUTCOMES = ("passed", "refused", "failed")
@@ -83,6 +85,12 @@ def main() -> None:
     ap.add_argument("--refusals", action="store_true", help="print every refusal's message")
     ap.add_argument("--reasons", type=int, default=40, help="reason groups to print")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument(
+        "--write-refusals",
+        action="store_true",
+        help="write the refused cases of a full run to tests/conformance/node_refusals.json "
+        "(the reviewed list the conformance test holds every refusal to)",
+    )
     args = ap.parse_args()
 
     cases = node_cases()
@@ -101,6 +109,10 @@ def main() -> None:
     print_table(results)
     print_reasons(results, "refused", args.reasons)
     print_reasons(results, "failed", args.reasons)
+    if args.write_refusals:
+        if len(indices) != len(cases):
+            raise SystemExit("--write-refusals needs a full run (no --op/--match/--min-opset)")
+        print(f"\nwrote {write_refusals(results)} refusals to {REFUSALS_FILE}")
     for outcome, wanted in (("refused", args.refusals), ("failed", args.failures)):
         if wanted:
             print(f"\nevery {outcome} case:")

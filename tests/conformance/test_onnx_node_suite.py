@@ -1,42 +1,38 @@
 """The ONNX backend node test suite through ``load_onnx`` + ``run_reference``.
 
-Each case of ``onnx.backend.test.case.node.collect_testcases`` (generated from the installed
-onnx) passes, or is *refused* — ``load_onnx`` raised ``OnnxImportError`` — and then skipped
-with the refusal as the reason. A wrong output (onnx's own comparison: the case's rtol/atol,
-1e-3/1e-7 by default) or any other exception fails the test (rules in
-:mod:`tilegraph.tools.node_suite`).
+Every case of ``onnx.backend.test.case.node.collect_testcases`` (generated from the installed
+onnx) either passes or is refused for the reason the reviewed list
+``tests/conformance/node_refusals.json`` gives it (case name -> the refusal's first line,
+written by ``python benchmarks/onnx_node_suite.py --write-refusals``). A wrong output (onnx's
+own comparison: the case's rtol/atol, 1e-3/1e-7 by default) or any other exception fails; so
+does a refusal the list does not have (a regression, or an unreviewed reason), and a listed
+case that now passes (the list is stale: rewrite it). Rules of a case: :mod:`tilegraph.tools.node_suite`.
 
 Default run: every case whose model is at opset 22 or newer and uses only supported ops (the
-cases the opset-22+ version mapping exists for) plus every 8th other case; such an opset-22+
-case may only be refused for one of the reviewed reasons in ``ALLOWED_REFUSALS``. The other
-cases run under ``-m slow`` (``make test-all``). ``python benchmarks/onnx_node_suite.py``
-prints the counts per op and the refusal reasons.
+cases the opset-22+ version mapping exists for) plus every 8th other case. The other cases
+run under ``-m slow`` (``make test-all``). ``python benchmarks/onnx_node_suite.py`` prints the
+counts per op and the refusal reasons.
 """
 
 from __future__ import annotations
-
-import re
 
 import pytest
 from onnx.backend.test.case.test_case import TestCase
 
 from tilegraph.frontend import supported_onnx_ops
-from tilegraph.tools.node_suite import case_model, case_opset, node_cases, run_case
+from tilegraph.tools.node_suite import (
+    case_model,
+    case_opset,
+    load_refusals,
+    node_cases,
+    refusal_reason,
+    run_case,
+)
 
 NEWER_OPSETS = 22
 SAMPLE_EVERY = 8
 
-ALLOWED_REFUSALS: dict[str, str] = {
-    r"unsupported ONNX data type": "element type the graph dialect has no type for "
-    "(float8, float4, float6, int2, uint4, string)",
-    r"unsupported attribute '(saturate|round_mode)'": "float8 conversion attributes of a Cast "
-    "to float8 (no float8 element type)",
-    r"output #\d+ \('[^']*'\) is used, but graph\.\w+ produces": "optional output the graph "
-    "op does not model (Dropout mask, MaxPool indices)",
-    r"input 'training_mode' is computed at run time": "training-mode Dropout (inference only)",
-    r"is not a tensor": "sequence-typed graph input",
-}
-"""Reviewed reasons an opset-22+ case of supported ops may be refused for (regex -> why)."""
+REFUSALS = load_refusals()
 
 
 def _uses_supported_ops(case: TestCase) -> bool:
@@ -54,13 +50,28 @@ _REST = [c for i, c in enumerate(node_cases()) if not _in_default_run(i, c)]
 
 def check_case(case: TestCase) -> None:
     result = run_case(case)
+    listed = REFUSALS.get(case.name)
     if result.outcome == "failed":
         pytest.fail(f"{case.name} (opset {result.opset}): {result.message}", pytrace=False)
-    if result.outcome == "refused":
-        if case_opset(case) >= NEWER_OPSETS and _uses_supported_ops(case):
-            if not any(re.search(p, result.message) for p in ALLOWED_REFUSALS):
-                pytest.fail(f"refused for an unreviewed reason: {result.message}", pytrace=False)
-        pytest.skip(f"refused: {result.message.splitlines()[0]}")
+    if result.outcome == "passed":
+        if listed is not None:
+            pytest.fail(
+                f"{case.name} passes now but node_refusals.json lists it ({listed}): "
+                "rewrite the list (benchmarks/onnx_node_suite.py --write-refusals)",
+                pytrace=False,
+            )
+        return
+    reason = refusal_reason(result)
+    if listed is None:
+        pytest.fail(f"refused, and not in node_refusals.json: {reason}", pytrace=False)
+    if reason != listed:
+        pytest.fail(f"refused for another reason than listed: {reason} (listed: {listed})")
+    pytest.skip(f"refused (listed): {reason}")
+
+
+def test_the_refusal_list_names_existing_cases_only():
+    names = {c.name for c in node_cases()}
+    assert set(REFUSALS) <= names, sorted(set(REFUSALS) - names)[:5]
 
 
 @pytest.mark.parametrize("case", _DEFAULT, ids=lambda c: c.name)

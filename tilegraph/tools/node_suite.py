@@ -15,11 +15,13 @@ Shared by ``tests/conformance/test_onnx_node_suite.py`` and ``benchmarks/onnx_no
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Literal, cast
 
 import numpy as np
@@ -193,6 +195,29 @@ def reason_group(message: str, words: int = 6) -> str:
     text = _NODE_NAMES.sub("", _LOCATION.sub("", first))
     text = _VOLATILE.sub("_", text)
     return " ".join(text.split()[:words])
+
+
+REFUSALS_FILE = Path(__file__).resolve().parents[2] / "tests" / "conformance" / "node_refusals.json"
+"""The reviewed list of refused node cases: case name -> reason (see :func:`refusal_reason`)."""
+
+
+def refusal_reason(result: CaseResult) -> str:
+    """The refusal's first line without the case name that every message starts with."""
+    first = result.message.strip().splitlines()[0] if result.message.strip() else ""
+    prefix = f"{result.name}: "
+    return first[len(prefix) :] if first.startswith(prefix) else first
+
+
+def load_refusals(path: Path = REFUSALS_FILE) -> dict[str, str]:
+    """The reviewed refusals (empty when the file does not exist)."""
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_refusals(results: Sequence[CaseResult], path: Path = REFUSALS_FILE) -> int:
+    """Write every refused case of ``results`` with its reason; returns how many."""
+    refused = {r.name: refusal_reason(r) for r in results if r.outcome == "refused"}
+    path.write_text(json.dumps(dict(sorted(refused.items())), indent=1) + "\n")
+    return len(refused)
 
 
 def onnx_version() -> str:
