@@ -29,6 +29,9 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare --no-format-report --profile 10
 	@echo "== the same tiles through xDSL's interpreter (every tile op interpreted) =="
 	$(BIN)/tilegraph-run build/light_resnet50.onnx --executor interpret --compare --no-format-report
+	@echo "== dynamic shapes: a recogniser x[b, 3, 48, w] swept over the batch, one Session; guards decide when to recompile =="
+	$(PY) examples/make_dynamic_model.py build/recogniser.onnx
+	$(BIN)/tilegraph-run build/recogniser.onnx --sweep x:0=1..6 --dim w=160 --compare
 
 test: $(STAMP)
 	$(PY) -m pytest -q
