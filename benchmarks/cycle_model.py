@@ -13,8 +13,8 @@
       -> multi-buffer -> split-cores{cores} -> inject-sync (what tilegraph builds today);
     * ``Ascend C style``: the same tiles written by hand the way Ascend C's matmul runs them
       — one loop over all (m, n) output blocks shared round robin by the cores (its
-      usedCoreNum = M/singleCoreM x N/singleCoreN split), L1 and L0 double-buffered along K.
-      It shows what the model gives when the IR has the published kernel's structure.
+      usedCoreNum = M/singleCoreM x N/singleCoreN split), L1 and L0 double-buffered along K,
+      one base K step per GM -> L1 load (the compiler IR brings 4 per load: stepKa/stepKb).
     The output is fp16 (ONNX MatMul keeps the input type; the published case writes fp32:
     FIX moves the same L0C bytes, GM receives half).
 (c) Large fp16 GEMMs (5120^3 and 8192^3, base block 128x256x64, 24 cores) against ~90% of
@@ -351,9 +351,10 @@ def section_c() -> dict[str, Any]:
     headers = ["size", "IR", "blocks", "µs", "ideal µs", "of peak", "published", "bound"]
     print(table([*headers, "MTE2 µs", "HBM share"], rows))
     print(
-        f"    per K step: mmad {mmad} cycles, its two GM->L1 loads {load:.0f} cycles at "
-        f"{B910.dma_bytes_per_cycle['GM->L1']:.0f} B/cycle: at most {100 * mmad / load:.0f}% "
-        f"cube busy unless L1 reuses data; {per_step / (mmad / 0.9):.0f} B/cycle would allow 90%"
+        f"    per K step: mmad {mmad} cycles, its GM->L1 bytes {load:.0f} cycles at "
+        f"{B910.dma_bytes_per_cycle['GM->L1']:.0f} B/cycle (full-rate runs): at most "
+        f"{100 * mmad / load:.0f}% cube busy unless L1 windows are reused across output "
+        f"blocks; {per_step / (mmad / 0.9):.0f} B/cycle would allow 90%"
     )
     print(
         "    8192^3 touches 384 MB of GM, more than the 192 MiB L2: the model then serves every "

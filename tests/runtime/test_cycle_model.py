@@ -36,6 +36,7 @@ from tilegraph.dialects.tile import (
     SetFlagOp,
     TileOp,
     WaitFlagOp,
+    memref_shape,
     scope_of,
     scoped_memref,
 )
@@ -603,7 +604,7 @@ def _tuning_case(base: str, cores: int) -> KernelCycles:
     module = _lowered(
         _matmul_model(4096, 4096, 5120),
         f'base-block="{base}"',
-        f"split-cores{{cores={cores}}},inject-sync",
+        f"multi-buffer,split-cores{{cores={cores}}},inject-sync",
     )
     result = simulate_module(module, replace(B910, cube_cores=20))
     return result.kernels[0]
@@ -616,9 +617,11 @@ def test_matmul_tuning_case_ratios():
     assert 4.5 <= slow_4.us / slow_20.us <= 5.0
     # published: MTE2 time / 3.0; traffic alone gives 2.67x, the short GM runs of the
     # untuned block's B rows (128 B) add to it
-    assert 2.7 <= slow_20.busy_cycles["MTE2"] / tuned_20.busy_cycles["MTE2"] <= 3.3
+    assert 2.8 <= slow_20.busy_cycles["MTE2"] / tuned_20.busy_cycles["MTE2"] <= 3.3
     assert tuned_20.bound == "MTE2" and slow_20.bound == "MTE2"
-    assert tuned_20.cube_utilisation > 1.5 * slow_20.cube_utilisation
+    # published: >= 80% after tuning; MTE2-bound at 82% at most (documented per-core rate)
+    assert 0.7 <= tuned_20.cube_utilisation <= 0.82
+    assert tuned_20.cube_utilisation > 2.5 * slow_20.cube_utilisation
 
 
 def test_a_memory_bound_vector_kernel_runs_at_gm_bandwidth():
@@ -653,3 +656,37 @@ def test_resnet50_simulates_in_well_under_two_seconds():
     assert elapsed < 2.0
     assert len(result.kernels) > 50 and result.launches == len(result.launch_order)
     assert all(k.cycles > 0 for k in result.kernels)
+
+
+@pytest.mark.parametrize(("trans_a", "trans_b"), [(0, 0), (1, 1)])
+def test_l1_windows_of_several_k_steps_keep_the_numbers(trans_a, trans_b):
+    """With base block (32, 48, 32) the K loop of a (48 x 512) @ (512 x 80) product has 16
+    steps; each L1 window holds 4 of them and L0 takes each from its offset (the transposed
+    operands read K from the other axis of the window). Both executors match numpy."""
+    m, k, n = 48, 512, 80
+    a_shape, b_shape = ((k, m) if trans_a else (m, k)), ((n, k) if trans_b else (k, n))
+    graph = oh.make_graph(
+        [oh.make_node("Gemm", ["a", "b"], ["c"], transA=trans_a, transB=trans_b)],
+        "gemm",
+        [
+            oh.make_tensor_value_info("a", TensorProto.FLOAT16, list(a_shape)),
+            oh.make_tensor_value_info("b", TensorProto.FLOAT16, list(b_shape)),
+        ],
+        [oh.make_tensor_value_info("c", TensorProto.FLOAT16, [m, n])],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    module = _lowered(model, 'base-block="32,48,32"', "multi-buffer,split-cores,inject-sync")
+    l1 = {
+        op.results[0].name_hint: memref_shape(op.results[0])
+        for op in _cube_kernel(module).walk()
+        if isinstance(op, AllocOp) and scope_of(op.results[0]) == "L1"
+    }
+    k_axis = {"a_l1": 1 if trans_a else 0, "b_l1": 0 if trans_b else 1}
+    assert {name: l1[name][axis] for name, axis in k_axis.items()} == {"a_l1": 8, "b_l1": 8}
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(a_shape).astype(np.float16)
+    b = rng.standard_normal(b_shape).astype(np.float16)
+    want = (a.T if trans_a else a).astype(np.float32) @ (b.T if trans_b else b).astype(np.float32)
+    for executor in ("fast", "interpret"):
+        (got,) = run_tiles(module, [a, b], executor=executor)
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=0.1)

@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from math import prod
 
+from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
@@ -239,30 +240,41 @@ def _batch_offsets(
     return [b.index(0) if d == 1 else iv for d, iv in zip(lead, ivs, strict=True)]
 
 
-def _load_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, buf_l0) -> None:
+def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> None:
+    """A's (M, K) window at fractal offsets (m_off, k_off) GM -> L1 as NZ."""
     a = p.a
     zero = b.index(0)
     if a.layout == "nd":
         outer = _batch_offsets(b, a.arg, batch, 2)
         rows, cols = (k_off, m_off) if a.transposed else (m_off, k_off)
         b.add(Nd2NzOp(a.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
-        b.add(
-            Load2dOp(buf_l1, zero, zero, buf_l0, "transpose_fractals" if a.transposed else "swap")
-        )
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
         outer = _batch_offsets(b, a.arg, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
-        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "swap"))
 
 
-def _load_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, buf_l0) -> None:
+def _a_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0) -> None:
+    """The base block at K fractal ``k_in_l1`` of A's L1 window into L0A as ZZ."""
+    zero = b.index(0)
+    if p.a.layout == "nd" and p.a.transposed:  # L1 holds (M1, K1): K on the columns
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose_fractals"))
+    else:  # L1 holds (K1, M1)
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "swap"))
+
+
+def _b_holds_kn(p: MatmulPlan) -> bool:
+    """B's L1 window is (K1, N1) fractals (else (N1, K1))."""
+    return p.b.transposed or p.b.layout == "fz"
+
+
+def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> None:
+    """B's (K, N) window at fractal offsets (k_off, n_off) GM -> L1."""
     op = p.b
     zero = b.index(0)
     if op.layout == "nd":
         outer = _batch_offsets(b, op.arg, batch, 2)
         rows, cols = (n_off, k_off) if op.transposed else (k_off, n_off)
         b.add(Nd2NzOp(op.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
-        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy" if op.transposed else "transpose"))
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
@@ -270,10 +282,36 @@ def _load_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, buf_l0
         b.add(
             CopyOp(op.arg, [*outer, first, second, zero, zero], buf_l1, [zero] * (len(outer) + 4))
         )
-        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy" if op.transposed else "transpose"))
     else:  # 2-D FRACTAL_Z of (K, N): (K1, N1, 16, C0) = ZN
         b.add(CopyOp(op.arg, [k_off, n_off, zero, zero], buf_l1, [zero] * 4))
-        b.add(Load2dOp(buf_l1, zero, zero, buf_l0, "copy"))
+
+
+def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0) -> None:
+    """The base block at K fractal ``k_in_l1`` of B's L1 window into L0B as ZN."""
+    zero = b.index(0)
+    if _b_holds_kn(p):
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "copy"))
+    else:  # (N1, K1) NZ: transposed on the way, K on the columns
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose"))
+
+
+L1_K_STEPS = 4
+"""Base-block K steps one GM -> L1 load brings at most (Ascend C's stepKa / stepKb): fewer,
+longer DMAs with longer contiguous GM runs; L0A / L0B still take one base block."""
+
+
+def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> int:
+    """How many base-block K steps each L1 window holds: the most (up to
+    :data:`L1_K_STEPS`) that divides the K loop's trip count and keeps A's and B's windows in
+    half of L1 (room for their ping-pong slots)."""
+    trips = -(-_frac(p.k) // p.k1)
+    frac = FRACTAL * FRACTAL * cube_bytes
+    bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
+    for steps in range(min(L1_K_STEPS, trips), 1, -1):
+        window = (p.m1 + p.n1) * p.k1 * steps * frac + bias
+        if trips % steps == 0 and window <= hw.capacity("L1") // 2:
+            return steps
+    return 1
 
 
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -289,14 +327,18 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     from tilegraph.lowering.tiling.elementwise import load_broadcast
 
     el, acc_type = p.element, accumulator_type(p.element)
-    a_l1_shape = (
-        [p.m1, p.k1, FRACTAL, FRACTAL] if p.a.transposed else [p.k1, p.m1, FRACTAL, FRACTAL]
-    )
     cube = b.cube_element(el)
+    steps = l1_k_steps(p, b.hw, element_bytes(cube))
+    k_l1 = p.k1 * steps
+    a_l1_shape = (
+        [p.m1, k_l1, FRACTAL, FRACTAL]
+        if p.a.layout == "nd" and p.a.transposed
+        else [k_l1, p.m1, FRACTAL, FRACTAL]
+    )
     a_lead = [1] * (len(memref_shape(p.a.arg)) - 4) if p.a.layout == "nz" else []
     a_l1 = b.buffer([*a_lead, *a_l1_shape], cube, "L1", "a_l1")
-    b_kn = p.b.transposed or p.b.layout == "fz"
-    b_l1_shape = [p.k1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, p.k1, FRACTAL, FRACTAL]
+    b_kn = _b_holds_kn(p)
+    b_l1_shape = [k_l1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, k_l1, FRACTAL, FRACTAL]
     b_lead = [1] * (len(memref_shape(p.b.arg)) - 4) if p.b.layout != "nd" else []
     b_l1 = b.buffer([*b_lead, *b_l1_shape], cube, "L1", "b_l1")
     a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
@@ -331,11 +373,24 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
-            _load_a(b, p, batch, mi, ki, a_l1, a_l0)
-            _load_b(b, p, batch, ki, ni, b_l1, b_l0)
+            _fill_a(b, p, batch, mi, ki, a_l1)
+            _a_to_l0(b, p, a_l1, zero, a_l0)
+            _fill_b(b, p, batch, ki, ni, b_l1)
+            _b_to_l0(b, p, b_l1, zero, b_l0)
             b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-        b.accumulation(_frac(p.k), p.k1, "k", k_step)
+        if steps == 1:
+            b.accumulation(_frac(p.k), p.k1, "k", k_step)
+        else:  # one L1 window per `steps` base blocks, then each block L1 -> L0
+            with b.loop(_frac(p.k), k_l1, "kc") as kc:
+                _fill_a(b, p, batch, mi, kc, a_l1)
+                _fill_b(b, p, batch, kc, ni, b_l1)
+                with b.loop(k_l1, p.k1, "ks") as ks:
+                    first = b.add(arith.CmpiOp(b.add_index(kc, ks), zero, "eq")).results[0]
+                    first.name_hint = "first"
+                    _a_to_l0(b, p, a_l1, ks, a_l0)
+                    _b_to_l0(b, p, b_l1, ks, b_l0)
+                    b.add(MmadOp(a_l0, b_l0, c_l0, first))
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
