@@ -58,7 +58,7 @@ lint: $(STAMP)
 	$(BIN)/pyright tilegraph
 
 docs: $(STAMP)
-	$(PY) -m tilegraph.tools.onnx_ops_doc
+	$(PY) -m tilegraph.tools.generated_docs
 
 format: $(STAMP)
 	$(BIN)/ruff format tilegraph tests benchmarks
