@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-all pytest lit bench lint format docs clean
+.PHONY: install demo test test-all pytest lit bench lint format docs viz-seed clean
 
 install: $(STAMP)
 
@@ -59,6 +59,14 @@ lint: $(STAMP)
 
 docs: $(STAMP)
 	$(PY) -m tilegraph.tools.generated_docs
+
+viz-seed: $(STAMP)
+	@mkdir -p build
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=naive}' -o build/seed-naive.mmd
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=ge}' -o build/seed-ge.mmd
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=naive}' --format dot -o build/seed-naive.dot
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=ge}' --format dot -o build/seed-ge.dot
+	@echo "wrote build/seed-{naive,ge}.{mmd,dot} (docs/pictures.md shows them)"
 
 format: $(STAMP)
 	$(BIN)/ruff format tilegraph tests benchmarks
