@@ -66,7 +66,9 @@ viz-seed: $(STAMP)
 	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=ge}' -o build/seed-ge.mmd
 	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=naive}' --format dot -o build/seed-naive.dot
 	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=ge}' --format dot -o build/seed-ge.dot
-	@echo "wrote build/seed-{naive,ge}.{mmd,dot} (docs/pictures.md shows them)"
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=naive}' --format svg -o build/seed-naive.svg
+	$(BIN)/tilegraph-viz examples/conv_block.mlir -p 'format{strategy=ge}' --format svg -o build/seed-ge.svg
+	@echo "wrote build/seed-{naive,ge}.{mmd,dot,svg} (docs/pictures.md shows them)"
 
 format: $(STAMP)
 	$(BIN)/ruff format tilegraph tests benchmarks

@@ -70,3 +70,25 @@ def test_cli_writes_a_file_and_reports_errors_in_one_line(tmp_path, capsys):
     assert run([str(tmp_path / "missing.mlir")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err
+
+
+def test_svg_is_valid_xml_with_a_box_per_node_and_a_frame_per_group():
+    import xml.etree.ElementTree as ET
+
+    p = picture(_seed("O2"))
+    root = ET.fromstring(render(_seed("O2"), "svg"))
+    ns = "{http://www.w3.org/2000/svg}"
+    rects = root.findall(f".//{ns}rect")
+    assert len(rects) == len(list(p.all_nodes())) + len(p.clusters)
+    assert len(root.findall(f".//{ns}polyline")) == len(p.edges)
+    texts = "".join(t.text or "" for t in root.iter(f"{ns}text"))
+    assert "TransData" in texts and "NC1HWC0 [1, 4, 112, 112, 16]" in texts
+
+
+def test_png_needs_matplotlib_and_an_output_file(tmp_path, capsys):
+    assert run([str(SEED), "--format", "png"]) == 1
+    assert "--format png needs -o FILE" in capsys.readouterr().err
+    pytest.importorskip("matplotlib", reason="PNG output needs the plot extra")
+    out = tmp_path / "g.png"
+    assert run([str(SEED), "-p", "O2", "--format", "png", "-o", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,7 +6,8 @@
 - ``docs/passes.md``: every pass and pipeline of tilegraph — its docstring, its options
   with their defaults (as written in a pipeline: ``tile-kernels{base-block="..."}``), the
   statistics its module documents, and where it lives;
-- ``docs/pictures.md``: the seed document's two pictures drawn by ``tilegraph-viz``.
+- ``docs/pictures.md`` and ``docs/images/seed-{naive,ge}.svg``: the seed document's two
+  pictures drawn by ``tilegraph-viz`` from real compilations.
 
 ``--check`` writes nothing and exits 1 naming each stale page (a test runs it).
 """
@@ -19,6 +20,8 @@ import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.tools.onnx_ops_doc import generate as onnx_ops_page
 
@@ -85,8 +88,6 @@ SEED = Path(__file__).resolve().parents[2] / "examples" / "conv_block.mlir"
 
 def seed_pictures_page() -> str:
     """The seed document's two pictures, drawn by tilegraph-viz from real compilations."""
-    from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.tools.context import make_context, parse_mlir_file
     from tilegraph.tools.viz import render
 
     lines = [
@@ -96,35 +97,65 @@ def seed_pictures_page() -> str:
         "same pictures as Mermaid and DOT files under `build/`.",
         "",
         "```",
-        "tilegraph-viz MODEL [-p PIPELINE] [--format mermaid|dot] [-o FILE] [--collapse]",
+        "tilegraph-viz MODEL [-p PIPELINE] [--format mermaid|dot|svg|png] [-o FILE] [--collapse]",
         "```",
         "",
         "Every edge carries its tensor's origin view and, where it differs, its storage view;",
         "TransData is red, heavy ops (the ones that seed storage selection) are bold blue,",
         "constants are named in their consumer's box with their storage format, fused groups",
-        "are clusters (`--collapse`: one box per group). Mermaid renders in GitHub and",
-        "GitLab markdown (as below) and on mermaid.live; DOT goes to Graphviz.",
+        "are clusters (`--collapse`: one box per group). SVG is laid out by grandalf (a pip",
+        "package, no Graphviz needed; the pictures below), PNG is the same drawing through",
+        "matplotlib (the `plot` extra); Mermaid renders in GitHub and GitLab markdown (the",
+        "text under each picture) and on mermaid.live; DOT goes to Graphviz.",
         "",
         "The seed document's chain, `examples/conv_block.mlir` (Conv2D -> ReLU -> Conv2D ->",
         "ReLU on an NCHW input):",
         "",
     ]
-    for title, pipeline in (
-        ("naive storage selection: a TransData pair around every conv", "format{strategy=naive}"),
-        ("GE's strategy: one conversion at each end", "format{strategy=ge}"),
-    ):
-        module = parse_mlir_file(SEED)
-        run_pipeline(pipeline, make_context(), module)
-        lines += [f"## `-p '{pipeline}'`: {title}", "", "```mermaid"]
-        lines.append(render(module, "mermaid").rstrip())
-        lines += ["```", ""]
+    for strategy, title in SEED_PICTURES.items():
+        pipeline = f"format{{strategy={strategy}}}"
+        lines += [
+            f"## `-p '{pipeline}'`: {title}",
+            "",
+            f"![{strategy}](images/seed-{strategy}.svg)",
+            "",
+            "```mermaid",
+            render(_seed(strategy), "mermaid").rstrip(),
+            "```",
+            "",
+        ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+SEED_PICTURES = {
+    "naive": "naive storage selection: a TransData pair around every conv",
+    "ge": "GE's strategy: one conversion at each end",
+}
+
+
+def _seed(strategy: str) -> ModuleOp:
+    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.tools.context import make_context, parse_mlir_file
+
+    module = parse_mlir_file(SEED)
+    run_pipeline(f"format{{strategy={strategy}}}", make_context(), module)
+    return module
+
+
+def _seed_svg(strategy: str) -> Callable[[], str]:
+    def page() -> str:
+        from tilegraph.tools.viz import render
+
+        return render(_seed(strategy), "svg")
+
+    return page
 
 
 PAGES: dict[str, Callable[[], str]] = {
     "onnx-ops.md": onnx_ops_page,
     "passes.md": passes_page,
     "pictures.md": seed_pictures_page,
+    **{f"images/seed-{strategy}.svg": _seed_svg(strategy) for strategy in SEED_PICTURES},
 }
 
 

@@ -1,6 +1,6 @@
 """``tilegraph-viz``: the graph as a picture, with the origin and storage view on every edge.
 
-    tilegraph-viz MODEL [-p PIPELINE] [--format mermaid|dot] [-o FILE] [--collapse]
+    tilegraph-viz MODEL [-p PIPELINE] [--format mermaid|dot|svg|png] [-o FILE] [--collapse]
 
 MODEL is an ``.onnx`` or ``.mlir`` file; ``-p`` runs a pipeline first (``format{strategy=
 naive}``, ``O2``). Every op of the entry function is a node, every SSA value an edge
@@ -10,8 +10,9 @@ where the storage view differs. ``layout.trans_data`` nodes are highlighted (red
 into their consumer's label (``w: FRACTAL_Z``), and each ``graph.fused`` group is a cluster
 of its ops (``--collapse``: one node per group, for large models).
 
-Mermaid (renders in GitHub / GitLab markdown and mermaid.live) and Graphviz DOT are text
-and need nothing installed.
+Mermaid (renders in GitHub / GitLab markdown and mermaid.live) and Graphviz DOT are text;
+SVG is laid out by grandalf (a pip dependency; no Graphviz needed) in :mod:`.viz_svg`, and
+PNG is the same drawing rasterised by matplotlib (the ``plot`` extra).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import dim_to_text
 
-FORMATS = ("mermaid", "dot")
+FORMATS = ("mermaid", "dot", "svg", "png")
 
 
 @dataclass
@@ -257,6 +258,10 @@ def to_dot(p: Picture) -> str:
 
 def render(module: ModuleOp, fmt: str = "mermaid", collapse: bool = False) -> str:
     p = picture(module, collapse)
+    if fmt == "svg":
+        from tilegraph.tools.viz_svg import to_svg
+
+        return to_svg(p)
     return to_mermaid(p) if fmt == "mermaid" else to_dot(p)
 
 
@@ -277,6 +282,13 @@ def run(argv: Sequence[str] | None = None) -> int:
             from tilegraph.tools.context import make_context
 
             run_pipeline(args.pipeline, make_context(), module)
+        if args.format == "png":
+            if not args.output:
+                raise ValueError("--format png needs -o FILE")
+            from tilegraph.tools.viz_svg import to_png
+
+            to_png(picture(module, args.collapse), args.output)
+            return 0
         text = render(module, args.format, args.collapse)
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
