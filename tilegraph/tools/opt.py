@@ -12,6 +12,8 @@ Added here:
   pipeline and after every pass (NaN in padding lanes) and stop at the first pass that
   changes the outputs beyond ``--check-rtol`` / ``--check-atol``, naming it and the largest
   difference (exit 1); otherwise a one-line summary goes to stderr;
+* ``--explore FILE.html``: write the pass explorer page (:mod:`tilegraph.tools.explorer`):
+  each pass's time and statistics, the IR after it with a diff, the graph before / after;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
@@ -93,6 +95,9 @@ class TilegraphOptMain(xDSLOptMain):
             raise LocatedError(message) from e
 
     def _apply(self, prog: ModuleOp) -> None:
+        if self.args.explore:
+            self._explore(prog)
+            return
         if not self.args.check_each_pass:
             super().apply_passes(prog)
             return
@@ -115,6 +120,24 @@ class TilegraphOptMain(xDSLOptMain):
         except PassCheckError as e:
             raise LocatedError(f"error: check-each-pass: {e}") from None
         print(checker.summary(), file=sys.stderr)
+
+    def _explore(self, prog: ModuleOp) -> None:
+        """Run the pipeline pass by pass and write the explorer page (--explore)."""
+        from pathlib import Path
+
+        from tilegraph.passes.pipelines import PipelinePass, observing_passes
+        from tilegraph.tools.explorer import Explorer
+
+        with collecting_statistics() as collector:
+            explorer = Explorer(prog, collector)
+            with observing_passes(explorer.after_pass):
+                for p in self.pipeline.passes:
+                    p.apply(self.ctx, prog)
+                    if not isinstance(p, PipelinePass):
+                        explorer.after_pass(p, prog)
+        pipeline = ",".join(str(p.spec()) for p in self.pipeline.passes)
+        Path(self.args.explore).write_text(explorer.html(self.get_input_name(), pipeline))
+        print(f"wrote {self.args.explore} ({len(explorer.snapshots) - 1} passes)", file=sys.stderr)
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -158,6 +181,12 @@ class TilegraphOptMain(xDSLOptMain):
             action="store_true",
             help="run the reference interpreter after every pass and name the first pass "
             "that changes the outputs",
+        )
+        arg_parser.add_argument(
+            "--explore",
+            metavar="FILE.html",
+            help="write a self-contained page: every pass's time, statistics, IR, diff and "
+            "graph picture",
         )
         arg_parser.add_argument("--check-rtol", type=float, default=1e-4, metavar="R")
         arg_parser.add_argument("--check-atol", type=float, default=1e-5, metavar="A")
