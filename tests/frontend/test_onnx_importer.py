@@ -218,9 +218,15 @@ def test_constant_node_forms():
     assert y.tolist() == [2.0, 3.0]
 
 
-def test_unsupported_opset():
-    with pytest.raises(OnnxImportError, match="opset 5 is not supported"):
-        load_onnx(conv_model(opset=5))
+def test_every_opset_from_1_imports_and_newer_ones_are_refused():
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    newest = onnx.defs.onnx_opset_version()
+    (want,) = run_reference(load_onnx(conv_model(opset=17)), [x])
+    for opset in (1, 5):  # converted to opset 18 by onnx's version converter
+        (got,) = run_reference(load_onnx(conv_model(opset=opset)), [x])
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(OnnxImportError, match=f"opset {newest + 1} is not supported"):
+        load_onnx(conv_model(opset=newest + 1))
 
 
 def test_onnx_bytes_are_accepted():

@@ -3,7 +3,7 @@
 ``load_onnx(path_or_model)`` returns a ``builtin.module`` with one ``func.func @main`` whose
 arguments are the model's (non-initializer) inputs and whose results are its outputs.
 
-* IR versions 3+ and default-domain opsets from 6 to the newest the installed onnx package
+* IR versions 3+ and default-domain opsets from 1 to the newest the installed onnx package
   defines (:data:`MAX_OPSET`; 28 for onnx 1.23). Graph ops implement their ONNX op as of
   opset 21 (:mod:`tilegraph.frontend.onnx_versions`):
 
@@ -58,7 +58,7 @@ from tilegraph.symbolic.inference import shape_env as shape_env_active
 
 TARGET_OPSET = 18
 """Models below this opset are converted to it with ``onnx.version_converter``."""
-MIN_OPSET = 6
+MIN_OPSET = 1
 MAX_OPSET = onnx.defs.onnx_opset_version()
 """The newest opset the installed onnx package defines."""
 

@@ -182,16 +182,6 @@ def _range_stash_type(form: NodeForm, step: VersionStep) -> None:
         form.attrs.pop("stash_type", None)
 
 
-def _mod_float_floor(form: NodeForm, step: VersionStep) -> None:
-    if form.attrs.get("fmod", 0) == 0 and (form.element_type_name(0) or "").startswith(
-        ("float", "bfloat")
-    ):
-        raise UnmappedVersion(
-            f"{step.op}-{step.version} with fmod=0 on floating-point inputs (floor modulo, "
-            "new in this version) is not mapped"
-        )
-
-
 # ---- the reviewed table ------------------------------------------------------------------
 
 _BF16 = "adds bfloat16"
@@ -295,15 +285,12 @@ _SPECIAL_STEPS: tuple[VersionStep, ...] = (
         adjust=_range_stash_type,
     ),
     VersionStep(
-        "BitShift", 28, "adds signed integers (arithmetic right shift)",
-        adjust=_refuse_types(
-            ("int8", "int16", "int32", "int64"),
-            "signed shifts are new in this version and not mapped",
-        ),
+        "BitShift", 28,
+        "adds signed integers (arithmetic right shift); graph.bit_shift implements them",
     ),
     VersionStep(
-        "Mod", 28, "defines fmod=0 (floor modulo) for floating-point inputs",
-        adjust=_mod_float_floor,
+        "Mod", 28,
+        "defines fmod=0 (floor modulo) for floating-point inputs; graph.mod implements it",
     ),
     VersionStep(
         "SpaceToDepth", 28, "adds 'mode' (DCR, the previous order, or CRD)",

@@ -3,9 +3,9 @@
 Written by ``python -m tilegraph.tools.generated_docs`` (``make docs``).
 
 One row per ONNX op type of the default domain that a graph op implements (``ONNX_OP``):
-the graph op(s), the opsets whose models import it (the op's first version, at least opset
-6, up to the newest the installed onnx defines), the versions after opset 21 that are
-mapped onto the graph form (:mod:`tilegraph.frontend.onnx_versions`), and the first
+the graph op(s), the opsets whose models import it (the op's first version up to the newest
+the installed onnx defines), the versions after opset 21 that are mapped onto the graph
+form (:mod:`tilegraph.frontend.onnx_versions`), and the first
 sentence of the op's docstring (its contract and limits). Then the operators refused by
 design with their reason.
 """
@@ -20,7 +20,7 @@ from tilegraph.dialects.graph import GRAPH_OPS, GraphOp
 from tilegraph.frontend.onnx_exclusions import EXCLUDED_DOMAINS, EXCLUDED_OPS
 from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET, VERSION_STEPS
 
-MIN_OPSET = 6
+MIN_OPSET = 1
 
 
 def _first_sentence(cls: type[GraphOp]) -> str:

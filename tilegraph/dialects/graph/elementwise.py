@@ -41,7 +41,7 @@ from tilegraph.dialects.graph.facts import (
 )
 from tilegraph.dialects.graph.shape_utils import require, result_like
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import parse_dtype
+from tilegraph.formats import DType, parse_dtype
 
 _SAME_FORMAT_1 = KernelVariant((ANY_FORMAT,), (ANY_FORMAT,), "any")
 
@@ -386,10 +386,43 @@ class CastOp(UnaryElementwiseOp):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
         assert x is not None
-        target = parse_dtype(onnx_dtype_name(self.attr("to")))
-        if target.value == "int4":  # int8 container: wrap into [-8, 7] as ONNX/ml_dtypes do
-            return ((((x.astype(np.int64) + 8) & 0xF) - 8).astype(target.numpy),)
-        return (x.astype(target.numpy),)
+        return (cast_array(x, parse_dtype(onnx_dtype_name(self.attr("to")))),)
+
+
+def cast_array(x: np.ndarray, target: DType) -> np.ndarray:
+    """``x`` converted to ``target`` as ONNX Cast does (values held in ``target``'s container)."""
+    if target.value == "int4":  # int8 container: wrap into [-8, 7] as ONNX/ml_dtypes do
+        return (((x.astype(np.int64) + 8) & 0xF) - 8).astype(target.numpy)
+    return x.astype(target.numpy)
+
+
+@irdl_op_definition
+class CastLikeOp(GraphOp):
+    """ONNX CastLike: ``input`` cast to the element type of ``target_type`` (whose values
+    are not read)."""
+
+    name = "graph.cast_like"
+    ONNX_OP: ClassVar = "CastLike"
+    input = operand_def(TensorType)
+    target_type = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    FACTS: ClassVar = _DATA_OPERAND_ELEMWISE
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "input")
+        like = require(tensor_type(operands[1]), "target_type")
+        return [result_like(x, x.origin_shape, like.element_type)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x = inputs[0]
+        assert x is not None
+        out = self.output.type
+        assert isinstance(out, TensorType)
+        return (cast_array(x, out.dtype),)
 
 
 _ONNX_DTYPES = {
@@ -457,5 +490,5 @@ class ClipOp(GraphOp):
 ELEMENTWISE_OPS: list[type[GraphOp]] = [
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, ReciprocalOp, AbsOp, SignOp,
     FloorOp, CeilOp, ErfOp, GeluOp, SoftplusOp, IdentityOp, DropoutOp, EluOp, SeluOp, LeakyReluOp,
-    HardSigmoidOp, ShrinkOp, CastOp, ClipOp,
+    HardSigmoidOp, ShrinkOp, CastOp, CastLikeOp, ClipOp,
 ]  # fmt: skip
