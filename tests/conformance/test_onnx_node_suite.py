@@ -34,6 +34,14 @@ SAMPLE_EVERY = 8
 
 REFUSALS = load_refusals()
 
+KNOWN_DEVIATIONS: dict[str, str] = {
+    "test_attention_4d_causal_fp16_expanded": "fp16 MatMul accumulates in fp32 here (as the "
+    "cube does, and onnxruntime); onnx's expected outputs come from numpy's fp16 matmul, "
+    "which rounds as it accumulates: 2 of 192 outputs differ by one fp16 ulp (4.9e-4 at "
+    "0.49), just past the case's rtol of 1e-3",
+}
+"""Cases whose outputs differ from onnx's expected ones for a reviewed reason (xfail)."""
+
 
 def _uses_supported_ops(case: TestCase) -> bool:
     return {n.op_type for n in case_model(case).graph.node} <= supported_onnx_ops()
@@ -51,6 +59,10 @@ _REST = [c for i, c in enumerate(node_cases()) if not _in_default_run(i, c)]
 def check_case(case: TestCase) -> None:
     result = run_case(case)
     listed = REFUSALS.get(case.name)
+    if case.name in KNOWN_DEVIATIONS:
+        if result.outcome != "failed":
+            pytest.fail(f"{case.name} is listed as a known deviation but {result.outcome}")
+        pytest.xfail(KNOWN_DEVIATIONS[case.name])
     if result.outcome == "failed":
         pytest.fail(f"{case.name} (opset {result.opset}): {result.message}", pytrace=False)
     if result.outcome == "passed":

@@ -25,6 +25,7 @@ from tilegraph.dialects.graph.facts import (
     OpFacts,
 )
 from tilegraph.dialects.graph.fused import FUSED_OPS, FusedOp, YieldOp
+from tilegraph.dialects.graph.generators import GENERATOR_OPS
 from tilegraph.dialects.graph.indexing import INDEXING_OPS
 from tilegraph.dialects.graph.linalg import LINALG_OPS
 from tilegraph.dialects.graph.logical import LOGICAL_OPS
@@ -54,6 +55,7 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *REDUCTION_OPS,
     *MATH_OPS,
     *LOGICAL_OPS,
+    *GENERATOR_OPS,
     *QUANTIZE_OPS,
     *LOSS_OPS,
     *RECURRENT_OPS,

@@ -1,0 +1,73 @@
+"""Range, EyeLike, Trilu, CumSum, CumProd, Hardmax, GatherElements and the two losses
+against onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.dialects.op_harness import Const, build_op, check_op
+from tilegraph.dialects.graph import ShapeError
+from tilegraph.dialects.graph import generators as ge
+from tilegraph.dialects.graph.indexing import GatherElementsOp
+from tilegraph.dialects.graph.losses import NegativeLogLikelihoodLossOp, SoftmaxCrossEntropyLossOp
+from tilegraph.dialects.layout_type import TensorType
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 4, 5)).astype(np.float32)
+
+
+def test_range_lengths_are_known_from_constants():
+    for start, limit, delta in ((1, 10, 3), (10.0, 1.0, -2.5), (0, 0, 1)):
+        dt = np.float32 if isinstance(start, float) else np.int64
+        operands = [Const(np.array(v, dt)) for v in (start, limit, delta)]
+        (y,) = check_op(ge.RangeOp, operands, opset=11)
+        _, op = build_op(ge.RangeOp, operands)
+        t = op.results[0].type
+        assert isinstance(t, TensorType) and t.origin_shape == (len(y),)
+
+
+def test_range_of_run_time_scalars_has_an_unknown_length():
+    scalars = [np.array(v, np.int64) for v in (2, 9, 2)]
+    _, op = build_op(ge.RangeOp, scalars)
+    t = op.results[0].type
+    assert isinstance(t, TensorType) and t.origin_shape == (-1,)
+    assert op.reference(*scalars)[0].tolist() == [2, 4, 6, 8]
+
+
+@pytest.mark.parametrize(("upper", "k"), [(1, 0), (0, 1), (1, -2)])
+def test_trilu(upper, k):
+    check_op(ge.TriluOp, [X, Const(np.array(k, np.int64))], {"upper": upper}, opset=14)
+
+
+@pytest.mark.parametrize(("exclusive", "reverse"), [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumulative_ops(exclusive, reverse):
+    attrs = {"exclusive": exclusive, "reverse": reverse}
+    check_op(ge.CumSumOp, [X, Const(np.array(1, np.int64))], attrs, opset=14)
+    small = (rng.uniform(0.5, 1.5, (3, 4))).astype(np.float32)
+    check_op(ge.CumProdOp, [small, Const(np.array(-1, np.int64))], attrs, opset=26, atol=1e-5)
+
+
+def test_hardmax_eye_like_and_gather_elements():
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]], np.float32)
+    (y,) = check_op(ge.HardmaxOp, [ties])
+    assert y.tolist() == [[0, 1, 0], [1, 0, 0]]  # the first maximum
+    check_op(ge.EyeLikeOp, [np.zeros((3, 5), np.float32)], {"k": 1})
+    idx = rng.integers(-4, 4, (3, 2, 5)).astype(np.int64)
+    check_op(GatherElementsOp, [X, idx], {"axis": 1})
+
+
+def test_gather_elements_out_of_range_is_refused():
+    with pytest.raises(ShapeError, match="index 4 is out of range for an axis of size 4"):
+        build_op(GatherElementsOp, [X, Const(np.full((3, 1, 5), 4, np.int64))], {"axis": 1})
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_losses(reduction):
+    scores = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    labels = rng.integers(0, 3, (4, 2)).astype(np.int64)
+    labels[0, 0] = 1
+    weight = np.array([0.2, 1.0, 0.7], np.float32)
+    attrs = {"reduction": reduction, "ignore_index": 1}
+    check_op(NegativeLogLikelihoodLossOp, [scores, labels, weight], attrs, opset=13)
+    check_op(SoftmaxCrossEntropyLossOp, [scores, labels], {"reduction": reduction}, opset=13)
