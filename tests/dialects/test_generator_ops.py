@@ -71,3 +71,41 @@ def test_losses(reduction):
     attrs = {"reduction": reduction, "ignore_index": 1}
     check_op(NegativeLogLikelihoodLossOp, [scores, labels, weight], attrs, opset=13)
     check_op(SoftmaxCrossEntropyLossOp, [scores, labels], {"reduction": reduction}, opset=13)
+
+
+def test_layer_norm_with_its_statistics_matches_onnxruntime():
+    from tilegraph.dialects.graph.normalization import LayerNormStatsOp
+
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    scale = rng.standard_normal((3, 4)).astype(np.float32)
+    bias = rng.standard_normal((3, 4)).astype(np.float32)
+    y, mean, inv_std = check_op(LayerNormStatsOp, [x, scale, bias], {"axis": 1})
+    assert mean.shape == inv_std.shape == (2, 1, 1)
+
+
+def test_shape_computations_of_static_tensors_are_known_values():
+    """Concat(Slice(Shape(x)), ConstantOfShape(Size(Shape(x)) - 1)): the shape an exporter
+    computes for LayerNormalization's Mean is known when x's shape is static."""
+    from xdsl.dialects.builtin import f32, i64
+    from xdsl.ir import Block
+
+    from tilegraph.dialects.graph import ConstantOp
+    from tilegraph.dialects.graph.binary import SubOp
+    from tilegraph.dialects.graph.constant_ops import ConstantOfShapeOp, ShapeOp, SizeOp
+    from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
+    from tilegraph.dialects.graph.dense import DenseAttr
+    from tilegraph.dialects.graph.operand_values import known_value
+
+    (x,) = Block(arg_types=[TensorType([2, 3, 4], f32)]).args
+    shape = ShapeOp.make(x).results[0]
+    one = ConstantOp(np.array([1], np.int64)).results[0]
+    zero = ConstantOp(np.array([0], np.int64)).results[0]
+    prefix = SliceOp.make(shape, zero, one).results[0]
+    rank = SizeOp.make(shape).results[0]
+    rest = SubOp.make(rank, one).results[0]
+    fill = DenseAttr.from_array(np.array([1], np.int64))
+    suffix = ConstantOfShapeOp.make(rest, value=fill).results[0]
+    reduced = ConcatOp.make(prefix, suffix, axis=0).results[0]
+    assert suffix.type == TensorType([2], i64)
+    value = known_value(reduced)
+    assert value is not None and value.tolist() == [2, 1, 1]

@@ -498,7 +498,11 @@ class _GraphBuilder:
         candidates = [c for c in self.table[node.op_type] if c.accepts_onnx(ranks)]
         if not candidates:
             raise OnnxImportError(f"{label}: no graph op implements it for input ranks {ranks}")
-        cls = candidates[0]
+        used = [i for i, name in enumerate(node.output) if name and name in self.uses]
+        enough = [
+            c for c in candidates if len(c.get_irdl_definition().results) > max(used, default=0)
+        ]
+        cls = (enough or candidates)[0]  # a variant with the optional outputs the model uses
         self._map_version(NodeForm(node.op_type, attrs, operands, cls), label)
         if node.op_type == "Dropout":
             _check_inference_dropout(operands, label)

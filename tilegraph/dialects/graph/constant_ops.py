@@ -26,12 +26,12 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import (
     GraphOp,
     ShapeError,
-    constant_value,
     int_attr,
     tensor_type,
 )
 from tilegraph.dialects.graph.dense import DenseAttr, format_payload, payload_array, read_payload
 from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN, is_static
@@ -169,7 +169,7 @@ class ConstantOfShapeOp(GraphOp):
         if value is not None and (not isinstance(value, DenseAttr) or value.data.shape != (1,)):
             raise ShapeError("constant_of_shape: value must be a one-element dense tensor")
         elt = element_type_of(value.data.dtype_name if isinstance(value, DenseAttr) else "float32")
-        known = constant_value(operands[0])
+        known = known_value(operands[0])
         if known is not None:
             return [TensorType([int(d) for d in known.reshape(-1)], elt)]
         n = shape_t.origin_shape[0]

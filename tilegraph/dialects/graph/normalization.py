@@ -3,8 +3,8 @@ and ``graph.rms_norm`` (ONNX RMSNormalization-23).
 
 Both normalise ``x`` over the dims ``axis .. rank-1`` and scale by ``scale`` (broadcast
 against those dims); LayerNorm also centres and adds ``B``. ``stash_type`` = 1 (the default)
-computes in float32 for float16/bfloat16 inputs. Only the first output (``Y``) exists; the
-importer rejects a model that uses ``Mean`` / ``InvStdDev``.
+computes in float32 for float16/bfloat16 inputs. ``graph.layer_norm`` has the first output
+(``Y``) only; a model that uses ``Mean`` / ``InvStdDev`` imports as ``graph.layer_norm_stats``.
 
 The reference kernels spell the computation as transformer exports decompose it (mean,
 centre, mean of squares, add epsilon, sqrt, divide, scale, shift), so that
@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def, traits_def
 from xdsl.traits import Pure
@@ -72,6 +73,23 @@ class _TrailingNorm(GraphOp):
         return accumulator(x.dtype) if self.attr("stash_type") == 1 else x.dtype.type
 
 
+def _layer_norm(op: _TrailingNorm, inputs: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
+    """(Y, Mean, InvStdDev) of ONNX LayerNormalization; the statistics in the stash type."""
+    x, scale, bias = (*inputs, None)[:3]
+    assert x is not None and scale is not None
+    acc = op._compute_type(x)
+    axes = op._axes(x)
+    xs = x.astype(acc)
+    mean = xs.mean(axis=axes, keepdims=True)
+    centred = xs - mean
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    std = np.sqrt(var + acc(op.attr("epsilon")))
+    y = centred / std * scale.astype(acc)
+    if bias is not None:
+        y = y + bias.astype(acc)
+    return y.astype(x.dtype), mean.astype(acc), (1 / std).astype(acc)
+
+
 @irdl_op_definition
 class LayerNormOp(_TrailingNorm):
     """``(x - mean) / sqrt(var + epsilon) * Scale + B`` over the trailing axes."""
@@ -84,17 +102,38 @@ class LayerNormOp(_TrailingNorm):
     output = result_def(TensorType)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        x, scale, bias = (*inputs, None)[:3]
-        assert x is not None and scale is not None
-        acc = self._compute_type(x)
-        axes = self._axes(x)
-        xs = x.astype(acc)
-        centred = xs - xs.mean(axis=axes, keepdims=True)
-        var = (centred * centred).mean(axis=axes, keepdims=True)
-        y = centred / np.sqrt(var + acc(self.attr("epsilon"))) * scale.astype(acc)
-        if bias is not None:
-            y = y + bias.astype(acc)
-        return (y.astype(x.dtype),)
+        return _layer_norm(self, inputs)[:1]
+
+
+@irdl_op_definition
+class LayerNormStatsOp(_TrailingNorm):
+    """LayerNormalization whose model uses the ``Mean`` / ``InvStdDev`` outputs too: they
+    come out shaped like X with the normalised dims 1, in the stash type (float32 by
+    default). The importer picks it when those outputs are used; the compiler's rewrites
+    and tile lowering know the one-result ``graph.layer_norm``, so it runs as a host op."""
+
+    name = "graph.layer_norm_stats"
+    ONNX_OP: ClassVar = "LayerNormalization"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    mean = result_def(TensorType)
+    inv_std_dev = result_def(TensorType)
+
+    @classmethod
+    def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
+        (y,) = super().infer_shapes(operands, props)
+        axis = normalize_axis(cls.read_attr(props, "axis"), y.rank)
+        shape = [*y.origin_shape[:axis], *[1] * (y.rank - axis)]
+        stash = f32 if cls.read_attr(props, "stash_type") == 1 else y.element_type
+        if str(y.element_type) == "f64":
+            stash = y.element_type
+        stats = TensorType(shape, stash)
+        return [y, stats, stats]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        return _layer_norm(self, inputs)
 
 
 @irdl_op_definition
@@ -117,4 +156,4 @@ class RmsNormOp(_TrailingNorm):
         return (y.astype(x.dtype),)
 
 
-NORMALIZATION_OPS: list[type[GraphOp]] = [LayerNormOp, RmsNormOp]
+NORMALIZATION_OPS: list[type[GraphOp]] = [LayerNormOp, LayerNormStatsOp, RmsNormOp]

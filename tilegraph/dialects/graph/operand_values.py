@@ -29,8 +29,9 @@ import numpy as np
 import sympy
 from xdsl.ir import SSAValue
 
-from tilegraph.dialects.graph.base import ShapeError, constant_value, tensor_type
+from tilegraph.dialects.graph.base import GraphOp, ShapeError, constant_value, tensor_type
 from tilegraph.dialects.graph.shape_utils import normalize_axis
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
 from tilegraph.symbolic.dims import UNKNOWN, Dim, is_unknown_dim, normalize_dim
 
@@ -43,7 +44,7 @@ class IntsOperand:
     """A 1-D integer operand (shape, axes, pads, ...) as the shape function sees it."""
 
     values: tuple[int, ...] | None
-    """Its data when it is a ``graph.constant``."""
+    """Its data when it is known at compile time (:func:`known_value`)."""
     length: int | None
     """Its number of elements when static (always when ``values`` is known)."""
 
@@ -62,11 +63,54 @@ def ints_operand(
         raise ShapeError(f"{what} must be {allowed}, got {t.element_type}")
     n = normalize_dim(t.origin_shape[0])
     length = n if isinstance(n, int) and n >= 0 else None
-    data = constant_value(value)
+    data = known_value(value)
     if data is None:
         return IntsOperand(None, length)
     values = tuple(int(v) for v in np.asarray(data).reshape(-1))
     return IntsOperand(values, len(values))
+
+
+_KNOWN_ELEMENTS = 64
+_KNOWN_DEPTH = 8
+
+
+def known_value(value: SSAValue | None, depth: int = _KNOWN_DEPTH) -> np.ndarray | None:
+    """The value of a small integer or bool tensor when it follows from constants and static
+    shapes: a ``graph.constant``, or an op (``Shape`` / ``Size`` of a statically shaped
+    tensor, arithmetic, Concat, Slice, Gather, ... on such values) whose reference kernel
+    runs on them — ONNX's data propagation for the shape computations exporters emit
+    (``Concat(Slice(Shape(X)), ConstantOfShape(Size(Shape(X)) - axis))``). None otherwise;
+    never changes the IR."""
+    data = constant_value(value)
+    if data is not None or value is None or depth == 0:
+        return data
+    op, t = value.owner, value.type
+    if not isinstance(op, GraphOp) or len(op.results) != 1 or not isinstance(t, TensorType):
+        return None
+    count = t.num_elements()
+    if count is None or count > _KNOWN_ELEMENTS or t.dtype.numpy.kind not in "iub":
+        return None
+    shape_only = op.name in ("graph.shape", "graph.size")
+    inputs: list[np.ndarray | None] = []
+    for slot in op.operand_slots():
+        if slot is None:
+            inputs.append(None)
+        elif shape_only:
+            st = slot.type
+            if not isinstance(st, TensorType) or not st.is_static:
+                return None
+            dims = [int(d) for d in st.origin_shape]  # type: ignore[arg-type]
+            inputs.append(np.lib.stride_tricks.as_strided(np.zeros(1), dims, [0] * len(dims)))
+        else:
+            known = known_value(slot, depth - 1)
+            if known is None:
+                return None
+            inputs.append(known)
+    try:
+        (result, *_) = op.reference(*inputs)
+    except Exception:  # a kernel that cannot run on these values: not known
+        return None
+    return np.asarray(result)
 
 
 def required_ints(

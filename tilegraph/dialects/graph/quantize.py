@@ -1,7 +1,234 @@
-"""Quantization ops (QuantizeLinear, DequantizeLinear, QLinear*, *Integer)."""
+"""Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
+
+Scales and zero points apply per tensor (one value), per axis (a 1-D tensor along
+``axis``) or per block (``block_size`` > 0: the scale has the input's rank and
+``ceil(dim / block_size)`` entries along ``axis``). Quantizing rounds half to even and
+saturates to the target type's range, as the ONNX spec says; the integer targets are int8,
+uint8, int16, uint16 and int4 (held in int8). Float8 / float4 / uint4 / int2 targets have no
+element type here and are refused where the tensor is typed. Host ops on the tiled path.
+"""
 
 from __future__ import annotations
 
-from tilegraph.dialects.graph.base import GraphOp
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
-QUANTIZE_OPS: list[type[GraphOp]] = []
+import numpy as np
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from tilegraph.dialects.element_types import element_type_of
+from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, tensor_type
+from tilegraph.dialects.graph.elementwise import onnx_dtype_name
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import DType
+
+_FACTS = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.ELEMWISE, format_operands=(0,))
+_INT_RANGES = {
+    "int8": (-128, 127),
+    "uint8": (0, 255),
+    "int16": (-32768, 32767),
+    "uint16": (0, 65535),
+    "int4": (-8, 7),
+    "int32": (-(2**31), 2**31 - 1),
+}
+
+
+def _is_scalar(p: TensorType) -> bool:
+    return p.rank == 0 or (p.rank == 1 and p.origin_shape[0] == 1)
+
+
+def _check_parameter(x: TensorType, p: TensorType | None, axis: int, block: int, what: str):
+    """A scale / zero point fits x: a scalar, a 1-D tensor along ``axis`` or (blocked) a
+    tensor of x's rank with ``ceil(dim / block_size)`` entries along ``axis``."""
+    if p is None or (_is_scalar(p) and not block):
+        return
+    dim = x.origin_shape[axis]
+    if block:
+        want = [*x.origin_shape[:axis], -(-dim // block) if isinstance(dim, int) else -1,
+                *x.origin_shape[axis + 1 :]]  # fmt: skip
+        if p.rank != x.rank or any(
+            isinstance(a, int) and a >= 0 and a != b
+            for a, b in zip(want, p.origin_shape, strict=True)
+        ):
+            raise ShapeError(f"blocked {what} must have shape {want}, got {list(p.origin_shape)}")
+        return
+    if p.rank != 1 or (isinstance(dim, int) and p.origin_shape[0] not in (dim, -1)):
+        raise ShapeError(
+            f"{what} must be a scalar or 1-D along axis {axis} (size {dim}), got "
+            f"{list(p.origin_shape)}"
+        )
+
+
+def _expand(p: np.ndarray, shape: Sequence[int], axis: int, block: int) -> np.ndarray:
+    """A scale / zero point broadcast against a tensor of ``shape``."""
+    p = np.asarray(p)
+    if p.size == 1 and not block:
+        return p.reshape(())
+    if block:
+        full = np.repeat(p, block, axis=axis)
+        return np.take(full, np.arange(shape[axis]), axis=axis)
+    view = [1] * len(shape)
+    view[axis] = p.size
+    return p.reshape(view)
+
+
+class _LinearQuantOp(GraphOp):
+    axis = int_attr()
+    block_size = int_attr()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    FACTS: ClassVar = _FACTS
+    DEFAULTS: ClassVar = {"axis": 1, "block_size": 0}
+
+    @classmethod
+    def parameters(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> tuple[TensorType, TensorType, TensorType | None, int, int]:
+        x = require(tensor_type(operands[0]), "x")
+        scale = require(tensor_type(operands[1]), "scale")
+        zero = tensor_type(operands[2]) if len(operands) > 2 else None
+        block = int(cls.read_attr(props, "block_size"))
+        per_tensor = all(p is None or _is_scalar(p) for p in (scale, zero)) and not block
+        # the axis only matters for per-axis and blocked parameters
+        axis = 0 if per_tensor else normalize_axis(cls.read_attr(props, "axis"), x.rank)
+        for p, what in ((scale, "the scale"), (zero, "the zero point")):
+            _check_parameter(x, p, axis, block, what)
+        return x, scale, zero, axis, block
+
+    def _axis(self, x: np.ndarray) -> int:
+        return int(self.attr("axis")) % x.ndim if x.ndim else 0
+
+
+@irdl_op_definition
+class QuantizeLinearOp(_LinearQuantOp):
+    """ONNX QuantizeLinear: ``saturate(round(x / scale) + zero_point)`` in the zero point's
+    type (or ``output_dtype``; uint8 by default), rounding half to even."""
+
+    name = "graph.quantize_linear"
+    ONNX_OP: ClassVar = "QuantizeLinear"
+    x = operand_def(TensorType)
+    y_scale = operand_def(TensorType)
+    y_zero_point = opt_operand_def(TensorType)
+    y = result_def(TensorType)
+    output_dtype = int_attr()
+    saturate = int_attr()
+    DEFAULTS: ClassVar = {"axis": 1, "block_size": 0, "output_dtype": 0, "saturate": 1}
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x, _, zero, _, _ = cls.parameters(operands, props)
+        code = int(cls.read_attr(props, "output_dtype"))
+        if code:
+            elt = element_type_of(onnx_dtype_name(code))
+            if zero is not None and zero.element_type != elt:
+                raise ShapeError("output_dtype and the zero point's type differ")
+        else:
+            elt = zero.element_type if zero is not None else element_type_of("uint8")
+        target = TensorType([1], elt).dtype
+        if target.value not in _INT_RANGES:
+            raise ShapeError(f"quantizing to {target.value} is not supported")
+        return [nd_result(x, x.origin_shape, elt)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x, scale, zero = (list(inputs) + [None])[:3]
+        assert x is not None and scale is not None
+        axis, block = self._axis(x), int(self.attr("block_size"))
+        out = self.y.type
+        assert isinstance(out, TensorType)
+        lo, hi = _INT_RANGES[out.dtype.value]
+        # divide in float32 (float64 for float64 input), as onnx and onnxruntime do: 0.5 /
+        # 0.019607844 is 25.5 in float32 (rounds to 26) but 25.4999... in float64
+        acc = np.float64 if x.dtype == np.float64 else np.float32
+        q = np.rint(x.astype(acc) / _expand(scale, x.shape, axis, block).astype(acc))
+        q = q.astype(np.float64)
+        if zero is not None:
+            q = q + _expand(zero, x.shape, axis, block).astype(np.float64)
+        return (np.clip(q, lo, hi).astype(out.dtype.numpy),)
+
+
+@irdl_op_definition
+class DequantizeLinearOp(_LinearQuantOp):
+    """ONNX DequantizeLinear: ``(x - zero_point) * scale`` in the scale's type."""
+
+    name = "graph.dequantize_linear"
+    ONNX_OP: ClassVar = "DequantizeLinear"
+    x = operand_def(TensorType)
+    x_scale = operand_def(TensorType)
+    x_zero_point = opt_operand_def(TensorType)
+    y = result_def(TensorType)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x, scale, zero, _, _ = cls.parameters(operands, props)
+        if zero is not None and zero.element_type != x.element_type:
+            raise ShapeError("the zero point must have x's element type")
+        if scale.dtype.numpy.kind != "f":
+            raise ShapeError(f"the scale must be floating point, got {scale.element_type}")
+        return [nd_result(x, x.origin_shape, scale.element_type)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x, scale, zero = (list(inputs) + [None])[:3]
+        assert x is not None and scale is not None
+        axis, block = self._axis(x), int(self.attr("block_size"))
+        values = x.astype(np.float64)
+        if zero is not None:
+            values = values - _expand(zero, x.shape, axis, block).astype(np.float64)
+        y = values * _expand(scale, x.shape, axis, block).astype(np.float64)
+        return (y.astype(scale.dtype),)
+
+
+@irdl_op_definition
+class DynamicQuantizeLinearOp(GraphOp):
+    """ONNX DynamicQuantizeLinear: uint8 quantization of a float32 tensor with the scale and
+    zero point computed from its range (which always includes 0)."""
+
+    name = "graph.dynamic_quantize_linear"
+    ONNX_OP: ClassVar = "DynamicQuantizeLinear"
+    x = operand_def(TensorType)
+    y = result_def(TensorType)
+    y_scale = result_def(TensorType)
+    y_zero_point = result_def(TensorType)
+    traits = traits_def(Pure())
+    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "x")
+        if x.dtype != DType.float32:
+            raise ShapeError(f"DynamicQuantizeLinear takes float32, got {x.element_type}")
+        u8 = element_type_of("uint8")
+        return [
+            nd_result(x, x.origin_shape, u8),
+            TensorType([], x.element_type),
+            TensorType([], u8),
+        ]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        (x,) = inputs
+        assert x is not None
+        lo, hi = min(float(x.min(initial=0.0)), 0.0), max(float(x.max(initial=0.0)), 0.0)
+        scale = np.float32((hi - lo) / 255)
+        zero = np.clip(np.rint(-lo / scale), 0, 255) if scale else 0.0
+        safe = scale if scale else np.float32(1)
+        y = np.clip(np.rint(x.astype(np.float32) / safe) + zero, 0, 255).astype(np.uint8)
+        return y, np.asarray(scale, np.float32), np.asarray(zero, np.uint8)
+
+
+QUANTIZE_OPS: list[type[GraphOp]] = [QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp]
