@@ -239,6 +239,8 @@ def _attribute_value(attr: onnx.AttributeProto) -> Any:
         return [int(v) for v in attr.ints]
     if kind == A.FLOATS:
         return [float(v) for v in attr.floats]
+    if kind == A.STRINGS:
+        return [v.decode() for v in attr.strings]
     if kind == A.TENSOR:
         return numpy_helper.to_array(attr.t)
     raise ValueError(f"attribute '{attr.name}' has unsupported type {A.AttributeType.Name(kind)}")

@@ -1,7 +1,288 @@
-"""Recurrent ops (RNN, GRU, LSTM)."""
+"""Recurrent ops: RNN, GRU, LSTM (ONNX semantics, every direction and layout).
+
+One driver (:class:`RecurrentOp`) runs the time loop for all three: directions (forward,
+reverse, bidirectional), ``layout`` 0 / 1, ``sequence_lens`` (steps past a sequence's
+length give zeros in ``Y`` and keep the last valid state), initial states, ``clip`` and the
+activation list with ``activation_alpha`` / ``activation_beta``. Each op contributes its
+cell (:meth:`RecurrentOp.cell`): a few lines of its equations. Computed in float64, returned
+in the input's type. Host ops on the tiled path.
+"""
 
 from __future__ import annotations
 
-from tilegraph.dialects.graph.base import GraphOp
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
-RECURRENT_OPS: list[type[GraphOp]] = []
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from tilegraph.dialects.graph.base import (
+    GraphOp,
+    ShapeError,
+    float_attr,
+    int_attr,
+    str_attr,
+    tensor_type,
+)
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.shape_utils import require
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.symbolic.dims import Dim
+
+Activation = Callable[[np.ndarray], np.ndarray]
+
+
+def _activation(name: str, alpha: float | None, beta: float | None) -> Activation:
+    """ONNX's recurrent activation functions (alpha / beta defaults as the spec gives)."""
+    key = name.lower()
+    if key == "relu":
+        return lambda x: np.maximum(x, 0)
+    if key == "tanh":
+        return np.tanh
+    if key == "sigmoid":
+        return lambda x: 1 / (1 + np.exp(-x))
+    if key == "affine":
+        return lambda x: (alpha if alpha is not None else 1.0) * x + (beta or 0.0)
+    if key == "leakyrelu":
+        a = 0.01 if alpha is None else alpha
+        return lambda x: np.where(x >= 0, x, a * x)
+    if key == "thresholdedrelu":
+        a = 1.0 if alpha is None else alpha
+        return lambda x: np.where(x > a, x, 0)
+    if key == "scaledtanh":
+        return lambda x: (alpha or 1.0) * np.tanh((beta or 1.0) * x)
+    if key == "hardsigmoid":
+        a, b = (0.2 if alpha is None else alpha), (0.5 if beta is None else beta)
+        return lambda x: np.clip(a * x + b, 0, 1)
+    if key == "elu":
+        a = 1.0 if alpha is None else alpha
+        return lambda x: np.where(x >= 0, x, a * (np.exp(x) - 1))
+    if key == "softsign":
+        return lambda x: x / (1 + np.abs(x))
+    if key == "softplus":
+        return lambda x: np.logaddexp(0, x)
+    raise ShapeError(f"unknown recurrent activation '{name}'")
+
+
+_TAKES_ALPHA = frozenset(
+    ("affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid", "elu")
+)
+_TAKES_BETA = frozenset(("affine", "scaledtanh", "hardsigmoid"))
+
+
+class RecurrentOp(GraphOp):
+    """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM."""
+
+    X = operand_def(TensorType)
+    W = operand_def(TensorType)
+    R = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    activation_alpha = opt_prop_def(ArrayAttr)
+    activation_beta = opt_prop_def(ArrayAttr)
+    activations = opt_prop_def(ArrayAttr)
+    clip = float_attr()
+    direction = str_attr()
+    hidden_size = int_attr()
+    layout = int_attr()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    GATES: ClassVar[int] = 1
+    DEFAULT_ACTIVATIONS: ClassVar[tuple[str, ...]] = ("Tanh",)
+    STATES: ClassVar[int] = 1
+    """Hidden state only (1) or hidden and cell state (2: LSTM)."""
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "X")
+        w = require(tensor_type(operands[1]), "W")
+        if x.rank != 3 or w.rank != 3:
+            raise ShapeError("X and W must be 3-D")
+        direction = cls.read_attr(props, "direction") or "forward"
+        if direction not in ("forward", "reverse", "bidirectional"):
+            raise ShapeError(
+                f"direction must be forward, reverse or bidirectional, not {direction}"
+            )
+        dirs = 2 if direction == "bidirectional" else 1
+        hidden = cls.read_attr(props, "hidden_size")
+        hidden = hidden if hidden is not None else w.origin_shape[1] // cls.GATES  # type: ignore[operator]
+        layout = int(cls.read_attr(props, "layout") or 0)
+        seq, batch = x.origin_shape[:2] if layout == 0 else x.origin_shape[1::-1]
+        y: list[Dim] = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
+        state: list[Dim] = [dirs, batch, hidden] if layout == 0 else [batch, dirs, hidden]
+        elt = x.element_type
+        return [TensorType(y, elt), *[TensorType(state, elt)] * cls.STATES]
+
+    def cell(
+        self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
+        b: np.ndarray, extra: dict[str, np.ndarray], f: list[Activation], clip: float | None,
+    ) -> list[np.ndarray]:  # fmt: skip
+        raise NotImplementedError
+
+    def _activations(self, dirs: int) -> list[list[Activation]]:
+        names = list(self.attr("activations") or ()) or list(self.DEFAULT_ACTIVATIONS * dirs)
+        alphas = list(self.attr("activation_alpha") or [])
+        betas = list(self.attr("activation_beta") or [])
+        per = len(names) // dirs
+        alpha = iter(alphas)
+        beta = iter(betas)
+        # alpha / beta are consumed in order by the activations that take them
+        fns = [
+            _activation(n, next(alpha, None) if n.lower() in _TAKES_ALPHA else None,
+                        next(beta, None) if n.lower() in _TAKES_BETA else None)
+            for n in names
+        ]  # fmt: skip
+        return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        slots = list(inputs) + [None] * 8
+        x, w, r, b, lens, h0 = slots[:6]
+        assert x is not None and w is not None and r is not None
+        extra = self.extra_inputs(slots)
+        layout = int(self.attr("layout") or 0)
+        xs = (x if layout == 0 else np.swapaxes(x, 0, 1)).astype(np.float64)
+        seq, batch, _ = xs.shape
+        dirs, hidden = w.shape[0], r.shape[-1]
+        bias = np.zeros((dirs, 2 * self.GATES * hidden)) if b is None else b.astype(np.float64)
+        lengths = np.full(batch, seq) if lens is None else np.asarray(lens).astype(np.int64)
+        init = [h0, extra.get("initial_c")][: self.STATES]
+        clip = self.attr("clip")
+        y = np.zeros((seq, dirs, batch, hidden))
+        finals = [np.zeros((dirs, batch, hidden)) for _ in range(self.STATES)]
+        for d, fns in enumerate(self._activations(dirs)):
+            reverse = self.attr("direction") == "reverse" or d == 1
+            states = [
+                np.zeros((batch, hidden))
+                if s is None
+                else (s if layout == 0 else np.swapaxes(s, 0, 1))[d].astype(np.float64)
+                for s in init
+            ]
+            per_dir = {k: v[d].astype(np.float64) for k, v in extra.items() if k != "initial_c"}
+            for step in range(seq):
+                # a reversed sequence runs from its own last step, not the padded length's
+                t = (lengths - 1 - step) if reverse else np.full(batch, step)
+                active = step < lengths
+                xt = xs[np.clip(t, 0, seq - 1), np.arange(batch)]
+                new = self.cell(xt, states, w[d].astype(np.float64), r[d].astype(np.float64),
+                                bias[d], per_dir, fns, clip)  # fmt: skip
+                states = [np.where(active[:, None], n, s) for n, s in zip(new, states, strict=True)]
+                rows = np.arange(batch)[active]
+                y[np.clip(t, 0, seq - 1)[active], d, rows] = states[0][active]
+            for i, s in enumerate(states):
+                finals[i][d] = s
+        out_y = y if layout == 0 else np.transpose(y, (2, 0, 1, 3))
+        outs = [out_y, *(s if layout == 0 else np.swapaxes(s, 0, 1) for s in finals)]
+        return tuple(o.astype(x.dtype) for o in outs)
+
+    def extra_inputs(self, slots: list[np.ndarray | None]) -> dict[str, np.ndarray]:
+        return {}
+
+
+def _clip(v: np.ndarray, clip: float | None) -> np.ndarray:
+    return v if clip is None else np.clip(v, -clip, clip)
+
+
+def _split_bias(b: np.ndarray, gates: int) -> tuple[np.ndarray, np.ndarray]:
+    half = b.shape[0] // 2
+    return b[:half], b[half:]
+
+
+@irdl_op_definition
+class RNNOp(RecurrentOp):
+    """ONNX RNN: ``H = f(X·Wᵀ + H·Rᵀ + Wb + Rb)`` (f: Tanh by default)."""
+
+    name = "graph.rnn"
+    ONNX_OP: ClassVar = "RNN"
+
+    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+        wb, rb = _split_bias(b, 1)
+        return [f[0](_clip(x @ w.T + states[0] @ r.T + wb + rb, clip))]
+
+
+@irdl_op_definition
+class GRUOp(RecurrentOp):
+    """ONNX GRU (gates z, r, h; ``linear_before_reset`` applies the reset gate after the
+    recurrent product)."""
+
+    name = "graph.gru"
+    ONNX_OP: ClassVar = "GRU"
+    linear_before_reset = int_attr()
+    GATES: ClassVar = 3
+    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh")
+
+    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+        h = states[0]
+        wb, rb = _split_bias(b, 3)
+        n = h.shape[1]
+        gx = x @ w.T + wb
+        z = f[0](_clip(gx[:, :n] + h @ r[:n].T + rb[:n], clip))
+        reset = f[0](_clip(gx[:, n : 2 * n] + h @ r[n : 2 * n].T + rb[n : 2 * n], clip))
+        if self.attr("linear_before_reset"):
+            cand = gx[:, 2 * n :] + reset * (h @ r[2 * n :].T + rb[2 * n :])
+        else:
+            cand = gx[:, 2 * n :] + (reset * h) @ r[2 * n :].T + rb[2 * n :]
+        hn = f[1](_clip(cand, clip))
+        return [(1 - z) * hn + z * h]
+
+
+@irdl_op_definition
+class LSTMOp(RecurrentOp):
+    """ONNX LSTM (gates i, o, f, c; peepholes P; ``input_forget`` couples f = 1 - i); the
+    third result is the final cell state ``Y_c``."""
+
+    name = "graph.lstm"
+    ONNX_OP: ClassVar = "LSTM"
+    # restated in ONNX's order: irdl lists a subclass's own fields before inherited ones
+    X = operand_def(TensorType)
+    W = operand_def(TensorType)
+    R = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    initial_c = opt_operand_def(TensorType)
+    P = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    input_forget = int_attr()
+    GATES: ClassVar = 4
+    STATES: ClassVar = 2
+    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+
+    def extra_inputs(self, slots: list[np.ndarray | None]) -> dict[str, np.ndarray]:
+        found = {"initial_c": slots[6], "P": slots[7]}
+        return {k: v for k, v in found.items() if v is not None}
+
+    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+        h, c = states
+        wb, rb = _split_bias(b, 4)
+        n = h.shape[1]
+        g = x @ w.T + h @ r.T + wb + rb
+        p = extra.get("P", np.zeros(3 * n))
+        i = f[0](_clip(g[:, :n] + p[:n] * c, clip))
+        forget = g[:, 2 * n : 3 * n] + p[2 * n :] * c
+        fg = 1 - i if self.attr("input_forget") else f[0](_clip(forget, clip))
+        cand = f[1](_clip(g[:, 3 * n :], clip))
+        c_new = fg * c + i * cand
+        o = f[0](_clip(g[:, n : 2 * n] + p[n : 2 * n] * c_new, clip))
+        return [o * f[2](c_new), c_new]
+
+
+RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp]
