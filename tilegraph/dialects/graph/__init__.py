@@ -35,6 +35,7 @@ from tilegraph.dialects.graph.nn import NN_OPS
 from tilegraph.dialects.graph.normalization import NORMALIZATION_OPS
 from tilegraph.dialects.graph.pooling import POOLING_OPS
 from tilegraph.dialects.graph.quantize import QUANTIZE_OPS
+from tilegraph.dialects.graph.rearrange import REARRANGE_OPS
 from tilegraph.dialects.graph.recurrent import RECURRENT_OPS
 from tilegraph.dialects.graph.reduction import REDUCTION_OPS
 from tilegraph.dialects.graph.sequence import SEQUENCE_OPS
@@ -56,6 +57,7 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *MATH_OPS,
     *LOGICAL_OPS,
     *GENERATOR_OPS,
+    *REARRANGE_OPS,
     *QUANTIZE_OPS,
     *LOSS_OPS,
     *RECURRENT_OPS,

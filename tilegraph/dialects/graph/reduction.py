@@ -221,6 +221,19 @@ class ReduceLogSumExpOp(ReduceOp):
         return out if keepdims else np.squeeze(out, axis=axes)
 
 
+@irdl_op_definition
+class ReduceLogSumOp(ReduceOp):
+    """``log(sum(x))`` (``-inf`` for a zero sum, NaN for a negative one, as numpy gives)."""
+
+    name = "graph.reduce_log_sum"
+    ONNX_OP: ClassVar = "ReduceLogSum"
+
+    def compute(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+        xf = x if x.dtype.kind == "f" else x.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(np.sum(xf, axis=axes, keepdims=keepdims))
+
+
 # ---- arg_max / arg_min --------------------------------------------------------------------
 
 
@@ -298,6 +311,7 @@ REDUCTION_OPS: list[type[GraphOp]] = [
     ReduceL1Op,
     ReduceSumSquareOp,
     ReduceLogSumExpOp,
+    ReduceLogSumOp,
     ArgMaxOp,
     ArgMinOp,
 ]
