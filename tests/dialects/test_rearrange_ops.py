@@ -46,3 +46,17 @@ def test_det_unique_reduce_log_sum():
 @pytest.mark.parametrize("periodic", [0, 1])
 def test_windows(op, periodic):
     check_op(op, [Const(np.array(10, np.int64))], {"periodic": periodic}, opset=17, atol=1e-6)
+
+
+def test_lp_pool_swish_and_dft():
+    from tilegraph.dialects.graph.math_ops import SwishOp
+    from tilegraph.dialects.graph.pooling import LpPoolOp
+    from tilegraph.dialects.graph.signal import DFTOp
+
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    check_op(LpPoolOp, [x], {"kernel_shape": [3, 3], "p": 3, "pads": [1, 1, 1, 1]}, opset=18)
+    check_op(SwishOp, [x], {"alpha": 0.7}, opset=24)
+    signal = rng.standard_normal((2, 8, 1)).astype(np.float32)
+    for onesided in (0, 1):
+        check_op(DFTOp, [signal, None, Const(np.array(1, np.int64))], {"onesided": onesided},
+                 opset=20, rtol=1e-4, atol=1e-5)  # fmt: skip

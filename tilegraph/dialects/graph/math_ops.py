@@ -123,6 +123,19 @@ class ThresholdedReluOp(FloatUnaryOp):
         return np.where(x > float(self.attr("alpha")), x, 0)
 
 
+@irdl_op_definition
+class SwishOp(FloatUnaryOp):
+    """ONNX Swish: ``x * sigmoid(alpha * x)``."""
+
+    name = "graph.swish"
+    ONNX_OP: ClassVar = "Swish"
+    alpha = float_attr()
+    DEFAULTS: ClassVar = {"alpha": 1.0}
+
+    def compute(self, x: np.ndarray) -> np.ndarray:
+        return x / (1 + np.exp(-float(self.attr("alpha")) * x))
+
+
 class _FloatPredicate(FloatUnaryOp):
     """A boolean test of each element of a floating-point tensor."""
 
@@ -167,4 +180,11 @@ class IsInfOp(_FloatPredicate):
         return positive | negative
 
 
-MATH_OPS: list[type[GraphOp]] = [*TABLE_OPS, CeluOp, ThresholdedReluOp, IsNaNOp, IsInfOp]
+MATH_OPS: list[type[GraphOp]] = [
+    *TABLE_OPS,
+    CeluOp,
+    ThresholdedReluOp,
+    SwishOp,
+    IsNaNOp,
+    IsInfOp,
+]

@@ -144,6 +144,25 @@ class AvgPoolOp(_PoolBase):
         return ((total / np.maximum(count, 1)).astype(x.dtype),)
 
 
+@irdl_op_definition
+class LpPoolOp(_PoolBase):
+    """ONNX LpPool: ``(sum |x|^p)^(1/p)`` over each window (padding counts as 0). No tile
+    lowering: ND facts, so the format engine leaves it in its origin layout."""
+
+    name = "graph.lp_pool"
+    ONNX_OP: ClassVar = "LpPool"
+    p = int_attr()
+    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "p": 2}
+    FACTS: ClassVar[OpFacts] = OpFacts(FormatRole.ND_ONLY, FusionKind.OPAQUE)
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        (x,) = inputs
+        assert x is not None
+        p = int(self.attr("p"))
+        _, views = self._views(np.abs(x.astype(np.float64)) ** p, 0)
+        return ((reduce(np.add, views) ** (1 / p)).astype(x.dtype),)
+
+
 class _GlobalPoolBase(GraphOp):
     """Pooling over all spatial axes: ``[N, C, *spatial] -> [N, C, 1, ...]``."""
 
@@ -180,4 +199,10 @@ class GlobalMaxPoolOp(_GlobalPoolBase):
     ONNX_OP: ClassVar = "GlobalMaxPool"
 
 
-POOLING_OPS: list[type[GraphOp]] = [MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, GlobalMaxPoolOp]
+POOLING_OPS: list[type[GraphOp]] = [
+    MaxPoolOp,
+    AvgPoolOp,
+    GlobalAvgPoolOp,
+    GlobalMaxPoolOp,
+    LpPoolOp,
+]
