@@ -60,3 +60,9 @@ def test_lp_pool_swish_and_dft():
     for onesided in (0, 1):
         check_op(DFTOp, [signal, None, Const(np.array(1, np.int64))], {"onesided": onesided},
                  opset=20, rtol=1e-4, atol=1e-5)  # fmt: skip
+
+
+def test_center_crop_pad():
+    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    check_op(ra.CenterCropPadOp, [x, Const(np.array([3, 7], np.int64))], {"axes": [0, 1]},
+             opset=18)  # fmt: skip

@@ -21,6 +21,7 @@ from tilegraph.dialects.graph.base import (
     ShapeError,
     constant_value,
     int_attr,
+    ints_attr,
     str_attr,
     tensor_type,
 )
@@ -306,7 +307,52 @@ class BlackmanWindowOp(_WindowOp):
     COEFFICIENTS: ClassVar = (0.42, 0.5, 0.08)
 
 
+@irdl_op_definition
+class CenterCropPadOp(GraphOp):
+    """ONNX CenterCropPad: each of ``axes`` (default all) cropped to ``shape`` around the
+    centre (the window starts rounded down) or zero-padded to it (an odd extra pixel on the
+    right)."""
+
+    name = "graph.center_crop_pad"
+    ONNX_OP: ClassVar = "CenterCropPad"
+    input_data = operand_def(TensorType)
+    shape = operand_def(TensorType)
+    output_data = result_def(TensorType)
+    axes = ints_attr()
+    traits = traits_def(Pure())
+    FACTS: ClassVar = _ND
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "input_data")
+        given = cls.read_attr(props, "axes")
+        axes = list(range(x.rank)) if given is None else [normalize_axis(a, x.rank) for a in given]
+        target = constant_value(operands[1])
+        out: list[Dim] = list(x.origin_shape)
+        for i, a in enumerate(axes):
+            out[a] = int(np.asarray(target).reshape(-1)[i]) if target is not None else UNKNOWN
+        return [nd_result(x, out)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x, target = inputs
+        assert x is not None and target is not None
+        axes = [a % x.ndim for a in (self.attr("axes") or range(x.ndim))]
+        y = x
+        for a, size in zip(axes, np.asarray(target).reshape(-1), strict=True):
+            n, size = y.shape[a], int(size)
+            if size <= n:
+                y = np.take(y, np.arange((n - size) // 2, (n - size) // 2 + size), axis=a)
+            else:
+                pad = [(0, 0)] * y.ndim
+                pad[a] = ((size - n) // 2, size - n - (size - n) // 2)
+                y = np.pad(y, pad)
+        return (np.ascontiguousarray(y),)
+
+
 REARRANGE_OPS: list[type[GraphOp]] = [
+    CenterCropPadOp,
     DepthToSpaceOp,
     SpaceToDepthOp,
     LpNormalizationOp,
