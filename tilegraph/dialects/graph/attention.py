@@ -29,7 +29,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, float_attr, int_attr, tensor_type
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN, Dim
@@ -96,7 +96,7 @@ class AttentionOp(GraphOp):
     right_window_size = int_attr()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {
         "is_causal": 0,
         "qk_matmul_output_mode": 0,

@@ -18,7 +18,7 @@ Custom syntax shared by all ops (absent optional operands are written ``none``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from math import prod
 from typing import Any, ClassVar, cast
 
@@ -42,6 +42,7 @@ from xdsl.irdl import (
     OptionalDef,
     VariadicDef,
     VerificationContext,
+    irdl_op_definition,
     opt_prop_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
@@ -451,3 +452,24 @@ def numel(shape: Sequence[Dim]) -> int | None:
     if all(isinstance(d, int) and d >= 0 for d in shape):
         return prod(cast(Sequence[int], shape))
     return None
+
+
+def declare_table_op(
+    base: type[GraphOp], onnx_op: str, kernel: Callable[..., np.ndarray], doc: str, module: str
+) -> type[GraphOp]:
+    """An op class of a table-declared family: ``graph.<snake_case(onnx_op)>`` on ``base``,
+    whose ``compute`` applies ``kernel`` to the operand arrays (so a family of ops that
+    differ only in their numpy function is one line each)."""
+    snake = "".join(
+        f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(onnx_op)
+    )
+    namespace = {
+        "__module__": module,
+        "__qualname__": f"{onnx_op}Op",
+        "__doc__": doc,
+        "__annotations__": {"ONNX_OP": ClassVar},
+        "name": f"graph.{snake}",
+        "ONNX_OP": onnx_op,
+        "compute": lambda self, *arrays: kernel(*arrays),
+    }
+    return irdl_op_definition(type(f"{onnx_op}Op", (base,), namespace))

@@ -84,3 +84,11 @@ class OpCost:
 
     flops: int
     bytes: int
+
+
+ND_OPAQUE = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+"""Facts of an op that works on origin (ND) layouts only and fuses with nothing: most ops
+added for ONNX coverage, which run as host ops until they get a tile lowering."""
+
+ND_INJECTIVE = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.INJECTIVE)
+"""Like :data:`ND_OPAQUE` for an op that only moves or masks elements."""

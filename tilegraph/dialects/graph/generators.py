@@ -31,13 +31,10 @@ from tilegraph.dialects.graph.base import (
     tensor_type,
 )
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_INJECTIVE, ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN
-
-_ND = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
-_INJECTIVE_ND = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.INJECTIVE)
 
 
 def _scalar(value: SSAValue | None, what: str) -> TensorType:
@@ -60,7 +57,7 @@ class RangeOp(GraphOp):
     delta = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(
@@ -102,7 +99,7 @@ class EyeLikeOp(GraphOp):
     k = int_attr()
     dtype = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"k": 0}
 
     @classmethod
@@ -137,7 +134,7 @@ class TriluOp(GraphOp):
     upper = int_attr()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = _INJECTIVE_ND
+    FACTS: ClassVar = ND_INJECTIVE
     DEFAULTS: ClassVar = {"upper": 1}
 
     @classmethod
@@ -169,7 +166,7 @@ class _CumulativeOp(GraphOp):
     exclusive = int_attr()
     reverse = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"exclusive": 0, "reverse": 0}
     IDENTITY: ClassVar[int] = 0
 
@@ -235,7 +232,7 @@ class HardmaxOp(GraphOp):
     output = result_def(TensorType)
     axis = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"axis": -1}
 
     @classmethod

@@ -31,13 +31,11 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.operand_values import INT32_OR_64, static_dim
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN, Dim
-
-_ND = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
 
 
 def checked_indices(indices: np.ndarray, size: int, what: str) -> np.ndarray:
@@ -111,7 +109,7 @@ class _ScatterOp(GraphOp):
     output = result_def(TensorType)
     reduction = str_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"reduction": "none"}
 
     @classmethod
@@ -209,7 +207,7 @@ class GatherNDOp(GraphOp):
     output = result_def(TensorType)
     batch_dims = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"batch_dims": 0}
 
     @classmethod
@@ -261,7 +259,7 @@ class TopKOp(GraphOp):
     largest = int_attr()
     sorted = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"axis": -1, "largest": 1, "sorted": 1}
 
     @classmethod
@@ -300,7 +298,7 @@ class OneHotOp(GraphOp):
     output = result_def(TensorType)
     axis = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"axis": -1}
 
     @classmethod
@@ -342,7 +340,7 @@ class CompressOp(GraphOp):
     output = result_def(TensorType)
     axis = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(
@@ -378,7 +376,7 @@ class ReverseSequenceOp(GraphOp):
     batch_axis = int_attr()
     time_axis = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"batch_axis": 1, "time_axis": 0}
 
     @classmethod
@@ -413,7 +411,7 @@ class EinsumOp(GraphOp):
     output = result_def(TensorType)
     equation = str_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(

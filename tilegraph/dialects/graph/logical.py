@@ -17,7 +17,14 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, str_attr, tensor_type
+from tilegraph.dialects.graph.base import (
+    GraphOp,
+    ShapeError,
+    declare_table_op,
+    int_attr,
+    str_attr,
+    tensor_type,
+)
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp, agnostic_facts
 from tilegraph.dialects.graph.facts import ANY_FORMAT, FusionKind, KernelVariant, OpFacts
@@ -66,23 +73,6 @@ class BitwiseOp(_TypedBinary):
     WHAT: ClassVar = "integer"
 
 
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
-
-
-def _declare(base: type[GraphOp], onnx_op: str, fn: Binary, doc: str) -> type[GraphOp]:
-    namespace = {
-        "__module__": __name__,
-        "__qualname__": f"{onnx_op}Op",
-        "__doc__": doc,
-        "__annotations__": {"ONNX_OP": ClassVar},
-        "name": f"graph.{_snake(onnx_op)}",
-        "ONNX_OP": onnx_op,
-        "compute": lambda self, a, b: fn(a, b),
-    }
-    return irdl_op_definition(type(f"{onnx_op}Op", (base,), namespace))
-
-
 _TABLE: list[tuple[type[GraphOp], str, Binary, str]] = [
     (LogicalOp, "And", np.logical_and, "ONNX And of bool tensors, broadcasting."),
     (LogicalOp, "Or", np.logical_or, "ONNX Or of bool tensors, broadcasting."),
@@ -94,7 +84,9 @@ _TABLE: list[tuple[type[GraphOp], str, Binary, str]] = [
     (BitwiseOp, "BitwiseXor", np.bitwise_xor, "ONNX BitwiseXor of integer tensors."),
 ]
 
-TABLE_OPS: list[type[GraphOp]] = [_declare(*row) for row in _TABLE]
+TABLE_OPS: list[type[GraphOp]] = [
+    declare_table_op(base, op, fn, doc, __name__) for base, op, fn, doc in _TABLE
+]
 
 
 @irdl_op_definition

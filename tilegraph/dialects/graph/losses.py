@@ -19,7 +19,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, str_attr, tensor_type
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.operand_values import INT32_OR_64
 from tilegraph.dialects.graph.shape_utils import nd_result, require
 from tilegraph.dialects.layout_type import TensorType
@@ -57,7 +57,7 @@ class _LossOp(GraphOp):
     reduction = str_attr()
     ignore_index = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"reduction": "mean"}
 
     @classmethod

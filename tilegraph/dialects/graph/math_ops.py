@@ -19,7 +19,14 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition
 
-from tilegraph.dialects.graph.base import GraphOp, ShapeError, float_attr, int_attr, tensor_type
+from tilegraph.dialects.graph.base import (
+    GraphOp,
+    ShapeError,
+    declare_table_op,
+    float_attr,
+    int_attr,
+    tensor_type,
+)
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.shape_utils import require, result_like
 from tilegraph.dialects.layout_type import TensorType
@@ -76,24 +83,12 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 """ONNX op -> its function on float64 (the result is cast back to the input type)."""
 
 
-def _snake(name: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
-
-
-def _declare(onnx_op: str, fn: Callable[[np.ndarray], np.ndarray]) -> type[GraphOp]:
-    namespace = {
-        "__module__": __name__,
-        "__qualname__": f"{onnx_op}Op",
-        "__doc__": f"ONNX {onnx_op}, elementwise on floating-point tensors.",
-        "__annotations__": {"ONNX_OP": ClassVar},
-        "name": f"graph.{_snake(onnx_op)}",
-        "ONNX_OP": onnx_op,
-        "compute": lambda self, x: fn(x),
-    }
-    return irdl_op_definition(type(f"{onnx_op}Op", (FloatUnaryOp,), namespace))
-
-
-TABLE_OPS: list[type[GraphOp]] = [_declare(op, fn) for op, fn in _UNARY.items()]
+TABLE_OPS: list[type[GraphOp]] = [
+    declare_table_op(
+        FloatUnaryOp, op, fn, f"ONNX {op}, elementwise on floating-point tensors.", __name__
+    )
+    for op, fn in _UNARY.items()
+]
 
 
 @irdl_op_definition

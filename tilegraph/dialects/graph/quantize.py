@@ -28,7 +28,7 @@ from xdsl.traits import Pure
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, tensor_type
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
@@ -204,7 +204,7 @@ class DynamicQuantizeLinearOp(GraphOp):
     y_scale = result_def(TensorType)
     y_zero_point = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(

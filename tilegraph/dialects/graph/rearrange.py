@@ -26,12 +26,10 @@ from tilegraph.dialects.graph.base import (
     tensor_type,
 )
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN, Dim
-
-_ND = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
 
 
 def _apply(d: Dim, fn: Callable[[int], int]) -> Dim:
@@ -131,7 +129,7 @@ class LpNormalizationOp(GraphOp):
     axis = int_attr()
     p = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"axis": -1, "p": 2}
 
     @classmethod
@@ -166,7 +164,7 @@ class DetOp(GraphOp):
     X = operand_def(TensorType)
     Y = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(
@@ -200,7 +198,7 @@ class UniqueOp(GraphOp):
     axis = int_attr()
     sorted = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"sorted": 1}
 
     @classmethod
@@ -251,7 +249,7 @@ class _WindowOp(GraphOp):
     periodic = int_attr()
     output_datatype = int_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"periodic": 1, "output_datatype": 1}
     COEFFICIENTS: ClassVar[tuple[float, ...]] = ()
     """``w[n] = sum_k (-1)^k a_k cos(2 pi k n / N)`` (the generalised cosine window)."""
@@ -320,7 +318,7 @@ class CenterCropPadOp(GraphOp):
     output_data = result_def(TensorType)
     axes = ints_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = _ND
+    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(

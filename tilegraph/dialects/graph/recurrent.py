@@ -35,7 +35,7 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import Dim
@@ -101,7 +101,7 @@ class RecurrentOp(GraphOp):
     layout = int_attr()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
     GATES: ClassVar[int] = 1
     DEFAULT_ACTIVATIONS: ClassVar[tuple[str, ...]] = ("Tanh",)
     STATES: ClassVar[int] = 1

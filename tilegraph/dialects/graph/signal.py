@@ -24,7 +24,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, constant_value, int_attr, tensor_type
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import UNKNOWN, Dim
@@ -51,7 +51,7 @@ class DFTOp(GraphOp):
     onesided = int_attr()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {"inverse": 0, "onesided": 0}
 
     @classmethod

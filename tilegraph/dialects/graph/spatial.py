@@ -39,7 +39,7 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
@@ -193,7 +193,7 @@ class ResizeOp(GraphOp):
     keep_aspect_ratio_policy = str_attr()
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)
+    FACTS: ClassVar = ND_OPAQUE
     DEFAULTS: ClassVar = {
         "mode": "nearest",
         "coordinate_transformation_mode": "half_pixel",
