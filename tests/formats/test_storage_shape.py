@@ -6,6 +6,7 @@ comments), never by running the library.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import sympy
@@ -648,7 +649,7 @@ def test_dtype_properties() -> None:
     assert DType.int4.bits == 4 and DType.bfloat16.bits == 16 and DType.bool.bits == 8
     assert DType.int4.numpy == np.int8
     assert DType.bfloat16.numpy == np.float32
-    assert DType.float8_e4m3.numpy == np.uint8
+    assert DType.float8_e4m3.numpy == ml_dtypes.float8_e4m3fn
     assert DType.float16.numpy == np.float16
     assert DType.int4.nbytes(3) == 2
     assert DType.float16.is_float and not DType.int8.is_float

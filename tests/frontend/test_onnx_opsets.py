@@ -193,12 +193,19 @@ def test_float8_only_cast_attributes_are_dropped_for_other_targets(opset: int, a
     np.testing.assert_array_equal(y, x.astype(np.float16))
 
 
-def test_cast_to_float8_with_round_mode_is_refused_naming_node_op_and_attribute():
-    model = cast_model(TensorProto.FLOAT8E8M0, 24, round_mode="down")
-    with pytest.raises(
-        OnnxImportError, match=r"node 'cast1' \(Cast\): unsupported attribute 'round_mode'"
-    ):
-        load_onnx(model)
+def test_cast_to_float8_e8m0_follows_round_mode():
+    """Cast-24's round_mode acts on float8e8m0 targets: 3.0 lies between 2 and 4."""
+    x = np.array([3.0, 0.75, 5.0, 1.0], np.float32)
+    expected = {
+        "up": [4.0, 1.0, 8.0, 1.0],
+        "down": [2.0, 0.5, 4.0, 1.0],
+        "nearest": [4.0, 1.0, 4.0, 1.0],
+    }
+    for mode, values in expected.items():
+        (y,) = run_reference(
+            load_onnx(cast_model(TensorProto.FLOAT8E8M0, 24, round_mode=mode)), {"x": x}
+        )
+        np.testing.assert_array_equal(y.astype(np.float32), values, err_msg=mode)
 
 
 def test_cast_to_int4_wraps_like_ml_dtypes():

@@ -1,16 +1,19 @@
 """Element types: the ``DType`` enum, name parsing, bit widths and numpy containers.
 
-numpy has no native int4, bfloat16 or fp8, so those are held in a wider *container*
+numpy has no native int4 or bfloat16, so those are held in a wider *container*
 (``DType.numpy``): int4 values live in int8, bfloat16 values in float32 (every bf16 value is
-exactly representable), fp8 (e4m3) values as their raw bit pattern in uint8. Format code
-that needs C0 must therefore be told the logical dtype (``dtype="int4"``) when the array's
-numpy dtype is only a container.
+exactly representable). The narrow ONNX types added later (float8 e4m3fn / e4m3fnuz / e5m2 /
+e5m2fnuz / e8m0fnu, float4 e2m1fn, uint4, int2, uint2) are held in ``ml_dtypes``' numpy types
+of the same name, one byte per element: exact, and the arrays onnx itself produces. Format
+code that needs C0 must therefore be told the logical dtype (``dtype="int4"``) when the
+array's numpy dtype is only a container.
 """
 
 from __future__ import annotations
 
 import builtins
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -36,6 +39,20 @@ class DType(StrEnum):
     uint64 = "uint64"
     bool = "bool"
     float8_e4m3 = "float8_e4m3"
+    """OCP/ONNX float8 E4M3FN: no infinities, one NaN pattern per sign, max 448."""
+    float8_e4m3fnuz = "float8_e4m3fnuz"
+    """E4M3 with no negative zero (0x80 is the only NaN), max 240."""
+    float8_e5m2 = "float8_e5m2"
+    """IEEE-like float8 E5M2 with infinities, max 57344."""
+    float8_e5m2fnuz = "float8_e5m2fnuz"
+    """E5M2 with no infinities and no negative zero (0x80 is NaN), max 57344."""
+    float8_e8m0 = "float8_e8m0"
+    """MX scale type E8M0FNU: powers of two 2**-127 .. 2**127 and NaN (0xFF); no zero."""
+    float4_e2m1 = "float4_e2m1"
+    """OCP float4 E2M1FN: +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}, no infinities or NaN."""
+    uint4 = "uint4"
+    int2 = "int2"
+    uint2 = "uint2"
 
     @property
     def bits(self) -> int:
@@ -44,18 +61,19 @@ class DType(StrEnum):
 
     @property
     def numpy(self) -> np.dtype[Any]:
-        """numpy dtype holding values of this type (a wider container for int4/bf16/fp8)."""
-        return np.dtype(_NUMPY[self.value])
+        """numpy dtype holding values of this type (a wider container for int4/bf16, an
+        ``ml_dtypes`` type for the other narrow types)."""
+        return _numpy_dtypes()[self.value]
 
     @property
     def is_float(self) -> builtins.bool:
-        """True for the floating-point types (fp8/fp16/bf16/fp32/fp64)."""
+        """True for the floating-point types (fp4/fp8/fp16/bf16/fp32/fp64)."""
         return self.value.startswith(("float", "bfloat"))
 
     @property
     def is_exact_in_numpy(self) -> builtins.bool:
-        """False when ``numpy`` is only a container (int4, bfloat16, float8_e4m3)."""
-        return self.value not in ("int4", "bfloat16", "float8_e4m3")
+        """False when ``numpy`` is only a container (int4, bfloat16)."""
+        return self.value not in ("int4", "bfloat16")
 
     def nbytes(self, count: int) -> int:
         """Bytes needed to store ``count`` packed elements: ``ceil(count * bits / 8)``."""
@@ -78,6 +96,14 @@ _BITS: dict[str, int] = {
     "uint64": 64,
     "bool": 8,
     "float8_e4m3": 8,
+    "float8_e4m3fnuz": 8,
+    "float8_e5m2": 8,
+    "float8_e5m2fnuz": 8,
+    "float8_e8m0": 8,
+    "float4_e2m1": 4,
+    "uint4": 4,
+    "int2": 2,
+    "uint2": 2,
 }
 
 _NUMPY: dict[str, str] = {
@@ -95,8 +121,32 @@ _NUMPY: dict[str, str] = {
     "int64": "int64",
     "uint64": "uint64",
     "bool": "bool",
-    "float8_e4m3": "uint8",
 }
+
+_ML_DTYPES: dict[str, str] = {
+    "float8_e4m3": "float8_e4m3fn",
+    "float8_e4m3fnuz": "float8_e4m3fnuz",
+    "float8_e5m2": "float8_e5m2",
+    "float8_e5m2fnuz": "float8_e5m2fnuz",
+    "float8_e8m0": "float8_e8m0fnu",
+    "float4_e2m1": "float4_e2m1fn",
+    "uint4": "uint4",
+    "int2": "int2",
+    "uint2": "uint2",
+}
+"""The types held in ``ml_dtypes``' numpy type of that name."""
+
+
+@cache
+def _numpy_dtypes() -> dict[str, np.dtype[Any]]:
+    # ml_dtypes comes with onnx; imported on first use so that format code needs it only
+    # when it meets one of these types
+    import ml_dtypes
+
+    table = {name: np.dtype(container) for name, container in _NUMPY.items()}
+    table.update({name: np.dtype(getattr(ml_dtypes, ml)) for name, ml in _ML_DTYPES.items()})
+    return table
+
 
 # Lower-case string names -> DType. Short names follow MLIR/C conventions, not numpy type
 # codes: "i4" is int4 (numpy's "i4" would be int32), "float" is float32, "int" is int32.
@@ -124,7 +174,16 @@ for _dt, _names in {
         "fp8_e4m3",
         "f8e4m3",
         "f8e4m3fn",
+        "float8e4m3fn",
     ),
+    DType.float8_e4m3fnuz: ("float8_e4m3fnuz", "float8e4m3fnuz", "f8e4m3fnuz"),
+    DType.float8_e5m2: ("float8_e5m2", "float8e5m2", "f8e5m2", "fp8_e5m2"),
+    DType.float8_e5m2fnuz: ("float8_e5m2fnuz", "float8e5m2fnuz", "f8e5m2fnuz"),
+    DType.float8_e8m0: ("float8_e8m0", "float8_e8m0fnu", "float8e8m0", "f8e8m0fnu"),
+    DType.float4_e2m1: ("float4_e2m1", "float4_e2m1fn", "float4e2m1", "f4e2m1fn"),
+    DType.uint4: ("uint4", "u4", "ui4"),
+    DType.int2: ("int2", "i2", "si2"),
+    DType.uint2: ("uint2", "u2", "ui2"),
 }.items():
     for _name in _names:
         _ALIASES[_name] = _dt

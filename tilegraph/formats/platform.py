@@ -9,6 +9,9 @@ does not list get a documented choice:
   wider than 8 bits"), 4 on ascend950 (its 32-bit types use the 32-byte row, fp32/int32 = 8,
   so a 64-bit type gets 32 / 8 = 4).
 * uint32 on ascend950 follows the table literally: 16 (only int32 and fp32 drop to 8).
+* The narrow ONNX types fill the same 32-byte row as int8 and int4 do, on both platforms:
+  C0 = 32 for every float8 type (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), 64 for the 4-bit
+  float4_e2m1 and uint4, 128 for int2 and uint2.
 """
 
 from __future__ import annotations
@@ -63,6 +66,14 @@ _C0_910B: dict[DType, int] = {
     DType.uint64: 16,
     DType.bool: 32,
     DType.float8_e4m3: 32,
+    DType.float8_e4m3fnuz: 32,
+    DType.float8_e5m2: 32,
+    DType.float8_e5m2fnuz: 32,
+    DType.float8_e8m0: 32,
+    DType.float4_e2m1: 64,
+    DType.uint4: 64,
+    DType.int2: 128,
+    DType.uint2: 128,
 }
 _C0_950: dict[DType, int] = {
     **_C0_910B,

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilegraph.dialects.element_types import element_type_of
+from tilegraph.dialects.element_types import element_type_of, in_container
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, GraphOp, ShapeError
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
@@ -454,7 +454,9 @@ class _GraphBuilder:
 
     def _constant(self, builder: Builder, name: str, array: np.ndarray) -> None:
         try:
-            op = ConstantOp(np.asarray(array))
+            array = np.asarray(array)
+            held = TensorType(array.shape, element_type_of(array.dtype))
+            op = ConstantOp(in_container(array), held)
         except (ValueError, FormatError) as e:
             raise OnnxImportError(f"{self.where}: constant '{name}': {e}") from None
         op.results[0].name_hint = ssa_name(name)

@@ -8,7 +8,7 @@ with :func:`agnostic_facts` from here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
@@ -22,6 +22,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from tilegraph.dialects.element_conversion import E8M0_ROUND_MODES, convert
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import (
     GraphOp,
@@ -367,11 +368,19 @@ class ShrinkOp(UnaryElementwiseOp):
 
 @irdl_op_definition
 class CastOp(UnaryElementwiseOp):
-    """Cast to the element type named by ONNX's ``to`` (a TensorProto data type number)."""
+    """Cast to the element type ONNX's ``to`` names, between every numeric type including
+    float8, float4, 4- and 2-bit integers (strings, complex and float6 are refused): floats
+    round to nearest even, integers wrap, float8 saturates unless ``saturate`` is 0, float8
+    e8m0 rounds by ``round_mode`` (up, down, nearest).
+
+    The conversions are :func:`tilegraph.dialects.element_conversion.convert`."""
 
     name = "graph.cast"
     ONNX_OP: ClassVar = "Cast"
     to = int_attr()
+    saturate = int_attr()
+    round_mode = str_attr()
+    DEFAULTS: ClassVar = {"saturate": 1, "round_mode": "up"}
 
     @classmethod
     def infer_shapes(
@@ -381,33 +390,64 @@ class CastOp(UnaryElementwiseOp):
         to = cls.read_attr(props, "to")
         if to is None:
             raise ShapeError("graph.cast needs the 'to' attribute")
+        check_round_mode(cls.read_attr(props, "round_mode"))
         return [result_like(x, x.origin_shape, element_type_of(onnx_dtype_name(to)))]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
         assert x is not None
-        return (cast_array(x, parse_dtype(onnx_dtype_name(self.attr("to")))),)
+        target = parse_dtype(onnx_dtype_name(self.attr("to")))
+        return (cast_array(x, target, self.attr("saturate"), self.attr("round_mode")),)
+
+    def conversion_attrs(self) -> dict[str, Any]:
+        """``to`` and whichever of ``saturate`` / ``round_mode`` are set: what a rewrite that
+        rebuilds this cast elsewhere must pass on."""
+        names = ("to", "saturate", "round_mode")
+        return {name: self.attr(name) for name in names if name in self.properties}
+
+    def is_plain_conversion(self) -> bool:
+        """Whether a plain element conversion (numpy's ``astype``, rounding to nearest
+        even) is this cast: not when int4 (which wraps in its int8 container) or a float8 /
+        float4 / 2-bit / uint4 type (saturation, ``round_mode``) is either side."""
+        types = (self.input.type, self.output.type)
+        return all(isinstance(t, TensorType) and t.dtype in PLAIN_CAST_DTYPES for t in types)
 
 
-def cast_array(x: np.ndarray, target: DType) -> np.ndarray:
+PLAIN_CAST_DTYPES = frozenset(
+    dt for dt in DType if dt.bits >= 8 and not dt.value.startswith(("float8", "float4"))
+)
+"""The types between which Cast is a plain element conversion (see
+:meth:`CastOp.is_plain_conversion`)."""
+
+
+def check_round_mode(mode: str) -> None:
+    """Refuse a Cast ``round_mode`` other than the spec's three."""
+    if mode not in E8M0_ROUND_MODES:
+        raise ShapeError(f"round_mode must be one of {', '.join(E8M0_ROUND_MODES)}, got {mode!r}")
+
+
+def cast_array(
+    x: np.ndarray, target: DType, saturate: int = 1, round_mode: str = "up"
+) -> np.ndarray:
     """``x`` converted to ``target`` as ONNX Cast does (values held in ``target``'s container)."""
-    if target.value == "int4":  # int8 container: wrap into [-8, 7] as ONNX/ml_dtypes do
-        return (((x.astype(np.int64) + 8) & 0xF) - 8).astype(target.numpy)
-    return x.astype(target.numpy)
+    return convert(x, target, saturate=bool(saturate), round_mode=round_mode)
 
 
 @irdl_op_definition
 class CastLikeOp(GraphOp):
     """ONNX CastLike: ``input`` cast to the element type of ``target_type`` (whose values
-    are not read)."""
+    are not read), with Cast's ``saturate`` and ``round_mode``."""
 
     name = "graph.cast_like"
     ONNX_OP: ClassVar = "CastLike"
     input = operand_def(TensorType)
     target_type = operand_def(TensorType)
     output = result_def(TensorType)
+    saturate = int_attr()
+    round_mode = str_attr()
     traits = traits_def(Pure())
     FACTS: ClassVar = _DATA_OPERAND_ELEMWISE
+    DEFAULTS: ClassVar = {"saturate": 1, "round_mode": "up"}
 
     @classmethod
     def infer_shapes(
@@ -415,6 +455,7 @@ class CastLikeOp(GraphOp):
     ) -> list[TensorType]:
         x = require(tensor_type(operands[0]), "input")
         like = require(tensor_type(operands[1]), "target_type")
+        check_round_mode(cls.read_attr(props, "round_mode"))
         return [result_like(x, x.origin_shape, like.element_type)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -422,7 +463,7 @@ class CastLikeOp(GraphOp):
         assert x is not None
         out = self.output.type
         assert isinstance(out, TensorType)
-        return (cast_array(x, out.dtype),)
+        return (cast_array(x, out.dtype, self.attr("saturate"), self.attr("round_mode")),)
 
 
 _ONNX_DTYPES = {
@@ -439,7 +480,23 @@ _ONNX_DTYPES = {
     12: "uint32",
     13: "uint64",
     16: "bfloat16",
+    17: "float8_e4m3",
+    18: "float8_e4m3fnuz",
+    19: "float8_e5m2",
+    20: "float8_e5m2fnuz",
+    21: "uint4",
     22: "int4",
+    23: "float4_e2m1",
+    24: "float8_e8m0",
+    25: "uint2",
+    26: "int2",
+}
+_UNHELD_ONNX_DTYPES = {
+    8: "STRING",
+    14: "COMPLEX64",
+    15: "COMPLEX128",
+    27: "FLOAT6E2M3",
+    28: "FLOAT6E3M2",
 }
 
 
@@ -448,7 +505,8 @@ def onnx_dtype_name(code: int) -> str:
     try:
         return _ONNX_DTYPES[code]
     except KeyError:
-        raise ShapeError(f"unsupported ONNX data type {code}") from None
+        what = f" ({_UNHELD_ONNX_DTYPES[code]})" if code in _UNHELD_ONNX_DTYPES else ""
+        raise ShapeError(f"unsupported ONNX data type {code}{what}") from None
 
 
 @irdl_op_definition

@@ -2,10 +2,14 @@
 
 Scales and zero points apply per tensor (one value), per axis (a 1-D tensor along
 ``axis``) or per block (``block_size`` > 0: the scale has the input's rank and
-``ceil(dim / block_size)`` entries along ``axis``). Quantizing rounds half to even and
-saturates to the target type's range, as the ONNX spec says; the integer targets are int8,
-uint8, int16, uint16 and int4 (held in int8). Float8 / float4 / uint4 / int2 targets have no
-element type here and are refused where the tensor is typed. Host ops on the tiled path.
+``ceil(dim / block_size)`` entries along ``axis``). Quantizing to an integer type (int8,
+uint8, int16, uint16, int4, uint4, int2, uint2) rounds half to even and saturates to the
+type's range; quantizing to a float8 type (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) rounds to
+nearest even and saturates unless ``saturate`` is 0, to float4 e2m1 always saturates, as the
+ONNX spec says. Host ops on the tiled path.
+
+:data:`QUANTIZE_OPS` also registers the operator-style quantized ops of
+:mod:`.quantized_linalg` and BitCast (:mod:`.bitcast`).
 """
 
 from __future__ import annotations
@@ -25,23 +29,19 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from tilegraph.dialects.element_conversion import convert
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, tensor_type
+from tilegraph.dialects.graph.bitcast import BitCastOp
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.quantize_common import QUANTIZED_TYPES, requantize
+from tilegraph.dialects.graph.quantized_linalg import QUANTIZED_LINALG_OPS
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import DType
+from tilegraph.formats import DType, parse_dtype
 
 _FACTS = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.ELEMWISE, format_operands=(0,))
-_INT_RANGES = {
-    "int8": (-128, 127),
-    "uint8": (0, 255),
-    "int16": (-32768, 32767),
-    "uint16": (0, 65535),
-    "int4": (-8, 7),
-    "int32": (-(2**31), 2**31 - 1),
-}
 
 
 def _is_scalar(p: TensorType) -> bool:
@@ -110,10 +110,25 @@ class _LinearQuantOp(GraphOp):
         return int(self.attr("axis")) % x.ndim if x.ndim else 0
 
 
+_ARITHMETIC_TYPES = (DType.float16, DType.bfloat16, DType.float32, DType.float64)
+"""The types Q/DQ compute in (``precision``, ``output_dtype``, the scale's type)."""
+
+
+def _arithmetic_type(code: int, fallback: TensorType, what: str) -> DType:
+    """The type an ONNX type attribute names (``fallback``'s when 0), one Q/DQ compute in."""
+    dtype = parse_dtype(onnx_dtype_name(code)) if code else fallback.dtype
+    if dtype not in _ARITHMETIC_TYPES:
+        names = ", ".join(t.value for t in _ARITHMETIC_TYPES)
+        raise ShapeError(f"{what} must be one of {names}, got {dtype.value}")
+    return dtype
+
+
 @irdl_op_definition
 class QuantizeLinearOp(_LinearQuantOp):
     """ONNX QuantizeLinear: ``saturate(round(x / scale) + zero_point)`` in the zero point's
-    type (or ``output_dtype``; uint8 by default), rounding half to even."""
+    type (or ``output_dtype``; uint8 by default: an integer type from int2 to uint16, a
+    float8 or float4 type), rounding half to even, dividing in ``precision``'s type
+    (default: the scale's; an int32 or float8e8m0 scale is refused)."""
 
     name = "graph.quantize_linear"
     ONNX_OP: ClassVar = "QuantizeLinear"
@@ -123,13 +138,20 @@ class QuantizeLinearOp(_LinearQuantOp):
     y = result_def(TensorType)
     output_dtype = int_attr()
     saturate = int_attr()
-    DEFAULTS: ClassVar = {"axis": 1, "block_size": 0, "output_dtype": 0, "saturate": 1}
+    precision = int_attr()
+    DEFAULTS: ClassVar = {
+        "axis": 1,
+        "block_size": 0,
+        "output_dtype": 0,
+        "saturate": 1,
+        "precision": 0,
+    }
 
     @classmethod
     def infer_shapes(
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
-        x, _, zero, _, _ = cls.parameters(operands, props)
+        x, scale, zero, _, _ = cls.parameters(operands, props)
         code = int(cls.read_attr(props, "output_dtype"))
         if code:
             elt = element_type_of(onnx_dtype_name(code))
@@ -138,30 +160,37 @@ class QuantizeLinearOp(_LinearQuantOp):
         else:
             elt = zero.element_type if zero is not None else element_type_of("uint8")
         target = TensorType([1], elt).dtype
-        if target.value not in _INT_RANGES:
-            raise ShapeError(f"quantizing to {target.value} is not supported")
+        if target not in QUANTIZED_TYPES:
+            raise ShapeError(
+                f"quantizing to {target.value} is not supported (the targets are "
+                f"{', '.join(t.value for t in QUANTIZED_TYPES)})"
+            )
+        _arithmetic_type(0, scale, "the scale's type")
+        _arithmetic_type(int(cls.read_attr(props, "precision")), scale, "precision")
         return [nd_result(x, x.origin_shape, elt)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, scale, zero = (list(inputs) + [None])[:3]
         assert x is not None and scale is not None
         axis, block = self._axis(x), int(self.attr("block_size"))
-        out = self.y.type
-        assert isinstance(out, TensorType)
-        lo, hi = _INT_RANGES[out.dtype.value]
-        # divide in float32 (float64 for float64 input), as onnx and onnxruntime do: 0.5 /
-        # 0.019607844 is 25.5 in float32 (rounds to 26) but 25.4999... in float64
-        acc = np.float64 if x.dtype == np.float64 else np.float32
-        q = np.rint(x.astype(acc) / _expand(scale, x.shape, axis, block).astype(acc))
-        q = q.astype(np.float64)
-        if zero is not None:
-            q = q + _expand(zero, x.shape, axis, block).astype(np.float64)
-        return (np.clip(q, lo, hi).astype(out.dtype.numpy),)
+        scale_type, out = self.y_scale.type, self.y.type
+        assert isinstance(scale_type, TensorType) and isinstance(out, TensorType)
+        # in the scale's type, as onnx and onnxruntime do: 0.5 / 0.019607844 is 25.5 in
+        # float32 (rounds to 26) but 25.4999... in float64
+        precision = _arithmetic_type(self.attr("precision"), scale_type, "precision")
+        # the containers' division (float32 for bfloat16 and float16) rounded again to
+        # ``precision`` is the correctly rounded quotient: 24 bits >= 2p + 2
+        divisor = convert(_expand(scale, x.shape, axis, block), precision)
+        quotient = convert(convert(x, precision) / divisor, precision)
+        offset = None if zero is None else _expand(zero, x.shape, axis, block)
+        return (requantize(quotient, offset, out.dtype, bool(self.attr("saturate"))),)
 
 
 @irdl_op_definition
 class DequantizeLinearOp(_LinearQuantOp):
-    """ONNX DequantizeLinear: ``(x - zero_point) * scale`` in the scale's type."""
+    """ONNX DequantizeLinear: ``(x - zero_point) * scale``, the product rounded to
+    ``output_dtype`` (default: the scale's type). A float8e8m0 (MX) scale needs
+    ``output_dtype``."""
 
     name = "graph.dequantize_linear"
     ONNX_OP: ClassVar = "DequantizeLinear"
@@ -169,6 +198,8 @@ class DequantizeLinearOp(_LinearQuantOp):
     x_scale = operand_def(TensorType)
     x_zero_point = opt_operand_def(TensorType)
     y = result_def(TensorType)
+    output_dtype = int_attr()
+    DEFAULTS: ClassVar = {"axis": 1, "block_size": 0, "output_dtype": 0}
 
     @classmethod
     def infer_shapes(
@@ -177,19 +208,25 @@ class DequantizeLinearOp(_LinearQuantOp):
         x, scale, zero, _, _ = cls.parameters(operands, props)
         if zero is not None and zero.element_type != x.element_type:
             raise ShapeError("the zero point must have x's element type")
-        if scale.dtype.numpy.kind != "f":
+        if scale.dtype not in (*_ARITHMETIC_TYPES, DType.float8_e8m0):
             raise ShapeError(f"the scale must be floating point, got {scale.element_type}")
-        return [nd_result(x, x.origin_shape, scale.element_type)]
+        code = int(cls.read_attr(props, "output_dtype"))
+        out = _arithmetic_type(code, scale, "the output type (output_dtype or the scale's)")
+        return [nd_result(x, x.origin_shape, element_type_of(out))]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, scale, zero = (list(inputs) + [None])[:3]
         assert x is not None and scale is not None
         axis, block = self._axis(x), int(self.attr("block_size"))
-        values = x.astype(np.float64)
+        values = x.astype(np.float64)  # exact: every quantized type fits
         if zero is not None:
             values = values - _expand(zero, x.shape, axis, block).astype(np.float64)
+        out = self.y.type
+        assert isinstance(out, TensorType)
+        # rounded once, to the output type: the product of (x - zero_point), at most 17
+        # bits, and a float32/16 or e8m0 scale is exact in float64
         y = values * _expand(scale, x.shape, axis, block).astype(np.float64)
-        return (y.astype(scale.dtype),)
+        return (convert(y, out.dtype),)
 
 
 @irdl_op_definition
@@ -231,4 +268,11 @@ class DynamicQuantizeLinearOp(GraphOp):
         return y, np.asarray(scale, np.float32), np.asarray(zero, np.uint8)
 
 
-QUANTIZE_OPS: list[type[GraphOp]] = [QuantizeLinearOp, DequantizeLinearOp, DynamicQuantizeLinearOp]
+# BitCast joins this family's registration list: it belongs with Cast, whose list is shared
+QUANTIZE_OPS: list[type[GraphOp]] = [
+    QuantizeLinearOp,
+    DequantizeLinearOp,
+    DynamicQuantizeLinearOp,
+    *QUANTIZED_LINALG_OPS,
+    BitCastOp,
+]

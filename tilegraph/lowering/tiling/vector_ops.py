@@ -15,6 +15,7 @@ from math import pi, sqrt
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.elementwise import CastOp as GraphCastOp
 from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, UNARY_OPS, CastOp, CmpOp
 from tilegraph.lowering.tiling.builder import KernelBuilder, memref_type
 
@@ -242,6 +243,11 @@ VECTOR_LOWERINGS: dict[str, VectorLowering] = {
 
 
 def vector_lowering(op: GraphOp) -> VectorLowering | None:
+    """The vector lowering of ``op``, or None when it stays a host op: an op with no entry,
+    and a cast that is not a plain conversion (saturating float8, ``round_mode``, the
+    wrapping int4), which ``tile.vcast`` does not model."""
+    if isinstance(op, GraphCastOp) and not op.is_plain_conversion():
+        return None
     return VECTOR_LOWERINGS.get(op.name)
 
 

@@ -220,7 +220,7 @@ class CastChain(SimplifyRule):
             return
         if replace_with_value(rewriter, op, x):
             return
-        new = make_typed(CastOp, x, like=op.output.type, to=op.attr("to"))
+        new = make_typed(CastOp, x, like=op.output.type, **op.conversion_attrs())
         if new is not None:
             replace_with_ops(rewriter, op, [new])
 

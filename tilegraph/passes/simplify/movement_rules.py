@@ -246,10 +246,11 @@ class ConcatOfCasts(SimplifyRule):
         if not casts or len(casts) < 2 or not in_origin_view(op):
             return
         sources = {c.input.type.element_type for c in casts}  # type: ignore[union-attr]
-        if len(sources) != 1 or len({c.attr("to") for c in casts}) != 1:
+        conversions = {tuple(sorted(c.conversion_attrs().items())) for c in casts}
+        if len(sources) != 1 or len(conversions) != 1:
             return
         concat = ConcatOp.make(*(c.input for c in casts), axis=op.attr("axis"))
-        cast = CastOp.make(concat, to=casts[0].attr("to"))
+        cast = CastOp.make(concat, **casts[0].conversion_attrs())
         if cast.results[0].type != op.results[0].type:
             return
         _name(op, concat, cast)
@@ -313,7 +314,7 @@ class SliceOfCast(SimplifyRule):
             return
         (cast,) = found
         sliced = SliceOp.make(cast.input, *op.operand_slots()[1:])
-        new_cast = CastOp.make(sliced, to=cast.attr("to"))
+        new_cast = CastOp.make(sliced, **cast.conversion_attrs())
         if new_cast.results[0].type != op.results[0].type:
             return
         _name(op, sliced, new_cast)
