@@ -20,7 +20,7 @@ from tilegraph.dialects.graph.nn import ConvOp
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.frontend import onnx_versions as versions
-from tilegraph.frontend.onnx_importer import MAX_OPSET
+from tilegraph.frontend.onnx_opsets import MAX_OPSET
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, VersionStep, map_node
 from tilegraph.runtime import run_reference
 

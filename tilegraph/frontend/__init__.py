@@ -1,4 +1,4 @@
-"""Frontends: the ONNX importer (and, later, the Python graph builder)."""
+"""Frontends: the ONNX importer. The Python graph builder is :mod:`tilegraph.builder`."""
 
 from tilegraph.frontend.onnx_importer import OnnxImportError, load_onnx, supported_onnx_ops
 

@@ -26,9 +26,7 @@ arguments are the model's (non-initializer) inputs and whose results are its out
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,57 +36,43 @@ from onnx import numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilegraph.dialects.element_types import element_type_of, in_container
-from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, GraphOp, ShapeError
+from tilegraph.dialects.graph import ConstantOp, GraphOp, ShapeError
 from tilegraph.dialects.graph.base import constant_value
-from tilegraph.dialects.graph.elementwise import onnx_dtype_name
+from tilegraph.dialects.graph.control_flow import RegionOp, identity_body
+from tilegraph.dialects.graph.fused import YieldOp
+from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
-from tilegraph.formats import FormatError
+from tilegraph.formats import Format, FormatError
+from tilegraph.frontend.onnx_errors import OnnxImportError
 from tilegraph.frontend.onnx_exclusions import exclusion_reason
+from tilegraph.frontend.onnx_opsets import (
+    TARGET_OPSET,
+    default_opset,
+    normalize_opset,
+    ops_by_onnx_type,
+)
+from tilegraph.frontend.onnx_subgraphs import all_nodes, free_names, proto_value_type, subgraphs
+from tilegraph.frontend.onnx_symbols import (
+    HintedSymbols,
+    SymbolSource,
+    named_dim_symbols,
+    ssa_name,
+    value_type_of,
+)
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
-from tilegraph.symbolic.dims import Dim, shape_symbol
 from tilegraph.symbolic.env import ShapeEnv
-from tilegraph.symbolic.guards import GuardError
 from tilegraph.symbolic.inference import inferring
 from tilegraph.symbolic.inference import shape_env as shape_env_active
-
-TARGET_OPSET = 18
-"""Models below this opset are converted to it with ``onnx.version_converter``."""
-MIN_OPSET = 1
-MAX_OPSET = onnx.defs.onnx_opset_version()
-"""The newest opset the installed onnx package defines."""
-
-
-class OnnxImportError(ValueError):
-    """The model cannot be imported; the message says where and why (one line per issue)."""
-
-
-def _ops_by_onnx_type() -> dict[str, list[type[GraphOp]]]:
-    table: dict[str, list[type[GraphOp]]] = {}
-    for cls in GRAPH_OPS:
-        if cls.ONNX_OP is not None:
-            table.setdefault(cls.ONNX_OP, []).append(cls)
-    return table
 
 
 def supported_onnx_ops() -> set[str]:
     """ONNX op types the importer handles."""
-    return set(_ops_by_onnx_type())
-
-
-_NAME_CHARS = re.compile(r"[^A-Za-z0-9_]")
-
-
-def ssa_name(onnx_name: str) -> str | None:
-    """An SSA name hint for an ONNX value name (``123`` -> ``v123``, ``a/b:0`` -> ``a_b_0``)."""
-    if not onnx_name:
-        return None
-    name = _NAME_CHARS.sub("_", onnx_name)
-    return name if name[0].isalpha() or name[0] == "_" else f"v{name}"
+    return set(ops_by_onnx_type())
 
 
 def _read_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onnx.ModelProto:
@@ -109,123 +93,6 @@ def _read_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onn
         ) from None
 
 
-def default_opset(model: onnx.ModelProto) -> int | None:
-    """The default-domain opset the model imports (None if it imports none)."""
-    versions = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
-    return versions[0] if versions else None
-
-
-def _normalize_opset(
-    model: onnx.ModelProto, where: str
-) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
-    """The model at TARGET_OPSET or newer, and the large initializers held back from the
-    conversion (they belong to the returned model's graph; the builder reads both)."""
-    version = default_opset(model)
-    if version is None:
-        raise OnnxImportError(f"{where}: the model imports no default-domain opset")
-    if not MIN_OPSET <= version <= MAX_OPSET:
-        raise OnnxImportError(
-            f"{where}: opset {version} is not supported (supported: {MIN_OPSET}-{MAX_OPSET})"
-        )
-    used_other = {n.domain for n in model.graph.node if n.domain not in ("", "ai.onnx")}
-    if used_other:
-        ops = sorted(
-            f"{n.domain}:{n.op_type} (node '{n.name}')"
-            for n in model.graph.node
-            if n.domain in used_other
-        )
-        raise OnnxImportError(f"{where}: unsupported operator domains: " + ", ".join(ops))
-    if version < 7:
-        model = fix_legacy_prelu(model)
-    if version < TARGET_OPSET:
-        try:
-            return _convert_without_weights(model)
-        except Exception as e:
-            raise OnnxImportError(
-                f"{where}: cannot convert opset {version} to {TARGET_OPSET}: {e}"
-            ) from None
-    return model, []
-
-
-_LARGE_INITIALIZER = 1024
-"""Initializers with more elements than this are held back from the version converter."""
-
-
-def _convert_without_weights(
-    model: onnx.ModelProto,
-) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
-    """``onnx.version_converter`` to TARGET_OPSET, without copying the large weights through
-    it: they are replaced by graph inputs of the same type and shape for the conversion and
-    returned beside the converted model instead of being copied back into it (on VGG-19 the
-    import goes from ~8 s to ~0.5 s; the converter serialises the whole model). Small
-    initializers stay in: an adapter may read them.
-    """
-    from onnx import version_converter
-
-    large = [t for t in model.graph.initializer if _numel(t) > _LARGE_INITIALIZER]
-    if not large:
-        return version_converter.convert_version(model, TARGET_OPSET), []
-    names = {t.name for t in large}
-    skeleton = onnx.ModelProto()
-    skeleton.ir_version = model.ir_version
-    skeleton.opset_import.extend(model.opset_import)
-    graph = skeleton.graph
-    graph.name = model.graph.name
-    graph.node.extend(model.graph.node)
-    graph.input.extend(model.graph.input)
-    graph.output.extend(model.graph.output)
-    graph.value_info.extend(model.graph.value_info)
-    graph.initializer.extend(t for t in model.graph.initializer if t.name not in names)
-    declared = {vi.name for vi in skeleton.graph.input}
-    for t in large:
-        if t.name not in declared:
-            skeleton.graph.input.append(
-                onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-            )
-    converted = version_converter.convert_version(skeleton, TARGET_OPSET)
-    was_input = {vi.name for vi in model.graph.input}
-    inputs = [vi for vi in converted.graph.input if vi.name not in names or vi.name in was_input]
-    del converted.graph.input[:]
-    converted.graph.input.extend(inputs)
-    return converted, large
-
-
-def _numel(t: onnx.TensorProto) -> int:
-    n = 1
-    for d in t.dims:
-        n *= d
-    return n
-
-
-def fix_legacy_prelu(model: onnx.ModelProto) -> onnx.ModelProto:
-    """PRelu before opset 7 applied a 1-D slope along axis 1; from opset 7 on it broadcasts
-    numpy-style. The version converter keeps the slope as is, so reshape a 1-D initializer
-    slope ``[C]`` to ``[C, 1, ...]`` for the data's rank."""
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    ranks = {
-        vi.name: len(vi.type.tensor_type.shape.dim)
-        for vi in [*model.graph.input, *model.graph.value_info]
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
-    }
-    inits = {t.name: t for t in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type != "PRelu" or len(node.input) < 2:
-            continue
-        slope = inits.get(node.input[1])
-        rank = ranks.get(node.input[0])
-        if slope is None or rank is None or len(slope.dims) != 1 or rank < 3:
-            continue
-        array = numpy_helper.to_array(slope).reshape([-1] + [1] * (rank - 2))
-        slope.CopyFrom(numpy_helper.from_array(array, slope.name))
-        for vi in model.graph.input:  # old IR: initializers are declared as inputs too
-            if vi.name == slope.name and vi.type.HasField("tensor_type"):
-                shape = vi.type.tensor_type.shape
-                del shape.dim[:]
-                for d in array.shape:
-                    shape.dim.add().dim_value = d
-    return model
-
-
 def _attribute_value(attr: onnx.AttributeProto) -> Any:
     kind = attr.type
     A = onnx.AttributeProto
@@ -243,134 +110,52 @@ def _attribute_value(attr: onnx.AttributeProto) -> Any:
         return [v.decode() for v in attr.strings]
     if kind == A.TENSOR:
         return numpy_helper.to_array(attr.t)
+    if kind == A.GRAPH:
+        return attr.g
+    if kind == A.TYPE_PROTO:
+        return proto_value_type(attr.tp, f"attribute '{attr.name}'")
     raise ValueError(f"attribute '{attr.name}' has unsupported type {A.AttributeType.Name(kind)}")
 
 
-def _tensor_type_of(value_info: onnx.ValueInfoProto, fresh: _SymbolSource) -> TensorType:
-    t = value_info.type
-    if not t.HasField("tensor_type"):
-        raise ValueError(f"input '{value_info.name}' is not a tensor")
-    tt = t.tensor_type
-    dtype = onnx_dtype_name(tt.elem_type)
-    if not tt.HasField("shape"):
-        raise ValueError(f"input '{value_info.name}' has unknown rank")
-    dims: list[Dim] = []
-    for axis, d in enumerate(tt.shape.dim):
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            dims.append(fresh.static(value_info.name, axis, int(d.dim_value)))
-        else:
-            dims.append(fresh.dim(value_info.name, axis, d.dim_param if _is_named(d) else None))
-    return TensorType(dims, element_type_of(dtype))
-
-
-_ANONYMOUS_DIM_PARAMS = ("", "?")
-"""dim_params that name no dimension: each such axis is its own unknown (exporters such as
-Paddle2ONNX write ``?``); only equal *named* dim_params are the same dimension."""
-
-
-def _is_named(d: onnx.TensorShapeProto.Dimension) -> bool:
-    return d.HasField("dim_param") and d.dim_param.strip() not in _ANONYMOUS_DIM_PARAMS
-
-
-def _named_dim_symbols(graph: onnx.GraphProto) -> set[str]:
-    """Symbol names of the named input dims, reserved so that a fresh ``sK`` for an
-    anonymous axis never coincides with a dim_param that happens to be called ``sK``."""
-    return {
-        ssa_name(d.dim_param) or "s"
-        for vi in graph.input
-        if vi.type.HasField("tensor_type")
-        for d in vi.type.tensor_type.shape.dim
-        if _is_named(d)
-    }
-
-
-@dataclass
-class _SymbolSource:
-    """Dims of the graph inputs' axes: a static size, a named dim's symbol (equal names are
-    one symbol), a fresh symbol for an anonymous one."""
-
-    used: set[str] = field(default_factory=set)
-    counter: int = 0
-
-    def static(self, name: str, axis: int, size: int) -> Dim:
-        return size
-
-    def dim(self, name: str, axis: int, param: str | None) -> Dim:
-        return self.named(param) if param is not None else self.next()
-
-    def named(self, name: str) -> Dim:
-        ident = ssa_name(name) or "s"
-        self.used.add(ident)
-        return shape_symbol(ident)
-
-    def next(self) -> Dim:
-        while f"s{self.counter}" in self.used:
-            self.counter += 1
-        name = f"s{self.counter}"
-        self.used.add(name)
-        return shape_symbol(name)
-
-
-@dataclass
-class _HintedSymbols(_SymbolSource):
-    """Input dims from a :class:`ShapeEnv` and the sizes of concrete inputs (the hints):
-    every axis that is not a static size becomes what the env's mode makes of it (a symbol,
-    a duck-shared symbol, or a specialised constant, with its guard); static sizes must
-    match the inputs."""
-
-    env: ShapeEnv = field(default_factory=ShapeEnv)
-    shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
-    origins: dict[str, tuple[str, int]] = field(default_factory=dict)
-
-    def _hint(self, name: str, axis: int) -> int:
-        shape = self.shapes.get(name)
-        if shape is None:
-            raise ValueError(f"no shape given for input '{name}'")
-        if axis >= len(shape):
-            raise ValueError(f"input '{name}' has rank {len(shape)}, the model says more")
-        return int(shape[axis])
-
-    def static(self, name: str, axis: int, size: int) -> Dim:
-        if name in self.shapes and self._hint(name, axis) != size:
-            raise ValueError(
-                f"input '{name}' axis {axis} is {size} in the model, but the given shape is "
-                f"{list(self.shapes[name])}"
-            )
-        return size
-
-    def dim(self, name: str, axis: int, param: str | None) -> Dim:
-        before = len(self.env.symbols)
-        try:
-            dim = self.env.create_symbol(
-                self._hint(name, axis),
-                f"input '{name}' axis {axis}",
-                name=(ssa_name(param) or "s") if param is not None else None,
-            )
-        except GuardError as e:
-            raise ValueError(str(e)) from None
-        if len(self.env.symbols) > before:
-            self.origins[self.env.symbols[-1].name] = (name, axis)
-        return dim
+def constant_op(array: np.ndarray, origin_format: Format | str = Format.ND) -> ConstantOp:
+    """A ``graph.constant`` of ``array`` (origin ``origin_format``), held the way tilegraph
+    holds its element type (ml_dtypes' bfloat16 and int4 arrays in float32 / int8
+    containers). ValueError (FormatError, UnsupportedElementType) for data of no tensor
+    dtype. Shared with :mod:`tilegraph.builder`."""
+    array = np.asarray(array)
+    held = TensorType(array.shape, element_type_of(array.dtype), origin_format)
+    return ConstantOp(in_container(array), held)
 
 
 def _check_support(graph: onnx.GraphProto, where: str) -> None:
-    table = _ops_by_onnx_type()
+    table = ops_by_onnx_type()
     excluded = [
         f"{n.op_type} (node '{n.name or '<unnamed>'}'): {reason}"
-        for n in graph.node
+        for n in all_nodes(graph)
         if (reason := exclusion_reason(n.op_type, n.domain)) is not None
     ]
     if excluded:
         raise OnnxImportError(f"{where}: not supported by design: {'; '.join(excluded)}")
     missing = [
         f"{n.op_type} (node '{n.name or '<unnamed>'}')"
-        for n in graph.node
+        for n in all_nodes(graph)
         if n.op_type not in table
     ]
     if missing:
         raise OnnxImportError(
             f"{where}: unsupported operators: {', '.join(missing)}"
             f" ({len(missing)} node{'s' if len(missing) != 1 else ''})"
+        )
+
+
+def _check_scan_version(model: onnx.ModelProto, where: str) -> None:
+    """Scan-8 (a batch axis and ``sequence_lens``) is not imported: its conversion to Scan-9
+    changes what the inputs mean."""
+    opset = default_opset(model)
+    if opset is not None and opset < 9 and any(n.op_type == "Scan" for n in all_nodes(model.graph)):
+        raise OnnxImportError(
+            f"{where}: Scan-8 (opset {opset}: batched, with sequence_lens) is not supported; "
+            "Scan-9 and later are"
         )
 
 
@@ -399,24 +184,23 @@ class _GraphBuilder:
         model: onnx.ModelProto,
         where: str,
         extra_initializers: Sequence[onnx.TensorProto],
-        symbols: _SymbolSource | None = None,
+        symbols: SymbolSource | None = None,
     ):
         self.initializers = [*model.graph.initializer, *extra_initializers]
         self.model = model
         self.graph = model.graph
         self.where = where
         self.opset = default_opset(model) or TARGET_OPSET
-        self.table = _ops_by_onnx_type()
+        self.table = ops_by_onnx_type()
         self.values: dict[str, SSAValue] = {}
-        self.symbols = symbols or _SymbolSource(used=_named_dim_symbols(self.graph))
-        self.uses = {name for n in self.graph.node for name in n.input if name}
-        self.uses |= {o.name for o in self.graph.output}
+        self.symbols = symbols or SymbolSource(used=named_dim_symbols(self.graph))
+        self.uses = _names_read(self.graph)
 
     def build(self) -> ModuleOp:
         initializer_names = {t.name for t in self.initializers}
         inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
         try:
-            arg_types = [_tensor_type_of(vi, self.symbols) for vi in inputs]
+            arg_types = [value_type_of(vi, self.symbols) for vi in inputs]
         except (ValueError, ShapeError) as e:
             raise OnnxImportError(f"{self.where}: {e}") from None
         arg_types = self._mark_conv_inputs(inputs, arg_types)
@@ -443,20 +227,20 @@ class _GraphBuilder:
         return ModuleOp([fn])
 
     def _mark_conv_inputs(
-        self, inputs: Sequence[onnx.ValueInfoProto], types: list[TensorType]
-    ) -> list[TensorType]:
+        self, inputs: Sequence[onnx.ValueInfoProto], types: list[Attribute]
+    ) -> list[Attribute]:
         """Graph inputs read as the data operand of a 4-D Conv are NCHW."""
         conv_data = {n.input[0] for n in self.graph.node if n.op_type == "Conv" and n.input}
         return [
-            t.with_origin_format("NCHW") if vi.name in conv_data and t.rank == 4 else t
+            t.with_origin_format("NCHW")
+            if vi.name in conv_data and isinstance(t, TensorType) and t.rank == 4
+            else t
             for vi, t in zip(inputs, types, strict=True)
         ]
 
     def _constant(self, builder: Builder, name: str, array: np.ndarray) -> None:
         try:
-            array = np.asarray(array)
-            held = TensorType(array.shape, element_type_of(array.dtype))
-            op = ConstantOp(in_container(array), held)
+            op = constant_op(array)
         except (ValueError, FormatError) as e:
             raise OnnxImportError(f"{self.where}: constant '{name}': {e}") from None
         op.results[0].name_hint = ssa_name(name)
@@ -491,15 +275,20 @@ class _GraphBuilder:
                 operands.append(self.values[name])
         while operands and operands[-1] is None:
             operands.pop()
+        if node.op_type == "If" and operands and known_value(operands[0]) is not None:
+            self._inline_known_if(builder, node, attrs, bool(known_value(operands[0])))
+            return
         if node.op_type == "Constant":
             self._map_version(NodeForm(node.op_type, attrs, operands, None), label)
             self._constant(builder, node.output[0], _constant_node_value(attrs, label))
             return
-        ranks = [
-            v.type.rank if v is not None and isinstance(v.type, TensorType) else None
-            for v in operands
+        types = [None if v is None else v.type for v in operands]
+        ranks = [t.rank if isinstance(t, TensorType) else None for t in types]
+        candidates = [
+            c
+            for c in self.table[node.op_type]
+            if c.accepts_onnx(ranks) and c.accepts_operand_types(types)
         ]
-        candidates = [c for c in self.table[node.op_type] if c.accepts_onnx(ranks)]
         if not candidates:
             raise OnnxImportError(f"{label}: no graph op implements it for input ranks {ranks}")
         used = [i for i, name in enumerate(node.output) if name and name in self.uses]
@@ -511,6 +300,8 @@ class _GraphBuilder:
         if node.op_type == "Dropout":
             _check_inference_dropout(operands, label)
         known = set(cls.get_irdl_definition().properties)
+        if issubclass(cls, RegionOp):
+            known |= {*cls.ONNX_SUBGRAPHS, *cls.ONNX_STRUCTURAL_ATTRS}
         for name in list(attrs):
             if name in cls.ONNX_IGNORED_ATTRS:
                 del attrs[name]
@@ -518,7 +309,12 @@ class _GraphBuilder:
                 raise OnnxImportError(f"{label}: unsupported attribute '{name}'")
         try:
             with inferring(node.name or node.output[0]):
-                op = cls.make(*operands, **_attribute_args(cls, attrs))
+                if issubclass(cls, RegionOp):
+                    op = self._region_op(cls, node, operands, attrs, label)
+                else:
+                    op = cls.make(*operands, **_attribute_args(cls, attrs))
+        except OnnxImportError:
+            raise  # from a subgraph: located already
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
         builder.insert(op)
@@ -534,6 +330,92 @@ class _GraphBuilder:
                 continue
             op.results[i].name_hint = ssa_name(name)
             self.values[name] = op.results[i]
+
+    def _inline_known_if(
+        self, builder: Builder, node: onnx.NodeProto, attrs: dict[str, Any], cond: bool
+    ) -> None:
+        """An If whose condition follows from constants and static shapes: the taken branch
+        is imported in place. The other branch need not even type-check for these shapes
+        (AffineGrid's function body splits a 2-D and a 3-D case this way)."""
+        branch = attrs["then_branch" if cond else "else_branch"]
+        for tensor in branch.initializer:
+            self._constant(builder, tensor.name, numpy_helper.to_array(tensor))
+        for inner in branch.node:
+            self._node(builder, inner)
+        for name, out in zip(node.output, branch.output, strict=True):
+            if name:
+                self.values[name] = self.values[out.name]
+
+    def _region_op(
+        self,
+        cls: type[RegionOp],
+        node: onnx.NodeProto,
+        operands: Sequence[SSAValue | None],
+        attrs: dict[str, Any],
+        label: str,
+    ) -> RegionOp:
+        """A control-flow op: its subgraphs become bodies that capture the outer values they
+        read (:mod:`tilegraph.frontend.onnx_subgraphs`)."""
+        graphs = {name: attrs.pop(name) for name in cls.ONNX_SUBGRAPHS if name in attrs}
+        optional = cls.ONNX_OPTIONAL_SUBGRAPHS
+        missing = [n for n in cls.ONNX_SUBGRAPHS if n not in graphs and n not in optional]
+        if missing:
+            raise OnnxImportError(f"{label}: missing graph attribute '{missing[0]}'")
+        names = list(dict.fromkeys(n for g in graphs.values() for n in free_names(g)))
+        unknown = [n for n in names if n not in self.values]
+        if unknown:
+            raise OnnxImportError(f"{label}: a subgraph reads '{unknown[0]}', which is not defined")
+
+        captures = [self.values[n] for n in names]
+
+        def build_body(attr: str, formal: Sequence[Attribute]) -> Block:
+            if attr not in graphs:  # an absent optional subgraph: the identity
+                return identity_body(formal, [v.type for v in captures])
+            return self._body(graphs[attr], formal, names, f"{label}: {attr}")
+
+        return cls.from_onnx(operands, attrs, captures, build_body)
+
+    def _body(
+        self,
+        graph: onnx.GraphProto,
+        formal: Sequence[Attribute],
+        capture_names: Sequence[str],
+        where: str,
+    ) -> Block:
+        """``graph`` as a block: arguments of the ``formal`` types for its inputs, then the
+        captures; ends with ``graph.yield`` of its outputs."""
+        if len(graph.input) != len(formal):
+            raise OnnxImportError(
+                f"{where}: the subgraph takes {len(graph.input)} inputs, expected {len(formal)}"
+            )
+        captured = [self.values[n] for n in capture_names]
+        block = Block(arg_types=[*formal, *(v.type for v in captured)])
+        saved = (self.values, self.uses, self.where)
+        self.values, self.uses, self.where = {}, _names_read(graph), where
+        try:
+            names = [vi.name for vi in graph.input] + list(capture_names)
+            for name, arg in zip(names, block.args, strict=True):
+                arg.name_hint = ssa_name(name)
+                self.values[name] = arg
+            builder = Builder(InsertPoint.at_end(block))
+            for tensor in graph.initializer:
+                self._constant(builder, tensor.name, numpy_helper.to_array(tensor))
+            for node in graph.node:
+                self._node(builder, node)
+            missing = [o.name for o in graph.output if o.name not in self.values]
+            if missing:
+                raise OnnxImportError(f"{where}: output '{missing[0]}' is never produced")
+            builder.insert(YieldOp(*(self.values[o.name] for o in graph.output)))
+        finally:
+            self.values, self.uses, self.where = saved
+        return block
+
+
+def _names_read(graph: onnx.GraphProto) -> set[str]:
+    """Names the graph's nodes (and their subgraphs) read, and its outputs."""
+    names = {name for n in graph.node for name in n.input if name}
+    names |= {name for n in graph.node for _, sub in subgraphs(n) for name in free_names(sub)}
+    return names | {o.name for o in graph.output}
 
 
 def _check_inference_dropout(operands: Sequence[SSAValue | None], label: str) -> None:
@@ -595,17 +477,18 @@ def load_onnx(
         raise OnnxImportError(f"{where}: IR version {model.ir_version} is not supported (3+)")
     _check_support(model.graph, where)
     _check_structure(model.graph, where)
-    model, held_back = _normalize_opset(model, where)
+    _check_scan_version(model, where)
+    model, held_back = normalize_opset(model, where)
     _check_support(model.graph, where)  # conversion may introduce ops
     symbols = None
     if shape_env is not None:
-        symbols = _HintedSymbols(env=shape_env, shapes=dict(input_shapes or {}))
+        symbols = HintedSymbols(env=shape_env, shapes=dict(input_shapes or {}))
     with shape_env_active(shape_env):
         module = _GraphBuilder(model, where, held_back, symbols).build()
         try:
             module.verify()
         except Exception as e:
             raise OnnxImportError(f"{where}: imported IR does not verify: {e}") from None
-    if isinstance(symbols, _HintedSymbols):
+    if isinstance(symbols, HintedSymbols):
         record_shape_env(module, symbols.env, symbols.origins)
     return module

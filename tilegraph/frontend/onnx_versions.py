@@ -182,6 +182,19 @@ def _range_stash_type(form: NodeForm, step: VersionStep) -> None:
         form.attrs.pop("stash_type", None)
 
 
+def _dft_axis(default: int) -> Callable[[NodeForm, VersionStep], None]:
+    """A DFT node that gives no axis gets its version's default as the ``axis`` attribute
+    (DFT-17: 1, DFT-20: -2), which ``graph.dft`` reads when the axis input is absent; the
+    newest version's step runs first, so an older default never overrides a newer one."""
+
+    def adjust(form: NodeForm, step: VersionStep) -> None:
+        given = len(form.operands) > 2 and form.operands[2] is not None
+        if not given and "axis" not in form.attrs:
+            form.attrs["axis"] = default
+
+    return adjust
+
+
 # ---- the reviewed table ------------------------------------------------------------------
 
 _BF16 = "adds bfloat16"
@@ -277,6 +290,10 @@ _SPECIAL_STEPS: tuple[VersionStep, ...] = (
     VersionStep(
         "Attention", 25, "adds sliding windows 'left_window_size'/'right_window_size' (-1: none)",
         neutral_attributes={"left_window_size": -1, "right_window_size": -1},
+    ),
+    VersionStep("DFT", 17, "'axis' is an attribute, default 1", adjust=_dft_axis(1)),
+    VersionStep(
+        "DFT", 20, "'axis' becomes an optional input, default -2", adjust=_dft_axis(-2)
     ),
     VersionStep("SplitToSequence", 24, _BF16),
     VersionStep("TopK", 24, _BF16),

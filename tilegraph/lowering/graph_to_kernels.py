@@ -46,6 +46,7 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
+from tilegraph.symbolic.dims import UNKNOWN
 
 SIGNATURE_ATTR = "tile.signature"
 
@@ -62,9 +63,12 @@ def _buffer_type(value: SSAValue):
         return tensor_buffer_type(t)
     except ValueError as e:
         where = f"%{value.name_hint}" if value.name_hint else "a value"
-        raise LoweringError(
-            f"{where}: {e} (symbolic shapes are bound at run time by a Session; see issue 9)"
-        ) from None
+        why = (
+            "a dim is known only at run time (a data-dependent size, such as a Loop's scan output)"
+            if any(d == UNKNOWN for d in t.origin_shape)
+            else "symbolic shapes are bound at run time by a Session (tilegraph.Session)"
+        )
+        raise LoweringError(f"{where}: {e}: {why}") from None
 
 
 class _KernelNames:

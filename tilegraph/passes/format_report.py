@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.constant_ops import ConstantOp
+from tilegraph.dialects.graph.control_flow import walk_outside_bodies
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
@@ -39,7 +40,7 @@ class TransDataCounts:
 
 def count_trans_data(fn: func.FuncOp) -> TransDataCounts:
     counts = TransDataCounts()
-    for op in fn.body.walk():
+    for op in walk_outside_bodies(fn.body):
         if not isinstance(op, TransDataOp):
             continue
         src, dst = op.input.type, op.output.type

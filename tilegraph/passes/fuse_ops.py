@@ -289,7 +289,11 @@ def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
 @register_pass
 @dataclass(frozen=True)
 class FuseOpsPass(ModulePass):
-    """Group ops into fused kernels (``graph.fused``) by TVM's kinds, bytes saved and UB."""
+    """Group ops into fused kernels (``graph.fused``) by TVM's kinds, bytes saved and UB.
+
+    Only the function's top-level ops are grouped; control-flow bodies are skipped (they
+    run as host code, unoptimised).
+    """
 
     name = "fuse-ops"
 

@@ -71,6 +71,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.base import GraphOp
+from tilegraph.dialects.graph.control_flow import has_only_tensors, walk_outside_bodies
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.facts import FormatRole
 from tilegraph.dialects.graph.shape_ops import TransposeOp
@@ -132,12 +133,12 @@ class _Inference:
         self.locked: set[SSAValue] = set()
         self.queue: deque[SSAValue] = deque()
         self.order: dict[Operation, int] = {}
-        ops = list(fn.body.walk())
+        ops = list(walk_outside_bodies(fn.body))
         values: list[SSAValue] = [*fn.body.blocks[0].args] if fn.body.blocks else []
         for i, op in enumerate(ops):
             self.order[op] = i
             values.extend(op.results)
-            if not isinstance(op, GraphOp | func.ReturnOp):
+            if not isinstance(op, GraphOp | func.ReturnOp) or not has_only_tensors(op):
                 self.locked.update([*op.operands, *op.results])
         for v in values:
             if (t := _tensor(v)) is not None:
@@ -260,7 +261,11 @@ def infer_origin_formats(fn: func.FuncOp) -> OriginFormats:
 @register_pass
 @dataclass(frozen=True)
 class InferOriginFormatPass(ModulePass):
-    """Propagate origin formats (NCHW, NHWC, ...) from anchors through format-agnostic ops."""
+    """Propagate origin formats (NCHW, NHWC, ...) from anchors through format-agnostic ops.
+
+    Control-flow bodies (``graph.if`` / ``loop`` / ``scan`` / ``sequence_map``) are skipped:
+    they run as host code, unoptimised; ops with sequence or optional values stay ND.
+    """
 
     name = "infer-origin-format"
 

@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.control_flow import walk_outside_bodies
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import conversion_exists
@@ -94,7 +95,11 @@ def required_types(op: Operation, planner: LayoutPlanner) -> list[TensorType | N
 @register_pass
 @dataclass(frozen=True)
 class InsertTransDataPass(ModulePass):
-    """Insert layout.trans_data where producer storage != consumer storage."""
+    """Insert layout.trans_data where producer storage != consumer storage.
+
+    Control-flow bodies (``graph.if`` / ``loop`` / ``scan`` / ``sequence_map``) are skipped:
+    they run as host code, unoptimised; ops with sequence or optional values stay ND.
+    """
 
     name = "insert-trans-data"
 
@@ -105,7 +110,7 @@ class InsertTransDataPass(ModulePass):
                 platform.data if isinstance(platform, StringAttr) else "ascend910b"
             )
             cache: dict[tuple[SSAValue, TensorType], SSAValue] = {}
-            for consumer in list(fn.body.walk()):
+            for consumer in list(walk_outside_bodies(fn.body)):
                 if isinstance(consumer, TransDataOp):
                     continue
                 wanted = required_types(consumer, planner)

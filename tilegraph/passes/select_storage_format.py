@@ -38,7 +38,11 @@ STRATEGIES = ("naive", "ge", "optimal")
 @register_pass
 @dataclass(frozen=True)
 class SelectStorageFormatPass(ModulePass):
-    """Choose kernel variants and storage formats (strategy naive, ge or optimal)."""
+    """Choose kernel variants and storage formats (strategy naive, ge or optimal).
+
+    Control-flow bodies (``graph.if`` / ``loop`` / ``scan`` / ``sequence_map``) are skipped:
+    they run as host code, unoptimised; ops with sequence or optional values stay ND.
+    """
 
     name = "select-storage-format"
 

@@ -8,6 +8,7 @@ out accordingly before the call, and results come back in origin layout.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
@@ -17,6 +18,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
 from tilegraph.runtime.storage import bound_symbols, origin_array, storage_array
 from tilegraph.symbolic.dims import is_symbolic
@@ -67,14 +69,15 @@ def check_inputs(
         missing = [n for n in names if n not in inputs]
         if missing:
             raise InputError(f"missing input(s) {missing}")
-        arrays = [np.asarray(inputs[n]) for n in names]
+        arrays = [_input_value(inputs[n]) for n in names]
     else:
         if len(inputs) != len(names):
             raise InputError(f"expected {len(names)} input(s) {names}, got {len(inputs)}")
-        arrays = [np.asarray(a) for a in inputs]
+        arrays = [_input_value(a) for a in inputs]
     bindings: dict[object, int] = {}
     for name, array, t in zip(names, arrays, fn.function_type.inputs.data, strict=True):
-        assert isinstance(t, TensorType)
+        if not isinstance(t, TensorType):
+            continue  # a sequence or optional: checked by the ops that read it
         want_dtype = np.dtype(t.dtype.numpy)
         if array.dtype != want_dtype:
             raise InputError(f"input '{name}' has dtype {array.dtype}, expected {want_dtype}")
@@ -98,6 +101,16 @@ def check_inputs(
                         f"{bindings[want]}"
                     )
     return arrays
+
+
+def _input_value(value: object) -> Any:
+    """An input as the interpreter holds it: an array, a list of arrays (a sequence) or
+    None (an empty optional)."""
+    if value is None:
+        return None
+    if isinstance(value, list | tuple):
+        return [np.asarray(v) for v in value]
+    return np.asarray(value)
 
 
 def input_bindings(fn: func.FuncOp, arrays: Sequence[np.ndarray]) -> dict[sympy.Symbol, int]:
@@ -127,12 +140,16 @@ def run_reference(
     """
     fn = entry_function(module, function)
     arrays = check_inputs(fn, inputs)
-    arg_types = [t for t in fn.function_type.inputs.data if isinstance(t, TensorType)]
-    args = [storage_array(a, t, pad_value) for a, t in zip(arrays, arg_types, strict=True)]
+    args = [
+        storage_array(a, t, pad_value) if isinstance(t, TensorType) else a
+        for a, t in zip(arrays, fn.function_type.inputs.data, strict=True)
+    ]
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GraphFunctions(pad_value))
     interpreter.register_implementations(LayoutFunctions(pad_value))
+    for functions in plugin_interpreter_functions():  # tilegraph.interpreters entry points
+        interpreter.register_implementations(functions)
     with bound_symbols(input_bindings(fn, arrays)):
         results = interpreter.call_op(fn, tuple(args))
         outputs = []

@@ -23,6 +23,7 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
 from tilegraph.runtime.reference import check_inputs, entry_function
 from tilegraph.runtime.storage import origin_array, storage_array
@@ -64,6 +65,8 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     interpreter.register_implementations(GraphFunctions())
     interpreter.register_implementations(LayoutFunctions())
     interpreter.register_implementations(TileFunctions(counters))
+    for functions in plugin_interpreter_functions():  # tilegraph.interpreters entry points
+        interpreter.register_implementations(functions)
     return interpreter
 
 

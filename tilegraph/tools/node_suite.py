@@ -109,8 +109,6 @@ def run_case(case: TestCase) -> CaseResult:
         inputs = [_in_container(v) for v in _arrays(raw_inputs)]
         expected = _arrays(raw_expected)
         try:
-            if not all(isinstance(v, np.ndarray) for v in inputs):
-                raise TypeError("an input is not a tensor (sequence or optional)")
             feeds = {n: cast(np.ndarray, v) for n, v in zip(names, inputs, strict=True)}
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -154,26 +152,42 @@ def compare_outputs(
     if len(outputs) != len(expected):
         return f"{len(outputs)} outputs, expected {len(expected)}"
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
-        if not isinstance(want, np.ndarray):
-            return f"output {i}: expected a {type(want).__name__}, not a tensor"
-        got = np.asarray(got)
-        if got.shape != want.shape:
-            return f"output {i}: shape {got.shape}, expected {want.shape}"
-        if want.dtype == object:
-            if not np.array_equal(got, want):
-                return f"output {i}: values differ"
-            continue
-        logical = want.dtype.name
-        want = np.asarray(_in_container(want))
-        if got.dtype != want.dtype:
-            return f"output {i}: dtype {got.dtype}, expected {want.dtype} (holding {logical})"
-        # onnx's runner: bfloat16 results are compared with two bfloat16 ULPs
-        tolerance = max(rtol, 2**-6) if logical == "bfloat16" else rtol
-        try:
-            np.testing.assert_allclose(got, want, rtol=tolerance, atol=atol)
-        except AssertionError as e:
-            lines = [line for line in str(e).splitlines() if "Mismatched" in line]
-            return f"output {i}: values differ ({lines[0].strip() if lines else 'mismatch'})"
+        problem = _compare_value(i, got, want, rtol=rtol, atol=atol)
+        if problem:
+            return problem
+    return ""
+
+
+def _compare_value(i: int, got: object, want: object, *, rtol: float, atol: float) -> str:
+    """One output: a tensor, a sequence (list) of tensors, or an optional (None or value)."""
+    if want is None or got is None:
+        return "" if want is None and got is None else f"output {i}: {got!r}, expected {want!r}"
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return f"output {i}: expected a sequence of {len(want)} tensors"
+        for g, w in zip(got, want, strict=True):
+            problem = _compare_value(i, g, w, rtol=rtol, atol=atol)
+            if problem:
+                return problem
+        return ""
+    if not isinstance(want, np.ndarray):
+        return f"output {i}: expected a {type(want).__name__}, not a tensor"
+    got = np.asarray(got)
+    if got.shape != want.shape:
+        return f"output {i}: shape {got.shape}, expected {want.shape}"
+    if want.dtype == object:
+        return "" if np.array_equal(got, want) else f"output {i}: values differ"
+    logical = want.dtype.name
+    want = np.asarray(_in_container(want))
+    if got.dtype != want.dtype:
+        return f"output {i}: dtype {got.dtype}, expected {want.dtype} (holding {logical})"
+    # onnx's runner: bfloat16 results are compared with two bfloat16 ULPs
+    tolerance = max(rtol, 2**-6) if logical == "bfloat16" else rtol
+    try:
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=atol)
+    except AssertionError as e:
+        lines = [line for line in str(e).splitlines() if "Mismatched" in line]
+        return f"output {i}: values differ ({lines[0].strip() if lines else 'mismatch'})"
     return ""
 
 

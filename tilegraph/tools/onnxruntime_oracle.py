@@ -19,7 +19,7 @@ def onnxruntime_model(model: onnx.ModelProto) -> bytes:
     kernels for several opset-1..6 ops), IR version 8, initializers not listed as inputs."""
     from onnx import version_converter
 
-    from tilegraph.frontend.onnx_importer import fix_legacy_prelu
+    from tilegraph.frontend.onnx_opsets import fix_legacy_prelu
 
     version = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 17)
     if version < 17:

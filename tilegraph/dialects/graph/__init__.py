@@ -42,6 +42,9 @@ from tilegraph.dialects.graph.sequence import SEQUENCE_OPS
 from tilegraph.dialects.graph.shape_ops import SHAPE_OPS
 from tilegraph.dialects.graph.signal import SIGNAL_OPS
 from tilegraph.dialects.graph.spatial import SPATIAL_OPS
+from tilegraph.dialects.graph.transformer_ops import TRANSFORMER_OPS
+from tilegraph.dialects.graph.value_types import VALUE_TYPES, OptionalType, SequenceType
+from tilegraph.dialects.graph.vision import VISION_OPS
 from tilegraph.dialects.layout_type import TensorType
 
 GRAPH_OPS: list[type[GraphOp]] = [
@@ -64,9 +67,11 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *ATTENTION_OPS,
     *SPATIAL_OPS,
     *SIGNAL_OPS,
+    *TRANSFORMER_OPS,
     *INDEXING_OPS,
     *CONTROL_FLOW_OPS,
     *SEQUENCE_OPS,
+    *VISION_OPS,
 ]
 
 
@@ -80,7 +85,7 @@ class _GraphConstantMaterializer(ConstantMaterializationInterface):
 Graph = Dialect(
     "graph",
     [*GRAPH_OPS, *FUSED_OPS],
-    [DenseAttr],
+    [DenseAttr, *VALUE_TYPES],
     [_GraphConstantMaterializer()],
 )
 
@@ -104,6 +109,8 @@ __all__ = [
     "Graph",
     "GraphOp",
     "KernelVariant",
+    "OptionalType",
+    "SequenceType",
     "OpCost",
     "OpFacts",
     "ShapeError",

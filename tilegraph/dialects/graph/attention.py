@@ -43,7 +43,33 @@ def _plus(a: Dim, b: Dim) -> Dim:
     return a + b if isinstance(a, int) and isinstance(b, int) and a >= 0 and b >= 0 else UNKNOWN
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
+def split_heads(t: np.ndarray, heads: int) -> np.ndarray:
+    """``[B, seq, heads * size]`` -> ``[B, heads, seq, size]`` (the 3-D packed layout)."""
+    return t.reshape(t.shape[0], t.shape[1], heads, -1).transpose(0, 2, 1, 3)
+
+
+def merge_heads(t: np.ndarray) -> np.ndarray:
+    """``[B, heads, seq, size]`` -> ``[B, seq, heads * size]``."""
+    return t.transpose(0, 2, 1, 3).reshape(t.shape[0], t.shape[2], -1)
+
+
+def group_heads(t: np.ndarray, heads: int) -> np.ndarray:
+    """KV heads (axis 1) repeated for ``heads`` query heads: grouped / multi-query attention,
+    query head ``h`` reading KV head ``h // (heads / kv_heads)``."""
+    return t if t.shape[1] == heads else np.repeat(t, heads // t.shape[1], axis=1)
+
+
+def scaled_scores(q: np.ndarray, k: np.ndarray, scale: float | None) -> np.ndarray:
+    """``Q Kᵀ * scale`` (default ``1 / sqrt(head_size)``) as ONNX's references compute it:
+    both sides multiplied by ``sqrt(scale)`` in Q's type first; 4-D inputs, K's heads
+    grouped to Q's."""
+    factor = 1 / np.sqrt(q.shape[3]) if scale is None else float(scale)
+    root = q.dtype.type(np.sqrt(factor))
+    return np.matmul(q * root, np.swapaxes(group_heads(k, q.shape[1]), -1, -2) * root)
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis; a row that is all ``-inf`` gives zeros, not NaN."""
     top = np.max(x, axis=-1, keepdims=True)
     safe = np.where(np.isneginf(top), 0, top).astype(x.dtype)
     e = np.exp(x - safe)
@@ -141,13 +167,7 @@ class AttentionOp(GraphOp):
         rank = q.ndim
         if rank == 3:
             hq, hkv = int(self.attr("q_num_heads")), int(self.attr("kv_num_heads"))
-            q, k, v = (
-                t.reshape(t.shape[0], t.shape[1], h, -1).transpose(0, 2, 1, 3)
-                for t, h in ((q, hq), (k, hkv), (v, hkv))
-            )
-        scale = self.attr("scale")
-        scale = 1 / np.sqrt(q.shape[3]) if scale is None else scale
-        root = dtype.type(np.sqrt(scale))  # applied to both sides, as the reference does
+            q, k, v = (split_heads(t, h) for t, h in ((q, hq), (k, hkv), (v, hkv)))
         k = k if past_k is None else np.concatenate([past_k, k], axis=2)
         v = v if past_v is None else np.concatenate([past_v, v], axis=2)
         present_k, present_v = k, v
@@ -172,10 +192,7 @@ class AttentionOp(GraphOp):
         if nonpad is not None:
             keep = np.arange(lk) < np.asarray(nonpad).reshape(-1, 1)
             bias = bias + np.where(keep, 0, -np.inf).astype(dtype).reshape(-1, 1, 1, lk)
-        if q.shape[1] != k.shape[1]:  # grouped / multi-query attention
-            k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
-            v = np.repeat(v, q.shape[1] // v.shape[1], axis=1)
-        qk = np.matmul(q * root, np.swapaxes(k, -1, -2) * root)
+        qk = scaled_scores(q, k, self.attr("scale"))
         cap = float(self.attr("softcap"))
         if cap > 0:
             qk = (np.tanh(qk / cap) * cap).astype(dtype)
@@ -186,15 +203,15 @@ class AttentionOp(GraphOp):
         logits = with_bias
         if precision is not None:
             logits = logits.astype(onnx.helper.tensor_dtype_to_np_dtype(int(precision)))
-        weights = _softmax(logits)
+        weights = softmax(logits)
         full_bias = np.broadcast_to(bias, with_bias.shape)
         fully_masked = np.isneginf(np.max(full_bias, axis=-1, keepdims=True))
         weights = np.where(fully_masked, 0, weights)
         if mode == 3:
             shown = weights
-        y = np.matmul(weights.astype(dtype), v)
+        y = np.matmul(weights.astype(dtype), group_heads(v, q.shape[1]))
         if rank == 3:
-            y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+            y = merge_heads(y)
         return y.astype(dtype), present_k, present_v, np.asarray(shown).astype(dtype)
 
 

@@ -158,6 +158,8 @@ class GraphOp(IRDLOperation):
     DEFAULTS: ClassVar[Mapping[str, Any]] = {}
     ONNX_OP: ClassVar[str | None] = None
     """The ONNX op type this op mirrors (the importer's lookup key)."""
+    ONNX_DOMAIN: ClassVar[str] = ""
+    """The ONNX domain of ``ONNX_OP`` ("" = the default domain; e.g. ``ai.onnx.preview``)."""
     ONNX_IGNORED_ATTRS: ClassVar[frozenset[str]] = frozenset()
     """ONNX attributes the importer may drop (e.g. Dropout's ``seed``)."""
 
@@ -169,6 +171,12 @@ class GraphOp(IRDLOperation):
         the rest). ``None`` stands for an absent optional input or an unknown rank.
         """
         return True
+
+    @classmethod
+    def accepts_operand_types(cls, types: Sequence[Attribute | None]) -> bool:
+        """Whether this op takes operands of these types (``None``: absent): tensors only,
+        unless the op handles sequences or optionals (``sequence.ValueOp``)."""
+        return all(t is None or isinstance(t, TensorType) for t in types)
 
     # ---- attributes -------------------------------------------------------------------
     def attr(self, name: str) -> Any:

@@ -35,6 +35,7 @@ from tilegraph.dialects.graph.base import (
 )
 from tilegraph.dialects.graph.facts import (
     ANY_FORMAT,
+    ND_OPAQUE,
     FormatRole,
     FusionKind,
     KernelVariant,
@@ -264,22 +265,17 @@ class IdentityOp(UnaryElementwiseOp):
         return x.copy()
 
 
-@irdl_op_definition
-class DropoutOp(GraphOp):
-    """Dropout at inference: the identity (ONNX Dropout-13+: ``ratio`` and ``training_mode``
-    are optional operands; the optional mask result is not produced).
+class _InferenceDropout(GraphOp):
+    """Dropout at inference (ONNX Dropout-13+: ``ratio`` and ``training_mode`` are optional
+    operands): the output is the input. A ``training_mode`` operand that is a constant
+    ``true`` is rejected: tilegraph compiles for inference only. Subclasses declare the
+    results (``output`` first)."""
 
-    A ``training_mode`` operand that is a constant ``true`` is rejected: tilegraph compiles
-    for inference only.
-    """
-
-    name = "graph.dropout"
     ONNX_OP: ClassVar = "Dropout"
     ONNX_IGNORED_ATTRS: ClassVar = frozenset({"seed"})
     input = operand_def(TensorType)
     ratio = opt_operand_def(TensorType)
     training_mode = opt_operand_def(TensorType)
-    output = result_def(TensorType)
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     FACTS: ClassVar = _DATA_OPERAND_ELEMWISE
@@ -291,7 +287,7 @@ class DropoutOp(GraphOp):
         x = require(tensor_type(operands[0]), "input")
         training = constant_value(operands[2]) if len(operands) > 2 else None
         if training is not None and bool(training.reshape(-1)[0]):
-            raise ShapeError("graph.dropout in training mode is not supported (inference only)")
+            raise ShapeError(f"{cls.name} in training mode is not supported (inference only)")
         return [result_like(x, x.origin_shape)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -299,8 +295,44 @@ class DropoutOp(GraphOp):
         assert x is not None
         training = inputs[2] if len(inputs) > 2 else None
         if training is not None and bool(np.asarray(training).reshape(-1)[0]):
-            raise ValueError("graph.dropout in training mode is not supported")
+            raise ValueError(f"{self.name} in training mode is not supported")
         return (x.copy(),)
+
+
+@irdl_op_definition
+class DropoutOp(_InferenceDropout):
+    """Dropout at inference: the identity (ONNX Dropout-13+: ``ratio`` and ``training_mode``
+    are optional operands). A model that uses the mask imports as ``graph.dropout_mask``.
+
+    A ``training_mode`` operand that is a constant ``true`` is rejected: tilegraph compiles
+    for inference only.
+    """
+
+    name = "graph.dropout"
+    output = result_def(TensorType)
+
+
+@irdl_op_definition
+class DropoutMaskOp(_InferenceDropout):
+    """Dropout at inference whose model uses the ``mask`` output: the input, and a mask of
+    all true (nothing is dropped when the ratio is not applied). The importer picks it when
+    the mask is used; it runs as a host op."""
+
+    name = "graph.dropout_mask"
+    output = result_def(TensorType)
+    mask = result_def(TensorType)
+    FACTS: ClassVar = ND_OPAQUE
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        (y,) = super().infer_shapes(operands, props)
+        return [y, TensorType(y.origin_shape, element_type_of(DType.bool))]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        (y,) = super().reference(*inputs)
+        return y, np.ones(y.shape, np.bool_)
 
 
 @irdl_op_definition
@@ -547,6 +579,6 @@ class ClipOp(GraphOp):
 
 ELEMENTWISE_OPS: list[type[GraphOp]] = [
     ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, NegOp, ReciprocalOp, AbsOp, SignOp,
-    FloorOp, CeilOp, ErfOp, GeluOp, SoftplusOp, IdentityOp, DropoutOp, EluOp, SeluOp, LeakyReluOp,
-    HardSigmoidOp, ShrinkOp, CastOp, CastLikeOp, ClipOp,
+    FloorOp, CeilOp, ErfOp, GeluOp, SoftplusOp, IdentityOp, DropoutOp, DropoutMaskOp, EluOp,
+    SeluOp, LeakyReluOp, HardSigmoidOp, ShrinkOp, CastOp, CastLikeOp, ClipOp,
 ]  # fmt: skip

@@ -35,12 +35,17 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import IsolatedFromAbove, IsTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.graph.facts import FusionKind
 
 FUSION_KIND_NAMES = {k.name.lower(): k for k in FusionKind}
+
+
+class GraphBodies(OpTrait):
+    """The op's regions are graph-op bodies that end in ``graph.yield`` (``graph.fused`` and
+    the control-flow ops)."""
 
 
 @irdl_op_definition
@@ -53,7 +58,7 @@ class FusedOp(IRDLOperation):
     kernel_name = prop_def(StringAttr)
     kind = prop_def(StringAttr)
     body = region_def("single_block")
-    traits = traits_def(IsolatedFromAbove(), Pure())
+    traits = traits_def(IsolatedFromAbove(), Pure(), GraphBodies())
 
     def __init__(
         self,
@@ -153,11 +158,19 @@ class FusedOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """The results of a ``graph.fused`` body: ``graph.yield %a, %b : T0, T1``."""
+    """The results of a body (``graph.fused``, ``graph.if``, ...):
+    ``graph.yield %a, %b : T0, T1``."""
 
     name = "graph.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), Pure(), HasParent(FusedOp))
+    traits = traits_def(IsTerminator(), Pure())
+
+    def verify_(self) -> None:
+        parent = self.parent_op()
+        if parent is None or not parent.has_trait(GraphBodies):
+            raise VerifyException(
+                "graph.yield must be the terminator of a graph.fused or control-flow body"
+            )
 
     def __init__(self, *values: SSAValue):
         super().__init__(operands=[list(values)])

@@ -22,6 +22,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from tilegraph.dialects.element_conversion import convert
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import (
     GraphOp,
@@ -34,7 +35,10 @@ from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_INJECTIVE, ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import DType
 from tilegraph.symbolic.dims import UNKNOWN
+
+_LOW_PRECISION = (DType.float16, DType.bfloat16)
 
 
 def _scalar(value: SSAValue | None, what: str) -> TensorType:
@@ -44,11 +48,17 @@ def _scalar(value: SSAValue | None, what: str) -> TensorType:
     return t
 
 
+_STASH_TYPES = {1: np.float32, 11: np.float64}
+"""Range-27's ``stash_type`` values (ONNX float, double) -> the type float16 / bfloat16
+ranges are computed in."""
+
+
 @irdl_op_definition
 class RangeOp(GraphOp):
     """ONNX Range: ``start, start + delta, ...`` below ``limit`` (above it for a negative
     delta); the length is ``max(ceil((limit - start) / delta), 0)``, known when the three
-    scalars are constants, else an unknown dim."""
+    scalars are constants, else an unknown dim. float16 / bfloat16 ranges (Range-27) are
+    computed in ``stash_type`` (float32 by default, or float64) and rounded to the type."""
 
     name = "graph.range"
     ONNX_OP: ClassVar = "Range"
@@ -56,8 +66,10 @@ class RangeOp(GraphOp):
     limit = operand_def(TensorType)
     delta = operand_def(TensorType)
     output = result_def(TensorType)
+    stash_type = int_attr()
     traits = traits_def(Pure())
     FACTS: ClassVar = ND_OPAQUE
+    DEFAULTS: ClassVar = {"stash_type": 1}
 
     @classmethod
     def infer_shapes(
@@ -66,6 +78,9 @@ class RangeOp(GraphOp):
         types = [_scalar(v, w) for v, w in zip(operands, ("start", "limit", "delta"), strict=True)]
         if len({t.element_type for t in types}) != 1:
             raise ShapeError("start, limit and delta must have one element type")
+        stash = cls.read_attr(props, "stash_type")
+        if types[0].dtype in _LOW_PRECISION and stash not in _STASH_TYPES:
+            raise ShapeError(f"Range's stash_type {stash} is not supported (1: float, 11: double)")
         values = [constant_value(v) for v in operands]
         length = UNKNOWN
         if all(v is not None for v in values):
@@ -77,7 +92,13 @@ class RangeOp(GraphOp):
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         start, limit, delta = (np.asarray(x).reshape(()) for x in inputs)
-        return (_range(start, limit, delta),)
+        result = self.output.type
+        assert isinstance(result, TensorType)
+        if result.dtype not in _LOW_PRECISION:
+            return (_range(start, limit, delta),)
+        stash = _STASH_TYPES[int(self.attr("stash_type"))]
+        values = _range(start.astype(stash), limit.astype(stash), delta.astype(stash))
+        return (convert(values, result.dtype),)
 
 
 def _range(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:

@@ -324,8 +324,9 @@ class BatchNormOp(GraphOp):
     """ONNX BatchNormalization at inference (opset-15 semantics, first output only).
 
     ``y = (x - mean) / sqrt(var + epsilon) * scale + B`` per channel (axis 1); ``momentum``
-    is kept for round trips, ``training_mode = 1`` is rejected. Fusion BROADCAST: a
-    per-channel affine map (module docstring).
+    is kept for round trips, ``training_mode = 1`` is rejected (a model that uses the
+    running statistics it outputs imports as ``graph.batch_norm_training``). Fusion
+    BROADCAST: a per-channel affine map (module docstring).
     """
 
     name = "graph.batch_norm"

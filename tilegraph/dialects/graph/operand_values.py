@@ -52,16 +52,17 @@ class IntsOperand:
 def ints_operand(
     value: SSAValue | None, what: str, dtypes: Sequence[DType] = INT64_ONLY
 ) -> IntsOperand | None:
-    """Read a 1-D integer operand; None when the optional operand is absent."""
+    """Read a 1-D integer operand; None when the optional operand is absent. A scalar counts
+    as one value (exporters write scalar axes; onnxruntime accepts them)."""
     t = tensor_type(value)
     if t is None:
         return None
-    if t.rank != 1:
+    if t.rank > 1:
         raise ShapeError(f"{what} must be a 1-D tensor, got rank {t.rank}")
     if t.dtype not in dtypes:
         allowed = " or ".join(str(d) for d in dtypes)
         raise ShapeError(f"{what} must be {allowed}, got {t.element_type}")
-    n = normalize_dim(t.origin_shape[0])
+    n = normalize_dim(t.origin_shape[0]) if t.rank else 1
     length = n if isinstance(n, int) and n >= 0 else None
     data = known_value(value)
     if data is None:

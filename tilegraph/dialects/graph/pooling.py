@@ -1,4 +1,5 @@
-"""Pooling graph ops: max_pool, avg_pool, global_avg_pool, global_max_pool.
+"""Pooling graph ops: max_pool (and max_pool_with_indices), avg_pool, lp_pool,
+global_avg_pool, global_max_pool.
 
 ONNX opset-17 semantics and attribute names; absent attributes take ONNX defaults
 (``DEFAULTS``; the per-axis defaults ``strides``/``dilations`` = 1, ``pads`` = 0 depend on the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import reduce
+from math import prod
 from typing import ClassVar
 
 import numpy as np
@@ -28,6 +30,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import (
     GraphOp,
     ShapeError,
@@ -104,8 +107,8 @@ class _PoolBase(GraphOp):
 
 @irdl_op_definition
 class MaxPoolOp(_PoolBase):
-    """ONNX MaxPool, first output only: the optional Indices output is not modelled
-    (``storage_order`` only affects it and is kept for round trips)."""
+    """ONNX MaxPool, first output only (``storage_order`` only affects Indices and is kept
+    for round trips); a model that uses Indices imports as ``graph.max_pool_with_indices``."""
 
     name = "graph.max_pool"
     ONNX_OP: ClassVar = "MaxPool"
@@ -117,6 +120,63 @@ class MaxPoolOp(_PoolBase):
         assert x is not None
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         return (reduce(np.maximum, self._views(x, low)[1]).astype(x.dtype),)
+
+
+@irdl_op_definition
+class MaxPoolWithIndicesOp(_PoolBase):
+    """ONNX MaxPool whose model uses the ``Indices`` output: int64 flat positions of the
+    maxima in the input, ``(n * C + c) * prod(spatial)`` plus the position in the plane,
+    row-major or, with ``storage_order = 1``, column-major; padding never counts and a tie
+    goes to the first element in window order (onnx's reference and onnxruntime). The
+    importer picks it when Indices is used; the compiler's rewrites and tile lowering know
+    the one-result ``graph.max_pool``, so it runs as a host op (ND facts)."""
+
+    name = "graph.max_pool_with_indices"
+    ONNX_OP: ClassVar = "MaxPool"
+    indices = result_def(TensorType)
+    storage_order = int_attr()
+    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "ceil_mode": 0, "storage_order": 0}
+    FACTS: ClassVar[OpFacts] = OpFacts(FormatRole.ND_ONLY, FusionKind.OPAQUE)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        (y,) = super().infer_shapes(operands, props)
+        if cls.read_attr(props, "storage_order") not in (0, 1):
+            raise ShapeError("storage_order must be 0 (row-major) or 1 (column-major)")
+        return [y, TensorType(y.origin_shape, element_type_of("int64"), y.origin_format)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        (x,) = inputs
+        assert x is not None
+        spatial = x.shape[2:]
+        axes = window(type(self), self.properties, spatial, list(self.attr("kernel_shape")))
+        column_major = bool(self.attr("storage_order"))
+        steps = [
+            prod(spatial[:a]) if column_major else prod(spatial[a + 1 :])
+            for a in range(len(spatial))
+        ]
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        best = np.full((*x.shape[:2], *(int(a.out) for a in axes)), low, x.dtype)
+        where = np.full(best.shape, -1, np.int64)  # -1: no element of the window seen yet
+        for k in np.ndindex(*(int(a.kernel) for a in axes)):
+            pos = np.ix_(
+                *(
+                    np.arange(int(a.out)) * a.stride - a.begin + kk * a.dilation
+                    for a, kk in zip(axes, k, strict=True)
+                )
+            )
+            inside = reduce(
+                np.logical_and, ((p >= 0) & (p < n) for p, n in zip(pos, spatial, strict=True))
+            )
+            pos = [np.clip(p, 0, n - 1) for p, n in zip(pos, spatial, strict=True)]
+            value = x[(..., *pos)]
+            take = inside & ((where < 0) | (value > best))
+            best = np.where(take, value, best)
+            where = np.where(take, sum(p * s for p, s in zip(pos, steps, strict=True)), where)
+        planes = np.arange(x.shape[0] * x.shape[1]).reshape(best.shape[:2] + (1,) * len(axes))
+        return best, np.where(where < 0, -1, planes * prod(spatial) + where)
 
 
 @irdl_op_definition
@@ -201,6 +261,7 @@ class GlobalMaxPoolOp(_GlobalPoolBase):
 
 POOLING_OPS: list[type[GraphOp]] = [
     MaxPoolOp,
+    MaxPoolWithIndicesOp,
     AvgPoolOp,
     GlobalAvgPoolOp,
     GlobalMaxPoolOp,

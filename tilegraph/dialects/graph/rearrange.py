@@ -91,10 +91,13 @@ class DepthToSpaceOp(_BlockOp):
 
 @irdl_op_definition
 class SpaceToDepthOp(_BlockOp):
-    """ONNX SpaceToDepth (the inverse of DepthToSpace in DCR mode)."""
+    """ONNX SpaceToDepth, ``mode`` DCR (default; the only order before SpaceToDepth-28) or
+    CRD: the inverse of DepthToSpace in that mode."""
 
     name = "graph.space_to_depth"
     ONNX_OP: ClassVar = "SpaceToDepth"
+    mode = str_attr()
+    DEFAULTS: ClassVar = {"mode": "DCR"}
 
     @classmethod
     def infer_shapes(
@@ -102,6 +105,8 @@ class SpaceToDepthOp(_BlockOp):
     ) -> list[TensorType]:
         x, b = cls.block(operands, props)
         n, c, h, w = x.origin_shape
+        if cls.read_attr(props, "mode") not in ("DCR", "CRD"):
+            raise ShapeError("mode must be DCR or CRD")
         for d in (h, w):
             if isinstance(d, int) and d % b:
                 raise ShapeError(f"spatial size {d} is not a multiple of blocksize {b}")
@@ -113,8 +118,9 @@ class SpaceToDepthOp(_BlockOp):
         assert x is not None
         b = int(self.attr("blocksize"))
         n, c, h, w = x.shape
-        y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
-        return (y.reshape(n, c * b * b, h // b, w // b),)
+        blocks = x.reshape(n, c, h // b, b, w // b, b)
+        order = (0, 3, 5, 1, 2, 4) if self.attr("mode") == "DCR" else (0, 1, 3, 5, 2, 4)
+        return (blocks.transpose(order).reshape(n, c * b * b, h // b, w // b),)
 
 
 @irdl_op_definition

@@ -22,6 +22,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.constant_ops import ConstantOp
+from tilegraph.dialects.graph.control_flow import has_only_tensors, walk_outside_bodies
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.layout_plan import KernelChoice, LayoutPlanner, origin_view
 
@@ -72,18 +73,18 @@ class SelectionProblem:
         self.planner = planner
         self.ops: list[GraphOp] = [
             op
-            for op in fn.body.walk()
-            if isinstance(op, GraphOp) and not isinstance(op, ConstantOp)
+            for op in walk_outside_bodies(fn.body)
+            if isinstance(op, GraphOp) and not isinstance(op, ConstantOp) and has_only_tensors(op)
         ]
         self.choices: dict[GraphOp, list[KernelChoice]] = {
             op: planner.choices(op) for op in self.ops
         }
         self._selectable = set(self.ops)
         self.values: list[SSAValue] = list(fn.body.block.args)
-        for op in fn.body.walk():
+        for op in walk_outside_bodies(fn.body):
             self.values.extend(op.results)
         self.uses: dict[SSAValue, list[Use]] = {v: [] for v in self.values}
-        for op in fn.body.walk():
+        for op in walk_outside_bodies(fn.body):
             for i, operand in enumerate(op.operands):
                 if operand in self.uses and isinstance(operand.type, TensorType):
                     self.uses[operand].append(Use(operand, op, self._slot_index(op, i)))
