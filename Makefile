@@ -4,8 +4,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+PLUGIN_STAMP := $(VENV)/.example-plugin-stamp
 
-.PHONY: install demo test test-all pytest lit bench lint format docs viz-seed clean
+.PHONY: install demo test test-all pytest lit bench lint format docs viz-seed clean chromium explorer-screenshot
 
 install: $(STAMP)
 
@@ -14,6 +15,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,dev,plot]'
 	@touch $(STAMP)
+
+# The tutorial's example plugin (docs/tutorial-writing-a-pass.md), installed for `make test`
+# to run its lit tests and pytest. Editable: reinstalled only when its entry points change.
+$(PLUGIN_STAMP): examples/plugin/pyproject.toml | $(STAMP)
+	$(PY) -m pip install --quiet --quiet --no-deps -e examples/plugin
+	@touch $(PLUGIN_STAMP)
 
 demo: $(STAMP)
 	@echo "== tilegraph-opt: the IR with origin and storage views =="
@@ -33,13 +40,30 @@ demo: $(STAMP)
 	$(PY) examples/make_dynamic_model.py build/recogniser.onnx
 	$(BIN)/tilegraph-run build/recogniser.onnx --sweep x:0=1..6 --dim w=160 --compare
 
-test: $(STAMP)
+test: $(STAMP) $(PLUGIN_STAMP)
 	$(PY) -m pytest -q
 	$(BIN)/lit -q tests/filecheck
+	$(PY) -m pytest -q examples/plugin
+	$(BIN)/lit -q examples/plugin/tests
 
-test-all: $(STAMP)
+test-all: $(STAMP) $(PLUGIN_STAMP) chromium
 	HYPOTHESIS_PROFILE=thorough $(PY) -m pytest -q -m ''
 	$(BIN)/lit -q tests/filecheck
+	$(PY) -m pytest -q examples/plugin
+	$(BIN)/lit -q examples/plugin/tests
+
+# Headless Chromium for the explorer's browser test: Debian's package, where this runs as root
+# with apt; otherwise the test says why it is skipped.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+	  && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	  || echo "chromium is not installed: the explorer's browser test will be skipped"
+
+explorer-screenshot: $(STAMP) chromium
+	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
+	$(BIN)/tilegraph-opt build/light_resnet50.onnx -p O2 --explore build/explore_resnet50.html -o /dev/null
+	chromium --headless --disable-gpu --no-sandbox --hide-scrollbars --window-size=1280,1600 \
+	  --screenshot=docs/images/explorer-resnet50.png file://$(CURDIR)/build/explore_resnet50.html
 
 bench: $(STAMP)
 	$(PY) benchmarks/compile_throughput.py
@@ -53,8 +77,8 @@ bench: $(STAMP)
 	$(PY) benchmarks/onnx_node_suite.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check tilegraph tests benchmarks
-	$(BIN)/ruff format --check tilegraph tests benchmarks
+	$(BIN)/ruff check tilegraph tests benchmarks examples
+	$(BIN)/ruff format --check tilegraph tests benchmarks examples
 	$(BIN)/pyright tilegraph
 
 docs: $(STAMP)

@@ -7,6 +7,9 @@ ones, per-channel and full-shape constants (broadcast or not), inverse transpose
 reshapes, cast chains that widen and that narrow, conv + BatchNorm with a second user or
 without, Pad before conv and pools, MatMul + Add, Log(Softmax), reductions followed by
 Unsqueeze, GELU / Softmax / LayerNorm decompositions. Values stay float32 at the graph boundary.
+
+The graphs are made with :mod:`tilegraph.builder`: its op methods, with numpy data where an
+op takes a constant operand (the builder makes the ``graph.constant``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ from tilegraph.dialects.layout_type import TensorType
 Draw = Callable[[st.SearchStrategy[Any]], Any]
 
 SPECIAL = (0.0, -0.0, 1.0, 2.0, -1.0, 0.5)
+f32 = np.float32
+
+
+def ints(*values: int) -> np.ndarray:
+    """An int64 operand (axes, shapes, pads, slice bounds)."""
+    return np.array(values, np.int64)
 
 
 def _shape(v: SSAValue) -> list[int]:
@@ -124,12 +133,11 @@ def clip(c: Ctx) -> SSAValue | None:
         return None
     lo = c.draw(st.sampled_from((-1.0, 0.0, -0.5, None)))
     hi = c.draw(st.sampled_from((1.0, 6.0, 0.5, None)))
-    bounds = [None if v is None else c.b.constant(np.float32(v)) for v in (lo, hi)]
-    y = c.b.op("clip", x, *bounds)
+    y = c.b.clip(x, *(None if v is None else f32(v) for v in (lo, hi)))
     if c.draw(st.booleans()):
-        y = c.b.op("relu", y)
+        y = c.b.relu(y)
     if c.draw(st.booleans()):
-        y = c.b.op("clip", y, c.b.constant(np.float32(-0.25)), c.b.constant(np.float32(3.0)))
+        y = c.b.clip(y, f32(-0.25), f32(3.0))
     return y
 
 
@@ -139,7 +147,7 @@ def cast_chain(c: Ctx) -> SSAValue | None:
         return None
     # ONNX dtype codes: 1 float32, 10 float16, 11 float64, 6 int32, 7 int64
     middle = c.draw(st.sampled_from((1, 10, 11, 6, 7)))
-    return c.b.op("cast", c.b.op("cast", x, to=middle), to=1)
+    return c.b.cast(c.b.cast(x, to=middle), to=1)
 
 
 def transpose_pair(c: Ctx) -> SSAValue | None:
@@ -148,10 +156,10 @@ def transpose_pair(c: Ctx) -> SSAValue | None:
         return None
     rank = len(_shape(x))
     perm = c.draw(st.permutations(list(range(rank))))
-    y = c.b.op("transpose", x, perm=list(perm))
+    y = c.b.transpose(x, perm=list(perm))
     if c.draw(st.booleans()):
         back = [int(i) for i in np.argsort(perm)]
-        y = c.b.op("transpose", y, perm=back)
+        y = c.b.transpose(y, perm=back)
     return y
 
 
@@ -160,22 +168,21 @@ def reshape_chain(c: Ctx) -> SSAValue | None:
     if x is None:
         return None
     shape = _shape(x)
-    flat = c.b.op("reshape", x, c.b.constant(np.array([-1], np.int64)))
+    flat = c.b.reshape(x, ints(-1))
     middle = c.draw(st.sampled_from(([1, -1], [int(np.prod(shape)), 1], shape[:1] + [-1])))
-    y = c.b.op("reshape", flat, c.b.constant(np.array(middle, np.int64)))
-    return c.b.op("reshape", y, c.b.constant(np.array(shape, np.int64)))
+    y = c.b.reshape(flat, ints(*middle))
+    return c.b.reshape(y, ints(*shape))
 
 
 def squeeze_pair(c: Ctx) -> SSAValue | None:
     x = c.pick()
     if x is None:
         return None
-    axes = c.b.constant(np.array([0], np.int64))
-    y = c.b.op("unsqueeze", x, axes)
+    axes = c.b.constant(ints(0))  # one constant, two users
+    y = c.b.unsqueeze(x, axes)
     if c.draw(st.booleans()):
-        y = c.b.op("unsqueeze", y, c.b.constant(np.array([1], np.int64)))
-        y = c.b.op("squeeze", y, c.b.constant(np.array([1], np.int64)))
-    return c.b.op("squeeze", y, axes)
+        y = c.b.squeeze(c.b.unsqueeze(y, ints(1)), ints(1))
+    return c.b.squeeze(y, axes)
 
 
 def reduce_unsqueeze(c: Ctx) -> SSAValue | None:
@@ -184,18 +191,18 @@ def reduce_unsqueeze(c: Ctx) -> SSAValue | None:
         return None
     rank = len(_shape(x))
     axis = c.draw(st.integers(0, rank - 1))
-    axes = c.b.constant(np.array([axis], np.int64))
+    axes = c.b.constant(ints(axis))
     kind = c.draw(st.sampled_from(("reduce_mean", "reduce_max", "reduce_sum")))
     r = c.b.op(kind, x, axes, keepdims=0)
-    return c.b.op("unsqueeze", r, axes)
+    return c.b.unsqueeze(r, axes)
 
 
 def softmax_log(c: Ctx) -> SSAValue | None:
     x = c.pick()
     if x is None:
         return None
-    s = c.b.op("softmax", x, axis=-1)
-    return c.b.op("log", s) if c.draw(st.booleans()) else s
+    s = c.b.softmax(x, axis=-1)
+    return c.b.log(s) if c.draw(st.booleans()) else s
 
 
 def conv_bn(c: Ctx) -> SSAValue | None:
@@ -208,7 +215,7 @@ def conv_bn(c: Ctx) -> SSAValue | None:
     bias = c.b.constant(c.rng.standard_normal(channels).astype(np.float32))
     with_bias = c.draw(st.booleans())
     pads = [k // 2] * 4
-    y = c.b.op("conv2d", x, w, bias if with_bias else None, pads=pads)
+    y = c.b.conv2d(x, w, bias if with_bias else None, pads=pads)
     if c.draw(st.booleans()):
         params = [
             c.rng.uniform(0.5, 2.0, channels),
@@ -216,7 +223,7 @@ def conv_bn(c: Ctx) -> SSAValue | None:
             c.rng.standard_normal(channels),
             c.rng.uniform(0.5, 2.0, channels),
         ]
-        y = c.b.op("batch_norm", y, *(c.b.constant(p.astype(np.float32)) for p in params))
+        y = c.b.batch_norm(y, *(p.astype(np.float32) for p in params))
     return y
 
 
@@ -226,17 +233,16 @@ def pad_window(c: Ctx) -> SSAValue | None:
     if x is None or _format(x) != "NCHW":
         return None
     n, ch, _, _ = _shape(x)
-    pads = c.b.constant(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64))
     fill = c.draw(st.sampled_from((0.0, -np.inf, 1.0)))
-    p = c.b.op("pad", x, pads, c.b.constant(np.float32(fill)))
+    p = c.b.pad(x, ints(0, 0, 1, 1, 0, 0, 1, 1), f32(fill))
     kind = c.draw(st.sampled_from(("conv", "max_pool", "avg_pool")))
     if kind == "conv":
         w = c.b.constant(c.rng.standard_normal([ch, ch, 3, 3]).astype(np.float32), "NCHW")
-        return c.b.op("conv2d", p, w)
+        return c.b.conv2d(p, w)
     include = c.draw(st.sampled_from((0, 1)))
     if kind == "avg_pool":
-        return c.b.op("avg_pool", p, kernel_shape=[3, 3], count_include_pad=include)
-    return c.b.op("max_pool", p, kernel_shape=[3, 3])
+        return c.b.avg_pool(p, kernel_shape=[3, 3], count_include_pad=include)
+    return c.b.max_pool(p, kernel_shape=[3, 3])
 
 
 def matmul_add(c: Ctx) -> SSAValue | None:
@@ -246,10 +252,10 @@ def matmul_add(c: Ctx) -> SSAValue | None:
     k = _shape(x)[1]
     w = c.b.constant(c.rng.standard_normal([k, k]).astype(np.float32))
     if c.draw(st.booleans()):
-        w = c.b.op("transpose", w, perm=[1, 0])
-    y = c.b.op("matmul", x, w)
+        w = c.b.transpose(w, perm=[1, 0])
+    y = c.b.matmul(x, w)
     if c.draw(st.booleans()):
-        y = c.b.op("add", y, c.const(c.draw(st.sampled_from(([k], [1, k], _shape(x))))))
+        y = c.b.add(y, c.const(c.draw(st.sampled_from(([k], [1, k], _shape(x))))))
     return y
 
 
@@ -259,18 +265,12 @@ def concat_slice(c: Ctx) -> SSAValue | None:
         return None
     rank = len(_shape(x))
     axis = c.draw(st.integers(0, rank - 1))
-    both = c.b.op("concat", x, x, axis=axis)
+    both = c.b.concat(x, x, axis=axis)
     if c.draw(st.booleans()):
-        both = c.b.op("concat", both, axis=axis)
+        both = c.b.concat(both, axis=axis)
     size = _shape(x)[axis]
     start = c.draw(st.sampled_from((0, size)))
-    return c.b.op(
-        "slice",
-        both,
-        c.b.constant(np.array([start], np.int64)),
-        c.b.constant(np.array([start + size], np.int64)),
-        c.b.constant(np.array([axis], np.int64)),
-    )
+    return c.b.slice(both, ints(start), ints(start + size), ints(axis))
 
 
 def decomposed(c: Ctx) -> SSAValue | None:
@@ -278,24 +278,23 @@ def decomposed(c: Ctx) -> SSAValue | None:
     x = c.pick()
     if x is None:
         return None
-    b, f32 = c.b, np.float32
-    last = b.constant(np.array([-1], np.int64))
+    b = c.b
+    last = b.constant(ints(-1))
     kind = c.draw(st.sampled_from(("gelu", "softmax", "layer_norm")))
     if kind == "gelu":
-        erf = b.op("erf", b.op("div", x, b.constant(f32(np.sqrt(2.0)))))
-        one_plus = b.op("add", erf, b.constant(f32(1.0)))
-        return b.op("mul", b.op("mul", x, one_plus), b.constant(f32(0.5)))
+        erf = b.erf(b.div(x, f32(np.sqrt(2.0))))
+        return b.mul(b.mul(x, b.add(erf, f32(1.0))), f32(0.5))
     if kind == "softmax":
-        e = b.op("exp", b.op("sub", x, b.op("reduce_max", x, last)))
-        return b.op("div", e, b.op("reduce_sum", e, last))
-    d = b.op("sub", x, b.op("reduce_mean", x, last))
-    var = b.op("reduce_mean", b.op("mul", d, d), last)
-    return b.op("div", d, b.op("sqrt", b.op("add", var, b.constant(f32(1e-5)))))
+        e = b.exp(b.sub(x, b.reduce_max(x, last)))
+        return b.div(e, b.reduce_sum(e, last))
+    d = b.sub(x, b.reduce_mean(x, last))
+    var = b.reduce_mean(b.mul(d, d), last)
+    return b.div(d, b.sqrt(b.add(var, f32(1e-5))))
 
 
 def dropout(c: Ctx) -> SSAValue | None:
     x = c.pick()
-    return None if x is None else c.b.op("dropout", x)
+    return None if x is None else c.b.dropout(x)
 
 
 MAKERS: tuple[Maker, ...] = (
@@ -326,7 +325,7 @@ def graphs(draw: Draw, max_ops: int = 6) -> ModuleOp:
     seed = draw(st.integers(0, 2**31 - 1))
     b = GraphBuilder()
     if draw(st.booleans()):
-        x = b.input("x", [1, draw(st.sampled_from((2, 3))), 5, 5], origin_format="NCHW")
+        x = b.input("x", [1, draw(st.sampled_from((2, 3))), 5, 5], format="NCHW")
     else:
         x = b.input("x", [draw(st.sampled_from((2, 3))), 4])
     c = Ctx(draw, b, [x], np.random.default_rng(seed))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,12 @@ def test_sweep_reports_compiles_cache_hits_and_reasons(tmp_path, capsys):
     assert run(argv) == 0
     out = capsys.readouterr().out
     assert "8 runs: 2 compiles, 6 cache hits" in out
-    assert "reason: expect guard b == 1 failed with b = 2 (input 'x' axis 0)" in out
+    assert re.search(r"^ +run +shapes +artifact +ms +reason$", out, re.M)
+    runs = [line.split() for line in out.splitlines() if re.match(r" +\d+ +x\[", line)]
+    assert [r[0] for r in runs] == [str(k) for k in range(1, 9)]
+    assert [r[5] for r in runs] == ["compile", "compile", *["cache"] * 6]
+    reason = "expect guard b == 1 failed with b = 2 (input 'x' axis 0)"
+    assert [r[0] for r in runs if reason in " ".join(r)] == ["2"]
     static = tmp_path / "t.json"
     argv = [model, "--sweep", "x:0=1..3", "--dim", "w=32", "--dynamic", "static"]
     assert run([*argv, "--reference", "--json", str(static)]) == 0
@@ -95,7 +101,8 @@ def test_repeated_shapes_run_in_turn_on_the_tiles(tmp_path, capsys):
     assert run(argv) == 0
     out = capsys.readouterr().out
     assert "2 runs: 1 compiles, 1 cache hits, 2 tilings" in out
-    assert out.count("onnxruntime PASS") == 2
+    assert re.search(r"^ +run +shapes +artifact +ms +onnxruntime +reason$", out, re.M)
+    assert len(re.findall(r"^ +[12] +x\[2, 3, 48, \d+\] .* PASS( |$)", out, re.M)) == 2
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,9 @@
     python -m tilegraph.tools.generated_docs [--check]        (make docs)
 
 - ``docs/onnx-ops.md``: the ONNX operators imported (:mod:`.onnx_ops_doc`);
+- ``docs/ops.md``: every graph, layout and tile op — ONNX name, operands, attributes with
+  their defaults, format role, fusion kind, kernel variants, lowering, and for tile ops the
+  pipe and memory scopes (:mod:`.ops_doc`);
 - ``docs/passes.md``: every pass and pipeline of tilegraph — its docstring, its options
   with their defaults (as written in a pipeline: ``tile-kernels{base-block="..."}``), the
   statistics its module documents, and where it lives;
@@ -24,6 +27,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.tools.onnx_ops_doc import generate as onnx_ops_page
+from tilegraph.tools.ops_doc import generate as ops_page
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -49,7 +53,7 @@ def _statistics(module_doc: str) -> str:
 
 
 def passes_page() -> str:
-    from tilegraph.passes.registry import tilegraph_passes
+    from tilegraph.passes.registry import builtin_passes
 
     lines = [
         "# Passes and pipelines",
@@ -60,7 +64,7 @@ def passes_page() -> str:
         "",
     ]
     root = Path(__file__).resolve().parents[2]
-    for name, factory in sorted(tilegraph_passes().items(), key=lambda kv: kv[0].lower()):
+    for name, factory in sorted(builtin_passes().items(), key=lambda kv: kv[0].lower()):
         cls = factory()
         module = inspect.getmodule(cls)
         where = Path(inspect.getfile(cls)).resolve()
@@ -153,6 +157,7 @@ def _seed_svg(strategy: str) -> Callable[[], str]:
 
 PAGES: dict[str, Callable[[], str]] = {
     "onnx-ops.md": onnx_ops_page,
+    "ops.md": ops_page,
     "passes.md": passes_page,
     "pictures.md": seed_pictures_page,
     **{f"images/seed-{strategy}.svg": _seed_svg(strategy) for strategy in SEED_PICTURES},

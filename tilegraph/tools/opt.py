@@ -14,6 +14,9 @@ Added here:
   difference (exit 1); otherwise a one-line summary goes to stderr;
 * ``--explore FILE.html``: write the pass explorer page (:mod:`tilegraph.tools.explorer`):
   each pass's time and statistics, the IR after it with a diff, the graph before / after;
+* ``--emit-onnx FILE.onnx``: after the pipeline, write the graph as an ONNX model
+  (:mod:`tilegraph.tools.onnx_export`: standard ops, TransData and fused groups in the
+  ``tilegraph`` domain), checked with ``onnx.checker``; the IR is still printed;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
@@ -53,15 +56,15 @@ class TilegraphOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description=_description(), args=args)
         if self.args.list_rules:
-            from tilegraph.passes.simplify.rule import (
-                format_rule_markdown,
-                format_rule_table,
-                rule_catalog,
-            )
+            from tilegraph.passes.simplify.rule import format_rule_markdown, rule_catalog
 
             rules = rule_catalog()
-            markdown = self.args.rules_markdown
-            print(format_rule_markdown(rules) if markdown else format_rule_table(rules))
+            if self.args.rules_markdown:
+                print(format_rule_markdown(rules))
+            else:
+                from tilegraph.tools.tables import print_rule_catalog
+
+                print_rule_catalog(rules)
             raise SystemExit(0)
         if self.args.print_constants:
             dense.set_elide_limit(None)
@@ -93,6 +96,8 @@ class TilegraphOptMain(xDSLOptMain):
             if message is None:
                 raise
             raise LocatedError(message) from e
+        if self.args.emit_onnx:
+            self._emit_onnx(prog)
 
     def _apply(self, prog: ModuleOp) -> None:
         if self.args.explore:
@@ -138,6 +143,16 @@ class TilegraphOptMain(xDSLOptMain):
         pipeline = ",".join(str(p.spec()) for p in self.pipeline.passes)
         Path(self.args.explore).write_text(explorer.html(self.get_input_name(), pipeline))
         print(f"wrote {self.args.explore} ({len(explorer.snapshots) - 1} passes)", file=sys.stderr)
+
+    def _emit_onnx(self, prog: ModuleOp) -> None:
+        """Write the module after the pipeline as a checked ONNX model (--emit-onnx); an
+        OnnxExportError (a ValueError) becomes one ``error:`` line and exit 1."""
+        from tilegraph.tools.onnx_export import OnnxExportError, summary, write_onnx
+
+        if self.args.split_input_file:
+            raise OnnxExportError("--emit-onnx writes one model: not with --split-input-file")
+        model = write_onnx(prog, self.args.emit_onnx)
+        print(f"wrote {self.args.emit_onnx} ({summary(model)})", file=sys.stderr)
 
     def register_all_dialects(self) -> None:
         super().register_all_dialects()
@@ -188,6 +203,12 @@ class TilegraphOptMain(xDSLOptMain):
             help="write a self-contained page: every pass's time, statistics, IR, diff and "
             "graph picture",
         )
+        arg_parser.add_argument(
+            "--emit-onnx",
+            metavar="FILE.onnx",
+            help="after the pipeline, write the graph as ONNX (standard ops; TransData and "
+            "fused groups in the 'tilegraph' domain), checked with onnx.checker",
+        )
         arg_parser.add_argument("--check-rtol", type=float, default=1e-4, metavar="R")
         arg_parser.add_argument("--check-atol", type=float, default=1e-5, metavar="A")
         arg_parser.add_argument(
@@ -215,11 +236,25 @@ def _description() -> str:
 
 
 def _passes_epilog() -> str:
+    """The ``--help`` epilog: tilegraph's passes, then plugin passes and dialects with the
+    distribution each comes from (a plugin that fails to load is named, never fatal)."""
+    from tilegraph.passes.registry import builtin_passes, plugin_dialects, plugin_passes
+
+    builtin = builtin_passes()
     lines = ["tilegraph passes and pipelines (-p NAME, options as NAME{key=value ...}):"]
-    for name in sorted(tilegraph_passes()):
+    for name in sorted(builtin):
         lines.append(f"  {name:<28} {pass_summary(name)}")
+    plugins = plugin_passes()
+    if plugins:
+        lines += ["", "plugin passes (entry points 'tilegraph.passes'; [from distribution]):"]
+        for name, entry in plugins.items():
+            shadowed = f"(ignored: tilegraph has a pass '{name}')"
+            summary = shadowed if name in builtin else pass_summary(name)
+            lines.append(f"  {name:<28} {summary}  [from {entry.origin}]")
     lines.append("")
-    lines.append("dialects: layout, graph (plus every upstream xDSL dialect)")
+    lines.append("dialects: layout, graph, tile (plus every upstream xDSL dialect)")
+    for name, entry in plugin_dialects().items():
+        lines.append(f"plugin dialect: {name}  [from {entry.origin}]")
     lines.append("All xDSL passes (cse, dce, canonicalize, ...) are available too.")
     return "\n".join(lines)
 

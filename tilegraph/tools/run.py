@@ -18,8 +18,13 @@ writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core
 slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
 A model whose shapes are not static runs on the
 reference interpreter, and the report says so. Prints a summary (model, ops by type,
-kernels, time per stage, per-output comparison). Errors (bad file, unsupported op, wrong
-input) print one message and exit 1; a comparison that fails its tolerances exits 1 too.
+kernels, time per stage, per-output comparison; tables from :mod:`.run_report`). Errors
+(bad file, unsupported op, wrong input) print one message and exit 1; a comparison that
+fails its tolerances exits 1 too.
+
+On a terminal, stderr shows the run's progress while it lasts (stage, pass by pass, kernel
+by kernel, the ``optimal`` solver, run by run for a sweep); nothing when stderr is piped
+or with ``--quiet`` (:mod:`.progress`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
 from tilegraph.passes.specialize_shapes import specialize_shapes
+from tilegraph.progress import reporting, task
 from tilegraph.runtime.reference import (
     InputError,
     entry_function,
@@ -56,6 +62,8 @@ from tilegraph.tools.onnxruntime_oracle import (
     compare,
     onnxruntime_outputs,
 )
+from tilegraph.tools.progress import KernelProgress, pass_observer, terminal_progress
+from tilegraph.tools.run_report import print_profile, print_report
 from tilegraph.tools.run_shapes import (
     ShapeArgumentError,
     add_shape_arguments,
@@ -104,30 +112,35 @@ def read_array(path: str) -> np.ndarray:
 
 def strategy_report(module: ModuleOp, platform: str) -> dict[str, dict[str, Any]]:
     """TransData count and bytes per inference under each storage strategy (on copies)."""
+    out: dict[str, dict[str, Any]] = {}
+    for strategy in ("naive", "ge", "optimal"):
+        with task(f"format report: strategy {strategy}"):
+            out[strategy] = _strategy_entry(module, strategy, platform)
+    return out
+
+
+def _strategy_entry(module: ModuleOp, strategy: str, platform: str) -> dict[str, Any]:
+    """One strategy's entry of :func:`strategy_report` (its error when it fails)."""
     from tilegraph.passes.format_report import format_report
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.tools.context import make_context
 
-    out: dict[str, dict[str, Any]] = {}
-    for strategy in ("naive", "ge", "optimal"):
-        copy = module.clone()
-        t0 = time.perf_counter()
-        try:
-            run_pipeline(f"format{{strategy={strategy} platform={platform}}}", make_context(), copy)
-        except Exception as e:  # the report must not hide the run; say what failed
-            out[strategy] = {"error": f"{type(e).__name__}: {e}"}
-            continue
-        reports = format_report(copy)
-        entry: dict[str, Any] = dict(reports.get("main", next(iter(reports.values()))))
-        entry["seconds"] = round(time.perf_counter() - t0, 4)
-        fn = entry_function(copy)
-        for key in ("optimal_cost", "optimal_bound", "optimal_status"):
-            attr = fn.attributes.get(f"layout.{key}")
-            if attr is not None:
-                value = getattr(attr, "data", None)
-                entry[key] = value if value is not None else attr.value.data  # type: ignore[attr-defined]
-        out[strategy] = entry
-    return out
+    copy = module.clone()
+    t0 = time.perf_counter()
+    try:
+        run_pipeline(f"format{{strategy={strategy} platform={platform}}}", make_context(), copy)
+    except Exception as e:  # the report must not hide the run; say what failed
+        return {"error": f"{type(e).__name__}: {e}"}
+    reports = format_report(copy)
+    entry: dict[str, Any] = dict(reports.get("main", next(iter(reports.values()))))
+    entry["seconds"] = round(time.perf_counter() - t0, 4)
+    fn = entry_function(copy)
+    for key in ("optimal_cost", "optimal_bound", "optimal_status"):
+        attr = fn.attributes.get(f"layout.{key}")
+        if attr is not None:
+            value = getattr(attr, "data", None)
+            entry[key] = value if value is not None else attr.value.data  # type: ignore[attr-defined]
+    return entry
 
 
 def safe_file_name(name: str) -> str:
@@ -196,6 +209,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="how the tiled kernels run: compiled to Python (fast) or interpreted op by op",
     )
     ap.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress display (it shows only when stderr is a terminal)",
+    )
+    ap.add_argument(
         "--precision",
         choices=("origin", "fp16", "bf16"),
         default="origin",
@@ -209,7 +228,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         named = [item.partition("=")[0] for item in args.shape]
         if args.sweep or len(named) != len(set(named)):
             return _run_shape_sets(args)
-        report = _run(args)
+        with terminal_progress(args.quiet):
+            report = _run(args)
     except (RunError, InputError, ShapeArgumentError, GuardViolation, OnnxruntimeMissing) as e:
         if debug:
             raise
@@ -221,9 +241,11 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     profile = report.pop("profile", None)
-    _print_report(report)
-    if profile is not None:
+    print_report(report)
+    if isinstance(profile, str):
         print(profile)
+    elif profile is not None:
+        print_profile(*profile)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0 if report.get("compare_ok", True) else 1
@@ -235,7 +257,8 @@ def _run_shape_sets(args: argparse.Namespace) -> int:
         raise RunError("--sweep and repeated --shape need an .onnx model")
     module = load_module(args.model)
     try:
-        report = run_shape_sets(args, module, shape_sets(args, module))
+        with terminal_progress(args.quiet):
+            report = run_shape_sets(args, module, shape_sets(args, module))
     except OnnxImportError as e:
         raise RunError(str(e)) from None
     print_shape_sets(report)
@@ -266,7 +289,8 @@ def _with_hints(
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    module = load_module(args.model)
+    with task(f"importing {Path(args.model).name}"):
+        module = load_module(args.model)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()
@@ -299,12 +323,11 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         times["lower to tiles"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if tiles is not None and "skipped" not in tiles:
-        from tilegraph.runtime.tiles import run_tiles
-
-        outputs = run_tiles(module, inputs, executor=args.executor)
+        outputs = _run_tiles(args, module, inputs)
         times[f"run (tiles, {args.executor})"] = time.perf_counter() - t0
     else:
-        outputs = run_reference(module, inputs)
+        with task("running the reference interpreter"):
+            outputs = run_reference(module, inputs)
         times["run (reference)"] = time.perf_counter() - t0
     report: dict[str, Any] = {
         "model": args.model,
@@ -336,7 +359,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.model.endswith(".onnx"):
             raise RunError("--compare needs an .onnx model (onnxruntime runs the original)")
         t0 = time.perf_counter()
-        theirs = onnxruntime_outputs(args.model, inputs)
+        with task("running onnxruntime"):
+            theirs = onnxruntime_outputs(args.model, inputs)
         times["onnxruntime"] = time.perf_counter() - t0
         rows = compare(names, outputs, theirs, args.rtol, args.atol)
         report["compare"] = {"rtol": args.rtol, "atol": args.atol, "outputs": rows}
@@ -363,7 +387,11 @@ def _run_pipeline(
     from tilegraph.tools.context import make_context
 
     try:
-        with collecting_statistics() as collector:
+        with (
+            collecting_statistics() as collector,
+            task(args.pipeline) as progress,
+            observing_passes(pass_observer(progress, args.pipeline)),
+        ):
             if args.check_each_pass:
                 checker = PassChecker(module, inputs, args.check_rtol, args.check_atol)
                 with observing_passes(checker.after_pass):
@@ -382,12 +410,16 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
     from tilegraph.lowering.graph_to_kernels import LoweringError
     from tilegraph.lowering.plan_memory import memory_report
-    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.passes.pipelines import observing_passes, run_pipeline
     from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
     from tilegraph.tools.context import make_context
 
     try:
-        run_pipeline(lowering_pipeline(args.platform, args.precision), make_context(), module)
+        with (
+            task("lowering to tiles") as progress,
+            observing_passes(pass_observer(progress, "lowering to tiles")),
+        ):
+            run_pipeline(lowering_pipeline(args.platform, args.precision), make_context(), module)
     except LoweringError as e:
         skipped: dict[str, Any] = {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
         if args.profile is not None or args.trace:
@@ -429,10 +461,11 @@ def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     )
 
     try:
-        cycles = simulate_module(module)
+        with task("cycle model"):
+            cycles = simulate_module(module)
         found: dict[str, Any] = {"cycles": cycles.to_json()}
         if args.profile is not None:
-            found["profile"] = cycles.render(top=args.profile)
+            found["profile"] = (cycles, args.profile)  # printed by run_report.print_profile
         if args.trace:
             kernel = args.trace_kernel
             if kernel is None:
@@ -475,74 +508,21 @@ def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]
     return random_inputs(module, args.seed, sets[0], given)
 
 
-def _print_report(report: dict[str, Any]) -> None:
-    print(f"model: {report['model']}")
-    if report.get("pipeline"):
-        print(f"pipeline: {report['pipeline']}")
-    ops = report["ops"]
-    print(f"ops: {ops['imported']} imported -> {ops['after_pipeline']} after the pipeline")
-    for name, n in sorted(ops["by_type"].items(), key=lambda kv: (-kv[1], kv[0])):
-        print(f"  {name:<28} {n:>6}")
-    fusion = report["fusion"]
-    if fusion["groups"]:
-        print(
-            f"fusion: {fusion['groups']} groups of {fusion['fused_ops']} ops "
-            f"(largest {fusion['largest_group']}), "
-            f"{fusion['transdata_absorbed']} TransData absorbed"
-        )
-    if "check_each_pass" in report:
-        print(report["check_each_pass"])
-    if "skipped" in report:
-        print(f"tiles: {report['skipped']}; ran the reference interpreter")
-    elif "kernels" in report:
-        kernels = report["kernels"]
-        units = {u: sum(1 for k in kernels if k["unit"] == u) for u in ("cube", "vector", "host")}
-        tiles = sum(k["tiles"] for k in kernels)
-        print(
-            f"kernels on {report['platform']} ({report['precision']}): {len(kernels)} "
-            f"(cube {units['cube']}, vector {units['vector']}, host {units['host']}), "
-            f"{tiles} tiles"
-        )
-        for k in kernels:
-            if k["unit"] == "host":
-                print(f"  host {k['name']}: {k.get('reason', '')}")
-        memory = report["memory"]
-        print(
-            f"GM workspace: {memory['peak'] / 1e6:.2f} MB planned (lower bound "
-            f"{memory['lower_bound'] / 1e6:.2f} MB, no reuse {memory['no_reuse'] / 1e6:.2f} MB, "
-            f"{memory['in_place']} in place); weights {memory['constants'] / 1e6:.2f} MB"
-        )
-    print("outputs:")
-    for name, info in report["outputs"].items():
-        print(f"  {name}: {info['dtype']} {info['shape']}")
-    if "transdata" in report:
-        print("TransData on activations per inference (format pipeline, per strategy):")
-        for strategy, entry in report["transdata"].items():
-            if "error" in entry:
-                print(f"  {strategy:<8} error: {entry['error']}")
-                continue
-            extra = ""
-            if "optimal_bound" in entry:
-                extra = (
-                    f"  (bound {entry['optimal_bound'] / 1e6:.3f} MB, {entry['optimal_status']})"
-                )
-            megabytes = entry["activation_bytes"] / 1e6
-            print(f"  {strategy:<8} {entry['activations']:>5} ops {megabytes:>10.3f} MB{extra}")
-    print("time per stage:")
-    for stage, seconds in report["times_s"].items():
-        print(f"  {stage:<28} {seconds * 1e3:>10.1f} ms")
-    if "compare" in report:
-        c = report["compare"]
-        print(f"compare with onnxruntime (rtol {c['rtol']}, atol {c['atol']}):")
-        for row in c["outputs"]:
-            verdict = "PASS" if row["ok"] else "FAIL"
-            if "error" in row:
-                print(f"  {row['output']}: {verdict} {row['error']}")
-            else:
-                print(
-                    f"  {row['output']}: {verdict} max abs {row['max_abs']:.3g}, "
-                    f"max rel {row['max_rel']:.3g}"
-                )
+def _run_tiles(
+    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
+) -> list[np.ndarray]:
+    """Run the lowered module's tiles (kernel by kernel on the progress display)."""
+    from tilegraph.dialects.tile import LaunchOp
+    from tilegraph.runtime.tiles import run_tiles
+
+    launches = sum(1 for op in entry_function(module).walk() if isinstance(op, LaunchOp))
+    label = f"running kernels ({args.executor})"
+    with task(label, total=launches) as progress:
+        counters = KernelProgress(progress, label) if reporting() else None
+        outputs = run_tiles(module, inputs, executor=args.executor, counters=counters)
+        if counters is not None and counters.started:
+            progress.advance(1)  # the last kernel is done too
+    return outputs
 
 
 def main() -> None:

@@ -13,7 +13,9 @@ A model with dynamic dims runs at the shapes the user asks for:
 - ``--dynamic dynamic|duck|static`` is the ShapeEnv mode of the compilations.
 
 With several sets the report lists, per run, the shapes, whether it compiled or reused an
-artifact, and why it recompiled (the failed guard with its values).
+artifact, and why it recompiled (the failed guard with its values), as a table
+(:mod:`.tables`). On a terminal the sweep shows its progress on stderr, run by run and pass
+by pass while a run compiles (:mod:`.progress`; not with ``--quiet``).
 """
 
 from __future__ import annotations
@@ -21,16 +23,20 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.progress import Task, task
 from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.symbolic.dims import dim_to_text, is_symbolic
 from tilegraph.symbolic.env import MODES
+
+if TYPE_CHECKING:
+    from tilegraph.runtime.session import Session
 
 Shapes = dict[str, tuple[int, ...]]
 
@@ -231,28 +237,16 @@ def run_shape_sets(
         executor=args.executor,
         log=lambda _: None,
     )
-    runs = []
-    for i, shapes in enumerate(sets):
-        inputs = random_inputs(module, args.seed + i, shapes, {})
-        compiles = session.stats.compiles
-        t0 = time.perf_counter()
-        outputs = session.run(inputs)
-        row: dict[str, Any] = {
-            "shapes": {n: list(s) for n, s in shapes.items()},
-            "compiled": session.stats.compiles > compiles,
-            "ms": round((time.perf_counter() - t0) * 1e3, 3),
-        }
-        if row["compiled"]:
-            row["reason"] = session.stats.recompiles[-1].reason
-        if args.compare:
-            from tilegraph.tools.onnxruntime_oracle import compare, onnxruntime_outputs
+    from tilegraph.passes.pipelines import observing_passes
 
-            theirs = onnxruntime_outputs(args.model, inputs)
-            names = [f"output {k}" for k in range(len(outputs))]
-            row["compare_ok"] = all(
-                r["ok"] for r in compare(names, outputs, theirs, args.rtol, args.atol)
-            )
-        runs.append(row)
+    runs = []
+    with task("shape sets", total=len(sets)) as progress:
+        for i, shapes in enumerate(sets):
+            label = f"run {i + 1}/{len(sets)}: {_shapes_text(shapes)}"
+            progress.relabel(label)
+            with observing_passes(_relabel_per_pass(progress, label)):
+                runs.append(_run_one(args, module, session, i, shapes))
+            progress.advance()
     stats = session.stats
     return {
         "model": args.model,
@@ -267,20 +261,67 @@ def run_shape_sets(
     }
 
 
+def _shapes_text(shapes: Shapes) -> str:
+    return ", ".join(f"{n}{list(s)}" for n, s in shapes.items())
+
+
+def _relabel_per_pass(progress: Task, label: str) -> Callable[[Any, ModuleOp], None]:
+    """A pass observer naming, in ``progress``'s label, the pass a compile has reached."""
+    count = 0
+
+    def observe(done: Any, module: ModuleOp) -> None:
+        nonlocal count
+        count += 1
+        progress.relabel(f"{label}: compiling, pass {count}, {getattr(done, 'name', '?')}")
+
+    return observe
+
+
+def _run_one(
+    args: argparse.Namespace, module: ModuleOp, session: Session, i: int, shapes: Shapes
+) -> dict[str, Any]:
+    """Run shape set ``i`` through the session: the report's row for it."""
+    inputs = random_inputs(module, args.seed + i, shapes, {})
+    compiles = session.stats.compiles
+    t0 = time.perf_counter()
+    outputs = session.run(inputs)
+    row: dict[str, Any] = {
+        "shapes": {n: list(s) for n, s in shapes.items()},
+        "compiled": session.stats.compiles > compiles,
+        "ms": round((time.perf_counter() - t0) * 1e3, 3),
+    }
+    if row["compiled"]:
+        row["reason"] = session.stats.recompiles[-1].reason
+    if args.compare:
+        from tilegraph.tools.onnxruntime_oracle import compare, onnxruntime_outputs
+
+        theirs = onnxruntime_outputs(args.model, inputs)
+        names = [f"output {k}" for k in range(len(outputs))]
+        row["compare_ok"] = all(
+            r["ok"] for r in compare(names, outputs, theirs, args.rtol, args.atol)
+        )
+    return row
+
+
 def print_shape_sets(report: dict[str, Any]) -> None:
+    """Print a shape-set report: one table row per run (shapes, compile or cache hit,
+    time, the onnxruntime verdict with --compare, why it compiled), then the totals."""
+    from tilegraph.tools.tables import Col, print_table
+
     print(f"model: {report['model']}")
     print(
         f"pipeline: {report['pipeline']}, dynamic: {report['dynamic']}, target: {report['target']}"
     )
+    compared = any("compare_ok" in row for row in report["runs"])
+    rows = []
     for k, row in enumerate(report["runs"]):
         shapes = ", ".join(f"{n}{s}" for n, s in row["shapes"].items())
-        what = "compile" if row["compiled"] else "cache hit"
-        check = ""
-        if "compare_ok" in row:
-            check = "  onnxruntime " + ("PASS" if row["compare_ok"] else "FAIL")
-        print(f"  run {k + 1:>3}: {shapes:<40} {what:<9} {row['ms']:>9.1f} ms{check}")
-        if row["compiled"]:
-            print(f"           reason: {row['reason']}")
+        cells = [k + 1, shapes, "compile" if row["compiled"] else "cache hit", f"{row['ms']:.1f}"]
+        if compared:
+            cells.append("PASS" if row.get("compare_ok") else "FAIL")
+        rows.append([*cells, row.get("reason", "")])
+    columns = [Col("run", right=True), "shapes", "artifact", Col("ms", right=True)]
+    print_table([*columns, *(["onnxruntime"] if compared else []), "reason"], rows, indent=2)
     print(
         f"{len(report['runs'])} runs: {report['compiles']} compiles, {report['cache_hits']} "
         f"cache hits" + (f", {report['tilings']} tilings" if report["tilings"] else "")

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,6 +63,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 from xdsl.ir import SSAValue
 
+from tilegraph import progress
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.layout_plan import KernelChoice
@@ -155,7 +156,12 @@ class _OpVars:
 
 
 class _Model:
-    def __init__(self, problem: SelectionProblem, pin_heavy: bool):
+    def __init__(
+        self,
+        problem: SelectionProblem,
+        pin_heavy: bool,
+        advance: Callable[[], None] = lambda: None,
+    ):
         self.problem = problem
         self.ops: dict[GraphOp, _OpVars] = {}
         self.nvars = 0
@@ -172,6 +178,7 @@ class _Model:
         ``sum(x[xs]) - minus >= 1``; for the exact re-evaluation of a plan."""
         for value in problem.values:
             self._value(value)
+            advance()
 
     def _classes(self, op: GraphOp, choices: list[KernelChoice]) -> _OpVars:
         planner = self.problem.planner
@@ -319,7 +326,8 @@ def solve(
     preferred kernel (see :func:`allowed_choices`).
     """
     start = time.perf_counter()
-    model = _Model(problem, pin_heavy)
+    with progress.task("optimal storage: ILP model", total=len(problem.values)) as task:
+        model = _Model(problem, pin_heavy, task.advance)
     built = time.perf_counter()
     n = model.nvars
     constraints = len(model.rows) + sum(1 for v in model.ops.values() if v.first_var >= 0)
@@ -364,13 +372,14 @@ def solve(
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     t0 = time.perf_counter()
-    res = milp(
-        c,
-        integrality=integrality,
-        bounds=Bounds(0, 1),
-        constraints=[lc for lc in linear if lc.A.shape[0]],
-        options=options,
-    )
+    with progress.task(f"optimal storage: HiGHS, {n} variables, {constraints} rows"):
+        res = milp(
+            c,
+            integrality=integrality,
+            bounds=Bounds(0, 1),
+            constraints=[lc for lc in linear if lc.A.shape[0]],
+            options=options,
+        )
     milp_seconds = time.perf_counter() - t0
     nodes = res.get("mip_node_count")
     if res.status not in (0, 1):

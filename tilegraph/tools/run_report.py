@@ -1,0 +1,145 @@
+"""What ``tilegraph-run`` prints: the run's summary and the cycle model's profile.
+
+Lists print as tables (:mod:`.tables`): ops by type, host kernels, outputs, TransData per
+storage strategy, time per stage, the comparison with onnxruntime, and the profile's
+slowest kernels; single facts stay ``key: value`` lines. Everything goes to stdout.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tilegraph.tools.tables import Col, print_table
+
+if TYPE_CHECKING:
+    from tilegraph.runtime.cycles import ModelCycles
+
+
+def print_report(report: dict[str, Any]) -> None:
+    """Print the report ``tilegraph-run`` builds (see :func:`tilegraph.tools.run.run`)."""
+    print(f"model: {report['model']}")
+    if report.get("pipeline"):
+        print(f"pipeline: {report['pipeline']}")
+    ops = report["ops"]
+    print(f"ops: {ops['imported']} imported -> {ops['after_pipeline']} after the pipeline")
+    by_type = sorted(ops["by_type"].items(), key=lambda kv: (-kv[1], kv[0]))
+    print_table(["op", Col("count", right=True)], by_type, indent=2)
+    fusion = report["fusion"]
+    if fusion["groups"]:
+        print(
+            f"fusion: {fusion['groups']} groups of {fusion['fused_ops']} ops "
+            f"(largest {fusion['largest_group']}), "
+            f"{fusion['transdata_absorbed']} TransData absorbed"
+        )
+    if "check_each_pass" in report:
+        print(report["check_each_pass"])
+    if "skipped" in report:
+        print(f"tiles: {report['skipped']}; ran the reference interpreter")
+    elif "kernels" in report:
+        _print_kernels(report)
+    print("outputs:")
+    outputs = report["outputs"]
+    rows = [(name, info["dtype"], info["shape"]) for name, info in outputs.items()]
+    print_table(["output", "dtype", "shape"], rows, indent=2)
+    if "transdata" in report:
+        _print_transdata(report["transdata"])
+    print("time per stage:")
+    rows = [(stage, f"{seconds * 1e3:.1f}") for stage, seconds in report["times_s"].items()]
+    print_table(["stage", Col("ms", right=True)], rows, indent=2)
+    if "compare" in report:
+        _print_compare(report["compare"])
+
+
+def _print_kernels(report: dict[str, Any]) -> None:
+    kernels = report["kernels"]
+    units = {u: sum(1 for k in kernels if k["unit"] == u) for u in ("cube", "vector", "host")}
+    tiles = sum(k["tiles"] for k in kernels)
+    print(
+        f"kernels on {report['platform']} ({report['precision']}): {len(kernels)} "
+        f"(cube {units['cube']}, vector {units['vector']}, host {units['host']}), "
+        f"{tiles} tiles"
+    )
+    host = [k for k in kernels if k["unit"] == "host"]
+    if host:
+        rows = [(k["name"], ", ".join(k.get("ops", [])), k.get("reason", "")) for k in host]
+        print_table(["host kernel", "ops", "reason"], rows, indent=2)
+    memory = report["memory"]
+    print(
+        f"GM workspace: {memory['peak'] / 1e6:.2f} MB planned (lower bound "
+        f"{memory['lower_bound'] / 1e6:.2f} MB, no reuse {memory['no_reuse'] / 1e6:.2f} MB, "
+        f"{memory['in_place']} in place); weights {memory['constants'] / 1e6:.2f} MB"
+    )
+
+
+def _print_transdata(transdata: dict[str, dict[str, Any]]) -> None:
+    print("TransData on activations per inference (format pipeline, per strategy):")
+    rows = []
+    for strategy, entry in transdata.items():
+        if "error" in entry:
+            rows.append((strategy, "", "", "", f"error: {entry['error']}"))
+            continue
+        bound = entry.get("optimal_bound")
+        rows.append(
+            (
+                strategy,
+                entry["activations"],
+                f"{entry['activation_bytes'] / 1e6:.3f}",
+                "" if bound is None else f"{bound / 1e6:.3f}",
+                entry.get("optimal_status", ""),
+            )
+        )
+    columns = ["strategy", Col("ops", right=True), Col("MB", right=True)]
+    print_table([*columns, Col("bound MB", right=True), "status"], rows, indent=2)
+
+
+def _print_compare(compare: dict[str, Any]) -> None:
+    print(f"compare with onnxruntime (rtol {compare['rtol']}, atol {compare['atol']}):")
+    rows = []
+    for row in compare["outputs"]:
+        verdict = "PASS" if row["ok"] else "FAIL"
+        if "error" in row:
+            rows.append((row["output"], verdict, "", "", row["error"]))
+        else:
+            rows.append(
+                (row["output"], verdict, f"{row['max_abs']:.3g}", f"{row['max_rel']:.3g}", "")
+            )
+    columns = ["output", "verdict", Col("max abs", right=True), Col("max rel", right=True)]
+    print_table([*columns, "error"], rows, indent=2)
+
+
+def print_profile(cycles: ModelCycles, top: int | None) -> None:
+    """The cycle model's estimate: the ``top`` kernels by time (all when None), then the
+    totals (what :meth:`ModelCycles.render` says, as a table)."""
+    kernels = sorted(cycles.kernels, key=lambda k: -k.total_us)
+    shown = kernels if top is None else kernels[:top]
+    print(f"cycle model on {cycles.platform} ({cycles.clock_ghz} GHz)")
+    rows = []
+    for k in shown:
+        gm = sum(b for p, b in k.bytes_per_path.items() if "GM" in p) / 1e6
+        rows.append(
+            (
+                k.name,
+                k.unit,
+                k.blocks,
+                f"{k.launches * k.us:.2f}",
+                f"{k.launches * k.launch_us:.1f}",
+                k.bound,
+                f"{100 * k.cube_utilisation:.1f}",
+                f"{gm:.2f}",
+            )
+        )
+    numbers = [Col(h, right=True) for h in ("µs", "+launch")]
+    columns = ["kernel", "unit", Col("blocks", right=True), *numbers, "bound"]
+    print_table([*columns, Col("cube%", right=True), Col("GM MB", right=True)], rows)
+    if len(kernels) > len(shown):
+        print(f"... {len(kernels) - len(shown)} more kernels")
+    bounds = ", ".join(f"{b} {t:.1f}" for b, t in cycles.per_bound_us().items() if t)
+    units = ", ".join(f"{u} {t:.1f}" for u, t in cycles.per_unit_us().items())
+    print(
+        f"total {cycles.total_us:.1f} µs = kernels {cycles.kernel_us:.1f} + launch overhead "
+        f"{cycles.launch_overhead_us:.1f} ({cycles.launches} launches) + host ops "
+        f"{cycles.host_us:.1f}"
+    )
+    print(f"per unit (µs): {units}")
+    print(f"by bound (µs): {bounds}")
+    print(f"TransData kernels: {cycles.transdata_us:.1f} µs")
