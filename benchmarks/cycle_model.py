@@ -353,13 +353,25 @@ def section_c() -> dict[str, Any]:
     print(
         f"    per K step: mmad {mmad} cycles, its GM->L1 bytes {load:.0f} cycles at "
         f"{B910.dma_bytes_per_cycle['GM->L1']:.0f} B/cycle (full-rate runs): at most "
-        f"{100 * mmad / load:.0f}% cube busy unless L1 windows are reused across output "
-        f"blocks; {per_step / (mmad / 0.9):.0f} B/cycle would allow 90%"
+        f"{100 * mmad / load:.0f}% cube busy ({per_step / (mmad / 0.9):.0f} B/cycle would allow "
+        f"90%); L1 reuse across output blocks needs a whole-K panel in L1 (K <= ~900)"
     )
     print(
         "    8192^3 touches 384 MB of GM, more than the 192 MiB L2: the model then serves every "
         "byte from HBM (no partial reuse)"
     )
+    # L1 panel reuse (stepN / stepM) needs a whole-K panel in half of L1: K <= ~900 here
+    m, k, n = 4096, 768, 5120
+    kc = compiler_matmul(m, k, n, base, cores)
+    ideal = ideal_cube_us(m, k, n, cores)
+    per_block = (n / base[1] * m * k + m / base[0] * k * n) * 2
+    moved = kc.bytes_per_path.get("GM->L1", 0)
+    print(
+        f"    {m}x{k}x{n} (K fits an L1 panel): {kc.us:.0f} µs, {100 * ideal / kc.us:.1f}% of "
+        f"peak, {kc.bound}-bound; GM->L1 {moved / 1e9:.3f} GB vs {per_block / 1e9:.3f} GB "
+        f"with both windows loaded per output block ({per_block / max(moved, 1):.2f}x less)"
+    )
+    out["panel"] = {"us": kc.us, "fraction_of_peak": ideal / kc.us, "gm_to_l1": moved}
     return out
 
 

@@ -5,6 +5,33 @@ preset (Ascend C's convention scaled to L0 halves, see :func:`plan_matmul`) unle
 ``tile-kernels{base-block="128,256,64"}`` asks for one (:func:`matmul_base_block`, in
 elements, multiples of 16): each side is clipped to the matrix, and a block whose L0A /
 L0B / L0C buffers do not fit the scopes leaves the kernel on the host with that reason.
+
+**L1 windows** (:func:`plan_l1_reuse`). By default every output block runs its own K loop
+and loads, per window of up to :data:`L1_K_STEPS` base K steps (Ascend C's stepKa /
+stepKb), an A window and a B window GM -> L1. When one operand's *whole-K panel* (A's
+baseM x K, or B's K x baseN) fits half of L1 beside one window of the other, it is loaded
+once and kept for a group of ``s`` output blocks along the other axis (Ascend C's stepN for
+A, stepM for B); the other operand still streams in K windows::
+
+    for m, ng (parallel; split-cores collapses them):  # ng: groups of s N blocks
+      A panel (m, all of K) -> L1                       # once per group
+      for nb in group:                                  # s blocks, one after the other
+        for kc: B window (kc, n) -> L1; for ks: L1 -> L0A/L0B (A at kc + ks), mmad
+        fixpipe / epilogue of block (m, n)
+
+Why per-block K loops and not "K windows outside, blocks inside": the latter keeps ``s``
+accumulators live in L0C at once, and the block sizes are already chosen for L0C (the
+tuned (128, 256, 64) fp32 accumulator is all of 910B's 128 KiB), so it would only be a
+larger base block in disguise. Keeping the accumulator per block, a window can serve
+several blocks only if it outlives a whole K loop, i.e. holds all of K: the panel. So
+reuse needs ``baseM·K`` (or ``K·baseN``) elements in half of L1 — on 910B fp16 with
+baseM 128, K ≤ ~900; the 4096- and 5120-deep GEMMs of the validation cannot use it (their
+MTE2 bytes per MAC are set by the L0C-sized block, see docs/cycle-model.md).
+``s`` divides the block count (no partial groups; ragged edges stay the last block's
+padded loads and cut stores) and is chosen to minimise the GM -> L1 bytes of the busiest
+core, ``ceil(groups / cube_cores)`` groups of ``panel + s·streamed`` bytes: fewer, bigger
+groups that would leave cores idle are not taken. The group loop is ``tile.parallel`` (the
+groups write disjoint blocks); the loop over a group's blocks is not (they share the panel).
 """
 
 from __future__ import annotations
@@ -12,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 
 from xdsl.dialects import arith
@@ -300,18 +327,78 @@ L1_K_STEPS = 4
 longer DMAs with longer contiguous GM runs; L0A / L0B still take one base block."""
 
 
-def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> int:
+@dataclass(frozen=True)
+class L1Reuse:
+    """How the L1 windows of a matmul are loaded (see the module docstring).
+
+    ``blocks == 1``: every output block loads A's and B's windows along K itself. Otherwise
+    one operand's whole-K *panel* is loaded once per group of ``blocks`` output blocks and
+    serves them all: ``axis == "n"`` keeps A's (baseM x K) panel over ``blocks`` blocks
+    along N (Ascend C's stepN), ``axis == "m"`` B's (K x baseN) panel over ``blocks`` blocks
+    along M (stepM). The other operand streams in windows of ``k_steps`` base K steps."""
+
+    axis: str
+    """"n", "m", or "" (no reuse)."""
+    blocks: int
+    k_steps: int
+    """Base K steps per window of the streamed operand(s) (Ascend C's stepKa / stepKb)."""
+
+
+def _k_trips(p: MatmulPlan) -> int:
+    return -(-_frac(p.k) // p.k1)
+
+
+def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int, fixed: int = 0) -> int:
     """How many base-block K steps each L1 window holds: the most (up to
-    :data:`L1_K_STEPS`) that divides the K loop's trip count and keeps A's and B's windows in
-    half of L1 (room for their ping-pong slots)."""
-    trips = -(-_frac(p.k) // p.k1)
+    :data:`L1_K_STEPS`) that divides the K loop's trip count and keeps the windows in half
+    of L1 (room for their ping-pong slots). ``fixed``: bytes already taken there (a reused
+    panel); then only B's window (``p.m1 == 0``) or A's (``p.n1 == 0``) is counted."""
+    trips = _k_trips(p)
     frac = FRACTAL * FRACTAL * cube_bytes
     bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
     for steps in range(min(L1_K_STEPS, trips), 1, -1):
-        window = (p.m1 + p.n1) * p.k1 * steps * frac + bias
+        window = (p.m1 + p.n1) * p.k1 * steps * frac + bias + fixed
         if trips % steps == 0 and window <= hw.capacity("L1") // 2:
             return steps
     return 1
+
+
+def plan_l1_reuse(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> L1Reuse:
+    """The L1 reuse that moves the fewest GM -> L1 bytes on the busiest core.
+
+    Candidates: none, or a whole-K panel of A (of B) kept over ``s`` blocks along N (M),
+    ``s`` a divisor (> 1) of the block count along that axis (no partial groups: ragged
+    tails stay the edge handling of the last block). A panel must fit half of L1 beside one
+    window of the streamed operand (and the bias): the rest is room for ping-pong slots.
+    Cost of a candidate: ``ceil(groups / cube_cores) x`` GM -> L1 bytes of one group,
+    since split-cores shares the groups out round robin — fewer, larger groups can leave
+    cores idle, which this counts. Ties keep the smaller ``s``."""
+    frac = FRACTAL * FRACTAL * cube_bytes
+    k_pad = _k_trips(p) * p.k1
+    m_blocks, n_blocks = -(-_frac(p.m) // p.m1), -(-_frac(p.n) // p.n1)
+    batch = prod(p.batch)
+    cores = max(1, hw.cube_cores)
+    bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
+    per_block = (p.m1 + p.n1) * k_pad * frac
+    none = L1Reuse("", 1, l1_k_steps(p, hw, cube_bytes))
+    best = (-(-batch * m_blocks * n_blocks // cores) * per_block, 0, none)
+    for axis, blocks, shared, other in (
+        ("n", n_blocks, p.m1, p.n1),
+        ("m", m_blocks, p.n1, p.m1),
+    ):
+        panel = shared * k_pad * frac
+        if panel + other * p.k1 * frac + bias > hw.capacity("L1") // 2:
+            continue
+        streamed = replace(p, m1=0) if axis == "n" else replace(p, n1=0)
+        k_steps = l1_k_steps(streamed, hw, cube_bytes, fixed=panel + bias)
+        for s in range(2, blocks + 1):
+            if blocks % s:
+                continue
+            groups = batch * (m_blocks * n_blocks) // s
+            cost = -(-groups // cores) * (panel + s * other * k_pad * frac)
+            if (cost, s) < best[:2]:
+                best = (cost, s, L1Reuse(axis, s, k_steps))
+    return best[2]
 
 
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -328,17 +415,20 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
 
     el, acc_type = p.element, accumulator_type(p.element)
     cube = b.cube_element(el)
-    steps = l1_k_steps(p, b.hw, element_bytes(cube))
-    k_l1 = p.k1 * steps
+    reuse = plan_l1_reuse(p, b.hw, element_bytes(cube))
+    k_l1 = p.k1 * reuse.k_steps
+    a_panel, b_panel = reuse.axis == "n", reuse.axis == "m"
+    k_pad = _k_trips(p) * p.k1  # a panel holds every K fractal the K loop visits
+    a_k, b_k = (k_pad if a_panel else k_l1), (k_pad if b_panel else k_l1)
     a_l1_shape = (
-        [p.m1, k_l1, FRACTAL, FRACTAL]
+        [p.m1, a_k, FRACTAL, FRACTAL]
         if p.a.layout == "nd" and p.a.transposed
-        else [k_l1, p.m1, FRACTAL, FRACTAL]
+        else [a_k, p.m1, FRACTAL, FRACTAL]
     )
     a_lead = [1] * (len(memref_shape(p.a.arg)) - 4) if p.a.layout == "nz" else []
     a_l1 = b.buffer([*a_lead, *a_l1_shape], cube, "L1", "a_l1")
     b_kn = _b_holds_kn(p)
-    b_l1_shape = [k_l1, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, k_l1, FRACTAL, FRACTAL]
+    b_l1_shape = [b_k, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, b_k, FRACTAL, FRACTAL]
     b_lead = [1] * (len(memref_shape(p.b.arg)) - 4) if p.b.layout != "nd" else []
     b_l1 = b.buffer([*b_lead, *b_l1_shape], cube, "L1", "b_l1")
     a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
@@ -369,8 +459,20 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
 
     with ExitStack() as stack:
         batch = [stack.enter_context(b.loop(d, 1, f"b{i}", True)) for i, d in enumerate(p.batch)]
-        mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m", True))
-        ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
+        group = reuse.blocks
+        if b_panel:  # B's panel over `group` blocks along M: N outside, groups of M inside
+            ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
+            mg = stack.enter_context(b.loop(_frac(p.m), p.m1 * group, "mg", True))
+            _fill_b(b, p, batch, zero, ni, b_l1)
+            mi = b.add_index(mg, stack.enter_context(b.loop(p.m1 * group, p.m1, "mb")))
+        else:
+            mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m", True))
+            if a_panel:  # A's panel over `group` blocks along N
+                ng = stack.enter_context(b.loop(_frac(p.n), p.n1 * group, "ng", True))
+                _fill_a(b, p, batch, mi, zero, a_l1)
+                ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
+            else:
+                ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
             _fill_a(b, p, batch, mi, ki, a_l1)
@@ -379,17 +481,23 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             _b_to_l0(b, p, b_l1, zero, b_l0)
             b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-        if steps == 1:
+        if group == 1 and reuse.k_steps == 1:
             b.accumulation(_frac(p.k), p.k1, "k", k_step)
-        else:  # one L1 window per `steps` base blocks, then each block L1 -> L0
+        else:  # one L1 window per `k_steps` base blocks (or a panel), then each block L1 -> L0
             with b.loop(_frac(p.k), k_l1, "kc") as kc:
-                _fill_a(b, p, batch, mi, kc, a_l1)
-                _fill_b(b, p, batch, kc, ni, b_l1)
+                if not a_panel:
+                    _fill_a(b, p, batch, mi, kc, a_l1)
+                if not b_panel:
+                    _fill_b(b, p, batch, kc, ni, b_l1)
                 with b.loop(k_l1, p.k1, "ks") as ks:
-                    first = b.add(arith.CmpiOp(b.add_index(kc, ks), zero, "eq")).results[0]
-                    first.name_hint = "first"
-                    _a_to_l0(b, p, a_l1, ks, a_l0)
-                    _b_to_l0(b, p, b_l1, ks, b_l0)
+                    k = b.add_index(kc, ks)
+                    if k is zero:
+                        first = b.flag(True)
+                    else:
+                        first = b.add(arith.CmpiOp(k, zero, "eq")).results[0]
+                        first.name_hint = "first"
+                    _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0)
+                    _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0)
                     b.add(MmadOp(a_l0, b_l0, c_l0, first))
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
