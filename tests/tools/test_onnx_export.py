@@ -246,3 +246,24 @@ def test_cli_refuses_in_one_line_without_traceback(tmp_path, capsys):
     missing_dir = tmp_path / "no" / "such" / "dir.onnx"
     assert run([str(source), "--emit-onnx", str(missing_dir), "-o", os.devnull]) == 1
     assert "error: cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make", ["if_conv_model", "loop_model", "scan_model", "sequence_model"])
+@pytest.mark.parametrize("pipeline", ["O0", "O2"])
+def test_control_flow_and_sequences_export_with_subgraphs(make, pipeline):
+    """Bodies become subgraphs that read the captures by their outer names; the export runs
+    in onnxruntime with the original model's outputs."""
+    from tests.dialects import control_flow_models
+
+    model, feeds = getattr(control_flow_models, make)()
+    module = load_onnx(model)
+    if pipeline != "O0":
+        run_pipeline(pipeline, make_context(), module)
+    exported = export_onnx(module)
+    onnx.checker.check_model(exported, full_check=True)
+    graphs = [a.g for n in exported.graph.node for a in n.attribute if a.g.node]
+    assert bool(graphs) == (make != "sequence_model")
+    got, want = ort_run(exported, feeds), ort_run(model, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)

@@ -22,8 +22,11 @@
   FunctionProto holds the group (Netron expands it, onnxruntime inlines it); a graph op with
   no ONNX op is a ``<CamelCaseName>`` node without a function. Discardable op attributes go
   to node ``metadata_props``, function and module attributes to the model's.
-* Anything else (tile-level ops, calls, subgraphs, sequences, elided constants) raises
-  :class:`OnnxExportError`, one message naming the op.
+* **Control flow** (``graph.if`` / ``loop`` / ``scan`` / ``sequence_map``) becomes the ONNX
+  op with its bodies as subgraphs that read the captures by their outer names; sequences and
+  optionals have their ONNX types (:mod:`.onnx_export_regions`).
+* Anything else (tile-level ops, calls, elided constants) raises :class:`OnnxExportError`,
+  one message naming the op.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, ShapeError, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
+from tilegraph.dialects.graph.control_flow import RegionOp
 from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.layout import TensorType, TransDataOp
@@ -51,7 +55,13 @@ from tilegraph.formats import FormatError
 from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
 from tilegraph.runtime.reference import InputError, entry_function, input_names, output_names
 from tilegraph.runtime.storage import origin_array
-from tilegraph.symbolic.dims import dim_to_text, normalize_dim
+from tilegraph.symbolic.dims import dim_to_text
+from tilegraph.tools.onnx_export_regions import (
+    operand_names,
+    region_node,
+    value_type_proto,
+    yield_of,
+)
 
 DOMAIN = "tilegraph"
 """The custom domain of TransData, fused groups and graph ops with no ONNX op."""
@@ -153,14 +163,13 @@ def _tensor_type(value: SSAValue, what: str) -> TensorType:
     return t
 
 
-def _value_info(name: str, t: TensorType, what: str) -> onnx.ValueInfoProto:
-    """The origin view of ``t``; its formats in metadata_props when it has any."""
-    dims: list[int | str | None] = []
-    for d in t.origin_shape:
-        d = normalize_dim(d)
-        dims.append((d if d >= 0 else None) if isinstance(d, int) else dim_to_text(d))
-    info = helper.make_tensor_value_info(name, _elem_code(t, what), dims)
-    if t.origin_format != t.storage_format or t.origin_format.value != "ND":
+def _value_info(name: str, t: Attribute, what: str) -> onnx.ValueInfoProto:
+    """The origin view of a tensor type ``t`` (its formats in metadata_props when it has
+    any), or a sequence or optional type."""
+    info = helper.make_value_info(name, value_type_proto(t, lambda x: _elem_code(x, what), what))
+    if isinstance(t, TensorType) and (
+        t.origin_format != t.storage_format or t.origin_format.value != "ND"
+    ):
         info.metadata_props.add(key=_FORMAT_KEY, value=str(t))
     return info
 
@@ -267,7 +276,7 @@ class _Scope:
 
     def define(self, value: SSAValue, what: str) -> str:
         """Name a result and record its origin type (outputs are typed in the signature)."""
-        t = _tensor_type(value, what)
+        t = value.type
         name = self.claimed.get(value)
         if name is None:
             name = self.fresh(value.name_hint)
@@ -326,6 +335,8 @@ class _Exporter:
         )
         if isinstance(op, ConstantOp):
             self.constant(op, scope, what)
+        elif isinstance(op, RegionOp):
+            self.region(op, scope, what)
         elif isinstance(op, TransDataOp):
             self.trans_data(op, scope, what)
         elif isinstance(op, FusedOp):
@@ -363,8 +374,6 @@ class _Exporter:
         return name
 
     def graph_op(self, op: GraphOp, scope: _Scope, what: str) -> None:
-        if op.regions:
-            raise OnnxExportError(f"{what}: ops with subgraphs (If, Loop, Scan) are not exported")
         newest = _schema(op.ONNX_OP, MAX_OPSET) if op.ONNX_OP is not None else None
         op_type = op.ONNX_OP if newest is not None else None
         base = _schema(op_type, BASE_OPSET) if op_type is not None else None
@@ -404,6 +413,47 @@ class _Exporter:
         else:
             self.uses_domain = True
         scope.nodes.append(node)
+
+    def region(self, op: RegionOp, scope: _Scope, what: str) -> None:
+        """A control-flow op with its bodies as subgraphs (:mod:`.onnx_export_regions`)."""
+        if op.ONNX_OP is None or op.ONNX_DOMAIN:
+            raise OnnxExportError(f"{what}: {op.name} has no default-domain ONNX op")
+        captured = [scope.name_of(v) for v in op.captured_values]
+        bodies = {
+            attr: self.body(region.block, captured, scope, f"{what}: {attr}")
+            for attr, region in zip(op.ONNX_SUBGRAPHS, op.regions, strict=True)
+        }
+        inputs = operand_names(op, scope.name_of)
+        outputs = [scope.define(r, what) for r in op.results]
+        node = region_node(op, inputs, outputs, bodies)
+        for key, attr in op.properties.items():
+            if key != "operandSegmentSizes":
+                node.attribute.append(_attribute(key, attr, None, what))
+        self.metadata(node, op)
+        self.standard.append((what, node))
+        scope.nodes.append(node)
+
+    def body(
+        self, block: Block, captured: list[str], parent: _Scope, where: str
+    ) -> onnx.GraphProto:
+        """A body as a subgraph: its leading arguments are the inputs, the trailing ones
+        (the captures) read the outer names; names are unique across the whole model."""
+        scope = _Scope(where, in_function=True, used=parent.used)
+        formal = block.args[: len(block.args) - len(captured)]
+        for arg in formal:
+            scope.names[arg] = scope.fresh(arg.name_hint or "in")
+        scope.names.update(zip(block.args[len(formal) :], captured, strict=True))
+        yielded = list(yield_of(block).values)
+        out_names = scope.claim_outputs(yielded, [v.name_hint or "out" for v in yielded])
+        self.block(block, scope)
+        scope.finish_outputs(yielded, out_names)
+        return helper.make_graph(
+            scope.nodes,
+            where.rsplit(": ", 1)[-1],
+            [_value_info(scope.names[a], a.type, where) for a in formal],
+            [_value_info(n, v.type, where) for v, n in zip(yielded, out_names, strict=True)],
+            value_info=scope.value_info,
+        )
 
     def trans_data(self, op: TransDataOp, scope: _Scope, what: str) -> None:
         src, dst = _tensor_type(op.input, what), _tensor_type(op.output, what)
@@ -539,7 +589,7 @@ def export_onnx(module: ModuleOp, function: str | None = None) -> onnx.ModelProt
     for arg, name in zip(block.args, in_names, strict=True):
         graph.used.add(name)
         graph.names[arg] = name
-        inputs.append(_value_info(name, _tensor_type(arg, f"{where}: input '{name}'"), where))
+        inputs.append(_value_info(name, arg.type, f"{where}: input '{name}'"))
     last = block.last_op
     if not isinstance(last, func.ReturnOp):
         raise OnnxExportError(f"{where}: the function does not end with func.return")
@@ -551,7 +601,7 @@ def export_onnx(module: ModuleOp, function: str | None = None) -> onnx.ModelProt
     exporter.block(block, graph)
     graph.finish_outputs(returned, out_names)
     outputs = [
-        _value_info(name, _tensor_type(v, f"{where}: output '{name}'"), where)
+        _value_info(name, v.type, f"{where}: output '{name}'")
         for v, name in zip(returned, out_names, strict=True)
     ]
 

@@ -139,7 +139,7 @@ class RegionOp(ValueOp):
     @property
     def captured_values(self) -> Sequence[SSAValue]:
         """The captures: the last operand group of every control-flow op."""
-        n = self._segment_sizes()[-1]
+        n = self.segment_sizes()[-1]
         return self.operands[len(self.operands) - n :]
 
     def verify_(self) -> None:
@@ -163,12 +163,13 @@ class RegionOp(ValueOp):
 
     def _groups(self, inputs: Sequence[Any]) -> list[list[Any]]:
         groups, start = [], 0
-        for size in self._segment_sizes():
+        for size in self.segment_sizes():
             groups.append(list(inputs[start : start + size]))
             start += size
         return groups
 
-    def _segment_sizes(self) -> list[int]:
+    def segment_sizes(self) -> list[int]:
+        """The number of operands in each operand group, in declaration order."""
         attr = self.properties["operandSegmentSizes"]
         assert isinstance(attr, DenseArrayBase)
         return [int(s) for s in attr.get_values()]
@@ -180,7 +181,7 @@ class RegionOp(ValueOp):
     def print(self, printer: Printer) -> None:
         start = 0
         for (name, _), size in zip(
-            self.get_irdl_definition().operands, self._segment_sizes(), strict=True
+            self.get_irdl_definition().operands, self.segment_sizes(), strict=True
         ):
             if size:
                 printer.print_string(f" {name}[")
