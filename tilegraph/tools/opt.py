@@ -239,18 +239,21 @@ def _passes_epilog() -> str:
     """The ``--help`` epilog: tilegraph's passes, then plugin passes and dialects with the
     distribution each comes from (a plugin that fails to load is named, never fatal)."""
     from tilegraph.passes.registry import builtin_passes, plugin_dialects, plugin_passes
+    from tilegraph.tools.tables import render_table
 
     builtin = builtin_passes()
     lines = ["tilegraph passes and pipelines (-p NAME, options as NAME{key=value ...}):"]
-    for name in sorted(builtin):
-        lines.append(f"  {name:<28} {pass_summary(name)}")
+    rows = [(name, pass_summary(name)) for name in sorted(builtin)]
+    lines.append(render_table(["pass", "summary"], rows, indent=2))
     plugins = plugin_passes()
     if plugins:
-        lines += ["", "plugin passes (entry points 'tilegraph.passes'; [from distribution]):"]
+        lines += ["", "plugin passes (entry points 'tilegraph.passes'):"]
+        plugin_rows = []
         for name, entry in plugins.items():
             shadowed = f"(ignored: tilegraph has a pass '{name}')"
             summary = shadowed if name in builtin else pass_summary(name)
-            lines.append(f"  {name:<28} {summary}  [from {entry.origin}]")
+            plugin_rows.append((name, summary, entry.origin))
+        lines.append(render_table(["pass", "summary", "from"], plugin_rows, indent=2))
     lines.append("")
     lines.append("dialects: layout, graph, tile (plus every upstream xDSL dialect)")
     for name, entry in plugin_dialects().items():
