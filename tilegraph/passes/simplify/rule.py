@@ -106,22 +106,6 @@ def rule_catalog() -> list[RuleInfo]:
     )
 
 
-def format_rule_table(rules: list[RuleInfo]) -> str:
-    """The catalogue as text, one rule per block (``tilegraph-opt --list-rules``)."""
-    lines: list[str] = []
-    for r in rules:
-        number = f"{r.number:>2}" if r.number is not None else " +"
-        flags = " [fast-math]" if r.fast_math else ""
-        lines.append(f"{number} {r.name}  ({r.implemented_by}){flags}")
-        lines.append(f"     {r.pattern}  =>  {r.result}")
-        if r.caveat:
-            lines.append(f"     caveat: {r.caveat}")
-        if r.peers:
-            lines.append(f"     peers: {r.peers}")
-    lines.append(f"{len(rules)} rules")
-    return "\n".join(lines)
-
-
 def format_rule_markdown(rules: list[RuleInfo]) -> str:
     """The catalogue as a Markdown table (docs/graph-optimizations.md embeds it)."""
 
