@@ -2,6 +2,7 @@
 
     python benchmarks/onnx_node_suite.py [--op Cast --op Shape] [--match REGEX]
                                          [--min-opset 22] [--failures] [--jobs 2]
+                                         [--onnxruntime]
 
 Each case of ``onnx.backend.test.case.node.collect_testcases`` is imported with ``load_onnx``
 and run with ``run_reference`` (see :mod:`tilegraph.tools.node_suite` for the rules:
@@ -16,7 +17,7 @@ import argparse
 import re
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from tilegraph.tools.node_suite import (
@@ -28,6 +29,7 @@ from tilegraph.tools.node_suite import (
     onnx_version,
     reason_group,
     run_case,
+    run_case_onnxruntime,
     write_refusals,
 )
 
@@ -38,11 +40,29 @@ def _run_index(index: int) -> CaseResult:
     return run_case(node_cases()[index])
 
 
-def run_selected(indices: Sequence[int], jobs: int) -> list[CaseResult]:
+def _run_index_onnxruntime(index: int) -> CaseResult:
+    return run_case_onnxruntime(node_cases()[index])
+
+
+def run_selected(
+    indices: Sequence[int], jobs: int, runner: Callable[[int], CaseResult] = _run_index
+) -> list[CaseResult]:
     if jobs <= 1:
-        return [_run_index(i) for i in indices]
+        return [runner(i) for i in indices]
     with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(_run_index, indices, chunksize=8))
+        return list(pool.map(runner, indices, chunksize=8))
+
+
+def print_peer_totals(ours: Sequence[CaseResult], theirs: Sequence[CaseResult]) -> None:
+    """Both runtimes on the same cases: all, and outside the categories refused by design."""
+    design = {r.name for r in ours if "not supported by design" in r.message}
+    print("\nsame cases, both runtimes:      passed refused failed")
+    for label, results in (("tilegraph", ours), ("onnxruntime", theirs)):
+        for scope in ("all", "outside by-design"):
+            kept = [r for r in results if scope == "all" or r.name not in design]
+            c = Counter(r.outcome for r in kept)
+            counts = f"{c['passed']:>6} {c['refused']:>7} {c['failed']:>6}"
+            print(f"  {label:<12} {scope:<18} {counts}   ({len(kept)} cases)")
 
 
 def print_table(results: Sequence[CaseResult]) -> None:
@@ -86,6 +106,11 @@ def main() -> None:
     ap.add_argument("--reasons", type=int, default=40, help="reason groups to print")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument(
+        "--onnxruntime",
+        action="store_true",
+        help="also run every selected case in onnxruntime and print both totals",
+    )
+    ap.add_argument(
         "--write-refusals",
         action="store_true",
         help="write the refused cases of a full run to tests/conformance/node_refusals.json "
@@ -109,6 +134,8 @@ def main() -> None:
     print_table(results)
     print_reasons(results, "refused", args.reasons)
     print_reasons(results, "failed", args.reasons)
+    if args.onnxruntime:
+        print_peer_totals(results, run_selected(indices, args.jobs, _run_index_onnxruntime))
     if args.write_refusals:
         if len(indices) != len(cases):
             raise SystemExit("--write-refusals needs a full run (no --op/--match/--min-opset)")

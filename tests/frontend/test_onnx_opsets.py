@@ -346,3 +346,31 @@ def test_dropout_with_a_run_time_training_mode_is_refused():
         match=r"node 'drop' \(Dropout\): input 'training_mode' is computed at run time",
     ):
         load_onnx(model)
+
+
+# ---- Resize-10 is Upsample-9 under a new name --------------------------------------------
+
+
+def resize_10_model(mode: str, scales: list[float]) -> onnx.ModelProto:
+    return make_model(
+        [helper.make_node("Resize", ["x", "s"], ["y"], name="resize", mode=mode)],
+        [tensor("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [tensor("y", TensorProto.FLOAT, None)],
+        opset=10,
+        initializers=[numpy_helper.from_array(np.array(scales, np.float32), "s")],
+    )
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest"])
+@pytest.mark.parametrize("scales", [[1, 1, 2, 2], [1, 1, 2, 3], [1, 1, 1.5, 2.5]])
+def test_resize_10_keeps_upsample_coordinates_like_onnxruntime(mode: str, scales):
+    """onnx's version converter turns Resize-10 into a half_pixel Resize-11; onnxruntime runs
+    it as Upsample-9 does (asymmetric), and so does tilegraph."""
+    x = np.random.default_rng(0).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    (got,), (want,) = run_both(resize_10_model(mode, scales), {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_resize_10_downscaling_is_refused_clearly():
+    with pytest.raises(OnnxImportError, match=r"node 'resize' \(Upsample\): Upsample scales"):
+        load_onnx(resize_10_model("linear", [1, 1, 0.5, 0.5]))

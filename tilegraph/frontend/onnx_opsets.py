@@ -134,16 +134,29 @@ domains alone)."""
 
 def _version_convert(model: onnx.ModelProto) -> onnx.ModelProto:
     """``onnx.version_converter`` to TARGET_OPSET with the :data:`_SHIELDED_OPS` nodes
-    moved to a private domain while it runs."""
+    moved to a private domain while it runs. Resize-10 is Upsample-9 under a new name (same
+    inputs, ``mode``, asymmetric coordinates) and the converter makes the same half_pixel
+    Resize-11 of it: it is imported as the Upsample it is."""
     from onnx import version_converter
 
-    def shielded(node: onnx.NodeProto) -> bool:
-        return node.op_type in _SHIELDED_OPS and node.domain in ("", "ai.onnx")
+    def default_domain(node: onnx.NodeProto) -> bool:
+        return node.domain in ("", "ai.onnx")
 
-    if not any(shielded(n) for n in all_nodes(model.graph)):
+    def shielded(node: onnx.NodeProto) -> bool:
+        return node.op_type in _SHIELDED_OPS and default_domain(node)
+
+    def resize_10(node: onnx.NodeProto) -> bool:
+        return node.op_type == "Resize" and default_domain(node)
+
+    opset = default_opset(model) or TARGET_OPSET
+    renamed = opset <= 10 and any(resize_10(n) for n in all_nodes(model.graph))
+    if not renamed and not any(shielded(n) for n in all_nodes(model.graph)):
         return version_converter.convert_version(model, TARGET_OPSET)
     hidden = onnx.ModelProto()
     hidden.CopyFrom(model)
+    if renamed:
+        for node in filter(resize_10, all_nodes(hidden.graph)):
+            node.op_type = "Upsample"
     for node in filter(shielded, all_nodes(hidden.graph)):
         node.domain = _SHIELD_DOMAIN
     hidden.opset_import.append(onnx.helper.make_opsetid(_SHIELD_DOMAIN, 1))

@@ -121,6 +121,46 @@ def run_case(case: TestCase) -> CaseResult:
     return result("passed")
 
 
+def run_case_onnxruntime(case: TestCase) -> CaseResult:
+    """The same case through onnxruntime, judged the same way: ``refused`` when onnxruntime
+    cannot load the model (an op, type or opset it lacks) or its Python binding cannot
+    exchange an element type with numpy, ``failed`` on a wrong output or another error while
+    running. The peer figure of the benchmark."""
+    import onnxruntime as ort
+
+    def result(outcome: Outcome, message: str = "") -> CaseResult:
+        return CaseResult(case.name, case_op(case), case_opset(case), outcome, message)
+
+    model = case_model(case)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        session = ort.InferenceSession(
+            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as e:
+        return result("refused", _one_line(e))
+    names = [i.name for i in session.get_inputs()]
+    for index, (raw_inputs, raw_expected) in enumerate(case.data_sets or ()):
+        try:
+            feeds = dict(zip(names, _arrays(raw_inputs), strict=False))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outputs = session.run(None, feeds)
+        except Exception as e:
+            message = f"data set {index}: {type(e).__name__}: {_one_line(e)}"
+            # its Python binding cannot hand these element types to or from numpy
+            exchange = "Numpy type" in message or "MLDataType" in message
+            return result("refused" if exchange else "failed", message)
+        expected = _arrays(raw_expected)
+        problem = compare_outputs(
+            [_in_container(o) for o in outputs], expected, rtol=case.rtol, atol=case.atol
+        )
+        if problem:
+            return result("failed", f"data set {index}: {problem}")
+    return result("passed")
+
+
 def _arrays(values: Sequence[object]) -> list[object]:
     """Data-set entries as numpy (some generators store ``TensorProto``s, e.g. Cast)."""
     out: list[object] = []
