@@ -24,14 +24,13 @@
   to node ``metadata_props``, function and module attributes to the model's.
 * **Control flow** (``graph.if`` / ``loop`` / ``scan`` / ``sequence_map``) becomes the ONNX
   op with its bodies as subgraphs that read the captures by their outer names; sequences and
-  optionals have their ONNX types (:mod:`.onnx_export_regions`).
+  optionals have their ONNX types (:mod:`.onnx_export_parts`).
 * Anything else (tile-level ops, calls, elided constants) raises :class:`OnnxExportError`,
   one message naming the op.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -42,24 +41,28 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, ShapeError, YieldOp
+from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
 from tilegraph.dialects.graph.control_flow import RegionOp
-from tilegraph.dialects.graph.dense import DenseAttr
-from tilegraph.dialects.graph.elementwise import onnx_dtype_name
-from tilegraph.dialects.layout import TensorType, TransDataOp
-from tilegraph.formats import FormatError
+from tilegraph.dialects.layout import TransDataOp
 from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
 from tilegraph.runtime.reference import InputError, entry_function, input_names, output_names
-from tilegraph.runtime.storage import origin_array
 from tilegraph.symbolic.dims import dim_to_text
-from tilegraph.tools.onnx_export_regions import (
+from tilegraph.tools.onnx_export_parts import (
+    OnnxExportError,
+    attr_text,
+    attribute_kind,
+    attribute_proto,
+    camel_name,
+    constant_data,
     operand_names,
     region_node,
-    value_type_proto,
+    tensor_proto,
+    tensor_type_of,
+    value_info,
     yield_of,
 )
 
@@ -76,12 +79,6 @@ _MIN_IR_VERSION = 10
 _ATTRIBUTE_INPUTS: Mapping[str, Mapping[str, int]] = {"DFT": {"axis": 2}}
 """Attributes graph ops keep from an older version that are inputs at opset 21+: op type ->
 attribute -> input position (graph.dft holds DFT-17's ``axis`` for opset 18-19 models)."""
-
-_FORMAT_KEY = "tilegraph.type"
-
-
-class OnnxExportError(ValueError):
-    """The module cannot be written as ONNX; the message names the op and the reason."""
 
 
 # ---- ONNX schema queries -----------------------------------------------------------------
@@ -135,115 +132,6 @@ def _is_newer_default(op_type: str, attr: onnx.AttributeProto) -> bool:
 # ---- types, data and attributes ----------------------------------------------------------
 
 
-@cache
-def _onnx_type_codes() -> dict[str, int]:
-    codes: dict[str, int] = {}
-    for code in range(1, 64):
-        try:
-            codes[onnx_dtype_name(code)] = code
-        except ShapeError:
-            continue
-    return codes
-
-
-def _elem_code(t: TensorType, what: str) -> int:
-    code = _onnx_type_codes().get(str(t.dtype))
-    if code is None:
-        raise OnnxExportError(f"{what}: element type {t.element_type} has no ONNX data type")
-    return code
-
-
-def _tensor_type(value: SSAValue, what: str) -> TensorType:
-    t = value.type
-    if not isinstance(t, TensorType):
-        raise OnnxExportError(
-            f"{what}: type {t} is not a !layout.tensor (sequences, optionals and tile-level "
-            "types are not exported)"
-        )
-    return t
-
-
-def _value_info(name: str, t: Attribute, what: str) -> onnx.ValueInfoProto:
-    """The origin view of a tensor type ``t`` (its formats in metadata_props when it has
-    any), or a sequence or optional type."""
-    info = helper.make_value_info(name, value_type_proto(t, lambda x: _elem_code(x, what), what))
-    if isinstance(t, TensorType) and (
-        t.origin_format != t.storage_format or t.origin_format.value != "ND"
-    ):
-        info.metadata_props.add(key=_FORMAT_KEY, value=str(t))
-    return info
-
-
-def _tensor_proto(array: np.ndarray, t: TensorType, name: str, what: str) -> onnx.TensorProto:
-    """Origin-layout data of a constant of type ``t`` (its array may be in storage layout)."""
-    try:
-        data = origin_array(np.asarray(array), t)
-    except (FormatError, ValueError) as e:
-        raise OnnxExportError(f"{what}: cannot bring the data back to origin layout: {e}") from e
-    # bfloat16 / int4 are held in float32 / int8 containers: give onnx its own numpy type
-    target = helper.tensor_dtype_to_np_dtype(_elem_code(t, what))
-    return numpy_helper.from_array(np.asarray(data).astype(target), name)
-
-
-def _constant_data(op: ConstantOp, what: str) -> np.ndarray:
-    data = op.constant_array()
-    if data is None:
-        raise OnnxExportError(
-            f"{what}: the constant's data was elided when the IR was printed "
-            "(print it with --print-constants)"
-        )
-    return data
-
-
-def _attribute(name: str, attr: Attribute, kind: int | None, what: str) -> onnx.AttributeProto:
-    """An ONNX attribute from a stored graph-op property; ``kind`` is the schema's type."""
-    A = onnx.AttributeProto
-    if isinstance(attr, DenseAttr):
-        array = attr.array
-        if array is None:
-            raise OnnxExportError(f"{what}: attribute '{name}' holds elided data")
-        code = _onnx_type_codes().get(attr.data.dtype_name)
-        if code is None:
-            raise OnnxExportError(f"{what}: attribute '{name}' has an unsupported data type")
-        target = helper.tensor_dtype_to_np_dtype(code)
-        return helper.make_attribute(name, numpy_helper.from_array(array.astype(target)))
-    value: Any = from_attribute(attr)
-    if isinstance(value, tuple):
-        if kind == A.FLOATS:
-            value = [float(v) for v in value]
-        if not value:  # an empty list has no type of its own
-            return helper.make_attribute(name, [], attr_type=kind or A.INTS)
-        return helper.make_attribute(name, list(value))
-    if kind == A.FLOAT and isinstance(value, int):
-        value = float(value)
-    if isinstance(value, int | float | str):
-        return helper.make_attribute(name, value)
-    raise OnnxExportError(f"{what}: attribute '{name}' ({attr}) has no ONNX form")
-
-
-def _attribute_kind(spec: onnx.defs.OpSchema.Attribute | None) -> int | None:
-    """The AttributeProto type of a schema attribute (the list kinds matter for empty lists
-    and int-valued floats)."""
-    if spec is None:
-        return None
-    T, A = onnx.defs.OpSchema.AttrType, onnx.AttributeProto
-    kinds = {T.FLOAT: A.FLOAT, T.INT: A.INT, T.STRING: A.STRING, T.FLOATS: A.FLOATS}
-    kinds.update({T.INTS: A.INTS, T.STRINGS: A.STRINGS, T.TENSOR: A.TENSOR})
-    return kinds.get(spec.type)
-
-
-def _text(attr: Attribute) -> str:
-    return attr.data if isinstance(attr, StringAttr) else str(attr)
-
-
-def _camel(op_name: str) -> str:
-    tail = op_name.split(".", 1)[-1]
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[_.]", tail) if part)
-
-
-# ---- one ONNX graph or function body -----------------------------------------------------
-
-
 @dataclass
 class _Scope:
     """The graph, or one function body, being written: nodes, value names, types."""
@@ -280,7 +168,7 @@ class _Scope:
         name = self.claimed.get(value)
         if name is None:
             name = self.fresh(value.name_hint)
-            self.value_info.append(_value_info(name, t, what))
+            self.value_info.append(value_info(name, t, what))
         self.names[value] = name
         return name
 
@@ -350,17 +238,17 @@ class _Exporter:
             )
 
     def constant(self, op: ConstantOp, scope: _Scope, what: str) -> None:
-        t = _tensor_type(op.output, what)
-        data = _constant_data(op, what)
+        t = tensor_type_of(op.output, what)
+        data = constant_data(op, what)
         if scope.in_function:
             name = scope.define(op.output, what)
-            tensor = _tensor_proto(data, t, name, what)
+            tensor = tensor_proto(data, t, name, what)
             scope.nodes.append(helper.make_node("Constant", [], [name], name=name, value=tensor))
             return
         name = scope.fresh(op.output.name_hint or "const")
         scope.names[op.output] = name
-        scope.initializers.append(_tensor_proto(data, t, name, what))
-        scope.value_info.append(_value_info(name, t, what))
+        scope.initializers.append(tensor_proto(data, t, name, what))
+        scope.value_info.append(value_info(name, t, what))
 
     def scalar_input(self, value: int, hint: str, scope: _Scope) -> str:
         """An int64 scalar made for an attribute that became an input."""
@@ -392,7 +280,7 @@ class _Exporter:
             spec = (base.attributes.get(key) if base else None) or (
                 newest.attributes.get(key) if newest else None
             )
-            proto = _attribute(key, attr, _attribute_kind(spec), what)
+            proto = attribute_proto(key, attr, attribute_kind(spec), what)
             if op_type is not None and _is_newer_default(op_type, proto):
                 continue
             attrs.append(proto)
@@ -400,7 +288,7 @@ class _Exporter:
             inputs.pop()
         outputs = [scope.define(r, what) for r in op.results]
         node = helper.make_node(
-            op_type or _camel(op.name),
+            op_type or camel_name(op.name),
             inputs,
             outputs,
             name=outputs[0] if outputs else None,
@@ -415,7 +303,7 @@ class _Exporter:
         scope.nodes.append(node)
 
     def region(self, op: RegionOp, scope: _Scope, what: str) -> None:
-        """A control-flow op with its bodies as subgraphs (:mod:`.onnx_export_regions`)."""
+        """A control-flow op with its bodies as subgraphs (:mod:`.onnx_export_parts`)."""
         if op.ONNX_OP is None or op.ONNX_DOMAIN:
             raise OnnxExportError(f"{what}: {op.name} has no default-domain ONNX op")
         captured = [scope.name_of(v) for v in op.captured_values]
@@ -428,7 +316,7 @@ class _Exporter:
         node = region_node(op, inputs, outputs, bodies)
         for key, attr in op.properties.items():
             if key != "operandSegmentSizes":
-                node.attribute.append(_attribute(key, attr, None, what))
+                node.attribute.append(attribute_proto(key, attr, None, what))
         self.metadata(node, op)
         self.standard.append((what, node))
         scope.nodes.append(node)
@@ -450,13 +338,13 @@ class _Exporter:
         return helper.make_graph(
             scope.nodes,
             where.rsplit(": ", 1)[-1],
-            [_value_info(scope.names[a], a.type, where) for a in formal],
-            [_value_info(n, v.type, where) for v, n in zip(yielded, out_names, strict=True)],
+            [value_info(scope.names[a], a.type, where) for a in formal],
+            [value_info(n, v.type, where) for v, n in zip(yielded, out_names, strict=True)],
             value_info=scope.value_info,
         )
 
     def trans_data(self, op: TransDataOp, scope: _Scope, what: str) -> None:
-        src, dst = _tensor_type(op.input, what), _tensor_type(op.output, what)
+        src, dst = tensor_type_of(op.input, what), tensor_type_of(op.output, what)
         attrs: dict[str, Any] = {"origin_format": src.origin_format.value}
         for side, t in (("src", src), ("dst", dst)):
             attrs[f"{side}_format"] = t.storage_format.value
@@ -520,7 +408,7 @@ class _Exporter:
     @staticmethod
     def metadata(node: onnx.NodeProto, op: Operation) -> None:
         for key, attr in op.attributes.items():
-            node.metadata_props.add(key=key, value=_text(attr))
+            node.metadata_props.add(key=key, value=attr_text(attr))
 
     # -- opsets --
     def opset(self) -> int:
@@ -560,8 +448,8 @@ class _Exporter:
 
 def _model_metadata(module: ModuleOp, fn: func.FuncOp) -> dict[str, str]:
     skip = {"onnx.input_names", "onnx.output_names", "sym_name", "function_type"}
-    props = {k: _text(v) for k, v in module.attributes.items()}
-    props.update({k: _text(v) for k, v in fn.attributes.items() if k not in skip})
+    props = {k: attr_text(v) for k, v in module.attributes.items()}
+    props.update({k: attr_text(v) for k, v in fn.attributes.items() if k not in skip})
     return props
 
 
@@ -589,7 +477,7 @@ def export_onnx(module: ModuleOp, function: str | None = None) -> onnx.ModelProt
     for arg, name in zip(block.args, in_names, strict=True):
         graph.used.add(name)
         graph.names[arg] = name
-        inputs.append(_value_info(name, arg.type, f"{where}: input '{name}'"))
+        inputs.append(value_info(name, arg.type, f"{where}: input '{name}'"))
     last = block.last_op
     if not isinstance(last, func.ReturnOp):
         raise OnnxExportError(f"{where}: the function does not end with func.return")
@@ -601,7 +489,7 @@ def export_onnx(module: ModuleOp, function: str | None = None) -> onnx.ModelProt
     exporter.block(block, graph)
     graph.finish_outputs(returned, out_names)
     outputs = [
-        _value_info(name, v.type, f"{where}: output '{name}'")
+        value_info(name, v.type, f"{where}: output '{name}'")
         for v, name in zip(returned, out_names, strict=True)
     ]
 
