@@ -186,9 +186,10 @@ def _in_container(value: object) -> object:
 
 
 def compare_outputs(
-    outputs: Sequence[np.ndarray], expected: Sequence[object], *, rtol: float, atol: float
+    outputs: Sequence[object], expected: Sequence[object], *, rtol: float, atol: float
 ) -> str:
-    """The first mismatch as one line ('' when all match), judged as onnx's runner does."""
+    """The first mismatch as one line ('' when all match), judged as onnx's runner does:
+    tensors, sequences (lists) and optionals (None or a value)."""
     if len(outputs) != len(expected):
         return f"{len(outputs)} outputs, expected {len(expected)}"
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
