@@ -239,3 +239,32 @@ def test_every_opset_from_1_imports_and_newer_ones_are_refused():
 def test_onnx_bytes_are_accepted():
     module = load_onnx(conv_model().SerializeToString())
     assert isinstance(module, onnx.ModelProto) is False
+
+
+def test_the_first_op_variant_that_takes_the_node_is_chosen():
+    """BatchNormalization in training mode whose running statistics nobody reads: graph.
+    batch_norm (one result) refuses training_mode = 1, graph.batch_norm_training takes it,
+    and Y matches onnxruntime."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    params = {n: rng.standard_normal(3).astype(np.float32) for n in ("s", "b", "m")}
+    params["v"] = rng.random(3).astype(np.float32) + 0.5
+    node = helper.make_node(
+        "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, n) for n, v in params.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    module = load_onnx(model)
+    assert "graph.batch_norm_training" in {op.name for op in module.walk()}
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(
+        run_reference(module, {"x": x})[0], session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6
+    )

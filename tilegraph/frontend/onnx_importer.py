@@ -295,7 +295,42 @@ class _GraphBuilder:
         enough = [
             c for c in candidates if len(c.get_irdl_definition().results) > max(used, default=0)
         ]
-        cls = (enough or candidates)[0]  # a variant with the optional outputs the model uses
+        # the first variant, among those with the optional outputs the model uses, that
+        # takes the node (BatchNormalization: graph.batch_norm refuses training_mode = 1,
+        # graph.batch_norm_training takes it)
+        first_error: OnnxImportError | None = None
+        for cls in enough or candidates:
+            try:
+                op = self._make_op(cls, node, list(operands), dict(attrs), label)
+                break
+            except OnnxImportError as e:
+                first_error = first_error or e
+        else:
+            assert first_error is not None
+            raise first_error
+        builder.insert(op)
+        for i, name in enumerate(node.output):
+            if not name:
+                continue
+            if i >= len(op.results):
+                if name in self.uses:
+                    raise OnnxImportError(
+                        f"{label}: output #{i} ('{name}') is used, but {cls.name} produces "
+                        f"{len(op.results)} result(s)"
+                    )
+                continue
+            op.results[i].name_hint = ssa_name(name)
+            self.values[name] = op.results[i]
+
+    def _make_op(
+        self,
+        cls: type[GraphOp],
+        node: onnx.NodeProto,
+        operands: list[SSAValue | None],
+        attrs: dict[str, Any],
+        label: str,
+    ) -> GraphOp:
+        """The graph op ``cls`` for the node (its version mapped onto the op's form)."""
         self._map_version(NodeForm(node.op_type, attrs, operands, cls), label)
         if node.op_type == "Dropout":
             _check_inference_dropout(operands, label)
@@ -310,26 +345,12 @@ class _GraphBuilder:
         try:
             with inferring(node.name or node.output[0]):
                 if issubclass(cls, RegionOp):
-                    op = self._region_op(cls, node, operands, attrs, label)
-                else:
-                    op = cls.make(*operands, **_attribute_args(cls, attrs))
+                    return self._region_op(cls, node, operands, attrs, label)
+                return cls.make(*operands, **_attribute_args(cls, attrs))
         except OnnxImportError:
             raise  # from a subgraph: located already
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
-        builder.insert(op)
-        for i, name in enumerate(node.output):
-            if not name:
-                continue
-            if i >= len(op.results):
-                if name in self.uses:
-                    raise OnnxImportError(
-                        f"{label}: output #{i} ('{name}') is used, but {cls.name} produces "
-                        f"{len(op.results)} result(s)"
-                    )
-                continue
-            op.results[i].name_hint = ssa_name(name)
-            self.values[name] = op.results[i]
 
     def _inline_known_if(
         self, builder: Builder, node: onnx.NodeProto, attrs: dict[str, Any], cond: bool
