@@ -42,7 +42,6 @@ from tilegraph.dialects.graph.value_types import (
     type_admits,
 )
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import Format
 from tilegraph.symbolic.dims import UNKNOWN, Dim
 
 
@@ -433,11 +432,6 @@ class ValueIdentityOp(ValueOp):
     def reference(self, *inputs):
         value: Any = inputs[0]
         return (list(value) if isinstance(value, list) else value,)
-
-
-def nd(t: TensorType) -> TensorType:
-    """``t`` as an ND tensor (what sequence elements and control-flow values are)."""
-    return TensorType(t.origin_shape, t.element_type, Format.ND)
 
 
 SEQUENCE_OPS: list[type[GraphOp]] = [
