@@ -19,6 +19,7 @@ import onnx
 from onnx import helper, numpy_helper
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.irdl import OptionalDef
 
 from tilegraph.dialects.graph import ConstantOp, ShapeError, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
@@ -87,18 +88,14 @@ def region_node(
 
 
 def operand_names(op: RegionOp, name_of: Callable[[SSAValue], str]) -> list[str]:
-    """The op's operands but its captures, by operand group; an empty optional group is
-    the empty name (Loop's absent trip count or condition)."""
+    """The op's operands but its captures, by operand group; an absent optional operand is
+    the empty name (Loop's trip count or condition)."""
     names: list[str] = []
-    start = 0
-    groups = list(op.get_irdl_definition().operands)
-    sizes = op.segment_sizes()
-    for (field_name, _), size in zip(groups[:-1], sizes[:-1], strict=True):
-        values = op.operands[start : start + size]
-        start += size
-        if size == 0 and field_name in ("max_trip_count", "condition"):
+    defs = op.get_irdl_definition().operands
+    for (_, odef), group in zip(defs[:-1], op.split_groups(op.operands)[:-1], strict=True):
+        if not group and isinstance(odef, OptionalDef):
             names.append("")
-        names += [name_of(v) for v in values]
+        names += [name_of(v) for v in group]
     while names and not names[-1]:
         names.pop()
     return names

@@ -26,7 +26,7 @@ that differs becomes ``?``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, FunctionType, i32
@@ -60,6 +60,8 @@ from tilegraph.dialects.graph.value_types import (
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.symbolic.dims import UNKNOWN, Dim
+
+T = TypeVar("T")
 
 BodyBuilder = Callable[[str, Sequence[Attribute]], Block]
 """What the importer gives :meth:`RegionOp.from_onnx`: build the ONNX subgraph attribute
@@ -139,8 +141,7 @@ class RegionOp(ValueOp):
     @property
     def captured_values(self) -> Sequence[SSAValue]:
         """The captures: the last operand group of every control-flow op."""
-        n = self.segment_sizes()[-1]
-        return self.operands[len(self.operands) - n :]
+        return self.split_groups(self.operands)[-1]
 
     def verify_(self) -> None:
         n_captures = len(self.captured_values)
@@ -154,17 +155,19 @@ class RegionOp(ValueOp):
         super().verify_()
 
     def reference(self, *inputs: Any) -> tuple[Any, ...]:
-        groups = self._groups(inputs)
-        return tuple(self.run(groups[:-1], list(groups[-1])))
+        groups = self.split_groups(inputs)
+        return tuple(self.run(groups[:-1], groups[-1]))
 
     def run(self, groups: list[list[Any]], captured: list[Any]) -> list[Any]:
         """Execute the op: operand values by group (captures apart)."""
         raise NotImplementedError
 
-    def _groups(self, inputs: Sequence[Any]) -> list[list[Any]]:
+    def split_groups(self, items: Sequence[T]) -> list[list[T]]:
+        """``items`` (one per operand: the operands, or their run-time values) cut into the
+        op's operand groups, in declaration order."""
         groups, start = [], 0
         for size in self.segment_sizes():
-            groups.append(list(inputs[start : start + size]))
+            groups.append(list(items[start : start + size]))
             start += size
         return groups
 
@@ -179,15 +182,13 @@ class RegionOp(ValueOp):
 
     # ---- syntax -------------------------------------------------------------------------
     def print(self, printer: Printer) -> None:
-        start = 0
-        for (name, _), size in zip(
-            self.get_irdl_definition().operands, self.segment_sizes(), strict=True
+        for (name, _), group in zip(
+            self.get_irdl_definition().operands, self.split_groups(self.operands), strict=True
         ):
-            if size:
+            if group:
                 printer.print_string(f" {name}[")
-                printer.print_list(self.operands[start : start + size], printer.print_operand)
+                printer.print_list(group, printer.print_operand)
                 printer.print_string("]")
-            start += size
         props = {k: v for k, v in self.properties.items() if k != "operandSegmentSizes"}
         printer.print_op_attributes({**props, **self.attributes})
         printer.print_string(" : ")
@@ -234,6 +235,29 @@ def identity_body(formal: Sequence[Attribute], captured: Sequence[Attribute]) ->
     block = Block(arg_types=[*formal, *captured])
     block.add_op(YieldOp(*block.args[: len(formal)]))
     return block
+
+
+def settle_carried(
+    build: Callable[[list[Attribute]], Block], carried: list[Attribute], first: int, what: str
+) -> Block:
+    """The body built with ``carried`` types for the values it carries from one iteration to
+    the next, joined with the types it yields for them (from yield position ``first``) until
+    the two agree: a value whose shape changes across iterations gets ``?`` dims."""
+    for _ in range(4):
+        block = build(carried)
+        yielded = yielded_types(block)
+        if len(yielded) < first + len(carried):
+            raise ShapeError(
+                f"the body yields {len(yielded)} values, expected at least {first + len(carried)}"
+            )
+        joined = [
+            join_types(c, y, f"{what} #{i}")
+            for i, (c, y) in enumerate(zip(carried, yielded[first:], strict=False))
+        ]
+        if joined == carried:
+            return block
+        carried = joined
+    raise ShapeError(f"the {what} types do not settle")
 
 
 def _check_count(got: int, want: int, what: str) -> None:
@@ -309,24 +333,14 @@ class LoopOp(RegionOp):
         if any(v is None for v in initial):
             raise ShapeError("a loop-carried initial value is missing")
         carried = [nd(v.type) for v in cast(list[SSAValue], initial)]
-        for _ in range(4):  # join carried types until the body yields what it receives
-            block = build_body("body", [I64_SCALAR, BOOL_SCALAR, *carried])
-            yielded = yielded_types(block)
-            if len(yielded) < 1 + len(carried):
-                raise ShapeError(
-                    f"the body yields {len(yielded)} values, expected at least {1 + len(carried)}"
-                )
-            joined = [
-                join_types(c, y, f"loop-carried value #{i}")
-                for i, (c, y) in enumerate(zip(carried, yielded[1 : 1 + len(carried)], strict=True))
-            ]
-            if joined == carried:
-                break
-            carried = joined
-        else:
-            raise ShapeError("the loop-carried types do not settle")
+        block = settle_carried(
+            lambda types: build_body("body", [I64_SCALAR, BOOL_SCALAR, *types]),
+            carried,
+            first=1,
+            what="loop-carried value",
+        )
         groups = [[v] if v is not None else [] for v in (trip, cond)]
-        result_types = cls._result_types(block, len(carried))
+        result_types = cls._result_types(block, len(initial))
         return cls.build(
             [*groups, cast(list[SSAValue], initial), captures], result_types, [Region(block)]
         )
@@ -415,19 +429,12 @@ class ScanOp(RegionOp):
             dims = list(t.origin_shape)
             del dims[normalize_axis(axis, t.rank, "scan input axis")]
             slices.append(TensorType(dims, t.element_type))
-        carried = [nd(v.type) for v in states]
-        for _ in range(4):  # join state types until the body yields what it receives
-            block = build_body("body", [*carried, *slices])
-            yielded = yielded_types(block)
-            joined = [
-                join_types(c, y, f"scan state #{i}")
-                for i, (c, y) in enumerate(zip(carried, yielded, strict=False))
-            ]
-            if joined == carried:
-                break
-            carried = joined
-        else:
-            raise ShapeError("the scan state types do not settle")
+        block = settle_carried(
+            lambda types: build_body("body", [*types, *slices]),
+            [nd(v.type) for v in states],
+            first=0,
+            what="scan state",
+        )
         types = _scan_result_types(block, len(states), scans, attrs)
         return cls.build([states, scans, captures], types, [Region(block)], props)
 
