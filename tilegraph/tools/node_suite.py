@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -88,37 +88,50 @@ class CaseResult:
     """The refusal or failure, one line."""
 
 
+def _result(case: TestCase, outcome: Outcome, message: str = "") -> CaseResult:
+    return CaseResult(case.name, case_op(case), case_opset(case), outcome, message)
+
+
+def _judged(
+    case: TestCase,
+    run: Callable[[list[object]], Sequence[object]],
+    on_error: Callable[[str], Outcome] = lambda message: "failed",
+) -> CaseResult:
+    """``run`` (the data set's inputs -> outputs) on each data set of the case, compared with
+    the expected outputs; an exception while running is judged by ``on_error``."""
+    for index, (raw_inputs, raw_expected) in enumerate(case.data_sets or ()):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                outputs = run(_arrays(raw_inputs))
+        except Exception as e:
+            message = f"data set {index}: {type(e).__name__}: {_one_line(e)}"
+            return _result(case, on_error(message), message)
+        problem = compare_outputs(outputs, _arrays(raw_expected), rtol=case.rtol, atol=case.atol)
+        if problem:
+            return _result(case, "failed", f"data set {index}: {problem}")
+    return _result(case, "passed")
+
+
 def run_case(case: TestCase) -> CaseResult:
     """Import and run one case on each of its data sets; see the module docstring."""
-
-    def result(outcome: Outcome, message: str = "") -> CaseResult:
-        return CaseResult(case.name, case_op(case), case_opset(case), outcome, message)
-
     model = case_model(case)
     try:
         module = load_onnx(model, name=case.name)
     except OnnxImportError as e:
-        return result("refused", str(e))
+        return _result(case, "refused", str(e))
     except Exception as e:  # a crash of the importer is a failure, not a refusal
-        return result("failed", f"import crashed: {type(e).__name__}: {e}")
+        return _result(case, "failed", f"import crashed: {type(e).__name__}: {e}")
     from tilegraph.runtime import run_reference
 
     initialized = {t.name for t in model.graph.initializer}
     names = [vi.name for vi in model.graph.input if vi.name not in initialized]
-    for index, (raw_inputs, raw_expected) in enumerate(case.data_sets or ()):
-        inputs = [_in_container(v) for v in _arrays(raw_inputs)]
-        expected = _arrays(raw_expected)
-        try:
-            feeds = {n: cast(np.ndarray, v) for n, v in zip(names, inputs, strict=True)}
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                outputs = run_reference(module, feeds)
-        except Exception as e:
-            return result("failed", f"data set {index}: {type(e).__name__}: {_one_line(e)}")
-        problem = compare_outputs(outputs, expected, rtol=case.rtol, atol=case.atol)
-        if problem:
-            return result("failed", f"data set {index}: {problem}")
-    return result("passed")
+
+    def run(inputs: list[object]) -> Sequence[object]:
+        held = [_in_container(v) for v in inputs]
+        return run_reference(module, dict(zip(names, cast(list[np.ndarray], held), strict=True)))
+
+    return _judged(case, run)
 
 
 def run_case_onnxruntime(case: TestCase) -> CaseResult:
@@ -128,37 +141,25 @@ def run_case_onnxruntime(case: TestCase) -> CaseResult:
     running. The peer figure of the benchmark."""
     import onnxruntime as ort
 
-    def result(outcome: Outcome, message: str = "") -> CaseResult:
-        return CaseResult(case.name, case_op(case), case_opset(case), outcome, message)
-
-    model = case_model(case)
     options = ort.SessionOptions()
     options.log_severity_level = 4
     try:
         session = ort.InferenceSession(
-            model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+            case_model(case).SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
     except Exception as e:
-        return result("refused", _one_line(e))
+        return _result(case, "refused", _one_line(e))
     names = [i.name for i in session.get_inputs()]
-    for index, (raw_inputs, raw_expected) in enumerate(case.data_sets or ()):
-        try:
-            feeds = dict(zip(names, _arrays(raw_inputs), strict=False))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                outputs = session.run(None, feeds)
-        except Exception as e:
-            message = f"data set {index}: {type(e).__name__}: {_one_line(e)}"
-            # its Python binding cannot hand these element types to or from numpy
-            exchange = "Numpy type" in message or "MLDataType" in message
-            return result("refused" if exchange else "failed", message)
-        expected = _arrays(raw_expected)
-        problem = compare_outputs(
-            [_in_container(o) for o in outputs], expected, rtol=case.rtol, atol=case.atol
-        )
-        if problem:
-            return result("failed", f"data set {index}: {problem}")
-    return result("passed")
+
+    def run(inputs: list[object]) -> list[object]:
+        outputs = session.run(None, dict(zip(names, inputs, strict=False)))
+        return [_in_container(o) for o in outputs]
+
+    def on_error(message: str) -> Outcome:
+        # its Python binding cannot hand these element types to or from numpy
+        return "refused" if "Numpy type" in message or "MLDataType" in message else "failed"
+
+    return _judged(case, run, on_error)
 
 
 def _arrays(values: Sequence[object]) -> list[object]:
