@@ -5,6 +5,9 @@ xDSL's interpreter, by the fast executor running each tile one by one, and by th
 executor running the iterations of parallel loops together; the buffers must end equal.
 Random contents of the output buffers catch a kernel that leaves part of its output
 unwritten or writes outside its tiles (a ragged group tile spilling into the next group).
+The executors add a tile's K steps in the same order, but BLAS may sum within one product
+in another order for a batch than for one tile: buffers agree to float32 rounding of the
+sums, ~1e-6 of the largest value.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ def random_buffers(fn: func.FuncOp, seed: int) -> list[np.ndarray]:
     ]
 
 
+def assert_close(actual: np.ndarray, expected: np.ndarray, name: str) -> None:
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=2e-6 * scale, err_msg=name)
+
+
 @pytest.mark.parametrize(
     "name", ["squeezenet", "shufflenet", pytest.param("bvlc_alexnet", marks=pytest.mark.slow)]
 )
@@ -48,7 +56,7 @@ def test_batched_and_one_by_one_agree_on_every_kernel(name):
         batched.run(fn.sym_name.data, a)
         one_by_one.run(fn.sym_name.data, b)
         for x, y in zip(a, b, strict=True):
-            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=fn.sym_name.data)
+            assert_close(x, y, fn.sym_name.data)
         checked += 1
     assert checked > 10
 
@@ -63,7 +71,7 @@ def test_fast_executor_matches_the_interpreter_on_every_kernel():
         fast.run(fn.sym_name.data, a)
         interpreter.call_op(fn, tuple(b))
         for x, y in zip(a, b, strict=True):
-            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-5, err_msg=fn.sym_name.data)
+            assert_close(x, y, fn.sym_name.data)
 
 
 def test_generated_source_shows_batched_loops():
@@ -71,7 +79,7 @@ def test_generated_source_shows_batched_loops():
     module = tilegraph.compile(light_model("squeezenet")).module
     compiled = compile_module(module)
     sources = [compiled.source(fn.sym_name.data) for fn in kernels(module)]
-    assert any("np.arange" in s and "_b = np.zeros" in s for s in sources)
+    assert any("np.arange" in s and "_b = _slots(" in s for s in sources)
     assert "np.arange" not in "".join(
         compile_module(module, batch=False).source(fn.sym_name.data) for fn in kernels(module)
     )

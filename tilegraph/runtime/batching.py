@@ -1,24 +1,32 @@
-"""Running the iterations of a parallel loop together (the fast executor's batching).
+"""Running the iterations of loops together (the fast executor's batching).
 
 A loop marked ``tile.parallel`` writes disjoint parts of GM per iteration and keeps no
-on-chip state across iterations. Its ``T`` iterations can then run as one: the induction
-variable becomes the array of its ``T`` values, every index computed from it an array, and
-every on-chip buffer written from varying data gets a leading batch dim of ``T`` (one slot
-per iteration). An op whose operands do not vary runs once — what every iteration would
-compute alike. A tile op runs its :meth:`~tilegraph.dialects.tile.TileOp.batched_kernel`
-when it has one (``mmad`` as one batched matrix product, ``load3d`` as one gather, vector
-ops on the whole batch), else its ordinary kernel once per iteration, in order.
+on-chip state across iterations; its ``T`` iterations can run as one. A *nest* of such
+loops runs as one too: each batched loop is an *axis*, its induction variable the array of
+its values laid along that axis (size 1 along the others), every index computed from it an
+array that broadcasts, and every on-chip buffer written from varying data one slot per
+point of the axes it varies along (size 1 along the rest). An op whose operands do not vary
+runs once — what every iteration would compute alike.
+
+An *accumulation* loop directly inside a batched loop (``tile-kernels``' K loops: loads of
+one K step, then ``mmad`` into L0C with ``init = (k == 0)``) is an axis as well, of a
+different kind: its loads get one slot per K step, and the ``mmad`` computes every step's
+product and adds them into the accumulator in K order — the same sums, in the same order,
+as the loop one step at a time (:func:`tilegraph.dialects.tile.cube.nest_product`).
 
 The tiling is untouched: the same tiles, the same ops, the same order of accumulation per
-tile; a tile-size bug shows up exactly as in the interpreter.
+tile; a tile-size bug shows up exactly as in the interpreter. Ops without a batched form run
+their ordinary kernel once per point of the batch, in order (:func:`one_by_one`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from math import prod
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
@@ -27,11 +35,13 @@ from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
     LaunchOp,
+    MmadOp,
     ReadOp,
     TileOp,
     WriteOp,
     scope_of,
 )
+from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.tiling.builder import PARALLEL_ATTR
 
 _INDEX_OPS = (
@@ -43,20 +53,58 @@ _INDEX_OPS = (
     arith.CmpiOp,
     arith.MinSIOp,
     arith.MaxSIOp,
+    arith.SelectOp,
 )
 
 
-_BATCHABLE = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, arith.SelectOp, *_INDEX_OPS)
+_BATCHABLE = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, *_INDEX_OPS)
+
+Axes = frozenset[int]
 
 
 @dataclass(frozen=True)
-class BatchPlan:
+class Axis:
+    loop: scf.ForOp
     trips: tuple[int, int, int]
     """(lower, upper, step) of the loop."""
-    varying: frozenset[SSAValue]
-    """Index values that differ per iteration (the induction variable and what it feeds)."""
-    batched: tuple[SSAValue, ...]
-    """On-chip buffers defined outside the loop that get one slot per iteration."""
+    accumulation: bool
+    """A K loop whose ``mmad`` accumulate along it (else a parallel loop)."""
+
+    @property
+    def size(self) -> int:
+        return len(range(*self.trips))
+
+
+@dataclass
+class NestPlan:
+    """How a nest of loops runs as one batch."""
+
+    axes: list[Axis] = field(default_factory=list)
+    axis_of: dict[scf.ForOp, int] = field(default_factory=dict)
+    varying: dict[SSAValue, Axes] = field(default_factory=dict)
+    """Index values that differ per point of the batch, with the axes they vary along."""
+    batched: dict[SSAValue, Axes] = field(default_factory=dict)
+    """On-chip buffers defined outside the nest that get one slot per point of their axes."""
+    summed: dict[MmadOp, int] = field(default_factory=dict)
+    """``mmad`` ops that sum along an accumulation axis, with that axis."""
+
+    @property
+    def rank(self) -> int:
+        return len(self.axes)
+
+    def shape(self, axes: Axes) -> tuple[int, ...]:
+        """The batch dims of a value varying along ``axes``."""
+        return tuple(a.size if i in axes else 1 for i, a in enumerate(self.axes))
+
+    def index_shape(self, loop: scf.ForOp) -> tuple[int, ...]:
+        axis = self.axis_of[loop]
+        return tuple(-1 if i == axis else 1 for i in range(self.rank))
+
+    def axes_of(self, value: SSAValue) -> Axes:
+        return self.varying.get(value) or self.batched.get(value) or frozenset()
+
+    def size(self) -> int:
+        return prod(a.size for a in self.axes)
 
 
 _FOLDABLE = {
@@ -82,52 +130,204 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def plan_batch(loop: scf.ForOp) -> BatchPlan | None:
-    """How to run a parallel loop's iterations together, or None when it cannot."""
-    if PARALLEL_ATTR not in loop.attributes or loop.iter_args:
-        return None
+def _trips(loop: scf.ForOp) -> tuple[int, int, int] | None:
     bounds = [_constant(v) for v in (loop.lb, loop.ub, loop.step)]
-    if any(b is None for b in bounds):
+    if loop.iter_args or any(b is None for b in bounds):
         return None
     lb, ub, step = (int(b) for b in bounds)  # type: ignore[arg-type]
+    return (lb, ub, step) if step > 0 else None
+
+
+def _is_first_iteration(flag: SSAValue, loop: scf.ForOp, lb: int) -> bool:
+    op = flag.owner
+    if not isinstance(op, arith.CmpiOp) or op.predicate.value.data != 0:
+        return False
+    iv = loop.body.block.args[0]
+    lhs, rhs = op.operands
+    other = rhs if lhs is iv else lhs if rhs is iv else None
+    return other is not None and _constant(other) == lb
+
+
+def _accumulates(loop: scf.ForOp, lb: int) -> list[MmadOp] | None:
+    """The ``mmad`` of an accumulation loop (each directly in its body, starting the
+    accumulator on the first iteration, the accumulator touched by nothing else in the
+    loop), or None when ``loop`` is not one."""
+    body = loop.body.block
+    mmads = [op for op in body.ops if isinstance(op, MmadOp)]
+    if not mmads or any(
+        isinstance(op, MmadOp) and op.parent_block() is not body for op in body.walk()
+    ):
+        return None
+    accumulators = {op.c for op in mmads}
+    for op in body.walk():
+        if isinstance(op, MmadOp):
+            if not _is_first_iteration(op.init, loop, lb):
+                return None
+        elif any(v in accumulators for v in op.operands):
+            return None
+    return mmads
+
+
+def _nest_loops(loop: scf.ForOp, plan: NestPlan, under_accumulation: bool) -> None:
+    """Give ``loop`` an axis, then every loop directly in its body that can have one."""
+    for op in loop.body.block.ops:
+        if not isinstance(op, scf.ForOp):
+            continue
+        trips = _trips(op)
+        if trips is None:
+            continue
+        if PARALLEL_ATTR in op.attributes:
+            accumulation = False
+        elif not under_accumulation and _accumulates(op, trips[0]) is not None:
+            accumulation = True
+        else:
+            continue
+        plan.axis_of[op] = len(plan.axes)
+        plan.axes.append(Axis(op, trips, accumulation))
+        _nest_loops(op, plan, under_accumulation or accumulation)
+
+
+def plan_nest(loop: scf.ForOp) -> NestPlan | None:
+    """How to run a parallel loop and the loops nested in it together, or None."""
+    if PARALLEL_ATTR not in loop.attributes:
+        return None
+    trips = _trips(loop)
+    if trips is None:
+        return None
+    plan = NestPlan()
+    plan.axis_of[loop] = 0
+    plan.axes.append(Axis(loop, trips, False))
+    _nest_loops(loop, plan, False)
     body = [op for op in loop.body.block.walk() if op is not loop]
     inside = set(body)
-    varying: set[SSAValue] = {loop.body.block.args[0]}
-    batched: list[SSAValue] = []
     for op in body:
         if isinstance(op, LaunchOp | ReadOp | WriteOp) or not isinstance(op, _BATCHABLE):
             return None
+    for batched_loop, axis in plan.axis_of.items():
+        plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
+        if plan.axes[axis].accumulation:
+            for mmad in _accumulates(batched_loop, plan.axes[axis].trips[0]) or ():
+                plan.summed[mmad] = axis
     changed = True
     while changed:
         changed = False
         for op in body:
             if isinstance(op, _INDEX_OPS):
-                if any(v in varying for v in op.operands) and op.results[0] not in varying:
-                    varying.add(op.results[0])
+                axes = frozenset().union(*(plan.varying.get(v, frozenset()) for v in op.operands))
+                if axes and plan.varying.get(op.results[0]) != axes:
+                    plan.varying[op.results[0]] = axes
                     changed = True
-            elif isinstance(op, TileOp):
+            elif isinstance(op, TileOp) and not isinstance(op, SyncOp):
                 written = op.written()
-                if written is None or written in batched or scope_of(written) == "GM":
+                if written is None or scope_of(written) == "GM":
                     continue
-                if written.owner in inside:
-                    return None  # buffers are allocated at the kernel's entry
-                if any(v in varying or v in batched for v in op.operands if v is not written):
-                    batched.append(written)
+                axes = frozenset().union(
+                    *(plan.axes_of(v) for v in op.operands if v is not written)
+                )
+                if isinstance(op, MmadOp):
+                    summed = {plan.summed[op]} if op in plan.summed else set()
+                    axes -= summed
+                    if plan.axes_of(op.init) - summed:
+                        return None  # a start flag varying along a parallel axis
+                old = plan.batched.get(written, frozenset())
+                if axes - old:
+                    if written.owner in inside:
+                        return None  # buffers are allocated at the kernel's entry
+                    plan.batched[written] = old | axes
                     changed = True
     for op in body:
-        if isinstance(op, scf.ForOp) and any(v in varying for v in (op.lb, op.ub, op.step)):
+        if (
+            isinstance(op, scf.ForOp)
+            and op not in plan.axis_of
+            and any(v in plan.varying for v in (op.lb, op.ub, op.step))
+        ):
             return None
-    return BatchPlan((lb, ub, step), frozenset(varying), tuple(batched))
+    return plan
+
+
+def richer_inner_loop(loop: scf.ForOp, plan: NestPlan) -> bool:
+    """Whether a parallel loop nested in ``loop``'s body, but not batched with it, would
+    batch more iterations than ``loop``'s whole nest (a loop over a few output-channel
+    blocks around a sequential loop over many rows): the executor then runs ``loop`` one
+    iteration at a time and batches the inner one."""
+    size = plan.size()
+    for op in loop.body.block.walk():
+        if op is loop or op in plan.axis_of or not isinstance(op, scf.ForOp):
+            continue
+        inner = plan_nest(op) if PARALLEL_ATTR in op.attributes else None
+        if inner is not None and inner.size() > size:
+            return True
+    return False
 
 
 def one_by_one(kernel: Callable[..., Any], mask: Sequence[bool]) -> Callable[..., Any]:
-    """A tile op's kernel run once per iteration of a batch, in order: operand ``i`` is
-    sliced per iteration where ``mask[i]``."""
+    """A tile op's kernel run once per point of a flat batch, in order: operand ``i`` is
+    sliced per point where ``mask[i]``."""
 
     def run(*args: Any) -> tuple[()]:
         count = next(len(a) for a, m in zip(args, mask, strict=True) if m)
         for t in range(count):
             kernel(*[a[t] if m else a for a, m in zip(args, mask, strict=True)])
+        return ()
+
+    return run
+
+
+def per_index_value(
+    kernel: Callable[..., Any], mask: Sequence[bool], by: Sequence[int], rank: int
+) -> Callable[..., Any]:
+    """A nest kernel for an op whose batched form takes the index operands at positions
+    ``by`` as scalars (img2col of one K step for a batch of tiles, say): called once per
+    point of the axes those indices vary along, on views of the other operands there."""
+
+    def run(*args: Any) -> tuple[()]:
+        axes = sorted({d for i in by for d, n in enumerate(np.shape(args[i])[:rank]) if n > 1})
+        sizes = [max(np.shape(a)[d] for a, m in zip(args, mask, strict=True) if m) for d in axes]
+        for point in np.ndindex(*sizes):
+            call = []
+            for i, (a, m) in enumerate(zip(args, mask, strict=True)):
+                if m:
+                    at: list[Any] = [slice(None)] * rank
+                    for d, p in zip(axes, point, strict=True):
+                        if np.shape(a)[d] > 1:
+                            at[d] = slice(p, p + 1)
+                    a = a[tuple(at)]
+                    if i in by:
+                        a = int(np.asarray(a).reshape(-1)[0])
+                call.append(a)
+            kernel(*call)
+        return ()
+
+    return run
+
+
+def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Callable[..., Any]:
+    """A batched kernel (one leading batch dim on the operands ``mask`` marks) called on a
+    nest's operands, whose first ``rank`` dims are batch dims that broadcast: each marked
+    operand is broadcast to the op's batch and flattened to one dim; a destination that
+    cannot be flattened in place is written back."""
+
+    def run(*args: Any) -> tuple[()]:
+        shapes = [np.shape(a)[:rank] for a, m in zip(args, mask, strict=True) if m]
+        batch = np.broadcast_shapes(*shapes)
+        count = prod(batch)
+        call: list[Any] = []
+        back: list[tuple[np.ndarray, np.ndarray]] = []
+        for a, m in zip(args, mask, strict=True):
+            if not m:
+                call.append(a)
+                continue
+            rest = np.shape(a)[rank:]
+            if np.shape(a)[:rank] != batch:
+                a = np.broadcast_to(a, batch + rest)
+            flat = np.reshape(a, (count, *rest))
+            if isinstance(a, np.ndarray) and a.flags.writeable and a.ndim > rank:
+                if not np.may_share_memory(flat, a):
+                    back.append((a, flat))
+            call.append(flat)
+        kernel(*call)
+        for a, flat in back:
+            a[...] = flat.reshape(a.shape)
         return ()
 
     return run

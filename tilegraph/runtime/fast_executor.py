@@ -17,14 +17,23 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
-from tilegraph.runtime.batching import BatchPlan, one_by_one, plan_batch
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
+from tilegraph.dialects.tile.cube import nest_product
+from tilegraph.dialects.tile.sync import SyncOp
+from tilegraph.runtime.batching import (
+    NestPlan,
+    flattened,
+    one_by_one,
+    per_index_value,
+    plan_nest,
+    richer_inner_loop,
+)
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.storage import convert
 
@@ -49,8 +58,8 @@ class _FunctionWriter:
         self.fn = fn
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
-        self.plan: BatchPlan | None = None
-        """The batch being emitted (inside a parallel loop run as one)."""
+        self.plan: NestPlan | None = None
+        """The batch being emitted (inside a nest of loops run as one)."""
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -105,6 +114,8 @@ class _FunctionWriter:
                 self.emit(depth, f"__yield = ({args},)")
         elif isinstance(op, func.ReturnOp):
             self.emit(depth, f"return ({args}{',' if op.operands else ''})")
+        elif isinstance(op, SyncOp):
+            pass  # one op at a time: every flag is set before it is waited for
         elif isinstance(op, LaunchOp):
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
@@ -122,7 +133,7 @@ class _FunctionWriter:
 
     def _batched_op(self, op: Operation, depth: int) -> None:
         """A select, or a tile op inside a batch: its batched kernel, its kernel once per
-        iteration, or (nothing varying) its kernel once."""
+        point of the batch, or (nothing varying) its kernel once."""
         out = ", ".join(self.name(r) for r in op.results)
         args = ", ".join(self.name(v) for v in op.operands)
         plan = self.plan
@@ -135,39 +146,64 @@ class _FunctionWriter:
             return
         assert isinstance(op, TileOp) and plan is not None
         mask = [v in plan.varying or v in plan.batched for v in op.operands]
-        if any(mask):
-            kernel = op.batched_kernel(mask) or one_by_one(op.kernel(), mask)
-            handle = self.module.bind_kernel(kernel)
-        else:
+        if not any(mask):
             handle = self.module.bind(op)
+        elif isinstance(op, MmadOp):
+            handle = self.module.bind_kernel(nest_product(plan.rank, plan.summed.get(op)))
+        else:
+            handle = self.module.bind_kernel(_nest_kernel(op, mask, plan.rank))
         self.emit(depth, f"{handle}({args})")
 
     def _for(self, op: scf.ForOp, depth: int) -> None:
-        if self.plan is None and self.module.batch:
-            plan = plan_batch(op)
-            if plan is not None:
-                self._batched_for(op, plan, depth)
+        plan = self.plan
+        if plan is not None:
+            if op in plan.axis_of:
+                self._batched_loop(op, plan, depth)
+            else:
+                self._sequential_for(op, depth)
+            return
+        if self.module.batch:
+            plan = plan_nest(op)
+            if plan is not None and not richer_inner_loop(op, plan):
+                self._nest(op, plan, depth)
                 return
         self._sequential_for(op, depth)
 
-    def _batched_for(self, op: scf.ForOp, plan: BatchPlan, depth: int) -> None:
-        lb, ub, step = plan.trips
-        self.emit(depth, f"{self.name(op.body.block.args[0])} = np.arange({lb}, {ub}, {step})")
-        trips = len(range(lb, ub, step))
+    def _nest(self, op: scf.ForOp, plan: NestPlan, depth: int) -> None:
+        """A nest of loops run as one batch: buffers with a slot per point of their axes,
+        then the loops, then the last slot of each buffer used after the nest."""
         saved = {}
-        for buffer in plan.batched:
+        for buffer, axes in plan.batched.items():
             outer = self.name(buffer)
             saved[buffer] = outer
-            inner = f"{outer}_b"
-            self.emit(depth, f"{inner} = np.zeros(({trips},) + {outer}.shape, {outer}.dtype)")
-            self.names[buffer] = inner
+            shape = plan.shape(axes)
+            site = self.module.new_site()
+            self.emit(depth, f"{outer}_b = _slots({site}, {outer}, {shape!r})")
+            self.names[buffer] = f"{outer}_b"
         self.plan = plan
-        self.block(op.body.block.ops, depth)
+        self._batched_loop(op, plan, depth)
         self.plan = None
+        last = (-1,) * plan.rank
         for buffer, outer in saved.items():
-            self.names[buffer] = outer
             if any(use.operation not in op.body.block.walk() for use in buffer.uses):
-                self.emit(depth, f"{outer}[...] = {outer}_b[-1]")
+                self.emit(depth, f"{outer}[...] = {self.name(buffer)}[{last!r}]")
+            self.names[buffer] = outer
+
+    def _batched_loop(self, op: scf.ForOp, plan: NestPlan, depth: int) -> None:
+        """One loop of a nest: its induction variable laid along its axis, its body once;
+        afterwards the buffers that vary along the axis are their last iteration's slot."""
+        lb, ub, step = plan.axes[plan.axis_of[op]].trips
+        iv = self.name(op.body.block.args[0])
+        self.emit(depth, f"{iv} = np.arange({lb}, {ub}, {step}).reshape({plan.index_shape(op)!r})")
+        self.block(op.body.block.ops, depth)
+        axis = plan.axis_of[op]
+        inside = set(op.body.block.walk())
+        for buffer, axes in plan.batched.items():
+            if axis in axes and any(use.operation not in inside for use in buffer.uses):
+                last = ", ".join(["-1:" if i == axis else ":" for i in range(plan.rank)])
+                view = f"{self.name(buffer)}_{axis}"
+                self.emit(depth, f"{view} = {self.name(buffer)}[{last}]")
+                self.names[buffer] = view
 
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
@@ -187,6 +223,26 @@ class _FunctionWriter:
             self.emit(depth, f"{self.name(result)} = {name}")
 
 
+def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> Callable[..., Any]:
+    """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
+    batched form; else, with varying indices, its batched form once per value of those
+    indices; else its kernel once per point."""
+    found = op.batched_kernel(mask)
+    if found is not None:
+        return flattened(found, mask, rank)
+    indices = [
+        i
+        for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
+        if m and isinstance(v.type, IndexType)
+    ]
+    if indices:
+        scalar = [m and i not in indices for i, m in enumerate(mask)]
+        per_value = op.batched_kernel(scalar)
+        if per_value is not None:
+            return per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
+    return flattened(one_by_one(op.kernel(), mask), mask, rank)
+
+
 def _graph_kernel(op: Operation) -> Callable[..., Any]:
     if isinstance(op, TransDataOp):
         source, target = op.input.type, op.output.type
@@ -204,8 +260,14 @@ class CompiledModule:
 
     def __init__(self, module: ModuleOp, batch: bool = True):
         self.batch = batch
-        self.namespace: dict[str, Any] = {"np": np, "_count": lambda name: None}
+        self.namespace: dict[str, Any] = {
+            "np": np,
+            "_count": lambda name: None,
+            "_slots": self._slots,
+        }
+        self._slot_arrays: dict[tuple[int, tuple[int, ...], str], np.ndarray] = {}
         self._handles = 0
+        self._sites = 0
         self._sources: dict[str, str] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
@@ -216,11 +278,27 @@ class CompiledModule:
             self._sources[fn.sym_name.data] = text
             exec(compile(text, f"<tile:{fn.sym_name.data}>", "exec"), self.namespace)
 
+    def _slots(self, site: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+        """``buffer`` with one slot per point of a batch, zeroed; the array of a batch site
+        is reused from run to run (a fresh one costs its page faults every time)."""
+        shape = (*batch, *buffer.shape)
+        key = (site, shape, buffer.dtype.str)
+        found = self._slot_arrays.get(key)
+        if found is None:
+            found = self._slot_arrays[key] = np.zeros(shape, buffer.dtype)
+        else:
+            pass  # iterations write what they read: no need to clear the slots
+        return found
+
     def python_name(self, symbol: str) -> str:
         found = self._python_names.get(symbol)
         if found is None:
             raise FastExecutorError(f"no function @{symbol} in the module")
         return found
+
+    def new_site(self) -> int:
+        self._sites += 1
+        return self._sites
 
     def bind(self, op: Operation) -> str:
         return self.bind_kernel(op.kernel() if isinstance(op, TileOp) else _graph_kernel(op))

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from math import prod
 from typing import Any, ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
@@ -187,6 +188,78 @@ def window(
         dst_slices.append(slice(od + lo, od + hi))
         src_slices.append(slice(os_ + lo, os_ + hi))
     return tuple(dst_slices), tuple(src_slices)
+
+
+def copy_whole_windows(
+    count: int,
+    extent: Sequence[int],
+    src: np.ndarray,
+    src_offsets: Sequence[Any],
+    src_batched: bool,
+    dst: np.ndarray,
+    dst_offsets: Sequence[Any],
+    dst_batched: bool,
+) -> np.ndarray:
+    """:func:`window` for a batch of ``count`` items at once: item ``t`` copies an
+    ``extent`` window from ``src`` (item ``t`` of it when ``src_batched``) at its offsets
+    into ``dst`` likewise; an offset is an int or an array of one per item. Copies (with
+    the cast to ``dst``'s type) every item whose window lies wholly inside both buffers, in
+    one gather and one scatter, and returns the others' indices: their windows are cut
+    (ragged tails, halos), which is for the caller to do item by item."""
+    src_shape = src.shape[1:] if src_batched else src.shape
+    dst_shape = dst.shape[1:] if dst_batched else dst.shape
+    whole = np.ones(count, bool)
+    for e, n_dst, n_src, od, os_ in zip(
+        extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
+    ):
+        whole &= (od >= 0) & (od + e <= n_dst) & (os_ >= 0) & (os_ + e <= n_src)
+    items = np.flatnonzero(whole)
+    if items.size:
+        values = _windows(src, src_offsets, extent, items, src_batched)
+        if all(np.ndim(o) == 0 for o in dst_offsets):
+            at = tuple(slice(o, o + e) for o, e in zip(dst_offsets, extent, strict=True))
+            if dst_batched:
+                dst[(items, *at)] = values
+            else:  # every item writes the same window: the last one's stays
+                dst[at] = values[-1]
+        else:
+            views = np.lib.stride_tricks.sliding_window_view(
+                dst, tuple(extent), axis=tuple(range(dst_batched, dst.ndim)), writeable=True
+            )
+            at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in dst_offsets)
+            views[(items, *at) if dst_batched else at] = values
+    return np.flatnonzero(~whole)
+
+
+def _windows(
+    src: np.ndarray, offsets: Sequence[Any], extent: Sequence[int], items: np.ndarray, batched: bool
+) -> np.ndarray:
+    """The ``extent`` windows of ``items`` (``(len(items), *extent)``)."""
+    if all(np.ndim(o) == 0 for o in offsets):
+        at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
+        if batched:
+            return src[(items, *at)]
+        return np.broadcast_to(src[at], (len(items), *extent))
+    views = np.lib.stride_tricks.sliding_window_view(
+        src, tuple(extent), axis=tuple(range(batched, src.ndim))
+    )
+    at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in offsets)
+    return views[(items, *at) if batched else at]
+
+
+_SCRATCH: dict[tuple[str, tuple[int, ...], str], np.ndarray] = {}
+
+
+def scratch(role: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A reused temporary for kernels (contents undefined): a large temporary allocated
+    afresh on every call costs more in page faults than the arithmetic it holds."""
+    key = (role, shape, dtype.str)
+    found = _SCRATCH.get(key)
+    if found is None:
+        if len(_SCRATCH) > 256:
+            _SCRATCH.clear()
+        found = _SCRATCH[key] = np.empty(shape, dtype)
+    return found
 
 
 def verify_same_rank(op: Operation, a: SSAValue, b: SSAValue, what: str) -> None:

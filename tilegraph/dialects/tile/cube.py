@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from math import ceil
-from typing import ClassVar
+from math import ceil, prod
+from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import I1, MemRefType, i1
@@ -18,6 +18,7 @@ from tilegraph.dialects.tile.base import (
     memref_element,
     memref_shape,
     require_scope,
+    scratch,
 )
 from tilegraph.hardware import HardwareModel
 
@@ -109,34 +110,178 @@ class MmadOp(TileOp):
         return self.kernel()
 
     def kernel(self) -> Kernel:
-        """The product on fractal layouts; any leading dims are a batch of tiles (the
-        accumulator then has one too)."""
+        """The product on fractal layouts; any leading dims of ``a`` and ``b`` are a batch
+        of tiles, and the accumulator has the batch they broadcast to."""
+        return _fractal_product
 
-        def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
-            m1, k1, m0, k0 = a.shape[-4:]
-            n1 = b.shape[-3]
-            la, lb = a.ndim - 4, b.ndim - 4
-            # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out
-            # as (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
-            a2 = a.transpose(*range(la), la, la + 2, la + 1, la + 3)
-            a2 = a2.reshape(*a.shape[:la], 1, m1 * m0, k1 * k0)
-            b3 = b.transpose(*range(lb), lb + 1, lb, lb + 3, lb + 2)
-            b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
-            if a2.dtype != c.dtype:
-                a2, b3 = a2.astype(c.dtype), b3.astype(c.dtype)
-            rows = c.reshape(*c.shape[:-3], m1 * m0, 16)  # a view: (..., N1, M, 16)
-            if init and rows.shape == np.broadcast_shapes(a2.shape[:-2], b3.shape[:-2]) + (
-                m1 * m0,
-                16,
-            ):
-                np.matmul(a2, b3, out=rows)
-            elif init:
-                c[...] = np.matmul(a2, b3).reshape(c.shape)
-            else:
-                rows += np.matmul(a2, b3)
+
+def _unpacked(a: np.ndarray, b: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """ZZ ``(..., M1, K1, 16, K0)`` as row-major ``(..., M, K)`` and ZN
+    ``(..., K1, N1, 16, K0)`` as ``(..., K, N)``, in reused scratch buffers."""
+    m1, k1, m0, k0 = a.shape[-4:]
+    n1 = b.shape[-3]
+    rows = scratch("rows", (*a.shape[:-4], m1, m0, k1, k0), dtype)
+    np.copyto(rows, a.swapaxes(-3, -2))
+    cols = scratch("cols", (*b.shape[:-4], k1, k0, n1, 16), dtype)
+    np.copyto(cols, np.moveaxis(b, -1, -3))
+    k = k1 * k0
+    return rows.reshape(*a.shape[:-4], m1 * m0, k), cols.reshape(*b.shape[:-4], k, n1 * 16)
+
+
+def _products(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``rows @ cols`` over their broadcast batch dims, as ``(*batch, M, N)`` (in a reused
+    buffer). One GEMM per distinct right operand when that stacks enough left tiles into a
+    tall matrix; otherwise numpy's batched product, which loops in C."""
+    m, k = rows.shape[-2:]
+    n = cols.shape[-1]
+    lead = np.broadcast_shapes(rows.shape[:-2], cols.shape[:-2])
+    rank = len(lead)
+    rows = rows.reshape((1,) * (rank - rows.ndim + 2) + rows.shape)
+    cols = cols.reshape((1,) * (rank - cols.ndim + 2) + cols.shape)
+    outer = [d for d in range(rank) if cols.shape[d] > 1]
+    inner = [d for d in range(rank) if cols.shape[d] == 1]
+    stacked = tuple(lead[d] for d in inner)
+    count = prod(stacked) * m
+    if outer and count < _TALL_ROWS:
+        out = scratch("product", (*lead, m, n), rows.dtype)
+        np.matmul(rows, cols, out=out)
+        return out
+    order = (*outer, *inner)
+    rows = rows.transpose(*order, rank, rank + 1)
+    out = scratch("product", (*(lead[d] for d in order), m, n), rows.dtype)
+    for point in np.ndindex(*(lead[d] for d in outer)):
+        at = tuple(p if rows.shape[i] > 1 else 0 for i, p in enumerate(point))
+        left = np.broadcast_to(rows[at], (*stacked, m, k)).reshape(count, k)
+        right = cols[tuple(point[outer.index(d)] if d in outer else 0 for d in range(rank))]
+        np.matmul(left, right, out=out[point].reshape(count, n))
+    back = np.argsort(order)
+    return out.transpose(*back, rank, rank + 1)
+
+
+_TALL_ROWS = 1024
+"""Rows of stacked left tiles from which one GEMM per right operand beats numpy's loop."""
+
+
+def _fractal_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
+    """``c (= or +=) a x b`` on ZZ x ZN -> NZ fractals; leading dims are a batch of tiles
+    (the accumulator then has one too). For one tile, or a few, numpy's stacked product of
+    (M, K) x (K, 16) per N fractal writes the NZ accumulator with no reordering."""
+    m1, k1, m0, k0 = a.shape[-4:]
+    n1 = b.shape[-3]
+    la, lb = a.ndim - 4, b.ndim - 4
+    # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out as
+    # (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
+    a2 = a.transpose(*range(la), la, la + 2, la + 1, la + 3)
+    a2 = a2.reshape(*a.shape[:la], 1, m1 * m0, k1 * k0)
+    b3 = b.transpose(*range(lb), lb + 1, lb, lb + 3, lb + 2)
+    b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
+    if a2.dtype != c.dtype:
+        a2, b3 = a2.astype(c.dtype), b3.astype(c.dtype)
+    rows = c.reshape(*c.shape[:-3], m1 * m0, 16)  # a view: (..., N1, M, 16)
+    if init and rows.shape == np.broadcast_shapes(a2.shape[:-2], b3.shape[:-2]) + (
+        m1 * m0,
+        16,
+    ):
+        np.matmul(a2, b3, out=rows)
+    elif init:
+        c[...] = np.matmul(a2, b3).reshape(c.shape)
+    else:
+        rows += np.matmul(a2, b3)
+    return ()
+
+
+def _stacked_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> None:
+    """:func:`_fractal_product` for large batches: unpacked to row-major matrices, one
+    GEMM per distinct right operand, one reordering into NZ."""
+    n1, m1 = c.shape[-4:-2]
+    lead = c.shape[:-4]
+    rows, cols = _unpacked(a, b, c.dtype)
+    product = _products(rows, cols)
+    product = product.reshape(*product.shape[:-1], n1, 16)
+    target = c.reshape(*lead, n1, m1 * 16, 16)  # NZ accumulator as (N1, M, 16): a view
+    if init:
+        np.copyto(target, product.swapaxes(-3, -2))
+    else:
+        target += product.swapaxes(-3, -2)
+
+
+_CHUNK_BYTES = 4 << 20
+"""Products of K steps computed together before they are summed: enough steps to amortise
+the per-call cost of small tiles, few enough to stay in the cache."""
+
+
+def nest_product(rank: int, summed: int | None) -> Kernel:
+    """``tile.mmad`` over a batch of ``rank`` axes (operands with ``rank`` leading batch
+    dims, or none when they do not vary) summing along axis ``summed``: the products of a
+    chunk of steps along that axis at once (for the whole rest of the batch), added to the
+    sum one step after the other in step order, as the loop would — ``init`` (true on the
+    first step) starts the sum, else it adds to ``c``."""
+
+    if summed is None:
+
+        def product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: Any) -> tuple[()]:
+            _stacked_product(a, b, c, bool(np.all(init)))
             return ()
 
-        return run
+        return product
+    axis: int = summed
+
+    def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: Any) -> tuple[()]:
+        def steps_of(v: Any) -> int:
+            return np.shape(v)[axis] if np.ndim(v) >= rank else 1
+
+        steps = max(steps_of(a[..., 0, 0, 0, 0]), steps_of(b[..., 0, 0, 0, 0]), steps_of(init))
+        if steps == 1:
+            _stacked_product(a, b, c, bool(np.all(init)))
+            return ()
+        n1, m1 = c.shape[-4:-2]
+        m, n = m1 * 16, n1 * 16
+        flags = np.asarray(init)
+        if flags.ndim >= rank and flags.shape[axis] > 1:
+            starts = np.moveaxis(flags, axis, 0).reshape(flags.shape[axis], -1)[:, 0]
+        else:  # the same flag on every step
+            starts = np.broadcast_to(flags.reshape(-1)[:1], (steps,))
+        first = int(np.flatnonzero(starts)[-1]) if starts.any() else None
+        target = c.reshape(*c.shape[:-4], n1, m, 16)  # NZ accumulator as (N1, M, 16)
+        if c.ndim - 4 == rank:
+            at: list[Any] = [slice(None)] * rank
+            at[axis] = 0
+            target = target[tuple(at)]  # no slot along the axis axis
+        others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
+        rows_per_step = max(1, prod(others) // max(1, others[axis])) * m
+        # tall steps: one GEMM each; short ones: a chunk of steps in one batched product
+        chunk = 1 if rows_per_step >= _TALL_ROWS else _CHUNK_BYTES // (rows_per_step * n * 4)
+        chunk = max(1, min(steps, chunk))
+
+        def steps_from(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
+            if v.ndim - 4 < rank or v.shape[axis] == 1:
+                return v
+            at: list[Any] = [slice(None)] * rank
+            at[axis] = slice(lo, hi)
+            return v[tuple(at)]
+
+        total: np.ndarray | None = None
+        begin = 0 if first is None else first
+        for lo in range(begin, steps, chunk):
+            hi = min(steps, lo + chunk)
+            rows, cols = _unpacked(steps_from(a, lo, hi), steps_from(b, lo, hi), c.dtype)
+            products = _products(rows, cols)
+            for s in range(hi - lo):
+                at = [slice(None)] * products.ndim
+                at[axis] = s if products.shape[axis] > 1 else 0
+                part = products[tuple(at)]
+                if total is None and first is not None:
+                    total = scratch("total", part.shape, part.dtype)
+                    np.copyto(total, part)
+                elif total is None:  # no step starts the sum: each adds to the accumulator
+                    target += part.reshape(*part.shape[:-1], n1, 16).swapaxes(-3, -2)
+                else:
+                    total += part
+        if total is not None:
+            np.copyto(target, total.reshape(*total.shape[:-1], n1, 16).swapaxes(-3, -2))
+        return ()
+
+    return run
 
 
 CUBE_OPS = (MmadOp,)

@@ -18,6 +18,7 @@ The fractal moves of the cube path (nd2nz, nz2nd, load2d, load3d, fixpipe) are i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import ceil, prod
 from typing import Any, ClassVar
 
@@ -49,6 +50,7 @@ from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
     contiguous_run,
+    copy_whole_windows,
     element_bytes,
     memref_element,
     memref_shape,
@@ -186,6 +188,25 @@ class CopyOp(PathCopyOp):
                 dst.fill(fill)
             if found is not None:
                 cast_into(dst, found[0], src[found[1]])
+            return ()
+
+        return run
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        rank = len(memref_shape(self.src))
+        src_batched, dst_batched = batched[0], batched[rank + 1]
+        stores = scope_of(self.dst) == "GM"
+        single = self.kernel()
+
+        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+            src_offsets, dst, dst_offsets = rest[:rank], rest[rank], rest[rank + 1 :]
+            count = next(len(a) for a, m in zip((src, *rest), batched, strict=True) if m)
+            item = src.shape[src_batched:] if stores else dst.shape[dst_batched:]
+            cut = copy_whole_windows(
+                count, item, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
+            )
+            for t in cut:
+                single(*[a[t] if m else a for a, m in zip((src, *rest), batched, strict=True)])
             return ()
 
         return run

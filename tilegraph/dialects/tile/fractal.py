@@ -19,6 +19,7 @@ op                 pipe          what it moves
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from math import ceil, prod
 from typing import Any, ClassVar
@@ -52,6 +53,7 @@ from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
     contiguous_run,
+    copy_whole_windows,
     element_bytes,
     memref_element,
     memref_shape,
@@ -348,16 +350,11 @@ class Load3dOp(TileOp):
         )
 
     def kernel(self) -> Kernel:
-        params = self._params()
+        batched = self.batched_kernel([True, False, True])
+        assert batched is not None
 
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            p = (*params[:-1], int(valid[0])) if valid else params
-            index, outside = img2col_gather(p, k1_start, src.shape, dst.shape)
-            gathered = np.take(src.reshape(-1), index)
-            if outside is not None:
-                gathered[outside] = 0
-            dst[...] = gathered
-            return ()
+            return batched(src[None], k1_start, dst[None], *valid)
 
         return run
 
@@ -367,28 +364,46 @@ class Load3dOp(TileOp):
         params = self._params()
 
         def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            t = src.shape[0]
+            t, c0 = src.shape[0], src.shape[-1]
             p = (*params[:-1], int(valid[0])) if valid else params
-            index, outside = img2col_gather(p, k1_start, src.shape[1:], dst.shape[1:])
-            gathered = np.take(src.reshape(t, -1), index, axis=1)
-            if outside is not None:
-                gathered[:, outside] = 0
-            dst[...] = gathered
+            gather = img2col_rows(p, k1_start, src.shape[1:], dst.shape[1:])
+            rows = src.reshape(t, -1, c0)
+            if rows.dtype == dst.dtype:
+                np.take(rows, gather.rows, axis=1, out=dst, mode="clip")
+            else:
+                dst[...] = np.take(rows, gather.rows, axis=1, mode="clip")
+            if gather.outside is not None:
+                flat = dst.reshape(t, -1, c0)  # a view: dst is whole tiles
+                flat[:, gather.outside] = 0
+            if gather.lanes is not None:
+                dst[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
             return ()
 
         return run
 
 
+@dataclass(frozen=True)
+class Img2colRows:
+    """Where ``tile.load3d`` reads, in rows of C0 lanes: ``rows`` ``(M1, K1, 16)`` indexes
+    the feature map's ``(C1*H*W)`` rows in the destination's ZZ order; ``outside``: the
+    flat positions of that array whose window lies outside the image (read as zero), or
+    None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels, or None."""
+
+    rows: np.ndarray
+    outside: np.ndarray | None
+    lanes: tuple[np.ndarray, np.ndarray] | None
+
+
 @lru_cache(maxsize=4096)
-def img2col_index(
+def img2col_rows(
     params: tuple[int, ...],
     k1_start: int,
     src_shape: tuple[int, ...],
     dst_shape: tuple[int, ...],
-) -> np.ndarray:
-    """For ``tile.load3d``: flat indices into the feature map (plus one zero element at its
-    end, read wherever the window is outside the image or a lane is channel padding), in
-    the destination's ZZ order ``(M1, K1, 16, C0)``."""
+) -> Img2colRows:
+    """The gather of ``tile.load3d`` (see :class:`Img2colRows`). Output pixel ``m`` is
+    output row ``m // out_width``, column ``m % out_width``; K fractal ``k1`` is
+    ``(c1, kh, kw)`` in FRACTAL_Z order."""
     kh, kw, sh, sw, dh, dw, pad_left, out_w, channels = params
     m1, k1_count, m0, c0 = dst_shape
     _, c1_in, h_win, width, _ = src_shape
@@ -399,34 +414,19 @@ def img2col_index(
     ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
     iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
     inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
-    lane = np.arange(c0)
-    channel = (c1[:, None] * c0 + lane[None, :]) < channels
-    index = ((c1[None, :] * h_win + ih) * width + iw)[:, :, None] * c0 + lane
-    valid = inside[:, :, None] & channel[None, :, :]
-    index = np.where(valid, index, c1_in * h_win * width * c0)
-    index = np.ascontiguousarray(index.reshape(m1, m0, k1_count, c0).transpose(0, 2, 1, 3))
-    index.flags.writeable = False
-    return index
-
-
-@lru_cache(maxsize=4096)
-def img2col_gather(
-    params: tuple[int, ...],
-    k1_start: int,
-    src_shape: tuple[int, ...],
-    dst_shape: tuple[int, ...],
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """:func:`img2col_index` as (indices into the feature map itself, the positions to zero
-    or None): gathering needs no copy of the map with a zero appended."""
-    index = img2col_index(params, k1_start, src_shape, dst_shape)
-    size = int(np.prod(src_shape))
-    outside = index == size
-    clipped = np.where(outside, 0, index)
-    clipped.flags.writeable = False
-    if not outside.any():
-        return clipped, None
-    outside.flags.writeable = False
-    return clipped, outside
+    index = np.where(inside, (c1[None, :] * h_win + ih) * width + iw, 0)
+    rows = np.ascontiguousarray(index.reshape(m1, m0, k1_count).transpose(0, 2, 1))
+    outside_at = np.ascontiguousarray(~inside.reshape(m1, m0, k1_count).transpose(0, 2, 1))
+    outside = np.flatnonzero(outside_at) if outside_at.any() else None
+    lane_valid = (c1[:, None] * c0 + np.arange(c0)[None, :]) < channels
+    lanes = None
+    if not lane_valid.all():
+        k_at, lane_at = np.nonzero(~lane_valid)
+        lanes = (k_at, lane_at)
+    for array in (rows, outside, *(lanes or ())):
+        if array is not None:
+            array.flags.writeable = False
+    return Img2colRows(rows, outside, lanes)
 
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
@@ -536,33 +536,72 @@ class FixpipeOp(TileOp):
             hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes(), self.gm_burst_bytes()
         )
 
-    def kernel(self) -> Kernel:
+    def _tiles(self) -> Any:
+        """The accumulator tiles as they leave (bias, ReLU, the destination layout): a
+        function of (accumulators with leading batch dims, bias as (..., N1, 1, 1, 16) or
+        None, destination width) -> tiles with the same leading dims."""
         layout = self.layout.data
         relu = self.relu is not None and self.relu.value.data != 0
         rows = self.rows.value.data if self.rows is not None else 0
-        has_bias = self.bias is not None
         rank = len(memref_shape(self.dst))
 
-        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
-            offsets = rest[:rank]
-            n1, m1, m0, n0 = src.shape
+        def tiles(src: np.ndarray, bias: np.ndarray | None, width: int) -> np.ndarray:
+            lead = src.shape[:-4]
+            n1, m1, m0, n0 = src.shape[-4:]
             acc = src
-            if has_bias:
-                acc = acc + rest[rank].reshape(n1, 1, 1, n0).astype(src.dtype, copy=False)
+            if bias is not None:
+                acc = acc + bias.astype(src.dtype, copy=False)
             if relu:
                 acc = np.maximum(acc, 0)
             if layout == "nd":
-                tile = acc.transpose(1, 2, 0, 3).reshape(m1 * m0, n1 * n0)
-                tile = tile.reshape((1,) * (rank - 2) + tile.shape)
-            elif layout == "nz":
-                tile = acc.reshape((1,) * (rank - 4) + acc.shape)
-            else:
-                width = dst.shape[3]
-                tile = acc.reshape(n1, m1 * m0, n0)[:, : rows * width]
-                tile = tile.reshape(1, n1, rows, width, n0)
+                tile = np.moveaxis(acc, -4, -2).reshape(*lead, m1 * m0, n1 * n0)
+                return tile.reshape(*lead, *(1,) * (rank - 2), m1 * m0, n1 * n0)
+            if layout == "nz":
+                return acc.reshape(*lead, *(1,) * (rank - 4), n1, m1, m0, n0)
+            tile = acc.reshape(*lead, n1, m1 * m0, n0)[..., : rows * width, :]
+            return tile.reshape(*lead, 1, n1, rows, width, n0)
+
+        return tiles
+
+    def kernel(self) -> Kernel:
+        tiles = self._tiles()
+        rank = len(memref_shape(self.dst))
+        has_bias = self.bias is not None
+
+        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+            offsets = rest[:rank]
+            bias = rest[rank].reshape(src.shape[0], 1, 1, 16) if has_bias else None
+            tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0)
             found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
             if found is not None:
                 cast_into(dst, found[1], tile[found[0]])
+            return ()
+
+        return run
+
+    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
+        if not batched[0]:
+            return None
+        tiles = self._tiles()
+        single = self.kernel()
+        rank = len(memref_shape(self.dst))
+        has_bias = self.bias is not None
+        dst_batched = batched[1]
+
+        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+            count = len(src)
+            width = dst.shape[dst_batched + 3] if dst.ndim - dst_batched > 3 else 0
+            bias = None
+            if has_bias:
+                bias = rest[rank].reshape(-1 if batched[2 + rank] else 1, src.shape[1], 1, 1, 16)
+            tile = tiles(src, bias, width)
+            zeros = [0] * rank
+            cut = copy_whole_windows(
+                count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched
+            )
+            for t in cut:
+                args = (src, dst, *rest)
+                single(*[a[t] if m else a for a, m in zip(args, batched, strict=True)])
             return ()
 
         return run

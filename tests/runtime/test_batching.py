@@ -1,0 +1,226 @@
+"""The fast executor's batching, piece by piece: each batched form against the op's own
+kernel run once per item (or per step, in order) on the same data.
+
+* ``nest_product``: ``tile.mmad`` over a batch whose accumulation axis it sums — the result
+  of the K loop run step by step (init on the first step, on none, on a later one), with
+  left and right operands varying along different axes;
+* ``tile.copy`` / ``tile.fixpipe`` batched: items whose windows are whole go in one gather /
+  scatter, cut ones (ragged tails, halos) item by item — together equal to one by one;
+* ``plan_nest`` on a lowered convolution: the output-row loop and the K loop inside it are
+  axes, the ``mmad`` sums along the K axis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import IndexType, f32
+from xdsl.ir import SSAValue
+from xdsl.utils.test_value import create_ssa_value
+
+import tilegraph
+from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.tile import CopyOp, FixpipeOp, MmadOp, scoped_memref
+from tilegraph.dialects.tile.base import copy_whole_windows, window
+from tilegraph.dialects.tile.cube import nest_product
+from tilegraph.runtime.batching import flattened, one_by_one, plan_nest
+from tilegraph.runtime.fast_executor import compile_module
+
+rng = np.random.default_rng(7)
+
+
+def buf(shape, scope: str) -> SSAValue:
+    return create_ssa_value(scoped_memref(list(shape), f32, scope))
+
+
+def idx(n: int) -> list[SSAValue]:
+    return [create_ssa_value(IndexType()) for _ in range(n)]
+
+
+def mmad_op(m1: int, k1: int, n1: int) -> MmadOp:
+    from xdsl.dialects.builtin import i1
+
+    return MmadOp(
+        buf((m1, k1, 16, 16), "L0A"),
+        buf((k1, n1, 16, 16), "L0B"),
+        buf((n1, m1, 16, 16), "L0C"),
+        create_ssa_value(i1),
+    )
+
+
+@pytest.mark.parametrize("start", [0, None, 2])
+def test_nest_product_sums_the_steps_in_order_as_the_loop(start):
+    """Axes (rows T=3, steps S=4); a varies along both, b along the steps only. Step by
+    step with the op's kernel: init where the step is ``start`` (None: never)."""
+    rows, steps, m1, k1, n1 = 3, 4, 2, 2, 3
+    single = mmad_op(m1, k1, n1).kernel()
+    a = rng.standard_normal((rows, steps, m1, k1, 16, 16)).astype(np.float32)
+    b = rng.standard_normal((1, steps, k1, n1, 16, 16)).astype(np.float32)
+    c0 = rng.standard_normal((rows, 1, n1, m1, 16, 16)).astype(np.float32)
+    init = (np.arange(steps) == start).reshape(1, steps)
+    expected = c0.copy()
+    for t in range(rows):
+        for s in range(steps):
+            single(a[t, s], b[0, s], expected[t, 0], bool(init[0, s]))
+    c = c0.copy()
+    nest_product(2, 1)(a, b, c, init)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_nest_product_with_operands_varying_along_different_parallel_axes():
+    """a varies along axis 1 (rows), b along axis 0 (channel blocks): c gets both."""
+    m1, k1, n1 = 2, 3, 2
+    single = mmad_op(m1, k1, n1).kernel()
+    a = rng.standard_normal((1, 5, m1, k1, 16, 16)).astype(np.float32)
+    b = rng.standard_normal((2, 1, k1, n1, 16, 16)).astype(np.float32)
+    c = np.zeros((2, 5, n1, m1, 16, 16), np.float32)
+    expected = c.copy()
+    for i in range(2):
+        for j in range(5):
+            single(a[0, j], b[i, 0], expected[i, j], True)
+    nest_product(2, None)(a, b, c, True)
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_nest_product_of_tall_tiles_sharing_one_right_operand():
+    """Many row tiles, one weight tile per step (one GEMM per step)."""
+    rows, steps, m1, k1, n1 = 40, 3, 4, 2, 2
+    single = mmad_op(m1, k1, n1).kernel()
+    a = rng.standard_normal((rows, steps, m1, k1, 16, 16)).astype(np.float32)
+    b = rng.standard_normal((1, steps, k1, n1, 16, 16)).astype(np.float32)
+    c = np.full((rows, 1, n1, m1, 16, 16), np.nan, np.float32)
+    expected = c.copy()
+    for t in range(rows):
+        for s in range(steps):
+            single(a[t, s], b[0, s], expected[t, 0], s == 0)
+    nest_product(2, 1)(a, b, c, (np.arange(steps) == 0).reshape(1, steps))
+    np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)
+
+
+def test_copy_whole_windows_copies_the_whole_and_returns_the_cut():
+    src = rng.standard_normal((10, 12)).astype(np.float32)
+    dst = np.full((4, 3, 5), np.nan, np.float32)
+    rows = np.array([0, 4, 8, 9])  # windows of 3 rows: the last two leave the source
+    cut = copy_whole_windows(4, (3, 5), src, (rows, 2), False, dst, (0, 0), True)
+    assert list(cut) == [2, 3]
+    for t in (0, 1):
+        np.testing.assert_array_equal(dst[t], src[rows[t] : rows[t] + 3, 2:7])
+    assert np.isnan(dst[2:]).all()
+
+
+def _per_item(op, args, mask):
+    one = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    one_by_one(op.kernel(), mask)(*one)
+    return one
+
+
+def test_batched_copy_load_equals_one_by_one_with_cut_windows():
+    """GM -> UB row windows at per-item offsets; items at the bottom edge are cut (the rest
+    of their tile filled with the pad)."""
+    op = CopyOp(buf((1, 2, 9, 7, 16), "GM"), idx(5), buf((1, 2, 3, 7, 16), "UB"), idx(5), 0.5)
+    op.verify()
+    src = rng.standard_normal((1, 2, 9, 7, 16)).astype(np.float32)
+    rows = np.array([0, 3, 6, 8])
+    dst = np.full((4, 1, 2, 3, 7, 16), np.nan, np.float32)
+    args = [src, 0, 0, rows, 0, 0, dst, 0, 0, 0, 0, 0]
+    mask = [False, False, False, True, False, False, True, False, False, False, False, False]
+    expected = _per_item(op, args, mask)
+    kernel = op.batched_kernel(mask)
+    assert kernel is not None
+    kernel(*args)
+    np.testing.assert_array_equal(dst, expected[6])
+
+
+def test_batched_copy_store_equals_one_by_one():
+    """UB tiles -> GM at per-item row offsets; the last tile hangs over the end."""
+    op = CopyOp(buf((2, 5), "UB"), idx(2), buf((7, 5), "GM"), idx(2))
+    op.verify()
+    tiles = rng.standard_normal((4, 2, 5)).astype(np.float32)
+    rows = np.array([0, 2, 4, 6])
+    gm = np.full((7, 5), np.nan, np.float32)
+    args = [tiles, 0, 0, gm, rows, 0]
+    mask = [True, False, False, False, True, False]
+    expected = _per_item(op, args, mask)
+    kernel = op.batched_kernel(mask)
+    assert kernel is not None
+    kernel(*args)
+    np.testing.assert_array_equal(gm, expected[3])
+
+
+@pytest.mark.parametrize("layout", ["nd", "nc1hwc0"])
+def test_batched_fixpipe_equals_one_by_one(layout):
+    n1, m1 = 2, 3
+    if layout == "nd":
+        dst_shape, offsets = (70, 40), 2
+        op = FixpipeOp(buf((n1, m1, 16, 16), "L0C"), buf(dst_shape, "GM"), idx(2),
+                       buf((32,), "L1"), layout="nd", relu=True)  # fmt: skip
+        offs = [np.array([0, 48, 60]), 0]
+    else:
+        dst_shape, offsets = (1, 3, 11, 8, 16), 5
+        op = FixpipeOp(buf((n1, m1, 16, 16), "L0C"), buf(dst_shape, "GM"), idx(5),
+                       buf((32,), "L1"), layout="nc1hwc0", rows=6, relu=True)  # fmt: skip
+        offs = [0, 1, np.array([0, 6, 9]), 0, 0]
+    op.verify()
+    acc = rng.standard_normal((3, n1, m1, 16, 16)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    gm = np.full(dst_shape, np.nan, np.float32)
+    args = [acc, gm, *offs, bias]
+    mask = [True, False, *(isinstance(o, np.ndarray) for o in offs), False]
+    assert len(args) == 2 + offsets + 1
+    expected = _per_item(op, args, mask)
+    kernel = op.batched_kernel(mask)
+    assert kernel is not None
+    kernel(*args)
+    np.testing.assert_array_equal(gm, expected[1])
+
+
+def test_flattened_broadcasts_the_batch_and_writes_the_destination_in_place():
+    def kernel(src, dst):
+        dst[...] = src * 2
+
+    src = rng.standard_normal((3, 1, 4)).astype(np.float32)  # varies along axis 0 only
+    dst = np.zeros((3, 2, 4), np.float32)
+    flattened(kernel, [True, True], 2)(src, dst)
+    np.testing.assert_array_equal(dst, np.broadcast_to(src * 2, (3, 2, 4)))
+    assert window((2,), (4,), (4,), (0,), (3,)) == ((slice(0, 1),), (slice(3, 4),))
+
+
+def _conv_module():
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 11, 11], "float32", "NCHW")
+    w = b.constant(rng.standard_normal((40, 20, 3, 3)).astype(np.float32))
+    y = b.op("conv2d", x, w, pads=[1, 1, 1, 1])
+    return tilegraph.compile(b.build(y), platform="test").module
+
+
+def test_plan_nest_batches_rows_and_sums_along_k():
+    module = _conv_module()
+    assert [k.unit for k in tilegraph.runtime.compiled.kernel_report(module)] == ["cube"]
+    kernels = [f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes]
+    plans = [
+        plan
+        for f in kernels
+        for loop in f.walk()
+        if isinstance(loop, scf.ForOp) and (plan := plan_nest(loop)) is not None
+    ]
+    assert plans
+    summing = [p for p in plans if p.summed]
+    assert summing, "the K loop of the convolution is an accumulation axis"
+    plan = summing[0]
+    assert any(a.accumulation for a in plan.axes) and not plan.axes[0].accumulation
+    for mmad, axis in plan.summed.items():
+        assert plan.axes[axis].accumulation
+        assert axis not in plan.batched.get(mmad.c, frozenset())  # one accumulator per tile
+    source = "".join(compile_module(module).source(f.sym_name.data) for f in kernels)
+    assert "_slots(" in source
+
+
+def test_conv_with_ragged_tiles_runs_the_same_batched_and_one_by_one():
+    module = _conv_module()
+    data = rng.standard_normal((1, 20, 11, 11)).astype(np.float32)
+    from tilegraph.runtime.tiles import run_tiles
+
+    batched = run_tiles(module, [data], executor="fast")[0]
+    interpreted = run_tiles(module, [data], executor="interpret")[0]
+    np.testing.assert_allclose(batched, interpreted, rtol=1e-5, atol=1e-4)
