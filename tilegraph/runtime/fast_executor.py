@@ -24,6 +24,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
+from tilegraph.dialects.tile.base import scratch
 from tilegraph.dialects.tile.cube import nest_product
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.batching import (
@@ -173,12 +174,11 @@ class _FunctionWriter:
         """A nest of loops run as one batch: buffers with a slot per point of their axes,
         then the loops, then the last slot of each buffer used after the nest."""
         saved = {}
-        for buffer, axes in plan.batched.items():
+        for ordinal, (buffer, axes) in enumerate(plan.batched.items()):
             outer = self.name(buffer)
             saved[buffer] = outer
             shape = plan.shape(axes)
-            site = self.module.new_site()
-            self.emit(depth, f"{outer}_b = _slots({site}, {outer}, {shape!r})")
+            self.emit(depth, f"{outer}_b = _slots({ordinal}, {outer}, {shape!r})")
             self.names[buffer] = f"{outer}_b"
         self.plan = plan
         self._batched_loop(op, plan, depth)
@@ -265,9 +265,7 @@ class CompiledModule:
             "_count": lambda name: None,
             "_slots": self._slots,
         }
-        self._slot_arrays: dict[tuple[int, tuple[int, ...], str], np.ndarray] = {}
         self._handles = 0
-        self._sites = 0
         self._sources: dict[str, str] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
@@ -278,27 +276,18 @@ class CompiledModule:
             self._sources[fn.sym_name.data] = text
             exec(compile(text, f"<tile:{fn.sym_name.data}>", "exec"), self.namespace)
 
-    def _slots(self, site: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
-        """``buffer`` with one slot per point of a batch, zeroed; the array of a batch site
-        is reused from run to run (a fresh one costs its page faults every time)."""
-        shape = (*batch, *buffer.shape)
-        key = (site, shape, buffer.dtype.str)
-        found = self._slot_arrays.get(key)
-        if found is None:
-            found = self._slot_arrays[key] = np.zeros(shape, buffer.dtype)
-        else:
-            pass  # iterations write what they read: no need to clear the slots
-        return found
+    @staticmethod
+    def _slots(ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+        """``buffer`` with one slot per point of a batch (contents undefined: each
+        iteration writes what it reads), the ``ordinal``-th of its nest; nests run one
+        after the other, so the ``ordinal``-th arrays of all nests share their bytes."""
+        return scratch(f"slots{ordinal}", (*batch, *buffer.shape), buffer.dtype)
 
     def python_name(self, symbol: str) -> str:
         found = self._python_names.get(symbol)
         if found is None:
             raise FastExecutorError(f"no function @{symbol} in the module")
         return found
-
-    def new_site(self) -> int:
-        self._sites += 1
-        return self._sites
 
     def bind(self, op: Operation) -> str:
         return self.bind_kernel(op.kernel() if isinstance(op, TileOp) else _graph_kernel(op))

@@ -247,19 +247,20 @@ def _windows(
     return views[(items, *at) if batched else at]
 
 
-_SCRATCH: dict[tuple[str, tuple[int, ...], str], np.ndarray] = {}
+_SCRATCH: dict[str, np.ndarray] = {}
 
 
 def scratch(role: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A reused temporary for kernels (contents undefined): a large temporary allocated
-    afresh on every call costs more in page faults than the arithmetic it holds."""
-    key = (role, shape, dtype.str)
-    found = _SCRATCH.get(key)
-    if found is None:
-        if len(_SCRATCH) > 256:
-            _SCRATCH.clear()
-        found = _SCRATCH[key] = np.empty(shape, dtype)
-    return found
+    """A reused temporary for kernels (contents undefined), one per ``role``: a view into
+    bytes kept from call to call and grown to the largest request. A large temporary
+    allocated afresh on every call costs more in page faults than the arithmetic it holds.
+    The array of a role is valid until the next request for that role."""
+    dtype = np.dtype(dtype)
+    size = prod(shape) * dtype.itemsize
+    pool = _SCRATCH.get(role)
+    if pool is None or pool.nbytes < size:
+        pool = _SCRATCH[role] = np.empty(max(size, 64), np.uint8)
+    return pool[:size].view(dtype).reshape(shape)
 
 
 def verify_same_rank(op: Operation, a: SSAValue, b: SSAValue, what: str) -> None:
