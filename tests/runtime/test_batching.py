@@ -197,7 +197,9 @@ def _conv_module():
 def test_plan_nest_batches_rows_and_sums_along_k():
     module = _conv_module()
     assert [k.unit for k in tilegraph.runtime.compiled.kernel_report(module)] == ["cube"]
-    kernels = [f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes]
+    kernels = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
     plans = [
         plan
         for f in kernels

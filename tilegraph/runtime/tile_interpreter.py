@@ -2,18 +2,23 @@
 
 Every tile op runs its own numpy semantics (:meth:`TileOp.kernel`, built once per op and
 cached); buffers are numpy arrays (GM buffers hold storage layout), indices are ints.
-``scf``, ``arith`` and ``func`` run on xDSL's own implementations (plus ``arith.minsi`` /
-``maxsi``, which xDSL lacks), so every loop iteration and every tile is executed as the IR
-says. Kernel bodies that are still macro (host kernels,
+``scf`` and ``func`` run on xDSL's own implementations, ``arith`` on index values on
+:class:`IndexArithFunctions` (plain ints; xDSL's for other types), so every loop iteration
+and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
 or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFunctions`.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreters.arith import ArithFunctions
+from xdsl.utils.exceptions import InterpretationError
 
 from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import Kernel
@@ -47,14 +52,6 @@ class TileFunctions(InterpreterFunctions):
             found = self._kernels[op] = op.kernel()
         return found
 
-    @impl(arith.MinSIOp)
-    def run_minsi(self, interpreter: Interpreter, op: arith.MinSIOp, args: tuple[Any, ...]):
-        return (min(args[0], args[1]),)
-
-    @impl(arith.MaxSIOp)
-    def run_maxsi(self, interpreter: Interpreter, op: arith.MaxSIOp, args: tuple[Any, ...]):
-        return (max(args[0], args[1]),)
-
     @impl(LaunchOp)
     def run_launch(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]):
         name = op.callee.string_value()
@@ -74,6 +71,95 @@ class TileFunctions(InterpreterFunctions):
     @impl(BlockNumOp)
     def run_block_num(self, interpreter: Interpreter, op: BlockNumOp, args: tuple[Any, ...]):
         return (self.block[1],)
+
+
+def _remsi(a: int, b: int) -> int:
+    """``arith.remsi``: the remainder takes the dividend's sign (C's ``%``)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+_INDEX_BINARY: dict[type, Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.FloorDivSIOp: operator.floordiv,
+    arith.RemSIOp: _remsi,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+_SIGNED_CMPI: dict[int, Callable[[int, int], bool]] = {
+    0: operator.eq,
+    1: operator.ne,
+    2: operator.lt,
+    3: operator.le,
+    4: operator.gt,
+    5: operator.ge,
+}
+
+
+@register_impls
+class IndexArithFunctions(InterpreterFunctions):
+    """``arith`` on ``index`` values — the loop bounds, offsets and slot numbers of the
+    tile level — as plain Python ints (index is as wide as the host's ints: nothing wraps),
+    with what each op computes decided once per op; other types go to xDSL's own
+    implementations. Tiled kernels run one such op per few tile ops, and xDSL's generic
+    ones check types and bit widths on every call."""
+
+    def __init__(self) -> None:
+        self._generic = ArithFunctions()
+        """xDSL's implementations, for arith on types other than index."""
+        self._constants: dict[arith.ConstantOp, tuple[Any, ...]] = {}
+        self._binary: dict[Any, Callable[[int, int], Any] | None] = {}
+
+    @impl(arith.ConstantOp)
+    def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
+        found = self._constants.get(op)
+        if found is None:
+            value = op.value
+            if not isinstance(value, IntegerAttr | FloatAttr):
+                raise InterpretationError(f"arith.constant of {value} has no interpretation")
+            found = self._constants[op] = (value.value.data,)
+        return found
+
+    def _index_binary(self, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
+        if op in self._binary:
+            fn = self._binary[op]
+        else:
+            # minsi / maxsi: xDSL has none; ints of any width are Python ints here
+            index = isinstance(op.operands[0].type, IndexType) or isinstance(
+                op, arith.MinSIOp | arith.MaxSIOp
+            )
+            if isinstance(op, arith.CmpiOp):
+                fn = _SIGNED_CMPI.get(op.predicate.value.data) if index else None
+            else:
+                fn = _INDEX_BINARY[type(op)] if index else None
+            self._binary[op] = fn
+        if fn is None:
+            return self._generic_impl(op)(self._generic, interpreter, op, args).values
+        return (fn(args[0], args[1]),)
+
+    @staticmethod
+    def _generic_impl(op: Any) -> Any:
+        name = {
+            arith.AddiOp: "run_addi",
+            arith.SubiOp: "run_subi",
+            arith.MuliOp: "run_muli",
+            arith.FloorDivSIOp: "run_floordivsi",
+            arith.RemSIOp: "run_remsi",
+            arith.CmpiOp: "run_cmpi",
+        }.get(type(op))
+        assert name is not None and hasattr(ArithFunctions, name)
+        return getattr(ArithFunctions, name)
+
+    run_addi = impl(arith.AddiOp)(_index_binary)
+    run_subi = impl(arith.SubiOp)(_index_binary)
+    run_muli = impl(arith.MuliOp)(_index_binary)
+    run_floordivsi = impl(arith.FloorDivSIOp)(_index_binary)
+    run_remsi = impl(arith.RemSIOp)(_index_binary)
+    run_cmpi = impl(arith.CmpiOp)(_index_binary)
+    run_minsi = impl(arith.MinSIOp)(_index_binary)
+    run_maxsi = impl(arith.MaxSIOp)(_index_binary)
 
 
 def _make_impl(op_cls: type[TileOp]) -> Any:

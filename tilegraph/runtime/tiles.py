@@ -27,7 +27,11 @@ from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
 from tilegraph.runtime.reference import check_inputs, entry_function
 from tilegraph.runtime.storage import origin_array, storage_array
-from tilegraph.runtime.tile_interpreter import TileCounters, TileFunctions
+from tilegraph.runtime.tile_interpreter import (
+    IndexArithFunctions,
+    TileCounters,
+    TileFunctions,
+)
 
 EXECUTORS = ("interpret", "fast")
 SIGNATURE_ATTR = "tile.signature"
@@ -65,6 +69,7 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     interpreter.register_implementations(GraphFunctions())
     interpreter.register_implementations(LayoutFunctions())
     interpreter.register_implementations(TileFunctions(counters))
+    interpreter.register_implementations(IndexArithFunctions(), override=True)
     for functions in plugin_interpreter_functions():  # tilegraph.interpreters entry points
         interpreter.register_implementations(functions)
     return interpreter
