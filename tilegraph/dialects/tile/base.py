@@ -208,6 +208,13 @@ def copy_whole_windows(
     (ragged tails, halos), which is for the caller to do item by item."""
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
+    merged = _merged_tail(
+        extent, src, src_shape, src_offsets, src_batched, dst, dst_shape, dst_offsets, dst_batched
+    )
+    if merged is not None:
+        extent, src, src_offsets, dst, dst_offsets = merged
+        src_shape = src.shape[1:] if src_batched else src.shape
+        dst_shape = dst.shape[1:] if dst_batched else dst.shape
     whole = np.ones(count, bool)
     for e, n_dst, n_src, od, os_ in zip(
         extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
@@ -229,6 +236,41 @@ def copy_whole_windows(
             at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in dst_offsets)
             views[(items, *at) if dst_batched else at] = values
     return np.flatnonzero(~whole)
+
+
+def _merged_tail(
+    extent: Sequence[int],
+    src: np.ndarray,
+    src_shape: Sequence[int],
+    src_offsets: Sequence[Any],
+    src_batched: bool,
+    dst: np.ndarray,
+    dst_shape: Sequence[int],
+    dst_offsets: Sequence[Any],
+    dst_batched: bool,
+) -> tuple[Any, ...] | None:
+    """The copy with the trailing dims that every window spans whole (in both buffers, at
+    offset 0) merged into one: numpy moves the inner dim of a gather one call at a time,
+    so (2, 16, 16, 16) windows go 16 times faster as (2, 16, 256). None: nothing to merge,
+    or a buffer whose dims cannot merge without a copy."""
+    tail = 0
+    for e, n_src, n_dst, os_, od in zip(
+        reversed(extent), reversed(src_shape), reversed(dst_shape), reversed(src_offsets),
+        reversed(dst_offsets), strict=True,
+    ):  # fmt: skip
+        if e != n_src or e != n_dst or np.ndim(os_) or np.ndim(od) or os_ or od:
+            break
+        tail += 1
+    if tail < 2:
+        return None
+    keep = len(extent) - tail
+    inner = prod(extent[keep:])
+    try:
+        src = src.reshape(*src.shape[: src_batched + keep], inner, copy=False)
+        dst = dst.reshape(*dst.shape[: dst_batched + keep], inner, copy=False)
+    except ValueError:
+        return None
+    return (*extent[:keep], inner), src, (*src_offsets[:keep], 0), dst, (*dst_offsets[:keep], 0)
 
 
 def _windows(
