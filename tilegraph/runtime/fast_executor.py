@@ -25,7 +25,6 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
 from tilegraph.dialects.tile.base import scratch
-from tilegraph.dialects.tile.cube import nest_product
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.batching import (
     NestPlan,
@@ -149,10 +148,10 @@ class _FunctionWriter:
         mask = [v in plan.varying or v in plan.batched for v in op.operands]
         if not any(mask):
             handle = self.module.bind(op)
-        elif isinstance(op, MmadOp):
-            handle = self.module.bind_kernel(nest_product(plan.rank, plan.summed.get(op)))
         else:
-            handle = self.module.bind_kernel(_nest_kernel(op, mask, plan.rank))
+            summed = plan.summed.get(op) if isinstance(op, MmadOp) else None
+            kernel = op.nest_kernel(mask, plan.rank, summed) or _nest_kernel(op, mask, plan.rank)
+            handle = self.module.bind_kernel(kernel)
         self.emit(depth, f"{handle}({args})")
 
     def _for(self, op: scf.ForOp, depth: int) -> None:

@@ -142,6 +142,14 @@ class TileOp(IRDLOperation):
         None: no batched form (the executor then runs the tiles one by one)."""
         return None
 
+    def nest_kernel(self, batched: Sequence[bool], rank: int, summed: int | None) -> Kernel | None:
+        """Semantics over the batch of a nest of loops (:mod:`tilegraph.runtime.batching`):
+        operand ``i`` carries ``rank`` leading batch dims when ``batched[i]`` (size 1 along
+        the axes it does not vary on; they broadcast), else none; ``summed``: the
+        accumulation axis, for an op that sums along it. None: the executor flattens the
+        batch for :meth:`batched_kernel`."""
+        return None
+
     def moved_bytes(self) -> int:
         """Bytes this op moves (DMA ops) or touches (others); used by reports."""
         return 0

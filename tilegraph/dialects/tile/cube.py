@@ -109,6 +109,9 @@ class MmadOp(TileOp):
             return None
         return self.kernel()
 
+    def nest_kernel(self, batched, rank, summed):
+        return nest_product(rank, summed)
+
     def kernel(self) -> Kernel:
         """The product on fractal layouts; any leading dims of ``a`` and ``b`` are a batch
         of tiles, and the accumulator has the batch they broadcast to."""
