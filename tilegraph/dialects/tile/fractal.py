@@ -381,51 +381,6 @@ class Load3dOp(TileOp):
 
         return run
 
-    def nest_kernel(self, batched: Sequence[bool], rank: int, summed: int | None) -> Kernel | None:
-        """img2col for a nest's batch, K offsets varying too (the K steps of an
-        accumulation axis): one gather of C0-lane rows for the whole batch."""
-        if any(batched[3:]) or not batched[2]:
-            return None
-        params = self._params()
-        src_batched, k_batched = batched[0], batched[1]
-
-        def run(src: np.ndarray, k1_start: Any, dst: np.ndarray, *valid: int) -> tuple[()]:
-            c0 = src.shape[-1]
-            p = (*params[:-1], int(valid[0])) if valid else params
-            lead_dst = dst.shape[:rank]
-            fmap = src.shape[src_batched * rank :]
-            tile = dst.shape[rank:]
-            starts = (
-                np.asarray(k1_start) if k_batched else np.asarray(k1_start).reshape((1,) * rank)
-            )
-            gathers = [img2col_rows(p, int(k), fmap, tile) for k in starts.reshape(-1)]
-            rows = np.stack([g.rows.reshape(-1) for g in gathers]).reshape(*starts.shape, -1, 1)
-            lead_src = src.shape[:rank] if src_batched else (1,) * rank
-            lines = src.reshape(*lead_src, -1, c0)
-            out = dst.reshape(*lead_dst, -1, c0)
-            np.copyto(out, np.take_along_axis(lines, rows, axis=rank))
-            zero = _zero_lanes(gathers, tile, c0)
-            if zero is not None:
-                out[np.broadcast_to(zero.reshape(*starts.shape, -1, c0), out.shape)] = 0
-            return ()
-
-        return run
-
-
-def _zero_lanes(gathers: Sequence[Img2colRows], tile: Sequence[int], c0: int) -> np.ndarray | None:
-    """Per gather, the destination positions ``(count, M1*K1*16, C0)`` that read as zero
-    (outside the image, or channel padding); None when there are none."""
-    if all(g.outside is None and g.lanes is None for g in gathers):
-        return None
-    zero = np.zeros((len(gathers), *tile), bool)
-    for i, g in enumerate(gathers):
-        flat = zero[i].reshape(-1, c0)
-        if g.outside is not None:
-            flat[g.outside] = True
-        if g.lanes is not None:
-            zero[i][:, g.lanes[0], :, g.lanes[1]] = True
-    return zero
-
 
 @dataclass(frozen=True)
 class Img2colRows:
