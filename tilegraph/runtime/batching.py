@@ -245,21 +245,6 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     return plan
 
 
-def richer_inner_loop(loop: scf.ForOp, plan: NestPlan) -> bool:
-    """Whether a parallel loop nested in ``loop``'s body, but not batched with it, would
-    batch more iterations than ``loop``'s whole nest (a loop over a few output-channel
-    blocks around a sequential loop over many rows): the executor then runs ``loop`` one
-    iteration at a time and batches the inner one."""
-    size = plan.size()
-    for op in loop.body.block.walk():
-        if op is loop or op in plan.axis_of or not isinstance(op, scf.ForOp):
-            continue
-        inner = plan_nest(op) if PARALLEL_ATTR in op.attributes else None
-        if inner is not None and inner.size() > size:
-            return True
-    return False
-
-
 def one_by_one(kernel: Callable[..., Any], mask: Sequence[bool]) -> Callable[..., Any]:
     """A tile op's kernel run once per point of a flat batch, in order: operand ``i`` is
     sliced per point where ``mask[i]``."""

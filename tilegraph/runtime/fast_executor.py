@@ -32,7 +32,6 @@ from tilegraph.runtime.batching import (
     one_by_one,
     per_index_value,
     plan_nest,
-    richer_inner_loop,
 )
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.storage import convert
@@ -164,7 +163,7 @@ class _FunctionWriter:
             return
         if self.module.batch:
             plan = plan_nest(op)
-            if plan is not None and not richer_inner_loop(op, plan):
+            if plan is not None:
                 self._nest(op, plan, depth)
                 return
         self._sequential_for(op, depth)
