@@ -228,9 +228,12 @@ def copy_whole_windows(
         extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
     ):
         whole &= (od >= 0) & (od + e <= n_dst) & (os_ >= 0) & (os_ + e <= n_src)
-    items = np.flatnonzero(whole)
-    if items.size:
-        values = _windows(src, src_offsets, extent, items, src_batched)
+    items: Any = np.flatnonzero(whole)
+    if items.size == count:
+        items = slice(None)  # every window whole: views instead of fancy indexing
+    if count and (isinstance(items, slice) or items.size):
+        chosen = count if isinstance(items, slice) else len(items)
+        values = _windows(src, src_offsets, extent, items, chosen, src_batched)
         if all(np.ndim(o) == 0 for o in dst_offsets):
             at = tuple(slice(o, o + e) for o, e in zip(dst_offsets, extent, strict=True))
             if dst_batched:
@@ -241,6 +244,8 @@ def copy_whole_windows(
             views = np.lib.stride_tricks.sliding_window_view(
                 dst, tuple(extent), axis=tuple(range(dst_batched, dst.ndim)), writeable=True
             )
+            if isinstance(items, slice):  # advanced indices pair up item by item
+                items = np.arange(count)
             at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in dst_offsets)
             views[(items, *at) if dst_batched else at] = values
     return np.flatnonzero(~whole)
@@ -282,17 +287,25 @@ def _merged_tail(
 
 
 def _windows(
-    src: np.ndarray, offsets: Sequence[Any], extent: Sequence[int], items: np.ndarray, batched: bool
+    src: np.ndarray,
+    offsets: Sequence[Any],
+    extent: Sequence[int],
+    items: Any,
+    count: int,
+    batched: bool,
 ) -> np.ndarray:
-    """The ``extent`` windows of ``items`` (``(len(items), *extent)``)."""
+    """The ``extent`` windows of ``items`` (an index array, or ``slice(None)`` for all
+    ``count``), as ``(count, *extent)``."""
     if all(np.ndim(o) == 0 for o in offsets):
         at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
         if batched:
             return src[(items, *at)]
-        return np.broadcast_to(src[at], (len(items), *extent))
+        return np.broadcast_to(src[at], (count, *extent))
     views = np.lib.stride_tricks.sliding_window_view(
         src, tuple(extent), axis=tuple(range(batched, src.ndim))
     )
+    if isinstance(items, slice):  # advanced indices pair up item by item
+        items = np.arange(count)
     at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in offsets)
     return views[(items, *at) if batched else at]
 
