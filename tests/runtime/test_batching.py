@@ -109,10 +109,14 @@ def test_copy_whole_windows_copies_the_whole_and_returns_the_cut():
     assert np.isnan(dst[2:]).all()
 
 
-def _per_item(op, args, mask):
-    one = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    one_by_one(op.kernel(), mask)(*one)
-    return one
+def check_batched(op, args, mask, written: int) -> None:
+    """The op's batched kernel on ``args`` writes what its kernel writes item by item."""
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    one_by_one(op.kernel(), mask)(*expected)
+    kernel = op.batched_kernel(mask)
+    assert kernel is not None
+    kernel(*args)
+    np.testing.assert_array_equal(args[written], expected[written])
 
 
 def test_batched_copy_load_equals_one_by_one_with_cut_windows():
@@ -125,11 +129,7 @@ def test_batched_copy_load_equals_one_by_one_with_cut_windows():
     dst = np.full((4, 1, 2, 3, 7, 16), np.nan, np.float32)
     args = [src, 0, 0, rows, 0, 0, dst, 0, 0, 0, 0, 0]
     mask = [False, False, False, True, False, False, True, False, False, False, False, False]
-    expected = _per_item(op, args, mask)
-    kernel = op.batched_kernel(mask)
-    assert kernel is not None
-    kernel(*args)
-    np.testing.assert_array_equal(dst, expected[6])
+    check_batched(op, args, mask, written=6)
 
 
 def test_batched_copy_store_equals_one_by_one():
@@ -141,11 +141,7 @@ def test_batched_copy_store_equals_one_by_one():
     gm = np.full((7, 5), np.nan, np.float32)
     args = [tiles, 0, 0, gm, rows, 0]
     mask = [True, False, False, False, True, False]
-    expected = _per_item(op, args, mask)
-    kernel = op.batched_kernel(mask)
-    assert kernel is not None
-    kernel(*args)
-    np.testing.assert_array_equal(gm, expected[3])
+    check_batched(op, args, mask, written=3)
 
 
 @pytest.mark.parametrize("layout", ["nd", "nc1hwc0"])
@@ -168,11 +164,7 @@ def test_batched_fixpipe_equals_one_by_one(layout):
     args = [acc, gm, *offs, bias]
     mask = [True, False, *(isinstance(o, np.ndarray) for o in offs), False]
     assert len(args) == 2 + offsets + 1
-    expected = _per_item(op, args, mask)
-    kernel = op.batched_kernel(mask)
-    assert kernel is not None
-    kernel(*args)
-    np.testing.assert_array_equal(gm, expected[1])
+    check_batched(op, args, mask, written=1)
 
 
 def test_flattened_broadcasts_the_batch_and_writes_the_destination_in_place():
