@@ -98,14 +98,15 @@ def test_nest_product_of_tall_tiles_sharing_one_right_operand():
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)
 
 
-def test_copy_whole_windows_copies_the_whole_and_returns_the_cut():
-    src = rng.standard_normal((10, 12)).astype(np.float32)
-    dst = np.full((4, 3, 5), np.nan, np.float32)
+@pytest.mark.parametrize("width", [5, 4096])  # one gather; large windows item by item
+def test_copy_whole_windows_copies_the_whole_and_returns_the_cut(width):
+    src = rng.standard_normal((10, width + 2)).astype(np.float32)
+    dst = np.full((4, 3, width), np.nan, np.float32)
     rows = np.array([0, 4, 8, 9])  # windows of 3 rows: the last two leave the source
-    cut = copy_whole_windows(4, (3, 5), src, (rows, 2), False, dst, (0, 0), True)
+    cut = copy_whole_windows(4, (3, width), src, (rows, 2), False, dst, (0, 0), True)
     assert list(cut) == [2, 3]
     for t in (0, 1):
-        np.testing.assert_array_equal(dst[t], src[rows[t] : rows[t] + 3, 2:7])
+        np.testing.assert_array_equal(dst[t], src[rows[t] : rows[t] + 3, 2 : 2 + width])
     assert np.isnan(dst[2:]).all()
 
 

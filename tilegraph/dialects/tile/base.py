@@ -229,6 +229,13 @@ def copy_whole_windows(
     ):
         whole &= (od >= 0) & (od + e <= n_dst) & (os_ >= 0) & (os_ + e <= n_src)
     items: Any = np.flatnonzero(whole)
+    if count <= _FEW_WINDOWS and prod(extent) >= _LARGE_WINDOW:  # one slice copy each
+        src_at = _per_item_slices(src_offsets, extent, count)
+        dst_at = _per_item_slices(dst_offsets, extent, count)
+        for t in items.tolist():
+            target = dst[t] if dst_batched else dst
+            target[dst_at[t]] = (src[t] if src_batched else src)[src_at[t]]
+        return np.flatnonzero(~whole)
     if items.size == count:
         items = slice(None)  # every window whole: views instead of fancy indexing
     if count and (isinstance(items, slice) or items.size):
@@ -249,6 +256,23 @@ def copy_whole_windows(
             at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in dst_offsets)
             views[(items, *at) if dst_batched else at] = values
     return np.flatnonzero(~whole)
+
+
+_FEW_WINDOWS, _LARGE_WINDOW = 64, 8192
+"""Up to this many windows of at least this many elements, copying item by item beats one
+gather (numpy's gather moves its inner dim one call at a time, a slice copy whole runs;
+the loop costs a few microseconds an item)."""
+
+
+def _per_item_slices(
+    offsets: Sequence[Any], extent: Sequence[int], count: int
+) -> list[tuple[slice, ...]]:
+    """Each item's window as slices (offsets: ints, or arrays of one per item)."""
+    columns = [np.broadcast_to(o, (count,)).tolist() for o in offsets]
+    return [
+        tuple(slice(o, o + e) for o, e in zip(starts, extent, strict=True))
+        for starts in zip(*columns, strict=True)
+    ]
 
 
 def _merged_tail(
