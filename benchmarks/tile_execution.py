@@ -23,7 +23,7 @@ measured ratio (medians; the ratio of the minima next to it).
    their tiles, and where one fast inference spends its time: the launched kernel
    functions per unit (each wrapped with a timer for that one run) and the rest (input
    and output layout, allocations, host sequence); then, in another run, per tile op
-   closure (``MmadOp.kernel``, ``Load3dOp.batched_kernel``, ...), calls and time.
+   closure (``nest_product``, ``flattened(CopyOp.batched_kernel)``, ...), calls and time.
 2. Conv kernels (``--kernel-model``, ResNet-50 by default): every kernel on the cube whose
    ops include ``graph.conv2d``, called on its own through the fast executor
    (``compile_module(module).namespace[python_name(kernel)]``) with random inputs and

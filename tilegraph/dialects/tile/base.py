@@ -12,8 +12,10 @@ Every ``tile`` op class declares, on the class:
 * :meth:`TileOp.cost`: cycles on one core of a :class:`~tilegraph.hardware.HardwareModel`;
 * :meth:`TileOp.kernel`: its numpy semantics as a closure over the op's attributes, called
   with the runtime values of the operands (numpy arrays for memrefs, ints for indices).
-  The xDSL interpreter and the fast executor call the same closures, so both executors
-  compute with the same code and differ only in how they walk the loops.
+  The xDSL interpreter calls these closures tile by tile; the fast executor calls them
+  too, or, for loops it runs as one batch, the op's :meth:`TileOp.batched_kernel` /
+  :meth:`TileOp.nest_kernel`, which must compute what the closure computes tile by tile
+  (tests/runtime/test_batching.py holds each to that).
 """
 
 from __future__ import annotations
