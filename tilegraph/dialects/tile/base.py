@@ -343,7 +343,8 @@ def scratch(role: str, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A reused temporary for kernels (contents undefined), one per ``role``: a view into
     bytes kept from call to call and grown to the largest request. A large temporary
     allocated afresh on every call costs more in page faults than the arithmetic it holds.
-    The array of a role is valid until the next request for that role."""
+    The array of a role is valid until the next request for that role; the bytes are the
+    process's, so two executors must not run kernels at the same time in two threads."""
     dtype = np.dtype(dtype)
     size = prod(shape) * dtype.itemsize
     pool = _SCRATCH.get(role)
