@@ -6,8 +6,11 @@ from NC1HWC0), applies the fused ops after the concat to that region (their othe
 such as per-channel parameters, are read at the region's place in the output), and stores
 the tile at the input's offset along the concat axis. An NCHW output takes any channel
 offset (``tile.store_5hd`` writes channels); an NC1HWC0 one needs offsets on C0 blocks.
-Inputs are written in order, so the padding lanes a 5HD tile spills past its region are
-overwritten by the next region.
+Tiles along the concat axis divide their region (:func:`within_region`), so no tile
+stores past its region's end. Known limit: a 5HD region whose channel count stops inside a
+C0 block still stores that block's padding lanes into the next region, which program
+order overwrites — but in a multi-block launch another block may have written the next
+region first (no region of the light models has such a count).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from tilegraph.dialects.tile import memref_shape
 from tilegraph.formats import Format
 from tilegraph.lowering.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.elementwise import Chain, choose_tile, tile_loops
+from tilegraph.lowering.tiling.elementwise import Chain, TilePlan, choose_tile, tile_loops
 
 
 def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
@@ -33,6 +36,17 @@ def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
             needed.add(op)
             stack.extend(op.operands)
     return [op for op in members if op in needed]
+
+
+def within_region(plan: TilePlan, along: int) -> TilePlan:
+    """``plan`` with tiles along the concat axis that divide the region: a ragged last tile
+    would store its whole window past the region's end. The next region overwrites that in
+    program order, but the blocks of a multi-core launch each run the nests they do not
+    share out in full, after another block wrote the next region."""
+    if plan.axis != along or not plan.shape or plan.shape[along] % plan.size == 0:
+        return plan
+    size = max(d for d in range(1, plan.size + 1) if plan.shape[along] % d == 0)
+    return TilePlan(plan.shape, plan.axis, size)
 
 
 def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
@@ -79,20 +93,20 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             return reason
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
-        regions.append((operand, chain))
+        regions.append((operand, chain, shift_axis))
         offset += int(tensor_of(operand).origin_shape[axis])
     plans = []
-    for _, chain in regions:
+    for _, chain, along in regions:
         plan = choose_tile(
             chain.out_shape, lambda t, c=chain: c.ub_bytes(b.hw, t), b.hw.ub_bytes // 2
         )
         if plan is None:
             return "no tile of a concat input fits UB"
-        plans.append(plan)
+        plans.append(within_region(plan, along))
     if b.dry_run:
         return None
     total = 0
-    for (operand, chain), plan in zip(regions, plans, strict=True):
+    for (operand, chain, _), plan in zip(regions, plans, strict=True):
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
         with stack:
