@@ -249,7 +249,7 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
         if c.ndim - 4 == rank:
             at: list[Any] = [slice(None)] * rank
             at[axis] = 0
-            target = target[tuple(at)]  # no slot along the axis axis
+            target = target[tuple(at)]  # no slot along the summed axis
         others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
         rows_per_step = max(1, prod(others) // max(1, others[axis])) * m
         # tall steps: one GEMM each; short ones: a chunk of steps in one batched product
