@@ -373,8 +373,7 @@ class Load3dOp(TileOp):
             else:
                 dst[...] = np.take(rows, gather.rows, axis=1, mode="clip")
             if gather.outside is not None:
-                flat = dst.reshape(t, -1, c0)  # a view: dst is whole tiles
-                flat[:, gather.outside] = 0
+                dst[(slice(None), *gather.outside)] = 0
             if gather.lanes is not None:
                 dst[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
             return ()
@@ -386,11 +385,12 @@ class Load3dOp(TileOp):
 class Img2colRows:
     """Where ``tile.load3d`` reads, in rows of C0 lanes: ``rows`` ``(M1, K1, 16)`` indexes
     the feature map's ``(C1*H*W)`` rows in the destination's ZZ order; ``outside``: the
-    flat positions of that array whose window lies outside the image (read as zero), or
-    None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels, or None."""
+    (M1, K1, 16) positions (three index arrays) whose window lies outside the image (read
+    as zero), or None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels,
+    or None."""
 
     rows: np.ndarray
-    outside: np.ndarray | None
+    outside: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     lanes: tuple[np.ndarray, np.ndarray] | None
 
 
@@ -417,13 +417,16 @@ def img2col_rows(
     index = np.where(inside, (c1[None, :] * h_win + ih) * width + iw, 0)
     rows = np.ascontiguousarray(index.reshape(m1, m0, k1_count).transpose(0, 2, 1))
     outside_at = np.ascontiguousarray(~inside.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside = np.flatnonzero(outside_at) if outside_at.any() else None
+    outside = None
+    if outside_at.any():
+        m_at, k_at_out, r_at = np.nonzero(outside_at)
+        outside = (m_at, k_at_out, r_at)
     lane_valid = (c1[:, None] * c0 + np.arange(c0)[None, :]) < channels
     lanes = None
     if not lane_valid.all():
         k_at, lane_at = np.nonzero(~lane_valid)
         lanes = (k_at, lane_at)
-    for array in (rows, outside, *(lanes or ())):
+    for array in (rows, *(outside or ()), *(lanes or ())):
         if array is not None:
             array.flags.writeable = False
     return Img2colRows(rows, outside, lanes)
