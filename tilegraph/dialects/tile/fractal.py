@@ -373,7 +373,11 @@ class Load3dOp(TileOp):
             else:
                 dst[...] = np.take(rows, gather.rows, axis=1, mode="clip")
             if gather.outside is not None:
-                dst[(slice(None), *gather.outside)] = 0
+                flat = dst.reshape(t, -1, c0)
+                if np.may_share_memory(flat, dst):  # a view: one index per position
+                    flat[:, gather.outside_flat] = 0
+                else:
+                    dst[(slice(None), *gather.outside)] = 0
             if gather.lanes is not None:
                 dst[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
             return ()
@@ -391,6 +395,8 @@ class Img2colRows:
 
     rows: np.ndarray
     outside: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    outside_flat: np.ndarray | None
+    """``outside`` as flat positions in (M1*K1*16)."""
     lanes: tuple[np.ndarray, np.ndarray] | None
 
 
@@ -417,19 +423,20 @@ def img2col_rows(
     index = np.where(inside, (c1[None, :] * h_win + ih) * width + iw, 0)
     rows = np.ascontiguousarray(index.reshape(m1, m0, k1_count).transpose(0, 2, 1))
     outside_at = np.ascontiguousarray(~inside.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside = None
+    outside = outside_flat = None
     if outside_at.any():
         m_at, k_at_out, r_at = np.nonzero(outside_at)
         outside = (m_at, k_at_out, r_at)
+        outside_flat = np.flatnonzero(outside_at)
     lane_valid = (c1[:, None] * c0 + np.arange(c0)[None, :]) < channels
     lanes = None
     if not lane_valid.all():
         k_at, lane_at = np.nonzero(~lane_valid)
         lanes = (k_at, lane_at)
-    for array in (rows, *(outside or ()), *(lanes or ())):
+    for array in (rows, outside_flat, *(outside or ()), *(lanes or ())):
         if array is not None:
             array.flags.writeable = False
-    return Img2colRows(rows, outside, lanes)
+    return Img2colRows(rows, outside, outside_flat, lanes)
 
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
