@@ -103,9 +103,6 @@ class NestPlan:
     def axes_of(self, value: SSAValue) -> Axes:
         return self.varying.get(value) or self.batched.get(value) or frozenset()
 
-    def size(self) -> int:
-        return prod(a.size for a in self.axes)
-
 
 _FOLDABLE = {
     arith.AddiOp: lambda a, b: a + b,
@@ -176,12 +173,12 @@ def _nest_loops(loop: scf.ForOp, plan: NestPlan, under_accumulation: bool) -> No
         trips = _trips(op)
         if trips is None:
             continue
-        if PARALLEL_ATTR in op.attributes:
-            accumulation = False
-        elif not under_accumulation and _accumulates(op, trips[0]) is not None:
-            accumulation = True
-        else:
-            continue
+        accumulation = PARALLEL_ATTR not in op.attributes
+        if accumulation:
+            mmads = None if under_accumulation else _accumulates(op, trips[0])
+            if mmads is None:
+                continue
+            plan.summed.update(dict.fromkeys(mmads, len(plan.axes)))
         plan.axis_of[op] = len(plan.axes)
         plan.axes.append(Axis(op, trips, accumulation))
         _nest_loops(op, plan, under_accumulation or accumulation)
@@ -205,9 +202,6 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
             return None
     for batched_loop, axis in plan.axis_of.items():
         plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
-        if plan.axes[axis].accumulation:
-            for mmad in _accumulates(batched_loop, plan.axes[axis].trips[0]) or ():
-                plan.summed[mmad] = axis
     changed = True
     while changed:
         changed = False

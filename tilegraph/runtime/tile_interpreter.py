@@ -98,6 +98,17 @@ _SIGNED_CMPI: dict[int, Callable[[int, int], bool]] = {
 }
 
 
+_XDSL_IMPLS = {
+    arith.AddiOp: "run_addi",
+    arith.SubiOp: "run_subi",
+    arith.MuliOp: "run_muli",
+    arith.FloorDivSIOp: "run_floordivsi",
+    arith.RemSIOp: "run_remsi",
+    arith.CmpiOp: "run_cmpi",
+}
+"""xDSL's implementation of each op, for types other than index."""
+
+
 @register_impls
 class IndexArithFunctions(InterpreterFunctions):
     """``arith`` on ``index`` values — the loop bounds, offsets and slot numbers of the
@@ -136,21 +147,9 @@ class IndexArithFunctions(InterpreterFunctions):
                 fn = _INDEX_BINARY[type(op)] if index else None
             self._binary[op] = fn
         if fn is None:
-            return self._generic_impl(op)(self._generic, interpreter, op, args).values
+            generic = getattr(ArithFunctions, _XDSL_IMPLS[type(op)])
+            return generic(self._generic, interpreter, op, args).values
         return (fn(args[0], args[1]),)
-
-    @staticmethod
-    def _generic_impl(op: Any) -> Any:
-        name = {
-            arith.AddiOp: "run_addi",
-            arith.SubiOp: "run_subi",
-            arith.MuliOp: "run_muli",
-            arith.FloorDivSIOp: "run_floordivsi",
-            arith.RemSIOp: "run_remsi",
-            arith.CmpiOp: "run_cmpi",
-        }.get(type(op))
-        assert name is not None and hasattr(ArithFunctions, name)
-        return getattr(ArithFunctions, name)
 
     run_addi = impl(arith.AddiOp)(_index_binary)
     run_subi = impl(arith.SubiOp)(_index_binary)

@@ -242,21 +242,12 @@ def copy_whole_windows(
         items = slice(None)  # every window whole: views instead of fancy indexing
     if count and (isinstance(items, slice) or items.size):
         chosen = count if isinstance(items, slice) else len(items)
-        values = _windows(src, src_offsets, extent, items, chosen, src_batched)
-        if all(np.ndim(o) == 0 for o in dst_offsets):
-            at = tuple(slice(o, o + e) for o, e in zip(dst_offsets, extent, strict=True))
-            if dst_batched:
-                dst[(items, *at)] = values
-            else:  # every item writes the same window: the last one's stays
-                dst[at] = values[-1]
-        else:
-            views = np.lib.stride_tricks.sliding_window_view(
-                dst, tuple(extent), axis=tuple(range(dst_batched, dst.ndim)), writeable=True
-            )
-            if isinstance(items, slice):  # advanced indices pair up item by item
-                items = np.arange(count)
-            at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in dst_offsets)
-            views[(items, *at) if dst_batched else at] = values
+        source, key, shared = _window_key(src, src_offsets, extent, items, src_batched)
+        values = source[key]
+        if shared:  # one window of src serves every item
+            values = np.broadcast_to(values, (chosen, *extent))
+        target, key, shared = _window_key(dst, dst_offsets, extent, items, dst_batched, True)
+        target[key] = values[-1] if shared else values  # shared: the last item's stays
     return np.flatnonzero(~whole)
 
 
@@ -312,28 +303,36 @@ def _merged_tail(
     return (*extent[:keep], inner), src, (*src_offsets[:keep], 0), dst, (*dst_offsets[:keep], 0)
 
 
-def _windows(
-    src: np.ndarray,
+def _window_key(
+    buffer: np.ndarray,
     offsets: Sequence[Any],
     extent: Sequence[int],
     items: Any,
-    count: int,
     batched: bool,
-) -> np.ndarray:
-    """The ``extent`` windows of ``items`` (an index array, or ``slice(None)`` for all
-    ``count``), as ``(count, *extent)``."""
+    writeable: bool = False,
+) -> tuple[np.ndarray, tuple[Any, ...], bool]:
+    """``(array, key, shared)``: ``array[key]`` is the ``extent`` windows of ``items`` (an
+    index array, or ``slice(None)`` for all) in ``buffer``, one per item — or, ``shared``,
+    the one window of an unbatched buffer that every item's int offsets name."""
     if all(np.ndim(o) == 0 for o in offsets):
         at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
-        if batched:
-            return src[(items, *at)]
-        return np.broadcast_to(src[at], (count, *extent))
+        return buffer, (items, *at) if batched else at, not batched
     views = np.lib.stride_tricks.sliding_window_view(
-        src, tuple(extent), axis=tuple(range(batched, src.ndim))
+        buffer, tuple(extent), axis=tuple(range(batched, buffer.ndim)), writeable=writeable
     )
     if isinstance(items, slice):  # advanced indices pair up item by item
-        items = np.arange(count)
+        items = np.arange(np.shape(next(o for o in offsets if np.ndim(o)))[0])
     at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in offsets)
-    return views[(items, *at) if batched else at]
+    return views, (items, *at) if batched else at, False
+
+
+def copy_cut_items(
+    single: Kernel, args: Sequence[Any], batched: Sequence[bool], items: np.ndarray
+) -> None:
+    """``single`` (an op's kernel for one item) on the ``items`` of a flat batch, in order:
+    the items :func:`copy_whole_windows` left, whose windows are cut."""
+    for t in items:
+        single(*[a[t] if m else a for a, m in zip(args, batched, strict=True)])
 
 
 _SCRATCH: dict[str, np.ndarray] = {}

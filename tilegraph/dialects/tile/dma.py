@@ -50,6 +50,7 @@ from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
     contiguous_run,
+    copy_cut_items,
     copy_whole_windows,
     element_bytes,
     memref_element,
@@ -205,8 +206,7 @@ class CopyOp(PathCopyOp):
             cut = copy_whole_windows(
                 count, item, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
             )
-            for t in cut:
-                single(*[a[t] if m else a for a, m in zip((src, *rest), batched, strict=True)])
+            copy_cut_items(single, (src, *rest), batched, cut)
             return ()
 
         return run

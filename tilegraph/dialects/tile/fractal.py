@@ -53,6 +53,7 @@ from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
     contiguous_run,
+    copy_cut_items,
     copy_whole_windows,
     element_bytes,
     memref_element,
@@ -609,9 +610,7 @@ class FixpipeOp(TileOp):
             cut = copy_whole_windows(
                 count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched
             )
-            for t in cut:
-                args = (src, dst, *rest)
-                single(*[a[t] if m else a for a, m in zip(args, batched, strict=True)])
+            copy_cut_items(single, (src, dst, *rest), batched, cut)
             return ()
 
         return run
