@@ -2,8 +2,9 @@
 kernel run once per item (or per step, in order) on the same data.
 
 * ``nest_product``: ``tile.mmad`` over a batch whose accumulation axis it sums — the result
-  of the K loop run step by step (init on the first step, on none, on a later one), with
-  left and right operands varying along different axes;
+  of the K loop run step by step (init on the first step, on none, on a later one; one
+  product of the whole K or step after step), with left and right operands varying along
+  different axes;
 * ``tile.copy`` / ``tile.fixpipe`` batched: items whose windows are whole go in one gather /
   scatter, cut ones (ragged tails, halos) item by item — together equal to one by one;
 * ``plan_nest`` on a lowered convolution: the output-row loop and the K loop inside it are
@@ -49,20 +50,23 @@ def mmad_op(m1: int, k1: int, n1: int) -> MmadOp:
     )
 
 
+@pytest.mark.parametrize("b_steps", [4, 1])
 @pytest.mark.parametrize("start", [0, None, 2])
-def test_nest_product_sums_the_steps_in_order_as_the_loop(start):
-    """Axes (rows T=3, steps S=4); a varies along both, b along the steps only. Step by
-    step with the op's kernel: init where the step is ``start`` (None: never)."""
+def test_nest_product_sums_the_steps_as_the_loop(start, b_steps):
+    """Axes (rows T=3, steps S=4); a varies along both, b along the steps only (or along
+    neither: the same right operand every step). Step by step with the op's kernel: init
+    where the step is ``start`` (None: never). Start 0 or None with both varying is one
+    product of the whole K; the others are summed step after step."""
     rows, steps, m1, k1, n1 = 3, 4, 2, 2, 3
     single = mmad_op(m1, k1, n1).kernel()
     a = rng.standard_normal((rows, steps, m1, k1, 16, 16)).astype(np.float32)
-    b = rng.standard_normal((1, steps, k1, n1, 16, 16)).astype(np.float32)
+    b = rng.standard_normal((1, b_steps, k1, n1, 16, 16)).astype(np.float32)
     c0 = rng.standard_normal((rows, 1, n1, m1, 16, 16)).astype(np.float32)
     init = (np.arange(steps) == start).reshape(1, steps)
     expected = c0.copy()
     for t in range(rows):
         for s in range(steps):
-            single(a[t, s], b[0, s], expected[t, 0], bool(init[0, s]))
+            single(a[t, s], b[0, s % b_steps], expected[t, 0], bool(init[0, s]))
     c = c0.copy()
     nest_product(2, 1)(a, b, c, init)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)

@@ -10,13 +10,15 @@ runs once — what every iteration would compute alike.
 
 An *accumulation* loop directly inside a batched loop (``tile-kernels``' K loops: loads of
 one K step, then ``mmad`` into L0C with ``init = (k == 0)``) is an axis as well, of a
-different kind: its loads get one slot per K step, and the ``mmad`` computes every step's
-product and adds them into the accumulator in K order — the same sums, in the same order,
-as the loop one step at a time (:func:`tilegraph.dialects.tile.cube.nest_product`).
+different kind: its loads get one slot per K step, and the ``mmad`` multiplies the steps'
+operands laid end to end along K — the sum of the steps' products that the loop computes,
+with the additions in BLAS's order rather than step after step
+(:func:`tilegraph.dialects.tile.cube.nest_product`).
 
-The tiling is untouched: the same tiles, the same ops, the same order of accumulation per
-tile; a tile-size bug shows up exactly as in the interpreter. Ops without a batched form run
-their ordinary kernel once per point of the batch, in order (:func:`one_by_one`).
+The tiling is untouched: the same tiles, the same ops, the same data loaded and stored per
+tile; a tile-size bug shows up exactly as in the interpreter. Only the order of the
+additions of a product differs (float32 rounding). Ops without a batched form run their
+ordinary kernel once per point of the batch, in order (:func:`one_by_one`).
 """
 
 from __future__ import annotations

@@ -208,6 +208,27 @@ def _stacked_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) ->
         target += product.swapaxes(-3, -2)
 
 
+def _summed_product(a: np.ndarray, b: np.ndarray, target: np.ndarray, init: bool) -> None:
+    """``target (= or +=) sum over steps s of a[s] x b[s]``: ``a`` ZZ ``(..., S, M1, K1, 16,
+    K0)`` and ``b`` ZN ``(..., S, K1, N1, 16, K0)`` with the steps laid along K, one GEMM of
+    K = S * K1 * K0; ``target`` is the NZ accumulator as ``(..., N1, M, 16)``."""
+    s, m1, k1, m0, k0 = a.shape[-5:]
+    n1 = b.shape[-3]
+    rows = scratch("rows", (*a.shape[:-5], m1, m0, s, k1, k0), target.dtype)
+    np.copyto(rows, np.moveaxis(a, -5, -3).swapaxes(-4, -2))
+    cols = scratch("cols", (*b.shape[:-5], s, k1, k0, n1, 16), target.dtype)
+    np.copyto(cols, np.moveaxis(b, -1, -3))
+    k = s * k1 * k0
+    product = _products(
+        rows.reshape(*a.shape[:-5], m1 * m0, k), cols.reshape(*b.shape[:-5], k, n1 * 16)
+    )
+    product = product.reshape(*product.shape[:-1], n1, 16).swapaxes(-3, -2)
+    if init:
+        np.copyto(target, product)
+    else:
+        target += product
+
+
 _CHUNK_BYTES = 4 << 20
 """Products of K steps computed together before they are summed: enough steps to amortise
 the per-call cost of small tiles, few enough to stay in the cache."""
@@ -215,10 +236,12 @@ the per-call cost of small tiles, few enough to stay in the cache."""
 
 def nest_product(rank: int, summed: int | None) -> Kernel:
     """``tile.mmad`` over a batch of ``rank`` axes (operands with ``rank`` leading batch
-    dims, or none when they do not vary) summing along axis ``summed``: the products of a
-    chunk of steps along that axis at once (for the whole rest of the batch), added to the
-    sum one step after the other in step order, as the loop would — ``init`` (true on the
-    first step) starts the sum, else it adds to ``c``."""
+    dims, or none when they do not vary) summing along axis ``summed``. When ``init`` is
+    true on the first step only (or on none) and both operands vary along the axis, one
+    product of the steps laid end to end along K (:func:`_summed_product`) starts ``c`` (or
+    adds to it). Otherwise the products of a chunk of steps at once (for the whole rest of
+    the batch), added one step after the other in step order, as the loop would — ``init``
+    starts the sum on the steps where it is true."""
 
     if summed is None:
 
@@ -250,6 +273,9 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
             at: list[Any] = [slice(None)] * rank
             at[axis] = 0
             target = target[tuple(at)]  # no slot along the summed axis
+        if first in (0, None) and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]):
+            _summed_product(np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5), target, first == 0)
+            return ()
         others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
         rows_per_step = max(1, prod(others) // max(1, others[axis])) * m
         # tall steps: one GEMM each; short ones: a chunk of steps in one batched product
