@@ -110,3 +110,24 @@ def test_a_module_rewritten_after_a_run_is_recompiled():
     np.testing.assert_array_equal(
         run_tiles(module, [data], executor="fast")[0], np.maximum(data, 0)
     )
+
+
+def test_run_tiles_without_batching_runs_every_tile_by_itself():
+    from tilegraph.builder import GraphBuilder
+    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.runtime.tiles import fast_module, run_tiles
+    from tilegraph.tools.context import make_context
+
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")
+    module = b.build(b.op("relu", x))
+    run_pipeline("O2,lower-graph-to-kernels,tile-kernels{platform=test}", make_context(), module)
+    data = np.random.default_rng(0).standard_normal((1, 20, 9, 9)).astype(np.float32)
+    (out,) = run_tiles(module, [data], executor="fast", batch=False)
+    np.testing.assert_array_equal(out, np.maximum(data, 0))
+    one_by_one = "".join(
+        fast_module(module, batch=False).source(f.sym_name.data) for f in kernels(module)
+    )
+    batched = "".join(fast_module(module).source(f.sym_name.data) for f in kernels(module))
+    assert "np.arange" not in one_by_one and "for " in one_by_one
+    assert "np.arange" in batched

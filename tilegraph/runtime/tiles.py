@@ -26,6 +26,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
 from tilegraph.runtime.reference import check_inputs, entry_function
+from tilegraph.runtime.region_runner import TileInterpreter
 from tilegraph.runtime.storage import origin_array, storage_array
 from tilegraph.runtime.tile_interpreter import (
     IndexArithFunctions,
@@ -62,7 +63,7 @@ def _graph_view(fn: func.FuncOp, sig: FunctionType) -> func.FuncOp:
 
 
 def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> Interpreter:
-    interpreter = Interpreter(module)
+    interpreter = TileInterpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(ScfFunctions())
     interpreter.register_implementations(ArithFunctions())
@@ -75,7 +76,7 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     return interpreter
 
 
-_FAST: dict[int, tuple[ModuleOp, int, Any]] = {}
+_FAST: dict[tuple[int, bool], tuple[ModuleOp, int, Any]] = {}
 
 
 def _fingerprint(module: ModuleOp) -> int:
@@ -83,17 +84,18 @@ def _fingerprint(module: ModuleOp) -> int:
     return hash(tuple(map(id, module.walk())))
 
 
-def fast_module(module: ModuleOp) -> Any:
+def fast_module(module: ModuleOp, batch: bool = True) -> Any:
     """The fast executor's compilation of ``module``, kept while the module lives and its
     ops stay the same (a pass that rewrites the module makes the next run recompile)."""
     from tilegraph.runtime.fast_executor import compile_module
 
-    found = _FAST.get(id(module))
+    key = (id(module), batch)
+    found = _FAST.get(key)
     fingerprint = _fingerprint(module)
     if found is None or found[0] is not module or found[1] != fingerprint:
         if len(_FAST) > 8:
             _FAST.clear()
-        found = _FAST[id(module)] = (module, fingerprint, compile_module(module))
+        found = _FAST[key] = (module, fingerprint, compile_module(module, batch))
     return found[2]
 
 
@@ -105,11 +107,14 @@ def run_tiles(
     function: str | None = None,
     pad_value: float | None = None,
     counters: TileCounters | None = None,
+    batch: bool = True,
 ) -> list[np.ndarray]:
     """Run the lowered module on origin-layout inputs; origin-layout outputs.
 
     ``pad_value`` (e.g. NaN) fills the padding lanes of the inputs' storage layout, so that
-    a kernel reading padding it must not read shows up in the comparison."""
+    a kernel reading padding it must not read shows up in the comparison. ``batch=False``
+    makes the fast executor run every tile by itself, as the interpreter does (for
+    differential tests, and to measure what per-tile execution costs)."""
     if executor not in EXECUTORS:
         raise TileRunError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     fn = entry_function(module, function)
@@ -125,7 +130,7 @@ def run_tiles(
         if executor == "interpret":
             results = interpreter_for(module, counters).call_op(fn, tuple(args))
         else:
-            results = fast_module(module).run(fn.sym_name.data, args, counters)
+            results = fast_module(module, batch).run(fn.sym_name.data, args, counters)
     outputs = []
     for value, t in zip(results, sig.outputs.data, strict=True):
         outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
