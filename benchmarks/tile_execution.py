@@ -13,7 +13,9 @@ measured ratio (medians; the ratio of the minima next to it).
    seeded normal): wall time of one inference, min and median over ``--repeat`` runs after
    one warm-up (``--interpret-repeat`` for the interpreter, which is slow), of
    ``tilegraph.compile(model, "O2", target="tiles")`` with ``executor="fast"`` and
-   ``executor="interpret"`` (the same compiled module), of ``target="reference"`` (the
+   ``executor="interpret"`` (the same compiled module), of the fast executor with no
+   batching (``run_tiles(..., batch=False)``: every tile by itself, as the interpreter runs
+   them, with no interpretation), of ``target="reference"`` (the
    graph-level reference interpreter) and of onnxruntime with 1 and with 2 intra-op
    threads. The ratio column divides each median by onnxruntime's (2 threads); the diff
    columns are max |output - onnxruntime 2 threads| over all outputs, absolute and divided
@@ -36,6 +38,15 @@ measured ratio (medians; the ratio of the minima next to it).
    GEMM of the same FLOPs (M = N*OH*OW, K = Cin/group*kh*kw, N = Cout), and three fixed
    sizes (3136x576x64, 784x1152x128, 1024^3). numpy and the executor's mmad use the same
    BLAS with its default thread count.
+
+3. What the tile program costs at numpy's speed (ResNet-50, when measured): its ``mmad``
+   FLOPs as tiled (the cycle model's ``cube_flops``, padding included) at the rate numpy's
+   own GEMMs reached on the same convs in section 2 (the best fixed size with
+   ``--no-kernels``), plus the bytes of the DMAs that each tile makes for itself (the cycle
+   model's ``bytes_per_path`` less ``GM->L1`` and ``L1->L0B``, which a batch may share) at
+   numpy's contiguous copy rate measured in the same run, next to the targets' budgets;
+   and the tile-by-tile row — what an executor that runs every tile by itself costs before
+   any dispatch.
 
 ``--json FILE`` writes every number; ``--profile N`` adds cProfile's top N functions (by
 cumulative and by own time) of one fast inference of the first model.
@@ -86,9 +97,10 @@ from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.lowering.kernel_body import read_kernel_body
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompiledModel
+from tilegraph.runtime.cycles import simulate_module
 from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.reference import entry_function
-from tilegraph.runtime.tiles import fast_module, host_signature
+from tilegraph.runtime.tiles import fast_module, host_signature, run_tiles
 from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
@@ -96,6 +108,12 @@ FAST_TARGET = 2.0
 INTERPRET_TARGET = 20.0
 GEMM_SIZES = ((3136, 576, 64), (784, 1152, 128), (1024, 1024, 1024))
 UNITS = ("cube", "vector", "host")
+SHAREABLE_PATHS = ("GM->L1", "L1->L0B")
+"""DMA paths whose loads a batch of tiles may share (a weight block serves every row tile):
+the floor leaves them out. The others move what one tile alone reads or writes: its img2col
+slice (L1->L0A), its results (L0C->), its vector tile (GM->UB, UB->GM)."""
+ONE_BY_ONE = "tiles, fast, tile by tile"
+"""The fast executor with no batching: every tile by itself, no interpretation."""
 
 
 def busy_cpu_seconds() -> float | None:
@@ -283,6 +301,11 @@ def end_to_end(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
     measure("tiles, fast executor", lambda: fast(*inputs), args.repeat)
     measure("tiles, interpreter", lambda: interpret(*inputs), args.interpret_repeat)
+    measure(
+        ONE_BY_ONE,
+        lambda: run_tiles(fast.module, inputs, executor="fast", batch=False),
+        args.interpret_repeat,
+    )
     measure("reference (graph level)", lambda: reference(*inputs), args.repeat)
     by_unit = unit_breakdown(fast, inputs)
     # onnxruntime last, one session at a time: its idle pool threads spin for a while
@@ -315,6 +338,7 @@ def end_to_end(name: str, args: argparse.Namespace) -> dict[str, Any]:
             row["rel_diff"] = row["max_abs_diff"] / scale
         rows.append(row)
     units = Counter(k.unit for k in fast.kernels)
+    work = simulate_module(fast.module)
     return {
         "model": name,
         "input_shapes": [list(a.shape) for a in inputs],
@@ -323,6 +347,8 @@ def end_to_end(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "kernels": {u: units[u] for u in UNITS},
         "tiles": sum(k.tiles for k in fast.kernels),
         "max_abs_ort": scale,
+        "cube_flops": work.cube_flops,
+        "bytes_per_path": work.bytes_per_path(),
         "runners": rows,
         "fast_by_unit": by_unit,
         "_compiled": fast,
@@ -561,6 +587,92 @@ def gemm_peers(repeat: int, cache: dict) -> list[dict[str, Any]]:
     return rows
 
 
+# ---- what the tiling costs at numpy's speed ----------------------------------------------
+
+
+def copy_rate(repeat: int) -> float:
+    """Bytes per second numpy copies one contiguous 64 MiB float32 array into another (the
+    best case of a DMA done with numpy; a gather or a strided copy is slower)."""
+    src = np.ones(16 << 20, np.float32)
+    dst = np.empty_like(src)
+    times, _ = timed(lambda: np.copyto(dst, src), repeat)
+    return src.nbytes / min(times)
+
+
+def floors(
+    result: dict[str, Any],
+    kernels: list[dict[str, Any]],
+    gemms: list[dict[str, Any]],
+    bytes_per_s: float,
+) -> dict[str, Any]:
+    """The least this machine's numpy needs for the tile program's work: its products (the
+    ``mmad`` FLOPs as tiled, from the cycle model) at the rate numpy's own GEMMs reached on
+    the model's conv shapes (else the best fixed size), and the bytes its DMAs move at
+    numpy's best copy rate; and the fast executor run tile by tile."""
+    if kernels:
+        rate = sum(r["flops"] for r in kernels) / sum(r["numpy_min_ms"] for r in kernels) * 1e3
+        rate_source = "numpy's GEMMs of the same convs (im2col, unpadded)"
+        useful = sum(r["flops"] for r in kernels)
+    else:
+        rate = max(g["gflops"] for g in gemms) * 1e9
+        rate_source = "numpy's best fixed-size GEMM"
+        useful = None
+    moved = sum(b for p, b in result["bytes_per_path"].items() if p not in SHAREABLE_PATHS)
+    rows = {row["runner"]: row for row in result["runners"]}
+    ort = rows["onnxruntime, 2 threads"]["median_ms"]
+    gemm_ms = result["cube_flops"] / rate * 1e3
+    copy_ms = moved / bytes_per_s * 1e3
+    return {
+        "model": result["model"],
+        "onnxruntime_ms": ort,
+        "cube_flops": result["cube_flops"],
+        "useful_conv_flops": useful,
+        "gemm_rate_flops": rate,
+        "gemm_rate_source": rate_source,
+        "gemm_ms": gemm_ms,
+        "bytes_per_path": result["bytes_per_path"],
+        "counted_bytes": moved,
+        "copy_bytes_per_s": bytes_per_s,
+        "copy_ms": copy_ms,
+        "floor_ms": gemm_ms + copy_ms,
+        "one_by_one_ms": rows[ONE_BY_ONE]["median_ms"],
+    }
+
+
+def print_floors(f: dict[str, Any]) -> None:
+    ort = f["onnxruntime_ms"]
+
+    def x(ms: float) -> str:
+        return f"{ms:.0f} ms = {ms / ort:.1f}x onnxruntime"
+
+    print(
+        f"What the tile program of {f['model']} costs at numpy's speed on this machine "
+        f"(onnxruntime 2 threads {ort:.1f} ms: {FAST_TARGET:g}x = "
+        f"{FAST_TARGET * ort:.0f} ms, {INTERPRET_TARGET:g}x = {INTERPRET_TARGET * ort:.0f} ms):"
+    )
+    useful = (
+        f" (the convs' own: {f['useful_conv_flops'] / 1e9:.1f})" if f["useful_conv_flops"] else ""
+    )
+    print(
+        f"  its products, {f['cube_flops'] / 1e9:.1f} GFLOP as tiled{useful}, at "
+        f"{f['gemm_rate_flops'] / 1e9:.0f} GFLOP/s ({f['gemm_rate_source']}): {x(f['gemm_ms'])}"
+    )
+    paths = f["bytes_per_path"]
+    counted = ", ".join(f"{p} {b / 1e6:.0f}" for p, b in paths.items() if p not in SHAREABLE_PATHS)
+    shared = ", ".join(f"{p} {b / 1e6:.0f}" for p, b in paths.items() if p in SHAREABLE_PATHS)
+    print(
+        f"  the DMAs each tile makes for itself, {f['counted_bytes'] / 1e6:.0f} MB ({counted}), "
+        f"at numpy's contiguous copy rate {f['copy_bytes_per_s'] / 1e9:.1f} GB/s: "
+        f"{x(f['copy_ms'])}"
+    )
+    print(f"    (not counted: {shared} MB, loads a batch of tiles may share)")
+    print(f"  together: {x(f['floor_ms'])}")
+    print(
+        f"  every tile by itself with no interpretation (the fast executor, no batching): "
+        f"{x(f['one_by_one_ms'])} — the interpreter runs these kernels too, plus its dispatch"
+    )
+
+
 # ---- profile -------------------------------------------------------------------------------
 
 
@@ -625,20 +737,29 @@ def main() -> None:
     print_targets(found)
 
     kernels: list[dict[str, Any]] = []
-    gemms: list[dict[str, Any]] = []
+    gemm_cache: dict = {}
+    gemms = gemm_peers(max(5, args.repeat), gemm_cache)
     if not args.no_kernels:
         by_model = {r["model"]: r for r in results}
         source = by_model.get(args.kernel_model)
         if source is None:
             source = end_to_end(args.kernel_model, args)
-        gemm_cache: dict = {}
         kernels = conv_kernels(
             source["_compiled"], source["_before_tiling"], args.kernel_repeat, gemm_cache
         )
-        gemms = gemm_peers(max(5, args.repeat), gemm_cache)
         fast_row = next(r for r in source["runners"] if r["runner"] == "tiles, fast executor")
         print()
         print_conv_kernels(args.kernel_model, kernels, fast_row["min_ms"], gemms)
+
+    found_floors = []
+    bytes_per_s = copy_rate(max(5, args.repeat))
+    for r in results:
+        if r["model"] == "resnet50":
+            own = kernels if args.kernel_model == r["model"] else []
+            found_floors.append(floors(r, own, gemms, bytes_per_s))
+    for f in found_floors:
+        print()
+        print_floors(f)
 
     wall, cores = time.time() - load.wall, load.cores()
     info["wall_s"], info["other_processes_cores"] = wall, cores
@@ -665,6 +786,7 @@ def main() -> None:
             "targets": found,
             "conv_kernels": {"model": args.kernel_model, "kernels": kernels} if kernels else None,
             "numpy_gemm": gemms,
+            "floors": found_floors,
         }
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

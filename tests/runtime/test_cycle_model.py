@@ -690,3 +690,19 @@ def test_l1_windows_of_several_k_steps_keep_the_numbers(trans_a, trans_b):
     for executor in ("fast", "interpret"):
         (got,) = run_tiles(module, [a, b], executor=executor)
         np.testing.assert_allclose(got, want, rtol=1e-2, atol=0.1)
+
+
+def test_cube_flops_count_the_tiled_products_with_their_padding():
+    # fp16 on 910B: one base block holds 40 x 56 x 20, padded to fractals of 16 x 16 x K0=16
+    module = _lowered(_matmul_model(40, 56, 20), "platform=ascend910b")
+    result = simulate_module(module)
+    (cube,) = [k for k in result.kernels if k.unit == "cube"]
+    assert cube.cube_flops == 2 * 48 * 64 * 32
+    assert result.cube_flops == cube.cube_flops * cube.launches
+    report = json.loads(json.dumps(result.to_json()))
+    assert report["cube_flops"] == result.cube_flops
+    assert report["bytes_per_path"] == {
+        path: sum(k.launches * k.bytes_per_path.get(path, 0) for k in result.kernels)
+        for path in report["bytes_per_path"]
+    }
+    assert report["bytes_per_path"]["L1->L0A"] == 48 * 64 * 2

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from math import ceil
+from math import ceil, prod
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
@@ -78,6 +78,8 @@ class OpRecord:
     """Moves GM -> core (else core -> GM), when ``gm_bytes``."""
     mac_cycles: int
     """Cycles of cube work (an ``mmad``'s cost less its head), else 0."""
+    flops: int = 0
+    """An ``mmad``'s 2 * M * K * N as tiled (padding included), else 0."""
     flag: int = -1
     """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id), before the slot
     offset."""
@@ -122,6 +124,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         gm_bytes=ceil(moved / hw.gm_efficiency(op.gm_burst_bytes())) if "GM" in path else 0,
         gm_read=path.startswith("GM"),
         mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
+        flops=2 * prod(op.dims()) if isinstance(op, MmadOp) else 0,
         alias_keys=alias_keys,
     )
 

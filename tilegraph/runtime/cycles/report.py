@@ -66,6 +66,9 @@ class KernelCycles:
     """GM rate of one core (its share of the chip's; ``inf``: path rates only)."""
     hbm_fraction: float = 1.0
     host_reason: str | None = None
+    cube_flops: int = 0
+    """Floating-point (or integer) operations of one launch's ``mmad`` ops, all blocks:
+    2 * M * K * N per ``mmad`` as tiled, padding to fractals included."""
 
     @property
     def total_us(self) -> float:
@@ -101,6 +104,7 @@ class KernelCycles:
                 None if self.gm_bytes_per_cycle == float("inf") else self.gm_bytes_per_cycle
             ),
             "hbm_fraction": round(self.hbm_fraction, 4),
+            "cube_flops": self.cube_flops,
         }
         if self.host_reason:
             entry["host_reason"] = self.host_reason
@@ -145,6 +149,19 @@ class ModelCycles:
     def launches(self) -> int:
         return sum(k.launches for k in self.kernels)
 
+    @property
+    def cube_flops(self) -> int:
+        """Operations of every launch's ``mmad`` ops, as tiled (padding included)."""
+        return sum(k.launches * k.cube_flops for k in self.kernels)
+
+    def bytes_per_path(self) -> dict[str, int]:
+        """Bytes every launch moves, per path ("GM->L1", "L1->L0A", ...)."""
+        found: dict[str, int] = {}
+        for k in self.kernels:
+            for path, moved in k.bytes_per_path.items():
+                found[path] = found.get(path, 0) + k.launches * moved
+        return dict(sorted(found.items()))
+
     def per_unit_us(self) -> dict[str, float]:
         """Execution time (no overheads) per unit."""
         found: dict[str, float] = {}
@@ -171,6 +188,8 @@ class ModelCycles:
             "host_us": round(self.host_us, 3),
             "transdata_us": round(self.transdata_us, 3),
             "launches": self.launches,
+            "cube_flops": self.cube_flops,
+            "bytes_per_path": self.bytes_per_path(),
             "per_unit_us": {u: round(t, 3) for u, t in self.per_unit_us().items()},
             "per_bound_us": {b: round(t, 3) for b, t in self.per_bound_us().items()},
             "host_model": self.host_model,

@@ -145,6 +145,7 @@ def simulate_launch(
     cycles = critical.cycles
     paths: dict[str, int] = {}
     macs = 0
+    flops = 0
     mean_busy = [0.0] * len(PIPES)
     for rep, run in runs.items():
         weight = len(plan.groups[rep])
@@ -154,6 +155,7 @@ def simulate_launch(
             if n and record.path:
                 paths[record.path] = paths.get(record.path, 0) + n * weight * record.moved_bytes
             macs += n * weight * record.mac_cycles
+            flops += n * weight * record.flops
     whole = int(-(-cycles // 1))
     return KernelCycles(
         name=program.name,
@@ -166,6 +168,7 @@ def simulate_launch(
         launch_us=hw.launch_overhead_us,
         bound=_bound(critical, cycles),
         cube_utilisation=macs / (blocks * cycles) if cycles else 0.0,
+        cube_flops=flops,
         mode="flags" if plan.use_flags else "data",
         bytes_per_path=dict(sorted(paths.items())),
         busy_cycles={p: round(b) for p, b in zip(PIPES, critical.busy, strict=True) if b},
