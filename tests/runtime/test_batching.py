@@ -50,23 +50,24 @@ def mmad_op(m1: int, k1: int, n1: int) -> MmadOp:
     )
 
 
-@pytest.mark.parametrize("b_steps", [4, 1])
+@pytest.mark.parametrize(("a_steps", "b_steps"), [(4, 4), (4, 1), (1, 1)])
 @pytest.mark.parametrize("start", [0, None, 2])
-def test_nest_product_sums_the_steps_as_the_loop(start, b_steps):
-    """Axes (rows T=3, steps S=4); a varies along both, b along the steps only (or along
-    neither: the same right operand every step). Step by step with the op's kernel: init
-    where the step is ``start`` (None: never). Start 0 or None with both varying is one
-    product of the whole K; the others are summed step after step."""
+def test_nest_product_sums_the_steps_as_the_loop(start, a_steps, b_steps):
+    """Axes (rows T=3, steps S=4); a varies along the rows and the steps (or the rows
+    only), b along the steps only (or along neither): the same operand every step when it
+    does not vary. Step by step with the op's kernel: init where the step is ``start``
+    (None: never). Start 0 or None with both varying is one product of the whole K; the
+    others are summed step after step."""
     rows, steps, m1, k1, n1 = 3, 4, 2, 2, 3
     single = mmad_op(m1, k1, n1).kernel()
-    a = rng.standard_normal((rows, steps, m1, k1, 16, 16)).astype(np.float32)
+    a = rng.standard_normal((rows, a_steps, m1, k1, 16, 16)).astype(np.float32)
     b = rng.standard_normal((1, b_steps, k1, n1, 16, 16)).astype(np.float32)
     c0 = rng.standard_normal((rows, 1, n1, m1, 16, 16)).astype(np.float32)
     init = (np.arange(steps) == start).reshape(1, steps)
     expected = c0.copy()
     for t in range(rows):
         for s in range(steps):
-            single(a[t, s], b[0, s % b_steps], expected[t, 0], bool(init[0, s]))
+            single(a[t, s % a_steps], b[0, s % b_steps], expected[t, 0], bool(init[0, s]))
     c = c0.copy()
     nest_product(2, 1)(a, b, c, init)
     np.testing.assert_allclose(c, expected, rtol=1e-5, atol=1e-4)

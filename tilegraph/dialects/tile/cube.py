@@ -273,7 +273,10 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
             at: list[Any] = [slice(None)] * rank
             at[axis] = 0
             target = target[tuple(at)]  # no slot along the summed axis
-        if first in (0, None) and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]):
+        if (
+            first in (0, None)
+            and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]) == steps
+        ):
             _summed_product(np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5), target, first == 0)
             return ()
         others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
