@@ -1,7 +1,9 @@
 """The interpreter's walk of one-block regions (:class:`TileInterpreter`) computes what
-xDSL's own walk computes — nested loops reading values of the blocks around them, loop-
+xDSL's own walk computes — nested loops reading values of the blocks around them (an inner
+loop reading a value of the outer loop's body, which changes per outer iteration), loop-
 carried values, calls — and fails as xDSL's does: an op with no implementation, an
-exception inside one. With a listener it takes xDSL's walk (every op is reported)."""
+exception inside one, an unknown symbol. With a listener it takes xDSL's walk (every op is
+reported)."""
 
 from __future__ import annotations
 
@@ -107,3 +109,15 @@ def test_with_a_listener_every_op_is_reported():
         assert interpreter.call_op("g", (4,)) == (_expected(4, 3) + 1,)
         counts.append(dict(counter.ops))
     assert counts[0] == counts[1] and counts[0]["arith.addi"] > 10
+
+
+def test_symbols_are_found_once_and_unknown_ones_fail_as_in_xdsl():
+    module = _nested_sum_module()
+    interpreter = _interpreter(TileInterpreter, module)
+    assert (
+        interpreter.call_op("f", (3, 2)) == interpreter.call_op("f", (3, 2)) == (_expected(3, 2),)
+    )
+    assert interpreter.get_op_for_symbol("f") is interpreter.get_op_for_symbol("f")
+    for cls in (TileInterpreter, Interpreter):
+        with pytest.raises(InterpretationError, match="Could not find symbol"):
+            _interpreter(cls, module).call_op("missing", ())

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from xdsl.dialects.builtin import SymbolRefAttr
 from xdsl.interpreter import Interpreter, ReturnedValues
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import InterpretationError
@@ -117,6 +118,22 @@ class TileInterpreter(Interpreter):
     of single-block regions."""
 
     _plans: dict[Block, _BlockPlan] = field(default_factory=dict, init=False, repr=False)
+    _outer: dict[Block, tuple[ScopedDict[SSAValue, Any], list[Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    """Per block, the scope it last ran in and the outer values read there: a loop body
+    runs in the same enclosing scope on every iteration, and SSA values defined outside it
+    do not change meanwhile (the scope is held, so its identity cannot be reused)."""
+    _symbols: dict[str, Operation] = field(default_factory=dict, init=False, repr=False)
+
+    def get_op_for_symbol(self, symbol: str | SymbolRefAttr) -> Operation:
+        """xDSL's lookup, remembered per name (the module does not change while it runs;
+        a kernel launched a thousand times is looked up once)."""
+        key = symbol if isinstance(symbol, str) else str(symbol)
+        found = self._symbols.get(key)
+        if found is None:
+            found = self._symbols[key] = super().get_op_for_symbol(symbol)
+        return found
 
     def run_ssacfg_region(
         self, region: Region, args: tuple[Any, ...], name: str = "unknown"
@@ -132,7 +149,12 @@ class TileInterpreter(Interpreter):
                 f"{name}: the block takes {plan.args} arguments, not {len(args)}"
             )
         enclosing = self._ctx
-        registers = [_lookup(enclosing, v) for v in plan.outer]
+        cached = self._outer.get(block)
+        if cached is not None and cached[0] is enclosing:
+            registers = cached[1].copy()
+        else:
+            registers = [_lookup(enclosing, v) for v in plan.outer]
+            self._outer[block] = (enclosing, registers.copy())
         registers += args
         registers += [None] * plan.free
         scope: ScopedDict[SSAValue, Any] = ScopedDict(enclosing, name=name)

@@ -41,15 +41,17 @@ class TileFunctions(InterpreterFunctions):
     blocks one after the other) and for the block queries of the running block."""
 
     def __init__(self, counters: TileCounters | None = None) -> None:
-        self._kernels: dict[TileOp, Kernel] = {}
+        self._kernels: dict[int, Kernel] = {}
         self.counters = counters
         self.block = (0, 1)
         """(index, count) of the block being run."""
 
     def kernel_of(self, op: TileOp) -> Kernel:
-        found = self._kernels.get(op)
+        # keyed by identity: an op's hash is a Python method, and the module's ops outlive
+        # the run (one TileFunctions per run)
+        found = self._kernels.get(id(op))
         if found is None:
-            found = self._kernels[op] = op.kernel()
+            found = self._kernels[id(op)] = op.kernel()
         return found
 
     @impl(LaunchOp)
