@@ -18,6 +18,7 @@ from tilegraph.lowering.tiling.concat import within_region
 from tilegraph.lowering.tiling.elementwise import TilePlan
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import lowering_pipeline
+from tilegraph.runtime.reference import run_reference
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.context import make_context
 
@@ -42,3 +43,50 @@ def test_multi_block_concat_matches_numpy():
     for executor in ("interpret", "fast"):
         (got,) = run_tiles(module, data, executor=executor)
         np.testing.assert_array_equal(got, np.concatenate(data, axis=1), err_msg=executor)
+
+
+def test_store_5hd_drops_the_channels_past_its_region():
+    """A 16-lane tile stored at channel 16 with channel_end 20 writes channels 16..19 and
+    leaves 20.. (the next region's) alone."""
+    from xdsl.dialects.builtin import IndexType, f32
+    from xdsl.utils.test_value import create_ssa_value
+
+    from tilegraph.dialects.tile import Store5hdOp, scoped_memref
+
+    src = create_ssa_value(scoped_memref([1, 1, 2, 3, 16], f32, "UB"))
+    dst = create_ssa_value(scoped_memref([1, 32, 2, 3], f32, "GM"))
+    offsets = [create_ssa_value(IndexType()) for _ in range(4)]
+    tile = np.arange(96, dtype=np.float32).reshape(1, 1, 2, 3, 16)
+    planar = tile.transpose(0, 1, 4, 2, 3).reshape(1, 16, 2, 3)
+    for end, written in ((None, 16), (20, 4)):
+        out = np.full((1, 32, 2, 3), -1.0, np.float32)
+        Store5hdOp(src, dst, offsets, end).kernel()(tile, out, 0, 16, 0, 0)
+        np.testing.assert_array_equal(out[:, 16 : 16 + written], planar[:, :written])
+        assert (out[:, :16] == -1).all() and (out[:, 16 + written :] == -1).all()
+
+
+def test_regions_stopping_inside_a_c0_block_keep_the_next_regions_channels():
+    """Convs give 24 and 40 channels in NC1HWC0; their concat is NCHW for the next conv.
+    The first region's second C0 block holds 8 channels and 8 padding lanes; stored whole,
+    the lanes landed on channels 24..31. The second region's nest is shared out over the
+    blocks of the launch and the first's is not, so every block rewrote the lanes after
+    block 0 had stored channels 24..31: the interpreter (which runs every block) was wrong by
+    a third of the output's scale, the fast executor (block 0 of 1) right."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder("main")
+    x = b.input("x", [1, 16, 28, 28], "float32", "NCHW")
+    parts = [
+        b.op("conv2d", x, b.constant(rng.standard_normal((c, 16, 1, 1)).astype(np.float32), "NCHW"))
+        for c in (24, 40)
+    ]
+    w = b.constant(rng.standard_normal((16, 64, 1, 1)).astype(np.float32), "NCHW")
+    module = b.build(b.op("conv2d", b.op("concat", *parts, axis=1), w))
+    ctx = make_context()
+    run_pipeline("O2", ctx, module)
+    graph = module.clone()
+    run_pipeline(lowering_pipeline(), ctx, module)
+    data = [rng.standard_normal((1, 16, 28, 28)).astype(np.float32)]
+    (want,) = run_reference(graph, data)
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, data, executor=executor)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=executor)

@@ -407,6 +407,16 @@ func.func @store5hd_to_ub(%t: memref<1x1x6x6x16xf32, "L1">, %g: memref<1x3x6x6xf
 
 // -----
 
+func.func @store5hd_negative_end(%t: memref<1x1x6x6x16xf32, "L1">, %g: memref<1x3x6x6xf32, "GM">) {
+  %c0 = arith.constant 0 : index
+  tile.store_5hd %t to %g[%c0, %c0, %c0, %c0] {channel_end = -1 : i64} : memref<1x1x6x6x16xf32, "L1"> to memref<1x3x6x6xf32, "GM">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.store_5hd' in @store5hd_negative_end: 'tile.store_5hd': channel_end must not be negative
+
+// -----
+
 func.func @store5hd_rank(%t: memref<1x1x6x6x16xf32, "L1">, %g: memref<3x6x6xf32, "GM">) {
   %c0 = arith.constant 0 : index
   tile.store_5hd %t to %g[%c0, %c0, %c0] : memref<1x1x6x6x16xf32, "L1"> to memref<3x6x6xf32, "GM">

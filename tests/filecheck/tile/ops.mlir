@@ -147,6 +147,7 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
   tile.load_5hd %chw[%c0, %c0, %c0, %c0] to %fu : memref<3x6x6xf32, "GM"> to memref<1x1x6x6x16xf16, "UB">
   tile.store_5hd %fu to %nchw[%c0, %c0, %c1, %c0] : memref<1x1x6x6x16xf16, "UB"> to memref<1x3x6x6xf32, "GM">
   tile.store_5hd %f to %nchw[%c0, %c0, %cm1, %c0] : memref<1x1x7x6x16xf32, "L1"> to memref<1x3x6x6xf32, "GM">
+  tile.store_5hd %fu to %nchw[%c0, %c1, %c0, %c0] {channel_end = 2 : i64} : memref<1x1x6x6x16xf16, "UB"> to memref<1x3x6x6xf32, "GM">
   tile.load2d %nz[%c0, %c0] to %a {mode = "copy"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
   tile.load2d %nz[%c0, %c0] to %a {mode = "swap"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
   tile.load2d %sq[%c0, %c0] to %sqb {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
@@ -170,6 +171,7 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // CHECK-NEXT: tile.load_5hd %chw[%c0, %c0, %c0, %c0] to %fu : memref<3x6x6xf32, "GM"> to memref<1x1x6x6x16xf16, "UB">
 // CHECK-NEXT: tile.store_5hd %fu to %nchw[%c0, %c0, %c1, %c0] : memref<1x1x6x6x16xf16, "UB"> to memref<1x3x6x6xf32, "GM">
 // CHECK-NEXT: tile.store_5hd %f to %nchw[%c0, %c0, %cm1, %c0] : memref<1x1x7x6x16xf32, "L1"> to memref<1x3x6x6xf32, "GM">
+// CHECK-NEXT: tile.store_5hd %fu to %nchw[%c0, %c1, %c0, %c0] {channel_end = 2 : i64} : memref<1x1x6x6x16xf16, "UB"> to memref<1x3x6x6xf32, "GM">
 // CHECK-NEXT: tile.load2d %nz[%c0, %c0] to %a {mode = "copy"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
 // CHECK-NEXT: tile.load2d %nz[%c0, %c0] to %a {mode = "swap"} : memref<3x2x16x8xf32, "L1"> to memref<2x3x16x8xf32, "L0A">
 // CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
@@ -184,6 +186,7 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // GENERIC: "tile.load_5hd"(
 // GENERIC: "tile.load_5hd"(
 // GENERIC: "tile.load_5hd"(
+// GENERIC: "tile.store_5hd"(
 // GENERIC: "tile.store_5hd"(
 // GENERIC: "tile.store_5hd"(
 // GENERIC: "tile.load2d"(

@@ -320,20 +320,30 @@ class Load5hdOp(TileOp):
 
 @irdl_op_definition
 class Store5hdOp(TileOp):
-    """``tile.store_5hd %src to %dst[n, c, h, w]``: an NC1HWC0 tile ``(N, C1, H, W, C0)``
-    from UB into a window of an NCHW GM buffer; channels beyond ``dst`` (padding lanes) are
-    dropped on the way out."""
+    """``tile.store_5hd %src to %dst[n, c, h, w] {channel_end = E}``: an NC1HWC0 tile
+    ``(N, C1, H, W, C0)`` from UB into a window of an NCHW GM buffer; channels beyond
+    ``dst`` (padding lanes) are dropped on the way out, and so are those at or past
+    ``channel_end`` when it is given — the end of the channel region the store fills (a
+    concat input whose channel count stops inside a C0 block: its last block's padding
+    lanes would land on the next input's channels)."""
 
     name = "tile.store_5hd"
     PIPE: ClassVar[str] = "MTE3"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
+    channel_end = opt_prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$src `to` $dst `[` $offsets `]` attr-dict `:` type($src) `to` type($dst)"
 
-    def __init__(self, src, dst, offsets):
-        super().__init__(operands=[src, dst, offsets])
+    def __init__(self, src, dst, offsets, channel_end: int | None = None):
+        super().__init__(
+            operands=[src, dst, offsets],
+            properties={}
+            if channel_end is None
+            else {"channel_end": IntegerAttr(channel_end, i64)},
+        )
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("UB", "L1"), "the source")
@@ -342,6 +352,8 @@ class Store5hdOp(TileOp):
             raise VerifyException(f"'{self.name}': moves a 5-D tile into a 4-D NCHW buffer")
         if len(self.offsets) != 4:
             raise VerifyException(f"'{self.name}': expected 4 offsets (n, c, h, w)")
+        if self.channel_end is not None and self.channel_end.value.data < 0:
+            raise VerifyException(f"'{self.name}': channel_end must not be negative")
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src)
@@ -350,12 +362,15 @@ class Store5hdOp(TileOp):
         return dma_cycles(hw, f"{scope_of(self.src)}->GM", 2 * self.moved_bytes())
 
     def kernel(self) -> Kernel:
+        end = None if self.channel_end is None else self.channel_end.value.data
+
         def run(src: np.ndarray, dst: np.ndarray, n: int, c: int, h: int, w: int) -> tuple[()]:
             nn, c1, hh, ww, c0 = src.shape
             planar = src.transpose(0, 1, 4, 2, 3).reshape(nn, c1 * c0, hh, ww)
-            found = window(planar.shape, planar.shape, dst.shape, [0, 0, 0, 0], [n, c, h, w])
+            target = dst if end is None else dst[:, :end]
+            found = window(planar.shape, planar.shape, target.shape, [0, 0, 0, 0], [n, c, h, w])
             if found is not None:
-                cast_into(dst, found[1], planar[found[0]])
+                cast_into(target, found[1], planar[found[0]])
             return ()
 
         return run

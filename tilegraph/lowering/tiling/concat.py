@@ -7,10 +7,12 @@ such as per-channel parameters, are read at the region's place in the output), a
 the tile at the input's offset along the concat axis. An NCHW output takes any channel
 offset (``tile.store_5hd`` writes channels); an NC1HWC0 one needs offsets on C0 blocks.
 Tiles along the concat axis divide their region (:func:`within_region`), so no tile
-stores past its region's end. Known limit: a 5HD region whose channel count stops inside a
-C0 block still stores that block's padding lanes into the next region, which program
-order overwrites — but in a multi-block launch another block may have written the next
-region first (no region of the light models has such a count).
+stores past its region's end, and a 5HD tile stored into an NCHW output drops the channels
+past its region's end (``channel_end`` of ``tile.store_5hd``): a region whose channel count
+stops inside a C0 block would otherwise store that block's padding lanes over the next
+region's first channels. Program order overwrites them, but the blocks of a multi-core
+launch each run the nests they do not share out in full, after another block wrote the
+next region.
 """
 
 from __future__ import annotations
@@ -88,13 +90,16 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             full[1] = -(-int(out_type.origin_shape[1]) // chain.out_shape[-1])
         else:
             full[axis] = int(out_type.origin_shape[axis])
-        reason = chain.set_shift(offset, shift_axis, unit, shifted, full) or chain.unsupported()
+        extent = int(tensor_of(operand).origin_shape[axis])
+        reason = (
+            chain.set_shift(offset, shift_axis, unit, shifted, full, extent) or chain.unsupported()
+        )
         if reason:
             return reason
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
         regions.append((operand, chain, shift_axis))
-        offset += int(tensor_of(operand).origin_shape[axis])
+        offset += extent
     plans = []
     for _, chain, along in regions:
         plan = choose_tile(

@@ -316,11 +316,15 @@ class Chain:
         unit: int,
         shifted: Sequence[SSAValue],
         full_shape: Sequence[int],
+        extent: int | None = None,
     ) -> str | None:
         """Address this region ``amount`` elements (channels) along ``axis`` into the output
         and the ``shifted`` inputs; ``unit`` elements make one step of the tile space along
-        that axis (C0 for NC1HWC0's C1). Returns why it cannot (a C1 step off a C0 block)."""
+        that axis (C0 for NC1HWC0's C1). ``extent``: the region's channel count, which an
+        NCHW store of a 5HD tile does not write past. Returns why it cannot (a C1 step off
+        a C0 block)."""
         self.shift, self.shift_axis, self.shift_unit = amount, axis, unit
+        self.channel_end = None if extent is None else amount + extent
         self.shifted = set(shifted)
         self.full_shape = tuple(full_shape)
         if amount % unit and any(not self._nchw(v) for v in self.shifted):
@@ -328,6 +332,8 @@ class Chain:
         return None
 
     shift_unit = 1
+    channel_end: int | None = None
+    """The end of the region's channels in an NCHW output (None: the output's end)."""
 
     def _shifted_offsets(
         self, b: KernelBuilder, offsets: Sequence[SSAValue], channels: bool
@@ -368,7 +374,7 @@ class Chain:
         if self.space == "5hd" and len(memref_shape(out_arg)) == 4:
             n, c1, h, w, _ = offsets
             start = self._shifted_offsets(b, [n, b.affine(c1, self.out_shape[4]), h, w], True)
-            b.add(Store5hdOp(tile, out_arg, start))
+            b.add(Store5hdOp(tile, out_arg, start, self.channel_end))
         else:
             store(b, tile, out_arg, self._shifted_offsets(b, offsets, channels=False))
 
