@@ -374,7 +374,10 @@ class Chain:
         if self.space == "5hd" and len(memref_shape(out_arg)) == 4:
             n, c1, h, w, _ = offsets
             start = self._shifted_offsets(b, [n, b.affine(c1, self.out_shape[4]), h, w], True)
-            b.add(Store5hdOp(tile, out_arg, start, self.channel_end))
+            end = self.channel_end
+            if end is not None and end >= memref_shape(out_arg)[1]:
+                end = None  # the output's end: nothing past it is written anyway
+            b.add(Store5hdOp(tile, out_arg, start, end))
         else:
             store(b, tile, out_arg, self._shifted_offsets(b, offsets, channels=False))
 
