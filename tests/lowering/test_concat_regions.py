@@ -12,6 +12,7 @@ block had written to the second region. Found by the slow conformance test
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tilegraph.builder import GraphBuilder
 from tilegraph.lowering.tiling.concat import within_region
@@ -90,3 +91,32 @@ def test_regions_stopping_inside_a_c0_block_keep_the_next_regions_channels():
     for executor in ("interpret", "fast"):
         (got,) = run_tiles(module, data, executor=executor)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=executor)
+
+
+@pytest.mark.parametrize("axis", [0, 2, 3])
+def test_5hd_regions_concatenated_along_n_h_or_w(axis):
+    """Conv outputs (NC1HWC0) concatenated along N, H or W into an NCHW output, a sigmoid
+    after. The regions once shifted along C1 — the axis of a concat along C — whatever the
+    concat's axis: both executors stored the regions over each other, wrong by more than
+    the outputs' range."""
+    rng = np.random.default_rng(4)
+    b = GraphBuilder("main")
+    x = b.input("x", [1, 16, 12, 10], "float32", "NCHW")
+    parts = [
+        b.op(
+            "conv2d",
+            x,
+            b.constant(rng.standard_normal((24, 16, 1, 1)).astype(np.float32), "NCHW"),
+        )
+        for _ in range(2)
+    ]
+    module = b.build(b.op("sigmoid", b.op("concat", *parts, axis=axis)))
+    ctx = make_context()
+    run_pipeline("O2", ctx, module)
+    graph = module.clone()
+    run_pipeline(lowering_pipeline(), ctx, module)
+    data = [rng.standard_normal((1, 16, 12, 10)).astype(np.float32)]
+    (want,) = run_reference(graph, data)
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, data, executor=executor)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=executor)

@@ -82,23 +82,25 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             operand not in chain.inputs
         ):
             chain.inputs.append(operand)  # copied as it is
-        unit = chain.out_shape[-1] if chain.space == "5hd" or fmt == Format.NC1HWC0 else 1
-        shift_axis = 1 if chain.space == "5hd" or fmt == Format.NC1HWC0 else axis
+        # Along C, a 5HD tile space steps in C1 blocks; along N, H or W its axes are NCHW's.
+        channels = axis == 1 and (chain.space == "5hd" or fmt == Format.NC1HWC0)
+        unit = chain.out_shape[-1] if channels else 1
         shifted = [v for v in chain.inputs if v in after_inputs and v is not result]
         full = list(chain.out_shape)
-        if chain.space == "5hd" or fmt == Format.NC1HWC0:
+        if channels:
             full[1] = -(-int(out_type.origin_shape[1]) // chain.out_shape[-1])
         else:
             full[axis] = int(out_type.origin_shape[axis])
         extent = int(tensor_of(operand).origin_shape[axis])
         reason = (
-            chain.set_shift(offset, shift_axis, unit, shifted, full, extent) or chain.unsupported()
+            chain.set_shift(offset, axis, unit, shifted, full, extent if channels else None)
+            or chain.unsupported()
         )
         if reason:
             return reason
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
-        regions.append((operand, chain, shift_axis))
+        regions.append((operand, chain, axis))
         offset += extent
     plans = []
     for _, chain, along in regions:
