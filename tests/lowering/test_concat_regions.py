@@ -66,6 +66,26 @@ def test_store_5hd_drops_the_channels_past_its_region():
         assert (out[:, :16] == -1).all() and (out[:, 16 + written :] == -1).all()
 
 
+def _conv_outputs(b: GraphBuilder, x, channels, rng) -> list:
+    """1x1 convs of ``x`` (16 channels): their outputs are stored NC1HWC0."""
+    return [
+        b.op("conv2d", x, b.constant(rng.standard_normal((c, 16, 1, 1)).astype(np.float32), "NCHW"))
+        for c in channels
+    ]
+
+
+def _tiles_match_the_reference(module, data, atol: float) -> None:
+    """O2, then both executors on the lowered module against the graph level."""
+    ctx = make_context()
+    run_pipeline("O2", ctx, module)
+    graph = module.clone()
+    run_pipeline(lowering_pipeline(), ctx, module)
+    (want,) = run_reference(graph, data)
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, data, executor=executor)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=atol, err_msg=executor)
+
+
 def test_regions_stopping_inside_a_c0_block_keep_the_next_regions_channels():
     """Convs give 24 and 40 channels in NC1HWC0; their concat is NCHW for the next conv.
     The first region's second C0 block holds 8 channels and 8 padding lanes; stored whole,
@@ -76,21 +96,11 @@ def test_regions_stopping_inside_a_c0_block_keep_the_next_regions_channels():
     rng = np.random.default_rng(3)
     b = GraphBuilder("main")
     x = b.input("x", [1, 16, 28, 28], "float32", "NCHW")
-    parts = [
-        b.op("conv2d", x, b.constant(rng.standard_normal((c, 16, 1, 1)).astype(np.float32), "NCHW"))
-        for c in (24, 40)
-    ]
     w = b.constant(rng.standard_normal((16, 64, 1, 1)).astype(np.float32), "NCHW")
-    module = b.build(b.op("conv2d", b.op("concat", *parts, axis=1), w))
-    ctx = make_context()
-    run_pipeline("O2", ctx, module)
-    graph = module.clone()
-    run_pipeline(lowering_pipeline(), ctx, module)
+    joined = b.op("concat", *_conv_outputs(b, x, (24, 40), rng), axis=1)
+    module = b.build(b.op("conv2d", joined, w))
     data = [rng.standard_normal((1, 16, 28, 28)).astype(np.float32)]
-    (want,) = run_reference(graph, data)
-    for executor in ("interpret", "fast"):
-        (got,) = run_tiles(module, data, executor=executor)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4, err_msg=executor)
+    _tiles_match_the_reference(module, data, atol=1e-4)
 
 
 @pytest.mark.parametrize("axis", [0, 2, 3])
@@ -102,21 +112,7 @@ def test_5hd_regions_concatenated_along_n_h_or_w(axis):
     rng = np.random.default_rng(4)
     b = GraphBuilder("main")
     x = b.input("x", [1, 16, 12, 10], "float32", "NCHW")
-    parts = [
-        b.op(
-            "conv2d",
-            x,
-            b.constant(rng.standard_normal((24, 16, 1, 1)).astype(np.float32), "NCHW"),
-        )
-        for _ in range(2)
-    ]
-    module = b.build(b.op("sigmoid", b.op("concat", *parts, axis=axis)))
-    ctx = make_context()
-    run_pipeline("O2", ctx, module)
-    graph = module.clone()
-    run_pipeline(lowering_pipeline(), ctx, module)
+    joined = b.op("concat", *_conv_outputs(b, x, (24, 24), rng), axis=axis)
+    module = b.build(b.op("sigmoid", joined))
     data = [rng.standard_normal((1, 16, 12, 10)).astype(np.float32)]
-    (want,) = run_reference(graph, data)
-    for executor in ("interpret", "fast"):
-        (got,) = run_tiles(module, data, executor=executor)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=executor)
+    _tiles_match_the_reference(module, data, atol=1e-6)
