@@ -100,20 +100,20 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             return reason
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
-        regions.append((operand, chain, axis))
+        regions.append((operand, chain))
         offset += extent
     plans = []
-    for _, chain, along in regions:
+    for _, chain in regions:
         plan = choose_tile(
             chain.out_shape, lambda t, c=chain: c.ub_bytes(b.hw, t), b.hw.ub_bytes // 2
         )
         if plan is None:
             return "no tile of a concat input fits UB"
-        plans.append(within_region(plan, along))
+        plans.append(within_region(plan, axis))
     if b.dry_run:
         return None
     total = 0
-    for (operand, chain, _), plan in zip(regions, plans, strict=True):
+    for (operand, chain), plan in zip(regions, plans, strict=True):
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
         with stack:
