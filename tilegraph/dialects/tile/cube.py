@@ -118,17 +118,35 @@ class MmadOp(TileOp):
         return _fractal_product
 
 
-def _unpacked(a: np.ndarray, b: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _unpacked(
+    a: np.ndarray, b: np.ndarray, dtype: np.dtype, steps: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """ZZ ``(..., M1, K1, 16, K0)`` as row-major ``(..., M, K)`` and ZN
-    ``(..., K1, N1, 16, K0)`` as ``(..., K, N)``, in reused scratch buffers."""
-    m1, k1, m0, k0 = a.shape[-4:]
-    n1 = b.shape[-3]
-    rows = scratch("rows", (*a.shape[:-4], m1, m0, k1, k0), dtype)
-    np.copyto(rows, a.swapaxes(-3, -2))
-    cols = scratch("cols", (*b.shape[:-4], k1, k0, n1, 16), dtype)
-    np.copyto(cols, np.moveaxis(b, -1, -3))
-    k = k1 * k0
-    return rows.reshape(*a.shape[:-4], m1 * m0, k), cols.reshape(*b.shape[:-4], k, n1 * 16)
+    ``(..., K1, N1, 16, K0)`` as ``(..., K, N)``, in reused scratch buffers. ``steps``: both
+    have a step dim before those four (``(..., S, M1, ...)``, ``(..., S, K1, ...)``), laid
+    along K (K = S * K1 * K0) — the operands of a K loop as one product."""
+    tail = 5 if steps else 4
+    if steps:  # (.., S, M1, K1, m0, K0) -> (.., M1, m0, S, K1, K0)
+        in_rows = np.moveaxis(a, -5, -3).swapaxes(-4, -2)
+    else:  # (.., M1, K1, m0, K0) -> (.., M1, m0, K1, K0)
+        in_rows = a.swapaxes(-3, -2)
+    rows = scratch("rows", in_rows.shape, dtype)
+    np.copyto(rows, in_rows)
+    in_cols = np.moveaxis(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
+    cols = scratch("cols", in_cols.shape, dtype)
+    np.copyto(cols, in_cols)
+    m, n = a.shape[-4] * 16, b.shape[-3] * 16
+    return rows.reshape(*a.shape[:-tail], m, -1), cols.reshape(*b.shape[:-tail], -1, n)
+
+
+def _into_nz(product: np.ndarray, target: np.ndarray, init: bool) -> None:
+    """``target (= or +=) product``: ``product`` row-major ``(..., M, N)``, ``target`` the
+    NZ accumulator viewed as ``(..., N1, M, 16)``."""
+    nz = product.reshape(*product.shape[:-1], -1, 16).swapaxes(-3, -2)
+    if init:
+        np.copyto(target, nz)
+    else:
+        target += nz
 
 
 def _products(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -197,36 +215,15 @@ def _stacked_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) ->
     """:func:`_fractal_product` for large batches: unpacked to row-major matrices, one
     GEMM per distinct right operand, one reordering into NZ."""
     n1, m1 = c.shape[-4:-2]
-    lead = c.shape[:-4]
-    rows, cols = _unpacked(a, b, c.dtype)
-    product = _products(rows, cols)
-    product = product.reshape(*product.shape[:-1], n1, 16)
-    target = c.reshape(*lead, n1, m1 * 16, 16)  # NZ accumulator as (N1, M, 16): a view
-    if init:
-        np.copyto(target, product.swapaxes(-3, -2))
-    else:
-        target += product.swapaxes(-3, -2)
+    target = c.reshape(*c.shape[:-4], n1, m1 * 16, 16)  # NZ accumulator as (N1, M, 16)
+    _into_nz(_products(*_unpacked(a, b, c.dtype)), target, init)
 
 
 def _summed_product(a: np.ndarray, b: np.ndarray, target: np.ndarray, init: bool) -> None:
     """``target (= or +=) sum over steps s of a[s] x b[s]``: ``a`` ZZ ``(..., S, M1, K1, 16,
     K0)`` and ``b`` ZN ``(..., S, K1, N1, 16, K0)`` with the steps laid along K, one GEMM of
     K = S * K1 * K0; ``target`` is the NZ accumulator as ``(..., N1, M, 16)``."""
-    s, m1, k1, m0, k0 = a.shape[-5:]
-    n1 = b.shape[-3]
-    rows = scratch("rows", (*a.shape[:-5], m1, m0, s, k1, k0), target.dtype)
-    np.copyto(rows, np.moveaxis(a, -5, -3).swapaxes(-4, -2))
-    cols = scratch("cols", (*b.shape[:-5], s, k1, k0, n1, 16), target.dtype)
-    np.copyto(cols, np.moveaxis(b, -1, -3))
-    k = s * k1 * k0
-    product = _products(
-        rows.reshape(*a.shape[:-5], m1 * m0, k), cols.reshape(*b.shape[:-5], k, n1 * 16)
-    )
-    product = product.reshape(*product.shape[:-1], n1, 16).swapaxes(-3, -2)
-    if init:
-        np.copyto(target, product)
-    else:
-        target += product
+    _into_nz(_products(*_unpacked(a, b, target.dtype, steps=True)), target, init)
 
 
 _CHUNK_BYTES = 4 << 20
@@ -306,11 +303,11 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
                     total = scratch("total", part.shape, part.dtype)
                     np.copyto(total, part)
                 elif total is None:  # no step starts the sum: each adds to the accumulator
-                    target += part.reshape(*part.shape[:-1], n1, 16).swapaxes(-3, -2)
+                    _into_nz(part, target, init=False)
                 else:
                     total += part
         if total is not None:
-            np.copyto(target, total.reshape(*total.shape[:-1], n1, 16).swapaxes(-3, -2))
+            _into_nz(total, target, init=True)
         return ()
 
     return run
