@@ -110,6 +110,9 @@ _XDSL_IMPLS = {
 }
 """xDSL's implementation of each op, for types other than index."""
 
+_UNDECIDED: Any = object()
+"""Not yet looked at (None is a decision: xDSL's implementation)."""
+
 
 @register_impls
 class IndexArithFunctions(InterpreterFunctions):
@@ -122,23 +125,23 @@ class IndexArithFunctions(InterpreterFunctions):
     def __init__(self) -> None:
         self._generic = ArithFunctions()
         """xDSL's implementations, for arith on types other than index."""
-        self._constants: dict[arith.ConstantOp, tuple[Any, ...]] = {}
-        self._binary: dict[Any, Callable[[int, int], Any] | None] = {}
+        # keyed by op identity, as TileFunctions' kernels: one instance per run
+        self._constants: dict[int, tuple[Any, ...]] = {}
+        self._binary: dict[int, Callable[[int, int], Any] | None] = {}
 
     @impl(arith.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
-        found = self._constants.get(op)
+        found = self._constants.get(id(op))
         if found is None:
             value = op.value
             if not isinstance(value, IntegerAttr | FloatAttr):
                 raise InterpretationError(f"arith.constant of {value} has no interpretation")
-            found = self._constants[op] = (value.value.data,)
+            found = self._constants[id(op)] = (value.value.data,)
         return found
 
     def _index_binary(self, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
-        if op in self._binary:
-            fn = self._binary[op]
-        else:
+        fn = self._binary.get(id(op), _UNDECIDED)
+        if fn is _UNDECIDED:
             # minsi / maxsi: xDSL has none; ints of any width are Python ints here
             index = isinstance(op.operands[0].type, IndexType) or isinstance(
                 op, arith.MinSIOp | arith.MaxSIOp
@@ -147,7 +150,7 @@ class IndexArithFunctions(InterpreterFunctions):
                 fn = _SIGNED_CMPI.get(op.predicate.value.data) if index else None
             else:
                 fn = _INDEX_BINARY[type(op)] if index else None
-            self._binary[op] = fn
+            self._binary[id(op)] = fn
         if fn is None:
             generic = getattr(ArithFunctions, _XDSL_IMPLS[type(op)])
             return generic(self._generic, interpreter, op, args).values
