@@ -36,7 +36,7 @@ from onnx import numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tilegraph.dialects.element_types import element_type_of, in_container
@@ -44,11 +44,12 @@ from tilegraph.dialects.graph import ConstantOp, GraphOp, ShapeError
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.control_flow import RegionOp, identity_body
 from tilegraph.dialects.graph.fused import YieldOp
+from tilegraph.dialects.graph.input_dependence import input_dependence
 from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import Format, FormatError
-from tilegraph.frontend.onnx_errors import OnnxImportError
+from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
 from tilegraph.frontend.onnx_exclusions import exclusion_reason
 from tilegraph.frontend.onnx_opsets import (
     TARGET_OPSET,
@@ -185,7 +186,10 @@ class _GraphBuilder:
         where: str,
         extra_initializers: Sequence[onnx.TensorProto],
         symbols: SymbolSource | None = None,
+        input_values: Mapping[str, np.ndarray] | None = None,
     ):
+        self.input_values = dict(input_values or {})
+        self.arg_sources: dict[BlockArgument, SSAValue | str | None] = {}
         self.initializers = [*model.graph.initializer, *extra_initializers]
         self.model = model
         self.graph = model.graph
@@ -208,7 +212,9 @@ class _GraphBuilder:
         for vi, arg in zip(inputs, block.args, strict=True):
             arg.name_hint = ssa_name(vi.name)
             self.values[vi.name] = arg
+            self.arg_sources[arg] = vi.name
         builder = Builder(InsertPoint.at_end(block))
+        self._bind_values(builder, inputs, block)
         for tensor in self.initializers:
             self._constant(builder, tensor.name, numpy_helper.to_array(tensor))
         for node in self.graph.node:
@@ -225,6 +231,26 @@ class _GraphBuilder:
             [StringAttr(o.name) for o in self.graph.output]
         )
         return ModuleOp([fn])
+
+    def _bind_values(
+        self, builder: Builder, inputs: Sequence[onnx.ValueInfoProto], block: Block
+    ) -> None:
+        """Inputs specialised by value read as constants of that value."""
+        unknown = sorted(set(self.input_values) - {vi.name for vi in inputs})
+        if unknown:
+            raise OnnxImportError(f"{self.where}: input_values names no input: {unknown}")
+        for vi, arg in zip(inputs, block.args, strict=True):
+            if vi.name not in self.input_values:
+                continue
+            t = arg.type
+            assert isinstance(t, TensorType)
+            array = np.asarray(self.input_values[vi.name]).astype(t.dtype.numpy, copy=False)
+            if t.is_static and list(array.shape) != [int(d) for d in t.origin_shape]:
+                raise OnnxImportError(
+                    f"{self.where}: input '{vi.name}': the bound value has shape "
+                    f"{list(array.shape)}, the model declares {list(t.origin_shape)}"
+                )
+            self._constant(builder, vi.name, array)
 
     def _mark_conv_inputs(
         self, inputs: Sequence[onnx.ValueInfoProto], types: list[Attribute]
@@ -282,6 +308,23 @@ class _GraphBuilder:
             self._map_version(NodeForm(node.op_type, attrs, operands, None), label)
             self._constant(builder, node.output[0], _constant_node_value(attrs, label))
             return
+        if node.op_type == "If" and operands:
+            try:
+                self._op_node(builder, node, attrs, operands, label)
+            except OnnxImportError as e:
+                raise self._value_dependent(node, operands[0], label, e) from None
+            return
+        self._op_node(builder, node, attrs, operands, label)
+
+    def _op_node(
+        self,
+        builder: Builder,
+        node: onnx.NodeProto,
+        attrs: dict[str, Any],
+        operands: list[SSAValue | None],
+        label: str,
+    ) -> None:
+        """The node as the first graph op of its ONNX type that takes it."""
         types = [None if v is None else v.type for v in operands]
         ranks = [t.rank if isinstance(t, TensorType) else None for t in types]
         candidates = [
@@ -352,6 +395,33 @@ class _GraphBuilder:
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
 
+    def _value_dependent(
+        self, node: onnx.NodeProto, cond: SSAValue | None, label: str, problem: OnnxImportError
+    ) -> OnnxImportError:
+        """An If that could not be built while its condition is unknown (its branches return
+        different ranks, or the untaken branch does not fit these shapes): a
+        :class:`ValueDependentError` naming the inputs whose shapes or values decide the
+        condition (with those of an inner If), or ``problem`` itself when none does."""
+        found = input_dependence(cond, self.arg_sources.get) if cond is not None else None
+        shapes = list(found.shapes) if found else []
+        values = list(found.values) if found else []
+        if isinstance(problem, ValueDependentError):
+            shapes += [n for n in problem.shape_inputs if n not in shapes]
+            values += [n for n in problem.value_inputs if n not in values]
+            return ValueDependentError(str(problem), problem.node, shapes, values)
+        if not shapes and not values:
+            return problem
+        parts = [f"the shapes of input(s) {', '.join(shapes)}"] if shapes else []
+        parts += [f"the value(s) of input(s) {', '.join(values)}"] if values else []
+        return ValueDependentError(
+            f"{problem}; the branch that runs depends on {' and '.join(parts)}: give concrete "
+            "inputs (tilegraph-run --input, or call a Session) so that the branch is chosen "
+            "when compiling",
+            node.name or node.output[0],
+            shapes,
+            values,
+        )
+
     def _inline_known_if(
         self, builder: Builder, node: onnx.NodeProto, attrs: dict[str, Any], cond: bool
     ) -> None:
@@ -418,6 +488,8 @@ class _GraphBuilder:
             for name, arg in zip(names, block.args, strict=True):
                 arg.name_hint = ssa_name(name)
                 self.values[name] = arg
+            for arg, outer in zip(block.args[len(graph.input) :], captured, strict=True):
+                self.arg_sources[arg] = outer
             builder = Builder(InsertPoint.at_end(block))
             for tensor in graph.initializer:
                 self._constant(builder, tensor.name, numpy_helper.to_array(tensor))
@@ -480,6 +552,7 @@ def load_onnx(
     name: str | None = None,
     shape_env: ShapeEnv | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    input_values: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
     """Import an ONNX model (path, serialized bytes or ModelProto) into the graph dialect.
 
@@ -488,6 +561,14 @@ def load_onnx(
     ``input_shapes`` of concrete inputs (the hints), the env decides what each such axis is
     (by its mode), the shape functions record their guards in it, and the module carries
     the guards and the inputs each symbol comes from (:mod:`tilegraph.dialects.guards`).
+
+    ``input_values`` specialises the model on the values of some inputs (a scalar such as a
+    sample rate that decides an If): inside the function each such input reads as a
+    ``graph.constant`` of its value, so conditions computed from it are known and the taken
+    branch is imported in place. The argument stays in the signature; the caller must only
+    run the module on inputs with these values (:class:`tilegraph.Session` checks them).
+    An If whose branches differ in rank and whose condition is unknown raises
+    :class:`ValueDependentError` naming the inputs whose shapes or values would decide it.
 
     Raises :class:`OnnxImportError` with a located message on any problem; messages start
     with ``name`` (default: the path, or ``<model>``).
@@ -505,7 +586,7 @@ def load_onnx(
     if shape_env is not None:
         symbols = HintedSymbols(env=shape_env, shapes=dict(input_shapes or {}))
     with shape_env_active(shape_env):
-        module = _GraphBuilder(model, where, held_back, symbols).build()
+        module = _GraphBuilder(model, where, held_back, symbols, input_values).build()
         try:
             module.verify()
         except Exception as e:

@@ -19,10 +19,16 @@ A Session holds an ONNX model and compiles it on demand, the way GE handles dyna
 dim a symbol; sizes 0 and 1 specialised unless ``specialize_zero_one=False``), ``"duck"``
 (inputs of equal size share a symbol) or ``"static"`` (one artifact per distinct shape).
 
-``target="reference"`` runs the symbolic graph-level module with the reference interpreter
-for every shape its guards admit. ``target="tiles"`` needs static shapes: the artifact is
-specialised to each call's sizes (``specialize-shapes``) and lowered to kernels once per
-distinct shape (``stats.tilings``).
+Compiling binds what the call's inputs decide (:mod:`tilegraph.runtime.binding`): an If
+that branches on an input's shape makes the import static, one that branches on a small
+input's value (Silero VAD's ``sr``) specialises the artifact on it with a value guard
+(``sr == 16000``) that later calls check like an expect guard; the log line says why.
+
+``target="reference"`` runs the graph-level module with the reference interpreter for every
+shape its guards admit. ``target="tiles"`` binds before any layout decision: once per
+distinct shape (``stats.tilings``) the model is imported again with every input dim its size
+(shape computations fold, Ifs on shapes are inlined), optimised with ``pipeline`` and
+lowered to kernels.
 """
 
 from __future__ import annotations
@@ -40,7 +46,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
 from tilegraph.hardware import DEFAULT_PRESET
-from tilegraph.symbolic.env import MODES, Mode, ShapeEnv
+from tilegraph.runtime.binding import ValueGuard, import_bound
+from tilegraph.symbolic.env import MODES, Mode
 from tilegraph.symbolic.guards import Guard, GuardFailures, check_guards
 from tilegraph.symbolic.inference import shape_env
 
@@ -92,10 +99,20 @@ class Artifact:
     guards: list[Guard]
     origins: dict[str, tuple[str, int]]
     sources: dict[str, str]
+    value_guards: list[ValueGuard] = field(default_factory=list)
+    """Inputs the artifact was specialised on by value."""
     tiled: dict[tuple[tuple[int, ...], ...], CompiledModel] = field(default_factory=dict)
 
     def failures(self, shapes: Mapping[str, tuple[int, ...]]) -> GuardFailures:
         return check_guards(self.guards, bind_symbols(self.origins, shapes), self.sources)
+
+    def value_failure(self, inputs: Mapping[str, np.ndarray]) -> str | None:
+        """Why the artifact does not fit the inputs' values (the first broken value
+        guard), or None."""
+        for guard in self.value_guards:
+            if guard.input in inputs and not guard.holds(inputs[guard.input]):
+                return guard.failure(inputs[guard.input])
+        return None
 
 
 class Session:
@@ -146,43 +163,56 @@ class Session:
         named = self._named(inputs)
         shapes = {name: tuple(int(d) for d in a.shape) for name, a in named.items()}
         self.stats.calls += 1
-        artifact = self.artifact_for(shapes)
+        artifact = self.artifact_for(shapes, named)
         if self.target == "reference":
             from tilegraph.runtime.reference import run_reference
 
             return run_reference(artifact.module, named)
-        return self._tiled(artifact, shapes)(**named)
+        return self._tiled(artifact, named)(**named)
 
-    def artifact_for(self, shapes: Mapping[str, tuple[int, ...]]) -> Artifact:
-        """The cached artifact whose guards hold for ``shapes``, or a new one."""
-        newest: GuardFailures | None = None
+    def artifact_for(
+        self, shapes: Mapping[str, tuple[int, ...]], inputs: Mapping[str, np.ndarray]
+    ) -> Artifact:
+        """The cached artifact whose guards hold for ``shapes`` and whose value guards hold
+        for ``inputs``, or a new one compiled for them."""
+        newest: str | None = None
         for key in reversed(self._cache):
-            failures = self._cache[key].failures(shapes)
+            artifact = self._cache[key]
+            failures = artifact.failures(shapes)
             if failures.asserts:
                 raise GuardViolation(failures.asserts[0].message)
-            if not failures:
+            broken = failures.expects[0].message if failures else artifact.value_failure(inputs)
+            if broken is None:
                 self._cache.move_to_end(key)
                 self.stats.hits += 1
-                return self._cache[key]
+                return artifact
             if newest is None:
-                newest = failures
-        reason = "first call" if newest is None else newest.expects[0].message
-        return self._compile(shapes, reason)
+                newest = broken
+        return self._compile(inputs, "first call" if newest is None else newest)
 
     # ---- compiling ----------------------------------------------------------------------
-    def _compile(self, shapes: Mapping[str, tuple[int, ...]], reason: str) -> Artifact:
-        from tilegraph.frontend import load_onnx
+    def _compile(self, inputs: Mapping[str, np.ndarray], reason: str) -> Artifact:
         from tilegraph.passes.pipelines import run_pipeline
         from tilegraph.tools.context import make_context
 
-        env = ShapeEnv(self.mode, self.specialize_zero_one)
-        source = self.model if not isinstance(self.model, Path) else str(self.model)
-        module = load_onnx(source, shape_env=env, input_shapes=shapes)
+        shapes = _shapes_of(inputs)
+        bound = import_bound(
+            self._source(), inputs, mode=self.mode, specialize_zero_one=self.specialize_zero_one
+        )
+        module = bound.module
         if self.pipeline:
-            with shape_env(env):
+            with shape_env(bound.env):
                 run_pipeline(self.pipeline, make_context(), module)
-        artifact = Artifact(module, module_guards(module), symbol_origins(module), env.sources())
+        artifact = Artifact(
+            module,
+            module_guards(module),
+            symbol_origins(module),
+            bound.env.sources(),
+            bound.value_guards,
+        )
         self.stats.compiles += 1
+        if bound.reasons:
+            reason += "; " + "; ".join(bound.reasons)
         record = Recompile(self.stats.calls, dict(shapes), reason)
         self.stats.recompiles.append(record)
         self._log(f"compile #{self.stats.compiles} for {_shapes_text(shapes)}: {reason}")
@@ -193,26 +223,32 @@ class Session:
             self.stats.evictions += 1
         return artifact
 
-    def _tiled(self, artifact: Artifact, shapes: Mapping[str, tuple[int, ...]]) -> CompiledModel:
-        from tilegraph.passes.specialize_shapes import specialize_shapes
+    def _tiled(self, artifact: Artifact, inputs: Mapping[str, np.ndarray]) -> CompiledModel:
+        """The artifact's tiled form for these inputs' shapes: imported again with every
+        input dim bound (and the artifact's value guards), optimised, then lowered."""
         from tilegraph.runtime.compiled import compile as compile_model
 
+        shapes = _shapes_of(inputs)
         key = tuple(shapes[n] for n in sorted(shapes))
         compiled = artifact.tiled.get(key)
         if compiled is None:
-            module = artifact.module.clone()
-            specialize_shapes(module, bind_symbols(artifact.origins, shapes))
-            compiled = compile_model(
-                module,
-                pipeline="",
-                target="tiles",
-                platform=self.platform,
-                precision=self.precision,
-                executor=self.executor,
-            )
+            values = {g.input: (g.value, g.node) for g in artifact.value_guards}
+            bound = import_bound(self._source(), inputs, static=True, values=values)
+            with shape_env(bound.env):
+                compiled = compile_model(
+                    bound.module,
+                    pipeline=self.pipeline,
+                    target="tiles",
+                    platform=self.platform,
+                    precision=self.precision,
+                    executor=self.executor,
+                )
             artifact.tiled[key] = compiled
             self.stats.tilings += 1
         return compiled
+
+    def _source(self) -> str | bytes | onnx.ModelProto:
+        return str(self.model) if isinstance(self.model, Path) else self.model
 
     # ---- inputs -------------------------------------------------------------------------
     def _named(
@@ -249,6 +285,10 @@ def _input_names(model: str | Path | bytes | onnx.ModelProto) -> list[str]:
     assert isinstance(proto, onnx.ModelProto)
     inits = {t.name for t in proto.graph.initializer}
     return [vi.name for vi in proto.graph.input if vi.name not in inits]
+
+
+def _shapes_of(inputs: Mapping[str, np.ndarray]) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(int(d) for d in np.shape(a)) for name, a in inputs.items()}
 
 
 def _shapes_text(shapes: Mapping[str, tuple[int, ...]]) -> str:

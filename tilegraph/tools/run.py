@@ -35,18 +35,17 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
+from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
-from tilegraph.passes.specialize_shapes import specialize_shapes
 from tilegraph.progress import reporting, task
 from tilegraph.runtime.reference import (
     InputError,
@@ -55,7 +54,6 @@ from tilegraph.runtime.reference import (
     run_reference,
 )
 from tilegraph.runtime.session import GuardViolation
-from tilegraph.symbolic.env import ShapeEnv
 from tilegraph.symbolic.inference import shape_env
 from tilegraph.tools.onnxruntime_oracle import (
     OnnxruntimeMissing,
@@ -78,12 +76,18 @@ class RunError(Exception):
     """A user-facing failure of tilegraph-run (message complete, exit code 1)."""
 
 
-def load_module(path: str) -> ModuleOp:
-    """An ``.onnx`` or ``.mlir`` file as a module; RunError on any problem."""
+def load_module(path: str, bindable: bool = True) -> ModuleOp:
+    """An ``.onnx`` or ``.mlir`` file as a module; RunError on any problem (with
+    ``bindable=False``, a ValueDependentError — an If concrete inputs would decide — is
+    raised as it is)."""
+    from tilegraph.frontend.onnx_errors import ValueDependentError
+
     if path.endswith(".onnx"):
         try:
             return load_onnx(path)
         except OnnxImportError as e:
+            if isinstance(e, ValueDependentError) and not bindable:
+                raise
             raise RunError(str(e)) from None
     if path.endswith(".mlir"):
         from xdsl.utils.exceptions import ParseError
@@ -267,38 +271,81 @@ def _run_shape_sets(args: argparse.Namespace) -> int:
     return 0 if report["compare_ok"] else 1
 
 
-def _with_hints(
-    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
-) -> tuple[ModuleOp, ShapeEnv | None]:
-    """A model with dynamic input dims imported again with the inputs' sizes as hints
-    (guards checked on them, symbols per --dynamic), else the module as it is."""
+def _load(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[ModuleOp, Any]:
+    """The model as a module; an ONNX model that branches on its inputs' shapes or values
+    (an If the import cannot type alone) is imported for the given arrays, which must then
+    cover every input. The second item is the :class:`BoundImport` when that happened."""
+    from tilegraph.frontend.onnx_errors import ValueDependentError
+
+    if not args.model.endswith(".onnx"):
+        return load_module(args.model), None
+    try:
+        return load_module(args.model, bindable=False), None
+    except ValueDependentError as e:
+        missing = [n for n in _onnx_input_names(args.model) if n not in given]
+        if missing:
+            raise RunError(
+                f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"
+            ) from None
+        return _import_bound(args, given)
+
+
+def _bound(
+    args: argparse.Namespace, module: ModuleOp, inputs: Mapping[str, np.ndarray]
+) -> tuple[ModuleOp, Any]:
+    """An ONNX model whose dims or branches the inputs decide, imported for them: static
+    (every dim its size) for the tiles, per --dynamic for --reference
+    (:mod:`tilegraph.runtime.binding`); else the module as it is."""
+    from tilegraph.runtime.binding import unknown_dims
+
     fn = entry_function(module)
     dynamic = any(
         isinstance(t, TensorType) and not t.is_static for t in fn.function_type.inputs.data
     )
-    if not dynamic or not args.model.endswith(".onnx"):
+    if not args.model.endswith(".onnx") or not (dynamic or unknown_dims(module)):
         return module, None
-    env = ShapeEnv(args.dynamic)
-    shapes = {name: tuple(a.shape) for name, a in inputs.items()}
+    return _import_bound(args, inputs)
+
+
+def _import_bound(
+    args: argparse.Namespace, inputs: Mapping[str, np.ndarray]
+) -> tuple[ModuleOp, Any]:
+    from tilegraph.runtime.binding import import_bound
+
     try:
-        return load_onnx(args.model, shape_env=env, input_shapes=shapes), env
+        bound = import_bound(args.model, inputs, mode=args.dynamic, static=not args.reference)
     except OnnxImportError as e:
         raise RunError(str(e)) from None
+    return bound.module, bound
+
+
+def _onnx_input_names(path: str) -> list[str]:
+    import onnx
+
+    graph = onnx.load(path, load_external_data=False).graph
+    initializers = {t.name for t in graph.initializer}
+    return [vi.name for vi in graph.input if vi.name not in initializers]
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
+    given = _given_arrays(args)
     with task(f"importing {Path(args.model).name}"):
-        module = load_module(args.model)
+        module, bound = _load(args, given)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()
         transdata = strategy_report(module, args.platform)
         times["format report"] = time.perf_counter() - t0
     imported_ops = compute_op_count(module)
-    inputs = _inputs(args, module)
-    module, env = _with_hints(args, module, inputs)
+    inputs = _inputs(args, module, given)
+    if bound is None:
+        t0 = time.perf_counter()
+        module, bound = _bound(args, module, inputs)
+        if bound is not None:
+            times["import for the inputs"] = time.perf_counter() - t0
+    env = bound.env if bound is not None else None
     statistics: dict[str, dict[str, float | int]] = {}
     check_summary = None
     if args.check_each_pass and not args.pipeline:
@@ -315,10 +362,10 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     names = output_names(fn)
     tiles: dict[str, Any] | None = None
     guards = [str(g) for g in module_guards(module)]
+    if bound is not None:
+        guards += [str(g) for g in bound.value_guards]
     if not args.reference:
         t0 = time.perf_counter()
-        if env is not None:  # the tile level needs static shapes: these inputs' sizes
-            specialize_shapes(module, bind_symbols(symbol_origins(module), inputs))
         tiles = _lower(args, module)
         times["lower to tiles"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -347,6 +394,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if guards:
         report["guards"] = guards
+    if bound is not None and bound.reasons:
+        report["bindings"] = bound.reasons
     if check_summary is not None:
         report["check_each_pass"] = check_summary
     if tiles is not None:
@@ -492,7 +541,15 @@ def _memory(report: Any) -> dict[str, int]:
     }
 
 
-def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]:
+def _inputs(
+    args: argparse.Namespace, module: ModuleOp, given: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    sets = shape_sets(args, module, {name: tuple(a.shape) for name, a in given.items()})
+    return random_inputs(module, args.seed, sets[0], given)
+
+
+def _given_arrays(args: argparse.Namespace) -> dict[str, np.ndarray]:
+    """The arrays of --input NAME=FILE."""
     given: dict[str, np.ndarray] = {}
     for item in args.input:
         name, sep, file = item.partition("=")
@@ -504,8 +561,7 @@ def _inputs(args: argparse.Namespace, module: ModuleOp) -> dict[str, np.ndarray]
             raise RunError(f"{file}: no such file") from None
         except ValueError as e:
             raise RunError(f"{file}: {e}") from None
-    sets = shape_sets(args, module, {name: tuple(a.shape) for name, a in given.items()})
-    return random_inputs(module, args.seed, sets[0], given)
+    return given
 
 
 def _run_tiles(

@@ -72,7 +72,10 @@ def ints_operand(
 
 
 _KNOWN_ELEMENTS = 64
-_KNOWN_DEPTH = 8
+_KNOWN_DEPTH = 32
+"""How many producers back a value is followed: exporters' shape computations run 10-15
+ops deep (Silero VAD's reflect-pad amounts: Shape, Gather, Sub, ConstantOfShape, Concat,
+Reshape, Slice, Transpose, Reshape, Cast)."""
 
 
 def known_value(value: SSAValue | None, depth: int = _KNOWN_DEPTH) -> np.ndarray | None:
@@ -81,10 +84,25 @@ def known_value(value: SSAValue | None, depth: int = _KNOWN_DEPTH) -> np.ndarray
     tensor, arithmetic, Concat, Slice, Gather, ... on such values) whose reference kernel
     runs on them — ONNX's data propagation for the shape computations exporters emit
     (``Concat(Slice(Shape(X)), ConstantOfShape(Size(Shape(X)) - axis))``). None otherwise;
-    never changes the IR."""
+    never changes the IR. Each producer is evaluated once per call."""
+    return _known(value, depth, {})
+
+
+def _known(
+    value: SSAValue | None, depth: int, memo: dict[int, np.ndarray | None]
+) -> np.ndarray | None:
     data = constant_value(value)
     if data is not None or value is None or depth == 0:
         return data
+    if id(value) in memo:
+        return memo[id(value)]
+    memo[id(value)] = found = _evaluated(value, depth, memo)
+    return found
+
+
+def _evaluated(
+    value: SSAValue, depth: int, memo: dict[int, np.ndarray | None]
+) -> np.ndarray | None:
     op, t = value.owner, value.type
     if not isinstance(op, GraphOp) or len(op.results) != 1 or not isinstance(t, TensorType):
         return None
@@ -103,7 +121,7 @@ def known_value(value: SSAValue | None, depth: int = _KNOWN_DEPTH) -> np.ndarray
             dims = [int(d) for d in st.origin_shape]  # type: ignore[arg-type]
             inputs.append(np.lib.stride_tricks.as_strided(np.zeros(1), dims, [0] * len(dims)))
         else:
-            known = known_value(slot, depth - 1)
+            known = _known(slot, depth - 1, memo)
             if known is None:
                 return None
             inputs.append(known)

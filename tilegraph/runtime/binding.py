@@ -1,0 +1,224 @@
+"""Binding an ONNX model to the inputs it will run on, before anything is decided on shapes.
+
+Real exports compute shapes at run time (``Shape`` -> ``Gather`` -> ``Concat`` ->
+``Reshape``), choose branches on shapes (PyTorch's ``squeeze(dim)`` becomes an ``If`` on
+``Shape(x)[dim] == 1``) and on scalar inputs (Silero VAD's sample rate ``sr``). Compiled
+symbolically, such a model keeps unknown dims (``?``) that no layout conversion or tiling can
+use. Given the concrete inputs of a call, :func:`import_bound` imports the model so that
+every dim the inputs fix is known:
+
+1. **shapes**: with ``static=True`` every input dim is its size (expect guards ``s == size``
+   make a different size recompile); shape computations then fold at import (ONNX's data
+   propagation, :func:`~tilegraph.dialects.graph.operand_values.known_value`) and Ifs on
+   shapes are inlined. A symbolic import (``static=False``) that meets an If it cannot type
+   without its inputs' shapes is imported again with ``static=True``;
+2. **values**: an If whose branches cannot be one type, or whose results stay unknown, and
+   whose condition is computed from small inputs (at most :data:`MAX_BOUND_ELEMENTS`
+   elements), is specialised on those inputs' values: the import reads them as constants
+   (``load_onnx(..., input_values=)``) and a :class:`ValueGuard` (``sr == 16000``) is kept
+   with the artifact, so that a call with another value recompiles.
+
+What is still unknown after binding is data-dependent (NonZero's count, a Loop's trip count
+computed from data): :func:`unknown_dims` lists those values.
+
+Every step says why in :attr:`BoundImport.reasons` (the Session logs them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
+from tilegraph.dialects.graph.input_dependence import input_dependence
+from tilegraph.dialects.layout import TensorType
+from tilegraph.frontend import load_onnx
+from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
+from tilegraph.symbolic.env import Mode, ShapeEnv
+
+MAX_BOUND_ELEMENTS = 64
+"""The largest input specialised by its value (a scalar flag, a sample rate, a small shape
+tensor); a larger one deciding a branch is an error that says so."""
+
+ModelSource = str | Path | bytes | onnx.ModelProto
+
+
+@dataclass(frozen=True)
+class ValueGuard:
+    """The artifact was specialised to ``input == value``; ``node`` needed it."""
+
+    input: str
+    value: np.ndarray
+    node: str
+
+    def holds(self, array: np.ndarray) -> bool:
+        array = np.asarray(array)
+        return array.shape == self.value.shape and bool(np.array_equal(array, self.value))
+
+    def __str__(self) -> str:
+        return (
+            f"expect {self.input} == {_value_text(self.value)} (node '{self.node}' branches on it)"
+        )
+
+    def failure(self, array: np.ndarray) -> str:
+        """The Session's reason when a call's value breaks the guard."""
+        return (
+            f"expect guard {self.input} == {_value_text(self.value)} failed with "
+            f"{self.input} = {_value_text(np.asarray(array))}; node '{self.node}' chose its "
+            "branch on it when compiling: recompile"
+        )
+
+
+@dataclass
+class BoundImport:
+    """A module imported for concrete inputs, and what was bound to get there."""
+
+    module: ModuleOp
+    env: ShapeEnv
+    static: bool
+    """Whether every input dim is its size (else the env's mode decided)."""
+    value_guards: list[ValueGuard] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        return {g.input: g.value for g in self.value_guards}
+
+
+def import_bound(
+    source: ModelSource,
+    inputs: Mapping[str, np.ndarray],
+    *,
+    mode: Mode = "dynamic",
+    specialize_zero_one: bool = True,
+    static: bool = False,
+    values: Mapping[str, tuple[np.ndarray, str]] | None = None,
+) -> BoundImport:
+    """Import ``source`` for ``inputs`` (see the module docstring). ``values`` are inputs to
+    specialise from the start (name -> (value, the node that needed it)), as a Session does
+    when it lowers an artifact that was specialised on them.
+
+    Raises :class:`OnnxImportError` when the model cannot be imported, or when a branch
+    depends on an input that cannot be bound (too large, or not among ``inputs``)."""
+    shapes = {name: tuple(int(d) for d in np.shape(a)) for name, a in inputs.items()}
+    guards = {n: ValueGuard(n, np.asarray(v), node) for n, (v, node) in (values or {}).items()}
+    reasons: list[str] = []
+    while True:
+        env = ShapeEnv("static" if static else mode, specialize_zero_one)
+        bound = {n: g.value for n, g in guards.items()}
+        try:
+            module = load_onnx(source, shape_env=env, input_shapes=shapes, input_values=bound)
+        except ValueDependentError as e:
+            again = _bind(e.node, e.shape_inputs, e.value_inputs, inputs, static, guards, reasons)
+            if again is None:
+                raise OnnxImportError(_unbindable(str(e), e.value_inputs, inputs)) from None
+            static = again
+            continue
+        pending = _branching_on_values(module, guards)
+        if pending is not None:
+            node, names = pending
+            again = _bind(node, [], names, inputs, static, guards, reasons)
+            if again is not None:
+                static = again
+                continue
+        return BoundImport(module, env, static, list(guards.values()), reasons)
+
+
+def _bind(
+    node: str,
+    shape_inputs: list[str],
+    value_inputs: list[str],
+    inputs: Mapping[str, np.ndarray],
+    static: bool,
+    guards: dict[str, ValueGuard],
+    reasons: list[str],
+) -> bool | None:
+    """Bind what ``node`` needs; the new ``static``, or None when nothing more can be bound."""
+    progress = False
+    if shape_inputs and not static:
+        static, progress = True, True
+        reasons.append(
+            f"input shapes bound: node '{node}' branches on the shape of "
+            f"{', '.join(repr(n) for n in shape_inputs)}"
+        )
+    for name in value_inputs:
+        if name in guards or name not in inputs:
+            continue
+        array = np.asarray(inputs[name])
+        if array.size > MAX_BOUND_ELEMENTS:
+            continue
+        guards[name] = ValueGuard(name, array.copy(), node)
+        reasons.append(
+            f"input '{name}' specialised to {_value_text(array)}: node '{node}' branches on it"
+        )
+        progress = True
+    return static if progress else None
+
+
+def _unbindable(message: str, value_inputs: list[str], inputs: Mapping[str, np.ndarray]) -> str:
+    large = [
+        n for n in value_inputs if n in inputs and np.asarray(inputs[n]).size > MAX_BOUND_ELEMENTS
+    ]
+    if large:
+        return (
+            f"{message} (input(s) {', '.join(large)} have more than {MAX_BOUND_ELEMENTS} "
+            "elements: tilegraph specialises branches on small inputs only)"
+        )
+    return message
+
+
+def _branching_on_values(
+    module: ModuleOp, guards: Mapping[str, ValueGuard]
+) -> tuple[str, list[str]] | None:
+    """The first If / Loop outside bodies whose results are not static and whose condition
+    or trip count is computed from the values of unbound inputs: (its name, those inputs)."""
+    for op in walk_outside_bodies(module):
+        if not isinstance(op, IfOp | LoopOp):
+            continue
+        if all(isinstance(r.type, TensorType) and r.type.is_static for r in op.results):
+            continue
+        deciding: list[SSAValue] = (
+            [op.cond]
+            if isinstance(op, IfOp)
+            else [v for v in (op.max_trip_count, op.condition) if v is not None]
+        )
+        names: list[str] = []
+        for value in deciding:
+            names += [n for n in input_dependence(value).values if n not in guards]
+        if names:
+            return _op_label(op), names
+    return None
+
+
+def _op_label(op: IfOp | LoopOp) -> str:
+    hint = op.results[0].name_hint if op.results else None
+    return hint or op.name
+
+
+def unknown_dims(module: ModuleOp) -> list[str]:
+    """Values of the module's functions (outside control-flow bodies) whose type is not
+    static (a symbol or an unknown dim), as ``%name (op): type``; after a static import,
+    the data-dependent ones."""
+    found = []
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp):
+            continue
+        for op in walk_outside_bodies(fn.body):
+            for r in op.results:
+                if isinstance(r.type, TensorType) and not r.type.is_static:
+                    found.append(f"%{r.name_hint or '?'} ({op.name}): {r.type}")
+    return found
+
+
+def _value_text(array: np.ndarray) -> str:
+    flat = np.asarray(array).reshape(-1)
+    if flat.size == 1:
+        return str(flat[0].item())
+    return str(flat.tolist())
