@@ -22,7 +22,6 @@ from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, RegionOp, walk_o
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.compiled import CompileError
 from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
@@ -69,15 +68,19 @@ def test_loop_carrying_state_matches_onnxruntime(trips: int, limit: float):
     assert_matches(tilegraph.compile(model, "O2", target="reference")(**feeds), expected)
 
 
-def test_loop_scan_output_length_is_data_dependent_and_the_tiled_path_says_so():
-    model, _ = loop_model()
+@pytest.mark.parametrize(("trips", "limit"), [(10, 12.0), (3, 1e9)])
+def test_loop_scan_output_length_is_data_dependent_and_the_tiles_bind_it(trips, limit):
+    """The scan output's length is known once the loop has run: the tiles are compiled for
+    the length the call's data gives (the trip count ``n`` is an input, bound by value)."""
+    model, feeds = loop_model()
     module = load_onnx(model)
     (loop,) = [op for op in module.walk() if isinstance(op, LoopOp)]
     assert str(loop.results[1].type) == "!layout.tensor<?x2x3xf32>"
-    with pytest.raises(
-        CompileError, match=r"%history: tile lowering needs static shapes.*known only at run time"
-    ):
-        tilegraph.compile(model, "O2")
+    feeds["n"] = np.array(trips, np.int64)
+    feeds["limit"] = np.array(limit, np.float32)
+    compiled = tilegraph.compile(model, "O2")
+    assert_matches(compiled(**feeds), onnxruntime(model, feeds))
+    assert compiled.session is not None and compiled.session.stats.tilings == 1
 
 
 def test_scan_matches_onnxruntime_in_reference_and_on_tiles():

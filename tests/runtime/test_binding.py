@@ -4,7 +4,8 @@ The shapes real exports produce: an If on ``Shape(x)[1] == 1`` whose branches re
 different ranks (PyTorch's ``squeeze(dim)``), an If on a scalar input (Silero VAD's sample
 rate), a shape computed through a long chain of ops. Each imports once bound, runs on the
 tiles through a Session and ``tilegraph-run`` and matches onnxruntime; the Session's log
-says why it compiled.
+says why it compiled. A data-dependent size (NonZero's count) is bound when it is produced,
+and a call whose data give another size compiles the tiles again.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, numpy_helper
 
+import tilegraph
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.frontend.onnx_errors import ValueDependentError
 from tilegraph.runtime.binding import MAX_BOUND_ELEMENTS, import_bound, unknown_dims
+from tilegraph.runtime.interpreter import ShapeChanged
 from tilegraph.runtime.session import Session
 from tilegraph.tools.run import run
 
@@ -214,3 +217,77 @@ def test_tilegraph_run_asks_for_the_inputs_that_decide_a_branch(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and "\n" not in err
     assert "value(s) of input(s) sr" in err and "missing: x, sr" in err
+
+
+def nonzero_model() -> onnx.ModelProto:
+    """x[4, 6] -> NonZero(x > 0) [2, k] -> Transpose -> Cast -> MatMul w[2, 16] -> Relu:
+    k, the count of positive entries, is known only once NonZero has run."""
+    nodes = [
+        oh.make_node("Greater", ["x", "zero"], ["pos"]),
+        oh.make_node("NonZero", ["pos"], ["nz"], name="NonZero"),
+        oh.make_node("Transpose", ["nz"], ["t"], perm=[1, 0]),
+        oh.make_node("Cast", ["t"], ["tf"], to=F),
+        oh.make_node("MatMul", ["tf", "w"], ["m"]),
+        oh.make_node("Relu", ["m"], ["y"]),
+    ]
+    inits = {
+        "zero": np.array(0, np.float32),
+        "w": rng.standard_normal((2, 16)).astype(np.float32),
+    }
+    return _model(nodes, [("x", F, [4, 6])], inits)
+
+
+def _positives(count: int) -> np.ndarray:
+    x = -np.ones(24, np.float32)
+    x[rng.choice(24, count, replace=False)] = rng.uniform(0.5, 2, count)
+    return x.reshape(4, 6)
+
+
+def test_a_data_dependent_size_is_bound_when_produced_and_recompiled_when_it_changes():
+    model = nonzero_model()
+    log: list[str] = []
+    session = Session(model, target="tiles", log=log.append)
+    for count in (11, 14, 11, 14, 5):
+        x = _positives(count)
+        (ours,) = session(x=x)
+        (theirs,) = _onnxruntime(model, {"x": x})
+        assert ours.shape == (count, 16)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert session.stats.compiles == 1 and session.stats.tilings == 3
+    tilings = [line for line in log if line.startswith("tiling")]
+    assert tilings[0].endswith("data-dependent sizes; %nz (graph.non_zero) observed as [2, 11]")
+    assert (
+        "%nz (graph.non_zero) has shape [2, 14] at run time; the module was compiled for "
+        "[2, 11] (a size that depends on the input data): recompile; %nz (graph.non_zero) "
+        "observed as [2, 14]"
+    ) in tilings[1]
+    assert len(tilings) == 3  # 11 and 14 come back without a new tiling
+    assert session.latest_tiled is not None
+    units = {k.unit for k in session.latest_tiled.kernels}
+    assert {"cube", "host"} <= units  # NonZero on the host, the MatMul on the cube
+
+
+def test_a_static_op_whose_kernel_returns_another_shape_is_an_error():
+    model = nonzero_model()
+    x = _positives(7)
+    compiled = tilegraph.compile(model)  # bound on call: a Session inside
+    compiled(x=x)
+    assert compiled.session is not None
+    tiled = compiled.session.latest_tiled
+    assert tiled is not None
+    with pytest.raises(ShapeChanged, match=r"compiled for \[2, 7\]"):
+        tiled(x=_positives(9))  # the tiled module alone cannot rebind
+
+
+def test_tilegraph_run_reports_the_data_dependent_size_it_bound(tmp_path):
+    path = tmp_path / "nz.onnx"
+    onnx.save(nonzero_model(), path)
+    x = _positives(9)
+    np.save(tmp_path / "x.npy", x)
+    report = tmp_path / "r.json"
+    argv = [str(path), "--input", f"x={tmp_path / 'x.npy'}", "--compare", "--json", str(report)]
+    assert run(argv) == 0
+    data = json.loads(report.read_text())
+    assert data["compare_ok"] and data["target"] == "tiles"
+    assert data["bindings"] == ["data-dependent size: %nz (graph.non_zero) observed as [2, 9]"]
+    assert [h["op"] for h in data["host_ops"]] == ["graph.non_zero"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 class OnnxImportError(ValueError):
@@ -16,9 +16,16 @@ class ValueDependentError(OnnxImportError):
     input_values=...)``) lets the import choose the branch."""
 
     def __init__(
-        self, message: str, node: str, shape_inputs: Sequence[str], value_inputs: Sequence[str]
+        self,
+        message: str,
+        node: str,
+        shape_inputs: Sequence[str],
+        value_inputs: Sequence[str],
+        deciders: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.node = node
         self.shape_inputs = list(shape_inputs)
         self.value_inputs = list(value_inputs)
+        self.deciders = dict(deciders or {})
+        """The node whose condition each input decides (``node`` when not listed)."""

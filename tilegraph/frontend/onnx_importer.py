@@ -405,10 +405,13 @@ class _GraphBuilder:
         found = input_dependence(cond, self.arg_sources.get) if cond is not None else None
         shapes = list(found.shapes) if found else []
         values = list(found.values) if found else []
+        here = node.name or node.output[0]
         if isinstance(problem, ValueDependentError):
+            deciders = {**{n: here for n in shapes + values}, **problem.deciders}
+            deciders.update({n: problem.node for n in problem.shape_inputs + problem.value_inputs})
             shapes += [n for n in problem.shape_inputs if n not in shapes]
             values += [n for n in problem.value_inputs if n not in values]
-            return ValueDependentError(str(problem), problem.node, shapes, values)
+            return ValueDependentError(str(problem), problem.node, shapes, values, deciders)
         if not shapes and not values:
             return problem
         parts = [f"the shapes of input(s) {', '.join(shapes)}"] if shapes else []
@@ -417,7 +420,7 @@ class _GraphBuilder:
             f"{problem}; the branch that runs depends on {' and '.join(parts)}: give concrete "
             "inputs (tilegraph-run --input, or call a Session) so that the branch is chosen "
             "when compiling",
-            node.name or node.output[0],
+            here,
             shapes,
             values,
         )

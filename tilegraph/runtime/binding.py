@@ -18,8 +18,13 @@ every dim the inputs fix is known:
    (``load_onnx(..., input_values=)``) and a :class:`ValueGuard` (``sr == 16000``) is kept
    with the artifact, so that a call with another value recompiles.
 
-What is still unknown after binding is data-dependent (NonZero's count, a Loop's trip count
-computed from data): :func:`unknown_dims` lists those values.
+What is still unknown after binding is data-dependent (NonZero's count, a Loop that stops
+on a condition computed from data): :func:`unknown_dims` lists those values, and
+:func:`observe_unknown_dims` runs the graph-level reference on the call's inputs and gives
+each of them the shape it had, so that the tiles can be compiled. The module is then valid
+for inputs that produce the same sizes; an op whose result has another shape at run time
+raises :class:`~tilegraph.runtime.interpreter.ShapeChanged` (every executor checks the
+static type of what a graph op returns), and the Session compiles again for the new sizes.
 
 Every step says why in :attr:`BoundImport.reasons` (the Session logs them).
 """
@@ -33,8 +38,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
@@ -116,7 +123,7 @@ def import_bound(
         try:
             module = load_onnx(source, shape_env=env, input_shapes=shapes, input_values=bound)
         except ValueDependentError as e:
-            again = _bind(e.node, e.shape_inputs, e.value_inputs, inputs, static, guards, reasons)
+            again = _bind(e, inputs, static, guards, reasons)
             if again is None:
                 raise OnnxImportError(_unbindable(str(e), e.value_inputs, inputs)) from None
             static = again
@@ -124,7 +131,7 @@ def import_bound(
         pending = _branching_on_values(module, guards)
         if pending is not None:
             node, names = pending
-            again = _bind(node, [], names, inputs, static, guards, reasons)
+            again = _bind(ValueDependentError("", node, [], names), inputs, static, guards, reasons)
             if again is not None:
                 static = again
                 continue
@@ -132,28 +139,29 @@ def import_bound(
 
 
 def _bind(
-    node: str,
-    shape_inputs: list[str],
-    value_inputs: list[str],
+    needed: ValueDependentError,
     inputs: Mapping[str, np.ndarray],
     static: bool,
     guards: dict[str, ValueGuard],
     reasons: list[str],
 ) -> bool | None:
-    """Bind what ``node`` needs; the new ``static``, or None when nothing more can be bound."""
+    """Bind what ``needed`` names; the new ``static``, or None when nothing more can be
+    bound."""
     progress = False
-    if shape_inputs and not static:
+    if needed.shape_inputs and not static:
         static, progress = True, True
+        first = needed.shape_inputs[0]
         reasons.append(
-            f"input shapes bound: node '{node}' branches on the shape of "
-            f"{', '.join(repr(n) for n in shape_inputs)}"
+            f"input shapes bound: node '{needed.deciders.get(first, needed.node)}' branches "
+            f"on the shape of {', '.join(repr(n) for n in needed.shape_inputs)}"
         )
-    for name in value_inputs:
+    for name in needed.value_inputs:
         if name in guards or name not in inputs:
             continue
         array = np.asarray(inputs[name])
         if array.size > MAX_BOUND_ELEMENTS:
             continue
+        node = needed.deciders.get(name, needed.node)
         guards[name] = ValueGuard(name, array.copy(), node)
         reasons.append(
             f"input '{name}' specialised to {_value_text(array)}: node '{node}' branches on it"
@@ -215,6 +223,76 @@ def unknown_dims(module: ModuleOp) -> list[str]:
                 if isinstance(r.type, TensorType) and not r.type.is_static:
                     found.append(f"%{r.name_hint or '?'} ({op.name}): {r.type}")
     return found
+
+
+@dataclass(frozen=True)
+class ObservedShape:
+    """A data-dependent value (``%name (op)``) and the shape it had when compiling."""
+
+    value: str
+    shape: tuple[int, ...]
+    produced: bool = True
+    """Whether the op made the size (its operands were static), rather than passing on a
+    size made earlier."""
+
+    def __str__(self) -> str:
+        return f"{self.value} observed as {list(self.shape)}"
+
+
+class _ShapeRecorder(Interpreter.Listener):
+    def __init__(self, wanted: set[SSAValue]) -> None:
+        self.wanted = wanted
+        self.shapes: dict[SSAValue, tuple[int, ...]] = {}
+
+    def did_interpret_op(self, op: Operation, results: tuple[object, ...]) -> None:
+        for value, result in zip(op.results, results, strict=False):
+            if value in self.wanted:
+                self.shapes[value] = tuple(int(d) for d in np.shape(result))
+
+
+def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[ObservedShape]:
+    """Give every value of :func:`unknown_dims` (in a module that has no storage layouts
+    yet: a fresh import) the shape it has when the reference interpreter runs ``inputs``;
+    the values and shapes, in program order."""
+    from tilegraph.runtime.reference import run_reference
+
+    wanted = [
+        r
+        for fn in module.ops
+        if isinstance(fn, func.FuncOp)
+        for op in walk_outside_bodies(fn.body)
+        for r in op.results
+        if isinstance(r.type, TensorType) and not r.type.is_static
+    ]
+    if not wanted:
+        return []
+    recorder = _ShapeRecorder(set(wanted))
+    run_reference(module, inputs, listeners=[recorder])
+    made = {v for v in wanted if _operands_static(v.owner)}
+    found = []
+    for value in wanted:
+        shape = recorder.shapes.get(value)
+        t = value.type
+        if shape is None or not isinstance(t, TensorType):
+            continue  # not reached (a branch that did not run)
+        owner = value.owner
+        op_name = owner.name if isinstance(owner, Operation) else "argument"
+        label = f"%{value.name_hint or '?'} ({op_name})"
+        found.append(ObservedShape(label, shape, value in made))
+        Rewriter.replace_value_with_new_type(value, t.with_shape(list(shape)))
+    for fn in module.ops:
+        if isinstance(fn, func.FuncOp) and (returned := fn.get_return_op()) is not None:
+            fn.function_type = FunctionType.from_lists(
+                fn.function_type.inputs.data, [v.type for v in returned.operands]
+            )
+    module.verify()
+    return found
+
+
+def _operands_static(op: object) -> bool:
+    return isinstance(op, Operation) and all(
+        not isinstance(v.type, TensorType) or v.type.is_static for v in op.operands
+    )
 
 
 def _value_text(array: np.ndarray) -> str:

@@ -14,6 +14,12 @@ between the pipes, the GM workspace) and runs them with ``executor`` ("fast": co
 Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
 graph level with the reference interpreter. ``precision`` picks the cube's input type:
 ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded, fp32 accumulation).
+
+An ONNX model whose input dims are dynamic, or that branches on its inputs' shapes or values,
+cannot be tiled before its inputs are seen: for ``target="tiles"`` it compiles when called,
+bound to each call's inputs, through a :class:`~tilegraph.runtime.session.Session` kept in
+the model (``model.session``: its compiles and their reasons); ``module`` and ``kernels``
+are those of the latest call's shapes.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -30,6 +36,9 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 
 from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR, OPS_ATTR, TILES_ATTR
+
+if TYPE_CHECKING:
+    from tilegraph.runtime.session import Session
 
 TARGETS = ("tiles", "reference")
 PRECISIONS = ("origin", "fp16", "bf16")
@@ -115,12 +124,20 @@ class CompiledModel:
     input_names: list[str]
     output_names: list[str]
     kernels: list[KernelInfo] = field(default_factory=list)
+    session: Session | None = None
+    """For a model bound to each call's inputs: the Session that compiles it per shape."""
     _compiled: Any = None
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
         if args and kwargs:
             raise TypeError("pass inputs either by position or by name, not both")
         inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = kwargs if kwargs else args
+        if self.session is not None:
+            outputs = self.session.run(inputs)
+            latest = self.session.latest_tiled
+            if latest is not None:
+                self.module, self.kernels = latest.module, latest.kernels
+            return outputs
         if self.target == "reference":
             from tilegraph.runtime.reference import run_reference
 
@@ -156,6 +173,49 @@ def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
     return load_onnx(path)
 
 
+def _is_mlir(model: str | Path | onnx.ModelProto) -> bool:
+    return isinstance(model, str | Path) and str(model).endswith(".mlir")
+
+
+def _bound_on_call(
+    model: str | Path | onnx.ModelProto,
+    pipeline: str,
+    platform: str,
+    precision: str,
+    executor: str,
+) -> CompiledModel | None:
+    """A model compiled per call's inputs (see the module docstring) when its inputs are
+    dynamic or it branches on them; None for a model that can be tiled as it is."""
+    from tilegraph.frontend.onnx_errors import ValueDependentError
+    from tilegraph.runtime.binding import unknown_dims
+    from tilegraph.runtime.reference import entry_function, input_names, output_names
+    from tilegraph.runtime.session import Session, model_io_names
+
+    try:
+        module = _load(model)
+    except ValueDependentError:
+        module = None
+    if module is not None:
+        fn = entry_function(module)
+        static = all(getattr(t, "is_static", True) for t in fn.function_type.inputs.data)
+        if static and not unknown_dims(module):
+            return None
+        names_in, names_out = input_names(fn), output_names(fn)
+    else:
+        names_in, names_out = model_io_names(model)
+    source = model if isinstance(model, onnx.ModelProto) else str(model)
+    session = Session(
+        source,
+        pipeline,
+        target="tiles",
+        platform=platform,
+        precision=precision,
+        executor=executor,
+    )
+    placeholder = module or ModuleOp([])
+    return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
+
+
 NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync", "plan-memory")
 """What follows tiling: ping-pong slots for the loads, on-chip addresses, blocks over the
 cores, flags between the pipes (they must see the addresses), one GM workspace."""
@@ -188,6 +248,10 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
+        deferred = _bound_on_call(model, pipeline, platform, precision, executor)
+        if deferred is not None:
+            return deferred
     module = _load(model)
     ctx = make_context()
     if pipeline:

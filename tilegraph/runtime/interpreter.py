@@ -31,6 +31,18 @@ class KernelError(RuntimeError):
     """A reference kernel failed; the message names the op and its result."""
 
 
+class ShapeChanged(KernelError):
+    """An op produced a result of another shape than its static type: a data-dependent size
+    (NonZero's count) that the module was compiled for with other data."""
+
+    def __init__(self, value: str, declared: tuple[int, ...], got: tuple[int, ...]) -> None:
+        super().__init__(
+            f"{value} has shape {list(got)} at run time; the module was compiled for "
+            f"{list(declared)} (a size that depends on the input data)"
+        )
+        self.value, self.declared, self.got = value, declared, got
+
+
 def run_graph_op(
     op: GraphOp, args: tuple[Any, ...], pad_value: float | None = None
 ) -> tuple[np.ndarray, ...]:
@@ -54,10 +66,17 @@ def run_graph_op(
     for out, res in zip(outputs, op.results, strict=True):
         t = res.type
         if isinstance(t, TensorType):
-            results.append(storage_array(np.asarray(out), t, pad_value))
+            out = np.asarray(out)
+            if t.is_static and out.shape != (declared := _static_shape(t)):
+                raise ShapeChanged(f"%{res.name_hint or '?'} ({op.name})", declared, out.shape)
+            results.append(storage_array(out, t, pad_value))
         else:
             results.append(out)
     return tuple(results)
+
+
+def _static_shape(t: TensorType) -> tuple[int, ...]:
+    return tuple(int(d) for d in t.origin_shape)  # type: ignore[arg-type]
 
 
 def _make_impl(op_cls: type[GraphOp]) -> Any:

@@ -131,12 +131,13 @@ def run_reference(
     *,
     function: str | None = None,
     pad_value: float | None = None,
+    listeners: Sequence[Interpreter.Listener] = (),
 ) -> list[np.ndarray]:
     """Run the module's entry function on origin-layout inputs; origin-layout outputs.
 
     ``pad_value`` (e.g. ``float("nan")``) fills the padding lanes of every padded storage
     tensor — inputs, constants, results of ops and conversions — to catch kernels that read
-    padding; by default padding holds zeros.
+    padding; by default padding holds zeros. ``listeners`` observe every op interpreted.
     """
     fn = entry_function(module, function)
     arrays = check_inputs(fn, inputs)
@@ -144,7 +145,7 @@ def run_reference(
         storage_array(a, t, pad_value) if isinstance(t, TensorType) else a
         for a, t in zip(arrays, fn.function_type.inputs.data, strict=True)
     ]
-    interpreter = Interpreter(module)
+    interpreter = Interpreter(module, listeners=tuple(listeners))
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(GraphFunctions(pad_value))
     interpreter.register_implementations(LayoutFunctions(pad_value))

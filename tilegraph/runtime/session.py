@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
 from tilegraph.hardware import DEFAULT_PRESET
-from tilegraph.runtime.binding import ValueGuard, import_bound
+from tilegraph.runtime.binding import ObservedShape, ValueGuard, import_bound
 from tilegraph.symbolic.env import MODES, Mode
 from tilegraph.symbolic.guards import Guard, GuardFailures, check_guards
 from tilegraph.symbolic.inference import shape_env
@@ -81,14 +81,26 @@ class SessionStats:
     compiles: int = 0
     evictions: int = 0
     tilings: int = 0
-    """Tile-level compilations (``target="tiles"``: one per distinct concrete shape)."""
+    """Tile-level compilations (``target="tiles"``: one per distinct concrete shape, and
+    per distinct data-dependent sizes)."""
     recompiles: list[Recompile] = field(default_factory=list)
+    retilings: list[Recompile] = field(default_factory=list)
+    """Tilings of a model with data-dependent sizes, with the sizes observed."""
 
     def summary(self) -> str:
         return (
             f"{self.calls} calls: {self.compiles} compiles, {self.hits} cache hits, "
             f"{self.evictions} evictions" + (f", {self.tilings} tilings" if self.tilings else "")
         )
+
+
+@dataclass(frozen=True)
+class Tiled:
+    """A tiled compilation, and the data-dependent sizes it was compiled for (none when
+    the input shapes fix every size)."""
+
+    compiled: CompiledModel
+    observed: tuple[ObservedShape, ...] = ()
 
 
 @dataclass
@@ -101,7 +113,8 @@ class Artifact:
     sources: dict[str, str]
     value_guards: list[ValueGuard] = field(default_factory=list)
     """Inputs the artifact was specialised on by value."""
-    tiled: dict[tuple[tuple[int, ...], ...], CompiledModel] = field(default_factory=dict)
+    tiled: dict[tuple[tuple[int, ...], ...], list[Tiled]] = field(default_factory=dict)
+    """The tiled forms per input shapes: one, or one per data-dependent sizes seen."""
 
     def failures(self, shapes: Mapping[str, tuple[int, ...]]) -> GuardFailures:
         return check_guards(self.guards, bind_symbols(self.origins, shapes), self.sources)
@@ -151,7 +164,9 @@ class Session:
         self._log = log or LOG.info
         self._cache: OrderedDict[int, Artifact] = OrderedDict()
         self._next_id = 0
-        self.input_names = _input_names(model)
+        self.input_names, self.output_names = model_io_names(model)
+        self.latest_tiled: CompiledModel | None = None
+        """The tiled model the latest call ran (``target="tiles"``)."""
 
     # ---- calling ------------------------------------------------------------------------
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
@@ -168,7 +183,7 @@ class Session:
             from tilegraph.runtime.reference import run_reference
 
             return run_reference(artifact.module, named)
-        return self._tiled(artifact, named)(**named)
+        return self._run_tiled(artifact, named)
 
     def artifact_for(
         self, shapes: Mapping[str, tuple[int, ...]], inputs: Mapping[str, np.ndarray]
@@ -200,7 +215,8 @@ class Session:
             self._source(), inputs, mode=self.mode, specialize_zero_one=self.specialize_zero_one
         )
         module = bound.module
-        if self.pipeline:
+        # the tiles are optimised per shape (_tiled): here the guards of the import suffice
+        if self.pipeline and self.target == "reference":
             with shape_env(bound.env):
                 run_pipeline(self.pipeline, make_context(), module)
         artifact = Artifact(
@@ -223,29 +239,61 @@ class Session:
             self.stats.evictions += 1
         return artifact
 
-    def _tiled(self, artifact: Artifact, inputs: Mapping[str, np.ndarray]) -> CompiledModel:
-        """The artifact's tiled form for these inputs' shapes: imported again with every
-        input dim bound (and the artifact's value guards), optimised, then lowered."""
-        from tilegraph.runtime.compiled import compile as compile_model
+    def _run_tiled(self, artifact: Artifact, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """Run the artifact's tiled form for these inputs' shapes: the newest one first; a
+        form compiled for data-dependent sizes that these inputs change (ShapeChanged) gives
+        way to the next, and to a new tiling when none fits."""
+        from tilegraph.runtime.interpreter import ShapeChanged
 
         shapes = _shapes_of(inputs)
-        key = tuple(shapes[n] for n in sorted(shapes))
-        compiled = artifact.tiled.get(key)
-        if compiled is None:
-            values = {g.input: (g.value, g.node) for g in artifact.value_guards}
-            bound = import_bound(self._source(), inputs, static=True, values=values)
-            with shape_env(bound.env):
-                compiled = compile_model(
-                    bound.module,
-                    pipeline=self.pipeline,
-                    target="tiles",
-                    platform=self.platform,
-                    precision=self.precision,
-                    executor=self.executor,
-                )
-            artifact.tiled[key] = compiled
-            self.stats.tilings += 1
-        return compiled
+        forms = artifact.tiled.setdefault(tuple(shapes[n] for n in sorted(shapes)), [])
+        changed: ShapeChanged | None = None
+        for index in range(len(forms) - 1, -1, -1):
+            form = forms[index]
+            try:
+                outputs = form.compiled(**inputs)
+            except ShapeChanged as e:
+                if not form.observed:
+                    raise
+                changed = changed or e
+                continue
+            forms.append(forms.pop(index))
+            self.latest_tiled = form.compiled
+            return outputs
+        form = self._tile(artifact, inputs, changed)
+        forms.append(form)
+        self.latest_tiled = form.compiled
+        return form.compiled(**inputs)
+
+    def _tile(
+        self, artifact: Artifact, inputs: Mapping[str, np.ndarray], changed: Exception | None
+    ) -> Tiled:
+        """The artifact tiled for these inputs: imported again with every input dim bound
+        (and the artifact's value guards), data-dependent sizes observed on the inputs,
+        optimised, then lowered."""
+        from tilegraph.runtime.binding import observe_unknown_dims
+        from tilegraph.runtime.compiled import compile as compile_model
+
+        values = {g.input: (g.value, g.node) for g in artifact.value_guards}
+        bound = import_bound(self._source(), inputs, static=True, values=values)
+        observed = tuple(observe_unknown_dims(bound.module, inputs))
+        with shape_env(bound.env):
+            compiled = compile_model(
+                bound.module,
+                pipeline=self.pipeline,
+                target="tiles",
+                platform=self.platform,
+                precision=self.precision,
+                executor=self.executor,
+            )
+        self.stats.tilings += 1
+        if observed:
+            shapes = _shapes_of(inputs)
+            reason = f"{changed}: recompile" if changed else "data-dependent sizes"
+            reason += "; " + ", ".join(str(o) for o in observed if o.produced)
+            self.stats.retilings.append(Recompile(self.stats.calls, shapes, reason))
+            self._log(f"tiling #{self.stats.tilings} for {_shapes_text(shapes)}: {reason}")
+        return Tiled(compiled, observed)
 
     def _source(self) -> str | bytes | onnx.ModelProto:
         return str(self.model) if isinstance(self.model, Path) else self.model
@@ -276,7 +324,8 @@ class Session:
         return list(self._cache.values())
 
 
-def _input_names(model: str | Path | bytes | onnx.ModelProto) -> list[str]:
+def model_io_names(model: str | Path | bytes | onnx.ModelProto) -> tuple[list[str], list[str]]:
+    """An ONNX model's input names (initializers apart) and output names."""
     proto = model
     if isinstance(model, str | Path):
         proto = onnx.load(str(model), load_external_data=False)
@@ -284,7 +333,8 @@ def _input_names(model: str | Path | bytes | onnx.ModelProto) -> list[str]:
         proto = onnx.load_from_string(model)
     assert isinstance(proto, onnx.ModelProto)
     inits = {t.name for t in proto.graph.initializer}
-    return [vi.name for vi in proto.graph.input if vi.name not in inits]
+    inputs = [vi.name for vi in proto.graph.input if vi.name not in inits]
+    return inputs, [o.name for o in proto.graph.output]
 
 
 def _shapes_of(inputs: Mapping[str, np.ndarray]) -> dict[str, tuple[int, ...]]:

@@ -53,7 +53,7 @@ from tilegraph.runtime.reference import (
     output_names,
     run_reference,
 )
-from tilegraph.runtime.session import GuardViolation
+from tilegraph.runtime.session import GuardViolation, model_io_names
 from tilegraph.symbolic.inference import shape_env
 from tilegraph.tools.onnxruntime_oracle import (
     OnnxruntimeMissing,
@@ -282,7 +282,7 @@ def _load(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[Mo
     try:
         return load_module(args.model, bindable=False), None
     except ValueDependentError as e:
-        missing = [n for n in _onnx_input_names(args.model) if n not in given]
+        missing = [n for n in model_io_names(args.model)[0] if n not in given]
         if missing:
             raise RunError(
                 f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"
@@ -319,14 +319,6 @@ def _import_bound(
     return bound.module, bound
 
 
-def _onnx_input_names(path: str) -> list[str]:
-    import onnx
-
-    graph = onnx.load(path, load_external_data=False).graph
-    initializers = {t.name for t in graph.initializer}
-    return [vi.name for vi in graph.input if vi.name not in initializers]
-
-
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -346,6 +338,12 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         if bound is not None:
             times["import for the inputs"] = time.perf_counter() - t0
     env = bound.env if bound is not None else None
+    bindings = list(bound.reasons) if bound is not None else []
+    if bound is not None and not args.reference:
+        from tilegraph.runtime.binding import observe_unknown_dims
+
+        observed = observe_unknown_dims(module, inputs)
+        bindings += [f"data-dependent size: {o}" for o in observed if o.produced]
     statistics: dict[str, dict[str, float | int]] = {}
     check_summary = None
     if args.check_each_pass and not args.pipeline:
@@ -394,8 +392,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if guards:
         report["guards"] = guards
-    if bound is not None and bound.reasons:
-        report["bindings"] = bound.reasons
+    if bindings:
+        report["bindings"] = bindings
     if check_summary is not None:
         report["check_each_pass"] = check_summary
     if tiles is not None:

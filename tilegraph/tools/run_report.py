@@ -31,6 +31,10 @@ def print_report(report: dict[str, Any]) -> None:
             f"(largest {fusion['largest_group']}), "
             f"{fusion['transdata_absorbed']} TransData absorbed"
         )
+    if report.get("bindings"):
+        print("bound to the inputs:")
+        for line in report["bindings"]:
+            print(f"  {line}")
     if "check_each_pass" in report:
         print(report["check_each_pass"])
     if "skipped" in report:
