@@ -9,7 +9,7 @@ about 20 s), and the tolerance of a comparison with onnxruntime
 (``|ours - theirs| <= atol + rtol * |theirs|``). :func:`make_inputs` is deterministic:
 the same model, data set and seed give the same arrays.
 
-:data:`KNOWN_FAILURES` names the (model, path) pairs that fail on this branch today, with
+:data:`KNOWN_FAILURES` names the (model, path, data set) cases that fail on this branch today, with
 the first line of their error; the harness marks them ``xfail(strict=True)``, so a fix
 shows as an XPASS failure until its entry is removed.
 """
@@ -246,5 +246,6 @@ PATHS = ("cli-tiles", "cli-reference", "compile", "session")
 """The ways the harness runs a model: ``tilegraph-run`` with no flags (the tiled path),
 ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
-KNOWN_FAILURES: dict[tuple[str, str], str] = {}
-"""(model, path) -> the first line of the error it fails with on this branch today."""
+KNOWN_FAILURES: dict[tuple[str, str, int], str] = {}
+"""(model, path of :data:`PATHS`, data set index; 0 for ``session``) -> the first line of
+the error (or the mismatch) it fails with on this branch today."""
