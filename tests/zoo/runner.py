@@ -127,7 +127,8 @@ def run_cli(
             return Outcome(error=f"timeout after {timeout:.0f} s", seconds=float(timeout or 0))
         seconds = time.perf_counter() - t0
         if proc.returncode != 0:
-            return Outcome(error=first_line(proc.stderr or proc.stdout), seconds=seconds)
+            message = first_line(proc.stderr or proc.stdout).removeprefix("error: ")
+            return Outcome(error=message, seconds=seconds)
         report = json.loads(report_file.read_text())
         from tilegraph.tools.run import safe_file_name
 
