@@ -52,6 +52,15 @@ def first_line(text: str) -> str:
     return "(no message)"
 
 
+def cli_error(stderr: str) -> str:
+    """The CLI's ``error: ...`` line without its prefix (warnings printed before it are
+    skipped); the first line when there is none (a crash)."""
+    for line in stderr.splitlines():
+        if line.startswith("error: "):
+            return line.removeprefix("error: ").strip()
+    return first_line(stderr)
+
+
 def onnxruntime_outputs(path: Path, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     """onnxruntime's outputs for ``inputs`` (CPU provider)."""
     import onnxruntime as ort
@@ -127,7 +136,7 @@ def run_cli(
             return Outcome(error=f"timeout after {timeout:.0f} s", seconds=float(timeout or 0))
         seconds = time.perf_counter() - t0
         if proc.returncode != 0:
-            message = first_line(proc.stderr or proc.stdout).removeprefix("error: ")
+            message = cli_error(proc.stderr or proc.stdout)
             return Outcome(error=message, seconds=seconds)
         report = json.loads(report_file.read_text())
         from tilegraph.tools.run import safe_file_name
