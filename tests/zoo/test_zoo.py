@@ -1,0 +1,122 @@
+"""Real exported models (issue 22) on every user-facing path, checked against onnxruntime.
+
+For each model of :data:`tests.zoo.zoo.MODELS` and each of its two data sets:
+
+* ``cli-tiles``: ``tilegraph-run MODEL --input name=file.npy ... --json F --save-outputs D``
+  with no other flag (the default is the tiled path): it must exit 0, report
+  ``target: tiles`` (not a fallback to the reference) and give onnxruntime's outputs;
+* ``cli-reference``: the same with ``--reference``, the graph-level control;
+* ``compile``: ``tilegraph.compile(path)`` called on the inputs;
+
+and per model ``session``: ``tilegraph.Session(path, target="tiles")`` called on data sets
+0, 1, 0: onnxruntime's outputs each time, three calls, at most two compilations (the third
+call is a cache hit).
+
+The default run (``-m 'not slow'``) keeps five quick cases; the rest are ``slow``
+(``make test-all``). A case listed in :data:`tests.zoo.zoo.KNOWN_FAILURES` is
+``xfail(strict=True)``: it must still fail, with its reason shown; when a compiler fix
+makes it pass, the XPASS fails the run until the entry is removed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.zoo.runner import (
+    Outcome,
+    mismatch,
+    onnxruntime_outputs,
+    run_cli,
+    run_compile,
+    run_session,
+)
+from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
+
+FAST: set[tuple[str, str, int]] = {
+    ("small_cnn", "cli-tiles", 0),
+    ("bert", "cli-tiles", 0),
+    ("bert", "cli-reference", 0),
+    ("masked_attention", "cli-tiles", 0),
+    ("small_cnn", "session", 0),
+}
+"""The cases of the default run: small exports (no wheel download), a few seconds each."""
+
+
+def _cases(path: str, indices: tuple[int, ...]) -> list[object]:
+    params: list[object] = []
+    for name, model in MODELS.items():
+        for index in indices:
+            marks: list[pytest.MarkDecorator] = []
+            if (name, path, index) not in FAST:
+                marks.append(pytest.mark.slow)
+            reason = KNOWN_FAILURES.get((name, path, index))
+            if reason is not None:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
+            params.append(pytest.param(model, index, marks=marks, id=f"{name}-{index}"))
+    return params
+
+
+def _expected(model: ZooModel, index: int) -> list[np.ndarray]:
+    return onnxruntime_outputs(model.path(), make_inputs(model, index))
+
+
+def _check(outcome: Outcome, model: ZooModel, theirs: list[np.ndarray]) -> None:
+    if outcome.error is not None:
+        pytest.fail(outcome.error, pytrace=False)
+    assert outcome.outputs is not None
+    problem = mismatch(outcome.outputs, theirs, model.rtol, model.atol)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
+
+
+@pytest.mark.parametrize(("model", "index"), _cases("cli-tiles", (0, 1)))
+def test_cli_tiles(model: ZooModel, index: int) -> None:
+    outcome = run_cli(model, index)
+    _check(outcome, model, _expected(model, index))
+    assert outcome.target == "tiles"
+    assert outcome.host_ops is not None
+
+
+@pytest.mark.parametrize(("model", "index"), _cases("cli-reference", (0, 1)))
+def test_cli_reference(model: ZooModel, index: int) -> None:
+    outcome = run_cli(model, index, ("--reference",))
+    _check(outcome, model, _expected(model, index))
+
+
+@pytest.mark.parametrize(("model", "index"), _cases("compile", (0, 1)))
+def test_compile(model: ZooModel, index: int) -> None:
+    _check(run_compile(model, index), model, _expected(model, index))
+
+
+@pytest.mark.parametrize(("model", "index"), _cases("session", (0,)))
+def test_session(model: ZooModel, index: int) -> None:
+    order = (0, 1, 0)
+    outcome = run_session(model, order)
+    theirs = [o for i in order for o in _expected(model, i)]
+    _check(outcome, model, theirs)
+    assert outcome.compiles is not None and 1 <= outcome.compiles <= 2, outcome.stats
+    assert outcome.extra["hits"] + outcome.compiles == len(order), outcome.stats
+
+
+def test_manifest_inputs_match_the_models() -> None:
+    """Every export's declared inputs are the file's graph inputs (names and ranks)."""
+    import onnx
+
+    for model in MODELS.values():
+        if model.source != "export":
+            continue
+        graph = onnx.load(str(model.path()), load_external_data=False).graph
+        ranks = {i.name: len(i.type.tensor_type.shape.dim) for i in graph.input}
+        for dataset in model.datasets:
+            assert {n: len(s) for n, s in dataset.items()} == ranks, model.name
+
+
+def test_mask_rule_has_trailing_zeros() -> None:
+    """The mask rule: ones first, zeros after, row b keeping max(1, L - 2b) ones."""
+    inputs = make_inputs(MODELS["bert"], 1)
+    mask = inputs["attention_mask"]
+    assert mask.shape == (3, 11) and mask.dtype == np.int64
+    assert mask.sum(axis=1).tolist() == [11, 9, 7]
+    assert np.all(np.diff(mask, axis=1) <= 0)
+    assert inputs["token_type_ids"].max() <= 1 and inputs["input_ids"].max() < 100

