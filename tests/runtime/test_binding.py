@@ -291,3 +291,19 @@ def test_tilegraph_run_reports_the_data_dependent_size_it_bound(tmp_path):
     assert data["compare_ok"] and data["target"] == "tiles"
     assert data["bindings"] == ["data-dependent size: %nz (graph.non_zero) observed as [2, 9]"]
     assert [h["op"] for h in data["host_ops"]] == ["graph.non_zero"]
+
+
+def test_session_tiles_each_shape_once_whichever_artifact_admits_it():
+    """Batch 1 compiles an artifact specialised to 1, batch 4 one with a symbol that also
+    admits 1: the third call (batch 1 again) reuses the first tiling."""
+    model = _model(
+        [oh.make_node("Relu", ["x"], ["r"]), oh.make_node("MatMul", ["r", "w"], ["y"])],
+        [("x", F, ["N", 8])],
+        {"w": rng.standard_normal((8, 4)).astype(np.float32)},
+    )
+    session = Session(model, target="tiles")
+    for batch in (1, 4, 1):
+        x = rng.standard_normal((batch, 8)).astype(np.float32)
+        (ours,) = session(x=x)
+        np.testing.assert_allclose(ours, _onnxruntime(model, {"x": x})[0], rtol=1e-5)
+    assert session.stats.compiles == 2 and session.stats.tilings == 2

@@ -113,8 +113,6 @@ class Artifact:
     sources: dict[str, str]
     value_guards: list[ValueGuard] = field(default_factory=list)
     """Inputs the artifact was specialised on by value."""
-    tiled: dict[tuple[tuple[int, ...], ...], list[Tiled]] = field(default_factory=dict)
-    """The tiled forms per input shapes: one, or one per data-dependent sizes seen."""
 
     def failures(self, shapes: Mapping[str, tuple[int, ...]]) -> GuardFailures:
         return check_guards(self.guards, bind_symbols(self.origins, shapes), self.sources)
@@ -167,6 +165,10 @@ class Session:
         self.input_names, self.output_names = model_io_names(model)
         self.latest_tiled: CompiledModel | None = None
         """The tiled model the latest call ran (``target="tiles"``)."""
+        self._tiled: dict[tuple[object, ...], list[Tiled]] = {}
+        """The tiled forms per input shapes and value guards (whichever artifact admitted
+        the call: the tiles are bound to the shapes, not to the artifact's symbols): one,
+        or one per data-dependent sizes seen."""
 
     # ---- calling ------------------------------------------------------------------------
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
@@ -215,7 +217,7 @@ class Session:
             self._source(), inputs, mode=self.mode, specialize_zero_one=self.specialize_zero_one
         )
         module = bound.module
-        # the tiles are optimised per shape (_tiled): here the guards of the import suffice
+        # the tiles are optimised per shape (_tile): here the guards of the import suffice
         if self.pipeline and self.target == "reference":
             with shape_env(bound.env):
                 run_pipeline(self.pipeline, make_context(), module)
@@ -246,7 +248,8 @@ class Session:
         from tilegraph.runtime.interpreter import ShapeChanged
 
         shapes = _shapes_of(inputs)
-        forms = artifact.tiled.setdefault(tuple(shapes[n] for n in sorted(shapes)), [])
+        values = tuple((g.input, g.value.tobytes()) for g in artifact.value_guards)
+        forms = self._tiled.setdefault((*(shapes[n] for n in sorted(shapes)), values), [])
         changed: ShapeChanged | None = None
         for index in range(len(forms) - 1, -1, -1):
             form = forms[index]
