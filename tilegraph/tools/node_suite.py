@@ -7,7 +7,10 @@ onnx package. :func:`run_case` classifies one case:
 * ``passed`` — imported, ran, and every output matches in shape, dtype and value
   (``np.testing.assert_allclose`` with the case's own ``rtol``/``atol``, 1e-3 / 1e-7 unless the
   case says otherwise — exactly what onnx's backend runner does, bfloat16 widened to two ULPs);
-* ``refused`` — ``load_onnx`` raised :class:`OnnxImportError` (a clear, located refusal);
+* ``refused`` — ``load_onnx`` raised :class:`OnnxImportError` (a clear, located refusal)
+  and importing bound to the first data set's inputs (static shapes, Ifs on input values
+  specialised: what ``tilegraph-run`` and a Session do, :mod:`tilegraph.runtime.binding`)
+  fails as well; a case that imports bound runs bound to each data set's inputs;
 * ``failed`` — anything else: a wrong number, shape or dtype, or any other exception.
 
 Shared by ``tests/conformance/test_onnx_node_suite.py`` and ``benchmarks/onnx_node_suite.py``.
@@ -28,6 +31,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 from onnx.backend.test.case.test_case import TestCase
+from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.formats import DType
 from tilegraph.frontend.onnx_importer import OnnxImportError, load_onnx
@@ -116,20 +120,37 @@ def _judged(
 def run_case(case: TestCase) -> CaseResult:
     """Import and run one case on each of its data sets; see the module docstring."""
     model = case_model(case)
-    try:
-        module = load_onnx(model, name=case.name)
-    except OnnxImportError as e:
-        return _result(case, "refused", str(e))
-    except Exception as e:  # a crash of the importer is a failure, not a refusal
-        return _result(case, "failed", f"import crashed: {type(e).__name__}: {e}")
     from tilegraph.runtime import run_reference
+    from tilegraph.runtime.binding import import_bound
 
     initialized = {t.name for t in model.graph.initializer}
     names = [vi.name for vi in model.graph.input if vi.name not in initialized]
 
-    def run(inputs: list[object]) -> Sequence[object]:
+    def named(inputs: list[object]) -> dict[str, np.ndarray]:
         held = [_in_container(v) for v in inputs]
-        return run_reference(module, dict(zip(names, cast(list[np.ndarray], held), strict=True)))
+        return dict(zip(names, cast(list[np.ndarray], held), strict=True))
+
+    module: ModuleOp | None = None
+    try:
+        module = load_onnx(model, name=case.name)
+    except OnnxImportError as e:
+        # what tilegraph-run and a Session do: import bound to the inputs (static shapes,
+        # Ifs on input values specialised); refused when that does not import either
+        first = case.data_sets[0][0] if case.data_sets else None
+        try:
+            if first is None:
+                raise
+            import_bound(model, named(_arrays(first)), static=True)
+        except OnnxImportError:
+            return _result(case, "refused", str(e))
+    except Exception as e:  # a crash of the importer is a failure, not a refusal
+        return _result(case, "failed", f"import crashed: {type(e).__name__}: {e}")
+
+    def run(inputs: list[object]) -> Sequence[object]:
+        arrays = named(inputs)
+        if module is None:
+            return run_reference(import_bound(model, arrays, static=True).module, arrays)
+        return run_reference(module, arrays)
 
     return _judged(case, run)
 

@@ -104,7 +104,7 @@ def _evaluated(
     value: SSAValue, depth: int, memo: dict[int, np.ndarray | None]
 ) -> np.ndarray | None:
     op, t = value.owner, value.type
-    if not isinstance(op, GraphOp) or len(op.results) != 1 or not isinstance(t, TensorType):
+    if not isinstance(op, GraphOp) or not isinstance(t, TensorType):
         return None
     count = t.num_elements()
     if count is None or count > _KNOWN_ELEMENTS or t.dtype.numpy.kind not in "iub":
@@ -126,10 +126,10 @@ def _evaluated(
                 return None
             inputs.append(known)
     try:
-        (result, *_) = op.reference(*inputs)
+        results = op.reference(*inputs)
     except Exception:  # a kernel that cannot run on these values: not known
         return None
-    return np.asarray(result)
+    return np.asarray(results[list(op.results).index(value)])
 
 
 def required_ints(
