@@ -255,10 +255,12 @@ def test_a_data_dependent_size_is_bound_when_produced_and_recompiled_when_it_cha
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     assert session.stats.compiles == 1 and session.stats.tilings == 3
     tilings = [line for line in log if line.startswith("tiling")]
-    assert tilings[0].endswith("data-dependent sizes; %nz (graph.non_zero) observed as [2, 11]")
+    assert tilings[0].endswith(
+        "data-dependent sizes; %nz of node 'NonZero' (graph.non_zero) observed as [2, 11]"
+    )
     assert (
-        "%nz (graph.non_zero) has shape [2, 14] at run time; the module was compiled for "
-        "[2, 11] (a size that depends on the input data): recompile; %nz (graph.non_zero) "
+        "%nz of node 'NonZero' (graph.non_zero) has shape [2, 14] at run time; the module was compiled for "
+        "[2, 11] (a size that depends on the input data): recompile; %nz of node 'NonZero' (graph.non_zero) "
         "observed as [2, 14]"
     ) in tilings[1]
     assert len(tilings) == 3  # 11 and 14 come back without a new tiling
@@ -289,7 +291,9 @@ def test_tilegraph_run_reports_the_data_dependent_size_it_bound(tmp_path):
     assert run(argv) == 0
     data = json.loads(report.read_text())
     assert data["compare_ok"] and data["target"] == "tiles"
-    assert data["bindings"] == ["data-dependent size: %nz (graph.non_zero) observed as [2, 9]"]
+    assert data["bindings"] == [
+        "data-dependent size: %nz of node 'NonZero' (graph.non_zero) observed as [2, 9]"
+    ]
     assert [h["op"] for h in data["host_ops"]] == ["graph.non_zero"]
 
 

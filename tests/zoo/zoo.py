@@ -246,18 +246,6 @@ PATHS = ("cli-tiles", "cli-reference", "compile", "session")
 """The ways the harness runs a model: ``tilegraph-run`` with no flags (the tiled path),
 ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
-KNOWN_FAILURES: dict[tuple[str, str, int], str] = {
-    (name, path, index): "node '/pool/AveragePool' (AveragePool): window of size 1280 does "
-    "not fit in the padded input size 5"
-    for name, path, index in [
-        ("efficientnet_tail", "cli-tiles", 0),
-        ("efficientnet_tail", "cli-reference", 0),
-        ("efficientnet_tail", "compile", 0),
-        ("efficientnet_tail", "cli-tiles", 1),
-        ("efficientnet_tail", "cli-reference", 1),
-        ("efficientnet_tail", "compile", 1),
-        ("efficientnet_tail", "session", 0),
-    ]
-}
+KNOWN_FAILURES: dict[tuple[str, str, int], str] = {}
 """(model, path of :data:`PATHS`, data set index; 0 for ``session``) -> the first line of
 the error (or the mismatch) it fails with on this branch today."""

@@ -46,6 +46,7 @@ from tilegraph.dialects.graph.control_flow import RegionOp, identity_body
 from tilegraph.dialects.graph.fused import YieldOp
 from tilegraph.dialects.graph.input_dependence import input_dependence
 from tilegraph.dialects.graph.operand_values import known_value
+from tilegraph.dialects.graph.provenance import set_onnx_node
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import Format, FormatError
@@ -90,7 +91,8 @@ def _read_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onn
         raise
     except Exception as e:  # protobuf's DecodeError and friends
         raise OnnxImportError(
-            f"{where}: not a valid ONNX model (corrupt or truncated file?): {type(e).__name__}: {e}"
+            f"{where}: not a valid ONNX model ({e}); the file is corrupt or truncated, or "
+            "not an ONNX model: export or download it again"
         ) from None
 
 
@@ -352,6 +354,7 @@ class _GraphBuilder:
             assert first_error is not None
             raise first_error
         builder.insert(op)
+        set_onnx_node(op, node.name or node.output[0])
         for i, name in enumerate(node.output):
             if not name:
                 continue

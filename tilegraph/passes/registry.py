@@ -196,6 +196,8 @@ def pass_summary(name: str) -> str:
     except Exception as e:
         if name in builtin_passes():
             raise
-        return f"(cannot load: {type(e).__name__}: {e})"
+        from tilegraph.runtime.errors import plain_words  # runtime imports this module
+
+        return f"(cannot load: {plain_words(e)})"
     doc = (cls.__doc__ or "").strip().splitlines()
     return doc[0] if doc else ""

@@ -45,6 +45,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
+from tilegraph.dialects.graph.provenance import value_label
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
@@ -275,10 +276,7 @@ def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> 
         t = value.type
         if shape is None or not isinstance(t, TensorType):
             continue  # not reached (a branch that did not run)
-        owner = value.owner
-        op_name = owner.name if isinstance(owner, Operation) else "argument"
-        label = f"%{value.name_hint or '?'} ({op_name})"
-        found.append(ObservedShape(label, shape, value in made))
+        found.append(ObservedShape(value_label(value), shape, value in made))
         Rewriter.replace_value_with_new_type(value, t.with_shape(list(shape)))
     for fn in module.ops:
         if isinstance(fn, func.FuncOp) and (returned := fn.get_return_op()) is not None:

@@ -20,15 +20,35 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, FusedOp, GraphOp, YieldOp
+from tilegraph.dialects.graph.provenance import op_label, value_label
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.runtime.storage import convert, origin_array, poison_padding, storage_array
+from tilegraph.runtime.errors import is_internal, plain_words
+from tilegraph.runtime.storage import (
+    UnboundShapeError,
+    convert,
+    origin_array,
+    poison_padding,
+    storage_array,
+)
 
 
 class KernelError(RuntimeError):
-    """A reference kernel failed; the message names the op and its result."""
+    """A reference kernel failed. The message names the op (its ONNX node when known,
+    :func:`~tilegraph.dialects.graph.provenance.op_label`) and says in plain words what
+    failed (:func:`~tilegraph.runtime.errors.plain_words`); ``internal`` is true when the
+    failure can only be a bug of tilegraph rather than of the model or the inputs."""
+
+    def __init__(self, message: str, internal: bool = False):
+        super().__init__(message)
+        self.internal = internal
+
+
+def _operand_text(value: SSAValue, index: int) -> str:
+    return f"operand #{index} (%{value.name_hint})" if value.name_hint else f"operand #{index}"
 
 
 class ShapeChanged(KernelError):
@@ -47,28 +67,34 @@ def run_graph_op(
     op: GraphOp, args: tuple[Any, ...], pad_value: float | None = None
 ) -> tuple[np.ndarray, ...]:
     """Run one graph op on storage-layout arrays (one per present operand); padding lanes of
-    the results hold zero, or ``pad_value``."""
+    the results hold zero, or ``pad_value``. A kernel failure is a :class:`KernelError`; an
+    operand whose origin shape is unknown at run time an :class:`UnboundShapeError`, both
+    naming the op."""
     present = iter(zip(args, op.operands, strict=True))
     inputs: list[np.ndarray | None] = []
-    for slot in op.operand_slots():
+    for index, slot in enumerate(op.operand_slots()):
         if slot is None:
             inputs.append(None)
             continue
         array, value = next(present)
         t = value.type
-        inputs.append(origin_array(array, t) if isinstance(t, TensorType) else array)
+        try:
+            inputs.append(origin_array(array, t) if isinstance(t, TensorType) else array)
+        except UnboundShapeError as e:
+            raise e.located(f"{op_label(op)}, {_operand_text(value, index)}") from None
     try:
         outputs = op.reference(*inputs)
+    except UnboundShapeError as e:
+        raise e.located(op_label(op)) from None
     except Exception as e:
-        names = ", ".join(f"%{r.name_hint}" for r in op.results if r.name_hint)
-        raise KernelError(f"'{op.name}' ({names}): {type(e).__name__}: {e}") from e
+        raise KernelError(f"{op_label(op)}: {plain_words(e)}", is_internal(e)) from e
     results = []
     for out, res in zip(outputs, op.results, strict=True):
         t = res.type
         if isinstance(t, TensorType):
             out = np.asarray(out)
             if t.is_static and out.shape != (declared := _static_shape(t)):
-                raise ShapeChanged(f"%{res.name_hint or '?'} ({op.name})", declared, out.shape)
+                raise ShapeChanged(value_label(res), declared, out.shape)
             results.append(storage_array(out, t, pad_value))
         else:
             results.append(out)
@@ -143,4 +169,7 @@ class LayoutFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         source, target = op.input.type, op.output.type
         assert isinstance(source, TensorType) and isinstance(target, TensorType)
-        return (convert(args[0], source, target, self.pad_value),)
+        try:
+            return (convert(args[0], source, target, self.pad_value),)
+        except UnboundShapeError as e:
+            raise e.located(op_label(op)) from None

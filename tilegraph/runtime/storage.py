@@ -18,7 +18,7 @@ import sympy
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import from_storage, to_storage
-from tilegraph.symbolic.dims import Dim
+from tilegraph.symbolic.dims import Dim, dim_to_text
 
 _BINDINGS: ContextVar[Mapping[sympy.Symbol, int]] = ContextVar(
     "tilegraph_bindings", default=MappingProxyType({})
@@ -26,7 +26,19 @@ _BINDINGS: ContextVar[Mapping[sympy.Symbol, int]] = ContextVar(
 
 
 class UnboundShapeError(ValueError):
-    """A tensor's origin shape is needed at run time but is not known from the inputs."""
+    """A tensor's origin shape is needed at run time but is not known from the inputs.
+
+    ``data_dependent`` tells the two causes apart: a dim the model leaves unknown (``?``,
+    a size that depends on input *values*, e.g. a Reshape's shape input) or a symbol that no
+    input's shape binds (the inputs given do not size it)."""
+
+    def __init__(self, message: str, data_dependent: bool):
+        super().__init__(message)
+        self.data_dependent = data_dependent
+
+    def located(self, where: str) -> UnboundShapeError:
+        """The same error with ``where`` (the op and operand that needed the shape) first."""
+        return UnboundShapeError(f"{where}: {self}", self.data_dependent)
 
 
 @contextmanager
@@ -44,16 +56,27 @@ def concrete_shape(shape: Sequence[Dim], what: str = "a tensor") -> list[int]:
     symbol no input bound, is an :class:`UnboundShapeError`."""
     bindings = _BINDINGS.get()
     out: list[int] = []
-    for d in shape:
+    text = "[" + ", ".join(dim_to_text(d) for d in shape) + "]"
+    for axis, d in enumerate(shape):
         if isinstance(d, int):
             if d < 0:
-                raise UnboundShapeError(f"{what} has an unknown dim (?) in {list(shape)}")
+                unknown = [str(a) for a, e in enumerate(shape) if isinstance(e, int) and e < 0]
+                raise UnboundShapeError(
+                    f"{what}: the size of {'axes' if len(unknown) > 1 else 'axis'} "
+                    f"{', '.join(unknown)} of shape {text} is unknown "
+                    "until the model runs (it depends on input values)",
+                    data_dependent=True,
+                )
             out.append(d)
             continue
         value = d.xreplace({s: sympy.Integer(v) for s, v in bindings.items()})
         if not isinstance(value, sympy.Integer):
             free = ", ".join(sorted(str(s) for s in value.free_symbols)) or str(value)
-            raise UnboundShapeError(f"{what}: no input binds {free} (shape {list(shape)})")
+            raise UnboundShapeError(
+                f"{what}: axis {axis} of shape {text} is {dim_to_text(d)}, and no input's "
+                f"shape gives {free} a size",
+                data_dependent=False,
+            )
         out.append(int(value))
     return out
 
@@ -72,7 +95,7 @@ def origin_array(array: np.ndarray, t: TensorType) -> np.ndarray:
     if t.storage_format == t.origin_format:
         return array
     origin_shape = concrete_shape(
-        t.origin_shape, f"leaving storage layout {t.storage_format} of a tensor"
+        t.origin_shape, f"leaving storage layout {t.storage_format} needs the origin shape"
     )
     return from_storage(array, t.origin_format, t.storage_format, origin_shape, **_params(t))  # type: ignore[arg-type]
 

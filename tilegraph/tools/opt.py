@@ -38,6 +38,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from tilegraph.dialects.graph import dense
 from tilegraph.passes.registry import pass_summary, tilegraph_dialects, tilegraph_passes
 from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.runtime.errors import plain_words
 from tilegraph.tools.diagnostics import SourceText, located_message
 
 
@@ -297,7 +298,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         return _fail(
-            f"internal error: {type(e).__name__}: {e}\n(set TILEGRAPH_DEBUG=1 to see the traceback)"
+            f"internal error: {plain_words(e)}\n(this is a bug of tilegraph: please report it; "
+            "set TILEGRAPH_DEBUG=1 to see the traceback)"
         )
     return 0
 

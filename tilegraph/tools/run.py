@@ -47,6 +47,8 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
 from tilegraph.progress import reporting, task
+from tilegraph.runtime.errors import plain_words
+from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.reference import (
     InputError,
     entry_function,
@@ -54,6 +56,7 @@ from tilegraph.runtime.reference import (
     run_reference,
 )
 from tilegraph.runtime.session import GuardViolation, model_io_names
+from tilegraph.runtime.storage import UnboundShapeError
 from tilegraph.symbolic.inference import shape_env
 from tilegraph.tools.onnxruntime_oracle import (
     OnnxruntimeMissing,
@@ -134,7 +137,7 @@ def _strategy_entry(module: ModuleOp, strategy: str, platform: str) -> dict[str,
     try:
         run_pipeline(f"format{{strategy={strategy} platform={platform}}}", make_context(), copy)
     except Exception as e:  # the report must not hide the run; say what failed
-        return {"error": f"{type(e).__name__}: {e}"}
+        return {"error": f"strategy {strategy} failed: {plain_words(e)}"}
     reports = format_report(copy)
     entry: dict[str, Any] = dict(reports.get("main", next(iter(reports.values()))))
     entry["seconds"] = round(time.perf_counter() - t0, 4)
@@ -234,15 +237,10 @@ def run(argv: Sequence[str] | None = None) -> int:
             return _run_shape_sets(args)
         with terminal_progress(args.quiet):
             report = _run(args)
-    except (RunError, InputError, ShapeArgumentError, GuardViolation, OnnxruntimeMissing) as e:
-        if debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     except Exception as e:
         if debug:
             raise
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(error_message(e, reference=args.reference), file=sys.stderr)
         return 1
     profile = report.pop("profile", None)
     print_report(report)
@@ -253,6 +251,37 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0 if report.get("compare_ok", True) else 1
+
+
+_USER_ERRORS = (RunError, InputError, ShapeArgumentError, GuardViolation, OnnxruntimeMissing)
+
+
+def error_message(e: Exception, reference: bool = False) -> str:
+    """The one message tilegraph-run prints for ``e``: the error in plain words, naming the
+    input, node or op and what to do; a failure that can only be a bug of tilegraph as an
+    internal error to report (``TILEGRAPH_DEBUG=1`` shows the traceback). ``reference``:
+    the run was on the reference interpreter (the advice for unknown sizes differs)."""
+    if isinstance(e, InputError):
+        return f"error: {e}; give an array of the model's shape and dtype (--input NAME=FILE)"
+    if isinstance(e, _USER_ERRORS):
+        return f"error: {e}"
+    if isinstance(e, UnboundShapeError):
+        if not e.data_dependent:
+            advice = "give every input (--input NAME=FILE) or its shape (--shape NAME=...)"
+        elif reference:
+            advice = "run without a pipeline (no -p): the layout passes need these sizes"
+        else:
+            advice = (
+                "run it with --reference and no -p (origin layouts need no sizes), or make "
+                "the inputs that decide these sizes constants of the model"
+            )
+        return f"error: {e}; {advice}"
+    if isinstance(e, KernelError) and not e.internal:
+        return f"error: {e}"
+    return (
+        f"internal error: {plain_words(e)}\n(this is a bug of tilegraph: please report it; "
+        "set TILEGRAPH_DEBUG=1 to see the traceback)"
+    )
 
 
 def _run_shape_sets(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ from tilegraph.progress import Task, task
 from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.symbolic.dims import dim_to_text, is_symbolic
 from tilegraph.symbolic.env import MODES
+from tilegraph.tools.input_ranges import DEFAULT_INT_RANGE, input_ranges
 
 if TYPE_CHECKING:
     from tilegraph.runtime.session import Session
@@ -199,8 +200,12 @@ def random_inputs(
     given: Mapping[str, np.ndarray],
 ) -> dict[str, np.ndarray]:
     """``given`` arrays plus seeded random ones of ``shapes`` for the other inputs (an
-    input missing from ``shapes`` gets its static dims and 1 for every dynamic one)."""
+    input missing from ``shapes`` gets its static dims and 1 for every dynamic one): floats
+    standard normal, bools {0, 1}, integers in the range their use in the model allows
+    (:func:`~tilegraph.tools.input_ranges.input_ranges`: within the table an index input
+    gathers from, {0, 1} for a mask, else ``[0, 10)``)."""
     rng = np.random.default_rng(seed)
+    ranges = input_ranges(module)
     fn = entry_function(module)
     out: dict[str, np.ndarray] = {}
     for name, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True):
@@ -217,7 +222,8 @@ def random_inputs(
         elif dtype.kind == "b":
             out[name] = rng.integers(0, 2, shape).astype(dtype)
         else:
-            out[name] = rng.integers(0, 10, shape).astype(dtype)
+            low, high = ranges.get(name, DEFAULT_INT_RANGE)
+            out[name] = rng.integers(low, high, shape).astype(dtype)
     return out
 
 

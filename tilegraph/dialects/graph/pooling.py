@@ -95,14 +95,20 @@ class _PoolBase(GraphOp):
         return [nc_result(x, [nb, c, *(a.out for a in window(cls, props, spatial, kernel))])]
 
     def _views(self, x: np.ndarray, fill: float | int):
-        """The window geometry and one strided view of padded ``x`` per kernel offset."""
+        """The window geometry and one strided view of padded ``x`` per kernel offset that
+        can touch the padded input (:meth:`Axis.reach`; the others would read ``fill``
+        only, which changes no max and adds nothing to a sum)."""
         kernel = list(self.attr("kernel_shape"))
         axes = window(type(self), self.properties, x.shape[2:], kernel)
+        reach = [a.reach() for a in axes]
         # ceil_mode's last window may reach past the end padding: pad that too
-        ends = [max(a.end, a.taps(a.kernel - 1).stop - a.size - a.begin) for a in axes]
+        ends = [
+            max(a.end, a.taps(r - 1).stop - a.size - a.begin)
+            for a, r in zip(axes, reach, strict=True)
+        ]
         widths = [(0, 0), (0, 0), *((a.begin, e) for a, e in zip(axes, ends, strict=True))]
         xp = np.pad(x, widths, constant_values=fill)
-        return axes, (xp[(..., *map(Axis.taps, axes, k))] for k in np.ndindex(*kernel))
+        return axes, (xp[(..., *map(Axis.taps, axes, k))] for k in np.ndindex(*reach))
 
 
 @irdl_op_definition
@@ -160,7 +166,7 @@ class MaxPoolWithIndicesOp(_PoolBase):
         low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
         best = np.full((*x.shape[:2], *(int(a.out) for a in axes)), low, x.dtype)
         where = np.full(best.shape, -1, np.int64)  # -1: no element of the window seen yet
-        for k in np.ndindex(*(int(a.kernel) for a in axes)):
+        for k in np.ndindex(*(a.reach() for a in axes)):  # the other offsets see padding
             pos = np.ix_(
                 *(
                     np.arange(int(a.out)) * a.stride - a.begin + kk * a.dilation

@@ -70,6 +70,14 @@ class Axis:
     end: int
     out: Dim
 
+    def reach(self) -> int:
+        """How many kernel offsets can touch the padded input: offset ``k`` whose first
+        position ``k * dilation - begin`` is past the end padding sees padding only (a
+        window may be larger than the input with ceil_mode). Static axes only."""
+        assert isinstance(self.kernel, int) and isinstance(self.size, int)
+        padded = self.size + self.begin + self.end
+        return min(self.kernel, -(-padded // self.dilation))
+
     def taps(self, k: int, steps: int | None = None) -> slice:
         """Padded positions kernel offset ``k`` touches over ``steps`` (default: out) steps."""
         n = self.out if steps is None else steps
@@ -110,11 +118,19 @@ def split_padding(total: int, upper: bool) -> tuple[int, int]:
     return (small, total - small) if upper else (total - small, small)
 
 
-def _window_axis(n: Dim, k: Dim, s: int, d: int, pads: tuple[int, int], mode: str, ceil: bool):
-    """(out, begin, end) of one sliding-window axis (Conv, pools).
+def _window_axis(
+    n: Dim, k: Dim, s: int, d: int, pads: tuple[int, int], mode: str, ceil: bool | None
+):
+    """(out, begin, end) of one sliding-window axis (Conv, pools; ``ceil`` None for an op
+    without ceil_mode).
 
-    ``ceil`` (pools' ceil_mode) rounds up but drops a last window that would start in the
-    end padding, as onnxruntime and the ONNX spec text do.
+    ``floor((n + pads - ek) / s) + 1`` positions; the window must fit in the padded input.
+    ``ceil`` (pools' ceil_mode) rounds up instead and drops a last window that would start
+    in the end padding, as onnxruntime and the ONNX spec text do; a window larger than the
+    padded input then still has one position, starting at the left padding, when the
+    overhang is smaller than the stride (onnxruntime and PyTorch's ceil_mode: HF
+    EfficientNet's ``AveragePool(kernel_shape=[1280, 1280], strides=[1280, 1280],
+    ceil_mode=1)`` over a 5x5 map is 1x1).
     """
     pb, pe = (0, 0) if mode == "VALID" else pads
     if not known(k):
@@ -126,16 +142,24 @@ def _window_axis(n: Dim, k: Dim, s: int, d: int, pads: tuple[int, int], mode: st
         out = -(-n // s)
         return (out, *split_padding(max(0, (out - 1) * s + ek - n), mode == "SAME_UPPER"))
     span = n + pb + pe - ek
-    if span < 0:
-        raise ShapeError(f"window of size {ek} does not fit in the padded input size {n + pb + pe}")
     out = (-(-span // s) if ceil else span // s) + 1
     if ceil and (out - 1) * s >= n + pb:
         out -= 1
+    if out < 1 or (span < 0 and not ceil):
+        message = f"window of size {ek} does not fit in the padded input size {n + pb + pe}"
+        if ceil:
+            message += f" even with ceil_mode (it overhangs by {-span}, the stride is {s})"
+        elif ceil is not None:
+            message += (
+                " with ceil_mode = 0 (ceil_mode = 1 allows a window that overhangs the input "
+                "by less than the stride)"
+            )
+        raise ShapeError(message)
     return out, pb, pe
 
 
 def _symbolic_window_axis(
-    n: Dim, ek: int, s: int, pads: tuple[int, int], mode: str, ceil: bool
+    n: Dim, ek: int, s: int, pads: tuple[int, int], mode: str, ceil: bool | None
 ) -> Dim:
     """The output size of a window axis over a symbolic (or unknown) input size ``n``:
     ``floor((n + pads - ek) / s) + 1`` (``ceiling`` with ceil_mode, ``ceiling(n / s)`` for
@@ -148,9 +172,13 @@ def _symbolic_window_axis(
         return normalize_dim(sympy.ceiling(n / s))
     pb, pe = pads
     span = n + pb + pe - ek
-    require_condition(span >= 0, f"a window of size {ek} fits the padded input")
     if not ceil:
+        require_condition(span >= 0, f"a window of size {ek} fits the padded input")
         return normalize_dim(sympy.floor(span / s) + 1)
+    require_condition(
+        span + s > 0,
+        f"a window of size {ek} overhangs the padded input by less than the stride {s}",
+    )
     out = sympy.ceiling(span / s) + 1
     drop = decide((out - 1) * s >= n + pb, "ceil_mode: the last window starts in the padding")
     if drop is None:
@@ -167,7 +195,8 @@ def window(
     """The validated window geometry over ``spatial``, one :class:`Axis` per axis."""
     n = len(spatial)
     strides, dilations, pads, mode = window_attrs(cls, props, n)
-    ceil = bool(cls.read_attr(props, "ceil_mode"))
+    ceil_mode = cls.read_attr(props, "ceil_mode")  # None: the op has no ceil_mode
+    ceil = None if ceil_mode is None else bool(ceil_mode)
     axes = []
     for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations, strict=True)):
         out, pb, pe = _window_axis(size, k, s, d, (pads[i], pads[n + i]), mode, ceil)
