@@ -14,8 +14,9 @@ Both executors (:func:`~tilegraph.runtime.reference.run_reference` and
   its container. A plain void array of the same item size is read as the raw bytes of an
   ``ml_dtypes`` type (``np.save`` of an ``ml_dtypes`` array writes ``|V2``/``|V1``, which
   ``np.load`` gives back as such); no other type is accepted (no silent narrowing);
-* :func:`interface_value`: a result in origin layout and in the declared type. The
-  container's values are the type's values, so this is exact; a container value that is not
+* :func:`interface_value`: a result in origin layout and in the declared type
+  (:func:`~tilegraph.dialects.element_conversion.exact_array`). The container's values are
+  the type's values, so this is exact, NaN payloads included; a container value that is not
   one (an executor that did not round) is rounded to nearest even as ``ml_dtypes`` does.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Attribute
 
+from tilegraph.dialects.element_conversion import exact_array
 from tilegraph.dialects.graph.value_types import OptionalType, SequenceType
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
@@ -71,10 +73,9 @@ def interface_value(value: Any, t: Attribute) -> Any:
     it: origin layout, the declared element type. Sequences are lists of tensors, optionals
     a value or None; a value of another type is returned as it is."""
     if isinstance(t, TensorType):
-        return origin_array(value, t).astype(t.dtype.exact_numpy, copy=False)
+        return exact_array(origin_array(value, t), t.dtype)
     if isinstance(t, SequenceType) and isinstance(value, list):
-        exact = t.dtype.exact_numpy
-        return [np.asarray(v).astype(exact, copy=False) for v in value]
+        return [exact_array(v, t.dtype) for v in value]
     if isinstance(t, OptionalType) and value is not None:
         return interface_value(value, t.element)
     return value

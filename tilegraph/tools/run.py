@@ -57,6 +57,7 @@ from tilegraph.runtime.reference import (
 from tilegraph.runtime.session import GuardViolation
 from tilegraph.symbolic.env import ShapeEnv
 from tilegraph.symbolic.inference import shape_env
+from tilegraph.tools.npy_files import load_npy
 from tilegraph.tools.onnxruntime_oracle import (
     OnnxruntimeMissing,
     compare,
@@ -101,7 +102,7 @@ def load_module(path: str) -> ModuleOp:
 
 def read_array(path: str) -> np.ndarray:
     if path.endswith(".npy"):
-        return np.load(path, allow_pickle=False)
+        return load_npy(path)
     if path.endswith(".pb"):
         import onnx
         from onnx import numpy_helper
