@@ -69,3 +69,20 @@ def test_load_npy_refuses_a_file_that_is_not_an_array(tmp_path):
     (tmp_path / "x.npy").write_bytes(b"\x93NUMPY\x01\x00" + b"\x10\x00{'descr': 3}    \n")
     with pytest.raises(ValueError):
         load_npy(tmp_path / "x.npy")
+
+
+def test_check_each_pass_compares_bfloat16_outputs_as_floats(tmp_path, capsys):
+    """NaN equals NaN and the tolerance applies to bfloat16 results as to float32 ones."""
+    graph = helper.make_graph(
+        [helper.make_node("Sqrt", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TP.BFLOAT16, [4])],
+        [helper.make_tensor_value_info("y", TP.BFLOAT16, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    np.save(tmp_path / "x.npy", np.array([4.0, -1.0, 2.0, 0.0], ml_dtypes.bfloat16))
+    args = [str(tmp_path / "m.onnx"), "--input", f"x={tmp_path / 'x.npy'}", "--reference"]
+    assert run([*args, "-p", "O1", "--no-format-report", "--check-each-pass"]) == 0
+    assert "outputs unchanged" in capsys.readouterr().out

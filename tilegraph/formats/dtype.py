@@ -167,6 +167,18 @@ def _exact_dtypes() -> dict[str, np.dtype[Any]]:
     }
 
 
+def is_ml_dtypes(dtype: np.dtype[Any]) -> builtins.bool:
+    """Whether ``dtype`` is one of ``ml_dtypes``' types (bfloat16, float8, int4, ...), whose
+    values numpy's own functions do not all handle: compare them as float64, which holds
+    every one exactly."""
+    return dtype.type.__module__.startswith("ml_dtypes")
+
+
+def is_ml_dtypes_float(dtype: np.dtype[Any]) -> builtins.bool:
+    """Whether ``dtype`` is one of ``ml_dtypes``' floating types (bfloat16, float8, float4)."""
+    return is_ml_dtypes(dtype) and "float" in dtype.name
+
+
 # Lower-case string names -> DType. Short names follow MLIR/C conventions, not numpy type
 # codes: "i4" is int4 (numpy's "i4" would be int32), "float" is float32, "int" is int32.
 _ALIASES: dict[str, DType] = {}

@@ -30,7 +30,7 @@ from xdsl.ir import Attribute
 from tilegraph.dialects.element_conversion import exact_array
 from tilegraph.dialects.graph.value_types import OptionalType, SequenceType
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import DType
+from tilegraph.formats import DType, is_ml_dtypes
 from tilegraph.runtime.storage import origin_array
 
 
@@ -42,7 +42,7 @@ def _is_raw_bytes(array_dtype: np.dtype[Any], dtype: DType) -> bool:
         and array_dtype.fields is None
         and array_dtype.subdtype is None
         and array_dtype.itemsize == exact.itemsize
-        and exact.type.__module__.startswith("ml_dtypes")
+        and is_ml_dtypes(exact)
     )
 
 

@@ -30,6 +30,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.test.case.test_case import TestCase
 
+from tilegraph.formats import is_ml_dtypes
 from tilegraph.frontend.onnx_importer import OnnxImportError, load_onnx
 
 Outcome = Literal["passed", "refused", "failed"]
@@ -210,7 +211,7 @@ def _compare_value(i: int, got: object, want: object, *, rtol: float, atol: floa
         return f"output {i}: dtype {got.dtype}, expected {want.dtype}"
     # onnx's runner: bfloat16 results are compared with two bfloat16 ULPs
     tolerance = max(rtol, 2**-6) if want.dtype.name == "bfloat16" else rtol
-    if not _has_numpy_arithmetic(want.dtype):  # compare the values (exact in float64)
+    if is_ml_dtypes(want.dtype):  # compare the values (exact in float64)
         got, want = got.astype(np.float64), want.astype(np.float64)
     try:
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=atol)
@@ -218,11 +219,6 @@ def _compare_value(i: int, got: object, want: object, *, rtol: float, atol: floa
         lines = [line for line in str(e).splitlines() if "Mismatched" in line]
         return f"output {i}: values differ ({lines[0].strip() if lines else 'mismatch'})"
     return ""
-
-
-def _has_numpy_arithmetic(dtype: np.dtype) -> bool:
-    """numpy's own numeric types (``ml_dtypes``' types are compared as float64 values)."""
-    return dtype.type.__module__ == "numpy"
 
 
 def _one_line(e: BaseException) -> str:
