@@ -45,8 +45,8 @@ def test_bfloat16_range():
     inits = _scalars(ml_dtypes.bfloat16, 0.5, 30.0, 0.75)
     model = chain_model([RANGE], {}, inits, opset=27)
     (got,), (want,) = ours(model, {}), onnx_reference_outputs(model, {})
-    assert got.dtype == np.float32  # bfloat16 is held in float32
-    np.testing.assert_array_equal(got, want.astype(np.float32))
+    assert got.dtype == want.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
 def test_range_stash_type_other_than_float_or_double_is_refused():

@@ -98,6 +98,23 @@ def convert(
     return x.astype(target.numpy)
 
 
+def exact_array(x: np.ndarray, dtype: DType) -> np.ndarray:
+    """Values of ``dtype`` held in its container as an array of ``dtype.exact_numpy``: a
+    type carry, exact (bfloat16 NaN payloads too, which ``ml_dtypes``' narrowing would
+    canonicalize). A container value that is not one of the type's is rounded to nearest
+    even (bfloat16) or wrapped (int4), as ``ml_dtypes`` converts."""
+    x = np.asarray(x)
+    exact = dtype.exact_numpy
+    if dtype != DType.bfloat16 or x.dtype != np.float32:
+        with np.errstate(all="ignore"):
+            return x.astype(exact, copy=False)
+    words = x.view(np.uint32)
+    carried = (words & 0xFFFF) == 0  # a bfloat16 value: its upper half is its bit pattern
+    with np.errstate(all="ignore"):  # NaN and beyond-range values convert as ml_dtypes does
+        rounded = x.astype(exact).view(np.uint16)
+    return np.where(carried, words >> 16, rounded).astype(np.uint16).view(exact)
+
+
 _UNSIGNED_OF_WIDTH = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
@@ -106,9 +123,7 @@ def bit_pattern(x: np.ndarray, dtype: DType) -> np.ndarray:
     integer per element holding ``dtype.bits`` bits (sub-byte types in a uint8)."""
     x = np.asarray(x)
     if dtype == DType.bfloat16:
-        import ml_dtypes
-
-        return x.astype(ml_dtypes.bfloat16).view(np.uint16)
+        return exact_array(x, dtype).view(np.uint16)
     if dtype == DType.int4:
         return (x.astype(np.int64) & 0xF).astype(np.uint8)
     if dtype == DType.bool:

@@ -19,7 +19,7 @@ Every invalid request raises ``FormatError`` (a ``ValueError``). User documentat
 ``docs/formats-library.md``.
 """
 
-from tilegraph.formats.dtype import DType, parse_dtype
+from tilegraph.formats.dtype import DType, is_ml_dtypes, is_ml_dtypes_float, parse_dtype
 from tilegraph.formats.format import (
     AXIS_FORMATS_3D,
     AXIS_FORMATS_4D,
@@ -82,6 +82,8 @@ __all__ = [
     "normalize_dim",
     "nz_pack",
     "nz_unpack",
+    "is_ml_dtypes",
+    "is_ml_dtypes_float",
     "parse_dtype",
     "parse_format",
     "storage_shape",

@@ -6,7 +6,8 @@ exactly representable). The narrow ONNX types added later (float8 e4m3fn / e4m3f
 e5m2fnuz / e8m0fnu, float4 e2m1fn, uint4, int2, uint2) are held in ``ml_dtypes``' numpy types
 of the same name, one byte per element: exact, and the arrays onnx itself produces. Format
 code that needs C0 must therefore be told the logical dtype (``dtype="int4"``) when the
-array's numpy dtype is only a container.
+array's numpy dtype is only a container. ``DType.exact_numpy`` is the one-per-element type
+(``ml_dtypes.bfloat16`` / ``ml_dtypes.int4`` for those two): what arrays at the interface hold.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ class DType(StrEnum):
         """numpy dtype holding values of this type (a wider container for int4/bf16, an
         ``ml_dtypes`` type for the other narrow types)."""
         return _numpy_dtypes()[self.value]
+
+    @property
+    def exact_numpy(self) -> np.dtype[Any]:
+        """numpy dtype holding exactly this type's values, one per element: ``numpy``, except
+        ``ml_dtypes``' bfloat16 and int4 where ``numpy`` is a wider container. The type users
+        exchange arrays of with tilegraph (see ``tilegraph.runtime.boundary``)."""
+        return _exact_dtypes()[self.value]
 
     @property
     def is_float(self) -> builtins.bool:
@@ -146,6 +154,29 @@ def _numpy_dtypes() -> dict[str, np.dtype[Any]]:
     table = {name: np.dtype(container) for name, container in _NUMPY.items()}
     table.update({name: np.dtype(getattr(ml_dtypes, ml)) for name, ml in _ML_DTYPES.items()})
     return table
+
+
+@cache
+def _exact_dtypes() -> dict[str, np.dtype[Any]]:
+    import ml_dtypes
+
+    return {
+        **_numpy_dtypes(),
+        "bfloat16": np.dtype(ml_dtypes.bfloat16),
+        "int4": np.dtype(ml_dtypes.int4),
+    }
+
+
+def is_ml_dtypes(dtype: np.dtype[Any]) -> builtins.bool:
+    """Whether ``dtype`` is one of ``ml_dtypes``' types (bfloat16, float8, int4, ...), whose
+    values numpy's own functions do not all handle: compare them as float64, which holds
+    every one exactly."""
+    return dtype.type.__module__.startswith("ml_dtypes")
+
+
+def is_ml_dtypes_float(dtype: np.dtype[Any]) -> builtins.bool:
+    """Whether ``dtype`` is one of ``ml_dtypes``' floating types (bfloat16, float8, float4)."""
+    return is_ml_dtypes(dtype) and "float" in dtype.name
 
 
 # Lower-case string names -> DType. Short names follow MLIR/C conventions, not numpy type

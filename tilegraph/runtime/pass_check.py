@@ -17,6 +17,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tilegraph.formats import is_ml_dtypes, is_ml_dtypes_float
 from tilegraph.runtime.reference import entry_function, output_names, run_reference
 
 NAN = float("nan")
@@ -87,6 +88,9 @@ class PassChecker:
 
 
 def _within(before: np.ndarray, after: np.ndarray, rtol: float, atol: float) -> bool:
+    """Floats (bfloat16 and float8 too) within the tolerance, anything else equal."""
+    if is_ml_dtypes_float(before.dtype):
+        before, after = before.astype(np.float64), after.astype(np.float64)
     if before.dtype.kind not in "fc":
         return bool(np.array_equal(before, after))
     return bool(np.allclose(after, before, rtol=rtol, atol=atol, equal_nan=True))
@@ -94,7 +98,8 @@ def _within(before: np.ndarray, after: np.ndarray, rtol: float, atol: float) -> 
 
 def _largest_difference(before: np.ndarray, after: np.ndarray) -> float:
     """max |after - before| where both are numbers; inf where exactly one is NaN."""
-    if before.dtype.kind not in "fiub" or before.size == 0:
+    numeric = before.dtype.kind in "fiub" or is_ml_dtypes(before.dtype)
+    if not numeric or before.size == 0:
         return 0.0 if np.array_equal(before, after) else float("inf")
     a = before.astype(np.float64)
     b = after.astype(np.float64)

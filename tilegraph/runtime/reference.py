@@ -19,8 +19,9 @@ from xdsl.interpreters.func import FuncFunctions
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import plugin_interpreter_functions
+from tilegraph.runtime.boundary import accepts, expected_type, held_input, interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.runtime.storage import bound_symbols, origin_array, storage_array
+from tilegraph.runtime.storage import bound_symbols, storage_array
 from tilegraph.symbolic.dims import is_symbolic
 
 
@@ -60,7 +61,10 @@ def output_names(fn: func.FuncOp) -> list[str]:
 def check_inputs(
     fn: func.FuncOp, inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray]
 ) -> list[np.ndarray]:
-    """Order and validate inputs against the signature; raises :class:`InputError`."""
+    """Order and validate inputs against the signature; raises :class:`InputError`.
+
+    Tensors are given in their declared element type (:mod:`tilegraph.runtime.boundary`) and
+    returned in the type's container, as the executors hold them."""
     names = input_names(fn)
     if isinstance(inputs, Mapping):
         unknown = sorted(set(inputs) - set(names))
@@ -75,12 +79,16 @@ def check_inputs(
             raise InputError(f"expected {len(names)} input(s) {names}, got {len(inputs)}")
         arrays = [_input_value(a) for a in inputs]
     bindings: dict[object, int] = {}
-    for name, array, t in zip(names, arrays, fn.function_type.inputs.data, strict=True):
+    for i, (name, array, t) in enumerate(
+        zip(names, arrays, fn.function_type.inputs.data, strict=True)
+    ):
         if not isinstance(t, TensorType):
             continue  # a sequence or optional: checked by the ops that read it
-        want_dtype = np.dtype(t.dtype.numpy)
-        if array.dtype != want_dtype:
-            raise InputError(f"input '{name}' has dtype {array.dtype}, expected {want_dtype}")
+        if not accepts(array.dtype, t.dtype):
+            raise InputError(
+                f"input '{name}' has dtype {array.dtype}, expected {expected_type(t.dtype)}"
+            )
+        arrays[i] = held_input(array, t.dtype)
         shape = t.origin_shape
         if array.ndim != len(shape):
             raise InputError(
@@ -134,6 +142,7 @@ def run_reference(
     listeners: Sequence[Interpreter.Listener] = (),
 ) -> list[np.ndarray]:
     """Run the module's entry function on origin-layout inputs; origin-layout outputs.
+    Inputs and outputs are in their declared element types (:mod:`tilegraph.runtime.boundary`).
 
     ``pad_value`` (e.g. ``float("nan")``) fills the padding lanes of every padded storage
     tensor — inputs, constants, results of ops and conversions — to catch kernels that read
@@ -153,7 +162,7 @@ def run_reference(
         interpreter.register_implementations(functions)
     with bound_symbols(input_bindings(fn, arrays)):
         results = interpreter.call_op(fn, tuple(args))
-        outputs = []
-        for value, t in zip(results, fn.function_type.outputs.data, strict=True):
-            outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
-    return outputs
+        return [
+            interface_value(value, t)
+            for value, t in zip(results, fn.function_type.outputs.data, strict=True)
+        ]

@@ -24,10 +24,11 @@ from xdsl.interpreters.scf import ScfFunctions
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import plugin_interpreter_functions
+from tilegraph.runtime.boundary import interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
 from tilegraph.runtime.reference import check_inputs, entry_function
 from tilegraph.runtime.region_runner import TileInterpreter
-from tilegraph.runtime.storage import origin_array, storage_array
+from tilegraph.runtime.storage import storage_array
 from tilegraph.runtime.tile_interpreter import (
     IndexArithFunctions,
     TileCounters,
@@ -109,7 +110,8 @@ def run_tiles(
     counters: TileCounters | None = None,
     batch: bool = True,
 ) -> list[np.ndarray]:
-    """Run the lowered module on origin-layout inputs; origin-layout outputs.
+    """Run the lowered module on origin-layout inputs; origin-layout outputs, both in their
+    declared element types (:mod:`tilegraph.runtime.boundary`).
 
     ``pad_value`` (e.g. NaN) fills the padding lanes of the inputs' storage layout, so that
     a kernel reading padding it must not read shows up in the comparison. ``batch=False``
@@ -131,7 +133,4 @@ def run_tiles(
             results = interpreter_for(module, counters).call_op(fn, tuple(args))
         else:
             results = fast_module(module, batch).run(fn.sym_name.data, args, counters)
-    outputs = []
-    for value, t in zip(results, sig.outputs.data, strict=True):
-        outputs.append(origin_array(value, t) if isinstance(t, TensorType) else value)
-    return outputs
+    return [interface_value(value, t) for value, t in zip(results, sig.outputs.data, strict=True)]

@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.irdl import OptionalDef
 
+from tilegraph.dialects.element_conversion import exact_array
 from tilegraph.dialects.graph import ConstantOp, ShapeError, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
 from tilegraph.dialects.graph.control_flow import RegionOp, ScanOp
@@ -156,9 +157,9 @@ def tensor_proto(array: np.ndarray, t: TensorType, name: str, what: str) -> onnx
         data = origin_array(np.asarray(array), t)
     except (FormatError, ValueError) as e:
         raise OnnxExportError(f"{what}: cannot bring the data back to origin layout: {e}") from e
-    # bfloat16 / int4 are held in float32 / int8 containers: give onnx its own numpy type
-    target = helper.tensor_dtype_to_np_dtype(elem_code(t, what))
-    return numpy_helper.from_array(np.asarray(data).astype(target), name)
+    elem_code(t, what)  # refuses a type ONNX has no data type for
+    # bfloat16 / int4 are held in float32 / int8 containers: give onnx the declared type
+    return numpy_helper.from_array(exact_array(data, t.dtype), name)
 
 
 def constant_data(op: ConstantOp, what: str) -> np.ndarray:

@@ -58,6 +58,7 @@ from tilegraph.runtime.reference import (
 from tilegraph.runtime.session import GuardViolation, model_io_names
 from tilegraph.runtime.storage import UnboundShapeError
 from tilegraph.symbolic.inference import shape_env
+from tilegraph.tools.npy_files import load_npy
 from tilegraph.tools.onnxruntime_oracle import (
     OnnxruntimeMissing,
     compare,
@@ -108,7 +109,7 @@ def load_module(path: str, bindable: bool = True) -> ModuleOp:
 
 def read_array(path: str) -> np.ndarray:
     if path.endswith(".npy"):
-        return np.load(path, allow_pickle=False)
+        return load_npy(path)
     if path.endswith(".pb"):
         import onnx
         from onnx import numpy_helper

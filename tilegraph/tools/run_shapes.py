@@ -216,14 +216,15 @@ def random_inputs(
         shape = shapes.get(name) or tuple(
             d if isinstance(d, int) and d >= 0 else 1 for d in t.origin_shape
         )
-        dtype = np.dtype(t.dtype.numpy)
+        dtype = np.dtype(t.dtype.numpy)  # the kind of values; given in the declared type
         if dtype.kind == "f":
-            out[name] = rng.standard_normal(shape).astype(dtype)
+            value = rng.standard_normal(shape).astype(dtype)
         elif dtype.kind == "b":
-            out[name] = rng.integers(0, 2, shape).astype(dtype)
+            value = rng.integers(0, 2, shape).astype(dtype)
         else:
             low, high = ranges.get(name, DEFAULT_INT_RANGE)
-            out[name] = rng.integers(low, high, shape).astype(dtype)
+            value = rng.integers(low, high, shape).astype(dtype)
+        out[name] = value.astype(t.dtype.exact_numpy)
     return out
 
 
