@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -245,7 +246,7 @@ class _ShapeRecorder(Interpreter.Listener):
         self.wanted = wanted
         self.shapes: dict[SSAValue, tuple[int, ...]] = {}
 
-    def did_interpret_op(self, op: Operation, results: tuple[object, ...]) -> None:
+    def did_interpret_op(self, op: Operation, results: tuple[Any, ...]) -> None:
         for value, result in zip(op.results, results, strict=False):
             if value in self.wanted:
                 self.shapes[value] = tuple(int(d) for d in np.shape(result))

@@ -129,7 +129,8 @@ def _evaluated(
         results = op.reference(*inputs)
     except Exception:  # a kernel that cannot run on these values: not known
         return None
-    return np.asarray(results[list(op.results).index(value)])
+    index = next(i for i, r in enumerate(op.results) if r is value)
+    return np.asarray(results[index])
 
 
 def required_ints(
