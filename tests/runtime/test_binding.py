@@ -311,3 +311,19 @@ def test_session_tiles_each_shape_once_whichever_artifact_admits_it():
         (ours,) = session(x=x)
         np.testing.assert_allclose(ours, _onnxruntime(model, {"x": x})[0], rtol=1e-5)
     assert session.stats.compiles == 2 and session.stats.tilings == 2
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_a_scalar_input_stays_a_scalar_on_the_tiles(executor):
+    """Silero VAD multiplies its scalar ``sr``: the GM buffer of a rank-0 input keeps rank 0
+    (np.ascontiguousarray made it 1-D, and the copy into UB failed)."""
+    graph = oh.make_graph(
+        [oh.make_node("Mul", ["sr", "c"], ["y"])],
+        "g",
+        [oh.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [oh.make_tensor_value_info("y", TensorProto.INT64, None)],
+        [numpy_helper.from_array(np.array(3, np.int64), "c")],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    (y,) = tilegraph.compile(model, executor=executor)(sr=np.array(16000, np.int64))
+    assert y.shape == () and int(y) == 48000

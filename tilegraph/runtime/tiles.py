@@ -124,7 +124,7 @@ def run_tiles(
     arrays = check_inputs(_graph_view(fn, sig), inputs)
     in_types = [t for t in sig.inputs.data if isinstance(t, TensorType)]
     args = [
-        np.ascontiguousarray(storage_array(a, t, pad_value))
+        np.asarray(storage_array(a, t, pad_value), order="C")  # ascontiguousarray makes 0-d 1-d
         for a, t in zip(arrays, in_types, strict=True)
     ]
     # NaN and infinities are values here, as on the hardware (sqrt of a negative is NaN).

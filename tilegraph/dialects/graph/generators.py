@@ -216,7 +216,7 @@ class _CumulativeOp(GraphOp):
             out = np.concatenate([pad, np.delete(out, -1, axis=axis)], axis=axis)
         if self.attr("reverse"):
             out = np.flip(out, axis)
-        return (np.ascontiguousarray(out).astype(x.dtype),)
+        return (np.asarray(out, order="C").astype(x.dtype),)
 
 
 @irdl_op_definition

@@ -352,7 +352,7 @@ class CenterCropPadOp(GraphOp):
                 pad = [(0, 0)] * y.ndim
                 pad[a] = ((size - n) // 2, size - n - (size - n) // 2)
                 y = np.pad(y, pad)
-        return (np.ascontiguousarray(y),)
+        return (np.asarray(y, order="C"),)
 
 
 REARRANGE_OPS: list[type[GraphOp]] = [
