@@ -165,7 +165,7 @@ def test_an_if_on_a_scalar_input_is_specialised_with_a_value_guard():
     assert "input 'sr' specialised to 16000" in log[0]
     assert "expect guard sr == 16000 failed with sr = 8000" in log[1]
     assert [str(g) for g in session.artifacts[1].value_guards] == [
-        "expect sr == 8000 (node 'If' branches on it)"
+        "expect sr == 8000 (node 'If' depends on its value)"
     ]
 
 
@@ -206,8 +206,8 @@ def test_tilegraph_run_binds_a_sample_rate_given_as_input(tmp_path):
     assert run(argv) == 0
     data = json.loads(report.read_text())
     assert data["compare_ok"] and data["target"] == "tiles"
-    assert "expect sr == 8000 (node 'If' branches on it)" in data["guards"]
-    assert data["bindings"] == ["input 'sr' specialised to 8000: node 'If' branches on it"]
+    assert "expect sr == 8000 (node 'If' depends on its value)" in data["guards"]
+    assert data["bindings"] == ["input 'sr' specialised to 8000: node 'If' depends on its value"]
 
 
 def test_tilegraph_run_asks_for_the_inputs_that_decide_a_branch(tmp_path, capsys):

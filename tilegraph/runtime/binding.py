@@ -46,7 +46,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
-from tilegraph.dialects.graph.provenance import value_label
+from tilegraph.dialects.graph.provenance import onnx_node, value_label
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
@@ -72,16 +72,15 @@ class ValueGuard:
         return array.shape == self.value.shape and bool(np.array_equal(array, self.value))
 
     def __str__(self) -> str:
-        return (
-            f"expect {self.input} == {_value_text(self.value)} (node '{self.node}' branches on it)"
-        )
+        value = _value_text(self.value)
+        return f"expect {self.input} == {value} (node '{self.node}' depends on its value)"
 
     def failure(self, array: np.ndarray) -> str:
         """The Session's reason when a call's value breaks the guard."""
         return (
             f"expect guard {self.input} == {_value_text(self.value)} failed with "
-            f"{self.input} = {_value_text(np.asarray(array))}; node '{self.node}' chose its "
-            "branch on it when compiling: recompile"
+            f"{self.input} = {_value_text(np.asarray(array))}; node '{self.node}' was "
+            "compiled for the old value: recompile"
         )
 
 
@@ -95,10 +94,7 @@ class BoundImport:
     """Whether every input dim is its size (else the env's mode decided)."""
     value_guards: list[ValueGuard] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
-
-    @property
-    def values(self) -> dict[str, np.ndarray]:
-        return {g.input: g.value for g in self.value_guards}
+    """Why each binding was made, in order (the Session logs them)."""
 
 
 def import_bound(
@@ -166,7 +162,8 @@ def _bind(
         node = needed.deciders.get(name, needed.node)
         guards[name] = ValueGuard(name, array.copy(), node)
         reasons.append(
-            f"input '{name}' specialised to {_value_text(array)}: node '{node}' branches on it"
+            f"input '{name}' specialised to {_value_text(array)}: node '{node}' depends on "
+            "its value"
         )
         progress = True
     return static if progress else None
@@ -209,7 +206,7 @@ def _branching_on_values(
 
 def _op_label(op: IfOp | LoopOp) -> str:
     hint = op.results[0].name_hint if op.results else None
-    return hint or op.name
+    return onnx_node(op) or hint or op.name
 
 
 def unknown_dims(module: ModuleOp) -> list[str]:
