@@ -21,12 +21,13 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.sync_check import launch_blocks
 from tilegraph.runtime.cycles.program import compile_kernel
-from tilegraph.runtime.cycles.report import ModelCycles
+from tilegraph.runtime.cycles.report import ModelCycles, nodes_text
 from tilegraph.runtime.cycles.simulate import (
     CycleModelOptions,
     plan_launch,
@@ -64,8 +65,10 @@ def kernel_trace(
     run = run_block(plan, plan.representative(block), trace=True)
     per_us = hw.cycles_per_us
     used = sorted({r.pipe for r in program.records}, key=lambda p: p)
+    nodes = nodes_text(tuple(onnx_nodes(fn.location)))
+    implements = f" ({nodes})" if nodes else ""
     events: list[dict[str, Any]] = [
-        _process(pid, f"@{program.name} block {block}/{blocks} on {hw.name}")
+        _process(pid, f"@{program.name}{implements} block {block}/{blocks} on {hw.name}")
     ]
     for p in used:
         events += _thread(pid, p, PIPES[p])
@@ -142,7 +145,7 @@ def model_trace(model: ModelCycles, pid: int = 1) -> dict[str, Any]:
         events.append(
             {
                 "ph": "X",
-                "name": name,
+                "name": f"{name} ({nodes_text(k.nodes)})" if k.nodes else name,
                 "cat": k.unit,
                 "pid": pid,
                 "tid": host if k.unit == "host" else device,
@@ -154,6 +157,7 @@ def model_trace(model: ModelCycles, pid: int = 1) -> dict[str, Any]:
                     "blocks": k.blocks,
                     "cube_utilisation": round(k.cube_utilisation, 4),
                     "ops": ",".join(k.ops),
+                    "nodes": ",".join(k.nodes),
                 },
             }
         )
