@@ -104,7 +104,8 @@ def build_kernel(
     argument, or the outer value itself for a lone op). ``constants`` are (value read,
     constant) pairs cloned into the body instead of being passed in GM: axes and shapes
     that a kernel needs at compile time. The function and the ops of its body that are not
-    clones get ``location``: that of the graph op(s) the kernel implements."""
+    clones, and its arguments, get ``location``: that of the graph op(s) the kernel
+    implements."""
     in_types = [_buffer_type(v) for v in inputs]
     out_types = [_buffer_type(v) for v in outputs]
     block = Block(arg_types=[*in_types, *out_types])
@@ -133,6 +134,8 @@ def build_kernel(
     block.add_op(func.ReturnOp())
     kernel = func.FuncOp(name, FunctionType.from_lists([*in_types, *out_types], []), Region(block))
     locate([kernel], location)
+    for arg in block.args:
+        arg.location = location
     return kernel
 
 
