@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     CallSiteLoc,
     FileLineColLoc,
     FusedLoc,
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import Rewriter
+from xdsl.utils.hints import isa
 
 
 def node_location(node: str, file: str | None = None) -> NameLoc:
@@ -44,10 +46,17 @@ def node_location(node: str, file: str | None = None) -> NameLoc:
     return NameLoc(StringAttr(node), inner)
 
 
+def _members(loc: FusedLoc) -> tuple[LocationAttr, ...]:
+    """The locations a fused location fuses."""
+    members = loc.locations
+    assert isa(members, ArrayAttr[LocationAttr])
+    return members.data
+
+
 def _parts(loc: LocationAttr) -> Iterable[LocationAttr]:
     """The known locations ``loc`` is made of (a fused location flattened)."""
     if isinstance(loc, FusedLoc):
-        for inner in loc.locations.data:  # type: ignore[attr-defined]
+        for inner in _members(loc):
             yield from _parts(inner)
     elif not isinstance(loc, UnknownLoc):
         yield loc
@@ -106,7 +115,7 @@ def onnx_nodes(loc: LocationAttr) -> list[str]:
             if attr.desc.data not in names:
                 names.append(attr.desc.data)
         elif isinstance(attr, FusedLoc):
-            for inner in attr.locations.data:  # type: ignore[attr-defined]
+            for inner in _members(attr):
                 visit(inner)
         elif isinstance(attr, CallSiteLoc):
             visit(attr.callee)
@@ -133,18 +142,15 @@ class Located(RewritePattern):
         def replaced(old: Operation, _new: Sequence[SSAValue | None]) -> None:
             gone.append(old)
 
-        handlers = (
-            (rewriter.operation_insertion_handler, inserted.append),
-            (rewriter.operation_removal_handler, gone.append),
-            (rewriter.operation_replacement_handler, replaced),
-        )
-        for handler_list, handler in handlers:
-            handler_list.insert(0, handler)  # type: ignore[arg-type]
+        rewriter.operation_insertion_handler.append(inserted.append)
+        rewriter.operation_removal_handler.append(gone.append)
+        rewriter.operation_replacement_handler.append(replaced)
         try:
             self.pattern.match_and_rewrite(op, rewriter)
         finally:
-            for handler_list, handler in handlers:
-                handler_list.remove(handler)  # type: ignore[arg-type]
+            rewriter.operation_insertion_handler.remove(inserted.append)
+            rewriter.operation_removal_handler.remove(gone.append)
+            rewriter.operation_replacement_handler.remove(replaced)
         if inserted:
             locate(inserted, location_of(gone))
 
