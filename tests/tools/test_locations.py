@@ -109,7 +109,7 @@ def test_cycle_report_and_trace_name_the_nodes(model):
     assert "ONNX nodes" in text and "Conv_0" in text
     events = model_trace(cycles)["traceEvents"]
     kernel_events = [e for e in events if e.get("cat") in ("cube", "vector")]
-    assert any("Conv_0" in e["name"] and "Conv_0" in e["args"]["nodes"] for e in kernel_events)
+    assert any("Conv_0" in e["args"]["nodes"] for e in kernel_events)
     slowest = max(cycles.kernels, key=lambda k: k.total_us)
     trace = launch_trace(module, slowest.name)
     (process,) = [e for e in trace["traceEvents"] if e.get("name") == "process_name"]

@@ -3,10 +3,12 @@
 * :func:`kernel_trace`: the pipes of one core running one block of a kernel — one track
   (thread) per pipe the kernel uses, one complete ("X") event per op instance named after
   the op, with its cycles in ``args``; each ``wait_flag`` is joined to the ``set_flag`` whose
-  flag it took by a flow arrow ("s" / "f" events, category ``flag``).
+  flag it took by a flow arrow ("s" / "f" events, category ``flag``). The process is named
+  after the kernel and the ONNX nodes it implements.
   :func:`launch_trace` finds a kernel of a module by name and uses its launch's blocks.
 * :func:`model_trace`: the whole model — one track for the kernels on the device, one for
-  launch overheads, one for host kernels, each launch laid after the previous one.
+  launch overheads, one for host kernels, each launch laid after the previous one; a
+  kernel's event carries its ONNX nodes in ``args.nodes``.
 * :func:`merge_traces` puts them in one file (the model as process 1, a kernel as 2).
 
 Timestamps are µs (``ts``, ``dur``) from the start of the kernel or the model.
@@ -145,7 +147,7 @@ def model_trace(model: ModelCycles, pid: int = 1) -> dict[str, Any]:
         events.append(
             {
                 "ph": "X",
-                "name": f"{name} ({nodes_text(k.nodes)})" if k.nodes else name,
+                "name": name,
                 "cat": k.unit,
                 "pid": pid,
                 "tid": host if k.unit == "host" else device,
@@ -157,7 +159,7 @@ def model_trace(model: ModelCycles, pid: int = 1) -> dict[str, Any]:
                     "blocks": k.blocks,
                     "cube_utilisation": round(k.cube_utilisation, 4),
                     "ops": ",".join(k.ops),
-                    "nodes": ",".join(k.nodes),
+                    "nodes": ", ".join(k.nodes),
                 },
             }
         )
