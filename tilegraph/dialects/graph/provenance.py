@@ -130,14 +130,14 @@ class Located(RewritePattern):
 
     While ``pattern`` rewrites the matched op, the ops it inserts and the ops it replaces or
     erases are recorded; the inserted ops that have no location of their own get the fused
-    location of the matched op and the ops it replaced or erased (a folded batch norm's
+    location of the ops it replaced or erased and of the matched op (a folded batch norm's
     convolution: ``fused["Conv_3", "BatchNormalization_4"]``)."""
 
     pattern: RewritePattern
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         inserted: list[Operation] = []
-        gone: list[Operation] = [op]
+        gone: list[Operation] = []
 
         def replaced(old: Operation, _new: Sequence[SSAValue | None]) -> None:
             gone.append(old)
@@ -152,7 +152,9 @@ class Located(RewritePattern):
             rewriter.operation_removal_handler.remove(gone.append)
             rewriter.operation_replacement_handler.remove(replaced)
         if inserted:
-            locate(inserted, location_of(gone))
+            # the matched op last: patterns match a consumer and fold in its producers, so
+            # this keeps the sources in program order (Conv before the BatchNormalization)
+            locate(inserted, location_of([*(g for g in gone if g is not op), op]))
 
 
 def op_label(op: Operation) -> str:
