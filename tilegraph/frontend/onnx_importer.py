@@ -35,7 +35,7 @@ import onnx
 from onnx import numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -46,7 +46,7 @@ from tilegraph.dialects.graph.control_flow import RegionOp, identity_body
 from tilegraph.dialects.graph.fused import YieldOp
 from tilegraph.dialects.graph.input_dependence import input_dependence
 from tilegraph.dialects.graph.operand_values import known_value
-from tilegraph.dialects.graph.provenance import set_onnx_node
+from tilegraph.dialects.graph.provenance import node_location
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
 from tilegraph.formats import Format, FormatError
@@ -196,6 +196,8 @@ class _GraphBuilder:
         self.model = model
         self.graph = model.graph
         self.where = where
+        self.file = Path(where).name
+        """The model's file name, for locations."""
         self.opset = default_opset(model) or TARGET_OPSET
         self.table = ops_by_onnx_type()
         self.values: dict[str, SSAValue] = {}
@@ -213,6 +215,7 @@ class _GraphBuilder:
         block = Block(arg_types=arg_types)
         for vi, arg in zip(inputs, block.args, strict=True):
             arg.name_hint = ssa_name(vi.name)
+            arg.location = self._location(vi.name)
             self.values[vi.name] = arg
             self.arg_sources[arg] = vi.name
         builder = Builder(InsertPoint.at_end(block))
@@ -266,12 +269,20 @@ class _GraphBuilder:
             for vi, t in zip(inputs, types, strict=True)
         ]
 
-    def _constant(self, builder: Builder, name: str, array: np.ndarray) -> None:
+    def _location(self, name: str) -> LocationAttr:
+        """The location of the node (or initializer) ``name``: it over the model's file."""
+        return node_location(name, self.file)
+
+    def _constant(
+        self, builder: Builder, name: str, array: np.ndarray, node: str | None = None
+    ) -> None:
+        """A constant for the tensor ``name`` (from the node ``node``, else an initializer)."""
         try:
             op = constant_op(array)
         except (ValueError, FormatError) as e:
             raise OnnxImportError(f"{self.where}: constant '{name}': {e}") from None
         op.results[0].name_hint = ssa_name(name)
+        op.location = self._location(node or name)
         builder.insert(op)
         self.values[name] = op.results[0]
 
@@ -308,7 +319,8 @@ class _GraphBuilder:
             return
         if node.op_type == "Constant":
             self._map_version(NodeForm(node.op_type, attrs, operands, None), label)
-            self._constant(builder, node.output[0], _constant_node_value(attrs, label))
+            value = _constant_node_value(attrs, label)
+            self._constant(builder, node.output[0], value, node.name or node.output[0])
             return
         if node.op_type == "If" and operands:
             try:
@@ -353,8 +365,8 @@ class _GraphBuilder:
         else:
             assert first_error is not None
             raise first_error
+        op.location = self._location(node.name or node.output[0])
         builder.insert(op)
-        set_onnx_node(op, node.name or node.output[0])
         for i, name in enumerate(node.output):
             if not name:
                 continue

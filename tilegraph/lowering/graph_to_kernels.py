@@ -27,12 +27,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, FunctionType, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp
+from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import (
@@ -95,13 +96,16 @@ def build_kernel(
     ops: list[Operation],
     outputs: list[SSAValue],
     constants: Sequence[tuple[SSAValue, ConstantOp]] = (),
+    location: LocationAttr = UNKNOWN_LOC,
 ) -> func.FuncOp:
     """A kernel function computing ``outputs`` from ``inputs`` with clones of ``ops``.
 
     ``input_tensors[i]`` is the value ``ops`` read for ``inputs[i]`` (a fused body's block
     argument, or the outer value itself for a lone op). ``constants`` are (value read,
     constant) pairs cloned into the body instead of being passed in GM: axes and shapes
-    that a kernel needs at compile time."""
+    that a kernel needs at compile time. The function and the ops of its body that are not
+    clones, and its arguments, get ``location``: that of the graph op(s) the kernel
+    implements."""
     in_types = [_buffer_type(v) for v in inputs]
     out_types = [_buffer_type(v) for v in outputs]
     block = Block(arg_types=[*in_types, *out_types])
@@ -128,7 +132,11 @@ def build_kernel(
         out_arg.name_hint = (value.name_hint or f"out{i}") + "_out"
         block.add_op(WriteOp(mapping.get(value, value), out_arg))
     block.add_op(func.ReturnOp())
-    return func.FuncOp(name, FunctionType.from_lists([*in_types, *out_types], []), Region(block))
+    kernel = func.FuncOp(name, FunctionType.from_lists([*in_types, *out_types], []), Region(block))
+    locate([kernel], location)
+    for arg in block.args:
+        arg.location = location
+    return kernel
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,8 @@ class _Kernel:
     ops: list[Operation]
     outputs: list[SSAValue]
     constants: list[tuple[SSAValue, ConstantOp]]
+    location: LocationAttr
+    """The graph op's (a fused group's: its members')."""
 
 
 INLINE_CONSTANT_ELEMENTS = 64
@@ -170,7 +180,9 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
         outputs = list(op.results)
     constants = [(i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(o))]
     kept = [(o, i) for o, i in zip(outer, inner, strict=True) if _inlined(o) is None]
-    return _Kernel(name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants)
+    return _Kernel(
+        name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants, op.location
+    )
 
 
 def _classified(kernel: _Kernel) -> func.FuncOp:
@@ -183,6 +195,7 @@ def _classified(kernel: _Kernel) -> func.FuncOp:
         kernel.ops,
         kernel.outputs,
         kernel.constants,
+        kernel.location,
     )
     unit, reason = classify_kernel(kernel_fn)
     kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
@@ -214,11 +227,14 @@ def _launch(
     args: list[SSAValue] = [values[v] for v in kernel.inputs]
     for result in results:
         alloc = AllocOp(_buffer_type(result))
+        alloc.location = kernel.location
         alloc.result.name_hint = result.name_hint
         host.add_op(alloc)
         values[result] = alloc.result
         args.append(alloc.result)
-    host.add_op(LaunchOp(kernel.name, args))
+    launch = LaunchOp(kernel.name, args)
+    launch.location = kernel.location
+    host.add_op(launch)
 
 
 def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
@@ -239,6 +255,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             continue
         if isinstance(op, ConstantOp):
             constant = TileConstantOp(op.value, _buffer_type(op.output))
+            constant.location = op.location
             constant.result.name_hint = op.output.name_hint
             host.add_op(constant)
             values[op.output] = constant.result
@@ -265,6 +282,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
     new_fn = func.FuncOp(
         fn.sym_name.data, FunctionType.from_lists(arg_types, result_types), Region(host)
     )
+    new_fn.location = fn.location
+    for old, new in zip(old_block.args, host.args, strict=True):
+        new.location = old.location
     for key, value in fn.attributes.items():
         if key not in ("sym_name", "function_type"):
             new_fn.attributes[key] = value

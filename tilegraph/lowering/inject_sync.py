@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import (
     EVENTS_PER_PAIR,
     PipeBarrierOp,
@@ -488,6 +489,7 @@ class InjectSyncPass(ModulePass):
             if TILES_ATTR not in fn.attributes or _has_sync(fn):
                 continue
             counts = inject_sync(fn, blocks.get(fn.sym_name.data, 1))
+            locate(fn.body.ops, fn.location)  # the flags: the kernel's location
             stats.add("kernels")
             for key, value in counts.items():
                 stats.add(key, value)

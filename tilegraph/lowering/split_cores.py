@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i6
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.lowering.kernel_body import TILES_ATTR, kernel_unit
@@ -267,6 +268,7 @@ class SplitCoresPass(ModulePass):
             if len(nest) > 1:
                 stats.add("collapsed-nests")
             split_loop(collapse_nest(nest) if len(nest) > 1 else nest[0])
+            locate(fn.body.ops, fn.location)  # the block index arithmetic: the kernel's
             blocks_of[fn.sym_name.data] = min(cores, trips)
             stats.add("split-kernels")
             stats.add("blocks", min(cores, trips))

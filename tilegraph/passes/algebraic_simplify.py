@@ -34,6 +34,7 @@ from xdsl.pattern_rewriter import (
 )
 
 import tilegraph.passes.simplify as simplify_package
+from tilegraph.dialects.graph.provenance import Located
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.rule import SIMPLIFY_RULES, SimplifyRule
 from tilegraph.passes.statistics import start_pass
@@ -92,7 +93,7 @@ class AlgebraicSimplifyPass(ModulePass):
             return
         dispatch = RulesByOpType([cls(stats) for cls in rules])
         # the greedy applier also erases the ops a rewrite leaves dead
-        PatternRewriteWalker(GreedyRewritePatternApplier([dispatch])).rewrite_module(op)
+        PatternRewriteWalker(Located(GreedyRewritePatternApplier([dispatch]))).rewrite_module(op)
 
 
 class RulesByOpType(RewritePattern):

@@ -34,6 +34,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import FormatRole, GraphOp
+from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import conversion_exists
@@ -154,8 +155,5 @@ class CancelTransDataPass(ModulePass):
     name = "cancel-trans-data"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [InversePair(), ComposeChain(), MergeIdentical(), HoistThroughAgnostic()]
-            )
-        ).rewrite_module(op)
+        patterns = [InversePair(), ComposeChain(), MergeIdentical(), HoistThroughAgnostic()]
+        PatternRewriteWalker(Located(GreedyRewritePatternApplier(patterns))).rewrite_module(op)

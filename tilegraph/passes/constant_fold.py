@@ -39,6 +39,7 @@ from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.graph.constant_ops import ShapeOp, SizeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp, SliceOp
 from tilegraph.dialects.graph.elementwise import DropoutOp
+from tilegraph.dialects.graph.provenance import replace_located
 from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
@@ -186,6 +187,11 @@ def _rest_constant(op: Operation) -> bool:
     return all(constant_array(v) is not None for v in op.operands[1:])
 
 
+def _constant_operands(op: Operation) -> list[Operation]:
+    """The constants ``op`` reads: with ``op``, what a value folded from it comes from."""
+    return [v.owner for v in op.operands if isinstance(v.owner, ConstantOp)]
+
+
 def _constant_like(array: np.ndarray, old: TensorType) -> ConstantOp:
     """A constant holding ``array`` typed as ``old`` (refined to static dims if needed)."""
     array = np.asarray(array, dtype=numpy_dtype_of(old.element_type))
@@ -221,7 +227,7 @@ class _Folder:
                 op.data, new_shape, allowzero=op.allowzero, result_types=[op.reshaped.type]
             )
             reshape.results[0].name_hint = op.reshaped.name_hint
-            Rewriter.replace_op(op, [new_shape, reshape])
+            replace_located(op, [new_shape, reshape])
             self.stats.add("rule.reshape-concat-shape")
             return
         inputs = [constant_array(v) for v in op.operands]
@@ -268,7 +274,7 @@ class _Folder:
             c = _constant_like(out, res.type)
             c.output.name_hint = res.name_hint
             constants.append(c)
-        Rewriter.replace_op(op, constants, [c.output for c in constants])
+        replace_located(op, constants, [c.output for c in constants], _constant_operands(op))
 
     def dedup(self, block: Block) -> None:
         first: dict[tuple[object, object], ConstantOp] = {}

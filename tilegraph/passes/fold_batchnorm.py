@@ -52,6 +52,7 @@ from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp, ConvTransposeOp
+from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import (
@@ -551,5 +552,5 @@ class FoldBatchNormPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         patterns = [FoldEpilogue(stats), FoldInputScale(stats), BatchNormToAffine(stats)]
-        walker = PatternRewriteWalker(GreedyRewritePatternApplier(list(patterns)))
+        walker = PatternRewriteWalker(Located(GreedyRewritePatternApplier(list(patterns))))
         walker.rewrite_module(op)

@@ -22,6 +22,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from tilegraph.dialects.graph.constant_ops import ConstantOp
+from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
@@ -55,4 +56,4 @@ class FoldTransDataPass(ModulePass):
     name = "fold-trans-data"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(FoldConstantTransData()).rewrite_module(op)
+        PatternRewriteWalker(Located(FoldConstantTransData())).rewrite_module(op)

@@ -48,6 +48,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp, YieldOp
 from tilegraph.dialects.graph.fused import new_body
+from tilegraph.dialects.graph.provenance import locate, location_of
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.hardware import HardwareModel, hardware_preset
@@ -273,6 +274,7 @@ def materialize(group: Group, members: Sequence[Operation], index: int) -> Fused
     fused = FusedOp(
         kernel_name(members, index), group.kind(), inputs, [r.type for r in root.results], body
     )
+    locate([fused], location_of(members))  # the fused op and its yield
     Rewriter.insert_op(fused, InsertPoint.before(root))
     for old, new in zip(root.results, fused.outputs, strict=True):
         new.name_hint = old.name_hint

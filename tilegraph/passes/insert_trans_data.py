@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, StringAttr
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -40,9 +40,15 @@ from tilegraph.passes.registry import register_pass
 
 
 def convert_value(
-    value: SSAValue, target: TensorType, cache: dict[tuple[SSAValue, TensorType], SSAValue]
+    value: SSAValue,
+    target: TensorType,
+    cache: dict[tuple[SSAValue, TensorType], SSAValue],
+    consumer: Operation | None = None,
 ) -> SSAValue:
-    """``value`` converted to ``target`` right after its definition (shared via ``cache``)."""
+    """``value`` converted to ``target`` right after its definition (shared via ``cache``).
+
+    The conversion's location is its producer's; a function argument's conversion takes
+    that of ``consumer`` (the first op that needs it), an ONNX input being no node."""
     key = (value, target)
     if key in cache:
         return cache[key]
@@ -51,13 +57,15 @@ def convert_value(
     if source.storage_format != target.storage_format and not conversion_exists(
         source.storage_format, target.storage_format
     ):
-        value = convert_value(value, origin_view(source), cache)
+        value = convert_value(value, origin_view(source), cache, consumer)
         source = origin_view(source)
     if source == target:
         cache[key] = value
         return value
     op = TransDataOp(value, target)
     owner = value.owner
+    source_op = owner if isinstance(owner, Operation) else consumer
+    op.location = source_op.location if source_op is not None else UNKNOWN_LOC
     if isinstance(owner, Operation):
         Rewriter.insert_op(op, InsertPoint.after(owner))
     else:  # a block argument: after the conversions of earlier arguments, in argument order
@@ -121,7 +129,7 @@ class InsertTransDataPass(ModulePass):
                 ):
                     if target is None or operand.type == target:
                         continue
-                    consumer.operands[index] = convert_value(operand, target, cache)
+                    consumer.operands[index] = convert_value(operand, target, cache, consumer)
                 choice = read_choice(consumer)
                 if isinstance(consumer, GraphOp) and choice is not None:
                     retype_results(planner, consumer, choice)

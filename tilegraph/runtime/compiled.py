@@ -60,12 +60,15 @@ class KernelInfo:
     tiles: int
     reason: str | None = None
     """Why a host kernel has no tile lowering."""
+    nodes: tuple[str, ...] = ()
+    """The ONNX nodes it implements (from the kernel's location), in order."""
 
     def as_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": self.name,
             "unit": self.unit,
             "ops": list(self.ops),
+            "nodes": list(self.nodes),
             "tiles": self.tiles,
         }
         if self.reason:
@@ -75,6 +78,7 @@ class KernelInfo:
 
 def kernel_report(module: ModuleOp) -> list[KernelInfo]:
     """Every kernel of a lowered module, in launch order."""
+    from tilegraph.dialects.graph.provenance import onnx_nodes
     from tilegraph.dialects.tile import LaunchOp
 
     kernels = {
@@ -109,6 +113,7 @@ def kernel_report(module: ModuleOp) -> list[KernelInfo]:
                 ops,
                 tiles.value.data if isinstance(tiles, IntegerAttr) else 0,
                 reason.data if isinstance(reason, StringAttr) else None,
+                tuple(onnx_nodes(fn.location)),
             )
         )
     return found

@@ -114,6 +114,8 @@ def _print_compare(compare: dict[str, Any]) -> None:
 def print_profile(cycles: ModelCycles, top: int | None) -> None:
     """The cycle model's estimate: the ``top`` kernels by time (all when None), then the
     totals (what :meth:`ModelCycles.render` says, as a table)."""
+    from tilegraph.runtime.cycles.report import nodes_text
+
     kernels = sorted(cycles.kernels, key=lambda k: -k.total_us)
     shown = kernels if top is None else kernels[:top]
     print(f"cycle model on {cycles.platform} ({cycles.clock_ghz} GHz)")
@@ -130,11 +132,12 @@ def print_profile(cycles: ModelCycles, top: int | None) -> None:
                 k.bound,
                 f"{100 * k.cube_utilisation:.1f}",
                 f"{gm:.2f}",
+                nodes_text(k.nodes),
             )
         )
     numbers = [Col(h, right=True) for h in ("µs", "+launch")]
     columns = ["kernel", "unit", Col("blocks", right=True), *numbers, "bound"]
-    print_table([*columns, Col("cube%", right=True), Col("GM MB", right=True)], rows)
+    print_table([*columns, Col("cube%", right=True), Col("GM MB", right=True), "ONNX nodes"], rows)
     if len(kernels) > len(shown):
         print(f"... {len(kernels) - len(shown)} more kernels")
     bounds = ", ".join(f"{b} {t:.1f}" for b, t in cycles.per_bound_us().items() if t)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from math import prod
-from typing import Any, ClassVar, Self, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -50,7 +50,6 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.graph.facts import OpCost, OpFacts
-from tilegraph.dialects.graph.provenance import copy_origin
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.symbolic.dims import Dim, dim_to_text, dims_compatible
 from tilegraph.symbolic.inference import ShapeError, inferring_unless_labelled
@@ -191,25 +190,6 @@ class GraphOp(IRDLOperation):
     def read_attr(cls, props: Mapping[str, Attribute], name: str) -> Any:
         attr = props.get(name)
         return cls.DEFAULTS.get(name) if attr is None else from_attribute(attr)
-
-    def clone_without_regions(
-        self,
-        value_mapper: dict[SSAValue, SSAValue] | None = None,
-        block_mapper: dict[Block, Block] | None = None,
-        *,
-        clone_name_hints: bool = True,
-        clone_operands: bool = True,
-    ) -> Self:
-        """xDSL's copy (``clone`` and region copies go through it), keeping the ONNX node
-        the op came from (:mod:`.provenance`)."""
-        copy = super().clone_without_regions(
-            value_mapper,
-            block_mapper,
-            clone_name_hints=clone_name_hints,
-            clone_operands=clone_operands,
-        )
-        copy_origin(self, copy)
-        return copy
 
     # ---- shape inference ----------------------------------------------------------------
     @classmethod

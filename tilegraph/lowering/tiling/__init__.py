@@ -29,6 +29,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
+from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.formats import Format
@@ -118,6 +119,7 @@ def tile_kernel(
     assert failure is None, failure
     builder.finish()
     staging.add_op(func.ReturnOp())
+    locate(staging.ops, fn.location)  # every tile op: the graph op(s) the kernel implements
     block = fn.body.block
     for old in reversed(list(block.ops)):
         old.detach()

@@ -25,6 +25,12 @@ MEMORY_PIPES = ("MTE1", "MTE2", "MTE3", "FIX")
 BOUND_CLASSES: tuple[str, ...] = ("cube", "memory", "vector", "latency", "host")
 
 
+def nodes_text(nodes: tuple[str, ...], shown: int = 4) -> str:
+    """The ONNX nodes of a kernel for a table cell: the first ``shown``, then ``+N``."""
+    text = ", ".join(nodes[:shown])
+    return f"{text} +{len(nodes) - shown}" if len(nodes) > shown else text
+
+
 def bound_class(bound: str) -> str:
     """ "cube", "memory", "vector", "latency" or "host" for a kernel's bound."""
     if bound == "M":
@@ -69,6 +75,8 @@ class KernelCycles:
     cube_flops: int = 0
     """Floating-point (or integer) operations of one launch's ``mmad`` ops, all blocks:
     2 * M * K * N per ``mmad`` as tiled, padding to fractals included."""
+    nodes: tuple[str, ...] = ()
+    """The ONNX nodes the kernel implements (from its location)."""
 
     @property
     def total_us(self) -> float:
@@ -89,6 +97,7 @@ class KernelCycles:
             "name": self.name,
             "unit": self.unit,
             "ops": list(self.ops),
+            "nodes": list(self.nodes),
             "blocks": self.blocks,
             "launches": self.launches,
             "cycles": self.cycles,
@@ -203,7 +212,7 @@ class ModelCycles:
         width = max([len("kernel"), *(len(k.name) for k in shown)])
         head = (
             f"{'kernel':<{width}}  {'unit':<6} {'blocks':>6} {'µs':>10} {'+launch':>8} "
-            f"{'bound':<8} {'cube%':>6} {'GM MB':>8}"
+            f"{'bound':<8} {'cube%':>6} {'GM MB':>8}  ONNX nodes"
         )
         lines = [f"cycle model on {self.platform} ({self.clock_ghz} GHz)", head, "-" * len(head)]
         for k in shown:
@@ -211,7 +220,7 @@ class ModelCycles:
             lines.append(
                 f"{k.name:<{width}}  {k.unit:<6} {k.blocks:>6} {k.launches * k.us:>10.2f} "
                 f"{k.launches * k.launch_us:>8.1f} {k.bound:<8} "
-                f"{100 * k.cube_utilisation:>6.1f} {gm:>8.2f}"
+                f"{100 * k.cube_utilisation:>6.1f} {gm:>8.2f}  {nodes_text(k.nodes)}"
             )
         if len(rows) > len(shown):
             lines.append(f"... {len(rows) - len(shown)} more kernels")

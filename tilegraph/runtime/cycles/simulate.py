@@ -18,7 +18,7 @@ ordering at all: an optimistic bound).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -238,12 +238,11 @@ def simulate_module(
             raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
         found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
+    found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
     return ModelCycles(hw.name, hw.clock_ghz, list(found.values()), options.host.name, order)
 
 
 def _relaunched(k: KernelCycles) -> KernelCycles:
-    from dataclasses import replace
-
     return replace(k, launches=k.launches + 1)
 
 

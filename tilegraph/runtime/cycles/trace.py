@@ -3,10 +3,12 @@
 * :func:`kernel_trace`: the pipes of one core running one block of a kernel — one track
   (thread) per pipe the kernel uses, one complete ("X") event per op instance named after
   the op, with its cycles in ``args``; each ``wait_flag`` is joined to the ``set_flag`` whose
-  flag it took by a flow arrow ("s" / "f" events, category ``flag``).
+  flag it took by a flow arrow ("s" / "f" events, category ``flag``). The process is named
+  after the kernel and the ONNX nodes it implements.
   :func:`launch_trace` finds a kernel of a module by name and uses its launch's blocks.
 * :func:`model_trace`: the whole model — one track for the kernels on the device, one for
-  launch overheads, one for host kernels, each launch laid after the previous one.
+  launch overheads, one for host kernels, each launch laid after the previous one; a
+  kernel's event carries its ONNX nodes in ``args.nodes``.
 * :func:`merge_traces` puts them in one file (the model as process 1, a kernel as 2).
 
 Timestamps are µs (``ts``, ``dur``) from the start of the kernel or the model.
@@ -21,12 +23,13 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.sync_check import launch_blocks
 from tilegraph.runtime.cycles.program import compile_kernel
-from tilegraph.runtime.cycles.report import ModelCycles
+from tilegraph.runtime.cycles.report import ModelCycles, nodes_text
 from tilegraph.runtime.cycles.simulate import (
     CycleModelOptions,
     plan_launch,
@@ -64,8 +67,10 @@ def kernel_trace(
     run = run_block(plan, plan.representative(block), trace=True)
     per_us = hw.cycles_per_us
     used = sorted({r.pipe for r in program.records}, key=lambda p: p)
+    nodes = nodes_text(tuple(onnx_nodes(fn.location)))
+    implements = f" ({nodes})" if nodes else ""
     events: list[dict[str, Any]] = [
-        _process(pid, f"@{program.name} block {block}/{blocks} on {hw.name}")
+        _process(pid, f"@{program.name}{implements} block {block}/{blocks} on {hw.name}")
     ]
     for p in used:
         events += _thread(pid, p, PIPES[p])
@@ -154,6 +159,7 @@ def model_trace(model: ModelCycles, pid: int = 1) -> dict[str, Any]:
                     "blocks": k.blocks,
                     "cube_utilisation": round(k.cube_utilisation, 4),
                     "ops": ",".join(k.ops),
+                    "nodes": ", ".join(k.nodes),
                 },
             }
         )
