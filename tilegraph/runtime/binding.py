@@ -46,7 +46,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
-from tilegraph.dialects.graph.provenance import onnx_node, value_label
+from tilegraph.dialects.graph.provenance import onnx_nodes, value_label
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
@@ -206,7 +206,8 @@ def _branching_on_values(
 
 def _op_label(op: IfOp | LoopOp) -> str:
     hint = op.results[0].name_hint if op.results else None
-    return onnx_node(op) or hint or op.name
+    nodes = onnx_nodes(op.location)
+    return nodes[0] if nodes else hint or op.name
 
 
 def unknown_dims(module: ModuleOp) -> list[str]:
