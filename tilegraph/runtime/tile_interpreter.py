@@ -85,10 +85,11 @@ _UNDECIDED: Any = object()
 @register_impls
 class IndexArithFunctions(InterpreterFunctions):
     """``arith`` on ``index`` values — the loop bounds, offsets and slot numbers of the
-    tile level — as plain Python ints (index is as wide as the host's ints: nothing wraps),
-    with what each op computes decided once per op; other types go to xDSL's own
-    implementations. Tiled kernels run one such op per few tile ops, and xDSL's generic
-    ones check types and bit widths on every call."""
+    tile level — as plain Python ints, computed by the one evaluator
+    (:mod:`tilegraph.dialects.index_arith`: every op of its ``INDEX_OPS``), looked up once
+    per op; other integer types go to xDSL's own implementations where xDSL has one. Tiled
+    kernels run one such op per few tile ops, and xDSL's generic ones check types and bit
+    widths on every call."""
 
     def __init__(self) -> None:
         self._generic = ArithFunctions()
