@@ -43,6 +43,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.frontend import load_onnx
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.buffers import accesses, mark_multi_buffer
+from tilegraph.lowering.inject_sync import is_iteration_slot
 from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
 from tilegraph.lowering.kernel_walk import KernelWalk
 from tilegraph.lowering.split_cores import split_loop
@@ -706,3 +707,24 @@ def test_cube_flops_count_the_tiled_products_with_their_padding():
         for path in report["bytes_per_path"]
     }
     assert report["bytes_per_path"]["L1->L0A"] == 48 * 64 * 2
+
+
+def test_blocks_of_a_synced_kernel_with_slotted_flags_are_simulated_once_and_exactly():
+    """inject-sync's slot, ``((iv - lb) floordivsi step) remsi n``, is the same in blocks
+    that run as many iterations: they are simulated once, with the estimate of simulating
+    each of them."""
+    fn = _synced_matmul()
+    program = compile_kernel(fn, TEST)
+    slots = [op.slot for op in fn.walk() if isinstance(op, SetFlagOp) and op.slot is not None]
+    assert slots and all(is_iteration_slot(s) for s in slots)
+    assert program.uniform_blocks
+    blocks = 4
+    plan = plan_launch(program, TEST, blocks, CycleModelOptions())
+    assert len(plan.groups) < blocks
+    each = replace(program, uniform_blocks=False)
+    options = CycleModelOptions()
+    assert len(plan_launch(each, TEST, blocks, options).groups) == blocks
+    assert (
+        simulate_launch(program, TEST, blocks, options).cycles
+        == simulate_launch(each, TEST, blocks, options).cycles
+    )

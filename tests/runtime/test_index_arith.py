@@ -1,7 +1,8 @@
 """The interpreter's index arithmetic (:class:`IndexArithFunctions`) computes what xDSL's
-own ``arith`` implementations compute, on index values (negative ones included: ``remsi``
-keeps the dividend's sign, ``floordivsi`` rounds down) and on other integer types (which
-it hands to xDSL's)."""
+own ``arith`` implementations compute, on index values (negative ones included: ``divsi``
+truncates, ``remsi`` keeps the dividend's sign, ``floordivsi`` rounds down, the unsigned
+``cmpi`` predicates compare two's complement) and on other integer types (which it hands
+to xDSL's)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from xdsl.ir import Block, Region
 
 from tilegraph.runtime.tile_interpreter import IndexArithFunctions
 
-BINARY = [arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.FloorDivSIOp, arith.RemSIOp]
+BINARY = [
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.DivSIOp,
+    arith.FloorDivSIOp,
+    arith.RemSIOp,
+]
 
 
 def _module(element) -> ModuleOp:
@@ -24,7 +32,7 @@ def _module(element) -> ModuleOp:
     a, b = block.args
     builder = Builder(InsertPoint.at_end(block))
     results = [builder.insert(cls(a, b)).results[0] for cls in BINARY]
-    results += [builder.insert(arith.CmpiOp(a, b, p)).results[0] for p in range(6)]
+    results += [builder.insert(arith.CmpiOp(a, b, p)).results[0] for p in range(10)]
     three = builder.insert(arith.ConstantOp(IntegerAttr(3, element))).results[0]
     results.append(builder.insert(arith.AddiOp(three, a)).results[0])
     builder.insert(func.ReturnOp(*results))

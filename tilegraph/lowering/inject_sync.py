@@ -357,6 +357,26 @@ def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -
     return found
 
 
+def is_iteration_slot(value: SSAValue) -> bool:
+    """Whether ``value`` is a loop iteration's slot as :func:`_slot_value` computes it,
+    ``((iv - lb) floordiv step) remsi n`` — the same in every block that runs as many
+    iterations of the loop (the cycle model simulates one of them)."""
+    rem = value.owner
+    if not isinstance(rem, arith.RemSIOp):
+        return False
+    div = rem.lhs.owner
+    if not isinstance(div, arith.FloorDivSIOp):
+        return False
+    sub = div.lhs.owner
+    if not isinstance(sub, arith.SubiOp):
+        return False
+    body = sub.lhs.owner
+    if not isinstance(body, Block):
+        return False
+    loop = body.parent_op()
+    return isinstance(loop, scf.ForOp) and sub.rhs is loop.lb and div.rhs is loop.step
+
+
 def _outermost_loop(loop: scf.ForOp) -> scf.ForOp:
     outer = loop
     parent = loop.parent_op()

@@ -10,34 +10,15 @@ the walk :meth:`KernelWalk.value` gives an index operand's current value and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Block, SSAValue
 
+from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
 from tilegraph.lowering.buffers import buffer_slots, slot_loop
-
-_BINARY: dict[type, Callable[[int, int], int]] = {
-    arith.AddiOp: lambda a, b: a + b,
-    arith.SubiOp: lambda a, b: a - b,
-    arith.MuliOp: lambda a, b: a * b,
-    arith.FloorDivSIOp: lambda a, b: a // b,
-    arith.DivSIOp: lambda a, b: int(a / b),
-    arith.RemSIOp: lambda a, b: a - b * int(a / b),
-    arith.MinSIOp: min,
-    arith.MaxSIOp: max,
-}
-_CMPI: dict[int, Callable[[int, int], bool]] = {
-    0: lambda a, b: a == b,
-    1: lambda a, b: a != b,
-    2: lambda a, b: a < b,
-    3: lambda a, b: a <= b,
-    4: lambda a, b: a > b,
-    5: lambda a, b: a >= b,
-}
 
 
 class KernelWalkError(ValueError):
@@ -91,19 +72,10 @@ class KernelWalk:
                 else:
                     yield op
             elif isinstance(op, arith.ConstantOp):
-                attr = op.value
-                values[op.result] = attr.value.data if isinstance(attr, IntegerAttr) else attr
-            elif type(op) in _BINARY:
-                a, b = (values[v] for v in op.operands)
-                values[op.results[0]] = _BINARY[type(op)](a, b)
-            elif isinstance(op, arith.CmpiOp):
-                a, b = (values[v] for v in op.operands)
-                predicate = op.predicate.value.data
-                # Unsigned predicates (6-9) compare like the signed ones on indices.
-                values[op.result] = _CMPI[predicate if predicate < 6 else predicate - 4](a, b)
-            elif isinstance(op, arith.SelectOp):
-                c, a, b = (values[v] for v in op.operands)
-                values[op.result] = a if c else b
+                known = index_arith.constant(op)
+                values[op.result] = op.value if known is None else known
+            elif (evaluate := index_arith.evaluator(op)) is not None:
+                values[op.results[0]] = evaluate(*(values[v] for v in op.operands))
             elif isinstance(op, scf.ForOp):
                 yield from self._loop(op)
             elif isinstance(op, scf.YieldOp | func.ReturnOp):

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
+from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
@@ -46,18 +46,8 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.tiling.builder import PARALLEL_ATTR
 
-_INDEX_OPS = (
-    arith.AddiOp,
-    arith.SubiOp,
-    arith.MuliOp,
-    arith.FloorDivSIOp,
-    arith.RemSIOp,
-    arith.CmpiOp,
-    arith.MinSIOp,
-    arith.MaxSIOp,
-    arith.SelectOp,
-)
-
+_INDEX_OPS = index_arith.INDEX_OPS
+"""Index arithmetic: the fast executor evaluates it on arrays when an operand varies."""
 
 _BATCHABLE = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, *_INDEX_OPS)
 
@@ -106,26 +96,23 @@ class NestPlan:
         return self.varying.get(value) or self.batched.get(value) or frozenset()
 
 
-_FOLDABLE = {
-    arith.AddiOp: lambda a, b: a + b,
-    arith.SubiOp: lambda a, b: a - b,
-    arith.MuliOp: lambda a, b: a * b,
-}
+_FOLDABLE = (arith.AddiOp, arith.SubiOp, arith.MuliOp)
+"""The index arithmetic a loop bound known before the loop runs may use."""
 
 
 def _constant(value: SSAValue) -> int | None:
     """The value of an index known before the loop runs: a constant, a block query (the
     fast executor runs a launch's blocks as block 0 of 1), or +, -, * of such."""
     op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
+    if isinstance(op, arith.ConstantOp):
+        return index_arith.constant(op)
     if isinstance(op, BlockIdxOp | BlockNumOp):
         return 0 if isinstance(op, BlockIdxOp) else 1
-    fold = _FOLDABLE.get(type(op))
-    if fold is not None and isinstance(op, Operation):
-        lhs, rhs = (_constant(v) for v in op.operands)
-        if lhs is not None and rhs is not None:
-            return fold(lhs, rhs)
+    if isinstance(op, _FOLDABLE):
+        fold = index_arith.evaluator(op)
+        operands = [_constant(v) for v in op.operands]
+        if fold is not None and all(v is not None for v in operands):
+            return fold(*operands)
     return None
 
 

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects import index_arith
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -39,16 +40,6 @@ from tilegraph.runtime.storage import convert
 
 class FastExecutorError(RuntimeError):
     """An op the fast executor cannot compile (the message names it)."""
-
-
-_BINARY = {
-    arith.AddiOp: "+",
-    arith.SubiOp: "-",
-    arith.MuliOp: "*",
-    arith.FloorDivSIOp: "//",
-    arith.RemSIOp: "%",
-}
-_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
 
 
 class _FunctionWriter:
@@ -86,22 +77,11 @@ class _FunctionWriter:
         out = ", ".join(self.name(r) for r in op.results)
         args = ", ".join(self.name(v) for v in op.operands)
         if isinstance(op, arith.ConstantOp):
-            value = op.value
-            assert isinstance(value, IntegerAttr)
-            literal = value.value.data
-            if op.result.type == i1:
-                literal = bool(literal)
+            literal = index_arith.constant(op)
+            assert literal is not None, op
             self.emit(depth, f"{out} = {literal!r}")
-        elif type(op) in _BINARY:
-            a, b = (self.name(v) for v in op.operands)
-            self.emit(depth, f"{out} = {a} {_BINARY[type(op)]} {b}")
-        elif isinstance(op, arith.CmpiOp):
-            a, b = (self.name(v) for v in op.operands)
-            self.emit(depth, f"{out} = {a} {_CMPI[op.predicate.value.data]} {b}")
-        elif isinstance(op, arith.MinSIOp | arith.MaxSIOp):
-            a, b = (self.name(v) for v in op.operands)
-            fn = "np.minimum" if isinstance(op, arith.MinSIOp) else "np.maximum"
-            self.emit(depth, f"{out} = {fn}({a}, {b})")
+        elif (expr := self.index_expression(op)) is not None:
+            self.emit(depth, f"{out} = {expr}")
         elif isinstance(op, BlockIdxOp | BlockNumOp):
             # All blocks of a launch run as one: block 0 of 1 covers every iteration of the
             # split loop (tilegraph.lowering.split_cores), which then batches as a whole.
@@ -119,7 +99,7 @@ class _FunctionWriter:
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
             self.emit(depth, f"{self.module.python_name(callee)}({args})")
-        elif isinstance(op, arith.SelectOp) or isinstance(op, TileOp) and self.plan is not None:
+        elif isinstance(op, TileOp) and self.plan is not None:
             self._batched_op(op, depth)
         elif isinstance(op, TileOp | GraphOp | TransDataOp):
             handle = self.module.bind(op)
@@ -130,20 +110,20 @@ class _FunctionWriter:
         else:
             raise FastExecutorError(f"the fast executor cannot run '{op.name}'")
 
-    def _batched_op(self, op: Operation, depth: int) -> None:
-        """A select, or a tile op inside a batch: its batched kernel, its kernel once per
-        point of the batch, or (nothing varying) its kernel once."""
-        out = ", ".join(self.name(r) for r in op.results)
+    def index_expression(self, op: Operation) -> str | None:
+        """Python source of the index arithmetic ``op`` computes
+        (:mod:`tilegraph.dialects.index_arith`): on arrays when an operand varies along a
+        batch, else on ints; None when ``op`` is not index arithmetic."""
+        plan = self.plan
+        vector = plan is not None and any(v in plan.varying for v in op.operands)
+        return index_arith.expression(op, [self.name(v) for v in op.operands], vector)
+
+    def _batched_op(self, op: TileOp, depth: int) -> None:
+        """A tile op inside a batch: its batched kernel, its kernel once per point of the
+        batch, or (nothing varying) its kernel once."""
         args = ", ".join(self.name(v) for v in op.operands)
         plan = self.plan
-        if isinstance(op, arith.SelectOp):
-            c, a, b = (self.name(v) for v in op.operands)
-            if plan is not None and any(v in plan.varying for v in op.operands):
-                self.emit(depth, f"{out} = np.where({c}, {a}, {b})")
-            else:
-                self.emit(depth, f"{out} = {a} if {c} else {b}")
-            return
-        assert isinstance(op, TileOp) and plan is not None
+        assert plan is not None
         mask = [v in plan.varying or v in plan.batched for v in op.operands]
         if not any(mask):
             handle = self.module.bind(op)
@@ -259,6 +239,7 @@ class CompiledModule:
     def __init__(self, module: ModuleOp, batch: bool = True):
         self.batch = batch
         self.namespace: dict[str, Any] = {
+            **index_arith.NAMESPACE,
             "np": np,
             "_count": lambda name: None,
             "_slots": self._slots,

@@ -10,7 +10,6 @@ or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFun
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.utils.exceptions import InterpretationError
 
+from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import Kernel
 
@@ -75,40 +75,8 @@ class TileFunctions(InterpreterFunctions):
         return (self.block[1],)
 
 
-def _remsi(a: int, b: int) -> int:
-    """``arith.remsi``: the remainder takes the dividend's sign (C's ``%``)."""
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
-
-
-_INDEX_BINARY: dict[type, Callable[[int, int], int]] = {
-    arith.AddiOp: operator.add,
-    arith.SubiOp: operator.sub,
-    arith.MuliOp: operator.mul,
-    arith.FloorDivSIOp: operator.floordiv,
-    arith.RemSIOp: _remsi,
-    arith.MinSIOp: min,
-    arith.MaxSIOp: max,
-}
-_SIGNED_CMPI: dict[int, Callable[[int, int], bool]] = {
-    0: operator.eq,
-    1: operator.ne,
-    2: operator.lt,
-    3: operator.le,
-    4: operator.gt,
-    5: operator.ge,
-}
-
-
-_XDSL_IMPLS = {
-    arith.AddiOp: "run_addi",
-    arith.SubiOp: "run_subi",
-    arith.MuliOp: "run_muli",
-    arith.FloorDivSIOp: "run_floordivsi",
-    arith.RemSIOp: "run_remsi",
-    arith.CmpiOp: "run_cmpi",
-}
-"""xDSL's implementation of each op, for types other than index."""
+_XDSL_IMPLS = dict(ArithFunctions._impls())  # pyright: ignore[reportPrivateUsage]
+"""xDSL's implementation of each ``arith`` op, for types other than index."""
 
 _UNDECIDED: Any = object()
 """Not yet looked at (None is a decision: xDSL's implementation)."""
@@ -117,17 +85,18 @@ _UNDECIDED: Any = object()
 @register_impls
 class IndexArithFunctions(InterpreterFunctions):
     """``arith`` on ``index`` values — the loop bounds, offsets and slot numbers of the
-    tile level — as plain Python ints (index is as wide as the host's ints: nothing wraps),
-    with what each op computes decided once per op; other types go to xDSL's own
-    implementations. Tiled kernels run one such op per few tile ops, and xDSL's generic
-    ones check types and bit widths on every call."""
+    tile level — as plain Python ints, computed by the one evaluator
+    (:mod:`tilegraph.dialects.index_arith`: every op of its ``INDEX_OPS``), looked up once
+    per op; other integer types go to xDSL's own implementations where xDSL has one. Tiled
+    kernels run one such op per few tile ops, and xDSL's generic ones check types and bit
+    widths on every call."""
 
     def __init__(self) -> None:
         self._generic = ArithFunctions()
         """xDSL's implementations, for arith on types other than index."""
         # keyed by op identity, as TileFunctions' kernels: one instance per run
         self._constants: dict[int, tuple[Any, ...]] = {}
-        self._binary: dict[int, Callable[[int, int], Any] | None] = {}
+        self._evaluators: dict[int, Callable[..., Any] | None] = {}
 
     @impl(arith.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: arith.ConstantOp, args: tuple[Any, ...]):
@@ -136,34 +105,30 @@ class IndexArithFunctions(InterpreterFunctions):
             value = op.value
             if not isinstance(value, IntegerAttr | FloatAttr):
                 raise InterpretationError(f"arith.constant of {value} has no interpretation")
-            found = self._constants[id(op)] = (value.value.data,)
+            known = index_arith.constant(op)
+            found = self._constants[id(op)] = (value.value.data if known is None else known,)
         return found
 
-    def _index_binary(self, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
-        fn = self._binary.get(id(op), _UNDECIDED)
+    def _evaluate(self, interpreter: Interpreter, op: Any, args: tuple[Any, ...]):
+        fn = self._evaluators.get(id(op), _UNDECIDED)
         if fn is _UNDECIDED:
-            # minsi / maxsi: xDSL has none; ints of any width are Python ints here
-            index = isinstance(op.operands[0].type, IndexType) or isinstance(
-                op, arith.MinSIOp | arith.MaxSIOp
-            )
-            if isinstance(op, arith.CmpiOp):
-                fn = _SIGNED_CMPI.get(op.predicate.value.data) if index else None
+            # index values, and ops xDSL has no implementation of (minsi, maxsi, ...): ints
+            # of any width are Python ints here
+            index = any(isinstance(v.type, IndexType) for v in (*op.operands, *op.results))
+            if index or type(op) not in _XDSL_IMPLS:
+                fn = index_arith.evaluator(op)
             else:
-                fn = _INDEX_BINARY[type(op)] if index else None
-            self._binary[id(op)] = fn
+                fn = None
+            self._evaluators[id(op)] = fn
         if fn is None:
-            generic = getattr(ArithFunctions, _XDSL_IMPLS[type(op)])
-            return generic(self._generic, interpreter, op, args).values
-        return (fn(args[0], args[1]),)
+            return _XDSL_IMPLS[type(op)](self._generic, interpreter, op, args).values
+        return (fn(*args),)
 
-    run_addi = impl(arith.AddiOp)(_index_binary)
-    run_subi = impl(arith.SubiOp)(_index_binary)
-    run_muli = impl(arith.MuliOp)(_index_binary)
-    run_floordivsi = impl(arith.FloorDivSIOp)(_index_binary)
-    run_remsi = impl(arith.RemSIOp)(_index_binary)
-    run_cmpi = impl(arith.CmpiOp)(_index_binary)
-    run_minsi = impl(arith.MinSIOp)(_index_binary)
-    run_maxsi = impl(arith.MaxSIOp)(_index_binary)
+
+for _op in index_arith.INDEX_OPS:  # one implementation: index_arith's evaluator of the op
+    _run = impl(_op)(IndexArithFunctions._evaluate)  # pyright: ignore[reportPrivateUsage]
+    setattr(IndexArithFunctions, f"run_{_op.name.removeprefix('arith.')}", _run)
+register_impls(IndexArithFunctions)
 
 
 def _make_impl(op_cls: type[TileOp]) -> Any:

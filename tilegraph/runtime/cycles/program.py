@@ -26,9 +26,10 @@ from math import ceil, prod
 from typing import Any
 
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
+from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     AllocOp,
     BlockIdxOp,
@@ -43,6 +44,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.inject_sync import is_iteration_slot
 
 NORMAL, SET, WAIT, BARRIER, FENCE = range(5)
 """Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier`` on one
@@ -129,59 +131,6 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
     )
 
 
-def _divsi(a: int, b: int) -> int:
-    return int(a / b)
-
-
-def _remsi(a: int, b: int) -> int:
-    return a - b * int(a / b)
-
-
-_HELPERS: dict[str, Any] = {"_divsi": _divsi, "_remsi": _remsi}
-_BINARY_SOURCE: dict[type, str] = {
-    arith.AddiOp: "({a} + {b})",
-    arith.SubiOp: "({a} - {b})",
-    arith.MuliOp: "({a} * {b})",
-    arith.FloorDivSIOp: "({a} // {b})",
-    arith.DivSIOp: "_divsi({a}, {b})",
-    arith.RemSIOp: "_remsi({a}, {b})",
-    arith.MinSIOp: "min({a}, {b})",
-    arith.MaxSIOp: "max({a}, {b})",
-}
-"""Index arithmetic as Python expressions (signed division truncates toward zero)."""
-_BINARY: dict[type, Callable[[int, int], int]] = {
-    kind: eval(f"lambda a, b: {text.format(a='a', b='b')}", dict(_HELPERS))  # noqa: S307
-    for kind, text in _BINARY_SOURCE.items()
-}
-"""The same expressions as functions (for :meth:`KernelProgram.shape`)."""
-_CMPI = ("==", "!=", "<", "<=", ">", ">=")
-
-
-def _cmpi_symbol(op: arith.CmpiOp) -> str:
-    predicate = op.predicate.value.data
-    # Unsigned predicates (6-9) compare like the signed ones on indices.
-    return _CMPI[predicate if predicate < 6 else predicate - 4]
-
-
-def _iteration_slot(value: SSAValue) -> bool:
-    """Whether ``value`` is ``((iv - lb) / step) mod n`` of a loop: the iteration's slot as
-    ``inject-sync`` computes it — the same in every block that runs as many iterations."""
-    rem = value.owner
-    if not isinstance(rem, arith.RemSIOp):
-        return False
-    div = rem.lhs.owner
-    if not isinstance(div, arith.DivSIOp):
-        return False
-    sub = div.lhs.owner
-    if not isinstance(sub, arith.SubiOp):
-        return False
-    body = sub.lhs.owner
-    if not isinstance(body, Block):
-        return False
-    loop = body.parent_op()
-    return isinstance(loop, scf.ForOp) and sub.rhs is loop.lb and div.rhs is loop.step
-
-
 @dataclass
 class KernelProgram:
     """A kernel compiled for the cycle model; see the module docstring."""
@@ -224,12 +173,11 @@ class KernelProgram:
                     if found is not None:
                         counts[found] += times
                 elif isinstance(op, arith.ConstantOp):
-                    attr = op.value
-                    values[op.result] = attr.value.data if isinstance(attr, IntegerAttr) else None
-                elif type(op) in _BINARY:
-                    a, b = (values.get(v) for v in op.operands)
-                    result = None if a is None or b is None else _BINARY[type(op)](a, b)
-                    values[op.results[0]] = result
+                    values[op.result] = index_arith.constant(op)
+                elif (evaluate := index_arith.evaluator(op)) is not None:
+                    args = [values.get(v) for v in op.operands]
+                    known = all(a is not None for a in args)
+                    values[op.results[0]] = evaluate(*args) if known else None
                 elif isinstance(op, scf.ForOp):
                     lb, ub, step = (values.get(v) for v in (op.lb, op.ub, op.step))
                     if lb is None or ub is None or step is None:
@@ -238,9 +186,6 @@ class KernelProgram:
                     trips.append(n)
                     if not visit(op.body.block, times * n):
                         return False
-                else:  # compares, selects: their values do not bound loops here
-                    for r in op.results:
-                        values[r] = None
             return True
 
         if not visit(self.fn.body.block, 1):
@@ -308,7 +253,7 @@ class _Codegen:
             alias_keys = tuple(k for b in (*reads, *writes) for k in aliases[b])
             self.record_of[op] = len(self.records)
             self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys))))
-            if isinstance(op, FlagOp) and op.slot is not None and not _iteration_slot(op.slot):
+            if isinstance(op, FlagOp) and op.slot is not None and not is_iteration_slot(op.slot):
                 self.uniform = False
 
     # ---- code --------------------------------------------------------------------------
@@ -323,6 +268,10 @@ class _Codegen:
         inner = ", ".join(self.key(b) for b in buffers)
         return f"({inner},)" if buffers else "()"
 
+    def expression(self, op: Operation) -> str | None:
+        """Python source of the index arithmetic ``op`` computes, or None."""
+        return index_arith.expression(op, [self.name(v) for v in op.operands])
+
     def block(self, block: Block, indent: str, with_sync: bool, lines: list[str]) -> None:
         for op in block.ops:
             if isinstance(op, BlockIdxOp):
@@ -332,19 +281,12 @@ class _Codegen:
             elif isinstance(op, TileOp):
                 self.tile_op(op, indent, with_sync, lines)
             elif isinstance(op, arith.ConstantOp):
-                attr = op.value
-                value = attr.value.data if isinstance(attr, IntegerAttr) else None
+                value = index_arith.constant(op)
                 lines.append(f"{indent}{self.name(op.result)} = {value!r}")
-            elif type(op) in _BINARY_SOURCE:
-                a, b = (self.name(v) for v in op.operands)
-                expr = _BINARY_SOURCE[type(op)].format(a=a, b=b)
+            elif (
+                expr := index_arith.expression(op, [self.name(v) for v in op.operands])
+            ) is not None:
                 lines.append(f"{indent}{self.name(op.results[0])} = {expr}")
-            elif isinstance(op, arith.CmpiOp):
-                a, b = (self.name(v) for v in op.operands)
-                lines.append(f"{indent}{self.name(op.result)} = {a} {_cmpi_symbol(op)} {b}")
-            elif isinstance(op, arith.SelectOp):
-                c, a, b = (self.name(v) for v in op.operands)
-                lines.append(f"{indent}{self.name(op.result)} = {a} if {c} else {b}")
             elif isinstance(op, scf.ForOp):
                 self.loop(op, indent, with_sync, lines)
             elif isinstance(op, scf.YieldOp | func.ReturnOp):
@@ -399,7 +341,7 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
     gen = _Codegen(fn, hw)
     gen.prepare()
     source = gen.function("issue_data", False) + "\n\n\n" + gen.function("issue_flags", True)
-    namespace: dict[str, Any] = dict(_HELPERS)
+    namespace: dict[str, Any] = dict(index_arith.NAMESPACE)
     exec(compile(source, f"<cycles:{fn.sym_name.data}>", "exec"), namespace)  # noqa: S102
     has_sync = any(r.kind in (SET, WAIT) for r in gen.records)
     return KernelProgram(
