@@ -222,7 +222,7 @@ def test_piped_tilegraph_run_has_no_progress_and_no_ansi(tmp_path):
     lines = out.splitlines()
     header = next(line for line in lines if line.lstrip().startswith("kernel "))
     assert header.split() == [
-        *("kernel", "unit", "blocks", "µs", "+launch", "bound", "cube%", "GM", "MB")
+        *("kernel", "unit", "blocks", "µs", "+launch", "bound", "cube%", "GM", "MB", "ONNX", "nodes")
     ]
     assert any(re.match(r"^ *strategy +ops +MB +bound MB +status$", line) for line in lines)
 
