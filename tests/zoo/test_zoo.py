@@ -5,6 +5,7 @@ For each model of :data:`tests.zoo.zoo.MODELS` and each of its two data sets:
 * ``cli-tiles``: ``tilegraph-run MODEL --input name=file.npy ... --json F --save-outputs D``
   with no other flag (the default is the tiled path): it must exit 0, report
   ``target: tiles`` (not a fallback to the reference) and give onnxruntime's outputs;
+* ``cli-interpret``: the same tiles with ``--executor interpret`` (first data set);
 * ``cli-reference``: the same with ``--reference``, the graph-level control;
 * ``compile``: ``tilegraph.compile(path)`` called on the inputs;
 
@@ -12,7 +13,7 @@ and per model ``session``: ``tilegraph.Session(path, target="tiles")`` called on
 0, 1, 0: onnxruntime's outputs each time, three calls, at most two compilations (the third
 call is a cache hit).
 
-The default run (``-m 'not slow'``) keeps five quick cases; the rest are ``slow``
+The default run (``-m 'not slow'``) keeps the quick cases of FAST; the rest are ``slow``
 (``make test-all``). A case listed in :data:`tests.zoo.zoo.KNOWN_FAILURES` is
 ``xfail(strict=True)``: it must still fail, with its reason shown; when a compiler fix
 makes it pass, the XPASS fails the run until the entry is removed.
@@ -39,8 +40,13 @@ FAST: set[tuple[str, str, int]] = {
     ("bert", "cli-reference", 0),
     ("masked_attention", "cli-tiles", 0),
     ("small_cnn", "session", 0),
+    ("masked_attention", "cli-interpret", 0),
+    ("gpt2", "compile", 1),
+    ("silero_vad", "session", 0),
 }
-"""The cases of the default run: small exports (no wheel download), a few seconds each."""
+"""The cases of the default run, a few seconds each: small exports, and Silero VAD (the one
+wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
+shapes through a Session at 16 and 8 kHz)."""
 
 
 def _cases(path: str, indices: tuple[int, ...]) -> list[object]:
@@ -76,6 +82,14 @@ def test_cli_tiles(model: ZooModel, index: int) -> None:
     _check(outcome, model, _expected(model, index))
     assert outcome.target == "tiles"
     assert outcome.host_ops is not None
+
+
+@pytest.mark.parametrize(("model", "index"), _cases("cli-interpret", (0,)))
+def test_cli_tiles_interpreted(model: ZooModel, index: int) -> None:
+    """The same tiles through xDSL's interpreter (every tile op interpreted)."""
+    outcome = run_cli(model, index, ("--executor", "interpret"))
+    _check(outcome, model, _expected(model, index))
+    assert outcome.target == "tiles"
 
 
 @pytest.mark.parametrize(("model", "index"), _cases("cli-reference", (0, 1)))

@@ -242,9 +242,9 @@ _ALL: list[ZooModel] = [
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
 
-PATHS = ("cli-tiles", "cli-reference", "compile", "session")
+PATHS = ("cli-tiles", "cli-interpret", "cli-reference", "compile", "session")
 """The ways the harness runs a model: ``tilegraph-run`` with no flags (the tiled path),
-``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
+the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
 KNOWN_FAILURES: dict[tuple[str, str, int], str] = {}
 """(model, path of :data:`PATHS`, data set index; 0 for ``session``) -> the first line of
