@@ -96,9 +96,10 @@ def _sugiyama(
     from grandalf.layouts import SugiyamaLayout
 
     vertices: dict[str, Vertex] = {}
+    views: dict[str, _View] = {}
     for unit, (w, h) in sizes.items():
         v = Vertex(unit)
-        v.view = _View(w, h)  # pyright: ignore[reportAttributeAccessIssue]  (grandalf's protocol)
+        v.view = views.setdefault(unit, _View(w, h))  # pyright: ignore[reportAttributeAccessIssue]  (grandalf's protocol)
         vertices[unit] = v
     routes: dict[tuple[str, str], _EdgeView] = {}
     edges = []
@@ -123,8 +124,8 @@ def _sugiyama(
         for e in component.sE:
             e.view.points = [(x - left + x_offset, y) for x, y in e.view.points]
         x_offset += right - left + XSPACE
-    centres = {unit: tuple(v.view.xy) for unit, v in vertices.items()}
-    return centres, {k: v.points for k, v in routes.items()}  # type: ignore[return-value]
+    centres = {unit: (float(v.xy[0]), float(v.xy[1])) for unit, v in views.items()}
+    return centres, {k: v.points for k, v in routes.items()}
 
 
 def _separate(layers) -> None:
