@@ -288,6 +288,14 @@ def _check_geometry(p, svg: str) -> None:
                 assert _disjoint(box, frames[c.id]), (c.label, node)
         for inner in c.clusters:
             assert _inside(frames[inner.id], frames[c.id])
+    from tilegraph.tools.viz_svg import layout
+
+    for c in p.all_clusters():  # an edge within a cluster stays inside its frame
+        members = {n.id for n in c.all_nodes()}
+        x0, y0, x1, y1 = frames[c.id]
+        for a, b, _, route in layout(p).edges:
+            if a in members and b in members:
+                assert all(x0 <= x <= x1 and y0 <= y <= y1 for x, y in route), (c.label, a, b)
     for siblings in [p.clusters, *(c.clusters for c in p.all_clusters())]:
         for i, a in enumerate(siblings):
             for b in siblings[i + 1 :]:

@@ -177,14 +177,16 @@ def layout(p: Picture) -> Drawing:
         if not sizes:
             return 0.0, 0.0
         centres, routes = _sugiyama(sizes, links.get(path, []))
-        x0 = min(centres[u][0] - w / 2 for u, (w, _) in sizes.items())
+        # the extent takes in the routes' bends too, so an edge stays inside its frame
+        bent = [q for points in routes.values() for q in points[1:-1]]
+        x0 = min([centres[u][0] - w / 2 for u, (w, _) in sizes.items()] + [x for x, _ in bent])
         y0 = min(centres[u][1] - h / 2 for u, (_, h) in sizes.items())
         for u, (w, h) in sizes.items():
             place[u] = (centres[u][0] - w / 2 - x0, centres[u][1] - h / 2 - y0)
         for pair, points in routes.items():
             bends[(path, pair)] = [(x - x0, y - y0) for x, y in points[1:-1]]
         return (
-            max(place[u][0] + w for u, (w, _) in sizes.items()),
+            max([place[u][0] + w for u, (w, _) in sizes.items()] + [x - x0 for x, _ in bent]),
             max(place[u][1] + h for u, (_, h) in sizes.items()),
         )
 
