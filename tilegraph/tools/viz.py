@@ -7,11 +7,16 @@ naive}``, ``O2``). Every op of the entry function is a node, every SSA value an 
 labelled with its origin format and shape, and with ``→ storage format [storage shape]``
 where the storage view differs. ``layout.trans_data`` nodes are highlighted (red), heavy ops
 (Conv, MatMul, Gemm: the ones that seed storage selection) are bold, constants are folded
-into their consumer's label (``w: FRACTAL_Z``), and each ``graph.fused`` group is a cluster
-of its ops (``--collapse``: one node per group, for large models).
+into their consumer's label (``w: FRACTAL_Z``), each ``graph.fused`` group is a cluster
+of its ops (``--collapse``: one node per group, for large models), and each control-flow op
+(``graph.if``, ``graph.loop``, ...) is a cluster holding its head node (its operands come in
+there), one nested cluster per body (``then`` / ``else`` / ``body``: the body's ops, reading
+its arguments from the head) and an ``end`` node (the yielded values go in there, the op's
+results come out).
 
 Mermaid (renders in GitHub / GitLab markdown and mermaid.live) and Graphviz DOT are text;
-SVG is laid out by grandalf (a pip dependency; no Graphviz needed) in :mod:`.viz_svg`, and
+SVG is laid out by grandalf (a pip dependency; no Graphviz needed) in :mod:`.viz_svg` as a
+compound layout (each cluster laid out on its own, then placed as one box), and
 PNG is the same drawing rasterised by matplotlib (the ``plot`` extra).
 """
 
@@ -45,14 +50,31 @@ class Node:
 
 @dataclass
 class Cluster:
+    """A box of nodes and nested clusters: a fused group, a control-flow op or one body."""
+
     id: str
     label: str
     nodes: list[Node] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    kind: str = "fused"
+    """"fused" (a ``graph.fused`` group), "control" (a control-flow op) or "region" (a body)."""
+
+    def all_nodes(self) -> Iterator[Node]:
+        """Its nodes and those of its nested clusters."""
+        yield from self.nodes
+        for c in self.clusters:
+            yield from c.all_nodes()
+
+    def all_clusters(self) -> Iterator[Cluster]:
+        """Its nested clusters, outer before inner."""
+        for c in self.clusters:
+            yield c
+            yield from c.all_clusters()
 
 
 @dataclass
 class Picture:
-    """Nodes (top level or in clusters) and labelled edges between node ids."""
+    """Nodes (top level or in clusters, nested) and labelled edges between node ids."""
 
     nodes: list[Node] = field(default_factory=list)
     clusters: list[Cluster] = field(default_factory=list)
@@ -61,7 +83,13 @@ class Picture:
     def all_nodes(self) -> Iterator[Node]:
         yield from self.nodes
         for c in self.clusters:
-            yield from c.nodes
+            yield from c.all_nodes()
+
+    def all_clusters(self) -> Iterator[Cluster]:
+        """Every cluster, outer before inner."""
+        for c in self.clusters:
+            yield c
+            yield from c.all_clusters()
 
 
 def _shape(dims: Sequence[object]) -> str:
@@ -93,6 +121,17 @@ def _group_title(op: FusedOp) -> str:
 
 def _inner_ops(op: FusedOp) -> list[Operation]:
     return [o for o in op.body.block.ops if not isinstance(o, YieldOp | ConstantOp)]
+
+
+def _region_names(op: Operation) -> list[str]:
+    """``then`` / ``else`` / ``body``: the op's region names (``region0``, ... if unnamed)."""
+    try:
+        names = [n for n, _ in type(op).get_irdl_definition().regions]  # type: ignore[attr-defined]
+    except AttributeError:
+        names = []
+    if len(names) != len(op.regions):
+        names = [f"region{i}" for i in range(len(op.regions))]
+    return [n.removesuffix("_region") for n in names]
 
 
 class _Builder:
@@ -127,7 +166,7 @@ class _Builder:
         head = f"%{result} = {name}" if result else name
         return head + "".join(f"\\n{c}" for c in consts)
 
-    def block(self, block: Block, into: list[Node]) -> None:
+    def block(self, block: Block, into: Picture | Cluster) -> None:
         for op in block.ops:
             if isinstance(op, ConstantOp | YieldOp):
                 continue
@@ -138,33 +177,59 @@ class _Builder:
                     self.edge(v, node.id)
                 continue
             if isinstance(op, FusedOp) and not self.collapse:
-                self.fused(op)
+                self.fused(op, into)
+                continue
+            if op.regions and not isinstance(op, FusedOp) and not self.collapse:
+                self.control(op, into)
                 continue
             if isinstance(op, FusedOp):
                 kind, label = "group", f"{_group_title(op)}\\n{len(_inner_ops(op))} ops"
             else:
                 kind, label = _op_kind(op), self.label(op)
             node = Node(self.fresh(), label, kind)
-            into.append(node)
+            into.nodes.append(node)
             for v in op.operands:
                 self.edge(v, node.id)
             for r in op.results:
                 self.source[r] = node.id
 
-    def fused(self, op: FusedOp) -> None:
+    def fused(self, op: FusedOp, into: Picture | Cluster) -> None:
         cluster = Cluster(self.fresh(), _group_title(op))
-        self.picture.clusters.append(cluster)
+        into.clusters.append(cluster)
         body = op.body.block
         for outer, inner in zip(op.operands, body.args, strict=True):
             if outer in self.source:
                 self.source[inner] = self.source[outer]
             elif isinstance(outer.owner, ConstantOp):
                 self.constants[inner] = outer
-        self.block(body, cluster.nodes)
+        self.block(body, cluster)
         terminator = body.last_op
         if isinstance(terminator, YieldOp):
             for result, yielded in zip(op.results, terminator.operands, strict=True):
                 self.source[result] = self.source.get(yielded, "")
+
+    def control(self, op: Operation, into: Picture | Cluster) -> None:
+        """A control-flow op: head node -> one cluster per body -> end node."""
+        cluster = Cluster(self.fresh(), op.name, kind="control")
+        into.clusters.append(cluster)
+        head = Node(self.fresh(), self.label(op), _op_kind(op))
+        cluster.nodes.append(head)
+        for v in op.operands:
+            self.edge(v, head.id)
+        end = Node(self.fresh(), f"end {op.name}", "op")
+        for name, region in zip(_region_names(op), op.regions, strict=True):
+            body = Cluster(self.fresh(), name, kind="region")
+            cluster.clusters.append(body)
+            for block in region.blocks:
+                for arg in block.args:
+                    self.source[arg] = head.id
+                self.block(block, body)
+                if isinstance(block.last_op, YieldOp):
+                    for v in block.last_op.operands:
+                        self.edge(v, end.id)
+        cluster.nodes.append(end)
+        for r in op.results:
+            self.source[r] = end.id
 
     def edge(self, value: SSAValue, target: str) -> None:
         if self.constant(value) is not None:
@@ -184,7 +249,7 @@ def picture(module: ModuleOp, collapse: bool = False) -> Picture:
         node = Node(b.fresh(), f"%{arg.name_hint or f'arg{i}'}", "input")
         b.picture.nodes.append(node)
         b.source[arg] = node.id
-    b.block(fn.body.block, b.picture.nodes)
+    b.block(fn.body.block, b.picture)
     return b.picture
 
 
@@ -209,10 +274,16 @@ def to_mermaid(p: Picture) -> str:
 
     for n in p.nodes:
         lines.append(node_line(n, "  "))
+
+    def cluster_lines(c: Cluster, indent: str) -> None:
+        lines.append(f'{indent}subgraph {c.id} ["{c.label}"]')
+        lines.extend(node_line(n, indent + "  ") for n in c.nodes)
+        for inner in c.clusters:
+            cluster_lines(inner, indent + "  ")
+        lines.append(f"{indent}end")
+
     for c in p.clusters:
-        lines.append(f'  subgraph {c.id} ["{c.label}"]')
-        lines.extend(node_line(n, "    ") for n in c.nodes)
-        lines.append("  end")
+        cluster_lines(c, "  ")
     for a, b, label in p.edges:
         lines.append(f'  {a} -->|"{label}"| {b}')
     for kind, style in _MERMAID_STYLE.items():
@@ -233,6 +304,13 @@ _DOT_STYLE = {
 }
 
 
+_DOT_CLUSTER_STYLE = {
+    "fused": 'style=dashed; color="#b07800"',
+    "control": 'style=solid; color="#1f3f99"',
+    "region": 'style=dashed; color="#666666"',
+}
+
+
 def _dot_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\\\\n", "\\n")
 
@@ -245,11 +323,17 @@ def to_dot(p: Picture) -> str:
         return f'{indent}{n.id} [label="{_dot_text(n.label)}"{", " + style if style else ""}];'
 
     lines.extend(node_line(n, "  ") for n in p.nodes)
+
+    def cluster_lines(c: Cluster, indent: str) -> None:
+        lines.append(f"{indent}subgraph cluster_{c.id} {{")
+        lines.append(f'{indent}  label="{_dot_text(c.label)}"; {_DOT_CLUSTER_STYLE[c.kind]};')
+        lines.extend(node_line(n, indent + "  ") for n in c.nodes)
+        for inner in c.clusters:
+            cluster_lines(inner, indent + "  ")
+        lines.append(f"{indent}}}")
+
     for c in p.clusters:
-        lines.append(f"  subgraph cluster_{c.id} {{")
-        lines.append(f'    label="{_dot_text(c.label)}"; style=dashed; color="#b07800";')
-        lines.extend(node_line(n, "    ") for n in c.nodes)
-        lines.append("  }")
+        cluster_lines(c, "  ")
     for a, b, label in p.edges:
         lines.append(f'  {a} -> {b} [label="{_dot_text(label)}", fontsize=10];')
     lines.append("}")
