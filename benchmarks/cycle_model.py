@@ -62,6 +62,7 @@ from tilegraph.lowering.buffers import mark_multi_buffer
 from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
 from tilegraph.lowering.split_cores import split_loop
 from tilegraph.lowering.tiling.builder import PARALLEL_ATTR, KernelBuilder
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import lowering_pipeline
 from tilegraph.runtime.cycles import (
@@ -72,7 +73,6 @@ from tilegraph.runtime.cycles import (
     simulate_launch,
     simulate_module,
 )
-from tilegraph.tools.context import make_context
 
 B910 = hardware_preset("ascend910b")
 A2_20 = replace(B910, cube_cores=20)

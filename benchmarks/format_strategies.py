@@ -24,11 +24,11 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
 
 import tilegraph
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.context import make_context
 from tilegraph.passes.layout_plan import LayoutPlanner
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.storage import ge, naive, optimal
 from tilegraph.passes.storage.problem import SelectionProblem
-from tilegraph.tools.context import make_context
 
 STRATEGIES: tuple[str, ...] = ("naive", "ge", "optimal")
 

@@ -24,10 +24,10 @@ import onnx
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.passes.analysis import compute_op_count, fusion_summary
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 MUST_GO = ("graph.batch_norm", "graph.constant_of_shape", "graph.dropout", "graph.identity")

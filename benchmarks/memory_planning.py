@@ -33,8 +33,8 @@ from tilegraph.lowering.plan_memory import (
     memory_report,
     plan_function,
 )
+from tilegraph.passes.context import make_context
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 
 @dataclass

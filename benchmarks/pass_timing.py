@@ -28,8 +28,8 @@ from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.passes.analysis import compute_op_count
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import observing_passes, run_pipeline
-from tilegraph.tools.context import make_context
 
 STAGES = {
     "format": {

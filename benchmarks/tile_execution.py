@@ -95,13 +95,13 @@ from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.lowering.kernel_body import read_kernel_body
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompiledModel
 from tilegraph.runtime.cycles import simulate_module
 from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.tiles import fast_module, host_signature, run_tiles
-from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 FAST_TARGET = 2.0

@@ -15,10 +15,10 @@ import pytest
 
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 # The three large-weight models (VGG-19, ZFNet, AlexNet: 10-40 s each, mostly weight

@@ -21,9 +21,9 @@ from onnx import numpy_helper
 
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import onnx_test_data
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 
 SUITES = ("pytorch-converted", "pytorch-operator", "simple")
 

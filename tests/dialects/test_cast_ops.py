@@ -30,8 +30,8 @@ from tilegraph.dialects.graph import ConstantOp, ShapeError
 from tilegraph.dialects.graph import elementwise as ew
 from tilegraph.dialects.graph.bitcast import BitCastOp
 from tilegraph.frontend import OnnxImportError, load_onnx
+from tilegraph.passes.context import parse_mlir
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import parse_mlir
 
 X = np.array(
     [0.0, -0.0, 0.1, 1.5, 3.3, -3.75, 240.0, 241.0, 448.0, 449.0, 465.0, 500.0, 60000.0,
@@ -255,9 +255,9 @@ def test_initializers_are_held_in_their_types_container(values, container):
 
 
 def test_simplifying_a_cast_chain_keeps_saturate():
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime import run_reference
-    from tilegraph.tools.context import make_context
 
     feeds = {"x": np.array([1.0, 500.0, -1e4, 3.3], np.float16)}
     nodes = [

@@ -21,8 +21,8 @@ from tests.dialects.control_flow_models import (
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, RegionOp, walk_outside_bodies
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.frontend import OnnxImportError, load_onnx
+from tilegraph.passes.context import make_context
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 

@@ -17,11 +17,11 @@ import pytest
 from tilegraph.builder import GraphBuilder
 from tilegraph.lowering.tiling.concat import within_region
 from tilegraph.lowering.tiling.elementwise import TilePlan
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import lowering_pipeline
 from tilegraph.runtime.reference import run_reference
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 
 def test_tiles_along_the_concat_axis_divide_the_region():

@@ -17,9 +17,9 @@ from tilegraph.frontend.light_models import light_model
 from tilegraph.lowering.buffers import mark_multi_buffer
 from tilegraph.lowering.kernel_body import TILES_ATTR
 from tilegraph.lowering.sync_check import SyncError, check_kernel, check_sync
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 
 def _lowered(name: str, platform: str = "ascend910b") -> ModuleOp:

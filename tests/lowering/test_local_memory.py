@@ -65,10 +65,10 @@ from tilegraph.lowering.plan_local_memory import (
     plan_kernel,
 )
 from tilegraph.lowering.sync_check import check_sync
+from tilegraph.passes.context import make_context, parse_mlir, parse_mlir_file
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context, parse_mlir, parse_mlir_file
 
 TEST_UB = hardware_preset("test").capacity("UB")
 FILECHECK = Path(__file__).parents[1] / "filecheck" / "lowering"

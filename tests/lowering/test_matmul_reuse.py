@@ -19,8 +19,8 @@ import tilegraph
 from tilegraph.dialects.tile import Nd2NzOp
 from tilegraph.frontend import load_onnx
 from tilegraph.lowering.split_cores import loop_trips
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.tools.context import make_context
 
 
 def _model(m: int, k: int, n: int, gemm: bool = False, dtype: int = TensorProto.FLOAT):

@@ -40,10 +40,10 @@ from tilegraph.lowering.plan_memory import (
     check_memory_plan,
     memory_report,
 )
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context, parse_mlir
 
 EXECUTORS = ("fast", "interpret")
 ALIGN = 32

@@ -17,11 +17,11 @@ from tilegraph.hardware import hardware_preset
 from tilegraph.lowering.kernel_body import kernel_unit
 from tilegraph.lowering.split_cores import choose_split_loop, loop_trips
 from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 
 def _nest(outer: int, inner: int) -> func.FuncOp:

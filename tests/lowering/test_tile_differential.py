@@ -42,12 +42,12 @@ from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.compiled import KernelInfo, kernel_report
 from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 NAN = float("nan")
 CUBE, VECTOR = "cube", "vector"

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 from tilegraph.tools.run_shapes import random_inputs
 
 NAN = float("nan")

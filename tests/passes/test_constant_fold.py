@@ -12,9 +12,9 @@ from tests.passes.semantics import run_pipeline_checked
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.passes.constant_fold import ConstantFoldPass
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.tools.context import make_context
 
 
 def _ops(module) -> Counter[str]:

@@ -19,10 +19,10 @@ from xdsl.dialects.builtin import ModuleOp
 from tests.passes.random_graphs import graphs
 from tests.passes.semantics import seeded_inputs
 from tilegraph.passes.algebraic_simplify import load_rule_modules
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.simplify.rule import SIMPLIFY_RULES
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 """``make test-all``: more random graphs per test."""

@@ -14,15 +14,15 @@ import pytest
 
 from tests.conformance.test_onnx_backend_data import SKIPPED, cases, shipped_data
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_storage import padding_mask
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.format_report import format_report
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.registry import tilegraph_passes
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.runtime.storage import padding_mask
-from tilegraph.tools.context import make_context, parse_mlir
 
 STRATEGIES = ["naive", "ge", "optimal"]
 NAN = float("nan")

@@ -13,10 +13,10 @@ from tilegraph.dialects.graph import FusedOp
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.passes.analysis import compute_op_count, fusion_summary
+from tilegraph.passes.context import make_context
 from tilegraph.passes.fuse_ops import FuseOpsPass, kernel_name
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.tools.context import make_context
 
 
 def _top_level(module) -> Counter[str]:

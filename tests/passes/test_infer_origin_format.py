@@ -20,10 +20,10 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.infer_origin_format import InferOriginFormatPass, infer_origin_formats
 from tilegraph.runtime import run_reference
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.context import make_context, parse_mlir
 
 _SLOW = {"vgg19", "bvlc_alexnet", "zfnet512"}
 

@@ -313,8 +313,8 @@ def light_problems(name: str) -> list[SelectionProblem]:
     if name not in _PROBLEMS:
         import tilegraph
         from tilegraph.frontend.light_models import light_model
+        from tilegraph.passes.context import make_context
         from tilegraph.passes.pipelines import run_pipeline
-        from tilegraph.tools.context import make_context
 
         module = tilegraph.load_onnx(light_model(name))
         run_pipeline("infer-origin-format", make_context(), module)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.fingerprint import module_fingerprint
 from tilegraph.passes.pipelines import O1Pipeline, run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.tools.context import make_context, parse_mlir
 
 TWO_RELUS = """
 func.func @f(%x: !layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf32> {

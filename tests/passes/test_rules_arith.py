@@ -17,10 +17,10 @@ from xdsl.ir import SSAValue
 
 from tests.passes.semantics import run_pipeline_checked
 from tilegraph.builder import GraphBuilder
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context
 
 RNG = np.random.default_rng(11)
 SPECIALS = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 1.5, -2.25, 1e-40, 3e38], np.float32)

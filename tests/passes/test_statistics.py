@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tilegraph.passes.algebraic_simplify import AlgebraicSimplifyPass, selected_rules
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.pipelines import observing_passes, run_pipeline
 from tilegraph.passes.simplify.rule import SIMPLIFY_RULES, rule_catalog
 from tilegraph.passes.statistics import collecting_statistics, pass_statistics, start_pass
-from tilegraph.tools.context import make_context, parse_mlir
 
 CHAIN = """
 func.func @f(%x: !layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf32> {

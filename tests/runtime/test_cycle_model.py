@@ -48,6 +48,7 @@ from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
 from tilegraph.lowering.kernel_walk import KernelWalk
 from tilegraph.lowering.split_cores import split_loop
 from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.cycles import (
     CycleModelOptions,
@@ -64,7 +65,6 @@ from tilegraph.runtime.cycles import (
 from tilegraph.runtime.cycles.core import run_core
 from tilegraph.runtime.cycles.simulate import plan_launch
 from tilegraph.runtime.tiles import run_tiles
-from tilegraph.tools.context import make_context
 
 B910 = hardware_preset("ascend910b")
 TEST = hardware_preset("test")

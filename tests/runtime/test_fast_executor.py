@@ -89,9 +89,9 @@ def test_a_module_rewritten_after_a_run_is_recompiled():
     """run_tiles caches the fast executor's code per module; a pass that rewrites the module
     (here tile-kernels after a run of the macro kernels) must not run stale code."""
     from tilegraph.builder import GraphBuilder
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime.tiles import fast_module, run_tiles
-    from tilegraph.tools.context import make_context
 
     b = GraphBuilder()
     x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")
@@ -114,9 +114,9 @@ def test_a_module_rewritten_after_a_run_is_recompiled():
 
 def test_run_tiles_without_batching_runs_every_tile_by_itself():
     from tilegraph.builder import GraphBuilder
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime.tiles import fast_module, run_tiles
-    from tilegraph.tools.context import make_context
 
     b = GraphBuilder()
     x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")

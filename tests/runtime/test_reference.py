@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tilegraph.formats import to_storage
+from tilegraph.passes.context import parse_mlir
 from tilegraph.runtime import InputError, run_reference
-from tilegraph.tools.context import parse_mlir
 
 STORAGE_CHAIN = """
 func.func @main(%x: !layout.tensor<2x20x3x3xf32, NCHW>) -> !layout.tensor<2x20x3x3xf32, NCHW> {

@@ -15,10 +15,10 @@ from onnx import TensorProto, numpy_helper
 
 from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.context import parse_mlir
 from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.session import GuardViolation, Session, SessionError
 from tilegraph.symbolic import GuardKind
-from tilegraph.tools.context import parse_mlir
 
 rng = np.random.default_rng(0)
 

@@ -22,9 +22,9 @@ from tilegraph.dialects.graph.provenance import (
 )
 from tilegraph.frontend import load_onnx
 from tilegraph.lowering.kernel_body import KERNEL_ATTR
+from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.cycles import launch_trace, model_trace, simulate_module
-from tilegraph.tools.context import make_context
 from tilegraph.tools.run import run
 
 INPUTS = Path(__file__).parent.parent / "filecheck" / "tools" / "Inputs"

@@ -27,9 +27,9 @@ from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.pipelines import NamedPipeline, O2Pipeline, run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.context import make_context, parse_mlir
 from tilegraph.tools.onnx_export import DOMAIN, OnnxExportError, export_onnx
 from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 from tilegraph.tools.opt import run

@@ -135,8 +135,8 @@ def test_a_sink_sees_tasks_start_advance_and_stop():
 
 
 def test_the_optimal_solver_reports_its_model_and_its_solve():
+    from tilegraph.passes.context import make_context, parse_mlir_file
     from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.tools.context import make_context, parse_mlir_file
 
     module = parse_mlir_file(Path(__file__).parents[2] / "examples" / "conv_block.mlir")
     sink = Recorder()
@@ -153,11 +153,11 @@ def test_the_optimal_solver_reports_its_model_and_its_solve():
 def test_kernel_progress_advances_once_per_launch(tmp_path):
     from tilegraph.dialects.tile import LaunchOp
     from tilegraph.frontend import load_onnx
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime.compiled import lowering_pipeline
     from tilegraph.runtime.reference import entry_function
     from tilegraph.runtime.tiles import run_tiles
-    from tilegraph.tools.context import make_context
 
     module = load_onnx(conv_model(tmp_path / "conv.onnx"))
     run_pipeline("O2", make_context(), module)
@@ -222,7 +222,19 @@ def test_piped_tilegraph_run_has_no_progress_and_no_ansi(tmp_path):
     lines = out.splitlines()
     header = next(line for line in lines if line.lstrip().startswith("kernel "))
     assert header.split() == [
-        *("kernel", "unit", "blocks", "µs", "+launch", "bound", "cube%", "GM", "MB", "ONNX", "nodes")
+        *(
+            "kernel",
+            "unit",
+            "blocks",
+            "µs",
+            "+launch",
+            "bound",
+            "cube%",
+            "GM",
+            "MB",
+            "ONNX",
+            "nodes",
+        )
     ]
     assert any(re.match(r"^ *strategy +ops +MB +bound MB +status$", line) for line in lines)
 

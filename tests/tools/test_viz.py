@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tilegraph.passes.context import make_context, parse_mlir_file
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.tools.context import make_context, parse_mlir_file
 from tilegraph.tools.viz import picture, render, run, to_dot, to_mermaid
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "conv_block.mlir"

@@ -24,9 +24,9 @@ from xdsl.pattern_rewriter import (
 from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
-from tilegraph.runtime.storage import convert
 
 
 class FoldConstantTransData(RewritePattern):

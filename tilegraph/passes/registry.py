@@ -196,8 +196,6 @@ def pass_summary(name: str) -> str:
     except Exception as e:
         if name in builtin_passes():
             raise
-        from tilegraph.runtime.errors import plain_words  # runtime imports this module
-
-        return f"(cannot load: {plain_words(e)})"
+        return f"(cannot load: {str(e).strip() or type(e).__name__})"
     doc = (cls.__doc__ or "").strip().splitlines()
     return doc[0] if doc else ""

@@ -29,9 +29,9 @@ from xdsl.ir import Attribute
 
 from tilegraph.dialects.element_conversion import exact_array
 from tilegraph.dialects.graph.value_types import OptionalType, SequenceType
+from tilegraph.dialects.layout_storage import origin_array
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType, is_ml_dtypes
-from tilegraph.runtime.storage import origin_array
 
 
 def _is_raw_bytes(array_dtype: np.dtype[Any], dtype: DType) -> bool:

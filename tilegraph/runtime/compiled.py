@@ -172,7 +172,7 @@ def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
         return load_onnx(model)
     path = str(model)
     if path.endswith(".mlir"):
-        from tilegraph.tools.context import parse_mlir_file
+        from tilegraph.passes.context import parse_mlir_file
 
         return parse_mlir_file(path)
     return load_onnx(path)
@@ -242,10 +242,10 @@ def compile(  # noqa: A001 - the public name the design gives it
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring."""
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
     from tilegraph.runtime.reference import entry_function, input_names, output_names
     from tilegraph.runtime.tiles import EXECUTORS
-    from tilegraph.tools.context import make_context
 
     if target not in TARGETS:
         raise CompileError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")

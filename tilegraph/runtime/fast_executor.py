@@ -23,6 +23,7 @@ from xdsl.ir import Operation, SSAValue
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
 from tilegraph.dialects.tile.base import scratch
@@ -35,7 +36,6 @@ from tilegraph.runtime.batching import (
     plan_nest,
 )
 from tilegraph.runtime.interpreter import run_graph_op
-from tilegraph.runtime.storage import convert
 
 
 class FastExecutorError(RuntimeError):

@@ -25,15 +25,15 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.graph.provenance import op_label, value_label
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
-from tilegraph.runtime.errors import is_internal, plain_words
-from tilegraph.runtime.storage import (
+from tilegraph.dialects.layout_storage import (
     UnboundShapeError,
     convert,
     origin_array,
     poison_padding,
     storage_array,
 )
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.runtime.errors import is_internal, plain_words
 
 
 class KernelError(RuntimeError):

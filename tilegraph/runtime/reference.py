@@ -17,11 +17,11 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 
+from tilegraph.dialects.layout_storage import bound_symbols, storage_array
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import accepts, expected_type, held_input, interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.runtime.storage import bound_symbols, storage_array
 from tilegraph.symbolic.dims import is_symbolic
 
 

@@ -209,8 +209,8 @@ class Session:
 
     # ---- compiling ----------------------------------------------------------------------
     def _compile(self, inputs: Mapping[str, np.ndarray], reason: str) -> Artifact:
+        from tilegraph.passes.context import make_context
         from tilegraph.passes.pipelines import run_pipeline
-        from tilegraph.tools.context import make_context
 
         shapes = _shapes_of(inputs)
         bound = import_bound(

@@ -141,8 +141,8 @@ SEED_PICTURES = {
 
 
 def _seed(strategy: str) -> ModuleOp:
+    from tilegraph.passes.context import make_context, parse_mlir_file
     from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.tools.context import make_context, parse_mlir_file
 
     module = parse_mlir_file(SEED)
     run_pipeline(f"format{{strategy={strategy}}}", make_context(), module)

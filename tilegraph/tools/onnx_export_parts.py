@@ -29,8 +29,8 @@ from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.value_types import OptionalType, SequenceType
 from tilegraph.dialects.layout import TensorType
+from tilegraph.dialects.layout_storage import origin_array
 from tilegraph.formats import FormatError
-from tilegraph.runtime.storage import origin_array
 from tilegraph.symbolic.dims import dim_to_text, normalize_dim
 
 

@@ -43,6 +43,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.guards import module_guards
+from tilegraph.dialects.layout_storage import UnboundShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
@@ -56,7 +57,6 @@ from tilegraph.runtime.reference import (
     run_reference,
 )
 from tilegraph.runtime.session import GuardViolation, model_io_names
-from tilegraph.runtime.storage import UnboundShapeError
 from tilegraph.symbolic.inference import shape_env
 from tilegraph.tools.npy_files import load_npy
 from tilegraph.tools.onnxruntime_oracle import (
@@ -96,7 +96,7 @@ def load_module(path: str, bindable: bool = True) -> ModuleOp:
     if path.endswith(".mlir"):
         from xdsl.utils.exceptions import ParseError
 
-        from tilegraph.tools.context import parse_mlir_file
+        from tilegraph.passes.context import parse_mlir_file
 
         try:
             return parse_mlir_file(path)
@@ -129,9 +129,9 @@ def strategy_report(module: ModuleOp, platform: str) -> dict[str, dict[str, Any]
 
 def _strategy_entry(module: ModuleOp, strategy: str, platform: str) -> dict[str, Any]:
     """One strategy's entry of :func:`strategy_report` (its error when it fails)."""
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.format_report import format_report
     from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.tools.context import make_context
 
     copy = module.clone()
     t0 = time.perf_counter()
@@ -458,10 +458,10 @@ def _run_pipeline(
     summary."""
     from xdsl.utils.exceptions import DiagnosticException
 
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import observing_passes, run_pipeline
     from tilegraph.passes.statistics import collecting_statistics
     from tilegraph.runtime.pass_check import PassChecker, PassCheckError
-    from tilegraph.tools.context import make_context
 
     try:
         with (
@@ -487,9 +487,9 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
     from tilegraph.lowering.graph_to_kernels import LoweringError
     from tilegraph.lowering.plan_memory import memory_report
+    from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import observing_passes, run_pipeline
     from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
-    from tilegraph.tools.context import make_context
 
     try:
         with (

@@ -362,8 +362,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         module = load_module(args.model)
         if args.pipeline:
+            from tilegraph.passes.context import make_context
             from tilegraph.passes.pipelines import run_pipeline
-            from tilegraph.tools.context import make_context
 
             run_pipeline(args.pipeline, make_context(), module)
         if args.format == "png":
