@@ -74,6 +74,7 @@ from tilegraph.dialects.tile import (
     scoped_memref,
 )
 from tilegraph.hardware import hardware_preset
+from tilegraph.target import pin_target
 
 HW = hardware_preset("ascend910b")
 rng = np.random.default_rng(0)
@@ -956,7 +957,7 @@ def test_alloc_capacity_follows_the_platform():
     fits_910b = AllocOp(scoped_memref([64, 64], f32, "UB"))  # 16 KiB
     fits_910b.verify()
     module = ModuleOp(Region(Block([fits_910b])))
-    module.attributes["tile.platform"] = StringAttr("test")
+    pin_target(module, "the test", "test")
     with pytest.raises(VerifyException, match="UB holds 8192 B on test"):
         fits_910b.verify()
     with pytest.raises(VerifyException, match="holds 196608 B on ascend910b"):

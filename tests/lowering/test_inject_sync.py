@@ -25,7 +25,7 @@ from tilegraph.runtime.tiles import run_tiles
 def _lowered(name: str, platform: str = "ascend910b") -> ModuleOp:
     """The model's tiled kernels, before split-cores and inject-sync."""
     module = load_onnx(light_model(name))
-    pipeline = f"O2,lower-graph-to-kernels,tile-kernels{{platform={platform}}}"
+    pipeline = f"set-target{{platform={platform}}},O2,lower-graph-to-kernels,tile-kernels"
     run_pipeline(pipeline, make_context(), module)
     return module
 

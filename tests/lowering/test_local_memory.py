@@ -69,6 +69,7 @@ from tilegraph.passes.context import make_context, parse_mlir, parse_mlir_file
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.tiles import run_tiles
+from tilegraph.target import pin_target
 
 TEST_UB = hardware_preset("test").capacity("UB")
 FILECHECK = Path(__file__).parents[1] / "filecheck" / "lowering"
@@ -123,7 +124,7 @@ def _set_address(buffer: SSAValue, *starts: int) -> None:
 # ---- hand-written kernels ------------------------------------------------------------------
 
 TWO_NESTS = """
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @two_nests(%s: memref<1x100xf32, "GM">, %x: memref<64x100xf32, "GM">,
       %out: memref<64x100xf32, "GM">) attributes {tile.kernel = "vector", tile.tiles = 48 : i64} {
     %s_ub = tile.alloc : memref<1x100xf32, "UB">
@@ -227,7 +228,9 @@ def _synthetic_kernel(
     block.add_op(func.ReturnOp())
     fn = func.FuncOp("k", ((), ()), Region(block))
     fn.attributes["tile.kernel"] = StringAttr("vector")
-    return ModuleOp([fn], {"tile.platform": StringAttr(platform)})
+    module = ModuleOp([fn])
+    pin_target(module, "the test", platform)
+    return module
 
 
 def test_l0_addresses_are_512_byte_aligned_and_ub_32():
@@ -439,7 +442,7 @@ def test_multi_buffer_leaves_planned_and_synchronised_kernels():
 
 
 PREFERENCE = """
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @k(%x: memref<16x128xf32, "GM">, %y: memref<64x384xf32, "GM">, %out: memref<16x128xf32, "GM">, %out2: memref<64x384xf32, "GM">) attributes {tile.kernel = "vector"} {
     %w_ub = tile.alloc : memref<1x128xf32, "UB">
     %big_ub = tile.alloc : memref<4x128xf32, "UB">
@@ -511,7 +514,9 @@ def _small_model() -> ModuleOp:
 
 def _lowered_small_model() -> ModuleOp:
     module = _small_model()
-    run_pipeline("O2,lower-graph-to-kernels,tile-kernels{platform=test}", make_context(), module)
+    run_pipeline(
+        "set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels", make_context(), module
+    )
     units = {kernel_unit(f) for f in tiled_kernels(module)}
     assert units == {"cube", "vector"}
     return module
@@ -547,7 +552,7 @@ def test_executors_run_synchronised_multi_buffered_kernels(executor):
 @cache
 def _tiled(name: str, platform: str) -> ModuleOp:
     module = load_onnx(light_model(name))
-    spec = f"O2,lower-graph-to-kernels,tile-kernels{{platform={platform}}}"
+    spec = f"set-target{{platform={platform}}},O2,lower-graph-to-kernels,tile-kernels"
     run_pipeline(spec, make_context(), module)
     return module
 

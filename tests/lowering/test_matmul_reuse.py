@@ -40,10 +40,20 @@ def _model(m: int, k: int, n: int, gemm: bool = False, dtype: int = TensorProto.
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
 
 
+def _split_target(options: str) -> tuple[str, str]:
+    """``tile-kernels`` options as ``set-target{platform/precision},...tile-kernels{rest}``
+    (lower-graph-to-kernels already reads the module's target)."""
+    words = options.split()
+    target = " ".join(w for w in words if w.startswith(("platform=", "precision=")))
+    rest = " ".join(w for w in words if not w.startswith(("platform=", "precision=")))
+    return f"set-target{{{target}}}", f"tile-kernels{{{rest}}}"
+
+
 def _tiled(model: onnx.ModelProto, options: str) -> func.FuncOp:
     """The one cube kernel of ``model`` after ``tile-kernels{options}`` (not split)."""
     module: ModuleOp = load_onnx(model)
-    run_pipeline(f"O1,lower-graph-to-kernels,tile-kernels{{{options}}}", make_context(), module)
+    spec = "{},O1,lower-graph-to-kernels,{}".format(*_split_target(options))
+    run_pipeline(spec, make_context(), module)
     (kernel,) = [
         f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
     ]

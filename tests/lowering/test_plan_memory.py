@@ -352,7 +352,9 @@ def _tiled_chain() -> ModuleOp:
     r = b.op("relu", a, name="b")
     c = b.op("transpose", r, perm=[1, 0], name="c")
     module = b.build(b.op("sigmoid", c, name="d"))
-    run_pipeline("lower-graph-to-kernels,tile-kernels{platform=test}", make_context(), module)
+    run_pipeline(
+        "set-target{platform=test},lower-graph-to-kernels,tile-kernels", make_context(), module
+    )
     return module
 
 

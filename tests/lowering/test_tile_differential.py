@@ -112,13 +112,13 @@ def _collector_paused() -> Iterator[None]:
 
 def _run_levels(module, inputs, platform, precision, pad_value) -> Levels:
     ctx = make_context()
-    run_pipeline("O2", ctx, module)
+    run_pipeline(f"set-target{{platform={platform} precision={precision}}},O2", ctx, module)
     reference = run_reference(module, inputs, pad_value=pad_value)
     run_pipeline("lower-graph-to-kernels", ctx, module)
     module.verify()
     macro_kernels = kernel_report(module)
     outputs = {"macro": run_tiles(module, inputs, pad_value=pad_value)}
-    run_pipeline(f"tile-kernels{{platform={platform} precision={precision}}}", ctx, module)
+    run_pipeline("tile-kernels", ctx, module)
     module.verify()
     counters = TileCounters()
     for executor in EXECUTORS:

@@ -65,6 +65,7 @@ from tilegraph.runtime.cycles import (
 from tilegraph.runtime.cycles.core import run_core
 from tilegraph.runtime.cycles.simulate import plan_launch
 from tilegraph.runtime.tiles import run_tiles
+from tilegraph.target import pin_target
 
 B910 = hardware_preset("ascend910b")
 TEST = hardware_preset("test")
@@ -322,7 +323,7 @@ def test_injected_flags_give_the_data_mode_time():
         fn, _ = _pipeline(6, slots)
         data = cycles(fn, mode="data")
         module = ModuleOp([fn])
-        module.attributes["tile.platform"] = StringAttr("test")
+        pin_target(module, "the test", "test")
         run_pipeline("inject-sync", make_context(), module)
         assert compile_kernel(fn, FAST_GM).has_sync
         # flags are coarser than the dependences they implement, never finer; each flag
@@ -405,10 +406,21 @@ def _matmul_model(m: int, k: int, n: int) -> onnx.ModelProto:
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
 
 
+def _split_target(options: str) -> tuple[str, str]:
+    """``tile-kernels`` options as ``set-target{platform/precision},...tile-kernels{rest}``
+    (lower-graph-to-kernels already reads the module's target)."""
+    words = options.split()
+    target = " ".join(w for w in words if w.startswith(("platform=", "precision=")))
+    rest = " ".join(w for w in words if not w.startswith(("platform=", "precision=")))
+    return f"set-target{{{target}}}", f"tile-kernels{{{rest}}}"
+
+
 def _lowered(model: onnx.ModelProto, tiling: str, tail: str = "split-cores,inject-sync"):
     module = load_onnx(model)
     run_pipeline(
-        f"O1,lower-graph-to-kernels,tile-kernels{{{tiling}}},{tail}", make_context(), module
+        "{},O1,lower-graph-to-kernels,{},{}".format(*_split_target(tiling), tail),
+        make_context(),
+        module,
     )
     return module
 
@@ -438,7 +450,7 @@ def _issued(program, block: int, blocks: int) -> tuple[list, list]:
 def _synced_pipeline() -> func.FuncOp:
     fn, _ = _pipeline(5, 2)
     module = ModuleOp([fn])
-    module.attributes["tile.platform"] = StringAttr("test")
+    pin_target(module, "the test", "test")
     run_pipeline("inject-sync", make_context(), module)
     return fn
 
@@ -483,7 +495,7 @@ def test_the_compiled_program_issues_what_the_ir_walk_issues(build):
 def test_the_kernel_trace_is_valid_json_with_one_track_per_pipe():
     fn, ops = _pipeline(4, 2)
     module = ModuleOp([fn])
-    module.attributes["tile.platform"] = StringAttr("test")
+    pin_target(module, "the test", "test")
     run_pipeline("inject-sync", make_context(), module)
     trace = json.loads(json.dumps(kernel_trace(fn, FAST_GM)))
     events = trace["traceEvents"]
@@ -520,7 +532,7 @@ def _host_and_device_model() -> ModuleOp:
     )
     module = load_onnx(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]))
     run_pipeline(
-        "O1,lower-graph-to-kernels,tile-kernels{platform=test},split-cores,inject-sync",
+        "set-target{platform=test},O1,lower-graph-to-kernels,tile-kernels,split-cores,inject-sync",
         make_context(),
         module,
     )

@@ -97,12 +97,12 @@ def test_a_module_rewritten_after_a_run_is_recompiled():
     x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")
     module = b.build(b.op("relu", x))
     ctx = make_context()
-    run_pipeline("O2,lower-graph-to-kernels", ctx, module)
+    run_pipeline("set-target{platform=test},O2,lower-graph-to-kernels", ctx, module)
     data = np.random.default_rng(0).standard_normal((1, 20, 9, 9)).astype(np.float32)
     before = fast_module(module)
     run_tiles(module, [data], executor="fast")
     assert fast_module(module) is before  # unchanged module: cached
-    run_pipeline("tile-kernels{platform=test}", ctx, module)
+    run_pipeline("tile-kernels", ctx, module)
     assert fast_module(module) is not before
     assert "np.arange" in "".join(
         fast_module(module).source(f.sym_name.data) for f in kernels(module)
@@ -121,7 +121,9 @@ def test_run_tiles_without_batching_runs_every_tile_by_itself():
     b = GraphBuilder()
     x = b.input("x", [1, 20, 9, 9], "float32", "NCHW")
     module = b.build(b.op("relu", x))
-    run_pipeline("O2,lower-graph-to-kernels,tile-kernels{platform=test}", make_context(), module)
+    run_pipeline(
+        "set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels", make_context(), module
+    )
     data = np.random.default_rng(0).standard_normal((1, 20, 9, 9)).astype(np.float32)
     (out,) = run_tiles(module, [data], executor="fast", batch=False)
     np.testing.assert_array_equal(out, np.maximum(data, 0))

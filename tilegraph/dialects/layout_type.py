@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.element_types import UnsupportedElementType, dtype_of
 from tilegraph.formats import (
+    DEFAULT_PLATFORM,
     DType,
     Format,
     FormatError,
@@ -54,8 +55,6 @@ from tilegraph.symbolic.dims import (
     is_symbolic,
     normalize_dim,
 )
-
-DEFAULT_PLATFORM = "ascend910b"
 
 
 @irdl_attr_definition

@@ -22,6 +22,7 @@ from types import MappingProxyType
 
 from tilegraph.formats.dtype import DType, parse_dtype
 from tilegraph.formats.format import FormatError
+from tilegraph.hardware import DEFAULT_PRESET
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ PLATFORMS: dict[str, Platform] = {
     "test": Platform("test", _C0_910B),
 }
 
-DEFAULT_PLATFORM = "ascend910b"
+DEFAULT_PLATFORM = DEFAULT_PRESET
+"""The default preset's name (written once, in :mod:`tilegraph.hardware`)."""
 
 
 def get_platform(platform: str | Platform = DEFAULT_PLATFORM) -> Platform:

@@ -44,10 +44,12 @@ from tilegraph.dialects.tile import (
     tensor_buffer_type,
 )
 from tilegraph.dialects.tile import ConstantOp as TileConstantOp
+from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 from tilegraph.symbolic.dims import UNKNOWN
+from tilegraph.target import pin_target, target_of
 
 SIGNATURE_ATTR = "tile.signature"
 
@@ -185,7 +187,7 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
     )
 
 
-def _classified(kernel: _Kernel) -> func.FuncOp:
+def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
     from tilegraph.lowering.tiling import classify_kernel
 
     kernel_fn = build_kernel(
@@ -197,7 +199,7 @@ def _classified(kernel: _Kernel) -> func.FuncOp:
         kernel.constants,
         kernel.location,
     )
-    unit, reason = classify_kernel(kernel_fn)
+    unit, reason = classify_kernel(kernel_fn, hw)
     kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
     if reason:
         kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
@@ -263,7 +265,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
         kernel = _kernel_of(op, names)
-        kernel_fn = _classified(kernel)
+        kernel_fn = _classified(kernel, target_of(module).hw)
         if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
             # A group no strategy can tile is split: its ops become kernels of their own
             # (their intermediates go through GM), so that each may still run on a unit.
@@ -273,7 +275,8 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 values[arg] = values[outer]
             for member in kernel.ops:
                 part = _kernel_of(member, names)
-                _launch(_classified(part), part, member.results, values, host, kernels, stats)
+                kernel_fn = _classified(part, target_of(module).hw)
+                _launch(kernel_fn, part, member.results, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
                 values[result] = values[inner]
             continue
@@ -302,6 +305,7 @@ class LowerGraphToKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
+        pin_target(op, f"pass '{self.name}'")  # kernels are classified for the target's preset
         names = _KernelNames(op)
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if SIGNATURE_ATTR in fn.attributes or fn.attributes.get(KERNEL_ATTR) is not None:

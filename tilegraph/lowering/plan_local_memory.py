@@ -2,7 +2,7 @@
 
 After ``tile-kernels`` a cube or vector kernel allocates its scoped buffers (L1, L0A, L0B,
 L0C, UB) with ``tile.alloc`` at its entry. This pass gives each one a byte address in its
-scope, on the module's preset (``tile.platform``), and records it on the alloc::
+scope, on the module's preset (``tilegraph.target``), and records it on the alloc::
 
     %fmap_l1 = tile.alloc {address = 0 : i64} : memref<1x2x5x9x16xf32, "L1">
     %a_l0a = tile.alloc {address = 0 : i64, addresses = array<i64: 0, 2048>,

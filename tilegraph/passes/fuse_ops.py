@@ -1,4 +1,4 @@
-"""``fuse-ops{platform=ascend910b max-ops=64}``: group ops into fused kernels.
+"""``fuse-ops{platform=... max-ops=64}``: group ops into fused kernels.
 
 Each group becomes one ``graph.fused`` op (:mod:`tilegraph.dialects.graph.fused`) whose body
 holds the grouped ops; a lone op stays as it is (it is its own kernel).
@@ -54,6 +54,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
+from tilegraph.target import pin_target
 
 ANCHOR_KINDS = frozenset({FusionKind.OUT_ELEMWISE_FUSABLE, FusionKind.COMM_REDUCE})
 EPILOGUE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
@@ -299,17 +300,20 @@ class FuseOpsPass(ModulePass):
 
     name = "fuse-ops"
 
-    platform: str = "ascend910b"
+    platform: str = ""
+    """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     max_ops: int = 64
 
     def __post_init__(self) -> None:
-        hardware_preset(self.platform)
+        if self.platform:
+            hardware_preset(self.platform)
         if self.max_ops < 1:
             raise ValueError(f"fuse-ops: max-ops must be at least 1, got {self.max_ops}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
-        fuser = _Fuser(hardware_preset(self.platform), self.max_ops, stats)
+        hw = pin_target(op, f"pass '{self.name}'", self.platform).hw
+        fuser = _Fuser(hw, self.max_ops, stats)
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]

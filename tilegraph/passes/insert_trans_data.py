@@ -37,6 +37,7 @@ from tilegraph.passes.layout_plan import (
     retype_results,
 )
 from tilegraph.passes.registry import register_pass
+from tilegraph.target import target_of
 
 
 def convert_value(
@@ -115,7 +116,7 @@ class InsertTransDataPass(ModulePass):
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             platform = fn.attributes.get("layout.platform")
             planner = LayoutPlanner(
-                platform.data if isinstance(platform, StringAttr) else "ascend910b"
+                platform.data if isinstance(platform, StringAttr) else target_of(op).platform
             )
             cache: dict[tuple[SSAValue, TensorType], SSAValue] = {}
             for consumer in list(walk_outside_bodies(fn.body)):

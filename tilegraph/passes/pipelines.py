@@ -21,6 +21,7 @@ from xdsl.passes import ModulePass, PassPipeline
 from tilegraph.passes.fingerprint import module_fingerprint
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
+from tilegraph.target import target_of
 
 PassObserver = Callable[[ModulePass, ModuleOp], None]
 """Called after every leaf pass (not after the pipelines that contain it) with the module."""
@@ -61,6 +62,7 @@ def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
     from tilegraph.passes.registry import all_passes
 
     pipeline = PassPipeline.parse_spec(all_passes(), spec, _notify)
+    target_of(module)  # a malformed tilegraph.target is reported before any pass runs
     with _collector_paused():
         pipeline.apply(ctx, module)
 
@@ -150,12 +152,14 @@ class FormatPipeline(PipelinePass):
     name = "format"
 
     strategy: str = "ge"
-    platform: str = "ascend910b"
+    platform: str = ""
+    """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     time_limit: float = 60.0
 
     def spec(self) -> str:
+        platform = f" platform={self.platform}" if self.platform else ""
         select = (
-            f"select-storage-format{{strategy={self.strategy} platform={self.platform} "
+            f"select-storage-format{{strategy={self.strategy}{platform} "
             f"time-limit={self.time_limit}}}"
         )
         return (

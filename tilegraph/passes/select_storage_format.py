@@ -1,4 +1,4 @@
-"""``select-storage-format{strategy=naive|ge|optimal platform=ascend910b time-limit=60}``.
+"""``select-storage-format{strategy=naive|ge|optimal platform=... time-limit=60}``.
 
 Chooses a kernel variant for every graph op, and with it the storage format of every value,
 using one of three strategies (:mod:`tilegraph.passes.storage`):
@@ -31,6 +31,7 @@ from tilegraph.passes.layout_plan import LayoutPlanner, commit_choice
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.storage import ge, naive
 from tilegraph.passes.storage.problem import SelectionProblem
+from tilegraph.target import pin_target
 
 STRATEGIES = ("naive", "ge", "optimal")
 
@@ -47,7 +48,8 @@ class SelectStorageFormatPass(ModulePass):
     name = "select-storage-format"
 
     strategy: str = "ge"
-    platform: str = "ascend910b"
+    platform: str = ""
+    """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     time_limit: float = 60.0
     """Seconds the optimal strategy may take before it keeps the best plan found."""
 
@@ -57,12 +59,13 @@ class SelectStorageFormatPass(ModulePass):
                 f"select-storage-format: unknown strategy '{self.strategy}' "
                 f"(choose from {', '.join(STRATEGIES)})"
             )
-        if self.platform not in PLATFORMS:
+        if self.platform and self.platform not in PLATFORMS:
             raise PassFailedException(
                 f"select-storage-format: unknown platform '{self.platform}' "
                 f"(choose from {', '.join(PLATFORMS)})"
             )
-        planner = LayoutPlanner(self.platform)
+        platform = pin_target(op, f"pass '{self.name}'", self.platform).platform
+        planner = LayoutPlanner(platform)
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             self._select(fn, planner)
 
@@ -83,4 +86,4 @@ class SelectStorageFormatPass(ModulePass):
         for graph_op in problem.ops:
             commit_choice(graph_op, plan[graph_op])
         fn.attributes["layout.strategy"] = StringAttr(self.strategy)
-        fn.attributes["layout.platform"] = StringAttr(self.platform)
+        fn.attributes["layout.platform"] = StringAttr(planner.platform)

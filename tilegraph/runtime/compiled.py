@@ -8,6 +8,8 @@
     model.kernels                                 # what runs where, and why
 
 ``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform``
+(a hardware preset; default: the module's ``tilegraph.target``, else the default preset —
+set on the module before the pipeline runs, so O2's format engine and fusion use it too)
 (``lower-graph-to-kernels``, ``tile-kernels``), prepares them for the NPU
 (:data:`NPU_PASSES`: ping-pong buffers, on-chip addresses, blocks over the cores, flags
 between the pipes, the GM workspace) and runs them with ``executor`` ("fast": compiled to
@@ -34,14 +36,13 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 
-from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR, OPS_ATTR, TILES_ATTR
+from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
     from tilegraph.runtime.session import Session
 
 TARGETS = ("tiles", "reference")
-PRECISIONS = ("origin", "fp16", "bf16")
 
 
 class CompileError(ValueError):
@@ -226,9 +227,16 @@ NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync",
 cores, flags between the pipes (they must see the addresses), one GM workspace."""
 
 
-def lowering_pipeline(platform: str = DEFAULT_PRESET, precision: str = "origin") -> str:
-    """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels."""
-    tiling = f"lower-graph-to-kernels,tile-kernels{{platform={platform} precision={precision}}}"
+def lowering_pipeline(platform: str = "", precision: str = "") -> str:
+    """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
+    module's target; ``platform`` / ``precision`` set it where it has none, see
+    :mod:`tilegraph.target`)."""
+    options = " ".join(
+        f"{key}={value}"
+        for key, value in (("platform", platform), ("precision", precision))
+        if value
+    )
+    tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
     return ",".join((tiling, *NPU_PASSES))
 
 
@@ -236,8 +244,8 @@ def compile(  # noqa: A001 - the public name the design gives it
     model: str | Path | onnx.ModelProto | ModuleOp,
     pipeline: str = "O2",
     target: str = "tiles",
-    platform: str = DEFAULT_PRESET,
-    precision: str = "origin",
+    platform: str = "",
+    precision: str = "",
     executor: str = "fast",
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
@@ -249,7 +257,7 @@ def compile(  # noqa: A001 - the public name the design gives it
 
     if target not in TARGETS:
         raise CompileError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
-    if precision not in PRECISIONS:
+    if precision and precision not in PRECISIONS:
         raise CompileError(f"unknown precision {precision!r}; choose from {', '.join(PRECISIONS)}")
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
@@ -258,6 +266,11 @@ def compile(  # noqa: A001 - the public name the design gives it
         if deferred is not None:
             return deferred
     module = _load(model)
+    try:  # the target, chosen once: every pass below reads it from the module
+        by = f"compile(platform={platform!r})" if platform else "compile()"
+        pin_target(module, by, platform, precision or target_of(module).precision)
+    except TargetError as e:
+        raise CompileError(str(e)) from None
     ctx = make_context()
     if pipeline:
         run_pipeline(pipeline, ctx, module)
@@ -268,7 +281,7 @@ def compile(  # noqa: A001 - the public name the design gives it
         from tilegraph.lowering.graph_to_kernels import LoweringError
 
         try:
-            run_pipeline(lowering_pipeline(platform, precision), ctx, module)
+            run_pipeline(lowering_pipeline(), ctx, module)
         except LoweringError as e:
             raise CompileError(f"cannot lower to tiles: {e}") from None
         kernels = kernel_report(module)

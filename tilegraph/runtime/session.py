@@ -45,7 +45,6 @@ import onnx
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.guards import bind_symbols, module_guards, symbol_origins
-from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.runtime.binding import ObservedShape, ValueGuard, import_bound
 from tilegraph.symbolic.env import MODES, Mode
 from tilegraph.symbolic.guards import Guard, GuardFailures, check_guards
@@ -136,8 +135,8 @@ class Session:
         dynamic: str = "dynamic",
         *,
         target: str = "reference",
-        platform: str = DEFAULT_PRESET,
-        precision: str = "origin",
+        platform: str = "",
+        precision: str = "",
         executor: str = "fast",
         specialize_zero_one: bool = True,
         cache_size: int = 8,

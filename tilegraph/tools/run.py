@@ -118,16 +118,29 @@ def read_array(path: str) -> np.ndarray:
     raise RunError(f"{path}: inputs must be .npy or .pb files")
 
 
-def strategy_report(module: ModuleOp, platform: str) -> dict[str, dict[str, Any]]:
-    """TransData count and bytes per inference under each storage strategy (on copies)."""
+def _set_target(args: argparse.Namespace, module: ModuleOp) -> None:
+    """``--platform`` / ``--precision`` become the module's target (:mod:`tilegraph.target`)
+    before any pass runs; they must agree with a target the model already records."""
+    from tilegraph.target import pin_target, target_of
+
+    by = f"--platform {args.platform}" if args.platform else "tilegraph-run"
+    try:
+        pin_target(module, by, args.platform, args.precision or target_of(module).precision)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+
+
+def strategy_report(module: ModuleOp) -> dict[str, dict[str, Any]]:
+    """TransData count and bytes per inference under each storage strategy (on copies),
+    on the module's target."""
     out: dict[str, dict[str, Any]] = {}
     for strategy in ("naive", "ge", "optimal"):
         with task(f"format report: strategy {strategy}"):
-            out[strategy] = _strategy_entry(module, strategy, platform)
+            out[strategy] = _strategy_entry(module, strategy)
     return out
 
 
-def _strategy_entry(module: ModuleOp, strategy: str, platform: str) -> dict[str, Any]:
+def _strategy_entry(module: ModuleOp, strategy: str) -> dict[str, Any]:
     """One strategy's entry of :func:`strategy_report` (its error when it fails)."""
     from tilegraph.passes.context import make_context
     from tilegraph.passes.format_report import format_report
@@ -136,7 +149,7 @@ def _strategy_entry(module: ModuleOp, strategy: str, platform: str) -> dict[str,
     copy = module.clone()
     t0 = time.perf_counter()
     try:
-        run_pipeline(f"format{{strategy={strategy} platform={platform}}}", make_context(), copy)
+        run_pipeline(f"format{{strategy={strategy}}}", make_context(), copy)
     except Exception as e:  # the report must not hide the run; say what failed
         return {"error": f"strategy {strategy} failed: {plain_words(e)}"}
     reports = format_report(copy)
@@ -203,7 +216,10 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="skip the TransData report of the naive, ge and optimal strategies",
     )
     ap.add_argument(
-        "--platform", default="ascend910b", help="hardware preset of the tiles and the report"
+        "--platform",
+        default="",
+        help="hardware preset of the passes, the tiles and the report, set as the module's "
+        "target (default: the model's tilegraph.target, else the default preset)",
     )
     ap.add_argument(
         "--reference",
@@ -225,8 +241,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--precision",
         choices=("origin", "fp16", "bf16"),
-        default="origin",
-        help="the cube's input type (origin: the model's)",
+        default="",
+        help="the cube's input type (origin: the model's; default: the module's target's)",
     )
     args = ap.parse_args(argv)
     if not args.reference and not args.pipeline:
@@ -355,16 +371,18 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     given = _given_arrays(args)
     with task(f"importing {Path(args.model).name}"):
         module, bound = _load(args, given)
+    _set_target(args, module)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()
-        transdata = strategy_report(module, args.platform)
+        transdata = strategy_report(module)
         times["format report"] = time.perf_counter() - t0
     imported_ops = compute_op_count(module)
     inputs = _inputs(args, module, given)
     if bound is None:
         t0 = time.perf_counter()
         module, bound = _bound(args, module, inputs)
+        _set_target(args, module)
         if bound is not None:
             times["import for the inputs"] = time.perf_counter() - t0
     env = bound.env if bound is not None else None
@@ -490,13 +508,14 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import observing_passes, run_pipeline
     from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
+    from tilegraph.target import target_of
 
     try:
         with (
             task("lowering to tiles") as progress,
             observing_passes(pass_observer(progress, "lowering to tiles")),
         ):
-            run_pipeline(lowering_pipeline(args.platform, args.precision), make_context(), module)
+            run_pipeline(lowering_pipeline(), make_context(), module)
     except LoweringError as e:
         skipped: dict[str, Any] = {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
         if args.profile is not None or args.trace:
@@ -514,8 +533,8 @@ def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     ]
     return {
         "target": "tiles",
-        "platform": args.platform,
-        "precision": args.precision,
+        "platform": target_of(module).platform,
+        "precision": target_of(module).precision,
         "executor": args.executor,
         "kernels": [k.as_dict() for k in kernels],
         "host_ops": host_ops,

@@ -10,7 +10,7 @@
 // 6144 B. Doubling %big_ub fills UB exactly (8192 B); doubling %small_ub as well would need
 // 9728 B. %big_ub's load costs more, so it gets the slots and %small_ub is skipped (taken
 // the other way round, %small_ub would fit and then %big_ub would not).
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @prefer_costly(%w: memref<1x128xf32, "GM">, %x: memref<16x128xf32, "GM">, %y: memref<1536xf32, "GM">, %out: memref<16x128xf32, "GM">, %out2: memref<1536xf32, "GM">) attributes {tile.kernel = "vector"} {
     %w_ub = tile.alloc : memref<1x128xf32, "UB">
     %big_ub = tile.alloc : memref<4x128xf32, "UB">
@@ -47,7 +47,7 @@ builtin.module attributes {tile.platform = "test"} {
 
 // ---- switched off for one kernel -------------------------------------------------------------
 // `tile.multi_buffer = 1` on the kernel overrides the pass option: nothing is marked.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @off(%x: memref<16x128xf32, "GM">, %out: memref<16x128xf32, "GM">) attributes {tile.kernel = "vector", tile.multi_buffer = 1 : i64} {
     %a_ub = tile.alloc : memref<4x128xf32, "UB">
     %b_ub = tile.alloc : memref<4x128xf32, "UB">
@@ -77,7 +77,7 @@ builtin.module attributes {tile.platform = "test"} {
 // iteration: with two slots, that iteration would read the other slot). %after_ub is
 // loaded in a loop but read after it (no loop holds all its uses: no slot loop). %once_ub's
 // loop runs once. %dead_ub is loaded but no other pipe reads it. None is marked.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @not_candidates(%x: memref<16x128xf32, "GM">, %out: memref<16x128xf32, "GM">) attributes {tile.kernel = "vector"} {
     %carried_ub = tile.alloc : memref<4x128xf32, "UB">
     %after_ub = tile.alloc : memref<4x128xf32, "UB">

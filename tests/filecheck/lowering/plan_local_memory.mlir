@@ -13,7 +13,7 @@
 // read in both: live throughout. %a_ub and %b_ub (800 B each) live in the first nest only,
 // %c_ub and %d_ub (1600 B each) in the second: the second nest's buffers take the first
 // nest's bytes. Peak = %s + %c + %d = 416 + 3200 = 3616 B, the most live at once.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @two_nests(%s: memref<1x100xf32, "GM">, %x: memref<64x100xf32, "GM">, %y: memref<64x100xf32, "GM">, %out: memref<64x100xf32, "GM">, %out2: memref<64x100xf32, "GM">) attributes {tile.kernel = "vector"} {
     %s_ub = tile.alloc : memref<1x100xf32, "UB">
     %a_ub = tile.alloc : memref<2x100xf32, "UB">
@@ -52,7 +52,7 @@ builtin.module attributes {tile.platform = "test"} {
 // L0 addresses are multiples of 512 B. %a_l1 and %a_l0a have two slots each (marked by
 // hand here; multi-buffer marks them from the loads): two addresses, `address` the first.
 // The L0C accumulator and the single-slot buffers get one address.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @k_loop(%a: memref<16x64xf32, "GM">, %b: memref<8x1x16x8xf32, "GM">, %c: memref<16x16xf32, "GM">) attributes {tile.kernel = "cube"} {
     %a_l1 = tile.alloc {multi_buffer = 2 : i64} : memref<1x1x16x8xf32, "L1">
     %b_l1 = tile.alloc : memref<1x1x16x8xf32, "L1">

@@ -7,7 +7,7 @@
 // command line one `error:` line and a non-zero exit code.
 
 // Three UB buffers of 3000 B (3008 B aligned) live in the same loop: 9024 B > 8 KiB.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @three_tiles(%x: memref<750x8xf32, "GM">, %out: memref<750x8xf32, "GM">) attributes {tile.kernel = "vector"} {
     %a_ub = tile.alloc : memref<750xf32, "UB">
     %b_ub = tile.alloc : memref<750xf32, "UB">
@@ -31,7 +31,7 @@ builtin.module attributes {tile.platform = "test"} {
 // -----
 
 // A multi-buffered L0A buffer of 3 KiB: two slots need 6 KiB of the 4 KiB.
-builtin.module attributes {tile.platform = "test"} {
+builtin.module attributes {tilegraph.target = {platform = "test"}} {
   func.func @double_l0a(%l1: memref<2x3x16x8xf32, "L1">, %b: memref<3x2x16x8xf32, "L0B">, %c: memref<2x2x16x16xf32, "L0C">) attributes {tile.kernel = "cube"} {
     %a_l0a = tile.alloc {multi_buffer = 2 : i64} : memref<2x3x16x8xf32, "L0A">
     %c0 = arith.constant 0 : index

@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'lower-graph-to-kernels,tile-kernels{platform=test},plan-memory' | filecheck %s
+// RUN: tilegraph-opt %s -p 'set-target{platform=test},lower-graph-to-kernels,tile-kernels,plan-memory' | filecheck %s
 // RUN: tilegraph-opt %s -p 'lower-graph-to-kernels,plan-memory' | filecheck %s --check-prefix=MACRO
 
 // plan-memory after tile-kernels: the kernels' macro bodies are gone, and whether a kernel

@@ -30,7 +30,7 @@ func.func @conv_stride2_to_nchw(%v2: memref<1x2x9x9x16xf32, "GM">, %v3: memref<1
   tile.write %v4_1 to %v4_out : !layout.tensor<1x8x4x4xf32, NCHW> to memref<1x8x4x4xf32, "GM">
   func.return
 }
-// CHECK:       builtin.module attributes {tile.platform = "test"}
+// CHECK:       builtin.module attributes {tilegraph.target = {platform = "test", precision = "origin"}}
 // CHECK-LABEL: func.func @conv_relu(
 // CHECK-SAME:    tile.kernel = "cube", tile.tiles = 6 : i64, tile.ops = "layout.trans_data,graph.conv2d,graph.relu"
 // CHECK-DAG:     %[[FMAP:.+]] = tile.alloc : memref<1x2x5x9x16xf32, "L1">

@@ -14,7 +14,7 @@ func.func @ub_too_big() {
 // -----
 
 // 16 KiB fits 910B's UB but not the `test` preset's 8 KiB.
-module attributes {tile.platform = "test"} {
+module attributes {tilegraph.target = {platform = "test"}} {
   func.func @ub_too_big_for_test() {
     %b = tile.alloc : memref<64x64xf32, "UB">
     func.return
@@ -26,14 +26,14 @@ module attributes {tile.platform = "test"} {
 // -----
 
 // An unknown platform name is reported, not crashed on.
-module attributes {tile.platform = "gpu"} {
+module attributes {tilegraph.target = {platform = "gpu"}} {
   func.func @unknown_platform() {
     %b = tile.alloc : memref<4xf32, "UB">
     func.return
   }
 }
 // CHECK-NEXT: {{^// -+$}}
-// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.alloc' (%b) in @unknown_platform: unknown platform 'gpu'; valid platforms: ascend910b, ascend310p, test, ascend950
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.alloc' (%b) in @unknown_platform: tilegraph.target: unknown platform 'gpu'; valid platforms: ascend910b, ascend310p, test, ascend950
 
 // -----
 

@@ -64,14 +64,14 @@ func.func @kernel(%x: memref<2x4xf32, "GM">, %w: memref<4xf32, "GM">, %y: memref
 // -----
 
 // A module compiled for the small `test` preset: buffers that fit it verify.
-module attributes {tile.platform = "test"} {
+module attributes {tilegraph.target = {platform = "test"}} {
   func.func @platform() {
     %ub = tile.alloc : memref<32x64xf32, "UB">
     %l0c = tile.alloc : memref<2x2x16x16xf32, "L0C">
     func.return
   }
 }
-// CHECK: builtin.module attributes {tile.platform = "test"} {
+// CHECK: builtin.module attributes {tilegraph.target = {platform = "test"}} {
 // CHECK-LABEL: func.func @platform
 // CHECK-NEXT: %ub = tile.alloc : memref<32x64xf32, "UB">
 // CHECK-NEXT: %l0c = tile.alloc : memref<2x2x16x16xf32, "L0C">

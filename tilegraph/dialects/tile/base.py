@@ -25,12 +25,13 @@ from math import prod
 from typing import Any, ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr, StringAttr
+from xdsl.dialects.builtin import MemRefType, NoneAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
+from tilegraph.hardware import HardwareModel
+from tilegraph.target import target_of
 
 SCOPES = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
 ON_CHIP = frozenset(SCOPES[1:])
@@ -84,16 +85,10 @@ def buffer_bytes(value: SSAValue | Attribute) -> int:
 
 
 def module_preset(op: Operation) -> HardwareModel:
-    """The hardware preset an op is compiled for: ``tile.platform`` on the enclosing module
-    (set by ``tile-kernels``), else the default preset. ``op`` may be the module itself."""
-    parent = op if isinstance(op, ModuleOp) else op.parent_op()
-    while parent is not None and not isinstance(parent, ModuleOp):
-        parent = parent.parent_op()
-    if parent is not None:
-        name = parent.attributes.get("tile.platform")
-        if isinstance(name, StringAttr):
-            return hardware_preset(name.data)
-    return hardware_preset(DEFAULT_PRESET)
+    """The hardware preset an op is compiled for: the platform of the module's
+    ``tilegraph.target`` (:func:`tilegraph.target.target_of`), else the default preset.
+    ``op`` may be the module itself."""
+    return target_of(op).hw
 
 
 def require_scope(op: Operation, value: SSAValue, allowed: Sequence[str], role: str) -> str:

@@ -69,7 +69,7 @@ class AllocOp(TileOp):
     """``%b = tile.alloc : memref<..., "UB">``: a buffer in a scope.
 
     The verifier checks that the buffer fits its scope in the module's preset
-    (``tile.platform``); the address is assigned later by memory planning."""
+    (``tilegraph.target``); the address is assigned later by memory planning."""
 
     name = "tile.alloc"
     result = result_def(MemRefType)

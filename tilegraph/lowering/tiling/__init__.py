@@ -1,11 +1,12 @@
-"""``tile-kernels{platform=ascend910b}``: macro kernels become loops of tile ops.
+"""``tile-kernels{platform=... precision=...}``: macro kernels become loops of tile ops.
 
 Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
 its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues) or
 :mod:`.elementwise` (elementwise / broadcast chains) — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
-Host kernels keep their macro body (run by the reference kernels). The module records the
-preset as ``tile.platform`` (buffer verifiers check capacities against it) and every kernel
+Host kernels keep their macro body (run by the reference kernels). The preset and precision
+are the module's ``tilegraph.target`` (:mod:`tilegraph.target`; the options set it where
+it has none; buffer verifiers check capacities against it) and every kernel
 its tile count as ``tile.tiles``.
 
 :func:`classify_kernel` is the same strategies run in dry-run mode: it tells
@@ -33,7 +34,7 @@ from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.formats import Format
-from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, hardware_preset
+from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.kernel_body import (
     HOST_REASON_ATTR,
     KERNEL_ATTR,
@@ -43,7 +44,7 @@ from tilegraph.lowering.kernel_body import (
     kernel_unit,
     read_kernel_body,
 )
-from tilegraph.lowering.tiling.builder import PRECISIONS, KernelBuilder
+from tilegraph.lowering.tiling.builder import KernelBuilder
 from tilegraph.lowering.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
@@ -59,6 +60,7 @@ from tilegraph.lowering.tiling.reshape import (
 from tilegraph.lowering.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
+from tilegraph.target import PRECISIONS, pin_target
 
 
 def _is_cube(body: KernelBody) -> bool:
@@ -101,7 +103,7 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
 def classify_kernel(fn: func.FuncOp, hw: HardwareModel | None = None) -> tuple[str, str | None]:
     """The unit that runs a macro kernel ("cube", "vector", "host") and, for host, why."""
     body = read_kernel_body(fn)
-    builder = KernelBuilder(Block(), hw or hardware_preset(DEFAULT_PRESET), dry_run=True)
+    builder = KernelBuilder(Block(), hw or hardware_preset(), dry_run=True)
     return _emit(body, builder)
 
 
@@ -137,18 +139,21 @@ class TileKernelsPass(ModulePass):
 
     name = "tile-kernels"
 
-    platform: str = DEFAULT_PRESET
-    precision: str = "origin"
+    platform: str = ""
+    """Preset name; empty: the module's target (:mod:`tilegraph.target`). Given, it sets
+    the module's target where it has none and must agree with it otherwise."""
+    precision: str = ""
     """Cube inputs: "origin" (the model's type), "fp16" or "bf16" (rounded on the way in,
-    fp32 accumulation)."""
+    fp32 accumulation); empty: the module's target's (default "origin")."""
     base_block: str = ""
     """Matmul base block "baseM,baseN,baseK" in elements (e.g. "128,256,64"); empty: chosen
     from the preset (see :mod:`.matmul`)."""
 
     def __post_init__(self) -> None:
-        hardware_preset(self.platform)
+        if self.platform:
+            hardware_preset(self.platform)
         parse_base_block(self.base_block)
-        if self.precision not in PRECISIONS:
+        if self.precision and self.precision not in PRECISIONS:
             raise ValueError(
                 f"tile-kernels: precision must be one of {', '.join(PRECISIONS)}, "
                 f"got {self.precision!r}"
@@ -156,12 +161,15 @@ class TileKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
-        hw = hardware_preset(self.platform)
-        op.attributes["tile.platform"] = StringAttr(hw.name)
+        target = pin_target(op, f"pass '{self.name}'", self.platform, self.precision)
+        if not self.precision:  # the precision used is pinned too, as the platform is
+            target = pin_target(op, f"pass '{self.name}'", precision=target.precision)
         with matmul_base_block(parse_base_block(self.base_block)):
-            self._tile_all(op, hw, stats)
+            self._tile_all(op, target.hw, target.precision, stats)
 
-    def _tile_all(self, op: ModuleOp, hw: HardwareModel, stats: PassStatistics) -> None:
+    def _tile_all(
+        self, op: ModuleOp, hw: HardwareModel, precision: str, stats: PassStatistics
+    ) -> None:
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             unit = kernel_unit(fn)
             if unit is None or TILES_ATTR in fn.attributes:
@@ -170,7 +178,7 @@ class TileKernelsPass(ModulePass):
                 stats.add("host-kernels")
                 continue
             ops = [o.name for o in read_kernel_body(fn).ops]
-            new_unit, reason, tiles = tile_kernel(fn, hw, self.precision)
+            new_unit, reason, tiles = tile_kernel(fn, hw, precision)
             if reason is not None:
                 fn.attributes[KERNEL_ATTR] = StringAttr("host")
                 fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)

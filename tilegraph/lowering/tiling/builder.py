@@ -19,7 +19,6 @@ from tilegraph.dialects.tile import AllocOp, scoped_memref
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
 
-PRECISIONS = ("origin", "fp16", "bf16")
 PARALLEL_ATTR = "tile.parallel"
 
 

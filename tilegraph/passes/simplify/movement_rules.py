@@ -37,9 +37,9 @@ from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.hardware import hardware_preset
 from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+from tilegraph.target import target_of
 
 _CONVS = (Conv2dOp, ConvOp)
 _Op = TypeVar("_Op", bound=Operation)
@@ -51,9 +51,9 @@ def _bytes(value: SSAValue) -> int:
     return n or 0
 
 
-def _launch_bytes() -> float:
-    """Global-memory bytes one kernel launch costs in time (default preset)."""
-    hw = hardware_preset()
+def _launch_bytes(op: Operation) -> float:
+    """Global-memory bytes one kernel launch costs in time (the module's target)."""
+    hw = target_of(op).hw
     return hw.launch_overhead_us * hw.gm_bandwidth_gbps * 1e3
 
 
@@ -136,7 +136,7 @@ class CombineSiblings(SimplifyRule):
         launches_saved = k - 1 - 1 - len(epilogues)  # one conv for k, plus the Split
         bytes_saved = (k - 1) * _bytes(x) - 2 * outputs
         bytes_saved -= sum(2 * _bytes(s.results[0]) for s in epilogues)
-        if launches_saved * _launch_bytes() + bytes_saved <= 0:
+        if launches_saved * _launch_bytes(op) + bytes_saved <= 0:
             return
         combined = self._combined(siblings)
         if combined is None:

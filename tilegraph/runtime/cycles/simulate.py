@@ -210,7 +210,7 @@ def simulate_module(
     options: CycleModelOptions | None = None,
 ) -> ModelCycles:
     """The cycle model of every launch of a lowered module (``O2, lower-graph-to-kernels,
-    tile-kernels, ...``); ``hw`` defaults to the module's preset (``tile.platform``)."""
+    tile-kernels, ...``); ``hw`` defaults to the module's preset (``tilegraph.target``)."""
     from tilegraph.runtime.compiled import kernel_report
 
     hw = hw or module_preset(module)
