@@ -234,11 +234,13 @@ def compile(  # noqa: A001 - the public name the design gives it
     platform: str = DEFAULT_PRESET,
     precision: str = "origin",
     executor: str = "fast",
+    entry: str | None = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
-    ``pipeline`` and prepare ``target``; see the module docstring."""
+    ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
+    function to run in a module of several (default: the one no other function calls)."""
     from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.runtime.reference import entry_function, input_names, output_names
+    from tilegraph.runtime.reference import entry_function, input_names, output_names, set_entry
     from tilegraph.runtime.tiles import EXECUTORS
     from tilegraph.tools.context import make_context
 
@@ -253,6 +255,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         if deferred is not None:
             return deferred
     module = _load(model)
+    if entry is not None:
+        set_entry(module, entry)
     ctx = make_context()
     if pipeline:
         run_pipeline(pipeline, ctx, module)
