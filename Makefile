@@ -75,6 +75,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/memory_planning.py
 	$(PY) benchmarks/cycle_model.py
 	$(PY) benchmarks/onnx_node_suite.py
+	$(PY) benchmarks/startup.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks examples

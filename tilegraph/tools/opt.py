@@ -19,8 +19,17 @@ Added here:
   ``tilegraph`` domain), checked with ``onnx.checker``; the IR is still printed;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
+* ``--help-pass NAME``: a pass's docstring and options (type, default), plugins included;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
-  message and exit 1 — never a traceback (set ``TILEGRAPH_DEBUG=1`` to get one).
+  message and exit 1 — never a traceback (set ``TILEGRAPH_DEBUG=1`` to get one). A pipeline
+  error names the pass, the option or the column, with the closest names; an error raised
+  inside a pass names the pass (``error: pass 'fuse-ops' (in O2): ...``);
+* ``--print-between-passes``, ``--time-passes``, ``--pass-statistics``, ``--check-each-pass``
+  and ``--explore`` see every pass inside O1/O2 (:func:`~tilegraph.passes.pipelines.run_passes`);
+* stdout closed early (``| head``): exit 141, no message.
+
+``--help`` imports none of tilegraph's passes or dialects: keep imports that need them inside
+the functions that use them (a test checks ``sys.modules`` after ``--help``).
 """
 
 from __future__ import annotations
