@@ -29,8 +29,8 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'format{strategy=ge}'
 	@echo "== O2: folding and rules, the format engine, then fusion into graph.fused kernels =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p O2 --pass-statistics
-	@echo "== the tile level: kernels over GM, then tiled loops of DMA / cube / vector ops (tiny 'test' preset) =="
-	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'O2,lower-graph-to-kernels,tile-kernels{platform=test}'
+	@echo "== the tile level (ascend910b preset): each conv+relu group a cube kernel over GM, tiled into loops of load3d / mmad / fixpipe / vrelu =="
+	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'O2,lower-graph-to-kernels,tile-kernels{platform=ascend910b}'
 	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, compiled to tiled kernels for ascend910b, run, vs onnxruntime, with the cycle model's estimate =="
 	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
 	$(BIN)/tilegraph-run build/light_resnet50.onnx -p O2 --check-each-pass --compare --no-format-report --profile 10
@@ -75,6 +75,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/memory_planning.py
 	$(PY) benchmarks/cycle_model.py
 	$(PY) benchmarks/onnx_node_suite.py
+	$(PY) benchmarks/startup.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check tilegraph tests benchmarks examples

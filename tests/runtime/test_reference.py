@@ -97,3 +97,58 @@ def test_elided_constant_cannot_run():
     """
     with pytest.raises(Exception, match="elided"):
         run_reference(parse_mlir(text), [])
+
+
+# ---- which function runs ---------------------------------------------------------------
+
+HELPERS = """
+func.func @helper(%x: !layout.tensor<2xf32>) -> !layout.tensor<2xf32> {
+  %y = graph.neg %x : !layout.tensor<2xf32>
+  func.return %y : !layout.tensor<2xf32>
+}
+func.func @model(%x: !layout.tensor<2xf32>) -> !layout.tensor<2xf32> {
+  %y = func.call @helper(%x) : (!layout.tensor<2xf32>) -> !layout.tensor<2xf32>
+  %z = graph.relu %y : !layout.tensor<2xf32>
+  func.return %z : !layout.tensor<2xf32>
+}
+"""
+
+
+def test_the_entry_is_the_one_function_no_other_calls():
+    from tilegraph.runtime.reference import entry_function
+
+    assert entry_function(parse_mlir(HELPERS)).sym_name.data == "model"
+
+
+def test_several_uncalled_functions_are_named_as_candidates():
+    from tilegraph.runtime.reference import entry_function
+
+    text = HELPERS + HELPERS.replace("@model", "@other").split("}\n", 1)[1]
+    with pytest.raises(InputError, match=r"2 are called by no other \(@model, @other\)"):
+        entry_function(parse_mlir(text))
+
+
+def test_set_entry_is_what_runs_and_a_wrong_name_lists_the_functions():
+    from tilegraph.runtime.reference import set_entry
+
+    module = parse_mlir(HELPERS)
+    set_entry(module, "helper")
+    (y,) = run_reference(module, [np.array([1.0, -2.0], np.float32)])
+    np.testing.assert_array_equal(y, [-1.0, 2.0])
+    with pytest.raises(InputError, match=r"no function @nope .*@helper, @model"):
+        set_entry(module, "nope")
+
+
+def test_compile_takes_the_entry(tmp_path):
+    import tilegraph
+
+    path = tmp_path / "m.mlir"
+    path.write_text(
+        HELPERS.replace("func.call @helper(%x)", "graph.neg %x").replace(
+            " : (!layout.tensor<2xf32>) -> !layout.tensor<2xf32>\n  %z",
+            " : !layout.tensor<2xf32>\n  %z",
+        )
+    )
+    x = np.array([1.0, -2.0], np.float32)
+    (y,) = tilegraph.compile(str(path), target="reference", entry="helper")(x)
+    np.testing.assert_array_equal(y, -x)

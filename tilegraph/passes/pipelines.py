@@ -1,14 +1,16 @@
 """Named pipelines, usable as ``-p O1`` from the tools and from Python.
 
-A pipeline is a pass whose ``apply`` runs a pipeline string, so pipelines nest, take part
-in ``--print-between-passes``-style tooling as one step, and can grow without changing how
-they are called. The pipelines track the passes that exist: each docstring says what runs.
+A pipeline is a pass whose ``apply`` runs a pipeline string, so pipelines nest and can grow
+without changing how they are called. :func:`run_passes` runs every pass, at any depth, so
+tools see inside pipelines (``--print-between-passes``, ``--time-passes``,
+``--pass-statistics``, ``--check-each-pass``) and an error names the pass it came from.
+The pipelines track the passes that exist: each docstring says what runs.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -16,41 +18,116 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass
 
-from tilegraph.passes.fingerprint import module_fingerprint
 from tilegraph.passes.registry import register_pass
-from tilegraph.passes.statistics import start_pass
+from tilegraph.passes.statistics import pass_statistics, start_pass
 from tilegraph.target import target_of
 
 PassObserver = Callable[[ModulePass, ModuleOp], None]
 """Called after every leaf pass (not after the pipelines that contain it) with the module."""
 
-_OBSERVERS: ContextVar[tuple[PassObserver, ...]] = ContextVar(
-    "tilegraph_pass_observers", default=()
+
+class PassListener:
+    """Hooks around every pass that :func:`run_passes` runs, pipelines and the passes inside
+    them alike (``path``: the names of the enclosing pipelines, outermost first). The
+    default hooks do nothing; tools override them (``--print-between-passes``,
+    ``--time-passes``)."""
+
+    def before(self, p: ModulePass, module: ModuleOp, path: tuple[str, ...]) -> None:
+        """Called just before ``p`` runs."""
+
+    def after(self, p: ModulePass, module: ModuleOp, path: tuple[str, ...]) -> None:
+        """Called just after ``p`` ran without raising."""
+
+
+class _LeafObserver(PassListener):
+    def __init__(self, observer: PassObserver):
+        self.observer = observer
+
+    def after(self, p: ModulePass, module: ModuleOp, path: tuple[str, ...]) -> None:
+        if not isinstance(p, PipelinePass):
+            self.observer(p, module)
+
+
+_LISTENERS: ContextVar[tuple[PassListener, ...]] = ContextVar(
+    "tilegraph_pass_listeners", default=()
 )
+_PATH: ContextVar[tuple[str, ...]] = ContextVar("tilegraph_pipeline_path", default=())
+
+
+@contextmanager
+def listening_to_passes(listener: PassListener) -> Iterator[None]:
+    """Call ``listener``'s hooks around every pass :func:`run_passes` runs inside the
+    ``with`` block, at any depth of nested pipelines."""
+    token = _LISTENERS.set((*_LISTENERS.get(), listener))
+    try:
+        yield
+    finally:
+        _LISTENERS.reset(token)
 
 
 @contextmanager
 def observing_passes(observer: PassObserver) -> Iterator[None]:
     """Call ``observer(pass, module)`` after every leaf pass that :func:`run_pipeline` runs
     inside the ``with`` block, nested pipelines included (``--check-each-pass`` uses this)."""
-    token = _OBSERVERS.set((*_OBSERVERS.get(), observer))
-    try:
+    with listening_to_passes(_LeafObserver(observer)):
         yield
-    finally:
-        _OBSERVERS.reset(token)
 
 
-def _notify(previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None) -> None:
-    if previous is None or isinstance(previous, PipelinePass):
-        return
-    for observer in _OBSERVERS.get():
-        observer(previous, module)
+FAILING_PASS = "tilegraph_failing_pass"
+"""The attribute :func:`run_passes` sets on an exception raised inside a pass: the path of
+the innermost pass that raised it (``("O2", "fuse-ops")``). Read it with
+:func:`failing_pass`."""
+
+
+def failing_pass(error: BaseException) -> tuple[str, ...] | None:
+    """The pass an exception was raised in, with its enclosing pipelines (outermost first),
+    or None if it was not raised inside a pass that :func:`run_passes` ran."""
+    return getattr(error, FAILING_PASS, None)
+
+
+def describe_pass_path(path: tuple[str, ...]) -> str:
+    """``pass 'fuse-ops' (in O2)``: a pass with its enclosing pipelines, for messages."""
+    *outer, name = path
+    inside = f" (in {' > '.join(outer)})" if outer else ""
+    return f"pass '{name}'{inside}"
+
+
+def run_passes(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp) -> None:
+    """Run ``passes`` in order on ``module``, telling the active listeners before and after
+    each, counting a run of each in the active statistics (for the passes that count none
+    themselves), and marking an exception raised inside a pass with the innermost pass
+    that raised it (:func:`failing_pass`); the exception itself propagates unchanged."""
+    path = _PATH.get()
+    for p in passes:
+        listeners = _LISTENERS.get()
+        for listener in listeners:
+            listener.before(p, module, path)
+        stats = pass_statistics(p.name)
+        runs = stats.runs
+        token = _PATH.set((*path, p.name))
+        try:
+            p.apply(ctx, module)
+        except Exception as e:
+            if failing_pass(e) is None:
+                try:
+                    setattr(e, FAILING_PASS, (*path, p.name))
+                except AttributeError:  # an exception type without a __dict__
+                    pass
+            raise
+        finally:
+            _PATH.reset(token)
+        if stats.runs == runs:
+            stats.runs += 1
+        for listener in listeners:
+            listener.after(p, module, path)
 
 
 def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
-    """Run a pipeline string (``"infer-shapes,cse"``) with every registered pass available.
+    """Run a pipeline string (``"infer-shapes,cse"``) with every registered pass available
+    (:class:`~tilegraph.passes.registry.PipelineSpecError`, a ValueError, if it cannot be
+    parsed), through :func:`run_passes`.
 
     The cyclic garbage collector is paused while the outermost pipeline runs: IR objects
     point at their parents, so every full collection rescans the whole module, which made
@@ -59,12 +136,12 @@ def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
     """
     if not spec:
         return
-    from tilegraph.passes.registry import all_passes
+    from tilegraph.passes.registry import all_passes, parse_pipeline_spec
 
-    pipeline = PassPipeline.parse_spec(all_passes(), spec, _notify)
+    passes = parse_pipeline_spec(spec, all_passes())
     target_of(module)  # a malformed tilegraph.target is reported before any pass runs
     with _collector_paused():
-        pipeline.apply(ctx, module)
+        run_passes(passes, ctx, module)
 
 
 @contextmanager
@@ -126,6 +203,8 @@ class O1Pipeline(PipelinePass):
             raise ValueError(f"O1: max-rounds must be at least 1, got {self.max_rounds}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from tilegraph.passes.fingerprint import module_fingerprint  # imports the dialects
+
         stats = start_pass(self.name)
         for _ in range(self.max_rounds):
             before = module_fingerprint(op)

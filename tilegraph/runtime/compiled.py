@@ -247,12 +247,14 @@ def compile(  # noqa: A001 - the public name the design gives it
     platform: str = "",
     precision: str = "",
     executor: str = "fast",
+    entry: str | None = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
-    ``pipeline`` and prepare ``target``; see the module docstring."""
+    ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
+    function to run in a module of several (default: the one no other function calls)."""
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.runtime.reference import entry_function, input_names, output_names
+    from tilegraph.runtime.reference import entry_function, input_names, output_names, set_entry
     from tilegraph.runtime.tiles import EXECUTORS
 
     if target not in TARGETS:
@@ -271,6 +273,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         pin_target(module, by, platform, precision or target_of(module).precision)
     except TargetError as e:
         raise CompileError(str(e)) from None
+    if entry is not None:
+        set_entry(module, entry)
     ctx = make_context()
     if pipeline:
         run_pipeline(pipeline, ctx, module)

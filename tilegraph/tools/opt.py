@@ -19,8 +19,17 @@ Added here:
   ``tilegraph`` domain), checked with ``onnx.checker``; the IR is still printed;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
+* ``--help-pass NAME``: a pass's docstring and options (type, default), plugins included;
 * errors (parse, verification, pass failures, bad options, missing files) print one located
-  message and exit 1 — never a traceback (set ``TILEGRAPH_DEBUG=1`` to get one).
+  message and exit 1 — never a traceback (set ``TILEGRAPH_DEBUG=1`` to get one). A pipeline
+  error names the pass, the option or the column, with the closest names; an error raised
+  inside a pass names the pass (``error: pass 'fuse-ops' (in O2): ...``);
+* ``--print-between-passes``, ``--time-passes``, ``--pass-statistics``, ``--check-each-pass``
+  and ``--explore`` see every pass inside O1/O2 (:func:`~tilegraph.passes.pipelines.run_passes`);
+* stdout closed early (``| head``): exit 141, no message.
+
+``--help`` imports none of tilegraph's passes or dialects: keep imports that need them inside
+the functions that use them (a test checks ``sys.modules`` after ``--help``).
 """
 
 from __future__ import annotations
@@ -29,17 +38,39 @@ import argparse
 import io
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tilegraph.dialects.graph import dense
-from tilegraph.passes.registry import pass_summary, tilegraph_dialects, tilegraph_passes
+from tilegraph.passes.pipelines import (
+    PassListener,
+    PipelinePass,
+    describe_pass_path,
+    failing_pass,
+    listening_to_passes,
+    observing_passes,
+    run_passes,
+)
+from tilegraph.passes.registry import (
+    PassFactory,
+    PipelineSpecError,
+    did_you_mean,
+    parse_pipeline_spec,
+    pass_options,
+    pass_summary,
+    tilegraph_dialects,
+    tilegraph_passes,
+)
 from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.runtime.errors import plain_words
 from tilegraph.tools.diagnostics import SourceText, located_message
+
+ELIDE_LIMIT = 16
+"""tilegraph-opt's default for ``--elide-constants-larger-than``."""
 
 
 class LocatedError(VerifyException):
@@ -56,6 +87,9 @@ class TilegraphOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         super().__init__(description=_description(), args=args)
+        if self.args.help_pass is not None:
+            print(describe_pass(self.args.help_pass, self.available_passes))
+            raise SystemExit(0)
         if self.args.list_rules:
             from tilegraph.passes.simplify.rule import format_rule_markdown, rule_catalog
 
@@ -67,10 +101,17 @@ class TilegraphOptMain(xDSLOptMain):
 
                 print_rule_catalog(rules)
             raise SystemExit(0)
+        from tilegraph.dialects.graph import dense  # the dialects: not for --help
+
         if self.args.print_constants:
             dense.set_elide_limit(None)
         else:
             dense.set_elide_limit(self.args.elide_constants_larger_than)
+
+    def setup_pipeline(self) -> None:
+        """Parse ``-p`` (PipelineSpecError: one line naming the pass, the option or the
+        column; passes are run by :meth:`apply_passes`, not by xDSL's callback)."""
+        self.pipeline = PassPipeline(parse_pipeline_spec(self.args.passes, self.available_passes))
 
     def parse_chunk(self, chunk, file_extension: str, start_offset: int = 0):  # type: ignore[override]
         data = chunk.read()
@@ -85,62 +126,63 @@ class TilegraphOptMain(xDSLOptMain):
         return module
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        try:
-            if self.args.pass_statistics:
-                with collecting_statistics() as collector:
-                    self._apply(prog)
+        """Run the pipeline pass by pass (inside O1/O2 too) with the listeners the flags ask
+        for, verifying the module after each top-level pass; then ``--emit-onnx``."""
+        with ExitStack() as stack:
+            collector = None
+            if self.args.pass_statistics or self.args.explore:
+                collector = stack.enter_context(collecting_statistics())
+            if self.args.print_between_passes or self.args.time_passes:
+                stack.enter_context(listening_to_passes(_PassPrinter(self.args)))
+            checker = self._checker(prog) if self.args.check_each_pass else None
+            explorer = None
+            if self.args.explore:
+                from tilegraph.tools.explorer import Explorer
+
+                assert collector is not None  # opened above for --explore
+                explorer = Explorer(prog, collector)
+                stack.enter_context(observing_passes(explorer.after_pass))
+            if checker is not None:
+                stack.enter_context(observing_passes(checker.after_pass))
+            with _check_errors():
+                for p in self.pipeline.passes:
+                    run_passes((p,), self.ctx, prog)
+                    self._verify(prog, p)
+            if collector is not None and self.args.pass_statistics:
                 print(collector.format(), file=sys.stderr)
-            else:
-                self._apply(prog)
-        except DiagnosticException as e:
-            message = located_message(prog, None, "after running the pipeline")
-            if message is None:
-                raise
-            raise LocatedError(message) from e
+            if checker is not None:
+                print(checker.summary(), file=sys.stderr)
+            if explorer is not None:
+                self._write_explorer(explorer)
         if self.args.emit_onnx:
             self._emit_onnx(prog)
 
-    def _apply(self, prog: ModuleOp) -> None:
-        if self.args.explore:
-            self._explore(prog)
+    def _verify(self, prog: ModuleOp, p: ModulePass) -> None:
+        """Verify after a top-level pass: a located message naming the pass."""
+        if self.args.disable_verify:
             return
-        if not self.args.check_each_pass:
-            super().apply_passes(prog)
-            return
-        from tilegraph.passes.pipelines import PipelinePass, observing_passes
-        from tilegraph.runtime.pass_check import PassChecker, PassCheckError
+        try:
+            prog.verify()
+        except DiagnosticException as e:
+            message = located_message(prog, None, f"after pass '{p.name}'")
+            if message is None:
+                raise
+            raise LocatedError(message) from e
+
+    def _checker(self, prog: ModuleOp):  # noqa: ANN202
+        """The --check-each-pass checker, seeded on the module before the pipeline."""
+        from tilegraph.runtime.pass_check import PassChecker
         from tilegraph.tools.run_shapes import random_inputs
 
-        try:
-            checker = PassChecker(
-                prog,
-                random_inputs(prog, 0, {}, {}),
-                self.args.check_rtol,
-                self.args.check_atol,
+        with _check_errors():
+            return PassChecker(
+                prog, random_inputs(prog, 0, {}, {}), self.args.check_rtol, self.args.check_atol
             )
-            with observing_passes(checker.after_pass):
-                for p in self.pipeline.passes:
-                    p.apply(self.ctx, prog)
-                    if not isinstance(p, PipelinePass):
-                        checker.after_pass(p, prog)
-        except PassCheckError as e:
-            raise LocatedError(f"error: check-each-pass: {e}") from None
-        print(checker.summary(), file=sys.stderr)
 
-    def _explore(self, prog: ModuleOp) -> None:
-        """Run the pipeline pass by pass and write the explorer page (--explore)."""
+    def _write_explorer(self, explorer) -> None:  # noqa: ANN001
+        """Write the explorer page (--explore)."""
         from pathlib import Path
 
-        from tilegraph.passes.pipelines import PipelinePass, observing_passes
-        from tilegraph.tools.explorer import Explorer
-
-        with collecting_statistics() as collector:
-            explorer = Explorer(prog, collector)
-            with observing_passes(explorer.after_pass):
-                for p in self.pipeline.passes:
-                    p.apply(self.ctx, prog)
-                    if not isinstance(p, PipelinePass):
-                        explorer.after_pass(p, prog)
         pipeline = ",".join(str(p.spec()) for p in self.pipeline.passes)
         Path(self.args.explore).write_text(explorer.html(self.get_input_name(), pipeline))
         print(f"wrote {self.args.explore} ({len(explorer.snapshots) - 1} passes)", file=sys.stderr)
@@ -180,8 +222,13 @@ class TilegraphOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
-        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
-        arg_parser.epilog = _passes_epilog()
+        arg_parser.formatter_class = _HelpFormatter
+        arg_parser.epilog = _PASSES_EPILOG
+        arg_parser.add_argument(
+            "--help-pass",
+            metavar="NAME",
+            help="print a pass's description and its options (type, default), then exit",
+        )
         arg_parser.add_argument(
             "--print-constants",
             action="store_true",
@@ -225,11 +272,106 @@ class TilegraphOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--elide-constants-larger-than",
             type=int,
-            default=dense.ELIDE_LIMIT,
+            default=ELIDE_LIMIT,
             metavar="N",
             help="print constants with more than N elements as dense<__elided__> "
             "(default: %(default)s)",
         )
+
+
+class _PassPrinter(PassListener):
+    """``--print-between-passes`` and ``--time-passes`` at every depth (inside O1/O2 too).
+
+    The IR is printed after each leaf pass that another leaf pass follows, as xdsl-opt
+    prints it between passes (the last pass's IR is the output); every pass's time is
+    printed when it ends, a pipeline's after those of its passes
+    (``pass 'infer-shapes' (in O2 > O1) took 0.0012 seconds``)."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.print_ir: bool = args.print_between_passes
+        self.print_generic: bool = args.print_op_generic
+        self.time: bool = args.time_passes
+        self.previous: str | None = None
+        self.started: list[float] = []
+
+    def before(self, p: ModulePass, module: ModuleOp, path: tuple[str, ...]) -> None:
+        if self.print_ir and self.previous is not None and not isinstance(p, PipelinePass):
+            from xdsl.printer import Printer
+
+            print(f"IR after {self.previous}:")
+            Printer(stream=sys.stdout, print_generic_format=self.print_generic).print_op(module)
+            print("\n\n\n")
+            self.previous = None
+        self.started.append(time.perf_counter())
+
+    def after(self, p: ModulePass, module: ModuleOp, path: tuple[str, ...]) -> None:
+        took = time.perf_counter() - self.started.pop()
+        if not isinstance(p, PipelinePass):
+            self.previous = p.name
+        if self.time:
+            print(f"{describe_pass_path((*path, p.name))} took {took:.6f} seconds")
+
+
+@contextmanager
+def _check_errors() -> Iterator[None]:
+    """A ``--check-each-pass`` failure (PassCheckError) as one ``error:`` line."""
+    try:
+        yield
+    except Exception as e:
+        from tilegraph.runtime.pass_check import PassCheckError
+
+        if isinstance(e, PassCheckError):
+            raise LocatedError(f"error: check-each-pass: {e}") from None
+        raise
+
+
+def describe_pass(name: str, available: dict[str, PassFactory]) -> str:
+    """``--help-pass NAME``: the pass's docstring, then each option with its type and
+    default (as written in a pipeline). PipelineSpecError for an unknown name, with the
+    closest names."""
+    import inspect
+
+    from tilegraph.passes.registry import BUILTIN_PASSES, plugin_passes
+    from tilegraph.tools.tables import render_table
+
+    if name not in available:
+        raise PipelineSpecError(
+            f"--help-pass: unknown pass '{name}'{did_you_mean(name, sorted(available))}"
+        )
+    cls = available[name]()
+    plugin = plugin_passes().get(name)
+    origin = (
+        "tilegraph"
+        if name in BUILTIN_PASSES
+        else f"plugin {plugin.origin}"
+        if plugin is not None
+        else "xDSL"
+    )
+    lines = [f"{name}  ({cls.__module__}.{cls.__qualname__}, from {origin})", ""]
+    lines += [
+        "  " + line if line else "" for line in inspect.cleandoc(cls.__doc__ or "").splitlines()
+    ]
+    options = pass_options(cls)
+    if not options:
+        lines += ["", "options: none"]
+    else:
+        rows = [
+            (o.name, o.type, o.default if o.default is not None else "(required)") for o in options
+        ]
+        example = " ".join(f"{o.name}=..." for o in options[:2])
+        lines += ["", f"options (-p '{name}{{{example}}}'):"]
+        lines.append(render_table(["option", "type", "default"], rows, indent=2))
+    return "\n".join(lines)
+
+
+_PASSES_EPILOG = "(the passes: computed when --help is printed)"
+"""The epilog placeholder that :class:`_HelpFormatter` replaces by :func:`_passes_epilog`,
+so that the pass table (which reads every pass's docstring) is built for ``--help`` only."""
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    def add_text(self, text: str | None) -> None:
+        super().add_text(_passes_epilog() if text is _PASSES_EPILOG else text)
 
 
 def _description() -> str:
@@ -238,23 +380,25 @@ def _description() -> str:
 
 def _passes_epilog() -> str:
     """The ``--help`` epilog: tilegraph's passes, then plugin passes and dialects with the
-    distribution each comes from (a plugin that fails to load is named, never fatal)."""
-    from tilegraph.passes.registry import builtin_passes, plugin_dialects, plugin_passes
-    from tilegraph.tools.tables import render_table
+    distribution each comes from (a plugin that fails to load is named, never fatal).
 
-    builtin = builtin_passes()
-    lines = ["tilegraph passes and pipelines (-p NAME, options as NAME{key=value ...}):"]
-    rows = [(name, pass_summary(name)) for name in sorted(builtin)]
-    lines.append(render_table(["pass", "summary"], rows, indent=2))
+    Summaries are read from the sources without importing the passes, and the columns are
+    laid out here rather than by ``rich`` (tables.py), to keep ``--help`` quick."""
+    from tilegraph.passes.registry import BUILTIN_PASSES, plugin_dialects, plugin_passes
+
+    lines = ["tilegraph passes and pipelines (-p NAME, options as NAME{key=value ...};"]
+    lines.append("--help-pass NAME describes one, with its options):")
+    rows = [(name, pass_summary(name)) for name in sorted(BUILTIN_PASSES)]
+    lines += _columns(("pass", "summary"), rows)
     plugins = plugin_passes()
     if plugins:
         lines += ["", "plugin passes (entry points 'tilegraph.passes'):"]
         plugin_rows = []
         for name, entry in plugins.items():
             shadowed = f"(ignored: tilegraph has a pass '{name}')"
-            summary = shadowed if name in builtin else pass_summary(name)
+            summary = shadowed if name in BUILTIN_PASSES else pass_summary(name)
             plugin_rows.append((name, summary, entry.origin))
-        lines.append(render_table(["pass", "summary", "from"], plugin_rows, indent=2))
+        lines += _columns(("pass", "summary", "from"), plugin_rows)
     lines.append("")
     lines.append("dialects: layout, graph, tile (plus every upstream xDSL dialect)")
     for name, entry in plugin_dialects().items():
@@ -263,43 +407,73 @@ def _passes_epilog() -> str:
     return "\n".join(lines)
 
 
+def _columns(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    """A header and rows in aligned columns two spaces apart, indented by two, as
+    :func:`tilegraph.tools.tables.render_table` prints a table when piped."""
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return [
+        "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]
+
+
 def _fail(message: str) -> int:
     print(message.rstrip(), file=sys.stderr)
     return 1
 
 
+def _in_pass(e: BaseException, text: str) -> str:
+    """``text`` (``e``'s message) prefixed by ``pass 'fuse-ops' (in O2): `` if ``e`` was
+    raised inside a pass (a message that already starts with the pass's name loses it)."""
+    path = failing_pass(e)
+    if not path:
+        return text
+    return f"{describe_pass_path(path)}: {text.removeprefix(f'{path[-1]}: ')}"
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so that the interpreter's final flush
+    does not fail again and print a message."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
+
+
 def run(argv: Sequence[str] | None = None) -> int:
-    """Run tilegraph-opt; returns the exit code."""
+    """Run tilegraph-opt; returns the exit code (0; 1 on an error, printed as one line on
+    stderr; 141, silently, when stdout is a pipe closed early, as ``| head`` does)."""
     debug = bool(os.environ.get("TILEGRAPH_DEBUG"))
     try:
         main = TilegraphOptMain(args=argv)
         main.run()
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
     except LocatedError as e:
         if debug:
             raise
         return _fail(str(e))
     except SystemExit as e:  # argparse --help / usage errors
         return int(e.code) if isinstance(e.code, int) else 1
-    except ParseError as e:
-        if debug:
-            raise
-        return _fail(f"error: {e}")
-    except DiagnosticException as e:
-        if debug:
-            raise
-        return _fail(f"error: {e}")
     except FileNotFoundError as e:
-        return _fail(f"error: cannot open {e.filename}: {e.strerror}")
-    except (ValueError, TypeError) as e:
         if debug:
             raise
-        return _fail(f"error: {e}")
+        return _fail(f"error: {_in_pass(e, f'cannot open {e.filename}: {e.strerror}')}")
+    except (ParseError, DiagnosticException, ValueError, TypeError) as e:
+        if debug:
+            raise
+        return _fail(f"error: {_in_pass(e, str(e))}")
     except Exception as e:  # a bug: still no traceback unless asked
         if debug:
             raise
+        from tilegraph.runtime.errors import plain_words
+
         return _fail(
-            f"internal error: {plain_words(e)}\n(this is a bug of tilegraph: please report it; "
-            "set TILEGRAPH_DEBUG=1 to see the traceback)"
+            f"internal error: {_in_pass(e, plain_words(e))}\n(this is a bug of tilegraph: "
+            "please report it; set TILEGRAPH_DEBUG=1 to see the traceback)"
         )
     return 0
 

@@ -55,6 +55,7 @@ from tilegraph.runtime.reference import (
     entry_function,
     output_names,
     run_reference,
+    set_entry,
 )
 from tilegraph.runtime.session import GuardViolation, model_io_names
 from tilegraph.symbolic.inference import shape_env
@@ -183,6 +184,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     add_shape_arguments(ap)
     ap.add_argument("--seed", type=int, default=0, help="seed of random inputs")
     ap.add_argument("-p", "--pipeline", default="", help="pass pipeline (e.g. O1)")
+    ap.add_argument(
+        "--entry",
+        metavar="NAME",
+        help="the function to run in a module of several (default: main, else the one "
+        "function no other function calls)",
+    )
     ap.add_argument("--compare", action="store_true", help="compare with onnxruntime")
     ap.add_argument(
         "--check-each-pass",
@@ -372,6 +379,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     with task(f"importing {Path(args.model).name}"):
         module, bound = _load(args, given)
     _set_target(args, module)
+    if args.entry is not None:
+        set_entry(module, args.entry)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()

@@ -7,16 +7,16 @@
 // RUN: not tilegraph-opt %s -p 'O2,lower-graph-to-kernels' 2>&1 | filecheck %s --check-prefix=SYMBOLIC
 // RUN: not tilegraph-opt %s -p 'O2,lower-graph-to-kernels' 2>&1 | wc -l | filecheck %s --check-prefix=ONE-LINE
 // ONE-LINE: {{^ *1$}}
-// SYMBOLIC: error: %x: tile lowering needs static shapes, got !layout.tensor<[N, 4], f32>
+// SYMBOLIC: error: pass 'lower-graph-to-kernels': %x: tile lowering needs static shapes, got !layout.tensor<[N, 4], f32>
 // SYMBOLIC-NOT: {{error|Traceback|builtin.module}}
 
 // Bad options of tile-kernels are reported before anything runs.
 // RUN: not tilegraph-opt %s -p 'tile-kernels{platform=nope}' 2>&1 | filecheck %s --check-prefix=PLATFORM
-// PLATFORM: error: unknown platform 'nope'; valid platforms: {{.*}}ascend910b{{.*}}test
+// PLATFORM: error: pass 'tile-kernels': unknown platform 'nope'; valid platforms: {{.*}}ascend910b{{.*}}test
 // PLATFORM-NOT: {{error|Traceback|builtin.module}}
 // RUN: not tilegraph-opt %s -p 'lower-graph-to-kernels,tile-kernels{platform=nope}' 2>&1 | filecheck %s --check-prefix=PLATFORM
 // RUN: not tilegraph-opt %s -p 'tile-kernels{precision=fp8}' 2>&1 | filecheck %s --check-prefix=PRECISION
-// PRECISION: error: tile-kernels: precision must be one of origin, fp16, bf16, got 'fp8'
+// PRECISION: error: pass 'tile-kernels': precision must be one of origin, fp16, bf16, got 'fp8'
 // PRECISION-NOT: {{error|Traceback|builtin.module}}
 
 func.func @dynamic(%x: !layout.tensor<[N, 4], f32>) -> !layout.tensor<[N, 4], f32> {

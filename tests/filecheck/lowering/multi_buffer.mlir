@@ -93,4 +93,4 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 // STATS-NEXT:   candidates  10
 // STATS-NEXT:   marked      10
 
-// BAD: error: multi-buffer: slots must be at least 1, got 0
+// BAD: error: pass 'multi-buffer': slots must be at least 1, got 0

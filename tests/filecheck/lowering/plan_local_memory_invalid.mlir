@@ -25,7 +25,7 @@ builtin.module attributes {tilegraph.target = {platform = "test"}} {
   }
 }
 // CHECK: plan-local-memory: @three_tiles: UB needs 9024 B but holds 8192 B on test; live at the peak: %a_ub (3000 B), %b_ub (3000 B), %c_ub (3000 B)
-// CLI: error: plan-local-memory: @three_tiles: UB needs 9024 B but holds 8192 B on test; live at the peak: %a_ub (3000 B), %b_ub (3000 B), %c_ub (3000 B)
+// CLI: error: pass 'plan-local-memory': @three_tiles: UB needs 9024 B but holds 8192 B on test; live at the peak: %a_ub (3000 B), %b_ub (3000 B), %c_ub (3000 B)
 // CLI-NOT: Traceback
 
 // -----

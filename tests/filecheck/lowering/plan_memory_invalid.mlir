@@ -10,7 +10,7 @@ func.func @only_a_kernel(%in: memref<4xf32, "GM">, %out: memref<4xf32, "GM">) at
   func.return
 }
 // CHECK: plan-memory: the module has no lowered host function (a func.func with tile.signature); run lower-graph-to-kernels first
-// CLI: error: plan-memory: the module has no lowered host function (a func.func with tile.signature); run lower-graph-to-kernels first
+// CLI: error: pass 'plan-memory': the module has no lowered host function (a func.func with tile.signature); run lower-graph-to-kernels first
 // CLI-NOT: Traceback
 
 // -----

@@ -21,7 +21,7 @@ func.func @seed(%x: !layout.tensor<1x16x8x8xf32, NCHW>) -> !layout.tensor<1x16x8
 // naive: a TransData before and after each Conv2D (4 on activations); the weights and the
 // bias are constants converted at compile time (no run-time TransData on them).
 // NAIVE: layout.transdata = {activations = 4 : i64, activation_bytes = 32768 : i64, constants = 0 : i64, constant_bytes = 0 : i64}
-// NAIVE-DAG: %w1 = graph.constant dense<__elided__> : !layout.tensor<16x16x3x3xf32, NCHW -> FRACTAL_Z [9, 1, 16, 16]>
+// NAIVE-DAG: %w1 = graph.constant dense<0.5> : !layout.tensor<16x16x3x3xf32, NCHW -> FRACTAL_Z [9, 1, 16, 16]>
 // NAIVE-DAG: %b = graph.constant dense<{{.*}}> : !layout.tensor<16xf32, NCHW -> NC1HWC0{reshape_type = "C"} [1, 1, 1, 1, 16]>
 // NAIVE:      %c1 = graph.conv2d %{{.*}}, %w1, %b {{.*}}layout.kernel = "cube"
 // NAIVE-NEXT: layout.trans_data %c1 : !layout.tensor<1x16x8x8xf32, NCHW -> NC1HWC0 [1, 1, 8, 8, 16]> -> !layout.tensor<1x16x8x8xf32, NCHW>

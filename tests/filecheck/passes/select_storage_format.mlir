@@ -26,5 +26,5 @@ func.func @block(%x: !layout.tensor<1x20x8x8xf32, NCHW>, %w: !layout.tensor<20x2
 // P950: layout.platform = "ascend950"
 // P950: layout.trans_data %x : !layout.tensor<1x20x8x8xf32, NCHW> -> !layout.tensor<1x20x8x8xf32, NCHW -> NC1HWC0{c0 = 8} [1, 3, 8, 8, 8]>
 
-// BADSTRAT: select-storage-format: unknown strategy 'clever' (choose from naive, ge, optimal)
-// BADPLAT: select-storage-format: unknown platform 'ascend310' (choose from ascend910b, ascend950, ascend310p, test)
+// BADSTRAT: pass 'select-storage-format': unknown strategy 'clever' (choose from naive, ge, optimal)
+// BADPLAT: pass 'select-storage-format': unknown platform 'ascend310' (choose from ascend910b, ascend950, ascend310p, test)

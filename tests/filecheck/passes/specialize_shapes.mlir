@@ -21,6 +21,6 @@ builtin.module attributes {tilegraph.guards = [{kind = "assert", condition = "w 
 
 // KEEP: tilegraph.guards = [{kind = "assert", condition = "w - 2 >= 0", op = "p", reason = "a window of size 2 fits the padded input"}], tilegraph.symbols = {b = ["x", 0 : i64], w = ["x", 3 : i64]}
 
-// GUARD: specialize-shapes: assert guard w - 2 >= 0 failed with w = 1; needed by op 'p' (a window of size 2 fits the padded input)
+// GUARD: pass 'specialize-shapes': assert guard w - 2 >= 0 failed with w = 1; needed by op 'p' (a window of size 2 fits the padded input)
 
-// BAD: specialize-shapes: sizes must be NAME=SIZE pairs, got 'b=two'
+// BAD: pass 'specialize-shapes': sizes must be NAME=SIZE pairs, got 'b=two'

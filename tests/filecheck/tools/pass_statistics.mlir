@@ -14,4 +14,4 @@ func.func @f(%x: !layout.tensor<2x3xf32>) -> !layout.tensor<2x3xf32> {
 // RULES-NEXT: 1 constant-folding constant-fold op(constants...) constant (the op's reference kernel)
 // RULES: {{[0-9]+}} rules
 
-// BAD: error: algebraic-simplify: unknown rule(s) no-such-rule (tilegraph-opt --list-rules lists them)
+// BAD: error: pass 'algebraic-simplify': unknown rule(s) no-such-rule (tilegraph-opt --list-rules lists them)

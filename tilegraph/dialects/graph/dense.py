@@ -3,7 +3,10 @@
 Constants keep their data as a numpy array (no per-element attributes), so a ResNet-50's
 weights cost one array each. Text forms of the payload:
 
-* ``[[1.0, 2.0], [3.0, 4.0]]`` or a scalar ``1.5`` — the values, nested by shape;
+* ``[[1.0, 2.0], [3.0, 4.0]]`` or a scalar ``1.5`` — the values, nested by shape; a scalar
+  for a tensor of several elements is a *splat* (every element that value; the shape is the
+  type's). Arrays whose elements are all bit-for-bit equal print as a splat whatever their
+  size, so a zero bias or a constant of ones prints in full and runs when read back;
 * ``"0x..."`` — the raw little-endian bytes, exact and compact (used for large arrays
   when printing of large constants is requested);
 * ``__elided__`` — the data was not printed (the default above :data:`ELIDE_LIMIT`); such a
@@ -96,8 +99,29 @@ def _format_scalar(v: Any, kind: str) -> str:
     return text if any(c in text for c in ".en") else text + ".0"
 
 
+def splat_value(array: np.ndarray) -> np.ndarray | None:
+    """The one value (a 0-d array) of an array of two or more elements that are all
+    bit-for-bit equal (so ``-0.0`` differs from ``0.0`` and NaNs must share their bits),
+    else None."""
+    if array.size < 2:
+        return None
+    flat = np.ascontiguousarray(array).reshape(-1)
+    words = flat.view(np.uint8).reshape(flat.size, flat.dtype.itemsize)
+    first = words[0]
+    # most arrays differ early or late: look there before comparing everything
+    for i in (1, flat.size - 1, flat.size // 2):
+        if not np.array_equal(words[i], first):
+            return None
+    if not (words == first).all():
+        return None
+    return flat[0:1].reshape(())
+
+
 def format_payload(array: np.ndarray | None) -> str:
-    """The payload text of an array, honouring :data:`ELIDE_LIMIT`."""
+    """The payload text of an array, honouring :data:`ELIDE_LIMIT` (a splat is printed as
+    its one value at any size: :func:`splat_value`)."""
+    if array is not None and (splat := splat_value(array)) is not None:
+        array = splat
     if array is None or (ELIDE_LIMIT is not None and array.size > ELIDE_LIMIT):
         return "__elided__"
     if array.size > HEX_THRESHOLD:

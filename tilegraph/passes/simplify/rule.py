@@ -97,9 +97,9 @@ def simplify_rule(cls: type[SimplifyRule]) -> type[SimplifyRule]:
 
 def rule_catalog() -> list[RuleInfo]:
     """All rules of all passes, by catalogue number (extras last, by name)."""
-    from tilegraph.passes.registry import tilegraph_passes
+    from tilegraph.passes.registry import import_all_builtin_passes
 
-    tilegraph_passes()  # imports every pass module, which declares its rules
+    import_all_builtin_passes()  # every pass module declares its rules on import
     return sorted(
         RULE_CATALOG.values(),
         key=lambda r: (r.number is None, r.number or 0, r.name),

@@ -81,7 +81,7 @@ func.func @mul_zero(%x: !layout.tensor<2x2xf32>) -> !layout.tensor<2x2xf32> {
 // CHECK-LABEL: func.func @mul_zero
 // CHECK:       graph.mul
 // FAST-LABEL:  func.func @mul_zero
-// FAST:        %a = graph.constant dense<{{\[\[}}0.0, 0.0], [0.0, 0.0]]> : !layout.tensor<2x2xf32>
+// FAST:        %a = graph.constant dense<0.0> : !layout.tensor<2x2xf32>
 // FAST-NEXT:   func.return %a
 // EXACT-LABEL: func.func @mul_zero
 // EXACT:       graph.mul
@@ -116,8 +116,8 @@ func.func @self_ops(%x: !layout.tensor<3xf32>) -> (!layout.tensor<3xf32>, !layou
   func.return %a, %b : !layout.tensor<3xf32>, !layout.tensor<3xf32>
 }
 // FAST-LABEL:  func.func @self_ops
-// FAST:        %a = graph.constant dense<[0.0, 0.0, 0.0]> : !layout.tensor<3xf32>
-// FAST-NEXT:   %b = graph.constant dense<[1.0, 1.0, 1.0]> : !layout.tensor<3xf32>
+// FAST:        %a = graph.constant dense<0.0> : !layout.tensor<3xf32>
+// FAST-NEXT:   %b = graph.constant dense<1.0> : !layout.tensor<3xf32>
 // EXACT-LABEL: func.func @self_ops
 // EXACT:       graph.sub %x, %x
 // EXACT:       graph.div %x, %x
