@@ -64,6 +64,7 @@ BUILTIN_PASSES: dict[str, str] = {
     "plan-local-memory": "tilegraph.lowering.plan_local_memory:PlanLocalMemoryPass",
     "plan-memory": "tilegraph.lowering.plan_memory:PlanMemoryPass",
     "select-storage-format": "tilegraph.passes.select_storage_format:SelectStorageFormatPass",
+    "set-target": "tilegraph.passes.set_target:SetTargetPass",
     "specialize-shapes": "tilegraph.passes.specialize_shapes:SpecializeShapesPass",
     "split-cores": "tilegraph.lowering.split_cores:SplitCoresPass",
     "tile-kernels": "tilegraph.lowering.tiling:TileKernelsPass",
