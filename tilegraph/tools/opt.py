@@ -425,11 +425,13 @@ def _fail(message: str) -> int:
 
 def _in_pass(e: BaseException, text: str) -> str:
     """``text`` (``e``'s message) prefixed by ``pass 'fuse-ops' (in O2): `` if ``e`` was
-    raised inside a pass (a message that already starts with the pass's name loses it)."""
+    raised inside a pass (a message that already starts with the pass's name, bare or as
+    ``pass 'fuse-ops': ``, loses it)."""
     path = failing_pass(e)
     if not path:
         return text
-    return f"{describe_pass_path(path)}: {text.removeprefix(f'{path[-1]}: ')}"
+    text = text.removeprefix(f"{path[-1]}: ").removeprefix(f"pass '{path[-1]}': ")
+    return f"{describe_pass_path(path)}: {text}"
 
 
 def _silence_stdout() -> None:
