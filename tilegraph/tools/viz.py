@@ -61,15 +61,23 @@ class Cluster:
 
     def all_nodes(self) -> Iterator[Node]:
         """Its nodes and those of its nested clusters."""
-        yield from self.nodes
-        for c in self.clusters:
-            yield from c.all_nodes()
+        return _all_nodes(self.nodes, self.clusters)
 
     def all_clusters(self) -> Iterator[Cluster]:
         """Its nested clusters, outer before inner."""
-        for c in self.clusters:
-            yield c
-            yield from c.all_clusters()
+        return _all_clusters(self.clusters)
+
+
+def _all_nodes(nodes: list[Node], clusters: list[Cluster]) -> Iterator[Node]:
+    yield from nodes
+    for c in clusters:
+        yield from c.all_nodes()
+
+
+def _all_clusters(clusters: list[Cluster]) -> Iterator[Cluster]:
+    for c in clusters:
+        yield c
+        yield from c.all_clusters()
 
 
 @dataclass
@@ -81,15 +89,12 @@ class Picture:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
 
     def all_nodes(self) -> Iterator[Node]:
-        yield from self.nodes
-        for c in self.clusters:
-            yield from c.all_nodes()
+        """Every node, in clusters or not."""
+        return _all_nodes(self.nodes, self.clusters)
 
     def all_clusters(self) -> Iterator[Cluster]:
         """Every cluster, outer before inner."""
-        for c in self.clusters:
-            yield c
-            yield from c.all_clusters()
+        return _all_clusters(self.clusters)
 
 
 def _shape(dims: Sequence[object]) -> str:
