@@ -26,7 +26,7 @@ from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, ShapeError
 from tilegraph.dialects.graph.dense import elide_limit
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.context import parse_mlir
-from tilegraph.symbolic.dims import shape_symbol
+from tilegraph.formats.dims import shape_symbol
 
 DOC = Path(__file__).parents[1] / "docs" / "builder.md"
 RNG = np.random.default_rng(7)

@@ -12,7 +12,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from tilegraph.dialects.graph import Graph
 from tilegraph.dialects.layout import Layout, TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic import shape_symbol
+from tilegraph.formats.dims import shape_symbol
 
 
 def parse_type(text: str) -> TensorType:

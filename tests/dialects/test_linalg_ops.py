@@ -13,7 +13,7 @@ from tilegraph.dialects.graph import FormatRole, FusionKind, GraphOp, KernelVari
 from tilegraph.dialects.graph.linalg import LINALG_OPS, GemmOp, MatMulOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, shape_symbol
+from tilegraph.formats.dims import UNKNOWN, shape_symbol
 
 RNG = np.random.default_rng(1)
 TOL = {"rtol": 1e-4, "atol": 1e-5}

@@ -29,7 +29,7 @@ from tilegraph.dialects.graph.nn import (
 from tilegraph.dialects.graph.pooling import AvgPoolOp, GlobalAvgPoolOp, GlobalMaxPoolOp, MaxPoolOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, shape_symbol
+from tilegraph.formats.dims import UNKNOWN, shape_symbol
 
 ort.set_default_logger_severity(3)
 RNG = np.random.default_rng(0)

@@ -30,7 +30,7 @@ from tilegraph.dialects.graph.reduction import (
 )
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, dim_from_text
+from tilegraph.formats.dims import UNKNOWN, dim_from_text
 
 REDUCE_OPS = [op for op in REDUCTION_OPS if issubclass(op, ReduceOp)]
 

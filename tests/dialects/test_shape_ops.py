@@ -30,7 +30,7 @@ from tilegraph.dialects.graph.shape_ops import (
     UnsqueezeOp,
 )
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, dim_from_text
+from tilegraph.formats.dims import UNKNOWN, dim_from_text
 
 F32 = np.float32
 I64 = np.int64

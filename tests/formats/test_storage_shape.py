@@ -228,9 +228,10 @@ def test_fractal_z_groups_layout_independent_of_axis_format() -> None:
 def test_fractal_z_groups_unknown_n_ignored() -> None:
     # N unknown: groups ignored: [ceil(32/16)*9 = 18, N?, 16, 16]
     assert storage_shape([-1, 32, 3, 3], "NCHW", "FRACTAL_Z", "fp16", groups=2) == [18, -1, 16, 16]
+    # None is the same unknown dim, normalised to -1
     assert storage_shape([None, 32, 3, 3], "NCHW", "FRACTAL_Z", "fp16", groups=2) == [
         18,
-        None,
+        -1,
         16,
         16,
     ]
@@ -512,19 +513,14 @@ def test_wrong_rank_and_impossible_requests() -> None:
 
 def test_unknown_dims_stay_unknown() -> None:
     assert storage_shape([-1, 3, 224, 224], "NCHW", "NC1HWC0", "fp16") == [-1, 1, 224, 224, 16]
-    assert storage_shape([None, 3, 224, 224], "NCHW", "NC1HWC0", "fp16") == [
-        None,
-        1,
-        224,
-        224,
-        16,
-    ]
+    # None is accepted for an unknown dim and comes back as -1
+    assert storage_shape([None, 3, 224, 224], "NCHW", "NC1HWC0", "fp16") == [-1, 1, 224, 224, 16]
     assert storage_shape([8, -1, 224, 224], "NCHW", "NC1HWC0", "fp16") == [8, -1, 224, 224, 16]
-    assert storage_shape([8, None, 4, 4], "NCHW", "NC1HWC0", "fp16") == [8, None, 4, 4, 16]
+    assert storage_shape([8, None, 4, 4], "NCHW", "NC1HWC0", "fp16") == [8, -1, 4, 4, 16]
     # product with an unknown H -> unknown
     assert storage_shape([64, 3, -1, 7], "NCHW", "FRACTAL_Z", "fp16") == [-1, 4, 16, 16]
-    assert storage_shape([64, 3, 7, None], "NCHW", "FRACTAL_Z", "fp16") == [None, 4, 16, 16]
-    assert storage_shape([None, 100], "ND", "FRACTAL_NZ", "fp16") == [7, None, 16, 16]
+    assert storage_shape([64, 3, 7, None], "NCHW", "FRACTAL_Z", "fp16") == [-1, 4, 16, 16]
+    assert storage_shape([None, 100], "ND", "FRACTAL_NZ", "fp16") == [7, -1, 16, 16]
     assert storage_shape([100, -1], "ND", "FRACTAL_NZ", "fp16") == [-1, 7, 16, 16]
     assert storage_shape([-1, 3, 224, 224], "NCHW", "NHWC") == [-1, 224, 224, 3]
     assert storage_shape([-1], "NCHW", "NC1HWC0", "fp16") == [1, -1, 1, 1, 16]

@@ -12,15 +12,8 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tilegraph.symbolic import (
-    Dim,
-    GuardError,
-    GuardKind,
-    ShapeEnv,
-    condition_text,
-    dim_from_text,
-    shape_symbol,
-)
+from tilegraph.formats.dims import Dim, dim_from_text, shape_symbol
+from tilegraph.symbolic import GuardError, GuardKind, ShapeEnv, condition_text
 
 s0, s1, s2, s3 = (shape_symbol(f"s{i}") for i in range(4))
 

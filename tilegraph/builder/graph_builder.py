@@ -26,7 +26,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format, FormatError, parse_format
 from tilegraph.frontend.onnx_importer import constant_op
 from tilegraph.frontend.onnx_symbols import SymbolSource, ssa_name
-from tilegraph.symbolic.dims import Dim
+from tilegraph.formats.dims import Dim
 from tilegraph.symbolic.inference import inferring
 
 ENTRY = "main"

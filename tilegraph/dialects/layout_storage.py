@@ -18,7 +18,7 @@ import sympy
 
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import from_storage, to_storage
-from tilegraph.symbolic.dims import Dim, dim_to_text
+from tilegraph.formats.dims import Dim, dim_to_text
 
 _BINDINGS: ContextVar[Mapping[sympy.Symbol, int]] = ContextVar(
     "tilegraph_bindings", default=MappingProxyType({})

@@ -47,7 +47,7 @@ from tilegraph.formats import (
     parse_format,
     storage_shape,
 )
-from tilegraph.symbolic.dims import (
+from tilegraph.formats.dims import (
     UNKNOWN,
     Dim,
     dim_from_text,

@@ -8,8 +8,12 @@ Plain Python + numpy + sympy (no xDSL). It implements ``docs/formats.md``:
 * ``DType`` with bit widths and numpy containers; ``parse_dtype``.
 * ``Platform`` profiles with the per-dtype C0 table (``PLATFORMS``, ``get_platform``,
   ``c0_for``); default platform "ascend910b".
+* ``Dim`` and the rest of ``tilegraph.formats.dims`` — what a dimension is (``int >= 0``,
+  ``UNKNOWN`` = -1, or a sympy expression over positive-integer shape symbols), its
+  normalisation (``normalize_dim``, ``DimError``), predicates, arithmetic and text form; the
+  one definition every layer uses.
 * ``storage_shape`` — the storage shape derived from origin shape/format, dtype, platform,
-  groups and reshape type; dims may be ints, unknown (-1 / None, preserved) or sympy exprs.
+  groups and reshape type.
 * ``default_reshape_type`` / ``expand_rank`` / ``drop_expansion`` — rank expansion.
 * ``to_storage`` / ``from_storage`` — numpy layout transforms (zero padding in, dropped out;
   round trips are the identity); ``TRANSFORMS`` lists the supported (origin, storage) pairs.
@@ -19,6 +23,21 @@ Every invalid request raises ``FormatError`` (a ``ValueError``). User documentat
 ``docs/formats-library.md``.
 """
 
+from tilegraph.formats.dims import (
+    UNKNOWN,
+    Dim,
+    DimError,
+    ceil_div,
+    dim_from_text,
+    dim_mul,
+    dim_to_text,
+    dims_compatible,
+    is_static,
+    is_symbolic,
+    is_unknown,
+    normalize_dim,
+    shape_symbol,
+)
 from tilegraph.formats.dtype import DType, is_ml_dtypes, is_ml_dtypes_float, parse_dtype
 from tilegraph.formats.format import (
     AXIS_FORMATS_3D,
@@ -36,14 +55,7 @@ from tilegraph.formats.reshape_type import (
     expand_rank,
     expansion_mask,
 )
-from tilegraph.formats.shape import (
-    Dim,
-    ceil_div,
-    dim_mul,
-    is_unknown,
-    normalize_dim,
-    storage_shape,
-)
+from tilegraph.formats.shape import storage_shape
 from tilegraph.formats.transform import (
     CONVERSIONS,
     TRANSFORMS,
@@ -60,6 +72,7 @@ __all__ = [
     "CONVERSIONS",
     "DEFAULT_PLATFORM",
     "Dim",
+    "DimError",
     "DType",
     "Format",
     "FormatError",
@@ -67,17 +80,23 @@ __all__ = [
     "PLATFORMS",
     "Platform",
     "TRANSFORMS",
+    "UNKNOWN",
     "c0_for",
     "ceil_div",
     "check_reshape_type",
     "conversion_exists",
     "default_reshape_type",
+    "dim_from_text",
     "dim_mul",
+    "dim_to_text",
+    "dims_compatible",
     "drop_expansion",
     "expand_rank",
     "expansion_mask",
     "from_storage",
     "get_platform",
+    "is_static",
+    "is_symbolic",
     "is_unknown",
     "normalize_dim",
     "nz_pack",
@@ -86,6 +105,7 @@ __all__ = [
     "is_ml_dtypes_float",
     "parse_dtype",
     "parse_format",
+    "shape_symbol",
     "storage_shape",
     "to_storage",
 ]

@@ -1,95 +1,26 @@
 """Storage shape from origin shape (``docs/formats.md``, "Storage shape from origin shape").
 
-Dims (``Dim``) are ints, unknown (``-1`` or ``None``: each stays the marker it was given as),
-or sympy expressions. ``ceil_div`` and ``dim_mul`` propagate them: anything computed from an
-unknown dim is that unknown marker; symbolic dims give expressions (``ceiling(s0/16)``).
-sympy integers are normalised to ``int``.
+Dims are those of :mod:`tilegraph.formats.dims`: origin dims are normalised on the way in
+(``None`` becomes ``UNKNOWN``, sympy integers ``int``); a storage dim computed from an unknown
+dim is ``UNKNOWN``, and symbolic dims give expressions (``ceiling(s0/16)``).
 """
 
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias, overload
+from typing import overload
 
 import sympy
 
+from tilegraph.formats.dims import UNKNOWN, Dim, ceil_div, dim_mul, is_unknown, normalize_dim
 from tilegraph.formats.format import Format, FormatError, parse_format
 from tilegraph.formats.platform import DEFAULT_PLATFORM, Platform, get_platform
 from tilegraph.formats.reshape_type import expand_rank
 
-Dim: TypeAlias = int | None | sympy.Expr
-
 N0 = 16  #: fractal rows along N / M (cube N0 = M0)
 UNKNOWN_RANK = -2  #: GE's ``[-2]`` shape marks an unknown rank, like ``None``
-
-
-def is_unknown(d: object) -> bool:
-    """True for an unknown dim: ``None`` or ``-1`` (int, numpy int or sympy Integer)."""
-    if d is None:
-        return True
-    if isinstance(d, sympy.Basic):
-        return bool(d.is_Integer and d == -1)
-    try:
-        return operator.index(d) == -1  # type: ignore[arg-type]
-    except TypeError:
-        return False
-
-
-def normalize_dim(d: object) -> Dim:
-    """Check one dim and return it as ``int`` / ``None`` / ``sympy.Expr``.
-
-    Accepts ints >= -1 (numpy ints too), None, sympy integers (returned as int) and sympy
-    expressions; FormatError for anything else (bools, floats, ints < -1).
-    """
-    if d is None:
-        return None
-    if isinstance(d, bool):
-        raise FormatError(f"invalid dim {d!r}: dims are ints, -1/None (unknown) or sympy exprs")
-    if isinstance(d, sympy.Basic):
-        if d.is_Integer:
-            d = int(d)  # type: ignore[arg-type]
-        elif isinstance(d, sympy.Expr) and d.is_number is not True:
-            return d
-        else:
-            raise FormatError(f"invalid dim {d!r}: sympy dims must be integers or expressions")
-    try:
-        value = operator.index(d)  # type: ignore[arg-type]
-    except TypeError:
-        raise FormatError(
-            f"invalid dim {d!r}: dims are ints, -1/None (unknown) or sympy exprs"
-        ) from None
-    if value < -1:
-        raise FormatError(f"invalid dim {value}: dims are >= 0, or -1 / None when unknown")
-    return value
-
-
-def _simplify(e: sympy.Expr) -> Dim:
-    return int(e) if e.is_Integer else e  # type: ignore[arg-type]
-
-
-def ceil_div(a: Dim, b: int) -> Dim:
-    """``ceil(a / b)``: unknown stays unknown, sympy gives ``ceiling(a / b)``."""
-    if is_unknown(a):
-        return a
-    if isinstance(a, sympy.Expr):
-        return _simplify(sympy.ceiling(a / b))
-    assert isinstance(a, int)
-    return -(-a // b)
-
-
-def dim_mul(*dims: Dim) -> Dim:
-    """Product of dims; the first unknown dim if any is unknown."""
-    for d in dims:
-        if is_unknown(d):
-            return d
-    product: int | sympy.Expr = 1
-    for d in dims:
-        assert d is not None
-        product = product * d
-    return _simplify(product) if isinstance(product, sympy.Expr) else product
 
 
 @dataclass(frozen=True)
@@ -190,8 +121,7 @@ def _fractal_z(d: dict[str, Dim], c0: int, groups: int, three_d: bool) -> list[D
         return [dim_mul(ceil_div(c, c0), spatial), ceil_div(n, N0), N0, c0]
     e, blocks = plan.enlarge, plan.blocks
     if e is None or blocks is None:
-        marker: Dim = c if is_unknown(c) else -1
-        return [marker, marker, N0, c0]
+        return [UNKNOWN, UNKNOWN, N0, c0]
     c1 = ceil_div(dim_mul(c, e), c0)
     return [dim_mul(blocks, c1, spatial), ceil_div(plan.n_per_group * e, N0), N0, c0]
 

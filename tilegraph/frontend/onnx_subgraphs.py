@@ -17,7 +17,7 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.value_types import OptionalType, SequenceType, sequence_of
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:

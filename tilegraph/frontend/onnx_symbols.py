@@ -15,7 +15,7 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend.onnx_subgraphs import proto_value_type
-from tilegraph.symbolic.dims import Dim, shape_symbol
+from tilegraph.formats.dims import Dim, shape_symbol
 from tilegraph.symbolic.env import ShapeEnv
 from tilegraph.symbolic.guards import GuardError
 

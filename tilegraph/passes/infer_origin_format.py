@@ -78,7 +78,7 @@ from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import AXIS_FORMATS_3D, AXIS_FORMATS_4D, Format, FormatError, expand_rank
 from tilegraph.passes.registry import register_pass
-from tilegraph.symbolic.dims import is_unknown_dim
+from tilegraph.formats.dims import is_unknown
 
 _BY_AXES: dict[str, Format] = {f.value: f for f in (*AXIS_FORMATS_4D, *AXIS_FORMATS_3D)}
 
@@ -124,7 +124,7 @@ def _same_shape(x: SSAValue, y: SSAValue) -> bool:
     tx, ty = _tensor(x), _tensor(y)
     if tx is None or ty is None or tx.origin_shape != ty.origin_shape:
         return False
-    return not any(is_unknown_dim(d) for d in tx.origin_shape)
+    return not any(is_unknown(d) for d in tx.origin_shape)
 
 
 class _Inference:

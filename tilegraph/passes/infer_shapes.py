@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import register_pass
-from tilegraph.symbolic.dims import is_unknown_dim
+from tilegraph.formats.dims import is_unknown
 
 
 def refine(current: TensorType, inferred: TensorType) -> TensorType:
@@ -30,7 +30,7 @@ def refine(current: TensorType, inferred: TensorType) -> TensorType:
     if current.rank != inferred.rank:
         return current
     dims = [
-        new if is_unknown_dim(old) and not is_unknown_dim(new) else old
+        new if is_unknown(old) and not is_unknown(new) else old
         for old, new in zip(current.origin_shape, inferred.origin_shape, strict=True)
     ]
     if dims == list(current.origin_shape):

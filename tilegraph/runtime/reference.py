@@ -29,7 +29,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import accepts, expected_type, held_input, interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.symbolic.dims import is_symbolic
+from tilegraph.formats.dims import is_symbolic
 
 
 class InputError(ValueError):

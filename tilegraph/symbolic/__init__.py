@@ -1,7 +1,9 @@
-"""Symbolic dimensions and the guard machinery of symbolic shapes (DESIGN.md section 7).
+"""The guard machinery of symbolic shapes (DESIGN.md section 7).
 
-- :mod:`~tilegraph.symbolic.dims`: dimension values (int, unknown, sympy expression over the
-  positive-integer symbols ``s0, s1, ...``) and their text form.
+The dims themselves (int, unknown, sympy expression over the positive-integer symbols
+``s0, s1, ...``) and their text form are :mod:`tilegraph.formats.dims`, the one definition of
+a dimension.
+
 - :mod:`~tilegraph.symbolic.env`: :class:`ShapeEnv`, which makes symbols for unknown input
   dims (modes dynamic / duck / static, 0/1 specialisation), keeps their hints, records
   expect/assert guards and simplifies with the replacements those guards imply.
@@ -10,17 +12,6 @@
 - :mod:`~tilegraph.symbolic.reasoning`: deciding conditions from obvious facts.
 """
 
-from tilegraph.symbolic.dims import (
-    UNKNOWN,
-    Dim,
-    dim_from_text,
-    dim_to_text,
-    dims_compatible,
-    is_static,
-    is_symbolic,
-    is_unknown_dim,
-    shape_symbol,
-)
 from tilegraph.symbolic.env import MODES, Mode, ShapeEnv
 from tilegraph.symbolic.guards import (
     Bindings,
@@ -36,9 +27,7 @@ from tilegraph.symbolic.replacements import ReplacementConflict, Replacements
 
 __all__ = [
     "MODES",
-    "UNKNOWN",
     "Bindings",
-    "Dim",
     "Guard",
     "GuardError",
     "GuardFailure",
@@ -50,11 +39,4 @@ __all__ = [
     "ShapeEnv",
     "check_guards",
     "condition_text",
-    "dim_from_text",
-    "dim_to_text",
-    "dims_compatible",
-    "is_static",
-    "is_symbolic",
-    "is_unknown_dim",
-    "shape_symbol",
 ]

@@ -27,7 +27,7 @@ from typing import Literal
 import sympy
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
-from tilegraph.symbolic.dims import Dim, normalize_dim, shape_symbol
+from tilegraph.formats.dims import Dim, normalize_dim, shape_symbol
 from tilegraph.symbolic.guards import (
     Bindings,
     Guard,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import sympy
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
-from tilegraph.symbolic.dims import parse_expression
+from tilegraph.formats.dims import parse_expression
 from tilegraph.symbolic.reasoning import symbols_in
 
 Bindings = Mapping[str, int] | Mapping[sympy.Symbol, int]

@@ -50,7 +50,7 @@ from tilegraph.dialects.graph.control_flow import RegionOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
 from tilegraph.runtime.reference import InputError, entry_function, input_names, output_names
-from tilegraph.symbolic.dims import dim_to_text
+from tilegraph.formats.dims import dim_to_text
 from tilegraph.tools.onnx_export_parts import (
     OnnxExportError,
     attr_text,

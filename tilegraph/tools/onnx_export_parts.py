@@ -31,7 +31,7 @@ from tilegraph.dialects.graph.value_types import OptionalType, SequenceType
 from tilegraph.dialects.layout import TensorType
 from tilegraph.dialects.layout_storage import origin_array
 from tilegraph.formats import FormatError
-from tilegraph.symbolic.dims import dim_to_text, normalize_dim
+from tilegraph.formats.dims import dim_to_text, normalize_dim
 
 
 class OnnxExportError(ValueError):

@@ -35,7 +35,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import dim_to_text
+from tilegraph.formats.dims import dim_to_text
 
 FORMATS = ("mermaid", "dot", "svg", "png")
 

@@ -32,7 +32,7 @@ from tilegraph.dialects.graph.base import GraphOp, ShapeError, float_attr, int_a
 from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 def _heads(d: Dim, n: int) -> Dim:

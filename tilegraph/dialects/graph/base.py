@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.graph.facts import OpCost, OpFacts
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import Dim, dim_to_text, dims_compatible
+from tilegraph.formats.dims import Dim, dim_to_text, dims_compatible
 from tilegraph.symbolic.inference import ShapeError, inferring_unless_labelled
 
 # ---- attribute declarations ---------------------------------------------------------------

@@ -34,7 +34,7 @@ from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, is_static
+from tilegraph.formats.dims import UNKNOWN, is_static
 
 _SOURCE = OpFacts(role=FormatRole.AGNOSTIC, fusion=FusionKind.OPAQUE)
 _SHAPE_QUERY = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE, format_operands=())

@@ -59,7 +59,7 @@ from tilegraph.dialects.graph.value_types import (
 )
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 T = TypeVar("T")
 

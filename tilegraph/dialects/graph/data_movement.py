@@ -80,12 +80,12 @@ from tilegraph.dialects.graph.shape_utils import (
 )
 from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import (
+from tilegraph.formats.dims import (
     UNKNOWN,
     Dim,
     dims_compatible,
     is_symbolic,
-    is_unknown_dim,
+    is_unknown,
 )
 from tilegraph.symbolic.inference import require as require_condition
 
@@ -142,7 +142,7 @@ class ConcatOp(GraphOp):
             if d == axis:
                 out.append(dim_sum(dims))
                 continue
-            known = next((x for x in dims if not is_unknown_dim(x)), UNKNOWN)
+            known = next((x for x in dims if not is_unknown(x)), UNKNOWN)
             for i, x in enumerate(dims):
                 if not dims_compatible(x, known):
                     raise ShapeError(
@@ -306,7 +306,7 @@ class PadOp(GraphOp):
         for i, a in enumerate(axis_list):
             begin, end = pads.values[i], pads.values[i + k]
             new = dim_add(shape[a], begin + end)
-            if isinstance(new, int) and new < 0 and not is_unknown_dim(shape[a]):
+            if isinstance(new, int) and new < 0 and not is_unknown(shape[a]):
                 raise ShapeError(
                     f"pads {begin}, {end} on axis {a} of size {shape[a]} give a negative size"
                 )

@@ -36,7 +36,7 @@ from tilegraph.dialects.graph.facts import ND_INJECTIVE, ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.symbolic.dims import UNKNOWN
+from tilegraph.formats.dims import UNKNOWN
 
 _LOW_PRECISION = (DType.float16, DType.bfloat16)
 

@@ -35,7 +35,7 @@ from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, Op
 from tilegraph.dialects.graph.operand_values import INT32_OR_64, static_dim
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 def checked_indices(indices: np.ndarray, size: int, what: str) -> np.ndarray:

@@ -33,7 +33,7 @@ from tilegraph.dialects.graph.shape_utils import (
 )
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import Dim, dims_compatible, is_static
+from tilegraph.formats.dims import Dim, dims_compatible, is_static
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:

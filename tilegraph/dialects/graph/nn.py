@@ -61,7 +61,7 @@ from tilegraph.dialects.graph.windows import (
 )
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible, is_symbolic
+from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible, is_symbolic
 
 F = Format
 _Slots = Sequence[SSAValue | None]

@@ -40,7 +40,7 @@ from tilegraph.dialects.graph.nn import BatchNormOp
 from tilegraph.dialects.graph.shape_utils import normalize_axis, require, result_like
 from tilegraph.dialects.graph.windows import accumulator
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import dims_compatible
+from tilegraph.formats.dims import dims_compatible
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

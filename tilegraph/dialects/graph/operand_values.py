@@ -13,9 +13,9 @@ The contract:
 * :func:`runtime_ints` is the counterpart for reference kernels: the operand's runtime
   array as a list of ints.
 * :func:`dim_product`, :func:`dim_sum` and :func:`dim_add` take any
-  :data:`~tilegraph.symbolic.dims.Dim` (int, symbolic, UNKNOWN): UNKNOWN in gives UNKNOWN
+  :data:`~tilegraph.formats.dims.Dim` (int, symbolic, UNKNOWN): UNKNOWN in gives UNKNOWN
   out, symbolic dims are combined with sympy, and results are normalised with
-  :func:`~tilegraph.symbolic.dims.normalize_dim`. :func:`static_dim` gives a dim's size
+  :func:`~tilegraph.formats.dims.normalize_dim`. :func:`static_dim` gives a dim's size
   only when it is a known integer.
 """
 
@@ -33,7 +33,7 @@ from tilegraph.dialects.graph.base import GraphOp, ShapeError, constant_value, t
 from tilegraph.dialects.graph.shape_utils import normalize_axis
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.symbolic.dims import UNKNOWN, Dim, is_unknown_dim, normalize_dim
+from tilegraph.formats.dims import UNKNOWN, Dim, is_unknown, normalize_dim
 
 INT64_ONLY = (DType.int64,)
 INT32_OR_64 = (DType.int32, DType.int64)
@@ -159,7 +159,7 @@ def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[i
 def dim_product(dims: Sequence[Dim]) -> Dim:
     """Product of dims (UNKNOWN if any is unknown; sympy for symbolic dims)."""
     dims = [normalize_dim(d) for d in dims]
-    if any(is_unknown_dim(d) for d in dims):
+    if any(is_unknown(d) for d in dims):
         return UNKNOWN
     if all(isinstance(d, int) for d in dims):
         return math.prod(dims)  # type: ignore[arg-type]
@@ -169,7 +169,7 @@ def dim_product(dims: Sequence[Dim]) -> Dim:
 def dim_sum(dims: Sequence[Dim]) -> Dim:
     """Sum of dims (UNKNOWN if any is unknown; sympy for symbolic dims)."""
     dims = [normalize_dim(d) for d in dims]
-    if any(is_unknown_dim(d) for d in dims):
+    if any(is_unknown(d) for d in dims):
         return UNKNOWN
     if all(isinstance(d, int) for d in dims):
         return sum(dims)  # type: ignore[arg-type]
@@ -179,7 +179,7 @@ def dim_sum(dims: Sequence[Dim]) -> Dim:
 def dim_add(d: Dim, k: int) -> Dim:
     """``d + k`` for a dim (UNKNOWN stays UNKNOWN)."""
     d = normalize_dim(d)
-    if is_unknown_dim(d):
+    if is_unknown(d):
         return UNKNOWN
     return d + k if isinstance(d, int) else normalize_dim(d + k)
 

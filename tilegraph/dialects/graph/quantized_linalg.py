@@ -43,7 +43,7 @@ from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.graph.windows import Axis, known, window, window_kernel
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.symbolic.dims import Dim, dims_compatible
+from tilegraph.formats.dims import Dim, dims_compatible
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

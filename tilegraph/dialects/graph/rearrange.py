@@ -29,7 +29,7 @@ from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 def _apply(d: Dim, fn: Callable[[int], int]) -> Dim:

@@ -38,7 +38,7 @@ from tilegraph.dialects.graph.base import (
 from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import Dim
+from tilegraph.formats.dims import Dim
 
 Activation = Callable[[np.ndarray], np.ndarray]
 

@@ -30,7 +30,7 @@ from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpCost, OpFac
 from tilegraph.dialects.graph.operand_values import ints_operand, normalize_axes, runtime_ints
 from tilegraph.dialects.graph.shape_utils import normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 _REDUCE_FACTS = OpFacts(
     role=FormatRole.ND_ONLY, fusion=FusionKind.COMM_REDUCE, format_operands=(0,)

@@ -42,7 +42,7 @@ from tilegraph.dialects.graph.value_types import (
     type_admits,
 )
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 class ValueOp(GraphOp):

@@ -62,12 +62,12 @@ from tilegraph.dialects.graph.operand_values import (
 )
 from tilegraph.dialects.graph.shape_utils import nd_result, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import (
+from tilegraph.formats.dims import (
     UNKNOWN,
     Dim,
     dim_to_text,
     dims_compatible,
-    is_unknown_dim,
+    is_unknown,
     normalize_dim,
 )
 from tilegraph.symbolic.inference import active_env
@@ -98,7 +98,7 @@ def _known_rank(operand: IntsOperand, what: str) -> int:
 def _infer_minus_one(total: Dim, known: Dim, data: Sequence[Dim], shape: Sequence[int]) -> Dim:
     """The dim a ``-1`` stands for: ``total / known`` (UNKNOWN when not decidable)."""
     total, known = normalize_dim(total), normalize_dim(known)
-    if is_unknown_dim(total) or is_unknown_dim(known):
+    if is_unknown(total) or is_unknown(known):
         return UNKNOWN
     if isinstance(total, int) and isinstance(known, int):
         if known == 0:

@@ -11,7 +11,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilegraph.dialects.graph.base import ShapeError, shape_text
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format, FormatError
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dim_to_text, is_unknown_dim, normalize_dim
+from tilegraph.formats.dims import UNKNOWN, Dim, dim_to_text, is_unknown, normalize_dim
 from tilegraph.symbolic.inference import decide
 from tilegraph.symbolic.inference import require as require_condition
 
@@ -28,9 +28,9 @@ def broadcast_dim(a: Dim, b: Dim) -> Dim:
         return b
     if b == 1:
         return a
-    if is_unknown_dim(a):
+    if is_unknown(a):
         return b if isinstance(b, int) else UNKNOWN
-    if is_unknown_dim(b):
+    if is_unknown(b):
         return a if isinstance(a, int) else UNKNOWN
     if isinstance(a, int) and isinstance(b, int):
         if a != b:
@@ -54,7 +54,7 @@ def require_equal_dims(a: Dim, b: Dim, what: str) -> None:
     """``a == b`` for a hard constraint (MatMul's K, Concat's other axes): a ShapeError when
     they differ statically or on the hints (an assert guard); unknown dims pass."""
     a, b = normalize_dim(a), normalize_dim(b)
-    if is_unknown_dim(a) or is_unknown_dim(b):
+    if is_unknown(a) or is_unknown(b):
         return
     if isinstance(a, int) and isinstance(b, int):
         if a != b:

@@ -38,7 +38,7 @@ from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

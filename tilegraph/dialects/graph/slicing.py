@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy
 
 from tilegraph.dialects.graph.operand_values import static_dim
-from tilegraph.symbolic.dims import UNKNOWN, Dim, is_symbolic, normalize_dim
+from tilegraph.formats.dims import UNKNOWN, Dim, is_symbolic, normalize_dim
 from tilegraph.symbolic.inference import decide
 from tilegraph.symbolic.inference import require as require_condition
 

@@ -43,7 +43,7 @@ from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 MODES = ("nearest", "linear", "cubic")
 TRANSFORMS = (

@@ -57,7 +57,7 @@ from tilegraph.dialects.graph.value_types import type_admits
 from tilegraph.dialects.graph.windows import accumulator, known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible
+from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

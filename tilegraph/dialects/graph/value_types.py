@@ -20,7 +20,7 @@ from xdsl.irdl import irdl_attr_definition
 from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType, Format
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 
 @irdl_attr_definition

@@ -69,7 +69,7 @@ from tilegraph.dialects.graph.windows import (
     window_kernel,
 )
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim, dims_compatible
+from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

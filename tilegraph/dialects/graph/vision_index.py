@@ -48,7 +48,7 @@ from tilegraph.dialects.graph.vision_kernels import (
 )
 from tilegraph.dialects.graph.windows import Axis, known, per_axis_ints, rank_at_least
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim
 
 _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]

@@ -26,7 +26,7 @@ from xdsl.ir import Attribute
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import Dim, dims_compatible
+from tilegraph.formats.dims import Dim, dims_compatible
 
 CUBIC_A = -0.75
 """The cubic convolution coefficient of GridSample (PyTorch's and ONNX's)."""

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.symbolic.dims import (
+from tilegraph.formats.dims import (
     UNKNOWN,
     Dim,
     dims_compatible,

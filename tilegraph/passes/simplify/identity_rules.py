@@ -36,7 +36,7 @@ from tilegraph.passes.simplify.match import (
     tensor_type_of,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-from tilegraph.symbolic.dims import Dim
+from tilegraph.formats.dims import Dim
 
 # ---- rule 5: identity -------------------------------------------------------------------------
 

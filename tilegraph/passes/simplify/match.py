@@ -18,7 +18,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.symbolic.dims import is_unknown_dim
+from tilegraph.formats.dims import is_unknown
 
 
 def constant_array(value: SSAValue | None) -> np.ndarray | None:
@@ -226,4 +226,4 @@ def dims_known(t: TensorType | None) -> bool:
     Rules that conclude "same type, so same shape, so the op is the identity" need this:
     two UNKNOWN dims compare equal as types but may differ at run time.
     """
-    return t is not None and not any(is_unknown_dim(d) for d in t.origin_shape)
+    return t is not None and not any(is_unknown(d) for d in t.origin_shape)
