@@ -25,8 +25,8 @@ from tilegraph.builder import ALIASES, OP_METHODS, GraphBuilder
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, ShapeError
 from tilegraph.dialects.graph.dense import elide_limit
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.context import parse_mlir
 from tilegraph.formats.dims import shape_symbol
+from tilegraph.passes.context import parse_mlir
 
 DOC = Path(__file__).parents[1] / "docs" / "builder.md"
 RNG = np.random.default_rng(7)

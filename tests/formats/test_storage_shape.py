@@ -22,7 +22,6 @@ from tilegraph.formats import (
     drop_expansion,
     expand_rank,
     get_platform,
-    is_unknown,
     parse_dtype,
     parse_format,
     storage_shape,
@@ -533,12 +532,6 @@ def test_unknown_rank_and_scalars() -> None:
     assert storage_shape([-2], "NCHW", "NC1HWC0", "fp16") == [-2]
     assert storage_shape([], "NCHW", "NC1HWC0", "fp16") == []
     assert storage_shape([], "ND", "FRACTAL_NZ", "fp16") == []
-
-
-def test_is_unknown() -> None:
-    assert is_unknown(-1) and is_unknown(None) and is_unknown(np.int64(-1))
-    assert is_unknown(sympy.Integer(-1))
-    assert not is_unknown(0) and not is_unknown(16) and not is_unknown(S0)
 
 
 def test_symbolic_dims() -> None:

@@ -24,9 +24,9 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph import GraphOp, ShapeError, op_class
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format, FormatError, parse_format
+from tilegraph.formats.dims import Dim
 from tilegraph.frontend.onnx_importer import constant_op
 from tilegraph.frontend.onnx_symbols import SymbolSource, ssa_name
-from tilegraph.formats.dims import Dim
 from tilegraph.symbolic.inference import inferring
 
 ENTRY = "main"

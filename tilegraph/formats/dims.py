@@ -111,9 +111,9 @@ def is_unknown(d: object) -> bool:
 
 def is_static(d: object) -> bool:
     """True for a known size: an integer ``>= 0`` (int, numpy int or sympy Integer)."""
-    if isinstance(d, sympy.Basic):
-        return bool(d.is_Integer and d >= 0)
-    if isinstance(d, bool):
+    if isinstance(d, sympy.Integer):
+        return int(d) >= 0
+    if isinstance(d, sympy.Basic | bool):
         return False
     try:
         return operator.index(d) >= 0  # type: ignore[arg-type]

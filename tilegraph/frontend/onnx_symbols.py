@@ -14,8 +14,8 @@ from xdsl.ir import Attribute
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.layout import TensorType
-from tilegraph.frontend.onnx_subgraphs import proto_value_type
 from tilegraph.formats.dims import Dim, shape_symbol
+from tilegraph.frontend.onnx_subgraphs import proto_value_type
 from tilegraph.symbolic.env import ShapeEnv
 from tilegraph.symbolic.guards import GuardError
 

@@ -44,11 +44,11 @@ from tilegraph.dialects.tile import (
     tensor_buffer_type,
 )
 from tilegraph.dialects.tile import ConstantOp as TileConstantOp
+from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
-from tilegraph.formats.dims import UNKNOWN
 from tilegraph.target import pin_target, target_of
 
 SIGNATURE_ATTR = "tile.signature"

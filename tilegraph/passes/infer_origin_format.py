@@ -77,8 +77,8 @@ from tilegraph.dialects.graph.facts import FormatRole
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import AXIS_FORMATS_3D, AXIS_FORMATS_4D, Format, FormatError, expand_rank
-from tilegraph.passes.registry import register_pass
 from tilegraph.formats.dims import is_unknown
+from tilegraph.passes.registry import register_pass
 
 _BY_AXES: dict[str, Format] = {f.value: f for f in (*AXIS_FORMATS_4D, *AXIS_FORMATS_3D)}
 

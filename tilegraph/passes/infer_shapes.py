@@ -21,8 +21,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.registry import register_pass
 from tilegraph.formats.dims import is_unknown
+from tilegraph.passes.registry import register_pass
 
 
 def refine(current: TensorType, inferred: TensorType) -> TensorType:

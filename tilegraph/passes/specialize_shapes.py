@@ -25,8 +25,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.registry import register_pass
 from tilegraph.formats.dims import Dim, normalize_dim, shape_symbol
+from tilegraph.passes.registry import register_pass
 from tilegraph.symbolic.guards import check_guards
 
 

@@ -26,10 +26,10 @@ from xdsl.ir import Attribute
 
 from tilegraph.dialects.layout_storage import bound_symbols, storage_array
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats.dims import is_symbolic
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import accepts, expected_type, held_input, interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.formats.dims import is_symbolic
 
 
 class InputError(ValueError):

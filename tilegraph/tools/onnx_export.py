@@ -48,9 +48,9 @@ from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
 from tilegraph.dialects.graph.control_flow import RegionOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.formats.dims import dim_to_text
 from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
 from tilegraph.runtime.reference import InputError, entry_function, input_names, output_names
-from tilegraph.formats.dims import dim_to_text
 from tilegraph.tools.onnx_export_parts import (
     OnnxExportError,
     attr_text,

@@ -30,9 +30,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats.dims import dim_to_text, is_symbolic
 from tilegraph.progress import Task, task
 from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.formats.dims import dim_to_text, is_symbolic
 from tilegraph.symbolic.env import MODES
 from tilegraph.tools.input_ranges import DEFAULT_INT_RANGE, input_ranges
 

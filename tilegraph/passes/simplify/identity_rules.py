@@ -25,6 +25,7 @@ from tilegraph.dialects.graph.shape_ops import FlattenOp
 from tilegraph.dialects.graph.slicing import END_OF_DIM, slice_bounds
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
+from tilegraph.formats.dims import Dim
 from tilegraph.passes.simplify.match import (
     constant_array,
     constant_ints,
@@ -36,7 +37,6 @@ from tilegraph.passes.simplify.match import (
     tensor_type_of,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-from tilegraph.formats.dims import Dim
 
 # ---- rule 5: identity -------------------------------------------------------------------------
 
