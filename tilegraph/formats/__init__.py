@@ -36,6 +36,7 @@ from tilegraph.formats.dims import (
     is_symbolic,
     is_unknown,
     normalize_dim,
+    parse_expression,
     shape_symbol,
 )
 from tilegraph.formats.dtype import DType, is_ml_dtypes, is_ml_dtypes_float, parse_dtype
@@ -104,6 +105,7 @@ __all__ = [
     "is_ml_dtypes",
     "is_ml_dtypes_float",
     "parse_dtype",
+    "parse_expression",
     "parse_format",
     "shape_symbol",
     "storage_shape",
