@@ -58,13 +58,12 @@ from tilegraph.dialects.tile import (
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.lowering.buffers import mark_multi_buffer
-from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
-from tilegraph.lowering.split_cores import split_loop
-from tilegraph.lowering.tiling.builder import PARALLEL_ATTR, KernelBuilder
+from tilegraph.lowering.analysis.buffers import mark_multi_buffer
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, PARALLEL_ATTR, TILES_ATTR
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.transforms.split_cores import split_loop
 from tilegraph.passes.context import make_context
-from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.compiled import lowering_pipeline
+from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
 from tilegraph.runtime.cycles import (
     CycleModelOptions,
     KernelCycles,

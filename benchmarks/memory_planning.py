@@ -25,8 +25,8 @@ from xdsl.dialects.builtin import ModuleOp
 import tilegraph
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
-from tilegraph.lowering.host_liveness import host_function
-from tilegraph.lowering.plan_memory import (
+from tilegraph.lowering.analysis.host_liveness import host_function
+from tilegraph.lowering.transforms.plan_memory import (
     MemoryReport,
     PlanMemoryPass,
     check_memory_plan,

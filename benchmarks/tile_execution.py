@@ -94,7 +94,7 @@ from tilegraph.dialects.tile import memref_shape
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.hardware import DEFAULT_PRESET
-from tilegraph.lowering.kernel_body import read_kernel_body
+from tilegraph.lowering.conversion.kernel_body import read_kernel_body
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompiledModel

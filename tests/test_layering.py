@@ -3,7 +3,8 @@
 (formats, hardware) <- symbolic <- target <- dialects <- (frontend, builder) <- (passes,
 lowering) <- runtime <- tools. Every ``import`` in every module under ``tilegraph/`` counts, at any
 depth (an import inside a function is an arrow too); only imports under ``if TYPE_CHECKING:``
-are exempt, since they never run. Within one layer any import is allowed.
+are exempt, since they never run. Within one layer any import is allowed, except between the
+packages :data:`APART` keeps apart (the three parts of ``tilegraph.lowering``).
 """
 
 from __future__ import annotations
@@ -114,9 +115,49 @@ def upward_imports(root: Path = PACKAGE) -> list[str]:
     return problems
 
 
+APART: dict[str, tuple[str, ...]] = {
+    # Analyses read lowered IR for the passes, the executors and the cycle model: they use
+    # no pass. Conversion (graph -> tile) and the tile-level transforms share code only
+    # through analysis, so either can change without the other.
+    "tilegraph.lowering.analysis": (
+        "tilegraph.lowering.conversion",
+        "tilegraph.lowering.transforms",
+    ),
+    "tilegraph.lowering.conversion": ("tilegraph.lowering.transforms",),
+    "tilegraph.lowering.transforms": ("tilegraph.lowering.conversion",),
+}
+"""Package -> the packages of its own layer that none of its modules may import."""
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def imports_across(root: Path = PACKAGE) -> list[str]:
+    """Every import that :data:`APART` forbids, as ``path:line: module imports target``."""
+    problems: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        module = module_name(path, root)
+        forbidden = next((f for p, f in APART.items() if _within(module, p)), ())
+        if not forbidden:
+            continue
+        is_package = path.name == "__init__.py"
+        for line, target in imports_of(path.read_text(), module, is_package, root):
+            if any(_within(target, f) for f in forbidden):
+                problems.append(
+                    f"{path.relative_to(root.parent)}:{line}: {module} imports {target}"
+                )
+    return problems
+
+
 def test_no_import_runs_back_up() -> None:
     problems = upward_imports()
     assert not problems, f"{len(problems)} imports run back up the layers:\n" + "\n".join(problems)
+
+
+def test_lowering_parts_stay_apart() -> None:
+    problems = imports_across()
+    assert not problems, f"{len(problems)} imports cross lowering's parts:\n" + "\n".join(problems)
 
 
 def test_checker_catches_an_upward_import(tmp_path: Path) -> None:
@@ -140,3 +181,21 @@ def test_checker_catches_an_upward_import(tmp_path: Path) -> None:
         "shape.py:5: tilegraph.formats.shape (formats/hardware) imports tilegraph.tools.cli (tools)"
         in (problems[0])
     )
+
+
+def test_checker_catches_an_import_across_lowering_parts(tmp_path: Path) -> None:
+    root = tmp_path / "tilegraph"
+    for package in ("", "lowering", "lowering/analysis", "lowering/transforms"):
+        (root / package).mkdir(parents=True, exist_ok=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "lowering" / "transforms" / "plan.py").write_text(
+        "from tilegraph.lowering.analysis import walk\n"  # allowed: transforms use analysis
+    )
+    (root / "lowering" / "analysis" / "walk.py").write_text(
+        "def f():\n    from ..transforms.plan import g\n"
+    )
+    problems = imports_across(root)
+    assert problems == [
+        "tilegraph/lowering/analysis/walk.py:2: tilegraph.lowering.analysis.walk imports "
+        "tilegraph.lowering.transforms.plan"
+    ], problems

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 from tilegraph.builder import GraphBuilder
-from tilegraph.lowering.tiling.concat import within_region
-from tilegraph.lowering.tiling.elementwise import TilePlan
+from tilegraph.lowering.conversion.tiling.concat import within_region
+from tilegraph.lowering.conversion.tiling.elementwise import TilePlan
 from tilegraph.passes.context import make_context
-from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.compiled import lowering_pipeline
+from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
 from tilegraph.runtime.reference import run_reference
 from tilegraph.runtime.tiles import run_tiles
 

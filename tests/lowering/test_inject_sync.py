@@ -1,4 +1,4 @@
-"""``inject-sync`` and the pipe-queue checker (:mod:`tilegraph.lowering.sync_check`).
+"""``inject-sync`` and the pipe-queue checker (:mod:`tilegraph.lowering.analysis.sync_check`).
 
 The checker must accept every synchronised kernel of the light models and reject a kernel
 from which one ``wait_flag`` (or a barrier, or a drain) was removed; the injected sync is
@@ -14,9 +14,9 @@ from xdsl.dialects.builtin import ModuleOp
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, WaitFlagOp
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
-from tilegraph.lowering.buffers import mark_multi_buffer
-from tilegraph.lowering.kernel_body import TILES_ATTR
-from tilegraph.lowering.sync_check import SyncError, check_kernel, check_sync
+from tilegraph.lowering.analysis.buffers import mark_multi_buffer
+from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+from tilegraph.lowering.analysis.sync_check import SyncError, check_kernel, check_sync
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.tiles import run_tiles
@@ -224,9 +224,9 @@ def _nine_nests() -> func.FuncOp:
 
     from tilegraph.dialects.tile import CopyOp, scoped_memref
     from tilegraph.hardware import hardware_preset
-    from tilegraph.lowering.buffers import ADDRESS_ATTR
-    from tilegraph.lowering.kernel_body import TILES_ATTR
-    from tilegraph.lowering.tiling.builder import KernelBuilder
+    from tilegraph.lowering.analysis.buffers import ADDRESS_ATTR
+    from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+    from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
     fn = func.FuncOp("nests", ((), ()))
     block = fn.body.block
@@ -247,7 +247,7 @@ def _nine_nests() -> func.FuncOp:
 
 
 def test_loop_nests_beyond_eight_events_get_barriers_across_all_pipes():
-    from tilegraph.lowering.inject_sync import inject_sync
+    from tilegraph.lowering.transforms.inject_sync import inject_sync
 
     fn = _nine_nests()
     with pytest.raises(SyncError):

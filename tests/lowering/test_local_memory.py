@@ -44,7 +44,7 @@ from tilegraph.dialects.tile.base import buffer_bytes
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.hardware import hardware_preset
-from tilegraph.lowering.buffers import (
+from tilegraph.lowering.analysis.buffers import (
     ADDRESS_ATTR,
     ADDRESSES_ATTR,
     MULTI_BUFFER_ATTR,
@@ -54,9 +54,10 @@ from tilegraph.lowering.buffers import (
     placement,
     tiled_kernels,
 )
-from tilegraph.lowering.kernel_body import kernel_unit
-from tilegraph.lowering.multi_buffer import loaded_buffers
-from tilegraph.lowering.plan_local_memory import (
+from tilegraph.lowering.analysis.kernel_attrs import kernel_unit
+from tilegraph.lowering.analysis.sync_check import check_sync
+from tilegraph.lowering.transforms.multi_buffer import loaded_buffers
+from tilegraph.lowering.transforms.plan_local_memory import (
     LOCAL_MEMORY_ATTR,
     LocalMemoryError,
     PlanLocalMemoryPass,
@@ -64,7 +65,6 @@ from tilegraph.lowering.plan_local_memory import (
     is_synchronised,
     plan_kernel,
 )
-from tilegraph.lowering.sync_check import check_sync
 from tilegraph.passes.context import make_context, parse_mlir, parse_mlir_file
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics

@@ -18,7 +18,7 @@ from xdsl.ir import Operation, SSAValue
 import tilegraph
 from tilegraph.dialects.tile import Nd2NzOp
 from tilegraph.frontend import load_onnx
-from tilegraph.lowering.split_cores import loop_trips
+from tilegraph.lowering.transforms.split_cores import loop_trips
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 

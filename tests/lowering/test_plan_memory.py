@@ -33,7 +33,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, ViewOp, scoped_memref
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.hardware import hardware_preset
-from tilegraph.lowering.plan_memory import (
+from tilegraph.lowering.transforms.plan_memory import (
     MEMORY_ATTR,
     MemoryPlanError,
     PlanMemoryPass,

@@ -14,9 +14,9 @@ from tilegraph.dialects.tile import CopyOp, LaunchOp, scoped_memref
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.hardware import hardware_preset
-from tilegraph.lowering.kernel_body import kernel_unit
-from tilegraph.lowering.split_cores import choose_split_loop, loop_trips
-from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.analysis.kernel_attrs import kernel_unit
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.transforms.split_cores import choose_split_loop, loop_trips
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics

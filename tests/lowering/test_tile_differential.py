@@ -41,7 +41,7 @@ from tests.passes.semantics import seeded_inputs
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference

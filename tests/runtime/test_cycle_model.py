@@ -42,12 +42,12 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.frontend import load_onnx
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.lowering.buffers import accesses, mark_multi_buffer
-from tilegraph.lowering.inject_sync import is_iteration_slot
-from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
-from tilegraph.lowering.kernel_walk import KernelWalk
-from tilegraph.lowering.split_cores import split_loop
-from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.analysis.buffers import accesses, mark_multi_buffer
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
+from tilegraph.lowering.analysis.kernel_walk import KernelWalk
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
+from tilegraph.lowering.transforms.split_cores import split_loop
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.cycles import (

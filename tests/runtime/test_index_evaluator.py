@@ -26,8 +26,8 @@ from xdsl.ir import Block, Region, SSAValue
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import SetFlagOp
 from tilegraph.hardware import hardware_preset
-from tilegraph.lowering import kernel_walk
-from tilegraph.lowering.kernel_walk import KernelWalk
+from tilegraph.lowering.analysis import kernel_walk
+from tilegraph.lowering.analysis.kernel_walk import KernelWalk
 from tilegraph.runtime import batching, fast_executor, tile_interpreter
 from tilegraph.runtime.batching import NestPlan
 from tilegraph.runtime.cycles import program as cycles_program

@@ -21,7 +21,7 @@ from tilegraph.dialects.graph.provenance import (
     value_label,
 )
 from tilegraph.frontend import load_onnx
-from tilegraph.lowering.kernel_body import KERNEL_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.cycles import launch_trace, model_trace, simulate_module

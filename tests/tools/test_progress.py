@@ -154,8 +154,7 @@ def test_kernel_progress_advances_once_per_launch(tmp_path):
     from tilegraph.dialects.tile import LaunchOp
     from tilegraph.frontend import load_onnx
     from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import run_pipeline
-    from tilegraph.runtime.compiled import lowering_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
     from tilegraph.runtime.reference import entry_function
     from tilegraph.runtime.tiles import run_tiles
 

@@ -5,7 +5,7 @@ The tile level computes loop bounds, tile offsets, block shares and buffer slots
 (:class:`~tilegraph.runtime.tile_interpreter.IndexArithFunctions`), the fast executor and
 its batching (:mod:`tilegraph.runtime.fast_executor`, :mod:`tilegraph.runtime.batching`),
 the cycle model (:mod:`tilegraph.runtime.cycles.program`) and the kernel walk
-(:mod:`tilegraph.lowering.kernel_walk`) — asks this module what an op computes, so they
+(:mod:`tilegraph.lowering.analysis.kernel_walk`) — asks this module what an op computes, so they
 cannot disagree.
 
 Values are Python ints (``index`` is 64 bits; signed values do not wrap, as on the host);

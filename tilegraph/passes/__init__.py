@@ -1,1 +1,24 @@
-"""Graph-level passes. Each pass is a module; :mod:`.registry` lists them by ``-p`` name."""
+"""Graph-level passes and the named pipelines. Each pass is a module; :data:`PASSES` lists
+them by name for :mod:`.registry`, which gathers every package's list."""
+
+PASSES: dict[str, str] = {
+    "O0": ".pipelines:O0Pipeline",
+    "O1": ".pipelines:O1Pipeline",
+    "O2": ".pipelines:O2Pipeline",
+    "algebraic-simplify": ".algebraic_simplify:AlgebraicSimplifyPass",
+    "cancel-trans-data": ".cancel_trans_data:CancelTransDataPass",
+    "constant-fold": ".constant_fold:ConstantFoldPass",
+    "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
+    "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
+    "format": ".pipelines:FormatPipeline",
+    "format-report": ".format_report:FormatReportPass",
+    "fuse-ops": ".fuse_ops:FuseOpsPass",
+    "infer-origin-format": ".infer_origin_format:InferOriginFormatPass",
+    "infer-shapes": ".infer_shapes:InferShapesPass",
+    "insert-trans-data": ".insert_trans_data:InsertTransDataPass",
+    "select-storage-format": ".select_storage_format:SelectStorageFormatPass",
+    "set-target": ".set_target:SetTargetPass",
+    "specialize-shapes": ".specialize_shapes:SpecializeShapesPass",
+}
+"""This package's passes and pipelines by ``-p`` name: ``".module:Class"`` (relative to
+the package), imported only when the pass is used."""

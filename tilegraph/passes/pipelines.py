@@ -5,6 +5,8 @@ without changing how they are called. :func:`run_passes` runs every pass, at any
 tools see inside pipelines (``--print-between-passes``, ``--time-passes``,
 ``--pass-statistics``, ``--check-each-pass``) and an error names the pass it came from.
 The pipelines track the passes that exist: each docstring says what runs.
+:func:`lowering_pipeline` spells the tile lowering (graph -> tiled, synchronised kernels)
+that ``tilegraph.compile`` and ``tilegraph-run`` run after the graph pipeline.
 """
 
 from __future__ import annotations
@@ -248,3 +250,21 @@ class FormatPipeline(PipelinePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_pipeline(self.spec(), ctx, op)
+
+
+NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync", "plan-memory")
+"""What follows tiling: ping-pong slots for the loads, on-chip addresses, blocks over the
+cores, flags between the pipes (they must see the addresses), one GM workspace."""
+
+
+def lowering_pipeline(platform: str = "", precision: str = "") -> str:
+    """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
+    module's target; ``platform`` / ``precision`` set it where it has none, see
+    :mod:`tilegraph.target`)."""
+    options = " ".join(
+        f"{key}={value}"
+        for key, value in (("platform", platform), ("precision", precision))
+        if value
+    )
+    tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
+    return ",".join((tiling, *NPU_PASSES))

@@ -1,7 +1,9 @@
 """Where tools find passes, pipelines, dialects and interpreter functions.
 
-tilegraph's own passes are listed by name in :data:`BUILTIN_PASSES` and imported when used
-(each class is marked with :func:`register_pass`, which checks the list). Passes, dialects
+tilegraph's own passes are listed by name where they live — a ``PASSES`` dict in the
+``__init__.py`` of each package of :data:`PASS_PACKAGES` (graph passes, the conversion to
+tiles, the tile-level transforms) — gathered in :data:`BUILTIN_PASSES` and imported when
+used (each class is marked with :func:`register_pass`, which checks the list). Passes, dialects
 and interpreter functions from other packages plug in through Python entry points, so
 researchers never edit tilegraph to add one (``docs/tutorial-writing-a-pass.md`` walks through
 a complete plugin, ``examples/plugin/``):
@@ -43,47 +45,51 @@ PASSES_GROUP = "tilegraph.passes"
 DIALECTS_GROUP = "tilegraph.dialects"
 INTERPRETERS_GROUP = "tilegraph.interpreters"
 
-BUILTIN_PASSES: dict[str, str] = {
-    "O0": "tilegraph.passes.pipelines:O0Pipeline",
-    "O1": "tilegraph.passes.pipelines:O1Pipeline",
-    "O2": "tilegraph.passes.pipelines:O2Pipeline",
-    "algebraic-simplify": "tilegraph.passes.algebraic_simplify:AlgebraicSimplifyPass",
-    "cancel-trans-data": "tilegraph.passes.cancel_trans_data:CancelTransDataPass",
-    "constant-fold": "tilegraph.passes.constant_fold:ConstantFoldPass",
-    "fold-batchnorm": "tilegraph.passes.fold_batchnorm:FoldBatchNormPass",
-    "fold-trans-data": "tilegraph.passes.fold_trans_data:FoldTransDataPass",
-    "format": "tilegraph.passes.pipelines:FormatPipeline",
-    "format-report": "tilegraph.passes.format_report:FormatReportPass",
-    "fuse-ops": "tilegraph.passes.fuse_ops:FuseOpsPass",
-    "infer-origin-format": "tilegraph.passes.infer_origin_format:InferOriginFormatPass",
-    "infer-shapes": "tilegraph.passes.infer_shapes:InferShapesPass",
-    "inject-sync": "tilegraph.lowering.inject_sync:InjectSyncPass",
-    "insert-trans-data": "tilegraph.passes.insert_trans_data:InsertTransDataPass",
-    "lower-graph-to-kernels": "tilegraph.lowering.graph_to_kernels:LowerGraphToKernelsPass",
-    "multi-buffer": "tilegraph.lowering.multi_buffer:MultiBufferPass",
-    "plan-local-memory": "tilegraph.lowering.plan_local_memory:PlanLocalMemoryPass",
-    "plan-memory": "tilegraph.lowering.plan_memory:PlanMemoryPass",
-    "select-storage-format": "tilegraph.passes.select_storage_format:SelectStorageFormatPass",
-    "set-target": "tilegraph.passes.set_target:SetTargetPass",
-    "specialize-shapes": "tilegraph.passes.specialize_shapes:SpecializeShapesPass",
-    "split-cores": "tilegraph.lowering.split_cores:SplitCoresPass",
-    "tile-kernels": "tilegraph.lowering.tiling:TileKernelsPass",
-}
-"""tilegraph's passes and pipelines by ``-p`` name: ``"module:Class"``, imported only when
-the pass is used, so that a tool starts without importing every pass (``tilegraph-opt
---help`` imports none). Each class is also marked with :func:`register_pass`, which checks
-that it is listed here under its ``name``."""
+PASS_PACKAGES = (
+    "tilegraph.passes",
+    "tilegraph.lowering.conversion",
+    "tilegraph.lowering.transforms",
+)
+"""The packages that hold tilegraph's passes. Each lists its own in a ``PASSES`` dict in its
+``__init__.py`` (``-p`` name -> ``".module:Class"``, relative to the package); those
+``__init__`` modules import no pass, so gathering the lists imports none."""
+
+
+def _builtin_table() -> dict[str, str]:
+    import importlib
+
+    table: dict[str, str] = {}
+    for package in PASS_PACKAGES:
+        listed: dict[str, str] = importlib.import_module(package).PASSES
+        for name, relative in listed.items():
+            target = package + relative
+            if name in table:
+                raise ValueError(f"pass '{name}' is listed twice: {table[name]} and {target}")
+            table[name] = target
+    return dict(sorted(table.items()))
+
+
+BUILTIN_PASSES: dict[str, str] = _builtin_table()
+"""tilegraph's passes and pipelines by ``-p`` name: ``"module:Class"``, the ``PASSES`` of
+every package of :data:`PASS_PACKAGES`. Each pass is imported only when used, so that a
+tool starts without importing every pass (``tilegraph-opt --help`` imports none). Each class
+is also marked with :func:`register_pass`, which checks that it is listed under its
+``name``."""
 
 
 def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
     """Class decorator of tilegraph's own passes: check that :data:`BUILTIN_PASSES` lists
-    ``cls`` under its ``name`` (ValueError at import otherwise, so a pass cannot be added
-    without its entry). Plugins use the ``tilegraph.passes`` entry point instead."""
+    ``cls`` under its ``name`` (ValueError at import otherwise, naming the list to add it
+    to, so a pass cannot be added without its entry). Plugins use the ``tilegraph.passes``
+    entry point instead."""
     target = f"{cls.__module__}:{cls.__qualname__}"
     if BUILTIN_PASSES.get(cls.name) != target:
+        package = next(
+            (p for p in PASS_PACKAGES if cls.__module__.startswith(p + ".")), PASS_PACKAGES[0]
+        )
         raise ValueError(
-            f"pass '{cls.name}' ({target}) is not listed in BUILTIN_PASSES of "
-            f'tilegraph/passes/registry.py: add "{cls.name}": "{target}"'
+            f"pass '{cls.name}' ({target}) is not listed in BUILTIN_PASSES: add "
+            f'"{cls.name}": "{target}" to PASSES in {package.replace(".", "/")}/__init__.py'
         )
     return cls
 
@@ -175,17 +181,19 @@ def plugin_entries(group: str) -> tuple[PluginEntry, ...]:
 
 
 def import_all_builtin_passes() -> None:
-    """Import every module of :mod:`tilegraph.passes` and :mod:`tilegraph.lowering` (for
-    what modules declare on import, such as the rule catalogue)."""
+    """Import every module of :mod:`tilegraph.passes` and, at any depth, of
+    :mod:`tilegraph.lowering` (for what modules declare on import, such as the rule
+    catalogue, and for :func:`register_pass`'s check of every pass class)."""
     import importlib
     import pkgutil
 
     import tilegraph.lowering as lowering
     import tilegraph.passes as package
 
-    for pkg in (package, lowering):
-        for info in pkgutil.iter_modules(pkg.__path__):
-            importlib.import_module(f"{pkg.__name__}.{info.name}")
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(lowering.__path__, f"{lowering.__name__}."):
+        importlib.import_module(info.name)
 
 
 def builtin_passes() -> dict[str, PassFactory]:

@@ -44,7 +44,7 @@ from tilegraph.dialects.tile import (
     scope_of,
 )
 from tilegraph.dialects.tile.sync import SyncOp
-from tilegraph.lowering.tiling.builder import PARALLEL_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 
 _INDEX_OPS = index_arith.INDEX_OPS
 """Index arithmetic: the fast executor evaluates it on arrays when an operand varies."""

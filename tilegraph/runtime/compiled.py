@@ -7,15 +7,16 @@
     (probabilities,) = model(data=image)          # or model(image), positionally
     model.kernels                                 # what runs where, and why
 
-``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform``
-(a hardware preset; default: the module's ``tilegraph.target``, else the default preset —
-set on the module before the pipeline runs, so O2's format engine and fusion use it too)
+``target="tiles"`` lowers the optimised graph to kernels and tiled loops for ``platform`` (a
+hardware preset; default: the module's ``tilegraph.target``, else the default preset — set
+on the module before the pipeline runs, so O2's format engine and fusion use it too)
 (``lower-graph-to-kernels``, ``tile-kernels``), prepares them for the NPU
-(:data:`NPU_PASSES`: ping-pong buffers, on-chip addresses, blocks over the cores, flags
-between the pipes, the GM workspace) and runs them with ``executor`` ("fast": compiled to
-Python, or "interpret": xDSL's interpreter, every op); ``"reference"`` runs the
-graph level with the reference interpreter. ``precision`` picks the cube's input type:
-``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded, fp32 accumulation).
+(:data:`~tilegraph.passes.pipelines.NPU_PASSES`: ping-pong buffers, on-chip addresses,
+blocks over the cores, flags between the pipes, the GM workspace) and runs them with
+``executor`` ("fast": compiled to Python, or "interpret": xDSL's interpreter, every op);
+``"reference"`` runs the graph level with the reference interpreter. ``precision`` picks the
+cube's input type: ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded,
+fp32 accumulation).
 
 An ONNX model whose input dims are dynamic, or that branches on its inputs' shapes or values,
 cannot be tiled before its inputs are seen: for ``target="tiles"`` it compiles when called,
@@ -36,7 +37,12 @@ import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 
-from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR, OPS_ATTR, TILES_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import (
+    HOST_REASON_ATTR,
+    KERNEL_ATTR,
+    OPS_ATTR,
+    TILES_ATTR,
+)
 from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
@@ -222,24 +228,6 @@ def _bound_on_call(
     return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
 
 
-NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync", "plan-memory")
-"""What follows tiling: ping-pong slots for the loads, on-chip addresses, blocks over the
-cores, flags between the pipes (they must see the addresses), one GM workspace."""
-
-
-def lowering_pipeline(platform: str = "", precision: str = "") -> str:
-    """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
-    module's target; ``platform`` / ``precision`` set it where it has none, see
-    :mod:`tilegraph.target`)."""
-    options = " ".join(
-        f"{key}={value}"
-        for key, value in (("platform", platform), ("precision", precision))
-        if value
-    )
-    tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
-    return ",".join((tiling, *NPU_PASSES))
-
-
 def compile(  # noqa: A001 - the public name the design gives it
     model: str | Path | onnx.ModelProto | ModuleOp,
     pipeline: str = "O2",
@@ -253,7 +241,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
     function to run in a module of several (default: the one no other function calls)."""
     from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import run_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
     from tilegraph.runtime.reference import entry_function, input_names, output_names, set_entry
     from tilegraph.runtime.tiles import EXECUTORS
 
@@ -282,7 +270,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     names_in, names_out = input_names(fn), output_names(fn)
     kernels: list[KernelInfo] = []
     if target == "tiles":
-        from tilegraph.lowering.graph_to_kernels import LoweringError
+        from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
 
         try:
             run_pipeline(lowering_pipeline(), ctx, module)

@@ -84,7 +84,7 @@ class _FunctionWriter:
             self.emit(depth, f"{out} = {expr}")
         elif isinstance(op, BlockIdxOp | BlockNumOp):
             # All blocks of a launch run as one: block 0 of 1 covers every iteration of the
-            # split loop (tilegraph.lowering.split_cores), which then batches as a whole.
+            # split loop (tilegraph.lowering.transforms.split_cores), which then batches as a whole.
             self.emit(depth, f"{out} = {0 if isinstance(op, BlockIdxOp) else 1}")
         elif isinstance(op, scf.ForOp):
             self._for(op, depth)

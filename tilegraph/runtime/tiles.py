@@ -24,6 +24,7 @@ from xdsl.interpreters.scf import ScfFunctions
 
 from tilegraph.dialects.layout_storage import storage_array
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.lowering.analysis.kernel_attrs import SIGNATURE_ATTR
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
@@ -36,7 +37,6 @@ from tilegraph.runtime.tile_interpreter import (
 )
 
 EXECUTORS = ("interpret", "fast")
-SIGNATURE_ATTR = "tile.signature"
 
 
 class TileRunError(ValueError):

@@ -512,11 +512,11 @@ def _run_pipeline(
 def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     """Lower the optimised module to tiled kernels in place; the report's tile section.
     A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
-    from tilegraph.lowering.graph_to_kernels import LoweringError
-    from tilegraph.lowering.plan_memory import memory_report
+    from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
+    from tilegraph.lowering.transforms.plan_memory import memory_report
     from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import observing_passes, run_pipeline
-    from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline, observing_passes, run_pipeline
+    from tilegraph.runtime.compiled import kernel_report
     from tilegraph.target import target_of
 
     try:

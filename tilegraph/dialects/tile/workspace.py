@@ -1,8 +1,8 @@
 """Typed buffers carved out of one GM workspace: ``tile.view``.
 
-``plan-memory`` (:mod:`tilegraph.lowering.plan_memory`) gives every intermediate tensor of
-the host sequence a byte offset in a single workspace, an ``i8`` GM buffer, and turns its
-``tile.alloc`` into a view at that offset::
+``plan-memory`` (:mod:`tilegraph.lowering.transforms.plan_memory`) gives every intermediate
+tensor of the host sequence a byte offset in a single workspace, an ``i8`` GM buffer, and
+turns its ``tile.alloc`` into a view at that offset::
 
     %workspace = tile.alloc : memref<8192xi8, "GM">
     %y = tile.view %workspace[4096] : memref<8192xi8, "GM"> to memref<1x4x6x6xf32, "GM">

@@ -9,7 +9,7 @@ becomes ``for``, index arithmetic becomes Python expressions, ``tile.block_idx``
 ``issue(i, read_keys, write_keys, event_offset)`` where ``i`` indexes a static
 :class:`OpRecord` (pipe, cost, bytes...). A buffer key is one slot of one buffer: a
 buffer marked ``multi_buffer = n`` has ``n`` keys, picked by the iteration count of its slot
-loop (:mod:`tilegraph.lowering.buffers`).
+loop (:mod:`tilegraph.lowering.analysis.buffers`).
 
 Two functions are generated per kernel: ``data`` (no sync ops; the keys carry the data
 dependences) and ``flags`` (every op, sync ops included, with no keys: the flags order the
@@ -43,8 +43,8 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
-from tilegraph.lowering.inject_sync import is_iteration_slot
+from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
 
 NORMAL, SET, WAIT, BARRIER, FENCE = range(5)
 """Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier`` on one

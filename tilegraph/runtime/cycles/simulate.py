@@ -27,7 +27,7 @@ from tilegraph.dialects.tile import LaunchOp
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.kernel_body import KERNEL_ATTR, TILES_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 from tilegraph.runtime.cycles.core import CoreRun, run_core
 from tilegraph.runtime.cycles.host import HostModel, host_work
 from tilegraph.runtime.cycles.memory import GmShare, GmTraffic, gm_share

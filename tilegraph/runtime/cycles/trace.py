@@ -27,7 +27,7 @@ from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.sync_check import launch_blocks
+from tilegraph.lowering.analysis.sync_check import launch_blocks
 from tilegraph.runtime.cycles.program import compile_kernel
 from tilegraph.runtime.cycles.report import ModelCycles, nodes_text
 from tilegraph.runtime.cycles.simulate import (

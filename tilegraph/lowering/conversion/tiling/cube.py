@@ -44,9 +44,9 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.elementwise import Chain
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import Chain
 
 F = Format
 FRACTAL = 16
@@ -135,8 +135,8 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     kernel = split_cube_kernel(body)
     if isinstance(kernel, str):
         return kernel
-    from tilegraph.lowering.tiling.conv import emit_conv
-    from tilegraph.lowering.tiling.matmul import emit_matmul
+    from tilegraph.lowering.conversion.tiling.conv import emit_conv
+    from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
 
     if isinstance(kernel.anchor, Conv2dOp):
         return emit_conv(body, kernel, b)

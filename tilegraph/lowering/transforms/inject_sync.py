@@ -17,7 +17,7 @@ consumer must wait for the producer:
   the buffer is reused across the iterations of the loops around too, so the last event of
   one run of the inner loop is what the first iteration of the next run waits for.
 
-A buffer with ``multi_buffer = 2`` (:mod:`tilegraph.lowering.buffers`) alternates slots by
+A buffer with ``multi_buffer = 2`` (:mod:`tilegraph.lowering.analysis.buffers`) alternates slots by
 iteration of its slot loop: the dependences through it carried by that loop are two
 iterations apart, and its syncs use one event per slot (``set_flag [%slot]``), so that the
 producer may run one iteration ahead — the point of ping-pong buffers.
@@ -36,9 +36,9 @@ three iterations, which shows the first iteration, the steady state and the reus
 ping-pong slot). Event ids are given per pipe pair from 0; more than 8 on one pair is a
 compile error naming the kernel.
 
-:func:`tilegraph.lowering.sync_check.check_sync` proves the result sufficient by running each
-pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and ``barriers`` kept,
-``implied-pairs-dropped`` and ``implied-barriers-dropped``.
+:func:`tilegraph.lowering.analysis.sync_check.check_sync` proves the result sufficient by
+running each pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and
+``barriers`` kept, ``implied-pairs-dropped`` and ``implied-barriers-dropped``.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ from tilegraph.dialects.tile import (
     WaitFlagOp,
 )
 from tilegraph.dialects.tile.sync import ALL_PIPES, SYNC_OPS, FlagOp
-from tilegraph.lowering.buffers import accesses, buffer_slots, may_alias, slot_loop
-from tilegraph.lowering.kernel_body import TILES_ATTR
-from tilegraph.lowering.sync_check import (
+from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+from tilegraph.lowering.analysis.sync_check import (
     SyncError,
     check_trace,
     kernel_aliases,

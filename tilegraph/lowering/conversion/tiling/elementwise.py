@@ -24,9 +24,10 @@ from tilegraph.dialects.tile import CopyOp, Load5hdOp, Store5hdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format, FormatError
 from tilegraph.formats.reshape_type import expand_rank
-from tilegraph.lowering.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes, memref_type
-from tilegraph.lowering.tiling.vector_ops import VectorEmitter, vector_lowering
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
+from tilegraph.lowering.conversion.tiling.vector_ops import VectorEmitter, vector_lowering
 
 
 def broadcast_mask(operand: Sequence[int], out: Sequence[int]) -> list[bool] | None:

@@ -46,8 +46,7 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp
 from tilegraph.dialects.tile.base import module_preset
-from tilegraph.lowering.kernel_body import TILES_ATTR, kernel_unit
-from tilegraph.lowering.tiling.builder import PARALLEL_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR, TILES_ATTR, kernel_unit
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 

@@ -5,7 +5,7 @@ A buffer that a load (a DMA op on MTE2 or MTE1: ``tile.copy`` GM -> L1/UB, ``loa
 serialises the two pipes: the load of tile ``i + 1`` must wait until the cube or the vector
 unit is done with tile ``i``. Marking its ``tile.alloc`` with ``multi_buffer = 2`` gives it
 two slots that alternate by iteration of its slot loop (the contract of
-:mod:`tilegraph.lowering.buffers`), so that load and compute overlap::
+:mod:`tilegraph.lowering.analysis.buffers`), so that load and compute overlap::
 
     %a_ub = tile.alloc {multi_buffer = 2 : i64} : memref<2x100xf32, "UB">
 
@@ -64,7 +64,7 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.tile import AllocOp, TileOp, scope_of
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.buffers import (
+from tilegraph.lowering.analysis.buffers import (
     ADDRESS_ATTR,
     MULTI_BUFFER_ATTR,
     accesses,
@@ -76,7 +76,7 @@ from tilegraph.lowering.buffers import (
     tile_ops,
     tiled_kernels,
 )
-from tilegraph.lowering.plan_local_memory import LocalMemoryPlanner, is_synchronised
+from tilegraph.lowering.transforms.plan_local_memory import LocalMemoryPlanner, is_synchronised
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 

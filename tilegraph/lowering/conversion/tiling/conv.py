@@ -21,9 +21,9 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats.shape import group_plan
-from tilegraph.lowering.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.cube import (
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import (
     BASE_M,
     FRACTAL,
     CubeKernel,

@@ -42,9 +42,10 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
-from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes
-from tilegraph.lowering.tiling.elementwise import choose_tile, store, tile_loops
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
 
 
 @dataclass

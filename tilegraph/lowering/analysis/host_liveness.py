@@ -11,7 +11,7 @@ destination in a tiled one), *dead* after its last use; a returned buffer lives 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
 BROADCAST), for an input of the output's memref type whose last use is that launch
-(see :mod:`tilegraph.lowering.plan_memory` for why that is safe).
+(see :mod:`tilegraph.lowering.transforms.plan_memory` for why that is safe).
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from tilegraph.dialects.graph import FusionKind, GraphOp, op_class
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp, TileOp, WriteOp
 from tilegraph.dialects.tile.workspace import container_bytes
-from tilegraph.lowering.graph_to_kernels import SIGNATURE_ATTR
-from tilegraph.lowering.kernel_body import OPS_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 
 IN_PLACE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
 

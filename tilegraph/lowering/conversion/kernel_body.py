@@ -24,14 +24,6 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import ReadOp, WriteOp
 from tilegraph.formats import Format
 
-KERNEL_ATTR = "tile.kernel"
-"""Function attribute naming a kernel's unit: "cube", "vector" or "host"."""
-HOST_REASON_ATTR = "tile.host_reason"
-TILES_ATTR = "tile.tiles"
-"""Set by ``tile-kernels``: how many tiles the kernel's loops run (for reports)."""
-OPS_ATTR = "tile.ops"
-"""Set by ``tile-kernels``: the graph ops a tiled kernel computes (its macro body is gone)."""
-
 
 class KernelBodyError(ValueError):
     """A kernel function does not have the read / compute / write form."""
@@ -92,10 +84,3 @@ def tensor_of(value: SSAValue) -> TensorType:
 def is_row_major(t: TensorType) -> bool:
     """Held in plain row-major order (storage = origin, or ND): reshapes are byte copies."""
     return t.storage_format == t.origin_format or t.storage_format == Format.ND
-
-
-def kernel_unit(fn: func.FuncOp) -> str | None:
-    from xdsl.dialects.builtin import StringAttr
-
-    attr = fn.attributes.get(KERNEL_ATTR)
-    return attr.data if isinstance(attr, StringAttr) else None

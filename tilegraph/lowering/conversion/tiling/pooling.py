@@ -17,9 +17,10 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import CopyOp, Load5hdOp, PoolOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody
-from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes
-from tilegraph.lowering.tiling.elementwise import Chain, store
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import Chain, store
 
 
 def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:

@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import CastOp as GraphCastOp
 from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, UNARY_OPS, CastOp, CmpOp
-from tilegraph.lowering.tiling.builder import KernelBuilder, memref_type
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
 
 Tile = SSAValue
 

@@ -35,29 +35,28 @@ from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.lowering.kernel_body import (
+from tilegraph.lowering.analysis.kernel_attrs import (
     HOST_REASON_ATTR,
     KERNEL_ATTR,
     OPS_ATTR,
     TILES_ATTR,
-    KernelBody,
     kernel_unit,
-    read_kernel_body,
 )
-from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.concat import emit_concat_kernel
-from tilegraph.lowering.tiling.cube import emit_cube_kernel
-from tilegraph.lowering.tiling.elementwise import emit_vector_kernel
-from tilegraph.lowering.tiling.lrn import emit_lrn_kernel
-from tilegraph.lowering.tiling.matmul import matmul_base_block, parse_base_block
-from tilegraph.lowering.tiling.pooling import emit_pool_kernel
-from tilegraph.lowering.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
-from tilegraph.lowering.tiling.reshape import (
+from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
+from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
+from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
+from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
+from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
+from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
+from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
+from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
     emit_reshape_kernel,
     emit_transpose_kernel,
 )
-from tilegraph.lowering.tiling.transdata import emit_transdata_kernel
+from tilegraph.lowering.conversion.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PRECISIONS, pin_target

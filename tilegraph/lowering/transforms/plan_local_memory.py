@@ -8,11 +8,11 @@ scope, on the module's preset (``tilegraph.target``), and records it on the allo
     %a_l0a = tile.alloc {address = 0 : i64, addresses = array<i64: 0, 2048>,
                          multi_buffer = 2 : i64} : memref<2x1x16x16xf32, "L0A">
 
-A buffer with ``multi_buffer = n`` (:mod:`tilegraph.lowering.buffers`) gets ``n`` slots,
+A buffer with ``multi_buffer = n`` (:mod:`tilegraph.lowering.analysis.buffers`) gets ``n`` slots,
 ``addresses`` one per slot and ``address`` the first. The kernel records what it uses of
 each scope, the end of its highest slot, as ``tile.local_memory = {L0A = 4096 : i64, ...}``.
 
-**Liveness** (:func:`~tilegraph.lowering.buffers.live_ranges`): program order of the
+**Liveness** (:func:`~tilegraph.lowering.analysis.buffers.live_ranges`): program order of the
 kernel's entry block; a buffer used anywhere inside a loop is live across the whole loop.
 Buffers (and slots) whose live ranges meet never share a byte; the others may (a kernel with
 several loop nests, e.g. a concat, reuses one nest's buffers in the next).
@@ -55,16 +55,16 @@ from xdsl.utils.exceptions import PassFailedException
 from tilegraph.dialects.tile import SCOPES, SYNC_OPS, AllocOp, scope_of
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.buffers import (
+from tilegraph.lowering.analysis.buffers import (
     ADDRESS_ATTR,
     ADDRESSES_ATTR,
+    aligned_bytes,
     buffer_slots,
     live_ranges,
     on_chip_buffers,
     placement,
     tiled_kernels,
 )
-from tilegraph.lowering.tiling.builder import aligned_bytes
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 

@@ -18,14 +18,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from tilegraph.dialects.tile import AllocOp, scoped_memref
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
-
-PARALLEL_ATTR = "tile.parallel"
-
-
-def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
-    """``nbytes`` rounded up to the scope's address alignment."""
-    align = hw.alignment.get(scope, 32)
-    return -(-nbytes // align) * align
+from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 
 
 class KernelBuilder:

@@ -5,8 +5,8 @@ The graph function becomes a *host sequence*: GM buffers for the function's argu
 kernel result and one ``tile.launch`` per kernel, in dataflow order. Each kernel is a
 ``func.func`` over GM memrefs (inputs, then outputs) whose body states what it computes with
 the same graph ops between ``tile.read`` and ``tile.write`` (see
-:mod:`tilegraph.lowering.kernel_body`) — runnable as is by the interpreter, and the input of
-``tile-kernels``.
+:mod:`tilegraph.lowering.conversion.kernel_body`) — runnable as is by the interpreter, and
+the input of ``tile-kernels``.
 
 Each kernel is marked with the unit that will run it (``tile.kernel = "cube" | "vector" |
 "host"``), from the tiling strategies' verdict; a host kernel carries the reason
@@ -46,12 +46,10 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.kernel_body import HOST_REASON_ATTR, KERNEL_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 from tilegraph.target import pin_target, target_of
-
-SIGNATURE_ATTR = "tile.signature"
 
 
 class LoweringError(ValueError):
@@ -188,7 +186,7 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
 
 
 def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
-    from tilegraph.lowering.tiling import classify_kernel
+    from tilegraph.lowering.conversion.tiling import classify_kernel
 
     kernel_fn = build_kernel(
         kernel.name,

@@ -80,7 +80,7 @@ from xdsl.rewriter import Rewriter
 from tilegraph.dialects.tile import AllocOp, ConstantOp, ViewOp
 from tilegraph.dialects.tile.base import module_preset, scope_of, scoped_memref
 from tilegraph.dialects.tile.workspace import container_bytes
-from tilegraph.lowering.host_liveness import (
+from tilegraph.lowering.analysis.host_liveness import (
     Buffer,
     HostSequence,
     KernelFacts,

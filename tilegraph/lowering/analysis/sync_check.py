@@ -1,8 +1,9 @@
 """The pipe-queue checker: is a kernel's synchronisation sufficient?
 
 Each pipe of a core gets its own queue of the instructions the kernel issues to it
-(:class:`~tilegraph.lowering.kernel_walk.KernelWalk`, every block of the launch). The queues run
-as far ahead of one another as the flags allow — every pipe runs until it stalls on a
+(:class:`~tilegraph.lowering.analysis.kernel_walk.KernelWalk`, every block of the launch).
+The queues run as far ahead of one another as the flags allow — every pipe runs until it
+stalls on a
 ``wait_flag`` whose event is not raised — which is the most any real timing could let them.
 Happens-before is tracked with vector clocks: ``set_flag`` publishes its pipe's clock,
 ``wait_flag`` takes it in. The checker raises :class:`SyncError`, naming the kernel, the ops
@@ -30,9 +31,9 @@ from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.tile import LaunchOp, PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
 from tilegraph.dialects.tile.sync import PIPES, FlagOp
-from tilegraph.lowering.buffers import accesses, may_alias
-from tilegraph.lowering.kernel_body import TILES_ATTR
-from tilegraph.lowering.kernel_walk import KernelWalk
+from tilegraph.lowering.analysis.buffers import accesses, may_alias
+from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+from tilegraph.lowering.analysis.kernel_walk import KernelWalk
 
 
 class SyncError(AssertionError):

@@ -18,8 +18,8 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import CopyFlatOp, CopyOp, TransposeOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody, is_row_major, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
 SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 
@@ -29,7 +29,7 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     (the tile's offsets and extents permuted back) is loaded, transposed on the vector unit
     (``vtranspose``) and stored."""
     from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTranspose
-    from tilegraph.lowering.tiling.elementwise import choose_tile, store, tile_loops
+    from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
 
     if len(body.ops) != 1 or not isinstance(body.ops[0], GraphTranspose):
         return "not a lone transpose"

@@ -13,8 +13,8 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import CopyOp, Nd2NzOp, Nz2NdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody, is_row_major, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
 
 def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:

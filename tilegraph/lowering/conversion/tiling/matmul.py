@@ -59,9 +59,9 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.cube import (
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import (
     FRACTAL,
     CubeKernel,
     Epilogue,
@@ -69,7 +69,7 @@ from tilegraph.lowering.tiling.cube import (
     accumulator_type,
     nd_source,
 )
-from tilegraph.lowering.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.elementwise import store
 
 
 @dataclass(frozen=True)
@@ -411,7 +411,7 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         return p
     if b.dry_run:
         return None
-    from tilegraph.lowering.tiling.elementwise import load_broadcast
+    from tilegraph.lowering.conversion.tiling.elementwise import load_broadcast
 
     el, acc_type = p.element, accumulator_type(p.element)
     cube = b.cube_element(el)

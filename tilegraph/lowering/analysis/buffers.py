@@ -25,9 +25,18 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from tilegraph.dialects.tile import ON_CHIP, AllocOp, TileOp, scope_of
 from tilegraph.dialects.tile.base import buffer_bytes
-from tilegraph.lowering.kernel_body import kernel_unit
+from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.analysis.kernel_attrs import kernel_unit
 
 MULTI_BUFFER_ATTR = "multi_buffer"
+
+
+def aligned_bytes(hw: HardwareModel, scope: str, nbytes: int) -> int:
+    """``nbytes`` rounded up to the scope's address alignment (``hw.alignment``, 32 B when
+    the scope has none): the size a buffer takes in its scope, for the tiling's budgets and
+    the on-chip planner alike."""
+    align = hw.alignment.get(scope, 32)
+    return -(-nbytes // align) * align
 
 
 def buffer_slots(buffer: SSAValue) -> int:

@@ -22,9 +22,14 @@ from xdsl.ir import Operation, SSAValue
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.tile import memref_shape
 from tilegraph.formats import Format
-from tilegraph.lowering.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.tiling.builder import KernelBuilder
-from tilegraph.lowering.tiling.elementwise import Chain, TilePlan, choose_tile, tile_loops
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import (
+    Chain,
+    TilePlan,
+    choose_tile,
+    tile_loops,
+)
 
 
 def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:

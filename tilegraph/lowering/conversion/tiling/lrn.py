@@ -14,9 +14,10 @@ from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, UNARY_OPS, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.lowering.kernel_body import KernelBody
-from tilegraph.lowering.tiling.builder import KernelBuilder, aligned_bytes
-from tilegraph.lowering.tiling.elementwise import store
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import store
 
 _BUFFERS = 4  # x, x², the shifted copy, the sum (which becomes the result)
 

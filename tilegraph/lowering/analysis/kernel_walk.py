@@ -18,7 +18,7 @@ from xdsl.ir import Block, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
-from tilegraph.lowering.buffers import buffer_slots, slot_loop
+from tilegraph.lowering.analysis.buffers import buffer_slots, slot_loop
 
 
 class KernelWalkError(ValueError):

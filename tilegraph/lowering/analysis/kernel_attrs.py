@@ -1,0 +1,35 @@
+"""What lowering records on the functions and loops it writes, and how to read it back.
+
+``lower-graph-to-kernels`` marks each kernel with the unit that runs it and keeps the graph
+function's tensor signature on the host function; ``tile-kernels`` adds the tile count, the
+graph ops a tiled kernel computes and the ``tile.parallel`` mark of the loops whose
+iterations are independent. The transforms, the executors and the cycle model read these
+names; they are defined here, below all of them, so that none has to import the pass that
+writes them.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+
+KERNEL_ATTR = "tile.kernel"
+"""Function attribute naming a kernel's unit: "cube", "vector" or "host"."""
+HOST_REASON_ATTR = "tile.host_reason"
+"""Set by ``lower-graph-to-kernels`` on a host kernel: why no tiling strategy runs it."""
+SIGNATURE_ATTR = "tile.signature"
+"""Set by ``lower-graph-to-kernels`` on the host function: the graph function's tensor
+signature, so that executors can lay inputs out and read outputs back in origin layout."""
+TILES_ATTR = "tile.tiles"
+"""Set by ``tile-kernels``: how many tiles the kernel's loops run (for reports)."""
+OPS_ATTR = "tile.ops"
+"""Set by ``tile-kernels``: the graph ops a tiled kernel computes (its macro body is gone)."""
+PARALLEL_ATTR = "tile.parallel"
+"""Set by ``tile-kernels`` on an ``scf.for`` whose iterations write disjoint data (any order,
+any core): what ``split-cores`` shares out and the fast executor batches."""
+
+
+def kernel_unit(fn: func.FuncOp) -> str | None:
+    """The unit a kernel runs on ("cube", "vector", "host"); None for a non-kernel."""
+    attr = fn.attributes.get(KERNEL_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None

@@ -1,0 +1,28 @@
+"""Tile-level transforms: passes from tiled IR to tiled IR, run after ``tile-kernels``.
+
+In the order the lowering pipeline runs them
+(:func:`tilegraph.passes.pipelines.lowering_pipeline`):
+
+* :mod:`.multi_buffer`: ``multi-buffer`` — ping-pong slots for the buffers loaded in a loop;
+* :mod:`.plan_local_memory`: ``plan-local-memory`` — a byte address per on-chip buffer
+  (and its checker);
+* :mod:`.split_cores`: ``split-cores`` — a kernel's parallel loops shared out over the cores;
+* :mod:`.inject_sync`: ``inject-sync`` — flags and barriers between the pipes;
+* :mod:`.plan_memory`: ``plan-memory`` — the host's GM tensors placed in one workspace
+  (and its checker).
+
+What belongs here: passes that rewrite or annotate tile-level IR, with the checkers that
+prove their own result. What several of them, the executors or the cycle model read (buffer
+accesses, liveness, the pipe-queue checker) belongs in :mod:`tilegraph.lowering.analysis`;
+nothing here imports :mod:`tilegraph.lowering.conversion`.
+"""
+
+PASSES: dict[str, str] = {
+    "inject-sync": ".inject_sync:InjectSyncPass",
+    "multi-buffer": ".multi_buffer:MultiBufferPass",
+    "plan-local-memory": ".plan_local_memory:PlanLocalMemoryPass",
+    "plan-memory": ".plan_memory:PlanMemoryPass",
+    "split-cores": ".split_cores:SplitCoresPass",
+}
+"""This package's passes by ``-p`` name, for :mod:`tilegraph.passes.registry`:
+``".module:Class"`` (relative to the package), imported only when the pass is used."""
