@@ -4,7 +4,7 @@ The tile level computes loop bounds, tile offsets, block shares and buffer slots
 ``arith`` ops on ``index`` values. Everything that evaluates them — the tile interpreter
 (:class:`~tilegraph.runtime.tile_interpreter.IndexArithFunctions`), the fast executor and
 its batching (:mod:`tilegraph.runtime.fast_executor`, :mod:`tilegraph.runtime.batching`),
-the cycle model (:mod:`tilegraph.runtime.cycles.program`) and the kernel walk
+the cycle model (:mod:`tilegraph.cost_model.cycles.program`) and the kernel walk
 (:mod:`tilegraph.lowering.kernel_walk`) — asks this module what an op computes, so they
 cannot disagree.
 

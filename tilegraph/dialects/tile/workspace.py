@@ -19,7 +19,6 @@ from __future__ import annotations
 from math import prod
 from typing import ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import I64, IntegerAttr, MemRefType, i8
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
@@ -28,7 +27,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.tile.base import Kernel, TileOp, memref_shape, module_preset, scope_of
+from tilegraph.dialects.tile.base import TileOp, memref_shape, module_preset, scope_of
 from tilegraph.dialects.tile.host import numpy_dtype
 
 
@@ -104,16 +103,6 @@ class ViewOp(TileOp):
                 f"'tile.view': a {size} B view at offset {offset} ends at {offset + size}, "
                 f"past the end of the {total} B workspace"
             )
-
-    def kernel(self) -> Kernel:
-        shape = memref_shape(self.result.type)
-        dtype = numpy_dtype(self.result.type)
-        offset = self.byte_offset
-
-        def run(workspace: np.ndarray) -> tuple[np.ndarray]:
-            return (np.ndarray(shape, dtype, buffer=workspace, offset=offset),)
-
-        return run
 
     @classmethod
     def parse(cls, parser: Parser) -> ViewOp:
