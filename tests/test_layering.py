@@ -1,9 +1,10 @@
 """The package's layers: no import runs back up (DESIGN.md section 2).
 
 (formats, hardware) <- symbolic <- target <- dialects <- (frontend, builder) <- (passes,
-lowering, cost_model) <- runtime <- tools. Every ``import`` in every module under ``tilegraph/`` counts, at any
-depth (an import inside a function is an arrow too); only imports under ``if TYPE_CHECKING:``
-are exempt, since they never run. Within one layer any import is allowed.
+lowering, cost_model) <- runtime <- tools. Every ``import`` in every module under
+``tilegraph/`` counts, at any depth (an import inside a function is an arrow too); only
+imports under ``if TYPE_CHECKING:`` are exempt, since they never run. Within one layer any
+import is allowed.
 """
 
 from __future__ import annotations
