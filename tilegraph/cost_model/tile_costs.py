@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from math import ceil, prod
-from typing import Any, TypeVar
+from typing import Any
 
 from tilegraph.dialects.tile.base import (
     TileOp,
@@ -28,6 +28,7 @@ from tilegraph.dialects.tile.base import (
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
 from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
+from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp
 from tilegraph.hardware import HardwareModel
@@ -35,32 +36,19 @@ from tilegraph.hardware import HardwareModel
 CostFunction = Callable[[Any, HardwareModel], int]
 """Cycles of one op on one core of ``hw``."""
 
-_COSTS: dict[type[TileOp], CostFunction] = {}
+_COSTS: OpClassRegistry[CostFunction] = OpClassRegistry("a cost")
 
-F = TypeVar("F", bound=CostFunction)
-
-
-def tile_cost(*op_classes: type[TileOp]) -> Callable[[F], F]:
-    """Register the decorated function as the cost of ``op_classes`` (and of their
-    subclasses that have none of their own)."""
-
-    def register(cost: F) -> F:
-        for cls in op_classes:
-            if cls in _COSTS:
-                raise ValueError(f"'{cls.name}' ({cls.__name__}) already has a cost")
-            _COSTS[cls] = cost
-        return cost
-
-    return register
+tile_cost = _COSTS.register
+"""``@tile_cost(*op_classes)``: register the decorated function as the cost of
+``op_classes`` (and of their subclasses that have none of their own)."""
 
 
 def cost_function(op_class: type[TileOp]) -> CostFunction:
     """The cost registered for ``op_class`` or its nearest base (at worst :func:`one_cycle`)."""
-    for cls in op_class.__mro__:
-        found = _COSTS.get(cls)  # pyright: ignore[reportArgumentType]
-        if found is not None:
-            return found
-    raise TypeError(f"{op_class.__name__} is not a tile op")
+    found = _COSTS.lookup(op_class)
+    if found is None:
+        raise TypeError(f"{op_class.__name__} is not a tile op")
+    return found
 
 
 def cost_of(op: TileOp, hw: HardwareModel) -> int:

@@ -7,9 +7,10 @@ the host sequence a byte offset in a single workspace, an ``i8`` GM buffer, and 
     %workspace = tile.alloc : memref<8192xi8, "GM">
     %y = tile.view %workspace[4096] : memref<8192xi8, "GM"> to memref<1x4x6x6xf32, "GM">
 
-A view is an address computation, not a copy: its numpy semantics is a view into the
-workspace array (``np.ndarray(shape, dtype, buffer=workspace, offset=...)``), so the
-executors run a planned module on the planned memory, and a wrong plan gives wrong numbers.
+A view is an address computation, not a copy: its numpy semantics
+(:mod:`tilegraph.runtime.tile_interpreter.workspace`) is a view into the workspace array,
+so the executors run a planned module on the planned memory, and a wrong plan gives wrong
+numbers.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """

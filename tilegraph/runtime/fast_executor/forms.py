@@ -23,52 +23,30 @@ themselves are in :mod:`.dma`, :mod:`.fractal`, :mod:`.cube`, :mod:`.vector` and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from tilegraph.dialects.tile.base import TileOp
+from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.runtime.tile_interpreter.kernels import Kernel
 
 BatchedForm = Callable[[Any, Sequence[bool]], Kernel | None]
 NestForm = Callable[[Any, Sequence[bool], int, int | None], Kernel | None]
 
-_BATCHED: dict[type[TileOp], BatchedForm] = {}
-_NEST: dict[type[TileOp], NestForm] = {}
+_BATCHED: OpClassRegistry[BatchedForm] = OpClassRegistry("a batched form")
+_NEST: OpClassRegistry[NestForm] = OpClassRegistry("a nest form")
 
-B = TypeVar("B", bound=BatchedForm)
-N = TypeVar("N", bound=NestForm)
+batched_kernel = _BATCHED.register
+"""``@batched_kernel(*op_classes)``: register the decorated function as the batched form of
+``op_classes`` (and of their subclasses that have none of their own)."""
 
-
-def _lookup(table: dict[type[TileOp], Any], op: TileOp) -> Any:
-    for cls in type(op).__mro__:
-        found = table.get(cls)  # pyright: ignore[reportArgumentType]
-        if found is not None:
-            return found
-    return None
-
-
-def _register(table: dict[type[TileOp], Any], op_classes: tuple[type[TileOp], ...], form: Any):
-    for cls in op_classes:
-        if cls in table:
-            raise ValueError(f"'{cls.name}' ({cls.__name__}) already has this form")
-        table[cls] = form
-    return form
-
-
-def batched_kernel(*op_classes: type[TileOp]) -> Callable[[B], B]:
-    """Register the decorated function as the batched form of ``op_classes`` (and of
-    their subclasses that have none of their own)."""
-    return lambda form: _register(_BATCHED, op_classes, form)
-
-
-def nest_kernel(*op_classes: type[TileOp]) -> Callable[[N], N]:
-    """Register the decorated function as the nest form of ``op_classes``."""
-    return lambda form: _register(_NEST, op_classes, form)
+nest_kernel = _NEST.register
+"""``@nest_kernel(*op_classes)``: register the decorated function as their nest form."""
 
 
 def batched_kernel_of(op: TileOp, batched: Sequence[bool]) -> Kernel | None:
     """``op``'s batched form for the mask ``batched``, or None (none registered, or the
     form does not handle the mask)."""
-    form = _lookup(_BATCHED, op)
+    form = _BATCHED.lookup(type(op))
     return None if form is None else form(op, batched)
 
 
@@ -76,5 +54,5 @@ def nest_kernel_of(
     op: TileOp, batched: Sequence[bool], rank: int, summed: int | None
 ) -> Kernel | None:
     """``op``'s nest form, or None; see the module docstring."""
-    form = _lookup(_NEST, op)
+    form = _NEST.lookup(type(op))
     return None if form is None else form(op, batched, rank, summed)

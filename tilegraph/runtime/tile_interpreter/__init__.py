@@ -61,7 +61,7 @@ class TileFunctions(InterpreterFunctions):
         self.block = (0, 1)
         """(index, count) of the block being run."""
 
-    def kernel_of(self, op: TileOp) -> Kernel:
+    def cached_kernel(self, op: TileOp) -> Kernel:
         # keyed by identity: an op's hash is a Python method, and the module's ops outlive
         # the run (one TileFunctions per run)
         found = self._kernels.get(id(op))
@@ -150,7 +150,7 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
     def run(self: TileFunctions, interpreter: Interpreter, op: TileOp, args: tuple[Any, ...]):
         if self.counters is not None:
             self.counters.ops[op.name] = self.counters.ops.get(op.name, 0) + 1
-        return self.kernel_of(op)(*args)
+        return self.cached_kernel(op)(*args)
 
     run.__name__ = f"run_{op_cls.name.replace('.', '_')}"
     return impl(op_cls)(run)

@@ -24,9 +24,10 @@ imports.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from tilegraph.dialects.tile.base import TileOp
+from tilegraph.dialects.tile.registry import OpClassRegistry
 
 Kernel = Callable[..., Any]
 """Executable semantics of one op: runtime operand values in, tuple of result values out."""
@@ -34,37 +35,21 @@ Kernel = Callable[..., Any]
 KernelFactory = Callable[[Any], Kernel]
 """Builds an op's kernel from the op (its attributes and operand types)."""
 
-_FACTORIES: dict[type[TileOp], KernelFactory] = {}
-
-F = TypeVar("F", bound=KernelFactory)
+_FACTORIES: OpClassRegistry[KernelFactory] = OpClassRegistry("a kernel")
 
 
 class NoKernelError(NotImplementedError):
     """No semantics is registered for an op's class or any of its bases."""
 
 
-def tile_kernel(*op_classes: type[TileOp]) -> Callable[[F], F]:
-    """Register the decorated factory as the semantics of ``op_classes`` (and of their
-    subclasses that have none of their own). Registering a class twice is an error: two
-    modules would disagree about what the op computes."""
-
-    def register(factory: F) -> F:
-        for cls in op_classes:
-            if cls in _FACTORIES:
-                raise ValueError(f"'{cls.name}' ({cls.__name__}) already has a kernel")
-            _FACTORIES[cls] = factory
-        return factory
-
-    return register
+tile_kernel = _FACTORIES.register
+"""``@tile_kernel(*op_classes)``: register the decorated factory as the semantics of
+``op_classes`` (and of their subclasses that have none of their own)."""
 
 
 def kernel_factory(op_class: type[TileOp]) -> KernelFactory | None:
     """The factory registered for ``op_class`` or its nearest base, else None."""
-    for cls in op_class.__mro__:
-        found = _FACTORIES.get(cls)  # pyright: ignore[reportArgumentType]
-        if found is not None:
-            return found
-    return None
+    return _FACTORIES.lookup(op_class)
 
 
 def kernel_of(op: TileOp) -> Kernel:
