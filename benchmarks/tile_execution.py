@@ -25,7 +25,7 @@ measured ratio (medians; the ratio of the minima next to it).
    their tiles, and where one fast inference spends its time: the launched kernel
    functions per unit (each wrapped with a timer for that one run) and the rest (input
    and output layout, allocations, host sequence); then, in another run, per tile op
-   closure (``nest_product``, ``flattened(CopyOp.batched_kernel)``, ...), calls and time.
+   closure (``nest_product``, ``flattened(batched_copy(copy))``, ...), calls and time.
 2. Conv kernels (``--kernel-model``, ResNet-50 by default): every kernel on the cube whose
    ops include ``graph.conv2d``, called on its own through the fast executor
    (``compile_module(module).namespace[python_name(kernel)]``) with random inputs and
@@ -87,6 +87,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 import tilegraph
+from tilegraph.cost_model.cycles import simulate_module
 from tilegraph.dialects.element_types import numpy_dtype_of
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.layout_type import TensorType
@@ -98,7 +99,6 @@ from tilegraph.lowering.conversion.kernel_body import read_kernel_body
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompiledModel
-from tilegraph.runtime.cycles import simulate_module
 from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.tiles import fast_module, host_signature, run_tiles
@@ -229,9 +229,10 @@ def wrapped_run(
 
 
 def op_label(fn: Callable[..., Any]) -> str:
-    """What an op closure of the fast executor runs, from its qualified name:
-    ``MmadOp.kernel`` for ``MmadOp.kernel.<locals>.run``; a wrapper around another closure
-    (e.g. batching's ``one_by_one``) names what it wraps: ``one_by_one(Load2dOp.kernel)``."""
+    """What an op closure of the fast executor runs, from its qualified name: the
+    registered factory that built it, ``load2d`` for ``load2d.<locals>.run``; a wrapper
+    around another closure (e.g. batching's ``one_by_one``) names what it wraps:
+    ``one_by_one(load2d)``."""
     parts = getattr(fn, "__qualname__", type(fn).__name__).split(".")
     while len(parts) > 1 and parts[-2] == "<locals>":
         parts = parts[:-2]

@@ -1,10 +1,11 @@
 """The package's layers: no import runs back up (DESIGN.md section 2).
 
 (formats, hardware) <- symbolic <- target <- dialects <- (frontend, builder) <- (passes,
-lowering) <- runtime <- tools. Every ``import`` in every module under ``tilegraph/`` counts, at any
-depth (an import inside a function is an arrow too); only imports under ``if TYPE_CHECKING:``
-are exempt, since they never run. Within one layer any import is allowed, except between the
-packages :data:`APART` keeps apart (the three parts of ``tilegraph.lowering``).
+lowering, cost_model) <- runtime <- tools. Every ``import`` in every module under
+``tilegraph/`` counts, at any depth (an import inside a function is an arrow too); only
+imports under ``if TYPE_CHECKING:`` are exempt, since they never run. Within one layer any
+import is allowed, except between the packages :data:`APART` keeps apart (the three parts
+of ``tilegraph.lowering``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ LAYERS: dict[str, int] = {
     "tilegraph.builder": 4,
     "tilegraph.passes": 5,
     "tilegraph.lowering": 5,
+    # tile-op costs and the cycle model: multi-buffer (lowering) ranks loads by their costs,
+    # and the cycle model reads lowering's buffer analyses; runtime and tools read the results
+    "tilegraph.cost_model": 5,
     "tilegraph.runtime": 6,
     "tilegraph.tools": 7,
     "tilegraph": 6,  # the package's own __init__: the API (compile, Session, load_onnx)
@@ -36,7 +40,7 @@ LAYER_NAMES = {
     2: "target",
     3: "dialects",
     4: "frontend/builder",
-    5: "passes/lowering",
+    5: "passes/lowering/cost_model",
     6: "runtime",
     7: "tools",
 }

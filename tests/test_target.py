@@ -11,11 +11,11 @@ from onnx import TensorProto
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
 import tilegraph
+from tilegraph.cost_model.cycles import simulate_module
 from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompileError
-from tilegraph.runtime.cycles import simulate_module
 from tilegraph.target import TARGET_ATTR, TargetError, pin_target, target_of
 
 

@@ -1,4 +1,5 @@
-"""Semantics of the ``tile`` dialect: each op's ``kernel()`` against numpy written here.
+"""Semantics of the ``tile`` dialect: each op's registered kernel (``kernel_of(op)``)
+against numpy written here.
 
 Expected values are derived from the documented meaning of each op (the docstrings of
 ``tilegraph.dialects.tile``), element by element where the layout is the point of the op
@@ -35,6 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import (
@@ -74,6 +76,7 @@ from tilegraph.dialects.tile import (
     scoped_memref,
 )
 from tilegraph.hardware import hardware_preset
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 from tilegraph.target import pin_target
 
 HW = hardware_preset("ascend910b")
@@ -105,7 +108,7 @@ def ints(values) -> DenseArrayBase:
 def run(op, *values: Any) -> tuple:
     """Verify ``op`` and call its kernel with the runtime operand values."""
     op.verify()
-    return op.kernel()(*values)
+    return kernel_of(op)(*values)
 
 
 def nan_filled(shape, dtype=np.float32) -> np.ndarray:
@@ -501,7 +504,7 @@ def test_mmad_cost_formula(dtype, preset_key, a_shape, n1):
     op.verify()
     m, k, n = m1 * 16, k1 * k0, n1 * 16
     kk = HW.cube_macs_per_cycle[preset_key] // 256
-    assert op.cost(HW) == 6 + math.ceil(m / 16) * math.ceil(k / kk) * math.ceil(n / 16)
+    assert cost_of(op, HW) == 6 + math.ceil(m / 16) * math.ceil(k / kk) * math.ceil(n / 16)
     assert op.pipe() == "M"
 
 
@@ -509,7 +512,7 @@ def test_mmad_cost_f32_literal():
     # float32 on 910B: 1024 MACs/cycle -> K0 = 4; M = 32, K = 24, N = 32 -> 6 + 2*6*2.
     op = MmadOp(buf((2, 3, 16, 8), "L0A"), buf((3, 2, 16, 8), "L0B"),
                 buf((2, 2, 16, 16), "L0C"), flag())  # fmt: skip
-    assert op.cost(HW) == 30
+    assert cost_of(op, HW) == 30
 
 
 # --------------------------------------------------------------------------------------
@@ -1061,7 +1064,7 @@ def test_every_op_has_a_pipe_and_a_positive_cost(cls):
     assert type(op) is cls
     op.verify()
     assert op.pipe() in {"MTE1", "MTE2", "MTE3", "M", "V", "FIX", "S"}
-    cost = op.cost(HW)
+    cost = cost_of(op, HW)
     assert isinstance(cost, int) and cost > 0
 
 
@@ -1081,7 +1084,7 @@ def test_vector_cost_grows_with_size_and_transcendentals_cost_more():
     small = UNARY_OPS["vabs"](buf((4, 16)), buf((4, 16)))
     large = UNARY_OPS["vabs"](buf((64, 64)), buf((64, 64)))
     slow = UNARY_OPS["vexp"](buf((64, 64)), buf((64, 64)))
-    assert small.cost(HW) < large.cost(HW) < slow.cost(HW)
+    assert cost_of(small, HW) < cost_of(large, HW) < cost_of(slow, HW)
 
 
 # --------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from tilegraph.lowering.conversion.tiling.elementwise import TilePlan
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
 from tilegraph.runtime.reference import run_reference
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 from tilegraph.runtime.tiles import run_tiles
 
 
@@ -60,7 +61,7 @@ def test_store_5hd_drops_the_channels_past_its_region():
     planar = tile.transpose(0, 1, 4, 2, 3).reshape(1, 16, 2, 3)
     for end, written in ((None, 16), (20, 4)):
         out = np.full((1, 32, 2, 3), -1.0, np.float32)
-        Store5hdOp(src, dst, offsets, end).kernel()(tile, out, 0, 16, 0, 0)
+        kernel_of(Store5hdOp(src, dst, offsets, end))(tile, out, 0, 16, 0, 0)
         np.testing.assert_array_equal(out[:, 16 : 16 + written], planar[:, :written])
         assert (out[:, :16] == -1).all() and (out[:, 16 + written :] == -1).all()
 

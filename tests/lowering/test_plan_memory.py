@@ -29,6 +29,7 @@ from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from tilegraph.builder import GraphBuilder
+from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, ViewOp, scoped_memref
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
@@ -43,6 +44,7 @@ from tilegraph.lowering.transforms.plan_memory import (
 from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 from tilegraph.runtime.tiles import run_tiles
 
 EXECUTORS = ("fast", "interpret")
@@ -316,12 +318,12 @@ def test_view_is_a_view_of_the_workspace():
     module = plan(parse_mlir(HAND))
     a = views(module)["a"]
     workspace = np.zeros(256, np.int8)
-    (array,) = a.kernel()(workspace)
+    (array,) = kernel_of(a)(workspace)
     assert array.shape == (4, 8) and array.dtype == np.float32
     assert np.shares_memory(array, workspace)
     array[...] = 1.0
     assert workspace[: 4 * 8 * 4].view(np.float32).tolist() == [1.0] * 32
-    assert a.cost(hardware_preset("ascend910b")) == 1 and a.pipe() == "S"
+    assert cost_of(a, hardware_preset("ascend910b")) == 1 and a.pipe() == "S"
 
 
 def test_view_parser_checks_the_workspace_type():

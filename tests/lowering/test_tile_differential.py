@@ -39,13 +39,13 @@ from xdsl.ir import SSAValue
 from tests.passes.random_graphs import graphs
 from tests.passes.semantics import seeded_inputs
 from tilegraph.builder import GraphBuilder
+from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.compiled import KernelInfo, kernel_report
 from tilegraph.runtime.tile_interpreter import TileCounters
 from tilegraph.runtime.tiles import run_tiles
 

@@ -22,11 +22,15 @@ from xdsl.utils.test_value import create_ssa_value
 
 import tilegraph
 from tilegraph.builder import GraphBuilder
+from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import CopyOp, FixpipeOp, MmadOp, scoped_memref
-from tilegraph.dialects.tile.base import copy_whole_windows, window
-from tilegraph.dialects.tile.cube import nest_product
-from tilegraph.runtime.batching import flattened, one_by_one, plan_nest
 from tilegraph.runtime.fast_executor import compile_module
+from tilegraph.runtime.fast_executor.batching import flattened, one_by_one, plan_nest
+from tilegraph.runtime.fast_executor.cube import nest_product
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
+from tilegraph.runtime.fast_executor.windows import copy_whole_windows
+from tilegraph.runtime.tile_interpreter.dma import window
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 rng = np.random.default_rng(7)
 
@@ -59,7 +63,7 @@ def test_nest_product_sums_the_steps_as_the_loop(start, a_steps, b_steps):
     (None: never). Start 0 or None with both varying is one product of the whole K; the
     others are summed step after step."""
     rows, steps, m1, k1, n1 = 3, 4, 2, 2, 3
-    single = mmad_op(m1, k1, n1).kernel()
+    single = kernel_of(mmad_op(m1, k1, n1))
     a = rng.standard_normal((rows, a_steps, m1, k1, 16, 16)).astype(np.float32)
     b = rng.standard_normal((1, b_steps, k1, n1, 16, 16)).astype(np.float32)
     c0 = rng.standard_normal((rows, 1, n1, m1, 16, 16)).astype(np.float32)
@@ -76,7 +80,7 @@ def test_nest_product_sums_the_steps_as_the_loop(start, a_steps, b_steps):
 def test_nest_product_with_operands_varying_along_different_parallel_axes():
     """a varies along axis 1 (rows), b along axis 0 (channel blocks): c gets both."""
     m1, k1, n1 = 2, 3, 2
-    single = mmad_op(m1, k1, n1).kernel()
+    single = kernel_of(mmad_op(m1, k1, n1))
     a = rng.standard_normal((1, 5, m1, k1, 16, 16)).astype(np.float32)
     b = rng.standard_normal((2, 1, k1, n1, 16, 16)).astype(np.float32)
     c = np.zeros((2, 5, n1, m1, 16, 16), np.float32)
@@ -91,7 +95,7 @@ def test_nest_product_with_operands_varying_along_different_parallel_axes():
 def test_nest_product_of_tall_tiles_sharing_one_right_operand():
     """Many row tiles, one weight tile per step (one GEMM per step)."""
     rows, steps, m1, k1, n1 = 40, 3, 4, 2, 2
-    single = mmad_op(m1, k1, n1).kernel()
+    single = kernel_of(mmad_op(m1, k1, n1))
     a = rng.standard_normal((rows, steps, m1, k1, 16, 16)).astype(np.float32)
     b = rng.standard_normal((1, steps, k1, n1, 16, 16)).astype(np.float32)
     c = np.full((rows, 1, n1, m1, 16, 16), np.nan, np.float32)
@@ -118,8 +122,8 @@ def test_copy_whole_windows_copies_the_whole_and_returns_the_cut(width):
 def check_batched(op, args, mask, written: int) -> None:
     """The op's batched kernel on ``args`` writes what its kernel writes item by item."""
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    one_by_one(op.kernel(), mask)(*expected)
-    kernel = op.batched_kernel(mask)
+    one_by_one(kernel_of(op), mask)(*expected)
+    kernel = batched_kernel_of(op, mask)
     assert kernel is not None
     kernel(*args)
     np.testing.assert_array_equal(args[written], expected[written])
@@ -194,7 +198,7 @@ def _conv_module():
 
 def test_plan_nest_batches_rows_and_sums_along_k():
     module = _conv_module()
-    assert [k.unit for k in tilegraph.runtime.compiled.kernel_report(module)] == ["cube"]
+    assert [k.unit for k in kernel_report(module)] == ["cube"]
     kernels = [
         f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
     ]

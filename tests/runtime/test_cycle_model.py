@@ -1,4 +1,4 @@
-"""The cycle model (:mod:`tilegraph.runtime.cycles`).
+"""The cycle model (:mod:`tilegraph.cost_model.cycles`).
 
 Per-instruction costs against the formulas of ascend-hardware.md (computed here from the
 documented rates, not from the ops); the scheduling rules on small hand-built kernels
@@ -22,6 +22,21 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, f16, f32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.cost_model.cycles import (
+    CycleModelOptions,
+    HostModel,
+    KernelCycles,
+    compile_kernel,
+    kernel_trace,
+    launch_trace,
+    merge_traces,
+    model_trace,
+    simulate_launch,
+    simulate_module,
+)
+from tilegraph.cost_model.cycles.core import run_core
+from tilegraph.cost_model.cycles.simulate import plan_launch
+from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects.tile import (
     BINARY_OPS,
     UNARY_OPS,
@@ -50,20 +65,6 @@ from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
 from tilegraph.lowering.transforms.split_cores import split_loop
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.cycles import (
-    CycleModelOptions,
-    HostModel,
-    KernelCycles,
-    compile_kernel,
-    kernel_trace,
-    launch_trace,
-    merge_traces,
-    model_trace,
-    simulate_launch,
-    simulate_module,
-)
-from tilegraph.runtime.cycles.core import run_core
-from tilegraph.runtime.cycles.simulate import plan_launch
 from tilegraph.runtime.tiles import run_tiles
 from tilegraph.target import pin_target
 
@@ -143,11 +144,11 @@ def cycles(
 
 
 def _cost(op: TileOp, hw: HardwareModel = B910) -> int:
-    return op.cost(hw)
+    return cost_of(op, hw)
 
 
 def _dma_head(op: TileOp, rate: float, hw: HardwareModel = B910) -> int:
-    return op.cost(hw) - ceil(op.moved_bytes() / rate)
+    return cost_of(op, hw) - ceil(op.moved_bytes() / rate)
 
 
 # ---- (a) per-instruction costs ---------------------------------------------------------
@@ -167,7 +168,7 @@ def test_mmad_costs_the_documented_formula(element, m, k, n):
     fp32_factor = 2 if element == f32 else 1
     k0 = DOC_K0[str(element)]
     formula = DOC_MMAD_HEAD + ceil(m / 16) * ceil(k / k0) * ceil(n / 16) * fp32_factor
-    assert op.cost(B910) == formula
+    assert cost_of(op, B910) == formula
 
 
 def test_dma_costs_are_one_head_plus_bytes_over_the_documented_path_rate():
@@ -217,7 +218,7 @@ def test_gm_runs_that_are_not_512_byte_multiples_move_at_the_documented_share(
     op = Nd2NzOp(gm, [zero, zero], l1)
     assert op.gm_burst_bytes() == run_bytes
     eff = 1.0 if run_bytes % DOC_GM_ALIGNED_RUN == 0 else DOC_GM_MISALIGNED_RATE
-    head = op.cost(B910) - ceil(op.moved_bytes() / (DOC_DMA_RATE["GM->L1"] * eff))
+    head = cost_of(op, B910) - ceil(op.moved_bytes() / (DOC_DMA_RATE["GM->L1"] * eff))
     assert 0 < head <= 32
 
 
@@ -251,9 +252,9 @@ def test_vector_costs_are_startup_plus_repeats():
     z = kern.buf((16, 128), "UB", f32)
     vadd = BINARY_OPS["vadd"](x, x, y)
     vexp = UNARY_OPS["vexp"](z, z)
-    startup = vadd.cost(B910) - ceil(64 * 128 * 2 / DOC_VECTOR_BYTES)
+    startup = cost_of(vadd, B910) - ceil(64 * 128 * 2 / DOC_VECTOR_BYTES)
     assert 5 <= startup <= 14  # "~5-14 cycles start-up per instruction"
-    assert vexp.cost(B910) == startup + ceil(16 * 128 / DOC_TRANSCENDENTAL_ELEMS)
+    assert cost_of(vexp, B910) == startup + ceil(16 * 128 / DOC_TRANSCENDENTAL_ELEMS)
 
 
 def test_cast_costs_the_documented_rate():
@@ -261,15 +262,15 @@ def test_cast_costs_the_documented_rate():
     src = kern.buf((16, 128), "UB", f32)
     dst = kern.buf((16, 128), "UB", f16)
     op = CastOp.create(operands=[src, dst])
-    startup = BINARY_OPS["vadd"](src, src, src).cost(B910) - ceil(16 * 128 * 4 / 256)
-    assert op.cost(B910) == startup + ceil(16 * 128 / 64)
+    startup = cost_of(BINARY_OPS["vadd"](src, src, src), B910) - ceil(16 * 128 * 4 / 256)
+    assert cost_of(op, B910) == startup + ceil(16 * 128 / 64)
 
 
 def test_one_instruction_takes_its_cost():
     kern = Kernel(B910)
     op = kern.add(_cube_ops(f16, 128, 64, 256))
     fn = kern.done()
-    assert cycles(fn, B910) == op.cost(B910)
+    assert cycles(fn, B910) == cost_of(op, B910)
 
 
 # ---- scheduling rules --------------------------------------------------------------------

@@ -23,16 +23,17 @@ from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Block, Region, SSAValue
 
+from tilegraph.cost_model.cycles import program as cycles_program
+from tilegraph.cost_model.cycles.program import compile_kernel
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import SetFlagOp
 from tilegraph.hardware import hardware_preset
 from tilegraph.lowering.analysis import kernel_walk
 from tilegraph.lowering.analysis.kernel_walk import KernelWalk
-from tilegraph.runtime import batching, fast_executor, tile_interpreter
-from tilegraph.runtime.batching import NestPlan
-from tilegraph.runtime.cycles import program as cycles_program
-from tilegraph.runtime.cycles.program import compile_kernel
-from tilegraph.runtime.fast_executor import CompiledModule, _FunctionWriter, compile_module
+from tilegraph.runtime import tile_interpreter
+from tilegraph.runtime.fast_executor import batching, codegen
+from tilegraph.runtime.fast_executor.batching import NestPlan
+from tilegraph.runtime.fast_executor.codegen import CompiledModule, _FunctionWriter, compile_module
 from tilegraph.runtime.tile_interpreter import IndexArithFunctions
 
 INDEX = IndexType()
@@ -233,7 +234,7 @@ def test_every_form_of_the_evaluator_agrees_with_the_definitions():
 
 # ---- no consumer evaluates with a table of its own --------------------------------------
 
-CONSUMERS = [tile_interpreter, fast_executor, batching, cycles_program, kernel_walk]
+CONSUMERS = [tile_interpreter, codegen, batching, cycles_program, kernel_walk]
 EVALUATED = {cls.__name__ for cls in index_arith.INDEX_OPS}
 
 

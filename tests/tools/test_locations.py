@@ -13,6 +13,7 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FusedLoc, NoneAttr, UnknownLoc
 
+from tilegraph.cost_model.cycles import launch_trace, model_trace, simulate_module
 from tilegraph.dialects.graph.provenance import (
     fused_location,
     node_location,
@@ -24,7 +25,6 @@ from tilegraph.frontend import load_onnx
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime.cycles import launch_trace, model_trace, simulate_module
 from tilegraph.tools.run import run
 
 INPUTS = Path(__file__).parent.parent / "filecheck" / "tools" / "Inputs"

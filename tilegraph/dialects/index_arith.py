@@ -3,8 +3,8 @@
 The tile level computes loop bounds, tile offsets, block shares and buffer slots with
 ``arith`` ops on ``index`` values. Everything that evaluates them — the tile interpreter
 (:class:`~tilegraph.runtime.tile_interpreter.IndexArithFunctions`), the fast executor and
-its batching (:mod:`tilegraph.runtime.fast_executor`, :mod:`tilegraph.runtime.batching`),
-the cycle model (:mod:`tilegraph.runtime.cycles.program`) and the kernel walk
+its batching (:mod:`tilegraph.runtime.fast_executor`: codegen and batching),
+the cycle model (:mod:`tilegraph.cost_model.cycles.program`) and the kernel walk
 (:mod:`tilegraph.lowering.analysis.kernel_walk`) — asks this module what an op computes, so they
 cannot disagree.
 

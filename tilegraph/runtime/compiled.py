@@ -34,15 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
-from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
-from tilegraph.lowering.analysis.kernel_attrs import (
-    HOST_REASON_ATTR,
-    KERNEL_ATTR,
-    OPS_ATTR,
-    TILES_ATTR,
-)
+from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
@@ -53,77 +47,6 @@ TARGETS = ("tiles", "reference")
 
 class CompileError(ValueError):
     """The model cannot be compiled as asked (the message says why)."""
-
-
-@dataclass(frozen=True)
-class KernelInfo:
-    """One kernel of a lowered module, for reports."""
-
-    name: str
-    unit: str
-    """"cube", "vector" or "host"."""
-    ops: tuple[str, ...]
-    """The graph ops it computes (op names), in order."""
-    tiles: int
-    reason: str | None = None
-    """Why a host kernel has no tile lowering."""
-    nodes: tuple[str, ...] = ()
-    """The ONNX nodes it implements (from the kernel's location), in order."""
-
-    def as_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
-            "name": self.name,
-            "unit": self.unit,
-            "ops": list(self.ops),
-            "nodes": list(self.nodes),
-            "tiles": self.tiles,
-        }
-        if self.reason:
-            entry["reason"] = self.reason
-        return entry
-
-
-def kernel_report(module: ModuleOp) -> list[KernelInfo]:
-    """Every kernel of a lowered module, in launch order."""
-    from tilegraph.dialects.graph.provenance import onnx_nodes
-    from tilegraph.dialects.tile import LaunchOp
-
-    kernels = {
-        f.sym_name.data: f
-        for f in module.ops
-        if isinstance(f, func.FuncOp) and KERNEL_ATTR in f.attributes
-    }
-    order = [op.callee.string_value() for op in module.walk() if isinstance(op, LaunchOp)] or list(
-        kernels
-    )
-    found = []
-    for name in dict.fromkeys(order):
-        fn = kernels.get(name)
-        if fn is None:
-            continue
-        unit = fn.attributes[KERNEL_ATTR]
-        assert isinstance(unit, StringAttr)
-        tiles = fn.attributes.get(TILES_ATTR)
-        reason = fn.attributes.get(HOST_REASON_ATTR)
-        ops = tuple(
-            op.name
-            for op in fn.walk()
-            if op.name.startswith(("graph.", "layout.")) and op.name != "graph.constant"
-        )
-        if not ops:
-            recorded = fn.attributes.get(OPS_ATTR)
-            ops = tuple(recorded.data.split(",")) if isinstance(recorded, StringAttr) else ()
-        found.append(
-            KernelInfo(
-                name,
-                unit.data,
-                ops,
-                tiles.value.data if isinstance(tiles, IntegerAttr) else 0,
-                reason.data if isinstance(reason, StringAttr) else None,
-                tuple(onnx_nodes(fn.location)),
-            )
-        )
-    return found
 
 
 @dataclass

@@ -512,11 +512,11 @@ def _run_pipeline(
 def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     """Lower the optimised module to tiled kernels in place; the report's tile section.
     A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
+    from tilegraph.cost_model.kernel_report import kernel_report
     from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
     from tilegraph.lowering.transforms.plan_memory import memory_report
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, observing_passes, run_pipeline
-    from tilegraph.runtime.compiled import kernel_report
     from tilegraph.target import target_of
 
     try:
@@ -556,7 +556,7 @@ def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     """The cycle model's part of the report (when --profile, --trace or --json asks)."""
     if args.profile is None and not args.trace and not args.json:
         return {}
-    from tilegraph.runtime.cycles import (
+    from tilegraph.cost_model.cycles import (
         CycleModelError,
         launch_trace,
         merge_traces,

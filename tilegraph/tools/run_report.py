@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tilegraph.tools.tables import Col, print_table
 
 if TYPE_CHECKING:
-    from tilegraph.runtime.cycles import ModelCycles
+    from tilegraph.cost_model.cycles import ModelCycles
 
 
 def print_report(report: dict[str, Any]) -> None:
@@ -114,7 +114,7 @@ def _print_compare(compare: dict[str, Any]) -> None:
 def print_profile(cycles: ModelCycles, top: int | None) -> None:
     """The cycle model's estimate: the ``top`` kernels by time (all when None), then the
     totals (what :meth:`ModelCycles.render` says, as a table)."""
-    from tilegraph.runtime.cycles.report import nodes_text
+    from tilegraph.cost_model.cycles.report import nodes_text
 
     kernels = sorted(cycles.kernels, key=lambda k: -k.total_us)
     shown = kernels if top is None else kernels[:top]

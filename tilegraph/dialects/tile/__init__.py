@@ -1,12 +1,14 @@
 """The ``tile`` dialect: Ascend-style kernels on scoped buffers (DESIGN.md §6).
 
-Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, costs, semantics contract),
+Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops declare),
 :mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``), :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
-(reduce, pool, transpose). ``Tile`` is the xDSL dialect object.
+(reduce, pool, transpose); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
+registries through which the interpreter, the fast executor and the cost model give ops
+their semantics and costs. ``Tile`` is the xDSL dialect object.
 """
 
 from xdsl.ir import Dialect

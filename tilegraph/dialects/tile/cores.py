@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.irdl import irdl_op_definition, result_def, traits_def
 from xdsl.traits import Pure
 
-from tilegraph.dialects.tile.base import Kernel, TileOp
+from tilegraph.dialects.tile.base import TileOp
 
 
 class BlockQueryOp(TileOp):
@@ -25,11 +25,6 @@ class BlockQueryOp(TileOp):
 
     def __init__(self) -> None:
         super().__init__(result_types=[IndexType()])
-
-    def kernel(self) -> Kernel:
-        raise NotImplementedError(
-            f"{self.name} is answered by the executor running the launch (see BlockContext)"
-        )
 
 
 @irdl_op_definition

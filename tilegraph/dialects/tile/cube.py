@@ -2,25 +2,20 @@
 
 from __future__ import annotations
 
-from math import ceil, prod
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import I1, MemRefType, i1
 from xdsl.irdl import irdl_op_definition, operand_def, traits_def
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import (
-    Kernel,
     TileOp,
     element_bytes,
     memref_element,
     memref_shape,
     require_scope,
-    scratch,
 )
-from tilegraph.hardware import HardwareModel
 
 CUBE_INPUTS = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
 """Cube input element type -> the accumulator type it needs in L0C."""
@@ -88,229 +83,12 @@ class MmadOp(TileOp):
         n1 = memref_shape(self.b)[1]
         return m1 * m0, k1 * k0, n1 * 16
 
-    def cost(self, hw: HardwareModel) -> int:
-        m, k, n = self.dims()
-        dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
-            str(memref_element(self.a)), "float32"
-        )
-        macs = hw.cube_macs_per_cycle.get(dtype, 1024)
-        k0 = macs // 256  # MACs per cycle = 16 x 16 x K0
-        return hw.mmad_head_cycles + ceil(m / 16) * ceil(k / k0) * ceil(n / 16)
-
     def moved_bytes(self) -> int:
         m, k, n = self.dims()
         return (m * k + k * n) * element_bytes(memref_element(self.a))
 
     def written(self):
         return self.c
-
-    def batched_kernel(self, batched):
-        if batched[3] or not batched[2]:
-            return None
-        return self.kernel()
-
-    def nest_kernel(self, batched, rank, summed):
-        return nest_product(rank, summed)
-
-    def kernel(self) -> Kernel:
-        """The product on fractal layouts; any leading dims of ``a`` and ``b`` are a batch
-        of tiles, and the accumulator has the batch they broadcast to."""
-        return _fractal_product
-
-
-def _unpacked(
-    a: np.ndarray, b: np.ndarray, dtype: np.dtype, steps: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """ZZ ``(..., M1, K1, 16, K0)`` as row-major ``(..., M, K)`` and ZN
-    ``(..., K1, N1, 16, K0)`` as ``(..., K, N)``, in reused scratch buffers. ``steps``: both
-    have a step dim before those four (``(..., S, M1, ...)``, ``(..., S, K1, ...)``), laid
-    along K (K = S * K1 * K0) — the operands of a K loop as one product."""
-    tail = 5 if steps else 4
-    if steps:  # (.., S, M1, K1, m0, K0) -> (.., M1, m0, S, K1, K0)
-        in_rows = np.moveaxis(a, -5, -3).swapaxes(-4, -2)
-    else:  # (.., M1, K1, m0, K0) -> (.., M1, m0, K1, K0)
-        in_rows = a.swapaxes(-3, -2)
-    rows = scratch("rows", in_rows.shape, dtype)
-    np.copyto(rows, in_rows)
-    in_cols = np.moveaxis(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
-    cols = scratch("cols", in_cols.shape, dtype)
-    np.copyto(cols, in_cols)
-    m, n = a.shape[-4] * 16, b.shape[-3] * 16
-    return rows.reshape(*a.shape[:-tail], m, -1), cols.reshape(*b.shape[:-tail], -1, n)
-
-
-def _into_nz(product: np.ndarray, target: np.ndarray, init: bool) -> None:
-    """``target (= or +=) product``: ``product`` row-major ``(..., M, N)``, ``target`` the
-    NZ accumulator viewed as ``(..., N1, M, 16)``."""
-    nz = product.reshape(*product.shape[:-1], -1, 16).swapaxes(-3, -2)
-    if init:
-        np.copyto(target, nz)
-    else:
-        target += nz
-
-
-def _products(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """``rows @ cols`` over their broadcast batch dims, as ``(*batch, M, N)`` (in a reused
-    buffer). One GEMM per distinct right operand when that stacks enough left tiles into a
-    tall matrix; otherwise numpy's batched product, which loops in C."""
-    m, k = rows.shape[-2:]
-    n = cols.shape[-1]
-    lead = np.broadcast_shapes(rows.shape[:-2], cols.shape[:-2])
-    rank = len(lead)
-    rows = rows.reshape((1,) * (rank - rows.ndim + 2) + rows.shape)
-    cols = cols.reshape((1,) * (rank - cols.ndim + 2) + cols.shape)
-    outer = [d for d in range(rank) if cols.shape[d] > 1]
-    inner = [d for d in range(rank) if cols.shape[d] == 1]
-    stacked = tuple(lead[d] for d in inner)
-    count = prod(stacked) * m
-    if outer and count < _TALL_ROWS:
-        out = scratch("product", (*lead, m, n), rows.dtype)
-        np.matmul(rows, cols, out=out)
-        return out
-    order = (*outer, *inner)
-    rows = rows.transpose(*order, rank, rank + 1)
-    out = scratch("product", (*(lead[d] for d in order), m, n), rows.dtype)
-    for point in np.ndindex(*(lead[d] for d in outer)):
-        at = tuple(p if rows.shape[i] > 1 else 0 for i, p in enumerate(point))
-        left = np.broadcast_to(rows[at], (*stacked, m, k)).reshape(count, k)
-        right = cols[tuple(point[outer.index(d)] if d in outer else 0 for d in range(rank))]
-        np.matmul(left, right, out=out[point].reshape(count, n))
-    back = np.argsort(order)
-    return out.transpose(*back, rank, rank + 1)
-
-
-_TALL_ROWS = 1024
-"""Rows of stacked left tiles from which one GEMM per right operand beats numpy's loop."""
-
-
-def _fractal_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:
-    """``c (= or +=) a x b`` on ZZ x ZN -> NZ fractals; leading dims are a batch of tiles
-    (the accumulator then has one too). For one tile, or a few, numpy's stacked product of
-    (M, K) x (K, 16) per N fractal writes the NZ accumulator with no reordering."""
-    m1, k1, m0, k0 = a.shape[-4:]
-    n1 = b.shape[-3]
-    la, lb = a.ndim - 4, b.ndim - 4
-    # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out as
-    # (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
-    a2 = a.transpose(*range(la), la, la + 2, la + 1, la + 3)
-    a2 = a2.reshape(*a.shape[:la], 1, m1 * m0, k1 * k0)
-    b3 = b.transpose(*range(lb), lb + 1, lb, lb + 3, lb + 2)
-    b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
-    if a2.dtype != c.dtype:
-        a2, b3 = a2.astype(c.dtype), b3.astype(c.dtype)
-    rows = c.reshape(*c.shape[:-3], m1 * m0, 16)  # a view: (..., N1, M, 16)
-    if init and rows.shape == np.broadcast_shapes(a2.shape[:-2], b3.shape[:-2]) + (
-        m1 * m0,
-        16,
-    ):
-        np.matmul(a2, b3, out=rows)
-    elif init:
-        c[...] = np.matmul(a2, b3).reshape(c.shape)
-    else:
-        rows += np.matmul(a2, b3)
-    return ()
-
-
-def _stacked_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> None:
-    """:func:`_fractal_product` for large batches: unpacked to row-major matrices, one
-    GEMM per distinct right operand, one reordering into NZ."""
-    n1, m1 = c.shape[-4:-2]
-    target = c.reshape(*c.shape[:-4], n1, m1 * 16, 16)  # NZ accumulator as (N1, M, 16)
-    _into_nz(_products(*_unpacked(a, b, c.dtype)), target, init)
-
-
-def _summed_product(a: np.ndarray, b: np.ndarray, target: np.ndarray, init: bool) -> None:
-    """``target (= or +=) sum over steps s of a[s] x b[s]``: ``a`` ZZ ``(..., S, M1, K1, 16,
-    K0)`` and ``b`` ZN ``(..., S, K1, N1, 16, K0)`` with the steps laid along K, one GEMM of
-    K = S * K1 * K0; ``target`` is the NZ accumulator as ``(..., N1, M, 16)``."""
-    _into_nz(_products(*_unpacked(a, b, target.dtype, steps=True)), target, init)
-
-
-_CHUNK_BYTES = 4 << 20
-"""Products of K steps computed together before they are summed: enough steps to amortise
-the per-call cost of small tiles, few enough to stay in the cache."""
-
-
-def nest_product(rank: int, summed: int | None) -> Kernel:
-    """``tile.mmad`` over a batch of ``rank`` axes (operands with ``rank`` leading batch
-    dims, or none when they do not vary) summing along axis ``summed``. When ``init`` is
-    true on the first step only (or on none) and both operands vary along the axis, one
-    product of the steps laid end to end along K (:func:`_summed_product`) starts ``c`` (or
-    adds to it). Otherwise the products of a chunk of steps at once (for the whole rest of
-    the batch), added one step after the other in step order, as the loop would — ``init``
-    starts the sum on the steps where it is true."""
-
-    if summed is None:
-
-        def product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: Any) -> tuple[()]:
-            _stacked_product(a, b, c, bool(np.all(init)))
-            return ()
-
-        return product
-    axis: int = summed
-
-    def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: Any) -> tuple[()]:
-        def steps_of(v: Any) -> int:
-            return np.shape(v)[axis] if np.ndim(v) >= rank else 1
-
-        steps = max(steps_of(a[..., 0, 0, 0, 0]), steps_of(b[..., 0, 0, 0, 0]), steps_of(init))
-        if steps == 1:
-            _stacked_product(a, b, c, bool(np.all(init)))
-            return ()
-        n1, m1 = c.shape[-4:-2]
-        m, n = m1 * 16, n1 * 16
-        flags = np.asarray(init)
-        if flags.ndim >= rank and flags.shape[axis] > 1:
-            starts = np.moveaxis(flags, axis, 0).reshape(flags.shape[axis], -1)[:, 0]
-        else:  # the same flag on every step
-            starts = np.broadcast_to(flags.reshape(-1)[:1], (steps,))
-        first = int(np.flatnonzero(starts)[-1]) if starts.any() else None
-        target = c.reshape(*c.shape[:-4], n1, m, 16)  # NZ accumulator as (N1, M, 16)
-        if c.ndim - 4 == rank:
-            at: list[Any] = [slice(None)] * rank
-            at[axis] = 0
-            target = target[tuple(at)]  # no slot along the summed axis
-        if (
-            first in (0, None)
-            and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]) == steps
-        ):
-            _summed_product(np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5), target, first == 0)
-            return ()
-        others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
-        rows_per_step = max(1, prod(others) // max(1, others[axis])) * m
-        # tall steps: one GEMM each; short ones: a chunk of steps in one batched product
-        chunk = 1 if rows_per_step >= _TALL_ROWS else _CHUNK_BYTES // (rows_per_step * n * 4)
-        chunk = max(1, min(steps, chunk))
-
-        def steps_from(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
-            if v.ndim - 4 < rank or v.shape[axis] == 1:
-                return v
-            at: list[Any] = [slice(None)] * rank
-            at[axis] = slice(lo, hi)
-            return v[tuple(at)]
-
-        total: np.ndarray | None = None
-        begin = 0 if first is None else first
-        for lo in range(begin, steps, chunk):
-            hi = min(steps, lo + chunk)
-            rows, cols = _unpacked(steps_from(a, lo, hi), steps_from(b, lo, hi), c.dtype)
-            products = _products(rows, cols)
-            for s in range(hi - lo):
-                at = [slice(None)] * products.ndim
-                at[axis] = s if products.shape[axis] > 1 else 0
-                part = products[tuple(at)]
-                if total is None and first is not None:
-                    total = scratch("total", part.shape, part.dtype)
-                    np.copyto(total, part)
-                elif total is None:  # no step starts the sum: each adds to the accumulator
-                    _into_nz(part, target, init=False)
-                else:
-                    total += part
-        if total is not None:
-            _into_nz(total, target, init=True)
-        return ()
-
-    return run
 
 
 CUBE_OPS = (MmadOp,)

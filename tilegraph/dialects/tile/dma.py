@@ -18,11 +18,9 @@ The fractal moves of the cube path (nd2nz, nz2nd, load2d, load3d, fixpipe) are i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from math import ceil, prod
+from math import prod
 from typing import Any, ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -46,24 +44,16 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import (
-    Kernel,
     TileOp,
     buffer_bytes,
     contiguous_run,
-    copy_cut_items,
-    copy_whole_windows,
     element_bytes,
     memref_element,
     memref_shape,
     require_scope,
     scope_of,
     verify_same_rank,
-    window,
 )
-from tilegraph.hardware import HardwareModel
-
-_DMA_HEAD_CYCLES = 16
-"""Issue latency of one DMA instruction (cycle model; see docs/tile-level.md)."""
 
 COPY_PATHS = {
     ("GM", "UB"): "MTE2",
@@ -76,22 +66,9 @@ COPY_PATHS = {
 }
 
 
-def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = None) -> int:
-    """Cycles of one DMA of ``nbytes`` on ``path``; a GM side made of ``burst``-byte runs
-    that are not 512 B multiples moves at :attr:`HardwareModel.gm_misaligned_efficiency`."""
-    rate = hw.dma_bytes_per_cycle.get(path, 64.0)
-    if "GM" in path:
-        rate *= hw.gm_efficiency(burst)
-    return _DMA_HEAD_CYCLES + ceil(nbytes / rate)
-
-
 def int_values(attr: Any) -> tuple[int, ...]:
     assert isinstance(attr, DenseArrayBase)
     return tuple(int(v) for v in attr.get_values())
-
-
-def cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
-    dst[index] = values.astype(dst.dtype, copy=False)
 
 
 class PathCopyOp(TileOp):
@@ -110,10 +87,6 @@ class PathCopyOp(TileOp):
                 f"'{self.name}': no DMA path from {path[0]} to {path[1]} "
                 f"(paths: {', '.join(f'{a}->{b}' for a, b in COPY_PATHS)})"
             )
-
-    def cost(self, hw: HardwareModel) -> int:
-        a, b = self.path()
-        return dma_cycles(hw, f"{a}->{b}", self.moved_bytes(), self.gm_burst_bytes())
 
 
 @irdl_op_definition
@@ -164,53 +137,6 @@ class CopyOp(PathCopyOp):
             memref_shape(local), memref_shape(gm), element_bytes(memref_element(gm))
         )
 
-    def kernel(self) -> Kernel:
-        rank = len(memref_shape(self.src))
-        fill = self.pad.value.data if self.pad is not None else 0.0
-        loads = scope_of(self.src) == "GM" or scope_of(self.dst) == "UB"
-        stores = scope_of(self.dst) == "GM"
-        windows: dict[tuple[Any, ...], tuple[Any, bool]] = {}
-
-        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-            dst = rest[rank]
-            key = (*rest[:rank], *rest[rank + 1 :])
-            cached = windows.get(key)
-            if cached is None:
-                extent = src.shape if stores else dst.shape
-                found = window(extent, dst.shape, src.shape, rest[rank + 1 :], rest[:rank])
-                whole = found is not None and all(
-                    s.stop - s.start == n for s, n in zip(found[0], dst.shape, strict=True)
-                )
-                if len(windows) < 4096:
-                    windows[key] = (found, whole)
-            else:
-                found, whole = cached
-            if loads and not whole:
-                dst.fill(fill)
-            if found is not None:
-                cast_into(dst, found[0], src[found[1]])
-            return ()
-
-        return run
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        rank = len(memref_shape(self.src))
-        src_batched, dst_batched = batched[0], batched[rank + 1]
-        stores = scope_of(self.dst) == "GM"
-        single = self.kernel()
-
-        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-            src_offsets, dst, dst_offsets = rest[:rank], rest[rank], rest[rank + 1 :]
-            count = next(len(a) for a, m in zip((src, *rest), batched, strict=True) if m)
-            item = src.shape[src_batched:] if stores else dst.shape[dst_batched:]
-            cut = copy_whole_windows(
-                count, item, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
-            )
-            copy_cut_items(single, (src, *rest), batched, cut)
-            return ()
-
-        return run
-
 
 @irdl_op_definition
 class CopyFlatOp(PathCopyOp):
@@ -248,21 +174,6 @@ class CopyFlatOp(PathCopyOp):
         assert isinstance(t, MemRefType)
         return self.count.value.data * buffer_bytes(t) // max(1, prod(memref_shape(t)))
 
-    def kernel(self) -> Kernel:
-        count = self.count.value.data
-        loads = scope_of(self.src) == "GM" or scope_of(self.dst) == "UB"
-
-        def run(src: np.ndarray, i: int, dst: np.ndarray, j: int) -> tuple[()]:
-            flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
-            if loads:
-                dst.fill(0)
-            found = window((count,), flat_dst.shape, flat_src.shape, (j,), (i,))
-            if found is not None:
-                flat_dst[found[0]] = flat_src[found[1]]
-            return ()
-
-        return run
-
 
 @irdl_op_definition
 class Load5hdOp(TileOp):
@@ -295,27 +206,6 @@ class Load5hdOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        # Channel-strided reads: at most C0 contiguous elements per burst.
-        return dma_cycles(hw, f"GM->{scope_of(self.dst)}", 2 * self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        fill = self.pad.value.data if self.pad is not None else 0.0
-
-        def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
-            nn, c1, hh, ww, c0 = dst.shape
-            if src.ndim == 3:
-                src = src.reshape(1, *src.shape)
-            staged = np.full((nn, c1 * c0, hh, ww), fill, dst.dtype)
-            staged[:, max(0, src.shape[1] - c) :] = 0  # channels past C: padding lanes, zero
-            found = window(staged.shape, staged.shape, src.shape, [0, 0, 0, 0], [n, c, h, w])
-            if found is not None:
-                staged[found[0]] = src[found[1]]
-            dst[...] = staged.reshape(nn, c1, c0, hh, ww).transpose(0, 1, 3, 4, 2)
-            return ()
-
-        return run
 
 
 @irdl_op_definition
@@ -357,23 +247,6 @@ class Store5hdOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"{scope_of(self.src)}->GM", 2 * self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        end = None if self.channel_end is None else self.channel_end.value.data
-
-        def run(src: np.ndarray, dst: np.ndarray, n: int, c: int, h: int, w: int) -> tuple[()]:
-            nn, c1, hh, ww, c0 = src.shape
-            planar = src.transpose(0, 1, 4, 2, 3).reshape(nn, c1 * c0, hh, ww)
-            target = dst if end is None else dst[:, :end]
-            found = window(planar.shape, planar.shape, target.shape, [0, 0, 0, 0], [n, c, h, w])
-            if found is not None:
-                cast_into(target, found[1], planar[found[0]])
-            return ()
-
-        return run
 
 
 DMA_OPS = (CopyOp, CopyFlatOp, Load5hdOp, Store5hdOp)

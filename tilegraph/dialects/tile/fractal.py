@@ -19,12 +19,9 @@ op                 pipe          what it moves
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from math import ceil, prod
+from math import prod
 from typing import Any, ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
@@ -49,21 +46,15 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import (
-    Kernel,
     TileOp,
     buffer_bytes,
     contiguous_run,
-    copy_cut_items,
-    copy_whole_windows,
     element_bytes,
     memref_element,
     memref_shape,
     require_scope,
     scope_of,
-    window,
 )
-from tilegraph.dialects.tile.dma import cast_into, dma_cycles, int_values
-from tilegraph.hardware import HardwareModel
 
 
 @irdl_op_definition
@@ -101,26 +92,6 @@ class Nd2NzOp(TileOp):
             (r1 * r0, c1 * c0), memref_shape(self.src), element_bytes(memref_element(self.src))
         )
 
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, "GM->L1", self.moved_bytes(), self.gm_burst_bytes())
-
-    def kernel(self) -> Kernel:
-        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
-        rank = len(memref_shape(self.src))
-
-        def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-            offsets, dst = rest[:rank], rest[rank]
-            batch = tuple(offsets[:-2])
-            plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
-            matrix = src[batch]
-            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
-            if found is not None:
-                plane[found[0]] = matrix[found[1]]
-            dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
-            return ()
-
-        return run
-
 
 @irdl_op_definition
 class Nz2NdOp(TileOp):
@@ -151,38 +122,8 @@ class Nz2NdOp(TileOp):
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src)
 
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"{scope_of(self.src)}->GM", self.moved_bytes())
-
-    def kernel(self) -> Kernel:
-        rank = len(memref_shape(self.dst))
-
-        def run(src: np.ndarray, dst: np.ndarray, *offsets: int) -> tuple[()]:
-            c1, r1, r0, c0 = src.shape[-4:]
-            plane = src.reshape(c1, r1, r0, c0).transpose(1, 2, 0, 3).reshape(r1 * r0, c1 * c0)
-            matrix = dst[tuple(offsets[: rank - 2])]
-            found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
-            if found is not None:
-                cast_into(matrix, found[1], plane[found[0]])
-            return ()
-
-        return run
-
 
 LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
-
-
-def _load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -> None:
-    """``tile.load2d`` on the last four dims (leading dims: a batch of tiles)."""
-    a, b = dst.shape[-4:-2]
-    dst.fill(0)
-    if mode in ("copy", "transpose_fractals"):
-        part = src[..., i : i + a, j : j + b, :, :]
-    else:
-        part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
-    if mode in ("transpose", "transpose_fractals"):
-        part = np.swapaxes(part, -2, -1)
-    dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
 
 
 @irdl_op_definition
@@ -233,30 +174,6 @@ class Load2dOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(hw, f"L1->{scope_of(self.dst)}", self.moved_bytes())
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if batched[1] or batched[2] or not batched[3]:
-            return None
-        mode, lead = self.mode.data, 1 if batched[0] else 0
-
-        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            src = src.reshape(*src.shape[:lead], *src.shape[-4:])
-            _load_fractals(src, i, j, dst, mode)
-            return ()
-
-        return run
-
-    def kernel(self) -> Kernel:
-        mode = self.mode.data
-
-        def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
-            _load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
-            return ()
-
-        return run
 
 
 @irdl_op_definition
@@ -332,112 +249,6 @@ class Load3dOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
-
-    def cost(self, hw: HardwareModel) -> int:
-        # img2col is slower than a plain L1 -> L0A load: ~512/(n+2) B/cycle, >= 32.
-        kh, kw = int_values(self.kernel_shape)
-        rate = max(32.0, 512.0 / (kh * kw + 2))
-        return 16 + ceil(self.moved_bytes() / rate)
-
-    def _params(self) -> tuple[int, ...]:
-        """(kh, kw, sh, sw, dh, dw, pad_left, out_width, channels)."""
-        return (
-            *int_values(self.kernel_shape),
-            *int_values(self.strides),
-            *int_values(self.dilations),
-            self.pad_left.value.data,
-            self.out_width.value.data,
-            self.channels.value.data,
-        )
-
-    def kernel(self) -> Kernel:
-        batched = self.batched_kernel([True, False, True])
-        assert batched is not None
-
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            return batched(src[None], k1_start, dst[None], *valid)
-
-        return run
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
-            return None
-        params = self._params()
-
-        def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-            t, c0 = src.shape[0], src.shape[-1]
-            p = (*params[:-1], int(valid[0])) if valid else params
-            gather = img2col_rows(p, k1_start, src.shape[1:], dst.shape[1:])
-            rows = src.reshape(t, -1, c0)
-            if rows.dtype == dst.dtype:
-                np.take(rows, gather.rows, axis=1, out=dst, mode="clip")
-            else:
-                dst[...] = np.take(rows, gather.rows, axis=1, mode="clip")
-            if gather.outside is not None:
-                flat = dst.reshape(t, -1, c0)
-                if np.may_share_memory(flat, dst):  # a view: one index per position
-                    flat[:, gather.outside_flat] = 0
-                else:
-                    dst[(slice(None), *gather.outside)] = 0
-            if gather.lanes is not None:
-                dst[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
-            return ()
-
-        return run
-
-
-@dataclass(frozen=True)
-class Img2colRows:
-    """Where ``tile.load3d`` reads, in rows of C0 lanes: ``rows`` ``(M1, K1, 16)`` indexes
-    the feature map's ``(C1*H*W)`` rows in the destination's ZZ order; ``outside``: the
-    (M1, K1, 16) positions (three index arrays) whose window lies outside the image (read
-    as zero), or None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels,
-    or None."""
-
-    rows: np.ndarray
-    outside: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    outside_flat: np.ndarray | None
-    """``outside`` as flat positions in (M1*K1*16)."""
-    lanes: tuple[np.ndarray, np.ndarray] | None
-
-
-@lru_cache(maxsize=4096)
-def img2col_rows(
-    params: tuple[int, ...],
-    k1_start: int,
-    src_shape: tuple[int, ...],
-    dst_shape: tuple[int, ...],
-) -> Img2colRows:
-    """The gather of ``tile.load3d`` (see :class:`Img2colRows`). Output pixel ``m`` is
-    output row ``m // out_width``, column ``m % out_width``; K fractal ``k1`` is
-    ``(c1, kh, kw)`` in FRACTAL_Z order."""
-    kh, kw, sh, sw, dh, dw, pad_left, out_w, channels = params
-    m1, k1_count, m0, c0 = dst_shape
-    _, c1_in, h_win, width, _ = src_shape
-    pixel = np.arange(m1 * m0)
-    oh, ow = pixel // out_w, pixel % out_w
-    k1 = k1_start + np.arange(k1_count)
-    c1, rest = k1 // (kh * kw), k1 % (kh * kw)
-    ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
-    iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
-    inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
-    index = np.where(inside, (c1[None, :] * h_win + ih) * width + iw, 0)
-    rows = np.ascontiguousarray(index.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside_at = np.ascontiguousarray(~inside.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside = outside_flat = None
-    if outside_at.any():
-        m_at, k_at_out, r_at = np.nonzero(outside_at)
-        outside = (m_at, k_at_out, r_at)
-        outside_flat = np.flatnonzero(outside_at)
-    lane_valid = (c1[:, None] * c0 + np.arange(c0)[None, :]) < channels
-    lanes = None
-    if not lane_valid.all():
-        k_at, lane_at = np.nonzero(~lane_valid)
-        lanes = (k_at, lane_at)
-    for array in (rows, outside_flat, *(outside or ()), *(lanes or ())):
-        if array is not None:
-            array.flags.writeable = False
-    return Img2colRows(rows, outside, outside_flat, lanes)
 
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
@@ -541,79 +352,6 @@ class FixpipeOp(TileOp):
         else:
             window = (m1 * m0, n1 * n0)
         return contiguous_run(window, dst, element_bytes(memref_element(self.dst)))
-
-    def cost(self, hw: HardwareModel) -> int:
-        return dma_cycles(
-            hw, f"L0C->{scope_of(self.dst)}", self.moved_bytes(), self.gm_burst_bytes()
-        )
-
-    def _tiles(self) -> Any:
-        """The accumulator tiles as they leave (bias, ReLU, the destination layout): a
-        function of (accumulators with leading batch dims, bias as (..., N1, 1, 1, 16) or
-        None, destination width) -> tiles with the same leading dims."""
-        layout = self.layout.data
-        relu = self.relu is not None and self.relu.value.data != 0
-        rows = self.rows.value.data if self.rows is not None else 0
-        rank = len(memref_shape(self.dst))
-
-        def tiles(src: np.ndarray, bias: np.ndarray | None, width: int) -> np.ndarray:
-            lead = src.shape[:-4]
-            n1, m1, m0, n0 = src.shape[-4:]
-            acc = src
-            if bias is not None:
-                acc = acc + bias.astype(src.dtype, copy=False)
-            if relu:
-                acc = np.maximum(acc, 0)
-            if layout == "nd":
-                tile = np.moveaxis(acc, -4, -2).reshape(*lead, m1 * m0, n1 * n0)
-                return tile.reshape(*lead, *(1,) * (rank - 2), m1 * m0, n1 * n0)
-            if layout == "nz":
-                return acc.reshape(*lead, *(1,) * (rank - 4), n1, m1, m0, n0)
-            tile = acc.reshape(*lead, n1, m1 * m0, n0)[..., : rows * width, :]
-            return tile.reshape(*lead, 1, n1, rows, width, n0)
-
-        return tiles
-
-    def kernel(self) -> Kernel:
-        tiles = self._tiles()
-        rank = len(memref_shape(self.dst))
-        has_bias = self.bias is not None
-
-        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
-            offsets = rest[:rank]
-            bias = rest[rank].reshape(src.shape[0], 1, 1, 16) if has_bias else None
-            tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0)
-            found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
-            if found is not None:
-                cast_into(dst, found[1], tile[found[0]])
-            return ()
-
-        return run
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        if not batched[0]:
-            return None
-        tiles = self._tiles()
-        single = self.kernel()
-        rank = len(memref_shape(self.dst))
-        has_bias = self.bias is not None
-        dst_batched = batched[1]
-
-        def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
-            count = len(src)
-            width = dst.shape[dst_batched + 3] if dst.ndim - dst_batched > 3 else 0
-            bias = None
-            if has_bias:
-                bias = rest[rank].reshape(-1 if batched[2 + rank] else 1, src.shape[1], 1, 1, 16)
-            tile = tiles(src, bias, width)
-            zeros = [0] * rank
-            cut = copy_whole_windows(
-                count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched
-            )
-            copy_cut_items(single, (src, dst, *rest), batched, cut)
-            return ()
-
-        return run
 
 
 FRACTAL_OPS = (Nd2NzOp, Nz2NdOp, Load2dOp, Load3dOp, FixpipeOp)

@@ -43,7 +43,6 @@ from tilegraph.dialects.graph.dense import DenseAttr
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile.base import (
     SCOPES,
-    Kernel,
     TileOp,
     buffer_bytes,
     memref_shape,
@@ -98,15 +97,6 @@ class AllocOp(TileOp):
                 f"but {scope} holds {hw.capacity(scope)} B on {hw.name}"
             )
 
-    def kernel(self) -> Kernel:
-        shape = memref_shape(self.result.type)
-        dtype = numpy_dtype(self.result.type)
-
-        def run() -> tuple[np.ndarray]:
-            return (np.zeros(shape, dtype),)
-
-        return run
-
 
 @irdl_op_definition
 class ConstantOp(TileOp):
@@ -134,18 +124,6 @@ class ConstantOp(TileOp):
                 f"'tile.constant': data of shape {list(blob.shape)} for a "
                 f"{list(memref_shape(self.result.type))} buffer"
             )
-
-    def kernel(self) -> Kernel:
-        def run() -> tuple[np.ndarray]:
-            data = self.value.array
-            if data is None:
-                raise ValueError(
-                    "tile.constant: the data was elided when the IR was printed; "
-                    "print with --print-constants to keep it"
-                )
-            return (np.asarray(data),)
-
-        return run
 
 
 @irdl_op_definition
@@ -203,12 +181,6 @@ class ReadOp(TileOp):
     def verify_(self) -> None:
         _check_views(self, self.buffer.type, self.result.type)
 
-    def kernel(self) -> Kernel:
-        def run(buffer: np.ndarray) -> tuple[np.ndarray]:
-            return (buffer,)
-
-        return run
-
 
 @irdl_op_definition
 class WriteOp(TileOp):
@@ -225,13 +197,6 @@ class WriteOp(TileOp):
 
     def verify_(self) -> None:
         _check_views(self, self.buffer.type, self.value.type)
-
-    def kernel(self) -> Kernel:
-        def run(value: np.ndarray, buffer: np.ndarray) -> tuple[()]:
-            buffer[...] = value
-            return ()
-
-        return run
 
 
 def _check_views(op: TileOp, memref: Attribute, tensor: Attribute) -> None:

@@ -24,7 +24,6 @@ checker (:mod:`tilegraph.runtime.pipe_check`) give them their meaning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr, i64
@@ -32,33 +31,16 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, opt_operand_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.tile.base import Kernel, TileOp
-from tilegraph.hardware import HardwareModel
+from tilegraph.dialects.tile.base import TileOp
 
 PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "FIX", "S")
 EVENTS_PER_PAIR = 8
 ALL_PIPES = "ALL"
 
 
-def _no_effect() -> Kernel:
-    def run(*slot: int) -> tuple[()]:
-        return ()
-
-    return run
-
-
 class SyncOp(TileOp):
     """Base of the synchronisation ops: one cycle on their pipe, nothing for the executors
     (they run one op at a time)."""
-
-    def cost(self, hw: HardwareModel) -> int:
-        return 1
-
-    def kernel(self) -> Kernel:
-        return _no_effect()
-
-    def batched_kernel(self, batched: Sequence[bool]) -> Kernel | None:
-        return _no_effect()
 
 
 class FlagOp(SyncOp):

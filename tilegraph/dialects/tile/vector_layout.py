@@ -1,13 +1,11 @@
 """Vector ops that reduce or move data within a tile: ``tile.vreduce``, ``tile.vpool``
-(windowed max / average) and ``tile.vtranspose`` (pipe V, on UB; see :mod:`.vector`)."""
+(windowed max / average) and ``tile.vtranspose`` (pipe V, on UB; see :mod:`.vector`).
+Their numpy semantics are in :mod:`tilegraph.runtime.tile_interpreter.vector_layout`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from math import prod
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
-import numpy as np
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IndexType,
@@ -24,20 +22,10 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.tile.base import (
-    Kernel,
-    buffer_bytes,
-    memref_shape,
-)
-from tilegraph.dialects.tile.vector import TRAITS, VectorOp, store_into, vector_cycles
-from tilegraph.hardware import HardwareModel
+from tilegraph.dialects.tile.base import memref_shape
+from tilegraph.dialects.tile.vector import TRAITS, VectorOp
 
-REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
-    "sum": np.sum,
-    "max": np.max,
-    "min": np.min,
-    "prod": np.prod,
-}
+REDUCTIONS = ("sum", "max", "min", "prod")
 
 
 @irdl_op_definition
@@ -45,7 +33,6 @@ class ReduceOp(VectorOp):
     """``tile.vreduce %src to %dst {kind = "sum", axes = [2, 3]}``: reduce over ``axes``;
     ``dst`` keeps them as dims of size 1, or drops them (its rank says which)."""
 
-    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vreduce"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
@@ -77,19 +64,6 @@ class ReduceOp(VectorOp):
                 f"or {list(dropped)}, not {list(dst)}"
             )
 
-    def cost(self, hw: HardwareModel) -> int:
-        return vector_cycles(hw, buffer_bytes(self.src), prod(memref_shape(self.src)), False)
-
-    def kernel(self) -> Kernel:
-        fn = REDUCTIONS[self.kind.data]
-        axes = self.reduced_axes()
-
-        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            store_into(dst, fn(src, axis=axes, keepdims=dst.ndim == src.ndim))
-            return ()
-
-        return run
-
 
 POOL_KINDS = ("max", "avg", "avg_include_pad")
 
@@ -107,7 +81,6 @@ class PoolOp(VectorOp):
     ``avg_include_pad`` by the taps inside the padded image (never the extra end positions
     of ceil mode)."""
 
-    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vpool"
     src = operand_def(MemRefType)
     row0 = operand_def(IndexType)
@@ -141,9 +114,6 @@ class PoolOp(VectorOp):
             },
         )
 
-    def _ints(self, attr: DenseArrayBase) -> tuple[int, ...]:
-        return tuple(int(v) for v in cast(Any, attr).get_values())
-
     def verify_(self) -> None:
         super().verify_()
         if self.kind.data not in POOL_KINDS:
@@ -153,69 +123,11 @@ class PoolOp(VectorOp):
         ):
             raise VerifyException(f"'{self.name}': source and result are [N, C, H, W, ...] tiles")
 
-    def cost(self, hw: HardwareModel) -> int:
-        kh, kw = self._ints(self.kernel_shape)
-        dst = self.destination()
-        return kh * kw * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
-
-    def kernel(self) -> Kernel:
-        kind = self.kind.data
-        kh, kw = self._ints(self.kernel_shape)
-        sh, sw = self._ints(self.strides)
-        dh, dw = self._ints(self.dilations)
-        top, left, bottom, right = self._ints(self.pads)
-        height, width = self.height.value.data, self.width.value.data
-
-        def run(src: np.ndarray, row0: int, dst: np.ndarray) -> tuple[()]:
-            rows, cols = dst.shape[2], dst.shape[3]
-            acc = None
-            for i in range(kh):
-                for j in range(kw):
-                    tap = src[
-                        :, :,
-                        i * dh : i * dh + (rows - 1) * sh + 1 : sh,
-                        j * dw : j * dw + (cols - 1) * sw + 1 : sw,
-                    ]  # fmt: skip
-                    if acc is None:
-                        acc = tap.astype(np.float32 if kind != "max" else tap.dtype, copy=True)
-                    elif kind == "max":
-                        np.maximum(acc, tap, out=acc)
-                    else:
-                        acc += tap
-            assert acc is not None
-            if kind != "max":
-                pad = kind == "avg_include_pad"
-                bounds = (
-                    (-top, height + bottom) if pad else (0, height),
-                    (-left, width + right) if pad else (0, width),
-                )
-                counts = _tap_counts(
-                    row0, rows, cols, (kh, kw), (sh, sw), (dh, dw), (top, left), bounds
-                )
-                acc = acc / counts.reshape((1, 1, rows, cols) + (1,) * (acc.ndim - 4))
-            store_into(dst, acc)
-            return ()
-
-        return run
-
-
-def _tap_counts(row0, rows, cols, kernel, strides, dilations, begin, bounds) -> np.ndarray:
-    """Kernel taps within ``bounds`` (per axis, image coordinates) for each output position:
-    average pooling's divisor."""
-    counts = []
-    for start, n, k, s, d, b, (lo, hi) in zip(
-        (row0, 0), (rows, cols), kernel, strides, dilations, begin, bounds, strict=True
-    ):
-        pos = (np.arange(start, start + n) * s - b)[:, None] + np.arange(k)[None, :] * d
-        counts.append(((pos >= lo) & (pos < hi)).sum(axis=1))
-    return np.maximum(np.outer(counts[0], counts[1]), 1).astype(np.float32)
-
 
 @irdl_op_definition
 class TransposeOp(VectorOp):
     """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
 
-    ELEMENTWISE: ClassVar[bool] = False
     name = "tile.vtranspose"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
@@ -232,15 +144,6 @@ class TransposeOp(VectorOp):
             raise VerifyException(
                 f"'{self.name}': perm {list(perm)} does not map {list(src)} to {list(dst)}"
             )
-
-    def kernel(self) -> Kernel:
-        perm = tuple(int(p) for p in cast(Any, self.perm).get_values())
-
-        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
-            store_into(dst, src.transpose(perm))
-            return ()
-
-        return run
 
 
 LAYOUT_VECTOR_OPS = (ReduceOp, PoolOp, TransposeOp)

@@ -7,9 +7,10 @@ turns its ``tile.alloc`` into a view at that offset::
     %workspace = tile.alloc : memref<8192xi8, "GM">
     %y = tile.view %workspace[4096] : memref<8192xi8, "GM"> to memref<1x4x6x6xf32, "GM">
 
-A view is an address computation, not a copy: its numpy semantics is a view into the
-workspace array (``np.ndarray(shape, dtype, buffer=workspace, offset=...)``), so the
-executors run a planned module on the planned memory, and a wrong plan gives wrong numbers.
+A view is an address computation, not a copy: its numpy semantics
+(:mod:`tilegraph.runtime.tile_interpreter.workspace`) is a view into the workspace array,
+so the executors run a planned module on the planned memory, and a wrong plan gives wrong
+numbers.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 from math import prod
 from typing import ClassVar
 
-import numpy as np
 from xdsl.dialects.builtin import I64, IntegerAttr, MemRefType, i8
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
@@ -28,7 +28,7 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.tile.base import Kernel, TileOp, memref_shape, module_preset, scope_of
+from tilegraph.dialects.tile.base import TileOp, memref_shape, module_preset, scope_of
 from tilegraph.dialects.tile.host import numpy_dtype
 
 
@@ -104,16 +104,6 @@ class ViewOp(TileOp):
                 f"'tile.view': a {size} B view at offset {offset} ends at {offset + size}, "
                 f"past the end of the {total} B workspace"
             )
-
-    def kernel(self) -> Kernel:
-        shape = memref_shape(self.result.type)
-        dtype = numpy_dtype(self.result.type)
-        offset = self.byte_offset
-
-        def run(workspace: np.ndarray) -> tuple[np.ndarray]:
-            return (np.ndarray(shape, dtype, buffer=workspace, offset=offset),)
-
-        return run
 
     @classmethod
     def parse(cls, parser: Parser) -> ViewOp:

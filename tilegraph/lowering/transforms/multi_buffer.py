@@ -20,7 +20,7 @@ A buffer is a *candidate* when
   inner loop, keeping the inner loads serialised while doubling the buffer;
 * an op on a pipe other than that load's reads it.
 
-Candidates are taken by decreasing load cost — the ``cost(hw)`` of the loads that fill the
+Candidates are taken by decreasing load cost — the ``cost_of(op, hw)`` of the loads that fill the
 buffer, times their iterations where the loop bounds are constants — and each is marked only
 when the kernel's scope still fits with the extra slots, as planned by
 ``plan-local-memory``'s planner (:class:`~.plan_local_memory.LocalMemoryPlanner`) with the
@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects.tile import AllocOp, TileOp, scope_of
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.hardware import HardwareModel
@@ -137,7 +138,7 @@ def _candidate(buffer: SSAValue, hw: HardwareModel) -> LoadedBuffer | None:
     pipes = {op.pipe() for op in loads}
     if not any(buffer in accesses(op)[0] and op.pipe() not in pipes for op in touching):
         return None
-    cost = sum(op.cost(hw) * _executions(op) for op in loads)
+    cost = sum(cost_of(op, hw) * _executions(op) for op in loads)
     return LoadedBuffer(buffer, loop, cost)
 
 

@@ -1,7 +1,10 @@
 """xDSL interpreter functions for the ``tile`` dialect: the reference of the tile level.
 
-Every tile op runs its own numpy semantics (:meth:`TileOp.kernel`, built once per op and
-cached); buffers are numpy arrays (GM buffers hold storage layout), indices are ints.
+Every tile op runs the numpy semantics registered for its class (:mod:`.kernels`; one
+module per op group: :mod:`.host`, :mod:`.dma`, :mod:`.fractal`, :mod:`.cube`,
+:mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`),
+built once per op and cached; buffers are numpy arrays (GM buffers hold storage layout),
+indices are ints. ``tile.launch`` and the block queries are implemented here.
 ``scf`` and ``func`` run on xDSL's own implementations, ``arith`` on index values on
 :class:`IndexArithFunctions` (plain ints; xDSL's for other types), so every loop iteration
 and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
@@ -21,7 +24,18 @@ from xdsl.utils.exceptions import InterpretationError
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
-from tilegraph.dialects.tile.base import Kernel
+from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
+    cores,
+    cube,
+    dma,
+    fractal,
+    host,
+    sync,
+    vector,
+    vector_layout,
+    workspace,
+)
+from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
 class TileCounters:
@@ -37,8 +51,9 @@ class TileCounters:
 
 @register_impls
 class TileFunctions(InterpreterFunctions):
-    """One implementation for every tile op (its cached kernel), for ``tile.launch`` (its
-    blocks one after the other) and for the block queries of the running block."""
+    """One implementation for every tile op (its registered kernel, cached), for
+    ``tile.launch`` (its blocks one after the other) and for the block queries of the
+    running block."""
 
     def __init__(self, counters: TileCounters | None = None) -> None:
         self._kernels: dict[int, Kernel] = {}
@@ -46,12 +61,12 @@ class TileFunctions(InterpreterFunctions):
         self.block = (0, 1)
         """(index, count) of the block being run."""
 
-    def kernel_of(self, op: TileOp) -> Kernel:
+    def cached_kernel(self, op: TileOp) -> Kernel:
         # keyed by identity: an op's hash is a Python method, and the module's ops outlive
         # the run (one TileFunctions per run)
         found = self._kernels.get(id(op))
         if found is None:
-            found = self._kernels[id(op)] = op.kernel()
+            found = self._kernels[id(op)] = kernel_of(op)
         return found
 
     @impl(LaunchOp)
@@ -135,7 +150,7 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
     def run(self: TileFunctions, interpreter: Interpreter, op: TileOp, args: tuple[Any, ...]):
         if self.counters is not None:
             self.counters.ops[op.name] = self.counters.ops.get(op.name, 0) + 1
-        return self.kernel_of(op)(*args)
+        return self.cached_kernel(op)(*args)
 
     run.__name__ = f"run_{op_cls.name.replace('.', '_')}"
     return impl(op_cls)(run)

@@ -9,15 +9,16 @@ at a time, concurrently with the other pipes; an instruction issued to a pipe st
         [flags mode] the flag it waits for is raised (``wait_flag``),
         [GM ops]     the core's GM port can take its bytes)
 
-and holds the pipe for ``op.cost(hw)`` cycles. The *data* mode orders the pipes by the
-dependences through buffers (the synchronisation a perfect ``inject-sync`` would give);
-the *flags* mode orders them only by the kernel's ``set_flag`` / ``wait_flag`` (a flag is
-raised when its ``set_flag`` completes on the source pipe, i.e. after everything issued to
-that pipe before it; ``wait_flag`` stalls the destination pipe until then and consumes the
-flag) and ``pipe_barrier`` (which waits for its pipe to drain — every pipe here is
-in-order and one instruction at a time, so it costs its own cycle only). A missing flag in
-the flags mode gives an optimistic time; comparing the two modes shows it. Issue queues
-are unbounded (the scalar unit never stalls on a full queue).
+and holds the pipe for ``cost_of(op, hw)`` cycles (:mod:`tilegraph.cost_model.tile_costs`).
+The *data* mode orders the pipes by the dependences through buffers (the synchronisation a
+perfect ``inject-sync`` would give); the *flags* mode orders them only by the kernel's
+``set_flag`` / ``wait_flag`` (a flag is raised when its ``set_flag`` completes on the source
+pipe, i.e. after everything issued to that pipe before it; ``wait_flag`` stalls the
+destination pipe until then and consumes the flag) and ``pipe_barrier`` (which waits for its
+pipe to drain — every pipe here is in-order and one instruction at a time, so it costs its
+own cycle only). A missing flag in the flags mode gives an optimistic time; comparing the
+two modes shows it. Issue queues are unbounded (the scalar unit never stalls on a full
+queue).
 
 **GM port.** The bytes a core moves between GM and its buffers (MTE2 loads, MTE3 stores,
 FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
@@ -31,8 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tilegraph.dialects.tile.sync import PIPES
-from tilegraph.runtime.cycles.program import (
+from tilegraph.cost_model.cycles.program import (
     FENCE,
     NORMAL,
     SET,
@@ -40,6 +40,7 @@ from tilegraph.runtime.cycles.program import (
     CycleModelError,
     KernelProgram,
 )
+from tilegraph.dialects.tile.sync import PIPES
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,13 @@ one K step, then ``mmad`` into L0C with ``init = (k == 0)``) is an axis as well,
 different kind: its loads get one slot per K step, and the ``mmad`` multiplies the steps'
 operands laid end to end along K — the sum of the steps' products that the loop computes,
 with the additions in BLAS's order rather than step after step
-(:func:`tilegraph.dialects.tile.cube.nest_product`).
+(:func:`tilegraph.runtime.fast_executor.cube.nest_product`).
 
 The tiling is untouched: the same tiles, the same ops, the same data loaded and stored per
 tile; a tile-size bug shows up exactly as in the interpreter. Only the order of the
-additions of a product differs (float32 rounding). Ops without a batched form run their
-ordinary kernel once per point of the batch, in order (:func:`one_by_one`).
+additions of a product differs (float32 rounding). Ops without a batched form
+(:mod:`.forms`) run their ordinary kernel once per point of the batch, in order
+(:func:`one_by_one`).
 """
 
 from __future__ import annotations

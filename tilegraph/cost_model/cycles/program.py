@@ -29,6 +29,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
+from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     AllocOp,
@@ -70,7 +71,7 @@ class OpRecord:
     pipe: int
     """Index into :data:`~tilegraph.dialects.tile.sync.PIPES`."""
     cost: int
-    """Cycles on its pipe (``op.cost(hw)``)."""
+    """Cycles on its pipe (:func:`~tilegraph.cost_model.tile_costs.cost_of`)."""
     path: str
     """"GM->L1", "L0C->GM", ... for data movement on MTE1/MTE2/MTE3/FIX, else ""."""
     moved_bytes: int
@@ -110,7 +111,7 @@ def _flag_key(op: FlagOp) -> int:
 
 
 def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRecord:
-    pipe, cost = PIPE_INDEX[op.pipe()], op.cost(hw)
+    pipe, cost = PIPE_INDEX[op.pipe()], cost_of(op, hw)
     if isinstance(op, FlagOp):
         kind = SET if isinstance(op, SetFlagOp) else WAIT
         return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=_flag_key(op))

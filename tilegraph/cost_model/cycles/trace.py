@@ -23,18 +23,18 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.cost_model.cycles.program import compile_kernel
+from tilegraph.cost_model.cycles.report import ModelCycles, nodes_text
+from tilegraph.cost_model.cycles.simulate import (
+    CycleModelOptions,
+    plan_launch,
+    run_block,
+)
 from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.sync_check import launch_blocks
-from tilegraph.runtime.cycles.program import compile_kernel
-from tilegraph.runtime.cycles.report import ModelCycles, nodes_text
-from tilegraph.runtime.cycles.simulate import (
-    CycleModelOptions,
-    plan_launch,
-    run_block,
-)
 
 
 def _thread(pid: int, tid: int, name: str) -> list[dict[str, Any]]:

@@ -10,16 +10,16 @@
 See docs/cycle-model.md.
 """
 
-from tilegraph.runtime.cycles.host import HostModel
-from tilegraph.runtime.cycles.program import CycleModelError, compile_kernel
-from tilegraph.runtime.cycles.report import KernelCycles, ModelCycles
-from tilegraph.runtime.cycles.simulate import (
+from tilegraph.cost_model.cycles.host import HostModel
+from tilegraph.cost_model.cycles.program import CycleModelError, compile_kernel
+from tilegraph.cost_model.cycles.report import KernelCycles, ModelCycles
+from tilegraph.cost_model.cycles.simulate import (
     CycleModelOptions,
     simulate_kernel,
     simulate_launch,
     simulate_module,
 )
-from tilegraph.runtime.cycles.trace import (
+from tilegraph.cost_model.cycles.trace import (
     kernel_trace,
     launch_trace,
     merge_traces,

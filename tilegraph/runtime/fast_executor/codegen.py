@@ -1,10 +1,13 @@
-"""The fast executor: each function of a tile-level module compiled to Python source.
+"""The fast executor's code generator: each function of a tile-level module compiled to
+Python source.
 
 Loops become Python ``for`` loops over ``range``, index arithmetic becomes Python
-expressions, and every tile op calls the same numpy closure the interpreter calls
-(:meth:`TileOp.kernel`). The tiling is executed exactly as the IR states — every tile, in
-order — only the interpreter's per-op dispatch is gone. Host kernels (macro bodies) call
-the graph ops' reference kernels as the interpreter does.
+expressions, and every tile op calls the same numpy closure the interpreter calls (its
+registered kernel, :func:`~tilegraph.runtime.tile_interpreter.kernels.kernel_of`); inside a
+nest of loops run as one batch (:mod:`.batching`), its batched form (:mod:`.forms`). The
+tiling is executed exactly as the IR states — every tile, in order — only the interpreter's
+per-op dispatch is gone. Host kernels (macro bodies) call the graph ops' reference kernels
+as the interpreter does.
 
 ``compile_module(module).run("main", args)`` returns the host function's results;
 ``source(name)`` shows the generated code of a function (for debugging and the docs).
@@ -26,16 +29,18 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
-from tilegraph.dialects.tile.base import scratch
 from tilegraph.dialects.tile.sync import SyncOp
-from tilegraph.runtime.batching import (
+from tilegraph.runtime.fast_executor.batching import (
     NestPlan,
     flattened,
     one_by_one,
     per_index_value,
     plan_nest,
 )
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
 class FastExecutorError(RuntimeError):
@@ -129,7 +134,9 @@ class _FunctionWriter:
             handle = self.module.bind(op)
         else:
             summed = plan.summed.get(op) if isinstance(op, MmadOp) else None
-            kernel = op.nest_kernel(mask, plan.rank, summed) or _nest_kernel(op, mask, plan.rank)
+            kernel = nest_kernel_of(op, mask, plan.rank, summed) or _nest_kernel(
+                op, mask, plan.rank
+            )
             handle = self.module.bind_kernel(kernel)
         self.emit(depth, f"{handle}({args})")
 
@@ -205,7 +212,7 @@ def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> Callable[..., Any]:
     """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
     batched form; else, with varying indices, its batched form once per value of those
     indices; else its kernel once per point."""
-    found = op.batched_kernel(mask)
+    found = batched_kernel_of(op, mask)
     if found is not None:
         return flattened(found, mask, rank)
     indices = [
@@ -215,10 +222,10 @@ def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> Callable[..., Any]:
     ]
     if indices:
         scalar = [m and i not in indices for i, m in enumerate(mask)]
-        per_value = op.batched_kernel(scalar)
+        per_value = batched_kernel_of(op, scalar)
         if per_value is not None:
             return per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
-    return flattened(one_by_one(op.kernel(), mask), mask, rank)
+    return flattened(one_by_one(kernel_of(op), mask), mask, rank)
 
 
 def _graph_kernel(op: Operation) -> Callable[..., Any]:
@@ -234,7 +241,7 @@ class CompiledModule:
     """Every function of a module as Python; see the module docstring.
 
     ``batch``: run the iterations of ``tile.parallel`` loops together
-    (:mod:`tilegraph.runtime.batching`)."""
+    (:mod:`.batching`)."""
 
     def __init__(self, module: ModuleOp, batch: bool = True):
         self.batch = batch
@@ -269,7 +276,7 @@ class CompiledModule:
         return found
 
     def bind(self, op: Operation) -> str:
-        return self.bind_kernel(op.kernel() if isinstance(op, TileOp) else _graph_kernel(op))
+        return self.bind_kernel(kernel_of(op) if isinstance(op, TileOp) else _graph_kernel(op))
 
     def bind_kernel(self, kernel: Callable[..., Any]) -> str:
         handle = f"k{self._handles}"

@@ -23,16 +23,17 @@ from dataclasses import dataclass, field, replace
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.cost_model.cycles.core import CoreRun, run_core
+from tilegraph.cost_model.cycles.host import HostModel, host_work
+from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share
+from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
+from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
+from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import LaunchOp
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
-from tilegraph.runtime.cycles.core import CoreRun, run_core
-from tilegraph.runtime.cycles.host import HostModel, host_work
-from tilegraph.runtime.cycles.memory import GmShare, GmTraffic, gm_share
-from tilegraph.runtime.cycles.program import CycleModelError, KernelProgram, compile_kernel
-from tilegraph.runtime.cycles.report import DOMINANT, KernelCycles, ModelCycles
 
 MODES = ("auto", "data", "flags")
 
@@ -211,8 +212,6 @@ def simulate_module(
 ) -> ModelCycles:
     """The cycle model of every launch of a lowered module (``O2, lower-graph-to-kernels,
     tile-kernels, ...``); ``hw`` defaults to the module's preset (``tilegraph.target``)."""
-    from tilegraph.runtime.compiled import kernel_report
-
     hw = hw or module_preset(module)
     options = options or CycleModelOptions()
     functions = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}

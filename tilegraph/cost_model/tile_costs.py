@@ -1,0 +1,173 @@
+"""Cycles each ``tile`` op occupies its pipe on one core of a :class:`HardwareModel`.
+
+A cost function ``cost(op, hw) -> int`` is registered for op classes with
+:func:`tile_cost`, xDSL ``@impl`` style; :func:`cost_of` finds it through the op's class
+hierarchy (the most derived registered class wins). ``TileOp`` itself is registered with
+:func:`one_cycle`: the cost of the ops that are bookkeeping on the scalar unit or on the
+host (allocation, constants, views, flags, barriers, block queries, launches) — an op
+that moves or computes data registers its own (tests/test_tile_registries.py lists
+the ops allowed the default).
+
+The formulas follow docs/tile-level.md (the presets' rates in :mod:`tilegraph.hardware`);
+tests/runtime/test_cycle_model.py holds them to ascend-hardware.md's figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import ceil, prod
+from typing import Any
+
+from tilegraph.dialects.tile.base import (
+    TileOp,
+    buffer_bytes,
+    memref_element,
+    memref_shape,
+    scope_of,
+)
+from tilegraph.dialects.tile.cube import MmadOp
+from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
+from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
+from tilegraph.dialects.tile.registry import OpClassRegistry
+from tilegraph.dialects.tile.vector import CastOp, VectorOp
+from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp
+from tilegraph.hardware import HardwareModel
+
+CostFunction = Callable[[Any, HardwareModel], int]
+"""Cycles of one op on one core of ``hw``."""
+
+_COSTS: OpClassRegistry[CostFunction] = OpClassRegistry("a cost")
+
+tile_cost = _COSTS.register
+"""``@tile_cost(*op_classes)``: register the decorated function as the cost of
+``op_classes`` (and of their subclasses that have none of their own)."""
+
+
+def cost_function(op_class: type[TileOp]) -> CostFunction:
+    """The cost registered for ``op_class`` or its nearest base (at worst :func:`one_cycle`)."""
+    found = _COSTS.lookup(op_class)
+    if found is None:
+        raise TypeError(f"{op_class.__name__} is not a tile op")
+    return found
+
+
+def cost_of(op: TileOp, hw: HardwareModel) -> int:
+    """Cycles ``op`` occupies its pipe on one core of ``hw``."""
+    return cost_function(type(op))(op, hw)
+
+
+@tile_cost(TileOp)
+def one_cycle(op: TileOp, hw: HardwareModel) -> int:
+    """The default: one cycle (see the module docstring)."""
+    return 1
+
+
+# ---- data movement -------------------------------------------------------------------
+
+DMA_HEAD_CYCLES = 16
+"""Issue latency of one DMA instruction (see docs/tile-level.md)."""
+
+
+def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = None) -> int:
+    """Cycles of one DMA of ``nbytes`` on ``path``; a GM side made of ``burst``-byte runs
+    that are not 512 B multiples moves at :attr:`HardwareModel.gm_misaligned_efficiency`."""
+    rate = hw.dma_bytes_per_cycle.get(path, 64.0)
+    if "GM" in path:
+        rate *= hw.gm_efficiency(burst)
+    return DMA_HEAD_CYCLES + ceil(nbytes / rate)
+
+
+@tile_cost(PathCopyOp)
+def path_copy(op: PathCopyOp, hw: HardwareModel) -> int:
+    a, b = op.path()
+    return dma_cycles(hw, f"{a}->{b}", op.moved_bytes(), op.gm_burst_bytes())
+
+
+@tile_cost(Load5hdOp)
+def load_5hd(op: Load5hdOp, hw: HardwareModel) -> int:
+    # Channel-strided reads: at most C0 contiguous elements per burst.
+    return dma_cycles(hw, f"GM->{scope_of(op.dst)}", 2 * op.moved_bytes())
+
+
+@tile_cost(Store5hdOp)
+def store_5hd(op: Store5hdOp, hw: HardwareModel) -> int:
+    return dma_cycles(hw, f"{scope_of(op.src)}->GM", 2 * op.moved_bytes())
+
+
+@tile_cost(Nd2NzOp)
+def nd2nz(op: Nd2NzOp, hw: HardwareModel) -> int:
+    return dma_cycles(hw, "GM->L1", op.moved_bytes(), op.gm_burst_bytes())
+
+
+@tile_cost(Nz2NdOp)
+def nz2nd(op: Nz2NdOp, hw: HardwareModel) -> int:
+    return dma_cycles(hw, f"{scope_of(op.src)}->GM", op.moved_bytes())
+
+
+@tile_cost(Load2dOp)
+def load2d(op: Load2dOp, hw: HardwareModel) -> int:
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes())
+
+
+@tile_cost(Load3dOp)
+def load3d(op: Load3dOp, hw: HardwareModel) -> int:
+    # img2col is slower than a plain L1 -> L0A load: ~512/(n+2) B/cycle, >= 32.
+    kh, kw = int_values(op.kernel_shape)
+    rate = max(32.0, 512.0 / (kh * kw + 2))
+    return 16 + ceil(op.moved_bytes() / rate)
+
+
+@tile_cost(FixpipeOp)
+def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
+    return dma_cycles(hw, f"L0C->{scope_of(op.dst)}", op.moved_bytes(), op.gm_burst_bytes())
+
+
+# ---- the cube ------------------------------------------------------------------------
+
+
+@tile_cost(MmadOp)
+def mmad(op: MmadOp, hw: HardwareModel) -> int:
+    m, k, n = op.dims()
+    dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
+        str(memref_element(op.a)), "float32"
+    )
+    macs = hw.cube_macs_per_cycle.get(dtype, 1024)
+    k0 = macs // 256  # MACs per cycle = 16 x 16 x K0
+    return hw.mmad_head_cycles + ceil(m / 16) * ceil(k / k0) * ceil(n / 16)
+
+
+# ---- the vector unit: startup + repeats ----------------------------------------------
+
+
+def vector_cycles(hw: HardwareModel, nbytes: int, elements: int, transcendental: bool) -> int:
+    """A repeat handles 256 bytes (arithmetic) or 32 elements (transcendental), per the
+    hardware model."""
+    if transcendental:
+        repeats = ceil(elements / hw.vector_transcendental_elems_per_cycle)
+    else:
+        repeats = ceil(nbytes / hw.vector_bytes_per_cycle)
+    return hw.vector_startup_cycles + repeats
+
+
+@tile_cost(VectorOp)
+def vector(op: VectorOp, hw: HardwareModel) -> int:
+    dst = op.destination()
+    return vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), op.TRANSCENDENTAL)
+
+
+@tile_cost(CastOp)
+def cast(op: CastOp, hw: HardwareModel) -> int:
+    elements = prod(memref_shape(op.destination()))
+    return hw.vector_startup_cycles + ceil(elements / hw.vector_cast_elems_per_cycle)
+
+
+@tile_cost(ReduceOp)
+def reduce(op: ReduceOp, hw: HardwareModel) -> int:
+    return vector_cycles(hw, buffer_bytes(op.src), prod(memref_shape(op.src)), False)
+
+
+@tile_cost(PoolOp)
+def pool(op: PoolOp, hw: HardwareModel) -> int:
+    kh, kw = int_values(op.kernel_shape)
+    dst = op.destination()
+    return kh * kw * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)

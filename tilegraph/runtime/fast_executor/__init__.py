@@ -1,0 +1,31 @@
+"""The fast executor: each function of a tile-level module compiled to Python source.
+
+* :mod:`.codegen` writes the Python (``compile_module(module).run("main", args)``;
+  ``source(name)`` shows the generated code of a function);
+* :mod:`.batching` plans which nests of loops run as one batch;
+* :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
+  tiles at once (:mod:`.dma`, :mod:`.fractal`, :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
+  helped by :mod:`.windows` (window copies of a batch) and :mod:`.scratch` (reused
+  temporaries);
+* every op's per-tile semantics is the interpreter's
+  (:mod:`tilegraph.runtime.tile_interpreter.kernels`).
+
+The tiling is executed exactly as the IR states — every tile, in order — only the
+interpreter's per-op dispatch is gone. Host kernels (macro bodies) call the graph ops'
+reference kernels as the interpreter does.
+"""
+
+from tilegraph.runtime.fast_executor import (  # noqa: F401 - each registers its forms
+    cube,
+    dma,
+    fractal,
+    sync,
+    vector,
+)
+from tilegraph.runtime.fast_executor.codegen import (
+    CompiledModule,
+    FastExecutorError,
+    compile_module,
+)
+
+__all__ = ["CompiledModule", "FastExecutorError", "compile_module"]

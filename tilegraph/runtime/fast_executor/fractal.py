@@ -1,0 +1,71 @@
+"""Batched forms of the cube path's data moves: ``tile.load2d`` (fractals of a batch of
+tiles), ``tile.load3d`` (img2col of one K step for a batch of tiles) and ``tile.fixpipe``
+(whole windows in one scatter, cut ones through the kernel), built from the kernels'
+pieces in :mod:`tilegraph.runtime.tile_interpreter.fractal`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tilegraph.dialects.tile.base import memref_shape
+from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp
+from tilegraph.runtime.fast_executor.forms import batched_kernel
+from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
+from tilegraph.runtime.tile_interpreter.fractal import (
+    fixpipe_tiles,
+    img2col,
+    img2col_params,
+    load_fractals,
+)
+from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
+
+
+@batched_kernel(Load2dOp)
+def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
+    if batched[1] or batched[2] or not batched[3]:
+        return None
+    mode, lead = op.mode.data, 1 if batched[0] else 0
+
+    def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
+        src = src.reshape(*src.shape[:lead], *src.shape[-4:])
+        load_fractals(src, i, j, dst, mode)
+        return ()
+
+    return run
+
+
+@batched_kernel(Load3dOp)
+def batched_load3d(op: Load3dOp, batched: Sequence[bool]) -> Kernel | None:
+    if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
+        return None
+    return img2col(img2col_params(op))
+
+
+@batched_kernel(FixpipeOp)
+def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
+    if not batched[0]:
+        return None
+    tiles = fixpipe_tiles(op)
+    single = kernel_of(op)
+    rank = len(memref_shape(op.dst))
+    has_bias = op.bias is not None
+    dst_batched = batched[1]
+
+    def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+        count = len(src)
+        width = dst.shape[dst_batched + 3] if dst.ndim - dst_batched > 3 else 0
+        bias = None
+        if has_bias:
+            bias = rest[rank].reshape(-1 if batched[2 + rank] else 1, src.shape[1], 1, 1, 16)
+        tile = tiles(src, bias, width)
+        zeros = [0] * rank
+        cut = copy_whole_windows(
+            count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched
+        )
+        copy_cut_items(single, (src, dst, *rest), batched, cut)
+        return ()
+
+    return run

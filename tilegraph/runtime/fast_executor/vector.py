@@ -1,0 +1,47 @@
+"""Batched forms of the vector ops: an elementwise op's kernel broadcasts from the right,
+so it handles a leading batch dim on its buffers as it is (with the batch dim of a
+lower-rank operand moved in front of its broadcast dims). Reduce, pool and transpose name
+their dims: they have no batched form and run tile by tile."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from xdsl.dialects.builtin import MemRefType
+
+from tilegraph.dialects.tile.base import memref_shape
+from tilegraph.dialects.tile.vector import VectorOp
+from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, TransposeOp
+from tilegraph.runtime.fast_executor.forms import batched_kernel
+from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
+
+
+@batched_kernel(VectorOp)
+def batched_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
+    if not batched[-1]:
+        return None
+    kernel = kernel_of(op)
+    rank = len(memref_shape(op.destination()))
+    # numpy aligns shapes from the right: a batched operand of lower rank than the
+    # destination gets its broadcast dims between the batch dim and its own.
+    fixes = [
+        rank - len(memref_shape(v)) if b and isinstance(v.type, MemRefType) else 0
+        for v, b in zip(op.operands, batched, strict=True)
+    ]
+    if not any(fixes):
+        return kernel
+
+    def run(*args: Any) -> tuple[()]:
+        aligned = [
+            a.reshape(a.shape[0], *([1] * f), *a.shape[1:]) if f else a
+            for a, f in zip(args, fixes, strict=True)
+        ]
+        return kernel(*aligned)
+
+    return run
+
+
+@batched_kernel(ReduceOp, PoolOp, TransposeOp)
+def not_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
+    return None

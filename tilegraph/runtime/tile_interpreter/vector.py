@@ -1,0 +1,200 @@
+"""Semantics of the vector unit's elementwise ops (:mod:`tilegraph.dialects.tile.vector`).
+
+The unary, binary and scalar families are declared in the dialect as tables of instruction
+names; their numpy functions are the tables here, keyed by the same names, and each family
+registers one factory per op class in a loop. Operands broadcast to the destination from
+the right (numpy's rule), as the verifier checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tilegraph.dialects.tile.vector import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    BroadcastOp,
+    CastOp,
+    CmpOp,
+    DupOp,
+    SelectOp,
+)
+from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return erf(x).astype(x.dtype, copy=False)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype, copy=False)
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return (1.0 / np.sqrt(x)).astype(x.dtype, copy=False)
+
+
+def _rec(x: np.ndarray) -> np.ndarray:
+    return (1.0 / x).astype(x.dtype, copy=False)
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "vabs": np.abs,
+    "vneg": np.negative,
+    "vrelu": _relu,
+    "vexp": np.exp,
+    "vln": np.log,
+    "vsqrt": np.sqrt,
+    "vrsqrt": _rsqrt,
+    "vrec": _rec,
+    "vtanh": np.tanh,
+    "vsigmoid": _sigmoid,
+    "verf": _erf,
+    "vsin": np.sin,
+    "vcos": np.cos,
+    "vfloor": np.floor,
+    "vceil": np.ceil,
+    "vround": np.round,
+    "vsign": np.sign,
+    "vnot": np.logical_not,
+    "vcopy": np.copy,
+}
+
+BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "vadd": np.add,
+    "vsub": np.subtract,
+    "vmul": np.multiply,
+    "vdiv": np.divide,
+    "vmax": np.maximum,
+    "vmin": np.minimum,
+    "vpow": np.power,
+    "vand": np.logical_and,
+    "vor": np.logical_or,
+}
+
+SCALAR: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {
+    "vadds": np.add,
+    "vmuls": np.multiply,
+    "vmaxs": np.maximum,
+    "vmins": np.minimum,
+}
+
+COMPARISONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+ROUNDINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "rint": np.rint,
+    "trunc": np.trunc,
+    "floor": np.floor,
+    "ceil": np.ceil,
+}
+
+
+def store_into(dst: np.ndarray, values: Any) -> None:
+    dst[...] = values
+
+
+def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Any], Kernel]:
+    def factory(op: Any) -> Kernel:
+        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+            store_into(dst, fn(src))
+            return ()
+
+        return run
+
+    return factory
+
+
+def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[Any], Kernel]:
+    def factory(op: Any) -> Kernel:
+        def run(a: np.ndarray, b: np.ndarray, dst: np.ndarray) -> tuple[()]:
+            store_into(dst, fn(a, b))
+            return ()
+
+        return run
+
+    return factory
+
+
+def _scalar(fn: Callable[[np.ndarray, Any], np.ndarray]) -> Callable[[Any], Kernel]:
+    def factory(op: Any) -> Kernel:
+        value = op.scalar.value.data
+
+        def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+            store_into(dst, fn(src, np.asarray(value, src.dtype)))
+            return ()
+
+        return run
+
+    return factory
+
+
+for _name, _cls in UNARY_OPS.items():
+    tile_kernel(_cls)(_unary(UNARY[_name]))  # pyright: ignore[reportArgumentType]
+for _name, _cls in BINARY_OPS.items():
+    tile_kernel(_cls)(_binary(BINARY[_name]))  # pyright: ignore[reportArgumentType]
+for _name, _cls in SCALAR_OPS.items():
+    tile_kernel(_cls)(_scalar(SCALAR[_name]))  # pyright: ignore[reportArgumentType]
+
+
+@tile_kernel(CmpOp)
+def compare(op: CmpOp) -> Kernel:
+    return _binary(COMPARISONS[op.predicate.data])(op)
+
+
+@tile_kernel(SelectOp)
+def select(op: SelectOp) -> Kernel:
+    def run(mask: np.ndarray, a: np.ndarray, b: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, np.where(mask, a, b))
+        return ()
+
+    return run
+
+
+@tile_kernel(CastOp)
+def cast(op: CastOp) -> Kernel:
+    rounding = ROUNDINGS[op.rounding.data if op.rounding is not None else "rint"]
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        if dst.dtype.kind in "iu" and src.dtype.kind == "f":
+            src = rounding(src)
+        store_into(dst, src.astype(dst.dtype))
+        return ()
+
+    return run
+
+
+@tile_kernel(DupOp)
+def dup(op: DupOp) -> Kernel:
+    value = op.value.value.data
+
+    def run(dst: np.ndarray) -> tuple[()]:
+        dst.fill(value)
+        return ()
+
+    return run
+
+
+@tile_kernel(BroadcastOp)
+def broadcast(op: BroadcastOp) -> Kernel:
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, src)
+        return ()
+
+    return run

@@ -1,0 +1,98 @@
+"""Semantics of the vector ops that reduce or move data within a tile
+(:mod:`tilegraph.dialects.tile.vector_layout`): reduce, pool, transpose."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+
+from tilegraph.dialects.tile.dma import int_values
+from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, TransposeOp
+from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
+from tilegraph.runtime.tile_interpreter.vector import store_into
+
+REDUCTIONS: dict[str, Callable[..., np.ndarray]] = {
+    "sum": np.sum,
+    "max": np.max,
+    "min": np.min,
+    "prod": np.prod,
+}
+
+
+@tile_kernel(ReduceOp)
+def reduce(op: ReduceOp) -> Kernel:
+    fn = REDUCTIONS[op.kind.data]
+    axes = op.reduced_axes()
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, fn(src, axis=axes, keepdims=dst.ndim == src.ndim))
+        return ()
+
+    return run
+
+
+@tile_kernel(PoolOp)
+def pool(op: PoolOp) -> Kernel:
+    kind = op.kind.data
+    kh, kw = int_values(op.kernel_shape)
+    sh, sw = int_values(op.strides)
+    dh, dw = int_values(op.dilations)
+    top, left, bottom, right = int_values(op.pads)
+    height, width = op.height.value.data, op.width.value.data
+
+    def run(src: np.ndarray, row0: int, dst: np.ndarray) -> tuple[()]:
+        rows, cols = dst.shape[2], dst.shape[3]
+        acc = None
+        for i in range(kh):
+            for j in range(kw):
+                tap = src[
+                    :, :,
+                    i * dh : i * dh + (rows - 1) * sh + 1 : sh,
+                    j * dw : j * dw + (cols - 1) * sw + 1 : sw,
+                ]  # fmt: skip
+                if acc is None:
+                    acc = tap.astype(np.float32 if kind != "max" else tap.dtype, copy=True)
+                elif kind == "max":
+                    np.maximum(acc, tap, out=acc)
+                else:
+                    acc += tap
+        assert acc is not None
+        if kind != "max":
+            pad = kind == "avg_include_pad"
+            bounds = (
+                (-top, height + bottom) if pad else (0, height),
+                (-left, width + right) if pad else (0, width),
+            )
+            counts = _tap_counts(
+                row0, rows, cols, (kh, kw), (sh, sw), (dh, dw), (top, left), bounds
+            )
+            acc = acc / counts.reshape((1, 1, rows, cols) + (1,) * (acc.ndim - 4))
+        store_into(dst, acc)
+        return ()
+
+    return run
+
+
+def _tap_counts(row0, rows, cols, kernel, strides, dilations, begin, bounds) -> np.ndarray:
+    """Kernel taps within ``bounds`` (per axis, image coordinates) for each output position:
+    average pooling's divisor."""
+    counts = []
+    for start, n, k, s, d, b, (lo, hi) in zip(
+        (row0, 0), (rows, cols), kernel, strides, dilations, begin, bounds, strict=True
+    ):
+        pos = (np.arange(start, start + n) * s - b)[:, None] + np.arange(k)[None, :] * d
+        counts.append(((pos >= lo) & (pos < hi)).sum(axis=1))
+    return np.maximum(np.outer(counts[0], counts[1]), 1).astype(np.float32)
+
+
+@tile_kernel(TransposeOp)
+def transpose(op: TransposeOp) -> Kernel:
+    perm = tuple(int(p) for p in cast(Any, op.perm).get_values())
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, src.transpose(perm))
+        return ()
+
+    return run
