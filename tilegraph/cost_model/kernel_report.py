@@ -14,7 +14,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 
 from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, OPS_ATTR, TILES_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import (
+    HOST_REASON_ATTR,
+    KERNEL_ATTR,
+    OPS_ATTR,
+    TILES_ATTR,
+)
 
 
 @dataclass(frozen=True)
