@@ -83,7 +83,7 @@ lint: $(STAMP)
 	$(BIN)/pyright tilegraph
 
 docs: $(STAMP)
-	$(PY) -m tilegraph.tools.generated_docs
+	$(PY) -m docs.generators.generated_docs
 
 viz-seed: $(STAMP)
 	@mkdir -p build

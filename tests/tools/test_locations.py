@@ -25,7 +25,7 @@ from tilegraph.lowering.kernel_body import KERNEL_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.cycles import launch_trace, model_trace, simulate_module
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
 
 INPUTS = Path(__file__).parent.parent / "filecheck" / "tools" / "Inputs"
 LOWERED = "O2,lower-graph-to-kernels,tile-kernels{platform=ascend910b}"

@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tilegraph.tools.run import run, safe_file_name
+from tilegraph.tools.run.cli import run, safe_file_name
 
 
 def has_row(text: str, *cells: str) -> bool:
@@ -83,7 +83,7 @@ def test_safe_file_names():
 
 
 def test_mismatch_exits_1(tmp_path, monkeypatch, capsys):
-    import tilegraph.tools.run as run_mod
+    import tilegraph.tools.run.cli as run_mod
 
     monkeypatch.setattr(
         run_mod, "onnxruntime_outputs", lambda path, inputs: [np.full((2, 3), 7.0, np.float32)]
@@ -105,7 +105,7 @@ def test_mlir_input_and_pipeline(tmp_path, capsys):
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("tilegraph-run")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run.cli"]
     env = {k: v for k, v in os.environ.items() if k != "TILEGRAPH_DEBUG"}
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env)
 

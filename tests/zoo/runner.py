@@ -5,7 +5,7 @@ output order) or the first line of the error, plus what that path reports (host 
 the tiled lowering, the Session's stats). Nothing here raises for a failing model: the
 caller (the pytest harness, or ``benchmarks/model_zoo.py``) decides. The CLI runs as a
 subprocess (``tilegraph-run`` next to this interpreter, else ``python -m
-tilegraph.tools.run``) with the repository on ``PYTHONPATH``; the in-process paths
+tilegraph.tools.run.cli``) with the repository on ``PYTHONPATH``; the in-process paths
 (``compile``, ``Session``) run in a child process when ``timeout`` is given, so a hung or
 very slow case is stopped.
 """
@@ -103,7 +103,7 @@ def mismatch(
 
 def _cli_command() -> list[str]:
     exe = Path(sys.executable).with_name("tilegraph-run")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run.cli"]
 
 
 def _env() -> dict[str, str]:
@@ -139,7 +139,7 @@ def run_cli(
             message = cli_error(proc.stderr or proc.stdout)
             return Outcome(error=message, seconds=seconds)
         report = json.loads(report_file.read_text())
-        from tilegraph.tools.run import safe_file_name
+        from tilegraph.tools.run.cli import safe_file_name
 
         names = list(report["outputs"])
         outputs = [np.load(out_dir / f"{safe_file_name(n)}.npy") for n in names]

@@ -8,19 +8,23 @@
     tilegraph-run model.mlir --save-outputs out/ --json report.json
     tilegraph-run model.onnx --profile 10 --trace t.json   # cycle model: table, Chrome trace
 
-By default the model is optimised with ``-p`` (O2 when not given), lowered to kernels and
-tiled loops for ``--platform`` (``lower-graph-to-kernels``, ``tile-kernels``) and run by the
-fast executor; the report lists the kernels (cube / vector / host, the tiles each runs) and
-the ops left on the host with the reason, and the GM memory plan. ``--profile`` prints the
+The model is compiled by :func:`tilegraph.compile` — optimised with ``-p`` (O2 when not
+given), lowered to kernels and tiled loops for ``--platform`` and run by the fast executor
+— which the program watches through :class:`~tilegraph.runtime.compiled.CompileHooks`
+(stage times, progress, pass statistics, ``--check-each-pass``, the optimised graph's
+counts). The report lists the kernels (cube / vector / host, the tiles each runs) and the
+ops left on the host with the reason, and the GM memory plan. ``--profile`` prints the
 cycle model's estimate on the preset (top kernels by time, their bound and cube
 utilisation, totals: cube- vs memory-bound time, TransData time, host ops); ``--trace FILE``
 writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core of the
 slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
-A model whose shapes are not static runs on the
-reference interpreter, and the report says so. Prints a summary (model, ops by type,
-kernels, time per stage, per-output comparison; tables from :mod:`.run_report`). Errors
-(bad file, unsupported op, wrong input) print one message and exit 1; a comparison that
-fails its tolerances exits 1 too.
+A model whose shapes are not static runs on the reference interpreter
+(``compile(..., reference_fallback=True)``), and the report says so. An ONNX model whose
+dims or branches its inputs decide is imported for the run's inputs first
+(:mod:`tilegraph.runtime.binding`). Prints a summary (model, ops by type, kernels, time per
+stage, per-output comparison; tables from :mod:`.report`). Errors (bad file, unsupported
+op, wrong input) print one message and exit 1; a comparison that fails its tolerances exits
+1 too.
 
 On a terminal, stderr shows the run's progress while it lasts (stage, pass by pass, kernel
 by kernel, the ``optimal`` solver, run by run for a sweep); nothing when stderr is piped
@@ -35,43 +39,45 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.entry import InputError, entry_function, set_entry
 from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_storage import UnboundShapeError
-from tilegraph.dialects.layout_type import TensorType
-from tilegraph.frontend import OnnxImportError, load_onnx
-from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
-from tilegraph.progress import reporting, task
-from tilegraph.runtime.errors import plain_words
-from tilegraph.runtime.interpreter import KernelError
-from tilegraph.runtime.reference import (
-    InputError,
-    entry_function,
-    output_names,
-    run_reference,
-    set_entry,
-)
-from tilegraph.runtime.session import GuardViolation, model_io_names
-from tilegraph.symbolic.inference import shape_env
-from tilegraph.tools.npy_files import load_npy
-from tilegraph.tools.onnxruntime_oracle import (
+from tilegraph.frontend import OnnxImportError
+from tilegraph.frontend.onnxruntime_oracle import (
     OnnxruntimeMissing,
     compare,
     onnxruntime_outputs,
 )
-from tilegraph.tools.progress import KernelProgress, pass_observer, terminal_progress
-from tilegraph.tools.run_report import print_profile, print_report
-from tilegraph.tools.run_shapes import (
+from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
+from tilegraph.progress import reporting, task
+from tilegraph.runtime.compiled import CompiledModel, CompileHooks, compile
+from tilegraph.runtime.errors import plain_words
+from tilegraph.runtime.interpreter import KernelError
+from tilegraph.runtime.session import GuardViolation, model_io_names
+from tilegraph.symbolic.inference import shape_env
+from tilegraph.tools.model_files import ModelFileError, load_module
+from tilegraph.tools.random_inputs import random_inputs
+from tilegraph.tools.run.npy_files import load_npy
+from tilegraph.tools.run.progress import KernelProgress, pass_observer, terminal_progress
+from tilegraph.tools.run.report import (
+    ReportError,
+    print_profile,
+    print_report,
+    strategy_report,
+    tiles_section,
+)
+from tilegraph.tools.run.shapes import (
     ShapeArgumentError,
     add_shape_arguments,
     print_shape_sets,
-    random_inputs,
     run_shape_sets,
     shape_sets,
 )
@@ -79,33 +85,6 @@ from tilegraph.tools.run_shapes import (
 
 class RunError(Exception):
     """A user-facing failure of tilegraph-run (message complete, exit code 1)."""
-
-
-def load_module(path: str, bindable: bool = True) -> ModuleOp:
-    """An ``.onnx`` or ``.mlir`` file as a module; RunError on any problem (with
-    ``bindable=False``, a ValueDependentError — an If concrete inputs would decide — is
-    raised as it is)."""
-    from tilegraph.frontend.onnx_errors import ValueDependentError
-
-    if path.endswith(".onnx"):
-        try:
-            return load_onnx(path)
-        except OnnxImportError as e:
-            if isinstance(e, ValueDependentError) and not bindable:
-                raise
-            raise RunError(str(e)) from None
-    if path.endswith(".mlir"):
-        from xdsl.utils.exceptions import ParseError
-
-        from tilegraph.passes.context import parse_mlir_file
-
-        try:
-            return parse_mlir_file(path)
-        except FileNotFoundError:
-            raise RunError(f"{path}: no such file") from None
-        except ParseError as e:
-            raise RunError(str(e)) from None
-    raise RunError(f"{path}: expected a .onnx or .mlir file")
 
 
 def read_array(path: str) -> np.ndarray:
@@ -121,7 +100,8 @@ def read_array(path: str) -> np.ndarray:
 
 def _set_target(args: argparse.Namespace, module: ModuleOp) -> None:
     """``--platform`` / ``--precision`` become the module's target (:mod:`tilegraph.target`)
-    before any pass runs; they must agree with a target the model already records."""
+    before any pass runs (the format report's too); they must agree with a target the
+    model already records."""
     from tilegraph.target import pin_target, target_of
 
     by = f"--platform {args.platform}" if args.platform else "tilegraph-run"
@@ -129,40 +109,6 @@ def _set_target(args: argparse.Namespace, module: ModuleOp) -> None:
         pin_target(module, by, args.platform, args.precision or target_of(module).precision)
     except ValueError as e:
         raise RunError(str(e)) from None
-
-
-def strategy_report(module: ModuleOp) -> dict[str, dict[str, Any]]:
-    """TransData count and bytes per inference under each storage strategy (on copies),
-    on the module's target."""
-    out: dict[str, dict[str, Any]] = {}
-    for strategy in ("naive", "ge", "optimal"):
-        with task(f"format report: strategy {strategy}"):
-            out[strategy] = _strategy_entry(module, strategy)
-    return out
-
-
-def _strategy_entry(module: ModuleOp, strategy: str) -> dict[str, Any]:
-    """One strategy's entry of :func:`strategy_report` (its error when it fails)."""
-    from tilegraph.passes.context import make_context
-    from tilegraph.passes.format_report import format_report
-    from tilegraph.passes.pipelines import run_pipeline
-
-    copy = module.clone()
-    t0 = time.perf_counter()
-    try:
-        run_pipeline(f"format{{strategy={strategy}}}", make_context(), copy)
-    except Exception as e:  # the report must not hide the run; say what failed
-        return {"error": f"strategy {strategy} failed: {plain_words(e)}"}
-    reports = format_report(copy)
-    entry: dict[str, Any] = dict(reports.get("main", next(iter(reports.values()))))
-    entry["seconds"] = round(time.perf_counter() - t0, 4)
-    fn = entry_function(copy)
-    for key in ("optimal_cost", "optimal_bound", "optimal_status"):
-        attr = fn.attributes.get(f"layout.{key}")
-        if attr is not None:
-            value = getattr(attr, "data", None)
-            entry[key] = value if value is not None else attr.value.data  # type: ignore[attr-defined]
-    return entry
 
 
 def safe_file_name(name: str) -> str:
@@ -277,7 +223,15 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0 if report.get("compare_ok", True) else 1
 
 
-_USER_ERRORS = (RunError, InputError, ShapeArgumentError, GuardViolation, OnnxruntimeMissing)
+_USER_ERRORS = (
+    RunError,
+    ModelFileError,
+    ReportError,
+    InputError,
+    ShapeArgumentError,
+    GuardViolation,
+    OnnxruntimeMissing,
+)
 
 
 def error_message(e: Exception, reference: bool = False) -> str:
@@ -324,52 +278,82 @@ def _run_shape_sets(args: argparse.Namespace) -> int:
     return 0 if report["compare_ok"] else 1
 
 
-def _load(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[ModuleOp, Any]:
-    """The model as a module; an ONNX model that branches on its inputs' shapes or values
-    (an If the import cannot type alone) is imported for the given arrays, which must then
-    cover every input. The second item is the :class:`BoundImport` when that happened."""
-    from tilegraph.frontend.onnx_errors import ValueDependentError
+class _Watch(CompileHooks):
+    """tilegraph-run's view of :func:`tilegraph.compile`: each stage timed and shown on the
+    progress display, the pipeline's statistics collected (and every pass checked with
+    ``--check-each-pass``) under the bound model's shape env, the optimised graph counted."""
 
-    if not args.model.endswith(".onnx"):
-        return load_module(args.model), None
-    try:
-        return load_module(args.model, bindable=False), None
-    except ValueDependentError as e:
-        missing = [n for n in model_io_names(args.model)[0] if n not in given]
-        if missing:
-            raise RunError(
-                f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"
-            ) from None
-        return _import_bound(args, given)
+    def __init__(
+        self, args: argparse.Namespace, inputs: Mapping[str, np.ndarray], env: Any
+    ) -> None:
+        self.args, self.inputs, self.env = args, inputs, env
+        self.times: dict[str, float] = {}
+        self.statistics: dict[str, dict[str, float | int]] = {}
+        self.check_summary: str | None = None
+        self.optimised_graph: dict[str, Any] = {}
+        self.lowering_started: float | None = None
 
+    @contextmanager
+    def stage(self, name: str, module: ModuleOp) -> Iterator[None]:
+        if name == "passes":
+            with self._passes(module):
+                yield
+            return
+        self.lowering_started = time.perf_counter()
+        with self._lowering():
+            yield
 
-def _bound(
-    args: argparse.Namespace, module: ModuleOp, inputs: Mapping[str, np.ndarray]
-) -> tuple[ModuleOp, Any]:
-    """An ONNX model whose dims or branches the inputs decide, imported for them: static
-    (every dim its size) for the tiles, per --dynamic for --reference
-    (:mod:`tilegraph.runtime.binding`); else the module as it is."""
-    from tilegraph.runtime.binding import unknown_dims
+    @contextmanager
+    def _passes(self, module: ModuleOp) -> Iterator[None]:
+        from xdsl.utils.exceptions import DiagnosticException
 
-    fn = entry_function(module)
-    dynamic = any(
-        isinstance(t, TensorType) and not t.is_static for t in fn.function_type.inputs.data
-    )
-    if not args.model.endswith(".onnx") or not (dynamic or unknown_dims(module)):
-        return module, None
-    return _import_bound(args, inputs)
+        from tilegraph.passes.pipelines import observing_passes
+        from tilegraph.passes.statistics import collecting_statistics
+        from tilegraph.runtime.pass_check import PassChecker, PassCheckError
 
+        pipeline = self.args.pipeline
+        t0 = time.perf_counter()
+        try:
+            with ExitStack() as stack:
+                stack.enter_context(shape_env(self.env))
+                collector = stack.enter_context(collecting_statistics())
+                progress = stack.enter_context(task(pipeline))
+                stack.enter_context(observing_passes(pass_observer(progress, pipeline)))
+                checker = None
+                if self.args.check_each_pass:
+                    args = self.args
+                    checker = PassChecker(module, self.inputs, args.check_rtol, args.check_atol)
+                    stack.enter_context(observing_passes(checker.after_pass))
+                yield
+                self.statistics = collector.as_dict()
+                self.check_summary = checker.summary() if checker is not None else None
+        except PassCheckError as e:
+            raise RunError(f"check-each-pass: {e}") from None
+        except (ValueError, DiagnosticException) as e:
+            raise RunError(f"pipeline '{pipeline}': {e}") from None
+        self.times["passes"] = time.perf_counter() - t0
 
-def _import_bound(
-    args: argparse.Namespace, inputs: Mapping[str, np.ndarray]
-) -> tuple[ModuleOp, Any]:
-    from tilegraph.runtime.binding import import_bound
+    @contextmanager
+    def _lowering(self) -> Iterator[None]:
+        from tilegraph.lowering.graph_to_kernels import LoweringError
+        from tilegraph.passes.pipelines import observing_passes
 
-    try:
-        bound = import_bound(args.model, inputs, mode=args.dynamic, static=not args.reference)
-    except OnnxImportError as e:
-        raise RunError(str(e)) from None
-    return bound.module, bound
+        label = "lowering to tiles"
+        try:
+            with task(label) as progress, observing_passes(pass_observer(progress, label)):
+                yield
+        except LoweringError:
+            raise  # compile() runs the module on the reference interpreter instead
+        except ValueError as e:
+            raise RunError(f"tile lowering: {e}") from None
+
+    def optimised(self, module: ModuleOp) -> None:
+        self.optimised_graph = {
+            "after_pipeline": compute_op_count(module),
+            "by_type": dict(sorted(top_level_ops(module).items())),
+            "fusion": fusion_summary(module).as_dict(),
+            "guards": [str(g) for g in module_guards(module)],
+        }
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -377,7 +361,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     given = _given_arrays(args)
     with task(f"importing {Path(args.model).name}"):
-        module, bound = _load(args, given)
+        module, bound = _import(args, given)
     _set_target(args, module)
     if args.entry is not None:
         set_entry(module, args.entry)
@@ -394,52 +378,46 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         _set_target(args, module)
         if bound is not None:
             times["import for the inputs"] = time.perf_counter() - t0
-    env = bound.env if bound is not None else None
     bindings = list(bound.reasons) if bound is not None else []
     if bound is not None and not args.reference:
         from tilegraph.runtime.binding import observe_unknown_dims
 
         observed = observe_unknown_dims(module, inputs)
         bindings += [f"data-dependent size: {o}" for o in observed if o.produced]
-    statistics: dict[str, dict[str, float | int]] = {}
-    check_summary = None
     if args.check_each_pass and not args.pipeline:
         raise RunError("--check-each-pass needs a pipeline (-p)")
-    if args.pipeline:
-        t0 = time.perf_counter()
-        with shape_env(env):
-            statistics, check_summary = _run_pipeline(args, module, inputs)
-        times["passes"] = time.perf_counter() - t0
-    ops = top_level_ops(module)
-    fusion = fusion_summary(module).as_dict()
-    after_pipeline = compute_op_count(module)
-    fn = entry_function(module)
-    names = output_names(fn)
+    watch = _Watch(args, inputs, bound.env if bound is not None else None)
+    compiled = compile(
+        module,  # it carries the target and the entry, set above with the CLI's messages
+        pipeline=args.pipeline,
+        target="reference" if args.reference else "tiles",
+        executor=args.executor,
+        hooks=watch,
+        reference_fallback=True,
+    )
+    times.update(watch.times)
     tiles: dict[str, Any] | None = None
-    guards = [str(g) for g in module_guards(module)]
-    if bound is not None:
-        guards += [str(g) for g in bound.value_guards]
     if not args.reference:
-        t0 = time.perf_counter()
-        tiles = _lower(args, module)
-        times["lower to tiles"] = time.perf_counter() - t0
+        tiles = tiles_section(args, compiled)
+        assert watch.lowering_started is not None
+        times["lower to tiles"] = time.perf_counter() - watch.lowering_started
     t0 = time.perf_counter()
-    if tiles is not None and "skipped" not in tiles:
-        outputs = _run_tiles(args, module, inputs)
-        times[f"run (tiles, {args.executor})"] = time.perf_counter() - t0
-    else:
-        with task("running the reference interpreter"):
-            outputs = run_reference(module, inputs)
-        times["run (reference)"] = time.perf_counter() - t0
+    outputs = _execute(args, compiled, inputs)
+    times[f"run (tiles, {args.executor})" if compiled.target == "tiles" else "run (reference)"] = (
+        time.perf_counter() - t0
+    )
+    names = compiled.output_names
+    graph = watch.optimised_graph
+    guards = graph["guards"] + ([str(g) for g in bound.value_guards] if bound is not None else [])
     report: dict[str, Any] = {
         "model": args.model,
         "ops": {
             "imported": imported_ops,
-            "after_pipeline": after_pipeline,
-            "by_type": dict(sorted(ops.items())),
+            "after_pipeline": graph["after_pipeline"],
+            "by_type": graph["by_type"],
         },
-        "fusion": fusion,
-        "statistics": statistics,
+        "fusion": graph["fusion"],
+        "statistics": watch.statistics,
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "outputs": {
             n: {"shape": list(np.shape(o)), "dtype": str(np.asarray(o).dtype)}
@@ -451,8 +429,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         report["guards"] = guards
     if bindings:
         report["bindings"] = bindings
-    if check_summary is not None:
-        report["check_each_pass"] = check_summary
+    if watch.check_summary is not None:
+        report["check_each_pass"] = watch.check_summary
     if tiles is not None:
         report.update(tiles)
     elif args.profile is not None or args.trace:
@@ -478,123 +456,68 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
-def _run_pipeline(
-    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
-) -> tuple[dict[str, dict[str, float | int]], str | None]:
-    """Run the pipeline (checking every pass when asked); its statistics and the check's
-    summary."""
-    from xdsl.utils.exceptions import DiagnosticException
+def _import(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[ModuleOp, Any]:
+    """The model as a module; an ONNX model that branches on its inputs' shapes or values
+    (an If the import cannot type alone) is imported for the given arrays, which must then
+    cover every input. The second item is the :class:`BoundImport` when that happened."""
+    from tilegraph.frontend.onnx_errors import ValueDependentError
 
-    from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import observing_passes, run_pipeline
-    from tilegraph.passes.statistics import collecting_statistics
-    from tilegraph.runtime.pass_check import PassChecker, PassCheckError
+    if not args.model.endswith(".onnx"):
+        return load_module(args.model), None
+    try:
+        return load_module(args.model, bindable=False), None
+    except ValueDependentError as e:
+        missing = [n for n in model_io_names(args.model)[0] if n not in given]
+        if missing:
+            raise RunError(
+                f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"
+            ) from None
+        return _import_bound(args, given)
+
+
+def _bound(
+    args: argparse.Namespace, module: ModuleOp, inputs: Mapping[str, np.ndarray]
+) -> tuple[ModuleOp, Any]:
+    """An ONNX model whose dims or branches the inputs decide
+    (:func:`~tilegraph.runtime.binding.needs_binding`), imported for them: static (every
+    dim its size) for the tiles, per --dynamic for --reference; else the module as it is."""
+    from tilegraph.runtime.binding import needs_binding
+
+    if not args.model.endswith(".onnx") or not needs_binding(module):
+        return module, None
+    return _import_bound(args, inputs)
+
+
+def _import_bound(
+    args: argparse.Namespace, inputs: Mapping[str, np.ndarray]
+) -> tuple[ModuleOp, Any]:
+    from tilegraph.runtime.binding import import_bound
 
     try:
-        with (
-            collecting_statistics() as collector,
-            task(args.pipeline) as progress,
-            observing_passes(pass_observer(progress, args.pipeline)),
-        ):
-            if args.check_each_pass:
-                checker = PassChecker(module, inputs, args.check_rtol, args.check_atol)
-                with observing_passes(checker.after_pass):
-                    run_pipeline(args.pipeline, make_context(), module)
-                return collector.as_dict(), checker.summary()
-            run_pipeline(args.pipeline, make_context(), module)
-            return collector.as_dict(), None
-    except PassCheckError as e:
-        raise RunError(f"check-each-pass: {e}") from None
-    except (ValueError, DiagnosticException) as e:
-        raise RunError(f"pipeline '{args.pipeline}': {e}") from None
+        bound = import_bound(args.model, inputs, mode=args.dynamic, static=not args.reference)
+    except OnnxImportError as e:
+        raise RunError(str(e)) from None
+    return bound.module, bound
 
 
-def _lower(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
-    """Lower the optimised module to tiled kernels in place; the report's tile section.
-    A module that cannot be lowered as a whole (symbolic shapes) is left as it is."""
-    from tilegraph.lowering.graph_to_kernels import LoweringError
-    from tilegraph.lowering.plan_memory import memory_report
-    from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import observing_passes, run_pipeline
-    from tilegraph.runtime.compiled import kernel_report, lowering_pipeline
-    from tilegraph.target import target_of
+def _execute(
+    args: argparse.Namespace, compiled: CompiledModel, inputs: dict[str, np.ndarray]
+) -> list[np.ndarray]:
+    """Run the compiled model on the progress display (kernel by kernel for the tiles)."""
+    if compiled.target != "tiles":
+        with task("running the reference interpreter"):
+            return compiled.run(inputs)
+    from tilegraph.dialects.tile import LaunchOp
 
-    try:
-        with (
-            task("lowering to tiles") as progress,
-            observing_passes(pass_observer(progress, "lowering to tiles")),
-        ):
-            run_pipeline(lowering_pipeline(), make_context(), module)
-    except LoweringError as e:
-        skipped: dict[str, Any] = {"target": "reference", "skipped": f"not lowered to tiles: {e}"}
-        if args.profile is not None or args.trace:
-            skipped["profile"] = "cycle model: not run (no tiled kernels), no trace written"
-        return skipped
-    except ValueError as e:
-        raise RunError(f"tile lowering: {e}") from None
-    kernels = kernel_report(module)
-    host_ops = [
-        {"op": op, "reason": k.reason or ""}
-        for k in kernels
-        if k.unit == "host"
-        for op in k.ops
-        if op.startswith("graph.")
-    ]
-    return {
-        "target": "tiles",
-        "platform": target_of(module).platform,
-        "precision": target_of(module).precision,
-        "executor": args.executor,
-        "kernels": [k.as_dict() for k in kernels],
-        "host_ops": host_ops,
-        "memory": _memory(memory_report(module)),
-        **_cycles(args, module),
-    }
-
-
-def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
-    """The cycle model's part of the report (when --profile, --trace or --json asks)."""
-    if args.profile is None and not args.trace and not args.json:
-        return {}
-    from tilegraph.runtime.cycles import (
-        CycleModelError,
-        launch_trace,
-        merge_traces,
-        model_trace,
-        simulate_module,
-        write_trace,
-    )
-
-    try:
-        with task("cycle model"):
-            cycles = simulate_module(module)
-        found: dict[str, Any] = {"cycles": cycles.to_json()}
-        if args.profile is not None:
-            found["profile"] = (cycles, args.profile)  # printed by run_report.print_profile
-        if args.trace:
-            kernel = args.trace_kernel
-            if kernel is None:
-                tiled = [k for k in cycles.kernels if k.unit != "host"]
-                kernel = max(tiled, key=lambda k: k.total_us).name if tiled else None
-            trace = model_trace(cycles)
-            if kernel is not None:
-                trace = merge_traces(trace, launch_trace(module, kernel))
-            write_trace(trace, args.trace)
-    except (CycleModelError, ValueError) as e:
-        raise RunError(f"cycle model: {e}") from None
-    except OSError as e:
-        raise RunError(f"--trace {args.trace}: {e.strerror}") from None
-    return found
-
-
-def _memory(report: Any) -> dict[str, int]:
-    return {
-        "peak": report.peak,
-        "lower_bound": report.lower_bound,
-        "no_reuse": report.no_reuse,
-        "constants": report.constants,
-        "in_place": report.in_place,
-    }
+    fn = entry_function(compiled.module)
+    launches = sum(1 for op in fn.walk() if isinstance(op, LaunchOp))
+    label = f"running kernels ({args.executor})"
+    with task(label, total=launches) as progress:
+        counters = KernelProgress(progress, label) if reporting() else None
+        outputs = compiled.run(inputs, counters=counters)
+        if counters is not None and counters.started:
+            progress.advance(1)  # the last kernel is done too
+    return outputs
 
 
 def _inputs(
@@ -620,26 +543,5 @@ def _given_arrays(args: argparse.Namespace) -> dict[str, np.ndarray]:
     return given
 
 
-def _run_tiles(
-    args: argparse.Namespace, module: ModuleOp, inputs: dict[str, np.ndarray]
-) -> list[np.ndarray]:
-    """Run the lowered module's tiles (kernel by kernel on the progress display)."""
-    from tilegraph.dialects.tile import LaunchOp
-    from tilegraph.runtime.tiles import run_tiles
-
-    launches = sum(1 for op in entry_function(module).walk() if isinstance(op, LaunchOp))
-    label = f"running kernels ({args.executor})"
-    with task(label, total=launches) as progress:
-        counters = KernelProgress(progress, label) if reporting() else None
-        outputs = run_tiles(module, inputs, executor=args.executor, counters=counters)
-        if counters is not None and counters.started:
-            progress.advance(1)  # the last kernel is done too
-    return outputs
-
-
 def main() -> None:
     sys.exit(run())
-
-
-if __name__ == "__main__":
-    main()

@@ -22,11 +22,8 @@ PNG is the same drawing rasterised by matplotlib (the ``plot`` extra).
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -246,7 +243,7 @@ class _Builder:
 
 def picture(module: ModuleOp, collapse: bool = False) -> Picture:
     """The entry function of ``module`` as nodes, clusters and labelled edges."""
-    from tilegraph.runtime.reference import entry_function
+    from tilegraph.dialects.entry import entry_function
 
     fn = entry_function(module)
     b = _Builder(collapse)
@@ -348,50 +345,7 @@ def to_dot(p: Picture) -> str:
 def render(module: ModuleOp, fmt: str = "mermaid", collapse: bool = False) -> str:
     p = picture(module, collapse)
     if fmt == "svg":
-        from tilegraph.tools.viz_svg import to_svg
+        from tilegraph.tools.viz.svg import to_svg
 
         return to_svg(p)
     return to_mermaid(p) if fmt == "mermaid" else to_dot(p)
-
-
-def run(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="tilegraph-viz", description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("model", help=".onnx or .mlir file")
-    ap.add_argument("-p", "--pipeline", default="", help="pass pipeline to run first (e.g. O2)")
-    ap.add_argument("--format", choices=FORMATS, default="mermaid")
-    ap.add_argument("-o", "--output", help="write here instead of stdout")
-    ap.add_argument("--collapse", action="store_true", help="one node per fused group")
-    args = ap.parse_args(argv)
-    from tilegraph.tools.run import RunError, load_module
-
-    try:
-        module = load_module(args.model)
-        if args.pipeline:
-            from tilegraph.passes.context import make_context
-            from tilegraph.passes.pipelines import run_pipeline
-
-            run_pipeline(args.pipeline, make_context(), module)
-        if args.format == "png":
-            if not args.output:
-                raise ValueError("--format png needs -o FILE")
-            from tilegraph.tools.viz_svg import to_png
-
-            to_png(picture(module, args.collapse), args.output)
-            return 0
-        text = render(module, args.format, args.collapse)
-    except (RunError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
-def main() -> None:
-    sys.exit(run())
-
-
-if __name__ == "__main__":
-    main()
