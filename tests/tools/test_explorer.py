@@ -16,7 +16,7 @@ SEED = Path(__file__).resolve().parents[2] / "examples" / "conv_block.mlir"
 def _explore(tmp_path: Path, pipeline: str) -> str:
     out = tmp_path / "report.html"
     done = subprocess.run(
-        [sys.executable, "-m", "tilegraph.tools.opt.cli", str(SEED), "-p", pipeline, "--explore",
+        [sys.executable, "-m", "tilegraph.tools.opt", str(SEED), "-p", pipeline, "--explore",
          str(out)],
         capture_output=True,
         text=True,

@@ -72,9 +72,9 @@ def conv_model(path: Path) -> str:
 
 
 def _run_tool(argv: list[str], stderr_on_tty: bool) -> tuple[int, str, str]:
-    """Run ``python -m tilegraph.tools.run.cli ARGV``: (exit code, stdout, stderr), with stdout
+    """Run ``python -m tilegraph.tools.run ARGV``: (exit code, stdout, stderr), with stdout
     on a pipe and stderr on a pseudo-terminal or a pipe."""
-    cmd = [sys.executable, "-m", "tilegraph.tools.run.cli", *argv]
+    cmd = [sys.executable, "-m", "tilegraph.tools.run", *argv]
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"}
     env.pop("TILEGRAPH_DEBUG", None)
     if not stderr_on_tty:

@@ -105,7 +105,7 @@ def test_mlir_input_and_pipeline(tmp_path, capsys):
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("tilegraph-run")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run"]
     env = {k: v for k, v in os.environ.items() if k != "TILEGRAPH_DEBUG"}
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env)
 

@@ -5,7 +5,7 @@ output order) or the first line of the error, plus what that path reports (host 
 the tiled lowering, the Session's stats). Nothing here raises for a failing model: the
 caller (the pytest harness, or ``benchmarks/model_zoo.py``) decides. The CLI runs as a
 subprocess (``tilegraph-run`` next to this interpreter, else ``python -m
-tilegraph.tools.run.cli``) with the repository on ``PYTHONPATH``; the in-process paths
+tilegraph.tools.run``) with the repository on ``PYTHONPATH``; the in-process paths
 (``compile``, ``Session``) run in a child process when ``timeout`` is given, so a hung or
 very slow case is stopped.
 """
@@ -103,7 +103,7 @@ def mismatch(
 
 def _cli_command() -> list[str]:
     exe = Path(sys.executable).with_name("tilegraph-run")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tilegraph.tools.run"]
 
 
 def _env() -> dict[str, str]:
