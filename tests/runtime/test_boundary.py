@@ -138,7 +138,7 @@ def test_exact_array_carries_bfloat16_bits_and_rounds_the_rest():
 @pytest.mark.parametrize("onnx_type", NARROW, ids=TP.DataType.Name)
 def test_raw_bytes_of_the_declared_type_are_accepted(onnx_type, tmp_path):
     """``np.save`` + ``np.load`` of an ml_dtypes array gives a void array of its bytes (a
-    float8 e5m2 file only through :func:`~tilegraph.tools.npy_files.load_npy`)."""
+    float8 e5m2 file only through :func:`~tilegraph.tools.run.npy_files.load_npy`)."""
     from tilegraph.tools.run.npy_files import load_npy
 
     x = every_value(onnx_type)
