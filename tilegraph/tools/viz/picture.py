@@ -1,21 +1,19 @@
-"""``tilegraph-viz``: the graph as a picture, with the origin and storage view on every edge.
+"""The graph as a picture (``tilegraph-viz``, :mod:`.cli`), with the origin and storage view
+on every edge.
 
-    tilegraph-viz MODEL [-p PIPELINE] [--format mermaid|dot|svg|png] [-o FILE] [--collapse]
-
-MODEL is an ``.onnx`` or ``.mlir`` file; ``-p`` runs a pipeline first (``format{strategy=
-naive}``, ``O2``). Every op of the entry function is a node, every SSA value an edge
-labelled with its origin format and shape, and with ``→ storage format [storage shape]``
-where the storage view differs. ``layout.trans_data`` nodes are highlighted (red), heavy ops
-(Conv, MatMul, Gemm: the ones that seed storage selection) are bold, constants are folded
-into their consumer's label (``w: FRACTAL_Z``), each ``graph.fused`` group is a cluster
-of its ops (``--collapse``: one node per group, for large models), and each control-flow op
+Every op of the entry function is a node, every SSA value an edge labelled with its origin
+format and shape, and with ``→ storage format [storage shape]`` where the storage view
+differs. ``layout.trans_data`` nodes are highlighted (red), heavy ops (Conv, MatMul, Gemm:
+the ones that seed storage selection) are bold, constants are folded into their consumer's
+label (``w: FRACTAL_Z``), each ``graph.fused`` group is a cluster of its ops
+(``--collapse``: one node per group, for large models), and each control-flow op
 (``graph.if``, ``graph.loop``, ...) is a cluster holding its head node (its operands come in
 there), one nested cluster per body (``then`` / ``else`` / ``body``: the body's ops, reading
 its arguments from the head) and an ``end`` node (the yielded values go in there, the op's
 results come out).
 
 Mermaid (renders in GitHub / GitLab markdown and mermaid.live) and Graphviz DOT are text;
-SVG is laid out by grandalf (a pip dependency; no Graphviz needed) in :mod:`.viz_svg` as a
+SVG is laid out by grandalf (a pip dependency; no Graphviz needed) in :mod:`.svg` as a
 compound layout (each cluster laid out on its own, then placed as one box), and
 PNG is the same drawing rasterised by matplotlib (the ``plot`` extra).
 """
