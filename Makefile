@@ -78,12 +78,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/startup.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check tilegraph tests benchmarks examples
-	$(BIN)/ruff format --check tilegraph tests benchmarks examples
-	$(BIN)/pyright tilegraph
+	$(BIN)/ruff check tilegraph tests benchmarks examples docs/generators
+	$(BIN)/ruff format --check tilegraph tests benchmarks examples docs/generators
+	$(BIN)/pyright tilegraph docs/generators
 
 docs: $(STAMP)
-	$(PY) -m tilegraph.tools.generated_docs
+	$(PY) -m docs.generators.generated_docs
 
 viz-seed: $(STAMP)
 	@mkdir -p build
@@ -96,8 +96,8 @@ viz-seed: $(STAMP)
 	@echo "wrote build/seed-{naive,ge}.{mmd,dot,svg} (docs/pictures.md shows them)"
 
 format: $(STAMP)
-	$(BIN)/ruff format tilegraph tests benchmarks
-	$(BIN)/ruff check --fix tilegraph tests benchmarks
+	$(BIN)/ruff format tilegraph tests benchmarks docs/generators
+	$(BIN)/ruff check --fix tilegraph tests benchmarks docs/generators
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

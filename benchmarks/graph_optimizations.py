@@ -21,14 +21,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_outputs
 from tilegraph.passes.analysis import compute_op_count, fusion_summary
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 MUST_GO = ("graph.batch_norm", "graph.constant_of_shape", "graph.dropout", "graph.identity")
 

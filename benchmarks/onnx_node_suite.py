@@ -5,7 +5,7 @@
                                          [--onnxruntime]
 
 Each case of ``onnx.backend.test.case.node.collect_testcases`` is imported with ``load_onnx``
-and run with ``run_reference`` (see :mod:`tilegraph.tools.node_suite` for the rules:
+and run with ``run_reference`` (see :mod:`tests.conformance.node_suite` for the rules:
 refused = the importer raised ``OnnxImportError``; failed = wrong output or any other
 exception). Prints one row per op type, the totals, the refusal reasons grouped by their
 first words (what to implement next), and every failure with its message.
@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
-from tilegraph.tools.node_suite import (
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.conformance.node_suite import (  # noqa: E402 - after the path is set
     REFUSALS_FILE,
     CaseResult,
     case_op,

@@ -19,11 +19,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:

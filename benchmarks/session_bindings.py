@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.dialects.control_flow_models import loop_model  # noqa: E402
 from tests.runtime.test_binding import nonzero_model  # noqa: E402
 from tests.zoo.wheels import model_path  # noqa: E402
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session  # noqa: E402
 from tilegraph.runtime.session import Session  # noqa: E402
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_session  # noqa: E402
 
 Inputs = dict[str, np.ndarray]
 

@@ -89,20 +89,20 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 import tilegraph
 from tilegraph.cost_model.cycles import simulate_module
 from tilegraph.dialects.element_types import numpy_dtype_of
+from tilegraph.dialects.entry import entry_function
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import memref_shape
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session
 from tilegraph.hardware import DEFAULT_PRESET
 from tilegraph.lowering.conversion.kernel_body import read_kernel_body
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime.compiled import CompiledModel
 from tilegraph.runtime.fast_executor import compile_module
-from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.tiles import fast_module, host_signature, run_tiles
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 FAST_TARGET = 2.0
 INTERPRET_TARGET = 20.0

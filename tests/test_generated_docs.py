@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tilegraph.tools.generated_docs import PAGES, stale_pages
+from docs.generators.generated_docs import PAGES, stale_pages
 
 
 def test_generated_pages_are_current():
@@ -63,7 +63,7 @@ def test_op_reference_covers_every_op_with_its_facts():
 def test_op_reference_anchors_resolve():
     import re
 
-    from tilegraph.tools.ops_doc import anchor
+    from docs.generators.ops_doc import anchor
 
     page = PAGES["ops.md"]()
     anchors = {anchor(h) for h in re.findall(r"^#+ (.+)$", page, flags=re.M)}

@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tilegraph"
 LAYERS: dict[str, int] = {
     "tilegraph.formats": 0,
     "tilegraph.progress": 0,  # a plain-Python progress hook, imports nothing of ours
+    "tilegraph.version": 0,  # the version string, imports nothing (the ONNX exporter reads it)
     "tilegraph.symbolic": 1,
     "tilegraph.hardware": 0,  # the presets' facts, plain Python (formats read its default)
     "tilegraph.target": 2,  # the target a module carries: reads hardware, used by every pass

@@ -2,9 +2,10 @@
 
 Packages: :mod:`tilegraph.formats` (layout rules, plain Python), :mod:`tilegraph.symbolic`
 (dimension expressions), :mod:`tilegraph.dialects` (``layout`` and ``graph``),
-:mod:`tilegraph.passes` (graph-level passes and pipelines), :mod:`tilegraph.frontend` (ONNX),
-:mod:`tilegraph.lowering` (graph -> kernels -> tiled loops), :mod:`tilegraph.runtime`
-(reference interpreter, tile executors, ``compile``), :mod:`tilegraph.tools` (CLIs).
+:mod:`tilegraph.passes` (graph-level passes and pipelines), :mod:`tilegraph.frontend` (ONNX
+import and export, onnxruntime as the oracle), :mod:`tilegraph.lowering` (graph -> kernels
+-> tiled loops), :mod:`tilegraph.runtime` (reference interpreter, tile executors,
+``compile``), :mod:`tilegraph.tools` (the command-line programs).
 
 The top-level names are imported lazily so that ``import tilegraph.formats`` stays light.
 """
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from tilegraph.runtime.compiled import CompiledModel, compile
     from tilegraph.runtime.session import GuardViolation, Session
 
-__version__ = "0.1.0"
+from tilegraph.version import __version__  # a module of its own: any layer may read it
 
 _LAZY = {
     "load_onnx": ("tilegraph.frontend", "load_onnx"),

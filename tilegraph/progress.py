@@ -8,7 +8,7 @@ Library code (a solver, a pass) announces its work with :func:`task` and never p
             t.advance()
 
 A tool that wants to show progress installs a :class:`ProgressSink` around the run with
-:func:`reporting_to` (``tilegraph.tools.progress`` draws it on a terminal). With no sink
+:func:`reporting_to` (``tilegraph.tools.run.progress`` draws it on a terminal). With no sink
 installed every call is a no-op costing one context-variable lookup, so reporting is free
 for library users, tests and piped runs. This module imports nothing from tilegraph: any
 layer may use it.

@@ -13,13 +13,13 @@ import numpy as np
 import onnx
 import pytest
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_outputs
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function, input_names
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_outputs
 
 # The three large-weight models (VGG-19, ZFNet, AlexNet: 10-40 s each, mostly weight
 # handling) run only in `make test-all`.

@@ -6,7 +6,7 @@ onnx) either passes or is refused for the reason the reviewed list
 written by ``python benchmarks/onnx_node_suite.py --write-refusals``). A wrong output (onnx's
 own comparison: the case's rtol/atol, 1e-3/1e-7 by default) or any other exception fails; so
 does a refusal the list does not have (a regression, or an unreviewed reason), and a listed
-case that now passes (the list is stale: rewrite it). Rules of a case: :mod:`tilegraph.tools.node_suite`.
+case that now passes (the list is stale: rewrite it). Rules of a case: :mod:`tests.conformance.node_suite`.
 
 Default run: every case whose model is at opset 22 or newer and uses only supported ops (the
 cases the opset-22+ version mapping exists for) plus every 8th other case. The other cases
@@ -19,8 +19,7 @@ from __future__ import annotations
 import pytest
 from onnx.backend.test.case.test_case import TestCase
 
-from tilegraph.frontend import supported_onnx_ops
-from tilegraph.tools.node_suite import (
+from tests.conformance.node_suite import (
     case_model,
     case_opset,
     load_refusals,
@@ -28,6 +27,7 @@ from tilegraph.tools.node_suite import (
     refusal_reason,
     run_case,
 )
+from tilegraph.frontend import supported_onnx_ops
 
 NEWER_OPSETS = 22
 SAMPLE_EVERY = 8

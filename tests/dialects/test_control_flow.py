@@ -21,9 +21,9 @@ from tests.dialects.control_flow_models import (
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, RegionOp, walk_outside_bodies
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.frontend import OnnxImportError, load_onnx
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session
 from tilegraph.passes.context import make_context
 from tilegraph.runtime import run_reference
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
 
 
 def onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

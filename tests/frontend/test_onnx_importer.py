@@ -8,11 +8,11 @@ import pytest
 import sympy
 from onnx import TensorProto, helper, numpy_helper
 
+from tilegraph.dialects.entry import entry_function
 from tilegraph.dialects.graph import ConstantOp
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function
 
 
 def make_model(nodes, inputs, outputs, initializers=(), opset=17, ir_version=8):

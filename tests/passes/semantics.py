@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.run_shapes import random_inputs
+from tilegraph.tools.random_inputs import random_inputs
 
 NAN = float("nan")
 

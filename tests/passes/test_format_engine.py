@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.conformance.test_onnx_backend_data import SKIPPED, cases, shipped_data
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import padding_mask
 from tilegraph.frontend import load_onnx
@@ -22,7 +23,6 @@ from tilegraph.passes.format_report import format_report
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.registry import tilegraph_passes
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function, input_names
 
 STRATEGIES = ["naive", "ge", "optimal"]
 NAN = float("nan")

@@ -12,6 +12,7 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.dialects.graph.base import GraphOp
 from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.dialects.graph.facts import FormatRole, OpFacts
@@ -23,7 +24,6 @@ from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.infer_origin_format import InferOriginFormatPass, infer_origin_formats
 from tilegraph.runtime import run_reference
-from tilegraph.runtime.reference import entry_function, input_names
 
 _SLOW = {"vgg19", "bvlc_alexnet", "zfnet512"}
 

@@ -26,7 +26,7 @@ from tilegraph.frontend.onnx_errors import ValueDependentError
 from tilegraph.runtime.binding import MAX_BOUND_ELEMENTS, import_bound, unknown_dims
 from tilegraph.runtime.interpreter import ShapeChanged
 from tilegraph.runtime.session import Session
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
 
 rng = np.random.default_rng(3)
 F = TensorProto.FLOAT

@@ -17,9 +17,10 @@ from onnx.reference import ReferenceEvaluator
 
 import tilegraph
 from tilegraph.dialects.element_conversion import exact_array
+from tilegraph.dialects.entry import InputError
 from tilegraph.formats import DType, parse_dtype
 from tilegraph.frontend import load_onnx
-from tilegraph.runtime import InputError, run_reference
+from tilegraph.runtime import run_reference
 
 NARROW = [
     TP.BFLOAT16, TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ,
@@ -137,8 +138,8 @@ def test_exact_array_carries_bfloat16_bits_and_rounds_the_rest():
 @pytest.mark.parametrize("onnx_type", NARROW, ids=TP.DataType.Name)
 def test_raw_bytes_of_the_declared_type_are_accepted(onnx_type, tmp_path):
     """``np.save`` + ``np.load`` of an ml_dtypes array gives a void array of its bytes (a
-    float8 e5m2 file only through :func:`~tilegraph.tools.npy_files.load_npy`)."""
-    from tilegraph.tools.npy_files import load_npy
+    float8 e5m2 file only through :func:`~tilegraph.tools.run.npy_files.load_npy`)."""
+    from tilegraph.tools.run.npy_files import load_npy
 
     x = every_value(onnx_type)
     np.save(tmp_path / "x.npy", x)

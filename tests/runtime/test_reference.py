@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tilegraph.dialects.entry import InputError
 from tilegraph.formats import to_storage
 from tilegraph.passes.context import parse_mlir
-from tilegraph.runtime import InputError, run_reference
+from tilegraph.runtime import run_reference
 
 STORAGE_CHAIN = """
 func.func @main(%x: !layout.tensor<2x20x3x3xf32, NCHW>) -> !layout.tensor<2x20x3x3xf32, NCHW> {
@@ -115,13 +116,13 @@ func.func @model(%x: !layout.tensor<2xf32>) -> !layout.tensor<2xf32> {
 
 
 def test_the_entry_is_the_one_function_no_other_calls():
-    from tilegraph.runtime.reference import entry_function
+    from tilegraph.dialects.entry import entry_function
 
     assert entry_function(parse_mlir(HELPERS)).sym_name.data == "model"
 
 
 def test_several_uncalled_functions_are_named_as_candidates():
-    from tilegraph.runtime.reference import entry_function
+    from tilegraph.dialects.entry import entry_function
 
     text = HELPERS + HELPERS.replace("@model", "@other").split("}\n", 1)[1]
     with pytest.raises(InputError, match=r"2 are called by no other \(@model, @other\)"):
@@ -129,7 +130,7 @@ def test_several_uncalled_functions_are_named_as_candidates():
 
 
 def test_set_entry_is_what_runs_and_a_wrong_name_lists_the_functions():
-    from tilegraph.runtime.reference import set_entry
+    from tilegraph.dialects.entry import set_entry
 
     module = parse_mlir(HELPERS)
     set_entry(module, "helper")

@@ -13,10 +13,10 @@ import onnx.helper as oh
 import pytest
 from onnx import TensorProto, numpy_helper
 
+from tilegraph.dialects.entry import entry_function
 from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.context import parse_mlir
-from tilegraph.runtime.reference import entry_function
 from tilegraph.runtime.session import GuardViolation, Session, SessionError
 from tilegraph.symbolic import GuardKind
 

@@ -10,9 +10,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tilegraph.frontend import load_onnx
-from tilegraph.tools.input_ranges import DEFAULT_INT_RANGE, input_ranges
-from tilegraph.tools.run import run
-from tilegraph.tools.run_shapes import random_inputs
+from tilegraph.tools.random_inputs import DEFAULT_INT_RANGE, input_ranges, random_inputs
+from tilegraph.tools.run.cli import run
 
 SEQ = 16
 I64, F32 = TensorProto.INT64, TensorProto.FLOAT

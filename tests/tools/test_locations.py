@@ -25,7 +25,7 @@ from tilegraph.frontend import load_onnx
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
 
 INPUTS = Path(__file__).parent.parent / "filecheck" / "tools" / "Inputs"
 LOWERED = "O2,lower-graph-to-kernels,tile-kernels{platform=ascend910b}"

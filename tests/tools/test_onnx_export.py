@@ -1,4 +1,4 @@
-"""ONNX export (``tilegraph-opt --emit-onnx``, :mod:`tilegraph.tools.onnx_export`).
+"""ONNX export (``tilegraph-opt --emit-onnx``, :mod:`tilegraph.frontend.onnx_export`).
 
 The oracles are independent of the exporter: ``onnx.checker`` (``full_check``: schemas and
 shape inference) for validity, and onnxruntime for meaning — the exported model must compute
@@ -27,12 +27,12 @@ from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.layout import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+from tilegraph.frontend.onnx_export import DOMAIN, OnnxExportError, export_onnx
+from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session
 from tilegraph.passes.context import make_context, parse_mlir
 from tilegraph.passes.pipelines import NamedPipeline, O2Pipeline, run_pipeline
 from tilegraph.runtime import run_reference
-from tilegraph.tools.onnx_export import DOMAIN, OnnxExportError, export_onnx
-from tilegraph.tools.onnxruntime_oracle import onnxruntime_session
-from tilegraph.tools.opt import run
+from tilegraph.tools.opt.cli import run
 
 _SLOW = ("vgg19", "zfnet512", "bvlc_alexnet")  # 10-40 s each (weights), as in conformance
 assert issubclass(O2Pipeline, NamedPipeline)

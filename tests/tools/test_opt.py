@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tilegraph.tools.opt import run
+from tilegraph.tools.opt.cli import run
 
 GOOD = """
 func.func @f(%x: !layout.tensor<1x20x4x4xf16, NCHW>) -> !layout.tensor<1x20x4x4xf16, NCHW> {
@@ -122,7 +122,7 @@ def plugin_opt(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "[tilegraph.passes]\ncount-relus = my_plugin:CountRelus\n"
     )
     env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    code = "from tilegraph.tools.opt import main; main()"
+    code = "from tilegraph.tools.opt.cli import main; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env
     )
@@ -181,7 +181,7 @@ def test_an_internal_error_inside_a_pass_names_the_pass(tmp_path, capsys, monkey
 
 def test_a_closed_stdout_ends_quietly(tmp_path):
     """`tilegraph-opt ... | head`: the reader goes away; no message, exit 141 (SIGPIPE's)."""
-    code = "from tilegraph.tools.opt import main; main()"
+    code = "from tilegraph.tools.opt.cli import main; main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, write(tmp_path, GOOD), "--print-between-passes", "-p", "O1"],
         stdout=subprocess.PIPE,
@@ -199,7 +199,7 @@ def test_help_imports_no_pass_dialect_or_interpreter():
     interpreters (nor sympy): the pass list is read from the sources."""
     code = (
         "import sys\n"
-        "from tilegraph.tools.opt import run\n"
+        "from tilegraph.tools.opt.cli import run\n"
         "assert run(['--help']) == 0\n"
         "heavy = ['sympy', 'tilegraph.dialects.graph', 'xdsl.interpreters', 'tilegraph.runtime',"
         " 'tilegraph.passes.fuse_ops', 'rich']\n"

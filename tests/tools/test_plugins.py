@@ -21,7 +21,7 @@ import pytest
 
 from tilegraph.passes import registry
 from tilegraph.passes.registry import PluginEntry
-from tilegraph.tools.opt import run
+from tilegraph.tools.opt.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial-writing-a-pass.md"

@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from tilegraph import progress
-from tilegraph.tools.progress import KernelProgress, progress_wanted, terminal_progress
+from tilegraph.tools.run.progress import KernelProgress, progress_wanted, terminal_progress
 from tilegraph.tools.tables import Col, print_rule_catalog, render_table
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -151,11 +151,11 @@ def test_the_optimal_solver_reports_its_model_and_its_solve():
 
 
 def test_kernel_progress_advances_once_per_launch(tmp_path):
+    from tilegraph.dialects.entry import entry_function
     from tilegraph.dialects.tile import LaunchOp
     from tilegraph.frontend import load_onnx
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
-    from tilegraph.runtime.reference import entry_function
     from tilegraph.runtime.tiles import run_tiles
 
     module = load_onnx(conv_model(tmp_path / "conv.onnx"))

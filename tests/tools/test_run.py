@@ -14,7 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tilegraph.tools.run import run, safe_file_name
+from tilegraph.tools.run.cli import run, safe_file_name
 
 
 def has_row(text: str, *cells: str) -> bool:
@@ -83,7 +83,7 @@ def test_safe_file_names():
 
 
 def test_mismatch_exits_1(tmp_path, monkeypatch, capsys):
-    import tilegraph.tools.run as run_mod
+    import tilegraph.tools.run.cli as run_mod
 
     monkeypatch.setattr(
         run_mod, "onnxruntime_outputs", lambda path, inputs: [np.full((2, 3), 7.0, np.float32)]

@@ -14,8 +14,8 @@ from onnx import TensorProto as TP
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from tilegraph.tools.npy_files import load_npy
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
+from tilegraph.tools.run.npy_files import load_npy
 
 
 def relu_model(path: Path, onnx_type: int) -> onnx.ModelProto:

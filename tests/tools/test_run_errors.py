@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from tilegraph.dialects.graph.provenance import op_label
 from tilegraph.frontend import load_onnx
 from tilegraph.runtime.errors import is_internal, plain_words
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
 
 CLASS_PREFIX = re.compile(r"\b[A-Z]\w*(Error|Exception|Violation|Missing):")
 TARGETS = [["--reference"], []]  # the graph-level interpreter, the tiled path

@@ -12,7 +12,7 @@ import onnx.helper as oh
 import pytest
 from onnx import TensorProto, numpy_helper
 
-from tilegraph.tools.run import run
+from tilegraph.tools.run.cli import run
 
 
 def recogniser(path: Path) -> str:

@@ -11,7 +11,8 @@ import pytest
 
 from tilegraph.passes.context import make_context, parse_mlir_file
 from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.tools.viz import picture, render, run, to_dot, to_mermaid
+from tilegraph.tools.viz.cli import run
+from tilegraph.tools.viz.picture import picture, render, to_dot, to_mermaid
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "conv_block.mlir"
 
@@ -196,9 +197,9 @@ def _op_name(label: str) -> str:
 def _ir_clusters(module) -> list[tuple[str, list[str]]]:
     """From the IR, not the picture: each fused group's and each control-flow body's title
     and sorted op names (constants and yields aside)."""
+    from tilegraph.dialects.entry import entry_function
     from tilegraph.dialects.graph import ConstantOp, FusedOp, YieldOp
-    from tilegraph.runtime.reference import entry_function
-    from tilegraph.tools.viz import _group_title, _region_names
+    from tilegraph.tools.viz.picture import _group_title, _region_names
 
     out = []
     for op in entry_function(module).walk():
@@ -288,7 +289,7 @@ def _check_geometry(p, svg: str) -> None:
                 assert _disjoint(box, frames[c.id]), (c.label, node)
         for inner in c.clusters:
             assert _inside(frames[inner.id], frames[c.id])
-    from tilegraph.tools.viz_svg import layout
+    from tilegraph.tools.viz.svg import layout
 
     for c in p.all_clusters():  # an edge within a cluster stays inside its frame
         members = {n.id for n in c.all_nodes()}

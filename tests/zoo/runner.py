@@ -139,7 +139,7 @@ def run_cli(
             message = cli_error(proc.stderr or proc.stdout)
             return Outcome(error=message, seconds=seconds)
         report = json.loads(report_file.read_text())
-        from tilegraph.tools.run import safe_file_name
+        from tilegraph.tools.run.cli import safe_file_name
 
         names = list(report["outputs"])
         outputs = [np.load(out_dir / f"{safe_file_name(n)}.npy") for n in names]

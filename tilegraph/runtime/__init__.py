@@ -1,5 +1,6 @@
 """Execution: the reference interpreter (graph and layout dialects on numpy)."""
 
-from tilegraph.runtime.reference import InputError, run_reference
+from tilegraph.dialects.entry import InputError
+from tilegraph.runtime.reference import run_reference
 
 __all__ = ["InputError", "run_reference"]

@@ -225,6 +225,18 @@ def unknown_dims(module: ModuleOp) -> list[str]:
     return found
 
 
+def needs_binding(module: ModuleOp) -> bool:
+    """Whether the module (an ONNX import) cannot be tiled until its inputs are seen: an
+    input dim is not static, or a value has an unknown dim (:func:`unknown_dims`). Such a
+    model is imported again for the inputs (:func:`import_bound`): per call by
+    ``tilegraph.compile``'s Session, once by ``tilegraph-run``."""
+    from tilegraph.dialects.entry import entry_function
+
+    fn = entry_function(module)
+    static = all(getattr(t, "is_static", True) for t in fn.function_type.inputs.data)
+    return not static or bool(unknown_dims(module))
+
+
 @dataclass(frozen=True)
 class ObservedShape:
     """A data-dependent value (``%name (op)``) and the shape it had when compiling."""

@@ -23,11 +23,19 @@ cannot be tiled before its inputs are seen: for ``target="tiles"`` it compiles w
 bound to each call's inputs, through a :class:`~tilegraph.runtime.session.Session` kept in
 the model (``model.session``: its compiles and their reasons); ``module`` and ``kernels``
 are those of the latest call's shapes.
+
+``hooks`` (a :class:`CompileHooks`) lets a caller watch the stages without repeating them:
+``tilegraph-run`` times each stage, shows its progress, collects pass statistics, checks
+every pass against the reference interpreter (``--check-each-pass``) and reports the
+optimised graph through them. ``reference_fallback=True`` runs a module that cannot be
+lowered as a whole (symbolic shapes) on the reference interpreter instead of raising;
+:attr:`CompiledModel.not_lowered` says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +49,7 @@ from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
     from tilegraph.runtime.session import Session
+    from tilegraph.runtime.tile_interpreter import TileCounters
 
 TARGETS = ("tiles", "reference")
 
@@ -61,12 +70,24 @@ class CompiledModel:
     kernels: list[KernelInfo] = field(default_factory=list)
     session: Session | None = None
     """For a model bound to each call's inputs: the Session that compiles it per shape."""
+    not_lowered: str | None = None
+    """Why a ``target="tiles"`` model runs on the reference interpreter instead (only with
+    ``compile(..., reference_fallback=True)``)."""
     _compiled: Any = None
 
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray) -> list[np.ndarray]:
         if args and kwargs:
             raise TypeError("pass inputs either by position or by name, not both")
-        inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray] = kwargs if kwargs else args
+        return self.run(kwargs if kwargs else args)
+
+    def run(
+        self,
+        inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+        *,
+        counters: TileCounters | None = None,
+    ) -> list[np.ndarray]:
+        """The outputs for ``inputs`` (by name or position); ``counters`` observe the tiled
+        kernels as they run (tilegraph-run's progress display)."""
         if self.session is not None:
             outputs = self.session.run(inputs)
             latest = self.session.latest_tiled
@@ -79,7 +100,7 @@ class CompiledModel:
             return run_reference(self.module, inputs)
         from tilegraph.runtime.tiles import run_tiles
 
-        return run_tiles(self.module, inputs, executor=self.executor)
+        return run_tiles(self.module, inputs, executor=self.executor, counters=counters)
 
     @property
     def host_ops(self) -> list[dict[str, str]]:
@@ -93,7 +114,9 @@ class CompiledModel:
         ]
 
 
-def _load(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
+def load_model(model: str | Path | onnx.ModelProto | ModuleOp) -> ModuleOp:
+    """The model as a new module: a copy of a module, an imported ONNX model (file or
+    proto), a parsed ``.mlir`` file (the loader of :func:`compile` and of the tools)."""
     if isinstance(model, ModuleOp):
         return model.clone()
     from tilegraph.frontend import load_onnx
@@ -121,20 +144,19 @@ def _bound_on_call(
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
+    from tilegraph.dialects.entry import entry_function, input_names, output_names
     from tilegraph.frontend.onnx_errors import ValueDependentError
-    from tilegraph.runtime.binding import unknown_dims
-    from tilegraph.runtime.reference import entry_function, input_names, output_names
+    from tilegraph.runtime.binding import needs_binding
     from tilegraph.runtime.session import Session, model_io_names
 
     try:
-        module = _load(model)
+        module = load_model(model)
     except ValueDependentError:
         module = None
     if module is not None:
-        fn = entry_function(module)
-        static = all(getattr(t, "is_static", True) for t in fn.function_type.inputs.data)
-        if static and not unknown_dims(module):
+        if not needs_binding(module):
             return None
+        fn = entry_function(module)
         names_in, names_out = input_names(fn), output_names(fn)
     else:
         names_in, names_out = model_io_names(model)
@@ -151,6 +173,21 @@ def _bound_on_call(
     return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
 
 
+class CompileHooks:
+    """What a caller of :func:`compile` sees of its stages; every method's default does
+    nothing. ``tilegraph-run`` subclasses it to time, show, check and report the stages
+    without running them itself."""
+
+    def stage(self, name: str, module: ModuleOp) -> AbstractContextManager[object]:
+        """Wraps one stage as it runs on ``module``: ``"passes"`` (the pipeline, only when
+        there is one) and ``"lowering"`` (the lowering pipeline, ``target="tiles"``). An
+        exception the stage raises passes through it (it may raise another instead)."""
+        return nullcontext()
+
+    def optimised(self, module: ModuleOp) -> None:
+        """The module after the pipeline, before lowering (the optimised graph)."""
+
+
 def compile(  # noqa: A001 - the public name the design gives it
     model: str | Path | onnx.ModelProto | ModuleOp,
     pipeline: str = "O2",
@@ -159,15 +196,22 @@ def compile(  # noqa: A001 - the public name the design gives it
     precision: str = "",
     executor: str = "fast",
     entry: str | None = None,
+    *,
+    hooks: CompileHooks | None = None,
+    reference_fallback: bool = False,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
-    function to run in a module of several (default: the one no other function calls)."""
+    function to run in a module of several (default: the one no other function calls).
+    ``hooks`` watch the stages; ``reference_fallback``: a module that cannot be lowered as
+    a whole runs on the reference interpreter (:attr:`CompiledModel.not_lowered`) instead
+    of raising :class:`CompileError`."""
+    from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
-    from tilegraph.runtime.reference import entry_function, input_names, output_names, set_entry
     from tilegraph.runtime.tiles import EXECUTORS
 
+    hooks = hooks or CompileHooks()
     if target not in TARGETS:
         raise CompileError(f"unknown target {target!r}; choose from {', '.join(TARGETS)}")
     if precision and precision not in PRECISIONS:
@@ -178,7 +222,7 @@ def compile(  # noqa: A001 - the public name the design gives it
         deferred = _bound_on_call(model, pipeline, platform, precision, executor)
         if deferred is not None:
             return deferred
-    module = _load(model)
+    module = load_model(model)
     try:  # the target, chosen once: every pass below reads it from the module
         by = f"compile(platform={platform!r})" if platform else "compile()"
         pin_target(module, by, platform, precision or target_of(module).precision)
@@ -188,7 +232,9 @@ def compile(  # noqa: A001 - the public name the design gives it
         set_entry(module, entry)
     ctx = make_context()
     if pipeline:
-        run_pipeline(pipeline, ctx, module)
+        with hooks.stage("passes", module):
+            run_pipeline(pipeline, ctx, module)
+    hooks.optimised(module)
     fn = entry_function(module)
     names_in, names_out = input_names(fn), output_names(fn)
     kernels: list[KernelInfo] = []
@@ -196,8 +242,13 @@ def compile(  # noqa: A001 - the public name the design gives it
         from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
 
         try:
-            run_pipeline(lowering_pipeline(), ctx, module)
+            with hooks.stage("lowering", module):
+                run_pipeline(lowering_pipeline(), ctx, module)
         except LoweringError as e:
-            raise CompileError(f"cannot lower to tiles: {e}") from None
+            if not reference_fallback:
+                raise CompileError(f"cannot lower to tiles: {e}") from None
+            return CompiledModel(
+                module, "reference", executor, names_in, names_out, not_lowered=str(e)
+            )
         kernels = kernel_report(module)
     return CompiledModel(module, target, executor, names_in, names_out, kernels)

@@ -17,8 +17,9 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from tilegraph.dialects.entry import entry_function, output_names
 from tilegraph.formats import is_ml_dtypes, is_ml_dtypes_float
-from tilegraph.runtime.reference import entry_function, output_names, run_reference
+from tilegraph.runtime.reference import run_reference
 
 NAN = float("nan")
 

@@ -22,13 +22,14 @@ from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
+from tilegraph.dialects.entry import entry_function
 from tilegraph.dialects.layout_storage import storage_array
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.lowering.analysis.kernel_attrs import SIGNATURE_ATTR
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import interface_value
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.runtime.reference import check_inputs, entry_function
+from tilegraph.runtime.reference import check_inputs
 from tilegraph.runtime.region_runner import TileInterpreter
 from tilegraph.runtime.tile_interpreter import (
     IndexArithFunctions,

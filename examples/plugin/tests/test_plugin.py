@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from tilegraph.dialects.entry import entry_function
 from tilegraph.dialects.layout_storage import origin_array, storage_array
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.context import parse_mlir
 from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
-from tilegraph.runtime.reference import entry_function, run_reference
+from tilegraph.runtime.reference import run_reference
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter

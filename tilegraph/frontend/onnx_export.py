@@ -44,14 +44,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from tilegraph.dialects.entry import InputError, entry_function, input_names, output_names
 from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.graph.base import from_attribute
 from tilegraph.dialects.graph.control_flow import RegionOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.formats.dims import dim_to_text
-from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
-from tilegraph.runtime.reference import InputError, entry_function, input_names, output_names
-from tilegraph.tools.onnx_export_parts import (
+from tilegraph.frontend.onnx_export_parts import (
     OnnxExportError,
     attr_text,
     attribute_kind,
@@ -65,6 +64,8 @@ from tilegraph.tools.onnx_export_parts import (
     value_info,
     yield_of,
 )
+from tilegraph.frontend.onnx_versions import NATIVE_MAX_OPSET
+from tilegraph.version import __version__
 
 DOMAIN = "tilegraph"
 """The custom domain of TransData, fused groups and graph ops with no ONNX op."""
@@ -460,8 +461,6 @@ def export_onnx(module: ModuleOp, function: str | None = None) -> onnx.ModelProt
     The model is not checked here (:func:`write_onnx` checks); raises
     :class:`OnnxExportError` for anything that has no ONNX form.
     """
-    from tilegraph import __version__
-
     try:
         fn = entry_function(module, function)
     except InputError as e:

@@ -12,10 +12,10 @@ Added here:
   pipeline and after every pass (NaN in padding lanes) and stop at the first pass that
   changes the outputs beyond ``--check-rtol`` / ``--check-atol``, naming it and the largest
   difference (exit 1); otherwise a one-line summary goes to stderr;
-* ``--explore FILE.html``: write the pass explorer page (:mod:`tilegraph.tools.explorer`):
+* ``--explore FILE.html``: write the pass explorer page (:mod:`tilegraph.tools.opt.explorer`):
   each pass's time and statistics, the IR after it with a diff, the graph before / after;
 * ``--emit-onnx FILE.onnx``: after the pipeline, write the graph as an ONNX model
-  (:mod:`tilegraph.tools.onnx_export`: standard ops, TransData and fused groups in the
+  (:mod:`tilegraph.frontend.onnx_export`: standard ops, TransData and fused groups in the
   ``tilegraph`` domain), checked with ``onnx.checker``; the IR is still printed;
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
@@ -67,7 +67,7 @@ from tilegraph.passes.registry import (
     tilegraph_passes,
 )
 from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.tools.diagnostics import SourceText, located_message
+from tilegraph.tools.opt.diagnostics import SourceText, located_message
 
 ELIDE_LIMIT = 16
 """tilegraph-opt's default for ``--elide-constants-larger-than``."""
@@ -137,7 +137,7 @@ class TilegraphOptMain(xDSLOptMain):
             checker = self._checker(prog) if self.args.check_each_pass else None
             explorer = None
             if self.args.explore:
-                from tilegraph.tools.explorer import Explorer
+                from tilegraph.tools.opt.explorer import Explorer
 
                 assert collector is not None  # opened above for --explore
                 explorer = Explorer(prog, collector)
@@ -172,7 +172,7 @@ class TilegraphOptMain(xDSLOptMain):
     def _checker(self, prog: ModuleOp):  # noqa: ANN202
         """The --check-each-pass checker, seeded on the module before the pipeline."""
         from tilegraph.runtime.pass_check import PassChecker
-        from tilegraph.tools.run_shapes import random_inputs
+        from tilegraph.tools.random_inputs import random_inputs
 
         with _check_errors():
             return PassChecker(
@@ -190,7 +190,7 @@ class TilegraphOptMain(xDSLOptMain):
     def _emit_onnx(self, prog: ModuleOp) -> None:
         """Write the module after the pipeline as a checked ONNX model (--emit-onnx); an
         OnnxExportError (a ValueError) becomes one ``error:`` line and exit 1."""
-        from tilegraph.tools.onnx_export import OnnxExportError, summary, write_onnx
+        from tilegraph.frontend.onnx_export import OnnxExportError, summary, write_onnx
 
         if self.args.split_input_file:
             raise OnnxExportError("--emit-onnx writes one model: not with --split-input-file")

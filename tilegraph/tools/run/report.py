@@ -1,4 +1,6 @@
-"""What ``tilegraph-run`` prints: the run's summary and the cycle model's profile.
+"""What ``tilegraph-run`` reports: the sections it builds beside the compilation (TransData
+per storage strategy, the tiles' kernels, memory plan and cycle estimate), then the run's
+summary and the cycle model's profile as printed.
 
 Lists print as tables (:mod:`.tables`): ops by type, host kernels, outputs, TransData per
 storage strategy, time per stage, the comparison with onnxruntime, and the profile's
@@ -7,16 +9,134 @@ slowest kernels; single facts stay ``key: value`` lines. Everything goes to stdo
 
 from __future__ import annotations
 
+import argparse
+import time
 from typing import TYPE_CHECKING, Any
 
+from xdsl.dialects.builtin import ModuleOp
+
+from tilegraph.dialects.entry import entry_function
+from tilegraph.progress import task
+from tilegraph.runtime.errors import plain_words
 from tilegraph.tools.tables import Col, print_table
 
 if TYPE_CHECKING:
     from tilegraph.cost_model.cycles import ModelCycles
+    from tilegraph.runtime.compiled import CompiledModel
+
+
+class ReportError(Exception):
+    """A section of the report cannot be made as asked (message complete, exit code 1)."""
+
+
+def strategy_report(module: ModuleOp) -> dict[str, dict[str, Any]]:
+    """TransData count and bytes per inference under each storage strategy (on copies),
+    on the module's target."""
+    out: dict[str, dict[str, Any]] = {}
+    for strategy in ("naive", "ge", "optimal"):
+        with task(f"format report: strategy {strategy}"):
+            out[strategy] = _strategy_entry(module, strategy)
+    return out
+
+
+def _strategy_entry(module: ModuleOp, strategy: str) -> dict[str, Any]:
+    """One strategy's entry of :func:`strategy_report` (its error when it fails)."""
+    from tilegraph.passes.context import make_context
+    from tilegraph.passes.format_report import format_report
+    from tilegraph.passes.pipelines import run_pipeline
+
+    copy = module.clone()
+    t0 = time.perf_counter()
+    try:
+        run_pipeline(f"format{{strategy={strategy}}}", make_context(), copy)
+    except Exception as e:  # the report must not hide the run; say what failed
+        return {"error": f"strategy {strategy} failed: {plain_words(e)}"}
+    reports = format_report(copy)
+    entry: dict[str, Any] = dict(reports.get("main", next(iter(reports.values()))))
+    entry["seconds"] = round(time.perf_counter() - t0, 4)
+    fn = entry_function(copy)
+    for key in ("optimal_cost", "optimal_bound", "optimal_status"):
+        attr = fn.attributes.get(f"layout.{key}")
+        if attr is not None:
+            value = getattr(attr, "data", None)
+            entry[key] = value if value is not None else attr.value.data  # type: ignore[attr-defined]
+    return entry
+
+
+def tiles_section(args: argparse.Namespace, compiled: CompiledModel) -> dict[str, Any]:
+    """The report's tile section of a compiled model: target, kernels, host ops, the GM
+    memory plan and the cycle model's part; or why it was not lowered."""
+    from tilegraph.lowering.transforms.plan_memory import memory_report
+    from tilegraph.target import target_of
+
+    if compiled.not_lowered is not None:
+        skipped: dict[str, Any] = {
+            "target": "reference",
+            "skipped": f"not lowered to tiles: {compiled.not_lowered}",
+        }
+        if args.profile is not None or args.trace:
+            skipped["profile"] = "cycle model: not run (no tiled kernels), no trace written"
+        return skipped
+    module = compiled.module
+    return {
+        "target": "tiles",
+        "platform": target_of(module).platform,
+        "precision": target_of(module).precision,
+        "executor": args.executor,
+        "kernels": [k.as_dict() for k in compiled.kernels],
+        "host_ops": compiled.host_ops,
+        "memory": _memory(memory_report(module)),
+        **_cycles(args, module),
+    }
+
+
+def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
+    """The cycle model's part of the report (when --profile, --trace or --json asks)."""
+    if args.profile is None and not args.trace and not args.json:
+        return {}
+    from tilegraph.cost_model.cycles import (
+        CycleModelError,
+        launch_trace,
+        merge_traces,
+        model_trace,
+        simulate_module,
+        write_trace,
+    )
+
+    try:
+        with task("cycle model"):
+            cycles = simulate_module(module)
+        found: dict[str, Any] = {"cycles": cycles.to_json()}
+        if args.profile is not None:
+            found["profile"] = (cycles, args.profile)  # printed by print_profile below
+        if args.trace:
+            kernel = args.trace_kernel
+            if kernel is None:
+                tiled = [k for k in cycles.kernels if k.unit != "host"]
+                kernel = max(tiled, key=lambda k: k.total_us).name if tiled else None
+            trace = model_trace(cycles)
+            if kernel is not None:
+                trace = merge_traces(trace, launch_trace(module, kernel))
+            write_trace(trace, args.trace)
+    except (CycleModelError, ValueError) as e:
+        raise ReportError(f"cycle model: {e}") from None
+    except OSError as e:
+        raise ReportError(f"--trace {args.trace}: {e.strerror}") from None
+    return found
+
+
+def _memory(report: Any) -> dict[str, int]:
+    return {
+        "peak": report.peak,
+        "lower_bound": report.lower_bound,
+        "no_reuse": report.no_reuse,
+        "constants": report.constants,
+        "in_place": report.in_place,
+    }
 
 
 def print_report(report: dict[str, Any]) -> None:
-    """Print the report ``tilegraph-run`` builds (see :func:`tilegraph.tools.run.run`)."""
+    """Print the report ``tilegraph-run`` builds (see :func:`tilegraph.tools.run.cli.run`)."""
     print(f"model: {report['model']}")
     if report.get("pipeline"):
         print(f"pipeline: {report['pipeline']}")

@@ -1,6 +1,6 @@
 """``docs/ops.md``: every graph, layout and tile op, generated from the code.
 
-Written by ``python -m tilegraph.tools.generated_docs`` (``make docs``); a test fails when
+Written by ``python -m docs.generators.generated_docs`` (``make docs``); a test fails when
 the page is stale. Everything on the page is read from the op classes and the lowering
 tables, so a new op, attribute, kernel variant or vector lowering shows up by itself:
 
@@ -34,9 +34,9 @@ from xdsl.irdl import (
     VariadicDef,
 )
 
+from docs.generators.op_introspection import attribute_docs, pipe_text, verified_scopes
 from tilegraph.dialects.graph import GRAPH_OPS, GraphOp, KernelVariant
 from tilegraph.dialects.graph.facts import FormatRole, FusionKind
-from tilegraph.tools.op_introspection import attribute_docs, pipe_text, verified_scopes
 
 # ---- text helpers -------------------------------------------------------------------------
 

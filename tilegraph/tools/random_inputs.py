@@ -1,6 +1,8 @@
-"""Which values a random integer input may take so that the model can run on it.
+"""Seeded random inputs for a model (:func:`random_inputs`), and which values a random
+integer input may take so that the model can run on it (:func:`input_ranges`).
 
-tilegraph-run draws the inputs the user does not give. Uniform small integers make a model
+tilegraph-run draws the inputs the user does not give, tilegraph-opt ``--check-each-pass``
+the inputs it checks every pass on. Uniform small integers make a model
 die where an input is an index: BERT's ``token_type_ids`` index a 2-row table, so a drawn 5
 is out of range inside Gather. :func:`input_ranges` reads, from the graph, what each integer
 input is used for:
@@ -21,17 +23,17 @@ Other integer inputs keep the default ``[0, 10)``; bool inputs are {0, 1} anyway
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.runtime.reference import entry_function, input_names
 
 DEFAULT_INT_RANGE = (0, 10)
 """Where an integer input with no known use is drawn: ``[0, 10)``."""
@@ -177,3 +179,38 @@ def _table_rows(gather: Operation) -> int | None:
     axis = int(gather.attr("axis")) if isinstance(gather, GraphOp) else 0
     rows = t.origin_shape[axis % t.rank]
     return rows if isinstance(rows, int) and rows > 0 else None
+
+
+def random_inputs(
+    module: ModuleOp,
+    seed: int,
+    shapes: Mapping[str, tuple[int, ...]],
+    given: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """``given`` arrays plus seeded random ones of ``shapes`` for the other inputs (an
+    input missing from ``shapes`` gets its static dims and 1 for every dynamic one): floats
+    standard normal, bools {0, 1}, integers in the range their use in the model allows
+    (:func:`input_ranges`: within the table an index input
+    gathers from, {0, 1} for a mask, else ``[0, 10)``)."""
+    rng = np.random.default_rng(seed)
+    ranges = input_ranges(module)
+    fn = entry_function(module)
+    out: dict[str, np.ndarray] = {}
+    for name, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True):
+        if name in given:
+            out[name] = given[name]
+            continue
+        assert isinstance(t, TensorType)
+        shape = shapes.get(name) or tuple(
+            d if isinstance(d, int) and d >= 0 else 1 for d in t.origin_shape
+        )
+        dtype = np.dtype(t.dtype.numpy)  # the kind of values; given in the declared type
+        if dtype.kind == "f":
+            value = rng.standard_normal(shape).astype(dtype)
+        elif dtype.kind == "b":
+            value = rng.integers(0, 2, shape).astype(dtype)
+        else:
+            low, high = ranges.get(name, DEFAULT_INT_RANGE)
+            value = rng.integers(low, high, shape).astype(dtype)
+        out[name] = value.astype(t.dtype.exact_numpy)
+    return out

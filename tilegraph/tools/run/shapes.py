@@ -26,15 +26,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import dim_to_text, is_symbolic
 from tilegraph.progress import Task, task
-from tilegraph.runtime.reference import entry_function, input_names
 from tilegraph.symbolic.env import MODES
-from tilegraph.tools.input_ranges import DEFAULT_INT_RANGE, input_ranges
+from tilegraph.tools.random_inputs import random_inputs
 
 if TYPE_CHECKING:
     from tilegraph.runtime.session import Session
@@ -193,41 +192,6 @@ def _input_type(module: ModuleOp, name: str) -> TensorType:
     return t
 
 
-def random_inputs(
-    module: ModuleOp,
-    seed: int,
-    shapes: Mapping[str, tuple[int, ...]],
-    given: Mapping[str, np.ndarray],
-) -> dict[str, np.ndarray]:
-    """``given`` arrays plus seeded random ones of ``shapes`` for the other inputs (an
-    input missing from ``shapes`` gets its static dims and 1 for every dynamic one): floats
-    standard normal, bools {0, 1}, integers in the range their use in the model allows
-    (:func:`~tilegraph.tools.input_ranges.input_ranges`: within the table an index input
-    gathers from, {0, 1} for a mask, else ``[0, 10)``)."""
-    rng = np.random.default_rng(seed)
-    ranges = input_ranges(module)
-    fn = entry_function(module)
-    out: dict[str, np.ndarray] = {}
-    for name, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True):
-        if name in given:
-            out[name] = given[name]
-            continue
-        assert isinstance(t, TensorType)
-        shape = shapes.get(name) or tuple(
-            d if isinstance(d, int) and d >= 0 else 1 for d in t.origin_shape
-        )
-        dtype = np.dtype(t.dtype.numpy)  # the kind of values; given in the declared type
-        if dtype.kind == "f":
-            value = rng.standard_normal(shape).astype(dtype)
-        elif dtype.kind == "b":
-            value = rng.integers(0, 2, shape).astype(dtype)
-        else:
-            low, high = ranges.get(name, DEFAULT_INT_RANGE)
-            value = rng.integers(low, high, shape).astype(dtype)
-        out[name] = value.astype(t.dtype.exact_numpy)
-    return out
-
-
 def run_shape_sets(
     args: argparse.Namespace, module: ModuleOp, sets: list[Shapes]
 ) -> dict[str, Any]:
@@ -300,7 +264,7 @@ def _run_one(
     if row["compiled"]:
         row["reason"] = session.stats.recompiles[-1].reason
     if args.compare:
-        from tilegraph.tools.onnxruntime_oracle import compare, onnxruntime_outputs
+        from tilegraph.frontend.onnxruntime_oracle import compare, onnxruntime_outputs
 
         theirs = onnxruntime_outputs(args.model, inputs)
         names = [f"output {k}" for k in range(len(outputs))]

@@ -1,6 +1,6 @@
 """``docs/onnx-ops.md``: every ONNX operator tilegraph imports, from the code.
 
-Written by ``python -m tilegraph.tools.generated_docs`` (``make docs``).
+Written by ``python -m docs.generators.generated_docs`` (``make docs``).
 
 One row per ONNX op type of the default domain that a graph op implements (``ONNX_OP``):
 the graph op(s), the opsets whose models import it (the op's first version up to the newest

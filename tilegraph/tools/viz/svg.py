@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from tilegraph.tools.viz import Cluster, Node, Picture
+from tilegraph.tools.viz.picture import Cluster, Node, Picture
 
 CHAR_W, LINE_H, PAD = 7.2, 15.0, 10.0
 FILL = {

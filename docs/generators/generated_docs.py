@@ -1,6 +1,6 @@
 """Reference pages generated from the code, and the check that they are current.
 
-    python -m tilegraph.tools.generated_docs [--check]        (make docs)
+    python -m docs.generators.generated_docs [--check]        (make docs)
 
 - ``docs/onnx-ops.md``: the ONNX operators imported (:mod:`.onnx_ops_doc`);
 - ``docs/ops.md``: every graph, layout and tile op — ONNX name, operands, attributes with
@@ -26,8 +26,8 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
-from tilegraph.tools.onnx_ops_doc import generate as onnx_ops_page
-from tilegraph.tools.ops_doc import generate as ops_page
+from docs.generators.onnx_ops_doc import generate as onnx_ops_page
+from docs.generators.ops_doc import generate as ops_page
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -92,7 +92,7 @@ SEED = Path(__file__).resolve().parents[2] / "examples" / "conv_block.mlir"
 
 def seed_pictures_page() -> str:
     """The seed document's two pictures, drawn by tilegraph-viz from real compilations."""
-    from tilegraph.tools.viz import render
+    from tilegraph.tools.viz.picture import render
 
     lines = [
         "# Pictures of the graph: tilegraph-viz",
@@ -151,7 +151,7 @@ def _seed(strategy: str) -> ModuleOp:
 
 def _seed_svg(strategy: str) -> Callable[[], str]:
     def page() -> str:
-        from tilegraph.tools.viz import render
+        from tilegraph.tools.viz.picture import render
 
         return render(_seed(strategy), "svg")
 
@@ -177,7 +177,7 @@ def stale_pages(docs: Path = DOCS) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tilegraph.tools.generated_docs")
+    ap = argparse.ArgumentParser(prog="python -m docs.generators.generated_docs")
     ap.add_argument("--check", action="store_true", help="exit 1 if a page is stale")
     args = ap.parse_args(argv)
     if args.check:

@@ -262,7 +262,7 @@ def reason_group(message: str, words: int = 6) -> str:
     return " ".join(text.split()[:words])
 
 
-REFUSALS_FILE = Path(__file__).resolve().parents[2] / "tests" / "conformance" / "node_refusals.json"
+REFUSALS_FILE = Path(__file__).resolve().with_name("node_refusals.json")
 """The reviewed list of refused node cases: case name -> reason (see :func:`refusal_reason`)."""
 
 

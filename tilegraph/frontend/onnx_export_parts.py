@@ -1,4 +1,4 @@
-"""Parts of the ONNX export (:mod:`tilegraph.tools.onnx_export`): value types (tensors as
+"""Parts of the ONNX export (:mod:`tilegraph.frontend.onnx_export`): value types (tensors as
 their origin view, sequences, optionals), constants and attributes, and control-flow ops with
 their bodies as subgraphs.
 

@@ -1,5 +1,9 @@
 """onnxruntime as the oracle of the tools: the model as it should get it, its outputs, and
-the comparison of two sets of outputs (per output: shape, max abs / rel error, pass/fail)."""
+the comparison of two sets of outputs (per output: shape, max abs / rel error, pass/fail).
+
+It sits in the frontend because it reads and runs ONNX models only (``onnx``, onnxruntime,
+and the importer's legacy-opset fix): nothing of the compiled module. tilegraph-run's
+``--compare``, the tests and the benchmarks all check tilegraph against it."""
 
 from __future__ import annotations
 

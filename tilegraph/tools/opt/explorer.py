@@ -4,7 +4,7 @@ One self-contained HTML page (no network, no CDN, no script needed to read it): 
 pipeline as a table of its passes — time, ops, TransData, fused groups, kernels and the
 statistics each pass reported — then, per pass, the IR after it with a unified diff to the
 IR before (both collapsed by default), and the graph before / after as SVG pictures drawn
-by :mod:`tilegraph.tools.viz` (skipped for functions too large to draw legibly).
+by :mod:`tilegraph.tools.viz.picture` (skipped for functions too large to draw legibly).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def _counts(module: ModuleOp) -> tuple[int, int, int, int]:
 
 
 def _picture(module: ModuleOp) -> str | None:
-    from tilegraph.tools.viz import picture
-    from tilegraph.tools.viz_svg import to_svg
+    from tilegraph.tools.viz.picture import picture
+    from tilegraph.tools.viz.svg import to_svg
 
     try:
         p = picture(module)

@@ -1,0 +1,5 @@
+"""``python -m tilegraph.tools.viz``: ``tilegraph-viz``."""
+
+from tilegraph.tools.viz.cli import main
+
+main()
