@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -66,12 +67,12 @@ class GraphWriter:
             array = (self.rng.standard_normal(shape) * scale).astype(np.float32)
         return self.tensor(stem, array)
 
-    def node(self, op: str, inputs: Sequence[str], n_out: int = 1, **attrs: object) -> list[str]:
+    def node(self, op: str, inputs: Sequence[str], n_out: int = 1, **attrs: Any) -> list[str]:
         outputs = [self.fresh(op.lower()) for _ in range(n_out)]
         self.nodes.append(helper.make_node(op, list(inputs), outputs, **attrs))
         return outputs
 
-    def one(self, op: str, inputs: Sequence[str], **attrs: object) -> str:
+    def one(self, op: str, inputs: Sequence[str], **attrs: Any) -> str:
         return self.node(op, inputs, **attrs)[0]
 
     def ints(self, values: Sequence[int]) -> str:
@@ -286,7 +287,7 @@ def parameter_count(model: onnx.ModelProto) -> int:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("name", choices=ARCHITECTURES)
     ap.add_argument("output")
     ap.add_argument("--batch", type=int, default=1)

@@ -46,8 +46,12 @@ def test_bert_runs_on_onnxruntime_with_a_padding_mask() -> None:
     ids = np.arange(16, dtype=np.int64).reshape(2, 8)
     mask = np.ones((2, 8), np.int64)
     mask[1, 5:] = 0
-    start, end = session.run(
-        None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    start, end = (
+        np.asarray(out)
+        for out in session.run(
+            None,
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
     )
     assert start.shape == end.shape == (2, 8)
     assert np.isfinite(start).all() and np.isfinite(end).all()
