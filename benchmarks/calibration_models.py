@@ -1,0 +1,306 @@
+"""The architectures whose NPU latency is published, built as ONNX graphs for the cycle model.
+
+    python benchmarks/calibration_models.py se_resnet50 build/se_resnet50_b1.onnx --batch 1
+
+Contract: :func:`build` returns an ONNX model (opset 17) of one of :data:`ARCHITECTURES`,
+exported the way PyTorch's exporter writes it (Conv + BatchNormalization + Relu, Gemm heads,
+BERT with LayerNormalization, the erf form of GELU and an additive attention mask), at a
+fixed batch (and sequence length for BERT). Weights are seeded random values (``weights=
+"random"``) or one constant per tensor (``"splat"``: a small file, the same shapes; latency
+does not depend on the values). The parameter counts match the published ones (tested):
+ResNet-50 25,557,032; ResNet-101 44,549,160; SE-ResNet-50 28,088,024; BERT-base with a
+question-answering head 108,893,186.
+
+The architectures follow their reference implementations: torchvision's ResNet (v1.5: the
+stride on the 3x3 convolution), Cadene's ``pretrainedmodels.se_resnet50`` (stride on the
+first 1x1 convolution, a squeeze-excitation block with reduction 16, max pooling with
+``ceil_mode``) and Hugging Face's ``BertForQuestionAnswering`` (bert-base-uncased: 12
+layers, hidden 768, 12 heads, intermediate 3072, vocabulary 30522).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+from typing import Any
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ARCHITECTURES = ("resnet50", "resnet101", "se_resnet50", "bert_base")
+OPSET = 17
+
+
+class GraphWriter:
+    """Appends nodes and initializers with fresh names; :meth:`model` closes the graph."""
+
+    def __init__(self, weights: str, seed: int) -> None:
+        if weights not in ("random", "splat"):
+            raise ValueError(f"weights must be 'random' or 'splat', not {weights!r}")
+        self.weights = weights
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"{stem}_{self.counter}"
+
+    def tensor(self, stem: str, array: np.ndarray) -> str:
+        name = self.fresh(stem)
+        self.initializers.append(numpy_helper.from_array(array, name))
+        return name
+
+    def weight(self, stem: str, shape: Sequence[int], fan_in: int, low: float = 0.0) -> str:
+        """A trainable tensor: He-scaled normal values (random) or a constant (splat).
+        ``low`` > 0 makes values positive (BatchNorm variances and scales)."""
+        if self.weights == "splat":
+            array = np.full(shape, 0.02 if low == 0.0 else 1.0, np.float32)
+        elif low > 0.0:
+            array = self.rng.uniform(low, 2 * low, shape).astype(np.float32)
+        else:
+            scale = math.sqrt(2.0 / max(fan_in, 1))
+            array = (self.rng.standard_normal(shape) * scale).astype(np.float32)
+        return self.tensor(stem, array)
+
+    def node(self, op: str, inputs: Sequence[str], n_out: int = 1, **attrs: Any) -> list[str]:
+        outputs = [self.fresh(op.lower()) for _ in range(n_out)]
+        self.nodes.append(helper.make_node(op, list(inputs), outputs, **attrs))
+        return outputs
+
+    def one(self, op: str, inputs: Sequence[str], **attrs: Any) -> str:
+        return self.node(op, inputs, **attrs)[0]
+
+    def ints(self, values: Sequence[int]) -> str:
+        return self.tensor("shape", np.asarray(values, np.int64))
+
+    def scalar(self, value: float) -> str:
+        return self.tensor("c", np.asarray(value, np.float32))
+
+    def model(
+        self,
+        name: str,
+        inputs: Sequence[onnx.ValueInfoProto],
+        outputs: Sequence[onnx.ValueInfoProto],
+    ) -> onnx.ModelProto:
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.initializers)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        model.producer_name = "tilegraph benchmarks/calibration_models.py"
+        return model
+
+
+# ---------------------------------------------------------------------------------------- CNNs
+
+
+def conv_bn(g: GraphWriter, x: str, c_in: int, c_out: int, k: int, stride: int, relu: bool) -> str:
+    """Conv (no bias) + BatchNormalization (+ Relu), as a PyTorch export in eval mode."""
+    w = g.weight("conv.weight", (c_out, c_in, k, k), c_in * k * k)
+    y = g.one("Conv", [x, w], kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4)
+    bn = [
+        g.weight("bn.weight", (c_out,), 0, low=0.25),
+        g.weight("bn.bias", (c_out,), c_out),
+        g.weight("bn.running_mean", (c_out,), c_out),
+        g.weight("bn.running_var", (c_out,), 0, low=0.5),
+    ]
+    y = g.one("BatchNormalization", [y, *bn], epsilon=1e-5)
+    return g.one("Relu", [y]) if relu else y
+
+
+def squeeze_excitation(g: GraphWriter, x: str, channels: int, reduction: int = 16) -> str:
+    """Cadene's SEModule: global average pool, 1x1 conv down, ReLU, 1x1 conv up, sigmoid,
+    scale (the 1x1 convolutions carry biases)."""
+    hidden = channels // reduction
+    s = g.one("GlobalAveragePool", [x])
+    w1 = g.weight("fc1.weight", (hidden, channels, 1, 1), channels)
+    b1 = g.weight("fc1.bias", (hidden,), channels)
+    s = g.one("Relu", [g.one("Conv", [s, w1, b1], kernel_shape=[1, 1])])
+    w2 = g.weight("fc2.weight", (channels, hidden, 1, 1), hidden)
+    b2 = g.weight("fc2.bias", (channels,), hidden)
+    s = g.one("Sigmoid", [g.one("Conv", [s, w2, b2], kernel_shape=[1, 1])])
+    return g.one("Mul", [x, s])
+
+
+def bottleneck(
+    g: GraphWriter, x: str, c_in: int, width: int, stride: int, se: bool
+) -> tuple[str, int]:
+    """One bottleneck block (expansion 4). torchvision strides the 3x3 convolution; the
+    SE-ResNet of Cadene strides the first 1x1 one."""
+    c_out = 4 * width
+    s1, s3 = (stride, 1) if se else (1, stride)
+    y = conv_bn(g, x, c_in, width, 1, s1, relu=True)
+    y = conv_bn(g, y, width, width, 3, s3, relu=True)
+    y = conv_bn(g, y, width, c_out, 1, 1, relu=False)
+    if se:
+        y = squeeze_excitation(g, y, c_out)
+    shortcut = x
+    if stride != 1 or c_in != c_out:
+        shortcut = conv_bn(g, x, c_in, c_out, 1, stride, relu=False)
+    return g.one("Relu", [g.one("Add", [y, shortcut])]), c_out
+
+
+RESNET_STAGES = {"resnet50": (3, 4, 6, 3), "resnet101": (3, 4, 23, 3), "se_resnet50": (3, 4, 6, 3)}
+
+
+def resnet(name: str, batch: int, weights: str, seed: int) -> onnx.ModelProto:
+    """torchvision's ResNet-50/101, or Cadene's SE-ResNet-50, on 224x224 RGB images."""
+    se = name == "se_resnet50"
+    g = GraphWriter(weights, seed)
+    y = conv_bn(g, "image", 3, 64, 7, 2, relu=True)
+    y = g.one(
+        "MaxPool",
+        [y],
+        kernel_shape=[3, 3],
+        strides=[2, 2],
+        pads=[0] * 4 if se else [1] * 4,
+        ceil_mode=1 if se else 0,
+    )
+    channels = 64
+    for stage, blocks in enumerate(RESNET_STAGES[name]):
+        width = 64 * 2**stage
+        for index in range(blocks):
+            stride = 2 if stage > 0 and index == 0 else 1
+            y, channels = bottleneck(g, y, channels, width, stride, se)
+    y = g.one("GlobalAveragePool", [y])
+    y = g.one("Flatten", [y], axis=1)
+    w = g.weight("fc.weight", (1000, channels), channels)
+    b = g.weight("fc.bias", (1000,), channels)
+    y = g.one("Gemm", [y, w, b], transB=1)
+    return g.model(
+        name,
+        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, 224, 224])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, 1000])],
+    )
+
+
+# ---------------------------------------------------------------------------------------- BERT
+
+BERT_VOCAB, BERT_HIDDEN, BERT_LAYERS, BERT_HEADS, BERT_FFN, BERT_POSITIONS = (
+    30522,
+    768,
+    12,
+    12,
+    3072,
+    512,
+)
+
+
+def layer_norm(g: GraphWriter, x: str, width: int) -> str:
+    scale = g.weight("LayerNorm.weight", (width,), 0, low=0.5)
+    bias = g.weight("LayerNorm.bias", (width,), width)
+    return g.one("LayerNormalization", [x, scale, bias], axis=-1, epsilon=1e-12)
+
+
+def linear(g: GraphWriter, x: str, c_in: int, c_out: int) -> str:
+    """``x @ W + b`` as PyTorch exports ``nn.Linear`` on a 3-d input: MatMul then Add."""
+    w = g.weight("dense.weight", (c_in, c_out), c_in)
+    b = g.weight("dense.bias", (c_out,), c_in)
+    return g.one("Add", [g.one("MatMul", [x, w]), b])
+
+
+def gelu_erf(g: GraphWriter, x: str) -> str:
+    """``0.5 * x * (1 + erf(x / sqrt(2)))``, the exact GELU as exported."""
+    e = g.one("Erf", [g.one("Div", [x, g.scalar(math.sqrt(2.0))])])
+    return g.one("Mul", [g.one("Mul", [x, g.one("Add", [e, g.scalar(1.0)])]), g.scalar(0.5)])
+
+
+def attention(g: GraphWriter, x: str, mask_bias: str, batch: int, seq: int) -> str:
+    heads, head = BERT_HEADS, BERT_HIDDEN // BERT_HEADS
+    split = g.ints([batch, seq, heads, head])
+
+    def project(transpose: list[int]) -> str:
+        y = g.one("Reshape", [linear(g, x, BERT_HIDDEN, BERT_HIDDEN), split])
+        return g.one("Transpose", [y], perm=transpose)
+
+    q, k, v = project([0, 2, 1, 3]), project([0, 2, 3, 1]), project([0, 2, 1, 3])
+    scores = g.one("Div", [g.one("MatMul", [q, k]), g.scalar(math.sqrt(head))])
+    probs = g.one("Softmax", [g.one("Add", [scores, mask_bias])], axis=-1)
+    context = g.one("Transpose", [g.one("MatMul", [probs, v])], perm=[0, 2, 1, 3])
+    context = g.one("Reshape", [context, g.ints([batch, seq, BERT_HIDDEN])])
+    return linear(g, context, BERT_HIDDEN, BERT_HIDDEN)
+
+
+def bert_base(batch: int, seq: int, weights: str, seed: int) -> onnx.ModelProto:
+    """bert-base-uncased with a question-answering head: token ids, an attention mask and
+    token type ids in, start and end logits out."""
+    if not 1 <= seq <= BERT_POSITIONS:
+        raise ValueError(f"sequence length must be 1..{BERT_POSITIONS}, not {seq}")
+    g = GraphWriter(weights, seed)
+    words = g.weight("word_embeddings", (BERT_VOCAB, BERT_HIDDEN), BERT_HIDDEN)
+    positions = g.weight("position_embeddings", (BERT_POSITIONS, BERT_HIDDEN), BERT_HIDDEN)
+    types = g.weight("token_type_embeddings", (2, BERT_HIDDEN), BERT_HIDDEN)
+    position_ids = g.tensor("position_ids", np.arange(seq, dtype=np.int64)[None, :])
+    x = g.one("Gather", [words, "input_ids"])
+    x = g.one("Add", [x, g.one("Gather", [types, "token_type_ids"])])
+    x = g.one("Add", [x, g.one("Gather", [positions, position_ids])])
+    x = layer_norm(g, x, BERT_HIDDEN)
+    # (1 - mask) * -10000, broadcast over heads and query positions, as the exporter writes it
+    mask = g.one("Unsqueeze", ["attention_mask", g.ints([1, 2])])
+    mask = g.one("Cast", [mask], to=TensorProto.FLOAT)
+    mask_bias = g.one("Mul", [g.one("Sub", [g.scalar(1.0), mask]), g.scalar(-10000.0)])
+    for _ in range(BERT_LAYERS):
+        x = layer_norm(g, g.one("Add", [attention(g, x, mask_bias, batch, seq), x]), BERT_HIDDEN)
+        hidden = gelu_erf(g, linear(g, x, BERT_HIDDEN, BERT_FFN))
+        x = layer_norm(g, g.one("Add", [linear(g, hidden, BERT_FFN, BERT_HIDDEN), x]), BERT_HIDDEN)
+    logits = linear(g, x, BERT_HIDDEN, 2)
+    start, end = g.node("Split", [logits, g.ints([1, 1])], n_out=2, axis=-1)
+    start = g.one("Squeeze", [start, g.ints([-1])])
+    end = g.one("Squeeze", [end, g.ints([-1])])
+    ids = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, [batch, seq])
+        for n in ("input_ids", "attention_mask", "token_type_ids")
+    ]
+    return g.model(
+        "bert_base",
+        ids,
+        [
+            helper.make_tensor_value_info(start, TensorProto.FLOAT, [batch, seq]),
+            helper.make_tensor_value_info(end, TensorProto.FLOAT, [batch, seq]),
+        ],
+    )
+
+
+def build(
+    name: str, batch: int = 1, seq: int = 512, weights: str = "random", seed: int = 0
+) -> onnx.ModelProto:
+    """The ONNX model of architecture ``name`` at ``batch`` (and ``seq`` for BERT)."""
+    if name not in ARCHITECTURES:
+        raise ValueError(f"unknown architecture {name!r}; choose from {', '.join(ARCHITECTURES)}")
+    if batch < 1:
+        raise ValueError(f"batch must be at least 1, not {batch}")
+    if name == "bert_base":
+        return bert_base(batch, seq, weights, seed)
+    return resnet(name, batch, weights, seed)
+
+
+def parameter_count(model: onnx.ModelProto) -> int:
+    """Elements of the trainable tensors, as PyTorch counts parameters: float initializers
+    but BatchNorm's running statistics (buffers), position ids, shapes and 0-d constants."""
+    return sum(
+        math.prod(t.dims)
+        for t in model.graph.initializer
+        if t.data_type == TensorProto.FLOAT and len(t.dims) > 0 and "running_" not in t.name
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("name", choices=ARCHITECTURES)
+    ap.add_argument("output")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--seq", type=int, default=512, help="sequence length (bert_base)")
+    ap.add_argument("--weights", choices=("random", "splat"), default="random")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    model = build(args.name, args.batch, args.seq, args.weights, args.seed)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(out))
+    print(f"wrote {out}: {args.name}, batch {args.batch}, {parameter_count(model):,} parameters")
+
+
+if __name__ == "__main__":
+    main()

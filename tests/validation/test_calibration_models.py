@@ -1,0 +1,79 @@
+"""The calibration architectures are the published ones: parameter counts, valid ONNX, and
+onnxruntime runs them to the documented output shapes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+# loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
+_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration_models.py"
+_SPEC = importlib.util.spec_from_file_location("calibration_models", _PATH)
+assert _SPEC is not None and _SPEC.loader is not None
+calibration_models = importlib.util.module_from_spec(_SPEC)
+sys.modules["calibration_models"] = calibration_models
+_SPEC.loader.exec_module(calibration_models)
+ARCHITECTURES = calibration_models.ARCHITECTURES
+build = calibration_models.build
+parameter_count = calibration_models.parameter_count
+
+# torchvision's resnet50 / resnet101, pretrainedmodels' se_resnet50, and Hugging Face's
+# BertForQuestionAnswering(bert-base-uncased): the counts their libraries report
+PUBLISHED_PARAMETERS = {
+    "resnet50": 25_557_032,
+    "resnet101": 44_549_160,
+    "se_resnet50": 28_088_024,
+    "bert_base": 108_893_186,
+}
+
+
+@pytest.mark.parametrize("name", ARCHITECTURES)
+def test_parameter_count_is_the_published_one(name: str) -> None:
+    model = build(name, batch=1, seq=32, weights="splat")
+    onnx.checker.check_model(model)
+    assert parameter_count(model) == PUBLISHED_PARAMETERS[name]
+
+
+def test_bert_runs_on_onnxruntime_with_a_padding_mask() -> None:
+    model = build("bert_base", batch=2, seq=8, weights="random")
+    session = ort.InferenceSession(model.SerializeToString())
+    ids = np.arange(16, dtype=np.int64).reshape(2, 8)
+    mask = np.ones((2, 8), np.int64)
+    mask[1, 5:] = 0
+    start, end = (
+        np.asarray(out)
+        for out in session.run(
+            None,
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+    )
+    assert start.shape == end.shape == (2, 8)
+    assert np.isfinite(start).all() and np.isfinite(end).all()
+
+
+def test_resnet_batch_is_the_input_and_output_batch() -> None:
+    model = build("resnet50", batch=4, weights="splat")
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    assert shape == [4, 3, 224, 224]
+    out = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    assert out == [4, 1000]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "vgg"}, "unknown architecture"),
+        ({"name": "resnet50", "batch": 0}, "batch must be"),
+        ({"name": "bert_base", "seq": 513}, "sequence length"),
+        ({"name": "resnet50", "weights": "zeros"}, "weights must be"),
+    ],
+)
+def test_bad_requests_are_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build(**kwargs)
