@@ -24,7 +24,7 @@ from tilegraph.dialects.graph.provenance import (
 from tilegraph.frontend import load_onnx
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
 from tilegraph.passes.context import make_context
-from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
 from tilegraph.tools.run.cli import run
 
 INPUTS = Path(__file__).parent.parent / "filecheck" / "tools" / "Inputs"
@@ -56,6 +56,21 @@ def test_every_tile_op_names_an_onnx_node(model):
         n for op in module.walk() if op.name == "tile.launch" for n in onnx_nodes(op.location)
     }
     assert launched == nodes  # every node is implemented by some kernel, and named by it
+
+
+def test_after_the_whole_lowering_pipeline_every_tile_op_still_names_the_model(model):
+    """plan-memory's workspace and its views included: the host function's ops name the
+    nodes (or graph inputs and initializers) whose tensors they hold."""
+    module = load_onnx(model)
+    ctx = make_context()
+    run_pipeline("O2", ctx, module)
+    run_pipeline(lowering_pipeline("ascend910b"), ctx, module)
+    graph = onnx.load(model).graph
+    names = _node_names(model) | {v.name for v in (*graph.input, *graph.initializer)}
+    tile_ops = [op for op in module.walk() if op.name.startswith("tile.")]
+    assert any(op.name == "tile.view" for op in tile_ops)  # plan-memory ran
+    for op in tile_ops:
+        assert set(onnx_nodes(op.location)) & names, op.name
 
 
 def test_folding_and_fusion_fuse_the_locations(model):

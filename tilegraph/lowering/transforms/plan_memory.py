@@ -75,8 +75,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i8, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 
+from tilegraph.dialects.graph.provenance import location_of, replace_located
 from tilegraph.dialects.tile import AllocOp, ConstantOp, ViewOp
 from tilegraph.dialects.tile.base import module_preset, scope_of, scoped_memref
 from tilegraph.dialects.tile.workspace import container_bytes
@@ -333,18 +333,19 @@ def _apply_plan(plan: MemoryPlan) -> None:
     if plan.sequence.buffers:
         workspace = AllocOp(scoped_memref([plan.report.peak], i8, "GM"))
         workspace.result.name_hint = "workspace"
+        # the workspace holds every planned intermediate: it stands for all their nodes
+        workspace.location = location_of(b.value.owner for b in plan.sequence.buffers)
         first = block.first_op
         if first is None:
             block.add_op(workspace)
         else:
             block.insert_op_before(workspace, first)
-        rewriter = Rewriter()
         for buffer in plan.sequence.buffers:
             alloc = buffer.value.owner
             assert isinstance(alloc, AllocOp)
             view = ViewOp(workspace.result, plan.offsets[buffer], buffer.memref)
             view.result.name_hint = buffer.value.name_hint
-            rewriter.replace_op(alloc, view)
+            replace_located(alloc, [view])
     fn.attributes[MEMORY_ATTR] = plan.report.as_attribute()
 
 
