@@ -118,10 +118,10 @@ def section_a() -> dict[str, Any]:
             16 + ceil(16384 / (78 * 0.7)),
         ),
         ("load2d 128x64 (L1->L0A)", Load2dOp(a_l1, zero, zero, a_l0, "swap"), 16 + 16384 // 256),
-        (
-            "fixpipe 128x256 f32 (L0C->GM)",
+        (  # CANN's two stages: 128 KiB of fp32 out of L0C, then 64 KiB of fp16 to GM
+            "fixpipe 128x256 f32 -> f16 (L0C->GM)",
             FixpipeOp(c_l0, gm, [zero, zero]),
-            16 + ceil(131072 / 41),
+            16 + ceil(131072 / 256) + ceil(65536 / 128),
         ),
         ("vadd 64x128 f16", BINARY_OPS["vadd"](ub, ub, ub), 8 + 16384 // 256),
     ]
