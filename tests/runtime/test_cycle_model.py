@@ -578,9 +578,18 @@ def test_host_kernels_cost_the_host_model_and_the_model_adds_up():
     nbytes = 4 * (out_elems + in_elems) + 8 * 8
     assert pad.us == pytest.approx(5.0 + max(out_elems / 1e3, nbytes / 2e3))
     device = [k for k in result.kernels if k.unit != "host"]
+    # a compiled model is sunk: each launch is a task scheduled on the device
+    assert result.launch_mode == "sunk"
     assert result.total_us == pytest.approx(
+        sum(k.us + TEST.task_overhead_us for k in device) + pad.us
+    )
+    # op by op from the host, each launch costs the host launch instead
+    hosted = simulate_module(module, options=CycleModelOptions(host=host, launch="host"))
+    assert hosted.total_us == pytest.approx(
         sum(k.us + TEST.launch_overhead_us for k in device) + pad.us
     )
+    assert "host launch" in hosted.render() and "sunk" in result.render()
+    assert json.loads(json.dumps(hosted.to_json()))["launch_mode"] == "host"
     report = json.loads(json.dumps(result.to_json()))
     assert report["total"] == pytest.approx(result.total_us, abs=1e-3)
     assert {k["name"] for k in report["per_kernel"]} == {k.name for k in result.kernels}
