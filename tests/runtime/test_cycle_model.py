@@ -1,6 +1,6 @@
 """The cycle model (:mod:`tilegraph.cost_model.cycles`).
 
-Per-instruction costs against the formulas of ascend-hardware.md (computed here from the
+Per-instruction costs against the formulas of docs/hardware.md (computed here from the
 documented rates, not from the ops); the scheduling rules on small hand-built kernels
 (producers before consumers, pipes overlap, ping-pong buffers overlap load and compute,
 blocks share GM bandwidth, flags order the pipes); the compiled walk against the IR walk;
@@ -73,7 +73,7 @@ TEST = hardware_preset("test")
 FAST_GM = replace(TEST, gm_bandwidth_gbps=1e6)
 """The test preset with GM bandwidth no core can saturate: pure pipe scheduling."""
 
-# ---- documented figures (ascend-hardware.md), written out here, not read from the code ----
+# ---- documented figures (docs/hardware.md), written out here, not read from the code ----
 DOC_DMA_RATE = {
     "GM->UB": 59,
     "GM->L1": 78,

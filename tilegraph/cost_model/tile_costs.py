@@ -9,7 +9,7 @@ that moves or computes data registers its own (tests/test_tile_registries.py lis
 the ops allowed the default).
 
 The formulas follow docs/tile-level.md (the presets' rates in :mod:`tilegraph.hardware`);
-tests/runtime/test_cycle_model.py holds them to ascend-hardware.md's figures.
+tests/runtime/test_cycle_model.py holds them to the figures of docs/hardware.md.
 """
 
 from __future__ import annotations
