@@ -325,12 +325,7 @@ def _estimate(args: argparse.Namespace) -> dict[str, Any]:
     that decide a size matter."""
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    given = _given_arrays(args)
-    with task(f"importing {Path(args.model).name}"):
-        module, bound = _import(args, given)
-    _set_target(args, module)
-    if args.entry is not None:
-        set_entry(module, args.entry)
+    given, module, bound = _imported(args)
     times["import"] = time.perf_counter() - t0
     known = {name: tuple(a.shape) for name, a in given.items()}
     shapes = shape_sets(args, module, known, every_dim=True)[0]
@@ -355,17 +350,10 @@ def _estimate(args: argparse.Namespace) -> dict[str, Any]:
     tiles = tiles_section(args, compiled)
     assert watch.lowering_started is not None
     times["lower to tiles and estimate"] = time.perf_counter() - watch.lowering_started
-    graph = watch.optimised_graph
     report: dict[str, Any] = {
         "model": args.model,
         "estimate": True,
-        "ops": {
-            "imported": imported_ops,
-            "after_pipeline": graph["after_pipeline"],
-            "by_type": graph["by_type"],
-        },
-        "fusion": graph["fusion"],
-        "statistics": watch.statistics,
+        **watch.graph_report(imported_ops),
         "inputs": {name: {"shape": list(shape)} for name, shape in shapes.items()},
         "pipeline": args.pipeline,
         **tiles,
@@ -379,12 +367,7 @@ def _estimate(args: argparse.Namespace) -> dict[str, Any]:
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    given = _given_arrays(args)
-    with task(f"importing {Path(args.model).name}"):
-        module, bound = _import(args, given)
-    _set_target(args, module)
-    if args.entry is not None:
-        set_entry(module, args.entry)
+    given, module, bound = _imported(args)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()
@@ -431,13 +414,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     guards = graph["guards"] + ([str(g) for g in bound.value_guards] if bound is not None else [])
     report: dict[str, Any] = {
         "model": args.model,
-        "ops": {
-            "imported": imported_ops,
-            "after_pipeline": graph["after_pipeline"],
-            "by_type": graph["by_type"],
-        },
-        "fusion": graph["fusion"],
-        "statistics": watch.statistics,
+        **watch.graph_report(imported_ops),
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "outputs": {
             n: {"shape": list(np.shape(o)), "dtype": str(np.asarray(o).dtype)}
@@ -474,6 +451,18 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             np.save(out_dir / f"{safe_file_name(name)}.npy", np.asarray(array))
     report["times_s"] = {k: round(v, 6) for k, v in times.items()}
     return report
+
+
+def _imported(args: argparse.Namespace) -> tuple[dict[str, np.ndarray], ModuleOp, Any]:
+    """The --input arrays, the model imported (:func:`_import`) with the target and entry
+    the command line sets, and its :class:`BoundImport` (or None)."""
+    given = _given_arrays(args)
+    with task(f"importing {Path(args.model).name}"):
+        module, bound = _import(args, given)
+    _set_target(args, module)
+    if args.entry is not None:
+        set_entry(module, args.entry)
+    return given, module, bound
 
 
 def _import(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[ModuleOp, Any]:

@@ -102,3 +102,17 @@ class CompileWatch(CompileHooks):
             "fusion": fusion_summary(module).as_dict(),
             "guards": [str(g) for g in module_guards(module)],
         }
+
+    def graph_report(self, imported_ops: int) -> dict[str, Any]:
+        """The report's graph part: op counts (imported, after the pipeline, by type), the
+        fusion summary and the pipeline's statistics."""
+        graph = self.optimised_graph
+        return {
+            "ops": {
+                "imported": imported_ops,
+                "after_pipeline": graph["after_pipeline"],
+                "by_type": graph["by_type"],
+            },
+            "fusion": graph["fusion"],
+            "statistics": self.statistics,
+        }
