@@ -3,7 +3,7 @@
     python benchmarks/cycle_model.py [--sections a b c d e] [--models resnet50 ...]
         [--time-limit 20] [--json FILE] [--png resnet50_kernels.png]
 
-(a) Per-instruction costs next to the formulas of ascend-hardware.md (the unit tests in
+(a) Per-instruction costs next to the formulas of docs/hardware.md (the unit tests in
     tests/runtime/test_cycle_model.py assert them).
 (b) The Ascend C matmul tuning case: M=4096, N=5120, K=4096, fp16 in, on 20 cube cores (the
     910B preset with ``cube_cores = 20``): 4 -> 20 cores (published 12045 -> 2532 µs,
@@ -79,7 +79,7 @@ A2_20 = replace(B910, cube_cores=20)
 """The tuning guide's chip: an A2 with 20 cube cores."""
 F = 16
 
-# ---- published figures (ascend-hardware.md) ----------------------------------------------
+# ---- published figures (docs/hardware.md) --------------------------------------------------
 PUBLISHED_4_CORES_US, PUBLISHED_20_CORES_US = 12045.0, 2532.0
 PUBLISHED_MTE2_BEFORE_US, PUBLISHED_MTE2_AFTER_US = 2452.0, 808.0
 PUBLISHED_TUNED_UTILISATION = 0.80
@@ -118,10 +118,10 @@ def section_a() -> dict[str, Any]:
             16 + ceil(16384 / (78 * 0.7)),
         ),
         ("load2d 128x64 (L1->L0A)", Load2dOp(a_l1, zero, zero, a_l0, "swap"), 16 + 16384 // 256),
-        (
-            "fixpipe 128x256 f32 (L0C->GM)",
+        (  # CANN's two stages: 128 KiB of fp32 out of L0C, then 64 KiB of fp16 to GM
+            "fixpipe 128x256 f32 -> f16 (L0C->GM)",
             FixpipeOp(c_l0, gm, [zero, zero]),
-            16 + ceil(131072 / 41),
+            16 + ceil(131072 / 256) + ceil(65536 / 128),
         ),
         ("vadd 64x128 f16", BINARY_OPS["vadd"](ub, ub, ub), 8 + 16384 // 256),
     ]

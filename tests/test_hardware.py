@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tilegraph.formats import PLATFORMS
@@ -34,3 +37,22 @@ def test_unknown_platform_names_the_valid_ones():
         hardware_preset("h100")
     with pytest.raises(KeyError, match="no memory scope"):
         hardware_preset().capacity("L3")
+
+
+def test_fix_and_scheduling_figures_are_fields_with_their_sources():
+    hw = hardware_preset("ascend910b")
+    # CANN's GEMM tiling cycle model (GemmCycleModelL0c2out): L0C read, then write-out
+    assert (hw.fix_l0c_read_bytes_per_cycle, hw.fix_write_bytes_per_cycle) == (256, 128)
+    assert "L0C->GM" not in hw.dma_bytes_per_cycle  # FIX is not a path rate any more
+    assert hw.task_overhead_us < hw.launch_overhead_us
+    doc = (Path(__file__).parents[1] / "docs" / "hardware.md").read_text()
+    for fact in ("GemmCycleModelL0c2out", "256 B/cycle", "128 B/cycle", "**Assumption**"):
+        assert fact in doc
+
+
+def test_docs_do_not_point_outside_the_repository():
+    root = Path(__file__).parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = page.read_text()
+        outside = re.findall(r"\.\./(?:\.\./)*shared/[^\s)`]*", text)
+        assert not outside, f"{page.name} points outside the repository: {outside}"

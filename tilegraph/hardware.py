@@ -48,7 +48,8 @@ class HardwareModel:
     dma_bytes_per_cycle: MappingProxyType[str, float] = field(
         default_factory=lambda: MappingProxyType({})
     )
-    """Per-core DMA rate by path ("GM->UB", "GM->L1", "UB->GM", "L0C->GM", "L1->L0A", ...)."""
+    """Per-core DMA rate by path ("GM->UB", "GM->L1", "UB->GM", "L1->L0A", ...); L0C's way
+    out is FIX's two-stage model (``fix_*``), not a path rate."""
     gm_bandwidth_gbps: float = 1600.0
     """Whole-chip global-memory bandwidth in GB/s."""
     gm_burst_align: int = 512
@@ -57,7 +58,17 @@ class HardwareModel:
     gm_misaligned_efficiency: float = 0.7
     """Rate of a GM transfer whose bursts are not: the same page measures 32 B-aligned
     transfers at down to 70% of 512 B-aligned ones on A2 (we take the worst case)."""
+    fix_l0c_read_bytes_per_cycle: float = 256.0
+    """FIX's first stage: reading the fp32 accumulator out of L0C (CANN's GEMM tiling cycle
+    model, ``GemmCycleModelL0c2out``; docs/hardware.md)."""
+    fix_write_bytes_per_cycle: float = 128.0
+    """FIX's second stage: writing the result, in the output's element type, to GM or L1
+    (the same model; the two stages add up)."""
     launch_overhead_us: float = 20.0
+    """Host launch: one kernel launched from the host, op by op (``--launch host``)."""
+    task_overhead_us: float = 2.0
+    """Sunk model: scheduling one task on the device (``--launch sunk``, the default of a
+    compiled model). An assumption — no per-task figure is published (docs/hardware.md)."""
     l2_bytes: int = 0
 
     def gm_efficiency(self, burst_bytes: int | None) -> float:
@@ -102,11 +113,9 @@ _DMA_910B = _frozen(
         "GM->UB": 59.0,
         "GM->L1": 78.0,
         "UB->GM": 109.0,
-        "L0C->GM": 41.0,
         "L1->L0A": 256.0,
         "L1->L0B": 128.0,
         "L1->UB": 128.0,
-        "L0C->L1": 128.0,
     }
 )
 

@@ -1,6 +1,6 @@
 """The cycle model (:mod:`tilegraph.cost_model.cycles`).
 
-Per-instruction costs against the formulas of ascend-hardware.md (computed here from the
+Per-instruction costs against the formulas of docs/hardware.md (computed here from the
 documented rates, not from the ops); the scheduling rules on small hand-built kernels
 (producers before consumers, pipes overlap, ping-pong buffers overlap load and compute,
 blocks share GM bandwidth, flags order the pipes); the compiled walk against the IR walk;
@@ -73,12 +73,11 @@ TEST = hardware_preset("test")
 FAST_GM = replace(TEST, gm_bandwidth_gbps=1e6)
 """The test preset with GM bandwidth no core can saturate: pure pipe scheduling."""
 
-# ---- documented figures (ascend-hardware.md), written out here, not read from the code ----
+# ---- documented figures (docs/hardware.md), written out here, not read from the code ----
 DOC_DMA_RATE = {
     "GM->UB": 59,
     "GM->L1": 78,
     "UB->GM": 109,
-    "L0C->GM": 41,
     "L1->L0A": 256,
     "L1->L0B": 128,
 }
@@ -86,6 +85,10 @@ DOC_GM_ALIGNED_RUN = 512
 DOC_GM_MISALIGNED_RATE = 0.7
 """Ascend C best practices (A2): GM transfers in runs that are not 512 B multiples reach
 down to 70% of the 512 B-aligned bandwidth."""
+DOC_FIX_L0C_READ = 256
+"""CANN's GEMM tiling cycle model (GemmCycleModelL0c2out): FIX reads L0C at 256 B/cycle of
+fp32 accumulator data, then writes out at 128 B/cycle of the output type, stages added."""
+DOC_FIX_WRITE = 128
 DOC_MMAD_HEAD = 6
 DOC_K0 = {"f16": 16, "f32": 8}
 DOC_VECTOR_BYTES = 256
@@ -181,14 +184,13 @@ def test_dma_costs_are_one_head_plus_bytes_over_the_documented_path_rate():
     l0c = kern.buf((8, 8, 16, 16), "L0C", f32)
     zero = kern.b.index(0)
     # GM runs: the UB copies move 4096 B rows (aligned); nd2nz reads 64-element rows (128 B)
-    # and fixpipe writes 128-element rows (256 B): both at the misaligned rate
+    # at the misaligned rate
     cases: list[tuple[TileOp, str, float]] = [
         (CopyOp(gm, [zero, zero], ub, [zero, zero]), "GM->UB", 1.0),
         (CopyOp(ub, [zero, zero], gm, [zero, zero]), "UB->GM", 1.0),
         (Nd2NzOp(gm, [zero, zero], l1), "GM->L1", DOC_GM_MISALIGNED_RATE),
         (Load2dOp(l1, zero, zero, l0a, "swap"), "L1->L0A", 1.0),
         (Load2dOp(l1, zero, zero, l0b, "copy"), "L1->L0B", 1.0),
-        (FixpipeOp(l0c, gm, [zero, zero]), "L0C->GM", DOC_GM_MISALIGNED_RATE),
     ]
     heads = {path: _dma_head(op, DOC_DMA_RATE[path] * eff) for op, path, eff in cases}
     # one issue latency for every DMA path, and the rest is bytes / documented rate
@@ -196,7 +198,31 @@ def test_dma_costs_are_one_head_plus_bytes_over_the_documented_path_rate():
     assert 0 < next(iter(heads.values())) <= 32
     # the moved bytes are those of the on-chip side
     assert cases[0][0].moved_bytes() == 2048 * 2
-    assert cases[5][0].moved_bytes() == 128 * 128 * 4
+    assert FixpipeOp(l0c, gm, [zero, zero]).moved_bytes() == 128 * 128 * 4
+
+
+@pytest.mark.parametrize(
+    ("gm_shape", "out", "write_share"),
+    [
+        ((64, 4096), f16, DOC_GM_MISALIGNED_RATE),  # 128-element rows of fp16: 256 B runs
+        ((128, 128), f16, 1.0),  # the whole buffer: one run
+        ((128, 128), f32, 1.0),  # fp32 out: twice the written bytes
+    ],
+)
+def test_fixpipe_costs_the_two_stages_of_canns_model(gm_shape, out, write_share):
+    kern = Kernel(B910)
+    gm = kern.gm(gm_shape, out)
+    l0c = kern.buf((8, 8, 16, 16), "L0C", f32)
+    zero = kern.b.index(0)
+    op = kern.add(FixpipeOp(l0c, gm, [zero, zero]))
+    read = 128 * 128 * 4
+    written = 128 * 128 * (2 if out == f16 else 4)
+    stages = ceil(read / DOC_FIX_L0C_READ) + ceil(written / (DOC_FIX_WRITE * write_share))
+    head = cost_of(op, B910) - stages
+    assert 0 < head <= 32
+    # the GM port sees the written bytes, not the accumulator's
+    (record,) = [r for r in compile_kernel(kern.done(), B910).records if r.name == "fixpipe"]
+    assert record.gm_bytes == ceil(written / write_share)
 
 
 @pytest.mark.parametrize(
@@ -552,9 +578,18 @@ def test_host_kernels_cost_the_host_model_and_the_model_adds_up():
     nbytes = 4 * (out_elems + in_elems) + 8 * 8
     assert pad.us == pytest.approx(5.0 + max(out_elems / 1e3, nbytes / 2e3))
     device = [k for k in result.kernels if k.unit != "host"]
+    # a compiled model is sunk: each launch is a task scheduled on the device
+    assert result.launch_mode == "sunk"
     assert result.total_us == pytest.approx(
+        sum(k.us + TEST.task_overhead_us for k in device) + pad.us
+    )
+    # op by op from the host, each launch costs the host launch instead
+    hosted = simulate_module(module, options=CycleModelOptions(host=host, launch="host"))
+    assert hosted.total_us == pytest.approx(
         sum(k.us + TEST.launch_overhead_us for k in device) + pad.us
     )
+    assert "host launch" in hosted.render() and "sunk" in result.render()
+    assert json.loads(json.dumps(hosted.to_json()))["launch_mode"] == "host"
     report = json.loads(json.dumps(result.to_json()))
     assert report["total"] == pytest.approx(result.total_us, abs=1e-3)
     assert {k["name"] for k in report["per_kernel"]} == {k.name for k in result.kernels}

@@ -9,7 +9,7 @@ that moves or computes data registers its own (tests/test_tile_registries.py lis
 the ops allowed the default).
 
 The formulas follow docs/tile-level.md (the presets' rates in :mod:`tilegraph.hardware`);
-tests/runtime/test_cycle_model.py holds them to ascend-hardware.md's figures.
+tests/runtime/test_cycle_model.py holds them to the figures of docs/hardware.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
+    element_bytes,
     memref_element,
     memref_shape,
     scope_of,
@@ -117,9 +118,26 @@ def load3d(op: Load3dOp, hw: HardwareModel) -> int:
     return 16 + ceil(op.moved_bytes() / rate)
 
 
+def fixpipe_out_bytes(op: FixpipeOp) -> int:
+    """Bytes FIX writes for ``op``: the accumulator's elements in the destination's element
+    type (the accumulator itself is fp32 or int32: :meth:`FixpipeOp.moved_bytes`)."""
+    return prod(memref_shape(op.src)) * element_bytes(memref_element(op.dst))
+
+
 @tile_cost(FixpipeOp)
 def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
-    return dma_cycles(hw, f"L0C->{scope_of(op.dst)}", op.moved_bytes(), op.gm_burst_bytes())
+    """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
+    stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
+    destination in runs that are not 512 B multiples at the misaligned share). The same
+    figures serve L0C -> L1 and the coupled cores' L0C -> UB (no separate figures)."""
+    write_rate = hw.fix_write_bytes_per_cycle
+    if scope_of(op.dst) == "GM":
+        write_rate *= hw.gm_efficiency(op.gm_burst_bytes())
+    return (
+        DMA_HEAD_CYCLES
+        + ceil(op.moved_bytes() / hw.fix_l0c_read_bytes_per_cycle)
+        + ceil(fixpipe_out_bytes(op) / write_rate)
+    )
 
 
 # ---- the cube ------------------------------------------------------------------------

@@ -29,12 +29,13 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, Operation, SSAValue
 
-from tilegraph.cost_model.tile_costs import cost_of
+from tilegraph.cost_model.tile_costs import cost_of, fixpipe_out_bytes
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     AllocOp,
     BlockIdxOp,
     BlockNumOp,
+    FixpipeOp,
     MmadOp,
     PipeBarrierOp,
     SetFlagOp,
@@ -117,6 +118,8 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=_flag_key(op))
     path = _path(op)
     moved = op.moved_bytes() if path else 0
+    # FIX reads fp32 from L0C but writes the output type: GM sees the written bytes
+    to_gm = fixpipe_out_bytes(op) if isinstance(op, FixpipeOp) else moved
     return OpRecord(
         op,
         (FENCE if op.all_pipes else BARRIER) if isinstance(op, PipeBarrierOp) else NORMAL,
@@ -124,7 +127,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         cost,
         path,
         moved,
-        gm_bytes=ceil(moved / hw.gm_efficiency(op.gm_burst_bytes())) if "GM" in path else 0,
+        gm_bytes=ceil(to_gm / hw.gm_efficiency(op.gm_burst_bytes())) if "GM" in path else 0,
         gm_read=path.startswith("GM"),
         mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
         flops=2 * prod(op.dims()) if isinstance(op, MmadOp) else 0,

@@ -3,7 +3,8 @@
 Definitions (also in docs/cycle-model.md):
 
 * **cycles / µs** of a kernel: one launch, from the first instruction to the last pipe of
-  the slowest core (block); the launch overhead is counted apart (``launch_us``).
+  the slowest core (block); its scheduling (sunk on the device, or launched from the host)
+  is counted apart (``launch_us``).
 * **bound**: the pipe with the most busy cycles on the slowest core, when it is busy for at
   least ``DOMINANT`` (half) of the kernel's cycles; otherwise ``"latency"``: no pipe is the
   bottleneck, the dependences between pipes serialise them. Host kernels: ``"host"``.
@@ -56,8 +57,8 @@ class KernelCycles:
     """One launch, excluding the launch overhead (host kernels: their time in cycles)."""
     us: float
     launch_us: float
-    """Overhead per launch (device kernels: the preset's; host kernels: 0, dispatch is in
-    ``us``)."""
+    """Scheduling per launch (device kernels: the preset's task or host-launch cost, by the
+    launch mode; host kernels: 0, dispatch is in ``us``)."""
     bound: str
     cube_utilisation: float
     mode: str
@@ -131,6 +132,10 @@ class ModelCycles:
     host_model: str
     launch_order: list[str] = field(default_factory=list)
     """Kernel names, one per launch, in program order."""
+    launch_mode: str = "sunk"
+    """How the launches are scheduled: "sunk" (on the device) or "host" (op by op)."""
+    task_us: float = 0.0
+    """Scheduling cost of one launch in that mode."""
 
     @property
     def kernel_us(self) -> float:
@@ -139,7 +144,16 @@ class ModelCycles:
 
     @property
     def launch_overhead_us(self) -> float:
+        """Scheduling of every device launch (:attr:`launch_mode`)."""
         return sum(k.launches * k.launch_us for k in self.kernels)
+
+    def scheduling_text(self) -> str:
+        """The scheduling term of the total, in words: mode, launches, cost of each."""
+        where = "sunk: scheduled on the device" if self.launch_mode == "sunk" else "host launch"
+        return (
+            f"scheduling {self.launch_overhead_us:.1f} ({self.launches} launches, {where}, "
+            f"{self.task_us:g} µs each)"
+        )
 
     @property
     def host_us(self) -> float:
@@ -194,6 +208,8 @@ class ModelCycles:
             "unit": "us",
             "kernel_us": round(self.kernel_us, 3),
             "launch_overhead_us": round(self.launch_overhead_us, 3),
+            "launch_mode": self.launch_mode,
+            "task_us": self.task_us,
             "host_us": round(self.host_us, 3),
             "transdata_us": round(self.transdata_us, 3),
             "launches": self.launches,
@@ -228,9 +244,8 @@ class ModelCycles:
         units = ", ".join(f"{u} {t:.1f}" for u, t in self.per_unit_us().items())
         lines += [
             "-" * len(head),
-            f"total {self.total_us:.1f} µs = kernels {self.kernel_us:.1f} + launch overhead "
-            f"{self.launch_overhead_us:.1f} ({self.launches} launches) + host ops "
-            f"{self.host_us:.1f}",
+            f"total {self.total_us:.1f} µs = kernels {self.kernel_us:.1f} + "
+            f"{self.scheduling_text()} + host ops {self.host_us:.1f}",
             f"per unit (µs): {units}",
             f"by bound (µs): {bounds}",
             f"TransData kernels: {self.transdata_us:.1f} µs",

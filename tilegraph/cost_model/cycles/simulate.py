@@ -6,9 +6,12 @@ allow), the blocks share the chip's GM bandwidth (:mod:`.memory`), and the kerne
 long as its slowest block. Blocks whose loops run the same trip counts issue the same
 instruction sequence (costs do not depend on index values), so one of them is simulated
 for all — an exact shortcut, not an extrapolation: every iteration of every loop is still
-walked once per distinct block shape. A launch adds the preset's ``launch_overhead_us``; a
-host kernel costs its :class:`~.host.HostModel` estimate. Model time = kernels + launch
-overheads + host kernels.
+walked once per distinct block shape. Each launch adds its scheduling cost, by
+``CycleModelOptions.launch``: ``"sunk"`` (the default: a compiled model sunk to the device,
+its tasks scheduled on the chip at the preset's ``task_overhead_us`` each) or ``"host"``
+(op-by-op execution, each kernel launched from the host at ``launch_overhead_us``). A host
+kernel costs its :class:`~.host.HostModel` estimate. Model time = kernels + scheduling +
+host kernels.
 
 The mode (``CycleModelOptions.mode``): ``"auto"`` orders the pipes by the kernel's flags
 when it has any ``set_flag`` / ``wait_flag``, by the data dependences otherwise; ``"data"``
@@ -36,6 +39,14 @@ from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 
 MODES = ("auto", "data", "flags")
+LAUNCH_MODES = ("sunk", "host")
+
+
+def scheduling_us(hw: HardwareModel, launch: str) -> float:
+    """What scheduling one kernel launch costs on ``hw`` in ``launch`` mode (µs)."""
+    if launch not in LAUNCH_MODES:
+        raise ValueError(f"launch mode must be one of {', '.join(LAUNCH_MODES)}")
+    return hw.task_overhead_us if launch == "sunk" else hw.launch_overhead_us
 
 
 @dataclass(frozen=True)
@@ -46,10 +57,15 @@ class CycleModelOptions:
     l2_reuse: bool = True
     l2_bandwidth_gbps: float | None = None
     host: HostModel = field(default_factory=HostModel)
+    launch: str = "sunk"
+    """How kernels are scheduled: ``"sunk"`` (a compiled model on the device) or ``"host"``
+    (op by op from the host); see the module docstring."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"cycle model mode must be one of {', '.join(MODES)}")
+        if self.launch not in LAUNCH_MODES:
+            raise ValueError(f"launch mode must be one of {', '.join(LAUNCH_MODES)}")
 
 
 @dataclass
@@ -166,7 +182,7 @@ def simulate_launch(
         launches=1,
         cycles=whole,
         us=cycles / hw.cycles_per_us,
-        launch_us=hw.launch_overhead_us,
+        launch_us=scheduling_us(hw, options.launch),
         bound=_bound(critical, cycles),
         cube_utilisation=macs / (blocks * cycles) if cycles else 0.0,
         cube_flops=flops,
@@ -238,7 +254,15 @@ def simulate_module(
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
         found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
-    return ModelCycles(hw.name, hw.clock_ghz, list(found.values()), options.host.name, order)
+    return ModelCycles(
+        hw.name,
+        hw.clock_ghz,
+        list(found.values()),
+        options.host.name,
+        order,
+        launch_mode=options.launch,
+        task_us=scheduling_us(hw, options.launch),
+    )
 
 
 def _relaunched(k: KernelCycles) -> KernelCycles:

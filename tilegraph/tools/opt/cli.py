@@ -17,6 +17,9 @@ Added here:
 * ``--emit-onnx FILE.onnx``: after the pipeline, write the graph as an ONNX model
   (:mod:`tilegraph.frontend.onnx_export`: standard ops, TransData and fused groups in the
   ``tilegraph`` domain), checked with ``onnx.checker``; the IR is still printed;
+* ``--profile [N]``: after the pipeline (one that lowers to tiled kernels), print the cycle
+  model's estimate to stderr — the N slowest kernels (15), their bound and cube
+  utilisation, the totals — scheduled as ``--launch sunk|host`` says (sunk by default);
 * ``--list-rules``: print the catalogue of named rewrite rules (name, pattern, result,
   caveat, peers, implementing pass) and exit;
 * ``--help-pass NAME``: a pass's docstring and options (type, default), plugins included;
@@ -156,6 +159,20 @@ class TilegraphOptMain(xDSLOptMain):
                 self._write_explorer(explorer)
         if self.args.emit_onnx:
             self._emit_onnx(prog)
+        if self.args.profile is not None:
+            self._profile(prog)
+
+    def _profile(self, prog: ModuleOp) -> None:
+        from tilegraph.cost_model.cycles import CycleModelOptions, simulate_module
+        from tilegraph.cost_model.cycles.simulate import launches
+
+        if not launches(prog):
+            raise LocatedError(
+                "error: --profile: the module has no kernel launches; lower it first "
+                "(-p '...,lower-graph-to-kernels,tile-kernels,split-cores,inject-sync')"
+            )
+        options = CycleModelOptions(launch=self.args.launch)
+        print(simulate_module(prog, options=options).render(self.args.profile), file=sys.stderr)
 
     def _verify(self, prog: ModuleOp, p: ModulePass) -> None:
         """Verify after a top-level pass: a located message naming the pass."""
@@ -256,6 +273,22 @@ class TilegraphOptMain(xDSLOptMain):
             metavar="FILE.onnx",
             help="after the pipeline, write the graph as ONNX (standard ops; TransData and "
             "fused groups in the 'tilegraph' domain), checked with onnx.checker",
+        )
+        arg_parser.add_argument(
+            "--profile",
+            nargs="?",
+            const=15,
+            type=int,
+            metavar="N",
+            help="after the pipeline, print the cycle model's estimate of the lowered module "
+            "to stderr: the N slowest kernels (15) and the totals",
+        )
+        arg_parser.add_argument(
+            "--launch",
+            choices=("sunk", "host"),  # cycles.simulate.LAUNCH_MODES, not imported for --help
+            default="sunk",
+            help="with --profile: kernels scheduled on the device (sunk) or launched one by "
+            "one from the host",
         )
         arg_parser.add_argument("--check-rtol", type=float, default=1e-4, metavar="R")
         arg_parser.add_argument("--check-atol", type=float, default=1e-5, metavar="A")

@@ -7,6 +7,8 @@
     tilegraph-run model.onnx --reference -p O1     # the graph-level reference interpreter
     tilegraph-run model.mlir --save-outputs out/ --json report.json
     tilegraph-run model.onnx --profile 10 --trace t.json   # cycle model: table, Chrome trace
+    tilegraph-run model.onnx --estimate --platform ascend310p --precision fp16
+                                                   # the cycle model only: nothing runs
 
 The model is compiled by :func:`tilegraph.compile` — optimised with ``-p`` (O2 when not
 given), lowered to kernels and tiled loops for ``--platform`` and run by the fast executor
@@ -18,6 +20,11 @@ cycle model's estimate on the preset (top kernels by time, their bound and cube
 utilisation, totals: cube- vs memory-bound time, TransData time, host ops); ``--trace FILE``
 writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core of the
 slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
+``--launch sunk|host`` is how the cycle model schedules the kernels: sunk (the default: a
+compiled model's tasks scheduled on the device) or launched one by one from the host.
+``--estimate`` compiles (pipeline and lowering) and prints the cycle model's report
+without running anything: no inputs are made for a static model, so it needs shapes, not
+values (every dynamic dim sized by ``--shape`` / ``--dim``, else an error naming it).
 A model whose shapes are not static runs on the reference interpreter
 (``compile(..., reference_fallback=True)``), and the report says so. An ONNX model whose
 dims or branches its inputs decide is imported for the run's inputs first
@@ -39,16 +46,15 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from tilegraph.cost_model.cycles.simulate import LAUNCH_MODES
 from tilegraph.dialects.entry import InputError, entry_function, set_entry
-from tilegraph.dialects.guards import module_guards
 from tilegraph.dialects.layout_storage import UnboundShapeError
 from tilegraph.frontend import OnnxImportError
 from tilegraph.frontend.onnxruntime_oracle import (
@@ -56,17 +62,16 @@ from tilegraph.frontend.onnxruntime_oracle import (
     compare,
     onnxruntime_outputs,
 )
-from tilegraph.passes.analysis import compute_op_count, fusion_summary, top_level_ops
+from tilegraph.passes.analysis import compute_op_count
 from tilegraph.progress import reporting, task
-from tilegraph.runtime.compiled import CompiledModel, CompileHooks, compile
+from tilegraph.runtime.compiled import CompiledModel, compile
 from tilegraph.runtime.errors import plain_words
 from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
-from tilegraph.symbolic.inference import shape_env
 from tilegraph.tools.model_files import ModelFileError, load_module
 from tilegraph.tools.random_inputs import random_inputs
 from tilegraph.tools.run.npy_files import load_npy
-from tilegraph.tools.run.progress import KernelProgress, pass_observer, terminal_progress
+from tilegraph.tools.run.progress import KernelProgress, terminal_progress
 from tilegraph.tools.run.report import (
     ReportError,
     print_profile,
@@ -81,10 +86,7 @@ from tilegraph.tools.run.shapes import (
     run_shape_sets,
     shape_sets,
 )
-
-
-class RunError(Exception):
-    """A user-facing failure of tilegraph-run (message complete, exit code 1)."""
+from tilegraph.tools.run.watch import CompileWatch, RunError
 
 
 def read_array(path: str) -> np.ndarray:
@@ -197,16 +199,34 @@ def run(argv: Sequence[str] | None = None) -> int:
         default="",
         help="the cube's input type (origin: the model's; default: the module's target's)",
     )
+    ap.add_argument(
+        "--launch",
+        choices=LAUNCH_MODES,
+        default="sunk",
+        help="how the cycle model schedules the kernels: sunk (a compiled model's tasks on "
+        "the device, the default) or host (launched one by one from the host)",
+    )
+    ap.add_argument(
+        "--estimate",
+        action="store_true",
+        help="compile and print the cycle model's estimate without running anything "
+        "(dynamic dims need --shape or --dim)",
+    )
     args = ap.parse_args(argv)
     if not args.reference and not args.pipeline:
         args.pipeline = "O2"
     debug = bool(os.environ.get("TILEGRAPH_DEBUG"))
     try:
         named = [item.partition("=")[0] for item in args.shape]
-        if args.sweep or len(named) != len(set(named)):
+        if args.estimate:
+            _check_estimate_arguments(args, named)
+            with terminal_progress(args.quiet):
+                report = _estimate(args)
+        elif args.sweep or len(named) != len(set(named)):
             return _run_shape_sets(args)
-        with terminal_progress(args.quiet):
-            report = _run(args)
+        else:
+            with terminal_progress(args.quiet):
+                report = _run(args)
     except Exception as e:
         if debug:
             raise
@@ -278,93 +298,76 @@ def _run_shape_sets(args: argparse.Namespace) -> int:
     return 0 if report["compare_ok"] else 1
 
 
-class _Watch(CompileHooks):
-    """tilegraph-run's view of :func:`tilegraph.compile`: each stage timed and shown on the
-    progress display, the pipeline's statistics collected (and every pass checked with
-    ``--check-each-pass``) under the bound model's shape env, the optimised graph counted."""
+_NOT_WITH_ESTIMATE = {
+    "compare": "--compare",
+    "save_outputs": "--save-outputs",
+    "reference": "--reference",
+    "check_each_pass": "--check-each-pass",
+    "sweep": "--sweep",
+}
 
-    def __init__(
-        self, args: argparse.Namespace, inputs: Mapping[str, np.ndarray], env: Any
-    ) -> None:
-        self.args, self.inputs, self.env = args, inputs, env
-        self.times: dict[str, float] = {}
-        self.statistics: dict[str, dict[str, float | int]] = {}
-        self.check_summary: str | None = None
-        self.optimised_graph: dict[str, Any] = {}
-        self.lowering_started: float | None = None
 
-    @contextmanager
-    def stage(self, name: str, module: ModuleOp) -> Iterator[None]:
-        if name == "passes":
-            with self._passes(module):
-                yield
-            return
-        self.lowering_started = time.perf_counter()
-        with self._lowering():
-            yield
+def _check_estimate_arguments(args: argparse.Namespace, named: list[str]) -> None:
+    """``--estimate`` runs nothing: the options that need a run are refused by name."""
+    refused = [flag for attr, flag in _NOT_WITH_ESTIMATE.items() if getattr(args, attr)]
+    if len(named) != len(set(named)):
+        refused.append("a repeated --shape")
+    if refused:
+        raise RunError(f"--estimate runs nothing: {', '.join(refused)} needs a run")
+    if args.profile is None:
+        args.profile = 15
 
-    @contextmanager
-    def _passes(self, module: ModuleOp) -> Iterator[None]:
-        from xdsl.utils.exceptions import DiagnosticException
 
-        from tilegraph.passes.pipelines import observing_passes
-        from tilegraph.passes.statistics import collecting_statistics
-        from tilegraph.runtime.pass_check import PassChecker, PassCheckError
+def _estimate(args: argparse.Namespace) -> dict[str, Any]:
+    """Compile the model for its tiles and report the cycle model's estimate; nothing runs.
+    A model whose dims or branches its inputs decide is imported for inputs of the given
+    shapes (``--input`` arrays, else seeded random ones): only their shapes and the values
+    that decide a size matter."""
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    given, module, bound = _imported(args)
+    times["import"] = time.perf_counter() - t0
+    known = {name: tuple(a.shape) for name, a in given.items()}
+    shapes = shape_sets(args, module, known, every_dim=True)[0]
+    if bound is None and args.model.endswith(".onnx"):
+        from tilegraph.runtime.binding import needs_binding
 
-        pipeline = self.args.pipeline
-        t0 = time.perf_counter()
-        try:
-            with ExitStack() as stack:
-                stack.enter_context(shape_env(self.env))
-                collector = stack.enter_context(collecting_statistics())
-                progress = stack.enter_context(task(pipeline))
-                stack.enter_context(observing_passes(pass_observer(progress, pipeline)))
-                checker = None
-                if self.args.check_each_pass:
-                    args = self.args
-                    checker = PassChecker(module, self.inputs, args.check_rtol, args.check_atol)
-                    stack.enter_context(observing_passes(checker.after_pass))
-                yield
-                self.statistics = collector.as_dict()
-                self.check_summary = checker.summary() if checker is not None else None
-        except PassCheckError as e:
-            raise RunError(f"check-each-pass: {e}") from None
-        except (ValueError, DiagnosticException) as e:
-            raise RunError(f"pipeline '{pipeline}': {e}") from None
-        self.times["passes"] = time.perf_counter() - t0
-
-    @contextmanager
-    def _lowering(self) -> Iterator[None]:
-        from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
-        from tilegraph.passes.pipelines import observing_passes
-
-        label = "lowering to tiles"
-        try:
-            with task(label) as progress, observing_passes(pass_observer(progress, label)):
-                yield
-        except LoweringError:
-            raise  # compile() runs the module on the reference interpreter instead
-        except ValueError as e:
-            raise RunError(f"tile lowering: {e}") from None
-
-    def optimised(self, module: ModuleOp) -> None:
-        self.optimised_graph = {
-            "after_pipeline": compute_op_count(module),
-            "by_type": dict(sorted(top_level_ops(module).items())),
-            "fusion": fusion_summary(module).as_dict(),
-            "guards": [str(g) for g in module_guards(module)],
-        }
+        if needs_binding(module):
+            t0 = time.perf_counter()
+            inputs = random_inputs(module, args.seed, shapes, given)
+            module, bound = _import_bound(args, inputs)
+            _set_target(args, module)
+            times["import for the shapes"] = time.perf_counter() - t0
+    transdata = None if args.no_format_report else strategy_report(module)
+    imported_ops = compute_op_count(module)
+    watch = CompileWatch(args, {}, bound.env if bound is not None else None)
+    compiled = compile(
+        module, pipeline=args.pipeline, target="tiles", hooks=watch, reference_fallback=True
+    )
+    if compiled.not_lowered is not None:
+        raise RunError(f"cannot estimate: not lowered to tiles: {compiled.not_lowered}")
+    times.update(watch.times)
+    tiles = tiles_section(args, compiled)
+    assert watch.lowering_started is not None
+    times["lower to tiles and estimate"] = time.perf_counter() - watch.lowering_started
+    report: dict[str, Any] = {
+        "model": args.model,
+        "estimate": True,
+        **watch.graph_report(imported_ops),
+        "inputs": {name: {"shape": list(shape)} for name, shape in shapes.items()},
+        "pipeline": args.pipeline,
+        **tiles,
+    }
+    if transdata is not None:
+        report["transdata"] = transdata
+    report["times_s"] = {k: round(v, 6) for k, v in times.items()}
+    return report
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    given = _given_arrays(args)
-    with task(f"importing {Path(args.model).name}"):
-        module, bound = _import(args, given)
-    _set_target(args, module)
-    if args.entry is not None:
-        set_entry(module, args.entry)
+    given, module, bound = _imported(args)
     times["import"] = time.perf_counter() - t0
     if not args.no_format_report:
         t0 = time.perf_counter()
@@ -386,7 +389,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         bindings += [f"data-dependent size: {o}" for o in observed if o.produced]
     if args.check_each_pass and not args.pipeline:
         raise RunError("--check-each-pass needs a pipeline (-p)")
-    watch = _Watch(args, inputs, bound.env if bound is not None else None)
+    watch = CompileWatch(args, inputs, bound.env if bound is not None else None)
     compiled = compile(
         module,  # it carries the target and the entry, set above with the CLI's messages
         pipeline=args.pipeline,
@@ -411,13 +414,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     guards = graph["guards"] + ([str(g) for g in bound.value_guards] if bound is not None else [])
     report: dict[str, Any] = {
         "model": args.model,
-        "ops": {
-            "imported": imported_ops,
-            "after_pipeline": graph["after_pipeline"],
-            "by_type": graph["by_type"],
-        },
-        "fusion": graph["fusion"],
-        "statistics": watch.statistics,
+        **watch.graph_report(imported_ops),
         "inputs": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in inputs.items()},
         "outputs": {
             n: {"shape": list(np.shape(o)), "dtype": str(np.asarray(o).dtype)}
@@ -454,6 +451,18 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             np.save(out_dir / f"{safe_file_name(name)}.npy", np.asarray(array))
     report["times_s"] = {k: round(v, 6) for k, v in times.items()}
     return report
+
+
+def _imported(args: argparse.Namespace) -> tuple[dict[str, np.ndarray], ModuleOp, Any]:
+    """The --input arrays, the model imported (:func:`_import`) with the target and entry
+    the command line sets, and its :class:`BoundImport` (or None)."""
+    given = _given_arrays(args)
+    with task(f"importing {Path(args.model).name}"):
+        module, bound = _import(args, given)
+    _set_target(args, module)
+    if args.entry is not None:
+        set_entry(module, args.entry)
+    return given, module, bound
 
 
 def _import(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[ModuleOp, Any]:

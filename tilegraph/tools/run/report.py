@@ -91,11 +91,13 @@ def tiles_section(args: argparse.Namespace, compiled: CompiledModel) -> dict[str
 
 
 def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
-    """The cycle model's part of the report (when --profile, --trace or --json asks)."""
+    """The cycle model's part of the report (when --profile, --trace or --json asks), with
+    the kernels scheduled as --launch says."""
     if args.profile is None and not args.trace and not args.json:
         return {}
     from tilegraph.cost_model.cycles import (
         CycleModelError,
+        CycleModelOptions,
         launch_trace,
         merge_traces,
         model_trace,
@@ -105,7 +107,7 @@ def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
 
     try:
         with task("cycle model"):
-            cycles = simulate_module(module)
+            cycles = simulate_module(module, options=CycleModelOptions(launch=args.launch))
         found: dict[str, Any] = {"cycles": cycles.to_json()}
         if args.profile is not None:
             found["profile"] = (cycles, args.profile)  # printed by print_profile below
@@ -161,10 +163,14 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"tiles: {report['skipped']}; ran the reference interpreter")
     elif "kernels" in report:
         _print_kernels(report)
-    print("outputs:")
-    outputs = report["outputs"]
-    rows = [(name, info["dtype"], info["shape"]) for name, info in outputs.items()]
-    print_table(["output", "dtype", "shape"], rows, indent=2)
+    if report.get("estimate"):
+        shapes = ", ".join(f"{n} {tuple(i['shape'])}" for n, i in report["inputs"].items())
+        print(f"estimate only (nothing ran), inputs: {shapes}")
+    else:
+        print("outputs:")
+        outputs = report["outputs"]
+        rows = [(name, info["dtype"], info["shape"]) for name, info in outputs.items()]
+        print_table(["output", "dtype", "shape"], rows, indent=2)
     if "transdata" in report:
         _print_transdata(report["transdata"])
     print("time per stage:")
@@ -263,9 +269,8 @@ def print_profile(cycles: ModelCycles, top: int | None) -> None:
     bounds = ", ".join(f"{b} {t:.1f}" for b, t in cycles.per_bound_us().items() if t)
     units = ", ".join(f"{u} {t:.1f}" for u, t in cycles.per_unit_us().items())
     print(
-        f"total {cycles.total_us:.1f} µs = kernels {cycles.kernel_us:.1f} + launch overhead "
-        f"{cycles.launch_overhead_us:.1f} ({cycles.launches} launches) + host ops "
-        f"{cycles.host_us:.1f}"
+        f"total {cycles.total_us:.1f} µs = kernels {cycles.kernel_us:.1f} + "
+        f"{cycles.scheduling_text()} + host ops {cycles.host_us:.1f}"
     )
     print(f"per unit (µs): {units}")
     print(f"by bound (µs): {bounds}")

@@ -112,10 +112,12 @@ def input_shapes(
     dims: Mapping[str, int],
     given: Mapping[str, tuple[int, ...]],
     trusted: set[str] | frozenset[str] = frozenset(),
+    every_dim: bool = False,
 ) -> Shapes:
     """Each input's shape: as given (checked against the model unless ``trusted``), else
     its static dims with symbols sized by ``dims``, unsized dynamic axes 1 on axis 0 and an
-    error elsewhere."""
+    error elsewhere (``every_dim``: an error on axis 0 too — an estimate at an invented
+    batch would mislead)."""
     fn = entry_function(module)
     names = input_names(fn)
     unknown = sorted(set(given) - set(names))
@@ -133,7 +135,7 @@ def input_shapes(
                 shape.append(d)
             elif is_symbolic(d) and str(d) in dims:
                 shape.append(dims[str(d)])
-            elif axis == 0:
+            elif axis == 0 and not every_dim:
                 shape.append(1)
             else:
                 hint = f" or --dim {d}=N" if is_symbolic(d) else ""
@@ -155,16 +157,20 @@ def _checked(name: str, t: TensorType, shape: tuple[int, ...]) -> tuple[int, ...
 
 
 def shape_sets(
-    args: argparse.Namespace, module: ModuleOp, known: Mapping[str, tuple[int, ...]] | None = None
+    args: argparse.Namespace,
+    module: ModuleOp,
+    known: Mapping[str, tuple[int, ...]] | None = None,
+    every_dim: bool = False,
 ) -> list[Shapes]:
     """The shape sets to run: one per repeated --shape or --sweep size (one by default);
-    ``known`` are the shapes of inputs given as arrays."""
+    ``known`` are the shapes of inputs given as arrays; ``every_dim``: every dynamic dim
+    must be sized (:func:`input_shapes`)."""
     shapes = _parse_shapes(args.shape)
     dims = _parse_dims(args.dim)
     first = {name: options[0] for name, options in shapes.items()}
-    if known:  # arrays the user gave: their shapes as they are (the run checks them)
-        given = {**first, **known}
-        return [input_shapes(module, dims, given, trusted=set(known))]
+    if known or every_dim:  # arrays the user gave: their shapes as they are (the run checks them)
+        given = {**first, **(known or {})}
+        return [input_shapes(module, dims, given, set(known or ()), every_dim)]
     if args.sweep:
         name, axis, sizes = _parse_sweep(args.sweep)
         base = input_shapes(module, dims, first)

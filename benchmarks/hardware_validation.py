@@ -1,0 +1,179 @@
+"""The cycle model's estimates next to published NPU latencies: how far off is the model?
+
+    python benchmarks/hardware_validation.py [--only resnet50 ...] [--max-batch 8]
+        [--launch sunk|host] [--json FILE]
+
+Each calibration model (``benchmarks/calibration_models.py``: ResNet-50/101, SE-ResNet-50,
+BERT-base QA) is built at the published batch with splat weights (latency does not
+depend on the values), compiled by ``tilegraph.compile`` for ``ascend310p`` at fp16 (the
+cube's inputs; the published figures are ATC fp16 models) and estimated by the cycle model
+with the kernels scheduled as a sunk model (GE sinks a compiled static model to the device).
+Nothing runs. The table: model, batch, estimated latency, published latency, their ratio,
+and where the estimate goes (kernels by unit, scheduling, host ops).
+
+Published figures (Ascend ModelZoo-PyTorch READMEs; Atlas 300I Pro = 310P3, ATC fp16, NPU
+compute time measured by ais_bench; latency = 1000 · batch / fps ms):
+
+* SE-ResNet-50 batch 1 / 4 / 32: 1134.63 / 2219.72 / 2823.66 fps
+* ResNet-101 batch 1 / 4 / 8 / 64: 1024.26 / 2468.16 / 2793.40 / 2358.69 fps
+* ResNet-50 batch 64: 4250 fps
+* BERT-base uncased, sequence 512, batch 1 / 4: 177.81 / 221.81 fps
+
+Nothing is fitted: every figure of the estimate is a hardware fact or a marked assumption
+of ``tilegraph.hardware`` used by all models (docs/hardware.md). Last, ResNet-50 (batch 1)
+on ``ascend910b``, split into cube, vector, workspace round trip (cube -> vector through
+GM on the decoupled cores; 0 until mix kernels land) and scheduling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tilegraph
+from tilegraph.cost_model.cycles import CycleModelOptions, ModelCycles, simulate_module
+
+# loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
+_PATH = Path(__file__).resolve().parent / "calibration_models.py"
+_SPEC = importlib.util.spec_from_file_location("calibration_models", _PATH)
+assert _SPEC is not None and _SPEC.loader is not None
+calibration_models = importlib.util.module_from_spec(_SPEC)
+sys.modules["calibration_models"] = calibration_models
+_SPEC.loader.exec_module(calibration_models)
+
+PLATFORM = "ascend310p"
+PRECISION = "fp16"
+SEQ = 512
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published figure: a model at a batch, its throughput on the 310P3."""
+
+    model: str
+    batch: int
+    fps: float
+
+    @property
+    def latency_ms(self) -> float:
+        return 1000.0 * self.batch / self.fps
+
+
+PUBLISHED: tuple[Published, ...] = (
+    Published("se_resnet50", 1, 1134.63),
+    Published("se_resnet50", 4, 2219.72),
+    Published("se_resnet50", 32, 2823.66),
+    Published("resnet101", 1, 1024.26),
+    Published("resnet101", 4, 2468.16),
+    Published("resnet101", 8, 2793.40),
+    Published("resnet101", 64, 2358.69),
+    Published("resnet50", 64, 4250.0),
+    Published("bert_base", 1, 177.81),
+    Published("bert_base", 4, 221.81),
+)
+
+
+def estimate(
+    model: str, batch: int, platform: str = PLATFORM, launch: str = "sunk"
+) -> tuple[ModelCycles, float]:
+    """The cycle model of ``model`` at ``batch`` on ``platform`` (fp16), and the seconds
+    building and compiling took."""
+    t0 = time.perf_counter()
+    proto = calibration_models.build(model, batch=batch, seq=SEQ, weights="splat")
+    compiled = tilegraph.compile(proto, platform=platform, precision=PRECISION)
+    cycles = simulate_module(compiled.module, options=CycleModelOptions(launch=launch))
+    return cycles, time.perf_counter() - t0
+
+
+def split(cycles: ModelCycles) -> dict[str, float]:
+    """Where an estimate's µs go: cube and vector kernels, the cube -> vector workspace round
+    trip (mix kernels; none yet), scheduling and host ops."""
+    units = cycles.per_unit_us()
+    return {
+        "cube": units.get("cube", 0.0),
+        "vector": units.get("vector", 0.0),
+        # the cycle model has no mix kernels yet, so no cube -> vector trip through GM
+        "workspace": 0.0,
+        "scheduling": cycles.launch_overhead_us,
+        "host": cycles.host_us,
+    }
+
+
+def table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [headers, *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--only", nargs="*", choices=calibration_models.ARCHITECTURES)
+    ap.add_argument("--max-batch", type=int, default=None, help="skip larger batches")
+    ap.add_argument("--launch", choices=("sunk", "host"), default="sunk")
+    ap.add_argument("--json", help="write every number to this file")
+    args = ap.parse_args()
+    rows: list[list[Any]] = []
+    found: list[dict[str, Any]] = []
+    for fig in PUBLISHED:
+        if args.only and fig.model not in args.only:
+            continue
+        if args.max_batch is not None and fig.batch > args.max_batch:
+            continue
+        cycles, seconds = estimate(fig.model, fig.batch, launch=args.launch)
+        ms = cycles.total_us / 1000.0
+        parts = split(cycles)
+        rows.append(
+            [
+                fig.model,
+                fig.batch,
+                f"{ms:.3f}",
+                f"{fig.latency_ms:.3f}",
+                f"{ms / fig.latency_ms:.2f}",
+                f"{parts['cube'] / 1000:.3f}",
+                f"{parts['vector'] / 1000:.3f}",
+                f"{parts['scheduling'] / 1000:.3f} ({cycles.launches})",
+                f"{parts['host'] / 1000:.3f}",
+                f"{seconds:.0f}",
+            ]
+        )
+        print(" | ".join(str(c) for c in rows[-1]), file=sys.stderr, flush=True)
+        found.append(
+            {
+                "model": fig.model,
+                "batch": fig.batch,
+                "estimated_ms": ms,
+                "published_ms": fig.latency_ms,
+                "ratio": ms / fig.latency_ms,
+                "split_us": parts,
+                "launches": cycles.launches,
+                "per_bound_us": cycles.per_bound_us(),
+                "compile_s": seconds,
+            }
+        )
+    print(f"estimated vs published latency on {PLATFORM} ({PRECISION}, {args.launch} model; ms)")
+    headers = ["model", "batch", "estimated", "published", "ratio", "cube", "vector"]
+    print(table([*headers, "scheduling (tasks)", "host", "compile s"], rows))
+    cycles, _ = estimate("resnet50", 1, platform="ascend910b", launch=args.launch)
+    parts = split(cycles)
+    print(f"\nResNet-50, batch 1, on ascend910b ({PRECISION}, {args.launch}): µs")
+    print(
+        table(
+            ["total", "cube", "vector", "workspace round trip", "scheduling", "host"],
+            [[f"{cycles.total_us:.1f}", *(f"{parts[k]:.1f}" for k in parts)]],
+        )
+    )
+    found.append({"model": "resnet50", "batch": 1, "platform": "ascend910b", "split_us": parts})
+    if args.json:
+        Path(args.json).write_text(json.dumps(found, indent=2))
+
+
+if __name__ == "__main__":
+    main()
