@@ -1,5 +1,6 @@
 // RUN: tilegraph-opt %s -p verify-sync --split-input-file --verify-diagnostics | filecheck %s
 // RUN: not tilegraph-opt %s -p verify-sync --split-input-file 2>&1 | filecheck %s --check-prefix=CLI
+// RUN: tilegraph-opt %s -p 'verify-sync{max-trips=2}' --split-input-file --verify-diagnostics | filecheck %s
 
 // What verify-sync refuses: kernels whose flags do not order what their pipes do. The
 // add + relu kernel of inject_sync.mlir (tiled by two rows on the test preset), each
