@@ -57,8 +57,9 @@ class MmadOp(TileOp):
 
     ``a`` is L0A ZZ ``(M1, K1, 16, K0)``, ``b`` is L0B ZN ``(K1, N1, 16, K0)``, ``c`` is L0C
     NZ ``(N1, M1, 16, 16)``, with K0 fixed by the input type (:func:`fractal_k0`: 16 for
-    f16/bf16, 8 for f32, 32 for i8; f32 also 16 for now, :data:`PAIRED_F32_K0`). Inputs f16/bf16/f32 accumulate in f32, i8 in i32. ``init`` is
-    an ``i1`` so that the first iteration of a K loop can start the accumulation.
+    f16/bf16, 8 for f32, 32 for i8; f32 also 16 for now, :data:`PAIRED_F32_K0`). Inputs
+    f16/bf16/f32 accumulate in f32, i8 in i32. ``init`` is an ``i1`` so that the first
+    iteration of a K loop can start the accumulation.
     """
 
     name = "tile.mmad"
