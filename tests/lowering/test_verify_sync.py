@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from xdsl.dialects import func
 
 import tilegraph
 from tests.tools.test_run import small_model
-from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.tile import WaitFlagOp
 from tilegraph.lowering.transforms.verify_sync import SyncVerificationError
 from tilegraph.passes.context import make_context
@@ -22,14 +20,11 @@ from tilegraph.passes.pipelines import (
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.tools.run.cli import run
 
-rng = np.random.default_rng(3)
 
-
-def _graph():
-    b = GraphBuilder()
-    x = b.input("x", [1, 8, 8, 8], "float32", "NCHW")
-    w = b.constant(rng.standard_normal((16, 8, 3, 3)).astype(np.float32))
-    return b.build(b.op("relu", b.op("conv2d", x, w, pads=[1, 1, 1, 1])))
+@pytest.fixture
+def relu_model(tmp_path) -> str:
+    """A one-op ONNX model (Relu): one vector kernel, with flags between its pipes."""
+    return small_model(tmp_path / "m.onnx")
 
 
 def test_the_lowering_pipeline_ends_with_verify_sync_unless_told_not_to():
@@ -38,30 +33,32 @@ def test_the_lowering_pipeline_ends_with_verify_sync_unless_told_not_to():
 
 
 @pytest.mark.parametrize("verify", [True, False])
-def test_compile_runs_verify_sync_by_default(verify):
+def test_compile_runs_verify_sync_by_default(relu_model, verify):
     with collecting_statistics() as stats:
-        tilegraph.compile(_graph(), platform="test", verify_sync=verify)
+        tilegraph.compile(relu_model, platform="test", verify_sync=verify)
     checked = stats.as_dict().get("verify-sync", {}).get("kernels", 0)
     assert (checked > 0) is verify
 
 
-def test_a_missing_flag_is_a_located_error_naming_the_pass():
-    module = tilegraph.compile(_graph(), platform="test", verify_sync=False).module
+def test_a_missing_flag_is_a_located_error_naming_the_pass(relu_model):
+    module = tilegraph.compile(relu_model, platform="test", verify_sync=False).module
     kernel = next(
         f for f in module.ops if isinstance(f, func.FuncOp) and "tile.tiles" in f.attributes
     )
     wait = next(op for op in kernel.walk() if isinstance(op, WaitFlagOp))
     wait.detach()
     wait.erase()
-    with pytest.raises(SyncVerificationError, match=rf"^verify-sync: @{kernel.sym_name.data}") as e:
+    name = kernel.sym_name.data
+    # the kernel and the ONNX node it computes (small_model's Relu is node 'n1')
+    with pytest.raises(SyncVerificationError, match=rf"^verify-sync: @{name} \(node 'n1'\): ") as e:
         run_pipeline("verify-sync", make_context(), module)
     assert failing_pass(e.value) == ("verify-sync",)
 
 
 @pytest.mark.parametrize(("flags", "expected"), [([], True), (["--no-verify-sync"], False)])
-def test_tilegraph_run_verifies_sync_unless_no_verify_sync(tmp_path, flags, expected):
+def test_tilegraph_run_verifies_sync_unless_no_verify_sync(relu_model, flags, expected):
     ran: list[str] = []
     with observing_passes(lambda p, _module: ran.append(p.name)):
-        assert run([small_model(tmp_path / "m.onnx"), "--no-format-report", *flags]) == 0
+        assert run([relu_model, "--no-format-report", *flags]) == 0
     assert "inject-sync" in ran
     assert ("verify-sync" in ran) is expected
