@@ -457,7 +457,7 @@ def _mmad_case(dtype, k0, m=20, k=12, n=24):
 @pytest.mark.parametrize(
     ("in_type", "acc_type", "np_in", "np_acc", "k0"),
     [
-        (f32, f32, np.float32, np.float32, 4),
+        (f32, f32, np.float32, np.float32, 8),  # K0 = 32 B / 4 B
         (f16, f32, np.float16, np.float32, 16),
         (i8, i32, np.int8, np.int32, 32),
     ],
@@ -477,12 +477,12 @@ def test_mmad_init_then_accumulate(in_type, acc_type, np_in, np_acc, k0):
 
 
 def test_mmad_k_loop_accumulates_partial_products():
-    a, b, _, _ = _mmad_case(np.float32, 4, m=16, k=16, n=16)
-    op = MmadOp(buf((1, 2, 16, 4), "L0A"), buf((2, 1, 16, 4), "L0B"),
+    a, b, _, _ = _mmad_case(np.float32, 8, m=16, k=32, n=16)
+    op = MmadOp(buf((1, 2, 16, 8), "L0A"), buf((2, 1, 16, 8), "L0B"),
                 buf((1, 1, 16, 16), "L0C"), flag())  # fmt: skip
     c = np.zeros((1, 1, 16, 16), np.float32)
-    for step, ks in enumerate((slice(0, 8), slice(8, 16))):
-        run(op, to_zz(a[:, ks], 4), to_zn(b[ks, :], 4), c, step == 0)
+    for step, ks in enumerate((slice(0, 16), slice(16, 32))):
+        run(op, to_zz(a[:, ks], 8), to_zn(b[ks, :], 8), c, step == 0)
     np.testing.assert_allclose(from_nz(c), a @ b, rtol=1e-6)
 
 

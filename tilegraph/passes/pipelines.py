@@ -256,15 +256,20 @@ NPU_PASSES = ("multi-buffer", "plan-local-memory", "split-cores", "inject-sync",
 """What follows tiling: ping-pong slots for the loads, on-chip addresses, blocks over the
 cores, flags between the pipes (they must see the addresses), one GM workspace."""
 
+VERIFY_PASSES = ("verify-sync",)
+"""What the lowering pipeline ends with unless told not to: checks that change nothing
+(``verify-sync``: the pipe-queue checker on every kernel)."""
 
-def lowering_pipeline(platform: str = "", precision: str = "") -> str:
+
+def lowering_pipeline(platform: str = "", precision: str = "", verify_sync: bool = True) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
-    :mod:`tilegraph.target`)."""
+    :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
+    sufficient (:data:`VERIFY_PASSES`)."""
     options = " ".join(
         f"{key}={value}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
     tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
-    return ",".join((tiling, *NPU_PASSES))
+    return ",".join((tiling, *NPU_PASSES, *(VERIFY_PASSES if verify_sync else ())))

@@ -12,7 +12,8 @@ hardware preset; default: the module's ``tilegraph.target``, else the default pr
 on the module before the pipeline runs, so O2's format engine and fusion use it too)
 (``lower-graph-to-kernels``, ``tile-kernels``), prepares them for the NPU
 (:data:`~tilegraph.passes.pipelines.NPU_PASSES`: ping-pong buffers, on-chip addresses,
-blocks over the cores, flags between the pipes, the GM workspace) and runs them with
+blocks over the cores, flags between the pipes, the GM workspace), proves the flags
+sufficient (``verify-sync``; ``verify_sync=False`` skips it) and runs them with
 ``executor`` ("fast": compiled to Python, or "interpret": xDSL's interpreter, every op);
 ``"reference"`` runs the graph level with the reference interpreter. ``precision`` picks the
 cube's input type: ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded,
@@ -141,6 +142,7 @@ def _bound_on_call(
     platform: str,
     precision: str,
     executor: str,
+    verify_sync: bool,
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
@@ -168,6 +170,7 @@ def _bound_on_call(
         platform=platform,
         precision=precision,
         executor=executor,
+        verify_sync=verify_sync,
     )
     placeholder = module or ModuleOp([])
     return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
@@ -199,13 +202,15 @@ def compile(  # noqa: A001 - the public name the design gives it
     *,
     hooks: CompileHooks | None = None,
     reference_fallback: bool = False,
+    verify_sync: bool = True,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
     function to run in a module of several (default: the one no other function calls).
     ``hooks`` watch the stages; ``reference_fallback``: a module that cannot be lowered as
     a whole runs on the reference interpreter (:attr:`CompiledModel.not_lowered`) instead
-    of raising :class:`CompileError`."""
+    of raising :class:`CompileError`. ``verify_sync=False`` skips the last pass of the
+    lowering, ``verify-sync`` (the pipe-queue checker on every kernel)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
@@ -219,7 +224,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
-        deferred = _bound_on_call(model, pipeline, platform, precision, executor)
+        deferred = _bound_on_call(model, pipeline, platform, precision, executor, verify_sync)
         if deferred is not None:
             return deferred
     module = load_model(model)
@@ -243,7 +248,7 @@ def compile(  # noqa: A001 - the public name the design gives it
 
         try:
             with hooks.stage("lowering", module):
-                run_pipeline(lowering_pipeline(), ctx, module)
+                run_pipeline(lowering_pipeline(verify_sync=verify_sync), ctx, module)
         except LoweringError as e:
             if not reference_fallback:
                 raise CompileError(f"cannot lower to tiles: {e}") from None

@@ -138,6 +138,7 @@ class Session:
         platform: str = "",
         precision: str = "",
         executor: str = "fast",
+        verify_sync: bool = True,
         specialize_zero_one: bool = True,
         cache_size: int = 8,
         log: Callable[[str], None] | None = None,
@@ -155,6 +156,7 @@ class Session:
         self.platform = platform
         self.precision = precision
         self.executor = executor
+        self.verify_sync = verify_sync
         self.specialize_zero_one = specialize_zero_one
         self.cache_size = cache_size
         self.stats = SessionStats()
@@ -287,6 +289,7 @@ class Session:
                 platform=self.platform,
                 precision=self.precision,
                 executor=self.executor,
+                verify_sync=self.verify_sync,
             )
         self.stats.tilings += 1
         if observed:

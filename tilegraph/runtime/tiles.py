@@ -36,6 +36,7 @@ from tilegraph.runtime.tile_interpreter import (
     TileCounters,
     TileFunctions,
 )
+from tilegraph.runtime.tile_interpreter.arena import LoopCountingFunctions
 
 EXECUTORS = ("interpret", "fast")
 
@@ -71,7 +72,10 @@ def interpreter_for(module: ModuleOp, counters: TileCounters | None = None) -> I
     interpreter.register_implementations(ArithFunctions())
     interpreter.register_implementations(GraphFunctions())
     interpreter.register_implementations(LayoutFunctions())
-    interpreter.register_implementations(TileFunctions(counters))
+    tiles = TileFunctions(counters)
+    interpreter.register_implementations(tiles)
+    # scf.for counting its iterations: the slot of a multi-buffered buffer follows them
+    interpreter.register_implementations(LoopCountingFunctions(tiles.iterations), override=True)
     interpreter.register_implementations(IndexArithFunctions(), override=True)
     for functions in plugin_interpreter_functions():  # tilegraph.interpreters entry points
         interpreter.register_implementations(functions)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I1, MemRefType, i1
+from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, traits_def
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
@@ -20,6 +21,34 @@ from tilegraph.dialects.tile.base import (
 CUBE_INPUTS = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32"}
 """Cube input element type -> the accumulator type it needs in L0C."""
 
+FRACTAL_ROW_BYTES = 32
+"""A fractal row of L0A / L0B is 32 B: K0 = 32 B / element size (4-bit 64, 8-bit 32,
+16-bit 16, 32-bit 8); M0 = N0 = 16 whatever the type (Ascend C data layouts)."""
+
+
+PAIRED_F32_K0 = 16
+"""The K0 that ``tile-kernels`` lowers fp32 operands to today besides the hardware's 8: a
+16 x 16 fp32 block (the storage formats' C0 = 16 of fp32 on ascend910b), which the cycle
+model charges as two 16 x 8 fractals. Its bytes are not laid out as two hardware fractals
+(rows of 64 B, not 32 B); until the lowering splits fp32 K into K0 = 8 the verifier accepts
+it for f32 alone, and rejects every other K0 that is not the element type's."""
+
+
+def fractal_k0(element_type: Attribute) -> int:
+    """K0 of a fractal of ``element_type`` elements (:data:`FRACTAL_ROW_BYTES`)."""
+    width = getattr(element_type, "bitwidth", None)
+    if width is None:
+        width = getattr(element_type, "width", None)
+        width = width.data if width is not None else 32
+    return FRACTAL_ROW_BYTES * 8 // int(width)
+
+
+def accepted_k0(element_type: Attribute) -> tuple[int, ...]:
+    """The K0 values ``tile.mmad`` accepts for ``element_type`` inputs: its
+    :func:`fractal_k0`, and for f32 also :data:`PAIRED_F32_K0`."""
+    k0 = fractal_k0(element_type)
+    return (k0, PAIRED_F32_K0) if str(element_type) == "f32" else (k0,)
+
 
 @irdl_op_definition
 class MmadOp(TileOp):
@@ -27,8 +56,10 @@ class MmadOp(TileOp):
     ``c += a × b``.
 
     ``a`` is L0A ZZ ``(M1, K1, 16, K0)``, ``b`` is L0B ZN ``(K1, N1, 16, K0)``, ``c`` is L0C
-    NZ ``(N1, M1, 16, 16)``. Inputs f16/bf16/f32 accumulate in f32, i8 in i32. ``init`` is
-    an ``i1`` so that the first iteration of a K loop can start the accumulation.
+    NZ ``(N1, M1, 16, 16)``, with K0 fixed by the input type (:func:`fractal_k0`: 16 for
+    f16/bf16, 8 for f32, 32 for i8; f32 also 16 for now, :data:`PAIRED_F32_K0`). Inputs
+    f16/bf16/f32 accumulate in f32, i8 in i32. ``init`` is an ``i1`` so that the first
+    iteration of a K loop can start the accumulation.
     """
 
     name = "tile.mmad"
@@ -76,6 +107,12 @@ class MmadOp(TileOp):
             raise VerifyException(
                 f"'{self.name}': shapes {list(sa)} x {list(sb)} -> {list(sc)} do not chain "
                 "(ZZ (M1,K1,16,K0) x ZN (K1,N1,16,K0) -> NZ (N1,M1,16,16))"
+            )
+        if k0 not in accepted_k0(memref_element(self.a)):
+            raise VerifyException(
+                f"'{self.name}': K0 is {k0}, but a fractal row of {ta} holds "
+                f"{fractal_k0(memref_element(self.a))} elements "
+                f"(K0 = {FRACTAL_ROW_BYTES} B / element size)"
             )
 
     def dims(self) -> tuple[int, int, int]:

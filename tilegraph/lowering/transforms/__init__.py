@@ -9,7 +9,10 @@ In the order the lowering pipeline runs them
 * :mod:`.split_cores`: ``split-cores`` — a kernel's parallel loops shared out over the cores;
 * :mod:`.inject_sync`: ``inject-sync`` — flags and barriers between the pipes;
 * :mod:`.plan_memory`: ``plan-memory`` — the host's GM tensors placed in one workspace
-  (and its checker).
+  (and its checker);
+* :mod:`.verify_sync`: ``verify-sync`` — the pipe-queue checker as a pass: a kernel whose
+  flags miss a dependence is a compile error (``tilegraph.compile`` and ``tilegraph-run``
+  run it last unless told not to).
 
 What belongs here: passes that rewrite or annotate tile-level IR, with the checkers that
 prove their own result. What several of them, the executors or the cycle model read (buffer
@@ -23,6 +26,7 @@ PASSES: dict[str, str] = {
     "plan-local-memory": ".plan_local_memory:PlanLocalMemoryPass",
     "plan-memory": ".plan_memory:PlanMemoryPass",
     "split-cores": ".split_cores:SplitCoresPass",
+    "verify-sync": ".verify_sync:VerifySyncPass",
 }
 """This package's passes by ``-p`` name, for :mod:`tilegraph.passes.registry`:
 ``".module:Class"`` (relative to the package), imported only when the pass is used."""

@@ -3,6 +3,8 @@
 * :mod:`.codegen` writes the Python (``compile_module(module).run("main", args)``;
   ``source(name)`` shows the generated code of a function);
 * :mod:`.batching` plans which nests of loops run as one batch;
+* :mod:`.blocks` proves where the blocks of a launch may run as one call (every other
+  launch runs block by block, with the indices ``tile.launch`` gives);
 * :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
   tiles at once (:mod:`.dma`, :mod:`.fractal`, :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
   helped by :mod:`.windows` (window copies of a batch) and :mod:`.scratch` (reused

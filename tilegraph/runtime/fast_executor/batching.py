@@ -55,17 +55,30 @@ _BATCHABLE = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, *_INDEX_OPS)
 Axes = frozenset[int]
 
 
+Bound = int | str
+"""A loop bound known before a nest runs: an int, or the Python source of one computed
+from the running block (:data:`BLOCK_INDEX`, :data:`BLOCK_COUNT`) when the bound depends on
+it (``split-cores``' work loop)."""
+
+BLOCK_INDEX = "__block"
+BLOCK_COUNT = "__blocks"
+"""The names the generated kernel functions take the running block's index and count by
+(:mod:`.codegen`: every block of a launch runs with the values ``tile.launch`` gives)."""
+
+
 @dataclass(frozen=True)
 class Axis:
     loop: scf.ForOp
-    trips: tuple[int, int, int]
+    trips: tuple[Bound, Bound, Bound]
     """(lower, upper, step) of the loop."""
     accumulation: bool
     """A K loop whose ``mmad`` accumulate along it (else a parallel loop)."""
 
     @property
-    def size(self) -> int:
-        return len(range(*self.trips))
+    def size(self) -> Bound:
+        if all(isinstance(t, int) for t in self.trips):
+            return len(range(*self.trips))  # type: ignore[arg-type]
+        return "len(range({}, {}, {}))".format(*self.trips)
 
 
 @dataclass
@@ -85,9 +98,11 @@ class NestPlan:
     def rank(self) -> int:
         return len(self.axes)
 
-    def shape(self, axes: Axes) -> tuple[int, ...]:
-        """The batch dims of a value varying along ``axes``."""
-        return tuple(a.size if i in axes else 1 for i, a in enumerate(self.axes))
+    def shape(self, axes: Axes) -> str:
+        """The batch dims of a value varying along ``axes``, as Python source (a size may
+        depend on the running block)."""
+        sizes = [str(a.size) if i in axes else "1" for i, a in enumerate(self.axes)]
+        return f"({', '.join(sizes)},)"
 
     def index_shape(self, loop: scf.ForOp) -> tuple[int, ...]:
         axis = self.axis_of[loop]
@@ -101,31 +116,40 @@ _FOLDABLE = (arith.AddiOp, arith.SubiOp, arith.MuliOp)
 """The index arithmetic a loop bound known before the loop runs may use."""
 
 
-def _constant(value: SSAValue) -> int | None:
+def _constant(value: SSAValue) -> Bound | None:
     """The value of an index known before the loop runs: a constant, a block query (the
-    fast executor runs a launch's blocks as block 0 of 1), or +, -, * of such."""
+    names of the running block's index and count, :data:`BLOCK_INDEX` / :data:`BLOCK_COUNT`),
+    or +, -, * of such (folded where all are ints)."""
     op = value.owner
     if isinstance(op, arith.ConstantOp):
         return index_arith.constant(op)
     if isinstance(op, BlockIdxOp | BlockNumOp):
-        return 0 if isinstance(op, BlockIdxOp) else 1
+        return BLOCK_INDEX if isinstance(op, BlockIdxOp) else BLOCK_COUNT
     if isinstance(op, _FOLDABLE):
-        fold = index_arith.evaluator(op)
         operands = [_constant(v) for v in op.operands]
-        if fold is not None and all(v is not None for v in operands):
-            return fold(*operands)
+        if any(v is None for v in operands):
+            return None
+        if all(isinstance(v, int) for v in operands):
+            fold = index_arith.evaluator(op)
+            return None if fold is None else fold(*operands)
+        return index_arith.expression(op, [f"({v})" for v in operands], False)
     return None
 
 
-def _trips(loop: scf.ForOp) -> tuple[int, int, int] | None:
+def loop_bounds(loop: scf.ForOp) -> tuple[Bound, Bound, Bound] | None:
+    """(lower, upper, step) of a loop without carried values whose bounds are known before
+    it runs (:func:`_constant`) and whose step is positive, else None."""
     bounds = [_constant(v) for v in (loop.lb, loop.ub, loop.step)]
     if loop.iter_args or any(b is None for b in bounds):
         return None
-    lb, ub, step = (int(b) for b in bounds)  # type: ignore[arg-type]
-    return (lb, ub, step) if step > 0 else None
+    lb, ub, step = bounds
+    assert lb is not None and ub is not None and step is not None
+    # a step from the block count is positive: a launch runs at least one block
+    positive = eval(str(step), {**index_arith.NAMESPACE, BLOCK_INDEX: 0, BLOCK_COUNT: 1}) > 0
+    return (lb, ub, step) if positive else None
 
 
-def _is_first_iteration(flag: SSAValue, loop: scf.ForOp, lb: int) -> bool:
+def _is_first_iteration(flag: SSAValue, loop: scf.ForOp, lb: Bound) -> bool:
     op = flag.owner
     if not isinstance(op, arith.CmpiOp) or op.predicate.value.data != 0:
         return False
@@ -135,7 +159,7 @@ def _is_first_iteration(flag: SSAValue, loop: scf.ForOp, lb: int) -> bool:
     return other is not None and _constant(other) == lb
 
 
-def _accumulates(loop: scf.ForOp, lb: int) -> list[MmadOp] | None:
+def _accumulates(loop: scf.ForOp, lb: Bound) -> list[MmadOp] | None:
     """The ``mmad`` of an accumulation loop (each directly in its body, starting the
     accumulator on the first iteration, the accumulator touched by nothing else in the
     loop), or None when ``loop`` is not one."""
@@ -160,7 +184,7 @@ def _nest_loops(loop: scf.ForOp, plan: NestPlan, under_accumulation: bool) -> No
     for op in loop.body.block.ops:
         if not isinstance(op, scf.ForOp):
             continue
-        trips = _trips(op)
+        trips = loop_bounds(op)
         if trips is None:
             continue
         accumulation = PARALLEL_ATTR not in op.attributes
@@ -178,7 +202,7 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     """How to run a parallel loop and the loops nested in it together, or None."""
     if PARALLEL_ATTR not in loop.attributes:
         return None
-    trips = _trips(loop)
+    trips = loop_bounds(loop)
     if trips is None:
         return None
     plan = NestPlan()

@@ -31,12 +31,15 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
+    BLOCK_COUNT,
+    BLOCK_INDEX,
     NestPlan,
     flattened,
     one_by_one,
     per_index_value,
     plan_nest,
 )
+from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
@@ -67,8 +70,9 @@ class _FunctionWriter:
 
     def write(self) -> str:
         fname = self.module.python_name(self.fn.sym_name.data)
-        args = ", ".join(self.name(a) for a in self.fn.body.block.args)
-        self.emit(0, f"def {fname}({args}):")
+        args = [self.name(a) for a in self.fn.body.block.args]
+        block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1"]
+        self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
         self.block(self.fn.body.block.ops, 1)
         if self.lines[-1].startswith("def "):
             self.emit(1, "return ()")
@@ -88,9 +92,11 @@ class _FunctionWriter:
         elif (expr := self.index_expression(op)) is not None:
             self.emit(depth, f"{out} = {expr}")
         elif isinstance(op, BlockIdxOp | BlockNumOp):
-            # All blocks of a launch run as one: block 0 of 1 covers every iteration of the
-            # split loop (tilegraph.lowering.transforms.split_cores), which then batches as a whole.
-            self.emit(depth, f"{out} = {0 if isinstance(op, BlockIdxOp) else 1}")
+            # the running block, as the launch gave it (a batched loop whose bounds depend
+            # on it, split-cores' work loop, has them in the source: batching.Bound)
+            self.emit(
+                depth, f"{out} = {BLOCK_INDEX if isinstance(op, BlockIdxOp) else BLOCK_COUNT}"
+            )
         elif isinstance(op, scf.ForOp):
             self._for(op, depth)
         elif isinstance(op, scf.YieldOp):
@@ -103,7 +109,13 @@ class _FunctionWriter:
         elif isinstance(op, LaunchOp):
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
-            self.emit(depth, f"{self.module.python_name(callee)}({args})")
+            blocks = op.block_count
+            if self.module.blocks_run_as_one(callee, blocks):
+                self.emit(depth, f"{self.module.python_name(callee)}({args})")
+            else:  # every block, one after the other, as the interpreter runs them
+                self.emit(depth, f"for __b in range({blocks}):")
+                call = ", ".join(filter(None, (args, "__b", str(blocks))))
+                self.emit(depth + 1, f"{self.module.python_name(callee)}({call})")
         elif isinstance(op, TileOp) and self.plan is not None:
             self._batched_op(op, depth)
         elif isinstance(op, TileOp | GraphOp | TransDataOp):
@@ -163,7 +175,7 @@ class _FunctionWriter:
             outer = self.name(buffer)
             saved[buffer] = outer
             shape = plan.shape(axes)
-            self.emit(depth, f"{outer}_b = _slots({ordinal}, {outer}, {shape!r})")
+            self.emit(depth, f"{outer}_b = _slots({ordinal}, {outer}, {shape})")
             self.names[buffer] = f"{outer}_b"
         self.plan = plan
         self._batched_loop(op, plan, depth)
@@ -255,6 +267,7 @@ class CompiledModule:
         self._sources: dict[str, str] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
+        self._functions = {f.sym_name.data: f for f in functions}
         for fn in functions:
             if fn.is_declaration:
                 continue
@@ -274,6 +287,15 @@ class CompiledModule:
         if found is None:
             raise FastExecutorError(f"no function @{symbol} in the module")
         return found
+
+    def blocks_run_as_one(self, symbol: str, blocks: int) -> bool:
+        """Whether a launch of ``blocks`` blocks of ``@symbol`` may call it once, as block
+        0 of 1 (:func:`~tilegraph.runtime.fast_executor.blocks.blocks_run_as_one`: proved
+        from the IR; never with ``batch=False``, which runs everything as the IR says)."""
+        if blocks == 1:
+            return True
+        fn = self._functions.get(symbol)
+        return self.batch and fn is not None and blocks_run_as_one(fn, blocks)
 
     def bind(self, op: Operation) -> str:
         return self.bind_kernel(kernel_of(op) if isinstance(op, TileOp) else _graph_kernel(op))

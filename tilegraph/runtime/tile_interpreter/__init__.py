@@ -3,9 +3,12 @@
 Every tile op runs the numpy semantics registered for its class (:mod:`.kernels`; one
 module per op group: :mod:`.host`, :mod:`.dma`, :mod:`.fractal`, :mod:`.cube`,
 :mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`),
-built once per op and cached; buffers are numpy arrays (GM buffers hold storage layout),
-indices are ints. ``tile.launch`` and the block queries are implemented here.
-``scf`` and ``func`` run on xDSL's own implementations, ``arith`` on index values on
+built once per op and cached; buffers are numpy arrays (GM buffers hold storage layout;
+the on-chip buffers of a planned module are views into one byte arena per scope of the
+running block, at the addresses ``plan-local-memory`` gave them: :mod:`.arena`), indices
+are ints. ``tile.launch`` (every block, with its index and count) and the block queries are
+implemented here. ``scf`` and ``func`` run on xDSL's own implementations (``scf.for``
+counting its iterations, for the multi-buffer slots), ``arith`` on index values on
 :class:`IndexArithFunctions` (plain ints; xDSL's for other types), so every loop iteration
 and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
 or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFunctions`.
@@ -16,14 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from xdsl.dialects import arith
+import numpy as np
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
+from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from tilegraph.dialects import index_arith
-from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
+from tilegraph.dialects.tile import TILE_OPS, AllocOp, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
     cube,
@@ -34,6 +39,13 @@ from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers 
     vector,
     vector_layout,
     workspace,
+)
+from tilegraph.runtime.tile_interpreter.arena import (
+    SlottedOperand,
+    arena_sizes,
+    placed,
+    slot_views,
+    slotted_operands,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
@@ -60,6 +72,14 @@ class TileFunctions(InterpreterFunctions):
         self.counters = counters
         self.block = (0, 1)
         """(index, count) of the block being run."""
+        self.iterations: dict[int, int] = {}
+        """The iteration each running loop is in (:class:`.arena.LoopCountingFunctions`)."""
+        self._arenas: dict[int, dict[str, np.ndarray]] = {}
+        """Per kernel function (by identity), the running block's arena of each scope."""
+        self._arena_sizes: dict[int, dict[str, int]] = {}
+        self._slot_views: dict[SSAValue, list[np.ndarray]] = {}
+        """Each planned buffer's view per slot, in the running block's arenas."""
+        self._slotted: dict[int, tuple[SlottedOperand, ...]] = {}
 
     def cached_kernel(self, op: TileOp) -> Kernel:
         # keyed by identity: an op's hash is a Python method, and the module's ops outlive
@@ -77,9 +97,42 @@ class TileFunctions(InterpreterFunctions):
         blocks = op.block_count
         for index in range(blocks):
             self.block = (index, blocks)
+            self._arenas.clear()  # every block runs on a core of its own: fresh memory
             interpreter.call_op(name, args)
         self.block = (0, 1)
         return ()
+
+    @impl(AllocOp)
+    def run_alloc(self, interpreter: Interpreter, op: AllocOp, args: tuple[Any, ...]):
+        """A planned on-chip buffer: its views into the running block's arenas (slot 0
+        first); anything else: its own array."""
+        plan = placed(op)
+        fn = op.parent_op()
+        if plan is None or not isinstance(fn, func.FuncOp):
+            return self.cached_kernel(op)()
+        arenas = self._arenas.get(id(fn))
+        if arenas is None:
+            sizes = self._arena_sizes.get(id(fn))
+            if sizes is None:
+                sizes = self._arena_sizes[id(fn)] = arena_sizes(fn)
+            arenas = self._arenas[id(fn)] = {s: np.zeros(n, np.uint8) for s, n in sizes.items()}
+        views = self._slot_views[op.result] = slot_views(op, plan, arenas)
+        return (views[0],)
+
+    def in_slots(self, op: TileOp, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` with each multi-buffered planned buffer replaced by the view of the
+        slot the current iteration of its slot loop uses."""
+        slotted = self._slotted.get(id(op))
+        if slotted is None:
+            slotted = self._slotted[id(op)] = slotted_operands(op)
+        if not slotted:
+            return args
+        values = list(args)
+        for s in slotted:
+            views = self._slot_views.get(s.buffer)
+            if views is not None:
+                values[s.position] = views[self.iterations.get(id(s.loop), 0) % s.slots]
+        return tuple(values)
 
     @impl(BlockIdxOp)
     def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp, args: tuple[Any, ...]):
@@ -150,13 +203,13 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
     def run(self: TileFunctions, interpreter: Interpreter, op: TileOp, args: tuple[Any, ...]):
         if self.counters is not None:
             self.counters.ops[op.name] = self.counters.ops.get(op.name, 0) + 1
-        return self.cached_kernel(op)(*args)
+        return self.cached_kernel(op)(*self.in_slots(op, args))
 
     run.__name__ = f"run_{op_cls.name.replace('.', '_')}"
     return impl(op_cls)(run)
 
 
 for _cls in TILE_OPS:
-    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp):
+    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp, AllocOp):
         setattr(TileFunctions, f"run_{_cls.name.replace('.', '_')}", _make_impl(_cls))
 register_impls(TileFunctions)

@@ -1,6 +1,7 @@
 """The block queries (:mod:`tilegraph.dialects.tile.cores`) have no kernel of their own:
 the executor running the launch answers them (:class:`~tilegraph.runtime.tile_interpreter.
-TileFunctions` from the block it runs, the fast executor with block 0 of 1). Their factory
+TileFunctions` from the block it runs, the fast executor from its kernel function's block
+parameters, which its launch loop passes for every block). Their factory
 says so when asked."""
 
 from __future__ import annotations

@@ -194,6 +194,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="no progress display (it shows only when stderr is a terminal)",
     )
     ap.add_argument(
+        "--no-verify-sync",
+        dest="verify_sync",
+        action="store_false",
+        help="skip verify-sync, the pipe-queue check of every kernel's flags after lowering",
+    )
+    ap.add_argument(
         "--precision",
         choices=("origin", "fp16", "bf16"),
         default="",
@@ -397,6 +403,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         executor=args.executor,
         hooks=watch,
         reference_fallback=True,
+        verify_sync=args.verify_sync,
     )
     times.update(watch.times)
     tiles: dict[str, Any] | None = None

@@ -1,0 +1,110 @@
+"""When the blocks of a launch may run as one call (the fast executor's block merging).
+
+The fast executor runs every block of a ``tile.launch`` with the index and count the launch
+gives (:mod:`.codegen`). Running ``n`` blocks one after the other costs ``n`` times the
+Python dispatch of a kernel, each on ``1/n`` of the work; where the IR *proves* that the
+blocks together compute what one block of one computes, the launch calls the kernel once
+as block 0 of 1 instead, which batches the whole work loop (:mod:`.batching`).
+
+The proof, :func:`blocks_run_as_one`, reads the kernel, not ``split-cores``' intentions:
+
+* the block queries feed nothing but the bounds of one ``tile.parallel`` loop (through
+  ``+``, ``-``, ``*`` with constants), nested only in ``tile.parallel`` loops, and the
+  flags of ``inject-sync`` (whose event ids follow a block's own iteration count; the fast
+  executor runs one op at a time and ignores flags, so they change no value);
+* no op outside that loop writes GM (everything a block does outside it is on-chip, so
+  doing it once or ``n`` times is the same);
+* evaluating the loop's bounds for each block ``b`` of ``n`` gives iteration sets that are
+  pairwise disjoint and together exactly the iterations of block 0 of 1.
+
+``tile.parallel`` promises that the loop's iterations write disjoint GM and keep no
+on-chip state from one to the next, so their order and grouping do not matter. A wrong
+split (an offset that repeats or skips iterations, a wrong share) fails the last check, and
+its blocks run one by one, as the IR says: the numbers come out as wrong as on the chip.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func, scf
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects import index_arith
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp, scope_of
+from tilegraph.dialects.tile.sync import SyncOp
+from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
+
+
+def _block_loops(fn: func.FuncOp) -> list[scf.ForOp] | None:
+    """The loops whose bounds the block queries feed, or None when a query (or arithmetic
+    on one) has any other use."""
+    loops: list[scf.ForOp] = []
+    pending: list[SSAValue] = [
+        op.results[0] for op in fn.walk() if isinstance(op, BlockIdxOp | BlockNumOp)
+    ]
+    seen: set[SSAValue] = set()
+    while pending:
+        value = pending.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, SyncOp):
+                continue  # flags order the pipes; they change no value
+            if isinstance(user, index_arith.INDEX_OPS):
+                pending.extend(user.results)
+            elif isinstance(user, scf.ForOp) and use.index < 3:  # lb, ub, step
+                if user not in loops:
+                    loops.append(user)
+            else:
+                return None
+    return loops
+
+
+def _iterations(bounds: tuple[Bound, Bound, Bound], block: int, blocks: int) -> range:
+    names = {**index_arith.NAMESPACE, BLOCK_INDEX: block, BLOCK_COUNT: blocks}
+    lb, ub, step = (eval(str(b), names) for b in bounds)
+    return range(lb, ub, step)
+
+
+def _enclosed_by_parallel_loops(loop: scf.ForOp, fn: func.FuncOp) -> bool:
+    parent = loop.parent_op()
+    while parent is not fn and parent is not None:
+        if isinstance(parent, scf.ForOp) and PARALLEL_ATTR not in parent.attributes:
+            return False
+        parent = parent.parent_op()
+    return True
+
+
+def _writes_gm_outside(fn: func.FuncOp, loop: scf.ForOp) -> bool:
+    inside: set[Operation] = set(loop.walk())
+    for op in fn.walk():
+        if isinstance(op, TileOp) and op not in inside:
+            written = op.written()
+            if written is not None and scope_of(written) == "GM":
+                return True
+    return False
+
+
+def blocks_run_as_one(fn: func.FuncOp, blocks: int) -> bool:
+    """Whether ``blocks`` blocks of kernel ``fn`` compute exactly what block 0 of 1 does
+    (see the module docstring for the proof)."""
+    if blocks == 1:
+        return True
+    loops = _block_loops(fn)
+    if loops is None or len(loops) != 1:
+        return False
+    (loop,) = loops
+    if PARALLEL_ATTR not in loop.attributes or not _enclosed_by_parallel_loops(loop, fn):
+        return False
+    bounds = loop_bounds(loop)
+    if bounds is None or _writes_gm_outside(fn, loop):
+        return False
+    try:
+        whole = _iterations(bounds, 0, 1)
+        shares = [_iterations(bounds, b, blocks) for b in range(blocks)]
+    except ValueError:  # a step of 0 for some block
+        return False
+    covered = sorted(i for share in shares for i in share)
+    return covered == list(whole)
