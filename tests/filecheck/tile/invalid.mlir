@@ -324,14 +324,14 @@ func.func @copy_flat_l1_to_l0a(%l: memref<64xf32, "L1">, %a: memref<1x1x16x8xf32
 
 // -----
 
-// nd2nz: GM -> L1 NZ, one offset per source dim.
-func.func @nd2nz_to_ub(%g: memref<8x40xf32, "GM">, %u: memref<1x1x16x8xf32, "UB">) {
+// nd2nz: GM -> L1 (or UB) NZ, one offset per source dim.
+func.func @nd2nz_to_l0a(%g: memref<8x40xf32, "GM">, %u: memref<1x1x16x8xf32, "L0A">) {
   %c0 = arith.constant 0 : index
-  tile.nd2nz %g[%c0, %c0] to %u : memref<8x40xf32, "GM"> to memref<1x1x16x8xf32, "UB">
+  tile.nd2nz %g[%c0, %c0] to %u : memref<8x40xf32, "GM"> to memref<1x1x16x8xf32, "L0A">
   func.return
 }
 // CHECK-NEXT: {{^// -+$}}
-// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.nd2nz' in @nd2nz_to_ub: 'tile.nd2nz': the destination must be in L1, but it is in UB
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.nd2nz' in @nd2nz_to_l0a: 'tile.nd2nz': the destination must be in L1 or UB, but it is in L0A
 
 // -----
 

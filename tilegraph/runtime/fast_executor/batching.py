@@ -34,6 +34,7 @@ from xdsl.dialects import arith, scf
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects import index_arith
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
@@ -188,8 +189,10 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     body = [op for op in loop.body.block.walk() if op is not loop]
     inside = set(body)
     for op in body:
-        if isinstance(op, LaunchOp | ReadOp | WriteOp) or not isinstance(op, _BATCHABLE):
-            return None
+        if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp) or not isinstance(
+            op, _BATCHABLE
+        ):
+            return None  # cross-core flags: a mix part runs tile by tile, flag by flag
     for batched_loop, axis in plan.axis_of.items():
         plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
     changed = True

@@ -40,6 +40,7 @@ from tilegraph.runtime.fast_executor.batching import (
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.tile_interpreter.cross_core import run_mix_groups
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -103,7 +104,11 @@ class _FunctionWriter:
         elif isinstance(op, LaunchOp):
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
-            self.emit(depth, f"{self.module.python_name(callee)}({args})")
+            if op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
+                parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
+                self.emit(depth, f"_mix(({parts}), ({args}{',' if op.operands else ''}))")
+            else:
+                self.emit(depth, f"{self.module.python_name(callee)}({args})")
         elif isinstance(op, TileOp) and self.plan is not None:
             self._batched_op(op, depth)
         elif isinstance(op, TileOp | GraphOp | TransDataOp):
@@ -250,6 +255,7 @@ class CompiledModule:
             "np": np,
             "_count": lambda name: None,
             "_slots": self._slots,
+            "_mix": run_mix_launch,
         }
         self._handles = 0
         self._sources: dict[str, str] = {}
@@ -290,6 +296,22 @@ class CompiledModule:
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
         return self.namespace[self.python_name(symbol)](*args)
+
+
+def run_mix_launch(
+    parts: tuple[tuple[str, Callable[..., Any]], tuple[str, Callable[..., Any]]],
+    args: tuple[Any, ...],
+) -> None:
+    """A mix launch: its AIC and AIV functions as coroutines (:mod:`~tilegraph.runtime.
+    tile_interpreter.cross_core`), as one core group (the generated code answers the block
+    queries with block 0 of 1)."""
+    (aic_name, aic), (aiv_name, aiv) = parts
+    by_core = {"aic": aic, "aiv": aiv}
+
+    def part(group: int, core: str) -> Callable[[], Any]:
+        return lambda: by_core[core](*args)
+
+    run_mix_groups(1, part, (aic_name, aiv_name))
 
 
 def compile_module(module: ModuleOp, batch: bool = True) -> CompiledModule:

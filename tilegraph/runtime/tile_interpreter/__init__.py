@@ -2,9 +2,11 @@
 
 Every tile op runs the numpy semantics registered for its class (:mod:`.kernels`; one
 module per op group: :mod:`.host`, :mod:`.dma`, :mod:`.fractal`, :mod:`.cube`,
-:mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`),
+:mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`,
+:mod:`.cross_core`),
 built once per op and cached; buffers are numpy arrays (GM buffers hold storage layout),
-indices are ints. ``tile.launch`` and the block queries are implemented here.
+indices are ints. ``tile.launch`` and the block queries are implemented here (a mix
+launch's parts run as coroutines, :mod:`.cross_core`).
 ``scf`` and ``func`` run on xDSL's own implementations, ``arith`` on index values on
 :class:`IndexArithFunctions` (plain ints; xDSL's for other types), so every loop iteration
 and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
@@ -26,6 +28,7 @@ from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TILE_OPS, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
+    cross_core,
     cube,
     dma,
     fractal,
@@ -75,11 +78,44 @@ class TileFunctions(InterpreterFunctions):
         if self.counters is not None:
             self.counters.launch(name)
         blocks = op.block_count
+        if op.is_mix:
+            self._run_mix(interpreter, op, args)
+            return ()
         for index in range(blocks):
             self.block = (index, blocks)
             interpreter.call_op(name, args)
         self.block = (0, 1)
         return ()
+
+    def _run_mix(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]) -> None:
+        """A mix launch: per core group, its AIC and AIV parts as coroutines
+        (:mod:`.cross_core`), each answering the block queries with the group."""
+        names = op.callees()
+        blocks = op.block_count
+        if op.aiv_block_count != blocks:
+            raise InterpretationError(
+                f"a mix launch of @{names[0]} with {blocks} AIC and {op.aiv_block_count} AIV "
+                "blocks: the executors pair AIC and AIV one to one"
+            )
+
+        def part(group: int, core: str) -> Callable[[], Any]:
+            def run() -> None:
+                self.block = (group, blocks)
+                interpreter.call_op(names[0] if core == "aic" else names[1], args)
+
+            return run
+
+        def save_state() -> Callable[[], None]:
+            scope, block = interpreter._ctx, self.block  # pyright: ignore[reportPrivateUsage]
+
+            def restore() -> None:
+                interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
+                self.block = block
+
+            return restore
+
+        cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state)
+        self.block = (0, 1)
 
     @impl(BlockIdxOp)
     def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp, args: tuple[Any, ...]):
