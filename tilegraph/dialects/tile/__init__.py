@@ -5,7 +5,8 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``),
-:mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV), :mod:`~tilegraph.dialects.tile.vector`
+:mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV),
+:mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
 (reduce, pool, transpose); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
 registries through which the interpreter, the fast executor and the cost model give ops

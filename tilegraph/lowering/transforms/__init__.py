@@ -9,7 +9,9 @@ In the order the lowering pipeline runs them
 * :mod:`.split_cores`: ``split-cores`` — a kernel's parallel loops shared out over the cores;
 * :mod:`.inject_sync`: ``inject-sync`` — flags and barriers between the pipes;
 * :mod:`.plan_memory`: ``plan-memory`` — the host's GM tensors placed in one workspace
-  (and its checker).
+  (and its checker);
+* :mod:`.verify_target`: ``verify-target`` — the preset's rules of where ops may run
+  (decoupled AIC / AIV), at any point after ``tile-kernels``.
 
 What belongs here: passes that rewrite or annotate tile-level IR, with the checkers that
 prove their own result. What several of them, the executors or the cycle model read (buffer
@@ -23,6 +25,7 @@ PASSES: dict[str, str] = {
     "plan-local-memory": ".plan_local_memory:PlanLocalMemoryPass",
     "plan-memory": ".plan_memory:PlanMemoryPass",
     "split-cores": ".split_cores:SplitCoresPass",
+    "verify-target": ".verify_target:VerifyTargetPass",
 }
 """This package's passes by ``-p`` name, for :mod:`tilegraph.passes.registry`:
 ``".module:Class"`` (relative to the package), imported only when the pass is used."""

@@ -34,7 +34,6 @@ from xdsl.dialects import arith, scf
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects import index_arith
-from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
@@ -45,6 +44,7 @@ from tilegraph.dialects.tile import (
     WriteOp,
     scope_of,
 )
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 

@@ -186,7 +186,9 @@ def run_mix_groups(
     """Run ``groups`` core groups of a mix launch one after the other (groups share no
     flags); ``part_runner(group, core)`` gives the callable running that core's part."""
     for group in range(groups):
-        parts = [(name, core, part_runner(group, core)) for name, core in zip(names, CORES)]
+        parts = [
+            (name, core, part_runner(group, core)) for name, core in zip(names, CORES, strict=True)
+        ]
         MixRun(parts, save_state).run()
 
 

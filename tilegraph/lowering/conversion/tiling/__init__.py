@@ -47,6 +47,7 @@ from tilegraph.lowering.analysis.kernel_attrs import (
     TILES_ATTR,
     kernel_unit,
 )
+from tilegraph.lowering.analysis.target_rules import verify_target
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
@@ -171,6 +172,7 @@ class TileKernelsPass(ModulePass):
             target = pin_target(op, f"pass '{self.name}'", precision=target.precision)
         with matmul_base_block(parse_base_block(self.base_block)):
             self._tile_all(op, target.hw, target.precision, stats)
+        verify_target(op)  # what the tiling made runs where the preset's cores have it
 
     def _tile_all(
         self, op: ModuleOp, hw: HardwareModel, precision: str, stats: PassStatistics
