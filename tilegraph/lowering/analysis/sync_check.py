@@ -405,7 +405,9 @@ def check_mix(
     as queues of their own, the cross-core flags between them (at most
     :data:`CROSS_CORE_MAX_PENDING` pending sets per flag, every set awaited), the GM
     workspace slots ordered between the cores. Raises :class:`SyncError`."""
-    renamed = dict(zip(aiv.body.block.args, aic.body.block.args, strict=True))
+    renamed: dict[SSAValue, SSAValue] = dict(
+        zip(aiv.body.block.args, aic.body.block.args, strict=True)
+    )
     aliases = {**kernel_aliases(aic), **kernel_aliases(aiv)}
     pipes = tuple(_qualified(core, p) for core in ("aic", "aiv") for p in PIPES)
     for block in range(blocks):
