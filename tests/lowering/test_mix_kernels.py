@@ -16,9 +16,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import tests.lowering.test_tile_differential as differential
+from tilegraph.cost_model.cycles.simulate import simulate_module
+from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import AllocOp, LaunchOp, SyncBlockSetOp, SyncBlockWaitOp, scope_of
 from tilegraph.dialects.tile.base import CUBE_SCOPES
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
+from tilegraph.dialects.tile.workspace import container_bytes
 from tilegraph.lowering.analysis.kernel_attrs import mix_part
 from tilegraph.lowering.analysis.sync_check import SyncError, check_sync
 from tilegraph.lowering.analysis.target_rules import target_violations
@@ -127,3 +130,13 @@ def test_a_removed_cross_core_flag_is_caught(index):
             for got, want in zip(outputs, reference, strict=True)
         )
         assert wrong, f"{executor}: removing {what} went unnoticed"
+
+
+def test_kernel_report_names_the_mix_kernel_and_its_parts(mix):
+    module, _, _ = mix
+    (entry,) = [k.as_dict() for k in kernel_report(module) if k.unit == "mix"]
+    assert [(p["core"], p["unit"]) for p in entry["parts"]] == [("aic", "cube"), ("aiv", "vector")]
+    assert entry["cross_core_flags"] == FLAG_COUNT
+    (launch,) = _mix_launches(module)
+    assert entry["workspace_bytes"] == container_bytes(launch.args[-1].type) > 0
+    assert simulate_module(module).kernels  # the cycle model runs a mix launch

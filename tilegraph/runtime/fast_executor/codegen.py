@@ -293,6 +293,15 @@ class CompiledModule:
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
 
+    def run_mix(self, aic: str, aiv: str, args: Sequence[Any]) -> None:
+        """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
+        of them would)."""
+        functions = self.namespace
+        run_mix_launch(
+            ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
+            tuple(args),
+        )
+
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
         return self.namespace[self.python_name(symbol)](*args)
