@@ -189,18 +189,23 @@ def test_flattened_broadcasts_the_batch_and_writes_the_destination_in_place():
 
 
 def _conv_module():
+    """Two convolutions: the first writes its NC1HWC0 result with fixpipe (a cube kernel),
+    the second's NCHW output needs the vector unit (a mix kernel on the decoupled test
+    preset)."""
     b = GraphBuilder()
     x = b.input("x", [1, 20, 11, 11], "float32", "NCHW")
     w = b.constant(rng.standard_normal((40, 20, 3, 3)).astype(np.float32))
     y = b.op("conv2d", x, w, pads=[1, 1, 1, 1])
-    return tilegraph.compile(b.build(y), platform="test").module
+    w2 = b.constant(rng.standard_normal((8, 40, 1, 1)).astype(np.float32))
+    return tilegraph.compile(b.build(b.op("conv2d", y, w2)), platform="test").module
 
 
 def test_plan_nest_batches_rows_and_sums_along_k():
     module = _conv_module()
-    assert [k.unit for k in kernel_report(module)] == ["cube"]
+    report = kernel_report(module)
+    assert [k.unit for k in report] == ["cube", "mix"]
     kernels = [
-        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+        f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == report[0].name
     ]
     plans = [
         plan

@@ -26,6 +26,7 @@ from tilegraph.dialects.tile.base import (
     memref_shape,
     scope_of,
 )
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
 from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
@@ -63,6 +64,13 @@ def one_cycle(op: TileOp, hw: HardwareModel) -> int:
     return 1
 
 
+@tile_cost(CrossCoreOp)
+def cross_core_flag(op: CrossCoreOp, hw: HardwareModel) -> int:
+    """Issuing a cross-core set or wait: one cycle on its pipe (the wait's stall and the
+    flag's trip between the cores are the scheduling's, not the op's)."""
+    return 1
+
+
 # ---- data movement -------------------------------------------------------------------
 
 DMA_HEAD_CYCLES = 16
@@ -97,7 +105,7 @@ def store_5hd(op: Store5hdOp, hw: HardwareModel) -> int:
 
 @tile_cost(Nd2NzOp)
 def nd2nz(op: Nd2NzOp, hw: HardwareModel) -> int:
-    return dma_cycles(hw, "GM->L1", op.moved_bytes(), op.gm_burst_bytes())
+    return dma_cycles(hw, f"GM->{scope_of(op.dst)}", op.moved_bytes(), op.gm_burst_bytes())
 
 
 @tile_cost(Nz2NdOp)

@@ -51,16 +51,37 @@ func.func @conv_stride2_to_nchw(%v2: memref<1x2x9x9x16xf32, "GM">, %v3: memref<1
 // CHECK:         }
 // CHECK-NEXT:    func.return
 
-// CHECK-LABEL: func.func @conv_stride2_to_nchw(
-// CHECK-SAME:    tile.kernel = "cube", tile.tiles = 2 : i64
-// CHECK-DAG:     %[[ACC:.+]] = tile.alloc : memref<1x1x2x4x16xf32, "UB">
+// On the test preset (decoupled, like 910B) the NCHW store needs the vector unit: a mix
+// kernel. The AIC part ends in a fixpipe into a 2-slot GM workspace between cross-core
+// flags; the AIV part reads the slot into UB and stores NCHW.
+// CHECK-LABEL: func.func @conv_stride2_to_nchw_mix_aic(
+// CHECK-SAME:    %workspace: memref<2x1x2x4x16xf32, "GM">
+// CHECK-SAME:    tile.kernel = "cube", tile.tiles = 2 : i64, {{.*}}tile.mix = "aic"
+// CHECK-NOT:     "UB"
 // CHECK-DAG:     %[[C2:.+]] = tile.alloc : memref<1x1x16x16xf32, "L0C">
 // CHECK:         scf.for %[[OH2:.+]] = %c0 to %c4 step %c2 {
 // CHECK:           tile.copy %v2[{{.+}}] to %{{.+}} : memref<1x2x9x9x16xf32, "GM"> to memref<1x2x5x9x16xf32, "L1">
 // CHECK:           tile.load3d {{.+}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, {{.+}}, pad_left = 0 : i64, out_width = 4 : i64, channels = 24 : i64}
 // CHECK:           tile.mmad
-// CHECK:           tile.fixpipe %[[C2]] to %[[ACC]][%c0, %c0, %c0, %c0, %c0] {layout = "nc1hwc0", rows = 2 : i64}
-// CHECK-NEXT:      tile.store_5hd %[[ACC]] to %v4_out[%c0, %c0, %[[OH2]], %c0] : memref<1x1x2x4x16xf32, "UB"> to memref<1x8x4x4xf32, "GM">
+// CHECK:           %[[SLOT:.+]] = arith.remui
+// CHECK-NEXT:      tile.sync_block_wait[%[[SLOT]]] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:      tile.fixpipe %[[C2]] to %workspace[%[[SLOT]], %c0, %c0, %c0, %c0] {layout = "nc1hwc0", rows = 2 : i64}
+// CHECK-NEXT:      tile.sync_block_set[%[[SLOT]]] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 3 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func @conv_stride2_to_nchw_mix_aiv(
+// CHECK-SAME:    tile.kernel = "vector", {{.*}}tile.mix = "aiv"
+// CHECK-NOT:     "L{{[01]}}
+// CHECK:         %[[ACC:.+]] = tile.alloc : memref<1x1x2x4x16xf32, "UB">
+// CHECK:         tile.sync_block_set {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.sync_block_set {flag = 3 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    scf.for %[[OH3:.+]] = %c0 to %c4 step %c2 {
+// CHECK:           tile.sync_block_wait[%[[S:.+]]] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+// CHECK-NEXT:      tile.copy_flat %workspace[%{{.+}}] to %[[ACC]][%{{.+}}] {count = 128 : i64}
+// CHECK-NEXT:      tile.sync_block_set[%[[S]]] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:      tile.store_5hd %[[ACC]] to %v4_out[%c0, %c0, %[[OH3]], %c0] : memref<1x1x2x4x16xf32, "UB"> to memref<1x8x4x4xf32, "GM">
 // CHECK-NEXT:    }
 
 // -----

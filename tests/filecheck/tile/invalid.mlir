@@ -324,14 +324,14 @@ func.func @copy_flat_l1_to_l0a(%l: memref<64xf32, "L1">, %a: memref<1x1x16x8xf32
 
 // -----
 
-// nd2nz: GM -> L1 NZ, one offset per source dim.
-func.func @nd2nz_to_ub(%g: memref<8x40xf32, "GM">, %u: memref<1x1x16x8xf32, "UB">) {
+// nd2nz: GM -> L1 (or UB) NZ, one offset per source dim.
+func.func @nd2nz_to_l0a(%g: memref<8x40xf32, "GM">, %u: memref<1x1x16x8xf32, "L0A">) {
   %c0 = arith.constant 0 : index
-  tile.nd2nz %g[%c0, %c0] to %u : memref<8x40xf32, "GM"> to memref<1x1x16x8xf32, "UB">
+  tile.nd2nz %g[%c0, %c0] to %u : memref<8x40xf32, "GM"> to memref<1x1x16x8xf32, "L0A">
   func.return
 }
 // CHECK-NEXT: {{^// -+$}}
-// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.nd2nz' in @nd2nz_to_ub: 'tile.nd2nz': the destination must be in L1, but it is in UB
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.nd2nz' in @nd2nz_to_l0a: 'tile.nd2nz': the destination must be in L1 or UB, but it is in L0A
 
 // -----
 
@@ -557,5 +557,42 @@ func.func @fixpipe_offsets(%c: memref<1x1x16x16xf32, "L0C">, %g: memref<32x32xf3
 }
 // CHECK-NEXT: {{^// -+$}}
 // CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.fixpipe' in @fixpipe_offsets: 'tile.fixpipe': expected one offset per destination dim
+
+// -----
+
+// Cross-core flags: ids 0-10, a known direction, a pipe the issuing core has.
+func.func @cross_flag_range() {
+  tile.sync_block_set {flag = 11 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.sync_block_set' in @cross_flag_range: 'tile.sync_block_set': flag 11 out of range; cross-core flags are 0-10
+
+// -----
+
+func.func @cross_mode() {
+  tile.sync_block_wait {flag = 0 : i64, mode = "aic_to_aic", pipe = "FIX"}
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.sync_block_wait' in @cross_mode: 'tile.sync_block_wait': unknown mode 'aic_to_aic'; modes are aic_to_aiv, aiv_to_aic
+
+// -----
+
+func.func @cross_pipe() {
+  tile.sync_block_set {flag = 0 : i64, mode = "aic_to_aiv", pipe = "V"}
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.sync_block_set' in @cross_pipe: 'tile.sync_block_set': the AIC has no V pipe (it has FIX, M, MTE1, MTE2, S)
+
+// -----
+
+func.func @mix_launch_blocks(%x: memref<2x4xf32, "GM">) {
+  tile.launch @k(%x) {aiv_blocks = 2 : i64} : memref<2x4xf32, "GM">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.launch' in @mix_launch_blocks: 'tile.launch': aiv_blocks is given, but no aiv function
 
 // CHECK-NOT: {{.}}

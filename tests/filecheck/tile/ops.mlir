@@ -491,3 +491,33 @@ func.func @vector_pool(%x: memref<1x1x9x9x16xf32, "UB">, %y: memref<1x1x4x4x16xf
 // GENERIC: "tile.vpool"(
 // GENERIC: "tile.vpool"(
 // GENERIC: "tile.vreduce"(
+
+// -----
+
+// Mix kernels (decoupled presets): a mix launch names the AIV function and both block
+// counts; cross-core flags with and without a slot operand.
+func.func @mix_host(%x: memref<2x4xf32, "GM">, %ws: memref<2x2x4xf32, "GM">) {
+  tile.launch @k_mix_aic(%x, %ws) {aiv = @k_mix_aiv, blocks = 2 : i64, aiv_blocks = 2 : i64} : memref<2x4xf32, "GM">, memref<2x2x4xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @mix_host
+// CHECK-NEXT: tile.launch @k_mix_aic(%x, %ws) {aiv = @k_mix_aiv, blocks = 2 : i64, aiv_blocks = 2 : i64} : memref<2x4xf32, "GM">, memref<2x2x4xf32, "GM">
+// GENERIC-LABEL: "func.func"() <{sym_name = "mix_host"
+// GENERIC: "tile.launch"(%{{.*}}) <{{.*}}aiv = @k_mix_aiv
+
+// -----
+
+func.func @cross_core(%slot: index) {
+  tile.sync_block_wait[%slot] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+  tile.sync_block_set[%slot] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+  tile.sync_block_wait {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+  tile.sync_block_set {flag = 10 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+  func.return
+}
+// CHECK-LABEL: func.func @cross_core
+// CHECK-NEXT: tile.sync_block_wait[%slot] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT: tile.sync_block_set[%slot] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+// CHECK-NEXT: tile.sync_block_wait {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+// CHECK-NEXT: tile.sync_block_set {flag = 10 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// GENERIC-LABEL: "func.func"() <{sym_name = "cross_core"
+// GENERIC: "tile.sync_block_wait"(%{{.*}}) <{flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}>

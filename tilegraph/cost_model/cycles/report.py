@@ -49,7 +49,7 @@ class KernelCycles:
 
     name: str
     unit: str
-    """"cube", "vector" or "host"."""
+    """"cube", "vector", "host" or "mix" (a mix launch, as its slower part)."""
     ops: tuple[str, ...]
     blocks: int
     launches: int

@@ -4,7 +4,9 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
-:mod:`~tilegraph.dialects.tile.cube` (``mmad``), :mod:`~tilegraph.dialects.tile.vector`
+:mod:`~tilegraph.dialects.tile.cube` (``mmad``),
+:mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV),
+:mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
 (reduce, pool, transpose); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
 registries through which the interpreter, the fast executor and the cost model give ops
@@ -22,6 +24,7 @@ from tilegraph.dialects.tile.base import (
     scoped_memref,
 )
 from tilegraph.dialects.tile.cores import CORE_OPS, BlockIdxOp, BlockNumOp
+from tilegraph.dialects.tile.cross_core import CROSS_CORE_OPS, SyncBlockSetOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
 from tilegraph.dialects.tile.dma import DMA_OPS, CopyFlatOp, CopyOp, Load5hdOp, Store5hdOp
 from tilegraph.dialects.tile.fractal import (
@@ -77,6 +80,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *VECTOR_OPS,
     *LAYOUT_VECTOR_OPS,
     *SYNC_OPS,
+    *CROSS_CORE_OPS,
     *CORE_OPS,
     *WORKSPACE_OPS,
 )
@@ -117,6 +121,8 @@ __all__ = [
     "SelectOp",
     "SetFlagOp",
     "Store5hdOp",
+    "SyncBlockSetOp",
+    "SyncBlockWaitOp",
     "Tile",
     "TileOp",
     "TransposeOp",

@@ -38,6 +38,8 @@ from tilegraph.target import target_of
 
 SCOPES = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
 ON_CHIP = frozenset(SCOPES[1:])
+CUBE_SCOPES = frozenset(("L1", "L0A", "L0B", "L0C"))
+"""The cube core's buffers (an AIC's on a decoupled preset); UB is the vector core's."""
 
 
 def scoped_memref(shape: Sequence[int], element_type: Attribute, scope: str) -> MemRefType:

@@ -3,7 +3,7 @@
 =================  ============  ===========================================================
 op                 pipe          what it moves
 =================  ============  ===========================================================
-``tile.nd2nz``     MTE2          a GM ND matrix window into an L1 NZ buffer
+``tile.nd2nz``     MTE2          a GM ND matrix window into an L1 (or UB) NZ buffer
                                  ``(C1, R1, 16, C0)`` (zero padded to whole fractals)
 ``tile.nz2nd``     MTE3          an NZ tile (UB or L1) back out to ND rows, padding cut
 ``tile.load2d``    MTE1          fractals L1 -> L0A/L0B: ``copy``, ``swap`` (NZ -> ZZ, the
@@ -61,7 +61,8 @@ from tilegraph.dialects.tile.base import (
 class Nd2NzOp(TileOp):
     """``tile.nd2nz %src[offsets] to %dst``: a GM ND window of rows x cols (the last two dims;
     leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)`` (leading dims
-    of 1 allowed: a batch slice), zero padded."""
+    of 1 allowed: a batch slice), zero padded; into UB on a decoupled preset's vector core
+    (Ascend C's ND2NZ DataCopy to VECIN)."""
 
     name = "tile.nd2nz"
     PIPE: ClassVar[str] = "MTE2"
@@ -76,7 +77,7 @@ class Nd2NzOp(TileOp):
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("GM",), "the source")
-        require_scope(self, self.dst, ("L1",), "the destination")
+        require_scope(self, self.dst, ("L1", "UB"), "the destination")
         dst = memref_shape(self.dst)
         if len(dst) < 4 or any(d != 1 for d in dst[:-4]):
             raise VerifyException(f"'{self.name}': the destination must be NZ (C1, R1, 16, C0)")

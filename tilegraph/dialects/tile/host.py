@@ -132,12 +132,21 @@ class LaunchOp(TileOp):
 
     Arguments are GM buffers: the kernel's inputs, then its outputs (destination style).
     ``blocks = n`` (default 1) runs ``n`` instances of the kernel, one per core
-    (:mod:`tilegraph.dialects.tile.cores`)."""
+    (:mod:`tilegraph.dialects.tile.cores`).
+
+    A *mix launch* (a decoupled preset's cube + vector kernel) names its AIV function too:
+    ``tile.launch @k_mix_aic(%a, %out, %ws) {aiv = @k_mix_aiv, blocks = 4, aiv_blocks = 4}``
+    runs ``blocks`` AIC instances of ``callee`` and ``aiv_blocks`` AIV instances of ``aiv``
+    over the same arguments (the last one the GM workspace between them), instance ``b`` of
+    each in core group ``b``, ordered by cross-core flags
+    (:mod:`tilegraph.dialects.tile.cross_core`)."""
 
     name = "tile.launch"
     callee = prop_def(SymbolRefAttr)
     args = var_operand_def(MemRefType)
     blocks = opt_prop_def(IntegerAttr)
+    aiv = opt_prop_def(SymbolRefAttr)
+    aiv_blocks = opt_prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = "$callee `(` $args `)` attr-dict `:` type($args)"
@@ -152,10 +161,36 @@ class LaunchOp(TileOp):
     def block_count(self) -> int:
         return 1 if self.blocks is None else self.blocks.value.data
 
+    @property
+    def is_mix(self) -> bool:
+        """A mix launch: an AIC function (``callee``) and an AIV function (``aiv``)."""
+        return self.aiv is not None
+
+    @property
+    def aiv_callee(self) -> str | None:
+        """The AIV function of a mix launch (None for a plain launch)."""
+        return None if self.aiv is None else self.aiv.string_value()
+
+    @property
+    def aiv_block_count(self) -> int:
+        """AIV instances of a mix launch (as many as AIC ones unless given)."""
+        return self.block_count if self.aiv_blocks is None else self.aiv_blocks.value.data
+
+    def callees(self) -> tuple[str, ...]:
+        """The functions this launch runs: the kernel, or a mix launch's AIC and AIV parts."""
+        aiv = self.aiv_callee
+        return (self.callee.string_value(),) if aiv is None else (self.callee.string_value(), aiv)
+
     def verify_(self) -> None:
         if self.block_count < 1:
             raise VerifyException(
                 f"'tile.launch': blocks must be at least 1, got {self.block_count}"
+            )
+        if self.aiv_blocks is not None and self.aiv is None:
+            raise VerifyException("'tile.launch': aiv_blocks is given, but no aiv function")
+        if self.is_mix and self.aiv_block_count < 1:
+            raise VerifyException(
+                f"'tile.launch': aiv_blocks must be at least 1, got {self.aiv_block_count}"
             )
         for i, arg in enumerate(self.args):
             if scope_of(arg) != "GM":

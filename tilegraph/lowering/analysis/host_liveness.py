@@ -189,16 +189,20 @@ class KernelFacts:
     def get(self, launch: LaunchOp, host: func.FuncOp) -> tuple[str, frozenset[int], bool]:
         """(callee name, argument positions it writes, whether it may write in place)."""
         name = launch.callee.string_value()
-        kernel = self.functions.get(name)
-        if kernel is None:
-            raise MemoryPlanError(
-                f"plan-memory: @{host.sym_name.data} launches @{name}, which is not a "
-                "function of the module"
-            )
-        if name not in self._written:
-            written = self._written[name] = written_arguments(kernel)
-            self._in_place[name] = len(written) == 1 and is_elementwise_kernel(kernel)
-        return name, self._written[name], self._in_place[name]
+        for part in launch.callees():  # a mix launch: its AIC and AIV functions
+            kernel = self.functions.get(part)
+            if kernel is None:
+                raise MemoryPlanError(
+                    f"plan-memory: @{host.sym_name.data} launches @{part}, which is not a "
+                    "function of the module"
+                )
+            if part not in self._written:
+                written = self._written[part] = written_arguments(kernel)
+                self._in_place[part] = len(written) == 1 and is_elementwise_kernel(kernel)
+        if not launch.is_mix:
+            return name, self._written[name], self._in_place[name]
+        written = frozenset().union(*(self._written[p] for p in launch.callees()))
+        return name, written, False
 
 
 def analyse_host(

@@ -24,9 +24,21 @@ TILES_ATTR = "tile.tiles"
 """Set by ``tile-kernels``: how many tiles the kernel's loops run (for reports)."""
 OPS_ATTR = "tile.ops"
 """Set by ``tile-kernels``: the graph ops a tiled kernel computes (its macro body is gone)."""
+MIX_ATTR = "tile.mix"
+"""Set by ``tile-kernels`` on the two parts of a mix kernel (a decoupled preset's cube
+kernel with a vector epilogue): "aic" or "aiv"; ``tile.kernel`` says "cube" / "vector"."""
+LOOP_ID_ATTR = "tile.loop"
+"""Set by ``tile-kernels`` on the loops of a mix kernel's parts: the loop of the unsplit
+kernel each comes from, so that ``split-cores`` shares out the same loop in both parts."""
 PARALLEL_ATTR = "tile.parallel"
 """Set by ``tile-kernels`` on an ``scf.for`` whose iterations write disjoint data (any order,
 any core): what ``split-cores`` shares out and the fast executor batches."""
+
+
+def mix_part(fn: func.FuncOp) -> str | None:
+    """ "aic" or "aiv" for a part of a mix kernel, else None."""
+    attr = fn.attributes.get(MIX_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
 
 
 def kernel_unit(fn: func.FuncOp) -> str | None:

@@ -16,6 +16,13 @@ and the buffer, when
 * the pipes deadlock (a wait whose event is never raised), or an event is still raised when
   the kernel ends.
 
+A mix kernel (decoupled presets) is checked part by part (its cross-core flags left out)
+and, by :func:`check_mix`, as a whole: each core (AIC, AIV) with its own pipe queues, the
+cross-core flags (``tile.sync_block_set`` / ``wait``) ordering them — counters per
+(receiving core, flag id), at most 16 pending sets — and the GM workspace accessed slot by
+slot from both cores. A removed cross-core flag shows as a workspace slot read before it
+is written or overwritten while being read, a deadlock, or a flag left set.
+
 ``check_sync(module)`` checks every tiled kernel; ``check_kernel(fn, blocks)`` one.
 """
 
@@ -29,7 +36,20 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.tile import LaunchOp, PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
+from tilegraph.dialects.tile import (
+    CopyFlatOp,
+    FixpipeOp,
+    LaunchOp,
+    PipeBarrierOp,
+    SetFlagOp,
+    TileOp,
+    WaitFlagOp,
+)
+from tilegraph.dialects.tile.cross_core import (
+    CROSS_CORE_MAX_PENDING,
+    CrossCoreOp,
+    SyncBlockSetOp,
+)
 from tilegraph.dialects.tile.sync import PIPES, FlagOp
 from tilegraph.lowering.analysis.buffers import accesses, may_alias
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
@@ -48,6 +68,21 @@ class _Issued:
     reads: int
     """How many of ``slots`` are reads."""
     event: int = -1
+    core: str = ""
+    """The core of a mix kernel's part ("aic" / "aiv"); "" for a kernel checked alone."""
+
+    @property
+    def queue(self) -> str:
+        """The queue it goes to: its pipe, qualified by its core in a joint check."""
+        return _qualified(self.core, self.op.pipe())
+
+
+def _qualified(core: str, pipe: str) -> str:
+    return f"{core}.{pipe}" if core else pipe
+
+
+def _core_of(queue: str) -> str:
+    return queue.split(".")[0] if "." in queue else ""
 
 
 @dataclass
@@ -60,13 +95,19 @@ class _Access:
 
 @dataclass
 class _State:
-    clocks: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {p: dict.fromkeys(PIPES, 0) for p in PIPES}
-    )
-    epochs: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PIPES, 0))
+    pipes: tuple[str, ...] = PIPES
+    """The queues: the pipes, or each core's pipes in a joint check of a mix kernel."""
+    clocks: dict[str, dict[str, int]] = field(default_factory=dict)
+    epochs: dict[str, int] = field(default_factory=dict)
     flags: dict[tuple[str, str, int], dict[str, int]] = field(default_factory=dict)
+    cross: dict[tuple[str, int], list[dict[str, int]]] = field(default_factory=dict)
+    """Cross-core flags: (receiving core, flag id) -> the clocks its pending sets publish."""
     writes: dict[tuple[SSAValue, int], _Access] = field(default_factory=dict)
     reads: dict[tuple[SSAValue, int], list[_Access]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.clocks = {p: dict.fromkeys(self.pipes, 0) for p in self.pipes}
+        self.epochs = dict.fromkeys(self.pipes, 0)
 
 
 def trace_kernel(
@@ -78,8 +119,9 @@ def trace_kernel(
     walk = KernelWalk(fn, block, blocks, max_trips)
     accessed: dict[TileOp, tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]] = {}
     for op in walk:
-        if isinstance(op, FlagOp):
-            event = op.event_id + (walk.value(op.slot) if op.slot is not None else 0)
+        if isinstance(op, FlagOp | CrossCoreOp):
+            base = op.event_id if isinstance(op, FlagOp) else op.flag_id
+            event = base + (walk.value(op.slot) if op.slot is not None else 0)
             issued.append(_Issued(op, (), 0, event))
             continue
         found = accessed.get(op)
@@ -91,17 +133,20 @@ def trace_kernel(
     return issued
 
 
-def _queues(trace: list[_Issued], ignore: Collection[Operation]) -> dict[str, deque[_Issued]]:
-    """Each pipe's queue; a barrier across all pipes goes into every queue."""
-    queues: dict[str, deque[_Issued]] = {p: deque() for p in PIPES}
+def _queues(
+    trace: list[_Issued], ignore: Collection[Operation], pipes: tuple[str, ...] = PIPES
+) -> dict[str, deque[_Issued]]:
+    """Each pipe's queue; a barrier across all pipes goes into every queue of its core."""
+    queues: dict[str, deque[_Issued]] = {p: deque() for p in pipes}
     for issued in trace:
-        if issued.op in ignore:
-            continue
+        if issued.op in ignore or (isinstance(issued.op, CrossCoreOp) and not issued.core):
+            continue  # a mix kernel's part checked alone: its cross-core flags are not its own
         if isinstance(issued.op, PipeBarrierOp) and issued.op.all_pipes:
-            for queue in queues.values():
-                queue.append(issued)
+            for key, queue in queues.items():
+                if _core_of(key) == issued.core:
+                    queue.append(issued)
         else:
-            queues[issued.op.pipe()].append(issued)
+            queues[issued.queue].append(issued)
     return queues
 
 
@@ -111,9 +156,14 @@ def _describe(op: TileOp) -> str:
 
 
 class _Checker:
-    def __init__(self, fn: func.FuncOp, aliases: dict[SSAValue, list[SSAValue]]):
+    def __init__(
+        self,
+        fn: func.FuncOp,
+        aliases: dict[SSAValue, list[SSAValue]],
+        pipes: tuple[str, ...] = PIPES,
+    ):
         self.name = fn.sym_name.data
-        self.state = _State()
+        self.state = _State(pipes)
         self.aliases = aliases
 
     def fail(self, message: str) -> SyncError:
@@ -125,7 +175,8 @@ class _Checker:
         if earlier.pipe == pipe:
             # In order on one pipe, except that a vector op may start before the one
             # before it has written its result (without a barrier between them).
-            return not (pipe == "V" and reads_result) or self.state.epochs["V"] > earlier.epoch
+            vector = pipe.rsplit(".", 1)[-1] == "V"
+            return not (vector and reads_result) or self.state.epochs[pipe] > earlier.epoch
         return self.state.clocks[pipe][earlier.pipe] >= earlier.stamp
 
     def access(self, pipe: str, issued: _Issued, stamp: int) -> None:
@@ -159,13 +210,39 @@ class _Checker:
             else:
                 state.reads.setdefault(key, []).append(now)
 
-    def join_all(self) -> None:
-        """A barrier across all pipes: afterwards each pipe has seen everything before it."""
+    def join_all(self, core: str = "") -> None:
+        """A barrier across all pipes (of ``core``): afterwards each pipe has seen
+        everything before it."""
         clocks = self.state.clocks
-        joined = {p: max(c[p] for c in clocks.values()) for p in PIPES}
-        for pipe in PIPES:
-            clocks[pipe] = dict(joined)
+        pipes = [p for p in self.state.pipes if _core_of(p) == core]
+        joined = {p: max(clocks[q][p] for q in pipes) for p in self.state.pipes}
+        for pipe in pipes:
+            clocks[pipe] = {p: max(clocks[pipe][p], joined[p]) for p in self.state.pipes}
             self.state.epochs[pipe] += 1
+
+    def cross_core(self, pipe: str, issued: _Issued) -> bool:
+        """A cross-core set (publishes ``pipe``'s clock to the other core's flag) or wait
+        (False: stalls, the flag has no pending set)."""
+        op = issued.op
+        assert isinstance(op, CrossCoreOp)
+        key = ("aiv" if op.core == "aic" else "aic", issued.event)
+        if isinstance(op, SyncBlockSetOp):
+            pending = self.state.cross.setdefault(key, [])
+            if len(pending) >= CROSS_CORE_MAX_PENDING:
+                raise self.fail(
+                    f"cross-core flag {issued.event} of the {key[0].upper()} set "
+                    f"{CROSS_CORE_MAX_PENDING + 1} times without a wait\n  {_describe(op)}"
+                )
+            pending.append(dict(self.state.clocks[pipe]))
+            return True
+        key = (op.core, issued.event)
+        pending = self.state.cross.get(key)
+        if not pending:
+            return False
+        mine = self.state.clocks[pipe]
+        for p, t in pending.pop(0).items():
+            mine[p] = max(mine[p], t)
+        return True
 
     def run(self, queues: dict[str, deque[_Issued]]) -> None:
         state = self.state
@@ -176,15 +253,18 @@ class _Checker:
                     issued = queue[0]
                     op = issued.op
                     if isinstance(op, PipeBarrierOp) and op.all_pipes:
-                        if any(not q or q[0] is not issued for q in queues.values()):
-                            break  # every pipe must reach it
-                        self.join_all()
-                        for q in queues.values():
+                        mates = [q for k, q in queues.items() if _core_of(k) == issued.core]
+                        if any(not q or q[0] is not issued for q in mates):
+                            break  # every pipe (of its core) must reach it
+                        self.join_all(issued.core)
+                        for q in mates:
                             q.popleft()
                         progressed = True
                         continue
+                    if isinstance(op, CrossCoreOp) and not self.cross_core(pipe, issued):
+                        break  # stalls until the other core sets the flag
                     if isinstance(op, WaitFlagOp):
-                        key = (*op.pair, issued.event)
+                        key = (*_pair(issued), issued.event)
                         published = state.flags.pop(key, None)
                         if published is None:
                             break  # stalls until the event is raised
@@ -196,7 +276,7 @@ class _Checker:
                     clock = state.clocks[pipe]
                     clock[pipe] += 1
                     if isinstance(op, SetFlagOp):
-                        key = (*op.pair, issued.event)
+                        key = (*_pair(issued), issued.event)
                         if key in state.flags:
                             raise self.fail(
                                 f"event {issued.event} of {op.pair[0]} -> {op.pair[1]} raised "
@@ -205,7 +285,7 @@ class _Checker:
                         state.flags[key] = dict(clock)
                     elif isinstance(op, PipeBarrierOp):
                         state.epochs[pipe] += 1
-                    else:
+                    elif not isinstance(op, CrossCoreOp):
                         self.access(pipe, issued, clock[pipe])
             if not progressed:
                 stuck = {p: q[0].op for p, q in queues.items() if q}
@@ -216,6 +296,15 @@ class _Checker:
         if state.flags:
             left = ", ".join(f"{s} -> {d} event {e}" for s, d, e in state.flags)
             raise self.fail(f"events raised but never awaited: {left}")
+        left_cross = [f"{c.upper()} flag {f}" for (c, f), sets in state.cross.items() if sets]
+        if left_cross:
+            raise self.fail(f"cross-core flags set but never awaited: {', '.join(left_cross)}")
+
+
+def _pair(issued: _Issued) -> tuple[str, str]:
+    op = issued.op
+    assert isinstance(op, FlagOp)
+    return _qualified(issued.core, op.pair[0]), _qualified(issued.core, op.pair[1])
 
 
 def _name(buffer: SSAValue) -> str:
@@ -266,13 +355,82 @@ def launch_blocks(module: ModuleOp) -> dict[str, int]:
     return blocks
 
 
+def _workspace_slot(op: TileOp, walk: KernelWalk) -> int:
+    """The workspace slot a mix kernel's fixpipe writes (its first offset) or its copy
+    reads (its flat offset in slots)."""
+    if isinstance(op, FixpipeOp):
+        return int(walk.value(op.offsets[0]))
+    if isinstance(op, CopyFlatOp):
+        return int(walk.value(op.src_offset)) // op.count.value.data
+    return 0
+
+
+def trace_part(
+    fn: func.FuncOp,
+    core: str,
+    arguments: dict[SSAValue, SSAValue],
+    block: int,
+    blocks: int,
+    max_trips: int | None = None,
+) -> list[_Issued]:
+    """:func:`trace_kernel` of a mix kernel's part, its instructions tagged with its core;
+    GM arguments are renamed through ``arguments`` (the AIV's to the AIC's, so that both
+    parts' accesses to one buffer meet) and the workspace (the last argument) is accessed
+    per slot."""
+    workspace = fn.body.block.args[-1]
+    issued: list[_Issued] = []
+    walk = KernelWalk(fn, block, blocks, max_trips)
+    for op in walk:
+        if isinstance(op, FlagOp | CrossCoreOp):
+            base = op.event_id if isinstance(op, FlagOp) else op.flag_id
+            event = base + (walk.value(op.slot) if op.slot is not None else 0)
+            issued.append(_Issued(op, (), 0, event, core))
+            continue
+        reads, writes = accesses(op)
+        slots = tuple(
+            (
+                arguments.get(b, b),
+                _workspace_slot(op, walk) if b is workspace else walk.slot(b),
+            )
+            for b in (*reads, *writes)
+        )
+        issued.append(_Issued(op, slots, len(reads), -1, core))
+    return issued
+
+
+def check_mix(
+    aic: func.FuncOp, aiv: func.FuncOp, blocks: int = 1, max_trips: int | None = None
+) -> None:
+    """Check a mix kernel's AIC and AIV parts together, group by group: each core's pipes
+    as queues of their own, the cross-core flags between them (at most
+    :data:`CROSS_CORE_MAX_PENDING` pending sets per flag, every set awaited), the GM
+    workspace slots ordered between the cores. Raises :class:`SyncError`."""
+    renamed: dict[SSAValue, SSAValue] = dict(
+        zip(aiv.body.block.args, aic.body.block.args, strict=True)
+    )
+    aliases = {**kernel_aliases(aic), **kernel_aliases(aiv)}
+    pipes = tuple(_qualified(core, p) for core in ("aic", "aiv") for p in PIPES)
+    for block in range(blocks):
+        trace = [
+            *trace_part(aic, "aic", {}, block, blocks, max_trips),
+            *trace_part(aiv, "aiv", renamed, block, blocks, max_trips),
+        ]
+        _Checker(aic, aliases, pipes).run(_queues(trace, (), pipes))
+
+
 def check_sync(module: ModuleOp) -> int:
-    """Check every tiled kernel of ``module`` with the blocks its launches run; returns
-    how many kernels were checked."""
+    """Check every tiled kernel of ``module`` with the blocks its launches run (a mix
+    kernel's parts alone and together, :func:`check_mix`); returns how many kernels were
+    checked."""
     blocks = launch_blocks(module)
     checked = 0
-    for fn in module.ops:
-        if isinstance(fn, func.FuncOp) and TILES_ATTR in fn.attributes:
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    for fn in functions.values():
+        if TILES_ATTR in fn.attributes:
             check_kernel(fn, blocks.get(fn.sym_name.data, 1))
             checked += 1
+    for launch in module.walk():
+        if isinstance(launch, LaunchOp) and launch.aiv_callee in functions:
+            aic = functions[launch.callee.string_value()]
+            check_mix(aic, functions[launch.aiv_callee], launch.block_count)
     return checked

@@ -13,6 +13,8 @@ In the order the lowering pipeline runs them
 * :mod:`.verify_sync`: ``verify-sync`` — the pipe-queue checker as a pass: a kernel whose
   flags miss a dependence is a compile error (``tilegraph.compile`` and ``tilegraph-run``
   run it last unless told not to).
+* :mod:`.verify_target`: ``verify-target`` — the preset's rules of where ops may run
+  (decoupled AIC / AIV), at any point after ``tile-kernels``.
 
 What belongs here: passes that rewrite or annotate tile-level IR, with the checkers that
 prove their own result. What several of them, the executors or the cycle model read (buffer
@@ -27,6 +29,7 @@ PASSES: dict[str, str] = {
     "plan-memory": ".plan_memory:PlanMemoryPass",
     "split-cores": ".split_cores:SplitCoresPass",
     "verify-sync": ".verify_sync:VerifySyncPass",
+    "verify-target": ".verify_target:VerifyTargetPass",
 }
 """This package's passes by ``-p`` name, for :mod:`tilegraph.passes.registry`:
 ``".module:Class"`` (relative to the package), imported only when the pass is used."""

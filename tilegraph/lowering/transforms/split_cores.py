@@ -26,7 +26,9 @@ A 32-trip loop on 20 cores leaves the busiest core 2/32 of the work, the 640-tri
 Every launch of the kernel gets ``blocks = min(cores, trips)``: cube kernels on the preset's
 cube cores, vector kernels on its vector cores (910B's AIC / AIV split; a coupled 310P core
 counts once). ``cores`` overrides the preset's count (studies of scaling). A kernel with no
-such loop keeps one block. Kernels already split are left alone.
+such loop keeps one block. Kernels already split are left alone. A mix kernel's AIV part
+gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that core group
+``b``'s AIC and AIV visit the same tiles; the launch gets ``aiv_blocks = blocks``.
 
 Statistics: ``split-kernels``, ``collapsed-nests``, ``single-block-kernels``, ``blocks``
 (summed over kernels).
@@ -46,7 +48,13 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp
 from tilegraph.dialects.tile.base import module_preset
-from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR, TILES_ATTR, kernel_unit
+from tilegraph.lowering.analysis.kernel_attrs import (
+    LOOP_ID_ATTR,
+    PARALLEL_ATTR,
+    TILES_ATTR,
+    kernel_unit,
+    mix_part,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -233,6 +241,26 @@ def split_loop(loop: scf.ForOp) -> None:
     loop.operands = [first, loop.ub, stride, *loop.iter_args]
 
 
+def _loop_id(loop: scf.ForOp) -> int | None:
+    found = loop.attributes.get(LOOP_ID_ATTR)
+    return found.value.data if isinstance(found, IntegerAttr) else None
+
+
+def matching_nest(kernel: func.FuncOp, nest: list[scf.ForOp]) -> list[scf.ForOp] | None:
+    """The loops of ``kernel`` (a mix kernel's AIV part) that come from the same loops of
+    the unsplit kernel as ``nest`` (its AIC part's chosen work loops,
+    :data:`LOOP_ID_ATTR`), when they form a perfect nest there too; else None (then
+    neither part is split: their blocks must visit the same tiles)."""
+    ids = [_loop_id(loop) for loop in nest]
+    if None in ids:
+        return None
+    by_id = {_loop_id(o): o for o in kernel.walk() if isinstance(o, scf.ForOp)}
+    if any(i not in by_id for i in ids):
+        return None
+    found = perfect_nest(by_id[ids[0]])[: len(ids)]
+    return found if [_loop_id(loop) for loop in found] == ids else None
+
+
 def _is_split(fn: func.FuncOp) -> bool:
     return any(isinstance(op, BlockIdxOp) for op in fn.walk())
 
@@ -252,22 +280,33 @@ class SplitCoresPass(ModulePass):
         stats = start_pass(self.name)
         hw = module_preset(op)
         blocks_of: dict[str, int] = {}
-        for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
+        functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
+        partner = {
+            launch.callee.string_value(): functions[launch.aiv_callee]
+            for launch in op.walk()
+            if isinstance(launch, LaunchOp) and launch.aiv_callee in functions
+        }
+        for fn in functions.values():
             unit = kernel_unit(fn)
             if unit not in ("cube", "vector") or TILES_ATTR not in fn.attributes:
                 continue
-            if _is_split(fn):
-                continue
+            if _is_split(fn) or mix_part(fn) == "aiv":
+                continue  # a mix kernel's AIV part is split with its AIC part
             cores = self.cores or (hw.cube_cores if unit == "cube" else hw.vector_cores)
             chosen = choose_split_loop(fn, cores) if cores > 1 else None
-            if chosen is None:
+            aiv = partner.get(fn.sym_name.data)
+            aiv_nest = None if chosen is None or aiv is None else matching_nest(aiv, chosen[0])
+            if chosen is None or (aiv is not None and aiv_nest is None):
                 stats.add("single-block-kernels")
                 continue
             nest, trips = chosen
-            if len(nest) > 1:
-                stats.add("collapsed-nests")
-            split_loop(collapse_nest(nest) if len(nest) > 1 else nest[0])
-            locate(fn.body.ops, fn.location)  # the block index arithmetic: the kernel's
+            for kernel, loops in ((fn, nest), (aiv, aiv_nest)):
+                if kernel is None or loops is None:
+                    continue
+                if len(loops) > 1:
+                    stats.add("collapsed-nests")
+                split_loop(collapse_nest(loops) if len(loops) > 1 else loops[0])
+                locate(kernel.body.ops, kernel.location)  # the block index arithmetic
             blocks_of[fn.sym_name.data] = min(cores, trips)
             stats.add("split-kernels")
             stats.add("blocks", min(cores, trips))
@@ -276,3 +315,5 @@ class SplitCoresPass(ModulePass):
                 blocks = blocks_of.get(launch.callee.string_value())
                 if blocks is not None:
                     launch.blocks = IntegerAttr(blocks, i64)
+                    if launch.is_mix:  # one AIV per AIC: the same iterations
+                        launch.aiv_blocks = IntegerAttr(blocks, i64)

@@ -44,6 +44,7 @@ from tilegraph.dialects.tile import (
     WriteOp,
     scope_of,
 )
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 
@@ -212,8 +213,10 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     body = [op for op in loop.body.block.walk() if op is not loop]
     inside = set(body)
     for op in body:
-        if isinstance(op, LaunchOp | ReadOp | WriteOp) or not isinstance(op, _BATCHABLE):
-            return None
+        if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp) or not isinstance(
+            op, _BATCHABLE
+        ):
+            return None  # cross-core flags: a mix part runs tile by tile, flag by flag
     for batched_loop, axis in plan.axis_of.items():
         plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
     changed = True

@@ -43,6 +43,7 @@ from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.tile_interpreter.cross_core import run_mix_groups
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -110,7 +111,10 @@ class _FunctionWriter:
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
             blocks = op.block_count
-            if self.module.blocks_run_as_one(callee, blocks):
+            if op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
+                parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
+                self.emit(depth, f"_mix(({parts}), ({args}{',' if op.operands else ''}), {blocks})")
+            elif self.module.blocks_run_as_one(callee, blocks):
                 self.emit(depth, f"{self.module.python_name(callee)}({args})")
             else:  # every block, one after the other, as the interpreter runs them
                 self.emit(depth, f"for __b in range({blocks}):")
@@ -262,6 +266,7 @@ class CompiledModule:
             "np": np,
             "_count": lambda name: None,
             "_slots": self._slots,
+            "_mix": run_mix_launch,
         }
         self._handles = 0
         self._sources: dict[str, str] = {}
@@ -309,9 +314,36 @@ class CompiledModule:
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
 
+    def run_mix(self, aic: str, aiv: str, args: Sequence[Any], groups: int = 1) -> None:
+        """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
+        of ``groups`` core groups of them would)."""
+        functions = self.namespace
+        run_mix_launch(
+            ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
+            tuple(args),
+            groups,
+        )
+
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
         return self.namespace[self.python_name(symbol)](*args)
+
+
+def run_mix_launch(
+    parts: tuple[tuple[str, Callable[..., Any]], tuple[str, Callable[..., Any]]],
+    args: tuple[Any, ...],
+    groups: int = 1,
+) -> None:
+    """A mix launch of ``groups`` core groups: per group, its AIC and AIV functions as
+    coroutines (:mod:`~tilegraph.runtime.tile_interpreter.cross_core`), each answering the
+    block queries with its group's index and the group count, as the interpreter does."""
+    (aic_name, aic), (aiv_name, aiv) = parts
+    by_core = {"aic": aic, "aiv": aiv}
+
+    def part(group: int, core: str) -> Callable[[], Any]:
+        return lambda: by_core[core](*args, group, groups)
+
+    run_mix_groups(groups, part, (aic_name, aiv_name))
 
 
 def compile_module(module: ModuleOp, batch: bool = True) -> CompiledModule:

@@ -2,13 +2,14 @@
 
 Every tile op runs the numpy semantics registered for its class (:mod:`.kernels`; one
 module per op group: :mod:`.host`, :mod:`.dma`, :mod:`.fractal`, :mod:`.cube`,
-:mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`),
-built once per op and cached; buffers are numpy arrays (GM buffers hold storage layout;
-the on-chip buffers of a planned module are views into one byte arena per scope of the
-running block, at the addresses ``plan-local-memory`` gave them: :mod:`.arena`), indices
-are ints. ``tile.launch`` (every block, with its index and count) and the block queries are
-implemented here. ``scf`` and ``func`` run on xDSL's own implementations (``scf.for``
-counting its iterations, for the multi-buffer slots), ``arith`` on index values on
+:mod:`.vector`, :mod:`.vector_layout`, :mod:`.sync`, :mod:`.cores`, :mod:`.workspace`,
+:mod:`.cross_core`), built once per op and cached; buffers are numpy arrays (GM buffers hold
+storage layout; the on-chip buffers of a planned module are views into one byte arena per
+scope of the running block, at the addresses ``plan-local-memory`` gave them: :mod:`.arena`),
+indices are ints. ``tile.launch`` (every block, with its index and count; a mix launch's
+parts as coroutines, :mod:`.cross_core`) and the block queries are implemented here.
+``scf`` and ``func`` run on xDSL's own implementations (``scf.for`` counting its
+iterations, for the multi-buffer slots), ``arith`` on index values on
 :class:`IndexArithFunctions` (plain ints; xDSL's for other types), so every loop iteration
 and every tile is executed as the IR says. Kernel bodies that are still macro (host kernels,
 or kernels before ``tile-kernels``) run their graph ops through :class:`GraphFunctions`.
@@ -31,6 +32,7 @@ from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TILE_OPS, AllocOp, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
+    cross_core,
     cube,
     dma,
     fractal,
@@ -95,6 +97,9 @@ class TileFunctions(InterpreterFunctions):
         if self.counters is not None:
             self.counters.launch(name)
         blocks = op.block_count
+        if op.is_mix:
+            self._run_mix(interpreter, op, args)
+            return ()
         for index in range(blocks):
             self.block = (index, blocks)
             self._arenas.clear()  # every block runs on a core of its own: fresh memory
@@ -133,6 +138,36 @@ class TileFunctions(InterpreterFunctions):
             if views is not None:
                 values[s.position] = views[self.iterations.get(id(s.loop), 0) % s.slots]
         return tuple(values)
+
+    def _run_mix(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]) -> None:
+        """A mix launch: per core group, its AIC and AIV parts as coroutines
+        (:mod:`.cross_core`), each answering the block queries with the group."""
+        names = op.callees()
+        blocks = op.block_count
+        if op.aiv_block_count != blocks:
+            raise InterpretationError(
+                f"a mix launch of @{names[0]} with {blocks} AIC and {op.aiv_block_count} AIV "
+                "blocks: the executors pair AIC and AIV one to one"
+            )
+
+        def part(group: int, core: str) -> Callable[[], Any]:
+            def run() -> None:
+                self.block = (group, blocks)
+                interpreter.call_op(names[0] if core == "aic" else names[1], args)
+
+            return run
+
+        def save_state() -> Callable[[], None]:
+            scope, block = interpreter._ctx, self.block  # pyright: ignore[reportPrivateUsage]
+
+            def restore() -> None:
+                interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
+                self.block = block
+
+            return restore
+
+        cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state)
+        self.block = (0, 1)
 
     @impl(BlockIdxOp)
     def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp, args: tuple[Any, ...]):

@@ -182,13 +182,24 @@ def print_report(report: dict[str, Any]) -> None:
 
 def _print_kernels(report: dict[str, Any]) -> None:
     kernels = report["kernels"]
-    units = {u: sum(1 for k in kernels if k["unit"] == u) for u in ("cube", "vector", "host")}
+    units = {
+        u: sum(1 for k in kernels if k["unit"] == u) for u in ("cube", "vector", "host", "mix")
+    }
     tiles = sum(k["tiles"] for k in kernels)
+    mix = f", mix {units['mix']}" if units["mix"] else ""  # AIC + AIV kernels (decoupled)
     print(
         f"kernels on {report['platform']} ({report['precision']}): {len(kernels)} "
-        f"(cube {units['cube']}, vector {units['vector']}, host {units['host']}), "
+        f"(cube {units['cube']}, vector {units['vector']}, host {units['host']}{mix}), "
         f"{tiles} tiles"
     )
+    mixes = [k for k in kernels if k["unit"] == "mix"]
+    if mixes:
+        flags = sum(k["cross_core_flags"] for k in mixes)
+        workspace = sum(k["workspace_bytes"] for k in mixes)
+        print(
+            f"  mix kernels: {len(mixes)} (AIC + AIV over a GM workspace): {workspace} "
+            f"workspace bytes, {flags} cross-core flag ops"
+        )
     host = [k for k in kernels if k["unit"] == "host"]
     if host:
         rows = [(k["name"], ", ".join(k.get("ops", [])), k.get("reason", "")) for k in host]

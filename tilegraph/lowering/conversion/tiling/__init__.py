@@ -12,8 +12,13 @@ its tile count as ``tile.tiles``.
 :func:`classify_kernel` is the same strategies run in dry-run mode: it tells
 ``lower-graph-to-kernels`` which unit a kernel runs on, or why it stays on the host.
 
-Statistics: ``cube-kernels``, ``vector-kernels``, ``host-kernels``, ``tiles``, and
-``host.<reason>`` per reason.
+On a decoupled preset (``HardwareModel.coupled`` False, e.g. 910B) a cube kernel whose
+epilogue needs the vector unit becomes a *mix kernel*: an AIC and an AIV function over a GM
+workspace, launched together (:mod:`.mix`); ND -> FRACTAL_NZ kernels run on UB there
+(:mod:`.transdata`), where a vector core's buffers are.
+
+Statistics: ``cube-kernels``, ``vector-kernels``, ``host-kernels``, ``mix-kernels``,
+``tiles``, and ``host.<reason>`` per reason.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from tilegraph.lowering.analysis.kernel_attrs import (
     TILES_ATTR,
     kernel_unit,
 )
+from tilegraph.lowering.analysis.target_rules import verify_target
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
@@ -49,6 +55,7 @@ from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
+from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.conversion.tiling.reshape import (
@@ -165,6 +172,7 @@ class TileKernelsPass(ModulePass):
             target = pin_target(op, f"pass '{self.name}'", precision=target.precision)
         with matmul_base_block(parse_base_block(self.base_block)):
             self._tile_all(op, target.hw, target.precision, stats)
+        verify_target(op)  # what the tiling made runs where the preset's cores have it
 
     def _tile_all(
         self, op: ModuleOp, hw: HardwareModel, precision: str, stats: PassStatistics
@@ -188,3 +196,8 @@ class TileKernelsPass(ModulePass):
             fn.attributes[OPS_ATTR] = StringAttr(",".join(ops))
             stats.add(f"{new_unit}-kernels")
             stats.add("tiles", tiles)
+            if not hw.coupled and new_unit == "cube" and needs_split(fn):
+                name = fn.sym_name.data
+                aic, aiv, ws_type = split_mix_kernel(fn)
+                relaunch_mix(list(op.walk()), name, aic.sym_name.data, aiv.sym_name.data, ws_type)
+                stats.add("mix-kernels")

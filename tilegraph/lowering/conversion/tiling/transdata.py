@@ -1,8 +1,10 @@
 """TransData between a row-major tensor and FRACTAL_NZ, as DMA.
 
 ND -> FRACTAL_NZ: per batch index and block of fractal columns and rows, ``tile.nd2nz``
-brings the ND window into an L1 NZ tile (zero padding at the edges) and a copy writes it to
-the NZ tensor. FRACTAL_NZ -> ND: the NZ tile comes into UB and ``tile.nz2nd`` writes its
+brings the ND window into an NZ tile (zero padding at the edges) and a copy writes it to
+the NZ tensor; the tile is in L1 on a coupled preset, in UB on a decoupled one (a vector
+kernel runs on an AIV there, which has no L1; Ascend C's ND2NZ DataCopy also has a
+GM -> VECIN form). FRACTAL_NZ -> ND: the NZ tile comes into UB and ``tile.nz2nd`` writes its
 rows back, padding cut. (NCHW <-> NC1HWC0 conversions run inside vector chains,
 :mod:`.elementwise`.)
 """
@@ -36,14 +38,15 @@ def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     nz_shape = memref_shape(out_arg if to_nz else src_arg)
     *batch, c1, r1, r0, c0 = nz_shape
     frac = r0 * c0 * element_bytes(source.element_type)
-    budget = (b.hw.capacity("L1") if to_nz else b.hw.ub_bytes) // 2
+    on_l1 = to_nz and b.hw.coupled  # a decoupled AIV has UB only: nd2nz into UB there
+    budget = (b.hw.capacity("L1") if on_l1 else b.hw.ub_bytes) // 2
     if frac > budget:
         return "one fractal does not fit on chip"
     r1t = max(1, min(r1, budget // frac))
     c1t = max(1, min(c1, budget // (frac * r1t)))
     if b.dry_run:
         return None
-    scope = "L1" if to_nz else "UB"
+    scope = "L1" if on_l1 else "UB"
     lead = [1] * len(batch)
     tile = b.buffer([*lead, c1t, r1t, r0, c0], source.element_type, scope, "nz_tile")
     zero = b.index(0)
