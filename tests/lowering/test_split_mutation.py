@@ -22,8 +22,20 @@ rng = np.random.default_rng(7)
 
 @pytest.fixture(scope="module")
 def split_conv() -> tuple[ModuleOp, np.ndarray, np.ndarray]:
-    """A convolution then a ReLU lowered on the test preset (2 cube, 4 vector cores),
-    its input and the graph-level reference output."""
+    """A convolution then a ReLU lowered on the test preset (decoupled, 2 cube and 4 vector
+    cores: a mix launch, its AIC and AIV parts split alike), its input and the graph-level
+    reference output."""
+    return _split_conv("test")
+
+
+@pytest.fixture(scope="module", params=["test", "ascend310p"])
+def any_split_conv(request) -> tuple[ModuleOp, np.ndarray, np.ndarray]:
+    """The same on the test preset and on ascend310p (coupled, 8 cores: a plain launch;
+    its shares are one trip per block, so only the offset mutation shows there)."""
+    return _split_conv(request.param)
+
+
+def _split_conv(platform: str) -> tuple[ModuleOp, np.ndarray, np.ndarray]:
     b = GraphBuilder()
     x = b.input("x", [1, 16, 16, 16], "float32", "NCHW")
     w = b.constant(rng.standard_normal((32, 16, 3, 3)).astype(np.float32))
@@ -31,7 +43,7 @@ def split_conv() -> tuple[ModuleOp, np.ndarray, np.ndarray]:
     graph = b.build(y)
     data = rng.standard_normal((1, 16, 16, 16)).astype(np.float32)
     reference = tilegraph.compile(graph, target="reference").run({"x": data})
-    module = tilegraph.compile(graph, platform="test").module
+    module = tilegraph.compile(graph, platform=platform).module
     assert any(op.block_count > 1 for op in module.walk() if isinstance(op, LaunchOp))
     return module, data, np.asarray(reference[0])
 
@@ -112,10 +124,10 @@ def test_a_mutated_split_gives_wrong_numbers_in_both_executors(
         assert _mismatch(out, expected) > 0.1 * scale, executor
 
 
-def test_the_fast_executor_merges_blocks_only_where_the_ir_proves_it(split_conv):
+def test_the_fast_executor_merges_blocks_only_where_the_ir_proves_it(any_split_conv):
     """An unmutated split runs as one call (block 0 of 1 covers exactly the blocks' shares);
     a mutated one runs block by block, with the indices the launch gives."""
-    module, _, _ = split_conv
+    module, _, _ = any_split_conv
     mutated = module.clone()
     for query, loop in _split_loops(mutated):
         _every_block_at_offset_zero(query, loop)
@@ -126,4 +138,20 @@ def test_the_fast_executor_merges_blocks_only_where_the_ir_proves_it(split_conv)
             callee = launch.callee.string_value()
             assert compiled.blocks_run_as_one(callee, launch.block_count) is merged
         host = compiled.source("main")
-        assert ("for __b in range(" in host) is not merged
+        if any(launch.is_mix for launch in launches):
+            # a mix launch runs its core groups one by one, each with its own index
+            assert all(f", {launch.block_count})" in host for launch in launches)
+        else:
+            assert ("for __b in range(" in host) is not merged
+
+
+def test_a_wrong_block_offset_shows_in_both_executors_on_a_plain_launch_too(any_split_conv):
+    module, data, expected = any_split_conv
+    mutated = module.clone()
+    for query, loop in _split_loops(mutated):
+        _every_block_at_offset_zero(query, loop)
+    scale = float(np.max(np.abs(expected)))
+    for executor in ("interpret", "fast"):
+        assert _mismatch(run_tiles(module, [data], executor=executor)[0], expected) < 1e-3
+        out = run_tiles(mutated, [data], executor=executor)[0]
+        assert _mismatch(out, expected) > 0.1 * scale, executor
