@@ -29,7 +29,7 @@ demo: $(STAMP)
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'format{strategy=ge}'
 	@echo "== O2: folding and rules, the format engine, then fusion into graph.fused kernels =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p O2 --pass-statistics
-	@echo "== the tile level (ascend910b preset): each conv+relu group a cube kernel over GM, tiled into loops of load3d / mmad / fixpipe / vrelu =="
+	@echo "== the tile level (ascend910b preset): each conv+relu group a cube kernel over GM, tiled into loops of load3d / mmad / fixpipe; one whose epilogue needs the vector unit becomes a mix kernel (AIC + AIV parts, a GM workspace, cross-core flags) =="
 	$(BIN)/tilegraph-opt examples/conv_block.mlir -p 'O2,lower-graph-to-kernels,tile-kernels{platform=ascend910b}'
 	@echo "== tilegraph-run: light ResNet-50 (random weights), O2 checked after every pass, compiled to tiled kernels for ascend910b, run, vs onnxruntime, with the cycle model's estimate =="
 	$(PY) examples/make_light_model.py resnet50 build/light_resnet50.onnx
