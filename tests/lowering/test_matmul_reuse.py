@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 import tilegraph
+from tests.lowering.tile_specs import split_target
 from tilegraph.dialects.tile import Nd2NzOp
 from tilegraph.frontend import load_onnx
 from tilegraph.lowering.transforms.split_cores import loop_trips
@@ -40,19 +41,10 @@ def _model(m: int, k: int, n: int, gemm: bool = False, dtype: int = TensorProto.
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
 
 
-def _split_target(options: str) -> tuple[str, str]:
-    """``tile-kernels`` options as ``set-target{platform/precision},...tile-kernels{rest}``
-    (lower-graph-to-kernels already reads the module's target)."""
-    words = options.split()
-    target = " ".join(w for w in words if w.startswith(("platform=", "precision=")))
-    rest = " ".join(w for w in words if not w.startswith(("platform=", "precision=")))
-    return f"set-target{{{target}}}", f"tile-kernels{{{rest}}}"
-
-
 def _tiled(model: onnx.ModelProto, options: str) -> func.FuncOp:
     """The one cube kernel of ``model`` after ``tile-kernels{options}`` (not split)."""
     module: ModuleOp = load_onnx(model)
-    spec = "{},O1,lower-graph-to-kernels,{}".format(*_split_target(options))
+    spec = "{},O1,lower-graph-to-kernels,{}".format(*split_target(options))
     run_pipeline(spec, make_context(), module)
     (kernel,) = [
         f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes

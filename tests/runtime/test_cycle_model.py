@@ -22,6 +22,7 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, f16, f32, i64
 from xdsl.ir import Attribute, SSAValue
 
+from tests.lowering.tile_specs import split_target
 from tilegraph.cost_model.cycles import (
     CycleModelOptions,
     HostModel,
@@ -433,19 +434,10 @@ def _matmul_model(m: int, k: int, n: int) -> onnx.ModelProto:
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
 
 
-def _split_target(options: str) -> tuple[str, str]:
-    """``tile-kernels`` options as ``set-target{platform/precision},...tile-kernels{rest}``
-    (lower-graph-to-kernels already reads the module's target)."""
-    words = options.split()
-    target = " ".join(w for w in words if w.startswith(("platform=", "precision=")))
-    rest = " ".join(w for w in words if not w.startswith(("platform=", "precision=")))
-    return f"set-target{{{target}}}", f"tile-kernels{{{rest}}}"
-
-
 def _lowered(model: onnx.ModelProto, tiling: str, tail: str = "split-cores,inject-sync"):
     module = load_onnx(model)
     run_pipeline(
-        "{},O1,lower-graph-to-kernels,{},{}".format(*_split_target(tiling), tail),
+        "{},O1,lower-graph-to-kernels,{},{}".format(*split_target(tiling), tail),
         make_context(),
         module,
     )
