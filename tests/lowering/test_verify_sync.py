@@ -9,7 +9,7 @@ from xdsl.dialects import func
 import tilegraph
 from tests.tools.test_run import small_model
 from tilegraph.dialects.tile import WaitFlagOp
-from tilegraph.lowering.transforms.verify_sync import SyncVerificationError
+from tilegraph.lowering.transforms.verify_sync import SyncVerificationError, VerifySyncPass
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import (
     failing_pass,
@@ -62,3 +62,9 @@ def test_tilegraph_run_verifies_sync_unless_no_verify_sync(relu_model, flags, ex
         assert run([relu_model, "--no-format-report", *flags]) == 0
     assert "inject-sync" in ran
     assert ("verify-sync" in ran) is expected
+
+
+def test_a_negative_walk_length_is_refused():
+    with pytest.raises(ValueError, match="max-trips must be 0"):
+        VerifySyncPass(max_trips=-1)
+    assert VerifySyncPass(max_trips=0).max_trips == 0

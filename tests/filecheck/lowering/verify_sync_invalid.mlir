@@ -1,6 +1,10 @@
 // RUN: tilegraph-opt %s -p verify-sync --split-input-file --verify-diagnostics | filecheck %s
 // RUN: not tilegraph-opt %s -p verify-sync --split-input-file 2>&1 | filecheck %s --check-prefix=CLI
 // RUN: tilegraph-opt %s -p 'verify-sync{max-trips=2}' --split-input-file --verify-diagnostics | filecheck %s
+// RUN: not tilegraph-opt %s -p 'verify-sync{max-trips=-1}' 2>&1 | filecheck %s --check-prefix=BAD
+
+// A negative walk length is refused before any kernel is read:
+// BAD: error: pass 'verify-sync': max-trips must be 0 (every iteration) or more, got -1
 
 // What verify-sync refuses: kernels whose flags do not order what their pipes do. The
 // add + relu kernel of inject_sync.mlir (tiled by two rows on the test preset), each

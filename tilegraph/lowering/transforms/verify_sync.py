@@ -61,6 +61,12 @@ class VerifySyncPass(ModulePass):
     """Walk at most this many iterations of every loop (0: all of them, the proof; a few
     already show every pattern of a loop body, for a quicker check of large kernels)."""
 
+    def __post_init__(self) -> None:
+        if self.max_trips < 0:
+            raise ValueError(
+                f"verify-sync: max-trips must be 0 (every iteration) or more, got {self.max_trips}"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         blocks = launch_blocks(op)
