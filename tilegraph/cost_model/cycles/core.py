@@ -22,10 +22,14 @@ queue).
 
 **GM port.** The bytes a core moves between GM and its buffers (MTE2 loads, MTE3 stores,
 FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
-(:mod:`.memory`): a transfer of ``b`` bytes occupies the port for ``b / rate`` cycles
-after the port's previous transfer, and the op ends at the later of its own cost and the
-end of its port time. So one DMA runs at min(path rate, GM share), and concurrent MTE2 and
-MTE3 transfers split the share instead of each getting all of it.
+(:mod:`.memory`). Each GM-moving pipe keeps its own port timeline: a transfer of ``b``
+bytes occupies it for ``b / rate`` cycles after that pipe's previous transfer, and the op
+ends at the later of its own cost and the end of its port time, so one DMA runs at
+min(path rate, GM share). The pipes' transfers overlap in time, and the core as a whole
+cannot move more than the share: the block takes at least (all its GM bytes) / rate
+cycles. (One timeline shared by all pipes, in program order, would make a load that a
+double buffer lets MTE2 issue early wait for the store of the previous tile on FIX/MTE3,
+serialising what the hardware overlaps.)
 """
 
 from __future__ import annotations
@@ -85,7 +89,8 @@ def run_core(
     written = [0.0] * program.keys  # when the last write of each key completes
     read = [0.0] * program.keys  # when the last read of each key completes
     raised: dict[int, list[tuple[float, int]]] = {}
-    port = [0.0]
+    port = [0.0] * n_pipes
+    moved = [0.0]
     inverse_rate = 0.0 if gm_bytes_per_cycle == float("inf") else 1.0 / gm_bytes_per_cycle
     slices: list[Slice] = []
     flows: list[tuple[int, int]] = []
@@ -125,10 +130,11 @@ def run_core(
                     t = read[k]
         end = t + r.cost
         if r.gm_bytes:
-            start = port[0] if port[0] > t else t
-            port[0] = start + r.gm_bytes * inverse_rate
-            if port[0] > end:
-                end = port[0]
+            start = port[p] if port[p] > t else t
+            port[p] = start + r.gm_bytes * inverse_rate
+            moved[0] += r.gm_bytes
+            if port[p] > end:
+                end = port[p]
         pipe_free[p] = end
         if kind == FENCE:
             pipe_free[:] = [end] * n_pipes
@@ -146,4 +152,4 @@ def run_core(
             slices.append(Slice(i, t, end))
 
     (program.flags if use_flags else program.data)(block, blocks, issue)
-    return CoreRun(max(pipe_free), busy, counts, slices, flows)
+    return CoreRun(max(max(pipe_free), moved[0] * inverse_rate), busy, counts, slices, flows)

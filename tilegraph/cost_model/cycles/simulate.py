@@ -28,12 +28,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
-from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share
+from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share, hbm_reads
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
 from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.dialects.tile.base import buffer_bytes, module_preset
+from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
@@ -120,10 +120,9 @@ def plan_launch(
         read += block_read * len(members)
         write += block_write * len(members)
         busiest = max(busiest, block_read + block_write)
-    footprint_r = sum(buffer_bytes(b) for b, (r, _) in program.gm_buffers.items() if r)
-    footprint_w = sum(buffer_bytes(b) for b, (_, w) in program.gm_buffers.items() if w)
-    traffic = GmTraffic(read, write, footprint_r, footprint_w)
-    share = gm_share(hw, blocks, traffic, busiest, options.l2_reuse, options.l2_bandwidth_gbps)
+    missed = hbm_reads(program, blocks, hw.l2_bytes) if options.l2_reuse and read else read
+    traffic = GmTraffic(read, write, missed)
+    share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
         program,
         blocks,
