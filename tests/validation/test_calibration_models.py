@@ -97,5 +97,5 @@ def test_float16_bert_runs_on_onnxruntime() -> None:
     session = ort.InferenceSession(model.SerializeToString())
     ids = np.arange(8, dtype=np.int64).reshape(1, 8)
     feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
-    start, _ = session.run(None, {**feeds, "token_type_ids": np.zeros_like(ids)})
-    assert np.asarray(start).dtype == np.float16 and np.isfinite(start).all()
+    start = np.asarray(session.run(None, {**feeds, "token_type_ids": np.zeros_like(ids)})[0])
+    assert start.dtype == np.float16 and np.isfinite(start).all()
