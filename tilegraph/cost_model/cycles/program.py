@@ -35,6 +35,7 @@ from tilegraph.dialects.tile import (
     AllocOp,
     BlockIdxOp,
     BlockNumOp,
+    SubBlockIdxOp,
     FixpipeOp,
     MmadOp,
     PipeBarrierOp,
@@ -172,6 +173,8 @@ class KernelProgram:
                     values[op.result] = block
                 elif isinstance(op, BlockNumOp):
                     values[op.result] = blocks
+                elif isinstance(op, SubBlockIdxOp):
+                    values[op.result] = 0  # a mix kernel's AIV: sub-block 0 (see function)
                 elif isinstance(op, TileOp):
                     found = index.get(id(op))
                     if found is not None:
@@ -224,7 +227,7 @@ class _Codegen:
 
     # ---- static facts ------------------------------------------------------------------
     def prepare(self) -> None:
-        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp)
+        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp)
         issued = [
             op
             for op in self.fn.walk()
@@ -282,6 +285,8 @@ class _Codegen:
                 lines.append(f"{indent}{self.name(op.result)} = block")
             elif isinstance(op, BlockNumOp):
                 lines.append(f"{indent}{self.name(op.result)} = blocks")
+            elif isinstance(op, SubBlockIdxOp):
+                lines.append(f"{indent}{self.name(op.result)} = sub_block")
             elif isinstance(op, TileOp):
                 self.tile_op(op, indent, with_sync, lines)
             elif isinstance(op, arith.ConstantOp):
@@ -334,7 +339,8 @@ class _Codegen:
         )
 
     def function(self, name: str, with_sync: bool) -> str:
-        lines = [f"def {name}(block, blocks, issue):"]
+        # sub_block: a mix kernel's AIV's tile.sub_block_idx (0 unless the caller says)
+        lines = [f"def {name}(block, blocks, issue, sub_block=0):"]
         self.block(self.fn.body.block, "    ", with_sync, lines)
         lines.append("    return None")
         return "\n".join(lines)

@@ -141,6 +141,22 @@ class KernelBuilder:
             body.add_op(scf.YieldOp())
             self._stack.pop()
 
+    @contextmanager
+    def loop_over(
+        self, lower: SSAValue, upper: SSAValue, step: SSAValue, name: str = "i"
+    ) -> Iterator[SSAValue]:
+        """``for iv in range(lower, upper, step)`` with bounds computed in the kernel (a
+        guard of zero or one trip: :mod:`.sub_blocks`); always emitted."""
+        body = Block(arg_types=[IndexType()])
+        body.args[0].name_hint = name
+        self.add(scf.ForOp(lower, upper, step, [], body))
+        self._stack.append(body)
+        try:
+            yield body.args[0]
+        finally:
+            body.add_op(scf.YieldOp())
+            self._stack.pop()
+
     def finish(self) -> None:
         """Put the hoisted constants and buffers at the start of the entry block."""
         first = self.entry.first_op

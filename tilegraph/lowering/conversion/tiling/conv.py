@@ -22,6 +22,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats.shape import group_plan
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
     BASE_M,
@@ -232,9 +233,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     out_tile = [1, tiles.n1, tiles.rows, g.out_w, g.c0]
     acc_ub = None
     chain = epilogue.chain
+    shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
     if chain is not None:
         acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
-        chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+        if not shared:
+            chain.allocate(b, out_tile, given=[epilogue.anchor_value])
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -292,7 +295,16 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             return
         assert acc_ub is not None
         b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
-        chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+        if not shared:
+            chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+            return
+
+        def share_epilogue(tile: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
+            assert chain is not None
+            chain.allocate(b, shape, given=[epilogue.anchor_value])
+            chain.epilogue(b, {epilogue.anchor_value: tile}, at, out_arg, epilogue.out_value)
+
+        emit_shares(b, acc_ub, out_tile, element, offsets, share_epilogue)
 
     with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:
