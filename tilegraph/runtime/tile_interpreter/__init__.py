@@ -192,9 +192,7 @@ class TileFunctions(InterpreterFunctions):
         return (self.block[1],)
 
     @impl(SubBlockIdxOp)
-    def run_sub_block_idx(
-        self, interpreter: Interpreter, op: SubBlockIdxOp, args: tuple[Any, ...]
-    ):
+    def run_sub_block_idx(self, interpreter: Interpreter, op: SubBlockIdxOp, args: tuple[Any, ...]):
         return (self.sub_block,)
 
 

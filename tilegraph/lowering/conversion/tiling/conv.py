@@ -22,7 +22,6 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats.shape import group_plan
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
     BASE_M,
@@ -32,6 +31,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
 )
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,6 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
-from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
     FRACTAL,
@@ -71,6 +70,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     nd_source,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,9 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
-    i64,
     StringAttr,
     SymbolRefAttr,
+    i64,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
@@ -62,8 +62,8 @@ from tilegraph.dialects.tile import (
     CopyFlatOp,
     FixpipeOp,
     LaunchOp,
-    SyncBlockSetOp,
     SubBlockIdxOp,
+    SyncBlockSetOp,
     SyncBlockWaitOp,
     TileOp,
     memref_shape,
