@@ -128,28 +128,28 @@ class KernelBuilder:
         if upper - lower <= step:
             yield self.index(lower)
             return
-        body = Block(arg_types=[IndexType()])
-        body.args[0].name_hint = name
-        loop = scf.ForOp(self.index(lower), self.index(upper), self.index(step), [], body)
-        if parallel:
-            loop.attributes[PARALLEL_ATTR] = UnitAttr()
-        self.add(loop)
-        self._stack.append(body)
-        try:
-            yield body.args[0]
-        finally:
-            body.add_op(scf.YieldOp())
-            self._stack.pop()
+        with self.loop_over(
+            self.index(lower), self.index(upper), self.index(step), name, parallel
+        ) as iv:
+            yield iv
 
     @contextmanager
     def loop_over(
-        self, lower: SSAValue, upper: SSAValue, step: SSAValue, name: str = "i"
+        self,
+        lower: SSAValue,
+        upper: SSAValue,
+        step: SSAValue,
+        name: str = "i",
+        parallel: bool = False,
     ) -> Iterator[SSAValue]:
-        """``for iv in range(lower, upper, step)`` with bounds computed in the kernel (a
-        guard of zero or one trip: :mod:`.sub_blocks`); always emitted."""
+        """``for iv in range(lower, upper, step)``, always emitted, with bounds that may be
+        computed in the kernel (a guard of zero or one trip: :mod:`.sub_blocks`)."""
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = name
-        self.add(scf.ForOp(lower, upper, step, [], body))
+        loop = scf.ForOp(lower, upper, step, [], body)
+        if parallel:
+            loop.attributes[PARALLEL_ATTR] = UnitAttr()
+        self.add(loop)
         self._stack.append(body)
         try:
             yield body.args[0]
