@@ -92,6 +92,14 @@ class HardwareModel:
         return self.buffer_bytes["UB"]
 
     @property
+    def aiv_per_aic(self) -> int:
+        """AIVs per core group of a mix kernel: 2 on a decoupled preset with at least twice
+        as many vector cores as cube cores (910B: 24 AIC + 48 AIV, 1 : 2 per group, Ascend
+        C's ``GetTaskRation()``; docs/hardware.md), else 1 (one AIV per AIC; a coupled
+        preset runs no mix kernels)."""
+        return 2 if not self.coupled and self.vector_cores >= 2 * self.cube_cores else 1
+
+    @property
     def cycles_per_us(self) -> float:
         return self.clock_ghz * 1000.0
 

@@ -44,6 +44,7 @@ from tilegraph.dialects.tile import (
     MmadOp,
     PipeBarrierOp,
     SetFlagOp,
+    SubBlockIdxOp,
     TileOp,
     ViewOp,
     memref_shape,
@@ -208,6 +209,8 @@ class KernelProgram:
                     values[op.result] = block
                 elif isinstance(op, BlockNumOp):
                     values[op.result] = blocks
+                elif isinstance(op, SubBlockIdxOp):
+                    values[op.result] = 0  # a mix kernel's AIV: sub-block 0 (see function)
                 elif isinstance(op, TileOp):
                     found = index.get(id(op))
                     if found is not None:
@@ -263,7 +266,7 @@ class _Codegen:
 
     # ---- static facts ------------------------------------------------------------------
     def prepare(self) -> None:
-        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp)
+        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp)
         issued = [
             op
             for op in self.fn.walk()
@@ -327,6 +330,8 @@ class _Codegen:
                 lines.append(f"{indent}{self.name(op.result)} = block")
             elif isinstance(op, BlockNumOp):
                 lines.append(f"{indent}{self.name(op.result)} = blocks")
+            elif isinstance(op, SubBlockIdxOp):
+                lines.append(f"{indent}{self.name(op.result)} = sub_block")
             elif isinstance(op, TileOp):
                 self.tile_op(op, indent, mode, lines)
             elif isinstance(op, arith.ConstantOp):
@@ -394,10 +399,11 @@ class _Codegen:
         )
 
     def function(self, name: str, mode: str) -> str:
+        # sub_block: a mix kernel's AIV's tile.sub_block_idx (0 unless the caller says)
         if mode == "gm":
-            lines = [f"def {name}(block, blocks):", "    yield from ()"]
+            lines = [f"def {name}(block, blocks, sub_block=0):", "    yield from ()"]
         else:
-            lines = [f"def {name}(block, blocks, issue):"]
+            lines = [f"def {name}(block, blocks, issue, sub_block=0):"]
         self.block(self.fn.body.block, "    ", mode, lines)
         lines.append("    return None")
         return "\n".join(lines)

@@ -33,6 +33,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
 )
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 @dataclass(frozen=True)
@@ -277,9 +278,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     out_tile = [1, tiles.n1, tiles.rows, g.out_w, g.c0]
     acc_ub = None
     chain = epilogue.chain
+    shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
     if chain is not None:
         acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
-        chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+        if not shared:
+            chain.allocate(b, out_tile, given=[epilogue.anchor_value])
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -337,7 +340,16 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             return
         assert acc_ub is not None
         b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
-        chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+        if not shared:
+            chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+            return
+
+        def share_epilogue(tile: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
+            assert chain is not None
+            chain.allocate(b, shape, given=[epilogue.anchor_value])
+            chain.epilogue(b, {epilogue.anchor_value: tile}, at, out_arg, epilogue.out_value)
+
+        emit_shares(b, acc_ub, out_tile, element, offsets, share_epilogue)
 
     with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:
