@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
 from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share
+from tilegraph.cost_model.cycles.mix import MixParts, group_members, mix_cycles, without_workspace
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
 from tilegraph.cost_model.kernel_report import kernel_report
@@ -155,7 +156,18 @@ def simulate_launch(
     unit: str = "cube",
 ) -> KernelCycles:
     """The time of one launch of a compiled kernel on ``blocks`` cores."""
-    plan = plan_launch(program, hw, blocks, options)
+    return launch_cycles(plan_launch(program, hw, blocks, options), hw, options, ops, unit)
+
+
+def launch_cycles(
+    plan: LaunchPlan,
+    hw: HardwareModel,
+    options: CycleModelOptions,
+    ops: tuple[str, ...] = (),
+    unit: str = "cube",
+) -> KernelCycles:
+    """The time of one planned launch (:func:`plan_launch`)."""
+    program, blocks = plan.program, plan.blocks
     runs = {rep: run_block(plan, rep) for rep in plan.groups}
     slowest = max(runs, key=lambda rep: runs[rep].cycles)
     critical = runs[slowest]
@@ -276,33 +288,39 @@ def _mix_launch(
     options: CycleModelOptions,
     ops: tuple[str, ...],
 ) -> KernelCycles:
-    """A mix launch, simply: its AIC part on the cube cores and its AIV part on the vector
-    cores, each simulated as a kernel of its own (their cross-core flags cost a cycle and
-    never stall), overlapping completely through the multi-buffered workspace: the launch
-    takes as long as the slower part. (A model of the overlap, the fill and drain of the
-    workspace pipeline and the L2 round trip is the cycle model's open work.)"""
-    parts = []
-    for name, unit, blocks in (
-        (launch.callee.string_value(), "cube", launch.block_count),
-        (launch.aiv_callee or "", "vector", launch.aiv_block_count),
-    ):
+    """A mix launch: its AIC and AIV parts co-simulated group by group (:mod:`.mix`)."""
+    parts, plans = [], []
+    for name in (launch.callee.string_value(), launch.aiv_callee or ""):
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
-        parts.append(simulate_launch(program, hw, blocks, options, ops, unit))
-    aic, aiv = parts
-    slower = max(parts, key=lambda k: k.cycles)
-    paths = dict(aic.bytes_per_path)
-    for path, count in aiv.bytes_per_path.items():
-        paths[path] = paths.get(path, 0) + count
-    return replace(
-        slower,
-        name=launch.callee.string_value(),
-        unit="mix",
-        bytes_per_path=paths,
-        cube_flops=aic.cube_flops,
-        cube_utilisation=aic.cube_utilisation * aic.cycles / max(1, slower.cycles),
+        parts.append(without_workspace(program))
+        # both parts run with their group's block index, as in the executors
+        plans.append(plan_launch(parts[-1], hw, launch.block_count, options))
+    groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
+    if ratio * groups != launch.aiv_block_count or ratio == 0:
+        raise CycleModelError(
+            f"mix launch of @{parts[0].name}: {launch.aiv_block_count} AIV blocks are not a "
+            f"multiple of its {groups} AIC blocks"
+        )
+    aic, aiv = plans
+    return mix_cycles(
+        MixParts(
+            *parts,
+            groups,
+            ratio,
+            aic.share.bytes_per_cycle,
+            aiv.share.bytes_per_cycle,
+            aic.use_flags,
+            aiv.use_flags,
+        ),
+        group_members(aic, aiv, ratio),
+        (
+            launch_cycles(aic, hw, options, ops, "cube"),
+            launch_cycles(aiv, hw, options, ops, "vector"),
+        ),
+        hw,
     )
 
 
