@@ -26,6 +26,11 @@ FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
 after the port's previous transfer, and the op ends at the later of its own cost and the
 end of its port time. So one DMA runs at min(path rate, GM share), and concurrent MTE2 and
 MTE3 transfers split the share instead of each getting all of it.
+
+**Cross-core flags.** A mix kernel's part simulated alone issues its ``sync_block_set`` /
+``sync_block_wait`` as one-cycle ops; co-simulated with the other cores of its group
+(:mod:`.mix`, through :func:`core_issuer`'s ``cross``), a wait stalls its pipe until the set
+it takes has completed on the other core, plus the flag's trip.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ walked once per distinct block shape. Each launch adds its scheduling cost, by
 ``CycleModelOptions.launch``: ``"sunk"`` (the default: a compiled model sunk to the device,
 its tasks scheduled on the chip at the preset's ``task_overhead_us`` each) or ``"host"``
 (op-by-op execution, each kernel launched from the host at ``launch_overhead_us``). A host
-kernel costs its :class:`~.host.HostModel` estimate. Model time = kernels + scheduling +
+kernel costs its :class:`~.host.HostModel` estimate. A mix launch (decoupled presets: an
+AIC and an AIV part) co-simulates each AIC core with its AIV cores through their cross-core
+flags and the GM workspace between them (:mod:`.mix`). Model time = kernels + scheduling +
 host kernels.
 
 The mode (``CycleModelOptions.mode``): ``"auto"`` orders the pipes by the kernel's flags
@@ -280,15 +282,15 @@ def simulate_module(
     )
 
 
-def _mix_launch(
+def plan_mix(
     launch: LaunchOp,
     functions: dict[str, func.FuncOp],
     programs: dict[str, KernelProgram],
     hw: HardwareModel,
     options: CycleModelOptions,
-    ops: tuple[str, ...],
-) -> KernelCycles:
-    """A mix launch: its AIC and AIV parts co-simulated group by group (:mod:`.mix`)."""
+) -> tuple[MixParts, LaunchPlan, LaunchPlan]:
+    """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
+    plan (its workspace traffic left out, :func:`.mix.without_workspace`)."""
     parts, plans = [], []
     for name in (launch.callee.string_value(), launch.aiv_callee or ""):
         fn = functions.get(name)
@@ -305,23 +307,25 @@ def _mix_launch(
             f"multiple of its {groups} AIC blocks"
         )
     aic, aiv = plans
-    return mix_cycles(
-        MixParts(
-            *parts,
-            groups,
-            ratio,
-            aic.share.bytes_per_cycle,
-            aiv.share.bytes_per_cycle,
-            aic.use_flags,
-            aiv.use_flags,
-        ),
-        group_members(aic, aiv, ratio),
-        (
-            launch_cycles(aic, hw, options, ops, "cube"),
-            launch_cycles(aiv, hw, options, ops, "vector"),
-        ),
-        hw,
+    rates = (aic.share.bytes_per_cycle, aiv.share.bytes_per_cycle)
+    return MixParts(*parts, groups, ratio, *rates, aic.use_flags, aiv.use_flags), aic, aiv
+
+
+def _mix_launch(
+    launch: LaunchOp,
+    functions: dict[str, func.FuncOp],
+    programs: dict[str, KernelProgram],
+    hw: HardwareModel,
+    options: CycleModelOptions,
+    ops: tuple[str, ...],
+) -> KernelCycles:
+    """A mix launch: its AIC and AIV parts co-simulated group by group (:mod:`.mix`)."""
+    parts, aic, aiv = plan_mix(launch, functions, programs, hw, options)
+    alone = (
+        launch_cycles(aic, hw, options, ops, "cube"),
+        launch_cycles(aiv, hw, options, ops, "vector"),
     )
+    return mix_cycles(parts, group_members(aic, aiv, parts.ratio), alone, hw)
 
 
 def _relaunched(k: KernelCycles) -> KernelCycles:
