@@ -26,6 +26,7 @@ from tilegraph.cost_model.cycles.simulate import (
     simulate_module,
 )
 from tilegraph.dialects.tile import CopyFlatOp, FixpipeOp, LaunchOp, SyncBlockSetOp, SyncBlockWaitOp
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.buffers import accesses
@@ -75,7 +76,8 @@ def _alone(module: ModuleOp, hw: HardwareModel) -> tuple[float, float]:
     """Cycles of the AIC and of the AIV part, each simulated alone."""
     launch, functions = _launch(module)
     _, aic, aiv = plan_mix(launch, functions, {}, hw, CycleModelOptions())
-    return tuple(launch_cycles(plan, hw, CycleModelOptions()).cycles for plan in (aic, aiv))
+    options = CycleModelOptions()
+    return launch_cycles(aic, hw, options).cycles, launch_cycles(aiv, hw, options).cycles
 
 
 def _instances(run, program: KernelProgram, kind: type) -> list[tuple[float, float]]:
@@ -91,7 +93,8 @@ def _instances(run, program: KernelProgram, kind: type) -> list[tuple[float, flo
 
 def _programs(module: ModuleOp, hw: HardwareModel) -> tuple[KernelProgram, KernelProgram]:
     launch, functions = _launch(module)
-    return tuple(compile_kernel(functions[name], hw) for name in launch.callees())
+    aic, aiv = launch.callees()
+    return compile_kernel(functions[aic], hw), compile_kernel(functions[aiv], hw)
 
 
 @pytest.mark.parametrize("rate", SLOWDOWNS)
@@ -180,7 +183,8 @@ def test_the_workspace_is_not_hbm_traffic(module):
 
 def _without(module: ModuleOp, kind: type, core: str) -> ModuleOp:
     """``module`` without the first cross-core op of type ``kind`` issued on ``core``."""
-    op = next(o for o in module.walk() if isinstance(o, kind) and o.core == core)
+    flags = [o for o in module.walk() if isinstance(o, CrossCoreOp)]
+    op = next(o for o in flags if isinstance(o, kind) and o.core == core)
     op.detach()
     op.erase()
     return module

@@ -307,8 +307,17 @@ def plan_mix(
             f"multiple of its {groups} AIC blocks"
         )
     aic, aiv = plans
-    rates = (aic.share.bytes_per_cycle, aiv.share.bytes_per_cycle)
-    return MixParts(*parts, groups, ratio, *rates, aic.use_flags, aiv.use_flags), aic, aiv
+    mix = MixParts(
+        aic.program,
+        aiv.program,
+        groups,
+        ratio,
+        aic.share.bytes_per_cycle,
+        aiv.share.bytes_per_cycle,
+        aic.use_flags,
+        aiv.use_flags,
+    )
+    return mix, aic, aiv
 
 
 def _mix_launch(
