@@ -151,7 +151,7 @@ def core_issuer(
                     t = written[k]
                 if writes and read[k] > t:
                     t = read[k]
-        elif kind == CROSS_WAIT and cross is not None:
+        elif cross is not None and kind == CROSS_WAIT:
             when = cross.take(core, r.flag + offset)
             if when is None:
                 return True
@@ -176,7 +176,7 @@ def core_issuer(
                 written[k] = end
         elif kind == SET:
             raised.setdefault(r.flag + offset, []).append((end, len(slices)))
-        elif kind == CROSS_SET and cross is not None:
+        elif cross is not None and kind == CROSS_SET:
             cross.put(core, r.flag + offset, end)
         if trace:
             slices.append(Slice(i, t, end))
