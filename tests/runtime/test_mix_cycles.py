@@ -76,8 +76,9 @@ def _alone(module: ModuleOp, hw: HardwareModel) -> tuple[float, float]:
     """Cycles of the AIC and of the AIV part, each simulated alone."""
     launch, functions = _launch(module)
     _, aic, aiv = plan_mix(launch, functions, {}, hw, CycleModelOptions())
-    options = CycleModelOptions()
-    return launch_cycles(aic, hw, options).cycles, launch_cycles(aiv, hw, options).cycles
+    return launch_cycles(aic, hw, "cube", (), 0.0).cycles, launch_cycles(
+        aiv, hw, "vector", (), 0.0
+    ).cycles
 
 
 def _instances(run, program: KernelProgram, kind: type) -> list[tuple[float, float]]:

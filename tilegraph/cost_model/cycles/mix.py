@@ -121,7 +121,7 @@ class GroupFlags:
             if q
         ]
         left += [
-            f"flag {flag} of the AIC ({min(len(q) for q in queues)} pending)"
+            f"flag {flag} of the AIC ({max(len(q) for q in queues)} pending)"
             for flag, queues in sorted(self.to_aic.items())
             if any(queues)
         ]

@@ -158,17 +158,15 @@ def simulate_launch(
     unit: str = "cube",
 ) -> KernelCycles:
     """The time of one launch of a compiled kernel on ``blocks`` cores."""
-    return launch_cycles(plan_launch(program, hw, blocks, options), hw, options, ops, unit)
+    plan = plan_launch(program, hw, blocks, options)
+    return launch_cycles(plan, hw, unit, ops, scheduling_us(hw, options.launch))
 
 
 def launch_cycles(
-    plan: LaunchPlan,
-    hw: HardwareModel,
-    options: CycleModelOptions,
-    ops: tuple[str, ...] = (),
-    unit: str = "cube",
+    plan: LaunchPlan, hw: HardwareModel, unit: str, ops: tuple[str, ...], launch_us: float
 ) -> KernelCycles:
-    """The time of one planned launch (:func:`plan_launch`)."""
+    """The time of one planned launch (:func:`plan_launch`) of a kernel of ``unit``
+    implementing ``ops``, scheduled at ``launch_us``."""
     program, blocks = plan.program, plan.blocks
     runs = {rep: run_block(plan, rep) for rep in plan.groups}
     slowest = max(runs, key=lambda rep: runs[rep].cycles)
@@ -196,7 +194,7 @@ def launch_cycles(
         launches=1,
         cycles=whole,
         us=cycles / hw.cycles_per_us,
-        launch_us=scheduling_us(hw, options.launch),
+        launch_us=launch_us,
         bound=_bound(critical, cycles),
         cube_utilisation=macs / (blocks * cycles) if cycles else 0.0,
         cube_flops=flops,
@@ -267,7 +265,8 @@ def simulate_module(
             raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
         if launch.aiv_callee is not None:
-            found[key] = _mix_launch(launch, functions, programs, hw, options, info.ops)
+            planned = plan_mix(launch, functions, programs, hw, options)
+            found[key] = _mix_launch(planned, hw, options, info.ops)
             continue
         found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
@@ -291,20 +290,19 @@ def plan_mix(
 ) -> tuple[MixParts, LaunchPlan, LaunchPlan]:
     """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
     plan (its workspace traffic left out, :func:`.mix.without_workspace`)."""
-    parts, plans = [], []
+    plans = []
     for name in (launch.callee.string_value(), launch.aiv_callee or ""):
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
-        parts.append(without_workspace(program))
         # both parts run with their group's block index, as in the executors
-        plans.append(plan_launch(parts[-1], hw, launch.block_count, options))
+        plans.append(plan_launch(without_workspace(program), hw, launch.block_count, options))
     groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
     if ratio * groups != launch.aiv_block_count or ratio == 0:
         raise CycleModelError(
-            f"mix launch of @{parts[0].name}: {launch.aiv_block_count} AIV blocks are not a "
-            f"multiple of its {groups} AIC blocks"
+            f"mix launch of @{launch.callee.string_value()}: {launch.aiv_block_count} AIV "
+            f"blocks are not a multiple of its {groups} AIC blocks"
         )
     aic, aiv = plans
     mix = MixParts(
@@ -321,18 +319,18 @@ def plan_mix(
 
 
 def _mix_launch(
-    launch: LaunchOp,
-    functions: dict[str, func.FuncOp],
-    programs: dict[str, KernelProgram],
+    planned: tuple[MixParts, LaunchPlan, LaunchPlan],
     hw: HardwareModel,
     options: CycleModelOptions,
     ops: tuple[str, ...],
 ) -> KernelCycles:
-    """A mix launch: its AIC and AIV parts co-simulated group by group (:mod:`.mix`)."""
-    parts, aic, aiv = plan_mix(launch, functions, programs, hw, options)
+    """A mix launch (:func:`plan_mix`): its AIC and AIV parts co-simulated group by group
+    (:mod:`.mix`)."""
+    parts, aic, aiv = planned
+    scheduling = scheduling_us(hw, options.launch)
     alone = (
-        launch_cycles(aic, hw, options, ops, "cube"),
-        launch_cycles(aiv, hw, options, ops, "vector"),
+        launch_cycles(aic, hw, "cube", ops, scheduling),
+        launch_cycles(aiv, hw, "vector", ops, scheduling),
     )
     return mix_cycles(parts, group_members(aic, aiv, parts.ratio), alone, hw)
 
