@@ -70,6 +70,12 @@ class HardwareModel:
     """Sunk model: scheduling one task on the device (``--launch sunk``, the default of a
     compiled model). An assumption — no per-task figure is published (docs/hardware.md)."""
     l2_bytes: int = 0
+    cross_core_flag_cycles: int = 100
+    """A cross-core flag's trip (``sync_block_set`` on one core of a group to the
+    ``sync_block_wait`` it releases on another): cycles from the set's completion until the
+    wait may go on. An assumption — no figure is published (docs/hardware.md): a round
+    figure for a message between cores (slower than a flag between the pipes of one core).
+    A mix kernel's tile runs for thousands of cycles, so estimates barely move with it."""
 
     def gm_efficiency(self, burst_bytes: int | None) -> float:
         """Share of the path rate a GM transfer made of ``burst_bytes``-long contiguous runs

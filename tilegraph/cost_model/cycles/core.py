@@ -30,18 +30,28 @@ cannot move more than the share: the block takes at least (all its GM bytes) / r
 cycles. (One timeline shared by all pipes, in program order, would make a load that a
 double buffer lets MTE2 issue early wait for the store of the previous tile on FIX/MTE3,
 serialising what the hardware overlaps.)
+
+**Cross-core flags.** A mix kernel's part simulated alone issues its ``sync_block_set`` /
+``sync_block_wait`` as one-cycle ops; co-simulated with the other cores of its group
+(:mod:`.mix`, through :func:`core_issuer`'s ``cross``), a wait stalls its pipe until the set
+it takes has completed on the other core, plus the flag's trip.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tilegraph.cost_model.cycles.program import (
+    CROSS_SET,
+    CROSS_WAIT,
     FENCE,
     NORMAL,
     SET,
     WAIT,
     CycleModelError,
+    Issue,
     KernelProgram,
 )
 from tilegraph.dialects.tile.sync import PIPES
@@ -72,15 +82,33 @@ class CoreRun:
     """(set slice, wait slice) index pairs: which ``set_flag`` each ``wait_flag`` took."""
 
 
-def run_core(
+class CrossCoreFlags(Protocol):
+    """The cross-core flags between the cores of a mix launch's group (:mod:`.mix`)."""
+
+    def put(self, core: int, flag: int, when: float) -> None:
+        """Core ``core``'s ``sync_block_set`` of ``flag`` completed at ``when``."""
+        ...
+
+    def take(self, core: int, flag: int) -> float | None:
+        """When core ``core``'s ``sync_block_wait`` of ``flag`` may go on (the flag's latency
+        included), consuming the set; None when that set has not been issued yet."""
+        ...
+
+
+def core_issuer(
     program: KernelProgram,
-    block: int,
-    blocks: int,
     gm_bytes_per_cycle: float,
     use_flags: bool,
     trace: bool = False,
-) -> CoreRun:
-    """Simulate block ``block`` of ``blocks`` of ``program`` on one core."""
+    cross: CrossCoreFlags | None = None,
+    core: int = 0,
+) -> tuple[Issue, Callable[[], CoreRun]]:
+    """One core's state and the ``issue`` callback that advances it (see the module
+    docstring), and what gives the :class:`CoreRun` once the program has been issued.
+    Without ``cross`` a ``sync_block_set`` / ``wait`` is one cycle on its pipe; with it the
+    wait stalls its pipe until ``cross.take`` says, and ``issue`` returns True (nothing
+    issued) when the set it needs has not been issued yet — the stepping functions of a
+    mix kernel's part retry it later (:attr:`KernelProgram.data_steps`)."""
     records = program.records
     n_pipes = len(PIPES)
     pipe_free = [0.0] * n_pipes
@@ -95,7 +123,7 @@ def run_core(
     slices: list[Slice] = []
     flows: list[tuple[int, int]] = []
 
-    def issue(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> None:
+    def issue(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> bool:
         r = records[i]
         p = r.pipe
         t = pipe_free[p]
@@ -128,6 +156,12 @@ def run_core(
                     t = written[k]
                 if writes and read[k] > t:
                     t = read[k]
+        elif cross is not None and kind == CROSS_WAIT:
+            when = cross.take(core, r.flag + offset)
+            if when is None:
+                return True
+            if when > t:
+                t = when
         end = t + r.cost
         if r.gm_bytes:
             start = port[p] if port[p] > t else t
@@ -148,8 +182,29 @@ def run_core(
                 written[k] = end
         elif kind == SET:
             raised.setdefault(r.flag + offset, []).append((end, len(slices)))
+        elif cross is not None and kind == CROSS_SET:
+            cross.put(core, r.flag + offset, end)
         if trace:
             slices.append(Slice(i, t, end))
+        return False
 
+    def finish() -> CoreRun:
+        end = max(max(pipe_free), moved[0] * inverse_rate)
+        return CoreRun(end, busy, counts, slices, flows)
+
+    return issue, finish
+
+
+def run_core(
+    program: KernelProgram,
+    block: int,
+    blocks: int,
+    gm_bytes_per_cycle: float,
+    use_flags: bool,
+    trace: bool = False,
+) -> CoreRun:
+    """Simulate block ``block`` of ``blocks`` of ``program`` on one core (a mix kernel's
+    part alone: its cross-core flag ops cost a cycle and never stall)."""
+    issue, finish = core_issuer(program, gm_bytes_per_cycle, use_flags, trace)
     (program.flags if use_flags else program.data)(block, blocks, issue)
-    return CoreRun(max(max(pipe_free), moved[0] * inverse_rate), busy, counts, slices, flows)
+    return finish()

@@ -50,20 +50,25 @@ from tilegraph.dialects.tile import (
     memref_shape,
     scope_of,
 )
+from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
 
-NORMAL, SET, WAIT, BARRIER, FENCE = range(5)
+NORMAL, SET, WAIT, BARRIER, FENCE, CROSS_SET, CROSS_WAIT = range(7)
 """Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier`` on one
-pipe, ``pipe_barrier`` across all pipes."""
+pipe, ``pipe_barrier`` across all pipes, ``sync_block_set``, ``sync_block_wait`` (a mix
+kernel's cross-core flags: one cycle on their pipe for a core simulated alone; the
+co-simulation of :mod:`.mix` makes the waits stall)."""
 
 DMA_PIPES = frozenset({"MTE1", "MTE2", "MTE3", "FIX"})
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 
-Issue = Callable[[int, tuple[int, ...], tuple[int, ...], int], None]
-"""``issue(op_index, read_keys, write_keys, event_offset)``."""
+Issue = Callable[[int, tuple[int, ...], tuple[int, ...], int], Any]
+"""``issue(op_index, read_keys, write_keys, event_offset)``; the stepping functions of a mix
+kernel's part (:attr:`KernelProgram.data_steps`) retry a ``sync_block_wait`` for which it
+returns true (the flag is not raised yet) after yielding."""
 GmAccess = tuple[int, tuple[int, ...]]
 """``(record index, (GM buffer number, *GM offsets))`` of one GM access instance."""
 
@@ -94,8 +99,8 @@ class OpRecord:
     flops: int = 0
     """An ``mmad``'s 2 * M * K * N as tiled (padding included), else 0."""
     flag: int = -1
-    """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id), before the slot
-    offset."""
+    """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id); a cross-core
+    flag op: its flag id; before the slot offset."""
     alias_keys: tuple[int, ...] = ()
     """Keys (every slot) of other buffers planned at overlapping addresses: accesses that
     this op must also be ordered with in the data-dependence mode."""
@@ -149,6 +154,9 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
     if isinstance(op, FlagOp):
         kind = SET if isinstance(op, SetFlagOp) else WAIT
         return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=_flag_key(op))
+    if isinstance(op, CrossCoreOp):
+        kind = CROSS_SET if isinstance(op, SyncBlockSetOp) else CROSS_WAIT
+        return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=op.flag_id)
     path = _path(op)
     moved = op.moved_bytes() if path else 0
     # FIX reads fp32 from L0C but writes the output type: GM sees the written bytes
@@ -189,6 +197,12 @@ class KernelProgram:
     module docstring)."""
     gm_buffers: dict[SSAValue, tuple[bool, bool]] = field(default_factory=dict)
     """GM buffers the kernel touches: (read, written)."""
+    data_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    """A mix kernel's part (it has cross-core flag ops): ``data`` as a generator that yields
+    where a ``sync_block_wait`` cannot go on yet (:mod:`.mix` runs the parts in lock-step);
+    None for other kernels."""
+    flags_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    """``flags`` as such a generator."""
 
     @property
     def name(self) -> str:
@@ -254,6 +268,7 @@ class _Codegen:
         self.gm_numbers: dict[SSAValue, int] = {}
         self.gm_operand: dict[int, SSAValue] = {}
         """Record index -> the GM buffer its access touches."""
+        self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
         return CycleModelError(f"@{self.fn.sym_name.data}: cannot model '{op.name}': {why}")
@@ -383,6 +398,15 @@ class _Codegen:
             return
         with_sync = mode == "flags"
         record = self.records[index]
+        if record.kind in (CROSS_SET, CROSS_WAIT):
+            assert isinstance(op, CrossCoreOp)
+            offset = self.name(op.slot) if op.slot is not None else "0"
+            call = f"issue({index}, (), (), {offset})"
+            if record.kind == CROSS_WAIT and self.stepping:
+                lines += [f"{indent}while {call}:", f"{indent}    yield"]
+            else:
+                lines.append(f"{indent}{call}")
+            return
         if record.kind in (SET, WAIT, BARRIER, FENCE):
             if not with_sync:
                 return
@@ -398,14 +422,18 @@ class _Codegen:
             f"{indent}issue({index}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)"
         )
 
-    def function(self, name: str, mode: str) -> str:
-        # sub_block: a mix kernel's AIV's tile.sub_block_idx (0 unless the caller says)
+    def function(self, name: str, mode: str, stepping: bool = False) -> str:
+        """A plain issuing function (``mode`` "data" or "flags"), or (``stepping``) a
+        generator that yields where a ``sync_block_wait`` finds its flag not raised and
+        retries it when resumed; or the generator of GM accesses (``mode`` "gm").
+        ``sub_block``: a mix kernel's AIV's tile.sub_block_idx (0 unless the caller says)."""
+        self.stepping = stepping
         if mode == "gm":
             lines = [f"def {name}(block, blocks, sub_block=0):", "    yield from ()"]
         else:
             lines = [f"def {name}(block, blocks, issue, sub_block=0):"]
         self.block(self.fn.body.block, "    ", mode, lines)
-        lines.append("    return None")
+        lines += ["    return", "    yield"] if stepping else ["    return None"]
         return "\n".join(lines)
 
 
@@ -413,10 +441,17 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
     """Compile one tiled kernel for the cycle model on ``hw`` (see the module docstring)."""
     gen = _Codegen(fn, hw)
     gen.prepare()
-    source = "\n\n\n".join(
+    functions = [
         gen.function(name, mode)
         for name, mode in (("issue_data", "data"), ("issue_flags", "flags"), ("gm_accesses", "gm"))
-    )
+    ]
+    cross_core = any(r.kind in (CROSS_SET, CROSS_WAIT) for r in gen.records)
+    if cross_core:
+        functions += [
+            gen.function("step_data", "data", True),
+            gen.function("step_flags", "flags", True),
+        ]
+    source = "\n\n\n".join(functions)
     namespace: dict[str, Any] = dict(index_arith.NAMESPACE)
     exec(compile(source, f"<cycles:{fn.sym_name.data}>", "exec"), namespace)  # noqa: S102
     has_sync = any(r.kind in (SET, WAIT) for r in gen.records)
@@ -431,4 +466,6 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
         source,
         namespace["gm_accesses"],
         gen.gm_buffers,
+        namespace.get("step_data"),
+        namespace.get("step_flags"),
     )
