@@ -10,12 +10,17 @@ the regular (C0-padded) cube path of the same model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
+import tilegraph
 from tests.lowering.test_tile_differential import (
     CONV,
     NAN,
@@ -25,7 +30,14 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
+from tilegraph.cost_model.tile_costs import cost_of
+from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.tile import Load3dOp
+from tilegraph.dialects.tile.base import buffer_bytes, memref_shape
+from tilegraph.hardware import hardware_preset
+from tilegraph.passes.pipelines import with_small_channel
+from tilegraph.runtime.compiled import CompileError
+from tilegraph.tools.run.cli import run
 
 FP16_TOLERANCE = (1e-2, 2e-2)
 """rtol / atol at precision fp16: up to 196 products rounded to fp16 each, outputs up to
@@ -77,9 +89,8 @@ def test_c04_conv_every_level_agrees(name: str, precision: str, platform: str) -
     assert_units(c04.tiled_kernels, CONV, "tile-kernels")
     loads = _load3ds(c04)
     assert loads and all(op.c04 is not None for op in loads)
-    # the K loop covers ceil(4·kh·kw, C0) fractals, not C0·kh·kw
-    k_steps = sum(op.dst.type.get_shape()[1] for op in loads)  # type: ignore[attr-defined]
-    assert k_steps <= _k_fractals(CASES[name][1])
+    # a K step holds at most the ceil(4·kh·kw, C0) fractals of the whole C04 K
+    assert all(memref_shape(op.dst)[1] <= _k_fractals(CASES[name][1]) for op in loads)
     # the same numbers as the regular cube path (fp32 accumulation in another K order)
     regular = _run(name, platform, precision, small_channel=False)
     assert not any(op.c04 is not None for op in _load3ds(regular))
@@ -109,3 +120,77 @@ def test_small_channel_leaves_wide_and_grouped_convs_alone() -> None:
     levels = run_levels(g.b.build(y, z), g.arrays, "test", small_channel=True)
     assert_matches(levels)
     assert not any(op.c04 is not None for op in _load3ds(levels))
+
+
+# ---- the entry points and the cost --------------------------------------------------------
+
+
+def _stem_onnx(path: Path) -> str:
+    w = numpy_helper.from_array(np.full((16, 3, 7, 7), 0.01, np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[3, 3, 3, 3]),
+            helper.make_node("Relu", ["c"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def _conv_kernels(module: ModuleOp) -> list[str]:
+    return [str(op.attributes["layout.kernel"]) for op in module.walk() if isinstance(op, Conv2dOp)]
+
+
+def test_compile_small_channel_option(tmp_path: Path) -> None:
+    model = _stem_onnx(tmp_path / "stem.onnx")
+    on = tilegraph.compile(model, target="reference", small_channel=True)
+    off = tilegraph.compile(model, target="reference")
+    assert _conv_kernels(on.module) == ['"cube_c04"']
+    assert _conv_kernels(off.module) == ['"cube"']
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    tiled = tilegraph.compile(model, platform="ascend310p", small_channel=True)
+    np.testing.assert_allclose(tiled.run([x])[0], off.run([x])[0], rtol=1e-4, atol=1e-5)
+    with pytest.raises(CompileError, match="small-channel mode needs a pipeline"):
+        tilegraph.compile(model, pipeline="O1", small_channel=True)
+
+
+def test_with_small_channel_sets_the_option_where_formats_are_selected() -> None:
+    assert with_small_channel("set-target{platform=test},O2") == (
+        'set-target{platform="test"},O2{small-channel=true}'
+    )
+    assert 'select-storage-format{strategy="naive" small-channel=true}' in with_small_channel(
+        "infer-origin-format,select-storage-format{strategy=naive},insert-trans-data"
+    )
+
+
+def test_run_small_channel_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tilegraph-run --small-channel --estimate``: the stem's img2col moves ~4x fewer bytes."""
+    model = _stem_onnx(tmp_path / "stem.onnx")
+    args = [model, "--estimate", "--no-format-report", "--platform", "ascend310p"]
+    l0a = {}
+    for flag in ((), ("--small-channel",)):
+        report = tmp_path / "r.json"
+        assert run([*args, *flag, "--json", str(report)]) == 0
+        l0a[flag] = json.loads(report.read_text())["cycles"]["bytes_per_path"]["L1->L0A"]
+    capsys.readouterr()
+    # K: ceil(4·49, 16) = 13 fractals instead of 49 (each rounded up to whole K steps)
+    assert l0a[("--small-channel",)] * 3 < l0a[()]
+
+
+def test_c04_load3d_costs_its_fractals() -> None:
+    """The cost model charges load3d for the bytes it writes: the C04 fractals."""
+    levels = _run("stem_7x7_s2", "ascend310p", "fp16", small_channel=True)
+    regular = _run("stem_7x7_s2", "ascend310p", "fp16", small_channel=False)
+    hw = hardware_preset("ascend310p")
+    c04_load, regular_load = _load3ds(levels)[0], _load3ds(regular)[0]
+    assert c04_load.moved_bytes() == buffer_bytes(c04_load.dst)
+    # per K fractal, the same img2col rate: the cost follows the fractals written
+    c04_k1, regular_k1 = memref_shape(c04_load.dst)[1], memref_shape(regular_load.dst)[1]
+    per_fractal = cost_of(c04_load, hw) / c04_k1
+    assert per_fractal == pytest.approx(cost_of(regular_load, hw) / regular_k1, rel=0.2)

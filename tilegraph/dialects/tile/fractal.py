@@ -187,7 +187,7 @@ C04_LANES = 4
 @irdl_op_definition
 class Load3dOp(TileOp):
     """``tile.load3d %src[k1] to %dst {kernel, strides, dilations, pad_left, out_width,
-    channels}``: img2col into L0A.
+    channels, c04?}``: img2col into L0A.
 
     ``src`` (L1) is an NC1HWC0 window ``(1, C1, H_win, W, C0)`` whose row 0 is the input row
     of output row 0 (top padding already in it as zero rows). Output pixel ``m`` is output
