@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
@@ -30,6 +29,7 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
+from tests.tools.test_run_estimate import _save as save_model
 from tilegraph.cost_model.tile_costs import cost_of
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.tile import Load3dOp
@@ -126,21 +126,13 @@ def test_small_channel_leaves_wide_and_grouped_convs_alone() -> None:
 
 
 def _stem_onnx(path: Path) -> str:
+    """Conv 3 -> 16 channels, 7x7, stride 2, pad 3, then Relu, on a 32x32 image."""
     w = numpy_helper.from_array(np.full((16, 3, 7, 7), 0.01, np.float32), "w")
-    graph = helper.make_graph(
-        [
-            helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[3, 3, 3, 3]),
-            helper.make_node("Relu", ["c"], ["y"]),
-        ],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
-        [w],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.save(model, str(path))
-    return str(path)
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], strides=[2, 2], pads=[3, 3, 3, 3])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])
+    nodes = [conv, helper.make_node("Relu", ["c"], ["y"])]
+    return save_model(helper.make_graph(nodes, "stem", [x], [y], [w]), path)
 
 
 def _conv_kernels(module: ModuleOp) -> list[str]:
