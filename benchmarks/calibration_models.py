@@ -7,7 +7,9 @@ exported the way PyTorch's exporter writes it (Conv + BatchNormalization + Relu,
 BERT with LayerNormalization, the erf form of GELU and an additive attention mask), at a
 fixed batch (and sequence length for BERT). Weights are seeded random values (``weights=
 "random"``) or one constant per tensor (``"splat"``: a small file, the same shapes; latency
-does not depend on the values). The parameter counts match the published ones (tested):
+does not depend on the values). ``dtype="float16"`` builds the model as ATC's default
+``force_fp16`` precision mode runs it: every floating-point tensor (weights, activations,
+inputs and outputs) in half precision. The parameter counts match the published ones (tested):
 ResNet-50 25,557,032; ResNet-101 44,549,160; SE-ResNet-50 28,088,024; BERT-base with a
 question-answering head 108,893,186.
 
@@ -23,8 +25,8 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -32,15 +34,20 @@ from onnx import TensorProto, helper, numpy_helper
 
 ARCHITECTURES = ("resnet50", "resnet101", "se_resnet50", "bert_base")
 OPSET = 17
+DTYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
 
 
 class GraphWriter:
     """Appends nodes and initializers with fresh names; :meth:`model` closes the graph."""
 
-    def __init__(self, weights: str, seed: int) -> None:
+    def __init__(self, weights: str, seed: int, dtype: str = "float32") -> None:
         if weights not in ("random", "splat"):
             raise ValueError(f"weights must be 'random' or 'splat', not {weights!r}")
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
         self.weights = weights
+        self.dtype = np.dtype(dtype)
+        self.onnx_type = DTYPES[dtype]
         self.rng = np.random.default_rng(seed)
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
@@ -65,7 +72,7 @@ class GraphWriter:
         else:
             scale = math.sqrt(2.0 / max(fan_in, 1))
             array = (self.rng.standard_normal(shape) * scale).astype(np.float32)
-        return self.tensor(stem, array)
+        return self.tensor(stem, array.astype(self.dtype))
 
     def node(self, op: str, inputs: Sequence[str], n_out: int = 1, **attrs: Any) -> list[str]:
         outputs = [self.fresh(op.lower()) for _ in range(n_out)]
@@ -79,7 +86,11 @@ class GraphWriter:
         return self.tensor("shape", np.asarray(values, np.int64))
 
     def scalar(self, value: float) -> str:
-        return self.tensor("c", np.asarray(value, np.float32))
+        return self.tensor("c", np.asarray(value, self.dtype))
+
+    def value(self, name: str, shape: Sequence[int]) -> onnx.ValueInfoProto:
+        """A graph input or output of the model's floating-point type."""
+        return helper.make_tensor_value_info(name, self.onnx_type, list(shape))
 
     def model(
         self,
@@ -145,10 +156,10 @@ def bottleneck(
 RESNET_STAGES = {"resnet50": (3, 4, 6, 3), "resnet101": (3, 4, 23, 3), "se_resnet50": (3, 4, 6, 3)}
 
 
-def resnet(name: str, batch: int, weights: str, seed: int) -> onnx.ModelProto:
+def resnet(name: str, batch: int, weights: str, seed: int, dtype: str) -> onnx.ModelProto:
     """torchvision's ResNet-50/101, or Cadene's SE-ResNet-50, on 224x224 RGB images."""
     se = name == "se_resnet50"
-    g = GraphWriter(weights, seed)
+    g = GraphWriter(weights, seed, dtype)
     y = conv_bn(g, "image", 3, 64, 7, 2, relu=True)
     y = g.one(
         "MaxPool",
@@ -171,8 +182,8 @@ def resnet(name: str, batch: int, weights: str, seed: int) -> onnx.ModelProto:
     y = g.one("Gemm", [y, w, b], transB=1)
     return g.model(
         name,
-        [helper.make_tensor_value_info("image", TensorProto.FLOAT, [batch, 3, 224, 224])],
-        [helper.make_tensor_value_info(y, TensorProto.FLOAT, [batch, 1000])],
+        [g.value("image", [batch, 3, 224, 224])],
+        [g.value(y, [batch, 1000])],
     )
 
 
@@ -223,12 +234,12 @@ def attention(g: GraphWriter, x: str, mask_bias: str, batch: int, seq: int) -> s
     return linear(g, context, BERT_HIDDEN, BERT_HIDDEN)
 
 
-def bert_base(batch: int, seq: int, weights: str, seed: int) -> onnx.ModelProto:
+def bert_base(batch: int, seq: int, weights: str, seed: int, dtype: str) -> onnx.ModelProto:
     """bert-base-uncased with a question-answering head: token ids, an attention mask and
     token type ids in, start and end logits out."""
     if not 1 <= seq <= BERT_POSITIONS:
         raise ValueError(f"sequence length must be 1..{BERT_POSITIONS}, not {seq}")
-    g = GraphWriter(weights, seed)
+    g = GraphWriter(weights, seed, dtype)
     words = g.weight("word_embeddings", (BERT_VOCAB, BERT_HIDDEN), BERT_HIDDEN)
     positions = g.weight("position_embeddings", (BERT_POSITIONS, BERT_HIDDEN), BERT_HIDDEN)
     types = g.weight("token_type_embeddings", (2, BERT_HIDDEN), BERT_HIDDEN)
@@ -239,7 +250,7 @@ def bert_base(batch: int, seq: int, weights: str, seed: int) -> onnx.ModelProto:
     x = layer_norm(g, x, BERT_HIDDEN)
     # (1 - mask) * -10000, broadcast over heads and query positions, as the exporter writes it
     mask = g.one("Unsqueeze", ["attention_mask", g.ints([1, 2])])
-    mask = g.one("Cast", [mask], to=TensorProto.FLOAT)
+    mask = g.one("Cast", [mask], to=g.onnx_type)
     mask_bias = g.one("Mul", [g.one("Sub", [g.scalar(1.0), mask]), g.scalar(-10000.0)])
     for _ in range(BERT_LAYERS):
         x = layer_norm(g, g.one("Add", [attention(g, x, mask_bias, batch, seq), x]), BERT_HIDDEN)
@@ -256,24 +267,27 @@ def bert_base(batch: int, seq: int, weights: str, seed: int) -> onnx.ModelProto:
     return g.model(
         "bert_base",
         ids,
-        [
-            helper.make_tensor_value_info(start, TensorProto.FLOAT, [batch, seq]),
-            helper.make_tensor_value_info(end, TensorProto.FLOAT, [batch, seq]),
-        ],
+        [g.value(start, [batch, seq]), g.value(end, [batch, seq])],
     )
 
 
 def build(
-    name: str, batch: int = 1, seq: int = 512, weights: str = "random", seed: int = 0
+    name: str,
+    batch: int = 1,
+    seq: int = 512,
+    weights: str = "random",
+    seed: int = 0,
+    dtype: str = "float32",
 ) -> onnx.ModelProto:
-    """The ONNX model of architecture ``name`` at ``batch`` (and ``seq`` for BERT)."""
+    """The ONNX model of architecture ``name`` at ``batch`` (and ``seq`` for BERT), its
+    floating-point tensors in ``dtype`` ("float32" or "float16")."""
     if name not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {name!r}; choose from {', '.join(ARCHITECTURES)}")
     if batch < 1:
         raise ValueError(f"batch must be at least 1, not {batch}")
     if name == "bert_base":
-        return bert_base(batch, seq, weights, seed)
-    return resnet(name, batch, weights, seed)
+        return bert_base(batch, seq, weights, seed, dtype)
+    return resnet(name, batch, weights, seed, dtype)
 
 
 def parameter_count(model: onnx.ModelProto) -> int:
@@ -282,7 +296,7 @@ def parameter_count(model: onnx.ModelProto) -> int:
     return sum(
         math.prod(t.dims)
         for t in model.graph.initializer
-        if t.data_type == TensorProto.FLOAT and len(t.dims) > 0 and "running_" not in t.name
+        if t.data_type in DTYPES.values() and len(t.dims) > 0 and "running_" not in t.name
     )
 
 
@@ -294,8 +308,9 @@ def main() -> None:
     ap.add_argument("--seq", type=int, default=512, help="sequence length (bert_base)")
     ap.add_argument("--weights", choices=("random", "splat"), default="random")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dtype", choices=tuple(DTYPES), default="float32")
     args = ap.parse_args()
-    model = build(args.name, args.batch, args.seq, args.weights, args.seed)
+    model = build(args.name, args.batch, args.seq, args.weights, args.seed, args.dtype)
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(model, str(out))

@@ -30,6 +30,7 @@ from tilegraph.dialects.tile import (
     PipeBarrierOp,
     ReadOp,
     SetFlagOp,
+    SubBlockIdxOp,
     TileOp,
     ViewOp,
     WaitFlagOp,
@@ -38,7 +39,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.runtime.tile_interpreter.kernels import NoKernelError, kernel_factory, kernel_of
 
 EXECUTOR_CODE = ("kernel", "batched_kernel", "nest_kernel", "cost")
-RUN_BY_THE_EXECUTORS = {LaunchOp, BlockIdxOp, BlockNumOp}
+RUN_BY_THE_EXECUTORS = {LaunchOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp}
 ONE_CYCLE = {
     AllocOp,
     ConstantOp,
@@ -50,6 +51,7 @@ ONE_CYCLE = {
     PipeBarrierOp,
     BlockIdxOp,
     BlockNumOp,
+    SubBlockIdxOp,
     ViewOp,
 }
 """Bookkeeping on the scalar unit or the host: one cycle, the default."""

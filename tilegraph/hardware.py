@@ -70,6 +70,12 @@ class HardwareModel:
     """Sunk model: scheduling one task on the device (``--launch sunk``, the default of a
     compiled model). An assumption — no per-task figure is published (docs/hardware.md)."""
     l2_bytes: int = 0
+    cross_core_flag_cycles: int = 100
+    """A cross-core flag's trip (``sync_block_set`` on one core of a group to the
+    ``sync_block_wait`` it releases on another): cycles from the set's completion until the
+    wait may go on. An assumption — no figure is published (docs/hardware.md): a round
+    figure for a message between cores (slower than a flag between the pipes of one core).
+    A mix kernel's tile runs for thousands of cycles, so estimates barely move with it."""
 
     def gm_efficiency(self, burst_bytes: int | None) -> float:
         """Share of the path rate a GM transfer made of ``burst_bytes``-long contiguous runs
@@ -90,6 +96,14 @@ class HardwareModel:
     @property
     def ub_bytes(self) -> int:
         return self.buffer_bytes["UB"]
+
+    @property
+    def aiv_per_aic(self) -> int:
+        """AIVs per core group of a mix kernel: 2 on a decoupled preset with at least twice
+        as many vector cores as cube cores (910B: 24 AIC + 48 AIV, 1 : 2 per group, Ascend
+        C's ``GetTaskRation()``; docs/hardware.md), else 1 (one AIV per AIC; a coupled
+        preset runs no mix kernels)."""
+        return 2 if not self.coupled and self.vector_cores >= 2 * self.cube_cores else 1
 
     @property
     def cycles_per_us(self) -> float:

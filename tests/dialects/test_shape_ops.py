@@ -513,3 +513,12 @@ def test_cost() -> None:
     assert op.cost().flops == 0
     op = TransposeOp.make(block.args[0])
     assert op.cost().flops == 24
+
+
+def test_gather_cost_counts_the_rows_it_selects_not_the_table() -> None:
+    # an embedding lookup: 30522 x 768 f32 table, 2 x 8 int64 ids -> 2 x 8 x 768
+    block = Block(arg_types=[tt([30522, 768]), tt([2, 8], i64)])
+    op = GatherOp.make(block.args[0], block.args[1])
+    rows = 2 * 8 * 768 * 4
+    assert op.cost().bytes == 2 * 8 * 8 + 2 * rows  # ids, rows read, rows written
+    assert op.cost().flops == 0

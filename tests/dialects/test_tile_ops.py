@@ -69,6 +69,7 @@ from tilegraph.dialects.tile import (
     SelectOp,
     SetFlagOp,
     Store5hdOp,
+    SubBlockIdxOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
     TransposeOp,
@@ -1057,6 +1058,7 @@ def _build(cls) -> Any:
         "tile.sync_block_wait": lambda: SyncBlockWaitOp(2, "aiv_to_aic", "FIX"),
         "tile.block_idx": BlockIdxOp,
         "tile.block_num": BlockNumOp,
+        "tile.sub_block_idx": SubBlockIdxOp,
         "tile.view": lambda: ViewOp(buf((512,), "GM", i8), 64, scoped_memref([4, 16], f32, "GM")),
     }
     return builders[cls.name]()

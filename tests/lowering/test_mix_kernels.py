@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 
 import tests.lowering.test_tile_differential as differential
 from tilegraph.cost_model.cycles.simulate import simulate_module
 from tilegraph.cost_model.kernel_report import kernel_report
-from tilegraph.dialects.tile import AllocOp, LaunchOp, SyncBlockSetOp, SyncBlockWaitOp, scope_of
+from tilegraph.dialects.tile import (
+    AllocOp,
+    CopyFlatOp,
+    LaunchOp,
+    SubBlockIdxOp,
+    SyncBlockSetOp,
+    SyncBlockWaitOp,
+    scope_of,
+)
 from tilegraph.dialects.tile.base import CUBE_SCOPES
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.workspace import container_bytes
@@ -62,7 +70,9 @@ def test_decoupled_preset_lowers_a_mix_kernel(mix):
     functions = _functions(module)
     aic, aiv = (functions[name] for name in launch.callees())
     assert (mix_part(aic), mix_part(aiv)) == ("aic", "aiv")
-    assert launch.aiv_block_count == launch.block_count
+    assert launch.aiv_block_count == 2 * launch.block_count  # the test preset's 1 AIC : 2 AIV
+    assert any(isinstance(op, SubBlockIdxOp) for op in aiv.walk())
+    assert not any(isinstance(op, SubBlockIdxOp) for op in aic.walk())
     workspace = launch.args[-1]
     assert scope_of(workspace) == "GM"
     for fn in functions.values():  # no function uses both the AIC's buffers and UB
@@ -104,8 +114,9 @@ def _without_flag(index: int) -> tuple[ModuleOp, list[np.ndarray], list[np.ndarr
 
 
 FLAG_COUNT = 8
-"""The mix kernel's cross-core ops: per part one set and one wait per tile (with a slot),
-the AIV's two starting "free" sets, the AIC's two final waits."""
+"""The mix kernel's cross-core ops: per part one set and one wait per tile (with a slot;
+the AIV's reach both AIVs of the group / are set by each of them), the AIV's two starting
+"free" sets, the AIC's two final waits."""
 
 
 def test_the_kernel_has_every_flag_of_the_protocol(mix):
@@ -140,3 +151,39 @@ def test_kernel_report_names_the_mix_kernel_and_its_parts(mix):
     (launch,) = _mix_launches(module)
     assert entry["workspace_bytes"] == container_bytes(launch.args[-1].type) > 0
     assert simulate_module(module).kernels  # the cycle model runs a mix launch
+
+
+def _share_copies(module: ModuleOp) -> list[CopyFlatOp]:
+    """The AIV part's copies of its share of a workspace slot (one per share size)."""
+    return [
+        op
+        for op in module.walk()
+        if isinstance(op, CopyFlatOp) and scope_of(op.src) == "GM" and scope_of(op.dst) == "UB"
+    ]
+
+
+def test_the_two_aivs_of_a_group_share_the_tile(mix):
+    module, _, _ = mix
+    copies = _share_copies(module)
+    assert len(copies) == 2  # 3 rows of the tile: 2 for sub-block 0, 1 for sub-block 1
+    (launch,) = _mix_launches(module)
+    per_slot = container_bytes(launch.args[-1].type) // 4 // 2  # f32 elements of one slot
+    assert sorted(op.count.value.data for op in copies) == [per_slot // 3, 2 * per_slot // 3]
+
+
+def _aivs_take_the_same_share() -> tuple[ModuleOp, list[np.ndarray], list[np.ndarray]]:
+    """Every AIV computes its share as sub-block 0 would (both copy and store the first
+    rows; the last rows of every tile are never written)."""
+    module, inputs, reference = lowered("test")
+    for query in [op for op in module.walk() if isinstance(op, SubBlockIdxOp)]:
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        query.parent_block().insert_op_after(zero, query)  # type: ignore[union-attr]
+        query.result.replace_all_uses_with(zero.result)
+    return module, inputs, reference
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_mutated_sub_block_split_gives_wrong_numbers(executor):
+    module, inputs, reference = _aivs_take_the_same_share()
+    (got,) = run_tiles(module, inputs, executor=executor)
+    assert not np.allclose(got, reference[0], rtol=1e-4, atol=1e-5)

@@ -140,7 +140,9 @@ def test_the_fast_executor_merges_blocks_only_where_the_ir_proves_it(any_split_c
         host = compiled.source("main")
         if any(launch.is_mix for launch in launches):
             # a mix launch runs its core groups one by one, each with its own index
-            assert all(f", {launch.block_count})" in host for launch in launches)
+            assert all(
+                f", {launch.block_count}, {launch.aiv_block_count})" in host for launch in launches
+            )
         else:
             assert ("for __b in range(" in host) is not merged
 

@@ -109,3 +109,39 @@ def test_resnet50_every_conv_epilogue_is_in_its_group():
     summary = fusion_summary(module)
     assert stats["groups"] == summary.groups
     assert stats["transdata-absorbed"] == summary.transdata_absorbed
+
+
+def _groups(module) -> list[list[str]]:
+    return [
+        [m.name.removeprefix("graph.") for m in op.member_ops()]
+        for op in module.walk()
+        if isinstance(op, FusedOp)
+    ]
+
+
+def test_a_broadcast_operand_is_not_computed_in_the_kernel_that_stretches_it():
+    # SE-ResNet's excitation: a 1 x 1 conv and a sigmoid on the pooled [1, 8, 1, 1] vector,
+    # then a multiply with the whole [1, 8, 6, 6] feature map
+    b = GraphBuilder()
+    x = b.input("x", [1, 8, 6, 6], origin_format="NCHW")
+    pooled = b.input("pooled", [1, 8, 1, 1], origin_format="NCHW")
+    w = b.constant(np.ones([8, 8, 1, 1], np.float32), "NCHW")
+    gate = b.op("sigmoid", b.op("conv2d", pooled, w))
+    module = b.build(b.op("relu", b.op("mul", x, gate)))
+    run_pipeline_checked(module, "fuse-ops")
+    assert sorted(_groups(module)) == [["conv2d", "sigmoid"], ["mul", "relu"]]
+
+
+def test_an_epilogue_takes_no_side_branch():
+    # conv(x) + mul(y, y), then relu: the mul is a side branch of the conv's epilogue, so
+    # the add and relu join one of the two (the same bytes saved either way), never both
+    b = GraphBuilder()
+    x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")
+    y = b.input("y", [1, 4, 6, 6], origin_format="NCHW")
+    w = b.constant(np.ones([4, 4, 3, 3], np.float32), "NCHW")
+    conv = b.op("conv2d", x, w, pads=[1, 1, 1, 1])
+    side = b.op("mul", y, y)
+    module = b.build(b.op("relu", b.op("add", conv, side)))
+    run_pipeline_checked(module, "fuse-ops")
+    (group,) = _groups(module)
+    assert group in (["conv2d", "add", "relu"], ["mul", "add", "relu"])

@@ -401,8 +401,10 @@ def test_more_blocks_are_faster_up_to_the_gm_limit():
     moved = 2 * tiles * n * 4
     chip = TEST.gm_bandwidth_gbps / TEST.clock_ghz  # bytes per cycle
     times = {b: cycles(fn, TEST, b) for b in (1, 2, 4, 8)}
-    assert times[1] > times[2]  # one core: its own path rates bound it
+    # one core: its loads at the GM->UB path rate, overlapping its stores (each pipe has
+    # its own port timeline), and all its bytes within the chip's rate
     assert times[1] >= moved / 2 / DOC_DMA_RATE["GM->UB"]
+    assert times[1] >= moved / chip
     for b in (2, 4, 8):  # two cores already saturate the test preset's 100 B/cycle
         assert moved / chip <= times[b] <= 1.15 * moved / chip
     # on a chip with bandwidth to spare, blocks keep paying off
@@ -680,7 +682,7 @@ def test_a_memory_bound_vector_kernel_runs_at_gm_bandwidth():
     (k,) = simulate_module(module).kernels
     ideal_us = 3 * n * 2 / (B910.gm_bandwidth_gbps * 1e3)
     assert k.bound == "MTE2"
-    assert ideal_us <= k.us <= 1.2 * ideal_us
+    assert ideal_us * (1 - 1e-9) <= k.us <= 1.2 * ideal_us  # float rounding of the µs
 
 
 @pytest.mark.slow

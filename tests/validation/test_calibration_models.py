@@ -72,8 +72,30 @@ def test_resnet_batch_is_the_input_and_output_batch() -> None:
         ({"name": "resnet50", "batch": 0}, "batch must be"),
         ({"name": "bert_base", "seq": 513}, "sequence length"),
         ({"name": "resnet50", "weights": "zeros"}, "weights must be"),
+        ({"name": "resnet50", "dtype": "float64"}, "dtype must be"),
     ],
 )
 def test_bad_requests_are_refused(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         build(**kwargs)
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert_base"])
+def test_float16_models_hold_no_float32_tensor(name: str) -> None:
+    model = build(name, batch=1, seq=8, weights="splat", dtype="float16")
+    onnx.checker.check_model(model)
+    assert parameter_count(model) == PUBLISHED_PARAMETERS[name]
+    floats = [t.name for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT]
+    assert floats == []
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True).graph
+    kinds = {v.type.tensor_type.elem_type for v in [*inferred.value_info, *inferred.output]}
+    assert onnx.TensorProto.FLOAT not in kinds
+
+
+def test_float16_bert_runs_on_onnxruntime() -> None:
+    model = build("bert_base", batch=1, seq=8, weights="random", dtype="float16")
+    session = ort.InferenceSession(model.SerializeToString())
+    ids = np.arange(8, dtype=np.int64).reshape(1, 8)
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+    start = np.asarray(session.run(None, {**feeds, "token_type_ids": np.zeros_like(ids)})[0])
+    assert start.dtype == np.float16 and np.isfinite(start).all()

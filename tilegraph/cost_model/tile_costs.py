@@ -118,12 +118,16 @@ def load2d(op: Load2dOp, hw: HardwareModel) -> int:
     return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes())
 
 
+def img2col_bytes_per_cycle(kernel_h: int, kernel_w: int) -> float:
+    """L1 -> L0A rate of img2col (``load3d``) for a ``kernel_h x kernel_w`` window: slower
+    than a plain L1 -> L0A load, ~512/(kh·kw + 2) B/cycle, at least 32 (docs/hardware.md)."""
+    return max(32.0, 512.0 / (kernel_h * kernel_w + 2))
+
+
 @tile_cost(Load3dOp)
 def load3d(op: Load3dOp, hw: HardwareModel) -> int:
-    # img2col is slower than a plain L1 -> L0A load: ~512/(n+2) B/cycle, >= 32.
     kh, kw = int_values(op.kernel_shape)
-    rate = max(32.0, 512.0 / (kh * kw + 2))
-    return 16 + ceil(op.moved_bytes() / rate)
+    return 16 + ceil(op.moved_bytes() / img2col_bytes_per_cycle(kh, kw))
 
 
 def fixpipe_out_bytes(op: FixpipeOp) -> int:

@@ -7,12 +7,18 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 
 * an *anchor* — OUT_ELEMWISE_FUSABLE (conv, matmul, gemm, pooling) or COMM_REDUCE — takes
   at most one per group; what follows it in the group (its *epilogue*) is ELEMWISE or
-  BROADCAST ops and ``layout.trans_data``;
+  BROADCAST ops and ``layout.trans_data`` on the anchor's result: each epilogue op is fed
+  by the anchor through the group (its other operands come from outside the group, read
+  tile by tile from global memory; a side branch computed in the kernel has no pipe to run
+  on between the cube's tiles);
 * what feeds an OUT_ELEMWISE_FUSABLE anchor inside the group (its *prologue*) is only
   ``layout.trans_data`` (the conversion happens in the DMA on the way in); a COMM_REDUCE
   anchor also takes ELEMWISE / BROADCAST / INJECTIVE prologues;
 * without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain freely;
-* OPAQUE ops stay alone.
+* OPAQUE ops stay alone;
+* an op whose result an elementwise user broadcasts to a larger shape does not join that
+  user's group (the group's tiles are its elementwise results'; a broadcast operand is read
+  whole from global memory).
 
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
@@ -115,6 +121,36 @@ def _epilogue_capable(op: Operation) -> bool:
     return fusion_kind(op) in EPILOGUE_KINDS or isinstance(op, TransDataOp)
 
 
+def _origin_shapes(op: Operation) -> set[tuple[object, ...]]:
+    return {tuple(r.type.origin_shape) for r in op.results if isinstance(r.type, TensorType)}
+
+
+def _broadcast_by(producer: Operation, users: list[Operation]) -> bool:
+    """Whether an elementwise user stretches ``producer``'s result to a larger shape.
+    Such a producer stays out of its users' group: a fused kernel's tiles are the shape of
+    its elementwise ops' results, and a broadcast operand is read whole from global memory
+    (SE-ResNet's excitation — a 1 x 1 conv and a sigmoid on the pooled vector, then a
+    multiply with the whole feature map — has no tile of the feature map to run in)."""
+    produced = _origin_shapes(producer)
+    return any(
+        fusion_kind(u) in EPILOGUE_KINDS and not _origin_shapes(u) <= produced for u in users
+    )
+
+
+def _flows_into(op: Operation, source: Operation, members: set[Operation]) -> bool:
+    """Whether ``source``'s results reach ``op``'s operands through ``members`` only."""
+    stack, seen = [op], {op}
+    while stack:
+        for v in stack.pop().operands:
+            owner = v.owner
+            if owner is source:
+                return True
+            if isinstance(owner, Operation) and owner in members and owner not in seen:
+                seen.add(owner)
+                stack.append(owner)
+    return False
+
+
 def _users(op: Operation) -> list[Operation]:
     return [use.operation for r in op.results for use in r.uses]
 
@@ -128,8 +164,14 @@ def can_join(producer: Operation, group: Group) -> bool:
     if not users or any(u not in group.members for u in users):
         return False
     is_conversion = isinstance(producer, TransDataOp)
+    if _broadcast_by(producer, users):
+        return False
     if kind in ANCHOR_KINDS:
-        return group.anchor is None and group.epilogue_only
+        return (
+            group.anchor is None
+            and group.epilogue_only
+            and all(_flows_into(m, producer, group.members) for m in group.members)
+        )
     if group.anchor is None:
         return True
     feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
@@ -137,7 +179,8 @@ def can_join(producer: Operation, group: Group) -> bool:
         if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:
             return True
         return is_conversion
-    return kind in EPILOGUE_KINDS or is_conversion
+    epilogue = kind in EPILOGUE_KINDS or is_conversion
+    return epilogue and _flows_into(producer, group.anchor, group.members)
 
 
 @dataclass

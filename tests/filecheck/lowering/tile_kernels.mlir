@@ -71,17 +71,24 @@ func.func @conv_stride2_to_nchw(%v2: memref<1x2x9x9x16xf32, "GM">, %v3: memref<1
 // CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
 // CHECK-NEXT:    tile.sync_block_wait {flag = 3 : i64, mode = "aiv_to_aic", pipe = "FIX"}
 // CHECK-NEXT:    func.return
+// The AIV part: the test preset's groups are 1 AIC : 2 AIV, so each AIV copies its share of
+// the slot (the tile's 2 rows: one each, at sub-block * 64 elements) and stores its row.
 // CHECK-LABEL: func.func @conv_stride2_to_nchw_mix_aiv(
 // CHECK-SAME:    tile.kernel = "vector", {{.*}}tile.mix = "aiv"
 // CHECK-NOT:     "L{{[01]}}
-// CHECK:         %[[ACC:.+]] = tile.alloc : memref<1x1x2x4x16xf32, "UB">
+// CHECK:         %[[SHARE:.+]] = tile.alloc : memref<1x1x1x4x16xf32, "UB">
 // CHECK:         tile.sync_block_set {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
 // CHECK-NEXT:    tile.sync_block_set {flag = 3 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
 // CHECK-NEXT:    scf.for %[[OH3:.+]] = %c0 to %c4 step %c2 {
-// CHECK:           tile.sync_block_wait[%[[S:.+]]] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
-// CHECK-NEXT:      tile.copy_flat %workspace[%{{.+}}] to %[[ACC]][%{{.+}}] {count = 128 : i64}
+// CHECK:           %[[SLOT:.+]] = arith.muli %ws_slot, %{{.+}}
+// CHECK-NEXT:      tile.sync_block_wait[%[[S:.+]]] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+// CHECK-NEXT:      %[[SUB:.+]] = tile.sub_block_idx
+// CHECK-NEXT:      %[[ROWS:.+]] = arith.muli %[[SUB]], %c64
+// CHECK-NEXT:      %[[AT:.+]] = arith.addi %[[SLOT]], %[[ROWS]]
+// CHECK-NEXT:      tile.copy_flat %workspace[%[[AT]]] to %[[SHARE]][%c0] {count = 64 : i64}
 // CHECK-NEXT:      tile.sync_block_set[%[[S]]] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK-NEXT:      tile.store_5hd %[[ACC]] to %v4_out[%c0, %c0, %[[OH3]], %c0] : memref<1x1x2x4x16xf32, "UB"> to memref<1x8x4x4xf32, "GM">
+// CHECK-NEXT:      %[[ROW:.+]] = arith.addi %[[OH3]], %[[SUB]]
+// CHECK-NEXT:      tile.store_5hd %[[SHARE]] to %v4_out[%c0, %c0, %[[ROW]], %c0] : memref<1x1x1x4x16xf32, "UB"> to memref<1x8x4x4xf32, "GM">
 // CHECK-NEXT:    }
 
 // -----

@@ -22,22 +22,36 @@ queue).
 
 **GM port.** The bytes a core moves between GM and its buffers (MTE2 loads, MTE3 stores,
 FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
-(:mod:`.memory`): a transfer of ``b`` bytes occupies the port for ``b / rate`` cycles
-after the port's previous transfer, and the op ends at the later of its own cost and the
-end of its port time. So one DMA runs at min(path rate, GM share), and concurrent MTE2 and
-MTE3 transfers split the share instead of each getting all of it.
+(:mod:`.memory`). Each GM-moving pipe keeps its own port timeline: a transfer of ``b``
+bytes occupies it for ``b / rate`` cycles after that pipe's previous transfer, and the op
+ends at the later of its own cost and the end of its port time, so one DMA runs at
+min(path rate, GM share). The pipes' transfers overlap in time, and the core as a whole
+cannot move more than the share: the block takes at least (all its GM bytes) / rate
+cycles. (One timeline shared by all pipes, in program order, would make a load that a
+double buffer lets MTE2 issue early wait for the store of the previous tile on FIX/MTE3,
+serialising what the hardware overlaps.)
+
+**Cross-core flags.** A mix kernel's part simulated alone issues its ``sync_block_set`` /
+``sync_block_wait`` as one-cycle ops; co-simulated with the other cores of its group
+(:mod:`.mix`, through :func:`core_issuer`'s ``cross``), a wait stalls its pipe until the set
+it takes has completed on the other core, plus the flag's trip.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tilegraph.cost_model.cycles.program import (
+    CROSS_SET,
+    CROSS_WAIT,
     FENCE,
     NORMAL,
     SET,
     WAIT,
     CycleModelError,
+    Issue,
     KernelProgram,
 )
 from tilegraph.dialects.tile.sync import PIPES
@@ -68,15 +82,33 @@ class CoreRun:
     """(set slice, wait slice) index pairs: which ``set_flag`` each ``wait_flag`` took."""
 
 
-def run_core(
+class CrossCoreFlags(Protocol):
+    """The cross-core flags between the cores of a mix launch's group (:mod:`.mix`)."""
+
+    def put(self, core: int, flag: int, when: float) -> None:
+        """Core ``core``'s ``sync_block_set`` of ``flag`` completed at ``when``."""
+        ...
+
+    def take(self, core: int, flag: int) -> float | None:
+        """When core ``core``'s ``sync_block_wait`` of ``flag`` may go on (the flag's latency
+        included), consuming the set; None when that set has not been issued yet."""
+        ...
+
+
+def core_issuer(
     program: KernelProgram,
-    block: int,
-    blocks: int,
     gm_bytes_per_cycle: float,
     use_flags: bool,
     trace: bool = False,
-) -> CoreRun:
-    """Simulate block ``block`` of ``blocks`` of ``program`` on one core."""
+    cross: CrossCoreFlags | None = None,
+    core: int = 0,
+) -> tuple[Issue, Callable[[], CoreRun]]:
+    """One core's state and the ``issue`` callback that advances it (see the module
+    docstring), and what gives the :class:`CoreRun` once the program has been issued.
+    Without ``cross`` a ``sync_block_set`` / ``wait`` is one cycle on its pipe; with it the
+    wait stalls its pipe until ``cross.take`` says, and ``issue`` returns True (nothing
+    issued) when the set it needs has not been issued yet — the stepping functions of a
+    mix kernel's part retry it later (:attr:`KernelProgram.data_steps`)."""
     records = program.records
     n_pipes = len(PIPES)
     pipe_free = [0.0] * n_pipes
@@ -85,12 +117,13 @@ def run_core(
     written = [0.0] * program.keys  # when the last write of each key completes
     read = [0.0] * program.keys  # when the last read of each key completes
     raised: dict[int, list[tuple[float, int]]] = {}
-    port = [0.0]
+    port = [0.0] * n_pipes
+    moved = [0.0]
     inverse_rate = 0.0 if gm_bytes_per_cycle == float("inf") else 1.0 / gm_bytes_per_cycle
     slices: list[Slice] = []
     flows: list[tuple[int, int]] = []
 
-    def issue(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> None:
+    def issue(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> bool:
         r = records[i]
         p = r.pipe
         t = pipe_free[p]
@@ -123,12 +156,19 @@ def run_core(
                     t = written[k]
                 if writes and read[k] > t:
                     t = read[k]
+        elif cross is not None and kind == CROSS_WAIT:
+            when = cross.take(core, r.flag + offset)
+            if when is None:
+                return True
+            if when > t:
+                t = when
         end = t + r.cost
         if r.gm_bytes:
-            start = port[0] if port[0] > t else t
-            port[0] = start + r.gm_bytes * inverse_rate
-            if port[0] > end:
-                end = port[0]
+            start = port[p] if port[p] > t else t
+            port[p] = start + r.gm_bytes * inverse_rate
+            moved[0] += r.gm_bytes
+            if port[p] > end:
+                end = port[p]
         pipe_free[p] = end
         if kind == FENCE:
             pipe_free[:] = [end] * n_pipes
@@ -142,8 +182,29 @@ def run_core(
                 written[k] = end
         elif kind == SET:
             raised.setdefault(r.flag + offset, []).append((end, len(slices)))
+        elif cross is not None and kind == CROSS_SET:
+            cross.put(core, r.flag + offset, end)
         if trace:
             slices.append(Slice(i, t, end))
+        return False
 
+    def finish() -> CoreRun:
+        end = max(max(pipe_free), moved[0] * inverse_rate)
+        return CoreRun(end, busy, counts, slices, flows)
+
+    return issue, finish
+
+
+def run_core(
+    program: KernelProgram,
+    block: int,
+    blocks: int,
+    gm_bytes_per_cycle: float,
+    use_flags: bool,
+    trace: bool = False,
+) -> CoreRun:
+    """Simulate block ``block`` of ``blocks`` of ``program`` on one core (a mix kernel's
+    part alone: its cross-core flag ops cost a cycle and never stall)."""
+    issue, finish = core_issuer(program, gm_bytes_per_cycle, use_flags, trace)
     (program.flags if use_flags else program.data)(block, blocks, issue)
-    return CoreRun(max(pipe_free), busy, counts, slices, flows)
+    return finish()

@@ -10,26 +10,36 @@ fluid fair share that lets the busiest block finish when the chip has moved ever
 ``chip / n_eff`` with ``n_eff = launch traffic / busiest block's traffic`` (``= n`` for
 balanced blocks), which is what we use: ``n`` in the formulas below is ``n_eff``.
 
-**L2 reuse** (``l2_reuse``, on by default). 910B has a 192 MiB L2 in front of HBM. A blocked
-matmul reads every A row block N/baseN times: from HBM once, then from L2. We model it per
-launch, cold at its start: when everything the kernel touches in GM (its GM buffers, whole)
-fits in L2, the first read of each byte comes from HBM and every re-read hits L2; writes
-all go to HBM (written back once); when it does not fit, every byte comes from HBM (no
-reuse assumed). With ``h`` the HBM share of the launch's GM traffic, the chip's GM traffic
-can flow at ``chip HBM rate / h`` before HBM saturates, and a core gets
+**L2 reuse** (``l2_reuse``, on by default). The chip's L2 (910B: 192 MiB, 310P: 16 MiB)
+sits in front of HBM. A tiled kernel reads some GM windows more than once (a blocked matmul
+reads each row block of A once per column block of B; every output tile re-reads its
+weights); whether a re-read comes from L2 depends on how much else went through L2 since.
+:func:`hbm_reads` replays the launch's GM accesses (``KernelProgram.gm_accesses``) with its
+blocks interleaved one access at a time (the cores run concurrently and share L2), keyed by
+the window each touches (buffer, GM offsets, bytes). A read hits when the bytes accessed
+chip-wide since the last access to the same window (its *reuse time*, reads and writes),
+plus its own, are at most the L2 capacity: an LRU cache of that size keeps everything
+whose reuse *distance* (distinct bytes since) fits, and the reuse time is never smaller,
+so the rule errs towards misses. First reads miss (every launch starts cold: data a previous kernel
+left in L2 is not credited); a read of a window the same launch wrote recently hits;
+writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
+traffic, the chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and
+a core gets
 
     gm_bytes_per_cycle = min(chip HBM bytes per cycle / (h x n),  L2 bytes per cycle / n)
 
 (``h = 1`` without reuse: the plain shared-HBM rule). L2 bandwidth is not in our sources:
 ``l2_bandwidth_gbps = None`` (default) leaves L2 hits bounded only by the per-core path
-rates (GM->L1 78 B/cycle, ...), which come from a per-core measurement (PTO-ISA). Data
-left in L2 by the previous kernel is not credited (every launch starts cold).
+rates (GM->L1 78 B/cycle, ...), which come from a per-core measurement (PTO-ISA).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
+from math import prod
 
+from tilegraph.cost_model.cycles.program import KernelProgram
 from tilegraph.hardware import HardwareModel
 
 INFINITE = float("inf")
@@ -37,13 +47,12 @@ INFINITE = float("inf")
 
 @dataclass(frozen=True)
 class GmTraffic:
-    """GM bytes one launch moves (all blocks) and touches."""
+    """GM bytes one launch moves (all blocks)."""
 
     read: int
     write: int
-    read_footprint: int
-    """Bytes of the GM buffers the kernel reads (each counted once)."""
-    write_footprint: int
+    hbm_read: int
+    """Bytes of ``read`` served by HBM (the rest hit L2)."""
 
     @property
     def total(self) -> int:
@@ -63,12 +72,59 @@ class GmShare:
     """One core's GM port rate (``inf``: limited by the path rates only)."""
 
 
+def hbm_reads(program: KernelProgram, blocks: int, l2_bytes: int) -> int:
+    """GM read bytes of a launch of ``program`` on ``blocks`` cores that miss an L2 of
+    ``l2_bytes`` (see the module docstring: blocks interleaved access by access, a read
+    hits when its window's reuse time plus its own bytes are at most ``l2_bytes``). A
+    window whose op says its extent (``gm_rows``) is tracked row by row — its outer dims'
+    indices, clipped to the buffer — so that overlapping windows (a convolution's halo
+    rows) share what they share."""
+    records = program.records
+    last: dict[tuple[object, ...], int] = {}
+    clock = 0
+    missed = 0
+
+    def touch(key: tuple[object, ...], nbytes: int, read: bool) -> None:
+        nonlocal clock, missed
+        if read:
+            seen = last.get(key)
+            if seen is None or clock - seen + nbytes > l2_bytes:
+                missed += nbytes
+        clock += nbytes
+        last[key] = clock
+
+    streams = [program.gm_accesses(b, blocks) for b in range(blocks)]
+    while streams:
+        running = []
+        for stream in streams:
+            access = next(stream, None)
+            if access is None:
+                continue
+            running.append(stream)
+            index, where = access
+            record = records[index]
+            if record.gm_rows is None:
+                touch((where, record.moved_bytes), record.gm_bytes, record.gm_read)
+                continue
+            extents, dims = record.gm_rows
+            outer = len(extents)
+            row_bytes = record.gm_bytes // prod(extents)
+            inner = (where[0], *where[1 + outer :], record.moved_bytes)
+            ranges = [
+                range(max(0, start), min(start + extent, dim))
+                for start, extent, dim in zip(where[1 : 1 + outer], extents, dims, strict=True)
+            ]
+            for row in product(*ranges):
+                touch((*inner, *row), row_bytes, record.gm_read)
+        streams = running
+    return missed
+
+
 def gm_share(
     hw: HardwareModel,
     blocks: int,
     traffic: GmTraffic,
     busiest_block: int,
-    l2_reuse: bool = True,
     l2_bandwidth_gbps: float | None = None,
 ) -> GmShare:
     """The GM rate of each of the ``blocks`` cores of a launch whose busiest block moves
@@ -76,11 +132,7 @@ def gm_share(
     if traffic.total == 0 or busiest_block == 0:
         return GmShare(blocks, float(blocks), 1.0, INFINITE)
     n = min(float(blocks), traffic.total / busiest_block)
-    fits = traffic.read_footprint + traffic.write_footprint <= hw.l2_bytes
-    from_hbm_reads = (
-        min(traffic.read, traffic.read_footprint) if l2_reuse and fits else traffic.read
-    )
-    h = (from_hbm_reads + traffic.write) / traffic.total
+    h = (traffic.hbm_read + traffic.write) / traffic.total
     chip = hw.gm_bandwidth_gbps / hw.clock_ghz  # bytes per cycle, whole chip
     rate = chip / (h * n) if h > 0 else INFINITE
     if l2_bandwidth_gbps is not None and h < 1:

@@ -13,14 +13,19 @@ loop (:mod:`tilegraph.lowering.analysis.buffers`).
 
 Two functions are generated per kernel: ``data`` (no sync ops; the keys carry the data
 dependences) and ``flags`` (every op, sync ops included, with no keys: the flags order the
-pipes). :meth:`KernelProgram.shape` evaluates, without running the loops, each loop's trip
-count for one block; blocks with the same trip counts issue the same instruction sequence,
-so the model simulates one of them (see :mod:`.simulate`).
+pipes). A third, ``gm_accesses``, is a generator of the kernel's GM accesses only, each as
+``(record index, (GM buffer number, *the op's gm_offsets values))``: two accesses with equal
+tuples touch the same GM bytes, which is what the L2 model (:mod:`.memory`) needs; loops
+without GM accesses are left out of it.
+
+:meth:`KernelProgram.shape` evaluates, without running the loops, each loop's trip count
+for one block; blocks with the same trip counts issue the same instruction sequence, so the
+model simulates one of them (see :mod:`.simulate`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
@@ -39,24 +44,33 @@ from tilegraph.dialects.tile import (
     MmadOp,
     PipeBarrierOp,
     SetFlagOp,
+    SubBlockIdxOp,
     TileOp,
     ViewOp,
+    memref_shape,
     scope_of,
 )
+from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
 
-NORMAL, SET, WAIT, BARRIER, FENCE = range(5)
+NORMAL, SET, WAIT, BARRIER, FENCE, CROSS_SET, CROSS_WAIT = range(7)
 """Kinds of issued ops: an instruction, ``set_flag``, ``wait_flag``, ``pipe_barrier`` on one
-pipe, ``pipe_barrier`` across all pipes."""
+pipe, ``pipe_barrier`` across all pipes, ``sync_block_set``, ``sync_block_wait`` (a mix
+kernel's cross-core flags: one cycle on their pipe for a core simulated alone; the
+co-simulation of :mod:`.mix` makes the waits stall)."""
 
 DMA_PIPES = frozenset({"MTE1", "MTE2", "MTE3", "FIX"})
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 
-Issue = Callable[[int, tuple[int, ...], tuple[int, ...], int], None]
-"""``issue(op_index, read_keys, write_keys, event_offset)``."""
+Issue = Callable[[int, tuple[int, ...], tuple[int, ...], int], Any]
+"""``issue(op_index, read_keys, write_keys, event_offset)``; the stepping functions of a mix
+kernel's part (:attr:`KernelProgram.data_steps`) retry a ``sync_block_wait`` for which it
+returns true (the flag is not raised yet) after yielding."""
+GmAccess = tuple[int, tuple[int, ...]]
+"""``(record index, (GM buffer number, *GM offsets))`` of one GM access instance."""
 
 
 class CycleModelError(ValueError):
@@ -85,11 +99,15 @@ class OpRecord:
     flops: int = 0
     """An ``mmad``'s 2 * M * K * N as tiled (padding included), else 0."""
     flag: int = -1
-    """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id), before the slot
-    offset."""
+    """``set_flag`` / ``wait_flag``: the event's key (pipe pair x event id); a cross-core
+    flag op: its flag id; before the slot offset."""
     alias_keys: tuple[int, ...] = ()
     """Keys (every slot) of other buffers planned at overlapping addresses: accesses that
     this op must also be ordered with in the data-dependence mode."""
+    gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    """How the L2 model (:mod:`.memory`) splits the op's GM window into rows: (the extent
+    of each outer dim of the window, the GM buffer's size along them), then the rows are
+    keyed apart; None: the access is one key."""
 
     @property
     def name(self) -> str:
@@ -111,15 +129,38 @@ def _flag_key(op: FlagOp) -> int:
     return (PIPE_INDEX[src] * len(PIPES) + PIPE_INDEX[dst]) * EVENTS_PER_PAIR + op.event_id
 
 
+MAX_GM_ROWS = 64
+"""At most this many rows per GM access in the L2 model (more outer dims are kept whole)."""
+
+
+def _gm_rows(op: TileOp) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(outer extents, GM buffer dims) of the op's GM window split into at most
+    :data:`MAX_GM_ROWS` rows, the outer dims of the window being the rows."""
+    window = op.gm_window()
+    gm = next(
+        (v for v in op.operands if isinstance(v.type, MemRefType) and scope_of(v) == "GM"), None
+    )
+    if window is None or gm is None or len(window) != len(op.gm_offsets()):
+        return None
+    outer, rows = 0, 1
+    while outer < len(window) - 1 and rows * window[outer] <= MAX_GM_ROWS:
+        rows *= window[outer]
+        outer += 1
+    return (window[:outer], memref_shape(gm)[:outer]) if outer else None
+
+
 def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRecord:
     pipe, cost = PIPE_INDEX[op.pipe()], cost_of(op, hw)
     if isinstance(op, FlagOp):
         kind = SET if isinstance(op, SetFlagOp) else WAIT
         return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=_flag_key(op))
+    if isinstance(op, CrossCoreOp):
+        kind = CROSS_SET if isinstance(op, SyncBlockSetOp) else CROSS_WAIT
+        return OpRecord(op, kind, pipe, cost, "", 0, 0, False, 0, flag=op.flag_id)
     path = _path(op)
     moved = op.moved_bytes() if path else 0
     # FIX reads fp32 from L0C but writes the output type: GM sees the written bytes
-    to_gm = fixpipe_out_bytes(op) if isinstance(op, FixpipeOp) else moved
+    to_gm = fixpipe_out_bytes(op) if isinstance(op, FixpipeOp) else op.gm_moved_bytes()
     return OpRecord(
         op,
         (FENCE if op.all_pipes else BARRIER) if isinstance(op, PipeBarrierOp) else NORMAL,
@@ -132,6 +173,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
         flops=2 * prod(op.dims()) if isinstance(op, MmadOp) else 0,
         alias_keys=alias_keys,
+        gm_rows=_gm_rows(op) if "GM" in path else None,
     )
 
 
@@ -150,8 +192,17 @@ class KernelProgram:
     uniform_blocks: bool
     """Blocks with equal loop trip counts issue identical sequences (see :meth:`shape`)."""
     source: str
+    gm_accesses: Callable[[int, int], Iterator[GmAccess]]
+    """``gm_accesses(block, blocks)``: the block's GM accesses in program order (see the
+    module docstring)."""
     gm_buffers: dict[SSAValue, tuple[bool, bool]] = field(default_factory=dict)
     """GM buffers the kernel touches: (read, written)."""
+    data_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    """A mix kernel's part (it has cross-core flag ops): ``data`` as a generator that yields
+    where a ``sync_block_wait`` cannot go on yet (:mod:`.mix` runs the parts in lock-step);
+    None for other kernels."""
+    flags_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    """``flags`` as such a generator."""
 
     @property
     def name(self) -> str:
@@ -172,6 +223,8 @@ class KernelProgram:
                     values[op.result] = block
                 elif isinstance(op, BlockNumOp):
                     values[op.result] = blocks
+                elif isinstance(op, SubBlockIdxOp):
+                    values[op.result] = 0  # a mix kernel's AIV: sub-block 0 (see function)
                 elif isinstance(op, TileOp):
                     found = index.get(id(op))
                     if found is not None:
@@ -212,6 +265,10 @@ class _Codegen:
         self.keys = 0
         self.uniform = True
         self.gm_buffers: dict[SSAValue, tuple[bool, bool]] = {}
+        self.gm_numbers: dict[SSAValue, int] = {}
+        self.gm_operand: dict[int, SSAValue] = {}
+        """Record index -> the GM buffer its access touches."""
+        self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
         return CycleModelError(f"@{self.fn.sym_name.data}: cannot model '{op.name}': {why}")
@@ -224,7 +281,7 @@ class _Codegen:
 
     # ---- static facts ------------------------------------------------------------------
     def prepare(self) -> None:
-        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp)
+        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp)
         issued = [
             op
             for op in self.fn.walk()
@@ -257,6 +314,10 @@ class _Codegen:
             alias_keys = tuple(k for b in (*reads, *writes) for k in aliases[b])
             self.record_of[op] = len(self.records)
             self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys))))
+            if self.records[-1].gm_bytes:
+                gm = next(b for b in (*reads, *writes) if scope_of(b) == "GM")
+                self.gm_numbers.setdefault(gm, len(self.gm_numbers))
+                self.gm_operand[len(self.records) - 1] = gm
             if isinstance(op, FlagOp) and op.slot is not None and not is_iteration_slot(op.slot):
                 self.uniform = False
 
@@ -276,14 +337,18 @@ class _Codegen:
         """Python source of the index arithmetic ``op`` computes, or None."""
         return index_arith.expression(op, [self.name(v) for v in op.operands])
 
-    def block(self, block: Block, indent: str, with_sync: bool, lines: list[str]) -> None:
+    def block(self, block: Block, indent: str, mode: str, lines: list[str]) -> None:
+        """Python source of ``block``'s ops; ``mode`` is "data", "flags" or "gm" (see the
+        module docstring)."""
         for op in block.ops:
             if isinstance(op, BlockIdxOp):
                 lines.append(f"{indent}{self.name(op.result)} = block")
             elif isinstance(op, BlockNumOp):
                 lines.append(f"{indent}{self.name(op.result)} = blocks")
+            elif isinstance(op, SubBlockIdxOp):
+                lines.append(f"{indent}{self.name(op.result)} = sub_block")
             elif isinstance(op, TileOp):
-                self.tile_op(op, indent, with_sync, lines)
+                self.tile_op(op, indent, mode, lines)
             elif isinstance(op, arith.ConstantOp):
                 value = index_arith.constant(op)
                 lines.append(f"{indent}{self.name(op.result)} = {value!r}")
@@ -292,14 +357,22 @@ class _Codegen:
             ) is not None:
                 lines.append(f"{indent}{self.name(op.results[0])} = {expr}")
             elif isinstance(op, scf.ForOp):
-                self.loop(op, indent, with_sync, lines)
+                if mode != "gm" or self.has_gm_access(op):
+                    self.loop(op, indent, mode, lines)
             elif isinstance(op, scf.YieldOp | func.ReturnOp):
                 if isinstance(op, scf.YieldOp) and op.operands:
                     raise self.fail(op, "loop-carried values are not supported")
             else:
                 raise self.fail(op, "not a tile op, loop or index arithmetic")
 
-    def loop(self, op: scf.ForOp, indent: str, with_sync: bool, lines: list[str]) -> None:
+    def has_gm_access(self, loop: scf.ForOp) -> bool:
+        return any(
+            self.record_of.get(op, -1) in self.gm_operand
+            for op in loop.walk()
+            if isinstance(op, TileOp)
+        )
+
+    def loop(self, op: scf.ForOp, indent: str, mode: str, lines: list[str]) -> None:
         if op.iter_args:
             raise self.fail(op, "loop-carried values are not supported")
         lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
@@ -307,17 +380,33 @@ class _Codegen:
         counter = self.counters.setdefault(op, f"it{len(self.counters)}")
         lines.append(f"{indent}for {counter}, {iv} in enumerate(range({lb}, {ub}, {step})):")
         before = len(lines)
-        self.block(op.body.block, indent + "    ", with_sync, lines)
+        self.block(op.body.block, indent + "    ", mode, lines)
         if len(lines) == before:
             lines.append(f"{indent}    pass")
 
-    def tile_op(self, op: TileOp, indent: str, with_sync: bool, lines: list[str]) -> None:
+    def tile_op(self, op: TileOp, indent: str, mode: str, lines: list[str]) -> None:
         index = self.record_of.get(op)
         if index is None:  # a declaration (alloc, view): no instruction
             for r in op.results:
                 lines.append(f"{indent}{self.name(r)} = None")
             return
+        if mode == "gm":
+            gm = self.gm_operand.get(index)
+            if gm is not None:
+                where = "".join(f", {self.name(v)}" for v in op.gm_offsets())
+                lines.append(f"{indent}yield ({index}, ({self.gm_numbers[gm]}{where}))")
+            return
+        with_sync = mode == "flags"
         record = self.records[index]
+        if record.kind in (CROSS_SET, CROSS_WAIT):
+            assert isinstance(op, CrossCoreOp)
+            offset = self.name(op.slot) if op.slot is not None else "0"
+            call = f"issue({index}, (), (), {offset})"
+            if record.kind == CROSS_WAIT and self.stepping:
+                lines += [f"{indent}while {call}:", f"{indent}    yield"]
+            else:
+                lines.append(f"{indent}{call}")
+            return
         if record.kind in (SET, WAIT, BARRIER, FENCE):
             if not with_sync:
                 return
@@ -333,10 +422,18 @@ class _Codegen:
             f"{indent}issue({index}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)"
         )
 
-    def function(self, name: str, with_sync: bool) -> str:
-        lines = [f"def {name}(block, blocks, issue):"]
-        self.block(self.fn.body.block, "    ", with_sync, lines)
-        lines.append("    return None")
+    def function(self, name: str, mode: str, stepping: bool = False) -> str:
+        """A plain issuing function (``mode`` "data" or "flags"), or (``stepping``) a
+        generator that yields where a ``sync_block_wait`` finds its flag not raised and
+        retries it when resumed; or the generator of GM accesses (``mode`` "gm").
+        ``sub_block``: a mix kernel's AIV's tile.sub_block_idx (0 unless the caller says)."""
+        self.stepping = stepping
+        if mode == "gm":
+            lines = [f"def {name}(block, blocks, sub_block=0):", "    yield from ()"]
+        else:
+            lines = [f"def {name}(block, blocks, issue, sub_block=0):"]
+        self.block(self.fn.body.block, "    ", mode, lines)
+        lines += ["    return", "    yield"] if stepping else ["    return None"]
         return "\n".join(lines)
 
 
@@ -344,7 +441,17 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
     """Compile one tiled kernel for the cycle model on ``hw`` (see the module docstring)."""
     gen = _Codegen(fn, hw)
     gen.prepare()
-    source = gen.function("issue_data", False) + "\n\n\n" + gen.function("issue_flags", True)
+    functions = [
+        gen.function(name, mode)
+        for name, mode in (("issue_data", "data"), ("issue_flags", "flags"), ("gm_accesses", "gm"))
+    ]
+    cross_core = any(r.kind in (CROSS_SET, CROSS_WAIT) for r in gen.records)
+    if cross_core:
+        functions += [
+            gen.function("step_data", "data", True),
+            gen.function("step_flags", "flags", True),
+        ]
+    source = "\n\n\n".join(functions)
     namespace: dict[str, Any] = dict(index_arith.NAMESPACE)
     exec(compile(source, f"<cycles:{fn.sym_name.data}>", "exec"), namespace)  # noqa: S102
     has_sync = any(r.kind in (SET, WAIT) for r in gen.records)
@@ -357,5 +464,8 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
         has_sync,
         gen.uniform,
         source,
+        namespace["gm_accesses"],
         gen.gm_buffers,
+        namespace.get("step_data"),
+        namespace.get("step_flags"),
     )

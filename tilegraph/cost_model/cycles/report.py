@@ -14,6 +14,17 @@ Definitions (also in docs/cycle-model.md):
 * **memory-bound / cube-bound / vector-bound / latency** time of the summary: kernel time
   grouped by bound (MTE1, MTE2, MTE3 and FIX are memory; M is cube; V is vector).
 * **TransData** time: kernels whose ``tile.ops`` are ``layout.trans_data`` only.
+* **mix launches** (decoupled presets: an AIC and an AIV part, :mod:`.mix`): cycles / µs
+  are the critical path of the parts co-simulated through their cross-core flags (the
+  slowest core group); busy cycles are per core of that group's, keyed ``aic.<pipe>`` /
+  ``aiv.<pipe>`` (the AIV that finished last); the bound is the busiest pipe of either core.
+* **workspace round trip** (``workspace_us``, mix launches only, else 0): the mix launch's
+  time minus the time of its slower part simulated alone (its cross-core flags one cycle
+  each, never stalling; the same GM rates). It is what the coupling through the
+  multi-buffered GM workspace adds — the fill and drain of the two-slot pipeline, the
+  stalls while one side waits for the other, the flags' trips between the cores; the
+  workspace's transfers themselves (FIX out, GM -> UB) are in the parts' times. The
+  model's total sums it over the launches.
 """
 
 from __future__ import annotations
@@ -49,7 +60,7 @@ class KernelCycles:
 
     name: str
     unit: str
-    """"cube", "vector", "host" or "mix" (a mix launch, as its slower part)."""
+    """"cube", "vector", "host" or "mix" (a mix launch: its parts co-simulated)."""
     ops: tuple[str, ...]
     blocks: int
     launches: int
@@ -78,6 +89,8 @@ class KernelCycles:
     2 * M * K * N per ``mmad`` as tiled, padding to fractals included."""
     nodes: tuple[str, ...] = ()
     """The ONNX nodes the kernel implements (from its location)."""
+    workspace_us: float = 0.0
+    """A mix launch's workspace round trip (see the module docstring); 0 otherwise."""
 
     @property
     def total_us(self) -> float:
@@ -116,6 +129,8 @@ class KernelCycles:
             "hbm_fraction": round(self.hbm_fraction, 4),
             "cube_flops": self.cube_flops,
         }
+        if self.unit == "mix":
+            entry["workspace_us"] = round(self.workspace_us, 3)
         if self.host_reason:
             entry["host_reason"] = self.host_reason
         return entry
@@ -165,6 +180,11 @@ class ModelCycles:
         return self.kernel_us + self.launch_overhead_us + self.host_us
 
     @property
+    def workspace_us(self) -> float:
+        """The mix launches' workspace round trips (part of :attr:`kernel_us`)."""
+        return sum(k.launches * k.workspace_us for k in self.kernels)
+
+    @property
     def transdata_us(self) -> float:
         return sum(k.launches * k.us for k in self.kernels if k.is_transdata)
 
@@ -212,6 +232,7 @@ class ModelCycles:
             "task_us": self.task_us,
             "host_us": round(self.host_us, 3),
             "transdata_us": round(self.transdata_us, 3),
+            "workspace_us": round(self.workspace_us, 3),
             "launches": self.launches,
             "cube_flops": self.cube_flops,
             "bytes_per_path": self.bytes_per_path(),
@@ -250,4 +271,6 @@ class ModelCycles:
             f"by bound (µs): {bounds}",
             f"TransData kernels: {self.transdata_us:.1f} µs",
         ]
+        if any(k.unit == "mix" for k in self.kernels):
+            lines.append(f"mix kernels' workspace round trip: {self.workspace_us:.1f} µs")
         return "\n".join(lines)

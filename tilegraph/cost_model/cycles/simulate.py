@@ -10,7 +10,9 @@ walked once per distinct block shape. Each launch adds its scheduling cost, by
 ``CycleModelOptions.launch``: ``"sunk"`` (the default: a compiled model sunk to the device,
 its tasks scheduled on the chip at the preset's ``task_overhead_us`` each) or ``"host"``
 (op-by-op execution, each kernel launched from the host at ``launch_overhead_us``). A host
-kernel costs its :class:`~.host.HostModel` estimate. Model time = kernels + scheduling +
+kernel costs its :class:`~.host.HostModel` estimate. A mix launch (decoupled presets: an
+AIC and an AIV part) co-simulates each AIC core with its AIV cores through their cross-core
+flags and the GM workspace between them (:mod:`.mix`). Model time = kernels + scheduling +
 host kernels.
 
 The mode (``CycleModelOptions.mode``): ``"auto"`` orders the pipes by the kernel's flags
@@ -28,12 +30,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
-from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share
+from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share, hbm_reads
+from tilegraph.cost_model.cycles.mix import MixParts, group_members, mix_cycles, without_workspace
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
 from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.dialects.tile.base import buffer_bytes, module_preset
+from tilegraph.dialects.tile.base import module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
@@ -120,10 +123,9 @@ def plan_launch(
         read += block_read * len(members)
         write += block_write * len(members)
         busiest = max(busiest, block_read + block_write)
-    footprint_r = sum(buffer_bytes(b) for b, (r, _) in program.gm_buffers.items() if r)
-    footprint_w = sum(buffer_bytes(b) for b, (_, w) in program.gm_buffers.items() if w)
-    traffic = GmTraffic(read, write, footprint_r, footprint_w)
-    share = gm_share(hw, blocks, traffic, busiest, options.l2_reuse, options.l2_bandwidth_gbps)
+    missed = hbm_reads(program, blocks, hw.l2_bytes) if options.l2_reuse and read else read
+    traffic = GmTraffic(read, write, missed)
+    share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
         program,
         blocks,
@@ -156,6 +158,15 @@ def simulate_launch(
 ) -> KernelCycles:
     """The time of one launch of a compiled kernel on ``blocks`` cores."""
     plan = plan_launch(program, hw, blocks, options)
+    return launch_cycles(plan, hw, unit, ops, scheduling_us(hw, options.launch))
+
+
+def launch_cycles(
+    plan: LaunchPlan, hw: HardwareModel, unit: str, ops: tuple[str, ...], launch_us: float
+) -> KernelCycles:
+    """The time of one planned launch (:func:`plan_launch`) of a kernel of ``unit``
+    implementing ``ops``, scheduled at ``launch_us``."""
+    program, blocks = plan.program, plan.blocks
     runs = {rep: run_block(plan, rep) for rep in plan.groups}
     slowest = max(runs, key=lambda rep: runs[rep].cycles)
     critical = runs[slowest]
@@ -182,7 +193,7 @@ def simulate_launch(
         launches=1,
         cycles=whole,
         us=cycles / hw.cycles_per_us,
-        launch_us=scheduling_us(hw, options.launch),
+        launch_us=launch_us,
         bound=_bound(critical, cycles),
         cube_utilisation=macs / (blocks * cycles) if cycles else 0.0,
         cube_flops=flops,
@@ -253,7 +264,8 @@ def simulate_module(
             raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
         if launch.aiv_callee is not None:
-            found[key] = _mix_launch(launch, functions, programs, hw, options, info.ops)
+            planned = plan_mix(launch, functions, programs, hw, options)
+            found[key] = _mix_launch(planned, hw, options, info.ops)
             continue
         found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
@@ -268,42 +280,58 @@ def simulate_module(
     )
 
 
-def _mix_launch(
+def plan_mix(
     launch: LaunchOp,
     functions: dict[str, func.FuncOp],
     programs: dict[str, KernelProgram],
     hw: HardwareModel,
     options: CycleModelOptions,
-    ops: tuple[str, ...],
-) -> KernelCycles:
-    """A mix launch, simply: its AIC part on the cube cores and its AIV part on the vector
-    cores, each simulated as a kernel of its own (their cross-core flags cost a cycle and
-    never stall), overlapping completely through the multi-buffered workspace: the launch
-    takes as long as the slower part. (A model of the overlap, the fill and drain of the
-    workspace pipeline and the L2 round trip is the cycle model's open work.)"""
-    parts = []
-    for name, unit, blocks in (
-        (launch.callee.string_value(), "cube", launch.block_count),
-        (launch.aiv_callee or "", "vector", launch.aiv_block_count),
-    ):
+) -> tuple[MixParts, LaunchPlan, LaunchPlan]:
+    """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
+    plan (its workspace traffic left out, :func:`.mix.without_workspace`)."""
+    plans = []
+    for name in (launch.callee.string_value(), launch.aiv_callee or ""):
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
-        parts.append(simulate_launch(program, hw, blocks, options, ops, unit))
-    aic, aiv = parts
-    slower = max(parts, key=lambda k: k.cycles)
-    paths = dict(aic.bytes_per_path)
-    for path, count in aiv.bytes_per_path.items():
-        paths[path] = paths.get(path, 0) + count
-    return replace(
-        slower,
-        name=launch.callee.string_value(),
-        unit="mix",
-        bytes_per_path=paths,
-        cube_flops=aic.cube_flops,
-        cube_utilisation=aic.cube_utilisation * aic.cycles / max(1, slower.cycles),
+        # both parts run with their group's block index, as in the executors
+        plans.append(plan_launch(without_workspace(program), hw, launch.block_count, options))
+    groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
+    if ratio * groups != launch.aiv_block_count or ratio == 0:
+        raise CycleModelError(
+            f"mix launch of @{launch.callee.string_value()}: {launch.aiv_block_count} AIV "
+            f"blocks are not a multiple of its {groups} AIC blocks"
+        )
+    aic, aiv = plans
+    mix = MixParts(
+        aic.program,
+        aiv.program,
+        groups,
+        ratio,
+        aic.share.bytes_per_cycle,
+        aiv.share.bytes_per_cycle,
+        aic.use_flags,
+        aiv.use_flags,
     )
+    return mix, aic, aiv
+
+
+def _mix_launch(
+    planned: tuple[MixParts, LaunchPlan, LaunchPlan],
+    hw: HardwareModel,
+    options: CycleModelOptions,
+    ops: tuple[str, ...],
+) -> KernelCycles:
+    """A mix launch (:func:`plan_mix`): its AIC and AIV parts co-simulated group by group
+    (:mod:`.mix`)."""
+    parts, aic, aiv = planned
+    scheduling = scheduling_us(hw, options.launch)
+    alone = (
+        launch_cycles(aic, hw, "cube", ops, scheduling),
+        launch_cycles(aiv, hw, "vector", ops, scheduling),
+    )
+    return mix_cycles(parts, group_members(aic, aiv, parts.ratio), alone, hw)
 
 
 def _relaunched(k: KernelCycles) -> KernelCycles:

@@ -57,7 +57,7 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpCost, OpFacts
 from tilegraph.dialects.graph.operand_values import (
     INT32_OR_64,
     dim_add,
@@ -562,6 +562,20 @@ class GatherOp(GraphOp):
             require_condition(sympy.Le(-lo, size) if lo < 0 else sympy.true, reason)
         shape = [*x.origin_shape[:axis], *idx.origin_shape, *x.origin_shape[axis + 1 :]]
         return [nd_result(x, shape)]
+
+    def cost(self) -> OpCost:
+        """A lookup reads only the rows it selects: the indices, and the result's bytes
+        read from ``data`` and written (not the whole table, which the default counts)."""
+        base = super().cost()
+        data = self.data.type
+        assert isinstance(data, TensorType)
+        n = data.num_elements()
+        table = 0 if n is None else n * data.dtype.bits // 8
+        output = self.output.type
+        assert isinstance(output, TensorType)
+        m = output.num_elements()
+        moved = 0 if m is None else m * output.dtype.bits // 8
+        return OpCost(flops=0, bytes=base.bytes - table + moved)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, idx = inputs

@@ -23,7 +23,7 @@ from tilegraph.dialects.tile.base import (
     scope_of,
     scoped_memref,
 )
-from tilegraph.dialects.tile.cores import CORE_OPS, BlockIdxOp, BlockNumOp
+from tilegraph.dialects.tile.cores import CORE_OPS, BlockIdxOp, BlockNumOp, SubBlockIdxOp
 from tilegraph.dialects.tile.cross_core import CROSS_CORE_OPS, SyncBlockSetOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
 from tilegraph.dialects.tile.dma import DMA_OPS, CopyFlatOp, CopyOp, Load5hdOp, Store5hdOp
@@ -99,6 +99,7 @@ __all__ = [
     "AllocOp",
     "BlockIdxOp",
     "BlockNumOp",
+    "SubBlockIdxOp",
     "BroadcastOp",
     "CastOp",
     "CmpOp",

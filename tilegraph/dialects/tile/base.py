@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import MemRefType, NoneAttr, StringAttr
+from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
@@ -135,6 +135,25 @@ class TileOp(IRDLOperation):
         """Bytes of each contiguous run of GM this op reads or writes, for the rate of the
         transfer (:meth:`HardwareModel.gm_efficiency`); None: no GM access, or one run."""
         return None
+
+    def gm_offsets(self) -> tuple[SSAValue, ...]:
+        """The index operands that place this op's window in its GM buffer: two instances
+        with equal values touch the same GM bytes (the cycle model's L2 reuse keys on
+        them). Default: every index operand, which may tell apart instances that touch
+        the same GM bytes (never the reverse); ops that also index an on-chip buffer
+        narrow it to the GM side."""
+        return tuple(v for v in self.operands if isinstance(v.type, IndexType))
+
+    def gm_window(self) -> tuple[int, ...] | None:
+        """The extent, per dim of the GM buffer, of the window this op touches at its
+        :meth:`gm_offsets` (one offset per GM dim then), or None when the op does not
+        say (the cycle model then keys the access as a whole)."""
+        return None
+
+    def gm_moved_bytes(self) -> int:
+        """Bytes this op moves across GM (the GM side of :meth:`moved_bytes`: a DMA that
+        pads on chip reads fewer)."""
+        return self.moved_bytes()
 
 
 def contiguous_run(window: Sequence[int], full: Sequence[int], element_bytes: int) -> int:

@@ -5,6 +5,12 @@ inside, ``tile.block_idx`` is the instance's index (0 .. n-1) and ``tile.block_n
 ``n``. The ``split-cores`` pass uses them to give each block its share of a parallel
 loop's iterations. The xDSL interpreter runs the blocks of a launch one after the other;
 the cycle model runs them side by side on the preset's cores.
+
+In a *mix launch* (:class:`~tilegraph.dialects.tile.host.LaunchOp` with an ``aiv``
+function) a core group is one AIC and ``r`` AIVs (``aiv_blocks = r * blocks``; 910B: r = 2).
+On both parts ``tile.block_idx`` is the *group* index and ``tile.block_num`` the group
+count (``blocks``), so that an AIC and the AIVs of its group share out the work alike;
+``tile.sub_block_idx`` tells the AIVs of one group apart (0 .. r-1).
 """
 
 from __future__ import annotations
@@ -41,4 +47,16 @@ class BlockNumOp(BlockQueryOp):
     name = "tile.block_num"
 
 
-CORE_OPS = (BlockIdxOp, BlockNumOp)
+@irdl_op_definition
+class SubBlockIdxOp(BlockQueryOp):
+    """``%s = tile.sub_block_idx``: which of its group's AIVs this instance of a mix
+    kernel's AIV part is: AIV instance ``v`` of a launch with ``aiv_blocks = r * blocks``
+    is sub-block ``v % r`` of group ``v // r``. Ascend C's ``GetSubBlockIdx()`` (0 / 1 on the
+    two AIVs of an A2 core group), AscendNPU-IR HIVM's ``hivm.get_sub_block_idx``. A scalar
+    (pipe S) query like ``tile.block_idx``; only an AIV function may ask it (the AIC and a
+    plain vector kernel's blocks have no group mates: ``verify-target`` rejects it there)."""
+
+    name = "tile.sub_block_idx"
+
+
+CORE_OPS = (BlockIdxOp, BlockNumOp, SubBlockIdxOp)

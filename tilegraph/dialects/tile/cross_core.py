@@ -18,8 +18,12 @@ the workspace's producer and consumer with flags:
                                                     of ``flag`` is positive, then takes one
 ================================================  ==========================================
 
-``mode`` is the direction, ``"aic_to_aiv"`` or ``"aiv_to_aic"`` (Ascend C's mode 2: AIC
-<-> the AIV of its group); a set and the wait it pairs with carry the same mode. Flag ids
+``mode`` is the direction, ``"aic_to_aiv"`` or ``"aiv_to_aic"``, between an AIC and the
+``r`` AIVs of its core group (``aiv_blocks = r * blocks``), with Ascend C's mode-2 meaning:
+an AIC's set adds one to the counter of ``flag`` on *every* AIV of its group; an AIV's set
+adds one to the AIC's counter of ``flag`` *from that AIV*, and an AIC's wait stalls until
+the counter from every AIV of the group is positive, then takes one from each (it waits
+for all of them). A set and the wait it pairs with carry the same mode. Flag ids
 are 0-10 (:data:`CROSS_CORE_FLAGS`); with a ``slot`` operand the flag is ``flag + slot``
 (one flag per workspace slot). A counter holds at most :data:`CROSS_CORE_MAX_PENDING` sets
 that were not waited for. The executors run the two parts in an order these flags allow

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -137,6 +138,14 @@ class CopyOp(PathCopyOp):
             memref_shape(local), memref_shape(gm), element_bytes(memref_element(gm))
         )
 
+    def gm_offsets(self) -> tuple[SSAValue, ...]:
+        offsets = self.dst_offsets if scope_of(self.dst) == "GM" else self.src_offsets
+        return tuple(offsets)
+
+    def gm_window(self) -> tuple[int, ...] | None:
+        on_chip = self.src if scope_of(self.dst) == "GM" else self.dst
+        return memref_shape(on_chip)
+
 
 @irdl_op_definition
 class CopyFlatOp(PathCopyOp):
@@ -174,6 +183,9 @@ class CopyFlatOp(PathCopyOp):
         assert isinstance(t, MemRefType)
         return self.count.value.data * buffer_bytes(t) // max(1, prod(memref_shape(t)))
 
+    def gm_offsets(self) -> tuple[SSAValue, ...]:
+        return (self.src_offset,) if scope_of(self.src) == "GM" else (self.dst_offset,)
+
 
 @irdl_op_definition
 class Load5hdOp(TileOp):
@@ -206,6 +218,15 @@ class Load5hdOp(TileOp):
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)
+
+    def gm_window(self) -> tuple[int, ...] | None:
+        n, c1, h, w, c0 = memref_shape(self.dst)
+        return (n, c1 * c0, h, w)
+
+    def gm_moved_bytes(self) -> int:
+        n, c1, h, w, c0 = memref_shape(self.dst)
+        channels = min(c1 * c0, memref_shape(self.src)[1])
+        return n * channels * h * w * element_bytes(memref_element(self.src))
 
 
 @irdl_op_definition

@@ -96,6 +96,11 @@ class Nd2NzOp(TileOp):
             (r1 * r0, c1 * c0), memref_shape(self.src), element_bytes(memref_element(self.src))
         )
 
+    def gm_window(self) -> tuple[int, ...] | None:
+        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
+        leading = (1,) * (len(memref_shape(self.src)) - 2)
+        return (*leading, r1 * r0, c1 * c0)
+
 
 @irdl_op_definition
 class Nz2NdOp(TileOp):

@@ -135,11 +135,15 @@ class LaunchOp(TileOp):
     (:mod:`tilegraph.dialects.tile.cores`).
 
     A *mix launch* (a decoupled preset's cube + vector kernel) names its AIV function too:
-    ``tile.launch @k_mix_aic(%a, %out, %ws) {aiv = @k_mix_aiv, blocks = 4, aiv_blocks = 4}``
-    runs ``blocks`` AIC instances of ``callee`` and ``aiv_blocks`` AIV instances of ``aiv``
-    over the same arguments (the last one the GM workspace between them), instance ``b`` of
-    each in core group ``b``, ordered by cross-core flags
-    (:mod:`tilegraph.dialects.tile.cross_core`)."""
+    ``tile.launch @k_mix_aic(%a, %out, %ws) {aiv = @k_mix_aiv, blocks = 4, aiv_blocks = 8}``
+    runs ``blocks = n`` AIC instances of ``callee`` and ``aiv_blocks = r * n`` AIV instances
+    of ``aiv`` over the same arguments (the last one the GM workspace between them), ordered
+    by cross-core flags (:mod:`tilegraph.dialects.tile.cross_core`). Core group ``g`` is AIC
+    instance ``g`` and AIV instances ``g * r .. g * r + r - 1``: AIV instance ``v`` is
+    sub-block ``v % r`` (``tile.sub_block_idx``) of group ``v // r``, and on both parts
+    ``tile.block_idx`` is the group index and ``tile.block_num`` is ``n`` (Ascend C's
+    ``GetBlockIdx() / GetTaskRation()`` on an AIV; 910B: r = 2). ``aiv_blocks`` defaults
+    to ``blocks`` and must be a multiple of it."""
 
     name = "tile.launch"
     callee = prop_def(SymbolRefAttr)
@@ -191,6 +195,11 @@ class LaunchOp(TileOp):
         if self.is_mix and self.aiv_block_count < 1:
             raise VerifyException(
                 f"'tile.launch': aiv_blocks must be at least 1, got {self.aiv_block_count}"
+            )
+        if self.is_mix and self.aiv_block_count % self.block_count:
+            raise VerifyException(
+                f"'tile.launch': aiv_blocks ({self.aiv_block_count}) must be a multiple of "
+                f"blocks ({self.block_count}): r AIVs per core group"
             )
         for i, arg in enumerate(self.args):
             if scope_of(arg) != "GM":

@@ -1,7 +1,8 @@
 """The tile ops one block of a kernel issues, in program order, without touching data.
 
 :class:`KernelWalk` runs a tiled kernel's control flow — ``scf.for`` loops, index
-arithmetic, ``tile.block_idx`` / ``tile.block_num`` bound to one block — and yields every
+arithmetic, ``tile.block_idx`` / ``tile.block_num`` bound to one block,
+``tile.sub_block_idx`` to one sub-block of a mix kernel's core group — and yields every
 tile op instance it reaches. Models of the hardware that need the order of instructions but
 not their numbers (the pipe-queue checker, the cycle model) walk kernels with it; during
 the walk :meth:`KernelWalk.value` gives an index operand's current value and
@@ -17,7 +18,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.ir import Block, SSAValue
 
 from tilegraph.dialects import index_arith
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, SubBlockIdxOp, TileOp
 from tilegraph.lowering.analysis.buffers import buffer_slots, slot_loop
 
 
@@ -26,16 +27,23 @@ class KernelWalkError(ValueError):
 
 
 class KernelWalk:
-    """Iterate over the tile ops block ``block`` of ``blocks`` issues running ``fn``.
+    """Iterate over the tile ops block ``block`` of ``blocks`` issues running ``fn`` (as
+    sub-block ``sub_block`` of its group: a mix kernel's AIV part).
 
     ``max_trips``: run at most that many iterations of every loop — a short walk that still
     shows every pattern of the loop body (first iteration, steady state, slot reuse)."""
 
     def __init__(
-        self, fn: func.FuncOp, block: int = 0, blocks: int = 1, max_trips: int | None = None
+        self,
+        fn: func.FuncOp,
+        block: int = 0,
+        blocks: int = 1,
+        max_trips: int | None = None,
+        sub_block: int = 0,
     ):
         self.fn = fn
         self.block = block
+        self.sub_block = sub_block
         self.blocks = blocks
         self.max_trips = max_trips
         self.values: dict[SSAValue, Any] = {}
@@ -69,6 +77,8 @@ class KernelWalk:
                     values[op.result] = self.block
                 elif isinstance(op, BlockNumOp):
                     values[op.result] = self.blocks
+                elif isinstance(op, SubBlockIdxOp):
+                    values[op.result] = self.sub_block
                 else:
                     yield op
             elif isinstance(op, arith.ConstantOp):

@@ -17,10 +17,13 @@ and the buffer, when
   the kernel ends.
 
 A mix kernel (decoupled presets) is checked part by part (its cross-core flags left out)
-and, by :func:`check_mix`, as a whole: each core (AIC, AIV) with its own pipe queues, the
-cross-core flags (``tile.sync_block_set`` / ``wait``) ordering them — counters per
-(receiving core, flag id), at most 16 pending sets — and the GM workspace accessed slot by
-slot from both cores. A removed cross-core flag shows as a workspace slot read before it
+and, by :func:`check_mix`, as a whole: each core of a group (the AIC and its ``r`` AIVs,
+``aiv0``, ``aiv1``, ..., each AIV with its own UB) with its own pipe queues, the cross-core
+flags (``tile.sync_block_set`` / ``wait``) ordering them in Ascend C's mode 2 — an AIC set
+reaches every AIV of the group, an AIC wait takes a set from each AIV; counters per
+(receiving core, flag id, sending core), at most 16 pending sets — and the GM workspace
+accessed slot by slot from all cores (the other GM buffers, like a block's, are each
+instance's own part). A removed cross-core flag shows as a workspace slot read before it
 is written or overwritten while being read, a deadlock, or a flag left set.
 
 ``check_sync(module)`` checks every tiled kernel; ``check_kernel(fn, blocks)`` one.
@@ -31,6 +34,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -44,6 +48,7 @@ from tilegraph.dialects.tile import (
     SetFlagOp,
     TileOp,
     WaitFlagOp,
+    memref_shape,
 )
 from tilegraph.dialects.tile.cross_core import (
     CROSS_CORE_MAX_PENDING,
@@ -60,10 +65,16 @@ class SyncError(AssertionError):
     """The synchronisation of a kernel is insufficient (the message says where)."""
 
 
+Slot = int | tuple[str, int]
+"""A buffer's slot; in a joint check of a mix kernel, the issuing core's own buffers are
+keyed (core, slot), so that the AIVs of a group (one function, UBs of their own) meet only
+in the workspace."""
+
+
 @dataclass(frozen=True)
 class _Issued:
     op: TileOp
-    slots: tuple[tuple[SSAValue, int], ...]
+    slots: tuple[tuple[SSAValue, Slot], ...]
     """(buffer, slot) of each buffer access, reads then writes."""
     reads: int
     """How many of ``slots`` are reads."""
@@ -100,10 +111,13 @@ class _State:
     clocks: dict[str, dict[str, int]] = field(default_factory=dict)
     epochs: dict[str, int] = field(default_factory=dict)
     flags: dict[tuple[str, str, int], dict[str, int]] = field(default_factory=dict)
-    cross: dict[tuple[str, int], list[dict[str, int]]] = field(default_factory=dict)
-    """Cross-core flags: (receiving core, flag id) -> the clocks its pending sets publish."""
-    writes: dict[tuple[SSAValue, int], _Access] = field(default_factory=dict)
-    reads: dict[tuple[SSAValue, int], list[_Access]] = field(default_factory=dict)
+    cross: dict[tuple[str, int, str], list[dict[str, int]]] = field(default_factory=dict)
+    """Cross-core flags: (receiving core, flag id, sending core) -> the clocks its pending
+    sets publish."""
+    writes: dict[tuple[SSAValue, Slot], _Access] = field(default_factory=dict)
+    reads: dict[tuple[SSAValue, Slot], list[_Access]] = field(default_factory=dict)
+    aivs: tuple[str, ...] = ("aiv",)
+    """The AIV cores of a mix kernel's group (the cross-core flags' other ends)."""
 
     def __post_init__(self) -> None:
         self.clocks = {p: dict.fromkeys(self.pipes, 0) for p in self.pipes}
@@ -111,12 +125,17 @@ class _State:
 
 
 def trace_kernel(
-    fn: func.FuncOp, block: int = 0, blocks: int = 1, max_trips: int | None = None
+    fn: func.FuncOp,
+    block: int = 0,
+    blocks: int = 1,
+    max_trips: int | None = None,
+    sub_block: int = 0,
 ) -> list[_Issued]:
-    """The instructions block ``block`` of ``blocks`` issues, in program order, with the
-    buffer slots they touch and the events their flags name."""
+    """The instructions block ``block`` of ``blocks`` (sub-block ``sub_block`` of a mix
+    kernel's AIV) issues, in program order, with the buffer slots they touch and the events
+    their flags name."""
     issued: list[_Issued] = []
-    walk = KernelWalk(fn, block, blocks, max_trips)
+    walk = KernelWalk(fn, block, blocks, max_trips, sub_block)
     accessed: dict[TileOp, tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]] = {}
     for op in walk:
         if isinstance(op, FlagOp | CrossCoreOp):
@@ -161,9 +180,10 @@ class _Checker:
         fn: func.FuncOp,
         aliases: dict[SSAValue, list[SSAValue]],
         pipes: tuple[str, ...] = PIPES,
+        aivs: tuple[str, ...] = ("aiv",),
     ):
         self.name = fn.sym_name.data
-        self.state = _State(pipes)
+        self.state = _State(pipes, aivs=aivs)
         self.aliases = aliases
 
     def fail(self, message: str) -> SyncError:
@@ -190,7 +210,7 @@ class _Checker:
                 if last is not None and not self.ordered(pipe, last, not writing):
                     raise self.fail(
                         f"'{issued.op.name}' on {pipe} "
-                        f"{'overwrites' if writing else 'reads'} {_name(buffer)} (slot {slot}) "
+                        f"{'overwrites' if writing else 'reads'} {_name(buffer)} ({_slot(slot)}) "
                         f"written by '{last.op.name}' on {last.pipe} without waiting for it\n"
                         f"  consumer: {_describe(issued.op)}\n  producer: {_describe(last.op)}"
                     )
@@ -199,7 +219,7 @@ class _Checker:
                         if not self.ordered(pipe, reader, False):
                             raise self.fail(
                                 f"'{issued.op.name}' on {pipe} overwrites {_name(buffer)} "
-                                f"(slot {slot}) while '{reader.op.name}' on {reader.pipe} may "
+                                f"({_slot(slot)}) while '{reader.op.name}' on {reader.pipe} may "
                                 f"still read it\n  writer: {_describe(issued.op)}\n"
                                 f"  reader: {_describe(reader.op)}"
                             )
@@ -221,27 +241,33 @@ class _Checker:
             self.state.epochs[pipe] += 1
 
     def cross_core(self, pipe: str, issued: _Issued) -> bool:
-        """A cross-core set (publishes ``pipe``'s clock to the other core's flag) or wait
-        (False: stalls, the flag has no pending set)."""
+        """A cross-core set (publishes ``pipe``'s clock to the flag of the other end: every
+        AIV of the group for an AIC set, the AIC for an AIV's) or wait (False: stalls, a
+        counter it needs has no pending set; the AIC needs one from every AIV)."""
         op = issued.op
         assert isinstance(op, CrossCoreOp)
-        key = ("aiv" if op.core == "aic" else "aic", issued.event)
+        aivs = self.state.aivs
+        me = issued.core or op.core
         if isinstance(op, SyncBlockSetOp):
-            pending = self.state.cross.setdefault(key, [])
-            if len(pending) >= CROSS_CORE_MAX_PENDING:
-                raise self.fail(
-                    f"cross-core flag {issued.event} of the {key[0].upper()} set "
-                    f"{CROSS_CORE_MAX_PENDING + 1} times without a wait\n  {_describe(op)}"
-                )
-            pending.append(dict(self.state.clocks[pipe]))
+            keys = [(a, issued.event, "aic") for a in aivs] if op.core == "aic" else []
+            keys = keys or [("aic", issued.event, me)]
+            for key in keys:
+                pending = self.state.cross.setdefault(key, [])
+                if len(pending) >= CROSS_CORE_MAX_PENDING:
+                    raise self.fail(
+                        f"cross-core flag {issued.event} of the {key[0].upper()} set "
+                        f"{CROSS_CORE_MAX_PENDING + 1} times without a wait\n  {_describe(op)}"
+                    )
+                pending.append(dict(self.state.clocks[pipe]))
             return True
-        key = (op.core, issued.event)
-        pending = self.state.cross.get(key)
-        if not pending:
+        keys = [("aic", issued.event, a) for a in aivs] if op.core == "aic" else []
+        keys = keys or [(me, issued.event, "aic")]
+        if any(not self.state.cross.get(key) for key in keys):
             return False
         mine = self.state.clocks[pipe]
-        for p, t in pending.pop(0).items():
-            mine[p] = max(mine[p], t)
+        for key in keys:
+            for p, t in self.state.cross[key].pop(0).items():
+                mine[p] = max(mine[p], t)
         return True
 
     def run(self, queues: dict[str, deque[_Issued]]) -> None:
@@ -296,7 +322,11 @@ class _Checker:
         if state.flags:
             left = ", ".join(f"{s} -> {d} event {e}" for s, d, e in state.flags)
             raise self.fail(f"events raised but never awaited: {left}")
-        left_cross = [f"{c.upper()} flag {f}" for (c, f), sets in state.cross.items() if sets]
+        left_cross = [
+            f"{c.upper()} flag {f}" + (f" from {sender}" if c == "aic" else "")
+            for (c, f, sender), sets in state.cross.items()
+            if sets
+        ]
         if left_cross:
             raise self.fail(f"cross-core flags set but never awaited: {', '.join(left_cross)}")
 
@@ -305,6 +335,10 @@ def _pair(issued: _Issued) -> tuple[str, str]:
     op = issued.op
     assert isinstance(op, FlagOp)
     return _qualified(issued.core, op.pair[0]), _qualified(issued.core, op.pair[1])
+
+
+def _slot(slot: Slot) -> str:
+    return f"{slot[0]} slot {slot[1]}" if isinstance(slot, tuple) else f"slot {slot}"
 
 
 def _name(buffer: SSAValue) -> str:
@@ -326,12 +360,14 @@ def check_kernel(
     fn: func.FuncOp,
     blocks: int = 1,
     max_trips: int | None = None,
+    sub_blocks: int = 1,
 ) -> None:
-    """Check every block of one kernel launch; raises :class:`SyncError`. ``max_trips``
-    shortens every loop (see :class:`KernelWalk`)."""
+    """Check every block (and sub-block) of one kernel launch; raises :class:`SyncError`.
+    ``max_trips`` shortens every loop (see :class:`KernelWalk`)."""
     aliases = kernel_aliases(fn)
     for block in range(blocks):
-        check_trace(fn, trace_kernel(fn, block, blocks, max_trips), aliases)
+        for sub in range(sub_blocks):
+            check_trace(fn, trace_kernel(fn, block, blocks, max_trips, sub), aliases)
 
 
 def check_trace(
@@ -346,22 +382,34 @@ def check_trace(
 
 
 def launch_blocks(module: ModuleOp) -> dict[str, int]:
-    """Kernel name -> the most blocks a launch of it runs."""
+    """Kernel name -> the most blocks a launch of it runs (a mix kernel's AIV part: the
+    most groups, which its ``tile.block_idx`` counts)."""
     blocks: dict[str, int] = {}
     for op in module.walk():
         if isinstance(op, LaunchOp):
-            name = op.callee.string_value()
-            blocks[name] = max(blocks.get(name, 1), op.block_count)
+            for name in op.callees():
+                blocks[name] = max(blocks.get(name, 1), op.block_count)
     return blocks
 
 
-def _workspace_slot(op: TileOp, walk: KernelWalk) -> int:
-    """The workspace slot a mix kernel's fixpipe writes (its first offset) or its copy
-    reads (its flat offset in slots)."""
+def launch_sub_blocks(module: ModuleOp) -> dict[str, int]:
+    """A mix kernel's AIV part's name -> the most AIVs per group a launch of it runs."""
+    found: dict[str, int] = {}
+    for op in module.walk():
+        if isinstance(op, LaunchOp) and (aiv := op.aiv_callee) is not None:
+            found[aiv] = max(found.get(aiv, 1), op.aiv_block_count // op.block_count)
+    return found
+
+
+def _workspace_slot(op: TileOp, walk: KernelWalk, workspace: SSAValue) -> int:
+    """The workspace slot a mix kernel's fixpipe writes (its first offset: the workspace's
+    first dim holds one slot per index) or its copy reads (its flat offset in slots; an
+    AIV's share of a slot starts inside it)."""
     if isinstance(op, FixpipeOp):
         return int(walk.value(op.offsets[0]))
     if isinstance(op, CopyFlatOp):
-        return int(walk.value(op.src_offset)) // op.count.value.data
+        per_slot = prod(memref_shape(workspace.type)[1:])
+        return int(walk.value(op.src_offset)) // per_slot
     return 0
 
 
@@ -372,14 +420,16 @@ def trace_part(
     block: int,
     blocks: int,
     max_trips: int | None = None,
+    sub_block: int = 0,
 ) -> list[_Issued]:
-    """:func:`trace_kernel` of a mix kernel's part, its instructions tagged with its core;
-    GM arguments are renamed through ``arguments`` (the AIV's to the AIC's, so that both
-    parts' accesses to one buffer meet) and the workspace (the last argument) is accessed
-    per slot."""
+    """:func:`trace_kernel` of a mix kernel's part (as sub-block ``sub_block`` of group
+    ``block``), its instructions tagged with its core ("aic", "aiv0", ...); GM arguments
+    are renamed through ``arguments`` (the AIV's to the AIC's) and the workspace (the last
+    argument) is accessed per slot, where the cores meet; every other buffer is keyed by
+    the core (each AIV has its own UB and its own part of the outputs)."""
     workspace = fn.body.block.args[-1]
     issued: list[_Issued] = []
-    walk = KernelWalk(fn, block, blocks, max_trips)
+    walk = KernelWalk(fn, block, blocks, max_trips, sub_block)
     for op in walk:
         if isinstance(op, FlagOp | CrossCoreOp):
             base = op.event_id if isinstance(op, FlagOp) else op.flag_id
@@ -390,7 +440,7 @@ def trace_part(
         slots = tuple(
             (
                 arguments.get(b, b),
-                _workspace_slot(op, walk) if b is workspace else walk.slot(b),
+                _workspace_slot(op, walk, workspace) if b is workspace else (core, walk.slot(b)),
             )
             for b in (*reads, *writes)
         )
@@ -399,23 +449,28 @@ def trace_part(
 
 
 def check_mix(
-    aic: func.FuncOp, aiv: func.FuncOp, blocks: int = 1, max_trips: int | None = None
+    aic: func.FuncOp,
+    aiv: func.FuncOp,
+    blocks: int = 1,
+    max_trips: int | None = None,
+    sub_blocks: int = 1,
 ) -> None:
-    """Check a mix kernel's AIC and AIV parts together, group by group: each core's pipes
-    as queues of their own, the cross-core flags between them (at most
-    :data:`CROSS_CORE_MAX_PENDING` pending sets per flag, every set awaited), the GM
-    workspace slots ordered between the cores. Raises :class:`SyncError`."""
+    """Check a mix kernel's AIC and AIV parts together, group by group (one AIC and
+    ``sub_blocks`` AIVs): each core's pipes as queues of their own, the cross-core flags
+    between them (at most :data:`CROSS_CORE_MAX_PENDING` pending sets per flag, every set
+    awaited), the GM workspace slots ordered between the cores. Raises
+    :class:`SyncError`."""
     renamed: dict[SSAValue, SSAValue] = dict(
         zip(aiv.body.block.args, aic.body.block.args, strict=True)
     )
     aliases = {**kernel_aliases(aic), **kernel_aliases(aiv)}
-    pipes = tuple(_qualified(core, p) for core in ("aic", "aiv") for p in PIPES)
+    aivs = tuple(f"aiv{s}" for s in range(sub_blocks))
+    pipes = tuple(_qualified(core, p) for core in ("aic", *aivs) for p in PIPES)
     for block in range(blocks):
-        trace = [
-            *trace_part(aic, "aic", {}, block, blocks, max_trips),
-            *trace_part(aiv, "aiv", renamed, block, blocks, max_trips),
-        ]
-        _Checker(aic, aliases, pipes).run(_queues(trace, (), pipes))
+        trace = trace_part(aic, "aic", {}, block, blocks, max_trips)
+        for sub, core in enumerate(aivs):
+            trace += trace_part(aiv, core, renamed, block, blocks, max_trips, sub)
+        _Checker(aic, aliases, pipes, aivs).run(_queues(trace, (), pipes))
 
 
 def check_sync(module: ModuleOp) -> int:
@@ -423,14 +478,22 @@ def check_sync(module: ModuleOp) -> int:
     kernel's parts alone and together, :func:`check_mix`); returns how many kernels were
     checked."""
     blocks = launch_blocks(module)
+    sub_blocks = launch_sub_blocks(module)
     checked = 0
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     for fn in functions.values():
         if TILES_ATTR in fn.attributes:
-            check_kernel(fn, blocks.get(fn.sym_name.data, 1))
+            name = fn.sym_name.data
+            check_kernel(fn, blocks.get(name, 1), sub_blocks=sub_blocks.get(name, 1))
             checked += 1
     for launch in module.walk():
         if isinstance(launch, LaunchOp) and launch.aiv_callee in functions:
             aic = functions[launch.callee.string_value()]
-            check_mix(aic, functions[launch.aiv_callee], launch.block_count)
+            groups = launch.block_count
+            check_mix(
+                aic,
+                functions[launch.aiv_callee],
+                groups,
+                sub_blocks=max(1, launch.aiv_block_count // groups),
+            )
     return checked

@@ -12,7 +12,11 @@ target_of`) is decoupled:
 * in an AIC function (a mix kernel's AIC part, a cube kernel, or a function with L1 / L0
   buffers) a vector-unit op (pipe V) or a UB access is rejected;
 * in an AIV function (a mix kernel's AIV part, a vector kernel) an L1 / L0 buffer is
-  rejected.
+  rejected;
+* ``tile.sub_block_idx`` is rejected anywhere but in a mix kernel's AIV part (on any
+  preset): only there does an instance have group mates to tell apart; a plain vector
+  kernel's blocks are each a group of their own (Ascend C: ``GetSubBlockIdx()`` is
+  meaningful in a mix kernel's AIV code).
 
 A kernel needing both units is a mix kernel (:mod:`tilegraph.dialects.tile.cross_core`).
 :func:`target_violations` lists the violations of a module, :func:`verify_target` raises
@@ -28,6 +32,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import CUBE_SCOPES, TileOp, scope_of
+from tilegraph.dialects.tile.cores import SubBlockIdxOp
 from tilegraph.dialects.tile.fractal import FixpipeOp
 from tilegraph.dialects.tile.host import AllocOp
 from tilegraph.lowering.analysis.kernel_attrs import kernel_unit, mix_part
@@ -94,16 +99,29 @@ def function_violations(fn: func.FuncOp, preset: str) -> list[tuple[Operation, s
     return found
 
 
-def target_violations(module: ModuleOp) -> list[tuple[Operation, str]]:
-    """(op, located message) of every op the module's preset cannot run as placed; empty
-    on a coupled preset."""
-    hw = target_of(module).hw
-    if hw.coupled:
+def sub_block_violations(fn: func.FuncOp) -> list[tuple[Operation, str]]:
+    """``tile.sub_block_idx`` outside a mix kernel's AIV part (any preset)."""
+    if mix_part(fn) == "aiv":
         return []
+    return [
+        (op, "tile.sub_block_idx outside a mix kernel's AIV part (only there does an "
+         "instance have group mates: the AIVs of one AIC)")
+        for op in fn.walk()
+        if isinstance(op, SubBlockIdxOp)
+    ]  # fmt: skip
+
+
+def target_violations(module: ModuleOp) -> list[tuple[Operation, str]]:
+    """(op, located message) of every op the module's preset cannot run as placed; on a
+    coupled preset only a misplaced ``tile.sub_block_idx``."""
+    hw = target_of(module).hw
     found: list[tuple[Operation, str]] = []
     for fn in module.ops:
         if isinstance(fn, func.FuncOp):
-            for op, message in function_violations(fn, hw.name):
+            rules = sub_block_violations(fn)
+            if not hw.coupled:
+                rules += function_violations(fn, hw.name)
+            for op, message in rules:
                 found.append((op, f"{_where(op, fn)}: {message}"))
     return found
 

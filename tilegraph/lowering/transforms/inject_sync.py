@@ -67,6 +67,7 @@ from tilegraph.lowering.analysis.sync_check import (
     check_trace,
     kernel_aliases,
     launch_blocks,
+    launch_sub_blocks,
     trace_kernel,
 )
 from tilegraph.passes.registry import register_pass
@@ -411,15 +412,22 @@ def _may_be_implied(unit: list[Operation], others: list[list[Operation]]) -> boo
     return dst in reached
 
 
-def _drop_implied(fn: func.FuncOp, units: list[list[Operation]], blocks: int) -> tuple[int, int]:
+def _drop_implied(
+    fn: func.FuncOp, units: list[list[Operation]], blocks: int, sub_blocks: int = 1
+) -> tuple[int, int]:
     """Remove each flag pair (with its prime and drain) or barrier the remaining ones imply:
     the pipe-queue checker still passes without it on short walks of the kernel (every
     loop cut to a few iterations) as the first and the last of its ``blocks`` run it — the
     blocks' share of the split loop differs by at most one iteration, and what is implied
-    can depend on it (with one iteration per block, a producer runs further ahead). Latest
+    can depend on it (with one iteration per block, a producer runs further ahead), and as
+    each of ``sub_blocks`` AIVs of a group runs it (their shares of a tile differ). Latest
     inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
     implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
-    traces = [trace_kernel(fn, block, blocks, max_trips=_SHORT_WALK) for block in {0, blocks - 1}]
+    traces = [  # every sub-block of a mix kernel's AIV: each runs other shares of a tile
+        trace_kernel(fn, block, blocks, _SHORT_WALK, sub)
+        for block in {0, blocks - 1}
+        for sub in range(sub_blocks)
+    ]
     aliases = kernel_aliases(fn)
     removed: set[Operation] = set()
     dropped = [0, 0]
@@ -440,9 +448,9 @@ def _drop_implied(fn: func.FuncOp, units: list[list[Operation]], blocks: int) ->
     return dropped[0], dropped[1]
 
 
-def inject_sync(fn: func.FuncOp, blocks: int = 1) -> dict[str, int]:
-    """Synchronise one tiled kernel launched with ``blocks`` blocks; returns counts for the
-    statistics."""
+def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[str, int]:
+    """Synchronise one tiled kernel launched with ``blocks`` blocks (``sub_blocks`` AIVs
+    per group: a mix kernel's AIV part); returns counts for the statistics."""
     plan = _Plan()
     deps = _dependences(fn, plan)
     cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
@@ -481,7 +489,7 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1) -> dict[str, int]:
         barrier = PipeBarrierOp("V")
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
-    implied = _drop_implied(fn, units, blocks)
+    implied = _drop_implied(fn, units, blocks, sub_blocks)
     _renumber(fn, [u for u in units if u[0].parent is not None])
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
@@ -505,10 +513,12 @@ class InjectSyncPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         blocks = launch_blocks(op)
+        sub_blocks = launch_sub_blocks(op)
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if TILES_ATTR not in fn.attributes or _has_sync(fn):
                 continue
-            counts = inject_sync(fn, blocks.get(fn.sym_name.data, 1))
+            name = fn.sym_name.data
+            counts = inject_sync(fn, blocks.get(name, 1), sub_blocks.get(name, 1))
             locate(fn.body.ops, fn.location)  # the flags: the kernel's location
             stats.add("kernels")
             for key, value in counts.items():

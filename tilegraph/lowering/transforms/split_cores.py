@@ -28,7 +28,10 @@ cube cores, vector kernels on its vector cores (910B's AIC / AIV split; a couple
 counts once). ``cores`` overrides the preset's count (studies of scaling). A kernel with no
 such loop keeps one block. Kernels already split are left alone. A mix kernel's AIV part
 gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that core group
-``b``'s AIC and AIV visit the same tiles; the launch gets ``aiv_blocks = blocks``.
+``b``'s AIC and AIV visit the same tiles; the launch gets ``aiv_blocks = r * blocks``,
+``r`` the preset's AIVs per group (:attr:`~tilegraph.hardware.HardwareModel.aiv_per_aic`:
+2 where ``vector_cores >= 2 * cube_cores``, 910B and the test preset; else 1), whose
+instances read the group index from ``tile.block_idx`` like the AIC's.
 
 Statistics: ``split-kernels``, ``collapsed-nests``, ``single-block-kernels``, ``blocks``
 (summed over kernels).
@@ -315,5 +318,5 @@ class SplitCoresPass(ModulePass):
                 blocks = blocks_of.get(launch.callee.string_value())
                 if blocks is not None:
                     launch.blocks = IntegerAttr(blocks, i64)
-                    if launch.is_mix:  # one AIV per AIC: the same iterations
-                        launch.aiv_blocks = IntegerAttr(blocks, i64)
+                    if launch.is_mix:  # r AIVs per AIC, in groups: the same iterations
+                        launch.aiv_blocks = IntegerAttr(hw.aiv_per_aic * blocks, i64)

@@ -31,7 +31,12 @@ from xdsl.utils.exceptions import PassFailedException
 
 from tilegraph.dialects.graph.provenance import onnx_nodes
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
-from tilegraph.lowering.analysis.sync_check import SyncError, check_kernel, launch_blocks
+from tilegraph.lowering.analysis.sync_check import (
+    SyncError,
+    check_kernel,
+    launch_blocks,
+    launch_sub_blocks,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -70,12 +75,15 @@ class VerifySyncPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         blocks = launch_blocks(op)
+        sub_blocks = launch_sub_blocks(op)
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or TILES_ATTR not in fn.attributes:
                 continue
             name = fn.sym_name.data
             try:
-                check_kernel(fn, blocks.get(name, 1), self.max_trips or None)
+                check_kernel(
+                    fn, blocks.get(name, 1), self.max_trips or None, sub_blocks.get(name, 1)
+                )
             except SyncError as error:
                 message = str(error).removeprefix(f"@{name}: ")
                 raise SyncVerificationError(

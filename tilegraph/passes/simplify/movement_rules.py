@@ -7,8 +7,9 @@ a Split. It pays when the launches and input reads saved exceed the Split's copy
 epilogue fusions it prevents (a sibling with an elementwise user loses it: that user
 becomes a kernel of its own and re-reads the result): ``(k - 2 - e) * launch + (k - 1) *
 bytes(x) - 2 * bytes(outputs) - 2 * bytes(outputs with such a user) > 0`` for ``e`` such
-siblings, a launch counted as the bytes the preset's global memory moves meanwhile
-(ascend910b: 20 µs at 1.6 TB/s = 32 MB). It does
+siblings, a launch counted as the bytes the preset's global memory moves while the device
+schedules one task of a compiled (sunk) model (ascend910b: 2 µs at 1.6 TB/s = 3.2 MB;
+``task_overhead_us``, the cycle model's default launch mode). It does
 not fire while a sibling still has a BatchNorm or per-channel constant arithmetic to fold
 (that fold needs the separate ops), and never on storage layouts.
 
@@ -52,9 +53,10 @@ def _bytes(value: SSAValue) -> int:
 
 
 def _launch_bytes(op: Operation) -> float:
-    """Global-memory bytes one kernel launch costs in time (the module's target)."""
+    """Global-memory bytes one kernel launch of a compiled model costs in time (the
+    module's target; a sunk model's task, as ``tilegraph.compile`` runs it)."""
     hw = target_of(op).hw
-    return hw.launch_overhead_us * hw.gm_bandwidth_gbps * 1e3
+    return hw.task_overhead_us * hw.gm_bandwidth_gbps * 1e3
 
 
 def _folds_pending(op: Operation) -> bool:

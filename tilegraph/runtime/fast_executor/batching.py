@@ -63,8 +63,10 @@ it (``split-cores``' work loop)."""
 
 BLOCK_INDEX = "__block"
 BLOCK_COUNT = "__blocks"
-"""The names the generated kernel functions take the running block's index and count by
-(:mod:`.codegen`: every block of a launch runs with the values ``tile.launch`` gives)."""
+SUB_BLOCK_INDEX = "__sub_block"
+"""The names the generated kernel functions take the running block's index and count (and
+a mix launch's AIV its sub-block, ``tile.sub_block_idx``) by (:mod:`.codegen`: every block
+of a launch runs with the values ``tile.launch`` gives)."""
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,12 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, TileOp
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, SubBlockIdxOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
     BLOCK_COUNT,
     BLOCK_INDEX,
+    SUB_BLOCK_INDEX,
     NestPlan,
     flattened,
     one_by_one,
@@ -43,7 +44,7 @@ from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
-from tilegraph.runtime.tile_interpreter.cross_core import run_mix_groups
+from tilegraph.runtime.tile_interpreter.cross_core import run_mix_groups, sub_blocks_of
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -72,7 +73,7 @@ class _FunctionWriter:
     def write(self) -> str:
         fname = self.module.python_name(self.fn.sym_name.data)
         args = [self.name(a) for a in self.fn.body.block.args]
-        block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1"]
+        block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1", f"{SUB_BLOCK_INDEX}=0"]
         self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
         self.block(self.fn.body.block.ops, 1)
         if self.lines[-1].startswith("def "):
@@ -92,6 +93,8 @@ class _FunctionWriter:
             self.emit(depth, f"{out} = {literal!r}")
         elif (expr := self.index_expression(op)) is not None:
             self.emit(depth, f"{out} = {expr}")
+        elif isinstance(op, SubBlockIdxOp):  # a mix launch's AIV: its sub-block in the group
+            self.emit(depth, f"{out} = {SUB_BLOCK_INDEX}")
         elif isinstance(op, BlockIdxOp | BlockNumOp):
             # the running block, as the launch gave it (a batched loop whose bounds depend
             # on it, split-cores' work loop, has them in the source: batching.Bound)
@@ -113,7 +116,8 @@ class _FunctionWriter:
             blocks = op.block_count
             if op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
-                self.emit(depth, f"_mix(({parts}), ({args}{',' if op.operands else ''}), {blocks})")
+                call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
+                self.emit(depth, f"_mix({call}, {op.aiv_block_count})")
             elif self.module.blocks_run_as_one(callee, blocks):
                 self.emit(depth, f"{self.module.python_name(callee)}({args})")
             else:  # every block, one after the other, as the interpreter runs them
@@ -314,14 +318,22 @@ class CompiledModule:
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
 
-    def run_mix(self, aic: str, aiv: str, args: Sequence[Any], groups: int = 1) -> None:
+    def run_mix(
+        self,
+        aic: str,
+        aiv: str,
+        args: Sequence[Any],
+        groups: int = 1,
+        aiv_blocks: int | None = None,
+    ) -> None:
         """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
-        of ``groups`` core groups of them would)."""
+        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would)."""
         functions = self.namespace
         run_mix_launch(
             ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
             tuple(args),
             groups,
+            groups if aiv_blocks is None else aiv_blocks,
         )
 
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
@@ -333,17 +345,20 @@ def run_mix_launch(
     parts: tuple[tuple[str, Callable[..., Any]], tuple[str, Callable[..., Any]]],
     args: tuple[Any, ...],
     groups: int = 1,
+    aiv_blocks: int = 1,
 ) -> None:
-    """A mix launch of ``groups`` core groups: per group, its AIC and AIV functions as
-    coroutines (:mod:`~tilegraph.runtime.tile_interpreter.cross_core`), each answering the
-    block queries with its group's index and the group count, as the interpreter does."""
+    """A mix launch of ``groups`` core groups and ``aiv_blocks`` AIVs: per group, its AIC
+    function and its AIVs' as coroutines (:mod:`~tilegraph.runtime.tile_interpreter.
+    cross_core`), each answering the block queries with its group's index and the group
+    count and ``tile.sub_block_idx`` with its sub-block, as the interpreter does."""
     (aic_name, aic), (aiv_name, aiv) = parts
     by_core = {"aic": aic, "aiv": aiv}
+    sub_blocks = sub_blocks_of(groups, aiv_blocks, aic_name)
 
-    def part(group: int, core: str) -> Callable[[], Any]:
-        return lambda: by_core[core](*args, group, groups)
+    def part(group: int, core: str, sub: int) -> Callable[[], Any]:
+        return lambda: by_core[core](*args, group, groups, sub)
 
-    run_mix_groups(groups, part, (aic_name, aiv_name))
+    run_mix_groups(groups, part, (aic_name, aiv_name), sub_blocks=sub_blocks)
 
 
 def compile_module(module: ModuleOp, batch: bool = True) -> CompiledModule:

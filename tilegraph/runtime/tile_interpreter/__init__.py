@@ -29,7 +29,15 @@ from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from tilegraph.dialects import index_arith
-from tilegraph.dialects.tile import TILE_OPS, AllocOp, BlockIdxOp, BlockNumOp, LaunchOp, TileOp
+from tilegraph.dialects.tile import (
+    TILE_OPS,
+    AllocOp,
+    BlockIdxOp,
+    BlockNumOp,
+    LaunchOp,
+    SubBlockIdxOp,
+    TileOp,
+)
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
     cross_core,
@@ -73,7 +81,9 @@ class TileFunctions(InterpreterFunctions):
         self._kernels: dict[int, Kernel] = {}
         self.counters = counters
         self.block = (0, 1)
-        """(index, count) of the block being run."""
+        """(index, count) of the block being run (a mix launch's AIV: of its group)."""
+        self.sub_block = 0
+        """The running AIV's sub-block in its group (``tile.sub_block_idx``)."""
         self.iterations: dict[int, int] = {}
         """The iteration each running loop is in (:class:`.arena.LoopCountingFunctions`)."""
         self._arenas: dict[int, dict[str, np.ndarray]] = {}
@@ -140,34 +150,38 @@ class TileFunctions(InterpreterFunctions):
         return tuple(values)
 
     def _run_mix(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]) -> None:
-        """A mix launch: per core group, its AIC and AIV parts as coroutines
-        (:mod:`.cross_core`), each answering the block queries with the group."""
+        """A mix launch: per core group, its AIC part and its AIVs' parts as coroutines
+        (:mod:`.cross_core`), each answering the block queries with the group and
+        ``tile.sub_block_idx`` with its sub-block; every part has on-chip memory of its own
+        (the two AIVs of a group run the same function, each in its own UB)."""
         names = op.callees()
         blocks = op.block_count
-        if op.aiv_block_count != blocks:
-            raise InterpretationError(
-                f"a mix launch of @{names[0]} with {blocks} AIC and {op.aiv_block_count} AIV "
-                "blocks: the executors pair AIC and AIV one to one"
-            )
+        sub_blocks = cross_core.sub_blocks_of(blocks, op.aiv_block_count, names[0])
 
-        def part(group: int, core: str) -> Callable[[], Any]:
+        def part(group: int, core: str, sub: int) -> Callable[[], Any]:
             def run() -> None:
-                self.block = (group, blocks)
+                self.block, self.sub_block = (group, blocks), sub
+                self._arenas, self._slot_views = {}, {}
                 interpreter.call_op(names[0] if core == "aic" else names[1], args)
 
             return run
 
         def save_state() -> Callable[[], None]:
-            scope, block = interpreter._ctx, self.block  # pyright: ignore[reportPrivateUsage]
+            scope, block, sub = interpreter._ctx, self.block, self.sub_block  # pyright: ignore[reportPrivateUsage]
+            arenas, views, iterations = self._arenas, self._slot_views, dict(self.iterations)
 
             def restore() -> None:
                 interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
-                self.block = block
+                self.block, self.sub_block = block, sub
+                self._arenas, self._slot_views = arenas, views
+                self.iterations.clear()  # shared with the loop counter: restored in place
+                self.iterations.update(iterations)
 
             return restore
 
-        cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state)
-        self.block = (0, 1)
+        cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state, sub_blocks)
+        self.block, self.sub_block = (0, 1), 0
+        self._arenas, self._slot_views = {}, {}
 
     @impl(BlockIdxOp)
     def run_block_idx(self, interpreter: Interpreter, op: BlockIdxOp, args: tuple[Any, ...]):
@@ -176,6 +190,10 @@ class TileFunctions(InterpreterFunctions):
     @impl(BlockNumOp)
     def run_block_num(self, interpreter: Interpreter, op: BlockNumOp, args: tuple[Any, ...]):
         return (self.block[1],)
+
+    @impl(SubBlockIdxOp)
+    def run_sub_block_idx(self, interpreter: Interpreter, op: SubBlockIdxOp, args: tuple[Any, ...]):
+        return (self.sub_block,)
 
 
 _XDSL_IMPLS = dict(ArithFunctions._impls())  # pyright: ignore[reportPrivateUsage]
@@ -245,6 +263,6 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
 
 
 for _cls in TILE_OPS:
-    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp, AllocOp):
+    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp, AllocOp):
         setattr(TileFunctions, f"run_{_cls.name.replace('.', '_')}", _make_impl(_cls))
 register_impls(TileFunctions)

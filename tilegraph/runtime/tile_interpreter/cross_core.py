@@ -1,22 +1,26 @@
 """Running a mix launch: the AIC and AIV parts in an order their cross-core flags allow.
 
-A mix launch (``tile.launch @aic(...) {aiv = @aiv}``) runs, per core group ``b``, AIC
-instance ``b`` and AIV instance ``b`` side by side; they exchange data through a
-multi-buffered GM workspace and order it with ``tile.sync_block_set`` /
-``tile.sync_block_wait`` (:mod:`tilegraph.dialects.tile.cross_core`). Running the whole AIC
-part first would overwrite workspace slots the AIV has not read yet, so both executors run
-the parts as coroutines: each part in a thread of its own, exactly one of them running at a
-time (:class:`MixRun` hands a baton over), switching only where a part waits for a flag
-whose counter is zero. The running part keeps going as long as it can (the AIC runs ahead
-as far as the free slots let it), so a run is deterministic.
+A mix launch (``tile.launch @aic(...) {aiv = @aiv, blocks = n, aiv_blocks = r * n}``) runs,
+per core group ``g``, AIC instance ``g`` and AIV instances ``g * r .. g * r + r - 1``
+(sub-blocks ``0 .. r-1``, :class:`~tilegraph.dialects.tile.cores.SubBlockIdxOp`) side by
+side; they exchange data through a multi-buffered GM workspace and order it with
+``tile.sync_block_set`` / ``tile.sync_block_wait`` (:mod:`tilegraph.dialects.tile.
+cross_core`) in Ascend C's mode 2: a set on the AIC adds one to the flag's counter on
+*every* AIV of its group; a set on an AIV adds one to the AIC's counter of that flag *from
+that AIV*, and a wait on the AIC takes one from the counter of every AIV of the group (it
+waits until all of them have set the flag). Running the whole AIC part first would
+overwrite workspace slots the AIVs have not read yet, so both executors run the parts as
+coroutines: each part in a thread of its own, exactly one of them running at a time
+(:class:`MixRun` hands a baton over), switching only where a part waits for a flag whose
+counter is zero. The running part keeps going as long as it can (the AIC runs ahead as far
+as the free slots let it), so a run is deterministic.
 
-The flags are counters per (receiving core, flag id). :class:`CrossCoreError` (a
-``KernelError`` for the executors' callers) reports what real hardware would hang on or
-lose:
+:class:`CrossCoreError` (a ``KernelError`` for the executors' callers) reports what real
+hardware would hang on or lose:
 
 * a *deadlock*: every unfinished part waits for a flag nobody will set;
 * an *overflow*: a flag set more than :data:`CROSS_CORE_MAX_PENDING` times without a wait;
-* a flag *left set* when both parts finished (a wait is missing: on the next launch it would
+* a flag *left set* when all parts finished (a wait is missing: on the next launch it would
   release a wait too early).
 
 The kernels of the flag ops (registered here for both executors) act on the run of the
@@ -45,19 +49,29 @@ class _Cancelled(BaseException):
     """Unwinds a part's thread after another part failed (not an error of its own)."""
 
 
+Counter = tuple[str, int, int]
+"""(receiving part, flag id, sending sub-block): one flag counter of a core group."""
+
+
 class _Part:
-    def __init__(self, name: str, core: str, body: Callable[[], Any]):
+    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0):
         self.name = name
         self.core = core
+        self.sub = sub
+        """The AIV's sub-block in its group (0 for the AIC)."""
         self.body = body
         self.turn = threading.Event()
-        self.waiting: tuple[str, int] | None = None
+        self.waiting: list[Counter] | None = None
         self.done = False
         self.error: BaseException | None = None
 
+    @property
+    def key(self) -> str:
+        """The part's name among its group's: "aic", "aiv0", "aiv1", ..."""
+        return "aic" if self.core == "aic" else f"aiv{self.sub}"
+
 
 _LOCAL = threading.local()
-CORES = ("aic", "aiv")
 
 
 class MixRun:
@@ -65,39 +79,50 @@ class MixRun:
 
     def __init__(
         self,
-        parts: Sequence[tuple[str, str, Callable[[], Any]]],
+        parts: Sequence[tuple[str, str, Callable[[], Any], int]],
         save_state: Callable[[], Callable[[], None]] | None = None,
     ):
-        """``parts``: (name, core "aic"/"aiv", a callable running that part).
-        ``save_state``: captures the executor's state a part runs in (the interpreter's
-        scope of values, the block being run) and returns what restores it; called when a
-        part stops at a wait, the restore when it goes on."""
+        """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block),
+        one AIC and the AIVs of its group. ``save_state``: captures the executor's state a
+        part runs in (the interpreter's scope of values, the block being run) and returns
+        what restores it; called when a part stops at a wait, the restore when it goes on."""
         self.parts = [_Part(*p) for p in parts]
         self._save_state = save_state
-        self.counters: dict[tuple[str, int], int] = {}
+        self.counters: dict[Counter, int] = {}
         self._back = threading.Event()
         self._cancelled = False
 
+    def _aivs(self) -> list[_Part]:
+        return [p for p in self.parts if p.core == "aiv"]
+
     # ---- called from the parts' threads, through the flag ops' kernels -----------------
     def set(self, op: CrossCoreOp, flag: int) -> None:
-        receiver = "aiv" if op.core == "aic" else "aic"
-        key = (receiver, flag)
-        count = self.counters.get(key, 0) + 1
-        if count > CROSS_CORE_MAX_PENDING:
-            raise CrossCoreError(
-                f"'{op.name}' in @{_part().name}: flag {flag} of the {receiver.upper()} set "
-                f"{count} times without a wait (a counter holds {CROSS_CORE_MAX_PENDING})"
-            )
-        self.counters[key] = count
+        part = _part()
+        if part.core == "aic":  # mode 2: seen by every AIV of the group
+            keys = [(aiv.key, flag, 0) for aiv in self._aivs()]
+        else:  # the AIC counts each AIV's sets apart
+            keys = [("aic", flag, part.sub)]
+        for key in keys:
+            count = self.counters.get(key, 0) + 1
+            if count > CROSS_CORE_MAX_PENDING:
+                raise CrossCoreError(
+                    f"'{op.name}' in @{part.name}: flag {flag} of the {key[0].upper()} set "
+                    f"{count} times without a wait (a counter holds {CROSS_CORE_MAX_PENDING})"
+                )
+            self.counters[key] = count
 
     def wait(self, op: CrossCoreOp, flag: int) -> None:
         part = _part()
-        key = (part.core, flag)
-        while self.counters.get(key, 0) == 0:
-            part.waiting = key
+        if part.core == "aic":  # waits until every AIV of the group has set it
+            keys = [("aic", flag, aiv.sub) for aiv in self._aivs()]
+        else:
+            keys = [(part.key, flag, 0)]
+        while any(self.counters.get(key, 0) == 0 for key in keys):
+            part.waiting = keys
             self._yield(part)
         part.waiting = None
-        self.counters[key] -= 1
+        for key in keys:
+            self.counters[key] -= 1
 
     def _yield(self, part: _Part) -> None:
         restore = self._save_state() if self._save_state is not None else None
@@ -111,7 +136,9 @@ class MixRun:
 
     # ---- the scheduler (the launching thread) -------------------------------------------
     def _runnable(self, part: _Part) -> bool:
-        return not part.done and (part.waiting is None or self.counters.get(part.waiting, 0) > 0)
+        return not part.done and (
+            part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
+        )
 
     def run(self) -> None:
         """Run the parts to completion; raises what a part raised or :class:`CrossCoreError`."""
@@ -128,9 +155,9 @@ class MixRun:
                 part = next((p for p in order if self._runnable(p)), None)
                 if part is None:
                     stuck = "; ".join(
-                        f"@{p.name} waits for flag {p.waiting[1]}"
+                        f"@{p.name} ({p.key}) waits for flag {p.waiting[0][1]}"
                         for p in self.parts
-                        if not p.done and p.waiting is not None
+                        if not p.done and p.waiting
                     )
                     raise CrossCoreError(f"deadlock between the parts of a mix launch: {stuck}")
                 current = self.parts.index(part)
@@ -142,8 +169,10 @@ class MixRun:
             left = {k: n for k, n in self.counters.items() if n}
             if left:
                 names = ", ".join(
-                    f"flag {flag} of the {core.upper()} ({n} pending)"
-                    for (core, flag), n in sorted(left.items())
+                    f"flag {flag} of the {receiver.upper()}"
+                    + (f" from aiv{sender}" if receiver == "aic" else "")
+                    + f" ({n} pending)"
+                    for (receiver, flag, sender), n in sorted(left.items())
                 )
                 raise CrossCoreError(f"a mix launch ended with flags set but not waited: {names}")
         finally:
@@ -177,17 +206,33 @@ def _part() -> _Part:
     return part
 
 
+def sub_blocks_of(groups: int, aiv_blocks: int, callee: str) -> int:
+    """AIVs per core group of a mix launch of ``groups`` AIC blocks and ``aiv_blocks`` AIV
+    blocks (``aiv_blocks`` must be a multiple of ``groups``)."""
+    if aiv_blocks % groups:
+        raise CrossCoreError(
+            f"a mix launch of @{callee} with {groups} AIC and {aiv_blocks} AIV blocks: "
+            "the AIV blocks must be a whole number of AIVs per group"
+        )
+    return aiv_blocks // groups
+
+
 def run_mix_groups(
     groups: int,
-    part_runner: Callable[[int, str], Callable[[], Any]],
+    part_runner: Callable[[int, str, int], Callable[[], Any]],
     names: tuple[str, str],
     save_state: Callable[[], Callable[[], None]] | None = None,
+    sub_blocks: int = 1,
 ) -> None:
     """Run ``groups`` core groups of a mix launch one after the other (groups share no
-    flags); ``part_runner(group, core)`` gives the callable running that core's part."""
+    flags), each of one AIC and ``sub_blocks`` AIVs; ``part_runner(group, core, sub)``
+    gives the callable running that core's part (AIV instance ``group * sub_blocks +
+    sub``)."""
+    aic_name, aiv_name = names
     for group in range(groups):
-        parts = [
-            (name, core, part_runner(group, core)) for name, core in zip(names, CORES, strict=True)
+        parts = [(aic_name, "aic", part_runner(group, "aic", 0), 0)]
+        parts += [
+            (aiv_name, "aiv", part_runner(group, "aiv", sub), sub) for sub in range(sub_blocks)
         ]
         MixRun(parts, save_state).run()
 

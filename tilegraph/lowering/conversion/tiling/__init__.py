@@ -199,5 +199,8 @@ class TileKernelsPass(ModulePass):
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
-                relaunch_mix(list(op.walk()), name, aic.sym_name.data, aiv.sym_name.data, ws_type)
+                relaunch_mix(
+                    list(op.walk()), name, aic.sym_name.data, aiv.sym_name.data, ws_type,
+                    hw.aiv_per_aic,
+                )  # fmt: skip
                 stats.add("mix-kernels")

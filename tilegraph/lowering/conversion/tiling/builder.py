@@ -128,9 +128,25 @@ class KernelBuilder:
         if upper - lower <= step:
             yield self.index(lower)
             return
+        with self.loop_over(
+            self.index(lower), self.index(upper), self.index(step), name, parallel
+        ) as iv:
+            yield iv
+
+    @contextmanager
+    def loop_over(
+        self,
+        lower: SSAValue,
+        upper: SSAValue,
+        step: SSAValue,
+        name: str = "i",
+        parallel: bool = False,
+    ) -> Iterator[SSAValue]:
+        """``for iv in range(lower, upper, step)``, always emitted, with bounds that may be
+        computed in the kernel (a guard of zero or one trip: :mod:`.sub_blocks`)."""
         body = Block(arg_types=[IndexType()])
         body.args[0].name_hint = name
-        loop = scf.ForOp(self.index(lower), self.index(upper), self.index(step), [], body)
+        loop = scf.ForOp(lower, upper, step, [], body)
         if parallel:
             loop.attributes[PARALLEL_ATTR] = UnitAttr()
         self.add(loop)

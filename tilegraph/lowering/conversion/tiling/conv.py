@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.cost_model.tile_costs import img2col_bytes_per_cycle
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout import TransDataOp
@@ -21,6 +22,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats.shape import group_plan
+from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
@@ -31,6 +33,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
 )
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,7 @@ def balanced(extent: int, tile: int) -> int:
 
 
 def choose_conv_tiles(
-    g: ConvGeometry, hw, element: Attribute, epilogue: Epilogue
+    g: ConvGeometry, hw: HardwareModel, element: Attribute, epilogue: Epilogue
 ) -> ConvTiles | None:
     eb = element_bytes(element)
     frac = FRACTAL * g.c0 * eb
@@ -167,22 +170,65 @@ def choose_conv_tiles(
                 n1 -= 1
         if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
             continue
-        k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1 * frac)))
+        rows_s, n1_s = spread_over_cores(g, rows, n1, hw)
+        t = ConvTiles(rows_s, n1_s, 1)
+        m1 = t.m1(g)
+        k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1_s * frac)))
         fmap = g.block_c1 * t.window_rows(g) * g.width * g.in_c0 * eb
-        while k1 > 1 and fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+        while k1 > 1 and fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
             k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
-        if fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+        if fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
             continue
-        out_tile = [1, n1, rows, g.out_w, g.c0]
+        out_tile = [1, n1_s, rows_s, g.out_w, g.c0]
         if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
             continue
         # As many steps as the largest tiles need, but tiles of equal size: a ragged last
         # step would compute as much padding as the tail lacks (K = 4 fractals in steps
         # of 3 costs 6 fractals of work, in steps of 2 costs 4).
         return ConvTiles(
-            balanced(g.out_h, rows), balanced(g.block_n1, n1), balanced(g.block_k1, k1)
+            balanced(g.out_h, rows_s), balanced(g.block_n1, n1_s), balanced(g.block_k1, k1)
         )
     return None
+
+
+def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) -> tuple[int, int]:
+    """Output tiles (rows, channel fractals) that spread the kernel over more cube cores
+    when there are fewer tiles than cores (a late ResNet layer at batch 1: 14 x 14 x 256
+    is one or two tiles), as CANN's convolution tiling splits the batch, the output
+    channels (N) and the output rows (M) over the cores. ``split-cores`` shares out one
+    loop: the batch x channel-tile nest or the row loop inside it (the weights of a
+    channel tile stay in L1 over its rows, so the two do not collapse into one). Fewer
+    rows divide each tile's img2col (MTE1) and cube work but every tile loads all of its
+    channel tile's weights; fewer channels divide the weights and the cube work but every
+    tile still builds the whole img2col of its rows. Of the smaller tiles down to enough
+    for every core, this takes the one whose busiest core does the least MTE1 and cube
+    work: tiles x its share of the shared loop x ``max(A bytes / img2col rate + B bytes /
+    L1->L0B rate, fractal MACs)`` per tile (ties: the larger tile). Smaller tiles fit
+    wherever the larger ones did."""
+    cores = max(1, hw.cube_cores)
+    frac = FRACTAL * g.c0 * 2  # the cost ratio only: the element size cancels out
+    a_rate = img2col_bytes_per_cycle(*g.kernel)
+    b_rate = hw.dma_bytes_per_cycle.get("L1->L0B", 128.0)
+
+    def busiest_core(tile: tuple[int, int]) -> float:
+        rows, n1 = tile
+        m1 = -(-(rows * g.out_w) // FRACTAL)
+        outer, row_tiles = g.batch * -(-g.block_n1 // n1), -(-g.out_h // rows)
+        share = min(-(-trips // cores) / trips for trips in (outer, row_tiles))
+        loads = m1 * g.block_k1 * frac / a_rate + g.block_k1 * n1 * frac / b_rate
+        return outer * row_tiles * share * max(loads, m1 * g.block_k1 * n1)
+
+    channel_tiles = [n1]
+    while g.batch * -(-g.block_n1 // channel_tiles[-1]) < cores and channel_tiles[-1] > 1:
+        smaller = channel_tiles[-1] - 1
+        while g.blocks > 1 and g.block_n1 % smaller:
+            smaller -= 1  # a ragged channel tile would write into the next group block
+        channel_tiles.append(smaller)
+    row_tiles = [rows]
+    while -(-g.out_h // row_tiles[-1]) < cores and row_tiles[-1] > 1:
+        row_tiles.append(row_tiles[-1] - 1)
+    candidates = [(r, n) for r in row_tiles for n in channel_tiles]
+    return min(candidates, key=lambda t: (busiest_core(t), -t[0] * t[1]))
 
 
 def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -243,9 +289,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     out_tile = [1, tiles.n1, tiles.rows, g.out_w, g.c0]
     acc_ub = None
     chain = epilogue.chain
+    shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
     if chain is not None:
         acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
-        chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+        if not shared:
+            chain.allocate(b, out_tile, given=[epilogue.anchor_value])
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -303,7 +351,16 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             return
         assert acc_ub is not None
         b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
-        chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+        if not shared:
+            chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
+            return
+
+        def share_epilogue(tile: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
+            assert chain is not None
+            chain.allocate(b, shape, given=[epilogue.anchor_value])
+            chain.epilogue(b, {epilogue.anchor_value: tile}, at, out_arg, epilogue.out_value)
+
+        emit_shares(b, acc_ub, out_tile, element, offsets, share_epilogue)
 
     with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:

@@ -70,6 +70,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     nd_source,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 @dataclass(frozen=True)
@@ -444,16 +445,40 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     chain = epilogue.chain
     on_ub = p.alpha != 1.0 or p.c is not None or chain is not None
     acc_ub = b.buffer(tile, el, "UB", "acc_ub") if on_ub else None
-    c_ub = None
-    if p.c is not None:
-        c_shape = memref_shape(p.c)
-        c_tile = [
-            1 if d == 1 else t
-            for d, t in zip(c_shape, tile[len(tile) - len(c_shape) :], strict=True)
-        ]
-        c_ub = b.buffer(c_tile, el, "UB", "c_ub")
-    if chain is not None:
-        chain.allocate(b, tile, given=[epilogue.anchor_value])
+    shared = on_ub and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
+
+    def allocate_epilogue(shape: list[int]) -> SSAValue | None:
+        """The UB tiles of the epilogue on a tile of ``shape``: C's (returned), the chain's."""
+        c_ub = None
+        if p.c is not None:
+            c_shape = memref_shape(p.c)
+            c_tile = [
+                1 if d == 1 else t
+                for d, t in zip(c_shape, shape[len(shape) - len(c_shape) :], strict=True)
+            ]
+            c_ub = b.buffer(c_tile, el, "UB", "c_ub")
+        if chain is not None:
+            chain.allocate(b, shape, given=[epilogue.anchor_value])
+        return c_ub
+
+    def finish(acc: SSAValue, c_ub: SSAValue | None, at: list[SSAValue]) -> None:
+        """The epilogue on the accumulator tile ``acc`` at offsets ``at`` of the output."""
+        if p.alpha != 1.0:
+            b.add(SCALAR_OPS["vmuls"](acc, p.alpha, acc))
+        if p.c is not None and c_ub is not None:
+            load_broadcast(b, p.c, out_shape, at, c_ub)
+            if p.beta != 1.0:
+                b.add(SCALAR_OPS["vmuls"](c_ub, p.beta, c_ub))
+            b.add(BINARY_OPS["vadd"](acc, c_ub, acc))
+        if chain is not None:
+            given: dict[SSAValue, SSAValue] = {epilogue.anchor_value: acc}
+            chain.epilogue(b, given, at, out_arg, epilogue.out_value)
+        else:
+            if epilogue.relu:
+                b.add(UNARY_OPS["vrelu"](acc, acc))
+            store(b, acc, out_arg, at)
+
+    c_whole = None if shared or not on_ub else allocate_epilogue(tile)
     zero = b.index(0)
     from contextlib import ExitStack
 
@@ -519,19 +544,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
         else:
             b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1))
-            if p.alpha != 1.0:
-                b.add(SCALAR_OPS["vmuls"](acc_ub, p.alpha, acc_ub))
-            if p.c is not None and c_ub is not None:
-                load_broadcast(b, p.c, out_shape, offsets, c_ub)
-                if p.beta != 1.0:
-                    b.add(SCALAR_OPS["vmuls"](c_ub, p.beta, c_ub))
-                b.add(BINARY_OPS["vadd"](acc_ub, c_ub, acc_ub))
-            if chain is not None:
-                given: dict[SSAValue, SSAValue] = {epilogue.anchor_value: acc_ub}
-                chain.epilogue(b, given, offsets, out_arg, epilogue.out_value)
+            if not shared:
+                finish(acc_ub, c_whole, offsets)
             else:
-                if epilogue.relu:
-                    b.add(UNARY_OPS["vrelu"](acc_ub, acc_ub))
-                store(b, acc_ub, out_arg, offsets)
+
+                def share_epilogue(acc: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
+                    finish(acc, allocate_epilogue(shape), at)
+
+                emit_shares(b, acc_ub, tile, el, offsets, share_epilogue)
     b.tiles = prod(p.batch) * -(-_frac(p.m) // p.m1) * -(-_frac(p.n) // p.n1)
     return None

@@ -25,9 +25,16 @@ the workspace accesses they order, in program order with them.
 The workspace is an extra GM argument of both functions (the last), allocated by the host
 before each launch (``tile.alloc``; ``plan-memory`` places it in the GM workspace like any
 intermediate tensor), of shape ``(2, *accumulator tile)``. The launch becomes a mix launch
-(``tile.launch @k_mix_aic(...) {aiv = @k_mix_aiv}``). Not done: sharing an AIV tile between
-the group's two vector cores (each AIC pairs with one AIV; the launch says so with
-``aiv_blocks`` = ``blocks``).
+(``tile.launch @k_mix_aic(...) {aiv = @k_mix_aiv, aiv_blocks = r}``, ``r`` the preset's
+AIVs per group, :attr:`~tilegraph.hardware.HardwareModel.aiv_per_aic`).
+
+Where the group has two AIVs (910B) the tiling has already shared the tile's epilogue out
+between them (:mod:`.sub_blocks`: after the bridge, per share a ``tile.copy_flat`` of its
+rows out of the whole tile on UB, then its epilogue, guarded by ``tile.sub_block_idx``).
+The AIV part then waits for "ready" where the bridge was, each share's copy reads its rows
+straight from the slot (GM -> UB), and "free" is set once after the copies: the AIC's waits
+for "free" take one set from each AIV of the group (Ascend C's mode 2,
+:mod:`tilegraph.dialects.tile.cross_core`), and its "ready" reaches both.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    i64,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
@@ -54,6 +62,7 @@ from tilegraph.dialects.tile import (
     CopyFlatOp,
     FixpipeOp,
     LaunchOp,
+    SubBlockIdxOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
     TileOp,
@@ -188,7 +197,7 @@ def _is_dead(op: Operation) -> bool:
         body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
         return not body and not op.results
     pure = type(op).__module__.endswith(".arith") or isinstance(
-        op, AllocOp | BlockIdxOp | BlockNumOp
+        op, AllocOp | BlockIdxOp | BlockNumOp | SubBlockIdxOp
     )
     return pure and not any(r.uses for r in op.results)
 
@@ -239,11 +248,53 @@ def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
     fn.body.block.insert_ops_before(drain, ret)
 
 
+def _top_level(op: Operation, block) -> Operation:
+    """The op of ``block`` that is or contains ``op``."""
+    while op.parent_block() is not block:
+        parent = op.parent_op()
+        assert parent is not None
+        op = parent
+    return op
+
+
+def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp]) -> None:
+    """The AIV's hand-over when the AIVs of a group share the tile (:mod:`.sub_blocks`):
+    wait for "ready" where the bridge was, each share's copy reads its part of the slot,
+    "free" is set once all copies (whichever ran) are issued."""
+    slot_ops, slot = _slot(bridge)
+    size = arith.ConstantOp(IntegerAttr(prod(memref_shape(bridge.dst)), IndexType()))
+    base = arith.MuliOp(slot, size.result)
+    block = bridge.parent_block()
+    assert block is not None
+    Rewriter.replace_op(
+        bridge,
+        [*slot_ops, size, base, SyncBlockWaitOp(READY_FLAG, "aic_to_aiv", "MTE2", slot)],
+        [],
+    )
+    reads: list[Operation] = []
+    for copy in copies:
+        start = arith.AddiOp(base.result, copy.src_offset)
+        moved = CopyFlatOp(ws, start.result, copy.dst, copy.dst_offset, copy.count.value.data)
+        Rewriter.replace_op(copy, [start, moved], [])
+        reads.append(moved)
+    order = {op: n for n, op in enumerate(block.ops)}
+    last = max((_top_level(read, block) for read in reads), key=order.__getitem__)
+    block.insert_op_after(SyncBlockSetOp(FREE_FLAG, "aiv_to_aic", "MTE2", slot), last)
+
+
 def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
     ws = _add_argument(fn, ws_type)
     for bridge in _bridges(fn):
-        slot_ops, slot = _slot(bridge)
         acc = bridge.dst
+        copies = [
+            u.operation
+            for u in acc.uses
+            if isinstance(u.operation, CopyFlatOp) and u.operation.src is acc
+        ]
+        if copies:
+            _aiv_shares(bridge, ws, copies)
+            continue
+        slot_ops, slot = _slot(bridge)
         count = prod(memref_shape(acc))
         size = arith.ConstantOp(IntegerAttr(count, IndexType()))
         start = arith.MuliOp(slot, size.result)
@@ -303,10 +354,16 @@ def split_mix_kernel(fn: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp, MemRefT
 
 
 def relaunch_mix(
-    host_ops: Sequence[Operation], name: str, aic: str, aiv: str, ws_type: MemRefType
+    host_ops: Sequence[Operation],
+    name: str,
+    aic: str,
+    aiv: str,
+    ws_type: MemRefType,
+    aiv_per_aic: int = 1,
 ) -> int:
     """Turn every launch of ``name`` among ``host_ops`` into a mix launch of ``aic`` /
-    ``aiv`` with a workspace allocated just before it; returns how many."""
+    ``aiv`` (``aiv_per_aic`` AIVs per group) with a workspace allocated just before it;
+    returns how many."""
     count = 0
     for op in list(host_ops):
         if not isinstance(op, LaunchOp) or op.callee.string_value() != name:
@@ -315,6 +372,7 @@ def relaunch_mix(
         alloc.result.name_hint = "mix_workspace"
         launch = LaunchOp(aic, [*op.args, alloc.result], op.block_count)
         launch.aiv = SymbolRefAttr(aiv)
+        launch.aiv_blocks = IntegerAttr(aiv_per_aic * op.block_count, i64)
         alloc.location = launch.location = op.location
         block = op.parent_block()
         assert block is not None
