@@ -1,8 +1,8 @@
 """ResNet-50's stem with and without ATC's small-channel mode (C04), on the cycle model.
 
-Builds ResNet-50 (benchmarks/calibration_models.py, splat weights) at batch 8, compiles it
-for ascend310p at precision fp16 with ``small_channel`` off and on, and prints the stem
-kernel (the one convolution of 3 input channels) and the model total:
+Builds ResNet-50 (benchmarks/calibration_models.py, splat weights, float16 as ATC runs it)
+at batch 8, compiles it for ascend310p at precision fp16 with ``small_channel`` off and on,
+and prints the stem kernel (the one convolution of 3 input channels) and the model total:
 
     PYTHONPATH=. python benchmarks/small_channel_stem.py [--batch 8] [--json FILE]
 """
@@ -10,22 +10,14 @@ kernel (the one convolution of 3 input channels) and the model total:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from hardware_validation import DTYPE, calibration_models  # a sibling script (its loader)
+
 import tilegraph
 from tilegraph.cost_model.cycles import KernelCycles, ModelCycles, simulate_module
-
-# loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
-_PATH = Path(__file__).resolve().parent / "calibration_models.py"
-_SPEC = importlib.util.spec_from_file_location("calibration_models", _PATH)
-assert _SPEC is not None and _SPEC.loader is not None
-calibration_models = importlib.util.module_from_spec(_SPEC)
-sys.modules["calibration_models"] = calibration_models
-_SPEC.loader.exec_module(calibration_models)
 
 PLATFORM, PRECISION = "ascend310p", "fp16"
 
@@ -40,7 +32,7 @@ def stem_kernel(cycles: ModelCycles) -> KernelCycles:
 
 
 def measure(batch: int, small_channel: bool) -> dict[str, Any]:
-    proto = calibration_models.build("resnet50", batch=batch, weights="splat")
+    proto = calibration_models.build("resnet50", batch=batch, weights="splat", dtype=DTYPE)
     compiled = tilegraph.compile(
         proto, platform=PLATFORM, precision=PRECISION, small_channel=small_channel
     )
