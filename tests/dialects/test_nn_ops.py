@@ -453,6 +453,13 @@ def test_conv2d_facts():
     assert facts.kernels == (
         KernelVariant((F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0), (F.NC1HWC0,), "cube"),
         KernelVariant((F.NCHW, F.NCHW, F.ND), (F.NCHW,), "plain"),
+        # offered only in small-channel mode, instead of cube (tests/lowering/test_small_channel.py)
+        KernelVariant(
+            (F.NC1HWC0_C04, F.FRACTAL_Z_C04, F.NC1HWC0),
+            (F.NC1HWC0,),
+            "cube_c04",
+            small_channel_of="cube",
+        ),
     )
     cube3d = ConvOp.FACTS.kernels[0]
     assert ConvOp.FACTS.data_format == Format.NCDHW

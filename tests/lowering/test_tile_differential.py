@@ -90,10 +90,12 @@ def run_levels(
     platform: str = "test",
     precision: str = "origin",
     pad_value: float | None = None,
+    small_channel: bool = False,
 ) -> Levels:
-    """Optimise (O2), lower and tile ``module`` in place, running every level on ``inputs``."""
+    """Optimise (O2, in small-channel mode when asked), lower and tile ``module`` in place,
+    running every level on ``inputs``."""
     with _collector_paused():
-        return _run_levels(module, inputs, platform, precision, pad_value)
+        return _run_levels(module, inputs, platform, precision, pad_value, small_channel)
 
 
 @contextmanager
@@ -110,9 +112,10 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _run_levels(module, inputs, platform, precision, pad_value) -> Levels:
+def _run_levels(module, inputs, platform, precision, pad_value, small_channel) -> Levels:
     ctx = make_context()
-    run_pipeline(f"set-target{{platform={platform} precision={precision}}},O2", ctx, module)
+    o2 = "O2{small-channel=true}" if small_channel else "O2"
+    run_pipeline(f"set-target{{platform={platform} precision={precision}}},{o2}", ctx, module)
     reference = run_reference(module, inputs, pad_value=pad_value)
     run_pipeline("lower-graph-to-kernels", ctx, module)
     module.verify()

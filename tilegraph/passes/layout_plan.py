@@ -29,6 +29,10 @@ Rules:
 * Operands outside ``FACTS.format_operands`` (shape/axes inputs) have no requirement.
 * Operand slots beyond a variant's list (the inputs of a variadic op such as ``graph.sum``)
   are ANY slots.
+* Small-channel variants (``KernelVariant.small_channel_of``, conv2d's ``cube_c04``) are
+  offered only by a planner in small-channel mode (ATC's ``--enable_small_channel``), and
+  there *instead of* the variant they replace, wherever they apply: an ungrouped op whose
+  data operand (operand 0) has a known channel count of at most 4.
 """
 
 from __future__ import annotations
@@ -94,11 +98,29 @@ def _groups(op: GraphOp, index: int, fmt: Format) -> int:
     return group if isinstance(group, int) and group > 1 else 1
 
 
-class LayoutPlanner:
-    """Kernel choices of ops and the storage types they imply, for one platform."""
+def _small_channel_op(op: GraphOp) -> bool:
+    """Whether ``op`` may run a small-channel variant: ungrouped, and its data operand's
+    channels (axis C of its origin format) known and at most 4 (ATC's C04 condition)."""
+    if "group" in dict(op.get_irdl_definition().properties) and op.attr("group") != 1:
+        return False
+    data = op.operand_slots()[0]
+    if data is None or not isinstance(t := data.type, TensorType):
+        return False
+    axis = t.origin_format.name.find("C") if t.origin_format.is_origin else -1
+    if axis < 0 or axis >= t.rank:
+        return False
+    channels = t.origin_shape[axis]
+    return isinstance(channels, int) and 0 < channels <= 4
 
-    def __init__(self, platform: str = DEFAULT_PLATFORM):
+
+class LayoutPlanner:
+    """Kernel choices of ops and the storage types they imply, for one platform.
+
+    ``small_channel``: ATC's small-channel mode (module docstring)."""
+
+    def __init__(self, platform: str = DEFAULT_PLATFORM, small_channel: bool = False):
         self.platform = platform
+        self.small_channel = small_channel
 
     # ---- storage types ------------------------------------------------------------------
     def storage_type(
@@ -119,7 +141,15 @@ class LayoutPlanner:
 
     # ---- choices ------------------------------------------------------------------------
     def variants(self, op: GraphOp) -> Sequence[KernelVariant]:
-        return op.FACTS.kernels
+        """The variants offered for ``op``, preferred first: small-channel ones (in
+        small-channel mode, where they apply) first and in place of those they replace."""
+        declared = op.FACTS.kernels
+        regular = [v for v in declared if not v.small_channel_of]
+        if not self.small_channel or len(regular) == len(declared) or not _small_channel_op(op):
+            return regular
+        small = [v for v in declared if v.small_channel_of and self._applies(op, v, shared=None)]
+        replaced = {v.small_channel_of for v in small}
+        return [*small, *(v for v in regular if v.name not in replaced)]
 
     def choices(self, op: Operation) -> list[KernelChoice]:
         """Every kernel choice that applies to ``op`` (at least one for a graph op)."""
@@ -139,7 +169,8 @@ class LayoutPlanner:
         return found
 
     def _variant(self, op: GraphOp, choice: KernelChoice) -> KernelVariant | None:
-        for v in self.variants(op):
+        # every declared variant: a committed choice is read back whatever the mode
+        for v in op.FACTS.kernels:
             if v.name == choice.variant:
                 return v
         if choice.variant == ORIGIN_VARIANT:

@@ -169,8 +169,12 @@ class NamedPipeline(PipelinePass):
 
     SPEC: ClassVar[str] = ""
 
+    def spec(self) -> str:
+        """The pipeline string this instance runs (``SPEC`` with its options applied)."""
+        return self.SPEC
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        run_pipeline(self.SPEC, ctx, op)
+        run_pipeline(self.spec(), ctx, op)
 
 
 @register_pass
@@ -219,10 +223,18 @@ class O1Pipeline(PipelinePass):
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — O1, then the format engine with GE's strategy, then fuse-ops."""
+    """O2: everything — O1, then the format engine with GE's strategy, then fuse-ops.
+
+    ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``."""
 
     name = "O2"
     SPEC = "O1,format{strategy=ge},fuse-ops"
+    small_channel: bool = False
+
+    def spec(self) -> str:
+        if not self.small_channel:
+            return self.SPEC
+        return self.SPEC.replace("{strategy=ge}", "{strategy=ge small-channel=true}")
 
 
 @register_pass
@@ -236,12 +248,15 @@ class FormatPipeline(PipelinePass):
     platform: str = ""
     """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     time_limit: float = 60.0
+    small_channel: bool = False
+    """ATC's small-channel mode, passed to ``select-storage-format``."""
 
     def spec(self) -> str:
         platform = f" platform={self.platform}" if self.platform else ""
+        small = " small-channel=true" if self.small_channel else ""
         select = (
             f"select-storage-format{{strategy={self.strategy}{platform} "
-            f"time-limit={self.time_limit}}}"
+            f"time-limit={self.time_limit}{small}}}"
         )
         return (
             f"infer-origin-format,{select},insert-trans-data,cancel-trans-data,"
@@ -273,3 +288,32 @@ def lowering_pipeline(platform: str = "", precision: str = "", verify_sync: bool
     )
     tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
     return ",".join((tiling, *NPU_PASSES, *(VERIFY_PASSES if verify_sync else ())))
+
+
+SMALL_CHANNEL_PASSES = ("O2", "format", "select-storage-format")
+"""The passes that take the ``small-channel`` option (they select storage formats)."""
+
+
+def with_small_channel(pipeline: str) -> str:
+    """``pipeline`` with ATC's small-channel mode (``small-channel=true``) set on each of
+    its passes that selects storage formats (:data:`SMALL_CHANNEL_PASSES`); what
+    ``tilegraph.compile(small_channel=True)`` and ``tilegraph-run --small-channel`` run.
+    ValueError when the pipeline has no such pass (the option would do nothing)."""
+    import dataclasses
+
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    specs = list(parse_pipeline(pipeline))
+    if not any(s.name in SMALL_CHANNEL_PASSES for s in specs):
+        raise ValueError(
+            f"small-channel mode needs a pipeline that selects storage formats "
+            f"({', '.join(SMALL_CHANNEL_PASSES)}); '{pipeline}' has none"
+        )
+    return ",".join(
+        str(
+            dataclasses.replace(s, parameters={**s.parameters, "small-channel": (True,)})
+            if s.name in SMALL_CHANNEL_PASSES
+            else s
+        )
+        for s in specs
+    )

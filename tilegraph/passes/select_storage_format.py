@@ -1,4 +1,5 @@
-"""``select-storage-format{strategy=naive|ge|optimal platform=... time-limit=60}``.
+"""``select-storage-format{strategy=naive|ge|optimal platform=... time-limit=60
+small-channel=false}``.
 
 Chooses a kernel variant for every graph op, and with it the storage format of every value,
 using one of three strategies (:mod:`tilegraph.passes.storage`):
@@ -14,6 +15,11 @@ Types do not change and nothing is converted yet: ``insert-trans-data`` retypes 
 materialises the conversions. Function arguments and results keep their
 origin view. Run ``infer-origin-format`` first: storage formats need origin formats (an ND
 tensor cannot go to NC1HWC0).
+
+``small-channel=true`` is ATC's ``--enable_small_channel=1`` (off by default, as in ATC): an
+ungrouped 2-D convolution with at most 4 input channels (an image stem) takes its data as
+NC1HWC0_C04 and its weight as FRACTAL_Z_C04 (kernel variant ``cube_c04``), so its img2col
+reduces over 4·kh·kw instead of C0·kh·kw (docs/tile-level.md, "Small-channel convolution").
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ class SelectStorageFormatPass(ModulePass):
     """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     time_limit: float = 60.0
     """Seconds the optimal strategy may take before it keeps the best plan found."""
+    small_channel: bool = False
+    """ATC's small-channel mode: C04 storage for convolutions of <= 4 input channels."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.strategy not in STRATEGIES:
@@ -65,7 +73,7 @@ class SelectStorageFormatPass(ModulePass):
                 f"(choose from {', '.join(PLATFORMS)})"
             )
         platform = pin_target(op, f"pass '{self.name}'", self.platform).platform
-        planner = LayoutPlanner(platform)
+        planner = LayoutPlanner(platform, small_channel=self.small_channel)
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
             self._select(fn, planner)
 

@@ -203,6 +203,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     hooks: CompileHooks | None = None,
     reference_fallback: bool = False,
     verify_sync: bool = True,
+    small_channel: bool = False,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
@@ -210,11 +211,20 @@ def compile(  # noqa: A001 - the public name the design gives it
     ``hooks`` watch the stages; ``reference_fallback``: a module that cannot be lowered as
     a whole runs on the reference interpreter (:attr:`CompiledModel.not_lowered`) instead
     of raising :class:`CompileError`. ``verify_sync=False`` skips the last pass of the
-    lowering, ``verify-sync`` (the pipe-queue checker on every kernel)."""
+    lowering, ``verify-sync`` (the pipe-queue checker on every kernel). ``small_channel``
+    is ATC's ``--enable_small_channel=1``: the pipeline's storage-format selection gives
+    convolutions of at most 4 input channels the C04 layouts (the pipeline must select
+    storage formats: O2, ``format`` or ``select-storage-format``)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
     from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline, with_small_channel
     from tilegraph.runtime.tiles import EXECUTORS
+
+    if small_channel:
+        try:
+            pipeline = with_small_channel(pipeline)
+        except ValueError as e:
+            raise CompileError(str(e)) from None
 
     hooks = hooks or CompileHooks()
     if target not in TARGETS:

@@ -499,6 +499,38 @@ func.func @load3d_rank(%f: memref<1x6x6x16xf32, "L1">, %a: memref<1x9x16x16xf32,
 
 // -----
 
+// load3d {c04}: the small-channel img2col reads an NC1HWC0_C04 window (C1 = 1, 4 lanes)
+// and packs 4-lane kernel positions into C0-lane fractals.
+func.func @load3d_c04_wide(%f: memref<1x1x6x6x16xf32, "L1">, %a: memref<1x3x16x16xf32, "L0A">) {
+  %c0 = arith.constant 0 : index
+  tile.load3d %f[%c0] to %a {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 6 : i64, channels = 3 : i64, c04} : memref<1x1x6x6x16xf32, "L1"> to memref<1x3x16x16xf32, "L0A">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.load3d' in @load3d_c04_wide: 'tile.load3d': c04 img2col reads an NC1HWC0_C04 window (1, 1, H, W, 4), not [1, 1, 6, 6, 16]
+
+// -----
+
+func.func @load3d_c04_lanes(%f: memref<1x1x6x6x4xf32, "L1">, %a: memref<1x3x16x6xf32, "L0A">) {
+  %c0 = arith.constant 0 : index
+  tile.load3d %f[%c0] to %a {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 6 : i64, channels = 3 : i64, c04} : memref<1x1x6x6x4xf32, "L1"> to memref<1x3x16x6xf32, "L0A">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.load3d' in @load3d_c04_lanes: 'tile.load3d': c04 img2col packs 4 channels per kernel position into fractals of C0 lanes; C0 = 6 is not a multiple of 4
+
+// -----
+
+func.func @load3d_c04_channels(%f: memref<1x1x6x6x4xf32, "L1">, %a: memref<1x3x16x16xf32, "L0A">) {
+  %c0 = arith.constant 0 : index
+  tile.load3d %f[%c0] to %a {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 6 : i64, channels = 5 : i64, c04} : memref<1x1x6x6x4xf32, "L1"> to memref<1x3x16x16xf32, "L0A">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.load3d' in @load3d_c04_channels: 'tile.load3d': c04 img2col of 5 channels (at most 4)
+
+// -----
+
 // fixpipe: the accumulator comes from L0C, the bias from L1.
 func.func @fixpipe_from_ub(%c: memref<1x1x16x16xf32, "UB">, %g: memref<32x32xf32, "GM">) {
   %c0 = arith.constant 0 : index

@@ -50,11 +50,18 @@ class KernelVariant:
     ``operands``/``results`` give one storage format per operand/result; ``ANY_FORMAT``
     (``None``) means "the shared format of the ANY slots", so an elementwise op's single
     variant ``(None, None) -> (None,)`` accepts any format as long as all agree.
+
+    ``small_channel_of`` names the variant this one replaces under ATC's small-channel mode
+    (``--enable_small_channel``; the ``small-channel`` option of ``select-storage-format``):
+    off, the variant is never offered; on, it is offered *instead of* the named one wherever
+    it applies (conv2d's ``cube_c04``: NC1HWC0_C04 data and FRACTAL_Z_C04 weights for a
+    convolution of at most 4 input channels, replacing ``cube``).
     """
 
     operands: tuple[Format | None, ...]
     results: tuple[Format | None, ...]
     name: str = ""
+    small_channel_of: str = ""
 
 
 @dataclass(frozen=True)

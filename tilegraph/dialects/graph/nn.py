@@ -77,6 +77,13 @@ def _variant(operands: Sequence[Format], result: Format, name: str) -> KernelVar
 
 
 _CUBE_2D = _variant((F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0), F.NC1HWC0, "cube")
+_CUBE_2D_C04 = KernelVariant(
+    (F.NC1HWC0_C04, F.FRACTAL_Z_C04, F.NC1HWC0), (F.NC1HWC0,), "cube_c04", small_channel_of="cube"
+)
+"""The small-channel cube kernel (ATC's ``--enable_small_channel``): at most 4 input channels
+held as ``[N, 1, H, W, 4]`` and a weight whose K axis is (kh, kw, c) over 4 channels, so the
+img2col K is 4·kh·kw instead of C0·kh·kw. Offered only in small-channel mode, and only for an
+ungrouped convolution of known C <= 4 (:class:`tilegraph.passes.layout_plan.LayoutPlanner`)."""
 _PLAIN_2D = _variant((F.NCHW, F.NCHW, F.ND), F.NCHW, "plain")
 _PLAIN_ND = _variant((F.ND, F.ND, F.ND), F.ND, "plain_nd")
 
@@ -200,7 +207,12 @@ class Conv2dOp(ConvOpBase):
     name = "graph.conv2d"
     RANKS: ClassVar = (4,)
     FACTS: ClassVar = _facts(
-        FusionKind.OUT_ELEMWISE_FUSABLE, _CUBE_2D, _PLAIN_2D, heavy=True, reshape_types={2: "C"}
+        FusionKind.OUT_ELEMWISE_FUSABLE,
+        _CUBE_2D,
+        _PLAIN_2D,
+        _CUBE_2D_C04,
+        heavy=True,
+        reshape_types={2: "C"},
     )
 
 

@@ -10,7 +10,8 @@ op                 pipe          what it moves
                                  outer fractal axes exchanged), ``transpose`` (NZ -> ZN, each
                                  fractal transposed too), ``transpose_fractals``
 ``tile.load3d``    MTE1          img2col of an NC1HWC0 row window in L1 into L0A ZZ
-                                 ``(M1, K1, 16, C0)``: M = output pixels, K = (c1, kh, kw, c0)
+                                 ``(M1, K1, 16, C0)``: M = output pixels, K = (c1, kh, kw, c0);
+                                 ``c04``: of an NC1HWC0_C04 window, K = (kh, kw, c < 4)
 ``tile.fixpipe``   FIX           the L0C accumulator ``(N1, M1, 16, 16)`` out to GM, L1 or UB
                                  as ND rows, NC1HWC0 rows or NZ, with bias, ReLU and cast
 =================  ============  ===========================================================
@@ -29,8 +30,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     StringAttr,
+    UnitAttr,
     i64,
 )
+from xdsl.ir import Attribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -182,16 +185,26 @@ class Load2dOp(TileOp):
         return buffer_bytes(self.dst)
 
 
+C04_LANES = 4
+"""Channels of a small-channel (C04) kernel position: NC1HWC0_C04's C0."""
+
+
 @irdl_op_definition
 class Load3dOp(TileOp):
     """``tile.load3d %src[k1] to %dst {kernel, strides, dilations, pad_left, out_width,
-    channels}``: img2col into L0A.
+    channels, c04?}``: img2col into L0A.
 
     ``src`` (L1) is an NC1HWC0 window ``(1, C1, H_win, W, C0)`` whose row 0 is the input row
     of output row 0 (top padding already in it as zero rows). Output pixel ``m`` is output
     row ``m // out_width``, column ``m % out_width``; K fractal ``k1 + b`` is
     ``(c1, kh, kw)`` in FRACTAL_Z order. Columns outside the image (left/right padding) and
     channel lanes at or beyond ``channels`` read as zero, so padding lanes are never read.
+
+    ``c04`` (small channel, FRACTAL_Z_C04's K order): ``src`` is an NC1HWC0_C04 window
+    ``(1, 1, H_win, W, 4)`` and K element ``k`` is kernel position ``k // 4`` (``kh · Kw +
+    kw``), channel ``k % 4``: each K fractal of C0 lanes holds C0 / 4 kernel positions, and K
+    past ``4 · Kh · Kw`` reads as zero. This is Load3Dv2 with a channel size of 4 (Ascend C
+    ``LoadData3DParamsV2``; CANN's conv kernels set it for their C04 mode, docs/hardware.md).
     """
 
     name = "tile.load3d"
@@ -208,6 +221,7 @@ class Load3dOp(TileOp):
     pad_left = prop_def(IntegerAttr)
     out_width = prop_def(IntegerAttr)
     channels = prop_def(IntegerAttr)
+    c04 = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -228,29 +242,58 @@ class Load3dOp(TileOp):
         pad_left: int,
         out_width: int,
         channels: int,
+        c04: bool = False,
     ):
+        properties: dict[str, Attribute] = {
+            "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
+            "strides": DenseArrayBase.from_list(i64, list(strides)),
+            "dilations": DenseArrayBase.from_list(i64, list(dilations)),
+            "pad_left": IntegerAttr(pad_left, i64),
+            "out_width": IntegerAttr(out_width, i64),
+            "channels": IntegerAttr(channels, i64),
+        }
+        if c04:
+            properties["c04"] = UnitAttr()
         super().__init__(
             operands=[src, k_offset, dst, [] if valid_channels is None else [valid_channels]],
-            properties={
-                "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
-                "strides": DenseArrayBase.from_list(i64, list(strides)),
-                "dilations": DenseArrayBase.from_list(i64, list(dilations)),
-                "pad_left": IntegerAttr(pad_left, i64),
-                "out_width": IntegerAttr(out_width, i64),
-                "channels": IntegerAttr(channels, i64),
-            },
+            properties=properties,
         )
+
+    @property
+    def lane_group(self) -> int:
+        """Lanes of one kernel position in a K fractal row: 4 in C04 mode, else all C0."""
+        return C04_LANES if self.c04 is not None else memref_shape(self.dst)[-1]
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("L1",), "the feature map")
         require_scope(self, self.dst, ("L0A",), "the destination")
-        if len(memref_shape(self.src)) != 5:
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        if len(src) != 5:
             raise VerifyException(f"'{self.name}': the feature map must be NC1HWC0 (5-D)")
-        dst = memref_shape(self.dst)
-        if len(dst) != 4 or dst[3] != memref_shape(self.src)[4] or dst[2] != 16:
+        if len(dst) != 4 or dst[2] != 16:
             raise VerifyException(
-                f"'{self.name}': img2col of C0 = {memref_shape(self.src)[4]} fills "
-                f"(M1, K1, 16, {memref_shape(self.src)[4]}) fractals, not {list(dst)}"
+                f"'{self.name}': the destination must be ZZ fractals (M1, K1, 16, C0), "
+                f"not {list(dst)}"
+            )
+        if self.c04 is not None:
+            if src[1] != 1 or src[4] != C04_LANES:
+                raise VerifyException(
+                    f"'{self.name}': c04 img2col reads an NC1HWC0_C04 window (1, 1, H, W, 4), "
+                    f"not {list(src)}"
+                )
+            if dst[3] % C04_LANES:
+                raise VerifyException(
+                    f"'{self.name}': c04 img2col packs 4 channels per kernel position into "
+                    f"fractals of C0 lanes; C0 = {dst[3]} is not a multiple of 4"
+                )
+            if self.channels.value.data > C04_LANES:
+                raise VerifyException(
+                    f"'{self.name}': c04 img2col of {self.channels.value.data} channels (at most 4)"
+                )
+        elif dst[3] != src[4]:
+            raise VerifyException(
+                f"'{self.name}': img2col of C0 = {src[4]} fills "
+                f"(M1, K1, 16, {src[4]}) fractals, not {list(dst)}"
             )
 
     def moved_bytes(self) -> int:

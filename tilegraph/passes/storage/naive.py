@@ -1,9 +1,10 @@
 """Strategy ``naive``: every heavy op converts its own inputs and outputs.
 
-Heavy ops (``FACTS.heavy``: conv, matmul, gemm) take their first declared kernel variant
-that applies (the cube kernel: NC1HWC0/FRACTAL_Z, FRACTAL_NZ); every other op stays in its
-origin view. The result is the per-op picture of the seed document: a TransData pair around
-every Conv2D.
+Heavy ops (``FACTS.heavy``: conv, matmul, gemm) take their first offered kernel variant
+(:meth:`~tilegraph.passes.layout_plan.LayoutPlanner.variants`: declared order, small-channel
+ones first in small-channel mode) that applies (the cube kernel: NC1HWC0/FRACTAL_Z,
+FRACTAL_NZ); every other op stays in its origin view. The result is the per-op picture of
+the seed document: a TransData pair around every Conv2D.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from tilegraph.passes.storage.problem import SelectionProblem
 
 
 def heavy_choice(problem: SelectionProblem, op: GraphOp) -> KernelChoice:
-    """The preferred (first declared, applicable) kernel of a heavy op."""
-    declared = [v.name for v in op.FACTS.kernels]
+    """The preferred (first offered, applicable) kernel of a heavy op."""
+    declared = [v.name for v in problem.planner.variants(op)]
     for name in declared:
         for choice in problem.choices[op]:
             if choice.variant == name:

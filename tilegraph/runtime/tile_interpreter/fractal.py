@@ -82,13 +82,15 @@ def load2d(op: Load2dOp) -> Kernel:
 
 
 def img2col_params(op: Load3dOp) -> tuple[int, ...]:
-    """(kh, kw, sh, sw, dh, dw, pad_left, out_width, channels) of a ``tile.load3d``."""
+    """(kh, kw, sh, sw, dh, dw, pad_left, out_width, lane_group, channels) of a
+    ``tile.load3d`` (``lane_group``: lanes of one kernel position, 4 in C04 mode)."""
     return (
         *int_values(op.kernel_shape),
         *int_values(op.strides),
         *int_values(op.dilations),
         op.pad_left.value.data,
         op.out_width.value.data,
+        op.lane_group,
         op.channels.value.data,
     )
 
@@ -97,24 +99,25 @@ def img2col(params: tuple[int, ...]) -> Callable[..., tuple[()]]:
     """``tile.load3d`` on a batch of tiles: ``run(src, k1_start, dst, *valid)`` with a
     leading batch dim on ``src`` and ``dst`` (the same ``k1_start`` and valid channels for
     every tile); ``params`` as :func:`img2col_params`."""
+    group = params[-2]
 
     def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
-        t, c0 = src.shape[0], src.shape[-1]
+        t = src.shape[0]
         p = (*params[:-1], int(valid[0])) if valid else params
         gather = img2col_rows(p, k1_start, src.shape[1:], dst.shape[1:])
-        rows = src.reshape(t, -1, c0)
-        if rows.dtype == dst.dtype:
-            np.take(rows, gather.rows, axis=1, out=dst, mode="clip")
+        out = dst if dst.flags.c_contiguous else np.empty(dst.shape, dst.dtype)
+        runs = out.reshape(t, -1, group)  # a view: one row of a kernel position's lanes
+        rows = src.reshape(t, -1, group)
+        if rows.dtype == out.dtype:
+            np.take(rows, gather.rows, axis=1, out=runs, mode="clip")
         else:
-            dst[...] = np.take(rows, gather.rows, axis=1, mode="clip")
+            runs[...] = np.take(rows, gather.rows, axis=1, mode="clip")
         if gather.outside is not None:
-            flat = dst.reshape(t, -1, c0)
-            if np.may_share_memory(flat, dst):  # a view: one index per position
-                flat[:, gather.outside_flat] = 0
-            else:
-                dst[(slice(None), *gather.outside)] = 0
+            runs[:, gather.outside] = 0
         if gather.lanes is not None:
-            dst[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
+            out[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
+        if out is not dst:
+            dst[...] = out
         return ()
 
     return run
@@ -132,16 +135,15 @@ def load3d(op: Load3dOp) -> Kernel:
 
 @dataclass(frozen=True)
 class Img2colRows:
-    """Where ``tile.load3d`` reads, in rows of C0 lanes: ``rows`` ``(M1, K1, 16)`` indexes
-    the feature map's ``(C1*H*W)`` rows in the destination's ZZ order; ``outside``: the
-    (M1, K1, 16) positions (three index arrays) whose window lies outside the image (read
-    as zero), or None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels,
-    or None."""
+    """Where ``tile.load3d`` reads, in runs of ``lane_group`` lanes (a kernel position's
+    channels: C0, or 4 in C04 mode): ``rows`` indexes the feature map's runs for each run of
+    the destination, flat in its (M1, K1, 16, C0 / lane_group) order; ``outside``: the
+    destination runs whose window lies outside the image or past the kernel (read as
+    zero), or None; ``lanes``: (K1 positions, lanes) at or beyond the valid channels, or
+    None."""
 
     rows: np.ndarray
-    outside: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    outside_flat: np.ndarray | None
-    """``outside`` as flat positions in (M1*K1*16)."""
+    outside: np.ndarray | None
     lanes: tuple[np.ndarray, np.ndarray] | None
 
 
@@ -153,35 +155,43 @@ def img2col_rows(
     dst_shape: tuple[int, ...],
 ) -> Img2colRows:
     """The gather of ``tile.load3d`` (see :class:`Img2colRows`). Output pixel ``m`` is
-    output row ``m // out_width``, column ``m % out_width``; K fractal ``k1`` is
-    ``(c1, kh, kw)`` in FRACTAL_Z order."""
-    kh, kw, sh, sw, dh, dw, pad_left, out_w, channels = params
+    output row ``m // out_width``, column ``m % out_width``. K is cut in runs of
+    ``lane_group`` lanes; run ``r`` of K (``r = k1 · C0 / lane_group + j``) is kernel
+    position ``(c1, kh, kw)`` in FRACTAL_Z order (C0 lanes: one run per fractal) or, in C04
+    mode, kernel position ``r`` = ``kh · Kw + kw`` of the only C1 (FRACTAL_Z_C04's order;
+    runs past Kh · Kw are outside)."""
+    kh, kw, sh, sw, dh, dw, pad_left, out_w, group, channels = params
     m1, k1_count, m0, c0 = dst_shape
     _, c1_in, h_win, width, _ = src_shape
+    per_fractal = c0 // group
     pixel = np.arange(m1 * m0)
     oh, ow = pixel // out_w, pixel % out_w
-    k1 = k1_start + np.arange(k1_count)
-    c1, rest = k1 // (kh * kw), k1 % (kh * kw)
+    run = (k1_start + np.arange(k1_count))[:, None] * per_fractal + np.arange(per_fractal)
+    run = run.reshape(-1)  # (K1 * per_fractal) runs, in (k1, j) order
+    c1, rest = run // (kh * kw), run % (kh * kw)
     ih = oh[:, None] * sh + (rest // kw)[None, :] * dh
     iw = ow[:, None] * sw + (rest % kw)[None, :] * dw - pad_left
     inside = (c1 < c1_in)[None, :] & (ih < h_win) & (iw >= 0) & (iw < width)
     index = np.where(inside, (c1[None, :] * h_win + ih) * width + iw, 0)
-    rows = np.ascontiguousarray(index.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside_at = np.ascontiguousarray(~inside.reshape(m1, m0, k1_count).transpose(0, 2, 1))
-    outside = outside_flat = None
-    if outside_at.any():
-        m_at, k_at_out, r_at = np.nonzero(outside_at)
-        outside = (m_at, k_at_out, r_at)
-        outside_flat = np.flatnonzero(outside_at)
-    lane_valid = (c1[:, None] * c0 + np.arange(c0)[None, :]) < channels
+
+    def zz(a: np.ndarray) -> np.ndarray:
+        """(M, K1 * per_fractal) -> flat (M1, K1, 16, per_fractal), the destination's order."""
+        a = a.reshape(m1, m0, k1_count, per_fractal).transpose(0, 2, 1, 3)
+        return np.ascontiguousarray(a).reshape(-1)
+
+    rows = zz(index)
+    outside_at = zz(~inside)
+    outside = np.flatnonzero(outside_at) if outside_at.any() else None
+    lane = np.arange(group)
+    lane_valid = (c1[:, None] * group + lane[None, :]) < channels  # (K1 * per_fractal, group)
     lanes = None
     if not lane_valid.all():
-        k_at, lane_at = np.nonzero(~lane_valid)
+        k_at, lane_at = np.nonzero(~lane_valid.reshape(k1_count, c0))
         lanes = (k_at, lane_at)
-    for array in (rows, outside_flat, *(outside or ()), *(lanes or ())):
+    for array in (rows, outside, *(lanes or ())):
         if array is not None:
             array.flags.writeable = False
-    return Img2colRows(rows, outside, outside_flat, lanes)
+    return Img2colRows(rows, outside, lanes)
 
 
 def fixpipe_tiles(op: FixpipeOp) -> Callable[[np.ndarray, np.ndarray | None, int], np.ndarray]:

@@ -63,6 +63,7 @@ from tilegraph.frontend.onnxruntime_oracle import (
     onnxruntime_outputs,
 )
 from tilegraph.passes.analysis import compute_op_count
+from tilegraph.passes.pipelines import with_small_channel
 from tilegraph.progress import reporting, task
 from tilegraph.runtime.compiled import CompiledModel, compile
 from tilegraph.runtime.errors import plain_words
@@ -218,9 +219,20 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="compile and print the cycle model's estimate without running anything "
         "(dynamic dims need --shape or --dim)",
     )
+    ap.add_argument(
+        "--small-channel",
+        action="store_true",
+        help="ATC's --enable_small_channel=1: convolutions of at most 4 input channels (an "
+        "image stem) take the C04 layouts (NC1HWC0_C04 data, FRACTAL_Z_C04 weights)",
+    )
     args = ap.parse_args(argv)
     if not args.reference and not args.pipeline:
         args.pipeline = "O2"
+    if args.small_channel:
+        try:
+            args.pipeline = with_small_channel(args.pipeline or "O2")
+        except ValueError as e:
+            ap.error(str(e))
     debug = bool(os.environ.get("TILEGRAPH_DEBUG"))
     try:
         named = [item.partition("=")[0] for item in args.shape]

@@ -56,7 +56,7 @@ class ConvGeometry:
     block_c1: int
     """Input C1 fractals of one block."""
     block_k1: int
-    """K fractals of one block: block_c1 · kh · kw."""
+    """K fractals of one block: block_c1 · kh · kw (C04: ceil(4 · kh · kw, c0))."""
     block_n1: int
     """Output channel fractals of one block."""
     block_channels: int
@@ -68,19 +68,28 @@ class ConvGeometry:
     w_k_step: int
     w_n_step: int
     """Per block: where its input slab, output slab and weight fractals start."""
+    in_c0: int
+    """Lanes of the feature map's C0 axis: ``c0``, or 4 for small-channel data."""
+    c04: bool
+    """Small-channel (NC1HWC0_C04 data, FRACTAL_Z_C04 weight): K = (kh, kw, c) over 4
+    channels, ``block_k1 = ceil(4·kh·kw, c0)`` fractals that each mix kernel positions."""
 
 
 def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
     x, w, out = data, tensor_of(conv.weight), tensor_of(conv.output)
-    if x.storage_format != F.NC1HWC0 or out.storage_format != F.NC1HWC0:
+    c04 = x.storage_format == F.NC1HWC0_C04
+    if x.storage_format not in (F.NC1HWC0, F.NC1HWC0_C04) or out.storage_format != F.NC1HWC0:
         return "convolution data not in NC1HWC0 (run the format engine: -p O2)"
-    if w.storage_format != F.FRACTAL_Z:
-        return "convolution weight not in FRACTAL_Z"
+    if w.storage_format != (F.FRACTAL_Z_C04 if c04 else F.FRACTAL_Z):
+        return f"convolution weight not in {'FRACTAL_Z_C04' if c04 else 'FRACTAL_Z'}"
+    if c04 and conv.attr("group") != 1:
+        return "a grouped convolution on small-channel (C04) data"
     if conv.bias is not None:
         b = tensor_of(conv.bias)
         if b.storage_format != F.NC1HWC0 or len(b.storage_shape) != 5:
             return "convolution bias not in NC1HWC0"
-    n, c1, h, wd, c0 = (int(d) for d in x.storage_shape)
+    n, c1, h, wd, in_c0 = (int(d) for d in x.storage_shape)
+    c0 = int(w.storage_shape[3])  # the cube's lanes (C04 data has 4, its weight c0)
     _, oc1, oh, ow, _ = (int(d) for d in out.storage_shape)
     m, cg, kh, kw = (int(d) for d in w.origin_shape)
     axes = window(type(conv), conv.properties, [h, wd], [kh, kw])
@@ -113,12 +122,13 @@ def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
         block_c1 = cg // c0
         block_n1 = per_group // FRACTAL
         steps = (block_c1, block_n1, 0, block_n1)
+    block_k1 = k_total if c04 else block_c1 * kh * kw
     return ConvGeometry(
         n, c1, h, wd, c0, oc1, oh, ow, (kh, kw),
         (axes[0].stride, axes[1].stride), (axes[0].dilation, axes[1].dilation),
         axes[0].begin, axes[1].begin,
-        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels,
-        int(x.origin_shape[1]), *steps,
+        blocks, block_c1, block_k1, block_n1, block_channels,
+        int(x.origin_shape[1]), *steps, in_c0, c04,
     )  # fmt: skip
 
 
@@ -164,7 +174,7 @@ def choose_conv_tiles(
         t = ConvTiles(rows_s, n1_s, 1)
         m1 = t.m1(g)
         k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1_s * frac)))
-        fmap = g.block_c1 * t.window_rows(g) * g.width * g.c0 * eb
+        fmap = g.block_c1 * t.window_rows(g) * g.width * g.in_c0 * eb
         while k1 > 1 and fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
             k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
         if fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
@@ -240,7 +250,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         convert = True
         source = tensor_of(kernel.prologue[0].input)
         if source.storage_format != F.NCHW:
-            return f"a {source.storage_format} -> NC1HWC0 prologue"
+            return f"a {source.storage_format} -> {tensor_of(data_value).storage_format} prologue"
         data_arg = body.source(kernel.prologue[0].input)
     else:
         data_arg = body.source(data_value)
@@ -262,11 +272,12 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     m1 = tiles.m1(g)
     cube = b.cube_element(element)
     frac = FRACTAL * g.c0 * element_bytes(element)
-    fmap_bytes = g.block_c1 * tiles.window_rows(g) * g.width * g.c0 * element_bytes(element)
+    fmap_bytes = g.block_c1 * tiles.window_rows(g) * g.width * g.in_c0 * element_bytes(element)
     # Weights stay in L1 for all output rows when a block's worth fits beside the feature
     # map (Ascend C keeps several base blocks in L1); else they stream per K step.
     stationary = fmap_bytes + g.block_k1 * tiles.n1 * frac <= b.hw.capacity("L1") // 2
-    fmap = b.buffer([1, g.block_c1, tiles.window_rows(g), g.width, g.c0], cube, "L1", "fmap_l1")
+    fmap_shape = [1, g.block_c1, tiles.window_rows(g), g.width, g.in_c0]
+    fmap = b.buffer(fmap_shape, cube, "L1", "fmap_l1")
     w_rows = g.block_k1 if stationary else tiles.k1
     w_l1 = b.buffer([w_rows, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
     a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
@@ -290,7 +301,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         h_start = b.affine(oh, g.strides[0], -g.pad_top)
         in_c1 = b.affine(blk, g.in_c1_step)
         if convert:
-            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.c0), h_start, zero], fmap))
+            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.in_c0), h_start, zero], fmap))
         else:
             b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
 
@@ -383,4 +394,5 @@ def _load3d(
         pad_left=g.pad_left,
         out_width=g.out_w,
         channels=g.block_channels,
+        c04=g.c04,
     )
