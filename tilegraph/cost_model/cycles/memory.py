@@ -20,9 +20,9 @@ the window each touches (buffer, GM offsets, bytes). A read hits when the bytes 
 chip-wide since the last access to the same window (its *reuse time*, reads and writes),
 plus its own, are at most the L2 capacity: an LRU cache of that size keeps everything
 whose reuse *distance* (distinct bytes since) fits, and the reuse time is never smaller,
-so the rule errs towards misses. First reads miss unless their buffer is still in L2 from an earlier
-launch (:class:`L2Residency`); a read of a window the same launch wrote recently hits;
-writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
+so the rule errs towards misses. First reads miss unless their buffer is still in L2
+from an earlier launch (:class:`L2Residency`); a read of a window the same launch wrote
+recently hits; writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
 traffic, the chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and
 a core gets
 
