@@ -1,4 +1,5 @@
-"""The cycle model's L2: which GM reads of a launch come from HBM (cycles/memory.py).
+"""The cycle model's L2: which GM reads of a launch come from HBM (cycles/memory.py),
+within a launch and from one launch to the next.
 
 Every expected byte count below follows from the access pattern and the rule (a read hits
 when the bytes accessed since the last access to its window fit in L2), not from a run.
@@ -8,11 +9,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xdsl.dialects.builtin import f32
+import onnx.helper as oh
+import pytest
+from onnx import TensorProto
+from xdsl.dialects.builtin import ModuleOp, f32
 
 from tests.runtime.test_cycle_model import TEST, Kernel, cycles
-from tilegraph.cost_model.cycles.memory import hbm_reads
+from tilegraph.cost_model.cycles import CycleModelOptions, simulate_module
+from tilegraph.cost_model.cycles.memory import L2Residency, hbm_reads
 from tilegraph.cost_model.cycles.program import compile_kernel
+from tilegraph.frontend import load_onnx
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import run_pipeline
 
 KiB = 1024
 TILE = 4 * KiB  # one (1, 1024) f32 tile
@@ -65,3 +73,50 @@ def test_l2_hits_relieve_the_shared_hbm_bandwidth():
     cached = cycles(fn, replace(TEST, l2_bytes=1 << 20), 4)
     uncached = cycles(fn, replace(TEST, l2_bytes=0), 4)
     assert cached < uncached
+
+
+def test_a_buffer_stays_resident_until_enough_other_bytes_pass():
+    residency = L2Residency(l2_bytes=100)
+    residency.launched([("a", 40)], moved=40)
+    assert residency.resident(["a", "b"]) == frozenset({0})  # b never touched
+    residency.launched([("b", 50)], moved=50)  # 50 bytes since a: 50 + 40 <= 100
+    assert residency.resident(["a", "b"]) == frozenset({0, 1})
+    residency.launched([("c", 20)], moved=20)  # 70 bytes since a: 70 + 40 > 100
+    assert residency.resident(["a", "b", "c"]) == frozenset({1, 2})
+
+
+def _two_kernels() -> ModuleOp:
+    """exp(x) then exp(that) + x: the second kernel reads what the first wrote, and x."""
+    graph = oh.make_graph(
+        [
+            oh.make_node("Exp", ["x"], ["e"]),
+            oh.make_node("Exp", ["e"], ["f"]),
+            oh.make_node("Add", ["f", "x"], ["y"]),
+        ],
+        "two",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT16, [64, 1024])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT16, [64, 1024])],
+    )
+    module = load_onnx(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]))
+    run_pipeline(
+        "set-target{platform=ascend310p},O1,lower-graph-to-kernels,tile-kernels,split-cores,"
+        "inject-sync",
+        make_context(),
+        module,
+    )
+    return module
+
+
+def test_the_next_kernel_reads_what_the_last_one_left_in_l2():
+    module = _two_kernels()
+    warm = simulate_module(module).kernels
+    assert len(warm) >= 2 and warm[0].hbm_fraction == 1.0  # the first reads x cold
+    # the later kernels read only what earlier launches touched (128 KiB each): all in L2,
+    # so only their writes go to HBM
+    for k in warm[1:]:
+        written = sum(n for path, n in k.bytes_per_path.items() if path.endswith("->GM"))
+        moved = sum(n for path, n in k.bytes_per_path.items() if "GM" in path)
+        assert k.hbm_fraction == pytest.approx(written / moved, rel=0.02)
+    cold = simulate_module(module, options=CycleModelOptions(l2_reuse=False)).kernels
+    assert all(k.hbm_fraction == 1.0 for k in cold)
+    assert sum(k.us for k in warm) <= sum(k.us for k in cold)

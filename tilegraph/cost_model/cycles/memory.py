@@ -20,9 +20,9 @@ the window each touches (buffer, GM offsets, bytes). A read hits when the bytes 
 chip-wide since the last access to the same window (its *reuse time*, reads and writes),
 plus its own, are at most the L2 capacity: an LRU cache of that size keeps everything
 whose reuse *distance* (distinct bytes since) fits, and the reuse time is never smaller,
-so the rule errs towards misses. First reads miss (every launch starts cold: data a previous kernel
-left in L2 is not credited); a read of a window the same launch wrote recently hits;
-writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
+so the rule errs towards misses. First reads miss unless their buffer is still in L2
+from an earlier launch (:class:`L2Residency`); a read of a window the same launch wrote
+recently hits; writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
 traffic, the chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and
 a core gets
 
@@ -35,6 +35,7 @@ rates (GM->L1 78 B/cycle, ...), which come from a per-core measurement (PTO-ISA)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from math import prod
@@ -72,23 +73,29 @@ class GmShare:
     """One core's GM port rate (``inf``: limited by the path rates only)."""
 
 
-def hbm_reads(program: KernelProgram, blocks: int, l2_bytes: int) -> int:
+def hbm_reads(
+    program: KernelProgram, blocks: int, l2_bytes: int, resident: frozenset[int] = frozenset()
+) -> int:
     """GM read bytes of a launch of ``program`` on ``blocks`` cores that miss an L2 of
     ``l2_bytes`` (see the module docstring: blocks interleaved access by access, a read
     hits when its window's reuse time plus its own bytes are at most ``l2_bytes``). A
     window whose op says its extent (``gm_rows``) is tracked row by row — its outer dims'
     indices, clipped to the buffer — so that overlapping windows (a convolution's halo
-    rows) share what they share."""
+    rows) share what they share. ``resident``: GM buffer numbers (of ``gm_accesses``) whose
+    bytes are in L2 when the launch starts (:class:`L2Residency`): their first reads hit."""
     records = program.records
     last: dict[tuple[object, ...], int] = {}
     clock = 0
     missed = 0
 
-    def touch(key: tuple[object, ...], nbytes: int, read: bool) -> None:
+    def touch(buffer: int, key: tuple[object, ...], nbytes: int, read: bool) -> None:
         nonlocal clock, missed
         if read:
             seen = last.get(key)
-            if seen is None or clock - seen + nbytes > l2_bytes:
+            if seen is None:
+                if buffer not in resident:
+                    missed += nbytes
+            elif clock - seen + nbytes > l2_bytes:
                 missed += nbytes
         clock += nbytes
         last[key] = clock
@@ -104,7 +111,7 @@ def hbm_reads(program: KernelProgram, blocks: int, l2_bytes: int) -> int:
             index, where = access
             record = records[index]
             if record.gm_rows is None:
-                touch((where, record.moved_bytes), record.gm_bytes, record.gm_read)
+                touch(where[0], (where, record.moved_bytes), record.gm_bytes, record.gm_read)
                 continue
             extents, dims = record.gm_rows
             outer = len(extents)
@@ -115,7 +122,7 @@ def hbm_reads(program: KernelProgram, blocks: int, l2_bytes: int) -> int:
                 for start, extent, dim in zip(where[1 : 1 + outer], extents, dims, strict=True)
             ]
             for row in product(*ranges):
-                touch((*inner, *row), row_bytes, record.gm_read)
+                touch(where[0], (*inner, *row), row_bytes, record.gm_read)
         streams = running
     return missed
 
@@ -138,3 +145,36 @@ def gm_share(
     if l2_bandwidth_gbps is not None and h < 1:
         rate = min(rate, l2_bandwidth_gbps / hw.clock_ghz / n)
     return GmShare(blocks, n, h, rate)
+
+
+class L2Residency:
+    """Which host buffers are still in L2 from one launch to the next.
+
+    L2 sits in front of HBM for every kernel: what a kernel wrote or read is still there
+    when the next one starts, unless enough other bytes went through L2 since. The model
+    keeps a chip-wide clock of the bytes the launches moved through GM and, per host buffer
+    (a launch operand), the clock of the last launch that touched it; a buffer is resident
+    at a launch's start when the bytes moved since, plus its own size, fit in L2 (the same
+    reuse-time rule as within a launch, for the whole buffer: one that fits only in part
+    counts as gone)."""
+
+    def __init__(self, l2_bytes: int):
+        self.l2_bytes = l2_bytes
+        self.clock = 0
+        self.last: dict[object, tuple[int, int]] = {}
+        """Host buffer -> (clock after the launch that last touched it, its bytes)."""
+
+    def resident(self, buffers: Sequence[object]) -> frozenset[int]:
+        """Positions in ``buffers`` (a launch's operands) of those in L2 now."""
+        found = set()
+        for position, buffer in enumerate(buffers):
+            seen = self.last.get(buffer)
+            if seen is not None and self.clock - seen[0] + seen[1] <= self.l2_bytes:
+                found.add(position)
+        return frozenset(found)
+
+    def launched(self, buffers: Sequence[tuple[object, int]], moved: int) -> None:
+        """A launch moved ``moved`` GM bytes and touched ``buffers`` (buffer, its bytes)."""
+        self.clock += moved
+        for buffer, size in buffers:
+            self.last[buffer] = (self.clock, size)

@@ -32,7 +32,7 @@ from typing import Any
 
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from tilegraph.cost_model.tile_costs import cost_of, fixpipe_out_bytes
 from tilegraph.dialects import index_arith
@@ -197,6 +197,9 @@ class KernelProgram:
     module docstring)."""
     gm_buffers: dict[SSAValue, tuple[bool, bool]] = field(default_factory=dict)
     """GM buffers the kernel touches: (read, written)."""
+    gm_args: tuple[int, ...] = ()
+    """For each GM buffer number of :attr:`gm_accesses`, the index of the kernel argument
+    it is (-1: not an argument), so that the launch's operands say which host buffer."""
     data_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
     """A mix kernel's part (it has cross-core flag ops): ``data`` as a generator that yields
     where a ``sync_block_wait`` cannot go on yet (:mod:`.mix` runs the parts in lock-step);
@@ -437,6 +440,14 @@ class _Codegen:
         return "\n".join(lines)
 
 
+def _argument_positions(fn: func.FuncOp, numbers: dict[SSAValue, int]) -> tuple[int, ...]:
+    positions = [-1] * len(numbers)
+    for value, number in numbers.items():
+        if isinstance(value, BlockArgument) and value.owner is fn.body.block:
+            positions[number] = value.index
+    return tuple(positions)
+
+
 def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
     """Compile one tiled kernel for the cycle model on ``hw`` (see the module docstring)."""
     gen = _Codegen(fn, hw)
@@ -466,6 +477,7 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
         source,
         namespace["gm_accesses"],
         gen.gm_buffers,
+        _argument_positions(fn, gen.gm_numbers),
         namespace.get("step_data"),
         namespace.get("step_flags"),
     )

@@ -30,13 +30,19 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
-from tilegraph.cost_model.cycles.memory import GmShare, GmTraffic, gm_share, hbm_reads
+from tilegraph.cost_model.cycles.memory import (
+    GmShare,
+    GmTraffic,
+    L2Residency,
+    gm_share,
+    hbm_reads,
+)
 from tilegraph.cost_model.cycles.mix import MixParts, group_members, mix_cycles, without_workspace
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
-from tilegraph.cost_model.kernel_report import kernel_report
+from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.dialects.tile.base import module_preset
+from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
@@ -101,9 +107,15 @@ def _counts(program: KernelProgram, block: int, blocks: int) -> list[int]:
 
 
 def plan_launch(
-    program: KernelProgram, hw: HardwareModel, blocks: int, options: CycleModelOptions
+    program: KernelProgram,
+    hw: HardwareModel,
+    blocks: int,
+    options: CycleModelOptions,
+    resident: frozenset[int] = frozenset(),
 ) -> LaunchPlan:
-    """Group the blocks of a launch by shape and work out its GM traffic and share."""
+    """Group the blocks of a launch by shape and work out its GM traffic and share;
+    ``resident``: positions of the kernel's arguments whose bytes are in L2 at its start
+    (:class:`~.memory.L2Residency`)."""
     use_flags = options.mode == "flags" or (options.mode == "auto" and program.has_sync)
     groups: dict[object, tuple[int, list[int], list[int]]] = {}
     for b in range(blocks):
@@ -123,7 +135,8 @@ def plan_launch(
         read += block_read * len(members)
         write += block_write * len(members)
         busiest = max(busiest, block_read + block_write)
-    missed = hbm_reads(program, blocks, hw.l2_bytes) if options.l2_reuse and read else read
+    warm = frozenset(n for n, arg in enumerate(program.gm_args) if arg in resident)
+    missed = hbm_reads(program, blocks, hw.l2_bytes, warm) if options.l2_reuse and read else read
     traffic = GmTraffic(read, write, missed)
     share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
@@ -155,9 +168,11 @@ def simulate_launch(
     options: CycleModelOptions,
     ops: tuple[str, ...] = (),
     unit: str = "cube",
+    resident: frozenset[int] = frozenset(),
 ) -> KernelCycles:
-    """The time of one launch of a compiled kernel on ``blocks`` cores."""
-    plan = plan_launch(program, hw, blocks, options)
+    """The time of one launch of a compiled kernel on ``blocks`` cores (``resident``: see
+    :func:`plan_launch`)."""
+    plan = plan_launch(program, hw, blocks, options, resident)
     return launch_cycles(plan, hw, unit, ops, scheduling_us(hw, options.launch))
 
 
@@ -245,6 +260,8 @@ def simulate_module(
     infos = {k.name: k for k in kernel_report(module)}
     programs: dict[str, KernelProgram] = {}
     found: dict[tuple[str, int], KernelCycles] = {}
+    timed: dict[tuple[str, int, frozenset[int]], KernelCycles] = {}
+    residency = L2Residency(hw.l2_bytes)
     order: list[str] = []
     for launch in launches(module):
         name = launch.callee.string_value()
@@ -252,22 +269,16 @@ def simulate_module(
         if fn is None or info is None:
             raise CycleModelError(f"tile.launch of @{name}: no such kernel function")
         order.append(name)
+        operands = list(launch.args)
+        resident = residency.resident(operands) if options.l2_reuse else frozenset()
         key = (name, launch.block_count)
+        one = timed.get((*key, resident))
+        if one is None:
+            one = _launch_once(launch, fn, info, functions, programs, hw, options, resident)
+            timed[(*key, resident)] = one
         known = found.get(key)
-        if known is not None:
-            found[key] = _relaunched(known)
-            continue
-        if info.unit == "host":
-            found[key] = _host_kernel(fn, hw, options.host, info.ops, info.reason)
-            continue
-        if TILES_ATTR not in fn.attributes:
-            raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
-        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
-        if launch.aiv_callee is not None:
-            planned = plan_mix(launch, functions, programs, hw, options)
-            found[key] = _mix_launch(planned, hw, options, info.ops)
-            continue
-        found[key] = simulate_launch(program, hw, launch.block_count, options, info.ops, info.unit)
+        found[key] = one if known is None else _relaunched(known, one)
+        residency.launched([(v, buffer_bytes(v)) for v in operands], gm_bytes(one))
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
     return ModelCycles(
         hw.name,
@@ -286,9 +297,11 @@ def plan_mix(
     programs: dict[str, KernelProgram],
     hw: HardwareModel,
     options: CycleModelOptions,
+    resident: frozenset[int] = frozenset(),
 ) -> tuple[MixParts, LaunchPlan, LaunchPlan]:
     """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
-    plan (its workspace traffic left out, :func:`.mix.without_workspace`)."""
+    plan (its workspace traffic left out, :func:`.mix.without_workspace`; ``resident``:
+    see :func:`plan_launch`, both parts take the launch's operands)."""
     plans = []
     for name in (launch.callee.string_value(), launch.aiv_callee or ""):
         fn = functions.get(name)
@@ -296,7 +309,9 @@ def plan_mix(
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
         program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
         # both parts run with their group's block index, as in the executors
-        plans.append(plan_launch(without_workspace(program), hw, launch.block_count, options))
+        plans.append(
+            plan_launch(without_workspace(program), hw, launch.block_count, options, resident)
+        )
     groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
     if ratio * groups != launch.aiv_block_count or ratio == 0:
         raise CycleModelError(
@@ -334,8 +349,48 @@ def _mix_launch(
     return mix_cycles(parts, group_members(aic, aiv, parts.ratio), alone, hw)
 
 
-def _relaunched(k: KernelCycles) -> KernelCycles:
-    return replace(k, launches=k.launches + 1)
+def _launch_once(
+    launch: LaunchOp,
+    fn: func.FuncOp,
+    info: KernelInfo,
+    functions: dict[str, func.FuncOp],
+    programs: dict[str, KernelProgram],
+    hw: HardwareModel,
+    options: CycleModelOptions,
+    resident: frozenset[int],
+) -> KernelCycles:
+    """One launch of kernel ``fn`` (``resident``: its arguments in L2 at its start)."""
+    name = fn.sym_name.data
+    if info.unit == "host":
+        return _host_kernel(fn, hw, options.host, info.ops, info.reason)
+    if TILES_ATTR not in fn.attributes:
+        raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
+    program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+    if launch.aiv_callee is not None:
+        planned = plan_mix(launch, functions, programs, hw, options, resident)
+        return _mix_launch(planned, hw, options, info.ops)
+    blocks = launch.block_count
+    return simulate_launch(program, hw, blocks, options, info.ops, info.unit, resident)
+
+
+def gm_bytes(kernel: KernelCycles) -> int:
+    """Bytes one launch of ``kernel`` moved between GM and the cores."""
+    return sum(n for path, n in kernel.bytes_per_path.items() if "GM" in path)
+
+
+def _relaunched(known: KernelCycles, again: KernelCycles) -> KernelCycles:
+    """``known`` launched once more, taking ``again``: its times become the mean over the
+    launches (a relaunch may find other data in L2)."""
+    n = known.launches
+    if again is known or again.cycles == known.cycles:
+        return replace(known, launches=n + 1)
+    return replace(
+        known,
+        launches=n + 1,
+        cycles=round((known.cycles * n + again.cycles) / (n + 1)),
+        us=(known.us * n + again.us) / (n + 1),
+        workspace_us=(known.workspace_us * n + again.workspace_us) / (n + 1),
+    )
 
 
 def _host_kernel(
