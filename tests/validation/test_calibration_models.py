@@ -3,22 +3,14 @@ onnxruntime runs them to the documented output shapes."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 
-# loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "calibration_models.py"
-_SPEC = importlib.util.spec_from_file_location("calibration_models", _PATH)
-assert _SPEC is not None and _SPEC.loader is not None
-calibration_models = importlib.util.module_from_spec(_SPEC)
-sys.modules["calibration_models"] = calibration_models
-_SPEC.loader.exec_module(calibration_models)
+from tests.validation.benchmark_scripts import load_script
+
+calibration_models = load_script("calibration_models")
 ARCHITECTURES = calibration_models.ARCHITECTURES
 build = calibration_models.build
 parameter_count = calibration_models.parameter_count

@@ -3,22 +3,13 @@ estimate, and (slow) one estimate end to end."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from tests.validation.benchmark_scripts import load_script
 from tilegraph.cost_model.cycles import ModelCycles
 from tilegraph.cost_model.cycles.report import KernelCycles
 
-# loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
-_PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "hardware_validation.py"
-_SPEC = importlib.util.spec_from_file_location("hardware_validation", _PATH)
-assert _SPEC is not None and _SPEC.loader is not None
-validation = importlib.util.module_from_spec(_SPEC)
-sys.modules["hardware_validation"] = validation
-_SPEC.loader.exec_module(validation)
+validation = load_script("hardware_validation")
 
 
 def test_published_latencies_are_batch_over_throughput():
