@@ -18,6 +18,7 @@ from tests.runtime.test_cycle_model import TEST, Kernel, cycles
 from tilegraph.cost_model.cycles import CycleModelOptions, simulate_module
 from tilegraph.cost_model.cycles.memory import L2Residency, hbm_reads
 from tilegraph.cost_model.cycles.program import compile_kernel
+from tilegraph.dialects.tile import CopyOp
 from tilegraph.frontend import load_onnx
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
@@ -120,3 +121,19 @@ def test_the_next_kernel_reads_what_the_last_one_left_in_l2():
     cold = simulate_module(module, options=CycleModelOptions(l2_reuse=False)).kernels
     assert all(k.hbm_fraction == 1.0 for k in cold)
     assert sum(k.us for k in warm) <= sum(k.us for k in cold)
+
+
+def test_an_access_without_offsets_is_keyed_too(monkeypatch):
+    # an op whose GM window no index operand places (gm_offsets() is empty): its accesses
+    # are still tuples, one key for all of them
+    monkeypatch.setattr(CopyOp, "gm_offsets", lambda self: ())
+    monkeypatch.setattr(CopyOp, "gm_window", lambda self: None)
+    kern = Kernel()
+    src = kern.gm((4, 1024), f32)
+    t = kern.buf((4, 1024))
+    with kern.b.loop(3, name="j"):
+        kern.load(src, t)
+    program = compile_kernel(kern.done(), TEST)
+    accesses = list(program.gm_accesses(0, 1))
+    assert len(accesses) == 3 and all(where == (0,) for _, where in accesses)
+    assert hbm_reads(program, 1, 1 << 20) == 4 * TILE  # read three times, from HBM once

@@ -396,8 +396,9 @@ class _Codegen:
         if mode == "gm":
             gm = self.gm_operand.get(index)
             if gm is not None:
-                where = "".join(f", {self.name(v)}" for v in op.gm_offsets())
-                lines.append(f"{indent}yield ({index}, ({self.gm_numbers[gm]}{where}))")
+                # a tuple even without offsets: "(n,)"
+                where = "".join(f" {self.name(v)}," for v in op.gm_offsets())
+                lines.append(f"{indent}yield ({index}, ({self.gm_numbers[gm]},{where}))")
             return
         with_sync = mode == "flags"
         record = self.records[index]
