@@ -205,3 +205,14 @@ def test_unbalanced_flags_are_a_clear_error_naming_the_kernel(kind, core, says):
     with pytest.raises(CycleModelError, match=says) as error:
         simulate_module(module)
     assert launch.callee.string_value() in str(error.value)
+
+
+def test_a_groups_two_aivs_both_count_in_its_gm_traffic(module):
+    """Each AIV of a group copies its share of every tile out of the workspace: sub-block 0
+    the first ceil(3 / 2) = 2 rows of a 3-row tile, sub-block 1 the last one. Planned with
+    both sub-blocks, the AIV part reads 3/2 of what sub-block 0 alone reads."""
+    _, aiv = _programs(module, TEST)
+    options = CycleModelOptions()
+    alone = plan_launch(aiv, TEST, 2, options).traffic.read
+    both = plan_launch(aiv, TEST, 2, options, sub_blocks=2).traffic.read
+    assert both == pytest.approx(alone * 3 / 2, rel=1e-3)

@@ -74,7 +74,11 @@ class GmShare:
 
 
 def hbm_reads(
-    program: KernelProgram, blocks: int, l2_bytes: int, resident: frozenset[int] = frozenset()
+    program: KernelProgram,
+    blocks: int,
+    l2_bytes: int,
+    resident: frozenset[int] = frozenset(),
+    sub_blocks: int = 1,
 ) -> int:
     """GM read bytes of a launch of ``program`` on ``blocks`` cores that miss an L2 of
     ``l2_bytes`` (see the module docstring: blocks interleaved access by access, a read
@@ -82,7 +86,8 @@ def hbm_reads(
     window whose op says its extent (``gm_rows``) is tracked row by row — its outer dims'
     indices, clipped to the buffer — so that overlapping windows (a convolution's halo
     rows) share what they share. ``resident``: GM buffer numbers (of ``gm_accesses``) whose
-    bytes are in L2 when the launch starts (:class:`L2Residency`): their first reads hit."""
+    bytes are in L2 when the launch starts (:class:`L2Residency`): their first reads hit.
+    ``sub_blocks``: instances per block (a mix kernel's AIVs), each a stream of its own."""
     records = program.records
     last: dict[tuple[object, ...], int] = {}
     clock = 0
@@ -100,7 +105,9 @@ def hbm_reads(
         clock += nbytes
         last[key] = clock
 
-    streams = [program.gm_accesses(b, blocks) for b in range(blocks)]
+    streams = [
+        program.gm_accesses(b, blocks, sub) for b in range(blocks) for sub in range(sub_blocks)
+    ]
     while streams:
         running = []
         for stream in streams:

@@ -185,26 +185,28 @@ class KernelProgram:
     records: list[OpRecord]
     keys: int
     """How many buffer keys (slots of buffers) the kernel has."""
-    data: Callable[[int, int, Issue], None]
-    flags: Callable[[int, int, Issue], None]
+    data: Callable[..., None]
+    """``data(block, blocks, issue, sub_block=0)``."""
+    flags: Callable[..., None]
+    """``flags(block, blocks, issue, sub_block=0)``."""
     has_sync: bool
     """The kernel holds ``set_flag`` / ``wait_flag`` ops."""
     uniform_blocks: bool
     """Blocks with equal loop trip counts issue identical sequences (see :meth:`shape`)."""
     source: str
-    gm_accesses: Callable[[int, int], Iterator[GmAccess]]
-    """``gm_accesses(block, blocks)``: the block's GM accesses in program order (see the
-    module docstring)."""
+    gm_accesses: Callable[..., Iterator[GmAccess]]
+    """``gm_accesses(block, blocks, sub_block)``: the block's GM accesses in program order
+    (see the module docstring)."""
     gm_buffers: dict[SSAValue, tuple[bool, bool]] = field(default_factory=dict)
     """GM buffers the kernel touches: (read, written)."""
     gm_args: tuple[int, ...] = ()
     """For each GM buffer number of :attr:`gm_accesses`, the index of the kernel argument
     it is (-1: not an argument), so that the launch's operands say which host buffer."""
-    data_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    data_steps: Callable[..., Iterator[None]] | None = None
     """A mix kernel's part (it has cross-core flag ops): ``data`` as a generator that yields
     where a ``sync_block_wait`` cannot go on yet (:mod:`.mix` runs the parts in lock-step);
     None for other kernels."""
-    flags_steps: Callable[[int, int, Issue, int], Iterator[None]] | None = None
+    flags_steps: Callable[..., Iterator[None]] | None = None
     """``flags`` as such a generator."""
 
     @property

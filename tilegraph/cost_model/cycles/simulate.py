@@ -96,13 +96,15 @@ class LaunchPlan:
         raise ValueError(f"block {block} is not in a launch of {self.blocks} blocks")
 
 
-def _counts(program: KernelProgram, block: int, blocks: int) -> list[int]:
+def _counts(program: KernelProgram, block: int, blocks: int, sub_blocks: int = 1) -> list[int]:
+    """Instances of each record issued by ``block`` (all its ``sub_blocks``)."""
     counts = [0] * len(program.records)
 
     def count(i: int, reads: tuple[int, ...], writes: tuple[int, ...], offset: int) -> None:
         counts[i] += 1
 
-    program.flags(block, blocks, count)
+    for sub in range(sub_blocks):
+        program.flags(block, blocks, count, sub)
     return counts
 
 
@@ -112,17 +114,22 @@ def plan_launch(
     blocks: int,
     options: CycleModelOptions,
     resident: frozenset[int] = frozenset(),
+    sub_blocks: int = 1,
 ) -> LaunchPlan:
     """Group the blocks of a launch by shape and work out its GM traffic and share;
     ``resident``: positions of the kernel's arguments whose bytes are in L2 at its start
-    (:class:`~.memory.L2Residency`)."""
+    (:class:`~.memory.L2Residency`); ``sub_blocks``: a mix kernel's AIV part runs that many
+    instances per block (its ``tile.sub_block_idx``), whose traffic the block's share
+    carries."""
     use_flags = options.mode == "flags" or (options.mode == "auto" and program.has_sync)
     groups: dict[object, tuple[int, list[int], list[int]]] = {}
     for b in range(blocks):
-        trips, counts = program.shape(b, blocks)
+        trips, counts = program.shape(b, blocks) if sub_blocks == 1 else (None, None)
         key: object = trips if trips is not None and program.uniform_blocks else ("block", b)
         if key not in groups:
-            groups[key] = (b, counts if counts is not None else _counts(program, b, blocks), [])
+            if counts is None:
+                counts = _counts(program, b, blocks, sub_blocks)
+            groups[key] = (b, counts, [])
         groups[key][2].append(b)
     read = write = busiest = 0
     for _, counts, members in groups.values():
@@ -136,7 +143,11 @@ def plan_launch(
         write += block_write * len(members)
         busiest = max(busiest, block_read + block_write)
     warm = frozenset(n for n, arg in enumerate(program.gm_args) if arg in resident)
-    missed = hbm_reads(program, blocks, hw.l2_bytes, warm) if options.l2_reuse and read else read
+    missed = (
+        hbm_reads(program, blocks, hw.l2_bytes, warm, sub_blocks)
+        if options.l2_reuse and read
+        else read
+    )
     traffic = GmTraffic(read, write, missed)
     share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
@@ -302,21 +313,22 @@ def plan_mix(
     """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
     plan (its workspace traffic left out, :func:`.mix.without_workspace`; ``resident``:
     see :func:`plan_launch`, both parts take the launch's operands)."""
-    plans = []
-    for name in (launch.callee.string_value(), launch.aiv_callee or ""):
-        fn = functions.get(name)
-        if fn is None:
-            raise CycleModelError(f"mix launch of @{name}: no such kernel function")
-        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
-        # both parts run with their group's block index, as in the executors
-        plans.append(
-            plan_launch(without_workspace(program), hw, launch.block_count, options, resident)
-        )
     groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
     if ratio * groups != launch.aiv_block_count or ratio == 0:
         raise CycleModelError(
             f"mix launch of @{launch.callee.string_value()}: {launch.aiv_block_count} AIV "
             f"blocks are not a multiple of its {groups} AIC blocks"
+        )
+    plans = []
+    for name, subs in ((launch.callee.string_value(), 1), (launch.aiv_callee or "", ratio)):
+        fn = functions.get(name)
+        if fn is None:
+            raise CycleModelError(f"mix launch of @{name}: no such kernel function")
+        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+        # both parts run with their group's block index, as in the executors; a group's
+        # AIVs (its sub-blocks) share its GM traffic
+        plans.append(
+            plan_launch(without_workspace(program), hw, groups, options, resident, sub_blocks=subs)
         )
     aic, aiv = plans
     mix = MixParts(
