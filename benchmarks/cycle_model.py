@@ -357,8 +357,8 @@ def section_c() -> dict[str, Any]:
         f"90%); L1 reuse across output blocks needs a whole-K panel in L1 (K <= ~900)"
     )
     print(
-        "    8192^3 touches 384 MB of GM, more than the 192 MiB L2: the model then serves every "
-        "byte from HBM (no partial reuse)"
+        "    8192^3 touches 384 MB of GM, more than the 192 MiB L2: the L2 model keeps the "
+        "windows re-read within their reuse time (HBM share above)"
     )
     # L1 panel reuse (stepN / stepM) needs a whole-K panel in half of L1: K <= ~900 here
     m, k, n = 4096, 768, 5120
