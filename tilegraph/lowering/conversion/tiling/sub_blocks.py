@@ -37,9 +37,6 @@ from xdsl.ir import Attribute, SSAValue
 from tilegraph.dialects.tile import CopyFlatOp, SubBlockIdxOp
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
-SHARE_ATTR = "tile.sub_block_share"
-"""Marks the guard loops of a share (their bodies run on the AIVs that take it)."""
-
 
 def split_axis(tile: Sequence[int]) -> int | None:
     """The axis a tile's rows are shared out along (None: it cannot be split)."""
