@@ -53,7 +53,13 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.analysis.buffers import (
+    accesses,
+    buffer_slots,
+    enclosing_loops,
+    may_alias,
+    slot_loop,
+)
 from tilegraph.lowering.transforms.inject_sync import is_iteration_slot
 
 NORMAL, SET, WAIT, BARRIER, FENCE, CROSS_SET, CROSS_WAIT = range(7)
@@ -133,14 +139,11 @@ MAX_GM_ROWS = 64
 """At most this many rows per GM access in the L2 model (more outer dims are kept whole)."""
 
 
-def _gm_rows(op: TileOp) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(outer extents, GM buffer dims) of the op's GM window split into at most
-    :data:`MAX_GM_ROWS` rows, the outer dims of the window being the rows."""
+def _gm_rows(op: TileOp, gm: SSAValue) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(outer extents, dims of ``gm``, the GM buffer) of the op's GM window split into at
+    most :data:`MAX_GM_ROWS` rows, the outer dims of the window being the rows."""
     window = op.gm_window()
-    gm = next(
-        (v for v in op.operands if isinstance(v.type, MemRefType) and scope_of(v) == "GM"), None
-    )
-    if window is None or gm is None or len(window) != len(op.gm_offsets()):
+    if window is None or len(window) != len(op.gm_offsets()):
         return None
     outer, rows = 0, 1
     while outer < len(window) - 1 and rows * window[outer] <= MAX_GM_ROWS:
@@ -149,7 +152,10 @@ def _gm_rows(op: TileOp) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     return (window[:outer], memref_shape(gm)[:outer]) if outer else None
 
 
-def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRecord:
+def _record(
+    op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...], gm: SSAValue | None
+) -> OpRecord:
+    """The static facts of ``op``; ``gm``: the GM buffer it reads or writes, if any."""
     pipe, cost = PIPE_INDEX[op.pipe()], cost_of(op, hw)
     if isinstance(op, FlagOp):
         kind = SET if isinstance(op, SetFlagOp) else WAIT
@@ -173,7 +179,7 @@ def _record(op: TileOp, hw: HardwareModel, alias_keys: tuple[int, ...]) -> OpRec
         mac_cycles=cost - hw.mmad_head_cycles if isinstance(op, MmadOp) else 0,
         flops=2 * prod(op.dims()) if isinstance(op, MmadOp) else 0,
         alias_keys=alias_keys,
-        gm_rows=_gm_rows(op) if "GM" in path else None,
+        gm_rows=_gm_rows(op, gm) if "GM" in path and gm is not None else None,
     )
 
 
@@ -273,6 +279,8 @@ class _Codegen:
         self.gm_numbers: dict[SSAValue, int] = {}
         self.gm_operand: dict[int, SSAValue] = {}
         """Record index -> the GM buffer its access touches."""
+        self.gm_loops: set[scf.ForOp] = set()
+        """Loops around a GM access (the only ones ``gm_accesses`` keeps)."""
         self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
@@ -317,12 +325,13 @@ class _Codegen:
         for op in issued:
             reads, writes = accesses(op)
             alias_keys = tuple(k for b in (*reads, *writes) for k in aliases[b])
+            gm = next((b for b in (*reads, *writes) if scope_of(b) == "GM"), None)
             self.record_of[op] = len(self.records)
-            self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys))))
-            if self.records[-1].gm_bytes:
-                gm = next(b for b in (*reads, *writes) if scope_of(b) == "GM")
+            self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys)), gm))
+            if self.records[-1].gm_bytes and gm is not None:
                 self.gm_numbers.setdefault(gm, len(self.gm_numbers))
                 self.gm_operand[len(self.records) - 1] = gm
+                self.gm_loops.update(enclosing_loops(op))
             if isinstance(op, FlagOp) and op.slot is not None and not is_iteration_slot(op.slot):
                 self.uniform = False
 
@@ -362,20 +371,13 @@ class _Codegen:
             ) is not None:
                 lines.append(f"{indent}{self.name(op.results[0])} = {expr}")
             elif isinstance(op, scf.ForOp):
-                if mode != "gm" or self.has_gm_access(op):
+                if mode != "gm" or op in self.gm_loops:
                     self.loop(op, indent, mode, lines)
             elif isinstance(op, scf.YieldOp | func.ReturnOp):
                 if isinstance(op, scf.YieldOp) and op.operands:
                     raise self.fail(op, "loop-carried values are not supported")
             else:
                 raise self.fail(op, "not a tile op, loop or index arithmetic")
-
-    def has_gm_access(self, loop: scf.ForOp) -> bool:
-        return any(
-            self.record_of.get(op, -1) in self.gm_operand
-            for op in loop.walk()
-            if isinstance(op, TileOp)
-        )
 
     def loop(self, op: scf.ForOp, indent: str, mode: str, lines: list[str]) -> None:
         if op.iter_args:

@@ -98,6 +98,11 @@ class KernelCycles:
         return self.launches * (self.us + self.launch_us)
 
     @property
+    def gm_bytes(self) -> int:
+        """Bytes one launch moves between GM and the cores (every path to or from GM)."""
+        return sum(n for path, n in self.bytes_per_path.items() if "GM" in path)
+
+    @property
     def is_transdata(self) -> bool:
         return bool(self.ops) and all(op == "layout.trans_data" for op in self.ops)
 
@@ -253,7 +258,7 @@ class ModelCycles:
         )
         lines = [f"cycle model on {self.platform} ({self.clock_ghz} GHz)", head, "-" * len(head)]
         for k in shown:
-            gm = sum(b for p, b in k.bytes_per_path.items() if "GM" in p) / 1e6
+            gm = k.gm_bytes / 1e6
             lines.append(
                 f"{k.name:<{width}}  {k.unit:<6} {k.blocks:>6} {k.launches * k.us:>10.2f} "
                 f"{k.launches * k.launch_us:>8.1f} {k.bound:<8} "

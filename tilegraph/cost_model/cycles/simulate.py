@@ -289,7 +289,7 @@ def simulate_module(
             timed[(*key, resident)] = one
         known = found.get(key)
         found[key] = one if known is None else _relaunched(known, one)
-        residency.launched([(v, buffer_bytes(v)) for v in operands], gm_bytes(one))
+        residency.launched([(v, buffer_bytes(v)) for v in operands], one.gm_bytes)
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
     return ModelCycles(
         hw.name,
@@ -383,11 +383,6 @@ def _launch_once(
         return _mix_launch(planned, hw, options, info.ops)
     blocks = launch.block_count
     return simulate_launch(program, hw, blocks, options, info.ops, info.unit, resident)
-
-
-def gm_bytes(kernel: KernelCycles) -> int:
-    """Bytes one launch of ``kernel`` moved between GM and the cores."""
-    return sum(n for path, n in kernel.bytes_per_path.items() if "GM" in path)
 
 
 def _relaunched(known: KernelCycles, again: KernelCycles) -> KernelCycles:

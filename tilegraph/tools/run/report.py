@@ -258,7 +258,7 @@ def print_profile(cycles: ModelCycles, top: int | None) -> None:
     print(f"cycle model on {cycles.platform} ({cycles.clock_ghz} GHz)")
     rows = []
     for k in shown:
-        gm = sum(b for p, b in k.bytes_per_path.items() if "GM" in p) / 1e6
+        gm = k.gm_bytes / 1e6
         rows.append(
             (
                 k.name,

@@ -206,7 +206,9 @@ def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) ->
     L1->L0B rate, fractal MACs)`` per tile (ties: the larger tile). Smaller tiles fit
     wherever the larger ones did."""
     cores = max(1, hw.cube_cores)
-    frac = FRACTAL * g.c0 * 2  # the cost ratio only: the element size cancels out
+    # bytes of one fractal taken at 2 B per element, as for fp16 (a 16 x 16 x 2 B fractal);
+    # an fp32 fractal (c0 = 8, 4 B) holds as many bytes, which this undercounts by half
+    frac = FRACTAL * g.c0 * 2
     a_rate = img2col_bytes_per_cycle(*g.kernel)
     b_rate = hw.dma_bytes_per_cycle.get("L1->L0B", 128.0)
 
