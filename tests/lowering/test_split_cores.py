@@ -6,7 +6,10 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
+import onnx.helper as oh
+import onnx.numpy_helper as onh
 import pytest
+from onnx import TensorProto
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, f32
 
@@ -16,7 +19,7 @@ from tilegraph.frontend.light_models import light_model
 from tilegraph.hardware import hardware_preset
 from tilegraph.lowering.analysis.kernel_attrs import kernel_unit
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.transforms.split_cores import choose_split_loop, loop_trips
+from tilegraph.lowering.transforms.split_cores import choose_split_loop, collapse_nest, loop_trips
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
@@ -115,3 +118,72 @@ def test_cores_option_overrides_the_preset(squeezenet):
     run_pipeline("split-cores{cores=3}", make_context(), split)
     blocks = {op.block_count for op in split.walk() if isinstance(op, LaunchOp)}
     assert blocks <= {1, 2, 3} and 3 in blocks
+
+
+def _nest_with_shared_load(outer: int, inner: int, store_outside: bool = False) -> func.FuncOp:
+    """``_nest`` with a load into L1 between the loops, which every inner iteration reads
+    (a convolution's image before its loop over output-channel tiles); optionally a store
+    to GM there too."""
+    fn = func.FuncOp("k", ((), ()))
+    src = fn.body.block.insert_arg(scoped_memref((outer, inner, 16), f32, "GM"), 0)
+    dst = fn.body.block.insert_arg(scoped_memref((outer, inner, 16), f32, "GM"), 1)
+    b = KernelBuilder(fn.body.block, hardware_preset("test"))
+    l1 = b.buffer((1, inner, 16), f32, "L1", "image")
+    ub = b.buffer((1, 1, 16), f32, "UB", "tile")
+    with b.loop(outer, parallel=True, name="i") as i:
+        zero = b.index(0)
+        b.add(CopyOp(src, [i, zero, zero], l1, [zero, zero, zero]))
+        if store_outside:
+            b.add(CopyOp(ub, [zero, zero, zero], dst, [i, zero, zero]))
+        with b.loop(inner, parallel=True) as j:
+            b.add(CopyOp(l1, [zero, j, zero], ub, [zero, zero, zero]))
+            b.add(CopyOp(ub, [zero, zero, zero], dst, [i, j, zero]))
+    b.finish()
+    fn.body.block.add_op(func.ReturnOp())
+    return fn
+
+
+def test_work_shared_by_the_inner_loop_is_repeated_per_joint_iteration():
+    """2 images x 3 channel tiles on 8 cores: neither loop alone spreads (the busiest core
+    gets 1/2 or 1/3), the collapsed 6 do (1/6) — the image load before the inner loop then
+    runs in every joint iteration, for its own image."""
+    fn = _nest_with_shared_load(2, 3)
+    chosen = choose_split_loop(fn, 8)
+    assert chosen is not None and len(chosen[0]) == 2 and chosen[1] == 6
+    (collapsed,) = [collapse_nest(chosen[0])]
+    copies = [op for op in collapsed.body.block.ops if isinstance(op, CopyOp)]
+    assert len(copies) == 3  # the image load, then the inner loop's two copies
+    assert copies[0].operands[0] is fn.body.block.args[0]
+
+
+def test_a_gm_store_between_the_loops_keeps_them_apart():
+    fn = _nest_with_shared_load(2, 3, store_outside=True)
+    chosen = choose_split_loop(fn, 8)
+    assert chosen is not None and len(chosen[0]) == 1
+
+
+def test_a_batch_of_convolutions_spreads_over_images_and_channel_tiles():
+    """A batch-2 convolution on the test preset (per image two row tiles, then two
+    output-channel tiles) on 4 cores: no loop alone has 4 trips; images x row tiles do, and
+    every block computes its tiles (both executors, against the unsplit kernels)."""
+    graph = oh.make_graph(
+        [oh.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+        "conv",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 6, 6])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32, 6, 6])],
+        [onh.from_array(np.random.default_rng(1).standard_normal((32, 16, 3, 3), np.float32), "w")],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    module = load_onnx(model)
+    pipeline = 'set-target{platform="test"},O2,lower-graph-to-kernels,tile-kernels'
+    run_pipeline(pipeline, make_context(), module)
+    split = module.clone()
+    with collecting_statistics() as stats:
+        run_pipeline("split-cores{cores=4}", make_context(), split)
+    assert stats.as_dict()["split-cores"]["collapsed-nests"] >= 1
+    assert 4 in {op.block_count for op in split.walk() if isinstance(op, LaunchOp)}
+    x = np.random.default_rng(0).standard_normal((2, 16, 6, 6)).astype(np.float32)
+    whole = run_tiles(module, [x], executor="interpret")[0]
+    for executor in ("interpret", "fast"):
+        got = run_tiles(split, [x], executor=executor)[0]
+        np.testing.assert_allclose(got, whole, rtol=1e-5, atol=1e-5)

@@ -4,9 +4,13 @@
 // RUN: tilegraph-opt %s -p 'tile-kernels{platform=test},split-cores' --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
 
 // split-cores on the `test` preset (2 cube cores, 4 vector cores). The conv kernel tiles its
-// 9 output rows by 3 (3 trips of the parallel row loop, at least the 2 cube cores): block b
-// of n starts at row 3b and strides by 3n, and its launch runs min(2, 3) = 2 blocks. The
-// second RUN line shows that a split kernel is left alone; with cores=1 nothing is split.
+// 9 output rows by 3 (3 trips of the parallel row loop) and, inside it, after loading the
+// rows' window into L1, its 2 output-channel tiles (2 trips). Shared out, the row loop
+// leaves the busiest core 2 of 3 row tiles, the channel loop (or both collapsed) 1 of 2:
+// the channel loop, the fewer loops, wins; block b of n starts at channel tile b and
+// strides by n, each core loads every row window, and the launch runs min(2, 2) = 2
+// blocks. The second RUN line shows that a split kernel is left alone; with cores=1
+// nothing is split.
 func.func @main(%x: memref<1x2x9x9x16xf32, "GM">, %w: memref<18x2x16x16xf32, "GM">, %s: memref<3x5xf32, "GM">) -> (memref<1x2x9x9x16xf32, "GM">, memref<3x5xf32, "GM">) {
   %y = tile.alloc : memref<1x2x9x9x16xf32, "GM">
   tile.launch @conv_relu(%x, %w, %y) : memref<1x2x9x9x16xf32, "GM">, memref<18x2x16x16xf32, "GM">, memref<1x2x9x9x16xf32, "GM">
@@ -36,11 +40,9 @@ func.func @sigmoid(%in: memref<3x5xf32, "GM">, %out: memref<3x5xf32, "GM">) attr
 // CHECK-NEXT:    %[[B:.+]] = tile.block_idx
 // CHECK-NEXT:    %[[N:.+]] = tile.block_num
 // CHECK-NOT:     tile.block_idx
-// CHECK:         %[[C3:.+]] = arith.constant 3 : index
-// CHECK:         %[[FIRST:.+]] = arith.muli %[[B]], %[[C3]] : index
-// CHECK-NEXT:    %[[STRIDE:.+]] = arith.muli %[[C3]], %[[N]] : index
-// CHECK-NEXT:    scf.for %oh = %[[FIRST]] to %c9 step %[[STRIDE]] {
-// CHECK:           scf.for %co = %c0 to %c2 step %c1 {
+// CHECK:         scf.for %oh = %c0 to %c9 step %c3 {
+// CHECK:           tile.copy %in0
+// CHECK-NEXT:      scf.for %co = %[[B]] to %c2 step %[[N]] {
 // CHECK:           } {tile.parallel}
 // CHECK-NEXT:    } {tile.parallel}
 // The 3x5 sigmoid is one tile: no loop to share, one block.

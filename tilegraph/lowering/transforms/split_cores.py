@@ -10,14 +10,21 @@ gets its iterations ``b, b + n, b + 2n, ...`` (so that ragged tails spread)::
     scf.for %i = %first to %ub step (step * n) {tile.parallel}
 
 The work loop is a ``tile.parallel`` loop with constant bounds nested only in parallel loops
-(so that every block may run the loops around it in full), or several such loops perfectly
-nested in one another, collapsed into one loop over their joint iteration space (the
-M x N grid of a matmul: Ascend C's ``usedCoreNum = (M / singleCoreM) * (N / singleCoreN)``)::
+(so that every block may run the loops around it in full), or several such loops nested in
+one another, collapsed into one loop over their joint iteration space (the M x N grid of a
+matmul: Ascend C's ``usedCoreNum = (M / singleCoreM) * (N / singleCoreN)``; a convolution's
+images x output-channel tiles: the batch and N dims of GE's conv block split)::
 
     scf.for %mn = %c0 to %c640 step %c1 {tile.parallel}   // was %m (32 trips) x %n (20)
       %m = %mn floordiv 20 ;  %n = %mn rem 20
 
-Of the candidates (each parallel loop, and each perfectly nested run of parallel loops from
+Between two loops of such a nest there may be work that the inner loop's iterations share
+(a convolution loads its image into L1 before the loop over output-channel tiles), as long
+as it comes before the inner loop and writes no GM: collapsed, each joint iteration does it
+again for its own outer index, as each core of GE's split loads the image it works on. The
+repeat is paid only where the collapse gives the busiest block less work than any loop alone.
+
+Of the candidates (each parallel loop, and each nested run of parallel loops from
 it downwards) the pass takes the one whose busiest block gets the smallest share of the
 iterations, ``ceil(trips / cores) / trips``; on a tie the fewest loops, then the outermost.
 A 32-trip loop on 20 cores leaves the busiest core 2/32 of the work, the 640-trip grid
@@ -49,7 +56,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.provenance import locate
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp, scope_of
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.lowering.analysis.kernel_attrs import (
     LOOP_ID_ATTR,
@@ -94,17 +101,27 @@ def _parallel_loops(block_owner: Operation) -> list[tuple[scf.ForOp, int]]:
     return found
 
 
-def perfect_nest(loop: scf.ForOp) -> list[scf.ForOp]:
-    """``loop`` and the parallel loops with constant bounds perfectly nested in it (each
-    body holds only constants and the next loop), outermost first."""
+def _writes_gm(op: Operation) -> bool:
+    for inner in op.walk():
+        if isinstance(inner, TileOp) and (written := inner.written()) is not None:
+            if scope_of(written) == "GM":
+                return True
+    return False
+
+
+def loop_nest(loop: scf.ForOp) -> list[scf.ForOp]:
+    """``loop`` and the parallel loops with constant bounds nested in it, outermost first:
+    each next loop is the last op of its parent's body, and what comes before it there
+    writes no GM (so that running it once per iteration of the inner loop changes nothing
+    but the time it takes)."""
     nest = [loop]
     while True:
         body = [op for op in nest[-1].body.block.ops if not isinstance(op, scf.YieldOp)]
-        loops = [op for op in body if isinstance(op, scf.ForOp)]
-        if len(loops) != 1 or len(body) != 1 + sum(isinstance(op, arith.ConstantOp) for op in body):
+        if not body or not isinstance(inner := body[-1], scf.ForOp):
             return nest
-        inner = loops[0]
         if PARALLEL_ATTR not in inner.attributes or loop_trips(inner) is None or inner.iter_args:
+            return nest
+        if any(_writes_gm(op) for op in body[:-1]):
             return nest
         nest.append(inner)
 
@@ -126,12 +143,12 @@ def _outermost_loop(fn: func.FuncOp, cores: int) -> scf.ForOp | None:
 
 
 def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int] | None:
-    """The work loop to share out over ``cores`` cores — one loop, or a perfect nest of
+    """The work loop to share out over ``cores`` cores — one loop, or a nest of
     loops to collapse (outermost first) — with its trip count, or None.
 
     The starting point is the outermost loop with enough trips (blocks then repeat the
-    least work around it); the perfect nest it belongs to (no work between its loops)
-    offers the alternatives, and the run of loops whose busiest block gets the smallest
+    least work around it); the nest it belongs to (:func:`loop_nest`) offers the
+    alternatives, and the run of loops whose busiest block gets the smallest
     share of the iterations wins (fewest loops, then outermost, on a tie)."""
     start = _outermost_loop(fn, cores)
     if start is None:
@@ -140,10 +157,10 @@ def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int
     while isinstance(parent := top.parent_op(), scf.ForOp) and (
         PARALLEL_ATTR in parent.attributes and loop_trips(parent) is not None
     ):
-        if parent.iter_args or perfect_nest(parent)[1:2] != [top]:
+        if parent.iter_args or loop_nest(parent)[1:2] != [top]:
             break
         top = parent
-    nest = perfect_nest(top) if not top.iter_args else [top]
+    nest = loop_nest(top) if not top.iter_args else [top]
     best: tuple[float, int, int, list[scf.ForOp], int] | None = None
     for first in range(len(nest)):
         for last in range(first + 1, len(nest) + 1):
@@ -157,9 +174,10 @@ def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int
 
 
 def collapse_nest(nest: list[scf.ForOp]) -> scf.ForOp:
-    """Replace a perfect nest of constant-bound loops by one ``tile.parallel`` loop over
-    their joint iterations (row-major: the innermost loop varies fastest); each old
-    induction variable is recomputed from the new one with floordiv / rem."""
+    """Replace a nest of constant-bound loops (:func:`loop_nest`) by one ``tile.parallel``
+    loop over their joint iterations (row-major: the innermost loop varies fastest); each
+    old induction variable is recomputed from the new one with floordiv / rem, and the work
+    an outer loop did before its inner loop runs in every joint iteration, in order."""
     outer, innermost = nest[0], nest[-1]
     parent = outer.parent_block()
     assert parent is not None and len(nest) > 1
@@ -176,10 +194,16 @@ def collapse_nest(nest: list[scf.ForOp]) -> scf.ForOp:
     body = Block(arg_types=[IndexType()])
     joint = body.args[0]
     joint.name_hint = "".join(loop.body.block.args[0].name_hint or "" for loop in nest) or None
-    for loop in nest[:-1]:  # their constants, which the inner loops' bounds may use
-        for op in [o for o in loop.body.block.ops if isinstance(o, arith.ConstantOp)]:
+    shared: list[Operation] = []  # what the outer loops did before their inner loop
+    for loop, inner in zip(nest[:-1], nest[1:], strict=True):
+        for op in [
+            o for o in loop.body.block.ops if o is not inner and not isinstance(o, scf.YieldOp)
+        ]:
             op.detach()
-            body.add_op(op)
+            if isinstance(op, arith.ConstantOp):  # the inner loops' bounds may use them
+                body.add_op(op)
+            else:
+                shared.append(op)
     ops: list[Operation] = []
     rest = joint
     for loop, n in reversed(list(zip(nest, trips, strict=True))):
@@ -202,6 +226,7 @@ def collapse_nest(nest: list[scf.ForOp]) -> scf.ForOp:
         value.name_hint = iv.name_hint
         iv.replace_all_uses_with(value)
     body.add_ops(ops)
+    body.add_ops(shared)
     for op in [o for o in innermost.body.block.ops if not isinstance(o, scf.YieldOp)]:
         op.detach()
         body.add_op(op)
@@ -252,7 +277,7 @@ def _loop_id(loop: scf.ForOp) -> int | None:
 def matching_nest(kernel: func.FuncOp, nest: list[scf.ForOp]) -> list[scf.ForOp] | None:
     """The loops of ``kernel`` (a mix kernel's AIV part) that come from the same loops of
     the unsplit kernel as ``nest`` (its AIC part's chosen work loops,
-    :data:`LOOP_ID_ATTR`), when they form a perfect nest there too; else None (then
+    :data:`LOOP_ID_ATTR`), when they form a nest there too; else None (then
     neither part is split: their blocks must visit the same tiles)."""
     ids = [_loop_id(loop) for loop in nest]
     if None in ids:
@@ -260,7 +285,7 @@ def matching_nest(kernel: func.FuncOp, nest: list[scf.ForOp]) -> list[scf.ForOp]
     by_id = {_loop_id(o): o for o in kernel.walk() if isinstance(o, scf.ForOp)}
     if any(i not in by_id for i in ids):
         return None
-    found = perfect_nest(by_id[ids[0]])[: len(ids)]
+    found = loop_nest(by_id[ids[0]])[: len(ids)]
     return found if [_loop_id(loop) for loop in found] == ids else None
 
 
