@@ -16,25 +16,37 @@ reads each row block of A once per column block of B; every output tile re-reads
 weights); whether a re-read comes from L2 depends on how much else went through L2 since.
 :func:`hbm_reads` replays the launch's GM accesses (``KernelProgram.gm_accesses``) with its
 blocks interleaved one access at a time (the cores run concurrently and share L2), keyed by
-the window each touches (buffer, GM offsets, bytes). A read hits when the bytes accessed
-chip-wide since the last access to the same window (its *reuse time*, reads and writes),
-plus its own, are at most the L2 capacity: an LRU cache of that size keeps everything
-whose reuse *distance* (distinct bytes since) fits, and the reuse time is never smaller,
-so the rule errs towards misses. First reads miss unless their buffer is still in L2
-from an earlier launch (:class:`L2Residency`); a read of a window the same launch wrote
-recently hits; writes all go to HBM (written back once). With ``h`` the HBM share of the launch's GM
-traffic, the chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and
-a core gets
+the window each touches (buffer, GM offsets, bytes). A read hits when the distinct bytes
+accessed chip-wide since the last access to the same window (its *reuse distance*, reads
+and writes: :class:`LruCache`), plus its own, are at most the L2 capacity, which is
+when an LRU cache of that size still holds it. (Counting every byte moved since instead,
+the *reuse time*, would let eight cores re-reading one shared window evict eight times its
+bytes.) First reads miss unless their buffer is still in L2 from an earlier launch
+(:class:`L2Residency`); a read of a window the same launch wrote recently hits.
+
+**Writes** go into L2, which writes a line back to HBM when it evicts it dirty. GE (like
+``plan-memory``) gives a dead activation's GM to a later one, so the lines of data nobody
+reads again are mostly overwritten in L2 before they are evicted, and what costs HBM
+bandwidth is live data that leaves L2: a launch that reads a buffer an earlier launch wrote
+and finds it gone from L2 reads it from HBM and pays for its write-back too
+(:meth:`L2Residency.written_back`, charged to that launch; dirty data still in L2 at the
+end, the model's outputs, is not charged). A buffer larger than L2 cannot stay there: its
+writer pays for writing it to HBM.
+
+With ``h`` the HBM share of the launch's GM traffic (reads that miss, and write-backs), the
+chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and a core gets
 
     gm_bytes_per_cycle = min(chip HBM bytes per cycle / (h x n),  L2 bytes per cycle / n)
 
-(``h = 1`` without reuse: the plain shared-HBM rule). L2 bandwidth is not in our sources:
-``l2_bandwidth_gbps = None`` (default) leaves L2 hits bounded only by the per-core path
-rates (GM->L1 78 B/cycle, ...), which come from a per-core measurement (PTO-ISA).
+(``h = 1`` without reuse: the plain shared-HBM rule). A chip-wide L2 bandwidth is not in
+our sources: ``l2_bandwidth_gbps = None`` (default) leaves L2 hits bounded only by the
+per-core path rates (``HardwareModel.dma_bytes_per_cycle``: on 910B a per-core measurement,
+PTO-ISA; on 310P its platform configuration's per-core L2 rate).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -54,6 +66,8 @@ class GmTraffic:
     write: int
     hbm_read: int
     """Bytes of ``read`` served by HBM (the rest hit L2)."""
+    hbm_write: int = 0
+    """Bytes L2 writes back to HBM on the launch's account (:class:`L2Residency`)."""
 
     @property
     def total(self) -> int:
@@ -89,22 +103,8 @@ def hbm_reads(
     bytes are in L2 when the launch starts (:class:`L2Residency`): their first reads hit.
     ``sub_blocks``: instances per block (a mix kernel's AIVs), each a stream of its own."""
     records = program.records
-    last: dict[tuple[object, ...], int] = {}
-    clock = 0
-    missed = 0
-
-    def touch(buffer: int, key: tuple[object, ...], nbytes: int, read: bool) -> None:
-        nonlocal clock, missed
-        if read:
-            seen = last.get(key)
-            if seen is None:
-                if buffer not in resident:
-                    missed += nbytes
-            elif clock - seen + nbytes > l2_bytes:
-                missed += nbytes
-        clock += nbytes
-        last[key] = clock
-
+    accesses: list[tuple[int, tuple[object, ...], int, bool]] = []
+    """(buffer, window key, bytes, read) in the order the chip issues them."""
     streams = [
         program.gm_accesses(b, blocks, sub) for b in range(blocks) for sub in range(sub_blocks)
     ]
@@ -118,7 +118,8 @@ def hbm_reads(
             index, where = access
             record = records[index]
             if record.gm_rows is None:
-                touch(where[0], (where, record.moved_bytes), record.gm_bytes, record.gm_read)
+                key = (where, record.moved_bytes)
+                accesses.append((where[0], key, record.gm_bytes, record.gm_read))
                 continue
             extents, dims = record.gm_rows
             outer = len(extents)
@@ -129,9 +130,43 @@ def hbm_reads(
                 for start, extent, dim in zip(where[1 : 1 + outer], extents, dims, strict=True)
             ]
             for row in product(*ranges):
-                touch(where[0], (*inner, *row), row_bytes, record.gm_read)
+                accesses.append((where[0], (*inner, *row), row_bytes, record.gm_read))
         streams = running
+    missed = 0
+    cache = LruCache(l2_bytes)
+    for buffer, key, nbytes, read in accesses:
+        hit, seen = cache.access(key, nbytes)
+        if read and not hit and (seen or buffer not in resident):
+            missed += nbytes
     return missed
+
+
+class LruCache:
+    """An LRU cache of ``capacity`` bytes over keyed accesses: a key is still held when the
+    distinct bytes touched since its last access (its reuse distance), plus its own, fit
+    in the capacity."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._held: OrderedDict[object, int] = OrderedDict()
+        self._bytes = 0
+        self._seen: set[object] = set()
+
+    def access(self, key: object, nbytes: int) -> tuple[bool, bool]:
+        """Touch ``key`` (``nbytes``); whether it was held, and whether it had been touched
+        before."""
+        seen = key in self._seen
+        held = self._held.pop(key, None)
+        if held is not None:
+            self._bytes -= held
+        else:
+            self._seen.add(key)
+        self._held[key] = nbytes
+        self._bytes += nbytes
+        while self._bytes > self.capacity:
+            _, evicted = self._held.popitem(last=False)
+            self._bytes -= evicted
+        return held is not None, seen
 
 
 def gm_share(
@@ -146,7 +181,7 @@ def gm_share(
     if traffic.total == 0 or busiest_block == 0:
         return GmShare(blocks, float(blocks), 1.0, INFINITE)
     n = min(float(blocks), traffic.total / busiest_block)
-    h = (traffic.hbm_read + traffic.write) / traffic.total
+    h = (traffic.hbm_read + traffic.hbm_write) / traffic.total
     chip = hw.gm_bandwidth_gbps / hw.clock_ghz  # bytes per cycle, whole chip
     rate = chip / (h * n) if h > 0 else INFINITE
     if l2_bandwidth_gbps is not None and h < 1:
@@ -158,30 +193,48 @@ class L2Residency:
     """Which host buffers are still in L2 from one launch to the next.
 
     L2 sits in front of HBM for every kernel: what a kernel wrote or read is still there
-    when the next one starts, unless enough other bytes went through L2 since. The model
-    keeps a chip-wide clock of the bytes the launches moved through GM and, per host buffer
-    (a launch operand), the clock of the last launch that touched it; a buffer is resident
-    at a launch's start when the bytes moved since, plus its own size, fit in L2 (the same
-    reuse-time rule as within a launch, for the whole buffer: one that fits only in part
-    counts as gone)."""
+    when the next one starts, unless enough other data went through L2 since. The model
+    keeps the host buffers (launch operands) in the order launches last touched them; a
+    buffer is resident at a launch's start when the bytes of the distinct buffers touched
+    since, plus its own, fit in L2 (the LRU rule :func:`hbm_reads` applies within a launch,
+    for whole buffers: one that fits only in part counts as gone)."""
 
     def __init__(self, l2_bytes: int):
         self.l2_bytes = l2_bytes
-        self.clock = 0
-        self.last: dict[object, tuple[int, int]] = {}
-        """Host buffer -> (clock after the launch that last touched it, its bytes)."""
+        self.latest: dict[object, int] = {}
+        """Host buffer -> its bytes, least recently touched first."""
+        self.dirty: set[object] = set()
+        """Buffers a launch wrote that L2 has not written back to HBM."""
 
     def resident(self, buffers: Sequence[object]) -> frozenset[int]:
         """Positions in ``buffers`` (a launch's operands) of those in L2 now."""
-        found = set()
-        for position, buffer in enumerate(buffers):
-            seen = self.last.get(buffer)
-            if seen is not None and self.clock - seen[0] + seen[1] <= self.l2_bytes:
-                found.add(position)
-        return frozenset(found)
+        since: dict[object, int] = {}
+        newer = 0
+        for buffer, size in reversed(self.latest.items()):
+            since[buffer] = newer + size
+            newer += size
+        return frozenset(
+            position
+            for position, buffer in enumerate(buffers)
+            if buffer in since and since[buffer] <= self.l2_bytes
+        )
 
-    def launched(self, buffers: Sequence[tuple[object, int]], moved: int) -> None:
-        """A launch moved ``moved`` GM bytes and touched ``buffers`` (buffer, its bytes)."""
-        self.clock += moved
+    def written_back(
+        self, buffers: Sequence[object], reads: Sequence[int], resident: frozenset[int]
+    ) -> list[int]:
+        """Positions in ``buffers`` (a launch's operands, of which it reads those at
+        ``reads``; ``resident``: the positions of those still in L2, :meth:`resident`) of
+        dirty buffers it reads that left L2 since they were written: L2 wrote them back to
+        HBM on the way out, and the launch reads them from there. They are clean from now
+        on."""
+        gone = [i for i in reads if buffers[i] in self.dirty and i not in resident]
+        self.dirty.difference_update(buffers[i] for i in gone)
+        return gone
+
+    def launched(self, buffers: Sequence[tuple[object, int]], written: set[object]) -> None:
+        """A launch touched ``buffers`` (buffer, its bytes) and wrote ``written``."""
         for buffer, size in buffers:
-            self.last[buffer] = (self.clock, size)
+            self.latest.pop(buffer, None)
+            self.latest[buffer] = size
+            if buffer in written and size <= self.l2_bytes:
+                self.dirty.add(buffer)  # a larger one went to HBM as it was written

@@ -115,12 +115,14 @@ def plan_launch(
     options: CycleModelOptions,
     resident: frozenset[int] = frozenset(),
     sub_blocks: int = 1,
+    written_back: int = 0,
 ) -> LaunchPlan:
     """Group the blocks of a launch by shape and work out its GM traffic and share;
     ``resident``: positions of the kernel's arguments whose bytes are in L2 at its start
-    (:class:`~.memory.L2Residency`); ``sub_blocks``: a mix kernel's AIV part runs that many
-    instances per block (its ``tile.sub_block_idx``), whose traffic the block's share
-    carries."""
+    (:class:`~.memory.L2Residency`); ``written_back``: bytes L2 wrote to HBM for the
+    launch (dirty data it reads that left L2 since it was written); ``sub_blocks``: a mix
+    kernel's AIV part runs that many instances per block (its ``tile.sub_block_idx``),
+    whose traffic the block's share carries."""
     use_flags = options.mode == "flags" or (options.mode == "auto" and program.has_sync)
     groups: dict[object, tuple[int, list[int], list[int]]] = {}
     for b in range(blocks):
@@ -148,7 +150,8 @@ def plan_launch(
         if options.l2_reuse and read
         else read
     )
-    traffic = GmTraffic(read, write, missed)
+    # without L2 every write goes to HBM as it is made
+    traffic = GmTraffic(read, write, missed, written_back if options.l2_reuse else write)
     share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
         program,
@@ -180,10 +183,11 @@ def simulate_launch(
     ops: tuple[str, ...] = (),
     unit: str = "cube",
     resident: frozenset[int] = frozenset(),
+    written_back: int = 0,
 ) -> KernelCycles:
-    """The time of one launch of a compiled kernel on ``blocks`` cores (``resident``: see
-    :func:`plan_launch`)."""
-    plan = plan_launch(program, hw, blocks, options, resident)
+    """The time of one launch of a compiled kernel on ``blocks`` cores (``resident``,
+    ``written_back``: see :func:`plan_launch`)."""
+    plan = plan_launch(program, hw, blocks, options, resident, written_back=written_back)
     return launch_cycles(plan, hw, unit, ops, scheduling_us(hw, options.launch))
 
 
@@ -271,7 +275,7 @@ def simulate_module(
     infos = {k.name: k for k in kernel_report(module)}
     programs: dict[str, KernelProgram] = {}
     found: dict[tuple[str, int], KernelCycles] = {}
-    timed: dict[tuple[str, int, frozenset[int]], KernelCycles] = {}
+    timed: dict[tuple[str, int, frozenset[int], int], KernelCycles] = {}
     residency = L2Residency(hw.l2_bytes)
     order: list[str] = []
     for launch in launches(module):
@@ -282,14 +286,24 @@ def simulate_module(
         order.append(name)
         operands = list(launch.args)
         resident = residency.resident(operands) if options.l2_reuse else frozenset()
+        reads, writes = _operand_access(launch, functions, programs, hw, info.unit)
+        sizes = [buffer_bytes(v) for v in operands]
+        written_back = (
+            sum(sizes[i] for i in residency.written_back(operands, reads, resident))
+            + sum(sizes[i] for i in writes if sizes[i] > hw.l2_bytes)  # cannot stay in L2
+            if options.l2_reuse
+            else 0
+        )
         key = (name, launch.block_count)
-        one = timed.get((*key, resident))
+        one = timed.get((*key, resident, written_back))
         if one is None:
-            one = _launch_once(launch, fn, info, functions, programs, hw, options, resident)
-            timed[(*key, resident)] = one
+            one = _launch_once(
+                launch, fn, info, functions, programs, hw, options, resident, written_back
+            )
+            timed[(*key, resident, written_back)] = one
         known = found.get(key)
         found[key] = one if known is None else _relaunched(known, one)
-        residency.launched([(v, buffer_bytes(v)) for v in operands], one.gm_bytes)
+        residency.launched(list(zip(operands, sizes, strict=True)), {operands[i] for i in writes})
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
     return ModelCycles(
         hw.name,
@@ -309,10 +323,12 @@ def plan_mix(
     hw: HardwareModel,
     options: CycleModelOptions,
     resident: frozenset[int] = frozenset(),
+    written_back: int = 0,
 ) -> tuple[MixParts, LaunchPlan, LaunchPlan]:
     """A mix launch's parts ready to co-simulate (:func:`.mix.co_simulate`), and each part's
     plan (its workspace traffic left out, :func:`.mix.without_workspace`; ``resident``:
-    see :func:`plan_launch`, both parts take the launch's operands)."""
+    see :func:`plan_launch`, both parts take the launch's operands; ``written_back`` is
+    charged to the AIC part, which reads the launch's inputs)."""
     groups, ratio = launch.block_count, launch.aiv_block_count // max(1, launch.block_count)
     if ratio * groups != launch.aiv_block_count or ratio == 0:
         raise CycleModelError(
@@ -320,7 +336,8 @@ def plan_mix(
             f"blocks are not a multiple of its {groups} AIC blocks"
         )
     plans = []
-    for name, subs in ((launch.callee.string_value(), 1), (launch.aiv_callee or "", ratio)):
+    parts = ((launch.callee.string_value(), 1, written_back), (launch.aiv_callee or "", ratio, 0))
+    for name, subs, back in parts:
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
@@ -328,7 +345,9 @@ def plan_mix(
         # both parts run with their group's block index, as in the executors; a group's
         # AIVs (its sub-blocks) share its GM traffic
         plans.append(
-            plan_launch(without_workspace(program), hw, groups, options, resident, sub_blocks=subs)
+            plan_launch(
+                without_workspace(program), hw, groups, options, resident, subs, written_back=back
+            )
         )
     aic, aiv = plans
     mix = MixParts(
@@ -361,6 +380,35 @@ def _mix_launch(
     return mix_cycles(parts, group_members(aic, aiv, parts.ratio), alone, hw)
 
 
+def _operand_access(
+    launch: LaunchOp,
+    functions: dict[str, func.FuncOp],
+    programs: dict[str, KernelProgram],
+    hw: HardwareModel,
+    unit: str,
+) -> tuple[list[int], list[int]]:
+    """Positions of a launch's operands its kernel (both parts of a mix kernel) reads from
+    GM and writes to GM; a host kernel reads and writes them all."""
+    names = [launch.callee.string_value(), *([launch.aiv_callee] if launch.aiv_callee else [])]
+    count = len(launch.args)
+    if unit == "host" or any(name not in functions for name in names):
+        return list(range(count)), list(range(count))
+    reads: set[int] = set()
+    writes: set[int] = set()
+    for name in names:
+        fn = functions[name]
+        if TILES_ATTR not in fn.attributes:
+            return list(range(count)), list(range(count))
+        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+        for position, arg in enumerate(fn.body.block.args):
+            read, written = program.gm_buffers.get(arg, (False, False))
+            if read:
+                reads.add(position)
+            if written:
+                writes.add(position)
+    return sorted(reads), sorted(writes)
+
+
 def _launch_once(
     launch: LaunchOp,
     fn: func.FuncOp,
@@ -370,8 +418,10 @@ def _launch_once(
     hw: HardwareModel,
     options: CycleModelOptions,
     resident: frozenset[int],
+    written_back: int,
 ) -> KernelCycles:
-    """One launch of kernel ``fn`` (``resident``: its arguments in L2 at its start)."""
+    """One launch of kernel ``fn`` (``resident``: its arguments in L2 at its start;
+    ``written_back``: see :func:`plan_launch`)."""
     name = fn.sym_name.data
     if info.unit == "host":
         return _host_kernel(fn, hw, options.host, info.ops, info.reason)
@@ -379,10 +429,12 @@ def _launch_once(
         raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
     program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
     if launch.aiv_callee is not None:
-        planned = plan_mix(launch, functions, programs, hw, options, resident)
+        planned = plan_mix(launch, functions, programs, hw, options, resident, written_back)
         return _mix_launch(planned, hw, options, info.ops)
     blocks = launch.block_count
-    return simulate_launch(program, hw, blocks, options, info.ops, info.unit, resident)
+    return simulate_launch(
+        program, hw, blocks, options, info.ops, info.unit, resident, written_back
+    )
 
 
 def _relaunched(known: KernelCycles, again: KernelCycles) -> KernelCycles:
