@@ -39,6 +39,10 @@ class HardwareModel:
     cube_macs_per_cycle: MappingProxyType[str, int]
     """Multiply-accumulates per cycle per cube core, by input dtype."""
     mmad_head_cycles: int = 6
+    load3d_start_cycles: int = 42
+    """Start of one img2col (``load3d``) instruction before its bytes flow (CANN's cube
+    tiling, ``k1971Mte1Load3dCost``; its rate: :func:`~tilegraph.cost_model.tile_costs.
+    img2col_bytes_per_cycle`)."""
     vector_bytes_per_cycle: int = 256
     """add/sub/mul/max/min throughput of one vector core."""
     vector_transcendental_elems_per_cycle: int = 32
@@ -64,6 +68,10 @@ class HardwareModel:
     fix_write_bytes_per_cycle: float = 128.0
     """FIX's second stage: writing the result, in the output's element type, to GM or L1
     (the same model; the two stages add up)."""
+    l0c_to_ub_bytes_per_cycle: float | None = None
+    """A coupled core's L0C -> UB move, one stage on the accumulator's bytes (310P: 512,
+    its CANN platform configuration and the GEMM tiling's model for chips without L0C ->
+    GM); None: FIX's two stages serve every destination."""
     launch_overhead_us: float = 20.0
     """Host launch: one kernel launched from the host, op by op (``--launch host``)."""
     task_overhead_us: float = 2.0
@@ -132,6 +140,19 @@ _DMA_910B = _frozen(
         "L1->UB": 128.0,
     }
 )
+# 310P3: L1 -> L0A / L0B at 512 / 256 B/cycle (its platform configuration, and the rates
+# CANN's cube tiling gives chips without L0C -> GM); GM at its L2 rate, 114 B/cycle per
+# core (platform configuration, ``l2_rate``) both ways; L1 -> UB not separately known.
+_DMA_310P = _frozen(
+    **{
+        "GM->UB": 114.0,
+        "GM->L1": 114.0,
+        "UB->GM": 114.0,
+        "L1->L0A": 512.0,
+        "L1->L0B": 256.0,
+        "L1->UB": 128.0,
+    }
+)
 
 PRESETS: dict[str, HardwareModel] = {
     "ascend910b": HardwareModel(
@@ -156,8 +177,9 @@ PRESETS: dict[str, HardwareModel] = {
         buffer_bytes=_scopes(1024 * KiB, 64 * KiB, 64 * KiB, 256 * KiB, 256 * KiB),
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,
-        dma_bytes_per_cycle=_DMA_910B,
+        dma_bytes_per_cycle=_DMA_310P,
         gm_bandwidth_gbps=204.8,
+        l0c_to_ub_bytes_per_cycle=512.0,
         l2_bytes=16 * MiB,
     ),
     # Small buffers so that even test-sized tensors split into many (ragged) tiles.

@@ -118,16 +118,27 @@ def load2d(op: Load2dOp, hw: HardwareModel) -> int:
     return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes())
 
 
-def img2col_bytes_per_cycle(kernel_h: int, kernel_w: int) -> float:
-    """L1 -> L0A rate of img2col (``load3d``) for a ``kernel_h x kernel_w`` window: slower
-    than a plain L1 -> L0A load, ~512/(kh·kw + 2) B/cycle, at least 32 (docs/hardware.md)."""
-    return max(32.0, 512.0 / (kernel_h * kernel_w + 2))
+def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:
+    """L1 -> L0A rate of img2col (``load3d``): CANN's cube tiling (``GetLoad3dThroughput``,
+    docs/hardware.md) gives ``512 / (n + 2)`` B/cycle at width stride 1, ``512 / (2·stride
+    + n)`` at strides 2, 4 and 8, and 32 at any other, where ``n`` is how many times the
+    16 output pixels of one fractal row block change output row: ``16 // Wo``, or
+    ``15 // Wo`` when ``Wo`` divides 16 (the last change falls on the fractal's end). The
+    kernel's size does not enter: each fractal row is one pixel's C0 channels wherever the
+    window sits."""
+    changes = (15 if 16 % out_width == 0 else 16) // out_width
+    if stride_w == 1:
+        return 512.0 / (changes + 2)
+    if stride_w in (2, 4, 8):
+        return 512.0 / (2 * stride_w + changes)
+    return 32.0
 
 
 @tile_cost(Load3dOp)
 def load3d(op: Load3dOp, hw: HardwareModel) -> int:
-    kh, kw = int_values(op.kernel_shape)
-    return 16 + ceil(op.moved_bytes() / img2col_bytes_per_cycle(kh, kw))
+    _, stride_w = int_values(op.strides)
+    rate = img2col_bytes_per_cycle(op.out_width.value.data, stride_w)
+    return hw.load3d_start_cycles + ceil(op.moved_bytes() / rate)
 
 
 def fixpipe_out_bytes(op: FixpipeOp) -> int:
@@ -141,7 +152,10 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
     stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
     destination in runs that are not 512 B multiples at the misaligned share). The same
-    figures serve L0C -> L1 and the coupled cores' L0C -> UB (no separate figures)."""
+    figures serve L0C -> L1, and L0C -> UB on a coupled core without a figure of its own
+    (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage)."""
+    if scope_of(op.dst) == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
+        return DMA_HEAD_CYCLES + ceil(op.moved_bytes() / hw.l0c_to_ub_bytes_per_cycle)
     write_rate = hw.fix_write_bytes_per_cycle
     if scope_of(op.dst) == "GM":
         write_rate *= hw.gm_efficiency(op.gm_burst_bytes())

@@ -195,30 +195,40 @@ def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) ->
     """Output tiles (rows, channel fractals) that spread the kernel over more cube cores
     when there are fewer tiles than cores (a late ResNet layer at batch 1: 14 x 14 x 256
     is one or two tiles), as CANN's convolution tiling splits the batch, the output
-    channels (N) and the output rows (M) over the cores. ``split-cores`` shares out one
-    loop: the batch x channel-tile nest or the row loop inside it (the weights of a
-    channel tile stay in L1 over its rows, so the two do not collapse into one). Fewer
+    channels (N) and the output rows (M) over the cores. ``split-cores`` shares out the
+    batch x channel-tile loops, the row loop inside them, or all of them collapsed. Fewer
     rows divide each tile's img2col (MTE1) and cube work but every tile loads all of its
     channel tile's weights; fewer channels divide the weights and the cube work but every
     tile still builds the whole img2col of its rows. Of the smaller tiles down to enough
-    for every core, this takes the one whose busiest core does the least MTE1 and cube
-    work: tiles x its share of the shared loop x ``max(A bytes / img2col rate + B bytes /
-    L1->L0B rate, fractal MACs)`` per tile (ties: the larger tile). Smaller tiles fit
-    wherever the larger ones did."""
+    for every core, this takes the one whose busiest core has the least to do on its
+    busiest pipe: MTE1 (A bytes / img2col rate + B bytes / L1->L0B rate per tile), MTE2
+    (each tile's input window, and the weights with each tile when they stream through L1,
+    else once) or the cube (fractal MACs), for its share of the tiles (ties: the larger
+    tile). Smaller tiles fit wherever the larger ones did."""
     cores = max(1, hw.cube_cores)
     # bytes of one fractal taken at 2 B per element, as for fp16 (a 16 x 16 x 2 B fractal);
     # an fp32 fractal (c0 = 8, 4 B) holds as many bytes, which this undercounts by half
     frac = FRACTAL * g.c0 * 2
-    a_rate = img2col_bytes_per_cycle(*g.kernel)
+    a_rate = img2col_bytes_per_cycle(g.out_w, g.strides[1])
     b_rate = hw.dma_bytes_per_cycle.get("L1->L0B", 128.0)
+    gm_rate = hw.dma_bytes_per_cycle.get("GM->L1", 64.0)
+    half_l1 = hw.capacity("L1") // 2
 
     def busiest_core(tile: tuple[int, int]) -> float:
         rows, n1 = tile
         m1 = -(-(rows * g.out_w) // FRACTAL)
         outer, row_tiles = g.batch * -(-g.block_n1 // n1), -(-g.out_h // rows)
-        share = min(-(-trips // cores) / trips for trips in (outer, row_tiles))
+        share = min(-(-trips // cores) / trips for trips in (outer, row_tiles, outer * row_tiles))
+        tiles = outer * row_tiles * share
         loads = m1 * g.block_k1 * frac / a_rate + g.block_k1 * n1 * frac / b_rate
-        return outer * row_tiles * share * max(loads, m1 * g.block_k1 * n1)
+        # MTE2: each tile's input window; the channel tile's weights with every tile when
+        # they stream through L1 by K steps, else once per core
+        window = ConvTiles(rows, n1, 1).window_rows(g)
+        fmap = g.block_c1 * window * g.width * g.in_c0 * 2
+        weights = g.block_k1 * n1 * frac
+        streamed = fmap + weights > half_l1
+        mte2 = (tiles * (fmap + weights) if streamed else tiles * fmap + weights) / gm_rate
+        return max(tiles * loads, mte2, tiles * m1 * g.block_k1 * n1)
 
     channel_tiles = [n1]
     while g.batch * -(-g.block_n1 // channel_tiles[-1]) < cores and channel_tiles[-1] > 1:
