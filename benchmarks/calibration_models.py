@@ -10,14 +10,16 @@ fixed batch (and sequence length for BERT). Weights are seeded random values (``
 does not depend on the values). ``dtype="float16"`` builds the model as ATC's default
 ``force_fp16`` precision mode runs it: every floating-point tensor (weights, activations,
 inputs and outputs) in half precision. The parameter counts match the published ones (tested):
-ResNet-50 25,557,032; ResNet-101 44,549,160; SE-ResNet-50 28,088,024; BERT-base with a
-question-answering head 108,893,186.
+ResNet-18 11,689,512; ResNet-34 21,797,672; ResNet-50 25,557,032; ResNet-101 44,549,160;
+ResNet-152 60,192,808; SE-ResNet-50 28,088,024; BERT-base with a question-answering head
+108,893,186; BERT-large 334,094,338.
 
 The architectures follow their reference implementations: torchvision's ResNet (v1.5: the
-stride on the 3x3 convolution), Cadene's ``pretrainedmodels.se_resnet50`` (stride on the
-first 1x1 convolution, a squeeze-excitation block with reduction 16, max pooling with
-``ceil_mode``) and Hugging Face's ``BertForQuestionAnswering`` (bert-base-uncased: 12
-layers, hidden 768, 12 heads, intermediate 3072, vocabulary 30522).
+stride on the 3x3 convolution; ResNet-18/34 of basic blocks), Cadene's
+``pretrainedmodels.se_resnet50`` (stride on the first 1x1 convolution, a squeeze-excitation
+block with reduction 16, max pooling with ``ceil_mode``) and Hugging Face's
+``BertForQuestionAnswering`` (bert-base-uncased: 12 layers, hidden 768, 12 heads,
+intermediate 3072; bert-large-uncased: 24, 1024, 16, 4096; vocabulary 30522).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,16 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-ARCHITECTURES = ("resnet50", "resnet101", "se_resnet50", "bert_base")
+ARCHITECTURES = (
+    "resnet50",
+    "resnet101",
+    "se_resnet50",
+    "bert_base",
+    "resnet18",
+    "resnet34",
+    "resnet152",
+    "bert_large",
+)
 OPSET = 17
 DTYPES = {"float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16}
 
@@ -153,11 +165,30 @@ def bottleneck(
     return g.one("Relu", [g.one("Add", [y, shortcut])]), c_out
 
 
-RESNET_STAGES = {"resnet50": (3, 4, 6, 3), "resnet101": (3, 4, 23, 3), "se_resnet50": (3, 4, 6, 3)}
+def basic_block(g: GraphWriter, x: str, c_in: int, width: int, stride: int) -> tuple[str, int]:
+    """One basic block (two 3x3 convolutions, expansion 1) of ResNet-18/34."""
+    y = conv_bn(g, x, c_in, width, 3, stride, relu=True)
+    y = conv_bn(g, y, width, width, 3, 1, relu=False)
+    shortcut = x
+    if stride != 1 or c_in != width:
+        shortcut = conv_bn(g, x, c_in, width, 1, stride, relu=False)
+    return g.one("Relu", [g.one("Add", [y, shortcut])]), width
+
+
+RESNET_STAGES = {
+    "resnet18": (2, 2, 2, 2),
+    "resnet34": (3, 4, 6, 3),
+    "resnet50": (3, 4, 6, 3),
+    "resnet101": (3, 4, 23, 3),
+    "resnet152": (3, 8, 36, 3),
+    "se_resnet50": (3, 4, 6, 3),
+}
+BASIC_BLOCKS = ("resnet18", "resnet34")
 
 
 def resnet(name: str, batch: int, weights: str, seed: int, dtype: str) -> onnx.ModelProto:
-    """torchvision's ResNet-50/101, or Cadene's SE-ResNet-50, on 224x224 RGB images."""
+    """torchvision's ResNet-18/34/50/101/152, or Cadene's SE-ResNet-50, on 224x224 RGB
+    images."""
     se = name == "se_resnet50"
     g = GraphWriter(weights, seed, dtype)
     y = conv_bn(g, "image", 3, 64, 7, 2, relu=True)
@@ -174,7 +205,10 @@ def resnet(name: str, batch: int, weights: str, seed: int, dtype: str) -> onnx.M
         width = 64 * 2**stage
         for index in range(blocks):
             stride = 2 if stage > 0 and index == 0 else 1
-            y, channels = bottleneck(g, y, channels, width, stride, se)
+            if name in BASIC_BLOCKS:
+                y, channels = basic_block(g, y, channels, width, stride)
+            else:
+                y, channels = bottleneck(g, y, channels, width, stride, se)
     y = g.one("GlobalAveragePool", [y])
     y = g.one("Flatten", [y], axis=1)
     w = g.weight("fc.weight", (1000, channels), channels)
@@ -189,14 +223,18 @@ def resnet(name: str, batch: int, weights: str, seed: int, dtype: str) -> onnx.M
 
 # ---------------------------------------------------------------------------------------- BERT
 
-BERT_VOCAB, BERT_HIDDEN, BERT_LAYERS, BERT_HEADS, BERT_FFN, BERT_POSITIONS = (
-    30522,
-    768,
-    12,
-    12,
-    3072,
-    512,
-)
+BERT_VOCAB, BERT_POSITIONS = 30522, 512
+
+
+@dataclass(frozen=True)
+class BertSize:
+    layers: int
+    hidden: int
+    heads: int
+    ffn: int
+
+
+BERT_SIZES = {"bert_base": BertSize(12, 768, 12, 3072), "bert_large": BertSize(24, 1024, 16, 4096)}
 
 
 def layer_norm(g: GraphWriter, x: str, width: int) -> str:
@@ -218,45 +256,47 @@ def gelu_erf(g: GraphWriter, x: str) -> str:
     return g.one("Mul", [g.one("Mul", [x, g.one("Add", [e, g.scalar(1.0)])]), g.scalar(0.5)])
 
 
-def attention(g: GraphWriter, x: str, mask_bias: str, batch: int, seq: int) -> str:
-    heads, head = BERT_HEADS, BERT_HIDDEN // BERT_HEADS
+def attention(g: GraphWriter, x: str, mask_bias: str, batch: int, seq: int, size: BertSize) -> str:
+    heads, head = size.heads, size.hidden // size.heads
     split = g.ints([batch, seq, heads, head])
 
     def project(transpose: list[int]) -> str:
-        y = g.one("Reshape", [linear(g, x, BERT_HIDDEN, BERT_HIDDEN), split])
+        y = g.one("Reshape", [linear(g, x, size.hidden, size.hidden), split])
         return g.one("Transpose", [y], perm=transpose)
 
     q, k, v = project([0, 2, 1, 3]), project([0, 2, 3, 1]), project([0, 2, 1, 3])
     scores = g.one("Div", [g.one("MatMul", [q, k]), g.scalar(math.sqrt(head))])
     probs = g.one("Softmax", [g.one("Add", [scores, mask_bias])], axis=-1)
     context = g.one("Transpose", [g.one("MatMul", [probs, v])], perm=[0, 2, 1, 3])
-    context = g.one("Reshape", [context, g.ints([batch, seq, BERT_HIDDEN])])
-    return linear(g, context, BERT_HIDDEN, BERT_HIDDEN)
+    context = g.one("Reshape", [context, g.ints([batch, seq, size.hidden])])
+    return linear(g, context, size.hidden, size.hidden)
 
 
-def bert_base(batch: int, seq: int, weights: str, seed: int, dtype: str) -> onnx.ModelProto:
-    """bert-base-uncased with a question-answering head: token ids, an attention mask and
-    token type ids in, start and end logits out."""
+def bert(name: str, batch: int, seq: int, weights: str, seed: int, dtype: str) -> onnx.ModelProto:
+    """bert-base-uncased or bert-large-uncased with a question-answering head: token ids,
+    an attention mask and token type ids in, start and end logits out."""
     if not 1 <= seq <= BERT_POSITIONS:
         raise ValueError(f"sequence length must be 1..{BERT_POSITIONS}, not {seq}")
+    size = BERT_SIZES[name]
     g = GraphWriter(weights, seed, dtype)
-    words = g.weight("word_embeddings", (BERT_VOCAB, BERT_HIDDEN), BERT_HIDDEN)
-    positions = g.weight("position_embeddings", (BERT_POSITIONS, BERT_HIDDEN), BERT_HIDDEN)
-    types = g.weight("token_type_embeddings", (2, BERT_HIDDEN), BERT_HIDDEN)
+    words = g.weight("word_embeddings", (BERT_VOCAB, size.hidden), size.hidden)
+    positions = g.weight("position_embeddings", (BERT_POSITIONS, size.hidden), size.hidden)
+    types = g.weight("token_type_embeddings", (2, size.hidden), size.hidden)
     position_ids = g.tensor("position_ids", np.arange(seq, dtype=np.int64)[None, :])
     x = g.one("Gather", [words, "input_ids"])
     x = g.one("Add", [x, g.one("Gather", [types, "token_type_ids"])])
     x = g.one("Add", [x, g.one("Gather", [positions, position_ids])])
-    x = layer_norm(g, x, BERT_HIDDEN)
+    x = layer_norm(g, x, size.hidden)
     # (1 - mask) * -10000, broadcast over heads and query positions, as the exporter writes it
     mask = g.one("Unsqueeze", ["attention_mask", g.ints([1, 2])])
     mask = g.one("Cast", [mask], to=g.onnx_type)
     mask_bias = g.one("Mul", [g.one("Sub", [g.scalar(1.0), mask]), g.scalar(-10000.0)])
-    for _ in range(BERT_LAYERS):
-        x = layer_norm(g, g.one("Add", [attention(g, x, mask_bias, batch, seq), x]), BERT_HIDDEN)
-        hidden = gelu_erf(g, linear(g, x, BERT_HIDDEN, BERT_FFN))
-        x = layer_norm(g, g.one("Add", [linear(g, hidden, BERT_FFN, BERT_HIDDEN), x]), BERT_HIDDEN)
-    logits = linear(g, x, BERT_HIDDEN, 2)
+    for _ in range(size.layers):
+        x = g.one("Add", [attention(g, x, mask_bias, batch, seq, size), x])
+        x = layer_norm(g, x, size.hidden)
+        hidden = gelu_erf(g, linear(g, x, size.hidden, size.ffn))
+        x = layer_norm(g, g.one("Add", [linear(g, hidden, size.ffn, size.hidden), x]), size.hidden)
+    logits = linear(g, x, size.hidden, 2)
     start, end = g.node("Split", [logits, g.ints([1, 1])], n_out=2, axis=-1)
     start = g.one("Squeeze", [start, g.ints([-1])])
     end = g.one("Squeeze", [end, g.ints([-1])])
@@ -265,7 +305,7 @@ def bert_base(batch: int, seq: int, weights: str, seed: int, dtype: str) -> onnx
         for n in ("input_ids", "attention_mask", "token_type_ids")
     ]
     return g.model(
-        "bert_base",
+        name,
         ids,
         [g.value(start, [batch, seq]), g.value(end, [batch, seq])],
     )
@@ -285,8 +325,8 @@ def build(
         raise ValueError(f"unknown architecture {name!r}; choose from {', '.join(ARCHITECTURES)}")
     if batch < 1:
         raise ValueError(f"batch must be at least 1, not {batch}")
-    if name == "bert_base":
-        return bert_base(batch, seq, weights, seed, dtype)
+    if name in BERT_SIZES:
+        return bert(name, batch, seq, weights, seed, dtype)
     return resnet(name, batch, weights, seed, dtype)
 
 

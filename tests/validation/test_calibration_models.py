@@ -15,13 +15,18 @@ ARCHITECTURES = calibration_models.ARCHITECTURES
 build = calibration_models.build
 parameter_count = calibration_models.parameter_count
 
-# torchvision's resnet50 / resnet101, pretrainedmodels' se_resnet50, and Hugging Face's
-# BertForQuestionAnswering(bert-base-uncased): the counts their libraries report
+# torchvision's resnet18 / 34 / 50 / 101 / 152, pretrainedmodels' se_resnet50, and Hugging
+# Face's BertForQuestionAnswering (bert-base-uncased, bert-large-uncased): the counts their
+# libraries report
 PUBLISHED_PARAMETERS = {
+    "resnet18": 11_689_512,
+    "resnet34": 21_797_672,
     "resnet50": 25_557_032,
     "resnet101": 44_549_160,
+    "resnet152": 60_192_808,
     "se_resnet50": 28_088_024,
     "bert_base": 108_893_186,
+    "bert_large": 334_094_338,
 }
 
 

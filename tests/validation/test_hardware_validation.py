@@ -20,6 +20,17 @@ def test_published_latencies_are_batch_over_throughput():
     assert len(figures) == len(validation.PUBLISHED) == 10
 
 
+def test_kept_back_figures_are_apart_from_the_calibration():
+    calibration = {(p.model, p.batch, p.seq) for p in validation.PUBLISHED}
+    kept = {(p.model, p.batch, p.seq) for p in validation.KEPT_BACK}
+    assert len(kept) == len(validation.KEPT_BACK) and not kept & calibration
+    # ResNet-34 was converted without AIPP and small-channel mode; the others with them
+    assert {p.model for p in validation.KEPT_BACK if not p.small_channel} == {"resnet34"}
+    bert = [p for p in validation.KEPT_BACK if p.model == "bert_base"]
+    assert sorted(p.seq for p in bert) == [128, 384]
+    assert all(p.seq <= 512 for p in validation.KEPT_BACK)
+
+
 def _kernel(name: str, unit: str, us: float, workspace_us: float = 0.0) -> KernelCycles:
     return KernelCycles(
         name=name,
