@@ -194,14 +194,17 @@ def vector_instructions(cls: type[GraphOp]) -> list[str] | None:
     from xdsl.utils.test_value import create_ssa_value
 
     from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-    from tilegraph.lowering.conversion.tiling.vector_ops import VECTOR_LOWERINGS, VectorEmitter
+    from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+    from tilegraph.lowering.conversion.tiling.vector_ops import VECTOR_LOWERINGS
 
     lowering = VECTOR_LOWERINGS.get(cls.name)
     if lowering is None:
         return None
     recorder = _Recorder()
     tile = create_ssa_value(MemRefType(f32, [16]))
-    emitter = VectorEmitter(cast(KernelBuilder, recorder), tile, [tile] * lowering.scratch)
+    emitter = VectorEmitter(
+        cast(KernelBuilder, recorder), tile, [tile] * lowering.scratch, [tile] * lowering.masks
+    )
     slots = len(cls.get_irdl_definition().operands) or 1
     try:
         lowering.emit(emitter, cast(GraphOp, _Defaults(cls)), [tile] * max(slots, 2), tile)
