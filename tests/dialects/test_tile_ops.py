@@ -746,8 +746,10 @@ BINARY_REF: dict[str, tuple[Callable[[Any, Any], Any], str]] = {
     "vbitxor": (lambda a, b: a ^ b, "int"),
     # shift counts of 0..33: 32 and 33 are out of range, giving the sign fill (ONNX BitShift)
     "vshl": (lambda a, b: np.where(b < 32, (a << np.minimum(b, 31)) % 2**32, 0), "shift"),
-    "vshr": (lambda a, b: np.where(b < 32, a >> np.minimum(b, 31), np.where(a < 0, -1, 0)),
-             "shift"),  # fmt: skip
+    "vshr": (
+        lambda a, b: np.where(b < 32, a >> np.minimum(b, 31), np.where(a < 0, -1, 0)),
+        "shift",
+    ),  # fmt: skip
 }
 
 

@@ -11,10 +11,14 @@ the graph level computes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_tile_differential import (
@@ -28,6 +32,7 @@ from tests.lowering.test_tile_differential import (
 )
 from tilegraph.dialects.graph import GRAPH_OPS, FusionKind
 from tilegraph.lowering.conversion.tiling.vector_ops import NO_VECTOR_PROGRAM, VECTOR_LOWERINGS
+from tilegraph.tools.run.cli import run
 
 ELEMENTWISE_KINDS = (FusionKind.ELEMWISE, FusionKind.BROADCAST)
 ELEMENTWISE_OPS = sorted(op.name for op in GRAPH_OPS if op.FACTS.fusion in ELEMENTWISE_KINDS)
@@ -267,3 +272,66 @@ def test_vector_program_in_fp16(case: str):
     assert levels.reference[0].dtype == np.float16
     assert_matches(levels, rtol=1e-2, atol=1e-3)
     assert_units(levels.tiled_kernels, {f"graph.{case}": VECTOR}, "tile-kernels fp16")
+
+
+# ---- a model: no host op, both executors, the cycle model's estimate -------------------
+
+
+def hard_swish_model(path: Path) -> str:
+    """Conv -> HardSwish -> Conv -> Mish -> Where(IsInf, 0, .) -> HardSigmoid * Softsign, as
+    a MobileNetV3 / YOLO block exports them (conv epilogues), and HardSwish -> Mish of the
+    input (a vector kernel of its own)."""
+    rng = np.random.default_rng(0)
+    w1 = helper.make_tensor("w1", TensorProto.FLOAT, [20, 3, 3, 3], rng.standard_normal(540))
+    w2 = helper.make_tensor("w2", TensorProto.FLOAT, [20, 20, 1, 1], 0.3 * rng.standard_normal(400))
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("HardSwish", ["c1"], ["h"]),
+        helper.make_node("Conv", ["h", "w2"], ["c2"]),
+        helper.make_node("Mish", ["c2"], ["m"]),
+        helper.make_node("IsInf", ["m"], ["inf"]),
+        helper.make_node("Where", ["inf", "zero", "m"], ["finite"]),
+        helper.make_node("HardSigmoid", ["finite"], ["gate"]),
+        helper.make_node("Softsign", ["finite"], ["s"]),
+        helper.make_node("Mul", ["gate", "s"], ["y"]),
+        helper.make_node("HardSwish", ["x"], ["hx"]),
+        helper.make_node("Mish", ["hx"], ["y2"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 11, 9])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 20, 11, 9]),
+            helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 3, 11, 9]),
+        ],
+        initializer=[w1, w2, zero],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_hard_swish_model_runs_on_the_ai_core(tmp_path, executor):
+    """Both executors match onnxruntime (``--compare``); no op stays on the host."""
+    report_path = tmp_path / "r.json"
+    args = [hard_swish_model(tmp_path / "m.onnx"), "--compare", "--executor", executor]
+    assert run([*args, "--json", str(report_path), "--no-format-report", "-q"]) == 0
+    report = json.loads(report_path.read_text())
+    assert report["host_ops"] == []
+    compared = report["compare"]["outputs"]
+    assert len(compared) == 2 and all(o["ok"] for o in compared), compared
+
+
+def test_hard_swish_model_estimate_costs_a_vector_kernel(tmp_path):
+    """The cycle model costs the new programs: a vector kernel, no host time."""
+    report_path = tmp_path / "r.json"
+    args = [hard_swish_model(tmp_path / "m.onnx"), "--estimate", "--json", str(report_path)]
+    assert run([*args, "--no-format-report", "-q"]) == 0
+    cycles = json.loads(report_path.read_text())["cycles"]
+    assert cycles["host_us"] == 0
+    vector = [k for k in cycles["per_kernel"] if k["unit"] == "vector"]
+    assert vector and all(k["us"] > 0 for k in vector), cycles["per_kernel"]

@@ -4,7 +4,8 @@ The broadcasting binaries are declared from one table each on
 :class:`~.binary.BinaryElementwiseOp` — logical (bool -> bool), comparisons (-> bool) and
 bitwise (integers) — plus the ops with attributes or more operands: Not and BitwiseNot,
 BitShift (``direction``), Mod (``fmod``) and Where (three-way broadcasting). All are
-format-agnostic and fuse as BROADCAST / ELEMWISE; they run as host ops on the tiled path.
+format-agnostic and fuse as BROADCAST / ELEMWISE; their vector programs are in
+:mod:`tilegraph.lowering.conversion.tiling.vector_ops`.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ class Chain:
                 tiles.append((self._input_tile(v, tile), memref_type(arg).element_type))
         for op in self.ops:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
-            if lowering is None:
+            if lowering is None or not isinstance(op, GraphOp):
                 continue
             tiles.extend((list(tile), e) for e in lowering.tile_types(op))
         return tiles
@@ -290,7 +290,7 @@ class Chain:
         self.op_tiles: dict[Operation, list[SSAValue]] = {}
         for op in self.ops:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
-            if lowering is None:
+            if lowering is None or not isinstance(op, GraphOp):
                 continue
             name = op.results[0].name_hint or "t"
             names = [f"{name}_ub", *(f"{name}_tmp{i + 1}" for i in range(lowering.scratch))]
