@@ -453,8 +453,10 @@ def _legend() -> list[str]:
         "**Lowering** (`tile-kernels`): the strategy module under "
         "`tilegraph/lowering/conversion/tiling/` "
         "that tiles a kernel made of the op (cube or vector unit); for elementwise ops the "
-        "vector instructions of their entry in `vector_ops.py` (traced with default "
-        "attributes), which also run as the epilogue of a fused cube kernel; `host`: the "
+        "vector instructions of their entry in `VECTOR_LOWERINGS` (`vector_ops.py`, "
+        "`vector_math.py`; traced with default attributes, the table's module when the "
+        "program needs more of the op), which also run as the epilogue of a fused cube "
+        "kernel; `host`: the "
         "kernel stays on the host and runs the op's reference kernel (GE's AI CPU).",
         "",
     ]
