@@ -194,14 +194,17 @@ def vector_instructions(cls: type[GraphOp]) -> list[str] | None:
     from xdsl.utils.test_value import create_ssa_value
 
     from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-    from tilegraph.lowering.conversion.tiling.vector_ops import VECTOR_LOWERINGS, VectorEmitter
+    from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+    from tilegraph.lowering.conversion.tiling.vector_ops import VECTOR_LOWERINGS
 
     lowering = VECTOR_LOWERINGS.get(cls.name)
     if lowering is None:
         return None
     recorder = _Recorder()
     tile = create_ssa_value(MemRefType(f32, [16]))
-    emitter = VectorEmitter(cast(KernelBuilder, recorder), tile, [tile] * lowering.scratch)
+    emitter = VectorEmitter(
+        cast(KernelBuilder, recorder), tile, [tile] * lowering.scratch, [tile] * lowering.masks
+    )
     slots = len(cls.get_irdl_definition().operands) or 1
     try:
         lowering.emit(emitter, cast(GraphOp, _Defaults(cls)), [tile] * max(slots, 2), tile)
@@ -450,8 +453,10 @@ def _legend() -> list[str]:
         "**Lowering** (`tile-kernels`): the strategy module under "
         "`tilegraph/lowering/conversion/tiling/` "
         "that tiles a kernel made of the op (cube or vector unit); for elementwise ops the "
-        "vector instructions of their entry in `vector_ops.py` (traced with default "
-        "attributes), which also run as the epilogue of a fused cube kernel; `host`: the "
+        "vector instructions of their entry in `VECTOR_LOWERINGS` (`vector_ops.py`, "
+        "`vector_math.py`; traced with default attributes, the table's module when the "
+        "program needs more of the op), which also run as the epilogue of a fused cube "
+        "kernel; `host`: the "
         "kernel stays on the host and runs the op's reference kernel (GE's AI CPU).",
         "",
     ]

@@ -686,11 +686,13 @@ UNARY_REF: dict[str, tuple[Callable[[np.ndarray], np.ndarray], str]] = {
     "verf": (np.vectorize(math.erf), "any"),
     "vsin": (lambda x: np.sin(x), "any"),
     "vcos": (lambda x: np.cos(x), "any"),
+    "vatan": (lambda x: np.arctan(x), "any"),
     "vfloor": (lambda x: np.floor(x), "any"),
     "vceil": (lambda x: np.ceil(x), "any"),
     "vround": (lambda x: np.floor(x + 0.5), "nohalf"),
     "vsign": (lambda x: (x > 0).astype(x.dtype) - (x < 0), "zeros"),
     "vnot": (lambda x: x == 0, "zeros"),
+    "vbitnot": (lambda x: -x - 1, "int"),
     "vcopy": (lambda x: x, "any"),
 }
 
@@ -714,6 +716,13 @@ def test_unary_reference_table_covers_every_unary_op():
 @pytest.mark.parametrize(("src_shape", "dst_shape"), [((4, 8), (4, 8)), ((1, 8), (4, 8))])
 def test_unary_ops(name, src_shape, dst_shape):
     fn, domain = UNARY_REF[name]
+    if domain == "int":
+        x = rng.integers(-100, 100, src_shape).astype(np.int32)
+        op = UNARY_OPS[name](buf(src_shape, dtype=i32), buf(dst_shape, dtype=i32))
+        dst = np.zeros(dst_shape, np.int32)
+        run(op, x, dst)
+        np.testing.assert_array_equal(dst, np.broadcast_to(fn(x.astype(np.int64)), dst_shape))
+        return
     x = _inputs(src_shape, domain)
     op = UNARY_OPS[name](buf(src_shape), buf(dst_shape))
     dst = nan_filled(dst_shape)
@@ -732,6 +741,15 @@ BINARY_REF: dict[str, tuple[Callable[[Any, Any], Any], str]] = {
     "vpow": (lambda a, b: np.exp(b * np.log(a)), "pos"),
     "vand": (lambda a, b: (a != 0) & (b != 0), "bool"),
     "vor": (lambda a, b: (a != 0) | (b != 0), "bool"),
+    "vbitand": (lambda a, b: a & b, "int"),
+    "vbitor": (lambda a, b: a | b, "int"),
+    "vbitxor": (lambda a, b: a ^ b, "int"),
+    # shift counts of 0..33: 32 and 33 are out of range, giving the sign fill (ONNX BitShift)
+    "vshl": (lambda a, b: np.where(b < 32, (a << np.minimum(b, 31)) % 2**32, 0), "shift"),
+    "vshr": (
+        lambda a, b: np.where(b < 32, a >> np.minimum(b, 31), np.where(a < 0, -1, 0)),
+        "shift",
+    ),  # fmt: skip
 }
 
 
@@ -750,6 +768,11 @@ def test_binary_ops_with_broadcast(name, lhs_shape, rhs_shape):
         a = rng.integers(0, 2, lhs_shape).astype(bool)
         b = rng.integers(0, 2, rhs_shape).astype(bool)
         dtype, np_dtype = i1, np.bool_
+    elif domain in ("int", "shift"):
+        a = rng.integers(-1000, 1000, lhs_shape).astype(np.int32)
+        b = rng.integers(0, 34, rhs_shape) if domain == "shift" else rng.integers(-9, 9, rhs_shape)
+        b = b.astype(np.int32)
+        dtype, np_dtype = i32, np.int32
     else:
         a, b = _inputs(lhs_shape, "any"), _inputs(rhs_shape, "any")
         if domain == "pos":
@@ -761,6 +784,11 @@ def test_binary_ops_with_broadcast(name, lhs_shape, rhs_shape):
                           buf((4, 8), dtype=dtype))  # fmt: skip
     dst = np.zeros((4, 8), np_dtype)
     run(op, a, b, dst)
+    if domain in ("int", "shift"):
+        want = fn(a.astype(np.int64), b.astype(np.int64))
+        want = ((want + 2**31) % 2**32 - 2**31).astype(np.int32)  # wrap as int32
+        np.testing.assert_array_equal(dst, np.broadcast_to(want, (4, 8)), err_msg=name)
+        return
     want = fn(a.astype(np.float64) if domain != "bool" else a, b if domain == "bool" else b)
     np.testing.assert_allclose(dst, np.broadcast_to(want, (4, 8)), rtol=2e-6, err_msg=name)
 

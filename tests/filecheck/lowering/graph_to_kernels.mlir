@@ -5,7 +5,7 @@
 
 // lower-graph-to-kernels on a graph after O2 (written out by hand, so that only the
 // lowering is under test): a fused conv group (NCHW -> NC1HWC0, conv2d with bias, ReLU,
-// back to NCHW), a lone sigmoid and a lone shrink reading it (no tile lowering: host).
+// back to NCHW), a lone sigmoid and a lone hardmax reading it (no tile lowering: host).
 // The second RUN line parses the output back; the third runs the pass twice (a lowered
 // function is left alone).
 func.func @main(%x: !layout.tensor<1x4x6x6xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW -> FRACTAL_Z [1, 1, 16, 16]>, %y: !layout.tensor<3x5xf32>) -> (!layout.tensor<1x4x6x6xf32, NCHW>, !layout.tensor<3x5xf32>) {
@@ -19,7 +19,7 @@ func.func @main(%x: !layout.tensor<1x4x6x6xf32, NCHW>, %w: !layout.tensor<4x4x1x
     graph.yield %c_nchw : !layout.tensor<1x4x6x6xf32, NCHW>
   }
   %s = graph.sigmoid %y : !layout.tensor<3x5xf32>
-  %t = graph.shrink %s {lambd = 0.5} : !layout.tensor<3x5xf32>
+  %t = graph.hardmax %s {axis = 1} : !layout.tensor<3x5xf32>
   func.return %r, %t : !layout.tensor<1x4x6x6xf32, NCHW>, !layout.tensor<3x5xf32>
 }
 
@@ -37,7 +37,7 @@ func.func @main(%x: !layout.tensor<1x4x6x6xf32, NCHW>, %w: !layout.tensor<4x4x1x
 // CHECK-NEXT:    %s = tile.alloc : memref<3x5xf32, "GM">
 // CHECK-NEXT:    tile.launch @[[SIGMOID:sigmoid[_0-9]*]](%y, %s) : memref<3x5xf32, "GM">, memref<3x5xf32, "GM">
 // CHECK-NEXT:    %t = tile.alloc : memref<3x5xf32, "GM">
-// CHECK-NEXT:    tile.launch @[[SHRINK:shrink[_0-9]*]](%s, %t) : memref<3x5xf32, "GM">, memref<3x5xf32, "GM">
+// CHECK-NEXT:    tile.launch @[[HARDMAX:hardmax[_0-9]*]](%s, %t) : memref<3x5xf32, "GM">, memref<3x5xf32, "GM">
 // CHECK-NEXT:    func.return %r, %t : memref<1x4x6x6xf32, "GM">, memref<3x5xf32, "GM">
 // CHECK-NEXT:  }
 
@@ -66,10 +66,10 @@ func.func @main(%x: !layout.tensor<1x4x6x6xf32, NCHW>, %w: !layout.tensor<4x4x1x
 // CHECK-NEXT:    func.return
 
 // No tile lowering: a host kernel, with the reason.
-// CHECK:       func.func @[[SHRINK]](%s: memref<3x5xf32, "GM">, %[[TOUT:[a-z_0-9]+]]: memref<3x5xf32, "GM">)
-// CHECK-SAME:    attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.shrink"}
+// CHECK:       func.func @[[HARDMAX]](%s: memref<3x5xf32, "GM">, %[[TOUT:[a-z_0-9]+]]: memref<3x5xf32, "GM">)
+// CHECK-SAME:    attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.hardmax"}
 // CHECK-NEXT:    %[[S2:.+]] = tile.read %s
-// CHECK-NEXT:    %[[T:.+]] = graph.shrink %[[S2]] {lambd = 0.5{{.*}}} : !layout.tensor<3x5xf32>
+// CHECK-NEXT:    %[[T:.+]] = graph.hardmax %[[S2]] {axis = 1{{.*}}} : !layout.tensor<3x5xf32>
 // CHECK-NEXT:    tile.write %[[T]] to %[[TOUT]]
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }

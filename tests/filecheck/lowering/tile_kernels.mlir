@@ -139,9 +139,9 @@ func.func @per_channel_chain(%in0: memref<1x20x17x9xf32, "GM">, %v0: memref<20x1
   tile.write %v5 to %v5_out : !layout.tensor<1x20x17x9xf32, NCHW> to memref<1x20x17x9xf32, "GM">
   func.return
 }
-func.func @shrink(%y: memref<3x5xf32, "GM">, %t_out: memref<3x5xf32, "GM">) attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.shrink"} {
+func.func @hardmax(%y: memref<3x5xf32, "GM">, %t_out: memref<3x5xf32, "GM">) attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.hardmax"} {
   %y_1 = tile.read %y : memref<3x5xf32, "GM"> -> !layout.tensor<3x5xf32>
-  %t = graph.shrink %y_1 {lambd = 0.5} : !layout.tensor<3x5xf32>
+  %t = graph.hardmax %y_1 {axis = 1} : !layout.tensor<3x5xf32>
   tile.write %t to %t_out : !layout.tensor<3x5xf32> to memref<3x5xf32, "GM">
   func.return
 }
@@ -162,10 +162,10 @@ func.func @shrink(%y: memref<3x5xf32, "GM">, %t_out: memref<3x5xf32, "GM">) attr
 // CHECK-NEXT:      tile.copy %[[SG]][%c0, %c0, %c0, %c0] to %v5_out[%c0, %[[I]], %c0, %c0] : memref<1x1x17x9xf32, "UB"> to memref<1x20x17x9xf32, "GM">
 // CHECK-NEXT:    }
 
-// CHECK-LABEL: func.func @shrink(
-// CHECK-SAME:    attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.shrink"} {
+// CHECK-LABEL: func.func @hardmax(
+// CHECK-SAME:    attributes {tile.kernel = "host", tile.host_reason = "no vector lowering for graph.hardmax"} {
 // CHECK-NEXT:    tile.read
-// CHECK-NEXT:    graph.shrink
+// CHECK-NEXT:    graph.hardmax
 // CHECK-NEXT:    tile.write
 // CHECK-NEXT:    func.return
 

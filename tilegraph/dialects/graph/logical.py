@@ -4,7 +4,8 @@ The broadcasting binaries are declared from one table each on
 :class:`~.binary.BinaryElementwiseOp` — logical (bool -> bool), comparisons (-> bool) and
 bitwise (integers) — plus the ops with attributes or more operands: Not and BitwiseNot,
 BitShift (``direction``), Mod (``fmod``) and Where (three-way broadcasting). All are
-format-agnostic and fuse as BROADCAST / ELEMWISE; they run as host ops on the tiled path.
+format-agnostic and fuse as BROADCAST / ELEMWISE; their vector programs are in
+:mod:`tilegraph.lowering.conversion.tiling.vector_ops`.
 """
 
 from __future__ import annotations
@@ -89,6 +90,23 @@ TABLE_OPS: list[type[GraphOp]] = [
 ]
 
 
+def shift_bits(a: np.ndarray, b: np.ndarray, left: bool) -> np.ndarray:
+    """``a`` shifted by ``b`` bits as ONNX BitShift says (see :class:`BitShiftOp`); the
+    vector unit's ``tile.vshl`` / ``tile.vshr`` share it."""
+    bits = a.dtype.itemsize * 8
+    shift = np.asarray(b).astype(np.int64)
+    valid = (shift >= 0) & (shift < bits)
+    safe = np.where(valid, shift, 0)
+    if not left:
+        moved = np.right_shift(a, safe.astype(a.dtype))  # arithmetic for signed types
+        fill = np.where(a < 0, -1, 0) if a.dtype.kind == "i" else 0
+    else:
+        unsigned = a.astype(np.dtype(f"u{a.dtype.itemsize}"))
+        moved = np.left_shift(unsigned, safe.astype(unsigned.dtype)).astype(a.dtype)
+        fill = 0
+    return np.where(valid, moved, fill).astype(a.dtype)
+
+
 @irdl_op_definition
 class BitShiftOp(BitwiseOp):
     """ONNX BitShift (as of BitShift-28): ``direction`` "LEFT" or "RIGHT". Bits shifted out
@@ -109,18 +127,7 @@ class BitShiftOp(BitwiseOp):
         return super().infer_shapes(operands, props)
 
     def compute(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        bits = a.dtype.itemsize * 8
-        shift = np.asarray(b).astype(np.int64)
-        valid = (shift >= 0) & (shift < bits)
-        safe = np.where(valid, shift, 0)
-        if self.attr("direction") == "RIGHT":
-            moved = np.right_shift(a, safe.astype(a.dtype))  # arithmetic for signed types
-            fill = np.where(a < 0, -1, 0) if a.dtype.kind == "i" else 0
-        else:
-            unsigned = a.astype(np.dtype(f"u{a.dtype.itemsize}"))
-            moved = np.left_shift(unsigned, safe.astype(unsigned.dtype)).astype(a.dtype)
-            fill = 0
-        return np.where(valid, moved, fill).astype(a.dtype)
+        return shift_bits(a, b, left=self.attr("direction") == "LEFT")
 
 
 @irdl_op_definition

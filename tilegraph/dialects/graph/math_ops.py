@@ -4,9 +4,9 @@ and IsInf.
 
 The attribute-free ones are declared from one table (:data:`_UNARY`: ONNX name -> numpy
 function) on :class:`~.elementwise.UnaryElementwiseOp`, so adding such an op is one line.
-All are format-agnostic and fuse as ELEMWISE; they have no tile lowering yet (host ops on the
-tiled path). Floating-point only, as their ONNX schemas (ints are refused by the shape
-function, not computed wrongly).
+All are format-agnostic and fuse as ELEMWISE; their vector programs are in
+:mod:`tilegraph.lowering.conversion.tiling.vector_math`. Floating-point only, as their ONNX
+schemas (ints are refused by the shape function, not computed wrongly).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ Scales and zero points apply per tensor (one value), per axis (a 1-D tensor alon
 uint8, int16, uint16, int4, uint4, int2, uint2) rounds half to even and saturates to the
 type's range; quantizing to a float8 type (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz) rounds to
 nearest even and saturates unless ``saturate`` is 0, to float4 e2m1 always saturates, as the
-ONNX spec says. Host ops on the tiled path.
+ONNX spec says. Per-tensor quantization to 8- and 16-bit integers has a vector program
+(:mod:`tilegraph.lowering.conversion.tiling.vector_ops`); the rest runs on the host.
 
 :data:`QUANTIZE_OPS` also registers the operator-style quantized ops of
 :mod:`.quantized_linalg` and BitCast (:mod:`.bitcast`).

@@ -8,6 +8,9 @@ Elementwise families are declared from tables (one row per instruction, HIVM's n
 * ``tile.vcmp`` (to an i1 buffer), ``tile.vsel``, ``tile.vcast``, ``tile.vdup`` (fill),
   ``tile.vbrc`` (broadcast); reduce, pool and transpose are in :mod:`.vector_layout`.
 
+``vnot``, ``vand`` and ``vor`` are logical (on masks); the ``vbit*`` ones and the shifts
+``vshl`` / ``vshr`` work on the bits of integer buffers.
+
 Each family's table names its instructions and says which are transcendental (a fact the
 cycle model reads); their numpy semantics are in :mod:`tilegraph.runtime.tile_interpreter.
 vector`, keyed by the same names.
@@ -61,11 +64,13 @@ UNARY: dict[str, bool] = {
     "verf": True,
     "vsin": True,
     "vcos": True,
+    "vatan": True,
     "vfloor": False,
     "vceil": False,
     "vround": False,
     "vsign": False,
     "vnot": False,
+    "vbitnot": False,
     "vcopy": False,
 }
 
@@ -79,6 +84,11 @@ BINARY: dict[str, bool] = {
     "vpow": True,
     "vand": False,
     "vor": False,
+    "vbitand": False,
+    "vbitor": False,
+    "vbitxor": False,
+    "vshl": False,
+    "vshr": False,
 }
 
 SCALAR = ("vadds", "vmuls", "vmaxs", "vmins")

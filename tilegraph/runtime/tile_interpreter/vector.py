@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tilegraph.dialects.graph.logical import shift_bits
 from tilegraph.dialects.tile.vector import (
     BINARY_OPS,
     SCALAR_OPS,
@@ -62,11 +63,13 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "verf": _erf,
     "vsin": np.sin,
     "vcos": np.cos,
+    "vatan": np.arctan,
     "vfloor": np.floor,
     "vceil": np.ceil,
     "vround": np.round,
     "vsign": np.sign,
     "vnot": np.logical_not,
+    "vbitnot": np.invert,
     "vcopy": np.copy,
 }
 
@@ -80,6 +83,11 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "vpow": np.power,
     "vand": np.logical_and,
     "vor": np.logical_or,
+    "vbitand": np.bitwise_and,
+    "vbitor": np.bitwise_or,
+    "vbitxor": np.bitwise_xor,
+    "vshl": lambda a, b: shift_bits(a, b, left=True),
+    "vshr": lambda a, b: shift_bits(a, b, left=False),
 }
 
 SCALAR: dict[str, Callable[[np.ndarray, Any], np.ndarray]] = {

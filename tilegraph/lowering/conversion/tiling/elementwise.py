@@ -27,7 +27,8 @@ from tilegraph.formats.reshape_type import expand_rank
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
-from tilegraph.lowering.conversion.tiling.vector_ops import VectorEmitter, vector_lowering
+from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
 
 def broadcast_mask(operand: Sequence[int], out: Sequence[int]) -> list[bool] | None:
@@ -155,7 +156,7 @@ class Chain:
         produced = {r for op in self.ops for r in op.results} | set(self.aliases)
         self.inputs: list[SSAValue] = []
         for op in self.ops:
-            for v in op.operands:
+            for v in _read_operands(op):
                 if v not in produced and v not in self.inputs:
                     self.inputs.append(v)
         values = [*self.inputs, *produced]
@@ -262,10 +263,9 @@ class Chain:
                 tiles.append((self._input_tile(v, tile), memref_type(arg).element_type))
         for op in self.ops:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
-            if lowering is None:
+            if lowering is None or not isinstance(op, GraphOp):
                 continue
-            t = tensor_of(op.results[0])
-            tiles.extend([(list(tile), t.element_type)] * (1 + lowering.scratch))
+            tiles.extend((list(tile), e) for e in lowering.tile_types(op))
         return tiles
 
     def ub_bytes(self, builder_hw, tile: Sequence[int], given: Sequence[SSAValue] = ()) -> int:
@@ -290,13 +290,14 @@ class Chain:
         self.op_tiles: dict[Operation, list[SSAValue]] = {}
         for op in self.ops:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
-            if lowering is None:
+            if lowering is None or not isinstance(op, GraphOp):
                 continue
-            t = tensor_of(op.results[0])
             name = op.results[0].name_hint or "t"
+            names = [f"{name}_ub", *(f"{name}_tmp{i + 1}" for i in range(lowering.scratch))]
+            names += [f"{name}_mask{i + 1}" for i in range(lowering.masks)]
             self.op_tiles[op] = [
-                b.buffer(tile, t.element_type, "UB", f"{name}_ub" if i == 0 else f"{name}_tmp{i}")
-                for i in range(1 + lowering.scratch)
+                b.buffer(tile, element, "UB", n)
+                for n, element in zip(names, lowering.tile_types(op), strict=True)
             ]
 
     def invariant_inputs(self, plan: TilePlan) -> list[SSAValue]:
@@ -411,13 +412,21 @@ class Chain:
                 continue
             lowering = vector_lowering(op)
             assert lowering is not None
-            result, *scratch = self.op_tiles[op]
+            result, *extra = self.op_tiles[op]
+            scratch, masks = extra[: lowering.scratch], extra[lowering.scratch :]
             ins: list[SSAValue | None] = [
-                None if s is None else tiles[s] for s in op.operand_slots()
+                None if s is None else tiles[s] for s in lowering.read_operands(op)
             ]
-            lowering.emit(VectorEmitter(b, result, scratch), op, ins, result)
+            lowering.emit(VectorEmitter(b, result, scratch, masks), op, ins, result)
             tiles[op.results[0]] = result
         return tiles
+
+
+def _read_operands(op: Operation) -> list[SSAValue]:
+    """The operands an op of a chain reads from its tiles (all, without a vector program)."""
+    lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
+    slots = op.operands if lowering is None else lowering.read_operands(op)  # type: ignore[arg-type]
+    return [v for v in slots if v is not None]
 
 
 def load_broadcast(

@@ -1,63 +1,46 @@
 """How each elementwise graph op runs on the vector unit: one place, one row per op.
 
-A lowering receives the UB tiles of the op's operands (``None`` for an absent optional one)
-and the UB tile of its result, and emits vector instructions through :class:`VectorEmitter`.
-``SCRATCH`` counts the extra tiles an entry needs (for UB budgeting). An op absent from
-:data:`VECTOR_LOWERINGS` has no vector kernel: a kernel containing it stays on the host.
+A lowering receives the UB tiles of the op's operands (``None`` for an absent optional one,
+and for an operand it does not read) and the UB tile of its result, and emits vector
+instructions through :class:`VectorEmitter`. ``scratch`` and ``masks`` count the extra
+tiles an entry needs (for UB budgeting). Every graph op whose fusion kind is ELEMWISE or
+BROADCAST has an entry, or a row in :data:`NO_VECTOR_PROGRAM` saying why not (a test
+checks it); :func:`vector_lowering` refuses the variants an entry does not model (a cast
+through float8, a per-axis quantization scale). A kernel containing an op without a
+lowering stays on the host.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from math import pi, sqrt
-
-from xdsl.ir import SSAValue
+from typing import cast
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.elementwise import PLAIN_CAST_DTYPES
+from tilegraph.dialects.graph.elementwise import CastLikeOp as GraphCastLikeOp
 from tilegraph.dialects.graph.elementwise import CastOp as GraphCastOp
-from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, UNARY_OPS, CastOp, CmpOp
-from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
+from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
+from tilegraph.dialects.graph.quantize_common import INTEGER_RANGES
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import DType
+from tilegraph.lowering.conversion.tiling.builder import memref_type
+from tilegraph.lowering.conversion.tiling.vector_emitter import (
+    Tile,
+    VectorEmitter,
+    VectorLowering,
+    first,
+)
+from tilegraph.lowering.conversion.tiling.vector_math import MATH_LOWERINGS
 
-Tile = SSAValue
-
-
-class VectorEmitter:
-    """Vector instructions on UB tiles, and scratch tiles shaped like the result."""
-
-    def __init__(self, builder: KernelBuilder, result: Tile, scratch: list[Tile]):
-        self.b = builder
-        self.result = result
-        self._scratch = scratch
-
-    def scratch(self, i: int) -> Tile:
-        return self._scratch[i]
-
-    def unary(self, name: str, src: Tile, dst: Tile) -> None:
-        self.b.add(UNARY_OPS[name](src, dst))
-
-    def binary(self, name: str, a: Tile, b: Tile, dst: Tile) -> None:
-        self.b.add(BINARY_OPS[name](a, b, dst))
-
-    def scalar(self, name: str, src: Tile, value: float, dst: Tile) -> None:
-        self.b.add(SCALAR_OPS[name](src, value, dst))
-
-
-Lowering = Callable[[VectorEmitter, GraphOp, list[Tile | None], Tile], None]
-
-
-@dataclass(frozen=True)
-class VectorLowering:
-    emit: Lowering
-    scratch: int = 0
+Ins = list[Tile | None]
 
 
 def _unary(name: str) -> VectorLowering:
-    return VectorLowering(lambda e, op, ins, out: e.unary(name, _first(ins), out))
+    return VectorLowering(lambda e, op, ins, out: e.unary(name, first(ins), out))
 
 
 def _binary(name: str) -> VectorLowering:
-    def emit(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
+    def emit(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
         a, b = ins[0], ins[1]
         assert a is not None and b is not None
         e.binary(name, a, b, out)
@@ -66,7 +49,7 @@ def _binary(name: str) -> VectorLowering:
 
 
 def _variadic(name: str, mean: bool = False) -> VectorLowering:
-    def emit(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
+    def emit(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
         tiles = [t for t in ins if t is not None]
         if len(tiles) == 1:
             e.unary("vcopy", tiles[0], out)
@@ -80,12 +63,6 @@ def _variadic(name: str, mean: bool = False) -> VectorLowering:
     return VectorLowering(emit)
 
 
-def _first(ins: list[Tile | None]) -> Tile:
-    x = ins[0]
-    assert x is not None
-    return x
-
-
 def _negative_part(e: VectorEmitter, x: Tile, slope: float, out: Tile, tmp: Tile) -> None:
     """out = relu(x) + slope * min(x, 0)."""
     e.scalar("vmins", x, 0.0, tmp)
@@ -94,12 +71,12 @@ def _negative_part(e: VectorEmitter, x: Tile, slope: float, out: Tile, tmp: Tile
     e.binary("vadd", out, tmp, out)
 
 
-def _leaky_relu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    _negative_part(e, _first(ins), float(op.attr("alpha")), out, e.scratch(0))
+def _leaky_relu(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    _negative_part(e, first(ins), float(op.attr("alpha")), out, e.scratch(0))
 
 
-def _prelu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    x, slope = _first(ins), ins[1]
+def _prelu(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    x, slope = first(ins), ins[1]
     assert slope is not None
     tmp = e.scratch(0)
     e.scalar("vmins", x, 0.0, tmp)
@@ -121,35 +98,16 @@ def _elu_like(alpha: float, gamma: float, e: VectorEmitter, x: Tile, out: Tile) 
         e.scalar("vmuls", out, gamma, out)
 
 
-def _elu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    _elu_like(float(op.attr("alpha")), 1.0, e, _first(ins), out)
+def _elu(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    _elu_like(float(op.attr("alpha")), 1.0, e, first(ins), out)
 
 
-def _selu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    _elu_like(float(op.attr("alpha")), float(op.attr("gamma")), e, _first(ins), out)
+def _selu(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    _elu_like(float(op.attr("alpha")), float(op.attr("gamma")), e, first(ins), out)
 
 
-def _hard_sigmoid(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    e.scalar("vmuls", _first(ins), float(op.attr("alpha")), out)
-    e.scalar("vadds", out, float(op.attr("beta")), out)
-    e.scalar("vmins", out, 1.0, out)
-    e.scalar("vmaxs", out, 0.0, out)
-
-
-def _softplus(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    """relu(x) + ln(1 + exp(-|x|)): no overflow for large |x|."""
-    x, tmp = _first(ins), e.scratch(0)
-    e.unary("vabs", x, tmp)
-    e.scalar("vmuls", tmp, -1.0, tmp)
-    e.unary("vexp", tmp, tmp)
-    e.scalar("vadds", tmp, 1.0, tmp)
-    e.unary("vln", tmp, tmp)
-    e.unary("vrelu", x, out)
-    e.binary("vadd", out, tmp, out)
-
-
-def _gelu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    x, tmp = _first(ins), e.scratch(0)
+def _gelu(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    x, tmp = first(ins), e.scratch(0)
     if op.attr("approximate") == "tanh":
         e.binary("vmul", x, x, tmp)
         e.binary("vmul", tmp, x, tmp)
@@ -165,8 +123,8 @@ def _gelu(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> N
     e.scalar("vmuls", out, 0.5, out)
 
 
-def _clip(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    x = _first(ins)
+def _clip(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    x = first(ins)
     lo, hi = (ins + [None, None])[1:3]
     e.unary("vcopy", x, out)
     if lo is not None:
@@ -175,21 +133,134 @@ def _clip(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> N
         e.binary("vmin", out, hi, out)
 
 
-def _cast(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-    from xdsl.dialects.builtin import StringAttr
+def _plain_cast(op: GraphOp) -> bool:
+    """Whether a plain element conversion is the op (see ``CastOp.is_plain_conversion``)."""
+    types = (op.operand_slots()[0], op.results[0])
+    return all(
+        v is not None and isinstance(v.type, TensorType) and v.type.dtype in PLAIN_CAST_DTYPES
+        for v in types
+    )
 
+
+def _cast(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
     # ONNX Cast from float to integer truncates toward zero.
-    e.b.add(CastOp(operands=[_first(ins), out], properties={"rounding": StringAttr("trunc")}))
+    e.cast(first(ins), out, "trunc")
 
 
 def _compare(predicate: str) -> VectorLowering:
-    def emit(e: VectorEmitter, op: GraphOp, ins: list[Tile | None], out: Tile) -> None:
-        from xdsl.dialects.builtin import StringAttr
-
+    def emit(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
         a, b = ins[0], ins[1]
-        e.b.add(CmpOp(operands=[a, b, out], properties={"predicate": StringAttr(predicate)}))
+        assert a is not None and b is not None
+        e.compare(predicate, a, b, out)
 
     return VectorLowering(emit)
+
+
+def _where(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    condition, x, y = ins
+    assert condition is not None and x is not None and y is not None
+    e.select(condition, x, y, out)
+
+
+def _mod(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    """``a - b * trunc(a / b)`` (C fmod; an integer quotient tile truncates by itself), then
+    for ``fmod = 0`` ``+ b`` where the remainder and the divisor differ in sign. A zero
+    integer divisor gives 0, as the graph op says; a zero float divisor gives NaN."""
+    a, b = ins[0], ins[1]
+    assert a is not None and b is not None
+    quotient, zero, mask = e.scratch(0), e.scratch(1), e.mask(0)
+    result = op.results[0].type
+    assert isinstance(result, TensorType)
+    integer = result.dtype.numpy.kind != "f"
+    e.binary("vdiv", a, b, quotient)
+    if not integer:  # trunc(q) = sign(q) * floor(|q|)
+        e.unary("vabs", quotient, out)
+        e.unary("vfloor", out, out)
+        e.unary("vsign", quotient, quotient)
+        e.binary("vmul", quotient, out, quotient)
+    e.binary("vmul", quotient, b, quotient)
+    e.binary("vsub", a, quotient, out)
+    e.fill(zero, 0.0)
+    if not op.attr("fmod"):
+        e.binary("vmul", out, b, quotient)
+        e.compare("lt", quotient, zero, mask)
+        e.binary("vadd", out, b, quotient)
+        e.select(mask, quotient, out, out)
+    if integer:
+        e.compare("eq", b, zero, mask)
+        e.select(mask, zero, out, out)
+
+
+def _bit_shift(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    a, b = ins[0], ins[1]
+    assert a is not None and b is not None
+    e.binary("vshl" if op.attr("direction") == "LEFT" else "vshr", a, b, out)
+
+
+def _shrink(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    """x - bias above lambd, x + bias below -lambd, else 0: two selects into a zero tile."""
+    x, tmp, mask = first(ins), e.scratch(0), e.mask(0)
+    lambd, bias = float(op.attr("lambd")), float(op.attr("bias"))
+    e.fill(out, 0.0)
+    for predicate, bound, shift in (("lt", -lambd, bias), ("gt", lambd, -bias)):
+        e.fill(tmp, bound)
+        e.compare(predicate, x, tmp, mask)
+        e.scalar("vadds", x, shift, tmp)
+        e.select(mask, tmp, out, out)
+
+
+def _quantize(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    """saturate(round(x / scale) + zero_point): in the scale's float type, rounded half to
+    even (``tile.vround``), clipped to the integer range, then converted exactly."""
+    x, scale, zero = ins
+    assert x is not None and scale is not None
+    tmp = e.scratch(0)
+    e.binary("vdiv", x, scale, tmp)
+    e.unary("vround", tmp, tmp)
+    if zero is not None:
+        e.binary("vadd", tmp, zero, tmp)
+    out_type = op.results[0].type
+    assert isinstance(out_type, TensorType)
+    lo, hi = INTEGER_RANGES[out_type.dtype]
+    e.scalar("vmaxs", tmp, float(lo), tmp)
+    e.scalar("vmins", tmp, float(hi), tmp)
+    e.cast(tmp, out, "rint")
+
+
+def _dequantize(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
+    """(x - zero_point) * scale, converted to the scale's type first (exact: at most 16
+    bits)."""
+    x, scale, zero = ins
+    assert x is not None and scale is not None
+    e.cast(x, out, "rint")
+    if zero is not None:
+        tmp = e.scratch(0)
+        e.cast(zero, tmp, "rint")
+        e.binary("vsub", out, tmp, out)
+    e.binary("vmul", out, scale, out)
+
+
+_QUANTIZED = frozenset({DType.int8, DType.uint8, DType.int16, DType.uint16})
+
+
+def _per_tensor_quantization(op: GraphOp) -> bool:
+    """Scale and zero point are one value each (per axis / per block they run along an
+    axis, which a right-aligned tile broadcast does not express), the quantized type is an
+    8- or 16-bit integer (int4 / float8 need their own conversions), and the float side
+    has the scale's type (QuantizeLinear divides in the scale's type)."""
+    x, scale, *zero = op.operand_slots()
+    quantized, real = (op.results[0], x) if isinstance(op, QuantizeLinearOp) else (x, op.results[0])
+    types = [v.type for v in (quantized, real, scale, *zero) if v is not None]
+    if (
+        int(op.attr("block_size"))
+        or op.attr("precision")
+        or not all(isinstance(t, TensorType) for t in types)
+    ):
+        return False
+    q, r, s, *z = cast(list[TensorType], types)
+    return (
+        q.dtype in _QUANTIZED and r.dtype == s.dtype and all(p.num_elements() == 1 for p in (s, *z))
+    )
 
 
 VECTOR_LOWERINGS: dict[str, VectorLowering] = {
@@ -209,6 +280,12 @@ VECTOR_LOWERINGS: dict[str, VectorLowering] = {
             "floor": "vfloor",
             "ceil": "vceil",
             "erf": "verf",
+            "sin": "vsin",
+            "cos": "vcos",
+            "atan": "vatan",
+            "round": "vround",
+            "not": "vnot",
+            "bitwise_not": "vbitnot",
             "identity": "vcopy",
             "dropout": "vcopy",
         }.items()
@@ -221,6 +298,11 @@ VECTOR_LOWERINGS: dict[str, VectorLowering] = {
             "mul": "vmul",
             "div": "vdiv",
             "pow": "vpow",
+            "and": "vand",
+            "or": "vor",
+            "bitwise_and": "vbitand",
+            "bitwise_or": "vbitor",
+            "bitwise_xor": "vbitxor",
         }.items()
     },
     "graph.sum": _variadic("vadd"),
@@ -230,23 +312,51 @@ VECTOR_LOWERINGS: dict[str, VectorLowering] = {
     "graph.equal": _compare("eq"),
     "graph.less": _compare("lt"),
     "graph.greater": _compare("gt"),
+    "graph.greater_or_equal": _compare("ge"),
+    "graph.less_or_equal": _compare("le"),
+    "graph.xor": _compare("ne"),
+    "graph.bit_shift": VectorLowering(_bit_shift),
+    "graph.where": VectorLowering(_where),
+    "graph.mod": VectorLowering(_mod, scratch=2, masks=1),
+    "graph.shrink": VectorLowering(_shrink, scratch=1, masks=1),
     "graph.prelu": VectorLowering(_prelu, scratch=1),
     "graph.leaky_relu": VectorLowering(_leaky_relu, scratch=1),
     "graph.elu": VectorLowering(_elu, scratch=1),
     "graph.selu": VectorLowering(_selu, scratch=1),
-    "graph.hard_sigmoid": VectorLowering(_hard_sigmoid),
-    "graph.softplus": VectorLowering(_softplus, scratch=1),
     "graph.gelu": VectorLowering(_gelu, scratch=1),
     "graph.clip": VectorLowering(_clip),
     "graph.cast": VectorLowering(_cast),
+    "graph.cast_like": VectorLowering(_cast, reads=(0,)),
+    "graph.expand": VectorLowering(lambda e, op, ins, out: e.unary("vcopy", first(ins), out),
+                                   reads=(0,)),
+    "graph.quantize_linear": VectorLowering(_quantize, scratch=1, scratch_of=0),
+    "graph.dequantize_linear": VectorLowering(_dequantize, scratch=1),
+    **MATH_LOWERINGS,
+}  # fmt: skip
+
+NO_VECTOR_PROGRAM: dict[str, str] = {
+    "graph.batch_norm": (
+        "its mean / variance / scale / bias are 1-D [C], which a right-aligned tile broadcast "
+        "cannot lay along the channel axis; batchnorm-to-affine (O2) rewrites it into a "
+        "mul / add of [C, 1, 1] constants, which have vector programs"
+    ),
+    "graph.bit_cast": (
+        "a reinterpretation of bits, not arithmetic: a vector op converts values, and a UB "
+        "tile has one element type (a bit cast is a typed view of the GM buffer, not a "
+        "vector program)"
+    ),
 }
+"""Elementwise graph ops (fusion kind ELEMWISE / BROADCAST) with no vector program, and why."""
 
 
 def vector_lowering(op: GraphOp) -> VectorLowering | None:
-    """The vector lowering of ``op``, or None when it stays a host op: an op with no entry,
-    and a cast that is not a plain conversion (saturating float8, ``round_mode``, the
-    wrapping int4), which ``tile.vcast`` does not model."""
-    if isinstance(op, GraphCastOp) and not op.is_plain_conversion():
+    """The vector lowering of ``op``, or None when it stays a host op: an op with no entry;
+    a cast that is not a plain conversion (saturating float8, ``round_mode``, the wrapping
+    int4), which ``tile.vcast`` does not model; a quantization that is not per tensor to an
+    8- or 16-bit integer."""
+    if isinstance(op, GraphCastOp | GraphCastLikeOp) and not _plain_cast(op):
+        return None
+    if isinstance(op, QuantizeLinearOp | DequantizeLinearOp) and not _per_tensor_quantization(op):
         return None
     return VECTOR_LOWERINGS.get(op.name)
 
