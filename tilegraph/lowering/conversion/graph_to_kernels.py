@@ -166,7 +166,13 @@ def _inlined(value: SSAValue) -> ConstantOp | None:
     return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
 
 
-def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
+def _kernel_of(
+    op: Operation, names: _KernelNames, outer_of: dict[SSAValue, SSAValue] | None = None
+) -> _Kernel:
+    """The kernel of a fused group or a lone op. ``outer_of``: for a member of a group that
+    is split, the group's operand behind each of its block arguments, so that a constant
+    the group reads (a slice's bounds) is cloned into the member's kernel as it would be
+    into the group's, not passed in GM where no strategy can read it."""
     if isinstance(op, FusedOp):
         body = op.body.block
         yielded = list(op.yield_op.operands)
@@ -178,8 +184,13 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
         name = names.fresh(f"{_op_label(op)}_{len(names.taken)}")
         members, outer, inner = [op], list(op.operands), list(op.operands)
         outputs = list(op.results)
-    constants = [(i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(o))]
-    kept = [(o, i) for o, i in zip(outer, inner, strict=True) if _inlined(o) is None]
+    outer_of = outer_of or {}
+    constants = [
+        (i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(outer_of.get(o, o)))
+    ]
+    kept = [
+        (o, i) for o, i in zip(outer, inner, strict=True) if _inlined(outer_of.get(o, o)) is None
+    ]
     return _Kernel(
         name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants, op.location
     )
@@ -271,8 +282,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             stats.add("split-groups")
             for arg, outer in zip(op.body.block.args, op.inputs, strict=True):
                 values[arg] = values[outer]
+            outer_of = dict(zip(op.body.block.args, op.inputs, strict=True))
             for member in kernel.ops:
-                part = _kernel_of(member, names)
+                part = _kernel_of(member, names, outer_of)
                 kernel_fn = _classified(part, target_of(module).hw)
                 _launch(kernel_fn, part, member.results, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
