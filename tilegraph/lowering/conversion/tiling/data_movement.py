@@ -15,8 +15,8 @@ the output (a box per output buffer):
   element broadcast; wrap: step 1 from the other end); the regions are the products of the
   axes' pieces (3^k for k padded axes).
 * expand: one region with step 0 on the broadcast axes (input rank = output rank).
-* tile: one region per copy of the input (the product of the repeats, up to
-  :data:`MAX_REGIONS`).
+* tile: one region, the input, whose tiles are each loaded once and stored to every copy
+  (the product of the repeats, up to :data:`MAX_REGIONS` stores per tile).
 
 Per region, a loop nest over tiles (the outer axes one element at a time, one axis split,
 the inner axes whole; every loop ``tile.parallel``, so ``split-cores`` shares the nest out)
@@ -75,12 +75,15 @@ class Piece:
 
 @dataclass(frozen=True)
 class Region:
-    """A box of one output that one loop nest fills."""
+    """A box of one output that one loop nest fills; ``copies``: the other places (output,
+    start per axis) the same box of data goes to (a tile op's repeats: loaded once,
+    stored to each)."""
 
     out_arg: SSAValue
     pieces: tuple[Piece, ...]
     fill: float | None = None
     """The value of input positions outside the input (constant pad); None: never read."""
+    copies: tuple[tuple[SSAValue, tuple[int, ...]], ...] = ()
 
     @property
     def extent(self) -> list[int]:
@@ -90,9 +93,16 @@ class Region:
     def steps(self) -> list[int]:
         return [p.step for p in self.pieces]
 
+    def targets(self) -> list[tuple[SSAValue, tuple[int, ...]]]:
+        """Every (output, start per axis) the region's tiles are stored to."""
+        return [(self.out_arg, tuple(p.out_start for p in self.pieces)), *self.copies]
+
     def window(self, tile: Sequence[int]) -> list[int]:
         """The input span a tile of shape ``tile`` reads."""
-        return [1 if p.step == 0 else (t - 1) * abs(p.step) + 1 for t, p in zip(tile, self.pieces)]
+        return [
+            1 if p.step == 0 else (t - 1) * abs(p.step) + 1
+            for t, p in zip(tile, self.pieces, strict=True)
+        ]
 
     def gathers(self) -> bool:
         return any(p.step != 1 for p in self.pieces)
@@ -201,13 +211,16 @@ def _expand_regions(out: SSAValue, in_shape: Sequence[int]) -> list[Region] | st
 
 
 def _tile_regions(op: GraphTileOp, out: SSAValue, in_shape: Sequence[int]):
+    """One region (the input, loaded tile by tile) stored to every copy's place."""
     repeats = _ints(op.repeats)
     if repeats is None:
         return "tile repeats computed at run time"
     if prod(repeats) > MAX_REGIONS:
         return f"a tile of more than {MAX_REGIONS} copies"
-    copies = [[Piece(r * n, n, 0, 1) for r in range(k)] for n, k in zip(in_shape, repeats)]
-    return [Region(out, tuple(c)) for c in itertools.product(*copies)]
+    starts = itertools.product(*[[r * n for r in range(k)] for n, k in zip(in_shape, repeats)])
+    first, *others = [(out, tuple(s)) for s in starts]
+    pieces = tuple(Piece(s, n, 0, 1) for s, n in zip(first[1], in_shape, strict=True))
+    return [Region(out, pieces, copies=tuple(others))]
 
 
 def _regions(op: Operation, body: KernelBody, in_shape: Sequence[int]) -> list[Region] | str:
@@ -243,11 +256,13 @@ def _plan(region: Region, eb: int, budget: int) -> TilePlan | None:
     plan = choose_tile(region.extent, tile_bytes, budget)
     if plan is None or not plan.shape:
         return plan
-    axis, piece = plan.axis, region.pieces[plan.axis]
-    reaches_end = piece.out_start + piece.extent >= memref_shape(region.out_arg)[axis]
-    if reaches_end or piece.extent % plan.size == 0:
+    axis, extent = plan.axis, region.extent[plan.axis]
+    reaches_end = all(
+        start[axis] + extent >= memref_shape(out)[axis] for out, start in region.targets()
+    )
+    if reaches_end or extent % plan.size == 0:
         return plan
-    size = max(d for d in range(1, plan.size + 1) if piece.extent % d == 0)
+    size = max(d for d in range(1, plan.size + 1) if extent % d == 0)
     return TilePlan(plan.shape, axis, size)
 
 
@@ -283,11 +298,9 @@ def _emit_region(
         b.add(CopyOp(src_arg, src_offsets, window, zeros, pad=region.fill))
         if region.gathers():
             b.add(StrideOp(window, picked, region.steps))
-        out_offsets = [
-            b.affine(off, 1, piece.out_start)
-            for off, piece in zip(offsets, region.pieces, strict=True)
-        ]
-        b.add(CopyOp(picked, zeros, region.out_arg, out_offsets))
+        for out_arg, starts in region.targets():
+            out_offsets = [b.affine(off, 1, s) for off, s in zip(offsets, starts, strict=True)]
+            b.add(CopyOp(picked, zeros, out_arg, out_offsets))
 
 
 def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
