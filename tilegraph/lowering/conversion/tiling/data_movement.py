@@ -206,7 +206,10 @@ def _expand_regions(out: SSAValue, in_shape: Sequence[int]) -> list[Region] | st
     out_shape = memref_shape(out)
     if len(in_shape) != len(out_shape):
         return "an expand that adds dims"
-    pieces = [Piece(0, m, 0, 0 if n == 1 and m != 1 else 1) for n, m in zip(in_shape, out_shape)]
+    pieces = [
+        Piece(0, m, 0, 0 if n == 1 and m != 1 else 1)
+        for n, m in zip(in_shape, out_shape, strict=True)
+    ]
     return [Region(out, tuple(pieces))]
 
 
@@ -217,7 +220,9 @@ def _tile_regions(op: GraphTileOp, out: SSAValue, in_shape: Sequence[int]):
         return "tile repeats computed at run time"
     if prod(repeats) > MAX_REGIONS:
         return f"a tile of more than {MAX_REGIONS} copies"
-    starts = itertools.product(*[[r * n for r in range(k)] for n, k in zip(in_shape, repeats)])
+    starts = itertools.product(
+        *[[r * n for r in range(k)] for n, k in zip(in_shape, repeats, strict=True)]
+    )
     first, *others = [(out, tuple(s)) for s in starts]
     pieces = tuple(Piece(s, n, 0, 1) for s, n in zip(first[1], in_shape, strict=True))
     return [Region(out, pieces, copies=tuple(others))]
