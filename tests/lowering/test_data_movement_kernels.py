@@ -119,3 +119,35 @@ def test_data_movement_kernel_nan_padding(name: str):
             assert not np.isnan(out).any(), f"{level} output {i}: NaN from the padding lanes"
     assert_matches(levels, rtol=0, atol=0)
     assert_units(levels.tiled_kernels, CASES[name][1], "tile-kernels{platform=test}")
+
+
+def test_a_split_is_one_kernel_with_an_output_per_part_through_the_whole_pipeline():
+    """A split on ascend910b: one vector kernel launched with the input and both outputs in
+    GM (plan-memory gives each its buffer), run by both executors over several blocks, in
+    the kernel report and in the cycle model, whose GM traffic covers every output."""
+    from tilegraph.cost_model.cycles import simulate_module
+    from tilegraph.cost_model.kernel_report import kernel_report
+    from tilegraph.dialects.tile import LaunchOp
+    from tilegraph.passes.context import make_context
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+    from tilegraph.runtime.tiles import run_tiles
+
+    g = Graph()
+    x = g.input([2, 64, 40, 40], "NCHW")
+    module = g.b.build(*g.b.op_results("split", x, g.ints([16, 48]), axis=1))
+    ctx = make_context()
+    run_pipeline("set-target{platform=ascend910b},O2", ctx, module)
+    run_pipeline(lowering_pipeline(), ctx, module)
+    (kernel,) = kernel_report(module)
+    assert (kernel.unit, kernel.ops) == ("vector", ("graph.split",))
+    (launch,) = [op for op in module.walk() if isinstance(op, LaunchOp)]
+    assert len(launch.operands) == 3
+    assert launch.blocks is not None and launch.blocks.value.data > 1
+    want = np.split(g.arrays[0], [16], axis=1)
+    for executor in ("interpret", "fast"):
+        got = run_tiles(module, g.arrays, executor=executor)
+        for a, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, w, err_msg=executor)
+    (cycles,) = simulate_module(module).kernels
+    assert cycles.unit == "vector" and cycles.cycles > 0
+    assert sum(cycles.bytes_per_path.values()) >= 2 * g.arrays[0].nbytes
