@@ -126,17 +126,24 @@ class PoolOp(VectorOp):
             raise VerifyException(f"'{self.name}': source and result are [N, C, H, W, ...] tiles")
 
 
-@irdl_op_definition
-class TransposeOp(VectorOp):
-    """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
+class RearrangeOp(VectorOp):
+    """Base of the ops ``%src to %dst {...}`` that move a tile's elements to other places
+    (the source does not broadcast to the destination: the op's property maps one to the
+    other)."""
 
-    name = "tile.vtranspose"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
-    perm = prop_def(DenseArrayBase)
     irdl_options = (ParsePropInAttrDict(),)
     traits = TRAITS
     assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+
+@irdl_op_definition
+class TransposeOp(RearrangeOp):
+    """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
+
+    name = "tile.vtranspose"
+    perm = prop_def(DenseArrayBase)
 
     def verify_(self) -> None:
         super().verify_()
@@ -149,7 +156,7 @@ class TransposeOp(VectorOp):
 
 
 @irdl_op_definition
-class StrideOp(VectorOp):
+class StrideOp(RearrangeOp):
     """``tile.vstride %src to %dst {steps = [1, -1, 2, 0]}``: per dim d,
     ``dst[i] = src[base_d + i * steps[d]]`` with ``base_d`` 0 for a step >= 0 and
     ``src_d - 1`` for a negative one (the window is read from its end).
@@ -160,12 +167,7 @@ class StrideOp(VectorOp):
     elements; the vector unit gathers them (Ascend C ``Gather`` with an offset table)."""
 
     name = "tile.vstride"
-    src = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
     steps = prop_def(DenseArrayBase)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = TRAITS
-    assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
 
     def __init__(self, src: Any, dst: Any, steps: Sequence[int]):
         super().__init__(
