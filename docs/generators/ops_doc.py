@@ -140,6 +140,10 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.shape_ops import TransposeOp
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
+    from tilegraph.lowering.conversion.tiling.data_movement import (
+        DATA_MOVEMENT_OPS,
+        emit_data_movement_kernel,
+    )
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
     from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
@@ -159,6 +163,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         ((ConcatOp,), emit_concat_kernel, "vector"),
         (tuple(SHAPE_ONLY), emit_reshape_kernel, "vector"),
         ((TransposeOp,), emit_transpose_kernel, "vector"),
+        (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
     ]
 
 

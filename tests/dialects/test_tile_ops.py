@@ -69,6 +69,7 @@ from tilegraph.dialects.tile import (
     SelectOp,
     SetFlagOp,
     Store5hdOp,
+    StrideOp,
     SubBlockIdxOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
@@ -1074,6 +1075,7 @@ def _build(cls) -> Any:
         "tile.vtranspose": lambda: TransposeOp(
             operands=[t, buf((16, 4))], properties={"perm": ints([1, 0])}
         ),
+        "tile.vstride": lambda: StrideOp(t, buf((2, 16)), [2, -1]),
         "tile.vpool": lambda: _pool_op("max", (1, 2, 7, 7), (1, 2, 3, 3), 5, 5),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.store_5hd": lambda: Store5hdOp(
@@ -1213,3 +1215,24 @@ def test_rows_property_is_an_integer_attr():
     op = FixpipeOp(buf((1, 1, 16, 16), "L0C"), buf((1, 1, 2, 8, 16), "GM"), idx(5),
                    layout="nc1hwc0", rows=2)  # fmt: skip
     assert isinstance(op.rows, IntegerAttr) and op.rows.value.data == 2
+
+
+@pytest.mark.parametrize(
+    ("steps", "src_shape", "dst_shape", "index"),
+    [
+        ((1, 2), (3, 9), (3, 5), np.s_[:, ::2]),
+        ((1, -3), (2, 10), (2, 4), np.s_[:, ::-3]),
+        ((-1, 1), (4, 5), (4, 5), np.s_[::-1, :]),
+        ((0, 1), (1, 6), (3, 6), np.s_[[0, 0, 0], :]),
+    ],
+)
+def test_vstride_picks_by_steps(steps, src_shape, dst_shape, index):
+    """dst[i] = src[base + i * step]: from the start for a step >= 0, from the end for a
+    negative one; step 0 broadcasts."""
+    op = StrideOp(buf(src_shape), buf(dst_shape), steps)
+    op.verify()
+    src = np.arange(math.prod(src_shape), dtype=np.float32).reshape(src_shape)
+    dst = np.zeros(dst_shape, np.float32)
+    kernel_of(op)(src, dst)
+    np.testing.assert_array_equal(dst, src[index])
+    assert op.pipe() == "V" and cost_of(op, hardware_preset()) > 0

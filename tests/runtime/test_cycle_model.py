@@ -554,15 +554,17 @@ def test_the_kernel_trace_is_valid_json_with_one_track_per_pipe():
 
 
 def _host_and_device_model() -> ModuleOp:
+    """A ReLU (a vector kernel) and a Pad that stays on the host: a reflect pad wider
+    than its axis (2 on each side of a W of 2) has no data-movement kernel."""
     graph = oh.make_graph(
         [
             oh.make_node("Relu", ["x"], ["r"]),
-            oh.make_node("Pad", ["r", "pads"], ["y"], mode="constant"),
+            oh.make_node("Pad", ["r", "pads"], ["y"], mode="reflect"),
         ],
         "g",
-        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 32, 32])],
-        [oh.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 34, 34])],
-        [onnx.numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")],
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 32, 2])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 32, 6])],
+        [onnx.numpy_helper.from_array(np.array([0, 0, 0, 2, 0, 0, 0, 2], np.int64), "pads")],
     )
     module = load_onnx(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]))
     run_pipeline(
@@ -581,7 +583,7 @@ def test_host_kernels_cost_the_host_model_and_the_model_adds_up():
     assert units == {"vector", "host"}
     (pad,) = [k for k in result.kernels if k.unit == "host"]
     # Pad: one flop per output element, bytes of input + output (int64 pads too)
-    out_elems, in_elems = 4 * 34 * 34, 4 * 32 * 32
+    out_elems, in_elems = 4 * 32 * 6, 4 * 32 * 2
     nbytes = 4 * (out_elems + in_elems) + 8 * 8
     assert pad.us == pytest.approx(5.0 + max(out_elems / 1e3, nbytes / 2e3))
     device = [k for k in result.kernels if k.unit != "host"]

@@ -189,6 +189,16 @@ func.func @vtranspose_shape(%a: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB
 
 // -----
 
+// vstride: the result's elements in steps of the source must stay inside it.
+func.func @vstride_past_the_source(%a: memref<4x16xf32, "UB">, %y: memref<3x16xf32, "UB">) {
+  tile.vstride %a to %y {steps = array<i64: 2, 1>} : memref<4x16xf32, "UB"> to memref<3x16xf32, "UB">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.vstride' in @vstride_past_the_source: 'tile.vstride': dim 0: 3 elements in steps of 2 read past the source's 4
+
+// -----
+
 // mmad: operands in L0A / L0B, accumulator in L0C.
 func.func @mmad_from_ub(%a: memref<1x1x16x8xf32, "UB">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x1x16x16xf32, "L0C">, %i: i1) {
   tile.mmad %a, %b, %c, %i : memref<1x1x16x8xf32, "UB">, memref<1x1x16x8xf32, "L0B">, memref<1x1x16x16xf32, "L0C">

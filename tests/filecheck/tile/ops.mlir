@@ -401,8 +401,9 @@ func.func @vector_scalar(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">,
 
 // -----
 
-// vcmp with every predicate, vsel, vcast, vdup, vbrc, vreduce of each kind, vtranspose.
-func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, %r: memref<1x16xf32, "UB">, %col: memref<4x1xf32, "UB">, %m: memref<4x16xi1, "UB">, %h: memref<4x16xf16, "UB">, %i: memref<4x16xi32, "UB">, %one: memref<1x1xf32, "UB">, %t: memref<16x4xf32, "UB">, %f: memref<1x2x3x4xf32, "UB">, %ft: memref<1x3x4x2xf32, "UB">) {
+// vcmp with every predicate, vsel, vcast, vdup, vbrc, vreduce of each kind, vtranspose,
+// vstride (steps 2, -1 and a broadcast 0).
+func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, %r: memref<1x16xf32, "UB">, %col: memref<4x1xf32, "UB">, %m: memref<4x16xi1, "UB">, %h: memref<4x16xf16, "UB">, %i: memref<4x16xi32, "UB">, %one: memref<1x1xf32, "UB">, %t: memref<16x4xf32, "UB">, %f: memref<1x2x3x4xf32, "UB">, %ft: memref<1x3x4x2xf32, "UB">, %s: memref<2x16xf32, "UB">) {
   tile.vcmp %x, %r to %m {predicate = "eq"} : memref<4x16xf32, "UB">, memref<1x16xf32, "UB"> to memref<4x16xi1, "UB">
   tile.vcmp %x, %r to %m {predicate = "ne"} : memref<4x16xf32, "UB">, memref<1x16xf32, "UB"> to memref<4x16xi1, "UB">
   tile.vcmp %x, %r to %m {predicate = "lt"} : memref<4x16xf32, "UB">, memref<1x16xf32, "UB"> to memref<4x16xi1, "UB">
@@ -422,6 +423,8 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
   tile.vreduce %x to %r {kind = "prod", axes = array<i64: 0>} : memref<4x16xf32, "UB"> to memref<1x16xf32, "UB">
   tile.vtranspose %x to %t {perm = array<i64: 1, 0>} : memref<4x16xf32, "UB"> to memref<16x4xf32, "UB">
   tile.vtranspose %f to %ft {perm = array<i64: 0, 2, 3, 1>} : memref<1x2x3x4xf32, "UB"> to memref<1x3x4x2xf32, "UB">
+  tile.vstride %x to %s {steps = array<i64: 2, -1>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
+  tile.vstride %one to %y {steps = array<i64: 0, 0>} : memref<1x1xf32, "UB"> to memref<4x16xf32, "UB">
   func.return
 }
 // CHECK-LABEL: func.func @vector_other
@@ -444,6 +447,8 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
 // CHECK-NEXT: tile.vreduce %x to %r {kind = "prod", axes = array<i64: 0>} : memref<4x16xf32, "UB"> to memref<1x16xf32, "UB">
 // CHECK-NEXT: tile.vtranspose %x to %t {perm = array<i64: 1, 0>} : memref<4x16xf32, "UB"> to memref<16x4xf32, "UB">
 // CHECK-NEXT: tile.vtranspose %f to %ft {perm = array<i64: 0, 2, 3, 1>} : memref<1x2x3x4xf32, "UB"> to memref<1x3x4x2xf32, "UB">
+// CHECK-NEXT: tile.vstride %x to %s {steps = array<i64: 2, -1>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
+// CHECK-NEXT: tile.vstride %one to %y {steps = array<i64: 0, 0>} : memref<1x1xf32, "UB"> to memref<4x16xf32, "UB">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "vector_other"
 // GENERIC: "tile.vcmp"(
@@ -465,6 +470,8 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
 // GENERIC: "tile.vreduce"(
 // GENERIC: "tile.vtranspose"(
 // GENERIC: "tile.vtranspose"(
+// GENERIC: "tile.vstride"(
+// GENERIC: "tile.vstride"(
 
 // -----
 

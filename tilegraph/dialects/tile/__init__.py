@@ -68,6 +68,7 @@ from tilegraph.dialects.tile.vector_layout import (
     LAYOUT_VECTOR_OPS,
     PoolOp,
     ReduceOp,
+    StrideOp,
     TransposeOp,
 )
 from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, ViewOp
@@ -122,6 +123,7 @@ __all__ = [
     "SelectOp",
     "SetFlagOp",
     "Store5hdOp",
+    "StrideOp",
     "SyncBlockSetOp",
     "SyncBlockWaitOp",
     "Tile",

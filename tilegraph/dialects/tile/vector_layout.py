@@ -1,9 +1,11 @@
 """Vector ops that reduce or move data within a tile: ``tile.vreduce``, ``tile.vpool``
-(windowed max / average) and ``tile.vtranspose`` (pipe V, on UB; see :mod:`.vector`).
+(windowed max / average), ``tile.vtranspose`` and ``tile.vstride`` (a strided, reversed or
+broadcast gather: the element steps a DMA cannot take) (pipe V, on UB; see :mod:`.vector`).
 Their numpy semantics are in :mod:`tilegraph.runtime.tile_interpreter.vector_layout`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 from xdsl.dialects.builtin import (
@@ -124,17 +126,24 @@ class PoolOp(VectorOp):
             raise VerifyException(f"'{self.name}': source and result are [N, C, H, W, ...] tiles")
 
 
-@irdl_op_definition
-class TransposeOp(VectorOp):
-    """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
+class RearrangeOp(VectorOp):
+    """Base of the ops ``%src to %dst {...}`` that move a tile's elements to other places
+    (the source does not broadcast to the destination: the op's property maps one to the
+    other)."""
 
-    name = "tile.vtranspose"
     src = operand_def(MemRefType)
     dst = operand_def(MemRefType)
-    perm = prop_def(DenseArrayBase)
     irdl_options = (ParsePropInAttrDict(),)
     traits = TRAITS
     assembly_format = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)"
+
+
+@irdl_op_definition
+class TransposeOp(RearrangeOp):
+    """``tile.vtranspose %src to %dst {perm = [1, 0]}``."""
+
+    name = "tile.vtranspose"
+    perm = prop_def(DenseArrayBase)
 
     def verify_(self) -> None:
         super().verify_()
@@ -146,4 +155,44 @@ class TransposeOp(VectorOp):
             )
 
 
-LAYOUT_VECTOR_OPS = (ReduceOp, PoolOp, TransposeOp)
+@irdl_op_definition
+class StrideOp(RearrangeOp):
+    """``tile.vstride %src to %dst {steps = [1, -1, 2, 0]}``: per dim d,
+    ``dst[i] = src[base_d + i * steps[d]]`` with ``base_d`` 0 for a step >= 0 and
+    ``src_d - 1`` for a negative one (the window is read from its end).
+
+    What a slice with steps other than 1, a reflected border (step -1) or an edge / expand
+    broadcast (step 0) needs after the DMA brought the covering window into UB: the MTE
+    moves runs of 32-byte blocks with block strides, so it cannot skip or reverse
+    elements; the vector unit gathers them (Ascend C ``Gather`` with an offset table)."""
+
+    name = "tile.vstride"
+    steps = prop_def(DenseArrayBase)
+
+    def __init__(self, src: Any, dst: Any, steps: Sequence[int]):
+        super().__init__(
+            operands=[src, dst],
+            properties={"steps": DenseArrayBase.from_list(i64, [int(s) for s in steps])},
+        )
+
+    def step_values(self) -> tuple[int, ...]:
+        return tuple(int(s) for s in cast(Any, self.steps).get_values())
+
+    def verify_(self) -> None:
+        super().verify_()
+        steps = self.step_values()
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        if len(steps) != len(src) or len(src) != len(dst):
+            raise VerifyException(
+                f"'{self.name}': source {list(src)}, result {list(dst)} and steps "
+                f"{list(steps)} must have one entry per dim"
+            )
+        for d, (s, n, m) in enumerate(zip(steps, src, dst, strict=True)):
+            if m > 0 and (m - 1) * abs(s) >= n:
+                raise VerifyException(
+                    f"'{self.name}': dim {d}: {m} elements in steps of {s} read past the "
+                    f"source's {n}"
+                )
+
+
+LAYOUT_VECTOR_OPS = (ReduceOp, PoolOp, TransposeOp, StrideOp)

@@ -22,7 +22,7 @@ Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -32,7 +32,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp
+from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
+from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -152,21 +153,57 @@ class _Kernel:
 
 
 INLINE_CONSTANT_ELEMENTS = 64
+ELEMENTWISE_KINDS = (FusionKind.ELEMWISE, FusionKind.BROADCAST)
 """Integer constants up to this size (axes, shapes, indices) go into the kernel body."""
 
 
-def _inlined(value: SSAValue) -> ConstantOp | None:
+def _inlined(value: SSAValue, scalar: bool = False) -> ConstantOp | None:
+    """The constant behind ``value`` when it goes into the kernel body: a small integer
+    one, or (``scalar``: the operand is read at compile time, a pad's value) any one of a
+    single element."""
     op = value.owner
     if not isinstance(op, ConstantOp):
         return None
     t = op.output.type
-    if not isinstance(t, TensorType) or t.dtype.numpy.kind not in "iub":
+    if not isinstance(t, TensorType):
         return None
     n = t.num_elements()
+    if scalar and n == 1:
+        return op
+    if t.dtype.numpy.kind not in "iub":
+        return None
     return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
 
 
-def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
+def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
+    """Whether every user of ``value`` among a kernel's ``members`` reads it as tensor data
+    of an elementwise op, which its vector program loads from GM like any operand (an
+    integer divisor of ``graph.mod``); a constant read as a parameter (axes, shapes, slice
+    bounds) goes into the body."""
+    inside = set(members)
+    users = [use.operation for use in value.uses if use.operation in inside]
+    return bool(users) and all(
+        isinstance(user, GraphOp) and user.FACTS.fusion in ELEMENTWISE_KINDS for user in users
+    )
+
+
+def _compile_time_scalars(members: Sequence[Operation]) -> set[SSAValue]:
+    """Operands the strategies read as compile-time scalars whatever their type: a
+    constant pad's fill value (the DMA fills with it)."""
+    return {
+        op.constant_value
+        for op in members
+        if isinstance(op, PadOp) and op.constant_value is not None
+    }
+
+
+def _kernel_of(
+    op: Operation, names: _KernelNames, outer_of: Mapping[SSAValue, SSAValue] | None = None
+) -> _Kernel:
+    """The kernel of a fused group or a lone op. ``outer_of``: for a member of a group that
+    is split, the group's operand behind each of its block arguments, so that a constant
+    the group reads (a slice's bounds) is cloned into the member's kernel as it would be
+    into the group's, not passed in GM where no strategy can read it."""
     if isinstance(op, FusedOp):
         body = op.body.block
         yielded = list(op.yield_op.operands)
@@ -178,8 +215,15 @@ def _kernel_of(op: Operation, names: _KernelNames) -> _Kernel:
         name = names.fresh(f"{_op_label(op)}_{len(names.taken)}")
         members, outer, inner = [op], list(op.operands), list(op.operands)
         outputs = list(op.results)
-    constants = [(i, c) for o, i in zip(outer, inner, strict=True) if (c := _inlined(o))]
-    kept = [(o, i) for o, i in zip(outer, inner, strict=True) if _inlined(o) is None]
+    outer_of = outer_of or {}
+    scalars = _compile_time_scalars(members)
+    inlined = [
+        None if _read_as_data(i, members) else _inlined(outer_of.get(o, o), i in scalars)
+        for o, i in zip(outer, inner, strict=True)
+    ]
+    pairs = list(zip(outer, inner, inlined, strict=True))
+    constants = [(i, c) for _, i, c in pairs if c is not None]
+    kept = [(o, i) for o, i, c in pairs if c is None]
     return _Kernel(
         name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants, op.location
     )
@@ -271,8 +315,11 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             stats.add("split-groups")
             for arg, outer in zip(op.body.block.args, op.inputs, strict=True):
                 values[arg] = values[outer]
+            outer_of: dict[SSAValue, SSAValue] = dict(
+                zip(op.body.block.args, op.inputs, strict=True)
+            )
             for member in kernel.ops:
-                part = _kernel_of(member, names)
+                part = _kernel_of(member, names, outer_of)
                 kernel_fn = _classified(part, target_of(module).hw)
                 _launch(kernel_fn, part, member.results, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):

@@ -1,5 +1,5 @@
 """Semantics of the vector ops that reduce or move data within a tile
-(:mod:`tilegraph.dialects.tile.vector_layout`): reduce, pool, transpose."""
+(:mod:`tilegraph.dialects.tile.vector_layout`): reduce, pool, transpose, stride."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, cast
 import numpy as np
 
 from tilegraph.dialects.tile.dma import int_values
-from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, TransposeOp
+from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, StrideOp, TransposeOp
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 from tilegraph.runtime.tile_interpreter.vector import store_into
 
@@ -93,6 +93,26 @@ def transpose(op: TransposeOp) -> Kernel:
 
     def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
         store_into(dst, src.transpose(perm))
+        return ()
+
+    return run
+
+
+@tile_kernel(StrideOp)
+def stride(op: StrideOp) -> Kernel:
+    steps = op.step_values()
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        index = []
+        for s, n, m in zip(steps, src.shape, dst.shape, strict=True):
+            if s == 0:
+                index.append(slice(0, 1))  # broadcast along this dim
+            elif s > 0:
+                index.append(slice(0, (m - 1) * s + 1, s))
+            else:
+                last = n - 1 + (m - 1) * s
+                index.append(slice(n - 1, last - 1 if last > 0 else None, s))
+        store_into(dst, np.broadcast_to(src[tuple(index)], dst.shape))
         return ()
 
     return run

@@ -1,8 +1,10 @@
 """``tile-kernels{platform=... precision=...}``: macro kernels become loops of tile ops.
 
 Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
-its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues) or
-:mod:`.elementwise` (elementwise / broadcast chains) — into ``scf.for`` loops over tiles of
+its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
+:mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
+pad, expand, tile as DMA; a split is one kernel with an output per part) and the others
+chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
 are the module's ``tilegraph.target`` (:mod:`tilegraph.target`; the options set it where
@@ -52,6 +54,10 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_bo
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
+from tilegraph.lowering.conversion.tiling.data_movement import (
+    emit_data_movement_kernel,
+    is_data_movement,
+)
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
@@ -94,6 +100,8 @@ def _vector_strategy(body: KernelBody):
         return emit_transpose_kernel
     if isinstance(first, TransDataOp) and len(body.ops) == 1 and _is_nz_pair(first):
         return emit_transdata_kernel
+    if first is not None and is_data_movement(first) and len(body.ops) == 1:
+        return emit_data_movement_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 
