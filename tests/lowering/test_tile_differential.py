@@ -313,6 +313,11 @@ CONVS: dict[str, tuple[list[int], list[int], dict]] = {
         {"group": 24, "strides": [2, 2], "pads": [1, 1, 1, 1]},
     ),  # fmt: skip
     "depthwise_aligned": ([1, 32, 9, 7], [32, 1, 3, 3], {"group": 32, "pads": [1, 1, 1, 1]}),
+    # Rows that do not fit the test preset: a 70-pixel row's img2col is too big for L0A, so
+    # the width is cut (tiles of 24 columns, a ragged tail of 22) and the two C1 of the
+    # window are loaded one at a time (see also conv_deep_channels).
+    "wide_rows": ([1, 20, 5, 70], [24, 20, 3, 3], {"pads": [1, 1, 1, 1]}),
+    "wide_rows_s2": ([1, 3, 9, 61], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
 }
 
 
@@ -335,6 +340,16 @@ def conv_case(name: str, epilogue: str) -> Case:
         return [g.op("relu", y)]
 
     return Case(f"conv_{name}_{epilogue}", build, CONV)
+
+
+def conv_deep_channels(g: Graph) -> list[SSAValue]:
+    """250 channels (16 C1, the last with 10 valid lanes): even a one-pixel 3x3 window of
+    them is too big for the test preset's L1, so the window comes in chunks of 8 C1, each a
+    part of the K reduction. Small weights: a 2250-term fp32 sum of unit terms would differ
+    between accumulation orders by more than the tolerance."""
+    x = g.input([1, 250, 4, 6], "NCHW")
+    w = g.b.constant((0.01 * g.rng.standard_normal([20, 250, 3, 3])).astype(np.float32), "NCHW")
+    return [g.op("relu", g.op("conv2d", x, w, pads=[1, 1, 1, 1]))]
 
 
 def conv_residual_chain(g: Graph) -> list[SSAValue]:
@@ -582,6 +597,7 @@ def _cases() -> list[Case]:
     cases = [conv_case(name, epilogue) for epilogue in ("relu", "residual") for name in CONVS]
     cases += [
         conv_case("1x1", "bias_relu"),
+        Case("conv_deep_channels", conv_deep_channels, CONV),
         conv_case("stride2", "bias_relu"),
         Case("conv_residual_chain", conv_residual_chain, CONV),
         Case("conv_per_channel_epilogue", conv_per_channel_epilogue, CONV),

@@ -530,15 +530,12 @@ def chunk_reduction(
         block_lanes = valid if valid is not None else b.index(g.block_channels)
         lanes = b.add(arith.SubiOp(block_lanes, b.affine(kc, g.in_c0))).results[0]
         k_base = b.affine(kc, g.kernel[0] * g.kernel[1])
-
-        def step(k: SSAValue, _first_in_chunk: SSAValue) -> None:
+        with b.loop(chunk_k, tiles.k1, "k") as k:
             k_block = b.add_index(k_base, k)
-            # The block's first K step (index arithmetic only: what the kernel walk reads)
+            # The block's first K step (index arithmetic only: what the kernel walk reads).
             first = b.add(arith.CmpiOp(k_block, b.index(0), "eq")).results[0]
             first.name_hint = "first"
             k_step(k, k_block, first, lanes)
-
-        b.accumulation(chunk_k, tiles.k1, "k", step)
 
 
 def _load3d(
