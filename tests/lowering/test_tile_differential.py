@@ -581,6 +581,14 @@ POOLS = {
     "avg_pool_ceil": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
     "avg_pool_ceil_include_pad": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
 }  # fmt: skip
+WIDE_POOLS = {
+    # After a convolution (NC1HWC0, 16 lanes of 4 B) rows wider than the test preset's UB
+    # holds (3 input rows x ~40 columns x 64 B): the output width is cut into column tiles,
+    # the last ragged. Shapes are the convolution's input (a 3x3 one, no padding).
+    "max_pool_wide": ("max_pool", [1, 20, 9, 42], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "avg_pool_wide_exclude_pad": ("avg_pool", [1, 20, 7, 39], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0}),
+    "avg_pool_wide_ceil_include_pad": ("avg_pool", [1, 18, 8, 43], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
+}  # fmt: skip
 
 REDUCTIONS = {
     "reduce_sum_keepdims1": ("reduce_sum", [48, 40], [1], 1),
@@ -648,6 +656,9 @@ def _cases() -> list[Case]:
     ]
     for name, (kind, shape, attrs) in POOLS.items():
         cases.append(Case(name, pool_case(kind, shape, **attrs), {f"graph.{kind}": VECTOR}))
+    for name, (kind, shape, attrs) in WIDE_POOLS.items():
+        build = pool_case(kind, shape, True, **attrs)
+        cases.append(Case(name, build, {**CONV, f"graph.{kind}": VECTOR}))
     cases += [
         Case(
             "max_pool_after_conv",
