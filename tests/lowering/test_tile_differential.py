@@ -313,6 +313,11 @@ CONVS: dict[str, tuple[list[int], list[int], dict]] = {
         {"group": 24, "strides": [2, 2], "pads": [1, 1, 1, 1]},
     ),  # fmt: skip
     "depthwise_aligned": ([1, 32, 9, 7], [32, 1, 3, 3], {"group": 32, "pads": [1, 1, 1, 1]}),
+    # Rows that do not fit the test preset: a 70-pixel row's img2col is too big for L0A, so
+    # the width is cut (tiles of 24 columns, a ragged tail of 22) and the two C1 of the
+    # window are loaded one at a time (see also conv_deep_channels).
+    "wide_rows": ([1, 20, 5, 70], [24, 20, 3, 3], {"pads": [1, 1, 1, 1]}),
+    "wide_rows_s2": ([1, 3, 9, 61], [18, 3, 7, 7], {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
 }
 
 
@@ -335,6 +340,16 @@ def conv_case(name: str, epilogue: str) -> Case:
         return [g.op("relu", y)]
 
     return Case(f"conv_{name}_{epilogue}", build, CONV)
+
+
+def conv_deep_channels(g: Graph) -> list[SSAValue]:
+    """250 channels (16 C1, the last with 10 valid lanes): even a one-pixel 3x3 window of
+    them is too big for the test preset's L1, so the window comes in chunks of 8 C1, each a
+    part of the K reduction. Small weights: a 2250-term fp32 sum of unit terms would differ
+    between accumulation orders by more than the tolerance."""
+    x = g.input([1, 250, 4, 6], "NCHW")
+    w = g.b.constant((0.01 * g.rng.standard_normal([20, 250, 3, 3])).astype(np.float32), "NCHW")
+    return [g.op("relu", g.op("conv2d", x, w, pads=[1, 1, 1, 1]))]
 
 
 def conv_residual_chain(g: Graph) -> list[SSAValue]:
@@ -566,6 +581,14 @@ POOLS = {
     "avg_pool_ceil": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
     "avg_pool_ceil_include_pad": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
 }  # fmt: skip
+WIDE_POOLS = {
+    # After a convolution (NC1HWC0, 16 lanes of 4 B) rows wider than the test preset's UB
+    # holds (3 input rows x ~40 columns x 64 B): the output width is cut into column tiles,
+    # the last ragged. Shapes are the convolution's input (a 3x3 one, no padding).
+    "max_pool_wide": ("max_pool", [1, 20, 9, 42], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    "avg_pool_wide_exclude_pad": ("avg_pool", [1, 20, 7, 39], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0}),
+    "avg_pool_wide_ceil_include_pad": ("avg_pool", [1, 18, 8, 43], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
+}  # fmt: skip
 
 REDUCTIONS = {
     "reduce_sum_keepdims1": ("reduce_sum", [48, 40], [1], 1),
@@ -582,6 +605,7 @@ def _cases() -> list[Case]:
     cases = [conv_case(name, epilogue) for epilogue in ("relu", "residual") for name in CONVS]
     cases += [
         conv_case("1x1", "bias_relu"),
+        Case("conv_deep_channels", conv_deep_channels, CONV),
         conv_case("stride2", "bias_relu"),
         Case("conv_residual_chain", conv_residual_chain, CONV),
         Case("conv_per_channel_epilogue", conv_per_channel_epilogue, CONV),
@@ -632,6 +656,9 @@ def _cases() -> list[Case]:
     ]
     for name, (kind, shape, attrs) in POOLS.items():
         cases.append(Case(name, pool_case(kind, shape, **attrs), {f"graph.{kind}": VECTOR}))
+    for name, (kind, shape, attrs) in WIDE_POOLS.items():
+        build = pool_case(kind, shape, True, **attrs)
+        cases.append(Case(name, build, {**CONV, f"graph.{kind}": VECTOR}))
     cases += [
         Case(
             "max_pool_after_conv",

@@ -305,12 +305,13 @@ FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
 
 @irdl_op_definition
 class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) {layout, relu, rows}``: L0C out.
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) {layout, relu, rows, cols}``: L0C out.
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
     writes the first ``rows`` x W pixels as ``(1, N1, rows, W, 16)`` into an NC1HWC0
-    ``dst`` (W = dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
+    ``dst`` (W = ``cols`` when given: a convolution tile of part of the output width, else
+    dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
     ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16``
     values, an L1 buffer), ``relu``, and the cast to ``dst``'s element type. Parts outside
     ``dst`` are cut.
@@ -325,6 +326,7 @@ class FixpipeOp(TileOp):
     layout = prop_def(StringAttr)
     relu = opt_prop_def(BoolAttr)
     rows = opt_prop_def(IntegerAttr)
+    cols = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -342,12 +344,15 @@ class FixpipeOp(TileOp):
         layout: str = "nd",
         relu: bool = False,
         rows: int | None = None,
+        cols: int | None = None,
     ):
         props: dict[str, Any] = {"layout": StringAttr(layout)}
         if relu:
             props["relu"] = BoolAttr.from_bool(True)
         if rows is not None:
             props["rows"] = IntegerAttr(rows, i64)
+        if cols is not None:
+            props["cols"] = IntegerAttr(cols, i64)
         super().__init__(
             operands=[src, dst, offsets, [] if bias is None else [bias]], properties=props
         )
@@ -370,9 +375,14 @@ class FixpipeOp(TileOp):
                 raise VerifyException(f"'{self.name}': layout nc1hwc0 needs 'rows'")
             if len(dst) != 5:
                 raise VerifyException(f"'{self.name}': layout nc1hwc0 writes a 5-D buffer")
-            if self.rows.value.data * dst[3] > src[1] * src[2]:
+            width = self.tile_width()
+            if self.cols is not None and not 0 < width <= dst[3]:
                 raise VerifyException(
-                    f"'{self.name}': {self.rows.value.data} rows of width {dst[3]} need more "
+                    f"'{self.name}': {width} cols do not fit the destination's width {dst[3]}"
+                )
+            if self.rows.value.data * width > src[1] * src[2]:
+                raise VerifyException(
+                    f"'{self.name}': {self.rows.value.data} rows of width {width} need more "
                     f"than the accumulator's {src[1] * src[2]} pixels"
                 )
         if layout == "nz" and len(dst) < 4:
@@ -387,6 +397,12 @@ class FixpipeOp(TileOp):
         if len(self.offsets) != len(memref_shape(self.dst)):
             raise VerifyException(f"'{self.name}': expected one offset per destination dim")
 
+    def tile_width(self) -> int:
+        """Pixels per row of an ``nc1hwc0`` tile: ``cols``, else the destination's width."""
+        if self.cols is not None:
+            return self.cols.value.data
+        return memref_shape(self.dst)[3]
+
     def moved_bytes(self) -> int:
         return buffer_bytes(self.src)
 
@@ -397,7 +413,7 @@ class FixpipeOp(TileOp):
         dst = memref_shape(self.dst)
         if self.layout.data == "nc1hwc0":  # per C1 slice: rows x W pixels of C0 channels
             assert self.rows is not None
-            window = (1, self.rows.value.data, dst[3], dst[4])
+            window = (1, self.rows.value.data, self.tile_width(), dst[4])
         else:
             window = (m1 * m0, n1 * n0)
         return contiguous_run(window, dst, element_bytes(memref_element(self.dst)))

@@ -20,6 +20,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -72,20 +73,22 @@ POOL_KINDS = ("max", "avg", "avg_include_pad")
 
 @irdl_op_definition
 class PoolOp(VectorOp):
-    """``tile.vpool %src[%row0] to %dst {kind, kernel_shape, strides, dilations, pads,
-    height, width}``: windowed max or average over dims 2 and 3 (H, W) of a UB tile.
+    """``tile.vpool %src[%row0, %col0?] to %dst {kind, kernel_shape, strides, dilations,
+    pads, height, width}``: windowed max or average over dims 2 and 3 (H, W) of a UB tile.
 
-    ``src`` holds the padded input rows of ``dst``'s output rows (row 0 of ``src`` is the
-    padded row of output row 0); output ``[r, c]`` combines ``src[r·sh + i·dh, c·sw + j·dw]``
-    over the kernel. On the vector unit this is kh·kw strided ``vmax``/``vadd`` repeats.
-    ``avg`` divides by the taps inside the image — output row ``row0 + r`` of an image of
-    ``height`` x ``width`` padded by ``pads`` (top, left, bottom, right) — and
+    ``src`` holds the padded input window of ``dst``'s output pixels (row 0 / column 0 of
+    ``src`` is the padded row / column of output row 0 / column 0); output ``[r, c]`` combines
+    ``src[r·sh + i·dh, c·sw + j·dw]`` over the kernel. On the vector unit this is kh·kw
+    strided ``vmax``/``vadd`` repeats. ``avg`` divides by the taps inside the image — output
+    pixel ``(row0 + r, col0 + c)`` (``col0`` 0 when absent: a tile of whole rows) of an image
+    of ``height`` x ``width`` padded by ``pads`` (top, left, bottom, right) — and
     ``avg_include_pad`` by the taps inside the padded image (never the extra end positions
     of ceil mode)."""
 
     name = "tile.vpool"
     src = operand_def(MemRefType)
     row0 = operand_def(IndexType)
+    col0 = opt_operand_def(IndexType)
     dst = operand_def(MemRefType)
     kind = prop_def(StringAttr)
     kernel_shape = prop_def(DenseArrayBase)
@@ -96,15 +99,17 @@ class PoolOp(VectorOp):
     width = prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = TRAITS
-    assembly_format = "$src `[` $row0 `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    assembly_format = (
+        "$src `[` $row0 (`,` $col0^)? `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    )
 
     def __init__(self, src, row0, dst, *, kind: str, kernel_shape, strides, dilations, pads,
-                 height: int, width: int):  # fmt: skip
+                 height: int, width: int, col0=None):  # fmt: skip
         def ints(values) -> DenseArrayBase:
             return DenseArrayBase.from_list(i64, [int(v) for v in values])
 
         super().__init__(
-            operands=[src, row0, dst],
+            operands=[src, row0, [] if col0 is None else [col0], dst],
             properties={
                 "kind": StringAttr(kind),
                 "kernel_shape": ints(kernel_shape),

@@ -197,13 +197,16 @@ def img2col_rows(
 def fixpipe_tiles(op: FixpipeOp) -> Callable[[np.ndarray, np.ndarray | None, int], np.ndarray]:
     """The accumulator tiles as they leave (bias, ReLU, the destination layout): a
     function of (accumulators with leading batch dims, bias as (..., N1, 1, 1, 16) or
-    None, destination width) -> tiles with the same leading dims."""
+    None, destination width) -> tiles with the same leading dims (an ``nc1hwc0`` tile is
+    ``cols`` wide when the op says so, else as wide as its destination)."""
     layout = op.layout.data
     relu = op.relu is not None and op.relu.value.data != 0
     rows = op.rows.value.data if op.rows is not None else 0
+    cols = op.cols.value.data if op.cols is not None else None
     rank = len(memref_shape(op.dst))
 
     def tiles(src: np.ndarray, bias: np.ndarray | None, width: int) -> np.ndarray:
+        width = width if cols is None else cols
         lead = src.shape[:-4]
         n1, m1, m0, n0 = src.shape[-4:]
         acc = src

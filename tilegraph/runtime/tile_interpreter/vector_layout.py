@@ -42,7 +42,8 @@ def pool(op: PoolOp) -> Kernel:
     top, left, bottom, right = int_values(op.pads)
     height, width = op.height.value.data, op.width.value.data
 
-    def run(src: np.ndarray, row0: int, dst: np.ndarray) -> tuple[()]:
+    def run(src: np.ndarray, row0: int, *rest: Any) -> tuple[()]:
+        col0, dst = rest if len(rest) == 2 else (0, rest[0])
         rows, cols = dst.shape[2], dst.shape[3]
         acc = None
         for i in range(kh):
@@ -66,7 +67,7 @@ def pool(op: PoolOp) -> Kernel:
                 (-left, width + right) if pad else (0, width),
             )
             counts = _tap_counts(
-                row0, rows, cols, (kh, kw), (sh, sw), (dh, dw), (top, left), bounds
+                (row0, col0), rows, cols, (kh, kw), (sh, sw), (dh, dw), (top, left), bounds
             )
             acc = acc / counts.reshape((1, 1, rows, cols) + (1,) * (acc.ndim - 4))
         store_into(dst, acc)
@@ -75,12 +76,13 @@ def pool(op: PoolOp) -> Kernel:
     return run
 
 
-def _tap_counts(row0, rows, cols, kernel, strides, dilations, begin, bounds) -> np.ndarray:
-    """Kernel taps within ``bounds`` (per axis, image coordinates) for each output position:
-    average pooling's divisor."""
+def _tap_counts(origin, rows, cols, kernel, strides, dilations, begin, bounds) -> np.ndarray:
+    """Kernel taps within ``bounds`` (per axis, image coordinates) for each output position
+    of the tile whose first output pixel is ``origin`` (row, column): average pooling's
+    divisor."""
     counts = []
     for start, n, k, s, d, b, (lo, hi) in zip(
-        (row0, 0), (rows, cols), kernel, strides, dilations, begin, bounds, strict=True
+        origin, (rows, cols), kernel, strides, dilations, begin, bounds, strict=True
     ):
         pos = (np.arange(start, start + n) * s - b)[:, None] + np.arange(k)[None, :] * d
         counts.append(((pos >= lo) & (pos < hi)).sum(axis=1))

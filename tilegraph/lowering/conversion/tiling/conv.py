@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -134,15 +135,47 @@ def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
 
 @dataclass(frozen=True)
 class ConvTiles:
+    """Output tile ``rows`` x ``cols`` pixels x ``n1`` channel fractals, K in steps of
+    ``k1`` fractals. ``cols`` None: whole output rows (the feature-map window spans the
+    input width, Load3D adds the left/right padding); else the output width is cut in
+    tiles of ``cols`` columns (width tiling). ``kc1`` None: a tile's window holds all of
+    its block's input C1 in L1; else it is loaded ``kc1`` C1 slices at a time, one K chunk
+    of ``kc1 · kh · kw`` fractals each (``kc1`` divides the block's C1)."""
+
     rows: int
     n1: int
     k1: int
+    cols: int | None = None
+    kc1: int | None = None
+
+    def tile_width(self, g: ConvGeometry) -> int:
+        """Output pixels per tile row."""
+        return g.out_w if self.cols is None else self.cols
 
     def m1(self, g: ConvGeometry) -> int:
-        return -(-(self.rows * g.out_w) // FRACTAL)
+        return -(-(self.rows * self.tile_width(g)) // FRACTAL)
 
     def window_rows(self, g: ConvGeometry) -> int:
         return (self.rows - 1) * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1
+
+    def window_cols(self, g: ConvGeometry) -> int:
+        """Input columns of a tile's window: the whole input row, or the columns (halo and
+        padding included) that ``cols`` output columns read."""
+        if self.cols is None:
+            return g.width
+        return (self.cols - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1
+
+    def window_c1(self, g: ConvGeometry) -> int:
+        return g.block_c1 if self.kc1 is None else self.kc1
+
+    def chunk_k1(self, g: ConvGeometry) -> int:
+        """K fractals of one feature-map load: the block's, or one C1 chunk's."""
+        return g.block_k1 if self.kc1 is None else self.kc1 * g.kernel[0] * g.kernel[1]
+
+    def fmap_bytes(self, g: ConvGeometry, element_bytes: int) -> int:
+        return (
+            self.window_c1(g) * self.window_rows(g) * self.window_cols(g) * g.in_c0 * element_bytes
+        )
 
 
 def balanced(extent: int, tile: int) -> int:
@@ -154,6 +187,10 @@ def balanced(extent: int, tile: int) -> int:
 def choose_conv_tiles(
     g: ConvGeometry, hw: HardwareModel, element: Attribute, epilogue: Epilogue
 ) -> ConvTiles | None:
+    """Tiles of whole output rows; when not even one row fits L0 or L1 (its img2col, its
+    accumulator, its input window), :func:`choose_narrow_tiles`. None when nothing fits
+    (one row whose epilogue does not fit UB is not cut narrower: the fusion then keeps the
+    epilogue out of the kernel, as on the presets whose rows fit)."""
     eb = element_bytes(element)
     frac = FRACTAL * g.c0 * eb
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
@@ -169,8 +206,10 @@ def choose_conv_tiles(
             while g.block_n1 % n1:
                 n1 -= 1
         if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
+            if rows == 1:
+                return choose_narrow_tiles(g, hw, element, epilogue)
             continue
-        rows_s, n1_s = spread_over_cores(g, rows, n1, hw)
+        rows_s, n1_s = spread_over_cores(g, rows, n1, hw, eb)
         t = ConvTiles(rows_s, n1_s, 1)
         m1 = t.m1(g)
         k1 = max(1, min(g.block_k1, l0a // (m1 * frac), l0b // (n1_s * frac)))
@@ -178,6 +217,8 @@ def choose_conv_tiles(
         while k1 > 1 and fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
             k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
         if fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
+            if rows == 1:
+                return choose_narrow_tiles(g, hw, element, epilogue)
             continue
         out_tile = [1, n1_s, rows_s, g.out_w, g.c0]
         if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
@@ -191,7 +232,64 @@ def choose_conv_tiles(
     return None
 
 
-def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) -> tuple[int, int]:
+def choose_narrow_tiles(
+    g: ConvGeometry, hw: HardwareModel, element: Attribute, epilogue: Epilogue
+) -> ConvTiles | None:
+    """Tiles for a convolution of which not even one whole output row fits (small buffers,
+    wide or deep feature maps): the output width is cut in tiles of ``cols`` columns whose
+    input window (halo and padding included) fits, as Ascend's convolution tiling splits
+    W (Load3D takes the window's width and left padding per load), and when even a
+    one-pixel window of all the input channels is too big for L1, the channels are
+    loaded in chunks of C1 slices, each a part of the K reduction (CANN's kAL1 split).
+    Of the tiles that fit, the one of most output pixels (ties: the wider), with the most
+    C1 per load. No spreading over cores: tiles this small are many already."""
+    eb = element_bytes(element)
+    frac = FRACTAL * g.c0 * eb
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    l1 = hw.capacity("L1") // 2
+    n1_max = min(g.block_n1, max(1, l0b // frac // 2), 16)
+    chunks = [d for d in range(g.block_c1, 0, -1) if g.block_c1 % d == 0]
+    shapes = [
+        (rows, cols)
+        for cols in range(min(g.out_w, BASE_M), 0, -1)
+        for rows in range(1, min(g.out_h, BASE_M // cols) + 1)
+    ]
+    shapes.sort(key=lambda rc: (-rc[0] * rc[1], -rc[1]))
+    for rows, cols in shapes:
+        width = None if cols == g.out_w else cols
+        m1 = ConvTiles(rows, 1, 1, width).m1(g)
+        n1 = n1_max
+        while n1 > 1 and (
+            m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or g.block_n1 % n1 and g.blocks > 1
+        ):
+            n1 -= 1
+        if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
+            continue
+        out_tile = [1, n1, rows, cols, g.c0]
+        if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
+            continue
+        for kc1 in chunks:
+            t = ConvTiles(rows, n1, 1, width, None if kc1 == g.block_c1 else kc1)
+            chunk = t.chunk_k1(g)
+            k1 = max(1, min(chunk, l0a // (m1 * frac), l0b // (n1 * frac)))
+            fmap = t.fmap_bytes(g, eb)
+            while k1 > 1 and fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+                k1 -= 1
+            if fmap + k1 * n1 * frac + n1 * FRACTAL * 4 > l1:
+                continue
+            return ConvTiles(
+                balanced(g.out_h, rows),
+                balanced(g.block_n1, n1),
+                balanced(chunk, k1),
+                None if width is None else balanced(g.out_w, width),
+                t.kc1,
+            )
+    return None
+
+
+def spread_over_cores(
+    g: ConvGeometry, rows: int, n1: int, hw: HardwareModel, itemsize: int = 2
+) -> tuple[int, int]:
     """Output tiles (rows, channel fractals) that spread the kernel over more cube cores
     when there are fewer tiles than cores (a late ResNet layer at batch 1: 14 x 14 x 256
     is one or two tiles), as CANN's convolution tiling splits the batch, the output
@@ -206,9 +304,8 @@ def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) ->
     else once) or the cube (fractal MACs), for its share of the tiles (ties: the larger
     tile). Smaller tiles fit wherever the larger ones did."""
     cores = max(1, hw.cube_cores)
-    # bytes of one fractal taken at 2 B per element, as for fp16 (a 16 x 16 x 2 B fractal);
-    # an fp32 fractal (c0 = 8, 4 B) holds as many bytes, which this undercounts by half
-    frac = FRACTAL * g.c0 * 2
+    frac = FRACTAL * g.c0 * itemsize  # 512 B for fp16 (16 x 16) and fp32 (16 x 8)
+    mac_cycles = 2 if itemsize == 4 else 1  # an fp32 fractal product takes two
     a_rate = img2col_bytes_per_cycle(g.out_w, g.strides[1])
     b_rate = hw.dma_bytes_per_cycle.get("L1->L0B", 128.0)
     gm_rate = hw.dma_bytes_per_cycle.get("GM->L1", 64.0)
@@ -224,11 +321,11 @@ def spread_over_cores(g: ConvGeometry, rows: int, n1: int, hw: HardwareModel) ->
         # MTE2: each tile's input window; the channel tile's weights with every tile when
         # they stream through L1 by K steps, else once per core
         window = ConvTiles(rows, n1, 1).window_rows(g)
-        fmap = g.block_c1 * window * g.width * g.in_c0 * 2
+        fmap = g.block_c1 * window * g.width * g.in_c0 * itemsize
         weights = g.block_k1 * n1 * frac
         streamed = fmap + weights > half_l1
         mte2 = (tiles * (fmap + weights) if streamed else tiles * fmap + weights) / gm_rate
-        return max(tiles * loads, mte2, tiles * m1 * g.block_k1 * n1)
+        return max(tiles * loads, mte2, tiles * m1 * g.block_k1 * n1 * mac_cycles)
 
     channel_tiles = [n1]
     while g.batch * -(-g.block_n1 // channel_tiles[-1]) < cores and channel_tiles[-1] > 1:
@@ -284,11 +381,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     m1 = tiles.m1(g)
     cube = b.cube_element(element)
     frac = FRACTAL * g.c0 * element_bytes(element)
-    fmap_bytes = g.block_c1 * tiles.window_rows(g) * g.width * g.in_c0 * element_bytes(element)
+    fmap_bytes = tiles.fmap_bytes(g, element_bytes(element))
     # Weights stay in L1 for all output rows when a block's worth fits beside the feature
     # map (Ascend C keeps several base blocks in L1); else they stream per K step.
     stationary = fmap_bytes + g.block_k1 * tiles.n1 * frac <= b.hw.capacity("L1") // 2
-    fmap_shape = [1, g.block_c1, tiles.window_rows(g), g.width, g.in_c0]
+    fmap_shape = [1, tiles.window_c1(g), tiles.window_rows(g), tiles.window_cols(g), g.in_c0]
     fmap = b.buffer(fmap_shape, cube, "L1", "fmap_l1")
     w_rows = g.block_k1 if stationary else tiles.k1
     w_l1 = b.buffer([w_rows, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
@@ -298,7 +395,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     bias_l1 = None
     if bias_arg is not None:
         bias_l1 = b.buffer([1, tiles.n1, 1, 1, g.c0], element, "L1", "bias_l1")
-    out_tile = [1, tiles.n1, tiles.rows, g.out_w, g.c0]
+    out_tile = [1, tiles.n1, tiles.rows, tiles.tile_width(g), g.c0]
     acc_ub = None
     chain = epilogue.chain
     shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
@@ -309,13 +406,21 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
-    def load_fmap(n_iv: SSAValue, blk: SSAValue, oh: SSAValue) -> None:
+    def load_fmap(
+        n_iv: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, kc: SSAValue | None = None
+    ) -> None:
+        """The input window of output tile (oh, ow) (C1 chunk ``kc``) into L1: top and
+        bottom padding as zero rows; with width tiles, left and right padding as zero
+        columns too (the load fills what lies outside the image)."""
         h_start = b.affine(oh, g.strides[0], -g.pad_top)
         in_c1 = b.affine(blk, g.in_c1_step)
+        if kc is not None:
+            in_c1 = b.add_index(in_c1, kc)
+        w_start = zero if tiles.cols is None else b.affine(ow, g.strides[1], -g.pad_left)
         if convert:
-            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.in_c0), h_start, zero], fmap))
+            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.in_c0), h_start, w_start], fmap))
         else:
-            b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, zero, zero], fmap, [zero] * 5))
+            b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, w_start, zero], fmap, [zero] * 5))
 
     def load_weights(blk: SSAValue, co: SSAValue, k: SSAValue) -> None:
         w_row = b.add_index(b.affine(blk, g.w_k_step), k)
@@ -327,7 +432,9 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
             b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
 
-    def output_tile(n_iv: SSAValue, blk: SSAValue, oh: SSAValue, co: SSAValue) -> None:
+    def output_tile(
+        n_iv: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue
+    ) -> None:
         valid = None
         if g.blocks * g.block_channels > g.in_channels:
             # The last group block is ragged: its slab's lanes past C are padding.
@@ -336,18 +443,21 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             ).results[0]
             valid = b.add(arith.MinSIOp(rest, b.index(g.block_channels))).results[0]
 
-        def k_step(k: SSAValue, first: SSAValue) -> None:
-            b.add(_load3d(fmap, k, a_l0, g, valid))
+        def k_step(k: SSAValue, k_global: SSAValue, first: SSAValue, lanes) -> None:
+            b.add(_load3d(fmap, k, a_l0, g, tiles, lanes))
             if stationary:
-                b.add(Load2dOp(w_l1, k, zero, b_l0, "copy"))
+                b.add(Load2dOp(w_l1, k_global, zero, b_l0, "copy"))
             else:
-                load_weights(blk, co, k)
+                load_weights(blk, co, k_global)
                 b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
             b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-        b.accumulation(g.block_k1, tiles.k1, "k", k_step)
+        if tiles.kc1 is None:
+            b.accumulation(g.block_k1, tiles.k1, "k", lambda k, f: k_step(k, k, f, valid))
+        else:
+            chunk_reduction(b, g, tiles, valid, lambda kc: load_fmap(n_iv, blk, oh, ow, kc), k_step)
         out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
-        offsets = [n_iv, out_c1, oh, zero, zero]
+        offsets = [n_iv, out_c1, oh, ow, zero]
         if chain is None:
             b.add(
                 FixpipeOp(
@@ -358,6 +468,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
                     layout="nc1hwc0",
                     relu=epilogue.relu,
                     rows=tiles.rows,
+                    cols=tiles.cols,
                 )  # fmt: skip
             )
             return
@@ -374,27 +485,80 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
 
         emit_shares(b, acc_ub, out_tile, element, offsets, share_epilogue)
 
+    # With C1 chunks the feature map is loaded per chunk, inside the K reduction.
+    whole_window = tiles.kc1 is None
+    width = tiles.tile_width(g)  # one "ow" iteration (no loop) without width tiles
     with b.loop(g.batch, 1, "n", True) as n_iv, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:
             with b.loop(g.block_n1, tiles.n1, "co", True) as co:
                 load_weights(blk, co, zero)
                 load_bias(blk, co)
-                with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
-                    load_fmap(n_iv, blk, oh)
-                    output_tile(n_iv, blk, oh, co)
+                with (
+                    b.loop(g.out_h, tiles.rows, "oh", True) as oh,
+                    b.loop(g.out_w, width, "ow", True) as ow,
+                ):
+                    if whole_window:
+                        load_fmap(n_iv, blk, oh, ow)
+                    output_tile(n_iv, blk, oh, ow, co)
         else:
-            with b.loop(g.out_h, tiles.rows, "oh", True) as oh:
-                load_fmap(n_iv, blk, oh)
+            with (
+                b.loop(g.out_h, tiles.rows, "oh", True) as oh,
+                b.loop(g.out_w, width, "ow", True) as ow,
+            ):
+                if whole_window:
+                    load_fmap(n_iv, blk, oh, ow)
                 with b.loop(g.block_n1, tiles.n1, "co", True) as co:
                     load_bias(blk, co)
-                    output_tile(n_iv, blk, oh, co)
-    b.tiles = g.batch * g.blocks * -(-g.out_h // tiles.rows) * -(-g.block_n1 // tiles.n1)
+                    output_tile(n_iv, blk, oh, ow, co)
+    b.tiles = (
+        g.batch
+        * g.blocks
+        * -(-g.out_h // tiles.rows)
+        * -(-g.out_w // width)
+        * -(-g.block_n1 // tiles.n1)
+    )
     return None
 
 
+def chunk_reduction(
+    b: KernelBuilder,
+    g: ConvGeometry,
+    tiles: ConvTiles,
+    valid: SSAValue | None,
+    load_chunk: Callable[[SSAValue], None],
+    k_step: Callable[[SSAValue, SSAValue, SSAValue, SSAValue | None], None],
+) -> None:
+    """The K reduction of a tile whose feature map comes in C1 chunks: per chunk of
+    ``kc1`` C1 slices, ``load_chunk(kc)`` then its K steps, ``k_step(k in the chunk, k in
+    the block, first, valid lanes of the chunk)``; ``first`` only on the first step of the
+    first chunk (the accumulator starts once)."""
+    assert tiles.kc1 is not None
+    chunk_k = tiles.chunk_k1(g)
+    with b.loop(g.block_c1, tiles.kc1, "kc") as kc:
+        load_chunk(kc)
+        # Lanes of the block's channels past this chunk's first C1 slice (a count past the
+        # chunk's own lanes reads them all).
+        block_lanes = valid if valid is not None else b.index(g.block_channels)
+        lanes = b.add(arith.SubiOp(block_lanes, b.affine(kc, g.in_c0))).results[0]
+        k_base = b.affine(kc, g.kernel[0] * g.kernel[1])
+        with b.loop(chunk_k, tiles.k1, "k") as k:
+            k_block = b.add_index(k_base, k)
+            # The block's first K step (index arithmetic only: what the kernel walk reads).
+            first = b.add(arith.CmpiOp(k_block, b.index(0), "eq")).results[0]
+            first.name_hint = "first"
+            k_step(k, k_block, first, lanes)
+
+
 def _load3d(
-    fmap: SSAValue, k: SSAValue, dst: SSAValue, g: ConvGeometry, valid: SSAValue | None
+    fmap: SSAValue,
+    k: SSAValue,
+    dst: SSAValue,
+    g: ConvGeometry,
+    tiles: ConvTiles,
+    valid: SSAValue | None,
 ) -> Load3dOp:
+    """The img2col of K step ``k`` of ``fmap``. Width tiles hold their padding columns in
+    the window already, so they load with no left padding, ``cols`` pixels a row."""
     return Load3dOp(
         fmap,
         k,
@@ -403,8 +567,8 @@ def _load3d(
         kernel_shape=g.kernel,
         strides=g.strides,
         dilations=g.dilations,
-        pad_left=g.pad_left,
-        out_width=g.out_w,
+        pad_left=g.pad_left if tiles.cols is None else 0,
+        out_width=tiles.tile_width(g),
         channels=g.block_channels,
         c04=g.c04,
     )

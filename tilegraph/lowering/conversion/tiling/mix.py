@@ -228,6 +228,7 @@ def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
             layout=layout,
             relu=bridge.relu is not None and bool(bridge.relu.value.data),
             rows=None if bridge.rows is None else bridge.rows.value.data,
+            cols=None if bridge.cols is None else bridge.cols.value.data,
         )
         Rewriter.replace_op(
             bridge,

@@ -4,7 +4,11 @@ Tiles are ``rows`` output rows x all output columns of ``c1`` channel blocks of 
 The input rows a tile needs (the halo included) are loaded into UB at column offset
 ``pad_left``, the load filling what lies outside the image with the pad value (-inf for max,
 0 for average); ``tile.vpool`` then reduces the kernel taps. Works on NC1HWC0 (C0 lanes ride
-along) and on plain NCHW.
+along) and on plain NCHW. When not even one output row of one channel block fits UB (the
+``test`` preset's 8 KiB with a 112-pixel row), the width is cut as well: tiles of ``rows`` x
+``cols`` output pixels whose window starts at input column ``ow·sw - pad_left`` (the load
+pads outside the image) and ``vpool`` is told the tile's first column (average pooling's
+divisor).
 """
 
 from __future__ import annotations
@@ -67,17 +71,24 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     eb = element_bytes(x_type.element_type)
     win_w = (out_w - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1
 
-    def ub_bytes(channels: int, rows: int) -> int:
+    def window_cols(cols: int | None) -> int:
+        return (
+            win_w if cols is None else (cols - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1
+        )
+
+    def ub_bytes(channels: int, rows: int, cols: int | None = None) -> int:
         win_h = (rows - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1
-        tile = [1, channels, rows, out_w, *tail]
-        need = aligned_bytes(b.hw, "UB", channels * win_h * win_w * eb * (tail[0] if tail else 1))
-        need += aligned_bytes(b.hw, "UB", 4 * channels * rows * out_w * (tail[0] if tail else 1))
+        tile_w = out_w if cols is None else cols
+        tile = [1, channels, rows, tile_w, *tail]
+        lanes = tail[0] if tail else 1
+        need = aligned_bytes(b.hw, "UB", channels * win_h * window_cols(cols) * eb * lanes)
+        need += aligned_bytes(b.hw, "UB", 4 * channels * rows * tile_w * lanes)
         if chain is not None:
             need += chain.ub_bytes(b.hw, tile, given=[pool.results[0]])
         return need
 
     budget = b.hw.ub_bytes // 2
-    choice = None
+    choice: tuple[int, int, int | None] | None = None
     for rows in range(out_h, 0, -1):
         if ub_bytes(1, rows) <= budget:
             channels = 1
@@ -85,17 +96,25 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 channels < x_shape[1] and ub_bytes(channels + 1, rows) <= budget and rows == out_h
             ):
                 channels += 1
-            choice = (channels, rows)
+            choice = (channels, rows, None)
             break
-    if choice is None:
-        return "no pooling tile fits UB"
+    if choice is None:  # not one row: the widest column tile, then as many rows as fit
+        cols = next((c for c in range(out_w - 1, 0, -1) if ub_bytes(1, 1, c) <= budget), None)
+        if cols is None:
+            return "no pooling tile fits UB"
+        rows = 1
+        while rows < out_h and ub_bytes(1, rows + 1, cols) <= budget:
+            rows += 1
+        count = -(-out_w // cols)
+        choice = (1, rows, -(-out_w // count))  # balanced: tiles of equal width
     if b.dry_run:
         return None
-    channels, rows = choice
+    channels, rows, cols = choice
+    tile_w = out_w if cols is None else cols
     win_h = (rows - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1
     element = x_type.element_type
-    src = b.buffer([1, channels, win_h, win_w, *tail], element, "UB", "window_ub")
-    tile = [1, channels, rows, out_w, *tail]
+    src = b.buffer([1, channels, win_h, window_cols(cols), *tail], element, "UB", "window_ub")
+    tile = [1, channels, rows, tile_w, *tail]
     dst = b.buffer(tile, y_type.element_type, "UB", "pool_ub")
     if chain is not None:
         chain.allocate(b, tile, given=[pool.results[0]])
@@ -107,19 +126,25 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         b.loop(x_shape[0], 1, "n", True) as n,
         b.loop(x_shape[1], channels, "c", True) as c,
         b.loop(out_h, rows, "oh", True) as oh,
+        b.loop(out_w, tile_w, "ow", True) as ow,
     ):
         h_start = b.affine(oh, strides[0], -axes[0].begin)
         tail_zero = [zero] * len(tail)
         pad_value = float("-inf") if is_max else 0.0
+        # Whole rows: the window starts at column 0 of the image, pad_left columns into the
+        # buffer; a column tile's window starts pad_left columns before its first input.
+        w_start = zero if cols is None else b.affine(ow, strides[1], -axes[1].begin)
         if nchw_in:
-            start = [n, b.affine(c, tail[0]), h_start, b.index(-axes[1].begin)]
+            channel = b.affine(c, tail[0])
+            left = b.index(-axes[1].begin) if cols is None else w_start
+            start = [n, channel, h_start, left]
             b.add(Load5hdOp(x_arg, start, src, pad=pad_value))
         else:
             load = CopyOp(
                 x_arg,
-                [n, c, h_start, zero, *tail_zero],
+                [n, c, h_start, w_start, *tail_zero],
                 src,
-                [zero, zero, zero, b.index(axes[1].begin), *tail_zero],
+                [zero, zero, zero, b.index(axes[1].begin if cols is None else 0), *tail_zero],
             )
             load.properties["pad"] = FloatAttr(pad_value, f64)
             b.add(load)
@@ -135,12 +160,13 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 pads=pads,
                 height=height,
                 width=width,
+                col0=None if cols is None else ow,
             )  # fmt: skip
         )
-        offsets = [n, c, oh, zero, *tail_zero]
+        offsets = [n, c, oh, ow, *tail_zero]
         if chain is not None:
             chain.epilogue(b, {pool.results[0]: dst}, offsets, out_arg, value)
         else:
             store(b, dst, out_arg, offsets)
-    b.tiles = x_shape[0] * -(-x_shape[1] // channels) * -(-out_h // rows)
+    b.tiles = x_shape[0] * -(-x_shape[1] // channels) * -(-out_h // rows) * -(-out_w // tile_w)
     return None
