@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, f32
 
 from tests.runtime.test_cycle_model import TEST, Kernel, cycles
 from tilegraph.cost_model.cycles import CycleModelOptions, simulate_module
-from tilegraph.cost_model.cycles.memory import L2Residency, LruCache, hbm_reads
+from tilegraph.cost_model.cycles.memory import L2Residency, LruCache, hbm_traffic
 from tilegraph.cost_model.cycles.program import compile_kernel
 from tilegraph.dialects.tile import CopyOp
 from tilegraph.frontend import load_onnx
@@ -43,8 +43,8 @@ def test_a_sweep_that_fits_in_l2_is_read_from_hbm_once():
     # between two reads of a tile the other 7 tiles go by: 28 KiB of reuse distance, and the
     # tile itself must stay too: 32 KiB of L2 keep the sweep, one byte less keeps nothing
     program = compile_kernel(fn, TEST)
-    assert hbm_reads(program, 1, 32 * KiB) == 8 * TILE
-    assert hbm_reads(program, 1, 32 * KiB - 1) == 3 * 8 * TILE
+    assert hbm_traffic(program, 1, 32 * KiB).reads == 8 * TILE
+    assert hbm_traffic(program, 1, 32 * KiB - 1).reads == 3 * 8 * TILE
 
 
 def test_blocks_reading_the_same_windows_share_l2():
@@ -52,8 +52,8 @@ def test_blocks_reading_the_same_windows_share_l2():
     program = compile_kernel(fn, TEST)
     # 4 blocks, none of them indexed by its block: interleaved, each tile is read by the
     # 4 blocks one after the other, so only the first of the 4 goes to HBM
-    assert hbm_reads(program, 4, 64 * KiB) == 8 * TILE
-    assert hbm_reads(program, 4, 0) == 4 * 8 * TILE
+    assert hbm_traffic(program, 4, 64 * KiB).reads == 8 * TILE
+    assert hbm_traffic(program, 4, 0).reads == 4 * 8 * TILE
 
 
 def test_overlapping_windows_share_their_rows():
@@ -65,8 +65,8 @@ def test_overlapping_windows_share_their_rows():
         kern.load(src, t, i)
     program = compile_kernel(kern.done(), TEST)
     # 30 row reads; only the 12 distinct rows come from HBM
-    assert hbm_reads(program, 1, 1 << 20) == (rows + 2) * width * 4
-    assert hbm_reads(program, 1, 0) == 3 * rows * width * 4
+    assert hbm_traffic(program, 1, 1 << 20).reads == (rows + 2) * width * 4
+    assert hbm_traffic(program, 1, 0).reads == 3 * rows * width * 4
 
 
 def test_l2_hits_relieve_the_shared_hbm_bandwidth():
@@ -81,8 +81,8 @@ def test_cores_re_reading_shared_windows_do_not_evict_each_other():
     sweeps, but only 8 distinct tiles (32 KiB), so 32 KiB of L2 serves every second sweep
     (an LRU cache holds what its reuse distance fits, however often the rest was read)."""
     program = compile_kernel(_reread_kernel(tiles=8, passes=2), TEST)
-    assert hbm_reads(program, 4, 32 * KiB) == 8 * TILE
-    assert hbm_reads(program, 4, 32 * KiB - 1) == 2 * 8 * TILE
+    assert hbm_traffic(program, 4, 32 * KiB).reads == 8 * TILE
+    assert hbm_traffic(program, 4, 32 * KiB - 1).reads == 2 * 8 * TILE
 
 
 def test_a_buffer_stays_resident_until_enough_other_bytes_pass():
@@ -170,10 +170,25 @@ def test_live_data_evicted_from_l2_is_written_back_by_its_reader():
     assert residency.written_back(operands, [0, 1], resident) == []  # a is clean now
 
 
-def test_a_buffer_larger_than_l2_is_never_left_dirty():
+def test_a_launch_larger_than_l2_leaves_nothing_dirty():
     residency = L2Residency(l2_bytes=100)
-    residency.launched([("big", 200)], {"big"})  # its writer paid for it
-    assert residency.written_back(["big"], [0], frozenset()) == []
+    residency.launched([("x", 60), ("y", 60)], {"y"})  # the launch wrote y back as it went
+    assert residency.written_back(["y"], [0], frozenset()) == []
+
+
+def test_a_write_stream_larger_than_l2_is_written_back_as_it_goes():
+    """A kernel that copies 8 tiles: with room for all 16 windows nothing is evicted; with
+    room for 4 KiB of the 64 KiB it touches, every written tile is evicted dirty but the
+    last one, still in L2 at the end."""
+    kern = Kernel()
+    src, dst = kern.gm((8, 1024), f32), kern.gm((8, 1024), f32)
+    t = kern.buf((1, 1024))
+    with kern.b.loop(8, name="i") as i:
+        kern.load(src, t, i)
+        kern.store(t, dst, i)
+    program = compile_kernel(kern.done(), TEST)
+    assert hbm_traffic(program, 1, 1 << 20) == (8 * TILE, 0)
+    assert hbm_traffic(program, 1, TILE) == (8 * TILE, 7 * TILE)
 
 
 def test_an_access_without_offsets_is_keyed_too(monkeypatch):
@@ -189,4 +204,4 @@ def test_an_access_without_offsets_is_keyed_too(monkeypatch):
     program = compile_kernel(kern.done(), TEST)
     accesses = list(program.gm_accesses(0, 1))
     assert len(accesses) == 3 and all(where == (0,) for _, where in accesses)
-    assert hbm_reads(program, 1, 1 << 20) == 4 * TILE  # read three times, from HBM once
+    assert hbm_traffic(program, 1, 1 << 20).reads == 4 * TILE  # read three times, from HBM once

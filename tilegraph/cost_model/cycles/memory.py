@@ -14,7 +14,7 @@ balanced blocks), which is what we use: ``n`` in the formulas below is ``n_eff``
 sits in front of HBM. A tiled kernel reads some GM windows more than once (a blocked matmul
 reads each row block of A once per column block of B; every output tile re-reads its
 weights); whether a re-read comes from L2 depends on how much else went through L2 since.
-:func:`hbm_reads` replays the launch's GM accesses (``KernelProgram.gm_accesses``) with its
+:func:`hbm_traffic` replays the launch's GM accesses (``KernelProgram.gm_accesses``) with its
 blocks interleaved one access at a time (the cores run concurrently and share L2), keyed by
 the window each touches (buffer, GM offsets, bytes). A read hits when the distinct bytes
 accessed chip-wide since the last access to the same window (its *reuse distance*, reads
@@ -30,8 +30,9 @@ reads again are mostly overwritten in L2 before they are evicted, and what costs
 bandwidth is live data that leaves L2: a launch that reads a buffer an earlier launch wrote
 and finds it gone from L2 reads it from HBM and pays for its write-back too
 (:meth:`L2Residency.written_back`, charged to that launch; dirty data still in L2 at the
-end, the model's outputs, is not charged). A buffer larger than L2 cannot stay there: its
-writer pays for writing it to HBM.
+end, the model's outputs, is not charged). Within a launch, the LRU replay marks written
+windows dirty and counts those it evicts (a launch whose data does not fit in L2 writes
+back as it goes: a streaming elementwise kernel over more than L2).
 
 With ``h`` the HBM share of the launch's GM traffic (reads that miss, and write-backs), the
 chip's GM traffic can flow at ``chip HBM rate / h`` before HBM saturates, and a core gets
@@ -51,6 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import product
 from math import prod
+from typing import NamedTuple
 
 from tilegraph.cost_model.cycles.program import KernelProgram
 from tilegraph.hardware import HardwareModel
@@ -87,21 +89,31 @@ class GmShare:
     """One core's GM port rate (``inf``: limited by the path rates only)."""
 
 
-def hbm_reads(
+class HbmTraffic(NamedTuple):
+    """What a launch moves to and from HBM through L2 (:func:`hbm_traffic`)."""
+
+    reads: int
+    """GM read bytes that miss L2."""
+    write_backs: int
+    """Bytes the launch wrote that L2 evicted, dirty, before the launch ended."""
+
+
+def hbm_traffic(
     program: KernelProgram,
     blocks: int,
     l2_bytes: int,
     resident: frozenset[int] = frozenset(),
     sub_blocks: int = 1,
-) -> int:
-    """GM read bytes of a launch of ``program`` on ``blocks`` cores that miss an L2 of
-    ``l2_bytes`` (see the module docstring: blocks interleaved access by access, a read
-    hits when its window's reuse time plus its own bytes are at most ``l2_bytes``). A
-    window whose op says its extent (``gm_rows``) is tracked row by row — its outer dims'
-    indices, clipped to the buffer — so that overlapping windows (a convolution's halo
-    rows) share what they share. ``resident``: GM buffer numbers (of ``gm_accesses``) whose
-    bytes are in L2 when the launch starts (:class:`L2Residency`): their first reads hit.
-    ``sub_blocks``: instances per block (a mix kernel's AIVs), each a stream of its own."""
+) -> HbmTraffic:
+    """The HBM traffic of a launch of ``program`` on ``blocks`` cores through an L2 of
+    ``l2_bytes`` (see the module docstring: blocks interleaved access by access, an LRU
+    cache by window): GM reads that miss, and written windows evicted dirty during the
+    launch. A window whose op says its extent (``gm_rows``) is tracked row by row — its
+    outer dims' indices, clipped to the buffer — so that overlapping windows (a
+    convolution's halo rows) share what they share. ``resident``: GM buffer numbers (of
+    ``gm_accesses``) whose bytes are in L2 when the launch starts (:class:`L2Residency`):
+    their first reads hit. ``sub_blocks``: instances per block (a mix kernel's AIVs), each
+    a stream of its own."""
     records = program.records
     accesses: list[tuple[int, tuple[object, ...], int, bool]] = []
     """(buffer, window key, bytes, read) in the order the chip issues them."""
@@ -135,37 +147,43 @@ def hbm_reads(
     missed = 0
     cache = LruCache(l2_bytes)
     for buffer, key, nbytes, read in accesses:
-        hit, seen = cache.access(key, nbytes)
+        hit, seen = cache.access(key, nbytes, written=not read)
         if read and not hit and (seen or buffer not in resident):
             missed += nbytes
-    return missed
+    return HbmTraffic(missed, cache.written_back)
 
 
 class LruCache:
     """An LRU cache of ``capacity`` bytes over keyed accesses: a key is still held when the
     distinct bytes touched since its last access (its reuse distance), plus its own, fit
-    in the capacity."""
+    in the capacity. Written keys are dirty until evicted; :attr:`written_back` counts
+    the bytes of the dirty ones evicted (a write-back cache's traffic to memory)."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
-        self._held: OrderedDict[object, int] = OrderedDict()
+        self._held: OrderedDict[object, tuple[int, bool]] = OrderedDict()
         self._bytes = 0
         self._seen: set[object] = set()
+        self.written_back = 0
 
-    def access(self, key: object, nbytes: int) -> tuple[bool, bool]:
-        """Touch ``key`` (``nbytes``); whether it was held, and whether it had been touched
-        before."""
+    def access(self, key: object, nbytes: int, written: bool = False) -> tuple[bool, bool]:
+        """Touch ``key`` (``nbytes``, a write when ``written``); whether it was held, and
+        whether it had been touched before."""
         seen = key in self._seen
         held = self._held.pop(key, None)
+        dirty = written
         if held is not None:
-            self._bytes -= held
+            self._bytes -= held[0]
+            dirty = dirty or held[1]
         else:
             self._seen.add(key)
-        self._held[key] = nbytes
+        self._held[key] = (nbytes, dirty)
         self._bytes += nbytes
         while self._bytes > self.capacity:
-            _, evicted = self._held.popitem(last=False)
+            _, (evicted, was_dirty) = self._held.popitem(last=False)
             self._bytes -= evicted
+            if was_dirty:
+                self.written_back += evicted
         return held is not None, seen
 
 
@@ -196,7 +214,7 @@ class L2Residency:
     when the next one starts, unless enough other data went through L2 since. The model
     keeps the host buffers (launch operands) in the order launches last touched them; a
     buffer is resident at a launch's start when the bytes of the distinct buffers touched
-    since, plus its own, fit in L2 (the LRU rule :func:`hbm_reads` applies within a launch,
+    since, plus its own, fit in L2 (the LRU rule :func:`hbm_traffic` applies within a launch,
     for whole buffers: one that fits only in part counts as gone)."""
 
     def __init__(self, l2_bytes: int):
@@ -232,9 +250,13 @@ class L2Residency:
         return gone
 
     def launched(self, buffers: Sequence[tuple[object, int]], written: set[object]) -> None:
-        """A launch touched ``buffers`` (buffer, its bytes) and wrote ``written``."""
+        """A launch touched ``buffers`` (buffer, its bytes) and wrote ``written``. When all
+        it touched fits in L2, what it wrote is still there, dirty; else L2 wrote back
+        what it evicted during the launch (:func:`hbm_traffic` charges it there), and the
+        rest is taken as gone too (not charged again)."""
+        fits = sum(size for _, size in buffers) <= self.l2_bytes
         for buffer, size in buffers:
             self.latest.pop(buffer, None)
             self.latest[buffer] = size
-            if buffer in written and size <= self.l2_bytes:
-                self.dirty.add(buffer)  # a larger one went to HBM as it was written
+            if buffer in written and fits:
+                self.dirty.add(buffer)

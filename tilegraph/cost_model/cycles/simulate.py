@@ -35,7 +35,7 @@ from tilegraph.cost_model.cycles.memory import (
     GmTraffic,
     L2Residency,
     gm_share,
-    hbm_reads,
+    hbm_traffic,
 )
 from tilegraph.cost_model.cycles.mix import MixParts, group_members, mix_cycles, without_workspace
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
@@ -145,13 +145,11 @@ def plan_launch(
         write += block_write * len(members)
         busiest = max(busiest, block_read + block_write)
     warm = frozenset(n for n, arg in enumerate(program.gm_args) if arg in resident)
-    missed = (
-        hbm_reads(program, blocks, hw.l2_bytes, warm, sub_blocks)
-        if options.l2_reuse and read
-        else read
-    )
-    # without L2 every write goes to HBM as it is made
-    traffic = GmTraffic(read, write, missed, written_back if options.l2_reuse else write)
+    if options.l2_reuse and (read or write):
+        missed, evicted = hbm_traffic(program, blocks, hw.l2_bytes, warm, sub_blocks)
+        traffic = GmTraffic(read, write, missed, written_back + evicted)
+    else:  # without L2 every read and write goes to HBM as it is made
+        traffic = GmTraffic(read, write, read, write)
     share = gm_share(hw, blocks, traffic, busiest, options.l2_bandwidth_gbps)
     return LaunchPlan(
         program,
@@ -290,7 +288,6 @@ def simulate_module(
         sizes = [buffer_bytes(v) for v in operands]
         written_back = (
             sum(sizes[i] for i in residency.written_back(operands, reads, resident))
-            + sum(sizes[i] for i in writes if sizes[i] > hw.l2_bytes)  # cannot stay in L2
             if options.l2_reuse
             else 0
         )
