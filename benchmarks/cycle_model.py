@@ -358,7 +358,7 @@ def section_c() -> dict[str, Any]:
     )
     print(
         "    8192^3 touches 384 MB of GM, more than the 192 MiB L2: the L2 model keeps the "
-        "windows re-read within their reuse time (HBM share above)"
+        "windows re-read within their reuse distance (HBM share above)"
     )
     # L1 panel reuse (stepN / stepM) needs a whole-K panel in half of L1: K <= ~900 here
     m, k, n = 4096, 768, 5120
