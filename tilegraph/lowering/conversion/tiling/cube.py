@@ -24,8 +24,9 @@ elementwise op runs on the UB copy of the output tile (:mod:`.elementwise`) befo
 store, so the intermediate never goes to GM. On a preset without an L0C -> GM path
 (``HardwareModel.l0c_to_gm`` False: the 310P3) every output tile takes that way, with an
 empty chain: ``fixpipe`` L0C -> UB (bias, ReLU, cast on the way), then ``tile.copy``
-UB -> GM (MTE3), as CANN's tilings move a coupled chip's results. Tile sizes keep each of L0A, L0B, L0C and L1
-at half its capacity (room for the ping-pong buffers of multi-buffering).
+UB -> GM (MTE3), as CANN's tilings move a coupled chip's results. Tile sizes keep each of
+L0A, L0B, L0C and L1 at half its capacity (room for the ping-pong buffers of
+multi-buffering).
 """
 
 from __future__ import annotations
