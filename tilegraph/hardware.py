@@ -32,6 +32,12 @@ class HardwareModel:
     clock_ghz: float
     coupled: bool
     """Cube and vector share a core (310P: L0C -> UB exists); False for 910B's AIC/AIV split."""
+    l0c_to_gm: bool
+    """FIX writes L0C straight to GM (910B: the ``fix_pipe_l0c2out`` intrinsic of its CANN
+    platform configuration). False on the 310P3, whose configuration lacks it: a cube
+    kernel's result goes L0C -> UB (FIX) and then UB -> GM (MTE3), as CANN's tilings move
+    it on such chips (docs/hardware.md). Only a coupled preset can lack it (the way out is
+    through the core's own UB)."""
     buffer_bytes: MappingProxyType[str, int]
     """Capacity of each on-chip scope (L1, L0A, L0B, L0C per cube core; UB per vector core)."""
     alignment: MappingProxyType[str, int]
@@ -84,6 +90,13 @@ class HardwareModel:
     wait may go on. An assumption — no figure is published (docs/hardware.md): a round
     figure for a message between cores (slower than a flag between the pipes of one core).
     A mix kernel's tile runs for thousands of cycles, so estimates barely move with it."""
+
+    def __post_init__(self) -> None:
+        if not self.l0c_to_gm and not self.coupled:
+            raise ValueError(
+                f"{self.name}: a decoupled preset without L0C -> GM has no way out of L0C "
+                "(its AIC has no UB)"
+            )
 
     def gm_efficiency(self, burst_bytes: int | None) -> float:
         """Share of the path rate a GM transfer made of ``burst_bytes``-long contiguous runs
@@ -161,6 +174,7 @@ PRESETS: dict[str, HardwareModel] = {
         vector_cores=48,
         clock_ghz=1.8,
         coupled=False,
+        l0c_to_gm=True,
         buffer_bytes=_scopes(512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 192 * KiB),
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,
@@ -174,6 +188,7 @@ PRESETS: dict[str, HardwareModel] = {
         vector_cores=8,
         clock_ghz=1.06,
         coupled=True,
+        l0c_to_gm=False,
         buffer_bytes=_scopes(1024 * KiB, 64 * KiB, 64 * KiB, 256 * KiB, 256 * KiB),
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,
@@ -189,6 +204,7 @@ PRESETS: dict[str, HardwareModel] = {
         vector_cores=4,
         clock_ghz=1.0,
         coupled=False,
+        l0c_to_gm=True,
         buffer_bytes=_scopes(16 * KiB, 4 * KiB, 4 * KiB, 8 * KiB, 8 * KiB),
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,

@@ -1,4 +1,5 @@
-"""What a tiled module may do on its preset: the rules of a decoupled core group.
+"""What a tiled module may do on its preset: the rules of a decoupled core group, and of
+a preset without an L0C -> GM path.
 
 On a decoupled preset (``HardwareModel.coupled`` False: 910B's AIC + two AIV per group) a
 kernel function runs on one kind of core. An AIC has L1, L0A, L0B, L0C and the FIX pipe,
@@ -18,10 +19,14 @@ target_of`) is decoupled:
   kernel's blocks are each a group of their own (Ascend C: ``GetSubBlockIdx()`` is
   meaningful in a mix kernel's AIV code).
 
+On a preset without an L0C -> GM path (``HardwareModel.l0c_to_gm`` False: the 310P3,
+whose CANN platform configuration lacks ``fix_pipe_l0c2out``) ``tile.fixpipe`` into GM is
+rejected: results go L0C -> UB, then ``tile.copy`` UB -> GM.
+
 A kernel needing both units is a mix kernel (:mod:`tilegraph.dialects.tile.cross_core`).
 :func:`target_violations` lists the violations of a module, :func:`verify_target` raises
 the first, located (``file:line`` of the op when it has one, the function, the preset).
-Coupled presets (``ascend310p``) allow all of this.
+Coupled presets (``ascend310p``) allow all of the decoupled rules.
 """
 
 from __future__ import annotations
@@ -111,9 +116,21 @@ def sub_block_violations(fn: func.FuncOp) -> list[tuple[Operation, str]]:
     ]  # fmt: skip
 
 
+def fixpipe_out_violations(fn: func.FuncOp, preset: str) -> list[tuple[Operation, str]]:
+    """``tile.fixpipe`` into GM on a preset without an L0C -> GM path (``preset``'s
+    ``HardwareModel.l0c_to_gm`` False: the 310P3)."""
+    return [
+        (op, f"fixpipe writes L0C -> GM, which {preset} has no path for (no "
+         "fix_pipe_l0c2out): L0C goes to UB, then tile.copy UB -> GM")
+        for op in fn.walk()
+        if isinstance(op, FixpipeOp) and scope_of(op.dst) == "GM"
+    ]  # fmt: skip
+
+
 def target_violations(module: ModuleOp) -> list[tuple[Operation, str]]:
     """(op, located message) of every op the module's preset cannot run as placed; on a
-    coupled preset only a misplaced ``tile.sub_block_idx``."""
+    coupled preset only a misplaced ``tile.sub_block_idx`` and, without an L0C -> GM
+    path, a fixpipe into GM."""
     hw = target_of(module).hw
     found: list[tuple[Operation, str]] = []
     for fn in module.ops:
@@ -121,6 +138,8 @@ def target_violations(module: ModuleOp) -> list[tuple[Operation, str]]:
             rules = sub_block_violations(fn)
             if not hw.coupled:
                 rules += function_violations(fn, hw.name)
+            if not hw.l0c_to_gm:
+                rules += fixpipe_out_violations(fn, hw.name)
             for op, message in rules:
                 found.append((op, f"{_where(op, fn)}: {message}"))
     return found

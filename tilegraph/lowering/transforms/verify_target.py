@@ -1,7 +1,8 @@
 """``verify-target``: reject what the module's preset cannot run where it is placed.
 
 The rules of a decoupled preset (910B's AIC / AIV split: no fixpipe into UB, no vector op
-or UB in an AIC function, no L1 / L0 buffer in an AIV function) are checked by
+or UB in an AIC function, no L1 / L0 buffer in an AIV function) and of a preset without an
+L0C -> GM path (310P: no fixpipe into GM) are checked by
 :func:`tilegraph.lowering.analysis.target_rules.verify_target`; this pass runs it (so does
 ``tile-kernels`` on its result). The module is not changed.
 """

@@ -34,6 +34,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
 )
+from tilegraph.lowering.conversion.tiling.elementwise import store
 from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
@@ -403,6 +404,8 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
         if not shared:
             chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+    elif epilogue.through_ub(b.hw):  # no L0C -> GM (310P): fixpipe to UB, MTE3 to GM
+        acc_ub = b.buffer(out_tile, element, "UB", "out_ub")
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -459,11 +462,12 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
         offsets = [n_iv, out_c1, oh, ow, zero]
         if chain is None:
+            # Straight to GM, or (no L0C -> GM) into the UB tile that MTE3 then stores.
             b.add(
                 FixpipeOp(
                     c_l0,
-                    out_arg,
-                    offsets,
+                    out_arg if acc_ub is None else acc_ub,
+                    offsets if acc_ub is None else [zero] * 5,
                     bias_l1,
                     layout="nc1hwc0",
                     relu=epilogue.relu,
@@ -471,6 +475,8 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
                     cols=tiles.cols,
                 )  # fmt: skip
             )
+            if acc_ub is not None:
+                store(b, acc_ub, out_arg, offsets)
             return
         assert acc_ub is not None
         b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))

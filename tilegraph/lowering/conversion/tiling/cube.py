@@ -21,8 +21,12 @@ the other axis (stepN / stepM, :func:`.matmul.plan_l1_reuse`).
 
 The epilogue: ``fixpipe`` takes the accumulator out with bias and ReLU; any other fused
 elementwise op runs on the UB copy of the output tile (:mod:`.elementwise`) before the
-store, so the intermediate never goes to GM. Tile sizes keep each of L0A, L0B, L0C and L1
-at half its capacity (room for the ping-pong buffers of multi-buffering).
+store, so the intermediate never goes to GM. On a preset without an L0C -> GM path
+(``HardwareModel.l0c_to_gm`` False: the 310P3) every output tile takes that way, with an
+empty chain: ``fixpipe`` L0C -> UB (bias, ReLU, cast on the way), then ``tile.copy``
+UB -> GM (MTE3), as CANN's tilings move a coupled chip's results. Tile sizes keep each of
+L0A, L0B, L0C and L1 at half its capacity (room for the ping-pong buffers of
+multi-buffering).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
+from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain
@@ -124,10 +129,20 @@ class Epilogue:
             return "the kernel does not write its anchor's chain"
         return None
 
-    def ub_bytes(self, hw, tile: Sequence[int], element: Attribute) -> int:
-        if self.chain is None:
+    def through_ub(self, hw: HardwareModel) -> bool:
+        """The output tile goes fixpipe -> UB -> GM: a vector chain runs on it, or the
+        preset has no L0C -> GM path (310P: ``HardwareModel.l0c_to_gm`` False, an empty
+        chain: fixpipe's bias / ReLU / cast, then MTE3's copy out)."""
+        return self.chain is not None or not hw.l0c_to_gm
+
+    def ub_bytes(self, hw: HardwareModel, tile: Sequence[int], element: Attribute) -> int:
+        """UB bytes of the way out of a ``tile``-shaped output tile: the accumulator's UB
+        copy and the chain's tiles; 0 when fixpipe writes GM itself."""
+        if not self.through_ub(hw):
             return 0
         acc = prod(tile) * element_bytes(element)
+        if self.chain is None:
+            return acc
         return acc + self.chain.ub_bytes(hw, tile, given=[self.anchor_value])
 
 

@@ -238,11 +238,13 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
             c = body.source(c_value)
         if bias is None and c is None:
             return "a Gemm C computed inside the kernel"
-    need_ub = alpha != 1.0 or c is not None or epilogue.chain is not None
+    vector_work = alpha != 1.0 or c is not None or epilogue.chain is not None
+    need_ub = vector_work or epilogue.through_ub(hw)
 
     def ub_bytes(m1: int, n1: int) -> int:
         tile = [1] * len(batch) + [m1 * FRACTAL, n1 * FRACTAL]
-        return prod(tile) * 4 * 3 + epilogue.ub_bytes(hw, tile, element)
+        scratch = prod(tile) * 4 * 3 if vector_work else 0  # C's tile and the vector ops'
+        return scratch + epilogue.ub_bytes(hw, tile, element)
 
     while need_ub and ub_bytes(m1, n1) > hw.ub_bytes // 2 and (m1 > 1 or n1 > 1):
         if n1 >= m1:
@@ -444,6 +446,11 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     tile = [1] * len(p.batch) + [p.m1 * FRACTAL, p.n1 * FRACTAL]
     chain = epilogue.chain
     on_ub = p.alpha != 1.0 or p.c is not None or chain is not None
+    # No L0C -> GM (310P): fixpipe (bias, ReLU, cast) into UB, MTE3 copies the tile out.
+    out_via_ub = not on_ub and not b.hw.l0c_to_gm
+    if out_via_ub:
+        ub_tile = [1] * len(p.batch) + ([p.n1, p.m1, FRACTAL, FRACTAL] if p.nz_out else tile[-2:])
+        out_ub = b.buffer(ub_tile, el, "UB", "out_ub")
     acc_ub = b.buffer(tile, el, "UB", "acc_ub") if on_ub else None
     shared = on_ub and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
 
@@ -529,17 +536,15 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
             b.add(CopyOp(p.bias, [*lead, n_elem], bias_l1, [zero] * (len(lead) + 1)))
         offsets = [*batch, b.affine(mi, FRACTAL), n_elem]
+        layout = "nz" if p.nz_out else "nd"
         if p.nz_out:
-            b.add(
-                FixpipeOp(
-                    c_l0,
-                    out_arg,
-                    [*batch, ni, mi, zero, zero],
-                    bias_l1,
-                    layout="nz",
-                    relu=epilogue.relu,
-                )  # fmt: skip
-            )
+            offsets = [*batch, ni, mi, zero, zero]  # in fractals
+        if out_via_ub:
+            zeros = [zero] * len(offsets)
+            b.add(FixpipeOp(c_l0, out_ub, zeros, bias_l1, layout=layout, relu=epilogue.relu))
+            store(b, out_ub, out_arg, offsets)
+        elif p.nz_out:
+            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, layout="nz", relu=epilogue.relu))
         elif acc_ub is None:
             b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
         else:
