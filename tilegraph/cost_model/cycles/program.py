@@ -54,6 +54,7 @@ from tilegraph.dialects.tile import (
     scope_of,
 )
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
+from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import (
@@ -193,10 +194,10 @@ def _record(
 def _read_from_data(value: SSAValue) -> bool:
     """Whether an index is (computed from) a value a tile op read on the scalar unit."""
     owner = value.owner
-    if isinstance(owner, TileOp):
-        return bool(owner.results) and owner.pipe() == "S"
-    if index_arith.semantics(owner) is not None:  # type: ignore[arg-type]
-        return any(_read_from_data(v) for v in owner.operands)  # type: ignore[union-attr]
+    if isinstance(owner, SCALAR_UNIT_OPS):
+        return True
+    if isinstance(owner, Operation) and index_arith.semantics(owner) is not None:
+        return any(_read_from_data(v) for v in owner.operands)
     return False
 
 
