@@ -12,7 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import SSAValue
+from xdsl.utils.test_value import create_ssa_value
 
 from tests.lowering.test_tile_differential import (
     NAN,
@@ -25,6 +27,9 @@ from tests.lowering.test_tile_differential import (
 )
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import GetValueOp, scoped_memref
+from tilegraph.runtime.fast_executor.forms import nest_kernel_of
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 GATHER = {"graph.gather": VECTOR}
 
@@ -135,3 +140,26 @@ def test_an_index_out_of_range_is_an_error(executor: str):
     inputs[-1][2, 3] = 37
     with pytest.raises(IndexError, match="37 is out of range"):
         run_tiles(levels.module, inputs, executor=executor)
+
+
+@pytest.mark.parametrize("batched", [(True, False), (False, True), (True, True)])
+def test_get_value_nest_form_equals_its_kernel_point_by_point(batched: tuple[bool, bool]):
+    """The fast executor's nest form of tile.get_value (a batch of index tiles, of
+    positions in one, or both) reads what the kernel reads at each point, wrapped alike."""
+    tile_of, position_of = batched
+    op = GetValueOp(
+        create_ssa_value(scoped_memref([6], i64, "UB")), [create_ssa_value(IndexType())], 9
+    )
+    rng = np.random.default_rng(0)
+    tiles = rng.integers(-9, 9, (3, 1, 6)) if tile_of else rng.integers(-9, 9, (6,))
+    positions = np.arange(4).reshape(1, 4) if position_of else np.array(5)
+    form = nest_kernel_of(op, [tile_of, position_of], 2, None)
+    assert form is not None
+    (got,) = form(tiles, positions if position_of else 5)
+    kernel = kernel_of(op)
+    for a in range(3 if tile_of else 1):
+        for p in range(4 if position_of else 1):
+            buffer = tiles[a, 0] if tile_of else tiles
+            at = int(positions[0, p]) if position_of else int(positions)
+            (want,) = kernel(buffer, at)
+            assert got[a if tile_of else 0, p if position_of else 0] == want
