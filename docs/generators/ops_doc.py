@@ -133,7 +133,7 @@ def attributes(cls: type[IRDLOperation], defaults: dict[str, Any] | None = None)
 def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     """The tiling strategies of ``tile-kernels`` for whole kernels, with the op classes
     each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
-    from tilegraph.dialects.graph.data_movement import ConcatOp
+    from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
     from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
     from tilegraph.dialects.graph.nn import Conv2dOp, LrnOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -144,6 +144,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         DATA_MOVEMENT_OPS,
         emit_data_movement_kernel,
     )
+    from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
     from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
@@ -164,6 +165,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         (tuple(SHAPE_ONLY), emit_reshape_kernel, "vector"),
         ((TransposeOp,), emit_transpose_kernel, "vector"),
         (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
+        ((GatherOp,), emit_gather_kernel, "vector"),
     ]
 
 

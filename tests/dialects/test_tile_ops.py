@@ -55,6 +55,7 @@ from tilegraph.dialects.tile import (
     CopyOp,
     DupOp,
     FixpipeOp,
+    GetValueOp,
     LaunchOp,
     Load2dOp,
     Load3dOp,
@@ -1078,6 +1079,7 @@ def _build(cls) -> Any:
         "tile.vstride": lambda: StrideOp(t, buf((2, 16)), [2, -1]),
         "tile.vpool": lambda: _pool_op("max", (1, 2, 7, 7), (1, 2, 3, 3), 5, 5),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
+        "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
         "tile.store_5hd": lambda: Store5hdOp(
             buf((1, 1, 8, 8, 16)), buf((1, 3, 8, 8), "GM"), idx(4)
         ),
@@ -1092,6 +1094,23 @@ def _build(cls) -> Any:
         "tile.view": lambda: ViewOp(buf((512,), "GM", i8), 64, scoped_memref([4, 16], f32, "GM")),
     }
     return builders[cls.name]()
+
+
+def test_get_value_reads_an_element_as_an_index_wrapping_negatives():
+    data = np.array([[3, -1], [-4, 2]], np.int64)
+    op = GetValueOp(buf((2, 2), dtype=i64), idx(2), 4)
+    assert [run(op, data, i, j)[0] for i in range(2) for j in range(2)] == [3, 3, 0, 2]
+    assert run(GetValueOp(buf((2, 2), dtype=i64), idx(2)), data, 0, 1) == (-1,)
+    with pytest.raises(IndexError, match="-4 is out of range for an axis of size 3"):
+        run(GetValueOp(buf((2, 2), dtype=i64), idx(2), 3), data, 1, 0)
+
+
+def test_copy_flat_partial_keeps_the_rest_of_the_destination():
+    src = np.arange(8, dtype=np.float32)
+    dst = np.full((2, 4), -1.0, np.float32)
+    run(CopyFlatOp(buf((8,), "GM"), idx()[0], buf((2, 4)), idx()[0], 3, partial=True),
+        src, 5, dst, 4)  # fmt: skip
+    assert dst.tolist() == [[-1, -1, -1, -1], [5, 6, 7, -1]]
 
 
 @pytest.mark.parametrize("cls", TILE_OPS, ids=lambda c: c.name)

@@ -31,6 +31,7 @@ from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
 from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.dialects.tile.registry import OpClassRegistry
+from tilegraph.dialects.tile.scalar import GetValueOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp
 from tilegraph.hardware import HardwareModel
@@ -69,6 +70,20 @@ def cross_core_flag(op: CrossCoreOp, hw: HardwareModel) -> int:
     """Issuing a cross-core set or wait: one cycle on its pipe (the wait's stall and the
     flag's trip between the cores are the scheduling's, not the op's)."""
     return 1
+
+
+# ---- the scalar unit ------------------------------------------------------------------
+
+SCALAR_READ_CYCLES = 10
+"""One ``tile.get_value``: a load of one UB element into a scalar register and the index
+arithmetic around it (the wrap of a negative index). Not a figure of our sources — the
+Ascend C guide only warns that ``GetValue`` is slow next to vector work; a model
+assumption, of the order of a scalar load through the scalar unit's data cache."""
+
+
+@tile_cost(GetValueOp)
+def get_value(op: GetValueOp, hw: HardwareModel) -> int:
+    return SCALAR_READ_CYCLES
 
 
 # ---- data movement -------------------------------------------------------------------

@@ -120,6 +120,25 @@ def _unsigned_compare(compare: Callable[[Any, Any], Any]) -> Callable[[int, int,
     return run
 
 
+class DataDependent:
+    """An index known only when the kernel runs, from data it reads (``tile.get_value``),
+    as the analyses that walk a kernel without data hold it (the cycle model, the kernel
+    walk). ``+``, ``-`` and ``*`` (the address arithmetic of a DMA offset) give another
+    unknown; it equals nothing but itself, so two accesses at such offsets never count as
+    the same bytes (the L2 model takes each for a miss). Loop bounds, comparisons and
+    divisions cannot use it (a ``TypeError``)."""
+
+    __slots__ = ()
+
+    def _unknown(self, other: Any) -> DataDependent:
+        return DataDependent()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+
+    def __repr__(self) -> str:
+        return "<data-dependent index>"
+
+
 # ---- vectorised semantics (numpy int64 arrays, broadcasting) -------------------------------
 
 
@@ -239,11 +258,16 @@ INDEX_CAST = Semantics("index_cast", wrap, _v_wrap, width=True)
 
 
 NAMESPACE: dict[str, Any] = {
-    f"_ia_{s.name}{suffix}": fn
-    for s in (*BINARY.values(), *CMPI, SELECT, INDEX_CAST)
-    for suffix, fn in (("", s.scalar), ("_v", s.vector))
+    **{
+        f"_ia_{s.name}{suffix}": fn
+        for s in (*BINARY.values(), *CMPI, SELECT, INDEX_CAST)
+        for suffix, fn in (("", s.scalar), ("_v", s.vector))
+    },
+    "_ia_data_dependent": DataDependent,
 }
-"""The helpers :func:`expression` refers to, for ``exec`` of generated code."""
+"""The helpers :func:`expression` refers to, for ``exec`` of generated code (and
+``_ia_data_dependent()``, a :class:`DataDependent`, for code that walks a kernel without
+data)."""
 
 
 def _always(found: Semantics) -> Callable[[Any], Semantics]:

@@ -334,6 +334,37 @@ func.func @copy_flat_l1_to_l0a(%l: memref<64xf32, "L1">, %a: memref<1x1x16x8xf32
 
 // -----
 
+// tile.get_value reads an integer buffer in UB, one index per dim.
+func.func @get_value_gm(%g: memref<8xi64, "GM">) {
+  %c0 = arith.constant 0 : index
+  %v = tile.get_value %g[%c0] : memref<8xi64, "GM">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.get_value' (%v) in @get_value_gm: 'tile.get_value': the buffer must be in UB, but it is in GM
+
+// -----
+
+func.func @get_value_float(%u: memref<8xf32, "UB">) {
+  %c0 = arith.constant 0 : index
+  %v = tile.get_value %u[%c0] : memref<8xf32, "UB">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.get_value' (%v) in @get_value_float: 'tile.get_value': reads an integer buffer
+
+// -----
+
+func.func @get_value_rank(%u: memref<2x8xi32, "UB">) {
+  %c0 = arith.constant 0 : index
+  %v = tile.get_value %u[%c0] {bound = 4 : i64} : memref<2x8xi32, "UB">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.get_value' (%v) in @get_value_rank: 'tile.get_value': expected 2 indices
+
+// -----
+
 // nd2nz: GM -> L1 (or UB) NZ, one offset per source dim.
 func.func @nd2nz_to_l0a(%g: memref<8x40xf32, "GM">, %u: memref<1x1x16x8xf32, "L0A">) {
   %c0 = arith.constant 0 : index

@@ -83,7 +83,7 @@ module attributes {tilegraph.target = {platform = "test"}} {
 // -----
 
 // tile.copy over every DMA path, with a pad value, negative (halo) offsets and a cast;
-// tile.copy_flat (a run of elements) in and out.
+// tile.copy_flat (a run of elements) in and out, and one row into a tile {partial}.
 func.func @copy(%g: memref<8x40xf32, "GM">, %u: memref<4x16xf32, "UB">, %v: memref<4x16xf16, "UB">, %l1: memref<4x16xf32, "L1">) {
   %c0 = arith.constant 0 : index
   %c3 = arith.constant 3 : index
@@ -99,6 +99,7 @@ func.func @copy(%g: memref<8x40xf32, "GM">, %u: memref<4x16xf32, "UB">, %v: memr
   tile.copy %u[%c0, %c0] to %u[%c0, %c0] : memref<4x16xf32, "UB"> to memref<4x16xf32, "UB">
   tile.copy_flat %g[%c3] to %u[%c0] {count = 64 : i64} : memref<8x40xf32, "GM"> to memref<4x16xf32, "UB">
   tile.copy_flat %u[%c0] to %g[%c3] {count = 32 : i64} : memref<4x16xf32, "UB"> to memref<8x40xf32, "GM">
+  tile.copy_flat %g[%c3] to %u[%c3] {count = 16 : i64, partial} : memref<8x40xf32, "GM"> to memref<4x16xf32, "UB">
   func.return
 }
 // CHECK-LABEL: func.func @copy
@@ -116,6 +117,7 @@ func.func @copy(%g: memref<8x40xf32, "GM">, %u: memref<4x16xf32, "UB">, %v: memr
 // CHECK-NEXT: tile.copy %u[%c0, %c0] to %u[%c0, %c0] : memref<4x16xf32, "UB"> to memref<4x16xf32, "UB">
 // CHECK-NEXT: tile.copy_flat %g[%c3] to %u[%c0] {count = 64 : i64} : memref<8x40xf32, "GM"> to memref<4x16xf32, "UB">
 // CHECK-NEXT: tile.copy_flat %u[%c0] to %g[%c3] {count = 32 : i64} : memref<4x16xf32, "UB"> to memref<8x40xf32, "GM">
+// CHECK-NEXT: tile.copy_flat %g[%c3] to %u[%c3] {count = 16 : i64, partial} : memref<8x40xf32, "GM"> to memref<4x16xf32, "UB">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "copy"
 // GENERIC: "tile.copy"(
@@ -129,6 +131,25 @@ func.func @copy(%g: memref<8x40xf32, "GM">, %u: memref<4x16xf32, "UB">, %v: memr
 // GENERIC: "tile.copy"(
 // GENERIC: "tile.copy_flat"(
 // GENERIC: "tile.copy_flat"(
+// GENERIC: "tile.copy_flat"(
+
+// -----
+
+// tile.get_value: the scalar unit reads an element of an integer UB buffer as an index
+// (with a bound: ONNX's negative indices wrap, out of range is an error).
+func.func @get_value(%i: memref<4x8xi64, "UB">, %j: memref<16xi32, "UB">) {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %a = tile.get_value %i[%c3, %c0] : memref<4x8xi64, "UB">
+  %b = tile.get_value %j[%c3] {bound = 30522 : i64} : memref<16xi32, "UB">
+  func.return
+}
+// CHECK-LABEL: func.func @get_value
+// CHECK: %a = tile.get_value %i[%c3, %c0] : memref<4x8xi64, "UB">
+// CHECK-NEXT: %b = tile.get_value %j[%c3] {bound = 30522 : i64} : memref<16xi32, "UB">
+// GENERIC-LABEL: "func.func"() <{sym_name = "get_value"
+// GENERIC: "tile.get_value"(
+// GENERIC: "tile.get_value"(
 
 // -----
 

@@ -20,6 +20,10 @@ own cycle only). A missing flag in the flags mode gives an optimistic time; comp
 two modes shows it. Issue queues are unbounded (the scalar unit never stalls on a full
 queue).
 
+**Scalar reads.** An op whose operand the scalar unit read from data (``tile.get_value``:
+a gather's row offsets) is issued by the scalar unit after that read, so it starts no
+earlier than the S pipe is free (in both modes: a register dependence, not a flag).
+
 **GM port.** The bytes a core moves between GM and its buffers (MTE2 loads, MTE3 stores,
 FIX writes to GM) share the core's slice of GM bandwidth, ``gm_bytes_per_cycle``
 (:mod:`.memory`). Each GM-moving pipe keeps its own port timeline: a transfer of ``b``
@@ -55,6 +59,8 @@ from tilegraph.cost_model.cycles.program import (
     KernelProgram,
 )
 from tilegraph.dialects.tile.sync import PIPES
+
+SCALAR = PIPES.index("S")
 
 
 @dataclass(frozen=True)
@@ -142,7 +148,9 @@ def core_issuer(
                 flows.append((setter, len(slices)))
         elif kind == FENCE:
             t = max(pipe_free)
-        elif kind == NORMAL and not use_flags:
+        if r.after_scalar and pipe_free[SCALAR] > t:
+            t = pipe_free[SCALAR]  # its offset is a value the scalar unit reads first
+        if kind == NORMAL and not use_flags:
             for k in reads:
                 if written[k] > t:
                     t = written[k]

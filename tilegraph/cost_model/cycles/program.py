@@ -16,7 +16,10 @@ dependences) and ``flags`` (every op, sync ops included, with no keys: the flags
 pipes). A third, ``gm_accesses``, is a generator of the kernel's GM accesses only, each as
 ``(record index, (GM buffer number, *the op's gm_offsets values))``: two accesses with equal
 tuples touch the same GM bytes, which is what the L2 model (:mod:`.memory`) needs; loops
-without GM accesses are left out of it.
+without GM accesses are left out of it. An offset read from data (``tile.get_value``: a
+gather's rows) is a :class:`~tilegraph.dialects.index_arith.DataDependent`, equal to no
+other: such an access never hits L2 within its launch (its buffer may still be resident
+from an earlier one), as the rows an index tensor picks are not known before it runs.
 
 :meth:`KernelProgram.shape` evaluates, without running the loops, each loop's trip count
 for one block; blocks with the same trip counts issue the same instruction sequence, so the
@@ -51,6 +54,7 @@ from tilegraph.dialects.tile import (
     scope_of,
 )
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
+from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import (
@@ -114,6 +118,9 @@ class OpRecord:
     """How the L2 model (:mod:`.memory`) splits the op's GM window into rows: (the extent
     of each outer dim of the window, the GM buffer's size along them), then the rows are
     keyed apart; None: the access is one key."""
+    after_scalar: bool = False
+    """An operand is a value the scalar unit read from data (``tile.get_value``): the op
+    is issued once the read is done, so it starts no earlier than the S pipe is free."""
 
     @property
     def name(self) -> str:
@@ -180,7 +187,18 @@ def _record(
         flops=2 * prod(op.dims()) if isinstance(op, MmadOp) else 0,
         alias_keys=alias_keys,
         gm_rows=_gm_rows(op, gm) if "GM" in path and gm is not None else None,
+        after_scalar=any(_read_from_data(v) for v in op.operands),
     )
+
+
+def _read_from_data(value: SSAValue) -> bool:
+    """Whether an index is (computed from) a value a tile op read on the scalar unit."""
+    owner = value.owner
+    if isinstance(owner, SCALAR_UNIT_OPS):
+        return True
+    if isinstance(owner, Operation) and index_arith.semantics(owner) is not None:
+        return any(_read_from_data(v) for v in owner.operands)
+    return False
 
 
 @dataclass
@@ -397,6 +415,8 @@ class _Codegen:
             for r in op.results:
                 lines.append(f"{indent}{self.name(r)} = None")
             return
+        for r in op.results:  # a value read from data: unknown here, in every mode
+            lines.append(f"{indent}{self.name(r)} = _ia_data_dependent()")
         if mode == "gm":
             gm = self.gm_operand.get(index)
             if gm is not None:

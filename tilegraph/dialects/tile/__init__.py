@@ -6,6 +6,7 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``),
 :mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV),
+:mod:`~tilegraph.dialects.tile.scalar` (the scalar unit reading a UB element: ``get_value``),
 :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
 (reduce, pool, transpose); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
@@ -44,6 +45,7 @@ from tilegraph.dialects.tile.host import (
     WriteOp,
     tensor_buffer_type,
 )
+from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS, GetValueOp
 from tilegraph.dialects.tile.sync import (
     EVENTS_PER_PAIR,
     PIPES,
@@ -76,6 +78,7 @@ from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, ViewOp
 TILE_OPS: tuple[type[TileOp], ...] = (
     *HOST_OPS,
     *DMA_OPS,
+    *SCALAR_UNIT_OPS,
     *FRACTAL_OPS,
     *CUBE_OPS,
     *VECTOR_OPS,
@@ -109,6 +112,7 @@ __all__ = [
     "CopyOp",
     "DupOp",
     "FixpipeOp",
+    "GetValueOp",
     "LaunchOp",
     "Load2dOp",
     "Load3dOp",

@@ -7,7 +7,8 @@ op                 pipe          what it moves
                                  MTE2, UB->GM on MTE3, L1->UB on MTE1); out-of-bounds parts
                                  of the window are cut, the rest of a loaded buffer is filled
                                  with ``pad``
-``tile.copy_flat`` by path       a run of consecutive elements (a reshape of contiguous data)
+``tile.copy_flat`` by path       a run of consecutive elements (a reshape of contiguous data;
+                                 ``partial``: one row of a tile, a gather's)
 ``tile.load_5hd``  MTE2          an NCHW GM window into an NC1HWC0 tile (TransData on the
                                  way in); ``tile.store_5hd`` (MTE3) the way back
 =================  ============  ===========================================================
@@ -27,6 +28,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    UnitAttr,
     f64,
     i64,
 )
@@ -152,7 +154,9 @@ class CopyFlatOp(PathCopyOp):
     """``tile.copy_flat %src[%i] to %dst[%j] {count}``: ``count`` consecutive elements,
     whatever the buffers' shapes (a DMA moves bytes; a reshape of contiguous data is a
     flat copy). The run is cut where it leaves either buffer; a load fills the rest of the
-    destination with zeros first."""
+    destination with zeros first, unless ``partial``: then the rest keeps its contents
+    (one row of a tile, as Ascend C's ``DataCopy(dst[j], src[i], count)`` writes: a
+    gather fills its tile row by row)."""
 
     name = "tile.copy_flat"
     src = operand_def(MemRefType)
@@ -160,6 +164,7 @@ class CopyFlatOp(PathCopyOp):
     dst = operand_def(MemRefType)
     dst_offset = operand_def(IndexType)
     count = prop_def(IntegerAttr)
+    partial = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -167,11 +172,11 @@ class CopyFlatOp(PathCopyOp):
         "`:` type($src) `to` type($dst)"
     )
 
-    def __init__(self, src, src_offset, dst, dst_offset, count: int):
-        super().__init__(
-            operands=[src, src_offset, dst, dst_offset],
-            properties={"count": IntegerAttr(count, i64)},
-        )
+    def __init__(self, src, src_offset, dst, dst_offset, count: int, partial: bool = False):
+        props: dict[str, Any] = {"count": IntegerAttr(count, i64)}
+        if partial:
+            props["partial"] = UnitAttr()
+        super().__init__(operands=[src, src_offset, dst, dst_offset], properties=props)
 
     def verify_(self) -> None:
         super().verify_()

@@ -2,11 +2,12 @@
 
 :class:`KernelWalk` runs a tiled kernel's control flow — ``scf.for`` loops, index
 arithmetic, ``tile.block_idx`` / ``tile.block_num`` bound to one block,
-``tile.sub_block_idx`` to one sub-block of a mix kernel's core group — and yields every
-tile op instance it reaches. Models of the hardware that need the order of instructions but
-not their numbers (the pipe-queue checker, the cycle model) walk kernels with it; during
-the walk :meth:`KernelWalk.value` gives an index operand's current value and
-:meth:`KernelWalk.slot` the slot a multi-buffered buffer is in.
+``tile.sub_block_idx`` to one sub-block of a mix kernel's core group, a value read from
+data (``tile.get_value``) as :class:`~tilegraph.dialects.index_arith.DataDependent` — and
+yields every tile op instance it reaches. Models of the hardware that need the order of
+instructions but not their numbers (the pipe-queue checker, the cycle model) walk kernels
+with it; during the walk :meth:`KernelWalk.value` gives an index operand's current value
+and :meth:`KernelWalk.slot` the slot a multi-buffered buffer is in.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class KernelWalk:
                 elif isinstance(op, SubBlockIdxOp):
                     values[op.result] = self.sub_block
                 else:
+                    for result in op.results:  # read from data (tile.get_value)
+                        values[result] = index_arith.DataDependent()
                     yield op
             elif isinstance(op, arith.ConstantOp):
                 known = index_arith.constant(op)

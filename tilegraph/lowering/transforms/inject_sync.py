@@ -17,6 +17,9 @@ consumer must wait for the producer:
   the buffer is reused across the iterations of the loops around too, so the last event of
   one run of the inner loop is what the first iteration of the next run waits for.
 
+The scalar unit takes part where it reads a buffer (``tile.get_value``: a gather's index
+tile, after an MTE2 -> S flag); its other ops are bookkeeping.
+
 A buffer with ``multi_buffer = 2`` (:mod:`tilegraph.lowering.analysis.buffers`) alternates slots by
 iteration of its slot loop: the dependences through it carried by that loop are two
 iterations apart, and its syncs use one event per slot (``set_flag [%slot]``), so that the
@@ -59,6 +62,7 @@ from tilegraph.dialects.tile import (
     TileOp,
     WaitFlagOp,
 )
+from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import ALL_PIPES, SYNC_OPS, FlagOp
 from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
@@ -157,7 +161,9 @@ def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
     ops = [
         op
         for op in fn.walk()
-        if isinstance(op, TileOp) and not isinstance(op, SYNC_OPS) and op.pipe() != "S"
+        if isinstance(op, TileOp)
+        and not isinstance(op, SYNC_OPS)
+        and (op.pipe() != "S" or isinstance(op, SCALAR_UNIT_OPS))  # S: bookkeeping, or a read
     ]
     chains = {op: _ancestors(op, top) for op in ops}
     found: list[_Dependence] = []

@@ -21,6 +21,7 @@ from tilegraph.runtime.fast_executor import (  # noqa: F401 - each registers its
     cube,
     dma,
     fractal,
+    scalar,
     sync,
     vector,
 )

@@ -5,7 +5,8 @@ on-chip state across iterations; its ``T`` iterations can run as one. A *nest* o
 loops runs as one too: each batched loop is an *axis*, its induction variable the array of
 its values laid along that axis (size 1 along the others), every index computed from it an
 array that broadcasts, and every on-chip buffer written from varying data one slot per
-point of the axes it varies along (size 1 along the rest). An op whose operands do not vary
+point of the axes it varies along (size 1 along the rest); a value a tile op reads out of
+such a buffer (``tile.get_value``) is an index array too. An op whose operands do not vary
 runs once — what every iteration would compute alike.
 
 An *accumulation* loop directly inside a batched loop (``tile-kernels``' K loops: loads of
@@ -227,6 +228,12 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
         for op in body:
             if isinstance(op, _INDEX_OPS):
                 axes = frozenset().union(*(plan.varying.get(v, frozenset()) for v in op.operands))
+                if axes and plan.varying.get(op.results[0]) != axes:
+                    plan.varying[op.results[0]] = axes
+                    changed = True
+            elif isinstance(op, TileOp) and op.results:
+                # a value read from a buffer (tile.get_value): one per point it varies at
+                axes = frozenset().union(*(plan.axes_of(v) for v in op.operands))
                 if axes and plan.varying.get(op.results[0]) != axes:
                     plan.varying[op.results[0]] = axes
                     changed = True

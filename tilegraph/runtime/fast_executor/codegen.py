@@ -158,7 +158,8 @@ class _FunctionWriter:
                 op, mask, plan.rank
             )
             handle = self.module.bind_kernel(kernel)
-        self.emit(depth, f"{handle}({args})")
+        out = ", ".join(self.name(r) for r in op.results)  # a scalar read: per point
+        self.emit(depth, f"{out}, = {handle}({args})" if out else f"{handle}({args})")
 
     def _for(self, op: scf.ForOp, depth: int) -> None:
         plan = self.plan

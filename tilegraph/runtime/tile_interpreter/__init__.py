@@ -45,6 +45,7 @@ from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers 
     dma,
     fractal,
     host,
+    scalar,
     sync,
     vector,
     vector_layout,

@@ -78,7 +78,7 @@ def copy(op: CopyOp) -> Kernel:
 @tile_kernel(CopyFlatOp)
 def copy_flat(op: CopyFlatOp) -> Kernel:
     count = op.count.value.data
-    loads = scope_of(op.src) == "GM" or scope_of(op.dst) == "UB"
+    loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
 
     def run(src: np.ndarray, i: int, dst: np.ndarray, j: int) -> tuple[()]:
         flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)

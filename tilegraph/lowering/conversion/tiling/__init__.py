@@ -3,7 +3,8 @@
 Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
 its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
-pad, expand, tile as DMA; a split is one kernel with an output per part) and the others
+pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
+(rows by index: scalar reads of the indices, a DMA per row) and the others
 chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
@@ -34,7 +35,7 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
-from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
@@ -59,6 +60,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
     is_data_movement,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
+from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
@@ -102,6 +104,8 @@ def _vector_strategy(body: KernelBody):
         return emit_transdata_kernel
     if first is not None and is_data_movement(first) and len(body.ops) == 1:
         return emit_data_movement_kernel
+    if isinstance(first, GatherOp):
+        return emit_gather_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

@@ -1,0 +1,87 @@
+// RUN: tilegraph-opt %s --split-input-file -p 'tile-kernels{platform=test}' | filecheck %s
+// RUN: tilegraph-opt %s --split-input-file -p 'tile-kernels{platform=test},inject-sync' | filecheck %s --check-prefix=SYNC
+
+// Gather (tiling/gather.py) on the `test` preset (UB 8 KiB, tiles at most half of it):
+// per tile of indices, one load of the index tile, then per index a scalar read of it
+// (tile.get_value: negative indices wrap, `bound` = the axis size) and a DMA of the row it
+// picks into the tile (copy_flat {partial}), then one store of the tile. Inputs as
+// lower-graph-to-kernels writes them after O2.
+
+// ---- an embedding lookup: 35 int32 ids into a 37 x 40 table, tiles of 24 (168 B a row
+// and its index) and a ragged last tile of 11: its row loop runs min(24, 35 - t) times,
+// its store is cut at the output's end.
+func.func @gather_1(%v0: memref<37x40xf32, "GM">, %in0: memref<5x7xi32, "GM">, %v1_out: memref<5x7x40xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %v0_1 = tile.read %v0 : memref<37x40xf32, "GM"> -> !layout.tensor<37x40xf32>
+  %in0_1 = tile.read %in0 : memref<5x7xi32, "GM"> -> !layout.tensor<5x7xi32>
+  %v1 = graph.gather %v0_1, %in0_1 {axis = 0, layout.kernel = "origin"} : (!layout.tensor<37x40xf32>, !layout.tensor<5x7xi32>) -> !layout.tensor<5x7x40xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<5x7x40xf32> to memref<5x7x40xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_1(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 2 : i64, tile.ops = "graph.gather"
+// CHECK-DAG:     %[[ROWS:.+]] = tile.alloc : memref<24x40xf32, "UB">
+// CHECK-DAG:     %[[IDX:.+]] = tile.alloc : memref<24xi32, "UB">
+// CHECK:         scf.for %[[T:.+]] = %c0 to %c35 step %c24 {
+// CHECK-NEXT:      tile.copy_flat %in0[%[[T]]] to %[[IDX]][%c0] {count = 24 : i64} : memref<5x7xi32, "GM"> to memref<24xi32, "UB">
+// CHECK-NEXT:      %[[OUT:.+]] = arith.muli %[[T]], %c40 : index
+// CHECK-NEXT:      %[[NEG:.+]] = arith.muli %[[T]], %cm1 : index
+// CHECK-NEXT:      %[[LEFT:.+]] = arith.addi %[[NEG]], %c35 : index
+// CHECK-NEXT:      %[[N:.+]] = arith.minsi %c24, %[[LEFT]] : index
+// CHECK-NEXT:      scf.for %[[J:.+]] = %c0 to %[[N]] step %c1 {
+// CHECK-NEXT:        %row = tile.get_value %[[IDX]][%[[J]]] {bound = 37 : i64} : memref<24xi32, "UB">
+// CHECK-NEXT:        %[[SRC:.+]] = arith.muli %row, %c40 : index
+// CHECK-NEXT:        %[[DST:.+]] = arith.muli %[[J]], %c40 : index
+// CHECK-NEXT:        tile.copy_flat %v0[%[[SRC]]] to %[[ROWS]][%[[DST]]] {count = 40 : i64, partial} : memref<37x40xf32, "GM"> to memref<24x40xf32, "UB">
+// CHECK-NEXT:      }
+// CHECK-NEXT:      tile.copy_flat %[[ROWS]][%c0] to %v1_out[%[[OUT]]] {count = 960 : i64} : memref<24x40xf32, "UB"> to memref<5x7x40xf32, "GM">
+// CHECK-NEXT:    } {tile.parallel}
+
+// The scalar unit waits for the index tile (MTE2 -> S) and frees it for the next tile's
+// load (S -> MTE2); the row DMAs it issues need no flag (it reads their offsets first).
+// SYNC-LABEL: func.func @gather_1(
+// SYNC:         scf.for
+// SYNC:           tile.copy_flat %in0
+// SYNC-NEXT:      tile.set_flag {src = "MTE2", dst = "S", event = 0 : i64}
+// SYNC:           tile.wait_flag {src = "MTE2", dst = "S", event = 0 : i64}
+// SYNC:           scf.for
+// SYNC-NEXT:        %row = tile.get_value
+// SYNC-NOT:         flag
+// SYNC:             tile.copy_flat %v0
+// SYNC-NEXT:      }
+// SYNC:           tile.set_flag {src = "S", dst = "MTE2", event = 0 : i64}
+
+// -----
+
+// ---- compile-time indices (inlined by lower-graph-to-kernels): the CLS-token pick
+// x[:, 0] needs no scalar read; per outer position, one row DMA at a constant offset.
+func.func @gather_2(%in0: memref<2x9x16xf32, "GM">, %v1_out: memref<2x16xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %v0 = graph.constant dense<0> : !layout.tensor<i64>
+  %in0_1 = tile.read %in0 : memref<2x9x16xf32, "GM"> -> !layout.tensor<2x9x16xf32>
+  %v1 = graph.gather %in0_1, %v0 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<2x9x16xf32>, !layout.tensor<i64>) -> !layout.tensor<2x16xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<2x16xf32> to memref<2x16xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_2(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 2 : i64
+// CHECK-NOT:     tile.get_value
+// CHECK:         scf.for %[[O:.+]] = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      %[[DST:.+]] = arith.muli %[[O]], %c16 : index
+// CHECK-NEXT:      %[[SRC:.+]] = arith.muli %[[O]], %c144 : index
+// CHECK-NEXT:      tile.copy_flat %in0[%[[SRC]]] to %[[ROW:.+]][%c0] {count = 16 : i64, partial} :
+// CHECK-NEXT:      tile.copy_flat %[[ROW]][%c0] to %v1_out[%[[DST]]] {count = 16 : i64} :
+// CHECK-NEXT:    } {tile.parallel}
+
+// -----
+
+// ---- along the last axis the rows are single elements (4 B): one DMA each; it stays on
+// the host, with its reason.
+func.func @gather_3(%in0: memref<6x5xf32, "GM">, %in1: memref<3xi64, "GM">, %v1_out: memref<6x3xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %in0_1 = tile.read %in0 : memref<6x5xf32, "GM"> -> !layout.tensor<6x5xf32>
+  %in1_1 = tile.read %in1 : memref<3xi64, "GM"> -> !layout.tensor<3xi64>
+  %v1 = graph.gather %in0_1, %in1_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<6x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<6x3xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<6x3xf32> to memref<6x3xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_3(
+// CHECK-SAME:    tile.kernel = "host", tile.host_reason = "a gather whose rows are under 32 B (one DMA per element; a gather in UB is not built)"
+// CHECK:         graph.gather

@@ -1,0 +1,218 @@
+"""Gather (embedding lookups) on the vector core: rows picked by index, DMA by DMA.
+
+``graph.gather`` of ``data`` along axis ``a`` with an int32 / int64 index tensor of any
+shape copies, for each outer position ``o`` (the dims before ``a``, ``outer`` in all) and
+each index ``k`` (``N`` in all, flattened), the *row* ``data[o, indices[k], ...]`` — the
+``inner`` elements of the dims after ``a``, contiguous in a row-major tensor — to the
+output's row ``(o, k)``. GE's GatherV2 does this on the AI core; so does this kernel, as
+Ascend C would write it::
+
+    for o in outer:                                     tile.parallel
+      for t in 0 .. N step T:                           tile.parallel (split-cores)
+        copy_flat indices[t]        -> idx_ub  (T)      MTE2
+        for j in 0 .. min(T, N - t):
+          %row = get_value idx_ub[j] {bound = n}        S: LocalTensor::GetValue
+          copy_flat data[(o*n + %row)*inner] -> rows_ub[j*inner] (inner, partial)   MTE2
+        copy_flat rows_ub -> out[(o*N + t)*inner]       (T*inner, cut at the end)   MTE3
+
+The scalar read (:class:`~tilegraph.dialects.tile.GetValueOp`) waits for the index tile
+(``inject-sync`` puts an MTE2 -> S flag before it) and issues the row DMA with the offset
+it read. ``bound`` gives the ONNX convention: a negative index counts from the end; one
+outside ``[-n, n)`` is an ``IndexError`` of the executors, as the graph level's
+``numpy.take`` raises (the hardware would read whatever lies there).
+
+Tiles: ``T`` rows and their indices fit half of UB. The last tile of a ragged ``N`` runs
+``N mod T`` rows (its row loop's bound is computed) and its store is cut at the output's
+end; with ``outer > 1`` the output goes on after each outer position's rows, so ``T``
+divides ``N`` there instead. A row whose bytes are not a multiple of 32 (a DMA's UB
+address must be 32-byte aligned) is a tile of its own (``T = 1``); a row larger than the
+budget is copied in chunks that divide it (load and store per chunk).
+
+Compile-time indices (at most ``INLINE_CONSTANT_ELEMENTS`` of them are inlined in the
+kernel body: a transformer's CLS-token pick ``hidden[:, 0]``) need no scalar reads: their
+row DMAs are unrolled with constant offsets.
+
+Stays on the host (the reason is reported): a row under 32 B (a gather along the last
+axis, or of a 1-D table: one DMA per element; GE gathers those in UB with ``vgather``, not
+built here), a table or run-time index tensor that is not a kernel input, tensors that are
+not row-major.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.graph.base import constant_value
+from tilegraph.dialects.graph.data_movement import GatherOp
+from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+
+DMA_BLOCK_BYTES = 32
+"""The DMA's unit and the alignment of a UB address it writes."""
+
+
+@dataclass(frozen=True)
+class GatherPlan:
+    """The loops of one gather: ``outer`` x ``count`` rows of ``inner`` elements out of an
+    axis of ``axis_size``; tiles of ``rows`` rows, each row in chunks of ``chunk``."""
+
+    outer: int
+    axis_size: int
+    inner: int
+    count: int
+    rows: int
+    chunk: int
+
+    @property
+    def tiles(self) -> int:
+        return self.outer * -(-self.count // self.rows) * (self.inner // self.chunk)
+
+
+def _largest_divisor(n: int, at_most: int) -> int:
+    return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
+
+
+def plan_gather(
+    data_shape: tuple[int, ...], axis: int, count: int, eb: int, ib: int, budget: int
+) -> GatherPlan | str:
+    """The tiles of a gather of ``count`` indices (``ib`` bytes each) along ``axis`` of a
+    ``data_shape`` tensor of ``eb``-byte elements in ``budget`` bytes of UB, or why none."""
+    outer, inner = prod(data_shape[:axis]), prod(data_shape[axis + 1 :])
+    if inner * eb < DMA_BLOCK_BYTES:
+        return (
+            f"a gather whose rows are under {DMA_BLOCK_BYTES} B (one DMA per element; "
+            "a gather in UB is not built)"
+        )
+    if inner * eb + ib > budget:  # one row per tile, in chunks that divide it
+        chunk = _largest_divisor(inner, (budget - ib) // eb)
+        if chunk * eb < DMA_BLOCK_BYTES:
+            return f"a gather row of {inner} elements with no chunk that fits UB"
+        return GatherPlan(outer, data_shape[axis], inner, count, 1, chunk)
+    rows = min(count, budget // (inner * eb + ib))
+    if (inner * eb) % DMA_BLOCK_BYTES:
+        rows = 1  # the next row's UB address would not be 32-byte aligned
+    elif outer > 1:
+        rows = _largest_divisor(count, rows)
+    return GatherPlan(outer, data_shape[axis], inner, count, rows, inner)
+
+
+def _constant_rows(op: GatherOp, axis_size: int) -> list[int] | str | None:
+    """The rows a gather with compile-time indices picks (negatives wrapped), None when
+    its indices are run-time data, or why they cannot be used."""
+    values = constant_value(op.indices)
+    if values is None:
+        return None
+    rows = [int(v) for v in np.asarray(values).reshape(-1)]
+    if any(not -axis_size <= v < axis_size for v in rows):
+        return f"a gather index out of range for an axis of {axis_size}"
+    return [v + axis_size if v < 0 else v for v in rows]
+
+
+def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone ``graph.gather`` as scalar reads and row DMAs; returns why it cannot
+    (None when emitted). Compile-time indices (a few, inlined in the kernel body: a
+    transformer's CLS-token pick) need no reads: their row DMAs are unrolled."""
+    if len(body.ops) != 1 or not isinstance(body.ops[0], GatherOp):
+        return "not a lone gather"
+    op = body.ops[0]
+    table = body.source(op.data)
+    written = dict(body.writes).get(op.output)
+    if table is None or written is None:
+        return "a gather of a value computed inside the kernel"
+    if not all(is_row_major(tensor_of(v)) for v in (op.data, op.indices, op.output)):
+        return "a gather of a tensor that is not row-major"
+    data_type = tensor_of(op.data)
+    shape = tuple(int(d) for d in data_type.storage_shape)
+    axis = op.attr("axis") % len(shape)
+    indices = body.source(op.indices) or _constant_rows(op, shape[axis])
+    if indices is None or isinstance(indices, str):
+        return indices or "a gather of indices computed inside the kernel"
+    count = prod(int(d) for d in tensor_of(op.indices).storage_shape)
+    if count == 0 or prod(shape) == 0:
+        return "a gather with an empty output"
+    index_type = tensor_of(op.indices).element_type
+    plan = plan_gather(
+        shape,
+        axis,
+        count,
+        element_bytes(data_type.element_type),
+        element_bytes(index_type),
+        b.hw.ub_bytes // 2,
+    )
+    if isinstance(plan, str):
+        return plan
+    if b.dry_run:
+        return None
+    rows_ub = b.buffer([plan.rows, plan.chunk], data_type.element_type, "UB", "rows_ub")
+    idx_ub = (
+        None if isinstance(indices, list) else b.buffer([plan.rows], index_type, "UB", "idx_ub")
+    )
+    tile = _Tile(b, plan, table, written, rows_ub)
+    with b.loop(plan.outer, 1, "o", True) as o:
+        if isinstance(indices, list):  # compile-time rows: every tile unrolled
+            for t in range(0, count, plan.rows):
+                tile.emit(o, b.index(t), indices[t : t + plan.rows])
+        else:
+            assert idx_ub is not None
+            with b.loop(count, plan.rows, "t", True) as t:
+                b.add(CopyFlatOp(indices, t, idx_ub, b.index(0), plan.rows))
+                tile.emit(o, t, idx_ub)
+    b.tiles = plan.tiles
+    return None
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """Emits one tile of rows: its row DMAs into ``rows_ub`` and its store."""
+
+    b: KernelBuilder
+    plan: GatherPlan
+    table: SSAValue
+    out: SSAValue
+    rows_ub: SSAValue
+
+    def emit(self, o: SSAValue, t: SSAValue, picked: SSAValue | list[int]) -> None:
+        """The tile at index ``t`` of outer position ``o``; ``picked``: the index tile in
+        UB (rows read on the scalar unit), or the tile's compile-time rows."""
+        b, plan = self.b, self.plan
+        rows, inner, count = plan.rows, plan.inner, plan.count
+        # the rows of tile t of outer position o start at out[(o * count + t) * inner]
+        out_at = b.add_index(b.affine(o, count * inner), b.affine(t, inner))
+        if isinstance(picked, list):
+            for j, row in enumerate(picked):
+                self.row(o, b.index(j), b.index(row), out_at)
+            stored = len(picked)
+        else:
+            if count % rows == 0:
+                row_loop = b.loop(rows, 1, "j")
+            else:  # the ragged last tile: its own number of rows
+                left = b.affine(t, -1, count)
+                upper = b.add(arith.MinSIOp(b.index(rows), left)).results[0]
+                row_loop = b.loop_over(b.index(0), upper, b.index(1), "j")
+            with row_loop as j:
+                row = b.add(GetValueOp(picked, [j], plan.axis_size)).results[0]
+                row.name_hint = "row"
+                self.row(o, j, row, out_at)
+            stored = rows  # cut at the output's end (a ragged tile is the last)
+        if plan.chunk == inner:
+            b.add(CopyFlatOp(self.rows_ub, b.index(0), self.out, out_at, stored * inner))
+
+    def row(self, o: SSAValue, j: SSAValue, row: SSAValue, out_at: SSAValue) -> None:
+        """Row ``j`` of the tile: data row ``row`` of outer position ``o``."""
+        b, plan = self.b, self.plan
+        inner, chunk, zero = plan.inner, plan.chunk, b.index(0)
+        src_at = b.add_index(b.affine(o, plan.axis_size * inner), b.affine(row, inner))
+        if chunk == inner:
+            dst_at = b.affine(j, inner)
+            b.add(CopyFlatOp(self.table, src_at, self.rows_ub, dst_at, inner, partial=True))
+            return
+        with b.loop(inner, chunk, "c") as c:  # one row per tile, chunk by chunk
+            b.add(CopyFlatOp(self.table, b.add_index(src_at, c), self.rows_ub, zero, chunk))
+            b.add(CopyFlatOp(self.rows_ub, zero, self.out, b.add_index(out_at, c), chunk))
