@@ -66,6 +66,7 @@ from tilegraph.dialects.tile.vector import (
 )
 from tilegraph.dialects.tile.vector_layout import (
     LAYOUT_VECTOR_OPS,
+    PickOp,
     PoolOp,
     ReduceOp,
     StrideOp,
@@ -120,6 +121,7 @@ __all__ = [
     "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
+    "PickOp",
     "SelectOp",
     "SetFlagOp",
     "Store5hdOp",
