@@ -39,20 +39,28 @@ def resize_case(shape, scales=None, sizes=None, **attrs):
 CASES = {
     # YOLOv8's upsampling: x2, asymmetric, floor; planes larger than UB: rows split
     "x2_asymmetric_floor": resize_case(
-        [1, 5, 13, 17], [2.0, 2.0], coordinate_transformation_mode="asymmetric",
+        [1, 5, 13, 17],
+        [2.0, 2.0],
+        coordinate_transformation_mode="asymmetric",
         nearest_mode="floor",
     ),  # fmt: skip
     "x0.5_half_pixel_round_prefer_floor": resize_case([2, 3, 27, 31], [0.5, 0.5]),
     "x1.5_align_corners_ceil": resize_case(
-        [2, 7, 5, 6], [1.5, 1.5], coordinate_transformation_mode="align_corners",
+        [2, 7, 5, 6],
+        [1.5, 1.5],
+        coordinate_transformation_mode="align_corners",
         nearest_mode="ceil",
     ),  # fmt: skip
     "x1.5_asymmetric_round_prefer_ceil_tall": resize_case(
-        [1, 2, 37, 9], [1.5, 1.5], coordinate_transformation_mode="asymmetric",
+        [1, 2, 37, 9],
+        [1.5, 1.5],
+        coordinate_transformation_mode="asymmetric",
         nearest_mode="round_prefer_ceil",
     ),  # fmt: skip
     "sizes_pytorch_half_pixel_floor": resize_case(
-        [1, 13, 11, 10], sizes=[17, 4], coordinate_transformation_mode="pytorch_half_pixel",
+        [1, 13, 11, 10],
+        sizes=[17, 4],
+        coordinate_transformation_mode="pytorch_half_pixel",
         nearest_mode="floor",
     ),  # fmt: skip
     "mixed_half_pixel_symmetric": resize_case(

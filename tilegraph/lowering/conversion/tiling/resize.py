@@ -21,8 +21,9 @@ one ``scf.for`` (a scale ``p/q`` in lowest terms repeats its table every ``p`` o
 so a tile height that is a multiple of ``p`` makes every interior tile the same; the first
 and last tiles, where the table clips at the input's edges, and a ragged last tile are
 nests of their own). The tile height is chosen among the largest that fit for the fewest
-nests; more than :data:`~.data_movement.MAX_REGIONS` nests stays on the host. Every loop is
-``tile.parallel`` (``split-cores`` shares the nests out over the vector cores).
+tiles plus nests (each tile starts its DMAs, each nest is code); more than
+:data:`~.data_movement.MAX_REGIONS` nests stays on the host. Every loop is ``tile.parallel``
+(``split-cores`` shares the nests out over the vector cores).
 
 What stays on the host: linear and cubic modes (weighted taps: their weights would need
 vector tiles of per-row and per-column coefficients), ``tf_crop_and_resize`` (outputs
@@ -160,8 +161,12 @@ def _plan(
         return plan, row_nests(row_table, len(row_table))
     tallest = plan.size
     heights = range(tallest, max(tallest - HEIGHT_CANDIDATES, 0), -1)
-    # fewest nests, then tallest tiles
-    best = min(heights, key=lambda h: (len(row_nests(row_table, h)), -h))
+
+    def weight(h: int) -> tuple[int, int]:  # each tile starts DMAs, each nest is code
+        nests = row_nests(row_table, h)
+        return sum(n.count for n in nests) + len(nests), -h
+
+    best = min(heights, key=weight)
     return TilePlan(plan.shape, plan.axis, best), row_nests(row_table, best)
 
 
