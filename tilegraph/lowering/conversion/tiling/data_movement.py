@@ -314,9 +314,15 @@ def _emit_region(
             b.add(CopyOp(picked, zeros, out_arg, out_offsets))
 
 
-def row_major_source(body: KernelBody, op: Operation) -> SSAValue | str:
-    """The GM argument of ``op``'s first operand (its data), when that and every output
-    the kernel writes are row-major; else why the op cannot be a copy kernel."""
+def lone_row_major_source(
+    body: KernelBody, kinds: type | tuple[type, ...], what: str
+) -> tuple[Operation, SSAValue] | str:
+    """The kernel's one op, of ``kinds``, and the GM argument of its first operand (its
+    data), when that and every output the kernel writes are row-major; else why the
+    kernel cannot be a copy kernel (``what``: the kinds, named)."""
+    if len(body.ops) != 1 or not isinstance(body.ops[0], kinds):
+        return f"not a lone {what}"
+    op = body.ops[0]
     data = op.operands[0]
     src_arg = body.source(data)
     if src_arg is None:
@@ -325,7 +331,7 @@ def row_major_source(body: KernelBody, op: Operation) -> SSAValue | str:
         is_row_major(tensor_of(v)) for v, _ in body.writes
     ):
         return f"a {op.name} of a tensor that is not row-major"
-    return src_arg
+    return op, src_arg
 
 
 def is_data_movement(op: Operation) -> bool:
@@ -342,12 +348,10 @@ def is_data_movement(op: Operation) -> bool:
 def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone slice / split / pad / expand / tile as region copies; returns why it
     cannot (None when emitted)."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], DATA_MOVEMENT_OPS):
-        return "not a lone data-movement op"
-    op = body.ops[0]
-    src_arg = row_major_source(body, op)
-    if isinstance(src_arg, str):
-        return src_arg
+    found = lone_row_major_source(body, DATA_MOVEMENT_OPS, "data-movement op")
+    if isinstance(found, str):
+        return found
+    op, src_arg = found
     data = op.operands[0]
     in_shape = memref_shape(src_arg)
     regions = _regions(op, body, in_shape)

@@ -51,8 +51,8 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.data_movement import (
     MAX_REGIONS,
+    lone_row_major_source,
     open_nest,
-    row_major_source,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, choose_tile
 
@@ -212,12 +212,11 @@ def _emit_nest(
 def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
     when emitted)."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], ResizeOp):
-        return "not a lone resize"
-    op = body.ops[0]
-    src_arg = row_major_source(body, op)
-    if isinstance(src_arg, str):
-        return src_arg
+    found = lone_row_major_source(body, ResizeOp, "resize")
+    if isinstance(found, str):
+        return found
+    op, src_arg = found
+    assert isinstance(op, ResizeOp)
     (written, out_arg), *_ = body.writes
     in_shape, out_shape = memref_shape(src_arg), memref_shape(out_arg)
     if len(in_shape) < 2:
