@@ -138,6 +138,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.nn import Conv2dOp, LrnOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
+    from tilegraph.dialects.graph.spatial import ResizeOp
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
     from tilegraph.lowering.conversion.tiling.data_movement import (
@@ -154,6 +155,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         emit_reshape_kernel,
         emit_transpose_kernel,
     )
+    from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 
     return [
         ((Conv2dOp,), emit_conv, "cube"),
@@ -166,6 +168,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         ((TransposeOp,), emit_transpose_kernel, "vector"),
         (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
         ((GatherOp,), emit_gather_kernel, "vector"),
+        ((ResizeOp,), emit_resize_kernel, "vector"),
     ]
 
 

@@ -63,6 +63,7 @@ from tilegraph.dialects.tile import (
     MmadOp,
     Nd2NzOp,
     Nz2NdOp,
+    PickOp,
     PipeBarrierOp,
     PoolOp,
     ReadOp,
@@ -1077,6 +1078,7 @@ def _build(cls) -> Any:
             operands=[t, buf((16, 4))], properties={"perm": ints([1, 0])}
         ),
         "tile.vstride": lambda: StrideOp(t, buf((2, 16)), [2, -1]),
+        "tile.vpick": lambda: PickOp(t, buf((2, 4)), [[3, 0], [0, 0, 1, 1]]),
         "tile.vpool": lambda: _pool_op("max", (1, 2, 7, 7), (1, 2, 3, 3), 5, 5),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
@@ -1255,3 +1257,20 @@ def test_vstride_picks_by_steps(steps, src_shape, dst_shape, index):
     kernel_of(op)(src, dst)
     np.testing.assert_array_equal(dst, src[index])
     assert op.pipe() == "V" and cost_of(op, hardware_preset()) > 0
+
+
+def test_vpick_gathers_by_a_table_per_dim():
+    """dst[i, j] = src[rows[i], cols[j]]: repeated, reordered and skipped positions."""
+    rows, cols = [2, 2, 0], [0, 0, 1, 1, 3]
+    op = PickOp(buf((3, 4)), buf((3, 5)), [rows, cols])
+    op.verify()
+    assert op.tables() == [tuple(rows), tuple(cols)]
+    src = np.arange(12, dtype=np.float32).reshape(3, 4)
+    dst = np.zeros((3, 5), np.float32)
+    kernel_of(op)(src, dst)
+    np.testing.assert_array_equal(dst, src[np.ix_(rows, cols)])
+    assert op.pipe() == "V"
+    # the offset table adds 4 bytes per element to the repeats of a plain vector op
+    assert cost_of(op, hardware_preset()) >= cost_of(
+        StrideOp(buf((3, 4)), buf((3, 5)), [0, 0]), hardware_preset()
+    )

@@ -156,6 +156,13 @@ def assert_matches(levels: Levels, rtol: float = RTOL, atol: float = ATOL) -> No
             )  # fmt: skip
 
 
+def assert_no_nan(levels: Levels) -> None:
+    """No level's output holds NaN (run with NaN in the inputs' padding lanes)."""
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        for i, out in enumerate(outputs):
+            assert not np.isnan(out).any(), f"{level} output {i}: NaN from the padding lanes"
+
+
 def assert_units(kernels: list[KernelInfo], expected: dict[str, str], level: str) -> None:
     """No kernel on the host; every kernel computing an op of ``expected`` on its unit."""
     problems = [
@@ -761,9 +768,7 @@ def test_hand_built_case_nan_padding(case: Case):
     """NCHW inputs held as NC1HWC0 with NaN in the padding lanes: no NaN may leak."""
     module, inputs = case.module(padded=True)
     levels = run_levels(module, inputs, "test", pad_value=NAN)
-    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
-        for i, out in enumerate(outputs):
-            assert not np.isnan(out).any(), f"{level} output {i}: NaN from the padding lanes"
+    assert_no_nan(levels)
     assert_matches(levels)
 
 

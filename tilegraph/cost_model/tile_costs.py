@@ -33,7 +33,7 @@ from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2Nz
 from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.scalar import GetValueOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
-from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp
+from tilegraph.dialects.tile.vector_layout import PickOp, PoolOp, ReduceOp
 from tilegraph.hardware import HardwareModel
 
 CostFunction = Callable[[Any, HardwareModel], int]
@@ -223,6 +223,19 @@ def cast(op: CastOp, hw: HardwareModel) -> int:
 @tile_cost(ReduceOp)
 def reduce(op: ReduceOp, hw: HardwareModel) -> int:
     return vector_cycles(hw, buffer_bytes(op.src), prod(memref_shape(op.src)), False)
+
+
+PICK_OFFSET_BYTES = 4
+"""Bytes of one entry of a gather's offset table (Ascend C ``Gather``: a u32 byte offset
+per element), read by the vector unit alongside the data."""
+
+
+@tile_cost(PickOp)
+def pick(op: PickOp, hw: HardwareModel) -> int:
+    """A gather by offset table: repeats over the result's bytes and its offsets."""
+    dst = op.destination()
+    elements = prod(memref_shape(dst))
+    return vector_cycles(hw, buffer_bytes(dst) + PICK_OFFSET_BYTES * elements, elements, False)
 
 
 @tile_cost(PoolOp)

@@ -199,6 +199,16 @@ func.func @vstride_past_the_source(%a: memref<4x16xf32, "UB">, %y: memref<3x16xf
 
 // -----
 
+// vpick: every index inside its dim of the source.
+func.func @vpick_past_the_source(%a: memref<4x2xf32, "UB">, %y: memref<2x2xf32, "UB">) {
+  tile.vpick %a to %y {indices = array<i64: 0, 4, 1, 0>} : memref<4x2xf32, "UB"> to memref<2x2xf32, "UB">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.vpick' in @vpick_past_the_source: 'tile.vpick': dim 0: indices must lie in [0, 4), got [0, 4]
+
+// -----
+
 // mmad: operands in L0A / L0B, accumulator in L0C.
 func.func @mmad_from_ub(%a: memref<1x1x16x8xf32, "UB">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x1x16x16xf32, "L0C">, %i: i1) {
   tile.mmad %a, %b, %c, %i : memref<1x1x16x8xf32, "UB">, memref<1x1x16x8xf32, "L0B">, memref<1x1x16x16xf32, "L0C">

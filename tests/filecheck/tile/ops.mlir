@@ -423,7 +423,7 @@ func.func @vector_scalar(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">,
 // -----
 
 // vcmp with every predicate, vsel, vcast, vdup, vbrc, vreduce of each kind, vtranspose,
-// vstride (steps 2, -1 and a broadcast 0).
+// vstride (steps 2, -1 and a broadcast 0), vpick (index tables: rows 3, 0; columns).
 func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, %r: memref<1x16xf32, "UB">, %col: memref<4x1xf32, "UB">, %m: memref<4x16xi1, "UB">, %h: memref<4x16xf16, "UB">, %i: memref<4x16xi32, "UB">, %one: memref<1x1xf32, "UB">, %t: memref<16x4xf32, "UB">, %f: memref<1x2x3x4xf32, "UB">, %ft: memref<1x3x4x2xf32, "UB">, %s: memref<2x16xf32, "UB">) {
   tile.vcmp %x, %r to %m {predicate = "eq"} : memref<4x16xf32, "UB">, memref<1x16xf32, "UB"> to memref<4x16xi1, "UB">
   tile.vcmp %x, %r to %m {predicate = "ne"} : memref<4x16xf32, "UB">, memref<1x16xf32, "UB"> to memref<4x16xi1, "UB">
@@ -446,6 +446,7 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
   tile.vtranspose %f to %ft {perm = array<i64: 0, 2, 3, 1>} : memref<1x2x3x4xf32, "UB"> to memref<1x3x4x2xf32, "UB">
   tile.vstride %x to %s {steps = array<i64: 2, -1>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
   tile.vstride %one to %y {steps = array<i64: 0, 0>} : memref<1x1xf32, "UB"> to memref<4x16xf32, "UB">
+  tile.vpick %x to %s {indices = array<i64: 3, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
   func.return
 }
 // CHECK-LABEL: func.func @vector_other
@@ -470,6 +471,7 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
 // CHECK-NEXT: tile.vtranspose %f to %ft {perm = array<i64: 0, 2, 3, 1>} : memref<1x2x3x4xf32, "UB"> to memref<1x3x4x2xf32, "UB">
 // CHECK-NEXT: tile.vstride %x to %s {steps = array<i64: 2, -1>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
 // CHECK-NEXT: tile.vstride %one to %y {steps = array<i64: 0, 0>} : memref<1x1xf32, "UB"> to memref<4x16xf32, "UB">
+// CHECK-NEXT: tile.vpick %x to %s {indices = array<i64: 3, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7>} : memref<4x16xf32, "UB"> to memref<2x16xf32, "UB">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "vector_other"
 // GENERIC: "tile.vcmp"(
@@ -493,6 +495,7 @@ func.func @vector_other(%x: memref<4x16xf32, "UB">, %y: memref<4x16xf32, "UB">, 
 // GENERIC: "tile.vtranspose"(
 // GENERIC: "tile.vstride"(
 // GENERIC: "tile.vstride"(
+// GENERIC: "tile.vpick"(
 
 // -----
 

@@ -8,7 +8,9 @@ unless ``exclude_outside`` drops them; with ``tf_crop_and_resize`` an output who
 coordinate lies outside the input gets ``extrapolation_value``.
 
 Facts: ND_ONLY — Resize interprets the spatial axes, so the format engine converts layouts
-around it rather than guess a storage-format kernel. A host op on the tiled path.
+around it rather than guess a storage-format kernel. On the tiled path a nearest resize is
+a vector kernel (:mod:`tilegraph.lowering.conversion.tiling.resize`); linear and cubic stay
+on the host.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ from tilegraph.dialects.tile.vector import (
 )
 from tilegraph.dialects.tile.vector_layout import (
     LAYOUT_VECTOR_OPS,
+    PickOp,
     PoolOp,
     ReduceOp,
     StrideOp,
@@ -124,6 +125,7 @@ __all__ = [
     "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
+    "PickOp",
     "SelectOp",
     "SetFlagOp",
     "Store5hdOp",

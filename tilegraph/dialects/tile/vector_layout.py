@@ -1,6 +1,7 @@
 """Vector ops that reduce or move data within a tile: ``tile.vreduce``, ``tile.vpool``
-(windowed max / average), ``tile.vtranspose`` and ``tile.vstride`` (a strided, reversed or
-broadcast gather: the element steps a DMA cannot take) (pipe V, on UB; see :mod:`.vector`).
+(windowed max / average), ``tile.vtranspose``, ``tile.vstride`` (a strided, reversed or
+broadcast gather: the element steps a DMA cannot take) and ``tile.vpick`` (a gather by a
+compile-time index table per dim) (pipe V, on UB; see :mod:`.vector`).
 Their numpy semantics are in :mod:`tilegraph.runtime.tile_interpreter.vector_layout`."""
 
 from __future__ import annotations
@@ -200,4 +201,49 @@ class StrideOp(RearrangeOp):
                 )
 
 
-LAYOUT_VECTOR_OPS = (ReduceOp, PoolOp, TransposeOp, StrideOp)
+@irdl_op_definition
+class PickOp(RearrangeOp):
+    """``tile.vpick %src to %dst {indices = [0, 0, 1, 1, 0, 2, 4]}``: per dim d a table
+    ``t_d`` of ``dst_d`` source positions, the tables concatenated in dim order;
+    ``dst[i0, i1, ...] = src[t_0[i0], t_1[i1], ...]``.
+
+    The gather a table of positions needs where no constant step describes it (a nearest
+    resize's source rows and columns: ``floor(o / 1.5)``): Ascend C ``Gather`` with an
+    offset table the compiler fills. Costed as a vector op whose repeats also read the
+    4-byte offset of every element."""
+
+    name = "tile.vpick"
+    indices = prop_def(DenseArrayBase)
+
+    def __init__(self, src: Any, dst: Any, tables: Sequence[Sequence[int]]):
+        flat = [int(i) for table in tables for i in table]
+        super().__init__(
+            operands=[src, dst], properties={"indices": DenseArrayBase.from_list(i64, flat)}
+        )
+
+    def tables(self) -> list[tuple[int, ...]]:
+        """The index table of each dim of ``dst``."""
+        flat = [int(i) for i in cast(Any, self.indices).get_values()]
+        out, start = [], 0
+        for m in memref_shape(self.dst):
+            out.append(tuple(flat[start : start + m]))
+            start += m
+        return out
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        count = len(cast(Any, self.indices).get_values())
+        if len(src) != len(dst) or count != sum(dst):
+            raise VerifyException(
+                f"'{self.name}': source {list(src)} and result {list(dst)} need the same rank "
+                f"and one index per result element of each dim ({sum(dst)}), got {count}"
+            )
+        for d, (table, n) in enumerate(zip(self.tables(), src, strict=True)):
+            if any(not 0 <= i < n for i in table):
+                raise VerifyException(
+                    f"'{self.name}': dim {d}: indices must lie in [0, {n}), got {list(table)}"
+                )
+
+
+LAYOUT_VECTOR_OPS = (ReduceOp, PoolOp, TransposeOp, StrideOp, PickOp)

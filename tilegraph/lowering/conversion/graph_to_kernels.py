@@ -35,6 +35,7 @@ from xdsl.rewriter import Rewriter
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.provenance import locate
+from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import (
@@ -157,10 +158,10 @@ ELEMENTWISE_KINDS = (FusionKind.ELEMWISE, FusionKind.BROADCAST)
 """Integer constants up to this size (axes, shapes, indices) go into the kernel body."""
 
 
-def _inlined(value: SSAValue, scalar: bool = False) -> ConstantOp | None:
+def _inlined(value: SSAValue, parameter: bool = False) -> ConstantOp | None:
     """The constant behind ``value`` when it goes into the kernel body: a small integer
-    one, or (``scalar``: the operand is read at compile time, a pad's value) any one of a
-    single element."""
+    one, or (``parameter``: the operand is read at compile time, a pad's value, a resize's
+    scales) a small one of any type."""
     op = value.owner
     if not isinstance(op, ConstantOp):
         return None
@@ -168,9 +169,7 @@ def _inlined(value: SSAValue, scalar: bool = False) -> ConstantOp | None:
     if not isinstance(t, TensorType):
         return None
     n = t.num_elements()
-    if scalar and n == 1:
-        return op
-    if t.dtype.numpy.kind not in "iub":
+    if not parameter and t.dtype.numpy.kind not in "iub":
         return None
     return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
 
@@ -187,14 +186,17 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     )
 
 
-def _compile_time_scalars(members: Sequence[Operation]) -> set[SSAValue]:
-    """Operands the strategies read as compile-time scalars whatever their type: a
-    constant pad's fill value (the DMA fills with it)."""
-    return {
-        op.constant_value
-        for op in members
-        if isinstance(op, PadOp) and op.constant_value is not None
-    }
+def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
+    """Operands the strategies read at compile time whatever their type: a constant pad's
+    fill value (the DMA fills with it), a resize's roi, scales and sizes (its index
+    tables)."""
+    found: set[SSAValue] = set()
+    for op in members:
+        if isinstance(op, PadOp) and op.constant_value is not None:
+            found.add(op.constant_value)
+        elif isinstance(op, ResizeOp):
+            found.update(v for v in (op.roi, op.scales, op.sizes) if v is not None)
+    return found
 
 
 def _kernel_of(
@@ -216,9 +218,9 @@ def _kernel_of(
         members, outer, inner = [op], list(op.operands), list(op.operands)
         outputs = list(op.results)
     outer_of = outer_of or {}
-    scalars = _compile_time_scalars(members)
+    parameters = _compile_time_parameters(members)
     inlined = [
-        None if _read_as_data(i, members) else _inlined(outer_of.get(o, o), i in scalars)
+        None if _read_as_data(i, members) else _inlined(outer_of.get(o, o), i in parameters)
         for o, i in zip(outer, inner, strict=True)
     ]
     pairs = list(zip(outer, inner, inlined, strict=True))

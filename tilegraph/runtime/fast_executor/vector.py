@@ -1,7 +1,7 @@
 """Batched forms of the vector ops: an elementwise op's kernel broadcasts from the right,
 so it handles a leading batch dim on its buffers as it is (with the batch dim of a
-lower-rank operand moved in front of its broadcast dims). Reduce, pool, transpose and
-stride name their dims: they have no batched form and run tile by tile."""
+lower-rank operand moved in front of its broadcast dims). Reduce, pool, transpose, stride
+and pick name their dims: they have no batched form and run tile by tile."""
 
 from __future__ import annotations
 
@@ -12,7 +12,13 @@ from xdsl.dialects.builtin import MemRefType
 
 from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.dialects.tile.vector import VectorOp
-from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, StrideOp, TransposeOp
+from tilegraph.dialects.tile.vector_layout import (
+    PickOp,
+    PoolOp,
+    ReduceOp,
+    StrideOp,
+    TransposeOp,
+)
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
@@ -42,6 +48,6 @@ def batched_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return run
 
 
-@batched_kernel(ReduceOp, PoolOp, TransposeOp, StrideOp)
+@batched_kernel(ReduceOp, PoolOp, TransposeOp, StrideOp, PickOp)
 def not_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return None

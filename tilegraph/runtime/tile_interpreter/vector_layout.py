@@ -1,5 +1,5 @@
 """Semantics of the vector ops that reduce or move data within a tile
-(:mod:`tilegraph.dialects.tile.vector_layout`): reduce, pool, transpose, stride."""
+(:mod:`tilegraph.dialects.tile.vector_layout`): reduce, pool, transpose, stride, pick."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from typing import Any, cast
 import numpy as np
 
 from tilegraph.dialects.tile.dma import int_values
-from tilegraph.dialects.tile.vector_layout import PoolOp, ReduceOp, StrideOp, TransposeOp
+from tilegraph.dialects.tile.vector_layout import (
+    PickOp,
+    PoolOp,
+    ReduceOp,
+    StrideOp,
+    TransposeOp,
+)
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 from tilegraph.runtime.tile_interpreter.vector import store_into
 
@@ -115,6 +121,17 @@ def stride(op: StrideOp) -> Kernel:
                 last = n - 1 + (m - 1) * s
                 index.append(slice(n - 1, last - 1 if last > 0 else None, s))
         store_into(dst, np.broadcast_to(src[tuple(index)], dst.shape))
+        return ()
+
+    return run
+
+
+@tile_kernel(PickOp)
+def pick(op: PickOp) -> Kernel:
+    tables = [np.asarray(t, dtype=np.int64) for t in op.tables()]
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, src[np.ix_(*tables)])
         return ()
 
     return run

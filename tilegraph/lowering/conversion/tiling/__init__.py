@@ -4,7 +4,8 @@ Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rew
 its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
-(rows by index: scalar reads of the indices, a DMA per row) and the others
+(rows by index: scalar reads of the indices, a DMA per row), :mod:`.resize` (nearest
+resize: DMA windows and an index-table gather) and the others
 chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
@@ -40,6 +41,7 @@ from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
+from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
@@ -71,6 +73,7 @@ from tilegraph.lowering.conversion.tiling.reshape import (
     emit_reshape_kernel,
     emit_transpose_kernel,
 )
+from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -106,6 +109,8 @@ def _vector_strategy(body: KernelBody):
         return emit_data_movement_kernel
     if isinstance(first, GatherOp):
         return emit_gather_kernel
+    if isinstance(first, ResizeOp):
+        return emit_resize_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

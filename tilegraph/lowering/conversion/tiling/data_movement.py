@@ -271,21 +271,27 @@ def _plan(region: Region, eb: int, budget: int) -> TilePlan | None:
     return TilePlan(plan.shape, axis, size)
 
 
+def open_nest(b: KernelBuilder, stack: ExitStack, needed: bool) -> None:
+    """When ``needed`` (a kernel of several nests, this one of a single tile), open a loop
+    of one trip: ``inject-sync`` fences loop nests, so every nest needs one to be fenced
+    apart from the others when their flags would need more than the 8 events of a pipe
+    pair."""
+    if needed:
+        one = b.index(1)
+        stack.enter_context(b.loop_over(b.index(0), one, one, "region"))
+
+
 def _emit_region(
     b: KernelBuilder, src_arg: SSAValue, region: Region, plan: TilePlan, element, nest: bool
 ) -> None:
-    """One region's loop nest; ``nest``: a region of one tile still gets a loop (of one
-    trip), so that ``inject-sync`` can fence the regions apart when their flags would
-    need more than the 8 events of a pipe pair (it fences loop nests)."""
+    """One region's loop nest; ``nest``: the kernel has several (see :func:`open_nest`)."""
     tile = plan.tile_shape()
     rank = len(tile)
     window = b.buffer(region.window(tile), element, "UB", "window_ub")
     picked = b.buffer(tile, element, "UB", "picked_ub") if region.gathers() else window
     zeros = [b.index(0)] * rank
     with ExitStack() as stack:
-        if nest and plan.count() == 1:
-            one = b.index(1)
-            stack.enter_context(b.loop_over(b.index(0), one, one, "region"))
+        open_nest(b, stack, nest and plan.count() == 1)
         offsets: list[SSAValue] = []
         for d, piece in enumerate(region.pieces):
             if d < plan.axis:
@@ -308,6 +314,26 @@ def _emit_region(
             b.add(CopyOp(picked, zeros, out_arg, out_offsets))
 
 
+def lone_row_major_source(
+    body: KernelBody, kinds: type | tuple[type, ...], what: str
+) -> tuple[Operation, SSAValue] | str:
+    """The kernel's one op, of ``kinds``, and the GM argument of its first operand (its
+    data), when that and every output the kernel writes are row-major; else why the
+    kernel cannot be a copy kernel (``what``: the kinds, named)."""
+    if len(body.ops) != 1 or not isinstance(body.ops[0], kinds):
+        return f"not a lone {what}"
+    op = body.ops[0]
+    data = op.operands[0]
+    src_arg = body.source(data)
+    if src_arg is None:
+        return f"a {op.name} of a value computed inside the kernel"
+    if not is_row_major(tensor_of(data)) or not all(
+        is_row_major(tensor_of(v)) for v, _ in body.writes
+    ):
+        return f"a {op.name} of a tensor that is not row-major"
+    return op, src_arg
+
+
 def is_data_movement(op: Operation) -> bool:
     """Whether ``op`` is tiled here: a slice, split, pad, tile, or an expand of the same
     rank (an expand that adds dims is a broadcast, which the elementwise vector program
@@ -322,17 +348,11 @@ def is_data_movement(op: Operation) -> bool:
 def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone slice / split / pad / expand / tile as region copies; returns why it
     cannot (None when emitted)."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], DATA_MOVEMENT_OPS):
-        return "not a lone data-movement op"
-    op = body.ops[0]
+    found = lone_row_major_source(body, DATA_MOVEMENT_OPS, "data-movement op")
+    if isinstance(found, str):
+        return found
+    op, src_arg = found
     data = op.operands[0]
-    src_arg = body.source(data)
-    if src_arg is None:
-        return f"a {op.name} of a value computed inside the kernel"
-    if not is_row_major(tensor_of(data)) or not all(
-        is_row_major(tensor_of(v)) for v, _ in body.writes
-    ):
-        return f"a {op.name} of a tensor that is not row-major"
     in_shape = memref_shape(src_arg)
     regions = _regions(op, body, in_shape)
     if isinstance(regions, str):

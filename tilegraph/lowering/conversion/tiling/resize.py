@@ -1,0 +1,243 @@
+"""Resize on the vector cores: a nearest resize as DMA windows and a ``tile.vpick`` gather.
+
+Shapes are static at this level, so a nearest resize is a compile-time index table per
+resized axis: output position ``o`` reads input position ``t[o]`` (the ONNX coordinate
+transformation and nearest rounding, as :func:`~tilegraph.dialects.graph.spatial.axis_weights`
+computes them for the graph level). The kernel resizes the two innermost axes (rows and
+columns; the leading ones, N and C of an NCHW tensor, must keep their size):
+
+* the output is tiled as the data-movement kernels tile it (:func:`.elementwise.choose_tile`,
+  the columns never split): a tile is some leading positions (several channels when whole
+  planes fit UB) or some output rows of one plane, always whole rows;
+* each tile loads the *window* of input rows its output rows read, ``t[o0] .. t[o_last]``,
+  every column (``tile.copy`` GM -> UB; rows are contiguous runs, the MTE moves them);
+* ``tile.vpick`` gathers the tile out of the window by the row table (relative to the
+  window) and the column table: ``dst[.., i, j] = window[.., r[i], c[j]]``;
+* the tile is stored (UB -> GM).
+
+The row tiles become loops, not one nest per tile: consecutive tiles whose relative row
+table, window height and row count agree and whose windows advance by a constant step form
+one ``scf.for`` (a scale ``p/q`` in lowest terms repeats its table every ``p`` output rows,
+so a tile height that is a multiple of ``p`` makes every interior tile the same; the first
+and last tiles, where the table clips at the input's edges, and a ragged last tile are
+nests of their own). The tile height is chosen among the largest that fit for the fewest
+tiles plus nests (each tile starts its DMAs, each nest is code); more than
+:data:`~.data_movement.MAX_REGIONS` nests stays on the host. Every loop is ``tile.parallel``
+(``split-cores`` shares the nests out over the vector cores).
+
+What stays on the host: linear and cubic modes (weighted taps: their weights would need
+vector tiles of per-row and per-column coefficients), ``tf_crop_and_resize`` (outputs
+outside the input take the extrapolation value), resizes of a leading axis or of a 1-D
+tensor, scales or sizes computed at run time, and tensors that are not row-major (Resize's
+facts are ND only: the format engine gives it origin-format tensors, so an NC1HWC0 resize
+never reaches this strategy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph.base import constant_value
+from tilegraph.dialects.graph.spatial import ResizeOp, axis_weights, output_sizes
+from tilegraph.dialects.tile import CopyOp, PickOp, memref_shape
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.data_movement import (
+    MAX_REGIONS,
+    lone_row_major_source,
+    open_nest,
+)
+from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, choose_tile
+
+HEIGHT_CANDIDATES = 64
+"""Tile heights tried below the largest that fits, for the one with the fewest nests."""
+
+
+def _parameter(value: SSAValue | None) -> np.ndarray | None | str:
+    """A compile-time operand's data (None: not given; a string: computed at run time)."""
+    if value is None:
+        return None
+    data = constant_value(value)
+    if data is None:
+        return "run time"
+    data = np.asarray(data)
+    return None if data.size == 0 else data
+
+
+def nearest_tables(
+    op: ResizeOp, in_shape: Sequence[int], out_shape: Sequence[int]
+) -> list[np.ndarray] | str:
+    """The source position of every output position, per axis, of a nearest resize (the
+    identity on axes it does not resize); or why there is no such table."""
+    if op.attr("mode") != "nearest":
+        return f"a {op.attr('mode')} resize (weighted taps; only nearest has a vector kernel)"
+    transform = str(op.attr("coordinate_transformation_mode"))
+    if transform == "tf_crop_and_resize":
+        return "a tf_crop_and_resize resize (extrapolated outputs)"
+    found = [_parameter(v) for v in (op.roi, op.scales, op.sizes)]
+    if any(isinstance(f, str) for f in found):
+        return "resize scales or sizes computed at run time"
+    roi, scales, sizes = (None if isinstance(f, str) else f for f in found)
+    rank = len(in_shape)
+    axes = [a % rank for a in (op.attr("axes") or range(rank))]
+    policy = str(op.attr("keep_aspect_ratio_policy"))
+    out, ratios = output_sizes(list(in_shape), axes, scales, sizes, roi, policy)
+    if list(out) != list(out_shape):
+        return "a resize whose output shape disagrees with its scales"
+    attrs = {name: op.attr(name) for name in ResizeOp.DEFAULTS}
+    tables = [np.arange(n) for n in out_shape]
+    for axis, ratio in zip(axes, ratios, strict=True):
+        w, _ = axis_weights(in_shape[axis], out_shape[axis], ratio, attrs, (0.0, 1.0))
+        tables[axis] = w.argmax(axis=1)  # one weight of 1 per output position
+    return tables
+
+
+@dataclass(frozen=True)
+class RowNest:
+    """``count`` row tiles of ``rows`` output rows each, the k-th from output row
+    ``out_start + k * rows``, reading the window of ``height`` input rows from
+    ``src_start + k * src_step``; ``table``: the rows' positions in the window."""
+
+    out_start: int
+    rows: int
+    src_start: int
+    src_step: int
+    height: int
+    table: tuple[int, ...]
+    count: int = 1
+
+
+def row_nests(table: np.ndarray, rows: int) -> list[RowNest]:
+    """The row tiles of ``rows`` output rows (the last ragged), grouped into loops."""
+    nests: list[RowNest] = []
+    for start in range(0, len(table), rows):
+        part = table[start : start + rows]
+        first = int(part[0])
+        tile = RowNest(start, len(part), first, 0, int(part[-1]) - first + 1,
+                       tuple(int(i) - first for i in part))  # fmt: skip
+        last = nests[-1] if nests else None
+        same = last is not None and (last.rows, last.height, last.table) == (
+            tile.rows, tile.height, tile.table,
+        )  # fmt: skip
+        if last is not None and same:
+            step = first - (last.src_start + (last.count - 1) * last.src_step)
+            if last.count == 1 or step == last.src_step:
+                nests[-1] = RowNest(last.out_start, last.rows, last.src_start, step,
+                                    last.height, last.table, last.count + 1)  # fmt: skip
+                continue
+        nests.append(tile)
+    return nests
+
+
+def _window_height(table: np.ndarray, rows: int) -> int:
+    """The most input rows a tile of ``rows`` output rows reads."""
+    return max(int(table[min(s + rows, len(table)) - 1] - table[s]) + 1
+               for s in range(0, len(table), rows))  # fmt: skip
+
+
+def _plan(
+    tables: Sequence[np.ndarray], in_shape: Sequence[int], eb: int, budget: int
+) -> tuple[TilePlan, list[RowNest]] | None:
+    """The tile of the output (whole rows) and the row nests; None: no row fits."""
+    rank = len(tables)
+    out_shape = [len(t) for t in tables]
+    row_table, width = tables[-2], in_shape[-1]
+
+    def tile_bytes(tile: Sequence[int]) -> int:
+        lead = prod(tile[:-2])
+        return (lead * _window_height(row_table, tile[-2]) * width + prod(tile)) * eb
+
+    plan = choose_tile(out_shape, tile_bytes, budget, whole_from=rank - 1)
+    if plan is None:
+        return None
+    if plan.axis < rank - 2:
+        return plan, row_nests(row_table, len(row_table))
+    tallest = plan.size
+    heights = range(tallest, max(tallest - HEIGHT_CANDIDATES, 0), -1)
+
+    def weight(h: int) -> tuple[int, int]:  # each tile starts DMAs, each nest is code
+        nests = row_nests(row_table, h)
+        return sum(n.count for n in nests) + len(nests), -h
+
+    best = min(heights, key=weight)
+    return TilePlan(plan.shape, plan.axis, best), row_nests(row_table, best)
+
+
+def lead_tiles(plan: TilePlan) -> int:
+    """Tiles of the leading dims (one per plane when the rows split)."""
+    if plan.axis == len(plan.shape) - 2:
+        return prod(plan.shape[: plan.axis])
+    return plan.count()
+
+
+def _emit_nest(
+    b: KernelBuilder,
+    src_arg: SSAValue,
+    out_arg: SSAValue,
+    plan: TilePlan,
+    nest: RowNest,
+    col_table: np.ndarray,
+    element: Attribute,
+    fence: bool,
+) -> None:
+    tile = plan.tile_shape()
+    lead = tile[:-2]
+    in_width = memref_shape(src_arg)[-1]
+    window = b.buffer([*lead, nest.height, in_width], element, "UB", "window_ub")
+    picked = b.buffer([*lead, nest.rows, len(col_table)], element, "UB", "resized_ub")
+    zeros = [b.index(0)] * len(tile)
+    with ExitStack() as stack:
+        open_nest(b, stack, fence and nest.count * lead_tiles(plan) == 1)
+        offsets: list[SSAValue] = []
+        for d, extent in enumerate(plan.shape[:-2]):
+            step = plan.size if d == plan.axis else 1
+            size = extent if d > plan.axis else step
+            offsets.append(stack.enter_context(b.loop(extent, size, f"i{d}", True)))
+        k = stack.enter_context(b.loop(nest.count, 1, "rows", True))
+        src = [*offsets, b.affine(k, nest.src_step, nest.src_start), b.index(0)]
+        b.add(CopyOp(src_arg, src, window, zeros))
+        lead_tables = [range(n) for n in lead]
+        b.add(PickOp(window, picked, [*lead_tables, nest.table, col_table.tolist()]))
+        out = [*offsets, b.affine(k, nest.rows, nest.out_start), b.index(0)]
+        b.add(CopyOp(picked, zeros, out_arg, out))
+
+
+def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
+    when emitted)."""
+    found = lone_row_major_source(body, ResizeOp, "resize")
+    if isinstance(found, str):
+        return found
+    op, src_arg = found
+    assert isinstance(op, ResizeOp)
+    (written, out_arg), *_ = body.writes
+    in_shape, out_shape = memref_shape(src_arg), memref_shape(out_arg)
+    if len(in_shape) < 2:
+        return "a resize of a 1-D tensor"
+    tables = nearest_tables(op, in_shape, out_shape)
+    if isinstance(tables, str):
+        return tables
+    if any(not np.array_equal(t, np.arange(len(t))) for t in tables[:-2]):
+        return "a resize of an axis other than the two innermost"
+    if not all(out_shape):
+        return "a resize with an empty output"
+    element = tensor_of(written).element_type
+    found = _plan(tables, in_shape, element_bytes(element), b.hw.ub_bytes // 2)
+    if found is None:
+        return "no row of a resize fits UB"
+    plan, nests = found
+    if len(nests) > MAX_REGIONS:
+        return f"a resize of more than {MAX_REGIONS} row nests"
+    if b.dry_run:
+        return None
+    for nest in nests:
+        _emit_nest(b, src_arg, out_arg, plan, nest, tables[-1], element, len(nests) > 1)
+    b.tiles = lead_tiles(plan) * sum(n.count for n in nests)
+    return None
