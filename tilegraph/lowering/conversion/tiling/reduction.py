@@ -42,7 +42,6 @@ from tilegraph.dialects.tile import (
     UNARY_OPS,
     memref_shape,
 )
-from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.buffers import aligned_bytes

@@ -37,7 +37,7 @@ from tilegraph.dialects.tile import CopyOp, memref_shape
 from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.elementwise import longest_fitting, store
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
 IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
@@ -137,14 +137,7 @@ def plan_chunks(
         unit = [1] * (j + 1) + list(shape[j + 1 :])
         if bytes_per_tile(unit) > budget:
             continue
-        lo, hi = 1, shape[j]
-        while lo < hi:  # the largest chunk that fits (bytes grow with it)
-            mid = (lo + hi + 1) // 2
-            if bytes_per_tile([*unit[:j], mid, *unit[j + 1 :]]) <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        return ChunkPlan(shape, axes, j, lo)
+        return ChunkPlan(shape, axes, j, longest_fitting(unit, j, shape[j], bytes_per_tile, budget))
     return None
 
 
@@ -246,7 +239,9 @@ def emit_chunked_reduction(
         shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
         dropped = b.buffer(shape, element, "UB", "out_ub")
     param_tiles = [
-        b.buffer(plan.tile_shape()[len(plan.shape) - len(memref_shape(p)) :], element, "UB", "param_ub")
+        b.buffer(
+            plan.tile_shape()[len(plan.shape) - len(memref_shape(p)) :], element, "UB", "param_ub"
+        )
         for p in params
     ]
     with k.output_loops():
