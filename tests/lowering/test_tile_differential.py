@@ -239,21 +239,22 @@ class Graph:
     """A GraphBuilder with seeded data that records the input arrays it makes.
 
     ``padded``: NCHW feature-map inputs are held as NC1HWC0 (their padding lanes can hold
-    NaN)."""
+    NaN). ``dtype``: the float type of the inputs and constants."""
 
-    def __init__(self, padded: bool = False, seed: int = 0):
+    def __init__(self, padded: bool = False, seed: int = 0, dtype: str = "float32"):
         self.b = GraphBuilder()
         self.rng = np.random.default_rng(seed)
         self.padded = padded
+        self.dtype = np.dtype(dtype)
         self.arrays: list[np.ndarray] = []
 
     def input(self, shape: Sequence[int], fmt: str = "ND") -> SSAValue:
         name = f"in{len(self.arrays)}"
         storage = "NC1HWC0" if self.padded and fmt == "NCHW" and len(shape) == 4 else None
-        t = TensorType(list(shape), element_type_of("float32"), fmt, storage)
+        t = TensorType(list(shape), element_type_of(self.dtype), fmt, storage)
         arg = self.b.block.insert_arg(t, len(self.b.block.args))
         arg.name_hint = name
-        self.arrays.append(self.rng.standard_normal(shape).astype(np.float32))
+        self.arrays.append(self.rng.standard_normal(shape).astype(self.dtype))
         return arg
 
     def const(self, shape: Sequence[int], fmt: str | None = None, low: float | None = None):
@@ -263,7 +264,7 @@ class Graph:
             if low is None
             else self.rng.uniform(low, low + 1.0, shape)
         )
-        return self.b.constant(data.astype(np.float32), fmt)
+        return self.b.constant(data.astype(self.dtype), fmt)
 
     def ints(self, values: Sequence[int]) -> SSAValue:
         return self.b.constant(np.array(values, np.int64))

@@ -90,15 +90,21 @@ def choose_tile(
         unit = [1] * k + [1] + list(shape[k + 1 :])
         if bytes_per_tile(unit) > budget:
             continue
-        lo, hi = 1, shape[k]
-        while lo < hi:  # the largest t that fits (bytes grow with t)
-            mid = (lo + hi + 1) // 2
-            if bytes_per_tile([*unit[:k], mid, *unit[k + 1 :]]) <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        return TilePlan(shape, k, lo)
+        return TilePlan(shape, k, longest_fitting(unit, k, shape[k], bytes_per_tile, budget))
     return None
+
+
+def longest_fitting(unit: Sequence[int], k: int, most: int, bytes_per_tile, budget: int) -> int:
+    """The largest ``t`` in [1, most] with ``unit`` (a tile of 1 at dim ``k``) grown to ``t``
+    there within ``budget`` (``unit`` itself must fit; bytes grow with ``t``)."""
+    lo, hi = 1, most
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if bytes_per_tile([*unit[:k], mid, *unit[k + 1 :]]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _one_channel_5hd(t: TensorType) -> bool:

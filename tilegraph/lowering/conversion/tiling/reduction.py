@@ -5,6 +5,9 @@ reduces on its own: the split axis is chosen before the first reduced axis, as l
 allows. Reduced axes are storage axes; a tensor whose storage differs from its origin is
 reduced only where the axes keep their meaning (global pooling on NC1HWC0: H and W).
 Each op is a short vector program on the tile (``vreduce``, broadcast ``vsub``/``vdiv``...).
+When no such tile fits UB (a softmax over 1000 classes on a small UB), the reduction loops
+over chunks of its reduced axes instead (:mod:`.reduction_chunks`); the tiles of a
+reduction that fits are unchanged by that.
 """
 
 from __future__ import annotations
@@ -39,13 +42,19 @@ from tilegraph.dialects.tile import (
     UNARY_OPS,
     memref_shape,
 )
-from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
+from tilegraph.lowering.conversion.tiling.reduction_chunks import (
+    Chunked,
+    chunk_bytes,
+    emit_chunked_reduction,
+    plan_chunks,
+    vreduce,
+)
 
 
 @dataclass
@@ -69,23 +78,11 @@ Program = Callable[[KernelBuilder, Tiles, tuple[int, ...]], None]
 class Reduction:
     axes: tuple[int, ...]
     program: Program
+    chunked: Chunked
+    """The same reduction over chunks, when the reduced axes do not fit UB."""
     full: int = 0
     kept: int = 0
     keepdims: bool = True
-
-
-def _vreduce(b: KernelBuilder, kind: str, src: SSAValue, dst: SSAValue, axes) -> None:
-    from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
-
-    b.add(
-        VReduceOp.create(
-            operands=[src, dst],
-            properties={
-                "kind": StringAttr(kind),
-                "axes": DenseArrayBase.from_list(i64, list(axes)),
-            },
-        )
-    )
 
 
 def _u(b: KernelBuilder, name: str, src: SSAValue, dst: SSAValue) -> None:
@@ -103,10 +100,10 @@ def _s(b: KernelBuilder, name: str, src: SSAValue, value: float, dst: SSAValue) 
 def _softmax(log: bool) -> Program:
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (shifted,), (red,) = t.full, t.kept
-        _vreduce(b, "max", t.x, red, axes)
+        vreduce(b, "max", t.x, red, axes)
         _bin(b, "vsub", t.x, red, shifted)
         _u(b, "vexp", shifted, t.out)
-        _vreduce(b, "sum", t.out, red, axes)
+        vreduce(b, "sum", t.out, red, axes)
         if log:
             _u(b, "vln", red, red)
             _bin(b, "vsub", shifted, red, t.out)
@@ -125,7 +122,7 @@ def _simple(kind: str, pre: str | None = None, post: str | None = None, mean=Fal
         elif pre is not None:
             _u(b, pre, t.x, t.full[0])
             src = t.full[0]
-        _vreduce(b, kind, src, t.out, axes)
+        vreduce(b, kind, src, t.out, axes)
         if mean:
             count = prod(memref_shape(t.x)[a] for a in axes)
             _s(b, "vmuls", t.out, 1.0 / count, t.out)
@@ -138,11 +135,11 @@ def _simple(kind: str, pre: str | None = None, post: str | None = None, mean=Fal
 def _layer_norm(epsilon: float, count: int) -> Program:
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (centred, square), (stat,) = t.full, t.kept
-        _vreduce(b, "sum", t.x, stat, axes)
+        vreduce(b, "sum", t.x, stat, axes)
         _s(b, "vmuls", stat, 1.0 / count, stat)
         _bin(b, "vsub", t.x, stat, centred)
         _bin(b, "vmul", centred, centred, square)
-        _vreduce(b, "sum", square, stat, axes)
+        vreduce(b, "sum", square, stat, axes)
         _s(b, "vmuls", stat, 1.0 / count, stat)
         _s(b, "vadds", stat, epsilon, stat)
         _u(b, "vrsqrt", stat, stat)
@@ -154,16 +151,22 @@ def _layer_norm(epsilon: float, count: int) -> Program:
     return program
 
 
-_REDUCE_PROGRAMS: dict[type[ReduceOp], tuple[Program, int]] = {
-    ReduceSumOp: (_simple("sum"), 0),
-    ReduceMeanOp: (_simple("sum", mean=True), 0),
-    ReduceMaxOp: (_simple("max"), 0),
-    ReduceMinOp: (_simple("min"), 0),
-    ReduceProdOp: (_simple("prod"), 0),
-    ReduceL1Op: (_simple("sum", pre="vabs"), 1),
-    ReduceL2Op: (_simple("sum", pre="square", post="vsqrt"), 1),
-    ReduceSumSquareOp: (_simple("sum", pre="square"), 1),
+_REDUCE_KINDS: dict[type[ReduceOp], Chunked] = {
+    ReduceSumOp: Chunked("reduce", "sum"),
+    ReduceMeanOp: Chunked("reduce", "sum", mean=True),
+    ReduceMaxOp: Chunked("reduce", "max"),
+    ReduceMinOp: Chunked("reduce", "min"),
+    ReduceProdOp: Chunked("reduce", "prod"),
+    ReduceL1Op: Chunked("reduce", "sum", pre="vabs"),
+    ReduceL2Op: Chunked("reduce", "sum", pre="square", post="vsqrt"),
+    ReduceSumSquareOp: Chunked("reduce", "sum", pre="square"),
 }
+"""The reduce ops as one vreduce kind with an optional elementwise step before / after."""
+
+
+def _simple_reduction(axes: tuple[int, ...], kind: Chunked, keepdims: bool = True) -> Reduction:
+    program = _simple(kind.combine, kind.pre, kind.post, kind.mean)
+    return Reduction(axes, program, kind, full=kind.full_scratch, keepdims=keepdims)
 
 
 def reduction_of(op: GraphOp) -> Reduction | str:
@@ -176,17 +179,21 @@ def reduction_of(op: GraphOp) -> Reduction | str:
             return f"global pooling on {x.storage_format}"
         spatial = tuple(range(2, 4 if not plain else rank))
         kind = "max" if isinstance(op, GlobalMaxPoolOp) else "sum"
-        return Reduction(spatial, _simple(kind, mean=kind == "sum"))
+        return _simple_reduction(spatial, Chunked("reduce", kind, mean=kind == "sum"))
     if not plain:
         return f"{op.name} on a {x.storage_format} tensor"
     if isinstance(op, SoftmaxOp | LogSoftmaxOp):
         axis = op.attr("axis") % rank
-        return Reduction((axis,), _softmax(isinstance(op, LogSoftmaxOp)), full=1, kept=1)
+        log = isinstance(op, LogSoftmaxOp)
+        chunked = Chunked("log_softmax" if log else "softmax")
+        return Reduction((axis,), _softmax(log), chunked, full=1, kept=1)
     if isinstance(op, LayerNormOp):
         axis = op.attr("axis") % rank
         axes = tuple(range(axis, rank))
         count = prod(int(x.storage_shape[a]) for a in axes)
-        return Reduction(axes, _layer_norm(float(op.attr("epsilon")), count), full=2, kept=1)
+        epsilon = float(op.attr("epsilon"))
+        chunked = Chunked("layer_norm", epsilon=epsilon)
+        return Reduction(axes, _layer_norm(epsilon, count), chunked, full=2, kept=1)
     if isinstance(op, ReduceOp):
         axes_value = op.operands[1] if len(op.operands) > 1 else None
         given = None
@@ -205,24 +212,26 @@ def reduction_of(op: GraphOp) -> Reduction | str:
             axes = tuple(range(rank))
         keep = bool(op.attr("keepdims"))
         if isinstance(op, ReduceLogSumExpOp):
-            return Reduction(axes, _log_sum_exp_program(keep), full=1, kept=2, keepdims=keep)
-        entry = _REDUCE_PROGRAMS.get(type(op))
-        if entry is None:
+            program = _log_sum_exp_program(keep)
+            chunked = Chunked("log_sum_exp")
+            return Reduction(axes, program, chunked, full=1, kept=2, keepdims=keep)
+        kind = _REDUCE_KINDS.get(type(op))
+        if kind is None:
             return f"no vector lowering for {op.name}"
-        return Reduction(axes, entry[0], full=entry[1], keepdims=keep)
+        return _simple_reduction(axes, kind, keep)
     return f"no vector lowering for {op.name}"
 
 
 def _log_sum_exp_program(keepdims: bool) -> Program:
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (shifted,), (red, total) = t.full, t.kept
-        _vreduce(b, "max", t.x, red, axes)
+        vreduce(b, "max", t.x, red, axes)
         _bin(b, "vsub", t.x, red, shifted)
         _u(b, "vexp", shifted, shifted)
-        _vreduce(b, "sum", shifted, total, axes)
+        vreduce(b, "sum", shifted, total, axes)
         _u(b, "vln", total, total)
         _bin(b, "vadd", total, red, total)
-        _vreduce(b, "sum", total, t.out, axes)  # drops the (size-1) axes when not kept
+        vreduce(b, "sum", total, t.out, axes)  # drops the (size-1) axes when not kept
 
     return program
 
@@ -280,9 +289,21 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
-    plan = choose_tile(x_shape, ub_bytes, b.hw.ub_bytes // 2, whole_from=first_reduced)
+    budget = b.hw.ub_bytes // 2
+    plan = choose_tile(x_shape, ub_bytes, budget, whole_from=first_reduced)
     if plan is None:
-        return "the reduced axes do not fit UB"
+        out_dropped = not spec.chunked.normalises and not spec.keepdims
+        ranks = [len(memref_shape(p)) for p in params]
+
+        def chunk_ub_bytes(chunk: Sequence[int]) -> int:
+            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, ranks)
+
+        chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
+        if chunks is None:
+            return "no chunk of the reduced axes fits UB"
+        if not b.dry_run:
+            emit_chunked_reduction(b, spec.chunked, chunks, x_arg, out_arg, params, element)
+        return None
     if b.dry_run:
         return None
     tile = plan.tile_shape()

@@ -1,0 +1,362 @@
+"""Reductions whose reduced axes do not fit UB: loops over chunks of the reduced axes.
+
+When no tile holds the reduced axes whole (:mod:`.reduction`), the input is cut at a
+*chunk axis* ``j`` (the first reduced axis, or a later axis when even one row of the dims
+after it does not fit): a chunk is ``[1, ..., 1, c, S[j+1], ..., S[-1]]``. The kept dims up
+to ``j`` are the output's loops (``tile.parallel``); the reduced dims up to ``j`` are
+*chunk loops* inside them, which accumulate into small UB tiles shaped like the reduced
+chunk (reduced dims kept as 1), as Ascend's reduce kernels do with a long reduced axis:
+
+* reductions (reduce_*, global pools): one pass; each chunk is reduced and combined into the
+  accumulator (``vadd`` / ``vmax`` / ``vmin`` / ``vmul``); mean divides at the end;
+* softmax, log-softmax, reduce_log_sum_exp: an *online* first pass keeps a running max
+  ``m`` and a sum ``s`` of ``exp(x - m)``, rescaling ``s`` by ``exp(m_old - m_new)`` when a
+  chunk raises the max (one read of the input instead of two); a second pass re-reads
+  the chunks and writes ``exp(x - m) / s`` (``x - m - ln s``);
+* layer norm: three passes (mean; the sum of squared deviations from it, which is exact
+  where ``E[x^2] - mean^2`` cancels; the normalised output with its scale and bias chunks).
+
+The last chunk along ``j`` may be ragged: its load fills the lanes past the tensor with the
+combine's identity (0, -inf, +inf or 1; -inf for the running max, so ``exp`` gives 0), so
+they do not change the result. Layer norm's second pass sees ``(0 - mean)^2`` in those
+lanes and subtracts their known count times ``mean^2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from math import inf, prod
+from typing import Literal
+
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.tile import CopyOp, memref_shape
+from tilegraph.dialects.tile import ReduceOp as VReduceOp
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import longest_fitting, store
+from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+
+IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
+"""The value each reduction ignores: the fill of a ragged chunk's lanes past the tensor."""
+COMBINE = {"sum": "vadd", "max": "vmax", "min": "vmin", "prod": "vmul"}
+"""The binary instruction that merges a chunk's partial result into the accumulator."""
+
+
+def vreduce(b: KernelBuilder, kind: str, src: SSAValue, dst: SSAValue, axes) -> None:
+    """``tile.vreduce`` of ``src`` over ``axes`` into ``dst``."""
+    b.add(
+        VReduceOp.create(
+            operands=[src, dst],
+            properties={
+                "kind": StringAttr(kind),
+                "axes": DenseArrayBase.from_list(i64, list(axes)),
+            },
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Chunked:
+    """What a reduction computes, for its chunked form.
+
+    ``kind``: ``"reduce"`` (``combine`` over the axes, after ``pre``: ``"vabs"`` or
+    ``"square"``, then ``post``: ``"vsqrt"``; ``mean`` divides by the count), the online
+    softmax family (``"softmax"``, ``"log_softmax"``, ``"log_sum_exp"``) or
+    ``"layer_norm"`` (``epsilon``)."""
+
+    kind: Literal["reduce", "softmax", "log_softmax", "log_sum_exp", "layer_norm"]
+    combine: str = "sum"
+    pre: str | None = None
+    post: str | None = None
+    mean: bool = False
+    epsilon: float = 0.0
+
+    @property
+    def full_scratch(self) -> int:
+        """Scratch tiles shaped like a chunk."""
+        return 0 if self.kind == "reduce" and self.pre is None else 1
+
+    @property
+    def kept_scratch(self) -> int:
+        """Tiles shaped like a reduced chunk: accumulators and a chunk's partial result."""
+        return 2 if self.kind == "reduce" else 3
+
+    @property
+    def normalises(self) -> bool:
+        """The output has the input's shape (a second pass writes it)."""
+        return self.kind in ("softmax", "log_softmax", "layer_norm")
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Chunks of ``c`` = ``size`` along axis ``axis`` of the input ``shape``, reduced over
+    ``axes``."""
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    axis: int
+    size: int
+
+    def tile_shape(self) -> list[int]:
+        return [1] * self.axis + [self.size] + list(self.shape[self.axis + 1 :])
+
+    def kept_shape(self) -> list[int]:
+        return [1 if i in self.axes else d for i, d in enumerate(self.tile_shape())]
+
+    def step(self, d: int) -> int:
+        return self.size if d == self.axis else 1
+
+    def count(self) -> int:
+        """Output tiles: one per iteration of the kept loops."""
+        return prod(
+            -(-self.shape[d] // self.step(d)) for d in range(self.axis + 1) if d not in self.axes
+        )
+
+    def padded_lanes(self) -> int:
+        """Lanes past the tensor that one accumulator element sums over all chunks."""
+        if self.axis not in self.axes:
+            return 0  # a ragged kept axis: its padded lanes are cut by the store
+        extent = self.shape[self.axis]
+        past = -(-extent // self.size) * self.size - extent
+        return past * prod(self.shape[d] for d in self.axes if d > self.axis)
+
+
+def plan_chunks(
+    shape: Sequence[int], axes: tuple[int, ...], bytes_per_tile, budget: int
+) -> ChunkPlan | None:
+    """The outermost chunk axis (from the first reduced one) at which a chunk fits, with
+    the longest chunk there (``bytes_per_tile(chunk_shape)`` as :func:`.choose_tile`)."""
+    if not axes:
+        return None
+    shape = tuple(shape)
+    for j in range(min(axes), len(shape)):
+        unit = [1] * (j + 1) + list(shape[j + 1 :])
+        if bytes_per_tile(unit) > budget:
+            continue
+        return ChunkPlan(shape, axes, j, longest_fitting(unit, j, shape[j], bytes_per_tile, budget))
+    return None
+
+
+def chunk_bytes(
+    b: KernelBuilder,
+    spec: Chunked,
+    plan_axes: tuple[int, ...],
+    chunk: Sequence[int],
+    element_bytes: int,
+    out_dropped: bool,
+    param_ranks: Sequence[int],
+) -> int:
+    """UB bytes of the chunked program's tiles for one chunk shape."""
+    kept = [1 if i in plan_axes else d for i, d in enumerate(chunk)]
+    sizes = [prod(chunk)] * (1 + spec.full_scratch) + [prod(kept)] * spec.kept_scratch
+    if out_dropped:
+        sizes.append(prod(kept))
+    sizes += [prod(chunk[len(chunk) - r :]) for r in param_ranks]
+    return sum(aligned_bytes(b.hw, "UB", n * element_bytes) for n in sizes)
+
+
+class _Kernel:
+    """The buffers and loops of one chunked reduction kernel."""
+
+    def __init__(
+        self,
+        b: KernelBuilder,
+        plan: ChunkPlan,
+        x_arg: SSAValue,
+        element: Attribute,
+        spec: Chunked,
+    ) -> None:
+        self.b, self.plan, self.x_arg = b, plan, x_arg
+        tile = plan.tile_shape()
+        self.x = b.buffer(tile, element, "UB", "x_ub")
+        self.full = [b.buffer(tile, element, "UB", "chunk_ub") for _ in range(spec.full_scratch)]
+        self.kept = [
+            b.buffer(plan.kept_shape(), element, "UB", f"acc{i}_ub")
+            for i in range(spec.kept_scratch)
+        ]
+        self.e = VectorEmitter(b, self.x, self.full)
+        self.outer: dict[int, SSAValue] = {}
+
+    @contextmanager
+    def output_loops(self) -> Iterator[None]:
+        """The parallel loops over the kept dims up to the chunk axis."""
+        plan = self.plan
+        with ExitStack() as stack:
+            for d in range(plan.axis + 1):
+                if d not in plan.axes:
+                    self.outer[d] = stack.enter_context(
+                        self.b.loop(plan.shape[d], plan.step(d), f"i{d}", True)
+                    )
+            yield
+
+    @contextmanager
+    def chunks(self, pad: float) -> Iterator[list[SSAValue]]:
+        """The chunk loops of one pass, the chunk loaded into ``x`` (lanes past the tensor
+        filled with ``pad``); yields the chunk's offsets."""
+        plan, b = self.plan, self.b
+        zero = b.index(0)
+        with ExitStack() as stack:
+            offsets = []
+            for d in range(len(plan.shape)):
+                if d in self.outer:
+                    offsets.append(self.outer[d])
+                elif d in plan.axes and d <= plan.axis:
+                    offsets.append(
+                        stack.enter_context(b.loop(plan.shape[d], plan.step(d), f"r{d}"))
+                    )
+                else:
+                    offsets.append(zero)
+            b.add(CopyOp(self.x_arg, offsets, self.x, [zero] * len(offsets), pad or None))
+            yield offsets
+
+    def output_offsets(self, out_arg: SSAValue) -> list[SSAValue]:
+        """Where a reduced tile goes in the output (reduced dims at 0, or dropped)."""
+        zero = self.b.index(0)
+        rank = len(self.plan.shape)
+        offsets = [self.outer.get(d, zero) for d in range(rank)]
+        if len(memref_shape(out_arg)) == rank:
+            return [zero if d in self.plan.axes else o for d, o in enumerate(offsets)]
+        return [o for d, o in enumerate(offsets) if d not in self.plan.axes]
+
+
+def emit_chunked_reduction(
+    b: KernelBuilder,
+    spec: Chunked,
+    plan: ChunkPlan,
+    x_arg: SSAValue,
+    out_arg: SSAValue,
+    params: Sequence[SSAValue],
+    element: Attribute,
+) -> None:
+    """Emit the chunked kernel (see the module docstring) for ``plan``."""
+    k = _Kernel(b, plan, x_arg, element, spec)
+    dropped = None
+    if not spec.normalises and len(memref_shape(out_arg)) != len(plan.shape):
+        shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
+        dropped = b.buffer(shape, element, "UB", "out_ub")
+    param_tiles = [
+        b.buffer(
+            plan.tile_shape()[len(plan.shape) - len(memref_shape(p)) :], element, "UB", "param_ub"
+        )
+        for p in params
+    ]
+    with k.output_loops():
+        if spec.kind == "reduce":
+            result = _reduce(k, spec)
+        elif spec.kind == "layer_norm":
+            _layer_norm(k, spec, out_arg, params, param_tiles)
+            result = None
+        else:
+            result = _online_softmax(k, spec, out_arg)
+        if result is not None:
+            if dropped is not None:
+                vreduce(b, "sum", result, dropped, plan.axes)  # drops the size-1 axes
+                result = dropped
+            store(b, result, out_arg, k.output_offsets(out_arg))
+    b.tiles = plan.count()
+
+
+def _reduce(k: _Kernel, spec: Chunked) -> SSAValue:
+    """One pass: reduce each chunk and combine it into the accumulator."""
+    e, axes = k.e, k.plan.axes
+    acc, part = k.kept
+    e.fill(acc, IDENTITY[spec.combine])
+    with k.chunks(IDENTITY[spec.combine]):
+        src = k.x
+        if spec.pre == "square":
+            e.binary("vmul", k.x, k.x, k.full[0])
+            src = k.full[0]
+        elif spec.pre is not None:
+            e.unary(spec.pre, k.x, k.full[0])
+            src = k.full[0]
+        vreduce(k.b, spec.combine, src, part, axes)
+        e.binary(COMBINE[spec.combine], acc, part, acc)
+    if spec.mean:
+        e.scalar("vmuls", acc, 1.0 / prod(k.plan.shape[a] for a in axes), acc)
+    if spec.post is not None:
+        e.unary(spec.post, acc, acc)
+    return acc
+
+
+def _online_softmax(k: _Kernel, spec: Chunked, out_arg: SSAValue) -> SSAValue | None:
+    """Pass 1: running max ``m`` and rescaled sum ``s`` of ``exp(x - m)``; pass 2 (softmax,
+    log-softmax) writes each chunk's output; log-sum-exp returns ``ln s + m``."""
+    e, axes, b = k.e, k.plan.axes, k.b
+    m, s, part = k.kept
+    (shifted,) = k.full
+    e.fill(m, -inf)
+    e.fill(s, 0.0)
+    with k.chunks(-inf):
+        vreduce(b, "max", k.x, part, axes)
+        e.binary("vmax", m, part, part)  # the new max
+        e.binary("vsub", m, part, m)
+        e.unary("vexp", m, m)  # exp(m_old - m_new) <= 1
+        e.binary("vmul", s, m, s)
+        e.binary("vsub", k.x, part, shifted)
+        e.unary("vexp", shifted, shifted)
+        vreduce(b, "sum", shifted, m, axes)
+        e.binary("vadd", s, m, s)
+        e.unary("vcopy", part, m)
+    if spec.kind == "log_sum_exp":
+        e.unary("vln", s, s)
+        e.binary("vadd", s, m, s)
+        return s
+    if spec.kind == "log_softmax":
+        e.unary("vln", s, s)
+    with k.chunks(0.0) as offsets:
+        e.binary("vsub", k.x, m, shifted)
+        if spec.kind == "log_softmax":
+            e.binary("vsub", shifted, s, shifted)
+        else:
+            e.unary("vexp", shifted, shifted)
+            e.binary("vdiv", shifted, s, shifted)
+        store(b, shifted, out_arg, offsets)
+    return None
+
+
+def _layer_norm(
+    k: _Kernel,
+    spec: Chunked,
+    out_arg: SSAValue,
+    params: Sequence[SSAValue],
+    param_tiles: Sequence[SSAValue],
+) -> None:
+    """Pass 1: the mean; pass 2: the sum of squared deviations (the ragged lanes' share
+    removed); pass 3: ``(x - mean) * rsqrt(var + eps) * scale + bias``."""
+    e, axes, b = k.e, k.plan.axes, k.b
+    mean, var, part = k.kept
+    (centred,) = k.full
+    count = prod(k.plan.shape[a] for a in axes)
+    e.fill(mean, 0.0)
+    with k.chunks(0.0):
+        vreduce(b, "sum", k.x, part, axes)
+        e.binary("vadd", mean, part, mean)
+    e.scalar("vmuls", mean, 1.0 / count, mean)
+    e.fill(var, 0.0)
+    with k.chunks(0.0):
+        e.binary("vsub", k.x, mean, centred)
+        e.binary("vmul", centred, centred, centred)
+        vreduce(b, "sum", centred, part, axes)
+        e.binary("vadd", var, part, var)
+    padded = k.plan.padded_lanes()
+    if padded:
+        e.binary("vmul", mean, mean, part)
+        e.scalar("vmuls", part, float(padded), part)
+        e.binary("vsub", var, part, var)
+    e.scalar("vmuls", var, 1.0 / count, var)
+    e.scalar("vadds", var, spec.epsilon, var)
+    e.unary("vrsqrt", var, var)
+    zero = b.index(0)
+    with k.chunks(0.0) as offsets:
+        for p, tile in zip(params, param_tiles, strict=True):
+            rank = len(memref_shape(p))
+            b.add(CopyOp(p, offsets[len(offsets) - rank :], tile, [zero] * rank))
+        e.binary("vsub", k.x, mean, centred)
+        e.binary("vmul", centred, var, centred)
+        for tile, name in zip(param_tiles, ("vmul", "vadd"), strict=False):
+            e.binary(name, centred, tile, centred)
+        store(b, centred, out_arg, offsets)
