@@ -73,7 +73,7 @@ from dataclasses import dataclass, fields
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i8, i64
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.provenance import location_of, replace_located
@@ -334,7 +334,9 @@ def _apply_plan(plan: MemoryPlan) -> None:
         workspace = AllocOp(scoped_memref([plan.report.peak], i8, "GM"))
         workspace.result.name_hint = "workspace"
         # the workspace holds every planned intermediate: it stands for all their nodes
-        workspace.location = location_of(b.value.owner for b in plan.sequence.buffers)
+        workspace.location = location_of(
+            b.value.owner for b in plan.sequence.buffers if isinstance(b.value.owner, Operation)
+        )
         first = block.first_op
         if first is None:
             block.add_op(workspace)
