@@ -9,7 +9,7 @@ from xdsl.dialects import func
 from tests.lowering.test_gather_kernels import _module
 from tests.lowering.test_tile_differential import run_levels
 from tilegraph.cost_model.cycles.core import run_core
-from tilegraph.cost_model.cycles.memory import hbm_reads
+from tilegraph.cost_model.cycles.memory import hbm_traffic
 from tilegraph.cost_model.cycles.program import compile_kernel
 from tilegraph.cost_model.tile_costs import SCALAR_READ_CYCLES
 from tilegraph.dialects.index_arith import DataDependent
@@ -56,7 +56,7 @@ def test_offsets_read_from_data_never_hit_l2():
     assert len(row_keys) == 35 and all(isinstance(w[1], DataDependent) for w in row_keys)
     loads = [program.records[i] for i, _ in accesses]
     index_bytes = sum(r.gm_bytes for r in loads if r.gm_read and not r.after_scalar)
-    assert hbm_reads(program, 1, TEST.l2_bytes) == 35 * row.gm_bytes + index_bytes
+    assert hbm_traffic(program, 1, TEST.l2_bytes).reads == 35 * row.gm_bytes + index_bytes
 
 
 def test_data_dependent_values_take_address_arithmetic_only():

@@ -313,6 +313,16 @@ def simulate_module(
     )
 
 
+def _compiled(
+    programs: dict[str, KernelProgram], fn: func.FuncOp, hw: HardwareModel
+) -> KernelProgram:
+    """``fn`` compiled for the cycle model, once per module walk (cached in ``programs``)."""
+    name = fn.sym_name.data
+    if name not in programs:
+        programs[name] = compile_kernel(fn, hw)
+    return programs[name]
+
+
 def plan_mix(
     launch: LaunchOp,
     functions: dict[str, func.FuncOp],
@@ -338,7 +348,7 @@ def plan_mix(
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
-        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+        program = _compiled(programs, fn, hw)
         # both parts run with their group's block index, as in the executors; a group's
         # AIVs (its sub-blocks) share its GM traffic
         plans.append(
@@ -396,7 +406,7 @@ def _operand_access(
         fn = functions[name]
         if TILES_ATTR not in fn.attributes:
             return list(range(count)), list(range(count))
-        program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+        program = _compiled(programs, fn, hw)
         for position, arg in enumerate(fn.body.block.args):
             read, written = program.gm_buffers.get(arg, (False, False))
             if read:
@@ -424,7 +434,7 @@ def _launch_once(
         return _host_kernel(fn, hw, options.host, info.ops, info.reason)
     if TILES_ATTR not in fn.attributes:
         raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
-    program = programs.get(name) or programs.setdefault(name, compile_kernel(fn, hw))
+    program = _compiled(programs, fn, hw)
     if launch.aiv_callee is not None:
         planned = plan_mix(launch, functions, programs, hw, options, resident, written_back)
         return _mix_launch(planned, hw, options, info.ops)
