@@ -117,6 +117,11 @@ class TileOp(IRDLOperation):
         dst = getattr(self, "dst", None)
         return dst if isinstance(dst, SSAValue) else None
 
+    def writes_gm(self) -> bool:
+        """Whether this op writes global memory (its destination is a GM buffer)."""
+        written = self.written()
+        return written is not None and scope_of(written) == "GM"
+
     def read(self) -> tuple[SSAValue, ...]:
         """The buffers this op reads: its memref operands but the one it writes (unless it
         reads that too)."""

@@ -56,7 +56,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.provenance import locate
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp, scope_of
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.lowering.analysis.kernel_attrs import (
     LOOP_ID_ATTR,
@@ -102,11 +102,7 @@ def _parallel_loops(block_owner: Operation) -> list[tuple[scf.ForOp, int]]:
 
 
 def _writes_gm(op: Operation) -> bool:
-    for inner in op.walk():
-        if isinstance(inner, TileOp) and (written := inner.written()) is not None:
-            if scope_of(written) == "GM":
-                return True
-    return False
+    return any(isinstance(inner, TileOp) and inner.writes_gm() for inner in op.walk())
 
 
 def loop_nest(loop: scf.ForOp) -> list[scf.ForOp]:

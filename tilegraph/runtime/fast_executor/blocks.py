@@ -29,7 +29,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp, scope_of
+from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
@@ -80,10 +80,8 @@ def _enclosed_by_parallel_loops(loop: scf.ForOp, fn: func.FuncOp) -> bool:
 def _writes_gm_outside(fn: func.FuncOp, loop: scf.ForOp) -> bool:
     inside: set[Operation] = set(loop.walk())
     for op in fn.walk():
-        if isinstance(op, TileOp) and op not in inside:
-            written = op.written()
-            if written is not None and scope_of(written) == "GM":
-                return True
+        if isinstance(op, TileOp) and op not in inside and op.writes_gm():
+            return True
     return False
 
 

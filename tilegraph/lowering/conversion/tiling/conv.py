@@ -314,15 +314,15 @@ def spread_over_cores(
 
     def busiest_core(tile: tuple[int, int]) -> float:
         rows, n1 = tile
-        m1 = -(-(rows * g.out_w) // FRACTAL)
+        whole_rows = ConvTiles(rows, n1, 1)
+        m1 = whole_rows.m1(g)
         outer, row_tiles = g.batch * -(-g.block_n1 // n1), -(-g.out_h // rows)
         share = min(-(-trips // cores) / trips for trips in (outer, row_tiles, outer * row_tiles))
         tiles = outer * row_tiles * share
         loads = m1 * g.block_k1 * frac / a_rate + g.block_k1 * n1 * frac / b_rate
         # MTE2: each tile's input window; the channel tile's weights with every tile when
         # they stream through L1 by K steps, else once per core
-        window = ConvTiles(rows, n1, 1).window_rows(g)
-        fmap = g.block_c1 * window * g.width * g.in_c0 * itemsize
+        fmap = whole_rows.fmap_bytes(g, itemsize)
         weights = g.block_k1 * n1 * frac
         streamed = fmap + weights > half_l1
         mte2 = (tiles * (fmap + weights) if streamed else tiles * fmap + weights) / gm_rate
