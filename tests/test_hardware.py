@@ -56,3 +56,11 @@ def test_docs_do_not_point_outside_the_repository():
         text = page.read_text()
         outside = re.findall(r"\.\./(?:\.\./)*shared/[^\s)`]*", text)
         assert not outside, f"{page.name} points outside the repository: {outside}"
+
+
+def test_short_gm_runs_cost_on_a2_only():
+    # Ascend C's best practices: 32 B-aligned runs at down to 70% of 512 B-aligned ones,
+    # an effect the page states for A2 products only
+    a2, p310 = hardware_preset("ascend910b"), hardware_preset("ascend310p")
+    assert a2.gm_efficiency(1792) == pytest.approx(0.7) and a2.gm_efficiency(2048) == 1.0
+    assert p310.gm_efficiency(1792) == p310.gm_efficiency(32) == 1.0

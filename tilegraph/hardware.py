@@ -67,7 +67,8 @@ class HardwareModel:
     many bytes (910B: 512 B, Ascend C best practices, "GM address 512-byte aligned")."""
     gm_misaligned_efficiency: float = 0.7
     """Rate of a GM transfer whose bursts are not: the same page measures 32 B-aligned
-    transfers at down to 70% of 512 B-aligned ones on A2 (we take the worst case)."""
+    transfers at down to 70% of 512 B-aligned ones on A2 (we take the worst case), and
+    states the effect for A2 products only: 1.0 on presets of other chips."""
     fix_l0c_read_bytes_per_cycle: float = 256.0
     """FIX's first stage: reading the fp32 accumulator out of L0C (CANN's GEMM tiling cycle
     model, ``GemmCycleModelL0c2out``; docs/hardware.md)."""
@@ -194,6 +195,8 @@ PRESETS: dict[str, HardwareModel] = {
         cube_macs_per_cycle=_CUBE_910B,
         dma_bytes_per_cycle=_DMA_310P,
         gm_bandwidth_gbps=204.8,
+        # Ascend C's best practices state the 512 B alignment effect for A2 products only.
+        gm_misaligned_efficiency=1.0,
         l0c_to_ub_bytes_per_cycle=512.0,
         l2_bytes=16 * MiB,
     ),
