@@ -343,8 +343,8 @@ def plan_mix(
             f"blocks are not a multiple of its {groups} AIC blocks"
         )
     plans = []
-    parts = ((launch.callee.string_value(), 1, written_back), (launch.aiv_callee or "", ratio, 0))
-    for name, subs, back in parts:
+    aic_name, aiv_name = launch.callees()
+    for name, subs, back in ((aic_name, 1, written_back), (aiv_name, ratio, 0)):
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
@@ -396,7 +396,7 @@ def _operand_access(
 ) -> tuple[list[int], list[int]]:
     """Positions of a launch's operands its kernel (both parts of a mix kernel) reads from
     GM and writes to GM; a host kernel reads and writes them all."""
-    names = [launch.callee.string_value(), *([launch.aiv_callee] if launch.aiv_callee else [])]
+    names = launch.callees()
     count = len(launch.args)
     if unit == "host" or any(name not in functions for name in names):
         return list(range(count)), list(range(count))
