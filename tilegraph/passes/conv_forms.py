@@ -28,7 +28,6 @@ Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,7 +43,7 @@ from xdsl.pattern_rewriter import (
 
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp, ConvTransposeOp
 from tilegraph.dialects.graph.provenance import Located
-from tilegraph.dialects.graph.windows import Axis, window
+from tilegraph.dialects.graph.windows import window
 from tilegraph.passes.conv_transpose_form import transposed_as_conv2d
 from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
 from tilegraph.passes.registry import register_pass
@@ -54,18 +53,6 @@ from tilegraph.passes.statistics import PassStatistics, start_pass
 PASS_NAME = "conv-forms"
 
 
-def conv2d_window(axes: Sequence[Axis]) -> dict[str, list[int]]:
-    """conv2d's strides, dilations and pads for resolved window ``axes`` (one: a 1-D
-    window, which gets H = 1 in front: stride 1, dilation 1, no padding)."""
-    rows = [ROW_AXIS] if len(axes) == 1 else []
-    full = [*rows, *axes]
-    return {
-        "strides": [a.stride for a in full],
-        "dilations": [a.dilation for a in full],
-        "pads": [a.begin for a in full] + [a.end for a in full],
-    }
-
-
 def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
     """The ops that compute a 1-D ``op`` as a conv2d with H = 1 (None: not a static 1-D
     convolution)."""
@@ -73,12 +60,14 @@ def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
     if x is None or w is None or x.rank != 3:
         return None
     kernel = [int(w.origin_shape[2])]
-    axes = window(ConvOp, op.properties, [int(x.origin_shape[2])], kernel)
+    (axis,) = window(ConvOp, op.properties, [int(x.origin_shape[2])], kernel)
+    rows = (ROW_AXIS, axis)  # H = 1: stride 1, dilation 1, no padding
     ops: list[Operation] = []
     data, weight = as_rows(op.input, ops), as_rows(op.weight, ops)
     conv = Conv2dOp.make(
         data, weight, op.bias, kernel_shape=[1, *kernel], group=op.attr("group"),
-        **conv2d_window(axes),
+        strides=[a.stride for a in rows], dilations=[a.dilation for a in rows],
+        pads=[a.begin for a in rows] + [a.end for a in rows],
     )  # fmt: skip
     ops.append(conv)
     squeezed(conv.results[0], ops)
