@@ -8,6 +8,7 @@ PASSES: dict[str, str] = {
     "algebraic-simplify": ".algebraic_simplify:AlgebraicSimplifyPass",
     "cancel-trans-data": ".cancel_trans_data:CancelTransDataPass",
     "constant-fold": ".constant_fold:ConstantFoldPass",
+    "conv-forms": ".conv_forms:ConvFormsPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
     "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
     "format": ".pipelines:FormatPipeline",

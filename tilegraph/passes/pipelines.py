@@ -240,7 +240,8 @@ class O2Pipeline(NamedPipeline):
 @register_pass
 @dataclass(frozen=True)
 class FormatPipeline(PipelinePass):
-    """format: the whole format engine (origin inference ... fold), then format-report."""
+    """format: the whole format engine (conv-forms, origin inference ... fold), then
+    format-report."""
 
     name = "format"
 
@@ -259,7 +260,7 @@ class FormatPipeline(PipelinePass):
             f"time-limit={self.time_limit}{small}}}"
         )
         return (
-            f"infer-origin-format,{select},insert-trans-data,cancel-trans-data,"
+            f"conv-forms,infer-origin-format,{select},insert-trans-data,cancel-trans-data,"
             "fold-trans-data,dce,format-report"
         )
 

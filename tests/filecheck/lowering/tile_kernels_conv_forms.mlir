@@ -1,0 +1,42 @@
+// RUN: tilegraph-opt %s -p 'set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
+
+// conv-forms on the `test` preset. A 1-D convolution (stride 2, dilation 2, pads 1 / 2) runs
+// as conv2d with H = 1: [1, 20, 45] viewed as [1, 20, 1, 45] (an unsqueeze), kernel [1, 3];
+// the window is the one input row, load3d walks it with stride 2 and dilation 2; its 22
+// output pixels are one fractal and a ragged 6 of the next; the result is squeezed back.
+func.func @conv1d(%x: !layout.tensor<1x20x45xf32>) -> !layout.tensor<1x24x22xf32> {
+  %w = graph.constant dense<0.5> : !layout.tensor<24x20x3xf32>
+  %c = graph.conv %x, %w {strides = [2], dilations = [2], pads = [1, 2]} : (!layout.tensor<1x20x45xf32>, !layout.tensor<24x20x3xf32>) -> !layout.tensor<1x24x22xf32>
+  func.return %c : !layout.tensor<1x24x22xf32>
+}
+// CHECK-LABEL: func.func @unsqueeze_{{[0-9]+}}(
+// CHECK-SAME:    tile.kernel = "vector"
+// CHECK-LABEL: func.func @fused_trans_data_conv2d_0(
+// CHECK-SAME:    tile.kernel = "cube"
+// CHECK:         tile.alloc : memref<1x2x1x45x16xf32, "L1">
+// CHECK:         tile.load3d {{.*}} {kernel_shape = array<i64: 1, 3>, strides = array<i64: 1, 2>, dilations = array<i64: 1, 2>, pad_left = 1 : i64, out_width = 22 : i64, channels = 20 : i64}
+// CHECK:         tile.fixpipe {{.*}} {layout = "nc1hwc0", rows = 1 : i64}
+// CHECK-LABEL: func.func @fused_trans_data_squeeze_1(
+// CHECK-SAME:    tile.kernel = "vector"
+
+// PaddleOCR's 2x2 stride-2 upsampler: the input with a zero after every pixel (reshape to
+// [1, 20, 7, 1, 9, 1], pad the unit axes to 2, reshape to [1, 20, 14, 18]: DMA kernels),
+// then a 2x2 conv2d of stride 1 with one padding row / column before (k - 1 - pad), none
+// after (the trailing zero of the insertion is the last column), the filter flipped and
+// its channel axes swapped ([12, 20, 2, 2]). 20 channels: the second C1 has 4 valid lanes.
+func.func @upsample(%x: !layout.tensor<1x20x7x9xf32, NCHW>) -> !layout.tensor<1x12x14x18xf32, NCHW> {
+  %w = graph.constant dense<0.5> : !layout.tensor<20x12x2x2xf32, NCHW>
+  %c = graph.conv_transpose %x, %w {strides = [2, 2]} : (!layout.tensor<1x20x7x9xf32, NCHW>, !layout.tensor<20x12x2x2xf32, NCHW>) -> !layout.tensor<1x12x14x18xf32, NCHW>
+  func.return %c : !layout.tensor<1x12x14x18xf32, NCHW>
+}
+// CHECK-LABEL: func.func @upsample(
+// CHECK:         tile.alloc : memref<1x20x7x1x9x1xf32, "GM">
+// CHECK:         tile.alloc : memref<1x20x7x2x9x2xf32, "GM">
+// CHECK:         tile.alloc : memref<1x20x14x18xf32, "GM">
+// CHECK-LABEL: func.func @pad_{{[0-9]+}}(
+// CHECK-SAME:    tile.kernel = "vector"
+// CHECK:         tile.copy {{.*}} {pad = 0.000000e+00 : f64} : memref<1x20x7x1x9x1xf32, "GM"> to memref<1x4x7x2x9x2xf32, "UB">
+// CHECK-LABEL: func.func @fused_trans_data_conv2d_trans_data_{{[0-9]+}}_mix_aic(
+// CHECK-SAME:    tile.kernel = "cube", tile.tiles = 14
+// CHECK:         scf.for %{{.*}} = %c0 to %c14 step %c1 {
+// CHECK:           tile.load3d {{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 18 : i64, channels = 20 : i64}

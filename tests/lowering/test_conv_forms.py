@@ -1,0 +1,147 @@
+"""1-D convolutions, conv_transposes and grouped convolutions of any grouping on the cube.
+
+``conv-forms`` (the first pass of ``format``) rewrites a 1-D convolution into conv2d with
+H = 1 and a conv_transpose into the conv2d of its zero-inserted input with the flipped,
+transposed filter (:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
+not align to C0 take FRACTAL_Z's groups rule (block-diagonal blocks of ``e`` groups padded
+to C0). Each case is lowered on the ``test`` preset (small buffers: ragged row, column and
+channel tails) and run by both executors with NaN in the padding lanes, against the graph
+level of the module *before* any rewrite; no kernel may stay on the host.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.lowering.test_tile_differential import (
+    CUBE,
+    Graph,
+    assert_matches,
+    assert_no_nan,
+    assert_tiled,
+    assert_units,
+    run_levels,
+)
+from tilegraph.cost_model.cycles import simulate_module
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+from tilegraph.runtime import run_reference
+
+NAN = float("nan")
+
+
+def conv1d_strided(g: Graph) -> list:
+    """Stride 2, dilation 2, asymmetric pads, 3 groups of 4 channels (not aligned to C0),
+    bias and GELU after it; L = 37 leaves ragged column tails."""
+    x = g.input([2, 12, 37])
+    y = g.op("conv", x, g.const([21, 4, 3]), g.const([21]), strides=[2], dilations=[2],
+             pads=[1, 2], group=3)  # fmt: skip
+    return [g.op("gelu", y)]
+
+
+def conv1d_depthwise(g: Graph) -> list:
+    """wav2vec2's positional convolution in small: depthwise, SAME padding, 20 channels."""
+    return [g.op("conv", g.input([1, 20, 45]), g.const([20, 1, 5]), group=20, pads=[2, 2])]
+
+
+def conv1d_chain(g: Graph) -> list:
+    """whisper's stem in small: two 1-D convolutions (the second stride 2) with GELU."""
+    x = g.input([1, 10, 40])
+    y = g.op("gelu", g.op("conv", x, g.const([24, 10, 3]), g.const([24]), pads=[1, 1]))
+    return [g.op("conv", y, g.const([24, 24, 3]), strides=[2], pads=[1, 1])]
+
+
+def transpose_upsample(g: Graph) -> list:
+    """PaddleOCR's detector head: 2x2 stride-2 upsamplers with bias and ReLU."""
+    x = g.input([1, 20, 7, 9], "NCHW")
+    y = g.op("relu", g.op("conv_transpose", x, g.const([20, 12, 2, 2]), g.const([12]),
+                          strides=[2, 2]))  # fmt: skip
+    return [g.op("conv_transpose", y, g.const([12, 4, 2, 2]), strides=[2, 2])]
+
+
+def transpose_padded(g: Graph) -> list:
+    """Stride 2, 3x3, asymmetric pads, output_padding, 2 groups."""
+    x = g.input([1, 6, 5, 7], "NCHW")
+    w, b = g.const([6, 9, 3, 3]), g.const([18])
+    return [
+        g.op("conv_transpose", x, w, b, strides=[2, 2], pads=[1, 0, 1, 2],
+             output_padding=[1, 1], group=2)
+    ]  # fmt: skip
+
+
+def transpose_1d(g: Graph) -> list:
+    """1-D, stride 3, dilation 2, pads that crop, output_padding."""
+    x = g.input([1, 6, 9])
+    return [g.op("conv_transpose", x, g.const([6, 5, 4]), strides=[3], pads=[2, 1],
+                 dilations=[2], output_padding=[1])]  # fmt: skip
+
+
+def grouped_unaligned(g: Graph) -> list:
+    """5 groups of 6 channels, 3 outputs each: neither side aligns to C0 or 16."""
+    x = g.input([1, 30, 9, 7], "NCHW")
+    return [g.op("relu", g.op("conv2d", x, g.const([15, 6, 3, 3]), group=5, pads=[1, 1, 1, 1]))]
+
+
+def grouped_blocks(g: Graph) -> list:
+    """12 groups of 10 channels, 8 outputs each: FRACTAL_Z packs 8 groups a block (two
+    blocks, the second ragged)."""
+    x = g.input([1, 120, 6, 5], "NCHW")
+    return [g.op("conv2d", x, g.const([96, 10, 3, 3]), group=12, strides=[2, 1])]
+
+
+CASES = {
+    "conv1d_strided": conv1d_strided,
+    "conv1d_depthwise": conv1d_depthwise,
+    "conv1d_chain": conv1d_chain,
+    "transpose_upsample": transpose_upsample,
+    "transpose_padded": transpose_padded,
+    "transpose_1d": transpose_1d,
+    "grouped_unaligned": grouped_unaligned,
+    "grouped_blocks": grouped_blocks,
+}
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("name", list(CASES))
+def test_runs_on_the_cube_and_matches_the_graph(name: str):
+    g = Graph(padded=True)
+    module = g.b.build(*CASES[name](g))
+    original = run_reference(module.clone(), g.arrays)  # before conv-forms rewrites it
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_units(levels.tiled_kernels, {"graph.conv2d": CUBE}, "tile-kernels")
+    assert not any("graph.conv" == op or "conv_transpose" in op
+                   for k in levels.tiled_kernels for op in k.ops)  # fmt: skip
+    assert levels.splits()
+    assert_tiled(levels.module)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    for got, want in zip(levels.outputs["fast"], original, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+def test_a_1d_conv_costs_what_its_2d_form_does():
+    """The cycle model charges a 1-D convolution as the conv2d with H = 1 it runs as: its
+    cube kernel takes about what that conv2d written by hand does (ascend910b, 64 -> 64
+    channels, L = 400: 2.9 us against 3.3 us, whose mix kernel also stores NCHW on its
+    AIVs; the 1-D form's unsqueeze and squeeze are vector kernels of their own)."""
+
+    def estimate(build) -> float:
+        """Microseconds of the kernel that runs the conv2d (on ascend910b)."""
+        g = Graph()
+        module = g.b.build(*build(g))
+        run_pipeline("set-target{platform=ascend910b},O2", make_context(), module)
+        run_pipeline(lowering_pipeline(), make_context(), module)
+        (kernel,) = [k for k in simulate_module(module).kernels if "graph.conv2d" in k.ops]
+        return kernel.us
+
+    conv1d = estimate(
+        lambda g: [g.op("conv", g.input([1, 64, 400]), g.const([64, 64, 3]), pads=[1, 1])]
+    )
+    conv2d = estimate(
+        lambda g: [
+            g.op("conv2d", g.input([1, 64, 1, 400], "NCHW"), g.const([64, 64, 1, 3], "NCHW"),
+                 pads=[0, 1, 0, 1])
+        ]
+    )  # fmt: skip
+    assert 0.8 * conv2d <= conv1d <= 1.05 * conv2d

@@ -1,0 +1,110 @@
+"""``conv-forms``: the convolutions the cube has no kernel of, rewritten into the one it has.
+
+The tile level runs one convolution kernel, ``graph.conv2d`` on NC1HWC0 data and a
+FRACTAL_Z weight (:mod:`tilegraph.lowering.conversion.tiling.conv`). This pass, the first
+of the format engine (``format``), brings the other convolutions to that form before
+storage formats are chosen, as ATC's parser and fusion passes do (Conv1D becomes Conv2D with
+an expanded H; ConvTranspose becomes Conv2DBackpropInput, a convolution of the dilated
+input):
+
+* **1-D convolution** (``graph.conv`` on ``[N, C, L]``): ``[N, C, L] -> [N, C, 1, L]``
+  (``graph.unsqueeze`` at axis 2), ``graph.conv2d`` with kernel ``[1, k]``, strides
+  ``[1, s]``, dilations ``[1, d]``, pads ``[0, begin, 0, end]`` (auto_pad resolved here)
+  and the same group (depthwise included), then ``graph.squeeze`` of axis 2. The unsqueeze
+  and squeeze are views: in the origin layout ``[N, C, L]`` and ``[N, C, 1, L]`` are the
+  same bytes (tilegraph has no buffer views, so where they do not meet a TransData they run
+  as flat DMA copies — GE's no-task Reshape). A constant weight ``[M, C/g, k]`` is reshaped
+  here to ``[M, C/g, 1, k]``; any other is unsqueezed like the data.
+* **conv_transpose** (1-D via the above, 2-D): see :mod:`.conv_transpose_form`.
+
+Only static shapes are rewritten (the reshapes of a conv_transpose need them; a 1-D conv's
+unsqueeze would not, but a symbolic one stays whole so a Session binds it as before); a
+3-D convolution (``graph.conv`` on NCDHW) is left as it is (docs/tile-level.md: it stays on
+the host). The graph level's numbers do not change: the rewritten ops compute the same sums
+(in another order for a conv_transpose, whose products become those of a convolution).
+
+Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp, ConvTransposeOp
+from tilegraph.dialects.graph.provenance import Located
+from tilegraph.dialects.graph.windows import window
+from tilegraph.passes.conv_transpose_form import transposed_as_conv2d
+from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.simplify.match import replace_with_ops
+from tilegraph.passes.statistics import PassStatistics, start_pass
+
+PASS_NAME = "conv-forms"
+
+
+def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
+    """The ops that compute a 1-D ``op`` as a conv2d with H = 1 (None: not a static 1-D
+    convolution)."""
+    x, w = static_type(op.input), static_type(op.weight)
+    if x is None or w is None or x.rank != 3:
+        return None
+    kernel = [int(w.origin_shape[2])]
+    (axis,) = window(ConvOp, op.properties, [int(x.origin_shape[2])], kernel)
+    rows = (ROW_AXIS, axis)  # H = 1: stride 1, dilation 1, no padding
+    ops: list[Operation] = []
+    data, weight = as_rows(op.input, ops), as_rows(op.weight, ops)
+    conv = Conv2dOp.make(
+        data, weight, op.bias, kernel_shape=[1, *kernel], group=op.attr("group"),
+        strides=[a.stride for a in rows], dilations=[a.dilation for a in rows],
+        pads=[a.begin for a in rows] + [a.end for a in rows],
+    )  # fmt: skip
+    ops.append(conv)
+    squeezed(conv.results[0], ops)
+    return ops
+
+
+@dataclass
+class ConvForm(RewritePattern):
+    """Rewrite a 1-D convolution or a conv_transpose into conv2d (counted in ``stats``)."""
+
+    stats: PassStatistics
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if isinstance(op, ConvOp):
+            ops, rule = conv1d_as_conv2d(op), "conv1d-as-conv2d"
+        elif isinstance(op, ConvTransposeOp):
+            ops, rule = transposed_as_conv2d(op), "conv-transpose-as-conv2d"
+        else:
+            return
+        if ops is None:
+            return
+        if ops[-1].results[0].type != op.results[0].type:  # a shape function disagreed
+            for new in reversed(ops):
+                new.drop_all_references()
+            return
+        replace_with_ops(rewriter, op, ops)
+        self.stats.add(rule)
+
+
+@register_pass
+@dataclass(frozen=True)
+class ConvFormsPass(ModulePass):
+    """Rewrite 1-D convolutions and conv_transposes into conv2d (the cube's one form)."""
+
+    name = PASS_NAME
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        walker = PatternRewriteWalker(Located(GreedyRewritePatternApplier([ConvForm(stats)])))
+        walker.rewrite_module(op)
