@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tests.lowering.test_tile_differential import (
     NAN,
@@ -31,7 +31,9 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
 
 
-def int_input(g: Graph, shape: Sequence[int], low: int, high: int, dtype=np.int64) -> SSAValue:
+def int_input(
+    g: Graph, shape: Sequence[int], low: int, high: int, dtype: type = np.int64
+) -> SSAValue:
     """An integer graph input with values in [low, high)."""
     t = TensorType(list(shape), element_type_of(np.dtype(dtype)), "ND")
     arg = g.b.block.insert_arg(t, len(g.b.block.args))
@@ -67,7 +69,9 @@ def arg(kind: str, shape, axis: int, fmt: str = "ND", **attrs):
 
 def top_k(shape, k: int, axis: int, outputs=(0, 1), fmt: str = "ND", **attrs):
     def build(g: Graph) -> list[SSAValue]:
-        op = g.b.op("top_k", g.input(shape, fmt), g.ints([k]), axis=axis, **attrs).owner
+        values = g.b.op("top_k", g.input(shape, fmt), g.ints([k]), axis=axis, **attrs)
+        op = values.owner
+        assert isinstance(op, Operation)
         return [op.results[i] for i in outputs]
 
     return build

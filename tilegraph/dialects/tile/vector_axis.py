@@ -1,14 +1,16 @@
 """Vector ops that work *along one axis* of a UB tile: running sums (``tile.vscan``), the
 index of the extreme (``tile.varg``), the positions of the k largest or smallest
-(``tile.vtopk``) and a gather by such positions (``tile.vtake``), one-hot rows (``tile.vonehot``) and weighted taps (``tile.vtaps``, a linear or
-cubic resize of one axis). Pipe V, every buffer in UB (see :mod:`.vector`).
+(``tile.vtopk``) and a gather by such positions (``tile.vtake``), one-hot rows
+(``tile.vonehot``) and weighted taps (``tile.vtaps``, a linear or cubic resize of one
+axis). Pipe V, every buffer in UB (see :mod:`.vector`).
 
 Each names its axis; their numpy semantics are in
 :mod:`tilegraph.runtime.tile_interpreter.vector_axis`, their costs in
 :mod:`tilegraph.cost_model.tile_costs`. On the hardware they are the vector unit's
 repeat loops over the axis (Ascend C: ``CumSum``; ``ReduceMax`` with ``calIndex``;
-``Sort`` / ``MrgSort``; ``Gather``; ``Compare`` + ``Select`` against an index vector; ``Gather`` then
-``Axpy`` per tap)."""
+``Sort`` / ``MrgSort``; ``Gather``; ``Compare`` + ``Select`` against an index vector;
+``Gather`` then ``Axpy`` per tap). Every op writes one buffer (the analyses of
+:mod:`tilegraph.lowering.analysis.buffers` know one destination per op)."""
 
 from __future__ import annotations
 

@@ -78,6 +78,7 @@ def emit_selection_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if isinstance(found, str):
         return found
     op, src_arg = found
+    assert isinstance(op, SELECTION_OPS)
     if isinstance(op, OneHotOp):
         return _one_hot(op, src_arg, body, b)
     shape = memref_shape(src_arg)

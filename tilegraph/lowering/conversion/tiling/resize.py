@@ -35,11 +35,11 @@ never reaches this strategy).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
 from math import prod
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
@@ -132,7 +132,7 @@ class RowTable:
 
     low: np.ndarray
     high: np.ndarray
-    relative: Callable[[int, int, int], Hashable]
+    relative: Callable[[int, int, int], tuple[Any, ...]]
 
 
 def nearest_rows(table: np.ndarray) -> RowTable:

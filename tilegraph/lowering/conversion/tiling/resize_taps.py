@@ -119,7 +119,9 @@ def emit_taps_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.attr('mode')} resize of {element} (rounded back at the graph level)"
     if not all(out_shape):
         return "a resize with an empty output"
-    axes = [w if w is not None else np.eye(n) for n, w in zip(in_shape[-2:], weights[-2:])]
+    axes = [
+        w if w is not None else np.eye(n) for n, w in zip(in_shape[-2:], weights[-2:], strict=True)
+    ]
     row_taps, col_taps = (taps_of(w) for w in axes)
     if max(row_taps[0].shape[1], col_taps[0].shape[1]) > MAX_TAPS:
         return f"a resize reading more than {MAX_TAPS} input positions per output position"
