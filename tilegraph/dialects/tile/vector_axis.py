@@ -178,8 +178,8 @@ class TopKOp(VectorOp):
 @irdl_op_definition
 class TakeOp(VectorOp):
     """``tile.vtake %src, %indices to %dst {axis}``: ``dst = take_along_axis(src, indices,
-    axis)`` — a gather by positions computed on the vector unit (Ascend C ``Gather`` with a
-    UB offset tensor), e.g. the values of a ``tile.vtopk``."""
+    axis)``, a gather by positions computed on the vector unit (Ascend C ``Gather`` with a
+    UB offset tensor): the values of a ``tile.vtopk``."""
 
     name = "tile.vtake"
     src = operand_def(MemRefType)

@@ -1,4 +1,5 @@
-"""Resize on the vector cores: a nearest resize as DMA windows and a ``tile.vpick`` gather.
+"""Resize on the vector cores: a nearest resize as DMA windows and a ``tile.vpick`` gather
+(linear and cubic ones share the row tiling here: :mod:`.resize_taps`).
 
 Shapes are static at this level, so a nearest resize is a compile-time index table per
 resized axis: output position ``o`` reads input position ``t[o]`` (the ONNX coordinate
@@ -25,8 +26,7 @@ tiles plus nests (each tile starts its DMAs, each nest is code); more than
 :data:`~.data_movement.MAX_REGIONS` nests stays on the host. Every loop is ``tile.parallel``
 (``split-cores`` shares the nests out over the vector cores).
 
-What stays on the host: linear and cubic modes (weighted taps: their weights would need
-vector tiles of per-row and per-column coefficients), ``tf_crop_and_resize`` (outputs
+What stays on the host: ``tf_crop_and_resize`` (outputs
 outside the input take the extrapolation value), resizes of a leading axis or of a 1-D
 tensor, scales or sizes computed at run time, and tensors that are not row-major (Resize's
 facts are ND only: the format engine gives it origin-format tensors, so an NC1HWC0 resize
