@@ -136,51 +136,39 @@ CASES: dict[str, tuple[str, Build]] = {
     "transpose_3102_nchw": ("graph.transpose", transpose([3, 1, 0, 2], "NCHW")),
     "one_hot_last": ("graph.one_hot", one_hot([37, 5], 11, -1)),
     "one_hot_middle": ("graph.one_hot", one_hot([6, 45], 300, 1)),
-    "resize_bilinear_x2_half_pixel": (
-        "graph.resize",
-        resize([1, 5, 13, 17], [2.0, 2.0], mode="linear"),
-    ),  # fmt: skip
-    "resize_bilinear_align_corners": (
-        "graph.resize",
-        resize(
-            [2, 3, 9, 11],
-            [1.5, 0.75],
-            mode="linear",
-            coordinate_transformation_mode="align_corners",
-        ),
-    ),  # fmt: skip
-    "resize_bilinear_pytorch_half_pixel_down": (
-        "graph.resize",
-        resize(
-            [1, 4, 27, 31],
-            [0.5, 0.5],
-            mode="linear",
-            coordinate_transformation_mode="pytorch_half_pixel",
-        ),
-    ),  # fmt: skip
-    "resize_bilinear_asymmetric_antialias": (
-        "graph.resize",
-        resize(
-            [1, 2, 30, 12],
-            [0.4, 1.25],
-            mode="linear",
-            coordinate_transformation_mode="asymmetric",
-            antialias=1,
-        ),
-    ),  # fmt: skip
-    "resize_cubic_half_pixel": ("graph.resize", resize([1, 3, 11, 14], [2.0, 1.5], mode="cubic")),
-    "resize_cubic_exclude_outside_half_pixel_symmetric": (
-        "graph.resize",
-        resize(
-            [1, 2, 10, 9],
-            [1.7, 2.0],
-            mode="cubic",
-            exclude_outside=1,
-            cubic_coeff_a=-0.5,
-            coordinate_transformation_mode="half_pixel_symmetric",
-        ),
-    ),  # fmt: skip
 }
+RESIZES: dict[str, tuple[list[int], list[float], dict[str, object]]] = {
+    "x2_half_pixel": ([1, 5, 13, 17], [2.0, 2.0], {}),
+    "align_corners": (
+        [2, 3, 9, 11],
+        [1.5, 0.75],
+        {"coordinate_transformation_mode": "align_corners"},
+    ),
+    "pytorch_half_pixel_down": (
+        [1, 4, 27, 31],
+        [0.5, 0.5],
+        {"coordinate_transformation_mode": "pytorch_half_pixel"},
+    ),
+    "asymmetric_antialias": (
+        [1, 2, 30, 12],
+        [0.4, 1.25],
+        {"coordinate_transformation_mode": "asymmetric", "antialias": 1},
+    ),
+}
+"""Bilinear resizes (mode linear); the cubic ones are below."""
+CASES.update(
+    (f"resize_bilinear_{name}", ("graph.resize", resize(shape, scales, mode="linear", **attrs)))
+    for name, (shape, scales, attrs) in RESIZES.items()
+)
+CASES["resize_cubic_half_pixel"] = (
+    "graph.resize",
+    resize([1, 3, 11, 14], [2.0, 1.5], mode="cubic"),
+)
+CASES["resize_cubic_exclude_outside_half_pixel_symmetric"] = (
+    "graph.resize",
+    resize([1, 2, 10, 9], [1.7, 2.0], mode="cubic", exclude_outside=1, cubic_coeff_a=-0.5,
+           coordinate_transformation_mode="half_pixel_symmetric"),
+)  # fmt: skip
 
 
 def _module(name: str, padded: bool = False):

@@ -274,28 +274,51 @@ def _picker(col_table: np.ndarray, element: Attribute) -> Compute:
     return compute
 
 
-def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
-    when emitted)."""
+@dataclass(frozen=True)
+class LoneResize:
+    """A kernel that is one row-major resize: the op, its GM input and output."""
+
+    op: ResizeOp
+    src_arg: SSAValue
+    out_arg: SSAValue
+    element: Attribute
+
+    @property
+    def in_shape(self) -> list[int]:
+        return list(memref_shape(self.src_arg))
+
+    @property
+    def out_shape(self) -> list[int]:
+        return list(memref_shape(self.out_arg))
+
+
+def lone_resize(body: KernelBody) -> LoneResize | str:
+    """The kernel's resize, or why the kernel is not one row-major resize."""
     found = lone_row_major_source(body, ResizeOp, "resize")
     if isinstance(found, str):
         return found
     op, src_arg = found
     assert isinstance(op, ResizeOp)
     (written, out_arg), *_ = body.writes
-    in_shape, out_shape = memref_shape(src_arg), memref_shape(out_arg)
-    if len(in_shape) < 2:
+    if len(memref_shape(src_arg)) < 2:
         return "a resize of a 1-D tensor"
-    tables = nearest_tables(op, in_shape, out_shape)
-    if isinstance(tables, str):
-        return tables
-    if any(not np.array_equal(t, np.arange(len(t))) for t in tables[:-2]):
-        return "a resize of an axis other than the two innermost"
-    if not all(out_shape):
+    if not all(memref_shape(out_arg)):
         return "a resize with an empty output"
-    element = tensor_of(written).element_type
-    found = plan_rows(nearest_rows(tables[-2]), out_shape, in_shape[-1],
-                      element_bytes(element), b.hw.ub_bytes // 2, prod)  # fmt: skip
+    return LoneResize(op, src_arg, out_arg, tensor_of(written).element_type)
+
+
+def emit_row_nests(
+    b: KernelBuilder,
+    resize: LoneResize,
+    rows_of: RowTable,
+    beyond_window: Callable[[Sequence[int]], int],
+    compute: Compute,
+) -> str | None:
+    """Plan the row tiles of ``resize`` (:func:`plan_rows`) and emit their nests, each
+    tile computed by ``compute``; or why it cannot."""
+    eb = element_bytes(resize.element)
+    found = plan_rows(rows_of, resize.out_shape, resize.in_shape[-1], eb, b.hw.ub_bytes // 2,
+                      beyond_window)  # fmt: skip
     if found is None:
         return "no row of a resize fits UB"
     plan, nests = found
@@ -303,8 +326,23 @@ def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a resize of more than {MAX_REGIONS} row nests"
     if b.dry_run:
         return None
-    compute = _picker(tables[-1], element)
     for nest in nests:
-        emit_row_nest(b, src_arg, out_arg, plan, nest, compute, element, len(nests) > 1)
+        emit_row_nest(b, resize.src_arg, resize.out_arg, plan, nest, compute, resize.element,
+                      len(nests) > 1)  # fmt: skip
     b.tiles = lead_tiles(plan) * sum(n.count for n in nests)
     return None
+
+
+def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
+    when emitted)."""
+    resize = lone_resize(body)
+    if isinstance(resize, str):
+        return resize
+    tables = nearest_tables(resize.op, resize.in_shape, resize.out_shape)
+    if isinstance(tables, str):
+        return tables
+    if any(not np.array_equal(t, np.arange(len(t))) for t in tables[:-2]):
+        return "a resize of an axis other than the two innermost"
+    compute = _picker(tables[-1], resize.element)
+    return emit_row_nests(b, resize, nearest_rows(tables[-2]), prod, compute)

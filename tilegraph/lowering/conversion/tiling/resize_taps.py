@@ -33,21 +33,17 @@ from math import prod
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
 
-from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.tile import memref_shape
-from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.dialects.tile.vector_axis import TapsOp
-from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.data_movement import MAX_REGIONS, lone_row_major_source
 from tilegraph.lowering.conversion.tiling.resize import (
     Compute,
     RowNest,
     RowTable,
-    emit_row_nest,
-    lead_tiles,
+    emit_row_nests,
     leading_axes_kept,
-    plan_rows,
+    lone_resize,
     resize_weights,
 )
 
@@ -101,24 +97,19 @@ def _weigher(col_taps: tuple[np.ndarray, np.ndarray], element: Attribute) -> Com
 def emit_taps_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone linear or cubic resize (see the module docstring); returns why it
     cannot (None when emitted)."""
-    found = lone_row_major_source(body, ResizeOp, "resize")
-    if isinstance(found, str):
-        return found
-    op, src_arg = found
-    assert isinstance(op, ResizeOp)
-    (written, out_arg), *_ = body.writes
-    in_shape, out_shape = memref_shape(src_arg), memref_shape(out_arg)
-    weights = resize_weights(op, in_shape, out_shape)
+    resize = lone_resize(body)
+    if isinstance(resize, str):
+        return resize
+    in_shape = resize.in_shape
+    weights = resize_weights(resize.op, in_shape, resize.out_shape)
     if isinstance(weights, str):
         return weights
     reason = leading_axes_kept(weights)
     if reason is not None:
         return reason
-    element = tensor_of(written).element_type
-    if str(element) not in ("f32", "f16", "bf16"):
-        return f"a {op.attr('mode')} resize of {element} (rounded back at the graph level)"
-    if not all(out_shape):
-        return "a resize with an empty output"
+    if str(resize.element) not in ("f32", "f16", "bf16"):
+        mode = resize.op.attr("mode")
+        return f"a {mode} resize of {resize.element} (rounded back at the graph level)"
     axes = [
         w if w is not None else np.eye(n) for n, w in zip(in_shape[-2:], weights[-2:], strict=True)
     ]
@@ -129,19 +120,5 @@ def emit_taps_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     def beyond_window(tile: Sequence[int]) -> int:  # the row-resized tile and the result
         return prod(tile[:-1]) * in_shape[-1] + prod(tile)
 
-    eb = element_bytes(element)
-    budget = b.hw.ub_bytes // 2
-    found_plan = plan_rows(tap_rows(*row_taps), out_shape, in_shape[-1], eb, budget,
-                           beyond_window)  # fmt: skip
-    if found_plan is None:
-        return "no row of a resize fits UB"
-    plan, nests = found_plan
-    if len(nests) > MAX_REGIONS:
-        return f"a resize of more than {MAX_REGIONS} row nests"
-    if b.dry_run:
-        return None
-    compute = _weigher(col_taps, element)
-    for nest in nests:
-        emit_row_nest(b, src_arg, out_arg, plan, nest, compute, element, len(nests) > 1)
-    b.tiles = lead_tiles(plan) * sum(n.count for n in nests)
-    return None
+    compute = _weigher(col_taps, resize.element)
+    return emit_row_nests(b, resize, tap_rows(*row_taps), beyond_window, compute)
