@@ -139,6 +139,10 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
     from tilegraph.dialects.graph.spatial import ResizeOp
+    from tilegraph.lowering.conversion.tiling.axis_select import (
+        SELECTION_OPS,
+        emit_selection_kernel,
+    )
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
     from tilegraph.lowering.conversion.tiling.data_movement import (
@@ -156,6 +160,8 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         emit_transpose_kernel,
     )
     from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
+    from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
+    from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
 
     return [
         ((Conv2dOp,), emit_conv, "cube"),
@@ -169,6 +175,9 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
         ((GatherOp,), emit_gather_kernel, "vector"),
         ((ResizeOp,), emit_resize_kernel, "vector"),
+        ((ResizeOp,), emit_taps_resize_kernel, "vector"),
+        (SCAN_OPS, emit_scan_kernel, "vector"),
+        (SELECTION_OPS, emit_selection_kernel, "vector"),
     ]
 
 
@@ -232,9 +241,9 @@ def graph_lowering(cls: type[GraphOp]) -> str:
 
     if cls is ConstantOp:
         return "`tile.constant` in the host sequence"
-    for classes, emit, unit in _strategies():
-        if issubclass(cls, classes):
-            return f"{unit}: `{_module_file(emit)}`"
+    found = [(unit, emit) for classes, emit, unit in _strategies() if issubclass(cls, classes)]
+    if found:  # a resize: nearest in resize.py, linear and cubic in resize_taps.py
+        return f"{found[0][0]}: " + ", ".join(f"`{_module_file(emit)}`" for _, emit in found)
     instructions = vector_instructions(cls)
     if instructions is not None:
         names = ", ".join(f"`{name}`" for name in instructions)

@@ -45,6 +45,7 @@ from tilegraph.dialects.tile import (
     TILE_OPS,
     UNARY_OPS,
     AllocOp,
+    ArgOp,
     BlockIdxOp,
     BlockNumOp,
     BroadcastOp,
@@ -63,11 +64,13 @@ from tilegraph.dialects.tile import (
     MmadOp,
     Nd2NzOp,
     Nz2NdOp,
+    OneHotOp,
     PickOp,
     PipeBarrierOp,
     PoolOp,
     ReadOp,
     ReduceOp,
+    ScanOp,
     SelectOp,
     SetFlagOp,
     Store5hdOp,
@@ -75,6 +78,9 @@ from tilegraph.dialects.tile import (
     SubBlockIdxOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
+    TakeOp,
+    TapsOp,
+    TopKOp,
     TransposeOp,
     ViewOp,
     WaitFlagOp,
@@ -1080,6 +1086,12 @@ def _build(cls) -> Any:
         "tile.vstride": lambda: StrideOp(t, buf((2, 16)), [2, -1]),
         "tile.vpick": lambda: PickOp(t, buf((2, 4)), [[3, 0], [0, 0, 1, 1]]),
         "tile.vpool": lambda: _pool_op("max", (1, 2, 7, 7), (1, 2, 3, 3), 5, 5),
+        "tile.vscan": lambda: ScanOp(t, buf((4, 16)), "sum", 1, False, True),
+        "tile.varg": lambda: ArgOp(t, buf((4, 1), dtype=i64), "max", 1, False),
+        "tile.vtopk": lambda: TopKOp(t, buf((4, 3), dtype=i64), 1, True),
+        "tile.vtake": lambda: TakeOp(t, buf((4, 3), dtype=i64), buf((4, 3)), 1),
+        "tile.vonehot": lambda: OneHotOp(buf((4,), dtype=i64), idx()[0], t, 1, 16, 1.0, 0.0),
+        "tile.vtaps": lambda: TapsOp(t, buf((8, 16)), 0, [[0, 1]] * 8, [[0.5, 0.5]] * 8),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
         "tile.store_5hd": lambda: Store5hdOp(
@@ -1274,3 +1286,80 @@ def test_vpick_gathers_by_a_table_per_dim():
     assert cost_of(op, hardware_preset()) >= cost_of(
         StrideOp(buf((3, 4)), buf((3, 5)), [0, 0]), hardware_preset()
     )
+
+
+# --------------------------------------------------------------------------------------
+# Ops along an axis (vector_axis.py): semantics, verifiers, costs
+# --------------------------------------------------------------------------------------
+
+
+def _run(op: Any, *arrays: Any) -> None:
+    op.verify()
+    kernel_of(op)(*arrays)
+
+
+def test_vscan_runs_exclusive_and_reverse_sums():
+    src = np.arange(1, 5, dtype=np.float32).reshape(1, 4)
+    dst = np.zeros_like(src)
+    _run(ScanOp(buf((1, 4)), buf((1, 4)), "sum", 1, True, True), src, dst)
+    assert dst.tolist() == [[9, 7, 4, 0]]
+    _run(ScanOp(buf((1, 4)), buf((1, 4)), "prod", 1, False, False), src, dst)
+    assert dst.tolist() == [[1, 2, 6, 24]]
+
+
+def test_varg_picks_the_first_or_last_extreme():
+    src = np.array([[1, 3, 3, 0]], np.float32)
+    dst = np.zeros((1,), np.int64)
+    _run(ArgOp(buf((1, 4)), buf((1,), dtype=i64), "max", 1, False), src, dst)
+    assert dst.tolist() == [1]
+    _run(ArgOp(buf((1, 4)), buf((1,), dtype=i64), "max", 1, True), src, dst)
+    assert dst.tolist() == [2]
+
+
+def test_vtopk_and_vtake_give_the_k_largest_in_order_ties_by_position():
+    src = np.array([[2, 5, 5, 1, 7]], np.float32)
+    indices = np.zeros((1, 3), np.int64)
+    values = np.zeros((1, 3), np.float32)
+    _run(TopKOp(buf((1, 5)), buf((1, 3), dtype=i64), 1, True), src, indices)
+    assert indices.tolist() == [[4, 1, 2]]
+    _run(TakeOp(buf((1, 5)), buf((1, 3), dtype=i64), buf((1, 3)), 1), src, indices, values)
+    assert values.tolist() == [[7, 5, 5]]
+
+
+def test_vonehot_counts_positions_from_the_offset():
+    idx_tile = np.array([3, -1, 9], np.int64)  # -1 is depth - 1 = 5; 9 is out of range
+    dst = np.zeros((3, 3), np.float32)
+    _run(OneHotOp(buf((3,), dtype=i64), idx()[0], buf((3, 3)), 1, 6, 1.0, -1.0), idx_tile, 3, dst)
+    assert dst.tolist() == [[1, -1, -1], [-1, -1, 1], [-1, -1, -1]]
+
+
+def test_vtaps_weighs_positions_along_its_axis():
+    src = np.array([[0, 10, 20]], np.float32)
+    dst = np.zeros((1, 2), np.float32)
+    op = TapsOp(buf((1, 3)), buf((1, 2)), 1, [[0, 1], [1, 2]], [[0.75, 0.25], [0.5, 0.5]])
+    _run(op, src, dst)
+    assert dst.tolist() == [[2.5, 15]]
+    # along the innermost axis each tap also gathers: dearer than along rows
+    rows = TapsOp(buf((3, 1)), buf((2, 1)), 0, [[0, 1], [1, 2]], [[0.75, 0.25], [0.5, 0.5]])
+    assert cost_of(op, HW) > cost_of(rows, HW) > 0
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: ScanOp(buf((2, 4)), buf((2, 5)), "sum", 1, False, False), "!= result"),
+        (lambda: ScanOp(buf((2, 4)), buf((2, 4)), "max", 1, False, False), "kind"),
+        (lambda: ArgOp(buf((2, 4)), buf((2, 2), dtype=i64), "max", 1, False), "gives"),
+        (lambda: TopKOp(buf((2, 4)), buf((2, 5), dtype=i64), 1, True), "k = 5"),
+        (lambda: TakeOp(buf((2, 4)), buf((2, 3), dtype=i64), buf((2, 2)), 1), "indices"),
+        (lambda: OneHotOp(buf((3,), dtype=i64), idx()[0], buf((4, 3)), 1, 3, 1, 0), "without"),
+        (
+            lambda: TapsOp(buf((1, 3)), buf((1, 2)), 1, [[0, 3], [1, 2]], [[1, 0], [1, 0]]),
+            "outside",
+        ),
+        (lambda: TapsOp(buf((1, 3)), buf((1, 2)), 2, [[0], [1]], [[1], [1]]), "axis 2"),
+    ],
+)
+def test_axis_op_verifiers(make, message):
+    with pytest.raises(VerifyException, match=message):
+        make().verify()

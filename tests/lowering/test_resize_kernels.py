@@ -110,17 +110,26 @@ def test_row_tiles_of_a_periodic_table_become_one_loop():
 @pytest.mark.parametrize(
     ("attrs", "reason"),
     [
-        ({"mode": "linear"}, "a linear resize"),
-        ({"mode": "cubic"}, "a cubic resize"),
         ({"coordinate_transformation_mode": "tf_crop_and_resize"}, "tf_crop_and_resize"),
+        ({"mode": "linear", "integer": True}, "a linear resize of i32"),
     ],
 )
 def test_resizes_without_a_kernel_stay_on_the_host_with_their_reason(attrs, reason):
+    """(Linear and cubic resizes of float tensors run on the vector unit:
+    tests/lowering/test_axis_kernels.py.)"""
+    from tilegraph.dialects.element_types import element_type_of
+    from tilegraph.dialects.layout_type import TensorType
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
 
+    attrs = dict(attrs)
+    integer = attrs.pop("integer", False)
     g = Graph()
-    x = g.input([1, 2, 6, 6], "NCHW")
+    if integer:
+        t = TensorType([1, 2, 6, 6], element_type_of(np.dtype(np.int32)), "NCHW")
+        x = g.b.block.insert_arg(t, 0)
+    else:
+        x = g.input([1, 2, 6, 6], "NCHW")
     roi = None
     if attrs.get("coordinate_transformation_mode") == "tf_crop_and_resize":
         roi = g.b.constant(np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32))

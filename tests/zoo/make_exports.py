@@ -596,6 +596,34 @@ class Yolo(nn.Module):
         return self.detect([n3, n4, p5])
 
 
+# ---- tiny FPN: a top-down path of bilinear upsamplings (dynamic H, W) ---------------------
+class Fpn(nn.Module):
+    """Three strides of a backbone, lateral 1x1 convs, a top-down path that upsamples each
+    level to the next one's size with F.interpolate(mode="bilinear", align_corners=False)
+    (a Resize of computed sizes: dynamic H and W), 3x3 output convs."""
+
+    def __init__(self, width: int = 16) -> None:
+        super().__init__()
+        self.c2 = ConvBnSilu(3, 8, 3, 2)  # /2
+        self.c3 = ConvBnSilu(8, 16, 3, 2)  # /4
+        self.c4 = ConvBnSilu(16, 24, 3, 2)  # /8
+        self.lateral = nn.ModuleList(nn.Conv2d(c, width, 1) for c in (8, 16, 24))
+        self.output = nn.ModuleList(nn.Conv2d(width, width, 3, padding=1) for _ in range(3))
+
+    def forward(self, images: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        c2 = self.c2(images)
+        c3 = self.c3(c2)
+        c4 = self.c4(c3)
+        p4 = self.lateral[2](c4)
+        p3 = self.lateral[1](c3) + F.interpolate(
+            p4, size=c3.shape[-2:], mode="bilinear", align_corners=False
+        )
+        p2 = self.lateral[0](c2) + F.interpolate(
+            p3, size=c2.shape[-2:], mode="bilinear", align_corners=False
+        )
+        return self.output[0](p2), self.output[1](p3), self.output[2](p4)
+
+
 # ---- EfficientNet tail: AvgPool2d(1280, ceil_mode=True) over a 5x5 map --------------------
 class EfficientNetTail(nn.Module):
     def __init__(self) -> None:
@@ -692,6 +720,12 @@ FAMILIES: dict[
         ["logits"],
     ),
     "small_cnn": (SmallCnn, lambda: (torch.randn(2, 3, 32, 32),), {"x": {0: "batch"}}, ["logits"]),
+    "fpn": (
+        Fpn,
+        lambda: (torch.randn(1, 3, 40, 56),),
+        {"images": {0: "batch", 2: "height", 3: "width"}},
+        ["p2", "p3", "p4"],
+    ),
     "yolov8": (
         Yolo,
         lambda: (torch.randn(1, 3, 64, 96),),
@@ -720,6 +754,7 @@ INPUT_NAMES: dict[str, list[str]] = {
     "swin": ["pixel_values"],
     "small_cnn": ["x"],
     "yolov8": ["images"],
+    "fpn": ["images"],
     "efficientnet_tail": ["features"],
     "masked_attention": ["x", "mask"],
 }

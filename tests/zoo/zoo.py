@@ -187,6 +187,13 @@ _ALL: list[ZooModel] = [
         notes="C2f Split, SPPF, nearest Resize, DFL Softmax, Range/meshgrid anchors",
     ),
     _single(
+        "fpn",
+        "images",
+        (1, 3, 40, 56),
+        (2, 3, 36, 44),
+        notes="top-down bilinear Resize (align_corners=False) to computed sizes, 3 outputs",
+    ),
+    _single(
         "efficientnet_tail",
         "features",
         (1, 16, 5, 5),

@@ -15,7 +15,7 @@ tests/runtime/test_cycle_model.py holds them to the figures of docs/hardware.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from math import ceil, prod
+from math import ceil, log, log2, prod
 from typing import Any
 
 from tilegraph.dialects.tile.base import (
@@ -33,6 +33,14 @@ from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2Nz
 from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.scalar import GetValueOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
+from tilegraph.dialects.tile.vector_axis import (
+    ArgOp,
+    OneHotOp,
+    ScanOp,
+    TakeOp,
+    TapsOp,
+    TopKOp,
+)
 from tilegraph.dialects.tile.vector_layout import PickOp, PoolOp, ReduceOp
 from tilegraph.hardware import HardwareModel
 
@@ -231,7 +239,7 @@ per element), read by the vector unit alongside the data."""
 
 
 @tile_cost(PickOp)
-def pick(op: PickOp, hw: HardwareModel) -> int:
+def pick(op: PickOp | TakeOp, hw: HardwareModel) -> int:
     """A gather by offset table: repeats over the result's bytes and its offsets."""
     dst = op.destination()
     elements = prod(memref_shape(dst))
@@ -243,3 +251,69 @@ def pool(op: PoolOp, hw: HardwareModel) -> int:
     kh, kw = int_values(op.kernel_shape)
     dst = op.destination()
     return kh * kw * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
+
+
+# ---- the vector unit along an axis (scan, arg, top-k, one-hot, taps) ------------------
+
+
+@tile_cost(ScanOp)
+def scan(op: ScanOp, hw: HardwareModel) -> int:
+    """A log-step (Hillis-Steele) scan: ``ceil(log2 n)`` shifted adds over the tile, ``n``
+    its extent along the axis (Ascend C ``CumSum`` on a UB tile)."""
+    src = op.src
+    n = memref_shape(src)[int(op.axis.value.data)]
+    steps = max(1, ceil(log2(n))) if n > 1 else 1
+    return steps * vector_cycles(hw, buffer_bytes(src), prod(memref_shape(src)), False)
+
+
+@tile_cost(ArgOp)
+def arg(op: ArgOp, hw: HardwareModel) -> int:
+    """A reduce that keeps the index beside the value (``ReduceMax`` with ``calIndex``):
+    its repeats read the source and the index of each element."""
+    src = op.src
+    elements = prod(memref_shape(src))
+    return vector_cycles(hw, buffer_bytes(src) + PICK_OFFSET_BYTES * elements, elements, False)
+
+
+SORT_RUN = 32
+"""Elements one sort instruction orders (Ascend ``Sort32``); longer axes merge runs four at
+a time (``MrgSort``)."""
+
+
+@tile_cost(TopKOp)
+def top_k(op: TopKOp, hw: HardwareModel) -> int:
+    """Sort the (value, index) pairs along the axis: one pass of 32-element sorts, then
+    ``ceil(log4(n / 32))`` merge passes, each over the whole tile of pairs."""
+    src = op.src
+    n = memref_shape(src)[int(op.axis.value.data)]
+    elements = prod(memref_shape(src))
+    merges = ceil(log(max(n, 1) / SORT_RUN, 4)) if n > SORT_RUN else 0
+    pair_bytes = buffer_bytes(src) + PICK_OFFSET_BYTES * elements
+    return (1 + merges) * vector_cycles(hw, pair_bytes, elements, False)
+
+
+@tile_cost(TakeOp)
+def take(op: TakeOp, hw: HardwareModel) -> int:
+    """A gather by an offset tensor: repeats over the result and its offsets (as vpick)."""
+    return pick(op, hw)
+
+
+@tile_cost(OneHotOp)
+def one_hot(op: OneHotOp, hw: HardwareModel) -> int:
+    """A compare against an index vector and a select, each over the result."""
+    dst = op.dst
+    return 2 * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
+
+
+@tile_cost(TapsOp)
+def taps(op: TapsOp, hw: HardwareModel) -> int:
+    """Per tap a multiply-add over the result; along the innermost axis each tap first
+    gathers its columns by an offset table (as ``vpick``), along an outer one a tap is a
+    row address and its weight a scalar (``Axpy``)."""
+    dst = op.dst
+    elements = prod(memref_shape(dst))
+    nbytes = buffer_bytes(dst)
+    per_tap = 2 * vector_cycles(hw, nbytes, elements, False)
+    if int(op.axis.value.data) == len(memref_shape(dst)) - 1:
+        per_tap += vector_cycles(hw, nbytes + PICK_OFFSET_BYTES * elements, elements, False)
+    return op.taps() * per_tap

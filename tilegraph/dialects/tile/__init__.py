@@ -9,7 +9,8 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.scalar` (the scalar unit reading a UB element: ``get_value``),
 :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
-(reduce, pool, transpose); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
+(reduce, pool, transpose), :mod:`~tilegraph.dialects.tile.vector_axis` (scan, arg, top-k,
+one-hot, taps along an axis); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
 registries through which the interpreter, the fast executor and the cost model give ops
 their semantics and costs. ``Tile`` is the xDSL dialect object.
 """
@@ -66,6 +67,15 @@ from tilegraph.dialects.tile.vector import (
     SelectOp,
     VectorOp,
 )
+from tilegraph.dialects.tile.vector_axis import (
+    AXIS_VECTOR_OPS,
+    ArgOp,
+    OneHotOp,
+    ScanOp,
+    TakeOp,
+    TapsOp,
+    TopKOp,
+)
 from tilegraph.dialects.tile.vector_layout import (
     LAYOUT_VECTOR_OPS,
     PickOp,
@@ -84,6 +94,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *CUBE_OPS,
     *VECTOR_OPS,
     *LAYOUT_VECTOR_OPS,
+    *AXIS_VECTOR_OPS,
     *SYNC_OPS,
     *CROSS_CORE_OPS,
     *CORE_OPS,
@@ -102,6 +113,7 @@ __all__ = [
     "TILE_OPS",
     "UNARY_OPS",
     "AllocOp",
+    "ArgOp",
     "BlockIdxOp",
     "BlockNumOp",
     "SubBlockIdxOp",
@@ -122,9 +134,11 @@ __all__ = [
     "PipeBarrierOp",
     "PoolOp",
     "Nd2NzOp",
+    "OneHotOp",
     "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
+    "ScanOp",
     "PickOp",
     "SelectOp",
     "SetFlagOp",
@@ -132,8 +146,11 @@ __all__ = [
     "StrideOp",
     "SyncBlockSetOp",
     "SyncBlockWaitOp",
+    "TakeOp",
+    "TapsOp",
     "Tile",
     "TileOp",
+    "TopKOp",
     "TransposeOp",
     "VectorOp",
     "ViewOp",

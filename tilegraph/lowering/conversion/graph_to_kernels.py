@@ -34,6 +34,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import PadOp
+from tilegraph.dialects.graph.indexing import OneHotOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
@@ -189,13 +190,15 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
 def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
     """Operands the strategies read at compile time whatever their type: a constant pad's
     fill value (the DMA fills with it), a resize's roi, scales and sizes (its index
-    tables)."""
+    tables), a one_hot's depth and on / off values (written by its vector op)."""
     found: set[SSAValue] = set()
     for op in members:
         if isinstance(op, PadOp) and op.constant_value is not None:
             found.add(op.constant_value)
         elif isinstance(op, ResizeOp):
             found.update(v for v in (op.roi, op.scales, op.sizes) if v is not None)
+        elif isinstance(op, OneHotOp):
+            found.update((op.depth, op.values))
     return found
 
 

@@ -1,7 +1,8 @@
 """Batched forms of the vector ops: an elementwise op's kernel broadcasts from the right,
 so it handles a leading batch dim on its buffers as it is (with the batch dim of a
-lower-rank operand moved in front of its broadcast dims). Reduce, pool, transpose, stride
-and pick name their dims: they have no batched form and run tile by tile."""
+lower-rank operand moved in front of its broadcast dims). Reduce, pool, transpose, stride,
+pick and the ops along an axis (scan, arg, top-k, one-hot, taps) name their dims: they have
+no batched form and run tile by tile."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from xdsl.dialects.builtin import MemRefType
 
 from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.dialects.tile.vector import VectorOp
+from tilegraph.dialects.tile.vector_axis import AXIS_VECTOR_OPS
 from tilegraph.dialects.tile.vector_layout import (
     PickOp,
     PoolOp,
@@ -48,6 +50,6 @@ def batched_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return run
 
 
-@batched_kernel(ReduceOp, PoolOp, TransposeOp, StrideOp, PickOp)
+@batched_kernel(ReduceOp, PoolOp, TransposeOp, StrideOp, PickOp, *AXIS_VECTOR_OPS)
 def not_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return None

@@ -48,6 +48,7 @@ from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers 
     scalar,
     sync,
     vector,
+    vector_axis,
     vector_layout,
     workspace,
 )

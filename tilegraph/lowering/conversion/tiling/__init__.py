@@ -5,7 +5,10 @@ its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
 (rows by index: scalar reads of the indices, a DMA per row), :mod:`.resize` (nearest
-resize: DMA windows and an index-table gather) and the others
+resize: DMA windows and an index-table gather), :mod:`.resize_taps` (linear and cubic
+resize: weighted taps along rows, then columns), :mod:`.scan` (cumulative sum / product
+with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with two
+outputs, one_hot) and the others
 chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
@@ -54,6 +57,10 @@ from tilegraph.lowering.analysis.kernel_attrs import (
 )
 from tilegraph.lowering.analysis.target_rules import verify_target
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
+from tilegraph.lowering.conversion.tiling.axis_select import (
+    SELECTION_OPS,
+    emit_selection_kernel,
+)
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
@@ -74,6 +81,8 @@ from tilegraph.lowering.conversion.tiling.reshape import (
     emit_transpose_kernel,
 )
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
+from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
+from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
 from tilegraph.lowering.conversion.tiling.transdata import emit_transdata_kernel
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -110,7 +119,11 @@ def _vector_strategy(body: KernelBody):
     if isinstance(first, GatherOp):
         return emit_gather_kernel
     if isinstance(first, ResizeOp):
-        return emit_resize_kernel
+        return emit_resize_kernel if first.attr("mode") == "nearest" else emit_taps_resize_kernel
+    if isinstance(first, SCAN_OPS):
+        return emit_scan_kernel
+    if isinstance(first, SELECTION_OPS):
+        return emit_selection_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
 
 

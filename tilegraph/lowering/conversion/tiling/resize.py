@@ -1,4 +1,5 @@
-"""Resize on the vector cores: a nearest resize as DMA windows and a ``tile.vpick`` gather.
+"""Resize on the vector cores: a nearest resize as DMA windows and a ``tile.vpick`` gather
+(linear and cubic ones share the row tiling here: :mod:`.resize_taps`).
 
 Shapes are static at this level, so a nearest resize is a compile-time index table per
 resized axis: output position ``o`` reads input position ``t[o]`` (the ONNX coordinate
@@ -25,8 +26,7 @@ tiles plus nests (each tile starts its DMAs, each nest is code); more than
 :data:`~.data_movement.MAX_REGIONS` nests stays on the host. Every loop is ``tile.parallel``
 (``split-cores`` shares the nests out over the vector cores).
 
-What stays on the host: linear and cubic modes (weighted taps: their weights would need
-vector tiles of per-row and per-column coefficients), ``tf_crop_and_resize`` (outputs
+What stays on the host: ``tf_crop_and_resize`` (outputs
 outside the input take the extrapolation value), resizes of a leading axis or of a 1-D
 tensor, scales or sizes computed at run time, and tensors that are not row-major (Resize's
 facts are ND only: the format engine gives it origin-format tensors, so an NC1HWC0 resize
@@ -35,10 +35,11 @@ never reaches this strategy).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
@@ -71,13 +72,11 @@ def _parameter(value: SSAValue | None) -> np.ndarray | None | str:
     return None if data.size == 0 else data
 
 
-def nearest_tables(
+def resize_weights(
     op: ResizeOp, in_shape: Sequence[int], out_shape: Sequence[int]
-) -> list[np.ndarray] | str:
-    """The source position of every output position, per axis, of a nearest resize (the
-    identity on axes it does not resize); or why there is no such table."""
-    if op.attr("mode") != "nearest":
-        return f"a {op.attr('mode')} resize (weighted taps; only nearest has a vector kernel)"
+) -> list[np.ndarray | None] | str:
+    """Per axis the matrix ``W[out, in]`` that resizes it (None: the axis keeps its
+    size and is not resized), as the graph level computes them; or why there are none."""
     transform = str(op.attr("coordinate_transformation_mode"))
     if transform == "tf_crop_and_resize":
         return "a tf_crop_and_resize resize (extrapolated outputs)"
@@ -92,36 +91,82 @@ def nearest_tables(
     if list(out) != list(out_shape):
         return "a resize whose output shape disagrees with its scales"
     attrs = {name: op.attr(name) for name in ResizeOp.DEFAULTS}
-    tables = [np.arange(n) for n in out_shape]
+    weights: list[np.ndarray | None] = [None] * rank
     for axis, ratio in zip(axes, ratios, strict=True):
         w, _ = axis_weights(in_shape[axis], out_shape[axis], ratio, attrs, (0.0, 1.0))
-        tables[axis] = w.argmax(axis=1)  # one weight of 1 per output position
-    return tables
+        if not (w.shape[0] == w.shape[1] and np.array_equal(w, np.eye(w.shape[0]))):
+            weights[axis] = w
+    return weights
+
+
+def nearest_tables(
+    op: ResizeOp, in_shape: Sequence[int], out_shape: Sequence[int]
+) -> list[np.ndarray] | str:
+    """The source position of every output position, per axis, of a nearest resize (the
+    identity on axes it does not resize); or why there is no such table."""
+    if op.attr("mode") != "nearest":
+        return f"a {op.attr('mode')} resize (weighted taps: see resize_taps)"
+    weights = resize_weights(op, in_shape, out_shape)
+    if isinstance(weights, str):
+        return weights
+    # one weight of 1 per output position
+    return [np.arange(n) if w is None else w.argmax(axis=1)
+            for n, w in zip(out_shape, weights, strict=True)]  # fmt: skip
+
+
+def leading_axes_kept(weights: Sequence[np.ndarray | None]) -> str | None:
+    """Why a resize is not of the two innermost axes only (None: it is)."""
+    if len(weights) < 2:
+        return "a resize of a 1-D tensor"
+    if any(w is not None for w in weights[:-2]):
+        return "a resize of an axis other than the two innermost"
+    return None
+
+
+@dataclass(frozen=True)
+class RowTable:
+    """Per output row the first (``low``) and last (``high``) input row it reads, and
+    ``relative(start, stop, first)``: what output rows ``start:stop`` read, relative to a
+    window starting at input row ``first`` — row tiles whose windows have the same height
+    and whose relative tables agree share a loop."""
+
+    low: np.ndarray
+    high: np.ndarray
+    relative: Callable[[int, int, int], tuple[Any, ...]]
+
+
+def nearest_rows(table: np.ndarray) -> RowTable:
+    """A nearest resize's rows: each output row reads the one input row ``table[o]``."""
+    return RowTable(table, table, lambda s, e, f: tuple(int(i) - f for i in table[s:e]))
 
 
 @dataclass(frozen=True)
 class RowNest:
     """``count`` row tiles of ``rows`` output rows each, the k-th from output row
     ``out_start + k * rows``, reading the window of ``height`` input rows from
-    ``src_start + k * src_step``; ``table``: the rows' positions in the window."""
+    ``src_start + k * src_step``; ``table``: what the rows read in the window (a nearest
+    resize: their positions; a resize by taps: their taps' positions and weights)."""
 
     out_start: int
     rows: int
     src_start: int
     src_step: int
     height: int
-    table: tuple[int, ...]
+    table: tuple[Any, ...]
     count: int = 1
 
 
-def row_nests(table: np.ndarray, rows: int) -> list[RowNest]:
-    """The row tiles of ``rows`` output rows (the last ragged), grouped into loops."""
+def row_nests(rows_of: RowTable | np.ndarray, rows: int) -> list[RowNest]:
+    """The row tiles of ``rows`` output rows (the last ragged), grouped into loops; a
+    table (an array) is a nearest resize's (:func:`nearest_rows`)."""
+    rt = nearest_rows(rows_of) if isinstance(rows_of, np.ndarray) else rows_of
     nests: list[RowNest] = []
-    for start in range(0, len(table), rows):
-        part = table[start : start + rows]
-        first = int(part[0])
-        tile = RowNest(start, len(part), first, 0, int(part[-1]) - first + 1,
-                       tuple(int(i) - first for i in part))  # fmt: skip
+    total = len(rt.low)
+    for start in range(0, total, rows):
+        stop = min(start + rows, total)
+        first = int(rt.low[start:stop].min())
+        height = int(rt.high[start:stop].max()) - first + 1
+        tile = RowNest(start, stop - start, first, 0, height, rt.relative(start, stop, first))
         last = nests[-1] if nests else None
         same = last is not None and (last.rows, last.height, last.table) == (
             tile.rows, tile.height, tile.table,
@@ -136,38 +181,43 @@ def row_nests(table: np.ndarray, rows: int) -> list[RowNest]:
     return nests
 
 
-def _window_height(table: np.ndarray, rows: int) -> int:
+def _window_height(rt: RowTable, rows: int) -> int:
     """The most input rows a tile of ``rows`` output rows reads."""
-    return max(int(table[min(s + rows, len(table)) - 1] - table[s]) + 1
-               for s in range(0, len(table), rows))  # fmt: skip
+    total = len(rt.low)
+    return max(int(rt.high[s : s + rows].max() - rt.low[s : s + rows].min()) + 1
+               for s in range(0, total, rows))  # fmt: skip
 
 
-def _plan(
-    tables: Sequence[np.ndarray], in_shape: Sequence[int], eb: int, budget: int
+def plan_rows(
+    rt: RowTable,
+    out_shape: Sequence[int],
+    in_width: int,
+    eb: int,
+    budget: int,
+    beyond_window: Callable[[Sequence[int]], int],
 ) -> tuple[TilePlan, list[RowNest]] | None:
-    """The tile of the output (whole rows) and the row nests; None: no row fits."""
-    rank = len(tables)
-    out_shape = [len(t) for t in tables]
-    row_table, width = tables[-2], in_shape[-1]
+    """The tile of the output (whole rows) and the row nests; None: no row fits.
+    ``beyond_window(tile)``: the elements of the UB tiles besides the input window."""
+    rank = len(out_shape)
 
     def tile_bytes(tile: Sequence[int]) -> int:
         lead = prod(tile[:-2])
-        return (lead * _window_height(row_table, tile[-2]) * width + prod(tile)) * eb
+        return (lead * _window_height(rt, tile[-2]) * in_width + beyond_window(tile)) * eb
 
     plan = choose_tile(out_shape, tile_bytes, budget, whole_from=rank - 1)
     if plan is None:
         return None
     if plan.axis < rank - 2:
-        return plan, row_nests(row_table, len(row_table))
+        return plan, row_nests(rt, out_shape[-2])
     tallest = plan.size
     heights = range(tallest, max(tallest - HEIGHT_CANDIDATES, 0), -1)
 
     def weight(h: int) -> tuple[int, int]:  # each tile starts DMAs, each nest is code
-        nests = row_nests(row_table, h)
+        nests = row_nests(rt, h)
         return sum(n.count for n in nests) + len(nests), -h
 
     best = min(heights, key=weight)
-    return TilePlan(plan.shape, plan.axis, best), row_nests(row_table, best)
+    return TilePlan(plan.shape, plan.axis, best), row_nests(rt, best)
 
 
 def lead_tiles(plan: TilePlan) -> int:
@@ -177,21 +227,27 @@ def lead_tiles(plan: TilePlan) -> int:
     return plan.count()
 
 
-def _emit_nest(
+Compute = Callable[[KernelBuilder, SSAValue, RowNest, list[int]], SSAValue]
+"""``compute(b, window, nest, lead)``: the vector ops that make a row tile out of its input
+window (``lead``: the tile's leading dims); returns the UB tile to store."""
+
+
+def emit_row_nest(
     b: KernelBuilder,
     src_arg: SSAValue,
     out_arg: SSAValue,
     plan: TilePlan,
     nest: RowNest,
-    col_table: np.ndarray,
+    compute: Compute,
     element: Attribute,
     fence: bool,
 ) -> None:
+    """One nest of row tiles: load each tile's window of input rows, ``compute`` the tile,
+    store it; ``fence``: the kernel has several nests (see :func:`.open_nest`)."""
     tile = plan.tile_shape()
     lead = tile[:-2]
     in_width = memref_shape(src_arg)[-1]
     window = b.buffer([*lead, nest.height, in_width], element, "UB", "window_ub")
-    picked = b.buffer([*lead, nest.rows, len(col_table)], element, "UB", "resized_ub")
     zeros = [b.index(0)] * len(tile)
     with ExitStack() as stack:
         open_nest(b, stack, fence and nest.count * lead_tiles(plan) == 1)
@@ -203,33 +259,66 @@ def _emit_nest(
         k = stack.enter_context(b.loop(nest.count, 1, "rows", True))
         src = [*offsets, b.affine(k, nest.src_step, nest.src_start), b.index(0)]
         b.add(CopyOp(src_arg, src, window, zeros))
+        result = compute(b, window, nest, lead)
+        out = [*offsets, b.affine(k, nest.rows, nest.out_start), b.index(0)]
+        b.add(CopyOp(result, zeros, out_arg, out))
+
+
+def _picker(col_table: np.ndarray, element: Attribute) -> Compute:
+    def compute(b: KernelBuilder, window: SSAValue, nest: RowNest, lead: list[int]):
+        picked = b.buffer([*lead, nest.rows, len(col_table)], element, "UB", "resized_ub")
         lead_tables = [range(n) for n in lead]
         b.add(PickOp(window, picked, [*lead_tables, nest.table, col_table.tolist()]))
-        out = [*offsets, b.affine(k, nest.rows, nest.out_start), b.index(0)]
-        b.add(CopyOp(picked, zeros, out_arg, out))
+        return picked
+
+    return compute
 
 
-def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
-    when emitted)."""
+@dataclass(frozen=True)
+class LoneResize:
+    """A kernel that is one row-major resize: the op, its GM input and output."""
+
+    op: ResizeOp
+    src_arg: SSAValue
+    out_arg: SSAValue
+    element: Attribute
+
+    @property
+    def in_shape(self) -> list[int]:
+        return list(memref_shape(self.src_arg))
+
+    @property
+    def out_shape(self) -> list[int]:
+        return list(memref_shape(self.out_arg))
+
+
+def lone_resize(body: KernelBody) -> LoneResize | str:
+    """The kernel's resize, or why the kernel is not one row-major resize."""
     found = lone_row_major_source(body, ResizeOp, "resize")
     if isinstance(found, str):
         return found
     op, src_arg = found
     assert isinstance(op, ResizeOp)
     (written, out_arg), *_ = body.writes
-    in_shape, out_shape = memref_shape(src_arg), memref_shape(out_arg)
-    if len(in_shape) < 2:
+    if len(memref_shape(src_arg)) < 2:
         return "a resize of a 1-D tensor"
-    tables = nearest_tables(op, in_shape, out_shape)
-    if isinstance(tables, str):
-        return tables
-    if any(not np.array_equal(t, np.arange(len(t))) for t in tables[:-2]):
-        return "a resize of an axis other than the two innermost"
-    if not all(out_shape):
+    if not all(memref_shape(out_arg)):
         return "a resize with an empty output"
-    element = tensor_of(written).element_type
-    found = _plan(tables, in_shape, element_bytes(element), b.hw.ub_bytes // 2)
+    return LoneResize(op, src_arg, out_arg, tensor_of(written).element_type)
+
+
+def emit_row_nests(
+    b: KernelBuilder,
+    resize: LoneResize,
+    rows_of: RowTable,
+    beyond_window: Callable[[Sequence[int]], int],
+    compute: Compute,
+) -> str | None:
+    """Plan the row tiles of ``resize`` (:func:`plan_rows`) and emit their nests, each
+    tile computed by ``compute``; or why it cannot."""
+    eb = element_bytes(resize.element)
+    found = plan_rows(rows_of, resize.out_shape, resize.in_shape[-1], eb, b.hw.ub_bytes // 2,
+                      beyond_window)  # fmt: skip
     if found is None:
         return "no row of a resize fits UB"
     plan, nests = found
@@ -238,6 +327,22 @@ def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if b.dry_run:
         return None
     for nest in nests:
-        _emit_nest(b, src_arg, out_arg, plan, nest, tables[-1], element, len(nests) > 1)
+        emit_row_nest(b, resize.src_arg, resize.out_arg, plan, nest, compute, resize.element,
+                      len(nests) > 1)  # fmt: skip
     b.tiles = lead_tiles(plan) * sum(n.count for n in nests)
     return None
+
+
+def emit_resize_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone nearest resize (see the module docstring); returns why it cannot (None
+    when emitted)."""
+    resize = lone_resize(body)
+    if isinstance(resize, str):
+        return resize
+    tables = nearest_tables(resize.op, resize.in_shape, resize.out_shape)
+    if isinstance(tables, str):
+        return tables
+    if any(not np.array_equal(t, np.arange(len(t))) for t in tables[:-2]):
+        return "a resize of an axis other than the two innermost"
+    compute = _picker(tables[-1], resize.element)
+    return emit_row_nests(b, resize, nearest_rows(tables[-2]), prod, compute)
