@@ -49,9 +49,7 @@ def recurrent(
             c0 = g.input([dirs, BATCH, hidden]) if initial else None
             p = g.const([dirs, 3 * hidden]) if attrs.pop("peepholes", False) else None
             operands += [c0, p]
-        results = g.b.op_results(
-            kind, *operands, hidden_size=hidden, direction=direction, **attrs
-        )
+        results = g.b.op_results(kind, *operands, hidden_size=hidden, direction=direction, **attrs)
         return list(results)
 
     return build
@@ -72,7 +70,10 @@ CASES = {
     "lstm_peepholes_clip": recurrent("lstm", 20, peepholes=True, clip=1.5),
     "lstm_input_forget": recurrent("lstm", 9, "reverse", input_forget=1),
     "lstm_hardsigmoid": recurrent(
-        "lstm", 16, activations=["HardSigmoid", "Tanh", "Affine"], activation_alpha=[0.3, 0.5],
+        "lstm",
+        16,
+        activations=["HardSigmoid", "Tanh", "Affine"],
+        activation_alpha=[0.3, 0.5],
         activation_beta=[0.4, 0.1],
     ),
 }
@@ -118,4 +119,6 @@ def test_recurrent_kernel_on_real_presets(name: str, platform: str):
     levels = run_levels(module, inputs, platform, pad_value=NAN)
     assert_matches(levels)
     kind = name.split("_")[0]
-    assert_units(levels.tiled_kernels, {f"graph.{kind}": CUBE}, f"tile-kernels{{platform={platform}}}")
+    assert_units(
+        levels.tiled_kernels, {f"graph.{kind}": CUBE}, f"tile-kernels{{platform={platform}}}"
+    )

@@ -11,7 +11,7 @@ activations and updates the cell::
 
     for d in directions:                      # reverse: t = seq - 1 - s
       step s = 0 (peeled: h_{-1} is initial_h, or zero and its matmul is skipped)
-      for s in 1 .. seq-1:
+      for s in 1 .. seq-1:  (unrolled, as the hidden blocks)
         [wait "h_{t-1} stored"]               # decoupled presets: AIV -> AIC flag
         for j in hidden blocks:
           for g in gates: mmad x_t·W_g[j]ᵀ (+ h_{t-1}·R_g[j]ᵀ) -> fixpipe -> UB -> vector
@@ -40,8 +40,10 @@ Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in t
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.recurrent import (
@@ -72,6 +74,10 @@ from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 STATE_FLAG = 4
 """Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
 ready (0, 1) and free (2, 3) flags."""
+
+MAX_UNROLLED = 256
+"""Steps x hidden blocks x directions the kernel unrolls at most (see
+:func:`emit_recurrent_kernel`); longer sequences stay on the host."""
 
 _ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
 
@@ -184,6 +190,8 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return "a recurrent op whose batch does not fit one L0 tile"
     if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
         return "a recurrent op whose step tiles do not fit UB"
+    if dirs * seq * -(-_frac(hidden) // n1) > MAX_UNROLLED:
+        return f"a recurrent op of over {MAX_UNROLLED} unrolled steps x hidden blocks"
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
     return RecurrentPlan(
@@ -206,20 +214,30 @@ class _Emitter:
         self.b_l1 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L1", "b_l1")
         self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
         self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
-        self.c_l0 = b.buffer(
-            [p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c"
-        )
+        self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
         tile = [1, mp, hb]
         self.acc = b.buffer(tile, el, "UB", "acc_ub")
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
         self.row = b.buffer([1, hb], el, "UB", "row_ub")
+        self._nest = ExitStack()
+
+    def open_nest(self) -> None:
+        """A loop of one trip around the vector work that follows a gate's fixpipe: a
+        top-level loop nest of its own, so inject-sync fences each gate's vector work
+        apart (a step's straight-line loads would need more than its 8 events)."""
+        b = self.b
+        self._nest.enter_context(b.loop_over(b.index(0), b.index(1), b.index(1), "v"))
+
+    def close_nest(self) -> None:
+        self._nest.close()
 
     # ---- cube ----------------------------------------------------------------------
     def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
         """``parts``: (A's GM arg, its leading offsets, weight arg, K); accumulated in L0C
         (the first part starts it), then fixpipe into the UB accumulator."""
+        self.close_nest()
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
@@ -234,12 +252,17 @@ class _Emitter:
 
         for n, (arg, lead, weight, k) in enumerate(parts):
             bound = _bind(step, arg, lead, weight)
-            if n == 0:
-                b.accumulation(_frac(k), p.k1, "k", bound)
-            else:
-                with b.loop(_frac(k), p.k1, "k") as ki:
-                    bound(ki, b.flag(False))
+            # always a loop, even of one trip: inject-sync then gives the loads of all
+            # gates' K loops slotted events instead of one event per straight-line load
+            with b.loop_over(zero, b.index(_frac(k)), b.index(p.k1), "k") as ki:
+                if n == 0:
+                    first = b.add(arith.CmpiOp(ki, zero, "eq")).results[0]
+                    first.name_hint = "first"
+                else:
+                    first = b.flag(False)
+                bound(ki, first)
         b.add(FixpipeOp(self.c_l0, self.acc, [zero] * 3))
+        self.open_nest()
 
     # ---- vector --------------------------------------------------------------------
     def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
@@ -306,10 +329,12 @@ class _Emitter:
 
     # ---- flags (decoupled presets) ---------------------------------------------------
     def state_stored(self) -> None:
+        self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockSetOp(STATE_FLAG, "aiv_to_aic", "MTE3"))
 
     def wait_state(self) -> None:
+        self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
 
@@ -477,6 +502,8 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     passes = _passes(p)
     direction = op.attr("direction") or "forward"
 
+    blocks = -(-_frac(p.hidden) // p.n1)
+
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
         if prev is not None:
             e.wait_state()
@@ -484,19 +511,20 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if hands_over:
                 e.state_stored()
                 e.wait_state()
-            with b.loop(_frac(p.hidden), p.n1, "j") as j:
-                block(e, d, t, prev, b.affine(j, FRACTAL), prev is None)
+            for j in range(blocks):
+                block(e, d, t, prev, b.index(j * p.n1 * FRACTAL), prev is None)
+                e.close_nest()
         e.state_stored()
 
+    # Steps and hidden blocks unrolled: each gate's K loops are then top-level loop nests,
+    # which inject-sync fences apart (a time loop holding every gate's loads would need
+    # more than its 8 events per pipe pair in one nest).
     for d in range(p.dirs):
         reverse = direction == "reverse" or d == 1
-        first = b.index(p.seq - 1 if reverse else 0)
-        step(d, first, None)
-        if p.seq > 1:
-            with b.loop(p.seq, 1, "s", lower=1) as s:
-                t = b.affine(s, -1, p.seq - 1) if reverse else s
-                prev = b.affine(s, -1, p.seq) if reverse else b.affine(s, 1, -1)
-                step(d, t, prev)
+        for s in range(p.seq):
+            t = p.seq - 1 - s if reverse else s
+            prev = None if s == 0 else (t + 1 if reverse else t - 1)
+            step(d, b.index(t), None if prev is None else b.index(prev))
         e.wait_state()  # the last step's set: every set is waited for
     b.tiles = p.dirs * p.seq * _frac(p.hidden) // p.n1
     return None
