@@ -122,3 +122,19 @@ def test_recurrent_kernel_on_real_presets(name: str, platform: str):
     assert_units(
         levels.tiled_kernels, {f"graph.{kind}": CUBE}, f"tile-kernels{{platform={platform}}}"
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize("name", ["lstm_peepholes_clip", "gru_forward", "gru_linear_before_reset"])
+def test_recurrent_kernel_through_the_npu_passes(name: str, platform: str):
+    """The whole lowering pipeline (multi-buffer .. inject-sync, then verify-sync) takes the
+    unrolled kernel: each gate's K loops and vector work are loop nests inject-sync fences
+    apart, within its 8 events per pipe pair."""
+    from tests.lowering.test_tile_differential import make_context, run_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline
+
+    module, _ = _module(name)
+    target = f"set-target{{platform={platform} precision=origin}},O2,"
+    run_pipeline(target + lowering_pipeline(), make_context(), module)
+    module.verify()
