@@ -137,6 +137,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
     from tilegraph.dialects.graph.nn import Conv2dOp, LrnOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
+    from tilegraph.dialects.graph.recurrent import RecurrentOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
     from tilegraph.dialects.graph.spatial import ResizeOp
     from tilegraph.lowering.conversion.tiling.axis_select import (
@@ -153,6 +154,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
     from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
+    from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
     from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
     from tilegraph.lowering.conversion.tiling.reshape import (
         SHAPE_ONLY,
@@ -166,6 +168,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     return [
         ((Conv2dOp,), emit_conv, "cube"),
         ((MatMulOp, GemmOp), emit_matmul, "cube"),
+        ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),
         (tuple(REDUCTION_OPS), emit_reduction_kernel, "vector"),
         ((LrnOp,), emit_lrn_kernel, "vector"),

@@ -5,7 +5,7 @@ reverse, bidirectional), ``layout`` 0 / 1, ``sequence_lens`` (steps past a seque
 length give zeros in ``Y`` and keep the last valid state), initial states, ``clip`` and the
 activation list with ``activation_alpha`` / ``activation_beta``. Each op contributes its
 cell (:meth:`RecurrentOp.cell`): a few lines of its equations. Computed in float64, returned
-in the input's type. Host ops on the tiled path.
+in the input's type. On the tiled path: :mod:`tilegraph.lowering.conversion.tiling.recurrent`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`
 resize: DMA windows and an index-table gather), :mod:`.resize_taps` (linear and cubic
 resize: weighted taps along rows, then columns), :mod:`.scan` (cumulative sum / product
 with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with two
-outputs, one_hot) and the others
+outputs, one_hot), :mod:`.recurrent` (RNN / GRU / LSTM: the steps of cube gate matmuls
+and vector cells in one kernel) and the others
 chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
@@ -43,6 +44,7 @@ from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
+from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
@@ -74,6 +76,7 @@ from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
+from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
 from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
@@ -129,6 +132,9 @@ def _vector_strategy(body: KernelBody):
 
 def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     """(unit, reason it must stay on the host or None)."""
+    if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
+        reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
+        return ("cube", None) if reason is None else ("host", reason)
     if _is_cube(body):
         reason = emit_cube_kernel(body, b)
         return ("cube", None) if reason is None else ("host", reason)

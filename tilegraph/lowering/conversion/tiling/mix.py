@@ -213,7 +213,21 @@ def _dead_code(fn: func.FuncOp) -> None:
                 changed = True
 
 
+def _drop_other_side_flags(fn: func.FuncOp, core: str) -> None:
+    """Drop the cross-core flags the tiling placed itself (a recurrence's back edge, the
+    AIV's store of a state the AIC reads) that belong to the other core: the sender of a
+    mode's set and the receiver of its wait."""
+    sends = "aic_to_aiv" if core == "aic" else "aiv_to_aic"
+    for op in list(fn.walk()):
+        if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp):
+            mine = (op.mode.data == sends) == isinstance(op, SyncBlockSetOp)
+            if not mine:
+                op.detach()
+                op.erase()
+
+
 def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
+    _drop_other_side_flags(fn, "aic")
     ws = _add_argument(fn, ws_type)
     for bridge in _bridges(fn):
         slot_ops, slot = _slot(bridge)
@@ -284,6 +298,7 @@ def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp]) -> No
 
 
 def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
+    _drop_other_side_flags(fn, "aiv")
     ws = _add_argument(fn, ws_type)
     for bridge in _bridges(fn):
         acc = bridge.dst

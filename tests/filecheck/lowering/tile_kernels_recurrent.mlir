@@ -1,0 +1,63 @@
+// RUN: tilegraph-opt %s -p 'tile-kernels{platform=test}' | filecheck %s
+
+// A recurrent layer (tiling/recurrent.py) on the `test` preset, a decoupled one: a forward
+// RNN (hidden 20, not a multiple of 16: one block of two hidden fractals, the store cut at
+// 20; batch 2; no initial state) becomes a mix kernel. The AIC runs per step the gate
+// matmul x_t·Wᵀ (+ h_{t-1}·Rᵀ, read from Y[t-1] in GM, over K = 20 in two steps
+// accumulated in L0C) and hands it over through the workspace; the AIV adds both bias
+// rows, applies tanh and stores h_t to Y[t] and Y_h, then sets the state flag (4) the AIC
+// waits for before the next step reads Y[t]. Steps are unrolled (each K loop a top-level
+// nest that inject-sync fences apart; the AIV's work per gate sits in a loop of one trip
+// for the same reason). Step 0 has no h·Rᵀ (a zero h_{-1}). The last step's state flag is
+// drained at the end.
+func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">, %v1: memref<1x20x20xf32, "GM">, %v2: memref<1x40xf32, "GM">, %v3_out: memref<3x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube"} {
+  %in0_1 = tile.read %in0 : memref<3x2x12xf32, "GM"> -> !layout.tensor<3x2x12xf32>
+  %v0_1 = tile.read %v0 : memref<1x20x12xf32, "GM"> -> !layout.tensor<1x20x12xf32>
+  %v1_1 = tile.read %v1 : memref<1x20x20xf32, "GM"> -> !layout.tensor<1x20x20xf32>
+  %v2_1 = tile.read %v2 : memref<1x40xf32, "GM"> -> !layout.tensor<1x40xf32>
+  %v3, %v3_1 = graph.rnn %in0_1, %v0_1, %v1_1, %v2_1 {hidden_size = 20, direction = "forward", layout.kernel = "origin"} : (!layout.tensor<3x2x12xf32>, !layout.tensor<1x20x12xf32>, !layout.tensor<1x20x20xf32>, !layout.tensor<1x40xf32>) -> (!layout.tensor<3x1x2x20xf32>, !layout.tensor<1x2x20xf32>)
+  tile.write %v3 to %v3_out : !layout.tensor<3x1x2x20xf32> to memref<3x1x2x20xf32, "GM">
+  tile.write %v3_1 to %v3_out_1 : !layout.tensor<1x2x20xf32> to memref<1x2x20xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @rnn_1_mix_aic(
+// CHECK-SAME:    tile.kernel = "cube", tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aic"
+// CHECK:         tile.nd2nz %in0[%c0, %c0, %{{.+}}] to %a_l1
+// CHECK:         tile.mmad %a_l0a, %b_l0b, %c_l0c, %first
+// CHECK-NOT:     tile.mmad
+// CHECK:         tile.fixpipe %c_l0c to %workspace
+// CHECK:         tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK:         tile.nd2nz %in0[%c1, %c0, %{{.+}}] to %a_l1
+// CHECK:         scf.for %[[K:.+]] = %c0 to %c2 step %c1 {
+// CHECK:           tile.nd2nz %v3_out[%c0, %c0, %c0, %{{.+}}] to %a_l1
+// CHECK:           tile.mmad %a_l0a, %b_l0b, %c_l0c, %false
+// CHECK:         tile.fixpipe %c_l0c to %workspace
+// CHECK:         tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK:         tile.nd2nz %v3_out[%c1, %c0, %c0, %{{.+}}] to %a_l1
+// CHECK:         tile.fixpipe %c_l0c to %workspace
+// CHECK:         tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64
+// CHECK-NEXT:    tile.sync_block_wait {flag = 3 : i64
+
+// CHECK-LABEL: func.func @rnn_1_mix_aiv(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aiv"
+// CHECK-DAG:     %acc_ub = tile.alloc : memref<1x16x32xf32, "UB">
+// CHECK-DAG:     %h_ub = tile.alloc : memref<1x16x32xf32, "UB">
+// CHECK-DAG:     %y_ub = tile.alloc : memref<1x1x16x32xf32, "UB">
+// CHECK:         tile.copy_flat %workspace
+// CHECK:         scf.for %{{.+}} = %c0 to %c1 step %c1 {
+// CHECK-NEXT:      tile.copy %v2[%c0, %c0] to %row_ub[%c0, %c0]
+// CHECK-NEXT:      tile.vadd %acc_ub, %row_ub to %h_ub
+// CHECK-NEXT:      tile.copy %v2[%c0, %c20] to %row_ub[%c0, %c0]
+// CHECK-NEXT:      tile.vadd %h_ub, %row_ub to %h_ub
+// CHECK-NEXT:      tile.vtanh %h_ub to %h_ub
+// CHECK-NEXT:      tile.vcopy %h_ub to %y_ub
+// CHECK-NEXT:      tile.copy %y_ub[%c0, %c0, %c0, %c0] to %v3_out[%c0, %c0, %c0, %c0]
+// CHECK-NEXT:      tile.copy %h_ub[%c0, %c0, %c0] to %v3_out_1[%c0, %c0, %c0]
+// CHECK-NEXT:    } {tile.loop = 1 : i64}
+// CHECK-NEXT:    tile.sync_block_set {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE3"}
+// CHECK:         tile.copy %y_ub[%c0, %c0, %c0, %c0] to %v3_out[%c1, %c0, %c0, %c0]
+// CHECK:         tile.sync_block_set {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE3"}
+// CHECK:         tile.copy %y_ub[%c0, %c0, %c0, %c0] to %v3_out[%c2, %c0, %c0, %c0]
+// CHECK:         tile.sync_block_set {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE3"}
+// CHECK-NEXT:    func.return

@@ -1,0 +1,140 @@
+"""Recurrent layers (RNN, GRU, LSTM) on the AI core, each level against the one above it
+(the harness of :mod:`tests.lowering.test_tile_differential`): graph -> macro kernels ->
+tiled loops on both executors, on the ``test`` preset (a decoupled one: mix kernels whose
+AIV hands each step's state back to the AIC through a cross-core flag), with NaN in the
+on-chip buffers' unwritten lanes. Hidden sizes that are not multiples of 16 (20: two hidden
+blocks of 16, the last ragged), batch > 1, every direction, initial states given and
+absent. What stays on the host says why."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.ir import SSAValue
+
+from tests.lowering.test_tile_differential import (
+    NAN,
+    Graph,
+    assert_matches,
+    assert_units,
+    run_levels,
+)
+
+CUBE = "cube"
+SEQ, BATCH, INPUT = 3, 2, 12
+GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+
+
+def recurrent(
+    kind: str,
+    hidden: int,
+    direction: str = "forward",
+    initial: bool = True,
+    bias: bool = True,
+    **attrs,
+):
+    """A ``kind`` layer over X [SEQ, BATCH, INPUT] with weights as constants (as exported
+    models carry them) and the initial states as inputs (given) or absent."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        dirs = 2 if direction == "bidirectional" else 1
+        gates = GATES[kind]
+        x = g.input([SEQ, BATCH, INPUT])
+        w = g.const([dirs, gates * hidden, INPUT])
+        r = g.const([dirs, gates * hidden, hidden])
+        b = g.const([dirs, 2 * gates * hidden]) if bias else None
+        h0 = g.input([dirs, BATCH, hidden]) if initial else None
+        operands: list[SSAValue | None] = [x, w, r, b, None, h0]
+        if kind == "lstm":
+            c0 = g.input([dirs, BATCH, hidden]) if initial else None
+            p = g.const([dirs, 3 * hidden]) if attrs.pop("peepholes", False) else None
+            operands += [c0, p]
+        results = g.b.op_results(kind, *operands, hidden_size=hidden, direction=direction, **attrs)
+        return list(results)
+
+    return build
+
+
+CASES = {
+    **{
+        f"{kind}_{direction}": recurrent(kind, 20, direction)
+        for kind in ("rnn", "gru", "lstm")
+        for direction in ("forward", "reverse", "bidirectional")
+    },
+    "rnn_no_initial_no_bias": recurrent("rnn", 20, initial=False, bias=False),
+    "rnn_relu_clip": recurrent("rnn", 16, activations=["Relu"], clip=0.5),
+    "gru_linear_before_reset": recurrent("gru", 20, "bidirectional", linear_before_reset=1),
+    "gru_lbr_no_initial": recurrent("gru", 20, initial=False, linear_before_reset=1),
+    "gru_no_initial": recurrent("gru", 7, initial=False),
+    "lstm_no_initial": recurrent("lstm", 20, initial=False),
+    "lstm_peepholes_clip": recurrent("lstm", 20, peepholes=True, clip=1.5),
+    "lstm_input_forget": recurrent("lstm", 9, "reverse", input_forget=1),
+    "lstm_hardsigmoid": recurrent(
+        "lstm",
+        16,
+        activations=["HardSigmoid", "Tanh", "Affine"],
+        activation_alpha=[0.3, 0.5],
+        activation_beta=[0.4, 0.1],
+    ),
+}
+
+
+def _module(name: str):
+    g = Graph()
+    return g.b.build(*CASES[name](g)), g.arrays
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_recurrent_kernel(name: str):
+    """Every level agrees (NaN in unwritten on-chip lanes); the layer is one cube kernel."""
+    module, inputs = _module(name)
+    levels = run_levels(module, inputs, "test", pad_value=NAN)
+    for level, outputs in levels.outputs.items():
+        for out in outputs:
+            assert not np.isnan(out).any(), f"{level}: NaN from an unwritten lane"
+    assert_matches(levels)
+    kind = name.split("_")[0]
+    assert_units(levels.tiled_kernels, {f"graph.{kind}": CUBE}, "tile-kernels{platform=test}")
+
+
+def test_sequence_lens_stays_on_the_host():
+    g = Graph()
+    x = g.input([SEQ, BATCH, INPUT])
+    w, r = g.const([1, 8, INPUT]), g.const([1, 8, 8])
+    lens = g.b.constant(np.array([3, 2], np.int32))
+    module = g.b.build(*g.b.op_results("rnn", x, w, r, None, lens, None, hidden_size=8))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels)
+    (kernel,) = levels.tiled_kernels
+    assert kernel.unit == "host"
+    assert kernel.reason is not None and "sequence_lens" in kernel.reason
+
+
+@pytest.mark.parametrize("platform", ["ascend310p", "ascend910b"])
+@pytest.mark.parametrize("name", ["lstm_bidirectional", "gru_forward", "gru_lbr_no_initial"])
+def test_recurrent_kernel_on_real_presets(name: str, platform: str):
+    """The coupled 310P (one kernel, no flags) and the decoupled 910B (a mix kernel) agree
+    with the graph level."""
+    module, inputs = _module(name)
+    levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_matches(levels)
+    kind = name.split("_")[0]
+    assert_units(
+        levels.tiled_kernels, {f"graph.{kind}": CUBE}, f"tile-kernels{{platform={platform}}}"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize("name", ["lstm_peepholes_clip", "gru_forward", "gru_linear_before_reset"])
+def test_recurrent_kernel_through_the_npu_passes(name: str, platform: str):
+    """The whole lowering pipeline (multi-buffer .. inject-sync, then verify-sync) takes the
+    unrolled kernel: each gate's K loops and vector work are loop nests inject-sync fences
+    apart, within its 8 events per pipe pair."""
+    from tests.lowering.test_tile_differential import make_context, run_pipeline
+    from tilegraph.passes.pipelines import lowering_pipeline
+
+    module, _ = _module(name)
+    target = f"set-target{{platform={platform} precision=origin}},O2,"
+    run_pipeline(target + lowering_pipeline(), make_context(), module)
+    module.verify()

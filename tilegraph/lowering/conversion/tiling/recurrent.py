@@ -1,0 +1,530 @@
+"""Recurrent layers (``graph.rnn`` / ``graph.gru`` / ``graph.lstm``) as one kernel: a loop
+over time steps of cube matmuls (the gates) and vector programs (the cell), as GE's
+DynamicRNN runs them.
+
+Per direction, per time step ``t`` and per block of ``Hb`` hidden columns (``j``), each gate
+``g`` is one accumulation in L0C of ``x_t·W_gᵀ`` and ``h_{t-1}·R_gᵀ`` (DynamicRNN's
+concatenated ``[x_t, h_{t-1}]·W`` form: the input projection is not a separate matmul over
+all steps, so no GM intermediate of ``seq x 4H`` is needed), taken out by ``fixpipe`` into
+one UB accumulator tile; the vector unit adds the biases, clips, applies the op's
+activations and updates the cell::
+
+    for d in directions:                      # reverse: t = seq - 1 - s
+      step s = 0 (peeled: h_{-1} is initial_h, or zero and its matmul is skipped)
+      for s in 1 .. seq-1:  (unrolled, as the hidden blocks)
+        [wait "h_{t-1} stored"]               # decoupled presets: AIV -> AIC flag
+        for j in hidden blocks:
+          for g in gates: mmad x_t·W_g[j]ᵀ (+ h_{t-1}·R_g[j]ᵀ) -> fixpipe -> UB -> vector
+          store h_t[j] to Y[t, d] (and Y_h[d]), c_t[j] to Y_c[d]
+        [set "h_t stored"]
+
+**State.** ``h`` lives in GM: the cube reads ``h_{t-1}`` from ``Y[t-1, d]`` (``Y`` is the
+double buffer: step ``t`` writes ``Y[t]`` while the matmuls read ``Y[t-1]``), the vector
+side reads it from ``Y_h[d]`` (GRU), which it rewrites block by block (each block only
+reads and writes its own columns). LSTM's ``c`` lives in ``Y_c[d]`` (vector only). GRU with
+``linear_before_reset = 0`` needs ``r ⊙ h_{t-1}`` as a matmul operand: a first pass over
+the blocks writes it to ``Y[t, d]``, a second computes ``z``, ``n`` and ``h_t`` into
+``Y_h[d]``, and a third copies ``Y_h[d]`` to ``Y[t, d]``.
+
+**Outputs.** One kernel writes ``Y``, ``Y_h`` (and ``Y_c``): all three must be outputs of
+the kernel (the state lives in them). **Decoupled presets** (910B, ``test``): the kernel is
+split into a mix kernel (:mod:`.mix`): the fixpipes become the workspace hand-over, and the
+back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
+:data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
+before each step's matmuls.
+
+Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
+Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph.recurrent import (
+    _TAKES_ALPHA,
+    _TAKES_BETA,
+    GRUOp,
+    LSTMOp,
+    RecurrentOp,
+)
+from tilegraph.dialects.tile import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    CopyOp,
+    DupOp,
+    FixpipeOp,
+    Load2dOp,
+    MmadOp,
+    Nd2NzOp,
+    SyncBlockSetOp,
+    SyncBlockWaitOp,
+)
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
+
+STATE_FLAG = 4
+"""Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
+ready (0, 1) and free (2, 3) flags."""
+
+MAX_UNROLLED = 256
+"""Steps x hidden blocks x directions the kernel unrolls at most (see
+:func:`emit_recurrent_kernel`); longer sequences stay on the host."""
+
+_ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
+
+Activation = tuple[str, float | None, float | None]
+
+
+def _activations(op: RecurrentOp, dirs: int) -> list[list[Activation]] | str:
+    """Per direction, the (name, alpha, beta) of each activation, as ONNX consumes them."""
+    names = [str(n) for n in (op.attr("activations") or [])]
+    names = names or list(op.DEFAULT_ACTIVATIONS * dirs)
+    alphas = iter(float(a) for a in (op.attr("activation_alpha") or []))
+    betas = iter(float(a) for a in (op.attr("activation_beta") or []))
+    specs: list[Activation] = []
+    for name in names:
+        key = name.lower()
+        if key not in _ACTIVATIONS:
+            return f"the recurrent activation {name}"
+        alpha = next(alphas, None) if key in _TAKES_ALPHA else None
+        beta = next(betas, None) if key in _TAKES_BETA else None
+        specs.append((key, alpha, beta))
+    per = len(specs) // dirs
+    return [specs[d * per : (d + 1) * per] for d in range(dirs)]
+
+
+@dataclass(frozen=True)
+class RecurrentPlan:
+    op: RecurrentOp
+    x: SSAValue
+    w: SSAValue
+    r: SSAValue
+    bias: SSAValue | None
+    peephole: SSAValue | None
+    h0: SSAValue | None
+    c0: SSAValue | None
+    y: SSAValue
+    y_h: SSAValue
+    y_c: SSAValue | None
+    seq: int
+    batch: int
+    inputs: int
+    hidden: int
+    dirs: int
+    m1: int
+    n1: int
+    """Hidden fractals per block (``Hb = 16·n1``)."""
+    k1: int
+    element: Attribute
+    acts: list[list[Activation]]
+    clip: float | None
+
+
+def _frac(n: int) -> int:
+    return -(-n // FRACTAL)
+
+
+def _ub_tiles(op: RecurrentOp) -> int:
+    """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
+    states' tiles, the 4-D tile ``Y`` is stored from."""
+    return {1: 3, 3: 6, 4: 5}[op.GATES]
+
+
+def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
+    if int(op.attr("layout") or 0) != 0:
+        return "a recurrent op with layout 1"
+    if op.sequence_lens is not None:
+        return "a recurrent op with sequence_lens"
+    operands = {
+        "X": op.X,
+        "W": op.W,
+        "R": op.R,
+        "B": op.B,
+        "initial_h": op.initial_h,
+        "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
+        "P": op.P if isinstance(op, LSTMOp) else None,
+    }
+    args: dict[str, SSAValue | None] = {}
+    for name, value in operands.items():
+        args[name] = None if value is None else body.source(value)
+        if value is not None and args[name] is None:
+            return f"a recurrent {name} computed inside the kernel"
+    writes = {value: arg for value, arg in body.writes}
+    outs = [writes.get(r) for r in op.results]
+    if any(o is None for o in outs):
+        return "a recurrent op whose Y, Y_h (Y_c) are not all kernel outputs (its state)"
+    x_t = tensor_of(op.X)
+    element = x_t.element_type
+    if str(element) not in ("f32", "f16"):
+        return f"a {element} recurrent op"
+    seq, batch, inputs = (int(d) for d in x_t.origin_shape)
+    dirs, hidden = (int(d) for d in tensor_of(op.Y).origin_shape[1::2])
+    acts = _activations(op, dirs)
+    if isinstance(acts, str):
+        return acts
+    hw = b.hw
+    cube = element_bytes(b.cube_element(element))
+    frac_in = FRACTAL * FRACTAL * cube
+    m1 = _frac(batch)
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
+    rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
+    n1 = _frac(hidden)
+    while n1 > 1 and (
+        m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
+        or n1 * frac_in > l0b
+        or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
+    ):
+        n1 = -(-n1 // 2)
+    k1 = min(max(_frac(inputs), _frac(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
+    if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
+        return "a recurrent op whose batch does not fit one L0 tile"
+    if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
+        return "a recurrent op whose step tiles do not fit UB"
+    if dirs * seq * -(-_frac(hidden) // n1) > MAX_UNROLLED:
+        return f"a recurrent op of over {MAX_UNROLLED} unrolled steps x hidden blocks"
+    y, y_h, *rest = outs
+    assert y is not None and y_h is not None
+    return RecurrentPlan(
+        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
+        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
+        dirs, m1, n1, k1, element, acts, op.attr("clip"),  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+class _Emitter:
+    """Emits one recurrent kernel from its plan (buffers allocated once)."""
+
+    def __init__(self, p: RecurrentPlan, b: KernelBuilder):
+        self.p, self.b = p, b
+        self.coupled = b.hw.coupled
+        el, cube = p.element, b.cube_element(p.element)
+        hb, mp = p.n1 * FRACTAL, p.m1 * FRACTAL
+        self.hb = hb
+        self.a_l1 = b.buffer([p.k1, p.m1, FRACTAL, FRACTAL], cube, "L1", "a_l1")
+        self.b_l1 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L1", "b_l1")
+        self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
+        self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
+        self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
+        tile = [1, mp, hb]
+        self.acc = b.buffer(tile, el, "UB", "acc_ub")
+        names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
+        self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
+        self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
+        self.row = b.buffer([1, hb], el, "UB", "row_ub")
+        self._nest = ExitStack()
+
+    def open_nest(self) -> None:
+        """A loop of one trip around the vector work that follows a gate's fixpipe: a
+        top-level loop nest of its own, so inject-sync fences each gate's vector work
+        apart (a step's straight-line loads would need more than its 8 events)."""
+        b = self.b
+        self._nest.enter_context(b.loop_over(b.index(0), b.index(1), b.index(1), "v"))
+
+    def close_nest(self) -> None:
+        self._nest.close()
+
+    # ---- cube ----------------------------------------------------------------------
+    def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
+        """``parts``: (A's GM arg, its leading offsets, weight arg, K); accumulated in L0C
+        (the first part starts it), then fixpipe into the UB accumulator."""
+        self.close_nest()
+        b, p = self.b, self.p
+        zero = b.index(0)
+        row = b.add_index(col, b.index(g * p.hidden)) if g else col
+
+        def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
+            k = b.affine(ki, FRACTAL)
+            b.add(Nd2NzOp(arg, [*lead, zero, k], self.a_l1))
+            b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
+            b.add(Nd2NzOp(weight, [b.index(d), row, k], self.b_l1))
+            b.add(Load2dOp(self.b_l1, zero, zero, self.b_l0, "copy"))
+            b.add(MmadOp(self.a_l0, self.b_l0, self.c_l0, first))
+
+        for n, (arg, lead, weight, k) in enumerate(parts):
+            bound = _bind(step, arg, lead, weight)
+            # always a loop, even of one trip: inject-sync then gives the loads of all
+            # gates' K loops slotted events instead of one event per straight-line load
+            with b.loop_over(zero, b.index(_frac(k)), b.index(p.k1), "k") as ki:
+                if n == 0:
+                    first = b.add(arith.CmpiOp(ki, zero, "eq")).results[0]
+                    first.name_hint = "first"
+                else:
+                    first = b.flag(False)
+                bound(ki, first)
+        b.add(FixpipeOp(self.c_l0, self.acc, [zero] * 3))
+        self.open_nest()
+
+    # ---- vector --------------------------------------------------------------------
+    def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
+        b = self.b
+        zero = b.index(0)
+        b.add(CopyOp(arg, [b.index(d), b.add_index(col, b.index(base)) if base else col],
+                     self.row, [zero, zero]))  # fmt: skip
+        return self.row
+
+    def pre(self, dst: SSAValue, d: int, col: SSAValue, biases: list[int]) -> None:
+        """``dst = acc + B[d, bases...]`` (the gate's bias rows broadcast over the batch)."""
+        b, p = self.b, self.p
+        src = self.acc
+        if p.bias is None or not biases:
+            b.add(UNARY_OPS["vcopy"](src, dst))
+            return
+        for base in biases:
+            b.add(BINARY_OPS["vadd"](src, self._bias_row(p.bias, d, base, col), dst))
+            src = dst
+
+    def peephole(self, dst: SSAValue, d: int, k: int, col: SSAValue, c: SSAValue) -> None:
+        """``dst += P[d, k·H + col] ⊙ c`` (the accumulator is free by then: scratch)."""
+        b, p = self.b, self.p
+        if p.peephole is None:
+            return
+        row = self._bias_row(p.peephole, d, k * p.hidden, col)
+        b.add(BINARY_OPS["vmul"](c, row, self.acc))
+        b.add(BINARY_OPS["vadd"](dst, self.acc, dst))
+
+    def activate(self, t: SSAValue, act: Activation, clip: bool = True) -> None:
+        b, p = self.b, self.p
+        if clip and p.clip is not None:
+            b.add(SCALAR_OPS["vmins"](t, float(p.clip), t))
+            b.add(SCALAR_OPS["vmaxs"](t, -float(p.clip), t))
+        name, alpha, beta = act
+        if name in ("sigmoid", "tanh", "relu"):
+            b.add(UNARY_OPS[f"v{name}"](t, t))
+        elif name == "affine":
+            b.add(SCALAR_OPS["vmuls"](t, 1.0 if alpha is None else alpha, t))
+            b.add(SCALAR_OPS["vadds"](t, beta or 0.0, t))
+        else:  # hardsigmoid
+            b.add(SCALAR_OPS["vmuls"](t, 0.2 if alpha is None else alpha, t))
+            b.add(SCALAR_OPS["vadds"](t, 0.5 if beta is None else beta, t))
+            b.add(SCALAR_OPS["vmins"](t, 1.0, t))
+            b.add(SCALAR_OPS["vmaxs"](t, 0.0, t))
+
+    def load_state(self, arg: SSAValue | None, d: int, col: SSAValue, dst: SSAValue) -> None:
+        b = self.b
+        zero = b.index(0)
+        if arg is None:
+            b.add(DupOp(dst, 0.0))
+        else:
+            b.add(CopyOp(arg, [b.index(d), zero, col], dst, [zero] * 3))
+
+    def store_state(self, src: SSAValue, arg: SSAValue, d: int, col: SSAValue) -> None:
+        zero = self.b.index(0)
+        self.b.add(CopyOp(src, [zero] * 3, arg, [self.b.index(d), zero, col]))
+
+    def store_y(self, src: SSAValue, t: SSAValue, d: int, col: SSAValue) -> None:
+        b = self.b
+        zero = b.index(0)
+        b.add(UNARY_OPS["vcopy"](src, self.y4))
+        b.add(CopyOp(self.y4, [zero] * 4, self.p.y, [t, b.index(d), zero, col]))
+
+    # ---- flags (decoupled presets) ---------------------------------------------------
+    def state_stored(self) -> None:
+        self.close_nest()
+        if not self.coupled:
+            self.b.add(SyncBlockSetOp(STATE_FLAG, "aiv_to_aic", "MTE3"))
+
+    def wait_state(self) -> None:
+        self.close_nest()
+        if not self.coupled:
+            self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
+
+
+def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
+    return lambda ki, first: fn(*args, ki, first)
+
+
+def _step_sources(e: _Emitter, d: int, t: SSAValue, prev: SSAValue | None):
+    """(A parts of x_t·Wᵀ, of h_{t-1}·Rᵀ) for the gate matmuls; no h part when the
+    previous state is a zero initial state."""
+    p, b = e.p, e.b
+    x_part = (p.x, [t], p.w, p.inputs)
+    if prev is None:
+        h_part = None if p.h0 is None else (p.h0, [b.index(d)], p.r, p.hidden)
+    else:
+        h_part = (p.y, [prev, b.index(d)], p.r, p.hidden)
+    return x_part, h_part
+
+
+def _rnn_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
+    x_part, h_part = _step_sources(e, d, t, prev)
+    (h,) = e.t.values()
+    e.gate(0, d, col, [x_part, *([h_part] if h_part else [])])
+    e.pre(h, d, col, [0, e.p.hidden])
+    e.activate(h, e.p.acts[d][0])
+    e.store_y(h, t, d, col)
+    e.store_state(h, e.p.y_h, d, col)
+
+
+def _lstm_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
+    p, b = e.p, e.b
+    x_part, h_part = _step_sources(e, d, t, prev)
+    parts = [x_part, *([h_part] if h_part else [])]
+    t1, t2, c = e.t["t1"], e.t["t2"], e.t["c"]
+    f, g, hact = p.acts[d]
+    n4 = 4 * p.hidden
+    assert p.y_c is not None
+    e.load_state(p.c0 if first_step else p.y_c, d, col, c)
+    # i (gate 0)
+    e.gate(0, d, col, parts)
+    e.pre(t1, d, col, [0, n4])
+    e.peephole(t1, d, 0, col, c)
+    e.activate(t1, f)
+    # f (gate 2): f = 1 - i with input_forget
+    if p.op.attr("input_forget"):
+        b.add(SCALAR_OPS["vmuls"](t1, -1.0, t2))
+        b.add(SCALAR_OPS["vadds"](t2, 1.0, t2))
+    else:
+        e.gate(2, d, col, parts)
+        e.pre(t2, d, col, [2 * p.hidden, n4 + 2 * p.hidden])
+        e.peephole(t2, d, 2, col, c)
+        e.activate(t2, f)
+    b.add(BINARY_OPS["vmul"](t2, c, c))
+    # c candidate (gate 3): c = f ⊙ c + i ⊙ g(·)
+    e.gate(3, d, col, parts)
+    e.pre(t2, d, col, [3 * p.hidden, n4 + 3 * p.hidden])
+    e.activate(t2, g)
+    b.add(BINARY_OPS["vmul"](t1, t2, t1))
+    b.add(BINARY_OPS["vadd"](c, t1, c))
+    # o (gate 1), peephole on the new c; h = o ⊙ h(c)
+    e.gate(1, d, col, parts)
+    e.pre(t1, d, col, [p.hidden, n4 + p.hidden])
+    e.peephole(t1, d, 1, col, c)
+    e.activate(t1, f)
+    b.add(UNARY_OPS["vcopy"](c, t2))
+    e.activate(t2, hact, clip=False)
+    b.add(BINARY_OPS["vmul"](t1, t2, t1))
+    e.store_y(t1, t, d, col)
+    e.store_state(t1, p.y_h, d, col)
+    e.store_state(c, p.y_c, d, col)
+
+
+def _gru_reset(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
+    """First pass of a GRU step without linear_before_reset: ``r ⊙ h_{t-1}`` into Y[t]."""
+    p, b = e.p, e.b
+    x_part, h_part = _step_sources(e, d, t, prev)
+    r, hp = e.t["r"], e.t["hp"]
+    e.gate(1, d, col, [x_part, *([h_part] if h_part else [])])
+    e.pre(r, d, col, [p.hidden, 4 * p.hidden])
+    e.activate(r, p.acts[d][0])
+    e.load_state(p.h0 if first_step else p.y_h, d, col, hp)
+    b.add(BINARY_OPS["vmul"](r, hp, r))
+    e.store_y(r, t, d, col)
+
+
+def _gru_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
+    p, b = e.p, e.b
+    x_part, h_part = _step_sources(e, d, t, prev)
+    z, r, n, hp = e.t["z"], e.t["r"], e.t["n"], e.t["hp"]
+    f, g = p.acts[d]
+    hs = p.hidden
+    lbr = bool(p.op.attr("linear_before_reset"))
+    e.gate(0, d, col, [x_part, *([h_part] if h_part else [])])
+    e.pre(z, d, col, [0, 3 * hs])
+    e.activate(z, f)
+    e.load_state(p.h0 if first_step else p.y_h, d, col, hp)
+    if lbr:
+        e.gate(1, d, col, [x_part, *([h_part] if h_part else [])])
+        e.pre(r, d, col, [hs, 4 * hs])
+        e.activate(r, f)
+        e.gate(2, d, col, [x_part])
+        e.pre(n, d, col, [2 * hs])
+        if h_part is not None:
+            e.gate(2, d, col, [h_part])
+            _add_recurrent(e, d, col, r, n, 5 * hs)
+        elif p.bias is not None:  # h_{t-1} = 0: r ⊙ Rb_n only
+            b.add(BINARY_OPS["vmul"](r, e._bias_row(p.bias, d, 5 * hs, col), r))
+            b.add(BINARY_OPS["vadd"](n, r, n))
+    else:
+        rh_part = (p.y, [t, b.index(d)], p.r, hs)
+        e.gate(2, d, col, [x_part, rh_part])
+        e.pre(n, d, col, [2 * hs, 5 * hs])
+    e.activate(n, g)
+    # h = n + z ⊙ (h_{t-1} - n)
+    b.add(BINARY_OPS["vsub"](hp, n, hp))
+    b.add(BINARY_OPS["vmul"](z, hp, hp))
+    b.add(BINARY_OPS["vadd"](n, hp, n))
+    e.store_state(n, p.y_h, d, col)
+    if lbr:
+        e.store_y(n, t, d, col)
+
+
+def _add_recurrent(e: _Emitter, d: int, col, r, n, base: int) -> None:
+    """``n += r ⊙ (acc + Rb_n)`` (linear_before_reset)."""
+    b, p = e.b, e.p
+    if p.bias is not None:
+        b.add(BINARY_OPS["vadd"](e.acc, e._bias_row(p.bias, d, base, col), e.acc))
+    b.add(BINARY_OPS["vmul"](r, e.acc, e.acc))
+    b.add(BINARY_OPS["vadd"](n, e.acc, n))
+
+
+def _copy_back(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
+    """Y[t, d] = Y_h[d] (the GRU step's h, written to Y_h while Y[t] held r ⊙ h)."""
+    zero = e.b.index(0)
+    e.b.add(CopyOp(e.p.y_h, [e.b.index(d), zero, col], e.t["hp"], [zero] * 3))
+    e.store_y(e.t["hp"], t, d, col)
+
+
+Block = Callable[[_Emitter, int, SSAValue, SSAValue | None, SSAValue, bool], None]
+
+
+def _passes(p: RecurrentPlan) -> list[tuple[Block, bool]]:
+    """The passes over the hidden blocks of one step; True: the cube reads what the pass
+    before it stored (a state hand-over on decoupled presets)."""
+    if isinstance(p.op, LSTMOp):
+        return [(_lstm_block, False)]
+    if isinstance(p.op, GRUOp):
+        if p.op.attr("linear_before_reset"):
+            return [(_gru_block, False)]
+        return [(_gru_reset, False), (_gru_block, True), (_copy_back, False)]
+    return [(_rnn_block, False)]
+
+
+def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone RNN / GRU / LSTM kernel (see the module docstring); why not, else None."""
+    (op,) = body.ops
+    assert isinstance(op, RecurrentOp)
+    p = plan_recurrent(body, op, b)
+    if isinstance(p, str):
+        return p
+    if b.dry_run:
+        return None
+    e = _Emitter(p, b)
+    passes = _passes(p)
+    direction = op.attr("direction") or "forward"
+
+    blocks = -(-_frac(p.hidden) // p.n1)
+
+    def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
+        if prev is not None:
+            e.wait_state()
+        for block, hands_over in passes:
+            if hands_over:
+                e.state_stored()
+                e.wait_state()
+            for j in range(blocks):
+                block(e, d, t, prev, b.index(j * p.n1 * FRACTAL), prev is None)
+                e.close_nest()
+        e.state_stored()
+
+    # Steps and hidden blocks unrolled: each gate's K loops are then top-level loop nests,
+    # which inject-sync fences apart (a time loop holding every gate's loads would need
+    # more than its 8 events per pipe pair in one nest).
+    for d in range(p.dirs):
+        reverse = direction == "reverse" or d == 1
+        for s in range(p.seq):
+            t = p.seq - 1 - s if reverse else s
+            prev = None if s == 0 else (t + 1 if reverse else t - 1)
+            step(d, b.index(t), None if prev is None else b.index(prev))
+        e.wait_state()  # the last step's set: every set is waited for
+    b.tiles = p.dirs * p.seq * _frac(p.hidden) // p.n1
+    return None
