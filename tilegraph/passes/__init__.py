@@ -9,6 +9,7 @@ PASSES: dict[str, str] = {
     "cancel-trans-data": ".cancel_trans_data:CancelTransDataPass",
     "constant-fold": ".constant_fold:ConstantFoldPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
+    "fold-qdq": ".fold_qdq:FoldQdqPass",
     "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
     "format": ".pipelines:FormatPipeline",
     "format-report": ".format_report:FormatReportPass",
