@@ -8,7 +8,8 @@ system's temporary directory (``tilegraph-qdq-<ort version>/``): the first call 
 them (a few seconds for ResNet-50), later calls reuse them.
 
 The float models: ``resnet50`` is onnx's light ResNet-50 (:mod:`tilegraph.frontend.
-light_models`, random weights) upgraded to opset 13 (per-channel quantisation needs it);
+light_models`, random weights) upgraded to opset 13 (per-channel quantisation needs it)
+and IR version 8 (its weights no longer graph inputs);
 ``qdq_cnn`` is a small CNN built here (3x3 and 1x1 convolutions with ReLU, a residual add,
 global average pooling and a Gemm) on a 3 x 16 x 16 input, fast enough for both executors
 in unit tests. Before quantising, onnxruntime's pre-processing folds each BatchNorm into
@@ -98,7 +99,15 @@ def _float_model(name: str) -> onnx.ModelProto:
         return small_cnn()
     from tilegraph.frontend.light_models import light_model
 
-    return version_converter.convert_version(light_model("resnet50"), 13)
+    model = version_converter.convert_version(light_model("resnet50"), 13)
+    # IR version 3 lists every initializer as a graph input too (overridable weights):
+    # the quantiser keeps such inputs, so the weights would stay float inputs
+    model.ir_version = 8
+    weights = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in weights]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    return model
 
 
 def qdq_model_path(name: str) -> Path:
