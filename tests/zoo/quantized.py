@@ -87,8 +87,8 @@ def small_cnn() -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         "qdq_cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -130,7 +130,7 @@ def qdq_model_path(name: str) -> Path:
     prepared = _cache_dir() / f"{name}_prepared.onnx"
     onnx.save(model, str(source))
     quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
-    shape = [int(d.dim_value) for d in model.graph.input[0].type.tensor_type.shape.dim]
+    shape = [int(d.dim_value or 1) for d in model.graph.input[0].type.tensor_type.shape.dim]
     input_name = model.graph.input[0].name
 
     class _Random(CalibrationDataReader):
