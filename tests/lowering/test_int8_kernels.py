@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.arith import ConstantOp
+from xdsl.dialects.builtin import IntegerAttr, f16, f32, i1, i8, i32
 from xdsl.ir import SSAValue
+from xdsl.utils.test_value import create_ssa_value
 
 from tests.lowering.test_tile_differential import (
     CUBE,
@@ -27,6 +30,10 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
+from tilegraph.cost_model.tile_costs import cost_of
+from tilegraph.dialects.tile import MmadOp
+from tilegraph.dialects.tile.base import scoped_memref
+from tilegraph.hardware import hardware_preset
 
 QCONV = {"graph.quant_conv2d": CUBE}
 X_SCALE = 0.05
@@ -104,3 +111,23 @@ def test_int8_conv_epilogues(epilogue: str, per_tensor: bool, platform: str):
     levels = run_levels(module, inputs, platform, precision="int8")
     assert_matches(levels, rtol=0, atol=0)
     assert_units(levels.tiled_kernels, QCONV, f"tile-kernels{{platform={platform}}}")
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_int8_mmad_costs_half_the_fp16_cycles(platform: str):
+    """The cube's int8 rate is 16 x 16 x 32 MACs a cycle, twice fp16's 16 x 16 x 16
+    (docs/hardware.md): the same M, K, N take half the fractal cycles."""
+    hw = hardware_preset(platform)
+    m, k, n = 128, 256, 64
+    flag = ConstantOp(IntegerAttr(1, i1)).result
+
+    def cycles(element, acc, k0: int) -> int:
+        a = scoped_memref((m // 16, k // k0, 16, k0), element, "L0A")
+        b = scoped_memref((k // k0, n // 16, 16, k0), element, "L0B")
+        c = scoped_memref((n // 16, m // 16, 16, 16), acc, "L0C")
+        op = MmadOp(create_ssa_value(a), create_ssa_value(b), create_ssa_value(c), flag)
+        op.verify_()
+        return cost_of(op, hw) - hw.mmad_head_cycles
+
+    assert cycles(i8, i32, 32) * 2 == cycles(f16, f32, 16)
+    assert cycles(i8, i32, 32) == (m // 16) * (k // 32) * (n // 16)

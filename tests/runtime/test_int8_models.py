@@ -36,7 +36,7 @@ def _output_step(path: str) -> float:
 
 def _onnxruntime(path: str, x: np.ndarray) -> np.ndarray:
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return session.run(None, {session.get_inputs()[0].name: x})[0]
+    return np.asarray(session.run(None, {session.get_inputs()[0].name: x})[0])
 
 
 def _quant_convs(compiled) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -127,14 +127,14 @@ def _text(
     inputs = {"input_ids": IDS, "attention_mask": MASK}
     if token_types:
         inputs["token_type_ids"] = InputRule("ids", "int64", high=2)
-    small = dict.fromkeys(inputs, (1, 7))
-    large = dict.fromkeys(inputs, (3, 11))
+    small: dict[str, Shape] = dict.fromkeys(inputs, (1, 7))
+    large: dict[str, Shape] = dict.fromkeys(inputs, (3, 11))
     return ZooModel(
         name, f"{name}.onnx", "export", inputs, (small, large), rtol=rtol, atol=atol, notes=notes
     )
 
 
-def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: object) -> ZooModel:
+def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooModel:
     """A model of one float input."""
     return ZooModel(
         name,
@@ -143,7 +143,7 @@ def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: object) -> Zoo
         {input_name: NORMAL},
         ({input_name: a}, {input_name: b}),
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:

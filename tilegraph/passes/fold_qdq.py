@@ -109,8 +109,10 @@ def _fold_conv(conv: Conv2dOp) -> Operation | None:
         bias = np.zeros(m, np.int32)
     else:
         b = _dequantized(conv.bias, DType.int32)
-        if b is None or b.data is None or not np.array_equal(
-            np.broadcast_to(b.scale.reshape(-1), (m,)), scale
+        if (
+            b is None
+            or b.data is None
+            or not np.array_equal(np.broadcast_to(b.scale.reshape(-1), (m,)), scale)
         ):
             return None
         bias = b.data.reshape(-1)

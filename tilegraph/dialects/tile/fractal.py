@@ -372,10 +372,8 @@ class FixpipeOp(TileOp):
             props["rows"] = IntegerAttr(rows, i64)
         if cols is not None:
             props["cols"] = IntegerAttr(cols, i64)
-        super().__init__(
-            operands=[src, dst, offsets, [] if bias is None else [bias], [] if deq is None else [deq]],
-            properties=props,
-        )
+        optional = [[] if v is None else [v] for v in (bias, deq)]
+        super().__init__(operands=[src, dst, offsets, *optional], properties=props)
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("L0C",), "the accumulator")

@@ -67,9 +67,9 @@ from tilegraph.passes.pipelines import with_small_channel
 from tilegraph.progress import reporting, task
 from tilegraph.runtime.compiled import CompiledModel, compile
 from tilegraph.runtime.errors import plain_words
-from tilegraph.target import PRECISIONS
 from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
+from tilegraph.target import PRECISIONS
 from tilegraph.tools.model_files import ModelFileError, load_module
 from tilegraph.tools.random_inputs import random_inputs
 from tilegraph.tools.run.npy_files import load_npy
