@@ -13,24 +13,18 @@ does, under the ``int8`` precision.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from math import prod
 from typing import ClassVar
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, operand_def, result_def
 
 from tilegraph.dialects.graph.base import (
-    GraphOp,
     ShapeError,
-    int_attr,
-    ints_attr,
-    str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpCost, OpFacts
-from tilegraph.dialects.graph.quantized_linalg import correlate
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpFacts
+from tilegraph.dialects.graph.quantized_linalg import QuantizedConvBase, correlate
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.graph.windows import known, nc_result, window, window_kernel
 from tilegraph.dialects.layout_type import TensorType
@@ -43,7 +37,7 @@ _Props = Mapping[str, Attribute]
 
 
 @irdl_op_definition
-class QuantConv2dOp(GraphOp):
+class QuantConv2dOp(QuantizedConvBase):
     """``graph.quant_conv2d %x, %w, %bias, %scale``: ``(conv(x, w) + bias) * scale``.
 
     ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (both with zero point
@@ -59,14 +53,10 @@ class QuantConv2dOp(GraphOp):
     bias = operand_def(TensorType)
     scale = operand_def(TensorType)
     output = result_def(TensorType)
-    auto_pad = str_attr()
-    dilations = ints_attr()
-    group = int_attr()
-    kernel_shape = ints_attr()
-    pads = ints_attr()
-    strides = ints_attr()
-    traits = traits_def(Pure())
-    DEFAULTS: ClassVar = {"auto_pad": "NOTSET", "group": 1}
+    X_SLOTS: ClassVar = (0,)
+    W_SLOTS: ClassVar = (1,)
+    """The data and the weight (no zero points: they are 0); the weight's slot gives the
+    flops of the inherited :meth:`cost` (as Conv's)."""
     FACTS: ClassVar = OpFacts(
         FormatRole.SENSITIVE,
         FusionKind.OUT_ELEMWISE_FUSABLE,
@@ -117,14 +107,6 @@ class QuantConv2dOp(GraphOp):
         assert x is not None and w is not None and bias is not None and scale is not None
         acc = self.accumulate(x, w, bias)
         return (dequantize_accumulator(acc, scale.reshape(1, -1, 1, 1)),)
-
-    def cost(self) -> OpCost:
-        """flops = 2 * N * M * prod(out) * (C / group) * prod(kernel), as Conv."""
-        out, w = self.output.type, self.weight.type
-        assert isinstance(out, TensorType) and isinstance(w, TensorType)
-        n = out.num_elements()
-        flops = 2 * n * prod(w.origin_shape[1:]) if n is not None and w.is_static else 0
-        return OpCost(flops=int(flops), bytes=super().cost().bytes)
 
 
 def dequantize_accumulator(acc: np.ndarray, scale: np.ndarray) -> np.ndarray:
