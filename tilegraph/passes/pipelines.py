@@ -223,12 +223,14 @@ class O1Pipeline(PipelinePass):
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — O1, then the format engine with GE's strategy, then fuse-ops.
+    """O2: everything — fold-qdq (under the ``int8`` precision: QDQ convolutions become
+    int8 cube ops, before constant folding dequantises their weights), O1, then the format
+    engine with GE's strategy, then fuse-ops.
 
     ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``."""
 
     name = "O2"
-    SPEC = "O1,format{strategy=ge},fuse-ops"
+    SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
     small_channel: bool = False
 
     def spec(self) -> str:

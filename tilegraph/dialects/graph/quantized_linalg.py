@@ -259,7 +259,10 @@ def correlate(x: np.ndarray, w: np.ndarray, axes: Sequence[Axis], group: int) ->
     return y.reshape(n, m, *out)
 
 
-class _QuantizedConvBase(GraphOp):
+class QuantizedConvBase(GraphOp):
+    """The window attributes, defaults and cost of the integer convolutions (ConvInteger,
+    QLinearConv, and :class:`~.quantized_cube.QuantConv2dOp`)."""
+
     auto_pad = str_attr()
     dilations = ints_attr()
     group = int_attr()
@@ -318,7 +321,7 @@ class _QuantizedConvBase(GraphOp):
 
 
 @irdl_op_definition
-class ConvIntegerOp(_QuantizedConvBase):
+class ConvIntegerOp(QuantizedConvBase):
     """ONNX ConvInteger: ``conv(x - x_zero_point, w - w_zero_point)`` in int32 for int8/uint8
     x and w (the padding holds x's zero point: it contributes 0); x's zero point per
     tensor, w's per tensor or per output channel."""
@@ -344,7 +347,7 @@ class ConvIntegerOp(_QuantizedConvBase):
 
 
 @irdl_op_definition
-class QLinearConvOp(_QuantizedConvBase):
+class QLinearConvOp(QuantizedConvBase):
     """ONNX QLinearConv: ``(conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale`` requantized
     with ``y_scale`` / ``y_zero_point`` (round half to even, saturate) into
     ``y_zero_point``'s type; int8/uint8 tensors, an int32 bias quantized with scale

@@ -302,10 +302,20 @@ class Load3dOp(TileOp):
 
 FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
 
+FIXPIPE_CONVERSIONS: dict[tuple[str, bool], tuple[str, ...]] = {
+    ("f32", False): ("f32", "f16", "bf16"),
+    ("i32", False): ("i32",),
+    ("i32", True): ("f32", "f16"),
+}
+"""(accumulator type, has a deq scale) -> the destination types fixpipe converts it to
+(the ascend-hardware notes: L0C int32 -> fp16 with a scale, per tensor or per channel,
+"deq"; the fp32 accumulator rounded to fp16 / bf16 on the way out)."""
+
 
 @irdl_op_definition
 class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) {layout, relu, rows, cols}``: L0C out.
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) {layout, relu, rows, cols}``:
+    L0C out.
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
@@ -313,8 +323,14 @@ class FixpipeOp(TileOp):
     ``dst`` (W = ``cols`` when given: a convolution tile of part of the output width, else
     dst's width); ``"nz"`` writes the fractals as they are into a FRACTAL_NZ
     ``dst`` (offsets in fractals: ``[N1, M1, 0, 0]``). On the way: ``+ bias`` (``N1·16``
-    values, an L1 buffer), ``relu``, and the cast to ``dst``'s element type. Parts outside
-    ``dst`` are cut.
+    values, an L1 buffer), the dequantisation of an int32 accumulator (``deq``: ``N1·16``
+    float scales, one per column, an L1 buffer; the product with the exact int32 sum is
+    rounded once to ``dst``'s type), ``relu``, and the cast to ``dst``'s element type.
+    Parts outside ``dst`` are cut.
+
+    Conversions (:data:`FIXPIPE_CONVERSIONS`): an f32 accumulator leaves as f32, f16 or
+    bf16 (no ``deq``); an i32 accumulator as i32 (no ``deq``) or, with ``deq``, as f32 or
+    f16 (the hardware's "deq" mode; its int8 "requant" mode is not modelled).
     """
 
     name = "tile.fixpipe"
@@ -323,6 +339,7 @@ class FixpipeOp(TileOp):
     dst = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
     bias = opt_operand_def(MemRefType)
+    deq = opt_operand_def(MemRefType)
     layout = prop_def(StringAttr)
     relu = opt_prop_def(BoolAttr)
     rows = opt_prop_def(IntegerAttr)
@@ -330,7 +347,8 @@ class FixpipeOp(TileOp):
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `to` $dst `[` $offsets `]` (`bias` $bias^ `:` type($bias))? attr-dict "
+        "$src `to` $dst `[` $offsets `]` (`bias` $bias^ `:` type($bias))? "
+        "(`deq` $deq^ `:` type($deq))? attr-dict "
         "`:` type($src) `to` type($dst)"
     )
 
@@ -341,6 +359,7 @@ class FixpipeOp(TileOp):
         offsets,
         bias=None,
         *,
+        deq=None,
         layout: str = "nd",
         relu: bool = False,
         rows: int | None = None,
@@ -353,15 +372,15 @@ class FixpipeOp(TileOp):
             props["rows"] = IntegerAttr(rows, i64)
         if cols is not None:
             props["cols"] = IntegerAttr(cols, i64)
-        super().__init__(
-            operands=[src, dst, offsets, [] if bias is None else [bias]], properties=props
-        )
+        optional = [[] if v is None else [v] for v in (bias, deq)]
+        super().__init__(operands=[src, dst, offsets, *optional], properties=props)
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("L0C",), "the accumulator")
         require_scope(self, self.dst, ("GM", "L1", "UB"), "the destination")
         if self.bias is not None:
             require_scope(self, self.bias, ("L1",), "the bias")
+        self._verify_conversion()
         if self.layout.data not in FIXPIPE_LAYOUTS:
             raise VerifyException(
                 f"'{self.name}': layout must be one of {', '.join(FIXPIPE_LAYOUTS)}"
@@ -396,6 +415,26 @@ class FixpipeOp(TileOp):
             )
         if len(self.offsets) != len(memref_shape(self.dst)):
             raise VerifyException(f"'{self.name}': expected one offset per destination dim")
+
+    def _verify_conversion(self) -> None:
+        src, dst = str(memref_element(self.src)), str(memref_element(self.dst))
+        deq = self.deq is not None
+        legal = FIXPIPE_CONVERSIONS.get((src, deq), ())
+        if dst not in legal:
+            how = "with a deq scale" if deq else "without a deq scale"
+            raise VerifyException(
+                f"'{self.name}': an {src} accumulator {how} leaves as "
+                f"{', '.join(legal) or 'nothing'}, not {dst}"
+            )
+        if self.deq is not None:
+            require_scope(self, self.deq, ("L1",), "the deq scale")
+            if str(memref_element(self.deq)) not in ("f32", "f16"):
+                raise VerifyException(f"'{self.name}': the deq scale must be f32 or f16")
+            if prod(memref_shape(self.deq)) != memref_shape(self.src)[0] * 16:
+                raise VerifyException(
+                    f"'{self.name}': the deq scale holds {prod(memref_shape(self.deq))} "
+                    f"values, the accumulator has {memref_shape(self.src)[0] * 16} columns"
+                )
 
     def tile_width(self) -> int:
         """Pixels per row of an ``nc1hwc0`` tile: ``cols``, else the destination's width."""

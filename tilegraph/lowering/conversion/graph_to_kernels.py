@@ -36,6 +36,7 @@ from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.indexing import OneHotOp
 from tilegraph.dialects.graph.provenance import locate
+from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -178,20 +179,40 @@ def _inlined(value: SSAValue, parameter: bool = False) -> ConstantOp | None:
 def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     """Whether every user of ``value`` among a kernel's ``members`` reads it as tensor data
     of an elementwise op, which its vector program loads from GM like any operand (an
-    integer divisor of ``graph.mod``); a constant read as a parameter (axes, shapes, slice
-    bounds) goes into the body."""
+    integer divisor of ``graph.mod``), or as an operand of a cube anchor (an int8
+    convolution's int32 bias goes GM -> L1 like its weights); a constant read as a
+    parameter (axes, shapes, slice bounds) goes into the body."""
     inside = set(members)
     users = [use.operation for use in value.uses if use.operation in inside]
     return bool(users) and all(
-        isinstance(user, GraphOp) and user.FACTS.fusion in ELEMENTWISE_KINDS for user in users
+        isinstance(user, GraphOp) and (user.FACTS.fusion in ELEMENTWISE_KINDS or user.FACTS.heavy)
+        for user in users
     )
+
+
+def _single(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and t.num_elements() == 1
 
 
 def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
     """Operands the strategies read at compile time whatever their type: a constant pad's
     fill value (the DMA fills with it), a resize's roi, scales and sizes (its index
-    tables), a one_hot's depth and on / off values (written by its vector op)."""
+    tables), a one_hot's depth and on / off values (written by its vector op), a per-tensor
+    quantization's scale and zero point (immediates of its vector program) when every user
+    in the kernel reads them so."""
     found: set[SSAValue] = set()
+    quantization: set[SSAValue] = set()
+    for op in members:
+        if isinstance(op, QuantizeLinearOp | DequantizeLinearOp):
+            quantization.update(v for v in op.operands[1:] if _single(v))
+    inside = set(members)
+    for v in quantization:
+        users = [u.operation for u in v.uses if u.operation in inside]
+        if all(
+            isinstance(u, QuantizeLinearOp | DequantizeLinearOp) and u.x is not v for u in users
+        ):
+            found.add(v)
     for op in members:
         if isinstance(op, PadOp) and op.constant_value is not None:
             found.add(op.constant_value)
@@ -223,7 +244,9 @@ def _kernel_of(
     outer_of = outer_of or {}
     parameters = _compile_time_parameters(members)
     inlined = [
-        None if _read_as_data(i, members) else _inlined(outer_of.get(o, o), i in parameters)
+        None
+        if _read_as_data(i, members) and i not in parameters
+        else _inlined(outer_of.get(o, o), i in parameters)
         for o, i in zip(outer, inner, strict=True)
     ]
     pairs = list(zip(outer, inner, inlined, strict=True))

@@ -52,6 +52,7 @@ def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
     single = kernel_of(op)
     rank = len(memref_shape(op.dst))
     has_bias = op.bias is not None
+    has_deq = op.deq is not None
     dst_batched = batched[1]
 
     def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
@@ -60,7 +61,11 @@ def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
         bias = None
         if has_bias:
             bias = rest[rank].reshape(-1 if batched[2 + rank] else 1, src.shape[1], 1, 1, 16)
-        tile = tiles(src, bias, width)
+        deq = None
+        if has_deq:
+            at = rank + has_bias
+            deq = rest[at].reshape(-1 if batched[2 + at] else 1, src.shape[1], 1, 1, 16)
+        tile = tiles(src, bias, width, deq)
         zeros = [0] * rank
         cut = copy_whole_windows(
             count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched

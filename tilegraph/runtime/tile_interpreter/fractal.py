@@ -194,24 +194,34 @@ def img2col_rows(
     return Img2colRows(rows, outside, lanes)
 
 
-def fixpipe_tiles(op: FixpipeOp) -> Callable[[np.ndarray, np.ndarray | None, int], np.ndarray]:
-    """The accumulator tiles as they leave (bias, ReLU, the destination layout): a
+FixpipeTiles = Callable[[np.ndarray, np.ndarray | None, int, np.ndarray | None], np.ndarray]
+
+
+def fixpipe_tiles(op: FixpipeOp) -> FixpipeTiles:
+    """The accumulator tiles as they leave (bias, deq, ReLU, the destination layout): a
     function of (accumulators with leading batch dims, bias as (..., N1, 1, 1, 16) or
-    None, destination width) -> tiles with the same leading dims (an ``nc1hwc0`` tile is
-    ``cols`` wide when the op says so, else as wide as its destination)."""
+    None, destination width, deq scales shaped as the bias or None) -> tiles with the same
+    leading dims (an ``nc1hwc0`` tile is ``cols`` wide when the op says so, else as wide as
+    its destination). A deq scale multiplies the exact int32 sum in float64 (exact: 31 x
+    24 bits), so the cast into the destination rounds the product once, as ONNX's
+    DequantizeLinear of an int32 does."""
     layout = op.layout.data
     relu = op.relu is not None and op.relu.value.data != 0
     rows = op.rows.value.data if op.rows is not None else 0
     cols = op.cols.value.data if op.cols is not None else None
     rank = len(memref_shape(op.dst))
 
-    def tiles(src: np.ndarray, bias: np.ndarray | None, width: int) -> np.ndarray:
+    def tiles(
+        src: np.ndarray, bias: np.ndarray | None, width: int, deq: np.ndarray | None = None
+    ) -> np.ndarray:
         width = width if cols is None else cols
         lead = src.shape[:-4]
         n1, m1, m0, n0 = src.shape[-4:]
         acc = src
         if bias is not None:
             acc = acc + bias.astype(src.dtype, copy=False)
+        if deq is not None:
+            acc = acc.astype(np.float64) * deq.astype(np.float64)
         if relu:
             acc = np.maximum(acc, 0)
         if layout == "nd":
@@ -230,11 +240,13 @@ def fixpipe(op: FixpipeOp) -> Kernel:
     tiles = fixpipe_tiles(op)
     rank = len(memref_shape(op.dst))
     has_bias = op.bias is not None
+    has_deq = op.deq is not None
 
     def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
         offsets = rest[:rank]
         bias = rest[rank].reshape(src.shape[0], 1, 1, 16) if has_bias else None
-        tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0)
+        deq = rest[rank + has_bias].reshape(src.shape[0], 1, 1, 16) if has_deq else None
+        tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0, deq)
         found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
         if found is not None:
             cast_into(dst, found[1], tile[found[0]])

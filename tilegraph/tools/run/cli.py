@@ -69,6 +69,7 @@ from tilegraph.runtime.compiled import CompiledModel, compile
 from tilegraph.runtime.errors import plain_words
 from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
+from tilegraph.target import PRECISIONS
 from tilegraph.tools.model_files import ModelFileError, load_module
 from tilegraph.tools.random_inputs import random_inputs
 from tilegraph.tools.run.npy_files import load_npy
@@ -202,9 +203,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument(
         "--precision",
-        choices=("origin", "fp16", "bf16"),
+        choices=PRECISIONS,
         default="",
-        help="the cube's input type (origin: the model's; default: the module's target's)",
+        help="the cube's input type (origin: the model's; int8: a QDQ model's quantised "
+        "convolutions on the int8 cube; default: the module's target's)",
     )
     ap.add_argument(
         "--launch",

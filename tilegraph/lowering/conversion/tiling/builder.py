@@ -44,7 +44,7 @@ class KernelBuilder:
     def cube_element(self, element: Attribute) -> Attribute:
         """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:
         float inputs are rounded to fp16/bf16 on the way in when the precision asks so."""
-        if self.precision == "origin" or str(element) not in ("f32", "f16", "bf16"):
+        if self.precision not in ("fp16", "bf16") or str(element) not in ("f32", "f16", "bf16"):
             return element
         return f16 if self.precision == "fp16" else bf16
 

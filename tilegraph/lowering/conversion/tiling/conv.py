@@ -10,6 +10,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.cost_model.tile_costs import img2col_bytes_per_cycle
 from tilegraph.dialects.graph.nn import Conv2dOp
+from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -77,7 +78,7 @@ class ConvGeometry:
     channels, ``block_k1 = ceil(4·kh·kw, c0)`` fractals that each mix kernel positions."""
 
 
-def conv_geometry(conv: Conv2dOp, data: TensorType) -> ConvGeometry | str:
+def conv_geometry(conv: Conv2dOp | QuantConv2dOp, data: TensorType) -> ConvGeometry | str:
     x, w, out = data, tensor_of(conv.weight), tensor_of(conv.output)
     c04 = x.storage_format == F.NC1HWC0_C04
     if x.storage_format not in (F.NC1HWC0, F.NC1HWC0_C04) or out.storage_format != F.NC1HWC0:
@@ -186,12 +187,18 @@ def balanced(extent: int, tile: int) -> int:
 
 
 def choose_conv_tiles(
-    g: ConvGeometry, hw: HardwareModel, element: Attribute, epilogue: Epilogue
+    g: ConvGeometry,
+    hw: HardwareModel,
+    element: Attribute,
+    epilogue: Epilogue,
+    out_element: Attribute | None = None,
 ) -> ConvTiles | None:
     """Tiles of whole output rows; when not even one row fits L0 or L1 (its img2col, its
     accumulator, its input window), :func:`choose_narrow_tiles`. None when nothing fits
     (one row whose epilogue does not fit UB is not cut narrower: the fusion then keeps the
-    epilogue out of the kernel, as on the presets whose rows fit)."""
+    epilogue out of the kernel, as on the presets whose rows fit). ``element`` is the
+    cube's input type, ``out_element`` the output tile's (default: the same)."""
+    out_element = element if out_element is None else out_element
     eb = element_bytes(element)
     frac = FRACTAL * g.c0 * eb
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
@@ -208,7 +215,7 @@ def choose_conv_tiles(
                 n1 -= 1
         if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
             if rows == 1:
-                return choose_narrow_tiles(g, hw, element, epilogue)
+                return choose_narrow_tiles(g, hw, element, epilogue, out_element)
             continue
         rows_s, n1_s = spread_over_cores(g, rows, n1, hw, eb)
         t = ConvTiles(rows_s, n1_s, 1)
@@ -219,10 +226,10 @@ def choose_conv_tiles(
             k1 -= 1  # fewer weight fractals per K step, to fit L1 beside the feature map
         if fmap + k1 * n1_s * frac + n1_s * FRACTAL * 4 > l1:
             if rows == 1:
-                return choose_narrow_tiles(g, hw, element, epilogue)
+                return choose_narrow_tiles(g, hw, element, epilogue, out_element)
             continue
-        out_tile = [1, n1_s, rows_s, g.out_w, g.c0]
-        if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
+        out_tile = [1, n1_s, rows_s, g.out_w, FRACTAL]
+        if epilogue.ub_bytes(hw, out_tile, out_element) > hw.ub_bytes // 2:
             continue
         # As many steps as the largest tiles need, but tiles of equal size: a ragged last
         # step would compute as much padding as the tail lacks (K = 4 fractals in steps
@@ -234,7 +241,11 @@ def choose_conv_tiles(
 
 
 def choose_narrow_tiles(
-    g: ConvGeometry, hw: HardwareModel, element: Attribute, epilogue: Epilogue
+    g: ConvGeometry,
+    hw: HardwareModel,
+    element: Attribute,
+    epilogue: Epilogue,
+    out_element: Attribute | None = None,
 ) -> ConvTiles | None:
     """Tiles for a convolution of which not even one whole output row fits (small buffers,
     wide or deep feature maps): the output width is cut in tiles of ``cols`` columns whose
@@ -244,6 +255,7 @@ def choose_narrow_tiles(
     loaded in chunks of C1 slices, each a part of the K reduction (CANN's kAL1 split).
     Of the tiles that fit, the one of most output pixels (ties: the wider), with the most
     C1 per load. No spreading over cores: tiles this small are many already."""
+    out_element = element if out_element is None else out_element
     eb = element_bytes(element)
     frac = FRACTAL * g.c0 * eb
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
@@ -266,8 +278,8 @@ def choose_narrow_tiles(
             n1 -= 1
         if m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or m1 * frac > l0a:
             continue
-        out_tile = [1, n1, rows, cols, g.c0]
-        if epilogue.ub_bytes(hw, out_tile, element) > hw.ub_bytes // 2:
+        out_tile = [1, n1, rows, cols, FRACTAL]
+        if epilogue.ub_bytes(hw, out_tile, out_element) > hw.ub_bytes // 2:
             continue
         for kc1 in chunks:
             t = ConvTiles(rows, n1, 1, width, None if kc1 == g.block_c1 else kc1)
@@ -343,7 +355,9 @@ def spread_over_cores(
 
 def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
     conv = kernel.anchor
-    assert isinstance(conv, Conv2dOp)
+    assert isinstance(conv, Conv2dOp | QuantConv2dOp)
+    # int8: the scale of each output channel rides with the bias into fixpipe (deq)
+    scale = conv.scale if isinstance(conv, QuantConv2dOp) else None
     epilogue = Epilogue(body, kernel)
     reason = epilogue.unsupported()
     if reason:
@@ -366,14 +380,21 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         data_arg = body.source(data_value)
     weight_arg = body.source(conv.weight)
     bias_arg = body.source(conv.bias) if conv.bias is not None else None
-    if data_arg is None or weight_arg is None or (conv.bias is not None and bias_arg is None):
+    scale_arg = body.source(scale) if scale is not None else None
+    if (
+        data_arg is None
+        or weight_arg is None
+        or (conv.bias is not None and bias_arg is None)
+        or (scale is not None and scale_arg is None)
+    ):
         return "convolution operands are not kernel inputs"
     geometry = conv_geometry(conv, tensor_of(data_value))
     if isinstance(geometry, str):
         return geometry
     g = geometry
-    element = tensor_of(conv.output).element_type
-    tiles = choose_conv_tiles(g, b.hw, element, epilogue)
+    element = tensor_of(conv.input).element_type
+    out_element = tensor_of(conv.output).element_type
+    tiles = choose_conv_tiles(g, b.hw, element, epilogue, out_element)
     if tiles is None:
         return "no convolution tile fits the on-chip buffers"
     if b.dry_run:
@@ -393,19 +414,22 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
     b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
-    bias_l1 = None
+    bias_l1 = deq_l1 = None
     if bias_arg is not None:
-        bias_l1 = b.buffer([1, tiles.n1, 1, 1, g.c0], element, "L1", "bias_l1")
-    out_tile = [1, tiles.n1, tiles.rows, tiles.tile_width(g), g.c0]
+        bias_type = tensor_of(conv.bias).element_type if conv.bias is not None else element
+        bias_l1 = b.buffer([1, tiles.n1, 1, 1, FRACTAL], bias_type, "L1", "bias_l1")
+    if scale is not None:
+        deq_l1 = b.buffer([1, tiles.n1, 1, 1, FRACTAL], out_element, "L1", "deq_l1")
+    out_tile = [1, tiles.n1, tiles.rows, tiles.tile_width(g), FRACTAL]
     acc_ub = None
     chain = epilogue.chain
     shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
     if chain is not None:
-        acc_ub = b.buffer(out_tile, element, "UB", "acc_ub")
+        acc_ub = b.buffer(out_tile, out_element, "UB", "acc_ub")
         if not shared:
             chain.allocate(b, out_tile, given=[epilogue.anchor_value])
     elif epilogue.through_ub(b.hw):  # no L0C -> GM (310P): fixpipe to UB, MTE3 to GM
-        acc_ub = b.buffer(out_tile, element, "UB", "out_ub")
+        acc_ub = b.buffer(out_tile, out_element, "UB", "out_ub")
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -431,9 +455,10 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
 
     def load_bias(blk: SSAValue, co: SSAValue) -> None:
-        if bias_arg is not None and bias_l1 is not None:
-            out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
-            b.add(CopyOp(bias_arg, [zero, out_c1, zero, zero, zero], bias_l1, [zero] * 5))
+        out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+        for arg, buffer in ((bias_arg, bias_l1), (scale_arg, deq_l1)):
+            if arg is not None and buffer is not None:
+                b.add(CopyOp(arg, [zero, out_c1, zero, zero, zero], buffer, [zero] * 5))
 
     def output_tile(
         n_iv: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue
@@ -469,6 +494,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
                     out_arg if acc_ub is None else acc_ub,
                     offsets if acc_ub is None else [zero] * 5,
                     bias_l1,
+                    deq=deq_l1,
                     layout="nc1hwc0",
                     relu=epilogue.relu,
                     rows=tiles.rows,
@@ -479,7 +505,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
                 store(b, acc_ub, out_arg, offsets)
             return
         assert acc_ub is not None
-        b.add(FixpipeOp(c_l0, acc_ub, [zero] * 5, bias_l1, layout="nc1hwc0", rows=tiles.rows))
+        b.add(
+            FixpipeOp(
+                c_l0, acc_ub, [zero] * 5, bias_l1, deq=deq_l1, layout="nc1hwc0", rows=tiles.rows
+            )
+        )
         if not shared:
             chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
             return
@@ -489,7 +519,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             chain.allocate(b, shape, given=[epilogue.anchor_value])
             chain.epilogue(b, {epilogue.anchor_value: tile}, at, out_arg, epilogue.out_value)
 
-        emit_shares(b, acc_ub, out_tile, element, offsets, share_epilogue)
+        emit_shares(b, acc_ub, out_tile, out_element, offsets, share_epilogue)
 
     # With C1 chunks the feature map is loaded per chunk, inside the K reduction.
     whole_window = tiles.kc1 is None

@@ -42,6 +42,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp
+from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     memref_shape,
@@ -57,6 +58,10 @@ F = Format
 FRACTAL = 16
 BASE_M = 128
 """Output pixels a convolution tile aims at (Ascend C's baseM); rows x width rounds it."""
+
+
+CONV_ANCHORS = (Conv2dOp, QuantConv2dOp)
+"""The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation."""
 
 
 def accumulator_type(element: Attribute) -> Attribute:
@@ -153,7 +158,7 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
 
-    if isinstance(kernel.anchor, Conv2dOp):
+    if isinstance(kernel.anchor, CONV_ANCHORS):
         return emit_conv(body, kernel, b)
     if isinstance(kernel.anchor, MatMulOp | GemmOp):
         return emit_matmul(body, kernel, b)

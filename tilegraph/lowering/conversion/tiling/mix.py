@@ -239,6 +239,7 @@ def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
             ws,
             offsets,
             bridge.bias,
+            deq=bridge.deq,
             layout=layout,
             relu=bridge.relu is not None and bool(bridge.relu.value.data),
             rows=None if bridge.rows is None else bridge.rows.value.data,

@@ -74,13 +74,15 @@ class VectorLowering:
     ``scratch`` tiles of the result's element type (of operand ``scratch_of``'s when set:
     a predicate or a conversion computes in its input's type) and ``masks`` i1 tiles, all
     shaped like the result. ``reads``: the operands it reads (None: all); the others (a
-    shape, a type template) are not loaded."""
+    shape, a type template) are not loaded. ``reads_of``: the same, decided per op (a
+    quantization's scale and zero point when they are not compile-time constants)."""
 
     emit: Lowering
     scratch: int = 0
     masks: int = 0
     reads: tuple[int, ...] | None = None
     scratch_of: int | None = None
+    reads_of: Callable[[GraphOp], tuple[int, ...]] | None = None
 
     def tile_types(self, op: GraphOp) -> list[Attribute]:
         """Element types of the op's UB tiles: the result, the scratch tiles, the masks."""
@@ -92,9 +94,10 @@ class VectorLowering:
     def read_operands(self, op: GraphOp) -> list[SSAValue | None]:
         """The operand slots the program reads (None for the others and absent ones)."""
         slots = op.operand_slots()
-        if self.reads is None:
+        reads = self.reads_of(op) if self.reads_of is not None else self.reads
+        if reads is None:
             return list(slots)
-        return [s if i in self.reads else None for i, s in enumerate(slots)]
+        return [s if i in reads else None for i, s in enumerate(slots)]
 
 
 def _element(t: Attribute) -> Attribute:

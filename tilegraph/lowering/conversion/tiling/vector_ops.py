@@ -16,6 +16,7 @@ from math import pi, sqrt
 from typing import cast
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.elementwise import PLAIN_CAST_DTYPES
 from tilegraph.dialects.graph.elementwise import CastLikeOp as GraphCastLikeOp
 from tilegraph.dialects.graph.elementwise import CastOp as GraphCastOp
@@ -209,16 +210,45 @@ def _shrink(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
         e.select(mask, tmp, out, out)
 
 
+def quantization_constant(op: GraphOp, slot: int) -> float | None:
+    """The value of a per-tensor quantization parameter (scale or zero point, operand
+    ``slot``) that is a constant of the kernel's body (``lower-graph-to-kernels`` clones
+    them in: :func:`~tilegraph.lowering.conversion.graph_to_kernels` compile-time
+    parameters), else None (it is loaded from GM as a tile)."""
+    slots = op.operand_slots()
+    value = slots[slot] if slot < len(slots) else None
+    data = constant_value(value) if value is not None else None
+    return None if data is None or data.size != 1 else float(data.reshape(-1)[0])
+
+
+def _immediate_parameters(op: GraphOp) -> tuple[int, ...]:
+    """Operand slots a Q / DQ program loads: x, and its scale and zero point unless they
+    are body constants (then immediates: a ``vdup`` of the scale, ``vadds`` / ``vmuls``;
+    no MTE2 load and no event per tile)."""
+    return tuple(i for i in range(3) if i == 0 or quantization_constant(op, i) is None)
+
+
 def _quantize(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
     """saturate(round(x / scale) + zero_point): in the scale's float type, rounded half to
-    even (``tile.vround``), clipped to the integer range, then converted exactly."""
+    even (``tile.vround``), clipped to the integer range, then converted exactly. A constant
+    scale is divided by as a tile of its value (the same quotient), a constant zero point
+    added as an immediate."""
     x, scale, zero = ins
-    assert x is not None and scale is not None
+    assert x is not None
     tmp = e.scratch(0)
-    e.binary("vdiv", x, scale, tmp)
+    if scale is None:
+        value = quantization_constant(op, 1)
+        assert value is not None
+        e.fill(tmp, value)
+        e.binary("vdiv", x, tmp, tmp)
+    else:
+        e.binary("vdiv", x, scale, tmp)
     e.unary("vround", tmp, tmp)
+    zero_value = quantization_constant(op, 2) if zero is None else None
     if zero is not None:
         e.binary("vadd", tmp, zero, tmp)
+    elif zero_value:
+        e.scalar("vadds", tmp, zero_value, tmp)
     out_type = op.results[0].type
     assert isinstance(out_type, TensorType)
     lo, hi = INTEGER_RANGES[out_type.dtype]
@@ -229,15 +259,23 @@ def _quantize(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
 
 def _dequantize(e: VectorEmitter, op: GraphOp, ins: Ins, out: Tile) -> None:
     """(x - zero_point) * scale, converted to the scale's type first (exact: at most 16
-    bits)."""
+    bits). Constant parameters are immediates (``vadds`` of the negated zero point, exact;
+    ``vmuls`` of the scale, the same rounded product)."""
     x, scale, zero = ins
-    assert x is not None and scale is not None
+    assert x is not None
     e.cast(x, out, "rint")
     if zero is not None:
         tmp = e.scratch(0)
         e.cast(zero, tmp, "rint")
         e.binary("vsub", out, tmp, out)
-    e.binary("vmul", out, scale, out)
+    elif zero_value := quantization_constant(op, 2):
+        e.scalar("vadds", out, -zero_value, out)
+    if scale is not None:
+        e.binary("vmul", out, scale, out)
+    else:
+        value = quantization_constant(op, 1)
+        assert value is not None
+        e.scalar("vmuls", out, value, out)
 
 
 _QUANTIZED = frozenset({DType.int8, DType.uint8, DType.int16, DType.uint16})
@@ -329,8 +367,12 @@ VECTOR_LOWERINGS: dict[str, VectorLowering] = {
     "graph.cast_like": VectorLowering(_cast, reads=(0,)),
     "graph.expand": VectorLowering(lambda e, op, ins, out: e.unary("vcopy", first(ins), out),
                                    reads=(0,)),
-    "graph.quantize_linear": VectorLowering(_quantize, scratch=1, scratch_of=0),
-    "graph.dequantize_linear": VectorLowering(_dequantize, scratch=1),
+    "graph.quantize_linear": VectorLowering(
+        _quantize, scratch=1, scratch_of=0, reads_of=_immediate_parameters
+    ),
+    "graph.dequantize_linear": VectorLowering(
+        _dequantize, scratch=1, reads_of=_immediate_parameters
+    ),
     **MATH_LOWERINGS,
 }  # fmt: skip
 

@@ -1,0 +1,161 @@
+"""QDQ-quantised test models made with onnxruntime's quantiser (``quantize_static``).
+
+Contract: :func:`qdq_model_path` returns the path of a QDQ model (per-channel int8
+weights, int8 activations, symmetric; QuantizeLinear / DequantizeLinear pairs around the
+convolutions and matmuls) made from a float model with random calibration data and a fixed
+seed, so the same onnxruntime version makes the same file. Files are cached under the
+system's temporary directory (``tilegraph-qdq-<ort version>/``): the first call makes
+them (a few seconds for ResNet-50), later calls reuse them.
+
+The float models: ``resnet50`` is onnx's light ResNet-50 (:mod:`tilegraph.frontend.
+light_models`, random weights) upgraded to opset 13 (per-channel quantisation needs it)
+and IR version 8 (its weights no longer graph inputs);
+``qdq_cnn`` is a small CNN built here (3x3 and 1x1 convolutions with ReLU, a residual add,
+global average pooling and a Gemm) on a 3 x 16 x 16 input, fast enough for both executors
+in unit tests. Before quantising, onnxruntime's pre-processing folds each BatchNorm into
+its convolution (``quant_pre_process``), as a deployment flow does.
+
+Activations are quantised symmetrically (zero point 0): the int8 cube path of
+``fold-qdq`` takes int8 data with a zero point of 0 (see ``docs/tile-level.md``).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, version_converter
+
+QDQ_MODELS = ("qdq_cnn", "resnet50")
+CALIBRATION_SEED = 7
+CALIBRATION_SAMPLES = 4
+
+
+def _cache_dir() -> Path:
+    import onnxruntime
+
+    path = Path(tempfile.gettempdir()) / f"tilegraph-qdq-{onnxruntime.__version__}"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _conv(name: str, x: str, w: np.ndarray, stride: int, pad: int) -> tuple[list, list]:
+    weight = numpy_helper.from_array(w, f"{name}_w")
+    bias = numpy_helper.from_array(np.full(w.shape[0], 0.05, np.float32), f"{name}_b")
+    node = helper.make_node(
+        "Conv",
+        [x, weight.name, bias.name],
+        [name],
+        kernel_shape=list(w.shape[2:]),
+        strides=[stride, stride],
+        pads=[pad] * 4,
+    )
+    return [node], [weight, bias]
+
+
+def small_cnn() -> onnx.ModelProto:
+    """The float model of ``qdq_cnn`` (deterministic)."""
+    rng = np.random.default_rng(0)
+
+    def weight(*shape: int) -> np.ndarray:
+        fan_in = int(np.prod(shape[1:]))
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+    nodes, inits = [], []
+    for name, x, w, stride, pad in (
+        ("c1", "x", weight(16, 3, 3, 3), 1, 1),
+        ("c2", "r1", weight(32, 16, 3, 3), 2, 1),
+        ("c3", "r2", weight(32, 32, 1, 1), 1, 0),
+    ):
+        n, i = _conv(name, x, w, stride, pad)
+        nodes += n
+        inits += i
+        if name != "c3":
+            nodes.append(helper.make_node("Relu", [name], ["r" + name[1]]))
+    fc_w = numpy_helper.from_array(weight(10, 32), "fc_w")
+    fc_b = numpy_helper.from_array(np.zeros(10, np.float32), "fc_b")
+    inits += [fc_w, fc_b]
+    nodes += [
+        helper.make_node("Add", ["c3", "r2"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["r3"]),
+        helper.make_node("GlobalAveragePool", ["r3"], ["pool"]),
+        helper.make_node("Flatten", ["pool"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "qdq_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _float_model(name: str) -> onnx.ModelProto:
+    if name == "qdq_cnn":
+        return small_cnn()
+    from tilegraph.frontend.light_models import light_model
+
+    model = version_converter.convert_version(light_model("resnet50"), 13)
+    # IR version 3 lists every initializer as a graph input too (overridable weights):
+    # the quantiser keeps such inputs, so the weights would stay float inputs
+    model.ir_version = 8
+    weights = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in weights]
+    del model.graph.input[:]
+    model.graph.input.extend(inputs)
+    return model
+
+
+def qdq_model_path(name: str) -> Path:
+    """The cached QDQ model ``name`` (one of :data:`QDQ_MODELS`), made when missing."""
+    if name not in QDQ_MODELS:
+        raise ValueError(f"unknown QDQ model {name!r}; choose from {', '.join(QDQ_MODELS)}")
+    out = _cache_dir() / f"{name}_qdq.onnx"
+    if out.exists():
+        return out
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    model = _float_model(name)
+    source = _cache_dir() / f"{name}_float.onnx"
+    prepared = _cache_dir() / f"{name}_prepared.onnx"
+    onnx.save(model, str(source))
+    quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
+    shape = [int(d.dim_value or 1) for d in model.graph.input[0].type.tensor_type.shape.dim]
+    input_name = model.graph.input[0].name
+
+    class _Random(CalibrationDataReader):
+        def __init__(self) -> None:
+            rng = np.random.default_rng(CALIBRATION_SEED)
+            self.batches = iter(
+                [
+                    {input_name: rng.standard_normal(shape).astype(np.float32)}
+                    for _ in range(CALIBRATION_SAMPLES)
+                ]
+            )
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.batches, None)
+
+    partial = out.with_suffix(".partial.onnx")
+    quantize_static(
+        str(prepared),
+        str(partial),
+        _Random(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        extra_options={"ActivationSymmetric": True},
+    )
+    partial.replace(out)  # whole files only: a concurrent reader never sees half of one
+    return out
