@@ -4,7 +4,7 @@
 
 Contract: :func:`build` returns an ONNX model (opset 17) of one of :data:`ARCHITECTURES`,
 exported the way PyTorch's exporter writes it (Conv + BatchNormalization + Relu, Gemm heads,
-BERT with LayerNormalization, the erf form of GELU and an additive attention mask), at a
+transformers with LayerNormalization, the erf form of GELU and additive score biases), at a
 fixed batch (and sequence length for BERT). Weights are seeded random values (``weights=
 "random"``) or one constant per tensor (``"splat"``: a small file, the same shapes; latency
 does not depend on the values). ``dtype="float16"`` builds the model as ATC's default
@@ -12,14 +12,21 @@ does not depend on the values). ``dtype="float16"`` builds the model as ATC's de
 inputs and outputs) in half precision. The parameter counts match the published ones (tested):
 ResNet-18 11,689,512; ResNet-34 21,797,672; ResNet-50 25,557,032; ResNet-101 44,549,160;
 ResNet-152 60,192,808; SE-ResNet-50 28,088,024; BERT-base with a question-answering head
-108,893,186; BERT-large 334,094,338.
+108,893,186; BERT-large 334,094,338; ViT-B/16 86,567,656; ViT-B/32 88,224,232; Swin-T
+28,288,354.
 
 The architectures follow their reference implementations: torchvision's ResNet (v1.5: the
 stride on the 3x3 convolution; ResNet-18/34 of basic blocks), Cadene's
 ``pretrainedmodels.se_resnet50`` (stride on the first 1x1 convolution, a squeeze-excitation
-block with reduction 16, max pooling with ``ceil_mode``) and Hugging Face's
+block with reduction 16, max pooling with ``ceil_mode``), Hugging Face's
 ``BertForQuestionAnswering`` (bert-base-uncased: 12 layers, hidden 768, 12 heads,
-intermediate 3072; bert-large-uncased: 24, 1024, 16, 4096; vocabulary 30522).
+intermediate 3072; bert-large-uncased: 24, 1024, 16, 4096; vocabulary 30522) and timm's
+``vit_base_patch16_224`` / ``vit_base_patch32_224`` and ``swin_tiny_patch4_window7_224``.
+Two liberties, neither changing the work: attention projects Q, K and V with three linear
+maps (timm's one ``qkv`` map of three times the width has the same parameters and FLOPs),
+and Swin's relative position bias, a learned table gathered by a constant index, is built
+folded into a constant per block (as ATC folds it; :func:`parameter_count` still counts the
+table).
 """
 
 from __future__ import annotations
