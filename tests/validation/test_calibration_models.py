@@ -16,8 +16,9 @@ build = calibration_models.build
 parameter_count = calibration_models.parameter_count
 
 # torchvision's resnet18 / 34 / 50 / 101 / 152, pretrainedmodels' se_resnet50, and Hugging
-# Face's BertForQuestionAnswering (bert-base-uncased, bert-large-uncased): the counts their
-# libraries report
+# Face's BertForQuestionAnswering (bert-base-uncased, bert-large-uncased), timm's
+# vit_base_patch16_224, vit_base_patch32_224 and swin_tiny_patch4_window7_224: the counts
+# their libraries report
 PUBLISHED_PARAMETERS = {
     "resnet18": 11_689_512,
     "resnet34": 21_797_672,
@@ -27,6 +28,9 @@ PUBLISHED_PARAMETERS = {
     "se_resnet50": 28_088_024,
     "bert_base": 108_893_186,
     "bert_large": 334_094_338,
+    "vit_b16": 86_567_656,
+    "vit_b32": 88_224_232,
+    "swin_t": 28_288_354,
 }
 
 
@@ -96,3 +100,31 @@ def test_float16_bert_runs_on_onnxruntime() -> None:
     feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
     start = np.asarray(session.run(None, {**feeds, "token_type_ids": np.zeros_like(ids)})[0])
     assert start.dtype == np.float16 and np.isfinite(start).all()
+
+
+@pytest.mark.parametrize("name", ["vit_b32", "swin_t"])
+def test_vision_transformers_keep_the_images_of_a_batch_apart(name: str) -> None:
+    """Swapping two images swaps their logits: the window partition, shifts and masks of
+    Swin and ViT's class token never mix images."""
+    model = build(name, batch=2, weights="random")
+    session = ort.InferenceSession(model.SerializeToString())
+    images = np.random.default_rng(1).standard_normal((2, 3, 224, 224)).astype(np.float32)
+    logits = np.asarray(session.run(None, {"image": images})[0])
+    swapped = np.asarray(session.run(None, {"image": images[::-1].copy()})[0])
+    assert logits.shape == (2, 1000) and np.isfinite(logits).all()
+    assert not np.allclose(logits[0], logits[1])
+    np.testing.assert_allclose(swapped, logits[::-1], rtol=1e-4, atol=1e-4)
+
+
+def test_swin_folds_its_position_bias_but_counts_its_table() -> None:
+    model = build("swin_t", batch=1, weights="splat")
+    buffers = [t for t in model.graph.initializer if t.name.startswith(calibration_models.BUFFER)]
+    # one position bias per block (12), one shift mask per shifted block of stages 1-3 (5)
+    biases = [t for t in buffers if "relative_position_bias" in t.name]
+    masks = [t for t in buffers if "attn_mask" in t.name]
+    assert len(biases) == 12 and len(masks) == 5
+    assert list(biases[-1].dims) == [1, 24, 49, 49] and list(masks[0].dims) == [1, 64, 1, 49, 49]
+    assert {n.op_type for n in model.graph.node}.isdisjoint({"Gather", "Expand"})
+    tables = sum(169 * h * d for h, d in zip((3, 6, 12, 24), (2, 2, 6, 2), strict=True))
+    properties = {p.key: p.value for p in model.metadata_props}
+    assert int(properties[calibration_models.FOLDED_PARAMETERS]) == tables

@@ -21,9 +21,12 @@ def test_published_latencies_are_batch_over_throughput():
 
 
 def test_kept_back_figures_are_apart_from_the_calibration():
-    calibration = {(p.model, p.batch, p.seq) for p in validation.PUBLISHED}
-    kept = {(p.model, p.batch, p.seq) for p in validation.KEPT_BACK}
+    calibration = {(p.model, p.batch, p.seq, p.platform) for p in validation.PUBLISHED}
+    kept = {(p.model, p.batch, p.seq, p.platform) for p in validation.KEPT_BACK}
     assert len(kept) == len(validation.KEPT_BACK) and not kept & calibration
+    # another transformer and a 910B model: kept back, never in the calibration
+    transformers = {"vit_b16", "vit_b32", "swin_t"}
+    assert not transformers & {p.model for p in validation.PUBLISHED}
     # ResNet-34 was converted without AIPP and small-channel mode; the others with them
     assert {p.model for p in validation.KEPT_BACK if not p.small_channel} == {"resnet34"}
     bert = [p for p in validation.KEPT_BACK if p.model == "bert_base"]
@@ -74,4 +77,35 @@ def test_tables_line_up():
 def test_resnet50_batch_1_is_estimated_without_running():
     cycles, _ = validation.estimate("resnet50", 1)
     assert cycles.launches > 50 and cycles.host_us == 0.0
+    assert 0.2 < cycles.total_us / 1000 < 10.0  # ms: a sanity range, not a calibration
+
+
+def test_vision_transformer_figures_are_kept_back_on_their_platforms():
+    figures = {
+        (p.model, p.batch, p.platform): p
+        for p in validation.KEPT_BACK
+        if p.model in ("vit_b16", "vit_b32", "swin_t")
+    }
+    assert set(figures) == {
+        ("vit_b16", 1, "ascend310p"),
+        ("vit_b16", 16, "ascend310p"),
+        ("vit_b32", 1, "ascend310p"),
+        ("vit_b32", 64, "ascend310p"),
+        ("swin_t", 1, "ascend310p"),
+        ("swin_t", 4, "ascend310p"),
+        ("swin_t", 8, "ascend310p"),
+        ("swin_t", 1, "ascend910b"),
+    }
+    assert figures["vit_b16", 16, "ascend310p"].latency_ms == pytest.approx(16_000 / 660.64)
+    assert all(p.platform == "ascend310p" for p in validation.PUBLISHED)
+    # the 910B figure is 8x the 310P3's at batch 1: kept, and labelled suspicious
+    flagged = [p for p in validation.KEPT_BACK if p.note]
+    assert flagged == [figures["swin_t", 1, "ascend910b"]] and "suspicious" in flagged[0].note
+    assert all(p.small_channel for p in figures.values())
+
+
+@pytest.mark.slow
+def test_vit_b32_batch_1_is_estimated_on_the_device_alone():
+    cycles, _ = validation.estimate("vit_b32", 1)
+    assert cycles.launches > 12 and cycles.host_us == 0.0
     assert 0.2 < cycles.total_us / 1000 < 10.0  # ms: a sanity range, not a calibration
