@@ -7,7 +7,8 @@ model's estimate on two presets, and the fast executor's time next to onnxruntim
 Contract: for each model of :data:`tests.zoo.zoo.MODELS` (data set 0), one row:
 kernels per unit on ``ascend910b`` (cube / vector / mix / host, as ``tilegraph-run
 --json`` lists them), the host ops of that lowering, the cycle model's estimate (sunk
-launches, the model's own precision) on ``ascend910b`` and ``ascend310p``, the fast
+launches, the zoo entry's precision: int8 for the QDQ models, else the model's own) on
+``ascend910b`` and ``ascend310p``, the fast
 executor's wall time of one call (the best of ``--repeat`` calls after a first call that
 compiles) next to onnxruntime's (CPU provider, ``--threads`` intra-op threads, the same
 best-of), and the largest ``|ours - onnxruntime|``. A model that fails on a path gets the
@@ -82,7 +83,7 @@ def model_row(model: ZooModel, repeat: int, threads: int) -> tuple[str, ...]:
     ort_ms = best_of(lambda: session.run(None, inputs), repeat)
     cells: dict[str, str] = {}
     try:
-        compiled = tilegraph.compile(path, platform="ascend910b")
+        compiled = tilegraph.compile(path, platform="ascend910b", precision=model.precision)
         ours = compiled(**inputs)
         units = Counter(k.unit for k in compiled.kernels)
         cells.update({unit: str(units.get(unit, 0)) for unit in UNITS})
@@ -93,7 +94,7 @@ def model_row(model: ZooModel, repeat: int, threads: int) -> tuple[str, ...]:
     except Exception as e:  # a report row, not a crash: the first line says what failed
         cells["cube"] = f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
     try:
-        on_310p = tilegraph.compile(path, platform="ascend310p")
+        on_310p = tilegraph.compile(path, platform="ascend310p", precision=model.precision)
         on_310p(**inputs)
         cells["est. 310P µs"] = f"{estimate_us(on_310p.module):.1f}"
     except Exception as e:
