@@ -92,9 +92,13 @@ class GraphWriter:
 
     def weight(self, stem: str, shape: Sequence[int], fan_in: int, low: float = 0.0) -> str:
         """A trainable tensor: He-scaled normal values (random) or a constant (splat).
-        ``low`` > 0 makes values positive (BatchNorm variances and scales)."""
+        ``low`` > 0 makes values positive (BatchNorm variances and scales). Splat values
+        differ from tensor to tensor: identical weights would let the compiler merge what
+        the real model computes apart (a layer's Q, K and V projections into one matmul)."""
         if self.weights == "splat":
-            array = np.full(shape, 0.02 if low == 0.0 else 1.0, np.float32)
+            step = self.counter % 512  # distinct in float16 near both bases
+            base = 0.02 + step * 2e-4 if low == 0.0 else 1.0 + step * 2e-3
+            array = np.full(shape, base, np.float32)
         elif low > 0.0:
             array = self.rng.uniform(low, 2 * low, shape).astype(np.float32)
         else:

@@ -41,6 +41,18 @@ def test_parameter_count_is_the_published_one(name: str) -> None:
     assert parameter_count(model) == PUBLISHED_PARAMETERS[name]
 
 
+def test_splat_weights_differ_between_tensors() -> None:
+    # identical weights let CSE merge a layer's Q, K and V projections into one matmul,
+    # which the real model computes three times
+    from onnx import numpy_helper
+
+    model = build("bert_base", batch=1, seq=8, weights="splat", dtype="float16")
+    weights = [numpy_helper.to_array(t) for t in model.graph.initializer if t.dims and t.name]
+    square = [w for w in weights if w.shape == (768, 768)]
+    assert len(square) == 4 * 12  # Q, K, V and the output projection of 12 layers
+    assert len({w.flat[0] for w in square[:4]}) == 4 and all(np.all(w == w.flat[0]) for w in square)
+
+
 def test_bert_runs_on_onnxruntime_with_a_padding_mask() -> None:
     model = build("bert_base", batch=2, seq=8, weights="random")
     session = ort.InferenceSession(model.SerializeToString())
