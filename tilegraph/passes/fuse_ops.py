@@ -14,11 +14,24 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 * what feeds an OUT_ELEMWISE_FUSABLE anchor inside the group (its *prologue*) is only
   ``layout.trans_data`` (the conversion happens in the DMA on the way in); a COMM_REDUCE
   anchor also takes ELEMWISE / BROADCAST / INJECTIVE prologues;
-* without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain freely;
+* without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain, except that a *shape
+  op* (an INJECTIVE op other than ``layout.trans_data``: reshape, transpose, slice, ...) and
+  an ELEMWISE / BROADCAST op never share an anchor-less group: no strategy runs such a mix
+  as one kernel (a vector chain computes elementwise tiles, a reshape or transpose kernel
+  moves bytes), so the group would be split into a kernel per op, and the elementwise ops
+  would be lost to the epilogue of the matmul that feeds them (BERT's bias add between the
+  Q projection and its head split);
+* a conversion of a cube op's result (FRACTAL_NZ -> ND after a matmul) joins no group of
+  shape ops: fixpipe converts on the way out, so it belongs to its producer's group;
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
   whole from global memory).
+
+A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
+that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
+matmul takes its own copy as prologue (``nd2nz`` on the way in, as GE's matmuls read ND)
+instead of the conversion running as a kernel of its own (``conversions-cloned``).
 
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
@@ -37,7 +50,8 @@ hold one each while live; a tile is the tensor itself when smaller than
 an input of the vector part. ``max-ops`` bounds a group's size.
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
-``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``.
+``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
+``conversions-cloned``.
 """
 
 from __future__ import annotations
@@ -102,12 +116,22 @@ class Group:
     """Members that feed the anchor (its inputs' producers)."""
     epilogue_only: bool = True
     """Every member could follow an anchor (ELEMWISE, BROADCAST or a conversion)."""
+    has_elementwise: bool = False
+    """A member is ELEMWISE or BROADCAST."""
+    has_shape_op: bool = False
+    """A member is a shape op (:func:`is_shape_op`)."""
 
     def __post_init__(self) -> None:
         self.members.add(self.root)
         if fusion_kind(self.root) in ANCHOR_KINDS:
             self.anchor = self.root
         self.epilogue_only = _epilogue_capable(self.root)
+        self.note(self.root)
+
+    def note(self, member: Operation) -> None:
+        """Record ``member``'s kind in the group's flags."""
+        self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
+        self.has_shape_op = self.has_shape_op or is_shape_op(member)
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
@@ -115,6 +139,23 @@ class Group:
             return FusionKind.OPAQUE if kind is None else kind
         kinds = [fusion_kind(m) for m in self.members]
         return max(FusionKind.OPAQUE if k is None else k for k in kinds)
+
+
+def is_shape_op(op: Operation) -> bool:
+    """An INJECTIVE op that moves bytes (reshape, transpose, slice, ...), not a conversion."""
+    return fusion_kind(op) == FusionKind.INJECTIVE and not isinstance(op, TransDataOp)
+
+
+def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` joining anchor-less ``group`` would put a shape op and an
+    elementwise op in one group (module docstring), or a cube result's conversion with
+    shape ops."""
+    if isinstance(producer, TransDataOp):
+        source = producer.input.owner
+        return group.has_shape_op and isinstance(source, Operation) and runs_on_cube(source)
+    if fusion_kind(producer) in EPILOGUE_KINDS:
+        return group.has_shape_op
+    return is_shape_op(producer) and group.has_elementwise
 
 
 def _epilogue_capable(op: Operation) -> bool:
@@ -173,7 +214,7 @@ def can_join(producer: Operation, group: Group) -> bool:
             and all(_flows_into(m, producer, group.members) for m in group.members)
         )
     if group.anchor is None:
-        return True
+        return not _mixes_shape_and_elementwise(producer, group)
     feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
     if feeds_anchor:
         if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:
@@ -264,6 +305,7 @@ class _Fuser:
         ):
             group.prologue.add(producer)
         group.members.add(producer)
+        group.note(producer)
         group.epilogue_only = group.epilogue_only and _epilogue_capable(producer)
 
     def saving(self, producer: Operation) -> int:
@@ -328,6 +370,25 @@ def materialize(group: Group, members: Sequence[Operation], index: int) -> Fused
     return fused
 
 
+def clone_conversions_into_cube_users(block: Block) -> int:
+    """Give each cube user of a shared conversion its own copy (module docstring); the
+    number of copies added."""
+    added = 0
+    for op in list(block.ops):
+        if not isinstance(op, TransDataOp):
+            continue
+        users = list(dict.fromkeys(_users(op)))
+        if len(users) < 2 or not all(runs_on_cube(u) for u in users):
+            continue
+        for user in users[1:]:
+            copy = op.clone()
+            copy.output.name_hint = op.output.name_hint
+            Rewriter.insert_op(copy, InsertPoint.before(user))
+            user.operands = [copy.output if v is op.output else v for v in user.operands]
+            added += 1
+    return added
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -360,6 +421,9 @@ class FuseOpsPass(ModulePass):
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]
+            cloned = clone_conversions_into_cube_users(block)
+            if cloned:
+                stats.add("conversions-cloned", cloned)
             for group in fuser.fuse_block(block):
                 members = sorted(group.members, key=lambda m: fuser.position[m])
                 root_bytes = {r for r in group.root.results}
