@@ -189,10 +189,10 @@ class SinkBelowUnary(RewritePattern):
         nd = Rewriter.replace_value_with_new_type(result, origin_view(nz_type))
         convert = TransDataOp(nd, nz_type)
         convert.results[0].name_hint = nd.name_hint
-        rewriter.insert_op(convert, InsertPoint.after(op))
+        rewriter.insert(convert, InsertPoint.after(op))
         for user in users:
             user.operands = [convert.output if v is nd else v for v in user.operands]
-        rewriter.erase_op(td)
+        rewriter.erase(td)
         rewriter.notify_op_modified(op)
 
 

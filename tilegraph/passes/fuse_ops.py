@@ -21,8 +21,13 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   moves bytes), so the group would be split into a kernel per op, and the elementwise ops
   would be lost to the epilogue of the matmul that feeds them (BERT's bias add between the
   Q projection and its head split);
-* a conversion of a cube op's result (FRACTAL_NZ -> ND after a matmul) joins no group of
-  shape ops: fixpipe converts on the way out, so it belongs to its producer's group;
+* likewise a conversion and a shape op share an anchor-less group only as the reshape
+  kernel runs them (NC1HWC0 -> NCHW, then reshapes): a matmul's FRACTAL_NZ -> ND result
+  conversion belongs to the matmul (fixpipe converts on the way out), an ND -> FRACTAL_NZ
+  one to the matmul it feeds (``nd2nz`` on the way in);
+* a cube anchor joins no group holding a conversion *into* FRACTAL_NZ: the matmul's
+  epilogue converts its result out of NZ once (fixpipe), never back (that conversion is
+  the next matmul's prologue);
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
@@ -46,8 +51,8 @@ producer joins only if the group's UB working set still fits the preset's UB. Th
 set models the vector part of the kernel streaming tiles through UB: every tensor it reads
 from or writes to global memory holds two tile buffers (ping-pong), and the intermediates
 hold one each while live; a tile is the tensor itself when smaller than
-:func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1; its result tile is
-an input of the vector part. ``max-ops`` bounds a group's size.
+:func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1, and so do the
+conversions that load its operands; its result tile is an input of the vector part. ``max-ops`` bounds a group's size.
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
@@ -71,6 +76,7 @@ from tilegraph.dialects.graph.fused import new_body
 from tilegraph.dialects.graph.provenance import locate, location_of
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -91,6 +97,17 @@ def fusion_kind(op: Operation) -> FusionKind | None:
 
 def runs_on_cube(op: Operation) -> bool:
     return isinstance(op, GraphOp) and op.FACTS.heavy
+
+
+def _loads_cube_operand(op: Operation, members: set[Operation]) -> bool:
+    """A conversion whose users are all cube members: it happens in the DMA that loads the
+    cube's operand (``nd2nz``), not on UB."""
+    users = _users(op)
+    return (
+        isinstance(op, TransDataOp)
+        and bool(users)
+        and all(u in members and runs_on_cube(u) for u in users)
+    )
 
 
 def vector_tile_bytes(hw: HardwareModel) -> int:
@@ -151,11 +168,25 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
     elementwise op in one group (module docstring), or a cube result's conversion with
     shape ops."""
     if isinstance(producer, TransDataOp):
-        source = producer.input.owner
-        return group.has_shape_op and isinstance(source, Operation) and runs_on_cube(source)
+        return group.has_shape_op and not _feeds_reshape_kernel(producer)
     if fusion_kind(producer) in EPILOGUE_KINDS:
         return group.has_shape_op
-    return is_shape_op(producer) and group.has_elementwise
+    if not is_shape_op(producer):
+        return False
+    return group.has_elementwise or any(
+        isinstance(m, TransDataOp) and not _feeds_reshape_kernel(m) for m in group.members
+    )
+
+
+def _feeds_reshape_kernel(op: TransDataOp) -> bool:
+    """A conversion the reshape kernel runs before its reshapes (NC1HWC0 -> NCHW)."""
+    t = op.input.type
+    return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
+
+
+def _converts_into_nz(op: Operation) -> bool:
+    t = op.results[0].type if isinstance(op, TransDataOp) else None
+    return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
 
 
 def _epilogue_capable(op: Operation) -> bool:
@@ -211,6 +242,7 @@ def can_join(producer: Operation, group: Group) -> bool:
         return (
             group.anchor is None
             and group.epilogue_only
+            and not (runs_on_cube(producer) and any(_converts_into_nz(m) for m in group.members))
             and all(_flows_into(m, producer, group.members) for m in group.members)
         )
     if group.anchor is None:
@@ -246,7 +278,10 @@ class _Fuser:
     def working_set(self, members: set[Operation], root: Operation) -> int:
         """UB bytes the group's vector part needs (module docstring)."""
         tile = vector_tile_bytes(self.hw)
-        vector = sorted((m for m in members if not runs_on_cube(m)), key=lambda m: self.position[m])
+        vector = sorted(
+            (m for m in members if not runs_on_cube(m) and not _loads_cube_operand(m, members)),
+            key=lambda m: self.position[m],
+        )
         defined = {r for m in vector for r in m.results}
         outputs = set(root.results)
         inputs = {v for m in vector for v in m.operands if v not in defined}
