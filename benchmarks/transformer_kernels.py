@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import calibration_models  # noqa: E402 - a sibling script (run from benchmarks/)
+
 from tests.zoo.zoo import MODELS, make_inputs  # noqa: E402
 
 UNITS = ("cube", "vector", "mix", "host")
@@ -107,7 +108,9 @@ def calibration_layer(seq: int, pythonpath: str) -> Counter[str]:
 
 def measure(seq: int, pythonpath: str) -> dict[str, dict[str, int]]:
     """Per layer kind: kernels per unit of one layer, and their total."""
-    found: dict[str, Counter[str]] = {kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()}
+    found: dict[str, Counter[str]] = {
+        kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()
+    }
     found[CALIBRATION_KIND] = calibration_layer(seq, pythonpath)
     return {
         kind: {**{u: c[u] for u in UNITS}, "total": sum(c[u] for u in UNITS)}

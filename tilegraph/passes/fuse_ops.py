@@ -52,7 +52,8 @@ set models the vector part of the kernel streaming tiles through UB: every tenso
 from or writes to global memory holds two tile buffers (ping-pong), and the intermediates
 hold one each while live; a tile is the tensor itself when smaller than
 :func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1, and so do the
-conversions that load its operands; its result tile is an input of the vector part. ``max-ops`` bounds a group's size.
+conversions that load its operands; its result tile is an input of the vector part.
+``max-ops`` bounds a group's size.
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
