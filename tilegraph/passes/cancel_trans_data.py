@@ -12,8 +12,14 @@ Rules (each a pattern below, applied to a fixpoint; dead conversions are erased)
   conversions from the same storage S' to S and whose results are all converted back from S
   to S' runs in S' instead: both sides of conversions disappear. (This is the sink/hoist move
   of the design; it only fires when it removes conversions.)
+* ``sink-below-unary`` — ``f(trans_data(x: ND -> FRACTAL_NZ))`` with ``f`` a unary
+  elementwise op (GELU between two matmuls) becomes ``trans_data(f(x))``: the same number
+  of conversions, but ``f`` then runs in ND, in the epilogue of the matmul that produced
+  ``x``, and the conversion in the prologue of the matmul that consumes it (``nd2nz`` on
+  the way in), so no kernel of its own is left to either.
 
-The pass never changes what a value computes; it only removes or shortens conversions.
+The pass never changes what a value computes; it only removes, shortens or moves
+conversions.
 """
 
 from __future__ import annotations
@@ -31,13 +37,13 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilegraph.dialects.graph import FormatRole, GraphOp
+from tilegraph.dialects.graph import FormatRole, FusionKind, GraphOp
 from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import conversion_exists
+from tilegraph.formats import Format, conversion_exists
 from tilegraph.passes.layout_plan import KERNEL_ATTR, ORIGIN_VARIANT, SHARED_ATTR, origin_view
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.rule import RuleInfo, declare_rule
@@ -147,6 +153,49 @@ class HoistThroughAgnostic(RewritePattern):
         rewriter.notify_op_modified(op)
 
 
+def _is_nd_to_nz(op: Operation) -> bool:
+    if not isinstance(op, TransDataOp):
+        return False
+    source, target = op.input.type, op.output.type
+    return (
+        isinstance(source, TensorType)
+        and isinstance(target, TensorType)
+        and origin_view(source) == source
+        and target.storage_format == Format.FRACTAL_NZ
+    )
+
+
+class SinkBelowUnary(RewritePattern):
+    """f(convert(x, ND -> NZ)) with f unary elementwise => convert(f(x), ND -> NZ)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, GraphOp) or op.FACTS.fusion is not FusionKind.ELEMWISE:
+            return
+        tensors = [v for v in op.operands if isinstance(v.type, TensorType)]
+        if len(tensors) != 1 or len(op.results) != 1:
+            return
+        td = _converted_from(tensors[0])
+        if td is None or not td.output.has_one_use() or not _is_nd_to_nz(td):
+            return
+        result = op.results[0]
+        nz_type = result.type
+        assert isinstance(nz_type, TensorType)
+        op.operands[list(op.operands).index(tensors[0])] = td.input
+        op.attributes[KERNEL_ATTR] = StringAttr(
+            op.FACTS.kernels[0].name if op.FACTS.kernels else ORIGIN_VARIANT
+        )
+        op.attributes.pop(SHARED_ATTR, None)
+        users = [use.operation for use in result.uses]
+        nd = Rewriter.replace_value_with_new_type(result, origin_view(nz_type))
+        convert = TransDataOp(nd, nz_type)
+        convert.results[0].name_hint = nd.name_hint
+        rewriter.insert(convert, InsertPoint.after(op))
+        for user in users:
+            user.operands = [convert.output if v is nd else v for v in user.operands]
+        rewriter.erase(td)
+        rewriter.notify_op_modified(op)
+
+
 @register_pass
 @dataclass(frozen=True)
 class CancelTransDataPass(ModulePass):
@@ -155,5 +204,11 @@ class CancelTransDataPass(ModulePass):
     name = "cancel-trans-data"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [InversePair(), ComposeChain(), MergeIdentical(), HoistThroughAgnostic()]
+        patterns = [
+            InversePair(),
+            ComposeChain(),
+            MergeIdentical(),
+            HoistThroughAgnostic(),
+            SinkBelowUnary(),
+        ]
         PatternRewriteWalker(Located(GreedyRewritePatternApplier(patterns))).rewrite_module(op)

@@ -14,11 +14,29 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 * what feeds an OUT_ELEMWISE_FUSABLE anchor inside the group (its *prologue*) is only
   ``layout.trans_data`` (the conversion happens in the DMA on the way in); a COMM_REDUCE
   anchor also takes ELEMWISE / BROADCAST / INJECTIVE prologues;
-* without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain freely;
+* without an anchor, ELEMWISE, BROADCAST and INJECTIVE ops chain, except that a *shape
+  op* (an INJECTIVE op other than ``layout.trans_data``: reshape, transpose, slice, ...) and
+  an ELEMWISE / BROADCAST op never share an anchor-less group: no strategy runs such a mix
+  as one kernel (a vector chain computes elementwise tiles, a reshape or transpose kernel
+  moves bytes), so the group would be split into a kernel per op, and the elementwise ops
+  would be lost to the epilogue of the matmul that feeds them (BERT's bias add between the
+  Q projection and its head split);
+* likewise a conversion and a shape op share an anchor-less group only as the reshape
+  kernel runs them (NC1HWC0 -> NCHW, then reshapes): a matmul's FRACTAL_NZ -> ND result
+  conversion belongs to the matmul (fixpipe converts on the way out), an ND -> FRACTAL_NZ
+  one to the matmul it feeds (``nd2nz`` on the way in);
+* a cube anchor joins no group holding a conversion *into* FRACTAL_NZ: the matmul's
+  epilogue converts its result out of NZ once (fixpipe), never back (that conversion is
+  the next matmul's prologue);
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
   whole from global memory).
+
+A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
+that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
+matmul takes its own copy as prologue (``nd2nz`` on the way in, as GE's matmuls read ND)
+instead of the conversion running as a kernel of its own (``conversions-cloned``).
 
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
@@ -33,11 +51,13 @@ producer joins only if the group's UB working set still fits the preset's UB. Th
 set models the vector part of the kernel streaming tiles through UB: every tensor it reads
 from or writes to global memory holds two tile buffers (ping-pong), and the intermediates
 hold one each while live; a tile is the tensor itself when smaller than
-:func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1; its result tile is
-an input of the vector part. ``max-ops`` bounds a group's size.
+:func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1, and so do the
+conversions that load its operands; its result tile is an input of the vector part.
+``max-ops`` bounds a group's size.
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
-``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``.
+``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
+``conversions-cloned``.
 """
 
 from __future__ import annotations
@@ -57,6 +77,7 @@ from tilegraph.dialects.graph.fused import new_body
 from tilegraph.dialects.graph.provenance import locate, location_of
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -77,6 +98,17 @@ def fusion_kind(op: Operation) -> FusionKind | None:
 
 def runs_on_cube(op: Operation) -> bool:
     return isinstance(op, GraphOp) and op.FACTS.heavy
+
+
+def _loads_cube_operand(op: Operation, members: set[Operation]) -> bool:
+    """A conversion whose users are all cube members: it happens in the DMA that loads the
+    cube's operand (``nd2nz``), not on UB."""
+    users = _users(op)
+    return (
+        isinstance(op, TransDataOp)
+        and bool(users)
+        and all(u in members and runs_on_cube(u) for u in users)
+    )
 
 
 def vector_tile_bytes(hw: HardwareModel) -> int:
@@ -102,12 +134,22 @@ class Group:
     """Members that feed the anchor (its inputs' producers)."""
     epilogue_only: bool = True
     """Every member could follow an anchor (ELEMWISE, BROADCAST or a conversion)."""
+    has_elementwise: bool = False
+    """A member is ELEMWISE or BROADCAST."""
+    has_shape_op: bool = False
+    """A member is a shape op (:func:`is_shape_op`)."""
 
     def __post_init__(self) -> None:
         self.members.add(self.root)
         if fusion_kind(self.root) in ANCHOR_KINDS:
             self.anchor = self.root
         self.epilogue_only = _epilogue_capable(self.root)
+        self.note(self.root)
+
+    def note(self, member: Operation) -> None:
+        """Record ``member``'s kind in the group's flags."""
+        self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
+        self.has_shape_op = self.has_shape_op or is_shape_op(member)
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
@@ -115,6 +157,37 @@ class Group:
             return FusionKind.OPAQUE if kind is None else kind
         kinds = [fusion_kind(m) for m in self.members]
         return max(FusionKind.OPAQUE if k is None else k for k in kinds)
+
+
+def is_shape_op(op: Operation) -> bool:
+    """An INJECTIVE op that moves bytes (reshape, transpose, slice, ...), not a conversion."""
+    return fusion_kind(op) == FusionKind.INJECTIVE and not isinstance(op, TransDataOp)
+
+
+def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` joining anchor-less ``group`` would put a shape op and an
+    elementwise op in one group (module docstring), or a cube result's conversion with
+    shape ops."""
+    if isinstance(producer, TransDataOp):
+        return group.has_shape_op and not _feeds_reshape_kernel(producer)
+    if fusion_kind(producer) in EPILOGUE_KINDS:
+        return group.has_shape_op
+    if not is_shape_op(producer):
+        return False
+    return group.has_elementwise or any(
+        isinstance(m, TransDataOp) and not _feeds_reshape_kernel(m) for m in group.members
+    )
+
+
+def _feeds_reshape_kernel(op: TransDataOp) -> bool:
+    """A conversion the reshape kernel runs before its reshapes (NC1HWC0 -> NCHW)."""
+    t = op.input.type
+    return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
+
+
+def _converts_into_nz(op: Operation) -> bool:
+    t = op.results[0].type if isinstance(op, TransDataOp) else None
+    return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
 
 
 def _epilogue_capable(op: Operation) -> bool:
@@ -170,10 +243,11 @@ def can_join(producer: Operation, group: Group) -> bool:
         return (
             group.anchor is None
             and group.epilogue_only
+            and not (runs_on_cube(producer) and any(_converts_into_nz(m) for m in group.members))
             and all(_flows_into(m, producer, group.members) for m in group.members)
         )
     if group.anchor is None:
-        return True
+        return not _mixes_shape_and_elementwise(producer, group)
     feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
     if feeds_anchor:
         if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:
@@ -205,7 +279,10 @@ class _Fuser:
     def working_set(self, members: set[Operation], root: Operation) -> int:
         """UB bytes the group's vector part needs (module docstring)."""
         tile = vector_tile_bytes(self.hw)
-        vector = sorted((m for m in members if not runs_on_cube(m)), key=lambda m: self.position[m])
+        vector = sorted(
+            (m for m in members if not runs_on_cube(m) and not _loads_cube_operand(m, members)),
+            key=lambda m: self.position[m],
+        )
         defined = {r for m in vector for r in m.results}
         outputs = set(root.results)
         inputs = {v for m in vector for v in m.operands if v not in defined}
@@ -264,6 +341,7 @@ class _Fuser:
         ):
             group.prologue.add(producer)
         group.members.add(producer)
+        group.note(producer)
         group.epilogue_only = group.epilogue_only and _epilogue_capable(producer)
 
     def saving(self, producer: Operation) -> int:
@@ -328,6 +406,25 @@ def materialize(group: Group, members: Sequence[Operation], index: int) -> Fused
     return fused
 
 
+def clone_conversions_into_cube_users(block: Block) -> int:
+    """Give each cube user of a shared conversion its own copy (module docstring); the
+    number of copies added."""
+    added = 0
+    for op in list(block.ops):
+        if not isinstance(op, TransDataOp):
+            continue
+        users = list(dict.fromkeys(_users(op)))
+        if len(users) < 2 or not all(runs_on_cube(u) for u in users):
+            continue
+        for user in users[1:]:
+            copy = op.clone()
+            copy.output.name_hint = op.output.name_hint
+            Rewriter.insert_op(copy, InsertPoint.before(user))
+            user.operands = [copy.output if v is op.output else v for v in user.operands]
+            added += 1
+    return added
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -360,6 +457,9 @@ class FuseOpsPass(ModulePass):
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]
+            cloned = clone_conversions_into_cube_users(block)
+            if cloned:
+                stats.add("conversions-cloned", cloned)
             for group in fuser.fuse_block(block):
                 members = sorted(group.members, key=lambda m: fuser.position[m])
                 root_bytes = {r for r in group.root.results}

@@ -1,0 +1,153 @@
+"""Kernels per transformer layer on ``ascend910b``, by unit: a table, before -> after.
+
+    python benchmarks/transformer_kernels.py                      # this tree
+    python benchmarks/transformer_kernels.py --baseline /work/main  # main's counts -> ours
+    python benchmarks/transformer_kernels.py --seq 128 --json counts.json
+
+Contract: for each layer kind — the zoo's ``bert`` (post-LN encoder, erf GELU), ``gpt2``
+(pre-LN decoder, Conv1D as addmm, tanh GELU, causal ``where``), ``vit`` (pre-LN encoder on
+patches) and the calibration BERT-base (``benchmarks/calibration_models.py``: 768 wide,
+12 heads, FFN 3072, at ``--seq``) — the model is compiled to tiles with
+``tilegraph-run --estimate`` (nothing runs) and its kernels (one per launch: a mix kernel's
+AIC and AIV parts count once) are counted per unit: cube, vector, mix, host.
+
+Kernels per layer: a zoo model's kernels are attributed by the ONNX node of their last op
+(``/layers.1/...``, ``/blocks.1/...``), and the count is that of its second layer (the
+first shares kernels with the embeddings); the calibration BERT has no scoped node names,
+so its count is the difference between its 2-layer and 1-layer builds.
+
+``--baseline DIR`` runs the same measurement with ``PYTHONPATH=DIR`` (a checkout of main)
+and prints ``before -> after``. GE-class fusion's target is at most 12 kernels per layer
+(issue 25). Exit code 0 whatever the counts: this is a report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import calibration_models  # noqa: E402 - a sibling script (run from benchmarks/)
+
+from tests.zoo.zoo import MODELS, make_inputs  # noqa: E402
+
+UNITS = ("cube", "vector", "mix", "host")
+ZOO_KINDS = {"bert": "BERT (zoo)", "gpt2": "GPT-2 (zoo)", "vit": "ViT (zoo)"}
+CALIBRATION_KIND = "BERT-base (calibration)"
+TARGET = 12
+LAYER_SCOPE = re.compile(r"/(?:layers|blocks|layer|h)\.(\d+)/")
+
+
+def _kernels(model: Path, inputs: dict[str, np.ndarray], pythonpath: str) -> list[dict]:
+    """The ``kernels`` of ``tilegraph-run MODEL --estimate --json`` under ``pythonpath``."""
+    with tempfile.TemporaryDirectory() as d:
+        args: list[str] = []
+        for name, array in inputs.items():
+            np.save(f"{d}/{name}.npy", array)
+            args += ["--input", f"{name}={d}/{name}.npy"]
+        command = [sys.executable, "-m", "tilegraph.tools.run", str(model), *args]
+        command += ["--platform", "ascend910b", "--estimate", "-q", "--no-format-report"]
+        command += ["--json", f"{d}/report.json"]
+        env = {**os.environ, "PYTHONPATH": pythonpath}
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=pythonpath)
+        if done.returncode:
+            raise RuntimeError(f"{model.name}: {done.stderr.strip().splitlines()[-1]}")
+        return json.loads(Path(f"{d}/report.json").read_text())["kernels"]
+
+
+def _layer_of(kernel: dict) -> int | None:
+    """The layer of a kernel's last op (None outside the layers)."""
+    for node in reversed(kernel.get("nodes", [])):
+        found = LAYER_SCOPE.search(node)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def _units(kernels: list[dict]) -> Counter[str]:
+    return Counter(k["unit"] for k in kernels)
+
+
+def zoo_layer(name: str, pythonpath: str) -> Counter[str]:
+    """Kernels per unit of the second layer of zoo model ``name``."""
+    model = MODELS[name]
+    kernels = _kernels(model.path(), make_inputs(model, 0), pythonpath)
+    return _units([k for k in kernels if _layer_of(k) == 1])
+
+
+def calibration_layer(seq: int, pythonpath: str) -> Counter[str]:
+    """Kernels per unit of one BERT-base layer: the 2-layer build's minus the 1-layer's."""
+    base = calibration_models.BERT_SIZES["bert_base"]
+    counts: list[Counter[str]] = []
+    with tempfile.TemporaryDirectory() as d:
+        for layers in (1, 2):
+            name = f"bert_base_{layers}_layers"
+            calibration_models.BERT_SIZES[name] = replace(base, layers=layers)
+            try:
+                model = calibration_models.bert(name, 1, seq, "random", 0, "float32")
+            finally:
+                del calibration_models.BERT_SIZES[name]
+            path = Path(d) / f"{name}.onnx"
+            onnx.save(model, str(path))
+            counts.append(_units(_kernels(path, {}, pythonpath)))
+    return Counter({u: counts[1][u] - counts[0][u] for u in UNITS})
+
+
+def measure(seq: int, pythonpath: str) -> dict[str, dict[str, int]]:
+    """Per layer kind: kernels per unit of one layer, and their total."""
+    found: dict[str, Counter[str]] = {
+        kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()
+    }
+    found[CALIBRATION_KIND] = calibration_layer(seq, pythonpath)
+    return {
+        kind: {**{u: c[u] for u in UNITS}, "total": sum(c[u] for u in UNITS)}
+        for kind, c in found.items()
+    }
+
+
+def table(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]] | None) -> str:
+    def cell(kind: str, key: str) -> str:
+        now = str(after[kind][key])
+        return now if before is None else f"{before[kind][key]} -> {now}"
+
+    header = ("layer kind", *UNITS, "total", f"<= {TARGET}")
+    rows = [
+        (kind, *(cell(kind, u) for u in (*UNITS, "total")), "yes" if c["total"] <= TARGET else "no")
+        for kind, c in after.items()
+    ]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in (header, *rows)]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--seq", type=int, default=128, help="calibration BERT's sequence length")
+    ap.add_argument("--baseline", help="a checkout to measure 'before' with (PYTHONPATH)")
+    ap.add_argument("--json", help="write the counts here")
+    args = ap.parse_args(argv)
+    after = measure(args.seq, str(ROOT))
+    before = None if args.baseline is None else measure(args.seq, args.baseline)
+    print(f"kernels per transformer layer on ascend910b (calibration BERT at seq {args.seq})")
+    print(table(after, before))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"after": after, "before": before}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
