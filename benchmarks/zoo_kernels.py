@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.zoo.runner import max_abs_diff  # noqa: E402 - after the path is set
+from tests.zoo.runner import first_line, max_abs_diff  # noqa: E402 - after the path is set
 from tests.zoo.zoo import MODELS, ZooModel, make_inputs  # noqa: E402
 
 PRESETS = ("ascend910b", "ascend310p")
@@ -92,13 +92,13 @@ def model_row(model: ZooModel, repeat: int, threads: int) -> tuple[str, ...]:
         cells["fast ms"] = f"{best_of(lambda: compiled(**inputs), repeat):.3g}"
         cells["max |diff|"] = f"{max_abs_diff([np.asarray(o) for o in ours], theirs):.2g}"
     except Exception as e:  # a report row, not a crash: the first line says what failed
-        cells["cube"] = f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        cells["cube"] = f"error: {first_line(str(e) or type(e).__name__)}"
     try:
         on_310p = tilegraph.compile(path, platform="ascend310p", precision=model.precision)
         on_310p(**inputs)
         cells["est. 310P µs"] = f"{estimate_us(on_310p.module):.1f}"
     except Exception as e:
-        cells["est. 310P µs"] = f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        cells["est. 310P µs"] = f"error: {first_line(str(e) or type(e).__name__)}"
     cells["onnxruntime ms"] = f"{ort_ms:.3g}"
     return (model.name, *(cells.get(column, "") for column in HEADER[1:]))
 
