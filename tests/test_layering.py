@@ -1,7 +1,7 @@
 """The package's layers: no import runs back up (DESIGN.md section 2).
 
 (formats, hardware) <- symbolic <- target <- dialects <- (frontend, builder) <- (passes,
-lowering, cost_model) <- runtime <- tools. Every ``import`` in every module under
+lowering, cost_model) <- runtime <- search <- tools. Every ``import`` in every module under
 ``tilegraph/`` counts, at any depth (an import inside a function is an arrow too); only
 imports under ``if TYPE_CHECKING:`` are exempt, since they never run. Within one layer any
 import is allowed, except between the packages :data:`APART` keeps apart (the three parts
@@ -32,7 +32,9 @@ LAYERS: dict[str, int] = {
     # and the cycle model reads lowering's buffer analyses; runtime and tools read the results
     "tilegraph.cost_model": 5,
     "tilegraph.runtime": 6,
-    "tilegraph.tools": 7,
+    # tuning and sweeps: compile, estimate and run candidates (runtime), for the tools
+    "tilegraph.search": 7,
+    "tilegraph.tools": 8,
     "tilegraph": 6,  # the package's own __init__: the API (compile, Session, load_onnx)
 }
 LAYER_NAMES = {
@@ -43,7 +45,8 @@ LAYER_NAMES = {
     4: "frontend/builder",
     5: "passes/lowering/cost_model",
     6: "runtime",
-    7: "tools",
+    7: "search",
+    8: "tools",
 }
 
 

@@ -58,6 +58,7 @@ from tilegraph.lowering.analysis.kernel_attrs import (
     kernel_unit,
 )
 from tilegraph.lowering.analysis.target_rules import verify_target
+from tilegraph.lowering.analysis.tuning_params import TilingParam, kernel_params
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
 from tilegraph.lowering.conversion.tiling.axis_select import (
     SELECTION_OPS,
@@ -142,25 +143,57 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     return ("vector", None) if reason is None else ("host", reason)
 
 
-def classify_kernel(fn: func.FuncOp, hw: HardwareModel | None = None) -> tuple[str, str | None]:
-    """The unit that runs a macro kernel ("cube", "vector", "host") and, for host, why."""
+def _where(fn: func.FuncOp) -> str:
+    return f"kernel @{fn.sym_name.data}"
+
+
+def classify_kernel(
+    fn: func.FuncOp, hw: HardwareModel | None = None, precision: str = "origin"
+) -> tuple[str, str | None]:
+    """The unit that runs a macro kernel ("cube", "vector", "host") and, for host, why
+    (with the kernel's ``tile.params``: a chosen point that does not fit is a reason)."""
     body = read_kernel_body(fn)
-    builder = KernelBuilder(Block(), hw or hardware_preset(), dry_run=True)
+    builder = KernelBuilder(
+        Block(), hw or hardware_preset(), dry_run=True, precision=precision,
+        params=kernel_params(fn), where=_where(fn),
+    )  # fmt: skip
     return _emit(body, builder)
 
 
-def tile_kernel(
+def tiling_space(
     fn: func.FuncOp, hw: HardwareModel, precision: str = "origin"
+) -> list[TilingParam]:
+    """The tiling parameters a macro kernel's strategy declares (see
+    :mod:`tilegraph.lowering.analysis.tuning_params`), found by lowering a copy of it at
+    its recorded point (defaults where none); empty for a host kernel."""
+    copy = fn.clone()
+    space: list[TilingParam] = []
+    tile_kernel(copy, hw, precision, space)
+    copy.erase(safe_erase=False)
+    return space
+
+
+def tile_kernel(
+    fn: func.FuncOp,
+    hw: HardwareModel,
+    precision: str = "origin",
+    space: list[TilingParam] | None = None,
 ) -> tuple[str, str | None, int]:
-    """Replace a macro kernel's body by its tiled loops; (unit, host reason, tiles)."""
+    """Replace a macro kernel's body by its tiled loops at the point its ``tile.params``
+    chooses; (unit, host reason, tiles). ``space``, when given, receives the parameters
+    the strategy declared."""
     body = read_kernel_body(fn)
-    unit, reason = classify_kernel(fn, hw)
+    unit, reason = classify_kernel(fn, hw, precision)
     if reason is not None:
         return unit, reason, 0
     staging = Block()
-    builder = KernelBuilder(staging, hw, precision=precision)
+    builder = KernelBuilder(
+        staging, hw, precision=precision, params=kernel_params(fn), where=_where(fn)
+    )
     unit, failure = _emit(body, builder)
     assert failure is None, failure
+    if space is not None:
+        space.extend(builder.space.values())
     builder.finish()
     staging.add_op(func.ReturnOp())
     locate(staging.ops, fn.location)  # every tile op: the graph op(s) the kernel implements

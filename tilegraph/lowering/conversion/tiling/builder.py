@@ -7,7 +7,7 @@ manager, and a loop of one iteration is not emitted at all (its index is the con
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from math import prod
 
@@ -19,13 +19,24 @@ from tilegraph.dialects.tile import AllocOp, scoped_memref
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.lowering.analysis.tuning_params import (
+    ParamValue,
+    TilingParam,
+    checked_choice,
+)
 
 
 class KernelBuilder:
     """Appends ops to the innermost open block; constants and allocations go to the entry."""
 
     def __init__(
-        self, entry: Block, hw: HardwareModel, dry_run: bool = False, precision: str = "origin"
+        self,
+        entry: Block,
+        hw: HardwareModel,
+        dry_run: bool = False,
+        precision: str = "origin",
+        params: Mapping[str, ParamValue] | None = None,
+        where: str = "kernel",
     ):
         self.entry = entry
         self.dry_run = dry_run
@@ -40,6 +51,28 @@ class KernelBuilder:
         self.tiles = 1
         """Output tiles the kernel computes (set by the strategy, for reports)."""
         self.buffers: list[SSAValue] = []
+        self.params: Mapping[str, ParamValue] = params or {}
+        """The chosen tiling parameters (``tile.params``); absent ones take the default."""
+        self.space: dict[str, TilingParam] = {}
+        """Every parameter the strategy declared while lowering, by name."""
+        self._where = where
+
+    def choose(
+        self, name: str, values: Sequence[ParamValue], default: ParamValue, doc: str = ""
+    ) -> ParamValue:
+        """Declare the tiling parameter ``name`` (its legal ``values``, the heuristic's
+        ``default``) and return the value chosen for this kernel: ``params[name]`` when
+        given (:class:`~tilegraph.lowering.analysis.tuning_params.TilingParamError` when it
+        is not one of ``values``), else ``default``."""
+        param = TilingParam(name, tuple(values), default, doc)
+        self.space.setdefault(name, param)
+        return checked_choice(param, self.params, self._where)
+
+    def choose_int(self, name: str, values: Sequence[int], default: int, doc: str = "") -> int:
+        """:meth:`choose` for a size or a count."""
+        value = self.choose(name, values, default, doc)
+        assert isinstance(value, int) and not isinstance(value, bool)
+        return value
 
     def cube_element(self, element: Attribute) -> Attribute:
         """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:

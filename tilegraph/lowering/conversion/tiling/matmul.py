@@ -59,6 +59,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.analysis.tuning_params import param_values, powers_of_two
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
@@ -170,7 +171,50 @@ def _requested_block(
     return m1, n1, k1
 
 
-def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) -> MatmulPlan | str:
+def _heuristic_block(m: int, n: int, k: int, frac: int, hw: HardwareModel) -> BaseBlock | None:
+    """Ascend C's base block scaled to halves of L0 (ping-pong): baseM up to 8 fractals,
+    baseN up to 16 within L0C, baseK what L0A / L0B leave; halved on small presets. None
+    when nothing fits."""
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    m1 = min(_frac(m), 8)
+    n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
+    k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
+        m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
+        k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    return (m1, n1, k1) if k1 >= 1 else None
+
+
+def _chosen_block(b: KernelBuilder, m: int, n: int, k: int, frac: int) -> BaseBlock | str:
+    """(m1, n1, k1) in fractals: the tiling parameters ``matmul.m1`` / ``n1`` / ``k1``
+    (powers of two up to the matrix, default :func:`_heuristic_block`). A choice whose L0
+    buffers do not fit the scopes whole (no ping-pong then) is a failure naming them."""
+    hw = b.hw
+    heuristic = _heuristic_block(m, n, k, frac, hw)
+    if heuristic is None:
+        return "no matmul base block fits L0"
+    sizes = (_frac(m), _frac(n), _frac(k))
+    block = tuple(
+        b.choose_int(
+            f"matmul.{axis}1",
+            param_values(*powers_of_two(size), default=default, upper=size),
+            default,
+            f"base block {axis.upper()} in 16-element fractals",
+        )
+        for axis, size, default in zip("mnk", sizes, heuristic, strict=True)
+    )
+    m1, n1, k1 = block
+    need = {"L0A": m1 * k1 * frac, "L0B": k1 * n1 * frac, "L0C": m1 * n1 * FRACTAL**2 * 4}
+    over = [f"{s} {v} B > {hw.capacity(s)} B" for s, v in need.items() if v > hw.capacity(s)]
+    if over:
+        return f"the matmul base block {block} does not fit ({', '.join(over)})"
+    return m1, n1, k1
+
+
+def plan_matmul(
+    body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, builder: KernelBuilder
+) -> MatmulPlan | str:
+    hw = builder.hw
     op = kernel.anchor
     for pre in kernel.prologue:
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
@@ -214,15 +258,10 @@ def plan_matmul(body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, hw) ->
             return requested
         m1, n1, k1 = requested
     else:
-        l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
-        m1 = min(_frac(m), 8)
-        n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
-        k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-        while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
-            m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
-            k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-        if k1 < 1:
-            return "no matmul base block fits L0"
+        block = _chosen_block(builder, m, n, k, frac)
+        if isinstance(block, str):
+            return block
+        m1, n1, k1 = block
     bias = c = None
     if c_value is not None:
         c_shape = [int(d) for d in tensor_of(c_value).origin_shape]
@@ -409,7 +448,7 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     reason = epilogue.unsupported()
     if reason:
         return reason
-    p = plan_matmul(body, kernel, epilogue, b.hw)
+    p = plan_matmul(body, kernel, epilogue, b)
     if isinstance(p, str):
         return p
     if b.dry_run:
