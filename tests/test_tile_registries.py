@@ -32,6 +32,7 @@ from tilegraph.dialects.tile import (
     SetFlagOp,
     SubBlockIdxOp,
     TileOp,
+    StridedViewOp,
     ViewOp,
     WaitFlagOp,
     WriteOp,
@@ -53,6 +54,7 @@ ONE_CYCLE = {
     BlockNumOp,
     SubBlockIdxOp,
     ViewOp,
+    StridedViewOp,
 }
 """Bookkeeping on the scalar unit or the host: one cycle, the default."""
 

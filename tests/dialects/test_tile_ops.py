@@ -81,12 +81,14 @@ from tilegraph.dialects.tile import (
     TakeOp,
     TapsOp,
     TopKOp,
+    StridedViewOp,
     TransposeOp,
     ViewOp,
     WaitFlagOp,
     WriteOp,
     scoped_memref,
 )
+from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.hardware import hardware_preset
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 from tilegraph.target import pin_target
@@ -1106,6 +1108,10 @@ def _build(cls) -> Any:
         "tile.block_num": BlockNumOp,
         "tile.sub_block_idx": SubBlockIdxOp,
         "tile.view": lambda: ViewOp(buf((512,), "GM", i8), 64, scoped_memref([4, 16], f32, "GM")),
+        "tile.strided_view": lambda: StridedViewOp(
+            buf((1, 8, 64), "GM"),
+            strided_memref(scoped_memref([1, 8, 64], f32, "GM"), (1, 4, 8, 16), (512, 16, 64, 1)),
+        ),
     }
     return builders[cls.name]()
 

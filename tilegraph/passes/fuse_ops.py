@@ -28,6 +28,13 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 * a cube anchor joins no group holding a conversion *into* FRACTAL_NZ: the matmul's
   epilogue converts its result out of NZ once (fixpipe), never back (that conversion is
   the next matmul's prologue);
+* a reshape / transpose chain that only re-indexes a matmul operand or result (attention's
+  head split and merge, :mod:`tilegraph.lowering.analysis.operand_views`) joins that
+  matmul's group: as the operand's prologue, or as the tail of the result's epilogue
+  (with the FRACTAL_NZ -> ND conversion before it); the matmul's DMAs address the tensor
+  through a strided view instead of a kernel moving its bytes (``views-absorbed``). A
+  chain between two matmuls (the merge feeding the output projection) goes with the
+  matmul that writes it;
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
@@ -57,7 +64,7 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``.
+``conversions-cloned``, ``views-absorbed``.
 """
 
 from __future__ import annotations
@@ -79,6 +86,7 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
+from tilegraph.lowering.analysis.operand_views import matrix_operands, view_ops_of
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -265,6 +273,9 @@ class _Fuser:
     position: dict[Operation, int] = field(default_factory=dict)
 
     sizes: dict[SSAValue, int | None] = field(default_factory=dict)
+    views: dict[Operation, tuple[Operation, str]] = field(default_factory=dict)
+    """View op (or the conversion before a result's view chain) -> (the matmul it is a
+    view for, "prologue" or "epilogue"): see :func:`view_claims`."""
 
     def size(self, value: SSAValue) -> int | None:
         """Storage bytes of ``value`` (memoised: types are immutable during the pass)."""
@@ -280,7 +291,13 @@ class _Fuser:
         """UB bytes the group's vector part needs (module docstring)."""
         tile = vector_tile_bytes(self.hw)
         vector = sorted(
-            (m for m in members if not runs_on_cube(m) and not _loads_cube_operand(m, members)),
+            (
+                m
+                for m in members
+                if not runs_on_cube(m)
+                and not _loads_cube_operand(m, members)
+                and not self.is_view_member(m, members)
+            ),
             key=lambda m: self.position[m],
         )
         defined = {r for m in vector for r in m.results}
@@ -319,7 +336,7 @@ class _Fuser:
 
         extend(root)
         while frontier and len(group.members) < self.max_ops:
-            legal = [p for p in frontier if can_join(p, group)]
+            legal = [p for p in frontier if can_join(p, group) or self.joins_as_view(p, group)]
             if not legal:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
@@ -330,6 +347,34 @@ class _Fuser:
             self.join(best, group)
             extend(best)
         return group
+
+    def is_view_member(self, op: Operation, members: set[Operation]) -> bool:
+        """A view op whose matmul is in ``members`` (or a result's view, which groups only
+        with its matmul): DMA addressing, not vector work."""
+        claim = self.views.get(op)
+        return claim is not None and (claim[0] in members or claim[1] == "epilogue")
+
+    def joins_as_view(self, producer: Operation, group: Group) -> bool:
+        """Whether ``producer`` joins ``group`` as part of a matmul's operand or result
+        view (module docstring): an operand's chain joins the group of its matmul; a
+        result's chain (and its conversion) starts an anchor-less group of its own views
+        only, which the matmul then joins as the anchor."""
+        users = _users(producer)
+        if not users or any(u not in group.members for u in users):
+            return False
+        claim = self.views.get(producer)
+        if claim is not None:
+            anchor, side = claim
+            if group.anchor is not None:
+                return group.anchor is anchor and side == "prologue"
+            return side == "epilogue" and all(
+                self.views.get(m) == (anchor, "epilogue") for m in group.members
+            )
+        return (
+            fusion_kind(producer) in ANCHOR_KINDS
+            and group.anchor is None
+            and all(self.views.get(m) == (producer, "epilogue") for m in group.members)
+        )
 
     @staticmethod
     def join(producer: Operation, group: Group) -> None:
@@ -350,6 +395,7 @@ class _Fuser:
     def fuse_block(self, block: Block) -> list[Group]:
         ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(ops)}
+        self.views = view_claims(ops)
         assigned: set[Operation] = set()
         groups: list[Group] = []
         for op in reversed(ops):
@@ -361,6 +407,28 @@ class _Fuser:
                 groups.append(group)
         groups.reverse()
         return groups
+
+
+def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, str]]:
+    """For every matmul / gemm among ``ops``, the view ops of its operands ("prologue")
+    and of its result ("epilogue", with the FRACTAL_NZ -> ND conversion that feeds the
+    result's chain). A chain that is both (the head merge feeding the output projection)
+    is the writing matmul's: claims of results override those of operands."""
+    claims: dict[Operation, tuple[Operation, str]] = {}
+    anchors = [op for op in ops if matrix_operands(op)]
+    for side in ("prologue", "epilogue"):
+        for anchor in anchors:
+            for op, found in view_ops_of(anchor).items():
+                if found == side:
+                    claims[op] = (anchor, side)
+            if side == "epilogue":
+                result = anchor.results[0]
+                user = next(iter(u.operation for u in result.uses), None)
+                if isinstance(user, TransDataOp) and any(
+                    claims.get(u.operation) == (anchor, side) for u in user.output.uses
+                ):
+                    claims[user] = (anchor, side)
+    return claims
 
 
 def kernel_name(members: Sequence[Operation], index: int) -> str:
@@ -475,4 +543,7 @@ class FuseOpsPass(ModulePass):
                 stats.add("fused-ops", len(members))
                 stats.maximum("largest-group", len(members))
                 stats.add("transdata-absorbed", sum(isinstance(m, TransDataOp) for m in members))
+                views = sum(fuser.is_view_member(m, group.members) for m in members)
+                if views:
+                    stats.add("views-absorbed", views)
                 stats.add("bytes-saved", saved)

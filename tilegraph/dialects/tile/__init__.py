@@ -84,7 +84,7 @@ from tilegraph.dialects.tile.vector_layout import (
     StrideOp,
     TransposeOp,
 )
-from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, ViewOp
+from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, StridedViewOp, ViewOp
 
 TILE_OPS: tuple[type[TileOp], ...] = (
     *HOST_OPS,
@@ -144,6 +144,7 @@ __all__ = [
     "SetFlagOp",
     "Store5hdOp",
     "StrideOp",
+    "StridedViewOp",
     "SyncBlockSetOp",
     "SyncBlockWaitOp",
     "TakeOp",

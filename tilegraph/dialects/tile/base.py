@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr, StringAttr
+from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr, StridedLayoutAttr, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
@@ -161,15 +161,43 @@ class TileOp(IRDLOperation):
         return self.moved_bytes()
 
 
-def contiguous_run(window: Sequence[int], full: Sequence[int], element_bytes: int) -> int:
-    """Bytes of the contiguous runs a ``window`` of a row-major ``full`` buffer is made
-    of: the innermost window dims, up to and including the first that does not span
-    its buffer dim."""
-    run = element_bytes
-    for extent, whole in zip(reversed(window), reversed(full), strict=False):
+def memref_strides(value: SSAValue | Attribute) -> tuple[int, ...]:
+    """Element strides of a memref: its ``strided<[...]>`` layout (a ``tile.strided_view``),
+    else row-major."""
+    t = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(t, MemRefType)
+    if isinstance(t.layout, StridedLayoutAttr):
+        return tuple(int(s) for s in t.layout.get_strides())  # type: ignore[arg-type]
+    shape = memref_shape(t)
+    return tuple(prod(shape[i + 1 :]) for i in range(len(shape)))
+
+
+def contiguous_run(
+    window: Sequence[int],
+    full: Sequence[int],
+    element_bytes: int,
+    strides: Sequence[int] | None = None,
+) -> int:
+    """Bytes of the contiguous runs a ``window`` of a ``full`` buffer is made of: the
+    innermost window dims, up to and including the first that does not span its buffer
+    dim, as long as each lies right after the next inner one in memory. ``strides`` (in
+    elements; default row-major) are a strided view's: a window of a view whose innermost
+    dim is not unit-stride is made of one-element runs, and a head split's (S, D) window
+    of ``X[S, H·D]`` of runs of ``D`` elements."""
+    if strides is None:
+        strides = [prod(full[i + 1 :]) for i in range(len(full))]
+    run, expected = element_bytes, 1
+    for extent, whole, stride in zip(
+        reversed(window), reversed(full), reversed(strides), strict=False
+    ):
+        if whole == 1:
+            continue  # a dim of one element lies anywhere
+        if stride != expected:
+            break
         run *= min(extent, whole)
         if extent < whole:
             break
+        expected = stride * whole
     return run
 
 

@@ -53,6 +53,7 @@ from tilegraph.dialects.tile.base import (
     element_bytes,
     memref_element,
     memref_shape,
+    memref_strides,
     require_scope,
     scope_of,
     verify_same_rank,
@@ -137,7 +138,10 @@ class CopyOp(PathCopyOp):
         if scope_of(gm) != "GM":
             return None
         return contiguous_run(
-            memref_shape(local), memref_shape(gm), element_bytes(memref_element(gm))
+            memref_shape(local),
+            memref_shape(gm),
+            element_bytes(memref_element(gm)),
+            memref_strides(gm),
         )
 
     def gm_offsets(self) -> tuple[SSAValue, ...]:

@@ -55,6 +55,7 @@ from tilegraph.dialects.tile.base import (
     element_bytes,
     memref_element,
     memref_shape,
+    memref_strides,
     require_scope,
     scope_of,
 )
@@ -93,7 +94,10 @@ class Nd2NzOp(TileOp):
     def gm_burst_bytes(self) -> int | None:
         c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
         return contiguous_run(
-            (r1 * r0, c1 * c0), memref_shape(self.src), element_bytes(memref_element(self.src))
+            (r1 * r0, c1 * c0),
+            memref_shape(self.src),
+            element_bytes(memref_element(self.src)),
+            memref_strides(self.src),
         )
 
     def gm_window(self) -> tuple[int, ...] | None:
@@ -455,7 +459,8 @@ class FixpipeOp(TileOp):
             window = (1, self.rows.value.data, self.tile_width(), dst[4])
         else:
             window = (m1 * m0, n1 * n0)
-        return contiguous_run(window, dst, element_bytes(memref_element(self.dst)))
+        strides = memref_strides(self.dst)
+        return contiguous_run(window, dst, element_bytes(memref_element(self.dst)), strides)
 
 
 FRACTAL_OPS = (Nd2NzOp, Nz2NdOp, Load2dOp, Load3dOp, FixpipeOp)

@@ -11,16 +11,35 @@ A view is an address computation, not a copy: its numpy semantics
 (:mod:`tilegraph.runtime.tile_interpreter.workspace`) is a view into the workspace array,
 so the executors run a planned module on the planned memory, and a wrong plan gives wrong
 numbers.
+
+``tile.strided_view`` is the other address computation on GM: a kernel argument read or
+written through strides (a matmul operand or result that a reshape / transpose chain
+re-indexes, :mod:`tilegraph.lowering.analysis.operand_views`)::
+
+    %q = tile.strided_view %x : memref<1x8x64xf32> to memref<1x4x8x16xf32, strided<[512,16,64,1]>>
+
+The strides are the result type's layout (elements, offset 0), so every op on the view
+sees them: the DMA's GM runs (:func:`~tilegraph.dialects.tile.base.contiguous_run` with
+:func:`~tilegraph.dialects.tile.base.memref_strides`) are
+those of the view, not of a row-major buffer of its shape.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IntegerAttr, MemRefType, i8
+from xdsl.dialects.builtin import (
+    I64,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    i8,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
@@ -28,7 +47,13 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from tilegraph.dialects.tile.base import TileOp, memref_shape, module_preset, scope_of
+from tilegraph.dialects.tile.base import (
+    TileOp,
+    memref_shape,
+    memref_strides,
+    module_preset,
+    scope_of,
+)
 from tilegraph.dialects.tile.host import numpy_dtype
 
 
@@ -133,4 +158,62 @@ class ViewOp(TileOp):
         printer.print_attribute(self.result.type)
 
 
-WORKSPACE_OPS = (ViewOp,)
+def strided_memref(source: Attribute, shape: Sequence[int], strides: Sequence[int]) -> MemRefType:
+    """A view type of ``source``'s element and scope: ``shape`` at element ``strides``."""
+    assert isinstance(source, MemRefType)
+    layout = StridedLayoutAttr(list(strides), 0)
+    return MemRefType(source.element_type, list(shape), layout, source.memory_space)
+
+
+@irdl_op_definition
+class StridedViewOp(TileOp):
+    """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
+    buffer ``src`` addressed as the result type's shape at its strides (offset 0).
+
+    Verified: both in GM, the same element type, ``src`` row-major and static, the view's
+    strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
+    address computation on the scalar unit); it moves nothing."""
+
+    name = "tile.strided_view"
+    PIPE: ClassVar[str] = "S"
+
+    src = operand_def(MemRefType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$src attr-dict `:` type($src) `to` type($result)"
+
+    def __init__(self, src: SSAValue, memref: MemRefType):
+        super().__init__(operands=[src], result_types=[memref])
+
+    def written(self) -> SSAValue | None:
+        return None
+
+    def read(self) -> tuple[SSAValue, ...]:
+        return ()
+
+    def verify_(self) -> None:
+        src, view = self.src.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
+        if scope_of(src) != "GM" or scope_of(view) != "GM":
+            raise VerifyException("'tile.strided_view': views of GM buffers are GM buffers")
+        if src.element_type != view.element_type:
+            raise VerifyException("'tile.strided_view': the view keeps the element type")
+        if not isinstance(src.layout, NoneAttr) or any(d < 0 for d in src.get_shape()):
+            raise VerifyException("'tile.strided_view': the source must be static and row-major")
+        if not isinstance(view.layout, StridedLayoutAttr) or view.layout.get_offset() not in (
+            0,
+            None,
+        ):
+            raise VerifyException("'tile.strided_view': the view needs strided<[...]> at offset 0")
+        shape, strides = memref_shape(view), memref_strides(view)
+        if any(d < 0 for d in shape) or any(s < 0 for s in strides):
+            raise VerifyException("'tile.strided_view': static shape, non-negative strides")
+        last = sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
+        if prod(shape) and last >= prod(memref_shape(src)):
+            raise VerifyException(
+                f"'tile.strided_view': element {last} of the view is past the end of the "
+                f"{prod(memref_shape(src))}-element source"
+            )
+
+
+WORKSPACE_OPS = (ViewOp, StridedViewOp)

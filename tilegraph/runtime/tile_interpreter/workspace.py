@@ -1,14 +1,15 @@
 """Semantics of ``tile.view`` (:mod:`tilegraph.dialects.tile.workspace`): a numpy view into
 the workspace array at the op's byte offset, so a planned module runs on the planned
-memory and a wrong plan gives wrong numbers."""
+memory and a wrong plan gives wrong numbers; and of ``tile.strided_view``: a numpy view of
+a GM buffer at the view type's strides (reads and writes go to the buffer's bytes)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tilegraph.dialects.tile.base import memref_shape
+from tilegraph.dialects.tile.base import memref_shape, memref_strides
 from tilegraph.dialects.tile.host import numpy_dtype
-from tilegraph.dialects.tile.workspace import ViewOp
+from tilegraph.dialects.tile.workspace import StridedViewOp, ViewOp
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
 
@@ -20,5 +21,20 @@ def view(op: ViewOp) -> Kernel:
 
     def run(workspace: np.ndarray) -> tuple[np.ndarray]:
         return (np.ndarray(shape, dtype, buffer=workspace, offset=offset),)
+
+    return run
+
+
+@tile_kernel(StridedViewOp)
+def strided_view(op: StridedViewOp) -> Kernel:
+    """The source's elements at the view's strides: writes through it land in the source."""
+    shape = memref_shape(op.result.type)
+    strides = memref_strides(op.result.type)
+
+    def run(src: np.ndarray) -> tuple[np.ndarray]:
+        flat = src.reshape(-1)  # a view: GM buffers are contiguous containers
+        assert np.shares_memory(flat, src)
+        steps = tuple(s * flat.itemsize for s in strides)
+        return (np.lib.stride_tricks.as_strided(flat, shape, steps),)
 
     return run

@@ -107,6 +107,12 @@ class KernelBuilder:
         self.buffers.append(op.result)
         return op.result
 
+    def hoist(self, op: Operation) -> Operation:
+        """Put ``op`` (an address computation every tile uses, e.g. a GM view of an
+        argument) at the kernel's entry with the constants and buffers."""
+        self._prologue.append(op)
+        return op
+
     # ---- emission ----------------------------------------------------------------------
     def add(self, op: Operation) -> Operation:
         self._stack[-1].add_op(op)

@@ -53,6 +53,7 @@ from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain
+from tilegraph.lowering.conversion.tiling.matmul_views import result_chain, view_of
 
 F = Format
 FRACTAL = 16
@@ -110,15 +111,20 @@ def nd_source(kernel: CubeKernel, value: SSAValue) -> SSAValue:
 class Epilogue:
     """What happens to the accumulator tile: fixpipe flags, or a vector chain on UB."""
 
-    def __init__(self, body: KernelBody, kernel: CubeKernel):
+    def __init__(self, body: KernelBody, kernel: CubeKernel, b: KernelBuilder | None = None):
         self.body = body
         self.ops = list(kernel.epilogue)
         self.anchor_value = kernel.anchor.results[0]
         # FRACTAL_NZ -> ND of the result is what fixpipe does on the way out anyway.
         if self.ops and _is_nz_to_nd(self.ops[0], self.anchor_value):
             self.anchor_value = self.ops.pop(0).results[0]
-        self.relu = len(self.ops) == 1 and isinstance(self.ops[0], ReluOp)
         self.out_value, self.out_arg = body.writes[0]
+        chain = result_chain(body, self.anchor_value, self.ops) if b is not None else None
+        if chain is not None and b is not None:  # the head merge: write through a GM view
+            self.ops = []
+            self.out_value = self.anchor_value
+            self.out_arg = view_of(b, body.writes[0][1], chain.view)
+        self.relu = len(self.ops) == 1 and isinstance(self.ops[0], ReluOp)
         self.chain: Chain | None = None
         if self.ops and not self.relu:
             self.chain = Chain(body, self.ops, memref_shape(self.out_arg))

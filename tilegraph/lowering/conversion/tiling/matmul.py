@@ -71,6 +71,11 @@ from tilegraph.lowering.conversion.tiling.cube import (
     nd_source,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.matmul_views import (
+    is_view_op,
+    operand_as_view,
+    operand_chain,
+)
 from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
@@ -85,10 +90,18 @@ class MatmulOperand:
     """Held as (K, M) for A or (N, K) for B."""
 
 
-def _operand(body: KernelBody, value: SSAValue, transposed: bool) -> MatmulOperand | str:
+def _operand(
+    body: KernelBody, value: SSAValue, transposed: bool, b: KernelBuilder
+) -> MatmulOperand | str:
     arg = body.source(value)
-    if arg is None:
-        return "a matmul operand computed inside the kernel"
+    if arg is None:  # a reshape / transpose chain of an input: read through a GM view
+        chain = operand_chain(body, value)
+        if chain is None:
+            return "a matmul operand computed inside the kernel"
+        if isinstance(chain, str):
+            return chain
+        view, flipped = operand_as_view(b, body, chain)
+        return MatmulOperand(view, "nd", transposed != flipped)
     t = tensor_of(value)
     if t.storage_format == F.FRACTAL_NZ:
         return MatmulOperand(arg, "nz", transposed)
@@ -217,18 +230,20 @@ def plan_matmul(
     hw = builder.hw
     op = kernel.anchor
     for pre in kernel.prologue:
+        if is_view_op(pre):  # an operand's view chain: checked by _operand
+            continue
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value = 1.0, 1.0, None
     if isinstance(op, GemmOp):
-        a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")))
-        b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")))
+        a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
+        b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
     elif isinstance(op, MatMulOp):
         if len(tensor_of(op.lhs).origin_shape) < 2 or len(tensor_of(op.rhs).origin_shape) < 2:
             return "a matmul with a 1-D operand"
-        a = _operand(body, nd_source(kernel, op.lhs), False)
-        b = _operand(body, nd_source(kernel, op.rhs), False)
+        a = _operand(body, nd_source(kernel, op.lhs), False, builder)
+        b = _operand(body, nd_source(kernel, op.rhs), False, builder)
     else:
         return f"no cube lowering for {op.name}"
     if isinstance(a, str):
@@ -444,7 +459,7 @@ def plan_l1_reuse(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> L1Reuse:
 
 
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
-    epilogue = Epilogue(body, kernel)
+    epilogue = Epilogue(body, kernel, b)
     reason = epilogue.unsupported()
     if reason:
         return reason

@@ -1,0 +1,259 @@
+"""Matmul operands and results that are strided *views* of a row-major tensor in GM.
+
+A chain of reshapes and transposes that only re-indexes a row-major tensor needs no kernel
+of its own when its consumer can address the tensor with strides: attention's head split
+``X[B,S,H·D] -> reshape [B,S,H,D] -> transpose(0,2,1,3) -> [B,H,S,D]`` is
+``A[b,h,s,d] = X[b, s, h·D + d]`` (strides ``(S·H·D, D, H·D, 1)``), which the matmul's
+GM -> L1 DMA (``tile.nd2nz``) reads row by row, ``D`` elements per burst, at a row stride
+of ``H·D``; the head merge after ``attention · V`` is the same view of the merged result,
+which ``fixpipe`` writes row by row. GE and Ascend C matmuls read and write such operands
+in place.
+
+This module is the one place that decides what such a view is, for both sides:
+
+* ``fuse-ops`` puts the chain's ops into the matmul's group (the prologue of an operand,
+  or the tail of the result's epilogue) only when :func:`operand_view` /
+  :func:`result_view` find a view there (:func:`view_ops_of`);
+* the matmul strategy (``tiling/matmul_views.py``) turns the same view into a
+  ``tile.strided_view`` of the kernel's GM argument that its DMAs address.
+
+A view is a :class:`StridedView`: the shape the matmul sees and the element strides of
+each of its dims over the source's row-major buffer (offset 0). Only views whose matrix
+(the last two dims) is contiguous along one axis qualify: the row-contiguous one is read
+as is, the column-contiguous one (K's extra transpose in ``Q · Kᵀ``) as the transposed
+operand (held as ``(N, K)``). Every tensor on the chain must be static and row-major
+(ND storage or storage = origin format), and each op of the chain must feed only the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import prod
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
+from tilegraph.dialects.graph.shape_ops import (
+    FlattenOp,
+    ReshapeOp,
+    SqueezeOp,
+    TransposeOp,
+    UnsqueezeOp,
+)
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+
+VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp)
+"""The graph ops a view chain is made of: each only relabels the dims of its input."""
+
+
+@dataclass(frozen=True)
+class StridedView:
+    """``shape`` over a row-major buffer: element ``i`` is at ``sum(i[d] * strides[d])``."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @staticmethod
+    def row_major(shape: Sequence[int]) -> StridedView:
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.append(step)
+            step *= d
+        return StridedView(tuple(shape), tuple(reversed(strides)))
+
+    def transpose(self, perm: Sequence[int]) -> StridedView:
+        return StridedView(tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm))
+
+    def swap_last(self) -> StridedView:
+        """The view with its last two dims exchanged (a matrix read transposed)."""
+        perm = [*range(len(self.shape) - 2), len(self.shape) - 1, len(self.shape) - 2]
+        return self.transpose(perm)
+
+    def reshape(self, new_shape: Sequence[int]) -> StridedView | None:
+        """The same elements as ``new_shape`` without moving them, or None when the
+        reshape would need a copy (it merges dims that are not contiguous in the view).
+        A dim of size 1 takes the stride row-major order would give it (any stride
+        addresses its one element; this one keeps contiguity visible)."""
+        if prod(new_shape) != prod(self.shape):
+            return None
+        old = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
+        new = [i for i, d in enumerate(new_shape) if d != 1]
+        strides = [0] * len(new_shape)
+        oi = ni = 0
+        while oi < len(old) and ni < len(new):
+            old_size, new_size = old[oi][0], new_shape[new[ni]]
+            oj, nj = oi + 1, ni + 1
+            while old_size != new_size:
+                if new_size < old_size:
+                    new_size *= new_shape[new[nj]]
+                    nj += 1
+                else:
+                    old_size *= old[oj][0]
+                    oj += 1
+            if any(old[k][1] != old[k + 1][1] * old[k + 1][0] for k in range(oi, oj - 1)):
+                return None  # the old dims of this group are not one contiguous run
+            step = old[oj - 1][1]
+            for k in reversed(range(ni, nj)):
+                strides[new[k]] = step
+                step *= new_shape[new[k]]
+            oi, ni = oj, nj
+        for i in reversed(range(len(new_shape))):
+            if new_shape[i] == 1:
+                strides[i] = strides[i + 1] * new_shape[i + 1] if i + 1 < len(new_shape) else 1
+        return StridedView(tuple(int(d) for d in new_shape), tuple(strides))
+
+    def extent(self) -> int:
+        """Elements of the source the view spans (the last one addressed, plus one)."""
+        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=True))
+
+
+@dataclass(frozen=True)
+class ViewChain:
+    """A matmul operand or result that is a view of ``base`` (a row-major GM tensor)."""
+
+    base: SSAValue
+    """The tensor in GM: a read operand's source, or the written result's final value."""
+    ops: tuple[Operation, ...]
+    """The view ops, in program order."""
+    view: StridedView
+    """The matrix value (the operand as the matmul reads it / its result) over ``base``."""
+
+    @property
+    def transposed(self) -> bool:
+        """The matrix is contiguous along its rows' dim, not its columns (read as ``(N,
+        K)`` for B, ``(K, M)`` for A): its last dim's stride is not 1."""
+        return self.view.strides[-1] != 1
+
+
+def _static_row_major(value: SSAValue) -> tuple[int, ...] | None:
+    t = value.type
+    if not isinstance(t, TensorType):
+        return None
+    row_major = t.storage_format == t.origin_format or t.storage_format == Format.ND
+    shape = tuple(int(d) for d in t.origin_shape)
+    if not row_major or any(d < 0 for d in shape):
+        return None
+    return shape
+
+
+def _step(view: StridedView, op: Operation, forward: bool) -> StridedView | None:
+    """``view`` through ``op`` (forward: the op's input -> its result; else back)."""
+    if isinstance(op, TransposeOp):
+        perm = [int(p) for p in op.attr("perm")] if op.attr("perm") is not None else None
+        rank = len(view.shape)
+        perm = perm if perm is not None else list(range(rank))[::-1]
+        if not forward:
+            perm = sorted(range(rank), key=perm.__getitem__)  # the inverse permutation
+        return view.transpose(perm)
+    target = _static_row_major(op.results[0] if forward else op.operands[0])
+    return None if target is None else view.reshape(target)
+
+
+def _matrix(view: StridedView) -> bool:
+    """A matrix (with batch dims) contiguous along one of its two axes."""
+    return len(view.shape) >= 2 and 1 in (view.strides[-1], view.strides[-2])
+
+
+def _sole_user(value: SSAValue) -> Operation | None:
+    users = {use.operation for use in value.uses}
+    return users.pop() if len(users) == 1 else None
+
+
+def operand_view(value: SSAValue) -> ViewChain | None:
+    """``value`` (a matmul operand before its ND -> FRACTAL_NZ conversion, if any) as a
+    view of the row-major tensor a chain of view ops starts from; None without such a
+    chain or when it is no matrix view (module docstring)."""
+    ops: list[Operation] = []
+    current = value
+    while True:
+        owner = current.owner
+        if not isinstance(owner, VIEW_OPS) or _static_row_major(current) is None:
+            break
+        if ops and _sole_user(current) is not ops[0]:
+            break
+        if not ops and _sole_user(current) is None:
+            break
+        ops.insert(0, owner)
+        current = owner.operands[0]
+    shape = _static_row_major(current)
+    if not ops or shape is None:
+        return None
+    view: StridedView | None = StridedView.row_major(shape)
+    for op in ops:
+        view = _step(view, op, True) if view is not None else None
+    if view is None or not _matrix(view):
+        return None
+    return ViewChain(current, tuple(ops), view)
+
+
+def result_view(value: SSAValue) -> ViewChain | None:
+    """``value`` (a matmul result after its FRACTAL_NZ -> ND conversion, if any) as a view
+    of the tensor a chain of view ops ending in one op's result makes of it; None without
+    such a chain or when the result's rows are not contiguous there."""
+    ops: list[Operation] = []
+    current = value
+    while _static_row_major(current) is not None:
+        user = _sole_user(current)
+        if not isinstance(user, VIEW_OPS) or _static_row_major(user.results[0]) is None:
+            break
+        ops.append(user)
+        current = user.results[0]
+    if not ops:
+        return None
+    shape = _static_row_major(current)
+    assert shape is not None
+    view: StridedView | None = StridedView.row_major(shape)
+    for op in reversed(ops):
+        view = _step(view, op, False) if view is not None else None
+    if view is None or len(view.shape) < 2 or view.strides[-1] != 1:
+        return None
+    return ViewChain(current, tuple(ops), view)
+
+
+def _nd_input(value: SSAValue) -> SSAValue:
+    """The ND value a conversion into FRACTAL_NZ feeding a cube op converts (the matmul's
+    DMA does it on the way in), else ``value``."""
+    owner = value.owner
+    if isinstance(owner, TransDataOp) and _sole_user(value) is not None:
+        t = owner.output.type
+        if isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ:
+            return owner.input
+    return value
+
+
+def _nd_output(value: SSAValue) -> SSAValue:
+    """The ND result of a FRACTAL_NZ -> ND conversion of a cube result (fixpipe does it on
+    the way out), else ``value``."""
+    user = _sole_user(value)
+    if isinstance(user, TransDataOp):
+        t = user.input.type
+        if isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ:
+            return user.output
+    return value
+
+
+def matrix_operands(op: Operation) -> tuple[SSAValue, ...]:
+    """The matrix operands of a matmul / gemm (a gemm's C is added, not multiplied)."""
+    if isinstance(op, MatMulOp):
+        return (op.lhs, op.rhs)
+    if isinstance(op, GemmOp):
+        return (op.a, op.b)
+    return ()
+
+
+def view_ops_of(anchor: Operation) -> dict[Operation, str]:
+    """The view ops a matmul / gemm ``anchor`` reads or writes through: each maps to
+    "prologue" (it feeds an operand) or "epilogue" (it re-indexes the result)."""
+    found: dict[Operation, str] = {}
+    for operand in matrix_operands(anchor):
+        chain = operand_view(_nd_input(operand))
+        if chain is not None:
+            found.update(dict.fromkeys(chain.ops, "prologue"))
+    if matrix_operands(anchor):
+        chain = result_view(_nd_output(anchor.results[0]))
+        if chain is not None:
+            found.update(dict.fromkeys(chain.ops, "epilogue"))
+    return found

@@ -1,0 +1,88 @@
+"""Matmul operands and results addressed as strided views of the kernel's GM arguments.
+
+``fuse-ops`` puts a reshape / transpose chain that only re-indexes a matmul operand (the
+attention head split ``[B,S,H·D] -> [B,H,S,D]``, K's extra transpose) into the matmul's
+kernel as its prologue, and the chain that re-indexes its result (the head merge) as its
+epilogue (:mod:`tilegraph.lowering.analysis.operand_views` decides what qualifies, for
+both). This module turns such a chain into a ``tile.strided_view`` of the GM argument at
+the kernel's entry, which the matmul's DMAs address like any ND operand:
+
+* an operand: ``tile.nd2nz`` reads the (rows, cols) window of the view — for the head
+  split, rows of ``D`` elements at a row stride of ``H·D`` from column offset ``h·D``; a
+  view contiguous along its rows' dim instead (``Kᵀ``) is read as the transposed operand,
+  held as ``(N, K)``, exactly as a ``transB`` Gemm's B;
+* the result: ``tile.fixpipe`` (or the epilogue's store) writes the output tile into the
+  view of the merged tensor, head ``h``'s columns at offset ``h·D``.
+
+The tile ops stay honest: the view's strides are its memref type's layout, so the DMA's GM
+runs (:func:`~tilegraph.dialects.tile.base.contiguous_run`) are the view's ``D``-element
+bursts, which the cycle model costs at the misaligned rate when they are not multiples of
+the preset's GM burst (:meth:`~tilegraph.hardware.HardwareModel.gm_efficiency`); and the
+view's shape clips the window, so a tile's padding lanes are zeros, never a neighbouring
+head's data.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.tile import StridedViewOp
+from tilegraph.dialects.tile.workspace import strided_memref
+from tilegraph.lowering.analysis.operand_views import (
+    VIEW_OPS,
+    StridedView,
+    ViewChain,
+    operand_view,
+    result_view,
+)
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+
+
+def view_of(b: KernelBuilder, arg: SSAValue, view: StridedView) -> SSAValue:
+    """A ``tile.strided_view`` of the GM argument ``arg`` at the kernel's entry."""
+    op = b.hoist(StridedViewOp(arg, strided_memref(arg.type, view.shape, view.strides)))
+    result = op.results[0]
+    result.name_hint = f"{arg.name_hint or 'arg'}_view"
+    return result
+
+
+def is_view_op(op: Operation) -> bool:
+    return isinstance(op, VIEW_OPS)
+
+
+def operand_chain(body: KernelBody, value: SSAValue) -> ViewChain | str | None:
+    """The view chain inside the kernel that makes the matmul operand ``value`` (its ND
+    form) out of a kernel input; None when ``value`` is not made by view ops, a reason
+    when it is but the kernel cannot read it as a view."""
+    if not is_view_op(value.owner):  # type: ignore[arg-type]
+        return None
+    chain = operand_view(value)
+    if chain is None or body.source(chain.base) is None:
+        return "a matmul operand re-indexed by a chain that is no strided view of an input"
+    return chain
+
+
+def operand_as_view(b: KernelBuilder, body: KernelBody, chain: ViewChain) -> tuple[SSAValue, bool]:
+    """(the GM view the matmul reads, whether it holds the operand transposed): a matrix
+    contiguous along its rows' dim is viewed with its last two dims swapped, so the view's
+    last dim is always the unit-stride one the DMA bursts along."""
+    arg = body.source(chain.base)
+    assert arg is not None
+    view = chain.view.swap_last() if chain.transposed else chain.view
+    return view_of(b, arg, view), chain.transposed
+
+
+def result_chain(
+    body: KernelBody, anchor_value: SSAValue, ops: list[Operation]
+) -> ViewChain | None:
+    """The view chain that is exactly the epilogue ``ops`` after the matmul's ND result
+    ``anchor_value`` and writes the kernel's output, else None."""
+    if not ops or not all(is_view_op(op) for op in ops):
+        return None
+    chain = result_view(anchor_value)
+    if chain is None or list(chain.ops) != ops:
+        return None
+    if len(body.writes) != 1 or body.writes[0][0] is not chain.base:
+        return None
+    return chain
