@@ -47,6 +47,7 @@ from tilegraph.dialects.tile import (
     MmadOp,
     PipeBarrierOp,
     SetFlagOp,
+    StridedViewOp,
     SubBlockIdxOp,
     TileOp,
     ViewOp,
@@ -56,6 +57,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
+from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import (
     accesses,
@@ -312,7 +314,7 @@ class _Codegen:
 
     # ---- static facts ------------------------------------------------------------------
     def prepare(self) -> None:
-        declarations = (AllocOp, ViewOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp)
+        declarations = (AllocOp, ViewOp, StridedViewOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp)
         issued = [
             op
             for op in self.fn.walk()
@@ -467,7 +469,8 @@ class _Codegen:
 
 def _argument_positions(fn: func.FuncOp, numbers: dict[SSAValue, int]) -> tuple[int, ...]:
     positions = [-1] * len(numbers)
-    for value, number in numbers.items():
+    for view, number in numbers.items():
+        value = gm_base(view)  # a strided view's accesses are its argument's
         if isinstance(value, BlockArgument) and value.owner is fn.body.block:
             positions[number] = value.index
     return tuple(positions)

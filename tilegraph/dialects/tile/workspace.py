@@ -216,4 +216,12 @@ class StridedViewOp(TileOp):
             )
 
 
+def gm_base(value: SSAValue) -> SSAValue:
+    """The GM buffer a strided view addresses (the value itself when it is no view): a
+    write through the view is a write of that buffer."""
+    while isinstance(value.owner, StridedViewOp):
+        value = value.owner.src
+    return value
+
+
 WORKSPACE_OPS = (ViewOp, StridedViewOp)

@@ -28,7 +28,7 @@ from tilegraph.dialects.graph import ConstantOp as GraphConstantOp
 from tilegraph.dialects.graph import FusionKind, GraphOp, op_class
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp, TileOp, WriteOp
-from tilegraph.dialects.tile.workspace import container_bytes
+from tilegraph.dialects.tile.workspace import container_bytes, gm_base
 from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 
 IN_PLACE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
@@ -169,6 +169,8 @@ def written_arguments(kernel: func.FuncOp) -> frozenset[int]:
         target = op.buffer if isinstance(op, WriteOp) else None
         if target is None and isinstance(op, TileOp):
             target = op.written()
+        if target is not None:
+            target = gm_base(target)  # a matmul result written through a strided view
         if isinstance(target, BlockArgument) and target.block is entry:
             found.add(target.index)
     return frozenset(found)

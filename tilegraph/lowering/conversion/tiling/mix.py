@@ -62,6 +62,7 @@ from tilegraph.dialects.tile import (
     CopyFlatOp,
     FixpipeOp,
     LaunchOp,
+    StridedViewOp,
     SubBlockIdxOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
@@ -197,8 +198,8 @@ def _is_dead(op: Operation) -> bool:
         body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
         return not body and not op.results
     pure = type(op).__module__.endswith(".arith") or isinstance(
-        op, AllocOp | BlockIdxOp | BlockNumOp | SubBlockIdxOp
-    )
+        op, AllocOp | BlockIdxOp | BlockNumOp | SubBlockIdxOp | StridedViewOp
+    )  # a view of an operand the other part reads is dead here
     return pure and not any(r.uses for r in op.results)
 
 
