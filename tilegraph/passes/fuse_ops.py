@@ -336,7 +336,7 @@ class _Fuser:
 
         extend(root)
         while frontier and len(group.members) < self.max_ops:
-            legal = [p for p in frontier if can_join(p, group) or self.joins_as_view(p, group)]
+            legal = [p for p in frontier if self.may_join(p, group)]
             if not legal:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
@@ -353,6 +353,13 @@ class _Fuser:
         with its matmul): DMA addressing, not vector work."""
         claim = self.views.get(op)
         return claim is not None and (claim[0] in members or claim[1] == "epilogue")
+
+    def may_join(self, producer: Operation, group: Group) -> bool:
+        """:func:`can_join`, or as a view; an op claimed as a matmul's view joins that
+        matmul's group only (not, say, the split its result feeds)."""
+        if producer in self.views:
+            return self.joins_as_view(producer, group)
+        return can_join(producer, group) or self.joins_as_view(producer, group)
 
     def joins_as_view(self, producer: Operation, group: Group) -> bool:
         """Whether ``producer`` joins ``group`` as part of a matmul's operand or result
