@@ -1,0 +1,64 @@
+// RUN: tilegraph-opt %s --split-input-file -p 'set-target{platform=ascend910b},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
+// RUN: tilegraph-opt %s --split-input-file -p 'set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
+// CHECK-NOT: tile.kernel = "host"
+
+// Attention's head split and merge as views (S = 20 ragged, D = 12 not a multiple of 16):
+// Q, K and V's reshape + transpose join the matmuls' kernels, which read them as strided
+// views of the [1, 20, 48] inputs (rows of D = 12 elements at a row stride of H·D = 48,
+// head h at column h·D); K's transpose (0, 2, 3, 1) is the same view read as B held
+// (N, K), whose NZ is already the ZN that L0B takes (load2d "copy"). The merge (transpose, reshape) is the ·V kernel's: fixpipe writes head h's
+// columns at offset h·D of the merged result. No reshape or transpose kernel is left.
+func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>, %v: !layout.tensor<1x20x48xf32>) -> !layout.tensor<1x20x48xf32> {
+  %s = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
+  %s2 = graph.constant dense<[1, 20, 48]> : !layout.tensor<3xi64>
+  %qh = graph.reshape %q, %s : (!layout.tensor<1x20x48xf32>, !layout.tensor<4xi64>) -> !layout.tensor<1x20x4x12xf32>
+  %qt = graph.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : (!layout.tensor<1x20x4x12xf32>) -> !layout.tensor<1x4x20x12xf32>
+  %kh = graph.reshape %k, %s : (!layout.tensor<1x20x48xf32>, !layout.tensor<4xi64>) -> !layout.tensor<1x20x4x12xf32>
+  %kt = graph.transpose %kh {perm = array<i64: 0, 2, 3, 1>} : (!layout.tensor<1x20x4x12xf32>) -> !layout.tensor<1x4x12x20xf32>
+  %vh = graph.reshape %v, %s : (!layout.tensor<1x20x48xf32>, !layout.tensor<4xi64>) -> !layout.tensor<1x20x4x12xf32>
+  %vt = graph.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : (!layout.tensor<1x20x4x12xf32>) -> !layout.tensor<1x4x20x12xf32>
+  %sc = graph.matmul %qt, %kt : (!layout.tensor<1x4x20x12xf32>, !layout.tensor<1x4x12x20xf32>) -> !layout.tensor<1x4x20x20xf32>
+  %p = graph.softmax %sc {axis = -1 : i64} : !layout.tensor<1x4x20x20xf32>
+  %o = graph.matmul %p, %vt : (!layout.tensor<1x4x20x20xf32>, !layout.tensor<1x4x20x12xf32>) -> !layout.tensor<1x4x20x12xf32>
+  %ot = graph.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (!layout.tensor<1x4x20x12xf32>) -> !layout.tensor<1x20x4x12xf32>
+  %r = graph.reshape %ot, %s2 : (!layout.tensor<1x20x4x12xf32>, !layout.tensor<3xi64>) -> !layout.tensor<1x20x48xf32>
+  func.return %r : !layout.tensor<1x20x48xf32>
+}
+// CHECK-LABEL: func.func @attn(
+// CHECK:         tile.launch @[[QK:fused_reshape_transpose_trans_data_reshape_etc_[0-9]+]](%q, %k, %sc)
+// CHECK-NEXT:    tile.alloc
+// CHECK-NEXT:    tile.launch @softmax_{{[0-9]+}}(%sc, %p)
+// CHECK-NEXT:    tile.alloc
+// CHECK-NEXT:    tile.launch @[[PV:fused_reshape_transpose_trans_data_matmul_etc_[0-9]+]](%v, %p, %r)
+// CHECK-NEXT:    func.return %r
+// CHECK:       func.func @[[QK]](%q: memref<1x20x48xf32, "GM">, %k: memref<1x20x48xf32, "GM">, %sc_out: memref<1x4x20x20xf32, "GM">)
+// CHECK-SAME:    tile.kernel = "cube"
+// CHECK-NEXT:    %q_view = tile.strided_view %q : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK-NEXT:    %k_view = tile.strided_view %k : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK:         tile.nd2nz %q_view[%c0, %b1, %c0, %c0] to %a_l1 : memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM"> to memref<1x2x16x16xf32, "L1">
+// CHECK:         tile.nd2nz %k_view[%c0, %b1, %c0, %c0] to %b_l1 : memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM"> to memref<1x2x16x16xf32, "L1">
+// CHECK:         tile.load2d %b_l1[%c0, %c0] to %b_l0b {mode = "copy"}
+// CHECK:         tile.fixpipe %c_l0c to %sc_out[%c0, %b1, %c0, %c0] {layout = "nd"}
+// CHECK:       func.func @[[PV]](%v: memref<1x20x48xf32, "GM">, %p: memref<1x4x20x20xf32, "GM">, %r_out: memref<1x20x48xf32, "GM">)
+// CHECK-SAME:    tile.kernel = "cube"
+// CHECK-DAG:     %r_out_view = tile.strided_view %r_out : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK-DAG:     %v_view = tile.strided_view %v : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK:         tile.nd2nz %v_view[%c0, %b1, %c0, %c0] to %b_l1
+// CHECK:         tile.fixpipe %c_l0c to %r_out_view[%c0, %b1, %c0, %c0] {layout = "nd"} : memref<1x2x16x16xf32, "L0C"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+
+// -----
+// No view: merging the head axis into the rows after the transpose ([1, 4, 20, 12] ->
+// [1, 80, 12]) would need a copy, so the reshape and the transpose stay kernels of their own.
+func.func @copy(%x: !layout.tensor<1x20x48xf32>, %w: !layout.tensor<12x16xf32>) -> !layout.tensor<1x80x16xf32> {
+  %s = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
+  %s2 = graph.constant dense<[1, 80, 12]> : !layout.tensor<3xi64>
+  %h = graph.reshape %x, %s : (!layout.tensor<1x20x48xf32>, !layout.tensor<4xi64>) -> !layout.tensor<1x20x4x12xf32>
+  %t = graph.transpose %h {perm = array<i64: 0, 2, 1, 3>} : (!layout.tensor<1x20x4x12xf32>) -> !layout.tensor<1x4x20x12xf32>
+  %m = graph.reshape %t, %s2 : (!layout.tensor<1x4x20x12xf32>, !layout.tensor<3xi64>) -> !layout.tensor<1x80x12xf32>
+  %y = graph.matmul %m, %w : (!layout.tensor<1x80x12xf32>, !layout.tensor<12x16xf32>) -> !layout.tensor<1x80x16xf32>
+  func.return %y : !layout.tensor<1x80x16xf32>
+}
+// CHECK-LABEL: func.func @copy(
+// CHECK:         tile.launch @reshape_{{[0-9]+}}
+// CHECK:         tile.launch @transpose_{{[0-9]+}}
+// CHECK-NOT:     tile.strided_view
