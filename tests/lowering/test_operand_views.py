@@ -6,7 +6,8 @@ transpose chains join the matmuls' kernels (``fuse-ops``) and become ``tile.stri
 s of the kernels' GM arguments (``tiling/matmul_views.py``). Checked: no kernel of its own
 for any reshape or transpose, both executors against the graph with NaN in the padding
 lanes on the ``test`` and ``ascend910b`` presets (ragged S, D not a multiple of 16, one
-head), the view algebra, and the GM runs the cycle model costs.
+head) and on ``ascend310p`` (results through UB), the view algebra, and the GM runs the
+cycle model costs.
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ def test_attention_views_nan_padding(platform: str, case: str):
         assert len(views) >= 4  # Q, K, V read, the merged result written
     else:
         assert len(views) >= 2  # V read, the merged result written
+
+
+def test_attention_views_through_ub_on_310p():
+    """310P has no L0C -> GM path: the merged result's tiles go fixpipe -> UB, then a
+    ``tile.copy`` UB -> GM into the view; NaN in the padding lanes still leaks nowhere."""
+    module, inputs = _attention(*CASES["ragged"])
+    levels = run_levels(module, inputs, "ascend310p", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert any(isinstance(op, StridedViewOp) for op in module.walk())
 
 
 def test_attention_core_without_projections():
