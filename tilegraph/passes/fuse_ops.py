@@ -550,7 +550,10 @@ class FuseOpsPass(ModulePass):
                 stats.add("fused-ops", len(members))
                 stats.maximum("largest-group", len(members))
                 stats.add("transdata-absorbed", sum(isinstance(m, TransDataOp) for m in members))
-                views = sum(fuser.is_view_member(m, group.members) for m in members)
+                views = sum(
+                    fuser.is_view_member(m, group.members) and not isinstance(m, TransDataOp)
+                    for m in members
+                )
                 if views:
                     stats.add("views-absorbed", views)
                 stats.add("bytes-saved", saved)
