@@ -25,6 +25,7 @@ from tilegraph.dialects.tile.base import contiguous_run
 from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.hardware import hardware_preset
 from tilegraph.lowering.analysis.operand_views import StridedView
+from tilegraph.passes.statistics import collecting_statistics
 
 NAN = float("nan")
 
@@ -104,10 +105,12 @@ def test_attention_views_through_ub_on_310p():
 def test_attention_core_without_projections():
     """Kernel inputs viewed directly: the chains start at the function's arguments."""
     module, inputs = _attention(1, 20, 4, 12, projections=False)
-    levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
     assert_no_nan(levels)
     assert_matches(levels)
     assert len(levels.tiled_kernels) == 3  # Q·Kᵀ (with the scale), softmax, ·V
+    assert stats.as_dict()["fuse-ops"]["views-absorbed"] == 8  # 3 x (reshape, transpose) + 2
 
 
 def test_view_algebra():
