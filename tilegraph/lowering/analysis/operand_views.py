@@ -133,7 +133,10 @@ def _static_row_major(value: SSAValue) -> tuple[int, ...] | None:
     if not isinstance(t, TensorType):
         return None
     row_major = t.storage_format == t.origin_format or t.storage_format == Format.ND
-    shape = tuple(int(d) for d in t.origin_shape)
+    try:
+        shape = tuple(int(d) for d in t.origin_shape)
+    except TypeError:  # a symbolic dim: sizes known only when a Session binds them
+        return None
     if not row_major or any(d < 0 for d in shape):
         return None
     return shape
