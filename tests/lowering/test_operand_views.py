@@ -116,7 +116,7 @@ def test_attention_core_without_projections():
 def test_view_algebra():
     x = StridedView.row_major((2, 5, 12))
     split = x.reshape((2, 5, 3, 4))
-    assert split == StridedView((2, 5, 3, 4), (60, 12, 4, 1))
+    assert split is not None and split == StridedView((2, 5, 3, 4), (60, 12, 4, 1))
     heads = split.transpose((0, 2, 1, 3))
     assert heads.strides == (60, 4, 12, 1)
     assert heads.transpose((0, 1, 3, 2)).swap_last() == heads
