@@ -49,6 +49,7 @@ from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
+    from tilegraph.passes.apply_precision import KeepDtype
     from tilegraph.runtime.session import Session
     from tilegraph.runtime.tile_interpreter import TileCounters
 
@@ -143,6 +144,7 @@ def _bound_on_call(
     precision: str,
     executor: str,
     verify_sync: bool,
+    keep_dtype: KeepDtype = None,
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
@@ -169,6 +171,7 @@ def _bound_on_call(
         target="tiles",
         platform=platform,
         precision=precision,
+        keep_dtype=keep_dtype,
         executor=executor,
         verify_sync=verify_sync,
     )
@@ -204,6 +207,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     reference_fallback: bool = False,
     verify_sync: bool = True,
     small_channel: bool = False,
+    keep_dtype: KeepDtype = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
@@ -214,8 +218,13 @@ def compile(  # noqa: A001 - the public name the design gives it
     lowering, ``verify-sync`` (the pipe-queue checker on every kernel). ``small_channel``
     is ATC's ``--enable_small_channel=1``: the pipeline's storage-format selection gives
     convolutions of at most 4 input channels the C04 layouts (the pipeline must select
-    storage formats: O2, ``format`` or ``select-storage-format``)."""
+    storage formats: O2, ``format`` or ``select-storage-format``). ``keep_dtype`` is ATC's
+    ``--keep_dtype``: a keep-dtype file or its entries (node names, ``OpType::T``), ops that
+    keep the model's float32 under ``force_fp16`` / ``allow_mix_precision*``; those
+    precisions (and a keep-list) start the pipeline with ``apply-precision``
+    (``docs/precision.md``)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
+    from tilegraph.passes.apply_precision import precision_prefix
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline, with_small_channel
     from tilegraph.runtime.tiles import EXECUTORS
@@ -234,7 +243,9 @@ def compile(  # noqa: A001 - the public name the design gives it
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
-        deferred = _bound_on_call(model, pipeline, platform, precision, executor, verify_sync)
+        deferred = _bound_on_call(
+            model, pipeline, platform, precision, executor, verify_sync, keep_dtype
+        )
         if deferred is not None:
             return deferred
     module = load_model(model)
@@ -245,6 +256,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(str(e)) from None
     if entry is not None:
         set_entry(module, entry)
+    prefix = precision_prefix(target_of(module).precision, keep_dtype)
+    pipeline = ",".join(p for p in (prefix, pipeline) if p)
     ctx = make_context()
     if pipeline:
         with hooks.stage("passes", module):
