@@ -81,6 +81,7 @@ class _Rewrite:
         self.original: dict[SSAValue, DType] = {}
         """Values this pass retyped -> their type before."""
         self.casts: dict[tuple[SSAValue, DType], SSAValue] = {}
+        self.cast_ops: set[Operation] = set()
         self.created: list[tuple[SSAValue, DType]] = []
         """The keys of :attr:`casts` in the order they were made (to undo a failed try)."""
 
@@ -104,6 +105,7 @@ class _Rewrite:
                 cast.results[0].name_hint = f"{value.name_hint}_{_SHORT[to]}"
             Rewriter.insert_op(cast, InsertPoint.before(before))
             locate([cast], before.location)
+            self.cast_ops.add(cast)
             found = self.casts[(value, to)] = cast.results[0]
             self.created.append((value, to))
         return found
@@ -115,6 +117,7 @@ class _Rewrite:
             if not cast.uses:
                 del self.casts[key]
                 assert isinstance(cast.owner, Operation)
+                self.cast_ops.discard(cast.owner)
                 Rewriter.erase_op(cast.owner)
         self.created[mark:] = [k for k in self.created[mark:] if k in self.casts]
 
@@ -197,12 +200,16 @@ def _restore_other_uses(rewrite: _Rewrite, handled: set[Operation]) -> None:
     """Uses of retyped values by ops this pass did not visit (``func.return``, ops nested
     in regions) get the value cast back to its original type, right after its producer."""
     for value, origin in list(rewrite.original.items()):
-        uses = [u for u in value.uses if u.operation not in handled]
+        uses = [
+            u for u in value.uses if u.operation not in handled and u.operation not in rewrite.cast_ops
+        ]
         if not uses:
             continue
         producer = value.owner
         assert isinstance(producer, Operation)
         cast = CastOp.make(value, to=_ONNX_CODES[origin])
+        if value.name_hint:
+            cast.results[0].name_hint = f"{value.name_hint}_{_SHORT[origin]}"
         Rewriter.insert_op(cast, InsertPoint.after(producer))
         locate([cast], producer.location)
         rewrite.stats.add("casts")
