@@ -72,6 +72,8 @@ def precision_mode(precision: str) -> PrecisionMode:
     if mode is None:
         raise TargetError(f"unknown precision '{precision}'; choose from {', '.join(PRECISIONS)}")
     return mode
+
+
 _KEYS = ("platform", "precision")
 
 _SET_BY: WeakKeyDictionary[ModuleOp, dict[str, str]] = WeakKeyDictionary()

@@ -123,7 +123,9 @@ def test_casts_at_the_boundaries_only() -> None:
 def test_keep_dtype_by_type_and_by_node_name(tmp_path: Path) -> None:
     keep = tmp_path / "keep.cfg"
     keep.write_text("# ATC's format\nOpType::ReduceSum\n\nexp\n")
-    types = _types_by_node(_applied(_small(), f"apply-precision{{mode=force_fp16 keep-dtype=\"{keep}\"}}"))
+    types = _types_by_node(
+        _applied(_small(), f'apply-precision{{mode=force_fp16 keep-dtype="{keep}"}}')
+    )
     assert types["sum"] == "f32" and types["exp"] == "f32" and types["mm"] == "f16"
     bare = _types_by_node(_applied(_small(), 'apply-precision{mode=force_fp16 keep="MatMul"}'))
     assert bare["mm"] == "f32" and bare["exp"] == "f16"
@@ -137,11 +139,13 @@ def test_keep_dtype_errors(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no node or op type of the model is named 'nope'"):
         _applied(_small(), 'apply-precision{mode=force_fp16 keep="nope"}')
     with pytest.raises(Exception, match="cannot read keep-dtype file"):
-        _applied(_small(), f"apply-precision{{mode=force_fp16 keep-dtype=\"{tmp_path / 'no.cfg'}\"}}")
+        _applied(_small(), f'apply-precision{{mode=force_fp16 keep-dtype="{tmp_path / "no.cfg"}"}}')
     with pytest.raises(Exception, match="needs force_fp16 or an allow_mix_precision mode"):
         _applied(_small(), 'apply-precision{mode=allow_fp32_to_fp16 keep="exp"}')
     # no effect under must_keep_origin_dtype, as in ATC
-    types = _types_by_node(_applied(_small(), 'apply-precision{mode=must_keep_origin_dtype keep="exp"}'))
+    types = _types_by_node(
+        _applied(_small(), 'apply-precision{mode=must_keep_origin_dtype keep="exp"}')
+    )
     assert {types[n] for n in ("mm", "exp", "sum", "relu", "reshape")} == {"f32"}
 
 

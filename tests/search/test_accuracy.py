@@ -48,12 +48,12 @@ def test_the_keep_list_meets_the_tolerance_on_both_executors(found: AccuracyRepo
 
 
 def test_estimates(found: AccuracyReport) -> None:
-    """On this small model the float16 runs are not faster: the casts of the model's input
-    and output, and around the kept ops, cost more than float16 saves (docs/precision.md)."""
-    us = found.estimate_us
-    assert set(us) == {"fp32", "reduced", "keep"}
-    assert all(v > 0 for v in us.values())
-    assert us["keep"] >= us["reduced"]
+    """The kernels' own time of the keep-list lies between all-float16 and all-float32; the
+    model's total does not on this small model: each cast is a kernel launch of its own
+    (~2 µs), which is more than float16 saves (docs/precision.md)."""
+    kernel = found.kernel_us
+    assert kernel["reduced"] < kernel["keep"] < kernel["fp32"]
+    assert found.estimate_us["keep"] > found.estimate_us["reduced"]
 
 
 def test_bisection_and_minimisation() -> None:
@@ -87,7 +87,9 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
         ([str(MODEL), "--inputs", "nope.npz"], "error: cannot read inputs"),
     ],
 )
-def test_the_command_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1

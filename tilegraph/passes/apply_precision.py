@@ -186,7 +186,9 @@ def _rewrite_op(op: GraphOp, rewrite: _Rewrite, reduce: bool) -> bool:
             return True
         rewrite.undo_casts_since(mark)
     restore = [
-        rewrite.converted(v, origin, op) if (origin := rewrite.origin(v)) != _dtype(v) else v
+        rewrite.converted(v, origin, op)
+        if (origin := rewrite.origin(v)) is not None and origin != _dtype(v)
+        else v
         for v in op.operands
     ]
     if any(a is not b for a, b in zip(restore, op.operands, strict=True)):
@@ -201,7 +203,9 @@ def _restore_other_uses(rewrite: _Rewrite, handled: set[Operation]) -> None:
     in regions) get the value cast back to its original type, right after its producer."""
     for value, origin in list(rewrite.original.items()):
         uses = [
-            u for u in value.uses if u.operation not in handled and u.operation not in rewrite.cast_ops
+            u
+            for u in value.uses
+            if u.operation not in handled and u.operation not in rewrite.cast_ops
         ]
         if not uses:
             continue

@@ -102,7 +102,9 @@ class AccuracyReport:
     tiles_error: dict[str, float] = field(default_factory=dict)
     """The same on the tiled fast executor, against its own float32 run."""
     estimate_us: dict[str, float] = field(default_factory=dict)
-    """The cycle model's µs of "fp32", "reduced" and "keep"."""
+    """The cycle model's µs of "fp32", "reduced" and "keep" (the model's total)."""
+    kernel_us: dict[str, float] = field(default_factory=dict)
+    """The same without launch overheads (the kernels' own time)."""
 
     def to_json(self) -> dict[str, object]:
         def clean(d: Mapping[str, float]) -> dict[str, float | None]:
@@ -118,6 +120,7 @@ class AccuracyReport:
             "error": clean(self.error),
             "tiles_error": clean(self.tiles_error),
             "estimate_us": clean(self.estimate_us),
+            "kernel_us": clean(self.kernel_us),
         }
 
 
@@ -229,6 +232,8 @@ def confirm_on_tiles(
             module.clone(), platform=platform, precision=precision, keep_dtype=keep
         )
         outputs[name] = model(**inputs)
-        report.estimate_us[name] = simulate_module(model.module).total_us
+        cycles = simulate_module(model.module)
+        report.estimate_us[name] = cycles.total_us
+        report.kernel_us[name] = cycles.kernel_us
     for name in configurations:
         report.tiles_error[name] = relative_error(outputs[name], outputs["fp32"])

@@ -1,4 +1,4 @@
-"""``tilegraph-tune --objective accuracy`` (standalone: ``python -m tilegraph.tools.tune.accuracy``).
+"""``tilegraph-tune --objective accuracy`` (``python -m tilegraph.tools.tune.accuracy``).
 
 ::
 
@@ -86,8 +86,11 @@ def _print(report: dict[str, object], keep_out: str | None) -> None:
     def text(value: object) -> str:
         return "inf" if value is None else f"{value:.3g}"
 
-    error, tiles, us = (report[k] for k in ("error", "tiles_error", "estimate_us"))
-    assert isinstance(error, dict) and isinstance(tiles, dict) and isinstance(us, dict)
+    error, tiles, us, kernel = (
+        report[k] for k in ("error", "tiles_error", "estimate_us", "kernel_us")
+    )
+    assert isinstance(error, dict) and isinstance(tiles, dict)
+    assert isinstance(us, dict) and isinstance(kernel, dict)
     keep = report["keep"]
     assert isinstance(keep, list)
     print(
@@ -100,7 +103,7 @@ def _print(report: dict[str, object], keep_out: str | None) -> None:
     for key, label in labels.items():
         print(
             f"  {label:<22} error {text(error.get(key)):>8} (tiles {text(tiles.get(key)):>8})"
-            f"   {text(us.get(key)):>8} µs"
+            f"   {text(us.get(key)):>8} µs (kernels {text(kernel.get(key))} µs)"
         )
     if keep_out:
         print(f"keep-list written to {keep_out}")

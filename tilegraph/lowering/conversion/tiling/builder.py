@@ -18,13 +18,13 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from tilegraph.dialects.tile import AllocOp, scoped_memref
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
-from tilegraph.target import precision_mode
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 from tilegraph.lowering.analysis.tuning_params import (
     ParamValue,
     TilingParam,
     checked_choice,
 )
+from tilegraph.target import precision_mode
 
 
 class KernelBuilder:
