@@ -15,9 +15,10 @@ on the module before the pipeline runs, so O2's format engine and fusion use it 
 blocks over the cores, flags between the pipes, the GM workspace), proves the flags
 sufficient (``verify-sync``; ``verify_sync=False`` skips it) and runs them with
 ``executor`` ("fast": compiled to Python, or "interpret": xDSL's interpreter, every op);
-``"reference"`` runs the graph level with the reference interpreter. ``precision`` picks the
-cube's input type: ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded,
-fp32 accumulation).
+``"reference"`` runs the graph level with the reference interpreter. ``precision`` is a
+precision value (``docs/precision.md``): ``"origin"`` (the model's types), ``"fp16"`` or
+``"bf16"`` (the cube's inputs rounded, fp32 accumulation), ATC's ``--precision_mode``
+values (``force_fp16``, ``allow_mix_precision``, ...; ``keep_dtype`` keeps ops in float32).
 
 An ONNX model whose input dims are dynamic, or that branches on its inputs' shapes or values,
 cannot be tiled before its inputs are seen: for ``target="tiles"`` it compiles when called,
