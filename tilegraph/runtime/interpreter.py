@@ -97,7 +97,8 @@ def run_graph_op(
             out = np.asarray(out)
             if t.dtype == DType.bfloat16 and out.dtype == np.float32:
                 # a float32 container: every op rounds its result, as bf16 hardware does
-                out = convert_element(out, DType.bfloat16)
+                # (NaNs kept as they are: a conversion would canonicalise their payload)
+                out = np.where(np.isnan(out), out, convert_element(out, DType.bfloat16))
             if t.is_static and out.shape != (declared := _static_shape(t)):
                 raise ShapeChanged(value_label(res), declared, out.shape)
             results.append(storage_array(out, t, pad_value))
