@@ -25,11 +25,55 @@ from xdsl.ir import Attribute, Operation
 from tilegraph.hardware import DEFAULT_PRESET, PRESETS, HardwareModel, hardware_preset
 
 TARGET_ATTR = "tilegraph.target"
-PRECISIONS = ("origin", "fp16", "bf16", "int8")
-"""Cube inputs: the model's type, or rounded to float16 / bfloat16 (fp32 accumulation), or
-(``int8``, for models that carry QDQ quantisation) int8 for the convolutions ``fold-qdq``
-turns into int8 cube ops (int32 accumulation), the model's type for the rest."""
+
+
+class PrecisionMode(NamedTuple):
+    """What a precision value does (``docs/precision.md``): ATC's ``--precision_mode``
+    values and tilegraph's own short names."""
+
+    cube: str
+    """"fp16" / "bf16": the tiling rounds the cube's float inputs to this type on the way in
+    (fp32 accumulation, fp32 result); "int8": ``fold-qdq``'s int8 cube ops; "": none."""
+    graph_type: str
+    """"float16" / "bfloat16": ``apply-precision`` rewrites the graph's float32 ops to
+    compute in this type (casts where the type changes); "": the graph keeps its types."""
+    mixed: bool = False
+    """With ``graph_type``: only the ops the mixed-precision lists allow (white, gray after
+    a reduced input); without: every op that has an implementation in ``graph_type``."""
+
+
+PRECISION_MODES: dict[str, PrecisionMode] = {
+    "origin": PrecisionMode("", ""),
+    "fp16": PrecisionMode("fp16", ""),
+    "bf16": PrecisionMode("bf16", ""),
+    "int8": PrecisionMode("int8", ""),
+    # ATC's --precision_mode values
+    "must_keep_origin_dtype": PrecisionMode("", ""),
+    "allow_fp32_to_fp16": PrecisionMode("fp16", ""),
+    "allow_fp32_to_bf16": PrecisionMode("bf16", ""),
+    "force_fp16": PrecisionMode("", "float16"),
+    "allow_mix_precision": PrecisionMode("", "float16", mixed=True),
+    "allow_mix_precision_fp16": PrecisionMode("", "float16", mixed=True),
+    "allow_mix_precision_bf16": PrecisionMode("", "bfloat16", mixed=True),
+}
+"""Every precision value. ``origin`` = ``must_keep_origin_dtype``; ``fp16`` =
+``allow_fp32_to_fp16`` (the cube has no fp32 path on these presets' Da Vinci cores, so
+matrix ops take fp16 inputs and the vector ops keep float32); ``bf16`` =
+``allow_fp32_to_bf16``; ``int8``: QDQ models' convolutions on the int8 cube."""
+
+PRECISIONS = tuple(PRECISION_MODES)
+"""The precision values, in the order the tools list them."""
 DEFAULT_PRECISION = "origin"
+
+
+def precision_mode(precision: str) -> PrecisionMode:
+    """What ``precision`` does; :class:`TargetError` naming the valid values if unknown."""
+    mode = PRECISION_MODES.get(precision)
+    if mode is None:
+        raise TargetError(f"unknown precision '{precision}'; choose from {', '.join(PRECISIONS)}")
+    return mode
+
+
 _KEYS = ("platform", "precision")
 
 _SET_BY: WeakKeyDictionary[ModuleOp, dict[str, str]] = WeakKeyDictionary()

@@ -6,6 +6,7 @@ PASSES: dict[str, str] = {
     "O1": ".pipelines:O1Pipeline",
     "O2": ".pipelines:O2Pipeline",
     "algebraic-simplify": ".algebraic_simplify:AlgebraicSimplifyPass",
+    "apply-precision": ".apply_precision:ApplyPrecisionPass",
     "cancel-trans-data": ".cancel_trans_data:CancelTransDataPass",
     "constant-fold": ".constant_fold:ConstantFoldPass",
     "conv-forms": ".conv_forms:ConvFormsPass",

@@ -33,7 +33,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 from xdsl.interpreter import InterpreterFunctions
 from xdsl.ir import Dialect
@@ -77,7 +77,10 @@ is also marked with :func:`register_pass`, which checks that it is listed under 
 ``name``."""
 
 
-def register_pass(cls: type[ModulePass]) -> type[ModulePass]:
+_PassClass = TypeVar("_PassClass", bound=type[ModulePass])
+
+
+def register_pass(cls: _PassClass) -> _PassClass:
     """Class decorator of tilegraph's own passes: check that :data:`BUILTIN_PASSES` lists
     ``cls`` under its ``name`` (ValueError at import otherwise, naming the list to add it
     to, so a pass cannot be added without its entry). Plugins use the ``tilegraph.passes``

@@ -29,7 +29,8 @@ class SetTargetPass(ModulePass):
     platform: str = ""
     """Preset name; empty: the module's, else the default preset."""
     precision: str = ""
-    """Cube inputs: "origin", "fp16" or "bf16"; empty: the module's, else "origin"."""
+    """A precision value (:data:`tilegraph.target.PRECISIONS`, ``docs/precision.md``);
+    empty: the module's, else "origin"."""
 
     def __post_init__(self) -> None:
         if self.platform:

@@ -15,9 +15,10 @@ on the module before the pipeline runs, so O2's format engine and fusion use it 
 blocks over the cores, flags between the pipes, the GM workspace), proves the flags
 sufficient (``verify-sync``; ``verify_sync=False`` skips it) and runs them with
 ``executor`` ("fast": compiled to Python, or "interpret": xDSL's interpreter, every op);
-``"reference"`` runs the graph level with the reference interpreter. ``precision`` picks the
-cube's input type: ``"origin"`` (the model's), ``"fp16"`` or ``"bf16"`` (inputs rounded,
-fp32 accumulation).
+``"reference"`` runs the graph level with the reference interpreter. ``precision`` is a
+precision value (``docs/precision.md``): ``"origin"`` (the model's types), ``"fp16"`` or
+``"bf16"`` (the cube's inputs rounded, fp32 accumulation), ATC's ``--precision_mode``
+values (``force_fp16``, ``allow_mix_precision``, ...; ``keep_dtype`` keeps ops in float32).
 
 An ONNX model whose input dims are dynamic, or that branches on its inputs' shapes or values,
 cannot be tiled before its inputs are seen: for ``target="tiles"`` it compiles when called,
@@ -49,6 +50,7 @@ from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.target import PRECISIONS, TargetError, pin_target, target_of
 
 if TYPE_CHECKING:
+    from tilegraph.passes.apply_precision import KeepDtype
     from tilegraph.runtime.session import Session
     from tilegraph.runtime.tile_interpreter import TileCounters
 
@@ -143,6 +145,7 @@ def _bound_on_call(
     precision: str,
     executor: str,
     verify_sync: bool,
+    keep_dtype: KeepDtype = None,
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
@@ -169,6 +172,7 @@ def _bound_on_call(
         target="tiles",
         platform=platform,
         precision=precision,
+        keep_dtype=keep_dtype,
         executor=executor,
         verify_sync=verify_sync,
     )
@@ -204,6 +208,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     reference_fallback: bool = False,
     verify_sync: bool = True,
     small_channel: bool = False,
+    keep_dtype: KeepDtype = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
@@ -214,8 +219,13 @@ def compile(  # noqa: A001 - the public name the design gives it
     lowering, ``verify-sync`` (the pipe-queue checker on every kernel). ``small_channel``
     is ATC's ``--enable_small_channel=1``: the pipeline's storage-format selection gives
     convolutions of at most 4 input channels the C04 layouts (the pipeline must select
-    storage formats: O2, ``format`` or ``select-storage-format``)."""
+    storage formats: O2, ``format`` or ``select-storage-format``). ``keep_dtype`` is ATC's
+    ``--keep_dtype``: a keep-dtype file or its entries (node names, ``OpType::T``), ops that
+    keep the model's float32 under ``force_fp16`` / ``allow_mix_precision*``; those
+    precisions (and a keep-list) start the pipeline with ``apply-precision``
+    (``docs/precision.md``)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
+    from tilegraph.passes.apply_precision import precision_prefix
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline, with_small_channel
     from tilegraph.runtime.tiles import EXECUTORS
@@ -234,7 +244,9 @@ def compile(  # noqa: A001 - the public name the design gives it
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
-        deferred = _bound_on_call(model, pipeline, platform, precision, executor, verify_sync)
+        deferred = _bound_on_call(
+            model, pipeline, platform, precision, executor, verify_sync, keep_dtype
+        )
         if deferred is not None:
             return deferred
     module = load_model(model)
@@ -245,6 +257,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(str(e)) from None
     if entry is not None:
         set_entry(module, entry)
+    prefix = precision_prefix(target_of(module).precision, keep_dtype)
+    pipeline = ",".join(p for p in (prefix, pipeline) if p)
     ctx = make_context()
     if pipeline:
         with hooks.stage("passes", module):

@@ -22,6 +22,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import SSAValue
 
+from tilegraph.dialects.element_conversion import convert as convert_element
 from tilegraph.dialects.graph import GRAPH_OPS, ConstantOp, FusedOp, GraphOp, YieldOp
 from tilegraph.dialects.graph.provenance import op_label, value_label
 from tilegraph.dialects.layout import TransDataOp
@@ -33,6 +34,7 @@ from tilegraph.dialects.layout_storage import (
     storage_array,
 )
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import DType
 from tilegraph.runtime.errors import is_internal, plain_words
 
 
@@ -93,6 +95,10 @@ def run_graph_op(
         t = res.type
         if isinstance(t, TensorType):
             out = np.asarray(out)
+            if t.dtype == DType.bfloat16 and out.dtype == np.float32:
+                # a float32 container: every op rounds its result, as bf16 hardware does
+                # (NaNs kept as they are: a conversion would canonicalise their payload)
+                out = np.where(np.isnan(out), out, convert_element(out, DType.bfloat16))
             if t.is_static and out.shape != (declared := _static_shape(t)):
                 raise ShapeChanged(value_label(res), declared, out.shape)
             results.append(storage_array(out, t, pad_value))

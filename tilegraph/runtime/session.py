@@ -51,6 +51,7 @@ from tilegraph.symbolic.guards import Guard, GuardFailures, check_guards
 from tilegraph.symbolic.inference import shape_env
 
 if TYPE_CHECKING:
+    from tilegraph.passes.apply_precision import KeepDtype
     from tilegraph.runtime.compiled import CompiledModel
 
 LOG = logging.getLogger("tilegraph.session")
@@ -137,6 +138,7 @@ class Session:
         target: str = "reference",
         platform: str = "",
         precision: str = "",
+        keep_dtype: KeepDtype = None,
         executor: str = "fast",
         verify_sync: bool = True,
         specialize_zero_one: bool = True,
@@ -155,6 +157,7 @@ class Session:
         self.target = target
         self.platform = platform
         self.precision = precision
+        self.keep_dtype = keep_dtype
         self.executor = executor
         self.verify_sync = verify_sync
         self.specialize_zero_one = specialize_zero_one
@@ -210,8 +213,10 @@ class Session:
 
     # ---- compiling ----------------------------------------------------------------------
     def _compile(self, inputs: Mapping[str, np.ndarray], reason: str) -> Artifact:
+        from tilegraph.passes.apply_precision import precision_prefix
         from tilegraph.passes.context import make_context
         from tilegraph.passes.pipelines import run_pipeline
+        from tilegraph.target import pin_target, target_of
 
         shapes = _shapes_of(inputs)
         bound = import_bound(
@@ -219,9 +224,13 @@ class Session:
         )
         module = bound.module
         # the tiles are optimised per shape (_tile): here the guards of the import suffice
-        if self.pipeline and self.target == "reference":
-            with shape_env(bound.env):
-                run_pipeline(self.pipeline, make_context(), module)
+        if self.target == "reference":
+            pin_target(module, "Session", self.platform, self.precision)
+            prefix = precision_prefix(target_of(module).precision, self.keep_dtype)
+            pipeline = ",".join(p for p in (prefix, self.pipeline) if p)
+            if pipeline:
+                with shape_env(bound.env):
+                    run_pipeline(pipeline, make_context(), module)
         artifact = Artifact(
             module,
             module_guards(module),
@@ -288,6 +297,7 @@ class Session:
                 target="tiles",
                 platform=self.platform,
                 precision=self.precision,
+                keep_dtype=self.keep_dtype,
                 executor=self.executor,
                 verify_sync=self.verify_sync,
             )

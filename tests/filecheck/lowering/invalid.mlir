@@ -16,7 +16,7 @@
 // PLATFORM-NOT: {{error|Traceback|builtin.module}}
 // RUN: not tilegraph-opt %s -p 'lower-graph-to-kernels,tile-kernels{platform=nope}' 2>&1 | filecheck %s --check-prefix=PLATFORM
 // RUN: not tilegraph-opt %s -p 'tile-kernels{precision=fp8}' 2>&1 | filecheck %s --check-prefix=PRECISION
-// PRECISION: error: pass 'tile-kernels': precision must be one of origin, fp16, bf16, int8, got 'fp8'
+// PRECISION: error: pass 'tile-kernels': precision must be one of origin, fp16, bf16, int8, must_keep_origin_dtype, {{.*}}, got 'fp8'
 // PRECISION-NOT: {{error|Traceback|builtin.module}}
 
 func.func @dynamic(%x: !layout.tensor<[N, 4], f32>) -> !layout.tensor<[N, 4], f32> {

@@ -19,7 +19,14 @@ from xdsl.traits import Commutative, Pure
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, tensor_type
 from tilegraph.dialects.graph.elementwise import agnostic_facts
-from tilegraph.dialects.graph.facts import ANY_FORMAT, FusionKind, KernelVariant, OpFacts
+from tilegraph.dialects.graph.facts import (
+    ANY_FORMAT,
+    FusionKind,
+    KernelVariant,
+    OpFacts,
+    PrecisionRole,
+    with_precision,
+)
 from tilegraph.dialects.graph.shape_utils import (
     broadcast_shapes,
     require,
@@ -42,7 +49,9 @@ class BinaryElementwiseOp(GraphOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
 
-    FACTS: ClassVar[OpFacts] = agnostic_facts(FusionKind.BROADCAST, _SAME_FORMAT_2)
+    FACTS: ClassVar[OpFacts] = with_precision(
+        agnostic_facts(FusionKind.BROADCAST, _SAME_FORMAT_2), PrecisionRole.WHITE
+    )
     RESULT_DTYPE: ClassVar[str | None] = None
     """None: operands and result share one element type; "bool": a comparison;
     "lhs": the result takes the lhs element type and the rhs may differ (Pow)."""
@@ -120,6 +129,7 @@ class PowOp(BinaryElementwiseOp):
     name = "graph.pow"
     ONNX_OP: ClassVar = "Pow"
     RESULT_DTYPE: ClassVar = "lhs"
+    FACTS: ClassVar[OpFacts] = with_precision(BinaryElementwiseOp.FACTS, PrecisionRole.BLACK)
 
     def compute(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -179,9 +189,12 @@ class VariadicElementwiseOp(GraphOp):
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure(), Commutative())
-    FACTS: ClassVar[OpFacts] = agnostic_facts(
-        FusionKind.BROADCAST,
-        KernelVariant((), (ANY_FORMAT,), "any"),  # every input: ANY
+    FACTS: ClassVar[OpFacts] = with_precision(
+        agnostic_facts(
+            FusionKind.BROADCAST,
+            KernelVariant((), (ANY_FORMAT,), "any"),  # every input: ANY
+        ),
+        PrecisionRole.WHITE,
     )
 
     @classmethod

@@ -40,6 +40,8 @@ from tilegraph.dialects.graph.facts import (
     FusionKind,
     KernelVariant,
     OpFacts,
+    PrecisionRole,
+    with_precision,
 )
 from tilegraph.dialects.graph.shape_utils import require, result_like
 from tilegraph.dialects.layout_type import TensorType
@@ -72,7 +74,9 @@ class UnaryElementwiseOp(GraphOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
 
-    FACTS: ClassVar[OpFacts] = agnostic_facts(FusionKind.ELEMWISE, _SAME_FORMAT_1)
+    FACTS: ClassVar[OpFacts] = with_precision(
+        agnostic_facts(FusionKind.ELEMWISE, _SAME_FORMAT_1), PrecisionRole.WHITE
+    )
 
     @classmethod
     def infer_shapes(
@@ -128,6 +132,7 @@ class TanhOp(UnaryElementwiseOp):
 class ExpOp(UnaryElementwiseOp):
     name = "graph.exp"
     ONNX_OP: ClassVar = "Exp"
+    FACTS: ClassVar[OpFacts] = with_precision(UnaryElementwiseOp.FACTS, PrecisionRole.BLACK)
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         return np.exp(x)
@@ -137,6 +142,7 @@ class ExpOp(UnaryElementwiseOp):
 class LogOp(UnaryElementwiseOp):
     name = "graph.log"
     ONNX_OP: ClassVar = "Log"
+    FACTS: ClassVar[OpFacts] = with_precision(UnaryElementwiseOp.FACTS, PrecisionRole.BLACK)
 
     def compute(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -409,6 +415,7 @@ class CastOp(UnaryElementwiseOp):
 
     name = "graph.cast"
     ONNX_OP: ClassVar = "Cast"
+    FACTS: ClassVar[OpFacts] = with_precision(UnaryElementwiseOp.FACTS, PrecisionRole.GRAY)
     to = int_attr()
     saturate = int_attr()
     round_mode = str_attr()

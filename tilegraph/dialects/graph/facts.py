@@ -7,7 +7,7 @@ tables of their own: adding an op means declaring its facts next to its definiti
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum, StrEnum
 
 from tilegraph.formats import Format
@@ -37,6 +37,19 @@ class FusionKind(IntEnum):
     COMM_REDUCE = 3
     OUT_ELEMWISE_FUSABLE = 4
     OPAQUE = 8
+
+
+class PrecisionRole(StrEnum):
+    """What ATC's mixed precision (``allow_mix_precision*``) does with the op: its
+    ``precision_reduce`` in the ops-info of the built-in operators."""
+
+    WHITE = "white"
+    """``precision_reduce = true``: the op runs in the reduced type (fp16 / bf16)."""
+    BLACK = "black"
+    """``precision_reduce = false``: precision-sensitive (exp, log, pow, reductions,
+    softmax, normalisations' statistics); it keeps the model's float32."""
+    GRAY = "gray"
+    """No entry: the op follows its inputs (reduced when its float inputs are)."""
 
 
 ANY_FORMAT: Format | None = None
@@ -80,6 +93,8 @@ class OpFacts:
     """reshapeType of low-rank operands by operand index (conv bias: ``{2: "C"}``)."""
     kernels: tuple[KernelVariant, ...] = ()
     """Supported storage signatures; empty means origin formats only."""
+    precision: PrecisionRole = PrecisionRole.GRAY
+    """Its list under mixed precision (``apply-precision``, ``docs/precision.md``)."""
 
     def takes_part_in_format(self, operand_index: int) -> bool:
         return self.format_operands is None or operand_index in self.format_operands
@@ -91,6 +106,11 @@ class OpCost:
 
     flops: int
     bytes: int
+
+
+def with_precision(facts: OpFacts, role: PrecisionRole) -> OpFacts:
+    """``facts`` with the mixed-precision list ``role`` (a family's facts, one op's role)."""
+    return replace(facts, precision=role)
 
 
 ND_OPAQUE = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE)

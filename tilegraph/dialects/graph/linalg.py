@@ -24,7 +24,14 @@ from tilegraph.dialects.graph.base import (
     shape_text,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpCost, OpFacts
+from tilegraph.dialects.graph.facts import (
+    FormatRole,
+    FusionKind,
+    KernelVariant,
+    OpCost,
+    OpFacts,
+    PrecisionRole,
+)
 from tilegraph.dialects.graph.shape_utils import (
     broadcast_shapes,
     require,
@@ -64,6 +71,7 @@ class MatMulOp(GraphOp):
         role=FormatRole.ND_ONLY,
         fusion=FusionKind.OUT_ELEMWISE_FUSABLE,
         heavy=True,
+        precision=PrecisionRole.WHITE,
         kernels=(
             KernelVariant((Format.FRACTAL_NZ, Format.FRACTAL_NZ), (Format.FRACTAL_NZ,), "cube"),
             KernelVariant((Format.ND, Format.ND), (Format.ND,), "plain"),
@@ -135,6 +143,7 @@ class GemmOp(GraphOp):
         role=FormatRole.ND_ONLY,
         fusion=FusionKind.OUT_ELEMWISE_FUSABLE,
         heavy=True,
+        precision=PrecisionRole.WHITE,
         kernels=(
             KernelVariant(
                 (Format.FRACTAL_NZ, Format.FRACTAL_NZ, Format.ND), (Format.FRACTAL_NZ,), "cube"

@@ -45,7 +45,15 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpCost, OpFacts
+from tilegraph.dialects.graph.facts import (
+    FormatRole,
+    FusionKind,
+    KernelVariant,
+    OpCost,
+    OpFacts,
+    PrecisionRole,
+    with_precision,
+)
 from tilegraph.dialects.graph.shape_utils import normalize_axis, require, result_like
 from tilegraph.dialects.graph.windows import (
     Axis,
@@ -213,6 +221,7 @@ class Conv2dOp(ConvOpBase):
         _CUBE_2D_C04,
         heavy=True,
         reshape_types={2: "C"},
+        precision=PrecisionRole.WHITE,
     )
 
 
@@ -235,6 +244,7 @@ class ConvOp(ConvOpBase):
         fmt=F.NCDHW,
         heavy=True,
         reshape_types={2: "C"},
+        precision=PrecisionRole.WHITE,
     )
 
 
@@ -260,6 +270,7 @@ class ConvTransposeOp(_ConvBase):
         _PLAIN_ND,
         heavy=True,
         reshape_types={2: "C"},
+        precision=PrecisionRole.WHITE,
     )
 
     @classmethod
@@ -398,6 +409,7 @@ class InstanceNormOp(GraphOp):
         _variant((F.NC1HWC0,) * 3, F.NC1HWC0, "5hd"),
         _variant((F.NCHW, F.ND, F.ND), F.NCHW, "plain"),
         reshape_types={1: "C", 2: "C"},
+        precision=PrecisionRole.BLACK,
     )
 
     @classmethod
@@ -433,7 +445,9 @@ class LrnOp(GraphOp):
     size = int_attr()
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"alpha": 0.0001, "beta": 0.75, "bias": 1.0}
-    FACTS: ClassVar = _facts(FusionKind.OPAQUE, _variant((F.NCHW,), F.NCHW, "plain"))
+    FACTS: ClassVar = with_precision(
+        _facts(FusionKind.OPAQUE, _variant((F.NCHW,), F.NCHW, "plain")), PrecisionRole.BLACK
+    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
@@ -471,7 +485,9 @@ class _SoftmaxBase(GraphOp):
     axis = int_attr()
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"axis": -1}
-    FACTS: ClassVar[OpFacts] = OpFacts(FormatRole.ND_ONLY, FusionKind.OPAQUE)
+    FACTS: ClassVar[OpFacts] = OpFacts(
+        FormatRole.ND_ONLY, FusionKind.OPAQUE, precision=PrecisionRole.BLACK
+    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:

@@ -35,7 +35,7 @@ from tilegraph.dialects.graph.base import (
     ints_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpFacts, PrecisionRole
 from tilegraph.dialects.graph.nn import BatchNormOp
 from tilegraph.dialects.graph.shape_utils import normalize_axis, require, result_like
 from tilegraph.dialects.graph.windows import accumulator
@@ -54,7 +54,9 @@ class _TrailingNorm(GraphOp):
     stash_type = int_attr()
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"axis": -1, "epsilon": 1e-5, "stash_type": 1}
-    FACTS: ClassVar = OpFacts(FormatRole.ND_ONLY, FusionKind.OPAQUE, format_operands=(0,))
+    FACTS: ClassVar = OpFacts(
+        FormatRole.ND_ONLY, FusionKind.OPAQUE, format_operands=(0,), precision=PrecisionRole.BLACK
+    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
@@ -291,7 +293,9 @@ class BatchNormTrainingOp(GraphOp):
     training_mode = int_attr()
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0}
-    FACTS: ClassVar = OpFacts(FormatRole.ND_ONLY, FusionKind.OPAQUE, format_operands=(0,))
+    FACTS: ClassVar = OpFacts(
+        FormatRole.ND_ONLY, FusionKind.OPAQUE, format_operands=(0,), precision=PrecisionRole.BLACK
+    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:

@@ -26,14 +26,17 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_d
 from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, tensor_type
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpCost, OpFacts
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpCost, OpFacts, PrecisionRole
 from tilegraph.dialects.graph.operand_values import ints_operand, normalize_axes, runtime_ints
 from tilegraph.dialects.graph.shape_utils import normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import UNKNOWN, Dim
 
 _REDUCE_FACTS = OpFacts(
-    role=FormatRole.ND_ONLY, fusion=FusionKind.COMM_REDUCE, format_operands=(0,)
+    role=FormatRole.ND_ONLY,
+    fusion=FusionKind.COMM_REDUCE,
+    format_operands=(0,),
+    precision=PrecisionRole.BLACK,  # long sums overflow / lose fp16's 11 bits
 )
 
 

@@ -205,8 +205,15 @@ def run(argv: Sequence[str] | None = None) -> int:
         "--precision",
         choices=PRECISIONS,
         default="",
-        help="the cube's input type (origin: the model's; int8: a QDQ model's quantised "
-        "convolutions on the int8 cube; default: the module's target's)",
+        help="origin, fp16/bf16 (the cube's inputs rounded), ATC's --precision_mode values "
+        "(force_fp16, allow_mix_precision*, ...: docs/precision.md) or int8 (a QDQ model's "
+        "quantised convolutions on the int8 cube); default: the module's target's",
+    )
+    ap.add_argument(
+        "--keep-dtype",
+        metavar="FILE",
+        help="ATC's --keep_dtype: ops (node names, OpType::T) that keep float32 under "
+        "force_fp16 / allow_mix_precision*",
     )
     ap.add_argument(
         "--launch",
@@ -362,7 +369,12 @@ def _estimate(args: argparse.Namespace) -> dict[str, Any]:
     imported_ops = compute_op_count(module)
     watch = CompileWatch(args, {}, bound.env if bound is not None else None)
     compiled = compile(
-        module, pipeline=args.pipeline, target="tiles", hooks=watch, reference_fallback=True
+        module,
+        pipeline=args.pipeline,
+        target="tiles",
+        hooks=watch,
+        reference_fallback=True,
+        keep_dtype=args.keep_dtype,
     )
     if compiled.not_lowered is not None:
         raise RunError(f"cannot estimate: not lowered to tiles: {compiled.not_lowered}")
@@ -418,6 +430,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         hooks=watch,
         reference_fallback=True,
         verify_sync=args.verify_sync,
+        keep_dtype=args.keep_dtype,
     )
     times.update(watch.times)
     tiles: dict[str, Any] | None = None

@@ -218,8 +218,10 @@ class TileKernelsPass(ModulePass):
     """Preset name; empty: the module's target (:mod:`tilegraph.target`). Given, it sets
     the module's target where it has none and must agree with it otherwise."""
     precision: str = ""
-    """Cube inputs: "origin" (the model's type), "fp16" or "bf16" (rounded on the way in,
-    fp32 accumulation); empty: the module's target's (default "origin")."""
+    """A precision value (:data:`tilegraph.target.PRECISIONS`): its ``cube`` rounding
+    ("fp16" / "bf16", ``allow_fp32_to_fp16`` / ``allow_fp32_to_bf16``: the cube's inputs
+    rounded on the way in, fp32 accumulation); empty: the module's target's (default
+    "origin")."""
     base_block: str = ""
     """Matmul base block "baseM,baseN,baseK" in elements (e.g. "128,256,64"); empty: chosen
     from the preset (see :mod:`.matmul`)."""

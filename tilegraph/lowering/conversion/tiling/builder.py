@@ -24,6 +24,7 @@ from tilegraph.lowering.analysis.tuning_params import (
     TilingParam,
     checked_choice,
 )
+from tilegraph.target import precision_mode
 
 
 class KernelBuilder:
@@ -42,7 +43,7 @@ class KernelBuilder:
         self.dry_run = dry_run
         """Strategies return after their checks, before emitting (classification)."""
         self.precision = precision
-        """The cube's input type: "origin", "fp16" or "bf16" (see :meth:`cube_element`)."""
+        """The target's precision value (its cube rounding: :meth:`cube_element`)."""
         self.hw = hw
         self._prologue: list[Operation] = []
         self._stack: list[Block] = [entry]
@@ -77,9 +78,10 @@ class KernelBuilder:
     def cube_element(self, element: Attribute) -> Attribute:
         """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:
         float inputs are rounded to fp16/bf16 on the way in when the precision asks so."""
-        if self.precision not in ("fp16", "bf16") or str(element) not in ("f32", "f16", "bf16"):
+        cube = precision_mode(self.precision).cube
+        if cube not in ("fp16", "bf16") or str(element) not in ("f32", "f16", "bf16"):
             return element
-        return f16 if self.precision == "fp16" else bf16
+        return f16 if cube == "fp16" else bf16
 
     # ---- hoisted values ----------------------------------------------------------------
     def index(self, value: int) -> SSAValue:
