@@ -128,7 +128,7 @@ def _vector_strategy(body: KernelBody):
         return emit_scan_kernel
     if isinstance(first, SELECTION_OPS):
         return emit_selection_kernel
-    return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
+    return lambda body, b: emit_vector_kernel(body, b, b.ub_budget())
 
 
 def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
