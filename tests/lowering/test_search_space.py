@@ -316,3 +316,22 @@ def test_mix_parts_carry_the_kernel_params() -> None:
     if not parts:
         pytest.skip("no mix kernel on this model")
     assert all(kernel_params(p) for p in parts)
+
+
+def test_every_parameter_is_documented() -> None:
+    """docs/tuning.md's table names every parameter light ResNet-50 and BERT declare
+    (``multi_buffer.<buffer>`` stands for the per-buffer switches)."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "tuning.md").read_text()
+    table = page[page.index("## The search space") :]
+    for model in ("light:resnet50", "bert"):
+        module, _, _ = _macro(model, "ascend910b")
+        for space in _spaces(module, "ascend910b").values():
+            for param in space:
+                name = (
+                    "multi_buffer.<buffer>"
+                    if param.name.startswith("multi_buffer.")
+                    else param.name
+                )
+                assert f"`{name}`" in table, name
