@@ -101,3 +101,23 @@ def test_a_value_outside_the_space_names_the_kernel():
 def test_a_default_outside_the_values_is_refused():
     with pytest.raises(TilingParamError, match="default 3"):
         TilingParam("x", (1, 2), 3)
+
+
+def test_vector_strategies_share_one_ub_budget_parameter():
+    graph = oh.make_graph(
+        [oh.make_node("Relu", ["x"], ["y"])],
+        "relu",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [64, 256])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, [64, 256])],
+    )
+    module = load_onnx(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]))
+    run_pipeline("set-target{platform=test},O1,lower-graph-to-kernels", make_context(), module)
+    (kernel,) = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
+    space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
+    budget = space["vector.ub_fraction"]
+    assert budget.default == "1/2" and budget.values == ("1/8", "1/4", "1/2", "3/4")
+    plain = _tiled_text(module.clone())
+    set_kernel_params(kernel, {"vector.ub_fraction": "1/8"})
+    assert _tiled_text(module) != plain  # smaller tiles on the test preset's small UB

@@ -46,6 +46,12 @@ before reading it. The slots matter to what models the hardware's concurrency: o
 planning (each slot has its own address), ``inject-sync`` (accesses to different slots do
 not depend on one another) and the cycle model.
 
+**Tiling parameters** ``multi_buffer.<buffer>`` (in the kernel's ``tile.params``, see
+:mod:`tilegraph.lowering.analysis.tuning_params`): one boolean per candidate, named by its
+alloc's name hint (:func:`buffer_names`); off keeps the buffer at one slot, on (the default)
+lets the heuristic give it slots when its scope has room. :func:`multi_buffer_space` lists
+them for a tiled kernel.
+
 Statistics: ``candidates``, ``marked``, ``skipped-capacity``, ``kernels-off`` (switched off),
 ``kernels-late`` (already planned or synchronised).
 """
@@ -77,11 +83,23 @@ from tilegraph.lowering.analysis.buffers import (
     tile_ops,
     tiled_kernels,
 )
+from tilegraph.lowering.analysis.tuning_params import (
+    TilingParam,
+    checked_choice,
+    kernel_params,
+)
 from tilegraph.lowering.transforms.plan_local_memory import LocalMemoryPlanner, is_synchronised
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
-__all__ = ["KERNEL_SLOTS_ATTR", "LOAD_PIPES", "LoadedBuffer", "MultiBufferPass", "loaded_buffers"]
+__all__ = [
+    "KERNEL_SLOTS_ATTR",
+    "LOAD_PIPES",
+    "LoadedBuffer",
+    "MultiBufferPass",
+    "loaded_buffers",
+    "multi_buffer_space",
+]
 
 LOAD_PIPES = ("MTE2", "MTE1")
 """The pipes of the loads: GM -> L1/UB (MTE2), L1 -> L0A/L0B/UB (MTE1)."""
@@ -165,18 +183,66 @@ def _kernel_slots(fn: func.FuncOp, default: int) -> int:
     return override.value.data if isinstance(override, IntegerAttr) else default
 
 
+PARAM_PREFIX = "multi_buffer."
+"""Tiling parameters ``multi_buffer.<buffer>``: one switch per candidate buffer."""
+
+
+def buffer_names(fn: func.FuncOp) -> dict[SSAValue, str]:
+    """Each on-chip buffer's name in the parameters: its alloc's name hint (``a_l1``,
+    ``fmap_l1``), with ``_2``, ``_3``, ... on repeats in program order (stable across
+    lowerings of a kernel at one point)."""
+    names: dict[SSAValue, str] = {}
+    seen: dict[str, int] = {}
+    for buffer in on_chip_buffers(fn):
+        hint = buffer.name_hint or "buffer"
+        seen[hint] = seen.get(hint, 0) + 1
+        names[buffer] = hint if seen[hint] == 1 else f"{hint}_{seen[hint]}"
+    return names
+
+
+def _switch(name: str) -> TilingParam:
+    return TilingParam(
+        PARAM_PREFIX + name,
+        (False, True),
+        True,
+        "multi-buffer this buffer when its scope still has room (costliest loads first)",
+    )
+
+
+def multi_buffer_space(fn: func.FuncOp, hw: HardwareModel) -> list[TilingParam]:
+    """The parameters ``multi-buffer`` reads on tiled kernel ``fn``: a switch per candidate
+    buffer (in program order), default on (the pass's heuristic: every candidate whose
+    scope still fits, costliest first). None for a kernel the pass leaves alone."""
+    if _kernel_slots(fn, 2) < 2 or _is_late(fn):
+        return []
+    names = buffer_names(fn)
+    candidates = {c.buffer for c in loaded_buffers(fn, hw)}
+    return [_switch(names[b]) for b in on_chip_buffers(fn) if b in candidates]
+
+
+def _switched_on(fn: func.FuncOp, candidates: list[LoadedBuffer]) -> list[LoadedBuffer]:
+    """The candidates whose ``multi_buffer.<buffer>`` switch (default on) the kernel's
+    ``tile.params`` leaves on."""
+    chosen = kernel_params(fn)
+    if not any(key.startswith(PARAM_PREFIX) for key in chosen):
+        return candidates
+    names = buffer_names(fn)
+    where = f"kernel @{fn.sym_name.data}"
+    return [c for c in candidates if checked_choice(_switch(names[c.buffer]), chosen, where)]
+
+
 def _fitting(
     fn: func.FuncOp, hw: HardwareModel, slots: int, stats: PassStatistics
 ) -> list[LoadedBuffer]:
-    """The candidates that get ``slots`` slots: costliest loads first, each while its scope
-    still fits with the slots chosen so far."""
+    """The candidates that get ``slots`` slots: costliest loads first (those the kernel's
+    parameters switch on), each while its scope still fits with the slots chosen so far."""
     planner = LocalMemoryPlanner(fn, hw)
     chosen: dict[SSAValue, LoadedBuffer] = {}
 
     def slots_of(buffer: SSAValue) -> int:
         return slots if buffer in chosen else buffer_slots(buffer)
 
-    for candidate in loaded_buffers(fn, hw):
+    for candidate in _switched_on(fn, loaded_buffers(fn, hw)):
         stats.add("candidates")
         chosen[candidate.buffer] = candidate
         if planner.plan_scope(scope_of(candidate.buffer), slots_of).fits:

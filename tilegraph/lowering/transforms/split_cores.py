@@ -40,6 +40,11 @@ gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that
 2 where ``vector_cores >= 2 * cube_cores``, 910B and the test preset; else 1), whose
 instances read the group index from ``tile.block_idx`` like the AIC's.
 
+**Tiling parameter** ``split_cores.loops`` (in the kernel's ``tile.params``, see
+:mod:`tilegraph.lowering.analysis.tuning_params`): which of the candidates is shared out,
+named by the loops' induction variables (``"m+n"``), or ``"none"`` (one block); default the
+heuristic's. :func:`split_cores_space` lists it for a tiled kernel.
+
 Statistics: ``split-kernels``, ``collapsed-nests``, ``single-block-kernels``, ``blocks``
 (summed over kernels).
 """
@@ -58,12 +63,18 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import module_preset
+from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import (
     LOOP_ID_ATTR,
     PARALLEL_ATTR,
     TILES_ATTR,
     kernel_unit,
     mix_part,
+)
+from tilegraph.lowering.analysis.tuning_params import (
+    TilingParam,
+    checked_choice,
+    kernel_params,
 )
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
@@ -138,17 +149,26 @@ def _outermost_loop(fn: func.FuncOp, cores: int) -> scf.ForOp | None:
     return max(candidates, key=lambda c: c[1])[0]
 
 
-def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int] | None:
-    """The work loop to share out over ``cores`` cores — one loop, or a nest of
-    loops to collapse (outermost first) — with its trip count, or None.
+SPLIT_PARAM = "split_cores.loops"
+"""Tiling parameter: the loops shared out over the cores, named by their induction
+variables outermost first (``"m+n"``: the M x N grid collapsed), or :data:`NO_SPLIT`."""
+
+NO_SPLIT = "none"
+"""``split_cores.loops``: the kernel runs on one block."""
+
+
+def split_candidates(fn: func.FuncOp, cores: int) -> list[tuple[str, list[scf.ForOp], int]]:
+    """The work loops ``fn`` could share out over ``cores`` cores, each (name, loops
+    outermost first, joint trip count), in the heuristic's order of preference: the
+    smallest share of the iterations for the busiest block, then the fewest loops, then
+    the outermost (see :func:`choose_split_loop`). Empty without any.
 
     The starting point is the outermost loop with enough trips (blocks then repeat the
     least work around it); the nest it belongs to (:func:`loop_nest`) offers the
-    alternatives, and the run of loops whose busiest block gets the smallest
-    share of the iterations wins (fewest loops, then outermost, on a tie)."""
+    alternatives: every run of its loops with more than one trip."""
     start = _outermost_loop(fn, cores)
     if start is None:
-        return None
+        return []
     top = start
     while isinstance(parent := top.parent_op(), scf.ForOp) and (
         PARALLEL_ATTR in parent.attributes and loop_trips(parent) is not None
@@ -157,16 +177,71 @@ def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int
             break
         top = parent
     nest = loop_nest(top) if not top.iter_args else [top]
-    best: tuple[float, int, int, list[scf.ForOp], int] | None = None
+    ranked: list[tuple[tuple[float, int, int], list[scf.ForOp], int]] = []
     for first in range(len(nest)):
         for last in range(first + 1, len(nest) + 1):
             trips = prod(loop_trips(loop) or 1 for loop in nest[first:last])
-            if trips <= 1:
-                continue
-            key = (_busiest_share(trips, cores), last - first, first)
-            if best is None or key < best[:3]:
-                best = (*key, nest[first:last], trips)
-    return None if best is None else (best[3], best[4])
+            if trips > 1:
+                key = (_busiest_share(trips, cores), last - first, first)
+                ranked.append((key, nest[first:last], trips))
+    ranked.sort(key=lambda r: r[0])  # stable: equal keys cannot occur (first, last differ)
+    names = [_nest_name(loops) for _, loops, _ in ranked]
+    unique = [n if names.count(n) == 1 else f"{n}@{i}" for i, n in enumerate(names)]
+    return [(name, loops, trips) for name, (_, loops, trips) in zip(unique, ranked, strict=True)]
+
+
+def _nest_name(loops: list[scf.ForOp]) -> str:
+    return "+".join(loop.body.block.args[0].name_hint or "loop" for loop in loops)
+
+
+def choose_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int] | None:
+    """The work loop to share out over ``cores`` cores — one loop, or a nest of
+    loops to collapse (outermost first) — with its trip count, or None: the heuristic's
+    first of :func:`split_candidates` (the run of loops whose busiest block gets the
+    smallest share of the iterations; fewest loops, then outermost, on a tie)."""
+    candidates = split_candidates(fn, cores)
+    return None if not candidates else (candidates[0][1], candidates[0][2])
+
+
+def split_param(candidates: list[tuple[str, list[scf.ForOp], int]]) -> TilingParam | None:
+    """``split_cores.loops`` over ``candidates`` (None when there are none)."""
+    if not candidates:
+        return None
+    return TilingParam(
+        SPLIT_PARAM,
+        (*(name for name, _, _ in candidates), NO_SPLIT),
+        candidates[0][0],
+        "loops shared out over the cores (induction variables, outermost first), or none",
+    )
+
+
+def chosen_split_loop(fn: func.FuncOp, cores: int) -> tuple[list[scf.ForOp], int] | None:
+    """:func:`choose_split_loop` at the point the kernel's ``tile.params`` chooses
+    (``split_cores.loops``; :class:`TilingParamError` for a name not among the
+    candidates)."""
+    candidates = split_candidates(fn, cores)
+    param = split_param(candidates)
+    if param is None:
+        return None
+    chosen = checked_choice(param, kernel_params(fn), f"kernel @{fn.sym_name.data}")
+    found = [(loops, trips) for name, loops, trips in candidates if name == chosen]
+    return found[0] if found else None
+
+
+def kernel_cores(fn: func.FuncOp, hw: HardwareModel, cores: int = 0) -> int:
+    """The cores a tiled kernel is shared out over: ``cores`` when given, else the preset's
+    cube cores for a cube kernel, its vector cores for a vector kernel."""
+    return cores or (hw.cube_cores if kernel_unit(fn) == "cube" else hw.vector_cores)
+
+
+def split_cores_space(fn: func.FuncOp, hw: HardwareModel) -> list[TilingParam]:
+    """The parameters ``split-cores`` reads on tiled kernel ``fn`` (its AIC part for a
+    mix kernel; nothing for the AIV part, which follows it)."""
+    if kernel_unit(fn) not in ("cube", "vector") or mix_part(fn) == "aiv" or _is_split(fn):
+        return []
+    cores = kernel_cores(fn, hw)
+    param = split_param(split_candidates(fn, cores)) if cores > 1 else None
+    return [] if param is None else [param]
 
 
 def collapse_nest(nest: list[scf.ForOp]) -> scf.ForOp:
@@ -316,8 +391,8 @@ class SplitCoresPass(ModulePass):
                 continue
             if _is_split(fn) or mix_part(fn) == "aiv":
                 continue  # a mix kernel's AIV part is split with its AIC part
-            cores = self.cores or (hw.cube_cores if unit == "cube" else hw.vector_cores)
-            chosen = choose_split_loop(fn, cores) if cores > 1 else None
+            cores = kernel_cores(fn, hw, self.cores)
+            chosen = chosen_split_loop(fn, cores) if cores > 1 else None
             aiv = partner.get(fn.sym_name.data)
             aiv_nest = None if chosen is None or aiv is None else matching_nest(aiv, chosen[0])
             if chosen is None or (aiv is not None and aiv_nest is None):

@@ -128,7 +128,7 @@ def _vector_strategy(body: KernelBody):
         return emit_scan_kernel
     if isinstance(first, SELECTION_OPS):
         return emit_selection_kernel
-    return lambda body, b: emit_vector_kernel(body, b, b.hw.ub_bytes // 2)
+    return lambda body, b: emit_vector_kernel(body, b, b.ub_budget())
 
 
 def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
@@ -166,11 +166,26 @@ def tiling_space(
     """The tiling parameters a macro kernel's strategy declares (see
     :mod:`tilegraph.lowering.analysis.tuning_params`), found by lowering a copy of it at
     its recorded point (defaults where none); empty for a host kernel."""
+    return tiled_copy(fn, hw, precision)[1]
+
+
+def tiled_copy(
+    fn: func.FuncOp, hw: HardwareModel, precision: str = "origin"
+) -> tuple[ModuleOp, list[TilingParam]]:
+    """A module holding a copy of macro kernel ``fn`` tiled at its recorded point as
+    ``tile-kernels`` tiles it (its attributes set; its AIC and AIV parts on a decoupled
+    preset when it needs both), and the parameters its strategy declared. A kernel that
+    stays on the host is copied as it is (no parameters)."""
     copy = fn.clone()
+    module = ModuleOp([copy])
     space: list[TilingParam] = []
-    tile_kernel(copy, hw, precision, space)
-    copy.erase(safe_erase=False)
-    return space
+    unit, reason, tiles = tile_kernel(copy, hw, precision, space)
+    if reason is None:
+        copy.attributes[KERNEL_ATTR] = StringAttr(unit)
+        copy.attributes[TILES_ATTR] = IntegerAttr(tiles, i64)
+        if not hw.coupled and unit == "cube" and needs_split(copy):
+            split_mix_kernel(copy)
+    return module, space
 
 
 def tile_kernel(

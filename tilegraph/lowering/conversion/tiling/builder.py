@@ -26,6 +26,10 @@ from tilegraph.lowering.analysis.tuning_params import (
 )
 from tilegraph.target import precision_mode
 
+UB_FRACTIONS = ("1/8", "1/4", "1/2", "3/4")
+"""The legal values of ``vector.ub_fraction`` (:meth:`KernelBuilder.ub_budget`); a whole
+UB is not one: the tile functions count the tile's buffers, not the scalars beside them."""
+
 
 class KernelBuilder:
     """Appends ops to the innermost open block; constants and allocations go to the entry."""
@@ -74,6 +78,20 @@ class KernelBuilder:
         value = self.choose(name, values, default, doc)
         assert isinstance(value, int) and not isinstance(value, bool)
         return value
+
+    def ub_budget(self) -> int:
+        """The UB bytes one tile of a vector kernel may take, as the parameter
+        ``vector.ub_fraction`` (:data:`UB_FRACTIONS` of UB, default half: the other half is
+        room for ``multi-buffer``'s second slots). Every vector strategy sizes its tiles
+        through this one call, so they share the parameter's name and values."""
+        fraction = self.choose(
+            "vector.ub_fraction",
+            UB_FRACTIONS,
+            "1/2",
+            "share of UB one vector tile may take (the rest: multi-buffer slots)",
+        )
+        numerator, denominator = (int(part) for part in str(fraction).split("/"))
+        return self.hw.ub_bytes * numerator // denominator
 
     def cube_element(self, element: Attribute) -> Attribute:
         """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:

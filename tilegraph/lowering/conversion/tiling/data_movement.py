@@ -362,7 +362,7 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.name} with empty outputs"
     element = tensor_of(data).element_type
     eb = element_bytes(element)
-    plans = [_plan(r, eb, b.hw.ub_bytes // 2) for r in regions]
+    plans = [_plan(r, eb, b.ub_budget()) for r in regions]
     if any(p is None for p in plans):
         return f"no tile of a {op.name} fits UB"
     if b.dry_run:

@@ -144,7 +144,7 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         count,
         element_bytes(data_type.element_type),
         element_bytes(index_type),
-        b.hw.ub_bytes // 2,
+        b.ub_budget(),
     )
     if isinstance(plan, str):
         return plan

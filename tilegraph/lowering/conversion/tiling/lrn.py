@@ -36,7 +36,7 @@ def emit_lrn_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "LRN of a value computed inside the kernel"
     n, c, h, w = memref_shape(x_arg)
     eb = element_bytes(x.element_type)
-    budget = b.hw.ub_bytes // 2
+    budget = b.ub_budget()
     rows, cols = h, w
     while rows > 1 and _BUFFERS * aligned_bytes(b.hw, "UB", c * rows * cols * eb) > budget:
         rows -= 1

@@ -458,6 +458,66 @@ def plan_l1_reuse(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> L1Reuse:
     return best[2]
 
 
+REUSE_CHOICES = {"none": "", "a_panel": "n", "b_panel": "m"}
+"""The values of ``matmul.l1_reuse`` and the :attr:`L1Reuse.axis` each stands for."""
+
+MAX_L1_K_STEPS = 8
+"""The most base K steps ``matmul.l1_k_steps`` offers per L1 window (the heuristic stops
+at :data:`L1_K_STEPS`)."""
+
+
+def _divisors(count: int) -> set[int]:
+    return {d for d in range(2, count + 1) if count % d == 0}
+
+
+def chosen_l1_reuse(b: KernelBuilder, p: MatmulPlan, cube_bytes: int) -> L1Reuse | str:
+    """The L1 windows as tiling parameters, default :func:`plan_l1_reuse`:
+    ``matmul.l1_reuse`` (no panel, A's panel over blocks along N, B's along M),
+    ``matmul.reuse_blocks`` (the output blocks one panel serves: a divisor > 1 of the
+    blocks along its axis, 1 without a panel) and ``matmul.l1_k_steps`` (base K steps per
+    window of a streamed operand, dividing the K loop's trips). A combination that breaks
+    those rules or overflows L1 is a failure naming it."""
+    hw = b.hw
+    heuristic = plan_l1_reuse(p, hw, cube_bytes)
+    m_blocks, n_blocks = -(-_frac(p.m) // p.m1), -(-_frac(p.n) // p.n1)
+    trips = _k_trips(p)
+    name_of = {axis: name for name, axis in REUSE_CHOICES.items()}
+    reuse = b.choose(
+        "matmul.l1_reuse",
+        tuple(REUSE_CHOICES),
+        name_of[heuristic.axis],
+        "L1 panel kept over several output blocks: none, A's (stepN) or B's (stepM)",
+    )
+    blocks = b.choose_int(
+        "matmul.reuse_blocks",
+        sorted({1, heuristic.blocks} | _divisors(m_blocks) | _divisors(n_blocks)),
+        heuristic.blocks,
+        "output blocks one L1 panel serves (Ascend C's stepN / stepM); 1 without a panel",
+    )
+    k_steps = b.choose_int(
+        "matmul.l1_k_steps",
+        sorted({heuristic.k_steps} | {s for s in range(1, MAX_L1_K_STEPS + 1) if trips % s == 0}),
+        heuristic.k_steps,
+        "base K steps per GM -> L1 window of a streamed operand (stepKa / stepKb)",
+    )
+    axis = REUSE_CHOICES[str(reuse)]
+    along = {"n": n_blocks, "m": m_blocks}.get(axis, 1)
+    if axis == "" and blocks != 1:
+        return f"matmul.reuse_blocks = {blocks} without an L1 panel"
+    if axis and (blocks < 2 or along % blocks):
+        return f"matmul.reuse_blocks = {blocks} is not a divisor > 1 of the {along} blocks"
+    if trips % k_steps:
+        return f"matmul.l1_k_steps = {k_steps} does not divide the {trips} K steps"
+    frac = FRACTAL * FRACTAL * cube_bytes
+    k_pad = trips * p.k1
+    a_k = k_pad if axis == "n" else p.k1 * k_steps
+    b_k = k_pad if axis == "m" else p.k1 * k_steps
+    l1 = (p.m1 * a_k + p.n1 * b_k) * frac + (p.n1 * FRACTAL * 4 if p.bias is not None else 0)
+    if l1 > hw.capacity("L1"):
+        return f"the matmul L1 windows ({l1} B) do not fit L1 ({hw.capacity('L1')} B)"
+    return L1Reuse(axis, blocks, k_steps)
+
+
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
     epilogue = Epilogue(body, kernel, b)
     reason = epilogue.unsupported()
@@ -466,13 +526,15 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     p = plan_matmul(body, kernel, epilogue, b)
     if isinstance(p, str):
         return p
+    el, acc_type = p.element, accumulator_type(p.element)
+    cube = b.cube_element(el)
+    reuse = chosen_l1_reuse(b, p, element_bytes(cube))
+    if isinstance(reuse, str):
+        return reuse
     if b.dry_run:
         return None
     from tilegraph.lowering.conversion.tiling.elementwise import load_broadcast
 
-    el, acc_type = p.element, accumulator_type(p.element)
-    cube = b.cube_element(el)
-    reuse = plan_l1_reuse(p, b.hw, element_bytes(cube))
     k_l1 = p.k1 * reuse.k_steps
     a_panel, b_panel = reuse.axis == "n", reuse.axis == "m"
     k_pad = _k_trips(p) * p.k1  # a panel holds every K fractal the K loop visits

@@ -87,7 +87,7 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             need += chain.ub_bytes(b.hw, tile, given=[pool.results[0]])
         return need
 
-    budget = b.hw.ub_bytes // 2
+    budget = b.ub_budget()
     choice: tuple[int, int, int | None] | None = None
     for rows in range(out_h, 0, -1):
         if ub_bytes(1, rows) <= budget:

@@ -289,7 +289,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
-    budget = b.hw.ub_bytes // 2
+    budget = b.ub_budget()
     plan = choose_tile(x_shape, ub_bytes, budget, whole_from=first_reduced)
     if plan is None:
         out_dropped = not spec.chunked.normalises and not spec.keepdims

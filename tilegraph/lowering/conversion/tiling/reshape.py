@@ -56,7 +56,7 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     plan = choose_tile(
         out_shape,
         lambda t: 2 * max(1, int(np.prod(t))) * eb,
-        b.hw.ub_bytes // 2,
+        b.ub_budget(),
     )
     if plan is None:
         return "no transpose tile fits UB"
@@ -97,7 +97,7 @@ def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "a reshape of a value computed inside the kernel"
     element = tensor_of(value).element_type
     eb = element_bytes(element)
-    budget = b.hw.ub_bytes // 2
+    budget = b.ub_budget()
     if not convert:
         if not is_row_major(tensor_of(source)):
             return "a reshape of a non-row-major tensor"

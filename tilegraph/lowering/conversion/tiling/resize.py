@@ -317,7 +317,7 @@ def emit_row_nests(
     """Plan the row tiles of ``resize`` (:func:`plan_rows`) and emit their nests, each
     tile computed by ``compute``; or why it cannot."""
     eb = element_bytes(resize.element)
-    found = plan_rows(rows_of, resize.out_shape, resize.in_shape[-1], eb, b.hw.ub_bytes // 2,
+    found = plan_rows(rows_of, resize.out_shape, resize.in_shape[-1], eb, b.ub_budget(),
                       beyond_window)  # fmt: skip
     if found is None:
         return "no row of a resize fits UB"

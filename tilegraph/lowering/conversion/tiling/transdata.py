@@ -39,7 +39,7 @@ def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     *batch, c1, r1, r0, c0 = nz_shape
     frac = r0 * c0 * element_bytes(source.element_type)
     on_l1 = to_nz and b.hw.coupled  # a decoupled AIV has UB only: nd2nz into UB there
-    budget = (b.hw.capacity("L1") if on_l1 else b.hw.ub_bytes) // 2
+    budget = b.hw.capacity("L1") // 2 if on_l1 else b.ub_budget()
     if frac > budget:
         return "one fractal does not fit on chip"
     r1t = max(1, min(r1, budget // frac))
