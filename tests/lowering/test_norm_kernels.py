@@ -1,0 +1,119 @@
+"""Instance norm on the vector unit (layer norm's program over the spatial axes, scale and
+bias per channel), each level against the one above it (the harness of
+:mod:`tests.lowering.test_tile_differential`): graph -> macro kernels -> tiled loops on
+both executors, on the ``test`` preset (8 KiB UB: several channel tiles, a ragged last
+one; spatial axes too long for one tile are chunked, with a ragged last chunk), with NaN
+in padding lanes (``pad_value``), in fp32 and fp16; NCHW inputs held as NC1HWC0 (after a
+convolution) normalise each C0 lane on its own. The cycle model costs the kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.ir import SSAValue
+
+from tests.lowering.test_tile_differential import (
+    CUBE,
+    NAN,
+    VECTOR,
+    Graph,
+    assert_matches,
+    assert_units,
+    run_levels,
+)
+from tilegraph.dialects.tile import memref_shape
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
+
+TOLERANCES = {"float32": (1e-4, 1e-5), "float16": (1e-2, 2e-2)}
+"""(rtol, atol) per dtype; fp16 sums are added in another order per level."""
+
+
+def instance_norm(shape: Sequence[int], fmt: str = "ND") -> Callable[[Graph], list[SSAValue]]:
+    def build(g: Graph) -> list[SSAValue]:
+        channels = [shape[1]]
+        x = g.input(shape, fmt)
+        scale, bias = g.const(channels, low=0.5), g.const(channels)
+        return [g.op("instance_norm", x, scale, bias, epsilon=1e-5)]
+
+    return build
+
+
+def instance_norm_after_conv(height: int, width: int) -> Callable[[Graph], list[SSAValue]]:
+    """After a convolution the input is NC1HWC0 (20 channels: 4 padding lanes of C0)."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input([2, 3, height, width], "NCHW")
+        y = g.op("conv2d", x, g.const([20, 3, 3, 3]), pads=[1, 1, 1, 1])
+        return [g.op("instance_norm", y, g.const([20], low=0.5), g.const([20]), epsilon=1e-5)]
+
+    return build
+
+
+CASES: dict[str, tuple[Callable[[Graph], list[SSAValue]], bool]] = {
+    # (build, chunked): whole spatial axes per tile, 37 channels in tiles of a few
+    "wav2vec2_like_1d": (instance_norm([2, 37, 79]), False),
+    "nchw_2d": (instance_norm([2, 13, 7, 9], "NCHW"), False),
+    # 1500 x 4 B per (n, c) does not fit the test preset's tiles: chunked, ragged last chunk
+    "long_1d_chunked": (instance_norm([1, 3, 1500]), True),
+    "long_2d_chunked": (instance_norm([2, 2, 30, 45], "NCHW"), True),
+    "after_conv_5hd": (instance_norm_after_conv(3, 4), False),
+    "after_conv_5hd_chunked": (instance_norm_after_conv(9, 11), True),
+}
+
+
+def _norm_kernels(module) -> list[func.FuncOp]:
+    return [
+        fn
+        for fn in module.ops
+        if isinstance(fn, func.FuncOp)
+        and KERNEL_ATTR in fn.attributes
+        and "graph.instance_norm" in getattr(fn.attributes.get("tile.ops"), "data", "")
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_instance_norm_every_level_agrees(name: str, dtype: str):
+    build, chunked = CASES[name]
+    g = Graph(padded=True, dtype=dtype)
+    module = g.b.build(*build(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    units = {"graph.instance_norm": VECTOR}
+    if name.startswith("after_conv"):
+        units["graph.conv2d"] = CUBE
+    assert_units(levels.tiled_kernels, units, "tile-kernels{platform=test}")
+    (kernel,) = _norm_kernels(levels.module)
+    accumulates = any(op.name == "tile.vdup" for op in kernel.walk())
+    assert accumulates == chunked, "chunked kernels start their accumulators with vdup"
+    assert levels.splits(), "the test preset should split the kernel into tiles"
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        for i, out in enumerate(outputs):
+            assert not np.isnan(out).any(), f"{level} output {i}: NaN"
+    rtol, atol = TOLERANCES[dtype]
+    assert_matches(levels, rtol, atol)
+
+
+def test_instance_norm_after_a_convolution_runs_on_nc1hwc0():
+    g = Graph(padded=True)
+    module = g.b.build(*instance_norm_after_conv(3, 4)(g))
+    run_levels(module, g.arrays, "test", pad_value=NAN)
+    (kernel,) = _norm_kernels(module)
+    loads = [op for op in kernel.walk() if op.name == "tile.copy"]
+    assert any(len(memref_shape(op.operands[0])) == 5 for op in loads)
+
+
+def test_instance_norm_cost_grows_with_the_spatial_size():
+    """The cycle model costs the kernel from its tile ops: > 0, more for more elements."""
+    from tilegraph.cost_model.cycles import simulate_module
+
+    def cycles(length: int) -> float:
+        g = Graph()
+        module = g.b.build(*instance_norm([1, 32, length])(g))
+        levels = run_levels(module, g.arrays, "test")
+        return sum(k.cycles for k in simulate_module(levels.module).kernels)
+
+    small, large = cycles(100), cycles(1600)
+    assert 0 < small < large
