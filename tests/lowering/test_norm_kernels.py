@@ -1,10 +1,12 @@
-"""Instance norm on the vector unit (layer norm's program over the spatial axes, scale and
-bias per channel), each level against the one above it (the harness of
+"""Instance norm and group norm on the vector unit (layer norm's program over the spatial
+axes, or over each group's channels and pixels; scale and bias per channel, or per group),
+each level against the one above it (the harness of
 :mod:`tests.lowering.test_tile_differential`): graph -> macro kernels -> tiled loops on
 both executors, on the ``test`` preset (8 KiB UB: several channel tiles, a ragged last
 one; spatial axes too long for one tile are chunked, with a ragged last chunk), with NaN
 in padding lanes (``pad_value``), in fp32 and fp16; NCHW inputs held as NC1HWC0 (after a
-convolution) normalise each C0 lane on its own. The cycle model costs the kernel."""
+convolution) normalise each C0 lane on its own. A group norm tile holds whole groups (moved
+by flat copies). The cycle model costs the kernels."""
 
 from __future__ import annotations
 
@@ -116,4 +118,64 @@ def test_instance_norm_cost_grows_with_the_spatial_size():
         return sum(k.cycles for k in simulate_module(levels.module).kernels)
 
     small, large = cycles(100), cycles(1600)
+    assert 0 < small < large
+
+
+def group_norm(
+    shape: Sequence[int], groups: int, per_group: bool = False
+) -> Callable[[Graph], list[SSAValue]]:
+    def build(g: Graph) -> list[SSAValue]:
+        params = [groups if per_group else shape[1]]
+        x = g.input(shape, "NCHW" if len(shape) == 4 else "ND")
+        scale, bias = g.const(params, low=0.5), g.const(params)
+        return [g.op("group_norm", x, scale, bias, num_groups=groups, epsilon=1e-5)]
+
+    return build
+
+
+GROUP_CASES = {
+    # 4 groups of 3 channels x 70 pixels (840 B): tiles of 2 groups of one image
+    "groups_of_one_image": group_norm([2, 12, 7, 10], 4),
+    # small groups: several whole images per tile, a ragged last one (5 images)
+    "images_per_tile": group_norm([5, 6, 5, 6], 3),
+    "per_group_params": group_norm([3, 8, 21], 2, per_group=True),
+    "one_group_per_channel": group_norm([2, 6, 50], 6),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", list(GROUP_CASES))
+def test_group_norm_every_level_agrees(name: str, dtype: str):
+    g = Graph(padded=True, dtype=dtype)
+    module = g.b.build(*GROUP_CASES[name](g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_units(levels.tiled_kernels, {"graph.group_norm": VECTOR}, "tile-kernels{platform=test}")
+    assert levels.splits(), "the test preset should split the kernel into tiles"
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        for i, out in enumerate(outputs):
+            assert not np.isnan(out).any(), f"{level} output {i}: NaN"
+    rtol, atol = TOLERANCES[dtype]
+    assert_matches(levels, rtol, atol)
+
+
+def test_a_group_larger_than_ub_stays_on_the_host():
+    g = Graph()
+    module = g.b.build(*group_norm([1, 4, 40, 40], 2)(g))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels)
+    (kernel,) = levels.tiled_kernels
+    assert kernel.unit == "host"
+    assert kernel.reason is not None and "larger than UB" in kernel.reason
+
+
+def test_group_norm_cost_grows_with_the_size():
+    from tilegraph.cost_model.cycles import simulate_module
+
+    def cycles(length: int) -> float:
+        g = Graph()
+        module = g.b.build(*group_norm([2, 8, length], 4)(g))
+        levels = run_levels(module, g.arrays, "test")
+        return sum(k.cycles for k in simulate_module(levels.module).kernels)
+
+    small, large = cycles(10), cycles(100)
     assert 0 < small < large

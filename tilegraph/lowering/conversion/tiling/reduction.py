@@ -137,7 +137,10 @@ def _simple(kind: str, pre: str | None = None, post: str | None = None, mean=Fal
     return program
 
 
-def _layer_norm(epsilon: float, count: int) -> Program:
+def layer_norm_program(epsilon: float, count: int) -> Program:
+    """``(x - mean) * rsqrt(var + epsilon) * scale (+ bias)`` over ``axes`` of the tile
+    (``count`` elements each), the statistics in a kept-shaped scratch tile."""
+
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (centred, square), (stat,) = t.full, t.kept
         vreduce(b, "sum", t.x, stat, axes)
@@ -200,7 +203,7 @@ def reduction_of(op: GraphOp) -> Reduction | str:
         count = prod(int(x.storage_shape[a]) for a in axes)
         epsilon = float(op.attr("epsilon"))
         chunked = Chunked("layer_norm", epsilon=epsilon)
-        return Reduction(axes, _layer_norm(epsilon, count), chunked, full=2, kept=1)
+        return Reduction(axes, layer_norm_program(epsilon, count), chunked, full=2, kept=1)
     if isinstance(op, ReduceOp):
         axes_value = op.operands[1] if len(op.operands) > 1 else None
         given = None
@@ -238,7 +241,7 @@ def _instance_norm(op: InstanceNormOp, x: TensorType, plain: bool) -> Reduction 
     count = prod(int(x.storage_shape[a]) for a in axes)
     epsilon = float(op.attr("epsilon"))
     chunked = Chunked("layer_norm", epsilon=epsilon, per_channel=True)
-    program = _layer_norm(epsilon, count)
+    program = layer_norm_program(epsilon, count)
     return Reduction(axes, program, chunked, full=2, kept=1, per_channel=True)
 
 
