@@ -17,20 +17,31 @@ import pytest
 from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
+from tests.lowering.test_reduction_chunks import TOLERANCES
 from tests.lowering.test_tile_differential import (
     CUBE,
     NAN,
     VECTOR,
     Graph,
+    Levels,
     assert_matches,
     assert_units,
+    estimated_cycles,
     run_levels,
 )
 from tilegraph.dialects.tile import memref_shape
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
 
-TOLERANCES = {"float32": (1e-4, 1e-5), "float16": (1e-2, 2e-2)}
-"""(rtol, atol) per dtype; fp16 sums are added in another order per level."""
+
+def _check(levels: Levels, units: dict[str, str], dtype: str) -> None:
+    """Every level agrees (no NaN from padding lanes), on the given units, in tiles."""
+    assert_units(levels.tiled_kernels, units, "tile-kernels{platform=test}")
+    assert levels.splits(), "the test preset should split the kernel into tiles"
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        for i, out in enumerate(outputs):
+            assert not np.isnan(out).any(), f"{level} output {i}: NaN"
+    rtol, atol = TOLERANCES[dtype]
+    assert_matches(levels, rtol, atol)
 
 
 def instance_norm(shape: Sequence[int], fmt: str = "ND") -> Callable[[Graph], list[SSAValue]]:
@@ -86,16 +97,10 @@ def test_instance_norm_every_level_agrees(name: str, dtype: str):
     units = {"graph.instance_norm": VECTOR}
     if name.startswith("after_conv"):
         units["graph.conv2d"] = CUBE
-    assert_units(levels.tiled_kernels, units, "tile-kernels{platform=test}")
+    _check(levels, units, dtype)
     (kernel,) = _norm_kernels(levels.module)
     accumulates = any(op.name == "tile.vdup" for op in kernel.walk())
     assert accumulates == chunked, "chunked kernels start their accumulators with vdup"
-    assert levels.splits(), "the test preset should split the kernel into tiles"
-    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
-        for i, out in enumerate(outputs):
-            assert not np.isnan(out).any(), f"{level} output {i}: NaN"
-    rtol, atol = TOLERANCES[dtype]
-    assert_matches(levels, rtol, atol)
 
 
 def test_instance_norm_after_a_convolution_runs_on_nc1hwc0():
@@ -109,16 +114,8 @@ def test_instance_norm_after_a_convolution_runs_on_nc1hwc0():
 
 def test_instance_norm_cost_grows_with_the_spatial_size():
     """The cycle model costs the kernel from its tile ops: > 0, more for more elements."""
-    from tilegraph.cost_model.cycles import simulate_module
-
-    def cycles(length: int) -> float:
-        g = Graph()
-        module = g.b.build(*instance_norm([1, 32, length])(g))
-        levels = run_levels(module, g.arrays, "test")
-        return sum(k.cycles for k in simulate_module(levels.module).kernels)
-
-    small, large = cycles(100), cycles(1600)
-    assert 0 < small < large
+    small = estimated_cycles(instance_norm([1, 32, 100]))
+    assert 0 < small < estimated_cycles(instance_norm([1, 32, 1600]))
 
 
 def group_norm(
@@ -149,13 +146,7 @@ def test_group_norm_every_level_agrees(name: str, dtype: str):
     g = Graph(padded=True, dtype=dtype)
     module = g.b.build(*GROUP_CASES[name](g))
     levels = run_levels(module, g.arrays, "test", pad_value=NAN)
-    assert_units(levels.tiled_kernels, {"graph.group_norm": VECTOR}, "tile-kernels{platform=test}")
-    assert levels.splits(), "the test preset should split the kernel into tiles"
-    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
-        for i, out in enumerate(outputs):
-            assert not np.isnan(out).any(), f"{level} output {i}: NaN"
-    rtol, atol = TOLERANCES[dtype]
-    assert_matches(levels, rtol, atol)
+    _check(levels, {"graph.group_norm": VECTOR}, dtype)
 
 
 def test_a_group_larger_than_ub_stays_on_the_host():
@@ -169,13 +160,5 @@ def test_a_group_larger_than_ub_stays_on_the_host():
 
 
 def test_group_norm_cost_grows_with_the_size():
-    from tilegraph.cost_model.cycles import simulate_module
-
-    def cycles(length: int) -> float:
-        g = Graph()
-        module = g.b.build(*group_norm([2, 8, length], 4)(g))
-        levels = run_levels(module, g.arrays, "test")
-        return sum(k.cycles for k in simulate_module(levels.module).kernels)
-
-    small, large = cycles(10), cycles(100)
-    assert 0 < small < large
+    small = estimated_cycles(group_norm([2, 8, 10], 4))
+    assert 0 < small < estimated_cycles(group_norm([2, 8, 100], 4))

@@ -181,6 +181,17 @@ def assert_units(kernels: list[KernelInfo], expected: dict[str, str], level: str
         raise UnitMismatch(f"after {level}: " + "; ".join(problems))
 
 
+def estimated_cycles(build: Callable[[Graph], Sequence[SSAValue]], platform: str = "test") -> float:
+    """The cycle model's total over the kernels of ``build``'s graph, lowered for
+    ``platform`` (a strategy's cost: > 0, and growing with the work)."""
+    from tilegraph.cost_model.cycles import simulate_module
+
+    g = Graph()
+    module = g.b.build(*build(g))
+    levels = run_levels(module, g.arrays, platform)
+    return sum(k.cycles for k in simulate_module(levels.module).kernels)
+
+
 def assert_tiled(module: ModuleOp) -> None:
     """Tiled kernels keep no graph op and record their tile count; host ones keep theirs."""
     for fn in module.ops:
