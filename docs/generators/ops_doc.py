@@ -136,6 +136,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
     from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
     from tilegraph.dialects.graph.nn import LrnOp
+    from tilegraph.dialects.graph.normalization import GroupNormOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
     from tilegraph.dialects.graph.recurrent import RecurrentOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
@@ -152,6 +153,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         emit_data_movement_kernel,
     )
     from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
+    from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
     from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
@@ -173,6 +175,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),
         (tuple(REDUCTION_OPS), emit_reduction_kernel, "vector"),
         ((LrnOp,), emit_lrn_kernel, "vector"),
+        ((GroupNormOp,), emit_group_norm_kernel, "vector"),
         ((ConcatOp,), emit_concat_kernel, "vector"),
         (tuple(SHAPE_ONLY), emit_reshape_kernel, "vector"),
         ((TransposeOp,), emit_transpose_kernel, "vector"),

@@ -99,9 +99,11 @@ def _pool_model(op: str, kernel: int, channels: int, **attrs) -> onnx.ModelProto
 @pytest.mark.parametrize(
     "op, kernel, attrs, unit",
     [
-        # no UB tile holds a 1280x1280 window: the pool runs as a host op
-        ("AveragePool", 1280, {"count_include_pad": 0}, "host"),
-        ("MaxPool", 1280, {}, "host"),
+        # a 1280x1280 window over 5x5: the taps past the image are cut (they see only
+        # padding), the 5x5 that remain fit UB: the vector kernel pools it
+        ("AveragePool", 1280, {"count_include_pad": 0}, "vector"),
+        ("AveragePool", 1280, {"count_include_pad": 1}, "vector"),
+        ("MaxPool", 1280, {}, "vector"),
         # a 30x30 window fits: the vector kernel pools it (its loads fill the padding)
         ("AveragePool", 30, {"count_include_pad": 1, "pads": [2, 2, 2, 2]}, "vector"),
         ("MaxPool", 30, {}, "vector"),

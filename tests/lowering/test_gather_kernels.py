@@ -3,8 +3,9 @@ harness of :mod:`tests.lowering.test_tile_differential`): graph -> macro kernels
 loops on both executors, on the ``test`` preset (several index tiles, a ragged last one),
 with NaN in the on-chip buffers' unwritten lanes; int32 and int64 indices, negative ones
 (counted from the end), gathers along an inner axis, rows that are not 32-byte multiples
-(a tile per row) and rows larger than UB (in chunks). What stays on the host says why, and
-an index out of range is an error at every level."""
+(a tile per row), rows larger than UB (in chunks) and rows under 32 B (through UB: a vector
+gather). What stays on the host says why, and an index out of range is an error at every
+level."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.lowering.test_tile_differential import (
     assert_matches,
     assert_tiled,
     assert_units,
+    estimated_cycles,
     run_levels,
 )
 from tilegraph.dialects.element_types import element_type_of
@@ -118,15 +120,73 @@ def test_gather_kernel(name: str):
     assert levels.counters.ops.get("tile.get_value", 0) >= inputs[-1].size
 
 
-def test_gather_along_the_last_axis_stays_on_the_host():
+def last_axis(g: Graph) -> list[SSAValue]:
+    """Along the last axis of [300, 5] (4-byte rows): through UB, tiles of outer rows
+    (the last ragged); negative run-time indices."""
+    x = g.input([300, 5])
+    return [g.op("gather", x, index_input(g, [3], 5, "int64"), axis=1)]
+
+
+def short_rows_int32(g: Graph) -> list[SSAValue]:
+    """8-byte rows along an inner axis of [40, 7, 2] by int32 [2, 2] indices."""
+    x = g.input([40, 7, 2])
+    return [g.op("gather", x, index_input(g, [2, 2], 7, "int32"), axis=1)]
+
+
+def last_axis_constant(g: Graph) -> list[SSAValue]:
+    """Silero's state pick: a constant index along a last axis of size 1 ([1, 300, 1]),
+    and constant indices (one negative) along the last axis of [260, 6]."""
+    state = g.op("gather", g.input([1, 300, 1]), g.b.constant(np.array(0, np.int64)), axis=2)
+    rows = g.op("gather", g.input([260, 6]), g.ints([5, -6, 2]), axis=1)
+    return [state, rows]
+
+
+UB_CASES = {
+    "last_axis": last_axis,
+    "short_rows_int32": short_rows_int32,
+    "last_axis_constant": last_axis_constant,
+}
+
+
+@pytest.mark.parametrize("name", list(UB_CASES))
+def test_short_row_gather_goes_through_ub(name: str):
+    """Rows under 32 B: the table slice into UB, a vector gather (vtake / vpick), the rows
+    out — no scalar reads, no DMA per row; several tiles on the test preset, exact at every
+    level with NaN in unwritten on-chip lanes."""
     g = Graph()
-    x = g.input([6, 5])
-    module = g.b.build(g.op("gather", x, index_input(g, [3], 5, "int64"), axis=1))
+    module = g.b.build(*UB_CASES[name](g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    for level, outputs in levels.outputs.items():
+        for out in outputs:
+            assert not np.isnan(out).any(), f"{level}: NaN from an unwritten lane"
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, GATHER, "tile-kernels{platform=test}")
+    assert levels.splits(), "the test preset should split the gather into tiles"
+    ops = levels.counters.ops
+    assert "tile.get_value" not in ops
+    picks = ops.get("tile.vtake", 0) + ops.get("tile.vpick", 0)
+    assert picks >= 2, ops
+
+
+def test_a_short_row_gather_whose_table_slice_does_not_fit_ub_stays_on_the_host():
+    g = Graph()
+    x = g.input([2, 3000])
+    module = g.b.build(g.op("gather", x, index_input(g, [3], 3000, "int64"), axis=1))
     levels = run_levels(module, g.arrays, "test")
     assert_matches(levels, rtol=0, atol=0)
     (kernel,) = levels.tiled_kernels
     assert kernel.unit == "host"
-    assert kernel.reason is not None and "under 32 B" in kernel.reason
+    assert kernel.reason is not None and "do not fit UB" in kernel.reason
+
+
+def test_short_row_gather_cost_grows_with_the_table():
+    """The cycle model costs the UB gather from its tile ops: > 0, more for a larger table."""
+
+    def gather_rows(outer: int):
+        return lambda g: [g.op("gather", g.input([outer, 5]), g.ints([3, -1, 0]), axis=1)]
+
+    small, large = estimated_cycles(gather_rows(100)), estimated_cycles(gather_rows(1000))
+    assert 0 < small < large
 
 
 @pytest.mark.parametrize("executor", ["interpret", "fast"])

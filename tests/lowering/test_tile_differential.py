@@ -181,6 +181,17 @@ def assert_units(kernels: list[KernelInfo], expected: dict[str, str], level: str
         raise UnitMismatch(f"after {level}: " + "; ".join(problems))
 
 
+def estimated_cycles(build: Callable[[Graph], Sequence[SSAValue]], platform: str = "test") -> float:
+    """The cycle model's total over the kernels of ``build``'s graph, lowered for
+    ``platform`` (a strategy's cost: > 0, and growing with the work)."""
+    from tilegraph.cost_model.cycles import simulate_module
+
+    g = Graph()
+    module = g.b.build(*build(g))
+    levels = run_levels(module, g.arrays, platform)
+    return sum(k.cycles for k in simulate_module(levels.module).kernels)
+
+
 def assert_tiled(module: ModuleOp) -> None:
     """Tiled kernels keep no graph op and record their tile count; host ones keep theirs."""
     for fn in module.ops:
@@ -588,6 +599,10 @@ POOLS = {
     "avg_pool_include_pad": ("avg_pool", [1, 20, 9, 10], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
     "avg_pool_ceil": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
     "avg_pool_ceil_include_pad": ("avg_pool", [1, 18, 10, 11], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1}),
+    # a ceil_mode window far larger than the image (efficientnet's AvgPool2d(1280) over 5x5):
+    # the taps that only see padding are cut, so the window fits UB
+    "avg_pool_window_past_image": ("avg_pool", [2, 16, 5, 5], {"kernel_shape": [1280, 1280], "strides": [1280, 1280], "ceil_mode": 1, "count_include_pad": 1}),
+    "max_pool_window_past_image": ("max_pool", [2, 16, 5, 7], {"kernel_shape": [600, 600], "strides": [600, 600], "ceil_mode": 1}),
 }  # fmt: skip
 WIDE_POOLS = {
     # After a convolution (NC1HWC0, 16 lanes of 4 B) rows wider than the test preset's UB

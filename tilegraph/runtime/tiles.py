@@ -16,19 +16,21 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
 from tilegraph.dialects.entry import entry_function
+from tilegraph.dialects.graph.provenance import nodes_text, onnx_nodes
 from tilegraph.dialects.layout_storage import storage_array
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.lowering.analysis.kernel_attrs import SIGNATURE_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 from tilegraph.passes.registry import plugin_interpreter_functions
 from tilegraph.runtime.boundary import interface_value
-from tilegraph.runtime.interpreter import GraphFunctions, LayoutFunctions
+from tilegraph.runtime.errors import is_internal, plain_words
+from tilegraph.runtime.interpreter import GraphFunctions, KernelError, LayoutFunctions
 from tilegraph.runtime.reference import check_inputs
 from tilegraph.runtime.region_runner import TileInterpreter
 from tilegraph.runtime.tile_interpreter import (
@@ -139,3 +141,28 @@ def run_tiles(
         else:
             results = fast_module(module, batch).run(fn.sym_name.data, args, counters)
     return [interface_value(value, t) for value, t in zip(results, sig.outputs.data, strict=True)]
+
+
+def kernel_failure(module: ModuleOp, e: Exception) -> KernelError | None:
+    """A failure that input values cause inside a compiled tile kernel (an index out of
+    range in a gather), as a :class:`KernelError` naming the kernel's ONNX nodes and graph
+    ops; None for any other exception. The kernel is the innermost ``<tile:NAME>`` frame of
+    the traceback (the fast executor compiles each function under that file name)."""
+    if isinstance(e, KernelError) or is_internal(e):
+        return None
+    name, tb = None, e.__traceback__
+    while tb is not None:
+        file = tb.tb_frame.f_code.co_filename
+        if file.startswith("<tile:") and file.endswith(">"):
+            name = file[len("<tile:") : -1]
+        tb = tb.tb_next
+    kernel = next(
+        (f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None
+    )
+    if kernel is None:
+        return None
+    ops = kernel.attributes.get(OPS_ATTR)
+    what = ops.data if isinstance(ops, StringAttr) else f"kernel @{name}"
+    nodes = onnx_nodes(kernel.location)
+    label = f"{nodes_text(nodes)} ({what})" if nodes else what
+    return KernelError(f"{label}: {plain_words(e)}")

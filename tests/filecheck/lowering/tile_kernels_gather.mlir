@@ -73,15 +73,47 @@ func.func @gather_2(%in0: memref<2x9x16xf32, "GM">, %v1_out: memref<2x16xf32, "G
 
 // -----
 
-// ---- along the last axis the rows are single elements (4 B): one DMA each; it stays on
-// the host, with its reason.
-func.func @gather_3(%in0: memref<6x5xf32, "GM">, %in1: memref<3xi64, "GM">, %v1_out: memref<6x3xf32, "GM">) attributes {tile.kernel = "vector"} {
-  %in0_1 = tile.read %in0 : memref<6x5xf32, "GM"> -> !layout.tensor<6x5xf32>
+// ---- along the last axis the rows are single elements (4 B, under a DMA block): through
+// UB (tiling/gather_ub.py). The indices are loaded and broadcast once; per tile of 72 outer
+// rows (a ragged last one of 12: its load fills zeros past the table, its store is cut),
+// one load of the table slice, a vtake, one store.
+func.func @gather_3(%in0: memref<300x5xf32, "GM">, %in1: memref<3xi64, "GM">, %v1_out: memref<300x3xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %in0_1 = tile.read %in0 : memref<300x5xf32, "GM"> -> !layout.tensor<300x5xf32>
   %in1_1 = tile.read %in1 : memref<3xi64, "GM"> -> !layout.tensor<3xi64>
-  %v1 = graph.gather %in0_1, %in1_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<6x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<6x3xf32>
-  tile.write %v1 to %v1_out : !layout.tensor<6x3xf32> to memref<6x3xf32, "GM">
+  %v1 = graph.gather %in0_1, %in1_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<300x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<300x3xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<300x3xf32> to memref<300x3xf32, "GM">
   func.return
 }
 // CHECK-LABEL: func.func @gather_3(
-// CHECK-SAME:    tile.kernel = "host", tile.host_reason = "a gather whose rows are under 32 B (one DMA per element; a gather in UB is not built)"
-// CHECK:         graph.gather
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 5 : i64, tile.ops = "graph.gather"
+// CHECK-DAG:     %[[TABLE:.+]] = tile.alloc : memref<72x5x1xf32, "UB">
+// CHECK-DAG:     %[[ROWS:.+]] = tile.alloc : memref<72x3x1xf32, "UB">
+// CHECK-DAG:     %[[IDX:.+]] = tile.alloc : memref<1x3x1xi64, "UB">
+// CHECK-DAG:     %[[POS:.+]] = tile.alloc : memref<72x3x1xi64, "UB">
+// CHECK-NOT:     tile.get_value
+// CHECK:         tile.copy_flat %in1[%c0] to %[[IDX]][%c0] {count = 3 : i64}
+// CHECK-NEXT:    tile.vbrc %[[IDX]] to %[[POS]]
+// CHECK-NEXT:    scf.for %[[O:.+]] = %c0 to %c300 step %c72 {
+// CHECK-NEXT:      %[[SRC:.+]] = arith.muli %[[O]], %c5 : index
+// CHECK-NEXT:      tile.copy_flat %in0[%[[SRC]]] to %[[TABLE]][%c0] {count = 360 : i64}
+// CHECK-NEXT:      tile.vtake %[[TABLE]], %[[POS]] to %[[ROWS]] {axis = 1 : i64}
+// CHECK-NEXT:      %[[DST:.+]] = arith.muli %[[O]], %c3 : index
+// CHECK-NEXT:      tile.copy_flat %[[ROWS]][%c0] to %v1_out[%[[DST]]] {count = 216 : i64}
+// CHECK-NEXT:    } {tile.parallel}
+
+// -----
+
+// ---- a constant index along a last axis of size 1 (silero's state pick, [1, 40, 1]):
+// the picked positions are compile-time vpick tables; no index load.
+func.func @gather_4(%in0: memref<1x40x1xf32, "GM">, %v1_out: memref<1x40xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %v0 = graph.constant dense<0> : !layout.tensor<i64>
+  %in0_1 = tile.read %in0 : memref<1x40x1xf32, "GM"> -> !layout.tensor<1x40x1xf32>
+  %v1 = graph.gather %in0_1, %v0 {axis = 2, layout.kernel = "origin"} : (!layout.tensor<1x40x1xf32>, !layout.tensor<i64>) -> !layout.tensor<1x40xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<1x40xf32> to memref<1x40xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_4(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 1 : i64
+// CHECK:         tile.copy_flat %in0[%c0] to %[[T:.+]][%c0] {count = 40 : i64}
+// CHECK-NEXT:    tile.vpick %[[T]] to %[[R:.+]] {indices = array<i64: 0, 1, 2, {{.*}}, 39, 0, 0>}
+// CHECK-NEXT:    tile.copy_flat %[[R]][%c0] to %v1_out[%c0] {count = 40 : i64}

@@ -163,7 +163,7 @@ def op_label(op: Operation) -> str:
     ``graph.gather (%y)`` with its results' SSA names (or the bare op name)."""
     nodes = onnx_nodes(op.location)
     if nodes:
-        return f"{_nodes_text(nodes)} ({op.name})"
+        return f"{nodes_text(nodes)} ({op.name})"
     names = ", ".join(f"%{r.name_hint}" for r in op.results if r.name_hint)
     return f"{op.name} ({names})" if names else op.name
 
@@ -177,10 +177,11 @@ def value_label(value: SSAValue) -> str:
         return f"{name} (an argument)"
     nodes = onnx_nodes(owner.location)
     if nodes:
-        return f"{name} of {_nodes_text(nodes)} ({owner.name})"
+        return f"{name} of {nodes_text(nodes)} ({owner.name})"
     return f"{name} ({owner.name})"
 
 
-def _nodes_text(nodes: Sequence[str]) -> str:
+def nodes_text(nodes: Sequence[str]) -> str:
+    """``node 'A'`` or ``nodes 'A', 'B'``: ONNX node names as a message says them."""
     quoted = ", ".join(f"'{n}'" for n in nodes)
     return f"node {quoted}" if len(nodes) == 1 else f"nodes {quoted}"

@@ -14,6 +14,7 @@ from tilegraph.dialects.tile.vector_axis import (
     TopKOp,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
+from tilegraph.runtime.tile_interpreter.scalar import wrapped_index
 from tilegraph.runtime.tile_interpreter.vector import store_into
 
 
@@ -72,7 +73,10 @@ def take(op: TakeOp) -> Kernel:
     axis = int(op.axis.value.data)
 
     def run(src: np.ndarray, indices: np.ndarray, dst: np.ndarray) -> tuple[()]:
-        store_into(dst, np.take_along_axis(src, indices.astype(np.int64), axis=axis))
+        # the gather's positions: negative ones count from the end, others are an error
+        # (an IndexError naming no view axis: a gather's vtake works on its [O, n, inner] view)
+        where = wrapped_index(indices.astype(np.int64), src.shape[axis], op.name)
+        store_into(dst, np.take_along_axis(src, where, axis=axis))
         return ()
 
     return run

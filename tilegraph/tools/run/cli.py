@@ -69,6 +69,7 @@ from tilegraph.runtime.compiled import CompiledModel, compile
 from tilegraph.runtime.errors import plain_words
 from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
+from tilegraph.runtime.tiles import kernel_failure
 from tilegraph.target import PRECISIONS
 from tilegraph.tools.model_files import ModelFileError, load_module
 from tilegraph.tools.random_inputs import random_inputs
@@ -557,7 +558,13 @@ def _execute(
     label = f"running kernels ({args.executor})"
     with task(label, total=launches) as progress:
         counters = KernelProgress(progress, label) if reporting() else None
-        outputs = compiled.run(inputs, counters=counters)
+        try:
+            outputs = compiled.run(inputs, counters=counters)
+        except Exception as e:  # bad input values inside a kernel: name its nodes
+            failure = kernel_failure(compiled.module, e)
+            if failure is None:
+                raise
+            raise failure from e
         if counters is not None and counters.started:
             progress.advance(1)  # the last kernel is done too
     return outputs

@@ -4,7 +4,9 @@ Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rew
 its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
-(rows by index: scalar reads of the indices, a DMA per row), :mod:`.resize` (nearest
+(rows by index: scalar reads of the indices, a DMA per row; rows under 32 B through UB,
+:mod:`.gather_ub`), :mod:`.group_norm` (whole groups by flat copies, layer norm's
+program), :mod:`.resize` (nearest
 resize: DMA windows and an index-table gather), :mod:`.resize_taps` (linear and cubic
 resize: weighted taps along rows, then columns), :mod:`.scan` (cumulative sum / product
 with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with two
@@ -42,6 +44,7 @@ from xdsl.passes import ModulePass
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.nn import LrnOp
+from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.recurrent import RecurrentOp
@@ -73,6 +76,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
 )
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
+from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import matmul_base_block, parse_base_block
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
@@ -110,6 +114,8 @@ def _vector_strategy(body: KernelBody):
         return emit_reduction_kernel
     if isinstance(first, LrnOp):
         return emit_lrn_kernel
+    if isinstance(first, GroupNormOp):
+        return emit_group_norm_kernel
     if any(isinstance(op, ConcatOp) for op in body.ops):
         return emit_concat_kernel
     if any(isinstance(op, SHAPE_ONLY) for op in body.ops):

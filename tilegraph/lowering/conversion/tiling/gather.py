@@ -32,10 +32,13 @@ Compile-time indices (at most ``INLINE_CONSTANT_ELEMENTS`` of them are inlined i
 kernel body: a transformer's CLS-token pick ``hidden[:, 0]``) need no scalar reads: their
 row DMAs are unrolled with constant offsets.
 
-Stays on the host (the reason is reported): a row under 32 B (a gather along the last
-axis, or of a 1-D table: one DMA per element; GE gathers those in UB with ``vgather``, not
-built here), a table or run-time index tensor that is not a kernel input, tensors that are
-not row-major.
+A row under 32 B (a gather along the last axis, or of a 1-D table) would be one DMA per
+element: those go through UB instead (:mod:`.gather_ub`: the table slice in, a vector
+gather, the rows out), as GE's GatherV2 does.
+
+Stays on the host (the reason is reported): a table or run-time index tensor that is not a
+kernel input, tensors that are not row-major, a short-row gather whose table slice does
+not fit UB.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
 
 DMA_BLOCK_BYTES = 32
 """The DMA's unit and the alignment of a UB address it writes."""
@@ -85,11 +89,7 @@ def plan_gather(
     """The tiles of a gather of ``count`` indices (``ib`` bytes each) along ``axis`` of a
     ``data_shape`` tensor of ``eb``-byte elements in ``budget`` bytes of UB, or why none."""
     outer, inner = prod(data_shape[:axis]), prod(data_shape[axis + 1 :])
-    if inner * eb < DMA_BLOCK_BYTES:
-        return (
-            f"a gather whose rows are under {DMA_BLOCK_BYTES} B (one DMA per element; "
-            "a gather in UB is not built)"
-        )
+    assert inner * eb >= DMA_BLOCK_BYTES, "short rows gather through UB (.gather_ub)"
     if inner * eb + ib > budget:  # one row per tile, in chunks that divide it
         chunk = _largest_divisor(inner, (budget - ib) // eb)
         if chunk * eb < DMA_BLOCK_BYTES:
@@ -138,6 +138,10 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if count == 0 or prod(shape) == 0:
         return "a gather with an empty output"
     index_type = tensor_of(op.indices).element_type
+    if prod(shape[axis + 1 :]) * element_bytes(data_type.element_type) < DMA_BLOCK_BYTES:
+        return emit_ub_gather(
+            b, table, written, indices, shape, axis, count, data_type.element_type, index_type
+        )  # rows under a DMA block: through UB (:mod:`.gather_ub`)
     plan = plan_gather(
         shape,
         axis,

@@ -8,7 +8,8 @@ along) and on plain NCHW. When not even one output row of one channel block fits
 ``test`` preset's 8 KiB with a 112-pixel row), the width is cut as well: tiles of ``rows`` x
 ``cols`` output pixels whose window starts at input column ``ow·sw - pad_left`` (the load
 pads outside the image) and ``vpool`` is told the tile's first column (average pooling's
-divisor).
+divisor). Kernel offsets that see only the padding past the image (a ceil_mode window
+larger than the input) are dropped: they add nothing and no divisor counts them.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         c0 = chain.out_shape[-1]
         x_shape = (x_shape[0], -(-x_shape[1] // c0), x_shape[2], x_shape[3], c0)
     height, width = x_shape[2], x_shape[3]
-    kernel = pool.attr("kernel_shape")
-    axes = window(type(pool), pool.properties, [height, width], list(kernel))
+    axes = window(type(pool), pool.properties, [height, width], list(pool.attr("kernel_shape")))
+    # Taps that never reach the padded image (a ceil_mode window larger than the input:
+    # efficientnet's AvgPool2d(1280) over 5x5) add nothing and count for nothing: cut.
+    kernel = [a.reach() for a in axes]
     out_h, out_w = axes[0].out, axes[1].out
     assert isinstance(out_h, int) and isinstance(out_w, int)
     strides = (axes[0].stride, axes[1].stride)

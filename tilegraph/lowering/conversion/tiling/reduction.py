@@ -1,4 +1,6 @@
-"""Reductions on the vector unit: softmax, log-softmax, reduce_*, global pooling, layer norm.
+"""Reductions on the vector unit: softmax, log-softmax, reduce_*, global pooling, layer norm,
+instance norm (layer norm's program over the spatial axes, scale and bias per channel:
+:mod:`.norm_params`).
 
 A tile holds every reduced axis whole (and every dim after the split axis), so each tile
 reduces on its own: the split axis is chosen before the first reduced axis, as large as UB
@@ -19,7 +21,7 @@ from math import prod
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
-from tilegraph.dialects.graph.nn import LogSoftmaxOp, SoftmaxOp
+from tilegraph.dialects.graph.nn import InstanceNormOp, LogSoftmaxOp, SoftmaxOp
 from tilegraph.dialects.graph.normalization import LayerNormOp
 from tilegraph.dialects.graph.operand_values import runtime_ints
 from tilegraph.dialects.graph.pooling import GlobalAvgPoolOp, GlobalMaxPoolOp
@@ -48,6 +50,7 @@ from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
+from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_tile_shape
 from tilegraph.lowering.conversion.tiling.reduction_chunks import (
     Chunked,
     chunk_bytes,
@@ -83,6 +86,8 @@ class Reduction:
     full: int = 0
     kept: int = 0
     keepdims: bool = True
+    per_channel: bool = False
+    """Scale and bias per channel (instance norm), not per trailing element (layer norm)."""
 
 
 def _u(b: KernelBuilder, name: str, src: SSAValue, dst: SSAValue) -> None:
@@ -132,7 +137,10 @@ def _simple(kind: str, pre: str | None = None, post: str | None = None, mean=Fal
     return program
 
 
-def _layer_norm(epsilon: float, count: int) -> Program:
+def layer_norm_program(epsilon: float, count: int) -> Program:
+    """``(x - mean) * rsqrt(var + epsilon) * scale (+ bias)`` over ``axes`` of the tile
+    (``count`` elements each), the statistics in a kept-shaped scratch tile."""
+
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (centred, square), (stat,) = t.full, t.kept
         vreduce(b, "sum", t.x, stat, axes)
@@ -174,6 +182,8 @@ def reduction_of(op: GraphOp) -> Reduction | str:
     assert isinstance(x, TensorType)
     plain = x.storage_format == x.origin_format or x.storage_format == Format.ND
     rank = len(x.storage_shape)
+    if isinstance(op, InstanceNormOp):
+        return _instance_norm(op, x, plain)
     if isinstance(op, GlobalAvgPoolOp | GlobalMaxPoolOp):
         if not plain and x.storage_format != Format.NC1HWC0:
             return f"global pooling on {x.storage_format}"
@@ -193,7 +203,7 @@ def reduction_of(op: GraphOp) -> Reduction | str:
         count = prod(int(x.storage_shape[a]) for a in axes)
         epsilon = float(op.attr("epsilon"))
         chunked = Chunked("layer_norm", epsilon=epsilon)
-        return Reduction(axes, _layer_norm(epsilon, count), chunked, full=2, kept=1)
+        return Reduction(axes, layer_norm_program(epsilon, count), chunked, full=2, kept=1)
     if isinstance(op, ReduceOp):
         axes_value = op.operands[1] if len(op.operands) > 1 else None
         given = None
@@ -222,6 +232,19 @@ def reduction_of(op: GraphOp) -> Reduction | str:
     return f"no vector lowering for {op.name}"
 
 
+def _instance_norm(op: InstanceNormOp, x: TensorType, plain: bool) -> Reduction | str:
+    """Layer norm's program over the spatial axes (H, W of NC1HWC0, whose C0 lanes are
+    channels: each lane its own statistics), with a per-channel scale and bias."""
+    if not plain and x.storage_format != Format.NC1HWC0:
+        return f"{op.name} on a {x.storage_format} tensor"
+    axes = tuple(range(2, len(x.storage_shape) if plain else 4))
+    count = prod(int(x.storage_shape[a]) for a in axes)
+    epsilon = float(op.attr("epsilon"))
+    chunked = Chunked("layer_norm", epsilon=epsilon, per_channel=True)
+    program = layer_norm_program(epsilon, count)
+    return Reduction(axes, program, chunked, full=2, kept=1, per_channel=True)
+
+
 def _log_sum_exp_program(keepdims: bool) -> Program:
     def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
         (shifted,), (red, total) = t.full, t.kept
@@ -237,7 +260,8 @@ def _log_sum_exp_program(keepdims: bool) -> Program:
 
 
 REDUCTION_OPS = (
-    SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp, GlobalMaxPoolOp, ReduceOp,
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, InstanceNormOp, GlobalAvgPoolOp, GlobalMaxPoolOp,
+    ReduceOp,
 )  # fmt: skip
 
 
@@ -254,11 +278,11 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if x_arg is None or value is not op.results[0]:
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
-    if isinstance(op, LayerNormOp):
+    if isinstance(op, LayerNormOp | InstanceNormOp):
         for p in op.operands[1:]:
             arg = body.source(p)
             if arg is None:
-                return "layer norm parameters computed inside the kernel"
+                return "normalisation parameters computed inside the kernel"
             params.append(arg)
     x_shape = memref_shape(x_arg)
     x_type = op.operands[0].type
@@ -272,15 +296,14 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return [1 if i in spec.axes else d for i, d in enumerate(tile)]
 
     def out_shape(tile: Sequence[int]) -> list[int]:
-        if isinstance(op, SoftmaxOp | LogSoftmaxOp | LayerNormOp):
+        if isinstance(op, SoftmaxOp | LogSoftmaxOp | LayerNormOp | InstanceNormOp):
             return list(tile)
         if spec.keepdims:
             return kept_shape(tile)
         return [d for i, d in enumerate(tile) if i not in spec.axes]
 
     def param_shape(arg: SSAValue, tile: Sequence[int]) -> list[int]:
-        shape = memref_shape(arg)
-        return list(tile[len(tile) - len(shape) :])
+        return param_tile_shape(memref_shape(arg), tile, spec.per_channel)
 
     def ub_bytes(tile: Sequence[int]) -> int:
         sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
@@ -293,10 +316,10 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     plan = choose_tile(x_shape, ub_bytes, budget, whole_from=first_reduced)
     if plan is None:
         out_dropped = not spec.chunked.normalises and not spec.keepdims
-        ranks = [len(memref_shape(p)) for p in params]
+        shapes = [memref_shape(p) for p in params]
 
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
-            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, ranks)
+            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes)
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
@@ -320,12 +343,16 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     from tilegraph.dialects.tile import CopyOp
 
     zero = b.index(0)
-    for arg, t in zip(params, tiles.params, strict=True):
-        rank = len(memref_shape(arg))
-        b.add(CopyOp(arg, [zero] * rank, t, [zero] * rank))
+    if not spec.per_channel:  # the tile holds the normalised dims whole: load once
+        for arg, t in zip(params, tiles.params, strict=True):
+            rank = len(memref_shape(arg))
+            b.add(CopyOp(arg, [zero] * rank, t, [zero] * rank))
     stack, offsets = tile_loops(b, plan)
     with stack:
         b.add(CopyOp(x_arg, offsets, tiles.x, [zero] * len(offsets)))
+        if spec.per_channel:  # the tile's channels
+            for arg, t in zip(params, tiles.params, strict=True):
+                load_param(b, arg, t, offsets, True)
         spec.program(b, tiles, spec.axes)
         out_rank = len(memref_shape(out_arg))
         out_offsets = (

@@ -14,7 +14,8 @@ chunk (reduced dims kept as 1), as Ascend's reduce kernels do with a long reduce
   chunk raises the max (one read of the input instead of two); a second pass re-reads
   the chunks and writes ``exp(x - m) / s`` (``x - m - ln s``);
 * layer norm: three passes (mean; the sum of squared deviations from it, which is exact
-  where ``E[x^2] - mean^2`` cancels; the normalised output with its scale and bias chunks).
+  where ``E[x^2] - mean^2`` cancels; the normalised output with its scale and bias chunks);
+  instance norm is the same over the spatial axes, its scale and bias per channel.
 
 The last chunk along ``j`` may be ragged: its load fills the lanes past the tensor with the
 combine's identity (0, -inf, +inf or 1; -inf for the running max, so ``exp`` gives 0), so
@@ -38,6 +39,7 @@ from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import longest_fitting, store
+from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_tile_shape
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
 IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
@@ -74,6 +76,8 @@ class Chunked:
     post: str | None = None
     mean: bool = False
     epsilon: float = 0.0
+    per_channel: bool = False
+    """Layer norm's scale and bias per channel (instance norm; :mod:`.norm_params`)."""
 
     @property
     def full_scratch(self) -> int:
@@ -148,14 +152,14 @@ def chunk_bytes(
     chunk: Sequence[int],
     element_bytes: int,
     out_dropped: bool,
-    param_ranks: Sequence[int],
+    param_shapes: Sequence[Sequence[int]],
 ) -> int:
     """UB bytes of the chunked program's tiles for one chunk shape."""
     kept = [1 if i in plan_axes else d for i, d in enumerate(chunk)]
     sizes = [prod(chunk)] * (1 + spec.full_scratch) + [prod(kept)] * spec.kept_scratch
     if out_dropped:
         sizes.append(prod(kept))
-    sizes += [prod(chunk[len(chunk) - r :]) for r in param_ranks]
+    sizes += [prod(param_tile_shape(p, chunk, spec.per_channel)) for p in param_shapes]
     return sum(aligned_bytes(b.hw, "UB", n * element_bytes) for n in sizes)
 
 
@@ -240,7 +244,10 @@ def emit_chunked_reduction(
         dropped = b.buffer(shape, element, "UB", "out_ub")
     param_tiles = [
         b.buffer(
-            plan.tile_shape()[len(plan.shape) - len(memref_shape(p)) :], element, "UB", "param_ub"
+            param_tile_shape(memref_shape(p), plan.tile_shape(), spec.per_channel),
+            element,
+            "UB",
+            "param_ub",
         )
         for p in params
     ]
@@ -350,11 +357,15 @@ def _layer_norm(
     e.scalar("vmuls", var, 1.0 / count, var)
     e.scalar("vadds", var, spec.epsilon, var)
     e.unary("vrsqrt", var, var)
-    zero = b.index(0)
+    if spec.per_channel:  # one channel's scale and bias serve all its chunks: load once
+        zero = b.index(0)
+        channel = [k.outer.get(d, zero) for d in range(len(k.plan.shape))]
+        for p, tile in zip(params, param_tiles, strict=True):
+            load_param(b, p, tile, channel, True)
     with k.chunks(0.0) as offsets:
         for p, tile in zip(params, param_tiles, strict=True):
-            rank = len(memref_shape(p))
-            b.add(CopyOp(p, offsets[len(offsets) - rank :], tile, [zero] * rank))
+            if not spec.per_channel:
+                load_param(b, p, tile, offsets, False)
         e.binary("vsub", k.x, mean, centred)
         e.binary("vmul", centred, var, centred)
         for tile, name in zip(param_tiles, ("vmul", "vadd"), strict=False):
