@@ -9,7 +9,9 @@ table = load_script("zoo_kernels")
 
 
 def test_a_row_counts_kernels_estimates_and_compares_with_onnxruntime():
-    row = dict(zip(table.HEADER, table.model_row(MODELS["small_cnn"], repeat=1, threads=1)))
+    row = dict(
+        zip(table.HEADER, table.model_row(MODELS["small_cnn"], repeat=1, threads=1), strict=True)
+    )
     assert row["model"] == "small_cnn"
     # small_cnn: three convolutions on the cube and their neighbours on the vector cores
     assert int(row["cube"]) == 3 and int(row["host"]) == 0 and row["host ops"] == "0"
