@@ -279,18 +279,32 @@ VERIFY_PASSES = ("verify-sync",)
 (``verify-sync``: the pipe-queue checker on every kernel)."""
 
 
-def lowering_pipeline(platform: str = "", precision: str = "", verify_sync: bool = True) -> str:
+def lowering_pipeline(
+    platform: str = "", precision: str = "", verify_sync: bool = True, tune_db: str = ""
+) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
     :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
-    sufficient (:data:`VERIFY_PASSES`)."""
+    sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
+    ``apply-tuning`` writes on the kernels before they are tiled."""
     options = " ".join(
         f"{key}={value}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
-    tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
-    return ",".join((tiling, *NPU_PASSES, *(VERIFY_PASSES if verify_sync else ())))
+    apply = (f"apply-tuning{{db={quoted_option(tune_db)}}}",) if tune_db else ()
+    tiling = ("tile-kernels" + (f"{{{options}}}" if options else ""),)
+    return ",".join(
+        ("lower-graph-to-kernels", *apply, *tiling, *NPU_PASSES)
+        + (VERIFY_PASSES if verify_sync else ())
+    )
+
+
+def quoted_option(value: str) -> str:
+    """``value`` as a pass option in a pipeline string (quoted: a path may hold spaces,
+    commas or braces)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
 
 
 SMALL_CHANNEL_PASSES = ("O2", "format", "select-storage-format")
