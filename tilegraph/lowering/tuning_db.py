@@ -93,8 +93,16 @@ def point_text(point: Mapping[str, ParamValue]) -> str:
 
 
 def _preset_text(hw: HardwareModel) -> str:
-    fields = dataclasses.asdict(hw)
-    return json.dumps(fields, sort_keys=True, default=str)
+    fields = {f.name: getattr(hw, f.name) for f in dataclasses.fields(hw)}
+    return json.dumps(fields, sort_keys=True, default=_field_text)
+
+
+def _field_text(value: object) -> object:
+    """A preset field JSON has no form for (a mapping proxy, a nested preset): its items
+    or its text."""
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    return repr(value)
 
 
 def normalised_kernel_text(fn: func.FuncOp) -> str:
@@ -243,6 +251,14 @@ class TuningDatabase:
         """The scored graph-level choices of a model, by their JSON text."""
         rows = self._db.execute("SELECT options, us FROM graphs WHERE key = ?", (key,))
         return {options: float(us) for options, us in rows.fetchall()}
+
+    def best_graph(self, key: str) -> str | None:
+        """The best graph-level pipeline recorded for a model (ties: plain ``O2``)."""
+        known = self.graph_results(key)
+        if not known:
+            return None
+        best = min(known, key=lambda text: (known[text], json.loads(text)["pipeline"] != "O2"))
+        return str(json.loads(best)["pipeline"])
 
     def kernel_count(self) -> int:
         (count,) = self._db.execute("SELECT COUNT(*) FROM kernels").fetchone()
