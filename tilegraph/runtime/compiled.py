@@ -143,6 +143,7 @@ def _bound_on_call(
     precision: str,
     executor: str,
     verify_sync: bool,
+    tune_db: str | Path | None,
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
@@ -171,6 +172,7 @@ def _bound_on_call(
         precision=precision,
         executor=executor,
         verify_sync=verify_sync,
+        tune_db=tune_db,
     )
     placeholder = module or ModuleOp([])
     return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
@@ -204,6 +206,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     reference_fallback: bool = False,
     verify_sync: bool = True,
     small_channel: bool = False,
+    tune_db: str | Path | None = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
@@ -214,7 +217,11 @@ def compile(  # noqa: A001 - the public name the design gives it
     lowering, ``verify-sync`` (the pipe-queue checker on every kernel). ``small_channel``
     is ATC's ``--enable_small_channel=1``: the pipeline's storage-format selection gives
     convolutions of at most 4 input channels the C04 layouts (the pipeline must select
-    storage formats: O2, ``format`` or ``select-storage-format``)."""
+    storage formats: O2, ``format`` or ``select-storage-format``). ``tune_db``: a tuning
+    database (``tilegraph-tune``; it must exist): its best points are written on the kernels
+    it knows before they are tiled (``apply-tuning``), and when ``pipeline`` is ``"O2"``
+    the graph-level choice it holds for this model replaces it (see
+    :mod:`tilegraph.lowering.tuning_db`)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline, with_small_channel
@@ -234,7 +241,9 @@ def compile(  # noqa: A001 - the public name the design gives it
     if executor not in EXECUTORS:
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
-        deferred = _bound_on_call(model, pipeline, platform, precision, executor, verify_sync)
+        deferred = _bound_on_call(
+            model, pipeline, platform, precision, executor, verify_sync, tune_db
+        )
         if deferred is not None:
             return deferred
     module = load_model(model)
@@ -245,6 +254,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(str(e)) from None
     if entry is not None:
         set_entry(module, entry)
+    if tune_db is not None:
+        pipeline = _tuned_pipeline(module, pipeline, tune_db)
     ctx = make_context()
     if pipeline:
         with hooks.stage("passes", module):
@@ -258,7 +269,10 @@ def compile(  # noqa: A001 - the public name the design gives it
 
         try:
             with hooks.stage("lowering", module):
-                run_pipeline(lowering_pipeline(verify_sync=verify_sync), ctx, module)
+                lowering = lowering_pipeline(
+                    verify_sync=verify_sync, tune_db=str(tune_db) if tune_db else ""
+                )
+                run_pipeline(lowering, ctx, module)
         except LoweringError as e:
             if not reference_fallback:
                 raise CompileError(f"cannot lower to tiles: {e}") from None
@@ -267,3 +281,18 @@ def compile(  # noqa: A001 - the public name the design gives it
             )
         kernels = kernel_report(module)
     return CompiledModel(module, target, executor, names_in, names_out, kernels)
+
+
+def _tuned_pipeline(module: ModuleOp, pipeline: str, tune_db: str | Path) -> str:
+    """``pipeline``, or for ``"O2"`` the graph-level choice the database holds for this
+    model; a missing or unreadable database is a :class:`CompileError`."""
+    from tilegraph.lowering.tuning_db import TuningDatabase, TuningDatabaseError, graph_key
+
+    try:
+        with TuningDatabase(tune_db, create=False) as db:
+            if pipeline != "O2":
+                return pipeline
+            target = target_of(module)
+            return db.best_graph(graph_key(str(module), target.hw, target.precision)) or pipeline
+    except TuningDatabaseError as e:
+        raise CompileError(str(e)) from None
