@@ -28,7 +28,7 @@ from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime.compiled import CompileError
 from tilegraph.search.tune import load_static, macro_kernels
 
-POINT = {"matmul.k1": 1, "matmul.m1": 1, "matmul.n1": 2}
+POINT: dict[str, int | bool | str] = {"matmul.k1": 1, "matmul.m1": 1, "matmul.n1": 2}
 
 
 def _kernels(path: str):
@@ -70,7 +70,7 @@ def test_the_best_does_not_depend_on_arrival_order(tmp_path):
                 db.record("k", candidate)
             db.record("k", Candidate({"a": 4}, None, "too big"))
             best.append(db.best("k"))
-            assert db.candidates("k")[ '{"a": 4}'].infeasible == "too big"
+            assert db.candidates("k")['{"a": 4}'].infeasible == "too big"
     assert best[0] == best[1] == ({"a": 2}, 3.0)
 
 

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from xdsl.dialects import func
 
 from tilegraph.cost_model.cycles import CycleModelOptions, simulate_module
 from tilegraph.lowering.tuning_db import TuningDatabase

@@ -196,8 +196,7 @@ class TuningDatabase:
         """Register a kernel (no-op when known): what it is, and its default point."""
         with self._db:
             self._db.execute(
-                "INSERT OR IGNORE INTO kernels (key, description, default_point) "
-                "VALUES (?, ?, ?)",
+                "INSERT OR IGNORE INTO kernels (key, description, default_point) VALUES (?, ?, ?)",
                 (key, description, point_text(default)),
             )
 

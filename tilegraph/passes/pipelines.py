@@ -331,7 +331,6 @@ def quoted_option(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-
 SMALL_CHANNEL_PASSES = ("O2", "format", "select-storage-format")
 """The passes that take the ``small-channel`` option (they select storage formats)."""
 

@@ -73,9 +73,7 @@ class Score:
 def launches_of(module: ModuleOp, name: str) -> list[LaunchOp]:
     """The launches of kernel ``name`` in ``module``, in program order."""
     return [
-        op
-        for op in module.walk()
-        if isinstance(op, LaunchOp) and op.callee.string_value() == name
+        op for op in module.walk() if isinstance(op, LaunchOp) and op.callee.string_value() == name
     ]
 
 
@@ -119,9 +117,7 @@ def score_module(
 ) -> Score:
     """Lower a kernel's module (:func:`kernel_module`; changed in place) at ``point`` and
     score it (see the module docstring)."""
-    fn = next(
-        f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == kernel
-    )
+    fn = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == kernel)
     was_host = kernel_unit(fn) == "host"
     set_kernel_params(fn, point)
     try:

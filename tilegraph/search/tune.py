@@ -302,9 +302,7 @@ def tune_kernels(
     while any(k.pending for k in distinct.values()):
         _generation(list(distinct.values()), db, options, progress, counts, best_total)
         for kernel in distinct.values():
-            kernel.pending = (
-                kernel.search.next(kernel.scored) if kernel.search is not None else []
-            )
+            kernel.pending = kernel.search.next(kernel.scored) if kernel.search is not None else []
     results = []
     points: dict[str, Point] = {}
     for fn, key in instances:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -71,9 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--precision", choices=PRECISIONS, default="", help="the cube's input type")
     ap.add_argument("--db", metavar="FILE", help=f"tuning database (default {default_db_path()})")
     ap.add_argument("--budget", type=int, default=64, help="candidates per kernel (64)")
-    where = ap.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=1, help="local worker processes (1)")
-    where.add_argument(
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes (1), or a local Ray's CPUs with --ray (all cores)",
+    )
+    ap.add_argument(
         "--ray",
         nargs="?",
         const="",
@@ -143,6 +148,8 @@ def tune(args: argparse.Namespace) -> dict[str, Any]:
 
     if not Path(args.model).is_file():
         raise TuneError(f"{args.model}: no such file")
+    if args.workers is None:
+        args.workers = (os.cpu_count() or 1) if args.ray == "" else 1
     options = TuneOptions(args.budget, args.seed, args.workers, args.ray)
     db_path = Path(args.db) if args.db else default_db_path()
     started = time.perf_counter()
@@ -276,8 +283,6 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(error_message(e), file=sys.stderr)
         return 1
     except Exception as e:
-        import os
-
         if os.environ.get("TILEGRAPH_DEBUG"):
             raise
         print(error_message(e), file=sys.stderr)
