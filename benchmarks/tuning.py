@@ -56,7 +56,7 @@ def tune(model: Path, extra: tuple[str, ...], db: Path, budget: int, where: tupl
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--budget", type=int, default=32)
     ap.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
     args = ap.parse_args()
