@@ -13,7 +13,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dev,plot]'
+	$(PY) -m pip install --quiet -e '.[test,dev,plot,distributed]'
 	@touch $(STAMP)
 
 # The tutorial's example plugin (docs/tutorial-writing-a-pass.md), installed for `make test`

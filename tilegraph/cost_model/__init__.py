@@ -8,3 +8,12 @@ Layer: beside passes and lowering (``multi-buffer`` ranks its candidates by thei
 costs, and the cycle model reads lowering's buffer analyses); the runtime and the tools
 read the results. See docs/cycle-model.md.
 """
+
+COST_MODEL_VERSION = 1
+"""The cycle model's version, part of every tuning database key
+(:mod:`tilegraph.lowering.tuning_db`): results scored by another version are not reused.
+
+Bump rule: add one whenever a change makes the cycle model score any lowered kernel
+differently (a tile op's cost, the pipes' ordering, GM sharing or L2 reuse, launch or
+scheduling costs, the host model) — a change that could reorder two candidates. Changes
+that only add reporting (new fields, traces, text) do not bump it."""

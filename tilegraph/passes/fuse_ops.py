@@ -1,4 +1,4 @@
-"""``fuse-ops{platform=... max-ops=64}``: group ops into fused kernels.
+"""``fuse-ops{platform=... max-ops=64 ub-percent=100}``: group ops into fused kernels.
 
 Each group becomes one ``graph.fused`` op (:mod:`tilegraph.dialects.graph.fused`) whose body
 holds the grouped ops; a lone op stays as it is (it is its own kernel).
@@ -60,7 +60,8 @@ from or writes to global memory holds two tile buffers (ping-pong), and the inte
 hold one each while live; a tile is the tensor itself when smaller than
 :func:`vector_tile_bytes`. A cube anchor (conv, matmul) runs on L0/L1, and so do the
 conversions that load its operands; its result tile is an input of the vector part.
-``max-ops`` bounds a group's size.
+``max-ops`` bounds a group's size; ``ub-percent`` lowers the UB budget of the working set
+(a graph-level choice ``tilegraph-tune`` searches).
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
@@ -270,6 +271,8 @@ class _Fuser:
     hw: HardwareModel
     max_ops: int
     stats: PassStatistics
+    ub_budget: int
+    """Bytes a group's working set may take (the preset's UB unless told less)."""
     position: dict[Operation, int] = field(default_factory=dict)
 
     sizes: dict[SSAValue, int | None] = field(default_factory=dict)
@@ -341,7 +344,7 @@ class _Fuser:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
             frontier.discard(best)
-            if self.working_set(group.members | {best}, root) > self.hw.ub_bytes:
+            if self.working_set(group.members | {best}, root) > self.ub_budget:
                 self.stats.add("rejected-working-set")
                 continue
             self.join(best, group)
@@ -518,17 +521,21 @@ class FuseOpsPass(ModulePass):
     platform: str = ""
     """Preset name; empty: the module's target (:mod:`tilegraph.target`)."""
     max_ops: int = 64
+    ub_percent: int = 100
+    """The UB budget of a group's working set, in percent of the preset's UB."""
 
     def __post_init__(self) -> None:
         if self.platform:
             hardware_preset(self.platform)
         if self.max_ops < 1:
             raise ValueError(f"fuse-ops: max-ops must be at least 1, got {self.max_ops}")
+        if not 1 <= self.ub_percent <= 100:
+            raise ValueError(f"fuse-ops: ub-percent must be in 1..100, got {self.ub_percent}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         hw = pin_target(op, f"pass '{self.name}'", self.platform).hw
-        fuser = _Fuser(hw, self.max_ops, stats)
+        fuser = _Fuser(hw, self.max_ops, stats, hw.ub_bytes * self.ub_percent // 100)
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]

@@ -203,6 +203,9 @@ class O1Pipeline(PipelinePass):
     name = "O1"
 
     max_rounds: int = 4
+    disable: str = ""
+    """Rules of ``algebraic-simplify`` not to run (its ``disable`` option, e.g.
+    ``combine-parallel``; a graph-level choice ``tilegraph-tune`` searches)."""
 
     def __post_init__(self) -> None:
         if self.max_rounds < 1:
@@ -212,9 +215,14 @@ class O1Pipeline(PipelinePass):
         from tilegraph.passes.fingerprint import module_fingerprint  # imports the dialects
 
         stats = start_pass(self.name)
+        spec = SIMPLIFY_ROUND
+        if self.disable:
+            spec = spec.replace(
+                "algebraic-simplify", f"algebraic-simplify{{disable={self.disable}}}"
+            )
         for _ in range(self.max_rounds):
             before = module_fingerprint(op)
-            run_pipeline(SIMPLIFY_ROUND, ctx, op)
+            run_pipeline(spec, ctx, op)
             stats.add("rounds")
             if module_fingerprint(op) == before:
                 return
@@ -227,16 +235,33 @@ class O2Pipeline(NamedPipeline):
     int8 cube ops, before constant folding dequantises their weights), O1, then the format
     engine with GE's strategy, then fuse-ops.
 
-    ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``."""
+    ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``.
+    The graph-level choices ``tilegraph-tune`` searches are options too: ``disable``
+    (rules O1 does not run, e.g. ``combine-parallel``), ``max-ops`` and ``ub-percent``
+    (``fuse-ops``'); their defaults are the heuristic's."""
 
     name = "O2"
     SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
     small_channel: bool = False
+    disable: str = ""
+    max_ops: int = 64
+    ub_percent: int = 100
 
     def spec(self) -> str:
-        if not self.small_channel:
-            return self.SPEC
-        return self.SPEC.replace("{strategy=ge}", "{strategy=ge small-channel=true}")
+        spec = self.SPEC
+        if self.small_channel:
+            spec = spec.replace("{strategy=ge}", "{strategy=ge small-channel=true}")
+        if self.disable:
+            spec = spec.replace(",O1,", f",O1{{disable={self.disable}}},")
+        fuse = " ".join(
+            f"{name}={value}"
+            for name, value, default in (
+                ("max-ops", self.max_ops, 64),
+                ("ub-percent", self.ub_percent, 100),
+            )
+            if value != default
+        )
+        return spec.replace("fuse-ops", f"fuse-ops{{{fuse}}}") if fuse else spec
 
 
 @register_pass
@@ -279,18 +304,31 @@ VERIFY_PASSES = ("verify-sync",)
 (``verify-sync``: the pipe-queue checker on every kernel)."""
 
 
-def lowering_pipeline(platform: str = "", precision: str = "", verify_sync: bool = True) -> str:
+def lowering_pipeline(
+    platform: str = "", precision: str = "", verify_sync: bool = True, tune_db: str = ""
+) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
     :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
-    sufficient (:data:`VERIFY_PASSES`)."""
+    sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
+    ``apply-tuning`` writes on the kernels before they are tiled."""
     options = " ".join(
         f"{key}={value}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
-    tiling = "lower-graph-to-kernels,tile-kernels" + (f"{{{options}}}" if options else "")
-    return ",".join((tiling, *NPU_PASSES, *(VERIFY_PASSES if verify_sync else ())))
+    apply = (f"apply-tuning{{db={quoted_option(tune_db)}}}",) if tune_db else ()
+    tiling = ("tile-kernels" + (f"{{{options}}}" if options else ""),)
+    return ",".join(
+        ("lower-graph-to-kernels", *apply, *tiling, *NPU_PASSES)
+        + (VERIFY_PASSES if verify_sync else ())
+    )
+
+
+def quoted_option(value: str) -> str:
+    """``value`` as a pass option in a pipeline string (quoted: a path may hold spaces,
+    commas or braces)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 SMALL_CHANNEL_PASSES = ("O2", "format", "select-storage-format")

@@ -146,6 +146,7 @@ def _bound_on_call(
     executor: str,
     verify_sync: bool,
     keep_dtype: KeepDtype = None,
+    tune_db: str | Path | None = None,
 ) -> CompiledModel | None:
     """A model compiled per call's inputs (see the module docstring) when its inputs are
     dynamic or it branches on them; None for a model that can be tiled as it is."""
@@ -175,6 +176,7 @@ def _bound_on_call(
         keep_dtype=keep_dtype,
         executor=executor,
         verify_sync=verify_sync,
+        tune_db=tune_db,
     )
     placeholder = module or ModuleOp([])
     return CompiledModel(placeholder, "tiles", executor, names_in, names_out, session=session)
@@ -209,6 +211,7 @@ def compile(  # noqa: A001 - the public name the design gives it
     verify_sync: bool = True,
     small_channel: bool = False,
     keep_dtype: KeepDtype = None,
+    tune_db: str | Path | None = None,
 ) -> CompiledModel:
     """Import (an ONNX file or model, an .mlir file, or a module), optimise with
     ``pipeline`` and prepare ``target``; see the module docstring. ``entry`` names the
@@ -223,7 +226,11 @@ def compile(  # noqa: A001 - the public name the design gives it
     ``--keep_dtype``: a keep-dtype file or its entries (node names, ``OpType::T``), ops that
     keep the model's float32 under ``force_fp16`` / ``allow_mix_precision*``; those
     precisions (and a keep-list) start the pipeline with ``apply-precision``
-    (``docs/precision.md``)."""
+    (``docs/precision.md``). ``tune_db``: a tuning
+    database (``tilegraph-tune``; it must exist): its best points are written on the kernels
+    it knows before they are tiled (``apply-tuning``), and when ``pipeline`` is ``"O2"``
+    the graph-level choice it holds for this model replaces it (see
+    :mod:`tilegraph.lowering.tuning_db`)."""
     from tilegraph.dialects.entry import entry_function, input_names, output_names, set_entry
     from tilegraph.passes.apply_precision import precision_prefix
     from tilegraph.passes.context import make_context
@@ -245,7 +252,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
         deferred = _bound_on_call(
-            model, pipeline, platform, precision, executor, verify_sync, keep_dtype
+            model, pipeline, platform, precision, executor, verify_sync,
+            keep_dtype=keep_dtype, tune_db=tune_db,
         )
         if deferred is not None:
             return deferred
@@ -257,6 +265,8 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(str(e)) from None
     if entry is not None:
         set_entry(module, entry)
+    if tune_db is not None:
+        pipeline = _tuned_pipeline(module, pipeline, tune_db)
     prefix = precision_prefix(target_of(module).precision, keep_dtype)
     pipeline = ",".join(p for p in (prefix, pipeline) if p)
     ctx = make_context()
@@ -272,7 +282,10 @@ def compile(  # noqa: A001 - the public name the design gives it
 
         try:
             with hooks.stage("lowering", module):
-                run_pipeline(lowering_pipeline(verify_sync=verify_sync), ctx, module)
+                lowering = lowering_pipeline(
+                    verify_sync=verify_sync, tune_db=str(tune_db) if tune_db else ""
+                )
+                run_pipeline(lowering, ctx, module)
         except LoweringError as e:
             if not reference_fallback:
                 raise CompileError(f"cannot lower to tiles: {e}") from None
@@ -281,3 +294,18 @@ def compile(  # noqa: A001 - the public name the design gives it
             )
         kernels = kernel_report(module)
     return CompiledModel(module, target, executor, names_in, names_out, kernels)
+
+
+def _tuned_pipeline(module: ModuleOp, pipeline: str, tune_db: str | Path) -> str:
+    """``pipeline``, or for ``"O2"`` the graph-level choice the database holds for this
+    model; a missing or unreadable database is a :class:`CompileError`."""
+    from tilegraph.lowering.tuning_db import TuningDatabase, TuningDatabaseError, graph_key
+
+    try:
+        with TuningDatabase(tune_db, create=False) as db:
+            if pipeline != "O2":
+                return pipeline
+            target = target_of(module)
+            return db.best_graph(graph_key(str(module), target.hw, target.precision)) or pipeline
+    except TuningDatabaseError as e:
+        raise CompileError(str(e)) from None

@@ -141,6 +141,7 @@ class Session:
         keep_dtype: KeepDtype = None,
         executor: str = "fast",
         verify_sync: bool = True,
+        tune_db: str | Path | None = None,
         specialize_zero_one: bool = True,
         cache_size: int = 8,
         log: Callable[[str], None] | None = None,
@@ -151,6 +152,8 @@ class Session:
             raise SessionError(f"unknown target {target!r}; choose from reference, tiles")
         if cache_size < 1:
             raise SessionError("cache_size must be at least 1")
+        if tune_db is not None and not Path(tune_db).is_file():
+            raise SessionError(f"tuning database {tune_db}: no such file")
         self.model = model
         self.pipeline = pipeline
         self.mode: Mode = cast(Mode, dynamic)
@@ -160,6 +163,8 @@ class Session:
         self.keep_dtype = keep_dtype
         self.executor = executor
         self.verify_sync = verify_sync
+        self.tune_db = tune_db
+        """A tuning database every tiled compile applies (``compile(tune_db=...)``)."""
         self.specialize_zero_one = specialize_zero_one
         self.cache_size = cache_size
         self.stats = SessionStats()
@@ -300,6 +305,7 @@ class Session:
                 keep_dtype=self.keep_dtype,
                 executor=self.executor,
                 verify_sync=self.verify_sync,
+                tune_db=self.tune_db,
             )
         self.stats.tilings += 1
         if observed:

@@ -3,6 +3,8 @@
 In the order the lowering pipeline runs them
 (:func:`tilegraph.passes.pipelines.lowering_pipeline`):
 
+* :mod:`.apply_tuning`: ``apply-tuning`` — before ``tile-kernels`` (when the pipeline is
+  given a tuning database): the database's best ``tile.params`` on the macro kernels;
 * :mod:`.multi_buffer`: ``multi-buffer`` — ping-pong slots for the buffers loaded in a loop;
 * :mod:`.plan_local_memory`: ``plan-local-memory`` — a byte address per on-chip buffer
   (and its checker);
@@ -23,6 +25,7 @@ nothing here imports :mod:`tilegraph.lowering.conversion`.
 """
 
 PASSES: dict[str, str] = {
+    "apply-tuning": ".apply_tuning:ApplyTuningPass",
     "inject-sync": ".inject_sync:InjectSyncPass",
     "multi-buffer": ".multi_buffer:MultiBufferPass",
     "plan-local-memory": ".plan_local_memory:PlanLocalMemoryPass",

@@ -9,6 +9,7 @@
     tilegraph-run model.onnx --profile 10 --trace t.json   # cycle model: table, Chrome trace
     tilegraph-run model.onnx --estimate --platform ascend310p --precision fp16
                                                    # the cycle model only: nothing runs
+    tilegraph-run model.onnx --tune-db tuning.sqlite --profile   # what tilegraph-tune found
 
 The model is compiled by :func:`tilegraph.compile` — optimised with ``-p`` (O2 when not
 given), lowered to kernels and tiled loops for ``--platform`` and run by the fast executor
@@ -65,7 +66,7 @@ from tilegraph.frontend.onnxruntime_oracle import (
 from tilegraph.passes.analysis import compute_op_count
 from tilegraph.passes.pipelines import with_small_channel
 from tilegraph.progress import reporting, task
-from tilegraph.runtime.compiled import CompiledModel, compile
+from tilegraph.runtime.compiled import CompiledModel, CompileError, compile
 from tilegraph.runtime.errors import plain_words
 from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
@@ -235,6 +236,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="ATC's --enable_small_channel=1: convolutions of at most 4 input channels (an "
         "image stem) take the C04 layouts (NC1HWC0_C04 data, FRACTAL_Z_C04 weights)",
     )
+    ap.add_argument(
+        "--tune-db",
+        metavar="FILE",
+        help="apply a tuning database (tilegraph-tune): its best tiling parameters on the "
+        "kernels it knows, and its graph-level choice when the pipeline is O2",
+    )
     args = ap.parse_args(argv)
     if not args.reference and not args.pipeline:
         args.pipeline = "O2"
@@ -273,6 +280,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 _USER_ERRORS = (
     RunError,
+    CompileError,
     ModelFileError,
     ReportError,
     InputError,
@@ -376,6 +384,7 @@ def _estimate(args: argparse.Namespace) -> dict[str, Any]:
         hooks=watch,
         reference_fallback=True,
         keep_dtype=args.keep_dtype,
+        tune_db=args.tune_db,
     )
     if compiled.not_lowered is not None:
         raise RunError(f"cannot estimate: not lowered to tiles: {compiled.not_lowered}")
@@ -432,6 +441,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         reference_fallback=True,
         verify_sync=args.verify_sync,
         keep_dtype=args.keep_dtype,
+        tune_db=args.tune_db,
     )
     times.update(watch.times)
     tiles: dict[str, Any] | None = None
