@@ -19,6 +19,7 @@ from tilegraph.search.accuracy import (
     search_keep_list,
 )
 from tilegraph.tools.tune.accuracy import main
+from tilegraph.tools.tune.cli import run as tune_run
 
 MODEL = Path(__file__).parent.parent / "data" / "precision" / "layernorm_overflow.onnx"
 TOLERANCE = 1e-2
@@ -70,8 +71,10 @@ def test_relative_error() -> None:
 
 
 def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # tilegraph-tune --objective accuracy: the tuner hands the other arguments to the search
     keep, figures = tmp_path / "keep.cfg", tmp_path / "acc.json"
-    assert main([str(MODEL), "--keep-dtype-out", str(keep), "--json", str(figures)]) == 0
+    argv = [str(MODEL), "--objective", "accuracy", "--keep-dtype-out", str(keep)]
+    assert tune_run([*argv, "--json", str(figures)]) == 0
     assert read_keep_dtype(keep) == ["ln/ReduceSum", "ln/Variance"]
     data = json.loads(figures.read_text())
     assert data["keep_size"] == 2 and data["error"]["keep"] <= TOLERANCE

@@ -54,8 +54,11 @@ from tilegraph.target import PRECISIONS
 from tilegraph.tools.run.cli import RunError, error_message
 from tilegraph.tools.run.progress import terminal_progress
 
-OBJECTIVES = ("speed",)
-"""What the tuner minimises (``--objective``): the cycle model's estimate."""
+OBJECTIVES = ("speed", "accuracy")
+"""What the tuner searches for (``--objective``): ``speed``, the cycle model's estimate
+(this module), or ``accuracy``, the ops a reduced precision must keep in float32
+(:mod:`tilegraph.tools.tune.accuracy`, with its own options: ``--objective accuracy
+--help``)."""
 
 
 class TuneError(ValueError):
@@ -88,7 +91,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--json", metavar="FILE", help="write the result as JSON")
     ap.add_argument("--seed", type=int, default=0, help="seed of the search and the inputs")
-    ap.add_argument("--objective", choices=OBJECTIVES, default="speed", help="what to minimise")
+    ap.add_argument(
+        "--objective",
+        choices=OBJECTIVES,
+        default="speed",
+        help="speed (default), or accuracy (options: --objective accuracy --help)",
+    )
     ap.add_argument(
         "--shape",
         action="append",
@@ -267,7 +275,21 @@ def print_report(report: Mapping[str, Any], kernels: Sequence[Mapping[str, Any]]
     )
 
 
+def _objective(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """``--objective``'s value and the other arguments."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--objective", choices=OBJECTIVES, default="speed")
+    known, rest = ap.parse_known_args(argv)
+    return known.objective, rest
+
+
 def run(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    objective, rest = _objective(argv)
+    if objective == "accuracy":
+        from tilegraph.tools.tune import accuracy
+
+        return accuracy.main(rest)
     args = _parser().parse_args(argv)
     try:
         with terminal_progress(args.quiet):
