@@ -12,6 +12,7 @@ that ``tilegraph.compile`` and ``tilegraph-run`` run after the graph pipeline.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -255,7 +256,7 @@ class FormatPipeline(PipelinePass):
     """ATC's small-channel mode, passed to ``select-storage-format``."""
 
     def spec(self) -> str:
-        platform = f" platform={self.platform}" if self.platform else ""
+        platform = f" platform={option_value(self.platform)}" if self.platform else ""
         small = " small-channel=true" if self.small_channel else ""
         select = (
             f"select-storage-format{{strategy={self.strategy}{platform} "
@@ -279,13 +280,20 @@ VERIFY_PASSES = ("verify-sync",)
 (``verify-sync``: the pipe-queue checker on every kernel)."""
 
 
+def option_value(value: str) -> str:
+    """``value`` as a pass option's value in a pipeline string: as it is when xDSL's lexer
+    reads it as one word, else quoted (a platform with what-if overrides,
+    ``"ascend910b:ub=256KiB,l1=1MiB"``: ``:``, ``=`` and ``,`` are syntax outside quotes)."""
+    return value if re.fullmatch(r"[A-Za-z0-9_.\-]+", value) else f'"{value}"'
+
+
 def lowering_pipeline(platform: str = "", precision: str = "", verify_sync: bool = True) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
     :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
     sufficient (:data:`VERIFY_PASSES`)."""
     options = " ".join(
-        f"{key}={value}"
+        f"{key}={option_value(value)}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
