@@ -12,6 +12,7 @@ stay plain fields so a study can override them with :func:`dataclasses.replace`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -270,7 +271,7 @@ OVERRIDE_KEYS: dict[str, str] = {
 """The keys a platform name may override, with what each means."""
 
 
-def _number(text: str, units: dict[str, float], default_unit: str, key: str) -> float:
+def _number(text: str, units: Mapping[str, float], default_unit: str, key: str) -> float:
     """``text`` as a number in ``default_unit`` units, its unit (case-insensitive) one of
     ``units`` or absent."""
     found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z/]*)\s*", text)
