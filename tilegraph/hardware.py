@@ -391,11 +391,14 @@ def _parsed_preset(name: str) -> HardwareModel:
         raise ValueError(f"platform '{name}': no overrides after '{OVERRIDE_SEPARATOR}'")
     hw = base
     spelled: dict[str, str] = {}
-    for key, text in parse_overrides(overrides).items():
-        changed, canonical = _apply_override(hw, key, text)
-        if changed != hw:
-            hw, spelled[key] = changed, canonical
-    _check_consistent(hw, set(spelled))
+    try:
+        for key, text in parse_overrides(overrides).items():
+            changed, canonical = _apply_override(hw, key, text)
+            if changed != hw:
+                hw, spelled[key] = changed, canonical
+        _check_consistent(hw, set(spelled))
+    except ValueError as e:  # say which platform name the override is in
+        raise ValueError(f"platform '{name}': {e}") from None
     if not spelled:
         return base
     items = ",".join(f"{key}={spelled[key]}" for key in sorted(spelled))
