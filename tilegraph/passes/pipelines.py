@@ -221,6 +221,19 @@ class O1Pipeline(PipelinePass):
                 return
 
 
+O2_SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
+"""What O2 runs."""
+
+
+def o2_with_strategy(strategy: str) -> str:
+    """O2 with ``strategy`` (naive, ge, optimal) selecting the storage formats: ``O2``
+    itself for GE's, the passes O2 runs otherwise (what a sweep over strategies compiles
+    with)."""
+    if strategy == "ge":
+        return "O2"
+    return O2_SPEC.replace("{strategy=ge}", f"{{strategy={option_value(strategy)}}}")
+
+
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
@@ -231,7 +244,7 @@ class O2Pipeline(NamedPipeline):
     ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``."""
 
     name = "O2"
-    SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
+    SPEC = O2_SPEC
     small_channel: bool = False
 
     def spec(self) -> str:
