@@ -128,3 +128,14 @@ def test_a_module_compiled_for_an_override_carries_it_and_uses_its_ub():
     # the cycle model reads the same preset: bigger tiles, fewer of them, less time
     assert simulate_module(bigger.module).platform == "test:ub=32KiB"
     assert simulate_module(bigger.module).total_us < simulate_module(small.module).total_us
+
+
+def test_a_pass_option_takes_a_quoted_name_with_overrides():
+    from tilegraph.frontend import load_onnx
+    from tilegraph.passes.context import make_context
+    from tilegraph.passes.pipelines import run_pipeline
+
+    module = load_onnx(relu_model((1, 8, 16, 16)))
+    run_pipeline('set-target{platform="test:UB=16kib"},O2', make_context(), module)
+    assert target_of(module).platform == "test:ub=16KiB"
+    assert target_of(module).hw.ub_bytes == 16 * KiB

@@ -179,3 +179,11 @@ def test_light_resnet50_gains_from_a_bigger_ub_on_910b():
     ]
     assert not any(c.error for c in cells)
     assert cells[1].total_us < cells[0].total_us
+
+
+@pytest.mark.slow
+def test_ray_gives_the_same_figures(swept, tiny):
+    pytest.importorskip("ray")
+    configs, cells = swept
+    on_ray = run_sweep(sweep_tasks([model_spec(tiny)], configs), workers=2, ray="")
+    assert [replace(c, compile_s=0.0) for c in on_ray] == [replace(c, compile_s=0.0) for c in cells]
