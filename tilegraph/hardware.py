@@ -11,7 +11,10 @@ stay plain fields so a study can override them with :func:`dataclasses.replace`.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Literal
 
@@ -223,8 +226,180 @@ DEFAULT_PRESET = "ascend910b"
 
 
 def hardware_preset(name: str = DEFAULT_PRESET) -> HardwareModel:
-    """The preset of a platform name (case-insensitive); ValueError names the valid ones."""
-    found = PRESETS.get(name.strip().lower())
+    """The preset of a platform name: a preset's name (case-insensitive), optionally with
+    what-if overrides after a colon, ``ascend910b:ub=256KiB,l1=1MiB`` (see
+    :data:`OVERRIDE_KEYS`). The result's ``name`` is the canonical spelling
+    (:func:`canonical_platform`). ValueError names the valid presets, or the override key at
+    fault and the valid keys. Parsed names are cached: the same name, the same object."""
+    return _parsed_preset(name.strip())
+
+
+def base_platform(name: str) -> str:
+    """The preset a platform name starts from: ``ascend910b:ub=256KiB`` -> ``ascend910b``
+    (what the format engine's C0 rules are chosen by; overrides do not change them)."""
+    return name.split(OVERRIDE_SEPARATOR, 1)[0].strip().lower()
+
+
+def canonical_platform(name: str) -> str:
+    """The one spelling of a platform name: the base preset in lower case, then the
+    overrides that change it, keys sorted, values in normalised units (``256KiB``,
+    ``2000GB/s``, ``1.5GHz``); an override equal to the base's value is dropped, so
+    ``ascend910b:ub=192KiB`` is ``ascend910b``."""
+    return hardware_preset(name).name
+
+
+# --- What-if overrides -------------------------------------------------------------------
+
+OVERRIDE_SEPARATOR = ":"
+"""Between the preset and its overrides; the overrides are ``KEY=VALUE`` joined by ``,``.
+A pass option takes such a name quoted: ``tile-kernels{platform="ascend910b:ub=256KiB"}``
+(xDSL's pipeline lexer reads ``:`` and ``,`` as syntax outside quotes)."""
+
+_SCOPE_KEYS = {"ub": "UB", "l1": "L1", "l0a": "L0A", "l0b": "L0B", "l0c": "L0C"}
+_BYTE_UNITS = {"b": 1, "kib": KiB, "mib": MiB, "gib": 1024 * MiB}
+_BANDWIDTH_UNITS = {"gb/s": 1.0, "tb/s": 1000.0}
+_CLOCK_UNITS = {"ghz": 1.0, "mhz": 0.001}
+
+OVERRIDE_KEYS: dict[str, str] = {
+    **{key: f"{scope} capacity in bytes (B, KiB, MiB)" for key, scope in _SCOPE_KEYS.items()},
+    "l2": "L2 cache in bytes (B, KiB, MiB, GiB; 0: none)",
+    "cube_cores": "cube cores (AIC), a positive count",
+    "vector_cores": "vector cores (AIV), a positive count",
+    "gm_bandwidth": "whole-chip GM bandwidth (GB/s, TB/s; a bare number is GB/s)",
+    "clock": "core clock (GHz, MHz; a bare number is GHz)",
+}
+"""The keys a platform name may override, with what each means."""
+
+
+def _number(text: str, units: Mapping[str, float], default_unit: str, key: str) -> float:
+    """``text`` as a number in ``default_unit`` units, its unit (case-insensitive) one of
+    ``units`` or absent."""
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z/]*)\s*", text)
     if found is None:
-        raise ValueError(f"unknown platform {name!r}; valid platforms: {', '.join(PRESETS)}")
+        raise ValueError(f"override '{key}': '{text}' is not a number with a unit")
+    unit = found.group(2).lower() or default_unit
+    if unit not in units:
+        spelled = ", ".join(_UNIT_SPELLING[u] for u in units)
+        raise ValueError(f"override '{key}': unknown unit '{found.group(2)}' (use {spelled})")
+    return float(found.group(1)) * units[unit]
+
+
+_UNIT_SPELLING = {
+    "b": "B",
+    "kib": "KiB",
+    "mib": "MiB",
+    "gib": "GiB",
+    "gb/s": "GB/s",
+    "tb/s": "TB/s",
+    "ghz": "GHz",
+    "mhz": "MHz",
+}
+
+
+def _bytes_text(n: int) -> str:
+    for unit in ("gib", "mib", "kib"):
+        if n and n % _BYTE_UNITS[unit] == 0:
+            return f"{n // _BYTE_UNITS[unit]}{_UNIT_SPELLING[unit]}"
+    return f"{n}B"
+
+
+def _float_text(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _apply_override(hw: HardwareModel, key: str, text: str) -> tuple[HardwareModel, str]:
+    """``hw`` with one override applied, and the override's value in canonical units."""
+    if key in _SCOPE_KEYS or key == "l2":
+        value = _number(text, _BYTE_UNITS, "b", key)
+        if value != int(value):
+            raise ValueError(f"override '{key}': {text} is not a whole number of bytes")
+        size = int(value)
+        if key == "l2":
+            if size < 0:
+                raise ValueError(f"override 'l2': must not be negative, got {text}")
+            return replace(hw, l2_bytes=size), _bytes_text(size)
+        scope = _SCOPE_KEYS[key]
+        align = hw.alignment[scope]
+        if size <= 0 or size % align:
+            raise ValueError(
+                f"override '{key}': {scope} must be a positive multiple of {align} B, got {text}"
+            )
+        buffers = MappingProxyType({**hw.buffer_bytes, scope: size})
+        return replace(hw, buffer_bytes=buffers), _bytes_text(size)
+    if key in ("cube_cores", "vector_cores"):
+        if not re.fullmatch(r"\s*[0-9]+\s*", text) or int(text) <= 0:
+            raise ValueError(f"override '{key}': must be a positive whole count, got '{text}'")
+        count = int(text)
+        return replace(hw, **{key: count}), str(count)
+    if key == "gm_bandwidth":
+        gbps = _number(text, _BANDWIDTH_UNITS, "gb/s", key)
+        if gbps <= 0:
+            raise ValueError(f"override 'gm_bandwidth': must be positive, got {text}")
+        return replace(hw, gm_bandwidth_gbps=gbps), f"{_float_text(gbps)}GB/s"
+    ghz = _number(text, _CLOCK_UNITS, "ghz", key)  # "clock", the last key
+    if ghz <= 0:
+        raise ValueError(f"override 'clock': must be positive, got {text}")
+    return replace(hw, clock_ghz=ghz), f"{_float_text(ghz)}GHz"
+
+
+def parse_overrides(text: str) -> dict[str, str]:
+    """``"ub=256KiB,l1=1MiB"`` -> ``{"ub": "256KiB", "l1": "1MiB"}`` (keys lower-case,
+    values as written); ValueError for a malformed item, an unknown or repeated key."""
+    found: dict[str, str] = {}
+    for item in text.split(","):
+        key, equals, value = item.partition("=")
+        key = key.strip().lower()
+        if not equals or not key or not value.strip():
+            raise ValueError(f"override '{item.strip()}' is not KEY=VALUE")
+        if key not in OVERRIDE_KEYS:
+            raise ValueError(
+                f"unknown override key '{key}'; valid keys: {', '.join(OVERRIDE_KEYS)}"
+            )
+        if key in found:
+            raise ValueError(f"override '{key}' is given twice")
+        found[key] = value.strip()
     return found
+
+
+def _check_consistent(hw: HardwareModel, keys: set[str]) -> None:
+    """What the overrides together must keep true (they are checked one by one first)."""
+    if hw.coupled and hw.cube_cores != hw.vector_cores and keys & {"cube_cores", "vector_cores"}:
+        raise ValueError(
+            f"overrides 'cube_cores' / 'vector_cores': {hw.name.split(OVERRIDE_SEPARATOR)[0]} "
+            f"couples cube and vector in one core, so the counts must be equal "
+            f"(got {hw.cube_cores} and {hw.vector_cores})"
+        )
+    if not hw.coupled and hw.vector_cores < hw.cube_cores:
+        raise ValueError(
+            f"overrides 'cube_cores' / 'vector_cores': a mix kernel pairs every cube core "
+            f"with a vector core, so vector_cores ({hw.vector_cores}) must be at least "
+            f"cube_cores ({hw.cube_cores})"
+        )
+
+
+@lru_cache(maxsize=256)
+def _parsed_preset(name: str) -> HardwareModel:
+    base_name, separator, overrides = name.partition(OVERRIDE_SEPARATOR)
+    base = PRESETS.get(base_name.strip().lower())
+    if base is None:
+        raise ValueError(
+            f"unknown platform {base_name.strip()!r}; valid platforms: {', '.join(PRESETS)}"
+        )
+    if not separator:
+        return base
+    if not overrides.strip():
+        raise ValueError(f"platform '{name}': no overrides after '{OVERRIDE_SEPARATOR}'")
+    hw = base
+    spelled: dict[str, str] = {}
+    try:
+        for key, text in parse_overrides(overrides).items():
+            changed, canonical = _apply_override(hw, key, text)
+            if changed != hw:
+                hw, spelled[key] = changed, canonical
+        _check_consistent(hw, set(spelled))
+    except ValueError as e:  # say which platform name the override is in
+        raise ValueError(f"platform '{name}': {e}") from None
+    if not spelled:
+        return base
+    items = ",".join(f"{key}={spelled[key]}" for key in sorted(spelled))
+    return replace(hw, name=f"{base.name}{OVERRIDE_SEPARATOR}{items}")

@@ -22,7 +22,7 @@ from weakref import WeakKeyDictionary
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Operation
 
-from tilegraph.hardware import DEFAULT_PRESET, PRESETS, HardwareModel, hardware_preset
+from tilegraph.hardware import DEFAULT_PRESET, HardwareModel, canonical_platform, hardware_preset
 
 TARGET_ATTR = "tilegraph.target"
 
@@ -86,7 +86,8 @@ class TargetError(ValueError):
 
 class Target(NamedTuple):
     platform: str
-    """Preset name (a key of :data:`tilegraph.hardware.PRESETS`)."""
+    """Preset name (a key of :data:`tilegraph.hardware.PRESETS`), perhaps with what-if
+    overrides (``ascend910b:ub=256KiB``), in its canonical spelling."""
     precision: str
 
     @property
@@ -118,11 +119,11 @@ def _recorded(module: ModuleOp) -> dict[str, str]:
         if not isinstance(value, StringAttr):
             raise TargetError(f"{TARGET_ATTR}: {key} must be a string")
         out[key] = value.data
-    if "platform" in out and out["platform"].lower() not in PRESETS:
-        raise TargetError(
-            f"{TARGET_ATTR}: unknown platform '{out['platform']}'; "
-            f"valid platforms: {', '.join(PRESETS)}"
-        )
+    if "platform" in out:  # a preset's name, perhaps with what-if overrides
+        try:
+            out["platform"] = canonical_platform(out["platform"])
+        except ValueError as e:
+            raise TargetError(f"{TARGET_ATTR}: {e}") from None
     if "precision" in out and out["precision"] not in PRECISIONS:
         raise TargetError(
             f"{TARGET_ATTR}: unknown precision '{out['precision']}'; "
@@ -136,7 +137,7 @@ def target_of(op: Operation) -> Target:
     module = _target_module(op)
     recorded = _recorded(module) if module is not None else {}
     return Target(
-        recorded.get("platform", DEFAULT_PRESET).lower(),
+        recorded.get("platform", DEFAULT_PRESET),
         recorded.get("precision", DEFAULT_PRECISION),
     )
 
@@ -157,9 +158,9 @@ def pin_target(
     """
     recorded = _recorded(module)
     current = target_of(module)
-    wanted = {"platform": platform.strip().lower(), "precision": precision.strip()}
-    if wanted["platform"]:
-        hardware_preset(wanted["platform"])  # ValueError naming the valid presets
+    wanted = {"platform": platform.strip(), "precision": precision.strip()}
+    if wanted["platform"]:  # ValueError naming the valid presets or override keys
+        wanted["platform"] = canonical_platform(wanted["platform"])
     if wanted["precision"] and wanted["precision"] not in PRECISIONS:
         raise TargetError(
             f"{by}: precision must be one of {', '.join(PRECISIONS)}, got '{wanted['precision']}'"
@@ -168,7 +169,7 @@ def pin_target(
     for key in _KEYS:
         value = wanted[key]
         if key in recorded:
-            if value and value != recorded[key].lower():
+            if value and value != recorded[key]:
                 raise TargetError(
                     f"{by}: {key} '{value}' differs from the module's target "
                     f"'{recorded[key]}' (set by {set_by(module, key)})"

@@ -83,6 +83,26 @@ def test_estimate_on_another_platform_and_precision(tmp_path, capsys, nothing_ru
     assert "kernels on ascend310p (fp16)" in out and "cycle model on ascend310p" in out
 
 
+def test_estimate_on_a_what_if_preset(tmp_path, capsys, nothing_runs):
+    report = tmp_path / "r.json"
+    args = [conv_model(tmp_path / "c.onnx"), "--estimate", "--no-format-report"]
+    # spelled loosely, reported canonically: the module's target carries the overrides
+    assert run([*args, "--platform", "ascend910b:UB=256kib,l1=1MiB", "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "cycle model on ascend910b:l1=1MiB,ub=256KiB" in out
+    assert json.loads(report.read_text())["cycles"]["platform"] == "ascend910b:l1=1MiB,ub=256KiB"
+
+
+def test_a_bad_override_is_one_line_and_a_failure(tmp_path, capsys, nothing_runs):
+    args = [conv_model(tmp_path / "c.onnx"), "--estimate", "--no-format-report"]
+    assert run([*args, "--platform", "ascend910b:ub=100"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "error: platform 'ascend910b:ub=100': override 'ub': UB must be a positive multiple "
+        "of 32 B, got 100"
+    )
+
+
 def test_launch_host_charges_the_host_launch_per_kernel(tmp_path, capsys):
     args = [conv_model(tmp_path / "c.onnx"), "--estimate", "--no-format-report"]
     assert run(args) == 0

@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 from tilegraph.formats.dtype import DType, parse_dtype
 from tilegraph.formats.format import FormatError
-from tilegraph.hardware import DEFAULT_PRESET
+from tilegraph.hardware import DEFAULT_PRESET, base_platform
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,13 @@ DEFAULT_PLATFORM = DEFAULT_PRESET
 
 
 def get_platform(platform: str | Platform = DEFAULT_PLATFORM) -> Platform:
-    """Return the Platform for a name (case-insensitive) or pass a Platform through."""
+    """Return the Platform for a name (case-insensitive) or pass a Platform through. A
+    hardware preset's what-if overrides (``ascend910b:ub=256KiB``) leave the C0 rules
+    alone: the base preset's name picks them."""
     if isinstance(platform, Platform):
         return platform
     if isinstance(platform, str):
-        found = PLATFORMS.get(platform.strip().lower())
+        found = PLATFORMS.get(base_platform(platform))
         if found is not None:
             return found
     raise FormatError(f"unknown platform {platform!r}; valid platforms: {', '.join(PLATFORMS)}")

@@ -12,6 +12,7 @@ that ``tilegraph.compile`` and ``tilegraph-run`` run after the graph pipeline.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -228,6 +229,19 @@ class O1Pipeline(PipelinePass):
                 return
 
 
+O2_SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
+"""What O2 runs."""
+
+
+def o2_with_strategy(strategy: str) -> str:
+    """O2 with ``strategy`` (naive, ge, optimal) selecting the storage formats: ``O2``
+    itself for GE's, the passes O2 runs otherwise (what a sweep over strategies compiles
+    with)."""
+    if strategy == "ge":
+        return "O2"
+    return O2_SPEC.replace("{strategy=ge}", f"{{strategy={option_value(strategy)}}}")
+
+
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
@@ -241,7 +255,7 @@ class O2Pipeline(NamedPipeline):
     (``fuse-ops``'); their defaults are the heuristic's."""
 
     name = "O2"
-    SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
+    SPEC = O2_SPEC
     small_channel: bool = False
     disable: str = ""
     max_ops: int = 64
@@ -280,7 +294,7 @@ class FormatPipeline(PipelinePass):
     """ATC's small-channel mode, passed to ``select-storage-format``."""
 
     def spec(self) -> str:
-        platform = f" platform={self.platform}" if self.platform else ""
+        platform = f" platform={option_value(self.platform)}" if self.platform else ""
         small = " small-channel=true" if self.small_channel else ""
         select = (
             f"select-storage-format{{strategy={self.strategy}{platform} "
@@ -304,6 +318,19 @@ VERIFY_PASSES = ("verify-sync",)
 (``verify-sync``: the pipe-queue checker on every kernel)."""
 
 
+def quoted_option(value: str) -> str:
+    """``value`` as a pass option in a pipeline string (quoted: a path may hold spaces,
+    commas or braces)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def option_value(value: str) -> str:
+    """``value`` as a pass option's value in a pipeline string: as it is when xDSL's lexer
+    reads it as one word, else quoted (a platform with what-if overrides,
+    ``"ascend910b:ub=256KiB,l1=1MiB"``: ``:``, ``=`` and ``,`` are syntax outside quotes)."""
+    return value if re.fullmatch(r"[A-Za-z0-9_.\-]+", value) else quoted_option(value)
+
+
 def lowering_pipeline(
     platform: str = "", precision: str = "", verify_sync: bool = True, tune_db: str = ""
 ) -> str:
@@ -313,7 +340,7 @@ def lowering_pipeline(
     sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
     ``apply-tuning`` writes on the kernels before they are tiled."""
     options = " ".join(
-        f"{key}={value}"
+        f"{key}={option_value(value)}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
@@ -323,12 +350,6 @@ def lowering_pipeline(
         ("lower-graph-to-kernels", *apply, *tiling, *NPU_PASSES)
         + (VERIFY_PASSES if verify_sync else ())
     )
-
-
-def quoted_option(value: str) -> str:
-    """``value`` as a pass option in a pipeline string (quoted: a path may hold spaces,
-    commas or braces)."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 SMALL_CHANNEL_PASSES = ("O2", "format", "select-storage-format")

@@ -33,6 +33,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from tilegraph.formats import PLATFORMS
+from tilegraph.hardware import base_platform, hardware_preset
 from tilegraph.passes.layout_plan import LayoutPlanner, commit_choice
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.storage import ge, naive
@@ -67,11 +68,16 @@ class SelectStorageFormatPass(ModulePass):
                 f"select-storage-format: unknown strategy '{self.strategy}' "
                 f"(choose from {', '.join(STRATEGIES)})"
             )
-        if self.platform and self.platform not in PLATFORMS:
+        if self.platform and base_platform(self.platform) not in PLATFORMS:
             raise PassFailedException(
                 f"select-storage-format: unknown platform '{self.platform}' "
                 f"(choose from {', '.join(PLATFORMS)})"
             )
+        if self.platform:  # a bad what-if override (the base preset is known)
+            try:
+                hardware_preset(self.platform)
+            except ValueError as e:
+                raise PassFailedException(f"select-storage-format: {e}") from None
         platform = pin_target(op, f"pass '{self.name}'", self.platform).platform
         planner = LayoutPlanner(platform, small_channel=self.small_channel)
         for fn in [o for o in op.walk() if isinstance(o, func.FuncOp)]:
