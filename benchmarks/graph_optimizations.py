@@ -22,6 +22,7 @@ import numpy as np
 import onnx
 
 from tilegraph.dialects.entry import entry_function, input_names
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.frontend.onnxruntime_oracle import onnxruntime_outputs
@@ -50,8 +51,9 @@ def row(name: str, workdir: Path) -> str:
     fn = entry_function(module)
     rng = np.random.default_rng(1)
     inputs = {
-        n: rng.standard_normal(t.origin_shape).astype(np.float32)
+        n: rng.standard_normal([int(d) for d in t.origin_shape]).astype(np.float32)
         for n, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True)
+        if isinstance(t, TensorType)
     }
     start = time.perf_counter()
     theirs = onnxruntime_outputs(str(path), inputs)

@@ -105,7 +105,7 @@ def markdown(rows: list[tuple[str, ...]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("models", nargs="*", help=f"models (default: all): {', '.join(MODELS)}")
     ap.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated of {PATHS}")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per case")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tilegraph.dialects.entry import entry_function, input_names
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
 from tilegraph.frontend.onnxruntime_oracle import onnxruntime_session
@@ -37,7 +38,7 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--model", default="resnet50", choices=LIGHT_MODELS)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-onnx-reference", action="store_true")
@@ -52,8 +53,9 @@ def main() -> None:
     fn = entry_function(module)
     rng = np.random.default_rng(0)
     inputs = {
-        n: rng.standard_normal(t.origin_shape).astype(np.float32)
+        n: rng.standard_normal([int(d) for d in t.origin_shape]).astype(np.float32)
         for n, t in zip(input_names(fn), fn.function_type.inputs.data, strict=True)
+        if isinstance(t, TensorType)
     }
 
     def ort_session(threads: int | None) -> Callable[[], object]:

@@ -29,7 +29,7 @@ def wall(command: list[str]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=10)
     args = ap.parse_args()
     baseline = [str(BIN / "xdsl-opt"), "--help"]
