@@ -217,3 +217,40 @@ def test_local_ray_finds_the_same(mm_model, tmp_path):
     one = _tuned(mm_model, tmp_path / "1.sqlite", budget=3)
     on_ray = _tuned(mm_model, tmp_path / "r.sqlite", budget=3, ray="", workers=2)
     assert [k.to_json() for k in one.kernels] == [k.to_json() for k in on_ray.kernels]
+
+
+def test_tilegraph_run_applies_the_database_on_every_path(mm_model, tmp_path):
+    """``tilegraph-run --tune-db``: the estimate is the tuner's tuned total, on the single
+    compile and on the shape-set path (a Session per --shape) alike."""
+    from tilegraph.tools.run.cli import run as run_cli
+
+    db, out = tmp_path / "t.sqlite", tmp_path / "t.json"
+    done = _tune_cli(mm_model, "--platform", "ascend910b", "--db", str(db), "--budget", "4",
+                     "--json", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tuned = json.loads(out.read_text())["tuned_us"]
+    estimate = tmp_path / "e.json"
+    args = [mm_model, "--platform", "ascend910b", "--no-format-report", "--tune-db", str(db)]
+    assert run_cli([*args, "--estimate", "--json", str(estimate)]) == 0
+    assert json.loads(estimate.read_text())["cycles"]["total"] == pytest.approx(tuned, abs=1e-3)
+    assert run_cli([*args, "--shape", "a=64,128", "--shape", "a=64,128"]) == 0
+    missing = [*args[:-1], str(tmp_path / "none.sqlite"), "--estimate"]
+    assert run_cli(missing) == 1
+
+
+def test_the_graph_grid_holds_the_storage_strategy(mm_model):
+    """The grid's points are O2 pipelines; a naive storage strategy is one of them and it
+    reaches select-storage-format (another graph: naive converts around every op, GE's
+    strategy keeps NZ between the matmuls), and the tiled compile takes it."""
+    import tilegraph
+    from tilegraph.search.tune import GRAPH_GRID, graph_points, o2_spec
+
+    assert GRAPH_GRID["strategy"][0] == "ge" and "naive" in GRAPH_GRID["strategy"]
+    specs = [o2_spec(p) for p in graph_points()]
+    assert specs[0] == "O2" and "O2{strategy=naive}" in specs
+    graphs = {
+        spec: str(tilegraph.compile(mm_model, spec, target="reference").module)
+        for spec in ("O2", "O2{strategy=naive}")
+    }
+    assert graphs["O2{strategy=naive}"].count("trans_data") > graphs["O2"].count("trans_data")
+    tilegraph.compile(mm_model, "O2{strategy=naive}", platform="ascend910b")

@@ -235,11 +235,8 @@ O2_SPEC = "fold-qdq,O1,format{strategy=ge},fuse-ops"
 
 def o2_with_strategy(strategy: str) -> str:
     """O2 with ``strategy`` (naive, ge, optimal) selecting the storage formats: ``O2``
-    itself for GE's, the passes O2 runs otherwise (what a sweep over strategies compiles
-    with)."""
-    if strategy == "ge":
-        return "O2"
-    return O2_SPEC.replace("{strategy=ge}", f"{{strategy={option_value(strategy)}}}")
+    itself for GE's (what a sweep over strategies compiles with)."""
+    return "O2" if strategy == "ge" else f"O2{{strategy={option_value(strategy)}}}"
 
 
 @register_pass
@@ -250,21 +247,24 @@ class O2Pipeline(NamedPipeline):
     engine with GE's strategy, then fuse-ops.
 
     ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``.
-    The graph-level choices ``tilegraph-tune`` searches are options too: ``disable``
-    (rules O1 does not run, e.g. ``combine-parallel``), ``max-ops`` and ``ub-percent``
-    (``fuse-ops``'); their defaults are the heuristic's."""
+    The graph-level choices ``tilegraph-tune`` searches are options too: ``strategy`` (the
+    format engine's: ge, naive, optimal), ``disable`` (rules O1 does not run, e.g.
+    ``combine-parallel``), ``max-ops`` and ``ub-percent`` (``fuse-ops``'); their defaults
+    are the heuristic's."""
 
     name = "O2"
     SPEC = O2_SPEC
     small_channel: bool = False
+    strategy: str = "ge"
     disable: str = ""
     max_ops: int = 64
     ub_percent: int = 100
 
     def spec(self) -> str:
         spec = self.SPEC
-        if self.small_channel:
-            spec = spec.replace("{strategy=ge}", "{strategy=ge small-channel=true}")
+        if self.small_channel or self.strategy != "ge":
+            small = " small-channel=true" if self.small_channel else ""
+            spec = spec.replace("{strategy=ge}", f"{{strategy={self.strategy}{small}}}")
         if self.disable:
             spec = spec.replace(",O1,", f",O1{{disable={self.disable}}},")
         fuse = " ".join(

@@ -24,8 +24,9 @@ killed half-way loses nothing it reported, and a second run of the same model ev
 nothing new.
 
 **Graph level** (:func:`tune_graph`): the whole model compiled and estimated at each
-point of a small grid of O2's options (:data:`GRAPH_GRID`: ``fuse-ops``' ``max-ops`` and
-UB budget, the ``combine-parallel`` rule on or off) with every kernel at its default point;
+point of a small grid of O2's options (:data:`GRAPH_GRID`: the format engine's storage
+strategy (GE's or naive; the optimal one's search is too slow for a grid), ``fuse-ops``'
+``max-ops`` and UB budget, the ``combine-parallel`` rule on or off) with every kernel at its default point;
 the cheapest wins (ties: the default) and the kernels are tuned under it.
 """
 
@@ -378,6 +379,7 @@ def _best_total(kernels: list[_Kernel], best_total: list[float]) -> float:
 
 
 GRAPH_GRID: dict[str, tuple[Any, ...]] = {
+    "strategy": ("ge", "naive"),
     "max_ops": (64, 16),
     "ub_percent": (100, 50),
     "disable": ("", "combine-parallel"),

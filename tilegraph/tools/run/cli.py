@@ -240,7 +240,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         "--tune-db",
         metavar="FILE",
         help="apply a tuning database (tilegraph-tune): its best tiling parameters on the "
-        "kernels it knows, and its graph-level choice when the pipeline is O2",
+        "kernels it knows, and its graph-level choice when the pipeline is O2 (every compile "
+        "of --shape / --sweep too)",
     )
     args = ap.parse_args(argv)
     if not args.reference and not args.pipeline:

@@ -211,7 +211,9 @@ def run_shape_sets(
         target="reference" if args.reference else "tiles",
         platform=args.platform,
         precision=args.precision,
+        keep_dtype=args.keep_dtype,
         executor=args.executor,
+        tune_db=args.tune_db,
         log=lambda _: None,
     )
     from tilegraph.passes.pipelines import observing_passes
