@@ -161,3 +161,41 @@ def test_strided_view_verifier_rejects_a_view_past_the_end():
     bad = StridedViewOp(src, strided_memref(src.type, (1, 4, 8, 16), (512, 16, 65, 1)))
     with pytest.raises(VerifyException, match="past the end"):
         bad.verify()
+
+
+def test_a_flatten_after_a_layout_conversion_stays_with_it():
+    """A CNN's head: conv (NC1HWC0) -> Flatten -> Gemm. The flatten is a view of the gemm's
+    operand, but its source is the NC1HWC0 -> NCHW conversion: it fuses with that
+    conversion (one vector kernel), and the gemm keeps its own conversions, as without
+    views — not five kernels of one op each."""
+    import onnx.helper as oh
+    from onnx import TensorProto
+    from onnx import numpy_helper as nh
+
+    import tilegraph
+
+    rng = np.random.default_rng(0)
+    nodes = [
+        oh.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        oh.make_node("Flatten", ["c"], ["f"]),
+        oh.make_node("Gemm", ["f", "fc"], ["y"], transB=1),
+    ]
+    weights = [
+        nh.from_array(_weights(rng, 16, 16, 3, 3), "w"),
+        nh.from_array(_weights(rng, 32, 256), "fc"),
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "head",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 4, 4])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, [1, 32])],
+        weights,
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    compiled = tilegraph.compile(model, platform="ascend910b")
+    names = [k.name for k in compiled.kernels]
+    assert len(names) == 3, names
+    assert any("flatten" in n and "trans_data" in n for n in names), names
+    x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32)
+    reference = tilegraph.compile(model, target="reference")
+    np.testing.assert_allclose(compiled(x)[0], reference(x)[0], rtol=1e-4, atol=1e-4)

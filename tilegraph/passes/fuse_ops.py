@@ -428,9 +428,11 @@ def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, st
     anchors = [op for op in ops if matrix_operands(op)]
     for side in ("prologue", "epilogue"):
         for anchor in anchors:
-            for op, found in view_ops_of(anchor).items():
-                if found == side:
-                    claims[op] = (anchor, side)
+            chain = [op for op, found in view_ops_of(anchor).items() if found == side]
+            if side == "prologue" and _converted_source(chain):
+                continue
+            for op in chain:
+                claims[op] = (anchor, side)
             if side == "epilogue":
                 result = anchor.results[0]
                 user = next(iter(u.operation for u in result.uses), None)
@@ -439,6 +441,19 @@ def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, st
                 ):
                     claims[user] = (anchor, side)
     return claims
+
+
+def _converted_source(chain: Sequence[Operation]) -> bool:
+    """An operand's view chain reads the output of a layout conversion (a CNN's flatten of
+    an NC1HWC0 -> NCHW TransData before its FC layer): the chain fuses with that conversion
+    as before, into the kernel that writes the ND tensor the matmul then reads whole; a
+    claim would pull the chain away from the conversion and leave both alone."""
+    members = set(chain)
+    return any(
+        isinstance(operand.owner, TransDataOp) and operand.owner not in members
+        for op in chain
+        for operand in op.operands
+    )
 
 
 def kernel_name(members: Sequence[Operation], index: int) -> str:
