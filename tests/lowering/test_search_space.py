@@ -210,6 +210,11 @@ def _matmul_reuse(space: Space) -> Point:
     }
 
 
+def _split_deeper(space: Space) -> Point:
+    """Vector tiles split two axes deeper than the outermost fitting one."""
+    return {p.name: 2 for p in space if p.name == "vector.split_depth"}
+
+
 def _matmul_block(space: Space) -> Point:
     return {p.name: 1 for p in space if p.name in ("matmul.m1", "matmul.n1", "matmul.k1")}
 
@@ -221,6 +226,7 @@ CHOOSERS: dict[str, Chooser] = {
     "matmul-block": _matmul_block,
     "vector-ub-small": _set("vector.", _smallest),
     "vector-ub-large": _set("vector.", _largest),
+    "vector-split-deeper": _split_deeper,
     "multi-buffer-off": _off,
     "split-cores-none": _no_split,
     "split-cores-other": _other_split,
@@ -250,6 +256,7 @@ POINT_CASES = [
     ("masked_attention", "test", "vector-ub-large"),
     ("masked_attention", "ascend910b", "split-cores-none"),
     ("bert", "test", "vector-ub-small"),
+    ("masked_attention", "ascend910b", "vector-split-deeper"),
 ]
 
 

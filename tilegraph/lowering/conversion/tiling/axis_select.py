@@ -57,7 +57,7 @@ def _ub_bytes(b: KernelBuilder, sizes: list[tuple[int, int]]) -> int:
 
 def _axis_plan(b: KernelBuilder, shape, axis: int, tile_bytes) -> TilePlan | None:
     """Tiles holding ``axis`` and the dims after it whole."""
-    return choose_tile(shape, tile_bytes, b.ub_budget(), whole_from=axis)
+    return choose_tile(shape, tile_bytes, b.ub_budget(), axis, b.split_depth())
 
 
 def _at_axis(tile: list[int], axis: int, n: int, keep: bool = True) -> list[int]:
@@ -175,7 +175,7 @@ def _one_hot(op: OneHotOp, idx_arg: SSAValue, body: KernelBody, b: KernelBuilder
     def tile_bytes(tile) -> int:
         return _ub_bytes(b, [(prod(tile), eb), (prod(tile) // tile[axis], idx_eb)])
 
-    plan = choose_tile(out_shape, tile_bytes, b.ub_budget())
+    plan = choose_tile(out_shape, tile_bytes, b.ub_budget(), depth=b.split_depth())
     if plan is None:
         return "no one_hot tile fits UB"
     if b.dry_run:

@@ -26,6 +26,8 @@ from tilegraph.lowering.analysis.tuning_params import (
 )
 from tilegraph.target import precision_mode
 
+SPLIT_DEPTHS = (0, 1, 2, 3)
+"""Values of ``vector.split_depth`` (:meth:`KernelBuilder.split_depth`)."""
 UB_FRACTIONS = ("1/8", "1/4", "1/2", "3/4")
 """The legal values of ``vector.ub_fraction`` (:meth:`KernelBuilder.ub_budget`); a whole
 UB is not one: the tile functions count the tile's buffers, not the scalars beside them."""
@@ -92,6 +94,19 @@ class KernelBuilder:
         )
         numerator, denominator = (int(part) for part in str(fraction).split("/"))
         return self.hw.ub_bytes * numerator // denominator
+
+    def split_depth(self) -> int:
+        """How many axes deeper than the outermost one at which a tile fits a vector
+        kernel splits its output (the parameter ``vector.split_depth``, default 0; clipped
+        to the innermost axis it may split): deeper means smaller tiles, more of them to
+        share over the cores. Every vector strategy that tiles with ``choose_tile`` asks
+        through this one call."""
+        return self.choose_int(
+            "vector.split_depth",
+            SPLIT_DEPTHS,
+            0,
+            "axes deeper than the outermost fitting one at which vector tiles split",
+        )
 
     def cube_element(self, element: Attribute) -> Attribute:
         """The element type the cube's L1/L0A/L0B buffers hold for a tensor of ``element``:

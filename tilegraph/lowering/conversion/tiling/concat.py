@@ -109,7 +109,12 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         offset += extent
     plans = []
     for _, chain in regions:
-        plan = choose_tile(chain.out_shape, lambda t, c=chain: c.ub_bytes(b.hw, t), b.ub_budget())
+        plan = choose_tile(
+            chain.out_shape,
+            lambda t, c=chain: c.ub_bytes(b.hw, t),
+            b.ub_budget(),
+            depth=b.split_depth(),
+        )
         if plan is None:
             return "no tile of a concat input fits UB"
         plans.append(within_region(plan, axis))

@@ -249,7 +249,7 @@ def _regions(op: Operation, body: KernelBody, in_shape: Sequence[int]) -> list[R
 # ---- tiling and emission ----------------------------------------------------------------
 
 
-def _plan(region: Region, eb: int, budget: int) -> TilePlan | None:
+def _plan(region: Region, eb: int, budget: int, depth: int) -> TilePlan | None:
     """The tiles of a region: the largest that fit ``budget`` (the window and, when
     gathering, the picked tile), dividing the region along the split axis unless the
     region reaches the output's end there."""
@@ -258,7 +258,7 @@ def _plan(region: Region, eb: int, budget: int) -> TilePlan | None:
         picked = prod(tile) if region.gathers() else 0
         return (prod(region.window(tile)) + picked) * eb
 
-    plan = choose_tile(region.extent, tile_bytes, budget)
+    plan = choose_tile(region.extent, tile_bytes, budget, depth=depth)
     if plan is None or not plan.shape:
         return plan
     axis, extent = plan.axis, region.extent[plan.axis]
@@ -362,7 +362,7 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.name} with empty outputs"
     element = tensor_of(data).element_type
     eb = element_bytes(element)
-    plans = [_plan(r, eb, b.ub_budget()) for r in regions]
+    plans = [_plan(r, eb, b.ub_budget(), b.split_depth()) for r in regions]
     if any(p is None for p in plans):
         return f"no tile of a {op.name} fits UB"
     if b.dry_run:

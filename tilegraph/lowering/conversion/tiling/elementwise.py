@@ -74,9 +74,15 @@ class TilePlan:
 
 
 def choose_tile(
-    shape: Sequence[int], bytes_per_tile, budget: int, whole_from: int | None = None
+    shape: Sequence[int],
+    bytes_per_tile,
+    budget: int,
+    whole_from: int | None = None,
+    depth: int = 0,
 ) -> TilePlan | None:
-    """The first split axis (outermost) at which some tile fits, with the most rows there.
+    """The first split axis (outermost) at which some tile fits, with the most rows there;
+    ``depth`` axes deeper than that one when asked (``vector.split_depth``), at most the
+    last splittable axis.
 
     ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs. Dims from
     ``whole_from`` on are never split (a reduction's axes): the split axis comes before."""
@@ -86,10 +92,11 @@ def choose_tile(
     last = len(shape) if whole_from is None else min(whole_from, len(shape))
     if last == 0:
         return TilePlan(shape, 0, shape[0]) if bytes_per_tile(list(shape)) <= budget else None
-    for k in range(last):
-        unit = [1] * k + [1] + list(shape[k + 1 :])
-        if bytes_per_tile(unit) > budget:
+    for first in range(last):
+        if bytes_per_tile([1] * (first + 1) + list(shape[first + 1 :])) > budget:
             continue
+        k = min(first + depth, last - 1)  # a deeper axis's unit tile is no bigger: it fits
+        unit = [1] * (k + 1) + list(shape[k + 1 :])
         return TilePlan(shape, k, longest_fitting(unit, k, shape[k], bytes_per_tile, budget))
     return None
 
@@ -486,7 +493,9 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
         return reason
     if value not in {r for op in chain.ops for r in op.results}:
         return "the kernel writes an input unchanged"
-    plan = choose_tile(chain.out_shape, lambda t: chain.ub_bytes(b.hw, t), budget)
+    plan = choose_tile(
+        chain.out_shape, lambda t: chain.ub_bytes(b.hw, t), budget, depth=b.split_depth()
+    )
     if plan is None:
         return "no tile of the output fits UB"
     if b.dry_run:

@@ -57,6 +57,7 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         out_shape,
         lambda t: 2 * max(1, int(np.prod(t))) * eb,
         b.ub_budget(),
+        depth=b.split_depth(),
     )
     if plan is None:
         return "no transpose tile fits UB"
