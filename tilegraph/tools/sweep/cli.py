@@ -40,6 +40,7 @@ from tilegraph.search.sweep import (
 )
 from tilegraph.search.workers import WorkersError
 from tilegraph.tools.tables import Col, print_table
+from tilegraph.tools.worker_options import add_worker_options, worker_count
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -69,15 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--dim", action="append", default=[], metavar="NAME=N")
     ap.add_argument("--shape", action="append", default=[], metavar="INPUT=D0,D1,...")
-    ap.add_argument("--workers", type=int, default=1, help="local worker processes (1)")
-    ap.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run the cells on Ray: a local Ray without ADDRESS, else the cluster's",
-    )
+    add_worker_options(ap, "cells")
     ap.add_argument("--out", type=Path, help="directory for sweep.csv, sweep.json, the PNGs")
     ap.add_argument("--no-plot", action="store_true", help="write no PNGs")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -165,7 +158,7 @@ def sweep(argv: Sequence[str] | None = None) -> int:
             line = f"[{finished}/{len(tasks)}] {cell.model} {cell.config_label}: {done}"
             print(line, file=sys.stderr, flush=True)
 
-        cells = run_sweep(tasks, workers=args.workers, ray=args.ray, on_cell=progress)
+        cells = run_sweep(tasks, workers=worker_count(args), ray=args.ray, on_cell=progress)
         print_sweep_table(cells)
         if args.out is not None:
             written = write_outputs(args.out, cells, configs, plots=not args.no_plot)

@@ -53,6 +53,7 @@ from tilegraph.search.workers import WorkersError
 from tilegraph.target import PRECISIONS
 from tilegraph.tools.run.cli import RunError, error_message
 from tilegraph.tools.run.progress import terminal_progress
+from tilegraph.tools.worker_options import add_worker_options, worker_count
 
 OBJECTIVES = ("speed", "accuracy")
 """What the tuner searches for (``--objective``): ``speed``, the cycle model's estimate
@@ -75,20 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--precision", choices=PRECISIONS, default="", help="the cube's input type")
     ap.add_argument("--db", metavar="FILE", help=f"tuning database (default {default_db_path()})")
     ap.add_argument("--budget", type=int, default=64, help="candidates per kernel (64)")
-    ap.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="local worker processes (1), or a local Ray's CPUs with --ray (all cores)",
-    )
-    ap.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run the candidates on Ray: a local Ray without ADDRESS, else that cluster",
-    )
+    add_worker_options(ap, "candidates")
     ap.add_argument("--json", metavar="FILE", help="write the result as JSON")
     ap.add_argument("--seed", type=int, default=0, help="seed of the search and the inputs")
     ap.add_argument(
@@ -156,8 +144,7 @@ def tune(args: argparse.Namespace) -> dict[str, Any]:
 
     if not Path(args.model).is_file():
         raise TuneError(f"{args.model}: no such file")
-    if args.workers is None:
-        args.workers = (os.cpu_count() or 1) if args.ray == "" else 1
+    args.workers = worker_count(args)
     options = TuneOptions(args.budget, args.seed, args.workers, args.ray)
     db_path = Path(args.db) if args.db else default_db_path()
     started = time.perf_counter()
