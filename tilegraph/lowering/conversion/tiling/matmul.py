@@ -1,10 +1,8 @@
 """The matmul / gemm strategy of cube kernels (see :mod:`.cube` for the tiling scheme).
 
-The base block (baseM, baseN, baseK) — the operands of one ``mmad`` — is chosen from the
-preset (Ascend C's convention scaled to L0 halves, see :func:`plan_matmul`) unless
-``tile-kernels{base-block="128,256,64"}`` asks for one (:func:`matmul_base_block`, in
-elements, multiples of 16): each side is clipped to the matrix, and a block whose L0A /
-L0B / L0C buffers do not fit the scopes leaves the kernel on the host with that reason.
+The base block (baseM, baseN, baseK) — the operands of one ``mmad`` — is the tiling
+parameters ``matmul.m1`` / ``n1`` / ``k1`` (:mod:`.matmul_block`: Ascend C's convention
+scaled to L0 halves by default, or one ``tile-kernels{base-block="128,256,64"}`` asks for).
 
 **L1 windows** (:func:`plan_l1_reuse`). By default every output block runs its own K loop
 and loads, per window of up to :data:`L1_K_STEPS` base K steps (Ascend C's stepKa /
@@ -36,9 +34,7 @@ groups write disjoint blocks); the loop over a group's blocks is not (they share
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from math import prod
 
@@ -59,7 +55,6 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.analysis.tuning_params import param_values, powers_of_two
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import (
@@ -71,6 +66,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     nd_source,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.matmul_block import base_block, fractals
 from tilegraph.lowering.conversion.tiling.matmul_views import (
     is_view_op,
     operand_as_view,
@@ -134,96 +130,6 @@ class MatmulPlan:
     """The result stays FRACTAL_NZ (fixpipe writes fractals, no NZ -> ND)."""
 
 
-def _frac(n: int) -> int:
-    return -(-n // FRACTAL)
-
-
-BaseBlock = tuple[int, int, int]
-_BASE_BLOCK: ContextVar[BaseBlock | None] = ContextVar("matmul_base_block", default=None)
-
-
-def parse_base_block(text: str) -> BaseBlock | None:
-    """``"128,256,64"`` -> (128, 256, 64); ``""`` -> None (the preset's choice).
-    ValueError unless three positive multiples of 16."""
-    if not text.strip():
-        return None
-    parts = text.replace("x", ",").split(",")
-    try:
-        block = tuple(int(p) for p in parts)
-    except ValueError:
-        block = ()
-    if len(block) != 3 or any(d <= 0 or d % FRACTAL for d in block):
-        raise ValueError(
-            f"base-block must be three positive multiples of {FRACTAL} "
-            f"(baseM,baseN,baseK), got {text!r}"
-        )
-    return block[0], block[1], block[2]
-
-
-@contextmanager
-def matmul_base_block(block: BaseBlock | None) -> Iterator[None]:
-    """Matmul kernels planned inside the ``with`` use this base block (None: the preset's)."""
-    token = _BASE_BLOCK.set(block)
-    try:
-        yield
-    finally:
-        _BASE_BLOCK.reset(token)
-
-
-def _requested_block(
-    m: int, n: int, k: int, frac: int, hw: HardwareModel
-) -> tuple[int, int, int] | str:
-    """(m1, n1, k1) fractals of the requested base block, clipped to the matrix."""
-    block = _BASE_BLOCK.get()
-    assert block is not None
-    m1, n1, k1 = (min(_frac(d), b // FRACTAL) for d, b in zip((m, n, k), block, strict=True))
-    need = {"L0A": m1 * k1 * frac, "L0B": k1 * n1 * frac, "L0C": m1 * n1 * FRACTAL**2 * 4}
-    over = [f"{s} {b} B > {hw.capacity(s)} B" for s, b in need.items() if b > hw.capacity(s)]
-    if over:
-        return f"the matmul base block {block} does not fit ({', '.join(over)})"
-    return m1, n1, k1
-
-
-def _heuristic_block(m: int, n: int, k: int, frac: int, hw: HardwareModel) -> BaseBlock | None:
-    """Ascend C's base block scaled to halves of L0 (ping-pong): baseM up to 8 fractals,
-    baseN up to 16 within L0C, baseK what L0A / L0B leave; halved on small presets. None
-    when nothing fits."""
-    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
-    m1 = min(_frac(m), 8)
-    n1 = max(1, min(_frac(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
-    k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-    while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
-        m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
-        k1 = min(_frac(k), l0a // (m1 * frac), l0b // (n1 * frac))
-    return (m1, n1, k1) if k1 >= 1 else None
-
-
-def _chosen_block(b: KernelBuilder, m: int, n: int, k: int, frac: int) -> BaseBlock | str:
-    """(m1, n1, k1) in fractals: the tiling parameters ``matmul.m1`` / ``n1`` / ``k1``
-    (powers of two up to the matrix, default :func:`_heuristic_block`). A choice whose L0
-    buffers do not fit the scopes whole (no ping-pong then) is a failure naming them."""
-    hw = b.hw
-    heuristic = _heuristic_block(m, n, k, frac, hw)
-    if heuristic is None:
-        return "no matmul base block fits L0"
-    sizes = (_frac(m), _frac(n), _frac(k))
-    block = tuple(
-        b.choose_int(
-            f"matmul.{axis}1",
-            param_values(*powers_of_two(size), default=default, upper=size),
-            default,
-            f"base block {axis.upper()} in 16-element fractals",
-        )
-        for axis, size, default in zip("mnk", sizes, heuristic, strict=True)
-    )
-    m1, n1, k1 = block
-    need = {"L0A": m1 * k1 * frac, "L0B": k1 * n1 * frac, "L0C": m1 * n1 * FRACTAL**2 * 4}
-    over = [f"{s} {v} B > {hw.capacity(s)} B" for s, v in need.items() if v > hw.capacity(s)]
-    if over:
-        return f"the matmul base block {block} does not fit ({', '.join(over)})"
-    return m1, n1, k1
-
-
 def plan_matmul(
     body: KernelBody, kernel: CubeKernel, epilogue: Epilogue, builder: KernelBuilder
 ) -> MatmulPlan | str:
@@ -267,16 +173,10 @@ def plan_matmul(
     if str(element) not in ("f32", "f16", "bf16"):
         return f"a {element} matmul"
     frac = FRACTAL * FRACTAL * element_bytes(element)
-    if _BASE_BLOCK.get() is not None:
-        requested = _requested_block(m, n, k, frac, hw)
-        if isinstance(requested, str):
-            return requested
-        m1, n1, k1 = requested
-    else:
-        block = _chosen_block(builder, m, n, k, frac)
-        if isinstance(block, str):
-            return block
-        m1, n1, k1 = block
+    block = base_block(builder, m, n, k, frac)
+    if isinstance(block, str):
+        return block
+    m1, n1, k1 = block
     bias = c = None
     if c_value is not None:
         c_shape = [int(d) for d in tensor_of(c_value).origin_shape]
@@ -402,7 +302,7 @@ class L1Reuse:
 
 
 def _k_trips(p: MatmulPlan) -> int:
-    return -(-_frac(p.k) // p.k1)
+    return -(-fractals(p.k) // p.k1)
 
 
 def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int, fixed: int = 0) -> int:
@@ -432,7 +332,7 @@ def plan_l1_reuse(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> L1Reuse:
     cores idle, which this counts. Ties keep the smaller ``s``."""
     frac = FRACTAL * FRACTAL * cube_bytes
     k_pad = _k_trips(p) * p.k1
-    m_blocks, n_blocks = -(-_frac(p.m) // p.m1), -(-_frac(p.n) // p.n1)
+    m_blocks, n_blocks = -(-fractals(p.m) // p.m1), -(-fractals(p.n) // p.n1)
     batch = prod(p.batch)
     cores = max(1, hw.cube_cores)
     bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
@@ -479,7 +379,7 @@ def chosen_l1_reuse(b: KernelBuilder, p: MatmulPlan, cube_bytes: int) -> L1Reuse
     those rules or overflows L1 is a failure naming it."""
     hw = b.hw
     heuristic = plan_l1_reuse(p, hw, cube_bytes)
-    m_blocks, n_blocks = -(-_frac(p.m) // p.m1), -(-_frac(p.n) // p.n1)
+    m_blocks, n_blocks = -(-fractals(p.m) // p.m1), -(-fractals(p.n) // p.n1)
     trips = _k_trips(p)
     name_of = {axis: name for name, axis in REUSE_CHOICES.items()}
     reuse = b.choose(
@@ -609,18 +509,18 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         batch = [stack.enter_context(b.loop(d, 1, f"b{i}", True)) for i, d in enumerate(p.batch)]
         group = reuse.blocks
         if b_panel:  # B's panel over `group` blocks along M: N outside, groups of M inside
-            ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
-            mg = stack.enter_context(b.loop(_frac(p.m), p.m1 * group, "mg", True))
+            ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
+            mg = stack.enter_context(b.loop(fractals(p.m), p.m1 * group, "mg", True))
             _fill_b(b, p, batch, zero, ni, b_l1)
             mi = b.add_index(mg, stack.enter_context(b.loop(p.m1 * group, p.m1, "mb")))
         else:
-            mi = stack.enter_context(b.loop(_frac(p.m), p.m1, "m", True))
+            mi = stack.enter_context(b.loop(fractals(p.m), p.m1, "m", True))
             if a_panel:  # A's panel over `group` blocks along N
-                ng = stack.enter_context(b.loop(_frac(p.n), p.n1 * group, "ng", True))
+                ng = stack.enter_context(b.loop(fractals(p.n), p.n1 * group, "ng", True))
                 _fill_a(b, p, batch, mi, zero, a_l1)
                 ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
             else:
-                ni = stack.enter_context(b.loop(_frac(p.n), p.n1, "n", True))
+                ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
             _fill_a(b, p, batch, mi, ki, a_l1)
@@ -630,9 +530,9 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
         if group == 1 and reuse.k_steps == 1:
-            b.accumulation(_frac(p.k), p.k1, "k", k_step)
+            b.accumulation(fractals(p.k), p.k1, "k", k_step)
         else:  # one L1 window per `k_steps` base blocks (or a panel), then each block L1 -> L0
-            with b.loop(_frac(p.k), k_l1, "kc") as kc:
+            with b.loop(fractals(p.k), k_l1, "kc") as kc:
                 if not a_panel:
                     _fill_a(b, p, batch, mi, kc, a_l1)
                 if not b_panel:
@@ -673,5 +573,5 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     finish(acc, allocate_epilogue(shape), at)
 
                 emit_shares(b, acc_ub, tile, el, offsets, share_epilogue)
-    b.tiles = prod(p.batch) * -(-_frac(p.m) // p.m1) * -(-_frac(p.n) // p.n1)
+    b.tiles = prod(p.batch) * -(-fractals(p.m) // p.m1) * -(-fractals(p.n) // p.n1)
     return None

@@ -70,6 +70,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
+from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 
 STATE_FLAG = 4
 """Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
@@ -129,10 +130,6 @@ class RecurrentPlan:
     clip: float | None
 
 
-def _frac(n: int) -> int:
-    return -(-n // FRACTAL)
-
-
 def _ub_tiles(op: RecurrentOp) -> int:
     """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
     states' tiles, the 4-D tile ``Y`` is stored from."""
@@ -174,23 +171,23 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
     hw = b.hw
     cube = element_bytes(b.cube_element(element))
     frac_in = FRACTAL * FRACTAL * cube
-    m1 = _frac(batch)
+    m1 = fractals(batch)
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
     tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
     rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
-    n1 = _frac(hidden)
+    n1 = fractals(hidden)
     while n1 > 1 and (
         m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
         or n1 * frac_in > l0b
         or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
     ):
         n1 = -(-n1 // 2)
-    k1 = min(max(_frac(inputs), _frac(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
+    k1 = min(max(fractals(inputs), fractals(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
     if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
         return "a recurrent op whose batch does not fit one L0 tile"
     if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
         return "a recurrent op whose step tiles do not fit UB"
-    if dirs * seq * -(-_frac(hidden) // n1) > MAX_UNROLLED:
+    if dirs * seq * -(-fractals(hidden) // n1) > MAX_UNROLLED:
         return f"a recurrent op of over {MAX_UNROLLED} unrolled steps x hidden blocks"
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
@@ -254,7 +251,7 @@ class _Emitter:
             bound = _bind(step, arg, lead, weight)
             # always a loop, even of one trip: inject-sync then gives the loads of all
             # gates' K loops slotted events instead of one event per straight-line load
-            with b.loop_over(zero, b.index(_frac(k)), b.index(p.k1), "k") as ki:
+            with b.loop_over(zero, b.index(fractals(k)), b.index(p.k1), "k") as ki:
                 if n == 0:
                     first = b.add(arith.CmpiOp(ki, zero, "eq")).results[0]
                     first.name_hint = "first"
@@ -502,7 +499,7 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     passes = _passes(p)
     direction = op.attr("direction") or "forward"
 
-    blocks = -(-_frac(p.hidden) // p.n1)
+    blocks = -(-fractals(p.hidden) // p.n1)
 
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
         if prev is not None:
@@ -526,5 +523,5 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             prev = None if s == 0 else (t + 1 if reverse else t - 1)
             step(d, b.index(t), None if prev is None else b.index(prev))
         e.wait_state()  # the last step's set: every set is waited for
-    b.tiles = p.dirs * p.seq * _frac(p.hidden) // p.n1
+    b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
     return None
