@@ -77,7 +77,9 @@ def supported_onnx_ops() -> set[str]:
     return set(ops_by_onnx_type())
 
 
-def _read_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onnx.ModelProto:
+def read_onnx_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onnx.ModelProto:
+    """The model of a file, bytes or a ModelProto; OnnxImportError naming ``where`` for a
+    missing file or one that is not an ONNX model."""
     if isinstance(source, onnx.ModelProto):
         return source
     try:
@@ -592,7 +594,7 @@ def load_onnx(
     with ``name`` (default: the path, or ``<model>``).
     """
     where = name or ("<model>" if isinstance(source, onnx.ModelProto | bytes) else str(source))
-    model = _read_model(source, where)
+    model = read_onnx_model(source, where)
     if model.ir_version < 3:
         raise OnnxImportError(f"{where}: IR version {model.ir_version} is not supported (3+)")
     _check_support(model.graph, where)

@@ -222,11 +222,12 @@ def static_model(spec: ModelSpec) -> onnx.ModelProto:
     ``dims`` size named axes, a dynamic axis 0 left over is a batch of 1. SweepError names
     an input axis still dynamic after that."""
     from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
+    from tilegraph.frontend.onnx_importer import read_onnx_model
 
     if spec.source in LIGHT_MODELS and not Path(spec.source).is_file():
         model = light_model(spec.source)
     else:
-        model = onnx.load(spec.source)
+        model = read_onnx_model(spec.source, spec.source)
     dims, shapes = dict(spec.dims), dict(spec.shapes)
     initializers = {t.name for t in model.graph.initializer}
     for value in model.graph.input:
@@ -259,10 +260,14 @@ def static_model(spec: ModelSpec) -> onnx.ModelProto:
 
 
 def _first_line(e: BaseException) -> str:
+    """A failed cell's error: the first line in plain words. A ``ValueError`` is what
+    tilegraph raises for a model or configuration it cannot take (bad input, a shape,
+    a preset); anything else can only be a bug and says so."""
     from tilegraph.runtime.errors import plain_words
 
     lines = [line.strip() for line in plain_words(e).splitlines() if line.strip()]
-    return f"{type(e).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    first = lines[0] if lines else ""
+    return first if isinstance(e, ValueError) else f"internal error: {first}"
 
 
 def run_cell(task: SweepTask) -> SweepCell:
