@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
@@ -100,6 +101,20 @@ def _bin(b: KernelBuilder, name: str, x: SSAValue, y: SSAValue, dst: SSAValue) -
 
 def _s(b: KernelBuilder, name: str, src: SSAValue, value: float, dst: SSAValue) -> None:
     b.add(SCALAR_OPS[name](src, value, dst))
+
+
+WIDENED_OPS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp, InstanceNormOp)
+"""Normalisations whose 16-bit data is computed in f32: CANN's ``softmax_v2`` and
+``layer_norm`` cast fp16 input up to fp32 wherever the vector unit has an fp32 ``vexp``
+(every preset here) and cast the result back (docs/hardware.md, "Vector kernels' compute
+type"). Only the tile program widens; the tensors in GM keep their type."""
+
+
+def compute_type(op: GraphOp, element: Attribute) -> Attribute:
+    """The element type ``op``'s vector program computes in, for data of ``element``."""
+    if isinstance(op, WIDENED_OPS) and str(element) in ("f16", "bf16"):
+        return f32
+    return element
 
 
 def _softmax(log: bool) -> Program:
@@ -291,6 +306,9 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if str(element) not in ("f32", "f16", "bf16"):
         return f"a reduction on {element}"
     eb = element_bytes(element)
+    compute = compute_type(op, element)
+    widened = compute != element
+    cb = element_bytes(compute)
 
     def kept_shape(tile: Sequence[int]) -> list[int]:
         return [1 if i in spec.axes else d for i, d in enumerate(tile)]
@@ -309,7 +327,11 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
         sizes.append(prod(out_shape(tile)))
         sizes += [prod(param_shape(p, tile)) for p in params]
-        return sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
+        staged = [prod(tile), prod(out_shape(tile))] if widened else []
+        staged += [prod(param_shape(p, tile)) for p in params] if widened else []
+        return sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes) + sum(
+            aligned_bytes(b.hw, "UB", n * eb) for n in staged
+        )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
     budget = b.ub_budget()
@@ -319,47 +341,67 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         shapes = [memref_shape(p) for p in params]
 
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
-            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes)
+            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb)
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
             return "no chunk of the reduced axes fits UB"
         if not b.dry_run:
-            emit_chunked_reduction(b, spec.chunked, chunks, x_arg, out_arg, params, element)
+            emit_chunked_reduction(
+                b, spec.chunked, chunks, x_arg, out_arg, params, element, compute
+            )
         return None
     if b.dry_run:
         return None
     tile = plan.tile_shape()
     tiles = Tiles(
-        b.buffer(tile, element, "UB", "x_ub"),
-        b.buffer(out_shape(tile), element, "UB", "out_ub"),
-        [b.buffer(tile, element, "UB", f"full{i}_ub") for i in range(spec.full)],
-        [b.buffer(kept_shape(tile), element, "UB", f"red{i}_ub") for i in range(spec.kept)],
+        b.buffer(tile, compute, "UB", "x_ub"),
+        b.buffer(out_shape(tile), compute, "UB", "out_ub"),
+        [b.buffer(tile, compute, "UB", f"full{i}_ub") for i in range(spec.full)],
+        [b.buffer(kept_shape(tile), compute, "UB", f"red{i}_ub") for i in range(spec.kept)],
         [
-            b.buffer(param_shape(p, tile), element, "UB", f"param{i}_ub")
+            b.buffer(param_shape(p, tile), compute, "UB", f"param{i}_ub")
             for i, p in enumerate(params)
         ],
     )
-    from tilegraph.dialects.tile import CopyOp
+    # The widened program reads and writes its data through tiles of the tensors' type.
+    x_in, out = tiles.x, tiles.out
+    param_in = list(tiles.params)
+    if widened:
+        x_in = b.buffer(tile, element, "UB", "x_in_ub")
+        out = b.buffer(out_shape(tile), element, "UB", "out_cast_ub")
+        param_in = [
+            b.buffer(param_shape(p, tile), element, "UB", f"param{i}_in_ub")
+            for i, p in enumerate(params)
+        ]
+    from tilegraph.dialects.tile import CastOp, CopyOp
+
+    def widen(src: SSAValue, dst: SSAValue) -> None:
+        if src is not dst:
+            b.add(CastOp(operands=[src, dst]))
 
     zero = b.index(0)
     if not spec.per_channel:  # the tile holds the normalised dims whole: load once
-        for arg, t in zip(params, tiles.params, strict=True):
+        for arg, staged, t in zip(params, param_in, tiles.params, strict=True):
             rank = len(memref_shape(arg))
-            b.add(CopyOp(arg, [zero] * rank, t, [zero] * rank))
+            b.add(CopyOp(arg, [zero] * rank, staged, [zero] * rank))
+            widen(staged, t)
     stack, offsets = tile_loops(b, plan)
     with stack:
-        b.add(CopyOp(x_arg, offsets, tiles.x, [zero] * len(offsets)))
+        b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
+        widen(x_in, tiles.x)
         if spec.per_channel:  # the tile's channels
-            for arg, t in zip(params, tiles.params, strict=True):
-                load_param(b, arg, t, offsets, True)
+            for arg, staged, t in zip(params, param_in, tiles.params, strict=True):
+                load_param(b, arg, staged, offsets, True)
+                widen(staged, t)
         spec.program(b, tiles, spec.axes)
+        widen(tiles.out, out)
         out_rank = len(memref_shape(out_arg))
         out_offsets = (
             [zero if i in spec.axes else o for i, o in enumerate(offsets)]
             if out_rank == len(offsets)
             else [o for i, o in enumerate(offsets) if i not in spec.axes]
         )
-        store(b, tiles.out, out_arg, out_offsets)
+        store(b, out, out_arg, out_offsets)
     b.tiles = plan.count()
     return None

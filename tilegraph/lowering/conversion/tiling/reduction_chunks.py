@@ -34,7 +34,7 @@ from typing import Literal
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
 
-from tilegraph.dialects.tile import CopyOp, memref_shape
+from tilegraph.dialects.tile import CastOp, CopyOp, memref_shape
 from tilegraph.dialects.tile import ReduceOp as VReduceOp
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
@@ -153,14 +153,22 @@ def chunk_bytes(
     element_bytes: int,
     out_dropped: bool,
     param_shapes: Sequence[Sequence[int]],
+    compute_bytes: int | None = None,
 ) -> int:
-    """UB bytes of the chunked program's tiles for one chunk shape."""
+    """UB bytes of the chunked program's tiles for one chunk shape; a program computing
+    in a wider type (``compute_bytes``) also stages its loads and stores in the data's."""
     kept = [1 if i in plan_axes else d for i, d in enumerate(chunk)]
     sizes = [prod(chunk)] * (1 + spec.full_scratch) + [prod(kept)] * spec.kept_scratch
     if out_dropped:
         sizes.append(prod(kept))
-    sizes += [prod(param_tile_shape(p, chunk, spec.per_channel)) for p in param_shapes]
-    return sum(aligned_bytes(b.hw, "UB", n * element_bytes) for n in sizes)
+    params = [prod(param_tile_shape(p, chunk, spec.per_channel)) for p in param_shapes]
+    sizes += params
+    wide = compute_bytes or element_bytes
+    total = sum(aligned_bytes(b.hw, "UB", n * wide) for n in sizes)
+    if wide != element_bytes:
+        staged = [prod(chunk), prod(chunk), *params]  # the loaded chunk, the stored one
+        total += sum(aligned_bytes(b.hw, "UB", n * element_bytes) for n in staged)
+    return total
 
 
 class _Kernel:
@@ -173,15 +181,20 @@ class _Kernel:
         x_arg: SSAValue,
         element: Attribute,
         spec: Chunked,
+        compute: Attribute,
     ) -> None:
         self.b, self.plan, self.x_arg = b, plan, x_arg
         tile = plan.tile_shape()
-        self.x = b.buffer(tile, element, "UB", "x_ub")
-        self.full = [b.buffer(tile, element, "UB", "chunk_ub") for _ in range(spec.full_scratch)]
+        self.x = b.buffer(tile, compute, "UB", "x_ub")
+        self.full = [b.buffer(tile, compute, "UB", "chunk_ub") for _ in range(spec.full_scratch)]
         self.kept = [
-            b.buffer(plan.kept_shape(), element, "UB", f"acc{i}_ub")
+            b.buffer(plan.kept_shape(), compute, "UB", f"acc{i}_ub")
             for i in range(spec.kept_scratch)
         ]
+        self.widened = compute != element
+        # A widened program loads and stores through tiles of the data's own type.
+        self.x_in = b.buffer(tile, element, "UB", "x_in_ub") if self.widened else self.x
+        self.out = b.buffer(tile, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
         self.outer: dict[int, SSAValue] = {}
 
@@ -214,8 +227,25 @@ class _Kernel:
                     )
                 else:
                     offsets.append(zero)
-            b.add(CopyOp(self.x_arg, offsets, self.x, [zero] * len(offsets), pad or None))
+            b.add(CopyOp(self.x_arg, offsets, self.x_in, [zero] * len(offsets), pad or None))
+            if self.widened:
+                b.add(CastOp(operands=[self.x_in, self.x]))
             yield offsets
+
+    def store(self, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
+        """Store a chunk of the output (cast back to the data's type first)."""
+        if self.out is not None:
+            self.b.add(CastOp(operands=[tile, self.out]))
+            tile = self.out
+        store(self.b, tile, out_arg, offsets)
+
+    def load_param(
+        self, param: SSAValue, tile: SSAValue, staged: SSAValue, offsets, per_channel: bool
+    ) -> None:
+        """Load a scale / bias tile (through ``staged``, of the data's type, when widened)."""
+        load_param(self.b, param, staged, offsets, per_channel)
+        if staged is not tile:
+            self.b.add(CastOp(operands=[staged, tile]))
 
     def output_offsets(self, out_arg: SSAValue) -> list[SSAValue]:
         """Where a reduced tile goes in the output (reduced dims at 0, or dropped)."""
@@ -235,27 +265,30 @@ def emit_chunked_reduction(
     out_arg: SSAValue,
     params: Sequence[SSAValue],
     element: Attribute,
+    compute: Attribute | None = None,
 ) -> None:
-    """Emit the chunked kernel (see the module docstring) for ``plan``."""
-    k = _Kernel(b, plan, x_arg, element, spec)
+    """Emit the chunked kernel (see the module docstring) for ``plan``, its program in
+    ``compute`` (default: ``element``, the data's type)."""
+    compute = compute or element
+    k = _Kernel(b, plan, x_arg, element, spec, compute)
     dropped = None
     if not spec.normalises and len(memref_shape(out_arg)) != len(plan.shape):
         shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
         dropped = b.buffer(shape, element, "UB", "out_ub")
-    param_tiles = [
-        b.buffer(
-            param_tile_shape(memref_shape(p), plan.tile_shape(), spec.per_channel),
-            element,
-            "UB",
-            "param_ub",
-        )
-        for p in params
+    param_shapes = [
+        param_tile_shape(memref_shape(p), plan.tile_shape(), spec.per_channel) for p in params
     ]
+    param_tiles = [b.buffer(shape, compute, "UB", "param_ub") for shape in param_shapes]
+    staged_params = (
+        [b.buffer(shape, element, "UB", "param_in_ub") for shape in param_shapes]
+        if k.widened
+        else param_tiles
+    )
     with k.output_loops():
         if spec.kind == "reduce":
             result = _reduce(k, spec)
         elif spec.kind == "layer_norm":
-            _layer_norm(k, spec, out_arg, params, param_tiles)
+            _layer_norm(k, spec, out_arg, params, param_tiles, staged_params)
             result = None
         else:
             result = _online_softmax(k, spec, out_arg)
@@ -321,7 +354,7 @@ def _online_softmax(k: _Kernel, spec: Chunked, out_arg: SSAValue) -> SSAValue | 
         else:
             e.unary("vexp", shifted, shifted)
             e.binary("vdiv", shifted, s, shifted)
-        store(b, shifted, out_arg, offsets)
+        k.store(shifted, out_arg, offsets)
     return None
 
 
@@ -331,6 +364,7 @@ def _layer_norm(
     out_arg: SSAValue,
     params: Sequence[SSAValue],
     param_tiles: Sequence[SSAValue],
+    staged_params: Sequence[SSAValue],
 ) -> None:
     """Pass 1: the mean; pass 2: the sum of squared deviations (the ragged lanes' share
     removed); pass 3: ``(x - mean) * rsqrt(var + eps) * scale + bias``."""
@@ -360,14 +394,14 @@ def _layer_norm(
     if spec.per_channel:  # one channel's scale and bias serve all its chunks: load once
         zero = b.index(0)
         channel = [k.outer.get(d, zero) for d in range(len(k.plan.shape))]
-        for p, tile in zip(params, param_tiles, strict=True):
-            load_param(b, p, tile, channel, True)
+        for p, tile, staged in zip(params, param_tiles, staged_params, strict=True):
+            k.load_param(p, tile, staged, channel, True)
     with k.chunks(0.0) as offsets:
-        for p, tile in zip(params, param_tiles, strict=True):
+        for p, tile, staged in zip(params, param_tiles, staged_params, strict=True):
             if not spec.per_channel:
-                load_param(b, p, tile, offsets, False)
+                k.load_param(p, tile, staged, offsets, False)
         e.binary("vsub", k.x, mean, centred)
         e.binary("vmul", centred, var, centred)
         for tile, name in zip(param_tiles, ("vmul", "vadd"), strict=False):
             e.binary(name, centred, tile, centred)
-        store(b, centred, out_arg, offsets)
+        k.store(centred, out_arg, offsets)
