@@ -18,10 +18,11 @@ re-indexes, :mod:`tilegraph.lowering.analysis.operand_views`)::
 
     %q = tile.strided_view %x : memref<1x8x64xf32> to memref<1x4x8x16xf32, strided<[512,16,64,1]>>
 
-The strides are the result type's layout (elements, from the layout's offset), so every op on the view
-sees them: the DMA's GM runs (:func:`~tilegraph.dialects.tile.base.contiguous_run` with
-:func:`~tilegraph.dialects.tile.base.memref_strides`) are
-those of the view, not of a row-major buffer of its shape.
+The strides are the result type's layout (elements, from the layout's offset), so every
+op on the view sees them: the DMA's GM runs
+(:func:`~tilegraph.dialects.tile.base.contiguous_run` with
+:func:`~tilegraph.dialects.tile.base.memref_strides`) are those of the view, not of a
+row-major buffer of its shape.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """

@@ -34,12 +34,12 @@ from tilegraph.lowering.analysis.operand_views import (
     VIEW_OPS,
     StridedView,
     ViewChain,
-    nd_output,
-    sole_user,
-    static_row_major,
     matrix_operands,
+    nd_output,
     operand_view,
     result_view,
+    sole_user,
+    static_row_major,
 )
 
 

@@ -28,9 +28,8 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.tile import StridedViewOp
+from tilegraph.dialects.tile import StridedViewOp, memref_shape
 from tilegraph.dialects.tile.workspace import strided_memref
-from tilegraph.dialects.tile import memref_shape
 from tilegraph.lowering.analysis.operand_views import (
     OPERAND_VIEW_OPS,
     StridedView,
