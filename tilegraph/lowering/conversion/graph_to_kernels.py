@@ -268,8 +268,8 @@ def _kernel_of_ops(
 def _assembled(
     name: str,
     members: list[Operation],
-    outer: list[SSAValue],
-    inner: list[SSAValue],
+    outer: Sequence[SSAValue],
+    inner: Sequence[SSAValue],
     outputs: list[SSAValue],
     outer_of: Mapping[SSAValue, SSAValue] | None,
     location: LocationAttr,
