@@ -188,3 +188,56 @@ def _value(memref):
     from xdsl.dialects.test import TestOp
 
     return TestOp(result_types=[memref]).results[0]
+
+
+def test_a_split_with_an_output_elsewhere_stays_one_kernel():
+    """Q and K feed Q·Kᵀ through views, but V goes to an elementwise op: the split is not
+    copied (its third output must be written), it runs once, and the matmul reads Q and K
+    from its outputs as before."""
+    rng = np.random.default_rng(1)
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 72])
+
+    def shape(*dims: int):
+        return b.constant(np.array(dims, np.int64))
+
+    q, k, v = b.op_results("split", x, shape(24, 24, 24), axis=2)
+    q = b.op("transpose", b.op("reshape", q, shape(1, 20, 2, 12)), perm=[0, 2, 1, 3])
+    k = b.op("transpose", b.op("reshape", k, shape(1, 20, 2, 12)), perm=[0, 2, 3, 1])
+    module = b.build(b.op("matmul", q, k), b.op("relu", v))
+    inputs = {"x": rng.standard_normal((1, 20, 72)).astype(np.float32)}
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert "splits-cloned" not in stats.as_dict()["fuse-ops"]
+    assert sum("graph.split" in k.ops for k in levels.tiled_kernels) == 1
+
+
+def test_copies_of_a_split_that_no_view_claims_are_undone():
+    """A split straight after a matmul's result (T5's merged Q, K, V projection) reads a
+    FRACTAL_NZ -> ND conversion, which view chains do not start from (fuse-ops keeps such
+    chains with their conversion): its copies would not be claimed, so they are undone and
+    the split runs once, as before."""
+    rng = np.random.default_rng(2)
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 24])
+
+    def shape(*dims: int):
+        return b.constant(np.array(dims, np.int64))
+
+    qkv = b.op("matmul", x, b.constant(_weights(rng, 24, 72)))
+    q, k, v = b.op_results("split", qkv, shape(24, 24, 24), axis=2)
+    q, k, v = (b.op("reshape", t, shape(1, 20, 2, 12)) for t in (q, k, v))
+    q = b.op("transpose", q, perm=[0, 2, 1, 3])
+    k = b.op("transpose", k, perm=[0, 2, 3, 1])
+    v = b.op("transpose", v, perm=[0, 2, 1, 3])
+    out = b.op("matmul", b.op("softmax", b.op("matmul", q, k), axis=-1), v)
+    module = b.build(out)
+    inputs = {"x": rng.standard_normal((1, 20, 24)).astype(np.float32)}
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert "splits-cloned" not in stats.as_dict()["fuse-ops"]
+    assert sum("graph.split" in k.ops for k in levels.tiled_kernels) == 1

@@ -579,12 +579,15 @@ def clone_conversions_into_cube_users(block: Block) -> int:
 def clone_splits_into_matmul_views(block: Block) -> int:
     """Give each matmul that reads outputs of a split as view operands its own copy of the
     split (module docstring); the number of copies added. A copy's outputs that other
-    matmuls read stay unused: they are addresses, not data."""
+    matmuls read stay unused: they are addresses, not data. When a copy would not be
+    claimed as part of its matmul's views after all (a chain that :func:`view_claims`
+    leaves alone), the copies are undone and the split stays one kernel."""
     added = 0
     for op in list(block.ops):
         users = split_view_users(op) if isinstance(op, SplitOp) else None
         if users is None:
             continue
+        copies: list[Operation] = []
         for user in list(dict.fromkeys(users))[1:]:
             copy = op.clone()
             Rewriter.insert_op(copy, InsertPoint.after(op))
@@ -592,7 +595,15 @@ def clone_splits_into_matmul_views(block: Block) -> int:
                 new.name_hint = old.name_hint
                 if reader is user:
                     old.replace_all_uses_with(new)
-            added += 1
+            copies.append(copy)
+        claims = view_claims(list(block.ops))
+        if all(claims.get(s, (None, ""))[1] == "prologue" for s in (op, *copies)):
+            added += len(copies)
+            continue
+        for copy in copies:
+            for old, new in zip(op.results, copy.results, strict=True):
+                new.replace_all_uses_with(old)
+            Rewriter.erase_op(copy)
     return added
 
 

@@ -201,17 +201,46 @@ def sole_user(value: SSAValue) -> Operation | None:
     return users.pop() if len(users) == 1 else None
 
 
-def operand_view(value: SSAValue) -> ViewChain | None:
+def matmul_reading(value: SSAValue) -> tuple[Operation, SSAValue] | None:
+    """(the matmul, the chain's last value) when ``value`` reaches a matrix operand of a
+    matmul through view ops (each the sole user of the last) and the operand's
+    ND -> FRACTAL_NZ conversion, if any; else None."""
+    user = sole_user(value)
+    while isinstance(user, VIEW_OPS):
+        value = user.results[0]
+        user = sole_user(value)
+    operand = value
+    if isinstance(user, TransDataOp):
+        t = user.output.type
+        if not isinstance(t, TensorType) or t.storage_format != Format.FRACTAL_NZ:
+            return None
+        operand, user = user.output, sole_user(user.output)
+    if user is None or all(operand is not v for v in matrix_operands(user)):
+        return None
+    return user, value
+
+
+def _one_reader(split: SplitOp) -> bool:
+    """Every used output of ``split`` is a view operand of one and the same matmul (the
+    split then belongs to that matmul's chains; else it stays a kernel of its own)."""
+    readers = [matmul_reading(r) for r in split.results if r.uses]
+    return all(r is not None for r in readers) and len({r[0] for r in readers if r}) == 1
+
+
+def operand_view(value: SSAValue, shared_split: bool = False) -> ViewChain | None:
     """``value`` (a matmul operand before its ND -> FRACTAL_NZ conversion, if any) as a
     view of the row-major tensor a chain of view ops starts from; None without such a
     chain or when it is no matrix view (module docstring). A split on the chain adds its
-    output's offset."""
+    output's offset; the chain goes through it only when all its used outputs are operands
+    of the same matmul (``shared_split``: whichever matmuls read them)."""
     ops: list[Operation] = []
     values: list[SSAValue] = []
     current = value
     while True:
         owner = current.owner
         if not isinstance(owner, OPERAND_VIEW_OPS) or static_row_major(current) is None:
+            break
+        if isinstance(owner, SplitOp) and not (shared_split or _one_reader(owner)):
             break
         if ops and sole_user(current) is not ops[0]:
             break

@@ -24,38 +24,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tilegraph.dialects.graph.data_movement import SplitOp
-from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import (
-    VIEW_OPS,
     StridedView,
     ViewChain,
+    matmul_reading,
     matrix_operands,
     nd_output,
     operand_view,
     result_view,
-    sole_user,
     static_row_major,
 )
-
-
-def _matmul_reading(value: SSAValue) -> tuple[Operation, SSAValue] | None:
-    """(the matmul, its ND operand) when ``value`` — the end of a view chain — is a matrix
-    operand of a matmul, directly or through its ND -> FRACTAL_NZ conversion."""
-    user = sole_user(value)
-    operand = value
-    if isinstance(user, TransDataOp):
-        t = user.output.type
-        if not isinstance(t, TensorType) or t.storage_format != Format.FRACTAL_NZ:
-            return None
-        operand, user = user.output, sole_user(user.output)
-    if user is None or all(operand is not v for v in matrix_operands(user)):
-        return None
-    return user, value
 
 
 def split_view_users(split: SplitOp) -> list[Operation] | None:
@@ -63,14 +44,10 @@ def split_view_users(split: SplitOp) -> list[Operation] | None:
     its :func:`~.operand_views.operand_view` chain); None when an output goes elsewhere."""
     users: list[Operation] = []
     for result in split.results:
-        value, user = result, sole_user(result)
-        while isinstance(user, VIEW_OPS):
-            value = user.results[0]
-            user = sole_user(value)
-        reader = _matmul_reading(value)
+        reader = matmul_reading(result)
         if reader is None:
             return None
-        chain = operand_view(reader[1])
+        chain = operand_view(reader[1], shared_split=True)
         if chain is None or split not in chain.ops:
             return None
         users.append(reader[0])
