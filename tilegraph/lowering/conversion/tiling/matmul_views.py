@@ -12,7 +12,12 @@ the kernel's entry, which the matmul's DMAs address like any ND operand:
   view contiguous along its rows' dim instead (``Kᵀ``) is read as the transposed operand,
   held as ``(N, K)``, exactly as a ``transB`` Gemm's B;
 * the result: ``tile.fixpipe`` (or the epilogue's store) writes the output tile into the
-  view of the merged tensor, head ``h``'s columns at offset ``h·D``.
+  view of the merged tensor, head ``h``'s columns at offset ``h·D``;
+* a split on an operand's chain (GPT-2's Q, K, V) adds its output's offset to the view
+  (``strided<[..], offset: N>``);
+* elementwise ops after a reshape that only merges / splits the result's rows
+  (:class:`RowsEpilogue`) run on the matmul's own tiles: the written tensor and their
+  other GM operands are viewed in the matmul's 2-D result shape.
 
 The tile ops stay honest: the view's strides are its memref type's layout, so the DMA's GM
 runs (:func:`~tilegraph.dialects.tile.base.contiguous_run`) are the view's ``D``-element
