@@ -9,12 +9,15 @@ Contract: for each layer kind — the zoo's ``bert`` (post-LN encoder, erf GELU)
 patches) and the calibration BERT-base (``benchmarks/calibration_models.py``: 768 wide,
 12 heads, FFN 3072, at ``--seq``) — the model is compiled to tiles with
 ``tilegraph-run --estimate`` (nothing runs) and its kernels (one per launch: a mix kernel's
-AIC and AIV parts count once) are counted per unit: cube, vector, mix, host.
+AIC and AIV parts count once) are counted per unit: cube, vector, mix, host. The layer's
+estimated time (``us``) is its kernels' cycle-model time, launches included (a kernel's
+``us + launch_us + workspace_us`` of the report's ``cycles.per_kernel``).
 
 Kernels per layer: a zoo model's kernels are attributed by the ONNX node of their last op
 (``/layers.1/...``, ``/blocks.1/...``), and the count is that of its second layer (the
 first shares kernels with the embeddings); the calibration BERT has no scoped node names,
-so its count is the difference between its 2-layer and 1-layer builds.
+so its count (and time: the estimates' totals) is the difference between its 2-layer and
+1-layer builds.
 
 ``--baseline DIR`` runs the same measurement with ``PYTHONPATH=DIR`` (a checkout of main)
 and prints ``before -> after``. GE-class fusion's target is at most 12 kernels per layer
@@ -52,7 +55,8 @@ LAYER_SCOPE = re.compile(r"/(?:layers|blocks|layer|h)\.(\d+)/")
 
 
 def _kernels(model: Path, inputs: dict[str, np.ndarray], pythonpath: str) -> list[dict]:
-    """The ``kernels`` of ``tilegraph-run MODEL --estimate --json`` under ``pythonpath``."""
+    """The ``kernels`` of ``tilegraph-run MODEL --estimate --json`` under ``pythonpath``,
+    each with its estimated ``us`` (launch included)."""
     with tempfile.TemporaryDirectory() as d:
         args: list[str] = []
         for name, array in inputs.items():
@@ -65,7 +69,12 @@ def _kernels(model: Path, inputs: dict[str, np.ndarray], pythonpath: str) -> lis
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=pythonpath)
         if done.returncode:
             raise RuntimeError(f"{model.name}: {done.stderr.strip().splitlines()[-1]}")
-        return json.loads(Path(f"{d}/report.json").read_text())["kernels"]
+        report = json.loads(Path(f"{d}/report.json").read_text())
+    timed = {k["name"]: k for k in report["cycles"]["per_kernel"]}
+    for kernel in report["kernels"]:
+        t = timed.get(kernel["name"], {})
+        kernel["us"] = t.get("us", 0.0) + t.get("launch_us", 0.0) + t.get("workspace_us", 0.0)
+    return report["kernels"]
 
 
 def _layer_of(kernel: dict) -> int | None:
@@ -81,17 +90,27 @@ def _units(kernels: list[dict]) -> Counter[str]:
     return Counter(k["unit"] for k in kernels)
 
 
-def zoo_layer(name: str, pythonpath: str) -> Counter[str]:
-    """Kernels per unit of the second layer of zoo model ``name``."""
+def _summary(kernels: list[dict]) -> dict[str, float]:
+    """Kernels per unit, their total and their estimated µs."""
+    units = _units(kernels)
+    found: dict[str, float] = {u: units[u] for u in UNITS}
+    found["total"] = sum(units[u] for u in UNITS)
+    found["us"] = round(sum(k["us"] for k in kernels), 1)
+    return found
+
+
+def zoo_layer(name: str, pythonpath: str) -> dict[str, float]:
+    """Kernels per unit (and µs) of the second layer of zoo model ``name``."""
     model = MODELS[name]
     kernels = _kernels(model.path(), make_inputs(model, 0), pythonpath)
-    return _units([k for k in kernels if _layer_of(k) == 1])
+    return _summary([k for k in kernels if _layer_of(k) == 1])
 
 
-def calibration_layer(seq: int, pythonpath: str) -> Counter[str]:
-    """Kernels per unit of one BERT-base layer: the 2-layer build's minus the 1-layer's."""
+def calibration_layer(seq: int, pythonpath: str) -> dict[str, float]:
+    """Kernels per unit (and µs) of one BERT-base layer: the 2-layer build's minus the
+    1-layer's."""
     base = calibration_models.BERT_SIZES["bert_base"]
-    counts: list[Counter[str]] = []
+    counts: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as d:
         for layers in (1, 2):
             name = f"bert_base_{layers}_layers"
@@ -102,30 +121,32 @@ def calibration_layer(seq: int, pythonpath: str) -> Counter[str]:
                 del calibration_models.BERT_SIZES[name]
             path = Path(d) / f"{name}.onnx"
             onnx.save(model, str(path))
-            counts.append(_units(_kernels(path, {}, pythonpath)))
-    return Counter({u: counts[1][u] - counts[0][u] for u in UNITS})
+            counts.append(_summary(_kernels(path, {}, pythonpath)))
+    return {key: round(counts[1][key] - counts[0][key], 1) for key in counts[0]}
 
 
-def measure(seq: int, pythonpath: str) -> dict[str, dict[str, int]]:
-    """Per layer kind: kernels per unit of one layer, and their total."""
-    found: dict[str, Counter[str]] = {
-        kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()
-    }
+def measure(seq: int, pythonpath: str) -> dict[str, dict[str, float]]:
+    """Per layer kind: kernels per unit of one layer, their total and estimated µs."""
+    found = {kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()}
     found[CALIBRATION_KIND] = calibration_layer(seq, pythonpath)
-    return {
-        kind: {**{u: c[u] for u in UNITS}, "total": sum(c[u] for u in UNITS)}
-        for kind, c in found.items()
-    }
+    return found
 
 
-def table(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]] | None) -> str:
+def table(after: dict[str, dict[str, float]], before: dict[str, dict[str, float]] | None) -> str:
     def cell(kind: str, key: str) -> str:
-        now = str(after[kind][key])
-        return now if before is None else f"{before[kind][key]} -> {now}"
+        def show(v: float) -> str:
+            return f"{v:g}"
 
-    header = ("layer kind", *UNITS, "total", f"<= {TARGET}")
+        now = show(after[kind][key])
+        return now if before is None else f"{show(before[kind][key])} -> {now}"
+
+    header = ("layer kind", *UNITS, "total", "µs", f"<= {TARGET}")
     rows = [
-        (kind, *(cell(kind, u) for u in (*UNITS, "total")), "yes" if c["total"] <= TARGET else "no")
+        (
+            kind,
+            *(cell(kind, u) for u in (*UNITS, "total", "us")),
+            "yes" if c["total"] <= TARGET else "no",
+        )
         for kind, c in after.items()
     ]
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]

@@ -35,6 +35,11 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   through a strided view instead of a kernel moving its bytes (``views-absorbed``). A
   chain between two matmuls (the merge feeding the output projection) goes with the
   matmul that writes it;
+* when that result chain only merges / splits leading axes of the row-major result
+  (GPT-2's addmm ``[B·S, N] -> [B, S, N]``), the elementwise ops computed from it (the
+  residual add, the GELU chain) join the matmul's epilogue across it: the matmul's 2-D
+  output tile is a tile of the reshaped tensor, and their other operands are read
+  re-indexed to its rows (:mod:`tilegraph.lowering.analysis.shared_views`);
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
@@ -44,6 +49,12 @@ A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm'
 that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
 matmul takes its own copy as prologue (``nd2nz`` on the way in, as GE's matmuls read ND)
 instead of the conversion running as a kernel of its own (``conversions-cloned``).
+
+A static split whose every output is a view operand of a matmul (GPT-2's Q, K, V cut out of
+c_attn's ``[B, S, 3N]`` result) is likewise cloned once per matmul reading it: each output
+is an offset view of the split's input, so each matmul takes its copy as part of its
+operands' view chains and the split runs no kernel (``splits-cloned``,
+:mod:`tilegraph.lowering.analysis.shared_views`).
 
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
@@ -65,7 +76,7 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``, ``views-absorbed``.
+``conversions-cloned``, ``splits-cloned``, ``views-absorbed``.
 """
 
 from __future__ import annotations
@@ -81,13 +92,19 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp, YieldOp
+from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.graph.fused import new_body
 from tilegraph.dialects.graph.provenance import locate, location_of
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.lowering.analysis.operand_views import matrix_operands, view_ops_of
+from tilegraph.lowering.analysis.operand_views import ViewChain, matrix_operands, view_ops_of
+from tilegraph.lowering.analysis.shared_views import (
+    rows_epilogue_fits,
+    rows_result,
+    split_view_users,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -279,6 +296,9 @@ class _Fuser:
     views: dict[Operation, tuple[Operation, str]] = field(default_factory=dict)
     """View op (or the conversion before a result's view chain) -> (the matmul it is a
     view for, "prologue" or "epilogue"): see :func:`view_claims`."""
+    rows: dict[Operation, ViewChain] = field(default_factory=dict)
+    """Matmul -> its result's leading-axes reshape chain (elementwise ops after it may
+    join its epilogue: :func:`~tilegraph.lowering.analysis.shared_views.rows_result`)."""
 
     def size(self, value: SSAValue) -> int | None:
         """Storage bytes of ``value`` (memoised: types are immutable during the pass)."""
@@ -359,7 +379,14 @@ class _Fuser:
 
     def may_join(self, producer: Operation, group: Group) -> bool:
         """:func:`can_join`, or as a view; an op claimed as a matmul's view joins that
-        matmul's group only (not, say, the split its result feeds)."""
+        matmul's group only (not, say, the split its result feeds). A group holding a
+        matmul's result view ops but not yet the matmul takes only the rest of its chain
+        and the matmul (anything else could keep the matmul out and strand the views)."""
+        waiting = self.waiting_anchor(group)
+        if waiting is not None and producer is not waiting:
+            return self.views.get(producer) == (waiting, "epilogue") and self.joins_as_view(
+                producer, group
+            )
         if producer in self.views:
             return self.joins_as_view(producer, group)
         return can_join(producer, group) or self.joins_as_view(producer, group)
@@ -377,14 +404,40 @@ class _Fuser:
             anchor, side = claim
             if group.anchor is not None:
                 return group.anchor is anchor and side == "prologue"
-            return side == "epilogue" and all(
-                self.views.get(m) == (anchor, "epilogue") for m in group.members
-            )
+            return side == "epilogue" and self.follows(anchor, producer, group)
         return (
             fusion_kind(producer) in ANCHOR_KINDS
             and group.anchor is None
-            and all(self.views.get(m) == (producer, "epilogue") for m in group.members)
+            and self.follows(producer, producer, group)
         )
+
+    def follows(self, anchor: Operation, producer: Operation, group: Group) -> bool:
+        """Whether every member of the anchor-less ``group`` may follow ``anchor``'s result
+        once ``producer`` (the anchor, or one of its result view ops) joins: the result's
+        view ops, and — when they only merge / split leading axes (``self.rows``) —
+        elementwise ops computed from them whose other operands re-index to the rows."""
+        others = [m for m in group.members if self.views.get(m) != (anchor, "epilogue")]
+        if not others:
+            return True
+        chain = self.rows.get(anchor)
+        return (
+            chain is not None
+            and all(
+                fusion_kind(m) in EPILOGUE_KINDS and _flows_into(m, producer, group.members)
+                for m in others
+            )
+            and rows_epilogue_fits(chain, others)
+        )
+
+    def waiting_anchor(self, group: Group) -> Operation | None:
+        """The matmul whose result view ops an anchor-less group holds without it."""
+        if group.anchor is not None:
+            return None
+        for m in group.members:
+            claim = self.views.get(m)
+            if claim is not None and claim[1] == "epilogue" and claim[0] not in group.members:
+                return claim[0]
+        return None
 
     @staticmethod
     def join(producer: Operation, group: Group) -> None:
@@ -406,6 +459,11 @@ class _Fuser:
         ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(ops)}
         self.views = view_claims(ops)
+        self.rows = {}
+        for op in ops:
+            chain = rows_result(op)
+            if chain is not None and all(self.views.get(v) == (op, "epilogue") for v in chain.ops):
+                self.rows[op] = chain
         assigned: set[Operation] = set()
         groups: list[Group] = []
         for op in reversed(ops):
@@ -518,6 +576,37 @@ def clone_conversions_into_cube_users(block: Block) -> int:
     return added
 
 
+def clone_splits_into_matmul_views(block: Block) -> int:
+    """Give each matmul that reads outputs of a split as view operands its own copy of the
+    split (module docstring); the number of copies added. A copy's outputs that other
+    matmuls read stay unused: they are addresses, not data. When a copy would not be
+    claimed as part of its matmul's views after all (a chain that :func:`view_claims`
+    leaves alone), the copies are undone and the split stays one kernel."""
+    added = 0
+    for op in list(block.ops):
+        users = split_view_users(op) if isinstance(op, SplitOp) else None
+        if users is None:
+            continue
+        copies: list[Operation] = []
+        for user in list(dict.fromkeys(users))[1:]:
+            copy = op.clone()
+            Rewriter.insert_op(copy, InsertPoint.after(op))
+            for old, new, reader in zip(op.results, copy.results, users, strict=True):
+                new.name_hint = old.name_hint
+                if reader is user:
+                    old.replace_all_uses_with(new)
+            copies.append(copy)
+        claims = view_claims(list(block.ops))
+        if all(claims.get(s, (None, ""))[1] == "prologue" for s in (op, *copies)):
+            added += len(copies)
+            continue
+        for copy in copies:
+            for old, new in zip(op.results, copy.results, strict=True):
+                new.replace_all_uses_with(old)
+            Rewriter.erase_op(copy)
+    return added
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -557,6 +646,9 @@ class FuseOpsPass(ModulePass):
             cloned = clone_conversions_into_cube_users(block)
             if cloned:
                 stats.add("conversions-cloned", cloned)
+            splits = clone_splits_into_matmul_views(block)
+            if splits:
+                stats.add("splits-cloned", splits)
             for group in fuser.fuse_block(block):
                 members = sorted(group.members, key=lambda m: fuser.position[m])
                 root_bytes = {r for r in group.root.results}

@@ -18,10 +18,11 @@ re-indexes, :mod:`tilegraph.lowering.analysis.operand_views`)::
 
     %q = tile.strided_view %x : memref<1x8x64xf32> to memref<1x4x8x16xf32, strided<[512,16,64,1]>>
 
-The strides are the result type's layout (elements, offset 0), so every op on the view
-sees them: the DMA's GM runs (:func:`~tilegraph.dialects.tile.base.contiguous_run` with
-:func:`~tilegraph.dialects.tile.base.memref_strides`) are
-those of the view, not of a row-major buffer of its shape.
+The strides are the result type's layout (elements, from the layout's offset), so every
+op on the view sees them: the DMA's GM runs
+(:func:`~tilegraph.dialects.tile.base.contiguous_run` with
+:func:`~tilegraph.dialects.tile.base.memref_strides`) are those of the view, not of a
+row-major buffer of its shape.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """
@@ -158,20 +159,24 @@ class ViewOp(TileOp):
         printer.print_attribute(self.result.type)
 
 
-def strided_memref(source: Attribute, shape: Sequence[int], strides: Sequence[int]) -> MemRefType:
-    """A view type of ``source``'s element and scope: ``shape`` at element ``strides``."""
+def strided_memref(
+    source: Attribute, shape: Sequence[int], strides: Sequence[int], offset: int = 0
+) -> MemRefType:
+    """A view type of ``source``'s element and scope: ``shape`` at element ``strides``,
+    from element ``offset`` of the source."""
     assert isinstance(source, MemRefType)
-    layout = StridedLayoutAttr(list(strides), 0)
+    layout = StridedLayoutAttr(list(strides), offset)
     return MemRefType(source.element_type, list(shape), layout, source.memory_space)
 
 
 @irdl_op_definition
 class StridedViewOp(TileOp):
     """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
-    buffer ``src`` addressed as the result type's shape at its strides (offset 0).
+    buffer ``src`` addressed as the result type's shape at its strides, from the layout's
+    element offset (a split's later outputs: ``strided<[..], offset: N>``).
 
     Verified: both in GM, the same element type, ``src`` row-major and static, the view's
-    strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
+    offset and strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
     address computation on the scalar unit); it moves nothing."""
 
     name = "tile.strided_view"
@@ -200,20 +205,30 @@ class StridedViewOp(TileOp):
             raise VerifyException("'tile.strided_view': the view keeps the element type")
         if not isinstance(src.layout, NoneAttr) or any(d < 0 for d in src.get_shape()):
             raise VerifyException("'tile.strided_view': the source must be static and row-major")
-        if not isinstance(view.layout, StridedLayoutAttr) or view.layout.get_offset() not in (
-            0,
-            None,
-        ):
-            raise VerifyException("'tile.strided_view': the view needs strided<[...]> at offset 0")
+        if not isinstance(view.layout, StridedLayoutAttr):
+            raise VerifyException("'tile.strided_view': the view needs a strided<[...]> layout")
+        offset = view.layout.get_offset()
+        if not isinstance(offset, int) or offset < 0:
+            raise VerifyException("'tile.strided_view': the view needs a static offset >= 0")
         shape, strides = memref_shape(view), memref_strides(view)
         if any(d < 0 for d in shape) or any(s < 0 for s in strides):
             raise VerifyException("'tile.strided_view': static shape, non-negative strides")
-        last = sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
+        last = offset + sum((d - 1) * s for d, s in zip(shape, strides, strict=True))
         if prod(shape) and last >= prod(memref_shape(src)):
             raise VerifyException(
                 f"'tile.strided_view': element {last} of the view is past the end of the "
                 f"{prod(memref_shape(src))}-element source"
             )
+
+
+def view_offset(value: SSAValue | Attribute) -> int:
+    """Elements between the start of the GM buffer a view addresses and the view's first
+    element (0 for a plain buffer)."""
+    t = value.type if isinstance(value, SSAValue) else value
+    if isinstance(t, MemRefType) and isinstance(t.layout, StridedLayoutAttr):
+        offset = t.layout.get_offset()
+        return offset if isinstance(offset, int) else 0
+    return 0
 
 
 def gm_base(value: SSAValue) -> SSAValue:

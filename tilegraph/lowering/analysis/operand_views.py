@@ -33,6 +33,7 @@ from math import prod
 
 from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.shape_ops import (
     FlattenOp,
@@ -48,6 +49,11 @@ from tilegraph.formats import Format
 VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp)
 """The graph ops a view chain is made of: each only relabels the dims of its input."""
 
+OPERAND_VIEW_OPS = (*VIEW_OPS, SplitOp)
+"""An operand's chain may also start with a split: each output is an offset view of the
+input (GPT-2's c_attn output ``[B, S, 3N]`` split into Q, K, V at column offsets 0, N,
+2N, row stride 3N)."""
+
 
 @dataclass(frozen=True)
 class StridedView:
@@ -55,6 +61,8 @@ class StridedView:
 
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    offset: int = 0
+    """Elements of the buffer before the view's first element (a split's later parts)."""
 
     @staticmethod
     def row_major(shape: Sequence[int]) -> StridedView:
@@ -65,7 +73,13 @@ class StridedView:
         return StridedView(tuple(shape), tuple(reversed(strides)))
 
     def transpose(self, perm: Sequence[int]) -> StridedView:
-        return StridedView(tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm))
+        shape, strides = tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm)
+        return StridedView(shape, strides, self.offset)
+
+    def part(self, axis: int, start: int, size: int) -> StridedView:
+        """Elements ``start .. start + size`` of dim ``axis`` (one output of a split)."""
+        shape = (*self.shape[:axis], size, *self.shape[axis + 1 :])
+        return StridedView(shape, self.strides, self.offset + start * self.strides[axis])
 
     def swap_last(self) -> StridedView:
         """The view with its last two dims exchanged (a matrix read transposed)."""
@@ -103,11 +117,12 @@ class StridedView:
         for i in reversed(range(len(new_shape))):
             if new_shape[i] == 1:
                 strides[i] = strides[i + 1] * new_shape[i + 1] if i + 1 < len(new_shape) else 1
-        return StridedView(tuple(int(d) for d in new_shape), tuple(strides))
+        return StridedView(tuple(int(d) for d in new_shape), tuple(strides), self.offset)
 
     def extent(self) -> int:
         """Elements of the source the view spans (the last one addressed, plus one)."""
-        return 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=True))
+        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=True))
+        return 1 + self.offset + last
 
 
 @dataclass(frozen=True)
@@ -128,7 +143,7 @@ class ViewChain:
         return self.view.strides[-1] != 1
 
 
-def _static_row_major(value: SSAValue) -> tuple[int, ...] | None:
+def static_row_major(value: SSAValue) -> tuple[int, ...] | None:
     t = value.type
     if not isinstance(t, TensorType):
         return None
@@ -142,8 +157,29 @@ def _static_row_major(value: SSAValue) -> tuple[int, ...] | None:
     return shape
 
 
-def _step(view: StridedView, op: Operation, forward: bool) -> StridedView | None:
-    """``view`` through ``op`` (forward: the op's input -> its result; else back)."""
+def _split_part(view: StridedView, split: SplitOp, result: SSAValue) -> StridedView | None:
+    """``view`` (the split's input) cut to the part ``result`` is: its offset along the
+    split axis is the sizes of the outputs before it."""
+    axis = split.attr("axis")
+    axis = 0 if axis is None else int(axis)  # type: ignore[arg-type]
+    axis = axis + len(view.shape) if axis < 0 else axis
+    start = 0
+    for r in split.results:
+        shape = static_row_major(r)
+        if shape is None or len(shape) != len(view.shape):
+            return None
+        if r is result:
+            return view.part(axis, start, shape[axis])
+        start += shape[axis]
+    return None
+
+
+def _step(
+    view: StridedView, op: Operation, forward: bool, result: SSAValue | None = None
+) -> StridedView | None:
+    """``view`` through ``op`` (forward: the op's input -> its ``result``; else back)."""
+    if isinstance(op, SplitOp):
+        return _split_part(view, op, result) if forward and result is not None else None
     if isinstance(op, TransposeOp):
         perm = [int(p) for p in op.attr("perm")] if op.attr("perm") is not None else None
         rank = len(view.shape)
@@ -151,7 +187,7 @@ def _step(view: StridedView, op: Operation, forward: bool) -> StridedView | None
         if not forward:
             perm = sorted(range(rank), key=perm.__getitem__)  # the inverse permutation
         return view.transpose(perm)
-    target = _static_row_major(op.results[0] if forward else op.operands[0])
+    target = static_row_major((result or op.results[0]) if forward else op.operands[0])
     return None if target is None else view.reshape(target)
 
 
@@ -160,33 +196,65 @@ def _matrix(view: StridedView) -> bool:
     return len(view.shape) >= 2 and 1 in (view.strides[-1], view.strides[-2])
 
 
-def _sole_user(value: SSAValue) -> Operation | None:
+def sole_user(value: SSAValue) -> Operation | None:
     users = {use.operation for use in value.uses}
     return users.pop() if len(users) == 1 else None
 
 
-def operand_view(value: SSAValue) -> ViewChain | None:
+def matmul_reading(value: SSAValue) -> tuple[Operation, SSAValue] | None:
+    """(the matmul, the chain's last value) when ``value`` reaches a matrix operand of a
+    matmul through view ops (each the sole user of the last) and the operand's
+    ND -> FRACTAL_NZ conversion, if any; else None."""
+    user = sole_user(value)
+    while isinstance(user, VIEW_OPS):
+        value = user.results[0]
+        user = sole_user(value)
+    operand = value
+    if isinstance(user, TransDataOp):
+        t = user.output.type
+        if not isinstance(t, TensorType) or t.storage_format != Format.FRACTAL_NZ:
+            return None
+        operand, user = user.output, sole_user(user.output)
+    if user is None or all(operand is not v for v in matrix_operands(user)):
+        return None
+    return user, value
+
+
+def _one_reader(split: SplitOp) -> bool:
+    """Every used output of ``split`` is a view operand of one and the same matmul (the
+    split then belongs to that matmul's chains; else it stays a kernel of its own)."""
+    readers = [matmul_reading(r) for r in split.results if r.uses]
+    return all(r is not None for r in readers) and len({r[0] for r in readers if r}) == 1
+
+
+def operand_view(value: SSAValue, shared_split: bool = False) -> ViewChain | None:
     """``value`` (a matmul operand before its ND -> FRACTAL_NZ conversion, if any) as a
     view of the row-major tensor a chain of view ops starts from; None without such a
-    chain or when it is no matrix view (module docstring)."""
+    chain or when it is no matrix view (module docstring). A split on the chain adds its
+    output's offset; the chain goes through it only when all its used outputs are operands
+    of the same matmul (``shared_split``: whichever matmuls read them)."""
     ops: list[Operation] = []
+    values: list[SSAValue] = []
     current = value
     while True:
         owner = current.owner
-        if not isinstance(owner, VIEW_OPS) or _static_row_major(current) is None:
+        if not isinstance(owner, OPERAND_VIEW_OPS) or static_row_major(current) is None:
             break
-        if ops and _sole_user(current) is not ops[0]:
+        if isinstance(owner, SplitOp) and not (shared_split or _one_reader(owner)):
             break
-        if not ops and _sole_user(current) is None:
+        if ops and sole_user(current) is not ops[0]:
+            break
+        if not ops and sole_user(current) is None:
             break
         ops.insert(0, owner)
+        values.insert(0, current)
         current = owner.operands[0]
-    shape = _static_row_major(current)
+    shape = static_row_major(current)
     if not ops or shape is None:
         return None
     view: StridedView | None = StridedView.row_major(shape)
-    for op in ops:
-        view = _step(view, op, True) if view is not None else None
+    for op, result in zip(ops, values, strict=True):
+        view = _step(view, op, True, result) if view is not None else None
     if view is None or not _matrix(view):
         return None
     return ViewChain(current, tuple(ops), view)
@@ -198,15 +266,15 @@ def result_view(value: SSAValue) -> ViewChain | None:
     such a chain or when the result's rows are not contiguous there."""
     ops: list[Operation] = []
     current = value
-    while _static_row_major(current) is not None:
-        user = _sole_user(current)
-        if not isinstance(user, VIEW_OPS) or _static_row_major(user.results[0]) is None:
+    while static_row_major(current) is not None:
+        user = sole_user(current)
+        if not isinstance(user, VIEW_OPS) or static_row_major(user.results[0]) is None:
             break
         ops.append(user)
         current = user.results[0]
     if not ops:
         return None
-    shape = _static_row_major(current)
+    shape = static_row_major(current)
     assert shape is not None
     view: StridedView | None = StridedView.row_major(shape)
     for op in reversed(ops):
@@ -216,21 +284,21 @@ def result_view(value: SSAValue) -> ViewChain | None:
     return ViewChain(current, tuple(ops), view)
 
 
-def _nd_input(value: SSAValue) -> SSAValue:
+def nd_input(value: SSAValue) -> SSAValue:
     """The ND value a conversion into FRACTAL_NZ feeding a cube op converts (the matmul's
     DMA does it on the way in), else ``value``."""
     owner = value.owner
-    if isinstance(owner, TransDataOp) and _sole_user(value) is not None:
+    if isinstance(owner, TransDataOp) and sole_user(value) is not None:
         t = owner.output.type
         if isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ:
             return owner.input
     return value
 
 
-def _nd_output(value: SSAValue) -> SSAValue:
+def nd_output(value: SSAValue) -> SSAValue:
     """The ND result of a FRACTAL_NZ -> ND conversion of a cube result (fixpipe does it on
     the way out), else ``value``."""
-    user = _sole_user(value)
+    user = sole_user(value)
     if isinstance(user, TransDataOp):
         t = user.input.type
         if isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ:
@@ -252,11 +320,11 @@ def view_ops_of(anchor: Operation) -> dict[Operation, str]:
     "prologue" (it feeds an operand) or "epilogue" (it re-indexes the result)."""
     found: dict[Operation, str] = {}
     for operand in matrix_operands(anchor):
-        chain = operand_view(_nd_input(operand))
+        chain = operand_view(nd_input(operand))
         if chain is not None:
             found.update(dict.fromkeys(chain.ops, "prologue"))
     if matrix_operands(anchor):
-        chain = result_view(_nd_output(anchor.results[0]))
+        chain = result_view(nd_output(anchor.results[0]))
         if chain is not None:
             found.update(dict.fromkeys(chain.ops, "epilogue"))
     return found

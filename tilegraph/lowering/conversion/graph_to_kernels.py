@@ -14,10 +14,14 @@ Each kernel is marked with the unit that will run it (``tile.kernel = "cube" | "
 so that executors can lay inputs out and read outputs back in origin layout.
 
 A fused group that no tiling strategy can run as one kernel is split into one kernel per op
-(its intermediates then go through GM) rather than sent to the host whole.
+(its intermediates then go through GM) rather than sent to the host whole. A matmul group
+whose elementwise epilogue runs across a reshape of its result's rows (``fuse-ops``; the
+epilogue tile does not fit a small preset's UB) is first split in two instead: the matmul
+with its views up to the reshape, and the elementwise ops as one vector kernel
+(``peeled-epilogues``).
 
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``.
+``split-groups``, ``peeled-epilogues``.
 """
 
 from __future__ import annotations
@@ -241,6 +245,37 @@ def _kernel_of(
         name = names.fresh(f"{_op_label(op)}_{len(names.taken)}")
         members, outer, inner = [op], list(op.operands), list(op.operands)
         outputs = list(op.results)
+    return _assembled(name, members, outer, inner, outputs, outer_of, op.location)
+
+
+def _kernel_of_ops(
+    members: list[Operation],
+    outputs: list[SSAValue],
+    names: _KernelNames,
+    outer_of: Mapping[SSAValue, SSAValue] | None,
+    location: LocationAttr,
+) -> _Kernel:
+    """The kernel of a part of a group that is split (``members`` in program order): it
+    reads what they use and do not compute, by value."""
+    defined = {r for m in members for r in m.results}
+    used = [v for m in members for v in m.operands if v not in defined]
+    operands = list(dict.fromkeys(used))
+    labels = list(dict.fromkeys(_op_label(m) for m in members))
+    name = names.fresh("_".join(["fused", *labels[:4], str(len(names.taken))]))
+    return _assembled(name, members, operands, operands, outputs, outer_of, location)
+
+
+def _assembled(
+    name: str,
+    members: list[Operation],
+    outer: Sequence[SSAValue],
+    inner: Sequence[SSAValue],
+    outputs: list[SSAValue],
+    outer_of: Mapping[SSAValue, SSAValue] | None,
+    location: LocationAttr,
+) -> _Kernel:
+    """A kernel's inputs: compile-time parameters and small constants cloned in, the rest
+    read from GM."""
     outer_of = outer_of or {}
     parameters = _compile_time_parameters(members)
     inlined = [
@@ -253,7 +288,7 @@ def _kernel_of(
     constants = [(i, c) for _, i, c in pairs if c is not None]
     kept = [(o, i) for o, i, c in pairs if c is None]
     return _Kernel(
-        name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants, op.location
+        name, [o for o, _ in kept], [i for _, i in kept], members, outputs, constants, location
     )
 
 
@@ -309,6 +344,36 @@ def _launch(
     host.add_op(launch)
 
 
+def _peeled(
+    kernel: _Kernel,
+    names: _KernelNames,
+    outer_of: Mapping[SSAValue, SSAValue],
+    hw: HardwareModel,
+) -> list[tuple[_Kernel, func.FuncOp]] | None:
+    """A matmul group with elementwise ops across its result's row reshape, as two kernels
+    (the matmul up to the reshape, then the elementwise ops) when both run on a unit;
+    else None."""
+    from tilegraph.lowering.analysis.shared_views import rows_result
+
+    anchors = [m for m in kernel.ops if isinstance(m, GraphOp) and m.FACTS.heavy]
+    chain = rows_result(anchors[0]) if len(anchors) == 1 else None
+    if chain is None or chain.ops[-1] not in kernel.ops:
+        return None
+    cut = kernel.ops.index(chain.ops[-1]) + 1
+    if cut == len(kernel.ops):
+        return None
+    head, tail = kernel.ops[:cut], kernel.ops[cut:]
+    parts = []
+    for members, outputs in ((head, [chain.base]), (tail, kernel.outputs)):
+        part = _kernel_of_ops(members, outputs, names, outer_of, kernel.location)
+        parts.append((part, _classified(part, hw)))
+    if any(_is_host(fn) for _, fn in parts):
+        for part, _ in parts:
+            names.taken.discard(part.name)
+        return None
+    return parts
+
+
 def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
@@ -340,16 +405,23 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             # A group no strategy can tile is split: its ops become kernels of their own
             # (their intermediates go through GM), so that each may still run on a unit.
             names.taken.discard(kernel.name)
-            stats.add("split-groups")
             for arg, outer in zip(op.body.block.args, op.inputs, strict=True):
                 values[arg] = values[outer]
             outer_of: dict[SSAValue, SSAValue] = dict(
                 zip(op.body.block.args, op.inputs, strict=True)
             )
-            for member in kernel.ops:
-                part = _kernel_of(member, names, outer_of)
-                kernel_fn = _classified(part, target_of(module).hw)
-                _launch(kernel_fn, part, member.results, values, host, kernels, stats)
+            hw = target_of(module).hw
+            parts = _peeled(kernel, names, outer_of, hw)
+            if parts is not None:
+                stats.add("peeled-epilogues")
+            else:
+                stats.add("split-groups")
+                parts = []
+                for member in kernel.ops:
+                    part = _kernel_of(member, names, outer_of)
+                    parts.append((part, _classified(part, hw)))
+            for part, kernel_fn in parts:
+                _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
                 values[result] = values[inner]
             continue

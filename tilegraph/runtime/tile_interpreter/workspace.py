@@ -9,7 +9,7 @@ import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape, memref_strides
 from tilegraph.dialects.tile.host import numpy_dtype
-from tilegraph.dialects.tile.workspace import StridedViewOp, ViewOp
+from tilegraph.dialects.tile.workspace import StridedViewOp, ViewOp, view_offset
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
 
@@ -27,12 +27,14 @@ def view(op: ViewOp) -> Kernel:
 
 @tile_kernel(StridedViewOp)
 def strided_view(op: StridedViewOp) -> Kernel:
-    """The source's elements at the view's strides: writes through it land in the source."""
+    """The source's elements at the view's strides from its offset: writes through it land
+    in the source."""
     shape = memref_shape(op.result.type)
     strides = memref_strides(op.result.type)
+    offset = view_offset(op.result)
 
     def run(src: np.ndarray) -> tuple[np.ndarray]:
-        flat = src.reshape(-1)  # a view: GM buffers are contiguous containers
+        flat = src.reshape(-1)[offset:]  # a view: GM buffers are contiguous containers
         assert np.shares_memory(flat, src)
         steps = tuple(s * flat.itemsize for s in strides)
         return (np.lib.stride_tricks.as_strided(flat, shape, steps),)

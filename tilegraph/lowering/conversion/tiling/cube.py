@@ -53,7 +53,11 @@ from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain
-from tilegraph.lowering.conversion.tiling.matmul_views import result_chain, view_of
+from tilegraph.lowering.conversion.tiling.matmul_views import (
+    result_chain,
+    rows_epilogue,
+    view_of,
+)
 
 F = Format
 FRACTAL = 16
@@ -120,14 +124,21 @@ class Epilogue:
             self.anchor_value = self.ops.pop(0).results[0]
         self.out_value, self.out_arg = body.writes[0]
         chain = result_chain(body, self.anchor_value, self.ops) if b is not None else None
+        aliases: dict[SSAValue, SSAValue] = {}
+        sources: dict[SSAValue, SSAValue] = {}
         if chain is not None and b is not None:  # the head merge: write through a GM view
             self.ops = []
             self.out_value = self.anchor_value
             self.out_arg = view_of(b, body.writes[0][1], chain.view)
-        self.relu = len(self.ops) == 1 and isinstance(self.ops[0], ReluOp)
+        rows = rows_epilogue(b, body, kernel.anchor, self.ops) if b is not None else None
+        if rows is not None:  # elementwise ops across a reshape of rows: on the matmul's tiles
+            self.ops, self.out_arg, sources = rows.ops, rows.out_arg, rows.sources
+            aliases[rows.reshaped] = self.anchor_value
+        self.relu = rows is None and len(self.ops) == 1 and isinstance(self.ops[0], ReluOp)
         self.chain: Chain | None = None
         if self.ops and not self.relu:
-            self.chain = Chain(body, self.ops, memref_shape(self.out_arg))
+            shape = memref_shape(self.out_arg)
+            self.chain = Chain(body, self.ops, shape, aliases=aliases, sources=sources)
 
     def unsupported(self) -> str | None:
         if len(self.body.writes) != 1:

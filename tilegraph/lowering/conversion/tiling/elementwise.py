@@ -150,11 +150,15 @@ class Chain:
         *,
         aliases: dict[SSAValue, SSAValue] | None = None,
         space_value: SSAValue | None = None,
+        sources: dict[SSAValue, SSAValue] | None = None,
     ) -> None:
         """``aliases`` maps a value the ops read to the value whose tile stands for it (a
         concat result to the concatenated input of this region); ``space_value`` fixes the
-        tensor whose layout gives the 5HD iteration space."""
+        tensor whose layout gives the 5HD iteration space; ``sources`` maps an input to
+        the GM buffer it is read from instead of its kernel argument (a view of it
+        re-indexed to the tile space, as a matmul epilogue across a reshape reads it)."""
         self.body = body
+        self.sources = dict(sources or {})
         self.ops = [op for op in ops if isinstance(op, GraphOp | TransDataOp)]
         self.out_shape = tuple(out_shape)
         self.space = "storage"
@@ -200,6 +204,10 @@ class Chain:
                     (tuple(int(d) for d in tensor_of(v).storage_shape) for v in five), key=prod
                 )
 
+    def source(self, v: SSAValue) -> SSAValue | None:
+        """The GM buffer input ``v`` is read from (None: it is computed, not read)."""
+        return self.sources.get(v) or self.body.source(v)
+
     # ---- checks ------------------------------------------------------------------------
     def unsupported(self, given: Sequence[SSAValue] = ()) -> str | None:
         """Why this chain has no vector kernel (None when it has one)."""
@@ -212,7 +220,7 @@ class Chain:
         for v in self.inputs:
             if v in given:
                 continue
-            arg = self.body.source(v)
+            arg = self.source(v)
             if arg is None:
                 producer = v.owner.name if isinstance(v.owner, Operation) else "a value"
                 return f"{producer} feeds the chain"
@@ -235,7 +243,7 @@ class Chain:
 
     def _mask(self, v: SSAValue) -> list[bool] | None:
         """Per dim of the input's tile: True where it broadcasts (None: it cannot)."""
-        arg = self.body.source(v)
+        arg = self.source(v)
         assert arg is not None
         shape = memref_shape(arg)
         reference = self.full_shape if v in self.shifted else self.out_shape
@@ -271,7 +279,7 @@ class Chain:
         tiles: list[tuple[list[int], Attribute]] = []
         for v in self.inputs:
             if v not in given:
-                arg = self.body.source(v)
+                arg = self.source(v)
                 assert arg is not None
                 tiles.append((self._input_tile(v, tile), memref_type(arg).element_type))
         for op in self.ops:
@@ -294,7 +302,7 @@ class Chain:
         self.input_tiles: dict[SSAValue, SSAValue] = {}
         for v in self.inputs:
             if v not in given:
-                arg = self.body.source(v)
+                arg = self.source(v)
                 assert arg is not None
                 self.input_tiles[v] = b.buffer(
                     self._input_tile(v, tile), memref_type(arg).element_type, "UB",
@@ -362,7 +370,7 @@ class Chain:
         return moved
 
     def load(self, b: KernelBuilder, v: SSAValue, out_offsets: Sequence[SSAValue]) -> None:
-        arg = self.body.source(v)
+        arg = self.source(v)
         assert arg is not None
         shift = v in self.shifted
         if self._nchw(v):

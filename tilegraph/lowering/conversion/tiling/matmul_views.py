@@ -12,7 +12,12 @@ the kernel's entry, which the matmul's DMAs address like any ND operand:
   view contiguous along its rows' dim instead (``Kᵀ``) is read as the transposed operand,
   held as ``(N, K)``, exactly as a ``transB`` Gemm's B;
 * the result: ``tile.fixpipe`` (or the epilogue's store) writes the output tile into the
-  view of the merged tensor, head ``h``'s columns at offset ``h·D``.
+  view of the merged tensor, head ``h``'s columns at offset ``h·D``;
+* a split on an operand's chain (GPT-2's Q, K, V) adds its output's offset to the view
+  (``strided<[..], offset: N>``);
+* elementwise ops after a reshape that only merges / splits the result's rows
+  (:class:`RowsEpilogue`) run on the matmul's own tiles: the written tensor and their
+  other GM operands are viewed in the matmul's 2-D result shape.
 
 The tile ops stay honest: the view's strides are its memref type's layout, so the DMA's GM
 runs (:func:`~tilegraph.dialects.tile.base.contiguous_run`) are the view's ``D``-element
@@ -24,31 +29,36 @@ head's data.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.tile import StridedViewOp
+from tilegraph.dialects.tile import StridedViewOp, memref_shape
 from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.lowering.analysis.operand_views import (
-    VIEW_OPS,
+    OPERAND_VIEW_OPS,
     StridedView,
     ViewChain,
     operand_view,
     result_view,
 )
+from tilegraph.lowering.analysis.shared_views import rows_operand, rows_result
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
 
 def view_of(b: KernelBuilder, arg: SSAValue, view: StridedView) -> SSAValue:
     """A ``tile.strided_view`` of the GM argument ``arg`` at the kernel's entry."""
-    op = b.hoist(StridedViewOp(arg, strided_memref(arg.type, view.shape, view.strides)))
+    memref = strided_memref(arg.type, view.shape, view.strides, view.offset)
+    op = b.hoist(StridedViewOp(arg, memref))
     result = op.results[0]
     result.name_hint = f"{arg.name_hint or 'arg'}_view"
     return result
 
 
 def is_view_op(op: Operation) -> bool:
-    return isinstance(op, VIEW_OPS)
+    """A graph op of an operand's view chain (reshapes, transposes, a split's outputs)."""
+    return isinstance(op, OPERAND_VIEW_OPS)
 
 
 def operand_chain(body: KernelBody, value: SSAValue) -> ViewChain | str | None:
@@ -86,3 +96,47 @@ def result_chain(
     if len(body.writes) != 1 or body.writes[0][0] is not chain.base:
         return None
     return chain
+
+
+@dataclass(frozen=True)
+class RowsEpilogue:
+    """Elementwise epilogue ops across a leading-axes reshape of the matmul's result
+    (:func:`~tilegraph.lowering.analysis.shared_views.rows_result`), addressed in the
+    matmul's own 2-D tile space."""
+
+    ops: list[Operation]
+    """The elementwise ops (the reshape dropped: its result is the accumulator's tile)."""
+    reshaped: SSAValue
+    """The reshape's result, which the ops read: an alias of the matmul's ND result."""
+    out_arg: SSAValue
+    """The written tensor's argument viewed in the matmul's result shape."""
+    sources: dict[SSAValue, SSAValue]
+    """Each GM input of the ops -> its argument viewed in the result's rows."""
+
+
+def rows_epilogue(
+    b: KernelBuilder, body: KernelBody, anchor: Operation, ops: list[Operation]
+) -> RowsEpilogue | None:
+    """The epilogue ``ops`` after the matmul ``anchor``'s ND result as elementwise ops on
+    its tiles, when they start with its leading-axes reshape chain; else None."""
+    chain = rows_result(anchor)
+    if chain is None or list(chain.ops) != ops[: len(chain.ops)] or len(ops) == len(chain.ops):
+        return None
+    rest = ops[len(chain.ops) :]
+    if any(is_view_op(op) for op in rest) or len(body.writes) != 1:
+        return None
+    rows = chain.view.shape
+    reshaped = [int(d) for d in memref_shape(body.writes[0][1])]
+    sources: dict[SSAValue, SSAValue] = {}
+    produced = {r for op in rest for r in op.results} | {chain.base}
+    for op in rest:
+        for v in op.operands:
+            arg = body.source(v)
+            if v in produced or arg is None or v in sources:
+                continue
+            view = rows_operand(memref_shape(arg), reshaped, rows)
+            if view is None:
+                return None
+            sources[v] = view_of(b, arg, view)
+    out_arg = view_of(b, body.writes[0][1], StridedView.row_major(rows))
+    return RowsEpilogue(rest, chain.base, out_arg, sources)
