@@ -42,7 +42,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
+from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     memref_shape,
@@ -166,6 +166,6 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     if isinstance(kernel.anchor, CONV_ANCHORS):
         return emit_conv(body, kernel, b)
-    if isinstance(kernel.anchor, MatMulOp | GemmOp):
+    if isinstance(kernel.anchor, MatMulOp | GemmOp | QuantMatMulOp):
         return emit_matmul(body, kernel, b)
     return f"no cube lowering for {kernel.anchor.name}"
