@@ -25,6 +25,7 @@ from xdsl.traits import Pure
 from tilegraph.dialects.graph.base import (
     GraphOp,
     ShapeError,
+    int_attr,
     tensor_type,
 )
 from tilegraph.dialects.graph.facts import (
@@ -48,16 +49,21 @@ _Props = Mapping[str, Attribute]
 
 @irdl_op_definition
 class QuantConv2dOp(QuantizedConvBase):
-    """``graph.quant_conv2d %x, %w, %bias, %scale``: ``(conv(x, w) + bias) * scale``.
+    """``graph.quant_conv2d %x, %w, %bias, %scale {pad_value}``: ``(conv(x, w) + bias) *
+    scale`` with ``x`` padded with ``pad_value`` (default 0).
 
-    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (both with zero point
-    0: the padding holds 0), ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product
-    of the data's and the weight's scales). The sum is exact in int32 (wrapping as ONNX's
+    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (weight zero point 0),
+    ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product of the data's and the
+    weight's scales). A data zero point ``zx`` is ``pad_value = zx`` (the float graph's
+    zero padding is ``zx`` in x's quantised domain) with ``-zx · Σ w[m]`` folded into
+    ``bias`` by ``fold-qdq``. The sum is exact in int32 (wrapping as ONNX's
     ConvInteger may) and the result is ``acc * scale`` rounded once to the scale's type
     (ONNX DequantizeLinear of an int32 tensor, per output channel).
     """
 
     name = "graph.quant_conv2d"
+    pad_value = int_attr()
+    DEFAULTS: ClassVar = {**QuantizedConvBase.DEFAULTS, "pad_value": 0}
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -100,10 +106,14 @@ class QuantConv2dOp(QuantizedConvBase):
         return [TensorType(out.origin_shape, scale.element_type, out.origin_format)]
 
     def accumulate(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        """``conv(x, w) + bias`` in int32 (exact, wrapping)."""
+        """``conv(x padded with pad_value, w) + bias`` in int32 (exact, wrapping): the
+        correlation of ``x - pad_value`` (zero padded) plus ``pad_value · Σ w``."""
         axes = window(type(self), self.properties, x.shape[2:], w.shape[2:])
-        acc = correlate(x.astype(np.float64), w.astype(np.float64), axes, int(self.attr("group")))
-        acc = acc + bias.astype(np.float64).reshape(1, -1, 1, 1)
+        pad = float(self.attr("pad_value"))
+        w64 = w.astype(np.float64)
+        acc = correlate(x.astype(np.float64) - pad, w64, axes, int(self.attr("group")))
+        taps = w64.reshape(w.shape[0], -1).sum(axis=1) * pad
+        acc = acc + (bias.astype(np.float64) + taps).reshape(1, -1, 1, 1)
         return acc.astype(np.int64).astype(np.int32)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
