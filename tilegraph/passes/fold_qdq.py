@@ -1,33 +1,51 @@
-"""``fold-qdq``: QDQ convolutions become int8 cube ops, under the ``int8`` precision.
+"""``fold-qdq``: QDQ convolutions and matmuls become int8 cube ops, under ``int8``.
 
 A QDQ model (onnxruntime's ``quantize_static`` with ``QuantFormat.QDQ``, or any exporter of
 that format) computes each quantised convolution as::
 
-    Conv(DequantizeLinear(x_q, sx), DequantizeLinear(w_q, sw, axis=0), DequantizeLinear(b_q, sx·sw))
+    Conv(DequantizeLinear(x_q, sx, zx), DequantizeLinear(w_q, sw, axis=0),
+         DequantizeLinear(b_q, sx·sw))
 
 with int8 ``x_q`` (usually a QuantizeLinear's result), int8 constant weights ``w_q`` (per
-tensor or per output channel) and an int32 constant bias. When the module's target
-precision is ``int8`` (:mod:`tilegraph.target`), this pass replaces every such Conv by
-``graph.quant_conv2d(x_q, w_q, b_q, sx·sw)`` (:mod:`~tilegraph.dialects.graph.quantized_cube`):
-int8 operands on the cube, int32 accumulation, the dequantisation per output channel in
-fixpipe. The DequantizeLinear ops left without users go with the next ``dce``; the
-QuantizeLinear ops stay (vector programs).
+tensor or per output channel) and an int32 constant bias; a MatMul / Gemm likewise (weights
+``[K, N]`` per column, or Gemm's ``transB = 1`` ``[N, K]`` per row). When the module's
+target precision is ``int8`` (:mod:`tilegraph.target`), this pass replaces every such Conv
+by ``graph.quant_conv2d(x_q, w_q, b_q', sx·sw)`` and every such MatMul / Gemm by
+``graph.quant_matmul(x_q, w_q as rows of K, b_q', sx·sw)``
+(:mod:`~tilegraph.dialects.graph.quantized_cube`): int8 operands on the cube, int32
+accumulation, the dequantisation per output channel / column in fixpipe. The
+DequantizeLinear ops left without users go with the next ``dce``; the QuantizeLinear ops
+stay (vector programs).
 
-Semantics: the result is ``(Σ x_q·w_q + b_q) · (sx·sw)`` rounded once, which is what
-onnxruntime computes for the pattern (it runs it as an integer QLinearConv); the float
-graph rounds the dequantised operands and every partial sum, so the two differ by a few
-ulp, and after the next QuantizeLinear by at most one quantisation step where a value
-sits on a rounding boundary.
+Asymmetric data (``zx != 0``): ``Σ (x_q - zx)·w = Σ x_q·w - zx·Σ w``, so the bias becomes
+``b_q' = b_q - zx·Σ w`` per output channel (over every tap of the filter), and a
+convolution's padding holds ``zx`` (``pad_value``: the float graph's zero padding is ``zx``
+in the quantised domain), so border pixels are exact too. uint8 data (onnxruntime's
+QUInt8) is re-centred first: a uint8 QuantizeLinear whose users are all DequantizeLinear
+ops with its zero point becomes an int8 one with zero point ``zx - 128`` (the same
+rounding and saturation, shifted by 128), its DequantizeLinear ops take ``zx - 128`` too —
+every dequantised value is unchanged, and the cube stays s8 x s8 (no u8 operand mode is
+modelled). Weights must have zero point 0 (onnxruntime's default for QInt8 weights).
 
-What is folded: 2-D convolutions whose data and weight zero points are 0 (symmetric
-quantisation: ``x_q`` padded with 0 is then exactly the float padding), whose bias (if
-any) is an int32 constant with scale ``sx·sw`` (as onnxruntime makes it), and whose
-scales are float32/float16 constants. Anything else keeps the float path (its Q/DQ run as
-vector programs). A module under ``int8`` with no QuantizeLinear / DequantizeLinear at
-all is an error: ``int8`` is the precision of models that carry their quantisation.
-Under any other precision the pass changes nothing.
+Semantics: the result is ``(Σ (x_q - zx)·w_q + b_q) · (sx·sw)`` rounded once, which is
+what onnxruntime computes for the pattern (it runs it as integer QLinearConv /
+QLinearMatMul); the float graph rounds the dequantised operands and every partial sum, so
+the two differ by a few ulp, and after the next QuantizeLinear by at most one quantisation
+step where a value sits on a rounding boundary.
 
-Statistics: ``folded-convs``, ``kept-convs`` (Convs with a DQ operand not folded).
+What is folded: 2-D convolutions, and MatMul / Gemm (``alpha = beta = 1``, no
+``transA``) with a constant 2-D weight, whose bias (if any) is an int32 constant with
+scale ``sx·sw`` (as onnxruntime makes it), whose scales are float32/float16 constants and
+whose bias correction fits int32. Not folded: a grouped convolution with padding and
+``zx != 0`` (a group block's last K step may read its neighbour's weight rows against the
+padding, harmless only when it is 0), matmuls of two activations (attention's Q·Kᵀ),
+weights with a zero point. Anything else keeps the float path (its Q/DQ run as vector
+programs). A module under ``int8`` with no QuantizeLinear / DequantizeLinear at all is an
+error: ``int8`` is the precision of models that carry their quantisation. Under any other
+precision the pass changes nothing.
+
+Statistics: ``folded-convs``, ``kept-convs``, ``folded-matmuls``, ``kept-matmuls`` (those
+with a DQ data operand not folded), ``recentred-uint8``.
 """
 
 from __future__ import annotations
@@ -298,7 +316,8 @@ def _recentre_uint8(q: QuantizeLinearOp) -> bool:
 @register_pass
 @dataclass(frozen=True)
 class FoldQdqPass(ModulePass):
-    """Under the ``int8`` precision, QDQ convolutions become ``graph.quant_conv2d``."""
+    """Under the ``int8`` precision, QDQ convolutions and matmuls become
+    ``graph.quant_conv2d`` / ``graph.quant_matmul`` (asymmetric and uint8 data included)."""
 
     name = "fold-qdq"
 

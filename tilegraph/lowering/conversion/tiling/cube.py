@@ -64,6 +64,9 @@ BASE_M = 128
 CONV_ANCHORS = (Conv2dOp, QuantConv2dOp)
 """The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation."""
 
+MATMUL_ANCHORS = (MatMulOp, GemmOp, QuantMatMulOp)
+"""The matrix products :mod:`.matmul` tiles: float, and int8 with fixpipe dequantisation."""
+
 
 def accumulator_type(element: Attribute) -> Attribute:
     return i32 if str(element) == "i8" else f32
@@ -166,6 +169,6 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     if isinstance(kernel.anchor, CONV_ANCHORS):
         return emit_conv(body, kernel, b)
-    if isinstance(kernel.anchor, MatMulOp | GemmOp | QuantMatMulOp):
+    if isinstance(kernel.anchor, MATMUL_ANCHORS):
         return emit_matmul(body, kernel, b)
     return f"no cube lowering for {kernel.anchor.name}"
