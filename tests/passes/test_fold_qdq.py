@@ -116,6 +116,7 @@ def _optimised(model: onnx.ModelProto, precision: str):
         run_pipeline(
             f"set-target{{platform=ascend910b precision={precision}}},O2", make_context(), module
         )
+    module.verify()
     names = [op.name for op in module.walk()]
     return module, names, stats
 

@@ -184,11 +184,11 @@ def _replacement(
     cls: type[GraphOp],
     operands: list[SSAValue],
     constants: list[ConstantOp],
-    extra: Mapping[str, Attribute] | None = None,
+    properties: Mapping[str, Attribute],
 ) -> Operation | None:
-    """``cls`` of ``operands`` in place of ``anchor`` (same result type, its properties and
-    ``extra``), ``constants`` inserted before it; None when its inferred type differs."""
-    properties = {**anchor.properties, **(extra or {})}
+    """``cls`` of ``operands`` and ``properties`` in place of ``anchor`` (same result
+    type), ``constants`` inserted before it; None when its inferred type differs."""
+    properties = dict(properties)
     try:
         (want,) = cls.infer_shapes(operands, properties)
     except ShapeError:
@@ -227,8 +227,10 @@ def _fold_conv(conv: Conv2dOp) -> Operation | None:
         return None
     constants = [ConstantOp(corrected), ConstantOp(scale)]
     operands = [x.value, weight.value, *(c.output for c in constants)]
-    extra = {"pad_value": IntegerAttr(zero, i64)} if zero else None
-    return _replacement(conv, QuantConv2dOp, operands, constants, extra)
+    properties = dict(conv.properties)
+    if zero:
+        properties["pad_value"] = IntegerAttr(zero, i64)
+    return _replacement(conv, QuantConv2dOp, operands, constants, properties)
 
 
 def _fold_matmul(op: MatMulOp | GemmOp) -> Operation | None:
@@ -270,7 +272,7 @@ def _fold_matmul(op: MatMulOp | GemmOp) -> Operation | None:
         constants.insert(0, transposed)
         b_q = transposed.output
     operands = [x.value, b_q, *(c.output for c in constants[-2:])]
-    return _replacement(op, QuantMatMulOp, operands, constants)
+    return _replacement(op, QuantMatMulOp, operands, constants, {})
 
 
 def _equal(a: np.ndarray | None, b: np.ndarray) -> bool:
