@@ -48,6 +48,16 @@ CONVS: dict[str, tuple[list[int], list[int], dict]] = {
 }
 
 
+def with_epilogue(g: Graph, y: SSAValue, epilogue: str, zero: SSAValue) -> SSAValue:
+    """``y`` followed by ``epilogue``: "relu", "requantize" (the next layer's
+    QuantizeLinear, on the vector unit, with zero point ``zero``) or "none"."""
+    if epilogue == "relu":
+        return g.op("relu", y)
+    if epilogue == "requantize":
+        return g.op("quantize_linear", y, g.b.constant(np.array(0.1, np.float32)), zero)
+    return y
+
+
 def quant_conv(name: str, epilogue: str = "relu", per_tensor: bool = False, zero_point: int = 0):
     """QuantizeLinear of a float input (with ``zero_point``), then ``quant_conv2d`` with
     int8 weights, an int32 bias and per-channel (or one repeated, ``per_tensor``) scales,
@@ -66,11 +76,7 @@ def quant_conv(name: str, epilogue: str = "relu", per_tensor: bool = False, zero
         deq = g.b.constant(np.broadcast_to(per_channel, (m,)).astype(np.float32))
         pad = {"pad_value": zero_point} if zero_point else {}
         y = g.op("quant_conv2d", xq, w, bias, deq, **attrs, **pad)
-        if epilogue == "relu":
-            y = g.op("relu", y)
-        elif epilogue == "requantize":  # the next layer's QuantizeLinear, on the vector unit
-            y = g.op("quantize_linear", y, g.b.constant(np.array(0.1, np.float32)), zero)
-        return [y]
+        return [with_epilogue(g, y, epilogue, zero)]
 
     return build
 

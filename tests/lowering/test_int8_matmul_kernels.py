@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
+from tests.lowering.test_int8_kernels import with_epilogue
 from tests.lowering.test_tile_differential import (
     CUBE,
     NAN,
@@ -67,11 +68,7 @@ def quant_matmul(
         per_column = g.rng.uniform(0.5, 1.5, 1 if per_tensor else n) * 0.01 * X_SCALE
         deq = g.b.constant(np.broadcast_to(per_column, (n,)).astype(np.float32))
         y = g.op("quant_matmul", xq, w, bias, deq)
-        if epilogue == "relu":
-            y = g.op("relu", y)
-        elif epilogue == "requantize":  # the next layer's QuantizeLinear, on the vector unit
-            y = g.op("quantize_linear", y, g.b.constant(np.array(0.1, np.float32)), zero)
-        return [y]
+        return [with_epilogue(g, y, epilogue, zero)]
 
     return build
 
