@@ -59,7 +59,7 @@ PRECISION_MODES: dict[str, PrecisionMode] = {
 """Every precision value. ``origin`` = ``must_keep_origin_dtype``; ``fp16`` =
 ``allow_fp32_to_fp16`` (the cube has no fp32 path on these presets' Da Vinci cores, so
 matrix ops take fp16 inputs and the vector ops keep float32); ``bf16`` =
-``allow_fp32_to_bf16``; ``int8``: QDQ models' convolutions on the int8 cube."""
+``allow_fp32_to_bf16``; ``int8``: QDQ models' convolutions and matmuls on the int8 cube."""
 
 PRECISIONS = tuple(PRECISION_MODES)
 """The precision values, in the order the tools list them."""

@@ -134,7 +134,6 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     """The tiling strategies of ``tile-kernels`` for whole kernels, with the op classes
     each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
     from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
-    from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
     from tilegraph.dialects.graph.nn import LrnOp
     from tilegraph.dialects.graph.normalization import GroupNormOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -147,7 +146,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     )
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
-    from tilegraph.lowering.conversion.tiling.cube import CONV_ANCHORS
+    from tilegraph.lowering.conversion.tiling.cube import CONV_ANCHORS, MATMUL_ANCHORS
     from tilegraph.lowering.conversion.tiling.data_movement import (
         DATA_MOVEMENT_OPS,
         emit_data_movement_kernel,
@@ -170,7 +169,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
 
     return [
         (CONV_ANCHORS, emit_conv, "cube"),
-        ((MatMulOp, GemmOp), emit_matmul, "cube"),
+        (MATMUL_ANCHORS, emit_matmul, "cube"),
         ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),
         (tuple(REDUCTION_OPS), emit_reduction_kernel, "vector"),

@@ -31,7 +31,7 @@ from tests.lowering.test_tile_differential import (
     run_levels,
 )
 from tilegraph.cost_model.tile_costs import cost_of
-from tilegraph.dialects.tile import MmadOp
+from tilegraph.dialects.tile import Load3dOp, MmadOp
 from tilegraph.dialects.tile.base import scoped_memref
 from tilegraph.hardware import hardware_preset
 
@@ -48,27 +48,35 @@ CONVS: dict[str, tuple[list[int], list[int], dict]] = {
 }
 
 
-def quant_conv(name: str, epilogue: str = "relu", per_tensor: bool = False):
-    """QuantizeLinear of a float input, then ``quant_conv2d`` with int8 weights, an int32
-    bias and per-channel (or one repeated, ``per_tensor``) scales, then ``epilogue``."""
+def with_epilogue(g: Graph, y: SSAValue, epilogue: str, zero: SSAValue) -> SSAValue:
+    """``y`` followed by ``epilogue``: "relu", "requantize" (the next layer's
+    QuantizeLinear, on the vector unit, with zero point ``zero``) or "none"."""
+    if epilogue == "relu":
+        return g.op("relu", y)
+    if epilogue == "requantize":
+        return g.op("quantize_linear", y, g.b.constant(np.array(0.1, np.float32)), zero)
+    return y
+
+
+def quant_conv(name: str, epilogue: str = "relu", per_tensor: bool = False, zero_point: int = 0):
+    """QuantizeLinear of a float input (with ``zero_point``), then ``quant_conv2d`` with
+    int8 weights, an int32 bias and per-channel (or one repeated, ``per_tensor``) scales,
+    its padding holding the zero point (``pad_value``), then ``epilogue``."""
     x_shape, w_shape, attrs = CONVS[name]
     m = w_shape[0]
 
     def build(g: Graph) -> list[SSAValue]:
         x = g.input(x_shape, "NCHW")
         scale = g.b.constant(np.array(X_SCALE, np.float32))
-        zero = g.b.constant(np.array(0, np.int8))
+        zero = g.b.constant(np.array(zero_point, np.int8))
         xq = g.op("quantize_linear", x, scale, zero)
         w = g.b.constant(g.rng.integers(-127, 128, w_shape).astype(np.int8), "NCHW")
         bias = g.b.constant(g.rng.integers(-2000, 2000, m).astype(np.int32))
         per_channel = g.rng.uniform(0.5, 1.5, 1 if per_tensor else m) * 0.01 * X_SCALE
         deq = g.b.constant(np.broadcast_to(per_channel, (m,)).astype(np.float32))
-        y = g.op("quant_conv2d", xq, w, bias, deq, **attrs)
-        if epilogue == "relu":
-            y = g.op("relu", y)
-        elif epilogue == "requantize":  # the next layer's QuantizeLinear, on the vector unit
-            y = g.op("quantize_linear", y, g.b.constant(np.array(0.1, np.float32)), zero)
-        return [y]
+        pad = {"pad_value": zero_point} if zero_point else {}
+        y = g.op("quant_conv2d", xq, w, bias, deq, **attrs, **pad)
+        return [with_epilogue(g, y, epilogue, zero)]
 
     return build
 
@@ -98,6 +106,22 @@ def test_int8_conv_kernel_nan_padding(name: str):
     levels = run_levels(module, inputs, "test", precision="int8", pad_value=NAN)
     assert_no_nan(levels)
     assert_matches(levels, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", ["3x3_pad", "7x7_rgb", "wide_rows"])
+@pytest.mark.parametrize("padded", [False, True], ids=["plain", "nan_padding"])
+def test_int8_conv_kernel_pads_with_the_zero_point(name: str, padded: bool):
+    """An asymmetric data zero point (-37): the L1 window's padding rows (the copy's fill),
+    load3d's padding columns (``pad_value``) and, with width tiles, the window's padding
+    columns hold it, so the border pixels agree exactly with the graph level (which pads
+    ``x`` with it); NaN in the float input's padding lanes does not leak."""
+    module, inputs = _module(quant_conv(name, zero_point=-37), padded=padded)
+    levels = run_levels(module, inputs, "test", precision="int8", pad_value=NAN if padded else None)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, QCONV, "tile-kernels{platform=test}")
+    pads = [op for op in levels.module.walk() if isinstance(op, Load3dOp)]
+    assert pads and all(op.padding == -37 for op in pads)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """QDQ-quantised test models made with onnxruntime's quantiser (``quantize_static``).
 
-Contract: :func:`qdq_model_path` returns the path of a QDQ model (per-channel int8
-weights, int8 activations, symmetric; QuantizeLinear / DequantizeLinear pairs around the
+Contract: :func:`qdq_model_path` returns the path of a QDQ model (int8 weights,
+int8 or uint8 activations, as its name's suffix says; QuantizeLinear / DequantizeLinear pairs around the
 convolutions and matmuls) made from a float model with random calibration data and a fixed
 seed, so the same onnxruntime version makes the same file. Files are cached under the
 system's temporary directory (``tilegraph-qdq-<ort version>/``): the first call makes
@@ -15,8 +15,14 @@ global average pooling and a Gemm) on a 3 x 16 x 16 input, fast enough for both 
 in unit tests. Before quantising, onnxruntime's pre-processing folds each BatchNorm into
 its convolution (``quant_pre_process``), as a deployment flow does.
 
-Activations are quantised symmetrically (zero point 0): the int8 cube path of
-``fold-qdq`` takes int8 data with a zero point of 0 (see ``docs/tile-level.md``).
+``qdq_mlp`` is a transformer-style feed-forward block (MatMul + Add, ReLU, a residual
+MatMul, softmax) with a Gemm head (:func:`small_mlp`).
+
+How a model is quantised is its name's suffix (:data:`QUANTISERS`): none for symmetric
+int8 activations (zero point 0) and per-channel weights, ``_default`` for
+``quantize_static``'s default options (asymmetric int8 activations: zero points other than
+0; per-tensor weights), ``_u8`` for asymmetric uint8 activations. ``fold-qdq`` folds a data
+zero point into the int32 bias and re-centres uint8 on int8 (``docs/tile-level.md``).
 """
 
 from __future__ import annotations
@@ -28,7 +34,15 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
-QDQ_MODELS = ("qdq_cnn", "resnet50")
+FLOAT_MODELS = ("qdq_cnn", "qdq_mlp", "resnet50")
+QUANTISERS = {
+    "": "symmetric int8 activations (ActivationSymmetric), per-channel int8 weights",
+    "_default": "quantize_static's default options: asymmetric int8 activations, "
+    "per-tensor int8 weights",
+    "_u8": "asymmetric uint8 activations (QUInt8), per-channel int8 weights",
+}
+"""Name suffix -> how the float model is quantised."""
+QDQ_MODELS = tuple(f"{m}{suffix}" for suffix in QUANTISERS for m in FLOAT_MODELS)
 CALIBRATION_SEED = 7
 CALIBRATION_SAMPLES = 4
 
@@ -94,9 +108,56 @@ def small_cnn() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def small_mlp() -> onnx.ModelProto:
+    """The float model of ``qdq_mlp`` (deterministic): a transformer-style feed-forward
+    block on ``[N, 7, 48]`` tokens (MatMul + Add, ReLU, MatMul + Add, a residual of the
+    first projection's input width through a third MatMul, softmax over the features) and a
+    Gemm head on the first token; the widths are no multiples of 16 or 32 (ragged fractals)."""
+    rng = np.random.default_rng(1)
+
+    def init(name: str, *shape: int, scale: float = 1.0) -> onnx.TensorProto:
+        data = rng.standard_normal(shape) * scale / np.sqrt(shape[0])
+        return numpy_helper.from_array(data.astype(np.float32), name)
+
+    inits = [
+        init("w1", 48, 80),
+        init("b1", 80, scale=0.1),
+        init("w2", 80, 40),
+        init("b2", 40, scale=0.1),
+        init("w3", 48, 40),
+        init("head_w", 10, 40),
+        init("head_b", 10, scale=0.1),
+        numpy_helper.from_array(np.array([0], np.int64), "first"),
+        numpy_helper.from_array(np.array([1], np.int64), "token_axis"),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h1"]),
+        helper.make_node("Add", ["h1", "b1"], ["h1b"]),
+        helper.make_node("Relu", ["h1b"], ["r1"]),
+        helper.make_node("MatMul", ["r1", "w2"], ["h2"]),
+        helper.make_node("Add", ["h2", "b2"], ["h2b"]),
+        helper.make_node("MatMul", ["x", "w3"], ["skip"]),
+        helper.make_node("Add", ["h2b", "skip"], ["sum"]),
+        helper.make_node("Softmax", ["sum"], ["probs"], axis=-1),
+        helper.make_node("Gather", ["probs", "first"], ["token"], axis=1),
+        helper.make_node("Squeeze", ["token", "token_axis"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "head_w", "head_b"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "qdq_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7, 48])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def _float_model(name: str) -> onnx.ModelProto:
     if name == "qdq_cnn":
         return small_cnn()
+    if name == "qdq_mlp":
+        return small_mlp()
     from tilegraph.frontend.light_models import light_model
 
     model = version_converter.convert_version(light_model("resnet50"), 13)
@@ -115,6 +176,8 @@ def qdq_model_path(name: str) -> Path:
     if name not in QDQ_MODELS:
         raise ValueError(f"unknown QDQ model {name!r}; choose from {', '.join(QDQ_MODELS)}")
     out = _cache_dir() / f"{name}_qdq.onnx"
+    suffix = next(s for s in sorted(QUANTISERS, key=len, reverse=True) if name.endswith(s))
+    name = name.removesuffix(suffix) if suffix else name
     if out.exists():
         return out
     from onnxruntime.quantization import (
@@ -126,8 +189,8 @@ def qdq_model_path(name: str) -> Path:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     model = _float_model(name)
-    source = _cache_dir() / f"{name}_float.onnx"
-    prepared = _cache_dir() / f"{name}_prepared.onnx"
+    source = _cache_dir() / f"{name}{suffix}_float.onnx"
+    prepared = _cache_dir() / f"{name}{suffix}_prepared.onnx"
     onnx.save(model, str(source))
     quant_pre_process(str(source), str(prepared), skip_symbolic_shape=True)
     shape = [int(d.dim_value or 1) for d in model.graph.input[0].type.tensor_type.shape.dim]
@@ -147,15 +210,20 @@ def qdq_model_path(name: str) -> Path:
             return next(self.batches, None)
 
     partial = out.with_suffix(".partial.onnx")
-    quantize_static(
-        str(prepared),
-        str(partial),
-        _Random(),
-        quant_format=QuantFormat.QDQ,
-        per_channel=True,
-        activation_type=QuantType.QInt8,
-        weight_type=QuantType.QInt8,
-        extra_options={"ActivationSymmetric": True},
-    )
+    options: dict = {
+        "": {
+            "per_channel": True,
+            "activation_type": QuantType.QInt8,
+            "weight_type": QuantType.QInt8,
+            "extra_options": {"ActivationSymmetric": True},
+        },
+        "_default": {},
+        "_u8": {
+            "per_channel": True,
+            "activation_type": QuantType.QUInt8,
+            "weight_type": QuantType.QInt8,
+        },
+    }[suffix]
+    quantize_static(str(prepared), str(partial), _Random(), quant_format=QuantFormat.QDQ, **options)
     partial.replace(out)  # whole files only: a concurrent reader never sees half of one
     return out

@@ -267,6 +267,37 @@ _ALL: list[ZooModel] = [
         ),
     ),
     ZooModel(
+        "qdq_mlp",
+        "qdq_mlp",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 7, 48)}, {"x": (2, 7, 48)}),
+        rtol=0.0,
+        atol=0.0023,
+        precision="int8",
+        notes=(
+            "QDQ transformer-style feed-forward block (onnxruntime quantize_static, "
+            "per-channel int8): three MatMuls and a Gemm on the int8 cube; atol = one "
+            "quantisation step of the output (its scale 0.00221)"
+        ),
+    ),
+    ZooModel(
+        "resnet50_qdq_default",
+        "resnet50_default",
+        "generated",
+        {"gpu_0/data_0": NORMAL},
+        ({"gpu_0/data_0": (1, 3, 224, 224)}, {"gpu_0/data_0": (1, 3, 224, 224)}),
+        slow=True,
+        rtol=0.0,
+        atol=0.004,
+        precision="int8",
+        notes=(
+            "QDQ ResNet-50 made with quantize_static's default options (asymmetric int8 "
+            "activations, per-tensor weights): 53 int8 convolutions (padding holds the zero "
+            "point) and the int8 Gemm; atol = one quantisation step of the output (0.00392)"
+        ),
+    ),
+    ZooModel(
         "resnet50_qdq",
         "resnet50",
         "generated",

@@ -242,7 +242,7 @@ def o2_with_strategy(strategy: str) -> str:
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — fold-qdq (under the ``int8`` precision: QDQ convolutions become
+    """O2: everything — fold-qdq (under the ``int8`` precision: QDQ convolutions and matmuls become
     int8 cube ops, before constant folding dequantises their weights), O1, then the format
     engine with GE's strategy, then fuse-ops.
 

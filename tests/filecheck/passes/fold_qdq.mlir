@@ -34,6 +34,32 @@ func.func @qdq_conv(%x: !layout.tensor<1x3x5x5xf32>) -> !layout.tensor<1x2x5x5xf
   func.return %y : !layout.tensor<1x2x5x5xf32, NCHW>
 }
 
+// A Gemm (transB = 1) of asymmetric data (zero point 3): one int8 matmul whose bias takes
+// -3 x the weight's row sums ([10, 0]): [5 - 30, -7 - 0]; the data keeps its zero point.
+// CHECK-LABEL: func.func @qdq_gemm_asymmetric
+// CHECK:       %[[XQ:.*]] = graph.quantize_linear %x, %{{.*}}, %{{.*}}
+// CHECK:       %[[B:.*]] = graph.constant dense<[-25, -7]> : !layout.tensor<2xi32>
+// CHECK:       %[[S:.*]] = graph.constant dense<[0.001, 0.002]> : !layout.tensor<2xf32>
+// CHECK:       graph.quant_matmul %[[XQ]], %w, %[[B]], %[[S]] : (!layout.tensor<3x4xi8>, !layout.tensor<2x4xi8>, !layout.tensor<2xi32>, !layout.tensor<2xf32>) -> !layout.tensor<3x2xf32>
+// CHECK-NOT:   graph.gemm
+// FLOAT-LABEL: func.func @qdq_gemm_asymmetric
+// FLOAT:       graph.gemm
+func.func @qdq_gemm_asymmetric(%x: !layout.tensor<3x4xf32>) -> !layout.tensor<3x2xf32> {
+  %w_scale = graph.constant dense<[0.02, 0.04]> : !layout.tensor<2xf32>
+  %w_zero = graph.constant dense<0> : !layout.tensor<2xi8>
+  %x_scale = graph.constant dense<0.05> : !layout.tensor<f32>
+  %x_zero = graph.constant dense<3> : !layout.tensor<i8>
+  %b = graph.constant dense<[5, -7]> : !layout.tensor<2xi32>
+  %b_scale = graph.constant dense<[0.001, 0.002]> : !layout.tensor<2xf32>
+  %w = graph.constant dense<[[1, 2, 3, 4], [-1, 0, 1, 0]]> : !layout.tensor<2x4xi8>
+  %xq = graph.quantize_linear %x, %x_scale, %x_zero : (!layout.tensor<3x4xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<3x4xi8>
+  %xd = graph.dequantize_linear %xq, %x_scale, %x_zero : (!layout.tensor<3x4xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<3x4xf32>
+  %wd = graph.dequantize_linear %w, %w_scale, %w_zero {axis = 0} : (!layout.tensor<2x4xi8>, !layout.tensor<2xf32>, !layout.tensor<2xi8>) -> !layout.tensor<2x4xf32>
+  %bd = graph.dequantize_linear %b, %b_scale {axis = 0} : (!layout.tensor<2xi32>, !layout.tensor<2xf32>) -> !layout.tensor<2xf32>
+  %y = graph.gemm %xd, %wd, %bd {transB = 1} : (!layout.tensor<3x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2xf32>) -> !layout.tensor<3x2xf32>
+  func.return %y : !layout.tensor<3x2xf32>
+}
+
 // -----
 
 // A model without Q/DQ under int8: one message, naming the pass and the precisions to use.

@@ -1,4 +1,4 @@
-"""The int8 cube anchor that ``fold-qdq`` makes of a QDQ convolution.
+"""The int8 cube anchors that ``fold-qdq`` makes of QDQ convolutions and matmuls.
 
 ``graph.quant_conv2d`` is ``Conv(DequantizeLinear(x), DequantizeLinear(w),
 DequantizeLinear(b))`` of a QDQ model with the dequantisation moved behind the
@@ -7,7 +7,9 @@ multiplied on the cube in int32, the int32 bias is added, and the sum is dequant
 per output channel (``scale[m] = x_scale * w_scale[m]``). The result is what ONNX's
 DequantizeLinear of the int32 accumulator gives: ``acc * scale`` rounded once to the
 scale's type. It is not an ONNX op (no frontend makes it); :mod:`tilegraph.passes.fold_qdq`
-does, under the ``int8`` precision.
+does, under the ``int8`` precision. ``graph.quant_matmul`` is the same for a QDQ MatMul /
+Gemm, with the weight held as rows of K (``[..., N, K]``, Gemm's ``transB = 1``: the
+cube's right operand fractals hold K0 = 32 int8 values of one output column each).
 """
 
 from __future__ import annotations
@@ -17,19 +19,28 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import (
+    GraphOp,
     ShapeError,
+    int_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, KernelVariant, OpFacts
+from tilegraph.dialects.graph.facts import (
+    FormatRole,
+    FusionKind,
+    KernelVariant,
+    OpCost,
+    OpFacts,
+)
 from tilegraph.dialects.graph.quantized_linalg import QuantizedConvBase, correlate
-from tilegraph.dialects.graph.shape_utils import require
+from tilegraph.dialects.graph.shape_utils import broadcast_shapes, require
 from tilegraph.dialects.graph.windows import known, nc_result, window, window_kernel
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType, Format
-from tilegraph.formats.dims import dims_compatible
+from tilegraph.formats.dims import Dim, dims_compatible
 
 F = Format
 _Slots = Sequence[SSAValue | None]
@@ -38,16 +49,21 @@ _Props = Mapping[str, Attribute]
 
 @irdl_op_definition
 class QuantConv2dOp(QuantizedConvBase):
-    """``graph.quant_conv2d %x, %w, %bias, %scale``: ``(conv(x, w) + bias) * scale``.
+    """``graph.quant_conv2d %x, %w, %bias, %scale {pad_value}``: ``(conv(x, w) + bias) *
+    scale`` with ``x`` padded with ``pad_value`` (default 0).
 
-    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (both with zero point
-    0: the padding holds 0), ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product
-    of the data's and the weight's scales). The sum is exact in int32 (wrapping as ONNX's
+    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (weight zero point 0),
+    ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product of the data's and the
+    weight's scales). A data zero point ``zx`` is ``pad_value = zx`` (the float graph's
+    zero padding is ``zx`` in x's quantised domain) with ``-zx · Σ w[m]`` folded into
+    ``bias`` by ``fold-qdq``. The sum is exact in int32 (wrapping as ONNX's
     ConvInteger may) and the result is ``acc * scale`` rounded once to the scale's type
     (ONNX DequantizeLinear of an int32 tensor, per output channel).
     """
 
     name = "graph.quant_conv2d"
+    pad_value = int_attr()
+    DEFAULTS: ClassVar = {**QuantizedConvBase.DEFAULTS, "pad_value": 0}
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = operand_def(TensorType)
@@ -79,27 +95,25 @@ class QuantConv2dOp(QuantizedConvBase):
             raise ShapeError(f"{cls.name} takes a 4-D input and weight")
         if x.dtype != DType.int8 or w.dtype != DType.int8:
             raise ShapeError(f"input and weight must be int8, got {x.dtype.value}, {w.dtype.value}")
-        if bias.dtype != DType.int32:
-            raise ShapeError(f"the bias must be int32, got {bias.dtype.value}")
-        if scale.dtype not in (DType.float16, DType.float32):
-            raise ShapeError(f"the scale must be float16 or float32, got {scale.dtype.value}")
         group = int(cls.read_attr(props, "group"))
         nb, c, *spatial = x.origin_shape
         m, cg, *kw = w.origin_shape
         if group < 1 or (known(m) and m % group) or (known(c) and known(cg) and cg * group != c):
             raise ShapeError(f"group {group} does not fit {c} input and {m} output channels")
-        for p, what in ((bias, "bias"), (scale, "scale")):
-            if p.rank != 1 or not dims_compatible(p.origin_shape[0], m):
-                raise ShapeError(f"the {what} must have shape [{m}], got {list(p.origin_shape)}")
+        _check_column_params(bias, scale, m)
         axes = window(cls, props, spatial, window_kernel(cls, props, len(spatial), kw))
         out = nc_result(x, [nb, m, *(a.out for a in axes)])
         return [TensorType(out.origin_shape, scale.element_type, out.origin_format)]
 
     def accumulate(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        """``conv(x, w) + bias`` in int32 (exact, wrapping)."""
+        """``conv(x padded with pad_value, w) + bias`` in int32 (exact, wrapping): the
+        correlation of ``x - pad_value`` (zero padded) plus ``pad_value · Σ w``."""
         axes = window(type(self), self.properties, x.shape[2:], w.shape[2:])
-        acc = correlate(x.astype(np.float64), w.astype(np.float64), axes, int(self.attr("group")))
-        acc = acc + bias.astype(np.float64).reshape(1, -1, 1, 1)
+        pad = float(self.attr("pad_value"))
+        w64 = w.astype(np.float64)
+        acc = correlate(x.astype(np.float64) - pad, w64, axes, int(self.attr("group")))
+        taps = w64.reshape(w.shape[0], -1).sum(axis=1) * pad
+        acc = acc + (bias.astype(np.float64) + taps).reshape(1, -1, 1, 1)
         return acc.astype(np.int64).astype(np.int32)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -116,4 +130,82 @@ def dequantize_accumulator(acc: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return (acc.astype(np.float64) * scale.astype(np.float64)).astype(scale.dtype)
 
 
-QUANTIZED_CUBE_OPS = [QuantConv2dOp]
+def _check_column_params(bias: TensorType, scale: TensorType, columns: Dim) -> None:
+    """An int32 bias and a float scale, one of each per output column (channel)."""
+    if bias.dtype != DType.int32:
+        raise ShapeError(f"the bias must be int32, got {bias.dtype.value}")
+    if scale.dtype not in (DType.float16, DType.float32):
+        raise ShapeError(f"the scale must be float16 or float32, got {scale.dtype.value}")
+    for p, what in ((bias, "bias"), (scale, "scale")):
+        if p.rank != 1 or not dims_compatible(p.origin_shape[0], columns):
+            raise ShapeError(f"the {what} must have shape [{columns}], got {list(p.origin_shape)}")
+
+
+@irdl_op_definition
+class QuantMatMulOp(GraphOp):
+    """``graph.quant_matmul %a, %b, %bias, %scale``: ``(a · bᵀ + bias) * scale``.
+
+    ``a`` int8 ``[..., M, K]``, ``b`` int8 ``[..., N, K]`` (rows of K, as Gemm's
+    ``transB = 1``; batch dims broadcast as numpy's matmul), both with zero point 0 (an
+    asymmetric data zero point is folded into ``bias`` by ``fold-qdq``), ``bias`` int32
+    ``[N]``, ``scale`` float ``[N]`` (the data's scale times the weight's, per column). The
+    sum is exact in int32 (wrapping, as ONNX's MatMulInteger may) and the result
+    ``[..., M, N]`` is ``acc * scale`` rounded once to the scale's type (ONNX
+    DequantizeLinear of the int32 accumulator, per column).
+    """
+
+    name = "graph.quant_matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    FACTS: ClassVar = OpFacts(
+        role=FormatRole.ND_ONLY,
+        fusion=FusionKind.OUT_ELEMWISE_FUSABLE,
+        heavy=True,
+        kernels=(
+            KernelVariant((F.FRACTAL_NZ, F.FRACTAL_NZ, F.ND, F.ND), (F.FRACTAL_NZ,), "cube"),
+            KernelVariant((F.ND, F.ND, F.ND, F.ND), (F.ND,), "plain"),
+        ),
+    )
+
+    @classmethod
+    def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
+        a = require(tensor_type(operands[0]), "a")
+        b = require(tensor_type(operands[1]), "b")
+        bias = require(tensor_type(operands[2]), "bias")
+        scale = require(tensor_type(operands[3]), "scale")
+        if a.rank < 2 or b.rank < 2:
+            raise ShapeError(f"{cls.name} takes operands of rank >= 2")
+        if a.dtype != DType.int8 or b.dtype != DType.int8:
+            raise ShapeError(f"a and b must be int8, got {a.dtype.value}, {b.dtype.value}")
+        *batch_a, m, k = a.origin_shape
+        *batch_b, n, k2 = b.origin_shape
+        if not dims_compatible(k, k2):
+            raise ShapeError(f"a has K = {k}, b (rows of K) has K = {k2}")
+        _check_column_params(bias, scale, n)
+        shape = [*broadcast_shapes(list(batch_a), list(batch_b)), m, n]
+        return [TensorType(shape, scale.element_type)]
+
+    def accumulate(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        """``a · bᵀ + bias`` in int32 (exact in float64 below 2**53, then wrapping)."""
+        acc = np.matmul(a.astype(np.float64), np.swapaxes(b.astype(np.float64), -1, -2))
+        return (acc + bias.astype(np.float64)).astype(np.int64).astype(np.int32)
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        a, b, bias, scale = inputs
+        assert a is not None and b is not None and bias is not None and scale is not None
+        return (dequantize_accumulator(self.accumulate(a, b, bias), scale),)
+
+    def cost(self) -> OpCost:
+        """flops = 2 * M * N * K * prod(batch), as MatMul."""
+        out, a = self.output.type, self.a.type
+        assert isinstance(out, TensorType) and isinstance(a, TensorType)
+        n, k = out.num_elements(), a.origin_shape[-1]
+        flops = 2 * n * int(k) if n is not None and known(k) else 0
+        return OpCost(flops=int(flops), bytes=super().cost().bytes)
+
+
+QUANTIZED_CUBE_OPS = [QuantConv2dOp, QuantMatMulOp]

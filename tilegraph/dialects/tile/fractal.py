@@ -202,7 +202,10 @@ class Load3dOp(TileOp):
     of output row 0 (top padding already in it as zero rows). Output pixel ``m`` is output
     row ``m // out_width``, column ``m % out_width``; K fractal ``k1 + b`` is
     ``(c1, kh, kw)`` in FRACTAL_Z order. Columns outside the image (left/right padding) and
-    channel lanes at or beyond ``channels`` read as zero, so padding lanes are never read.
+    K past the window read as ``pad_value`` (default 0; Load3Dv2's padding value, Ascend C
+    ``SetLoadDataPaddingValue``: an int8 convolution with a data zero point pads with it,
+    its top/bottom padding rows being filled with it by the copy into L1); channel lanes at
+    or beyond ``channels`` read as zero, so padding lanes are never read.
 
     ``c04`` (small channel, FRACTAL_Z_C04's K order): ``src`` is an NC1HWC0_C04 window
     ``(1, 1, H_win, W, 4)`` and K element ``k`` is kernel position ``k // 4`` (``kh · Kw +
@@ -226,6 +229,7 @@ class Load3dOp(TileOp):
     out_width = prop_def(IntegerAttr)
     channels = prop_def(IntegerAttr)
     c04 = opt_prop_def(UnitAttr)
+    pad_value = opt_prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -247,6 +251,7 @@ class Load3dOp(TileOp):
         out_width: int,
         channels: int,
         c04: bool = False,
+        pad_value: int = 0,
     ):
         properties: dict[str, Attribute] = {
             "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
@@ -258,10 +263,17 @@ class Load3dOp(TileOp):
         }
         if c04:
             properties["c04"] = UnitAttr()
+        if pad_value:
+            properties["pad_value"] = IntegerAttr(pad_value, i64)
         super().__init__(
             operands=[src, k_offset, dst, [] if valid_channels is None else [valid_channels]],
             properties=properties,
         )
+
+    @property
+    def padding(self) -> int:
+        """What the padding (outside the image, past the window) reads as."""
+        return self.pad_value.value.data if self.pad_value is not None else 0
 
     @property
     def lane_group(self) -> int:

@@ -41,7 +41,7 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
 def batched_load3d(op: Load3dOp, batched: Sequence[bool]) -> Kernel | None:
     if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
         return None
-    return img2col(img2col_params(op))
+    return img2col(img2col_params(op), op.padding)
 
 
 @batched_kernel(FixpipeOp)

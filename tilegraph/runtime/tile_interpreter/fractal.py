@@ -95,10 +95,10 @@ def img2col_params(op: Load3dOp) -> tuple[int, ...]:
     )
 
 
-def img2col(params: tuple[int, ...]) -> Callable[..., tuple[()]]:
+def img2col(params: tuple[int, ...], pad: int = 0) -> Callable[..., tuple[()]]:
     """``tile.load3d`` on a batch of tiles: ``run(src, k1_start, dst, *valid)`` with a
     leading batch dim on ``src`` and ``dst`` (the same ``k1_start`` and valid channels for
-    every tile); ``params`` as :func:`img2col_params`."""
+    every tile); ``params`` as :func:`img2col_params`, ``pad`` what the padding reads as."""
     group = params[-2]
 
     def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
@@ -113,7 +113,7 @@ def img2col(params: tuple[int, ...]) -> Callable[..., tuple[()]]:
         else:
             runs[...] = np.take(rows, gather.rows, axis=1, mode="clip")
         if gather.outside is not None:
-            runs[:, gather.outside] = 0
+            runs[:, gather.outside] = pad
         if gather.lanes is not None:
             out[:, :, gather.lanes[0], :, gather.lanes[1]] = 0
         if out is not dst:
@@ -125,7 +125,7 @@ def img2col(params: tuple[int, ...]) -> Callable[..., tuple[()]]:
 
 @tile_kernel(Load3dOp)
 def load3d(op: Load3dOp) -> Kernel:
-    batched = img2col(img2col_params(op))
+    batched = img2col(img2col_params(op), op.padding)
 
     def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         return batched(src[None], k1_start, dst[None], *valid)

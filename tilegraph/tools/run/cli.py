@@ -209,7 +209,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         default="",
         help="origin, fp16/bf16 (the cube's inputs rounded), ATC's --precision_mode values "
         "(force_fp16, allow_mix_precision*, ...: docs/precision.md) or int8 (a QDQ model's "
-        "quantised convolutions on the int8 cube); default: the module's target's",
+        "quantised convolutions and matmuls on the int8 cube); default: the module's target's",
     )
     ap.add_argument(
         "--keep-dtype",

@@ -42,6 +42,8 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     assert isinstance(conv, Conv2dOp | QuantConv2dOp)
     # int8: the scale of each output channel rides with the bias into fixpipe (deq)
     scale = conv.scale if isinstance(conv, QuantConv2dOp) else None
+    # int8 with a data zero point: the padding holds it (the copy's fill, load3d's pad)
+    pad = int(conv.attr("pad_value")) if isinstance(conv, QuantConv2dOp) else 0
     epilogue = Epilogue(body, kernel)
     reason = epilogue.unsupported()
     if reason:
@@ -125,9 +127,11 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             in_c1 = b.add_index(in_c1, kc)
         w_start = zero if tiles.cols is None else b.affine(ow, g.strides[1], -g.pad_left)
         if convert:
-            b.add(Load5hdOp(data_arg, [n_iv, b.affine(in_c1, g.in_c0), h_start, w_start], fmap))
+            at = [n_iv, b.affine(in_c1, g.in_c0), h_start, w_start]
+            b.add(Load5hdOp(data_arg, at, fmap, pad=float(pad) if pad else None))
         else:
-            b.add(CopyOp(data_arg, [n_iv, in_c1, h_start, w_start, zero], fmap, [zero] * 5))
+            at = [n_iv, in_c1, h_start, w_start, zero]
+            b.add(CopyOp(data_arg, at, fmap, [zero] * 5, float(pad) if pad else None))
 
     def load_weights(blk: SSAValue, co: SSAValue, k: SSAValue) -> None:
         w_row = b.add_index(b.affine(blk, g.w_k_step), k)
@@ -152,7 +156,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             valid = b.add(arith.MinSIOp(rest, b.index(g.block_channels))).results[0]
 
         def k_step(k: SSAValue, k_global: SSAValue, first: SSAValue, lanes) -> None:
-            b.add(_load3d(fmap, k, a_l0, g, tiles, lanes))
+            b.add(_load3d(fmap, k, a_l0, g, tiles, lanes, pad))
             if stationary:
                 b.add(Load2dOp(w_l1, k_global, zero, b_l0, "copy"))
             else:
@@ -272,9 +276,11 @@ def _load3d(
     g: ConvGeometry,
     tiles: ConvTiles,
     valid: SSAValue | None,
+    pad: int = 0,
 ) -> Load3dOp:
-    """The img2col of K step ``k`` of ``fmap``. Width tiles hold their padding columns in
-    the window already, so they load with no left padding, ``cols`` pixels a row."""
+    """The img2col of K step ``k`` of ``fmap`` (its padding read as ``pad``). Width tiles
+    hold their padding columns in the window already, so they load with no left padding,
+    ``cols`` pixels a row."""
     return Load3dOp(
         fmap,
         k,
@@ -287,4 +293,5 @@ def _load3d(
         out_width=tiles.tile_width(g),
         channels=g.block_channels,
         c04=g.c04,
+        pad_value=pad,
     )

@@ -42,7 +42,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
+from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     memref_shape,
@@ -67,6 +67,9 @@ BASE_M = 128
 
 CONV_ANCHORS = (Conv2dOp, QuantConv2dOp)
 """The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation."""
+
+MATMUL_ANCHORS = (MatMulOp, GemmOp, QuantMatMulOp)
+"""The matrix products :mod:`.matmul` tiles: float, and int8 with fixpipe dequantisation."""
 
 
 def accumulator_type(element: Attribute) -> Attribute:
@@ -177,6 +180,6 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     if isinstance(kernel.anchor, CONV_ANCHORS):
         return emit_conv(body, kernel, b)
-    if isinstance(kernel.anchor, MatMulOp | GemmOp):
+    if isinstance(kernel.anchor, MATMUL_ANCHORS):
         return emit_matmul(body, kernel, b)
     return f"no cube lowering for {kernel.anchor.name}"

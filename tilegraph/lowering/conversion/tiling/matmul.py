@@ -42,6 +42,7 @@ from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
+from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
 from tilegraph.dialects.tile import (
     BINARY_OPS,
     SCALAR_OPS,
@@ -120,14 +121,27 @@ class MatmulPlan:
     n1: int
     k1: int
     element: Attribute
+    """The result's element type (the UB tiles' and fixpipe's destination type)."""
+    operand_element: Attribute
+    """The operands' element type in GM: the result's, or i8 on the int8 cube."""
+    k0: int
+    """K elements per fractal row: 16, or 32 for int8 operands (16 x 32 fractals)."""
     bias: SSAValue | None
-    """A per-column C added by fixpipe (Gemm with alpha = beta = 1)."""
+    """A per-column C added by fixpipe (Gemm with alpha = beta = 1; int32 on the int8
+    cube)."""
+    deq: SSAValue | None
+    """The per-column dequantisation scales of an int8 matmul (fixpipe's deq), else None."""
     c: SSAValue | None
     """A C added on UB (scaled by beta)."""
     alpha: float
     beta: float
     nz_out: bool
     """The result stays FRACTAL_NZ (fixpipe writes fractals, no NZ -> ND)."""
+
+    @property
+    def k_fractals(self) -> int:
+        """Fractals of K0 elements that cover K."""
+        return -(-self.k // self.k0)
 
 
 def plan_matmul(
@@ -140,8 +154,14 @@ def plan_matmul(
             continue
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
-    alpha, beta, c_value = 1.0, 1.0, None
-    if isinstance(op, GemmOp):
+    alpha, beta, c_value, deq = 1.0, 1.0, None, None
+    if isinstance(op, QuantMatMulOp):  # int8 x int8, B held as rows of K: (N, K)
+        a = _operand(body, nd_source(kernel, op.a), False, builder)
+        b = _operand(body, nd_source(kernel, op.b), True, builder)
+        c_value, deq = op.bias, body.source(op.scale)
+        if deq is None:
+            return "the int8 matmul's scales are not a kernel input"
+    elif isinstance(op, GemmOp):
         a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
         b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
@@ -172,8 +192,14 @@ def plan_matmul(
     element = out.element_type
     if str(element) not in ("f32", "f16", "bf16"):
         return f"a {element} matmul"
-    frac = FRACTAL * FRACTAL * element_bytes(element)
-    block = base_block(builder, m, n, k, frac)
+    operand_element = tensor_of(kernel.anchor.operands[0]).element_type
+    k0 = FRACTAL
+    if deq is not None:
+        if a.transposed or not b.transposed:
+            return "an int8 matmul operand in this position"
+        k0 = 32
+    frac = FRACTAL * k0 * element_bytes(element if deq is None else operand_element)
+    block = base_block(builder, m, n, k, frac, k0)
     if isinstance(block, str):
         return block
     m1, n1, k1 = block
@@ -209,8 +235,27 @@ def plan_matmul(
         return "the matmul epilogue tile does not fit UB"
     if nz_out and (alpha != 1.0 or c is not None):
         return "a FRACTAL_NZ Gemm result with alpha or a full C"
+    if deq is not None and bias is None:
+        return "an int8 matmul bias that is not a kernel input"
     return MatmulPlan(
-        a, b, tuple(batch), m, k, n, m1, n1, k1, element, bias, c, alpha, beta, nz_out
+        a,
+        b,
+        tuple(batch),
+        m,
+        k,
+        n,
+        m1,
+        n1,
+        k1,
+        element,
+        operand_element,
+        k0,
+        bias,
+        deq,
+        c,
+        alpha,
+        beta,
+        nz_out,
     )
 
 
@@ -230,8 +275,10 @@ def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> Non
     zero = b.index(0)
     if a.layout == "nd":
         outer = _batch_offsets(b, a.arg, batch, 2)
-        rows, cols = (k_off, m_off) if a.transposed else (m_off, k_off)
-        b.add(Nd2NzOp(a.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
+        rows, cols = (b.affine(k_off, p.k0), b.affine(m_off, FRACTAL))
+        if not a.transposed:
+            rows, cols = (b.affine(m_off, FRACTAL), b.affine(k_off, p.k0))
+        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1))
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
         outer = _batch_offsets(b, a.arg, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
@@ -257,8 +304,10 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
     zero = b.index(0)
     if op.layout == "nd":
         outer = _batch_offsets(b, op.arg, batch, 2)
-        rows, cols = (n_off, k_off) if op.transposed else (k_off, n_off)
-        b.add(Nd2NzOp(op.arg, [*outer, b.affine(rows, FRACTAL), b.affine(cols, FRACTAL)], buf_l1))
+        rows, cols = (b.affine(k_off, p.k0), b.affine(n_off, FRACTAL))
+        if op.transposed:
+            rows, cols = (b.affine(n_off, FRACTAL), b.affine(k_off, p.k0))
+        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1))
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
@@ -302,7 +351,12 @@ class L1Reuse:
 
 
 def _k_trips(p: MatmulPlan) -> int:
-    return -(-fractals(p.k) // p.k1)
+    return -(-p.k_fractals // p.k1)
+
+
+def _column_bytes(p: MatmulPlan) -> int:
+    """L1 bytes of a block's per-column vectors: the bias and the deq scales."""
+    return p.n1 * FRACTAL * 4 * ((p.bias is not None) + (p.deq is not None))
 
 
 def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int, fixed: int = 0) -> int:
@@ -311,8 +365,8 @@ def l1_k_steps(p: MatmulPlan, hw: HardwareModel, cube_bytes: int, fixed: int = 0
     of L1 (room for their ping-pong slots). ``fixed``: bytes already taken there (a reused
     panel); then only B's window (``p.m1 == 0``) or A's (``p.n1 == 0``) is counted."""
     trips = _k_trips(p)
-    frac = FRACTAL * FRACTAL * cube_bytes
-    bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
+    frac = FRACTAL * p.k0 * cube_bytes
+    bias = _column_bytes(p)
     for steps in range(min(L1_K_STEPS, trips), 1, -1):
         window = (p.m1 + p.n1) * p.k1 * steps * frac + bias + fixed
         if trips % steps == 0 and window <= hw.capacity("L1") // 2:
@@ -330,12 +384,12 @@ def plan_l1_reuse(p: MatmulPlan, hw: HardwareModel, cube_bytes: int) -> L1Reuse:
     Cost of a candidate: ``ceil(groups / cube_cores) x`` GM -> L1 bytes of one group,
     since split-cores shares the groups out round robin — fewer, larger groups can leave
     cores idle, which this counts. Ties keep the smaller ``s``."""
-    frac = FRACTAL * FRACTAL * cube_bytes
+    frac = FRACTAL * p.k0 * cube_bytes
     k_pad = _k_trips(p) * p.k1
     m_blocks, n_blocks = -(-fractals(p.m) // p.m1), -(-fractals(p.n) // p.n1)
     batch = prod(p.batch)
     cores = max(1, hw.cube_cores)
-    bias = p.n1 * FRACTAL * 4 if p.bias is not None else 0
+    bias = _column_bytes(p)
     per_block = (p.m1 + p.n1) * k_pad * frac
     none = L1Reuse("", 1, l1_k_steps(p, hw, cube_bytes))
     best = (-(-batch * m_blocks * n_blocks // cores) * per_block, 0, none)
@@ -408,11 +462,11 @@ def chosen_l1_reuse(b: KernelBuilder, p: MatmulPlan, cube_bytes: int) -> L1Reuse
         return f"matmul.reuse_blocks = {blocks} is not a divisor > 1 of the {along} blocks"
     if trips % k_steps:
         return f"matmul.l1_k_steps = {k_steps} does not divide the {trips} K steps"
-    frac = FRACTAL * FRACTAL * cube_bytes
+    frac = FRACTAL * p.k0 * cube_bytes
     k_pad = trips * p.k1
     a_k = k_pad if axis == "n" else p.k1 * k_steps
     b_k = k_pad if axis == "m" else p.k1 * k_steps
-    l1 = (p.m1 * a_k + p.n1 * b_k) * frac + (p.n1 * FRACTAL * 4 if p.bias is not None else 0)
+    l1 = (p.m1 * a_k + p.n1 * b_k) * frac + _column_bytes(p)
     if l1 > hw.capacity("L1"):
         return f"the matmul L1 windows ({l1} B) do not fit L1 ({hw.capacity('L1')} B)"
     return L1Reuse(axis, blocks, k_steps)
@@ -426,8 +480,8 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     p = plan_matmul(body, kernel, epilogue, b)
     if isinstance(p, str):
         return p
-    el, acc_type = p.element, accumulator_type(p.element)
-    cube = b.cube_element(el)
+    el, acc_type = p.element, accumulator_type(p.operand_element)
+    cube = b.cube_element(p.operand_element)
     reuse = chosen_l1_reuse(b, p, element_bytes(cube))
     if isinstance(reuse, str):
         return reuse
@@ -442,21 +496,25 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     a_l1_shape = (
         [p.m1, a_k, FRACTAL, FRACTAL]
         if p.a.layout == "nd" and p.a.transposed
-        else [a_k, p.m1, FRACTAL, FRACTAL]
+        else [a_k, p.m1, FRACTAL, p.k0]
     )
     a_lead = [1] * (len(memref_shape(p.a.arg)) - 4) if p.a.layout == "nz" else []
     a_l1 = b.buffer([*a_lead, *a_l1_shape], cube, "L1", "a_l1")
     b_kn = _b_holds_kn(p)
-    b_l1_shape = [b_k, p.n1, FRACTAL, FRACTAL] if b_kn else [p.n1, b_k, FRACTAL, FRACTAL]
+    b_l1_shape = [b_k, p.n1, FRACTAL, p.k0] if b_kn else [p.n1, b_k, FRACTAL, FRACTAL]
     b_lead = [1] * (len(memref_shape(p.b.arg)) - 4) if p.b.layout != "nd" else []
     b_l1 = b.buffer([*b_lead, *b_l1_shape], cube, "L1", "b_l1")
-    a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
-    b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
+    a_l0 = b.buffer([p.m1, p.k1, FRACTAL, p.k0], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([p.k1, p.n1, FRACTAL, p.k0], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
-    bias_l1 = None
+    bias_l1 = deq_l1 = None
     if p.bias is not None:
         rank = len(memref_shape(p.bias))
-        bias_l1 = b.buffer([1] * (rank - 1) + [p.n1 * FRACTAL], el, "L1", "bias_l1")
+        bias_type = tensor_of(kernel.anchor.operands[2]).element_type if p.deq else el
+        bias_l1 = b.buffer([1] * (rank - 1) + [p.n1 * FRACTAL], bias_type, "L1", "bias_l1")
+    if p.deq is not None:
+        deq_type = tensor_of(kernel.anchor.operands[3]).element_type
+        deq_l1 = b.buffer([p.n1 * FRACTAL], deq_type, "L1", "deq_l1")
     out_arg = epilogue.out_arg
     out_shape = memref_shape(out_arg)
     tile = [1] * len(p.batch) + [p.m1 * FRACTAL, p.n1 * FRACTAL]
@@ -530,9 +588,9 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
         if group == 1 and reuse.k_steps == 1:
-            b.accumulation(fractals(p.k), p.k1, "k", k_step)
+            b.accumulation(p.k_fractals, p.k1, "k", k_step)
         else:  # one L1 window per `k_steps` base blocks (or a panel), then each block L1 -> L0
-            with b.loop(fractals(p.k), k_l1, "kc") as kc:
+            with b.loop(p.k_fractals, k_l1, "kc") as kc:
                 if not a_panel:
                     _fill_a(b, p, batch, mi, kc, a_l1)
                 if not b_panel:
@@ -551,20 +609,30 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
             b.add(CopyOp(p.bias, [*lead, n_elem], bias_l1, [zero] * (len(lead) + 1)))
+        if deq_l1 is not None and p.deq is not None:
+            b.add(CopyOp(p.deq, [n_elem], deq_l1, [zero]))
         offsets = [*batch, b.affine(mi, FRACTAL), n_elem]
         layout = "nz" if p.nz_out else "nd"
         if p.nz_out:
             offsets = [*batch, ni, mi, zero, zero]  # in fractals
         if out_via_ub:
             zeros = [zero] * len(offsets)
-            b.add(FixpipeOp(c_l0, out_ub, zeros, bias_l1, layout=layout, relu=epilogue.relu))
+            b.add(
+                FixpipeOp(
+                    c_l0, out_ub, zeros, bias_l1, deq=deq_l1, layout=layout, relu=epilogue.relu
+                )
+            )
             store(b, out_ub, out_arg, offsets)
         elif p.nz_out:
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, layout="nz", relu=epilogue.relu))
+            b.add(
+                FixpipeOp(
+                    c_l0, out_arg, offsets, bias_l1, deq=deq_l1, layout="nz", relu=epilogue.relu
+                )
+            )
         elif acc_ub is None:
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, relu=epilogue.relu))
+            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, relu=epilogue.relu))
         else:
-            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1))
+            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1))
             if not shared:
                 finish(acc_ub, c_whole, offsets)
             else:

@@ -20,9 +20,9 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 
 
-def fractals(n: int) -> int:
-    """16-element fractals that cover ``n`` elements."""
-    return -(-n // FRACTAL)
+def fractals(n: int, size: int = FRACTAL) -> int:
+    """Fractal rows (or columns) of ``size`` elements (16, or K0) that cover ``n``."""
+    return -(-n // size)
 
 
 BaseBlock = tuple[int, int, int]
@@ -58,12 +58,14 @@ def matmul_base_block(block: BaseBlock | None) -> Iterator[None]:
 
 
 def _requested_block(
-    m: int, n: int, k: int, frac: int, hw: HardwareModel
+    m: int, n: int, k: int, frac: int, hw: HardwareModel, k0: int = FRACTAL
 ) -> tuple[int, int, int] | str:
-    """(m1, n1, k1) fractals of the requested base block, clipped to the matrix."""
+    """(m1, n1, k1) fractals of the requested base block, clipped to the matrix (K in
+    fractals of ``k0`` elements)."""
     block = _BASE_BLOCK.get()
     assert block is not None
-    m1, n1, k1 = (min(fractals(d), b // FRACTAL) for d, b in zip((m, n, k), block, strict=True))
+    m1, n1 = (min(fractals(d), b // FRACTAL) for d, b in zip((m, n), block[:2], strict=True))
+    k1 = max(1, min(fractals(k, k0), block[2] // k0))
     need = {"L0A": m1 * k1 * frac, "L0B": k1 * n1 * frac, "L0C": m1 * n1 * FRACTAL**2 * 4}
     over = [f"{s} {b} B > {hw.capacity(s)} B" for s, b in need.items() if b > hw.capacity(s)]
     if over:
@@ -71,33 +73,38 @@ def _requested_block(
     return m1, n1, k1
 
 
-def _heuristic_block(m: int, n: int, k: int, frac: int, hw: HardwareModel) -> BaseBlock | None:
+def _heuristic_block(
+    m: int, n: int, k: int, frac: int, hw: HardwareModel, k0: int = FRACTAL
+) -> BaseBlock | None:
     """Ascend C's base block scaled to halves of L0 (ping-pong): baseM up to 8 fractals,
     baseN up to 16 within L0C, baseK what L0A / L0B leave; halved on small presets. None
     when nothing fits."""
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
     m1 = min(fractals(m), 8)
     n1 = max(1, min(fractals(n), 16, l0c // (m1 * FRACTAL * FRACTAL * 4)))
-    k1 = min(fractals(k), l0a // (m1 * frac), l0b // (n1 * frac))
+    k1 = min(fractals(k, k0), l0a // (m1 * frac), l0b // (n1 * frac))
     while k1 < 1 and (m1 > 1 or n1 > 1):  # small presets: smaller base blocks
         m1, n1 = max(1, m1 // 2), max(1, n1 // 2)
-        k1 = min(fractals(k), l0a // (m1 * frac), l0b // (n1 * frac))
+        k1 = min(fractals(k, k0), l0a // (m1 * frac), l0b // (n1 * frac))
     return (m1, n1, k1) if k1 >= 1 else None
 
 
-def base_block(b: KernelBuilder, m: int, n: int, k: int, frac: int) -> BaseBlock | str:
+def base_block(
+    b: KernelBuilder, m: int, n: int, k: int, frac: int, k0: int = FRACTAL
+) -> BaseBlock | str:
     """(m1, n1, k1) in fractals for an (m, k) x (k, n) matmul whose fractals take ``frac``
-    bytes: the requested block (:func:`matmul_base_block`) when there is one, else the
-    tiling parameters ``matmul.m1`` / ``n1`` / ``k1`` (powers of two up to the matrix,
-    default :func:`_heuristic_block`). A choice whose L0 buffers do not fit the scopes
-    whole (no ping-pong then) is a failure naming them."""
+    bytes (K in fractals of ``k0`` elements: 32 for int8 operands): the requested block
+    (:func:`matmul_base_block`) when there is one, else the tiling parameters
+    ``matmul.m1`` / ``n1`` / ``k1`` (powers of two up to the matrix, default
+    :func:`_heuristic_block`). A choice whose L0 buffers do not fit the scopes whole (no
+    ping-pong then) is a failure naming them."""
     if _BASE_BLOCK.get() is not None:
-        return _requested_block(m, n, k, frac, b.hw)
+        return _requested_block(m, n, k, frac, b.hw, k0)
     hw = b.hw
-    heuristic = _heuristic_block(m, n, k, frac, hw)
+    heuristic = _heuristic_block(m, n, k, frac, hw, k0)
     if heuristic is None:
         return "no matmul base block fits L0"
-    sizes = (fractals(m), fractals(n), fractals(k))
+    sizes = (fractals(m), fractals(n), fractals(k, k0))
     block = tuple(
         b.choose_int(
             f"matmul.{axis}1",
