@@ -35,6 +35,10 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   through a strided view instead of a kernel moving its bytes (``views-absorbed``). A
   chain between two matmuls (the merge feeding the output projection) goes with the
   matmul that writes it;
+* a conversion between NCDHW and NDC1HWC0 (around a 3-D convolution) stays alone: no
+  strategy converts those on the way in or out of another op's tiles (a 3-D convolution
+  reads and writes NDC1HWC0 planes, its ReLU still joins it), so it runs as a kernel of its
+  own;
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
@@ -194,6 +198,14 @@ def _feeds_reshape_kernel(op: TransDataOp) -> bool:
     return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
 
 
+def _converts_planes(op: Operation) -> bool:
+    """A conversion between NCDHW and NDC1HWC0 (module docstring: it stays alone)."""
+    if not isinstance(op, TransDataOp):
+        return False
+    types = (op.input.type, op.results[0].type)
+    return any(isinstance(t, TensorType) and t.storage_format == Format.NDC1HWC0 for t in types)
+
+
 def _converts_into_nz(op: Operation) -> bool:
     t = op.results[0].type if isinstance(op, TransDataOp) else None
     return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
@@ -246,6 +258,8 @@ def can_join(producer: Operation, group: Group) -> bool:
     if not users or any(u not in group.members for u in users):
         return False
     is_conversion = isinstance(producer, TransDataOp)
+    if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):
+        return False
     if _broadcast_by(producer, users):
         return False
     if kind in ANCHOR_KINDS:

@@ -51,7 +51,6 @@ from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.kernel_attrs import (
     HOST_REASON_ATTR,
@@ -91,7 +90,10 @@ from tilegraph.lowering.conversion.tiling.reshape import (
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
 from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
-from tilegraph.lowering.conversion.tiling.transdata import emit_transdata_kernel
+from tilegraph.lowering.conversion.tiling.transdata import (
+    emit_transdata_kernel,
+    has_transdata_kernel,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PRECISIONS, pin_target
@@ -99,11 +101,6 @@ from tilegraph.target import PRECISIONS, pin_target
 
 def _is_cube(body: KernelBody) -> bool:
     return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
-
-
-def _is_nz_pair(op: TransDataOp) -> bool:
-    formats = {op.input.type.storage_format, op.output.type.storage_format}  # type: ignore[attr-defined]
-    return Format.FRACTAL_NZ in formats
 
 
 def _vector_strategy(body: KernelBody):
@@ -122,7 +119,7 @@ def _vector_strategy(body: KernelBody):
         return emit_reshape_kernel
     if isinstance(first, GraphTransposeOp):
         return emit_transpose_kernel
-    if isinstance(first, TransDataOp) and len(body.ops) == 1 and _is_nz_pair(first):
+    if isinstance(first, TransDataOp) and len(body.ops) == 1 and has_transdata_kernel(first):
         return emit_transdata_kernel
     if first is not None and is_data_movement(first) and len(body.ops) == 1:
         return emit_data_movement_kernel
