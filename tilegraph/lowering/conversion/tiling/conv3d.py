@@ -1,22 +1,27 @@
 """The 3-D convolution strategy of cube kernels: ``graph.conv`` on NDC1HWC0 data and a
 FRACTAL_Z_3D weight (GE's Conv3D layouts), as a sum of 2-D convolutions over depth taps.
 
-NDC1HWC0 ``[N, D, C1, H, W, C0]`` is, byte for byte, the NC1HWC0 tensor of ``N·D`` depth
-planes ``[N·D, C1, H, W, C0]``, and FRACTAL_Z_3D ``[KD·C1·KH·KW, N1, 16, C0]`` stacks the
+NDC1HWC0 ``[N, D, C1, H, W, C0]`` is, byte for byte, ``[N, D·C1, H, W, C0]`` (the depth
+planes' C1 slices one after the other) and ``[N·D_out, C1, H, W, C0]`` for the output: the
+NC1HWC0 tensor of its depth planes; FRACTAL_Z_3D ``[KD·C1·KH·KW, N1, 16, C0]`` stacks the
 FRACTAL_Z weights of the ``KD`` depth taps along K (its K order is (kd, c1, kh, kw)). So
-the kernel addresses the data, the output and the bias as those NC1HWC0 views
+the kernel addresses the data, the output and the bias through those views
 (``tile.strided_view``, row-major: no byte moves) and runs the 2-D machinery of
 :mod:`.conv` (its tiles, :mod:`.conv_tiles`; its img2col ``load3d``; its way out,
 :mod:`.conv_output`) per output depth: output tile (n, d_out, rows, columns, channels)
-accumulates, for each depth tap ``kd`` whose input plane ``d_out·sd − pd + kd·dd`` lies
-inside the input, the 2-D convolution of that plane with tap ``kd``'s FRACTAL_Z weight into
-the same L0C. Taps that fall in the depth padding are skipped (the tap loop's bounds are
-computed per output depth: they would add zeros), and ``mmad``'s ``first`` flag starts the
-accumulator on the first tap that runs. Bias and ReLU leave through fixpipe as in 2-D.
+accumulates, for each depth tap ``kd``, the 2-D convolution of input plane
+``d_out·sd − pd + kd·dd`` with tap ``kd``'s FRACTAL_Z weight into the same L0C (``mmad``'s
+``first`` flag only on tap 0's first K step). A tap in the depth padding reads a plane
+outside the data: in the merged ``D·C1`` axis its window lies wholly before the first or
+after the last plane, so the load cuts it and its feature map is zeros (no contribution).
+Those taps still run (their loads, img2col and ``mmad`` on zeros): skipping them needs a
+tap loop whose bounds depend on the output depth, and ``inject-sync`` orders the
+multi-buffered feature map of loops with constant bounds only. Bias and ReLU leave through
+fixpipe as in 2-D.
 
 Not here (the kernel stays whole on the host side of the split, with the reason): grouped
-3-D convolutions, a TransData prologue (the NCDHW -> NDC1HWC0 conversion is its own kernel,
-:mod:`.transdata_3d`) and epilogues other than ReLU.
+3-D convolutions, a TransData prologue (NCDHW -> NDC1HWC0 is a kernel of its own,
+:mod:`.transdata`) and epilogues other than ReLU.
 """
 
 from __future__ import annotations
@@ -59,17 +64,6 @@ class DepthTaps:
     dilation: int
     pad_front: int
 
-    def bounds(self, d_out: int) -> tuple[int, int]:
-        """The taps [lo, hi) of output plane ``d_out`` that read an input plane."""
-        start = d_out * self.stride - self.pad_front
-        lo = max(0, -(start // self.dilation))  # ceil(-start / dilation)
-        hi = min(self.taps, (self.depth - 1 - start) // self.dilation + 1)
-        return lo, hi
-
-    def skips(self) -> bool:
-        """Whether some output plane skips a tap (its bounds are computed in the kernel)."""
-        return any(self.bounds(d) != (0, self.taps) for d in range(self.out_depth))
-
 
 def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, DepthTaps] | str:
     """The 2-D geometry of one depth plane (its batch: the ``N · D_out`` output planes)
@@ -91,8 +85,6 @@ def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, Depth
     depth, rows, cols = window(type(conv), conv.properties, [d, h, wd], [kd, kh, kw])
     channels = int(x.origin_shape[1])
     taps = DepthTaps(d, od, kd, depth.stride, depth.dilation, depth.begin)
-    if any(lo >= hi for lo, hi in map(taps.bounds, range(od))):
-        return "a 3-D convolution output plane whose every depth tap lies in the padding"
     plane = ConvGeometry(
         n * od, c1, h, wd, c0, oc1, oh, ow, (kh, kw), (rows.stride, cols.stride),
         (rows.dilation, cols.dilation), rows.begin, cols.begin,
@@ -137,7 +129,7 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     if b.dry_run:
         return None
     batch = g.batch // taps.out_depth
-    data = plane_view(b, data_arg, [batch * taps.depth, g.c1_in, g.height, g.width, g.c0])
+    data = plane_view(b, data_arg, [batch, taps.depth * g.c1_in, g.height, g.width, g.c0])
     out_arg = plane_view(b, epilogue.out_arg, [g.batch, g.out_c1, g.out_h, g.out_w, FRACTAL])
     bias = None
     if bias_arg is not None and conv.bias is not None:
@@ -162,39 +154,24 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     )  # fmt: skip
     zero = b.index(0)
 
-    def tap_bounds(d_out: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """The taps of output plane ``d_out`` inside the input (module docstring)."""
-        if not taps.skips():
-            return zero, b.index(taps.taps)
-        start = b.affine(d_out, taps.stride, -taps.pad_front)
-        before = b.affine(start, -1)  # planes of padding before the first tap's
-        after = b.affine(start, -1, taps.depth - 1)  # input planes from the first tap's
-        dil = b.index(taps.dilation)
-        lo = b.add(arith.CeilDivSIOp(before, dil)).results[0]
-        lo = b.add(arith.MaxSIOp(lo, zero)).results[0]
-        hi = b.add(arith.FloorDivSIOp(after, dil)).results[0]
-        hi = b.add(arith.MinSIOp(b.affine(hi, 1, 1), b.index(taps.taps))).results[0]
-        return lo, hi
-
     def output_tile(nd: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue) -> None:
         n_iv, d_out = nd, zero
         if taps.out_depth > 1:
             out_depth = b.index(taps.out_depth)
             n_iv = b.add(arith.FloorDivSIOp(nd, out_depth)).results[0]
             d_out = b.add(arith.RemSIOp(nd, out_depth)).results[0]
-        lo, hi = tap_bounds(d_out)
-        with b.loop_over(lo, hi, b.index(1), "kd") as kd:
+        with b.loop(taps.taps, 1, "kd") as kd:
             d_in = b.add_index(
                 b.affine(d_out, taps.stride, -taps.pad_front), b.affine(kd, taps.dilation)
             )
-            plane = b.add_index(b.affine(n_iv, taps.depth), d_in)
+            plane_c1 = b.affine(d_in, g.c1_in)  # the plane's first C1 in the merged D·C1 axis
             w_base = b.affine(kd, g.block_k1)
-            origin = b.affine(b.add(arith.SubiOp(kd, lo)).results[0], g.block_k1)
 
             def load_chunk(kc: SSAValue) -> None:
                 h_start = b.affine(oh, g.strides[0], -g.pad_top)
                 w_start = zero if tiles.cols is None else b.affine(ow, g.strides[1], -g.pad_left)
-                b.add(CopyOp(data, [plane, kc, h_start, w_start, zero], fmap, [zero] * 5))
+                c1_at = b.add_index(plane_c1, kc)
+                b.add(CopyOp(data, [n_iv, c1_at, h_start, w_start, zero], fmap, [zero] * 5))
 
             def k_step(k: SSAValue, k_tap: SSAValue, first: SSAValue, lanes) -> None:
                 b.add(load3d_step(fmap, k, a_l0, g, tiles, lanes))
@@ -206,7 +183,7 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
                 b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-            chunk_reduction(b, g, chunked, None, load_chunk, k_step, k_origin=origin)
+            chunk_reduction(b, g, chunked, None, load_chunk, k_step, k_origin=w_base)
         output.write(c_l0, out_arg, [nd, co, oh, ow, zero])
 
     with b.loop(g.batch, 1, "nd", True) as nd:
