@@ -748,7 +748,7 @@ FAMILIES: dict[
     "conv3d": (
         Conv3dNet,
         lambda: (torch.randn(2, 3, 6, 16, 16),),
-        {"x": {0: "batch"}},
+        {"x": {0: "batch", 2: "depth", 3: "height", 4: "width"}},
         ["logits"],
     ),
     "fpn": (
