@@ -1,7 +1,8 @@
 """``tile-kernels{platform=... precision=...}``: macro kernels become loops of tile ops.
 
 Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
-its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
+its strategy — :mod:`.cube` (convolution, 3-D convolution, matmul, gemm with fused
+epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
 (rows by index: scalar reads of the indices, a DMA per row; rows under 32 B through UB,
