@@ -134,7 +134,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     """The tiling strategies of ``tile-kernels`` for whole kernels, with the op classes
     each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
     from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
-    from tilegraph.dialects.graph.nn import LrnOp
+    from tilegraph.dialects.graph.nn import ConvOp, LrnOp
     from tilegraph.dialects.graph.normalization import GroupNormOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
     from tilegraph.dialects.graph.recurrent import RecurrentOp
@@ -146,6 +146,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     )
     from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
+    from tilegraph.lowering.conversion.tiling.conv3d import emit_conv3d
     from tilegraph.lowering.conversion.tiling.cube import CONV_ANCHORS, MATMUL_ANCHORS
     from tilegraph.lowering.conversion.tiling.data_movement import (
         DATA_MOVEMENT_OPS,
@@ -169,6 +170,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
 
     return [
         (CONV_ANCHORS, emit_conv, "cube"),
+        ((ConvOp,), emit_conv3d, "cube"),  # 3-D; a 1-D one runs as conv2d (conv-forms)
         (MATMUL_ANCHORS, emit_matmul, "cube"),
         ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),

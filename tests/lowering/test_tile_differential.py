@@ -249,8 +249,8 @@ def test_random_graphs_every_level_agrees(platform: str, graph: Printed):
 class Graph:
     """A GraphBuilder with seeded data that records the input arrays it makes.
 
-    ``padded``: NCHW feature-map inputs are held as NC1HWC0 (their padding lanes can hold
-    NaN). ``dtype``: the float type of the inputs and constants."""
+    ``padded``: NCHW feature-map inputs are held as NC1HWC0, NCDHW ones as NDC1HWC0 (their
+    padding lanes can hold NaN). ``dtype``: the float type of the inputs and constants."""
 
     def __init__(self, padded: bool = False, seed: int = 0, dtype: str = "float32"):
         self.b = GraphBuilder()
@@ -261,7 +261,8 @@ class Graph:
 
     def input(self, shape: Sequence[int], fmt: str = "ND") -> SSAValue:
         name = f"in{len(self.arrays)}"
-        storage = "NC1HWC0" if self.padded and fmt == "NCHW" and len(shape) == 4 else None
+        blocked = {("NCHW", 4): "NC1HWC0", ("NCDHW", 5): "NDC1HWC0"}.get((fmt, len(shape)))
+        storage = blocked if self.padded else None
         t = TensorType(list(shape), element_type_of(self.dtype), fmt, storage)
         arg = self.b.block.insert_arg(t, len(self.b.block.args))
         arg.name_hint = name

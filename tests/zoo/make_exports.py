@@ -486,6 +486,31 @@ class SmallCnn(nn.Module):
         return self.fc(torch.flatten(self.features(x), 1))
 
 
+# ---- small 3-D CNN ------------------------------------------------------------------------
+class Conv3dNet(nn.Module):
+    """A video-style 3-D CNN: Conv3d + BatchNorm3d + ReLU, a strided Conv3d, a padded
+    dilated one (taps in the depth padding), global average pooling, a linear head. Channel
+    counts are not multiples of 16 (ragged C0 lanes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv3d(3, 12, 3, padding=1),
+            nn.BatchNorm3d(12),
+            nn.ReLU(),
+            nn.Conv3d(12, 20, 3, stride=(1, 2, 2), padding=1),
+            nn.ReLU(),
+            nn.Conv3d(20, 24, 3, padding=2, dilation=2),
+            nn.BatchNorm3d(24),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool3d(1),
+        )
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc(torch.flatten(self.features(x), 1))
+
+
 # ---- YOLOv8-style detector ----------------------------------------------------------------
 class ConvBnSilu(nn.Module):
     def __init__(self, c1: int, c2: int, k: int = 1, s: int = 1) -> None:
@@ -720,6 +745,12 @@ FAMILIES: dict[
         ["logits"],
     ),
     "small_cnn": (SmallCnn, lambda: (torch.randn(2, 3, 32, 32),), {"x": {0: "batch"}}, ["logits"]),
+    "conv3d": (
+        Conv3dNet,
+        lambda: (torch.randn(2, 3, 6, 16, 16),),
+        {"x": {0: "batch", 2: "depth", 3: "height", 4: "width"}},
+        ["logits"],
+    ),
     "fpn": (
         Fpn,
         lambda: (torch.randn(1, 3, 40, 56),),
@@ -753,6 +784,7 @@ INPUT_NAMES: dict[str, list[str]] = {
     "whisper_encoder": ["input_features"],
     "swin": ["pixel_values"],
     "small_cnn": ["x"],
+    "conv3d": ["x"],
     "yolov8": ["images"],
     "fpn": ["images"],
     "efficientnet_tail": ["features"],
@@ -763,11 +795,11 @@ INPUT_NAMES: dict[str, list[str]] = {
 def _randomise(model: nn.Module) -> None:
     """BatchNorm statistics and LayerNorm affine parameters away from their identity values."""
     for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d | nn.GroupNorm | nn.LayerNorm):
+        if isinstance(m, nn.BatchNorm2d | nn.BatchNorm3d | nn.GroupNorm | nn.LayerNorm):
             if m.weight is not None:
                 m.weight.data = 1 + 0.2 * torch.randn_like(m.weight)
                 m.bias.data = 0.1 * torch.randn_like(m.bias)
-        if isinstance(m, nn.BatchNorm2d):
+        if isinstance(m, nn.BatchNorm2d | nn.BatchNorm3d):
             m.running_mean = 0.1 * torch.randn_like(m.running_mean)
             m.running_var = 1 + 0.2 * torch.rand_like(m.running_var)
 

@@ -187,6 +187,13 @@ _ALL: list[ZooModel] = [
     _single("swin", "pixel_values", (1, 3, 32, 32), (2, 3, 32, 32), notes="window partition, roll"),
     _single("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32), notes="conv/bn/relu/pool/fc"),
     _single(
+        "conv3d",
+        "x",
+        (1, 3, 6, 16, 16),
+        (2, 3, 5, 12, 20),
+        notes="Conv3d/BatchNorm3d/ReLU, strided and padded dilated Conv3d, GlobalAveragePool",
+    ),
+    _single(
         "yolov8",
         "images",
         (1, 3, 64, 64),

@@ -19,9 +19,10 @@ input):
 
 Only static shapes are rewritten (the reshapes of a conv_transpose need them; a 1-D conv's
 unsqueeze would not, but a symbolic one stays whole so a Session binds it as before); a
-3-D convolution (``graph.conv`` on NCDHW) is left as it is (docs/tile-level.md: it stays on
-the host). The graph level's numbers do not change: the rewritten ops compute the same sums
-(in another order for a conv_transpose, whose products become those of a convolution).
+3-D convolution (``graph.conv`` on NCDHW) is left as it is (its cube kernel reads NDC1HWC0
+and FRACTAL_Z_3D: :mod:`tilegraph.lowering.conversion.tiling.conv3d`). The graph level's
+numbers do not change: the rewritten ops compute the same sums (in another order for a
+conv_transpose, whose products become those of a convolution).
 
 Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``.
 """

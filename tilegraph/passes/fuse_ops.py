@@ -40,6 +40,10 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   residual add, the GELU chain) join the matmul's epilogue across it: the matmul's 2-D
   output tile is a tile of the reshaped tensor, and their other operands are read
   re-indexed to its rows (:mod:`tilegraph.lowering.analysis.shared_views`);
+* a conversion between NCDHW and NDC1HWC0 (around a 3-D convolution) stays alone: no
+  strategy converts those on the way in or out of another op's tiles (a 3-D convolution
+  reads and writes NDC1HWC0 planes, its ReLU still joins it), so it runs as a kernel of its
+  own;
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
@@ -211,6 +215,14 @@ def _feeds_reshape_kernel(op: TransDataOp) -> bool:
     return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
 
 
+def _converts_planes(op: Operation) -> bool:
+    """A conversion between NCDHW and NDC1HWC0 (module docstring: it stays alone)."""
+    if not isinstance(op, TransDataOp):
+        return False
+    types = (op.input.type, op.results[0].type)
+    return any(isinstance(t, TensorType) and t.storage_format == Format.NDC1HWC0 for t in types)
+
+
 def _converts_into_nz(op: Operation) -> bool:
     t = op.results[0].type if isinstance(op, TransDataOp) else None
     return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
@@ -263,6 +275,8 @@ def can_join(producer: Operation, group: Group) -> bool:
     if not users or any(u not in group.members for u in users):
         return False
     is_conversion = isinstance(producer, TransDataOp)
+    if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):
+        return False
     if _broadcast_by(producer, users):
         return False
     if kind in ANCHOR_KINDS:

@@ -23,7 +23,9 @@ Rules:
   expansion with the op's ``reshape_types``). A variant that does not apply to every
   format-carrying operand is not a choice for that op.
 * ANY slots take either the origin views (``shared = None``) or one storage format for all of
-  them: NC1HWC0 for NCHW/NHWC tensors, FRACTAL_NZ for equal-shaped rank >= 2 tensors. For a
+  them: NC1HWC0 for NCHW/NHWC tensors, NDC1HWC0 for ops on a 5-D tensor of a 3-D axis format
+  (NCDHW: what a 3-D convolution's epilogue shares), FRACTAL_NZ for equal-shaped rank >= 2
+  tensors. For a
   broadcasting op NC1HWC0 is allowed only when each low-rank operand's rank expansion puts its
   dims where numpy broadcasting does (a ``[C, 1, 1]`` bias, not a ``[W]`` vector).
 * Operands outside ``FACTS.format_operands`` (shape/axes inputs) have no requirement.
@@ -55,7 +57,7 @@ SHARED_ATTR = "layout.shared"
 ORIGIN_VARIANT = "origin"
 """The implicit variant of ops that declare no kernels: everything in its origin view."""
 
-_SHARED_CANDIDATES = (Format.NC1HWC0, Format.FRACTAL_NZ)
+_SHARED_CANDIDATES = (Format.NC1HWC0, Format.FRACTAL_NZ, Format.NDC1HWC0)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,10 @@ class LayoutPlanner:
             first = tensors[0].origin_shape
             return tensors[0].rank >= 2 and all(t.origin_shape == first for t in tensors)
         rank = max(t.rank for t in tensors)
+        if shared == Format.NDC1HWC0 and not any(
+            t.rank == 5 and t.origin_format.is_3d for t in tensors
+        ):
+            return False  # a 4-D origin would take D = 1: not what a 2-D model shares
         reshape_types = op.FACTS.reshape_types
         slots = op.operand_slots()
         for i, value in enumerate(slots):

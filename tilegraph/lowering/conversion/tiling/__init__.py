@@ -1,7 +1,8 @@
 """``tile-kernels{platform=... precision=...}``: macro kernels become loops of tile ops.
 
 Each kernel that ``lower-graph-to-kernels`` marked ``cube`` or ``vector`` is rewritten by
-its strategy — :mod:`.cube` (convolution, matmul, gemm with fused epilogues),
+its strategy — :mod:`.cube` (convolution, 3-D convolution, matmul, gemm with fused
+epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
 (rows by index: scalar reads of the indices, a DMA per row; rows under 32 B through UB,
@@ -51,7 +52,6 @@ from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.kernel_attrs import (
     HOST_REASON_ATTR,
@@ -91,7 +91,10 @@ from tilegraph.lowering.conversion.tiling.reshape import (
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
 from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
-from tilegraph.lowering.conversion.tiling.transdata import emit_transdata_kernel
+from tilegraph.lowering.conversion.tiling.transdata import (
+    emit_transdata_kernel,
+    has_transdata_kernel,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PRECISIONS, pin_target
@@ -99,11 +102,6 @@ from tilegraph.target import PRECISIONS, pin_target
 
 def _is_cube(body: KernelBody) -> bool:
     return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
-
-
-def _is_nz_pair(op: TransDataOp) -> bool:
-    formats = {op.input.type.storage_format, op.output.type.storage_format}  # type: ignore[attr-defined]
-    return Format.FRACTAL_NZ in formats
 
 
 def _vector_strategy(body: KernelBody):
@@ -122,7 +120,7 @@ def _vector_strategy(body: KernelBody):
         return emit_reshape_kernel
     if isinstance(first, GraphTransposeOp):
         return emit_transpose_kernel
-    if isinstance(first, TransDataOp) and len(body.ops) == 1 and _is_nz_pair(first):
+    if isinstance(first, TransDataOp) and len(body.ops) == 1 and has_transdata_kernel(first):
         return emit_transdata_kernel
     if first is not None and is_data_movement(first) and len(body.ops) == 1:
         return emit_data_movement_kernel

@@ -12,7 +12,6 @@ from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     CopyOp,
-    FixpipeOp,
     Load2dOp,
     Load3dOp,
     Load5hdOp,
@@ -20,6 +19,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.conv_output import conv_output
 from tilegraph.lowering.conversion.tiling.conv_tiles import (
     ConvGeometry,
     ConvTiles,
@@ -33,8 +33,6 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
 )
-from tilegraph.lowering.conversion.tiling.elementwise import store
-from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 
 
 def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -96,22 +94,12 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
     b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
     c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], acc_type, "L0C", "c_l0c")
-    bias_l1 = deq_l1 = None
-    if bias_arg is not None:
-        bias_type = tensor_of(conv.bias).element_type if conv.bias is not None else element
-        bias_l1 = b.buffer([1, tiles.n1, 1, 1, FRACTAL], bias_type, "L1", "bias_l1")
-    if scale is not None:
-        deq_l1 = b.buffer([1, tiles.n1, 1, 1, FRACTAL], out_element, "L1", "deq_l1")
+    bias_type = tensor_of(conv.bias).element_type if conv.bias is not None else element
     out_tile = [1, tiles.n1, tiles.rows, tiles.tile_width(g), FRACTAL]
-    acc_ub = None
-    chain = epilogue.chain
-    shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
-    if chain is not None:
-        acc_ub = b.buffer(out_tile, out_element, "UB", "acc_ub")
-        if not shared:
-            chain.allocate(b, out_tile, given=[epilogue.anchor_value])
-    elif epilogue.through_ub(b.hw):  # no L0C -> GM (310P): fixpipe to UB, MTE3 to GM
-        acc_ub = b.buffer(out_tile, out_element, "UB", "out_ub")
+    output = conv_output(
+        b, epilogue, out_tile, out_element, rows=tiles.rows, cols=tiles.cols,
+        bias=None if bias_arg is None else (bias_arg, bias_type), scale_arg=scale_arg,
+    )  # fmt: skip
     zero = b.index(0)
     out_arg = epilogue.out_arg
 
@@ -139,10 +127,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         b.add(CopyOp(weight_arg, [w_row, w_col, zero, zero], w_l1, [zero] * 4))
 
     def load_bias(blk: SSAValue, co: SSAValue) -> None:
-        out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
-        for arg, buffer in ((bias_arg, bias_l1), (scale_arg, deq_l1)):
-            if arg is not None and buffer is not None:
-                b.add(CopyOp(arg, [zero, out_c1, zero, zero, zero], buffer, [zero] * 5))
+        output.load_bias(b.add_index(b.affine(blk, g.out_c1_step), co))
 
     def output_tile(
         n_iv: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue
@@ -156,7 +141,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
             valid = b.add(arith.MinSIOp(rest, b.index(g.block_channels))).results[0]
 
         def k_step(k: SSAValue, k_global: SSAValue, first: SSAValue, lanes) -> None:
-            b.add(_load3d(fmap, k, a_l0, g, tiles, lanes, pad))
+            b.add(load3d_step(fmap, k, a_l0, g, tiles, lanes, pad))
             if stationary:
                 b.add(Load2dOp(w_l1, k_global, zero, b_l0, "copy"))
             else:
@@ -169,41 +154,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         else:
             chunk_reduction(b, g, tiles, valid, lambda kc: load_fmap(n_iv, blk, oh, ow, kc), k_step)
         out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
-        offsets = [n_iv, out_c1, oh, ow, zero]
-        if chain is None:
-            # Straight to GM, or (no L0C -> GM) into the UB tile that MTE3 then stores.
-            b.add(
-                FixpipeOp(
-                    c_l0,
-                    out_arg if acc_ub is None else acc_ub,
-                    offsets if acc_ub is None else [zero] * 5,
-                    bias_l1,
-                    deq=deq_l1,
-                    layout="nc1hwc0",
-                    relu=epilogue.relu,
-                    rows=tiles.rows,
-                    cols=tiles.cols,
-                )  # fmt: skip
-            )
-            if acc_ub is not None:
-                store(b, acc_ub, out_arg, offsets)
-            return
-        assert acc_ub is not None
-        b.add(
-            FixpipeOp(
-                c_l0, acc_ub, [zero] * 5, bias_l1, deq=deq_l1, layout="nc1hwc0", rows=tiles.rows
-            )
-        )
-        if not shared:
-            chain.epilogue(b, {epilogue.anchor_value: acc_ub}, offsets, out_arg, epilogue.out_value)
-            return
-
-        def share_epilogue(tile: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
-            assert chain is not None
-            chain.allocate(b, shape, given=[epilogue.anchor_value])
-            chain.epilogue(b, {epilogue.anchor_value: tile}, at, out_arg, epilogue.out_value)
-
-        emit_shares(b, acc_ub, out_tile, out_element, offsets, share_epilogue)
+        output.write(c_l0, out_arg, [n_iv, out_c1, oh, ow, zero])
 
     # With C1 chunks the feature map is loaded per chunk, inside the K reduction.
     whole_window = tiles.kc1 is None
@@ -247,11 +198,14 @@ def chunk_reduction(
     valid: SSAValue | None,
     load_chunk: Callable[[SSAValue], None],
     k_step: Callable[[SSAValue, SSAValue, SSAValue, SSAValue | None], None],
+    k_origin: SSAValue | None = None,
 ) -> None:
     """The K reduction of a tile whose feature map comes in C1 chunks: per chunk of
     ``kc1`` C1 slices, ``load_chunk(kc)`` then its K steps, ``k_step(k in the chunk, k in
     the block, first, valid lanes of the chunk)``; ``first`` only on the first step of the
-    first chunk (the accumulator starts once)."""
+    first chunk (the accumulator starts once). ``k_origin``: where this reduction starts
+    in the accumulator's sum (a 3-D convolution's later depth taps add to the earlier
+    ones': ``first`` only where ``k_origin`` + k in the block is 0)."""
     assert tiles.kc1 is not None
     chunk_k = tiles.chunk_k1(g)
     with b.loop(g.block_c1, tiles.kc1, "kc") as kc:
@@ -263,13 +217,14 @@ def chunk_reduction(
         k_base = b.affine(kc, g.kernel[0] * g.kernel[1])
         with b.loop(chunk_k, tiles.k1, "k") as k:
             k_block = b.add_index(k_base, k)
-            # The block's first K step (index arithmetic only: what the kernel walk reads).
-            first = b.add(arith.CmpiOp(k_block, b.index(0), "eq")).results[0]
+            k_sum = k_block if k_origin is None else b.add_index(k_origin, k_block)
+            # The sum's first K step (index arithmetic only: what the kernel walk reads).
+            first = b.add(arith.CmpiOp(k_sum, b.index(0), "eq")).results[0]
             first.name_hint = "first"
             k_step(k, k_block, first, lanes)
 
 
-def _load3d(
+def load3d_step(
     fmap: SSAValue,
     k: SSAValue,
     dst: SSAValue,

@@ -346,11 +346,15 @@ WEIGHT_PLACES = ("resident", "streamed")
 tiles, or streamed through L1 per K step."""
 
 
-def weights_fit_resident(g: ConvGeometry, tiles: ConvTiles, hw: HardwareModel, eb: int) -> bool:
-    """The heuristic's rule: the weights stay in L1 when a block's worth fits beside the
-    feature map in half of L1 (Ascend C keeps several base blocks in L1)."""
+def weights_fit_resident(
+    g: ConvGeometry, tiles: ConvTiles, hw: HardwareModel, eb: int, taps: int = 1
+) -> bool:
+    """The heuristic's rule: the weights stay in L1 when a block's worth (of all ``taps``
+    depth taps of a 3-D convolution) fits beside the feature map in half of L1 (Ascend C
+    keeps several base blocks in L1)."""
     frac = FRACTAL * g.c0 * eb
-    return tiles.fmap_bytes(g, eb) + g.block_k1 * tiles.n1 * frac <= hw.capacity("L1") // 2
+    weights = taps * g.block_k1 * tiles.n1 * frac
+    return tiles.fmap_bytes(g, eb) + weights <= hw.capacity("L1") // 2
 
 
 def chosen_conv_tiles(
@@ -359,19 +363,21 @@ def chosen_conv_tiles(
     element: Attribute,
     epilogue: Epilogue,
     out_element: Attribute,
+    taps: int = 1,
 ) -> tuple[ConvTiles, bool] | str:
     """The convolution's tiles and whether its weights stay in L1, as tiling parameters
     (default: :func:`choose_conv_tiles` and :func:`weights_fit_resident`): ``conv.rows``,
     ``conv.cols`` (0: whole rows), ``conv.n1``, ``conv.k1``, ``conv.kc1`` (0: all input
     C1 per load) and ``conv.weights``. A combination whose buffers do not fit (L0 whole,
     L1 beside its other buffers, the epilogue in half of UB) or that breaks the tiling's
-    rules is a failure naming it."""
+    rules is a failure naming it. ``taps``: the depth taps of a 3-D convolution, whose
+    resident weights are all of them (``g`` is then the geometry of one depth plane)."""
     hw = b.hw
     heuristic = choose_conv_tiles(g, hw, element, epilogue, out_element)
     if heuristic is None:
         return "no convolution tile fits the on-chip buffers"
     eb = element_bytes(element)
-    resident = weights_fit_resident(g, heuristic, hw, eb)
+    resident = weights_fit_resident(g, heuristic, hw, eb, taps)
     rows = b.choose_int(
         "conv.rows",
         param_values(*powers_of_two(g.out_h), default=heuristic.rows, upper=g.out_h),
@@ -411,7 +417,8 @@ def chosen_conv_tiles(
         "weights of a channel tile resident in L1 for all its output tiles, or streamed",
     )
     tiles = ConvTiles(rows, n1, k1, cols or None, kc1 or None)
-    return tiles_failure(g, tiles, weights == "resident", hw, eb, epilogue, out_element) or (
+    resident = weights == "resident"
+    return tiles_failure(g, tiles, resident, hw, eb, epilogue, out_element, taps) or (
         tiles,
         weights == "resident",
     )
@@ -425,9 +432,10 @@ def tiles_failure(
     eb: int,
     epilogue: Epilogue,
     out_element: Attribute,
+    taps: int = 1,
 ) -> str | None:
     """Why tiles ``t`` cannot run convolution ``g`` (None when they can): the rules of the
-    loops and what every scope must hold at once."""
+    loops and what every scope must hold at once (resident weights: of all ``taps``)."""
     frac = FRACTAL * g.c0 * eb
     if g.blocks > 1 and g.block_n1 % t.n1:
         return f"conv.n1 = {t.n1} does not divide a group block's {g.block_n1} fractals"
@@ -439,7 +447,7 @@ def tiles_failure(
         "L0B": t.k1 * t.n1 * frac,
         "L0C": m1 * t.n1 * FRACTAL * FRACTAL * 4,
         "L1": t.fmap_bytes(g, eb)
-        + (g.block_k1 if resident else t.k1) * t.n1 * frac
+        + (taps * g.block_k1 if resident else t.k1) * t.n1 * frac
         + 2 * t.n1 * FRACTAL * 4,  # bias and dequantisation scales
     }
     over = [f"{s} {v} B > {hw.capacity(s)} B" for s, v in need.items() if v > hw.capacity(s)]

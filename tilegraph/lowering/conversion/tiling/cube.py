@@ -12,6 +12,9 @@ L0A and the weight fractals go GM -> L1 -> L0B; ``mmad`` accumulates in L0C. A g
 depthwise convolution runs one such loop nest per group block of FRACTAL_Z's groups rule
 (``e`` groups per block), on the block's channel slices.
 
+**3-D convolution** (``graph.conv`` on NDC1HWC0 data and FRACTAL_Z_3D weights): the 2-D
+tiling per output depth plane, its depth taps accumulating into one L0C (:mod:`.conv3d`).
+
 **MatMul / Gemm** (ND or FRACTAL_NZ operands, batched with broadcast): base blocks
 (baseM, baseN, baseK) in fractals; A goes GM -> L1 as NZ (``nd2nz``) and L1 -> L0A as ZZ, B
 as ZN into L0B (transposed on the way when it is held as rows of K). One L1 window holds up
@@ -41,7 +44,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
-from tilegraph.dialects.graph.nn import Conv2dOp
+from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp
 from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
@@ -176,10 +179,13 @@ def emit_cube_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if isinstance(kernel, str):
         return kernel
     from tilegraph.lowering.conversion.tiling.conv import emit_conv
+    from tilegraph.lowering.conversion.tiling.conv3d import emit_conv3d
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
 
     if isinstance(kernel.anchor, CONV_ANCHORS):
         return emit_conv(body, kernel, b)
+    if isinstance(kernel.anchor, ConvOp) and tensor_of(kernel.anchor.input).rank == 5:
+        return emit_conv3d(body, kernel, b)
     if isinstance(kernel.anchor, MATMUL_ANCHORS):
         return emit_matmul(body, kernel, b)
     return f"no cube lowering for {kernel.anchor.name}"

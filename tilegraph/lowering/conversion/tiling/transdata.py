@@ -7,16 +7,78 @@ kernel runs on an AIV there, which has no L1; Ascend C's ND2NZ DataCopy also has
 GM -> VECIN form). FRACTAL_NZ -> ND: the NZ tile comes into UB and ``tile.nz2nd`` writes its
 rows back, padding cut. (NCHW <-> NC1HWC0 conversions run inside vector chains,
 :mod:`.elementwise`.)
+
+NCDHW <-> NDC1HWC0 (around a 3-D convolution), per (n, d) input plane as NCHW <->
+NC1HWC0 is done on the way in or out: NCDHW ``[N, C, D, H, W]`` is addressed as the NCHW
+tensor ``[N, C, D, H·W]`` (plane d is "row" d) and NDC1HWC0 as ``[N·D, C1, 1, H·W, C0]``
+(row-major views, :func:`.conv3d.plane_view`); NCDHW -> NDC1HWC0 is ``tile.load_5hd`` of a
+window of channels and pixels of one plane into UB (padding lanes zero) and a copy out,
+NDC1HWC0 -> NCDHW a copy in and ``tile.store_5hd`` (padding lanes dropped).
 """
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
+
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.tile import CopyOp, Nd2NzOp, Nz2NdOp, memref_shape
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import CopyOp, Load5hdOp, Nd2NzOp, Nz2NdOp, Store5hdOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.conv3d import plane_view
+
+
+def has_transdata_kernel(op: TransDataOp) -> bool:
+    """Whether :func:`emit_transdata_kernel` converts between ``op``'s formats (a row-major
+    tensor and FRACTAL_NZ, or NCDHW and NDC1HWC0)."""
+    formats = {tensor_of(op.input).storage_format, tensor_of(op.output).storage_format}
+    return Format.FRACTAL_NZ in formats or formats == {Format.NCDHW, Format.NDC1HWC0}
+
+
+def _emit_planes(
+    b: KernelBuilder,
+    src_arg: SSAValue,
+    out_arg: SSAValue,
+    source: TensorType,
+    target: TensorType,
+) -> str | None:
+    """NCDHW <-> NDC1HWC0 by planes (module docstring): UB tiles of ``c1_tile`` C1 slices
+    by ``hw_tile`` pixels of one (n, d) plane."""
+    to_5d = target.storage_format == Format.NDC1HWC0
+    blocked = target if to_5d else source
+    n, d, c1, h, w, c0 = (int(v) for v in blocked.storage_shape)
+    channels = int(blocked.origin_shape[1])
+    pixel = c0 * element_bytes(source.element_type)
+    budget = b.ub_budget()
+    if pixel > budget:
+        return "one pixel of C0 lanes does not fit UB"
+    hw_tile = min(h * w, budget // pixel)
+    c1_tile = max(1, min(c1, budget // (pixel * hw_tile)))
+    if b.dry_run:
+        return None
+    planar_arg, blocked_arg = (src_arg, out_arg) if to_5d else (out_arg, src_arg)
+    planar = plane_view(b, planar_arg, [n, channels, d, h * w])
+    blocks = plane_view(b, blocked_arg, [n * d, c1, 1, h * w, c0])
+    tile = b.buffer([1, c1_tile, 1, hw_tile, c0], source.element_type, "UB", "plane_tile")
+    zero = b.index(0)
+    with (
+        b.loop(n, 1, "n", True) as ni,
+        b.loop(d, 1, "d", True) as di,
+        b.loop(c1, c1_tile, "c", True) as ci,
+        b.loop(h * w, hw_tile, "p", True) as pi,
+    ):
+        planar_at = [ni, b.affine(ci, c0), di, pi]
+        blocks_at = [b.add_index(b.affine(ni, d), di), ci, zero, pi, zero]
+        if to_5d:
+            b.add(Load5hdOp(planar, planar_at, tile))
+            b.add(CopyOp(tile, [zero] * 5, blocks, blocks_at))
+        else:
+            b.add(CopyOp(blocks, blocks_at, tile, [zero] * 5))
+            b.add(Store5hdOp(tile, planar, planar_at))
+    b.tiles = n * d * -(-c1 // c1_tile) * -(-(h * w) // hw_tile)
+    return None
 
 
 def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
@@ -28,6 +90,8 @@ def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     value, out_arg = body.writes[0]
     if src_arg is None or value is not op.output:
         return "a TransData of a value computed inside the kernel"
+    if {source.storage_format, target.storage_format} == {Format.NCDHW, Format.NDC1HWC0}:
+        return _emit_planes(b, src_arg, out_arg, source, target)
     to_nz = is_row_major(source) and target.storage_format == Format.FRACTAL_NZ
     from_nz = source.storage_format == Format.FRACTAL_NZ and is_row_major(target)
     if not (to_nz or from_nz) or source.rank < 2:

@@ -1,0 +1,210 @@
+"""The 3-D convolution strategy of cube kernels: ``graph.conv`` on NDC1HWC0 data and a
+FRACTAL_Z_3D weight (GE's Conv3D layouts), as a sum of 2-D convolutions over depth taps.
+
+NDC1HWC0 ``[N, D, C1, H, W, C0]`` is, byte for byte, ``[N, D·C1, H, W, C0]`` (the depth
+planes' C1 slices one after the other) and ``[N·D_out, C1, H, W, C0]`` for the output: the
+NC1HWC0 tensor of its depth planes; FRACTAL_Z_3D ``[KD·C1·KH·KW, N1, 16, C0]`` stacks the
+FRACTAL_Z weights of the ``KD`` depth taps along K (its K order is (kd, c1, kh, kw)). So
+the kernel addresses the data, the output and the bias through those views
+(``tile.strided_view``, row-major: no byte moves) and runs the 2-D machinery of
+:mod:`.conv` (its tiles, :mod:`.conv_tiles`; its img2col ``load3d``; its way out,
+:mod:`.conv_output`) per output depth: output tile (n, d_out, rows, columns, channels)
+accumulates, for each depth tap ``kd``, the 2-D convolution of input plane
+``d_out·sd − pd + kd·dd`` with tap ``kd``'s FRACTAL_Z weight into the same L0C (``mmad``'s
+``first`` flag only on tap 0's first K step). A tap in the depth padding reads a plane
+outside the data: in the merged ``D·C1`` axis its window lies wholly before the first or
+after the last plane, so the load cuts it and its feature map is zeros (no contribution).
+Those taps still run (their loads, img2col and ``mmad`` on zeros): skipping them needs a
+tap loop whose bounds depend on the output depth, and ``inject-sync`` orders the
+multi-buffered feature map of loops with constant bounds only. Bias and ReLU leave through
+fixpipe as in 2-D.
+
+Not here (the kernel stays whole on the host side of the split, with the reason): grouped
+3-D convolutions, a TransData prologue (NCDHW -> NDC1HWC0 is a kernel of its own,
+:mod:`.transdata`) and epilogues other than ReLU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import prod
+
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.graph.nn import ConvOp
+from tilegraph.dialects.graph.windows import window
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import CopyOp, Load2dOp, MmadOp, StridedViewOp
+from tilegraph.dialects.tile.workspace import strided_memref
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.conv import chunk_reduction, load3d_step
+from tilegraph.lowering.conversion.tiling.conv_output import conv_output
+from tilegraph.lowering.conversion.tiling.conv_tiles import ConvGeometry, chosen_conv_tiles
+from tilegraph.lowering.conversion.tiling.cube import (
+    FRACTAL,
+    CubeKernel,
+    Epilogue,
+    F,
+    accumulator_type,
+)
+
+
+@dataclass(frozen=True)
+class DepthTaps:
+    """The depth axis of a 3-D convolution: ``depth`` input planes, ``out_depth`` output
+    planes, ``taps`` kernel taps of stride ``stride``, dilation ``dilation`` and
+    ``pad_front`` planes of padding before the first."""
+
+    depth: int
+    out_depth: int
+    taps: int
+    stride: int
+    dilation: int
+    pad_front: int
+
+
+def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, DepthTaps] | str:
+    """The 2-D geometry of one depth plane (its batch: the ``N · D_out`` output planes)
+    and the depth taps of a 3-D convolution, or why the strategy cannot run it."""
+    x, w, out = data, tensor_of(conv.weight), tensor_of(conv.output)
+    if x.storage_format != F.NDC1HWC0 or out.storage_format != F.NDC1HWC0:
+        return "3-D convolution data not in NDC1HWC0 (run the format engine: -p O2)"
+    if w.storage_format != F.FRACTAL_Z_3D:
+        return "3-D convolution weight not in FRACTAL_Z_3D"
+    if conv.attr("group") != 1:
+        return "a grouped 3-D convolution"
+    if conv.bias is not None:
+        bias = tensor_of(conv.bias)
+        if bias.storage_format != F.NDC1HWC0 or len(bias.storage_shape) != 6:
+            return "3-D convolution bias not in NDC1HWC0"
+    n, d, c1, h, wd, c0 = (int(v) for v in x.storage_shape)
+    _, od, oc1, oh, ow, _ = (int(v) for v in out.storage_shape)
+    _, _, kd, kh, kw = (int(v) for v in w.origin_shape)
+    depth, rows, cols = window(type(conv), conv.properties, [d, h, wd], [kd, kh, kw])
+    channels = int(x.origin_shape[1])
+    taps = DepthTaps(d, od, kd, depth.stride, depth.dilation, depth.begin)
+    plane = ConvGeometry(
+        n * od, c1, h, wd, c0, oc1, oh, ow, (kh, kw), (rows.stride, cols.stride),
+        (rows.dilation, cols.dilation), rows.begin, cols.begin,
+        1, c1, c1 * kh * kw, int(w.storage_shape[1]), channels, channels,
+        0, 0, 0, 0, c0, False,
+    )  # fmt: skip
+    return plane, taps
+
+
+def plane_view(b: KernelBuilder, arg: SSAValue, shape: list[int]) -> SSAValue:
+    """``arg`` (a row-major GM argument) addressed as ``shape`` of the same elements."""
+    strides = [prod(shape[i + 1 :]) for i in range(len(shape))]
+    view = b.hoist(StridedViewOp(arg, strided_memref(arg.type, shape, strides)))
+    return view.results[0]
+
+
+def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
+    conv = kernel.anchor
+    assert isinstance(conv, ConvOp)
+    if kernel.prologue:
+        return "a cube prologue before a 3-D convolution"
+    epilogue = Epilogue(body, kernel)
+    if epilogue.chain is not None:
+        return "a 3-D convolution epilogue other than ReLU"
+    reason = epilogue.unsupported()
+    if reason:
+        return reason
+    data_arg, weight_arg = body.source(conv.input), body.source(conv.weight)
+    bias_arg = body.source(conv.bias) if conv.bias is not None else None
+    if data_arg is None or weight_arg is None or (conv.bias is not None and bias_arg is None):
+        return "convolution operands are not kernel inputs"
+    geometry = conv3d_geometry(conv, tensor_of(conv.input))
+    if isinstance(geometry, str):
+        return geometry
+    g, taps = geometry
+    element = tensor_of(conv.input).element_type
+    out_element = tensor_of(conv.output).element_type
+    chosen = chosen_conv_tiles(b, g, element, epilogue, out_element, taps.taps)
+    if isinstance(chosen, str):
+        return chosen
+    tiles, stationary = chosen
+    if b.dry_run:
+        return None
+    batch = g.batch // taps.out_depth
+    data = plane_view(b, data_arg, [batch, taps.depth * g.c1_in, g.height, g.width, g.c0])
+    out_arg = plane_view(b, epilogue.out_arg, [g.batch, g.out_c1, g.out_h, g.out_w, FRACTAL])
+    bias = None
+    if bias_arg is not None and conv.bias is not None:
+        bias_view = plane_view(b, bias_arg, [1, g.out_c1, 1, 1, FRACTAL])
+        bias = (bias_view, tensor_of(conv.bias).element_type)
+    # One C1 chunk of all the channels when the window holds them: the chunked reduction
+    # then is the whole one, loaded per tap.
+    chunked = replace(tiles, kc1=tiles.kc1 or g.block_c1)
+    m1 = tiles.m1(g)
+    cube = b.cube_element(element)
+    fmap_shape = [1, chunked.window_c1(g), tiles.window_rows(g), tiles.window_cols(g), g.c0]
+    fmap = b.buffer(fmap_shape, cube, "L1", "fmap_l1")
+    w_rows = taps.taps * g.block_k1 if stationary else tiles.k1
+    w_l1 = b.buffer([w_rows, tiles.n1, FRACTAL, g.c0], cube, "L1", "w_l1")
+    a_l0 = b.buffer([m1, tiles.k1, FRACTAL, g.c0], cube, "L0A", "a_l0a")
+    b_l0 = b.buffer([tiles.k1, tiles.n1, FRACTAL, g.c0], cube, "L0B", "b_l0b")
+    c_l0 = b.buffer([tiles.n1, m1, FRACTAL, FRACTAL], accumulator_type(element), "L0C", "c_l0c")
+    width = tiles.tile_width(g)
+    output = conv_output(
+        b, epilogue, [1, tiles.n1, tiles.rows, width, FRACTAL], out_element,
+        rows=tiles.rows, cols=tiles.cols, bias=bias, scale_arg=None,
+    )  # fmt: skip
+    zero = b.index(0)
+
+    def output_tile(nd: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue) -> None:
+        n_iv, d_out = nd, zero
+        if taps.out_depth > 1:
+            out_depth = b.index(taps.out_depth)
+            n_iv = b.add(arith.FloorDivSIOp(nd, out_depth)).results[0]
+            d_out = b.add(arith.RemSIOp(nd, out_depth)).results[0]
+        with b.loop(taps.taps, 1, "kd") as kd:
+            d_in = b.add_index(
+                b.affine(d_out, taps.stride, -taps.pad_front), b.affine(kd, taps.dilation)
+            )
+            plane_c1 = b.affine(d_in, g.c1_in)  # the plane's first C1 in the merged D·C1 axis
+            w_base = b.affine(kd, g.block_k1)
+
+            def load_chunk(kc: SSAValue) -> None:
+                h_start = b.affine(oh, g.strides[0], -g.pad_top)
+                w_start = zero if tiles.cols is None else b.affine(ow, g.strides[1], -g.pad_left)
+                c1_at = b.add_index(plane_c1, kc)
+                b.add(CopyOp(data, [n_iv, c1_at, h_start, w_start, zero], fmap, [zero] * 5))
+
+            def k_step(k: SSAValue, k_tap: SSAValue, first: SSAValue, lanes) -> None:
+                b.add(load3d_step(fmap, k, a_l0, g, tiles, lanes))
+                w_row = b.add_index(w_base, k_tap)
+                if stationary:
+                    b.add(Load2dOp(w_l1, w_row, zero, b_l0, "copy"))
+                else:
+                    b.add(CopyOp(weight_arg, [w_row, co, zero, zero], w_l1, [zero] * 4))
+                    b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
+                b.add(MmadOp(a_l0, b_l0, c_l0, first))
+
+            chunk_reduction(b, g, chunked, None, load_chunk, k_step, k_origin=w_base)
+        output.write(c_l0, out_arg, [nd, co, oh, ow, zero])
+
+    with b.loop(g.batch, 1, "nd", True) as nd:
+        if stationary:
+            with b.loop(g.block_n1, tiles.n1, "co", True) as co:
+                b.add(CopyOp(weight_arg, [zero, co, zero, zero], w_l1, [zero] * 4))
+                output.load_bias(co)
+                with (
+                    b.loop(g.out_h, tiles.rows, "oh", True) as oh,
+                    b.loop(g.out_w, width, "ow", True) as ow,
+                ):
+                    output_tile(nd, oh, ow, co)
+        else:
+            with (
+                b.loop(g.out_h, tiles.rows, "oh", True) as oh,
+                b.loop(g.out_w, width, "ow", True) as ow,
+                b.loop(g.block_n1, tiles.n1, "co", True) as co,
+            ):
+                output.load_bias(co)
+                output_tile(nd, oh, ow, co)
+    b.tiles = (
+        g.batch * -(-g.out_h // tiles.rows) * -(-g.out_w // width) * -(-g.block_n1 // tiles.n1)
+    )
+    return None

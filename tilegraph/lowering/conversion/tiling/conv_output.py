@@ -1,0 +1,129 @@
+"""The way out of a convolution's accumulator tile, shared by the 2-D (:mod:`.conv`) and
+3-D (:mod:`.conv3d`) strategies: the bias (and int8 dequantisation scales) of a channel
+tile in L1, the fixpipe of each output tile (bias, ReLU, cast) straight to GM, through UB
+(no L0C -> GM path, or a vector chain on the tile), and on a decoupled preset the AIVs'
+shares of that chain (:mod:`.sub_blocks`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.tile import CopyOp, FixpipeOp
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import FRACTAL, Epilogue
+from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
+
+
+@dataclass
+class ConvOutput:
+    """The buffers of a convolution kernel's way out (allocated by :func:`conv_output`)
+    and the ops that use them. ``out_tile`` is an output tile ``[1, n1, rows, width, 16]``."""
+
+    b: KernelBuilder
+    epilogue: Epilogue
+    out_tile: list[int]
+    out_element: Attribute
+    rows: int
+    cols: int | None
+    bias_arg: SSAValue | None
+    scale_arg: SSAValue | None
+    bias_l1: SSAValue | None
+    deq_l1: SSAValue | None
+    acc_ub: SSAValue | None
+    shared: bool
+    """The AIVs of a group share the chain's tile (a decoupled preset)."""
+
+    def load_bias(self, out_c1: SSAValue) -> None:
+        """The bias and scales of the channel tile starting at C1 fractal ``out_c1``."""
+        zero = self.b.index(0)
+        for arg, buffer in ((self.bias_arg, self.bias_l1), (self.scale_arg, self.deq_l1)):
+            if arg is not None and buffer is not None:
+                self.b.add(CopyOp(arg, [zero, out_c1, zero, zero, zero], buffer, [zero] * 5))
+
+    def write(self, c_l0: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
+        """The accumulator ``c_l0`` out to the NC1HWC0 ``out_arg`` at ``offsets`` (the
+        tile's [n, c1, h, w, 0]), through the epilogue."""
+        b, epilogue, acc_ub = self.b, self.epilogue, self.acc_ub
+        zero = b.index(0)
+        chain = epilogue.chain
+        offsets = list(offsets)
+        if chain is None:
+            # Straight to GM, or (no L0C -> GM) into the UB tile that MTE3 then stores.
+            b.add(
+                FixpipeOp(
+                    c_l0,
+                    out_arg if acc_ub is None else acc_ub,
+                    offsets if acc_ub is None else [zero] * 5,
+                    self.bias_l1,
+                    deq=self.deq_l1,
+                    layout="nc1hwc0",
+                    relu=epilogue.relu,
+                    rows=self.rows,
+                    cols=self.cols,
+                )  # fmt: skip
+            )
+            if acc_ub is not None:
+                store(b, acc_ub, out_arg, offsets)
+            return
+        assert acc_ub is not None
+        b.add(
+            FixpipeOp(
+                c_l0,
+                acc_ub,
+                [zero] * 5,
+                self.bias_l1,
+                deq=self.deq_l1,
+                layout="nc1hwc0",
+                rows=self.rows,
+            )  # fmt: skip
+        )
+        anchor, written = epilogue.anchor_value, epilogue.out_value
+        if not self.shared:
+            chain.epilogue(b, {anchor: acc_ub}, offsets, out_arg, written)
+            return
+
+        def share_epilogue(tile: SSAValue, shape: list[int], at: list[SSAValue]) -> None:
+            assert chain is not None
+            chain.allocate(b, shape, given=[anchor])
+            chain.epilogue(b, {anchor: tile}, at, out_arg, written)
+
+        emit_shares(b, acc_ub, self.out_tile, self.out_element, offsets, share_epilogue)
+
+
+def conv_output(
+    b: KernelBuilder,
+    epilogue: Epilogue,
+    out_tile: list[int],
+    out_element: Attribute,
+    *,
+    rows: int,
+    cols: int | None,
+    bias: tuple[SSAValue, Attribute] | None,
+    scale_arg: SSAValue | None,
+) -> ConvOutput:
+    """Allocate the way out of ``out_tile``-shaped output tiles: L1 room for the bias
+    (``bias``: its kernel argument and element type) and the scales of ``n1`` channel
+    fractals, the UB tile when the output goes through UB, the chain's tiles."""
+    n1 = out_tile[1]
+    bias_l1 = deq_l1 = None
+    if bias is not None:
+        bias_l1 = b.buffer([1, n1, 1, 1, FRACTAL], bias[1], "L1", "bias_l1")
+    if scale_arg is not None:
+        deq_l1 = b.buffer([1, n1, 1, 1, FRACTAL], out_element, "L1", "deq_l1")
+    acc_ub = None
+    chain = epilogue.chain
+    shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
+    if chain is not None:
+        acc_ub = b.buffer(out_tile, out_element, "UB", "acc_ub")
+        if not shared:
+            chain.allocate(b, out_tile, given=[epilogue.anchor_value])
+    elif epilogue.through_ub(b.hw):  # no L0C -> GM (310P): fixpipe to UB, MTE3 to GM
+        acc_ub = b.buffer(out_tile, out_element, "UB", "out_ub")
+    return ConvOutput(
+        b, epilogue, out_tile, out_element, rows, cols,
+        None if bias is None else bias[0], scale_arg, bias_l1, deq_l1, acc_ub, shared,
+    )  # fmt: skip
