@@ -106,9 +106,15 @@ class GateWeights:
         for shape in self.resident:
             for g in range(self.gates):
                 rows = b.index(g * self.hidden)
-                b.add(Nd2NzOp(shape.arg, [b.index(d), rows, b.index(0)], self.buffers[shape.arg, d, g]))
+                b.add(
+                    Nd2NzOp(
+                        shape.arg, [b.index(d), rows, b.index(0)], self.buffers[shape.arg, d, g]
+                    )
+                )
 
-    def to_l0b(self, weight: SSAValue, d: int, g: int, row: SSAValue, ki: SSAValue, col: int) -> None:
+    def to_l0b(
+        self, weight: SSAValue, d: int, g: int, row: SSAValue, ki: SSAValue, col: int
+    ) -> None:
         """Put the ``(k1, n1)`` window of gate ``g``'s weight at K fractal ``ki`` and hidden
         fractal ``col`` (its GM row ``row``) into L0B: from L1 when resident, else GM -> L1
         -> L0B."""
@@ -120,4 +126,3 @@ class GateWeights:
             return
         b.add(Nd2NzOp(weight, [b.index(d), row, b.affine(ki, FRACTAL)], self.b_l1))
         b.add(Load2dOp(self.b_l1, zero, zero, self.b_l0, "copy"))
-
