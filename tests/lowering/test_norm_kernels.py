@@ -149,14 +149,29 @@ def test_group_norm_every_level_agrees(name: str, dtype: str):
     _check(levels, {"graph.group_norm": VECTOR}, dtype)
 
 
-def test_a_group_larger_than_ub_stays_on_the_host():
-    g = Graph()
-    module = g.b.build(*group_norm([1, 4, 40, 40], 2)(g))
-    levels = run_levels(module, g.arrays, "test")
-    assert_matches(levels)
-    (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "host"
-    assert kernel.reason is not None and "larger than UB" in kernel.reason
+GROUPS_LARGER_THAN_UB = {
+    # a group of 2 channels x 1600 pixels (12.8 KiB f32) over the `test` preset's 8 KiB UB:
+    # chunks of one channel's pixels, its scale and bias per chunk
+    "channels_of_a_group": group_norm([1, 4, 40, 40], 2),
+    # ragged chunks of a ragged channel (1 channel x 3001 pixels); per-group parameters
+    "pixels_of_a_channel": group_norm([2, 2, 3001], 2, per_group=True),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", list(GROUPS_LARGER_THAN_UB))
+def test_a_group_larger_than_ub_runs_in_chunks(name: str, dtype: str):
+    """A group over UB: layer norm's three chunked passes over a [N, G, Cg, S] GM view."""
+    g = Graph(padded=True, dtype=dtype)
+    module = g.b.build(*GROUPS_LARGER_THAN_UB[name](g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_units(levels.tiled_kernels, {"graph.group_norm": VECTOR}, "tile-kernels{platform=test}")
+    rtol, atol = TOLERANCES[dtype]
+    # f32: the tiles sum a group of 3200 elements in f32 (sequential chunk sums), the
+    # macro level in numpy's pairwise order: ~n·eps of the mean apart
+    assert_matches(levels, rtol, max(atol, 1e-4))
+    views = [op for op in levels.module.walk() if op.name == "tile.strided_view"]
+    assert len(views) == 4, "x, the output, scale and bias viewed as [N, G, Cg, S]"
 
 
 def test_group_norm_cost_grows_with_the_size():
