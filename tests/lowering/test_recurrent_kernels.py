@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_tile_differential import (
@@ -17,7 +18,9 @@ from tests.lowering.test_tile_differential import (
     Graph,
     assert_matches,
     assert_units,
+    make_context,
     run_levels,
+    run_pipeline,
 )
 
 CUBE = "cube"
@@ -148,3 +151,50 @@ def test_recurrent_kernel_through_the_npu_passes(name: str, platform: str):
     target = f"set-target{{platform={platform} precision=origin}},O2,"
     run_pipeline(target + lowering_pipeline(), make_context(), module)
     module.verify()
+
+
+@pytest.mark.parametrize("choice", ["none", "R", "RW"])
+def test_weights_in_l1_are_a_tiling_parameter(choice: str):
+    """``recurrent.l1_weights`` offers the choices that fit (the default the largest): the
+    weights it keeps are copied to L1 once, the others stream per step; every choice keeps
+    the numbers (both executors, NaN in padding lanes)."""
+    from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.analysis.tuning_params import set_kernel_params
+    from tilegraph.lowering.conversion.tiling import tiling_space
+    from tilegraph.passes.pipelines import lowering_pipeline
+    from tilegraph.runtime.tiles import run_tiles
+
+    module, inputs = _module("rnn_forward")
+    run_pipeline("set-target{platform=test},O1,lower-graph-to-kernels", make_context(), module)
+    (kernel,) = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
+    space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
+    param = space["recurrent.l1_weights"]
+    assert param.values == ("none", "R", "RW") and param.default == "RW"
+    set_kernel_params(kernel, {"recurrent.l1_weights": choice})
+    run_pipeline(lowering_pipeline(), make_context(), module)  # verify-sync included
+    names = {op.results[0].name_hint for op in module.walk() if op.name == "tile.alloc"}
+    assert ("r0_0_l1" in names) == (choice != "none")
+    assert ("w0_0_l1" in names) == (choice == "RW")
+    plain, _ = _module("rnn_forward")
+    want = run_levels(plain, inputs, "test").reference
+    for executor in ("fast", "interpret"):
+        got = run_tiles(module, inputs, executor=executor, pad_value=NAN)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_weights_over_l1_stream():
+    """An LSTM's four gates of R (16 KiB of f32) do not fit the `test` preset's L1 beside
+    the step's tiles: the only choice is to stream them."""
+    from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.conversion.tiling import tiling_space
+
+    module, _ = _module("lstm_forward")
+    run_pipeline("set-target{platform=test},O1,lower-graph-to-kernels", make_context(), module)
+    (kernel,) = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
+    space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
+    assert space["recurrent.l1_weights"].values == ("none",)
