@@ -10,13 +10,20 @@ one UB accumulator tile; the vector unit adds the biases, clips, applies the op'
 activations and updates the cell::
 
     for d in directions:                      # reverse: t = seq - 1 - s
+      copy R[d] (and W[d]) GM -> L1 once      # when they fit (.recurrent_weights)
       step s = 0 (peeled: h_{-1} is initial_h, or zero and its matmul is skipped)
-      for s in 1 .. seq-1:  (unrolled, as the hidden blocks)
+      scf.for s in 1 .. seq-1:                # the time loop: s drives x_t, Y[t-1], Y[t]
         [wait "h_{t-1} stored"]               # decoupled presets: AIV -> AIC flag
-        for j in hidden blocks:
+        for j in hidden blocks:               (unrolled: a few)
           for g in gates: mmad x_t·W_g[j]ᵀ (+ h_{t-1}·R_g[j]ᵀ) -> fixpipe -> UB -> vector
           store h_t[j] to Y[t, d] (and Y_h[d]), c_t[j] to Y_c[d]
         [set "h_t stored"]
+
+The IR does not grow with the sequence: each gate's K loops and the vector work after each
+fixpipe are loop nests of their own in the time loop's body, which inject-sync fences apart
+(a body holding every gate's loads would need more than its 8 events per pipe pair). The
+weights the plan keeps in L1 are read from GM once per kernel, each K step moving only its
+fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step.
 
 **State.** ``h`` lives in GM: the cube reads ``h_{t-1}`` from ``Y[t-1, d]`` (``Y`` is the
 double buffer: step ``t`` writes ``Y[t]`` while the matmuls read ``Y[t-1]``), the vector
@@ -34,7 +41,8 @@ back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 before each step's matmuls.
 
 Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
-Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel.
+Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
+more than :data:`MAX_UNROLLED` hidden blocks x directions.
 """
 
 from __future__ import annotations
