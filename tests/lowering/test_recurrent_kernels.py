@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_tile_differential import (
@@ -17,7 +18,9 @@ from tests.lowering.test_tile_differential import (
     Graph,
     assert_matches,
     assert_units,
+    make_context,
     run_levels,
+    run_pipeline,
 )
 
 CUBE = "cube"
@@ -31,6 +34,7 @@ def recurrent(
     direction: str = "forward",
     initial: bool = True,
     bias: bool = True,
+    seq: int = SEQ,
     **attrs,
 ):
     """A ``kind`` layer over X [SEQ, BATCH, INPUT] with weights as constants (as exported
@@ -39,7 +43,7 @@ def recurrent(
     def build(g: Graph) -> list[SSAValue]:
         dirs = 2 if direction == "bidirectional" else 1
         gates = GATES[kind]
-        x = g.input([SEQ, BATCH, INPUT])
+        x = g.input([seq, BATCH, INPUT])
         w = g.const([dirs, gates * hidden, INPUT])
         r = g.const([dirs, gates * hidden, hidden])
         b = g.const([dirs, 2 * gates * hidden]) if bias else None
@@ -69,6 +73,11 @@ CASES = {
     "lstm_no_initial": recurrent("lstm", 20, initial=False),
     "lstm_peepholes_clip": recurrent("lstm", 20, peepholes=True, clip=1.5),
     "lstm_input_forget": recurrent("lstm", 9, "reverse", input_forget=1),
+    # seq 1: no time loop; seq 7: the loop's steps alternate the workspace slots
+    "rnn_seq1": recurrent("rnn", 20, "bidirectional", seq=1),
+    "lstm_seq1": recurrent("lstm", 20, seq=1),
+    "gru_seq7_reverse": recurrent("gru", 20, "reverse", seq=7),
+    "lstm_seq7_bidirectional": recurrent("lstm", 36, "bidirectional", seq=7),
     "lstm_hardsigmoid": recurrent(
         "lstm",
         16,
@@ -126,11 +135,15 @@ def test_recurrent_kernel_on_real_presets(name: str, platform: str):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
-@pytest.mark.parametrize("name", ["lstm_peepholes_clip", "gru_forward", "gru_linear_before_reset"])
+@pytest.mark.parametrize(
+    "name",
+    ["lstm_peepholes_clip", "gru_forward", "gru_linear_before_reset", "lstm_seq7_bidirectional"],
+)
 def test_recurrent_kernel_through_the_npu_passes(name: str, platform: str):
     """The whole lowering pipeline (multi-buffer .. inject-sync, then verify-sync) takes the
-    unrolled kernel: each gate's K loops and vector work are loop nests inject-sync fences
-    apart, within its 8 events per pipe pair."""
+    time loop: each gate's K loops and vector work are loop nests in the loop's body that
+    inject-sync fences apart, within its 8 events per pipe pair; the cross-core state flags
+    stay balanced."""
     from tests.lowering.test_tile_differential import make_context, run_pipeline
     from tilegraph.passes.pipelines import lowering_pipeline
 
@@ -138,3 +151,50 @@ def test_recurrent_kernel_through_the_npu_passes(name: str, platform: str):
     target = f"set-target{{platform={platform} precision=origin}},O2,"
     run_pipeline(target + lowering_pipeline(), make_context(), module)
     module.verify()
+
+
+@pytest.mark.parametrize("choice", ["none", "R", "RW"])
+def test_weights_in_l1_are_a_tiling_parameter(choice: str):
+    """``recurrent.l1_weights`` offers the choices that fit (the default the largest): the
+    weights it keeps are copied to L1 once, the others stream per step; every choice keeps
+    the numbers (both executors, NaN in padding lanes)."""
+    from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.analysis.tuning_params import set_kernel_params
+    from tilegraph.lowering.conversion.tiling import tiling_space
+    from tilegraph.passes.pipelines import lowering_pipeline
+    from tilegraph.runtime.tiles import run_tiles
+
+    module, inputs = _module("rnn_forward")
+    run_pipeline("set-target{platform=test},O1,lower-graph-to-kernels", make_context(), module)
+    (kernel,) = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
+    space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
+    param = space["recurrent.l1_weights"]
+    assert param.values == ("none", "R", "RW") and param.default == "RW"
+    set_kernel_params(kernel, {"recurrent.l1_weights": choice})
+    run_pipeline(lowering_pipeline(), make_context(), module)  # verify-sync included
+    names = {op.results[0].name_hint for op in module.walk() if op.name == "tile.alloc"}
+    assert ("r0_0_l1" in names) == (choice != "none")
+    assert ("w0_0_l1" in names) == (choice == "RW")
+    plain, _ = _module("rnn_forward")
+    want = run_levels(plain, inputs, "test").reference
+    for executor in ("fast", "interpret"):
+        got = run_tiles(module, inputs, executor=executor, pad_value=NAN)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_weights_over_l1_stream():
+    """An LSTM's four gates of R (16 KiB of f32) do not fit the `test` preset's L1 beside
+    the step's tiles: the only choice is to stream them."""
+    from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.conversion.tiling import tiling_space
+
+    module, _ = _module("lstm_forward")
+    run_pipeline("set-target{platform=test},O1,lower-graph-to-kernels", make_context(), module)
+    (kernel,) = [
+        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
+    ]
+    space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
+    assert space["recurrent.l1_weights"].values == ("none",)

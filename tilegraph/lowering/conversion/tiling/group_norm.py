@@ -19,9 +19,9 @@ fills zeros, its store is cut there). The parameters (``[C]``, GroupNormalizatio
 ``[G]``, GroupNormalization-18) are loaded per tile, or once when every tile holds all
 the groups.
 
-Stays on the host (the reason is reported): a group larger than UB (no chunked form),
-``stash_type`` double, tensors that are not row-major, parameters computed inside the
-kernel. The statistics are computed in the input's type (``stash_type`` float for an fp16
+A group larger than UB is normalised in chunks over a GM view of it, three passes
+(:mod:`.group_norm_chunks`). Stays on the host (the reason is reported): ``stash_type``
+double, tensors that are not row-major, parameters computed inside the kernel. The statistics are computed in the input's type (``stash_type`` float for an fp16
 input is not followed: fp16 tolerance).
 """
 
@@ -37,6 +37,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.group_norm_chunks import emit_chunked_group_norm
 from tilegraph.lowering.conversion.tiling.reduction import Tiles, layer_norm_program
 
 AXES = (2, 3)
@@ -95,8 +96,11 @@ def emit_group_norm_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return sum(aligned_bytes(b.hw, "UB", s * eb) for s in sizes)
 
     tile = _tile_shape(n, groups, group, ub_bytes, b.hw.ub_bytes // 2)
-    if tile is None:
-        return f"a group norm group of {group[0]} x {group[1]} elements larger than UB"
+    if tile is None:  # a group larger than UB: chunks of it, three passes
+        args = (x_arg, out_arg, params[0], params[1])
+        view = (n, groups, *group)
+        epsilon = float(op.attr("epsilon"))
+        return emit_chunked_group_norm(b, args, view, per_group, element, epsilon)
     if b.dry_run:
         return None
     tiles = Tiles(

@@ -10,13 +10,20 @@ one UB accumulator tile; the vector unit adds the biases, clips, applies the op'
 activations and updates the cell::
 
     for d in directions:                      # reverse: t = seq - 1 - s
+      copy R[d] (and W[d]) GM -> L1 once      # when they fit (.recurrent_weights)
       step s = 0 (peeled: h_{-1} is initial_h, or zero and its matmul is skipped)
-      for s in 1 .. seq-1:  (unrolled, as the hidden blocks)
+      scf.for s in 1 .. seq-1:                # the time loop: s drives x_t, Y[t-1], Y[t]
         [wait "h_{t-1} stored"]               # decoupled presets: AIV -> AIC flag
-        for j in hidden blocks:
+        for j in hidden blocks:               (unrolled: a few)
           for g in gates: mmad x_t·W_g[j]ᵀ (+ h_{t-1}·R_g[j]ᵀ) -> fixpipe -> UB -> vector
           store h_t[j] to Y[t, d] (and Y_h[d]), c_t[j] to Y_c[d]
         [set "h_t stored"]
+
+The IR does not grow with the sequence: each gate's K loops and the vector work after each
+fixpipe are loop nests of their own in the time loop's body, which inject-sync fences apart
+(a body holding every gate's loads would need more than its 8 events per pipe pair). The
+weights the plan keeps in L1 are read from GM once per kernel, each K step moving only its
+fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step.
 
 **State.** ``h`` lives in GM: the cube reads ``h_{t-1}`` from ``Y[t-1, d]`` (``Y`` is the
 double buffer: step ``t`` writes ``Y[t]`` while the matmuls read ``Y[t-1]``), the vector
@@ -34,7 +41,8 @@ back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 before each step's matmuls.
 
 Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
-Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel.
+Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
+more than :data:`MAX_UNROLLED` hidden blocks x directions.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.recurrent import (
@@ -71,14 +80,19 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
+from tilegraph.lowering.conversion.tiling.recurrent_weights import (
+    GateWeights,
+    WeightShape,
+    choose_resident,
+)
 
 STATE_FLAG = 4
 """Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
 ready (0, 1) and free (2, 3) flags."""
 
-MAX_UNROLLED = 256
-"""Steps x hidden blocks x directions the kernel unrolls at most (see
-:func:`emit_recurrent_kernel`); longer sequences stay on the host."""
+MAX_UNROLLED = 64
+"""Hidden blocks x directions the kernel unrolls at most in a step's body (see
+:func:`emit_recurrent_kernel`); wider layers stay on the host."""
 
 _ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
 
@@ -128,6 +142,10 @@ class RecurrentPlan:
     element: Attribute
     acts: list[list[Activation]]
     clip: float | None
+    resident: list[WeightShape]
+    """The weights held in L1 across the steps (:mod:`.recurrent_weights`)."""
+    streams: str
+    """Why the others stream from GM per step ("" when none does)."""
 
 
 def _ub_tiles(op: RecurrentOp) -> int:
@@ -187,14 +205,20 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return "a recurrent op whose batch does not fit one L0 tile"
     if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
         return "a recurrent op whose step tiles do not fit UB"
-    if dirs * seq * -(-fractals(hidden) // n1) > MAX_UNROLLED:
-        return f"a recurrent op of over {MAX_UNROLLED} unrolled steps x hidden blocks"
+    if dirs * -(-fractals(hidden) // n1) > MAX_UNROLLED:
+        return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
+    r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
+    w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
+    streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
+    free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
+    choice, streams = choose_resident(b, r_shape, w_shape, (hidden, op.GATES, dirs, cube), free)
+    resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
     return RecurrentPlan(
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
-        dirs, m1, n1, k1, element, acts, op.attr("clip"),  # type: ignore[arg-type]
+        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams,  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -212,6 +236,9 @@ class _Emitter:
         self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
         self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
         self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
+        self.weights = GateWeights(
+            b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0
+        )
         tile = [1, mp, hb]
         self.acc = b.buffer(tile, el, "UB", "acc_ub")
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
@@ -238,13 +265,12 @@ class _Emitter:
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
+        col_fractal = _constant(col) // FRACTAL
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
-            k = b.affine(ki, FRACTAL)
-            b.add(Nd2NzOp(arg, [*lead, zero, k], self.a_l1))
+            b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, FRACTAL)], self.a_l1))
             b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
-            b.add(Nd2NzOp(weight, [b.index(d), row, k], self.b_l1))
-            b.add(Load2dOp(self.b_l1, zero, zero, self.b_l0, "copy"))
+            self.weights.to_l0b(weight, d, g, row, ki, col_fractal)
             b.add(MmadOp(self.a_l0, self.b_l0, self.c_l0, first))
 
         for n, (arg, lead, weight, k) in enumerate(parts):
@@ -334,6 +360,13 @@ class _Emitter:
         self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
+
+
+def _constant(value: SSAValue) -> int:
+    """A hidden block's column offset (an index constant of the builder)."""
+    owner = value.owner
+    assert isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
+    return owner.value.value.data
 
 
 def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
@@ -513,15 +546,24 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 e.close_nest()
         e.state_stored()
 
-    # Steps and hidden blocks unrolled: each gate's K loops are then top-level loop nests,
-    # which inject-sync fences apart (a time loop holding every gate's loads would need
-    # more than its 8 events per pipe pair in one nest).
+    # Step 0 peeled (its h_{-1} is the initial state); steps 1 .. seq-1 one scf.for whose
+    # index drives the GM offsets of x_t, Y[t] and Y[t-1]. Hidden blocks and directions
+    # stay unrolled (a few of them): each gate's K loops and vector work are loop nests
+    # of their own in the step's body, which inject-sync fences apart.
+    last = b.index(p.seq - 1)
     for d in range(p.dirs):
         reverse = direction == "reverse" or d == 1
-        for s in range(p.seq):
-            t = p.seq - 1 - s if reverse else s
-            prev = None if s == 0 else (t + 1 if reverse else t - 1)
-            step(d, b.index(t), None if prev is None else b.index(prev))
+        e.weights.load(d)
+        step(d, last if reverse else b.index(0), None)
+        if p.seq > 1:
+            with b.loop_over(b.index(1), b.index(p.seq), b.index(1), "s") as s:
+                if reverse:  # t = seq - 1 - s, its previous step t + 1 = seq - s
+                    t = b.add(arith.SubiOp(last, s)).results[0]
+                    prev = b.add(arith.SubiOp(b.index(p.seq), s)).results[0]
+                else:
+                    t, prev = s, b.affine(s, 1, -1)
+                t.name_hint, prev.name_hint = "t", "t_prev"
+                step(d, t, prev)
         e.wait_state()  # the last step's set: every set is waited for
     b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
     return None
