@@ -92,9 +92,10 @@ class MixFlags:
         self.parts = list(parts)
         self.counters: dict[Counter, int] = {}
         self._current = 0
+        self._aiv_parts = [p for p in self.parts if p.core == "aiv"]
 
     def _aivs(self) -> list[MixPart]:
-        return [p for p in self.parts if p.core == "aiv"]
+        return self._aiv_parts
 
     def set_flag(self, part: MixPart, op: CrossCoreOp, flag: int) -> None:
         """``part`` sets ``flag``: one more on every counter it reaches (an overflow is a
@@ -135,6 +136,9 @@ class MixFlags:
     def next_part(self) -> MixPart | None:
         """The part to run next (the current one while it can, then the next runnable one
         in order), None when all are done; a :class:`CrossCoreError` on a deadlock."""
+        current = self.parts[self._current]
+        if self._runnable(current):
+            return current
         if all(p.done for p in self.parts):
             return None
         order = [*self.parts[self._current :], *self.parts[: self._current]]
