@@ -80,7 +80,7 @@ def _drive(flags: MixFlags) -> None:
     """Run a group's parts to completion in the flags' order of turns. A part's body is
     called when it first gets the turn; a body that is no generator (a part without a
     wait) runs to its end then."""
-    running: dict[int, Generator[None, None, Any]] = {}
+    running: dict[int, Generator[Any, Any, Any]] = {}
     try:
         while (part := flags.next_part()) is not None:
             _RUNNING.flags, _RUNNING.part = flags, part

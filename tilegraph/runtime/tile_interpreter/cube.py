@@ -4,6 +4,7 @@ layouts, ZZ x ZN -> NZ."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
@@ -51,7 +52,7 @@ _EXACT_IN_FLOAT32 = 1 << 24
 """Integers up to this magnitude are exact in float32 (all of them up to 2**53 in float64)."""
 
 
-def matmul_dtype(a: np.dtype, b: np.dtype, accumulator: np.dtype, k: int) -> np.dtype:
+def matmul_dtype(a: DTypeLike, b: DTypeLike, accumulator: DTypeLike, k: int) -> np.dtype:
     """The type a product of ``k``-term dot products of ``a`` and ``b`` elements is
     computed in so that it equals the ``accumulator``'s arithmetic bit for bit: the
     accumulator's own for floats; for integer operands into an integer accumulator (int8
@@ -59,7 +60,7 @@ def matmul_dtype(a: np.dtype, b: np.dtype, accumulator: np.dtype, k: int) -> np.
     leave the accumulator's range — BLAS, where numpy multiplies integers in plain
     loops, with every sum an exact integer — else the accumulator's own (wrapping as it
     does)."""
-    accumulator = np.dtype(accumulator)
+    a, b, accumulator = np.dtype(a), np.dtype(b), np.dtype(accumulator)
     kinds = "iu"
     if (
         accumulator.kind not in kinds
