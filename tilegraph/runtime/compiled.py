@@ -252,8 +252,14 @@ def compile(  # noqa: A001 - the public name the design gives it
         raise CompileError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if target == "tiles" and not isinstance(model, ModuleOp) and not _is_mlir(model):
         deferred = _bound_on_call(
-            model, pipeline, platform, precision, executor, verify_sync,
-            keep_dtype=keep_dtype, tune_db=tune_db,
+            model,
+            pipeline,
+            platform,
+            precision,
+            executor,
+            verify_sync,
+            keep_dtype=keep_dtype,
+            tune_db=tune_db,
         )
         if deferred is not None:
             return deferred

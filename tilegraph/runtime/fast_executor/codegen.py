@@ -15,6 +15,7 @@ as the interpreter does.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, SubBlockIdxOp, TileOp
+from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
     BLOCK_COUNT,
@@ -42,9 +44,9 @@ from tilegraph.runtime.fast_executor.batching import (
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.mix import run_mix_launch, set_kernel, wait_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
-from tilegraph.runtime.tile_interpreter.cross_core import run_mix_groups, sub_blocks_of
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -118,12 +120,21 @@ class _FunctionWriter:
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
                 self.emit(depth, f"_mix({call}, {op.aiv_block_count})")
-            elif self.module.blocks_run_as_one(callee, blocks):
-                self.emit(depth, f"{self.module.python_name(callee)}({args})")
-            else:  # every block, one after the other, as the interpreter runs them
-                self.emit(depth, f"for __b in range({blocks}):")
-                call = ", ".join(filter(None, (args, "__b", str(blocks))))
-                self.emit(depth + 1, f"{self.module.python_name(callee)}({call})")
+            else:
+                # a generator (a part with flag waits) launched alone: run it to its first
+                # flag op, which fails as outside a mix launch
+                run = "_plain" if self.module.is_generator(callee) else ""
+                if self.module.blocks_run_as_one(callee, blocks):
+                    self.emit(depth, f"{run}({self.module.python_name(callee)}({args}))")
+                else:  # every block, one after the other, as the interpreter runs them
+                    self.emit(depth, f"for __b in range({blocks}):")
+                    call = ", ".join(filter(None, (args, "__b", str(blocks))))
+                    self.emit(depth + 1, f"{run}({self.module.python_name(callee)}({call}))")
+        elif isinstance(op, CrossCoreOp):  # a mix part is a generator (.mix)
+            if isinstance(op, SyncBlockWaitOp):
+                self.emit(depth, f"yield from {self.module.bind_kernel(wait_kernel(op))}({args})")
+            else:
+                self.emit(depth, f"{self.module.bind_kernel(set_kernel(op))}({args})")
         elif isinstance(op, TileOp) and self.plan is not None:
             self._batched_op(op, depth)
         elif isinstance(op, TileOp | GraphOp | TransDataOp):
@@ -272,12 +283,18 @@ class CompiledModule:
             "_count": lambda name: None,
             "_slots": self._slots,
             "_mix": run_mix_launch,
+            "_plain": _plain,
         }
         self._handles = 0
         self._sources: dict[str, str] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
         self._functions = {f.sym_name.data: f for f in functions}
+        self._generators = {
+            f.sym_name.data
+            for f in functions
+            if any(isinstance(op, SyncBlockWaitOp) for op in f.walk())
+        }
         for fn in functions:
             if fn.is_declaration:
                 continue
@@ -306,6 +323,10 @@ class CompiledModule:
             return True
         fn = self._functions.get(symbol)
         return self.batch and fn is not None and blocks_run_as_one(fn, blocks)
+
+    def is_generator(self, symbol: str) -> bool:
+        """Whether ``@symbol`` compiles to a generator (it waits for cross-core flags)."""
+        return symbol in self._generators
 
     def bind(self, op: Operation) -> str:
         return self.bind_kernel(kernel_of(op) if isinstance(op, TileOp) else _graph_kernel(op))
@@ -342,24 +363,11 @@ class CompiledModule:
         return self.namespace[self.python_name(symbol)](*args)
 
 
-def run_mix_launch(
-    parts: tuple[tuple[str, Callable[..., Any]], tuple[str, Callable[..., Any]]],
-    args: tuple[Any, ...],
-    groups: int = 1,
-    aiv_blocks: int = 1,
-) -> None:
-    """A mix launch of ``groups`` core groups and ``aiv_blocks`` AIVs: per group, its AIC
-    function and its AIVs' as coroutines (:mod:`~tilegraph.runtime.tile_interpreter.
-    cross_core`), each answering the block queries with its group's index and the group
-    count and ``tile.sub_block_idx`` with its sub-block, as the interpreter does."""
-    (aic_name, aic), (aiv_name, aiv) = parts
-    by_core = {"aic": aic, "aiv": aiv}
-    sub_blocks = sub_blocks_of(groups, aiv_blocks, aic_name)
-
-    def part(group: int, core: str, sub: int) -> Callable[[], Any]:
-        return lambda: by_core[core](*args, group, groups, sub)
-
-    run_mix_groups(groups, part, (aic_name, aiv_name), sub_blocks=sub_blocks)
+def _plain(result: Any) -> None:
+    """A launched function's result; a generator (a mix part launched alone) is run."""
+    if inspect.isgenerator(result):
+        for _ in result:
+            pass
 
 
 def compile_module(module: ModuleOp, batch: bool = True) -> CompiledModule:

@@ -18,6 +18,7 @@ import numpy as np
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel, nest_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
+from tilegraph.runtime.tile_interpreter.cube import matmul_dtype
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -56,7 +57,11 @@ def _unpacked(
 
 def _into_nz(product: np.ndarray, target: np.ndarray, init: bool) -> None:
     """``target (= or +=) product``: ``product`` row-major ``(..., M, N)``, ``target`` the
-    NZ accumulator viewed as ``(..., N1, M, 16)``."""
+    NZ accumulator viewed as ``(..., N1, M, 16)``; a product computed in floats
+    (:func:`~tilegraph.runtime.tile_interpreter.cube.matmul_dtype`) holds exact integers,
+    cast before they are added, so that the accumulator wraps as its own arithmetic does."""
+    if product.dtype != target.dtype:
+        product = product.astype(target.dtype)
     nz = product.reshape(*product.shape[:-1], -1, 16).swapaxes(-3, -2)
     if init:
         np.copyto(target, nz)
@@ -104,14 +109,16 @@ def _stacked_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) ->
     GEMM per distinct right operand, one reordering into NZ."""
     n1, m1 = c.shape[-4:-2]
     target = c.reshape(*c.shape[:-4], n1, m1 * 16, 16)  # NZ accumulator as (N1, M, 16)
-    _into_nz(_products(*_unpacked(a, b, c.dtype)), target, init)
+    exact = matmul_dtype(a.dtype, b.dtype, c.dtype, a.shape[-3] * a.shape[-1])
+    _into_nz(_products(*_unpacked(a, b, exact)), target, init)
 
 
 def _summed_product(a: np.ndarray, b: np.ndarray, target: np.ndarray, init: bool) -> None:
     """``target (= or +=) sum over steps s of a[s] x b[s]``: ``a`` ZZ ``(..., S, M1, K1, 16,
     K0)`` and ``b`` ZN ``(..., S, K1, N1, 16, K0)`` with the steps laid along K, one GEMM of
     K = S * K1 * K0; ``target`` is the NZ accumulator as ``(..., N1, M, 16)``."""
-    _into_nz(_products(*_unpacked(a, b, target.dtype, steps=True)), target, init)
+    exact = matmul_dtype(a.dtype, b.dtype, target.dtype, a.shape[-5] * a.shape[-3] * a.shape[-1])
+    _into_nz(_products(*_unpacked(a, b, exact, steps=True)), target, init)
 
 
 _CHUNK_BYTES = 4 << 20
@@ -179,9 +186,12 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
 
         total: np.ndarray | None = None
         begin = 0 if first is None else first
+        # the sum of the steps from begin on, exact in the type it is computed in
+        k = (steps - begin) * a.shape[-3] * a.shape[-1]
+        exact = matmul_dtype(a.dtype, b.dtype, c.dtype, k)
         for lo in range(begin, steps, chunk):
             hi = min(steps, lo + chunk)
-            rows, cols = _unpacked(steps_from(a, lo, hi), steps_from(b, lo, hi), c.dtype)
+            rows, cols = _unpacked(steps_from(a, lo, hi), steps_from(b, lo, hi), exact)
             products = _products(rows, cols)
             for s in range(hi - lo):
                 at = [slice(None)] * products.ndim

@@ -53,15 +53,17 @@ Counter = tuple[str, int, int]
 """(receiving part, flag id, sending sub-block): one flag counter of a core group."""
 
 
-class _Part:
+class MixPart:
+    """One part of a core group: its AIC or one of its AIVs."""
+
     def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0):
         self.name = name
         self.core = core
         self.sub = sub
         """The AIV's sub-block in its group (0 for the AIC)."""
         self.body = body
-        self.turn = threading.Event()
         self.waiting: list[Counter] | None = None
+        """The counters the part waits for (each must be positive), or None."""
         self.done = False
         self.error: BaseException | None = None
 
@@ -71,33 +73,33 @@ class _Part:
         return "aic" if self.core == "aic" else f"aiv{self.sub}"
 
 
+class _Part(MixPart):
+    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0):
+        super().__init__(name, core, body, sub)
+        self.turn = threading.Event()
+
+
 _LOCAL = threading.local()
 
 
-class MixRun:
-    """One core group of a mix launch: its parts, their flag counters and the baton."""
+class MixFlags:
+    """The flag counters of one core group and the order its parts run in, whatever runs
+    them (the interpreter's threads, the fast executor's generators): a set adds to the
+    counters mode 2 names, a wait takes from them once all are positive, the scheduler
+    gives the turn to the next runnable part from the current one on."""
 
-    def __init__(
-        self,
-        parts: Sequence[tuple[str, str, Callable[[], Any], int]],
-        save_state: Callable[[], Callable[[], None]] | None = None,
-    ):
-        """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block),
-        one AIC and the AIVs of its group. ``save_state``: captures the executor's state a
-        part runs in (the interpreter's scope of values, the block being run) and returns
-        what restores it; called when a part stops at a wait, the restore when it goes on."""
-        self.parts = [_Part(*p) for p in parts]
-        self._save_state = save_state
+    def __init__(self, parts: Sequence[MixPart]):
+        self.parts = list(parts)
         self.counters: dict[Counter, int] = {}
-        self._back = threading.Event()
-        self._cancelled = False
+        self._current = 0
+        self._aiv_parts = [p for p in self.parts if p.core == "aiv"]
 
-    def _aivs(self) -> list[_Part]:
-        return [p for p in self.parts if p.core == "aiv"]
+    def _aivs(self) -> list[MixPart]:
+        return self._aiv_parts
 
-    # ---- called from the parts' threads, through the flag ops' kernels -----------------
-    def set(self, op: CrossCoreOp, flag: int) -> None:
-        part = _part()
+    def set_flag(self, part: MixPart, op: CrossCoreOp, flag: int) -> None:
+        """``part`` sets ``flag``: one more on every counter it reaches (an overflow is a
+        :class:`CrossCoreError`)."""
         if part.core == "aic":  # mode 2: seen by every AIV of the group
             keys = [(aiv.key, flag, 0) for aiv in self._aivs()]
         else:  # the AIC counts each AIV's sets apart
@@ -111,18 +113,86 @@ class MixRun:
                 )
             self.counters[key] = count
 
-    def wait(self, op: CrossCoreOp, flag: int) -> None:
-        part = _part()
+    def try_wait(self, part: MixPart, flag: int) -> bool:
+        """``part`` waits for ``flag``: True when every counter it needs is positive (one
+        taken from each), else False with ``part.waiting`` naming them (it must yield)."""
         if part.core == "aic":  # waits until every AIV of the group has set it
             keys = [("aic", flag, aiv.sub) for aiv in self._aivs()]
         else:
             keys = [(part.key, flag, 0)]
-        while any(self.counters.get(key, 0) == 0 for key in keys):
+        if any(self.counters.get(key, 0) == 0 for key in keys):
             part.waiting = keys
-            self._yield(part)
+            return False
         part.waiting = None
         for key in keys:
             self.counters[key] -= 1
+        return True
+
+    def _runnable(self, part: MixPart) -> bool:
+        return not part.done and (
+            part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
+        )
+
+    def next_part(self) -> MixPart | None:
+        """The part to run next (the current one while it can, then the next runnable one
+        in order), None when all are done; a :class:`CrossCoreError` on a deadlock."""
+        current = self.parts[self._current]
+        if self._runnable(current):
+            return current
+        if all(p.done for p in self.parts):
+            return None
+        order = [*self.parts[self._current :], *self.parts[: self._current]]
+        part = next((p for p in order if self._runnable(p)), None)
+        if part is None:
+            stuck = "; ".join(
+                f"@{p.name} ({p.key}) waits for flag {p.waiting[0][1]}"
+                for p in self.parts
+                if not p.done and p.waiting
+            )
+            raise CrossCoreError(f"deadlock between the parts of a mix launch: {stuck}")
+        self._current = self.parts.index(part)
+        return part
+
+    def check_drained(self) -> None:
+        """A :class:`CrossCoreError` when a flag is left set after every part finished."""
+        left = {k: n for k, n in self.counters.items() if n}
+        if left:
+            names = ", ".join(
+                f"flag {flag} of the {receiver.upper()}"
+                + (f" from aiv{sender}" if receiver == "aic" else "")
+                + f" ({n} pending)"
+                for (receiver, flag, sender), n in sorted(left.items())
+            )
+            raise CrossCoreError(f"a mix launch ended with flags set but not waited: {names}")
+
+
+class MixRun(MixFlags):
+    """One core group of a mix launch run by threads, one running at a time (the baton)."""
+
+    parts: list[_Part]  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    def __init__(
+        self,
+        parts: Sequence[tuple[str, str, Callable[[], Any], int]],
+        save_state: Callable[[], Callable[[], None]] | None = None,
+    ):
+        """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block),
+        one AIC and the AIVs of its group. ``save_state``: captures the executor's state a
+        part runs in (the interpreter's scope of values, the block being run) and returns
+        what restores it; called when a part stops at a wait, the restore when it goes on."""
+        super().__init__([_Part(*p) for p in parts])
+        self._save_state = save_state
+        self._back = threading.Event()
+        self._cancelled = False
+
+    # ---- called from the parts' threads, through the flag ops' kernels -----------------
+    def set(self, op: CrossCoreOp, flag: int) -> None:
+        self.set_flag(_part(), op, flag)
+
+    def wait(self, op: CrossCoreOp, flag: int) -> None:
+        part = _part()
+        while not self.try_wait(part, flag):
+            self._yield(part)
 
     def _yield(self, part: _Part) -> None:
         restore = self._save_state() if self._save_state is not None else None
@@ -135,11 +205,6 @@ class MixRun:
             restore()
 
     # ---- the scheduler (the launching thread) -------------------------------------------
-    def _runnable(self, part: _Part) -> bool:
-        return not part.done and (
-            part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
-        )
-
     def run(self) -> None:
         """Run the parts to completion; raises what a part raised or :class:`CrossCoreError`."""
         threads = [
@@ -149,32 +214,14 @@ class MixRun:
             for part, thread in zip(self.parts, threads, strict=True):
                 part.turn.clear()
                 thread.start()
-            current = 0
-            while not all(p.done for p in self.parts):
-                order = [*self.parts[current:], *self.parts[:current]]
-                part = next((p for p in order if self._runnable(p)), None)
-                if part is None:
-                    stuck = "; ".join(
-                        f"@{p.name} ({p.key}) waits for flag {p.waiting[0][1]}"
-                        for p in self.parts
-                        if not p.done and p.waiting
-                    )
-                    raise CrossCoreError(f"deadlock between the parts of a mix launch: {stuck}")
-                current = self.parts.index(part)
+            while (part := self.next_part()) is not None:
+                assert isinstance(part, _Part)
                 self._back.clear()
                 part.turn.set()
                 self._back.wait()
                 if part.error is not None:
                     raise part.error
-            left = {k: n for k, n in self.counters.items() if n}
-            if left:
-                names = ", ".join(
-                    f"flag {flag} of the {receiver.upper()}"
-                    + (f" from aiv{sender}" if receiver == "aic" else "")
-                    + f" ({n} pending)"
-                    for (receiver, flag, sender), n in sorted(left.items())
-                )
-                raise CrossCoreError(f"a mix launch ended with flags set but not waited: {names}")
+            self.check_drained()
         finally:
             self._cancelled = True
             for part in self.parts:

@@ -1,0 +1,120 @@
+"""Mix launches in the fast executor: the parts of a core group as generators.
+
+The interpreter runs the AIC and AIV parts of a core group as threads handing a baton over
+(:class:`~tilegraph.runtime.tile_interpreter.cross_core.MixRun`); a switch between threads
+costs tens of microseconds, a thread start more, and a mix launch of a few hundred tiles
+switches thousands of times. The fast executor compiles each function with a
+``tile.sync_block_wait`` as a Python generator instead (:mod:`.codegen` emits ``yield
+from`` the wait's kernel here), and :func:`run_mix_launch` drives a group's generators in
+the main thread, with the interpreter's flag counters and its order of turns
+(:class:`~tilegraph.runtime.tile_interpreter.cross_core.MixFlags`): the running part keeps
+going until it waits for a flag whose counter is zero, then the next runnable one in order
+runs. The parts run in the same order as in the interpreter, so the results are the same
+bit for bit, and the same :class:`~tilegraph.runtime.tile_interpreter.cross_core.
+CrossCoreError` reports a deadlock, an overflow or a flag left set.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
+
+from tilegraph.dialects.tile.cross_core import CrossCoreOp
+from tilegraph.runtime.tile_interpreter.cross_core import (
+    CrossCoreError,
+    MixFlags,
+    MixPart,
+    sub_blocks_of,
+)
+
+Part = tuple[str, Callable[..., Any]]
+"""A part's function name and its compiled Python function."""
+
+
+class _Running:
+    """The group and part the generator being advanced belongs to (the flag ops' kernels
+    read it; one group runs at a time, in the calling thread)."""
+
+    flags: MixFlags | None = None
+    part: MixPart | None = None
+
+
+_RUNNING = _Running()
+
+
+def _running(op: CrossCoreOp) -> tuple[MixFlags, MixPart]:
+    flags, part = _RUNNING.flags, _RUNNING.part
+    if flags is None or part is None:
+        raise CrossCoreError(f"'{op.name}' outside a mix launch")
+    return flags, part
+
+
+def set_kernel(op: CrossCoreOp) -> Callable[..., tuple[()]]:
+    """The kernel of a ``tile.sync_block_set`` in a compiled mix part."""
+    base = op.flag_id
+
+    def run(*slot: int) -> tuple[()]:
+        flags, part = _running(op)
+        flags.set_flag(part, op, base + (int(slot[0]) if slot else 0))
+        return ()
+
+    return run
+
+
+def wait_kernel(op: CrossCoreOp) -> Callable[..., Iterator[None]]:
+    """The kernel of a ``tile.sync_block_wait`` in a compiled mix part: a generator that
+    yields (gives the turn away) until the flag's counters let the part go on."""
+    base = op.flag_id
+
+    def run(*slot: int) -> Iterator[None]:
+        flags, part = _running(op)
+        flag = base + (int(slot[0]) if slot else 0)
+        while not flags.try_wait(part, flag):
+            yield
+
+    return run
+
+
+def _drive(flags: MixFlags) -> None:
+    """Run a group's parts to completion in the flags' order of turns. A part's body is
+    called when it first gets the turn; a body that is no generator (a part without a
+    wait) runs to its end then."""
+    running: dict[int, Generator[Any, Any, Any]] = {}
+    try:
+        while (part := flags.next_part()) is not None:
+            _RUNNING.flags, _RUNNING.part = flags, part
+            gen = running.get(id(part))
+            if gen is None:
+                started = part.body()
+                if not inspect.isgenerator(started):
+                    part.done = True
+                    continue
+                gen = running[id(part)] = started
+            try:
+                next(gen)
+            except StopIteration:
+                part.done = True
+        flags.check_drained()
+    finally:
+        _RUNNING.flags = _RUNNING.part = None
+        for gen in running.values():
+            gen.close()
+
+
+def run_mix_launch(parts: tuple[Part, Part], args: tuple[Any, ...], groups: int = 1,
+                   aiv_blocks: int = 1) -> None:  # fmt: skip
+    """A mix launch of ``groups`` core groups and ``aiv_blocks`` AIVs: per group, one after
+    the other, its AIC function and its AIVs' driven as generators, each answering the
+    block queries with its group's index and the group count and ``tile.sub_block_idx``
+    with its sub-block, as the interpreter does."""
+    (aic_name, aic), (aiv_name, aiv) = parts
+    sub_blocks = sub_blocks_of(groups, aiv_blocks, aic_name)
+
+    def body(fn: Callable[..., Any], group: int, sub: int) -> Callable[[], Any]:
+        return lambda: fn(*args, group, groups, sub)
+
+    for group in range(groups):
+        members = [MixPart(aic_name, "aic", body(aic, group, 0))]
+        members += [MixPart(aiv_name, "aiv", body(aiv, group, s), s) for s in range(sub_blocks)]
+        _drive(MixFlags(members))
