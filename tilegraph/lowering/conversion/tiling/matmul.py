@@ -86,9 +86,11 @@ class MatmulOperand:
     """Held as (K, M) for A or (N, K) for B."""
 
 
-def _operand(
+def matmul_operand(
     body: KernelBody, value: SSAValue, transposed: bool, b: KernelBuilder
 ) -> MatmulOperand | str:
+    """Where the ND matmul operand ``value`` is read from (an input, or a GM view of one
+    through its reshape / transpose chain), or why it cannot be."""
     arg = body.source(value)
     if arg is None:  # a reshape / transpose chain of an input: read through a GM view
         chain = operand_chain(body, value)
@@ -142,14 +144,14 @@ def plan_matmul(
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value = 1.0, 1.0, None
     if isinstance(op, GemmOp):
-        a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
-        b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
+        a = matmul_operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
+        b = matmul_operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
     elif isinstance(op, MatMulOp):
         if len(tensor_of(op.lhs).origin_shape) < 2 or len(tensor_of(op.rhs).origin_shape) < 2:
             return "a matmul with a 1-D operand"
-        a = _operand(body, nd_source(kernel, op.lhs), False, builder)
-        b = _operand(body, nd_source(kernel, op.rhs), False, builder)
+        a = matmul_operand(body, nd_source(kernel, op.lhs), False, builder)
+        b = matmul_operand(body, nd_source(kernel, op.rhs), False, builder)
     else:
         return f"no cube lowering for {op.name}"
     if isinstance(a, str):
