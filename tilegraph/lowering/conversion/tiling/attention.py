@@ -8,7 +8,7 @@ groups — a loop over blocks of ``Bk`` keys::
 
     AIC: Q block GM -> L1 -> L0A                               (once per Q block)
     for j in K/V blocks:
-      AIC: Kⱼ -> L1 -> L0B; mmad S = Q·Kⱼᵀ (L0C)
+      AIC: Kⱼ, Vⱼ -> L1 -> L0B; mmad S = Q·Kⱼᵀ (L0C)
            wait S_FREE; fixpipe S -> ws[0]; set S_READY
       AIV: wait S_READY; ws[0] -> UB (its rows); set S_FREE
            the chain (scale, additive mask, causal where) on the scores tile
@@ -16,7 +16,7 @@ groups — a loop over blocks of ``Bk`` keys::
            O = a·O; P = exp(x - m_new)
            wait P_FREE; P -> ws[1]; set P_READY
       AIC: wait P_READY; ws[1] -> L1 (nd2nz, rounded to the cube's type) -> L0A; set P_FREE
-           Vⱼ -> L1 -> L0B; mmad PV = P·Vⱼ (L0C)
+           mmad PV = P·Vⱼ (L0C)
            wait O_FREE; fixpipe PV -> ws[2]; set O_READY
       AIV: wait O_READY; ws[2] -> UB; set O_FREE; O += PV
     AIV: O / l -> the output (through the head merge's view)
@@ -350,8 +350,10 @@ class _Attention:
         b, e, zero = self.b, self.e, self.b.index(0)
         tail = cols != self.bk
         true = b.flag(True)
-        # AIC: S = Q·Kⱼᵀ into the workspace
+        # AIC: S = Q·Kⱼᵀ into the workspace; Vⱼ is loaded before the wait for P, so that
+        # its DMA overlaps the AIV's softmax
         self._k_operand(ivs, j)
+        self._v_operand(ivs, j)
         b.add(MmadOp(self.q_l0, self.k_l0, self.s_l0, true))
         self._wait("S_FREE", "FIX")
         b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(S_REGION), zero, zero], None))
@@ -390,7 +392,6 @@ class _Attention:
         b.add(Nd2NzOp(p_src, [*self._region(P_REGION), zero, zero], self.p_l1))
         self._set("P_FREE", "MTE2")
         b.add(Load2dOp(self.p_l1, zero, zero, self.p_l0, "swap"))
-        self._v_operand(ivs, j)
         b.add(MmadOp(self.p_l0, self.v_l0, self.o_l0, true))
         self._wait("O_FREE", "FIX")
         b.add(FixpipeOp(self.o_l0, self.ws, [*self._region(O_REGION), zero, zero], None))
