@@ -40,7 +40,7 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
 // CHECK-NEXT:    tile.fixpipe %s_l0c to %workspace[%c0, %c0, %c0, %c0]
 // CHECK-NEXT:    tile.sync_block_set {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
 // CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK-NEXT:    tile.nd2nz %workspace_view[%c1, %c0, %c0, %c0] to %p_l1 : memref<3x1x32x20xf32, strided<[1024, 1024, 32, 1]>, "GM">
+// CHECK-NEXT:    tile.nd2nz %workspace[%c1, %c0, %c0, %c0] to %p_l1 : memref<3x1x32x32xf32, "GM">
 // CHECK-NEXT:    tile.sync_block_set {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
 // CHECK:         tile.mmad %p_l0a, %v_l0b, %pv_l0c
 // CHECK-NEXT:    tile.sync_block_wait {flag = 5 : i64, mode = "aiv_to_aic", pipe = "FIX"}
@@ -52,9 +52,10 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
 // CHECK-NEXT:    tile.sync_block_set {flag = 5 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
 // CHECK:         tile.vdup %max_ub {value = 0xfff0000000000000 : f64}
 // CHECK:         tile.sync_block_wait {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
-// CHECK-NEXT:    tile.copy %workspace[%c0, %c0, %{{.*}}, %c0] to %s_tail_ub
+// CHECK-NEXT:    tile.copy %workspace[%c0, %c0, %{{.*}}, %c0] to %s_ub
 // CHECK-NEXT:    tile.sync_block_set {flag = 1 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK:         tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>} : memref<1x1x16x20xf32, "UB">
+// CHECK:         tile.vsel %key_mask_ub, %masked_ub, %neg_inf_ub to %masked_ub
+// CHECK-NEXT:    tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>} : memref<1x1x16x32xf32, "UB">
 // CHECK:         tile.vexp
 // CHECK:         tile.vreduce %masked_ub to %rowsum_ub {kind = "sum", axes = array<i64: 3>}
 // CHECK:         tile.sync_block_wait {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
@@ -65,18 +66,21 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
 // CHECK:         tile.sync_block_wait {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
 // CHECK-NEXT:    func.return
 
-// The test preset's small buffers: 16 x 16 blocks, a K / V loop of a full block and a
-// 4-key tail step whose P the AIC reads through a 4-column view of the workspace.
+// The test preset's small buffers: 16 x 16 blocks, a K / V loop of two steps, the last one
+// ragged (keys 16-19): the AIV masks the scores of the keys past 20 to -inf (a probe of K's
+// key rows loaded with -inf as the padding, compared with -inf).
 // TEST-NOT:     tile.kernel = "host"
 // TEST:         tile.launch @[[K:fused_[a-z_]+_[0-9]+]]_mix_aic
 // TEST-NOT:     tile.launch
-// TEST:         %workspace_view = tile.strided_view %workspace : memref<3x1x16x16xf32, "GM"> to memref<3x1x16x4xf32, strided<[256, 256, 16, 1]>, "GM">
-// TEST:         tile.nd2nz %workspace[%c1, %c0, %c0, %c0] to %p_l1
-// TEST:         tile.nd2nz %workspace_view[%c1, %c0, %c0, %c0] to %p_l1
+// TEST:         scf.for %kv = %c0 to %c20 step %c16 {
+// TEST:           tile.nd2nz %workspace[%c1, %c0, %c0, %c0] to %p_l1
 // TEST:       func.func @[[K]]_mix_aiv(
-// TEST:         tile.vreduce %masked_ub to %rowmax_ub {{.*}} : memref<1x1x8x16xf32, "UB">
-// TEST:         tile.vreduce %masked_ub_1 to %rowmax_ub {{.*}} : memref<1x1x8x4xf32, "UB">
-
+// TEST:         %keys_view = tile.strided_view %k : memref<1x20x48xf32, "GM"> to memref<1x1x1x20xf32, strided<[48, 48, 48, 48]>, "GM">
+// TEST:         scf.for %kv = %c0 to %c20 step %c16 {
+// TEST:           tile.copy %keys_view[%c0, %c0, %c0, %kv] to %key_probe_ub{{.*}} {pad = 0xfff0000000000000 : f64}
+// TEST-NEXT:      tile.vcmp %key_probe_ub, %neg_inf_ub to %key_mask_ub {predicate = "gt"}
+// TEST-NEXT:      tile.vsel %key_mask_ub, %masked_ub, %neg_inf_ub to %masked_ub
+// TEST-NEXT:      tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>} : memref<1x1x8x16xf32, "UB">
 // A coupled preset (310P) keeps the three kernels: Q·Kᵀ with its epilogue, softmax, ·V.
 // COUPLED:      tile.launch @fused_
 // COUPLED:      tile.launch @softmax_

@@ -31,10 +31,13 @@ written as one function with both units' ops and all flags, marked
 :data:`~.mix.EXPLICIT_ATTR`; :func:`~.mix.split_mix_kernel` sorts it into the AIC and AIV
 parts.
 
-The last K block may be ragged (``Sk % Bk`` keys): it runs as a peeled step whose UB tiles
-are that many columns wide, and the AIC reads its P through a view of the workspace that
-narrow, so ``nd2nz`` pads P's columns (and V's rows, past ``Sk``) with zeros; no padding
-lane enters a row's max or sum. Query rows past ``Sq`` (a ragged Q block) are computed
+The last K block may be ragged (``Sk % Bk`` keys). It runs the same loop body (a peeled
+step would double the MTE2 -> MTE1 events of the K / V / P loads past the 8 a pipe pair
+has): the AIV sets the scores of keys past ``Sk`` to -inf before the row's max, through a
+key mask made each step by loading the first element of each key row of K with -inf as
+the padding (``tile.copy`` pads lanes past the tensor) and comparing it with -inf. So P is
+0 there, and V's rows past ``Sk`` are zeros (``nd2nz`` pads): no padding lane enters a
+row's max, sum or P·V. Query rows past ``Sq`` (a ragged Q block) are computed
 and never stored. Q, K and V are read as the matmuls read them (their head-split views,
 :mod:`.matmul_views`): no kernel moves their bytes.
 
@@ -50,7 +53,7 @@ from contextlib import ExitStack
 from math import inf, prod
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import UnitAttr, f32
+from xdsl.dialects.builtin import UnitAttr, f32, i1
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.layout import TransDataOp
@@ -67,7 +70,8 @@ from tilegraph.dialects.tile import (
     memref_shape,
     scoped_memref,
 )
-from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.dialects.tile.base import element_bytes, memref_strides
+from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.lowering.analysis.attention_pattern import (
     AttentionPattern,
     attention_in,
@@ -158,7 +162,6 @@ class _Attention:
         self.scores = p.scores_to_nd.output
         scores_shape = [int(d) for d in tensor_of(self.scores).origin_shape]
         self.chain = Chain(body, list(p.chain), scores_shape)
-        self.tail_chain = Chain(body, list(p.chain), scores_shape)
         reason = self.chain.unsupported(given=[self.scores])
         if reason is not None:
             return reason
@@ -187,12 +190,11 @@ class _Attention:
         rows = bq // max(1, hw.aiv_per_aic)
         nb = len(self.batch)
         tile = [1] * nb + [rows, bk]
-        tail = [1] * nb + [rows, self.sk % bk] if self.sk % bk else None
         chain = self.chain.ub_bytes(hw, tile, [self.scores])
-        if tail is not None:
-            chain += self.tail_chain.ub_bytes(hw, tail, [self.scores])
-        own = [rows * bk, rows * (self.sk % bk), 2 * rows * dp] + [rows] * 4
-        return chain + sum(aligned_bytes(hw, "UB", n * 4) for n in own if n)
+        own = [rows * bk, 2 * rows * dp] + [rows] * 4
+        if self.sk % bk:  # the key mask of a ragged last block: probe, -inf, i1 mask
+            own += [bk, bk, bk // 4]
+        return chain + sum(aligned_bytes(hw, "UB", n * 4) for n in own)
 
     def _blocks(self) -> str | None:
         b = self.b
@@ -255,15 +257,8 @@ class _Attention:
         self.pv = b.buffer([*lead, rows, dp], f32, "UB", "pv_ub")
         self.s_ub = b.buffer([*lead, rows, bk], f32, "UB", "s_ub")
         self.chain.allocate(b, [*lead, rows, bk], [self.scores])
-        tail = self.sk % bk
-        if tail:
-            self.s_tail = b.buffer([*lead, rows, tail], f32, "UB", "s_tail_ub")
-            self.tail_chain.allocate(b, [*lead, rows, tail], [self.scores])
-            view = StridedView.row_major(memref_shape(self.ws))
-            self.ws_tail = view_of(
-                b, self.ws, StridedView((*view.shape[:-1], tail), view.strides)
-            )
         self.e = VectorEmitter(b, self.o, [])
+        self.key_mask = self._key_mask_buffers() if self.sk % bk else None
         zero = b.index(0)
         self.sub_row = zero
         if r > 1:
@@ -281,6 +276,33 @@ class _Attention:
         self._wait("O_FREE", "FIX")
         self._wait("P_FREE", "MTE3")  # and the AIV the AIC's
         b.tiles = prod(self.batch) * -(-self.sq // bq)
+
+    def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(a view of K's first element of each key, its UB probe, a -inf row, the i1 key
+        mask): the last K block is ragged, and its lanes past ``Sk`` must not enter a
+        row's max or sum."""
+        b, k = self.b, self.k
+        nb = len(self.batch)
+        keys = memref_strides(k.arg)[-2 if k.transposed else -1]
+        shape = (*([1] * (nb + 1)), self.sk)
+        view = view_of(b, gm_base(k.arg), StridedView(shape, (keys,) * len(shape)))
+        view.name_hint = "keys_view"
+        row = [*([1] * (nb + 1)), self.bk]
+        probe = b.buffer(row, f32, "UB", "key_probe_ub")
+        low = b.buffer(row, f32, "UB", "neg_inf_ub")
+        mask = b.buffer(row, i1, "UB", "key_mask_ub")
+        return view, probe, low, mask
+
+    def _mask_keys(self, x: SSAValue, j: SSAValue) -> None:
+        """Lanes of ``x`` past the last key to -inf: K's probe, loaded with -inf past
+        ``Sk``, compared with -inf gives the mask of the keys that exist."""
+        assert self.key_mask is not None
+        view, probe, low, mask = self.key_mask
+        zero = self.b.index(0)
+        at = [zero] * (len(memref_shape(view)) - 1)
+        self.b.add(CopyOp(view, [*at, j], probe, [zero] * len(memref_shape(probe)), -inf))
+        self.e.compare("gt", probe, low, mask)
+        self.e.select(mask, x, low, x)
 
     def _b_l1(self, op: MatmulOperand, k: int, n: int) -> list[int]:
         """L1 shape of a right operand (K x N): ZN when it is held (N, K), else NZ."""
@@ -309,12 +331,10 @@ class _Attention:
         self.e.fill(self.m, -inf)
         self.e.fill(self.l, 0.0)
         self.e.fill(self.o, 0.0)
-        full = self.sk - self.sk % self.bk
-        if full:
-            with b.loop(full, self.bk, "kv") as j:
-                self._step(ivs, qi, j, self.bk)
-        if self.sk % self.bk:
-            self._step(ivs, qi, b.index(full), self.sk % self.bk)
+        if self.key_mask is not None:
+            self.e.fill(self.key_mask[2], -inf)
+        with b.loop(self.sk, self.bk, "kv") as j:
+            self._step(ivs, qi, j)
         self.e.binary("vdiv", self.o, self.l, self.o)
         row = b.add_index(qi, self.sub_row)
         store(b, self.o, self.out, [*ivs, row, zero])
@@ -345,10 +365,9 @@ class _Attention:
         nb = len(self.batch)
         return [b.index(region), *([b.index(0)] * (nb - 1))]
 
-    def _step(self, ivs: list[SSAValue], qi: SSAValue, j: SSAValue, cols: int) -> None:
-        """One K / V block of ``cols`` keys at ``j`` (``cols < Bk``: the ragged tail)."""
+    def _step(self, ivs: list[SSAValue], qi: SSAValue, j: SSAValue) -> None:
+        """One K / V block at key ``j``."""
         b, e, zero = self.b, self.e, self.b.index(0)
-        tail = cols != self.bk
         true = b.flag(True)
         # AIC: S = Q·Kⱼᵀ into the workspace; Vⱼ is loaded before the wait for P, so that
         # its DMA overlaps the AIV's softmax
@@ -359,8 +378,7 @@ class _Attention:
         b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(S_REGION), zero, zero], None))
         self._set("S_READY", "FIX")
         # AIV: the scores of its rows, the chain, the online softmax
-        s_ub = self.s_tail if tail else self.s_ub
-        chain = self.tail_chain if tail else self.chain
+        s_ub, chain = self.s_ub, self.chain
         self._wait("S_READY", "MTE2")
         rows_at = [*self._region(S_REGION), self.sub_row, zero]
         b.add(CopyOp(self.ws, rows_at, s_ub, [zero] * len(rows_at)))
@@ -370,6 +388,8 @@ class _Attention:
             chain.load(b, v, at)
         tiles = chain.compute(b, {self.scores: s_ub}, dict(chain.input_tiles))
         x = tiles[self.p.softmax.operands[0]]
+        if self.key_mask is not None:
+            self._mask_keys(x, j)
         last = len(memref_shape(x)) - 1
         vreduce(b, "max", x, self.part, [last])
         e.binary("vmax", self.m, self.part, self.part)  # m_new
@@ -388,8 +408,7 @@ class _Attention:
         self._set("P_READY", "MTE3")
         # AIC: P·Vⱼ into the workspace
         self._wait("P_READY", "MTE2")
-        p_src = self.ws_tail if tail else self.ws
-        b.add(Nd2NzOp(p_src, [*self._region(P_REGION), zero, zero], self.p_l1))
+        b.add(Nd2NzOp(self.ws, [*self._region(P_REGION), zero, zero], self.p_l1))
         self._set("P_FREE", "MTE2")
         b.add(Load2dOp(self.p_l1, zero, zero, self.p_l0, "swap"))
         b.add(MmadOp(self.p_l0, self.v_l0, self.o_l0, true))
