@@ -41,6 +41,12 @@ row's max, sum or P·V. Query rows past ``Sq`` (a ragged Q block) are computed
 and never stored. Q, K and V are read as the matmuls read them (their head-split views,
 :mod:`.matmul_views`): no kernel moves their bytes.
 
+``multi-buffer`` gives the loads of a step two slots each (one event per slot between the
+pipes); a kernel whose AIV would load more than four tiles per step (the scores, P·V, two
+mask inputs varying with the keys and the key probe: GPT-2's causal ``where`` with a
+padding mask) is marked ``tile.multi_buffer = 1`` instead, as the 8 events of a pipe pair
+would not do.
+
 Not done: one workspace slot per hand-over (the AIC's S of block ``j + 1`` waits for P of
 block ``j``: no software pipelining of the cube ahead of the vector side); P goes through
 the workspace in fp32 (the cube's rounding happens in ``nd2nz``); f16 graphs, and Q / K /
@@ -53,7 +59,7 @@ from contextlib import ExitStack
 from math import inf, prod
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import UnitAttr, f32, i1
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, f32, i1, i64
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.layout import TransDataOp
@@ -71,6 +77,7 @@ from tilegraph.dialects.tile import (
     scoped_memref,
 )
 from tilegraph.dialects.tile.base import element_bytes, memref_strides
+from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR
 from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.lowering.analysis.attention_pattern import (
     AttentionPattern,
@@ -79,14 +86,19 @@ from tilegraph.lowering.analysis.attention_pattern import (
     unqualified,
 )
 from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_SLOTS_ATTR
 from tilegraph.lowering.analysis.operand_views import StridedView
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
-from tilegraph.lowering.conversion.tiling.elementwise import Chain, store
+from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask, store
 from tilegraph.lowering.conversion.tiling.matmul import MatmulOperand, matmul_operand
 from tilegraph.lowering.conversion.tiling.matmul_views import result_chain, view_of
-from tilegraph.lowering.conversion.tiling.mix import EXPLICIT_ATTR, add_workspace_argument
+from tilegraph.lowering.conversion.tiling.mix import (
+    EXPLICIT_ATTR,
+    WORKSPACE_SLOTS,
+    add_workspace_argument,
+)
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
@@ -257,8 +269,14 @@ class _Attention:
         self.pv = b.buffer([*lead, rows, dp], f32, "UB", "pv_ub")
         self.s_ub = b.buffer([*lead, rows, bk], f32, "UB", "s_ub")
         self.chain.allocate(b, [*lead, rows, bk], [self.scores])
+        self.invariant = [
+            v for v in self.chain.input_tiles if self._same_for_every_block(v)
+        ]  # a scale, a scalar fill value: loaded once per Q block (fewer events per step)
         self.e = VectorEmitter(b, self.o, [])
         self.key_mask = self._key_mask_buffers() if self.sk % bk else None
+        per_step = 2 + len(self.chain.input_tiles) - len(self.invariant) + bool(self.key_mask)
+        if WORKSPACE_SLOTS * per_step > EVENTS_PER_PAIR:  # the AIV's GM -> UB loads per step
+            self.body.fn.attributes[KERNEL_SLOTS_ATTR] = IntegerAttr(1, i64)
         zero = b.index(0)
         self.sub_row = zero
         if r > 1:
@@ -276,6 +294,13 @@ class _Attention:
         self._wait("O_FREE", "FIX")
         self._wait("P_FREE", "MTE3")  # and the AIV the AIC's
         b.tiles = prod(self.batch) * -(-self.sq // bq)
+
+    def _same_for_every_block(self, value: SSAValue) -> bool:
+        """A chain input whose tile does not depend on the query rows or the keys."""
+        arg = self.body.source(value)
+        assert arg is not None
+        mask = broadcast_mask(memref_shape(arg), self.chain.out_shape)
+        return mask is not None and all(mask[-2:])
 
     def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
         """(a view of K's first element of each key, its UB probe, a -inf row, the i1 key
@@ -333,6 +358,9 @@ class _Attention:
         self.e.fill(self.o, 0.0)
         if self.key_mask is not None:
             self.e.fill(self.key_mask[2], -inf)
+        at = [*ivs, b.add_index(qi, self.sub_row), zero]
+        for v in self.invariant:  # the same tile for every K block: loaded once
+            self.chain.load(b, v, at)
         with b.loop(self.sk, self.bk, "kv") as j:
             self._step(ivs, qi, j)
         self.e.binary("vdiv", self.o, self.l, self.o)
@@ -385,7 +413,8 @@ class _Attention:
         self._set("S_FREE", "MTE2")
         at = [*ivs, b.add_index(qi, self.sub_row), j]
         for v in chain.input_tiles:
-            chain.load(b, v, at)
+            if v not in self.invariant:
+                chain.load(b, v, at)
         tiles = chain.compute(b, {self.scores: s_ub}, dict(chain.input_tiles))
         x = tiles[self.p.softmax.operands[0]]
         if self.key_mask is not None:
