@@ -21,9 +21,7 @@ from tilegraph.passes.statistics import collecting_statistics
 NAN = float("nan")
 
 
-def _attention(
-    batch: int, sq: int, sk: int, heads: int, dim: int, mask: str = "", seed: int = 0
-):
+def _attention(batch: int, sq: int, sk: int, heads: int, dim: int, mask: str = "", seed: int = 0):
     """(module, inputs): attention of ``q`` [B, Sq, H·D] over ``kv`` [B, Sk, H·D] (the
     same projection for K and V, split into heads by views), scaled by 1/sqrt(D), with an
     additive ``mask`` [B, 1, 1, Sk] ("additive"), a causal ``where`` ("causal"), or none."""

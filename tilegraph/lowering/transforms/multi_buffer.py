@@ -105,6 +105,7 @@ __all__ = [
 LOAD_PIPES = ("MTE2", "MTE1")
 """The pipes of the loads: GM -> L1/UB (MTE2), L1 -> L0A/L0B/UB (MTE1)."""
 
+
 @dataclass(frozen=True)
 class LoadedBuffer:
     """A candidate: an on-chip buffer a load fills in its slot loop."""

@@ -65,7 +65,6 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     CopyOp,
-    DupOp,
     FixpipeOp,
     Load2dOp,
     MmadOp,
@@ -184,7 +183,11 @@ class _Attention:
         body, pv = self.body, self.p.pv
         index = body.ops.index(pv)
         after = body.ops[index + 1 :]
-        if not after or not isinstance(after[0], TransDataOp) or after[0].input is not pv.results[0]:
+        if (
+            not after
+            or not isinstance(after[0], TransDataOp)
+            or after[0].input is not pv.results[0]
+        ):
             return "an attention output without its conversion out of FRACTAL_NZ"
         nd = after[0].results[0]
         out_value, out_arg = body.writes[0]
@@ -217,22 +220,17 @@ class _Attention:
         for share in (0.5, 1.0):
             for bq in q_sizes:
                 for bk in k_sizes:
-                    if default is None and _fits(
-                        b, bq, bk, dp, self._ub_bytes(bq, bk, dp), share
-                    ):
+                    if default is None and _fits(b, bq, bk, dp, self._ub_bytes(bq, bk, dp), share):
                         default = (bq, bk)
         bq0, bk0 = default or (q_sizes[-1], k_sizes[-1])
         self.bq = b.choose_int(
             "attention.block_q", q_sizes, bq0, "query rows per block (split over the cores)"
         )
-        self.bk = b.choose_int(
-            "attention.block_k", k_sizes, bk0, "keys per step of the K / V loop"
-        )
+        self.bk = b.choose_int("attention.block_k", k_sizes, bk0, "keys per step of the K / V loop")
         self.dp = dp
         if not _fits(b, self.bq, self.bk, dp, self._ub_bytes(self.bq, self.bk, dp), 1.0):
             return (
-                f"attention blocks {self.bq}x{self.bk} (D {self.d}) do not fit the on-chip "
-                "buffers"
+                f"attention blocks {self.bq}x{self.bk} (D {self.d}) do not fit the on-chip buffers"
             )
         return None
 
@@ -287,7 +285,9 @@ class _Attention:
         self._set("O_FREE", "MTE2")
         self._set("P_FREE", "MTE2")  # the AIC: the region it reads P from is free
         with ExitStack() as stack:
-            ivs = [stack.enter_context(b.loop(n, 1, f"b{i}", True)) for i, n in enumerate(self.batch)]
+            ivs = [
+                stack.enter_context(b.loop(n, 1, f"b{i}", True)) for i, n in enumerate(self.batch)
+            ]
             qi = stack.enter_context(b.loop(self.sq, bq, "q", True))
             self._q_block(ivs, qi)
         self._wait("S_FREE", "FIX")  # the AIC drains the AIV's last "free" sets
@@ -468,4 +468,3 @@ def emit_attention_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return reason
     kernel.emit()
     return None
-
