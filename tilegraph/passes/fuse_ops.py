@@ -80,7 +80,11 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``, ``splits-cloned``, ``views-absorbed``.
+``conversions-cloned``, ``splits-cloned``, ``views-absorbed``, and the attention claim's (below).
+
+**Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
+one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
+``attention-claimed``, else ``attention-kept.<reason>``).
 """
 
 from __future__ import annotations
@@ -109,6 +113,7 @@ from tilegraph.lowering.analysis.shared_views import (
     rows_result,
     split_view_users,
 )
+from tilegraph.passes.fuse_attention import attention_claims
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -621,6 +626,26 @@ def clone_splits_into_matmul_views(block: Block) -> int:
     return added
 
 
+def _claim_attention(
+    groups: list[Group], block: Block, hw: HardwareModel, stats: PassStatistics
+) -> list[Group]:
+    """Merge each claimed attention pattern's two groups and its softmax into one group
+    (:mod:`tilegraph.passes.fuse_attention`), in place of the ·V group."""
+    claims, kept = attention_claims([g.members for g in groups], list(block.ops), hw)
+    for reason in kept:
+        stats.add(f"attention-kept.{reason}")
+    merged: dict[int, Group] = {}
+    dropped: set[int] = set()
+    for claim in claims:
+        scores, output = groups[claim.scores], groups[claim.output]
+        group = Group(output.root, scores.members | output.members | {claim.softmax})
+        group.anchor = output.anchor
+        merged[claim.output] = group
+        dropped.add(claim.scores)
+        stats.add("attention-claimed")
+    return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -663,7 +688,7 @@ class FuseOpsPass(ModulePass):
             splits = clone_splits_into_matmul_views(block)
             if splits:
                 stats.add("splits-cloned", splits)
-            for group in fuser.fuse_block(block):
+            for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
                 members = sorted(group.members, key=lambda m: fuser.position[m])
                 root_bytes = {r for r in group.root.results}
                 saved = sum(

@@ -25,26 +25,22 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
   func.return %r : !layout.tensor<1x20x48xf32>
 }
 // CHECK-LABEL: func.func @attn(
-// CHECK:         tile.launch @[[QK:fused_reshape_transpose_trans_data_reshape_etc_[0-9]+]](%q, %k, %sc)
-// CHECK-NEXT:    tile.alloc
-// CHECK-NEXT:    tile.launch @softmax_{{[0-9]+}}(%sc, %p)
-// CHECK-NEXT:    tile.alloc
-// CHECK-NEXT:    tile.launch @[[PV:fused_reshape_transpose_trans_data_matmul_etc_[0-9]+]](%v, %p, %r)
-// CHECK-NEXT:    func.return %r
-// CHECK:       func.func @[[QK]](%q: memref<1x20x48xf32, "GM">, %k: memref<1x20x48xf32, "GM">, %sc_out: memref<1x4x20x20xf32, "GM">)
-// CHECK-SAME:    tile.kernel = "cube"
+// The decoupled presets run the whole attention as the flash mix kernel
+// (tiling/attention.py, tile_kernels_attention.mlir); it reads Q, K, V and writes the
+// merged result through the same views as the matmuls of the three-kernel form do.
+// CHECK:         tile.launch @[[K:fused_reshape_transpose_trans_data_reshape_etc_[0-9]+]]_mix_aic(%q, %k, %v, %r, %mix_workspace)
+// CHECK-NOT:     tile.launch
+// CHECK:       func.func @[[K]]_mix_aic(
 // CHECK-NEXT:    %q_view = tile.strided_view %q : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
 // CHECK-NEXT:    %k_view = tile.strided_view %k : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
-// CHECK:         tile.nd2nz %q_view[%c0, %b1, %c0, %c0] to %a_l1 : memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM"> to memref<1x2x16x16xf32, "L1">
-// CHECK:         tile.nd2nz %k_view[%c0, %b1, %c0, %c0] to %b_l1 : memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM"> to memref<1x2x16x16xf32, "L1">
-// CHECK:         tile.load2d %b_l1[%c0, %c0] to %b_l0b {mode = "copy"}
-// CHECK:         tile.fixpipe %c_l0c to %sc_out[%c0, %b1, %c0, %c0] {layout = "nd"}
-// CHECK:       func.func @[[PV]](%v: memref<1x20x48xf32, "GM">, %p: memref<1x4x20x20xf32, "GM">, %r_out: memref<1x20x48xf32, "GM">)
-// CHECK-SAME:    tile.kernel = "cube"
-// CHECK-DAG:     %r_out_view = tile.strided_view %r_out : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
-// CHECK-DAG:     %v_view = tile.strided_view %v : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
-// CHECK:         tile.nd2nz %v_view[%c0, %b1, %c0, %c0] to %b_l1
-// CHECK:         tile.fixpipe %c_l0c to %r_out_view[%c0, %b1, %c0, %c0] {layout = "nd"} : memref<1x2x16x16xf32, "L0C"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK-NEXT:    %v_view = tile.strided_view %v : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK:         tile.nd2nz %q_view[%c0, %b1, %{{.*}}, %c0] to %q_l1
+// CHECK:         tile.nd2nz %k_view[%c0, %b1, %{{.*}}, %c0] to %k_l1
+// CHECK:         tile.load2d %k_l1[%c0, %c0] to %k_l0b {mode = "copy"}
+// CHECK:         tile.nd2nz %v_view[%c0, %b1, %{{.*}}, %c0] to %v_l1
+// CHECK:       func.func @[[K]]_mix_aiv(
+// CHECK:         %r_out_view = tile.strided_view %r_out : memref<1x20x48xf32, "GM"> to memref<1x4x20x12xf32, strided<[960, 12, 48, 1]>, "GM">
+// CHECK:         tile.copy %o_ub[%c0, %c0, %c0, %c0] to %r_out_view[%c0, %b1, %{{.*}}, %c0]
 
 // -----
 // No view: merging the head axis into the rows after the transpose ([1, 4, 20, 12] ->

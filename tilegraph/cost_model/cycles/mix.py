@@ -54,6 +54,7 @@ from tilegraph.cost_model.cycles.core import CoreRun, core_issuer
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles
 from tilegraph.dialects.tile.sync import PIPES
+from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import accesses
 
@@ -67,10 +68,13 @@ AIC = 0
 def without_workspace(program: KernelProgram) -> KernelProgram:
     """``program`` (a mix kernel's part) with its workspace accesses charged at their path
     rates only: no GM port time, not in the GM traffic or footprint of the launch (see the
-    module docstring). The workspace is the part's last argument."""
+    module docstring). The workspace is the part's last argument (or a view of it: the
+    flash attention kernel's narrow tail of P)."""
     workspace = program.fn.body.block.args[-1]
     records = [
-        replace(r, gm_bytes=0) if workspace in (*accesses(r.op)[0], *accesses(r.op)[1]) else r
+        replace(r, gm_bytes=0)
+        if workspace in {gm_base(v) for v in (*accesses(r.op)[0], *accesses(r.op)[1])}
+        else r
         for r in program.records
     ]
     buffers = {b: rw for b, rw in program.gm_buffers.items() if b is not workspace}

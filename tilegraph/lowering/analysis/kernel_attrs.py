@@ -33,6 +33,8 @@ kernel each comes from, so that ``split-cores`` shares out the same loop in both
 PARALLEL_ATTR = "tile.parallel"
 """Set by ``tile-kernels`` on an ``scf.for`` whose iterations write disjoint data (any order,
 any core): what ``split-cores`` shares out and the fast executor batches."""
+KERNEL_SLOTS_ATTR = "tile.multi_buffer"
+"""Kernel attribute overriding ``multi-buffer``'s ``slots`` for that kernel (1: off)."""
 
 
 def mix_part(fn: func.FuncOp) -> str | None:

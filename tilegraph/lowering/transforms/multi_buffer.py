@@ -83,6 +83,7 @@ from tilegraph.lowering.analysis.buffers import (
     tile_ops,
     tiled_kernels,
 )
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_SLOTS_ATTR
 from tilegraph.lowering.analysis.tuning_params import (
     TilingParam,
     checked_choice,
@@ -103,9 +104,6 @@ __all__ = [
 
 LOAD_PIPES = ("MTE2", "MTE1")
 """The pipes of the loads: GM -> L1/UB (MTE2), L1 -> L0A/L0B/UB (MTE1)."""
-
-KERNEL_SLOTS_ATTR = "tile.multi_buffer"
-"""Kernel attribute overriding the pass's ``slots`` for that kernel (1: off)."""
 
 
 @dataclass(frozen=True)

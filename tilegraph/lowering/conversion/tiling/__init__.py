@@ -12,7 +12,8 @@ resize: DMA windows and an index-table gather), :mod:`.resize_taps` (linear and 
 resize: weighted taps along rows, then columns), :mod:`.scan` (cumulative sum / product
 with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with two
 outputs, one_hot), :mod:`.recurrent` (RNN / GRU / LSTM: the steps of cube gate matmuls
-and vector cells in one kernel) and the others
+and vector cells in one kernel), :mod:`.attention` (a claimed attention group: the flash
+mix kernel with a K / V loop) and the others
 chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
@@ -63,6 +64,10 @@ from tilegraph.lowering.analysis.kernel_attrs import (
 from tilegraph.lowering.analysis.target_rules import verify_target
 from tilegraph.lowering.analysis.tuning_params import TilingParam, kernel_params
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
+from tilegraph.lowering.conversion.tiling.attention import (
+    emit_attention_kernel,
+    is_attention_kernel,
+)
 from tilegraph.lowering.conversion.tiling.axis_select import (
     SELECTION_OPS,
     emit_selection_kernel,
@@ -139,6 +144,9 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     """(unit, reason it must stay on the host or None)."""
     if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
         reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
+        return ("cube", None) if reason is None else ("host", reason)
+    if is_attention_kernel(body):  # a claimed attention group: the flash mix kernel
+        reason = emit_attention_kernel(body, b)
         return ("cube", None) if reason is None else ("host", reason)
     if _is_cube(body):
         reason = emit_cube_kernel(body, b)

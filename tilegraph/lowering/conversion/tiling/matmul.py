@@ -87,9 +87,11 @@ class MatmulOperand:
     """Held as (K, M) for A or (N, K) for B."""
 
 
-def _operand(
+def matmul_operand(
     body: KernelBody, value: SSAValue, transposed: bool, b: KernelBuilder
 ) -> MatmulOperand | str:
+    """Where the ND matmul operand ``value`` is read from (an input, or a GM view of one
+    through its reshape / transpose chain), or why it cannot be."""
     arg = body.source(value)
     if arg is None:  # a reshape / transpose chain of an input: read through a GM view
         chain = operand_chain(body, value)
@@ -150,26 +152,26 @@ def plan_matmul(
     hw = builder.hw
     op = kernel.anchor
     for pre in kernel.prologue:
-        if is_view_op(pre):  # an operand's view chain: checked by _operand
+        if is_view_op(pre):  # an operand's view chain: checked by matmul_operand
             continue
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value, deq = 1.0, 1.0, None, None
     if isinstance(op, QuantMatMulOp):  # int8 x int8, B held as rows of K: (N, K)
-        a = _operand(body, nd_source(kernel, op.a), False, builder)
-        b = _operand(body, nd_source(kernel, op.b), True, builder)
+        a = matmul_operand(body, nd_source(kernel, op.a), False, builder)
+        b = matmul_operand(body, nd_source(kernel, op.b), True, builder)
         c_value, deq = op.bias, body.source(op.scale)
         if deq is None:
             return "the int8 matmul's scales are not a kernel input"
     elif isinstance(op, GemmOp):
-        a = _operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
-        b = _operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
+        a = matmul_operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
+        b = matmul_operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
     elif isinstance(op, MatMulOp):
         if len(tensor_of(op.lhs).origin_shape) < 2 or len(tensor_of(op.rhs).origin_shape) < 2:
             return "a matmul with a 1-D operand"
-        a = _operand(body, nd_source(kernel, op.lhs), False, builder)
-        b = _operand(body, nd_source(kernel, op.rhs), False, builder)
+        a = matmul_operand(body, nd_source(kernel, op.lhs), False, builder)
+        b = matmul_operand(body, nd_source(kernel, op.rhs), False, builder)
     else:
         return f"no cube lowering for {op.name}"
     if isinstance(a, str):

@@ -22,6 +22,11 @@ side drains the other). Flags (:mod:`tilegraph.dialects.tile.cross_core`): "read
 waited for. The AIC side's flags are issued on FIX, the AIV side's on MTE2 — the pipes of
 the workspace accesses they order, in program order with them.
 
+A strategy with several hand-overs in both directions (the flash attention kernel,
+:mod:`.attention`) writes them itself — the workspace argument, the copies through it and
+the flags — in one function marked :data:`EXPLICIT_ATTR`; the split then only keeps each
+unit's ops and its side of the flags.
+
 The workspace is an extra GM argument of both functions (the last), allocated by the host
 before each launch (``tile.alloc``; ``plan-memory`` places it in the GM workspace like any
 intermediate tensor), of shape ``(2, *accumulator tile)``. The launch becomes a mix launch
@@ -80,6 +85,10 @@ READY_FLAG = 0
 """Cross-core flag ``READY_FLAG + slot``: the AIC wrote the slot (AIC -> AIV)."""
 FREE_FLAG = 2
 """Cross-core flag ``FREE_FLAG + slot``: the AIV has read the slot (AIV -> AIC)."""
+EXPLICIT_ATTR = "tile.mix_explicit"
+"""On a tiled kernel whose strategy placed its own workspace hand-overs and cross-core
+flags (the flash attention kernel, :mod:`.attention`): the split only sorts its ops by
+unit (:func:`split_mix_kernel`)."""
 
 
 class MixSplitError(ValueError):
@@ -166,7 +175,9 @@ def workspace_type(acc: MemRefType, layout: str) -> MemRefType:
     return scoped_memref(slots, acc.element_type, "GM")
 
 
-def _add_argument(fn: func.FuncOp, memref: MemRefType) -> SSAValue:
+def add_workspace_argument(fn: func.FuncOp, memref: MemRefType) -> SSAValue:
+    """Append the GM workspace argument ``memref`` to kernel ``fn`` (the last argument,
+    which :func:`relaunch_mix` allocates)."""
     block = fn.body.block
     arg = block.insert_arg(memref, len(block.args))
     arg.name_hint = "workspace"
@@ -229,7 +240,7 @@ def _drop_other_side_flags(fn: func.FuncOp, core: str) -> None:
 
 def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
     _drop_other_side_flags(fn, "aic")
-    ws = _add_argument(fn, ws_type)
+    ws = add_workspace_argument(fn, ws_type)
     for bridge in _bridges(fn):
         slot_ops, slot = _slot(bridge)
         layout = bridge.layout.data
@@ -301,7 +312,7 @@ def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp]) -> No
 
 def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
     _drop_other_side_flags(fn, "aiv")
-    ws = _add_argument(fn, ws_type)
+    ws = add_workspace_argument(fn, ws_type)
     for bridge in _bridges(fn):
         acc = bridge.dst
         copies = [
@@ -338,9 +349,49 @@ def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
     entry.insert_ops_before(start, first)
 
 
+def _number_loops(fn: func.FuncOp) -> None:
+    for ordinal, loop in enumerate(op for op in fn.walk() if isinstance(op, scf.ForOp)):
+        loop.attributes[LOOP_ID_ATTR] = IntegerAttr(ordinal, 64)
+
+
+def _replace_by_parts(fn: func.FuncOp, aic: func.FuncOp, aiv: func.FuncOp) -> None:
+    aic.attributes[KERNEL_ATTR] = StringAttr("cube")
+    aiv.attributes[KERNEL_ATTR] = StringAttr("vector")
+    aic.attributes[MIX_ATTR] = StringAttr("aic")
+    aiv.attributes[MIX_ATTR] = StringAttr("aiv")
+    parent = fn.parent_block()
+    assert parent is not None
+    parent.insert_ops_before([aic, aiv], fn)
+    fn.detach()
+    fn.erase()
+
+
+def _split_explicit(fn: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp, MemRefType]:
+    """The split of a kernel that placed its hand-overs itself (:data:`EXPLICIT_ATTR`):
+    each part keeps its unit's ops and its side of the flags; the workspace is already
+    the last argument."""
+    ws_type = fn.function_type.inputs.data[-1]
+    assert isinstance(ws_type, MemRefType) and scope_of(fn.body.block.args[-1]) == "GM"
+    _number_loops(fn)
+    name = fn.sym_name.data
+    aic, aiv = fn.clone(), fn.clone()
+    aic.sym_name = StringAttr(f"{name}_mix_aic")
+    aiv.sym_name = StringAttr(f"{name}_mix_aiv")
+    _drop_other_side_flags(aic, "aic")
+    _erase_unit(aic, frozenset(("UB",)))
+    _drop_other_side_flags(aiv, "aiv")
+    _erase_unit(aiv, CUBE_SCOPES)
+    _replace_by_parts(fn, aic, aiv)
+    return aic, aiv, ws_type
+
+
 def split_mix_kernel(fn: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp, MemRefType]:
     """Split tiled kernel ``fn`` (replaced in its module) into its AIC and AIV functions;
-    returns them and the workspace type. Raises :class:`MixSplitError`."""
+    returns them and the workspace type. A kernel marked :data:`EXPLICIT_ATTR` (its
+    tiling wrote the workspace hand-overs and their flags, and added the workspace as its
+    last argument) is split by unit only. Raises :class:`MixSplitError`."""
+    if fn.attributes.pop(EXPLICIT_ATTR, None) is not None:
+        return _split_explicit(fn)
     bridges = _bridges(fn)
     if not bridges:
         raise MixSplitError("a kernel using cube buffers and UB with no fixpipe into UB")
@@ -351,23 +402,14 @@ def split_mix_kernel(fn: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp, MemRefT
     acc = next(iter(accs)).type
     assert isinstance(acc, MemRefType)
     ws_type = workspace_type(acc, next(iter(layouts)))
-    for ordinal, loop in enumerate(op for op in fn.walk() if isinstance(op, scf.ForOp)):
-        loop.attributes[LOOP_ID_ATTR] = IntegerAttr(ordinal, 64)
+    _number_loops(fn)
     name = fn.sym_name.data
     aic, aiv = fn.clone(), fn.clone()
     aic.sym_name = StringAttr(f"{name}_mix_aic")
     aiv.sym_name = StringAttr(f"{name}_mix_aiv")
     _aic_part(aic, ws_type)
     _aiv_part(aiv, ws_type)
-    aic.attributes[KERNEL_ATTR] = StringAttr("cube")
-    aiv.attributes[KERNEL_ATTR] = StringAttr("vector")
-    aic.attributes[MIX_ATTR] = StringAttr("aic")
-    aiv.attributes[MIX_ATTR] = StringAttr("aiv")
-    parent = fn.parent_block()
-    assert parent is not None
-    parent.insert_ops_before([aic, aiv], fn)
-    fn.detach()
-    fn.erase()
+    _replace_by_parts(fn, aic, aiv)
     return aic, aiv, ws_type
 
 

@@ -1,0 +1,115 @@
+"""The flash attention kernel (``tiling/attention.py``): Q·Kᵀ, scale, mask, softmax and ·V
+as one mix kernel with a K / V loop and an online softmax on decoupled presets.
+
+Checked against the graph level on both executors with NaN in every padding lane of the
+``test`` preset (16 x 16 blocks: several K / V steps and a ragged tail) and ``ascend910b``:
+ragged S, D not a multiple of 16, one head, S_q != S_k (cross attention), an additive
+mask, GPT-2's causal ``where``; ``fuse-ops``'s claim and its reasons. The online softmax
+reorders the sums (a running max rescales the partial sums), so results match the graph
+within the differential tests' tolerance (fp32: ~1e-6 relative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
+from tilegraph.builder import GraphBuilder
+from tilegraph.passes.statistics import collecting_statistics
+
+NAN = float("nan")
+
+
+def _attention(batch: int, sq: int, sk: int, heads: int, dim: int, mask: str = "", seed: int = 0):
+    """(module, inputs): attention of ``q`` [B, Sq, H·D] over ``kv`` [B, Sk, H·D] (the
+    same projection for K and V, split into heads by views), scaled by 1/sqrt(D), with an
+    additive ``mask`` [B, 1, 1, Sk] ("additive"), a causal ``where`` ("causal"), or none."""
+    rng = np.random.default_rng(seed)
+    hidden = heads * dim
+    b = GraphBuilder()
+    q_in, k_in, v_in = (
+        b.input(n, [batch, s, hidden]) for n, s in (("q", sq), ("k", sk), ("v", sk))
+    )
+
+    def heads_of(x, s: int, perm: list[int]):
+        split = b.constant(np.array([batch, s, heads, dim], np.int64))
+        return b.op("transpose", b.op("reshape", x, split), perm=perm)
+
+    q = heads_of(q_in, sq, [0, 2, 1, 3])
+    k = heads_of(k_in, sk, [0, 2, 3, 1])
+    v = heads_of(v_in, sk, [0, 2, 1, 3])
+    scores = b.op("mul", b.op("matmul", q, k), b.constant(np.float32(1 / np.sqrt(dim))))
+    inputs = {
+        n: rng.standard_normal((batch, s, hidden)).astype(np.float32)
+        for n, s in (("q", sq), ("k", sk), ("v", sk))
+    }
+    if mask == "additive":
+        scores = b.op("add", scores, b.input("mask", [batch, 1, 1, sk]))
+        keep = rng.random((batch, 1, 1, sk)) < 0.8
+        keep[..., 0] = True
+        inputs["mask"] = np.where(keep, 0.0, -10000.0).astype(np.float32)
+    elif mask == "causal":
+        allowed = np.tril(np.ones((sq, sk), bool), k=sk - sq)[None, None]
+        low = b.constant(np.float32(np.finfo(np.float32).min))
+        scores = b.op("where", b.constant(allowed), scores, low)
+    out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
+    merged = b.op("transpose", out, perm=[0, 2, 1, 3])
+    merged = b.op("reshape", merged, b.constant(np.array([batch, sq, hidden], np.int64)))
+    return b.build(merged), inputs
+
+
+CASES = {
+    "ragged": (2, 20, 20, 4, 12, "additive"),  # S and D ragged against the fractals
+    "one_head": (1, 20, 20, 1, 24, ""),
+    "cross": (1, 9, 37, 2, 12, "additive"),  # S_q != S_k: two full K blocks and a tail
+    "causal": (1, 20, 20, 2, 12, "causal"),  # GPT-2's where
+    "long": (1, 40, 70, 2, 8, "additive"),
+}
+
+
+def _flash_kernels(levels) -> list:
+    return [
+        k
+        for k in levels.tiled_kernels
+        if "graph.softmax" in k.ops and k.ops.count("graph.matmul") == 2
+    ]
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_flash_attention_nan_padding(platform: str, case: str):
+    """One mix kernel runs the whole attention; both executors match the graph with NaN
+    in every padding lane."""
+    module, inputs = _attention(*CASES[case])
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    kernels = levels.tiled_kernels
+    assert all(k.unit != "host" for k in kernels), [(k.name, k.reason) for k in kernels]
+    flash = _flash_kernels(levels)
+    assert len(flash) == 1 and flash[0].unit == "mix", [(k.name, k.ops) for k in kernels]
+    assert len(kernels) == 1  # no softmax, no reshape, no transpose kernel of its own
+    assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
+
+
+def test_coupled_preset_keeps_three_kernels():
+    """310P (coupled) keeps Q·Kᵀ with its epilogue, the softmax and ·V apart."""
+    module, inputs = _attention(*CASES["ragged"])
+    levels = run_levels(module, inputs, "ascend310p", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert not _flash_kernels(levels)
+    assert any(k.ops == ("graph.softmax",) for k in levels.tiled_kernels)
+
+
+def test_head_dim_over_the_limit_is_kept_with_its_reason():
+    """D = 160 is more than the kernel keeps on chip: three kernels, the reason counted."""
+    module, inputs = _attention(1, 4, 4, 1, 160)
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b")
+    assert_matches(levels)
+    assert not _flash_kernels(levels)
+    fuse = stats.as_dict()["fuse-ops"]
+    assert fuse.get("attention-kept.a head dim 160 over 128") == 1, fuse

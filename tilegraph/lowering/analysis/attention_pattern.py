@@ -1,0 +1,185 @@
+"""The attention pattern ``softmax(mask(scale(Q·Kᵀ)))·V`` in a graph, and whether the fused
+flash-style kernel (:mod:`tilegraph.lowering.conversion.tiling.attention`) can run it.
+
+Shared by ``fuse-ops`` (which claims the three groups of today's sequence — Q·Kᵀ with its
+elementwise epilogue, the softmax, ·V — as one group on a decoupled preset) and by the
+tiling strategy (which reads the same pattern out of the kernel body), so that both agree
+on what qualifies.
+
+The pattern, in dataflow order (each value used once, by the next step)::
+
+    s   = graph.matmul(Q_nz, K_nz)              # (..., Sq, Sk), the "qk" matmul
+    s'  = layout.trans_data s  NZ -> ND         # fixpipe's conversion on the way out
+    x   = elementwise chain of s'                # scale (mul / div), additive mask (add /
+                                                 # sub), causal where: one operand on the
+                                                 # path, the others read from outside
+    p   = graph.softmax(x, axis = -1)
+    p'  = layout.trans_data p  ND -> NZ         # the next matmul's nd2nz
+    o   = graph.matmul(p', V_nz)                 # (..., Sq, D), the "pv" matmul
+
+The Q, K and V operands keep whatever reaches the matmuls (ND -> NZ conversions of views
+of the inputs: the head split; the output's head merge stays the ``pv`` matmul's result
+view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
+from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.logical import WhereOp
+from tilegraph.dialects.graph.nn import SoftmaxOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+from tilegraph.hardware import HardwareModel
+
+CHAIN_OPS = (MulOp, DivOp, AddOp, SubOp, WhereOp)
+"""What may stand between the scores and the softmax: scale, additive mask, causal where."""
+MAX_HEAD_DIM = 128
+"""The largest head dim D the kernel keeps a Q block and an O block of on chip for."""
+
+
+@dataclass(frozen=True)
+class AttentionPattern:
+    """The ops of one attention pattern (module docstring), in dataflow order."""
+
+    qk: MatMulOp
+    scores_to_nd: TransDataOp
+    chain: tuple[Operation, ...]
+    softmax: SoftmaxOp
+    probs_to_nz: TransDataOp
+    pv: MatMulOp
+
+    @property
+    def ops(self) -> tuple[Operation, ...]:
+        """Every op of the pattern itself (not the operands' prologues)."""
+        return (
+            self.qk,
+            self.scores_to_nd,
+            *self.chain,
+            self.softmax,
+            self.probs_to_nz,
+            self.pv,
+        )
+
+
+def _tensor(value: SSAValue) -> TensorType | None:
+    t = value.type
+    return t if isinstance(t, TensorType) else None
+
+
+def _same_shape(value: SSAValue, t: TensorType) -> bool:
+    other = _tensor(value)
+    return other is not None and other.origin_shape == t.origin_shape
+
+
+def _only_user(value: SSAValue) -> Operation | None:
+    users = {u.operation for u in value.uses}
+    return next(iter(users)) if len(users) == 1 else None
+
+
+def _converts(op: Operation, source: Format | None, target: Format | None) -> bool:
+    """``op`` is a TransData from ``source`` to ``target`` (None: the origin format)."""
+    if not isinstance(op, TransDataOp):
+        return False
+    src, dst = _tensor(op.input), _tensor(op.output)
+    if src is None or dst is None:
+        return False
+    want_src = src.origin_format if source is None else source
+    want_dst = dst.origin_format if target is None else target
+    return src.storage_format == want_src and dst.storage_format == want_dst
+
+
+def match_attention(softmax: Operation) -> AttentionPattern | None:
+    """The attention pattern around ``softmax``, or None when it is not one."""
+    if not isinstance(softmax, SoftmaxOp):
+        return None
+    t = _tensor(softmax.results[0])
+    if t is None or t.rank < 3:
+        return None
+    axis = softmax.attr("axis")
+    if axis not in (-1, t.rank - 1):
+        return None
+    chain: list[Operation] = []
+    value = softmax.operands[0]
+    while True:
+        owner = value.owner
+        if not isinstance(owner, Operation) or _only_user(value) is None:
+            return None
+        if isinstance(owner, CHAIN_OPS):
+            produced = [
+                v
+                for v in owner.operands
+                if _same_shape(v, t) and isinstance(v.owner, (*CHAIN_OPS, TransDataOp))
+            ]
+            if len(produced) != 1:
+                return None
+            chain.append(owner)
+            value = produced[0]
+            continue
+        if not _converts(owner, Format.FRACTAL_NZ, None):
+            return None
+        to_nd = owner
+        break
+    assert isinstance(to_nd, TransDataOp)
+    qk = to_nd.input.owner
+    if not isinstance(qk, MatMulOp) or _only_user(qk.results[0]) is not to_nd:
+        return None
+    to_nz = _only_user(softmax.results[0])
+    if to_nz is None or not _converts(to_nz, None, Format.FRACTAL_NZ):
+        return None
+    assert isinstance(to_nz, TransDataOp)
+    pv = _only_user(to_nz.output)
+    if not isinstance(pv, MatMulOp) or pv.lhs is not to_nz.output or pv.rhs is to_nz.output:
+        return None
+    return AttentionPattern(qk, to_nd, tuple(reversed(chain)), softmax, to_nz, pv)
+
+
+def attention_in(ops: list[Operation]) -> AttentionPattern | None:
+    """The attention pattern whose softmax is among ``ops`` and whose ops all are (a fused
+    kernel's body), else None."""
+    members = set(ops)
+    for op in ops:
+        pattern = match_attention(op)
+        if pattern is not None and set(pattern.ops) <= members:
+            return pattern
+    return None
+
+
+def shapes(pattern: AttentionPattern) -> tuple[tuple[int, ...], int, int, int] | None:
+    """(batch dims, Sq, Sk, D) of a pattern with static shapes, else None."""
+    scores, out = _tensor(pattern.qk.results[0]), _tensor(pattern.pv.results[0])
+    if scores is None or out is None:
+        return None
+    dims = [*scores.origin_shape, *out.origin_shape]
+    if not all(isinstance(d, int) for d in dims):
+        return None
+    *batch, sq, sk = (int(d) for d in scores.origin_shape)
+    *out_batch, out_sq, d = (int(d) for d in out.origin_shape)
+    if out_batch != batch or out_sq != sq:
+        return None
+    return tuple(batch), sq, sk, d
+
+
+def unqualified(pattern: AttentionPattern, hw: HardwareModel) -> str | None:
+    """Why the flash kernel does not take this pattern on ``hw`` (None: it does)."""
+    if hw.coupled:
+        return "a coupled preset (the AIC / AIV workspace hand-over is a decoupled core's)"
+    found = shapes(pattern)
+    if found is None:
+        return "symbolic attention shapes"
+    _, _, _, d = found
+    if d > MAX_HEAD_DIM:
+        return f"a head dim {d} over {MAX_HEAD_DIM}"
+    element = _tensor(pattern.pv.results[0])
+    if element is None or str(element.element_type) not in ("f32", "f16"):
+        return "an attention that is neither f32 nor f16"
+    for op in pattern.chain:
+        if not isinstance(op, GraphOp):
+            return f"{op.name} between the scores and the softmax"
+    return None

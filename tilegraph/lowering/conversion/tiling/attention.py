@@ -1,0 +1,470 @@
+"""Flash attention: ``softmax(mask(scale(Q·Kᵀ)))·V`` as one mix kernel with a K/V loop.
+
+``fuse-ops`` claims the attention pattern as one group on a decoupled preset
+(:mod:`tilegraph.passes.fuse_attention`, :mod:`~tilegraph.lowering.analysis.attention_pattern`);
+this strategy runs it as CANN's FlashAttentionScore does on Atlas A2: per (batch, head,
+block of ``Bq`` query rows) — the parallel loops that ``split-cores`` shares over the core
+groups — a loop over blocks of ``Bk`` keys::
+
+    AIC: Q block GM -> L1 -> L0A                               (once per Q block)
+    for j in K/V blocks:
+      AIC: Kⱼ, Vⱼ -> L1 -> L0B; mmad S = Q·Kⱼᵀ (L0C)
+           wait S_FREE; fixpipe S -> ws[0]; set S_READY
+      AIV: wait S_READY; ws[0] -> UB (its rows); set S_FREE
+           the chain (scale, additive mask, causal where) on the scores tile
+           m_new = max(m, rowmax); a = exp(m - m_new); l = a·l + rowsum(exp(x - m_new))
+           O = a·O; P = exp(x - m_new)
+           wait P_FREE; P -> ws[1]; set P_READY
+      AIC: wait P_READY; ws[1] -> L1 (nd2nz, rounded to the cube's type) -> L0A; set P_FREE
+           mmad PV = P·Vⱼ (L0C)
+           wait O_FREE; fixpipe PV -> ws[2]; set O_READY
+      AIV: wait O_READY; ws[2] -> UB; set O_FREE; O += PV
+    AIV: O / l -> the output (through the head merge's view)
+
+Each AIV of a group takes ``Bq / r`` of the block's rows (``tile.sub_block_idx``); the
+softmax statistics ``m`` and ``l`` and the output block ``O`` stay on UB for the whole K
+loop, so neither the scores nor the probabilities of a whole row ever go to GM: only the
+workspace's three ``Bq x max(Bk, D)`` fp32 regions. Every hand-over has a "ready" and a
+"free" flag (:data:`FLAGS`); the consumer sets the "free" flags once at its start and the
+producer waits for the last ones at its end, so every set is waited for. The kernel is
+written as one function with both units' ops and all flags, marked
+:data:`~.mix.EXPLICIT_ATTR`; :func:`~.mix.split_mix_kernel` sorts it into the AIC and AIV
+parts.
+
+The last K block may be ragged (``Sk % Bk`` keys). It runs the same loop body (a peeled
+step would double the MTE2 -> MTE1 events of the K / V / P loads past the 8 a pipe pair
+has): the AIV sets the scores of keys past ``Sk`` to -inf before the row's max, through a
+key mask made each step by loading the first element of each key row of K with -inf as
+the padding (``tile.copy`` pads lanes past the tensor) and comparing it with -inf. So P is
+0 there, and V's rows past ``Sk`` are zeros (``nd2nz`` pads): no padding lane enters a
+row's max, sum or P·V. Query rows past ``Sq`` (a ragged Q block) are computed
+and never stored. Q, K and V are read as the matmuls read them (their head-split views,
+:mod:`.matmul_views`): no kernel moves their bytes.
+
+``multi-buffer`` gives the loads of a step two slots each (one event per slot between the
+pipes); a kernel whose AIV would load more than four tiles per step (the scores, P·V, two
+mask inputs varying with the keys and the key probe: GPT-2's causal ``where`` with a
+padding mask) is marked ``tile.multi_buffer = 1`` instead, as the 8 events of a pipe pair
+would not do.
+
+Not done: one workspace slot per hand-over (the AIC's S of block ``j + 1`` waits for P of
+block ``j``: no software pipelining of the cube ahead of the vector side); P goes through
+the workspace in fp32 (the cube's rounding happens in ``nd2nz``); f16 graphs, and Q / K /
+V operands that reach the kernel in FRACTAL_NZ, keep the three-kernel sequence.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from math import inf, prod
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, f32, i1, i64
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.tile import (
+    CopyOp,
+    FixpipeOp,
+    Load2dOp,
+    MmadOp,
+    Nd2NzOp,
+    SubBlockIdxOp,
+    SyncBlockSetOp,
+    SyncBlockWaitOp,
+    memref_shape,
+    scoped_memref,
+)
+from tilegraph.dialects.tile.base import element_bytes, memref_strides
+from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR
+from tilegraph.dialects.tile.workspace import gm_base
+from tilegraph.lowering.analysis.attention_pattern import (
+    AttentionPattern,
+    attention_in,
+    shapes,
+    unqualified,
+)
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_SLOTS_ATTR
+from tilegraph.lowering.analysis.operand_views import StridedView
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import FRACTAL
+from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask, store
+from tilegraph.lowering.conversion.tiling.matmul import MatmulOperand, matmul_operand
+from tilegraph.lowering.conversion.tiling.matmul_views import result_chain, view_of
+from tilegraph.lowering.conversion.tiling.mix import (
+    EXPLICIT_ATTR,
+    WORKSPACE_SLOTS,
+    add_workspace_argument,
+)
+from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
+from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+
+FLAGS = {
+    "S_READY": (0, "aic_to_aiv"),
+    "S_FREE": (1, "aiv_to_aic"),
+    "P_READY": (2, "aiv_to_aic"),
+    "P_FREE": (3, "aic_to_aiv"),
+    "O_READY": (4, "aic_to_aiv"),
+    "O_FREE": (5, "aiv_to_aic"),
+}
+"""The cross-core flags of the three hand-overs (scores S, probabilities P, P·V)."""
+S_REGION, P_REGION, O_REGION = 0, 1, 2
+"""The workspace's regions (its leading index)."""
+BLOCKS = (128, 64, 32, 16)
+"""Block sizes (rows of Q, keys of K / V) the strategy considers, largest first."""
+
+
+def _pad(n: int) -> int:
+    return -(-n // FRACTAL) * FRACTAL
+
+
+def _fits(b: KernelBuilder, bq: int, bk: int, dp: int, ub_tiles: int, share: float) -> bool:
+    """Whether the blocks fit ``share`` of each on-chip buffer (``ub_tiles``: the UB bytes
+    one AIV's tiles take)."""
+    hw = b.hw
+    cb = element_bytes(b.cube_element(f32))
+    need = {
+        "L1": (bq * dp + 2 * bk * dp + bq * bk) * cb,
+        "L0A": (bq * dp + bq * bk) * cb,
+        "L0B": 2 * bk * dp * cb,
+        "L0C": (bq * bk + bq * dp) * 4,
+        "UB": ub_tiles,
+    }
+    return all(n <= hw.capacity(scope) * share for scope, n in need.items())
+
+
+class _Attention:
+    """One attention kernel's plan and emission (the module docstring)."""
+
+    def __init__(self, body: KernelBody, b: KernelBuilder, pattern: AttentionPattern):
+        self.body, self.b, self.p = body, b, pattern
+
+    # ---- checks ------------------------------------------------------------------------
+    def plan(self) -> str | None:
+        body, b, p = self.body, self.b, self.p
+        reason = unqualified(p, b.hw)
+        if reason is not None:
+            return reason
+        found = shapes(p)
+        assert found is not None
+        self.batch, self.sq, self.sk, self.d = found
+        if str(tensor_of(p.pv.results[0]).element_type) != "f32":
+            return "an f16 attention (the flash kernel's tiles are fp32)"
+        if len(body.writes) != 1:
+            return "an attention kernel with several outputs"
+        operands: list[MatmulOperand] = []
+        for value in (p.qk.lhs, p.qk.rhs, p.pv.rhs):
+            owner = value.owner  # the prologue's ND -> NZ: nd2nz does it on the way in
+            nd = owner.input if isinstance(owner, TransDataOp) else value
+            found_operand = matmul_operand(body, nd, False, b)
+            if isinstance(found_operand, str):
+                return found_operand
+            if found_operand.layout != "nd":
+                return f"an attention operand in {found_operand.layout}"
+            operands.append(found_operand)
+        self.q, self.k, self.v = operands
+        if self.q.transposed:
+            return "a transposed Q"
+        reason = self._output()
+        if reason is not None:
+            return reason
+        self.scores = p.scores_to_nd.output
+        scores_shape = [int(d) for d in tensor_of(self.scores).origin_shape]
+        self.chain = Chain(body, list(p.chain), scores_shape)
+        reason = self.chain.unsupported(given=[self.scores])
+        if reason is not None:
+            return reason
+        return self._blocks()
+
+    def _output(self) -> str | None:
+        """Where O goes: the written value itself, or through the head merge's view."""
+        body, pv = self.body, self.p.pv
+        index = body.ops.index(pv)
+        after = body.ops[index + 1 :]
+        if (
+            not after
+            or not isinstance(after[0], TransDataOp)
+            or after[0].input is not pv.results[0]
+        ):
+            return "an attention output without its conversion out of FRACTAL_NZ"
+        nd = after[0].results[0]
+        out_value, out_arg = body.writes[0]
+        if len(after) == 1 and out_value is nd:
+            self.out = out_arg
+            return None
+        chain = result_chain(body, nd, after[1:])
+        if chain is None:
+            return "an attention output with ops after ·V"
+        self.out = view_of(self.b, out_arg, chain.view) if not self.b.dry_run else out_arg
+        return None
+
+    def _ub_bytes(self, bq: int, bk: int, dp: int) -> int:
+        hw = self.b.hw
+        rows = bq // max(1, hw.aiv_per_aic)
+        nb = len(self.batch)
+        tile = [1] * nb + [rows, bk]
+        chain = self.chain.ub_bytes(hw, tile, [self.scores])
+        own = [rows * bk, 2 * rows * dp] + [rows] * 4
+        if self.sk % bk:  # the key mask of a ragged last block: probe, -inf, i1 mask
+            own += [bk, bk, bk // 4]
+        return chain + sum(aligned_bytes(hw, "UB", n * 4) for n in own)
+
+    def _blocks(self) -> str | None:
+        b = self.b
+        dp = _pad(self.d)
+        q_sizes = [s for s in BLOCKS if s <= _pad(self.sq)] or [FRACTAL]
+        k_sizes = [s for s in BLOCKS if s <= _pad(self.sk)] or [FRACTAL]
+        default = None
+        for share in (0.5, 1.0):
+            for bq in q_sizes:
+                for bk in k_sizes:
+                    if default is None and _fits(b, bq, bk, dp, self._ub_bytes(bq, bk, dp), share):
+                        default = (bq, bk)
+        bq0, bk0 = default or (q_sizes[-1], k_sizes[-1])
+        self.bq = b.choose_int(
+            "attention.block_q", q_sizes, bq0, "query rows per block (split over the cores)"
+        )
+        self.bk = b.choose_int("attention.block_k", k_sizes, bk0, "keys per step of the K / V loop")
+        self.dp = dp
+        if not _fits(b, self.bq, self.bk, dp, self._ub_bytes(self.bq, self.bk, dp), 1.0):
+            return (
+                f"attention blocks {self.bq}x{self.bk} (D {self.d}) do not fit the on-chip buffers"
+            )
+        return None
+
+    # ---- emission ----------------------------------------------------------------------
+    def emit(self) -> None:
+        b, hw = self.b, self.b.hw
+        nb = len(self.batch)
+        bq, bk, dp = self.bq, self.bk, self.dp
+        width = max(bk, dp)
+        ws_type = scoped_memref([3, *([1] * (nb - 1)), bq, width], f32, "GM")
+        self.ws = add_workspace_argument(self.body.fn, ws_type)
+        self.body.fn.attributes[EXPLICIT_ATTR] = UnitAttr()
+        cube = b.cube_element(f32)
+        fr = FRACTAL
+        self.q_l1 = b.buffer([dp // fr, bq // fr, fr, fr], cube, "L1", "q_l1")
+        self.k_l1 = b.buffer(self._b_l1(self.k, dp, bk), cube, "L1", "k_l1")
+        self.p_l1 = b.buffer([bk // fr, bq // fr, fr, fr], cube, "L1", "p_l1")
+        self.v_l1 = b.buffer(self._b_l1(self.v, bk, dp), cube, "L1", "v_l1")
+        self.q_l0 = b.buffer([bq // fr, dp // fr, fr, fr], cube, "L0A", "q_l0a")
+        self.p_l0 = b.buffer([bq // fr, bk // fr, fr, fr], cube, "L0A", "p_l0a")
+        self.k_l0 = b.buffer([dp // fr, bk // fr, fr, fr], cube, "L0B", "k_l0b")
+        self.v_l0 = b.buffer([bk // fr, dp // fr, fr, fr], cube, "L0B", "v_l0b")
+        self.s_l0 = b.buffer([bk // fr, bq // fr, fr, fr], f32, "L0C", "s_l0c")
+        self.o_l0 = b.buffer([dp // fr, bq // fr, fr, fr], f32, "L0C", "pv_l0c")
+        r = max(1, hw.aiv_per_aic)
+        self.rows = rows = bq // r
+        lead = [1] * nb
+        row_tile = [*lead, rows, 1]
+        self.m = b.buffer(row_tile, f32, "UB", "max_ub")
+        self.l = b.buffer(row_tile, f32, "UB", "sum_ub")
+        self.part = b.buffer(row_tile, f32, "UB", "rowmax_ub")
+        self.rs = b.buffer(row_tile, f32, "UB", "rowsum_ub")
+        self.o = b.buffer([*lead, rows, dp], f32, "UB", "o_ub")
+        self.pv = b.buffer([*lead, rows, dp], f32, "UB", "pv_ub")
+        self.s_ub = b.buffer([*lead, rows, bk], f32, "UB", "s_ub")
+        self.chain.allocate(b, [*lead, rows, bk], [self.scores])
+        self.invariant = [
+            v for v in self.chain.input_tiles if self._same_for_every_block(v)
+        ]  # a scale, a scalar fill value: loaded once per Q block (fewer events per step)
+        self.e = VectorEmitter(b, self.o, [])
+        self.key_mask = self._key_mask_buffers() if self.sk % bk else None
+        per_step = 2 + len(self.chain.input_tiles) - len(self.invariant) + bool(self.key_mask)
+        if WORKSPACE_SLOTS * per_step > EVENTS_PER_PAIR:  # the AIV's GM -> UB loads per step
+            self.body.fn.attributes[KERNEL_SLOTS_ATTR] = IntegerAttr(1, i64)
+        zero = b.index(0)
+        self.sub_row = zero
+        if r > 1:
+            sub = b.hoist(SubBlockIdxOp()).results[0]
+            sub.name_hint = "sub"
+            self.sub_row = b.hoist(arith.MuliOp(sub, b.index(rows))).results[0]
+        self._set("S_FREE", "MTE2")  # the AIV: both workspace regions it reads are free
+        self._set("O_FREE", "MTE2")
+        self._set("P_FREE", "MTE2")  # the AIC: the region it reads P from is free
+        with ExitStack() as stack:
+            ivs = [
+                stack.enter_context(b.loop(n, 1, f"b{i}", True)) for i, n in enumerate(self.batch)
+            ]
+            qi = stack.enter_context(b.loop(self.sq, bq, "q", True))
+            self._q_block(ivs, qi)
+        self._wait("S_FREE", "FIX")  # the AIC drains the AIV's last "free" sets
+        self._wait("O_FREE", "FIX")
+        self._wait("P_FREE", "MTE3")  # and the AIV the AIC's
+        b.tiles = prod(self.batch) * -(-self.sq // bq)
+
+    def _same_for_every_block(self, value: SSAValue) -> bool:
+        """A chain input whose tile does not depend on the query rows or the keys."""
+        arg = self.body.source(value)
+        assert arg is not None
+        mask = broadcast_mask(memref_shape(arg), self.chain.out_shape)
+        return mask is not None and all(mask[-2:])
+
+    def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(a view of K's first element of each key, its UB probe, a -inf row, the i1 key
+        mask): the last K block is ragged, and its lanes past ``Sk`` must not enter a
+        row's max or sum."""
+        b, k = self.b, self.k
+        nb = len(self.batch)
+        keys = memref_strides(k.arg)[-2 if k.transposed else -1]
+        shape = (*([1] * (nb + 1)), self.sk)
+        view = view_of(b, gm_base(k.arg), StridedView(shape, (keys,) * len(shape)))
+        view.name_hint = "keys_view"
+        row = [*([1] * (nb + 1)), self.bk]
+        probe = b.buffer(row, f32, "UB", "key_probe_ub")
+        low = b.buffer(row, f32, "UB", "neg_inf_ub")
+        mask = b.buffer(row, i1, "UB", "key_mask_ub")
+        return view, probe, low, mask
+
+    def _mask_keys(self, x: SSAValue, j: SSAValue) -> None:
+        """Lanes of ``x`` past the last key to -inf: K's probe, loaded with -inf past
+        ``Sk``, compared with -inf gives the mask of the keys that exist."""
+        assert self.key_mask is not None
+        view, probe, low, mask = self.key_mask
+        zero = self.b.index(0)
+        at = [zero] * (len(memref_shape(view)) - 1)
+        self.b.add(CopyOp(view, [*at, j], probe, [zero] * len(memref_shape(probe)), -inf))
+        self.e.compare("gt", probe, low, mask)
+        self.e.select(mask, x, low, x)
+
+    def _b_l1(self, op: MatmulOperand, k: int, n: int) -> list[int]:
+        """L1 shape of a right operand (K x N): ZN when it is held (N, K), else NZ."""
+        fr = FRACTAL
+        return [k // fr, n // fr, fr, fr] if op.transposed else [n // fr, k // fr, fr, fr]
+
+    def _set(self, flag: str, pipe: str) -> None:
+        ident, mode = FLAGS[flag]
+        self.b.add(SyncBlockSetOp(ident, mode, pipe))
+
+    def _wait(self, flag: str, pipe: str) -> None:
+        ident, mode = FLAGS[flag]
+        self.b.add(SyncBlockWaitOp(ident, mode, pipe))
+
+    def _outer(self, arg: SSAValue, ivs: list[SSAValue]) -> list[SSAValue]:
+        """Offsets of an operand's leading dims for the batch indices (broadcast dims 0)."""
+        shape = memref_shape(arg)
+        lead = shape[: len(shape) - 2]
+        use = ivs[len(ivs) - len(lead) :] if lead else []
+        return [self.b.index(0) if d == 1 else iv for d, iv in zip(lead, use, strict=True)]
+
+    def _q_block(self, ivs: list[SSAValue], qi: SSAValue) -> None:
+        b, zero = self.b, self.b.index(0)
+        b.add(Nd2NzOp(self.q.arg, [*self._outer(self.q.arg, ivs), qi, zero], self.q_l1))
+        b.add(Load2dOp(self.q_l1, zero, zero, self.q_l0, "swap"))
+        self.e.fill(self.m, -inf)
+        self.e.fill(self.l, 0.0)
+        self.e.fill(self.o, 0.0)
+        if self.key_mask is not None:
+            self.e.fill(self.key_mask[2], -inf)
+        at = [*ivs, b.add_index(qi, self.sub_row), zero]
+        for v in self.invariant:  # the same tile for every K block: loaded once
+            self.chain.load(b, v, at)
+        with b.loop(self.sk, self.bk, "kv") as j:
+            self._step(ivs, qi, j)
+        self.e.binary("vdiv", self.o, self.l, self.o)
+        row = b.add_index(qi, self.sub_row)
+        store(b, self.o, self.out, [*ivs, row, zero])
+
+    def _k_operand(self, ivs, j: SSAValue) -> None:
+        """Kⱼ as the right operand of S = Q·Kⱼᵀ (K = D, N = keys): held (N, K) when its
+        view has the keys on its rows (the usual case: not transposed in memory)."""
+        b, zero = self.b, self.b.index(0)
+        k = self.k
+        outer = self._outer(k.arg, ivs)
+        # K's ND view is (keys, D) when the graph's Kᵀ was a transposed view (k.transposed),
+        # else (D, keys).
+        offsets = [*outer, j, zero] if k.transposed else [*outer, zero, j]
+        b.add(Nd2NzOp(k.arg, offsets, self.k_l1))
+        b.add(Load2dOp(self.k_l1, zero, zero, self.k_l0, "copy" if k.transposed else "transpose"))
+
+    def _v_operand(self, ivs, j: SSAValue) -> None:
+        """Vⱼ as the right operand of P·Vⱼ (K = keys, N = D)."""
+        b, zero = self.b, self.b.index(0)
+        v = self.v
+        outer = self._outer(v.arg, ivs)
+        offsets = [*outer, zero, j] if v.transposed else [*outer, j, zero]
+        b.add(Nd2NzOp(v.arg, offsets, self.v_l1))
+        b.add(Load2dOp(self.v_l1, zero, zero, self.v_l0, "copy" if v.transposed else "transpose"))
+
+    def _region(self, region: int) -> list[SSAValue]:
+        b = self.b
+        nb = len(self.batch)
+        return [b.index(region), *([b.index(0)] * (nb - 1))]
+
+    def _step(self, ivs: list[SSAValue], qi: SSAValue, j: SSAValue) -> None:
+        """One K / V block at key ``j``."""
+        b, e, zero = self.b, self.e, self.b.index(0)
+        true = b.flag(True)
+        # AIC: S = Q·Kⱼᵀ into the workspace; Vⱼ is loaded before the wait for P, so that
+        # its DMA overlaps the AIV's softmax
+        self._k_operand(ivs, j)
+        self._v_operand(ivs, j)
+        b.add(MmadOp(self.q_l0, self.k_l0, self.s_l0, true))
+        self._wait("S_FREE", "FIX")
+        b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(S_REGION), zero, zero], None))
+        self._set("S_READY", "FIX")
+        # AIV: the scores of its rows, the chain, the online softmax
+        s_ub, chain = self.s_ub, self.chain
+        self._wait("S_READY", "MTE2")
+        rows_at = [*self._region(S_REGION), self.sub_row, zero]
+        b.add(CopyOp(self.ws, rows_at, s_ub, [zero] * len(rows_at)))
+        self._set("S_FREE", "MTE2")
+        at = [*ivs, b.add_index(qi, self.sub_row), j]
+        for v in chain.input_tiles:
+            if v not in self.invariant:
+                chain.load(b, v, at)
+        tiles = chain.compute(b, {self.scores: s_ub}, dict(chain.input_tiles))
+        x = tiles[self.p.softmax.operands[0]]
+        if self.key_mask is not None:
+            self._mask_keys(x, j)
+        last = len(memref_shape(x)) - 1
+        vreduce(b, "max", x, self.part, [last])
+        e.binary("vmax", self.m, self.part, self.part)  # m_new
+        e.binary("vsub", self.m, self.part, self.m)
+        e.unary("vexp", self.m, self.m)  # exp(m_old - m_new) <= 1
+        e.binary("vmul", self.l, self.m, self.l)
+        e.binary("vmul", self.o, self.m, self.o)
+        e.binary("vsub", x, self.part, x)
+        e.unary("vexp", x, x)
+        vreduce(b, "sum", x, self.rs, [last])
+        e.binary("vadd", self.l, self.rs, self.l)
+        e.unary("vcopy", self.part, self.m)
+        self._wait("P_FREE", "MTE3")
+        p_at = [*self._region(P_REGION), self.sub_row, zero]
+        b.add(CopyOp(x, [zero] * len(p_at), self.ws, p_at))
+        self._set("P_READY", "MTE3")
+        # AIC: P·Vⱼ into the workspace
+        self._wait("P_READY", "MTE2")
+        b.add(Nd2NzOp(self.ws, [*self._region(P_REGION), zero, zero], self.p_l1))
+        self._set("P_FREE", "MTE2")
+        b.add(Load2dOp(self.p_l1, zero, zero, self.p_l0, "swap"))
+        b.add(MmadOp(self.p_l0, self.v_l0, self.o_l0, true))
+        self._wait("O_FREE", "FIX")
+        b.add(FixpipeOp(self.o_l0, self.ws, [*self._region(O_REGION), zero, zero], None))
+        self._set("O_READY", "FIX")
+        # AIV: O += P·Vⱼ
+        self._wait("O_READY", "MTE2")
+        o_at = [*self._region(O_REGION), self.sub_row, zero]
+        b.add(CopyOp(self.ws, o_at, self.pv, [zero] * len(o_at)))
+        self._set("O_FREE", "MTE2")
+        e.binary("vadd", self.o, self.pv, self.o)
+
+
+def is_attention_kernel(body: KernelBody) -> bool:
+    """The kernel body is a claimed attention group (two matmuls around a softmax)."""
+    return attention_in(body.ops) is not None
+
+
+def emit_attention_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile an attention group as the flash kernel; why it cannot (None when emitted)."""
+    pattern = attention_in(body.ops)
+    if pattern is None:
+        return "no attention pattern"
+    kernel = _Attention(body, b, pattern)
+    reason = kernel.plan()
+    if reason is not None or b.dry_run:
+        return reason
+    kernel.emit()
+    return None

@@ -1,0 +1,64 @@
+"""``fuse-ops``'s attention claim: Q·Kᵀ's group, the softmax and ·V's group become one group.
+
+After ``fuse-ops`` has grown its groups, an attention pattern
+(:mod:`tilegraph.lowering.analysis.attention_pattern`) is three kernels: the Q·Kᵀ matmul
+with its scale / mask / causal-where epilogue (one group, with Q's and K's head-split
+views), the softmax (alone), and the ·V matmul (one group, with V's view and the head
+merge). On a decoupled preset whose flash kernel takes the shapes
+(:func:`~tilegraph.lowering.analysis.attention_pattern.unqualified`), the three are
+claimed as one group, which ``tile-kernels`` runs as the flash-style mix kernel
+(:mod:`tilegraph.lowering.conversion.tiling.attention`). Otherwise they stay three
+kernels, and the reason is counted as the statistic ``attention-kept.<reason>``
+(``attention-claimed`` counts the claims).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.analysis.attention_pattern import match_attention, unqualified
+
+
+@dataclass(frozen=True)
+class AttentionClaim:
+    """Merge group ``scores`` (Q·Kᵀ and its chain) and group ``output`` (·V) with the
+    ``softmax`` between them."""
+
+    scores: int
+    output: int
+    softmax: Operation
+
+
+def attention_claims(
+    groups: Sequence[set[Operation]], ops: Sequence[Operation], hw: HardwareModel
+) -> tuple[list[AttentionClaim], list[str]]:
+    """The claims among ``groups`` (the member sets ``fuse-ops`` grew over ``ops``), and
+    the reasons of the attention patterns left as they are."""
+    where = {op: i for i, members in enumerate(groups) for op in members}
+    claims: list[AttentionClaim] = []
+    kept: list[str] = []
+    for op in ops:
+        pattern = match_attention(op)
+        if pattern is None:
+            continue
+        reason = unqualified(pattern, hw)
+        scores, output = where.get(pattern.qk), where.get(pattern.pv)
+        if reason is None and (scores is None or output is None or scores == output):
+            reason = "the matmuls are not grouped as Q·Kᵀ with its epilogue and ·V"
+        if reason is None and pattern.softmax in where:
+            reason = "the softmax is grouped with other ops"
+        if reason is None:
+            assert scores is not None and output is not None
+            owned = {pattern.qk, pattern.scores_to_nd, *pattern.chain}
+            if not owned <= groups[scores] or pattern.probs_to_nz not in groups[output]:
+                reason = "the scores' epilogue is split over several groups"
+        if reason is not None:
+            kept.append(reason)
+            continue
+        assert scores is not None and output is not None
+        claims.append(AttentionClaim(scores, output, pattern.softmax))
+    return claims, kept
