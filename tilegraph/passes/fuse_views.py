@@ -1,0 +1,87 @@
+"""Which graph ops a matmul's kernel takes as views of its operands and result, for
+``fuse-ops`` (:mod:`tilegraph.passes.fuse_ops`): the claims of the reshape / transpose
+chains that only re-index a row-major tensor (the attention head split and merge), and
+the copies of a split whose outputs are offset views of several matmuls' operands
+(GPT-2's QKV split). The chains themselves are found by
+:mod:`tilegraph.lowering.analysis.operand_views` and
+:mod:`tilegraph.lowering.analysis.shared_views`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Block, Operation
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.lowering.analysis.operand_views import matrix_operands, view_ops_of
+from tilegraph.lowering.analysis.shared_views import split_view_users
+
+
+def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, str]]:
+    """For every matmul / gemm among ``ops``, the view ops of its operands ("prologue")
+    and of its result ("epilogue", with the FRACTAL_NZ -> ND conversion that feeds the
+    result's chain). A chain that is both (the head merge feeding the output projection)
+    is the writing matmul's: claims of results override those of operands."""
+    claims: dict[Operation, tuple[Operation, str]] = {}
+    anchors = [op for op in ops if matrix_operands(op)]
+    for side in ("prologue", "epilogue"):
+        for anchor in anchors:
+            chain = [op for op, found in view_ops_of(anchor).items() if found == side]
+            if side == "prologue" and _converted_source(chain):
+                continue
+            for op in chain:
+                claims[op] = (anchor, side)
+            if side == "epilogue":
+                result = anchor.results[0]
+                user = next(iter(u.operation for u in result.uses), None)
+                if isinstance(user, TransDataOp) and any(
+                    claims.get(u.operation) == (anchor, side) for u in user.output.uses
+                ):
+                    claims[user] = (anchor, side)
+    return claims
+
+
+def _converted_source(chain: Sequence[Operation]) -> bool:
+    """An operand's view chain reads the output of a layout conversion (a CNN's flatten of
+    an NC1HWC0 -> NCHW TransData before its FC layer): the chain fuses with that conversion
+    as before, into the kernel that writes the ND tensor the matmul then reads whole; a
+    claim would pull the chain away from the conversion and leave both alone."""
+    members = set(chain)
+    return any(
+        isinstance(operand.owner, TransDataOp) and operand.owner not in members
+        for op in chain
+        for operand in op.operands
+    )
+
+
+def clone_splits_into_matmul_views(block: Block) -> int:
+    """Give each matmul that reads outputs of a split as view operands its own copy of the
+    split (fuse-ops's module docstring); the number of copies added. A copy's outputs that other
+    matmuls read stay unused: they are addresses, not data. When a copy would not be
+    claimed as part of its matmul's views after all (a chain that :func:`view_claims`
+    leaves alone), the copies are undone and the split stays one kernel."""
+    added = 0
+    for op in list(block.ops):
+        users = split_view_users(op) if isinstance(op, SplitOp) else None
+        if users is None:
+            continue
+        copies: list[Operation] = []
+        for user in list(dict.fromkeys(users))[1:]:
+            copy = op.clone()
+            Rewriter.insert_op(copy, InsertPoint.after(op))
+            for old, new, reader in zip(op.results, copy.results, users, strict=True):
+                new.name_hint = old.name_hint
+                if reader is user:
+                    old.replace_all_uses_with(new)
+            copies.append(copy)
+        claims = view_claims(list(block.ops))
+        if all(claims.get(s, (None, ""))[1] == "prologue" for s in (op, *copies)):
+            added += len(copies)
+            continue
+        for copy in copies:
+            for old, new in zip(op.results, copy.results, strict=True):
+                new.replace_all_uses_with(old)
+            Rewriter.erase_op(copy)
+    return added
