@@ -26,8 +26,9 @@ nothing new.
 **Graph level** (:func:`tune_graph`): the whole model compiled and estimated at each
 point of a small grid of O2's options (:data:`GRAPH_GRID`: the format engine's storage
 strategy (GE's or naive; the optimal one's search is too slow for a grid), ``fuse-ops``'
-``max-ops`` and UB budget, the ``combine-parallel`` rule on or off) with every kernel at its default point;
-the cheapest wins (ties: the default) and the kernels are tuned under it.
+``max-ops`` and UB budget, the ``combine-parallel`` rule on or off) with every kernel at
+its default point; the cheapest wins (ties: the default) and the kernels are tuned under
+it.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ tiling per output depth plane, its depth taps accumulating into one L0C (:mod:`.
 **MatMul / Gemm** (ND or FRACTAL_NZ operands, batched with broadcast): base blocks
 (baseM, baseN, baseK) in fractals; A goes GM -> L1 as NZ (``nd2nz``) and L1 -> L0A as ZZ, B
 as ZN into L0B (transposed on the way when it is held as rows of K). One L1 window holds up
-to four base K steps (:func:`.matmul.l1_k_steps`), so MTE2 moves fewer, longer runs; when
+to four base K steps (:func:`.matmul_l1.l1_k_steps`), so MTE2 moves fewer, longer runs; when
 one operand's whole-K panel fits L1 it is loaded once for a group of output blocks along
-the other axis (stepN / stepM, :func:`.matmul.plan_l1_reuse`).
+the other axis (stepN / stepM, :func:`.matmul_l1.plan_l1_reuse`).
 
 The epilogue: ``fixpipe`` takes the accumulator out with bias and ReLU; any other fused
 elementwise op runs on the UB copy of the output tile (:mod:`.elementwise`) before the

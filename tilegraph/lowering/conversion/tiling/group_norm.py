@@ -21,8 +21,9 @@ the groups.
 
 A group larger than UB is normalised in chunks over a GM view of it, three passes
 (:mod:`.group_norm_chunks`). Stays on the host (the reason is reported): ``stash_type``
-double, tensors that are not row-major, parameters computed inside the kernel. The statistics are computed in the input's type (``stash_type`` float for an fp16
-input is not followed: fp16 tolerance).
+double, tensors that are not row-major, parameters computed inside the kernel. The
+statistics are computed in the input's type (``stash_type`` float for an fp16 input is
+not followed: fp16 tolerance).
 """
 
 from __future__ import annotations
