@@ -376,7 +376,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         ]
     from tilegraph.dialects.tile import CastOp, CopyOp
 
-    def widen(src: SSAValue, dst: SSAValue) -> None:
+    def cast_tile(src: SSAValue, dst: SSAValue) -> None:
+        """Convert a staged tile to (or from) the compute type; nothing when they agree."""
         if src is not dst:
             b.add(CastOp(operands=[src, dst]))
 
@@ -385,17 +386,17 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         for arg, staged, t in zip(params, param_in, tiles.params, strict=True):
             rank = len(memref_shape(arg))
             b.add(CopyOp(arg, [zero] * rank, staged, [zero] * rank))
-            widen(staged, t)
+            cast_tile(staged, t)
     stack, offsets = tile_loops(b, plan)
     with stack:
         b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
-        widen(x_in, tiles.x)
+        cast_tile(x_in, tiles.x)
         if spec.per_channel:  # the tile's channels
             for arg, staged, t in zip(params, param_in, tiles.params, strict=True):
                 load_param(b, arg, staged, offsets, True)
-                widen(staged, t)
+                cast_tile(staged, t)
         spec.program(b, tiles, spec.axes)
-        widen(tiles.out, out)
+        cast_tile(tiles.out, out)
         out_rank = len(memref_shape(out_arg))
         out_offsets = (
             [zero if i in spec.axes else o for i, o in enumerate(offsets)]
