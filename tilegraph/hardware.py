@@ -78,6 +78,10 @@ class HardwareModel:
     fix_write_bytes_per_cycle: float = 128.0
     """FIX's second stage: writing the result, in the output's element type, to GM or L1
     (the same model; the two stages add up)."""
+    fix_int8_write_bytes_per_cycle: float = 64.0
+    """FIX's second stage for an int8 result (requantisation): the shared hardware notes'
+    64 B/cycle for int8 output beside 128 B/cycle for fp16, i.e. as many elements a cycle
+    as fp16 (docs/hardware.md)."""
     l0c_to_ub_bytes_per_cycle: float | None = None
     """A coupled core's L0C -> UB move, one stage on the accumulator's bytes (310P: 512,
     its CANN platform configuration and the GEMM tiling's model for chips without L0C ->

@@ -180,6 +180,8 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     if scope_of(op.dst) == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
         return DMA_HEAD_CYCLES + ceil(op.moved_bytes() / hw.l0c_to_ub_bytes_per_cycle)
     write_rate = hw.fix_write_bytes_per_cycle
+    if str(memref_element(op.dst)) == "i8":  # requantised: as many elements as fp16
+        write_rate = hw.fix_int8_write_bytes_per_cycle
     if scope_of(op.dst) == "GM":
         write_rate *= hw.gm_efficiency(op.gm_burst_bytes())
     return (

@@ -12,6 +12,7 @@ PASSES: dict[str, str] = {
     "conv-forms": ".conv_forms:ConvFormsPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
     "fold-qdq": ".fold_qdq:FoldQdqPass",
+    "fold-requant": ".fold_requant:FoldRequantPass",
     "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
     "format": ".pipelines:FormatPipeline",
     "format-report": ".format_report:FormatReportPass",

@@ -47,21 +47,12 @@ _Slots = Sequence[SSAValue | None]
 _Props = Mapping[str, Attribute]
 
 
-@irdl_op_definition
-class QuantConv2dOp(QuantizedConvBase):
-    """``graph.quant_conv2d %x, %w, %bias, %scale {pad_value}``: ``(conv(x, w) + bias) *
-    scale`` with ``x`` padded with ``pad_value`` (default 0).
+class Int8ConvBase(QuantizedConvBase):
+    """The operands, ``pad_value`` and the int32 sum of the int8 cube's convolutions
+    (:class:`QuantConv2dOp`, and :class:`~.requantized_cube.RequantConv2dOp`, which
+    requantises the sum where this one dequantises it): what the convolution strategy
+    tiles."""
 
-    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (weight zero point 0),
-    ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product of the data's and the
-    weight's scales). A data zero point ``zx`` is ``pad_value = zx`` (the float graph's
-    zero padding is ``zx`` in x's quantised domain) with ``-zx · Σ w[m]`` folded into
-    ``bias`` by ``fold-qdq``. The sum is exact in int32 (wrapping as ONNX's
-    ConvInteger may) and the result is ``acc * scale`` rounded once to the scale's type
-    (ONNX DequantizeLinear of an int32 tensor, per output channel).
-    """
-
-    name = "graph.quant_conv2d"
     pad_value = int_attr()
     DEFAULTS: ClassVar = {**QuantizedConvBase.DEFAULTS, "pad_value": 0}
     input = operand_def(TensorType)
@@ -73,20 +64,10 @@ class QuantConv2dOp(QuantizedConvBase):
     W_SLOTS: ClassVar = (1,)
     """The data and the weight (no zero points: they are 0); the weight's slot gives the
     flops of the inherited :meth:`cost` (as Conv's)."""
-    FACTS: ClassVar = OpFacts(
-        FormatRole.SENSITIVE,
-        FusionKind.OUT_ELEMWISE_FUSABLE,
-        data_format=F.NCHW,
-        kernels=(
-            KernelVariant((F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0, F.NC1HWC0), (F.NC1HWC0,), "cube"),
-            KernelVariant((F.NCHW, F.NCHW, F.ND, F.ND), (F.NCHW,), "plain"),
-        ),
-        heavy=True,
-        reshape_types={2: "C", 3: "C"},
-    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
+        """The dequantised result: ``[N, M, OH, OW]`` in the scale's type."""
         x = require(tensor_type(operands[0]), "input")
         w = require(tensor_type(operands[1]), "weight")
         bias = require(tensor_type(operands[2]), "bias")
@@ -115,6 +96,34 @@ class QuantConv2dOp(QuantizedConvBase):
         taps = w64.reshape(w.shape[0], -1).sum(axis=1) * pad
         acc = acc + (bias.astype(np.float64) + taps).reshape(1, -1, 1, 1)
         return acc.astype(np.int64).astype(np.int32)
+
+
+@irdl_op_definition
+class QuantConv2dOp(Int8ConvBase):
+    """``graph.quant_conv2d %x, %w, %bias, %scale {pad_value}``: ``(conv(x, w) + bias) *
+    scale`` with ``x`` padded with ``pad_value`` (default 0).
+
+    ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (weight zero point 0),
+    ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product of the data's and the
+    weight's scales). A data zero point ``zx`` is ``pad_value = zx`` (the float graph's
+    zero padding is ``zx`` in x's quantised domain) with ``-zx · Σ w[m]`` folded into
+    ``bias`` by ``fold-qdq``. The sum is exact in int32 (wrapping as ONNX's
+    ConvInteger may) and the result is ``acc * scale`` rounded once to the scale's type
+    (ONNX DequantizeLinear of an int32 tensor, per output channel).
+    """
+
+    name = "graph.quant_conv2d"
+    FACTS: ClassVar = OpFacts(
+        FormatRole.SENSITIVE,
+        FusionKind.OUT_ELEMWISE_FUSABLE,
+        data_format=F.NCHW,
+        kernels=(
+            KernelVariant((F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0, F.NC1HWC0), (F.NC1HWC0,), "cube"),
+            KernelVariant((F.NCHW, F.NCHW, F.ND, F.ND), (F.NCHW,), "plain"),
+        ),
+        heavy=True,
+        reshape_types={2: "C", 3: "C"},
+    )
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, w, bias, scale = inputs

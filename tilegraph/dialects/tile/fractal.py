@@ -321,17 +321,21 @@ FIXPIPE_LAYOUTS = ("nd", "nc1hwc0", "nz")
 FIXPIPE_CONVERSIONS: dict[tuple[str, bool], tuple[str, ...]] = {
     ("f32", False): ("f32", "f16", "bf16"),
     ("i32", False): ("i32",),
-    ("i32", True): ("f32", "f16"),
+    ("i32", True): ("f32", "f16", "i8"),
 }
 """(accumulator type, has a deq scale) -> the destination types fixpipe converts it to
 (the ascend-hardware notes: L0C int32 -> fp16 with a scale, per tensor or per channel,
-"deq"; the fp32 accumulator rounded to fp16 / bf16 on the way out)."""
+"deq"; int32 -> int8 with a scale and an offset, "requant" (Ascend C's ``REQ8`` /
+``VREQ8``); the fp32 accumulator rounded to fp16 / bf16 on the way out)."""
+
+REQUANT_C0 = 32
+"""The C0 of an int8 NC1HWC0 destination: two accumulator fractals of 16 columns a slice."""
 
 
 @irdl_op_definition
 class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) {layout, relu, rows, cols}``:
-    L0C out.
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) {layout, relu, rows, cols,
+    zero_point}``: L0C out.
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
@@ -346,7 +350,12 @@ class FixpipeOp(TileOp):
 
     Conversions (:data:`FIXPIPE_CONVERSIONS`): an f32 accumulator leaves as f32, f16 or
     bf16 (no ``deq``); an i32 accumulator as i32 (no ``deq``) or, with ``deq``, as f32 or
-    f16 (the hardware's "deq" mode; its int8 "requant" mode is not modelled).
+    f16 (the hardware's "deq" mode) or as i8 (its "requant" mode, Ascend C's ``REQ8`` /
+    ``VREQ8``): ``saturate(round_half_even(float32(acc) · deq) + zero_point)``, the
+    product in float32 (ReLU on it first with ``relu``), ``zero_point`` (default 0) the
+    output's. An i8 ``nc1hwc0`` destination has C0 = 32: accumulator fractal ``n`` fills
+    lanes ``16·(n mod 2)`` on of C1 slice ``n // 2`` (an odd last fractal leaves the upper
+    lanes of its slice 0), and ``offsets`` count the destination's slices.
     """
 
     name = "tile.fixpipe"
@@ -360,6 +369,7 @@ class FixpipeOp(TileOp):
     relu = opt_prop_def(BoolAttr)
     rows = opt_prop_def(IntegerAttr)
     cols = opt_prop_def(IntegerAttr)
+    zero_point = opt_prop_def(IntegerAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -380,8 +390,11 @@ class FixpipeOp(TileOp):
         relu: bool = False,
         rows: int | None = None,
         cols: int | None = None,
+        zero_point: int | None = None,
     ):
         props: dict[str, Any] = {"layout": StringAttr(layout)}
+        if zero_point is not None:
+            props["zero_point"] = IntegerAttr(zero_point, i64)
         if relu:
             props["relu"] = BoolAttr.from_bool(True)
         if rows is not None:
@@ -442,6 +455,16 @@ class FixpipeOp(TileOp):
                 f"'{self.name}': an {src} accumulator {how} leaves as "
                 f"{', '.join(legal) or 'nothing'}, not {dst}"
             )
+        requant = dst == "i8"
+        if self.zero_point is not None and not requant:
+            raise VerifyException(f"'{self.name}': a zero point needs an i8 destination")
+        if requant:
+            c0 = memref_shape(self.dst)[-1]
+            if self.layout.data != "nc1hwc0" or c0 != REQUANT_C0:
+                raise VerifyException(
+                    f"'{self.name}': an i8 result is written as nc1hwc0 with C0 = "
+                    f"{REQUANT_C0}, not {self.layout.data} with {c0} lanes"
+                )
         if self.deq is not None:
             require_scope(self, self.deq, ("L1",), "the deq scale")
             if str(memref_element(self.deq)) not in ("f32", "f16"):

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from tilegraph.dialects.tile.base import memref_shape
+from tilegraph.dialects.graph.requantized_cube import requantize_accumulator
+from tilegraph.dialects.tile.base import memref_element, memref_shape
 from tilegraph.dialects.tile.dma import int_values
 from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.runtime.tile_interpreter.dma import cast_into, window
@@ -204,9 +205,14 @@ def fixpipe_tiles(op: FixpipeOp) -> FixpipeTiles:
     leading dims (an ``nc1hwc0`` tile is ``cols`` wide when the op says so, else as wide as
     its destination). A deq scale multiplies the exact int32 sum in float64 (exact: 31 x
     24 bits), so the cast into the destination rounds the product once, as ONNX's
-    DequantizeLinear of an int32 does."""
+    DequantizeLinear of an int32 does. Into int8 ("requant") the sum is requantised as
+    the graph level's ``graph.requant_conv2d`` does (:func:`requantize_accumulator`: the
+    product in float32, ReLU, round half to even, the zero point, saturation), and an
+    ``nc1hwc0`` tile pairs its fractals into C1 slices of 32 lanes."""
     layout = op.layout.data
     relu = op.relu is not None and op.relu.value.data != 0
+    requant = str(memref_element(op.dst)) == "i8"
+    zero_point = op.zero_point.value.data if op.zero_point is not None else 0
     rows = op.rows.value.data if op.rows is not None else 0
     cols = op.cols.value.data if op.cols is not None else None
     rank = len(memref_shape(op.dst))
@@ -220,9 +226,12 @@ def fixpipe_tiles(op: FixpipeOp) -> FixpipeTiles:
         acc = src
         if bias is not None:
             acc = acc + bias.astype(src.dtype, copy=False)
-        if deq is not None:
+        if requant:
+            assert deq is not None
+            acc = requantize_accumulator(acc, deq, zero_point, relu)
+        elif deq is not None:
             acc = acc.astype(np.float64) * deq.astype(np.float64)
-        if relu:
+        if relu and not requant:
             acc = np.maximum(acc, 0)
         if layout == "nd":
             tile = np.moveaxis(acc, -4, -2).reshape(*lead, m1 * m0, n1 * n0)
@@ -230,9 +239,21 @@ def fixpipe_tiles(op: FixpipeOp) -> FixpipeTiles:
         if layout == "nz":
             return acc.reshape(*lead, *(1,) * (rank - 4), n1, m1, m0, n0)
         tile = acc.reshape(*lead, n1, m1 * m0, n0)[..., : rows * width, :]
+        if requant:
+            return _c0_pairs(tile).reshape(*lead, 1, -(-n1 // 2), rows, width, 2 * n0)
         return tile.reshape(*lead, 1, n1, rows, width, n0)
 
     return tiles
+
+
+def _c0_pairs(tile: np.ndarray) -> np.ndarray:
+    """``(..., N1, P, 16)`` fractals as ``(..., ceil(N1 / 2), P, 2, 16)``: fractal ``n`` in
+    lanes ``16·(n mod 2)`` on of slice ``n // 2`` (an odd last fractal's upper lanes 0)."""
+    *lead, n1, pixels, n0 = tile.shape
+    if n1 % 2:
+        tile = np.concatenate([tile, np.zeros((*lead, 1, pixels, n0), tile.dtype)], axis=-3)
+    pairs = tile.reshape(*lead, -(-n1 // 2), 2, pixels, n0)
+    return np.moveaxis(pairs, -3, -2)
 
 
 @tile_kernel(FixpipeOp)

@@ -8,7 +8,7 @@ from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
+from tilegraph.dialects.graph.quantized_cube import Int8ConvBase
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     CopyOp,
@@ -19,7 +19,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.conv_output import conv_output
+from tilegraph.lowering.conversion.tiling.conv_output import conv_output, requantisation
 from tilegraph.lowering.conversion.tiling.conv_tiles import (
     ConvGeometry,
     ConvTiles,
@@ -37,11 +37,12 @@ from tilegraph.lowering.conversion.tiling.cube import (
 
 def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
     conv = kernel.anchor
-    assert isinstance(conv, Conv2dOp | QuantConv2dOp)
-    # int8: the scale of each output channel rides with the bias into fixpipe (deq)
-    scale = conv.scale if isinstance(conv, QuantConv2dOp) else None
+    assert isinstance(conv, Conv2dOp | Int8ConvBase)
+    # int8: the scale of each output channel rides with the bias into fixpipe (deq, or
+    # requant to int8: then the multiplier)
+    scale = conv.scale if isinstance(conv, Int8ConvBase) else None
     # int8 with a data zero point: the padding holds it (the copy's fill, load3d's pad)
-    pad = int(conv.attr("pad_value")) if isinstance(conv, QuantConv2dOp) else 0
+    pad = int(conv.attr("pad_value")) if isinstance(conv, Int8ConvBase) else 0
     epilogue = Epilogue(body, kernel)
     reason = epilogue.unsupported()
     if reason:
@@ -99,6 +100,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     output = conv_output(
         b, epilogue, out_tile, out_element, rows=tiles.rows, cols=tiles.cols,
         bias=None if bias_arg is None else (bias_arg, bias_type), scale_arg=scale_arg,
+        requant=requantisation(conv),
     )  # fmt: skip
     zero = b.index(0)
     out_arg = epilogue.out_arg

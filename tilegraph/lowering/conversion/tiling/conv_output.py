@@ -2,15 +2,24 @@
 3-D (:mod:`.conv3d`) strategies: the bias (and int8 dequantisation scales) of a channel
 tile in L1, the fixpipe of each output tile (bias, ReLU, cast) straight to GM, through UB
 (no L0C -> GM path, or a vector chain on the tile), and on a decoupled preset the AIVs'
-shares of that chain (:mod:`.sub_blocks`)."""
+shares of that chain (:mod:`.sub_blocks`).
+
+An int8 result (``graph.requant_conv2d``: fixpipe requantises) is NC1HWC0 with C0 = 32:
+two accumulator fractals of 16 channels fill one C1 slice, so the output tile is
+``[1, ceil(n1 / 2), rows, width, 32]`` and a tile's C1 offset is its fractal offset / 2
+(the channel tiles start on even fractals: :func:`.conv_tiles.chosen_conv_tiles`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp
 from tilegraph.dialects.tile import CopyOp, FixpipeOp
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, Epilogue
@@ -21,7 +30,8 @@ from tilegraph.lowering.conversion.tiling.sub_blocks import emit_shares
 @dataclass
 class ConvOutput:
     """The buffers of a convolution kernel's way out (allocated by :func:`conv_output`)
-    and the ops that use them. ``out_tile`` is an output tile ``[1, n1, rows, width, 16]``."""
+    and the ops that use them. ``out_tile`` is an output tile ``[1, n1, rows, width, 16]``
+    (int8: ``[1, ceil(n1 / 2), rows, width, 32]``)."""
 
     b: KernelBuilder
     epilogue: Epilogue
@@ -36,6 +46,8 @@ class ConvOutput:
     acc_ub: SSAValue | None
     shared: bool
     """The AIVs of a group share the chain's tile (a decoupled preset)."""
+    requant: tuple[int, bool] | None = None
+    """Fixpipe requantises to int8: (zero point, ReLU first)."""
 
     def load_bias(self, out_c1: SSAValue) -> None:
         """The bias and scales of the channel tile starting at C1 fractal ``out_c1``."""
@@ -51,6 +63,12 @@ class ConvOutput:
         zero = b.index(0)
         chain = epilogue.chain
         offsets = list(offsets)
+        if self.requant is not None:
+            assert chain is None  # nothing runs on an int8 result in the kernel
+            # two fractals of 16 channels a C1 slice of 32 lanes
+            pair = b.add(arith.FloorDivSIOp(offsets[1], b.index(2))).results[0]
+            offsets[1] = pair
+        zero_point, requant_relu = self.requant or (0, False)
         if chain is None:
             # Straight to GM, or (no L0C -> GM) into the UB tile that MTE3 then stores.
             b.add(
@@ -61,9 +79,10 @@ class ConvOutput:
                     self.bias_l1,
                     deq=self.deq_l1,
                     layout="nc1hwc0",
-                    relu=epilogue.relu,
+                    relu=epilogue.relu or requant_relu,
                     rows=self.rows,
                     cols=self.cols,
+                    zero_point=zero_point if self.requant is not None else None,
                 )  # fmt: skip
             )
             if acc_ub is not None:
@@ -104,16 +123,23 @@ def conv_output(
     cols: int | None,
     bias: tuple[SSAValue, Attribute] | None,
     scale_arg: SSAValue | None,
+    requant: tuple[int, bool] | None = None,
 ) -> ConvOutput:
     """Allocate the way out of ``out_tile``-shaped output tiles: L1 room for the bias
     (``bias``: its kernel argument and element type) and the scales of ``n1`` channel
-    fractals, the UB tile when the output goes through UB, the chain's tiles."""
+    fractals, the UB tile when the output goes through UB, the chain's tiles. ``requant``:
+    fixpipe requantises to int8 with (zero point, ReLU first); the scales are then float32
+    multipliers and ``out_tile`` is given in accumulator fractals (``[1, n1, rows, width,
+    16]``), the int8 tile it becomes is ``[1, ceil(n1 / 2), rows, width, 32]``."""
     n1 = out_tile[1]
     bias_l1 = deq_l1 = None
     if bias is not None:
         bias_l1 = b.buffer([1, n1, 1, 1, FRACTAL], bias[1], "L1", "bias_l1")
     if scale_arg is not None:
-        deq_l1 = b.buffer([1, n1, 1, 1, FRACTAL], out_element, "L1", "deq_l1")
+        scale_element = f32 if requant is not None else out_element
+        deq_l1 = b.buffer([1, n1, 1, 1, FRACTAL], scale_element, "L1", "deq_l1")
+    if requant is not None:
+        out_tile = [1, -(-n1 // 2), *out_tile[2:4], 2 * FRACTAL]
     acc_ub = None
     chain = epilogue.chain
     shared = chain is not None and b.hw.aiv_per_aic > 1  # the AIVs of a group share a tile
@@ -126,4 +152,13 @@ def conv_output(
     return ConvOutput(
         b, epilogue, out_tile, out_element, rows, cols,
         None if bias is None else bias[0], scale_arg, bias_l1, deq_l1, acc_ub, shared,
+        requant,
     )  # fmt: skip
+
+
+def requantisation(conv: GraphOp) -> tuple[int, bool] | None:
+    """(zero point, ReLU first) when fixpipe requantises ``conv``'s sum to int8
+    (``graph.requant_conv2d``), else None."""
+    if not isinstance(conv, RequantConv2dOp):
+        return None
+    return int(conv.attr("zero_point")), bool(conv.attr("relu"))

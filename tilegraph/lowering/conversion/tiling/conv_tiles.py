@@ -4,13 +4,13 @@ choices as tiling parameters (:func:`chosen_conv_tiles`). :mod:`.conv` emits the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.ir import Attribute
 
 from tilegraph.cost_model.tile_costs import img2col_bytes_per_cycle
 from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
+from tilegraph.dialects.graph.quantized_cube import Int8ConvBase
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile.base import element_bytes
@@ -66,7 +66,7 @@ class ConvGeometry:
     channels, ``block_k1 = ceil(4·kh·kw, c0)`` fractals that each mix kernel positions."""
 
 
-def conv_geometry(conv: Conv2dOp | QuantConv2dOp, data: TensorType) -> ConvGeometry | str:
+def conv_geometry(conv: Conv2dOp | Int8ConvBase, data: TensorType) -> ConvGeometry | str:
     x, w, out = data, tensor_of(conv.weight), tensor_of(conv.output)
     c04 = x.storage_format == F.NC1HWC0_C04
     if x.storage_format not in (F.NC1HWC0, F.NC1HWC0_C04) or out.storage_format != F.NC1HWC0:
@@ -376,6 +376,8 @@ def chosen_conv_tiles(
     heuristic = choose_conv_tiles(g, hw, element, epilogue, out_element)
     if heuristic is None:
         return "no convolution tile fits the on-chip buffers"
+    if odd_int8_channel_tile(g, heuristic.n1, out_element):
+        heuristic = replace(heuristic, n1=heuristic.n1 - 1 if heuristic.n1 > 1 else 2)
     eb = element_bytes(element)
     resident = weights_fit_resident(g, heuristic, hw, eb, taps)
     rows = b.choose_int(
@@ -424,6 +426,12 @@ def chosen_conv_tiles(
     )
 
 
+def odd_int8_channel_tile(g: ConvGeometry, n1: int, out_element: Attribute) -> bool:
+    """An int8 output (C0 = 32: two accumulator fractals a C1 slice) cut in channel tiles
+    of an odd number of fractals, so that a tile would start inside a C1 slice."""
+    return str(out_element) == "i8" and n1 % 2 == 1 and n1 < g.block_n1
+
+
 def tiles_failure(
     g: ConvGeometry,
     t: ConvTiles,
@@ -439,6 +447,8 @@ def tiles_failure(
     frac = FRACTAL * g.c0 * eb
     if g.blocks > 1 and g.block_n1 % t.n1:
         return f"conv.n1 = {t.n1} does not divide a group block's {g.block_n1} fractals"
+    if odd_int8_channel_tile(g, t.n1, out_element):
+        return f"conv.n1 = {t.n1} is odd: int8 output tiles fill C1 slices of 32 channels"
     if t.k1 > t.chunk_k1(g):
         return f"conv.k1 = {t.k1} exceeds the {t.chunk_k1(g)} K fractals of one load"
     m1 = t.m1(g)

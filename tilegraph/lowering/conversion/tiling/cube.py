@@ -45,7 +45,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp
-from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
+from tilegraph.dialects.graph.quantized_cube import Int8ConvBase, QuantMatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     memref_shape,
@@ -68,8 +68,9 @@ BASE_M = 128
 """Output pixels a convolution tile aims at (Ascend C's baseM); rows x width rounds it."""
 
 
-CONV_ANCHORS = (Conv2dOp, QuantConv2dOp)
-"""The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation."""
+CONV_ANCHORS = (Conv2dOp, Int8ConvBase)
+"""The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation
+or requantisation."""
 
 MATMUL_ANCHORS = (MatMulOp, GemmOp, QuantMatMulOp)
 """The matrix products :mod:`.matmul` tiles: float, and int8 with fixpipe dequantisation."""
