@@ -19,7 +19,6 @@ from xdsl.irdl import irdl_op_definition
 
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr
-from tilegraph.dialects.graph.facts import FusionKind, OpFacts
 from tilegraph.dialects.graph.quantized_cube import Int8ConvBase, QuantConv2dOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
@@ -54,22 +53,17 @@ class RequantConv2dOp(Int8ConvBase):
     product is formed and rounded as :func:`requantize_accumulator` says (one rounding,
     half to even, as onnxruntime's QLinearConv). ``relu`` (0 / 1) clamps the product at 0
     first (a ReLU between the dequantised result and the QuantizeLinear, whose range makes
-    it ``max(q, zero_point)``). Not an epilogue anchor: fixpipe writes the int8 tensor to
-    GM and nothing runs on it in the kernel (its users read int8).
+    it ``max(q, zero_point)``). Its facts are ``graph.quant_conv2d``'s (a TransData of
+    its data joins its kernel as the DMA's conversion), but no epilogue runs on its int8
+    tiles: ``fold-requant`` makes it only where an int8 cube op reads the result, so the
+    result leaves any fused group it anchors.
     """
 
     name = "graph.requant_conv2d"
     zero_point = int_attr()
     relu = int_attr()
     DEFAULTS: ClassVar = {**QuantConv2dOp.DEFAULTS, "zero_point": 0, "relu": 0}
-    FACTS: ClassVar = OpFacts(
-        QuantConv2dOp.FACTS.role,
-        FusionKind.OPAQUE,
-        data_format=QuantConv2dOp.FACTS.data_format,
-        kernels=QuantConv2dOp.FACTS.kernels,
-        heavy=True,
-        reshape_types=QuantConv2dOp.FACTS.reshape_types,
-    )
+    FACTS: ClassVar = QuantConv2dOp.FACTS
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:

@@ -47,6 +47,8 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     reason = epilogue.unsupported()
     if reason:
         return reason
+    if requantisation(conv) is not None and epilogue.ops:
+        return "an epilogue on a requantised (int8) convolution result"
     data_value = conv.input
     convert = False
     if kernel.prologue:
