@@ -126,7 +126,9 @@ def _is_relu(op: Operation, q: _Quantization) -> bool:
     if low is None or low.size != 1 or float(low.reshape(())) != 0.0:
         return False
     top = float(q.scale) * (INT8_MAX - q.zero)
-    return op.max is None or (high is not None and high.size == 1 and float(high.reshape(())) >= top)
+    return op.max is None or (
+        high is not None and high.size == 1 and float(high.reshape(())) >= top
+    )
 
 
 def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | None:

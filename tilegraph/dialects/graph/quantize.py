@@ -38,8 +38,8 @@ from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.quantize_common import QUANTIZED_TYPES, requantize
 from tilegraph.dialects.graph.quantized_cube import QUANTIZED_CUBE_OPS
-from tilegraph.dialects.graph.requantized_cube import REQUANTIZED_CUBE_OPS
 from tilegraph.dialects.graph.quantized_linalg import QUANTIZED_LINALG_OPS
+from tilegraph.dialects.graph.requantized_cube import REQUANTIZED_CUBE_OPS
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType, parse_dtype
