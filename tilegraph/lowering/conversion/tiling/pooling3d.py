@@ -82,9 +82,12 @@ def depth_runs(axis: Axis, include_pad: bool) -> list[DepthRun]:
 
 
 def is_pool3d(pool: MaxPoolOp | AvgPoolOp) -> bool:
-    """A pooling whose input the format engine put in NDC1HWC0 (a 3-D one)."""
+    """A 3-D pooling: its input in NDC1HWC0, or a 5-D one in its NCDHW origin layout."""
     x = pool.operands[0].type
-    return isinstance(x, TensorType) and x.storage_format == Format.NDC1HWC0
+    return isinstance(x, TensorType) and x.storage_format in _LAYOUTS and x.rank == 5
+
+
+_LAYOUTS = (Format.NDC1HWC0, Format.NCDHW)
 
 
 def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
@@ -94,16 +97,21 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     assert isinstance(x_type, TensorType) and isinstance(y_type, TensorType)
     if len(body.ops) != 1 or len(body.writes) != 1:
         return "a 3-D pooling fused with other ops"
-    if y_type.storage_format != Format.NDC1HWC0:
-        return f"3-D pooling into {y_type.storage_format}"
+    blocked = x_type.storage_format == Format.NDC1HWC0
+    if y_type.storage_format != x_type.storage_format:
+        return f"3-D pooling from {x_type.storage_format} into {y_type.storage_format}"
     if str(x_type.element_type) not in ("f32", "f16", "bf16"):
         return f"pooling on {x_type.element_type}"
     x_arg = body.source(pool.operands[0])
     value, out_arg = body.writes[0]
     if x_arg is None or value is not pool.results[0]:
         return "pooling of a value computed inside the kernel"
-    n, depth, c1, height, width, c0 = memref_shape(x_arg)
-    out_depth = memref_shape(out_arg)[1]
+    if blocked:
+        n, depth, c1, height, width, c0 = memref_shape(x_arg)
+        out_depth, tail = memref_shape(out_arg)[1], [c0]
+    else:  # NCDHW: [N, C, D, H, W] is [N, C·D, H, W], a channel's planes one after the other
+        n, c1, depth, height, width = memref_shape(x_arg)
+        out_depth, tail = memref_shape(out_arg)[2], []
     kernel_shape = list(pool.attr("kernel_shape"))
     axes = window(type(pool), pool.properties, [depth, height, width], kernel_shape)
     d_axis, h_axis, w_axis = axes
@@ -129,7 +137,9 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             size *= d
         return aligned_bytes(b.hw, "UB", size * eb) if several else 0
 
-    choice = choose_pool_tile(b, geometry, c1, [c0], eb, accumulator_bytes, dividing=True)
+    # NCDHW: one channel a tile (the next channel's planes are not beside this one's)
+    blocks = c1 if blocked else 1
+    choice = choose_pool_tile(b, geometry, blocks, tail, eb, accumulator_bytes, dividing=True)
     if choice is None:
         return "no 3-D pooling tile fits UB"
     if b.dry_run:
@@ -137,16 +147,25 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     channels, rows, cols = choice
     tile_w = out_w if cols is None else cols
     element = x_type.element_type
-    window_shape = [1, channels, geometry.window_rows(rows), geometry.window_cols(cols), c0]
+    window_shape = [1, channels, geometry.window_rows(rows), geometry.window_cols(cols), *tail]
     src = b.buffer(window_shape, element, "UB", "window_ub")
-    tile = [1, channels, rows, tile_w, c0]
+    tile = [1, channels, rows, tile_w, *tail]
     tap_ub = b.buffer(tile, element, "UB", "pool_ub")
     acc_ub = b.buffer(tile, element, "UB", "acc_ub") if several else tap_ub
-    planes_in = plane_view(b, x_arg, [n, depth * c1, height, width, c0])
-    planes_out = plane_view(b, out_arg, [n, out_depth * c1, out_h, out_w, c0])
+    zero = b.index(0)
+    planes_in = plane_view(b, x_arg, [n, depth * c1, height, width, *tail])
+    planes_out = plane_view(b, out_arg, [n, out_depth * c1, out_h, out_w, *tail])
+    tail_zero = [zero] * len(tail)
+
+    def plane(d: SSAValue, c: SSAValue, planes: int) -> SSAValue:
+        """Depth plane ``d`` of channel (block) ``c`` in the merged axis of ``planes``
+        depth planes: ``d·C1 + c`` in NDC1HWC0, ``c·D + d`` in NCDHW."""
+        if blocked:
+            return b.add_index(b.affine(d, c1), c)
+        return b.add_index(b.affine(c, planes), d)
+
     kind = "max" if is_max else ("avg_include_pad" if include_pad else "avg")
     pad_value = float("-inf") if is_max else 0.0
-    zero = b.index(0)
 
     def pool_tap(n_iv, c, oh, ow, plane_out, tap, into: SSAValue) -> None:
         """Depth tap ``tap`` of output plane ``plane_out``: its 2-D window into UB, pooled
@@ -158,8 +177,8 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         # whole rows: the window starts at column 0, pad_left columns into the buffer
         w_start = zero if cols is None else b.affine(ow, w_axis.stride, -w_axis.begin)
         left = b.index(w_axis.begin if cols is None else 0)
-        at = [n_iv, b.add_index(b.affine(d_in, c1), c), h_start, w_start, zero]
-        load = CopyOp(planes_in, at, src, [zero, zero, zero, left, zero])
+        at = [n_iv, plane(d_in, c, depth), h_start, w_start, *tail_zero]
+        load = CopyOp(planes_in, at, src, [zero, zero, zero, left, *tail_zero])
         load.properties["pad"] = FloatAttr(pad_value, f64)
         b.add(load)
         b.add(
@@ -199,7 +218,7 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                         b.add(combine(acc_ub, tap_ub, acc_ub))
                 if not is_max and run.count > 1:
                     b.add(SCALAR_OPS["vmuls"](acc_ub, 1.0 / run.count, acc_ub))
-                plane_c1 = b.add_index(b.affine(plane_out, c1), c)
-                store(b, acc_ub, planes_out, [n_iv, plane_c1, oh, ow, zero])
+                at = [n_iv, plane(plane_out, c, out_depth), oh, ow, *tail_zero]
+                store(b, acc_ub, planes_out, at)
     b.tiles = n * -(-c1 // channels) * -(-out_h // rows) * -(-out_w // tile_w) * out_depth
     return None
