@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import FloatAttr, f64
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.windows import window
@@ -31,17 +32,31 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, store
 
 
-def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+def pooling_of(body: KernelBody) -> tuple[MaxPoolOp | AvgPoolOp, TensorType, TensorType]:
+    """A pooling kernel's pooling (its first op), with its input's and result's types."""
     pool = body.ops[0]
     assert isinstance(pool, MaxPoolOp | AvgPoolOp)
     x_type, y_type = pool.operands[0].type, pool.results[0].type
     assert isinstance(x_type, TensorType) and isinstance(y_type, TensorType)
+    return pool, x_type, y_type
+
+
+def unpooled_element(t: TensorType) -> str | None:
+    """Why the vector unit does not pool ``t``'s elements (None: floats it does)."""
+    if str(t.element_type) not in ("f32", "f16", "bf16"):
+        return f"pooling on {t.element_type}"
+    return None
+
+
+def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    pool, x_type, y_type = pooling_of(body)
     if len(body.writes) != 1 or len(pool.results) != 1:
         return "a pooling kernel with several outputs"
     if x_type.rank != 4 or x_type.storage_format not in (Format.NC1HWC0, Format.NCHW):
         return f"pooling on a {x_type.storage_format} tensor of rank {x_type.rank}"
-    if str(x_type.element_type) not in ("f32", "f16", "bf16"):
-        return f"pooling on {x_type.element_type}"
+    reason = unpooled_element(x_type)
+    if reason:
+        return reason
     x_arg = body.source(pool.operands[0])
     if x_arg is None:
         return "pooling of a value computed inside the kernel"
@@ -97,7 +112,7 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if chain is not None:
         chain.allocate(b, tile, given=[pool.results[0]])
     is_max = isinstance(pool, MaxPoolOp)
-    kind = "max" if is_max else ("avg_include_pad" if pool.attr("count_include_pad") else "avg")
+    kind = pool_kind(pool)
     pads = (axes[0].begin, axes[1].begin, axes[0].end, axes[1].end)
     zero = b.index(0)
     with (
@@ -126,21 +141,8 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             )
             load.properties["pad"] = FloatAttr(pad_value, f64)
             b.add(load)
-        b.add(
-            PoolOp(
-                src,
-                oh,
-                dst,
-                kind=kind,
-                kernel_shape=kernel,
-                strides=strides,
-                dilations=dilations,
-                pads=pads,
-                height=height,
-                width=width,
-                col0=None if cols is None else ow,
-            )  # fmt: skip
-        )
+        col0 = None if cols is None else ow
+        b.add(geometry.vpool(src, oh, col0, dst, kind, pads, (height, width)))
         offsets = [n, c, oh, ow, *tail_zero]
         if chain is not None:
             chain.epilogue(b, {pool.results[0]: dst}, offsets, out_arg, value)
@@ -169,6 +171,31 @@ class PoolGeometry:
         """Input columns that ``cols`` output columns (None: whole rows) read."""
         cols = self.out_w if cols is None else cols
         return (cols - 1) * self.strides[1] + (self.kernel[1] - 1) * self.dilations[1] + 1
+
+    def vpool(
+        self,
+        src: SSAValue,
+        row0: SSAValue,
+        col0: SSAValue | None,
+        dst: SSAValue,
+        kind: str,
+        pads: tuple[int, int, int, int],
+        image: tuple[int, int],
+    ) -> PoolOp:
+        """``tile.vpool`` of window ``src`` into the output tile ``dst`` whose first pixel
+        is (``row0``, ``col0``; None: a tile of whole rows) of an ``image`` (height,
+        width) padded by ``pads`` (top, left, bottom, right)."""
+        return PoolOp(
+            src, row0, dst, kind=kind, kernel_shape=self.kernel, strides=self.strides,
+            dilations=self.dilations, pads=pads, height=image[0], width=image[1], col0=col0,
+        )  # fmt: skip
+
+
+def pool_kind(pool: MaxPoolOp | AvgPoolOp) -> str:
+    """``tile.vpool``'s kind of a graph pooling."""
+    if isinstance(pool, MaxPoolOp):
+        return "max"
+    return "avg_include_pad" if pool.attr("count_include_pad") else "avg"
 
 
 def choose_pool_tile(

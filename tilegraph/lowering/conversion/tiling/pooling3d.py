@@ -36,7 +36,7 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.windows import Axis, window
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, CopyOp, DupOp, PoolOp, memref_shape
+from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, CopyOp, DupOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.buffers import aligned_bytes
@@ -44,7 +44,13 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.conv3d import plane_view
 from tilegraph.lowering.conversion.tiling.elementwise import store
-from tilegraph.lowering.conversion.tiling.pooling import PoolGeometry, choose_pool_tile
+from tilegraph.lowering.conversion.tiling.pooling import (
+    PoolGeometry,
+    choose_pool_tile,
+    pool_kind,
+    pooling_of,
+    unpooled_element,
+)
 
 
 @dataclass(frozen=True)
@@ -91,17 +97,15 @@ _LAYOUTS = (Format.NDC1HWC0, Format.NCDHW)
 
 
 def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    pool = body.ops[0]
-    assert isinstance(pool, MaxPoolOp | AvgPoolOp)
-    x_type, y_type = pool.operands[0].type, pool.results[0].type
-    assert isinstance(x_type, TensorType) and isinstance(y_type, TensorType)
+    pool, x_type, y_type = pooling_of(body)
     if len(body.ops) != 1 or len(body.writes) != 1:
         return "a 3-D pooling fused with other ops"
     blocked = x_type.storage_format == Format.NDC1HWC0
     if y_type.storage_format != x_type.storage_format:
         return f"3-D pooling from {x_type.storage_format} into {y_type.storage_format}"
-    if str(x_type.element_type) not in ("f32", "f16", "bf16"):
-        return f"pooling on {x_type.element_type}"
+    reason = unpooled_element(x_type)
+    if reason:
+        return reason
     x_arg = body.source(pool.operands[0])
     value, out_arg = body.writes[0]
     if x_arg is None or value is not pool.results[0]:
@@ -164,7 +168,7 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             return b.add_index(b.affine(d, c1), c)
         return b.add_index(b.affine(c, planes), d)
 
-    kind = "max" if is_max else ("avg_include_pad" if include_pad else "avg")
+    kind = pool_kind(pool)
     pad_value = float("-inf") if is_max else 0.0
 
     def pool_tap(n_iv, c, oh, ow, plane_out, tap, into: SSAValue) -> None:
@@ -181,21 +185,9 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         load = CopyOp(planes_in, at, src, [zero, zero, zero, left, *tail_zero])
         load.properties["pad"] = FloatAttr(pad_value, f64)
         b.add(load)
-        b.add(
-            PoolOp(
-                src,
-                oh,
-                into,
-                kind=kind,
-                kernel_shape=geometry.kernel,
-                strides=geometry.strides,
-                dilations=geometry.dilations,
-                pads=(h_axis.begin, w_axis.begin, h_axis.end, w_axis.end),
-                height=height,
-                width=width,
-                col0=None if cols is None else ow,
-            )  # fmt: skip
-        )
+        pads = (h_axis.begin, w_axis.begin, h_axis.end, w_axis.end)
+        col0 = None if cols is None else ow
+        b.add(geometry.vpool(src, oh, col0, into, kind, pads, (height, width)))
 
     with (
         b.loop(n, 1, "n", True) as n_iv,
