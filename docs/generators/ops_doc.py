@@ -157,6 +157,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
     from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
+    from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel
     from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
     from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
     from tilegraph.lowering.conversion.tiling.reshape import (
@@ -174,6 +175,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         (MATMUL_ANCHORS, emit_matmul, "cube"),
         ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
         ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),
+        ((MaxPoolOp, AvgPoolOp), emit_pool3d_kernel, "vector"),  # 3-D (NDC1HWC0, NCDHW)
         (tuple(REDUCTION_OPS), emit_reduction_kernel, "vector"),
         ((LrnOp,), emit_lrn_kernel, "vector"),
         ((GroupNormOp,), emit_group_norm_kernel, "vector"),

@@ -134,14 +134,58 @@ def test_conv3d_estimate_grows_with_depth_taps() -> None:
     assert cycles[2] - cycles[1] > 0.5 * (cycles[1] - cycles[0]), cycles
 
 
-def test_grouped_conv3d_stays_off_the_cube_with_a_reason() -> None:
-    g = Graph()
-    x = g.input([1, 8, 3, 5, 5], "NCDHW")
-    y = g.op("conv", x, g.const([8, 4, 3, 3, 3], "NCDHW"), None, group=2, pads=[1] * 6)
-    levels = run_levels(g.b.build(y), g.arrays, "test")
-    host = [k for k in levels.tiled_kernels if k.unit == "host"]
-    assert host and "grouped 3-D convolution" in (host[0].reason or ""), host
+# name: (input shape, weight shape, conv attributes) of grouped 3-D convolutions
+GROUPED: dict[str, tuple[list[int], list[int], dict]] = {
+    # depthwise, 20 channels: FRACTAL_Z_3D's groups rule puts 16 groups in a block, the
+    # second block ragged (4 valid lanes)
+    "depthwise": ([1, 20, 4, 7, 9], [20, 1, 3, 3, 3], {"group": 20, "pads": [1] * 6}),
+    # 2 groups of 4 -> 4 channels: one block of both (e = 2), block-diagonal
+    "two_groups": ([2, 8, 3, 5, 5], [8, 4, 3, 3, 3], {"group": 2, "pads": [1] * 6}),
+    # 3 groups of 12 -> 8: e = 3 (lanes not aligned to C0 within the block), strided,
+    # dilated in depth
+    "unaligned": (
+        [1, 36, 5, 6, 7],
+        [24, 12, 3, 1, 3],
+        {"group": 3, "strides": [2, 1, 2], "dilations": [2, 1, 1], "pads": [2, 0, 1, 2, 0, 1]},
+    ),
+    # 4 groups of 16 -> 16 channels: aligned, one group per block (e = 1), 4 blocks
+    "aligned_blocks": ([1, 64, 3, 4, 5], [64, 16, 2, 3, 3], {"group": 4, "pads": [0, 1, 1] * 2}),
+}
+
+
+def _grouped_module(name: str, padded: bool) -> tuple[ModuleOp, list[np.ndarray]]:
+    x_shape, w_shape, attrs = GROUPED[name]
+    g = Graph(padded)
+    x = g.input(x_shape, "NCDHW")
+    y = g.op("conv", x, g.const(w_shape, "NCDHW"), g.const([w_shape[0]]), **attrs)
+    return g.b.build(g.op("relu", y)), g.arrays
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+@pytest.mark.parametrize("padded", [False, True], ids=["origin", "nan_padding"])
+def test_grouped_conv3d_every_level_agrees(name: str, padded: bool) -> None:
+    """Grouped and depthwise 3-D convolutions run on the cube, one loop nest per group
+    block of FRACTAL_Z_3D's groups rule (the 2-D kernel's blocks, per depth tap)."""
+    module, inputs = _grouped_module(name, padded)
+    levels = run_levels(module, inputs, "test", pad_value=NAN if padded else None)
+    assert_units(levels.tiled_kernels, {"graph.conv": CUBE}, "tile-kernels")
     assert_matches(levels)
+
+
+def test_depthwise_conv3d_estimate_is_per_block() -> None:
+    """A depthwise 3-D convolution costs about its group blocks' work: 20 channels in two
+    blocks of 16 groups cost less than the dense 20 -> 20 convolution of the same shape."""
+
+    def conv(groups: int):
+        def build(g: Graph) -> Sequence[SSAValue]:
+            x = g.input([1, 20, 6, 7, 9], "NCDHW")
+            w = g.const([20, 20 // groups, 3, 3, 3], "NCDHW")
+            return [g.op("conv", x, w, None, group=groups, pads=[1] * 6)]
+
+        return build
+
+    depthwise, dense = estimated_cycles(conv(20)), estimated_cycles(conv(1))
+    assert 0 < depthwise < dense * 1.5, (depthwise, dense)
 
 
 def test_format_engine_picks_ndc1hwc0_and_fractal_z_3d() -> None:

@@ -511,6 +511,37 @@ class Conv3dNet(nn.Module):
         return self.fc(torch.flatten(self.features(x), 1))
 
 
+class Video3dNet(nn.Module):
+    """A small video classifier in the style of X3D / channel-separated 3-D nets: a
+    (1, 2, 2)-strided Conv3d stem, MaxPool3d over H and W, a depthwise Conv3d (groups =
+    channels: two groups rule blocks of 16 and a ragged one), a grouped Conv3d whose groups
+    are not aligned to C0 (3 groups of 8 -> 12 channels), a ceil-mode AvgPool3d that
+    excludes the padding, a padded one that counts it, a strided MaxPool3d with depth
+    padding, global average pooling, a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv3d(3, 24, 3, stride=(1, 2, 2), padding=1),
+            nn.BatchNorm3d(24),
+            nn.ReLU(),
+            nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)),
+            nn.Conv3d(24, 24, 3, padding=1, groups=24),
+            nn.BatchNorm3d(24),
+            nn.ReLU(),
+            nn.Conv3d(24, 36, (1, 3, 3), padding=(0, 1, 1), groups=3),
+            nn.ReLU(),
+            nn.AvgPool3d(2, stride=2, ceil_mode=True, count_include_pad=False),
+            nn.AvgPool3d(3, stride=1, padding=1, count_include_pad=True),
+            nn.MaxPool3d(3, stride=(2, 1, 1), padding=1),
+            nn.AdaptiveAvgPool3d(1),
+        )
+        self.fc = nn.Linear(36, 7)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc(torch.flatten(self.features(x), 1))
+
+
 # ---- YOLOv8-style detector ----------------------------------------------------------------
 class ConvBnSilu(nn.Module):
     def __init__(self, c1: int, c2: int, k: int = 1, s: int = 1) -> None:
@@ -751,6 +782,12 @@ FAMILIES: dict[
         {"x": {0: "batch", 2: "depth", 3: "height", 4: "width"}},
         ["logits"],
     ),
+    "video3d": (
+        Video3dNet,
+        lambda: (torch.randn(2, 3, 8, 32, 32),),
+        {"x": {0: "batch", 2: "depth", 3: "height", 4: "width"}},
+        ["logits"],
+    ),
     "fpn": (
         Fpn,
         lambda: (torch.randn(1, 3, 40, 56),),
@@ -785,6 +822,7 @@ INPUT_NAMES: dict[str, list[str]] = {
     "swin": ["pixel_values"],
     "small_cnn": ["x"],
     "conv3d": ["x"],
+    "video3d": ["x"],
     "yolov8": ["images"],
     "fpn": ["images"],
     "efficientnet_tail": ["features"],

@@ -47,11 +47,13 @@ FAST: set[tuple[str, str, int]] = {
     ("qdq_mlp", "cli-tiles", 0),
     ("conv3d", "cli-tiles", 0),
     ("conv3d", "cli-interpret", 0),
+    ("video3d", "cli-tiles", 0),
+    ("video3d", "cli-interpret", 0),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (the one
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
 shapes through a Session at 16 and 8 kHz), the QDQ CNN and MLP under ``--precision int8``
-(made by onnxruntime's quantiser on first use), and the 3-D CNN on both executors."""
+(made by onnxruntime's quantiser on first use), and the 3-D CNNs on both executors."""
 
 
 def _cases(path: str, indices: tuple[int, ...]) -> list[object]:

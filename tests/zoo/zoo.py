@@ -194,6 +194,13 @@ _ALL: list[ZooModel] = [
         notes="Conv3d/BatchNorm3d/ReLU, strided and padded dilated Conv3d, GlobalAveragePool",
     ),
     _single(
+        "video3d",
+        "x",
+        (1, 3, 8, 32, 32),
+        (2, 3, 6, 28, 36),
+        notes="depthwise and grouped Conv3d, MaxPool3d, AvgPool3d (ceil, count_include_pad)",
+    ),
+    _single(
         "yolov8",
         "images",
         (1, 3, 64, 64),

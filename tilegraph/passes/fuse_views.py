@@ -15,6 +15,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import matrix_operands, view_ops_of
 from tilegraph.lowering.analysis.shared_views import split_view_users
 
@@ -47,13 +49,22 @@ def _converted_source(chain: Sequence[Operation]) -> bool:
     """An operand's view chain reads the output of a layout conversion (a CNN's flatten of
     an NC1HWC0 -> NCHW TransData before its FC layer): the chain fuses with that conversion
     as before, into the kernel that writes the ND tensor the matmul then reads whole; a
-    claim would pull the chain away from the conversion and leave both alone."""
+    claim would pull the chain away from the conversion and leave both alone. Not a
+    conversion out of NDC1HWC0 (a 3-D CNN's pooled vector): it stays a kernel of its own
+    (``fuse-ops``), so the chain is the matmul's to claim."""
     members = set(chain)
     return any(
-        isinstance(operand.owner, TransDataOp) and operand.owner not in members
+        isinstance(operand.owner, TransDataOp)
+        and operand.owner not in members
+        and not _from_planes(operand.owner)
         for op in chain
         for operand in op.operands
     )
+
+
+def _from_planes(op: TransDataOp) -> bool:
+    t = op.input.type
+    return isinstance(t, TensorType) and t.storage_format == Format.NDC1HWC0
 
 
 def clone_splits_into_matmul_views(block: Block) -> int:

@@ -61,6 +61,8 @@ _POOL_FACTS = OpFacts(
     data_format=F.NCHW,
     kernels=(
         KernelVariant((F.NC1HWC0,), (F.NC1HWC0,), "5hd"),
+        # 3-D pooling (an NCDHW input: a 4-D one has no NDC1HWC0 storage)
+        KernelVariant((F.NDC1HWC0,), (F.NDC1HWC0,), "ndc1hwc0"),
         KernelVariant((F.NCHW,), (F.NCHW,), "plain"),
         KernelVariant((F.ND,), (F.ND,), "plain_nd"),
     ),

@@ -86,6 +86,7 @@ from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block, parse_base_block
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
+from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
 from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
 from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.conversion.tiling.reshape import (
@@ -112,7 +113,7 @@ def _is_cube(body: KernelBody) -> bool:
 def _vector_strategy(body: KernelBody):
     first = body.ops[0] if body.ops else None
     if isinstance(first, MaxPoolOp | AvgPoolOp):
-        return emit_pool_kernel
+        return emit_pool3d_kernel if is_pool3d(first) else emit_pool_kernel
     if isinstance(first, REDUCTION_OPS):
         return emit_reduction_kernel
     if isinstance(first, LrnOp):

@@ -19,8 +19,14 @@ tap loop whose bounds depend on the output depth, and ``inject-sync`` orders the
 multi-buffered feature map of loops with constant bounds only. Bias and ReLU leave through
 fixpipe as in 2-D.
 
-Not here (the kernel stays whole on the host side of the split, with the reason): grouped
-3-D convolutions, a TransData prologue (NCDHW -> NDC1HWC0 is a kernel of its own,
+Grouped and depthwise 3-D convolutions run as the 2-D ones do (:func:`.conv_tiles.group_blocks`):
+FRACTAL_Z_3D stores a grouped filter by the groups rule, blocks of ``e`` groups (each a
+block-diagonal filter) outermost along K, each block's depth taps inside it; the kernel
+runs one loop nest per block (its input C1 slab, its weight rows and columns, its output
+C1 slab; the last block's lanes past C are cut by ``load3d``'s valid channels).
+
+Not here (the kernel stays whole on the host side of the split, with the reason): a
+TransData prologue (NCDHW -> NDC1HWC0 is a kernel of its own,
 :mod:`.transdata`) and epilogues other than ReLU.
 """
 
@@ -41,7 +47,11 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.conv import chunk_reduction, load3d_step
 from tilegraph.lowering.conversion.tiling.conv_output import conv_output
-from tilegraph.lowering.conversion.tiling.conv_tiles import ConvGeometry, chosen_conv_tiles
+from tilegraph.lowering.conversion.tiling.conv_tiles import (
+    ConvGeometry,
+    chosen_conv_tiles,
+    group_blocks,
+)
 from tilegraph.lowering.conversion.tiling.cube import (
     FRACTAL,
     CubeKernel,
@@ -73,8 +83,6 @@ def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, Depth
         return "3-D convolution data not in NDC1HWC0 (run the format engine: -p O2)"
     if w.storage_format != F.FRACTAL_Z_3D:
         return "3-D convolution weight not in FRACTAL_Z_3D"
-    if conv.attr("group") != 1:
-        return "a grouped 3-D convolution"
     if conv.bias is not None:
         bias = tensor_of(conv.bias)
         if bias.storage_format != F.NDC1HWC0 or len(bias.storage_shape) != 6:
@@ -84,12 +92,17 @@ def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, Depth
     _, _, kd, kh, kw = (int(v) for v in w.origin_shape)
     depth, rows, cols = window(type(conv), conv.properties, [d, h, wd], [kd, kh, kw])
     channels = int(x.origin_shape[1])
+    # FRACTAL_Z_3D's K axis: group blocks outermost, then the depth taps (kd, c1, kh, kw)
+    grouping = group_blocks(conv.attr("group"), w, c0, c1, channels, kd * kh * kw)
+    if isinstance(grouping, str):
+        return f"3-D: {grouping}"
+    blocks, block_c1, block_n1, block_channels, steps = grouping
     taps = DepthTaps(d, od, kd, depth.stride, depth.dilation, depth.begin)
     plane = ConvGeometry(
         n * od, c1, h, wd, c0, oc1, oh, ow, (kh, kw), (rows.stride, cols.stride),
         (rows.dilation, cols.dilation), rows.begin, cols.begin,
-        1, c1, c1 * kh * kw, int(w.storage_shape[1]), channels, channels,
-        0, 0, 0, 0, c0, False,
+        blocks, block_c1, block_c1 * kh * kw, block_n1, block_channels, channels,
+        *steps, c0, False,
     )  # fmt: skip
     return plane, taps
 
@@ -154,18 +167,31 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     )  # fmt: skip
     zero = b.index(0)
 
-    def output_tile(nd: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue) -> None:
+    def block_lanes(blk: SSAValue) -> SSAValue | None:
+        """Valid input lanes of group block ``blk`` (None: all of a block's): the last
+        block is ragged when the blocks' channels overrun the tensor's."""
+        if g.blocks * g.block_channels <= g.in_channels:
+            return None
+        rest = b.add(arith.SubiOp(b.index(g.in_channels), b.affine(blk, g.block_channels)))
+        return b.add(arith.MinSIOp(rest.results[0], b.index(g.block_channels))).results[0]
+
+    def output_tile(nd: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, co: SSAValue) -> None:
         n_iv, d_out = nd, zero
         if taps.out_depth > 1:
             out_depth = b.index(taps.out_depth)
             n_iv = b.add(arith.FloorDivSIOp(nd, out_depth)).results[0]
             d_out = b.add(arith.RemSIOp(nd, out_depth)).results[0]
+        valid = block_lanes(blk)
+        block_c1 = b.affine(blk, g.in_c1_step)  # the block's first C1 in a plane
+        w_block = b.affine(blk, g.w_k_step)  # the block's first weight row (K fractal)
+        w_col = b.add_index(b.affine(blk, g.w_n_step), co)
         with b.loop(taps.taps, 1, "kd") as kd:
             d_in = b.add_index(
                 b.affine(d_out, taps.stride, -taps.pad_front), b.affine(kd, taps.dilation)
             )
-            plane_c1 = b.affine(d_in, g.c1_in)  # the plane's first C1 in the merged D·C1 axis
-            w_base = b.affine(kd, g.block_k1)
+            # the plane's (and block's) first C1 in the merged D·C1 axis
+            plane_c1 = b.add_index(b.affine(d_in, g.c1_in), block_c1)
+            w_tap = b.affine(kd, g.block_k1)  # the tap's first row within the block
 
             def load_chunk(kc: SSAValue) -> None:
                 h_start = b.affine(oh, g.strides[0], -g.pad_top)
@@ -175,36 +201,46 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
 
             def k_step(k: SSAValue, k_tap: SSAValue, first: SSAValue, lanes) -> None:
                 b.add(load3d_step(fmap, k, a_l0, g, tiles, lanes))
-                w_row = b.add_index(w_base, k_tap)
+                w_row = b.add_index(w_tap, k_tap)
                 if stationary:
                     b.add(Load2dOp(w_l1, w_row, zero, b_l0, "copy"))
                 else:
-                    b.add(CopyOp(weight_arg, [w_row, co, zero, zero], w_l1, [zero] * 4))
+                    w_at = [b.add_index(w_block, w_row), w_col, zero, zero]
+                    b.add(CopyOp(weight_arg, w_at, w_l1, [zero] * 4))
                     b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
                 b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-            chunk_reduction(b, g, chunked, None, load_chunk, k_step, k_origin=w_base)
-        output.write(c_l0, out_arg, [nd, co, oh, ow, zero])
+            chunk_reduction(b, g, chunked, valid, load_chunk, k_step, k_origin=w_tap)
+        out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
+        output.write(c_l0, out_arg, [nd, out_c1, oh, ow, zero])
 
-    with b.loop(g.batch, 1, "nd", True) as nd:
+    def load_bias(blk: SSAValue, co: SSAValue) -> None:
+        output.load_bias(b.add_index(b.affine(blk, g.out_c1_step), co))
+
+    with b.loop(g.batch, 1, "nd", True) as nd, b.loop(g.blocks, 1, "blk", True) as blk:
         if stationary:
             with b.loop(g.block_n1, tiles.n1, "co", True) as co:
-                b.add(CopyOp(weight_arg, [zero, co, zero, zero], w_l1, [zero] * 4))
-                output.load_bias(co)
+                w_at = [b.affine(blk, g.w_k_step), b.add_index(b.affine(blk, g.w_n_step), co)]
+                b.add(CopyOp(weight_arg, [*w_at, zero, zero], w_l1, [zero] * 4))
+                load_bias(blk, co)
                 with (
                     b.loop(g.out_h, tiles.rows, "oh", True) as oh,
                     b.loop(g.out_w, width, "ow", True) as ow,
                 ):
-                    output_tile(nd, oh, ow, co)
+                    output_tile(nd, blk, oh, ow, co)
         else:
             with (
                 b.loop(g.out_h, tiles.rows, "oh", True) as oh,
                 b.loop(g.out_w, width, "ow", True) as ow,
                 b.loop(g.block_n1, tiles.n1, "co", True) as co,
             ):
-                output.load_bias(co)
-                output_tile(nd, oh, ow, co)
+                load_bias(blk, co)
+                output_tile(nd, blk, oh, ow, co)
     b.tiles = (
-        g.batch * -(-g.out_h // tiles.rows) * -(-g.out_w // width) * -(-g.block_n1 // tiles.n1)
+        g.batch
+        * g.blocks
+        * -(-g.out_h // tiles.rows)
+        * -(-g.out_w // width)
+        * -(-g.block_n1 // tiles.n1)
     )
     return None

@@ -82,38 +82,13 @@ def conv_geometry(conv: Conv2dOp | Int8ConvBase, data: TensorType) -> ConvGeomet
     n, c1, h, wd, in_c0 = (int(d) for d in x.storage_shape)
     c0 = int(w.storage_shape[3])  # the cube's lanes (C04 data has 4, its weight c0)
     _, oc1, oh, ow, _ = (int(d) for d in out.storage_shape)
-    m, cg, kh, kw = (int(d) for d in w.origin_shape)
+    kh, kw = (int(d) for d in w.origin_shape[2:])
     axes = window(type(conv), conv.properties, [h, wd], [kh, kw])
-    groups = conv.attr("group")
-    k_total, n1_w = int(w.storage_shape[0]), int(w.storage_shape[1])
-    if groups == 1:
-        blocks, block_c1, block_channels = 1, c1, int(x.origin_shape[1])
-        steps = (0, 0, 0, 0)
-        block_n1 = n1_w
-    elif w.groups.data == groups:
-        # FRACTAL_Z's groups rule: e groups per block, blocks stacked along K.
-        plan = group_plan(m, cg, c0, groups)
-        if plan is None or plan.enlarge is None:
-            return "grouped convolution whose weight ignores groups"
-        e = plan.enlarge
-        blocks = plan.blocks or 1
-        if blocks > 1 and ((cg * e) % c0 or (plan.n_per_group * e) % FRACTAL):
-            return "grouped convolution with group blocks not aligned to C0"
-        block_channels = cg * e
-        block_c1 = k_total // (blocks * kh * kw)
-        block_n1 = n1_w
-        steps = (block_channels // c0, plan.n_per_group * e // FRACTAL, block_c1 * kh * kw, 0)
-    else:
-        # A dense FRACTAL_Z of the [M, C/g, kh, kw] weight: each group reads all K rows
-        # and its own output columns.
-        per_group = m // groups
-        if cg % c0 or per_group % FRACTAL:
-            return "grouped convolution with groups not aligned to C0 (weight without groups)"
-        blocks, block_channels = groups, cg
-        block_c1 = cg // c0
-        block_n1 = per_group // FRACTAL
-        steps = (block_c1, block_n1, 0, block_n1)
-    block_k1 = k_total if c04 else block_c1 * kh * kw
+    grouping = group_blocks(conv.attr("group"), w, c0, c1, int(x.origin_shape[1]), kh * kw)
+    if isinstance(grouping, str):
+        return grouping
+    blocks, block_c1, block_n1, block_channels, steps = grouping
+    block_k1 = int(w.storage_shape[0]) if c04 else block_c1 * kh * kw
     return ConvGeometry(
         n, c1, h, wd, c0, oc1, oh, ow, (kh, kw),
         (axes[0].stride, axes[1].stride), (axes[0].dilation, axes[1].dilation),
@@ -121,6 +96,43 @@ def conv_geometry(conv: Conv2dOp | Int8ConvBase, data: TensorType) -> ConvGeomet
         blocks, block_c1, block_k1, block_n1, block_channels,
         int(x.origin_shape[1]), *steps, in_c0, c04,
     )  # fmt: skip
+
+
+GroupBlocks = tuple[int, int, int, int, tuple[int, int, int, int]]
+"""(blocks, block_c1, block_n1, block_channels, (in_c1_step, out_c1_step, w_k_step,
+w_n_step)): see :class:`ConvGeometry`."""
+
+
+def group_blocks(
+    groups: int, w: TensorType, c0: int, c1: int, channels: int, positions: int
+) -> GroupBlocks | str:
+    """How a convolution's groups run on the cube: one block of all channels when not
+    grouped; by FRACTAL_Z's (or FRACTAL_Z_3D's) groups rule, blocks of ``e`` groups whose
+    block-diagonal filters are stacked along K (each ``block_c1 · positions`` fractals,
+    ``positions`` the weight's kernel positions: kh·kw, or kd·kh·kw in 3-D); or, for a
+    dense filter (a storage type without groups) whose groups align to C0 and 16, one block
+    per group reading all K rows and its own output columns. Or why none of these apply.
+    ``c1`` and ``channels``: the data's C1 fractals and channels."""
+    m, cg = (int(d) for d in w.origin_shape[:2])
+    k_total, n1_w = int(w.storage_shape[0]), int(w.storage_shape[1])
+    if groups == 1:
+        return 1, c1, n1_w, channels, (0, 0, 0, 0)
+    if w.groups.data == groups:
+        plan = group_plan(m, cg, c0, groups)
+        if plan is None or plan.enlarge is None:
+            return "grouped convolution whose weight ignores groups"
+        e = plan.enlarge
+        blocks = plan.blocks or 1
+        if blocks > 1 and ((cg * e) % c0 or (plan.n_per_group * e) % FRACTAL):
+            return "grouped convolution with group blocks not aligned to C0"
+        block_c1 = k_total // (blocks * positions)
+        steps = (cg * e // c0, plan.n_per_group * e // FRACTAL, block_c1 * positions, 0)
+        return blocks, block_c1, n1_w, cg * e, steps
+    per_group = m // groups
+    if cg % c0 or per_group % FRACTAL:
+        return "grouped convolution with groups not aligned to C0 (weight without groups)"
+    block_c1, block_n1 = cg // c0, per_group // FRACTAL
+    return groups, block_c1, block_n1, cg, (block_c1, block_n1, 0, block_n1)
 
 
 @dataclass(frozen=True)

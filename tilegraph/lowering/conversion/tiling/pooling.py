@@ -14,7 +14,11 @@ larger than the input) are dropped: they add nothing and no divisor counts them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import FloatAttr, f64
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.windows import window
@@ -28,17 +32,31 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, store
 
 
-def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+def pooling_of(body: KernelBody) -> tuple[MaxPoolOp | AvgPoolOp, TensorType, TensorType]:
+    """A pooling kernel's pooling (its first op), with its input's and result's types."""
     pool = body.ops[0]
     assert isinstance(pool, MaxPoolOp | AvgPoolOp)
     x_type, y_type = pool.operands[0].type, pool.results[0].type
     assert isinstance(x_type, TensorType) and isinstance(y_type, TensorType)
+    return pool, x_type, y_type
+
+
+def unpooled_element(t: TensorType) -> str | None:
+    """Why the vector unit does not pool ``t``'s elements (None: floats it does)."""
+    if str(t.element_type) not in ("f32", "f16", "bf16"):
+        return f"pooling on {t.element_type}"
+    return None
+
+
+def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    pool, x_type, y_type = pooling_of(body)
     if len(body.writes) != 1 or len(pool.results) != 1:
         return "a pooling kernel with several outputs"
     if x_type.rank != 4 or x_type.storage_format not in (Format.NC1HWC0, Format.NCHW):
         return f"pooling on a {x_type.storage_format} tensor of rank {x_type.rank}"
-    if str(x_type.element_type) not in ("f32", "f16", "bf16"):
-        return f"pooling on {x_type.element_type}"
+    reason = unpooled_element(x_type)
+    if reason:
+        return reason
     x_arg = body.source(pool.operands[0])
     if x_arg is None:
         return "pooling of a value computed inside the kernel"
@@ -72,57 +90,29 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     dilations = (axes[0].dilation, axes[1].dilation)
     tail = list(x_shape[4:])
     eb = element_bytes(x_type.element_type)
-    win_w = (out_w - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1
+    geometry = PoolGeometry(kernel, strides, dilations, out_h, out_w)
 
-    def window_cols(cols: int | None) -> int:
-        return (
-            win_w if cols is None else (cols - 1) * strides[1] + (kernel[1] - 1) * dilations[1] + 1
-        )
+    def chain_bytes(tile: list[int]) -> int:
+        return 0 if chain is None else chain.ub_bytes(b.hw, tile, given=[pool.results[0]])
 
-    def ub_bytes(channels: int, rows: int, cols: int | None = None) -> int:
-        win_h = (rows - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1
-        tile_w = out_w if cols is None else cols
-        tile = [1, channels, rows, tile_w, *tail]
-        lanes = tail[0] if tail else 1
-        need = aligned_bytes(b.hw, "UB", channels * win_h * window_cols(cols) * eb * lanes)
-        need += aligned_bytes(b.hw, "UB", 4 * channels * rows * tile_w * lanes)
-        if chain is not None:
-            need += chain.ub_bytes(b.hw, tile, given=[pool.results[0]])
-        return need
-
-    budget = b.ub_budget()
-    choice: tuple[int, int, int | None] | None = None
-    for rows in range(out_h, 0, -1):
-        if ub_bytes(1, rows) <= budget:
-            channels = 1
-            while (
-                channels < x_shape[1] and ub_bytes(channels + 1, rows) <= budget and rows == out_h
-            ):
-                channels += 1
-            choice = (channels, rows, None)
-            break
-    if choice is None:  # not one row: the widest column tile, then as many rows as fit
-        cols = next((c for c in range(out_w - 1, 0, -1) if ub_bytes(1, 1, c) <= budget), None)
-        if cols is None:
-            return "no pooling tile fits UB"
-        rows = 1
-        while rows < out_h and ub_bytes(1, rows + 1, cols) <= budget:
-            rows += 1
-        count = -(-out_w // cols)
-        choice = (1, rows, -(-out_w // count))  # balanced: tiles of equal width
+    choice = choose_pool_tile(b, geometry, x_shape[1], tail, eb, chain_bytes)
+    if choice is None:
+        return "no pooling tile fits UB"
     if b.dry_run:
         return None
     channels, rows, cols = choice
     tile_w = out_w if cols is None else cols
-    win_h = (rows - 1) * strides[0] + (kernel[0] - 1) * dilations[0] + 1
+    win_h = geometry.window_rows(rows)
     element = x_type.element_type
-    src = b.buffer([1, channels, win_h, window_cols(cols), *tail], element, "UB", "window_ub")
+    src = b.buffer(
+        [1, channels, win_h, geometry.window_cols(cols), *tail], element, "UB", "window_ub"
+    )
     tile = [1, channels, rows, tile_w, *tail]
     dst = b.buffer(tile, y_type.element_type, "UB", "pool_ub")
     if chain is not None:
         chain.allocate(b, tile, given=[pool.results[0]])
     is_max = isinstance(pool, MaxPoolOp)
-    kind = "max" if is_max else ("avg_include_pad" if pool.attr("count_include_pad") else "avg")
+    kind = pool_kind(pool)
     pads = (axes[0].begin, axes[1].begin, axes[0].end, axes[1].end)
     zero = b.index(0)
     with (
@@ -151,21 +141,8 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             )
             load.properties["pad"] = FloatAttr(pad_value, f64)
             b.add(load)
-        b.add(
-            PoolOp(
-                src,
-                oh,
-                dst,
-                kind=kind,
-                kernel_shape=kernel,
-                strides=strides,
-                dilations=dilations,
-                pads=pads,
-                height=height,
-                width=width,
-                col0=None if cols is None else ow,
-            )  # fmt: skip
-        )
+        col0 = None if cols is None else ow
+        b.add(geometry.vpool(src, oh, col0, dst, kind, pads, (height, width)))
         offsets = [n, c, oh, ow, *tail_zero]
         if chain is not None:
             chain.epilogue(b, {pool.results[0]: dst}, offsets, out_arg, value)
@@ -173,3 +150,98 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             store(b, dst, out_arg, offsets)
     b.tiles = x_shape[0] * -(-x_shape[1] // channels) * -(-out_h // rows) * -(-out_w // tile_w)
     return None
+
+
+@dataclass(frozen=True)
+class PoolGeometry:
+    """The 2-D window of a pooling (of one depth plane, in 3-D): kernel taps (those that
+    reach the padded image), strides, dilations and the output size."""
+
+    kernel: list[int]
+    strides: tuple[int, int]
+    dilations: tuple[int, int]
+    out_h: int
+    out_w: int
+
+    def window_rows(self, rows: int) -> int:
+        """Input rows (halo and padding included) that ``rows`` output rows read."""
+        return (rows - 1) * self.strides[0] + (self.kernel[0] - 1) * self.dilations[0] + 1
+
+    def window_cols(self, cols: int | None) -> int:
+        """Input columns that ``cols`` output columns (None: whole rows) read."""
+        cols = self.out_w if cols is None else cols
+        return (cols - 1) * self.strides[1] + (self.kernel[1] - 1) * self.dilations[1] + 1
+
+    def vpool(
+        self,
+        src: SSAValue,
+        row0: SSAValue,
+        col0: SSAValue | None,
+        dst: SSAValue,
+        kind: str,
+        pads: tuple[int, int, int, int],
+        image: tuple[int, int],
+    ) -> PoolOp:
+        """``tile.vpool`` of window ``src`` into the output tile ``dst`` whose first pixel
+        is (``row0``, ``col0``; None: a tile of whole rows) of an ``image`` (height,
+        width) padded by ``pads`` (top, left, bottom, right)."""
+        return PoolOp(
+            src, row0, dst, kind=kind, kernel_shape=self.kernel, strides=self.strides,
+            dilations=self.dilations, pads=pads, height=image[0], width=image[1], col0=col0,
+        )  # fmt: skip
+
+
+def pool_kind(pool: MaxPoolOp | AvgPoolOp) -> str:
+    """``tile.vpool``'s kind of a graph pooling."""
+    if isinstance(pool, MaxPoolOp):
+        return "max"
+    return "avg_include_pad" if pool.attr("count_include_pad") else "avg"
+
+
+def choose_pool_tile(
+    b: KernelBuilder,
+    g: PoolGeometry,
+    channel_blocks: int,
+    tail: list[int],
+    element_size: int,
+    extra: Callable[[list[int]], int],
+    dividing: bool = False,
+) -> tuple[int, int, int | None] | None:
+    """A pooling tile ``(channels, rows, cols)`` that fits the vector budget: the most
+    output rows of one channel block (with all rows, as many channel blocks as fit; with
+    ``dividing``, a count that divides ``channel_blocks``); when not even one row fits, the
+    widest column tile, then as many rows as fit, balanced to tiles of equal width. Its UB:
+    the input window, the f32-sized result tile and ``extra(tile)`` (an epilogue's, a 3-D
+    pooling's accumulator). None when nothing fits."""
+
+    def ub_bytes(channels: int, rows: int, cols: int | None = None) -> int:
+        tile_w = g.out_w if cols is None else cols
+        tile = [1, channels, rows, tile_w, *tail]
+        lanes = tail[0] if tail else 1
+        window = channels * g.window_rows(rows) * g.window_cols(cols) * element_size * lanes
+        need = aligned_bytes(b.hw, "UB", window)
+        need += aligned_bytes(b.hw, "UB", 4 * channels * rows * tile_w * lanes)
+        return need + extra(tile)
+
+    budget = b.ub_budget()
+    for rows in range(g.out_h, 0, -1):
+        if ub_bytes(1, rows) <= budget:
+            channels = 1
+            while (
+                channels < channel_blocks
+                and ub_bytes(channels + 1, rows) <= budget
+                and rows == g.out_h
+            ):
+                channels += 1
+            while dividing and channel_blocks % channels:
+                channels -= 1
+            return channels, rows, None
+    # not one row: the widest column tile, then as many rows as fit
+    cols = next((c for c in range(g.out_w - 1, 0, -1) if ub_bytes(1, 1, c) <= budget), None)
+    if cols is None:
+        return None
+    rows = 1
+    while rows < g.out_h and ub_bytes(1, rows + 1, cols) <= budget:
+        rows += 1
+    count = -(-g.out_w // cols)
+    return 1, rows, -(-g.out_w // count)  # balanced: tiles of equal width

@@ -5,7 +5,8 @@ instance norm (layer norm's program over the spatial axes, scale and bias per ch
 A tile holds every reduced axis whole (and every dim after the split axis), so each tile
 reduces on its own: the split axis is chosen before the first reduced axis, as large as UB
 allows. Reduced axes are storage axes; a tensor whose storage differs from its origin is
-reduced only where the axes keep their meaning (global pooling on NC1HWC0: H and W).
+reduced only where the axes keep their meaning (global pooling on NC1HWC0: H and W; on
+NDC1HWC0: D, H and W).
 Each op is a short vector program on the tile (``vreduce``, broadcast ``vsub``/``vdiv``...).
 When no such tile fits UB (a softmax over 1000 classes on a small UB), the reduction loops
 over chunks of its reduced axes instead (:mod:`.reduction_chunks`); the tiles of a
@@ -192,6 +193,10 @@ def _simple_reduction(axes: tuple[int, ...], kind: Chunked, keepdims: bool = Tru
     return Reduction(axes, program, kind, full=kind.full_scratch, keepdims=keepdims)
 
 
+_BLOCKED_SPATIAL = {Format.NC1HWC0: (2, 3), Format.NDC1HWC0: (1, 3, 4)}
+"""The spatial storage axes of the blocked formats global pooling reduces."""
+
+
 def reduction_of(op: GraphOp) -> Reduction | str:
     x = op.operands[0].type
     assert isinstance(x, TensorType)
@@ -200,9 +205,10 @@ def reduction_of(op: GraphOp) -> Reduction | str:
     if isinstance(op, InstanceNormOp):
         return _instance_norm(op, x, plain)
     if isinstance(op, GlobalAvgPoolOp | GlobalMaxPoolOp):
-        if not plain and x.storage_format != Format.NC1HWC0:
+        # the spatial storage axes: H, W of NC1HWC0; D, H, W of NDC1HWC0 [N, D, C1, H, W, C0]
+        spatial = _BLOCKED_SPATIAL.get(x.storage_format) if not plain else tuple(range(2, rank))
+        if spatial is None:
             return f"global pooling on {x.storage_format}"
-        spatial = tuple(range(2, 4 if not plain else rank))
         kind = "max" if isinstance(op, GlobalMaxPoolOp) else "sum"
         return _simple_reduction(spatial, Chunked("reduce", kind, mean=kind == "sum"))
     if not plain:
