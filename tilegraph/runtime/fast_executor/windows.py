@@ -31,6 +31,10 @@ def copy_whole_windows(
     window lies wholly inside both buffers, in one gather and one scatter, and returns
     the others' indices: their windows are cut (ragged tails, halos), which is for the
     caller to do item by item."""
+    if src.dtype == dst.dtype and src.dtype.type.__module__ != "numpy":
+        # numpy's stride tricks do not know ml_dtypes' types (float8): move their bits
+        raw = np.dtype(f"u{src.dtype.itemsize}")
+        src, dst = src.view(raw), dst.view(raw)
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
     merged = _merged_tail(

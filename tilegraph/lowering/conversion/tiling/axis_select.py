@@ -57,7 +57,9 @@ def _ub_bytes(b: KernelBuilder, sizes: list[tuple[int, int]]) -> int:
 
 def _axis_plan(b: KernelBuilder, shape, axis: int, tile_bytes) -> TilePlan | None:
     """Tiles holding ``axis`` and the dims after it whole."""
-    return choose_tile(shape, tile_bytes, b.ub_budget(), axis, b.split_depth())
+    return choose_tile(
+        shape, tile_bytes, b.ub_budget(), axis, b.split_depth(), b.hw.vector_cores
+    )
 
 
 def _at_axis(tile: list[int], axis: int, n: int, keep: bool = True) -> list[int]:
@@ -175,7 +177,9 @@ def _one_hot(op: OneHotOp, idx_arg: SSAValue, body: KernelBody, b: KernelBuilder
     def tile_bytes(tile) -> int:
         return _ub_bytes(b, [(prod(tile), eb), (prod(tile) // tile[axis], idx_eb)])
 
-    plan = choose_tile(out_shape, tile_bytes, b.ub_budget(), depth=b.split_depth())
+    plan = choose_tile(
+        out_shape, tile_bytes, b.ub_budget(), depth=b.split_depth(), cores=b.hw.vector_cores
+    )
     if plan is None:
         return "no one_hot tile fits UB"
     if b.dry_run:

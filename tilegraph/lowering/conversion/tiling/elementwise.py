@@ -73,16 +73,24 @@ class TilePlan:
         return self.shape[dim] == 1
 
 
+MIN_CORE_SHARE = 128
+"""Elements below which a vector tile is not split further to occupy more cores: CANN's
+elementwise tiling aligns each core's share to one 128-element repeat (docs/hardware.md,
+"Vector kernels over the cores")."""
+
+
 def choose_tile(
     shape: Sequence[int],
     bytes_per_tile,
     budget: int,
     whole_from: int | None = None,
     depth: int = 0,
+    cores: int = 1,
 ) -> TilePlan | None:
     """The first split axis (outermost) at which some tile fits, with the most rows there;
     ``depth`` axes deeper than that one when asked (``vector.split_depth``), at most the
-    last splittable axis.
+    last splittable axis; then, when that gives fewer tiles than ``cores``, smaller tiles
+    (:func:`share_over_cores`).
 
     ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs. Dims from
     ``whole_from`` on are never split (a reduction's axes): the split axis comes before."""
@@ -97,8 +105,34 @@ def choose_tile(
             continue
         k = min(first + depth, last - 1)  # a deeper axis's unit tile is no bigger: it fits
         unit = [1] * (k + 1) + list(shape[k + 1 :])
-        return TilePlan(shape, k, longest_fitting(unit, k, shape[k], bytes_per_tile, budget))
+        fitting = TilePlan(shape, k, longest_fitting(unit, k, shape[k], bytes_per_tile, budget))
+        return share_over_cores(fitting, cores, last)
     return None
+
+
+def share_over_cores(plan: TilePlan, cores: int, last: int) -> TilePlan:
+    """``plan``'s tiles made smaller until there are at least ``cores`` of them, as CANN's
+    elementwise tiling first divides the output over the cores and only then loops over
+    UB-sized pieces within a core: rows at the split axis shrink to one core's share, and
+    when one row per tile is still too few, the split moves to deeper axes (before
+    ``last``). A tile keeps at least :data:`MIN_CORE_SHARE` elements (or the rows the plan
+    had, if fewer), so a small tensor stays on fewer cores. Smaller tiles always fit: the
+    UB bytes of a tile grow with it."""
+    shape = plan.shape
+    if cores <= 1 or plan.count() >= cores:
+        return plan
+    rows = plan.size
+    for axis in range(plan.axis, last):
+        if axis > plan.axis:
+            rows = shape[axis]
+        outer, inner = prod(shape[:axis]), prod(shape[axis + 1 :])
+        share = -(-shape[axis] // -(-cores // outer))
+        least = -(-MIN_CORE_SHARE // inner)
+        candidate = TilePlan(shape, axis, min(rows, max(share, least)))
+        deeper_possible = axis + 1 < last and inner >= 2 * MIN_CORE_SHARE
+        if candidate.count() >= cores or candidate.size > 1 or not deeper_possible:
+            return candidate
+    return plan
 
 
 def longest_fitting(unit: Sequence[int], k: int, most: int, bytes_per_tile, budget: int) -> int:
@@ -502,7 +536,11 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
     if value not in {r for op in chain.ops for r in op.results}:
         return "the kernel writes an input unchanged"
     plan = choose_tile(
-        chain.out_shape, lambda t: chain.ub_bytes(b.hw, t), budget, depth=b.split_depth()
+        chain.out_shape,
+        lambda t: chain.ub_bytes(b.hw, t),
+        budget,
+        depth=b.split_depth(),
+        cores=b.hw.vector_cores,
     )
     if plan is None:
         return "no tile of the output fits UB"

@@ -58,6 +58,7 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         lambda t: 2 * max(1, int(np.prod(t))) * eb,
         b.ub_budget(),
         depth=b.split_depth(),
+        cores=b.hw.vector_cores,
     )
     if plan is None:
         return "no transpose tile fits UB"

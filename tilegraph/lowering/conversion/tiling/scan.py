@@ -78,7 +78,9 @@ def emit_scan_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         sizes = [prod(tile)] * 2 + [kept] * 2
         return sum(aligned_bytes(b.hw, "UB", n * eb) for n in sizes)
 
-    plan = choose_tile(shape, tile_bytes, b.ub_budget(), axis + 1, b.split_depth())
+    plan = choose_tile(
+        shape, tile_bytes, b.ub_budget(), axis + 1, b.split_depth(), b.hw.vector_cores
+    )
     if plan is None:
         return "no tile of the dims after a cumulative axis fits UB"
     if b.dry_run:
