@@ -1,0 +1,252 @@
+"""Mix launches run batched: the AIC part's whole tile loop, then the AIV part's.
+
+A mix kernel of the standard protocol (:mod:`tilegraph.lowering.conversion.tiling.mix`)
+hands each tile over from the AIC to the AIV through a GM workspace of a few slots; the
+cross-core flags only keep the AIC from overwriting a slot the AIV has not read yet. Give
+every tile its own slot and the flags order nothing: the AIC part can run all its tiles
+first (batched like any cube kernel, :mod:`.batching`), then the AIV part all of its.
+
+:func:`plan_batched_mix` decides from the IR of the two parts whether that holds — not
+from names, and never for a kernel whose strategy placed its own hand-overs in both
+directions (flash attention) or whose AIC reads what its AIV writes (a recurrence):
+
+* the workspace is a function argument that the AIC only writes, with one op (its fixpipe),
+  and the AIV only reads (its copies out of it); nothing else uses it in either part;
+* the AIC writes no other GM, and reads no GM argument that the AIV writes — data flows
+  from the AIC to the AIV through the workspace only;
+* the AIC sets only AIC -> AIV flags and waits only for AIV -> AIC ones, the AIV the
+  reverse, and a set of "ready" follows the AIC's write in its block, a wait precedes the
+  AIV's first read in its block (the flags are the hand-over's);
+* the write and every read sit in the same nest of loops (the loops ``split_mix_kernel``
+  kept in both parts: the same bounds, and the same ``tile.loop`` ids where they have
+  them), whose bounds are known before the kernel runs (constants or the running block's
+  index and count); a read may sit in further loops inside those (the guards of the
+  AIVs' shares of a tile, :mod:`tilegraph.lowering.conversion.tiling.sub_blocks`): it
+  reads the hand-over of the iteration of the nest around it.
+
+A hand-over is then keyed by the iteration numbers ``(iv - lb) // step`` of those loops:
+the batched parts (:meth:`BatchedMix.clones`: the parts without their cross-core flags)
+write and read ``workspace[key]`` of a private *expanded* workspace, a full copy of the
+IR's workspace per key — its shape and the slot offsets inside it are the IR's business,
+untouched. Each core group's AIC runs, then its AIVs (sub-block by sub-block), group after
+group, with the block indices of the launch; where the IR proves that the blocks of both
+parts together compute what block 0 of 1 computes
+(:func:`~tilegraph.runtime.fast_executor.blocks.blocks_run_as_one`), each part runs once
+as block 0 of 1. The numbers are those of the generator path (:mod:`.mix`), up to the
+order of the additions inside a batched product (float32 rounding, as for any batched
+cube kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects import index_arith
+from tilegraph.dialects.tile import TileOp, memref_shape, scope_of
+from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp, SyncBlockWaitOp
+from tilegraph.dialects.tile.host import numpy_dtype
+from tilegraph.lowering.analysis.kernel_attrs import LOOP_ID_ATTR
+from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
+from tilegraph.runtime.fast_executor.scratch import scratch
+from tilegraph.runtime.tile_interpreter.cross_core import sub_blocks_of
+
+_TO_AIV = "aic_to_aiv"
+_TO_AIC = "aiv_to_aic"
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """The hand-over ops of one batched part: ``workspace`` (its argument) and the loops
+    around its accesses, outermost first (each part's own ops)."""
+
+    workspace: SSAValue
+    loops: tuple[scf.ForOp, ...]
+
+
+@dataclass
+class BatchedMix:
+    """How a mix kernel's parts run batched (see the module docstring): the parts' clones
+    without cross-core flags, their hand-overs, and the expanded workspace's layout."""
+
+    aic: func.FuncOp
+    aiv: func.FuncOp
+    aic_handover: HandOver
+    aiv_handover: HandOver
+    workspace_index: int
+    workspace_shape: tuple[int, ...]
+    workspace_dtype: Any
+    bounds: tuple[tuple[Bound, Bound, Bound], ...]
+    """(lower, upper, step) of the loops around the hand-over, outermost first."""
+    _extents: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+
+    def extents(self, block: int, blocks: int) -> tuple[int, ...]:
+        """Iterations per hand-over loop when block ``block`` of ``blocks`` runs."""
+        found = self._extents.get((block, blocks))
+        if found is None:
+            names = {**index_arith.NAMESPACE, BLOCK_INDEX: block, BLOCK_COUNT: blocks}
+            found = tuple(
+                len(range(*(eval(str(b), names) for b in bounds)))  # noqa: S307 - our source
+                for bounds in self.bounds
+            )
+            self._extents[(block, blocks)] = found
+        return found
+
+    def run(
+        self,
+        parts: tuple[Callable[..., Any], Callable[..., Any]],
+        args: Sequence[Any],
+        groups: int,
+        aiv_blocks: int,
+        merged: bool,
+    ) -> None:
+        """Run a launch of ``groups`` core groups (``aiv_blocks`` AIVs) with the compiled
+        clones ``parts``: per group its AIC, then its AIVs; ``merged``: once, as block 0
+        of 1 (proved by the caller for both parts)."""
+        aic, aiv = parts
+        sub_blocks = sub_blocks_of(groups, aiv_blocks, self.aic.sym_name.data)
+        call = list(args)
+        for block, blocks in [(0, 1)] if merged else [(b, groups) for b in range(groups)]:
+            shape = (*self.extents(block, blocks), *self.workspace_shape)
+            call[self.workspace_index] = scratch("mix_workspace", shape, self.workspace_dtype)
+            aic(*call, block, blocks, 0)
+            for sub in range(sub_blocks):
+                aiv(*call, block, blocks, sub)
+
+
+def _loops_around(op: Operation) -> tuple[scf.ForOp, ...] | None:
+    """The loops around ``op``, outermost first; None when another region holds it."""
+    loops: list[scf.ForOp] = []
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if not isinstance(parent, scf.ForOp):
+            return None
+        loops.append(parent)
+        parent = parent.parent_op()
+    return tuple(loops[::-1])
+
+
+def _gm_arguments(fn: func.FuncOp) -> tuple[set[int], set[int]]:
+    """Indices of the GM arguments ``fn`` reads and writes."""
+    index = {arg: i for i, arg in enumerate(fn.body.block.args)}
+    reads: set[int] = set()
+    writes: set[int] = set()
+    for op in fn.walk():
+        if not isinstance(op, TileOp):
+            continue
+        written = op.written()
+        if written in index and scope_of(written) == "GM":
+            writes.add(index[written])
+        reads.update(index[v] for v in op.read() if v in index and scope_of(v) == "GM")
+    return reads, writes
+
+
+def _flags_one_way(fn: func.FuncOp, sends: str) -> bool:
+    """Whether ``fn`` only sets flags of mode ``sends`` and only waits for the other."""
+    for op in fn.walk():
+        if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp):
+            if (op.mode.data == sends) != isinstance(op, SyncBlockSetOp):
+                return False
+        elif isinstance(op, CrossCoreOp):
+            return False
+    return True
+
+
+def _flag_beside(op: Operation, kind: type[CrossCoreOp], after: bool) -> bool:
+    """Whether a ``kind`` flag op follows (``after``) or precedes ``op`` in its block or
+    the block of a loop around it."""
+    while (block := op.parent_block()) is not None:
+        ops = list(block.ops)
+        at = ops.index(op)
+        if any(isinstance(o, kind) for o in (ops[at + 1 :] if after else ops[:at])):
+            return True
+        parent = op.parent_op()
+        if not isinstance(parent, scf.ForOp):
+            return False
+        op = parent
+    return False
+
+
+def _loop_key(loops: tuple[scf.ForOp, ...] | None) -> tuple[Any, ...] | None:
+    """The loops' ids (where ``split_mix_kernel`` numbered them; ``split-cores`` rebuilds
+    the loop it shares out) and bounds; None when a loop's bounds are not known up front."""
+    if loops is None:
+        return None
+    key = []
+    for loop in loops:
+        bounds = loop_bounds(loop)
+        ident = loop.attributes.get(LOOP_ID_ATTR)
+        if bounds is None:
+            return None
+        key.append((ident, tuple(str(b) for b in bounds)))
+    return tuple(key)
+
+
+def _without_flags(fn: func.FuncOp) -> func.FuncOp:
+    clone = fn.clone()
+    for op in list(clone.walk()):
+        if isinstance(op, CrossCoreOp):
+            op.detach()
+            op.erase()
+    return clone
+
+
+def plan_batched_mix(aic: func.FuncOp, aiv: func.FuncOp) -> BatchedMix | None:
+    """How the mix kernel ``aic`` / ``aiv`` runs batched, or None when its IR does not
+    follow the one-way protocol the module docstring states."""
+    if len(aic.body.block.args) != len(aiv.body.block.args):
+        return None
+    if not (_flags_one_way(aic, _TO_AIV) and _flags_one_way(aiv, _TO_AIC)):
+        return None
+    aic_reads, aic_writes = _gm_arguments(aic)
+    aiv_reads, aiv_writes = _gm_arguments(aiv)
+    if len(aic_writes) != 1 or aic_reads & aiv_writes:
+        return None
+    (index,) = aic_writes
+    ws_aic, ws_aiv = aic.body.block.args[index], aiv.body.block.args[index]
+    if index in aiv_writes or index not in aiv_reads or index in aic_reads:
+        return None
+    writers = [use.operation for use in ws_aic.uses]
+    readers = [use.operation for use in ws_aiv.uses]
+    if len(writers) != 1 or not readers:
+        return None
+    if any(not isinstance(r, TileOp) or r.written() is ws_aiv for r in readers):
+        return None
+    (writer,) = writers
+    if not _flag_beside(writer, SyncBlockSetOp, after=True) or not all(
+        _flag_beside(r, SyncBlockWaitOp, after=False) for r in readers
+    ):
+        return None
+    loops = _loops_around(writer)
+    key = _loop_key(loops)
+    if loops is None or key is None:
+        return None
+    for reader in readers:  # in the writer's loops; a loop inside them reads one hand-over
+        around = _loops_around(reader)
+        if around is None or _loop_key(around[: len(loops)]) != key:
+            return None
+    ws_type = ws_aic.type
+    assert isinstance(ws_type, MemRefType)
+    aic_clone, aiv_clone = _without_flags(aic), _without_flags(aiv)
+    return BatchedMix(
+        aic=aic_clone,
+        aiv=aiv_clone,
+        aic_handover=_handover(aic_clone, index, len(loops)),
+        aiv_handover=_handover(aiv_clone, index, len(loops)),
+        workspace_index=index,
+        workspace_shape=tuple(memref_shape(ws_type)),
+        workspace_dtype=numpy_dtype(ws_type),
+        bounds=tuple(b for b in (loop_bounds(loop) for loop in loops) if b is not None),
+    )
+
+
+def _handover(clone: func.FuncOp, index: int, depth: int) -> HandOver:
+    workspace = clone.body.block.args[index]
+    loops = _loops_around(next(iter(workspace.uses)).operation)
+    assert loops is not None  # checked on the original
+    return HandOver(workspace, loops[:depth])
