@@ -454,6 +454,13 @@ class CompiledModule:
             groups if aiv_blocks is None else aiv_blocks,
         )
 
+    def runs_batched(self, aic: str, aiv: str) -> bool:
+        """Whether the mix kernel ``aic`` / ``aiv`` runs batched (:mod:`.mix_batch`; never
+        with ``batch=False``)."""
+        if (aic, aiv) not in self._batched_mixes:
+            self._plan_batched_mix((aic, aiv))
+        return self.batch and self._batched_mixes[(aic, aiv)] is not None
+
     def run_mix_batched(
         self,
         aic: str,
@@ -466,11 +473,10 @@ class CompiledModule:
         workspace argument is left alone: the parts hand over through their own), block
         by block; False, having run nothing, when the kernel does not qualify."""
         names = (aic, aiv)
-        if names not in self._batched_mixes:
-            self._plan_batched_mix(names)
-        found = self._batched_mixes[names]
-        if found is None or not self.batch:
+        if not self.runs_batched(aic, aiv):
             return False
+        found = self._batched_mixes[names]
+        assert found is not None
         parts = tuple(self.namespace[f"{self.python_name(n)}_batched"] for n in names)
         blocks = groups if aiv_blocks is None else aiv_blocks
         found.run((parts[0], parts[1]), tuple(args), groups, blocks, merged=False)

@@ -46,7 +46,6 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
     count = op.count.value.data
     loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
     single = kernel_of(op)
-    run_along = np.arange(count)
 
     def run(src: np.ndarray, i: Any, dst: np.ndarray, j: Any) -> tuple[()]:
         items = len(dst)
@@ -66,10 +65,16 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
         rows = dst.reshape(items, -1)
         if loads:
             rows.fill(0)
-        at = np.arange(items)[:, None] if src_batched else 0
-        rows[np.arange(items)[:, None], targets[:, None] + run_along] = sources[
-            at, starts[:, None] + run_along
-        ]
+        # the items of each (start, target) pair at once, their runs as slices (a batch's
+        # runs take a few offsets: a workspace slot's, a sub-block's share)
+        pairs = starts * (rows.shape[1] + 1) + targets
+        for pair in np.unique(pairs).tolist():
+            chosen = np.flatnonzero(pairs == pair)
+            i0, j0 = int(starts[chosen[0]]), int(targets[chosen[0]])
+            if chosen.size == items:
+                chosen = slice(None)
+            source = sources[chosen if src_batched else 0, i0 : i0 + count]
+            rows[chosen, j0 : j0 + count] = source
         return ()
 
     return run
