@@ -21,6 +21,7 @@ from tilegraph.dialects.tile.host import numpy_dtype
 from tilegraph.lowering.analysis.kernel_attrs import mix_part
 from tilegraph.runtime.fast_executor import compile_module
 
+
 def _conv_epilogue():
     """A 3x3 convolution with SiLU and a residual add: one mix kernel on 910B (its
     epilogue on the AIVs, two per group sharing each tile's rows); the same every call."""
@@ -88,7 +89,9 @@ def test_batched_mix_launches_match_the_interpreter(conv_model):
     fast = compile_module(compiled.module)
     assert "_mix_aic_batched" not in fast.source("main")  # launches call a runner
     assert any(fast.runs_batched(*pair) for pair in _mix_pairs(compiled.module))
-    interpreted = tilegraph.compile(_conv_epilogue()[0], platform="ascend910b", executor="interpret")
+    interpreted = tilegraph.compile(
+        _conv_epilogue()[0], platform="ascend910b", executor="interpret"
+    )
     expected = interpreted.run(inputs)[0]
     _assert_close(np.asarray(compiled.run(inputs)[0]), np.asarray(expected), "model")
 

@@ -212,9 +212,7 @@ class _FunctionWriter:
         plan = self.plan
         assert plan is not None
         workspace = self.handover.workspace if self.handover is not None else None
-        mask = [
-            v in plan.varying or v in plan.batched or v is workspace for v in op.operands
-        ]
+        mask = [v in plan.varying or v in plan.batched or v is workspace for v in op.operands]
         if not any(mask):
             handle = self.module.bind(op)
         else:

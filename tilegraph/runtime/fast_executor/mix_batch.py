@@ -45,7 +45,7 @@ from typing import Any
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TileOp, memref_shape, scope_of
@@ -131,18 +131,35 @@ def _loops_around(op: Operation) -> tuple[scf.ForOp, ...] | None:
     return tuple(loops[::-1])
 
 
-def _gm_arguments(fn: func.FuncOp) -> tuple[set[int], set[int]]:
-    """Indices of the GM arguments ``fn`` reads and writes."""
-    index = {arg: i for i, arg in enumerate(fn.body.block.args)}
+def _argument_of(value: SSAValue, fn: func.FuncOp) -> int | None:
+    """The index of the argument of ``fn`` that ``value`` is or views (through ops that
+    take a buffer and give one: views, casts), or None."""
+    while not isinstance(value, BlockArgument):
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        buffers = [v for v in owner.operands if isinstance(v.type, MemRefType)]
+        if len(buffers) != 1:
+            return None  # an allocation, or a result of several buffers
+        value = buffers[0]
+    return fn.body.block.args.index(value) if value.owner is fn.body.block else None
+
+
+def _gm_arguments(fn: func.FuncOp) -> tuple[set[int], set[int]] | None:
+    """Indices of the GM arguments ``fn`` reads and writes; None when a GM buffer it
+    touches is none of its arguments' (nor a view of one)."""
     reads: set[int] = set()
     writes: set[int] = set()
     for op in fn.walk():
         if not isinstance(op, TileOp):
             continue
         written = op.written()
-        if written in index and scope_of(written) == "GM":
-            writes.add(index[written])
-        reads.update(index[v] for v in op.read() if v in index and scope_of(v) == "GM")
+        for value, into in [(v, reads) for v in op.read()] + [(written, writes)]:
+            if value is None or scope_of(value) != "GM":
+                continue
+            found = _argument_of(value, fn)
+            if found is None:
+                return None
+            into.add(found)
     return reads, writes
 
 
@@ -203,8 +220,10 @@ def plan_batched_mix(aic: func.FuncOp, aiv: func.FuncOp) -> BatchedMix | None:
         return None
     if not (_flags_one_way(aic, _TO_AIV) and _flags_one_way(aiv, _TO_AIC)):
         return None
-    aic_reads, aic_writes = _gm_arguments(aic)
-    aiv_reads, aiv_writes = _gm_arguments(aiv)
+    aic_gm, aiv_gm = _gm_arguments(aic), _gm_arguments(aiv)
+    if aic_gm is None or aiv_gm is None:
+        return None
+    (aic_reads, aic_writes), (aiv_reads, aiv_writes) = aic_gm, aiv_gm
     if len(aic_writes) != 1 or aic_reads & aiv_writes:
         return None
     (index,) = aic_writes
@@ -215,9 +234,11 @@ def plan_batched_mix(aic: func.FuncOp, aiv: func.FuncOp) -> BatchedMix | None:
     readers = [use.operation for use in ws_aiv.uses]
     if len(writers) != 1 or not readers:
         return None
-    if any(not isinstance(r, TileOp) or r.written() is ws_aiv for r in readers):
-        return None
+    if any(not isinstance(r, TileOp) or ws_aiv not in r.read() for r in readers):
+        return None  # a view of the workspace, or an op writing it
     (writer,) = writers
+    if not isinstance(writer, TileOp) or writer.written() is not ws_aic:
+        return None
     if not _flag_beside(writer, SyncBlockSetOp, after=True) or not all(
         _flag_beside(r, SyncBlockWaitOp, after=False) for r in readers
     ):
