@@ -68,7 +68,8 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
         # the items of each (start, target) pair at once, their runs as slices (a batch's
         # runs take a few offsets: a workspace slot's, a sub-block's share)
         pairs = starts * (rows.shape[1] + 1) + targets
-        for pair in np.unique(pairs).tolist():
+        alike = bool((pairs == pairs[0]).all())
+        for pair in [int(pairs[0])] if alike else np.unique(pairs).tolist():
             chosen = np.flatnonzero(pairs == pair)
             i0, j0 = int(starts[chosen[0]]), int(targets[chosen[0]])
             if chosen.size == items:
