@@ -113,3 +113,45 @@ def test_without_batching_mix_launches_run_as_generators(conv_model):
     compiled, _ = conv_model
     one_by_one = compile_module(compiled.module, batch=False)
     assert not any(one_by_one.runs_batched(*pair) for pair in _mix_pairs(compiled.module))
+
+
+def _offset_by_block(fn: func.FuncOp, uses_workspace: bool) -> None:
+    """Add ``block - block`` to the first GM offset of the op using the workspace (as a
+    per-group workspace region would), or of another op reading GM."""
+    from xdsl.dialects import arith
+
+    from tilegraph.dialects.tile import BlockIdxOp, TileOp, scope_of
+
+    workspace = fn.body.block.args[-1]
+    block = next(op for op in fn.walk() if isinstance(op, BlockIdxOp)).results[0]
+    op = next(
+        op
+        for op in fn.walk()
+        if isinstance(op, TileOp)
+        and any(scope_of(v) == "GM" for v in (*op.read(), op.written()) if v is not None)
+        and op.gm_offsets()
+        and (workspace in op.operands) == uses_workspace
+        and op.parent_op() is not fn
+    )
+    offset = op.gm_offsets()[0]
+    zero = arith.SubiOp(block, block)
+    moved = arith.AddiOp(offset, zero.result)
+    parent = op.parent_block()
+    assert parent is not None
+    parent.insert_ops_before([zero, moved], op)
+    op.operands = [moved.result if v is offset else v for v in op.operands]
+
+
+@pytest.mark.parametrize("workspace", [True, False])
+def test_groups_merge_when_the_block_index_places_only_the_workspace(workspace):
+    from tilegraph.runtime.fast_executor.mix_batch import plan_batched_mix
+
+    graph, _ = _conv_epilogue()
+    module = tilegraph.compile(graph, platform="ascend910b").module
+    fns = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    aic, aiv = (fns[n] for n in _mix_pairs(module)[0])
+    assert plan_batched_mix(aic, aiv).merges(4)  # type: ignore[union-attr]
+    _offset_by_block(aic, workspace)
+    _offset_by_block(aiv, workspace)
+    found = plan_batched_mix(aic, aiv)
+    assert found is not None and found.merges(4) == workspace

@@ -393,7 +393,7 @@ class CompiledModule:
         if not launch.operands[found.workspace_index].has_one_use():
             return None  # the host reads the workspace: not the executor's to replace
         blocks = launch.block_count
-        merged = blocks_run_as_one(found.aic, blocks) and blocks_run_as_one(found.aiv, blocks)
+        merged = found.merges(blocks)
         functions = self.namespace
         parts = tuple(f"{self.python_name(n)}_batched" for n in names)
         plan = found

@@ -45,7 +45,7 @@ from typing import Any
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue, Use
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TileOp, memref_shape, scope_of
@@ -53,6 +53,7 @@ from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp, Sync
 from tilegraph.dialects.tile.host import numpy_dtype
 from tilegraph.lowering.analysis.kernel_attrs import LOOP_ID_ATTR
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
+from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.tile_interpreter.cross_core import sub_blocks_of
 
@@ -84,6 +85,22 @@ class BatchedMix:
     bounds: tuple[tuple[Bound, Bound, Bound], ...]
     """(lower, upper, step) of the loops around the hand-over, outermost first."""
     _extents: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
+    _merges: dict[int, bool] = field(default_factory=dict)
+
+    def merges(self, blocks: int) -> bool:
+        """Whether a launch of ``blocks`` groups runs each part once, as block 0 of 1: the
+        blocks of both parts compute what block 0 of 1 does
+        (:func:`~tilegraph.runtime.fast_executor.blocks.blocks_run_as_one`), the block
+        index feeding at most the workspace offsets of the hand-overs besides (a group's
+        own region of the workspace: in a merged run both parts use group 0's, in every
+        hand-over's copy)."""
+        found = self._merges.get(blocks)
+        if found is None:
+            found = self._merges[blocks] = all(
+                blocks_run_as_one(part, blocks, _workspace_offset(handover.workspace))
+                for part, handover in ((self.aic, self.aic_handover), (self.aiv, self.aiv_handover))
+            )
+        return found
 
     def extents(self, block: int, blocks: int) -> tuple[int, ...]:
         """Iterations per hand-over loop when block ``block`` of ``blocks`` runs."""
@@ -117,6 +134,20 @@ class BatchedMix:
             aic(*call, block, blocks, 0)
             for sub in range(sub_blocks):
                 aiv(*call, block, blocks, sub)
+
+
+def _workspace_offset(workspace: SSAValue) -> Callable[[Use], bool]:
+    """Whether a use is a GM offset of an op accessing ``workspace`` (a hand-over)."""
+
+    def harmless(use: Use) -> bool:
+        op = use.operation
+        return (
+            isinstance(op, TileOp)
+            and workspace in op.operands
+            and op.operands[use.index] in op.gm_offsets()
+        )
+
+    return harmless
 
 
 def _loops_around(op: Operation) -> tuple[scf.ForOp, ...] | None:
