@@ -36,7 +36,6 @@ from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
 
-
 Harmless = Callable[[Use], bool]
 """Uses of a block query (or of arithmetic on one) that a caller knows change no result
 of a merged run (a batched mix part's workspace offsets, :mod:`.mix_batch`)."""
