@@ -15,9 +15,8 @@ from xdsl.dialects import func
 
 import tilegraph
 from tests.lowering.test_flash_attention import _attention
+from tests.runtime.test_fast_executor import assert_close, random_buffers
 from tilegraph.builder import GraphBuilder
-from tilegraph.dialects.tile import memref_shape
-from tilegraph.dialects.tile.host import numpy_dtype
 from tilegraph.lowering.analysis.kernel_attrs import mix_part
 from tilegraph.runtime.fast_executor import compile_module
 
@@ -50,16 +49,7 @@ def _mix_pairs(module) -> list[tuple[str, str]]:
 
 def _buffers(module, aic: str, seed: int) -> list[np.ndarray]:
     fn = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == aic)
-    g = np.random.default_rng(seed)
-    return [
-        g.standard_normal(memref_shape(t)).astype(numpy_dtype(t))
-        for t in fn.function_type.inputs.data
-    ]
-
-
-def _assert_close(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
-    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=2e-6 * scale, err_msg=what)
+    return random_buffers(fn, seed)
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +68,10 @@ def test_a_conv_epilogue_mix_kernel_runs_batched_and_matches_the_generator_path(
         for groups in (1, 3):  # every block with its index, as the launch gives them
             a = _buffers(compiled.module, aic, groups)
             b = [x.copy() for x in a]
-            assert fast.run_mix_batched(aic, aiv, a, groups, 2 * groups)
+            assert fast.run_mix(aic, aiv, a, groups, 2 * groups, batched=True)
             fast.run_mix(aic, aiv, b, groups, 2 * groups)
             for x, y in zip(a[:-1], b[:-1], strict=True):  # the last: the IR's workspace
-                _assert_close(x, y, aic)
+                assert_close(x, y, aic)
 
 
 def test_batched_mix_launches_match_the_interpreter(conv_model):
@@ -93,7 +83,7 @@ def test_batched_mix_launches_match_the_interpreter(conv_model):
         _conv_epilogue()[0], platform="ascend910b", executor="interpret"
     )
     expected = interpreted.run(inputs)[0]
-    _assert_close(np.asarray(compiled.run(inputs)[0]), np.asarray(expected), "model")
+    assert_close(np.asarray(compiled.run(inputs)[0]), np.asarray(expected), "model")
 
 
 def test_the_flash_attention_kernel_keeps_the_generator_path():
@@ -104,7 +94,7 @@ def test_the_flash_attention_kernel_keeps_the_generator_path():
     assert pairs
     assert not any(fast.runs_batched(aic, aiv) for aic, aiv in pairs)
     reference = tilegraph.compile(_attention(1, 20, 20, 1, 24)[0], target="reference")
-    _assert_close(
+    assert_close(
         np.asarray(compiled.run(inputs)[0]), np.asarray(reference.run(inputs)[0]), "attention"
     )
 

@@ -434,24 +434,6 @@ class CompiledModule:
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
 
-    def run_mix(
-        self,
-        aic: str,
-        aiv: str,
-        args: Sequence[Any],
-        groups: int = 1,
-        aiv_blocks: int | None = None,
-    ) -> None:
-        """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
-        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would)."""
-        functions = self.namespace
-        run_mix_launch(
-            ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
-            tuple(args),
-            groups,
-            groups if aiv_blocks is None else aiv_blocks,
-        )
-
     def runs_batched(self, aic: str, aiv: str) -> bool:
         """Whether the mix kernel ``aic`` / ``aiv`` runs batched (:mod:`.mix_batch`; never
         with ``batch=False``)."""
@@ -459,26 +441,35 @@ class CompiledModule:
             self._plan_batched_mix((aic, aiv))
         return self.batch and self._batched_mixes[(aic, aiv)] is not None
 
-    def run_mix_batched(
+    def run_mix(
         self,
         aic: str,
         aiv: str,
         args: Sequence[Any],
         groups: int = 1,
         aiv_blocks: int | None = None,
+        batched: bool = False,
     ) -> bool:
-        """:meth:`run_mix` with each part's tile loop batched (:mod:`.mix_batch`; the
-        workspace argument is left alone: the parts hand over through their own), block
-        by block; False, having run nothing, when the kernel does not qualify."""
+        """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
+        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would),
+        as generators, or with ``batched`` each part's tile loop batched group by group
+        where the kernel qualifies (:mod:`.mix_batch`; the workspace argument is then left
+        alone: the parts hand over through their own). Returns whether it ran batched."""
         names = (aic, aiv)
-        if not self.runs_batched(aic, aiv):
-            return False
-        found = self._batched_mixes[names]
-        assert found is not None
-        parts = tuple(self.namespace[f"{self.python_name(n)}_batched"] for n in names)
-        blocks = groups if aiv_blocks is None else aiv_blocks
-        found.run((parts[0], parts[1]), tuple(args), groups, blocks, merged=False)
-        return True
+        aiv_blocks = groups if aiv_blocks is None else aiv_blocks
+        found = self._batched_mixes[names] if batched and self.runs_batched(aic, aiv) else None
+        functions = self.namespace
+        if found is not None:
+            parts = tuple(functions[f"{self.python_name(n)}_batched"] for n in names)
+            found.run((parts[0], parts[1]), tuple(args), groups, aiv_blocks, merged=False)
+            return True
+        run_mix_launch(
+            ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
+            tuple(args),
+            groups,
+            aiv_blocks,
+        )
+        return False
 
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
