@@ -392,6 +392,9 @@ class CompiledModule:
             return None
         if not launch.operands[found.workspace_index].has_one_use():
             return None  # the host reads the workspace: not the executor's to replace
+        read = {launch.operands[i] for i in found.aic_reads}
+        if any(launch.operands[i] in read for i in found.aiv_writes):
+            return None  # one buffer the AIC reads and the AIV writes: the order matters
         blocks = launch.block_count
         merged = found.merges(blocks)
         functions = self.namespace

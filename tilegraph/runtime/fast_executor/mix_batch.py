@@ -84,6 +84,10 @@ class BatchedMix:
     workspace_dtype: Any
     bounds: tuple[tuple[Bound, Bound, Bound], ...]
     """(lower, upper, step) of the loops around the hand-over, outermost first."""
+    aic_reads: frozenset[int]
+    aiv_writes: frozenset[int]
+    """The GM arguments the AIC reads and the AIV writes (disjoint; a launch passing one
+    buffer as both runs the generator path)."""
     _extents: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
     _merges: dict[int, bool] = field(default_factory=dict)
 
@@ -294,6 +298,8 @@ def plan_batched_mix(aic: func.FuncOp, aiv: func.FuncOp) -> BatchedMix | None:
         workspace_shape=tuple(memref_shape(ws_type)),
         workspace_dtype=numpy_dtype(ws_type),
         bounds=tuple(b for b in (loop_bounds(loop) for loop in loops) if b is not None),
+        aic_reads=frozenset(aic_reads),
+        aiv_writes=frozenset(aiv_writes),
     )
 
 
