@@ -14,9 +14,11 @@ directions (flash attention) or whose AIC reads what its AIV writes (a recurrenc
   and the AIV only reads (its copies out of it); nothing else uses it in either part;
 * the AIC writes no other GM, and reads no GM argument that the AIV writes — data flows
   from the AIC to the AIV through the workspace only;
-* the AIC sets only AIC -> AIV flags and waits only for AIV -> AIC ones, the AIV the
-  reverse, and a set of "ready" follows the AIC's write in its block, a wait precedes the
-  AIV's first read in its block (the flags are the hand-over's);
+* the flags are the protocol's, complete (:func:`_protocol`): per hand-over the AIC waits
+  for "free" before its write and sets "ready" after it, the AIV waits for "ready" before
+  its reads and sets "free" after them, the AIV sets each "free" flag once at its start
+  and the AIC waits for each once at its end — a flag missing or out of place keeps the
+  generator path, which reports it (a deadlock, a flag left set);
 * the write and every read sit in the same nest of loops (the loops ``split_mix_kernel``
   kept in both parts: the same bounds, and the same ``tile.loop`` ids where they have
   them), whose bounds are known before the kernel runs (constants or the running block's
@@ -25,8 +27,8 @@ directions (flash attention) or whose AIC reads what its AIV writes (a recurrenc
   reads the hand-over of the iteration of the nest around it.
 
 A hand-over is then keyed by the iteration numbers ``(iv - lb) // step`` of those loops:
-the batched parts (:meth:`BatchedMix.clones`: the parts without their cross-core flags)
-write and read ``workspace[key]`` of a private *expanded* workspace, a full copy of the
+the batched parts (:attr:`BatchedMix.aic` / ``aiv``: the parts without their cross-core
+flags) write and read ``workspace[key]`` of a private *expanded* workspace, a copy of the
 IR's workspace per key — its shape and the slot offsets inside it are the IR's business,
 untouched. Each core group's AIC runs, then its AIVs (sub-block by sub-block), group after
 group, with the block indices of the launch; where the IR proves that the blocks of both
@@ -45,7 +47,7 @@ from typing import Any
 
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import BlockArgument, Operation, SSAValue, Use
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TileOp, memref_shape, scope_of
@@ -209,19 +211,89 @@ def _flags_one_way(fn: func.FuncOp, sends: str) -> bool:
     return True
 
 
-def _flag_beside(op: Operation, kind: type[CrossCoreOp], after: bool) -> bool:
-    """Whether a ``kind`` flag op follows (``after``) or precedes ``op`` in its block or
-    the block of a loop around it."""
-    while (block := op.parent_block()) is not None:
-        ops = list(block.ops)
-        at = ops.index(op)
-        if any(isinstance(o, kind) for o in (ops[at + 1 :] if after else ops[:at])):
-            return True
+def _flags(fn: func.FuncOp) -> list[SyncBlockSetOp | SyncBlockWaitOp]:
+    return [op for op in fn.walk() if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp)]
+
+
+def _top_level(op: Operation, block: Block) -> Operation | None:
+    """The op of ``block`` that is or holds ``op`` (None: ``op`` is not in ``block``)."""
+    while op.parent_block() is not block:
         parent = op.parent_op()
-        if not isinstance(parent, scf.ForOp):
-            return False
+        if parent is None:
+            return None
         op = parent
-    return False
+    return op
+
+
+def _per_tile_flags(
+    part: func.FuncOp, block: Block, accesses: list[Operation], waits_for: str
+) -> tuple[SyncBlockWaitOp, SyncBlockSetOp] | None:
+    """The wait (mode ``waits_for``) before and the set (the other mode) after a part's
+    workspace ``accesses`` in ``block`` (the hand-over's loop body): exactly one each,
+    around all accesses; None otherwise."""
+    ops = list(block.ops)
+    at = [ops.index(top) for top in (_top_level(a, block) for a in accesses) if top is not None]
+    if len(at) != len(accesses):
+        return None
+    waits = [o for o in ops[: min(at)] if isinstance(o, SyncBlockWaitOp)]
+    sets = [o for o in ops[max(at) + 1 :] if isinstance(o, SyncBlockSetOp)]
+    inside = [o for o in _flags(part) if o.parent_block() is block]
+    if len(waits) != 1 or len(sets) != 1 or len(inside) != 2:
+        return None
+    wait, set_ = waits[0], sets[0]
+    if wait.mode.data != waits_for or (wait.slot is None) != (set_.slot is None):
+        return None
+    return wait, set_
+
+
+def _once_flags(part: func.FuncOp, per_tile: tuple[Operation, Operation]) -> list[int] | None:
+    """The flag ids of a part's other flag ops (the AIV's starting "free" sets, the AIC's
+    final waits), each at the function's top level without a slot; None otherwise."""
+    ids = []
+    for op in _flags(part):
+        if op in per_tile:
+            continue
+        if op.parent_block() is not part.body.block or op.slot is not None:
+            return None
+        ids.append(op.flag_id)
+    return sorted(ids)
+
+
+def _protocol(
+    aic: func.FuncOp,
+    aiv: func.FuncOp,
+    writer: Operation,
+    readers: list[Operation],
+    depth: int,
+) -> bool:
+    """Whether the parts' cross-core flags are the standard protocol's, complete
+    (:mod:`tilegraph.lowering.conversion.tiling.mix`): per hand-over the AIC waits for
+    "free" before its write and sets "ready" after it, the AIV waits for "ready" before
+    its reads and sets "free" after them; the AIV sets every "free" flag once at its
+    start and the AIC waits for each once at its end. A flag missing or out of place
+    keeps the generator path, which reports it (a deadlock, a flag left set)."""
+    block = writer.parent_block()
+    reads_in = readers[0]
+    for _ in range(len(_loops_around(reads_in) or ()) - depth):
+        parent = reads_in.parent_op()
+        assert parent is not None
+        reads_in = parent
+    aiv_block = reads_in.parent_block()
+    if block is None or aiv_block is None:
+        return False
+    aic_flags = _per_tile_flags(aic, block, [writer], _TO_AIC)
+    aiv_flags = _per_tile_flags(aiv, aiv_block, readers, _TO_AIV)
+    if aic_flags is None or aiv_flags is None:
+        return False
+    (free_wait, ready_set), (ready_wait, free_set) = aic_flags, aiv_flags
+    if ready_set.flag_id != ready_wait.flag_id or free_set.flag_id != free_wait.flag_id:
+        return False
+    finals, starts = _once_flags(aic, aic_flags), _once_flags(aiv, aiv_flags)
+    return (
+        finals is not None
+        and finals == starts
+        and finals == list(range(free_wait.flag_id, free_wait.flag_id + len(finals)))
+    )
 
 
 def _loop_key(loops: tuple[scf.ForOp, ...] | None) -> tuple[Any, ...] | None:
@@ -274,13 +346,9 @@ def plan_batched_mix(aic: func.FuncOp, aiv: func.FuncOp) -> BatchedMix | None:
     (writer,) = writers
     if not isinstance(writer, TileOp) or writer.written() is not ws_aic:
         return None
-    if not _flag_beside(writer, SyncBlockSetOp, after=True) or not all(
-        _flag_beside(r, SyncBlockWaitOp, after=False) for r in readers
-    ):
-        return None
     loops = _loops_around(writer)
     key = _loop_key(loops)
-    if loops is None or key is None:
+    if loops is None or key is None or not _protocol(aic, aiv, writer, readers, len(loops)):
         return None
     for reader in readers:  # in the writer's loops; a loop inside them reads one hand-over
         around = _loops_around(reader)
