@@ -228,21 +228,29 @@ def _top_level(op: Operation, block: Block) -> Operation | None:
 def _per_tile_flags(
     part: func.FuncOp, block: Block, accesses: list[Operation], waits_for: str
 ) -> tuple[SyncBlockWaitOp, SyncBlockSetOp] | None:
-    """The wait (mode ``waits_for``) before and the set (the other mode) after a part's
-    workspace ``accesses`` in ``block`` (the hand-over's loop body): exactly one each,
-    around all accesses; None otherwise."""
+    """The wait (mode ``waits_for``) nearest before and the set (the other mode) nearest
+    after a part's workspace ``accesses`` in ``block`` (the hand-over's loop body, or the
+    function's of a one-tile kernel), no flag between them, and in a loop body no other
+    flag; None otherwise."""
     ops = list(block.ops)
     at = [ops.index(top) for top in (_top_level(a, block) for a in accesses) if top is not None]
     if len(at) != len(accesses):
         return None
-    waits = [o for o in ops[: min(at)] if isinstance(o, SyncBlockWaitOp)]
-    sets = [o for o in ops[max(at) + 1 :] if isinstance(o, SyncBlockSetOp)]
+    waits = [
+        o for o in ops[: min(at)] if isinstance(o, SyncBlockWaitOp) and o.mode.data == waits_for
+    ]
+    sets = [
+        o for o in ops[max(at) + 1 :] if isinstance(o, SyncBlockSetOp) and o.mode.data != waits_for
+    ]
+    if not waits or not sets:
+        return None
+    wait, set_ = waits[-1], sets[0]
+    between = ops[ops.index(wait) + 1 : ops.index(set_)]
+    if any(isinstance(x, CrossCoreOp) for o in between for x in o.walk()):
+        return None
     inside = [o for o in _flags(part) if o.parent_block() is block]
-    if len(waits) != 1 or len(sets) != 1 or len(inside) != 2:
-        return None
-    wait, set_ = waits[0], sets[0]
-    if wait.mode.data != waits_for or (wait.slot is None) != (set_.slot is None):
-        return None
+    if block is not part.body.block and len(inside) != 2:
+        return None  # a loop body: its flags are the hand-over's two
     return wait, set_
 
 
