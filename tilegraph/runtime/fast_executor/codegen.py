@@ -72,7 +72,8 @@ class _FunctionWriter:
     ):
         self.module = module
         self.fn = fn
-        self.python_name = python_name or module.python_name(fn.sym_name.data)
+        self.python_name = python_name
+        """The generated function's name (default: the module's name for ``fn``)."""
         self.handover = handover
         """A batched mix part's workspace, read and written one copy per hand-over
         (:mod:`.mix_batch`)."""
@@ -91,7 +92,7 @@ class _FunctionWriter:
         self.lines.append("    " * depth + text)
 
     def write(self) -> str:
-        fname = self.python_name
+        fname = self.python_name or self.module.python_name(self.fn.sym_name.data)
         args = [self.name(a) for a in self.fn.body.block.args]
         block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1", f"{SUB_BLOCK_INDEX}=0"]
         self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
