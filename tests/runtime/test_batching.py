@@ -23,7 +23,7 @@ from xdsl.utils.test_value import create_ssa_value
 import tilegraph
 from tilegraph.builder import GraphBuilder
 from tilegraph.cost_model.kernel_report import kernel_report
-from tilegraph.dialects.tile import CopyOp, FixpipeOp, MmadOp, scoped_memref
+from tilegraph.dialects.tile import CopyFlatOp, CopyOp, FixpipeOp, MmadOp, scoped_memref
 from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.fast_executor.batching import flattened, one_by_one, plan_nest
 from tilegraph.runtime.fast_executor.cube import nest_product
@@ -152,6 +152,18 @@ def test_batched_copy_store_equals_one_by_one():
     args = [tiles, 0, 0, gm, rows, 0]
     mask = [True, False, False, False, True, False]
     check_batched(op, args, mask, written=3)
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_batched_copy_flat_equals_one_by_one(cut):
+    """Batched workspace copies -> UB at per-item offsets (two slots, two shares); with
+    ``cut`` one run leaves its source and is cut (the rest of its tile zero)."""
+    op = CopyFlatOp(buf((2, 3, 16), "GM"), idx(1)[0], buf((2, 8), "UB"), idx(1)[0], 16)
+    op.verify()
+    src = rng.standard_normal((5, 2, 3, 16)).astype(np.float32)
+    starts = np.array([0, 48, 16, 64, 88 if cut else 80])
+    dst = np.full((5, 2, 8), np.nan, np.float32)
+    check_batched(op, [src, starts, dst, 0], [True, True, True, False], written=2)
 
 
 @pytest.mark.parametrize("layout", ["nd", "nc1hwc0"])

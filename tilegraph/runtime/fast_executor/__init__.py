@@ -5,6 +5,10 @@
 * :mod:`.batching` plans which nests of loops run as one batch;
 * :mod:`.blocks` proves where the blocks of a launch may run as one call (every other
   launch runs block by block, with the indices ``tile.launch`` gives);
+* :mod:`.mix` runs a mix launch's AIC and AIV parts as generators switching at their
+  cross-core flags, tile by tile; :mod:`.mix_batch` runs those whose IR hands over one
+  way only (AIC -> AIV through the workspace) batched instead: the AIC's tile loop into a
+  workspace copy per hand-over, then the AIV's;
 * :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
   tiles at once (:mod:`.dma`, :mod:`.fractal`, :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
   helped by :mod:`.windows` (window copies of a batch) and :mod:`.scratch` (reused

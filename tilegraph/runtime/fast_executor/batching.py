@@ -306,30 +306,36 @@ def per_index_value(
     return run
 
 
+def _shape(a: Any) -> tuple[int, ...]:
+    return a.shape if isinstance(a, np.ndarray) else np.shape(a)
+
+
 def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Callable[..., Any]:
     """A batched kernel (one leading batch dim on the operands ``mask`` marks) called on a
     nest's operands, whose first ``rank`` dims are batch dims that broadcast: each marked
     operand is broadcast to the op's batch and flattened to one dim; a destination that
     cannot be flattened in place is written back."""
 
+    marked = [i for i, m in enumerate(mask) if m]
+
     def run(*args: Any) -> tuple[()]:
-        shapes = [np.shape(a)[:rank] for a, m in zip(args, mask, strict=True) if m]
-        batch = np.broadcast_shapes(*shapes)
+        call = list(args)
+        shapes = [_shape(args[i]) for i in marked]
+        first = shapes[0][:rank]
+        same = all(s[:rank] == first for s in shapes)
+        batch = first if same else np.broadcast_shapes(*(s[:rank] for s in shapes))
         count = prod(batch)
-        call: list[Any] = []
         back: list[tuple[np.ndarray, np.ndarray]] = []
-        for a, m in zip(args, mask, strict=True):
-            if not m:
-                call.append(a)
-                continue
-            rest = np.shape(a)[rank:]
-            if np.shape(a)[:rank] != batch:
+        for i, shape in zip(marked, shapes, strict=True):
+            a = args[i]
+            rest = shape[rank:]
+            if not same and shape[:rank] != batch:
                 a = np.broadcast_to(a, batch + rest)
             flat = np.reshape(a, (count, *rest))
             if isinstance(a, np.ndarray) and a.flags.writeable and a.ndim > rank:
                 if not np.may_share_memory(flat, a):
                     back.append((a, flat))
-            call.append(flat)
+            call[i] = flat
         kernel(*call)
         for a, flat in back:
             a[...] = flat.reshape(a.shape)

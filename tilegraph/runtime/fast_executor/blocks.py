@@ -25,8 +25,10 @@ its blocks run one by one, as the IR says: the numbers come out as wrong as on t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import func, scf
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, SSAValue, Use
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
@@ -34,10 +36,14 @@ from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
 
+Harmless = Callable[[Use], bool]
+"""Uses of a block query (or of arithmetic on one) that a caller knows change no result
+of a merged run (a batched mix part's workspace offsets, :mod:`.mix_batch`)."""
 
-def _block_loops(fn: func.FuncOp) -> list[scf.ForOp] | None:
+
+def _block_loops(fn: func.FuncOp, harmless: Harmless | None = None) -> list[scf.ForOp] | None:
     """The loops whose bounds the block queries feed, or None when a query (or arithmetic
-    on one) has any other use."""
+    on one) has any other use (but ``harmless`` ones)."""
     loops: list[scf.ForOp] = []
     pending: list[SSAValue] = [
         op.results[0] for op in fn.walk() if isinstance(op, BlockIdxOp | BlockNumOp)
@@ -52,6 +58,8 @@ def _block_loops(fn: func.FuncOp) -> list[scf.ForOp] | None:
             user = use.operation
             if isinstance(user, SyncOp):
                 continue  # flags order the pipes; they change no value
+            if harmless is not None and harmless(use):
+                continue
             if isinstance(user, index_arith.INDEX_OPS):
                 pending.extend(user.results)
             elif isinstance(user, scf.ForOp) and use.index < 3:  # lb, ub, step
@@ -85,12 +93,13 @@ def _writes_gm_outside(fn: func.FuncOp, loop: scf.ForOp) -> bool:
     return False
 
 
-def blocks_run_as_one(fn: func.FuncOp, blocks: int) -> bool:
+def blocks_run_as_one(fn: func.FuncOp, blocks: int, harmless: Harmless | None = None) -> bool:
     """Whether ``blocks`` blocks of kernel ``fn`` compute exactly what block 0 of 1 does
-    (see the module docstring for the proof)."""
+    (see the module docstring for the proof; ``harmless``: uses of the block queries the
+    caller vouches for)."""
     if blocks == 1:
         return True
-    loops = _block_loops(fn)
+    loops = _block_loops(fn, harmless)
     if loops is None or len(loops) != 1:
         return False
     (loop,) = loops

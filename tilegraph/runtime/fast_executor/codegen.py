@@ -29,7 +29,14 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, MmadOp, SubBlockIdxOp, TileOp
+from tilegraph.dialects.tile import (
+    BlockIdxOp,
+    BlockNumOp,
+    LaunchOp,
+    MmadOp,
+    SubBlockIdxOp,
+    TileOp,
+)
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
@@ -45,6 +52,7 @@ from tilegraph.runtime.fast_executor.batching import (
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.mix import run_mix_launch, set_kernel, wait_kernel
+from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan_batched_mix
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -55,9 +63,20 @@ class FastExecutorError(RuntimeError):
 
 
 class _FunctionWriter:
-    def __init__(self, module: CompiledModule, fn: func.FuncOp):
+    def __init__(
+        self,
+        module: CompiledModule,
+        fn: func.FuncOp,
+        python_name: str | None = None,
+        handover: HandOver | None = None,
+    ):
         self.module = module
         self.fn = fn
+        self.python_name = python_name
+        """The generated function's name (default: the module's name for ``fn``)."""
+        self.handover = handover
+        """A batched mix part's workspace, read and written one copy per hand-over
+        (:mod:`.mix_batch`)."""
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
         self.plan: NestPlan | None = None
@@ -73,7 +92,7 @@ class _FunctionWriter:
         self.lines.append("    " * depth + text)
 
     def write(self) -> str:
-        fname = self.module.python_name(self.fn.sym_name.data)
+        fname = self.python_name or self.module.python_name(self.fn.sym_name.data)
         args = [self.name(a) for a in self.fn.body.block.args]
         block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1", f"{SUB_BLOCK_INDEX}=0"]
         self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
@@ -86,9 +105,38 @@ class _FunctionWriter:
         for op in ops:
             self.op(op, depth)
 
+    def operands(self, op: Operation) -> str:
+        """The Python source of ``op``'s operands (a hand-over's workspace: its copy)."""
+        handover = self.handover
+        if handover is None or handover.workspace not in op.operands:
+            return ", ".join(self.name(v) for v in op.operands)
+        view = self.handover_view(op, handover)
+        return ", ".join(view if v is handover.workspace else self.name(v) for v in op.operands)
+
+    def handover_view(self, op: Operation, handover: HandOver) -> str:
+        """The workspace copy ``op`` (a hand-over) uses: indexed by the iteration numbers
+        of the loops around it, ``(iv - lb) // step``; inside a batch, with a dim per
+        axis of the batch (all of a batched loop's iterations, size 1 for the axes not
+        around ``op``) before the workspace's own."""
+        plan = self.plan
+        axes = [loop for loop in handover.loops if plan is not None and loop in plan.axis_of]
+        outer: list[str] = []  # loops run one by one around the batch (or no batch)
+        inner: list[str] = []  # loops run one by one inside the batch
+        for depth, loop in enumerate(handover.loops):
+            if loop in axes:
+                continue
+            iv, lb, step = (self.name(v) for v in (loop.body.block.args[0], loop.lb, loop.step))
+            inside = bool(axes) and depth > handover.loops.index(axes[0])
+            (inner if inside else outer).append(f"({iv} - {lb}) // {step}")
+        index = outer
+        if plan is not None:
+            dims = [f"0:{a.size}" if a.loop in axes else "None" for a in plan.axes]
+            index = [*outer, *dims, *inner]
+        return f"{self.name(handover.workspace)}[{', '.join([*index, '...'])}]"
+
     def op(self, op: Operation, depth: int) -> None:
         out = ", ".join(self.name(r) for r in op.results)
-        args = ", ".join(self.name(v) for v in op.operands)
+        args = self.operands(op)
         if isinstance(op, arith.ConstantOp):
             literal = index_arith.constant(op)
             assert literal is not None, op
@@ -116,7 +164,11 @@ class _FunctionWriter:
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
             blocks = op.block_count
-            if op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
+            batched = self.module.batched_mix_launch(op) if op.is_mix else None
+            if batched is not None:  # each part's tile loop batched (.mix_batch)
+                call = f"({args}{',' if op.operands else ''}), {blocks}, {op.aiv_block_count}"
+                self.emit(depth, f"{batched}({call})")
+            elif op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
                 self.emit(depth, f"_mix({call}, {op.aiv_block_count})")
@@ -157,10 +209,11 @@ class _FunctionWriter:
     def _batched_op(self, op: TileOp, depth: int) -> None:
         """A tile op inside a batch: its batched kernel, its kernel once per point of the
         batch, or (nothing varying) its kernel once."""
-        args = ", ".join(self.name(v) for v in op.operands)
+        args = self.operands(op)
         plan = self.plan
         assert plan is not None
-        mask = [v in plan.varying or v in plan.batched for v in op.operands]
+        workspace = self.handover.workspace if self.handover is not None else None
+        mask = [v in plan.varying or v in plan.batched or v is workspace for v in op.operands]
         if not any(mask):
             handle = self.module.bind(op)
         else:
@@ -287,6 +340,7 @@ class CompiledModule:
         }
         self._handles = 0
         self._sources: dict[str, str] = {}
+        self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
         self._functions = {f.sym_name.data: f for f in functions}
@@ -324,6 +378,50 @@ class CompiledModule:
         fn = self._functions.get(symbol)
         return self.batch and fn is not None and blocks_run_as_one(fn, blocks)
 
+    def batched_mix_launch(self, launch: LaunchOp) -> str | None:
+        """The handle of a function running mix launch ``launch`` batched
+        (:mod:`.mix_batch`: ``handle(args, groups, aiv_blocks)``), or None when its parts
+        do not follow the one-way protocol, its workspace is not its own, or batching is
+        off."""
+        if not self.batch:
+            return None
+        names = launch.callees()
+        if names not in self._batched_mixes:
+            self._plan_batched_mix(names)
+        found = self._batched_mixes[names]
+        if found is None:
+            return None
+        if not launch.operands[found.workspace_index].has_one_use():
+            return None  # the host reads the workspace: not the executor's to replace
+        read = {launch.operands[i] for i in found.aic_reads}
+        if any(launch.operands[i] in read for i in found.aiv_writes):
+            return None  # one buffer the AIC reads and the AIV writes: the order matters
+        blocks = launch.block_count
+        merged = found.merges(blocks)
+        functions = self.namespace
+        parts = tuple(f"{self.python_name(n)}_batched" for n in names)
+        plan = found
+
+        def run(args: tuple[Any, ...], groups: int, aiv_blocks: int) -> None:
+            aic, aiv = (functions[p] for p in parts)
+            plan.run((aic, aiv), args, groups, aiv_blocks, merged)
+
+        return self.bind_kernel(run)
+
+    def _plan_batched_mix(self, names: tuple[str, ...]) -> None:
+        """Plan the mix kernel ``names`` (AIC, AIV) batched and compile its parts' clones
+        (as ``<python name>_batched``; their source under ``"<name> (batched)"``)."""
+        aic, aiv = (self._functions.get(n) for n in names)
+        found = None if aic is None or aiv is None else plan_batched_mix(aic, aiv)
+        self._batched_mixes[names] = found
+        if found is None:
+            return
+        for part, handover in ((found.aic, found.aic_handover), (found.aiv, found.aiv_handover)):
+            symbol = part.sym_name.data
+            text = _FunctionWriter(self, part, f"{self.python_name(symbol)}_batched", handover)
+            source = self._sources[f"{symbol} (batched)"] = text.write()
+            exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
+
     def is_generator(self, symbol: str) -> bool:
         """Whether ``@symbol`` compiles to a generator (it waits for cross-core flags)."""
         return symbol in self._generators
@@ -340,6 +438,13 @@ class CompiledModule:
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
 
+    def runs_batched(self, aic: str, aiv: str) -> bool:
+        """Whether the mix kernel ``aic`` / ``aiv`` runs batched (:mod:`.mix_batch`; never
+        with ``batch=False``)."""
+        if (aic, aiv) not in self._batched_mixes:
+            self._plan_batched_mix((aic, aiv))
+        return self.batch and self._batched_mixes[(aic, aiv)] is not None
+
     def run_mix(
         self,
         aic: str,
@@ -347,16 +452,28 @@ class CompiledModule:
         args: Sequence[Any],
         groups: int = 1,
         aiv_blocks: int | None = None,
-    ) -> None:
+        batched: bool = False,
+    ) -> bool:
         """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
-        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would)."""
+        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would),
+        as generators, or with ``batched`` each part's tile loop batched group by group
+        where the kernel qualifies (:mod:`.mix_batch`; the workspace argument is then left
+        alone: the parts hand over through their own). Returns whether it ran batched."""
+        names = (aic, aiv)
+        aiv_blocks = groups if aiv_blocks is None else aiv_blocks
+        found = self._batched_mixes[names] if batched and self.runs_batched(aic, aiv) else None
         functions = self.namespace
+        if found is not None:
+            parts = tuple(functions[f"{self.python_name(n)}_batched"] for n in names)
+            found.run((parts[0], parts[1]), tuple(args), groups, aiv_blocks, merged=False)
+            return True
         run_mix_launch(
             ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
             tuple(args),
             groups,
-            groups if aiv_blocks is None else aiv_blocks,
+            aiv_blocks,
         )
+        return False
 
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None

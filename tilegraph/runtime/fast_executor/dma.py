@@ -1,5 +1,7 @@
-"""Batched form of ``tile.copy``: the whole windows of a batch in one gather and one
-scatter, the cut ones through the op's kernel (:mod:`.windows`)."""
+"""Batched forms of ``tile.copy`` (the whole windows of a batch in one gather and one
+scatter, the cut ones through the op's kernel, :mod:`.windows`) and ``tile.copy_flat``
+(one gather and one scatter of a batch of runs that lie inside their buffers, else the
+kernel per item)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape, scope_of
-from tilegraph.dialects.tile.dma import CopyOp
+from tilegraph.dialects.tile.dma import CopyFlatOp, CopyOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
@@ -30,6 +32,50 @@ def batched_copy(op: CopyOp, batched: Sequence[bool]) -> Kernel | None:
             count, item, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
         )
         copy_cut_items(single, (src, *rest), batched, cut)
+        return ()
+
+    return run
+
+
+@batched_kernel(CopyFlatOp)
+def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
+    """A batch of flat runs into a batched destination (each item its own)."""
+    src_batched, dst_batched = batched[0], batched[2]
+    if not dst_batched:
+        return None  # items writing one buffer: in order, by the kernel
+    count = op.count.value.data
+    loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
+    single = kernel_of(op)
+
+    def run(src: np.ndarray, i: Any, dst: np.ndarray, j: Any) -> tuple[()]:
+        items = len(dst)
+        sources = src.reshape(items if src_batched else 1, -1)
+        starts, targets = (np.broadcast_to(np.asarray(v).reshape(-1), (items,)) for v in (i, j))
+        inside = (
+            dst.flags.c_contiguous
+            and starts.min() >= 0
+            and targets.min() >= 0
+            and starts.max() + count <= sources.shape[1]
+            and targets.max() + count <= dst[0].size
+        )
+        if not inside:  # a run cut at an edge: the kernel, item by item
+            for t in range(items):
+                single(src[t] if src_batched else src, int(starts[t]), dst[t], int(targets[t]))
+            return ()
+        rows = dst.reshape(items, -1)
+        if loads:
+            rows.fill(0)
+        # the items of each (start, target) pair at once, their runs as slices (a batch's
+        # runs take a few offsets: a workspace slot's, a sub-block's share)
+        pairs = starts * (rows.shape[1] + 1) + targets
+        alike = bool((pairs == pairs[0]).all())
+        for pair in [int(pairs[0])] if alike else np.unique(pairs).tolist():
+            chosen = np.flatnonzero(pairs == pair)
+            i0, j0 = int(starts[chosen[0]]), int(targets[chosen[0]])
+            if chosen.size == items:
+                chosen = slice(None)
+            source = sources[chosen if src_batched else 0, i0 : i0 + count]
+            rows[chosen, j0 : j0 + count] = source
         return ()
 
     return run

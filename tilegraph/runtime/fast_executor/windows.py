@@ -76,6 +76,11 @@ gather (numpy's gather moves its inner dim one call at a time, a slice copy whol
 the loop costs a few microseconds an item)."""
 
 
+def _ndim(offset: Any) -> int:
+    """An offset's dims: 0 for an int (numpy's ``ndim`` converts it to an array first)."""
+    return offset.ndim if isinstance(offset, np.ndarray) else 0
+
+
 def _per_item_slices(
     offsets: Sequence[Any], extent: Sequence[int], count: int
 ) -> list[tuple[slice, ...]]:
@@ -107,7 +112,7 @@ def _merged_tail(
         reversed(extent), reversed(src_shape), reversed(dst_shape), reversed(src_offsets),
         reversed(dst_offsets), strict=True,
     ):  # fmt: skip
-        if e != n_src or e != n_dst or np.ndim(os_) or np.ndim(od) or os_ or od:
+        if e != n_src or e != n_dst or _ndim(os_) or _ndim(od) or os_ or od:
             break
         tail += 1
     if tail < 2:
@@ -133,15 +138,15 @@ def _window_key(
     """``(array, key, shared)``: ``array[key]`` is the ``extent`` windows of ``items`` (an
     index array, or ``slice(None)`` for all) in ``buffer``, one per item — or, ``shared``,
     the one window of an unbatched buffer that every item's int offsets name."""
-    if all(np.ndim(o) == 0 for o in offsets):
+    if not any(_ndim(o) for o in offsets):
         at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
         return buffer, (items, *at) if batched else at, not batched
     views = np.lib.stride_tricks.sliding_window_view(
         buffer, tuple(extent), axis=tuple(range(batched, buffer.ndim)), writeable=writeable
     )
     if isinstance(items, slice):  # advanced indices pair up item by item
-        items = np.arange(np.shape(next(o for o in offsets if np.ndim(o)))[0])
-    at = tuple(np.asarray(o)[items] if np.ndim(o) else o for o in offsets)
+        items = np.arange(np.shape(next(o for o in offsets if _ndim(o)))[0])
+    at = tuple(np.asarray(o)[items] if _ndim(o) else o for o in offsets)
     return views, (items, *at) if batched else at, False
 
 
