@@ -39,6 +39,7 @@ from xdsl.rewriter import Rewriter
 from tilegraph.dialects.tile import (
     AllocOp,
     BlockIdxOp,
+    BlockNumOp,
     CopyFlatOp,
     CopyOp,
     FixpipeOp,
@@ -87,13 +88,15 @@ def _offset_accesses(fn: func.FuncOp, region: MemRefType) -> None:
     bases: dict[int, SSAValue] = {}
 
     def base(per_group: int) -> SSAValue:
-        """``block * per_group``, once per kernel, right after the block query."""
+        """``block * per_group``, once per kernel, right after the block queries."""
         if per_group not in bases:
             size = arith.ConstantOp(IntegerAttr(per_group, IndexType()))
             start = arith.MuliOp(block, size.result)
             start.result.name_hint = "ws_region"
             anchor = block.owner
             assert isinstance(anchor, Operation)
+            while isinstance(anchor.next_op, BlockIdxOp | BlockNumOp):  # after the queries
+                anchor = anchor.next_op
             parent = anchor.parent_block()
             assert parent is not None
             parent.insert_ops_after([size, start], anchor)
