@@ -167,7 +167,8 @@ def test_the_two_aivs_of_a_group_share_the_tile(mix):
     copies = _share_copies(module)
     assert len(copies) == 2  # 3 rows of the tile: 2 for sub-block 0, 1 for sub-block 1
     (launch,) = _mix_launches(module)
-    per_slot = container_bytes(launch.args[-1].type) // 4 // 2  # f32 elements of one slot
+    slots = 2 * launch.block_count  # two per core group
+    per_slot = container_bytes(launch.args[-1].type) // 4 // slots  # f32 elements of one slot
     assert sorted(op.count.value.data for op in copies) == [per_slot // 3, 2 * per_slot // 3]
 
 

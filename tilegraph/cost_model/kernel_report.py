@@ -44,7 +44,7 @@ class KernelInfo:
     parts: tuple[MixPart, ...] = ()
     """A mix kernel's AIC and AIV functions."""
     workspace_bytes: int = 0
-    """A mix kernel's GM workspace (all its slots)."""
+    """A mix kernel's GM workspace (every core group's slots)."""
 
     def as_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -7,8 +7,9 @@
 // ·V are one mix kernel on a decoupled preset. S = 20 is ragged against the 16-wide
 // fractals and D = 12 is not a multiple of 16; Q, K, V are read through the head split's
 // views and O written through the head merge's. The AIC hands S to the AIVs through
-// workspace region 0, takes P back from region 1 and hands P·V over in region 2, each
-// hand-over between a "free" wait and a "ready" set.
+// workspace regions 0 and 1 (two slots: the cube computes S of the next K block before it
+// waits for P), takes P back from region 2 and hands P·V over in region 3, each hand-over
+// between a "free" wait and a "ready" set (S's flags 0 / 2 plus the slot).
 func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>, %v: !layout.tensor<1x20x48xf32>, %mask: !layout.tensor<1x1x1x20xf32>) -> !layout.tensor<1x20x48xf32> {
   %s = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
   %s2 = graph.constant dense<[1, 20, 48]> : !layout.tensor<3xi64>
@@ -29,51 +30,65 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
   func.return %r : !layout.tensor<1x20x48xf32>
 }
 // CHECK-LABEL: func.func @attn(
-// CHECK:         %mix_workspace = tile.alloc : memref<3x1x32x32xf32, "GM">
+// CHECK:         %mix_workspace = tile.alloc : memref<4x1x32x32xf32, "GM">
 // CHECK-NEXT:    tile.launch @[[K:fused_[a-z_]+_[0-9]+]]_mix_aic(%q, %k, %v, %scale, %mask, %r, %mix_workspace) {aiv = @[[K]]_mix_aiv, aiv_blocks = 2 : i64}
 // CHECK-NOT:     tile.launch
-// CHECK:       func.func @[[K]]_mix_aic({{.*}}%workspace: memref<3x1x32x32xf32, "GM">){{.*}}tile.ops = "{{.*}}graph.matmul,layout.trans_data,graph.mul,graph.add,graph.softmax,layout.trans_data,graph.matmul{{.*}}", tile.mix = "aic"
-// CHECK:         tile.sync_block_set {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+// CHECK:       func.func @[[K]]_mix_aic({{.*}}%workspace: memref<4x1x32x32xf32, "GM">){{.*}}tile.ops = "{{.*}}graph.matmul,layout.trans_data,graph.mul,graph.add,graph.softmax,layout.trans_data,graph.matmul{{.*}}", tile.mix = "aic"
+// CHECK:         tile.sync_block_set {flag = 5 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
 // CHECK:         tile.nd2nz %q_view
 // CHECK:         tile.mmad %q_l0a, %k_l0b, %s_l0c
-// CHECK-NEXT:    tile.sync_block_wait {flag = 1 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
 // CHECK-NEXT:    tile.fixpipe %s_l0c to %workspace[%c0, %c0, %c0, %c0]
 // CHECK-NEXT:    tile.sync_block_set {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
-// CHECK-NEXT:    tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK-NEXT:    tile.nd2nz %workspace[%c1, %c0, %c0, %c0] to %p_l1 : memref<3x1x32x32xf32, "GM">
-// CHECK-NEXT:    tile.sync_block_set {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
+// CHECK:         tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.nd2nz %workspace[%c2, %c0, %c0, %c0] to %p_l1 : memref<4x1x32x32xf32, "GM">
+// CHECK-NEXT:    tile.sync_block_set {flag = 5 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
 // CHECK:         tile.mmad %p_l0a, %v_l0b, %pv_l0c
-// CHECK-NEXT:    tile.sync_block_wait {flag = 5 : i64, mode = "aiv_to_aic", pipe = "FIX"}
-// CHECK-NEXT:    tile.fixpipe %pv_l0c to %workspace[%c2, %c0, %c0, %c0]
-// CHECK-NEXT:    tile.sync_block_set {flag = 4 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 7 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    tile.fixpipe %pv_l0c to %workspace[%c3, %c0, %c0, %c0]
+// CHECK-NEXT:    tile.sync_block_set {flag = 6 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+// CHECK:         tile.sync_block_wait {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 3 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// CHECK-NEXT:    tile.sync_block_wait {flag = 7 : i64, mode = "aiv_to_aic", pipe = "FIX"}
 // CHECK:       func.func @[[K]]_mix_aiv({{.*}}tile.mix = "aiv"
 // CHECK:         %sub = tile.sub_block_idx
-// CHECK:         tile.sync_block_set {flag = 1 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK-NEXT:    tile.sync_block_set {flag = 5 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK:         tile.sync_block_set {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.sync_block_set {flag = 3 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.sync_block_set {flag = 7 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
 // CHECK:         tile.vdup %max_ub {value = 0xfff0000000000000 : f64}
 // CHECK:         tile.sync_block_wait {flag = 0 : i64, mode = "aic_to_aiv", pipe = "MTE2"}
 // CHECK-NEXT:    tile.copy %workspace[%c0, %c0, %{{.*}}, %c0] to %s_ub
-// CHECK-NEXT:    tile.sync_block_set {flag = 1 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// CHECK-NEXT:    tile.sync_block_set {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
 // CHECK:         tile.vsel %key_mask_ub, %masked_ub, %neg_inf_ub to %masked_ub
 // CHECK-NEXT:    tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>} : memref<1x1x16x32xf32, "UB">
 // CHECK:         tile.vexp
 // CHECK:         tile.vreduce %masked_ub to %rowsum_ub {kind = "sum", axes = array<i64: 3>}
-// CHECK:         tile.sync_block_wait {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
-// CHECK-NEXT:    tile.copy %masked_ub[%c0, %c0, %c0, %c0] to %workspace[%c1, %c0, %{{.*}}, %c0]
-// CHECK-NEXT:    tile.sync_block_set {flag = 2 : i64, mode = "aiv_to_aic", pipe = "MTE3"}
+// CHECK:         tile.sync_block_wait {flag = 5 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
+// CHECK-NEXT:    tile.copy %masked_ub[%c0, %c0, %c0, %c0] to %workspace[%c2, %c0, %{{.*}}, %c0]
+// CHECK-NEXT:    tile.sync_block_set {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE3"}
 // CHECK:         tile.vdiv %o_ub, %sum_ub to %o_ub
 // CHECK:         tile.copy %o_ub[%c0, %c0, %c0, %c0] to %r_out_view
-// CHECK:         tile.sync_block_wait {flag = 3 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
+// CHECK:         tile.sync_block_wait {flag = 5 : i64, mode = "aic_to_aiv", pipe = "MTE3"}
 // CHECK-NEXT:    func.return
 
 // The test preset's small buffers: 16 x 16 blocks, a K / V loop of two steps, the last one
 // ragged (keys 16-19): the AIV masks the scores of the keys past 20 to -inf (a probe of K's
-// key rows loaded with -inf as the padding, compared with -inf).
+// key rows loaded with -inf as the padding, compared with -inf). The AIC computes S of K
+// block 0 before the loop and, in step j, S of block j + 1 (a loop of one trip unless j is
+// the last) into slot (j + 1) mod 2 before it waits for P of block j.
 // TEST-NOT:     tile.kernel = "host"
 // TEST:         tile.launch @[[K:fused_[a-z_]+_[0-9]+]]_mix_aic
 // TEST-NOT:     tile.launch
+// TEST:         tile.fixpipe %s_l0c to %workspace[%c0, %c0, %c0, %c0]
 // TEST:         scf.for %kv = %c0 to %c20 step %c16 {
-// TEST:           tile.nd2nz %workspace[%c1, %c0, %c0, %c0] to %p_l1
+// TEST:           scf.for %kv_next = %{{.+}} to %c20 step %c20 {
+// TEST:             %s_slot = arith.remui
+// TEST:             tile.sync_block_wait[%s_slot] {flag = 2 : i64, mode = "aiv_to_aic", pipe = "FIX"}
+// TEST-NEXT:        tile.fixpipe %s_l0c to %workspace[%s_slot, %c0, %c0, %c0]
+// TEST-NEXT:        tile.sync_block_set[%s_slot] {flag = 0 : i64, mode = "aic_to_aiv", pipe = "FIX"}
+// TEST:           tile.nd2nz %v_view
+// TEST:           tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
+// TEST-NEXT:      tile.nd2nz %workspace[%c2, %c0, %c0, %c0] to %p_l1
 // TEST:       func.func @[[K]]_mix_aiv(
 // TEST:         %keys_view = tile.strided_view %k : memref<1x20x48xf32, "GM"> to memref<1x1x1x20xf32, strided<[48, 48, 48, 48]>, "GM">
 // TEST:         scf.for %kv = %c0 to %c20 step %c16 {

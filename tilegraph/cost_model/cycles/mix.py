@@ -4,8 +4,9 @@ A mix launch (``tile.launch @k_mix_aic(...) {aiv = @k_mix_aiv, blocks = n, aiv_b
 :mod:`tilegraph.lowering.conversion.tiling.mix`) runs ``n`` core groups; group ``g`` is AIC
 block ``g`` and the ``r = m / n`` AIV instances ``g·r .. g·r + r - 1`` (AIV instance ``v``
 belongs to group ``v // r``). The AIC fixpipes each accumulator tile into slot ``s`` (of 2)
-of a GM workspace between a wait for "slot ``s`` free" and a set of "slot ``s`` ready"; the
-AIV waits for "ready", copies the slot GM -> UB and sets "free".
+of its group's region of a GM workspace (:mod:`tilegraph.lowering.transforms.mix_workspace`)
+between a wait for "slot ``s`` free" and a set of "slot ``s`` ready"; the AIV waits for
+"ready", copies the slot GM -> UB and sets "free".
 
 **Co-simulation.** Every core of a group is a :func:`~.core.core_issuer` (a clock per pipe,
 as a kernel alone); the parts' programs are walked in lock-step by their stepping functions
@@ -27,8 +28,10 @@ Groups whose AIC block and AIV instances each have the same loop trip counts (th
 their workspace slots may be numbered the other way round (the slot is the parity of an
 index affine in the block), which swaps the two slots' flags and changes no time.
 
-**The workspace round trip.** The workspace is two tiles, rewritten at once, so it stays
-in L2: the AIC's fixpipe into it and the AIV's copy out of it run at their path rates (FIX's
+**The workspace round trip.** The workspace is two tiles per group (``n x 2`` tiles in
+all, a few MB at most against 910B's 192 MiB), rewritten at once, so it stays in L2 for the
+whole launch, and the parts' other GM traffic has the rest of L2 (:func:`~.simulate.
+plan_mix`): the AIC's fixpipe into it and the AIV's copy out of it run at their path rates (FIX's
 two stages, GM -> UB) and take no share of the chip's HBM bandwidth — their bytes are left
 out of each part's GM traffic (:func:`without_workspace`, before
 :func:`~.simulate.plan_launch`) and do not occupy the core's GM port. (With an L2 bandwidth

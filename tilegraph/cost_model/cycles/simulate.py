@@ -344,6 +344,9 @@ def plan_mix(
         )
     plans = []
     aic_name, aiv_name = launch.callees()
+    # the workspace (a region per group) stays in L2 for the whole launch: the parts' other
+    # GM traffic has the rest of it
+    rest = replace(hw, l2_bytes=max(0, hw.l2_bytes - buffer_bytes(launch.args[-1])))
     for name, subs, back in ((aic_name, 1, written_back), (aiv_name, ratio, 0)):
         fn = functions.get(name)
         if fn is None:
@@ -353,7 +356,7 @@ def plan_mix(
         # AIVs (its sub-blocks) share its GM traffic
         plans.append(
             plan_launch(
-                without_workspace(program), hw, groups, options, resident, subs, written_back=back
+                without_workspace(program), rest, groups, options, resident, subs, written_back=back
             )
         )
     aic, aiv = plans

@@ -37,12 +37,11 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.tile import (
     CopyFlatOp,
-    FixpipeOp,
     LaunchOp,
     PipeBarrierOp,
     SetFlagOp,
@@ -410,15 +409,17 @@ def launch_sub_blocks(module: ModuleOp) -> dict[str, int]:
 
 
 def _workspace_slot(op: TileOp, walk: KernelWalk, workspace: SSAValue) -> int:
-    """The workspace slot a mix kernel's fixpipe writes (its first offset: the workspace's
-    first dim holds one slot per index) or its copy reads (its flat offset in slots; an
-    AIV's share of a slot starts inside it)."""
-    if isinstance(op, FixpipeOp):
-        return int(walk.value(op.offsets[0]))
+    """The workspace slot a mix kernel's op reaches: the index operand right after the
+    workspace (the workspace's first dim holds one slot per index: a fixpipe's, a copy's,
+    an nd2nz's leading offset), for a ``copy_flat`` its flat offset in slots (an AIV's
+    share of a slot starts inside it); 0 for an op with no such offset."""
+    at = next(i for i, v in enumerate(op.operands) if v is workspace) + 1
+    if at >= len(op.operands) or not isinstance(op.operands[at].type, IndexType):
+        return 0
+    offset = int(walk.value(op.operands[at]))
     if isinstance(op, CopyFlatOp):
-        per_slot = prod(memref_shape(workspace.type)[1:])
-        return int(walk.value(op.src_offset)) // per_slot
-    return 0
+        return offset // prod(memref_shape(workspace.type)[1:])
+    return offset
 
 
 def trace_part(

@@ -38,7 +38,10 @@ gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that
 ``b``'s AIC and AIV visit the same tiles; the launch gets ``aiv_blocks = r * blocks``,
 ``r`` the preset's AIVs per group (:attr:`~tilegraph.hardware.HardwareModel.aiv_per_aic`:
 2 where ``vector_cores >= 2 * cube_cores``, 910B and the test preset; else 1), whose
-instances read the group index from ``tile.block_idx`` like the AIC's.
+instances read the group index from ``tile.block_idx`` like the AIC's. The groups run at
+once, so each gets a region of the mix kernel's GM workspace of its own
+(:mod:`.mix_workspace`: the workspace grows to ``blocks`` regions, every access offset by
+the group's).
 
 **Tiling parameter** ``split_cores.loops`` (in the kernel's ``tile.params``, see
 :mod:`tilegraph.lowering.analysis.tuning_params`): which of the candidates is shared out,
@@ -76,6 +79,7 @@ from tilegraph.lowering.analysis.tuning_params import (
     checked_choice,
     kernel_params,
 )
+from tilegraph.lowering.transforms.mix_workspace import workspace_per_group
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -416,3 +420,8 @@ class SplitCoresPass(ModulePass):
                     launch.blocks = IntegerAttr(blocks, i64)
                     if launch.is_mix:  # r AIVs per AIC, in groups: the same iterations
                         launch.aiv_blocks = IntegerAttr(hw.aiv_per_aic * blocks, i64)
+        launches = [launch for launch in op.walk() if isinstance(launch, LaunchOp)]
+        for name, blocks in blocks_of.items():
+            if (aiv := partner.get(name)) is not None:  # each core group its own workspace
+                mine = [launch for launch in launches if launch.callee.string_value() == name]
+                workspace_per_group(functions[name], aiv, mine, blocks)

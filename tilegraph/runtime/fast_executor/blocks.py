@@ -9,9 +9,12 @@ as block 0 of 1 instead, which batches the whole work loop (:mod:`.batching`).
 The proof, :func:`blocks_run_as_one`, reads the kernel, not ``split-cores``' intentions:
 
 * the block queries feed nothing but the bounds of one ``tile.parallel`` loop (through
-  ``+``, ``-``, ``*`` with constants), nested only in ``tile.parallel`` loops, and the
+  ``+``, ``-``, ``*`` with constants), nested only in ``tile.parallel`` loops, the
   flags of ``inject-sync`` (whose event ids follow a block's own iteration count; the fast
-  executor runs one op at a time and ignores flags, so they change no value);
+  executor runs one op at a time and ignores flags, so they change no value), and a mix
+  part's workspace region (:mod:`tilegraph.lowering.transforms.mix_workspace`: scratch
+  that a core group writes and reads back itself, so block 0 of 1 keeps all of it in
+  region 0);
 * no op outside that loop writes GM (everything a block does outside it is on-chip, so
   doing it once or ``n`` times is the same);
 * evaluating the loop's bounds for each block ``b`` of ``n`` gives iteration sets that are
@@ -33,12 +36,25 @@ from xdsl.ir import Operation, SSAValue, Use
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
-from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR, mix_part
+from tilegraph.lowering.transforms.mix_workspace import WORKSPACE_ACCESSES
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
 
 Harmless = Callable[[Use], bool]
 """Uses of a block query (or of arithmetic on one) that a caller knows change no result
 of a merged run (a batched mix part's workspace offsets, :mod:`.mix_batch`)."""
+
+
+def _places_workspace(fn: func.FuncOp, use: Use) -> bool:
+    """``use`` is the offset of a mix part's workspace access (the operand right after the
+    workspace, its last argument): the running group's region."""
+    op, workspace = use.operation, fn.body.block.args[-1]
+    return (
+        mix_part(fn) is not None
+        and use.index > 0
+        and isinstance(op, WORKSPACE_ACCESSES)
+        and op.operands[use.index - 1] is workspace
+    )
 
 
 def _block_loops(fn: func.FuncOp, harmless: Harmless | None = None) -> list[scf.ForOp] | None:
@@ -56,8 +72,8 @@ def _block_loops(fn: func.FuncOp, harmless: Harmless | None = None) -> list[scf.
         seen.add(value)
         for use in value.uses:
             user = use.operation
-            if isinstance(user, SyncOp):
-                continue  # flags order the pipes; they change no value
+            if isinstance(user, SyncOp) or _places_workspace(fn, use):
+                continue  # flags order the pipes; a group's workspace region is its own
             if harmless is not None and harmless(use):
                 continue
             if isinstance(user, index_arith.INDEX_OPS):

@@ -9,9 +9,10 @@ from`` the wait's kernel here), and :func:`run_mix_launch` drives a group's gene
 the main thread, with the interpreter's flag counters and its order of turns
 (:class:`~tilegraph.runtime.tile_interpreter.cross_core.MixFlags`): the running part keeps
 going until it waits for a flag whose counter is zero, then the next runnable one in order
-runs. The parts run in the same order as in the interpreter, so the results are the same
-bit for bit, and the same :class:`~tilegraph.runtime.tile_interpreter.cross_core.
-CrossCoreError` reports a deadlock, an overflow or a flag left set.
+runs. Groups run one after the other (the interpreter interleaves them: each has its own
+workspace region, so a correct kernel gives the same numbers bit for bit), and the same
+:class:`~tilegraph.runtime.tile_interpreter.cross_core.CrossCoreError` reports a deadlock,
+an overflow or a flag left set.
 """
 
 from __future__ import annotations

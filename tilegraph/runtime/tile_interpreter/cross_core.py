@@ -3,17 +3,26 @@
 A mix launch (``tile.launch @aic(...) {aiv = @aiv, blocks = n, aiv_blocks = r * n}``) runs,
 per core group ``g``, AIC instance ``g`` and AIV instances ``g * r .. g * r + r - 1``
 (sub-blocks ``0 .. r-1``, :class:`~tilegraph.dialects.tile.cores.SubBlockIdxOp`) side by
-side; they exchange data through a multi-buffered GM workspace and order it with
+side; they exchange data through the group's region of a multi-buffered GM workspace
+(:mod:`tilegraph.lowering.transforms.mix_workspace`) and order it with
 ``tile.sync_block_set`` / ``tile.sync_block_wait`` (:mod:`tilegraph.dialects.tile.
 cross_core`) in Ascend C's mode 2: a set on the AIC adds one to the flag's counter on
 *every* AIV of its group; a set on an AIV adds one to the AIC's counter of that flag *from
 that AIV*, and a wait on the AIC takes one from the counter of every AIV of the group (it
-waits until all of them have set the flag). Running the whole AIC part first would
-overwrite workspace slots the AIVs have not read yet, so both executors run the parts as
-coroutines: each part in a thread of its own, exactly one of them running at a time
-(:class:`MixRun` hands a baton over), switching only where a part waits for a flag whose
-counter is zero. The running part keeps going as long as it can (the AIC runs ahead as far
-as the free slots let it), so a run is deterministic.
+waits until all of them have set the flag); each group has counters of its own. Running the
+whole AIC part first would overwrite workspace slots the AIVs have not read yet, so both
+executors run the parts as coroutines, exactly one of them running at a time and switching
+where a part waits for a flag whose counter is zero.
+
+The interpreter (:class:`MixRun`: each part in a thread of its own, a baton handed over)
+runs *all* the groups of a launch in one run, interleaved as the chip runs them at once:
+after every cross-core flag op the running part gives the turn to the next runnable part,
+round robin over the groups' parts (:meth:`MixFlags.next_part` with ``rotate``). So a
+workspace region two groups share is overwritten between one group's write and its read,
+and gives a wrong number rather than passing unnoticed. The order of turns depends on
+nothing but the IR, so a run is deterministic. The fast executor runs the groups one after
+the other, each part going on as long as it can (the AIC runs ahead as far as the free
+slots let it): a correct kernel gives the same numbers in any order.
 
 :class:`CrossCoreError` (a ``KernelError`` for the executors' callers) reports what real
 hardware would hang on or lose:
@@ -49,18 +58,20 @@ class _Cancelled(BaseException):
     """Unwinds a part's thread after another part failed (not an error of its own)."""
 
 
-Counter = tuple[str, int, int]
-"""(receiving part, flag id, sending sub-block): one flag counter of a core group."""
+Counter = tuple[int, str, int, int]
+"""(core group, receiving part, flag id, sending sub-block): one flag counter."""
 
 
 class MixPart:
     """One part of a core group: its AIC or one of its AIVs."""
 
-    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0):
+    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0, group: int = 0):
         self.name = name
         self.core = core
         self.sub = sub
         """The AIV's sub-block in its group (0 for the AIC)."""
+        self.group = group
+        """The part's core group (its ``tile.block_idx``)."""
         self.body = body
         self.waiting: list[Counter] | None = None
         """The counters the part waits for (each must be positive), or None."""
@@ -74,8 +85,8 @@ class MixPart:
 
 
 class _Part(MixPart):
-    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0):
-        super().__init__(name, core, body, sub)
+    def __init__(self, name: str, core: str, body: Callable[[], Any], sub: int = 0, group: int = 0):
+        super().__init__(name, core, body, sub, group)
         self.turn = threading.Event()
 
 
@@ -83,32 +94,37 @@ _LOCAL = threading.local()
 
 
 class MixFlags:
-    """The flag counters of one core group and the order its parts run in, whatever runs
-    them (the interpreter's threads, the fast executor's generators): a set adds to the
-    counters mode 2 names, a wait takes from them once all are positive, the scheduler
-    gives the turn to the next runnable part from the current one on."""
+    """The flag counters of the core groups of a mix launch (one group, or all of them)
+    and the order their parts run in, whatever runs them (the interpreter's threads, the
+    fast executor's generators): a set adds to the counters mode 2 names in its group, a
+    wait takes from them once all are positive, the scheduler gives the turn to the next
+    runnable part from the current one on."""
 
     def __init__(self, parts: Sequence[MixPart]):
         self.parts = list(parts)
         self.counters: dict[Counter, int] = {}
         self._current = 0
-        self._aiv_parts = [p for p in self.parts if p.core == "aiv"]
+        self._aiv_parts: dict[int, list[MixPart]] = {}
+        for p in self.parts:
+            if p.core == "aiv":
+                self._aiv_parts.setdefault(p.group, []).append(p)
 
-    def _aivs(self) -> list[MixPart]:
-        return self._aiv_parts
+    def _aivs(self, group: int) -> list[MixPart]:
+        return self._aiv_parts.get(group, [])
 
     def set_flag(self, part: MixPart, op: CrossCoreOp, flag: int) -> None:
         """``part`` sets ``flag``: one more on every counter it reaches (an overflow is a
         :class:`CrossCoreError`)."""
+        g = part.group
         if part.core == "aic":  # mode 2: seen by every AIV of the group
-            keys = [(aiv.key, flag, 0) for aiv in self._aivs()]
+            keys = [(g, aiv.key, flag, 0) for aiv in self._aivs(g)]
         else:  # the AIC counts each AIV's sets apart
-            keys = [("aic", flag, part.sub)]
+            keys = [(g, "aic", flag, part.sub)]
         for key in keys:
             count = self.counters.get(key, 0) + 1
             if count > CROSS_CORE_MAX_PENDING:
                 raise CrossCoreError(
-                    f"'{op.name}' in @{part.name}: flag {flag} of the {key[0].upper()} set "
+                    f"'{op.name}' in @{part.name}: flag {flag} of the {key[1].upper()} set "
                     f"{count} times without a wait (a counter holds {CROSS_CORE_MAX_PENDING})"
                 )
             self.counters[key] = count
@@ -116,10 +132,11 @@ class MixFlags:
     def try_wait(self, part: MixPart, flag: int) -> bool:
         """``part`` waits for ``flag``: True when every counter it needs is positive (one
         taken from each), else False with ``part.waiting`` naming them (it must yield)."""
+        g = part.group
         if part.core == "aic":  # waits until every AIV of the group has set it
-            keys = [("aic", flag, aiv.sub) for aiv in self._aivs()]
+            keys = [(g, "aic", flag, aiv.sub) for aiv in self._aivs(g)]
         else:
-            keys = [(part.key, flag, 0)]
+            keys = [(g, part.key, flag, 0)]
         if any(self.counters.get(key, 0) == 0 for key in keys):
             part.waiting = keys
             return False
@@ -133,19 +150,23 @@ class MixFlags:
             part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
         )
 
-    def next_part(self) -> MixPart | None:
-        """The part to run next (the current one while it can, then the next runnable one
-        in order), None when all are done; a :class:`CrossCoreError` on a deadlock."""
+    def next_part(self, rotate: bool = False) -> MixPart | None:
+        """The part to run next — the current one while it can (unless ``rotate``: the
+        current one gave its turn away), then the next runnable one in order — or None
+        when all are done; a :class:`CrossCoreError` on a deadlock."""
         current = self.parts[self._current]
-        if self._runnable(current):
+        if not rotate and self._runnable(current):
             return current
         if all(p.done for p in self.parts):
             return None
-        order = [*self.parts[self._current :], *self.parts[: self._current]]
+        after = self._current + 1
+        order = [*self.parts[after:], *self.parts[:after]]
         part = next((p for p in order if self._runnable(p)), None)
         if part is None:
+            groups = len({p.group for p in self.parts}) > 1
             stuck = "; ".join(
-                f"@{p.name} ({p.key}) waits for flag {p.waiting[0][1]}"
+                f"@{p.name} ({p.key}{f' of group {p.group}' if groups else ''}) "
+                f"waits for flag {p.waiting[0][2]}"
                 for p in self.parts
                 if not p.done and p.waiting
             )
@@ -157,42 +178,58 @@ class MixFlags:
         """A :class:`CrossCoreError` when a flag is left set after every part finished."""
         left = {k: n for k, n in self.counters.items() if n}
         if left:
+            groups = len({p.group for p in self.parts}) > 1
             names = ", ".join(
                 f"flag {flag} of the {receiver.upper()}"
                 + (f" from aiv{sender}" if receiver == "aic" else "")
+                + (f" of group {group}" if groups else "")
                 + f" ({n} pending)"
-                for (receiver, flag, sender), n in sorted(left.items())
+                for (group, receiver, flag, sender), n in sorted(left.items())
             )
             raise CrossCoreError(f"a mix launch ended with flags set but not waited: {names}")
 
 
 class MixRun(MixFlags):
-    """One core group of a mix launch run by threads, one running at a time (the baton)."""
+    """The core groups of a mix launch run by threads, one running at a time (the baton),
+    interleaved at the cross-core flag ops (see the module docstring)."""
 
     parts: list[_Part]  # pyright: ignore[reportIncompatibleVariableOverride]
 
     def __init__(
         self,
-        parts: Sequence[tuple[str, str, Callable[[], Any], int]],
+        parts: Sequence[tuple[str, str, Callable[[], Any], int, int]],
         save_state: Callable[[], Callable[[], None]] | None = None,
     ):
-        """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block),
-        one AIC and the AIVs of its group. ``save_state``: captures the executor's state a
-        part runs in (the interpreter's scope of values, the block being run) and returns
-        what restores it; called when a part stops at a wait, the restore when it goes on."""
+        """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block,
+        group), each group's AIC and its AIVs, group by group. ``save_state``: captures the
+        executor's state a part runs in (the interpreter's scope of values, the block being
+        run) and returns what restores it; called when a part stops at a wait or gives its
+        turn away, the restore when it goes on."""
         super().__init__([_Part(*p) for p in parts])
         self._save_state = save_state
         self._back = threading.Event()
         self._cancelled = False
+        self._gave_way = False
+        """The last part to run stopped of its own accord (after a flag op), not at a
+        wait it could not pass: the turn goes to the next part."""
 
     # ---- called from the parts' threads, through the flag ops' kernels -----------------
     def set(self, op: CrossCoreOp, flag: int) -> None:
-        self.set_flag(_part(), op, flag)
+        part = _part()
+        self.set_flag(part, op, flag)
+        self._give_way(part)
 
     def wait(self, op: CrossCoreOp, flag: int) -> None:
         part = _part()
         while not self.try_wait(part, flag):
             self._yield(part)
+        self._give_way(part)
+
+    def _give_way(self, part: _Part) -> None:
+        """After a flag op: the next runnable part runs (another group's, most often), as
+        the groups of the chip run at once."""
+        self._gave_way = True
+        self._yield(part)
 
     def _yield(self, part: _Part) -> None:
         restore = self._save_state() if self._save_state is not None else None
@@ -214,8 +251,9 @@ class MixRun(MixFlags):
             for part, thread in zip(self.parts, threads, strict=True):
                 part.turn.clear()
                 thread.start()
-            while (part := self.next_part()) is not None:
+            while (part := self.next_part(rotate=self._gave_way)) is not None:
                 assert isinstance(part, _Part)
+                self._gave_way = False
                 self._back.clear()
                 part.turn.set()
                 self._back.wait()
@@ -271,17 +309,19 @@ def run_mix_groups(
     save_state: Callable[[], Callable[[], None]] | None = None,
     sub_blocks: int = 1,
 ) -> None:
-    """Run ``groups`` core groups of a mix launch one after the other (groups share no
-    flags), each of one AIC and ``sub_blocks`` AIVs; ``part_runner(group, core, sub)``
-    gives the callable running that core's part (AIV instance ``group * sub_blocks +
-    sub``)."""
+    """Run the ``groups`` core groups of a mix launch, each of one AIC and ``sub_blocks``
+    AIVs, interleaved in one :class:`MixRun` (each group with its own flag counters);
+    ``part_runner(group, core, sub)`` gives the callable running that core's part (AIV
+    instance ``group * sub_blocks + sub``)."""
     aic_name, aiv_name = names
+    parts: list[tuple[str, str, Callable[[], Any], int, int]] = []
     for group in range(groups):
-        parts = [(aic_name, "aic", part_runner(group, "aic", 0), 0)]
+        parts.append((aic_name, "aic", part_runner(group, "aic", 0), 0, group))
         parts += [
-            (aiv_name, "aiv", part_runner(group, "aiv", sub), sub) for sub in range(sub_blocks)
+            (aiv_name, "aiv", part_runner(group, "aiv", sub), sub, group)
+            for sub in range(sub_blocks)
         ]
-        MixRun(parts, save_state).run()
+    MixRun(parts, save_state).run()
 
 
 @tile_kernel(CrossCoreOp)

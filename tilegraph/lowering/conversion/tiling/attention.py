@@ -7,24 +7,30 @@ block of ``Bq`` query rows) — the parallel loops that ``split-cores`` shares o
 groups — a loop over blocks of ``Bk`` keys::
 
     AIC: Q block GM -> L1 -> L0A                               (once per Q block)
+    AIC: S₀ = Q·K₀ᵀ -> ws[0] (as below)                        (the cube one block ahead)
     for j in K/V blocks:
-      AIC: Kⱼ, Vⱼ -> L1 -> L0B; mmad S = Q·Kⱼᵀ (L0C)
-           wait S_FREE; fixpipe S -> ws[0]; set S_READY
-      AIV: wait S_READY; ws[0] -> UB (its rows); set S_FREE
+      AIC: unless j is the last: Kⱼ₊₁ -> L1 -> L0B; mmad S = Q·Kⱼ₊₁ᵀ (L0C)
+           wait S_FREE[s']; fixpipe S -> ws[s']; set S_READY[s']   (s' = (j + 1) mod 2)
+           Vⱼ -> L1 -> L0B
+      AIV: wait S_READY[s]; ws[s] -> UB (its rows); set S_FREE[s]  (s = j mod 2)
            the chain (scale, additive mask, causal where) on the scores tile
            m_new = max(m, rowmax); a = exp(m - m_new); l = a·l + rowsum(exp(x - m_new))
            O = a·O; P = exp(x - m_new)
-           wait P_FREE; P -> ws[1]; set P_READY
-      AIC: wait P_READY; ws[1] -> L1 (nd2nz, rounded to the cube's type) -> L0A; set P_FREE
+           wait P_FREE; P -> ws[2]; set P_READY
+      AIC: wait P_READY; ws[2] -> L1 (nd2nz, rounded to the cube's type) -> L0A; set P_FREE
            mmad PV = P·Vⱼ (L0C)
-           wait O_FREE; fixpipe PV -> ws[2]; set O_READY
-      AIV: wait O_READY; ws[2] -> UB; set O_FREE; O += PV
+           wait O_FREE; fixpipe PV -> ws[3]; set O_READY
+      AIV: wait O_READY; ws[3] -> UB; set O_FREE; O += PV
     AIV: O / l -> the output (through the head merge's view)
 
 Each AIV of a group takes ``Bq / r`` of the block's rows (``tile.sub_block_idx``); the
 softmax statistics ``m`` and ``l`` and the output block ``O`` stay on UB for the whole K
 loop, so neither the scores nor the probabilities of a whole row ever go to GM: only the
-workspace's three ``Bq x max(Bk, D)`` fp32 regions. Every hand-over has a "ready" and a
+workspace's four ``Bq x max(Bk, D)`` fp32 regions per core group (S's two slots, P, P·V;
+``split-cores`` gives each group its own, :mod:`tilegraph.lowering.transforms.
+mix_workspace`). S in two slots lets the AIC compute S of block ``j + 1`` before it waits
+for P of block ``j``: the cube's Q·Kᵀ runs under the AIVs' softmax (CV pipelining, as
+AscendNPU-IR's ``cv-pipelining``). Every hand-over has a "ready" and a
 "free" flag (:data:`FLAGS`); the consumer sets the "free" flags once at its start and the
 producer waits for the last ones at its end, so every set is waited for. The kernel is
 written as one function with both units' ops and all flags, marked
@@ -47,8 +53,8 @@ mask inputs varying with the keys and the key probe: GPT-2's causal ``where`` wi
 padding mask) is marked ``tile.multi_buffer = 1`` instead, as the 8 events of a pipe pair
 would not do.
 
-Not done: one workspace slot per hand-over (the AIC's S of block ``j + 1`` waits for P of
-block ``j``: no software pipelining of the cube ahead of the vector side); P goes through
+Not done: P and P·V keep one workspace slot each (the AIVs' P of block ``j + 1`` waits
+for the cube to have read P of block ``j``); P goes through
 the workspace in fp32 (the cube's rounding happens in ``nd2nz``); f16 graphs, and Q / K /
 V operands that reach the kernel in FRACTAL_NZ, keep the three-kernel sequence.
 """
@@ -102,16 +108,20 @@ from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
 FLAGS = {
-    "S_READY": (0, "aic_to_aiv"),
-    "S_FREE": (1, "aiv_to_aic"),
-    "P_READY": (2, "aiv_to_aic"),
-    "P_FREE": (3, "aic_to_aiv"),
-    "O_READY": (4, "aic_to_aiv"),
-    "O_FREE": (5, "aiv_to_aic"),
+    "S_READY": (0, "aic_to_aiv"),  # and 1: one per S slot
+    "S_FREE": (2, "aiv_to_aic"),  # and 3
+    "P_READY": (4, "aiv_to_aic"),
+    "P_FREE": (5, "aic_to_aiv"),
+    "O_READY": (6, "aic_to_aiv"),
+    "O_FREE": (7, "aiv_to_aic"),
 }
-"""The cross-core flags of the three hand-overs (scores S, probabilities P, P·V)."""
-S_REGION, P_REGION, O_REGION = 0, 1, 2
-"""The workspace's regions (its leading index)."""
+"""The cross-core flags of the three hand-overs (scores S, probabilities P, P·V); S has
+one "ready" and one "free" flag per slot (the flag id plus the slot)."""
+S_SLOTS = 2
+"""Workspace slots of S: the AIC writes S of block ``j + 1`` while the AIV reads block
+``j``'s."""
+S_REGION, P_REGION, O_REGION = 0, S_SLOTS, S_SLOTS + 1
+"""The workspace's regions (its leading index): S's slots, then P, then P·V."""
 BLOCKS = (128, 64, 32, 16)
 """Block sizes (rows of Q, keys of K / V) the strategy considers, largest first."""
 
@@ -240,7 +250,7 @@ class _Attention:
         nb = len(self.batch)
         bq, bk, dp = self.bq, self.bk, self.dp
         width = max(bk, dp)
-        ws_type = scoped_memref([3, *([1] * (nb - 1)), bq, width], f32, "GM")
+        ws_type = scoped_memref([O_REGION + 1, *([1] * (nb - 1)), bq, width], f32, "GM")
         self.ws = add_workspace_argument(self.body.fn, ws_type)
         self.body.fn.attributes[EXPLICIT_ATTR] = UnitAttr()
         cube = b.cube_element(f32)
@@ -281,7 +291,8 @@ class _Attention:
             sub = b.hoist(SubBlockIdxOp()).results[0]
             sub.name_hint = "sub"
             self.sub_row = b.hoist(arith.MuliOp(sub, b.index(rows))).results[0]
-        self._set("S_FREE", "MTE2")  # the AIV: both workspace regions it reads are free
+        for slot in range(S_SLOTS):  # the AIV: the workspace regions it reads are free
+            self._set("S_FREE", "MTE2", slot)
         self._set("O_FREE", "MTE2")
         self._set("P_FREE", "MTE2")  # the AIC: the region it reads P from is free
         with ExitStack() as stack:
@@ -290,7 +301,8 @@ class _Attention:
             ]
             qi = stack.enter_context(b.loop(self.sq, bq, "q", True))
             self._q_block(ivs, qi)
-        self._wait("S_FREE", "FIX")  # the AIC drains the AIV's last "free" sets
+        for slot in range(S_SLOTS):  # the AIC drains the AIV's last "free" sets
+            self._wait("S_FREE", "FIX", slot)
         self._wait("O_FREE", "FIX")
         self._wait("P_FREE", "MTE3")  # and the AIV the AIC's
         b.tiles = prod(self.batch) * -(-self.sq // bq)
@@ -334,13 +346,21 @@ class _Attention:
         fr = FRACTAL
         return [k // fr, n // fr, fr, fr] if op.transposed else [n // fr, k // fr, fr, fr]
 
-    def _set(self, flag: str, pipe: str) -> None:
+    def _set(self, flag: str, pipe: str, slot: SSAValue | int = 0) -> None:
+        """Set ``flag`` (of slot ``slot``: a constant, or computed in the kernel)."""
         ident, mode = FLAGS[flag]
-        self.b.add(SyncBlockSetOp(ident, mode, pipe))
+        if isinstance(slot, int):
+            self.b.add(SyncBlockSetOp(ident + slot, mode, pipe))
+        else:
+            self.b.add(SyncBlockSetOp(ident, mode, pipe, slot))
 
-    def _wait(self, flag: str, pipe: str) -> None:
+    def _wait(self, flag: str, pipe: str, slot: SSAValue | int = 0) -> None:
+        """Wait for ``flag`` (of slot ``slot``, as :meth:`_set`)."""
         ident, mode = FLAGS[flag]
-        self.b.add(SyncBlockWaitOp(ident, mode, pipe))
+        if isinstance(slot, int):
+            self.b.add(SyncBlockWaitOp(ident + slot, mode, pipe))
+        else:
+            self.b.add(SyncBlockWaitOp(ident, mode, pipe, slot))
 
     def _outer(self, arg: SSAValue, ivs: list[SSAValue]) -> list[SSAValue]:
         """Offsets of an operand's leading dims for the batch indices (broadcast dims 0)."""
@@ -361,6 +381,7 @@ class _Attention:
         at = [*ivs, b.add_index(qi, self.sub_row), zero]
         for v in self.invariant:  # the same tile for every K block: loaded once
             self.chain.load(b, v, at)
+        self._scores(ivs, zero, 0)  # the cube starts one K block ahead
         with b.loop(self.sk, self.bk, "kv") as j:
             self._step(ivs, qi, j)
         self.e.binary("vdiv", self.o, self.l, self.o)
@@ -388,29 +409,51 @@ class _Attention:
         b.add(Nd2NzOp(v.arg, offsets, self.v_l1))
         b.add(Load2dOp(self.v_l1, zero, zero, self.v_l0, "copy" if v.transposed else "transpose"))
 
-    def _region(self, region: int) -> list[SSAValue]:
+    def _region(self, region: int | SSAValue) -> list[SSAValue]:
         b = self.b
         nb = len(self.batch)
-        return [b.index(region), *([b.index(0)] * (nb - 1))]
+        lead = b.index(region) if isinstance(region, int) else region
+        return [lead, *([b.index(0)] * (nb - 1))]
+
+    def _s_slot(self, j: SSAValue) -> SSAValue | int:
+        """The S slot of the K block at key ``j``: its position, mod :data:`S_SLOTS`."""
+        if self.sk <= self.bk:  # one K block: j is the constant 0
+            return 0
+        b = self.b
+        position = b.add(arith.DivUIOp(j, b.index(self.bk))).results[0]
+        slot = b.add(arith.RemUIOp(position, b.index(S_SLOTS))).results[0]
+        slot.name_hint = "s_slot"
+        return slot
+
+    def _scores(self, ivs: list[SSAValue], j: SSAValue, slot: SSAValue | int) -> None:
+        """AIC: S = Q·Kⱼᵀ into its workspace slot."""
+        b, zero = self.b, self.b.index(0)
+        self._k_operand(ivs, j)
+        b.add(MmadOp(self.q_l0, self.k_l0, self.s_l0, b.flag(True)))
+        self._wait("S_FREE", "FIX", slot)
+        region = S_REGION + slot if isinstance(slot, int) else slot  # S_REGION is 0
+        b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(region), zero, zero], None))
+        self._set("S_READY", "FIX", slot)
 
     def _step(self, ivs: list[SSAValue], qi: SSAValue, j: SSAValue) -> None:
-        """One K / V block at key ``j``."""
+        """One K / V block at key ``j`` (its S is in the workspace or on its way)."""
         b, e, zero = self.b, self.e, self.b.index(0)
         true = b.flag(True)
-        # AIC: S = Q·Kⱼᵀ into the workspace; Vⱼ is loaded before the wait for P, so that
-        # its DMA overlaps the AIV's softmax
-        self._k_operand(ivs, j)
+        # AIC: S of the next K block (a loop of one trip unless j is the last), then Vⱼ,
+        # loaded before the wait for P: the cube's work overlaps the AIV's softmax
+        if self.sk > self.bk:
+            after = b.add_index(j, b.index(self.bk))
+            with b.loop_over(after, b.index(self.sk), b.index(self.sk), "kv_next") as following:
+                self._scores(ivs, following, self._s_slot(following))
         self._v_operand(ivs, j)
-        b.add(MmadOp(self.q_l0, self.k_l0, self.s_l0, true))
-        self._wait("S_FREE", "FIX")
-        b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(S_REGION), zero, zero], None))
-        self._set("S_READY", "FIX")
         # AIV: the scores of its rows, the chain, the online softmax
         s_ub, chain = self.s_ub, self.chain
-        self._wait("S_READY", "MTE2")
-        rows_at = [*self._region(S_REGION), self.sub_row, zero]
+        slot = self._s_slot(j)
+        region = S_REGION + slot if isinstance(slot, int) else slot
+        self._wait("S_READY", "MTE2", slot)
+        rows_at = [*self._region(region), self.sub_row, zero]
         b.add(CopyOp(self.ws, rows_at, s_ub, [zero] * len(rows_at)))
-        self._set("S_FREE", "MTE2")
+        self._set("S_FREE", "MTE2", slot)
         at = [*ivs, b.add_index(qi, self.sub_row), j]
         for v in chain.input_tiles:
             if v not in self.invariant:
