@@ -134,8 +134,12 @@ class BatchedMix:
         aic, aiv = parts
         sub_blocks = sub_blocks_of(groups, aiv_blocks, self.aic.sym_name.data)
         call = list(args)
+        workspace = self.workspace_shape
+        if merged and workspace and workspace[0] % groups == 0:
+            # one region per group (split-cores): block 0 of 1 only uses the first
+            workspace = (workspace[0] // groups, *workspace[1:])
         for block, blocks in [(0, 1)] if merged else [(b, groups) for b in range(groups)]:
-            shape = (*self.extents(block, blocks), *self.workspace_shape)
+            shape = (*self.extents(block, blocks), *workspace)
             call[self.workspace_index] = scratch("mix_workspace", shape, self.workspace_dtype)
             aic(*call, block, blocks, 0)
             for sub in range(sub_blocks):
