@@ -20,9 +20,9 @@ rewrites them into ops with tile lowerings:
   ``hi = Max(ReduceMax(x), 0)``, ``scale = (hi - lo) / 255``, ``zero_point =
   Cast(Round(Clip(0 - lo / scale', 0, 255)), uint8)``, ``y = QuantizeLinear(x, scale',
   zero_point)``, all ops with vector programs (two reduction kernels and scalar vector
-  programs). ``scale' = Max(scale, FLT_MIN)`` guards an all-zero ``x`` (the spec's body
-  divides 0 by 0 there; the graph op, like onnxruntime, gives ``y = 0``, ``zero_point = 0``):
-  any positive scale below FLT_MIN would need a range below 2.9e-36.
+  programs). ``scale' = Where(scale == 0, 1, scale)`` is onnxruntime's answer for an
+  all-zero ``x`` (scale 1, zero point 0, ``y = 0``), where the spec's body divides 0 by 0
+  (the graph op's reference gives scale 0 there; the scale output here is ``scale'``).
 
 Semantics: the QDQ form of a QLinear op rounds twice — the dequantised sum to the scale's
 float type (``quant_conv2d``: ``acc · sx·sw`` rounded once), then ``/ sy`` in float32 and
@@ -92,7 +92,8 @@ class OpSequence:
         """The first result of :meth:`op`."""
         return self.op(kind, *operands, **attrs).results[0]
 
-    def constant(self, data: np.ndarray) -> SSAValue:
+    def constant(self, data: np.ndarray | np.generic) -> SSAValue:
+        """A ``graph.constant`` of ``data`` (a numpy scalar: 0-d)."""
         return self.value_of(ConstantOp(np.asarray(data)))
 
     def value_of(self, made: Operation) -> SSAValue:
@@ -172,25 +173,21 @@ def _expand_qlinear_matmul(op: QLinearMatMulOp, seq: OpSequence) -> list[SSAValu
     return [seq.value(QuantizeLinearOp, product, op.y_scale, op.y_zero_point)]
 
 
-FLT_MIN = np.float32(np.finfo(np.float32).tiny)
-
-
-def _expand_dynamic_quantize(
-    op: DynamicQuantizeLinearOp, seq: OpSequence
-) -> list[SSAValue] | None:
+def _expand_dynamic_quantize(op: DynamicQuantizeLinearOp, seq: OpSequence) -> list[SSAValue] | None:
     """The spec's function body (see the module docstring)."""
     f32 = np.float32
     zero, q_max = seq.constant(f32(0)), seq.constant(f32(255))
     lo = seq.value("graph.min", seq.value("graph.reduce_min", op.x, keepdims=0), zero)
     hi = seq.value("graph.max", seq.value("graph.reduce_max", op.x, keepdims=0), zero)
     scale = seq.value("graph.div", seq.value("graph.sub", hi, lo), q_max)
-    safe = seq.value("graph.max", scale, seq.constant(FLT_MIN))
+    one = seq.constant(f32(1))
+    safe = seq.value("graph.where", seq.value("graph.equal", scale, zero), one, scale)
     initial = seq.value("graph.sub", zero, seq.value("graph.div", lo, safe))
     clipped = seq.value("graph.clip", initial, zero, q_max)
     rounded = seq.value("graph.round", clipped)
     zero_point = seq.value("graph.cast", rounded, to=2)  # onnx.TensorProto.UINT8
     y = seq.value(QuantizeLinearOp, op.x, safe, zero_point)
-    return [y, scale, zero_point]
+    return [y, safe, zero_point]
 
 
 _EXPANSIONS: dict[type[GraphOp], tuple[Any, str]] = {
@@ -213,7 +210,7 @@ class ExpandQOperatorPass(ModulePass):
         if target_of(op).precision != INT8_PRECISION:
             return
         for anchor in list(op.walk()):
-            entry = _EXPANSIONS.get(type(anchor))
+            entry = _EXPANSIONS.get(type(anchor)) if isinstance(anchor, GraphOp) else None
             if entry is None:
                 continue
             expand, statistic = entry

@@ -69,6 +69,13 @@ def _tensor(value: SSAValue) -> TensorType:
     return t
 
 
+def _same_values(new: SSAValue, old: SSAValue) -> bool:
+    """The same shape and element type (a 2-D convolution's result is NCHW where the Cast
+    of ConvInteger's, an opaque op's, was still ND: ``infer-origin-format`` settles it)."""
+    a, b = _tensor(new), _tensor(old)
+    return a.origin_shape == b.origin_shape and a.element_type == b.element_type
+
+
 def _float_cast(op: MatMulIntegerOp | ConvIntegerOp) -> CastOp | None:
     """The one user of ``op``'s int32 result when it is a Cast to float32, else None."""
     uses = list(op.results[0].uses)
@@ -220,9 +227,7 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, stats) -> SSAValue | None:
     properties = {k: op.properties[k] for k in WINDOW_ATTRS if k in op.properties}
     if data.zero:
         properties["pad_value"] = data.zero  # type: ignore[assignment]
-    return seq.value(
-        QuantConv2dOp, data.value, seq.constant(weights), bias, scale, **properties
-    )
+    return seq.value(QuantConv2dOp, data.value, seq.constant(weights), bias, scale, **properties)
 
 
 @register_pass
@@ -251,7 +256,7 @@ class FoldIntegerOpsPass(ModulePass):
                     folded, kind = _fold_conv(anchor, seq, stats), "conv"
             except ShapeError:
                 folded = None
-            if folded is None or folded.type != cast.results[0].type:
+            if folded is None or not _same_values(folded, cast.results[0]):
                 seq.discard()
                 continue
             replace_results(cast, [folded])
