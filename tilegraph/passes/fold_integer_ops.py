@@ -131,6 +131,9 @@ def _int8_data(seq: OpSequence, x: SSAValue, zero: SSAValue | None) -> _Data | N
             return None
         shifted = _shifted_zero(seq, q.y_zero_point)
         x = seq.value(QuantizeLinearOp, q.x, q.y_scale, shifted, **_quantize_attrs(q))
+        if zero is not None and zero is q.y_zero_point and constant_array(zero) is None:
+            # the quantiser's own run-time zero point, already shifted
+            return _Data(x, None, seq.value("graph.cast", shifted, to=_ONNX_INT32))
     elif dtype != DType.int8:
         return None
     if zero is None:
