@@ -181,17 +181,32 @@ def _bias(seq: OpSequence, data: _Data, weight_sums: np.ndarray) -> SSAValue | N
     return seq.constant(bias.astype(np.int32))
 
 
+def _operands(
+    seq: OpSequence,
+    op: MatMulIntegerOp | ConvIntegerOp,
+    axis: int,
+    columns: int,
+) -> tuple[np.ndarray, _Data] | None:
+    """The centred int8 weights (output columns along ``axis``) and the int8 data of an
+    integer op (its operands: data, weights, their zero points), or None."""
+    x, w, x_zero, w_zero = op.operand_slots()
+    assert x is not None and w is not None
+    weights = _centred_weights(w, w_zero, axis, columns)
+    if weights is None:
+        return None
+    data = _int8_data(seq, x, x_zero)
+    return None if data is None else (weights, data)
+
+
 def _fold_matmul(op: MatMulIntegerOp, seq: OpSequence) -> SSAValue | None:
     b = _tensor(op.B)
     if b.rank != 2 or _tensor(op.A).rank < 2:
         return None
     n = int(b.origin_shape[1])
-    weights = _centred_weights(op.B, op.b_zero_point, 1, n)
-    if weights is None:
+    operands = _operands(seq, op, 1, n)
+    if operands is None:
         return None
-    data = _int8_data(seq, op.A, op.a_zero_point)
-    if data is None:
-        return None
+    weights, data = operands
     rows = np.ascontiguousarray(weights.T)
     bias = _bias(seq, data, rows.astype(np.int64).sum(axis=1))
     if bias is None:
@@ -211,12 +226,10 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, stats) -> SSAValue | None:
     if w.rank != 4:
         return None
     m = int(w.origin_shape[0])
-    weights = _centred_weights(op.w, op.w_zero_point, 0, m)
-    if weights is None:
+    operands = _operands(seq, op, 0, m)
+    if operands is None:
         return None
-    data = _int8_data(seq, op.x, op.x_zero_point)
-    if data is None:
-        return None
+    weights, data = operands
     padded = _padded(op)
     if data.runtime_zero is not None and padded:
         stats.add("kept-runtime-padding")
