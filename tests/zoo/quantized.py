@@ -1,4 +1,5 @@
-"""QDQ-quantised test models made with onnxruntime's quantiser (``quantize_static``).
+"""Quantised test models made with onnxruntime's quantiser (``quantize_static``, and
+``quantize_dynamic`` for the ``_dynamic`` suffix).
 
 Contract: :func:`qdq_model_path` returns the path of a QDQ model (int8 weights,
 int8 or uint8 activations, as its name's suffix says; QuantizeLinear / DequantizeLinear pairs around the
@@ -23,6 +24,12 @@ int8 activations (zero point 0) and per-channel weights, ``_default`` for
 ``quantize_static``'s default options (asymmetric int8 activations: zero points other than
 0; per-tensor weights), ``_u8`` for asymmetric uint8 activations. ``fold-qdq`` folds a data
 zero point into the int32 bias and re-centres uint8 on int8 (``docs/tile-level.md``).
+Two suffixes make operator-style models instead of QDQ pairs: ``_qop`` is
+``quantize_static`` in ``QuantFormat.QOperator`` (QLinearConv / QLinearMatMul; only Conv
+and MatMul are quantised: onnxruntime makes a Gemm a ``com.microsoft`` QGemm, which no
+importer of standard ONNX knows), ``_dynamic`` is ``quantize_dynamic`` (no calibration:
+DynamicQuantizeLinear, MatMulInteger / ConvInteger, Cast and Mul; int8 weights per
+tensor). ``expand-qoperator`` and ``fold-integer-ops`` bring both onto the int8 cube.
 """
 
 from __future__ import annotations
@@ -40,6 +47,10 @@ QUANTISERS = {
     "_default": "quantize_static's default options: asymmetric int8 activations, "
     "per-tensor int8 weights",
     "_u8": "asymmetric uint8 activations (QUInt8), per-channel int8 weights",
+    "_qop": "QOperator format (QLinearConv / QLinearMatMul) of Conv and MatMul, "
+    "per-channel int8 weights, quantize_static's default activations",
+    "_dynamic": "quantize_dynamic: DynamicQuantizeLinear (uint8) + MatMulInteger / "
+    "ConvInteger, per-tensor int8 weights",
 }
 """Name suffix -> how the float model is quantised."""
 QDQ_MODELS = tuple(f"{m}{suffix}" for suffix in QUANTISERS for m in FLOAT_MODELS)
@@ -184,6 +195,7 @@ def qdq_model_path(name: str) -> Path:
         CalibrationDataReader,
         QuantFormat,
         QuantType,
+        quantize_dynamic,
         quantize_static,
     )
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -210,6 +222,10 @@ def qdq_model_path(name: str) -> Path:
             return next(self.batches, None)
 
     partial = out.with_suffix(".partial.onnx")
+    if suffix == "_dynamic":
+        quantize_dynamic(str(prepared), str(partial), weight_type=QuantType.QInt8)
+        partial.replace(out)
+        return out
     options: dict = {
         "": {
             "per_channel": True,
@@ -223,7 +239,13 @@ def qdq_model_path(name: str) -> Path:
             "activation_type": QuantType.QUInt8,
             "weight_type": QuantType.QInt8,
         },
+        "_qop": {
+            "per_channel": True,
+            "quant_format": QuantFormat.QOperator,
+            "op_types_to_quantize": ["Conv", "MatMul"],
+        },
     }[suffix]
-    quantize_static(str(prepared), str(partial), _Random(), quant_format=QuantFormat.QDQ, **options)
+    options.setdefault("quant_format", QuantFormat.QDQ)
+    quantize_static(str(prepared), str(partial), _Random(), **options)
     partial.replace(out)  # whole files only: a concurrent reader never sees half of one
     return out

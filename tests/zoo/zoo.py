@@ -114,6 +114,16 @@ def make_inputs(model: ZooModel, index: int, seed: int = 0) -> dict[str, np.ndar
     return out
 
 
+ATOL_QOP_CNN = 0.002
+"""The QOperator CNN's tolerance: its QDQ form rounds twice where QLinearConv rounds once, so
+an activation on a rounding boundary may move one step (c3's scale, about 0.05), which the
+average pool (1/64) and the float Gemm head carry into the logits as a few 1e-4."""
+ATOL_QOP_MLP = 0.001
+"""As ATOL_QOP_CNN, for the QOperator MLP (its softmax output is below 0.3)."""
+ATOL_DYNAMIC_MLP = 1e-5
+"""quantize_dynamic's MLP: the integer arithmetic is exact (the DynamicQuantizeLinear body
+is the spec's, the int32 sums and their Cast are bit for bit); what is left is float32
+rounding in the softmax and the Gemm head."""
 VOCAB = 100
 IDS = InputRule("ids", "int64", high=VOCAB)
 MASK = InputRule("mask", "int64")
@@ -293,6 +303,50 @@ _ALL: list[ZooModel] = [
             "QDQ transformer-style feed-forward block (onnxruntime quantize_static, "
             "per-channel int8): three MatMuls and a Gemm on the int8 cube; atol = one "
             "quantisation step of the output (its scale 0.00221)"
+        ),
+    ),
+    ZooModel(
+        "qop_cnn",
+        "qdq_cnn_qop",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 3, 16, 16)}, {"x": (2, 3, 16, 16)}),
+        rtol=0.0,
+        atol=ATOL_QOP_CNN,
+        precision="int8",
+        notes=(
+            "the small CNN in onnxruntime's QOperator format (QLinearConv, per-channel int8; "
+            "the Gemm head stays float: a quantised Gemm would be com.microsoft's QGemm): "
+            "expand-qoperator makes the QDQ pattern, fold-qdq the int8 cube"
+        ),
+    ),
+    ZooModel(
+        "qop_mlp",
+        "qdq_mlp_qop",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 7, 48)}, {"x": (2, 7, 48)}),
+        rtol=0.0,
+        atol=ATOL_QOP_MLP,
+        precision="int8",
+        notes=(
+            "the feed-forward block in onnxruntime's QOperator format (three QLinearMatMul, "
+            "a float Gemm head): expand-qoperator, then the int8 cube"
+        ),
+    ),
+    ZooModel(
+        "dynamic_mlp",
+        "qdq_mlp_dynamic",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 7, 48)}, {"x": (2, 7, 48)}),
+        rtol=0.0,
+        atol=ATOL_DYNAMIC_MLP,
+        precision="int8",
+        notes=(
+            "the feed-forward block quantised by quantize_dynamic (as BERTs are): "
+            "DynamicQuantizeLinear as vector programs, MatMulInteger + Cast on the int8 "
+            "cube with the run-time zero point as an int32 bias"
         ),
     ),
     ZooModel(

@@ -229,7 +229,7 @@ class O1Pipeline(PipelinePass):
                 return
 
 
-O2_SPEC = "fold-qdq,fold-requant,O1,format{strategy=ge},fuse-ops"
+O2_SPEC = "expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,O1,format{strategy=ge},fuse-ops"
 """What O2 runs."""
 
 
@@ -242,8 +242,10 @@ def o2_with_strategy(strategy: str) -> str:
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — fold-qdq (under the ``int8`` precision: QDQ convolutions and matmuls become
-    int8 cube ops, before constant folding dequantises their weights), fold-requant (an int8
+    """O2: everything — expand-qoperator, fold-integer-ops and fold-qdq (under the ``int8``
+    precision: QLinearConv / QLinearMatMul become their QDQ pattern, DynamicQuantizeLinear
+    its function body, MatMulInteger / ConvInteger and QDQ convolutions and matmuls int8
+    cube ops, before constant folding dequantises their weights), fold-requant (an int8
     convolution feeding the next one requantises in fixpipe), O1, then the format
     engine with GE's strategy, then fuse-ops.
 

@@ -6,7 +6,9 @@ float64 (every int8/uint8/float8 product and sum of up to 2**37 of them is exact
 integer results are exact and wrap to int32 as the spec allows ("accumulation may overflow
 if and only if in 32 bits"). The QLinear ops requantize ``real / y_scale`` with
 :func:`~tilegraph.dialects.graph.quantize_common.requantize` (round half to even, saturate). Host
-ops on the tiled path.
+ops on the tiled path, except under the ``int8`` precision: ``expand-qoperator`` rewrites
+QLinearConv / QLinearMatMul into their QDQ pattern and ``fold-integer-ops`` puts
+``Cast(MatMulInteger)`` / ``Cast(ConvInteger)`` on the int8 cube.
 """
 
 from __future__ import annotations
