@@ -57,9 +57,7 @@ def _ub_bytes(b: KernelBuilder, sizes: list[tuple[int, int]]) -> int:
 
 def _axis_plan(b: KernelBuilder, shape, axis: int, tile_bytes) -> TilePlan | None:
     """Tiles holding ``axis`` and the dims after it whole."""
-    return choose_tile(
-        shape, tile_bytes, b.ub_budget(), axis, b.split_depth(), b.hw.vector_cores
-    )
+    return choose_tile(shape, tile_bytes, b.ub_budget(), axis, b.split_depth(), b.hw.vector_cores)
 
 
 def _at_axis(tile: list[int], axis: int, n: int, keep: bool = True) -> list[int]:

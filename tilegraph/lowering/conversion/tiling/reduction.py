@@ -341,9 +341,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
     budget = b.ub_budget()
-    plan = choose_tile(
-        x_shape, ub_bytes, budget, first_reduced, b.split_depth(), b.hw.vector_cores
-    )
+    plan = choose_tile(x_shape, ub_bytes, budget, first_reduced, b.split_depth(), b.hw.vector_cores)
     if plan is None:
         out_dropped = not spec.chunked.normalises and not spec.keepdims
         shapes = [memref_shape(p) for p in params]
