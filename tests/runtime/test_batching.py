@@ -23,11 +23,20 @@ from xdsl.utils.test_value import create_ssa_value
 import tilegraph
 from tilegraph.builder import GraphBuilder
 from tilegraph.cost_model.kernel_report import kernel_report
-from tilegraph.dialects.tile import CopyFlatOp, CopyOp, FixpipeOp, MmadOp, scoped_memref
+from tilegraph.dialects.tile import (
+    CopyFlatOp,
+    CopyOp,
+    FixpipeOp,
+    Load3dOp,
+    Load5hdOp,
+    MmadOp,
+    Store5hdOp,
+    scoped_memref,
+)
 from tilegraph.runtime.fast_executor import compile_module
 from tilegraph.runtime.fast_executor.batching import flattened, one_by_one, plan_nest
 from tilegraph.runtime.fast_executor.cube import nest_product
-from tilegraph.runtime.fast_executor.forms import batched_kernel_of
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.windows import copy_whole_windows
 from tilegraph.runtime.tile_interpreter.dma import window
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -164,6 +173,66 @@ def test_batched_copy_flat_equals_one_by_one(cut):
     starts = np.array([0, 48, 16, 64, 88 if cut else 80])
     dst = np.full((5, 2, 8), np.nan, np.float32)
     check_batched(op, [src, starts, dst, 0], [True, True, True, False], written=2)
+
+
+@pytest.mark.parametrize("pad", [None, -1.5])
+def test_batched_load_5hd_equals_one_by_one(pad):
+    """NCHW windows -> 5HD tiles at per-item (channel, row, column) offsets: halos above,
+    below and left of the source read as the pad, channels past C (5 of 16) as 0."""
+    op = Load5hdOp(buf((1, 5, 9, 7), "GM"), idx(4), buf((1, 1, 4, 5, 16), "L1"), pad)
+    op.verify()
+    src = rng.standard_normal((1, 5, 9, 7)).astype(np.float32)
+    rows, cols = np.array([-1, 2, 5, 8]), np.array([0, -2, 3, 4])
+    dst = np.full((4, 1, 1, 4, 5, 16), np.nan, np.float32)
+    args = [src, 0, np.array([0, 0, -1, 0]), rows, cols, dst]
+    check_batched(op, args, [False, False, True, True, True, True], written=5)
+
+
+@pytest.mark.parametrize("channel_end", [None, 20])
+def test_batched_store_5hd_equals_one_by_one(channel_end):
+    """5HD tiles -> NCHW at per-item row offsets; the last tile hangs over the end (cut)."""
+    op = Store5hdOp(buf((1, 2, 3, 5, 16), "UB"), buf((1, 24, 8, 5), "GM"), idx(4), channel_end)
+    op.verify()
+    tiles = rng.standard_normal((3, 1, 2, 3, 5, 16)).astype(np.float32)
+    gm = np.full((1, 24, 8, 5), np.nan, np.float32)
+    args = [tiles, gm, 0, 0, np.array([0, 3, 6]), 0]
+    check_batched(op, args, [True, False, False, False, True, False], written=1)
+
+
+@pytest.mark.parametrize("src_varies", [False, True])
+@pytest.mark.parametrize("valid", [None, 5])
+def test_nest_load3d_with_varying_k_start_equals_step_by_step(src_varies, valid):
+    """A nest of (tiles T=3, K steps S=4): each step's load3d starts at its own K1 (and
+    with ``valid`` channels per step, 5 of 16 on even steps); the one gather of the nest
+    form writes the bytes of the kernel run point by point (pad, halo and invalid lanes
+    included)."""
+    fmap_shape = (1, 2, 6, 7, 16)
+    valid_channels = None if valid is None else idx(1)[0]
+    op = Load3dOp(buf(fmap_shape, "L1"), idx(1)[0], buf((2, 2, 16, 16), "L0A"),
+                  kernel_shape=(3, 3), strides=(1, 1), dilations=(1, 1), pad_left=1,
+                  out_width=7, channels=20, pad_value=0, valid_channels=valid_channels)  # fmt: skip
+    op.verify()
+    src = rng.standard_normal(((3 if src_varies else 1), 1, *fmap_shape)).astype(np.float32)
+    starts = (np.arange(4) * 2).reshape(1, 4)
+    dst = np.full((3, 4, 2, 2, 16, 16), np.nan, np.float32)
+    args = [src, starts, dst]
+    mask = [True, True, True]
+    if valid is not None:
+        args.append(np.where(np.arange(4) % 2 == 0, valid, 20).reshape(1, 4))
+        mask.append(True)
+    expected = [a.copy() for a in args]
+    single = kernel_of(op)
+    for t in range(3):
+        for s in range(4):
+            rest = [int(a[0, s]) for a in expected[3:]]
+            single(
+                expected[0][t if src_varies else 0, 0], int(starts[0, s]), expected[2][t, s], *rest
+            )
+    kernel = nest_kernel_of(op, mask, 2, 1)
+    assert kernel is not None
+    kernel(*args)
+    kernel(*args)  # the second call reuses the call site's gather
+    np.testing.assert_array_equal(dst, expected[2])
 
 
 @pytest.mark.parametrize("layout", ["nd", "nc1hwc0"])

@@ -10,7 +10,8 @@
   way only (AIC -> AIV through the workspace) batched instead: the AIC's tile loop into a
   workspace copy per hand-over, then the AIV's;
 * :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
-  tiles at once (:mod:`.dma`, :mod:`.fractal`, :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
+  tiles at once (:mod:`.dma`, :mod:`.moves_5hd`, :mod:`.fractal`, :mod:`.load3d_steps`,
+  :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
   helped by :mod:`.windows` (window copies of a batch) and :mod:`.scratch` (reused
   temporaries);
 * every op's per-tile semantics is the interpreter's
@@ -25,6 +26,8 @@ from tilegraph.runtime.fast_executor import (  # noqa: F401 - each registers its
     cube,
     dma,
     fractal,
+    load3d_steps,
+    moves_5hd,
     scalar,
     sync,
     vector,

@@ -1,0 +1,124 @@
+"""The nest form of ``tile.load3d`` whose K start (or valid channels) varies along the
+batch: the img2col of every K step of every tile of a nest in one gather.
+
+Inside a K loop run as one (:mod:`.batching`), each step's ``load3d`` starts at its own
+``k1_start``; without this form the batched img2col ran once per step
+(:func:`~tilegraph.runtime.fast_executor.batching.per_index_value`). Here the steps' gathers
+(:func:`~tilegraph.runtime.tile_interpreter.fractal.img2col_rows`, the kernel's own) are
+laid side by side into one index over the flattened feature maps of the batch, kept per
+call site for the index values and shapes it saw (they repeat from call to call), and the
+pad and the invalid lanes are written through precomputed flat positions afterwards — the
+kernel's order (gather, pad, lanes), so the bytes are the kernel's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from tilegraph.dialects.tile.fractal import Load3dOp
+from tilegraph.runtime.fast_executor.forms import nest_kernel
+from tilegraph.runtime.tile_interpreter.fractal import img2col_params, img2col_rows
+from tilegraph.runtime.tile_interpreter.kernels import Kernel
+
+_PLANS_PER_SITE = 64
+"""Gathers kept per call site (one per distinct set of index values and shapes)."""
+
+
+class _Plan:
+    """One batch's gather: ``index`` (count, runs) into the source's runs; ``pad_at`` /
+    ``zero_at``: flat element positions of the destination read as the pad / as zero."""
+
+    def __init__(self, index: np.ndarray, pad_at: np.ndarray | None, zero_at: np.ndarray | None):
+        self.index, self.pad_at, self.zero_at = index, pad_at, zero_at
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return (value.shape, value.tobytes())
+    return int(value)
+
+
+@nest_kernel(Load3dOp)
+def nest_load3d(
+    op: Load3dOp, batched: Sequence[bool], rank: int, summed: int | None
+) -> Kernel | None:
+    """Operands (src, k1_start, dst, *valid) with ``rank`` leading batch dims where
+    ``batched``; handles a varying ``k1_start`` or valid-channel count into a batched
+    destination (else None: the flattened batched form does it)."""
+    if not batched[2] or not (batched[1] or any(batched[3:])):
+        return None
+    params = img2col_params(op)
+    group, pad = params[-2], op.padding
+    src_batched = batched[0]
+    plans: dict[Any, _Plan] = {}
+
+    def plan_for(src: np.ndarray, k1: Any, dst: np.ndarray, valid: tuple[Any, ...]) -> _Plan:
+        batch = dst.shape[:rank]
+        count = prod(batch)
+        src_tile = src.shape[rank:] if src_batched else src.shape
+        dst_tile = dst.shape[rank:]
+        src_runs = prod(src_tile) // group
+        tile_runs = prod(dst_tile) // group
+        tile_size = prod(dst_tile)
+        starts = np.broadcast_to(np.asarray(k1), batch).reshape(-1)
+        channels = (
+            np.broadcast_to(np.asarray(valid[0]), batch).reshape(-1)
+            if valid
+            else np.full(count, params[-1])
+        )
+        if src_batched:
+            src_item = np.arange(prod(src.shape[:rank])).reshape(src.shape[:rank])
+            items = np.broadcast_to(src_item, batch).reshape(-1)
+        else:
+            items = np.zeros(count, np.int64)
+        index = np.empty((count, tile_runs), np.int64)
+        pads: list[np.ndarray] = []
+        zeros: list[np.ndarray] = []
+        for start, valid_channels in set(zip(starts.tolist(), channels.tolist(), strict=True)):
+            points = np.flatnonzero((starts == start) & (channels == valid_channels))
+            gather = img2col_rows((*params[:-1], valid_channels), start, src_tile, dst_tile)
+            rows = np.clip(gather.rows, 0, src_runs - 1)  # the kernel's take(mode="clip")
+            index[points] = items[points, None] * src_runs + rows[None, :]
+            if gather.outside is not None:
+                runs = (gather.outside[:, None] * group + np.arange(group)).reshape(-1)
+                pads.append((points[:, None] * tile_size + runs[None, :]).reshape(-1))
+            if gather.lanes is not None:
+                lanes = np.zeros(dst_tile, bool)
+                lanes[:, gather.lanes[0], :, gather.lanes[1]] = True
+                at = np.flatnonzero(lanes)
+                zeros.append((points[:, None] * tile_size + at[None, :]).reshape(-1))
+        return _Plan(
+            index,
+            np.concatenate(pads) if pads else None,
+            np.concatenate(zeros) if zeros else None,
+        )
+
+    def run(src: np.ndarray, k1: Any, dst: np.ndarray, *valid: Any) -> tuple[()]:
+        key = (src.shape, dst.shape, _key(k1), *(_key(v) for v in valid))
+        plan = plans.get(key)
+        if plan is None:
+            plan = plan_for(src, k1, dst, valid)
+            if len(plans) < _PLANS_PER_SITE:
+                plans[key] = plan
+        count = plan.index.shape[0]
+        out = dst if dst.flags.c_contiguous else np.empty(dst.shape, dst.dtype)
+        runs = out.reshape(count, -1, group)
+        source = src.reshape(-1, group)
+        if source.dtype == out.dtype:
+            np.take(source, plan.index, axis=0, out=runs, mode="clip")
+        else:
+            runs[...] = np.take(source, plan.index, axis=0, mode="clip")
+        flat = out.reshape(-1)
+        if plan.pad_at is not None:
+            flat[plan.pad_at] = pad
+        if plan.zero_at is not None:
+            flat[plan.zero_at] = 0
+        if out is not dst:
+            dst[...] = out
+        return ()
+
+    return run
