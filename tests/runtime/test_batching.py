@@ -228,6 +228,11 @@ def test_nest_load3d_with_varying_k_start_equals_step_by_step(src_varies, valid)
             single(
                 expected[0][t if src_varies else 0, 0], int(starts[0, s]), expected[2][t, s], *rest
             )
+    # not taken where no index varies (the flattened batched form does that) nor into
+    # one destination for the whole batch (the points must run in order)
+    if valid is None:
+        assert nest_kernel_of(op, [True, False, True], 2, None) is None
+    assert nest_kernel_of(op, [True, True, False, *mask[3:]], 2, 1) is None
     kernel = nest_kernel_of(op, mask, 2, 1)
     assert kernel is not None
     kernel(*args)
