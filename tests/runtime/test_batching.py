@@ -316,6 +316,36 @@ def test_conv_with_ragged_tiles_runs_the_same_batched_and_one_by_one():
     data = rng.standard_normal((1, 20, 11, 11)).astype(np.float32)
     from tilegraph.runtime.tiles import run_tiles
 
+    # the img2col tiles of the K loops run as one are laid out row-major (.row_slots)
+    compiled = compile_module(module)
+    assert any("_row_slots(" in compiled.source(name) for name in compiled._sources)
     batched = run_tiles(module, [data], executor="fast")[0]
     interpreted = run_tiles(module, [data], executor="interpret")[0]
     np.testing.assert_allclose(batched, interpreted, rtol=1e-5, atol=1e-4)
+
+
+def test_row_major_slots_are_zz_tiles_over_the_gemm_order():
+    """Slots (T=2, S=3) of a (M1=2, K1=4, 16, K0=16) tile: the view reads as ZZ tiles, its
+    bytes as each tile's (M, S * K1 * K0) matrix, and the load3d nest form writes through
+    the view what it writes into contiguous slots."""
+    from tilegraph.runtime.fast_executor.row_slots import row_major_slots
+
+    slots = row_major_slots(1, 0, np.empty((2, 4, 16, 16), np.float32), (2, 3))
+    assert slots.shape == (2, 3, 2, 4, 16, 16) and not slots.flags.c_contiguous
+    values = rng.standard_normal(slots.shape).astype(np.float32)
+    slots[...] = values
+    in_storage = slots.transpose(0, 2, 4, 1, 3, 5)  # (T, M1, 16, S, K1, K0)
+    assert in_storage.flags.c_contiguous
+    np.testing.assert_array_equal(in_storage, values.transpose(0, 2, 4, 1, 3, 5))
+    op = Load3dOp(buf((1, 2, 6, 7, 16), "L1"), idx(1)[0], buf((2, 4, 16, 16), "L0A"),
+                  kernel_shape=(3, 3), strides=(1, 1), dilations=(1, 1), pad_left=1,
+                  out_width=7, channels=20, pad_value=0)  # fmt: skip
+    src = rng.standard_normal((2, 1, 1, 2, 6, 7, 16)).astype(np.float32)
+    starts = (np.arange(3) * 4).reshape(1, 3)
+    expected = np.full(slots.shape, np.nan, np.float32)
+    kernel = nest_kernel_of(op, [True, True, True], 2, 1)
+    assert kernel is not None
+    kernel(src, starts, expected)
+    slots[...] = np.nan
+    kernel(src, starts, slots)
+    np.testing.assert_array_equal(slots, expected)

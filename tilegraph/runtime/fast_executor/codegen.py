@@ -53,6 +53,7 @@ from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
 from tilegraph.runtime.fast_executor.mix import run_mix_launch, set_kernel, wait_kernel
 from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan_batched_mix
+from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -248,7 +249,9 @@ class _FunctionWriter:
             outer = self.name(buffer)
             saved[buffer] = outer
             shape = plan.shape(axes)
-            self.emit(depth, f"{outer}_b = _slots({ordinal}, {outer}, {shape})")
+            rows = row_major_axis(buffer, plan, op)  # an img2col tile the GEMM reads as is
+            slots = "_slots(" if rows is None else f"_row_slots({rows}, "
+            self.emit(depth, f"{outer}_b = {slots}{ordinal}, {outer}, {shape})")
             self.names[buffer] = f"{outer}_b"
         self.plan = plan
         self._batched_loop(op, plan, depth)
@@ -335,6 +338,7 @@ class CompiledModule:
             "np": np,
             "_count": lambda name: None,
             "_slots": self._slots,
+            "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_plain": _plain,
         }

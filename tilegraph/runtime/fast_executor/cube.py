@@ -46,8 +46,11 @@ def _unpacked(
         in_rows = np.moveaxis(a, -5, -3).swapaxes(-4, -2)
     else:  # (.., M1, K1, m0, K0) -> (.., M1, m0, K1, K0)
         in_rows = a.swapaxes(-3, -2)
-    rows = scratch("rows", in_rows.shape, dtype)
-    np.copyto(rows, in_rows)
+    if in_rows.dtype == dtype and in_rows.flags.c_contiguous:
+        rows = in_rows  # row-major slots (.row_slots): the bytes are the matrix already
+    else:
+        rows = scratch("rows", in_rows.shape, dtype)
+        np.copyto(rows, in_rows)
     in_cols = np.moveaxis(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
     cols = scratch("cols", in_cols.shape, dtype)
     np.copyto(cols, in_cols)

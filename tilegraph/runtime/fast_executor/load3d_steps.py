@@ -42,6 +42,35 @@ def _key(value: Any) -> Any:
     return int(value)
 
 
+def _storage_order(dst: np.ndarray) -> tuple[int, ...] | None:
+    """The axis order in which a non-contiguous ``dst`` is a contiguous array with its last
+    axis last (a transposed view: row-major slots), or None (contiguous, or not a
+    transposition of contiguous bytes)."""
+    if dst.flags.c_contiguous:
+        return None
+    order = tuple(sorted(range(dst.ndim), key=lambda i: -dst.strides[i]))
+    if order[-1] != dst.ndim - 1 or not dst.transpose(order).flags.c_contiguous:
+        return None
+    return order
+
+
+def _in_storage_order(
+    plan: _Plan, shape: tuple[int, ...], order: tuple[int, ...], group: int
+) -> _Plan:
+    """``plan`` (positions in ``shape``'s logical order) for the bytes of a destination
+    that is ``base.transpose(argsort(order))``: its runs and element positions in base
+    order."""
+    runs_shape = (*shape[:-1], shape[-1] // group)
+    index = plan.index.reshape(runs_shape).transpose(order).reshape(plan.index.shape[0], -1)
+    base_shape = tuple(shape[i] for i in order)
+    where = np.arange(prod(shape)).reshape(base_shape).transpose(np.argsort(order)).reshape(-1)
+    return _Plan(
+        np.ascontiguousarray(index),
+        None if plan.pad_at is None else where[plan.pad_at],
+        None if plan.zero_at is None else where[plan.zero_at],
+    )
+
+
 @nest_kernel(Load3dOp)
 def nest_load3d(
     op: Load3dOp, batched: Sequence[bool], rank: int, summed: int | None
@@ -98,15 +127,20 @@ def nest_load3d(
         )
 
     def run(src: np.ndarray, k1: Any, dst: np.ndarray, *valid: Any) -> tuple[()]:
-        key = (src.shape, dst.shape, _key(k1), *(_key(v) for v in valid))
+        order = _storage_order(dst)
+        key = (src.shape, dst.shape, order, _key(k1), *(_key(v) for v in valid))
         plan = plans.get(key)
         if plan is None:
             plan = plan_for(src, k1, dst, valid)
+            if order is not None:
+                plan = _in_storage_order(plan, dst.shape, order, group)
             if len(plans) < _PLANS_PER_SITE:
                 plans[key] = plan
-        count = plan.index.shape[0]
-        out = dst if dst.flags.c_contiguous else np.empty(dst.shape, dst.dtype)
-        runs = out.reshape(count, -1, group)
+        if order is None and not dst.flags.c_contiguous:
+            out = np.empty(dst.shape, dst.dtype)
+        else:  # the bytes of dst in their own order (row-major slots, .row_slots)
+            out = dst if order is None else dst.transpose(order)
+        runs = out.reshape(plan.index.shape[0], -1, group)
         source = src.reshape(-1, group)
         if source.dtype == out.dtype:
             np.take(source, plan.index, axis=0, out=runs, mode="clip")
@@ -117,7 +151,7 @@ def nest_load3d(
             flat[plan.pad_at] = pad
         if plan.zero_at is not None:
             flat[plan.zero_at] = 0
-        if out is not dst:
+        if order is None and out is not dst:
             dst[...] = out
         return ()
 
