@@ -29,11 +29,14 @@ _PLANS_PER_SITE = 64
 
 
 class _Plan:
-    """One batch's gather: ``index`` (count, runs) into the source's runs; ``pad_at`` /
-    ``zero_at``: flat element positions of the destination read as the pad / as zero."""
+    """One batch's gather: ``index`` (count, runs) into the source's runs (in the order of
+    the destination's bytes); ``pads`` / ``zeros``: index tuples into the destination
+    (its runs viewed as ``(*batch, M1, K1, 16, K0 / group, group)`` / its elements) read
+    as the pad / as zero, one per distinct K start (a few points' worth of ints each, not
+    one per element)."""
 
-    def __init__(self, index: np.ndarray, pad_at: np.ndarray | None, zero_at: np.ndarray | None):
-        self.index, self.pad_at, self.zero_at = index, pad_at, zero_at
+    def __init__(self, index: np.ndarray, pads: list[Any], zeros: list[Any]):
+        self.index, self.pads, self.zeros = index, pads, zeros
 
 
 def _key(value: Any) -> Any:
@@ -57,18 +60,11 @@ def _storage_order(dst: np.ndarray) -> tuple[int, ...] | None:
 def _in_storage_order(
     plan: _Plan, shape: tuple[int, ...], order: tuple[int, ...], group: int
 ) -> _Plan:
-    """``plan`` (positions in ``shape``'s logical order) for the bytes of a destination
-    that is ``base.transpose(argsort(order))``: its runs and element positions in base
-    order."""
+    """``plan`` for a destination of ``shape`` whose bytes lie in axis ``order``
+    (:func:`_storage_order`): its gather in the order of the bytes."""
     runs_shape = (*shape[:-1], shape[-1] // group)
     index = plan.index.reshape(runs_shape).transpose(order).reshape(plan.index.shape[0], -1)
-    base_shape = tuple(shape[i] for i in order)
-    where = np.arange(prod(shape)).reshape(base_shape).transpose(np.argsort(order)).reshape(-1)
-    return _Plan(
-        np.ascontiguousarray(index),
-        None if plan.pad_at is None else where[plan.pad_at],
-        None if plan.zero_at is None else where[plan.zero_at],
-    )
+    return _Plan(np.ascontiguousarray(index), plan.pads, plan.zeros)
 
 
 @nest_kernel(Load3dOp)
@@ -92,7 +88,6 @@ def nest_load3d(
         dst_tile = dst.shape[rank:]
         src_runs = prod(src_tile) // group
         tile_runs = prod(dst_tile) // group
-        tile_size = prod(dst_tile)
         starts = np.broadcast_to(np.asarray(k1), batch).reshape(-1)
         channels = (
             np.broadcast_to(np.asarray(valid[0]), batch).reshape(-1)
@@ -105,26 +100,22 @@ def nest_load3d(
         else:
             items = np.zeros(count, np.int64)
         index = np.empty((count, tile_runs), np.int64)
-        pads: list[np.ndarray] = []
-        zeros: list[np.ndarray] = []
+        pads: list[Any] = []
+        zeros: list[Any] = []
         for start, valid_channels in set(zip(starts.tolist(), channels.tolist(), strict=True)):
             points = np.flatnonzero((starts == start) & (channels == valid_channels))
             gather = img2col_rows((*params[:-1], valid_channels), start, src_tile, dst_tile)
             rows = np.clip(gather.rows, 0, src_runs - 1)  # the kernel's take(mode="clip")
             index[points] = items[points, None] * src_runs + rows[None, :]
+            at = tuple(c[:, None] for c in np.unravel_index(points, batch))
             if gather.outside is not None:
-                runs = (gather.outside[:, None] * group + np.arange(group)).reshape(-1)
-                pads.append((points[:, None] * tile_size + runs[None, :]).reshape(-1))
+                runs_shape = (*dst_tile[:-1], dst_tile[-1] // group)
+                outside = np.unravel_index(gather.outside, runs_shape)
+                pads.append((*at, *(c[None, :] for c in outside)))
             if gather.lanes is not None:
-                lanes = np.zeros(dst_tile, bool)
-                lanes[:, gather.lanes[0], :, gather.lanes[1]] = True
-                at = np.flatnonzero(lanes)
-                zeros.append((points[:, None] * tile_size + at[None, :]).reshape(-1))
-        return _Plan(
-            index,
-            np.concatenate(pads) if pads else None,
-            np.concatenate(zeros) if zeros else None,
-        )
+                k_at, lane_at = (c[None, :] for c in gather.lanes)
+                zeros.append((*at, slice(None), k_at, slice(None), lane_at))
+        return _Plan(index, pads, zeros)
 
     def run(src: np.ndarray, k1: Any, dst: np.ndarray, *valid: Any) -> tuple[()]:
         order = _storage_order(dst)
@@ -146,11 +137,13 @@ def nest_load3d(
             np.take(source, plan.index, axis=0, out=runs, mode="clip")
         else:
             runs[...] = np.take(source, plan.index, axis=0, mode="clip")
-        flat = out.reshape(-1)
-        if plan.pad_at is not None:
-            flat[plan.pad_at] = pad
-        if plan.zero_at is not None:
-            flat[plan.zero_at] = 0
+        logical = dst if order is not None else out  # pads and zeros by logical index
+        if plan.pads:
+            runs_view = logical.reshape(*logical.shape[:-1], -1, group)
+            for at in plan.pads:
+                runs_view[at] = pad
+        for at in plan.zeros:
+            logical[at] = 0
         if order is None and out is not dst:
             dst[...] = out
         return ()
