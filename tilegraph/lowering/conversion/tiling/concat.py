@@ -114,6 +114,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             lambda t, c=chain: c.ub_bytes(b.hw, t),
             b.ub_budget(),
             depth=b.split_depth(),
+            cores=b.hw.vector_cores,
         )
         if plan is None:
             return "no tile of a concat input fits UB"
