@@ -64,6 +64,7 @@ func.func @split_1(%x0: memref<2x37x45xf32, "GM">, %v1_out: memref<2x5x45xf32, "
 // CHECK-NEXT:        %[[R2:.+]] = arith.addi %[[C1]], %c25 : index
 // CHECK-NEXT:        tile.copy %x0[%[[C]], %[[R2]], %c0] to %[[W2:[^\[]+]][%c0, %c0, %c0] : memref<2x37x45xf32, "GM"> to memref<1x6x45xf32, "UB">
 // CHECK-NEXT:        tile.copy %[[W2]][%c0, %c0, %c0] to %v1_out_2[%[[C]], %[[C1]], %c0] :
+
 // -----
 
 // ---- constant pad (and a crop: -1 at the end of axis 0) ----------------------------------
@@ -82,6 +83,7 @@ func.func @pad_constant(%x0: memref<17x45xf32, "GM">, %v1_out: memref<17x50xf32,
 // CHECK-NEXT:      %[[R:.+]] = arith.addi %[[I]], %cm1 : index
 // CHECK-NEXT:      tile.copy %x0[%[[R]], %cm2] to %[[W:[^\[]+]][%c0, %c0] {pad = 0.000000e+00 : f64} : memref<17x45xf32, "GM"> to memref<5x50xf32, "UB">
 // CHECK-NEXT:      tile.copy %[[W]][%c0, %c0] to %v1_out[%[[I]], %c0] :
+
 // -----
 
 // ---- reflect pad on axis 1 (2 before, 1 after): three regions ---------------------------
@@ -107,6 +109,7 @@ func.func @pad_reflect(%x0: memref<20x7xf32, "GM">, %v1_out: memref<20x10xf32, "
 // CHECK-NEXT:      tile.copy %x0[%c0, %c5] to %[[W2:[^\[]+]][%c0, %c0] : memref<20x7xf32, "GM"> to memref<20x1xf32, "UB">
 // CHECK-NEXT:      tile.vstride %[[W2]] to %[[P2:[^ ]+]] {steps = array<i64: 1, -1>}
 // CHECK-NEXT:      tile.copy %[[P2]][%c0, %c0] to %v1_out[%c0, %c9] :
+
 // -----
 
 // ---- edge pad on axis 0 (1 before, 2 after) ----------------------------------------------
@@ -136,6 +139,7 @@ func.func @pad_edge(%x0: memref<10x300xf32, "GM">, %v1_out: memref<13x300xf32, "
 // CHECK-NEXT:      scf.for %[[C2:.+]] = %c0 to %c300 step %c150 {
 // CHECK-NEXT:        tile.copy %x0[%c9, %[[C2]]] to %[[W2:[^\[]+]][%c0, %c0] : memref<10x300xf32, "GM"> to memref<1x150xf32, "UB">
 // CHECK-NEXT:        tile.vstride %[[W2]] to %[[P2:[^ ]+]] {steps = array<i64: 0, 1>} : memref<1x150xf32, "UB"> to memref<1x150xf32, "UB">
+
 // -----
 
 // ---- expand [3, 1, 45] -> [3, 37, 45]: a broadcast row, tiles of 21 (ragged) --------------
