@@ -67,14 +67,15 @@ from math import ceil, prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
-from tilegraph.dialects.tile.base import module_preset, scope_of
+from tilegraph.dialects.tile.base import module_preset
 from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.analysis.gm_access import passes_data_through_gm
 from tilegraph.lowering.analysis.kernel_attrs import (
     LOOP_ID_ATTR,
     PARALLEL_ATTR,
@@ -396,31 +397,6 @@ def matching_nest(kernel: func.FuncOp, nest: list[scf.ForOp]) -> list[scf.ForOp]
     return found if [_loop_id(loop) for loop in found] == ids else None
 
 
-def _gm_root(value: SSAValue) -> SSAValue:
-    """The GM buffer a memref value views: through the ops that make a view of their
-    first memref operand (``tile.strided_view``) to a kernel argument or an allocation."""
-    while isinstance(op := value.owner, Operation):
-        sources = [v for v in op.operands if isinstance(v.type, MemRefType)]
-        if not sources:
-            break
-        value = sources[0]
-    return value
-
-
-def _gm_reads_and_writes(op: Operation) -> tuple[set[SSAValue], set[SSAValue]]:
-    """The GM buffers (roots) the tile ops in ``op`` read and write."""
-    reads: set[SSAValue] = set()
-    writes: set[SSAValue] = set()
-    for inner in op.walk():
-        if not isinstance(inner, TileOp):
-            continue
-        written = inner.written()
-        if written is not None and scope_of(written) == "GM":
-            writes.add(_gm_root(written))
-        reads.update(_gm_root(v) for v in inner.read() if scope_of(v) == "GM")
-    return reads, writes
-
-
 def sibling_nests(fn: func.FuncOp, chosen: list[scf.ForOp]) -> list[scf.ForOp]:
     """The other top-level loops of ``fn`` that may each be shared out over the cores on
     their own, besides the nest holding ``chosen``: every one when no tile op of the
@@ -429,8 +405,7 @@ def sibling_nests(fn: func.FuncOp, chosen: list[scf.ForOp]) -> list[scf.ForOp]:
     part of the outputs, so no block waits for another's); else none (a kernel that
     passes data between its nests through GM, a reduction's workspace, needs every
     block to have run the nest before)."""
-    reads, writes = _gm_reads_and_writes(fn)
-    if reads & writes:
+    if passes_data_through_gm(fn):
         return []
     holder = chosen[0]
     while holder.parent_op() is not fn:
