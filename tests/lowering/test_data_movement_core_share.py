@@ -60,7 +60,7 @@ def _tile(g: Graph) -> list[SSAValue]:
 
 
 def _concat(g: Graph) -> list[SSAValue]:
-    a, b = g.input([2, 50, 33]), g.input([2, 46, 33])
+    a, b = g.input([2, 384, 32]), g.input([2, 384, 32])
     return [g.op("concat", a, b, axis=1)]
 
 
@@ -99,15 +99,15 @@ CASES: dict[str, Case] = {
     # name: (graph, the family's op, the blocks its launch gets on ascend910b); every
     # kernel gets at least as many tiles as blocks (ragged tails). Fewer blocks than cores where split-cores finds
     # that the busiest core does no less with more: 32 channels x 2 row tiles of the
-    # pooling as 32 blocks of 2 tiles; the concat's 50 + 46 rows (tiles of 2 dividing
-    # each region) as 25 and 46 trips; 97 rows a core's share of 3 at a time (33 tiles).
+    # pooling as 32 blocks of 2 tiles; 97 rows a core's share of 3 at a time (33 tiles).
+    # A concat tile keeps 2 KiB (CANN's floor): 16 rows of 32, 48 tiles per region.
     "slice": (_slice, "graph.slice", CORES),
     "split": (_split, "graph.split", CORES),
     "pad_constant": (_pad, "graph.pad", CORES),
     "pad_reflect": (_pad_reflect, "graph.pad", CORES),
     "expand": (_expand, "graph.expand", CORES),
     "tile": (_tile, "graph.tile", 33),
-    "concat": (_concat, "graph.concat", 46),
+    "concat": (_concat, "graph.concat", CORES),
     "resize_nearest": (_resize, "graph.resize", CORES),
     "resize_linear": (_resize_linear, "graph.resize", CORES),
     "max_pool": (_max_pool, "graph.max_pool", 32),
