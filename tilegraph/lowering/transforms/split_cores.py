@@ -368,12 +368,15 @@ def _sibling_splits(
     fn: func.FuncOp, chosen: list[scf.ForOp], cores: int
 ) -> list[tuple[list[scf.ForOp], int]]:
     """The work loop of each other top-level nest shared out beside ``chosen`` (see
-    :func:`sibling_nests`; the heuristic's choice in each), with its trips."""
+    :func:`sibling_nests`; the heuristic's choice in each), with its trips; a nest that is
+    one parallel loop of one trip (a region of a single tile) goes to block 0 alone."""
     found = []
     for nest in sibling_nests(fn, chosen):
         candidates = split_candidates(fn, cores, within=nest)
         if candidates:
             found.append((candidates[0][1], candidates[0][2]))
+        elif loop_trips(nest) == 1:  # a nest of one tile: block 0 runs it, no other block
+            found.append(([nest], 1))
     return found
 
 

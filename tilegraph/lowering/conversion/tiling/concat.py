@@ -25,6 +25,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.data_movement import open_nest
 from tilegraph.lowering.conversion.tiling.elementwise import (
     Chain,
     TilePlan,
@@ -133,6 +134,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     for (operand, chain), plan in zip(regions, plans, strict=True):
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
+        open_nest(b, stack, len(regions) > 1 and plan.count() == 1)
         with stack:
             for v in chain.input_tiles:
                 chain.load(b, v, offsets)

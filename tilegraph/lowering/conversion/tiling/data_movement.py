@@ -273,13 +273,14 @@ def _plan(region: Region, eb: int, budget: int, depth: int, cores: int) -> TileP
 
 
 def open_nest(b: KernelBuilder, stack: ExitStack, needed: bool) -> None:
-    """When ``needed`` (a kernel of several nests, this one of a single tile), open a loop
-    of one trip: ``inject-sync`` fences loop nests, so every nest needs one to be fenced
-    apart from the others when their flags would need more than the 8 events of a pipe
-    pair."""
+    """When ``needed`` (a kernel of several nests, this one of a single tile), open a
+    parallel loop of one trip: ``inject-sync`` fences loop nests, so every nest needs one
+    to be fenced apart from the others when their flags would need more than the 8 events
+    of a pipe pair; and ``split-cores`` gives its one trip to block 0 alone, so that the
+    other blocks do not store the same tile again."""
     if needed:
         one = b.index(1)
-        stack.enter_context(b.loop_over(b.index(0), one, one, "region"))
+        stack.enter_context(b.loop_over(b.index(0), one, one, "region", parallel=True))
 
 
 def _emit_region(
