@@ -7,9 +7,10 @@
 // picks into the tile (copy_flat {partial}), then one store of the tile. Inputs as
 // lower-graph-to-kernels writes them after O2.
 
-// ---- an embedding lookup: 35 int32 ids into a 37 x 40 table, tiles of 24 (168 B a row
-// and its index) and a ragged last tile of 11: its row loop runs min(24, 35 - t) times,
-// its store is cut at the output's end.
+// ---- an embedding lookup: 35 int32 ids into a 37 x 40 table. 24 rows (168 B a row and
+// its index) would fit UB, but 2 tiles would leave 2 of the 4 vector cores idle: tiles of 9
+// (one core's share of the 35 rows), and a ragged last tile of 8: its row loop runs
+// min(9, 35 - t) times, its store is cut at the output's end.
 func.func @gather_1(%v0: memref<37x40xf32, "GM">, %in0: memref<5x7xi32, "GM">, %v1_out: memref<5x7x40xf32, "GM">) attributes {tile.kernel = "vector"} {
   %v0_1 = tile.read %v0 : memref<37x40xf32, "GM"> -> !layout.tensor<37x40xf32>
   %in0_1 = tile.read %in0 : memref<5x7xi32, "GM"> -> !layout.tensor<5x7xi32>
@@ -18,22 +19,22 @@ func.func @gather_1(%v0: memref<37x40xf32, "GM">, %in0: memref<5x7xi32, "GM">, %
   func.return
 }
 // CHECK-LABEL: func.func @gather_1(
-// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 2 : i64, tile.ops = "graph.gather"
-// CHECK-DAG:     %[[ROWS:.+]] = tile.alloc : memref<24x40xf32, "UB">
-// CHECK-DAG:     %[[IDX:.+]] = tile.alloc : memref<24xi32, "UB">
-// CHECK:         scf.for %[[T:.+]] = %c0 to %c35 step %c24 {
-// CHECK-NEXT:      tile.copy_flat %in0[%[[T]]] to %[[IDX]][%c0] {count = 24 : i64} : memref<5x7xi32, "GM"> to memref<24xi32, "UB">
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 4 : i64, tile.ops = "graph.gather"
+// CHECK-DAG:     %[[ROWS:.+]] = tile.alloc : memref<9x40xf32, "UB">
+// CHECK-DAG:     %[[IDX:.+]] = tile.alloc : memref<9xi32, "UB">
+// CHECK:         scf.for %[[T:.+]] = %c0 to %c35 step %c9 {
+// CHECK-NEXT:      tile.copy_flat %in0[%[[T]]] to %[[IDX]][%c0] {count = 9 : i64} : memref<5x7xi32, "GM"> to memref<9xi32, "UB">
 // CHECK-NEXT:      %[[OUT:.+]] = arith.muli %[[T]], %c40 : index
 // CHECK-NEXT:      %[[NEG:.+]] = arith.muli %[[T]], %cm1 : index
 // CHECK-NEXT:      %[[LEFT:.+]] = arith.addi %[[NEG]], %c35 : index
-// CHECK-NEXT:      %[[N:.+]] = arith.minsi %c24, %[[LEFT]] : index
+// CHECK-NEXT:      %[[N:.+]] = arith.minsi %c9, %[[LEFT]] : index
 // CHECK-NEXT:      scf.for %[[J:.+]] = %c0 to %[[N]] step %c1 {
-// CHECK-NEXT:        %row = tile.get_value %[[IDX]][%[[J]]] {bound = 37 : i64} : memref<24xi32, "UB">
+// CHECK-NEXT:        %row = tile.get_value %[[IDX]][%[[J]]] {bound = 37 : i64} : memref<9xi32, "UB">
 // CHECK-NEXT:        %[[SRC:.+]] = arith.muli %row, %c40 : index
 // CHECK-NEXT:        %[[DST:.+]] = arith.muli %[[J]], %c40 : index
-// CHECK-NEXT:        tile.copy_flat %v0[%[[SRC]]] to %[[ROWS]][%[[DST]]] {count = 40 : i64, partial} : memref<37x40xf32, "GM"> to memref<24x40xf32, "UB">
+// CHECK-NEXT:        tile.copy_flat %v0[%[[SRC]]] to %[[ROWS]][%[[DST]]] {count = 40 : i64, partial} : memref<37x40xf32, "GM"> to memref<9x40xf32, "UB">
 // CHECK-NEXT:      }
-// CHECK-NEXT:      tile.copy_flat %[[ROWS]][%c0] to %v1_out[%[[OUT]]] {count = 960 : i64} : memref<24x40xf32, "UB"> to memref<5x7x40xf32, "GM">
+// CHECK-NEXT:      tile.copy_flat %[[ROWS]][%c0] to %v1_out[%[[OUT]]] {count = 360 : i64} : memref<9x40xf32, "UB"> to memref<5x7x40xf32, "GM">
 // CHECK-NEXT:    } {tile.parallel}
 
 // The scalar unit waits for the index tile (MTE2 -> S) and frees it for the next tile's

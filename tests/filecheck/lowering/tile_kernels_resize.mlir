@@ -37,8 +37,10 @@ func.func @resize_1(%in0: memref<1x5x13x17xf32, "GM">, %v1_out: memref<1x5x26x34
 // -----
 
 // ---- x1.5, asymmetric, floor: 90 output rows of a 60-row plane --------------------------
-// The table repeats every 3 output rows (2 input rows): tiles of 45 rows (a multiple of 3)
-// have the same relative table, and their windows advance by 30 input rows: one loop.
+// The table repeats every 3 output rows (2 input rows). 45-row tiles would fit UB but leave
+// 2 of the 4 vector cores idle; one core's share is 23 rows, and of the heights up to that
+// 18 (a multiple of 3) gives the fewest tiles plus nests: 5 tiles with the same relative
+// table, whose windows advance by 12 input rows: one loop.
 func.func @resize_2(%in0: memref<1x1x60x8xf32, "GM">, %v1_out: memref<1x1x90x12xf32, "GM">) attributes {tile.kernel = "vector"} {
   %v0 = graph.constant dense<[1.0, 1.0, 1.5, 1.5]> : !layout.tensor<4xf32>
   %in0_1 = tile.read %in0 : memref<1x1x60x8xf32, "GM"> -> !layout.tensor<1x1x60x8xf32, NCHW>
@@ -47,14 +49,14 @@ func.func @resize_2(%in0: memref<1x1x60x8xf32, "GM">, %v1_out: memref<1x1x90x12x
   func.return
 }
 // CHECK-LABEL: func.func @resize_2(
-// CHECK-SAME:    tile.tiles = 2 : i64
-// CHECK-DAG:     %[[WIN:.+]] = tile.alloc : memref<1x1x30x8xf32, "UB">
-// CHECK-DAG:     %[[OUT:.+]] = tile.alloc : memref<1x1x45x12xf32, "UB">
-// CHECK:         scf.for %[[R:.+]] = %c0 to %c2 step %c1 {
-// CHECK-NEXT:      %[[SRC:.+]] = arith.muli %[[R]], %c30 : index
+// CHECK-SAME:    tile.tiles = 5 : i64
+// CHECK-DAG:     %[[WIN:.+]] = tile.alloc : memref<1x1x12x8xf32, "UB">
+// CHECK-DAG:     %[[OUT:.+]] = tile.alloc : memref<1x1x18x12xf32, "UB">
+// CHECK:         scf.for %[[R:.+]] = %c0 to %c5 step %c1 {
+// CHECK-NEXT:      %[[SRC:.+]] = arith.muli %[[R]], %c12 : index
 // CHECK-NEXT:      tile.copy %in0[%c0, %c0, %[[SRC]], %c0] to %[[WIN]][%c0, %c0, %c0, %c0]
-// CHECK-NEXT:      tile.vpick %[[WIN]] to %[[OUT]] {indices = array<i64: 0, 0, 0, 0, 1, 2, 2, 3, {{.*}}, 28, 28, 29, 0, 0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7>}
-// CHECK-NEXT:      %[[DST:.+]] = arith.muli %[[R]], %c45 : index
+// CHECK-NEXT:      tile.vpick %[[WIN]] to %[[OUT]] {indices = array<i64: 0, 0, 0, 0, 1, 2, 2, 3, {{.*}}, 10, 10, 11, 0, 0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7>}
+// CHECK-NEXT:      %[[DST:.+]] = arith.muli %[[R]], %c18 : index
 // CHECK-NEXT:      tile.copy %[[OUT]][%c0, %c0, %c0, %c0] to %v1_out[%c0, %c0, %[[DST]], %c0]
 // CHECK-NEXT:    } {tile.parallel}
 // CHECK-NOT:     scf.for

@@ -9,19 +9,20 @@
 // inlined as a compile-time constant).
 
 // ---- bilinear x2, half_pixel: whole planes fit, one tile per channel ---------------------
+// (4 channels: as many tiles as the `test` preset has vector cores; with 3 the rows split)
 // Output row 0 clips at the top edge (input row 0 alone: weights 1, 0), row 1 reads rows
 // 0 and 1 by 0.75 / 0.25, row 2 by 0.25 / 0.75, ...
-func.func @resize_1(%in0: memref<1x3x13x7xf32, "GM">, %v1_out: memref<1x3x26x14xf32, "GM">) attributes {tile.kernel = "vector"} {
+func.func @resize_1(%in0: memref<1x4x13x7xf32, "GM">, %v1_out: memref<1x4x26x14xf32, "GM">) attributes {tile.kernel = "vector"} {
   %v0 = graph.constant dense<[1.0, 1.0, 2.0, 2.0]> : !layout.tensor<4xf32>
-  %in0_1 = tile.read %in0 : memref<1x3x13x7xf32, "GM"> -> !layout.tensor<1x3x13x7xf32, NCHW>
-  %v1 = graph.resize %in0_1, none, %v0 {mode = "linear", layout.kernel = "origin"} : (!layout.tensor<1x3x13x7xf32, NCHW>, !layout.tensor<4xf32>) -> !layout.tensor<1x3x26x14xf32>
-  tile.write %v1 to %v1_out : !layout.tensor<1x3x26x14xf32> to memref<1x3x26x14xf32, "GM">
+  %in0_1 = tile.read %in0 : memref<1x4x13x7xf32, "GM"> -> !layout.tensor<1x4x13x7xf32, NCHW>
+  %v1 = graph.resize %in0_1, none, %v0 {mode = "linear", layout.kernel = "origin"} : (!layout.tensor<1x4x13x7xf32, NCHW>, !layout.tensor<4xf32>) -> !layout.tensor<1x4x26x14xf32>
+  tile.write %v1 to %v1_out : !layout.tensor<1x4x26x14xf32> to memref<1x4x26x14xf32, "GM">
   func.return
 }
 // CHECK-LABEL: func.func @resize_1(
-// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 3 : i64, tile.ops = "graph.resize"
-// CHECK:         scf.for %[[C:.+]] = %c0 to %c3 step %c1 {
-// CHECK-NEXT:      tile.copy %in0[%c0, %[[C]], %c0, %c0] to %[[WIN:.+]][%c0, %c0, %c0, %c0] : memref<1x3x13x7xf32, "GM"> to memref<1x1x13x7xf32, "UB">
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 4 : i64, tile.ops = "graph.resize"
+// CHECK:         scf.for %[[C:.+]] = %c0 to %c4 step %c1 {
+// CHECK-NEXT:      tile.copy %in0[%c0, %[[C]], %c0, %c0] to %[[WIN:.+]][%c0, %c0, %c0, %c0] : memref<1x4x13x7xf32, "GM"> to memref<1x1x13x7xf32, "UB">
 // CHECK-NEXT:      tile.vtaps %[[WIN]] to %[[ROWS:.+]] {axis = 2 : i64, indices = array<i64: 0, 0, 0, 1, 0, 1, 1, 2, {{.*}}, 11, 12, 12, 12>, weights = array<f64: 1.000000e+00, 0.000000e+00, 7.500000e-01, 2.500000e-01, 2.500000e-01, 7.500000e-01, {{.*}}>} : memref<1x1x13x7xf32, "UB"> to memref<1x1x26x7xf32, "UB">
 // CHECK-NEXT:      tile.vtaps %[[ROWS]] to %[[OUT:.+]] {axis = 3 : i64, indices = array<i64: 0, 0, 0, 1, {{.*}}, 5, 6, 6, 6>, {{.*}}} : memref<1x1x26x7xf32, "UB"> to memref<1x1x26x14xf32, "UB">
 // CHECK-NEXT:      tile.copy %[[OUT]][%c0, %c0, %c0, %c0] to %v1_out[%c0, %[[C]], %c0, %c0]

@@ -30,6 +30,14 @@ iterations, ``ceil(trips / cores) / trips``; on a tie the fewest loops, then the
 A 32-trip loop on 20 cores leaves the busiest core 2/32 of the work, the 640-trip grid
 32/640: 1.6x less. Collapsing changes no tile and no order of accumulation.
 
+A kernel of several top-level nests that pass nothing to each other through GM (no tile op
+reads a GM buffer one of them writes: a data-movement kernel's regions, a concat's inputs,
+a resize's row nests) has each nest's work loop shared out on its own, the chosen one and
+the heuristic's choice in every other (a nest of one tile, a parallel loop of one trip,
+goes to block 0 alone), so no block runs a whole nest that the others repeat (CANN's Concat tiling, too, divides the whole output over the cores, a core's
+share running across inputs: docs/hardware.md, "Data movement over the cores");
+``trips`` below is then the most of any nest's.
+
 Every launch of the kernel gets ``blocks = min(cores, trips)``: cube kernels on the preset's
 cube cores, vector kernels on its vector cores (910B's AIC / AIV split; a coupled 310P core
 counts once). ``cores`` overrides the preset's count (studies of scaling). A kernel with no
@@ -48,8 +56,8 @@ the group's).
 named by the loops' induction variables (``"m+n"``), or ``"none"`` (one block); default the
 heuristic's. :func:`split_cores_space` lists it for a tiled kernel.
 
-Statistics: ``split-kernels``, ``collapsed-nests``, ``single-block-kernels``, ``blocks``
-(summed over kernels).
+Statistics: ``split-kernels``, ``collapsed-nests``, ``split-sibling-nests``,
+``single-block-kernels``, ``blocks`` (summed over kernels).
 """
 
 from __future__ import annotations
@@ -67,6 +75,7 @@ from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, LaunchOp, TileOp
 from tilegraph.dialects.tile.base import module_preset
 from tilegraph.hardware import HardwareModel
+from tilegraph.lowering.analysis.gm_access import passes_data_through_gm
 from tilegraph.lowering.analysis.kernel_attrs import (
     LOOP_ID_ATTR,
     PARALLEL_ATTR,
@@ -141,10 +150,15 @@ def _busiest_share(trips: int, cores: int) -> float:
     return ceil(trips / cores) / trips
 
 
-def _outermost_loop(fn: func.FuncOp, cores: int) -> scf.ForOp | None:
-    """The outermost candidate loop whose trip count reaches ``cores``, else the one with
-    the most trips (None without candidates)."""
-    candidates = [(loop, trips) for loop, trips in _parallel_loops(fn) if trips > 1]
+def _outermost_loop(owner: Operation, cores: int, itself: bool = False) -> scf.ForOp | None:
+    """The outermost candidate loop in ``owner`` (``itself``: ``owner`` too, a loop)
+    whose trip count reaches ``cores``, else the one with the most trips (None without
+    candidates)."""
+    found = _parallel_loops(owner)
+    if itself and isinstance(owner, scf.ForOp) and PARALLEL_ATTR in owner.attributes:
+        trips = loop_trips(owner)
+        found = found if trips is None else [(owner, trips), *found]
+    candidates = [(loop, trips) for loop, trips in found if trips > 1]
     if not candidates:
         return None
     for loop, trips in candidates:
@@ -161,16 +175,19 @@ NO_SPLIT = "none"
 """``split_cores.loops``: the kernel runs on one block."""
 
 
-def split_candidates(fn: func.FuncOp, cores: int) -> list[tuple[str, list[scf.ForOp], int]]:
+def split_candidates(
+    fn: func.FuncOp, cores: int, within: scf.ForOp | None = None
+) -> list[tuple[str, list[scf.ForOp], int]]:
     """The work loops ``fn`` could share out over ``cores`` cores, each (name, loops
     outermost first, joint trip count), in the heuristic's order of preference: the
     smallest share of the iterations for the busiest block, then the fewest loops, then
-    the outermost (see :func:`choose_split_loop`). Empty without any.
+    the outermost (see :func:`choose_split_loop`). Empty without any. ``within``: only
+    the loops of that top-level nest (it included).
 
     The starting point is the outermost loop with enough trips (blocks then repeat the
     least work around it); the nest it belongs to (:func:`loop_nest`) offers the
     alternatives: every run of its loops with more than one trip."""
-    start = _outermost_loop(fn, cores)
+    start = _outermost_loop(fn if within is None else within, cores, within is not None)
     if start is None:
         return []
     top = start
@@ -321,11 +338,14 @@ def split_loop(loop: scf.ForOp) -> None:
         fn = fn.parent_op()
     assert isinstance(fn, func.FuncOp)
     entry = fn.body.block
-    index, count = BlockIdxOp(), BlockNumOp()
-    index.result.name_hint, count.result.name_hint = "block", "blocks"
-    anchor = entry.first_op
-    assert anchor is not None
-    entry.insert_ops_before([index, count], anchor)
+    index = next((op for op in entry.ops if isinstance(op, BlockIdxOp)), None)
+    count = next((op for op in entry.ops if isinstance(op, BlockNumOp)), None)
+    if index is None or count is None:  # the first loop split: read them once, up front
+        index, count = BlockIdxOp(), BlockNumOp()
+        index.result.name_hint, count.result.name_hint = "block", "blocks"
+        anchor = entry.first_op
+        assert anchor is not None
+        entry.insert_ops_before([index, count], anchor)
     new_ops: list[Operation] = []
 
     def emit(op: Operation, name: str) -> SSAValue:
@@ -342,6 +362,22 @@ def split_loop(loop: scf.ForOp) -> None:
     if new_ops:
         parent.insert_ops_before(new_ops, loop)
     loop.operands = [first, loop.ub, stride, *loop.iter_args]
+
+
+def _sibling_splits(
+    fn: func.FuncOp, chosen: list[scf.ForOp], cores: int
+) -> list[tuple[list[scf.ForOp], int]]:
+    """The work loop of each other top-level nest shared out beside ``chosen`` (see
+    :func:`sibling_nests`; the heuristic's choice in each), with its trips; a nest that is
+    one parallel loop of one trip (a region of a single tile) goes to block 0 alone."""
+    found = []
+    for nest in sibling_nests(fn, chosen):
+        candidates = split_candidates(fn, cores, within=nest)
+        if candidates:
+            found.append((candidates[0][1], candidates[0][2]))
+        elif loop_trips(nest) == 1:  # a nest of one tile: block 0 runs it, no other block
+            found.append(([nest], 1))
+    return found
 
 
 def _loop_id(loop: scf.ForOp) -> int | None:
@@ -362,6 +398,28 @@ def matching_nest(kernel: func.FuncOp, nest: list[scf.ForOp]) -> list[scf.ForOp]
         return None
     found = loop_nest(by_id[ids[0]])[: len(ids)]
     return found if [_loop_id(loop) for loop in found] == ids else None
+
+
+def sibling_nests(fn: func.FuncOp, chosen: list[scf.ForOp]) -> list[scf.ForOp]:
+    """The other top-level loops of ``fn`` that may each be shared out over the cores on
+    their own, besides the nest holding ``chosen``: every one when no tile op of the
+    kernel reads a GM buffer some tile op of it writes (a data-movement kernel's regions,
+    a concat's inputs, a resize's row nests: each nest reads inputs and writes its own
+    part of the outputs, so no block waits for another's); else none (a kernel that
+    passes data between its nests through GM, a reduction's workspace, needs every
+    block to have run the nest before)."""
+    if passes_data_through_gm(fn):
+        return []
+    holder = chosen[0]
+    while holder.parent_op() is not fn:
+        parent = holder.parent_op()
+        assert isinstance(parent, scf.ForOp)
+        holder = parent
+    return [
+        op
+        for op in fn.body.block.ops
+        if isinstance(op, scf.ForOp) and PARALLEL_ATTR in op.attributes and op is not holder
+    ]
 
 
 def _is_split(fn: func.FuncOp) -> bool:
@@ -403,6 +461,7 @@ class SplitCoresPass(ModulePass):
                 stats.add("single-block-kernels")
                 continue
             nest, trips = chosen
+            siblings = [] if aiv is not None else _sibling_splits(fn, nest, cores)
             for kernel, loops in ((fn, nest), (aiv, aiv_nest)):
                 if kernel is None or loops is None:
                     continue
@@ -410,6 +469,11 @@ class SplitCoresPass(ModulePass):
                     stats.add("collapsed-nests")
                 split_loop(collapse_nest(loops) if len(loops) > 1 else loops[0])
                 locate(kernel.body.ops, kernel.location)  # the block index arithmetic
+            for loops, sibling_trips in siblings:
+                stats.add("split-sibling-nests")
+                split_loop(collapse_nest(loops) if len(loops) > 1 else loops[0])
+                trips = max(trips, sibling_trips)
+            locate(fn.body.ops, fn.location)
             blocks_of[fn.sym_name.data] = min(cores, trips)
             stats.add("split-kernels")
             stats.add("blocks", min(cores, trips))

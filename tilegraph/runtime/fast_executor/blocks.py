@@ -8,17 +8,21 @@ as block 0 of 1 instead, which batches the whole work loop (:mod:`.batching`).
 
 The proof, :func:`blocks_run_as_one`, reads the kernel, not ``split-cores``' intentions:
 
-* the block queries feed nothing but the bounds of one ``tile.parallel`` loop (through
+* the block queries feed nothing but the bounds of ``tile.parallel`` loops (through
   ``+``, ``-``, ``*`` with constants), nested only in ``tile.parallel`` loops, the
   flags of ``inject-sync`` (whose event ids follow a block's own iteration count; the fast
   executor runs one op at a time and ignores flags, so they change no value), and a mix
   part's workspace region (:mod:`tilegraph.lowering.transforms.mix_workspace`: scratch
   that a core group writes and reads back itself, so block 0 of 1 keeps all of it in
   region 0);
-* no op outside that loop writes GM (everything a block does outside it is on-chip, so
-  doing it once or ``n`` times is the same);
-* evaluating the loop's bounds for each block ``b`` of ``n`` gives iteration sets that are
-  pairwise disjoint and together exactly the iterations of block 0 of 1.
+* no op outside those loops writes GM (everything a block does outside them is on-chip,
+  so doing it once or ``n`` times is the same);
+* evaluating each loop's bounds for each block ``b`` of ``n`` gives iteration sets that
+  are pairwise disjoint and together exactly the iterations of block 0 of 1;
+* with several such loops (``split-cores`` shares each nest of a data-movement, concat or
+  resize kernel on its own), no tile op of the kernel reads a GM buffer one of them
+  writes (:func:`~tilegraph.lowering.analysis.gm_access.passes_data_through_gm`), so
+  which block runs a nest's iterations, and when, changes nothing.
 
 ``tile.parallel`` promises that the loop's iterations write disjoint GM and keep no
 on-chip state from one to the next, so their order and grouping do not matter. A wrong
@@ -36,6 +40,7 @@ from xdsl.ir import Operation, SSAValue, Use
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
+from tilegraph.lowering.analysis.gm_access import passes_data_through_gm
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR, mix_part
 from tilegraph.lowering.transforms.mix_workspace import WORKSPACE_ACCESSES
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
@@ -101,8 +106,8 @@ def _enclosed_by_parallel_loops(loop: scf.ForOp, fn: func.FuncOp) -> bool:
     return True
 
 
-def _writes_gm_outside(fn: func.FuncOp, loop: scf.ForOp) -> bool:
-    inside: set[Operation] = set(loop.walk())
+def _writes_gm_outside(fn: func.FuncOp, loops: list[scf.ForOp]) -> bool:
+    inside: set[Operation] = {op for loop in loops for op in loop.walk()}
     for op in fn.walk():
         if isinstance(op, TileOp) and op not in inside and op.writes_gm():
             return True
@@ -116,13 +121,21 @@ def blocks_run_as_one(fn: func.FuncOp, blocks: int, harmless: Harmless | None = 
     if blocks == 1:
         return True
     loops = _block_loops(fn, harmless)
-    if loops is None or len(loops) != 1:
+    if not loops or _writes_gm_outside(fn, loops):
         return False
-    (loop,) = loops
+    if len(loops) > 1 and passes_data_through_gm(fn):
+        return False  # block b's second nest may read what block b + 1's first writes
+    return all(_shares_partition(loop, fn, blocks) for loop in loops)
+
+
+def _shares_partition(loop: scf.ForOp, fn: func.FuncOp, blocks: int) -> bool:
+    """Whether ``loop`` is a parallel loop, nested in parallel loops only, whose
+    iterations for each of ``blocks`` blocks are disjoint and together those of block 0
+    of 1."""
     if PARALLEL_ATTR not in loop.attributes or not _enclosed_by_parallel_loops(loop, fn):
         return False
     bounds = loop_bounds(loop)
-    if bounds is None or _writes_gm_outside(fn, loop):
+    if bounds is None:
         return False
     try:
         whole = _iterations(bounds, 0, 1)

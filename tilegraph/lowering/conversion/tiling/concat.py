@@ -11,8 +11,8 @@ stores past its region's end, and a 5HD tile stored into an NCHW output drops th
 past its region's end (``channel_end`` of ``tile.store_5hd``): a region whose channel count
 stops inside a C0 block would otherwise store that block's padding lanes over the next
 region's first channels. Program order overwrites them, but the blocks of a multi-core
-launch each run the nests they do not share out in full, after another block wrote the
-next region.
+launch run the nests' tiles in no fixed order (``split-cores`` shares every nest out), so a
+block may store into a region after another block wrote it.
 """
 
 from __future__ import annotations
@@ -21,15 +21,22 @@ from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.tile import memref_shape
+from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.data_movement import open_nest
 from tilegraph.lowering.conversion.tiling.elementwise import (
     Chain,
     TilePlan,
     choose_tile,
     tile_loops,
 )
+
+CONCAT_LEAST_SHARE_BYTES = 2048
+"""The least data a concat tile keeps when it shrinks to occupy more cores: CANN's Concat
+tiling splits a core's columns further only while its tile holds at least twice
+``MIN_RESERVED_SIZE`` (2 KiB) of data (docs/hardware.md, "Data movement over the cores")."""
 
 
 def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
@@ -48,8 +55,8 @@ def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
 def within_region(plan: TilePlan, along: int) -> TilePlan:
     """``plan`` with tiles along the concat axis that divide the region: a ragged last tile
     would store its whole window past the region's end. The next region overwrites that in
-    program order, but the blocks of a multi-core launch each run the nests they do not
-    share out in full, after another block wrote the next region."""
+    program order, but the blocks of a multi-core launch run the nests' tiles in no fixed
+    order, so a block may store past its region after another block wrote the next one."""
     if plan.axis != along or not plan.shape or plan.shape[along] % plan.size == 0:
         return plan
     size = max(d for d in range(1, plan.size + 1) if plan.shape[along] % d == 0)
@@ -108,12 +115,15 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         regions.append((operand, chain))
         offset += extent
     plans = []
+    least = CONCAT_LEAST_SHARE_BYTES // element_bytes(out_type.element_type)
     for _, chain in regions:
         plan = choose_tile(
             chain.out_shape,
             lambda t, c=chain: c.ub_bytes(b.hw, t),
             b.ub_budget(),
             depth=b.split_depth(),
+            cores=b.hw.vector_cores,
+            least=least,
         )
         if plan is None:
             return "no tile of a concat input fits UB"
@@ -124,6 +134,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     for (operand, chain), plan in zip(regions, plans, strict=True):
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
+        open_nest(b, stack, len(regions) > 1 and plan.count() == 1)
         with stack:
             for v in chain.input_tiles:
                 chain.load(b, v, offsets)

@@ -249,16 +249,17 @@ def _regions(op: Operation, body: KernelBody, in_shape: Sequence[int]) -> list[R
 # ---- tiling and emission ----------------------------------------------------------------
 
 
-def _plan(region: Region, eb: int, budget: int, depth: int) -> TilePlan | None:
+def _plan(region: Region, eb: int, budget: int, depth: int, cores: int) -> TilePlan | None:
     """The tiles of a region: the largest that fit ``budget`` (the window and, when
-    gathering, the picked tile), dividing the region along the split axis unless the
-    region reaches the output's end there."""
+    gathering, the picked tile), made smaller when that leaves some of ``cores`` idle
+    (:func:`~.elementwise.share_over_cores`), dividing the region along the split axis
+    unless the region reaches the output's end there."""
 
     def tile_bytes(tile: Sequence[int]) -> int:
         picked = prod(tile) if region.gathers() else 0
         return (prod(region.window(tile)) + picked) * eb
 
-    plan = choose_tile(region.extent, tile_bytes, budget, depth=depth)
+    plan = choose_tile(region.extent, tile_bytes, budget, depth=depth, cores=cores)
     if plan is None or not plan.shape:
         return plan
     axis, extent = plan.axis, region.extent[plan.axis]
@@ -272,13 +273,14 @@ def _plan(region: Region, eb: int, budget: int, depth: int) -> TilePlan | None:
 
 
 def open_nest(b: KernelBuilder, stack: ExitStack, needed: bool) -> None:
-    """When ``needed`` (a kernel of several nests, this one of a single tile), open a loop
-    of one trip: ``inject-sync`` fences loop nests, so every nest needs one to be fenced
-    apart from the others when their flags would need more than the 8 events of a pipe
-    pair."""
+    """When ``needed`` (a kernel of several nests, this one of a single tile), open a
+    parallel loop of one trip: ``inject-sync`` fences loop nests, so every nest needs one
+    to be fenced apart from the others when their flags would need more than the 8 events
+    of a pipe pair; and ``split-cores`` gives its one trip to block 0 alone, so that the
+    other blocks do not store the same tile again."""
     if needed:
         one = b.index(1)
-        stack.enter_context(b.loop_over(b.index(0), one, one, "region"))
+        stack.enter_context(b.loop_over(b.index(0), one, one, "region", parallel=True))
 
 
 def _emit_region(
@@ -362,7 +364,8 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.name} with empty outputs"
     element = tensor_of(data).element_type
     eb = element_bytes(element)
-    plans = [_plan(r, eb, b.ub_budget(), b.split_depth()) for r in regions]
+    budget, depth, cores = b.ub_budget(), b.split_depth(), b.hw.vector_cores
+    plans = [_plan(r, eb, budget, depth, cores) for r in regions]
     if any(p is None for p in plans):
         return f"no tile of a {op.name} fits UB"
     if b.dry_run:

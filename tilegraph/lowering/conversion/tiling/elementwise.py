@@ -86,11 +86,12 @@ def choose_tile(
     whole_from: int | None = None,
     depth: int = 0,
     cores: int = 1,
+    least: int = MIN_CORE_SHARE,
 ) -> TilePlan | None:
     """The first split axis (outermost) at which some tile fits, with the most rows there;
     ``depth`` axes deeper than that one when asked (``vector.split_depth``), at most the
     last splittable axis; then, when that gives fewer tiles than ``cores``, smaller tiles
-    (:func:`share_over_cores`).
+    of at least ``least`` elements (:func:`share_over_cores`).
 
     ``bytes_per_tile(tile_shape)`` gives the UB bytes a candidate needs. Dims from
     ``whole_from`` on are never split (a reduction's axes): the split axis comes before."""
@@ -106,17 +107,20 @@ def choose_tile(
         k = min(first + depth, last - 1)  # a deeper axis's unit tile is no bigger: it fits
         unit = [1] * (k + 1) + list(shape[k + 1 :])
         fitting = TilePlan(shape, k, longest_fitting(unit, k, shape[k], bytes_per_tile, budget))
-        return share_over_cores(fitting, cores, last)
+        return share_over_cores(fitting, cores, last, least)
     return None
 
 
-def share_over_cores(plan: TilePlan, cores: int, last: int) -> TilePlan:
+def share_over_cores(
+    plan: TilePlan, cores: int, last: int, least: int = MIN_CORE_SHARE
+) -> TilePlan:
     """``plan``'s tiles made smaller until there are at least ``cores`` of them, as CANN's
     elementwise tiling first divides the output over the cores and only then loops over
     UB-sized pieces within a core: rows at the split axis shrink to one core's share, and
     when one row per tile is still too few, the split moves to deeper axes (before
-    ``last``). A tile keeps at least :data:`MIN_CORE_SHARE` elements (or the rows the plan
-    had, if fewer), so a small tensor stays on fewer cores. Smaller tiles always fit: the
+    ``last``). A tile keeps at least ``least`` elements (:data:`MIN_CORE_SHARE` unless the
+    op family's CANN tiling has its own floor; or the rows the plan had, if fewer), so a
+    small tensor stays on fewer cores. Smaller tiles always fit: the
     UB bytes of a tile grow with it."""
     shape = plan.shape
     if cores <= 1 or plan.count() >= cores:
@@ -127,9 +131,9 @@ def share_over_cores(plan: TilePlan, cores: int, last: int) -> TilePlan:
             rows = shape[axis]
         outer, inner = prod(shape[:axis]), prod(shape[axis + 1 :])
         share = -(-shape[axis] // -(-cores // outer))
-        least = -(-MIN_CORE_SHARE // inner)
-        candidate = TilePlan(shape, axis, min(rows, max(share, least)))
-        deeper_possible = axis + 1 < last and inner >= 2 * MIN_CORE_SHARE
+        fewest_rows = -(-least // inner)
+        candidate = TilePlan(shape, axis, min(rows, max(share, fewest_rows)))
+        deeper_possible = axis + 1 < last and inner >= 2 * least
         if candidate.count() >= cores or candidate.size > 1 or not deeper_possible:
             return candidate
     return plan

@@ -56,6 +56,7 @@ from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
 from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
 
 DMA_BLOCK_BYTES = 32
@@ -84,10 +85,18 @@ def _largest_divisor(n: int, at_most: int) -> int:
 
 
 def plan_gather(
-    data_shape: tuple[int, ...], axis: int, count: int, eb: int, ib: int, budget: int
+    data_shape: tuple[int, ...],
+    axis: int,
+    count: int,
+    eb: int,
+    ib: int,
+    budget: int,
+    cores: int = 1,
 ) -> GatherPlan | str:
     """The tiles of a gather of ``count`` indices (``ib`` bytes each) along ``axis`` of a
-    ``data_shape`` tensor of ``eb``-byte elements in ``budget`` bytes of UB, or why none."""
+    ``data_shape`` tensor of ``eb``-byte elements in ``budget`` bytes of UB, or why none.
+    Tiles of whole rows shrink until the outer x index grid leaves none of ``cores`` idle
+    (:func:`~.elementwise.share_over_cores`, the row being the unit)."""
     outer, inner = prod(data_shape[:axis]), prod(data_shape[axis + 1 :])
     assert inner * eb >= DMA_BLOCK_BYTES, "short rows gather through UB (.gather_ub)"
     if inner * eb + ib > budget:  # one row per tile, in chunks that divide it
@@ -96,6 +105,7 @@ def plan_gather(
             return f"a gather row of {inner} elements with no chunk that fits UB"
         return GatherPlan(outer, data_shape[axis], inner, count, 1, chunk)
     rows = min(count, budget // (inner * eb + ib))
+    rows = share_over_cores(TilePlan((outer, count, inner), 1, rows), cores, 2).size
     if (inner * eb) % DMA_BLOCK_BYTES:
         rows = 1  # the next row's UB address would not be 32-byte aligned
     elif outer > 1:
@@ -149,6 +159,7 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         element_bytes(data_type.element_type),
         element_bytes(index_type),
         b.ub_budget(),
+        1 if isinstance(indices, list) else b.hw.vector_cores,  # compile-time rows: unrolled
     )
     if isinstance(plan, str):
         return plan

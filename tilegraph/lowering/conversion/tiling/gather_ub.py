@@ -37,6 +37,7 @@ from tilegraph.dialects.tile import BroadcastOp, CopyFlatOp, PickOp, TakeOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
 
 
 def emit_ub_gather(
@@ -73,6 +74,8 @@ def emit_ub_gather(
     rows = 1
     while rows < outer and ub_bytes(rows + 1) <= budget:
         rows += 1
+    # fewer tiles than vector cores: smaller ones, as an elementwise tile shrinks
+    rows = share_over_cores(TilePlan((outer, count * inner), 0, rows), b.hw.vector_cores, 1).size
     if b.dry_run:
         return None
     table_ub = b.buffer([rows, axis_size, inner], element, "UB", "table_ub")

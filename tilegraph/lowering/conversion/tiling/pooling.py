@@ -29,7 +29,12 @@ from tilegraph.formats import Format
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.elementwise import Chain, store
+from tilegraph.lowering.conversion.tiling.elementwise import (
+    Chain,
+    TilePlan,
+    share_over_cores,
+    store,
+)
 
 
 def pooling_of(body: KernelBody) -> tuple[MaxPoolOp | AvgPoolOp, TensorType, TensorType]:
@@ -95,7 +100,7 @@ def emit_pool_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     def chain_bytes(tile: list[int]) -> int:
         return 0 if chain is None else chain.ub_bytes(b.hw, tile, given=[pool.results[0]])
 
-    choice = choose_pool_tile(b, geometry, x_shape[1], tail, eb, chain_bytes)
+    choice = choose_pool_tile(b, geometry, x_shape[0], x_shape[1], tail, eb, chain_bytes)
     if choice is None:
         return "no pooling tile fits UB"
     if b.dry_run:
@@ -201,6 +206,7 @@ def pool_kind(pool: MaxPoolOp | AvgPoolOp) -> str:
 def choose_pool_tile(
     b: KernelBuilder,
     g: PoolGeometry,
+    batch: int,
     channel_blocks: int,
     tail: list[int],
     element_size: int,
@@ -212,7 +218,9 @@ def choose_pool_tile(
     ``dividing``, a count that divides ``channel_blocks``); when not even one row fits, the
     widest column tile, then as many rows as fit, balanced to tiles of equal width. Its UB:
     the input window, the f32-sized result tile and ``extra(tile)`` (an epilogue's, a 3-D
-    pooling's accumulator). None when nothing fits."""
+    pooling's accumulator). None when nothing fits. Whole-row tiles then shrink until the
+    ``batch`` x channel blocks x rows grid leaves none of the vector cores idle
+    (:func:`~.elementwise.share_over_cores`); column tiles are many already."""
 
     def ub_bytes(channels: int, rows: int, cols: int | None = None) -> int:
         tile_w = g.out_w if cols is None else cols
@@ -233,6 +241,7 @@ def choose_pool_tile(
                 and rows == g.out_h
             ):
                 channels += 1
+            channels, rows = _shared(g, batch, channel_blocks, tail, channels, rows, b)
             while dividing and channel_blocks % channels:
                 channels -= 1
             return channels, rows, None
@@ -245,3 +254,24 @@ def choose_pool_tile(
         rows += 1
     count = -(-g.out_w // cols)
     return 1, rows, -(-g.out_w // count)  # balanced: tiles of equal width
+
+
+def _shared(
+    g: PoolGeometry,
+    batch: int,
+    channel_blocks: int,
+    tail: list[int],
+    channels: int,
+    rows: int,
+    b: KernelBuilder,
+) -> tuple[int, int]:
+    """``(channels, rows)`` of a whole-row tile made smaller, as an elementwise tile is,
+    when its grid (batch, channel blocks, output rows) leaves vector cores idle: the
+    output ``[N, C1, out_h, out_w, *tail]`` split at C1 (several channel blocks a tile)
+    or at the rows (one)."""
+    shape = (batch, channel_blocks, g.out_h, g.out_w, *tail)
+    plan = TilePlan(shape, 1, channels) if rows == g.out_h else TilePlan(shape, 2, rows)
+    shared = share_over_cores(plan, b.hw.vector_cores, 3)
+    if shared.axis == 1:
+        return shared.size, g.out_h
+    return 1, shared.size

@@ -141,9 +141,12 @@ def emit_pool3d_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             size *= d
         return aligned_bytes(b.hw, "UB", size * eb) if several else 0
 
-    # NCDHW: one channel a tile (the next channel's planes are not beside this one's)
-    blocks = c1 if blocked else 1
-    choice = choose_pool_tile(b, geometry, blocks, tail, eb, accumulator_bytes, dividing=True)
+    # NCDHW: one channel a tile (the next channel's planes are not beside this one's), so
+    # the grid shared over the cores is (N x C) images of one block
+    blocks, images = (c1, n) if blocked else (1, n * c1)
+    choice = choose_pool_tile(
+        b, geometry, images, blocks, tail, eb, accumulator_bytes, dividing=True
+    )
     if choice is None:
         return "no 3-D pooling tile fits UB"
     if b.dry_run:

@@ -195,20 +195,32 @@ def plan_rows(
     eb: int,
     budget: int,
     beyond_window: Callable[[Sequence[int]], int],
+    cores: int = 1,
 ) -> tuple[TilePlan, list[RowNest]] | None:
     """The tile of the output (whole rows) and the row nests; None: no row fits.
-    ``beyond_window(tile)``: the elements of the UB tiles besides the input window."""
+    ``beyond_window(tile)``: the elements of the UB tiles besides the input window. Tiles
+    shrink to leave none of ``cores`` idle (:func:`~.elementwise.share_over_cores`)."""
     rank = len(out_shape)
 
     def tile_bytes(tile: Sequence[int]) -> int:
         lead = prod(tile[:-2])
         return (lead * _window_height(rt, tile[-2]) * in_width + beyond_window(tile)) * eb
 
-    plan = choose_tile(out_shape, tile_bytes, budget, whole_from=rank - 1)
+    plan = choose_tile(out_shape, tile_bytes, budget, whole_from=rank - 1, cores=cores)
     if plan is None:
         return None
     if plan.axis < rank - 2:
         return plan, row_nests(rt, out_shape[-2])
+    found = _row_tiles(rt, plan)
+    if cores > 1 and len(found[1]) > MAX_REGIONS:
+        # shared rows whose tables never repeat make a nest each: keep the tiles that fit
+        return plan_rows(rt, out_shape, in_width, eb, budget, beyond_window)
+    return found
+
+
+def _row_tiles(rt: RowTable, plan: TilePlan) -> tuple[TilePlan, list[RowNest]]:
+    """``plan`` (split at the rows) with the height at most its own that gives the fewest
+    tiles plus nests, and its row nests."""
     tallest = plan.size
     heights = range(tallest, max(tallest - HEIGHT_CANDIDATES, 0), -1)
 
@@ -318,7 +330,7 @@ def emit_row_nests(
     tile computed by ``compute``; or why it cannot."""
     eb = element_bytes(resize.element)
     found = plan_rows(rows_of, resize.out_shape, resize.in_shape[-1], eb, b.ub_budget(),
-                      beyond_window)  # fmt: skip
+                      beyond_window, b.hw.vector_cores)  # fmt: skip
     if found is None:
         return "no row of a resize fits UB"
     plan, nests = found
