@@ -61,21 +61,13 @@ from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp, RequantMa
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
 from tilegraph.passes.fold_qdq import INT8_PRECISION
-from tilegraph.passes.qdq_activations import MOVES
+from tilegraph.passes.qdq_activations import MOVES, Int8Quantization, int8_quantization
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import constant_array
 from tilegraph.passes.statistics import start_pass
 from tilegraph.target import target_of
 
 INT8_MAX = 127
-
-
-@dataclass(frozen=True)
-class _Quantization:
-    """A per-tensor int8 quantisation: its float32 scale and zero point."""
-
-    scale: np.float32
-    zero: int
 
 
 def _live_users(value: SSAValue) -> list[Operation]:
@@ -93,18 +85,7 @@ def _only_user(value: SSAValue) -> Operation | None:
     return users[0] if len(users) == 1 else None
 
 
-def _quantization(scale: SSAValue, zero: SSAValue | None) -> _Quantization | None:
-    """A constant float32 scalar scale and int8 scalar zero point (0 when absent)."""
-    s = constant_array(scale)
-    z = np.zeros(1, np.int8) if zero is None else constant_array(zero)
-    if s is None or z is None or s.size != 1 or z.size != 1 or s.dtype != np.float32:
-        return None
-    if z.dtype != np.int8:
-        return None
-    return _Quantization(np.float32(s.reshape(())), int(z.reshape(())))
-
-
-def _int8_quantize(op: Operation | None) -> _Quantization | None:
+def _int8_quantize(op: Operation | None) -> Int8Quantization | None:
     """``op``'s quantisation when it is a plain per-tensor QuantizeLinear to int8."""
     if not isinstance(op, QuantizeLinearOp):
         return None
@@ -113,7 +94,7 @@ def _int8_quantize(op: Operation | None) -> _Quantization | None:
         return None
     if any(int(op.attr(name)) for name in ("output_dtype", "block_size", "precision")):
         return None
-    return _quantization(op.y_scale, op.y_zero_point)
+    return int8_quantization(op.y_scale, op.y_zero_point)
 
 
 def _feeds_cube(value: SSAValue) -> bool:
@@ -126,7 +107,7 @@ def _feeds_cube(value: SSAValue) -> bool:
     )
 
 
-def _is_relu(op: Operation, q: _Quantization) -> bool:
+def _is_relu(op: Operation, q: Int8Quantization) -> bool:
     """``op`` is a ReLU, or a Clip whose bounds are that ReLU within ``q``'s range."""
     if isinstance(op, ReluOp):
         return True
@@ -142,7 +123,7 @@ def _is_relu(op: Operation, q: _Quantization) -> bool:
     )
 
 
-def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | None:
+def _relu_chain(q: QuantizeLinearOp, want: Int8Quantization) -> QuantizeLinearOp | None:
     """The QuantizeLinear ending ``DequantizeLinear → Relu → QuantizeLinear`` after ``q``
     with ``want``'s scale and zero point throughout, each op the only user of the last."""
     dq = _only_user(q.y)
@@ -150,7 +131,7 @@ def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | 
         return None
     if int(dq.attr("block_size")) or int(dq.attr("output_dtype")):
         return None
-    if _quantization(dq.x_scale, dq.x_zero_point) != want:
+    if int8_quantization(dq.x_scale, dq.x_zero_point) != want:
         return None
     relu = _only_user(dq.y)
     if relu is None or not _is_relu(relu, want) or relu.operands[0] is not dq.y:

@@ -27,6 +27,8 @@ QLinearMatMul / the QDQ pattern's integer execution computes it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -51,7 +53,15 @@ MOVES = (ReshapeOp, TransposeOp, SqueezeOp, UnsqueezeOp, FlattenOp)
 """The ops that only rearrange elements (an int8 tensor moves as well as a float one)."""
 
 
-def _per_tensor(scale: SSAValue, zero: SSAValue | None) -> tuple[float, int] | None:
+@dataclass(frozen=True)
+class Int8Quantization:
+    """A per-tensor int8 quantisation: its float32 scale and zero point."""
+
+    scale: np.float32
+    zero: int
+
+
+def int8_quantization(scale: SSAValue, zero: SSAValue | None) -> Int8Quantization | None:
     """A constant float32 scalar scale and int8 scalar zero point (0 when absent)."""
     s = constant_array(scale)
     z = np.zeros(1, np.int8) if zero is None else constant_array(zero)
@@ -59,10 +69,10 @@ def _per_tensor(scale: SSAValue, zero: SSAValue | None) -> tuple[float, int] | N
         return None
     if s.dtype != np.float32 or z.dtype != np.int8:
         return None
-    return float(s.reshape(())), int(z.reshape(()))
+    return Int8Quantization(np.float32(s.reshape(())), int(z.reshape(())))
 
 
-def _int8_dequantize(value: SSAValue) -> tuple[SSAValue, tuple[float, int]] | None:
+def _int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None:
     """``value`` as a per-tensor DequantizeLinear of an int8 activation: (q, (s, z))."""
     dq = value.owner
     if not isinstance(dq, DequantizeLinearOp):
@@ -72,7 +82,7 @@ def _int8_dequantize(value: SSAValue) -> tuple[SSAValue, tuple[float, int]] | No
     q = dq.x.type
     if not isinstance(q, TensorType) or q.dtype != DType.int8 or constant_array(dq.x) is not None:
         return None
-    params = _per_tensor(dq.x_scale, dq.x_zero_point)
+    params = int8_quantization(dq.x_scale, dq.x_zero_point)
     return None if params is None else (dq.x, params)
 
 
@@ -87,7 +97,7 @@ def move_int8(q: QuantizeLinearOp) -> bool:
     if any(int(q.attr(name)) for name in ("output_dtype", "block_size", "precision")):
         return False
     source = _int8_dequantize(move.operands[0])
-    if source is None or _per_tensor(q.y_scale, q.y_zero_point) != source[1]:
+    if source is None or int8_quantization(q.y_scale, q.y_zero_point) != source[1]:
         return False
     operands = [source[0], *move.operands[1:]]
     properties = dict(move.properties)
@@ -113,10 +123,10 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     out = op.results[0].type
     if a is None or b is None or not isinstance(out, TensorType):
         return None
-    (a_q, (sa, za)), (b_q, (sb, zb)) = a, b
+    (a_q, qa), (b_q, qb) = a, b
     a_type, b_type = a_q.type, b_q.type
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
-    if za or zb or a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
+    if qa.zero or qb.zero or a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
     n = b_type.origin_shape[-1]
     if not isinstance(n, int):
@@ -125,7 +135,7 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     properties = {"perm": to_attribute(perm)}
     (rows_type,) = TransposeOp.infer_shapes([b_q], properties)
     rows = TransposeOp.create(operands=[b_q], result_types=[rows_type], properties=properties)
-    scale = np.float32(np.float32(sa) * np.float32(sb))
+    scale = np.float32(qa.scale * qb.scale)
     bias = ConstantOp(np.zeros(n, np.int32))
     scales = ConstantOp(np.full(n, scale, np.float32))
     operands = [a_q, rows.results[0], bias.output, scales.output]
