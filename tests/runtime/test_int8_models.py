@@ -38,6 +38,7 @@ from tilegraph.runtime.compiled import compile
 QCONV = "graph.quant_conv2d"
 REQCONV = "graph.requant_conv2d"
 QMATMUL = "graph.quant_matmul"
+REQMATMUL = "graph.requant_matmul"
 
 
 def _output_step(path: str) -> float:
@@ -96,6 +97,23 @@ def test_qdq_mlp_runs_on_the_int8_cube(name: str, steps: int, executor: str):
     assert _quant_ops(compiled, QMATMUL) == 4
     np.testing.assert_allclose(ours, _onnxruntime(path, x, optimised=False), rtol=0, atol=step)
     np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * (steps + 0.001))
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_qdq_attention_runs_on_the_int8_cube(executor: str):
+    """The QDQ attention block (symmetric activations): its four projections and both
+    matmuls of two activations (Q·Kᵀ, P·V) are int8 cube ops, four of them requantised in
+    fixpipe (the Q / K / V projections and P·V, whose int8 results the next matmul reads
+    through int8 reshapes / transposes), no host op; within one output step of onnxruntime
+    (measured: 0 on this data set)."""
+    path = str(qdq_model_path("qdq_attention"))
+    compiled = compile(path, platform="ascend910b", precision="int8", executor=executor)
+    step = _output_step(path)
+    x = np.random.default_rng(5).standard_normal((2, 7, 48)).astype(np.float32)
+    ours = np.asarray(compiled(x)[0])
+    assert compiled.host_ops == []
+    assert _quant_ops(compiled, QMATMUL) == 2 and _quant_ops(compiled, REQMATMUL) == 4
+    np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * 1.001)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,10 @@ in unit tests. Before quantising, onnxruntime's pre-processing folds each BatchN
 its convolution (``quant_pre_process``), as a deployment flow does.
 
 ``qdq_mlp`` is a transformer-style feed-forward block (MatMul + Add, ReLU, a residual
-MatMul, softmax) with a Gemm head (:func:`small_mlp`).
+MatMul, softmax) with a Gemm head (:func:`small_mlp`); ``qdq_attention`` a two-head
+self-attention block (:func:`small_attention`: Q / K / V projections, the head split,
+Q·Kᵀ, scale, softmax, P·V, the head merge, the output projection, a residual add), whose
+QDQ form quantises both matmuls of two activations.
 
 How a model is quantised is its name's suffix (:data:`QUANTISERS`): none for symmetric
 int8 activations (zero point 0) and per-channel weights, ``_default`` for
@@ -41,7 +44,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
-FLOAT_MODELS = ("qdq_cnn", "qdq_mlp", "resnet50")
+FLOAT_MODELS = ("qdq_cnn", "qdq_mlp", "qdq_attention", "resnet50")
 QUANTISERS = {
     "": "symmetric int8 activations (ActivationSymmetric), per-channel int8 weights",
     "_default": "quantize_static's default options: asymmetric int8 activations, "
@@ -164,11 +167,66 @@ def small_mlp() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+ATTENTION_TOKENS, ATTENTION_WIDTH, ATTENTION_HEADS = 7, 40, 2
+
+
+def small_attention() -> onnx.ModelProto:
+    """The float model of ``qdq_attention`` (deterministic): self-attention over ``[N, 7,
+    48]`` tokens with two heads of 20 (Q·Kᵀ has K = 20, P·V has K = 7: ragged against the
+    int8 cube's K0 = 32 and the 16-wide fractals), as an exporter writes it (MatMul,
+    Reshape, Transpose, Mul by 1/√20, Softmax, MatMul, Transpose, Reshape, MatMul, Add)."""
+    rng = np.random.default_rng(2)
+    s, d, h = ATTENTION_TOKENS, ATTENTION_WIDTH, ATTENTION_HEADS
+
+    def init(name: str, *shape: int) -> onnx.TensorProto:
+        data = rng.standard_normal(shape) / np.sqrt(shape[0])
+        return numpy_helper.from_array(data.astype(np.float32), name)
+
+    inits = [
+        init("wq", 48, d),
+        init("wk", 48, d),
+        init("wv", 48, d),
+        init("wo", d, 48),
+        numpy_helper.from_array(np.array([0, s, h, d // h], np.int64), "heads"),
+        numpy_helper.from_array(np.array([0, s, d], np.int64), "merged"),
+        numpy_helper.from_array(np.array(1 / np.sqrt(d // h), np.float32), "scale"),
+    ]
+    nodes = []
+    for n in "qkv":
+        nodes += [
+            helper.make_node("MatMul", ["x", f"w{n}"], [f"{n}p"]),
+            helper.make_node("Reshape", [f"{n}p", "heads"], [f"{n}h"]),
+        ]
+    nodes += [
+        helper.make_node("Transpose", ["qh"], ["qt"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["vh"], ["vt"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qt", "kt"], ["scores"]),
+        helper.make_node("Mul", ["scores", "scale"], ["scaled"]),
+        helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "vt"], ["ctx"]),
+        helper.make_node("Transpose", ["ctx"], ["ctxt"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctxt", "merged"], ["ctxm"]),
+        helper.make_node("MatMul", ["ctxm", "wo"], ["o"]),
+        helper.make_node("Add", ["o", "x"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "qdq_attention",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", s, 48])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", s, 48])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def _float_model(name: str) -> onnx.ModelProto:
     if name == "qdq_cnn":
         return small_cnn()
     if name == "qdq_mlp":
         return small_mlp()
+    if name == "qdq_attention":
+        return small_attention()
     from tilegraph.frontend.light_models import light_model
 
     model = version_converter.convert_version(light_model("resnet50"), 13)

@@ -45,6 +45,8 @@ FAST: set[tuple[str, str, int]] = {
     ("silero_vad", "session", 0),
     ("qdq_cnn", "cli-tiles", 0),
     ("qdq_mlp", "cli-tiles", 0),
+    ("qdq_attention", "cli-tiles", 0),
+    ("qdq_attention", "cli-interpret", 0),
     ("qop_cnn", "cli-tiles", 0),
     ("qop_mlp", "cli-interpret", 0),
     ("dynamic_mlp", "cli-tiles", 0),
@@ -56,7 +58,7 @@ FAST: set[tuple[str, str, int]] = {
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (the one
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
-shapes through a Session at 16 and 8 kHz), the QDQ CNN and MLP under ``--precision int8``
+shapes through a Session at 16 and 8 kHz), the QDQ CNN, MLP and attention block under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
 MatMulInteger), and the 3-D CNNs on both executors."""

@@ -306,6 +306,23 @@ _ALL: list[ZooModel] = [
         ),
     ),
     ZooModel(
+        "qdq_attention",
+        "qdq_attention",
+        "generated",
+        {"x": NORMAL},
+        ({"x": (1, 7, 48)}, {"x": (2, 7, 48)}),
+        rtol=0.0,
+        atol=0.024,
+        precision="int8",
+        notes=(
+            "QDQ two-head self-attention block (onnxruntime quantize_static, symmetric "
+            "int8 activations, per-channel int8 weights; MatMul of two activations "
+            "quantised): Q/K/V/output projections and Q·Kᵀ, P·V on the int8 cube, the "
+            "projections requantised in fixpipe, head split / merge as int8 moves; atol = "
+            "one quantisation step of the output (its scale 0.0239)"
+        ),
+    ),
+    ZooModel(
         "qop_cnn",
         "qdq_cnn_qop",
         "generated",

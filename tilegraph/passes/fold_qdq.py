@@ -36,16 +36,21 @@ step where a value sits on a rounding boundary.
 What is folded: 2-D convolutions, and MatMul / Gemm (``alpha = beta = 1``, no
 ``transA``) with a constant 2-D weight, whose bias (if any) is an int32 constant with
 scale ``sx·sw`` (as onnxruntime makes it), whose scales are float32/float16 constants and
-whose bias correction fits int32. Not folded: a grouped convolution with padding and
-``zx != 0`` (a group block's last K step may read its neighbour's weight rows against the
-padding, harmless only when it is 0), matmuls of two activations (attention's Q·Kᵀ),
-weights with a zero point. Anything else keeps the float path (its Q/DQ run as vector
+whose bias correction fits int32; and (:mod:`~tilegraph.passes.qdq_activations`) the
+``DequantizeLinear -> Reshape / Transpose / ... -> QuantizeLinear`` of one quantisation
+becomes an int8 move, and a MatMul of two int8 activations with zero points 0
+(attention's Q·Kᵀ and P·V) a ``graph.quant_matmul`` with the right operand transposed to
+rows of K. Not folded: a grouped convolution with padding and ``zx != 0`` (a group
+block's last K step may read its neighbour's weight rows against the padding, harmless
+only when it is 0), matmuls of two activations with a zero point other than 0, weights
+with a zero point. Anything else keeps the float path (its Q/DQ run as vector
 programs). A module under ``int8`` with no QuantizeLinear / DequantizeLinear at all is an
 error: ``int8`` is the precision of models that carry their quantisation. Under any other
 precision the pass changes nothing.
 
 Statistics: ``folded-convs``, ``kept-convs``, ``folded-matmuls``, ``kept-matmuls`` (those
-with a DQ data operand not folded), ``recentred-uint8``.
+with a DQ data operand not folded), ``folded-activation-matmuls`` (of the folded ones, those
+of two activations), ``int8-moves``, ``recentred-uint8``.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
+from tilegraph.passes.qdq_activations import fold_activation_matmul, move_int8
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import constant_array
 from tilegraph.passes.statistics import start_pass
@@ -337,11 +343,18 @@ class FoldQdqPass(ModulePass):
         for q in ops:
             if isinstance(q, QuantizeLinearOp) and _recentre_uint8(q):
                 stats.add("recentred-uint8")
+        for q in list(op.walk()):
+            if isinstance(q, QuantizeLinearOp) and move_int8(q):
+                stats.add("int8-moves")
         for anchor in op.walk():
             if isinstance(anchor, Conv2dOp):
                 folded, kind = _fold_conv(anchor), "convs"
             elif isinstance(anchor, MatMulOp | GemmOp):
                 folded, kind = _fold_matmul(anchor), "matmuls"
+                if folded is None and isinstance(anchor, MatMulOp):
+                    folded = fold_activation_matmul(anchor)
+                    if folded is not None:
+                        stats.add("folded-activation-matmuls")
             else:
                 continue
             if folded is None:

@@ -1,5 +1,5 @@
-"""``fold-requant``: an int8 convolution whose result is quantised again requantises in
-fixpipe, under ``int8``.
+"""``fold-requant``: an int8 convolution or matmul whose result is quantised again
+requantises in fixpipe, under ``int8``.
 
 After ``fold-qdq`` a QDQ model's convolution is ``graph.quant_conv2d`` (int32 sum
 dequantised to float in fixpipe) followed by the next layer's QuantizeLinear, a vector
@@ -8,14 +8,19 @@ between the layers travels in float. This pass makes such a pair one
 ``graph.requant_conv2d`` (:mod:`~tilegraph.dialects.graph.requantized_cube`): fixpipe
 takes the int32 sum straight to int8 with the multiplier ``x_scale · w_scale / y_scale``
 per output channel and the QuantizeLinear's zero point (Ascend C's ``REQ8`` / ``VREQ8``),
-and the int8 NC1HWC0 result (C0 = 32) is what the next int8 convolution reads.
+and the int8 NC1HWC0 result (C0 = 32) is what the next int8 convolution reads. A
+``graph.quant_matmul`` and its QuantizeLinear become ``graph.requant_matmul`` the same way
+(per-column multipliers, ``VREQ8``; a per-tensor one is repeated per column): its int8 ND
+result is what the next int8 matmul loads into its 16 x 32 fractals.
 
-Matched: a ``graph.quant_conv2d`` of one group whose result's only user is a
+Matched: a ``graph.quant_conv2d`` of one group (or a ``graph.quant_matmul``) whose
+result's only user is a
 QuantizeLinear to int8 (a float32 scale and an int8 zero point, one each, constant), and
 either
 
 * that QuantizeLinear's int8 result is an operand of a ``graph.quant_conv2d`` /
-  ``graph.quant_matmul`` (the int8 tensor is written for a cube op anyway), or
+  ``graph.quant_matmul``, directly or through int8 reshapes / transposes (the int8 tensor
+  is written for a cube op anyway), or
 * its only user is ``DequantizeLinear → Relu → QuantizeLinear`` with the same scale and
   zero point throughout (onnxruntime's symmetric QDQ ResNet-50 keeps its ReLUs so), whose
   last QuantizeLinear is such an operand: ``Q(relu(DQ(q))) = max(q, zero point)`` exactly,
@@ -33,8 +38,8 @@ requantises; the graph it replaces rounds twice (the dequantised float, then the
 quotient), so outputs on a rounding boundary may move by one quantisation step — toward
 onnxruntime's. Under any other precision the pass changes nothing.
 
-Statistics: ``requantised-convs``, ``requantised-relus`` (of those, the ones that took a
-ReLU / Clip with them).
+Statistics: ``requantised-convs``, ``requantised-matmuls``, ``requantised-relus`` (of
+those, the ones that took a ReLU / Clip with them).
 """
 
 from __future__ import annotations
@@ -52,24 +57,17 @@ from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.elementwise import ClipOp, ReluOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
-from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp
+from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp, RequantMatMulOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
 from tilegraph.passes.fold_qdq import INT8_PRECISION
+from tilegraph.passes.qdq_activations import MOVES, Int8Quantization, int8_quantization
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import constant_array
 from tilegraph.passes.statistics import start_pass
 from tilegraph.target import target_of
 
 INT8_MAX = 127
-
-
-@dataclass(frozen=True)
-class _Quantization:
-    """A per-tensor int8 quantisation: its float32 scale and zero point."""
-
-    scale: np.float32
-    zero: int
 
 
 def _live_users(value: SSAValue) -> list[Operation]:
@@ -87,18 +85,7 @@ def _only_user(value: SSAValue) -> Operation | None:
     return users[0] if len(users) == 1 else None
 
 
-def _quantization(scale: SSAValue, zero: SSAValue | None) -> _Quantization | None:
-    """A constant float32 scalar scale and int8 scalar zero point (0 when absent)."""
-    s = constant_array(scale)
-    z = np.zeros(1, np.int8) if zero is None else constant_array(zero)
-    if s is None or z is None or s.size != 1 or z.size != 1 or s.dtype != np.float32:
-        return None
-    if z.dtype != np.int8:
-        return None
-    return _Quantization(np.float32(s.reshape(())), int(z.reshape(())))
-
-
-def _int8_quantize(op: Operation | None) -> _Quantization | None:
+def _int8_quantize(op: Operation | None) -> Int8Quantization | None:
     """``op``'s quantisation when it is a plain per-tensor QuantizeLinear to int8."""
     if not isinstance(op, QuantizeLinearOp):
         return None
@@ -107,15 +94,20 @@ def _int8_quantize(op: Operation | None) -> _Quantization | None:
         return None
     if any(int(op.attr(name)) for name in ("output_dtype", "block_size", "precision")):
         return None
-    return _quantization(op.y_scale, op.y_zero_point)
+    return int8_quantization(op.y_scale, op.y_zero_point)
 
 
 def _feeds_cube(value: SSAValue) -> bool:
-    """An int8 cube op reads ``value`` as an operand."""
-    return any(isinstance(u, QuantConv2dOp | QuantMatMulOp) for u in _live_users(value))
+    """An int8 cube op reads ``value`` as an operand, directly or through int8 moves
+    (reshapes / transposes: an attention block's head split before Q·Kᵀ)."""
+    return any(
+        isinstance(u, QuantConv2dOp | QuantMatMulOp)
+        or (isinstance(u, MOVES) and u.operands[0] is value and _feeds_cube(u.results[0]))
+        for u in _live_users(value)
+    )
 
 
-def _is_relu(op: Operation, q: _Quantization) -> bool:
+def _is_relu(op: Operation, q: Int8Quantization) -> bool:
     """``op`` is a ReLU, or a Clip whose bounds are that ReLU within ``q``'s range."""
     if isinstance(op, ReluOp):
         return True
@@ -131,7 +123,7 @@ def _is_relu(op: Operation, q: _Quantization) -> bool:
     )
 
 
-def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | None:
+def _relu_chain(q: QuantizeLinearOp, want: Int8Quantization) -> QuantizeLinearOp | None:
     """The QuantizeLinear ending ``DequantizeLinear → Relu → QuantizeLinear`` after ``q``
     with ``want``'s scale and zero point throughout, each op the only user of the last."""
     dq = _only_user(q.y)
@@ -139,7 +131,7 @@ def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | 
         return None
     if int(dq.attr("block_size")) or int(dq.attr("output_dtype")):
         return None
-    if _quantization(dq.x_scale, dq.x_zero_point) != want:
+    if int8_quantization(dq.x_scale, dq.x_zero_point) != want:
         return None
     relu = _only_user(dq.y)
     if relu is None or not _is_relu(relu, want) or relu.operands[0] is not dq.y:
@@ -151,11 +143,13 @@ def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | 
     return last
 
 
-def _requantise(conv: QuantConv2dOp) -> tuple[Operation, QuantizeLinearOp, bool] | None:
-    """The ``graph.requant_conv2d`` for ``conv`` and the QuantizeLinear whose result it
-    replaces (and whether it took a ReLU), its multiplier constant inserted before
-    ``conv``; None when ``conv`` does not match."""
-    if int(conv.attr("group")) != 1:
+def _requantise(
+    conv: QuantConv2dOp | QuantMatMulOp,
+) -> tuple[Operation, QuantizeLinearOp, bool] | None:
+    """The ``graph.requant_conv2d`` / ``graph.requant_matmul`` for ``conv`` and the
+    QuantizeLinear whose result it replaces (and whether it took a ReLU), its multiplier
+    constant inserted before ``conv``; None when ``conv`` does not match."""
+    if isinstance(conv, QuantConv2dOp) and int(conv.attr("group")) != 1:
         return None
     q = _only_user(conv.output)
     want = _int8_quantize(q)
@@ -175,23 +169,25 @@ def _requantise(conv: QuantConv2dOp) -> tuple[Operation, QuantizeLinearOp, bool]
     properties["zero_point"] = IntegerAttr(want.zero, i64)
     if relu:
         properties["relu"] = IntegerAttr(1, i64)
-    operands = [conv.input, conv.weight, conv.bias, multiplier.output]
-    (result,) = RequantConv2dOp.infer_shapes(operands, properties)
+    operands = [*conv.operands[:3], multiplier.output]
+    cls = RequantConv2dOp if isinstance(conv, QuantConv2dOp) else RequantMatMulOp
+    (result,) = cls.infer_shapes(operands, properties)
     replaced = q.y.type
     # the QuantizeLinear's result carries no origin format; the convolution's is NCHW
     if not isinstance(replaced, TensorType) or replaced.origin_shape != result.origin_shape:
         return None
     Rewriter.insert_op(multiplier, InsertPoint.before(conv))
-    op = RequantConv2dOp.create(operands=operands, result_types=[result], properties=properties)
+    op = cls.create(operands=operands, result_types=[result], properties=properties)
     return op, q, relu
 
 
 @register_pass
 @dataclass(frozen=True)
 class FoldRequantPass(ModulePass):
-    """Under the ``int8`` precision, a ``graph.quant_conv2d`` and the QuantizeLinear (with a
-    ReLU the quantisation makes exact) that feeds the next int8 cube op become one
-    ``graph.requant_conv2d``: fixpipe writes int8."""
+    """Under the ``int8`` precision, a ``graph.quant_conv2d`` / ``graph.quant_matmul`` and
+    the QuantizeLinear (with a ReLU the quantisation makes exact) that feeds the next int8
+    cube op become one ``graph.requant_conv2d`` / ``graph.requant_matmul``: fixpipe writes
+    int8."""
 
     name = "fold-requant"
 
@@ -200,7 +196,7 @@ class FoldRequantPass(ModulePass):
         if target_of(op).precision != INT8_PRECISION:
             return
         for conv in list(op.walk()):
-            if not isinstance(conv, QuantConv2dOp):
+            if not isinstance(conv, QuantConv2dOp | QuantMatMulOp):
                 continue
             found = _requantise(conv)
             if found is None:
@@ -209,6 +205,8 @@ class FoldRequantPass(ModulePass):
             requant.results[0].name_hint = q.y.name_hint
             Rewriter.insert_op(requant, InsertPoint.before(conv))
             q.y.replace_all_uses_with(requant.results[0])
-            stats.add("requantised-convs")
+            stats.add(
+                "requantised-convs" if isinstance(conv, QuantConv2dOp) else "requantised-matmuls"
+            )
             if relu:
                 stats.add("requantised-relus")

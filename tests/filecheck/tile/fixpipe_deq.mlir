@@ -2,8 +2,8 @@
 
 // tile.fixpipe's conversions (FIXPIPE_CONVERSIONS): an i32 accumulator leaves as i32, or
 // with a deq scale (N1·16 f32/f16 values in L1) as f32 or f16, or requantised as i8 (an
-// nc1hwc0 destination of C0 = 32, with its zero point); an f32 one as f32, f16 or bf16
-// without a deq scale. One located message per chunk; the legal forms round-trip.
+// nd matrix, or an nc1hwc0 destination of C0 = 32, with its zero point); an f32 one as
+// f32, f16 or bf16 without a deq scale. One located message per chunk; the legal forms round-trip.
 
 func.func @deq(%c: memref<2x1x16x16xi32, "L0C">, %o: memref<1x2x4x4x16xf16, "GM">, %b: memref<1x2x1x1x16xi32, "L1">, %s: memref<1x2x1x1x16xf32, "L1">) {
   %c0 = arith.constant 0 : index
@@ -41,13 +41,23 @@ func.func @i32_to_f32_without_deq(%c: memref<1x1x16x16xi32, "L0C">, %g: memref<1
 
 // -----
 
-func.func @i32_to_i8(%c: memref<1x1x16x16xi32, "L0C">, %g: memref<16x16xi8, "GM">, %s: memref<16xf32, "L1">) {
+func.func @i32_to_i8_nd(%c: memref<1x1x16x16xi32, "L0C">, %g: memref<16x16xi8, "GM">, %s: memref<16xf32, "L1">) {
   %c0 = arith.constant 0 : index
-  tile.fixpipe %c to %g[%c0, %c0] deq %s : memref<16xf32, "L1"> {layout = "nd"} : memref<1x1x16x16xi32, "L0C"> to memref<16x16xi8, "GM">
+  tile.fixpipe %c to %g[%c0, %c0] deq %s : memref<16xf32, "L1"> {layout = "nd", zero_point = 5 : i64} : memref<1x1x16x16xi32, "L0C"> to memref<16x16xi8, "GM">
   func.return
 }
-// CHECK-NEXT: {{^// -+$}}
-// CHECK-NEXT: {{.*}}fixpipe_deq.mlir{{(:[0-9]+)?}}: error: 'tile.fixpipe' in @i32_to_i8: 'tile.fixpipe': an i8 result is written as nc1hwc0 with C0 = 32, not nd with 16 lanes
+// A requantised matmul writes its int8 result as an ND matrix.
+// CHECK: tile.fixpipe %c to %g[%c0, %c0] deq %s : memref<16xf32, "L1"> {layout = "nd", zero_point = 5 : i64} : memref<1x1x16x16xi32, "L0C"> to memref<16x16xi8, "GM">
+
+// -----
+
+func.func @i32_to_i8_nz(%c: memref<1x1x16x16xi32, "L0C">, %g: memref<1x1x16x16xi8, "GM">, %s: memref<16xf32, "L1">) {
+  %c0 = arith.constant 0 : index
+  tile.fixpipe %c to %g[%c0, %c0, %c0, %c0] deq %s : memref<16xf32, "L1"> {layout = "nz"} : memref<1x1x16x16xi32, "L0C"> to memref<1x1x16x16xi8, "GM">
+  func.return
+}
+// CHECK: {{^// -+$}}
+// CHECK-NEXT: {{.*}}fixpipe_deq.mlir{{(:[0-9]+)?}}: error: 'tile.fixpipe' in @i32_to_i8_nz: 'tile.fixpipe': an i8 result is written as nd, or as nc1hwc0 with C0 = 32, not nz with 16 lanes
 
 // -----
 

@@ -150,38 +150,27 @@ def _check_column_params(bias: TensorType, scale: TensorType, columns: Dim) -> N
             raise ShapeError(f"the {what} must have shape [{columns}], got {list(p.origin_shape)}")
 
 
-@irdl_op_definition
-class QuantMatMulOp(GraphOp):
-    """``graph.quant_matmul %a, %b, %bias, %scale``: ``(a · bᵀ + bias) * scale``.
+class Int8MatMulBase(GraphOp):
+    """The operands, shapes and int32 sum of the int8 cube's matmuls (:class:`QuantMatMulOp`,
+    and :class:`~.requantized_cube.RequantMatMulOp`, which requantises the sum where this
+    one dequantises it): what the matmul strategy tiles.
 
     ``a`` int8 ``[..., M, K]``, ``b`` int8 ``[..., N, K]`` (rows of K, as Gemm's
     ``transB = 1``; batch dims broadcast as numpy's matmul), both with zero point 0 (an
     asymmetric data zero point is folded into ``bias`` by ``fold-qdq``), ``bias`` int32
-    ``[N]``, ``scale`` float ``[N]`` (the data's scale times the weight's, per column). The
-    sum is exact in int32 (wrapping, as ONNX's MatMulInteger may) and the result
-    ``[..., M, N]`` is ``acc * scale`` rounded once to the scale's type (ONNX
-    DequantizeLinear of the int32 accumulator, per column).
-    """
+    ``[N]``, ``scale`` float ``[N]`` (one per column). The sum ``a · bᵀ + bias`` is exact in
+    int32 (wrapping, as ONNX's MatMulInteger may)."""
 
-    name = "graph.quant_matmul"
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     bias = operand_def(TensorType)
     scale = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = OpFacts(
-        role=FormatRole.ND_ONLY,
-        fusion=FusionKind.OUT_ELEMWISE_FUSABLE,
-        heavy=True,
-        kernels=(
-            KernelVariant((F.FRACTAL_NZ, F.FRACTAL_NZ, F.ND, F.ND), (F.FRACTAL_NZ,), "cube"),
-            KernelVariant((F.ND, F.ND, F.ND, F.ND), (F.ND,), "plain"),
-        ),
-    )
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
+        """The dequantised result: ``[..., M, N]`` in the scale's type."""
         a = require(tensor_type(operands[0]), "a")
         b = require(tensor_type(operands[1]), "b")
         bias = require(tensor_type(operands[2]), "bias")
@@ -203,11 +192,6 @@ class QuantMatMulOp(GraphOp):
         acc = np.matmul(a.astype(np.float64), np.swapaxes(b.astype(np.float64), -1, -2))
         return (acc + bias.astype(np.float64)).astype(np.int64).astype(np.int32)
 
-    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        a, b, bias, scale = inputs
-        assert a is not None and b is not None and bias is not None and scale is not None
-        return (dequantize_accumulator(self.accumulate(a, b, bias), scale),)
-
     def cost(self) -> OpCost:
         """flops = 2 * M * N * K * prod(batch), as MatMul."""
         out, a = self.output.type, self.a.type
@@ -215,6 +199,32 @@ class QuantMatMulOp(GraphOp):
         n, k = out.num_elements(), a.origin_shape[-1]
         flops = 2 * n * int(k) if n is not None and known(k) else 0
         return OpCost(flops=int(flops), bytes=super().cost().bytes)
+
+
+@irdl_op_definition
+class QuantMatMulOp(Int8MatMulBase):
+    """``graph.quant_matmul %a, %b, %bias, %scale``: ``(a · bᵀ + bias) * scale``.
+
+    The operands are :class:`Int8MatMulBase`'s, ``scale`` the data's scale times the
+    weight's, per column. The result ``[..., M, N]`` is ``acc * scale`` rounded once to
+    the scale's type (ONNX DequantizeLinear of the int32 accumulator, per column).
+    """
+
+    name = "graph.quant_matmul"
+    FACTS: ClassVar = OpFacts(
+        role=FormatRole.ND_ONLY,
+        fusion=FusionKind.OUT_ELEMWISE_FUSABLE,
+        heavy=True,
+        kernels=(
+            KernelVariant((F.FRACTAL_NZ, F.FRACTAL_NZ, F.ND, F.ND), (F.FRACTAL_NZ,), "cube"),
+            KernelVariant((F.ND, F.ND, F.ND, F.ND), (F.ND,), "plain"),
+        ),
+    )
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        a, b, bias, scale = inputs
+        assert a is not None and b is not None and bias is not None and scale is not None
+        return (dequantize_accumulator(self.accumulate(a, b, bias), scale),)
 
 
 QUANTIZED_CUBE_OPS = [QuantConv2dOp, QuantMatMulOp]

@@ -353,7 +353,9 @@ class FixpipeOp(TileOp):
     f16 (the hardware's "deq" mode) or as i8 (its "requant" mode, Ascend C's ``REQ8`` /
     ``VREQ8``): ``saturate(round_half_even(float32(acc) · deq) + zero_point)``, the
     product in float32 (ReLU on it first with ``relu``), ``zero_point`` (default 0) the
-    output's. An i8 ``nc1hwc0`` destination has C0 = 32: accumulator fractal ``n`` fills
+    output's. An i8 result is written ``nd`` (a requantised matmul) or ``nc1hwc0`` (a
+    requantised convolution; the int8 NZ fractal is 16 x 32, so no ``nz``); an i8
+    ``nc1hwc0`` destination has C0 = 32: accumulator fractal ``n`` fills
     lanes ``16·(n mod 2)`` on of C1 slice ``n // 2`` (an odd last fractal leaves the upper
     lanes of its slice 0), and ``offsets`` count the destination's slices.
     """
@@ -458,11 +460,11 @@ class FixpipeOp(TileOp):
         requant = dst == "i8"
         if self.zero_point is not None and not requant:
             raise VerifyException(f"'{self.name}': a zero point needs an i8 destination")
-        if requant:
+        if requant and self.layout.data != "nd":
             c0 = memref_shape(self.dst)[-1]
             if self.layout.data != "nc1hwc0" or c0 != REQUANT_C0:
                 raise VerifyException(
-                    f"'{self.name}': an i8 result is written as nc1hwc0 with C0 = "
+                    f"'{self.name}': an i8 result is written as nd, or as nc1hwc0 with C0 = "
                     f"{REQUANT_C0}, not {self.layout.data} with {c0} lanes"
                 )
         if self.deq is not None:

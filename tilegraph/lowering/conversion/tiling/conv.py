@@ -19,7 +19,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.conv_output import conv_output, requantisation
+from tilegraph.lowering.conversion.tiling.conv_output import conv_output
 from tilegraph.lowering.conversion.tiling.conv_tiles import (
     ConvGeometry,
     ConvTiles,
@@ -32,6 +32,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     Epilogue,
     F,
     accumulator_type,
+    requantisation,
 )
 
 

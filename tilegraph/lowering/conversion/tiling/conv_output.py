@@ -18,8 +18,6 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
-from tilegraph.dialects.graph import GraphOp
-from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp
 from tilegraph.dialects.tile import CopyOp, FixpipeOp
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, Epilogue
@@ -154,11 +152,3 @@ def conv_output(
         None if bias is None else bias[0], scale_arg, bias_l1, deq_l1, acc_ub, shared,
         requant,
     )  # fmt: skip
-
-
-def requantisation(conv: GraphOp) -> tuple[int, bool] | None:
-    """(zero point, ReLU first) when fixpipe requantises ``conv``'s sum to int8
-    (``graph.requant_conv2d``), else None."""
-    if not isinstance(conv, RequantConv2dOp):
-        return None
-    return int(conv.attr("zero_point")), bool(conv.attr("relu"))

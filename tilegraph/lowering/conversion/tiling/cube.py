@@ -45,7 +45,8 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp
-from tilegraph.dialects.graph.quantized_cube import Int8ConvBase, QuantMatMulOp
+from tilegraph.dialects.graph.quantized_cube import Int8ConvBase, Int8MatMulBase
+from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp, RequantMatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     memref_shape,
@@ -72,8 +73,17 @@ CONV_ANCHORS = (Conv2dOp, Int8ConvBase)
 """The 2-D convolutions :mod:`.conv` tiles: float, and int8 with fixpipe dequantisation
 or requantisation."""
 
-MATMUL_ANCHORS = (MatMulOp, GemmOp, QuantMatMulOp)
-"""The matrix products :mod:`.matmul` tiles: float, and int8 with fixpipe dequantisation."""
+MATMUL_ANCHORS = (MatMulOp, GemmOp, Int8MatMulBase)
+"""The matrix products :mod:`.matmul` tiles: float, and int8 with fixpipe dequantisation
+or requantisation."""
+
+
+def requantisation(anchor: Operation) -> tuple[int, bool] | None:
+    """(zero point, ReLU first) when fixpipe requantises ``anchor``'s sum to int8
+    (``graph.requant_conv2d`` / ``graph.requant_matmul``), else None."""
+    if not isinstance(anchor, RequantConv2dOp | RequantMatMulOp):
+        return None
+    return int(anchor.attr("zero_point")), bool(anchor.attr("relu"))
 
 
 def accumulator_type(element: Attribute) -> Attribute:

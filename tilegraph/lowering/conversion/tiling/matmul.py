@@ -37,12 +37,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
+from typing import Any
 
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
-from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
+from tilegraph.dialects.graph.quantized_cube import Int8MatMulBase
 from tilegraph.dialects.tile import (
     BINARY_OPS,
     SCALAR_OPS,
@@ -64,6 +65,7 @@ from tilegraph.lowering.conversion.tiling.cube import (
     F,
     accumulator_type,
     nd_source,
+    requantisation,
 )
 from tilegraph.lowering.conversion.tiling.elementwise import store
 from tilegraph.lowering.conversion.tiling.matmul_block import base_block, fractals
@@ -139,6 +141,17 @@ class MatmulPlan:
     beta: float
     nz_out: bool
     """The result stays FRACTAL_NZ (fixpipe writes fractals, no NZ -> ND)."""
+    requant: tuple[int, bool] | None = None
+    """Fixpipe requantises the int32 sum to int8 ND (``graph.requant_matmul``): its
+    (zero point, ReLU first); ``deq`` holds the multipliers."""
+
+    def fixpipe_options(self, relu: bool) -> dict[str, Any]:
+        """Fixpipe's ``relu`` and ``zero_point`` keywords (the epilogue's ReLU, or the
+        requantisation's)."""
+        if self.requant is None:
+            return {"relu": relu}
+        zero_point, requant_relu = self.requant
+        return {"relu": relu or requant_relu, "zero_point": zero_point}
 
     @property
     def k_fractals(self) -> int:
@@ -157,7 +170,7 @@ def plan_matmul(
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value, deq = 1.0, 1.0, None, None
-    if isinstance(op, QuantMatMulOp):  # int8 x int8, B held as rows of K: (N, K)
+    if isinstance(op, Int8MatMulBase):  # int8 x int8, B held as rows of K: (N, K)
         a = matmul_operand(body, nd_source(kernel, op.a), False, builder)
         b = matmul_operand(body, nd_source(kernel, op.b), True, builder)
         c_value, deq = op.bias, body.source(op.scale)
@@ -192,7 +205,10 @@ def plan_matmul(
     *batch, m, n = (int(d) for d in out.origin_shape)
     k = int(a_origin[-2] if a.transposed else a_origin[-1])
     element = out.element_type
-    if str(element) not in ("f32", "f16", "bf16"):
+    requant = requantisation(op)
+    if requant is not None and (nz_out or epilogue.ops):
+        return "an epilogue or a FRACTAL_NZ result on a requantised (int8) matmul"
+    if str(element) not in ("f32", "f16", "bf16") and requant is None:
         return f"a {element} matmul"
     operand_element = tensor_of(kernel.anchor.operands[0]).element_type
     k0 = FRACTAL
@@ -258,6 +274,7 @@ def plan_matmul(
         alpha,
         beta,
         nz_out,
+        requant,
     )
 
 
@@ -477,7 +494,13 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             zeros = [zero] * len(offsets)
             b.add(
                 FixpipeOp(
-                    c_l0, out_ub, zeros, bias_l1, deq=deq_l1, layout=layout, relu=epilogue.relu
+                    c_l0,
+                    out_ub,
+                    zeros,
+                    bias_l1,
+                    deq=deq_l1,
+                    layout=layout,
+                    **p.fixpipe_options(epilogue.relu),
                 )
             )
             store(b, out_ub, out_arg, offsets)
@@ -488,7 +511,8 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                 )
             )
         elif acc_ub is None:
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, relu=epilogue.relu))
+            fix = p.fixpipe_options(epilogue.relu)
+            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix))
         else:
             b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1))
             if not shared:

@@ -1,0 +1,47 @@
+// RUN: tilegraph-opt %s -p 'set-target{precision=int8},fold-qdq,fold-requant,dce' | filecheck %s
+
+// Attention's Q·Kᵀ as onnxruntime's QDQ quantiser writes it (symmetric activations): the
+// head split's Transpose wrapped in DequantizeLinear -> Transpose -> QuantizeLinear of one
+// scale, and a MatMul of two DequantizeLinear activations. fold-qdq moves the int8
+// tensor (graph.transpose of i8), and the MatMul becomes graph.quant_matmul with the
+// right operand transposed to rows of K (K = 20, N = 7) and the scale 0.05 · 0.1 = 0.005
+// per column; the projection before it requantises in fixpipe (its QuantizeLinear's int8
+// result reaches the cube through the transpose). A zero point other than 0 keeps the
+// float matmul.
+func.func @scores(%x: !layout.tensor<2x7x48xf32>, %k: !layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x7xf32> {
+  %s = graph.constant dense<0.05> : !layout.tensor<f32>
+  %z = graph.constant dense<0> : !layout.tensor<i8>
+  %xq = graph.quantize_linear %x, %s, %z : (!layout.tensor<2x7x48xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x48xi8>
+  %w = graph.constant dense<3> : !layout.tensor<20x48xi8>
+  %b = graph.constant dense<0> : !layout.tensor<20xi32>
+  %d = graph.constant dense<0.001> : !layout.tensor<20xf32>
+  %qp = graph.quant_matmul %xq, %w, %b, %d : (!layout.tensor<2x7x48xi8>, !layout.tensor<20x48xi8>, !layout.tensor<20xi32>, !layout.tensor<20xf32>) -> !layout.tensor<2x7x20xf32>
+  %qs = graph.constant dense<0.05> : !layout.tensor<f32>
+  %qq = graph.quantize_linear %qp, %qs, %z : (!layout.tensor<2x7x20xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xi8>
+  %qd = graph.dequantize_linear %qq, %qs, %z : (!layout.tensor<2x7x20xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xf32>
+  %qt = graph.transpose %qd {perm = array<i64: 0, 1, 2>} : (!layout.tensor<2x7x20xf32>) -> !layout.tensor<2x7x20xf32>
+  %qtq = graph.quantize_linear %qt, %qs, %z : (!layout.tensor<2x7x20xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xi8>
+  %qtd = graph.dequantize_linear %qtq, %qs, %z : (!layout.tensor<2x7x20xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xf32>
+  %ks = graph.constant dense<0.1> : !layout.tensor<f32>
+  %kd = graph.dequantize_linear %k, %ks, %z : (!layout.tensor<2x20x7xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x20x7xf32>
+  %scores = graph.matmul %qtd, %kd : (!layout.tensor<2x7x20xf32>, !layout.tensor<2x20x7xf32>) -> !layout.tensor<2x7x7xf32>
+  func.return %scores : !layout.tensor<2x7x7xf32>
+}
+// CHECK-LABEL: func.func @scores(
+// CHECK:         %qq = graph.requant_matmul %xq, %w, %b, %{{.+}} {zero_point = 0} : {{.*}} -> !layout.tensor<2x7x20xi8>
+// CHECK:         %qtq = graph.transpose %qq {perm = [0, 1, 2]} : !layout.tensor<2x7x20xi8>
+// CHECK:         %[[R:.+]] = graph.transpose %k {perm = [0, 2, 1]} : (!layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x20xi8>
+// CHECK:         %[[S:.+]] = graph.constant dense<0.00{{49+|50*}}{{[0-9]*}}> : !layout.tensor<7xf32>
+// CHECK:         %scores = graph.quant_matmul %qtq, %[[R]], %{{.+}}, %[[S]] : {{.*}} -> !layout.tensor<2x7x7xf32>
+
+func.func @asymmetric(%a: !layout.tensor<2x7x20xi8>, %k: !layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x7xf32> {
+  %s = graph.constant dense<0.05> : !layout.tensor<f32>
+  %z = graph.constant dense<0> : !layout.tensor<i8>
+  %za = graph.constant dense<4> : !layout.tensor<i8>
+  %ad = graph.dequantize_linear %a, %s, %za : (!layout.tensor<2x7x20xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xf32>
+  %kd = graph.dequantize_linear %k, %s, %z : (!layout.tensor<2x20x7xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x20x7xf32>
+  %m = graph.matmul %ad, %kd : (!layout.tensor<2x7x20xf32>, !layout.tensor<2x20x7xf32>) -> !layout.tensor<2x7x7xf32>
+  func.return %m : !layout.tensor<2x7x7xf32>
+}
+// CHECK-LABEL: func.func @asymmetric(
+// CHECK:         %m = graph.matmul %ad, %kd
