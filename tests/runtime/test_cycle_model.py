@@ -352,15 +352,18 @@ def test_independent_pipes_overlap():
     assert cycles(kern.done()) == max(_cost(load, FAST_GM), _cost(compute, FAST_GM))
 
 
-def _pipeline(trips: int, slots: int) -> tuple[func.FuncOp, list[TileOp]]:
-    """load -> vexp -> store over ``trips`` tiles, x and y with ``slots`` slots each."""
+def _pipeline(trips: int, slots: int, computes: int = 1) -> tuple[func.FuncOp, list[TileOp]]:
+    """load -> ``computes`` vexps -> store over ``trips`` tiles, x and y with ``slots`` slots
+    each; the load, the first vexp and the store."""
     kern = Kernel()
     n = 256
     x_gm, y_gm = kern.gm((trips, n)), kern.gm((trips, n))
     x = kern.buf((1, n), name="x", slots=slots)
     y = kern.buf((1, n), name="y", slots=slots)
     with kern.b.loop(trips, name="i") as i:
-        ops = [kern.load(x_gm, x, i), kern.add(UNARY_OPS["vexp"](x, y)), kern.store(y, y_gm, i)]
+        load = kern.load(x_gm, x, i)
+        vexps = [kern.add(UNARY_OPS["vexp"](x, y)) for _ in range(computes)]
+        ops = [load, vexps[0], kern.store(y, y_gm, i)]
     return kern.done(), ops
 
 

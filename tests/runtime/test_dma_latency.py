@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import f16
 
-from tests.runtime.test_cycle_model import FAST_GM, Kernel, cycles
+from tests.runtime.test_cycle_model import FAST_GM, Kernel, _pipeline, cycles
 from tilegraph.cost_model.tile_costs import cost_of, dma_head_cycles
-from tilegraph.dialects.tile import CopyOp, UNARY_OPS
 from tilegraph.hardware import HardwareModel, hardware_preset
 
 B910 = hardware_preset("ascend910b")
@@ -62,36 +60,19 @@ def test_a_copy_pays_the_latency_of_its_direction():
     assert cost_of(store, B910) == DOC_GM_WRITE_910B + -(-2048 // int(rate["UB->GM"]))
 
 
-def _stream(trips: int, slots: int, computes: int) -> func.FuncOp:
-    """Per tile: load x, ``computes`` vexps x -> y, store y; x and y with ``slots`` slots."""
-    kern = Kernel()
-    n = 256
-    x_gm, y_gm = kern.gm((trips, n)), kern.gm((trips, n))
-    x = kern.buf((1, n), name="x", slots=slots)
-    y = kern.buf((1, n), name="y", slots=slots)
-    with kern.b.loop(trips, name="i") as i:
-        kern.load(x_gm, x, i)
-        for _ in range(computes):
-            kern.add(UNARY_OPS["vexp"](x, y))
-        kern.store(y, y_gm, i)
-    return kern.done()
-
-
 def _slower(hw: HardwareModel) -> HardwareModel:
     return replace(hw, gm_read_latency_cycles=hw.gm_read_latency_cycles + EXTRA)
 
 
 def test_a_load_the_compute_waits_for_pays_the_latency_every_tile():
     trips = 6
-    fn = _stream(trips, slots=1, computes=1)
+    fn, _ = _pipeline(trips, slots=1)
     assert cycles(fn, _slower(FAST_GM)) - cycles(fn, FAST_GM) == trips * EXTRA
 
 
 def test_a_double_buffered_stream_longer_in_compute_hides_it_but_the_first():
     trips = 6
-    fn = _stream(trips, slots=2, computes=40)
+    fn, (load, vexp, _) = _pipeline(trips, slots=2, computes=40)
     slow = _slower(FAST_GM)
-    (load,) = [op for op in fn.walk() if isinstance(op, CopyOp) and "GM" in str(op.src.type)]
-    vexp = next(op for op in fn.walk() if op.name == "tile.vexp")
     assert 40 * cost_of(vexp, slow) > cost_of(load, slow)  # compute-bound even with it
     assert cycles(fn, slow) - cycles(fn, FAST_GM) == EXTRA

@@ -96,6 +96,7 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
 
 # ---- data movement -------------------------------------------------------------------
 
+
 def dma_head_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
     """Cycles one DMA of ``nbytes`` on ``path`` ("GM->UB", "L1->L0A", ...) holds its pipe
     before its bytes flow: the GM round trip of a transfer from or to GM
