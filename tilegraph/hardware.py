@@ -56,6 +56,10 @@ class HardwareModel:
     """add/sub/mul/max/min throughput of one vector core."""
     vector_transcendental_elems_per_cycle: int = 32
     vector_startup_cycles: int = 8
+    vector_cross_lane_cycles: int = 7
+    """Cycles per repeat of a cross-lane vector reduction (``vcmax`` / ``vcmin``, ``vcadd``
+    in its mode 0), against 1 for an elementwise repeat: Huawei's cycle-accurate A2/A3 pipe
+    model in pypto (``vecRmwDelay_``, docs/hardware.md); no 310P figure is public."""
     vector_cast_elems_per_cycle: int = 64
     """Conversions (vcast), e.g. f32 -> f16."""
     dma_bytes_per_cycle: MappingProxyType[str, float] = field(

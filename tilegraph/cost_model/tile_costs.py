@@ -250,7 +250,16 @@ def cast(op: CastOp, hw: HardwareModel) -> int:
 
 @tile_cost(ReduceOp)
 def reduce(op: ReduceOp, hw: HardwareModel) -> int:
-    return vector_cycles(hw, buffer_bytes(op.src), prod(memref_shape(op.src)), False)
+    """One elementwise pass over the source (a halving tree of adds or maxima along the
+    reduced axes), and, when the innermost axis is reduced, one cross-lane repeat per
+    result element (``vcadd`` / ``vcmax`` across the lanes of the last repeat, as CANN's
+    row reductions end) at :attr:`~HardwareModel.vector_cross_lane_cycles`."""
+    src = memref_shape(op.src)
+    cycles = vector_cycles(hw, buffer_bytes(op.src), prod(src), False)
+    innermost = len(src) - 1
+    if innermost in op.reduced_axes() and src[innermost] > 1:
+        cycles += prod(memref_shape(op.dst)) * hw.vector_cross_lane_cycles
+    return cycles
 
 
 PICK_OFFSET_BYTES = 4
