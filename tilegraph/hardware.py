@@ -56,6 +56,10 @@ class HardwareModel:
     """add/sub/mul/max/min throughput of one vector core."""
     vector_transcendental_elems_per_cycle: int = 32
     vector_startup_cycles: int = 8
+    vector_cross_lane_cycles: int = 7
+    """Cycles per repeat of a cross-lane vector reduction (``vcmax`` / ``vcmin``, ``vcadd``
+    in its mode 0), against 1 for an elementwise repeat: Huawei's cycle-accurate A2/A3 pipe
+    model in pypto (``vecRmwDelay_``, docs/hardware.md); no 310P figure is public."""
     vector_cast_elems_per_cycle: int = 64
     """Conversions (vcast), e.g. f32 -> f16."""
     dma_bytes_per_cycle: MappingProxyType[str, float] = field(
@@ -63,6 +67,30 @@ class HardwareModel:
     )
     """Per-core DMA rate by path ("GM->UB", "GM->L1", "UB->GM", "L1->L0A", ...); L0C's way
     out is FIX's two-stage model (``fix_*``), not a path rate."""
+    dma_issue_cycles: int = 16
+    """Cycles one DMA instruction holds its pipe before its bytes flow where no sourced
+    latency applies (between on-chip buffers; FIX into L1 or UB; a GM transfer too large
+    for :attr:`gm_latency_below_bytes`). An assumption — no figure is published
+    (docs/hardware.md)."""
+    gm_read_latency_cycles: int = 16
+    """Cycles a DMA reading GM (MTE2: GM -> L1 / UB) holds its pipe before its bytes flow:
+    the GM round trip, paid once per instruction and not overlapped with the next DMA on
+    the same pipe (a double buffer hides it behind compute, not behind another load).
+    910B: 311, Huawei's cycle-accurate A2/A3 pipe model in pypto (``ddrRdLatency`` 307 as
+    its simulator sets it, plus ``ddrRdLatencyDiver`` 4); 310P: 100, CANN's GEMM tiling
+    model for chips without L0C -> GM (``kHeadCostNum``); docs/hardware.md."""
+    gm_write_latency_cycles: int = 16
+    """The same for a DMA writing GM (MTE3: UB -> GM; FIX: L0C -> GM). 910B: 157 (pypto's
+    ``ddrWrLatency`` 153 + ``ddrWrLatencyDiver`` 4); 310P: 100 (CANN's ``kHeadCostNum``,
+    charged to its MTE3 copies out too)."""
+    gm_latency_below_bytes: int | None = None
+    """Only a GM transfer of fewer bytes pays :attr:`gm_read_latency_cycles` /
+    :attr:`gm_write_latency_cycles` (larger ones pay :attr:`dma_issue_cycles`); None: every
+    GM transfer. 310P: 16 KiB, CANN's model charges its head cost to copies of fewer than
+    512 blocks of 32 B (``kCopyLoadSize``) only."""
+    mte1_start_cycles: int = 16
+    """Start of an L1 -> L0A / L0B load (``load2d``) before its bytes flow. 910B: 26, CANN's
+    GEMM tiling model for chips with L0C -> GM (``l0c2out::kMte1StartCost``)."""
     gm_bandwidth_gbps: float = 1600.0
     """Whole-chip global-memory bandwidth in GB/s."""
     gm_burst_align: int = 512
@@ -187,6 +215,9 @@ PRESETS: dict[str, HardwareModel] = {
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,
         dma_bytes_per_cycle=_DMA_910B,
+        gm_read_latency_cycles=307 + 4,
+        gm_write_latency_cycles=153 + 4,
+        mte1_start_cycles=26,
         gm_bandwidth_gbps=1600.0,
         l2_bytes=192 * MiB,
     ),
@@ -201,6 +232,9 @@ PRESETS: dict[str, HardwareModel] = {
         alignment=_ALIGN,
         cube_macs_per_cycle=_CUBE_910B,
         dma_bytes_per_cycle=_DMA_310P,
+        gm_read_latency_cycles=100,
+        gm_write_latency_cycles=100,
+        gm_latency_below_bytes=16 * KiB,
         gm_bandwidth_gbps=204.8,
         # Ascend C's best practices state the 512 B alignment effect for A2 products only.
         gm_misaligned_efficiency=1.0,

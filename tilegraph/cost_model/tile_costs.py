@@ -96,17 +96,33 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
 
 # ---- data movement -------------------------------------------------------------------
 
-DMA_HEAD_CYCLES = 16
-"""Issue latency of one DMA instruction (see docs/tile-level.md)."""
+
+def dma_head_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
+    """Cycles one DMA of ``nbytes`` on ``path`` ("GM->UB", "L1->L0A", ...) holds its pipe
+    before its bytes flow: the GM round trip of a transfer from or to GM
+    (:attr:`~HardwareModel.gm_read_latency_cycles` / ``gm_write_latency_cycles``, when
+    ``nbytes`` is below :attr:`~HardwareModel.gm_latency_below_bytes`), the MTE1 start of
+    an L1 -> L0A / L0B load, else the DMA issue latency. Paid per instruction: a DMA's
+    latency does not overlap the next one on its pipe (the sources' models chain them)."""
+    src, _, dst = path.partition("->")
+    if "GM" in (src, dst):
+        below = hw.gm_latency_below_bytes
+        if below is not None and nbytes >= below:
+            return hw.dma_issue_cycles
+        return hw.gm_read_latency_cycles if src == "GM" else hw.gm_write_latency_cycles
+    if src == "L1" and dst in ("L0A", "L0B"):
+        return hw.mte1_start_cycles
+    return hw.dma_issue_cycles
 
 
 def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = None) -> int:
-    """Cycles of one DMA of ``nbytes`` on ``path``; a GM side made of ``burst``-byte runs
-    that are not 512 B multiples moves at :attr:`HardwareModel.gm_misaligned_efficiency`."""
+    """Cycles of one DMA of ``nbytes`` on ``path``: its head (:func:`dma_head_cycles`) and
+    its bytes at the path rate; a GM side made of ``burst``-byte runs that are not 512 B
+    multiples moves at :attr:`HardwareModel.gm_misaligned_efficiency`."""
     rate = hw.dma_bytes_per_cycle.get(path, 64.0)
     if "GM" in path:
         rate *= hw.gm_efficiency(burst)
-    return DMA_HEAD_CYCLES + ceil(nbytes / rate)
+    return dma_head_cycles(hw, path, nbytes) + ceil(nbytes / rate)
 
 
 @tile_cost(PathCopyOp)
@@ -174,18 +190,20 @@ def fixpipe_out_bytes(op: FixpipeOp) -> int:
 def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
     stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
-    destination in runs that are not 512 B multiples at the misaligned share). The same
+    destination in runs that are not 512 B multiples at the misaligned share), after the
+    head of a DMA to its destination (into GM: the GM write latency). The same
     figures serve L0C -> L1, and L0C -> UB on a coupled core without a figure of its own
     (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage)."""
-    if scope_of(op.dst) == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
-        return DMA_HEAD_CYCLES + ceil(op.moved_bytes() / hw.l0c_to_ub_bytes_per_cycle)
+    dst = scope_of(op.dst)
+    if dst == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
+        return hw.dma_issue_cycles + ceil(op.moved_bytes() / hw.l0c_to_ub_bytes_per_cycle)
     write_rate = hw.fix_write_bytes_per_cycle
     if str(memref_element(op.dst)) == "i8":  # requantised: as many elements as fp16
         write_rate = hw.fix_int8_write_bytes_per_cycle
-    if scope_of(op.dst) == "GM":
+    if dst == "GM":
         write_rate *= hw.gm_efficiency(op.gm_burst_bytes())
     return (
-        DMA_HEAD_CYCLES
+        dma_head_cycles(hw, f"L0C->{dst}", fixpipe_out_bytes(op))
         + ceil(op.moved_bytes() / hw.fix_l0c_read_bytes_per_cycle)
         + ceil(fixpipe_out_bytes(op) / write_rate)
     )
@@ -232,7 +250,16 @@ def cast(op: CastOp, hw: HardwareModel) -> int:
 
 @tile_cost(ReduceOp)
 def reduce(op: ReduceOp, hw: HardwareModel) -> int:
-    return vector_cycles(hw, buffer_bytes(op.src), prod(memref_shape(op.src)), False)
+    """One elementwise pass over the source (a halving tree of adds or maxima along the
+    reduced axes), and, when the innermost axis is reduced, one cross-lane repeat per
+    result element (``vcadd`` / ``vcmax`` across the lanes of the last repeat, as CANN's
+    row reductions end) at :attr:`~HardwareModel.vector_cross_lane_cycles`."""
+    src = memref_shape(op.src)
+    cycles = vector_cycles(hw, buffer_bytes(op.src), prod(src), False)
+    innermost = len(src) - 1
+    if innermost in op.reduced_axes() and src[innermost] > 1:
+        cycles += prod(memref_shape(op.dst)) * hw.vector_cross_lane_cycles
+    return cycles
 
 
 PICK_OFFSET_BYTES = 4
