@@ -72,20 +72,23 @@ class HardwareModel:
     latency applies (between on-chip buffers; FIX into L1 or UB; a GM transfer too large
     for :attr:`gm_latency_below_bytes`). An assumption — no figure is published
     (docs/hardware.md)."""
-    gm_read_latency_cycles: int = 16
-    """Cycles a DMA reading GM (MTE2: GM -> L1 / UB) holds its pipe before its bytes flow:
-    the GM round trip, paid once per instruction and not overlapped with the next DMA on
-    the same pipe (a double buffer hides it behind compute, not behind another load).
-    910B: 311, Huawei's cycle-accurate A2/A3 pipe model in pypto (``ddrRdLatency`` 307 as
-    its simulator sets it, plus ``ddrRdLatencyDiver`` 4); 310P: 100, CANN's GEMM tiling
-    model for chips without L0C -> GM (``kHeadCostNum``); docs/hardware.md."""
-    gm_write_latency_cycles: int = 16
-    """The same for a DMA writing GM (MTE3: UB -> GM; FIX: L0C -> GM). 910B: 157 (pypto's
-    ``ddrWrLatency`` 153 + ``ddrWrLatencyDiver`` 4); 310P: 100 (CANN's ``kHeadCostNum``,
-    charged to its MTE3 copies out too)."""
+    gm_read_latency_cycles: int = 0
+    """The GM round trip of a DMA reading GM (MTE2: GM -> L1 / UB): its data is in the
+    buffer this many cycles after its pipe time (:attr:`dma_issue_cycles` and the bytes);
+    the pipe issues its next DMA meanwhile, what reads the data waits
+    (:func:`~tilegraph.cost_model.tile_costs.gm_latency_cycles`). 910B: 311, Huawei's
+    cycle-accurate A2/A3 pipe model in pypto (``ddrRdLatency`` 307 as its simulator sets
+    it, plus ``ddrRdLatencyDiver`` 4); 310P: 100, CANN's GEMM tiling model for chips
+    without L0C -> GM (``kHeadCostNum``); 0 (none modelled) on presets without a figure;
+    docs/hardware.md."""
+    gm_write_latency_cycles: int = 0
+    """The same for a DMA writing GM (MTE3: UB -> GM; FIX: L0C -> GM): what waits for the
+    write (a flag, a barrier, the end of the kernel) waits this long after its pipe time.
+    910B: 157 (pypto's ``ddrWrLatency`` 153 + ``ddrWrLatencyDiver`` 4); 310P: 100 (CANN's
+    ``kHeadCostNum``, charged to its MTE3 copies out too)."""
     gm_latency_below_bytes: int | None = None
     """Only a GM transfer of fewer bytes pays :attr:`gm_read_latency_cycles` /
-    :attr:`gm_write_latency_cycles` (larger ones pay :attr:`dma_issue_cycles`); None: every
+    :attr:`gm_write_latency_cycles` (larger ones none); None: every
     GM transfer. 310P: 16 KiB, CANN's model charges its head cost to copies of fewer than
     512 blocks of 32 B (``kCopyLoadSize``) only."""
     mte1_start_cycles: int = 16

@@ -97,22 +97,34 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
 # ---- data movement -------------------------------------------------------------------
 
 
-def dma_head_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
-    """Cycles one DMA of ``nbytes`` on ``path`` ("GM->UB", "L1->L0A", ...) holds its pipe
-    before its bytes flow: the GM round trip of a transfer from or to GM
-    (:attr:`~HardwareModel.gm_read_latency_cycles` / ``gm_write_latency_cycles``, when
-    ``nbytes`` is below :attr:`~HardwareModel.gm_latency_below_bytes`), the MTE1 start of
-    an L1 -> L0A / L0B load, else the DMA issue latency. Paid per instruction: a DMA's
-    latency does not overlap the next one on its pipe (the sources' models chain them)."""
+def dma_head_cycles(hw: HardwareModel, path: str) -> int:
+    """Cycles one DMA on ``path`` ("GM->UB", "L1->L0A", ...) holds its pipe before its
+    bytes flow: the MTE1 start of an L1 -> L0A / L0B load, else the DMA issue cycles. The GM
+    round trip is not part of it (:func:`gm_latency_cycles`)."""
     src, _, dst = path.partition("->")
-    if "GM" in (src, dst):
-        below = hw.gm_latency_below_bytes
-        if below is not None and nbytes >= below:
-            return hw.dma_issue_cycles
-        return hw.gm_read_latency_cycles if src == "GM" else hw.gm_write_latency_cycles
     if src == "L1" and dst in ("L0A", "L0B"):
         return hw.mte1_start_cycles
     return hw.dma_issue_cycles
+
+
+def gm_latency_cycles(hw: HardwareModel, path: str, nbytes: int) -> int:
+    """The GM round trip of one DMA of ``nbytes`` on ``path``: how long after its pipe is
+    done with it the data has arrived (a read) or landed (a write) —
+    :attr:`~HardwareModel.gm_read_latency_cycles` / ``gm_write_latency_cycles`` for a
+    transfer from / to GM below :attr:`~HardwareModel.gm_latency_below_bytes`, else 0.
+
+    A latency, not pipe time: the next DMA on the pipe issues without waiting for it, and
+    what waits for the data (a consumer ordered by data or by a flag, a barrier) waits for
+    it (the cycle model, :mod:`tilegraph.cost_model.cycles.core`). Charged as pipe time, it
+    would cap a blocked GEMM's cube utilisation far below the published ~90%
+    (docs/cycle-model.md)."""
+    src, _, dst = path.partition("->")
+    if "GM" not in (src, dst):
+        return 0
+    below = hw.gm_latency_below_bytes
+    if below is not None and nbytes >= below:
+        return 0
+    return hw.gm_read_latency_cycles if src == "GM" else hw.gm_write_latency_cycles
 
 
 def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = None) -> int:
@@ -122,7 +134,7 @@ def dma_cycles(hw: HardwareModel, path: str, nbytes: int, burst: int | None = No
     rate = hw.dma_bytes_per_cycle.get(path, 64.0)
     if "GM" in path:
         rate *= hw.gm_efficiency(burst)
-    return dma_head_cycles(hw, path, nbytes) + ceil(nbytes / rate)
+    return dma_head_cycles(hw, path) + ceil(nbytes / rate)
 
 
 @tile_cost(PathCopyOp)
@@ -191,7 +203,7 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
     stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
     destination in runs that are not 512 B multiples at the misaligned share), after the
-    head of a DMA to its destination (into GM: the GM write latency). The same
+    head of a DMA (into GM the write latency follows, :func:`gm_latency_cycles`). The same
     figures serve L0C -> L1, and L0C -> UB on a coupled core without a figure of its own
     (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage)."""
     dst = scope_of(op.dst)
@@ -203,7 +215,7 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     if dst == "GM":
         write_rate *= hw.gm_efficiency(op.gm_burst_bytes())
     return (
-        dma_head_cycles(hw, f"L0C->{dst}", fixpipe_out_bytes(op))
+        dma_head_cycles(hw, f"L0C->{dst}")
         + ceil(op.moved_bytes() / hw.fix_l0c_read_bytes_per_cycle)
         + ceil(fixpipe_out_bytes(op) / write_rate)
     )

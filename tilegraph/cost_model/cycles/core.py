@@ -10,6 +10,10 @@ at a time, concurrently with the other pipes; an instruction issued to a pipe st
         [GM ops]     the core's GM port can take its bytes)
 
 and holds the pipe for ``cost_of(op, hw)`` cycles (:mod:`tilegraph.cost_model.tile_costs`).
+A GM transfer's data arrives (or lands) its GM latency after that (``OpRecord.latency``):
+the pipe issues its next op meanwhile, and what depends on the data waits for it — a
+reader or writer of the slot in the data mode, a ``set_flag`` on that pipe (which completes
+after everything issued to its pipe before it), a barrier, the end of the block.
 The *data* mode orders the pipes by the dependences through buffers (the synchronisation a
 perfect ``inject-sync`` would give); the *flags* mode orders them only by the kernel's
 ``set_flag`` / ``wait_flag`` (a flag is raised when its ``set_flag`` completes on the source
@@ -48,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from tilegraph.cost_model.cycles.program import (
+    BARRIER,
     CROSS_SET,
     CROSS_WAIT,
     FENCE,
@@ -118,6 +123,7 @@ def core_issuer(
     records = program.records
     n_pipes = len(PIPES)
     pipe_free = [0.0] * n_pipes
+    landed = [0.0] * n_pipes  # when the data of every op issued to the pipe is there
     busy = [0.0] * n_pipes
     counts = [0] * len(records)
     written = [0.0] * program.keys  # when the last write of each key completes
@@ -147,7 +153,9 @@ def core_issuer(
             if trace:
                 flows.append((setter, len(slices)))
         elif kind == FENCE:
-            t = max(pipe_free)
+            t = max(max(pipe_free), max(landed))
+        elif kind == BARRIER and landed[p] > t:
+            t = landed[p]
         if r.after_scalar and pipe_free[SCALAR] > t:
             t = pipe_free[SCALAR]  # its offset is a value the scalar unit reads first
         if kind == NORMAL and not use_flags:
@@ -182,22 +190,25 @@ def core_issuer(
             pipe_free[:] = [end] * n_pipes
         busy[p] += end - t
         counts[i] += 1
+        done = end + r.latency
+        if landed[p] < done:
+            landed[p] = done
         if kind == NORMAL:
             for k in reads:
                 if read[k] < end:
                     read[k] = end
             for k in writes:
-                written[k] = end
+                written[k] = done
         elif kind == SET:
-            raised.setdefault(r.flag + offset, []).append((end, len(slices)))
+            raised.setdefault(r.flag + offset, []).append((landed[p], len(slices)))
         elif cross is not None and kind == CROSS_SET:
-            cross.put(core, r.flag + offset, end)
+            cross.put(core, r.flag + offset, landed[p])
         if trace:
             slices.append(Slice(i, t, end))
         return False
 
     def finish() -> CoreRun:
-        end = max(max(pipe_free), moved[0] * inverse_rate)
+        end = max(max(pipe_free), max(landed), moved[0] * inverse_rate)
         return CoreRun(end, busy, counts, slices, flows)
 
     return issue, finish

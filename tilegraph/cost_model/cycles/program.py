@@ -37,7 +37,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from tilegraph.cost_model.tile_costs import cost_of, fixpipe_out_bytes
+from tilegraph.cost_model.tile_costs import cost_of, fixpipe_out_bytes, gm_latency_cycles
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     AllocOp,
@@ -123,6 +123,10 @@ class OpRecord:
     after_scalar: bool = False
     """An operand is a value the scalar unit read from data (``tile.get_value``): the op
     is issued once the read is done, so it starts no earlier than the S pipe is free."""
+    latency: int = 0
+    """A GM transfer's round trip after its pipe time (:func:`~tilegraph.cost_model.
+    tile_costs.gm_latency_cycles`): its data is there ``latency`` cycles after the pipe is
+    done with it."""
 
     @property
     def name(self) -> str:
@@ -190,6 +194,7 @@ def _record(
         alias_keys=alias_keys,
         gm_rows=_gm_rows(op, gm) if "GM" in path and gm is not None else None,
         after_scalar=any(_read_from_data(v) for v in op.operands),
+        latency=gm_latency_cycles(hw, path, to_gm) if "GM" in path else 0,
     )
 
 
