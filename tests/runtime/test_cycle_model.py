@@ -703,13 +703,12 @@ def test_matmul_tuning_case_ratios():
     # untuned block's B rows (128 B) add to it
     assert 2.8 <= slow_20.busy_cycles["MTE2"] / tuned_20.busy_cycles["MTE2"] <= 3.3
     assert tuned_20.bound == "MTE2" and slow_20.bound == "MTE2"
-    # published: MTE2 2452 -> 808 µs per core; each load pays the GM read latency
+    # published: MTE2 2452 -> 808 µs per core (the GM round trips overlap the stream)
     for case, published_us in ((slow_20, 2452), (tuned_20, 808)):
         mte2_us = case.busy_cycles["MTE2"] / B910.cycles_per_us
         assert 0.85 <= mte2_us / published_us <= 1.15
-    # published: >= 80% after the guide's later steps; at this step its MTE2 time (808 µs
-    # against an ideal cube time of 583 µs) allows 72% at most (docs/cycle-model.md)
-    assert 0.6 <= tuned_20.cube_utilisation <= 0.82
+    # published: >= 80% after tuning; MTE2-bound at 82% at most (documented per-core rate)
+    assert 0.7 <= tuned_20.cube_utilisation <= 0.82
     assert tuned_20.cube_utilisation > 2.5 * slow_20.cube_utilisation
 
 
