@@ -10,7 +10,8 @@ takes the int32 sum straight to int8 with the multiplier ``x_scale · w_scale / 
 per output channel and the QuantizeLinear's zero point (Ascend C's ``REQ8`` / ``VREQ8``),
 and the int8 NC1HWC0 result (C0 = 32) is what the next int8 convolution reads.
 
-Matched: a ``graph.quant_conv2d`` of one group whose result's only user is a
+Matched: a ``graph.quant_conv2d`` whose groups allow it (:func:`int8_groups_fill_slices`)
+and whose result's only user is a
 QuantizeLinear to int8 (a float32 scale and an int8 zero point, one each, constant), and
 either
 
@@ -55,6 +56,7 @@ from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
+from tilegraph.formats.shape import group_plan
 from tilegraph.passes.fold_qdq import INT8_PRECISION
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import constant_array
@@ -62,6 +64,8 @@ from tilegraph.passes.statistics import start_pass
 from tilegraph.target import target_of
 
 INT8_MAX = 127
+INT8_C0 = 32
+"""The C0 of int8 NC1HWC0 data and FRACTAL_Z weights."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,12 @@ def _int8_quantize(op: Operation | None) -> _Quantization | None:
 
 
 def _feeds_cube(value: SSAValue) -> bool:
-    """An int8 cube op reads ``value`` as an operand."""
-    return any(isinstance(u, QuantConv2dOp | QuantMatMulOp) for u in _live_users(value))
+    """Only int8 cube ops read ``value`` (as an operand): a tensor that vector ops read
+    too (a residual add next to the next convolution) keeps its dequantisation, which
+    fuses into the convolution's epilogue, where an int8 result would need its own
+    dequantising kernels and TransData (C0 = 32 -> 16)."""
+    users = _live_users(value)
+    return bool(users) and all(isinstance(u, QuantConv2dOp | QuantMatMulOp) for u in users)
 
 
 def _is_relu(op: Operation, q: _Quantization) -> bool:
@@ -151,11 +159,36 @@ def _relu_chain(q: QuantizeLinearOp, want: _Quantization) -> QuantizeLinearOp | 
     return last
 
 
+def int8_groups_fill_slices(conv: QuantConv2dOp) -> bool:
+    """Whether each group block of ``conv`` writes whole C1 slices of an int8 output
+    (C0 = 32): the cube runs a grouped convolution in blocks of ``e`` groups
+    (FRACTAL_Z's groups rule with int8's C0 = 32, :func:`~tilegraph.formats.shape.
+    group_plan`), and fixpipe writes a block's ``e · M / groups`` output channels starting
+    at the block's first one; an int8 tile of two accumulator fractals must start on a
+    C1 slice, so with more than one block that width must be a multiple of 32. Holds for
+    one group, for depthwise convolutions (``e`` = 32 groups of one channel), and for
+    ResNeXt-style groups of 32 · k channels; not for, e.g., 64 -> 32 channels in 4
+    groups (blocks of 16 output channels)."""
+    groups = int(conv.attr("group"))
+    if groups == 1:
+        return True
+    weight = conv.weight.type
+    if not isinstance(weight, TensorType):
+        return False
+    m, per_group_in = weight.origin_shape[:2]
+    if not isinstance(m, int) or not isinstance(per_group_in, int):
+        return False
+    plan = group_plan(m, per_group_in, INT8_C0, groups)
+    if plan is None or plan.enlarge is None or plan.blocks is None:
+        return False
+    return plan.blocks == 1 or plan.n_per_group * plan.enlarge % INT8_C0 == 0
+
+
 def _requantise(conv: QuantConv2dOp) -> tuple[Operation, QuantizeLinearOp, bool] | None:
     """The ``graph.requant_conv2d`` for ``conv`` and the QuantizeLinear whose result it
     replaces (and whether it took a ReLU), its multiplier constant inserted before
     ``conv``; None when ``conv`` does not match."""
-    if int(conv.attr("group")) != 1:
+    if not int8_groups_fill_slices(conv):
         return None
     q = _only_user(conv.output)
     want = _int8_quantize(q)
