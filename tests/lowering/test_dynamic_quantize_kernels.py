@@ -41,32 +41,32 @@ SHAPES = {
 """On the test preset's small UB the larger ones run in several (ragged) chunks."""
 
 
-def _params(shape: Sequence[int], scale: float = 1.0, offset: float = 0.0):
+def _params(shape: Sequence[int], scale: float, offset: float, results: Sequence[int]):
     def build(g: Graph) -> list[SSAValue]:
         x = g.input(shape)
         g.arrays[-1] = (g.arrays[-1] * scale + offset).astype(np.float32)
         owner = g.b.op("dynamic_quantize_params", x).owner
         assert isinstance(owner, Operation)
-        return list(owner.results)
+        return [owner.results[i] for i in results]
 
     return build
 
 
-def _module(shape, scale: float = 1.0, offset: float = 0.0):
+def _module(shape, scale: float = 1.0, offset: float = 0.0, results: Sequence[int] = (0, 1, 2)):
     g = Graph()
-    return g.b.build(*_params(shape, scale, offset)(g)), g.arrays
+    return g.b.build(*_params(shape, scale, offset, results)(g)), g.arrays
 
 
-def _function_body(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _function_body(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ONNX function body step by step in float32 (onnxruntime's scale 1 for a zero
-    range)."""
+    range), and the zero point moved onto int8."""
     f32 = np.float32
     lo = min(f32(x.min()), f32(0))
     hi = max(f32(x.max()), f32(0))
     scale = f32(f32(hi - lo) / f32(255))
     safe = f32(1) if scale == 0 else scale
     zero = np.rint(np.clip(f32(f32(0) - f32(lo / safe)), f32(0), f32(255)))
-    return np.asarray(safe, f32), np.asarray(zero, np.uint8)
+    return np.asarray(safe, f32), np.asarray(zero, np.uint8), np.asarray(zero - 128, np.int8)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -87,6 +87,18 @@ def test_dynamic_quantize_params_kernel(name: str, scale: float, offset: float):
     assert_units(levels.tiled_kernels, units, "tile-kernels{platform=test}")
     for got, want in zip(levels.reference, _function_body(inputs[0]), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("results", [(0, 1), (2,), (1,)], ids=["onnx", "int8_only", "u8_only"])
+def test_kernel_writes_the_results_read(results: tuple[int, ...]):
+    """DynamicQuantizeLinear's two results, or only the int8 zero point fold-integer-ops
+    reads: each a GM output of the one kernel, the others not written."""
+    module, inputs = _module(SHAPES["ragged_chunks"], results=results)
+    levels = run_levels(module, inputs, "test")
+    assert_matches(levels, rtol=0.0, atol=0.0)
+    want = _function_body(inputs[0])
+    for got, i in zip(levels.reference, results, strict=True):
+        np.testing.assert_array_equal(got, want[i])
 
 
 def test_chunked_input_runs_several_chunks():

@@ -180,7 +180,7 @@ def _expand_dynamic_quantize(op: DynamicQuantizeLinearOp, seq: OpSequence) -> li
     """The scale and zero point of ``x`` as one op, then a QuantizeLinear (see the module
     docstring)."""
     params = seq.op(DynamicQuantizeParamsOp, op.x)
-    scale, zero_point = params.results
+    scale, zero_point, _ = params.results
     y = seq.value(QuantizeLinearOp, op.x, scale, zero_point)
     return [y, scale, zero_point]
 

@@ -275,19 +275,23 @@ class DynamicQuantizeLinearOp(GraphOp):
 class DynamicQuantizeParamsOp(GraphOp):
     """``graph.dynamic_quantize_params %x``: DynamicQuantizeLinear's scale and zero point.
 
-    ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``, ``scale = (hi - lo) / 255`` and
-    ``zero_point = uint8(round_half_even(clip(0 - lo / scale, 0, 255)))``, in float32 step
-    by step as the ONNX function body computes them; a zero range (an all-zero ``x``) gives
-    scale 1 and zero point 0, as onnxruntime does (the body would divide 0 by 0).
-    ``expand-qoperator`` writes DynamicQuantizeLinear as this op and a QuantizeLinear of
-    ``x`` with its results: one reduction kernel of both extremes that also computes the
-    two scalars (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
+        ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``, ``scale = (hi - lo) / 255`` and
+        ``zero_point = uint8(round_half_even(clip(0 - lo / scale, 0, 255)))``, in float32 step
+        by step as the ONNX function body computes them; a zero range (an all-zero ``x``) gives
+        scale 1 and zero point 0, as onnxruntime does (the body would divide 0 by 0).
+        ``y_zero_point_int8`` is ``zero_point - 128`` as int8: the zero point of the same grid
+        moved onto int8, which ``fold-integer-ops`` gives the int8 cube (a result the kernel
+        writes only when something reads it). ``expand-qoperator`` writes DynamicQuantizeLinear
+        as this op and a QuantizeLinear of ``x`` with its results: one reduction kernel of both
+        extremes that also computes the scalars
+        (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
     elementwise kernel."""
 
     name = "graph.dynamic_quantize_params"
     x = operand_def(TensorType)
     y_scale = result_def(TensorType)
     y_zero_point = result_def(TensorType)
+    y_zero_point_int8 = result_def(TensorType)
     traits = traits_def(Pure())
     FACTS: ClassVar = ND_OPAQUE
 
@@ -298,7 +302,11 @@ class DynamicQuantizeParamsOp(GraphOp):
         x = require(tensor_type(operands[0]), "x")
         if x.dtype != DType.float32:
             raise ShapeError(f"{cls.name} takes float32, got {x.element_type}")
-        return [TensorType([], x.element_type), TensorType([], element_type_of("uint8"))]
+        return [
+            TensorType([], x.element_type),
+            TensorType([], element_type_of("uint8")),
+            TensorType([], element_type_of("int8")),
+        ]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
@@ -310,7 +318,8 @@ class DynamicQuantizeParamsOp(GraphOp):
         safe = f32(1) if scale == 0 else scale
         initial = f32(f32(0) - f32(lo / safe))
         zero = np.rint(np.clip(initial, f32(0), f32(255)))
-        return np.asarray(safe, f32), np.asarray(zero, np.uint8)
+        shifted = np.asarray(zero - 128, np.int8)
+        return np.asarray(safe, f32), np.asarray(zero, np.uint8), shifted
 
 
 # BitCast joins this family's registration list: it belongs with Cast, whose list is shared

@@ -10,7 +10,9 @@ both extremes here and one padded load serves the pair. The kernel's end compute
 scalars on one-element tiles in the order of the ONNX function body, each step rounded
 to float32 as the graph ops are (:class:`DynamicQuantizeParamsOp`):
 ``scale = (hi - lo) / 255`` (1 where it is 0: onnxruntime's all-zero case), ``zero_point
-= rint(clip(0 - lo / scale, 0, 255))`` converted to uint8, and stores them.
+= rint(clip(0 - lo / scale, 0, 255))`` converted to uint8 (and, moved by -128, to int8:
+the zero point ``fold-integer-ops`` gives the int8 cube), and stores those something
+reads.
 
 One vector core runs it: the reduction is one output, and splitting it over the cores
 would need a combine of the partial extremes through GM (a second kernel or a cross-core
@@ -39,9 +41,9 @@ from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 Q_MAX = 255.0
 """uint8's largest value: the width of DynamicQuantizeLinear's grid."""
 
-ONE_ELEMENT_TILES = 10
+ONE_ELEMENT_TILES = 11
 """UB tiles of one element besides the chunk: two accumulators, a chunk's partial extreme,
-three for the scalar program, its mask and the three rank-0 tiles stored."""
+three for the scalar program, its mask and four rank-0 tiles (the results)."""
 
 
 def _ub_bytes(b: KernelBuilder, chunk: list[int]) -> int:
@@ -69,8 +71,7 @@ def emit_dynamic_quantize_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     assert isinstance(op, DynamicQuantizeParamsOp)
     x_arg = body.source(op.x)
     outputs = dict(body.writes)
-    scale_arg, zero_arg = outputs.get(op.y_scale), outputs.get(op.y_zero_point)
-    if x_arg is None or scale_arg is None or zero_arg is None:
+    if x_arg is None or len(outputs) != len(body.writes):
         return "dynamic quantisation parameters of a value computed in the kernel"
     shape = memref_shape(x_arg)
     if not shape or prod(shape) == 0:
@@ -114,14 +115,22 @@ def emit_dynamic_quantize_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     e.scalar("vmaxs", part, 0.0, part)
     e.scalar("vmins", part, Q_MAX, part)
     e.unary("vround", part, part)
-    # drop the size-1 axes for the rank-0 outputs (a sum of one element is exact)
+    # drop the size-1 axes for the rank-0 outputs (a sum of one element is exact); store
+    # the results something reads (the kernel's outputs)
     scale_out = b.buffer([], f32, "UB", "scale_out_ub")
     zero_f32 = b.buffer([], f32, "UB", "zero_point_f32_ub")
-    zero_out = b.buffer([], element_type_of("uint8"), "UB", "zero_point_out_ub")
     vreduce(b, "sum", safe, scale_out, axes)
     vreduce(b, "sum", part, zero_f32, axes)
-    e.cast(zero_f32, zero_out, "rint")
-    store(b, scale_out, scale_arg, [])
-    store(b, zero_out, zero_arg, [])
+    if op.y_scale in outputs:
+        store(b, scale_out, outputs[op.y_scale], [])
+    if op.y_zero_point in outputs:
+        zero_out = b.buffer([], element_type_of("uint8"), "UB", "zero_point_out_ub")
+        e.cast(zero_f32, zero_out, "rint")
+        store(b, zero_out, outputs[op.y_zero_point], [])
+    if op.y_zero_point_int8 in outputs:  # zero_point - 128 on int8's grid (exact)
+        shifted = b.buffer([], element_type_of("int8"), "UB", "zero_point_int8_ub")
+        e.scalar("vadds", zero_f32, -128.0, zero_f32)
+        e.cast(zero_f32, shifted, "rint")
+        store(b, shifted, outputs[op.y_zero_point_int8], [])
     b.tiles = 1
     return None
