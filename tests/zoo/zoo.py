@@ -363,8 +363,8 @@ _ALL: list[ZooModel] = [
         precision="int8",
         notes=(
             "the feed-forward block quantised by quantize_dynamic (as BERTs are): "
-            "DynamicQuantizeLinear as vector programs, MatMulInteger + Cast on the int8 "
-            "cube with the run-time zero point as an int32 bias"
+            "DynamicQuantizeLinear as two vector kernels (its parameters, its quantisation), "
+            "MatMulInteger + Cast on the int8 cube with the run-time zero point as an int32 bias"
         ),
     ),
     ZooModel(
