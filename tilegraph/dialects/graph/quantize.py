@@ -232,6 +232,14 @@ class DequantizeLinearOp(_LinearQuantOp):
         return (convert(y, out.dtype),)
 
 
+def _float32_input(operands: Sequence[SSAValue | None], what: str) -> TensorType:
+    """The one operand of a dynamic quantisation, which must be float32."""
+    x = require(tensor_type(operands[0]), "x")
+    if x.dtype != DType.float32:
+        raise ShapeError(f"{what} takes float32, got {x.element_type}")
+    return x
+
+
 @irdl_op_definition
 class DynamicQuantizeLinearOp(GraphOp):
     """ONNX DynamicQuantizeLinear: uint8 quantization of a float32 tensor with the scale and
@@ -250,9 +258,7 @@ class DynamicQuantizeLinearOp(GraphOp):
     def infer_shapes(
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
-        x = require(tensor_type(operands[0]), "x")
-        if x.dtype != DType.float32:
-            raise ShapeError(f"DynamicQuantizeLinear takes float32, got {x.element_type}")
+        x = _float32_input(operands, "DynamicQuantizeLinear")
         u8 = element_type_of("uint8")
         return [
             nd_result(x, x.origin_shape, u8),
@@ -299,9 +305,7 @@ class DynamicQuantizeParamsOp(GraphOp):
     def infer_shapes(
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
-        x = require(tensor_type(operands[0]), "x")
-        if x.dtype != DType.float32:
-            raise ShapeError(f"{cls.name} takes float32, got {x.element_type}")
+        x = _float32_input(operands, cls.name)
         return [
             TensorType([], x.element_type),
             TensorType([], element_type_of("uint8")),
