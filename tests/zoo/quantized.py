@@ -86,43 +86,59 @@ def _conv(
     return [node], [weight, bias]
 
 
-def small_cnn() -> onnx.ModelProto:
-    """The float model of ``qdq_cnn`` (deterministic)."""
-    rng = np.random.default_rng(0)
+Layer = tuple[int, int, int, int, int, int]
+"""A convolution of :func:`_residual_cnn`: (outputs, inputs per group, kernel size, stride,
+padding, groups)."""
+
+
+def _residual_cnn(name: str, seed: int, layers: list[Layer], residual: int) -> onnx.ModelProto:
+    """A chain of convolutions ``c1, c2, ...`` on a ``[N, 3, 16, 16]`` input (He-initialised
+    weights of ``seed``, bias 0.05), each followed by a ReLU ``r<i>`` but the last, whose
+    output is added to ``r<residual>``; ReLU, global average pooling and a Gemm head of 10
+    logits."""
+    rng = np.random.default_rng(seed)
 
     def weight(*shape: int) -> np.ndarray:
         fan_in = int(np.prod(shape[1:]))
         return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
 
     nodes, inits = [], []
-    for name, x, w, stride, pad in (
-        ("c1", "x", weight(16, 3, 3, 3), 1, 1),
-        ("c2", "r1", weight(32, 16, 3, 3), 2, 1),
-        ("c3", "r2", weight(32, 32, 1, 1), 1, 0),
-    ):
-        n, i = _conv(name, x, w, stride, pad)
+    data, last = "x", f"c{len(layers)}"
+    for index, (outputs, inputs, k, stride, pad, group) in enumerate(layers, 1):
+        conv = f"c{index}"
+        n, i = _conv(conv, data, weight(outputs, inputs, k, k), stride, pad, group)
         nodes += n
         inits += i
-        if name != "c3":
-            nodes.append(helper.make_node("Relu", [name], ["r" + name[1]]))
-    fc_w = numpy_helper.from_array(weight(10, 32), "fc_w")
+        if conv != last:
+            data = f"r{index}"
+            nodes.append(helper.make_node("Relu", [conv], [data]))
+    fc_w = numpy_helper.from_array(weight(10, layers[-1][0]), "fc_w")
     fc_b = numpy_helper.from_array(np.zeros(10, np.float32), "fc_b")
     inits += [fc_w, fc_b]
+    top = f"r{len(layers)}"
     nodes += [
-        helper.make_node("Add", ["c3", "r2"], ["sum"]),
-        helper.make_node("Relu", ["sum"], ["r3"]),
-        helper.make_node("GlobalAveragePool", ["r3"], ["pool"]),
+        helper.make_node("Add", [last, f"r{residual}"], ["sum"]),
+        helper.make_node("Relu", ["sum"], [top]),
+        helper.make_node("GlobalAveragePool", [top], ["pool"]),
         helper.make_node("Flatten", ["pool"], ["flat"]),
         helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1),
     ]
     graph = helper.make_graph(
         nodes,
-        "qdq_cnn",
+        name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def small_cnn() -> onnx.ModelProto:
+    """The float model of ``qdq_cnn`` (deterministic): 3x3 convolutions to 16 and (stride
+    2) 32 channels, a 1x1 added to the second's output."""
+    return _residual_cnn(
+        "qdq_cnn", 0, [(16, 3, 3, 1, 1, 1), (32, 16, 3, 2, 1, 1), (32, 32, 1, 1, 0, 1)], 2
+    )
 
 
 def small_grouped_cnn() -> onnx.ModelProto:
@@ -131,44 +147,15 @@ def small_grouped_cnn() -> onnx.ModelProto:
     ResNeXt-style 3x3 of 2 groups, a depthwise 3x3 of 64 channels (two group blocks of 32
     on int8's C0 = 32) and a 1x1 of 4 groups added to the 1x1's output (residual), each
     with a ReLU; global average pooling and a Gemm head."""
-    rng = np.random.default_rng(2)
-
-    def weight(*shape: int) -> np.ndarray:
-        fan_in = int(np.prod(shape[1:]))
-        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
-
-    nodes, inits = [], []
-    for name, x, w, stride, pad, group in (
-        ("c1", "x", weight(32, 3, 3, 3), 2, 1, 1),
-        ("c2", "r1", weight(32, 1, 3, 3), 1, 1, 32),
-        ("c3", "r2", weight(64, 32, 1, 1), 1, 0, 1),
-        ("c4", "r3", weight(64, 32, 3, 3), 1, 1, 2),
-        ("c5", "r4", weight(64, 1, 3, 3), 1, 1, 64),
-        ("c6", "r5", weight(64, 16, 1, 1), 1, 0, 4),
-    ):
-        n, i = _conv(name, x, w, stride, pad, group)
-        nodes += n
-        inits += i
-        if name != "c6":
-            nodes.append(helper.make_node("Relu", [name], ["r" + name[1]]))
-    fc_w = numpy_helper.from_array(weight(10, 64), "fc_w")
-    fc_b = numpy_helper.from_array(np.zeros(10, np.float32), "fc_b")
-    inits += [fc_w, fc_b]
-    nodes += [
-        helper.make_node("Add", ["c6", "r3"], ["sum"]),
-        helper.make_node("Relu", ["sum"], ["r6"]),
-        helper.make_node("GlobalAveragePool", ["r6"], ["pool"]),
-        helper.make_node("Flatten", ["pool"], ["flat"]),
-        helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1),
+    layers = [
+        (32, 3, 3, 2, 1, 1),
+        (32, 1, 3, 1, 1, 32),
+        (64, 32, 1, 1, 0, 1),
+        (64, 32, 3, 1, 1, 2),
+        (64, 1, 3, 1, 1, 64),
+        (64, 16, 1, 1, 0, 4),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "qdq_gcnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return _residual_cnn("qdq_gcnn", 2, layers, 3)
 
 
 def small_mlp() -> onnx.ModelProto:
