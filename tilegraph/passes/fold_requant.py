@@ -15,8 +15,8 @@ and whose result's only user is a
 QuantizeLinear to int8 (a float32 scale and an int8 zero point, one each, constant), and
 either
 
-* that QuantizeLinear's int8 result is an operand of a ``graph.quant_conv2d`` /
-  ``graph.quant_matmul`` (the int8 tensor is written for a cube op anyway), or
+* only ``graph.quant_conv2d`` / ``graph.quant_matmul`` ops read that QuantizeLinear's
+  int8 result (the int8 tensor is written for cube ops anyway), or
 * its only user is ``DequantizeLinear → Relu → QuantizeLinear`` with the same scale and
   zero point throughout (onnxruntime's symmetric QDQ ResNet-50 keeps its ReLUs so), whose
   last QuantizeLinear is such an operand: ``Q(relu(DQ(q))) = max(q, zero point)`` exactly,
@@ -24,9 +24,10 @@ either
   bounds counts as that ReLU when its lower bound is 0 and its upper bound lies at or above
   the largest value the QuantizeLinear represents (``scale · (127 - zero point)``).
 
-A quantised result read only by vector ops (the residual add of a ResNet block) keeps its
-dequantisation: there the QuantizeLinear, the add and what follows fuse into the
-convolution's epilogue, and an int8 result would only add a kernel.
+A quantised result that vector ops read (the residual add of a ResNet block, alone or
+beside the next convolution) keeps its dequantisation: there the QuantizeLinear, the add
+and what follows fuse into the convolution's epilogue, and an int8 result would only add
+kernels (dequantising ones and a TransData from C0 = 32 to 16).
 
 Semantics: one rounding, ``saturate(round_half_even(float32(acc) · m) + zero point)`` with
 ``m = float32(x_scale · w_scale) / y_scale`` in float32, as onnxruntime's QLinearConv
@@ -222,8 +223,9 @@ def _requantise(conv: QuantConv2dOp) -> tuple[Operation, QuantizeLinearOp, bool]
 @register_pass
 @dataclass(frozen=True)
 class FoldRequantPass(ModulePass):
-    """Under the ``int8`` precision, a ``graph.quant_conv2d`` and the QuantizeLinear (with a
-    ReLU the quantisation makes exact) that feeds the next int8 cube op become one
+    """Under the ``int8`` precision, a ``graph.quant_conv2d`` (grouped ones when their
+    group blocks fill int8 C1 slices) and the QuantizeLinear (with a ReLU the quantisation
+    makes exact) whose result only int8 cube ops read become one
     ``graph.requant_conv2d``: fixpipe writes int8."""
 
     name = "fold-requant"
