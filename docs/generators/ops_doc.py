@@ -137,6 +137,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.dialects.graph.nn import ConvOp, LrnOp
     from tilegraph.dialects.graph.normalization import GroupNormOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
+    from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
     from tilegraph.dialects.graph.recurrent import RecurrentOp
     from tilegraph.dialects.graph.shape_ops import TransposeOp
     from tilegraph.dialects.graph.spatial import ResizeOp
@@ -151,6 +152,9 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.lowering.conversion.tiling.data_movement import (
         DATA_MOVEMENT_OPS,
         emit_data_movement_kernel,
+    )
+    from tilegraph.lowering.conversion.tiling.dynamic_quantize import (
+        emit_dynamic_quantize_kernel,
     )
     from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
     from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
@@ -188,6 +192,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         ((ResizeOp,), emit_taps_resize_kernel, "vector"),
         (SCAN_OPS, emit_scan_kernel, "vector"),
         (SELECTION_OPS, emit_selection_kernel, "vector"),
+        ((DynamicQuantizeParamsOp,), emit_dynamic_quantize_kernel, "vector"),
     ]
 
 

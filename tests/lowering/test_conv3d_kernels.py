@@ -28,6 +28,7 @@ from tests.lowering.test_tile_differential import (
 )
 from tilegraph.dialects.tile import Load3dOp, MmadOp
 from tilegraph.formats import Format
+from tilegraph.lowering.conversion.tiling.conv3d import DepthTaps, valid_taps
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 
@@ -115,6 +116,45 @@ def test_conv3d_taps_accumulate_into_one_l0c() -> None:
     out_depth = (x_shape[2] + 3 - 5) // 3 + 1
     assert levels.counters.ops["tile.mmad"] >= x_shape[0] * out_depth * w_shape[2]
     assert any(isinstance(op, Load3dOp) for op in levels.module.walk())
+
+
+def test_valid_taps_are_the_taps_that_read_a_plane() -> None:
+    """Against brute force: the taps of each output plane whose input plane lies in the
+    data, and one tap (of zeros) for a plane whose window lies wholly in the padding."""
+    for depth in range(1, 7):
+        for k in range(1, 5):
+            for stride in (1, 2, 3):
+                for dilation in (1, 2):
+                    for pad in range(4):
+                        extent = (k - 1) * dilation + 1
+                        out = (depth + 2 * pad - extent) // stride + 1
+                        if out < 1:
+                            continue
+                        taps = DepthTaps(depth, out, k, stride, dilation, pad)
+                        for d in range(out):
+                            reads = [
+                                t for t in range(k) if 0 <= d * stride - pad + t * dilation < depth
+                            ]
+                            got = valid_taps(taps, d)
+                            assert list(got) == (reads or list(got)[:1]), (taps, d, got)
+                            assert len(got) >= 1
+
+
+def test_conv3d_skips_depth_taps_in_the_padding() -> None:
+    """``depth_only`` (7 planes, 5 taps, stride 3, padding 2 in front and 1 behind): output
+    plane 0 runs taps 2..4, plane 1 all five: 8 tap runs instead of 10, each the same
+    number of ``mmad`` / ``load3d``; on 910B (multi-buffered, synchronised, several cores:
+    the tap loop's trip count varies) every level still agrees."""
+    module, inputs = _conv3d_module("depth_only", relu=False)
+    levels = run_levels(module, inputs, "test")
+    x_shape, w_shape, attrs = CASES["depth_only"]
+    taps = DepthTaps(x_shape[2], 2, w_shape[2], 3, 1, 2)
+    runs = sum(len(valid_taps(taps, d)) for d in range(2))
+    assert runs == 8
+    mmads = levels.counters.ops["tile.mmad"]
+    assert mmads == levels.counters.ops["tile.load3d"] and mmads % runs == 0
+    module, inputs = _conv3d_module("dilated_padded")
+    assert_matches(run_levels(module, inputs, "ascend910b"))
 
 
 def _depth_kernel(kd: int):

@@ -34,6 +34,15 @@ PAIRS: dict[str, tuple[list[int], list[int], list[int], dict]] = {
     "ragged_3x3": ([1, 20, 9, 9], [36, 20, 3, 3], [24, 36, 1, 1], {"pads": [1, 1, 1, 1]}),
     "stride2_64": ([2, 40, 11, 11], [64, 40, 3, 3], [40, 64, 3, 3], {"strides": [2, 2]}),
     "wide_rows": ([1, 20, 5, 70], [48, 20, 3, 3], [16, 48, 1, 1], {"pads": [1, 1, 1, 1]}),
+    # depthwise over 40 channels: group blocks of 32 (int8's C0), the second ragged (8)
+    "depthwise": (
+        [1, 40, 7, 9],
+        [40, 1, 3, 3],
+        [24, 40, 1, 1],
+        {"pads": [1, 1, 1, 1], "group": 40},
+    ),
+    # ResNeXt-style: 2 groups of 32 channels, stride 2, a block of 32 outputs each
+    "grouped_2": ([2, 64, 9, 9], [64, 32, 3, 3], [16, 64, 1, 1], {"strides": [2, 2], "group": 2}),
 }
 
 
@@ -93,7 +102,7 @@ def test_requant_conv_kernel(name: str, relu: bool):
     assert all(bool(op.relu) == relu for op in requants)
 
 
-@pytest.mark.parametrize("name", ["ragged_3x3", "stride2_64"])
+@pytest.mark.parametrize("name", ["ragged_3x3", "stride2_64", "depthwise", "grouped_2"])
 def test_requant_conv_kernel_nan_padding(name: str):
     """The float input held as NC1HWC0 with NaN in its padding lanes: no NaN leaks, and a
     per-tensor multiplier (repeated per channel) agrees exactly too."""
@@ -103,11 +112,12 @@ def test_requant_conv_kernel_nan_padding(name: str):
     harness.assert_matches(levels, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("name", ["stride2_64", "depthwise"])
 @pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
-def test_requant_conv_kernel_on_presets(platform: str):
+def test_requant_conv_kernel_on_presets(platform: str, name: str):
     """On 910B fixpipe writes the int8 tiles to GM (a cube kernel, no AIV); on 310P (no
     L0C -> GM) through UB and MTE3."""
-    module, inputs = _module(requant_pair("stride2_64", True))
+    module, inputs = _module(requant_pair(name, True))
     levels = harness.run_levels(module, inputs, platform, precision="int8")
     harness.assert_matches(levels, rtol=0, atol=0)
     harness.assert_units(levels.tiled_kernels, UNITS, f"tile-kernels{{platform={platform}}}")

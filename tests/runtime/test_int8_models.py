@@ -17,8 +17,9 @@ own) exactly; onnxruntime's optimised session fuses the QDQ softmax of ``qdq_mlp
 the graph's semantics (the float graph at the graph level differs from it just as much),
 so against the optimised session those tests allow two steps.
 
-``fold-requant`` (fixpipe requantises the convolutions that feed the next one: 32 of
-ResNet-50's 53, 2 of ``qdq_cnn``'s 3) rounds once as onnxruntime's QLinearConv does;
+``fold-requant`` (fixpipe requantises the convolutions whose quantised result only
+convolutions read: 32 of ResNet-50's 53, 1 of ``qdq_cnn``'s 3 (its second feeds the third
+and the residual add), 4 of ``qdq_gcnn``'s 6 (two depthwise, one grouped)) rounds once as onnxruntime's QLinearConv does;
 measured (ORT 1.32, seed 0, 910B) it moved no output: ResNet-50 0 steps off (of 1000),
 ``resnet50_default`` one value one step (0.0039) off, before and after.
 """
@@ -77,7 +78,26 @@ def test_qdq_cnn_runs_on_the_int8_cube(executor: str):
         np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * 1.001)
         assert compiled.host_ops == []
         assert _quant_convs(compiled) == 3
-        assert _quant_ops(compiled, REQCONV) == 2  # fold-requant: the two that feed a conv
+        # fold-requant: the first; the second's result feeds the residual add too
+        assert _quant_ops(compiled, REQCONV) == 1
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_qdq_grouped_cnn_requantises_grouped_convolutions(executor: str):
+    """The MobileNet- / ResNeXt-style CNN: its depthwise and grouped convolutions run on
+    the int8 cube, and the four whose int8 result only the next convolution reads
+    requantise in fixpipe (a depthwise one of 32 channels, the grouped one of two groups of
+    32, a depthwise one of 64 channels in two group blocks, and the first dense one); no
+    host op, within one output step of onnxruntime."""
+    path = str(qdq_model_path("qdq_gcnn"))
+    compiled = compile(path, platform="ascend910b", precision="int8", executor=executor)
+    step = _output_step(path)
+    x = np.random.default_rng(5).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    ours = np.asarray(compiled(x)[0])
+    np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * 1.001)
+    assert compiled.host_ops == []
+    assert _quant_convs(compiled) == 6
+    assert _quant_ops(compiled, REQCONV) == 4
 
 
 @pytest.mark.parametrize("executor", ["fast", "interpret"])

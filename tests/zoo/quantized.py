@@ -16,6 +16,9 @@ global average pooling and a Gemm) on a 3 x 16 x 16 input, fast enough for both 
 in unit tests. Before quantising, onnxruntime's pre-processing folds each BatchNorm into
 its convolution (``quant_pre_process``), as a deployment flow does.
 
+``qdq_gcnn`` is a small MobileNet- / ResNeXt-style CNN of grouped and depthwise
+convolutions (:func:`small_grouped_cnn`).
+
 ``qdq_mlp`` is a transformer-style feed-forward block (MatMul + Add, ReLU, a residual
 MatMul, softmax) with a Gemm head (:func:`small_mlp`); ``qdq_attention`` a two-head
 self-attention block (:func:`small_attention`: Q / K / V projections, the head split,
@@ -44,7 +47,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, version_converter
 
-FLOAT_MODELS = ("qdq_cnn", "qdq_mlp", "qdq_attention", "resnet50")
+FLOAT_MODELS = ("qdq_cnn", "qdq_mlp", "qdq_attention", "qdq_gcnn", "resnet50")
 QUANTISERS = {
     "": "symmetric int8 activations (ActivationSymmetric), per-channel int8 weights",
     "_default": "quantize_static's default options: asymmetric int8 activations, "
@@ -69,7 +72,9 @@ def _cache_dir() -> Path:
     return path
 
 
-def _conv(name: str, x: str, w: np.ndarray, stride: int, pad: int) -> tuple[list, list]:
+def _conv(
+    name: str, x: str, w: np.ndarray, stride: int, pad: int, group: int = 1
+) -> tuple[list, list]:
     weight = numpy_helper.from_array(w, f"{name}_w")
     bias = numpy_helper.from_array(np.full(w.shape[0], 0.05, np.float32), f"{name}_b")
     node = helper.make_node(
@@ -79,47 +84,81 @@ def _conv(name: str, x: str, w: np.ndarray, stride: int, pad: int) -> tuple[list
         kernel_shape=list(w.shape[2:]),
         strides=[stride, stride],
         pads=[pad] * 4,
+        group=group,
     )
     return [node], [weight, bias]
 
 
-def small_cnn() -> onnx.ModelProto:
-    """The float model of ``qdq_cnn`` (deterministic)."""
-    rng = np.random.default_rng(0)
+Layer = tuple[int, int, int, int, int, int]
+"""A convolution of :func:`_residual_cnn`: (outputs, inputs per group, kernel size, stride,
+padding, groups)."""
+
+
+def _residual_cnn(name: str, seed: int, layers: list[Layer], residual: int) -> onnx.ModelProto:
+    """A chain of convolutions ``c1, c2, ...`` on a ``[N, 3, 16, 16]`` input (He-initialised
+    weights of ``seed``, bias 0.05), each followed by a ReLU ``r<i>`` but the last, whose
+    output is added to ``r<residual>``; ReLU, global average pooling and a Gemm head of 10
+    logits."""
+    rng = np.random.default_rng(seed)
 
     def weight(*shape: int) -> np.ndarray:
         fan_in = int(np.prod(shape[1:]))
         return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
 
     nodes, inits = [], []
-    for name, x, w, stride, pad in (
-        ("c1", "x", weight(16, 3, 3, 3), 1, 1),
-        ("c2", "r1", weight(32, 16, 3, 3), 2, 1),
-        ("c3", "r2", weight(32, 32, 1, 1), 1, 0),
-    ):
-        n, i = _conv(name, x, w, stride, pad)
+    data, last = "x", f"c{len(layers)}"
+    for index, (outputs, inputs, k, stride, pad, group) in enumerate(layers, 1):
+        conv = f"c{index}"
+        n, i = _conv(conv, data, weight(outputs, inputs, k, k), stride, pad, group)
         nodes += n
         inits += i
-        if name != "c3":
-            nodes.append(helper.make_node("Relu", [name], ["r" + name[1]]))
-    fc_w = numpy_helper.from_array(weight(10, 32), "fc_w")
+        if conv != last:
+            data = f"r{index}"
+            nodes.append(helper.make_node("Relu", [conv], [data]))
+    fc_w = numpy_helper.from_array(weight(10, layers[-1][0]), "fc_w")
     fc_b = numpy_helper.from_array(np.zeros(10, np.float32), "fc_b")
     inits += [fc_w, fc_b]
+    top = f"r{len(layers)}"
     nodes += [
-        helper.make_node("Add", ["c3", "r2"], ["sum"]),
-        helper.make_node("Relu", ["sum"], ["r3"]),
-        helper.make_node("GlobalAveragePool", ["r3"], ["pool"]),
+        helper.make_node("Add", [last, f"r{residual}"], ["sum"]),
+        helper.make_node("Relu", ["sum"], [top]),
+        helper.make_node("GlobalAveragePool", [top], ["pool"]),
         helper.make_node("Flatten", ["pool"], ["flat"]),
         helper.make_node("Gemm", ["flat", "fc_w", "fc_b"], ["y"], transB=1),
     ]
     graph = helper.make_graph(
         nodes,
-        "qdq_cnn",
+        name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def small_cnn() -> onnx.ModelProto:
+    """The float model of ``qdq_cnn`` (deterministic): 3x3 convolutions to 16 and (stride
+    2) 32 channels, a 1x1 added to the second's output."""
+    return _residual_cnn(
+        "qdq_cnn", 0, [(16, 3, 3, 1, 1, 1), (32, 16, 3, 2, 1, 1), (32, 32, 1, 1, 0, 1)], 2
+    )
+
+
+def small_grouped_cnn() -> onnx.ModelProto:
+    """The float model of ``qdq_gcnn`` (deterministic): on a 3 x 16 x 16 input, a 3x3
+    convolution to 32 channels (stride 2), a depthwise 3x3 (32 groups), a 1x1 to 64, a
+    ResNeXt-style 3x3 of 2 groups, a depthwise 3x3 of 64 channels (two group blocks of 32
+    on int8's C0 = 32) and a 1x1 of 4 groups added to the 1x1's output (residual), each
+    with a ReLU; global average pooling and a Gemm head."""
+    layers = [
+        (32, 3, 3, 2, 1, 1),
+        (32, 1, 3, 1, 1, 32),
+        (64, 32, 1, 1, 0, 1),
+        (64, 32, 3, 1, 1, 2),
+        (64, 1, 3, 1, 1, 64),
+        (64, 16, 1, 1, 0, 4),
+    ]
+    return _residual_cnn("qdq_gcnn", 2, layers, 3)
 
 
 def small_mlp() -> onnx.ModelProto:
@@ -227,6 +266,8 @@ def _float_model(name: str) -> onnx.ModelProto:
         return small_mlp()
     if name == "qdq_attention":
         return small_attention()
+    if name == "qdq_gcnn":
+        return small_grouped_cnn()
     from tilegraph.frontend.light_models import light_model
 
     model = version_converter.convert_version(light_model("resnet50"), 13)

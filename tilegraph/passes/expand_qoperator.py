@@ -16,13 +16,15 @@ rewrites them into ops with tile lowerings:
   requantisation in fixpipe absorbs. The bias scale ``sx·sw`` is a constant computed as
   onnxruntime's quantiser does (the float32 product), so ``fold-qdq`` recognises it; with
   scales computed at run time it is a ``Mul`` (and the pattern keeps the float path).
-* ``DynamicQuantizeLinear(x)`` -> the ONNX function body: ``lo = Min(ReduceMin(x), 0)``,
-  ``hi = Max(ReduceMax(x), 0)``, ``scale = (hi - lo) / 255``, ``zero_point =
-  Cast(Round(Clip(0 - lo / scale', 0, 255)), uint8)``, ``y = QuantizeLinear(x, scale',
-  zero_point)``, all ops with vector programs (two reduction kernels and scalar vector
-  programs). ``scale' = Where(scale == 0, 1, scale)`` is onnxruntime's answer for an
-  all-zero ``x`` (scale 1, zero point 0, ``y = 0``), where the spec's body divides 0 by 0
-  (the graph op's reference gives scale 0 there; the scale output here is ``scale'``).
+* ``DynamicQuantizeLinear(x)`` -> ``scale, zero_point = graph.dynamic_quantize_params(x)``
+  and ``y = QuantizeLinear(x, scale, zero_point)``: the ONNX function body's scalars
+  (``lo = Min(ReduceMin(x), 0)``, ``hi = Max(ReduceMax(x), 0)``, ``scale = (hi - lo) /
+  255``, ``zero_point = Cast(Round(Clip(0 - lo / scale, 0, 255)), uint8)``) as one op
+  whose kernel reduces both extremes in one pass and computes the two scalars at its end,
+  then the quantisation as one elementwise kernel (two kernels, where the body as graph
+  ops ran about a dozen: its scalar ops fuse with nothing). An all-zero ``x`` gets
+  onnxruntime's answer (scale 1, zero point 0, ``y = 0``), where the spec's body divides
+  0 by 0 (the DynamicQuantizeLinear op's reference gives scale 0 there).
 
 Semantics: the QDQ form of a QLinear op rounds twice — the dequantised sum to the scale's
 float type (``quant_conv2d``: ``acc · sx·sw`` rounded once), then ``/ sy`` in float32 and
@@ -58,6 +60,7 @@ from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.quantize import (
     DequantizeLinearOp,
     DynamicQuantizeLinearOp,
+    DynamicQuantizeParamsOp,
     QuantizeLinearOp,
 )
 from tilegraph.dialects.graph.quantized_linalg import QLinearConvOp, QLinearMatMulOp
@@ -174,20 +177,12 @@ def _expand_qlinear_matmul(op: QLinearMatMulOp, seq: OpSequence) -> list[SSAValu
 
 
 def _expand_dynamic_quantize(op: DynamicQuantizeLinearOp, seq: OpSequence) -> list[SSAValue] | None:
-    """The spec's function body (see the module docstring)."""
-    f32 = np.float32
-    zero, q_max = seq.constant(f32(0)), seq.constant(f32(255))
-    lo = seq.value("graph.min", seq.value("graph.reduce_min", op.x, keepdims=0), zero)
-    hi = seq.value("graph.max", seq.value("graph.reduce_max", op.x, keepdims=0), zero)
-    scale = seq.value("graph.div", seq.value("graph.sub", hi, lo), q_max)
-    one = seq.constant(f32(1))
-    safe = seq.value("graph.where", seq.value("graph.equal", scale, zero), one, scale)
-    initial = seq.value("graph.sub", zero, seq.value("graph.div", lo, safe))
-    clipped = seq.value("graph.clip", initial, zero, q_max)
-    rounded = seq.value("graph.round", clipped)
-    zero_point = seq.value("graph.cast", rounded, to=2)  # onnx.TensorProto.UINT8
-    y = seq.value(QuantizeLinearOp, op.x, safe, zero_point)
-    return [y, safe, zero_point]
+    """The scale and zero point of ``x`` as one op, then a QuantizeLinear (see the module
+    docstring)."""
+    params = seq.op(DynamicQuantizeParamsOp, op.x)
+    scale, zero_point, _ = params.results
+    y = seq.value(QuantizeLinearOp, op.x, scale, zero_point)
+    return [y, scale, zero_point]
 
 
 _EXPANSIONS: dict[type[GraphOp], tuple[Any, str]] = {
@@ -201,7 +196,8 @@ _EXPANSIONS: dict[type[GraphOp], tuple[Any, str]] = {
 @dataclass(frozen=True)
 class ExpandQOperatorPass(ModulePass):
     """Under the ``int8`` precision, QLinearConv / QLinearMatMul become their QDQ pattern
-    and DynamicQuantizeLinear its function body (ops with tile lowerings)."""
+    and DynamicQuantizeLinear its parameters op and a QuantizeLinear (ops with tile
+    lowerings)."""
 
     name = "expand-qoperator"
 

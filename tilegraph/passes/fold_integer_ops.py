@@ -18,7 +18,8 @@ kernel's fixpipe adds like any bias (exact in int32). uint8 data is re-centred o
 when ``x_q`` is a per-tensor QuantizeLinear (DynamicQuantizeLinear's expansion makes one,
 :mod:`.expand_qoperator`), a sibling QuantizeLinear with zero point ``z - 128`` into int8
 gives ``x_q - 128`` exactly (the same rounding and saturation, shifted), and ``zx - 128``
-takes the place of ``zx``. A convolution with a data zero point pads with it
+takes the place of ``zx`` (DynamicQuantizeLinear's parameters op computes it in its own
+kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with it
 (``pad_value``) — possible only for a constant one: a padded ConvInteger whose zero point
 is computed at run time keeps the host path (``kept-runtime-padding``). Weight zero
 points: a constant ``zw`` (per tensor or per output column) is subtracted from the
@@ -46,7 +47,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.graph.elementwise import CastOp
-from tilegraph.dialects.graph.quantize import QuantizeLinearOp
+from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.graph.quantized_linalg import ConvIntegerOp, MatMulIntegerOp
 from tilegraph.dialects.graph.windows import window
@@ -161,6 +162,8 @@ def _shifted_zero(seq: OpSequence, zero: SSAValue | None) -> SSAValue:
         shifted = (found.astype(np.int16) - 128).astype(np.int8)
         return seq.constant(shifted.reshape([int(d) for d in shape]))
     assert zero is not None
+    if isinstance(zero.owner, DynamicQuantizeParamsOp) and zero is zero.owner.y_zero_point:
+        return zero.owner.y_zero_point_int8  # computed by the parameters' kernel
     as_float = seq.value("graph.cast", zero, to=_ONNX_FLOAT)
     moved = seq.value("graph.add", as_float, seq.constant(np.float32(-128)))
     return seq.value("graph.cast", moved, to=_ONNX_INT8)

@@ -13,14 +13,14 @@ and the int8 NC1HWC0 result (C0 = 32) is what the next int8 convolution reads. A
 (per-column multipliers, ``VREQ8``; a per-tensor one is repeated per column): its int8 ND
 result is what the next int8 matmul loads into its 16 x 32 fractals.
 
-Matched: a ``graph.quant_conv2d`` of one group (or a ``graph.quant_matmul``) whose
-result's only user is a
+Matched: a ``graph.quant_conv2d`` whose groups allow it (:func:`int8_groups_fill_slices`),
+or a ``graph.quant_matmul``, whose result's only user is a
 QuantizeLinear to int8 (a float32 scale and an int8 zero point, one each, constant), and
 either
 
-* that QuantizeLinear's int8 result is an operand of a ``graph.quant_conv2d`` /
-  ``graph.quant_matmul``, directly or through int8 reshapes / transposes (the int8 tensor
-  is written for a cube op anyway), or
+* only ``graph.quant_conv2d`` / ``graph.quant_matmul`` ops read that QuantizeLinear's
+  int8 result, directly or through int8 reshapes / transposes (the int8 tensor is written
+  for cube ops anyway), or
 * its only user is ``DequantizeLinear → Relu → QuantizeLinear`` with the same scale and
   zero point throughout (onnxruntime's symmetric QDQ ResNet-50 keeps its ReLUs so), whose
   last QuantizeLinear is such an operand: ``Q(relu(DQ(q))) = max(q, zero point)`` exactly,
@@ -28,9 +28,10 @@ either
   bounds counts as that ReLU when its lower bound is 0 and its upper bound lies at or above
   the largest value the QuantizeLinear represents (``scale · (127 - zero point)``).
 
-A quantised result read only by vector ops (the residual add of a ResNet block) keeps its
-dequantisation: there the QuantizeLinear, the add and what follows fuse into the
-convolution's epilogue, and an int8 result would only add a kernel.
+A quantised result that vector ops read (the residual add of a ResNet block, alone or
+beside the next convolution) keeps its dequantisation: there the QuantizeLinear, the add
+and what follows fuse into the convolution's epilogue, and an int8 result would only add
+kernels (dequantising ones and a TransData from C0 = 32 to 16).
 
 Semantics: one rounding, ``saturate(round_half_even(float32(acc) · m) + zero point)`` with
 ``m = float32(x_scale · w_scale) / y_scale`` in float32, as onnxruntime's QLinearConv
@@ -60,6 +61,7 @@ from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.graph.requantized_cube import RequantConv2dOp, RequantMatMulOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
+from tilegraph.formats.shape import group_plan
 from tilegraph.passes.fold_qdq import INT8_PRECISION
 from tilegraph.passes.qdq_activations import MOVES, Int8Quantization, int8_quantization
 from tilegraph.passes.registry import register_pass
@@ -68,6 +70,8 @@ from tilegraph.passes.statistics import start_pass
 from tilegraph.target import target_of
 
 INT8_MAX = 127
+INT8_C0 = 32
+"""The C0 of int8 NC1HWC0 data and FRACTAL_Z weights."""
 
 
 def _live_users(value: SSAValue) -> list[Operation]:
@@ -98,12 +102,16 @@ def _int8_quantize(op: Operation | None) -> Int8Quantization | None:
 
 
 def _feeds_cube(value: SSAValue) -> bool:
-    """An int8 cube op reads ``value`` as an operand, directly or through int8 moves
-    (reshapes / transposes: an attention block's head split before Q·Kᵀ)."""
-    return any(
+    """Only int8 cube ops read ``value`` (as an operand), directly or through int8 moves
+    (reshapes / transposes: an attention block's head split before Q·Kᵀ): a tensor that
+    vector ops read too (a residual add next to the next convolution) keeps its
+    dequantisation, which fuses into the convolution's epilogue, where an int8 result would
+    need its own dequantising kernels and TransData (C0 = 32 -> 16)."""
+    users = _live_users(value)
+    return bool(users) and all(
         isinstance(u, QuantConv2dOp | QuantMatMulOp)
         or (isinstance(u, MOVES) and u.operands[0] is value and _feeds_cube(u.results[0]))
-        for u in _live_users(value)
+        for u in users
     )
 
 
@@ -143,13 +151,38 @@ def _relu_chain(q: QuantizeLinearOp, want: Int8Quantization) -> QuantizeLinearOp
     return last
 
 
+def int8_groups_fill_slices(conv: QuantConv2dOp) -> bool:
+    """Whether each group block of ``conv`` writes whole C1 slices of an int8 output
+    (C0 = 32): the cube runs a grouped convolution in blocks of ``e`` groups
+    (FRACTAL_Z's groups rule with int8's C0 = 32, :func:`~tilegraph.formats.shape.
+    group_plan`), and fixpipe writes a block's ``e · M / groups`` output channels starting
+    at the block's first one; an int8 tile of two accumulator fractals must start on a
+    C1 slice, so with more than one block that width must be a multiple of 32. Holds for
+    one group, for depthwise convolutions (``e`` = 32 groups of one channel), and for
+    ResNeXt-style groups of 32 · k channels; not for, e.g., 64 -> 32 channels in 4
+    groups (blocks of 16 output channels)."""
+    groups = int(conv.attr("group"))
+    if groups == 1:
+        return True
+    weight = conv.weight.type
+    if not isinstance(weight, TensorType):
+        return False
+    m, per_group_in = weight.origin_shape[:2]
+    if not isinstance(m, int) or not isinstance(per_group_in, int):
+        return False
+    plan = group_plan(m, per_group_in, INT8_C0, groups)
+    if plan is None or plan.enlarge is None or plan.blocks is None:
+        return False
+    return plan.blocks == 1 or plan.n_per_group * plan.enlarge % INT8_C0 == 0
+
+
 def _requantise(
     conv: QuantConv2dOp | QuantMatMulOp,
 ) -> tuple[Operation, QuantizeLinearOp, bool] | None:
     """The ``graph.requant_conv2d`` / ``graph.requant_matmul`` for ``conv`` and the
     QuantizeLinear whose result it replaces (and whether it took a ReLU), its multiplier
     constant inserted before ``conv``; None when ``conv`` does not match."""
-    if isinstance(conv, QuantConv2dOp) and int(conv.attr("group")) != 1:
+    if isinstance(conv, QuantConv2dOp) and not int8_groups_fill_slices(conv):
         return None
     q = _only_user(conv.output)
     want = _int8_quantize(q)
@@ -184,10 +217,10 @@ def _requantise(
 @register_pass
 @dataclass(frozen=True)
 class FoldRequantPass(ModulePass):
-    """Under the ``int8`` precision, a ``graph.quant_conv2d`` / ``graph.quant_matmul`` and
-    the QuantizeLinear (with a ReLU the quantisation makes exact) that feeds the next int8
-    cube op become one ``graph.requant_conv2d`` / ``graph.requant_matmul``: fixpipe writes
-    int8."""
+    """Under the ``int8`` precision, a ``graph.quant_conv2d`` (grouped ones when their
+    group blocks fill int8 C1 slices) or ``graph.quant_matmul`` and the QuantizeLinear
+    (with a ReLU the quantisation makes exact) whose result only int8 cube ops read become
+    one ``graph.requant_conv2d`` / ``graph.requant_matmul``: fixpipe writes int8."""
 
     name = "fold-requant"
 

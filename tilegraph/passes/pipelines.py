@@ -244,9 +244,10 @@ def o2_with_strategy(strategy: str) -> str:
 class O2Pipeline(NamedPipeline):
     """O2: everything — expand-qoperator, fold-integer-ops and fold-qdq (under the ``int8``
     precision: QLinearConv / QLinearMatMul become their QDQ pattern, DynamicQuantizeLinear
-    its function body, MatMulInteger / ConvInteger and QDQ convolutions and matmuls int8
-    cube ops, before constant folding dequantises their weights), fold-requant (an int8
-    convolution feeding the next one requantises in fixpipe), O1, then the format
+    its parameters op and a QuantizeLinear, MatMulInteger / ConvInteger and QDQ
+    convolutions and matmuls int8 cube ops, before constant folding dequantises their
+    weights), fold-requant (an int8 convolution feeding the next one requantises in
+    fixpipe), O1, then the format
     engine with GE's strategy, then fuse-ops.
 
     ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``.

@@ -28,11 +28,27 @@ func.func @conv3d(%x: !layout.tensor<1x20x5x7x9xf32, NCDHW>) -> !layout.tensor<1
 // CHECK:         tile.strided_view %r_out : memref<1x3x2x7x9x16xf32, "GM"> to memref<3x2x7x9x16xf32, strided<[2016, 1008, 144, 16, 1]>, "GM">
 // CHECK:         tile.alloc : memref<1x2x5x9x16xf32, "L1">
 // CHECK:         scf.for %nd = %c0 to %c3 step %c1 {
-// CHECK:           scf.for %kd = %c0 to %c3 step %c1 {
+// the depth taps that read data: [clamp(ceil(-start / 2), 0, 2), max(min(floor((4 - start) / 2) + 1, 3), first + 1)) with start = d_out·2 - 2
+// CHECK:           %[[D:.*]] = arith.remsi %nd, %c3 : index
+// CHECK:           %[[S2:.*]] = arith.muli %[[D]], %c2 : index
+// CHECK-NEXT:      %[[START:.*]] = arith.addi %[[S2]], %cm2 : index
+// CHECK-NEXT:      %[[NEG:.*]] = arith.subi %c0, %[[START]] : index
+// CHECK-NEXT:      %[[LO0:.*]] = arith.ceildivsi %[[NEG]], %c2 : index
+// CHECK-NEXT:      %[[LO1:.*]] = arith.maxsi %[[LO0]], %c0 : index
+// CHECK-NEXT:      %[[LO:.*]] = arith.minsi %[[LO1]], %c2 : index
+// CHECK-NEXT:      %[[REST:.*]] = arith.subi %c4, %[[START]] : index
+// CHECK-NEXT:      %[[HI0:.*]] = arith.floordivsi %[[REST]], %c2 : index
+// CHECK-NEXT:      %[[HI1:.*]] = arith.addi %[[HI0]], %c1 : index
+// CHECK-NEXT:      %[[HI2:.*]] = arith.minsi %[[HI1]], %c3 : index
+// CHECK-NEXT:      %[[LO_1:.*]] = arith.addi %[[LO]], %c1 : index
+// CHECK-NEXT:      %[[HI:.*]] = arith.maxsi %[[HI2]], %[[LO_1]] : index
+// CHECK-NEXT:      scf.for %kd = %[[LO]] to %[[HI]] step %c1 {
 // CHECK:             %[[TAP:.*]] = arith.muli %kd, %c18 : index
+// CHECK-NEXT:        %[[NTH:.*]] = arith.subi %kd, %[[LO]] : index
+// CHECK-NEXT:        %[[ORIGIN:.*]] = arith.muli %[[NTH]], %c18 : index
 // CHECK:             tile.copy %{{.*}} to %fmap_l1
 // CHECK:             scf.for %k = %c0 to %c18 step %c1 {
-// CHECK:               %[[K:.*]] = arith.addi %[[TAP]], %k : index
+// CHECK:               %[[K:.*]] = arith.addi %[[ORIGIN]], %k : index
 // CHECK:               %first = arith.cmpi eq, %[[K]], %c0 : index
 // CHECK:               tile.load3d %fmap_l1[%k] to %a_l0a valid %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 9 : i64, channels = 20 : i64}
 // CHECK:               tile.mmad %a_l0a, %b_l0b, %c_l0c, %first

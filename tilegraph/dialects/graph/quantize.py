@@ -232,6 +232,14 @@ class DequantizeLinearOp(_LinearQuantOp):
         return (convert(y, out.dtype),)
 
 
+def _float32_input(operands: Sequence[SSAValue | None], what: str) -> TensorType:
+    """The one operand of a dynamic quantisation, which must be float32."""
+    x = require(tensor_type(operands[0]), "x")
+    if x.dtype != DType.float32:
+        raise ShapeError(f"{what} takes float32, got {x.element_type}")
+    return x
+
+
 @irdl_op_definition
 class DynamicQuantizeLinearOp(GraphOp):
     """ONNX DynamicQuantizeLinear: uint8 quantization of a float32 tensor with the scale and
@@ -250,9 +258,7 @@ class DynamicQuantizeLinearOp(GraphOp):
     def infer_shapes(
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
-        x = require(tensor_type(operands[0]), "x")
-        if x.dtype != DType.float32:
-            raise ShapeError(f"DynamicQuantizeLinear takes float32, got {x.element_type}")
+        x = _float32_input(operands, "DynamicQuantizeLinear")
         u8 = element_type_of("uint8")
         return [
             nd_result(x, x.origin_shape, u8),
@@ -271,11 +277,61 @@ class DynamicQuantizeLinearOp(GraphOp):
         return y, np.asarray(scale, np.float32), np.asarray(zero, np.uint8)
 
 
+@irdl_op_definition
+class DynamicQuantizeParamsOp(GraphOp):
+    """``graph.dynamic_quantize_params %x``: DynamicQuantizeLinear's scale and zero point.
+
+        ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``, ``scale = (hi - lo) / 255`` and
+        ``zero_point = uint8(round_half_even(clip(0 - lo / scale, 0, 255)))``, in float32 step
+        by step as the ONNX function body computes them; a zero range (an all-zero ``x``) gives
+        scale 1 and zero point 0, as onnxruntime does (the body would divide 0 by 0).
+        ``y_zero_point_int8`` is ``zero_point - 128`` as int8: the zero point of the same grid
+        moved onto int8, which ``fold-integer-ops`` gives the int8 cube (a result the kernel
+        writes only when something reads it). ``expand-qoperator`` writes DynamicQuantizeLinear
+        as this op and a QuantizeLinear of ``x`` with its results: one reduction kernel of both
+        extremes that also computes the scalars
+        (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
+    elementwise kernel."""
+
+    name = "graph.dynamic_quantize_params"
+    x = operand_def(TensorType)
+    y_scale = result_def(TensorType)
+    y_zero_point = result_def(TensorType)
+    y_zero_point_int8 = result_def(TensorType)
+    traits = traits_def(Pure())
+    FACTS: ClassVar = ND_OPAQUE
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = _float32_input(operands, cls.name)
+        return [
+            TensorType([], x.element_type),
+            TensorType([], element_type_of("uint8")),
+            TensorType([], element_type_of("int8")),
+        ]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        (x,) = inputs
+        assert x is not None
+        f32 = np.float32
+        lo = np.minimum(x.min(initial=f32(0)), f32(0)).astype(f32)
+        hi = np.maximum(x.max(initial=f32(0)), f32(0)).astype(f32)
+        scale = f32(f32(hi - lo) / f32(255))
+        safe = f32(1) if scale == 0 else scale
+        initial = f32(f32(0) - f32(lo / safe))
+        zero = np.rint(np.clip(initial, f32(0), f32(255)))
+        shifted = np.asarray(zero - 128, np.int8)
+        return np.asarray(safe, f32), np.asarray(zero, np.uint8), shifted
+
+
 # BitCast joins this family's registration list: it belongs with Cast, whose list is shared
 QUANTIZE_OPS: list[type[GraphOp]] = [
     QuantizeLinearOp,
     DequantizeLinearOp,
     DynamicQuantizeLinearOp,
+    DynamicQuantizeParamsOp,
     *QUANTIZED_LINALG_OPS,
     *QUANTIZED_CUBE_OPS,
     *REQUANTIZED_CUBE_OPS,

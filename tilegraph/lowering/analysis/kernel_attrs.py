@@ -33,6 +33,11 @@ kernel each comes from, so that ``split-cores`` shares out the same loop in both
 PARALLEL_ATTR = "tile.parallel"
 """Set by ``tile-kernels`` on an ``scf.for`` whose iterations write disjoint data (any order,
 any core): what ``split-cores`` shares out and the fast executor batches."""
+VARYING_TRIPS_ATTR = "tile.varying_trips"
+"""Unit attribute of an ``scf.for`` whose trip count changes from one run to the next (its
+bounds depend on an outer induction variable: a 3-D convolution's depth taps that read
+data); ``inject-sync`` proves the flags it drops on a full walk of such a kernel, since a
+short walk need not meet every trip count."""
 KERNEL_SLOTS_ATTR = "tile.multi_buffer"
 """Kernel attribute overriding ``multi-buffer``'s ``slots`` for that kernel (1: off)."""
 

@@ -36,8 +36,9 @@ later-or-equal set of the same pipe pair in the same block covers it; then every
 a bias load's MTE2 -> FIX is implied by MTE2 -> MTE1 -> M -> FIX — is removed: the
 pipe-queue checker still passes without it on a short walk of the kernel (every loop cut to
 three iterations, which shows the first iteration, the steady state and the reuse of a
-ping-pong slot). Event ids are given per pipe pair from 0; more than 8 on one pair is a
-compile error naming the kernel.
+ping-pong slot; a kernel with a loop whose trip count varies, ``tile.varying_trips``, is
+walked in full on every block instead). Event ids are given per pipe pair from 0; more than
+8 on one pair is a compile error naming the kernel.
 
 :func:`tilegraph.lowering.analysis.sync_check.check_sync` proves the result sufficient by
 running each pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and
@@ -65,7 +66,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import ALL_PIPES, SYNC_OPS, FlagOp
 from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
-from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR, VARYING_TRIPS_ATTR
 from tilegraph.lowering.analysis.sync_check import (
     SyncError,
     check_trace,
@@ -488,9 +489,13 @@ def _drop_implied(
     each of ``sub_blocks`` AIVs of a group runs it (their shares of a tile differ). Latest
     inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
     implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
+    # a loop whose trip count varies shows all its patterns only on the full walk of
+    # every block (each block's share of the outer loops meets other trip counts)
+    varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
+    walk = None if varying else _SHORT_WALK
     traces = [  # every sub-block of a mix kernel's AIV: each runs other shares of a tile
-        trace_kernel(fn, block, blocks, _SHORT_WALK, sub)
-        for block in {0, blocks - 1}
+        trace_kernel(fn, block, blocks, walk, sub)
+        for block in (range(blocks) if varying else {0, blocks - 1})
         for sub in range(sub_blocks)
     ]
     aliases = kernel_aliases(fn)

@@ -49,6 +49,7 @@ from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
+from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
 from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
@@ -79,6 +80,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
     emit_data_movement_kernel,
     is_data_movement,
 )
+from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_quantize_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
@@ -138,6 +140,8 @@ def _vector_strategy(body: KernelBody):
         return emit_scan_kernel
     if isinstance(first, SELECTION_OPS):
         return emit_selection_kernel
+    if isinstance(first, DynamicQuantizeParamsOp):
+        return emit_dynamic_quantize_kernel
     return lambda body, b: emit_vector_kernel(body, b, b.ub_budget())
 
 

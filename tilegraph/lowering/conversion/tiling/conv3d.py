@@ -11,13 +11,14 @@ the kernel addresses the data, the output and the bias through those views
 :mod:`.conv_output`) per output depth: output tile (n, d_out, rows, columns, channels)
 accumulates, for each depth tap ``kd``, the 2-D convolution of input plane
 ``d_out·sd − pd + kd·dd`` with tap ``kd``'s FRACTAL_Z weight into the same L0C (``mmad``'s
-``first`` flag only on tap 0's first K step). A tap in the depth padding reads a plane
-outside the data: in the merged ``D·C1`` axis its window lies wholly before the first or
-after the last plane, so the load cuts it and its feature map is zeros (no contribution).
-Those taps still run (their loads, img2col and ``mmad`` on zeros): skipping them needs a
-tap loop whose bounds depend on the output depth, and ``inject-sync`` orders the
-multi-buffered feature map of loops with constant bounds only. Bias and ReLU leave through
-fixpipe as in 2-D.
+``first`` flag only on the first tap's first K step). A tap in the depth padding would read
+a plane outside the data (zeros: no contribution), so where some window reaches the
+padding the tap loop runs only the taps that read a plane (:func:`valid_taps`, computed in
+the kernel from ``d_out``: :func:`tap_bounds`); at least one, so that a plane whose window
+lies wholly in the padding still starts its accumulator (on zeros). That loop's trip count
+varies with the output plane (``tile.varying_trips``): ``inject-sync`` then proves the
+flags it drops on the full walk of every block, not its short walk. Bias and ReLU leave
+through fixpipe as in 2-D.
 
 Grouped and depthwise 3-D convolutions run as the 2-D ones do (:func:`.conv_tiles.group_blocks`):
 FRACTAL_Z_3D stores a grouped filter by the groups rule, blocks of ``e`` groups (each a
@@ -32,10 +33,13 @@ TransData prologue (NCDHW -> NDC1HWC0 is a kernel of its own,
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from math import prod
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.nn import ConvOp
@@ -43,6 +47,7 @@ from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import CopyOp, Load2dOp, MmadOp, StridedViewOp
 from tilegraph.dialects.tile.workspace import strided_memref
+from tilegraph.lowering.analysis.kernel_attrs import VARYING_TRIPS_ATTR
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.conv import chunk_reduction, load3d_step
@@ -105,6 +110,62 @@ def conv3d_geometry(conv: ConvOp, data: TensorType) -> tuple[ConvGeometry, Depth
         *steps, c0, False,
     )  # fmt: skip
     return plane, taps
+
+
+def taps_in_padding(taps: DepthTaps) -> bool:
+    """Some output plane's depth window reaches into the padding (a tap reads no plane)."""
+    last_start = (taps.out_depth - 1) * taps.stride - taps.pad_front
+    return taps.pad_front > 0 or last_start + (taps.taps - 1) * taps.dilation >= taps.depth
+
+
+def valid_taps(taps: DepthTaps, d_out: int) -> range:
+    """The depth taps of output plane ``d_out`` that read a data plane (input plane
+    ``d_out·stride − pad_front + kd·dilation`` in ``[0, depth)``), at least one (a plane
+    whose window lies wholly in the padding runs one tap of zeros: its accumulator must
+    start). What :func:`tap_bounds` computes in the kernel."""
+    start = d_out * taps.stride - taps.pad_front
+    lo = min(max(0, -(start // taps.dilation)), taps.taps - 1)  # ceil(-start / dilation)
+    hi = min(taps.taps, (taps.depth - 1 - start) // taps.dilation + 1)
+    return range(lo, max(hi, lo + 1))
+
+
+def tap_bounds(
+    b: KernelBuilder, taps: DepthTaps, d_out: SSAValue
+) -> tuple[SSAValue | None, SSAValue | None]:
+    """The first and the end of output plane ``d_out``'s taps that read data
+    (:func:`valid_taps`), computed in the kernel; (None, None) when no window reaches the
+    padding (every plane runs every tap: a loop of constant bounds)."""
+    if not taps_in_padding(taps):
+        return None, None
+    start = b.affine(d_out, taps.stride, -taps.pad_front)
+    dilation = b.index(taps.dilation)
+    # lo = clamp(ceil(-start / dilation), 0, taps - 1)
+    neg = b.add(arith.SubiOp(b.index(0), start)).results[0]
+    lo = b.add(arith.CeilDivSIOp(neg, dilation)).results[0]
+    lo = b.add(arith.MaxSIOp(lo, b.index(0))).results[0]
+    lo = b.add(arith.MinSIOp(lo, b.index(taps.taps - 1))).results[0]
+    # hi = max(min(floor((depth - 1 - start) / dilation) + 1, taps), lo + 1)
+    rest = b.add(arith.SubiOp(b.index(taps.depth - 1), start)).results[0]
+    hi = b.add(arith.FloorDivSIOp(rest, dilation)).results[0]
+    hi = b.add(arith.MinSIOp(b.affine(hi, 1, 1), b.index(taps.taps))).results[0]
+    hi = b.add(arith.MaxSIOp(hi, b.affine(lo, 1, 1))).results[0]
+    return lo, hi
+
+
+@contextmanager
+def tap_loop(
+    b: KernelBuilder, taps: DepthTaps, first: SSAValue | None, end: SSAValue | None
+) -> Iterator[SSAValue]:
+    """The loop over the depth taps: every tap (constant bounds), or ``[first, end)``."""
+    if first is None or end is None:
+        with b.loop(taps.taps, 1, "kd") as kd:
+            yield kd
+        return
+    with b.loop_over(first, end, b.index(1), "kd") as kd:
+        loop = kd.owner.parent_op()
+        assert loop is not None
+        loop.attributes[VARYING_TRIPS_ATTR] = UnitAttr()
+        yield kd
 
 
 def plane_view(b: KernelBuilder, arg: SSAValue, shape: list[int]) -> SSAValue:
@@ -185,13 +246,19 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         block_c1 = b.affine(blk, g.in_c1_step)  # the block's first C1 in a plane
         w_block = b.affine(blk, g.w_k_step)  # the block's first weight row (K fractal)
         w_col = b.add_index(b.affine(blk, g.w_n_step), co)
-        with b.loop(taps.taps, 1, "kd") as kd:
+        first_tap, taps_end = tap_bounds(b, taps, d_out)
+        with tap_loop(b, taps, first_tap, taps_end) as kd:
             d_in = b.add_index(
                 b.affine(d_out, taps.stride, -taps.pad_front), b.affine(kd, taps.dilation)
             )
             # the plane's (and block's) first C1 in the merged D·C1 axis
             plane_c1 = b.add_index(b.affine(d_in, g.c1_in), block_c1)
             w_tap = b.affine(kd, g.block_k1)  # the tap's first row within the block
+            # the accumulator starts at the first tap that runs
+            k_origin = w_tap
+            if first_tap is not None:
+                k_origin = b.add(arith.SubiOp(kd, first_tap)).results[0]
+                k_origin = b.affine(k_origin, g.block_k1)
 
             def load_chunk(kc: SSAValue) -> None:
                 h_start = b.affine(oh, g.strides[0], -g.pad_top)
@@ -210,7 +277,7 @@ def emit_conv3d(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     b.add(Load2dOp(w_l1, zero, zero, b_l0, "copy"))
                 b.add(MmadOp(a_l0, b_l0, c_l0, first))
 
-            chunk_reduction(b, g, chunked, valid, load_chunk, k_step, k_origin=w_tap)
+            chunk_reduction(b, g, chunked, valid, load_chunk, k_step, k_origin=k_origin)
         out_c1 = b.add_index(b.affine(blk, g.out_c1_step), co)
         output.write(c_l0, out_arg, [nd, out_c1, oh, ow, zero])
 

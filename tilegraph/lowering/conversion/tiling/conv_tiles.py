@@ -440,8 +440,12 @@ def chosen_conv_tiles(
 
 def odd_int8_channel_tile(g: ConvGeometry, n1: int, out_element: Attribute) -> bool:
     """An int8 output (C0 = 32: two accumulator fractals a C1 slice) cut in channel tiles
-    of an odd number of fractals, so that a tile would start inside a C1 slice."""
-    return str(out_element) == "i8" and n1 % 2 == 1 and n1 < g.block_n1
+    of an odd number of fractals, or in group blocks of an odd number of fractals
+    (``fold-requant`` makes none: :func:`~tilegraph.passes.fold_requant.
+    int8_groups_fill_slices`), so that a tile would start inside a C1 slice."""
+    if str(out_element) != "i8":
+        return False
+    return (n1 % 2 == 1 and n1 < g.block_n1) or (g.blocks > 1 and g.out_c1_step % 2 == 1)
 
 
 def tiles_failure(
@@ -460,7 +464,10 @@ def tiles_failure(
     if g.blocks > 1 and g.block_n1 % t.n1:
         return f"conv.n1 = {t.n1} does not divide a group block's {g.block_n1} fractals"
     if odd_int8_channel_tile(g, t.n1, out_element):
-        return f"conv.n1 = {t.n1} is odd: int8 output tiles fill C1 slices of 32 channels"
+        return (
+            f"conv.n1 = {t.n1} or a group block's fractals are odd: int8 output tiles "
+            "fill C1 slices of 32 channels"
+        )
     if t.k1 > t.chunk_k1(g):
         return f"conv.k1 = {t.k1} exceeds the {t.chunk_k1(g)} K fractals of one load"
     m1 = t.m1(g)
