@@ -34,8 +34,9 @@ A kernel of several top-level nests that pass nothing to each other through GM (
 reads a GM buffer one of them writes: a data-movement kernel's regions, a concat's inputs,
 a resize's row nests) has each nest's work loop shared out on its own, the chosen one and
 the heuristic's choice in every other (a nest of one tile, a parallel loop of one trip,
-goes to block 0 alone), so no block runs a whole nest that the others repeat (CANN's Concat tiling, too, divides the whole output over the cores, a core's
-share running across inputs: docs/hardware.md, "Data movement over the cores");
+goes to block 0 alone), so no block runs a whole nest that the others repeat (CANN's
+Concat tiling, too, divides the whole output over the cores, a core's share running across
+inputs: docs/hardware.md, "Data movement over the cores");
 ``trips`` below is then the most of any nest's.
 
 Every launch of the kernel gets ``blocks = min(cores, trips)``: cube kernels on the preset's
