@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import dce
 
 from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.elementwise import ClipOp, ReluOp
@@ -75,13 +76,9 @@ INT8_C0 = 32
 
 
 def _live_users(value: SSAValue) -> list[Operation]:
-    """The users of ``value`` that compute something used (a DequantizeLinear that fed a
-    folded convolution stays until ``dce`` without users of its own)."""
-    return [
-        use.operation
-        for use in value.uses
-        if not (isinstance(use.operation, DequantizeLinearOp) and not use.operation.y.uses)
-    ]
+    """The users of ``value`` (the pass erases dead ops first: what fold-qdq left of the
+    float patterns it replaced would otherwise look like readers)."""
+    return [use.operation for use in value.uses]
 
 
 def _only_user(value: SSAValue) -> Operation | None:
@@ -228,6 +225,7 @@ class FoldRequantPass(ModulePass):
         stats = start_pass(self.name)
         if target_of(op).precision != INT8_PRECISION:
             return
+        dce(op)
         for conv in list(op.walk()):
             if not isinstance(conv, QuantConv2dOp | QuantMatMulOp):
                 continue
