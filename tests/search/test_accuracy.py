@@ -49,12 +49,14 @@ def test_the_keep_list_meets_the_tolerance_on_both_executors(found: AccuracyRepo
 
 
 def test_estimates(found: AccuracyReport) -> None:
-    """The kernels' own time of the keep-list lies between all-float16 and all-float32; the
-    model's total does not on this small model: each cast is a kernel launch of its own
-    (~2 µs), which is more than float16 saves (docs/precision.md)."""
-    kernel = found.kernel_us
-    assert kernel["reduced"] < kernel["keep"] < kernel["fp32"]
-    assert found.estimate_us["keep"] > found.estimate_us["reduced"]
+    """Float16 kernels are faster than float32 ones; the keep-list's casts cost more than
+    that on this small model: its kernels are slower than all-float16 (and here even than
+    all-float32, each cast kernel paying its GM round trips), and each cast is a launch of
+    its own (~2 µs), so its total is the slowest (docs/precision.md)."""
+    kernel, total = found.kernel_us, found.estimate_us
+    assert kernel["reduced"] < kernel["fp32"]
+    assert kernel["keep"] > kernel["reduced"]
+    assert total["keep"] > total["reduced"] and total["keep"] > total["fp32"]
 
 
 def test_bisection_and_minimisation() -> None:
