@@ -34,18 +34,15 @@ func.func @qlinear_conv(%x: !layout.tensor<1x3x5x5xf32>) -> !layout.tensor<1x2x5
   func.return %y : !layout.tensor<1x2x5x5xf32>
 }
 
-// quantize_dynamic's MatMul: DynamicQuantizeLinear becomes its function body (the
-// QuantizeLinear of a run-time scale and uint8 zero point); Cast(MatMulInteger) becomes
-// quant_matmul of the re-centred int8 data (a sibling QuantizeLinear, zero point z - 128),
-// the weights as rows of K, the bias Mul(int32(z - 128), -colsum(w)) = -(z-128) * [6, -3]
-// and scale 1.0 (the Cast, bit for bit).
+// quantize_dynamic's MatMul: DynamicQuantizeLinear becomes its parameters op (the scale,
+// the uint8 zero point and that zero point moved onto int8, z - 128) and a QuantizeLinear;
+// Cast(MatMulInteger) becomes quant_matmul of the re-centred int8 data (a sibling
+// QuantizeLinear with the int8 zero point the parameters op computes), the weights as rows
+// of K, the bias Mul(int32(z - 128), -colsum(w)) = -(z-128) * [6, -3] and scale 1.0 (the
+// Cast, bit for bit). The uint8 quantisation is then dead.
 // CHECK-LABEL: func.func @dynamic_matmul
-// CHECK:       graph.reduce_min %x {keepdims = 0}
-// CHECK:       graph.reduce_max %x {keepdims = 0}
-// CHECK:       %xs = graph.where
-// CHECK:       %xz = graph.cast %{{.*}} {to = 2} : (!layout.tensor<f32>) -> !layout.tensor<ui8>
-// CHECK:       %[[ZF:.*]] = graph.cast %xz {to = 1}
-// CHECK:       %[[Z8:.*]] = graph.cast %{{.*}} {to = 3} : (!layout.tensor<f32>) -> !layout.tensor<i8>
+// CHECK:       %xs, %xz, %[[Z8:.*]] = graph.dynamic_quantize_params %x : (!layout.tensor<2x3xf32>) -> (!layout.tensor<f32>, !layout.tensor<ui8>, !layout.tensor<i8>)
+// CHECK-NOT:   -> !layout.tensor<2x3xui8>
 // CHECK:       %[[X8:.*]] = graph.quantize_linear %x, %xs, %[[Z8]] {{.*}}-> !layout.tensor<2x3xi8>
 // CHECK:       %[[ZX:.*]] = graph.cast %[[Z8]] {to = 6} : (!layout.tensor<i8>) -> !layout.tensor<i32>
 // CHECK:       %[[SUMS:.*]] = graph.constant dense<[-6, 3]> : !layout.tensor<2xi32>
