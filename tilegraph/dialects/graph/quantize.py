@@ -281,16 +281,16 @@ class DynamicQuantizeLinearOp(GraphOp):
 class DynamicQuantizeParamsOp(GraphOp):
     """``graph.dynamic_quantize_params %x``: DynamicQuantizeLinear's scale and zero point.
 
-        ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``, ``scale = (hi - lo) / 255`` and
-        ``zero_point = uint8(round_half_even(clip(0 - lo / scale, 0, 255)))``, in float32 step
-        by step as the ONNX function body computes them; a zero range (an all-zero ``x``) gives
-        scale 1 and zero point 0, as onnxruntime does (the body would divide 0 by 0).
-        ``y_zero_point_int8`` is ``zero_point - 128`` as int8: the zero point of the same grid
-        moved onto int8, which ``fold-integer-ops`` gives the int8 cube (a result the kernel
-        writes only when something reads it). ``expand-qoperator`` writes DynamicQuantizeLinear
-        as this op and a QuantizeLinear of ``x`` with its results: one reduction kernel of both
-        extremes that also computes the scalars
-        (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
+    ``lo = min(min(x), 0)``, ``hi = max(max(x), 0)``, ``scale = (hi - lo) / 255`` and
+    ``zero_point = uint8(round_half_even(clip(0 - lo / scale, 0, 255)))``, in float32 step
+    by step as the ONNX function body computes them; a zero range (an all-zero ``x``) gives
+    scale 1 and zero point 0, as onnxruntime does (the body would divide 0 by 0).
+    ``y_zero_point_int8`` is ``zero_point - 128`` as int8: the zero point of the same grid
+    moved onto int8, which ``fold-integer-ops`` gives the int8 cube (a result the kernel
+    writes only when something reads it). ``expand-qoperator`` writes DynamicQuantizeLinear
+    as this op and a QuantizeLinear of ``x`` with its results: one reduction kernel of both
+    extremes that also computes the scalars
+    (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
     elementwise kernel."""
 
     name = "graph.dynamic_quantize_params"
