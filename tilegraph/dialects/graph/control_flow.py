@@ -88,7 +88,8 @@ def run_body(region: Region, args: Sequence[Any]) -> list[Any]:
         if not isinstance(op, GraphOp):
             raise ShapeError(f"{op.name} cannot run in a control-flow body (graph ops only)")
         inputs = [None if v is None else env[v] for v in op.operand_slots()]
-        outputs = op.reference(*inputs)
+        with np.errstate(all="ignore"):  # IEEE values, as the interpreter runs them
+            outputs = op.reference(*inputs)
         env.update(zip(op.results, outputs, strict=True))
     raise ShapeError("a control-flow body must end with graph.yield")
 

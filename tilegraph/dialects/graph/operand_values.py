@@ -126,7 +126,8 @@ def _evaluated(
                 return None
             inputs.append(known)
     try:
-        results = op.reference(*inputs)
+        with np.errstate(all="ignore"):  # IEEE values, as the interpreter runs them
+            results = op.reference(*inputs)
     except Exception:  # a kernel that cannot run on these values: not known
         return None
     index = next(i for i, r in enumerate(op.results) if r is value)
