@@ -25,11 +25,12 @@ class SourceText:
     line_offset: int = 0
 
     def line_of(self, op: Operation) -> int | None:
-        """1-based line of ``op`` in the file, found by its first result's SSA name."""
+        """1-based line of ``op`` in the file, found by its first result's SSA name (the
+        first of a result list, ``%a, %b = ...``, or a pack, ``%a:2 = ...``)."""
         if not op.results or op.results[0].name_hint is None:
             return None
         name = re.escape(op.results[0].name_hint)
-        pattern = re.compile(rf"%{name}(:\d+)?\s*=")
+        pattern = re.compile(rf"%{name}(:\d+)?\s*(,\s*%[\w.$-]+(:\d+)?\s*)*=")
         for i, line in enumerate(self.text.splitlines()):
             if pattern.search(line):
                 return self.line_offset + i + 1
