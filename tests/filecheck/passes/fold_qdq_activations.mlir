@@ -55,3 +55,27 @@ func.func @asymmetric(%a: !layout.tensor<2x7x20xi8>, %k: !layout.tensor<2x20x7xi
 // CHECK:         %[[BIAS:.+]] = graph.constant dense<-12800> : !layout.tensor<7xi32>
 // CHECK:         %m = graph.quant_matmul %[[A]], %[[B]], %[[BIAS]], %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xf32>
 // CHECK-NOT:     graph.matmul
+
+// A projection whose int8 result (zero point 3) reaches the cube only through the concat
+// that lengthens K still requantises in fixpipe.
+func.func @asymmetric_projection(%x: !layout.tensor<2x7x48xf32>, %k: !layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x7xf32> {
+  %s = graph.constant dense<0.05> : !layout.tensor<f32>
+  %z = graph.constant dense<0> : !layout.tensor<i8>
+  %z3 = graph.constant dense<3> : !layout.tensor<i8>
+  %xq = graph.quantize_linear %x, %s, %z : (!layout.tensor<2x7x48xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x48xi8>
+  %w = graph.constant dense<3> : !layout.tensor<20x48xi8>
+  %b = graph.constant dense<0> : !layout.tensor<20xi32>
+  %d = graph.constant dense<0.001> : !layout.tensor<20xf32>
+  %qp = graph.quant_matmul %xq, %w, %b, %d : (!layout.tensor<2x7x48xi8>, !layout.tensor<20x48xi8>, !layout.tensor<20xi32>, !layout.tensor<20xf32>) -> !layout.tensor<2x7x20xf32>
+  %qq = graph.quantize_linear %qp, %s, %z3 : (!layout.tensor<2x7x20xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xi8>
+  %qd = graph.dequantize_linear %qq, %s, %z3 : (!layout.tensor<2x7x20xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x7x20xf32>
+  %kd = graph.dequantize_linear %k, %s, %z : (!layout.tensor<2x20x7xi8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<2x20x7xf32>
+  %m = graph.matmul %qd, %kd : (!layout.tensor<2x7x20xf32>, !layout.tensor<2x20x7xf32>) -> !layout.tensor<2x7x7xf32>
+  func.return %m : !layout.tensor<2x7x7xf32>
+}
+// CHECK-LABEL: func.func @asymmetric_projection(
+// CHECK:         %qq = graph.requant_matmul %xq, %w, %b, %{{.+}} {zero_point = 3} : {{.*}} -> !layout.tensor<2x7x20xi8>
+// CHECK:         %[[C:.+]] = graph.constant dense<-3> : !layout.tensor<2x7x20xi8>
+// CHECK:         %[[A:.+]] = graph.concat %qq, %[[C]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
+// CHECK:         %[[B:.+]] = graph.concat %[[R:.+]], %[[R]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
+// CHECK:         %m = graph.quant_matmul %[[A]], %[[B]], %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xf32>
