@@ -66,18 +66,25 @@ SCALES = (0.05, 0.08)
 
 
 def asymmetric_matmul(
-    za: int, zb: int, m: int = 7, k: int = 20, n: int = 7, nz_input: bool = False
+    za: int,
+    zb: int,
+    m: int = 7,
+    k: int = 20,
+    n: int = 7,
+    nz_input: bool = False,
+    dtype: type[np.integer] = np.int8,
 ):
     """A matmul of two quantised activations ``[2, m, k]`` and ``[2, k, n]`` (scales
-    :data:`SCALES`) with zero points ``za`` and ``zb`` (quantize_static's default
-    asymmetric activations). ``nz_input``: the left float input is held as FRACTAL_NZ (its
+    :data:`SCALES`) with zero points ``za`` and ``zb`` of ``dtype`` (int8:
+    quantize_static's default asymmetric activations; uint8: QUInt8 ones, which fold-qdq
+    re-centres on int8). ``nz_input``: the left float input is held as FRACTAL_NZ (its
     padding can hold NaN)."""
 
     def build(g: Graph) -> list[SSAValue]:
         operands = []
         for shape, scale, z in (([2, m, k], SCALES[0], za), ([2, k, n], SCALES[1], zb)):
             s = g.b.constant(np.array(scale, np.float32))
-            zero = g.b.constant(np.array(z, np.int8))
+            zero = g.b.constant(np.array(z, dtype))
             if nz_input and not operands:
                 t = TensorType(shape, element_type_of("float32"), "ND", "FRACTAL_NZ")
                 x = g.b.block.insert_arg(t, len(g.b.block.args))
@@ -198,38 +205,49 @@ ASYMMETRIC_UNITS = {
 
 
 @pytest.mark.parametrize(
-    ("za", "zb", "m", "k", "n"),
-    [(-128, 127, 7, 20, 7), (127, -128, 17, 40, 36), (-128, -128, 5, 33, 9), (3, 0, 7, 20, 7)],
-    ids=["min_max", "max_min_ragged", "uint8_zero", "one_side"],
+    ("za", "zb", "m", "k", "n", "dtype"),
+    [
+        (-128, 127, 7, 20, 7, np.int8),
+        (127, -128, 17, 40, 36, np.int8),
+        (-128, -128, 5, 33, 9, np.int8),
+        (3, 0, 7, 20, 7, np.int8),
+        (0, 255, 17, 40, 36, np.uint8),
+        (255, 0, 5, 33, 9, np.uint8),
+    ],
+    ids=["min_max", "max_min_ragged", "both_min", "one_side", "uint8_0_255", "uint8_255_0"],
 )
-def test_asymmetric_activation_matmul_kernel(za: int, zb: int, m: int, k: int, n: int):
+def test_asymmetric_activation_matmul_kernel(
+    za: int, zb: int, m: int, k: int, n: int, dtype: type[np.integer]
+):
     """Zero points other than 0 (the extremes: -128 is uint8's 0 re-centred, 127 uint8's
     255) lengthen K on the int8 cube: one cube kernel, no float matmul, exact at every
     level on the ``test`` preset with ragged M, N and K."""
-    module, inputs = _module(asymmetric_matmul(za, zb, m, k, n))
+    module, inputs = _module(asymmetric_matmul(za, zb, m, k, n, dtype=dtype))
     levels = harness.run_levels(module, inputs, "test", precision="int8")
     harness.assert_matches(levels, rtol=0, atol=0)
     harness.assert_units(levels.tiled_kernels, ASYMMETRIC_UNITS, "tile-kernels{platform=test}")
     assert not [kernel for kernel in levels.tiled_kernels if "graph.matmul" in kernel.ops]
 
 
-def _onnx_quantize(x: np.ndarray, scale: float, zero: int) -> np.ndarray:
-    """ONNX QuantizeLinear into int8: ``x / scale`` rounded half to even, plus the zero
-    point, saturated."""
+def _onnx_quantize(x: np.ndarray, scale: float, zero: int, dtype: type[np.integer]) -> np.ndarray:
+    """ONNX QuantizeLinear into ``dtype``: ``x / scale`` rounded half to even, plus the
+    zero point, saturated."""
     q = np.rint(x.astype(np.float32) / np.float32(scale)).astype(np.int64) + zero
-    return np.clip(q, -128, 127)
+    return np.clip(q, np.iinfo(dtype).min, np.iinfo(dtype).max)
 
 
-def test_asymmetric_matmul_is_onnxruntimes_integer_sum():
+@pytest.mark.parametrize(
+    ("za", "zb", "dtype"), [(-128, 101, np.int8), (255, 17, np.uint8)], ids=["int8", "uint8"]
+)
+def test_asymmetric_matmul_is_onnxruntimes_integer_sum(za: int, zb: int, dtype: type[np.integer]):
     """The folded graph computes ``Σ (a - za)(b - zb)`` in integers times ``sa·sb``
     (float32, rounded once), as onnxruntime's integer QDQ matmul: spread inputs so the
     zero points' cross terms matter, compared with that formula in int64 here."""
-    za, zb = -128, 101
-    module, inputs = _module(asymmetric_matmul(za, zb, 9, 45, 18))
+    module, inputs = _module(asymmetric_matmul(za, zb, 9, 45, 18, dtype=dtype))
     inputs = [x * 3 for x in inputs]
     levels = harness.run_levels(module, inputs, "test", precision="int8")
-    a = _onnx_quantize(inputs[0], SCALES[0], za) - za
-    b = _onnx_quantize(inputs[1], SCALES[1], zb) - zb
+    a = _onnx_quantize(inputs[0], SCALES[0], za, dtype) - za
+    b = _onnx_quantize(inputs[1], SCALES[1], zb, dtype) - zb
     scale = np.float32(SCALES[0]) * np.float32(SCALES[1])
     want = np.matmul(a, b).astype(np.float32) * scale
     np.testing.assert_array_equal(levels.reference[0], want)
