@@ -3,7 +3,9 @@
 activations (``fold-qdq``), each level against the one above it (the harness of
 :mod:`tests.lowering.test_tile_differential`) on the ``test`` preset — ragged tails: K = 40
 and 20 (not multiples of K0 = 32), N = 36 and 7 (not multiples of 16), per-column
-multipliers — and on 910B / 310P.
+multipliers — and on 910B / 310P. Matmuls of two activations with zero points other than
+0 (int8 -128 / 127, uint8 0 / 255 re-centred) are checked against onnxruntime's integer
+formula ``Σ (a - za)(b - zb) · sa·sb`` computed here in int64.
 
 Every level computes the same exact int32 sum and rounds it once the same way (the
 requantisation half to even in float32, the dequantisation once into float32), so they
