@@ -3,7 +3,9 @@
 activations (``fold-qdq``), each level against the one above it (the harness of
 :mod:`tests.lowering.test_tile_differential`) on the ``test`` preset — ragged tails: K = 40
 and 20 (not multiples of K0 = 32), N = 36 and 7 (not multiples of 16), per-column
-multipliers — and on 910B / 310P.
+multipliers — and on 910B / 310P. Matmuls of two activations with zero points other than
+0 (int8 -128 / 127, uint8 0 / 255 re-centred) are checked against onnxruntime's integer
+formula ``Σ (a - za)(b - zb) · sa·sb`` computed here in int64.
 
 Every level computes the same exact int32 sum and rounds it once the same way (the
 requantisation half to even in float32, the dequantisation once into float32), so they
@@ -18,7 +20,9 @@ from xdsl.ir import SSAValue
 
 from tests.lowering import test_tile_differential as harness
 from tests.lowering.test_tile_differential import Graph
+from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.requantized_cube import requantize_accumulator
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import FixpipeOp
 from tilegraph.dialects.tile.base import memref_element
 
@@ -57,13 +61,43 @@ def requant_chain(relu: bool, zero_point: int, per_tensor: bool = False):
 def activation_matmul(g: Graph) -> list[SSAValue]:
     """Q·Kᵀ of two quantised activations ``[2, 7, 20]`` and ``[2, 20, 7]`` (zero points
     0), as onnxruntime's symmetric QDQ quantiser writes attention's scores."""
-    zero = g.b.constant(np.array(0, np.int8))
-    operands = []
-    for shape, scale in (([2, 7, 20], 0.05), ([2, 20, 7], 0.08)):
-        s = g.b.constant(np.array(scale, np.float32))
-        q = g.op("quantize_linear", g.input(shape), s, zero)
-        operands.append(g.op("dequantize_linear", q, s, zero))
-    return [g.op("matmul", *operands)]
+    return asymmetric_matmul(0, 0)(g)
+
+
+SCALES = (0.05, 0.08)
+
+
+def asymmetric_matmul(
+    za: int,
+    zb: int,
+    m: int = 7,
+    k: int = 20,
+    n: int = 7,
+    nz_input: bool = False,
+    dtype: type[np.integer] = np.int8,
+):
+    """A matmul of two quantised activations ``[2, m, k]`` and ``[2, k, n]`` (scales
+    :data:`SCALES`) with zero points ``za`` and ``zb`` of ``dtype`` (int8:
+    quantize_static's default asymmetric activations; uint8: QUInt8 ones, which fold-qdq
+    re-centres on int8). ``nz_input``: the left float input is held as FRACTAL_NZ (its
+    padding can hold NaN)."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        operands = []
+        for shape, scale, z in (([2, m, k], SCALES[0], za), ([2, k, n], SCALES[1], zb)):
+            s = g.b.constant(np.array(scale, np.float32))
+            zero = g.b.constant(np.array(z, dtype))
+            if nz_input and not operands:
+                t = TensorType(shape, element_type_of("float32"), "ND", "FRACTAL_NZ")
+                x = g.b.block.insert_arg(t, len(g.b.block.args))
+                g.arrays.append(g.rng.standard_normal(shape).astype(np.float32))
+            else:
+                x = g.input(shape)
+            q = g.op("quantize_linear", x, s, zero)
+            operands.append(g.op("dequantize_linear", q, s, zero))
+        return [g.op("matmul", *operands)]
+
+    return build
 
 
 def _module(build, padded: bool = False):
@@ -163,3 +197,79 @@ def test_requant_matmul_rounds_half_to_even_on_the_cube():
     assert _requant_fixpipes(levels)
     for outputs in levels.outputs.values():
         np.testing.assert_array_equal(outputs[0][0, :, 0], [0, 2, 2, -2])
+
+
+ASYMMETRIC_UNITS = {
+    "graph.quant_matmul": harness.CUBE,
+    "graph.transpose": harness.VECTOR,
+    "graph.concat": harness.VECTOR,
+}
+
+
+@pytest.mark.parametrize(
+    ("za", "zb", "m", "k", "n", "dtype"),
+    [
+        (-128, 127, 7, 20, 7, np.int8),
+        (127, -128, 17, 40, 36, np.int8),
+        (-128, -128, 5, 33, 9, np.int8),
+        (3, 0, 7, 20, 7, np.int8),
+        (0, 255, 17, 40, 36, np.uint8),
+        (255, 0, 5, 33, 9, np.uint8),
+    ],
+    ids=["min_max", "max_min_ragged", "both_min", "one_side", "uint8_0_255", "uint8_255_0"],
+)
+def test_asymmetric_activation_matmul_kernel(
+    za: int, zb: int, m: int, k: int, n: int, dtype: type[np.integer]
+):
+    """Zero points other than 0 (the extremes: -128 is uint8's 0 re-centred, 127 uint8's
+    255) lengthen K on the int8 cube: one cube kernel, no float matmul, exact at every
+    level on the ``test`` preset with ragged M, N and K."""
+    module, inputs = _module(asymmetric_matmul(za, zb, m, k, n, dtype=dtype))
+    levels = harness.run_levels(module, inputs, "test", precision="int8")
+    harness.assert_matches(levels, rtol=0, atol=0)
+    harness.assert_units(levels.tiled_kernels, ASYMMETRIC_UNITS, "tile-kernels{platform=test}")
+    assert not [kernel for kernel in levels.tiled_kernels if "graph.matmul" in kernel.ops]
+
+
+def _onnx_quantize(x: np.ndarray, scale: float, zero: int, dtype: type[np.integer]) -> np.ndarray:
+    """ONNX QuantizeLinear into ``dtype``: ``x / scale`` rounded half to even, plus the
+    zero point, saturated."""
+    q = np.rint(x.astype(np.float32) / np.float32(scale)).astype(np.int64) + zero
+    return np.clip(q, np.iinfo(dtype).min, np.iinfo(dtype).max)
+
+
+@pytest.mark.parametrize(
+    ("za", "zb", "dtype"), [(-128, 101, np.int8), (255, 17, np.uint8)], ids=["int8", "uint8"]
+)
+def test_asymmetric_matmul_is_onnxruntimes_integer_sum(za: int, zb: int, dtype: type[np.integer]):
+    """The folded graph computes ``Σ (a - za)(b - zb)`` in integers times ``sa·sb``
+    (float32, rounded once), as onnxruntime's integer QDQ matmul: spread inputs so the
+    zero points' cross terms matter, compared with that formula in int64 here."""
+    module, inputs = _module(asymmetric_matmul(za, zb, 9, 45, 18, dtype=dtype))
+    inputs = [x * 3 for x in inputs]
+    levels = harness.run_levels(module, inputs, "test", precision="int8")
+    a = _onnx_quantize(inputs[0], SCALES[0], za, dtype) - za
+    b = _onnx_quantize(inputs[1], SCALES[1], zb, dtype) - zb
+    scale = np.float32(SCALES[0]) * np.float32(SCALES[1])
+    want = np.matmul(a, b).astype(np.float32) * scale
+    np.testing.assert_array_equal(levels.reference[0], want)
+    harness.assert_matches(levels, rtol=0, atol=0)
+
+
+def test_asymmetric_matmul_nan_padding():
+    """The left float input held as FRACTAL_NZ with NaN in its padding: no NaN leaks
+    through the concats that lengthen K."""
+    module, inputs = _module(asymmetric_matmul(-128, 127, 17, 40, 36, nz_input=True))
+    levels = harness.run_levels(module, inputs, "test", precision="int8", pad_value=harness.NAN)
+    harness.assert_no_nan(levels)
+    harness.assert_matches(levels, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_asymmetric_matmul_on_presets(platform: str):
+    """On 910B and 310P: one int8 cube kernel, exact at every level."""
+    module, inputs = _module(asymmetric_matmul(-128, 5, 17, 40, 36))
+    levels = harness.run_levels(module, inputs, platform, precision="int8")
+    harness.assert_matches(levels, rtol=0, atol=0)
+    units = f"tile-kernels{{platform={platform}}}"
+    harness.assert_units(levels.tiled_kernels, ASYMMETRIC_UNITS, units)

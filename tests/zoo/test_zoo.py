@@ -47,6 +47,8 @@ FAST: set[tuple[str, str, int]] = {
     ("qdq_mlp", "cli-tiles", 0),
     ("qdq_attention", "cli-tiles", 0),
     ("qdq_attention", "cli-interpret", 0),
+    ("qdq_attention_default", "cli-tiles", 0),
+    ("qdq_attention_u8", "cli-interpret", 0),
     ("qop_cnn", "cli-tiles", 0),
     ("qop_mlp", "cli-interpret", 0),
     ("dynamic_mlp", "cli-tiles", 0),
@@ -58,7 +60,8 @@ FAST: set[tuple[str, str, int]] = {
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (the one
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
-shapes through a Session at 16 and 8 kHz), the QDQ CNN, MLP and attention block under ``--precision int8``
+shapes through a Session at 16 and 8 kHz), the QDQ CNN, MLP and attention block (its
+asymmetric int8 and uint8 siblings too) under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
 MatMulInteger), and the 3-D CNNs on both executors."""

@@ -38,12 +38,12 @@ What is folded: 2-D convolutions, and MatMul / Gemm (``alpha = beta = 1``, no
 scale ``sx·sw`` (as onnxruntime makes it), whose scales are float32/float16 constants and
 whose bias correction fits int32; and (:mod:`~tilegraph.passes.qdq_activations`) the
 ``DequantizeLinear -> Reshape / Transpose / ... -> QuantizeLinear`` of one quantisation
-becomes an int8 move, and a MatMul of two int8 activations with zero points 0
-(attention's Q·Kᵀ and P·V) a ``graph.quant_matmul`` with the right operand transposed to
-rows of K. Not folded: a grouped convolution with padding and ``zx != 0`` (a group
-block's last K step may read its neighbour's weight rows against the padding, harmless
-only when it is 0), matmuls of two activations with a zero point other than 0, weights
-with a zero point. Anything else keeps the float path (its Q/DQ run as vector
+becomes an int8 move, and a MatMul of two int8 activations (attention's Q·Kᵀ and P·V) a
+``graph.quant_matmul`` with the right operand transposed to rows of K, K lengthened by
+int8 concats that carry the zero points' run-time sums when they are not 0. Not folded: a
+grouped convolution with padding and ``zx != 0`` (a group block's last K step may read its
+neighbour's weight rows against the padding, harmless only when it is 0), weights with a
+zero point. Anything else keeps the float path (its Q/DQ run as vector
 programs). A module under ``int8`` with no QuantizeLinear / DequantizeLinear at all is an
 error: ``int8`` is the precision of models that carry their quantisation. Under any other
 precision the pass changes nothing.

@@ -19,8 +19,8 @@ QuantizeLinear to int8 (a float32 scale and an int8 zero point, one each, consta
 either
 
 * only ``graph.quant_conv2d`` / ``graph.quant_matmul`` ops read that QuantizeLinear's
-  int8 result, directly or through int8 reshapes / transposes (the int8 tensor is written
-  for cube ops anyway), or
+  int8 result, directly or through int8 reshapes / transposes / concats (the int8 tensor
+  is written for cube ops anyway), or
 * its only user is ``DequantizeLinear → Relu → QuantizeLinear`` with the same scale and
   zero point throughout (onnxruntime's symmetric QDQ ResNet-50 keeps its ReLUs so), whose
   last QuantizeLinear is such an operand: ``Q(relu(DQ(q))) = max(q, zero point)`` exactly,
@@ -56,6 +56,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.transforms.dead_code_elimination import dce
 
 from tilegraph.dialects.graph.constant_ops import ConstantOp
+from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.elementwise import ClipOp, ReluOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
@@ -100,7 +101,8 @@ def _int8_quantize(op: Operation | None) -> Int8Quantization | None:
 
 def _feeds_cube(value: SSAValue) -> bool:
     """Only int8 cube ops read ``value`` (as an operand), directly or through int8 moves
-    (reshapes / transposes: an attention block's head split before Q·Kᵀ): a tensor that
+    (reshapes / transposes: an attention block's head split before Q·Kᵀ) and int8 concats
+    (``fold-qdq``'s lengthened K of an asymmetric matmul of two activations): a tensor that
     vector ops read too (a residual add next to the next convolution) keeps its
     dequantisation, which fuses into the convolution's epilogue, where an int8 result would
     need its own dequantising kernels and TransData (C0 = 32 -> 16)."""
@@ -108,6 +110,7 @@ def _feeds_cube(value: SSAValue) -> bool:
     return bool(users) and all(
         isinstance(u, QuantConv2dOp | QuantMatMulOp)
         or (isinstance(u, MOVES) and u.operands[0] is value and _feeds_cube(u.results[0]))
+        or (isinstance(u, ConcatOp) and _feeds_cube(u.results[0]))
         for u in users
     )
 

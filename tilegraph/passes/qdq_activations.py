@@ -11,18 +11,23 @@ integer of at most 8 bits times ``s`` is within far less than 0.5 of it), so the
 QuantizeLinear's result becomes the move of the int8 tensor: a quarter of the bytes moved,
 and the int8 value reaches the next cube op without a float round trip.
 
-**Matmuls of two activations** (:func:`fold_activation_matmul`): ``MatMul(DQ(a_q, sa),
-DQ(b_q, sb))`` with both operands int8 activations quantised per tensor (attention's
-Q·Kᵀ and P·V when MatMul is among the quantised op types) becomes
-``graph.quant_matmul(a_q, transpose(b_q), 0, sa·sb)``: the right operand is held as rows
-of K by an int8 ``graph.transpose`` of its last two dims (which composes with the
-transpose that usually made it), the scale ``sa·sb`` (float32, rounded once) is repeated
-per column. Zero points: ``Σ (a - za)(b - zb) = Σ ab - za·Σ_k b - zb·Σ_k a + K·za·zb``;
-with activations on both sides the middle terms are run-time column / row sums, which the
-int32 bias (a constant) cannot carry, so only zero points 0 fold (symmetric activations,
-onnxruntime's ``ActivationSymmetric``); any other keeps the float matmul (its Q/DQ as
-vector programs). The result is ``Σ a_q·b_q · (sa·sb)`` rounded once, as onnxruntime's
-QLinearMatMul / the QDQ pattern's integer execution computes it.
+**Matmuls of two activations** (:func:`fold_activation_matmul`): ``MatMul(DQ(a_q, sa, za),
+DQ(b_q, sb, zb))`` with both operands int8 activations quantised per tensor (attention's
+Q·Kᵀ and P·V when MatMul is among the quantised op types) becomes one
+``graph.quant_matmul`` on the int8 cube: the right operand is held as rows of K by an int8
+``graph.transpose`` of its last two dims (which composes with the transpose that usually
+made it), the scale ``sa·sb`` (float32, rounded once) is repeated per column. Zero points:
+``Σ (a - za)(b - zb) = Σ ab - zb·Σ_k a - za·Σ_k b + K·za·zb``. The constant goes into the
+int32 bias; the two run-time sums go into the cube's own int32 accumulation by lengthening
+K with int8 concats (``graph.concat`` along the last dim): the data ``[a | a | -za]``
+against the rows ``[b | -zb | b]``, each block K long, the constants ``-za`` / ``-zb``
+broadcast int8 tensors. ``-(-128) = 128`` does not fit int8, so it is two blocks of 64
+(:func:`int8_parts`); a zero point 0 adds no block (symmetric activations keep K). Every
+term is an exact int8 product summed in int32 (``|Σ| <= 255²·K``), so the result is
+``Σ (a - za)(b - zb) · (sa·sb)`` rounded once, as onnxruntime's QLinearMatMul / the QDQ
+pattern's integer execution computes it, at the price of a cube K of 2K to 4K and two
+vector concats (the run-time sums' alternative, int32 vector reductions and a per-row /
+per-column bias, would need an int32 epilogue fixpipe does not have).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.base import ShapeError, to_attribute
 from tilegraph.dialects.graph.constant_ops import ConstantOp
+from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
@@ -114,10 +120,47 @@ def move_int8(q: QuantizeLinearOp) -> bool:
     return True
 
 
+def int8_parts(value: int) -> list[int]:
+    """``value`` (-128 .. 128: a negated int8 zero point) as int8 parts that sum to it: none
+    for 0, two of 64 for 128 (``-(-128)`` does not fit int8), else itself."""
+    if value == 0:
+        return []
+    return [64, 64] if value == 128 else [value]
+
+
+def _int8_concat(
+    blocks: list[SSAValue | int], like: TensorType
+) -> tuple[list[Operation], SSAValue]:
+    """The int8 concat along the last dim of ``blocks``: a block is an int8 value shaped as
+    ``like`` or an int constant (a ``like``-shaped int8 constant of it). Returns the ops
+    (constants, concat) to insert and the result; one value block is returned as it is."""
+    ops: list[Operation] = []
+    constants: dict[int, SSAValue] = {}
+    values: list[SSAValue] = []
+    for block in blocks:
+        if isinstance(block, int) and block not in constants:
+            shape = [int(d) for d in like.origin_shape]
+            const = ConstantOp(np.full(shape, block, np.int8))
+            ops.append(const)
+            constants[block] = const.output
+        values.append(constants[block] if isinstance(block, int) else block)
+    if len(values) == 1:
+        return ops, values[0]
+    properties = {"axis": to_attribute(like.rank - 1)}
+    (joined,) = ConcatOp.infer_shapes(values, properties)
+    concat = ConcatOp.create(operands=values, result_types=[joined], properties=properties)
+    return [*ops, concat], concat.results[0]
+
+
 def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     """The ``graph.quant_matmul`` of ``op`` when both operands are per-tensor int8
-    activations with zero point 0 (its constants and the int8 transpose of the right
-    operand inserted before ``op``), else None."""
+    activations of static shapes (its constants, the int8 transpose of the right operand
+    and, with zero points, the concats that lengthen K inserted before ``op``), else None.
+
+    With zero points ``za``, ``zb`` the cube sums ``Σ (a - za)(b - zb)`` exactly as K
+    blocks of int8 products in its int32 accumulator: ``a·b``, then ``a`` against rows of
+    the constant ``-zb`` (``-zb·Σ_k a``) and columns of the constant ``-za`` against ``b``
+    (``-za·Σ_k b``), each constant split by :func:`int8_parts`; ``K·za·zb`` is the bias."""
     a = _int8_dequantize(op.lhs)
     b = _int8_dequantize(op.rhs)
     out = op.results[0].type
@@ -126,24 +169,35 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     (a_q, qa), (b_q, qb) = a, b
     a_type, b_type = a_q.type, b_q.type
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
-    if qa.zero or qb.zero or a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
+    if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    n = b_type.origin_shape[-1]
-    if not isinstance(n, int):
+    if not all(isinstance(d, int) for d in (*a_type.origin_shape, *b_type.origin_shape)):
         return None
+    n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
+    assert isinstance(n, int) and isinstance(k, int)
     perm = [*range(b_type.rank - 2), b_type.rank - 1, b_type.rank - 2]
     properties = {"perm": to_attribute(perm)}
     (rows_type,) = TransposeOp.infer_shapes([b_q], properties)
     rows = TransposeOp.create(operands=[b_q], result_types=[rows_type], properties=properties)
+    lhs: list[SSAValue | int] = [a_q]
+    rhs: list[SSAValue | int] = [rows.results[0]]
+    for part in int8_parts(-qb.zero):
+        lhs.append(a_q)
+        rhs.append(part)
+    for part in int8_parts(-qa.zero):
+        lhs.append(part)
+        rhs.append(rows.results[0])
+    lhs_ops, lhs_value = _int8_concat(lhs, a_type)
+    rhs_ops, rhs_value = _int8_concat(rhs, rows_type)
     scale = np.float32(qa.scale * qb.scale)
-    bias = ConstantOp(np.zeros(n, np.int32))
+    bias = ConstantOp(np.full(n, k * qa.zero * qb.zero, np.int32))
     scales = ConstantOp(np.full(n, scale, np.float32))
-    operands = [a_q, rows.results[0], bias.output, scales.output]
+    operands = [lhs_value, rhs_value, bias.output, scales.output]
     try:
         (want,) = QuantMatMulOp.infer_shapes(operands, {})
     except ShapeError:
         return None
     if want != out:
         return None
-    Rewriter.insert_op([rows, bias, scales], InsertPoint.before(op))
+    Rewriter.insert_op([rows, *lhs_ops, *rhs_ops, bias, scales], InsertPoint.before(op))
     return QuantMatMulOp.create(operands=operands, result_types=[out])
