@@ -81,6 +81,24 @@ _TAKES_ALPHA = frozenset(
 _TAKES_BETA = frozenset(("affine", "scaledtanh", "hardsigmoid"))
 
 
+def activation_lists(op: GraphOp, defaults: tuple[str, ...], dirs: int) -> list[list[Activation]]:
+    """Each direction's activation functions from ``op``'s ``activations``,
+    ``activation_alpha`` and ``activation_beta`` (``defaults`` per direction when absent)."""
+    names = list(op.attr("activations") or ()) or list(defaults * dirs)
+    alphas = list(op.attr("activation_alpha") or [])
+    betas = list(op.attr("activation_beta") or [])
+    per = len(names) // dirs
+    alpha = iter(alphas)
+    beta = iter(betas)
+    # alpha / beta are consumed in order by the activations that take them
+    fns = [
+        _activation(n, next(alpha, None) if n.lower() in _TAKES_ALPHA else None,
+                    next(beta, None) if n.lower() in _TAKES_BETA else None)
+        for n in names
+    ]  # fmt: skip
+    return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+
+
 class RecurrentOp(GraphOp):
     """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM."""
 
@@ -137,19 +155,7 @@ class RecurrentOp(GraphOp):
         raise NotImplementedError
 
     def _activations(self, dirs: int) -> list[list[Activation]]:
-        names = list(self.attr("activations") or ()) or list(self.DEFAULT_ACTIVATIONS * dirs)
-        alphas = list(self.attr("activation_alpha") or [])
-        betas = list(self.attr("activation_beta") or [])
-        per = len(names) // dirs
-        alpha = iter(alphas)
-        beta = iter(betas)
-        # alpha / beta are consumed in order by the activations that take them
-        fns = [
-            _activation(n, next(alpha, None) if n.lower() in _TAKES_ALPHA else None,
-                        next(beta, None) if n.lower() in _TAKES_BETA else None)
-            for n in names
-        ]  # fmt: skip
-        return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+        return activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         slots = list(inputs) + [None] * 8
