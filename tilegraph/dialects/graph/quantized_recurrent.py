@@ -77,8 +77,14 @@ def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.nda
 
 @irdl_op_definition
 class DynamicQuantizeLSTMOp(GraphOp):
-    """``com.microsoft`` DynamicQuantizeLSTM (see the module docstring for its arithmetic);
-    results ``Y`` ``[seq, dirs, batch, H]``, ``Y_h`` and ``Y_c`` ``[dirs, batch, H]``."""
+    """onnxruntime's DynamicQuantizeLSTM (domain ``com.microsoft``, the only op of that
+    domain imported): ONNX LSTM with int8 / uint8 ``W`` ``[dirs, input, 4H]`` and ``R``
+    ``[dirs, H, 4H]`` and their per-tensor or per-channel scales and zero points; ``X`` is
+    quantised to uint8 once over all steps and ``h`` at each step (range including 0, as
+    DynamicQuantizeLinear), the integer products are exact and scaled by ``x_scale *
+    w_scale``, as onnxruntime's CPU kernel computes it (the module docstring has the
+    details); no ``sequence_lens``. Results ``Y`` ``[seq, dirs, batch, H]``, ``Y_h`` and
+    ``Y_c`` ``[dirs, batch, H]``."""
 
     name = "graph.dynamic_quantize_lstm"
     ONNX_OP: ClassVar = "DynamicQuantizeLSTM"
