@@ -4,8 +4,9 @@ the batch's hidden state is quantised whole each step, as the op states).
 
 Tolerance: the integer products are exact and the quantisation grids identical, so what
 differs is float32 rounding of the scale products, the bias sums and onnxruntime's
-approximated sigmoid / tanh (MLAS); atol 2e-5 on values of order 1 covers that, while one
-step of any quantisation grid off (scale / 255 of the range) would be 1e-3 or more."""
+approximated sigmoid / tanh (MLAS): measured at most 1.8e-7 on these cases, so atol 1e-6
+on values of order 1; the same LSTM in float on the dequantised weights (no quantisation
+of X and h) is 1.8e-3 away."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tilegraph.frontend.onnx_errors import OnnxImportError
 from tilegraph.lowering.conversion.tiling.recurrent import QUANTIZED_LSTM_HOST_REASON
 from tilegraph.runtime import run_reference
 
-ATOL = 2e-5
+ATOL = 1e-6
 
 
 def _model(
@@ -148,7 +149,7 @@ def test_the_quantisation_is_visible_against_a_float_lstm():
         i, o, f, cand = (g[:, k * 5 : (k + 1) * 5] for k in range(4))
         c = sig(f) * c + sig(i) * np.tanh(cand)
         h = sig(o) * np.tanh(c)
-    assert np.abs(h - want[-1, 0]).max() > 10 * ATOL
+    assert np.abs(h - want[-1, 0]).max() > 100 * ATOL  # measured 1.8e-3
 
 
 def test_sequence_lens_and_other_contrib_ops_are_refused():
