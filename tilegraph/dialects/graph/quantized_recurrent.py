@@ -58,11 +58,10 @@ from tilegraph.dialects.graph.base import (
 )
 from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.quantize import dynamic_quantize
-from tilegraph.dialects.graph.recurrent import Activation, activation_lists
+from tilegraph.dialects.graph.recurrent import Activation, activation_lists, recurrent_results
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.formats.dims import Dim
 
 
 def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.ndarray) -> np.ndarray:
@@ -132,19 +131,9 @@ class DynamicQuantizeLSTMOp(GraphOp):
                 raise ShapeError(f"{name} must be int8 or uint8, got {t.element_type}")
         if len(operands) > 4 and operands[4] is not None:
             raise ShapeError("sequence_lens is not supported (see the op's documentation)")
-        direction = cls.read_attr(props, "direction") or "forward"
-        if direction not in ("forward", "reverse", "bidirectional"):
-            raise ShapeError(
-                f"direction must be forward, reverse or bidirectional, not {direction}"
-            )
-        dirs = 2 if direction == "bidirectional" else 1
         hidden = cls.read_attr(props, "hidden_size")
         hidden = hidden if hidden is not None else r.origin_shape[1]
-        seq, batch = x.origin_shape[:2]
-        y: list[Dim] = [seq, dirs, batch, hidden]
-        state: list[Dim] = [dirs, batch, hidden]
-        elt = x.element_type
-        return [TensorType(y, elt), TensorType(state, elt), TensorType(state, elt)]
+        return recurrent_results(x, props, hidden, 0, 2)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, w, r, b, _lens, h0, c0, p, ws, wz, rs, rz = (list(inputs) + [None] * 12)[:12]

@@ -99,6 +99,22 @@ def activation_lists(op: GraphOp, defaults: tuple[str, ...], dirs: int) -> list[
     return [fns[d * per : (d + 1) * per] for d in range(dirs)]
 
 
+def recurrent_results(
+    x: TensorType, props: Mapping[str, Attribute], hidden: Dim, layout: int, states: int
+) -> list[TensorType]:
+    """The types of ``Y`` and the ``states`` final states of a recurrent op on ``x``
+    (``props``' ``direction`` checked: ONNX's forward, reverse or bidirectional)."""
+    direction = GraphOp.read_attr(props, "direction") or "forward"
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ShapeError(f"direction must be forward, reverse or bidirectional, not {direction}")
+    dirs = 2 if direction == "bidirectional" else 1
+    seq, batch = x.origin_shape[:2] if layout == 0 else x.origin_shape[1::-1]
+    y: list[Dim] = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
+    state: list[Dim] = [dirs, batch, hidden] if layout == 0 else [batch, dirs, hidden]
+    elt = x.element_type
+    return [TensorType(y, elt), *[TensorType(state, elt)] * states]
+
+
 class RecurrentOp(GraphOp):
     """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM."""
 
@@ -133,20 +149,10 @@ class RecurrentOp(GraphOp):
         w = require(tensor_type(operands[1]), "W")
         if x.rank != 3 or w.rank != 3:
             raise ShapeError("X and W must be 3-D")
-        direction = cls.read_attr(props, "direction") or "forward"
-        if direction not in ("forward", "reverse", "bidirectional"):
-            raise ShapeError(
-                f"direction must be forward, reverse or bidirectional, not {direction}"
-            )
-        dirs = 2 if direction == "bidirectional" else 1
         hidden = cls.read_attr(props, "hidden_size")
         hidden = hidden if hidden is not None else w.origin_shape[1] // cls.GATES  # type: ignore[operator]
         layout = int(cls.read_attr(props, "layout") or 0)
-        seq, batch = x.origin_shape[:2] if layout == 0 else x.origin_shape[1::-1]
-        y: list[Dim] = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
-        state: list[Dim] = [dirs, batch, hidden] if layout == 0 else [batch, dirs, hidden]
-        elt = x.element_type
-        return [TensorType(y, elt), *[TensorType(state, elt)] * cls.STATES]
+        return recurrent_results(x, props, hidden, layout, cls.STATES)
 
     def cell(
         self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
