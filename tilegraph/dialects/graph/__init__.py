@@ -35,6 +35,7 @@ from tilegraph.dialects.graph.nn import NN_OPS
 from tilegraph.dialects.graph.normalization import NORMALIZATION_OPS
 from tilegraph.dialects.graph.pooling import POOLING_OPS
 from tilegraph.dialects.graph.quantize import QUANTIZE_OPS
+from tilegraph.dialects.graph.quantized_recurrent import QUANTIZED_RECURRENT_OPS
 from tilegraph.dialects.graph.rearrange import REARRANGE_OPS
 from tilegraph.dialects.graph.recurrent import RECURRENT_OPS
 from tilegraph.dialects.graph.reduction import REDUCTION_OPS
@@ -64,6 +65,7 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *QUANTIZE_OPS,
     *LOSS_OPS,
     *RECURRENT_OPS,
+    *QUANTIZED_RECURRENT_OPS,
     *ATTENTION_OPS,
     *SPATIAL_OPS,
     *SIGNAL_OPS,

@@ -315,15 +315,31 @@ class DynamicQuantizeParamsOp(GraphOp):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
         assert x is not None
-        f32 = np.float32
-        lo = np.minimum(x.min(initial=f32(0)), f32(0)).astype(f32)
-        hi = np.maximum(x.max(initial=f32(0)), f32(0)).astype(f32)
-        scale = f32(f32(hi - lo) / f32(255))
-        safe = f32(1) if scale == 0 else scale
-        initial = f32(f32(0) - f32(lo / safe))
-        zero = np.rint(np.clip(initial, f32(0), f32(255)))
-        shifted = np.asarray(zero - 128, np.int8)
-        return np.asarray(safe, f32), np.asarray(zero, np.uint8), shifted
+        scale, zero = dynamic_quantize_params(x)
+        shifted = np.asarray(zero.astype(np.int16) - 128, np.int8)
+        return scale, zero, shifted
+
+
+def dynamic_quantize_params(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """DynamicQuantizeLinear's float32 scale and uint8 zero point of ``x`` (see
+    :class:`DynamicQuantizeParamsOp`); onnxruntime's ``GetQuantizationParameter`` (uint8)
+    computes the same, step by step in float32."""
+    f32 = np.float32
+    lo = np.minimum(x.min(initial=f32(0)), f32(0)).astype(f32)
+    hi = np.maximum(x.max(initial=f32(0)), f32(0)).astype(f32)
+    scale = f32(f32(hi - lo) / f32(255))
+    safe = f32(1) if scale == 0 else scale
+    initial = f32(f32(0) - f32(lo / safe))
+    zero = np.rint(np.clip(initial, f32(0), f32(255)))
+    return np.asarray(safe, f32), np.asarray(zero, np.uint8)
+
+
+def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``x`` quantised onto DynamicQuantizeLinear's uint8 grid: ``(q, scale, zero_point)``,
+    ``q = clip(round_half_even(x / scale) + zero_point, 0, 255)`` in float32."""
+    scale, zero = dynamic_quantize_params(x)
+    q = np.clip(np.rint(x.astype(np.float32) / scale) + np.float32(zero), 0, 255)
+    return q.astype(np.uint8), scale, zero
 
 
 # BitCast joins this family's registration list: it belongs with Cast, whose list is shared

@@ -81,6 +81,40 @@ _TAKES_ALPHA = frozenset(
 _TAKES_BETA = frozenset(("affine", "scaledtanh", "hardsigmoid"))
 
 
+def activation_lists(op: GraphOp, defaults: tuple[str, ...], dirs: int) -> list[list[Activation]]:
+    """Each direction's activation functions from ``op``'s ``activations``,
+    ``activation_alpha`` and ``activation_beta`` (``defaults`` per direction when absent)."""
+    names = list(op.attr("activations") or ()) or list(defaults * dirs)
+    alphas = list(op.attr("activation_alpha") or [])
+    betas = list(op.attr("activation_beta") or [])
+    per = len(names) // dirs
+    alpha = iter(alphas)
+    beta = iter(betas)
+    # alpha / beta are consumed in order by the activations that take them
+    fns = [
+        _activation(n, next(alpha, None) if n.lower() in _TAKES_ALPHA else None,
+                    next(beta, None) if n.lower() in _TAKES_BETA else None)
+        for n in names
+    ]  # fmt: skip
+    return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+
+
+def recurrent_results(
+    x: TensorType, props: Mapping[str, Attribute], hidden: Dim, layout: int, states: int
+) -> list[TensorType]:
+    """The types of ``Y`` and the ``states`` final states of a recurrent op on ``x``
+    (``props``' ``direction`` checked: ONNX's forward, reverse or bidirectional)."""
+    direction = GraphOp.read_attr(props, "direction") or "forward"
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ShapeError(f"direction must be forward, reverse or bidirectional, not {direction}")
+    dirs = 2 if direction == "bidirectional" else 1
+    seq, batch = x.origin_shape[:2] if layout == 0 else x.origin_shape[1::-1]
+    y: list[Dim] = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
+    state: list[Dim] = [dirs, batch, hidden] if layout == 0 else [batch, dirs, hidden]
+    elt = x.element_type
+    return [TensorType(y, elt), *[TensorType(state, elt)] * states]
+
+
 class RecurrentOp(GraphOp):
     """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM."""
 
@@ -115,20 +149,10 @@ class RecurrentOp(GraphOp):
         w = require(tensor_type(operands[1]), "W")
         if x.rank != 3 or w.rank != 3:
             raise ShapeError("X and W must be 3-D")
-        direction = cls.read_attr(props, "direction") or "forward"
-        if direction not in ("forward", "reverse", "bidirectional"):
-            raise ShapeError(
-                f"direction must be forward, reverse or bidirectional, not {direction}"
-            )
-        dirs = 2 if direction == "bidirectional" else 1
         hidden = cls.read_attr(props, "hidden_size")
         hidden = hidden if hidden is not None else w.origin_shape[1] // cls.GATES  # type: ignore[operator]
         layout = int(cls.read_attr(props, "layout") or 0)
-        seq, batch = x.origin_shape[:2] if layout == 0 else x.origin_shape[1::-1]
-        y: list[Dim] = [seq, dirs, batch, hidden] if layout == 0 else [batch, seq, dirs, hidden]
-        state: list[Dim] = [dirs, batch, hidden] if layout == 0 else [batch, dirs, hidden]
-        elt = x.element_type
-        return [TensorType(y, elt), *[TensorType(state, elt)] * cls.STATES]
+        return recurrent_results(x, props, hidden, layout, cls.STATES)
 
     def cell(
         self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
@@ -137,19 +161,7 @@ class RecurrentOp(GraphOp):
         raise NotImplementedError
 
     def _activations(self, dirs: int) -> list[list[Activation]]:
-        names = list(self.attr("activations") or ()) or list(self.DEFAULT_ACTIVATIONS * dirs)
-        alphas = list(self.attr("activation_alpha") or [])
-        betas = list(self.attr("activation_beta") or [])
-        per = len(names) // dirs
-        alpha = iter(alphas)
-        beta = iter(betas)
-        # alpha / beta are consumed in order by the activations that take them
-        fns = [
-            _activation(n, next(alpha, None) if n.lower() in _TAKES_ALPHA else None,
-                        next(beta, None) if n.lower() in _TAKES_BETA else None)
-            for n in names
-        ]  # fmt: skip
-        return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+        return activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         slots = list(inputs) + [None] * 8

@@ -50,6 +50,7 @@ from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
+from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMOp
 from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
@@ -89,7 +90,10 @@ from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block,
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
-from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
+from tilegraph.lowering.conversion.tiling.recurrent import (
+    QUANTIZED_LSTM_HOST_REASON,
+    emit_recurrent_kernel,
+)
 from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
@@ -150,6 +154,8 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
         reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
         return ("cube", None) if reason is None else ("host", reason)
+    if any(isinstance(op, DynamicQuantizeLSTMOp) for op in body.ops):
+        return ("host", QUANTIZED_LSTM_HOST_REASON)
     if is_attention_kernel(body):  # a claimed attention group: the flash mix kernel
         reason = emit_attention_kernel(body, b)
         return ("cube", None) if reason is None else ("host", reason)

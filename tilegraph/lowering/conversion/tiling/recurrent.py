@@ -94,6 +94,14 @@ MAX_UNROLLED = 64
 """Hidden blocks x directions the kernel unrolls at most in a step's body (see
 :func:`emit_recurrent_kernel`); wider layers stay on the host."""
 
+QUANTIZED_LSTM_HOST_REASON = (
+    "DynamicQuantizeLSTM has no AI-core form yet: each step quantises h_{t-1} by its own "
+    "run-time range (a reduction over the batch's state before the int8 gate matmul)"
+)
+"""Why ``graph.dynamic_quantize_lstm`` stays on the host (the kernel above would need a
+per-step min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised
+by the run-time scale; see ``docs/tile-level.md``)."""
+
 _ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
 
 Activation = tuple[str, float | None, float | None]

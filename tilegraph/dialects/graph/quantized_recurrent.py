@@ -1,0 +1,193 @@
+"""onnxruntime's ``com.microsoft`` DynamicQuantizeLSTM: an LSTM whose gate products run on
+int8 / uint8 weights with activations quantised at run time.
+
+What onnxruntime computes (its CPU kernel ``contrib_ops/cpu/quantization/
+dynamic_quantize_lstm.cc`` over the LSTM of ``core/providers/cpu/rnn/uni_directional_lstm.cc``
+and the quantised ``ComputeGemm`` of ``core/providers/cpu/rnn/rnn_helpers.cc``), and so what
+the reference here reproduces:
+
+* Operands: ``X`` float32 ``[seq, batch, input]``; ``W`` int8 or uint8 ``[dirs, input, 4H]``
+  and ``R`` ``[dirs, H, 4H]`` (transposed against ONNX LSTM's ``[dirs, 4H, input]``, gate
+  order i, o, f, c as in ONNX); ``B``, ``sequence_lens``, ``initial_h``, ``initial_c``,
+  ``P`` as ONNX LSTM; then ``W_scale``, ``W_zero_point``, ``R_scale``, ``R_zero_point``,
+  each ``[dirs]`` (per tensor) or ``[dirs, 4H]`` (per output channel). Only the first zero
+  point of a direction is used (onnxruntime requires int8 zero points to be 0 and uint8
+  ones to be equal along the channels). No ``layout`` attribute: ``X`` is sequence-major.
+* The input projection: per direction, all ``seq * batch`` rows of ``X`` are quantised
+  **once** onto DynamicQuantizeLinear's uint8 grid (range including 0, ``scale = (hi - lo)
+  / 255``, zero point ``round_half_even(-lo / scale)``, ``q = clip(round_half_even(x /
+  scale) + zp, 0, 255)``, float32 throughout), multiplied exactly in int32 by ``W - W_zp``,
+  and scaled by the float32 product ``x_scale * W_scale[channel]``.
+* Each time step: the hidden state ``h`` of the whole batch is quantised the same way (its
+  own run-time scale and zero point per step), ``(q_h - zp_h) · (R - R_zp)`` in int32,
+  scaled by ``h_scale * R_scale[channel]`` and accumulated onto the step's projection.
+  (With several intra-op threads onnxruntime splits a batch of more than 4 rows, or of 2+
+  rows when ``H <= 256``, into row blocks quantised separately; one thread, or batch 1 as
+  in exported CRNNs, quantises the whole batch, which is what this op states.)
+* Then ONNX LSTM's cell: bias ``Wb + Rb``, peepholes, ``clip``, the activation list,
+  ``input_forget``, in float32. ``sequence_lens`` is refused (onnxruntime zeroes a finished
+  row's hidden state for the next step's quantisation, not a case exported models need).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from tilegraph.dialects.graph.base import (
+    GraphOp,
+    ShapeError,
+    float_attr,
+    int_attr,
+    str_attr,
+    tensor_type,
+)
+from tilegraph.dialects.graph.facts import ND_OPAQUE
+from tilegraph.dialects.graph.quantize import dynamic_quantize
+from tilegraph.dialects.graph.recurrent import Activation, activation_lists, recurrent_results
+from tilegraph.dialects.graph.shape_utils import require
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import DType
+
+
+def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.ndarray) -> np.ndarray:
+    """``x`` (float32 rows) quantised dynamically, times the integer weights ``w`` ``[K, N]``
+    less ``w_zero``, exact, then scaled by ``x_scale * w_scale`` (float32, per tensor or per
+    column): onnxruntime's quantised ``ComputeGemm``."""
+    q, scale, zero = dynamic_quantize(x)
+    # float64 products of integers below 2**53 are exact: the int32 accumulator's value
+    acc = (q.astype(np.float64) - float(zero)) @ (w.astype(np.float64) - float(w_zero))
+    return acc.astype(np.float32) * (scale * w_scale.astype(np.float32))
+
+
+@irdl_op_definition
+class DynamicQuantizeLSTMOp(GraphOp):
+    """onnxruntime's DynamicQuantizeLSTM (domain ``com.microsoft``, the only op of that
+    domain imported): ONNX LSTM with int8 / uint8 ``W`` ``[dirs, input, 4H]`` and ``R``
+    ``[dirs, H, 4H]`` and their per-tensor or per-channel scales and zero points; ``X`` is
+    quantised to uint8 once over all steps and ``h`` at each step (range including 0, as
+    DynamicQuantizeLinear), the integer products are exact and scaled by ``x_scale *
+    w_scale``, as onnxruntime's CPU kernel computes it (the module docstring has the
+    details); no ``sequence_lens``. Results ``Y`` ``[seq, dirs, batch, H]``, ``Y_h`` and
+    ``Y_c`` ``[dirs, batch, H]``."""
+
+    name = "graph.dynamic_quantize_lstm"
+    ONNX_OP: ClassVar = "DynamicQuantizeLSTM"
+    ONNX_DOMAIN: ClassVar = "com.microsoft"
+    X = operand_def(TensorType)
+    W = operand_def(TensorType)
+    R = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    initial_c = opt_operand_def(TensorType)
+    P = opt_operand_def(TensorType)
+    W_scale = operand_def(TensorType)
+    W_zero_point = operand_def(TensorType)
+    R_scale = operand_def(TensorType)
+    R_zero_point = operand_def(TensorType)
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    activation_alpha = opt_prop_def(ArrayAttr)
+    activation_beta = opt_prop_def(ArrayAttr)
+    activations = opt_prop_def(ArrayAttr)
+    clip = float_attr()
+    direction = str_attr()
+    hidden_size = int_attr()
+    input_forget = int_attr()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    FACTS: ClassVar = ND_OPAQUE
+    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "X")
+        w = require(tensor_type(operands[1]), "W")
+        r = require(tensor_type(operands[2]), "R")
+        if x.rank != 3 or w.rank != 3 or r.rank != 3:
+            raise ShapeError("X, W and R must be 3-D")
+        if x.dtype != DType.float32:
+            raise ShapeError(f"X must be float32, got {x.element_type}")
+        for name, t in (("W", w), ("R", r)):
+            if t.dtype not in (DType.int8, DType.uint8):
+                raise ShapeError(f"{name} must be int8 or uint8, got {t.element_type}")
+        if len(operands) > 4 and operands[4] is not None:
+            raise ShapeError("sequence_lens is not supported (see the op's documentation)")
+        hidden = cls.read_attr(props, "hidden_size")
+        hidden = hidden if hidden is not None else r.origin_shape[1]
+        return recurrent_results(x, props, hidden, 0, 2)
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x, w, r, b, _lens, h0, c0, p, ws, wz, rs, rz = (list(inputs) + [None] * 12)[:12]
+        assert x is not None and w is not None and r is not None
+        assert ws is not None and wz is not None and rs is not None and rz is not None
+        f32 = np.float32
+        seq, batch, _ = x.shape
+        dirs, hidden = w.shape[0], r.shape[1]
+        y = np.zeros((seq, dirs, batch, hidden), f32)
+        finals = [np.zeros((dirs, batch, hidden), f32) for _ in range(2)]
+        for d, fns in enumerate(activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)):
+            reverse = self.attr("direction") == "reverse" or d == 1
+            xs = x.astype(f32)[::-1] if reverse else x.astype(f32)
+            w_scale = ws.reshape(dirs, -1)[d]
+            r_scale = rs.reshape(dirs, -1)[d]
+            gx = quantized_product(xs.reshape(seq * batch, -1), w[d], _first(wz, dirs, d), w_scale)
+            gx = gx.reshape(seq, batch, 4 * hidden)
+            bias = (
+                np.zeros(4 * hidden, f32)
+                if b is None
+                else (b[d, : 4 * hidden].astype(f32) + b[d, 4 * hidden :].astype(f32))
+            )
+            peep = np.zeros(3 * hidden, f32) if p is None else p[d].astype(f32)
+            h = np.zeros((batch, hidden), f32) if h0 is None else h0[d].astype(f32)
+            c = np.zeros((batch, hidden), f32) if c0 is None else c0[d].astype(f32)
+            for step in range(seq):
+                g = gx[step] + quantized_product(h, r[d], _first(rz, dirs, d), r_scale)
+                h, c = self._cell(g, c, bias, peep, fns, hidden)
+                y[seq - 1 - step if reverse else step, d] = h
+            finals[0][d], finals[1][d] = h, c
+        return y, finals[0], finals[1]
+
+    def _cell(
+        self, g: np.ndarray, c: np.ndarray, bias: np.ndarray, peep: np.ndarray,
+        f: list[Activation], n: int,
+    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """ONNX LSTM's cell on the gate sums ``g`` (i, o, f, c), as onnxruntime orders it:
+        peephole, then bias and clip, then the activation."""
+        clip = self.attr("clip")
+
+        def gate(k: int, extra: np.ndarray | float, fn: Activation) -> np.ndarray:
+            v = g[:, k * n : (k + 1) * n] + extra + bias[k * n : (k + 1) * n]
+            return fn(v if clip is None else np.clip(v, -clip, clip)).astype(np.float32)
+
+        i = gate(0, peep[:n] * c, f[0])
+        fg = 1 - i if self.attr("input_forget") else gate(2, peep[2 * n :] * c, f[0])
+        c_new = (fg * c + i * gate(3, 0.0, f[1])).astype(np.float32)
+        o = gate(1, peep[n : 2 * n] * c_new, f[0])
+        return (o * f[2](c_new)).astype(np.float32), c_new
+
+
+def _first(zero_points: np.ndarray, dirs: int, d: int) -> int:
+    """The zero point onnxruntime uses for direction ``d``: the direction's first."""
+    return int(zero_points.reshape(dirs, -1)[d, 0])
+
+
+QUANTIZED_RECURRENT_OPS: list[type[GraphOp]] = [DynamicQuantizeLSTMOp]
