@@ -56,6 +56,20 @@ class HardwareModel:
     """add/sub/mul/max/min throughput of one vector core."""
     vector_transcendental_elems_per_cycle: int = 32
     vector_startup_cycles: int = 8
+    """The start-up of a vector instruction in the Ascend C tables' 5–14 range: the scale
+    of ``fuse-ops``' tile-size heuristic. The cycle model charges a vector op its repeats
+    as pipe time and :attr:`vector_result_latency_cycles` (plus the op's own delay) as a
+    latency instead."""
+    vector_result_latency_cycles: int = 0
+    """Cycles after a vector instruction's repeats before its result is in UB, on top of
+    the instruction's own pipeline delay (4–23 cycles by op and type,
+    :data:`~tilegraph.cost_model.tile_costs.VECTOR_DELAY_CYCLES`): Huawei's cycle-accurate
+    A2/A3 pipe model in pypto (``vecDelay_`` = 15, ``CalcVecOp``; docs/hardware.md,
+    "Vector latencies"). A latency, not pipe time: the next independent vector
+    instruction issues after the repeats; a dependent one (after its ``pipe_barrier`` V)
+    and the other pipes' flags wait for it. 910B: 15; 310P: 15 (no 310P figure is public:
+    910B's serves, as for its other vector figures); 0: no vector latency modelled (the
+    op's delay neither)."""
     vector_cross_lane_cycles: int = 7
     """Cycles per repeat of a cross-lane vector reduction (``vcmax`` / ``vcmin``, ``vcadd``
     in its mode 0), against 1 for an elementwise repeat: Huawei's cycle-accurate A2/A3 pipe
@@ -221,6 +235,7 @@ PRESETS: dict[str, HardwareModel] = {
         gm_read_latency_cycles=307 + 4,
         gm_write_latency_cycles=153 + 4,
         mte1_start_cycles=26,
+        vector_result_latency_cycles=15,
         gm_bandwidth_gbps=1600.0,
         l2_bytes=192 * MiB,
     ),
@@ -238,6 +253,7 @@ PRESETS: dict[str, HardwareModel] = {
         gm_read_latency_cycles=100,
         gm_write_latency_cycles=100,
         gm_latency_below_bytes=16 * KiB,
+        vector_result_latency_cycles=15,
         gm_bandwidth_gbps=204.8,
         # Ascend C's best practices state the 512 B alignment effect for A2 products only.
         gm_misaligned_efficiency=1.0,

@@ -235,17 +235,102 @@ def mmad(op: MmadOp, hw: HardwareModel) -> int:
     return hw.mmad_head_cycles + ceil(m / 16) * ceil(k / k0) * ceil(n / 16)
 
 
-# ---- the vector unit: startup + repeats ----------------------------------------------
+# ---- the vector unit: repeats, then a result latency ----------------------------------
 
 
 def vector_cycles(hw: HardwareModel, nbytes: int, elements: int, transcendental: bool) -> int:
-    """A repeat handles 256 bytes (arithmetic) or 32 elements (transcendental), per the
-    hardware model."""
+    """Pipe time of a vector instruction: its repeats, 256 bytes (arithmetic) or 32
+    elements (transcendental) a cycle per the hardware model. The instruction's result
+    arrives later (:func:`vector_latency_cycles`): pypto's A2/A3 pipe model issues the next
+    vector instruction once the repeats are done (``CalcVecOp``: ``popTime`` at the
+    previous ``exeTime``)."""
     if transcendental:
         repeats = ceil(elements / hw.vector_transcendental_elems_per_cycle)
     else:
         repeats = ceil(nbytes / hw.vector_bytes_per_cycle)
-    return hw.vector_startup_cycles + repeats
+    return max(1, repeats)
+
+
+VECTOR_DELAY_CYCLES: dict[str, int] = {
+    "vadd": 6,
+    "vsub": 6,
+    "vsel": 6,
+    "vadds": 6,
+    "vmul": 7,
+    "vmuls": 7,
+    "vdiv": 13,
+    "vexp": 12,
+    "vln": 14,
+    "vsqrt": 13,
+    "vrsqrt": 5,
+    "vrec": 5,
+    "vabs": 4,
+    "vmax": 4,
+    "vmin": 4,
+    "vmaxs": 4,
+    "vmins": 4,
+    "vcopy": 4,
+    "vcast": 4,
+}
+"""Each vector instruction's own pipeline delay on floating-point data, before the common
+:attr:`~HardwareModel.vector_result_latency_cycles`: the delay column of pypto's
+cycle-accurate A2/A3 vector table (``model/def.h``, ``VEC_VALU_TAB``; ``vcast`` is its
+``CalcVconv``), the same for fp16 and fp32. Integer add / sub / select take 4 and
+multiplies 5 there (:data:`INTEGER_DELAY_CYCLES`)."""
+
+INTEGER_DELAY_CYCLES: dict[str, int] = {"vadd": 4, "vsub": 4, "vsel": 4, "vadds": 4}
+INTEGER_DELAY_CYCLES |= {"vmul": 5, "vmuls": 5}
+
+CROSS_LANE_DELAY_CYCLES: dict[tuple[str, bool], int] = {
+    ("sum", True): 23,
+    ("sum", False): 20,
+    ("max", True): 9,
+    ("max", False): 8,
+    ("min", True): 9,
+    ("min", False): 8,
+}
+"""The delay of a row reduction's last instruction, by (kind, 16-bit data): ``vcadd``
+23 (fp16) / 20 (fp32), ``vcmax`` / ``vcmin`` 9 / 8 (pypto's table, as above). Other kinds
+end in a ``vcadd``."""
+
+DEFAULT_DELAY_CYCLES = 4
+"""The delay of an instruction pypto's table lacks: its least entry (``vmax``, ``vabs``,
+``vcopy``, ``vconv``...) — an assumption, the optimistic end; a transcendental op the
+table lacks (``vtanh``, ``verf``, ``vpow``...) takes ``vexp``'s 12 instead."""
+
+
+def _is_16bit(value: Any) -> bool:
+    return element_bytes(memref_element(value)) == 2
+
+
+def vector_delay_cycles(op: TileOp) -> int:
+    """The pipeline delay of ``op``'s last vector instruction (see
+    :data:`VECTOR_DELAY_CYCLES`)."""
+    if isinstance(op, ReduceOp):
+        src = memref_shape(op.src)
+        innermost = len(src) - 1
+        if innermost in op.reduced_axes() and src[innermost] > 1:
+            kind = op.kind.data if op.kind.data in ("max", "min") else "sum"
+            return CROSS_LANE_DELAY_CYCLES[(kind, _is_16bit(op.src))]
+        return VECTOR_DELAY_CYCLES["vmax" if op.kind.data in ("max", "min") else "vadd"]
+    name = op.name.removeprefix("tile.")
+    if isinstance(op, VectorOp) and not isinstance(op, CastOp):
+        if "i" in str(memref_element(op.destination())) and name in INTEGER_DELAY_CYCLES:
+            return INTEGER_DELAY_CYCLES[name]
+        if name not in VECTOR_DELAY_CYCLES and op.TRANSCENDENTAL:
+            return VECTOR_DELAY_CYCLES["vexp"]
+    return VECTOR_DELAY_CYCLES.get(name, DEFAULT_DELAY_CYCLES)
+
+
+def vector_latency_cycles(op: TileOp, hw: HardwareModel) -> int:
+    """How long after its pipe time a vector op's result is in UB:
+    :attr:`~HardwareModel.vector_result_latency_cycles` and the op's own delay
+    (:func:`vector_delay_cycles`). What reads it waits (a dependent vector op behind its
+    ``pipe_barrier`` V, a flag to another pipe); the next independent op does not. 0 on a
+    preset without the figure."""
+    if not hw.vector_result_latency_cycles:
+        return 0
+    return hw.vector_result_latency_cycles + vector_delay_cycles(op)
 
 
 @tile_cost(VectorOp)
@@ -257,7 +342,7 @@ def vector(op: VectorOp, hw: HardwareModel) -> int:
 @tile_cost(CastOp)
 def cast(op: CastOp, hw: HardwareModel) -> int:
     elements = prod(memref_shape(op.destination()))
-    return hw.vector_startup_cycles + ceil(elements / hw.vector_cast_elems_per_cycle)
+    return max(1, ceil(elements / hw.vector_cast_elems_per_cycle))
 
 
 @tile_cost(ReduceOp)

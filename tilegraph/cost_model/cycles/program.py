@@ -37,7 +37,12 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from tilegraph.cost_model.tile_costs import cost_of, fixpipe_out_bytes, gm_latency_cycles
+from tilegraph.cost_model.tile_costs import (
+    cost_of,
+    fixpipe_out_bytes,
+    gm_latency_cycles,
+    vector_latency_cycles,
+)
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
     AllocOp,
@@ -57,6 +62,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
+from tilegraph.dialects.tile.vector import VectorOp
 from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.buffers import (
@@ -125,8 +131,9 @@ class OpRecord:
     is issued once the read is done, so it starts no earlier than the S pipe is free."""
     latency: int = 0
     """A GM transfer's round trip after its pipe time (:func:`~tilegraph.cost_model.
-    tile_costs.gm_latency_cycles`): its data is there ``latency`` cycles after the pipe is
-    done with it."""
+    tile_costs.gm_latency_cycles`), a vector op's result latency (:func:`~tilegraph.
+    cost_model.tile_costs.vector_latency_cycles`): its data is there ``latency`` cycles
+    after the pipe is done with it."""
 
     @property
     def name(self) -> str:
@@ -194,8 +201,18 @@ def _record(
         alias_keys=alias_keys,
         gm_rows=_gm_rows(op, gm) if "GM" in path and gm is not None else None,
         after_scalar=any(_read_from_data(v) for v in op.operands),
-        latency=gm_latency_cycles(hw, path, to_gm) if "GM" in path else 0,
+        latency=_latency(op, hw, path, to_gm),
     )
+
+
+def _latency(op: TileOp, hw: HardwareModel, path: str, to_gm: int) -> int:
+    """How long after its pipe time the op's result is in place: a GM transfer's round
+    trip, a vector op's result latency, else 0."""
+    if "GM" in path:
+        return gm_latency_cycles(hw, path, to_gm)
+    if isinstance(op, VectorOp):
+        return vector_latency_cycles(op, hw)
+    return 0
 
 
 def _read_from_data(value: SSAValue) -> bool:
