@@ -11,8 +11,8 @@ slow), ``reference`` (``--reference``), ``compile`` (``tilegraph.compile(path)``
 the inputs) and ``Session`` (``Session(path, target="tiles")`` called on data sets 0, 1,
 0; one row). Columns: status (``pass``, ``mismatch: ...`` or the first line of the error),
 host ops (``host_ops`` of the run's ``--json`` report, or of the compiled model), max
-|ours - onnxruntime|, compile count (Session), seconds. Every case has ``--timeout``
-seconds. Exit code 0 whatever the statuses: this is a report, not a test.
+|ours - onnxruntime| ("max abs diff"), compile count (Session), seconds. Every case has
+``--timeout`` seconds. Exit code 0 whatever the statuses: this is a report, not a test.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tests.zoo.runner import (  # noqa: E402 - after the path is set
 from tests.zoo.zoo import MODELS, ZooModel, make_inputs  # noqa: E402
 
 PATHS = ("tiles", "interpret", "reference", "compile", "session")
-HEADER = ("model", "data set", "path", "status", "host ops", "max |diff|", "compiles", "s")
+HEADER = ("model", "data set", "path", "status", "host ops", "max abs diff", "compiles", "s")
 
 
 def _row(

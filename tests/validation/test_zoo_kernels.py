@@ -17,4 +17,4 @@ def test_a_row_counts_kernels_estimates_and_compares_with_onnxruntime():
     assert int(row["cube"]) == 3 and int(row["host"]) == 0 and row["host ops"] == "0"
     assert float(row["est. 910B µs"]) > 0 and float(row["est. 310P µs"]) > 0
     assert float(row["fast ms"]) > 0 and float(row["onnxruntime ms"]) > 0
-    assert float(row["max |diff|"]) < 1e-4
+    assert float(row["max abs diff"]) < 1e-4

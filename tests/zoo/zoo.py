@@ -24,7 +24,7 @@ import numpy as np
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
-Kind = Literal["normal", "ids", "mask", "zeros", "scalar"]
+Kind = Literal["normal", "uniform", "ids", "mask", "zeros", "scalar"]
 Shape = tuple[int, ...]
 
 
@@ -32,7 +32,9 @@ Shape = tuple[int, ...]
 class InputRule:
     """How one input's values are made.
 
-    ``normal``: float32 standard normal; ``ids``: int64 uniform in ``[0, high)``;
+    ``normal``: float32 standard normal; ``uniform``: float32 uniform in ``[0, high)`` (pixels
+    as a model's own preprocessing gives them); ``ids``: integers of ``dtype`` (int64 unless
+    it says otherwise) uniform in ``[0, high)``;
     ``mask``: ``{0, 1}`` (int64, or float32 when ``dtype`` says so) over ``[batch, length]``
     with ones first and trailing zeros (row ``b`` keeps ``max(1, length - 2 * b)`` ones);
     ``zeros``: zeros of ``dtype``; ``scalar``: a 0-d array holding ``value``.
@@ -99,6 +101,8 @@ def make_inputs(model: ZooModel, index: int, seed: int = 0) -> dict[str, np.ndar
         rule = model.inputs[name]
         if rule.kind == "normal":
             out[name] = rng.standard_normal(shape).astype(rule.dtype)
+        elif rule.kind == "uniform":
+            out[name] = rng.uniform(0.0, rule.high, size=shape).astype(rule.dtype)
         elif rule.kind == "ids":
             out[name] = rng.integers(0, rule.high, size=shape).astype(rule.dtype)
         elif rule.kind == "mask":
@@ -284,6 +288,52 @@ _ALL: list[ZooModel] = [
         "opset 15; an If on a shape (an exported squeeze) whose branches differ in rank",
     ),
     _silero("silero_vad_op18_ifless", "silero_vad_op18_ifless.onnx", (2, 256, 8000), "opset 18"),
+    ZooModel(
+        "ddddocr",
+        "ddddocr_common.onnx",
+        "wheel",
+        {"input1": InputRule("uniform", high=1)},
+        ({"input1": (1, 1, 64, 160)}, {"input1": (1, 1, 64, 97)}),
+        slow=True,
+        notes=(
+            "ddddocr 1.6.1's CRNN captcha reader (conv stack, two bidirectional LSTMs; a "
+            "grey image scaled to [0, 1], height 64, dynamic width; batch fixed at 1)"
+        ),
+    ),
+    ZooModel(
+        "ddddocr_det",
+        "ddddocr_common_det.onnx",
+        "wheel",
+        {"images": InputRule("uniform", high=255)},
+        ({"images": (1, 3, 416, 416)}, {"images": (1, 3, 416, 416)}),
+        slow=True,
+        atol=1e-3,
+        notes=(
+            "ddddocr 1.6.1's YOLOX-style detector (opset 11: Resize, Slice, MaxPool; raw "
+            "0..255 pixels; a fixed 1x3x416x416, so data set 1 differs in values only)"
+        ),
+    ),
+    ZooModel(
+        "magika",
+        "magika_standard_v3_3.onnx",
+        "wheel",
+        {"bytes": InputRule("ids", "int32", high=257)},
+        ({"bytes": (1, 2048)}, {"bytes": (3, 2048)}),
+        notes=(
+            "magika 1.0.3's standard_v3_3 file-type classifier: a file's first and last "
+            "1024 bytes (0..255, 256 the padding token of its config) through an embedding, "
+            "Expand, Conv, GlobalMaxPool and LayerNorm-like reductions; dynamic batch"
+        ),
+    ),
+    ZooModel(
+        "nudenet",
+        "nudenet_320n.onnx",
+        "wheel",
+        {"images": InputRule("uniform", high=1)},
+        ({"images": (1, 3, 320, 320)}, {"images": (3, 3, 256, 384)}),
+        slow=True,
+        notes="nudenet 3.4.2's 320n detector (YOLOv8n, opset 17; dynamic batch, H and W)",
+    ),
     ZooModel(
         "qdq_cnn",
         "qdq_cnn",
