@@ -61,7 +61,6 @@ FAST: set[tuple[str, str, int]] = {
     ("video3d", "cli-interpret", 0),
     ("magika", "cli-tiles", 1),
     ("magika", "session", 0),
-    ("ddddocr", "cli-tiles", 0),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -70,8 +69,8 @@ asymmetric int8 and uint8 siblings too) under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
 MatMulInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
-embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, and
-ddddocr's CRNN (a bidirectional LSTM on the tiles; a 76 MB wheel). A wheel that cannot be
+embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1. ddddocr's
+CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 
 
