@@ -18,6 +18,8 @@ from collections.abc import Callable
 from math import ceil, log, log2, prod
 from typing import Any
 
+from xdsl.dialects.builtin import IntegerType
+
 from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
@@ -315,7 +317,10 @@ def vector_delay_cycles(op: TileOp) -> int:
         return VECTOR_DELAY_CYCLES["vmax" if op.kind.data in ("max", "min") else "vadd"]
     name = op.name.removeprefix("tile.")
     if isinstance(op, VectorOp) and not isinstance(op, CastOp):
-        if "i" in str(memref_element(op.destination())) and name in INTEGER_DELAY_CYCLES:
+        if (
+            isinstance(memref_element(op.destination()), IntegerType)
+            and name in INTEGER_DELAY_CYCLES
+        ):
             return INTEGER_DELAY_CYCLES[name]
         if name not in VECTOR_DELAY_CYCLES and op.TRANSCENDENTAL:
             return VECTOR_DELAY_CYCLES["vexp"]
