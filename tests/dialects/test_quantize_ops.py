@@ -48,6 +48,13 @@ def test_dynamic_quantize_linear():
     check_op(qz.DynamicQuantizeLinearOp, [X], opset=11)
 
 
+@pytest.mark.parametrize("value", [0.0, 2.5, -0.75])
+def test_dynamic_quantize_linear_of_a_constant_input(value):
+    """An all-zero input has scale 1 and zero point 0 (onnxruntime's answer; the ONNX body
+    would divide 0 by 0); a constant one quantises to one value."""
+    check_op(qz.DynamicQuantizeLinearOp, [np.full((2, 3, 4), value, np.float32)], opset=11)
+
+
 def test_a_scale_of_the_wrong_shape_is_refused():
     with pytest.raises(ShapeError, match="must be a scalar or 1-D along axis 1"):
         build_op(qz.QuantizeLinearOp, [X, Const(np.ones(4, np.float32))], {"axis": 1})

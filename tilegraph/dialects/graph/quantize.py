@@ -243,7 +243,9 @@ def _float32_input(operands: Sequence[SSAValue | None], what: str) -> TensorType
 @irdl_op_definition
 class DynamicQuantizeLinearOp(GraphOp):
     """ONNX DynamicQuantizeLinear: uint8 quantization of a float32 tensor with the scale and
-    zero point computed from its range (which always includes 0)."""
+    zero point computed from its range (which always includes 0), step by step in float32
+    (:func:`dynamic_quantize`, shared with :class:`DynamicQuantizeParamsOp`, so the graph
+    and its two-kernel form agree; an all-zero input has scale 1, as onnxruntime)."""
 
     name = "graph.dynamic_quantize_linear"
     ONNX_OP: ClassVar = "DynamicQuantizeLinear"
@@ -269,12 +271,7 @@ class DynamicQuantizeLinearOp(GraphOp):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
         assert x is not None
-        lo, hi = min(float(x.min(initial=0.0)), 0.0), max(float(x.max(initial=0.0)), 0.0)
-        scale = np.float32((hi - lo) / 255)
-        zero = np.clip(np.rint(-lo / scale), 0, 255) if scale else 0.0
-        safe = scale if scale else np.float32(1)
-        y = np.clip(np.rint(x.astype(np.float32) / safe) + zero, 0, 255).astype(np.uint8)
-        return y, np.asarray(scale, np.float32), np.asarray(zero, np.uint8)
+        return dynamic_quantize(x)
 
 
 @irdl_op_definition
