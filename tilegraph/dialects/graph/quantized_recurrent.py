@@ -58,7 +58,7 @@ from tilegraph.dialects.graph.base import (
 )
 from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.quantize import dynamic_quantize
-from tilegraph.dialects.graph.recurrent import Activation, activation_lists, recurrent_results
+from tilegraph.dialects.graph.recurrent import activation_lists, lstm_cell, recurrent_results
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
@@ -142,6 +142,7 @@ class DynamicQuantizeLSTMOp(GraphOp):
         f32 = np.float32
         seq, batch, _ = x.shape
         dirs, hidden = w.shape[0], r.shape[1]
+        clip, input_forget = self.attr("clip"), bool(self.attr("input_forget"))
         y = np.zeros((seq, dirs, batch, hidden), f32)
         finals = [np.zeros((dirs, batch, hidden), f32) for _ in range(2)]
         for d, fns in enumerate(activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)):
@@ -161,28 +162,10 @@ class DynamicQuantizeLSTMOp(GraphOp):
             c = np.zeros((batch, hidden), f32) if c0 is None else c0[d].astype(f32)
             for step in range(seq):
                 g = gx[step] + quantized_product(h, r[d], _first(rz, dirs, d), r_scale)
-                h, c = self._cell(g, c, bias, peep, fns, hidden)
+                h, c = lstm_cell(g, c, bias, peep, fns, clip, input_forget)
                 y[seq - 1 - step if reverse else step, d] = h
             finals[0][d], finals[1][d] = h, c
         return y, finals[0], finals[1]
-
-    def _cell(
-        self, g: np.ndarray, c: np.ndarray, bias: np.ndarray, peep: np.ndarray,
-        f: list[Activation], n: int,
-    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """ONNX LSTM's cell on the gate sums ``g`` (i, o, f, c), as onnxruntime orders it:
-        peephole, then bias and clip, then the activation."""
-        clip = self.attr("clip")
-
-        def gate(k: int, extra: np.ndarray | float, fn: Activation) -> np.ndarray:
-            v = g[:, k * n : (k + 1) * n] + extra + bias[k * n : (k + 1) * n]
-            return fn(v if clip is None else np.clip(v, -clip, clip)).astype(np.float32)
-
-        i = gate(0, peep[:n] * c, f[0])
-        fg = 1 - i if self.attr("input_forget") else gate(2, peep[2 * n :] * c, f[0])
-        c_new = (fg * c + i * gate(3, 0.0, f[1])).astype(np.float32)
-        o = gate(1, peep[n : 2 * n] * c_new, f[0])
-        return (o * f[2](c_new)).astype(np.float32), c_new
 
 
 def _first(zero_points: np.ndarray, dirs: int, d: int) -> int:

@@ -285,16 +285,31 @@ class LSTMOp(RecurrentOp):
     def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
         h, c = states
         wb, rb = _split_bias(b, 4)
-        n = h.shape[1]
-        g = x @ w.T + h @ r.T + wb + rb
-        p = extra.get("P", np.zeros(3 * n))
-        i = f[0](_clip(g[:, :n] + p[:n] * c, clip))
-        forget = g[:, 2 * n : 3 * n] + p[2 * n :] * c
-        fg = 1 - i if self.attr("input_forget") else f[0](_clip(forget, clip))
-        cand = f[1](_clip(g[:, 3 * n :], clip))
-        c_new = fg * c + i * cand
-        o = f[0](_clip(g[:, n : 2 * n] + p[n : 2 * n] * c_new, clip))
-        return [o * f[2](c_new), c_new]
+        p = extra.get("P", np.zeros(3 * h.shape[1]))
+        gates = x @ w.T + h @ r.T
+        return list(lstm_cell(gates, c, wb + rb, p, f, clip, bool(self.attr("input_forget"))))
+
+
+def lstm_cell(
+    gates: np.ndarray, c: np.ndarray, bias: np.ndarray, peep: np.ndarray,
+    f: list[Activation], clip: float | None, input_forget: bool,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """ONNX LSTM's cell: the new ``(h, c)`` from the gate sums ``gates`` (i, o, f, c; the
+    input and recurrent products, biases not yet added), each gate summed as onnxruntime
+    orders it — the peephole term, then the bias — then clipped and activated; every result
+    in ``c``'s dtype (float64 for ``graph.lstm``'s reference, float32 for
+    ``graph.dynamic_quantize_lstm``'s, which reproduces onnxruntime's arithmetic)."""
+    n = c.shape[1]
+
+    def gate(k: int, extra: np.ndarray | float, fn: Activation) -> np.ndarray:
+        v = gates[:, k * n : (k + 1) * n] + extra + bias[k * n : (k + 1) * n]
+        return fn(_clip(v, clip)).astype(c.dtype)
+
+    i = gate(0, peep[:n] * c, f[0])
+    fg = 1 - i if input_forget else gate(2, peep[2 * n :] * c, f[0])
+    c_new = (fg * c + i * gate(3, 0.0, f[1])).astype(c.dtype)
+    o = gate(1, peep[n : 2 * n] * c_new, f[0])
+    return (o * f[2](c_new)).astype(c.dtype), c_new
 
 
 RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp]
