@@ -42,8 +42,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-import tilegraph
 from tilegraph.cost_model.cycles import ModelCycles, simulate_module
+from tilegraph.frontend import load_onnx
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import lowering_pipeline, quoted_option, run_pipeline
+
+BaseBlock = tuple[int, int, int]
 
 OPSET = 17
 A2_20 = "ascend910b:cube_cores=20,vector_cores=40"
@@ -81,6 +85,9 @@ class Measured:
     kernel: str
     """What ran: the catlass example and its tiling."""
     source: str
+    block: BaseBlock | None = None
+    """The measured kernel's block (baseM, baseN, baseK): its L1 tile's M and N, its L0
+    tile's K; None when tilegraph has no kernel of its kind (split-K)."""
 
     @property
     def shape(self) -> str:
@@ -89,38 +96,156 @@ class Measured:
 
 SEEN: tuple[Measured, ...] = (
     # A row-major, B column-major, fp16 in and out, 20 AIC cores
-    Measured(1024, 6144, 576, "float16", "col", A2_20, 72.5, "06_optimized L1 128x256x256", GUIDE),
-    Measured(1024, 6144, 576, "float16", "col", A2_20, 48.6, "06_optimized L1 256x128x256", GUIDE),
+    Measured(
+        1024,
+        6144,
+        576,
+        "float16",
+        "col",
+        A2_20,
+        72.5,
+        "06_optimized L1 128x256x256",
+        GUIDE,
+        (128, 256, 64),
+    ),
+    Measured(
+        1024,
+        6144,
+        576,
+        "float16",
+        "col",
+        A2_20,
+        48.6,
+        "06_optimized L1 256x128x256",
+        GUIDE,
+        (256, 128, 64),
+    ),
     # B in zN (a pre-formatted weight), 20 AIC cores
-    Measured(20, 16384, 6144, "float16", "nz", A2_20, 181.4, "21_preload_zN 128x256x256", GUIDE),
-    Measured(20, 16384, 6144, "float16", "nz", A2_20, 139.6, "21_preload_zN 32x320x128", GUIDE),
+    Measured(
+        20,
+        16384,
+        6144,
+        "float16",
+        "nz",
+        A2_20,
+        181.4,
+        "21_preload_zN 128x256x256",
+        GUIDE,
+        (128, 256, 64),
+    ),
+    Measured(
+        20,
+        16384,
+        6144,
+        "float16",
+        "nz",
+        A2_20,
+        139.6,
+        "21_preload_zN 32x320x128",
+        GUIDE,
+        (32, 320, 32),
+    ),
     # the same with B row-major
-    Measured(20, 16384, 6144, "float16", "row", A2_20, 238.8, "21_preload 128x256x256", GUIDE),
-    Measured(20, 16384, 6144, "float16", "row", A2_20, 252.4, "21_preload 32x320x128", GUIDE),
+    Measured(
+        20,
+        16384,
+        6144,
+        "float16",
+        "row",
+        A2_20,
+        238.8,
+        "21_preload 128x256x256",
+        GUIDE,
+        (128, 256, 64),
+    ),
+    Measured(
+        20,
+        16384,
+        6144,
+        "float16",
+        "row",
+        A2_20,
+        252.4,
+        "21_preload 32x320x128",
+        GUIDE,
+        (32, 320, 32),
+    ),
     # M = 1, fp32 in and out, B column-major, 24 AIC cores
-    Measured(1, 5120, 768, "float32", "col", A2_24, 36.3, "00_basic L1 128x128x256", GUIDE),
-    Measured(1, 5120, 768, "float32", "col", A2_24, 15.5, "00_basic L1 16x32x1024", GUIDE),
-    Measured(160, 2048, 6144, "float16", "nz", A2_20, 40.6, "21_preload_zN swizzle 3,1", GUIDE),
-    Measured(160, 2048, 6144, "float16", "nz", A2_20, 35.3, "21_preload_zN swizzle 4,1", GUIDE),
+    Measured(
+        1,
+        5120,
+        768,
+        "float32",
+        "col",
+        A2_24,
+        36.3,
+        "00_basic L1 128x128x256",
+        GUIDE,
+        (128, 128, 64),
+    ),
+    Measured(
+        1, 5120, 768, "float32", "col", A2_24, 15.5, "00_basic L1 16x32x1024", GUIDE, (16, 32, 256)
+    ),
+    Measured(
+        160,
+        2048,
+        6144,
+        "float16",
+        "nz",
+        A2_20,
+        40.6,
+        "21_preload_zN swizzle 3,1",
+        GUIDE,
+        (128, 256, 64),
+    ),
+    Measured(
+        160,
+        2048,
+        6144,
+        "float16",
+        "nz",
+        A2_20,
+        35.3,
+        "21_preload_zN swizzle 4,1",
+        GUIDE,
+        (128, 256, 64),
+    ),
     # all row-major fp16, an A2 at its rated 1800 MHz (core count not stated: 24)
-    Measured(256, 1024, 512, "float16", "row", A2_24, 19.38, "00_basic 32x128x128", TUNER),
-    Measured(256, 1024, 512, "float16", "row", A2_24, 12.74, "00_basic 64x128x128 (best)", TUNER),
+    Measured(
+        256, 1024, 512, "float16", "row", A2_24, 19.38, "00_basic 32x128x128", TUNER, (32, 128, 32)
+    ),
+    Measured(
+        256,
+        1024,
+        512,
+        "float16",
+        "row",
+        A2_24,
+        12.74,
+        "00_basic 64x128x128 (best)",
+        TUNER,
+        (64, 128, 64),
+    ),
 )
 """The figures looked at while this benchmark was written (catlass's optimisation guide
 and tuner README: the default tiling and the better one each page found)."""
 
 KEPT_BACK: tuple[Measured, ...] = tuple(
-    Measured(m, k, n, "float16", "row", A2_24, us, kernel, SPLITK)
+    Measured(m, k, n, "float16", "row", A2_24, us, kernel, SPLITK, block)
     for m, k, n, basic, split in (
         (2048, 4000, 4096, 445.0, 261.0),
         (4096, 8000, 4096, 1231.0, 917.0),
         (4096, 40000, 4096, 7775.0, 4669.0),
         (2048, 80000, 4096, 57144.0, 16850.0),
     )
-    for us, kernel in ((basic, "00_basic (BasicMatmul)"), (split, "34_single_core_splitk"))
+    for us, kernel, block in (
+        (basic, "00_basic (BasicMatmul)", (128, 256, 64)),
+        (split, "34_single_core_splitk", None),
+    )
 )
 """The check: a 910B2 (24 AIC cores), CANN 8.2.RC1, every matrix row-major fp16; the
-BasicMatmul baseline and the single-core split-K kernel of the same page."""
+BasicMatmul baseline (``00_basic_matmul``: L1 tile 128 x 256 x 256, L0 tile 128 x 256 x 64)
+and the single-core split-K kernel of the same page (which tilegraph does not have)."""
 
 
 def matmul_graph(fig: Measured) -> onnx.ModelProto:
@@ -146,17 +271,35 @@ def matmul_graph(fig: Measured) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
 
 
-def estimate(fig: Measured) -> ModelCycles:
-    """The cycle model of ``fig``'s graph on its platform (nothing runs)."""
-    compiled = tilegraph.compile(
-        matmul_graph(fig), platform=fig.platform, precision=PRECISION[fig.dtype]
+def pipeline(fig: Measured, block: BaseBlock | None = None) -> str:
+    """``tilegraph.compile``'s pipeline for ``fig`` (O2, then the lowering on its platform and
+    precision), its matmul tiled with the base block ``block`` when one is given
+    (``tile-kernels{base-block=...}``, docs/tuning.md)."""
+    target = (
+        f"set-target{{platform={quoted_option(fig.platform)} precision={PRECISION[fig.dtype]}}}"
     )
-    return simulate_module(compiled.module)
+    lowering = lowering_pipeline()
+    if block is not None:
+        option = quoted_option(",".join(map(str, block)))
+        lowering = lowering.replace("tile-kernels", f"tile-kernels{{base-block={option}}}", 1)
+    return f"{target},O2,{lowering}"
 
 
-def row(fig: Measured, cycles: ModelCycles, kept_back: bool) -> dict[str, Any]:
-    """Every number of one figure's comparison."""
+def estimate(fig: Measured, block: BaseBlock | None = None) -> ModelCycles:
+    """The cycle model of ``fig``'s graph on its platform (nothing runs): tilegraph's own
+    tiling, or the matmul base block ``block``."""
+    module = load_onnx(matmul_graph(fig))
+    run_pipeline(pipeline(fig, block), make_context(), module)
+    return simulate_module(module)
+
+
+def row(
+    fig: Measured, cycles: ModelCycles, same_tiles: ModelCycles | None, kept_back: bool
+) -> dict[str, Any]:
+    """Every number of one figure's comparison: against tilegraph's own tiling, and against
+    the measured kernel's block (None without one)."""
     est = cycles.kernel_us
+    tiles_us = same_tiles.kernel_us if same_tiles is not None else None
     return {
         "op": "MatMul",
         "shape": fig.shape,
@@ -167,6 +310,9 @@ def row(fig: Measured, cycles: ModelCycles, kept_back: bool) -> dict[str, Any]:
         "estimated_us": est,
         "ratio": est / fig.us,
         "residual_us": fig.us - est,
+        "block": list(fig.block) if fig.block else None,
+        "same_tiles_us": tiles_us,
+        "same_tiles_ratio": tiles_us / fig.us if tiles_us is not None else None,
         "kernels": len(cycles.kernels),
         "blocks": max((k.blocks for k in cycles.kernels), default=0),
         "bound": ",".join(k.bound for k in cycles.kernels),
@@ -183,23 +329,29 @@ def within(ratios: list[float]) -> int:
 
 
 def run_set(figures: tuple[Measured, ...], kept_back: bool) -> list[dict[str, Any]]:
-    """Estimate each figure (a shape estimated once for all its measured kernels)."""
-    cache: dict[tuple[str, str, str, str], ModelCycles] = {}
-    found: list[dict[str, Any]] = []
-    for fig in figures:
-        key = (fig.shape, fig.dtype, fig.b_layout, fig.platform)
+    """Estimate each figure with tilegraph's tiling and with the measured kernel's block (a
+    graph and block estimated once for all the figures that share them)."""
+    cache: dict[tuple[str, str, str, str, BaseBlock | None], ModelCycles] = {}
+
+    def cached(fig: Measured, block: BaseBlock | None) -> ModelCycles:
+        key = (fig.shape, fig.dtype, fig.b_layout, fig.platform, block)
         if key not in cache:
             t0 = time.perf_counter()
-            cache[key] = estimate(fig)
-            print(f"  {fig.shape} estimated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-        found.append(row(fig, cache[key], kept_back))
-    return found
+            cache[key] = estimate(fig, block)
+            seconds = time.perf_counter() - t0
+            print(f"  {fig.shape} block {block}: {seconds:.1f} s", file=sys.stderr)
+        return cache[key]
+
+    return [
+        row(fig, cached(fig, None), cached(fig, fig.block) if fig.block else None, kept_back)
+        for fig in figures
+    ]
 
 
 def render(found: list[dict[str, Any]]) -> str:
     """The text table of ``found``."""
     headers = ["op", "m x k x n", "dtype", "B", "platform", "measured", "estimated", "ratio"]
-    headers += ["meas-est", "blocks", "kernel", "source"]
+    headers += ["meas-est", "blocks", "same tiles", "ratio", "kernel", "source"]
     rows = [
         [
             f["op"],
@@ -212,6 +364,8 @@ def render(found: list[dict[str, Any]]) -> str:
             f"{f['ratio']:.2f}",
             f"{f['residual_us']:.1f}",
             str(f["blocks"]),
+            "-" if f["same_tiles_us"] is None else f"{f['same_tiles_us']:.1f}",
+            "-" if f["same_tiles_ratio"] is None else f"{f['same_tiles_ratio']:.2f}",
             f["kernel"],
             f["source"].split(" ")[1].rsplit("/", 1)[-1],
         ]
@@ -234,11 +388,18 @@ def summary(found: list[dict[str, Any]]) -> str:
         if key not in best or f["measured_us"] < best[key]["measured_us"]:
             best[key] = f
     fastest = [f["ratio"] for f in best.values()]
-    return (
+    text = (
         f"{within(ratios)} of {len(ratios)} within ±30% (ratios {min(ratios):.2f}-"
         f"{max(ratios):.2f}); against the fastest kernel of each shape {within(fastest)} of "
         f"{len(fastest)}"
     )
+    same = [f["same_tiles_ratio"] for f in found if f.get("same_tiles_ratio") is not None]
+    if same:
+        text += (
+            f"; with the measured kernel's block {within(same)} of {len(same)} "
+            f"(ratios {min(same):.2f}-{max(same):.2f})"
+        )
+    return text
 
 
 def main() -> None:

@@ -61,3 +61,43 @@ def test_the_summary_counts_unrounded_ratios_and_the_fastest_kernel_per_shape():
     text = kernels.summary(rows)
     assert text.startswith("1 of 3 within ±30% (ratios 0.60-1.40)")
     assert text.endswith("against the fastest kernel of each shape 1 of 2")
+    # with a same-tiles estimate on one row, its count follows
+    rows[2]["same_tiles_ratio"] = 1.2
+    assert kernels.summary(rows).endswith(
+        "with the measured kernel's block 1 of 1 (ratios 1.20-1.20)"
+    )
+
+
+def test_the_pipeline_compiles_with_the_measured_kernels_block_when_asked():
+    fig = kernels.SEEN[0]
+    plain = kernels.pipeline(fig)
+    assert plain.startswith('set-target{platform="ascend910b:cube_cores=20,vector_cores=40"')
+    assert ",O2,lower-graph-to-kernels,tile-kernels," in plain
+    blocked = kernels.pipeline(fig, (128, 256, 64))
+    assert 'tile-kernels{base-block="128,256,64"}' in blocked
+    # only the tiling differs
+    assert blocked.replace('{base-block="128,256,64"}', "") == plain
+
+
+def test_every_measured_block_fits_the_cube_buffers():
+    # the blocks are in elements, multiples of 16, and a tile-kernels option accepts them
+    from tilegraph.lowering.conversion.tiling.matmul_block import parse_base_block
+
+    for fig in kernels.SEEN + kernels.KEPT_BACK:
+        if fig.block is not None:
+            assert parse_base_block(",".join(map(str, fig.block))) == fig.block
+    # the split-K kernel has no counterpart in tilegraph: no same-tiles estimate
+    assert {f.kernel for f in kernels.KEPT_BACK if f.block is None} == {"34_single_core_splitk"}
+
+
+def test_the_smallest_figure_estimates_with_either_tiling():
+    fig = kernels.SEEN[-1]  # 256 x 1024 x 512, the tuner's best kernel: 64 x 128 blocks
+    assert (fig.m, fig.n, fig.block) == (256, 512, (64, 128, 64))
+    own = kernels.estimate(fig)
+    same = kernels.estimate(fig, fig.block)
+    (k_own,) = own.kernels
+    (k_same,) = same.kernels
+    # tilegraph's default block is 128 x 128 here (2 x 4 output blocks); the kernel's
+    # 64 x 128 gives 4 x 4, each on a core of its own
+    assert (k_own.blocks, k_same.blocks) == (8, 16)
+    assert k_own.unit == k_same.unit == "cube" and own.kernel_us > 0 and same.kernel_us > 0
