@@ -6,12 +6,15 @@ A model-level ratio (``benchmarks/hardware_validation.py``) cannot say which ker
 wrong; this table can, for the kernels whose device time is published. Each measured
 kernel is built as a one-node ONNX graph (a ``MatMul``; a ``Transpose`` in front of it when
 the measured B was stored column-major, a constant B when it was pre-formatted into NZ as
-a weight), compiled by ``tilegraph.compile`` for the preset of the chip measured and
-estimated by the cycle model without running anything (what ``tilegraph-run --estimate``
-does). The estimate is the kernels' time without the scheduling cost of a sunk model's
-task: a profiler's Task Duration (``msprof``) is the time from the kernel's start to its
-end on the device. The table: kernel, shape, dtype, platform, measured µs, estimated µs,
-their ratio, measured - estimated, what ran and where the figure is published.
+a weight), compiled with ``tilegraph.compile``'s pipeline for the preset of the chip
+measured and estimated by the cycle model without running anything (what
+``tilegraph-run --estimate`` does). The estimate is the kernels' time without the
+scheduling cost of a sunk model's task: a profiler's Task Duration (``msprof``) is the time
+from the kernel's start to its end on the device. Each figure is estimated twice: with
+tilegraph's own tiling, and with the measured kernel's block (``tile-kernels{base-block}``),
+which separates the cost model's error from the tiling choice. The table: kernel, shape,
+dtype, platform, measured µs, estimated µs, their ratio, measured - estimated, blocks, the
+same-tiles estimate and its ratio, what ran and where the figure is published.
 
 **Figures.** Every per-kernel time of an Ascend 910B found in public sources with its
 shape, data types, layouts and core count stated; all come from Ascend's matmul template
@@ -94,138 +97,28 @@ class Measured:
         return f"{self.m}x{self.k}x{self.n}"
 
 
-SEEN: tuple[Measured, ...] = (
-    # A row-major, B column-major, fp16 in and out, 20 AIC cores
-    Measured(
-        1024,
-        6144,
-        576,
-        "float16",
-        "col",
-        A2_20,
-        72.5,
-        "06_optimized L1 128x256x256",
-        GUIDE,
-        (128, 256, 64),
-    ),
-    Measured(
-        1024,
-        6144,
-        576,
-        "float16",
-        "col",
-        A2_20,
-        48.6,
-        "06_optimized L1 256x128x256",
-        GUIDE,
-        (256, 128, 64),
-    ),
-    # B in zN (a pre-formatted weight), 20 AIC cores
-    Measured(
-        20,
-        16384,
-        6144,
-        "float16",
-        "nz",
-        A2_20,
-        181.4,
-        "21_preload_zN 128x256x256",
-        GUIDE,
-        (128, 256, 64),
-    ),
-    Measured(
-        20,
-        16384,
-        6144,
-        "float16",
-        "nz",
-        A2_20,
-        139.6,
-        "21_preload_zN 32x320x128",
-        GUIDE,
-        (32, 320, 32),
-    ),
-    # the same with B row-major
-    Measured(
-        20,
-        16384,
-        6144,
-        "float16",
-        "row",
-        A2_20,
-        238.8,
-        "21_preload 128x256x256",
-        GUIDE,
-        (128, 256, 64),
-    ),
-    Measured(
-        20,
-        16384,
-        6144,
-        "float16",
-        "row",
-        A2_20,
-        252.4,
-        "21_preload 32x320x128",
-        GUIDE,
-        (32, 320, 32),
-    ),
-    # M = 1, fp32 in and out, B column-major, 24 AIC cores
-    Measured(
-        1,
-        5120,
-        768,
-        "float32",
-        "col",
-        A2_24,
-        36.3,
-        "00_basic L1 128x128x256",
-        GUIDE,
-        (128, 128, 64),
-    ),
-    Measured(
-        1, 5120, 768, "float32", "col", A2_24, 15.5, "00_basic L1 16x32x1024", GUIDE, (16, 32, 256)
-    ),
-    Measured(
-        160,
-        2048,
-        6144,
-        "float16",
-        "nz",
-        A2_20,
-        40.6,
-        "21_preload_zN swizzle 3,1",
-        GUIDE,
-        (128, 256, 64),
-    ),
-    Measured(
-        160,
-        2048,
-        6144,
-        "float16",
-        "nz",
-        A2_20,
-        35.3,
-        "21_preload_zN swizzle 4,1",
-        GUIDE,
-        (128, 256, 64),
-    ),
-    # all row-major fp16, an A2 at its rated 1800 MHz (core count not stated: 24)
-    Measured(
-        256, 1024, 512, "float16", "row", A2_24, 19.38, "00_basic 32x128x128", TUNER, (32, 128, 32)
-    ),
-    Measured(
-        256,
-        1024,
-        512,
-        "float16",
-        "row",
-        A2_24,
-        12.74,
-        "00_basic 64x128x128 (best)",
-        TUNER,
-        (64, 128, 64),
-    ),
+_F16, _F32 = "float16", "float32"
+SEEN: tuple[Measured, ...] = tuple(
+    Measured(m, k, n, dtype, b, platform, us, kernel, source, block)
+    for m, k, n, dtype, b, platform, us, kernel, block, source in (
+        # A row-major, B column-major, fp16 in and out, 20 AIC cores
+        (1024, 6144, 576, _F16, "col", A2_20, 72.5, "06_optimized 128x256", (128, 256, 64), GUIDE),
+        (1024, 6144, 576, _F16, "col", A2_20, 48.6, "06_optimized 256x128", (256, 128, 64), GUIDE),
+        # B in zN (a pre-formatted weight), then row-major; 20 AIC cores
+        (20, 16384, 6144, _F16, "nz", A2_20, 181.4, "21_preload_zN 128x256", (128, 256, 64), GUIDE),
+        (20, 16384, 6144, _F16, "nz", A2_20, 139.6, "21_preload_zN 32x320", (32, 320, 32), GUIDE),
+        (20, 16384, 6144, _F16, "row", A2_20, 238.8, "21_preload 128x256", (128, 256, 64), GUIDE),
+        (20, 16384, 6144, _F16, "row", A2_20, 252.4, "21_preload 32x320", (32, 320, 32), GUIDE),
+        # M = 1, fp32 in and out, B column-major, 24 AIC cores
+        (1, 5120, 768, _F32, "col", A2_24, 36.3, "00_basic 128x128", (128, 128, 64), GUIDE),
+        (1, 5120, 768, _F32, "col", A2_24, 15.5, "00_basic 16x32", (16, 32, 256), GUIDE),
+        # two block orders (swizzles) of one tiling
+        (160, 2048, 6144, _F16, "nz", A2_20, 40.6, "21_preload_zN sw 3,1", (128, 256, 64), GUIDE),
+        (160, 2048, 6144, _F16, "nz", A2_20, 35.3, "21_preload_zN sw 4,1", (128, 256, 64), GUIDE),
+        # all row-major fp16, an A2 at its rated 1800 MHz (core count not stated: 24)
+        (256, 1024, 512, _F16, "row", A2_24, 19.38, "00_basic 32x128", (32, 128, 32), TUNER),
+        (256, 1024, 512, _F16, "row", A2_24, 12.74, "00_basic 64x128 best", (64, 128, 64), TUNER),
+    )
 )
 """The figures looked at while this benchmark was written (catlass's optimisation guide
 and tuner README: the default tiling and the better one each page found)."""
