@@ -1,5 +1,5 @@
-"""Softmax, log-softmax and layer norm on 16-bit data compute in f32 on the vector unit,
-as CANN's ``softmax_v2`` and ``layer_norm`` do: the tile program casts the loaded fp16
+"""Softmax, log-softmax, layer norm and RMS norm on 16-bit data compute in f32 on the vector
+unit, as CANN's ``softmax_v2``, ``layer_norm`` and ``rms_norm`` do: the tile program casts the loaded fp16
 tile up, runs in f32, and casts the result down once (docs/hardware.md, "Vector kernels'
 compute type"). Checked on the ``test`` preset (the kernels split into tiles, NaN in
 padding lanes): the IR's compute type, the numbers (within one fp16 rounding of the exact
@@ -45,6 +45,13 @@ def layer_norm(shape: Sequence[int]) -> Builder:
     return build
 
 
+def rms_norm(shape: Sequence[int]) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op("rms_norm", g.input(shape), g.input([shape[-1]]), axis=-1)]
+
+    return build
+
+
 def _exact(name: str, x: np.ndarray, params: list[np.ndarray]) -> np.ndarray:
     x = x.astype(np.float64)
     if name == "layer_norm":
@@ -52,6 +59,8 @@ def _exact(name: str, x: np.ndarray, params: list[np.ndarray]) -> np.ndarray:
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         scale, bias = (p.astype(np.float64) for p in params)
         return (x - mean) / np.sqrt(var + 1e-5) * scale + bias
+    if name == "rms_norm":
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * params[0]
     shifted = x - x.max(-1, keepdims=True)
     log_sum = np.log(np.exp(shifted).sum(-1, keepdims=True))
     return shifted - log_sum if name == "log_softmax" else np.exp(shifted - log_sum)
@@ -61,6 +70,7 @@ CASES: dict[str, tuple[str, Builder]] = {
     "softmax": ("softmax", softmax([9, 300])),
     "log_softmax": ("log_softmax", softmax([7, 130], log=True)),
     "layer_norm": ("layer_norm", layer_norm([11, 200])),
+    "rms_norm": ("rms_norm", rms_norm([11, 200])),
 }
 
 
