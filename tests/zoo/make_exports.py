@@ -6,6 +6,7 @@ Run by hand in a separate environment that has torch (the project itself never n
     /tmp/torchenv/bin/pip install torch==2.13.0+cpu onnx onnxscript
     /tmp/torchenv/bin/python tests/zoo/make_exports.py            # every family
     /tmp/torchenv/bin/python tests/zoo/make_exports.py bert gpt2  # some of them
+    /tmp/torchenv/bin/python tests/zoo/make_exports.py small_cnn_fp16  # a half variant
 
 Contract: each family is a small module with random weights (``torch.manual_seed`` fixed,
 hidden 32-64, one or two layers, vocabulary 100) written in the style of the HuggingFace /
@@ -15,7 +16,10 @@ sequence / samples / frames / H / W axis), so the graphs carry the
 Shape/Gather/Unsqueeze/Concat/Reshape arithmetic of real exports. The inputs and the
 dynamic axes of each file are those of :data:`tests.zoo.zoo.MODELS`; a file is written
 only when it is under 300 KB (otherwise the script fails). Files are deterministic for one
-torch version, not across versions.
+torch version, not across versions. ``<family>_fp16`` (the families of :data:`HALF`) is the
+same module after ``.half()``, exported with float16 inputs: every float tensor is fp16,
+except where the module casts (yolov8 decodes its boxes from float32 anchors and outputs
+float32).
 """
 
 from __future__ import annotations
@@ -830,6 +834,10 @@ INPUT_NAMES: dict[str, list[str]] = {
 }
 
 
+HALF = ("small_cnn", "vit", "yolov8")
+"""Families also exported in half precision (``<family>_fp16.onnx``)."""
+
+
 def _randomise(model: nn.Module) -> None:
     """BatchNorm statistics and LayerNorm affine parameters away from their identity values."""
     for m in model.modules():
@@ -843,13 +851,19 @@ def _randomise(model: nn.Module) -> None:
 
 
 def export(name: str) -> Path:
-    """Export one family to ``models/<name>.onnx``; its path."""
-    make, example, axes, outputs = FAMILIES[name]
+    """Export one family (or its half variant, ``<family>_fp16``) to ``models/<name>.onnx``;
+    its path."""
+    family = name.removesuffix("_fp16")
+    half = family != name and family in HALF
+    make, example, axes, outputs = FAMILIES[family]
     torch.manual_seed(0)
     model = make().eval()
     _randomise(model)
     args = example()
-    names = INPUT_NAMES.get(name, ["input_ids", "attention_mask"])
+    if half:
+        model = model.half()
+        args = tuple(a.half() if a.is_floating_point() else a for a in args)
+    names = INPUT_NAMES.get(family, ["input_ids", "attention_mask"])
     path = OUT / f"{name}.onnx"
     with torch.no_grad():
         torch.onnx.export(
@@ -871,7 +885,7 @@ def export(name: str) -> Path:
 
 def main(argv: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
-    for name in argv or list(FAMILIES):
+    for name in argv or [*FAMILIES, *(f"{f}_fp16" for f in HALF)]:
         path = export(name)
         print(f"{path.name}: {path.stat().st_size} bytes")
 

@@ -56,8 +56,10 @@ class ZooModel:
     inputs: dict[str, InputRule]
     datasets: tuple[dict[str, Shape], dict[str, Shape]]
     slow: bool = False
-    rtol: float = 1e-3
-    atol: float = 1e-4
+    rtol: float | None = 1e-3
+    atol: float | None = 1e-4
+    """``None``: the tolerance of the model's precision, as ``tilegraph-run --compare`` picks it
+    (:func:`tilegraph.frontend.onnxruntime_oracle.default_tolerance`; the fp16 models)."""
     scalars: tuple[dict[str, int | float], ...] = field(default_factory=tuple)
     """Per data set, values of ``scalar`` inputs that differ from the rule's ``value``."""
     notes: str = ""
@@ -168,6 +170,26 @@ def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooMod
     )
 
 
+HALF_NOTES = "the family after .half(): fp16 everywhere, compared at fp16's tolerance"
+
+
+def _half(*families: tuple[str, str, Shape, Shape]) -> list[ZooModel]:
+    """The fp16 exports of ``families`` (``<family>_fp16.onnx``: one float16 input)."""
+    return [
+        ZooModel(
+            f"{family}_fp16",
+            f"{family}_fp16.onnx",
+            "export",
+            {name: InputRule("normal", "float16")},
+            ({name: a}, {name: b}),
+            rtol=None,
+            atol=None,
+            notes=HALF_NOTES + ("; boxes decoded in fp32" if family == "yolov8" else ""),
+        )
+        for family, name, a, b in families
+    ]
+
+
 def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:
     """A Silero VAD model: ``input`` [batch, chunk], ``state`` [2, batch, 128], ``sr``."""
     inputs = {
@@ -208,6 +230,11 @@ _ALL: list[ZooModel] = [
     ),
     _single("swin", "pixel_values", (1, 3, 32, 32), (2, 3, 32, 32), notes="window partition, roll"),
     _single("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32), notes="conv/bn/relu/pool/fc"),
+    *_half(
+        ("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32)),
+        ("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32)),
+        ("yolov8", "images", (1, 3, 64, 64), (2, 3, 64, 96)),
+    ),
     _single(
         "conv3d",
         "x",
