@@ -19,7 +19,8 @@ only when it is under 300 KB (otherwise the script fails). Files are determinist
 torch version, not across versions. ``<family>_fp16`` (the families of :data:`HALF`) is the
 same module after ``.half()``, exported with float16 inputs: every float tensor is fp16,
 except where the module casts (yolov8 decodes its boxes from float32 anchors and outputs
-float32).
+float32). ``<family>_dynamo`` (:data:`DYNAMO`) is the family through torch 2's default
+exporter (``dynamo=True``: opset 18+, its own decompositions and symbolic dim names).
 """
 
 from __future__ import annotations
@@ -836,6 +837,9 @@ INPUT_NAMES: dict[str, list[str]] = {
 
 HALF = ("small_cnn", "vit", "yolov8")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
+DYNAMO = ("bert", "llama", "t5_encoder", "fpn")
+"""Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
+``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
 
 
 def _randomise(model: nn.Module) -> None:
@@ -853,8 +857,9 @@ def _randomise(model: nn.Module) -> None:
 def export(name: str) -> Path:
     """Export one family (or its half variant, ``<family>_fp16``) to ``models/<name>.onnx``;
     its path."""
-    family = name.removesuffix("_fp16")
-    half = family != name and family in HALF
+    family = name.removesuffix("_fp16").removesuffix("_dynamo")
+    half = name == f"{family}_fp16" and family in HALF
+    dynamo = name == f"{family}_dynamo" and family in DYNAMO
     make, example, axes, outputs = FAMILIES[family]
     torch.manual_seed(0)
     model = make().eval()
@@ -866,16 +871,29 @@ def export(name: str) -> Path:
     names = INPUT_NAMES.get(family, ["input_ids", "attention_mask"])
     path = OUT / f"{name}.onnx"
     with torch.no_grad():
-        torch.onnx.export(
-            model,
-            args,
-            str(path),
-            dynamo=False,
-            opset_version=OPSET,
-            input_names=names,
-            output_names=outputs,
-            dynamic_axes=axes,
-        )
+        if dynamo:
+            auto = {n: dict.fromkeys(a, torch.export.Dim.AUTO) for n, a in axes.items()}
+            torch.onnx.export(
+                model,
+                args,
+                str(path),
+                dynamo=True,
+                input_names=names,
+                output_names=outputs,
+                dynamic_shapes=tuple(auto.get(n, {}) for n in names),
+                external_data=False,
+            )
+        else:
+            torch.onnx.export(
+                model,
+                args,
+                str(path),
+                dynamo=False,
+                opset_version=OPSET,
+                input_names=names,
+                output_names=outputs,
+                dynamic_axes=axes,
+            )
     size = path.stat().st_size
     if size > MAX_BYTES:
         path.unlink()
@@ -885,7 +903,8 @@ def export(name: str) -> Path:
 
 def main(argv: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
-    for name in argv or [*FAMILIES, *(f"{f}_fp16" for f in HALF)]:
+    variants = [*(f"{f}_fp16" for f in HALF), *(f"{f}_dynamo" for f in DYNAMO)]
+    for name in argv or [*FAMILIES, *variants]:
         path = export(name)
         print(f"{path.name}: {path.stat().st_size} bytes")
 

@@ -170,6 +170,7 @@ def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooMod
     )
 
 
+DYNAMO_NOTES = "through torch 2's default exporter (dynamo=True, opset 20)"
 HALF_NOTES = "the family after .half(): fp16 everywhere, compared at fp16's tolerance"
 
 
@@ -219,6 +220,9 @@ _ALL: list[ZooModel] = [
     _text("gpt2", notes="GPT-2: causal mask sliced from a buffer, Conv1D as addmm"),
     _text("llama", atol=1e-3, notes="LLaMA: RMSNorm, rotary, GQA expand, triu/Where mask"),
     _text("t5_encoder", notes="T5 encoder: bucketed relative position bias (log/where/min)"),
+    _text("bert_dynamo", token_types=True, notes=f"bert {DYNAMO_NOTES}"),
+    _text("llama_dynamo", atol=1e-3, notes=f"llama {DYNAMO_NOTES}: x * rsqrt(...) RMSNorm"),
+    _text("t5_encoder_dynamo", notes=f"t5_encoder {DYNAMO_NOTES}"),
     _single("wav2vec2", "input_values", (1, 400), (2, 720), notes="conv + GroupNorm extractor"),
     _single("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32), notes="cls token Expand+Concat"),
     _single(
@@ -263,6 +267,7 @@ _ALL: list[ZooModel] = [
         (2, 3, 36, 44),
         notes="top-down bilinear Resize (align_corners=False) to computed sizes, 3 outputs",
     ),
+    _single("fpn_dynamo", "images", (1, 3, 40, 56), (2, 3, 36, 44), notes=f"fpn {DYNAMO_NOTES}"),
     _single(
         "efficientnet_tail",
         "features",
