@@ -104,11 +104,16 @@ def _s(b: KernelBuilder, name: str, src: SSAValue, value: float, dst: SSAValue) 
     b.add(SCALAR_OPS[name](src, value, dst))
 
 
-WIDENED_OPS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp)
-"""Normalisations whose 16-bit data is computed in f32: CANN's ``softmax_v2``, ``layer_norm``
+WIDENED_OPS = (
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, GlobalAvgPoolOp,
+    ReduceSumOp, ReduceMeanOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumExpOp,
+)  # fmt: skip
+"""Reductions whose 16-bit data is computed in f32: CANN's ``softmax_v2``, ``layer_norm``
 and ``rms_norm`` cast fp16 input up to fp32 wherever the vector unit has an fp32 ``vexp``
-(every preset here) and cast the result back (docs/hardware.md, "Vector kernels' compute
-type"). Only the tile program widens; the tensors in GM keep their type."""
+(every preset here) and cast the result back, and its sums (``reduce_sum``,
+``reduce_mean``, ``square_sum``) add fp16 data in fp32 on every chip with an fp32 ``sum``
+(docs/hardware.md, "Vector kernels' compute type"). Max and min are exact in any type and
+keep it. Only the tile program widens; the tensors in GM keep their type."""
 
 
 def compute_type(op: GraphOp, element: Attribute) -> Attribute:

@@ -194,7 +194,8 @@ class _Kernel:
         self.widened = compute != element
         # A widened program loads and stores through tiles of the data's own type.
         self.x_in = b.buffer(tile, element, "UB", "x_in_ub") if self.widened else self.x
-        self.out = b.buffer(tile, element, "UB", "out_cast_ub") if self.widened else None
+        out_shape = tile if spec.normalises else plan.kept_shape()
+        self.out = b.buffer(out_shape, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
         self.outer: dict[int, SSAValue] = {}
 
@@ -293,6 +294,9 @@ def emit_chunked_reduction(
         else:
             result = _online_softmax(k, spec, out_arg)
         if result is not None:
+            if k.out is not None:  # a widened reduction: back to the data's type
+                b.add(CastOp(operands=[result, k.out]))
+                result = k.out
             if dropped is not None:
                 vreduce(b, "sum", result, dropped, plan.axes)  # drops the size-1 axes
                 result = dropped
