@@ -64,6 +64,14 @@ def _layer_norm(shape: Sequence[int], axis: int):
     return build
 
 
+def _rms_norm(shape: Sequence[int], axis: int):
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input(shape)
+        return [g.op("rms_norm", x, g.const(list(shape[axis:]), low=0.5), axis=axis)]
+
+    return build
+
+
 CASES = [
     ChunkCase("softmax_1000", "softmax", _unary("softmax", [3, 1000], axis=-1)),
     ChunkCase("softmax_middle_axis", "softmax", _unary("softmax", [2, 700, 3], axis=1)),
@@ -90,6 +98,8 @@ CASES = [
     ),
     ChunkCase("layer_norm_1000", "layer_norm", _layer_norm([2, 1000], -1)),
     ChunkCase("layer_norm_two_axes", "layer_norm", _layer_norm([2, 30, 50], 1)),
+    ChunkCase("rms_norm_1000", "rms_norm", _rms_norm([2, 1000], -1)),
+    ChunkCase("rms_norm_two_axes", "rms_norm", _rms_norm([2, 30, 50], 1)),
     ChunkCase("global_avg_pool", "global_avg_pool", _unary("global_avg_pool", [1, 20, 60, 45], "NCHW")),
     ChunkCase("global_max_pool", "global_max_pool", _unary("global_max_pool", [1, 20, 60, 45], "NCHW")),
 ]  # fmt: skip

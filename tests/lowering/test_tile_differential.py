@@ -531,6 +531,16 @@ def layer_norm_two_axes(g: Graph) -> list[SSAValue]:
     return [g.op("layer_norm", x, g.const([5, 9], low=0.5), g.const([5, 9]), axis=2)]
 
 
+def rms_norm(g: Graph) -> list[SSAValue]:
+    x = g.input([6, 5, 48])
+    return [g.op("rms_norm", x, g.const([48], low=0.5), axis=-1, epsilon=1e-6)]
+
+
+def rms_norm_two_axes(g: Graph) -> list[SSAValue]:
+    x = g.input([3, 7, 5, 9])
+    return [g.op("rms_norm", x, g.const([5, 9], low=0.5), axis=2)]
+
+
 def global_avg_after_conv(g: Graph) -> list[SSAValue]:
     x = g.input([1, 20, 7, 9], "NCHW")
     y = g.op("relu", g.op("conv2d", x, g.const([24, 20, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
@@ -730,6 +740,8 @@ def _cases() -> list[Case]:
         ),
         Case("layer_norm", layer_norm, {"graph.layer_norm": VECTOR}),
         Case("layer_norm_two_axes", layer_norm_two_axes, {"graph.layer_norm": VECTOR}),
+        Case("rms_norm", rms_norm, {"graph.rms_norm": VECTOR}),
+        Case("rms_norm_two_axes", rms_norm_two_axes, {"graph.rms_norm": VECTOR}),
         Case("concat_5hd", concat_case(False, 24, 12), {**CONV, "graph.concat": VECTOR}),
         Case("concat_5hd_relu", concat_case(True, 24, 12), {**CONV, "graph.concat": VECTOR}),
         Case(

@@ -1,5 +1,6 @@
-"""Softmax, log-softmax and layer norm on 16-bit data compute in f32 on the vector unit,
-as CANN's ``softmax_v2`` and ``layer_norm`` do: the tile program casts the loaded fp16
+"""Softmax, log-softmax, layer norm, RMS norm and the sums (reduce_sum, reduce_mean, ...) on
+16-bit data compute in f32 on the vector unit, as CANN's ``softmax_v2``, ``layer_norm``,
+``rms_norm`` and ``reduce_sum`` do: the tile program casts the loaded fp16
 tile up, runs in f32, and casts the result down once (docs/hardware.md, "Vector kernels'
 compute type"). Checked on the ``test`` preset (the kernels split into tiles, NaN in
 padding lanes): the IR's compute type, the numbers (within one fp16 rounding of the exact
@@ -45,6 +46,20 @@ def layer_norm(shape: Sequence[int]) -> Builder:
     return build
 
 
+def rms_norm(shape: Sequence[int]) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op("rms_norm", g.input(shape), g.input([shape[-1]]), axis=-1)]
+
+    return build
+
+
+def reduce(kind: str, shape: Sequence[int]) -> Builder:
+    def build(g: Graph) -> list[SSAValue]:
+        return [g.op(kind, g.input(shape), g.ints([-1]), keepdims=1)]
+
+    return build
+
+
 def _exact(name: str, x: np.ndarray, params: list[np.ndarray]) -> np.ndarray:
     x = x.astype(np.float64)
     if name == "layer_norm":
@@ -52,6 +67,12 @@ def _exact(name: str, x: np.ndarray, params: list[np.ndarray]) -> np.ndarray:
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
         scale, bias = (p.astype(np.float64) for p in params)
         return (x - mean) / np.sqrt(var + 1e-5) * scale + bias
+    if name in ("reduce_sum", "reduce_mean"):
+        # a long fp16 sum rounded in fp16 at each step would drift by several ulps
+        total = x.sum(-1, keepdims=True)
+        return total / x.shape[-1] if name == "reduce_mean" else total
+    if name == "rms_norm":
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * params[0]
     shifted = x - x.max(-1, keepdims=True)
     log_sum = np.log(np.exp(shifted).sum(-1, keepdims=True))
     return shifted - log_sum if name == "log_softmax" else np.exp(shifted - log_sum)
@@ -61,6 +82,9 @@ CASES: dict[str, tuple[str, Builder]] = {
     "softmax": ("softmax", softmax([9, 300])),
     "log_softmax": ("log_softmax", softmax([7, 130], log=True)),
     "layer_norm": ("layer_norm", layer_norm([11, 200])),
+    "rms_norm": ("rms_norm", rms_norm([11, 200])),
+    "reduce_sum": ("reduce_sum", reduce("reduce_sum", [9, 600])),
+    "reduce_mean": ("reduce_mean", reduce("reduce_mean", [7, 1000])),
 }
 
 
@@ -106,6 +130,16 @@ def test_fp16_normalisations_compute_in_f32(name: str):
         error = np.abs(out.astype(np.float64) - exact)
         # one rounding to fp16 (half an ulp) plus the f32 program's own error
         assert (error <= ulp).all(), f"{level}: {error.max()} over one fp16 ulp"
+
+
+def test_fp16_max_keeps_its_type():
+    """Max and min are exact in any type: CANN's reductions keep them in fp16."""
+    g = Graph(padded=True, dtype="float16")
+    module = g.b.build(*reduce("reduce_max", [9, 300])(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    ops = _kernel_ops(levels.module, "graph.reduce_max")
+    assert ops and not any(op.startswith("tile.vcast") for op in ops), ops
+    assert all("f32" not in op for op in ops), ops
 
 
 def test_fp32_normalisations_keep_their_type():

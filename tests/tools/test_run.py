@@ -83,11 +83,9 @@ def test_safe_file_names():
 
 
 def test_mismatch_exits_1(tmp_path, monkeypatch, capsys):
-    import tilegraph.tools.run.cli as run_mod
+    import tilegraph.frontend.onnxruntime_oracle as oracle
 
-    monkeypatch.setattr(
-        run_mod, "onnxruntime_outputs", lambda path, inputs: [np.full((2, 3), 7.0, np.float32)]
-    )
+    monkeypatch.setattr(oracle, "_run", lambda model, inputs: [np.full((2, 3), 7.0, np.float32)])
     assert run([small_model(tmp_path / "m.onnx"), "--compare"]) == 1
     assert "FAIL" in capsys.readouterr().out
 

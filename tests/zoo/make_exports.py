@@ -6,6 +6,7 @@ Run by hand in a separate environment that has torch (the project itself never n
     /tmp/torchenv/bin/pip install torch==2.13.0+cpu onnx onnxscript
     /tmp/torchenv/bin/python tests/zoo/make_exports.py            # every family
     /tmp/torchenv/bin/python tests/zoo/make_exports.py bert gpt2  # some of them
+    /tmp/torchenv/bin/python tests/zoo/make_exports.py small_cnn_fp16  # a half variant
 
 Contract: each family is a small module with random weights (``torch.manual_seed`` fixed,
 hidden 32-64, one or two layers, vocabulary 100) written in the style of the HuggingFace /
@@ -15,7 +16,11 @@ sequence / samples / frames / H / W axis), so the graphs carry the
 Shape/Gather/Unsqueeze/Concat/Reshape arithmetic of real exports. The inputs and the
 dynamic axes of each file are those of :data:`tests.zoo.zoo.MODELS`; a file is written
 only when it is under 300 KB (otherwise the script fails). Files are deterministic for one
-torch version, not across versions.
+torch version, not across versions. ``<family>_fp16`` (the families of :data:`HALF`) is the
+same module after ``.half()``, exported with float16 inputs: every float tensor is fp16,
+except where the module casts (yolov8 decodes its boxes from float32 anchors and outputs
+float32). ``<family>_dynamo`` (:data:`DYNAMO`) is the family through torch 2's default
+exporter (``dynamo=True``: opset 18+, its own decompositions and symbolic dim names).
 """
 
 from __future__ import annotations
@@ -830,6 +835,13 @@ INPUT_NAMES: dict[str, list[str]] = {
 }
 
 
+HALF = ("small_cnn", "vit", "yolov8")
+"""Families also exported in half precision (``<family>_fp16.onnx``)."""
+DYNAMO = ("bert", "llama", "t5_encoder", "fpn")
+"""Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
+``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
+
+
 def _randomise(model: nn.Module) -> None:
     """BatchNorm statistics and LayerNorm affine parameters away from their identity values."""
     for m in model.modules():
@@ -843,25 +855,45 @@ def _randomise(model: nn.Module) -> None:
 
 
 def export(name: str) -> Path:
-    """Export one family to ``models/<name>.onnx``; its path."""
-    make, example, axes, outputs = FAMILIES[name]
+    """Export one family (or its half variant, ``<family>_fp16``) to ``models/<name>.onnx``;
+    its path."""
+    family = name.removesuffix("_fp16").removesuffix("_dynamo")
+    half = name == f"{family}_fp16" and family in HALF
+    dynamo = name == f"{family}_dynamo" and family in DYNAMO
+    make, example, axes, outputs = FAMILIES[family]
     torch.manual_seed(0)
     model = make().eval()
     _randomise(model)
     args = example()
-    names = INPUT_NAMES.get(name, ["input_ids", "attention_mask"])
+    if half:
+        model = model.half()
+        args = tuple(a.half() if a.is_floating_point() else a for a in args)
+    names = INPUT_NAMES.get(family, ["input_ids", "attention_mask"])
     path = OUT / f"{name}.onnx"
     with torch.no_grad():
-        torch.onnx.export(
-            model,
-            args,
-            str(path),
-            dynamo=False,
-            opset_version=OPSET,
-            input_names=names,
-            output_names=outputs,
-            dynamic_axes=axes,
-        )
+        if dynamo:
+            auto = {n: dict.fromkeys(a, torch.export.Dim.AUTO) for n, a in axes.items()}
+            torch.onnx.export(
+                model,
+                args,
+                str(path),
+                dynamo=True,
+                input_names=names,
+                output_names=outputs,
+                dynamic_shapes=tuple(auto.get(n, {}) for n in names),
+                external_data=False,
+            )
+        else:
+            torch.onnx.export(
+                model,
+                args,
+                str(path),
+                dynamo=False,
+                opset_version=OPSET,
+                input_names=names,
+                output_names=outputs,
+                dynamic_axes=axes,
+            )
     size = path.stat().st_size
     if size > MAX_BYTES:
         path.unlink()
@@ -871,7 +903,8 @@ def export(name: str) -> Path:
 
 def main(argv: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
-    for name in argv or list(FAMILIES):
+    variants = [*(f"{f}_fp16" for f in HALF), *(f"{f}_dynamo" for f in DYNAMO)]
+    for name in argv or [*FAMILIES, *variants]:
         path = export(name)
         print(f"{path.name}: {path.stat().st_size} bytes")
 

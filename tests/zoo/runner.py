@@ -28,6 +28,7 @@ import numpy as np
 
 from tests.zoo.wheels import ROOT
 from tests.zoo.zoo import ZooModel, make_inputs
+from tilegraph.frontend.onnxruntime_oracle import default_tolerance
 
 
 @dataclass
@@ -86,18 +87,27 @@ def max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float:
 
 
 def mismatch(
-    ours: list[np.ndarray], theirs: list[np.ndarray], rtol: float, atol: float
+    ours: list[np.ndarray],
+    theirs: list[np.ndarray],
+    rtol: float | None,
+    atol: float | None,
+    precision: str | None = None,
 ) -> str | None:
-    """None when every output is within ``atol + rtol * |theirs|``, else what differs."""
+    """None when every output is within ``atol + rtol * |theirs|``, else what differs; a
+    tolerance of ``None`` is the one ``tilegraph-run --compare`` picks for the output's type
+    or the model's 16-bit ``precision``."""
     if len(ours) != len(theirs):
         return f"{len(ours)} outputs, onnxruntime gives {len(theirs)}"
     for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return f"output {i}: shape {a.shape}, onnxruntime gives {b.shape}"
-        if not np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol, atol=atol):
+        default_rtol, default_atol = default_tolerance(b, precision)
+        r = default_rtol if rtol is None else rtol
+        t = default_atol if atol is None else atol
+        if not np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=r, atol=t):
             d = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
-            return f"output {i}: max |diff| {d:.3g} over atol {atol} + rtol {rtol}"
+            return f"output {i}: max |diff| {d:.3g} over atol {t:.3g} + rtol {r:.3g}"
     return None
 
 

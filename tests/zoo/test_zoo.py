@@ -22,6 +22,7 @@ makes it pass, the XPASS fails the run until the entry is removed.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 
 from tests.zoo.runner import (
@@ -35,6 +36,7 @@ from tests.zoo.runner import (
 )
 from tests.zoo.wheels import ZooFetchError
 from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
+from tilegraph.frontend.onnxruntime_oracle import half_precision
 
 FAST: set[tuple[str, str, int]] = {
     ("small_cnn", "cli-tiles", 0),
@@ -61,6 +63,9 @@ FAST: set[tuple[str, str, int]] = {
     ("video3d", "cli-interpret", 0),
     ("magika", "cli-tiles", 1),
     ("magika", "session", 0),
+    ("small_cnn_fp16", "cli-tiles", 1),
+    ("yolov8_fp16", "cli-interpret", 0),
+    ("llama_dynamo", "cli-tiles", 1),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -69,7 +74,9 @@ asymmetric int8 and uint8 siblings too) under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
 MatMulInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
-embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1. ddddocr's
+embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, and two
+fp16 exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted) and the dynamo
+export of the LLaMA block. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 
@@ -104,7 +111,8 @@ def _check(outcome: Outcome, model: ZooModel, theirs: list[np.ndarray]) -> None:
     if outcome.error is not None:
         pytest.fail(outcome.error, pytrace=False)
     assert outcome.outputs is not None
-    problem = mismatch(outcome.outputs, theirs, model.rtol, model.atol)
+    precision = half_precision(onnx.load(model.path())) if model.rtol is None else None
+    problem = mismatch(outcome.outputs, theirs, model.rtol, model.atol, precision)
     if problem is not None:
         pytest.fail(problem, pytrace=False)
 

@@ -56,8 +56,10 @@ class ZooModel:
     inputs: dict[str, InputRule]
     datasets: tuple[dict[str, Shape], dict[str, Shape]]
     slow: bool = False
-    rtol: float = 1e-3
-    atol: float = 1e-4
+    rtol: float | None = 1e-3
+    atol: float | None = 1e-4
+    """``None``: the tolerance of the model's precision, as ``tilegraph-run --compare`` picks it
+    (:func:`tilegraph.frontend.onnxruntime_oracle.default_tolerance`; the fp16 models)."""
     scalars: tuple[dict[str, int | float], ...] = field(default_factory=tuple)
     """Per data set, values of ``scalar`` inputs that differ from the rule's ``value``."""
     notes: str = ""
@@ -168,6 +170,27 @@ def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooMod
     )
 
 
+DYNAMO_NOTES = "through torch 2's default exporter (dynamo=True, opset 20)"
+HALF_NOTES = "the family after .half(): fp16 everywhere, compared at fp16's tolerance"
+
+
+def _half(*families: tuple[str, str, Shape, Shape]) -> list[ZooModel]:
+    """The fp16 exports of ``families`` (``<family>_fp16.onnx``: one float16 input)."""
+    return [
+        ZooModel(
+            f"{family}_fp16",
+            f"{family}_fp16.onnx",
+            "export",
+            {name: InputRule("normal", "float16")},
+            ({name: a}, {name: b}),
+            rtol=None,
+            atol=None,
+            notes=HALF_NOTES + ("; boxes decoded in fp32" if family == "yolov8" else ""),
+        )
+        for family, name, a, b in families
+    ]
+
+
 def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:
     """A Silero VAD model: ``input`` [batch, chunk], ``state`` [2, batch, 128], ``sr``."""
     inputs = {
@@ -197,6 +220,9 @@ _ALL: list[ZooModel] = [
     _text("gpt2", notes="GPT-2: causal mask sliced from a buffer, Conv1D as addmm"),
     _text("llama", atol=1e-3, notes="LLaMA: RMSNorm, rotary, GQA expand, triu/Where mask"),
     _text("t5_encoder", notes="T5 encoder: bucketed relative position bias (log/where/min)"),
+    _text("bert_dynamo", token_types=True, notes=f"bert {DYNAMO_NOTES}"),
+    _text("llama_dynamo", atol=1e-3, notes=f"llama {DYNAMO_NOTES}: x * rsqrt(...) RMSNorm"),
+    _text("t5_encoder_dynamo", notes=f"t5_encoder {DYNAMO_NOTES}"),
     _single("wav2vec2", "input_values", (1, 400), (2, 720), notes="conv + GroupNorm extractor"),
     _single("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32), notes="cls token Expand+Concat"),
     _single(
@@ -208,6 +234,11 @@ _ALL: list[ZooModel] = [
     ),
     _single("swin", "pixel_values", (1, 3, 32, 32), (2, 3, 32, 32), notes="window partition, roll"),
     _single("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32), notes="conv/bn/relu/pool/fc"),
+    *_half(
+        ("small_cnn", "x", (1, 3, 32, 32), (4, 3, 32, 32)),
+        ("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32)),
+        ("yolov8", "images", (1, 3, 64, 64), (2, 3, 64, 96)),
+    ),
     _single(
         "conv3d",
         "x",
@@ -236,6 +267,7 @@ _ALL: list[ZooModel] = [
         (2, 3, 36, 44),
         notes="top-down bilinear Resize (align_corners=False) to computed sizes, 3 outputs",
     ),
+    _single("fpn_dynamo", "images", (1, 3, 40, 56), (2, 3, 36, 44), notes=f"fpn {DYNAMO_NOTES}"),
     _single(
         "efficientnet_tail",
         "features",

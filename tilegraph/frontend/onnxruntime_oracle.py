@@ -59,21 +59,111 @@ def onnxruntime_session(model: onnx.ModelProto, threads: int | None = None) -> A
 
 def onnxruntime_outputs(path: str, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
     """Run the ONNX model at ``path`` in onnxruntime."""
-    session = onnxruntime_session(onnx.load(path))
+    return _run(onnx.load(path), inputs)
+
+
+def _run(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+    session = onnxruntime_session(model)
     feed_names = {i.name for i in session.get_inputs()}
     return session.run(None, {k: v for k, v in inputs.items() if k in feed_names})
+
+
+def compare_with_onnxruntime(
+    path: str,
+    inputs: dict[str, np.ndarray],
+    names: Sequence[str],
+    ours: Sequence[np.ndarray],
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> list[dict[str, Any]]:
+    """Run the ONNX model at ``path`` in onnxruntime and :func:`compare` ``ours`` with its
+    outputs, at the tolerance of the model's precision when none is given."""
+    model = onnx.load(path)
+    theirs = _run(model, inputs)
+    return compare(names, ours, theirs, rtol, atol, half_precision(model))
+
+
+DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-4
+"""The comparison's tolerance for float32 / float64 (and integer) outputs."""
+
+_SIGNIFICAND_BITS = {"float16": 11, "bfloat16": 8}
+"""Significand bits (with the implicit one) of the 16-bit float types: their unit roundoff is
+``2^-bits``."""
+
+
+_ONNX_HALF_TYPES = {onnx.TensorProto.FLOAT16: "float16", onnx.TensorProto.BFLOAT16: "bfloat16"}
+
+
+def half_precision(model: onnx.ModelProto) -> str | None:
+    """The narrowest 16-bit float type the model computes in (``"bfloat16"`` before
+    ``"float16"``), from its initializers, declared value types, Cast targets and constant
+    attributes (subgraphs included); ``None`` when it has none. A model may compute in fp16
+    and cast its outputs to float32 (a detector's box decoding): those outputs carry fp16's
+    rounding."""
+    found: set[int] = set()
+
+    def visit(graph: onnx.GraphProto) -> None:
+        found.update(t.data_type for t in graph.initializer)
+        for vi in (*graph.input, *graph.output, *graph.value_info):
+            found.add(vi.type.tensor_type.elem_type)
+        for node in graph.node:
+            for a in node.attribute:
+                if node.op_type == "Cast" and a.name == "to":
+                    found.add(a.i)
+                elif a.type == onnx.AttributeProto.TENSOR:
+                    found.add(a.t.data_type)
+                elif a.type == onnx.AttributeProto.GRAPH:
+                    visit(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for g in a.graphs:
+                        visit(g)
+
+    visit(model.graph)
+    for code in (onnx.TensorProto.BFLOAT16, onnx.TensorProto.FLOAT16):
+        if code in found:
+            return _ONNX_HALF_TYPES[code]
+    return None
+
+
+def default_tolerance(theirs: np.ndarray, precision: str | None = None) -> tuple[float, float]:
+    """``(rtol, atol)`` for an output of onnxruntime's type, or of the model's 16-bit
+    ``precision`` (:func:`half_precision`) for a float output of a wider type. A 16-bit
+    float result carries rounding from every op before it, in an order that differs from
+    backend to backend (onnxruntime's own is typically several units of roundoff from the
+    float32 evaluation of the same graph), so it gets 16 units of roundoff of each value
+    plus 8 units at the output's largest magnitude: float16 ``rtol = 2^-7``, ``atol = 2^-8 ·
+    max |theirs|``; bfloat16 ``2^-4`` and ``2^-5 · max``. Otherwise ``DEFAULT_RTOL``,
+    ``DEFAULT_ATOL``."""
+    dtype = np.asarray(theirs).dtype
+    bits = _SIGNIFICAND_BITS.get(dtype.name)
+    if bits is None and precision is not None and dtype.kind == "f":
+        bits = _SIGNIFICAND_BITS[precision]
+    if bits is None:
+        return DEFAULT_RTOL, DEFAULT_ATOL
+    finite = np.abs(np.asarray(theirs, np.float64))
+    finite = finite[np.isfinite(finite)]
+    largest = float(finite.max(initial=0.0))
+    return 2.0 ** (4 - bits), 2.0 ** (3 - bits) * largest
 
 
 def compare(
     names: Sequence[str],
     ours: Sequence[np.ndarray],
     theirs: Sequence[np.ndarray],
-    rtol: float,
-    atol: float,
+    rtol: float | None = None,
+    atol: float | None = None,
+    precision: str | None = None,
 ) -> list[dict[str, Any]]:
+    """Per output: pass when every ``|ours - theirs| <= atol + rtol * |theirs|`` (NaN where
+    both are NaN counts as equal). A tolerance not given is the output type's, or the
+    model's 16-bit ``precision`` (:func:`default_tolerance`); each row says the ``rtol`` /
+    ``atol`` it used."""
     rows = []
     for name, a, b in zip(names, ours, theirs, strict=True):
-        row: dict[str, Any] = {"output": name, "shape": list(np.shape(a))}
+        default_rtol, default_atol = default_tolerance(b, precision)
+        r = default_rtol if rtol is None else rtol
+        t = default_atol if atol is None else atol
+        row: dict[str, Any] = {"output": name, "shape": list(np.shape(a)), "rtol": r, "atol": t}
         if np.shape(a) != np.shape(b):
             row.update(ok=False, error=f"shape {list(np.shape(a))} vs {list(np.shape(b))}")
         else:
@@ -82,11 +172,11 @@ def compare(
             both_nan = np.isnan(a64) & np.isnan(b64)
             diff = np.where(both_nan, 0.0, diff)
             rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
-            ok = bool(np.all(diff <= atol + rtol * np.abs(b64)) or a64.size == 0)
+            ok = bool(np.all(diff <= t + r * np.abs(b64)) or a64.size == 0)
             row.update(
                 ok=ok,
                 max_abs=float(diff.max(initial=0.0)),
-                max_rel=float(np.where(diff > atol, rel, 0.0).max(initial=0.0)),
+                max_rel=float(np.where(diff > t, rel, 0.0).max(initial=0.0)),
             )
         rows.append(row)
     return rows

@@ -271,9 +271,11 @@ class RecomposeLayerNorm(SimplifyRule):
 
 @simplify_rule
 class RecomposeRmsNorm(SimplifyRule):
-    """``x / sqrt(mean(x^2) + eps) * gamma`` (or ``x * reciprocal(sqrt(...))``) -> RMSNorm.
+    """``x / sqrt(mean(x^2) + eps) * gamma`` (or ``x * reciprocal(sqrt(...))``, or
+    ``x * (1 / sqrt(...))`` — what the TorchScript exporter makes of ``torch.rsqrt``) ->
+    RMSNorm.
 
-    Legal under the LayerNorm conditions; the reciprocal form rounds once more than the op
+    Legal under the LayerNorm conditions; the reciprocal forms round once more than the op
     (a few ulp).
     """
 
@@ -282,27 +284,29 @@ class RecomposeRmsNorm(SimplifyRule):
         "recompose-rms-norm",
         "x / sqrt(mean(x^2) + eps) * gamma",
         "rms_norm(x, gamma, axis, eps)",
-        "trailing axes, single-use intermediates, constant eps/gamma; the reciprocal form "
-        "differs by a few ulp",
+        "trailing axes, single-use intermediates, constant eps/gamma; the reciprocal forms "
+        "differ by a few ulp",
         _PEERS,
     )
     ROOTS = (MulOp, DivOp)
 
     def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, DivOp) and _continues_affine(op, MulOp):
-            return
+        if self._scale_follows(op):
+            return  # the Mul by gamma that uses it is the root of the larger match
         gamma: SSAValue | None = None
         norm: Operation = op
         if isinstance(op, MulOp):
-            split = _split(op, lambda v: _made_by(v, DivOp) is not None)
+            split = _split(op, lambda v: self._norm_producing(v) is not None)
             if split is not None and constant_array(split[1]) is not None:
-                divide = split[0].owner
-                assert isinstance(divide, DivOp)
-                norm, gamma = divide, split[1]
+                inner = self._norm_producing(split[0])
+                assert inner is not None
+                norm, gamma = inner, split[1]
         found = self._scaled(norm)
         if found is None:
             return
         x, axis, eps, ops = found
+        if gamma is not None and not _fits_normalized(gamma, x, axis):
+            return
         centring = x.owner
         if isinstance(centring, SubOp) and isinstance(centring.rhs.owner, ReduceMeanOp):
             return  # x - mean(x): the whole thing is a LayerNorm, which that rule makes
@@ -311,20 +315,36 @@ class RecomposeRmsNorm(SimplifyRule):
         dead = [o for o in [norm, *ops] if o is not op]
         _replace(rewriter, op, [*new_ops, rms], dead)
 
+    @classmethod
+    def _norm_producing(cls, value: SSAValue) -> Operation | None:
+        """The normalisation (without gamma) that produces ``value``, used only there."""
+        owner = _made_by(value, DivOp) or _made_by(value, MulOp)
+        return owner if owner is not None and cls._scaled(owner) is not None else None
+
+    @classmethod
+    def _scale_follows(cls, op: Operation) -> bool:
+        """Whether ``op`` is a normalisation whose only user multiplies it by a gamma."""
+        if not _continues_affine(op, MulOp) or (found := cls._scaled(op)) is None:
+            return False
+        user = next(iter(op.results[0].uses)).operation
+        gamma = next(v for v in user.operands if v != op.results[0])
+        return _fits_normalized(gamma, found[0], found[1])
+
     @staticmethod
     def _scaled(norm: Operation):  # noqa: ANN205
-        """x / sqrt(...) or x * reciprocal(sqrt(...)): (x, axis, eps, ops)."""
+        """x / sqrt(...), x * reciprocal(sqrt(...)) or x * (1 / sqrt(...)):
+        (x, axis, eps, ops)."""
         if isinstance(norm, DivOp):
             x, denom = norm.operands
             extra: list[Operation] = []
         elif isinstance(norm, MulOp):
-            split = _split(norm, lambda v: _made_by(v, ReciprocalOp) is not None)
+            split = _split(norm, lambda v: _reciprocal_of(v) is not None)
             if split is None:
                 return None
             recip_value, x = split
             recip = recip_value.owner
-            assert isinstance(recip, ReciprocalOp)
-            denom = recip.input
+            denom = _reciprocal_of(recip_value)
+            assert isinstance(recip, Operation) and denom is not None
             extra = [recip]
         else:
             return None
@@ -349,6 +369,17 @@ class RecomposeRmsNorm(SimplifyRule):
         if axis is None:
             return None
         return x, axis, eps, [*extra, sqrt_op, eps_add, mean, square]
+
+
+def _reciprocal_of(value: SSAValue) -> SSAValue | None:
+    """``d`` when ``value`` is ``reciprocal(d)`` or ``1 / d`` (used only there)."""
+    recip = _made_by(value, ReciprocalOp)
+    if recip is not None:
+        return recip.input
+    div = _made_by(value, DivOp)
+    if div is not None and _is(div.lhs, 1.0):
+        return div.rhs
+    return None
 
 
 # ---- GELU -----------------------------------------------------------------------------------

@@ -60,8 +60,7 @@ from tilegraph.dialects.layout_storage import UnboundShapeError
 from tilegraph.frontend import OnnxImportError
 from tilegraph.frontend.onnxruntime_oracle import (
     OnnxruntimeMissing,
-    compare,
-    onnxruntime_outputs,
+    compare_with_onnxruntime,
 )
 from tilegraph.passes.analysis import compute_op_count
 from tilegraph.passes.pipelines import with_small_channel
@@ -151,8 +150,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--check-rtol", type=float, default=1e-4)
     ap.add_argument("--check-atol", type=float, default=1e-5)
-    ap.add_argument("--rtol", type=float, default=1e-3)
-    ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument(
+        "--rtol",
+        type=float,
+        default=None,
+        help="--compare's relative tolerance (default: by output type, 1e-3 for float32, "
+        "2^-7 for float16)",
+    )
+    ap.add_argument(
+        "--atol",
+        type=float,
+        default=None,
+        help="--compare's absolute tolerance (default: by output type, 1e-4 for float32, "
+        "2^-8 of the largest |value| for float16)",
+    )
     ap.add_argument("--save-outputs", metavar="DIR", help="write <output>.npy files")
     ap.add_argument("--json", metavar="FILE", help="write the report as JSON")
     ap.add_argument(
@@ -485,9 +496,10 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             raise RunError("--compare needs an .onnx model (onnxruntime runs the original)")
         t0 = time.perf_counter()
         with task("running onnxruntime"):
-            theirs = onnxruntime_outputs(args.model, inputs)
+            rows = compare_with_onnxruntime(
+                args.model, inputs, names, outputs, args.rtol, args.atol
+            )
         times["onnxruntime"] = time.perf_counter() - t0
-        rows = compare(names, outputs, theirs, args.rtol, args.atol)
         report["compare"] = {"rtol": args.rtol, "atol": args.atol, "outputs": rows}
         report["compare_ok"] = all(r["ok"] for r in rows)
     if args.save_outputs:

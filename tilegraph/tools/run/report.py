@@ -234,17 +234,26 @@ def _print_transdata(transdata: dict[str, dict[str, Any]]) -> None:
 
 
 def _print_compare(compare: dict[str, Any]) -> None:
-    print(f"compare with onnxruntime (rtol {compare['rtol']}, atol {compare['atol']}):")
+    outputs = compare["outputs"]
+    tolerances = {(row["rtol"], row["atol"]) for row in outputs}
+    per_output = len(tolerances) > 1
+    if per_output:
+        print("compare with onnxruntime (rtol / atol by output type):")
+    else:
+        rtol, atol = tolerances.pop() if tolerances else (compare["rtol"], compare["atol"])
+        print(f"compare with onnxruntime (rtol {rtol:.3g}, atol {atol:.3g}):")
     rows = []
-    for row in compare["outputs"]:
+    for row in outputs:
         verdict = "PASS" if row["ok"] else "FAIL"
+        tolerance = (f"{row['rtol']:.3g}", f"{row['atol']:.3g}") if per_output else ()
         if "error" in row:
-            rows.append((row["output"], verdict, "", "", row["error"]))
+            rows.append((row["output"], verdict, "", "", *tolerance, row["error"]))
         else:
-            rows.append(
-                (row["output"], verdict, f"{row['max_abs']:.3g}", f"{row['max_rel']:.3g}", "")
-            )
+            measured = (f"{row['max_abs']:.3g}", f"{row['max_rel']:.3g}")
+            rows.append((row["output"], verdict, *measured, *tolerance, ""))
     columns = ["output", "verdict", Col("max abs", right=True), Col("max rel", right=True)]
+    if per_output:
+        columns += [Col("rtol", right=True), Col("atol", right=True)]
     print_table([*columns, "error"], rows, indent=2)
 
 

@@ -272,13 +272,11 @@ def _run_one(
     if row["compiled"]:
         row["reason"] = session.stats.recompiles[-1].reason
     if args.compare:
-        from tilegraph.frontend.onnxruntime_oracle import compare, onnxruntime_outputs
+        from tilegraph.frontend.onnxruntime_oracle import compare_with_onnxruntime
 
-        theirs = onnxruntime_outputs(args.model, inputs)
         names = [f"output {k}" for k in range(len(outputs))]
-        row["compare_ok"] = all(
-            r["ok"] for r in compare(names, outputs, theirs, args.rtol, args.atol)
-        )
+        rows = compare_with_onnxruntime(args.model, inputs, names, outputs, args.rtol, args.atol)
+        row["compare_ok"] = all(r["ok"] for r in rows)
     return row
 
 

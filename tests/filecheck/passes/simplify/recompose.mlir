@@ -127,6 +127,44 @@ func.func @rms(%x: !layout.tensor<2x4xf32>) -> (!layout.tensor<2x4xf32>, !layout
 // CHECK:       %z = graph.div %x, %s2
 
 // -----
+// recompose-rms-norm, TorchScript's torch.rsqrt: x * (1 / sqrt(mean(x*x) + eps)) * g (gamma
+// taken along); with 2 / sqrt(...) it is not a reciprocal, and a full-shape scale is no gamma.
+func.func @rms_div_one(%x: !layout.tensor<2x4xf32>) -> (!layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>) {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %eps = graph.constant dense<1.0e-06> : !layout.tensor<f32>
+  %one = graph.constant dense<1.0> : !layout.tensor<f32>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : !layout.tensor<4xf32>
+  %full = graph.constant dense<0.5> : !layout.tensor<2x4xf32>
+  %p = graph.mul %x, %x : !layout.tensor<2x4xf32>
+  %m = graph.reduce_mean %p, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %me = graph.add %m, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %me : !layout.tensor<2x1xf32>
+  %r = graph.div %one, %s : (!layout.tensor<f32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x1xf32>
+  %n = graph.mul %x, %r : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  %y = graph.mul %n, %g : (!layout.tensor<2x4xf32>, !layout.tensor<4xf32>) -> !layout.tensor<2x4xf32>
+  %p2 = graph.mul %x, %x : !layout.tensor<2x4xf32>
+  %m2 = graph.reduce_mean %p2, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %me2 = graph.add %m2, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s2 = graph.sqrt %me2 : !layout.tensor<2x1xf32>
+  %r2 = graph.div %two, %s2 : (!layout.tensor<f32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x1xf32>
+  %z = graph.mul %x, %r2 : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  %p3 = graph.mul %x, %x : !layout.tensor<2x4xf32>
+  %m3 = graph.reduce_mean %p3, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %me3 = graph.add %m3, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s3 = graph.sqrt %me3 : !layout.tensor<2x1xf32>
+  %r3 = graph.div %one, %s3 : (!layout.tensor<f32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x1xf32>
+  %n3 = graph.mul %x, %r3 : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  %w = graph.mul %n3, %full : (!layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>) -> !layout.tensor<2x4xf32>
+  func.return %y, %z, %w : !layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>
+}
+// CHECK-LABEL: func.func @rms_div_one
+// CHECK:       %y = graph.rms_norm %x, %g {axis = 1, epsilon = 1.0e-06}
+// CHECK:       %z = graph.mul %x, %r2
+// CHECK:       %[[N3:.+]] = graph.rms_norm %x, %{{.+}} {axis = 1, epsilon = 1.0e-06}
+// CHECK-NEXT:  %w = graph.mul %[[N3]], %full
+
+// -----
 // recompose-gelu-tanh: the tanh form; with 0.044 instead of 0.044715, no.
 func.func @gelu_tanh(%x: !layout.tensor<4xf32>) -> (!layout.tensor<4xf32>, !layout.tensor<4xf32>) {
   %three = graph.constant dense<3.0> : !layout.tensor<f32>

@@ -1,6 +1,6 @@
 """Reductions on the vector unit: softmax, log-softmax, reduce_*, global pooling, layer norm,
-instance norm (layer norm's program over the spatial axes, scale and bias per channel:
-:mod:`.norm_params`).
+RMS norm, instance norm (layer norm's program over the spatial axes, scale and bias per
+channel: :mod:`.norm_params`).
 
 A tile holds every reduced axis whole (and every dim after the split axis), so each tile
 reduces on its own: the split axis is chosen before the first reduced axis, as large as UB
@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.nn import InstanceNormOp, LogSoftmaxOp, SoftmaxOp
-from tilegraph.dialects.graph.normalization import LayerNormOp
+from tilegraph.dialects.graph.normalization import LayerNormOp, RmsNormOp
 from tilegraph.dialects.graph.operand_values import runtime_ints
 from tilegraph.dialects.graph.pooling import GlobalAvgPoolOp, GlobalMaxPoolOp
 from tilegraph.dialects.graph.reduction import (
@@ -104,11 +104,16 @@ def _s(b: KernelBuilder, name: str, src: SSAValue, value: float, dst: SSAValue) 
     b.add(SCALAR_OPS[name](src, value, dst))
 
 
-WIDENED_OPS = (SoftmaxOp, LogSoftmaxOp, LayerNormOp, InstanceNormOp)
-"""Normalisations whose 16-bit data is computed in f32: CANN's ``softmax_v2`` and
-``layer_norm`` cast fp16 input up to fp32 wherever the vector unit has an fp32 ``vexp``
-(every preset here) and cast the result back (docs/hardware.md, "Vector kernels' compute
-type"). Only the tile program widens; the tensors in GM keep their type."""
+WIDENED_OPS = (
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, GlobalAvgPoolOp,
+    ReduceSumOp, ReduceMeanOp, ReduceL1Op, ReduceL2Op, ReduceSumSquareOp, ReduceLogSumExpOp,
+)  # fmt: skip
+"""Reductions whose 16-bit data is computed in f32: CANN's ``softmax_v2``, ``layer_norm``
+and ``rms_norm`` cast fp16 input up to fp32 wherever the vector unit has an fp32 ``vexp``
+(every preset here) and cast the result back, and its sums (``reduce_sum``,
+``reduce_mean``, ``square_sum``) add fp16 data in fp32 on every chip with an fp32 ``sum``
+(docs/hardware.md, "Vector kernels' compute type"). Max and min are exact in any type and
+keep it. Only the tile program widens; the tensors in GM keep their type."""
 
 
 def compute_type(op: GraphOp, element: Attribute) -> Attribute:
@@ -175,6 +180,23 @@ def layer_norm_program(epsilon: float, count: int) -> Program:
     return program
 
 
+def rms_norm_program(epsilon: float, count: int) -> Program:
+    """``x * rsqrt(mean(x²) + epsilon) * scale`` over ``axes`` of the tile (``count``
+    elements each): layer norm's program without the centring."""
+
+    def program(b: KernelBuilder, t: Tiles, axes: tuple[int, ...]) -> None:
+        (square,), (stat,) = t.full, t.kept
+        _bin(b, "vmul", t.x, t.x, square)
+        vreduce(b, "sum", square, stat, axes)
+        _s(b, "vmuls", stat, 1.0 / count, stat)
+        _s(b, "vadds", stat, epsilon, stat)
+        _u(b, "vrsqrt", stat, stat)
+        _bin(b, "vmul", t.x, stat, t.out)
+        _bin(b, "vmul", t.out, t.params[0], t.out)
+
+    return program
+
+
 _REDUCE_KINDS: dict[type[ReduceOp], Chunked] = {
     ReduceSumOp: Chunked("reduce", "sum"),
     ReduceMeanOp: Chunked("reduce", "sum", mean=True),
@@ -218,11 +240,14 @@ def reduction_of(op: GraphOp) -> Reduction | str:
         log = isinstance(op, LogSoftmaxOp)
         chunked = Chunked("log_softmax" if log else "softmax")
         return Reduction((axis,), _softmax(log), chunked, full=1, kept=1)
-    if isinstance(op, LayerNormOp):
+    if isinstance(op, LayerNormOp | RmsNormOp):
         axis = op.attr("axis") % rank
         axes = tuple(range(axis, rank))
         count = prod(int(x.storage_shape[a]) for a in axes)
         epsilon = float(op.attr("epsilon"))
+        if isinstance(op, RmsNormOp):
+            chunked = Chunked("rms_norm", epsilon=epsilon)
+            return Reduction(axes, rms_norm_program(epsilon, count), chunked, full=1, kept=1)
         chunked = Chunked("layer_norm", epsilon=epsilon)
         return Reduction(axes, layer_norm_program(epsilon, count), chunked, full=2, kept=1)
     if isinstance(op, ReduceOp):
@@ -281,8 +306,8 @@ def _log_sum_exp_program(keepdims: bool) -> Program:
 
 
 REDUCTION_OPS = (
-    SoftmaxOp, LogSoftmaxOp, LayerNormOp, InstanceNormOp, GlobalAvgPoolOp, GlobalMaxPoolOp,
-    ReduceOp,
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, GlobalAvgPoolOp,
+    GlobalMaxPoolOp, ReduceOp,
 )  # fmt: skip
 
 
@@ -299,7 +324,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if x_arg is None or value is not op.results[0]:
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
-    if isinstance(op, LayerNormOp | InstanceNormOp):
+    if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
         for p in op.operands[1:]:
             arg = body.source(p)
             if arg is None:
@@ -320,7 +345,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return [1 if i in spec.axes else d for i, d in enumerate(tile)]
 
     def out_shape(tile: Sequence[int]) -> list[int]:
-        if isinstance(op, SoftmaxOp | LogSoftmaxOp | LayerNormOp | InstanceNormOp):
+        if spec.chunked.normalises:
             return list(tile)
         if spec.keepdims:
             return kept_shape(tile)

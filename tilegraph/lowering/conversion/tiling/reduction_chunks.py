@@ -67,10 +67,10 @@ class Chunked:
 
     ``kind``: ``"reduce"`` (``combine`` over the axes, after ``pre``: ``"vabs"`` or
     ``"square"``, then ``post``: ``"vsqrt"``; ``mean`` divides by the count), the online
-    softmax family (``"softmax"``, ``"log_softmax"``, ``"log_sum_exp"``) or
-    ``"layer_norm"`` (``epsilon``)."""
+    softmax family (``"softmax"``, ``"log_softmax"``, ``"log_sum_exp"``),
+    ``"layer_norm"`` or ``"rms_norm"`` (``epsilon``)."""
 
-    kind: Literal["reduce", "softmax", "log_softmax", "log_sum_exp", "layer_norm"]
+    kind: Literal["reduce", "softmax", "log_softmax", "log_sum_exp", "layer_norm", "rms_norm"]
     combine: str = "sum"
     pre: str | None = None
     post: str | None = None
@@ -87,12 +87,12 @@ class Chunked:
     @property
     def kept_scratch(self) -> int:
         """Tiles shaped like a reduced chunk: accumulators and a chunk's partial result."""
-        return 2 if self.kind == "reduce" else 3
+        return 2 if self.kind in ("reduce", "rms_norm") else 3
 
     @property
     def normalises(self) -> bool:
         """The output has the input's shape (a second pass writes it)."""
-        return self.kind in ("softmax", "log_softmax", "layer_norm")
+        return self.kind in ("softmax", "log_softmax", "layer_norm", "rms_norm")
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,8 @@ class _Kernel:
         self.widened = compute != element
         # A widened program loads and stores through tiles of the data's own type.
         self.x_in = b.buffer(tile, element, "UB", "x_in_ub") if self.widened else self.x
-        self.out = b.buffer(tile, element, "UB", "out_cast_ub") if self.widened else None
+        out_shape = tile if spec.normalises else plan.kept_shape()
+        self.out = b.buffer(out_shape, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
         self.outer: dict[int, SSAValue] = {}
 
@@ -287,12 +288,15 @@ def emit_chunked_reduction(
     with k.output_loops():
         if spec.kind == "reduce":
             result = _reduce(k, spec)
-        elif spec.kind == "layer_norm":
+        elif spec.kind in ("layer_norm", "rms_norm"):
             _layer_norm(k, spec, out_arg, params, param_tiles, staged_params)
             result = None
         else:
             result = _online_softmax(k, spec, out_arg)
         if result is not None:
+            if k.out is not None:  # a widened reduction: back to the data's type
+                b.add(CastOp(operands=[result, k.out]))
+                result = k.out
             if dropped is not None:
                 vreduce(b, "sum", result, dropped, plan.axes)  # drops the size-1 axes
                 result = dropped
@@ -367,24 +371,34 @@ def _layer_norm(
     staged_params: Sequence[SSAValue],
 ) -> None:
     """Pass 1: the mean; pass 2: the sum of squared deviations (the ragged lanes' share
-    removed); pass 3: ``(x - mean) * rsqrt(var + eps) * scale + bias``."""
+    removed); pass 3: ``(x - mean) * rsqrt(var + eps) * scale + bias``. RMS norm has no
+    centring: no pass 1, and its zero-filled ragged lanes add nothing to the squares."""
     e, axes, b = k.e, k.plan.axes, k.b
-    mean, var, part = k.kept
+    mean, var, part = k.kept if spec.kind == "layer_norm" else (None, *k.kept)
     (centred,) = k.full
     count = prod(k.plan.shape[a] for a in axes)
-    e.fill(mean, 0.0)
-    with k.chunks(0.0):
-        vreduce(b, "sum", k.x, part, axes)
-        e.binary("vadd", mean, part, mean)
-    e.scalar("vmuls", mean, 1.0 / count, mean)
+
+    def deviation() -> SSAValue:
+        """``x - mean`` (in ``centred``), or ``x`` itself for RMS norm."""
+        if mean is None:
+            return k.x
+        e.binary("vsub", k.x, mean, centred)
+        return centred
+
+    if mean is not None:
+        e.fill(mean, 0.0)
+        with k.chunks(0.0):
+            vreduce(b, "sum", k.x, part, axes)
+            e.binary("vadd", mean, part, mean)
+        e.scalar("vmuls", mean, 1.0 / count, mean)
     e.fill(var, 0.0)
     with k.chunks(0.0):
-        e.binary("vsub", k.x, mean, centred)
-        e.binary("vmul", centred, centred, centred)
+        d = deviation()
+        e.binary("vmul", d, d, centred)
         vreduce(b, "sum", centred, part, axes)
         e.binary("vadd", var, part, var)
     padded = k.plan.padded_lanes()
-    if padded:
+    if padded and mean is not None:
         e.binary("vmul", mean, mean, part)
         e.scalar("vmuls", part, float(padded), part)
         e.binary("vsub", var, part, var)
@@ -400,8 +414,7 @@ def _layer_norm(
         for p, tile, staged in zip(params, param_tiles, staged_params, strict=True):
             if not spec.per_channel:
                 k.load_param(p, tile, staged, offsets, False)
-        e.binary("vsub", k.x, mean, centred)
-        e.binary("vmul", centred, var, centred)
+        e.binary("vmul", deviation(), var, centred)
         for tile, name in zip(param_tiles, ("vmul", "vadd"), strict=False):
             e.binary(name, centred, tile, centred)
         k.store(centred, out_arg, offsets)
