@@ -19,19 +19,24 @@ when ``x_q`` is a per-tensor QuantizeLinear (DynamicQuantizeLinear's expansion m
 :mod:`.expand_qoperator`), a sibling QuantizeLinear with zero point ``z - 128`` into int8
 gives ``x_q - 128`` exactly (the same rounding and saturation, shifted), and ``zx - 128``
 takes the place of ``zx`` (DynamicQuantizeLinear's parameters op computes it in its own
-kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with it
-(``pad_value``) — possible only for a constant one: a padded ConvInteger whose zero point
-is computed at run time keeps the host path (``kept-runtime-padding``). Weight zero
-points: a constant ``zw`` (per tensor or per output column) is subtracted from the
+kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with it: a
+constant one is ``pad_value``; one computed at run time is the convolution's ``pad_zero``
+operand (the int8 zero point, ``y_zero_point_int8`` for DynamicQuantizeLinear's), which
+the kernel reads on the scalar unit and hands to the loads that fill the padding (Load3Dv2's
+padding value is a register set at run time, Ascend C ``SetLoadDataPaddingValue``). Weight
+zero points: a constant ``zw`` (per tensor or per output column) is subtracted from the
 constant weights at compile time when every ``w - zw`` fits int8 (the symmetric weights
 onnxruntime makes have ``zw = 0``); otherwise the op stays on the host.
 
 Not folded (host ops): an integer op whose result is not used by exactly one Cast to
 float32 (its int32 result itself would need a fixpipe write of int32, not modelled), run-time
 weights, uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of
-other ranks than 2-D. Under any other precision the pass changes nothing.
+other ranks than 2-D, a padded grouped ConvInteger with a data zero point other than a
+constant 0 (as in ``fold-qdq``: a group block's K step may read a neighbour's padding
+rows). Under any other precision the pass changes nothing.
 
-Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``kept-runtime-padding``.
+Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``runtime-padding`` (folded
+convolutions that pad with a run-time zero point).
 """
 
 from __future__ import annotations
@@ -110,7 +115,8 @@ def _centred_weights(
 
 @dataclass
 class _Data:
-    """The int8 data operand and its zero point: a constant, or a run-time scalar."""
+    """The int8 data operand and its zero point: a constant, or a one-element int8 tensor
+    computed at run time."""
 
     value: SSAValue
     zero: int | None
@@ -133,8 +139,7 @@ def _int8_data(seq: OpSequence, x: SSAValue, zero: SSAValue | None) -> _Data | N
         shifted = _shifted_zero(seq, q.y_zero_point)
         x = seq.value(QuantizeLinearOp, q.x, q.y_scale, shifted, **_quantize_attrs(q))
         if zero is not None and zero is q.y_zero_point and constant_array(zero) is None:
-            # the quantiser's own run-time zero point, already shifted
-            return _Data(x, None, seq.value("graph.cast", shifted, to=_ONNX_INT32))
+            return _Data(x, None, shifted)  # the quantiser's own run-time zero point, shifted
     elif dtype != DType.int8:
         return None
     if zero is None:
@@ -144,10 +149,7 @@ def _int8_data(seq: OpSequence, x: SSAValue, zero: SSAValue | None) -> _Data | N
     found = constant_array(zero)
     if found is not None:
         return _Data(x, int(found.reshape(-1)[0]) - shift, None)
-    if shift:
-        as_float = seq.value("graph.cast", zero, to=_ONNX_FLOAT)
-        zero = seq.value("graph.add", as_float, seq.constant(np.float32(-shift)))
-    return _Data(x, None, seq.value("graph.cast", zero, to=_ONNX_INT32))
+    return _Data(x, None, _shifted_zero(seq, zero) if shift else zero)
 
 
 def _quantize_attrs(q: QuantizeLinearOp) -> dict[str, object]:
@@ -174,9 +176,10 @@ def _bias(seq: OpSequence, data: _Data, weight_sums: np.ndarray) -> SSAValue | N
     or, for a run-time zero point, its ``Mul``."""
     sums = weight_sums.astype(np.int64)
     if data.runtime_zero is not None:
-        if np.abs(sums).max(initial=0) * 256 > _INT32[1]:
+        if np.abs(sums).max(initial=0) * 128 > _INT32[1]:
             return None
-        return seq.value("graph.mul", data.runtime_zero, seq.constant((-sums).astype(np.int32)))
+        zero = seq.value("graph.cast", data.runtime_zero, to=_ONNX_INT32)
+        return seq.value("graph.mul", zero, seq.constant((-sums).astype(np.int32)))
     assert data.zero is not None
     bias = -data.zero * sums
     if bias.min(initial=0) < _INT32[0] or bias.max(initial=0) > _INT32[1]:
@@ -234,10 +237,8 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, stats) -> SSAValue | None:
         return None
     weights, data = operands
     padded = _padded(op)
-    if data.runtime_zero is not None and padded:
-        stats.add("kept-runtime-padding")
-        return None
-    if data.zero and padded and int(op.attr("group")) != 1:
+    runtime_pad = data.runtime_zero if padded else None
+    if (data.zero or runtime_pad) and padded and int(op.attr("group")) != 1:
         return None  # as fold-qdq: a grouped block's K step may read a neighbour's rows
     bias = _bias(seq, data, weights.reshape(m, -1).astype(np.int64).sum(axis=1))
     if bias is None:
@@ -246,7 +247,10 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, stats) -> SSAValue | None:
     properties = {k: op.properties[k] for k in WINDOW_ATTRS if k in op.properties}
     if data.zero:
         properties["pad_value"] = data.zero  # type: ignore[assignment]
-    return seq.value(QuantConv2dOp, data.value, seq.constant(weights), bias, scale, **properties)
+    if runtime_pad is not None:
+        stats.add("runtime-padding")
+    w_q = seq.constant(weights)
+    return seq.value(QuantConv2dOp, data.value, w_q, bias, scale, runtime_pad, **properties)
 
 
 @register_pass
