@@ -147,10 +147,15 @@ def test_pad_value_and_the_run_time_pad_exclude_each_other():
     fmap = create_ssa_value(scoped_memref([1, 1, 5, 5, 32], i8, "L1"))
     dst = create_ssa_value(scoped_memref([1, 1, 16, 32], i8, "L0A"))
     index = create_ssa_value(IndexType())
-    common = dict(kernel_shape=[3, 3], strides=[1, 1], dilations=[1, 1], pad_left=1,
-                  out_width=5, channels=4)  # fmt: skip
-    Load3dOp(fmap, index, dst, pad_value=index, **common).verify()
-    both = Load3dOp(fmap, index, dst, pad_value=index, **common)
+
+    def load(pad) -> Load3dOp:
+        return Load3dOp(
+            fmap, index, dst, pad_value=pad, kernel_shape=[3, 3], strides=[1, 1],
+            dilations=[1, 1], pad_left=1, out_width=5, channels=4,
+        )  # fmt: skip
+
+    load(index).verify()
+    both = load(index)
     both.properties["pad_value"] = IntegerAttr(3, i64)
     with pytest.raises(VerifyException, match="exclude each other"):
         both.verify()
