@@ -228,7 +228,7 @@ def test_dynamic_cnn_runs_on_the_int8_cube(platform: str, executor: str):
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     session = ort.InferenceSession(model.SerializeToString(), options)
-    theirs = session.run(None, {session.get_inputs()[0].name: x})
+    theirs = [np.asarray(a) for a in session.run(None, {session.get_inputs()[0].name: x})]
     for name, a, b in zip(inner, ours[1:], theirs[1:], strict=True):
         np.testing.assert_array_equal(a, b, err_msg=name)
     np.testing.assert_allclose(ours[0], theirs[0], rtol=0, atol=1e-5)
