@@ -1,5 +1,5 @@
-"""``fold-integer-ops``: MatMulInteger / ConvInteger with constant int8 weights onto the
-int8 cube, under ``int8``.
+"""``fold-integer-ops``: MatMulInteger / ConvInteger with constant weights onto the int8
+cube, under ``int8``.
 
 A dynamically quantised model (onnxruntime's ``quantize_dynamic``) computes each matmul as
 ``Cast(MatMulInteger(x_q, w_q, zx, zw), float) · (sx · sw)`` with ``x_q, sx, zx`` from a
@@ -23,20 +23,27 @@ kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with i
 constant one is ``pad_value``; one computed at run time is the convolution's ``pad_zero``
 operand (the int8 zero point, ``y_zero_point_int8`` for DynamicQuantizeLinear's), which
 the kernel reads on the scalar unit and hands to the loads that fill the padding (Load3Dv2's
-padding value is a register set at run time, Ascend C ``SetLoadDataPaddingValue``). Weight
-zero points: a constant ``zw`` (per tensor or per output column) is subtracted from the
-constant weights at compile time when every ``w - zw`` fits int8 (the symmetric weights
-onnxruntime makes have ``zw = 0``); otherwise the op stays on the host.
+padding value is a register set at run time, Ascend C ``SetLoadDataPaddingValue``).
+
+Weight zero points: a constant ``zw`` (per tensor or per output column) is subtracted from
+the constant weights at compile time. When ``c = w - zw`` leaves int8 (older onnxruntime
+made uint8 weights with zero points near 128), ``c`` is two int8 halves, ``floor(c / 2)``
+and the rest (both int8 for ``c`` in [-256, 254]), laid side by side along the reduction
+axis with the data concatenated with itself along it (C, or K): the same exact int32 sum
+at twice the cube work (``split-weights``). An int32 ``Add`` of a per-column term between
+the integer op and its Cast (older ``quantize_dynamic`` adds the bias, quantised at run
+time, there) joins the bias: int32 sums wrap alike in either order.
 
 Not folded (host ops): an integer op whose result is not used by exactly one Cast to
-float32 (its int32 result itself would need a fixpipe write of int32, not modelled), run-time
-weights, uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of
-other ranks than 2-D, a padded grouped ConvInteger with a data zero point other than a
-constant 0 (as in ``fold-qdq``: a group block's K step may read a neighbour's padding
-rows). Under any other precision the pass changes nothing.
+float32, directly or through such an Add (an int32 result itself would need a fixpipe
+write of int32, not modelled), run-time weights, ``w - zw`` = 255 (no sum of two int8),
+uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of other ranks
+than 2-D, a grouped ConvInteger with split weights or, when padded, with a data zero point
+other than a constant 0 (as in ``fold-qdq``: a group block's K step may read a
+neighbour's padding rows). Under any other precision the pass changes nothing.
 
-Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``runtime-padding`` (folded
-convolutions that pad with a run-time zero point).
+Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``runtime-padding``
+(folded convolutions that pad with a run-time zero point), ``split-weights``.
 """
 
 from __future__ import annotations
@@ -323,7 +330,7 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, use: _Use, stats) -> SSAValue
 @dataclass(frozen=True)
 class FoldIntegerOpsPass(ModulePass):
     """Under the ``int8`` precision, ``Cast(MatMulInteger)`` / ``Cast(ConvInteger)`` with
-    constant int8 weights become ``graph.quant_matmul`` / ``graph.quant_conv2d``."""
+    constant weights become ``graph.quant_matmul`` / ``graph.quant_conv2d``."""
 
     name = "fold-integer-ops"
 
