@@ -94,8 +94,8 @@ def test_the_old_dynamic_form_folds_onto_the_int8_cube(name: str):
             compiled = tilegraph.compile(
                 model, platform=platform, precision="int8", executor=executor
             )
-            assert compiled.host_ops == [], (platform, compiled.host_ops)
             (got,) = compiled(x=x)
+            assert compiled.host_ops == [], (platform, compiled.host_ops)
             np.testing.assert_array_equal(np.asarray(got), want, err_msg=f"{platform} {executor}")
 
 
