@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import tilegraph
+from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp
 from tilegraph.frontend import load_onnx
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
@@ -247,18 +248,18 @@ def test_matmul_integer_runs_on_the_int8_cube_with_a_runtime_zero_point(w_zero: 
 
 
 @pytest.mark.parametrize(
-    ("x_zero", "pads", "folded"),
-    [(140, 1, True), (None, 0, True), (None, 1, False)],
-    ids=["constant_uint8_zp_padded", "runtime_zp_unpadded", "runtime_zp_padded_kept"],
+    ("x_zero", "pads", "runtime_pad"),
+    [(140, 1, 0), (None, 0, 0), (None, 1, 1)],
+    ids=["constant_uint8_zp_padded", "runtime_zp_unpadded", "runtime_zp_padded"],
 )
-def test_conv_integer(x_zero: int | None, pads: int, folded: bool):
-    """A constant zero point pads with itself; a run-time one folds only without padding
-    (the padding would have to hold it), else the ConvInteger stays on the host."""
+def test_conv_integer(x_zero: int | None, pads: int, runtime_pad: int):
+    """A constant zero point pads with itself (``pad_value``); a run-time one, when there is
+    padding, is the convolution's ``pad_zero`` operand, read by the kernel."""
     model = conv_integer(x_zero, pads)
-    _, names, stats = _optimised(model)
+    module, names, stats = _optimised(model)
     counters = stats.for_pass("fold-integer-ops").counters
-    assert ("graph.quant_conv2d" in names) is folded
-    assert ("graph.conv_integer" in names) is not folded
-    if not folded:
-        assert counters["kept-runtime-padding"] == 1
-    _check(model, atol=1e-5, tiles=folded)
+    assert "graph.quant_conv2d" in names and "graph.conv_integer" not in names
+    assert counters.get("runtime-padding", 0) == runtime_pad
+    convs = [op for op in module.walk() if isinstance(op, QuantConv2dOp)]
+    assert [op.pad_zero is not None for op in convs] == [bool(runtime_pad)]
+    _check(model, atol=1e-5)

@@ -198,3 +198,38 @@ def test_asymmetric_qdq_attention_runs_on_the_int8_cube(name: str, platform: str
     assert not [k for k in kernel_report(compiled.module) if "graph.matmul" in k.ops]
     np.testing.assert_allclose(ours, _onnxruntime(path, x, optimised=False), rtol=0, atol=0)
     np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * 2.001)
+
+
+def _with_outputs(path: str, names: list[str]) -> onnx.ModelProto:
+    """The model at ``path`` with the intermediate tensors ``names`` as outputs too."""
+    model = onnx.shape_inference.infer_shapes(onnx.load(path))
+    infos = {v.name: v for v in model.graph.value_info}
+    model.graph.output.extend(infos[n] for n in names)
+    return model
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_dynamic_cnn_runs_on_the_int8_cube(platform: str, executor: str):
+    """quantize_dynamic's small CNN: DynamicQuantizeLinear's run-time uint8 zero point pads
+    the two padded 3x3 ConvIntegers (re-centred on int8: their pad operand), so all three
+    convolutions and the MatMulInteger head are int8 cube ops and no op is left on the
+    host. The convolutions' results (each ReLU, the residual sum) are onnxruntime's bit for
+    bit; the output differs by float32 rounding only: the average pool's sum, added in
+    another order (measured 2.4e-7 on the pool, 4.8e-7 on the logits, ORT 1.32)."""
+    path = str(qdq_model_path("qdq_cnn_dynamic"))
+    inner = ["r1", "r2", "sum", "r3"]
+    model = _with_outputs(path, inner)
+    compiled = compile(model, platform=platform, precision="int8", executor=executor)
+    x = np.random.default_rng(4).standard_normal((2, 3, 16, 16)).astype(np.float32)
+    ours = [np.asarray(a) for a in compiled(x)]
+    assert compiled.host_ops == []
+    assert _quant_convs(compiled) == 3 and _quant_ops(compiled, QMATMUL) == 1
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options)
+    theirs = [np.asarray(a) for a in session.run(None, {session.get_inputs()[0].name: x})]
+    for name, a, b in zip(inner, ours[1:], theirs[1:], strict=True):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(ours[0], _onnxruntime(path, x), rtol=0, atol=1e-5)

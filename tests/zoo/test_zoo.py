@@ -57,6 +57,8 @@ FAST: set[tuple[str, str, int]] = {
     ("qop_mlp", "cli-interpret", 0),
     ("dynamic_mlp", "cli-tiles", 0),
     ("dynamic_mlp", "cli-interpret", 0),
+    ("dynamic_cnn", "cli-tiles", 0),
+    ("dynamic_cnn", "cli-interpret", 0),
     ("conv3d", "cli-tiles", 0),
     ("conv3d", "cli-interpret", 0),
     ("video3d", "cli-tiles", 0),
@@ -73,10 +75,10 @@ shapes through a Session at 16 and 8 kHz), the QDQ CNN, MLP and attention block 
 asymmetric int8 and uint8 siblings too) under ``--precision int8``
 (made by onnxruntime's quantiser on first use), their QOperator-format and
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
-MatMulInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
-embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, and two
-fp16 exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted) and the dynamo
-export of the LLaMA block. ddddocr's
+MatMulInteger / ConvInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
+embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, two fp16
+exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted) and the dynamo export of
+the LLaMA block. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 

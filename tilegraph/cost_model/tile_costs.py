@@ -93,6 +93,11 @@ assumption, of the order of a scalar load through the scalar unit's data cache."
 
 @tile_cost(GetValueOp)
 def get_value(op: GetValueOp, hw: HardwareModel) -> int:
+    """:data:`SCALAR_READ_CYCLES`; a read of GM waits for the GM round trip of a small
+    transfer too (:attr:`~HardwareModel.gm_read_latency_cycles`: the scalar unit's load
+    stalls until its data is back, where a DMA's issue does not)."""
+    if scope_of(op.buffer) == "GM":
+        return SCALAR_READ_CYCLES + hw.gm_read_latency_cycles
     return SCALAR_READ_CYCLES
 
 

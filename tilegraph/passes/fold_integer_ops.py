@@ -1,5 +1,5 @@
-"""``fold-integer-ops``: MatMulInteger / ConvInteger with constant int8 weights onto the
-int8 cube, under ``int8``.
+"""``fold-integer-ops``: MatMulInteger / ConvInteger with constant weights onto the int8
+cube, under ``int8``.
 
 A dynamically quantised model (onnxruntime's ``quantize_dynamic``) computes each matmul as
 ``Cast(MatMulInteger(x_q, w_q, zx, zw), float) · (sx · sw)`` with ``x_q, sx, zx`` from a
@@ -19,19 +19,31 @@ when ``x_q`` is a per-tensor QuantizeLinear (DynamicQuantizeLinear's expansion m
 :mod:`.expand_qoperator`), a sibling QuantizeLinear with zero point ``z - 128`` into int8
 gives ``x_q - 128`` exactly (the same rounding and saturation, shifted), and ``zx - 128``
 takes the place of ``zx`` (DynamicQuantizeLinear's parameters op computes it in its own
-kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with it
-(``pad_value``) — possible only for a constant one: a padded ConvInteger whose zero point
-is computed at run time keeps the host path (``kept-runtime-padding``). Weight zero
-points: a constant ``zw`` (per tensor or per output column) is subtracted from the
-constant weights at compile time when every ``w - zw`` fits int8 (the symmetric weights
-onnxruntime makes have ``zw = 0``); otherwise the op stays on the host.
+kernel, ``y_zero_point_int8``). A convolution with a data zero point pads with it: a
+constant one is ``pad_value``; one computed at run time is the convolution's ``pad_zero``
+operand (the int8 zero point, ``y_zero_point_int8`` for DynamicQuantizeLinear's), which
+the kernel reads on the scalar unit and hands to the loads that fill the padding (Load3Dv2's
+padding value is a register set at run time, Ascend C ``SetLoadDataPaddingValue``).
+
+Weight zero points: a constant ``zw`` (per tensor or per output column) is subtracted from
+the constant weights at compile time. When ``c = w - zw`` leaves int8 (older onnxruntime
+made uint8 weights with zero points near 128), ``c`` is two int8 halves, ``floor(c / 2)``
+and the rest (both int8 for ``c`` in [-256, 254]), laid side by side along the reduction
+axis with the data concatenated with itself along it (C, or K): the same exact int32 sum
+at twice the cube work (``split-weights``). An int32 ``Add`` of a per-column term between
+the integer op and its Cast (older ``quantize_dynamic`` adds the bias, quantised at run
+time, there) joins the bias: int32 sums wrap alike in either order.
 
 Not folded (host ops): an integer op whose result is not used by exactly one Cast to
-float32 (its int32 result itself would need a fixpipe write of int32, not modelled), run-time
-weights, uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of
-other ranks than 2-D. Under any other precision the pass changes nothing.
+float32, directly or through such an Add (an int32 result itself would need a fixpipe
+write of int32, not modelled), run-time weights, ``w - zw`` = 255 (no sum of two int8),
+uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of other ranks
+than 2-D, a grouped ConvInteger with split weights or, when padded, with a data zero point
+other than a constant 0 (as in ``fold-qdq``: a group block's K step may read a
+neighbour's padding rows). Under any other precision the pass changes nothing.
 
-Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``kept-runtime-padding``.
+Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``runtime-padding``
+(folded convolutions that pad with a run-time zero point), ``split-weights``.
 """
 
 from __future__ import annotations
@@ -41,11 +53,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.base import ShapeError
+from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.dialects.graph.elementwise import CastOp
 from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
@@ -77,21 +90,50 @@ def _same_values(new: SSAValue, old: SSAValue) -> bool:
     return a.origin_shape == b.origin_shape and a.element_type == b.element_type
 
 
-def _float_cast(op: MatMulIntegerOp | ConvIntegerOp) -> CastOp | None:
-    """The one user of ``op``'s int32 result when it is a Cast to float32, else None."""
+@dataclass
+class _Use:
+    """The Cast to float32 an integer op's result reaches, and an int32 term added on the
+    way (``Add(op, b)``: quantize_dynamic's older form adds the run-time quantised bias
+    before the Cast), with the Add."""
+
+    cast: CastOp
+    added: SSAValue | None = None
+    add: Operation | None = None
+
+
+def _float_cast(op: MatMulIntegerOp | ConvIntegerOp) -> _Use | None:
+    """The one user of ``op``'s int32 result when it is a Cast to float32 (or an int32 Add
+    whose one user is), else None."""
     uses = list(op.results[0].uses)
-    if len(uses) != 1 or not isinstance(cast := uses[0].operation, CastOp):
+    if len(uses) != 1:
         return None
-    if int(cast.attr("to")) != _ONNX_FLOAT:
+    user, added, add = uses[0].operation, None, None
+    if isinstance(user, AddOp) and len(list(user.results[0].uses)) == 1:
+        added = user.operands[1 - uses[0].index]
+        if added is op.results[0] or _tensor(added).dtype != DType.int32:
+            return None
+        add, user = user, next(iter(user.results[0].uses)).operation
+    if not isinstance(user, CastOp) or int(user.attr("to")) != _ONNX_FLOAT:
         return None
-    return cast
+    return _Use(user, added, add)
+
+
+def _column_term(seq: OpSequence, added: SSAValue, columns: int, from_end: int) -> SSAValue | None:
+    """``added`` (int32, one value per output column, the column axis ``from_end`` places
+    before the result's last) as an ``[columns]`` vector, or None when it is not one."""
+    shape = [int(d) if isinstance(d, int) else -1 for d in _tensor(added).origin_shape]
+    at = len(shape) - 1 - from_end
+    if at < 0 or shape[at] != columns or any(d != 1 for i, d in enumerate(shape) if i != at):
+        return None
+    target = seq.constant(np.array([columns], np.int64))
+    return seq.value("graph.reshape", added, target)
 
 
 def _centred_weights(
     w: SSAValue, zero: SSAValue | None, axis: int, columns: int
 ) -> np.ndarray | None:
     """The constant weights minus their constant zero point (per tensor or per output
-    column along ``axis``), as int8; None when not constant or out of int8's range."""
+    column along ``axis``), in int32; None when not constant."""
     data = constant_array(w)
     if data is None or data.dtype not in (np.int8, np.uint8):
         return None
@@ -103,14 +145,26 @@ def _centred_weights(
         shape = [1] * data.ndim
         shape[axis] = -1
         centred = centred - zw.astype(np.int32).reshape(shape if zw.size > 1 else ())
-    if centred.min(initial=0) < -128 or centred.max(initial=0) > 127:
+    return centred
+
+
+def _int8_parts(centred: np.ndarray) -> list[np.ndarray] | None:
+    """The centred weights as int8 terms whose sum they are: themselves when they fit int8;
+    else (uint8 weights with a zero point, ``w - zw`` in [-255, 255]) two halves,
+    ``floor(c / 2)`` and the rest, both int8 for ``c`` in [-256, 254]; None beyond."""
+    low, high = int(centred.min(initial=0)), int(centred.max(initial=0))
+    if low >= -128 and high <= 127:
+        return [centred.astype(np.int8)]
+    if low < -256 or high > 254:
         return None
-    return centred.astype(np.int8)
+    half = centred >> 1  # floor
+    return [half.astype(np.int8), (centred - half).astype(np.int8)]
 
 
 @dataclass
 class _Data:
-    """The int8 data operand and its zero point: a constant, or a run-time scalar."""
+    """The int8 data operand and its zero point: a constant, or a one-element int8 tensor
+    computed at run time."""
 
     value: SSAValue
     zero: int | None
@@ -133,8 +187,7 @@ def _int8_data(seq: OpSequence, x: SSAValue, zero: SSAValue | None) -> _Data | N
         shifted = _shifted_zero(seq, q.y_zero_point)
         x = seq.value(QuantizeLinearOp, q.x, q.y_scale, shifted, **_quantize_attrs(q))
         if zero is not None and zero is q.y_zero_point and constant_array(zero) is None:
-            # the quantiser's own run-time zero point, already shifted
-            return _Data(x, None, seq.value("graph.cast", shifted, to=_ONNX_INT32))
+            return _Data(x, None, shifted)  # the quantiser's own run-time zero point, shifted
     elif dtype != DType.int8:
         return None
     if zero is None:
@@ -144,10 +197,7 @@ def _int8_data(seq: OpSequence, x: SSAValue, zero: SSAValue | None) -> _Data | N
     found = constant_array(zero)
     if found is not None:
         return _Data(x, int(found.reshape(-1)[0]) - shift, None)
-    if shift:
-        as_float = seq.value("graph.cast", zero, to=_ONNX_FLOAT)
-        zero = seq.value("graph.add", as_float, seq.constant(np.float32(-shift)))
-    return _Data(x, None, seq.value("graph.cast", zero, to=_ONNX_INT32))
+    return _Data(x, None, _shifted_zero(seq, zero) if shift else zero)
 
 
 def _quantize_attrs(q: QuantizeLinearOp) -> dict[str, object]:
@@ -169,19 +219,25 @@ def _shifted_zero(seq: OpSequence, zero: SSAValue | None) -> SSAValue:
     return seq.value("graph.cast", moved, to=_ONNX_INT8)
 
 
-def _bias(seq: OpSequence, data: _Data, weight_sums: np.ndarray) -> SSAValue | None:
+def _bias(
+    seq: OpSequence, data: _Data, weight_sums: np.ndarray, added: SSAValue | None
+) -> SSAValue | None:
     """The int32 bias ``-zx · Σw`` per output column: a constant (None when it leaves int32)
-    or, for a run-time zero point, its ``Mul``."""
+    or, for a run-time zero point, its ``Mul``; plus the ``[N]`` term ``added`` before the
+    Cast, when there is one (int32 sums wrap alike in either order)."""
     sums = weight_sums.astype(np.int64)
     if data.runtime_zero is not None:
-        if np.abs(sums).max(initial=0) * 256 > _INT32[1]:
+        if np.abs(sums).max(initial=0) * 128 > _INT32[1]:
             return None
-        return seq.value("graph.mul", data.runtime_zero, seq.constant((-sums).astype(np.int32)))
-    assert data.zero is not None
-    bias = -data.zero * sums
-    if bias.min(initial=0) < _INT32[0] or bias.max(initial=0) > _INT32[1]:
-        return None
-    return seq.constant(bias.astype(np.int32))
+        zero = seq.value("graph.cast", data.runtime_zero, to=_ONNX_INT32)
+        bias = seq.value("graph.mul", zero, seq.constant((-sums).astype(np.int32)))
+    else:
+        assert data.zero is not None
+        constant = -data.zero * sums
+        if constant.min(initial=0) < _INT32[0] or constant.max(initial=0) > _INT32[1]:
+            return None
+        bias = seq.constant(constant.astype(np.int32))
+    return bias if added is None else seq.value("graph.add", bias, added)
 
 
 def _operands(
@@ -189,33 +245,45 @@ def _operands(
     op: MatMulIntegerOp | ConvIntegerOp,
     axis: int,
     columns: int,
-) -> tuple[np.ndarray, _Data] | None:
-    """The centred int8 weights (output columns along ``axis``) and the int8 data of an
-    integer op (its operands: data, weights, their zero points), or None."""
+) -> tuple[list[np.ndarray], _Data] | None:
+    """The centred weights as int8 terms (:func:`_int8_parts`; output columns along
+    ``axis``) and the int8 data of an integer op (its operands: data, weights, their zero
+    points), or None."""
     x, w, x_zero, w_zero = op.operand_slots()
     assert x is not None and w is not None
-    weights = _centred_weights(w, w_zero, axis, columns)
-    if weights is None:
+    centred = _centred_weights(w, w_zero, axis, columns)
+    parts = None if centred is None else _int8_parts(centred)
+    if parts is None:
         return None
     data = _int8_data(seq, x, x_zero)
-    return None if data is None else (weights, data)
+    return None if data is None else (parts, data)
 
 
-def _fold_matmul(op: MatMulIntegerOp, seq: OpSequence) -> SSAValue | None:
-    b = _tensor(op.B)
-    if b.rank != 2 or _tensor(op.A).rank < 2:
+def _repeated(seq: OpSequence, data: SSAValue, parts: int, axis: int) -> SSAValue:
+    """``data`` once per weight term along the reduction ``axis`` (K, or C): the sum over
+    the longer axis is the sum of the terms' products."""
+    return data if parts == 1 else seq.value("graph.concat", *[data] * parts, axis=axis)
+
+
+def _fold_matmul(op: MatMulIntegerOp, seq: OpSequence, use: _Use, stats) -> SSAValue | None:
+    b, rank = _tensor(op.B), _tensor(op.A).rank
+    if b.rank != 2 or rank < 2:
         return None
     n = int(b.origin_shape[1])
+    added = None if use.added is None else _column_term(seq, use.added, n, 0)
     operands = _operands(seq, op, 1, n)
-    if operands is None:
+    if operands is None or (use.added is not None and added is None):
         return None
-    weights, data = operands
-    rows = np.ascontiguousarray(weights.T)
-    bias = _bias(seq, data, rows.astype(np.int64).sum(axis=1))
+    parts, data = operands
+    rows = np.ascontiguousarray(np.concatenate([p.T for p in parts], axis=1))
+    bias = _bias(seq, data, rows.astype(np.int64).sum(axis=1), added)
     if bias is None:
         return None
+    if len(parts) > 1:
+        stats.add("split-weights")
     scale = seq.constant(np.ones(n, np.float32))
-    return seq.value(QuantMatMulOp, data.value, seq.constant(rows), bias, scale)
+    x = _repeated(seq, data.value, len(parts), rank - 1)
+    return seq.value(QuantMatMulOp, x, seq.constant(rows), bias, scale)
 
 
 def _padded(op: ConvIntegerOp) -> bool:
@@ -224,36 +292,45 @@ def _padded(op: ConvIntegerOp) -> bool:
     return any(a.begin or a.end for a in axes)
 
 
-def _fold_conv(op: ConvIntegerOp, seq: OpSequence, stats) -> SSAValue | None:
+def _fold_conv(op: ConvIntegerOp, seq: OpSequence, use: _Use, stats) -> SSAValue | None:
     w = _tensor(op.w)
     if w.rank != 4:
         return None
     m = int(w.origin_shape[0])
+    added = None if use.added is None else _column_term(seq, use.added, m, 2)
     operands = _operands(seq, op, 0, m)
-    if operands is None:
+    if operands is None or (use.added is not None and added is None):
         return None
-    weights, data = operands
+    parts, data = operands
+    grouped = int(op.attr("group")) != 1
     padded = _padded(op)
-    if data.runtime_zero is not None and padded:
-        stats.add("kept-runtime-padding")
+    runtime_pad = data.runtime_zero if padded else None
+    if grouped and (len(parts) > 1 or ((data.zero or runtime_pad) and padded)):
+        # as fold-qdq: a grouped block's K step may read a neighbour's rows; and the
+        # repeated channels of split weights would have to interleave per group
         return None
-    if data.zero and padded and int(op.attr("group")) != 1:
-        return None  # as fold-qdq: a grouped block's K step may read a neighbour's rows
-    bias = _bias(seq, data, weights.reshape(m, -1).astype(np.int64).sum(axis=1))
+    weights = np.concatenate(parts, axis=1)
+    bias = _bias(seq, data, weights.reshape(m, -1).astype(np.int64).sum(axis=1), added)
     if bias is None:
         return None
     scale = seq.constant(np.ones(m, np.float32))
     properties = {k: op.properties[k] for k in WINDOW_ATTRS if k in op.properties}
     if data.zero:
         properties["pad_value"] = data.zero  # type: ignore[assignment]
-    return seq.value(QuantConv2dOp, data.value, seq.constant(weights), bias, scale, **properties)
+    if runtime_pad is not None:
+        stats.add("runtime-padding")
+    if len(parts) > 1:
+        stats.add("split-weights")
+    x = _repeated(seq, data.value, len(parts), 1)
+    w_q = seq.constant(weights)
+    return seq.value(QuantConv2dOp, x, w_q, bias, scale, runtime_pad, **properties)
 
 
 @register_pass
 @dataclass(frozen=True)
 class FoldIntegerOpsPass(ModulePass):
     """Under the ``int8`` precision, ``Cast(MatMulInteger)`` / ``Cast(ConvInteger)`` with
-    constant int8 weights become ``graph.quant_matmul`` / ``graph.quant_conv2d``."""
+    constant weights become ``graph.quant_matmul`` / ``graph.quant_conv2d``."""
 
     name = "fold-integer-ops"
 
@@ -264,20 +341,23 @@ class FoldIntegerOpsPass(ModulePass):
         for anchor in list(op.walk()):
             if not isinstance(anchor, MatMulIntegerOp | ConvIntegerOp):
                 continue
-            cast = _float_cast(anchor)
-            if cast is None:
+            use = _float_cast(anchor)
+            if use is None:
                 continue
-            seq = OpSequence(anchor)
+            # made in front of the Cast: what it reads (an added term too) is defined there
+            seq = OpSequence(use.cast)
             try:
                 if isinstance(anchor, MatMulIntegerOp):
-                    folded, kind = _fold_matmul(anchor, seq), "matmul"
+                    folded, kind = _fold_matmul(anchor, seq, use, stats), "matmul"
                 else:
-                    folded, kind = _fold_conv(anchor, seq, stats), "conv"
+                    folded, kind = _fold_conv(anchor, seq, use, stats), "conv"
             except ShapeError:
                 folded = None
-            if folded is None or not _same_values(folded, cast.results[0]):
+            if folded is None or not _same_values(folded, use.cast.results[0]):
                 seq.discard()
                 continue
-            replace_results(cast, [folded])
+            replace_results(use.cast, [folded])
+            if use.add is not None:
+                Rewriter.erase_op(use.add)  # the Cast's operand, now unused
             Rewriter.erase_op(anchor)  # its one user is gone
             stats.add(f"folded-{kind}-integer")

@@ -202,7 +202,7 @@ def _requantise(
     properties["zero_point"] = IntegerAttr(want.zero, i64)
     if relu:
         properties["relu"] = IntegerAttr(1, i64)
-    operands = [*conv.operands[:3], multiplier.output]
+    operands = [*conv.operands[:3], multiplier.output, *conv.operands[4:]]
     cls = RequantConv2dOp if isinstance(conv, QuantConv2dOp) else RequantMatMulOp
     (result,) = cls.infer_shapes(operands, properties)
     replaced = q.y.type

@@ -64,3 +64,26 @@ func.func @dynamic_matmul(%x: !layout.tensor<2x3xf32>) -> !layout.tensor<2x2xf32
   %y = graph.mul %accf, %s : (!layout.tensor<2x2xf32>, !layout.tensor<f32>) -> !layout.tensor<2x2xf32>
   func.return %y : !layout.tensor<2x2xf32>
 }
+
+// A padded ConvInteger behind DynamicQuantizeLinear: the padding must hold the run-time
+// zero point, so the int8 one (the parameters op's third result, re-centred) is
+// quant_conv2d's pad_zero operand (its fifth), with no pad_value; the bias is -zx · Σw.
+// CHECK-LABEL: func.func @dynamic_conv
+// CHECK:       %xs, %xz, %[[Z8:.*]] = graph.dynamic_quantize_params %x
+// CHECK:       %[[X8:.*]] = graph.quantize_linear %x, %xs, %[[Z8]] {{.*}}-> !layout.tensor<1x2x4x4xi8>
+// CHECK:       %[[ZX:.*]] = graph.cast %[[Z8]] {to = 6} : (!layout.tensor<i8>) -> !layout.tensor<i32>
+// CHECK:       %[[SUMS:.*]] = graph.constant dense<-18> : !layout.tensor<2xi32>
+// CHECK:       %[[BIAS:.*]] = graph.mul %[[ZX]], %[[SUMS]]
+// CHECK:       %[[ONE:.*]] = graph.constant dense<1.0{{.*}}> : !layout.tensor<2xf32>
+// CHECK:       %[[W:.*]] = graph.constant dense<1> : !layout.tensor<2x2x3x3xi8>
+// CHECK:       graph.quant_conv2d %[[X8]], %[[W]], %[[BIAS]], %[[ONE]], %[[Z8]] {pads = [1, 1, 1, 1]} : ({{.*}}, !layout.tensor<i8>) -> !layout.tensor<1x2x4x4xf32, NCHW>
+// CHECK-NOT:   graph.conv_integer
+func.func @dynamic_conv(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> !layout.tensor<1x2x4x4xf32> {
+  %w = graph.constant dense<1> : !layout.tensor<2x2x3x3xi8>
+  %w_zero = graph.constant dense<0> : !layout.tensor<i8>
+  %xq, %xs, %xz = graph.dynamic_quantize_linear %x : (!layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x2x4x4xui8>, !layout.tensor<f32>, !layout.tensor<ui8>)
+  %acc = graph.conv_integer %xq, %w, %xz, %w_zero {pads = [1, 1, 1, 1]} : (!layout.tensor<1x2x4x4xui8>, !layout.tensor<2x2x3x3xi8>, !layout.tensor<ui8>, !layout.tensor<i8>) -> !layout.tensor<1x2x4x4xi32>
+  %accf = graph.cast %acc {to = 1} : (!layout.tensor<1x2x4x4xi32>) -> !layout.tensor<1x2x4x4xf32>
+  %y = graph.mul %accf, %xs : (!layout.tensor<1x2x4x4xf32>, !layout.tensor<f32>) -> !layout.tensor<1x2x4x4xf32>
+  func.return %y : !layout.tensor<1x2x4x4xf32>
+}

@@ -344,14 +344,15 @@ func.func @copy_flat_l1_to_l0a(%l: memref<64xf32, "L1">, %a: memref<1x1x16x8xf32
 
 // -----
 
-// tile.get_value reads an integer buffer in UB, one index per dim.
-func.func @get_value_gm(%g: memref<8xi64, "GM">) {
+// tile.get_value reads an integer buffer in UB or GM (the scalar unit's loads), one index
+// per dim.
+func.func @get_value_l1(%g: memref<8xi64, "L1">) {
   %c0 = arith.constant 0 : index
-  %v = tile.get_value %g[%c0] : memref<8xi64, "GM">
+  %v = tile.get_value %g[%c0] : memref<8xi64, "L1">
   func.return
 }
 // CHECK-NEXT: {{^// -+$}}
-// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.get_value' (%v) in @get_value_gm: 'tile.get_value': the buffer must be in UB, but it is in GM
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.get_value' (%v) in @get_value_l1: 'tile.get_value': the buffer must be in UB or GM, but it is in L1
 
 // -----
 

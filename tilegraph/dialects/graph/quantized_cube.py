@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from tilegraph.dialects.graph.base import (
@@ -51,7 +51,14 @@ class Int8ConvBase(QuantizedConvBase):
     """The operands, ``pad_value`` and the int32 sum of the int8 cube's convolutions
     (:class:`QuantConv2dOp`, and :class:`~.requantized_cube.RequantConv2dOp`, which
     requantises the sum where this one dequantises it): what the convolution strategy
-    tiles."""
+    tiles.
+
+    What the padding holds is ``pad_value`` (a compile-time int8) or, when the data's zero
+    point is computed at run time (DynamicQuantizeLinear's), the optional operand
+    ``pad_zero``: a one-element int8 tensor (``[]`` or ``[1]``) the kernel reads on the
+    scalar unit and hands to the loads that pad (Load3Dv2's padding value is a register,
+    Ascend C ``SetLoadDataPaddingValue``). Exactly one of the two: an op with the operand
+    has no ``pad_value``."""
 
     pad_value = int_attr()
     DEFAULTS: ClassVar = {**QuantizedConvBase.DEFAULTS, "pad_value": 0}
@@ -59,6 +66,7 @@ class Int8ConvBase(QuantizedConvBase):
     weight = operand_def(TensorType)
     bias = operand_def(TensorType)
     scale = operand_def(TensorType)
+    pad_zero = opt_operand_def(TensorType)
     output = result_def(TensorType)
     X_SLOTS: ClassVar = (0,)
     W_SLOTS: ClassVar = (1,)
@@ -82,15 +90,22 @@ class Int8ConvBase(QuantizedConvBase):
         if group < 1 or (known(m) and m % group) or (known(c) and known(cg) and cg * group != c):
             raise ShapeError(f"group {group} does not fit {c} input and {m} output channels")
         _check_column_params(bias, scale, m)
+        _check_pad_zero(tensor_type(operands[4]) if len(operands) > 4 else None, props)
         axes = window(cls, props, spatial, window_kernel(cls, props, len(spatial), kw))
         out = nc_result(x, [nb, m, *(a.out for a in axes)])
         return [TensorType(out.origin_shape, scale.element_type, out.origin_format)]
 
-    def accumulate(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        """``conv(x padded with pad_value, w) + bias`` in int32 (exact, wrapping): the
-        correlation of ``x - pad_value`` (zero padded) plus ``pad_value · Σ w``."""
+    def accumulate(
+        self, x: np.ndarray, w: np.ndarray, bias: np.ndarray, pad_zero: np.ndarray | None
+    ) -> np.ndarray:
+        """``conv(x padded with the pad, w) + bias`` in int32 (exact, wrapping): the
+        correlation of ``x - pad`` (zero padded) plus ``pad · Σ w``; the pad is
+        ``pad_zero``'s value when the operand is given, else ``pad_value``."""
         axes = window(type(self), self.properties, x.shape[2:], w.shape[2:])
-        pad = float(self.attr("pad_value"))
+        if pad_zero is not None:
+            pad = float(pad_zero.reshape(-1)[0])
+        else:
+            pad = float(self.attr("pad_value"))
         w64 = w.astype(np.float64)
         acc = correlate(x.astype(np.float64) - pad, w64, axes, int(self.attr("group")))
         taps = w64.reshape(w.shape[0], -1).sum(axis=1) * pad
@@ -100,8 +115,9 @@ class Int8ConvBase(QuantizedConvBase):
 
 @irdl_op_definition
 class QuantConv2dOp(Int8ConvBase):
-    """``graph.quant_conv2d %x, %w, %bias, %scale {pad_value}``: ``(conv(x, w) + bias) *
-    scale`` with ``x`` padded with ``pad_value`` (default 0).
+    """``graph.quant_conv2d %x, %w, %bias, %scale[, %pad_zero] {pad_value}``: ``(conv(x,
+    w) + bias) * scale`` with ``x`` padded with ``pad_value`` (default 0), or with the
+    run-time int8 ``pad_zero`` when given (:class:`Int8ConvBase`).
 
     ``x`` int8 ``[N, C, H, W]``, ``w`` int8 ``[M, C/group, kh, kw]`` (weight zero point 0),
     ``bias`` int32 ``[M]``, ``scale`` float ``[M]`` (the product of the data's and the
@@ -118,17 +134,19 @@ class QuantConv2dOp(Int8ConvBase):
         FusionKind.OUT_ELEMWISE_FUSABLE,
         data_format=F.NCHW,
         kernels=(
-            KernelVariant((F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0, F.NC1HWC0), (F.NC1HWC0,), "cube"),
-            KernelVariant((F.NCHW, F.NCHW, F.ND, F.ND), (F.NCHW,), "plain"),
+            KernelVariant(
+                (F.NC1HWC0, F.FRACTAL_Z, F.NC1HWC0, F.NC1HWC0, F.ND), (F.NC1HWC0,), "cube"
+            ),
+            KernelVariant((F.NCHW, F.NCHW, F.ND, F.ND, F.ND), (F.NCHW,), "plain"),
         ),
         heavy=True,
         reshape_types={2: "C", 3: "C"},
     )
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        x, w, bias, scale = inputs
+        x, w, bias, scale, pad_zero = inputs
         assert x is not None and w is not None and bias is not None and scale is not None
-        acc = self.accumulate(x, w, bias)
+        acc = self.accumulate(x, w, bias, pad_zero)
         return (dequantize_accumulator(acc, scale.reshape(1, -1, 1, 1)),)
 
 
@@ -137,6 +155,19 @@ def dequantize_accumulator(acc: np.ndarray, scale: np.ndarray) -> np.ndarray:
     once to the scale's type (the product of the exact int32 and the scale is formed in
     float64, exact to 53 bits, as :class:`~.quantize.DequantizeLinearOp` does)."""
     return (acc.astype(np.float64) * scale.astype(np.float64)).astype(scale.dtype)
+
+
+def _check_pad_zero(pad_zero: TensorType | None, props: _Props) -> None:
+    """A run-time pad: one int8 element, and no ``pad_value`` beside it."""
+    if pad_zero is None:
+        return
+    if "pad_value" in props:
+        raise ShapeError("pad_value and the pad_zero operand exclude each other")
+    if pad_zero.dtype != DType.int8 or pad_zero.rank > 1 or pad_zero.num_elements() != 1:
+        raise ShapeError(
+            f"pad_zero must be one int8 ([] or [1]), got {pad_zero.dtype.value} "
+            f"{list(pad_zero.origin_shape)}"
+        )
 
 
 def _check_column_params(bias: TensorType, scale: TensorType, columns: Dim) -> None:

@@ -49,7 +49,8 @@ def requantize_accumulator(
 
 @irdl_op_definition
 class RequantConv2dOp(Int8ConvBase):
-    """``graph.requant_conv2d %x, %w, %bias, %multiplier {pad_value, zero_point, relu}``:
+    """``graph.requant_conv2d %x, %w, %bias, %multiplier[, %pad_zero] {pad_value, zero_point,
+    relu}``:
     ``saturate(round((conv(x, w) + bias) · multiplier) + zero_point)`` in int8.
 
     The operands are ``graph.quant_conv2d``'s, with ``multiplier`` float32 ``[M]`` = the
@@ -75,9 +76,9 @@ class RequantConv2dOp(Int8ConvBase):
         return [_int8_result(dequantized, props, cls)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        x, w, bias, multiplier = inputs
+        x, w, bias, multiplier, pad_zero = inputs
         assert x is not None and w is not None and bias is not None and multiplier is not None
-        acc = self.accumulate(x, w, bias)
+        acc = self.accumulate(x, w, bias, pad_zero)
         zero, relu = int(self.attr("zero_point")), bool(self.attr("relu"))
         return (requantize_accumulator(acc, multiplier.reshape(1, -1, 1, 1), zero, relu),)
 

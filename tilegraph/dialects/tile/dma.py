@@ -38,6 +38,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     traits_def,
@@ -58,6 +59,7 @@ from tilegraph.dialects.tile.base import (
     scope_of,
     verify_same_rank,
 )
+from tilegraph.dialects.tile.padding import RuntimePadding
 
 COPY_PATHS = {
     ("GM", "UB"): "MTE2",
@@ -94,14 +96,15 @@ class PathCopyOp(TileOp):
 
 
 @irdl_op_definition
-class CopyOp(PathCopyOp):
-    """``tile.copy %src[offsets] to %dst[offsets] {pad = 0.0}``: copy a window.
+class CopyOp(RuntimePadding, PathCopyOp):
+    """``tile.copy %src[offsets] to %dst[offsets] [pad %v] {pad = 0.0}``: copy a window.
 
     The window has the shape of the on-chip buffer — the destination's, except for a store
     to GM, where it is the source's — and starts at the given offsets in each buffer; parts
     outside either buffer are cut (ragged tails, halos above an image). A load (from GM, or
-    into UB) first fills the whole destination with ``pad`` (default 0), so lanes the window
-    did not reach hold a known value.
+    into UB) first fills the whole destination with ``pad`` (default 0), or with the
+    run-time index operand ``pad`` (:mod:`.padding`), so lanes the window did not reach
+    hold a known value.
     """
 
     name = "tile.copy"
@@ -109,22 +112,31 @@ class CopyOp(PathCopyOp):
     src_offsets = var_operand_def(IndexType)
     dst = operand_def(MemRefType)
     dst_offsets = var_operand_def(IndexType)
+    pad_scalar = opt_operand_def(IndexType)
     pad = opt_prop_def(FloatAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `[` $src_offsets `]` `to` $dst `[` $dst_offsets `]` attr-dict "
-        "`:` type($src) `to` type($dst)"
+        "$src `[` $src_offsets `]` `to` $dst `[` $dst_offsets `]` (`pad` $pad_scalar^)? "
+        "attr-dict `:` type($src) `to` type($dst)"
     )
 
-    def __init__(self, src, src_offsets, dst, dst_offsets, pad: float | None = None):
+    def __init__(self, src, src_offsets, dst, dst_offsets, pad: float | SSAValue | None = None):
         props: dict[str, Any] = {}
-        if pad is not None:
+        if pad is not None and not isinstance(pad, SSAValue):
             props["pad"] = FloatAttr(pad, f64)
-        super().__init__(operands=[src, src_offsets, dst, dst_offsets], properties=props)
+        runtime = [pad] if isinstance(pad, SSAValue) else []
+        super().__init__(operands=[src, src_offsets, dst, dst_offsets, runtime], properties=props)
+
+    def static_padding(self) -> float:
+        return self.pad.value.data if self.pad is not None else 0.0
+
+    def has_static_padding(self) -> bool:
+        return self.pad is not None
 
     def verify_(self) -> None:
         super().verify_()
+        self.verify_padding()
         verify_same_rank(self, self.src, self.dst, "source and destination")
         rank = len(memref_shape(self.src))
         if len(self.src_offsets) != rank or len(self.dst_offsets) != rank:
@@ -197,27 +209,39 @@ class CopyFlatOp(PathCopyOp):
 
 
 @irdl_op_definition
-class Load5hdOp(TileOp):
-    """``tile.load_5hd %src[n, c, h, w] to %dst``: an NCHW window of GM into an NC1HWC0
-    buffer ``(N, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way in.
-    Positions outside ``src`` read as ``pad`` (default 0; channels beyond C always as 0).
-    A 3-D ``src`` is CHW (N = 1)."""
+class Load5hdOp(RuntimePadding, TileOp):
+    """``tile.load_5hd %src[n, c, h, w] to %dst [pad %v]``: an NCHW window of GM into an
+    NC1HWC0 buffer ``(N, C1, H, W, C0)`` on chip — the DMA does TransData's work on the way
+    in. Positions outside ``src`` read as ``pad`` (default 0, or the run-time index operand
+    ``pad``, :mod:`.padding`; channels beyond C always as 0). A 3-D ``src`` is CHW (N = 1)."""
 
     name = "tile.load_5hd"
     PIPE: ClassVar[str] = "MTE2"
     src = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
     dst = operand_def(MemRefType)
+    pad_scalar = opt_operand_def(IndexType)
     pad = opt_prop_def(FloatAttr)
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    assembly_format = (
+        "$src `[` $offsets `]` `to` $dst (`pad` $pad_scalar^)? attr-dict "
+        "`:` type($src) `to` type($dst)"
+    )
 
-    def __init__(self, src, offsets, dst, pad: float | None = None):
-        props = {} if pad is None else {"pad": FloatAttr(pad, f64)}
-        super().__init__(operands=[src, offsets, dst], properties=props)
+    def __init__(self, src, offsets, dst, pad: float | SSAValue | None = None):
+        props = {} if pad is None or isinstance(pad, SSAValue) else {"pad": FloatAttr(pad, f64)}
+        runtime = [pad] if isinstance(pad, SSAValue) else []
+        super().__init__(operands=[src, offsets, dst, runtime], properties=props)
+
+    def static_padding(self) -> float:
+        return self.pad.value.data if self.pad is not None else 0.0
+
+    def has_static_padding(self) -> bool:
+        return self.pad is not None
 
     def verify_(self) -> None:
+        self.verify_padding()
         require_scope(self, self.src, ("GM",), "the source")
         require_scope(self, self.dst, ("L1", "UB"), "the destination")
         if len(memref_shape(self.src)) not in (3, 4) or len(memref_shape(self.dst)) != 5:

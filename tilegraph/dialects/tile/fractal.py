@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -59,6 +59,7 @@ from tilegraph.dialects.tile.base import (
     require_scope,
     scope_of,
 )
+from tilegraph.dialects.tile.padding import RuntimePadding
 
 
 @irdl_op_definition
@@ -194,7 +195,7 @@ C04_LANES = 4
 
 
 @irdl_op_definition
-class Load3dOp(TileOp):
+class Load3dOp(RuntimePadding, TileOp):
     """``tile.load3d %src[k1] to %dst {kernel, strides, dilations, pad_left, out_width,
     channels, c04?}``: img2col into L0A.
 
@@ -204,7 +205,8 @@ class Load3dOp(TileOp):
     ``(c1, kh, kw)`` in FRACTAL_Z order. Columns outside the image (left/right padding) and
     K past the window read as ``pad_value`` (default 0; Load3Dv2's padding value, Ascend C
     ``SetLoadDataPaddingValue``: an int8 convolution with a data zero point pads with it,
-    its top/bottom padding rows being filled with it by the copy into L1); channel lanes at
+    its top/bottom padding rows being filled with it by the copy into L1), or as the
+    run-time ``pad`` operand (a zero point computed at run time, :mod:`.padding`); channel lanes at
     or beyond ``channels`` read as zero, so padding lanes are never read.
 
     ``c04`` (small channel, FRACTAL_Z_C04's K order): ``src`` is an NC1HWC0_C04 window
@@ -222,6 +224,8 @@ class Load3dOp(TileOp):
     valid_channels = opt_operand_def(IndexType)
     """When given, the valid channels of this slab (a ragged last group block), overriding
     ``channels``."""
+    pad_scalar = opt_operand_def(IndexType)
+    """When given, what the padding reads as, known at run time (no ``pad_value`` then)."""
     kernel_shape = prop_def(DenseArrayBase)
     strides = prop_def(DenseArrayBase)
     dilations = prop_def(DenseArrayBase)
@@ -230,11 +234,11 @@ class Load3dOp(TileOp):
     channels = prop_def(IntegerAttr)
     c04 = opt_prop_def(UnitAttr)
     pad_value = opt_prop_def(IntegerAttr)
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `[` $k_offset `]` `to` $dst (`valid` $valid_channels^)? attr-dict "
-        "`:` type($src) `to` type($dst)"
+        "$src `[` $k_offset `]` `to` $dst (`valid` $valid_channels^)? (`pad` $pad_scalar^)? "
+        "attr-dict `:` type($src) `to` type($dst)"
     )
 
     def __init__(
@@ -251,7 +255,7 @@ class Load3dOp(TileOp):
         out_width: int,
         channels: int,
         c04: bool = False,
-        pad_value: int = 0,
+        pad_value: int | SSAValue = 0,
     ):
         properties: dict[str, Attribute] = {
             "kernel_shape": DenseArrayBase.from_list(i64, list(kernel_shape)),
@@ -263,17 +267,23 @@ class Load3dOp(TileOp):
         }
         if c04:
             properties["c04"] = UnitAttr()
-        if pad_value:
+        if isinstance(pad_value, int) and pad_value:
             properties["pad_value"] = IntegerAttr(pad_value, i64)
-        super().__init__(
-            operands=[src, k_offset, dst, [] if valid_channels is None else [valid_channels]],
-            properties=properties,
-        )
+        runtime = [pad_value] if isinstance(pad_value, SSAValue) else []
+        valid = [] if valid_channels is None else [valid_channels]
+        super().__init__(operands=[src, k_offset, dst, valid, runtime], properties=properties)
 
     @property
     def padding(self) -> int:
-        """What the padding (outside the image, past the window) reads as."""
+        """What the padding (outside the image, past the window) reads as, when known at
+        compile time."""
         return self.pad_value.value.data if self.pad_value is not None else 0
+
+    def static_padding(self) -> float:
+        return self.padding
+
+    def has_static_padding(self) -> bool:
+        return self.pad_value is not None
 
     @property
     def lane_group(self) -> int:
@@ -281,6 +291,7 @@ class Load3dOp(TileOp):
         return C04_LANES if self.c04 is not None else memref_shape(self.dst)[-1]
 
     def verify_(self) -> None:
+        self.verify_padding()
         require_scope(self, self.src, ("L1",), "the feature map")
         require_scope(self, self.dst, ("L0A",), "the destination")
         src, dst = memref_shape(self.src), memref_shape(self.dst)

@@ -40,7 +40,9 @@ from tilegraph.dialects.tile.base import TileOp, memref_element, memref_shape, r
 @irdl_op_definition
 class GetValueOp(TileOp):
     """``%v = tile.get_value %buf[%i, ...] {bound = N}``: one element of an integer UB
-    buffer, read on the scalar unit, as an index.
+    buffer, read on the scalar unit, as an index — or of a GM tensor (Ascend C
+    ``GlobalTensor::GetValue``: the scalar unit's load through its data cache; a cube
+    kernel has no UB), as an int8 convolution reads its run-time padding value.
 
     With ``bound``, the value is an index into an axis of ``N`` elements in ONNX's
     convention: a negative value counts from the end (``v + N``), and one outside
@@ -68,7 +70,7 @@ class GetValueOp(TileOp):
         return None if self.bound is None else self.bound.value.data
 
     def verify_(self) -> None:
-        require_scope(self, self.buffer, ("UB",), "the buffer")
+        require_scope(self, self.buffer, ("UB", "GM"), "the buffer")
         if not isinstance(memref_element(self.buffer), IntegerType):
             raise VerifyException(f"'{self.name}': reads an integer buffer")
         if len(self.indices) != len(memref_shape(self.buffer)):

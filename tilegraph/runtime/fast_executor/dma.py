@@ -12,6 +12,7 @@ import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape, scope_of
 from tilegraph.dialects.tile.dma import CopyFlatOp, CopyOp
+from tilegraph.dialects.tile.padding import declines_runtime_pad
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
@@ -19,13 +20,16 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 @batched_kernel(CopyOp)
 def batched_copy(op: CopyOp, batched: Sequence[bool]) -> Kernel | None:
+    if declines_runtime_pad(op, batched):
+        return None
     rank = len(memref_shape(op.src))
     src_batched, dst_batched = batched[0], batched[rank + 1]
     stores = scope_of(op.dst) == "GM"
     single = kernel_of(op)
 
     def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-        src_offsets, dst, dst_offsets = rest[:rank], rest[rank], rest[rank + 1 :]
+        # the whole windows need no fill: the cut ones (and their pad) go to the kernel
+        src_offsets, dst, dst_offsets = rest[:rank], rest[rank], rest[rank + 1 : 2 * rank + 1]
         count = next(len(a) for a, m in zip((src, *rest), batched, strict=True) if m)
         item = src.shape[src_batched:] if stores else dst.shape[dst_batched:]
         cut = copy_whole_windows(

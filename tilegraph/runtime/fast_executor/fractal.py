@@ -16,8 +16,7 @@ from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
 from tilegraph.runtime.tile_interpreter.fractal import (
     fixpipe_tiles,
-    img2col,
-    img2col_params,
+    img2col_padded,
     load_fractals,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
@@ -40,8 +39,8 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
 @batched_kernel(Load3dOp)
 def batched_load3d(op: Load3dOp, batched: Sequence[bool]) -> Kernel | None:
     if batched[1] or any(batched[3:]) or not (batched[0] and batched[2]):
-        return None
-    return img2col(img2col_params(op), op.padding)
+        return None  # a varying K start, valid channels or run-time pad: per value
+    return img2col_padded(op)
 
 
 @batched_kernel(FixpipeOp)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tilegraph.dialects.tile.fractal import Load3dOp
+from tilegraph.dialects.tile.padding import declines_runtime_pad
 from tilegraph.runtime.fast_executor.forms import nest_kernel
 from tilegraph.runtime.tile_interpreter.fractal import img2col_params, img2col_rows
 from tilegraph.runtime.tile_interpreter.kernels import Kernel
@@ -74,14 +75,14 @@ def nest_load3d(
     """Operands (src, k1_start, dst, *valid) with ``rank`` leading batch dims where
     ``batched``; handles a varying ``k1_start`` or valid-channel count into a batched
     destination (else None: the flattened batched form does it)."""
-    if not batched[2] or not (batched[1] or any(batched[3:])):
+    if not batched[2] or not (batched[1] or any(batched[3:])) or declines_runtime_pad(op, batched):
         return None
     params = img2col_params(op)
-    group, pad = params[-2], op.padding
+    group = params[-2]
     src_batched = batched[0]
     plans: dict[Any, _Plan] = {}
 
-    def plan_for(src: np.ndarray, k1: Any, dst: np.ndarray, valid: tuple[Any, ...]) -> _Plan:
+    def plan_for(src: np.ndarray, k1: Any, dst: np.ndarray, valid: Sequence[Any]) -> _Plan:
         batch = dst.shape[:rank]
         count = prod(batch)
         src_tile = src.shape[rank:] if src_batched else src.shape
@@ -117,7 +118,8 @@ def nest_load3d(
                 zeros.append((*at, slice(None), k_at, slice(None), lane_at))
         return _Plan(index, pads, zeros)
 
-    def run(src: np.ndarray, k1: Any, dst: np.ndarray, *valid: Any) -> tuple[()]:
+    def run(src: np.ndarray, k1: Any, dst: np.ndarray, *rest: Any) -> tuple[()]:
+        valid, pad = op.split_padding(rest)
         order = _storage_order(dst)
         key = (src.shape, dst.shape, order, _key(k1), *(_key(v) for v in valid))
         plan = plans.get(key)

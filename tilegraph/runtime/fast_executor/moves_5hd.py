@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tilegraph.dialects.tile.dma import Load5hdOp, Store5hdOp
+from tilegraph.dialects.tile.padding import declines_runtime_pad
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
@@ -56,11 +57,13 @@ def _padded_source(
 @batched_kernel(Load5hdOp)
 def batched_load_5hd(op: Load5hdOp, batched: Sequence[bool]) -> Kernel | None:
     """Items ``t`` load their NCHW windows at per-item offsets into batched 5HD tiles."""
-    if batched[0] or not batched[5]:
-        return None  # a batched source (not GM as usual), or one destination for all
-    fill = op.pad.value.data if op.pad is not None else 0.0
+    if batched[0] or not batched[5] or declines_runtime_pad(op, batched):
+        return (
+            None  # a batched source (not GM as usual), one destination for all, or a pad per item
+        )
 
-    def run(src: np.ndarray, n: Any, c: Any, h: Any, w: Any, dst: np.ndarray) -> tuple[()]:
+    def run(src: np.ndarray, n: Any, c: Any, h: Any, w: Any, *args: Any) -> tuple[()]:
+        (dst,), fill = op.split_padding(args)
         count, nn, c1, hh, ww, c0 = dst.shape
         if src.ndim == 3:
             src = src.reshape(1, *src.shape)

@@ -47,12 +47,12 @@ def cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:
 @tile_kernel(CopyOp)
 def copy(op: CopyOp) -> Kernel:
     rank = len(memref_shape(op.src))
-    fill = op.pad.value.data if op.pad is not None else 0.0
     loads = scope_of(op.src) == "GM" or scope_of(op.dst) == "UB"
     stores = scope_of(op.dst) == "GM"
     windows: dict[tuple[Any, ...], tuple[Any, bool]] = {}
 
-    def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+    def run(src: np.ndarray, *args: Any) -> tuple[()]:
+        rest, fill = op.split_padding(args)
         dst = rest[rank]
         key = (*rest[:rank], *rest[rank + 1 :])
         cached = windows.get(key)
@@ -94,9 +94,8 @@ def copy_flat(op: CopyFlatOp) -> Kernel:
 
 @tile_kernel(Load5hdOp)
 def load_5hd(op: Load5hdOp) -> Kernel:
-    fill = op.pad.value.data if op.pad is not None else 0.0
-
-    def run(src: np.ndarray, n: int, c: int, h: int, w: int, dst: np.ndarray) -> tuple[()]:
+    def run(src: np.ndarray, n: int, c: int, h: int, w: int, *args: Any) -> tuple[()]:
+        (dst,), fill = op.split_padding(args)
         nn, c1, hh, ww, c0 = dst.shape
         if src.ndim == 3:
             src = src.reshape(1, *src.shape)

@@ -126,10 +126,24 @@ def img2col(params: tuple[int, ...], pad: int = 0) -> Callable[..., tuple[()]]:
 
 @tile_kernel(Load3dOp)
 def load3d(op: Load3dOp) -> Kernel:
-    batched = img2col(img2col_params(op), op.padding)
+    batched = img2col_padded(op)
 
     def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         return batched(src[None], k1_start, dst[None], *valid)
+
+    return run
+
+
+def img2col_padded(op: Load3dOp) -> Callable[..., tuple[()]]:
+    """:func:`img2col` of ``op`` with its padding: the compile-time one, or the run-time
+    pad taken as the last argument (one value for the batch)."""
+    params = img2col_params(op)
+    if op.pad_scalar is None:
+        return img2col(params, op.padding)
+
+    def run(src: np.ndarray, k1_start: int, dst: np.ndarray, *rest: Any) -> tuple[()]:
+        valid, pad = op.split_padding(rest)
+        return img2col(params, int(pad))(src, k1_start, dst, *valid)
 
     return run
 

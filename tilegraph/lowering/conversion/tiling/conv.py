@@ -12,11 +12,13 @@ from tilegraph.dialects.graph.quantized_cube import Int8ConvBase
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
     CopyOp,
+    GetValueOp,
     Load2dOp,
     Load3dOp,
     Load5hdOp,
     MmadOp,
 )
+from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.conv_output import conv_output
@@ -42,8 +44,14 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     # int8: the scale of each output channel rides with the bias into fixpipe (deq, or
     # requant to int8: then the multiplier)
     scale = conv.scale if isinstance(conv, Int8ConvBase) else None
-    # int8 with a data zero point: the padding holds it (the copy's fill, load3d's pad)
-    pad = int(conv.attr("pad_value")) if isinstance(conv, Int8ConvBase) else 0
+    # int8 with a data zero point: the padding holds it (the copy's fill, load3d's pad),
+    # a constant or read at run time (below)
+    pad: int | SSAValue = int(conv.attr("pad_value")) if isinstance(conv, Int8ConvBase) else 0
+    pad_arg = None
+    if isinstance(conv, Int8ConvBase) and conv.pad_zero is not None:
+        pad_arg = body.source(conv.pad_zero)
+        if pad_arg is None:
+            return "the run-time padding value is not a kernel input"
     epilogue = Epilogue(body, kernel)
     reason = epilogue.unsupported()
     if reason:
@@ -107,6 +115,9 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     )  # fmt: skip
     zero = b.index(0)
     out_arg = epilogue.out_arg
+    if pad_arg is not None:
+        pad = read_scalar(b, pad_arg, "pad")
+    fill = pad if isinstance(pad, SSAValue) else float(pad) if pad else None
 
     def load_fmap(
         n_iv: SSAValue, blk: SSAValue, oh: SSAValue, ow: SSAValue, kc: SSAValue | None = None
@@ -121,10 +132,10 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
         w_start = zero if tiles.cols is None else b.affine(ow, g.strides[1], -g.pad_left)
         if convert:
             at = [n_iv, b.affine(in_c1, g.in_c0), h_start, w_start]
-            b.add(Load5hdOp(data_arg, at, fmap, pad=float(pad) if pad else None))
+            b.add(Load5hdOp(data_arg, at, fmap, pad=fill))
         else:
             at = [n_iv, in_c1, h_start, w_start, zero]
-            b.add(CopyOp(data_arg, at, fmap, [zero] * 5, float(pad) if pad else None))
+            b.add(CopyOp(data_arg, at, fmap, [zero] * 5, fill))
 
     def load_weights(blk: SSAValue, co: SSAValue, k: SSAValue) -> None:
         w_row = b.add_index(b.affine(blk, g.w_k_step), k)
@@ -196,6 +207,15 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     return None
 
 
+def read_scalar(b: KernelBuilder, source: SSAValue, name: str) -> SSAValue:
+    """The one element of the GM tensor ``source`` (an integer), read on the scalar unit
+    once, before the kernel's loops (``tile.get_value`` of GM: a cube kernel has no UB)."""
+    at = [b.index(0)] * len(memref_shape(source))
+    value = b.add(GetValueOp(source, at)).results[0]
+    value.name_hint = name
+    return value
+
+
 def chunk_reduction(
     b: KernelBuilder,
     g: ConvGeometry,
@@ -236,9 +256,10 @@ def load3d_step(
     g: ConvGeometry,
     tiles: ConvTiles,
     valid: SSAValue | None,
-    pad: int = 0,
+    pad: int | SSAValue = 0,
 ) -> Load3dOp:
-    """The img2col of K step ``k`` of ``fmap`` (its padding read as ``pad``). Width tiles
+    """The img2col of K step ``k`` of ``fmap`` (its padding read as ``pad``, a constant or
+    a value read at run time). Width tiles
     hold their padding columns in the window already, so they load with no left padding,
     ``cols`` pixels a row."""
     return Load3dOp(

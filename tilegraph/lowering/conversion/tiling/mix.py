@@ -66,6 +66,7 @@ from tilegraph.dialects.tile import (
     BlockNumOp,
     CopyFlatOp,
     FixpipeOp,
+    GetValueOp,
     LaunchOp,
     StridedViewOp,
     SubBlockIdxOp,
@@ -209,8 +210,9 @@ def _is_dead(op: Operation) -> bool:
         body = [o for o in op.body.block.ops if not isinstance(o, scf.YieldOp)]
         return not body and not op.results
     pure = type(op).__module__.endswith(".arith") or isinstance(
-        op, AllocOp | BlockIdxOp | BlockNumOp | SubBlockIdxOp | StridedViewOp
-    )  # a view of an operand the other part reads is dead here
+        op, AllocOp | BlockIdxOp | BlockNumOp | SubBlockIdxOp | StridedViewOp | GetValueOp
+    )  # a view of an operand the other part reads is dead here; so is a scalar read of GM
+    # whose value only the other part's loads take (a run-time padding value)
     return pure and not any(r.uses for r in op.results)
 
 

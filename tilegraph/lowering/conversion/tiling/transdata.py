@@ -18,11 +18,21 @@ NDC1HWC0 -> NCDHW a copy in and ``tile.store_5hd`` (padding lanes dropped).
 
 from __future__ import annotations
 
+from math import prod
+
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import CopyOp, Load5hdOp, Nd2NzOp, Nz2NdOp, Store5hdOp, memref_shape
+from tilegraph.dialects.tile import (
+    CopyFlatOp,
+    CopyOp,
+    Load5hdOp,
+    Nd2NzOp,
+    Nz2NdOp,
+    Store5hdOp,
+    memref_shape,
+)
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
@@ -34,7 +44,41 @@ def has_transdata_kernel(op: TransDataOp) -> bool:
     """Whether :func:`emit_transdata_kernel` converts between ``op``'s formats (a row-major
     tensor and FRACTAL_NZ, or NCDHW and NDC1HWC0)."""
     formats = {tensor_of(op.input).storage_format, tensor_of(op.output).storage_format}
-    return Format.FRACTAL_NZ in formats or formats == {Format.NCDHW, Format.NDC1HWC0}
+    return (
+        Format.FRACTAL_NZ in formats
+        or formats == {Format.NCDHW, Format.NDC1HWC0}
+        or _channel_vector(tensor_of(op.input), tensor_of(op.output))
+    )
+
+
+def _channel_vector(source: TensorType, target: TensorType) -> bool:
+    """A per-channel vector ``[C]`` into NC1HWC0 (``[1, C1, 1, 1, C0]``, reshape type C:
+    a run-time bias of a convolution): the C values, then zeros up to C1 · C0."""
+    return (
+        source.rank == 1
+        and is_row_major(source)
+        and target.storage_format == Format.NC1HWC0
+        and target.storage_shape[0] == 1
+        and all(int(d) == 1 for d in target.storage_shape[2:4])
+    )
+
+
+def _emit_channel_vector(
+    b: KernelBuilder, src_arg: SSAValue, out_arg: SSAValue, source: TensorType
+) -> str | None:
+    """:func:`_channel_vector`'s conversion: one load of the C values into a zeroed UB tile
+    of C1 · C0 lanes, one store of the tile."""
+    lanes = prod(memref_shape(out_arg))
+    if lanes * element_bytes(source.element_type) > b.ub_budget():
+        return "the channel vector does not fit UB"
+    if b.dry_run:
+        return None
+    tile = b.buffer([lanes], source.element_type, "UB", "channel_tile")
+    zero = b.index(0)
+    b.add(CopyFlatOp(src_arg, zero, tile, zero, int(source.origin_shape[0])))
+    b.add(CopyFlatOp(tile, zero, out_arg, zero, lanes))
+    b.tiles = 1
+    return None
 
 
 def _emit_planes(
@@ -92,6 +136,8 @@ def emit_transdata_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "a TransData of a value computed inside the kernel"
     if {source.storage_format, target.storage_format} == {Format.NCDHW, Format.NDC1HWC0}:
         return _emit_planes(b, src_arg, out_arg, source, target)
+    if _channel_vector(source, target):
+        return _emit_channel_vector(b, src_arg, out_arg, source)
     to_nz = is_row_major(source) and target.storage_format == Format.FRACTAL_NZ
     from_nz = source.storage_format == Format.FRACTAL_NZ and is_row_major(target)
     if not (to_nz or from_nz) or source.rank < 2:
