@@ -52,7 +52,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.recurrent import (
@@ -66,12 +65,14 @@ from tilegraph.dialects.tile import (
     BINARY_OPS,
     SCALAR_OPS,
     UNARY_OPS,
+    BlockIdxOp,
     CopyOp,
     DupOp,
     FixpipeOp,
     Load2dOp,
     MmadOp,
     Nd2NzOp,
+    SyncAllOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
 )
@@ -154,6 +155,18 @@ class RecurrentPlan:
     """The weights held in L1 across the steps (:mod:`.recurrent_weights`)."""
     streams: str
     """Why the others stream from GM per step ("" when none does)."""
+    cores: int = 1
+    """Blocks (cores) the kernel is shared over, each computing ``per`` hidden blocks of
+    every step (``recurrent.cores``)."""
+
+    @property
+    def hidden_blocks(self) -> int:
+        return -(-fractals(self.hidden) // self.n1)
+
+    @property
+    def per(self) -> int:
+        """Hidden blocks of one core."""
+        return self.hidden_blocks // self.cores
 
 
 def _ub_tiles(op: RecurrentOp) -> int:
@@ -217,17 +230,38 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
+    cores = choose_cores(b, -(-fractals(hidden) // n1))
+    columns = -(-fractals(hidden) // n1) // cores * n1 * FRACTAL
     r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
     w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
     streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
     free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
-    choice, streams = choose_resident(b, r_shape, w_shape, (hidden, op.GATES, dirs, cube), free)
+    sizes = (min(columns, hidden), op.GATES, dirs, cube)
+    choice, streams = choose_resident(b, r_shape, w_shape, sizes, free)
     resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
     return RecurrentPlan(
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
-        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams,  # type: ignore[arg-type]
+        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams, cores,  # type: ignore[arg-type]
     )  # fmt: skip
+
+
+CORES_PARAM = "recurrent.cores"
+"""Tiling parameter: the blocks (cores) a recurrent kernel is shared over."""
+
+
+def choose_cores(b: KernelBuilder, hidden_blocks: int) -> int:
+    """``recurrent.cores``: how many cores share each step's ``hidden_blocks`` blocks of
+    gate columns — a divisor of them (every core gets as many, none nothing) up to the
+    preset's cube cores (on a decoupled preset, its core groups); default the most."""
+    limit = min(b.hw.cube_cores, hidden_blocks)
+    legal = [n for n in range(1, limit + 1) if hidden_blocks % n == 0]
+    return b.choose_int(
+        CORES_PARAM,
+        legal,
+        legal[-1],
+        "cores sharing a recurrent layer's gate columns (all-core barrier per time step)",
+    )
 
 
 class _Emitter:
@@ -244,9 +278,29 @@ class _Emitter:
         self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
         self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
         self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
+        self.first: SSAValue | None = None
+        """This block's first hidden column (None: one block, column 0)."""
+        if p.cores > 1:  # the block index selects the columns
+            block = b.hoist(BlockIdxOp()).results[0]
+            block.name_hint = "block"
+            first = b.hoist(arith.MuliOp(block, b.index(p.per * hb))).results[0]
+            first.name_hint = "first_col"
+            self.first = first
         self.weights = GateWeights(
-            b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0
-        )
+            b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0,
+            p.per * p.n1, self.first,
+        )  # fmt: skip
+        self.cols: list[SSAValue] = []
+        """Each of this block's hidden blocks' first column."""
+        self.local: dict[SSAValue, int] = {}
+        """A column's hidden fractal among this block's (its resident weights')."""
+        for k in range(p.per):
+            col = b.index(k * hb)
+            if self.first is not None:
+                col = b.hoist(arith.AddiOp(self.first, col)).results[0] if k else self.first
+                col.name_hint = "col"
+            self.cols.append(col)
+            self.local[col] = k * p.n1
         tile = [1, mp, hb]
         self.acc = b.buffer(tile, el, "UB", "acc_ub")
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
@@ -273,7 +327,7 @@ class _Emitter:
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
-        col_fractal = _constant(col) // FRACTAL
+        col_fractal = self.local[col]
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
             b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, FRACTAL)], self.a_l1))
@@ -358,9 +412,18 @@ class _Emitter:
         b.add(UNARY_OPS["vcopy"](src, self.y4))
         b.add(CopyOp(self.y4, [zero] * 4, self.p.y, [t, b.index(d), zero, col]))
 
-    # ---- flags (decoupled presets) ---------------------------------------------------
-    def state_stored(self) -> None:
+    # ---- flags (decoupled presets) and the all-core barrier ------------------------------
+    def barrier(self) -> None:
+        """Shared over cores: every block waits until all have stored their columns (a
+        hard barrier of the AIVs on a decoupled preset — each AIV then hands over to its
+        AIC by :data:`STATE_FLAG`; a soft barrier of the AI cores on a coupled one)."""
         self.close_nest()
+        if self.p.cores > 1:
+            mode, cores = ("soft", "all") if self.coupled else ("hard", "aiv")
+            self.b.add(SyncAllOp(mode, cores))
+
+    def state_stored(self) -> None:
+        self.barrier()
         if not self.coupled:
             self.b.add(SyncBlockSetOp(STATE_FLAG, "aiv_to_aic", "MTE3"))
 
@@ -368,13 +431,6 @@ class _Emitter:
         self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
-
-
-def _constant(value: SSAValue) -> int:
-    """A hidden block's column offset (an index constant of the builder)."""
-    owner = value.owner
-    assert isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
-    return owner.value.value.data
 
 
 def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
@@ -540,8 +596,6 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     passes = _passes(p)
     direction = op.attr("direction") or "forward"
 
-    blocks = -(-fractals(p.hidden) // p.n1)
-
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
         if prev is not None:
             e.wait_state()
@@ -549,8 +603,10 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if hands_over:
                 e.state_stored()
                 e.wait_state()
-            for j in range(blocks):
-                block(e, d, t, prev, b.index(j * p.n1 * FRACTAL), prev is None)
+            elif block is _copy_back:  # Y[t] still read by the other cores' gate n
+                e.barrier()
+            for col in e.cols:
+                block(e, d, t, prev, col, prev is None)
                 e.close_nest()
         e.state_stored()
 
@@ -574,4 +630,5 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 step(d, t, prev)
         e.wait_state()  # the last step's set: every set is waited for
     b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
+    b.blocks = p.cores
     return None
