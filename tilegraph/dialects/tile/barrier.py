@@ -20,9 +20,9 @@ barrier, then each reads the whole of it).
               vector cores of the launch (``isAIVOnly = true``, a vector kernel's blocks)
 ============  ===============================================================================
 
-The op is issued on pipe ``ALL`` (no pipe of the core goes on until every pipe has
-completed everything before it, as ``tile.pipe_barrier {pipe = "ALL"}``, and then until the
-other blocks arrive). It is legal only inside a kernel function (``tile.kernel`` "cube" or
+The op fences pipe ``ALL`` of its core (no pipe goes on until every pipe has completed
+everything before it, as ``tile.pipe_barrier {pipe = "ALL"}``; the scalar unit, pipe S,
+issues it) and then until the other blocks arrive. It is legal only inside a kernel function (``tile.kernel`` "cube" or
 "vector"); a kernel holding it must not be run by fewer cores than its launch's blocks —
 the executors run the blocks in lockstep, switching blocks at the barrier
 (:mod:`tilegraph.runtime.tile_interpreter.cross_core`), and report a barrier some block
@@ -39,7 +39,6 @@ from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import TileOp
-from tilegraph.dialects.tile.sync import ALL_PIPES
 
 SYNC_ALL_MODES = ("hard", "soft")
 SYNC_ALL_CORES = ("all", "aiv")
@@ -55,7 +54,9 @@ class SyncAllOp(TileOp):
     """``tile.sync_all {mode = "hard", cores = "all"}``: see the module docstring."""
 
     name = "tile.sync_all"
-    PIPE: ClassVar[str] = ALL_PIPES
+    PIPE: ClassVar[str] = "S"
+    """Issued by the scalar unit once every pipe of the core has drained (pipe ``ALL``, as
+    ``tile.pipe_barrier {pipe = "ALL"}``, whose :meth:`pipe` is S too)."""
 
     mode = prop_def(StringAttr)
     cores = prop_def(StringAttr)

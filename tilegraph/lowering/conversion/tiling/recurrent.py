@@ -160,13 +160,10 @@ class RecurrentPlan:
     every step (``recurrent.cores``)."""
 
     @property
-    def hidden_blocks(self) -> int:
-        return -(-fractals(self.hidden) // self.n1)
-
-    @property
     def per(self) -> int:
-        """Hidden blocks of one core."""
-        return self.hidden_blocks // self.cores
+        """Hidden blocks of one core (its ``fractals(hidden) / cores`` fractals; with more
+        than one core, ``n1`` divides them)."""
+        return -(-(fractals(self.hidden) // self.cores) // self.n1)
 
 
 def _ub_tiles(op: RecurrentOp) -> int:
@@ -214,24 +211,27 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
     l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
     tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
     rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
-    n1 = fractals(hidden)
+    cores = choose_cores(b, fractals(hidden))
+    share = fractals(hidden) // cores  # hidden fractals of one core
+    n1 = share
     while n1 > 1 and (
         m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
         or n1 * frac_in > l0b
         or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
     ):
         n1 = -(-n1 // 2)
+    if cores > 1:  # a core's blocks stay within its columns (the others' are theirs to write)
+        n1 = max(d for d in range(1, n1 + 1) if share % d == 0)
     k1 = min(max(fractals(inputs), fractals(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
     if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
         return "a recurrent op whose batch does not fit one L0 tile"
     if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
         return "a recurrent op whose step tiles do not fit UB"
-    if dirs * -(-fractals(hidden) // n1) > MAX_UNROLLED:
+    if dirs * -(-share // n1) > MAX_UNROLLED:
         return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
-    cores = choose_cores(b, -(-fractals(hidden) // n1))
-    columns = -(-fractals(hidden) // n1) // cores * n1 * FRACTAL
+    columns = share * FRACTAL
     r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
     w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
     streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
@@ -250,12 +250,13 @@ CORES_PARAM = "recurrent.cores"
 """Tiling parameter: the blocks (cores) a recurrent kernel is shared over."""
 
 
-def choose_cores(b: KernelBuilder, hidden_blocks: int) -> int:
-    """``recurrent.cores``: how many cores share each step's ``hidden_blocks`` blocks of
-    gate columns — a divisor of them (every core gets as many, none nothing) up to the
-    preset's cube cores (on a decoupled preset, its core groups); default the most."""
-    limit = min(b.hw.cube_cores, hidden_blocks)
-    legal = [n for n in range(1, limit + 1) if hidden_blocks % n == 0]
+def choose_cores(b: KernelBuilder, hidden_fractals: int) -> int:
+    """``recurrent.cores``: how many cores share each step's ``hidden_fractals`` fractals
+    of gate columns (16 hidden columns each, of every gate) — a divisor of them (every core
+    gets as many, none nothing) up to the preset's cube cores (on a decoupled preset, its
+    core groups); default the most."""
+    limit = min(b.hw.cube_cores, hidden_fractals)
+    legal = [n for n in range(1, limit + 1) if hidden_fractals % n == 0]
     return b.choose_int(
         CORES_PARAM,
         legal,
