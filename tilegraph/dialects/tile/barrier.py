@@ -23,8 +23,9 @@ barrier, then each reads the whole of it).
 The op fences pipe ``ALL`` of its core (no pipe goes on until every pipe has completed
 everything before it, as ``tile.pipe_barrier {pipe = "ALL"}``; the scalar unit, pipe S,
 issues it) and then until the other blocks arrive. It is legal only inside a kernel
-function (``tile.kernel`` "cube" or "vector"); a kernel holding it must not be run by fewer cores than its launch's blocks —
-the executors run the blocks in lockstep, switching blocks at the barrier
+function (``tile.kernel`` "cube" or "vector"). A kernel holding it must run all its
+launch's blocks at once (Ascend C: a block count over the cores hangs): the executors run
+the blocks in lockstep, switching blocks at the barrier
 (:mod:`tilegraph.runtime.tile_interpreter.cross_core`), and report a barrier some block
 never reaches as a deadlock.
 """
