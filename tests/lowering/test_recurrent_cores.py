@@ -67,8 +67,9 @@ def _check(kind: str, platform: str, hidden: int, cores: int, atol: float = ATOL
     assert bool(barriers) == (cores > 1)
     for op in barriers:  # a decoupled preset's barrier is its AIVs'; 310P's a soft one
         fn = op.parent_op()
-        while not isinstance(fn, func.FuncOp):
+        while fn is not None and not isinstance(fn, func.FuncOp):
             fn = fn.parent_op()
+        assert isinstance(fn, func.FuncOp)
         coupled = platform == "ascend310p"
         assert (op.mode.data, op.cores.data) == (("soft", "all") if coupled else ("hard", "aiv"))
         assert mix_part(fn) == (None if coupled else "aiv")
