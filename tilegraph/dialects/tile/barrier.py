@@ -81,10 +81,9 @@ class SyncAllOp(TileOp):
             fn = fn.parent_op()
         unit = None if fn is None else fn.attributes.get(KERNEL_FUNCTION_ATTR)
         if not isinstance(unit, StringAttr) or unit.data not in ("cube", "vector"):
-            where = "outside a function" if fn is None else f"in @{fn.sym_name.data}"
             raise VerifyException(
-                f"'{self.name}' {where}: an all-core barrier is only legal inside a launched "
-                'kernel (a function with tile.kernel = "cube" or "vector")'
+                "an all-core barrier is only legal inside a launched kernel (a function with "
+                'tile.kernel = "cube" or "vector")'
             )
 
 
