@@ -32,6 +32,13 @@ hardware would hang on or lose:
 * a flag *left set* when all parts finished (a wait is missing: on the next launch it would
   release a wait too early).
 
+**The all-core barrier** (``tile.sync_all``, :mod:`tilegraph.dialects.tile.barrier`): a
+launch of a kernel holding one runs all its blocks (a mix launch's parts of every group)
+in one run, the barrier a wait of its own — a part that arrives waits until every part it
+synchronises with (all, or the AIVs) has arrived as often (:meth:`MixFlags.arrive`,
+:meth:`MixFlags.barrier_open`); a part that finishes without arriving leaves the others in
+a deadlock, reported like a flag's.
+
 The kernels of the flag ops (registered here for both executors) act on the run of the
 calling thread; outside a mix launch they are errors.
 """

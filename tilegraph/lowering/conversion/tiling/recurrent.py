@@ -40,6 +40,16 @@ back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 :data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
 before each step's matmuls.
 
+**Over the cores** (``recurrent.cores``, :func:`choose_cores`): the hidden size's
+fractals are shared out, ``fractals(hidden) / cores`` to each block, whose
+``tile.block_idx`` gives its first column; each block keeps its columns of the resident
+weights in L1, computes its columns of every gate and its slice of ``c`` / ``h``, stores
+its ``h`` slice, and waits at ``tile.sync_all`` (:meth:`_Emitter.barrier`: the AIVs'
+hard barrier before the state flag on a decoupled preset, the AI cores' soft one on a
+coupled preset) before any block reads the whole ``h_t``; GRU without
+``linear_before_reset`` has a second barrier before its copy-back pass (the other blocks'
+``n`` gate still reads ``Y[t]``). The launch gets ``cores`` blocks (``builder.blocks``).
+
 Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
 Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
 more than :data:`MAX_UNROLLED` hidden blocks x directions.
