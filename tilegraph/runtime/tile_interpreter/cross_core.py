@@ -116,6 +116,7 @@ class MixFlags:
         self.parts = list(parts)
         self.counters: dict[Counter, int] = {}
         self._current = 0
+        self._fewest: dict[str, int] = {}
         self._aiv_parts: dict[int, list[MixPart]] = {}
         for p in self.parts:
             if p.core == "aiv":
@@ -157,19 +158,27 @@ class MixFlags:
             self.counters[key] -= 1
         return True
 
-    def _participants(self, cores: str) -> list[MixPart]:
-        return [p for p in self.parts if cores == "all" or p.core == cores]
+    def _fewest_arrivals(self, cores: str) -> int:
+        """The fewest barriers any part synchronising over ``cores`` has arrived at (cached
+        until the next arrival: the scheduler asks it for every waiting part)."""
+        found = self._fewest.get(cores)
+        if found is None:
+            found = self._fewest[cores] = min(
+                (p.barriers for p in self.parts if cores == "all" or p.core == cores), default=0
+            )
+        return found
 
     def arrive(self, part: MixPart, cores: str) -> None:
         """``part`` issues a ``tile.sync_all`` over ``cores``: it waits at the barrier until
         every participant has arrived as often (:meth:`barrier_open`)."""
         part.barriers += 1
         part.at_barrier = cores
+        self._fewest.clear()
 
     def barrier_open(self, part: MixPart) -> bool:
         """Whether the barrier ``part`` waits at lets it go on (then it stops waiting)."""
         cores = part.at_barrier
-        if cores is not None and any(p.barriers < part.barriers for p in self._participants(cores)):
+        if cores is not None and self._fewest_arrivals(cores) < part.barriers:
             return False
         part.at_barrier = None
         return True
@@ -178,7 +187,7 @@ class MixFlags:
         if part.done:
             return False
         if part.at_barrier is not None:
-            return all(p.barriers >= part.barriers for p in self._participants(part.at_barrier))
+            return self._fewest_arrivals(part.at_barrier) >= part.barriers
         return part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
 
     def next_part(self, rotate: bool = False) -> MixPart | None:
