@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
@@ -77,6 +78,7 @@ from tilegraph.dialects.tile import (
     StridedViewOp,
     StrideOp,
     SubBlockIdxOp,
+    SyncAllOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
     TakeOp,
@@ -1104,6 +1106,7 @@ def _build(cls) -> Any:
         "tile.pipe_barrier": lambda: PipeBarrierOp("V"),
         "tile.sync_block_set": lambda: SyncBlockSetOp(0, "aic_to_aiv", "FIX", idx()[0]),
         "tile.sync_block_wait": lambda: SyncBlockWaitOp(2, "aiv_to_aic", "FIX"),
+        "tile.sync_all": lambda: _in_kernel(SyncAllOp()),
         "tile.block_idx": BlockIdxOp,
         "tile.block_num": BlockNumOp,
         "tile.sub_block_idx": SubBlockIdxOp,
@@ -1114,6 +1117,14 @@ def _build(cls) -> Any:
         ),
     }
     return builders[cls.name]()
+
+
+def _in_kernel(op: Operation) -> Operation:
+    """``op`` in a kernel function (where an all-core barrier is legal)."""
+    fn = func.FuncOp("kernel", ((), ()))
+    fn.attributes["tile.kernel"] = StringAttr("vector")
+    fn.body.block.add_ops([op, func.ReturnOp()])
+    return op
 
 
 def test_get_value_reads_an_element_as_an_index_wrapping_negatives():

@@ -23,7 +23,7 @@ from tests.lowering.test_mix_kernels import _mix_launches, lowered
 from tilegraph.cost_model.kernel_report import kernel_report
 from tilegraph.dialects.tile import BlockIdxOp, StridedViewOp, memref_shape
 from tilegraph.dialects.tile.workspace import container_bytes, strided_memref
-from tilegraph.lowering.transforms.mix_workspace import MixWorkspaceError, workspace_per_group
+from tilegraph.lowering.analysis.mix_workspace import MixWorkspaceError, workspace_per_group
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
 from tilegraph.runtime import run_reference

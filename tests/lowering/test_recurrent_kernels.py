@@ -185,10 +185,13 @@ def test_weights_in_l1_are_a_tiling_parameter(choice: str):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
-def test_lstm_weights_over_l1_stream():
+@pytest.mark.parametrize(("cores", "choices"), [(1, ("none",)), (2, ("none", "R"))])
+def test_lstm_weights_over_l1_stream(cores: int, choices: tuple[str, ...]):
     """An LSTM's four gates of R (16 KiB of f32) do not fit the `test` preset's L1 beside
-    the step's tiles: the only choice is to stream them."""
+    the step's tiles on one core: the only choice is to stream them; shared over its two
+    cores (``recurrent.cores``), each core's half of the columns fits."""
     from tilegraph.hardware import hardware_preset
+    from tilegraph.lowering.analysis.tuning_params import set_kernel_params
     from tilegraph.lowering.conversion.tiling import tiling_space
 
     module, _ = _module("lstm_forward")
@@ -196,5 +199,7 @@ def test_lstm_weights_over_l1_stream():
     (kernel,) = [
         f for f in module.ops if isinstance(f, func.FuncOp) and "tile.kernel" in f.attributes
     ]
+    set_kernel_params(kernel, {"recurrent.cores": cores})
     space = {p.name: p for p in tiling_space(kernel, hardware_preset("test"))}
-    assert space["recurrent.l1_weights"].values == ("none",)
+    assert space["recurrent.cores"].values == (1, 2)
+    assert space["recurrent.l1_weights"].values == choices

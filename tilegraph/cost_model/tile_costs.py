@@ -20,6 +20,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import IntegerType
 
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.base import (
     TileOp,
     buffer_bytes,
@@ -80,6 +81,20 @@ def cross_core_flag(op: CrossCoreOp, hw: HardwareModel) -> int:
     """Issuing a cross-core set or wait: one cycle on its pipe (the wait's stall and the
     flag's trip between the cores are the scheduling's, not the op's)."""
     return 1
+
+
+@tile_cost(SyncAllOp)
+def sync_all(op: SyncAllOp, hw: HardwareModel) -> int:
+    """The all-core barrier once every block has arrived (the cycle model runs one block of
+    a launch whose blocks do equal work, so none waits longer for a slower one): a hard
+    barrier is two trips of a message between cores — the arrival and the release, each
+    :attr:`~HardwareModel.cross_core_flag_cycles` — a soft one (310P, through a GM
+    workspace) adds a GM write of the core's flag and a GM read of the others'. An
+    assumption built on the flag's: no barrier latency is published (docs/hardware.md)."""
+    trips = 2 * hw.cross_core_flag_cycles
+    if op.mode.data == "hard":
+        return trips
+    return trips + hw.gm_write_latency_cycles + hw.gm_read_latency_cycles
 
 
 # ---- the scalar unit ------------------------------------------------------------------

@@ -11,8 +11,9 @@
 // loops and the AIV's work per gate are loop nests of their own in its body, which
 // inject-sync fences apart). R and W (one gate: 4 KiB + 2 KiB) are resident in L1: copied
 // once before step 0, each K step only loads its fractals L1 -> L0B. The last step's state
-// flag is drained at the end.
-func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">, %v1: memref<1x20x20xf32, "GM">, %v2: memref<1x40xf32, "GM">, %v3_out: memref<3x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube"} {
+// flag is drained at the end. Every kernel here runs on one core (`recurrent.cores = 1`;
+// shared over the cores: tile_kernels_recurrent_cores.mlir).
+func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">, %v1: memref<1x20x20xf32, "GM">, %v2: memref<1x40xf32, "GM">, %v3_out: memref<3x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube", tile.params = {"recurrent.cores" = 1 : i64}} {
   %in0_1 = tile.read %in0 : memref<3x2x12xf32, "GM"> -> !layout.tensor<3x2x12xf32>
   %v0_1 = tile.read %v0 : memref<1x20x12xf32, "GM"> -> !layout.tensor<1x20x12xf32>
   %v1_1 = tile.read %v1 : memref<1x20x20xf32, "GM"> -> !layout.tensor<1x20x20xf32>
@@ -23,7 +24,7 @@ func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">,
   func.return
 }
 // CHECK-LABEL: func.func @rnn_1_mix_aic(
-// CHECK-SAME:    tile.kernel = "cube", tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aic"
+// CHECK-SAME:    tile.kernel = "cube", tile.params = {recurrent.cores = 1 : i64}, tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aic"
 // CHECK:         tile.nd2nz %v1[%c0, %c0, %c0] to %r0_0_l1 : memref<1x20x20xf32, "GM"> to memref<2x2x16x16xf32, "L1">
 // CHECK-NEXT:    tile.nd2nz %v0[%c0, %c0, %c0] to %w0_0_l1 : memref<1x20x12xf32, "GM"> to memref<1x2x16x16xf32, "L1">
 // CHECK:         tile.nd2nz %in0[%c0, %c0, %{{.+}}] to %a_l1
@@ -46,7 +47,7 @@ func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">,
 // CHECK-NEXT:    tile.sync_block_wait {flag = 3 : i64
 
 // CHECK-LABEL: func.func @rnn_1_mix_aiv(
-// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aiv"
+// CHECK-SAME:    tile.kernel = "vector", tile.params = {recurrent.cores = 1 : i64}, tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aiv"
 // CHECK-DAG:     %acc_ub = tile.alloc : memref<1x16x32xf32, "UB">
 // CHECK-DAG:     %h_ub = tile.alloc : memref<1x16x32xf32, "UB">
 // CHECK-DAG:     %y_ub = tile.alloc : memref<1x1x16x32xf32, "UB">
@@ -70,7 +71,7 @@ func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">,
 
 // A bidirectional RNN (hidden 20, seq 3): direction 1 runs t = 2 - s, its step 0 at t = 2
 // and h_{t-1} read from Y[t + 1] = Y[3 - s]; each direction has its own resident R and W.
-func.func @rnn_bi(%in0: memref<3x2x12xf32, "GM">, %v0: memref<2x20x12xf32, "GM">, %v1: memref<2x20x20xf32, "GM">, %v3_out: memref<3x2x2x20xf32, "GM">, %v3_out_1: memref<2x2x20xf32, "GM">) attributes {tile.kernel = "cube"} {
+func.func @rnn_bi(%in0: memref<3x2x12xf32, "GM">, %v0: memref<2x20x12xf32, "GM">, %v1: memref<2x20x20xf32, "GM">, %v3_out: memref<3x2x2x20xf32, "GM">, %v3_out_1: memref<2x2x20xf32, "GM">) attributes {tile.kernel = "cube", tile.params = {"recurrent.cores" = 1 : i64}} {
   %in0_1 = tile.read %in0 : memref<3x2x12xf32, "GM"> -> !layout.tensor<3x2x12xf32>
   %v0_1 = tile.read %v0 : memref<2x20x12xf32, "GM"> -> !layout.tensor<2x20x12xf32>
   %v1_1 = tile.read %v1 : memref<2x20x20xf32, "GM"> -> !layout.tensor<2x20x20xf32>
@@ -94,7 +95,7 @@ func.func @rnn_bi(%in0: memref<3x2x12xf32, "GM">, %v0: memref<2x20x12xf32, "GM">
 // An LSTM of one step (seq 1: no time loop) whose weights do not fit the `test` preset's
 // L1 beside the step's tiles (4 gates x 2 x 2 fractals of f32 = 16 KiB): W and R stream
 // from GM per step.
-func.func @lstm_seq1(%in0: memref<1x2x12xf32, "GM">, %v0: memref<1x80x12xf32, "GM">, %v1: memref<1x80x20xf32, "GM">, %v3_out: memref<1x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">, %v3_out_2: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube"} {
+func.func @lstm_seq1(%in0: memref<1x2x12xf32, "GM">, %v0: memref<1x80x12xf32, "GM">, %v1: memref<1x80x20xf32, "GM">, %v3_out: memref<1x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">, %v3_out_2: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube", tile.params = {"recurrent.cores" = 1 : i64}} {
   %in0_1 = tile.read %in0 : memref<1x2x12xf32, "GM"> -> !layout.tensor<1x2x12xf32>
   %v0_1 = tile.read %v0 : memref<1x80x12xf32, "GM"> -> !layout.tensor<1x80x12xf32>
   %v1_1 = tile.read %v1 : memref<1x80x20xf32, "GM"> -> !layout.tensor<1x80x20xf32>

@@ -4,7 +4,7 @@ A mix launch (``tile.launch @k_mix_aic(...) {aiv = @k_mix_aiv, blocks = n, aiv_b
 :mod:`tilegraph.lowering.conversion.tiling.mix`) runs ``n`` core groups; group ``g`` is AIC
 block ``g`` and the ``r = m / n`` AIV instances ``g·r .. g·r + r - 1`` (AIV instance ``v``
 belongs to group ``v // r``). The AIC fixpipes each accumulator tile into slot ``s`` (of 2)
-of its group's region of a GM workspace (:mod:`tilegraph.lowering.transforms.mix_workspace`)
+of its group's region of a GM workspace (:mod:`tilegraph.lowering.analysis.mix_workspace`)
 between a wait for "slot ``s`` free" and a set of "slot ``s`` ready"; the AIV waits for
 "ready", copies the slot GM -> UB and sets "free".
 

@@ -59,6 +59,7 @@ from tilegraph.dialects.tile import (
     memref_shape,
     scope_of,
 )
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR, PIPES, FlagOp
@@ -189,7 +190,7 @@ def _record(
     to_gm = fixpipe_out_bytes(op) if isinstance(op, FixpipeOp) else op.gm_moved_bytes()
     return OpRecord(
         op,
-        (FENCE if op.all_pipes else BARRIER) if isinstance(op, PipeBarrierOp) else NORMAL,
+        _kind(op),
         pipe,
         cost,
         path,
@@ -203,6 +204,14 @@ def _record(
         after_scalar=any(_read_from_data(v) for v in op.operands),
         latency=_latency(op, hw, path, to_gm),
     )
+
+
+def _kind(op: TileOp) -> int:
+    if isinstance(op, SyncAllOp):  # every pipe drained first, as pipe_barrier ALL
+        return FENCE
+    if isinstance(op, PipeBarrierOp):
+        return FENCE if op.all_pipes else BARRIER
+    return NORMAL
 
 
 def _latency(op: TileOp, hw: HardwareModel, path: str, to_gm: int) -> int:

@@ -17,6 +17,7 @@ their semantics and costs. ``Tile`` is the xDSL dialect object.
 
 from xdsl.ir import Dialect
 
+from tilegraph.dialects.tile.barrier import BARRIER_OPS, SyncAllOp
 from tilegraph.dialects.tile.base import (
     ON_CHIP,
     SCOPES,
@@ -97,6 +98,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *AXIS_VECTOR_OPS,
     *SYNC_OPS,
     *CROSS_CORE_OPS,
+    *BARRIER_OPS,
     *CORE_OPS,
     *WORKSPACE_OPS,
 )
@@ -117,6 +119,7 @@ __all__ = [
     "BlockIdxOp",
     "BlockNumOp",
     "SubBlockIdxOp",
+    "SyncAllOp",
     "BroadcastOp",
     "CastOp",
     "CmpOp",

@@ -20,6 +20,9 @@ HOST_REASON_ATTR = "tile.host_reason"
 SIGNATURE_ATTR = "tile.signature"
 """Set by ``lower-graph-to-kernels`` on the host function: the graph function's tensor
 signature, so that executors can lay inputs out and read outputs back in origin layout."""
+BLOCKS_ATTR = "tile.blocks"
+"""Set by ``tile-kernels`` on a kernel its strategy shared over the cores itself (its
+``tile.block_idx`` selects each block's work): the blocks its launches run."""
 TILES_ATTR = "tile.tiles"
 """Set by ``tile-kernels``: how many tiles the kernel's loops run (for reports)."""
 OPS_ATTR = "tile.ops"

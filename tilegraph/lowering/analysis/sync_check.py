@@ -49,6 +49,7 @@ from tilegraph.dialects.tile import (
     WaitFlagOp,
     memref_shape,
 )
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import (
     CROSS_CORE_MAX_PENDING,
     CrossCoreOp,
@@ -159,13 +160,20 @@ def _queues(
     for issued in trace:
         if issued.op in ignore or (isinstance(issued.op, CrossCoreOp) and not issued.core):
             continue  # a mix kernel's part checked alone: its cross-core flags are not its own
-        if isinstance(issued.op, PipeBarrierOp) and issued.op.all_pipes:
+        if _all_pipes(issued.op):
             for key, queue in queues.items():
                 if _core_of(key) == issued.core:
                     queue.append(issued)
         else:
             queues[issued.queue].append(issued)
     return queues
+
+
+def _all_pipes(op: TileOp) -> bool:
+    """A barrier across all pipes of its core: ``pipe_barrier ALL``, and the all-core
+    barrier ``tile.sync_all`` (which also waits for the other blocks: the checker takes
+    every block's GM as its own, so within one core it is a barrier of every pipe)."""
+    return (isinstance(op, PipeBarrierOp) and op.all_pipes) or isinstance(op, SyncAllOp)
 
 
 def _describe(op: TileOp) -> str:
@@ -277,7 +285,7 @@ class _Checker:
                 while queue:
                     issued = queue[0]
                     op = issued.op
-                    if isinstance(op, PipeBarrierOp) and op.all_pipes:
+                    if _all_pipes(op):
                         mates = [q for k, q in queues.items() if _core_of(k) == issued.core]
                         if any(not q or q[0] is not issued for q in mates):
                             break  # every pipe (of its core) must reach it

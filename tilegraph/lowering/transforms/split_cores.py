@@ -39,6 +39,10 @@ Concat tiling, too, divides the whole output over the cores, a core's share runn
 inputs: docs/hardware.md, "Data movement over the cores");
 ``trips`` below is then the most of any nest's.
 
+A kernel its tiling shared over the cores itself (a recurrent layer, ``tile.blocks``: its
+``tile.block_idx`` selects each block's columns; ``tile-kernels`` gave its launches that
+many blocks and its mix workspace a region per core group) is left alone: it is split.
+
 Every launch of the kernel gets ``blocks = min(cores, trips)``: cube kernels on the preset's
 cube cores, vector kernels on its vector cores (910B's AIC / AIV split; a coupled 310P core
 counts once). ``cores`` overrides the preset's count (studies of scaling). A kernel with no
@@ -49,8 +53,8 @@ gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that
 2 where ``vector_cores >= 2 * cube_cores``, 910B and the test preset; else 1), whose
 instances read the group index from ``tile.block_idx`` like the AIC's. The groups run at
 once, so each gets a region of the mix kernel's GM workspace of its own
-(:mod:`.mix_workspace`: the workspace grows to ``blocks`` regions, every access offset by
-the group's).
+(:mod:`tilegraph.lowering.analysis.mix_workspace`: the workspace grows to ``blocks``
+regions, every access offset by the group's).
 
 **Tiling parameter** ``split_cores.loops`` (in the kernel's ``tile.params``, see
 :mod:`tilegraph.lowering.analysis.tuning_params`): which of the candidates is shared out,
@@ -84,12 +88,12 @@ from tilegraph.lowering.analysis.kernel_attrs import (
     kernel_unit,
     mix_part,
 )
+from tilegraph.lowering.analysis.mix_workspace import workspace_per_group
 from tilegraph.lowering.analysis.tuning_params import (
     TilingParam,
     checked_choice,
     kernel_params,
 )
-from tilegraph.lowering.transforms.mix_workspace import workspace_per_group
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 

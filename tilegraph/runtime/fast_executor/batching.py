@@ -45,6 +45,7 @@ from tilegraph.dialects.tile import (
     WriteOp,
     scope_of,
 )
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
@@ -216,7 +217,7 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     body = [op for op in loop.body.block.walk() if op is not loop]
     inside = set(body)
     for op in body:
-        if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp) or not isinstance(
+        if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp | SyncAllOp) or not isinstance(
             op, _BATCHABLE
         ):
             return None  # cross-core flags: a mix part runs tile by tile, flag by flag

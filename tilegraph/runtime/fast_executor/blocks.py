@@ -12,7 +12,7 @@ The proof, :func:`blocks_run_as_one`, reads the kernel, not ``split-cores``' int
   ``+``, ``-``, ``*`` with constants), nested only in ``tile.parallel`` loops, the
   flags of ``inject-sync`` (whose event ids follow a block's own iteration count; the fast
   executor runs one op at a time and ignores flags, so they change no value), and a mix
-  part's workspace region (:mod:`tilegraph.lowering.transforms.mix_workspace`: scratch
+  part's workspace region (:mod:`tilegraph.lowering.analysis.mix_workspace`: scratch
   that a core group writes and reads back itself, so block 0 of 1 keeps all of it in
   region 0);
 * no op outside those loops writes GM (everything a block does outside them is on-chip,
@@ -42,7 +42,7 @@ from tilegraph.dialects.tile import BlockIdxOp, BlockNumOp, TileOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.gm_access import passes_data_through_gm
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR, mix_part
-from tilegraph.lowering.transforms.mix_workspace import WORKSPACE_ACCESSES
+from tilegraph.lowering.analysis.mix_workspace import WORKSPACE_ACCESSES
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, BLOCK_INDEX, Bound, loop_bounds
 
 Harmless = Callable[[Use], bool]

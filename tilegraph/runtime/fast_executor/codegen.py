@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
@@ -37,6 +37,7 @@ from tilegraph.dialects.tile import (
     SubBlockIdxOp,
     TileOp,
 )
+from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR, SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
@@ -51,7 +52,13 @@ from tilegraph.runtime.fast_executor.batching import (
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
-from tilegraph.runtime.fast_executor.mix import run_mix_launch, set_kernel, wait_kernel
+from tilegraph.runtime.fast_executor.mix import (
+    barrier_kernel,
+    run_lockstep_launch,
+    run_mix_launch,
+    set_kernel,
+    wait_kernel,
+)
 from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan_batched_mix
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
 from tilegraph.runtime.fast_executor.scratch import scratch
@@ -172,7 +179,13 @@ class _FunctionWriter:
             elif op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
-                self.emit(depth, f"_mix({call}, {op.aiv_block_count})")
+                lockstep = any(self.module.has_barrier(n) for n in op.callees())
+                self.emit(depth, f"_mix({call}, {op.aiv_block_count}, {lockstep})")
+            elif self.module.has_barrier(callee) and blocks > 1:  # blocks in lockstep
+                part = f"({callee!r}, {self.module.python_name(callee)})"
+                core = self.module.core_of(callee)
+                call = f"{part}, ({args}{',' if op.operands else ''}), {blocks}, {core!r}"
+                self.emit(depth, f"_lockstep({call})")
             else:
                 # a generator (a part with flag waits) launched alone: run it to its first
                 # flag op, which fails as outside a mix launch
@@ -183,6 +196,8 @@ class _FunctionWriter:
                     self.emit(depth, f"for __b in range({blocks}):")
                     call = ", ".join(filter(None, (args, "__b", str(blocks))))
                     self.emit(depth + 1, f"{run}({self.module.python_name(callee)}({call}))")
+        elif isinstance(op, SyncAllOp):  # a block in lockstep is a generator (.mix)
+            self.emit(depth, f"yield from {self.module.bind_kernel(barrier_kernel(op))}()")
         elif isinstance(op, CrossCoreOp):  # a mix part is a generator (.mix)
             if isinstance(op, SyncBlockWaitOp):
                 self.emit(depth, f"yield from {self.module.bind_kernel(wait_kernel(op))}({args})")
@@ -340,6 +355,7 @@ class CompiledModule:
             "_slots": self._slots,
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
+            "_lockstep": run_lockstep_launch,
             "_plain": _plain,
         }
         self._handles = 0
@@ -351,7 +367,10 @@ class CompiledModule:
         self._generators = {
             f.sym_name.data
             for f in functions
-            if any(isinstance(op, SyncBlockWaitOp) for op in f.walk())
+            if any(isinstance(op, SyncBlockWaitOp | SyncAllOp) for op in f.walk())
+        }
+        self._barriers = {
+            f.sym_name.data for f in functions if any(isinstance(op, SyncAllOp) for op in f.walk())
         }
         for fn in functions:
             if fn.is_declaration:
@@ -425,6 +444,17 @@ class CompiledModule:
             text = _FunctionWriter(self, part, f"{self.python_name(symbol)}_batched", handover)
             source = self._sources[f"{symbol} (batched)"] = text.write()
             exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
+
+    def has_barrier(self, symbol: str) -> bool:
+        """Whether ``@symbol`` holds an all-core barrier (its blocks run in lockstep)."""
+        return symbol in self._barriers
+
+    def core_of(self, symbol: str) -> str:
+        """The core a plain launch's blocks of ``@symbol`` run on: "aiv" for a vector
+        kernel, else "aic"."""
+        fn = self._functions.get(symbol)
+        unit = None if fn is None else fn.attributes.get(KERNEL_FUNCTION_ATTR)
+        return "aiv" if isinstance(unit, StringAttr) and unit.data == "vector" else "aic"
 
     def is_generator(self, symbol: str) -> bool:
         """Whether ``@symbol`` compiles to a generator (it waits for cross-core flags)."""

@@ -21,6 +21,7 @@ import inspect
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.runtime.tile_interpreter.cross_core import (
     CrossCoreError,
@@ -44,7 +45,7 @@ class _Running:
 _RUNNING = _Running()
 
 
-def _running(op: CrossCoreOp) -> tuple[MixFlags, MixPart]:
+def _running(op: CrossCoreOp | SyncAllOp) -> tuple[MixFlags, MixPart]:
     flags, part = _RUNNING.flags, _RUNNING.part
     if flags is None or part is None:
         raise CrossCoreError(f"'{op.name}' outside a mix launch")
@@ -77,6 +78,32 @@ def wait_kernel(op: CrossCoreOp) -> Callable[..., Iterator[None]]:
     return run
 
 
+def barrier_kernel(op: SyncAllOp) -> Callable[[], Iterator[None]]:
+    """The kernel of a ``tile.sync_all`` in a compiled block: a generator that yields
+    (gives the turn away) until every block of the launch has reached the barrier."""
+    cores = op.cores.data
+
+    def run() -> Iterator[None]:
+        flags, part = _running(op)
+        flags.arrive(part, cores)
+        while not flags.barrier_open(part):
+            yield
+
+    return run
+
+
+def run_lockstep_launch(part: Part, args: tuple[Any, ...], blocks: int, core: str) -> None:
+    """A launch of ``blocks`` blocks of a kernel with an all-core barrier: its blocks
+    driven as generators together, switching where one waits at the barrier (on a
+    ``core`` core: "aic" / "aiv")."""
+    name, fn = part
+
+    def body(block: int) -> Callable[[], Any]:
+        return lambda: fn(*args, block, blocks)
+
+    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)]))
+
+
 def _drive(flags: MixFlags) -> None:
     """Run a group's parts to completion in the flags' order of turns. A part's body is
     called when it first gets the turn; a body that is no generator (a part without a
@@ -104,18 +131,27 @@ def _drive(flags: MixFlags) -> None:
 
 
 def run_mix_launch(parts: tuple[Part, Part], args: tuple[Any, ...], groups: int = 1,
-                   aiv_blocks: int = 1) -> None:  # fmt: skip
+                   aiv_blocks: int = 1, lockstep: bool = False) -> None:  # fmt: skip
     """A mix launch of ``groups`` core groups and ``aiv_blocks`` AIVs: per group, one after
     the other, its AIC function and its AIVs' driven as generators, each answering the
     block queries with its group's index and the group count and ``tile.sub_block_idx``
-    with its sub-block, as the interpreter does."""
+    with its sub-block, as the interpreter does. ``lockstep`` (a kernel with an all-core
+    barrier): all groups driven together, the barrier waiting for every group's parts."""
     (aic_name, aic), (aiv_name, aiv) = parts
     sub_blocks = sub_blocks_of(groups, aiv_blocks, aic_name)
 
     def body(fn: Callable[..., Any], group: int, sub: int) -> Callable[[], Any]:
         return lambda: fn(*args, group, groups, sub)
 
+    together: list[MixPart] = []
     for group in range(groups):
-        members = [MixPart(aic_name, "aic", body(aic, group, 0))]
-        members += [MixPart(aiv_name, "aiv", body(aiv, group, s), s) for s in range(sub_blocks)]
-        _drive(MixFlags(members))
+        members = [MixPart(aic_name, "aic", body(aic, group, 0), 0, group)]
+        members += [
+            MixPart(aiv_name, "aiv", body(aiv, group, s), s, group) for s in range(sub_blocks)
+        ]
+        if lockstep:
+            together += members
+        else:
+            _drive(MixFlags(members))
+    if lockstep:
+        _drive(MixFlags(together))

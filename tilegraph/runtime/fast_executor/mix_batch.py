@@ -51,6 +51,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import TileOp, memref_shape, scope_of
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockSetOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.host import numpy_dtype
 from tilegraph.lowering.analysis.kernel_attrs import LOOP_ID_ATTR
@@ -210,7 +211,7 @@ def _flags_one_way(fn: func.FuncOp, sends: str) -> bool:
         if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp):
             if (op.mode.data == sends) != isinstance(op, SyncBlockSetOp):
                 return False
-        elif isinstance(op, CrossCoreOp):
+        elif isinstance(op, CrossCoreOp | SyncAllOp):  # a barrier: the groups in lockstep
             return False
     return True
 

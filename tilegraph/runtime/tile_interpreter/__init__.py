@@ -22,10 +22,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, StringAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.ir import SSAValue
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from tilegraph.dialects import index_arith
@@ -36,8 +37,10 @@ from tilegraph.dialects.tile import (
     BlockNumOp,
     LaunchOp,
     SubBlockIdxOp,
+    SyncAllOp,
     TileOp,
 )
+from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
     cross_core,
@@ -60,6 +63,23 @@ from tilegraph.runtime.tile_interpreter.arena import (
     slotted_operands,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
+
+
+def _callee(launch: LaunchOp, name: str) -> func.FuncOp | None:
+    found = SymbolTable.lookup_symbol(launch, name)
+    return found if isinstance(found, func.FuncOp) else None
+
+
+def _has_barrier(launch: LaunchOp, name: str) -> bool:
+    """Whether the launched kernel holds an all-core barrier (its blocks run in lockstep)."""
+    fn = _callee(launch, name)
+    return fn is not None and any(isinstance(o, SyncAllOp) for o in fn.walk())
+
+
+def _kernel_unit(launch: LaunchOp, name: str) -> str | None:
+    fn = _callee(launch, name)
+    unit = None if fn is None else fn.attributes.get(KERNEL_FUNCTION_ATTR)
+    return unit.data if isinstance(unit, StringAttr) else None
 
 
 class TileCounters:
@@ -112,6 +132,9 @@ class TileFunctions(InterpreterFunctions):
         if op.is_mix:
             self._run_mix(interpreter, op, args)
             return ()
+        if blocks > 1 and _has_barrier(op, name):
+            self._run_lockstep(interpreter, op, args)
+            return ()
         for index in range(blocks):
             self.block = (index, blocks)
             self._arenas.clear()  # every block runs on a core of its own: fresh memory
@@ -151,6 +174,41 @@ class TileFunctions(InterpreterFunctions):
                 values[s.position] = views[self.iterations.get(id(s.loop), 0) % s.slots]
         return tuple(values)
 
+    def _save_state(self, interpreter: Interpreter) -> Callable[[], None]:
+        """What restores the running part's state (its scope of values, its block, its
+        on-chip memory, its loops' iterations) when it goes on after a switch."""
+        scope, block, sub = interpreter._ctx, self.block, self.sub_block  # pyright: ignore[reportPrivateUsage]
+        arenas, views, iterations = self._arenas, self._slot_views, dict(self.iterations)
+
+        def restore() -> None:
+            interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
+            self.block, self.sub_block = block, sub
+            self._arenas, self._slot_views = arenas, views
+            self.iterations.clear()  # shared with the loop counter: restored in place
+            self.iterations.update(iterations)
+
+        return restore
+
+    def _run_lockstep(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]):
+        """A launch of a kernel with an all-core barrier (``tile.sync_all``): its blocks as
+        coroutines (:class:`.cross_core.MixRun`), each running until it reaches a barrier,
+        which lets it on once every block has reached it."""
+        name, blocks = op.callee.string_value(), op.block_count
+        core = "aiv" if _kernel_unit(op, name) == "vector" else "aic"
+
+        def part(index: int) -> Callable[[], Any]:
+            def run() -> None:
+                self.block, self.sub_block = (index, blocks), 0
+                self._arenas, self._slot_views = {}, {}
+                interpreter.call_op(name, args)
+
+            return run
+
+        parts = [(name, core, part(b), 0, b) for b in range(blocks)]
+        cross_core.MixRun(parts, lambda: self._save_state(interpreter)).run()
+        self.block = (0, 1)
+        self._arenas, self._slot_views = {}, {}
+
     def _run_mix(self, interpreter: Interpreter, op: LaunchOp, args: tuple[Any, ...]) -> None:
         """A mix launch: per core group, its AIC part and its AIVs' parts as coroutines
         (:mod:`.cross_core`), each answering the block queries with the group and
@@ -169,17 +227,7 @@ class TileFunctions(InterpreterFunctions):
             return run
 
         def save_state() -> Callable[[], None]:
-            scope, block, sub = interpreter._ctx, self.block, self.sub_block  # pyright: ignore[reportPrivateUsage]
-            arenas, views, iterations = self._arenas, self._slot_views, dict(self.iterations)
-
-            def restore() -> None:
-                interpreter._ctx = scope  # pyright: ignore[reportPrivateUsage]
-                self.block, self.sub_block = block, sub
-                self._arenas, self._slot_views = arenas, views
-                self.iterations.clear()  # shared with the loop counter: restored in place
-                self.iterations.update(iterations)
-
-            return restore
+            return self._save_state(interpreter)
 
         cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state, sub_blocks)
         self.block, self.sub_block = (0, 1), 0

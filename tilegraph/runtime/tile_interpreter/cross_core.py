@@ -4,7 +4,7 @@ A mix launch (``tile.launch @aic(...) {aiv = @aiv, blocks = n, aiv_blocks = r * 
 per core group ``g``, AIC instance ``g`` and AIV instances ``g * r .. g * r + r - 1``
 (sub-blocks ``0 .. r-1``, :class:`~tilegraph.dialects.tile.cores.SubBlockIdxOp`) side by
 side; they exchange data through the group's region of a multi-buffered GM workspace
-(:mod:`tilegraph.lowering.transforms.mix_workspace`) and order it with
+(:mod:`tilegraph.lowering.analysis.mix_workspace`) and order it with
 ``tile.sync_block_set`` / ``tile.sync_block_wait`` (:mod:`tilegraph.dialects.tile.
 cross_core`) in Ascend C's mode 2: a set on the AIC adds one to the flag's counter on
 *every* AIV of its group; a set on an AIV adds one to the AIC's counter of that flag *from
@@ -32,6 +32,13 @@ hardware would hang on or lose:
 * a flag *left set* when all parts finished (a wait is missing: on the next launch it would
   release a wait too early).
 
+**The all-core barrier** (``tile.sync_all``, :mod:`tilegraph.dialects.tile.barrier`): a
+launch of a kernel holding one runs all its blocks (a mix launch's parts of every group)
+in one run, the barrier a wait of its own — a part that arrives waits until every part it
+synchronises with (all, or the AIVs) has arrived as often (:meth:`MixFlags.arrive`,
+:meth:`MixFlags.barrier_open`); a part that finishes without arriving leaves the others in
+a deadlock, reported like a flag's.
+
 The kernels of the flag ops (registered here for both executors) act on the run of the
 calling thread; outside a mix launch they are errors.
 """
@@ -42,6 +49,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import (
     CROSS_CORE_MAX_PENDING,
     CrossCoreOp,
@@ -77,6 +85,10 @@ class MixPart:
         """The counters the part waits for (each must be positive), or None."""
         self.done = False
         self.error: BaseException | None = None
+        self.barriers = 0
+        """The all-core barriers (``tile.sync_all``) the part has arrived at."""
+        self.at_barrier: str | None = None
+        """While the part waits at a barrier: whose arrival it waits for ("all" / "aiv")."""
 
     @property
     def key(self) -> str:
@@ -104,6 +116,7 @@ class MixFlags:
         self.parts = list(parts)
         self.counters: dict[Counter, int] = {}
         self._current = 0
+        self._fewest: dict[str, int] = {}
         self._aiv_parts: dict[int, list[MixPart]] = {}
         for p in self.parts:
             if p.core == "aiv":
@@ -145,10 +158,37 @@ class MixFlags:
             self.counters[key] -= 1
         return True
 
+    def _fewest_arrivals(self, cores: str) -> int:
+        """The fewest barriers any part synchronising over ``cores`` has arrived at (cached
+        until the next arrival: the scheduler asks it for every waiting part)."""
+        found = self._fewest.get(cores)
+        if found is None:
+            found = self._fewest[cores] = min(
+                (p.barriers for p in self.parts if cores == "all" or p.core == cores), default=0
+            )
+        return found
+
+    def arrive(self, part: MixPart, cores: str) -> None:
+        """``part`` issues a ``tile.sync_all`` over ``cores``: it waits at the barrier until
+        every participant has arrived as often (:meth:`barrier_open`)."""
+        part.barriers += 1
+        part.at_barrier = cores
+        self._fewest.clear()
+
+    def barrier_open(self, part: MixPart) -> bool:
+        """Whether the barrier ``part`` waits at lets it go on (then it stops waiting)."""
+        cores = part.at_barrier
+        if cores is not None and self._fewest_arrivals(cores) < part.barriers:
+            return False
+        part.at_barrier = None
+        return True
+
     def _runnable(self, part: MixPart) -> bool:
-        return not part.done and (
-            part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
-        )
+        if part.done:
+            return False
+        if part.at_barrier is not None:
+            return self._fewest_arrivals(part.at_barrier) >= part.barriers
+        return part.waiting is None or all(self.counters.get(k, 0) > 0 for k in part.waiting)
 
     def next_part(self, rotate: bool = False) -> MixPart | None:
         """The part to run next — the current one while it can (unless ``rotate``: the
@@ -165,12 +205,11 @@ class MixFlags:
         if part is None:
             groups = len({p.group for p in self.parts}) > 1
             stuck = "; ".join(
-                f"@{p.name} ({p.key}{f' of group {p.group}' if groups else ''}) "
-                f"waits for flag {p.waiting[0][2]}"
+                f"@{p.name} ({p.key}{f' of group {p.group}' if groups else ''}) {why}"
                 for p in self.parts
-                if not p.done and p.waiting
+                if (why := _stuck_at(p))
             )
-            raise CrossCoreError(f"deadlock between the parts of a mix launch: {stuck}")
+            raise CrossCoreError(f"deadlock between the blocks of a launch: {stuck}")
         self._current = self.parts.index(part)
         return part
 
@@ -222,6 +261,13 @@ class MixRun(MixFlags):
     def wait(self, op: CrossCoreOp, flag: int) -> None:
         part = _part()
         while not self.try_wait(part, flag):
+            self._yield(part)
+        self._give_way(part)
+
+    def sync_all(self, cores: str) -> None:
+        part = _part()
+        self.arrive(part, cores)
+        while not self.barrier_open(part):
             self._yield(part)
         self._give_way(part)
 
@@ -284,6 +330,15 @@ class MixRun(MixFlags):
             self._back.set()
 
 
+def _stuck_at(part: MixPart) -> str:
+    """What an unfinished part waits for ("" when it is done or not waiting)."""
+    if part.done:
+        return ""
+    if part.at_barrier is not None:
+        return f"waits at all-core barrier {part.barriers} (tile.sync_all)"
+    return f"waits for flag {part.waiting[0][2]}" if part.waiting else ""
+
+
 def _part() -> _Part:
     part = getattr(_LOCAL, "part", None)
     if part is None:
@@ -322,6 +377,20 @@ def run_mix_groups(
             for sub in range(sub_blocks)
         ]
     MixRun(parts, save_state).run()
+
+
+@tile_kernel(SyncAllOp)
+def sync_all(op: SyncAllOp) -> Kernel:
+    cores = op.cores.data
+
+    def run() -> tuple[()]:
+        mix = getattr(_LOCAL, "run", None)
+        if mix is None:
+            raise CrossCoreError(f"'{op.name}' outside a launch run in lockstep")
+        mix.sync_all(cores)
+        return ()
+
+    return run
 
 
 @tile_kernel(CrossCoreOp)

@@ -55,14 +55,17 @@ from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.tile import LaunchOp
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.kernel_attrs import (
+    BLOCKS_ATTR,
     HOST_REASON_ATTR,
     KERNEL_ATTR,
     OPS_ATTR,
     TILES_ATTR,
     kernel_unit,
 )
+from tilegraph.lowering.analysis.mix_workspace import workspace_per_group
 from tilegraph.lowering.analysis.target_rules import verify_target
 from tilegraph.lowering.analysis.tuning_params import TilingParam, kernel_params
 from tilegraph.lowering.conversion.kernel_body import KernelBody, read_kernel_body
@@ -233,6 +236,8 @@ def tile_kernel(
     if space is not None:
         space.extend(builder.space.values())
     builder.finish()
+    if builder.blocks > 1:
+        fn.attributes[BLOCKS_ATTR] = IntegerAttr(builder.blocks, i64)
     staging.add_op(func.ReturnOp())
     locate(staging.ops, fn.location)  # every tile op: the graph op(s) the kernel implements
     block = fn.body.block
@@ -243,6 +248,19 @@ def tile_kernel(
         new.detach()
         block.add_op(new)
     return unit, None, builder.tiles
+
+
+def _launch_blocks(module: ModuleOp, fn: func.FuncOp) -> int:
+    """The blocks a kernel its strategy shared over the cores itself (:data:`BLOCKS_ATTR`)
+    runs: every launch of it gets them (1 for any other kernel)."""
+    found = fn.attributes.get(BLOCKS_ATTR)
+    if not isinstance(found, IntegerAttr):
+        return 1
+    blocks = found.value.data
+    for launch in module.walk():
+        if isinstance(launch, LaunchOp) and launch.callee.string_value() == fn.sym_name.data:
+            launch.blocks = IntegerAttr(blocks, i64)
+    return blocks
 
 
 @register_pass
@@ -305,6 +323,7 @@ class TileKernelsPass(ModulePass):
             fn.attributes[OPS_ATTR] = StringAttr(",".join(ops))
             stats.add(f"{new_unit}-kernels")
             stats.add("tiles", tiles)
+            blocks = _launch_blocks(op, fn)
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
@@ -313,3 +332,11 @@ class TileKernelsPass(ModulePass):
                     hw.aiv_per_aic,
                 )  # fmt: skip
                 stats.add("mix-kernels")
+                if blocks > 1:  # the core groups run at once: a workspace region each
+                    name = aic.sym_name.data
+                    launches = [
+                        o
+                        for o in op.walk()
+                        if isinstance(o, LaunchOp) and o.callee.string_value() == name
+                    ]
+                    workspace_per_group(aic, aiv, launches, blocks)

@@ -57,6 +57,9 @@ class KernelBuilder:
         self._bool: dict[bool, SSAValue] = {}
         self.tiles = 1
         """Output tiles the kernel computes (set by the strategy, for reports)."""
+        self.blocks = 1
+        """Blocks the strategy shares the kernel over itself (``tile.block_idx`` selecting
+        each one's work): its launches get that many (``split-cores`` leaves it alone)."""
         self.buffers: list[SSAValue] = []
         self.params: Mapping[str, ParamValue] = params or {}
         """The chosen tiling parameters (``tile.params``); absent ones take the default."""

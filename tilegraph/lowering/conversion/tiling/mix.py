@@ -70,6 +70,7 @@ from tilegraph.dialects.tile import (
     LaunchOp,
     StridedViewOp,
     SubBlockIdxOp,
+    SyncAllOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
     TileOp,
@@ -230,11 +231,15 @@ def _dead_code(fn: func.FuncOp) -> None:
 def _drop_other_side_flags(fn: func.FuncOp, core: str) -> None:
     """Drop the cross-core flags the tiling placed itself (a recurrence's back edge, the
     AIV's store of a state the AIC reads) that belong to the other core: the sender of a
-    mode's set and the receiver of its wait."""
+    mode's set and the receiver of its wait; an all-core barrier of the vector cores only
+    (``tile.sync_all {cores = "aiv"}``) stays on the AIV."""
     sends = "aic_to_aiv" if core == "aic" else "aiv_to_aic"
     for op in list(fn.walk()):
-        if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp):
-            mine = (op.mode.data == sends) == isinstance(op, SyncBlockSetOp)
+        if isinstance(op, SyncBlockSetOp | SyncBlockWaitOp | SyncAllOp):
+            if isinstance(op, SyncAllOp):
+                mine = op.cores.data == "all" or core == "aiv"
+            else:
+                mine = (op.mode.data == sends) == isinstance(op, SyncBlockSetOp)
             if not mine:
                 op.detach()
                 op.erase()

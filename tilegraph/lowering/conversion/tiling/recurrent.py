@@ -40,24 +40,30 @@ back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 :data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
 before each step's matmuls.
 
+**Over the cores** (``recurrent.cores``, :func:`.recurrent_plan.choose_cores`): the hidden
+size's fractals are shared out, ``fractals(hidden) / cores`` to each block, whose
+``tile.block_idx`` gives its first column; each block keeps its columns of the resident
+weights in L1, computes its columns of every gate and its slice of ``c`` / ``h``, stores
+its ``h`` slice, and waits at ``tile.sync_all`` (:meth:`_Emitter.barrier`: the AIVs'
+hard barrier before the state flag on a decoupled preset, the AI cores' soft one on a
+coupled preset) before any block reads the whole ``h_t``; GRU without
+``linear_before_reset`` has a second barrier before its copy-back pass (the other blocks'
+``n`` gate still reads ``Y[t]``). The launch gets ``cores`` blocks (``builder.blocks``).
+
 Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
 Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
-more than :data:`MAX_UNROLLED` hidden blocks x directions.
+more than :data:`.recurrent_plan.MAX_UNROLLED` hidden blocks x directions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.recurrent import (
-    _TAKES_ALPHA,
-    _TAKES_BETA,
     GRUOp,
     LSTMOp,
     RecurrentOp,
@@ -66,33 +72,31 @@ from tilegraph.dialects.tile import (
     BINARY_OPS,
     SCALAR_OPS,
     UNARY_OPS,
+    BlockIdxOp,
     CopyOp,
     DupOp,
     FixpipeOp,
     Load2dOp,
     MmadOp,
     Nd2NzOp,
+    SyncAllOp,
     SyncBlockSetOp,
     SyncBlockWaitOp,
 )
-from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
-from tilegraph.lowering.conversion.tiling.recurrent_weights import (
-    GateWeights,
-    WeightShape,
-    choose_resident,
+from tilegraph.lowering.conversion.tiling.recurrent_plan import (
+    Activation,
+    RecurrentPlan,
+    plan_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights
 
 STATE_FLAG = 4
 """Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
 ready (0, 1) and free (2, 3) flags."""
-
-MAX_UNROLLED = 64
-"""Hidden blocks x directions the kernel unrolls at most in a step's body (see
-:func:`emit_recurrent_kernel`); wider layers stay on the host."""
 
 QUANTIZED_LSTM_HOST_REASON = (
     "DynamicQuantizeLSTM has no AI-core form yet: each step quantises h_{t-1} by its own "
@@ -101,133 +105,6 @@ QUANTIZED_LSTM_HOST_REASON = (
 """Why ``graph.dynamic_quantize_lstm`` stays on the host (the kernel above would need a
 per-step min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised
 by the run-time scale; see ``docs/tile-level.md``)."""
-
-_ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
-
-Activation = tuple[str, float | None, float | None]
-
-
-def _activations(op: RecurrentOp, dirs: int) -> list[list[Activation]] | str:
-    """Per direction, the (name, alpha, beta) of each activation, as ONNX consumes them."""
-    names = [str(n) for n in (op.attr("activations") or [])]
-    names = names or list(op.DEFAULT_ACTIVATIONS * dirs)
-    alphas = iter(float(a) for a in (op.attr("activation_alpha") or []))
-    betas = iter(float(a) for a in (op.attr("activation_beta") or []))
-    specs: list[Activation] = []
-    for name in names:
-        key = name.lower()
-        if key not in _ACTIVATIONS:
-            return f"the recurrent activation {name}"
-        alpha = next(alphas, None) if key in _TAKES_ALPHA else None
-        beta = next(betas, None) if key in _TAKES_BETA else None
-        specs.append((key, alpha, beta))
-    per = len(specs) // dirs
-    return [specs[d * per : (d + 1) * per] for d in range(dirs)]
-
-
-@dataclass(frozen=True)
-class RecurrentPlan:
-    op: RecurrentOp
-    x: SSAValue
-    w: SSAValue
-    r: SSAValue
-    bias: SSAValue | None
-    peephole: SSAValue | None
-    h0: SSAValue | None
-    c0: SSAValue | None
-    y: SSAValue
-    y_h: SSAValue
-    y_c: SSAValue | None
-    seq: int
-    batch: int
-    inputs: int
-    hidden: int
-    dirs: int
-    m1: int
-    n1: int
-    """Hidden fractals per block (``Hb = 16·n1``)."""
-    k1: int
-    element: Attribute
-    acts: list[list[Activation]]
-    clip: float | None
-    resident: list[WeightShape]
-    """The weights held in L1 across the steps (:mod:`.recurrent_weights`)."""
-    streams: str
-    """Why the others stream from GM per step ("" when none does)."""
-
-
-def _ub_tiles(op: RecurrentOp) -> int:
-    """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
-    states' tiles, the 4-D tile ``Y`` is stored from."""
-    return {1: 3, 3: 6, 4: 5}[op.GATES]
-
-
-def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
-    if int(op.attr("layout") or 0) != 0:
-        return "a recurrent op with layout 1"
-    if op.sequence_lens is not None:
-        return "a recurrent op with sequence_lens"
-    operands = {
-        "X": op.X,
-        "W": op.W,
-        "R": op.R,
-        "B": op.B,
-        "initial_h": op.initial_h,
-        "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
-        "P": op.P if isinstance(op, LSTMOp) else None,
-    }
-    args: dict[str, SSAValue | None] = {}
-    for name, value in operands.items():
-        args[name] = None if value is None else body.source(value)
-        if value is not None and args[name] is None:
-            return f"a recurrent {name} computed inside the kernel"
-    writes = {value: arg for value, arg in body.writes}
-    outs = [writes.get(r) for r in op.results]
-    if any(o is None for o in outs):
-        return "a recurrent op whose Y, Y_h (Y_c) are not all kernel outputs (its state)"
-    x_t = tensor_of(op.X)
-    element = x_t.element_type
-    if str(element) not in ("f32", "f16"):
-        return f"a {element} recurrent op"
-    seq, batch, inputs = (int(d) for d in x_t.origin_shape)
-    dirs, hidden = (int(d) for d in tensor_of(op.Y).origin_shape[1::2])
-    acts = _activations(op, dirs)
-    if isinstance(acts, str):
-        return acts
-    hw = b.hw
-    cube = element_bytes(b.cube_element(element))
-    frac_in = FRACTAL * FRACTAL * cube
-    m1 = fractals(batch)
-    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
-    tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
-    rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
-    n1 = fractals(hidden)
-    while n1 > 1 and (
-        m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
-        or n1 * frac_in > l0b
-        or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
-    ):
-        n1 = -(-n1 // 2)
-    k1 = min(max(fractals(inputs), fractals(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
-    if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
-        return "a recurrent op whose batch does not fit one L0 tile"
-    if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
-        return "a recurrent op whose step tiles do not fit UB"
-    if dirs * -(-fractals(hidden) // n1) > MAX_UNROLLED:
-        return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
-    y, y_h, *rest = outs
-    assert y is not None and y_h is not None
-    r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
-    w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
-    streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
-    free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
-    choice, streams = choose_resident(b, r_shape, w_shape, (hidden, op.GATES, dirs, cube), free)
-    resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
-    return RecurrentPlan(
-        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
-        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
-        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams,  # type: ignore[arg-type]
-    )  # fmt: skip
 
 
 class _Emitter:
@@ -244,9 +121,29 @@ class _Emitter:
         self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
         self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
         self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
+        self.first: SSAValue | None = None
+        """This block's first hidden column (None: one block, column 0)."""
+        if p.cores > 1:  # the block index selects the columns
+            block = b.hoist(BlockIdxOp()).results[0]
+            block.name_hint = "block"
+            first = b.hoist(arith.MuliOp(block, b.index(p.per * hb))).results[0]
+            first.name_hint = "first_col"
+            self.first = first
         self.weights = GateWeights(
-            b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0
-        )
+            b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0,
+            p.per * p.n1, self.first,
+        )  # fmt: skip
+        self.cols: list[SSAValue] = []
+        """Each of this block's hidden blocks' first column."""
+        self.local: dict[SSAValue, int] = {}
+        """A column's hidden fractal among this block's (its resident weights')."""
+        for k in range(p.per):
+            col = b.index(k * hb)
+            if self.first is not None:
+                col = b.hoist(arith.AddiOp(self.first, col)).results[0] if k else self.first
+                col.name_hint = "col"
+            self.cols.append(col)
+            self.local[col] = k * p.n1
         tile = [1, mp, hb]
         self.acc = b.buffer(tile, el, "UB", "acc_ub")
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
@@ -273,7 +170,7 @@ class _Emitter:
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
-        col_fractal = _constant(col) // FRACTAL
+        col_fractal = self.local[col]
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
             b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, FRACTAL)], self.a_l1))
@@ -358,9 +255,18 @@ class _Emitter:
         b.add(UNARY_OPS["vcopy"](src, self.y4))
         b.add(CopyOp(self.y4, [zero] * 4, self.p.y, [t, b.index(d), zero, col]))
 
-    # ---- flags (decoupled presets) ---------------------------------------------------
-    def state_stored(self) -> None:
+    # ---- flags (decoupled presets) and the all-core barrier ------------------------------
+    def barrier(self) -> None:
+        """Shared over cores: every block waits until all have stored their columns (a
+        hard barrier of the AIVs on a decoupled preset — each AIV then hands over to its
+        AIC by :data:`STATE_FLAG`; a soft barrier of the AI cores on a coupled one)."""
         self.close_nest()
+        if self.p.cores > 1:
+            mode, cores = ("soft", "all") if self.coupled else ("hard", "aiv")
+            self.b.add(SyncAllOp(mode, cores))
+
+    def state_stored(self) -> None:
+        self.barrier()
         if not self.coupled:
             self.b.add(SyncBlockSetOp(STATE_FLAG, "aiv_to_aic", "MTE3"))
 
@@ -368,13 +274,6 @@ class _Emitter:
         self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
-
-
-def _constant(value: SSAValue) -> int:
-    """A hidden block's column offset (an index constant of the builder)."""
-    owner = value.owner
-    assert isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr)
-    return owner.value.value.data
 
 
 def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
@@ -540,8 +439,6 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     passes = _passes(p)
     direction = op.attr("direction") or "forward"
 
-    blocks = -(-fractals(p.hidden) // p.n1)
-
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
         if prev is not None:
             e.wait_state()
@@ -549,8 +446,10 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if hands_over:
                 e.state_stored()
                 e.wait_state()
-            for j in range(blocks):
-                block(e, d, t, prev, b.index(j * p.n1 * FRACTAL), prev is None)
+            elif block is _copy_back:  # Y[t] still read by the other cores' gate n
+                e.barrier()
+            for col in e.cols:
+                block(e, d, t, prev, col, prev is None)
                 e.close_nest()
         e.state_stored()
 
@@ -574,4 +473,5 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 step(d, t, prev)
         e.wait_state()  # the last step's set: every set is waited for
     b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
+    b.blocks = p.cores
     return None

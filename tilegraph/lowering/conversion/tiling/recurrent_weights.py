@@ -52,7 +52,8 @@ def choose_resident(
     b: KernelBuilder, r: WeightShape, w: WeightShape, sizes: tuple[int, int, int, int], free: int
 ) -> tuple[str, str]:
     """The ``recurrent.l1_weights`` choice and why the weights it leaves out stream:
-    ``sizes`` is (hidden, gates, dirs, cube element bytes), ``free`` the L1 bytes left."""
+    ``sizes`` is (hidden columns of one block, gates, dirs, cube element bytes), ``free``
+    the L1 bytes left."""
     hidden, gates, dirs, cube = sizes
     need_r = resident_bytes(r, hidden, gates, dirs, cube)
     need_rw = need_r + resident_bytes(w, hidden, gates, dirs, cube)
@@ -89,23 +90,32 @@ class GateWeights:
     resident: list[WeightShape]
     b_l1: SSAValue
     b_l0: SSAValue
+    columns: int = 0
+    """Hidden fractals of this block's columns (0: all of them, one block)."""
+    first: SSAValue | None = None
+    """The first hidden column of this block (a kernel shared over the cores: its block
+    index times its share); None: column 0."""
     buffers: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.columns = self.columns or fractals(self.hidden)
         for shape in self.resident:
             for d in range(self.dirs):
                 for g in range(self.gates):
-                    dims = [fractals(shape.k), fractals(self.hidden), FRACTAL, FRACTAL]
+                    dims = [fractals(shape.k), self.columns, FRACTAL, FRACTAL]
                     self.buffers[shape.arg, d, g] = self.b.buffer(
                         dims, self.element, "L1", f"{shape.name}{d}_{g}_l1"
                     )
 
     def load(self, d: int) -> None:
-        """Copy direction ``d``'s resident weights GM -> L1 (once, before its step 0)."""
+        """Copy direction ``d``'s resident weights GM -> L1 (once, before its step 0): this
+        block's columns of each gate."""
         b = self.b
         for shape in self.resident:
             for g in range(self.gates):
                 rows = b.index(g * self.hidden)
+                if self.first is not None:
+                    rows = b.add_index(self.first, rows)
                 b.add(
                     Nd2NzOp(
                         shape.arg, [b.index(d), rows, b.index(0)], self.buffers[shape.arg, d, g]
@@ -116,8 +126,8 @@ class GateWeights:
         self, weight: SSAValue, d: int, g: int, row: SSAValue, ki: SSAValue, col: int
     ) -> None:
         """Put the ``(k1, n1)`` window of gate ``g``'s weight at K fractal ``ki`` and hidden
-        fractal ``col`` (its GM row ``row``) into L0B: from L1 when resident, else GM -> L1
-        -> L0B."""
+        fractal ``col`` of this block's columns (its GM row ``row``) into L0B: from L1 when
+        resident, else GM -> L1 -> L0B."""
         b = self.b
         zero = b.index(0)
         buffer = self.buffers.get((weight, d, g))

@@ -1,0 +1,90 @@
+"""The all-core barrier: every block of a launch waits until all have reached it (Ascend
+C's ``SyncAll``).
+
+``tile.sync_all {mode = "hard", cores = "all"}`` stops the block (core) that issues it until
+every block of its launch has issued it as many times; then all go on, and everything any
+block wrote to GM before it is visible to every block after it. It is what a kernel whose
+blocks hand data to one another through GM needs between the writes and the reads (a
+recurrent layer shared over the cores: each block writes its columns of ``h_t``, the
+barrier, then each reads the whole of it).
+
+============  ===============================================================================
+``mode``      ``"hard"``: the chip's all-core synchronisation instruction (Ascend C's
+              ``SyncAll()``; on Atlas A2 only) — no workspace. ``"soft"``: the software
+              barrier of ``SyncAll(gmWorkspace, ubWorkspace)`` on presets without it (310P's
+              AI cores): every core writes its arrival to its own 32-byte slot of a
+              zero-initialised GM workspace and polls the others' (:data:`SOFT_SLOT_BYTES`
+              per core, in GM and in UB)
+``cores``     ``"all"``: in a mix kernel both parts — Ascend C's ``isAIVOnly = false``:
+              the AIVs' and the AICs' barriers, then one between the two; ``"aiv"``: only the
+              vector cores of the launch (``isAIVOnly = true``, a vector kernel's blocks)
+============  ===============================================================================
+
+The op fences pipe ``ALL`` of its core (no pipe goes on until every pipe has completed
+everything before it, as ``tile.pipe_barrier {pipe = "ALL"}``; the scalar unit, pipe S,
+issues it) and then until the other blocks arrive. It is legal only inside a kernel
+function (``tile.kernel`` "cube" or "vector"). A kernel holding it must run all its
+launch's blocks at once (Ascend C: a block count over the cores hangs): the executors run
+the blocks in lockstep, switching blocks at the barrier
+(:mod:`tilegraph.runtime.tile_interpreter.cross_core`), and report a barrier some block
+never reaches as a deadlock.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+from xdsl.irdl import ParsePropInAttrDict, irdl_op_definition, prop_def
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.dialects.tile.base import TileOp
+
+SYNC_ALL_MODES = ("hard", "soft")
+SYNC_ALL_CORES = ("all", "aiv")
+SOFT_SLOT_BYTES = 32
+"""Bytes of GM (and of UB) workspace a soft barrier needs per core (Ascend C
+``SyncAll``: at least cores x 32 bytes, the GM part zero-initialised)."""
+KERNEL_FUNCTION_ATTR = "tile.kernel"
+"""The function attribute marking a kernel (its unit), set by ``lower-graph-to-kernels``."""
+
+
+@irdl_op_definition
+class SyncAllOp(TileOp):
+    """``tile.sync_all {mode = "hard", cores = "all"}``: see the module docstring."""
+
+    name = "tile.sync_all"
+    PIPE: ClassVar[str] = "S"
+    """Issued by the scalar unit once every pipe of the core has drained (pipe ``ALL``, as
+    ``tile.pipe_barrier {pipe = "ALL"}``, whose :meth:`pipe` is S too)."""
+
+    mode = prop_def(StringAttr)
+    cores = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict"
+
+    def __init__(self, mode: str = "hard", cores: str = "all"):
+        super().__init__(properties={"mode": StringAttr(mode), "cores": StringAttr(cores)})
+
+    def verify_(self) -> None:
+        for what, value, allowed in (
+            ("mode", self.mode.data, SYNC_ALL_MODES),
+            ("cores", self.cores.data, SYNC_ALL_CORES),
+        ):
+            if value not in allowed:
+                raise VerifyException(
+                    f"'{self.name}': unknown {what} {value!r}; it is one of {', '.join(allowed)}"
+                )
+        fn = self.parent_op()
+        while fn is not None and not isinstance(fn, func.FuncOp):
+            fn = fn.parent_op()
+        unit = None if fn is None else fn.attributes.get(KERNEL_FUNCTION_ATTR)
+        if not isinstance(unit, StringAttr) or unit.data not in ("cube", "vector"):
+            raise VerifyException(
+                "an all-core barrier is only legal inside a launched kernel (a function with "
+                'tile.kernel = "cube" or "vector")'
+            )
+
+
+BARRIER_OPS = (SyncAllOp,)

@@ -1,0 +1,187 @@
+"""The plan of a recurrent kernel (:mod:`.recurrent`): what the layer is, its tile sizes,
+the weights it keeps in L1 and the cores it is shared over — or why it stays on the host.
+
+``n1`` (hidden fractals per block) is the largest that fits L0C, L0B and the step's UB
+tiles; shared over ``cores`` (``recurrent.cores``, :func:`choose_cores`) each core gets
+``fractals(hidden) / cores`` fractals and ``n1`` divides them, so that no block writes
+another core's columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Attribute, SSAValue
+
+from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.cube import FRACTAL
+from tilegraph.lowering.conversion.tiling.matmul_block import fractals
+from tilegraph.lowering.conversion.tiling.recurrent_weights import WeightShape, choose_resident
+
+MAX_UNROLLED = 64
+"""Hidden blocks x directions the kernel unrolls at most in a step's body (see
+:func:`emit_recurrent_kernel`); wider layers stay on the host."""
+
+_ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
+
+Activation = tuple[str, float | None, float | None]
+
+
+def _activations(op: RecurrentOp, dirs: int) -> list[list[Activation]] | str:
+    """Per direction, the (name, alpha, beta) of each activation, as ONNX consumes them."""
+    names = [str(n) for n in (op.attr("activations") or [])]
+    names = names or list(op.DEFAULT_ACTIVATIONS * dirs)
+    alphas = iter(float(a) for a in (op.attr("activation_alpha") or []))
+    betas = iter(float(a) for a in (op.attr("activation_beta") or []))
+    specs: list[Activation] = []
+    for name in names:
+        key = name.lower()
+        if key not in _ACTIVATIONS:
+            return f"the recurrent activation {name}"
+        alpha = next(alphas, None) if key in _TAKES_ALPHA else None
+        beta = next(betas, None) if key in _TAKES_BETA else None
+        specs.append((key, alpha, beta))
+    per = len(specs) // dirs
+    return [specs[d * per : (d + 1) * per] for d in range(dirs)]
+
+
+@dataclass(frozen=True)
+class RecurrentPlan:
+    op: RecurrentOp
+    x: SSAValue
+    w: SSAValue
+    r: SSAValue
+    bias: SSAValue | None
+    peephole: SSAValue | None
+    h0: SSAValue | None
+    c0: SSAValue | None
+    y: SSAValue
+    y_h: SSAValue
+    y_c: SSAValue | None
+    seq: int
+    batch: int
+    inputs: int
+    hidden: int
+    dirs: int
+    m1: int
+    n1: int
+    """Hidden fractals per block (``Hb = 16·n1``)."""
+    k1: int
+    element: Attribute
+    acts: list[list[Activation]]
+    clip: float | None
+    resident: list[WeightShape]
+    """The weights held in L1 across the steps (:mod:`.recurrent_weights`)."""
+    streams: str
+    """Why the others stream from GM per step ("" when none does)."""
+    cores: int = 1
+    """Blocks (cores) the kernel is shared over, each computing ``per`` hidden blocks of
+    every step (``recurrent.cores``)."""
+
+    @property
+    def per(self) -> int:
+        """Hidden blocks of one core (its ``fractals(hidden) / cores`` fractals; with more
+        than one core, ``n1`` divides them)."""
+        return -(-(fractals(self.hidden) // self.cores) // self.n1)
+
+
+def _ub_tiles(op: RecurrentOp) -> int:
+    """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
+    states' tiles, the 4-D tile ``Y`` is stored from."""
+    return {1: 3, 3: 6, 4: 5}[op.GATES]
+
+
+def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
+    if int(op.attr("layout") or 0) != 0:
+        return "a recurrent op with layout 1"
+    if op.sequence_lens is not None:
+        return "a recurrent op with sequence_lens"
+    operands = {
+        "X": op.X,
+        "W": op.W,
+        "R": op.R,
+        "B": op.B,
+        "initial_h": op.initial_h,
+        "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
+        "P": op.P if isinstance(op, LSTMOp) else None,
+    }
+    args: dict[str, SSAValue | None] = {}
+    for name, value in operands.items():
+        args[name] = None if value is None else body.source(value)
+        if value is not None and args[name] is None:
+            return f"a recurrent {name} computed inside the kernel"
+    writes = {value: arg for value, arg in body.writes}
+    outs = [writes.get(r) for r in op.results]
+    if any(o is None for o in outs):
+        return "a recurrent op whose Y, Y_h (Y_c) are not all kernel outputs (its state)"
+    x_t = tensor_of(op.X)
+    element = x_t.element_type
+    if str(element) not in ("f32", "f16"):
+        return f"a {element} recurrent op"
+    seq, batch, inputs = (int(d) for d in x_t.origin_shape)
+    dirs, hidden = (int(d) for d in tensor_of(op.Y).origin_shape[1::2])
+    acts = _activations(op, dirs)
+    if isinstance(acts, str):
+        return acts
+    hw = b.hw
+    cube = element_bytes(b.cube_element(element))
+    frac_in = FRACTAL * FRACTAL * cube
+    m1 = fractals(batch)
+    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
+    rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
+    cores = choose_cores(b, fractals(hidden))
+    share = fractals(hidden) // cores  # hidden fractals of one core
+    n1 = share
+    while n1 > 1 and (
+        m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
+        or n1 * frac_in > l0b
+        or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
+    ):
+        n1 = -(-n1 // 2)
+    if cores > 1:  # a core's blocks stay within its columns (the others' are theirs to write)
+        n1 = max(d for d in range(1, n1 + 1) if share % d == 0)
+    k1 = min(max(fractals(inputs), fractals(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
+    if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
+        return "a recurrent op whose batch does not fit one L0 tile"
+    if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
+        return "a recurrent op whose step tiles do not fit UB"
+    if dirs * -(-share // n1) > MAX_UNROLLED:
+        return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
+    y, y_h, *rest = outs
+    assert y is not None and y_h is not None
+    columns = share * FRACTAL
+    r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
+    w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
+    streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
+    free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
+    sizes = (min(columns, hidden), op.GATES, dirs, cube)
+    choice, streams = choose_resident(b, r_shape, w_shape, sizes, free)
+    resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
+    return RecurrentPlan(
+        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
+        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
+        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams, cores,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+CORES_PARAM = "recurrent.cores"
+"""Tiling parameter: the blocks (cores) a recurrent kernel is shared over."""
+
+
+def choose_cores(b: KernelBuilder, hidden_fractals: int) -> int:
+    """``recurrent.cores``: how many cores share each step's ``hidden_fractals`` fractals
+    of gate columns (16 hidden columns each, of every gate) — a divisor of them (every core
+    gets as many, none nothing) up to the preset's cube cores (on a decoupled preset, its
+    core groups); default the most."""
+    limit = min(b.hw.cube_cores, hidden_fractals)
+    legal = [n for n in range(1, limit + 1) if hidden_fractals % n == 0]
+    return b.choose_int(
+        CORES_PARAM,
+        legal,
+        legal[-1],
+        "cores sharing a recurrent layer's gate columns (all-core barrier per time step)",
+    )
