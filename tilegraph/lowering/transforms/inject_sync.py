@@ -299,6 +299,20 @@ def _top_level(op: Operation, body: Block) -> Operation:
     return op
 
 
+def _nest_end(nest: scf.ForOp, units: list[list[Operation]]) -> Operation:
+    """The last op of ``nest``'s side of a fence: of the flags right after it, the last
+    wait or the last op of a flag pair used inside the nest (its carried pairs' drains may
+    follow the set of a pair the nest produces for a later op, in either order)."""
+    inner = {op for unit in units if any(_inside(o, nest.body.block) for o in unit) for op in unit}
+    anchor: Operation = nest
+    op = nest.next_op
+    while isinstance(op, FlagOp):
+        if isinstance(op, WaitFlagOp) or op in inner:
+            anchor = op
+        op = op.next_op
+    return anchor
+
+
 def _fence_nests(
     body: Block, units: list[list[Operation]], cyclic: bool = False
 ) -> list[list[list[Operation]]]:
@@ -315,9 +329,7 @@ def _fence_nests(
         _prime_per_nest(body, units)
     fences: list[Operation] = []
     for nest in nests if cyclic else nests[:-1]:
-        anchor: Operation = nest
-        while isinstance(anchor.next_op, WaitFlagOp):
-            anchor = anchor.next_op
+        anchor = _nest_end(nest, units)
         fence = PipeBarrierOp(ALL_PIPES)
         body.insert_op_after(fence, anchor)
         fences.append(fence)
