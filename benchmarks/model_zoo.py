@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.zoo.runner import (  # noqa: E402 - after the path is set
     Outcome,
     max_abs_diff,
-    mismatch,
+    model_mismatch,
     onnxruntime_outputs,
     run_cli,
     run_compile,
@@ -47,7 +47,7 @@ def _row(
         status = outcome.error
     elif outcome.outputs is not None and theirs is not None:
         diff = f"{max_abs_diff(outcome.outputs, theirs):.2g}"
-        problem = mismatch(outcome.outputs, theirs, model.rtol, model.atol)
+        problem = model_mismatch(model, outcome.outputs, theirs)
         if problem is not None:
             status = f"mismatch: {problem}"
     return (

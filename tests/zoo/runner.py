@@ -28,7 +28,7 @@ import numpy as np
 
 from tests.zoo.wheels import ROOT
 from tests.zoo.zoo import ZooModel, make_inputs
-from tilegraph.frontend.onnxruntime_oracle import default_tolerance
+from tilegraph.frontend.onnxruntime_oracle import default_tolerance, half_precision
 
 
 @dataclass
@@ -84,6 +84,17 @@ def max_abs_diff(ours: list[np.ndarray], theirs: list[np.ndarray]) -> float:
         if a.size:
             worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))))
     return worst
+
+
+def model_mismatch(model: ZooModel, ours: list[np.ndarray], theirs: list[np.ndarray]) -> str | None:
+    """:func:`mismatch` at the model's tolerance: its own, or (``None``) the one
+    ``tilegraph-run --compare`` picks for the model's precision."""
+    precision = None
+    if model.rtol is None or model.atol is None:
+        import onnx
+
+        precision = half_precision(onnx.load(model.path()))
+    return mismatch(ours, theirs, model.rtol, model.atol, precision)
 
 
 def mismatch(

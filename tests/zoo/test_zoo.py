@@ -28,7 +28,7 @@ import pytest
 from tests.zoo.runner import (
     Outcome,
     first_line,
-    mismatch,
+    model_mismatch,
     onnxruntime_outputs,
     run_cli,
     run_compile,
@@ -36,7 +36,6 @@ from tests.zoo.runner import (
 )
 from tests.zoo.wheels import ZooFetchError
 from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
-from tilegraph.frontend.onnxruntime_oracle import half_precision
 
 FAST: set[tuple[str, str, int]] = {
     ("small_cnn", "cli-tiles", 0),
@@ -113,8 +112,7 @@ def _check(outcome: Outcome, model: ZooModel, theirs: list[np.ndarray]) -> None:
     if outcome.error is not None:
         pytest.fail(outcome.error, pytrace=False)
     assert outcome.outputs is not None
-    precision = half_precision(onnx.load(model.path())) if model.rtol is None else None
-    problem = mismatch(outcome.outputs, theirs, model.rtol, model.atol, precision)
+    problem = model_mismatch(model, outcome.outputs, theirs)
     if problem is not None:
         pytest.fail(problem, pytrace=False)
 
@@ -164,7 +162,6 @@ def test_session(model: ZooModel, index: int) -> None:
 
 def test_manifest_inputs_match_the_models() -> None:
     """Every export's declared inputs are the file's graph inputs (names and ranks)."""
-    import onnx
 
     for model in MODELS.values():
         if model.source != "export":
