@@ -28,7 +28,7 @@ import numpy as np
 
 from tests.zoo.wheels import ROOT
 from tests.zoo.zoo import ZooModel, make_inputs
-from tilegraph.frontend.onnxruntime_oracle import default_tolerance, half_precision
+from tilegraph.frontend.onnxruntime_oracle import half_precision, tolerance
 
 
 @dataclass
@@ -113,9 +113,7 @@ def mismatch(
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return f"output {i}: shape {a.shape}, onnxruntime gives {b.shape}"
-        default_rtol, default_atol = default_tolerance(b, precision)
-        r = default_rtol if rtol is None else rtol
-        t = default_atol if atol is None else atol
+        r, t = tolerance(b, rtol, atol, precision)
         if not np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=r, atol=t):
             d = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64))))
             return f"output {i}: max |diff| {d:.3g} over atol {t:.3g} + rtol {r:.3g}"

@@ -146,6 +146,18 @@ def default_tolerance(theirs: np.ndarray, precision: str | None = None) -> tuple
     return 2.0 ** (4 - bits), 2.0 ** (3 - bits) * largest
 
 
+def tolerance(
+    theirs: np.ndarray,
+    rtol: float | None = None,
+    atol: float | None = None,
+    precision: str | None = None,
+) -> tuple[float, float]:
+    """``(rtol, atol)``: the given ones, each one not given the output's
+    (:func:`default_tolerance`)."""
+    default_rtol, default_atol = default_tolerance(theirs, precision)
+    return (default_rtol if rtol is None else rtol, default_atol if atol is None else atol)
+
+
 def compare(
     names: Sequence[str],
     ours: Sequence[np.ndarray],
@@ -160,9 +172,7 @@ def compare(
     ``atol`` it used."""
     rows = []
     for name, a, b in zip(names, ours, theirs, strict=True):
-        default_rtol, default_atol = default_tolerance(b, precision)
-        r = default_rtol if rtol is None else rtol
-        t = default_atol if atol is None else atol
+        r, t = tolerance(b, rtol, atol, precision)
         row: dict[str, Any] = {"output": name, "shape": list(np.shape(a)), "rtol": r, "atol": t}
         if np.shape(a) != np.shape(b):
             row.update(ok=False, error=f"shape {list(np.shape(a))} vs {list(np.shape(b))}")
