@@ -70,6 +70,7 @@ from tilegraph.passes.registry import (
     tilegraph_passes,
 )
 from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.tools.arg_types import non_negative_float, non_negative_int, positive_int
 from tilegraph.tools.opt.diagnostics import SourceText, located_message
 
 ELIDE_LIMIT = 16
@@ -278,7 +279,7 @@ class TilegraphOptMain(xDSLOptMain):
             "--profile",
             nargs="?",
             const=15,
-            type=int,
+            type=positive_int,
             metavar="N",
             help="after the pipeline, print the cycle model's estimate of the lowered module "
             "to stderr: the N slowest kernels (15) and the totals",
@@ -290,8 +291,8 @@ class TilegraphOptMain(xDSLOptMain):
             help="with --profile: kernels scheduled on the device (sunk) or launched one by "
             "one from the host",
         )
-        arg_parser.add_argument("--check-rtol", type=float, default=1e-4, metavar="R")
-        arg_parser.add_argument("--check-atol", type=float, default=1e-5, metavar="A")
+        arg_parser.add_argument("--check-rtol", type=non_negative_float, default=1e-4, metavar="R")
+        arg_parser.add_argument("--check-atol", type=non_negative_float, default=1e-5, metavar="A")
         arg_parser.add_argument(
             "--list-rules",
             action="store_true",
@@ -304,7 +305,7 @@ class TilegraphOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--elide-constants-larger-than",
-            type=int,
+            type=non_negative_int,
             default=ELIDE_LIMIT,
             metavar="N",
             help="print constants with more than N elements as dense<__elided__> "

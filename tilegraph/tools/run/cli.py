@@ -71,6 +71,7 @@ from tilegraph.runtime.interpreter import KernelError
 from tilegraph.runtime.session import GuardViolation, model_io_names
 from tilegraph.runtime.tiles import kernel_failure
 from tilegraph.target import PRECISIONS
+from tilegraph.tools.arg_types import non_negative_float, non_negative_int, positive_int
 from tilegraph.tools.model_files import ModelFileError, load_module
 from tilegraph.tools.random_inputs import random_inputs
 from tilegraph.tools.run.npy_files import load_npy
@@ -133,7 +134,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="an input from a .npy or ONNX .pb file (repeatable)",
     )
     add_shape_arguments(ap)
-    ap.add_argument("--seed", type=int, default=0, help="seed of random inputs")
+    ap.add_argument("--seed", type=non_negative_int, default=0, help="seed of random inputs")
     ap.add_argument("-p", "--pipeline", default="", help="pass pipeline (e.g. O1)")
     ap.add_argument(
         "--entry",
@@ -148,18 +149,18 @@ def run(argv: Sequence[str] | None = None) -> int:
         help="run the reference interpreter after every pass of the pipeline and name the "
         "first pass that changes the outputs beyond --check-rtol/--check-atol",
     )
-    ap.add_argument("--check-rtol", type=float, default=1e-4)
-    ap.add_argument("--check-atol", type=float, default=1e-5)
+    ap.add_argument("--check-rtol", type=non_negative_float, default=1e-4)
+    ap.add_argument("--check-atol", type=non_negative_float, default=1e-5)
     ap.add_argument(
         "--rtol",
-        type=float,
+        type=non_negative_float,
         default=None,
         help="--compare's relative tolerance (default: by output type, 1e-3 for float32, "
         "2^-7 for float16)",
     )
     ap.add_argument(
         "--atol",
-        type=float,
+        type=non_negative_float,
         default=None,
         help="--compare's absolute tolerance (default: by output type, 1e-4 for float32, "
         "2^-8 of the largest |value| for float16)",
@@ -170,7 +171,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         "--profile",
         nargs="?",
         const=15,
-        type=int,
+        type=positive_int,
         metavar="N",
         help="print the cycle model's estimate on --platform: the N slowest kernels (15)",
     )

@@ -28,6 +28,7 @@ import numpy as np
 
 from tilegraph.hardware import DEFAULT_PRESET, PRESETS
 from tilegraph.target import PRECISION_MODES
+from tilegraph.tools.arg_types import non_negative_float, non_negative_int
 
 GRAPH_PRECISIONS = tuple(name for name, mode in PRECISION_MODES.items() if mode.graph_type)
 """The precisions whose ops a keep-list can keep in float32."""
@@ -44,12 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tolerance",
-        type=float,
+        type=non_negative_float,
         default=1e-2,
         help="largest allowed max|out - fp32| / max|fp32| over the outputs (default 1e-2)",
     )
     parser.add_argument("--inputs", metavar="FILE.npz", help="inputs by name (default: random)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of random inputs")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="seed of random inputs")
     parser.add_argument(
         "--platform",
         choices=tuple(PRESETS),

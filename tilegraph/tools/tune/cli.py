@@ -51,6 +51,7 @@ from tilegraph.search.tune import (
 )
 from tilegraph.search.workers import WorkersError
 from tilegraph.target import PRECISIONS
+from tilegraph.tools.arg_types import non_negative_float, non_negative_int
 from tilegraph.tools.run.cli import RunError, error_message
 from tilegraph.tools.run.progress import terminal_progress
 from tilegraph.tools.worker_options import add_worker_options, worker_count
@@ -78,7 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--budget", type=int, default=64, help="candidates per kernel (64)")
     add_worker_options(ap, "candidates")
     ap.add_argument("--json", metavar="FILE", help="write the result as JSON")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the search and the inputs")
+    ap.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the search and the inputs"
+    )
     ap.add_argument(
         "--objective",
         choices=OBJECTIVES,
@@ -93,8 +96,12 @@ def _parser() -> argparse.ArgumentParser:
         help="an input's shape (needed for each dynamic input; repeatable)",
     )
     ap.add_argument("--no-graph", action="store_true", help="tune the kernels only, under O2")
-    ap.add_argument("--rtol", type=float, default=1e-3, help="check: relative tolerance")
-    ap.add_argument("--atol", type=float, default=1e-4, help="check: absolute tolerance")
+    ap.add_argument(
+        "--rtol", type=non_negative_float, default=1e-3, help="check: relative tolerance"
+    )
+    ap.add_argument(
+        "--atol", type=non_negative_float, default=1e-4, help="check: absolute tolerance"
+    )
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     return ap
 
