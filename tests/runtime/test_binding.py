@@ -24,6 +24,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import OnnxImportError, load_onnx
 from tilegraph.frontend.onnx_errors import ValueDependentError
 from tilegraph.runtime.binding import MAX_BOUND_ELEMENTS, import_bound, unknown_dims
+from tilegraph.runtime.compiled import NotTiledYet
 from tilegraph.runtime.interpreter import ShapeChanged
 from tilegraph.runtime.session import Session
 from tilegraph.tools.run.cli import run
@@ -327,3 +328,24 @@ def test_a_scalar_input_stays_a_scalar_on_the_tiles(executor):
     model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
     (y,) = tilegraph.compile(model, executor=executor)(sr=np.array(16000, np.int64))
     assert y.shape == () and int(y) == 48000
+
+
+def test_host_ops_of_a_model_compiled_per_shape_are_asked_after_its_first_call(tmp_path):
+    """Before the first call nothing is tiled: ``host_ops`` says so instead of an empty
+    list that would read as "no host ops"; after it, the latest call's tiles answer."""
+    path = tmp_path / "dyn.onnx"
+    graph = oh.make_graph(
+        [oh.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])],
+    )
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]), str(path))
+    compiled = tilegraph.compile(str(path))
+    assert compiled.session is not None
+    with pytest.raises(NotTiledYet, match="after its first call"):
+        compiled.host_ops  # noqa: B018 - the property is what is tested
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(3, 8)
+    np.testing.assert_array_equal(compiled(x=x)[0], np.maximum(x, 0))
+    assert compiled.host_ops == []
+    assert compiled.kernels

@@ -61,6 +61,11 @@ class CompileError(ValueError):
     """The model cannot be compiled as asked (the message says why)."""
 
 
+class NotTiledYet(RuntimeError):
+    """What is asked of a model compiled per call's input shapes is known only after its
+    first call (its tiles depend on the shapes the call binds)."""
+
+
 @dataclass
 class CompiledModel:
     """A compiled model: call it with inputs (by name or position), get the outputs."""
@@ -107,7 +112,14 @@ class CompiledModel:
 
     @property
     def host_ops(self) -> list[dict[str, str]]:
-        """The ops that run on the host (GE's AI CPU), with the reason."""
+        """The ops that run on the host (GE's AI CPU), with the reason: of the latest call's
+        tiles for a model compiled per call's input shapes, which raises
+        :class:`NotTiledYet` before its first call (an empty list would read as "none")."""
+        if self.session is not None and self.session.latest_tiled is None:
+            raise NotTiledYet(
+                "the host ops of a model compiled per call's input shapes are known after its "
+                "first call (run it, or compile it with every input dim given)"
+            )
         return [
             {"op": op, "reason": k.reason or ""}
             for k in self.kernels
