@@ -135,3 +135,27 @@ def test_malformed_shape_arguments(tmp_path, capsys):
     assert "--sweep expects NAME:AXIS=LO..HI" in capsys.readouterr().err
     assert run([model, "--shape", "x=2,4,48,64"]) == 1
     assert "--shape x: axis 1 is 4, the model says 3" in capsys.readouterr().err
+
+
+def test_dim_names_a_symbol_of_the_inputs_as_the_model_spells_it(tmp_path, capsys):
+    """Paddle2ONNX names a batch ``DynamicDimension.0`` (imported as ``DynamicDimension_0``):
+    both spellings size it; a name that is no input dim is an error listing the dims (it
+    was ignored, and the batch silently ran at 1)."""
+    graph = oh.make_graph(
+        [oh.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, ["DynamicDimension.0", 4])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = str(tmp_path / "paddle_batch.onnx")
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]), model)
+    report = tmp_path / "r.json"
+    for spelling in ("DynamicDimension.0", "DynamicDimension_0"):
+        argv = [model, "--dim", f"{spelling}=3", "--no-format-report", "--json", str(report)]
+        assert run(argv) == 0
+        assert json.loads(report.read_text())["outputs"]["y"]["shape"] == [3, 4]
+    capsys.readouterr()
+    assert run([model, "--dim", "batch=3", "--no-format-report"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "error: --dim batch: no input dim is named 'batch'; the inputs' dims: DynamicDimension_0"
+    )

@@ -24,13 +24,16 @@ import argparse
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+import sympy
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
 
 from tilegraph.dialects.entry import entry_function, input_names
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import dim_to_text, is_symbolic
+from tilegraph.frontend.onnx_symbols import ssa_name
 from tilegraph.progress import Task, task
 from tilegraph.symbolic.env import MODES
 from tilegraph.tools.random_inputs import random_inputs
@@ -123,6 +126,7 @@ def input_shapes(
     unknown = sorted(set(given) - set(names))
     if unknown:
         raise ShapeArgumentError(f"unknown input(s) {unknown}; the model takes {names}")
+    dims = _input_dims(fn.function_type.inputs.data, dims)
     out: Shapes = {}
     for name, t in zip(names, fn.function_type.inputs.data, strict=True):
         assert isinstance(t, TensorType)
@@ -145,6 +149,33 @@ def input_shapes(
                 )
         out[name] = tuple(shape)
     return out
+
+
+def _input_dims(types: Sequence[Attribute], dims: Mapping[str, int]) -> dict[str, int]:
+    """``--dim`` sizes by the symbols of the inputs' dims. A symbol may be named as the ONNX
+    file spells its dim_param (``DynamicDimension.0``, imported as ``DynamicDimension_0``);
+    a name that is no input dim is an error listing the ones there are (it was ignored, and
+    the axis silently got its default)."""
+    symbols = sorted(
+        {
+            str(free)
+            for t in types
+            if isinstance(t, TensorType)
+            for d in t.origin_shape
+            if is_symbolic(d)
+            for free in cast(sympy.Expr, d).free_symbols
+        }
+    )
+    sized: dict[str, int] = {}
+    for name, size in dims.items():
+        symbol = name if name in symbols else ssa_name(name)
+        if symbol not in symbols:
+            known = ", ".join(symbols) if symbols else "none (every input dim is static)"
+            raise ShapeArgumentError(
+                f"--dim {name}: no input dim is named '{name}'; the inputs' dims: {known}"
+            )
+        sized[symbol] = size
+    return sized
 
 
 def _checked(name: str, t: TensorType, shape: tuple[int, ...]) -> tuple[int, ...]:
