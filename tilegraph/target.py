@@ -41,6 +41,16 @@ class PrecisionMode(NamedTuple):
     """With ``graph_type``: only the ops the mixed-precision lists allow (white, gray after
     a reduced input); without: every op that has an implementation in ``graph_type``."""
 
+    def rounding_type(self, tiles: bool) -> str | None:
+        """The 16-bit float type whose rounding this mode puts into a float32 model's
+        results: its graph type on every path, else the cube's input type on the tiles
+        (``tiles``; the graph-level reference does not round the cube's inputs); ``None``
+        for ``origin`` and ``int8`` (a quantised model's tolerance is its quantisation
+        step, stated per model)."""
+        if self.graph_type:
+            return self.graph_type
+        return {"fp16": "float16", "bf16": "bfloat16"}.get(self.cube) if tiles else None
+
 
 PRECISION_MODES: dict[str, PrecisionMode] = {
     "origin": PrecisionMode("", ""),

@@ -93,3 +93,26 @@ def test_cli_compares_an_fp16_model_at_fp16_tolerance(tmp_path, capsys):
     assert "compare with onnxruntime (rtol 0.00781" in capsys.readouterr().out
     # float32 tolerance given by hand: the fp16 rounding order of the logits shows
     assert run([*args, str(report), "--compare", "--rtol", "1e-6", "--atol", "1e-7"]) == 1
+
+
+def test_cli_judges_a_float32_model_at_the_precision_it_ran(tmp_path):
+    """``--precision fp16`` rounds the cube's inputs on the tiles: a float32 model is then
+    judged at fp16's tolerance (it failed at float32's); the graph-level reference does not
+    round them and keeps float32's; ``force_fp16`` rounds on every path."""
+    model = _matmul_softmax(tmp_path / "m.onnx", TensorProto.FLOAT)
+    np.save(tmp_path / "x.npy", np.random.default_rng(1).random((4, 64)).astype(np.float32))
+    report = tmp_path / "r.json"
+    args = [model, "--input", f"x={tmp_path / 'x.npy'}", "--no-format-report", "--compare"]
+
+    def compared(*extra: str) -> tuple[int, dict]:
+        code = run([*args, "--json", str(report), *extra])
+        (row,) = json.loads(report.read_text())["compare"]["outputs"]
+        return code, row
+
+    code, row = compared("--precision", "fp16")
+    assert code == 0 and row["ok"] and row["rtol"] == 2.0**-7
+    assert compared("--precision", "fp16", "--rtol", "1e-3", "--atol", "1e-4")[0] == 1
+    code, row = compared("--precision", "fp16", "--reference")
+    assert code == 0 and row["rtol"] == 1e-3
+    assert compared("--precision", "force_fp16", "--reference")[1]["rtol"] == 2.0**-7
+    assert compared()[1]["rtol"] == 1e-3

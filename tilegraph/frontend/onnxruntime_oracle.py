@@ -75,12 +75,22 @@ def compare_with_onnxruntime(
     ours: Sequence[np.ndarray],
     rtol: float | None = None,
     atol: float | None = None,
+    rounding: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run the ONNX model at ``path`` in onnxruntime and :func:`compare` ``ours`` with its
-    outputs, at the tolerance of the model's precision when none is given."""
+    outputs, at the tolerance of the model's precision when none is given: the narrower of
+    the 16-bit type it computes in (:func:`half_precision`) and ``rounding``, the one the
+    compilation rounded to (``--precision fp16`` on a float32 model: ``"float16"``)."""
     model = onnx.load(path)
     theirs = _run(model, inputs)
-    return compare(names, ours, theirs, rtol, atol, half_precision(model))
+    return compare(names, ours, theirs, rtol, atol, narrower(half_precision(model), rounding))
+
+
+def narrower(a: str | None, b: str | None) -> str | None:
+    """The 16-bit float type of fewer significand bits among ``a`` and ``b`` (``None``:
+    float32, the widest)."""
+    given = [t for t in (a, b) if t is not None]
+    return min(given, key=_SIGNIFICAND_BITS.__getitem__, default=None)
 
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-3, 1e-4

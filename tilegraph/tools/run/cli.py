@@ -117,6 +117,15 @@ def _set_target(args: argparse.Namespace, module: ModuleOp) -> None:
         raise RunError(str(e)) from None
 
 
+def _rounding(compiled: CompiledModel) -> str | None:
+    """The 16-bit type the run rounded a float32 model's values to (``--compare``'s
+    tolerance)."""
+    from tilegraph.target import precision_mode, target_of
+
+    mode = precision_mode(target_of(compiled.module).precision)
+    return mode.rounding_type(tiles=compiled.target == "tiles")
+
+
 def safe_file_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "_"
 
@@ -498,7 +507,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         with task("running onnxruntime"):
             rows = compare_with_onnxruntime(
-                args.model, inputs, names, outputs, args.rtol, args.atol
+                args.model, inputs, names, outputs, args.rtol, args.atol, _rounding(compiled)
             )
         times["onnxruntime"] = time.perf_counter() - t0
         report["compare"] = {"rtol": args.rtol, "atol": args.atol, "outputs": rows}

@@ -238,7 +238,7 @@ def _print_compare(compare: dict[str, Any]) -> None:
     tolerances = {(row["rtol"], row["atol"]) for row in outputs}
     per_output = len(tolerances) > 1
     if per_output:
-        print("compare with onnxruntime (rtol / atol by output type):")
+        print("compare with onnxruntime (rtol / atol by output type and precision):")
     else:
         rtol, atol = tolerances.pop() if tolerances else (compare["rtol"], compare["atol"])
         print(f"compare with onnxruntime (rtol {rtol:.3g}, atol {atol:.3g}):")

@@ -304,9 +304,14 @@ def _run_one(
         row["reason"] = session.stats.recompiles[-1].reason
     if args.compare:
         from tilegraph.frontend.onnxruntime_oracle import compare_with_onnxruntime
+        from tilegraph.target import precision_mode, target_of
 
         names = [f"output {k}" for k in range(len(outputs))]
-        rows = compare_with_onnxruntime(args.model, inputs, names, outputs, args.rtol, args.atol)
+        precision = args.precision or target_of(module).precision
+        rounding = precision_mode(precision).rounding_type(tiles=session.target == "tiles")
+        rows = compare_with_onnxruntime(
+            args.model, inputs, names, outputs, args.rtol, args.atol, rounding
+        )
         row["compare_ok"] = all(r["ok"] for r in rows)
     return row
 
