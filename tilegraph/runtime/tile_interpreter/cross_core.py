@@ -383,7 +383,8 @@ def run_mix_groups(
 def sync_all(op: SyncAllOp) -> Kernel:
     cores = op.cores.data
 
-    def run() -> tuple[()]:
+    def run(*_workspace: Any) -> tuple[()]:
+        # the lockstep realises the barrier; a soft one's workspace slots are not modelled
         mix = getattr(_LOCAL, "run", None)
         if mix is None:
             raise CrossCoreError(f"'{op.name}' outside a launch run in lockstep")
