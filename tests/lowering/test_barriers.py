@@ -19,6 +19,8 @@ from tilegraph.lowering.analysis.barrier_check import check_blocks
 from tilegraph.lowering.analysis.sync_check import SyncError, check_sync
 from tilegraph.lowering.transforms.plan_memory import memory_report
 from tilegraph.passes.pipelines import NPU_PASSES
+from tilegraph.runtime.tile_interpreter.cross_core import CrossCoreError
+from tilegraph.runtime.tiles import run_tiles
 from tilegraph.tools.run.cli import run
 
 PRESETS = ["test", "ascend910b", "ascend310p"]
@@ -111,3 +113,44 @@ def test_json_reports_the_barrier_workspace(tmp_path):
     assert run(args) == 0
     memory = json.loads(report_path.read_text())["memory"]
     assert memory["barrier_workspace"] == 2 * 32  # hidden 32: two AI cores
+
+
+@pytest.mark.parametrize("platform", PRESETS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_both_executors_notice_each_removed_barrier(kind: str, platform: str):
+    """Each barrier removed in turn (the others kept, so the blocks still run in
+    lockstep): the interpreter reports the unordered GM exchange between its interleaved
+    core groups; the fast executor, which lets a group run ahead as far as its flags and
+    the remaining barriers allow, reads stale columns and gives wrong numbers (or reports
+    a lockstep error)."""
+    module, inputs, reference = _lowered(kind, platform, 32, direction="bidirectional", seq=3)
+    for executor in ("interpret", "fast"):  # the kernel as lowered is right
+        for got, want in zip(run_tiles(module, inputs, executor=executor), reference, strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    for i in range(len(_barriers(module))):
+        mutated = module.clone()
+        victim = _barriers(mutated)[i]
+        victim.detach()
+        victim.erase()
+        with pytest.raises(CrossCoreError, match="no all-core barrier .* between them"):
+            run_tiles(mutated, inputs, executor="interpret")
+        try:
+            got = run_tiles(mutated, inputs, executor="fast")
+        except CrossCoreError:
+            continue
+        wrong = any(
+            not np.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, reference, strict=True)
+        )
+        assert wrong, f"fast executor: removing barrier #{i} went unnoticed"
+
+
+def test_the_interpreters_race_names_kernel_buffer_and_groups():
+    module, inputs, _ = _lowered("lstm", "ascend910b", 32)
+    for op in _barriers(module):
+        op.detach()
+        op.erase()
+    with pytest.raises(CrossCoreError) as caught:
+        run_tiles(module, inputs, executor="interpret")
+    message = str(caught.value)
+    assert message.startswith("@lstm_1_mix_aic: group ")
+    assert "AIC reads GM %v3_out, which group " in message and "AIV" in message

@@ -77,8 +77,11 @@ class _Core:
     arrive: list[int]
 
 
-def _exchanged(fns: Sequence[func.FuncOp], skip: int | None) -> frozenset[int]:
-    """Positions of the GM arguments some part of the kernel both reads and writes."""
+def exchanged_arguments(fns: Sequence[func.FuncOp], mix: bool = False) -> frozenset[int]:
+    """Positions of the GM arguments the kernel (all its ``fns``: a mix kernel's parts,
+    whose arguments match by position) both reads and writes; a ``mix`` kernel's
+    workspace, its last argument, left out."""
+    skip = len(fns[0].body.block.args) - 1 if mix and fns and fns[0].body.blocks else None
     read: set[int] = set()
     written: set[int] = set()
     for fn in fns:
@@ -276,7 +279,7 @@ def check_launch(
     if blocks < 2:
         return
     parts = [fn] if aiv is None else [fn, aiv]
-    tracked = _exchanged(parts, None if aiv is None else len(fn.body.block.args) - 1)
+    tracked = exchanged_arguments(parts, mix=aiv is not None)
     if not tracked:
         return
     cores: list[_Core] = []
