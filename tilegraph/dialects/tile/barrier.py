@@ -14,7 +14,10 @@ barrier, then each reads the whole of it).
               barrier of ``SyncAll(gmWorkspace, ubWorkspace)`` on presets without it (310P's
               AI cores): every core writes its arrival to its own 32-byte slot of a
               zero-initialised GM workspace and polls the others' (:data:`SOFT_SLOT_BYTES`
-              per core, in GM and in UB)
+              per core, in GM and in UB). The GM workspace is the op's operand,
+              ``tile.sync_all %ws : memref<{8n}xi32, "GM"> {mode = "soft", ...}``
+              (:func:`soft_workspace_type`; ``tile-kernels`` adds it as a kernel argument
+              the host allocates, :mod:`tilegraph.lowering.analysis.barrier_workspace`)
 ``cores``     ``"all"``: in a mix kernel both parts — Ascend C's ``isAIVOnly = false``:
               the AIVs' and the AICs' barriers, then one between the two; ``"aiv"``: only the
               vector cores of the launch (``isAIVOnly = true``, a vector kernel's blocks)
@@ -28,6 +31,13 @@ launch's blocks at once (Ascend C: a block count over the cores hangs): the exec
 the blocks in lockstep, switching blocks at the barrier
 (:mod:`tilegraph.runtime.tile_interpreter.cross_core`), and report a barrier some block
 never reaches as a deadlock.
+
+Verified: ``mode`` and ``cores`` known, the op inside a kernel, a soft barrier with a 1-D
+``i32`` GM workspace of 32 bytes per block of the kernel's ``tile.blocks`` (when it states
+them), a hard one with none. A soft barrier *writes* its workspace (:meth:`SyncAllOp.written`:
+the arrival), so memory planning sees the launch write it. Whether a kernel has the
+barriers its blocks' GM exchange needs is :mod:`tilegraph.lowering.analysis.barrier_check`'s
+question.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ allocations by views into a single workspace allocated at the top::
 
 and records the report on the host function (``tile.memory = {peak = ..., lower_bound =
 ..., no_reuse = ..., constants = ..., in_place = ..., buffers = ..., arguments = ...}``, in
-bytes). Function arguments stay caller-owned; weights (``tile.constant``) are a separate
+bytes, and ``barrier_workspace = ...`` when soft all-core barriers have workspaces among
+the buffers). Function arguments stay caller-owned; weights (``tile.constant``) are a separate
 constant region, counted apart. Byte sizes are the executors' containers
 (:func:`~tilegraph.dialects.tile.workspace.container_bytes`), each rounded up to the
 preset's GM alignment (32 B); offsets are multiples of it.
@@ -227,8 +228,9 @@ class MemoryReport:
     arguments: int
     """Caller-owned input buffers (not planned)."""
     barrier_workspace: int = 0
-    """Of ``peak``'s buffers, the soft all-core barriers' GM workspaces (32 B per block,
-    :mod:`tilegraph.lowering.analysis.barrier_workspace`), aligned."""
+    """The soft all-core barriers' GM workspaces (32 B per block,
+    :mod:`tilegraph.lowering.analysis.barrier_workspace`), aligned and summed: planned
+    among the buffers like the others (so part of ``peak`` where they are live)."""
 
     @property
     def ratio(self) -> float:
