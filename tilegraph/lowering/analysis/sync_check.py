@@ -26,7 +26,9 @@ accessed slot by slot from all cores (the other GM buffers, like a block's, are 
 instance's own part). A removed cross-core flag shows as a workspace slot read before it
 is written or overwritten while being read, a deadlock, or a flag left set.
 
-``check_sync(module)`` checks every tiled kernel; ``check_kernel(fn, blocks)`` one.
+``check_sync(module)`` checks every tiled kernel, and every launch of several blocks
+across its blocks (:mod:`.barrier_check`: a missing all-core barrier between one block's
+GM write and another's read); ``check_kernel(fn, blocks)`` one kernel.
 """
 
 from __future__ import annotations
@@ -56,14 +58,11 @@ from tilegraph.dialects.tile.cross_core import (
     SyncBlockSetOp,
 )
 from tilegraph.dialects.tile.sync import PIPES, FlagOp
+from tilegraph.lowering.analysis.barrier_check import check_blocks
 from tilegraph.lowering.analysis.buffers import accesses, may_alias
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
 from tilegraph.lowering.analysis.kernel_walk import KernelWalk
-
-
-class SyncError(AssertionError):
-    """The synchronisation of a kernel is insufficient (the message says where)."""
-
+from tilegraph.lowering.analysis.sync_error import SyncError
 
 Slot = int | tuple[str, int]
 """A buffer's slot; in a joint check of a mix kernel, the issuing core's own buffers are
@@ -503,6 +502,7 @@ def check_sync(module: ModuleOp) -> int:
             name = fn.sym_name.data
             check_kernel(fn, blocks.get(name, 1), sub_blocks=sub_blocks.get(name, 1))
             checked += 1
+    check_blocks(module)  # the blocks' GM exchange: a barrier between writer and reader
     for launch in module.walk():
         if isinstance(launch, LaunchOp) and launch.aiv_callee in functions:
             aic = functions[launch.callee.string_value()]

@@ -14,7 +14,8 @@ allocations by views into a single workspace allocated at the top::
 
 and records the report on the host function (``tile.memory = {peak = ..., lower_bound =
 ..., no_reuse = ..., constants = ..., in_place = ..., buffers = ..., arguments = ...}``, in
-bytes). Function arguments stay caller-owned; weights (``tile.constant``) are a separate
+bytes, and ``barrier_workspace = ...`` when soft all-core barriers have workspaces among
+the buffers). Function arguments stay caller-owned; weights (``tile.constant``) are a separate
 constant region, counted apart. Byte sizes are the executors' containers
 (:func:`~tilegraph.dialects.tile.workspace.container_bytes`), each rounded up to the
 preset's GM alignment (32 B); offsets are multiples of it.
@@ -68,7 +69,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -80,6 +81,7 @@ from tilegraph.dialects.graph.provenance import location_of, replace_located
 from tilegraph.dialects.tile import AllocOp, ConstantOp, ViewOp
 from tilegraph.dialects.tile.base import module_preset, scope_of, scoped_memref
 from tilegraph.dialects.tile.workspace import container_bytes
+from tilegraph.lowering.analysis.barrier_workspace import barrier_workspace_bytes
 from tilegraph.lowering.analysis.host_liveness import (
     Buffer,
     HostSequence,
@@ -225,6 +227,10 @@ class MemoryReport:
     buffers: int
     arguments: int
     """Caller-owned input buffers (not planned)."""
+    barrier_workspace: int = 0
+    """The soft all-core barriers' GM workspaces (32 B per block,
+    :mod:`tilegraph.lowering.analysis.barrier_workspace`), aligned and summed: planned
+    among the buffers like the others (so part of ``peak`` where they are live)."""
 
     @property
     def ratio(self) -> float:
@@ -240,7 +246,12 @@ class MemoryReport:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "function"}
 
     def as_attribute(self) -> DictionaryAttr:
-        return DictionaryAttr({k: IntegerAttr(v, i64) for k, v in self.as_dict().items()})
+        """The report as recorded on the host function; a module without soft barriers
+        records no ``barrier_workspace`` (it reads back as 0)."""
+        values = self.as_dict()
+        if not values["barrier_workspace"]:
+            del values["barrier_workspace"]
+        return DictionaryAttr({k: IntegerAttr(v, i64) for k, v in values.items()})
 
     @classmethod
     def from_attribute(cls, function: str, attr: Attribute) -> MemoryReport:
@@ -248,13 +259,14 @@ class MemoryReport:
         if isinstance(attr, DictionaryAttr):
             values = {k: v.value.data for k, v in attr.data.items() if isinstance(v, IntegerAttr)}
         names = [f.name for f in fields(cls) if f.name != "function"]
-        missing = [n for n in names if n not in values]
+        optional = {f.name for f in fields(cls) if f.default is not MISSING}
+        missing = [n for n in names if n not in values and n not in optional]
         if missing:
             raise MemoryPlanError(
                 f"plan-memory: @{function} has a malformed {MEMORY_ATTR} (missing "
                 f"{', '.join(missing)})"
             )
-        return cls(function, **{n: values[n] for n in names})
+        return cls(function, **{n: values[n] for n in names if n in values})
 
 
 @dataclass
@@ -309,6 +321,9 @@ def plan_function(fn: func.FuncOp, module: ModuleOp, in_place: bool = True) -> M
         in_place=pairs,
         buffers=len(seq.buffers),
         arguments=_aligned_sum(fn.body.block.args, alignment),
+        barrier_workspace=barrier_workspace_bytes(
+            [b.value for b in seq.buffers], module, alignment
+        ),
     )
     return MemoryPlan(seq, offsets, report)
 

@@ -16,7 +16,13 @@ It changes nothing in the module. ``tilegraph.compile`` and ``tilegraph-run`` ru
 ``verify-sync{max-trips=4}`` walks only the first iterations of every loop (every block
 still): the full walk costs about as much as the rest of the lowering on large kernels.
 
-Statistics: ``kernels`` (checked).
+It then runs the cross-block checker
+(:mod:`~tilegraph.lowering.analysis.barrier_check`) on every launch of more than one block:
+blocks that hand data to one another through GM must meet at an all-core barrier
+(``tile.sync_all``) between the write and the read.
+
+Statistics: ``kernels`` (checked), ``shared-launches`` (launches of several blocks checked
+across blocks).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from tilegraph.dialects.graph.provenance import onnx_nodes
+from tilegraph.lowering.analysis.barrier_check import shared_launches
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
 from tilegraph.lowering.analysis.sync_check import (
     SyncError,
@@ -90,3 +97,13 @@ class VerifySyncPass(ModulePass):
                     f"{self.name}: @{name}{_where(fn)}: {message}"
                 ) from error
             stats.add("kernels")
+        for launch in shared_launches(op):  # the blocks' GM exchange: barriers between
+            try:
+                launch.check(self.max_trips or None)
+            except SyncError as error:
+                name = launch.fn.sym_name.data
+                message = str(error).removeprefix(f"@{name}: ")
+                raise SyncVerificationError(
+                    f"{self.name}: @{name}{_where(launch.fn)}: {message}"
+                ) from error
+            stats.add("shared-launches")

@@ -101,7 +101,7 @@ def run_lockstep_launch(part: Part, args: tuple[Any, ...], blocks: int, core: st
     def body(block: int) -> Callable[[], Any]:
         return lambda: fn(*args, block, blocks)
 
-    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)]))
+    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)], True))
 
 
 def _drive(flags: MixFlags) -> None:
@@ -154,4 +154,4 @@ def run_mix_launch(parts: tuple[Part, Part], args: tuple[Any, ...], groups: int 
         else:
             _drive(MixFlags(members))
     if lockstep:
-        _drive(MixFlags(together))
+        _drive(MixFlags(together, group_first=True))

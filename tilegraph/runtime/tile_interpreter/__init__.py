@@ -62,6 +62,7 @@ from tilegraph.runtime.tile_interpreter.arena import (
     slot_views,
     slotted_operands,
 )
+from tilegraph.runtime.tile_interpreter.gm_races import launch_races
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -104,6 +105,9 @@ class TileFunctions(InterpreterFunctions):
         self.counters = counters
         self.block = (0, 1)
         """(index, count) of the block being run (a mix launch's AIV: of its group)."""
+        self.checks_races = False
+        """A launch whose core groups exchange GM data runs: every tile op is checked
+        (:mod:`.gm_races`)."""
         self.sub_block = 0
         """The running AIV's sub-block in its group (``tile.sub_block_idx``)."""
         self.iterations: dict[int, int] = {}
@@ -205,7 +209,15 @@ class TileFunctions(InterpreterFunctions):
             return run
 
         parts = [(name, core, part(b), 0, b) for b in range(blocks)]
-        cross_core.MixRun(parts, lambda: self._save_state(interpreter)).run()
+        fn = _callee(op, name)
+        races = (
+            launch_races([fn], [(b, f"block {b}") for b in range(blocks)], False) if fn else None
+        )
+        self.checks_races = races is not None
+        try:
+            cross_core.MixRun(parts, lambda: self._save_state(interpreter), races).run()
+        finally:
+            self.checks_races = False
         self.block = (0, 1)
         self._arenas, self._slot_views = {}, {}
 
@@ -229,7 +241,20 @@ class TileFunctions(InterpreterFunctions):
         def save_state() -> Callable[[], None]:
             return self._save_state(interpreter)
 
-        cross_core.run_mix_groups(blocks, part, (names[0], names[1]), save_state, sub_blocks)
+        functions = [f for n in names if (f := _callee(op, n)) is not None]
+        labels = [
+            (group, f"group {group} {key}")
+            for group in range(blocks)
+            for key in ("AIC", *(f"AIV{s}" for s in range(sub_blocks)))
+        ]
+        races = launch_races(functions, labels, True) if len(functions) == 2 else None
+        self.checks_races = races is not None
+        try:
+            cross_core.run_mix_groups(
+                blocks, part, (names[0], names[1]), save_state, sub_blocks, races
+            )
+        finally:
+            self.checks_races = False
         self.block, self.sub_block = (0, 1), 0
         self._arenas, self._slot_views = {}, {}
 
@@ -306,6 +331,8 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
     def run(self: TileFunctions, interpreter: Interpreter, op: TileOp, args: tuple[Any, ...]):
         if self.counters is not None:
             self.counters.ops[op.name] = self.counters.ops.get(op.name, 0) + 1
+        if self.checks_races:  # a launch whose groups exchange GM data (.gm_races)
+            cross_core.note_access(op, args)
         return self.cached_kernel(op)(*self.in_slots(op, args))
 
     run.__name__ = f"run_{op_cls.name.replace('.', '_')}"

@@ -47,15 +47,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilegraph.dialects.tile.barrier import SyncAllOp
+from tilegraph.dialects.tile.base import TileOp
 from tilegraph.dialects.tile.cross_core import (
     CROSS_CORE_MAX_PENDING,
     CrossCoreOp,
     SyncBlockSetOp,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
+
+if TYPE_CHECKING:
+    from tilegraph.runtime.tile_interpreter.gm_races import GmRaces
 
 
 class CrossCoreError(RuntimeError):
@@ -112,8 +116,14 @@ class MixFlags:
     wait takes from them once all are positive, the scheduler gives the turn to the next
     runnable part from the current one on."""
 
-    def __init__(self, parts: Sequence[MixPart]):
+    def __init__(self, parts: Sequence[MixPart], group_first: bool = False):
+        """``group_first``: when the running part stops, the turn goes to the next runnable
+        part of its own core group before any other group's (the fast executor's
+        lockstep: a group runs as far ahead as its flags and barriers let it, so a block
+        that reads what another has not written yet for want of a barrier reads stale
+        data)."""
         self.parts = list(parts)
+        self.group_first = group_first
         self.counters: dict[Counter, int] = {}
         self._current = 0
         self._fewest: dict[str, int] = {}
@@ -125,15 +135,24 @@ class MixFlags:
     def _aivs(self, group: int) -> list[MixPart]:
         return self._aiv_parts.get(group, [])
 
+    def set_keys(self, part: MixPart, flag: int) -> list[Counter]:
+        """The counters ``part`` setting ``flag`` adds to."""
+        g = part.group
+        if part.core == "aic":  # mode 2: seen by every AIV of the group
+            return [(g, aiv.key, flag, 0) for aiv in self._aivs(g)]
+        return [(g, "aic", flag, part.sub)]  # the AIC counts each AIV's sets apart
+
+    def wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
+        """The counters ``part`` waiting for ``flag`` takes from."""
+        g = part.group
+        if part.core == "aic":  # waits until every AIV of the group has set it
+            return [(g, "aic", flag, aiv.sub) for aiv in self._aivs(g)]
+        return [(g, part.key, flag, 0)]
+
     def set_flag(self, part: MixPart, op: CrossCoreOp, flag: int) -> None:
         """``part`` sets ``flag``: one more on every counter it reaches (an overflow is a
         :class:`CrossCoreError`)."""
-        g = part.group
-        if part.core == "aic":  # mode 2: seen by every AIV of the group
-            keys = [(g, aiv.key, flag, 0) for aiv in self._aivs(g)]
-        else:  # the AIC counts each AIV's sets apart
-            keys = [(g, "aic", flag, part.sub)]
-        for key in keys:
+        for key in self.set_keys(part, flag):
             count = self.counters.get(key, 0) + 1
             if count > CROSS_CORE_MAX_PENDING:
                 raise CrossCoreError(
@@ -145,11 +164,7 @@ class MixFlags:
     def try_wait(self, part: MixPart, flag: int) -> bool:
         """``part`` waits for ``flag``: True when every counter it needs is positive (one
         taken from each), else False with ``part.waiting`` naming them (it must yield)."""
-        g = part.group
-        if part.core == "aic":  # waits until every AIV of the group has set it
-            keys = [(g, "aic", flag, aiv.sub) for aiv in self._aivs(g)]
-        else:
-            keys = [(g, part.key, flag, 0)]
+        keys = self.wait_keys(part, flag)
         if any(self.counters.get(key, 0) == 0 for key in keys):
             part.waiting = keys
             return False
@@ -201,6 +216,8 @@ class MixFlags:
             return None
         after = self._current + 1
         order = [*self.parts[after:], *self.parts[:after]]
+        if self.group_first and not rotate:
+            order.sort(key=lambda p: p.group != current.group)  # stable: in order within
         part = next((p for p in order if self._runnable(p)), None)
         if part is None:
             groups = len({p.group for p in self.parts}) > 1
@@ -238,13 +255,17 @@ class MixRun(MixFlags):
         self,
         parts: Sequence[tuple[str, str, Callable[[], Any], int, int]],
         save_state: Callable[[], Callable[[], None]] | None = None,
+        races: GmRaces | None = None,
     ):
         """``parts``: (name, core "aic"/"aiv", a callable running that part, sub-block,
         group), each group's AIC and its AIVs, group by group. ``save_state``: captures the
         executor's state a part runs in (the interpreter's scope of values, the block being
         run) and returns what restores it; called when a part stops at a wait or gives its
-        turn away, the restore when it goes on."""
+        turn away, the restore when it goes on. ``races``: the check of the groups' GM
+        exchange (:mod:`.gm_races`), told of every flag and barrier."""
         super().__init__([_Part(*p) for p in parts])
+        self.races = races
+        self._index = {id(p): i for i, p in enumerate(self.parts)}
         self._save_state = save_state
         self._back = threading.Event()
         self._cancelled = False
@@ -256,20 +277,35 @@ class MixRun(MixFlags):
     def set(self, op: CrossCoreOp, flag: int) -> None:
         part = _part()
         self.set_flag(part, op, flag)
+        if self.races is not None:
+            self.races.release(self._index[id(part)], self.set_keys(part, flag))
         self._give_way(part)
 
     def wait(self, op: CrossCoreOp, flag: int) -> None:
         part = _part()
+        keys = self.wait_keys(part, flag)
         while not self.try_wait(part, flag):
             self._yield(part)
+        if self.races is not None:
+            self.races.acquire(self._index[id(part)], keys)
         self._give_way(part)
 
     def sync_all(self, cores: str) -> None:
         part = _part()
         self.arrive(part, cores)
+        if self.races is not None:
+            self.races.arrive(self._index[id(part)], cores, part.barriers)
         while not self.barrier_open(part):
             self._yield(part)
+        if self.races is not None:
+            self.races.depart(self._index[id(part)], cores, part.barriers)
         self._give_way(part)
+
+    def access(self, op: TileOp, args: Sequence[Any]) -> None:
+        """The running part issues ``op`` on ``args``: checked against the other groups'
+        GM accesses (a race is a :class:`CrossCoreError`)."""
+        if self.races is not None:
+            self.races.access(self._index[id(_part())], op, args)
 
     def _give_way(self, part: _Part) -> None:
         """After a flag op: the next runnable part runs (another group's, most often), as
@@ -346,6 +382,13 @@ def _part() -> _Part:
     return part
 
 
+def note_access(op: TileOp, args: Sequence[Any]) -> None:
+    """Tell the run of the calling thread (if any) that its part issues ``op``."""
+    run = getattr(_LOCAL, "run", None)
+    if run is not None:
+        run.access(op, args)
+
+
 def sub_blocks_of(groups: int, aiv_blocks: int, callee: str) -> int:
     """AIVs per core group of a mix launch of ``groups`` AIC blocks and ``aiv_blocks`` AIV
     blocks (``aiv_blocks`` must be a multiple of ``groups``)."""
@@ -363,6 +406,7 @@ def run_mix_groups(
     names: tuple[str, str],
     save_state: Callable[[], Callable[[], None]] | None = None,
     sub_blocks: int = 1,
+    races: GmRaces | None = None,
 ) -> None:
     """Run the ``groups`` core groups of a mix launch, each of one AIC and ``sub_blocks``
     AIVs, interleaved in one :class:`MixRun` (each group with its own flag counters);
@@ -376,14 +420,15 @@ def run_mix_groups(
             (aiv_name, "aiv", part_runner(group, "aiv", sub), sub, group)
             for sub in range(sub_blocks)
         ]
-    MixRun(parts, save_state).run()
+    MixRun(parts, save_state, races).run()
 
 
 @tile_kernel(SyncAllOp)
 def sync_all(op: SyncAllOp) -> Kernel:
     cores = op.cores.data
 
-    def run() -> tuple[()]:
+    def run(*_workspace: Any) -> tuple[()]:
+        # the lockstep realises the barrier; a soft one's workspace slots are not modelled
         mix = getattr(_LOCAL, "run", None)
         if mix is None:
             raise CrossCoreError(f"'{op.name}' outside a launch run in lockstep")

@@ -134,6 +134,7 @@ def _memory(report: Any) -> dict[str, int]:
         "no_reuse": report.no_reuse,
         "constants": report.constants,
         "in_place": report.in_place,
+        "barrier_workspace": report.barrier_workspace,
     }
 
 

@@ -57,6 +57,7 @@ from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp
 from tilegraph.hardware import HardwareModel, hardware_preset
+from tilegraph.lowering.analysis.barrier_workspace import attach_barrier_workspace
 from tilegraph.lowering.analysis.kernel_attrs import (
     BLOCKS_ATTR,
     HOST_REASON_ATTR,
@@ -324,6 +325,8 @@ class TileKernelsPass(ModulePass):
             stats.add(f"{new_unit}-kernels")
             stats.add("tiles", tiles)
             blocks = _launch_blocks(op, fn)
+            if attach_barrier_workspace(op, fn, blocks):  # before a mix split: not last
+                stats.add("barrier-workspaces")
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
