@@ -5,7 +5,9 @@ Every matched intermediate must be used only inside the pattern (nothing is comp
 and the decomposition disappears), the reduction axes must be the trailing axes (LayerNorm,
 RMSNorm) or one axis (Softmax), and the replacement must have the root's exact type. The
 erf and tanh GELUs are different functions and are matched separately; the constants of a
-form must equal the exact ones (sqrt 2, sqrt(2/pi), 0.044715, 0.5, 1) to float32 rounding.
+form must equal the exact ones (sqrt 2, sqrt(2/pi), 0.044715, 0.5, 1) to float32 rounding,
+or, in a 16-bit model (fp16 / bf16), to one unit in the last place of the constant's type:
+a ``.half()`` export holds sqrt 2 as 1.4140625, the recomposed op uses the exact constant.
 
 Rounding: the recomposed op computes the same formula, in float32, in the order the usual
 decomposition spells it; a decomposition that multiplies in another order differs by a few
@@ -58,18 +60,34 @@ def _made_by(value: SSAValue, cls: type[_Op], uses: int = 1) -> _Op | None:
     return None
 
 
-def _splat(value: SSAValue) -> float | None:
+def _splat_element(value: SSAValue) -> np.ndarray | None:
+    """The one element of a float constant splat (a 0-d array of the constant's type)."""
     data = constant_array(value)
-    if data is None or data.size == 0 or data.dtype.kind != "f":
-        return None
+    if data is None or data.size == 0 or not data.dtype.name.startswith(("float", "bfloat")):
+        return None  # ml_dtypes' bfloat16 is of kind "V", as its integer types are
     flat = data.reshape(-1)
-    return float(flat[0]) if np.all(flat == flat[0]) else None
+    return flat[0:1].reshape(()) if np.all(flat == flat[0]) else None
+
+
+def _splat(value: SSAValue) -> float | None:
+    v = _splat_element(value)
+    return None if v is None else float(v)
 
 
 def _is(value: SSAValue, target: float) -> bool:
-    """A constant splat equal to ``target`` to float32 rounding."""
-    v = _splat(value)
-    return v is not None and abs(v - target) <= 4e-7 * max(1.0, abs(target))
+    """A constant splat equal to ``target`` to float32 rounding, or — a constant of a
+    narrower type (fp16 / bf16: a ``.half()`` export's ``sqrt(2)`` is 1.4140625) — within
+    one unit in the last place of its type at ``target``."""
+    v = _splat_element(value)
+    if v is None:
+        return False
+    x = float(v)
+    if abs(x - target) <= 4e-7 * max(1.0, abs(target)):
+        return True
+    if v.dtype.itemsize >= 4:
+        return False
+    ulp = float(np.abs(np.spacing(np.asarray(target, dtype=v.dtype))))
+    return abs(x - target) <= ulp
 
 
 def _split(op: Operation, pick: Callable[[SSAValue], object]) -> tuple[SSAValue, SSAValue] | None:
