@@ -11,6 +11,7 @@ within the differential tests' tolerance (fp32: ~1e-6 relative).
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -148,3 +149,12 @@ def test_f16_attention_is_one_flash_kernel(platform: str, case: str):
         (k.name, k.ops) for k in kernels
     ]
     assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
+
+
+def test_bf16_attention_is_one_flash_kernel():
+    """bf16 as fp16: one flash kernel, within bf16's tolerance (8 bits of mantissa)."""
+    module, inputs = _attention(*CASES["ragged"], dtype=ml_dtypes.bfloat16)
+    levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=4e-2, atol=2e-2)
+    assert len(levels.tiled_kernels) == 1 and _flash_kernels(levels)

@@ -53,10 +53,18 @@ mask inputs varying with the keys and the key probe: GPT-2's causal ``where`` wi
 padding mask) is marked ``tile.multi_buffer = 1`` instead, as the 8 events of a pipe pair
 would not do.
 
+A 16-bit graph (fp16 / bf16, a ``.half()`` export) runs the same kernel as
+FlashAttentionScore runs 16-bit inputs: Q, K, V and P enter the cube in the graph's type,
+S, P·V, the softmax statistics and O stay fp32 on L0C, in the workspace and on UB. The
+chain computes in the graph's type, as the graph does, on the scores rounded to it (S is
+cast to a 16-bit tile, the chain's result back to fp32: the graph's scale and mask
+round as they do unfused); O is rounded once, at its store. So the kernel is more exact
+than the unfused sequence, which rounds the softmax's output and ·V's to 16 bits.
+
 Not done: P and P·V keep one workspace slot each (the AIVs' P of block ``j + 1`` waits
 for the cube to have read P of block ``j``); P goes through
-the workspace in fp32 (the cube's rounding happens in ``nd2nz``); f16 graphs, and Q / K /
-V operands that reach the kernel in FRACTAL_NZ, keep the three-kernel sequence.
+the workspace in fp32 (the cube's rounding happens in ``nd2nz``); Q / K / V operands that
+reach the kernel in FRACTAL_NZ keep the three-kernel sequence.
 """
 
 from __future__ import annotations
@@ -162,11 +170,8 @@ class _Attention:
         found = shapes(p)
         assert found is not None
         self.batch, self.sq, self.sk, self.d = found
-        self.element = tensor_of(p.pv.results[0]).element_type
+        self.element = tensor_of(p.pv.results[0]).element_type  # one type: unqualified()
         self.narrow = self.element != f32
-        values = (p.qk.lhs, p.qk.rhs, p.qk.results[0], p.pv.rhs)
-        if any(tensor_of(v).element_type != self.element for v in values):
-            return "an attention mixing element types"
         if len(body.writes) != 1:
             return "an attention kernel with several outputs"
         operands: list[MatmulOperand] = []
