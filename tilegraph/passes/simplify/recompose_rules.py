@@ -60,34 +60,28 @@ def _made_by(value: SSAValue, cls: type[_Op], uses: int = 1) -> _Op | None:
     return None
 
 
-def _splat_element(value: SSAValue) -> np.ndarray | None:
-    """The one element of a float constant splat (a 0-d array of the constant's type)."""
-    data = constant_array(value)
-    if data is None or data.size == 0 or not data.dtype.name.startswith(("float", "bfloat")):
-        return None  # ml_dtypes' bfloat16 is of kind "V", as its integer types are
-    flat = data.reshape(-1)
-    return flat[0:1].reshape(()) if np.all(flat == flat[0]) else None
-
-
 def _splat(value: SSAValue) -> float | None:
-    v = _splat_element(value)
-    return None if v is None else float(v)
+    data = constant_array(value)
+    if data is None or data.size == 0 or data.dtype.kind != "f":
+        return None
+    flat = data.reshape(-1)
+    return float(flat[0]) if np.all(flat == flat[0]) else None
 
 
 def _is(value: SSAValue, target: float) -> bool:
     """A constant splat equal to ``target`` to float32 rounding, or — a constant of a
-    narrower type (fp16 / bf16: a ``.half()`` export's ``sqrt(2)`` is 1.4140625) — within
+    16-bit type (fp16 / bf16: a ``.half()`` export's ``sqrt(2)`` is 1.4140625) — within
     one unit in the last place of its type at ``target``."""
-    v = _splat_element(value)
+    v = _splat(value)
     if v is None:
         return False
-    x = float(v)
-    if abs(x - target) <= 4e-7 * max(1.0, abs(target)):
+    if abs(v - target) <= 4e-7 * max(1.0, abs(target)):
         return True
-    if v.dtype.itemsize >= 4:
+    t = value.type
+    if not isinstance(t, TensorType) or t.dtype.bits >= 32:
         return False
-    ulp = float(np.abs(np.spacing(np.asarray(target, dtype=v.dtype))))
-    return abs(x - target) <= ulp
+    ulp = float(np.abs(np.spacing(np.asarray(target, dtype=t.dtype.exact_numpy))))
+    return abs(v - target) <= ulp
 
 
 def _split(op: Operation, pick: Callable[[SSAValue], object]) -> tuple[SSAValue, SSAValue] | None:
