@@ -30,7 +30,7 @@ def _attention(
     dim: int,
     mask: str = "",
     seed: int = 0,
-    dtype: type[np.floating] = np.float32,
+    dtype: type[np.generic] = np.float32,
 ):
     """(module, inputs): attention of ``q`` [B, Sq, H·D] over ``kv`` [B, Sk, H·D] (the
     same projection for K and V, split into heads by views), scaled by 1/sqrt(D), with an
@@ -62,7 +62,7 @@ def _attention(
         inputs["mask"] = np.where(keep, 0.0, -10000.0).astype(dtype)
     elif mask == "causal":
         allowed = np.tril(np.ones((sq, sk), bool), k=sk - sq)[None, None]
-        low = b.constant(dtype(np.finfo(dtype).min))
+        low = b.constant(np.asarray(ml_dtypes.finfo(dtype).min, dtype))
         scores = b.op("where", b.constant(allowed), scores, low)
     out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
     merged = b.op("transpose", out, perm=[0, 2, 1, 3])

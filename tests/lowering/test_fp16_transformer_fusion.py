@@ -115,9 +115,10 @@ def test_fp16_layer_lowers_to_the_kernels_of_fp32(platform: str):
     assert_matches(fp16, rtol=1e-2, atol=4e-3)
     import onnxruntime as ort
 
-    (theirs,) = ort.InferenceSession(
+    (out,) = ort.InferenceSession(
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     ).run(None, {"x": x})
+    theirs = np.asarray(out)
     rtol, atol = tolerance(theirs)
     for level, (ours,) in fp16.outputs.items():
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=level)
