@@ -158,3 +158,37 @@ def test_bf16_attention_is_one_flash_kernel():
     assert_no_nan(levels)
     assert_matches(levels, rtol=4e-2, atol=2e-2)
     assert len(levels.tiled_kernels) == 1 and _flash_kernels(levels)
+
+
+def test_a_claim_the_kernel_refuses_lowers_as_the_three_kernels():
+    """·V's result read by another op too: ``fuse-ops`` claims the attention, but its
+    group ends at ·V's NZ result (the head merge stays out), which the flash kernel
+    refuses. The group is lowered as the three kernels it was claimed from (Q·Kᵀ with its
+    views and scale, the softmax, ·V with V's view), not one kernel per op."""
+    batch, seq, heads, dim = 1, 20, 2, 12
+    b = GraphBuilder()
+    q_in, k_in, v_in = (b.input(n, [batch, seq, heads * dim]) for n in "qkv")
+    split = b.constant(np.array([batch, seq, heads, dim], np.int64))
+    q, k, v = (
+        b.op("transpose", b.op("reshape", x, split), perm=perm)
+        for x, perm in ((q_in, [0, 2, 1, 3]), (k_in, [0, 2, 3, 1]), (v_in, [0, 2, 1, 3]))
+    )
+    scores = b.op("mul", b.op("matmul", q, k), b.constant(np.float32(1 / np.sqrt(dim))))
+    out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
+    merged = b.op("transpose", out, perm=[0, 2, 1, 3])
+    merged = b.op("reshape", merged, b.constant(np.array([batch, seq, heads * dim], np.int64)))
+    module = b.build(merged, b.op("relu", out))
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.standard_normal((batch, seq, heads * dim)).astype(np.float32) for n in "qkv"}
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    lowered = stats.as_dict()["lower-graph-to-kernels"]
+    assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
+    assert lowered.get("unclaimed-attention") == 1, lowered
+    ops = [k.ops for k in levels.tiled_kernels]
+    assert ("graph.softmax",) in ops
+    matmuls = [o for o in ops if "graph.matmul" in o]
+    assert len(matmuls) == 2 and all("graph.transpose" in o for o in matmuls), ops
+    assert sum("graph.mul" in o for o in matmuls) == 1, ops  # the scale in Q·Kᵀ's epilogue
