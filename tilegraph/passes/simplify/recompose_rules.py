@@ -471,8 +471,8 @@ class RecomposeGeluErf(_RecomposeGelu):
         "recompose-gelu-erf",
         "0.5 * x * (1 + erf(x / sqrt(2)))",
         "gelu(x)",
-        "constants exact to float32; product order may differ by a few ulp; distinct from "
-        "the tanh form",
+        "constants exact to float32 (a 16-bit model's: to one ulp of their type); product "
+        "order may differ by a few ulp; distinct from the tanh form",
         _PEERS,
     )
     APPROXIMATE = "none"
@@ -493,7 +493,8 @@ class RecomposeGeluTanh(_RecomposeGelu):
         "recompose-gelu-tanh",
         "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))",
         "gelu(x, approximate = tanh)",
-        "constants exact to float32; a few ulp; distinct from the erf form",
+        "constants exact to float32 (a 16-bit model's: to one ulp of their type); a few ulp; "
+        "distinct from the erf form",
         _PEERS,
     )
     APPROXIMATE = "tanh"
