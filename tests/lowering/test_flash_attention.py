@@ -11,6 +11,7 @@ within the differential tests' tolerance (fp32: ~1e-6 relative).
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -21,15 +22,25 @@ from tilegraph.passes.statistics import collecting_statistics
 NAN = float("nan")
 
 
-def _attention(batch: int, sq: int, sk: int, heads: int, dim: int, mask: str = "", seed: int = 0):
+def _attention(
+    batch: int,
+    sq: int,
+    sk: int,
+    heads: int,
+    dim: int,
+    mask: str = "",
+    seed: int = 0,
+    dtype: type[np.generic] = np.float32,
+):
     """(module, inputs): attention of ``q`` [B, Sq, H·D] over ``kv`` [B, Sk, H·D] (the
     same projection for K and V, split into heads by views), scaled by 1/sqrt(D), with an
-    additive ``mask`` [B, 1, 1, Sk] ("additive"), a causal ``where`` ("causal"), or none."""
+    additive ``mask`` [B, 1, 1, Sk] ("additive"), a causal ``where`` ("causal"), or none;
+    every tensor and constant of ``dtype``."""
     rng = np.random.default_rng(seed)
     hidden = heads * dim
     b = GraphBuilder()
     q_in, k_in, v_in = (
-        b.input(n, [batch, s, hidden]) for n, s in (("q", sq), ("k", sk), ("v", sk))
+        b.input(n, [batch, s, hidden], dtype) for n, s in (("q", sq), ("k", sk), ("v", sk))
     )
 
     def heads_of(x, s: int, perm: list[int]):
@@ -39,19 +50,19 @@ def _attention(batch: int, sq: int, sk: int, heads: int, dim: int, mask: str = "
     q = heads_of(q_in, sq, [0, 2, 1, 3])
     k = heads_of(k_in, sk, [0, 2, 3, 1])
     v = heads_of(v_in, sk, [0, 2, 1, 3])
-    scores = b.op("mul", b.op("matmul", q, k), b.constant(np.float32(1 / np.sqrt(dim))))
+    scores = b.op("mul", b.op("matmul", q, k), b.constant(dtype(1 / np.sqrt(dim))))
     inputs = {
-        n: rng.standard_normal((batch, s, hidden)).astype(np.float32)
+        n: rng.standard_normal((batch, s, hidden)).astype(dtype)
         for n, s in (("q", sq), ("k", sk), ("v", sk))
     }
     if mask == "additive":
-        scores = b.op("add", scores, b.input("mask", [batch, 1, 1, sk]))
+        scores = b.op("add", scores, b.input("mask", [batch, 1, 1, sk], dtype))
         keep = rng.random((batch, 1, 1, sk)) < 0.8
         keep[..., 0] = True
-        inputs["mask"] = np.where(keep, 0.0, -10000.0).astype(np.float32)
+        inputs["mask"] = np.where(keep, 0.0, -10000.0).astype(dtype)
     elif mask == "causal":
         allowed = np.tril(np.ones((sq, sk), bool), k=sk - sq)[None, None]
-        low = b.constant(np.float32(np.finfo(np.float32).min))
+        low = b.constant(np.asarray(ml_dtypes.finfo(dtype).min, dtype))
         scores = b.op("where", b.constant(allowed), scores, low)
     out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
     merged = b.op("transpose", out, perm=[0, 2, 1, 3])
@@ -113,3 +124,71 @@ def test_head_dim_over_the_limit_is_kept_with_its_reason():
     assert not _flash_kernels(levels)
     fuse = stats.as_dict()["fuse-ops"]
     assert fuse.get("attention-kept.a head dim 160 over 128") == 1, fuse
+
+
+F16_RTOL, F16_ATOL = 1e-2, 2e-3
+"""An fp16 attention against its graph: the kernel keeps S, the softmax statistics, P·V
+and O in fp32 (as CANN's FlashAttentionScore) where the graph rounds every op's result to
+fp16, and rounds P to fp16 before its normalisation (the graph: after)."""
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize("case", ["ragged", "causal", "long"])
+def test_f16_attention_is_one_flash_kernel(platform: str, case: str):
+    """An fp16 attention is claimed and runs as the flash kernel as fp32's does: its
+    fp16 chain (scale, mask) on the scores rounded to fp16, the softmax in fp32, O
+    rounded to fp16 once; both executors match the graph within fp16's tolerance."""
+    module, inputs = _attention(*CASES[case], dtype=np.float16)
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=F16_RTOL, atol=F16_ATOL)
+    kernels = levels.tiled_kernels
+    assert all(k.unit != "host" for k in kernels), [(k.name, k.reason) for k in kernels]
+    assert len(kernels) == 1 and _flash_kernels(levels)[0].unit == "mix", [
+        (k.name, k.ops) for k in kernels
+    ]
+    assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
+
+
+def test_bf16_attention_is_one_flash_kernel():
+    """bf16 as fp16: one flash kernel, within bf16's tolerance (8 bits of mantissa)."""
+    module, inputs = _attention(*CASES["ragged"], dtype=ml_dtypes.bfloat16)
+    levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=4e-2, atol=2e-2)
+    assert len(levels.tiled_kernels) == 1 and _flash_kernels(levels)
+
+
+def test_a_claim_the_kernel_refuses_lowers_as_the_three_kernels():
+    """·V's result read by another op too: ``fuse-ops`` claims the attention, but its
+    group ends at ·V's NZ result (the head merge stays out), which the flash kernel
+    refuses. The group is lowered as the three kernels it was claimed from (Q·Kᵀ with its
+    views and scale, the softmax, ·V with V's view), not one kernel per op."""
+    batch, seq, heads, dim = 1, 20, 2, 12
+    b = GraphBuilder()
+    q_in, k_in, v_in = (b.input(n, [batch, seq, heads * dim]) for n in "qkv")
+    split = b.constant(np.array([batch, seq, heads, dim], np.int64))
+    q, k, v = (
+        b.op("transpose", b.op("reshape", x, split), perm=perm)
+        for x, perm in ((q_in, [0, 2, 1, 3]), (k_in, [0, 2, 3, 1]), (v_in, [0, 2, 1, 3]))
+    )
+    scores = b.op("mul", b.op("matmul", q, k), b.constant(np.float32(1 / np.sqrt(dim))))
+    out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
+    merged = b.op("transpose", out, perm=[0, 2, 1, 3])
+    merged = b.op("reshape", merged, b.constant(np.array([batch, seq, heads * dim], np.int64)))
+    module = b.build(merged, b.op("relu", out))
+    rng = np.random.default_rng(0)
+    inputs = {n: rng.standard_normal((batch, seq, heads * dim)).astype(np.float32) for n in "qkv"}
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    lowered = stats.as_dict()["lower-graph-to-kernels"]
+    assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
+    assert lowered.get("unclaimed-attention") == 1, lowered
+    ops = [k.ops for k in levels.tiled_kernels]
+    assert ("graph.softmax",) in ops
+    matmuls = [o for o in ops if "graph.matmul" in o]
+    assert len(matmuls) == 2 and all("graph.transpose" in o for o in matmuls), ops
+    assert sum("graph.mul" in o for o in matmuls) == 1, ops  # the scale in Q·Kᵀ's epilogue

@@ -40,6 +40,9 @@ from tilegraph.hardware import HardwareModel
 
 CHAIN_OPS = (MulOp, DivOp, AddOp, SubOp, WhereOp)
 """What may stand between the scores and the softmax: scale, additive mask, causal where."""
+FLASH_ELEMENTS = ("f32", "f16", "bf16")
+"""The graph element types the kernel takes: a 16-bit attention keeps its chain in its
+type and its softmax statistics, P·V and O in fp32 (as CANN's FlashAttentionScore)."""
 MAX_HEAD_DIM = 128
 """The largest head dim D the kernel keeps a Q block and an O block of on chip for."""
 
@@ -71,6 +74,11 @@ class AttentionPattern:
 def _tensor(value: SSAValue) -> TensorType | None:
     t = value.type
     return t if isinstance(t, TensorType) else None
+
+
+def _element(value: SSAValue) -> object:
+    t = _tensor(value)
+    return None if t is None else t.element_type
 
 
 def _same_shape(value: SSAValue, t: TensorType) -> bool:
@@ -177,8 +185,11 @@ def unqualified(pattern: AttentionPattern, hw: HardwareModel) -> str | None:
     if d > MAX_HEAD_DIM:
         return f"a head dim {d} over {MAX_HEAD_DIM}"
     element = _tensor(pattern.pv.results[0])
-    if element is None or str(element.element_type) not in ("f32", "f16"):
-        return "an attention that is neither f32 nor f16"
+    if element is None or str(element.element_type) not in FLASH_ELEMENTS:
+        return "an attention that is neither f32, f16 nor bf16"
+    values = (pattern.qk.lhs, pattern.qk.rhs, pattern.qk.results[0], pattern.pv.rhs)
+    if any(_element(v) != element.element_type for v in values):
+        return "an attention mixing element types"
     for op in pattern.chain:
         if not isinstance(op, GraphOp):
             return f"{op.name} between the scores and the softmax"

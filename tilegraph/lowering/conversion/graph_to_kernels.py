@@ -18,10 +18,13 @@ A fused group that no tiling strategy can run as one kernel is split into one ke
 whose elementwise epilogue runs across a reshape of its result's rows (``fuse-ops``; the
 epilogue tile does not fit a small preset's UB) is first split in two instead: the matmul
 with its views up to the reshape, and the elementwise ops as one vector kernel
-(``peeled-epilogues``).
+(``peeled-epilogues``). A claimed attention group the flash kernel refuses (a reason only
+its tiling finds: several outputs, Q read transposed, ...) is first split back into the
+three kernels it was claimed from: Q·Kᵀ with what the softmax reads, the softmax, and ·V
+with the rest (``unclaimed-attention``); a part no strategy runs is split per op in turn.
 
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``, ``peeled-epilogues``.
+``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``.
 """
 
 from __future__ import annotations
@@ -374,6 +377,66 @@ def _peeled(
     return parts
 
 
+def _unclaimed_attention(
+    kernel: _Kernel,
+    names: _KernelNames,
+    outer_of: Mapping[SSAValue, SSAValue],
+    hw: HardwareModel,
+) -> list[tuple[_Kernel, func.FuncOp]] | None:
+    """A claimed attention group as the three kernels it was claimed from (the softmax's
+    operands' producers in the group, the softmax, the rest), each part that no strategy
+    runs split per op; None when the group holds no attention pattern."""
+    from tilegraph.lowering.analysis.attention_pattern import attention_in
+
+    pattern = attention_in(kernel.ops)
+    if pattern is None:
+        return None
+    members = set(kernel.ops)
+    feeding: set[Operation] = set()
+    pending = [v.owner for v in pattern.softmax.operands]
+    while pending:
+        op = pending.pop()
+        if isinstance(op, Operation) and op in members and op not in feeding:
+            feeding.add(op)
+            pending.extend(v.owner for v in op.operands)
+    groups = [
+        [op for op in kernel.ops if op in feeding],
+        [pattern.softmax],
+        [op for op in kernel.ops if op not in feeding and op is not pattern.softmax],
+    ]
+    parts: list[tuple[_Kernel, func.FuncOp]] = []
+    for group in groups:
+        inside = set(group)
+        outputs = [
+            r
+            for op in group
+            for r in op.results
+            if r in kernel.outputs or any(u.operation not in inside for u in r.uses)
+        ]
+        part = _kernel_of_ops(group, outputs, names, outer_of, kernel.location)
+        part_fn = _classified(part, hw)
+        if _is_host(part_fn) and len(group) > 1:
+            names.taken.discard(part.name)
+            parts.extend(_per_op(group, names, outer_of, hw))
+        else:
+            parts.append((part, part_fn))
+    return parts
+
+
+def _per_op(
+    ops: Sequence[Operation],
+    names: _KernelNames,
+    outer_of: Mapping[SSAValue, SSAValue],
+    hw: HardwareModel,
+) -> list[tuple[_Kernel, func.FuncOp]]:
+    """One kernel per op of a group that is split."""
+    parts = []
+    for member in ops:
+        part = _kernel_of(member, names, outer_of)
+        parts.append((part, _classified(part, hw)))
+    return parts
+
+
 def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
@@ -414,12 +477,11 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             parts = _peeled(kernel, names, outer_of, hw)
             if parts is not None:
                 stats.add("peeled-epilogues")
+            elif (parts := _unclaimed_attention(kernel, names, outer_of, hw)) is not None:
+                stats.add("unclaimed-attention")
             else:
                 stats.add("split-groups")
-                parts = []
-                for member in kernel.ops:
-                    part = _kernel_of(member, names, outer_of)
-                    parts.append((part, _classified(part, hw)))
+                parts = _per_op(kernel.ops, names, outer_of, hw)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):

@@ -5,7 +5,9 @@ Every matched intermediate must be used only inside the pattern (nothing is comp
 and the decomposition disappears), the reduction axes must be the trailing axes (LayerNorm,
 RMSNorm) or one axis (Softmax), and the replacement must have the root's exact type. The
 erf and tanh GELUs are different functions and are matched separately; the constants of a
-form must equal the exact ones (sqrt 2, sqrt(2/pi), 0.044715, 0.5, 1) to float32 rounding.
+form must equal the exact ones (sqrt 2, sqrt(2/pi), 0.044715, 0.5, 1) to float32 rounding,
+or, in a 16-bit model (fp16 / bf16), to one unit in the last place of the constant's type:
+a ``.half()`` export holds sqrt 2 as 1.4140625, the recomposed op uses the exact constant.
 
 Rounding: the recomposed op computes the same formula, in float32, in the order the usual
 decomposition spells it; a decomposition that multiplies in another order differs by a few
@@ -67,9 +69,19 @@ def _splat(value: SSAValue) -> float | None:
 
 
 def _is(value: SSAValue, target: float) -> bool:
-    """A constant splat equal to ``target`` to float32 rounding."""
+    """A constant splat equal to ``target`` to float32 rounding, or — a constant of a
+    16-bit type (fp16 / bf16: a ``.half()`` export's ``sqrt(2)`` is 1.4140625) — within
+    one unit in the last place of its type at ``target``."""
     v = _splat(value)
-    return v is not None and abs(v - target) <= 4e-7 * max(1.0, abs(target))
+    if v is None:
+        return False
+    if abs(v - target) <= 4e-7 * max(1.0, abs(target)):
+        return True
+    t = value.type
+    if not isinstance(t, TensorType) or t.dtype.bits >= 32:
+        return False
+    ulp = float(np.abs(np.spacing(np.asarray(target, dtype=t.dtype.exact_numpy))))
+    return abs(v - target) <= ulp
 
 
 def _split(op: Operation, pick: Callable[[SSAValue], object]) -> tuple[SSAValue, SSAValue] | None:
@@ -459,8 +471,8 @@ class RecomposeGeluErf(_RecomposeGelu):
         "recompose-gelu-erf",
         "0.5 * x * (1 + erf(x / sqrt(2)))",
         "gelu(x)",
-        "constants exact to float32; product order may differ by a few ulp; distinct from "
-        "the tanh form",
+        "constants exact to float32 (a 16-bit model's: to one ulp of their type); product "
+        "order may differ by a few ulp; distinct from the tanh form",
         _PEERS,
     )
     APPROXIMATE = "none"
@@ -481,7 +493,8 @@ class RecomposeGeluTanh(_RecomposeGelu):
         "recompose-gelu-tanh",
         "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))",
         "gelu(x, approximate = tanh)",
-        "constants exact to float32; a few ulp; distinct from the erf form",
+        "constants exact to float32 (a 16-bit model's: to one ulp of their type); a few ulp; "
+        "distinct from the erf form",
         _PEERS,
     )
     APPROXIMATE = "tanh"

@@ -53,10 +53,18 @@ mask inputs varying with the keys and the key probe: GPT-2's causal ``where`` wi
 padding mask) is marked ``tile.multi_buffer = 1`` instead, as the 8 events of a pipe pair
 would not do.
 
+A 16-bit graph (fp16 / bf16, a ``.half()`` export) runs the same kernel as
+FlashAttentionScore runs 16-bit inputs: Q, K, V and P enter the cube in the graph's type,
+S, P·V, the softmax statistics and O stay fp32 on L0C, in the workspace and on UB. The
+chain computes in the graph's type, as the graph does, on the scores rounded to it (S is
+cast to a 16-bit tile, the chain's result back to fp32: the graph's scale and mask
+round as they do unfused); O is rounded once, at its store. So the kernel is more exact
+than the unfused sequence, which rounds the softmax's output and ·V's to 16 bits.
+
 Not done: P and P·V keep one workspace slot each (the AIVs' P of block ``j + 1`` waits
 for the cube to have read P of block ``j``); P goes through
-the workspace in fp32 (the cube's rounding happens in ``nd2nz``); f16 graphs, and Q / K /
-V operands that reach the kernel in FRACTAL_NZ, keep the three-kernel sequence.
+the workspace in fp32 (the cube's rounding happens in ``nd2nz``); Q / K / V operands that
+reach the kernel in FRACTAL_NZ keep the three-kernel sequence.
 """
 
 from __future__ import annotations
@@ -66,7 +74,7 @@ from math import inf, prod
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, UnitAttr, f32, i1, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import (
@@ -130,11 +138,13 @@ def _pad(n: int) -> int:
     return -(-n // FRACTAL) * FRACTAL
 
 
-def _fits(b: KernelBuilder, bq: int, bk: int, dp: int, ub_tiles: int, share: float) -> bool:
-    """Whether the blocks fit ``share`` of each on-chip buffer (``ub_tiles``: the UB bytes
-    one AIV's tiles take)."""
+def _fits(
+    b: KernelBuilder, cube: Attribute, bq: int, bk: int, dp: int, ub_tiles: int, share: float
+) -> bool:
+    """Whether the blocks fit ``share`` of each on-chip buffer (``cube``: the cube's input
+    element; ``ub_tiles``: the UB bytes one AIV's tiles take)."""
     hw = b.hw
-    cb = element_bytes(b.cube_element(f32))
+    cb = element_bytes(cube)
     need = {
         "L1": (bq * dp + 2 * bk * dp + bq * bk) * cb,
         "L0A": (bq * dp + bq * bk) * cb,
@@ -160,8 +170,8 @@ class _Attention:
         found = shapes(p)
         assert found is not None
         self.batch, self.sq, self.sk, self.d = found
-        if str(tensor_of(p.pv.results[0]).element_type) != "f32":
-            return "an f16 attention (the flash kernel's tiles are fp32)"
+        self.element = tensor_of(p.pv.results[0]).element_type  # one type: unqualified()
+        self.narrow = self.element != f32
         if len(body.writes) != 1:
             return "an attention kernel with several outputs"
         operands: list[MatmulOperand] = []
@@ -216,13 +226,19 @@ class _Attention:
         nb = len(self.batch)
         tile = [1] * nb + [rows, bk]
         chain = self.chain.ub_bytes(hw, tile, [self.scores])
-        own = [rows * bk, 2 * rows * dp] + [rows] * 4
+        own = [rows * bk * 4, 2 * rows * dp * 4] + [rows * 4] * 4
+        narrow = element_bytes(self.element)
+        if self.narrow:  # the scores rounded to the graph's type, O rounded for its store
+            own += [rows * bk * narrow, rows * dp * narrow]
         if self.sk % bk:  # the key mask of a ragged last block: probe, -inf, i1 mask
-            own += [bk, bk, bk // 4]
-        return chain + sum(aligned_bytes(hw, "UB", n * 4) for n in own)
+            own += [bk * narrow, bk * 4, bk // 4]
+            if self.narrow:  # -inf in K's type for the probe's comparison
+                own.append(bk * narrow)
+        return chain + sum(aligned_bytes(hw, "UB", n) for n in own)
 
     def _blocks(self) -> str | None:
         b = self.b
+        cube = b.cube_element(self.element)
         dp = _pad(self.d)
         q_sizes = [s for s in BLOCKS if s <= _pad(self.sq)] or [FRACTAL]
         k_sizes = [s for s in BLOCKS if s <= _pad(self.sk)] or [FRACTAL]
@@ -230,7 +246,9 @@ class _Attention:
         for share in (0.5, 1.0):
             for bq in q_sizes:
                 for bk in k_sizes:
-                    if default is None and _fits(b, bq, bk, dp, self._ub_bytes(bq, bk, dp), share):
+                    if default is None and _fits(
+                        b, cube, bq, bk, dp, self._ub_bytes(bq, bk, dp), share
+                    ):
                         default = (bq, bk)
         bq0, bk0 = default or (q_sizes[-1], k_sizes[-1])
         self.bq = b.choose_int(
@@ -238,7 +256,7 @@ class _Attention:
         )
         self.bk = b.choose_int("attention.block_k", k_sizes, bk0, "keys per step of the K / V loop")
         self.dp = dp
-        if not _fits(b, self.bq, self.bk, dp, self._ub_bytes(self.bq, self.bk, dp), 1.0):
+        if not _fits(b, cube, self.bq, self.bk, dp, self._ub_bytes(self.bq, self.bk, dp), 1.0):
             return (
                 f"attention blocks {self.bq}x{self.bk} (D {self.d}) do not fit the on-chip buffers"
             )
@@ -253,7 +271,7 @@ class _Attention:
         ws_type = scoped_memref([O_REGION + 1, *([1] * (nb - 1)), bq, width], f32, "GM")
         self.ws = add_workspace_argument(self.body.fn, ws_type)
         self.body.fn.attributes[EXPLICIT_ATTR] = UnitAttr()
-        cube = b.cube_element(f32)
+        cube = b.cube_element(self.element)
         fr = FRACTAL
         self.q_l1 = b.buffer([dp // fr, bq // fr, fr, fr], cube, "L1", "q_l1")
         self.k_l1 = b.buffer(self._b_l1(self.k, dp, bk), cube, "L1", "k_l1")
@@ -276,6 +294,9 @@ class _Attention:
         self.o = b.buffer([*lead, rows, dp], f32, "UB", "o_ub")
         self.pv = b.buffer([*lead, rows, dp], f32, "UB", "pv_ub")
         self.s_ub = b.buffer([*lead, rows, bk], f32, "UB", "s_ub")
+        if self.narrow:
+            self.s_narrow = b.buffer([*lead, rows, bk], self.element, "UB", "s_narrow_ub")
+            self.o_narrow = b.buffer([*lead, rows, dp], self.element, "UB", "o_narrow_ub")
         self.chain.allocate(b, [*lead, rows, bk], [self.scores])
         self.invariant = [
             v for v in self.chain.input_tiles if self._same_for_every_block(v)
@@ -314,10 +335,10 @@ class _Attention:
         mask = broadcast_mask(memref_shape(arg), self.chain.out_shape)
         return mask is not None and all(mask[-2:])
 
-    def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
-        """(a view of K's first element of each key, its UB probe, a -inf row, the i1 key
-        mask): the last K block is ragged, and its lanes past ``Sk`` must not enter a
-        row's max or sum."""
+    def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(a view of K's first element of each key, its UB probe, a -inf row of K's type
+        and one in fp32, the i1 key mask): the last K block is ragged, and its lanes past
+        ``Sk`` must not enter a row's max or sum."""
         b, k = self.b, self.k
         nb = len(self.batch)
         keys = memref_strides(k.arg)[-2 if k.transposed else -1]
@@ -325,20 +346,21 @@ class _Attention:
         view = view_of(b, gm_base(k.arg), StridedView(shape, (keys,) * len(shape)))
         view.name_hint = "keys_view"
         row = [*([1] * (nb + 1)), self.bk]
-        probe = b.buffer(row, f32, "UB", "key_probe_ub")
+        probe = b.buffer(row, self.element, "UB", "key_probe_ub")
         low = b.buffer(row, f32, "UB", "neg_inf_ub")
+        low_k = b.buffer(row, self.element, "UB", "key_neg_inf_ub") if self.narrow else low
         mask = b.buffer(row, i1, "UB", "key_mask_ub")
-        return view, probe, low, mask
+        return view, probe, low_k, low, mask
 
     def _mask_keys(self, x: SSAValue, j: SSAValue) -> None:
         """Lanes of ``x`` past the last key to -inf: K's probe, loaded with -inf past
         ``Sk``, compared with -inf gives the mask of the keys that exist."""
         assert self.key_mask is not None
-        view, probe, low, mask = self.key_mask
+        view, probe, low_k, low, mask = self.key_mask
         zero = self.b.index(0)
         at = [zero] * (len(memref_shape(view)) - 1)
         self.b.add(CopyOp(view, [*at, j], probe, [zero] * len(memref_shape(probe)), -inf))
-        self.e.compare("gt", probe, low, mask)
+        self.e.compare("gt", probe, low_k, mask)
         self.e.select(mask, x, low, x)
 
     def _b_l1(self, op: MatmulOperand, k: int, n: int) -> list[int]:
@@ -377,7 +399,9 @@ class _Attention:
         self.e.fill(self.l, 0.0)
         self.e.fill(self.o, 0.0)
         if self.key_mask is not None:
-            self.e.fill(self.key_mask[2], -inf)
+            self.e.fill(self.key_mask[3], -inf)
+            if self.narrow:
+                self.e.fill(self.key_mask[2], -inf)
         at = [*ivs, b.add_index(qi, self.sub_row), zero]
         for v in self.invariant:  # the same tile for every K block: loaded once
             self.chain.load(b, v, at)
@@ -386,7 +410,11 @@ class _Attention:
             self._step(ivs, qi, j)
         self.e.binary("vdiv", self.o, self.l, self.o)
         row = b.add_index(qi, self.sub_row)
-        store(b, self.o, self.out, [*ivs, row, zero])
+        out = self.o
+        if self.narrow:  # O rounded to the graph's type once, at its store
+            self.e.cast(self.o, self.o_narrow, "rint")
+            out = self.o_narrow
+        store(b, out, self.out, [*ivs, row, zero])
 
     def _k_operand(self, ivs, j: SSAValue) -> None:
         """Kⱼ as the right operand of S = Q·Kⱼᵀ (K = D, N = keys): held (N, K) when its
@@ -435,6 +463,20 @@ class _Attention:
         b.add(FixpipeOp(self.s_l0, self.ws, [*self._region(region), zero, zero], None))
         self._set("S_READY", "FIX", slot)
 
+    def _chain(self, s_ub: SSAValue) -> SSAValue:
+        """The chain (scale, mask) on the scores tile; the softmax's input, in fp32. An
+        fp16 / bf16 graph's chain computes in its type, as the graph does, on the scores
+        rounded to it; its result comes back to fp32 (into ``s_ub``), where the online
+        softmax computes, as CANN's softmax does for 16-bit data."""
+        chain, e = self.chain, self.e
+        if not self.narrow or not chain.ops:
+            tiles = chain.compute(self.b, {self.scores: s_ub}, dict(chain.input_tiles))
+            return tiles[self.p.softmax.operands[0]]
+        e.cast(s_ub, self.s_narrow, "rint")
+        tiles = chain.compute(self.b, {self.scores: self.s_narrow}, dict(chain.input_tiles))
+        e.cast(tiles[self.p.softmax.operands[0]], s_ub, "rint")
+        return s_ub
+
     def _step(self, ivs: list[SSAValue], qi: SSAValue, j: SSAValue) -> None:
         """One K / V block at key ``j`` (its S is in the workspace or on its way)."""
         b, e, zero = self.b, self.e, self.b.index(0)
@@ -458,8 +500,7 @@ class _Attention:
         for v in chain.input_tiles:
             if v not in self.invariant:
                 chain.load(b, v, at)
-        tiles = chain.compute(b, {self.scores: s_ub}, dict(chain.input_tiles))
-        x = tiles[self.p.softmax.operands[0]]
+        x = self._chain(s_ub)
         if self.key_mask is not None:
             self._mask_keys(x, j)
         last = len(memref_shape(x)) - 1
