@@ -27,6 +27,11 @@ the reference here reproduces:
 * Then ONNX LSTM's cell: bias ``Wb + Rb``, peepholes, ``clip``, the activation list,
   ``input_forget``, in float32. ``sequence_lens`` is refused (onnxruntime zeroes a finished
   row's hidden state for the next step's quantisation, not a case exported models need).
+
+``graph.dynamic_quantize_lstm_steps`` is the recurrence alone, over the input projection
+computed apart (:func:`input_projection`; ``expand-quantized-lstm`` makes it a quantised
+matmul for the int8 cube under ``int8``); both ops' references share
+:func:`quantized_lstm_steps`.
 """
 
 from __future__ import annotations
@@ -74,8 +79,28 @@ def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.nda
     return acc.astype(np.float32) * (scale * w_scale.astype(np.float32))
 
 
+class _QuantizedLSTMBase(GraphOp):
+    """The results and attributes DynamicQuantizeLSTM and its recurrence op share (the
+    operands are each op's own: irdl lists a subclass's fields before inherited ones)."""
+
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    activation_alpha = opt_prop_def(ArrayAttr)
+    activation_beta = opt_prop_def(ArrayAttr)
+    activations = opt_prop_def(ArrayAttr)
+    clip = float_attr()
+    direction = str_attr()
+    hidden_size = int_attr()
+    input_forget = int_attr()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    FACTS: ClassVar = ND_OPAQUE
+    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+
+
 @irdl_op_definition
-class DynamicQuantizeLSTMOp(GraphOp):
+class DynamicQuantizeLSTMOp(_QuantizedLSTMBase):
     """onnxruntime's DynamicQuantizeLSTM (domain ``com.microsoft``, the only op of that
     domain imported): ONNX LSTM with int8 / uint8 ``W`` ``[dirs, input, 4H]`` and ``R``
     ``[dirs, H, 4H]`` and their per-tensor or per-channel scales and zero points; ``X`` is
@@ -100,20 +125,6 @@ class DynamicQuantizeLSTMOp(GraphOp):
     W_zero_point = operand_def(TensorType)
     R_scale = operand_def(TensorType)
     R_zero_point = operand_def(TensorType)
-    Y = result_def(TensorType)
-    Y_h = result_def(TensorType)
-    Y_c = result_def(TensorType)
-    activation_alpha = opt_prop_def(ArrayAttr)
-    activation_beta = opt_prop_def(ArrayAttr)
-    activations = opt_prop_def(ArrayAttr)
-    clip = float_attr()
-    direction = str_attr()
-    hidden_size = int_attr()
-    input_forget = int_attr()
-    traits = traits_def(Pure())
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = ND_OPAQUE
-    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
 
     @classmethod
     def infer_shapes(
@@ -179,7 +190,7 @@ def quantized_lstm_steps(
     clip, input_forget = op.attr("clip"), bool(op.attr("input_forget"))
     y = np.zeros((seq, dirs, batch, hidden), f32)
     finals = [np.zeros((dirs, batch, hidden), f32) for _ in range(2)]
-    for d, fns in enumerate(activation_lists(op, DynamicQuantizeLSTMOp.DEFAULT_ACTIVATIONS, dirs)):
+    for d, fns in enumerate(activation_lists(op, _QuantizedLSTMBase.DEFAULT_ACTIVATIONS, dirs)):
         reverse = op.attr("direction") == "reverse" or d == 1
         g_d = gx[:, :, d * 4 * hidden : (d + 1) * 4 * hidden]
         g_d = g_d[::-1] if reverse else g_d
@@ -201,7 +212,7 @@ def quantized_lstm_steps(
 
 
 @irdl_op_definition
-class DynamicQuantizeLSTMStepsOp(GraphOp):
+class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
     """The recurrence of a DynamicQuantizeLSTM whose input projection is computed apart
     (``expand-quantized-lstm``): ``G`` float32 ``[seq, batch, dirs * 4H]`` is
     :func:`input_projection` (no bias; direction ``d``'s gates at columns ``d * 4H``, in
@@ -219,19 +230,6 @@ class DynamicQuantizeLSTMStepsOp(GraphOp):
     P = opt_operand_def(TensorType)
     R_scale = operand_def(TensorType)
     R_zero_point = operand_def(TensorType)
-    Y = result_def(TensorType)
-    Y_h = result_def(TensorType)
-    Y_c = result_def(TensorType)
-    activation_alpha = opt_prop_def(ArrayAttr)
-    activation_beta = opt_prop_def(ArrayAttr)
-    activations = opt_prop_def(ArrayAttr)
-    clip = float_attr()
-    direction = str_attr()
-    hidden_size = int_attr()
-    input_forget = int_attr()
-    traits = traits_def(Pure())
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = ND_OPAQUE
 
     @classmethod
     def infer_shapes(
