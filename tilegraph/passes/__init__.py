@@ -11,6 +11,7 @@ PASSES: dict[str, str] = {
     "constant-fold": ".constant_fold:ConstantFoldPass",
     "conv-forms": ".conv_forms:ConvFormsPass",
     "expand-qoperator": ".expand_qoperator:ExpandQOperatorPass",
+    "expand-quantized-lstm": ".expand_quantized_lstm:ExpandQuantizedLSTMPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
     "fold-integer-ops": ".fold_integer_ops:FoldIntegerOpsPass",
     "fold-qdq": ".fold_qdq:FoldQdqPass",

@@ -229,7 +229,10 @@ class O1Pipeline(PipelinePass):
                 return
 
 
-O2_SPEC = "expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,O1,format{strategy=ge},fuse-ops"
+O2_SPEC = (
+    "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,O1,"
+    "format{strategy=ge},fuse-ops"
+)
 """What O2 runs."""
 
 
@@ -242,8 +245,9 @@ def o2_with_strategy(strategy: str) -> str:
 @register_pass
 @dataclass(frozen=True)
 class O2Pipeline(NamedPipeline):
-    """O2: everything — expand-qoperator, fold-integer-ops and fold-qdq (under the ``int8``
-    precision: QLinearConv / QLinearMatMul become their QDQ pattern, DynamicQuantizeLinear
+    """O2: everything — expand-quantized-lstm, expand-qoperator, fold-integer-ops and
+    fold-qdq (under the ``int8`` precision: DynamicQuantizeLSTM's input projection a
+    quantised matmul, QLinearConv / QLinearMatMul become their QDQ pattern, DynamicQuantizeLinear
     its parameters op and a QuantizeLinear, MatMulInteger / ConvInteger and QDQ
     convolutions and matmuls int8 cube ops, before constant folding dequantises their
     weights), fold-requant (an int8 convolution feeding the next one requantises in

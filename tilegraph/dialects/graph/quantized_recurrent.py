@@ -27,6 +27,11 @@ the reference here reproduces:
 * Then ONNX LSTM's cell: bias ``Wb + Rb``, peepholes, ``clip``, the activation list,
   ``input_forget``, in float32. ``sequence_lens`` is refused (onnxruntime zeroes a finished
   row's hidden state for the next step's quantisation, not a case exported models need).
+
+``graph.dynamic_quantize_lstm_steps`` is the recurrence alone, over the input projection
+computed apart (:func:`input_projection`; ``expand-quantized-lstm`` makes it a quantised
+matmul for the int8 cube under ``int8``); both ops' references share
+:func:`quantized_lstm_steps`.
 """
 
 from __future__ import annotations
@@ -74,8 +79,28 @@ def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.nda
     return acc.astype(np.float32) * (scale * w_scale.astype(np.float32))
 
 
+class _QuantizedLSTMBase(GraphOp):
+    """The results and attributes DynamicQuantizeLSTM and its recurrence op share (the
+    operands are each op's own: irdl lists a subclass's fields before inherited ones)."""
+
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    activation_alpha = opt_prop_def(ArrayAttr)
+    activation_beta = opt_prop_def(ArrayAttr)
+    activations = opt_prop_def(ArrayAttr)
+    clip = float_attr()
+    direction = str_attr()
+    hidden_size = int_attr()
+    input_forget = int_attr()
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    FACTS: ClassVar = ND_OPAQUE
+    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+
+
 @irdl_op_definition
-class DynamicQuantizeLSTMOp(GraphOp):
+class DynamicQuantizeLSTMOp(_QuantizedLSTMBase):
     """onnxruntime's DynamicQuantizeLSTM (domain ``com.microsoft``, the only op of that
     domain imported): ONNX LSTM with int8 / uint8 ``W`` ``[dirs, input, 4H]`` and ``R``
     ``[dirs, H, 4H]`` and their per-tensor or per-channel scales and zero points; ``X`` is
@@ -100,20 +125,6 @@ class DynamicQuantizeLSTMOp(GraphOp):
     W_zero_point = operand_def(TensorType)
     R_scale = operand_def(TensorType)
     R_zero_point = operand_def(TensorType)
-    Y = result_def(TensorType)
-    Y_h = result_def(TensorType)
-    Y_c = result_def(TensorType)
-    activation_alpha = opt_prop_def(ArrayAttr)
-    activation_beta = opt_prop_def(ArrayAttr)
-    activations = opt_prop_def(ArrayAttr)
-    clip = float_attr()
-    direction = str_attr()
-    hidden_size = int_attr()
-    input_forget = int_attr()
-    traits = traits_def(Pure())
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = ND_OPAQUE
-    DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
 
     @classmethod
     def infer_shapes(
@@ -139,33 +150,111 @@ class DynamicQuantizeLSTMOp(GraphOp):
         x, w, r, b, _lens, h0, c0, p, ws, wz, rs, rz = (list(inputs) + [None] * 12)[:12]
         assert x is not None and w is not None and r is not None
         assert ws is not None and wz is not None and rs is not None and rz is not None
-        f32 = np.float32
-        seq, batch, _ = x.shape
-        dirs, hidden = w.shape[0], r.shape[1]
-        clip, input_forget = self.attr("clip"), bool(self.attr("input_forget"))
-        y = np.zeros((seq, dirs, batch, hidden), f32)
-        finals = [np.zeros((dirs, batch, hidden), f32) for _ in range(2)]
-        for d, fns in enumerate(activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)):
-            reverse = self.attr("direction") == "reverse" or d == 1
-            xs = x.astype(f32)[::-1] if reverse else x.astype(f32)
-            w_scale = ws.reshape(dirs, -1)[d]
-            r_scale = rs.reshape(dirs, -1)[d]
-            gx = quantized_product(xs.reshape(seq * batch, -1), w[d], _first(wz, dirs, d), w_scale)
-            gx = gx.reshape(seq, batch, 4 * hidden)
-            bias = (
-                np.zeros(4 * hidden, f32)
-                if b is None
-                else (b[d, : 4 * hidden].astype(f32) + b[d, 4 * hidden :].astype(f32))
-            )
-            peep = np.zeros(3 * hidden, f32) if p is None else p[d].astype(f32)
-            h = np.zeros((batch, hidden), f32) if h0 is None else h0[d].astype(f32)
-            c = np.zeros((batch, hidden), f32) if c0 is None else c0[d].astype(f32)
-            for step in range(seq):
-                g = gx[step] + quantized_product(h, r[d], _first(rz, dirs, d), r_scale)
-                h, c = lstm_cell(g, c, bias, peep, fns, clip, input_forget)
-                y[seq - 1 - step if reverse else step, d] = h
-            finals[0][d], finals[1][d] = h, c
-        return y, finals[0], finals[1]
+        return quantized_lstm_steps(self, input_projection(x, w, ws, wz), r, b, h0, c0, p, rs, rz)
+
+
+def input_projection(x: np.ndarray, w: np.ndarray, ws: np.ndarray, wz: np.ndarray) -> np.ndarray:
+    """The input projection of every step and direction, ``[seq, batch, dirs * 4H]``
+    float32 (direction ``d``'s gates at columns ``d * 4H ...``, in time order whatever the
+    direction): ``X`` quantised once (one scale and zero point for all directions: the
+    range of the same tensor), times ``W[d] - W_zp[d]`` exact, scaled by ``x_scale *
+    W_scale[d][channel]``."""
+    seq, batch, _ = x.shape
+    dirs = w.shape[0]
+    rows = x.astype(np.float32).reshape(seq * batch, -1)
+    parts = [
+        quantized_product(rows, w[d], _first(wz, dirs, d), ws.reshape(dirs, -1)[d])
+        for d in range(dirs)
+    ]
+    return np.concatenate(parts, axis=1).reshape(seq, batch, -1)
+
+
+def quantized_lstm_steps(
+    op: GraphOp,
+    gx: np.ndarray,
+    r: np.ndarray,
+    b: np.ndarray | None,
+    h0: np.ndarray | None,
+    c0: np.ndarray | None,
+    p: np.ndarray | None,
+    rs: np.ndarray,
+    rz: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The recurrence of ``op`` (its ``direction``, ``clip``, ``input_forget`` and
+    activations) over the input projection ``gx`` (:func:`input_projection`): per step
+    ``h`` quantised, its exact product with ``R - R_zp`` scaled by ``h_scale *
+    R_scale[channel]`` added to the step's projection, then ONNX LSTM's cell."""
+    f32 = np.float32
+    seq, batch, _ = gx.shape
+    dirs, hidden = r.shape[0], r.shape[1]
+    clip, input_forget = op.attr("clip"), bool(op.attr("input_forget"))
+    y = np.zeros((seq, dirs, batch, hidden), f32)
+    finals = [np.zeros((dirs, batch, hidden), f32) for _ in range(2)]
+    for d, fns in enumerate(activation_lists(op, _QuantizedLSTMBase.DEFAULT_ACTIVATIONS, dirs)):
+        reverse = op.attr("direction") == "reverse" or d == 1
+        g_d = gx[:, :, d * 4 * hidden : (d + 1) * 4 * hidden]
+        g_d = g_d[::-1] if reverse else g_d
+        r_scale = rs.reshape(dirs, -1)[d]
+        bias = (
+            np.zeros(4 * hidden, f32)
+            if b is None
+            else (b[d, : 4 * hidden].astype(f32) + b[d, 4 * hidden :].astype(f32))
+        )
+        peep = np.zeros(3 * hidden, f32) if p is None else p[d].astype(f32)
+        h = np.zeros((batch, hidden), f32) if h0 is None else h0[d].astype(f32)
+        c = np.zeros((batch, hidden), f32) if c0 is None else c0[d].astype(f32)
+        for step in range(seq):
+            g = g_d[step] + quantized_product(h, r[d], _first(rz, dirs, d), r_scale)
+            h, c = lstm_cell(g, c, bias, peep, fns, clip, input_forget)
+            y[seq - 1 - step if reverse else step, d] = h
+        finals[0][d], finals[1][d] = h, c
+    return y, finals[0], finals[1]
+
+
+@irdl_op_definition
+class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
+    """The recurrence of a DynamicQuantizeLSTM whose input projection is computed apart
+    (``expand-quantized-lstm``): ``G`` float32 ``[seq, batch, dirs * 4H]`` is
+    :func:`input_projection` (no bias; direction ``d``'s gates at columns ``d * 4H``, in
+    time order for either direction); the other operands and the attributes are
+    ``graph.dynamic_quantize_lstm``'s. Each step quantises ``h`` by its own range, adds its
+    exact product with ``R - R_zp`` scaled by ``h_scale * R_scale`` to the step's row of
+    ``G`` and runs ONNX LSTM's cell. Results ``Y``, ``Y_h``, ``Y_c`` as the full op's."""
+
+    name = "graph.dynamic_quantize_lstm_steps"
+    G = operand_def(TensorType)
+    R = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    initial_c = opt_operand_def(TensorType)
+    P = opt_operand_def(TensorType)
+    R_scale = operand_def(TensorType)
+    R_zero_point = operand_def(TensorType)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        g = require(tensor_type(operands[0]), "G")
+        r = require(tensor_type(operands[1]), "R")
+        if g.rank != 3 or r.rank != 3:
+            raise ShapeError("G and R must be 3-D")
+        if g.dtype != DType.float32:
+            raise ShapeError(f"G must be float32, got {g.element_type}")
+        if r.dtype not in (DType.int8, DType.uint8):
+            raise ShapeError(f"R must be int8 or uint8, got {r.element_type}")
+        hidden = cls.read_attr(props, "hidden_size")
+        hidden = hidden if hidden is not None else r.origin_shape[1]
+        dirs, width = r.origin_shape[0], g.origin_shape[2]
+        known = all(isinstance(v, int) for v in (dirs, width, hidden))
+        if known and width != dirs * 4 * hidden:
+            raise ShapeError(f"G's last axis must be {dirs} x 4 x {hidden}")
+        return recurrent_results(g, props, hidden, 0, 2)
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        g, r, b, h0, c0, p, rs, rz = (list(inputs) + [None] * 8)[:8]
+        assert g is not None and r is not None and rs is not None and rz is not None
+        return quantized_lstm_steps(self, g, r, b, h0, c0, p, rs, rz)
 
 
 def _first(zero_points: np.ndarray, dirs: int, d: int) -> int:
@@ -173,4 +262,4 @@ def _first(zero_points: np.ndarray, dirs: int, d: int) -> int:
     return int(zero_points.reshape(dirs, -1)[d, 0])
 
 
-QUANTIZED_RECURRENT_OPS: list[type[GraphOp]] = [DynamicQuantizeLSTMOp]
+QUANTIZED_RECURRENT_OPS: list[type[GraphOp]] = [DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp]

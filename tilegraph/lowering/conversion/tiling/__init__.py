@@ -50,7 +50,10 @@ from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
-from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMOp
+from tilegraph.dialects.graph.quantized_recurrent import (
+    DynamicQuantizeLSTMOp,
+    DynamicQuantizeLSTMStepsOp,
+)
 from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
@@ -158,7 +161,7 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
         reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
         return ("cube", None) if reason is None else ("host", reason)
-    if any(isinstance(op, DynamicQuantizeLSTMOp) for op in body.ops):
+    if any(isinstance(op, (DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp)) for op in body.ops):
         return ("host", QUANTIZED_LSTM_HOST_REASON)
     if is_attention_kernel(body):  # a claimed attention group: the flash mix kernel
         reason = emit_attention_kernel(body, b)

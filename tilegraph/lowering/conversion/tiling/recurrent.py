@@ -99,12 +99,15 @@ STATE_FLAG = 4
 ready (0, 1) and free (2, 3) flags."""
 
 QUANTIZED_LSTM_HOST_REASON = (
-    "DynamicQuantizeLSTM has no AI-core form yet: each step quantises h_{t-1} by its own "
-    "run-time range (a reduction over the batch's state before the int8 gate matmul)"
+    "DynamicQuantizeLSTM's recurrence has no AI-core form yet: each step quantises h_{t-1} "
+    "by its own run-time range (a reduction over the batch's state before the int8 gate "
+    "matmul)"
 )
-"""Why ``graph.dynamic_quantize_lstm`` stays on the host (the kernel above would need a
-per-step min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised
-by the run-time scale; see ``docs/tile-level.md``)."""
+"""Why ``graph.dynamic_quantize_lstm_steps`` (and, outside ``int8``, the whole
+``graph.dynamic_quantize_lstm``) stays on the host: the kernel above would need a per-step
+min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised by the
+run-time scale; ``expand-quantized-lstm`` puts the input projection on the int8 cube (see
+``docs/tile-level.md``)."""
 
 
 class _Emitter:
