@@ -47,7 +47,10 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
-  whole from global memory).
+  whole from global memory) — unless it is an elementwise op on one-element tensors only
+  joining a group without an anchor (a *scalar program*: the run-time zero point cast to
+  int32 before the multiply that makes a dynamically quantised convolution's bias; the
+  kernel computes it as it would read it).
 
 A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
 that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
@@ -249,6 +252,22 @@ def _broadcast_by(producer: Operation, users: list[Operation]) -> bool:
     )
 
 
+def _one_element(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t, TensorType) and t.num_elements() == 1
+
+
+def _scalar_program(producer: Operation, group: Group) -> bool:
+    """An elementwise op on one-element tensors only (a run-time zero point cast to int32,
+    a product of scales), joining a group without an anchor: the vector kernel computes it
+    once and broadcasts it like an operand read from GM, instead of a launch of its own."""
+    return (
+        group.anchor is None
+        and fusion_kind(producer) in EPILOGUE_KINDS
+        and all(_one_element(v) for v in (*producer.operands, *producer.results))
+    )
+
+
 def _flows_into(op: Operation, source: Operation, members: set[Operation]) -> bool:
     """Whether ``source``'s results reach ``op``'s operands through ``members`` only."""
     stack, seen = [op], {op}
@@ -278,7 +297,7 @@ def can_join(producer: Operation, group: Group) -> bool:
     is_conversion = isinstance(producer, TransDataOp)
     if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):
         return False
-    if _broadcast_by(producer, users):
+    if _broadcast_by(producer, users) and not _scalar_program(producer, group):
         return False
     if kind in ANCHOR_KINDS:
         return (
