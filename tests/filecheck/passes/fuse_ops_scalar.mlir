@@ -1,4 +1,5 @@
 // RUN: tilegraph-opt %s -p fuse-ops --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p fuse-ops --split-input-file --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
 
 // A run-time zero point cast to int32 (one element) joins the multiply that stretches it
 // over the channels (the int32 bias of a dynamically quantised convolution): the vector
@@ -20,19 +21,43 @@ func.func @scalar_program(%z: !layout.tensor<i8>, %sx: !layout.tensor<f32>, %sw:
 
 // -----
 // Only scalars computed from scalars: a reduction to one element stays out of the
-// elementwise op that broadcasts it (its input is the whole tensor), and a scalar does not
-// join a convolution's epilogue (the cube's tiles have no vector program beside them).
-func.func @not_scalar_program(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>, %sx: !layout.tensor<f32>, %sw: !layout.tensor<f32>) -> (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>) {
+// elementwise op that broadcasts it (its input is the whole tensor). A scalar program read
+// by a convolution's epilogue joins it, placed right before its reader (after the anchor:
+// the epilogue's vector code computes it).
+func.func @epilogue_scalar_program(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>, %sx: !layout.tensor<f32>, %sw: !layout.tensor<f32>) -> (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>) {
   %ax = graph.constant dense<[0, 1, 2, 3]> : !layout.tensor<4xi64>
   %m = graph.reduce_max %x, %ax {keepdims = 0} : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4xi64>) -> !layout.tensor<f32>
   %y = graph.sub %x, %m : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<f32>) -> !layout.tensor<1x4x8x8xf32, NCHW>
-  %c = graph.conv2d %x, %w : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>) -> !layout.tensor<1x4x8x8xf32, NCHW>
   %s = graph.mul %sx, %sw : !layout.tensor<f32>
+  %c = graph.conv2d %x, %w : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>) -> !layout.tensor<1x4x8x8xf32, NCHW>
   %e = graph.mul %c, %s : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<f32>) -> !layout.tensor<1x4x8x8xf32, NCHW>
   func.return %y, %e : !layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>
 }
-// CHECK-LABEL: func.func @not_scalar_program
+// CHECK-LABEL: func.func @epilogue_scalar_program
 // CHECK:       %m = graph.reduce_max %x
 // CHECK-NEXT:  %y = graph.sub %x, %m
-// CHECK:       %s = graph.mul %sx, %sw
-// CHECK-NEXT:  %e = graph.fused "fused_conv2d_mul_{{[0-9]+}}" <out_elemwise_fusable> (%x, %w, %s)
+// CHECK-NEXT:  %e = graph.fused "fused_conv2d_mul_{{[0-9]+}}" <out_elemwise_fusable> (%x, %w, %sx, %sw)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    %c = graph.conv2d
+// CHECK-NEXT:    %s = graph.mul %sx_1, %sw_1
+// CHECK-NEXT:    %e_1 = graph.mul %c, %s
+
+// -----
+// A scalar program read by two groups (common_old's scale product: by the run-time bias's
+// division and by the dequantising multiply after the convolution) is copied into each,
+// instead of running alone so that both may read it.
+func.func @shared_scalar_program(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>, %sx: !layout.tensor<f32>, %sw: !layout.tensor<f32>, %v: !layout.tensor<4xf32>) -> (!layout.tensor<4xf32>, !layout.tensor<1x4x8x8xf32, NCHW>) {
+  %s = graph.mul %sx, %sw : !layout.tensor<f32>
+  %d = graph.div %v, %s : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %c = graph.conv2d %x, %w : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<4x4x1x1xf32, NCHW>) -> !layout.tensor<1x4x8x8xf32, NCHW>
+  %e = graph.mul %c, %s : (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<f32>) -> !layout.tensor<1x4x8x8xf32, NCHW>
+  func.return %d, %e : !layout.tensor<4xf32>, !layout.tensor<1x4x8x8xf32, NCHW>
+}
+// CHECK-LABEL: func.func @shared_scalar_program
+// CHECK-NEXT:  %d = graph.fused "fused_mul_div_{{[0-9]+}}" <broadcast> (%sx, %sw, %v)
+// CHECK:       %e = graph.fused "fused_conv2d_mul_{{[0-9]+}}" <out_elemwise_fusable> (%x, %w, %sx, %sw)
+// CHECK-NOT:   graph.mul %sx, %sw
+// CHECK:       func.return
+
+// STATS: fuse-ops (ran 1x)
+// STATS: scalar-programs-cloned 1
