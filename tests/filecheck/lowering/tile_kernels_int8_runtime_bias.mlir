@@ -25,6 +25,10 @@ func.func @qconv_runtime_bias(%x: !layout.tensor<1x40x9x9xi8, NCHW>, %z: !layout
 // CHECK:       func.return
 // CHECK-LABEL: func.func @fused_cast_mul_0(
 // CHECK-SAME:    tile.kernel = "vector"
+// The scalar program's tile is one element, which the multiply broadcasts.
+// CHECK:         %z32_ub = tile.alloc : memref<1xi32, "UB">
+// CHECK:         tile.vcast %z_ub to %z32_ub
+// CHECK-NEXT:    tile.vmul %z32_ub, %sums_ub to %b_ub : memref<1xi32, "UB">, memref<36xi32, "UB"> to memref<36xi32, "UB">
 // CHECK-LABEL: func.func @fused_trans_data_quant_conv2d_trans_data_mul_relu_1_mix_aic(
 // CHECK-SAME:    tile.kernel = "cube"
 // CHECK:         tile.copy_flat %{{.*}}[%{{.*}}] to %bias_l1[%c0] {count = {{[0-9]+}} : i64} : memref<36xi32, "GM"> to memref<1x{{[0-9]+}}x1x1x16xi32, "L1">
