@@ -486,9 +486,15 @@ def _op_tile(op: Operation, tile: Sequence[int]) -> list[int]:
     broadcast by its readers like a broadcast input's tile) for a scalar program, an op
     on one-element tensors only (``fuse-ops`` lets one join a group that broadcasts it)."""
     values = (*op.operands, *op.results)
-    if all(isinstance(v.type, TensorType) and v.type.num_elements() == 1 for v in values):
+    if all(_stored_scalar(v) for v in values):
         return [1] * len(tile)
     return list(tile)
+
+
+def _stored_scalar(v: SSAValue) -> bool:
+    """One element, stored as one (not padded to a fractal or a C0 block)."""
+    t = v.type
+    return isinstance(t, TensorType) and all(d == 1 for d in t.storage_shape)
 
 
 def _read_operands(op: Operation) -> list[SSAValue]:
