@@ -418,11 +418,19 @@ class _Fuser:
 
     def member_order(self, group: Group) -> list[Operation]:
         """The group's members in program order, except that in an anchored group a scalar
-        program goes right before the member that reads it (its epilogue computes it
-        there; before the anchor it would read as a prologue)."""
+        program defined before the anchor goes right before the member that reads it (its
+        epilogue computes it there; before the anchor it would read as a prologue). Such a
+        program is not the root: all its readers are members."""
         key = {m: (self.position[m], 0, 0) for m in group.members}
-        if group.anchor is not None:
-            programs = [m for m in group.members if m is not group.anchor and is_scalar_program(m)]
+        anchor = group.anchor
+        if anchor is not None:
+            programs = [
+                m
+                for m in group.members
+                if m is not group.root
+                and self.position[m] < self.position[anchor]
+                and is_scalar_program(m)
+            ]
             for m in sorted(programs, key=lambda p: self.position[p], reverse=True):
                 first = min(key[u][0] for u in _users(m))
                 key[m] = (first, -1, self.position[m])

@@ -59,5 +59,23 @@ func.func @shared_scalar_program(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !lay
 // CHECK-NOT:   graph.mul %sx, %sw
 // CHECK:       func.return
 
+// -----
+// A reduction to one element whose scalar tail is the group's root (magika's): the tail
+// stays in program order after its anchor (its reader, a reshape, is outside the group).
+func.func @scalar_root(%x: !layout.tensor<4x16xf32>, %c: !layout.tensor<f32>) -> !layout.tensor<1xf32> {
+  %ax = graph.constant dense<[0, 1]> : !layout.tensor<2xi64>
+  %m = graph.reduce_mean %x, %ax {keepdims = 0} : (!layout.tensor<4x16xf32>, !layout.tensor<2xi64>) -> !layout.tensor<f32>
+  %s = graph.mul %m, %c : !layout.tensor<f32>
+  %shape = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %r = graph.reshape %s, %shape : (!layout.tensor<f32>, !layout.tensor<1xi64>) -> !layout.tensor<1xf32>
+  func.return %r : !layout.tensor<1xf32>
+}
+// CHECK-LABEL: func.func @scalar_root
+// CHECK:       %s = graph.fused "fused_reduce_mean_mul_{{[0-9]+}}" <comm_reduce> (%x, %ax, %c)
+// CHECK-NEXT:  ^bb0
+// CHECK-NEXT:    %m = graph.reduce_mean
+// CHECK-NEXT:    %s_1 = graph.mul %m, %c_1
+// CHECK:       %r = graph.reshape %s, %shape
+
 // STATS: fuse-ops (ran 1x)
 // STATS: scalar-programs-cloned 1
