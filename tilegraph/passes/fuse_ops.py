@@ -47,7 +47,12 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
 * OPAQUE ops stay alone;
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
-  whole from global memory).
+  whole from global memory) — unless it is an elementwise op on one-element tensors only
+  (a *scalar program*, :mod:`tilegraph.passes.fuse_scalars`: a dynamically quantised
+  convolution's zero point cast to int32, its scale product) joining a group without an
+  anchor, or an anchored group's epilogue (placed right before the member that reads it):
+  the vector code computes it as cheaply as it would read it. A scalar program read by
+  several elementwise ops is first copied once per user (``scalar-programs-cloned``).
 
 A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
 that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
@@ -80,7 +85,8 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``, ``splits-cloned``, ``views-absorbed``, and the attention claim's (below).
+``conversions-cloned``, ``splits-cloned``, ``scalar-programs-cloned``, ``views-absorbed``,
+and the attention claim's (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
@@ -109,6 +115,7 @@ from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
 from tilegraph.passes.fuse_attention import attention_claims
+from tilegraph.passes.fuse_scalars import clone_scalar_programs, is_scalar_program
 from tilegraph.passes.fuse_views import clone_splits_into_matmul_views, view_claims
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -249,6 +256,24 @@ def _broadcast_by(producer: Operation, users: list[Operation]) -> bool:
     )
 
 
+def _scalar_program(producer: Operation, group: Group) -> bool:
+    """A scalar program joining a group without an anchor, or feeding only the epilogue of
+    an anchored one: the vector code computes it and broadcasts it like an operand read
+    from GM, instead of a launch of its own."""
+    if not is_scalar_program(producer):
+        return False
+    if group.anchor is None:
+        return True
+    users = _users(producer)
+    return all(
+        u is not group.anchor
+        and u not in group.prologue
+        and is_scalar_program(u)
+        or _flows_into(u, group.anchor, group.members)
+        for u in users
+    )
+
+
 def _flows_into(op: Operation, source: Operation, members: set[Operation]) -> bool:
     """Whether ``source``'s results reach ``op``'s operands through ``members`` only."""
     stack, seen = [op], {op}
@@ -278,14 +303,17 @@ def can_join(producer: Operation, group: Group) -> bool:
     is_conversion = isinstance(producer, TransDataOp)
     if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):
         return False
-    if _broadcast_by(producer, users):
+    if _broadcast_by(producer, users) and not _scalar_program(producer, group):
         return False
     if kind in ANCHOR_KINDS:
         return (
             group.anchor is None
             and group.epilogue_only
             and not (runs_on_cube(producer) and any(_converts_into_nz(m) for m in group.members))
-            and all(_flows_into(m, producer, group.members) for m in group.members)
+            and all(
+                _flows_into(m, producer, group.members) or is_scalar_program(m)
+                for m in group.members
+            )
         )
     if group.anchor is None:
         return not _mixes_shape_and_elementwise(producer, group)
@@ -295,7 +323,9 @@ def can_join(producer: Operation, group: Group) -> bool:
             return True
         return is_conversion
     epilogue = kind in EPILOGUE_KINDS or is_conversion
-    return epilogue and _flows_into(producer, group.anchor, group.members)
+    return (epilogue and _flows_into(producer, group.anchor, group.members)) or _scalar_program(
+        producer, group
+    )
 
 
 @dataclass
@@ -385,6 +415,26 @@ class _Fuser:
             self.join(best, group)
             extend(best)
         return group
+
+    def member_order(self, group: Group) -> list[Operation]:
+        """The group's members in program order, except that in an anchored group a scalar
+        program defined before the anchor goes right before the member that reads it (its
+        epilogue computes it there; before the anchor it would read as a prologue). Such a
+        program is not the root: all its readers are members."""
+        key = {m: (self.position[m], 0, 0) for m in group.members}
+        anchor = group.anchor
+        if anchor is not None:
+            programs = [
+                m
+                for m in group.members
+                if m is not group.root
+                and self.position[m] < self.position[anchor]
+                and is_scalar_program(m)
+            ]
+            for m in sorted(programs, key=lambda p: self.position[p], reverse=True):
+                first = min(key[u][0] for u in _users(m))
+                key[m] = (first, -1, self.position[m])
+        return sorted(group.members, key=lambda m: key[m])
 
     def is_view_member(self, op: Operation, members: set[Operation]) -> bool:
         """A view op whose matmul is in ``members`` (or a result's view, which groups only
@@ -616,8 +666,11 @@ class FuseOpsPass(ModulePass):
             splits = clone_splits_into_matmul_views(block)
             if splits:
                 stats.add("splits-cloned", splits)
+            scalars = clone_scalar_programs(block)
+            if scalars:
+                stats.add("scalar-programs-cloned", scalars)
             for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
-                members = sorted(group.members, key=lambda m: fuser.position[m])
+                members = fuser.member_order(group)
                 root_bytes = {r for r in group.root.results}
                 saved = sum(
                     2 * (tensor_bytes(r) or 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.graph.quantized_cube import Int8ConvBase
@@ -38,6 +38,22 @@ from tilegraph.lowering.conversion.tiling.cube import (
 )
 
 
+def _flat_bias_source(prologue: list[Operation], bias: SSAValue) -> bool:
+    """Whether ``bias`` is converted in the prologue from a 1-D ``[C]`` tensor into
+    NC1HWC0 (``reshape_type`` C): channel ``c`` sits at element ``c`` in both, so the
+    conversion is the flat load of the channel tile (zeros past C)."""
+    convert = next((op for op in prologue if op.results[0] is bias), None)
+    if not isinstance(convert, TransDataOp):
+        return False
+    source, target = tensor_of(convert.input), tensor_of(convert.output)
+    return (
+        source.rank == 1
+        and source.storage_format == source.origin_format
+        and target.storage_format == F.NC1HWC0
+        and target.element_type == source.element_type
+    )
+
+
 def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
     conv = kernel.anchor
     assert isinstance(conv, Conv2dOp | Int8ConvBase)
@@ -59,23 +75,33 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     if requantisation(conv) is not None and epilogue.ops:
         return "an epilogue on a requantised (int8) convolution result"
     data_value = conv.input
+    prologue = list(kernel.prologue)
+    bias_value = conv.bias
+    flat_bias = bias_value is not None and _flat_bias_source(prologue, bias_value)
+    if flat_bias:
+        # a run-time bias (int8: the zero point's term) converted from its [C] vector: the
+        # same elements, so the load copies it flat (the padding lanes zero)
+        assert bias_value is not None
+        convert_bias = next(op for op in prologue if op.results[0] is bias_value)
+        prologue.remove(convert_bias)
+        bias_value = convert_bias.operands[0]
     convert = False
-    if kernel.prologue:
+    if prologue:
         if (
-            len(kernel.prologue) != 1
-            or not isinstance(kernel.prologue[0], TransDataOp)
-            or kernel.prologue[0].output is not data_value
+            len(prologue) != 1
+            or not isinstance(prologue[0], TransDataOp)
+            or prologue[0].output is not data_value
         ):
-            return "a cube prologue other than one TransData of the data"
+            return "a cube prologue other than one TransData of the data (and of a [C] bias)"
         convert = True
-        source = tensor_of(kernel.prologue[0].input)
+        source = tensor_of(prologue[0].input)
         if source.storage_format != F.NCHW:
             return f"a {source.storage_format} -> {tensor_of(data_value).storage_format} prologue"
-        data_arg = body.source(kernel.prologue[0].input)
+        data_arg = body.source(prologue[0].input)
     else:
         data_arg = body.source(data_value)
     weight_arg = body.source(conv.weight)
-    bias_arg = body.source(conv.bias) if conv.bias is not None else None
+    bias_arg = body.source(bias_value) if bias_value is not None else None
     scale_arg = body.source(scale) if scale is not None else None
     if (
         data_arg is None
@@ -111,7 +137,7 @@ def emit_conv(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | N
     output = conv_output(
         b, epilogue, out_tile, out_element, rows=tiles.rows, cols=tiles.cols,
         bias=None if bias_arg is None else (bias_arg, bias_type), scale_arg=scale_arg,
-        requant=requantisation(conv),
+        requant=requantisation(conv), flat_bias=flat_bias,
     )  # fmt: skip
     zero = b.index(0)
     out_arg = epilogue.out_arg

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
-from tilegraph.dialects.tile import CopyOp, FixpipeOp
+from tilegraph.dialects.tile import CopyFlatOp, CopyOp, FixpipeOp
+from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, Epilogue
 from tilegraph.lowering.conversion.tiling.elementwise import store
@@ -46,13 +48,22 @@ class ConvOutput:
     """The AIVs of a group share the chain's tile (a decoupled preset)."""
     requant: tuple[int, bool] | None = None
     """Fixpipe requantises to int8: (zero point, ReLU first)."""
+    flat_bias: bool = False
+    """The bias argument is the 1-D ``[C]`` vector (not NC1HWC0): loaded as a flat run."""
 
     def load_bias(self, out_c1: SSAValue) -> None:
         """The bias and scales of the channel tile starting at C1 fractal ``out_c1``."""
-        zero = self.b.index(0)
-        for arg, buffer in ((self.bias_arg, self.bias_l1), (self.scale_arg, self.deq_l1)):
-            if arg is not None and buffer is not None:
-                self.b.add(CopyOp(arg, [zero, out_c1, zero, zero, zero], buffer, [zero] * 5))
+        b = self.b
+        zero = b.index(0)
+        if self.flat_bias and self.bias_arg is not None and self.bias_l1 is not None:
+            # channels past C are cut and the lanes filled with zeros (copy_flat's load)
+            first = b.affine(out_c1, FRACTAL)
+            count = prod(memref_shape(self.bias_l1.type))  # [1, n1, 1, 1, 16]
+            b.add(CopyFlatOp(self.bias_arg, first, self.bias_l1, zero, count))
+        elif self.bias_arg is not None and self.bias_l1 is not None:
+            b.add(CopyOp(self.bias_arg, [zero, out_c1, zero, zero, zero], self.bias_l1, [zero] * 5))
+        if self.scale_arg is not None and self.deq_l1 is not None:
+            b.add(CopyOp(self.scale_arg, [zero, out_c1, zero, zero, zero], self.deq_l1, [zero] * 5))
 
     def write(self, c_l0: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
         """The accumulator ``c_l0`` out to the NC1HWC0 ``out_arg`` at ``offsets`` (the
@@ -122,6 +133,7 @@ def conv_output(
     bias: tuple[SSAValue, Attribute] | None,
     scale_arg: SSAValue | None,
     requant: tuple[int, bool] | None = None,
+    flat_bias: bool = False,
 ) -> ConvOutput:
     """Allocate the way out of ``out_tile``-shaped output tiles: L1 room for the bias
     (``bias``: its kernel argument and element type) and the scales of ``n1`` channel
@@ -150,5 +162,5 @@ def conv_output(
     return ConvOutput(
         b, epilogue, out_tile, out_element, rows, cols,
         None if bias is None else bias[0], scale_arg, bias_l1, deq_l1, acc_ub, shared,
-        requant,
+        requant, flat_bias,
     )  # fmt: skip

@@ -324,7 +324,7 @@ class Chain:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
             if lowering is None or not isinstance(op, GraphOp):
                 continue
-            tiles.extend((list(tile), e) for e in lowering.tile_types(op))
+            tiles.extend((_op_tile(op, tile), e) for e in lowering.tile_types(op))
         return tiles
 
     def ub_bytes(self, builder_hw, tile: Sequence[int], given: Sequence[SSAValue] = ()) -> int:
@@ -355,7 +355,7 @@ class Chain:
             names = [f"{name}_ub", *(f"{name}_tmp{i + 1}" for i in range(lowering.scratch))]
             names += [f"{name}_mask{i + 1}" for i in range(lowering.masks)]
             self.op_tiles[op] = [
-                b.buffer(tile, element, "UB", n)
+                b.buffer(_op_tile(op, tile), element, "UB", n)
                 for n, element in zip(names, lowering.tile_types(op), strict=True)
             ]
 
@@ -479,6 +479,22 @@ class Chain:
             lowering.emit(VectorEmitter(b, result, scratch, masks), op, ins, result)
             tiles[op.results[0]] = result
         return tiles
+
+
+def _op_tile(op: Operation, tile: Sequence[int]) -> list[int]:
+    """The UB tiles of an op of a chain: the chain's tile, or one element (every dim 1,
+    broadcast by its readers like a broadcast input's tile) for a scalar program, an op
+    on one-element tensors only (``fuse-ops`` lets one join a group that broadcasts it)."""
+    values = (*op.operands, *op.results)
+    if all(_stored_scalar(v) for v in values):
+        return [1] * len(tile)
+    return list(tile)
+
+
+def _stored_scalar(v: SSAValue) -> bool:
+    """One element, stored as one (not padded to a fractal or a C0 block)."""
+    t = v.type
+    return isinstance(t, TensorType) and all(d == 1 for d in t.storage_shape)
 
 
 def _read_operands(op: Operation) -> list[SSAValue]:
