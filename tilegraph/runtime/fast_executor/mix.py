@@ -101,7 +101,7 @@ def run_lockstep_launch(part: Part, args: tuple[Any, ...], blocks: int, core: st
     def body(block: int) -> Callable[[], Any]:
         return lambda: fn(*args, block, blocks)
 
-    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)], True))
+    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)], group_first=True))
 
 
 def _drive(flags: MixFlags) -> None:
