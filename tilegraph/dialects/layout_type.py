@@ -180,6 +180,12 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         return _derive_storage_shape(self)
 
     @property
+    def stored_as_one_element(self) -> bool:
+        """One element, stored as one (not padded to a fractal or a C0 block): a scalar
+        program's value, whose vector tile is one element too."""
+        return all(d == 1 for d in self.storage_shape)
+
+    @property
     def shape(self) -> ShapeDesc:
         return ShapeDesc(self.origin_shape, self.storage_shape)
 

@@ -27,10 +27,8 @@ _ELEMENTWISE = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
 
 
 def _one_element(value: SSAValue) -> bool:
-    """One element, stored as one (not padded to a fractal or a C0 block: its vector tile
-    is one element too)."""
     t = value.type
-    return isinstance(t, TensorType) and all(d == 1 for d in t.storage_shape)
+    return isinstance(t, TensorType) and t.stored_as_one_element
 
 
 def _elementwise(op: Operation) -> bool:

@@ -492,9 +492,8 @@ def _op_tile(op: Operation, tile: Sequence[int]) -> list[int]:
 
 
 def _stored_scalar(v: SSAValue) -> bool:
-    """One element, stored as one (not padded to a fractal or a C0 block)."""
     t = v.type
-    return isinstance(t, TensorType) and all(d == 1 for d in t.storage_shape)
+    return isinstance(t, TensorType) and t.stored_as_one_element
 
 
 def _read_operands(op: Operation) -> list[SSAValue]:
