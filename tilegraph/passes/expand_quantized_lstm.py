@@ -43,6 +43,7 @@ from tilegraph.dialects.graph.quantized_linalg import MatMulIntegerOp
 from tilegraph.dialects.graph.quantized_recurrent import (
     DynamicQuantizeLSTMOp,
     DynamicQuantizeLSTMStepsOp,
+    first_zero_points,
 )
 from tilegraph.passes.expand_qoperator import OpSequence, replace_results
 from tilegraph.passes.fold_qdq import INT8_PRECISION
@@ -71,7 +72,7 @@ def _projection_weights(
     ``[dirs, input, 4H]`` and its ``[dirs]`` or ``[dirs, 4H]`` scales and zero points."""
     dirs, _, gates = w.shape
     w_all = np.concatenate(list(w), axis=1)
-    firsts = zero.reshape(dirs, -1)[:, :1]
+    firsts = first_zero_points(zero, dirs)[:, None]
     zero_all = np.broadcast_to(firsts, (dirs, gates)).reshape(-1).astype(w.dtype)
     scale_all = np.broadcast_to(scale.reshape(dirs, -1), (dirs, gates)).reshape(-1)
     return w_all, zero_all, scale_all.astype(np.float32)

@@ -67,6 +67,7 @@ from tilegraph.dialects.graph.recurrent import activation_lists, lstm_cell, recu
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
+from tilegraph.formats.dims import Dim
 
 
 def quantized_product(x: np.ndarray, w: np.ndarray, w_zero: int, w_scale: np.ndarray) -> np.ndarray:
@@ -97,6 +98,12 @@ class _QuantizedLSTMBase(GraphOp):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     FACTS: ClassVar = ND_OPAQUE
     DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+
+    @classmethod
+    def hidden_of(cls, props: Mapping[str, Attribute], r: TensorType) -> Dim:
+        """``hidden_size``, else ``R``'s ``H`` (``[dirs, H, 4H]``)."""
+        hidden = cls.read_attr(props, "hidden_size")
+        return hidden if hidden is not None else r.origin_shape[1]
 
 
 @irdl_op_definition
@@ -142,8 +149,7 @@ class DynamicQuantizeLSTMOp(_QuantizedLSTMBase):
                 raise ShapeError(f"{name} must be int8 or uint8, got {t.element_type}")
         if len(operands) > 4 and operands[4] is not None:
             raise ShapeError("sequence_lens is not supported (see the op's documentation)")
-        hidden = cls.read_attr(props, "hidden_size")
-        hidden = hidden if hidden is not None else r.origin_shape[1]
+        hidden = cls.hidden_of(props, r)
         return recurrent_results(x, props, hidden, 0, 2)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -243,8 +249,7 @@ class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
             raise ShapeError(f"G must be float32, got {g.element_type}")
         if r.dtype not in (DType.int8, DType.uint8):
             raise ShapeError(f"R must be int8 or uint8, got {r.element_type}")
-        hidden = cls.read_attr(props, "hidden_size")
-        hidden = hidden if hidden is not None else r.origin_shape[1]
+        hidden = cls.hidden_of(props, r)
         dirs, width = r.origin_shape[0], g.origin_shape[2]
         known = all(isinstance(v, int) for v in (dirs, width, hidden))
         if known and width != dirs * 4 * hidden:
@@ -257,9 +262,14 @@ class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
         return quantized_lstm_steps(self, g, r, b, h0, c0, p, rs, rz)
 
 
+def first_zero_points(zero_points: np.ndarray, dirs: int) -> np.ndarray:
+    """Per direction, the zero point onnxruntime uses: the direction's first (of ``[dirs]``
+    or ``[dirs, 4H]``)."""
+    return zero_points.reshape(dirs, -1)[:, 0]
+
+
 def _first(zero_points: np.ndarray, dirs: int, d: int) -> int:
-    """The zero point onnxruntime uses for direction ``d``: the direction's first."""
-    return int(zero_points.reshape(dirs, -1)[d, 0])
+    return int(first_zero_points(zero_points, dirs)[d])
 
 
 QUANTIZED_RECURRENT_OPS: list[type[GraphOp]] = [DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp]
