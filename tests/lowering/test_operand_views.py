@@ -198,3 +198,23 @@ def test_a_flatten_after_a_layout_conversion_stays_with_it():
     x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32)
     reference = tilegraph.compile(model, target="reference")
     np.testing.assert_allclose(compiled(x)[0], reference(x)[0], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize(("channels", "steps"), [(160, 20), (64, 33)])
+def test_transposed_left_operand_view_covers_all_of_k(platform: str, channels: int, steps: int):
+    """``[B, C, T] -> Transpose(0, 2, 1) -> MatMul(W[C, N])`` (PaddleOCR's SVTR neck): the
+    transpose becomes A's view, held as (K, M) in GM, and the K loop must still run over
+    all C. Regression: K was read from the view's flipped shape (T), so a K wider than one
+    L1 window summed only its first window (PP-OCRv6 tiny rec: 0.89 off onnxruntime)."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder()
+    x = b.input("x", [2, channels, steps])
+    w = b.constant(_weights(rng, channels, 48))
+    out = b.op("matmul", b.op("transpose", x, perm=[0, 2, 1]), w)
+    module = b.build(out)
+    inputs = {"x": rng.standard_normal((2, channels, steps)).astype(np.float32)}
+    levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert [k.unit for k in levels.tiled_kernels] == ["cube"]

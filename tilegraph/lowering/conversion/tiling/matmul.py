@@ -170,6 +170,9 @@ def plan_matmul(
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value, deq = 1.0, 1.0, None, None
+    # Whether the anchor's own A is (K, M) (Gemm's transA): K is read from its shape.
+    # ``a.transposed`` may also be a GM view's flip, after which the anchor's A is (M, K).
+    trans_a = False
     if isinstance(op, Int8MatMulBase):  # int8 x int8, B held as rows of K: (N, K)
         a = matmul_operand(body, nd_source(kernel, op.a), False, builder)
         b = matmul_operand(body, nd_source(kernel, op.b), True, builder)
@@ -177,7 +180,8 @@ def plan_matmul(
         if deq is None:
             return "the int8 matmul's scales are not a kernel input"
     elif isinstance(op, GemmOp):
-        a = matmul_operand(body, nd_source(kernel, op.a), bool(op.attr("transA")), builder)
+        trans_a = bool(op.attr("transA"))
+        a = matmul_operand(body, nd_source(kernel, op.a), trans_a, builder)
         b = matmul_operand(body, nd_source(kernel, op.b), bool(op.attr("transB")), builder)
         alpha, beta, c_value = float(op.attr("alpha")), float(op.attr("beta")), op.c
     elif isinstance(op, MatMulOp):
@@ -203,7 +207,7 @@ def plan_matmul(
         return "a transposed FRACTAL_NZ left operand"
     a_origin = tensor_of(kernel.anchor.operands[0]).origin_shape
     *batch, m, n = (int(d) for d in out.origin_shape)
-    k = int(a_origin[-2] if a.transposed else a_origin[-1])
+    k = int(a_origin[-2] if trans_a else a_origin[-1])
     element = out.element_type
     requant = requantisation(op)
     if requant is not None and (nz_out or epilogue.ops):
