@@ -208,6 +208,9 @@ class Chain:
         """Inputs addressed in the output's coordinates (shifted), e.g. epilogue parameters."""
         self.full_shape = self.out_shape
         """The output's whole tile space (what shifted inputs broadcast against)."""
+        self.channels = 0
+        """In 5HD space, the most origin channels of the region's values: a one-channel
+        NCHW input broadcasts across C0 only when some value has more than one."""
         produced = {r for op in self.ops for r in op.results} | set(self.aliases)
         self.inputs: list[SSAValue] = []
         for op in self.ops:
@@ -236,11 +239,13 @@ class Chain:
                         n, c, h, w = (int(d) for d in t.origin_shape)
                         self.space = "5hd"
                         self.out_shape = (n, -(-c // c0), h, w, c0)
+                        self.channels = c
             if five:
                 self.space = "5hd"
                 self.out_shape = max(
                     (tuple(int(d) for d in tensor_of(v).storage_shape) for v in five), key=prod
                 )
+                self.channels = max(int(tensor_of(v).origin_shape[1]) for v in five)
 
     def source(self, v: SSAValue) -> SSAValue | None:
         """The GM buffer input ``v`` is read from (None: it is computed, not read)."""
@@ -287,7 +292,7 @@ class Chain:
         reference = self.full_shape if v in self.shifted else self.out_shape
         if self._nchw(v):
             n, c, h, w = (1, *shape) if len(shape) == 3 else shape
-            if c == 1 and reference[1] * reference[4] > 1:
+            if c == 1 and self.channels > 1:
                 return None  # a 1-channel NCHW input would have to broadcast across C0
             return broadcast_mask([n, -(-c // reference[4]), h, w, reference[4]], reference)
         if (
