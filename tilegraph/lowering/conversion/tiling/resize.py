@@ -80,14 +80,15 @@ def resize_weights(
     transform = str(op.attr("coordinate_transformation_mode"))
     if transform == "tf_crop_and_resize":
         return "a tf_crop_and_resize resize (extrapolated outputs)"
-    found = [_parameter(v) for v in (op.roi, op.scales, op.sizes)]
+    # roi only matters under tf_crop_and_resize, refused above
+    found = [_parameter(v) for v in (op.scales, op.sizes)]
     if any(isinstance(f, str) for f in found):
         return "resize scales or sizes computed at run time"
-    roi, scales, sizes = (None if isinstance(f, str) else f for f in found)
+    scales, sizes = (None if isinstance(f, str) else f for f in found)
     rank = len(in_shape)
     axes = [a % rank for a in (op.attr("axes") or range(rank))]
     policy = str(op.attr("keep_aspect_ratio_policy"))
-    out, ratios = output_sizes(list(in_shape), axes, scales, sizes, roi, policy)
+    out, ratios = output_sizes(list(in_shape), axes, scales, sizes, None, policy, transform)
     if list(out) != list(out_shape):
         return "a resize whose output shape disagrees with its scales"
     attrs = {name: op.attr(name) for name in ResizeOp.DEFAULTS}
