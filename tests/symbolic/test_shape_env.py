@@ -118,6 +118,17 @@ def test_named_dims_are_one_symbol_and_must_agree():
         env.create_symbol(5, "input 'c' axis 0", name="batch")
 
 
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+@pytest.mark.parametrize("size", [0, 1])
+def test_a_specialised_named_dim_is_its_size_on_every_axis_that_names_it(mode, size):
+    """A decoder's ``past_key`` and ``past_value`` share the dim ``past``; at the first step
+    it is 0 on both. Zero is never a replacement (a symbol is positive), so the second axis
+    came back as the symbol: its concat had ``past + 7`` rows against the keys' 7."""
+    env = ShapeEnv(mode)  # type: ignore[arg-type]
+    assert env.create_symbol(size, "input 'past_key' axis 2", name="past") == size
+    assert env.create_symbol(size, "input 'past_value' axis 2", name="past") == size
+
+
 # ---- expect guards: the Add broadcast ------------------------------------------------
 
 

@@ -142,6 +142,8 @@ class ShapeEnv:
                 f"{source}: size {hint}, but dimension '{name}' is {self._hints[symbol]} "
                 f"({self._sources[symbol]})"
             )
+        if hint == 0:  # specialised on its first axis; zero never becomes a replacement
+            return 0
         return self.simplify(symbol)
 
     def hint(self, expr: Dim | sympy.Basic) -> int:

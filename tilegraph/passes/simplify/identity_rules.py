@@ -10,6 +10,7 @@ direct cast would keep (onnxruntime#4039; onnx-mlir disabled its unconditional v
 
 from __future__ import annotations
 
+from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.data_movement import (
@@ -347,6 +348,42 @@ class NoopConcat(SimplifyRule):
     def rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
         if len(op.inputs) == 1 and in_origin_view(op):
             replace_with_value(rewriter, op, op.inputs[0])
+
+
+@simplify_rule
+class EmptyConcatOperand(SimplifyRule):
+    """``concat(a, e, b)`` -> ``concat(a, b)`` when ``e`` has a literal 0 along the axis: a
+    decoder's first step concatenates its empty KV cache (past length 0) with the step's
+    keys, and an empty operand has nothing for a kernel to move."""
+
+    INFO = RuleInfo(
+        None,
+        "empty-concat-operand",
+        "concat(a, e, b) with e of size 0 along the axis",
+        "concat(a, b) (or a alone)",
+        "at least one operand is not empty; the result type is unchanged",
+        "ORT TVM PT",
+    )
+    ROOTS = (ConcatOp,)
+
+    def rewrite(self, op: ConcatOp, rewriter: PatternRewriter) -> None:
+        if not in_origin_view(op):
+            return
+        axis = int(op.attr("axis"))
+
+        def empty(v: SSAValue) -> bool:
+            t = tensor_type_of(v)
+            return t is not None and t.origin_shape[axis] == 0
+
+        kept = [v for v in op.inputs if not empty(v)]
+        if not kept or len(kept) == len(op.inputs):
+            return
+        if len(kept) == 1 and kept[0].type == op.results[0].type:
+            replace_with_value(rewriter, op, kept[0])
+            return
+        concat = make_typed(ConcatOp, *kept, like=op.results[0].type, axis=axis)
+        if concat is not None:
+            replace_with_ops(rewriter, op, [concat])
 
 
 @simplify_rule

@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=identity,dropout-inference,cast-to-same-type,cast-chain,noop-slice,noop-tile,noop-expand,noop-split,noop-concat,noop-flatten},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=identity,dropout-inference,cast-to-same-type,cast-chain,noop-slice,noop-tile,noop-expand,noop-split,noop-concat,empty-concat-operand,noop-flatten},dce' --split-input-file | filecheck %s
 
 // identity: graph.identity x is x, also in a format-carrying origin view.
 func.func @identity(%x: !layout.tensor<1x3x4x4xf32, NCHW>) -> !layout.tensor<1x3x4x4xf32, NCHW> {
@@ -167,3 +167,18 @@ func.func @noops_no(%x: !layout.tensor<?x4xf32>, %y: !layout.tensor<3x1xf32>, %s
 // CHECK-NEXT:  %g, %{{.*}} = graph.split
 // CHECK-NEXT:  %h = graph.concat
 // CHECK-NEXT:  %i = graph.flatten
+
+// -----
+// empty-concat-operand: a decoder's first step concatenates its empty KV cache (past
+// length 0) with the step's keys; the empty operand goes, a concat of two left stays, and
+// a concat whose operands are all empty is left alone.
+func.func @empty_cache(%past: !layout.tensor<2x4x0x16xf32>, %k: !layout.tensor<2x4x7x16xf32>, %v: !layout.tensor<2x4x3x16xf32>, %e: !layout.tensor<2x0xf32>) -> (!layout.tensor<2x4x7x16xf32>, !layout.tensor<2x4x10x16xf32>, !layout.tensor<2x0xf32>) {
+  %a = graph.concat %past, %k {axis = 2} : (!layout.tensor<2x4x0x16xf32>, !layout.tensor<2x4x7x16xf32>) -> !layout.tensor<2x4x7x16xf32>
+  %b = graph.concat %k, %past, %v {axis = -2} : (!layout.tensor<2x4x7x16xf32>, !layout.tensor<2x4x0x16xf32>, !layout.tensor<2x4x3x16xf32>) -> !layout.tensor<2x4x10x16xf32>
+  %c = graph.concat %e, %e {axis = 1} : (!layout.tensor<2x0xf32>, !layout.tensor<2x0xf32>) -> !layout.tensor<2x0xf32>
+  func.return %a, %b, %c : !layout.tensor<2x4x7x16xf32>, !layout.tensor<2x4x10x16xf32>, !layout.tensor<2x0xf32>
+}
+// CHECK-LABEL: func.func @empty_cache
+// CHECK-NEXT:  %b = graph.concat %k, %v {axis = -2}
+// CHECK-NEXT:  %c = graph.concat %e, %e {axis = 1}
+// CHECK-NEXT:  func.return %k, %b, %c
