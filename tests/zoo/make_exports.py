@@ -35,6 +35,11 @@ import torch
 import torch.nn.functional as F  # noqa: N812 - the name every PyTorch model uses
 from torch import Tensor, nn
 
+if __package__:
+    from tests.zoo import architectures
+else:  # run as a script: tests/zoo/make_exports.py
+    import architectures  # type: ignore[no-redef]
+
 OUT = Path(__file__).resolve().parent / "models"
 OPSET = 17
 MAX_BYTES = 300_000
@@ -845,9 +850,12 @@ INPUT_NAMES: dict[str, list[str]] = {
 }
 
 
+FAMILIES.update(architectures.FAMILIES)
+INPUT_NAMES.update(architectures.INPUT_NAMES)
+
 HALF = ("small_cnn", "vit", "yolov8", "bert", "gpt2", "roberta", "t5_encoder", "llama")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
-DYNAMO = ("bert", "llama", "t5_encoder", "fpn")
+DYNAMO = ("bert", "llama", "t5_encoder", "fpn", "cached_gpt", "clip_text", "conformer", "cross_decoder")
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
 
@@ -855,11 +863,13 @@ DYNAMO = ("bert", "llama", "t5_encoder", "fpn")
 def _randomise(model: nn.Module) -> None:
     """BatchNorm statistics and LayerNorm affine parameters away from their identity values."""
     for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d | nn.BatchNorm3d | nn.GroupNorm | nn.LayerNorm):
+        if isinstance(
+            m, nn.BatchNorm1d | nn.BatchNorm2d | nn.BatchNorm3d | nn.GroupNorm | nn.LayerNorm
+        ):
             if m.weight is not None:
                 m.weight.data = 1 + 0.2 * torch.randn_like(m.weight)
                 m.bias.data = 0.1 * torch.randn_like(m.bias)
-        if isinstance(m, nn.BatchNorm2d | nn.BatchNorm3d):
+        if isinstance(m, nn.BatchNorm1d | nn.BatchNorm2d | nn.BatchNorm3d):
             m.running_mean = 0.1 * torch.randn_like(m.running_mean)
             m.running_var = 1 + 0.2 * torch.rand_like(m.running_var)
 
@@ -872,6 +882,8 @@ def export(name: str) -> Path:
     dynamo = name == f"{family}_dynamo" and family in DYNAMO
     make, example, axes, outputs = FAMILIES[family]
     torch.manual_seed(0)
+    # nn.MultiheadAttention's inference fast path is one fused aten op no exporter knows
+    torch.backends.mha.set_fastpath_enabled(False)
     model = make().eval()
     _randomise(model)
     args = example()

@@ -39,6 +39,8 @@ from tests.zoo.zoo import KNOWN_FAILURES, MODELS, ZooModel, make_inputs
 
 FAST: set[tuple[str, str, int]] = {
     ("small_cnn", "cli-tiles", 0),
+    ("convnext", "cli-tiles", 0),
+    ("cached_gpt", "session", 0),
     ("bert", "cli-tiles", 0),
     ("bert", "cli-reference", 0),
     ("masked_attention", "cli-tiles", 0),

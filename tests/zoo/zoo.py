@@ -598,6 +598,57 @@ _ALL: list[ZooModel] = [
             "atol = one quantisation step of the output (its scale 0.00787)"
         ),
     ),
+    _single(
+        "convnext",
+        "pixel_values",
+        (1, 3, 64, 64),
+        (2, 3, 64, 96),
+        notes="ConvNeXt: depthwise 7x7, LayerNorm between permutes, LayerNorm2d written out",
+    ),
+    _single(
+        "unet",
+        "image",
+        (1, 3, 64, 48),
+        (2, 3, 32, 64),
+        notes="U-Net: ConvTranspose2d upsampling, skip concatenation, sigmoid mask",
+    ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"input_ids": IDS, "past_key": NORMAL, "past_value": NORMAL},
+            (
+                {"input_ids": (1, 7), "past_key": (1, 4, 0, 12), "past_value": (1, 4, 0, 12)},
+                {"input_ids": (2, 1), "past_key": (2, 4, 9, 12), "past_value": (2, 4, 9, 12)},
+            ),
+            notes=(
+                "GPT-2 layer with HF's KV cache: the first step's empty past (0 rows), "
+                "then one token after 9" + (f"; {DYNAMO_NOTES}" if name.endswith("_dynamo") else "")
+            ),
+        )
+        for name in ("cached_gpt", "cached_gpt_dynamo")
+    ),
+    _single(
+        "conformer_dynamo",
+        "features",
+        (1, 50, 40),
+        (2, 37, 40),
+        notes=(
+            "Conformer block (nn.MultiheadAttention, GLU, depthwise Conv1d, BatchNorm1d) "
+            f"{DYNAMO_NOTES}: the classic exporter bakes MHA's sequence into its reshapes"
+        ),
+    ),
+    ZooModel(
+        "cross_decoder_dynamo",
+        "cross_decoder_dynamo.onnx",
+        "export",
+        {"tgt": NORMAL, "memory": NORMAL},
+        ({"tgt": (1, 7, 48), "memory": (1, 11, 48)}, {"tgt": (2, 5, 48), "memory": (2, 13, 48)}),
+        notes=(
+            f"nn.TransformerDecoderLayer (causal self-attention, cross-attention) {DYNAMO_NOTES}"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
