@@ -134,6 +134,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     """The tiling strategies of ``tile-kernels`` for whole kernels, with the op classes
     each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
     from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
+    from tilegraph.dialects.graph.indexing import GatherNDOp
     from tilegraph.dialects.graph.nn import ConvOp, LrnOp
     from tilegraph.dialects.graph.normalization import GroupNormOp
     from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -157,6 +158,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         emit_dynamic_quantize_kernel,
     )
     from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
+    from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
     from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
     from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
     from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
@@ -188,6 +190,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         ((TransposeOp,), emit_transpose_kernel, "vector"),
         (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
         ((GatherOp,), emit_gather_kernel, "vector"),
+        ((GatherNDOp,), emit_gather_nd_kernel, "vector"),
         ((ResizeOp,), emit_resize_kernel, "vector"),
         ((ResizeOp,), emit_taps_resize_kernel, "vector"),
         (SCAN_OPS, emit_scan_kernel, "vector"),

@@ -45,6 +45,7 @@ from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
+from tilegraph.dialects.graph.indexing import GatherNDOp
 from tilegraph.dialects.graph.nn import LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -91,6 +92,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
 from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_quantize_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
+from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block, parse_base_block
@@ -145,6 +147,8 @@ def _vector_strategy(body: KernelBody):
         return emit_data_movement_kernel
     if isinstance(first, GatherOp):
         return emit_gather_kernel
+    if isinstance(first, GatherNDOp):
+        return emit_gather_nd_kernel
     if isinstance(first, ResizeOp):
         return emit_resize_kernel if first.attr("mode") == "nearest" else emit_taps_resize_kernel
     if isinstance(first, SCAN_OPS):

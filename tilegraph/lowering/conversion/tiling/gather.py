@@ -48,7 +48,7 @@ from math import prod
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.data_movement import GatherOp
@@ -165,22 +165,44 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return plan
     if b.dry_run:
         return None
-    rows_ub = b.buffer([plan.rows, plan.chunk], data_type.element_type, "UB", "rows_ub")
+    emit_row_gather(b, plan, table, written, indices, data_type.element_type, index_type)
+    return None
+
+
+def emit_row_gather(
+    b: KernelBuilder,
+    plan: GatherPlan,
+    table: SSAValue,
+    out: SSAValue,
+    indices: SSAValue | list[int],
+    element: Attribute,
+    index_type: Attribute,
+    depth: tuple[int, ...] = (),
+) -> None:
+    """The loops of ``plan``: per outer position and tile of rows, the index tile GM -> UB
+    (or the compile-time ``indices``), the row DMAs and the store. ``depth``: the sizes of
+    the data axes one index *tuple* addresses (GatherND: the tile holds ``len(depth)``
+    indices per row, each wrapped against its axis, the row their row-major combination);
+    empty for one index per row."""
+    rows_ub = b.buffer([plan.rows, plan.chunk], element, "UB", "rows_ub")
+    width = max(1, len(depth))
     idx_ub = (
-        None if isinstance(indices, list) else b.buffer([plan.rows], index_type, "UB", "idx_ub")
+        None
+        if isinstance(indices, list)
+        else b.buffer([plan.rows, width] if depth else [plan.rows], index_type, "UB", "idx_ub")
     )
-    tile = _Tile(b, plan, table, written, rows_ub)
+    tile = _Tile(b, plan, table, out, rows_ub, depth)
     with b.loop(plan.outer, 1, "o", True) as o:
         if isinstance(indices, list):  # compile-time rows: every tile unrolled
-            for t in range(0, count, plan.rows):
+            for t in range(0, plan.count, plan.rows):
                 tile.emit(o, b.index(t), indices[t : t + plan.rows])
         else:
             assert idx_ub is not None
-            with b.loop(count, plan.rows, "t", True) as t:
-                b.add(CopyFlatOp(indices, t, idx_ub, b.index(0), plan.rows))
+            with b.loop(plan.count, plan.rows, "t", True) as t:
+                at = b.affine(t, width)
+                b.add(CopyFlatOp(indices, at, idx_ub, b.index(0), plan.rows * width))
                 tile.emit(o, t, idx_ub)
     b.tiles = plan.tiles
-    return None
 
 
 @dataclass(frozen=True)
@@ -192,6 +214,20 @@ class _Tile:
     table: SSAValue
     out: SSAValue
     rows_ub: SSAValue
+    depth: tuple[int, ...] = ()
+    """See :func:`emit_row_gather`."""
+
+    def read_row(self, picked: SSAValue, j: SSAValue) -> SSAValue:
+        """The data row the ``j``-th index (tuple) of the UB tile ``picked`` names."""
+        b = self.b
+        if not self.depth:
+            return b.add(GetValueOp(picked, [j], self.plan.axis_size)).results[0]
+        row: SSAValue | None = None
+        for k, size in enumerate(self.depth):
+            value = b.add(GetValueOp(picked, [j, b.index(k)], size)).results[0]
+            row = value if row is None else b.add_index(b.affine(row, size), value)
+        assert row is not None
+        return row
 
     def emit(self, o: SSAValue, t: SSAValue, picked: SSAValue | list[int]) -> None:
         """The tile at index ``t`` of outer position ``o``; ``picked``: the index tile in
@@ -212,7 +248,7 @@ class _Tile:
                 upper = b.add(arith.MinSIOp(b.index(rows), left)).results[0]
                 row_loop = b.loop_over(b.index(0), upper, b.index(1), "j")
             with row_loop as j:
-                row = b.add(GetValueOp(picked, [j], plan.axis_size)).results[0]
+                row = self.read_row(picked, j)
                 row.name_hint = "row"
                 self.row(o, j, row, out_at)
             stored = rows  # cut at the output's end (a ragged tile is the last)

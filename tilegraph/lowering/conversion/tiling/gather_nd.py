@@ -1,0 +1,104 @@
+"""GatherND on the vector core: the rows of :mod:`.gather`, each named by an index tuple.
+
+``graph.gather_nd`` with ``batch_dims = 0`` and indices ``[..., K]`` copies, per index
+tuple ``(i_0, ..., i_{K-1})``, the row ``data[i_0, ..., i_{K-1}, ...]`` — the elements of
+the axes after the K addressed ones, contiguous in a row-major tensor. That is a gather
+along the first axis of ``data`` viewed as ``[d_0 · ... · d_{K-1}, inner]`` at the row
+``(((i_0 · d_1) + i_1) · d_2 + ...)``: the same tiles and DMAs as :mod:`.gather` (GE's
+GatherNd runs on the AI core as its GatherV2 does), the index tile holding ``K`` values per
+row, each read on the scalar unit and wrapped against its own axis (a negative index counts
+from the end; outside ``[-d_k, d_k)`` is an ``IndexError`` of the executors). PyTorch's
+``x[torch.arange(b), ids.argmax(-1)]`` (CLIP's pooling, a classifier's last-token pick)
+exports as this op.
+
+Compile-time indices (few, inlined in the kernel body) are combined at compile time and
+their row DMAs unrolled.
+
+Stays on the host (the reason is reported): ``batch_dims > 0``, rows under one 32-byte DMA
+block (a pick of single elements), tensors that are not row-major.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from tilegraph.dialects.graph.base import constant_value
+from tilegraph.dialects.graph.indexing import GatherNDOp
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.gather import (
+    DMA_BLOCK_BYTES,
+    emit_row_gather,
+    plan_gather,
+)
+
+
+def _constant_rows(op: GatherNDOp, depth: tuple[int, ...]) -> list[int] | str | None:
+    """The flat rows compile-time index tuples name (negatives wrapped), None when the
+    indices are run-time data, or why they cannot be used."""
+    values = constant_value(op.indices)
+    if values is None:
+        return None
+    tuples = np.asarray(values).reshape(-1, len(depth))
+    sizes = np.asarray(depth)
+    if ((tuples < -sizes) | (tuples >= sizes)).any():
+        return f"a gather_nd index out of range for axes of {list(depth)}"
+    wrapped = np.where(tuples < 0, tuples + sizes, tuples)
+    return [int(np.ravel_multi_index(tuple(t), depth)) for t in wrapped]
+
+
+def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """Tile a lone ``graph.gather_nd`` as scalar reads and row DMAs; returns why it cannot
+    (None when emitted)."""
+    if len(body.ops) != 1 or not isinstance(body.ops[0], GatherNDOp):
+        return "not a lone gather_nd"
+    op = body.ops[0]
+    if int(op.attr("batch_dims")) != 0:
+        return "a gather_nd with batch_dims"
+    table = body.source(op.data)
+    written = dict(body.writes).get(op.output)
+    if table is None or written is None:
+        return "a gather_nd of a value computed inside the kernel"
+    if not all(is_row_major(tensor_of(v)) for v in (op.data, op.indices, op.output)):
+        return "a gather_nd of a tensor that is not row-major"
+    data_type, index_type = tensor_of(op.data), tensor_of(op.indices)
+    shape = tuple(int(d) for d in data_type.storage_shape)
+    index_shape = tuple(int(d) for d in index_type.storage_shape)
+    depth = shape[: index_shape[-1]]
+    inner = prod(shape[len(depth) :])
+    count = prod(index_shape[:-1])
+    if count == 0 or prod(shape) == 0:
+        return "a gather_nd with an empty output"
+    eb = element_bytes(data_type.element_type)
+    if inner * eb < DMA_BLOCK_BYTES:
+        return f"a gather_nd of rows under {DMA_BLOCK_BYTES} bytes"
+    indices = body.source(op.indices) or _constant_rows(op, depth)
+    if indices is None or isinstance(indices, str):
+        return indices or "a gather_nd of indices computed inside the kernel"
+    plan = plan_gather(
+        (prod(depth), inner),
+        0,
+        count,
+        eb,
+        len(depth) * element_bytes(index_type.element_type),
+        b.ub_budget(),
+        1 if isinstance(indices, list) else b.hw.vector_cores,
+    )
+    if isinstance(plan, str):
+        return plan
+    if b.dry_run:
+        return None
+    emit_row_gather(
+        b,
+        plan,
+        table,
+        written,
+        indices,
+        data_type.element_type,
+        index_type.element_type,
+        () if isinstance(indices, list) else depth,
+    )
+    return None
