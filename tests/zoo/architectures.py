@@ -157,7 +157,7 @@ class CachedGpt(nn.Module):
 
 
 class ClipText(nn.Module):
-    def __init__(self, hidden: int = 64, heads: int = 4, max_positions: int = 32):
+    def __init__(self, hidden: int = 48, heads: int = 4, max_positions: int = 32):
         super().__init__()
         self.token_embedding = nn.Embedding(VOCAB, hidden)
         self.position_embedding = nn.Parameter(0.02 * torch.randn(max_positions, hidden))

