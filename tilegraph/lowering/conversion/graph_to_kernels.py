@@ -411,34 +411,61 @@ def _unclaimed_attention(
     ]
     parts: list[tuple[_Kernel, func.FuncOp]] = []
     for group in groups:
-        inside = set(group)
-        outputs = [
-            r
-            for op in group
-            for r in op.results
-            if r in kernel.outputs or any(u.operation not in inside for u in r.uses)
-        ]
-        part = _kernel_of_ops(group, outputs, names, outer_of, kernel.location)
-        part_fn = _classified(part, hw)
+        part, part_fn = _part_of(group, kernel, names, outer_of, hw)
         if _is_host(part_fn) and len(group) > 1:
             names.taken.discard(part.name)
-            parts.extend(_per_op(group, names, outer_of, hw))
+            parts.extend(_runs(group, kernel, names, outer_of, hw))
         else:
             parts.append((part, part_fn))
     return parts
 
 
-def _per_op(
+def _part_of(
+    group: Sequence[Operation],
+    kernel: _Kernel,
+    names: _KernelNames,
+    outer_of: Mapping[SSAValue, SSAValue],
+    hw: HardwareModel,
+) -> tuple[_Kernel, func.FuncOp]:
+    """The kernel of ``group``, ops of the split ``kernel`` in program order, classified:
+    it writes what the kernel outputs or an op outside the group reads."""
+    inside = set(group)
+    outputs = [
+        r
+        for op in group
+        for r in op.results
+        if r in kernel.outputs or any(u.operation not in inside for u in r.uses)
+    ]
+    part = _kernel_of_ops(list(group), outputs, names, outer_of, kernel.location)
+    return part, _classified(part, hw)
+
+
+def _runs(
     ops: Sequence[Operation],
+    kernel: _Kernel,
     names: _KernelNames,
     outer_of: Mapping[SSAValue, SSAValue],
     hw: HardwareModel,
 ) -> list[tuple[_Kernel, func.FuncOp]]:
-    """One kernel per op of a group that is split."""
-    parts = []
-    for member in ops:
-        part = _kernel_of(member, names, outer_of)
-        parts.append((part, _classified(part, hw)))
+    """The ops of a group that is split, as runs in program order, each the longest that
+    a strategy still tiles from where the last one ended (an op no strategy runs is a host
+    kernel of its own): ConvNeXt's bias, layer scale and residual run as one vector kernel
+    when the global mean after them sends the group to be split, not one kernel each."""
+    parts: list[tuple[_Kernel, func.FuncOp]] = []
+    start = 0
+    while start < len(ops):
+        end = start + 1
+        alone = _kernel_of(ops[start], names, outer_of)
+        best = (alone, _classified(alone, hw))
+        while not _is_host(best[1]) and end < len(ops):
+            longer = _part_of(ops[start : end + 1], kernel, names, outer_of, hw)
+            if _is_host(longer[1]):
+                names.taken.discard(longer[0].name)
+                break
+            names.taken.discard(best[0].name)
+            best, end = longer, end + 1
+        parts.append(best)
+        start = end
     return parts
 
 
@@ -486,7 +513,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 stats.add("unclaimed-attention")
             else:
                 stats.add("split-groups")
-                parts = _per_op(kernel.ops, names, outer_of, hw)
+                parts = _runs(kernel.ops, kernel, names, outer_of, hw)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
