@@ -35,6 +35,45 @@ def test_range_of_run_time_scalars_has_an_unknown_length():
     assert op.reference(*scalars)[0].tolist() == [2, 4, 6, 8]
 
 
+def test_range_of_shape_arithmetic_is_known_once_shapes_are_bound():
+    """A KV-cache decoder's position ids: ``Range(past, past + seq)`` with ``past`` and
+    ``seq`` read from the inputs' shapes. Bound to static shapes (the tiles' import), the
+    length is known; it was unknown, so every call was tiled again as data-dependent."""
+    import onnx.helper as oh
+    from onnx import TensorProto
+
+    from tilegraph.frontend import load_onnx
+    from tilegraph.symbolic import ShapeEnv
+
+    def dim(name: str, source: str, axis: int) -> list:
+        shape = oh.make_node("Shape", [source], [f"{name}_shape"])
+        index = oh.make_node("Constant", [], [f"{name}_axis"], value_int=axis)
+        return [shape, index, oh.make_node("Gather", [f"{name}_shape", f"{name}_axis"], [name])]
+
+    nodes = [
+        *dim("past", "past_key", 2),
+        *dim("seq", "ids", 1),
+        oh.make_node("Add", ["past", "seq"], ["total"]),
+        oh.make_node("Constant", [], ["one"], value_int=1),
+        oh.make_node("Range", ["past", "total", "one"], ["positions"]),
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "positions",
+        [
+            oh.make_tensor_value_info("ids", TensorProto.INT64, ["b", "s"]),
+            oh.make_tensor_value_info("past_key", TensorProto.FLOAT, ["b", 4, "p", 8]),
+        ],
+        [oh.make_tensor_value_info("positions", TensorProto.INT64, None)],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    shapes = {"ids": (2, 5), "past_key": (2, 4, 9, 8)}
+    module = load_onnx(model, shape_env=ShapeEnv("static"), input_shapes=shapes)
+    (op,) = [o for o in module.walk() if isinstance(o, ge.RangeOp)]
+    t = op.results[0].type
+    assert isinstance(t, TensorType) and t.origin_shape == (5,)
+
+
 @pytest.mark.parametrize(("upper", "k"), [(1, 0), (0, 1), (1, -2)])
 def test_trilu(upper, k):
     check_op(ge.TriluOp, [X, Const(np.array(k, np.int64))], {"upper": upper}, opset=14)

@@ -33,6 +33,7 @@ from tilegraph.dialects.graph.base import (
 )
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_INJECTIVE, ND_OPAQUE
+from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
@@ -81,7 +82,9 @@ class RangeOp(GraphOp):
         stash = cls.read_attr(props, "stash_type")
         if types[0].dtype in _LOW_PRECISION and stash not in _STASH_TYPES:
             raise ShapeError(f"Range's stash_type {stash} is not supported (1: float, 11: double)")
-        values = [constant_value(v) for v in operands]
+        # known_value: the scalars of a KV-cache decoder's position ids follow from the
+        # bound input shapes (``Range(past, past + seq)``), constants or not
+        values = [known_value(v) for v in operands]
         length = UNKNOWN
         if all(v is not None for v in values):
             start, limit, delta = (np.asarray(v).reshape(()) for v in values)  # type: ignore[arg-type]
