@@ -10,7 +10,9 @@ not know its launch's arguments); once the kernel is tiled and its blocks are kn
   to the kernel, named ``sync_workspace``, and makes it the workspace of every soft
   barrier of the kernel;
 * gives every launch of the kernel a ``tile.alloc`` of it just before the launch (its
-  last argument), which ``plan-memory`` places in the host's GM workspace like any buffer
+  last argument; :func:`allocate_launch_workspaces`, which allocates any GM workspace a
+  strategy appended to its kernel the same way — the dynamic quantisation's partial
+  extremes), which ``plan-memory`` places in the host's GM workspace like any buffer
   the launch writes: born and dead at that launch.
 
 It runs before a mix split, so a mix kernel's own workspace stays its last argument.
@@ -20,7 +22,7 @@ It runs before a mix split, so a mix kernel's own workspace stays its last argum
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.tile import AllocOp, LaunchOp
@@ -50,18 +52,34 @@ def attach_barrier_workspace(module: ModuleOp, fn: func.FuncOp, blocks: int) -> 
     )
     for op in barriers:
         op.operands = [arg]
-    name = fn.sym_name.data
-    for launch in [o for o in module.walk() if isinstance(o, LaunchOp)]:
-        if launch.callee.string_value() != name:
-            continue
-        alloc = AllocOp(memref)
-        alloc.result.name_hint = WORKSPACE_NAME
-        alloc.location = launch.location
-        parent = launch.parent_block()
-        assert parent is not None
-        parent.insert_op_before(alloc, launch)
-        launch.operands = [*launch.args, alloc.result]
+    allocate_launch_workspaces(module, fn)
     return True
+
+
+def allocate_launch_workspaces(module: ModuleOp, fn: func.FuncOp) -> int:
+    """Give every launch of ``fn`` in ``module`` a ``tile.alloc`` (just before it) of each
+    trailing argument of ``fn`` the launch does not pass: the GM workspaces a kernel's
+    strategy or :func:`attach_barrier_workspace` appended to it, born and dead at that
+    launch. Returns the allocations added."""
+    name = fn.sym_name.data
+    args = fn.body.block.args
+    added = 0
+    for launch in [o for o in module.walk() if isinstance(o, LaunchOp)]:
+        if launch.callee.string_value() != name or len(launch.args) >= len(args):
+            continue
+        allocs = []
+        for arg in args[len(launch.args) :]:
+            assert isinstance(arg.type, MemRefType)
+            alloc = AllocOp(arg.type)
+            alloc.result.name_hint = arg.name_hint
+            alloc.location = launch.location
+            parent = launch.parent_block()
+            assert parent is not None
+            parent.insert_op_before(alloc, launch)
+            allocs.append(alloc.result)
+        launch.operands = [*launch.args, *allocs]
+        added += len(allocs)
+    return added
 
 
 def is_barrier_workspace(value: SSAValue, module: ModuleOp) -> bool:
