@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
 from xdsl.dialects import func
 
 import tilegraph
+from tests.lowering.test_dynamic_quantize_kernels import _dql_model
 from tilegraph.cost_model.cycles.simulate import scheduling_us, simulate_module
 from tilegraph.dialects.tile import AllocOp, LaunchOp, SyncAllOp, memref_shape
 from tilegraph.dialects.tile.barrier import ZERO_FILL_ATTR, zero_filled
@@ -47,18 +46,6 @@ SMALL = [3, 17]
 """One block: no barrier."""
 
 
-def _model(shape: Sequence[int]) -> onnx.ModelProto:
-    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])]
-    graph = helper.make_graph(
-        nodes,
-        "dql",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-        [helper.make_tensor_value_info(n, t, None) for n, t in
-         (("q", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8))],
-    )  # fmt: skip
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-
-
 def _input(shape: Sequence[int], kind: str) -> np.ndarray:
     rng = np.random.default_rng(3)
     x = rng.standard_normal(shape).astype(np.float32) * np.float32(3)
@@ -74,7 +61,9 @@ def _input(shape: Sequence[int], kind: str) -> np.ndarray:
 
 
 def _compiled(shape: Sequence[int], platform: str, executor: str = "fast"):
-    return tilegraph.compile(_model(shape), precision="int8", executor=executor, platform=platform)
+    return tilegraph.compile(
+        _dql_model(shape), precision="int8", executor=executor, platform=platform
+    )
 
 
 def _kernel(module, name: str) -> func.FuncOp:
@@ -87,7 +76,7 @@ def _launch(module) -> LaunchOp:
 
 
 def _assert_like_onnxruntime(shape, x, ours) -> None:
-    model = _model(shape)
+    model = _dql_model(shape)
     theirs = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     for got, want in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(np.asarray(got), want)

@@ -111,19 +111,20 @@ def _chunk_bytes(b: KernelBuilder, chunk: int, quantises: bool) -> int:
 
 def plan(b: KernelBuilder, n: int, quantises: bool, cores: int) -> Plan | None:
     """The chunks and blocks of ``n`` elements (None: not even one chunk fits UB)."""
-    # the exchange's tiles: one block's slot and every block's
-    budget = b.ub_budget() - aligned_bytes(b.hw, "UB", 4 * SLOT * (cores + 1))
+    # the exchange's tiles (one block's slot, every block's) and a soft barrier's UB
+    # workspace (as many bytes as every block's slots)
+    budget = b.ub_budget() - aligned_bytes(b.hw, "UB", 4 * SLOT * (2 * cores + 1))
     largest = 0
     step = LANES
     while _chunk_bytes(b, largest + step, quantises) <= budget:
         largest += step
     if largest == 0:
         return None
-    blocks = max(1, min(cores, n // MIN_BLOCK_ELEMENTS))
-    chunk = min(largest, ceil(ceil(n / blocks) / LANES) * LANES)
-    chunks = ceil(n / chunk)
-    per = ceil(chunks / blocks)
-    return Plan(n, chunk, per, ceil(chunks / per))
+    wanted = max(1, min(cores, n // MIN_BLOCK_ELEMENTS))
+    share = ceil(n / wanted)
+    per = ceil(share / largest)  # the fewest chunks a block's share fits in
+    chunk = ceil(ceil(share / per) / LANES) * LANES  # as even as the lanes allow
+    return Plan(n, chunk, per, ceil(n / (per * chunk)))
 
 
 def _quantize_of(body: KernelBody, op: DynamicQuantizeParamsOp) -> QuantizeLinearOp | None:
@@ -285,8 +286,10 @@ class _Emitter:
         assert isinstance(out_type, TensorType)
         element = _element(out_type)
         shift = -128.0 if quantize.y_zero_point is self.op.y_zero_point_int8 else 0.0
-        zero = b.buffer(ONE, f32, "UB", "grid_zero_ub")
-        e.scalar("vadds", zero_f32, shift, zero)  # exact: a small integer
+        zero = zero_f32
+        if shift:  # the int8 zero point: exact, a small integer
+            zero = b.buffer(ONE, f32, "UB", "grid_zero_ub")
+            e.scalar("vadds", zero_f32, shift, zero)
         q_lo, q_hi = INTEGER_RANGES[out_type.dtype]
         tmp = b.buffer([1, p.chunk], f32, "UB", "quotient_ub")
         y = b.buffer([1, p.chunk], element, "UB", "y_ub")
