@@ -48,7 +48,7 @@ from tilegraph.dialects.tile.barrier import SOFT_SLOT_ELEMENTS
 from tilegraph.dialects.tile.base import scoped_memref
 from tilegraph.formats import DType
 from tilegraph.lowering.analysis.buffers import aligned_bytes
-from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import store
 from tilegraph.lowering.conversion.tiling.mix import add_workspace_argument
@@ -161,7 +161,11 @@ def emit_dynamic_quantize_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     y_arg = None
     if quantize is not None:
         y_arg = outputs.get(quantize.y)
-        if y_arg is None or prod(memref_shape(y_arg)) != n:
+        if (
+            y_arg is None
+            or memref_shape(y_arg) != memref_shape(x_arg)
+            or not is_row_major(tensor_of(quantize.y))
+        ):
             return "a dynamic quantisation whose quantised output is not the input's layout"
     cores = b.hw.vector_cores
     found = plan(b, n, quantize is not None, cores)
