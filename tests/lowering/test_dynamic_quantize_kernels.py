@@ -1,6 +1,6 @@
-"""DynamicQuantizeLinear as two kernels: ``graph.dynamic_quantize_params`` (both extremes in
-one pass over chunks, the scale and zero point at its end:
-:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`) and a QuantizeLinear — each
+"""DynamicQuantizeLinear's parameters kernel, ``graph.dynamic_quantize_params`` alone (both
+extremes in one pass over chunks, the scale and zero point at its end:
+:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and the whole op — each
 level against the one above it (the harness of :mod:`tests.lowering.test_tile_differential`)
 on the ``test`` preset (ragged chunks, several of them), and against the ONNX function
 body bit for bit, also for the all-zero, constant, all-positive and all-negative inputs
@@ -130,7 +130,7 @@ CONSTANT_INPUTS = {
 @pytest.mark.parametrize("name", list(CONSTANT_INPUTS))
 def test_constant_input_through_both_executors(executor: str, name: str):
     """The all-zero input's scale is 1 and its zero point 0 (onnxruntime's answer); a
-    constant one quantises to one value. Two kernels: the parameters, then the quantisation."""
+    constant one quantises to one value. One kernel: the parameters, then the quantisation."""
     shape = [5, 70]
     model = _dql_model(shape)
     x = np.full(shape, CONSTANT_INPUTS[name], np.float32)
@@ -141,8 +141,11 @@ def test_constant_input_through_both_executors(executor: str, name: str):
         np.testing.assert_array_equal(np.asarray(ours), want)
 
 
-def test_dynamic_quantize_linear_is_two_kernels():
+def test_dynamic_quantize_linear_is_one_kernel():
+    """fuse-dynamic-quantize groups the parameters and the QuantizeLinear: one launch."""
     model = _dql_model([4, 33])
     compiled = tilegraph.compile(model, precision="int8", platform="ascend910b")
     assert not compiled.host_ops
-    assert len(compiled.kernels) == 2, compiled.kernels
+    assert [k.ops for k in compiled.kernels] == [
+        ("graph.dynamic_quantize_params", "graph.quantize_linear")
+    ], compiled.kernels

@@ -7,7 +7,8 @@ product and an activation after it.
 
 The convolution's group is one kernel (its bias converted ``[C]`` -> NC1HWC0 in the
 prologue is a flat load, zeros past C; the scale product, a scalar program, computed in
-its epilogue), and the scalar cast joins the bias multiply: four kernels in all. The
+its epilogue), the scalar cast joins the bias multiply, and the parameters and the
+quantisation are one kernel (``fuse-dynamic-quantize``): three kernels in all. The
 int32 sums are exact and every float step rounds the same operands once, so the levels
 agree exactly; with NaN in the float input's padding lanes, none leaks (36 output
 channels: the last channel tile's bias lanes past C are the load's zeros).
@@ -67,11 +68,10 @@ def test_dynamic_conv_group_is_one_kernel(platform: str, padded: bool):
     # the scale product (a scalar program) and the dequantising multiply in the epilogue
     assert conv.ops.count("graph.mul") == 2 and "graph.relu" in conv.ops
     # the cast of the zero point runs in the bias multiply's kernel, not alone: the
-    # parameters, the quantisation, the bias, the convolution (and, with the input held
+    # parameters with the quantisation (fuse-dynamic-quantize), the bias, the convolution (and, with the input held
     # as NC1HWC0, its conversion for the parameters' ND reduction)
     others = [k.ops for k in levels.macro_kernels if k is not conv]
     assert [ops for ops in others if ops != ("layout.trans_data",)] == [
-        ("graph.dynamic_quantize_params",),
-        ("graph.quantize_linear",),
+        ("graph.dynamic_quantize_params", "graph.quantize_linear"),
         ("graph.cast", "graph.mul"),
     ]

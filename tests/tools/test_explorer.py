@@ -30,7 +30,11 @@ def test_the_page_lists_every_pass_with_its_numbers_diff_and_pictures(tmp_path):
     page = _explore(tmp_path, "O2")
     rows = re.findall(r'<tr class="(changed)?"><td><a href="#p\d+">([^<]+)</a>', page)
     names = [name for _, name in rows]
-    assert names[0] == "input" and "select-storage-format" in names and names[-1] == "fuse-ops"
+    assert (
+        names[0] == "input"
+        and "select-storage-format" in names
+        and names[-1] == "fuse-dynamic-quantize"
+    )
     changed = {name for flag, name in rows if flag}
     assert {"insert-trans-data", "fuse-ops"} <= changed and "cse" not in changed
     # fuse-ops made 2 groups; insert-trans-data's diff adds layout.trans_data lines

@@ -19,6 +19,7 @@ PASSES: dict[str, str] = {
     "fold-trans-data": ".fold_trans_data:FoldTransDataPass",
     "format": ".pipelines:FormatPipeline",
     "format-report": ".format_report:FormatReportPass",
+    "fuse-dynamic-quantize": ".fuse_dynamic_quantize:FuseDynamicQuantizePass",
     "fuse-ops": ".fuse_ops:FuseOpsPass",
     "infer-origin-format": ".infer_origin_format:InferOriginFormatPass",
     "infer-shapes": ".infer_shapes:InferShapesPass",

@@ -231,7 +231,7 @@ class O1Pipeline(PipelinePass):
 
 O2_SPEC = (
     "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,O1,"
-    "format{strategy=ge},fuse-ops"
+    "format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
 )
 """What O2 runs."""
 
@@ -252,7 +252,8 @@ class O2Pipeline(NamedPipeline):
     convolutions and matmuls int8 cube ops, before constant folding dequantises their
     weights), fold-requant (an int8 convolution feeding the next one requantises in
     fixpipe), O1, then the format
-    engine with GE's strategy, then fuse-ops.
+    engine with GE's strategy, then fuse-ops and fuse-dynamic-quantize (each
+    DynamicQuantizeLinear's two halves one kernel).
 
     ``small-channel=true`` passes ATC's small-channel mode to ``select-storage-format``.
     The graph-level choices ``tilegraph-tune`` searches are options too: ``strategy`` (the

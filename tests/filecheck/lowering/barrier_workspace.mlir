@@ -6,7 +6,9 @@
 // last argument %sync_workspace of 2 blocks x 32 bytes (16 x i32, Ascend C's SyncAll:
 // at least cores x 32 bytes) used by every barrier, and allocates it before the launch;
 // plan-memory places it in the host's GM workspace like the buffers the launch writes
-// (its 64 bytes after the 768 + 256 of Y and Y_h) and reports it as barrier_workspace.
+// (its 64 bytes after the 768 + 256 of Y and Y_h) and reports it as barrier_workspace;
+// the launch has the runtime zero-fill it first (zero_fill: its position), and the
+// kernel's UB workspace of as many bytes (Ascend C's ubWorkspace) is a UB buffer of it.
 module attributes {tilegraph.target = {platform = "ascend310p", precision = "origin"}} {
   func.func @main(%in0: memref<3x2x12xf32, "GM">, %in1: memref<1x2x32xf32, "GM">, %w: memref<1x32x12xf32, "GM">, %r: memref<1x32x32xf32, "GM">, %b: memref<1x64xf32, "GM">) -> (memref<3x1x2x32xf32, "GM">, memref<1x2x32xf32, "GM">) attributes {tile.signature = (!layout.tensor<3x2x12xf32>, !layout.tensor<1x2x32xf32>, !layout.tensor<1x32x12xf32>, !layout.tensor<1x32x32xf32>, !layout.tensor<1x64xf32>) -> (!layout.tensor<3x1x2x32xf32>, !layout.tensor<1x2x32xf32>)} {
     %y = tile.alloc : memref<3x1x2x32xf32, "GM">
@@ -30,11 +32,12 @@ module attributes {tilegraph.target = {platform = "ascend310p", precision = "ori
 // CHECK-SAME:    tile.memory = {peak = 1088 : i64, {{.*}}, barrier_workspace = 64 : i64}
 // CHECK:         %workspace = tile.alloc : memref<1088xi8, "GM">
 // CHECK:         %sync_workspace = tile.view %workspace[1024] : memref<1088xi8, "GM"> to memref<16xi32, "GM">
-// CHECK-NEXT:    tile.launch @rnn_1(%in0, %w, %r, %b, %in1, %y, %y_h, %sync_workspace) {blocks = 2 : i64}
+// CHECK-NEXT:    tile.launch @rnn_1(%in0, %w, %r, %b, %in1, %y, %y_h, %sync_workspace) {zero_fill = [7 : i64], blocks = 2 : i64}
 
 // CHECK-LABEL: func.func @rnn_1(
 // CHECK-SAME:    %sync_workspace: memref<16xi32, "GM">)
 // CHECK-SAME:    tile.blocks = 2 : i64
-// CHECK:         tile.sync_all %sync_workspace : memref<16xi32, "GM"> {mode = "soft", cores = "all"}
+// CHECK:         %sync_ub_workspace = tile.alloc {{.*}}: memref<16xi32, "UB">
+// CHECK:         tile.sync_all %sync_workspace, %sync_ub_workspace : memref<16xi32, "GM">, memref<16xi32, "UB"> {mode = "soft", cores = "all"}
 // CHECK:         scf.for
-// CHECK:           tile.sync_all %sync_workspace : memref<16xi32, "GM"> {mode = "soft", cores = "all"}
+// CHECK:           tile.sync_all %sync_workspace, %sync_ub_workspace : memref<16xi32, "GM">, memref<16xi32, "UB"> {mode = "soft", cores = "all"}

@@ -1,83 +1,57 @@
-// RUN: tilegraph-opt %s --split-input-file -p 'tile-kernels{platform=test}' | filecheck %s
-// RUN: tilegraph-opt %s --split-input-file -p 'tile-kernels{platform=test}' | tilegraph-opt --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'tile-kernels,plan-memory' | filecheck %s
 
-// DynamicQuantizeLinear's scale and zero point (tiling/dynamic_quantize.py) on the `test`
-// preset (UB 8 KiB): one pass over the input in chunks, vreduce min and max of each into
-// accumulators that start at 0 (the range includes 0, so the 0 a ragged chunk loads past
-// the tensor changes neither), then the float32 scalar steps of the ONNX function body and
-// a rank-0 store per result read (the scale, the uint8 zero point and the zero point moved
-// onto int8 for the int8 cube). Inputs as lower-graph-to-kernels writes them.
-
-// ---- 37 x 300: chunks of 3 rows, the last one ragged (1 row) ----------------------------
-func.func @dynamic_quantize_params_1(%in0: memref<37x300xf32, "GM">, %v0_out: memref<f32, "GM">, %v0_out_1: memref<ui8, "GM">) attributes {tile.kernel = "vector"} {
-  %in0_1 = tile.read %in0 : memref<37x300xf32, "GM"> -> !layout.tensor<37x300xf32>
-  %v0, %v0_1, %v0_2 = graph.dynamic_quantize_params %in0_1 {layout.kernel = "origin"} : (!layout.tensor<37x300xf32>) -> (!layout.tensor<f32>, !layout.tensor<ui8>, !layout.tensor<i8>)
-  tile.write %v0 to %v0_out : !layout.tensor<f32> to memref<f32, "GM">
-  tile.write %v0_1 to %v0_out_1 : !layout.tensor<ui8> to memref<ui8, "GM">
-  func.return
+// DynamicQuantizeLinear as one kernel (lowering/conversion/tiling/dynamic_quantize.py) on
+// 310P: the parameters and the QuantizeLinear of a 37 x 1001 float32 tensor, shared over
+// the 8 AI cores in chunks of 4672 elements (37037 / 8 rounded up to 64 lanes). Each block
+// reduces its chunk, writes its two extremes (each broadcast over a 32-byte slot) into the
+// launch's %dq_partials workspace, meets the others at the soft all-core barrier (its GM
+// workspace zero-filled by the launch, its UB workspace a buffer of the kernel), reads all
+// the slots back, computes the scale and zero point, quantises the chunk still in UB, and
+// block 0 alone stores the parameters.
+builtin.module attributes {tilegraph.target = {platform = "ascend310p", precision = "int8"}} {
+  func.func @main(%x: memref<37x1001xf32, "GM">) -> (memref<37x1001xui8, "GM">, memref<f32, "GM">, memref<ui8, "GM">) attributes {tile.signature = (!layout.tensor<37x1001xf32>) -> (!layout.tensor<37x1001xui8>, !layout.tensor<f32>, !layout.tensor<ui8>)} {
+    %q = tile.alloc : memref<37x1001xui8, "GM">
+    %s = tile.alloc : memref<f32, "GM">
+    %z = tile.alloc : memref<ui8, "GM">
+    tile.launch @dynamic_quantize_0(%x, %q, %s, %z) : memref<37x1001xf32, "GM">, memref<37x1001xui8, "GM">, memref<f32, "GM">, memref<ui8, "GM">
+    func.return %q, %s, %z : memref<37x1001xui8, "GM">, memref<f32, "GM">, memref<ui8, "GM">
+  }
+  func.func @dynamic_quantize_0(%x: memref<37x1001xf32, "GM">, %q_out: memref<37x1001xui8, "GM">, %s_out: memref<f32, "GM">, %z_out: memref<ui8, "GM">) attributes {tile.kernel = "vector"} {
+    %x_1 = tile.read %x : memref<37x1001xf32, "GM"> -> !layout.tensor<37x1001xf32>
+    %s, %z, %0 = graph.dynamic_quantize_params %x_1 {layout.kernel = "origin"} : (!layout.tensor<37x1001xf32>) -> (!layout.tensor<f32>, !layout.tensor<ui8>, !layout.tensor<i8>)
+    %q = graph.quantize_linear %x_1, %s, %z {layout.kernel = "origin"} : (!layout.tensor<37x1001xf32>, !layout.tensor<f32>, !layout.tensor<ui8>) -> !layout.tensor<37x1001xui8>
+    tile.write %q to %q_out : !layout.tensor<37x1001xui8> to memref<37x1001xui8, "GM">
+    tile.write %s to %s_out : !layout.tensor<f32> to memref<f32, "GM">
+    tile.write %z to %z_out : !layout.tensor<ui8> to memref<ui8, "GM">
+    func.return
+  }
 }
-// CHECK-LABEL: func.func @dynamic_quantize_params_1(
-// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 1 : i64, tile.ops = "graph.dynamic_quantize_params"
-// CHECK:         tile.vdup %[[LO:.+]] {value = 0.000000e+00 : f64} : memref<1x1xf32, "UB">
-// CHECK-NEXT:    tile.vdup %[[HI:.+]] {value = 0.000000e+00 : f64} : memref<1x1xf32, "UB">
-// CHECK-NEXT:    scf.for %[[R:.+]] = %c0 to %c37 step %c3 {
-// CHECK-NEXT:      tile.copy %in0[%[[R]], %c0] to %[[X:.+]][%c0, %c0] : memref<37x300xf32, "GM"> to memref<3x300xf32, "UB">
-// CHECK-NEXT:      tile.vreduce %[[X]] to %[[P:.+]] {kind = "min", axes = array<i64: 0, 1>}
-// CHECK-NEXT:      tile.vmin %[[LO]], %[[P]] to %[[LO]]
-// CHECK-NEXT:      tile.vreduce %[[X]] to %[[P]] {kind = "max", axes = array<i64: 0, 1>}
-// CHECK-NEXT:      tile.vmax %[[HI]], %[[P]] to %[[HI]]
+
+// CHECK-LABEL: func.func @main(
+// CHECK:         %dq_partials = tile.view %workspace[{{[0-9]+}}] : memref<{{[0-9]+}}xi8, "GM"> to memref<16x8xf32, "GM">
+// CHECK:         %sync_workspace = tile.view %workspace[{{[0-9]+}}] : memref<{{[0-9]+}}xi8, "GM"> to memref<64xi32, "GM">
+// CHECK:         tile.launch @dynamic_quantize_0(%x, %q, %s, %z, %dq_partials, %sync_workspace) {zero_fill = [5 : i64], blocks = 8 : i64}
+
+// CHECK-LABEL: func.func @dynamic_quantize_0(
+// CHECK-SAME:    tile.blocks = 8 : i64
+// CHECK:         %sync_ub_workspace = tile.alloc {{.*}}: memref<64xi32, "UB">
+// CHECK:         %block = tile.block_idx
+// CHECK:         %[[START:.*]] = arith.muli %block, %c4672
+// CHECK:         tile.copy_flat %x[%[[START]]] to %x_ub[%c0] {count = 4672 : i64}
+// CHECK:         tile.vreduce %x_ub to %part_ub {kind = "min"
+// CHECK:         tile.vreduce %x_ub to %part_ub {kind = "max"
+// CHECK:         tile.copy %slot_ub[%c0, %c0] to %dq_partials[%block, %c0]
+// CHECK:         tile.copy %slot_ub[%c0, %c0] to %dq_partials[{{%.*}}, %c0]
+// CHECK-NEXT:    tile.sync_all %sync_workspace, %sync_ub_workspace : memref<64xi32, "GM">, memref<64xi32, "UB"> {mode = "soft", cores = "aiv"}
+// CHECK-NEXT:    tile.copy %dq_partials[%c0, %c0] to %partials_ub[%c0, %c0]
+// CHECK-NEXT:    tile.vreduce %partials_ub to %lo_ub {kind = "min"
+// CHECK-NEXT:    tile.copy %dq_partials[%c8, %c0] to %partials_ub[%c0, %c0]
+// CHECK-NEXT:    tile.vreduce %partials_ub to %hi_ub {kind = "max"
+// CHECK:         tile.vdiv %x_ub, %safe_ub to %quotient_ub
+// CHECK-NEXT:    tile.vround %quotient_ub
+// CHECK:         tile.vcast %quotient_ub to %y_ub {rounding = "rint"}
+// CHECK-NEXT:    tile.copy_flat %y_ub[%c0] to %q_out[%[[START]]] {count = 4672 : i64}
+// CHECK-NEXT:    scf.for %first = %block to %c1 step %c1 {
+// CHECK:           tile.copy %scale_out_ub[] to %s_out[]
+// CHECK:           tile.copy %zero_point_out_ub[] to %z_out[]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    tile.vsub %[[HI]], %[[LO]] to %[[S:.+]] :
-// CHECK-NEXT:    tile.vdup %[[T:.+]] {value = 2.550000e+02 : f64}
-// CHECK-NEXT:    tile.vdiv %[[S]], %[[T]] to %[[S]]
-// CHECK-NEXT:    tile.vdup %[[T]] {value = 0.000000e+00 : f64}
-// CHECK-NEXT:    tile.vcmp %[[S]], %[[T]] to %[[M:.+]] {predicate = "eq"}
-// CHECK-NEXT:    tile.vdup %[[T]] {value = 1.000000e+00 : f64}
-// CHECK-NEXT:    tile.vsel %[[M]], %[[T]], %[[S]] to %[[SAFE:.+]] :
-// CHECK-NEXT:    tile.vdiv %[[LO]], %[[SAFE]] to %[[P]]
-// CHECK-NEXT:    tile.vdup %[[T]] {value = 0.000000e+00 : f64}
-// CHECK-NEXT:    tile.vsub %[[T]], %[[P]] to %[[P]]
-// CHECK-NEXT:    tile.vmaxs %[[P]], 0.000000e+00 : f64 to %[[P]]
-// CHECK-NEXT:    tile.vmins %[[P]], 2.550000e+02 : f64 to %[[P]]
-// CHECK-NEXT:    tile.vround %[[P]] to %[[P]]
-// CHECK-NEXT:    tile.vreduce %[[SAFE]] to %[[SO:.+]] {kind = "sum", axes = array<i64: 0, 1>} : memref<1x1xf32, "UB"> to memref<f32, "UB">
-// CHECK-NEXT:    tile.vreduce %[[P]] to %[[ZF:.+]] {kind = "sum", axes = array<i64: 0, 1>} : memref<1x1xf32, "UB"> to memref<f32, "UB">
-// CHECK-NEXT:    tile.copy %[[SO]][] to %v0_out[] : memref<f32, "UB"> to memref<f32, "GM">
-// CHECK-NEXT:    tile.vcast %[[ZF]] to %[[Z:.+]] {rounding = "rint"} : memref<f32, "UB"> to memref<ui8, "UB">
-// CHECK-NEXT:    tile.copy %[[Z]][] to %v0_out_1[] : memref<ui8, "UB"> to memref<ui8, "GM">
-// CHECK-NOT:     tile.vadds
-
-// -----
-
-// ---- 3 x 17 fits UB whole: one chunk, no loop ---------------------------------------------
-func.func @dynamic_quantize_params_2(%in0: memref<3x17xf32, "GM">, %v0_out: memref<f32, "GM">, %v0_out_1: memref<ui8, "GM">) attributes {tile.kernel = "vector"} {
-  %in0_1 = tile.read %in0 : memref<3x17xf32, "GM"> -> !layout.tensor<3x17xf32>
-  %v0, %v0_1, %v0_2 = graph.dynamic_quantize_params %in0_1 {layout.kernel = "origin"} : (!layout.tensor<3x17xf32>) -> (!layout.tensor<f32>, !layout.tensor<ui8>, !layout.tensor<i8>)
-  tile.write %v0 to %v0_out : !layout.tensor<f32> to memref<f32, "GM">
-  tile.write %v0_1 to %v0_out_1 : !layout.tensor<ui8> to memref<ui8, "GM">
-  func.return
-}
-// CHECK-LABEL: func.func @dynamic_quantize_params_2(
-// CHECK-NOT:     scf.for
-// CHECK:         tile.copy %in0[%c0, %c0] to %[[X:.+]][%c0, %c0] : memref<3x17xf32, "GM"> to memref<3x17xf32, "UB">
-// CHECK-NEXT:    tile.vreduce %[[X]] to %{{.+}} {kind = "min", axes = array<i64: 0, 1>}
-// CHECK:         tile.copy %{{.+}}[] to %v0_out_1[] : memref<ui8, "UB"> to memref<ui8, "GM">
-
-// -----
-
-// ---- only the int8 zero point is read (fold-integer-ops' int8 cube operand) -----------------
-// The uint8 zero point and the scale are not written; the zero point moves by -128 before its
-// conversion (exact: an integer in [0, 255]).
-func.func @dynamic_quantize_params_3(%in0: memref<3x17xf32, "GM">, %v0_out: memref<i8, "GM">) attributes {tile.kernel = "vector"} {
-  %in0_1 = tile.read %in0 : memref<3x17xf32, "GM"> -> !layout.tensor<3x17xf32>
-  %v0, %v0_1, %v0_2 = graph.dynamic_quantize_params %in0_1 {layout.kernel = "origin"} : (!layout.tensor<3x17xf32>) -> (!layout.tensor<f32>, !layout.tensor<ui8>, !layout.tensor<i8>)
-  tile.write %v0_2 to %v0_out : !layout.tensor<i8> to memref<i8, "GM">
-  func.return
-}
-// CHECK-LABEL: func.func @dynamic_quantize_params_3(
-// CHECK:         tile.vround %[[P:.+]] to %[[P]]
-// CHECK:         tile.vreduce %[[P]] to %[[ZF:.+]] {kind = "sum", axes = array<i64: 0, 1>} : memref<1x1xf32, "UB"> to memref<f32, "UB">
-// CHECK-NEXT:    tile.vadds %[[ZF]], -1.280000e+02 : f64 to %[[ZF]]
-// CHECK-NEXT:    tile.vcast %[[ZF]] to %[[Z:.+]] {rounding = "rint"} : memref<f32, "UB"> to memref<i8, "UB">
-// CHECK-NEXT:    tile.copy %[[Z]][] to %v0_out[] : memref<i8, "UB"> to memref<i8, "GM">
-// CHECK-NOT:     tile.copy

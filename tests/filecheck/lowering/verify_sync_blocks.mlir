@@ -19,8 +19,9 @@ builtin.module attributes {tilegraph.target = {platform = "ascend310p", precisio
     %two = arith.muli %block, %c2 : index
     %row = tile.alloc : memref<1x16xf32, "UB">
     %all = tile.alloc : memref<2x16xf32, "UB">
+    %ub_ws = tile.alloc : memref<16xi32, "UB">
     tile.copy %row[%c0, %c0] to %h[%block, %c0] : memref<1x16xf32, "UB"> to memref<2x16xf32, "GM">
-    tile.sync_all %ws : memref<16xi32, "GM"> {mode = "soft", cores = "all"}
+    tile.sync_all %ws, %ub_ws : memref<16xi32, "GM">, memref<16xi32, "UB"> {mode = "soft", cores = "all"}
     tile.set_flag {src = "MTE3", dst = "MTE2", event = 0 : i64}
     tile.wait_flag {src = "MTE3", dst = "MTE2", event = 0 : i64}
     tile.copy %h[%c0, %c0] to %all[%c0, %c0] : memref<2x16xf32, "GM"> to memref<2x16xf32, "UB">

@@ -25,6 +25,7 @@ func.func @f(%x: !layout.tensor<1x16x8x8xf16, NCHW>) -> !layout.tensor<1x16x8x8x
 // TIME: pass 'insert-trans-data' (in O2 > format) took
 // TIME: pass 'format' (in O2) took
 // TIME: pass 'fuse-ops' (in O2) took
+// TIME-NEXT: pass 'fuse-dynamic-quantize' (in O2) took
 // TIME-NEXT: pass 'O2' took
 
 // STATS: O2 (ran 1x)

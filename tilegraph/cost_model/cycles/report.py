@@ -170,9 +170,12 @@ class ModelCycles:
     def scheduling_text(self) -> str:
         """The scheduling term of the total, in words: mode, launches, cost of each."""
         where = "sunk: scheduled on the device" if self.launch_mode == "sunk" else "host launch"
+        # tasks beyond the launches: the runtime's memsets of zero-filled arguments
+        tasks = round(self.launch_overhead_us / self.task_us) if self.task_us else 0
+        memsets = f" + {tasks - self.launches} memset tasks" if tasks > self.launches else ""
         return (
-            f"scheduling {self.launch_overhead_us:.1f} ({self.launches} launches, {where}, "
-            f"{self.task_us:g} µs each)"
+            f"scheduling {self.launch_overhead_us:.1f} ({self.launches} launches{memsets}, "
+            f"{where}, {self.task_us:g} µs each)"
         )
 
     @property

@@ -13,7 +13,9 @@ its tasks scheduled on the chip at the preset's ``task_overhead_us`` each) or ``
 kernel costs its :class:`~.host.HostModel` estimate. A mix launch (decoupled presets: an
 AIC and an AIV part) co-simulates each AIC core with its AIV cores through their cross-core
 flags and the GM workspace between them (:mod:`.mix`). Model time = kernels + scheduling +
-host kernels.
+host kernels. A launch that has the runtime zero-fill an argument first (a soft barrier's
+GM workspace, ``zero_fill``) pays one more task's scheduling per such argument: the
+memset is a task on the stream (its few hundred bytes take no measurable time).
 
 The mode (``CycleModelOptions.mode``): ``"auto"`` orders the pipes by the kernel's flags
 when it has any ``set_flag`` / ``wait_flag``, by the data dependences otherwise; ``"data"``
@@ -42,6 +44,7 @@ from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, 
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
 from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.dialects.tile import LaunchOp
+from tilegraph.dialects.tile.barrier import zero_filled
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
 from tilegraph.hardware import HardwareModel
@@ -298,6 +301,9 @@ def simulate_module(
                 launch, fn, info, functions, programs, hw, options, resident, written_back
             )
             timed[(*key, resident, written_back)] = one
+        fills = len(zero_filled(launch))
+        if fills:  # the runtime's memset of each zero-filled argument: a task of its own
+            one = replace(one, launch_us=one.launch_us + fills * scheduling_us(hw, options.launch))
         known = found.get(key)
         found[key] = one if known is None else _relaunched(known, one)
         residency.launched(list(zip(operands, sizes, strict=True)), {operands[i] for i in writes})

@@ -245,7 +245,7 @@ class DynamicQuantizeLinearOp(GraphOp):
     """ONNX DynamicQuantizeLinear: uint8 quantization of a float32 tensor with the scale and
     zero point computed from its range (which always includes 0), step by step in float32
     (:func:`dynamic_quantize`, shared with :class:`DynamicQuantizeParamsOp`, so the graph
-    and its two-kernel form agree; an all-zero input has scale 1, as onnxruntime)."""
+    and its lowered form agree; an all-zero input has scale 1, as onnxruntime)."""
 
     name = "graph.dynamic_quantize_linear"
     ONNX_OP: ClassVar = "DynamicQuantizeLinear"
@@ -285,10 +285,10 @@ class DynamicQuantizeParamsOp(GraphOp):
     ``y_zero_point_int8`` is ``zero_point - 128`` as int8: the zero point of the same grid
     moved onto int8, which ``fold-integer-ops`` gives the int8 cube (a result the kernel
     writes only when something reads it). ``expand-qoperator`` writes DynamicQuantizeLinear
-    as this op and a QuantizeLinear of ``x`` with its results: one reduction kernel of both
-    extremes that also computes the scalars
-    (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`), and one
-    elementwise kernel."""
+    as this op and a QuantizeLinear of ``x`` with its results, which
+    ``fuse-dynamic-quantize`` groups into one kernel: the reduction of both extremes
+    shared over the cores, the scalars, the quantisation
+    (:mod:`tilegraph.lowering.conversion.tiling.dynamic_quantize`)."""
 
     name = "graph.dynamic_quantize_params"
     x = operand_def(TensorType)

@@ -37,7 +37,7 @@ from tilegraph.dialects.tile import (
     SubBlockIdxOp,
     TileOp,
 )
-from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR, SyncAllOp
+from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR, SyncAllOp, zero_filled
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
@@ -171,6 +171,8 @@ class _FunctionWriter:
         elif isinstance(op, LaunchOp):
             callee = op.callee.string_value()
             self.emit(depth, f"_count({callee!r})")
+            for position in zero_filled(op):  # the runtime's memset before the launch
+                self.emit(depth, f"{self.name(op.args[position])}[...] = 0")
             blocks = op.block_count
             batched = self.module.batched_mix_launch(op) if op.is_mix else None
             if batched is not None:  # each part's tile loop batched (.mix_batch)

@@ -40,7 +40,7 @@ from tilegraph.dialects.tile import (
     SyncAllOp,
     TileOp,
 )
-from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR
+from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR, zero_filled
 from tilegraph.runtime.tile_interpreter import (  # noqa: F401 - each registers its kernels
     cores,
     cross_core,
@@ -132,6 +132,8 @@ class TileFunctions(InterpreterFunctions):
         name = op.callee.string_value()
         if self.counters is not None:
             self.counters.launch(name)
+        for position in zero_filled(op):  # the runtime's memset before the launch
+            args[position][...] = 0
         blocks = op.block_count
         if op.is_mix:
             self._run_mix(interpreter, op, args)

@@ -49,7 +49,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tilegraph.dialects.tile.barrier import SyncAllOp
+from tilegraph.dialects.tile.barrier import SOFT_SLOT_ELEMENTS, SyncAllOp
 from tilegraph.dialects.tile.base import TileOp
 from tilegraph.dialects.tile.cross_core import (
     CROSS_CORE_MAX_PENDING,
@@ -427,15 +427,42 @@ def run_mix_groups(
 def sync_all(op: SyncAllOp) -> Kernel:
     cores = op.cores.data
 
-    def run(*_workspace: Any) -> tuple[()]:
-        # the lockstep realises the barrier; a soft one's workspace slots are not modelled
+    def run(*workspaces: Any) -> tuple[()]:
+        # the lockstep realises the barrier; a soft one also counts the arrival in its
+        # block's slot of the GM workspace, as Ascend C's soft SyncAll does
         mix = getattr(_LOCAL, "run", None)
         if mix is None:
             raise CrossCoreError(f"'{op.name}' outside a launch run in lockstep")
+        if workspaces:
+            _count_arrival(op, workspaces[0], _part())
         mix.sync_all(cores)
         return ()
 
     return run
+
+
+def _count_arrival(op: SyncAllOp, workspace: Any, part: MixPart) -> None:
+    """A soft barrier's arrival: the block's slot of the GM workspace holds the barriers it
+    passed in this launch, and is incremented. Anything else there is what an earlier user
+    of those bytes left — another launch's arrival counters, which would let the waits
+    through before every block arrived: the workspace was not zero-filled before the
+    launch (Ascend C's ``SyncAll`` requires it zeroed)."""
+    slot = part.group * SOFT_SLOT_ELEMENTS
+    flat = workspace.reshape(-1)
+    if slot >= flat.size:
+        raise CrossCoreError(
+            f"'{op.name}': block {part.group} has no slot in a soft barrier workspace of "
+            f"{flat.size} i32"
+        )
+    found = int(flat[slot])
+    if found != part.barriers:
+        raise CrossCoreError(
+            f"'{op.name}': block {part.group} arrives at soft barrier #{part.barriers + 1} "
+            f"and finds {found} in its slot of the GM workspace, not {part.barriers}: the "
+            "workspace was not zero-filled before the launch (Ascend C's SyncAll needs it "
+            "zeroed; the launch's zero_fill)"
+        )
+    flat[slot] = found + 1
 
 
 @tile_kernel(CrossCoreOp)

@@ -61,7 +61,10 @@ from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.lowering.analysis.barrier_workspace import attach_barrier_workspace
+from tilegraph.lowering.analysis.barrier_workspace import (
+    allocate_launch_workspaces,
+    attach_barrier_workspace,
+)
 from tilegraph.lowering.analysis.kernel_attrs import (
     BLOCKS_ATTR,
     HOST_REASON_ATTR,
@@ -334,6 +337,8 @@ class TileKernelsPass(ModulePass):
             blocks = _launch_blocks(op, fn)
             if attach_barrier_workspace(op, fn, blocks):  # before a mix split: not last
                 stats.add("barrier-workspaces")
+            elif new_unit == "vector":  # a strategy's own workspace (a mix one's: below)
+                allocate_launch_workspaces(op, fn)
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
