@@ -85,8 +85,8 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``, ``splits-cloned``, ``scalar-programs-cloned``, ``views-absorbed``,
-and the attention claim's (below).
+``attention-chains-to-nd``, ``conversions-cloned``, ``splits-cloned``,
+``scalar-programs-cloned``, ``views-absorbed``, and the attention claim's (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
@@ -95,7 +95,7 @@ one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attentio
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -114,7 +114,7 @@ from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
-from tilegraph.passes.fuse_attention import attention_claims
+from tilegraph.passes.fuse_attention import attention_claims, scores_chains_to_nd
 from tilegraph.passes.fuse_scalars import clone_scalar_programs, is_scalar_program
 from tilegraph.passes.fuse_views import clone_splits_into_matmul_views, view_claims
 from tilegraph.passes.registry import register_pass
@@ -624,6 +624,15 @@ def _claim_attention(
     return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
 
 
+PREPARATIONS: tuple[tuple[str, Callable[[Block], int]], ...] = (
+    ("attention-chains-to-nd", scores_chains_to_nd),
+    ("conversions-cloned", clone_conversions_into_cube_users),
+    ("splits-cloned", clone_splits_into_matmul_views),
+    ("scalar-programs-cloned", clone_scalar_programs),
+)
+"""What rewrites a block before its groups grow, in order, and the statistic of each."""
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -660,15 +669,10 @@ class FuseOpsPass(ModulePass):
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]
-            cloned = clone_conversions_into_cube_users(block)
-            if cloned:
-                stats.add("conversions-cloned", cloned)
-            splits = clone_splits_into_matmul_views(block)
-            if splits:
-                stats.add("splits-cloned", splits)
-            scalars = clone_scalar_programs(block)
-            if scalars:
-                stats.add("scalar-programs-cloned", scalars)
+            for statistic, prepare in PREPARATIONS:
+                changed = prepare(block)
+                if changed:
+                    stats.add(statistic, changed)
             for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
                 members = fuser.member_order(group)
                 root_bytes = {r for r in group.root.results}
