@@ -129,7 +129,7 @@ def test_flash_attention_nan_padding(platform: str, case: str):
     fuse = stats.as_dict()["fuse-ops"]
     assert fuse["attention-claimed"] == 1
     # T5's bias has the scores' shape: added in FRACTAL_NZ until fuse-ops moves it
-    assert fuse.get("attention-chains-to-nd", 0) == (CASES[case][-1] == "position"), fuse
+    assert fuse.get("epilogues-to-nd", 0) == (CASES[case][-1] == "position"), fuse
 
 
 def test_small_ub_keeps_a_split_epilogue_unclaimed():

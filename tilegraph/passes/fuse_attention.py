@@ -11,12 +11,10 @@ claimed as one group, which ``tile-kernels`` runs as the flash-style mix kernel
 kernels, and the reason is counted as the statistic ``attention-kept.<reason>``
 (``attention-claimed`` counts the claims).
 
-Before the groups grow, :func:`scores_chains_to_nd` moves a scores' chain that the format
-engine left in FRACTAL_NZ (T5's add of its ``[1, H, S, S]`` relative-position bias: an
-add whose operands have one shape keeps the matmul's format) behind the scores'
-conversion to ND, where the pattern wants it: the same ops on the ND operands (the
-inputs of their ND -> FRACTAL_NZ conversions, which go when nothing else reads them), so
-the group is Q·Kᵀ with an ND epilogue, as a BERT mask's, and the flash kernel can take it.
+T5's position bias has the scores' shape, so the format engine adds it in FRACTAL_NZ;
+``fuse-ops`` first moves the add to ND (:mod:`tilegraph.passes.fuse_epilogue_formats`), and
+the pattern follows each operand of the scores' shape back to the matmul (the bias is
+itself a sum).
 """
 
 from __future__ import annotations
@@ -24,21 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.ir import Operation
 
-from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.analysis.attention_pattern import (
-    fractal_chain,
-    match_attention,
-    nd_source,
-    unqualified,
-)
-
-SHARED_FORMAT_ATTR = "layout.shared"
-"""The format engine's mark of an op computing in its operands' shared storage format."""
+from tilegraph.lowering.analysis.attention_pattern import match_attention, unqualified
 
 
 @dataclass(frozen=True)
@@ -80,56 +67,3 @@ def attention_claims(
         assert scores is not None and output is not None
         claims.append(AttentionClaim(scores, output, pattern.softmax))
     return claims, kept
-
-
-def scores_chains_to_nd(block: Block) -> int:
-    """Move every scores' chain of ``block`` that computes in FRACTAL_NZ behind the scores'
-    conversion to ND (module docstring); the number of chains moved."""
-    moved = 0
-    for op in list(block.ops):
-        found = fractal_chain(op)
-        if found is None:
-            continue
-        scores = found.qk.results[0]
-        to_nd = TransDataOp(scores, found.to_nd.output.type)
-        to_nd.output.name_hint = scores.name_hint
-        to_nd.location = found.to_nd.location
-        Rewriter.insert_op(to_nd, InsertPoint.after(found.qk))
-        previous, value = scores, to_nd.output
-        converted: list[Operation] = []
-        for old in found.chain:
-            operands: list[SSAValue] = []
-            for v in old.operands:
-                if v is previous:
-                    operands.append(value)
-                    continue
-                source = nd_source(v)
-                assert source is not None  # fractal_chain checked it
-                operands.append(source)
-                if source is not v:
-                    converted.append(v.owner)  # type: ignore[arg-type] - a TransDataOp
-            attributes = {k: a for k, a in old.attributes.items() if k != SHARED_FORMAT_ATTR}
-            new = old.create(
-                operands=operands,
-                result_types=[_in_origin_format(r.type) for r in old.results],
-                properties=dict(old.properties),
-                attributes=attributes,
-            )
-            new.location = old.location
-            for r_old, r_new in zip(old.results, new.results, strict=True):
-                r_new.name_hint = r_old.name_hint
-            Rewriter.insert_op(new, InsertPoint.before(found.to_nd))
-            previous, value = old.results[0], new.results[0]
-        found.to_nd.output.replace_all_uses_with(value)
-        for old in (found.to_nd, *reversed(found.chain)):
-            Rewriter.erase_op(old)
-        for conversion in converted:
-            if conversion.parent is not None and not conversion.results[0].uses:
-                Rewriter.erase_op(conversion)
-        moved += 1
-    return moved
-
-
-def _in_origin_format(t: object) -> TensorType:
-    assert isinstance(t, TensorType)
-    return t.with_storage(t.origin_format)

@@ -85,7 +85,7 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``attention-chains-to-nd``, ``conversions-cloned``, ``splits-cloned``,
+``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
 ``scalar-programs-cloned``, ``views-absorbed``, and the attention claim's (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
@@ -114,7 +114,8 @@ from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
-from tilegraph.passes.fuse_attention import attention_claims, scores_chains_to_nd
+from tilegraph.passes.fuse_attention import attention_claims
+from tilegraph.passes.fuse_epilogue_formats import epilogues_to_nd
 from tilegraph.passes.fuse_scalars import clone_scalar_programs, is_scalar_program
 from tilegraph.passes.fuse_views import clone_splits_into_matmul_views, view_claims
 from tilegraph.passes.registry import register_pass
@@ -625,7 +626,7 @@ def _claim_attention(
 
 
 PREPARATIONS: tuple[tuple[str, Callable[[Block], int]], ...] = (
-    ("attention-chains-to-nd", scores_chains_to_nd),
+    ("epilogues-to-nd", epilogues_to_nd),
     ("conversions-cloned", clone_conversions_into_cube_users),
     ("splits-cloned", clone_splits_into_matmul_views),
     ("scalar-programs-cloned", clone_scalar_programs),
