@@ -1,21 +1,26 @@
-"""Kernels per transformer layer on ``ascend910b``, by unit: a table, before -> after.
+"""Kernels per transformer layer on a preset (``ascend910b``), by unit: a table, before -> after.
 
     python benchmarks/transformer_kernels.py                      # this tree
     python benchmarks/transformer_kernels.py --baseline /work/main  # main's counts -> ours
     python benchmarks/transformer_kernels.py --seq 128 --json counts.json
+    python benchmarks/transformer_kernels.py --platform ascend310p
 
 Contract: for each layer kind — the zoo's ``bert`` (post-LN encoder, erf GELU), ``gpt2``
 (pre-LN decoder, Conv1D as addmm, tanh GELU, causal ``where``), ``vit`` (pre-LN encoder on
-patches) and the calibration BERT-base (``benchmarks/calibration_models.py``: 768 wide,
+patches), ``llama`` (RMSNorm, rotary, grouped KV heads, SiLU-gated MLP), ``t5_encoder``
+(RMSNorm, an unscaled attention with a relative-position bias), their fp16 twins
+(``.half()`` exports: LLaMA's and T5's RMSNorm and LLaMA's softmax in fp32 between Casts)
+and the calibration BERT-base (``benchmarks/calibration_models.py``: 768 wide,
 12 heads, FFN 3072, at ``--seq``) — the model is compiled to tiles with
-``tilegraph-run --estimate`` (nothing runs) and its kernels (one per launch: a mix kernel's
-AIC and AIV parts count once) are counted per unit: cube, vector, mix, host. The layer's
-estimated time (``us``) is its kernels' cycle-model time, launches included (a kernel's
-``us + launch_us + workspace_us`` of the report's ``cycles.per_kernel``).
+``tilegraph-run --estimate --platform PRESET`` (nothing runs) and its kernels (one per
+launch: a mix kernel's AIC and AIV parts count once) are counted per unit: cube, vector,
+mix, host. The layer's estimated time (``us``) is its kernels' cycle-model time, launches
+included (a kernel's ``us + launch_us + workspace_us`` of the report's ``cycles.per_kernel``).
 
 Kernels per layer: a zoo model's kernels are attributed by the ONNX node of their last op
-(``/layers.1/...``, ``/blocks.1/...``), and the count is that of its second layer (the
-first shares kernels with the embeddings); the calibration BERT has no scoped node names,
+(``/layers.1/...``, ``/blocks.1/...``; T5's ``/attn.1/``, ``/ff_in.1/``, ``/ff_out.1/`` and
+its norms ``/norms.2/``, ``/norms.3/``, two per layer), and the count is that of its second
+layer (the first shares kernels with the embeddings); the calibration BERT has no scoped node names,
 so its count (and time: the estimates' totals) is the difference between its 2-layer and
 1-layer builds.
 
@@ -48,22 +53,40 @@ import calibration_models  # noqa: E402 - a sibling script (run from benchmarks/
 from tests.zoo.zoo import MODELS, make_inputs  # noqa: E402
 
 UNITS = ("cube", "vector", "mix", "host")
-ZOO_KINDS = {"bert": "BERT (zoo)", "gpt2": "GPT-2 (zoo)", "vit": "ViT (zoo)"}
+ZOO_KINDS = {
+    "bert": "BERT (zoo)",
+    "gpt2": "GPT-2 (zoo)",
+    "vit": "ViT (zoo)",
+    "llama": "LLaMA (zoo)",
+    "t5_encoder": "T5 encoder (zoo)",
+    "bert_fp16": "BERT fp16 (zoo)",
+    "gpt2_fp16": "GPT-2 fp16 (zoo)",
+    "vit_fp16": "ViT fp16 (zoo)",
+    "llama_fp16": "LLaMA fp16 (zoo)",
+    "t5_encoder_fp16": "T5 encoder fp16 (zoo)",
+}
 CALIBRATION_KIND = "BERT-base (calibration)"
 TARGET = 12
-LAYER_SCOPE = re.compile(r"/(?:layers|blocks|layer|h)\.(\d+)/")
+LAYER_SCOPES = (
+    (re.compile(r"/(?:layers|blocks|layer|h|attn|ff_in|ff_out)\.(\d+)/"), 1),
+    (re.compile(r"/norms\.(\d+)/"), 2),  # T5: two norms per layer
+)
+"""A node's layer: the scope's index, divided by the scopes per layer."""
+DEFAULT_PLATFORM = "ascend910b"
 
 
-def _kernels(model: Path, inputs: dict[str, np.ndarray], pythonpath: str) -> list[dict]:
-    """The ``kernels`` of ``tilegraph-run MODEL --estimate --json`` under ``pythonpath``,
-    each with its estimated ``us`` (launch included)."""
+def _kernels(
+    model: Path, inputs: dict[str, np.ndarray], pythonpath: str, platform: str
+) -> list[dict]:
+    """The ``kernels`` of ``tilegraph-run MODEL --estimate --json`` on ``platform`` under
+    ``pythonpath``, each with its estimated ``us`` (launch included)."""
     with tempfile.TemporaryDirectory() as d:
         args: list[str] = []
         for name, array in inputs.items():
             np.save(f"{d}/{name}.npy", array)
             args += ["--input", f"{name}={d}/{name}.npy"]
         command = [sys.executable, "-m", "tilegraph.tools.run", str(model), *args]
-        command += ["--platform", "ascend910b", "--estimate", "-q", "--no-format-report"]
+        command += ["--platform", platform, "--estimate", "-q", "--no-format-report"]
         command += ["--json", f"{d}/report.json"]
         env = {**os.environ, "PYTHONPATH": pythonpath}
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=pythonpath)
@@ -80,9 +103,10 @@ def _kernels(model: Path, inputs: dict[str, np.ndarray], pythonpath: str) -> lis
 def _layer_of(kernel: dict) -> int | None:
     """The layer of a kernel's last op (None outside the layers)."""
     for node in reversed(kernel.get("nodes", [])):
-        found = LAYER_SCOPE.search(node)
-        if found:
-            return int(found.group(1))
+        for scope, per_layer in LAYER_SCOPES:
+            found = scope.search(node)
+            if found:
+                return int(found.group(1)) // per_layer
     return None
 
 
@@ -99,14 +123,14 @@ def _summary(kernels: list[dict]) -> dict[str, float]:
     return found
 
 
-def zoo_layer(name: str, pythonpath: str) -> dict[str, float]:
+def zoo_layer(name: str, pythonpath: str, platform: str) -> dict[str, float]:
     """Kernels per unit (and µs) of the second layer of zoo model ``name``."""
     model = MODELS[name]
-    kernels = _kernels(model.path(), make_inputs(model, 0), pythonpath)
+    kernels = _kernels(model.path(), make_inputs(model, 0), pythonpath, platform)
     return _summary([k for k in kernels if _layer_of(k) == 1])
 
 
-def calibration_layer(seq: int, pythonpath: str) -> dict[str, float]:
+def calibration_layer(seq: int, pythonpath: str, platform: str) -> dict[str, float]:
     """Kernels per unit (and µs) of one BERT-base layer: the 2-layer build's minus the
     1-layer's."""
     base = calibration_models.BERT_SIZES["bert_base"]
@@ -121,14 +145,14 @@ def calibration_layer(seq: int, pythonpath: str) -> dict[str, float]:
                 del calibration_models.BERT_SIZES[name]
             path = Path(d) / f"{name}.onnx"
             onnx.save(model, str(path))
-            counts.append(_summary(_kernels(path, {}, pythonpath)))
+            counts.append(_summary(_kernels(path, {}, pythonpath, platform)))
     return {key: round(counts[1][key] - counts[0][key], 1) for key in counts[0]}
 
 
-def measure(seq: int, pythonpath: str) -> dict[str, dict[str, float]]:
+def measure(seq: int, pythonpath: str, platform: str) -> dict[str, dict[str, float]]:
     """Per layer kind: kernels per unit of one layer, their total and estimated µs."""
-    found = {kind: zoo_layer(n, pythonpath) for n, kind in ZOO_KINDS.items()}
-    found[CALIBRATION_KIND] = calibration_layer(seq, pythonpath)
+    found = {kind: zoo_layer(n, pythonpath, platform) for n, kind in ZOO_KINDS.items()}
+    found[CALIBRATION_KIND] = calibration_layer(seq, pythonpath, platform)
     return found
 
 
@@ -160,10 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seq", type=int, default=128, help="calibration BERT's sequence length")
     ap.add_argument("--baseline", help="a checkout to measure 'before' with (PYTHONPATH)")
     ap.add_argument("--json", help="write the counts here")
+    ap.add_argument("--platform", default=DEFAULT_PLATFORM, help="the preset compiled for")
     args = ap.parse_args(argv)
-    after = measure(args.seq, str(ROOT))
-    before = None if args.baseline is None else measure(args.seq, args.baseline)
-    print(f"kernels per transformer layer on ascend910b (calibration BERT at seq {args.seq})")
+    after = measure(args.seq, str(ROOT), args.platform)
+    before = None if args.baseline is None else measure(args.seq, args.baseline, args.platform)
+    print(f"kernels per transformer layer on {args.platform} (calibration BERT at seq {args.seq})")
     print(table(after, before))
     if args.json:
         Path(args.json).write_text(json.dumps({"after": after, "before": before}, indent=2))

@@ -214,27 +214,54 @@ def test_a_split_with_an_output_elsewhere_stays_one_kernel():
     assert sum("graph.split" in k.ops for k in levels.tiled_kernels) == 1
 
 
-def test_copies_of_a_split_that_no_view_claims_are_undone():
-    """A split straight after a matmul's result (T5's merged Q, K, V projection) reads a
-    FRACTAL_NZ -> ND conversion, which view chains do not start from (fuse-ops keeps such
-    chains with their conversion): its copies would not be claimed, so they are undone and
-    the split runs once, as before."""
-    rng = np.random.default_rng(2)
-    b = GraphBuilder()
-    x = b.input("x", [1, 20, 24])
+def _split_attention(b: GraphBuilder, qkv, seq: int) -> object:
+    """Attention over the Q, K, V thirds of ``qkv`` [1, seq, 72] (two heads of 12)."""
 
     def shape(*dims: int):
         return b.constant(np.array(dims, np.int64))
 
-    qkv = b.op("matmul", x, b.constant(_weights(rng, 24, 72)))
     q, k, v = b.op_results("split", qkv, shape(24, 24, 24), axis=2)
-    q, k, v = (b.op("reshape", t, shape(1, 20, 2, 12)) for t in (q, k, v))
+    q, k, v = (b.op("reshape", t, shape(1, seq, 2, 12)) for t in (q, k, v))
     q = b.op("transpose", q, perm=[0, 2, 1, 3])
     k = b.op("transpose", k, perm=[0, 2, 3, 1])
     v = b.op("transpose", v, perm=[0, 2, 1, 3])
-    out = b.op("matmul", b.op("softmax", b.op("matmul", q, k), axis=-1), v)
-    module = b.build(out)
+    return b.op("matmul", b.op("softmax", b.op("matmul", q, k), axis=-1), v)
+
+
+def test_a_split_straight_after_a_matmul_is_views():
+    """A split straight after a matmul's result (T5's and LLaMA's merged Q, K, V
+    projection, no bias add between) reads the matmul's FRACTAL_NZ -> ND conversion, which
+    is that matmul's (fixpipe): the split is views of the attention's operands, no kernel."""
+    rng = np.random.default_rng(2)
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 24])
+    qkv = b.op("matmul", x, b.constant(_weights(rng, 24, 72)))
+    module = b.build(_split_attention(b, qkv, 20))
     inputs = {"x": rng.standard_normal((1, 20, 24)).astype(np.float32)}
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert stats.as_dict()["fuse-ops"].get("splits-cloned") == 1
+    assert not any("graph.split" in k.ops and len(k.ops) == 1 for k in levels.tiled_kernels)
+    assert len(levels.tiled_kernels) == 2, [k.ops for k in levels.tiled_kernels]
+
+
+def test_copies_of_a_split_that_no_view_claims_are_undone():
+    """A split of a convolution's output (its channels, converted NC1HWC0 -> NCHW) reads a
+    layout conversion that view chains do not start from (fuse-ops keeps such chains with their
+    conversion): its copies would not be claimed, so they are undone and the split runs
+    once, as before."""
+    rng = np.random.default_rng(2)
+    b = GraphBuilder()
+    x = b.input("x", [1, 8, 4, 5])
+    flat = b.op("conv2d", x, b.constant(_weights(rng, 72, 8, 1, 1), "NCHW"))
+    split = b.constant(np.array([24, 24, 24], np.int64))
+    heads = b.constant(np.array([1, 2, 12, 20], np.int64))
+    q, k, v = (b.op("reshape", t, heads) for t in b.op_results("split", flat, split, axis=1))
+    q, v = (b.op("transpose", t, perm=[0, 1, 3, 2]) for t in (q, v))
+    module = b.build(b.op("matmul", b.op("softmax", b.op("matmul", q, k), axis=-1), v))
+    inputs = {"x": rng.standard_normal((1, 8, 4, 5)).astype(np.float32)}
     with collecting_statistics() as stats:
         levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
     assert_no_nan(levels)

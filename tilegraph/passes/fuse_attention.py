@@ -10,6 +10,11 @@ claimed as one group, which ``tile-kernels`` runs as the flash-style mix kernel
 (:mod:`tilegraph.lowering.conversion.tiling.attention`). Otherwise they stay three
 kernels, and the reason is counted as the statistic ``attention-kept.<reason>``
 (``attention-claimed`` counts the claims).
+
+T5's position bias has the scores' shape, so the format engine adds it in FRACTAL_NZ;
+``fuse-ops`` first moves the add to ND (:mod:`tilegraph.passes.fuse_epilogue_formats`), and
+the pattern follows each operand of the scores' shape back to the matmul (the bias is
+itself a sum).
 """
 
 from __future__ import annotations

@@ -54,6 +54,12 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   the vector code computes it as cheaply as it would read it. A scalar program read by
   several elementwise ops is first copied once per user (``scalar-programs-cloned``).
 
+Before the groups grow, a block is prepared (:mod:`tilegraph.passes.fuse_prepare`). First,
+the elementwise ops the format engine left in FRACTAL_NZ on a matmul's result (a pre-norm
+layer's residual adds, LLaMA's gate product, T5's position-bias add) move to ND, so that
+they run in the matmul's epilogue (``epilogues-to-nd``,
+:mod:`tilegraph.passes.fuse_epilogue_formats`).
+
 A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
 that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
 matmul takes its own copy as prologue (``nd2nz`` on the way in, as GE's matmuls read ND)
@@ -85,8 +91,8 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``conversions-cloned``, ``splits-cloned``, ``scalar-programs-cloned``, ``views-absorbed``,
-and the attention claim's (below).
+``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
+``scalar-programs-cloned``, ``views-absorbed``, and the attention claim's (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
@@ -115,8 +121,9 @@ from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
 from tilegraph.passes.fuse_attention import attention_claims
-from tilegraph.passes.fuse_scalars import clone_scalar_programs, is_scalar_program
-from tilegraph.passes.fuse_views import clone_splits_into_matmul_views, view_claims
+from tilegraph.passes.fuse_prepare import PREPARATIONS, runs_on_cube, users_of
+from tilegraph.passes.fuse_scalars import is_scalar_program
+from tilegraph.passes.fuse_views import view_claims
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -134,14 +141,10 @@ def fusion_kind(op: Operation) -> FusionKind | None:
     return None
 
 
-def runs_on_cube(op: Operation) -> bool:
-    return isinstance(op, GraphOp) and op.FACTS.heavy
-
-
 def _loads_cube_operand(op: Operation, members: set[Operation]) -> bool:
     """A conversion whose users are all cube members: it happens in the DMA that loads the
     cube's operand (``nd2nz``), not on UB."""
-    users = _users(op)
+    users = users_of(op)
     return (
         isinstance(op, TransDataOp)
         and bool(users)
@@ -264,7 +267,7 @@ def _scalar_program(producer: Operation, group: Group) -> bool:
         return False
     if group.anchor is None:
         return True
-    users = _users(producer)
+    users = users_of(producer)
     return all(
         u is not group.anchor
         and u not in group.prologue
@@ -288,16 +291,12 @@ def _flows_into(op: Operation, source: Operation, members: set[Operation]) -> bo
     return False
 
 
-def _users(op: Operation) -> list[Operation]:
-    return [use.operation for r in op.results for use in r.uses]
-
-
 def can_join(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` may join ``group`` under the kind lattice (module docstring)."""
     kind = fusion_kind(producer)
     if kind is None or kind == FusionKind.OPAQUE:
         return False
-    users = _users(producer)
+    users = users_of(producer)
     if not users or any(u not in group.members for u in users):
         return False
     is_conversion = isinstance(producer, TransDataOp)
@@ -432,7 +431,7 @@ class _Fuser:
                 and is_scalar_program(m)
             ]
             for m in sorted(programs, key=lambda p: self.position[p], reverse=True):
-                first = min(key[u][0] for u in _users(m))
+                first = min(key[u][0] for u in users_of(m))
                 key[m] = (first, -1, self.position[m])
         return sorted(group.members, key=lambda m: key[m])
 
@@ -461,7 +460,7 @@ class _Fuser:
         view (module docstring): an operand's chain joins the group of its matmul; a
         result's chain (and its conversion) starts an anchor-less group of its own views
         only, which the matmul then joins as the anchor."""
-        users = _users(producer)
+        users = users_of(producer)
         if not users or any(u not in group.members for u in users):
             return False
         claim = self.views.get(producer)
@@ -506,7 +505,7 @@ class _Fuser:
 
     @staticmethod
     def join(producer: Operation, group: Group) -> None:
-        users = _users(producer)
+        users = users_of(producer)
         if fusion_kind(producer) in ANCHOR_KINDS:
             group.anchor = producer
         elif group.anchor is not None and any(
@@ -585,25 +584,6 @@ def materialize(group: Group, members: Sequence[Operation], index: int) -> Fused
     return fused
 
 
-def clone_conversions_into_cube_users(block: Block) -> int:
-    """Give each cube user of a shared conversion its own copy (module docstring); the
-    number of copies added."""
-    added = 0
-    for op in list(block.ops):
-        if not isinstance(op, TransDataOp):
-            continue
-        users = list(dict.fromkeys(_users(op)))
-        if len(users) < 2 or not all(runs_on_cube(u) for u in users):
-            continue
-        for user in users[1:]:
-            copy = op.clone()
-            copy.output.name_hint = op.output.name_hint
-            Rewriter.insert_op(copy, InsertPoint.before(user))
-            user.operands = [copy.output if v is op.output else v for v in user.operands]
-            added += 1
-    return added
-
-
 def _claim_attention(
     groups: list[Group], block: Block, hw: HardwareModel, stats: PassStatistics
 ) -> list[Group]:
@@ -660,15 +640,10 @@ class FuseOpsPass(ModulePass):
         index = 0
         for fn in _functions(op):
             block = fn.body.blocks[0]
-            cloned = clone_conversions_into_cube_users(block)
-            if cloned:
-                stats.add("conversions-cloned", cloned)
-            splits = clone_splits_into_matmul_views(block)
-            if splits:
-                stats.add("splits-cloned", splits)
-            scalars = clone_scalar_programs(block)
-            if scalars:
-                stats.add("scalar-programs-cloned", scalars)
+            for statistic, prepare in PREPARATIONS:
+                changed = prepare(block)
+                if changed:
+                    stats.add(statistic, changed)
             for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
                 members = fuser.member_order(group)
                 root_bytes = {r for r in group.root.results}

@@ -57,8 +57,22 @@ def _converted_source(chain: Sequence[Operation]) -> bool:
         isinstance(operand.owner, TransDataOp)
         and operand.owner not in members
         and not _from_planes(operand.owner)
+        and not _matmul_result(operand.owner)
         for op in chain
         for operand in op.operands
+    )
+
+
+def _matmul_result(op: TransDataOp) -> bool:
+    """A matmul's FRACTAL_NZ result converted to ND: the conversion is that matmul's
+    (fixpipe), so the chain reading it (T5's and LLaMA's QKV split, a projection without a
+    bias add after it) is the reading matmul's to claim."""
+    t = op.input.type
+    return (
+        isinstance(t, TensorType)
+        and t.storage_format == Format.FRACTAL_NZ
+        and isinstance(op.input.owner, Operation)
+        and bool(matrix_operands(op.input.owner))
     )
 
 

@@ -41,9 +41,7 @@ func.func @heads(%x: !layout.tensor<1x20x48xf32>, %w: !layout.tensor<48x48xf32>,
 }
 // CHECK-LABEL: func.func @heads(
 // CHECK:       tile.launch @[[PROJ:fused_trans_data_matmul_trans_data_add_[0-9]+]]_mix_aic
-// CHECK:       tile.launch @[[RESHAPE:reshape_[0-9]+]]
-// CHECK:       tile.launch @[[TRANSPOSE:transpose_[0-9]+]]
+// CHECK:       tile.launch @[[SPLIT:fused_reshape_transpose_[0-9]+]]
 // CHECK-NOT:   tile.launch
 // CHECK:       func.func @[[PROJ]]_mix_aic({{.*}}tile.kernel = "cube"{{.*}}tile.ops = "layout.trans_data,layout.trans_data,graph.matmul,layout.trans_data,graph.add"
-// CHECK:       func.func @[[RESHAPE]]({{.*}}tile.kernel = "vector"{{.*}}tile.ops = "graph.reshape"
-// CHECK:       func.func @[[TRANSPOSE]]({{.*}}tile.kernel = "vector"{{.*}}tile.ops = "graph.transpose"
+// CHECK:       func.func @[[SPLIT]]({{.*}}tile.kernel = "vector"{{.*}}tile.ops = "graph.reshape,graph.transpose"

@@ -43,6 +43,8 @@ CHAIN_OPS = (MulOp, DivOp, AddOp, SubOp, WhereOp)
 FLASH_ELEMENTS = ("f32", "f16", "bf16")
 """The graph element types the kernel takes: a 16-bit attention keeps its chain in its
 type and its softmax statistics, P·V and O in fp32 (as CANN's FlashAttentionScore)."""
+MAX_CHAIN = 8
+"""The most ops the pattern takes between the scores and the softmax."""
 MAX_HEAD_DIM = 128
 """The largest head dim D the kernel keeps a Q block and an O block of on chip for."""
 
@@ -113,31 +115,50 @@ def match_attention(softmax: Operation) -> AttentionPattern | None:
     axis = softmax.attr("axis")
     if axis not in (-1, t.rank - 1):
         return None
-    chain: list[Operation] = []
-    value = softmax.operands[0]
-    while True:
-        owner = value.owner
-        if not isinstance(owner, Operation) or _only_user(value) is None:
-            return None
-        if isinstance(owner, CHAIN_OPS):
-            produced = [
-                v
-                for v in owner.operands
-                if _same_shape(v, t) and isinstance(v.owner, (*CHAIN_OPS, TransDataOp))
-            ]
-            if len(produced) != 1:
-                return None
-            chain.append(owner)
-            value = produced[0]
-            continue
-        if not _converts(owner, Format.FRACTAL_NZ, None):
-            return None
-        to_nd = owner
-        break
-    assert isinstance(to_nd, TransDataOp)
-    qk = to_nd.input.owner
-    if not isinstance(qk, MatMulOp) or _only_user(qk.results[0]) is not to_nd:
+    path = _scores_path(softmax.operands[0], t, MAX_CHAIN)
+    if path is None:
         return None
+    chain, to_nd = path
+    qk = to_nd.input.owner
+    assert isinstance(qk, MatMulOp)
+    found = _probabilities_to_pv(softmax)
+    if found is None:
+        return None
+    return AttentionPattern(qk, to_nd, chain, softmax, *found)
+
+
+def _scores_path(
+    value: SSAValue, t: TensorType, depth: int
+) -> tuple[tuple[Operation, ...], TransDataOp] | None:
+    """The chain (in dataflow order) from a matmul's scores converted to ND to ``value``,
+    and that conversion; None when ``value`` is not reached so. An operand of the scores'
+    shape may be a mask or a position bias computed by the same kinds of ops (T5's sum of
+    its bias and padding mask), so each candidate is followed back to the matmul."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or _only_user(value) is None:
+        return None
+    if _converts(owner, Format.FRACTAL_NZ, None):
+        assert isinstance(owner, TransDataOp)
+        qk = owner.input.owner
+        if not isinstance(qk, MatMulOp) or _only_user(qk.results[0]) is not owner:
+            return None
+        return (), owner
+    if not isinstance(owner, CHAIN_OPS) or depth == 0:
+        return None
+    found = [
+        path
+        for v in dict.fromkeys(owner.operands)
+        if _same_shape(v, t) and (path := _scores_path(v, t, depth - 1)) is not None
+    ]
+    if len(found) != 1:
+        return None
+    chain, to_nd = found[0]
+    return (*chain, owner), to_nd
+
+
+def _probabilities_to_pv(softmax: SoftmaxOp) -> tuple[TransDataOp, MatMulOp] | None:
+    """The softmax's ND -> FRACTAL_NZ conversion and the ·V matmul it is the left operand
+    of, or None."""
     to_nz = _only_user(softmax.results[0])
     if to_nz is None or not _converts(to_nz, None, Format.FRACTAL_NZ):
         return None
@@ -145,7 +166,7 @@ def match_attention(softmax: Operation) -> AttentionPattern | None:
     pv = _only_user(to_nz.output)
     if not isinstance(pv, MatMulOp) or pv.lhs is not to_nz.output or pv.rhs is to_nz.output:
         return None
-    return AttentionPattern(qk, to_nd, tuple(reversed(chain)), softmax, to_nz, pv)
+    return to_nz, pv
 
 
 def attention_in(ops: list[Operation]) -> AttentionPattern | None:

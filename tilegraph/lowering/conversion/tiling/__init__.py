@@ -111,6 +111,7 @@ from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
     emit_reshape_kernel,
     emit_transpose_kernel,
+    is_viewed_transpose,
 )
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
@@ -140,6 +141,8 @@ def _vector_strategy(body: KernelBody):
         return emit_group_norm_kernel
     if any(isinstance(op, ConcatOp) for op in body.ops):
         return emit_concat_kernel
+    if is_viewed_transpose(body):
+        return emit_transpose_kernel
     if any(isinstance(op, SHAPE_ONLY) for op in body.ops):
         return emit_reshape_kernel
     if isinstance(first, GraphTransposeOp):

@@ -10,9 +10,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, i64
+from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.graph.base import GraphOp
 from tilegraph.dialects.graph.shape_ops import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import CopyFlatOp, CopyOp, TransposeOp, memref_shape
@@ -24,28 +28,68 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 
 
-def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """A lone Transpose of a row-major tensor: per output tile, the input window it reads
-    (the tile's offsets and extents permuted back) is loaded, transposed on the vector unit
-    (``vtranspose``) and stored."""
+def _transpose_parts(
+    ops: Sequence[Operation],
+) -> tuple[list[Operation], Operation, list[Operation]] | None:
+    """(the shape-only ops before, the transpose, those after) when ``ops`` is one
+    transpose between reshape-like ops, each reading the one before; else None."""
     from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTranspose
+
+    at = [i for i, op in enumerate(ops) if isinstance(op, GraphTranspose)]
+    if len(at) != 1 or not all(
+        isinstance(op, SHAPE_ONLY) for i, op in enumerate(ops) if i != at[0]
+    ):
+        return None
+    for before, after in zip(ops, ops[1:], strict=False):
+        if after.operands[0] is not before.results[0]:
+            return None
+    return list(ops[: at[0]]), ops[at[0]], list(ops[at[0] + 1 :])
+
+
+def is_viewed_transpose(body: KernelBody) -> bool:
+    """A transpose with reshape-like ops before or after it (LLaMA's head split of Q and K
+    ahead of the rotary embedding): the transpose kernel reads and writes them as views."""
+    parts = _transpose_parts(body.ops)
+    return parts is not None and bool(parts[0] or parts[2])
+
+
+def _row_major_view(b: KernelBuilder, arg: SSAValue, value: SSAValue) -> SSAValue:
+    """GM argument ``arg`` (row-major) seen with ``value``'s static shape."""
+    from tilegraph.lowering.analysis.operand_views import StridedView
+    from tilegraph.lowering.conversion.tiling.matmul_views import view_of
+
+    shape = [int(d) for d in tensor_of(value).origin_shape]  # type: ignore[arg-type]
+    return view_of(b, arg, StridedView.row_major(shape))
+
+
+def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """A Transpose of a row-major tensor (with reshape-like ops before and after it read
+    and written as row-major views of the kernel's input and output): per output tile, the
+    input window it reads (the tile's offsets and extents permuted back) is loaded,
+    transposed on the vector unit (``vtranspose``) and stored."""
     from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
 
-    if len(body.ops) != 1 or not isinstance(body.ops[0], GraphTranspose):
-        return "not a lone transpose"
-    op = body.ops[0]
+    parts = _transpose_parts(body.ops)
+    if parts is None or len(body.writes) != 1:
+        return "not a transpose between reshapes"
+    lead, op, trail = parts
+    assert isinstance(op, GraphOp)
     value, out_arg = body.writes[0]
-    src_arg = body.source(op.operands[0])
-    if (
-        src_arg is None
-        or not is_row_major(tensor_of(op.operands[0]))
-        or not is_row_major(tensor_of(value))
-    ):
+    if value is not (trail[-1] if trail else op).results[0]:
+        return "a transpose kernel writing an intermediate"
+    first = (lead[0] if lead else op).operands[0]
+    src_arg = body.source(first)
+    chain = [first, *(o.results[0] for o in (*lead, op, *trail))]
+    if src_arg is None or not all(is_row_major(tensor_of(v)) for v in chain):
         return "a transpose of a non-row-major tensor"
+    if (lead or trail) and not all(tensor_of(v).is_static for v in chain):
+        return "a transpose between reshapes of symbolic shapes"
+    value = op.results[0]
     rank = tensor_of(value).rank
     perm = op.attr("perm") or tuple(reversed(range(rank)))
     perm = tuple(int(p) % rank for p in perm)
-    out_shape = memref_shape(out_arg)
+    static = [int(d) for d in tensor_of(value).origin_shape] if trail else None  # type: ignore[arg-type]
+    out_shape = memref_shape(out_arg) if static is None else static
     element = tensor_of(value).element_type
     eb = element_bytes(element)
 
@@ -64,6 +108,10 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "no transpose tile fits UB"
     if b.dry_run:
         return None
+    if lead:
+        src_arg = _row_major_view(b, src_arg, op.operands[0])
+    if trail:
+        out_arg = _row_major_view(b, out_arg, value)
     tile = plan.tile_shape()
     src_ub = b.buffer(source_tile(tile), element, "UB", "in_ub")
     dst_ub = b.buffer(tile, element, "UB", "out_ub")

@@ -1,0 +1,229 @@
+"""``fuse-ops``'s preparation: elementwise ops on matmul results compute in ND, as epilogues.
+
+The format engine lets an elementwise op whose operands share a storage format compute in
+it (``layout.shared``). A pre-norm transformer's residual stream (T5, LLaMA: ``x + o(a)``,
+whose sum is read by the next residual add and by the norm) and LLaMA's gate product
+``silu(x·W1) * (x·W3)`` are so kept in FRACTAL_NZ, the matmuls' format; but a matmul's
+vector epilogue runs on its ND result (fixpipe converts NZ -> ND on the way out), so each
+such op was a vector kernel of its own, and the norm read its input through another
+conversion kernel.
+
+:func:`epilogues_to_nd` rewrites each connected set of such FRACTAL_NZ elementwise ops
+that reads a matmul's result to compute in ND instead: a matmul's NZ result is converted
+to ND after it (the conversion then belongs to the matmul's group: fixpipe), an operand
+converted ND -> FRACTAL_NZ is read before its conversion (which goes when nothing else
+reads it), a conversion of a result back to ND is dropped (the ND value is the result),
+and a matmul reading a result in NZ gets it through an ND -> NZ conversion (its ``nd2nz``
+prologue). A set with any other operand or reader (a value only NZ, a vector op or the
+function's return reading NZ) is left as the format engine chose it: converting there
+would be a kernel of its own. BERT's post-norm layers already have their epilogues in ND;
+GE's fusion pass gives the same ``MatMul + Add`` / ``MatMul + Mul`` fusions on Ascend
+(its ``MatMulAddFusionPass`` family), the elementwise op running on the matmul's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilegraph.dialects.graph import FusionKind, GraphOp
+from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+
+SHARED_FORMAT_ATTR = "layout.shared"
+"""The format engine's mark of an op computing in its operands' shared storage format."""
+ELEMENTWISE = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
+
+
+def _tensor(value: SSAValue) -> TensorType | None:
+    t = value.type
+    return t if isinstance(t, TensorType) else None
+
+
+def nd_source(value: SSAValue) -> SSAValue | None:
+    """``value`` as an ND tensor without a kernel: itself when it is stored in its origin
+    format, the input of its ND -> FRACTAL_NZ conversion; else None."""
+    t = _tensor(value)
+    if t is None:
+        return None
+    if t.storage_format == t.origin_format:
+        return value
+    owner = value.owner
+    if isinstance(owner, Operation) and _to_nz(owner):
+        assert isinstance(owner, TransDataOp)
+        return owner.input
+    return None
+
+
+def _to_nz(op: Operation) -> bool:
+    """A conversion from a tensor's origin format to FRACTAL_NZ."""
+    if not isinstance(op, TransDataOp):
+        return False
+    src, dst = _tensor(op.input), _tensor(op.output)
+    return (
+        src is not None
+        and dst is not None
+        and src.storage_format == src.origin_format
+        and dst.storage_format == Format.FRACTAL_NZ
+    )
+
+
+def _fractal_elementwise(op: Operation) -> bool:
+    """An elementwise op the format engine put in FRACTAL_NZ (every result stored so)."""
+    if not isinstance(op, GraphOp) or op.FACTS.fusion not in ELEMENTWISE:
+        return False
+    if SHARED_FORMAT_ATTR not in op.attributes or not op.results:
+        return False
+    for r in op.results:
+        t = _tensor(r)
+        if t is None or t.storage_format != Format.FRACTAL_NZ or t.origin_format != Format.ND:
+            return False
+    return True
+
+
+def _to_nd(op: Operation) -> bool:
+    """A conversion FRACTAL_NZ -> its origin format ND."""
+    if not isinstance(op, TransDataOp):
+        return False
+    src, dst = _tensor(op.input), _tensor(op.output)
+    return (
+        src is not None
+        and dst is not None
+        and src.storage_format == Format.FRACTAL_NZ
+        and dst.storage_format == dst.origin_format == Format.ND
+    )
+
+
+def _component(seed: Operation) -> list[Operation]:
+    """The FRACTAL_NZ elementwise ops connected to ``seed`` through their values."""
+    found: dict[Operation, None] = {seed: None}
+    todo = [seed]
+    while todo:
+        op = todo.pop()
+        neighbours = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+        neighbours += [u.operation for r in op.results for u in r.uses]
+        for other in neighbours:
+            if other not in found and _fractal_elementwise(other):
+                found[other] = None
+                todo.append(other)
+    return list(found)
+
+
+def _plan(members: set[Operation]) -> bool:
+    """Whether ``members`` can compute in ND without a conversion kernel of its own, and
+    read a matmul's result (else nothing is gained)."""
+    reads_matmul = False
+    for op in members:
+        for v in op.operands:
+            owner = v.owner
+            if owner in members:
+                continue
+            if isinstance(owner, MatMulOp):
+                reads_matmul = True
+            elif nd_source(v) is None:
+                return False
+        for r in op.results:
+            for use in r.uses:
+                user = use.operation
+                if user not in members and not _to_nd(user) and not isinstance(user, MatMulOp):
+                    return False
+    return reads_matmul
+
+
+def _origin_stored(t: TensorType) -> TensorType:
+    return t.with_storage(t.origin_format)
+
+
+def _rewrite(members: list[Operation]) -> None:
+    """Clone ``members`` (in block order) to compute in ND, rewire, erase the originals."""
+    inside = set(members)
+    nd_of: dict[SSAValue, SSAValue] = {}
+    dropped: list[Operation] = []
+
+    def nd_value(v: SSAValue) -> SSAValue:
+        if v in nd_of:
+            return nd_of[v]
+        source = nd_source(v)
+        if source is not None:
+            if source is not v:
+                dropped.append(v.owner)  # type: ignore[arg-type] - its ND -> NZ conversion
+            return source
+        owner = v.owner
+        assert isinstance(owner, MatMulOp)  # _plan admitted nothing else
+        t = _tensor(v)
+        assert t is not None
+        conversion = TransDataOp(v, _origin_stored(t))
+        conversion.output.name_hint = v.name_hint
+        conversion.location = owner.location
+        Rewriter.insert_op(conversion, InsertPoint.after(owner))
+        nd_of[v] = conversion.output
+        return conversion.output
+
+    for op in members:
+        operands = [nd_of[v] if v.owner in inside else nd_value(v) for v in op.operands]
+        new = op.create(
+            operands=operands,
+            result_types=[_origin_stored(_tensor(r)) for r in op.results],  # type: ignore[arg-type]
+            properties=dict(op.properties),
+            attributes={k: a for k, a in op.attributes.items() if k != SHARED_FORMAT_ATTR},
+        )
+        new.location = op.location
+        Rewriter.insert_op(new, InsertPoint.before(op))
+        for old, nd in zip(op.results, new.results, strict=True):
+            nd.name_hint = old.name_hint
+            nd_of[old] = nd
+    for op in members:
+        for old in op.results:
+            _reroute(old, nd_of[old], inside)
+    for op in reversed(members):
+        Rewriter.erase_op(op)
+    for conversion in dropped:
+        if conversion.parent is not None and not any(r.uses for r in conversion.results):
+            Rewriter.erase_op(conversion)
+
+
+def _reroute(old: SSAValue, nd: SSAValue, inside: set[Operation]) -> None:
+    """The readers of ``old`` (NZ) outside the rewritten ops read ``nd``: a conversion to
+    ND is replaced by it, a matmul reads it through one ND -> NZ conversion."""
+    to_nz: TransDataOp | None = None
+    for use in list(old.uses):
+        user = use.operation
+        if user in inside:
+            continue
+        if _to_nd(user):
+            assert isinstance(user, TransDataOp)
+            user.output.replace_all_uses_with(nd)
+            Rewriter.erase_op(user)
+        elif isinstance(user, MatMulOp):
+            if to_nz is None:
+                to_nz = TransDataOp(nd, old.type)  # type: ignore[arg-type]
+                to_nz.output.name_hint = old.name_hint
+                to_nz.location = user.location
+                Rewriter.insert_op(to_nz, InsertPoint.after(nd.owner))  # type: ignore[arg-type]
+            user.operands = [to_nz.output if v is old else v for v in user.operands]
+
+
+def epilogues_to_nd(block: Block) -> int:
+    """Rewrite every admissible set of FRACTAL_NZ elementwise ops of ``block`` (module
+    docstring) to compute in ND; the number of ops rewritten."""
+    seen: set[Operation] = set()
+    rewritten = 0
+    for op in list(block.ops):
+        if op in seen or op.parent is None or not _fractal_elementwise(op):
+            continue
+        component = _component(op)
+        seen.update(component)
+        if not _plan(set(component)):
+            continue
+        _rewrite(_in_block_order(block, component))
+        rewritten += len(component)
+    return rewritten
+
+
+def _in_block_order(block: Block, ops: Iterable[Operation]) -> list[Operation]:
+    wanted = set(ops)
+    return [op for op in block.ops if op in wanted]
