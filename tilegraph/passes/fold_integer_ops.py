@@ -38,9 +38,13 @@ Not folded (host ops): an integer op whose result is not used by exactly one Cas
 float32, directly or through such an Add (an int32 result itself would need a fixpipe
 write of int32, not modelled), run-time weights, ``w - zw`` = 255 (no sum of two int8),
 uint8 data not made by a QuantizeLinear, 1-D matmul operands, ConvInteger of other ranks
-than 2-D, a grouped ConvInteger with split weights or, when padded, with a data zero point
-other than a constant 0 (as in ``fold-qdq``: a group block's K step may read a
-neighbour's padding rows). Under any other precision the pass changes nothing.
+than 2-D, a grouped ConvInteger with split weights (the repeated data channels would have
+to interleave per group). A grouped or depthwise ConvInteger with a data zero point,
+constant or run-time, padded or not, folds: its correction ``-zx · Σw`` sums each output
+channel's own weights, which are its group's input channels only, and the convolution
+kernel's group blocks pad with the zero point and mask a ragged block's lanes past C
+(``tests/lowering/test_int8_grouped_dynamic_conv.py``). Under any other precision the pass
+changes nothing.
 
 Statistics: ``folded-matmul-integer``, ``folded-conv-integer``, ``runtime-padding``
 (folded convolutions that pad with a run-time zero point), ``split-weights``.
@@ -305,9 +309,8 @@ def _fold_conv(op: ConvIntegerOp, seq: OpSequence, use: _Use, stats) -> SSAValue
     grouped = int(op.attr("group")) != 1
     padded = _padded(op)
     runtime_pad = data.runtime_zero if padded else None
-    if grouped and (len(parts) > 1 or ((data.zero or runtime_pad) and padded)):
-        # as fold-qdq: a grouped block's K step may read a neighbour's rows; and the
-        # repeated channels of split weights would have to interleave per group
+    if grouped and len(parts) > 1:
+        # the repeated channels of split weights would have to interleave per group
         return None
     weights = np.concatenate(parts, axis=1)
     bias = _bias(seq, data, weights.reshape(m, -1).astype(np.int64).sum(axis=1), added)
