@@ -59,16 +59,31 @@ def nd_source(value: SSAValue) -> SSAValue | None:
     return None
 
 
+def _fractal_conversion(op: Operation) -> tuple[TensorType, TensorType] | None:
+    """The (source, result) types of a TransData into or out of FRACTAL_NZ, else None."""
+    if not isinstance(op, TransDataOp):
+        return None
+    src, dst = _tensor(op.input), _tensor(op.output)
+    if (
+        src is None
+        or dst is None
+        or Format.FRACTAL_NZ
+        not in (
+            src.storage_format,
+            dst.storage_format,
+        )
+    ):
+        return None
+    return src, dst
+
+
 def _to_nz(op: Operation) -> bool:
     """A conversion from a tensor's origin format to FRACTAL_NZ."""
-    if not isinstance(op, TransDataOp):
-        return False
-    src, dst = _tensor(op.input), _tensor(op.output)
+    types = _fractal_conversion(op)
     return (
-        src is not None
-        and dst is not None
-        and src.storage_format == src.origin_format
-        and dst.storage_format == Format.FRACTAL_NZ
+        types is not None
+        and types[0].storage_format == types[0].origin_format
+        and types[1].storage_format == Format.FRACTAL_NZ
     )
 
 
@@ -87,14 +102,11 @@ def _fractal_elementwise(op: Operation) -> bool:
 
 def _to_nd(op: Operation) -> bool:
     """A conversion FRACTAL_NZ -> its origin format ND."""
-    if not isinstance(op, TransDataOp):
-        return False
-    src, dst = _tensor(op.input), _tensor(op.output)
+    types = _fractal_conversion(op)
     return (
-        src is not None
-        and dst is not None
-        and src.storage_format == Format.FRACTAL_NZ
-        and dst.storage_format == dst.origin_format == Format.ND
+        types is not None
+        and types[0].storage_format == Format.FRACTAL_NZ
+        and types[1].storage_format == types[1].origin_format == Format.ND
     )
 
 

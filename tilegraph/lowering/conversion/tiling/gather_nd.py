@@ -27,11 +27,12 @@ import numpy as np
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.indexing import GatherNDOp
 from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather import (
     DMA_BLOCK_BYTES,
     emit_row_gather,
+    lone_row_gather,
     plan_gather,
 )
 
@@ -53,17 +54,13 @@ def _constant_rows(op: GatherNDOp, depth: tuple[int, ...]) -> list[int] | str | 
 def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone ``graph.gather_nd`` as scalar reads and row DMAs; returns why it cannot
     (None when emitted)."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], GatherNDOp):
-        return "not a lone gather_nd"
-    op = body.ops[0]
+    found = lone_row_gather(body, GatherNDOp, "gather_nd")
+    if isinstance(found, str):
+        return found
+    op, table, written = found
+    assert isinstance(op, GatherNDOp)
     if int(op.attr("batch_dims")) != 0:
         return "a gather_nd with batch_dims"
-    table = body.source(op.data)
-    written = dict(body.writes).get(op.output)
-    if table is None or written is None:
-        return "a gather_nd of a value computed inside the kernel"
-    if not all(is_row_major(tensor_of(v)) for v in (op.data, op.indices, op.output)):
-        return "a gather_nd of a tensor that is not row-major"
     data_type, index_type = tensor_of(op.data), tensor_of(op.indices)
     shape = tuple(int(d) for d in data_type.storage_shape)
     index_shape = tuple(int(d) for d in index_type.storage_shape)
