@@ -449,8 +449,8 @@ def _runs(
 ) -> list[tuple[_Kernel, func.FuncOp]]:
     """The ops of a group that is split, as runs in program order, each the longest that
     a strategy still tiles from where the last one ended (an op no strategy runs is a host
-    kernel of its own): ConvNeXt's bias, layer scale and residual run as one vector kernel
-    when the global mean after them sends the group to be split, not one kernel each."""
+    kernel of its own): when the global mean after them sends ConvNeXt's last epilogue to
+    be split, its bias add and layer-scale multiply stay one vector kernel."""
     parts: list[tuple[_Kernel, func.FuncOp]] = []
     start = 0
     while start < len(ops):
