@@ -430,7 +430,7 @@ def _part_of(
     """The kernel of ``group``, ops of the split ``kernel`` in program order, classified:
     it writes what the kernel outputs or an op outside the group reads."""
     inside = set(group)
-    outputs = [
+    outputs: list[SSAValue] = [
         r
         for op in group
         for r in op.results
