@@ -360,7 +360,7 @@ class EmptyConcatOperand(SimplifyRule):
         None,
         "empty-concat-operand",
         "concat(a, e, b) with e of size 0 along the axis",
-        "concat(a, b) (or a alone)",
+        "concat(a, b)",
         "at least one operand is not empty; the result type is unchanged",
         "ORT TVM PT",
     )
@@ -378,9 +378,7 @@ class EmptyConcatOperand(SimplifyRule):
         kept = [v for v in op.inputs if not empty(v)]
         if not kept or len(kept) == len(op.inputs):
             return
-        if len(kept) == 1 and kept[0].type == op.results[0].type:
-            replace_with_value(rewriter, op, kept[0])
-            return
+        # a concat of one operand left is noop-concat's
         concat = make_typed(ConcatOp, *kept, like=op.results[0].type, axis=axis)
         if concat is not None:
             replace_with_ops(rewriter, op, [concat])
