@@ -31,11 +31,14 @@ def two_matmuls(m: int = 64, k: int = 128, n: int = 96) -> onnx.ModelProto:
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
 
 
+def _saved(model: onnx.ModelProto, path: Path) -> str:
+    onnx.save(model, str(path))
+    return str(path)
+
+
 @pytest.fixture
 def mm_model(tmp_path: Path) -> str:
-    path = tmp_path / "mm.onnx"
-    onnx.save(two_matmuls(), str(path))
-    return str(path)
+    return _saved(two_matmuls(), tmp_path / "mm.onnx")
 
 
 def two_convolutions() -> onnx.ModelProto:
@@ -63,6 +66,4 @@ def two_convolutions() -> onnx.ModelProto:
 
 @pytest.fixture
 def conv_model(tmp_path: Path) -> str:
-    path = tmp_path / "convs.onnx"
-    onnx.save(two_convolutions(), str(path))
-    return str(path)
+    return _saved(two_convolutions(), tmp_path / "convs.onnx")
