@@ -82,6 +82,18 @@ def test_stft(window, onesided):
     assert y.shape == _shape(STFTOp, operands, attrs) == (2, 6, 6 if onesided else 10, 2)
 
 
+@pytest.mark.parametrize("onesided", [0, 1])
+def test_stft_of_a_real_signal_without_its_trailing_dim(onesided):
+    """onnx-asr's feature extractors pass ``[batch, length]``; onnxruntime reads it as real."""
+    signal = rng.standard_normal((2, 40)).astype(np.float32)
+    hann = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(10) / 10)).astype(np.float32)
+    operands = [signal, Const(np.array(4, np.int64)), hann]
+    (y,) = check_op(STFTOp, operands, {"onesided": onesided}, opset=17, rtol=1e-4, atol=1e-4)
+    assert y.shape == (2, 8, 6 if onesided else 10, 2)
+    with pytest.raises(ShapeError, match="must be floating-point"):
+        build_op(STFTOp, [signal.astype(np.int32), Const(np.array(4, np.int64)), hann])
+
+
 def test_stft_of_a_complex_signal_and_bad_frames():
     signal = rng.standard_normal((1, 32, 2)).astype(np.float32)
     operands = [signal, Const(np.array(8, np.int64)), None, Const(np.array(16, np.int64))]

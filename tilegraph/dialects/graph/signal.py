@@ -156,7 +156,9 @@ class STFTOp(GraphOp):
     result is ``[batch, frames, bins, 2]`` with ``frames = (length - frame_length) //
     frame_step + 1`` and ``bins = frame_length // 2 + 1`` when ``onesided`` (the default),
     else ``frame_length``. ``frame_length`` defaults to the window's length, else the
-    signal's."""
+    signal's. A ``[batch, length]`` signal is real, as onnxruntime reads it (the ONNX
+    definition asks for the trailing 1; exporters built on onnxscript, e.g. onnx-asr's
+    feature extractors, leave it out)."""
 
     name = "graph.stft"
     ONNX_OP: ClassVar = "STFT"
@@ -173,9 +175,16 @@ class STFTOp(GraphOp):
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
-        x = _signal_type(operands[0], "STFT's signal")
-        if x.rank != 3:
-            raise ShapeError(f"STFT's signal must be [batch, length, 1 | 2], got rank {x.rank}")
+        x = require(tensor_type(operands[0]), "STFT's signal")
+        if x.rank != 2:
+            x = _signal_type(operands[0], "STFT's signal")
+            if x.rank != 3:
+                raise ShapeError(
+                    f"STFT's signal must be [batch, length] or [batch, length, 1 | 2], "
+                    f"got rank {x.rank}"
+                )
+        elif x.dtype.numpy.kind != "f":
+            raise ShapeError(f"STFT's signal must be floating-point, not {x.element_type}")
         slots = (list(operands) + [None, None])[:4]
         window = tensor_type(slots[2])
         if window is not None and window.rank != 1:
@@ -205,6 +214,8 @@ class STFTOp(GraphOp):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, step_value, window, length_value = (list(inputs) + [None, None])[:4]
         assert x is not None and step_value is not None
+        if x.ndim == 2:
+            x = x[..., None]  # a real [batch, length] signal
         step = int(np.asarray(step_value).reshape(-1)[0])
         length = _given(length_value)
         if length is None:
