@@ -71,6 +71,35 @@ def test_size_limits(option: dict[str, int], key: str):
     assert "graph.expand" in _ops(module)
 
 
+def _grown_filter(b: GraphBuilder):
+    """A [64, 512] filter built by a broadcast add of small constants, then scaled (as
+    torchaudio's resampler builds its sinc filter): 128 KiB from 2 KiB of operands."""
+    rows = b.constant(np.arange(64, dtype=np.float32).reshape(64, 1))
+    cols = b.constant(np.linspace(0, 1, 512, dtype=np.float32))
+    return b.op("mul", b.op("add", rows, cols), b.constant(np.array(0.5, np.float32)))
+
+
+def test_what_only_computes_a_weight_may_grow():
+    b = GraphBuilder()
+    x = b.input("x", [8, 64])
+    module = b.build(b.op("matmul", x, _grown_filter(b)))
+    expected = np.arange(64, dtype=np.float32)[:, None] + np.linspace(0, 1, 512, dtype=np.float32)
+    stats = _run(module)
+    assert stats["parameters-grown"] == 1 and stats["folded"] == 2
+    assert "skipped-growth" not in stats
+    (weight,) = [op for op in module.walk() if op.name == "graph.constant"]
+    np.testing.assert_array_equal(weight.value.array, expected * np.float32(0.5))
+
+
+def test_a_grown_value_that_is_also_data_stays():
+    b = GraphBuilder()
+    filt = _grown_filter(b)
+    module = b.build(b.op("matmul", filt, b.input("w", [512, 4])), b.op("exp", filt))
+    stats = _run(module)
+    assert stats["skipped-growth"] >= 1 and "parameters-grown" not in stats
+    assert _ops(module)["graph.add"] == 1
+
+
 def test_failing_kernel_leaves_the_op_and_says_why(monkeypatch: pytest.MonkeyPatch):
     def broken(self, *inputs):
         raise FloatingPointError("overflow in the kernel")

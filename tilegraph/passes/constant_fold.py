@@ -11,20 +11,26 @@ Three things become ``graph.constant``:
 
 Size-aware: a result over ``max-bytes`` is never materialised, nor one more than ``growth``
 times the bytes of its operands once it exceeds :data:`GROWTH_EXEMPT_BYTES` (Expand, Tile and
-ConstantOfShape would otherwise bloat the model). A kernel that fails leaves the op alone;
+ConstantOfShape would otherwise bloat the model) — unless the op only computes parameters:
+every use of its results, directly or through other such ops, is a parameter operand (not
+operand 0) of a heavy op (a convolution's filter, a matmul's weight, a bias). Those bytes
+exist at run time anyway, and a filter left to compute would run as kernels on every call
+and need a run-time FRACTAL_Z conversion (torchaudio's resampler builds its sinc filter
+from a ``[80, 1] + [509]`` broadcast). A kernel that fails leaves the op alone;
 the statistics say which op and why. Finally equal constants (same type and bytes) are shared.
 
 Only ops in origin view are folded (the data of a constant is origin layout); ``Dropout`` is
 left to ``algebraic-simplify`` (its mask is random in training mode).
 
 Statistics: ``folded``, ``shape-queries``, ``bytes-folded``, ``deduplicated``,
-``skipped-too-large``, ``skipped-growth``, ``kernel-failed(<op>: <reason>)``.
+``skipped-too-large``, ``skipped-growth``, ``parameters-grown`` (folds the growth limit let
+through because they only compute parameters), ``kernel-failed(<op>: <reason>)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
@@ -58,8 +64,8 @@ declare_rule(
         "constant-folding",
         "op(constants...)",
         "constant (the op's reference kernel)",
-        "not above max-bytes, nor a result much larger than its inputs; a failing kernel "
-        "leaves the op",
+        "not above max-bytes, nor a result much larger than its inputs unless it only "
+        "feeds heavy ops' parameters; a failing kernel leaves the op",
         "OO ORT TVM GE OM PT",
         implemented_by=PASS_NAME,
     )
@@ -200,13 +206,34 @@ def _constant_like(array: np.ndarray, old: TensorType) -> ConstantOp:
     return ConstantOp(array, old)
 
 
+def parameter_producers(block: Block) -> set[Operation]:
+    """The ops of ``block`` that only compute parameters: every use of every result is a
+    heavy op's operand other than its data operand 0, or an op of the set."""
+    found: set[Operation] = set()
+    for op in reversed(list(block.ops)):
+        if not isinstance(op, GraphOp) or isinstance(op, ConstantOp) or not op.results:
+            continue
+        uses = [use for r in op.results for use in r.uses]
+        if uses and all(_parameter_use(use.operation, use.index, found) for use in uses):
+            found.add(op)
+    return found
+
+
+def _parameter_use(user: Operation, index: int, found: set[Operation]) -> bool:
+    if user in found:
+        return True
+    return isinstance(user, GraphOp) and user.FACTS.heavy and index > 0
+
+
 @dataclass
 class _Folder:
     max_bytes: int
     growth: float
     stats: PassStatistics
+    parameters: set[Operation] = field(default_factory=set[Operation])
 
     def fold_block(self, block: Block) -> None:
+        self.parameters = parameter_producers(block)
         for op in list(block.ops):
             if isinstance(op, GraphOp) and not isinstance(op, ConstantOp):
                 self.fold(op)
@@ -235,15 +262,19 @@ class _Folder:
             return
         in_bytes = sum(a.nbytes for a in inputs if a is not None)
         out_bytes = self.predicted_bytes(op)
-        if out_bytes is not None and not self.fits(out_bytes, in_bytes):
+        grows = op in self.parameters
+        if out_bytes is not None and not self.fits(out_bytes, in_bytes, grows):
             return
         try:
             outputs = evaluate(op, inputs)
         except Exception as e:
             self.stats.add(f"kernel-failed({op.name}: {type(e).__name__}: {e})")
             return
-        if not self.fits(sum(o.nbytes for o in outputs), in_bytes):
+        out_bytes = sum(o.nbytes for o in outputs)
+        if not self.fits(out_bytes, in_bytes, grows):
             return
+        if grows and not self.fits(out_bytes, in_bytes, count=False):
+            self.stats.add("parameters-grown")
         self.replace(op, outputs)
         self.stats.add("folded")
         self.stats.add("bytes-folded", sum(o.nbytes for o in outputs))
@@ -258,12 +289,19 @@ class _Folder:
             total += n * max(t.dtype.bits, 8) // 8
         return total
 
-    def fits(self, out_bytes: int, in_bytes: int) -> bool:
+    def fits(
+        self, out_bytes: int, in_bytes: int, may_grow: bool = False, count: bool = True
+    ) -> bool:
+        """Whether a result of ``out_bytes`` from ``in_bytes`` of operands is materialised
+        (``may_grow``: a parameter, exempt from the growth limit); ``count`` records why not."""
         if out_bytes > self.max_bytes:
-            self.stats.add("skipped-too-large")
+            if count:
+                self.stats.add("skipped-too-large")
             return False
-        if out_bytes > GROWTH_EXEMPT_BYTES and out_bytes > self.growth * max(in_bytes, 1):
-            self.stats.add("skipped-growth")
+        grown = out_bytes > GROWTH_EXEMPT_BYTES and out_bytes > self.growth * max(in_bytes, 1)
+        if grown and not may_grow:
+            if count:
+                self.stats.add("skipped-growth")
             return False
         return True
 
