@@ -1,8 +1,10 @@
-"""1-D convolutions, conv_transposes and grouped convolutions of any grouping on the cube.
+"""1-D convolutions, conv_transposes, STFTs and grouped convolutions of any grouping on the
+cube.
 
 ``conv-forms`` (the first pass of ``format``) rewrites a 1-D convolution into conv2d with
-H = 1 and a conv_transpose into the conv2d of its zero-inserted input with the flipped,
-transposed filter (:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
+H = 1, a conv_transpose into the conv2d of its zero-inserted input with the flipped,
+transposed filter and an STFT into a strided conv2d with the windowed DFT basis
+(:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
 not align to C0 take FRACTAL_Z's groups rule (block-diagonal blocks of ``e`` groups padded
 to C0). Each case is lowered on the ``test`` preset (small buffers: ragged row, column and
 channel tails) and run by both executors with NaN in the padding lanes, against the graph
@@ -90,6 +92,20 @@ def grouped_blocks(g: Graph) -> list:
     return [g.op("conv2d", x, g.const([96, 10, 3, 3]), group=12, strides=[2, 1])]
 
 
+def stft_hann(g: Graph) -> list:
+    """A real [B, N] signal (onnx-asr's spelling) through a 20-sample Hann window every 6
+    samples, onesided: 11 bins, 9 frames, as a conv2d of 22 output channels."""
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(20) / 20)
+    window = g.b.constant(hann.astype(np.float32))
+    return [g.op("stft", g.input([2, 70]), g.b.constant(np.array(6)), window, onesided=1)]
+
+
+def stft_two_sided(g: Graph) -> list:
+    """A [B, N, 1] signal, no window, frame_length 16 every 5 samples, both sides."""
+    x, hop, length = g.input([1, 50, 1]), g.b.constant(np.array(5)), g.b.constant(np.array(16))
+    return [g.op("stft", x, hop, None, length, onesided=0)]
+
+
 CASES = {
     "conv1d_strided": conv1d_strided,
     "conv1d_depthwise": conv1d_depthwise,
@@ -99,6 +115,8 @@ CASES = {
     "transpose_1d": transpose_1d,
     "grouped_unaligned": grouped_unaligned,
     "grouped_blocks": grouped_blocks,
+    "stft_hann": stft_hann,
+    "stft_two_sided": stft_two_sided,
 }
 
 
@@ -110,7 +128,7 @@ def test_runs_on_the_cube_and_matches_the_graph(name: str):
     original = run_reference(module.clone(), g.arrays)  # before conv-forms rewrites it
     levels = run_levels(module, g.arrays, "test", pad_value=NAN)
     assert_units(levels.tiled_kernels, {"graph.conv2d": CUBE}, "tile-kernels")
-    assert not any("graph.conv" == op or "conv_transpose" in op
+    assert not any(op in ("graph.conv", "graph.stft") or "conv_transpose" in op
                    for k in levels.tiled_kernels for op in k.ops)  # fmt: skip
     assert levels.splits()
     assert_tiled(levels.module)

@@ -16,6 +16,8 @@ input):
   as flat DMA copies — GE's no-task Reshape). A constant weight ``[M, C/g, k]`` is reshaped
   here to ``[M, C/g, 1, k]``; any other is unsqueezed like the data.
 * **conv_transpose** (1-D via the above, 2-D): see :mod:`.conv_transpose_form`.
+* **STFT** (a float32 real signal, constant hop and window): a strided convolution with the
+  windowed DFT basis as its filters, see :mod:`.stft_form`.
 
 Only static shapes are rewritten (the reshapes of a conv_transpose need them; a 1-D conv's
 unsqueeze would not, but a symbolic one stays whole so a Session binds it as before); a
@@ -24,7 +26,7 @@ and FRACTAL_Z_3D: :mod:`tilegraph.lowering.conversion.tiling.conv3d`). The graph
 numbers do not change: the rewritten ops compute the same sums (in another order for a
 conv_transpose, whose products become those of a convolution).
 
-Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``.
+Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``.
 """
 
 from __future__ import annotations
@@ -44,11 +46,13 @@ from xdsl.pattern_rewriter import (
 
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp, ConvTransposeOp
 from tilegraph.dialects.graph.provenance import Located
+from tilegraph.dialects.graph.signal import STFTOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.passes.conv_transpose_form import transposed_as_conv2d
 from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import replace_with_ops
+from tilegraph.passes.stft_form import stft_as_conv2d
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
 PASS_NAME = "conv-forms"
@@ -77,7 +81,8 @@ def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
 
 @dataclass
 class ConvForm(RewritePattern):
-    """Rewrite a 1-D convolution or a conv_transpose into conv2d (counted in ``stats``)."""
+    """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d (counted in
+    ``stats``)."""
 
     stats: PassStatistics
 
@@ -86,6 +91,8 @@ class ConvForm(RewritePattern):
             ops, rule = conv1d_as_conv2d(op), "conv1d-as-conv2d"
         elif isinstance(op, ConvTransposeOp):
             ops, rule = transposed_as_conv2d(op), "conv-transpose-as-conv2d"
+        elif isinstance(op, STFTOp):
+            ops, rule = stft_as_conv2d(op), "stft-as-conv2d"
         else:
             return
         if ops is None:
@@ -101,7 +108,8 @@ class ConvForm(RewritePattern):
 @register_pass
 @dataclass(frozen=True)
 class ConvFormsPass(ModulePass):
-    """Rewrite 1-D convolutions and conv_transposes into conv2d (the cube's one form)."""
+    """Rewrite 1-D convolutions, conv_transposes and STFTs into conv2d (the cube's one
+    form)."""
 
     name = PASS_NAME
 
