@@ -137,6 +137,10 @@ class HardwareModel:
     """Sunk model: scheduling one task on the device (``--launch sunk``, the default of a
     compiled model). An assumption — no per-task figure is published (docs/hardware.md)."""
     l2_bytes: int = 0
+    vector_scatter: bool = True
+    """The vector unit scatters elements by a UB offset tensor (Ascend C ``Scatter``): the
+    Atlas inference products' AI core (310P) and the 950 have it, Atlas A2 / A3 (910B) do
+    not — there a ``tile.vput`` runs element by element on the scalar unit."""
     cross_core_flag_cycles: int = 100
     """A cross-core flag's trip (``sync_block_set`` on one core of a group to the
     ``sync_block_wait`` it releases on another): cycles from the set's completion until the
@@ -238,6 +242,7 @@ PRESETS: dict[str, HardwareModel] = {
         vector_result_latency_cycles=15,
         gm_bandwidth_gbps=1600.0,
         l2_bytes=192 * MiB,
+        vector_scatter=False,
     ),
     "ascend310p": HardwareModel(
         name="ascend310p",
@@ -278,7 +283,7 @@ PRESETS: dict[str, HardwareModel] = {
 }
 # No 950 figures are collected yet: it models the 910B core with the 950's C0 table (the
 # format engine's difference), so that every format-engine platform name has a preset.
-PRESETS["ascend950"] = replace(PRESETS["ascend910b"], name="ascend950")
+PRESETS["ascend950"] = replace(PRESETS["ascend910b"], name="ascend950", vector_scatter=True)
 DEFAULT_PRESET = "ascend910b"
 
 

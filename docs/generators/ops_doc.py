@@ -157,6 +157,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
     from tilegraph.lowering.conversion.tiling.dynamic_quantize import (
         emit_dynamic_quantize_kernel,
     )
+    from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
     from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
     from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
     from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
@@ -191,6 +192,7 @@ def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
         (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
         ((GatherOp,), emit_gather_kernel, "vector"),
         ((GatherNDOp,), emit_gather_nd_kernel, "vector"),
+        (ELEMENT_OPS, emit_elements_kernel, "vector"),
         ((ResizeOp,), emit_resize_kernel, "vector"),
         ((ResizeOp,), emit_taps_resize_kernel, "vector"),
         (SCAN_OPS, emit_scan_kernel, "vector"),

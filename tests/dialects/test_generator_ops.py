@@ -96,6 +96,14 @@ def test_hardmax_eye_like_and_gather_elements():
     check_op(GatherElementsOp, [X, idx], {"axis": 1})
 
 
+def test_gather_elements_indices_smaller_off_the_axis_read_the_leading_part():
+    """onnxruntime crops the data to the indices off the axis; larger indices are refused."""
+    idx = rng.integers(-4, 4, (2, 3, 4)).astype(np.int64)
+    check_op(GatherElementsOp, [X, idx], {"axis": 1})  # X is [3, 4, 5]
+    with pytest.raises(ShapeError, match="indices dim 2 is 6, larger than the data's 5"):
+        build_op(GatherElementsOp, [X, Const(np.zeros((3, 2, 6), np.int64))], {"axis": 1})
+
+
 def test_gather_elements_out_of_range_is_refused():
     with pytest.raises(ShapeError, match="index 4 is out of range for an axis of size 4"):
         build_op(GatherElementsOp, [X, Const(np.full((3, 1, 5), 4, np.int64))], {"axis": 1})

@@ -717,7 +717,6 @@ PATHS = ("cli-tiles", "cli-interpret", "cli-reference", "compile", "session")
 the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
 _HOST_OPS = {
-    "asr_kaldi_conv": "host ops graph.gather_elements, graph.scatter_elements: no vector lowering",
     "asr_wespeaker": "host ops graph.scan, graph.dft: no tile lowering",
 }
 

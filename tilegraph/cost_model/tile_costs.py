@@ -39,6 +39,7 @@ from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_axis import (
     ArgOp,
     OneHotOp,
+    PutOp,
     ScanOp,
     TakeOp,
     TapsOp,
@@ -447,6 +448,24 @@ def top_k(op: TopKOp, hw: HardwareModel) -> int:
 def take(op: TakeOp, hw: HardwareModel) -> int:
     """A gather by an offset tensor: repeats over the result and its offsets (as vpick)."""
     return pick(op, hw)
+
+
+SCALAR_WRITE_CYCLES = SCALAR_READ_CYCLES
+"""One element stored from a scalar register into UB: taken as a scalar read's cost (a model
+assumption like :data:`SCALAR_READ_CYCLES`)."""
+
+
+@tile_cost(PutOp)
+def put(op: PutOp, hw: HardwareModel) -> int:
+    """A scatter by an offset tensor: as a gather's repeats (over the source's bytes and
+    its offsets) where the vector unit scatters (:attr:`HardwareModel.vector_scatter`),
+    else per element on the scalar unit — its position and its value read, the element
+    written (Ascend C's advice for A2 / A3: a scalar scatter)."""
+    src = op.src
+    elements = prod(memref_shape(src))
+    if hw.vector_scatter:
+        return vector_cycles(hw, buffer_bytes(src) + PICK_OFFSET_BYTES * elements, elements, False)
+    return elements * (2 * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES)
 
 
 @tile_cost(OneHotOp)

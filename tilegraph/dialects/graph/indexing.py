@@ -50,7 +50,9 @@ def checked_indices(indices: np.ndarray, size: int, what: str) -> np.ndarray:
 @irdl_op_definition
 class GatherElementsOp(GraphOp):
     """ONNX GatherElements: ``out[i][j][k] = data[index[i][j][k]][j][k]`` along ``axis``;
-    the result has the indices' shape."""
+    the result has the indices' shape. Off the axis the indices may be smaller than the
+    data (onnxruntime reads the leading part of each such dim, as ``torch.gather``); never
+    larger."""
 
     name = "graph.gather_elements"
     ONNX_OP: ClassVar = "GatherElements"
@@ -73,6 +75,10 @@ class GatherElementsOp(GraphOp):
         if idx.rank != x.rank:
             raise ShapeError(f"indices have rank {idx.rank}, data rank {x.rank}")
         axis = normalize_axis(cls.read_attr(props, "axis"), x.rank)
+        for k, (d, i) in enumerate(zip(x.origin_shape, idx.origin_shape, strict=True)):
+            d, i = static_dim(d), static_dim(i)
+            if k != axis and d is not None and i is not None and i > d:
+                raise ShapeError(f"indices dim {k} is {i}, larger than the data's {d}")
         n, values = static_dim(x.origin_shape[axis]), constant_value(operands[1])
         if n is not None and values is not None:
             checked_indices(np.asarray(values), n, "GatherElements")
@@ -83,7 +89,12 @@ class GatherElementsOp(GraphOp):
         assert x is not None and idx is not None
         axis = int(self.attr("axis")) % x.ndim
         where = checked_indices(np.asarray(idx), x.shape[axis], "GatherElements")
-        return (np.take_along_axis(x, where, axis=axis),)
+        if any(i > d for k, (d, i) in enumerate(zip(x.shape, idx.shape)) if k != axis):
+            raise ShapeError(
+                f"GatherElements: indices {list(idx.shape)} exceed data {list(x.shape)}"
+            )
+        lead = tuple(slice(None) if k == axis else slice(0, n) for k, n in enumerate(idx.shape))
+        return (np.take_along_axis(x[lead], where, axis=axis),)
 
 
 def _int_indices(t: TensorType, what: str) -> None:

@@ -1,6 +1,7 @@
 """Vector ops that work *along one axis* of a UB tile: running sums (``tile.vscan``), the
 index of the extreme (``tile.varg``), the positions of the k largest or smallest
-(``tile.vtopk``) and a gather by such positions (``tile.vtake``), one-hot rows
+(``tile.vtopk``), a gather by such positions (``tile.vtake``) and its scatter
+(``tile.vput``), one-hot rows
 (``tile.vonehot``) and weighted taps (``tile.vtaps``, a linear or cubic resize of one
 axis). Pipe V, every buffer in UB (see :mod:`.vector`).
 
@@ -8,14 +9,14 @@ Each names its axis; their numpy semantics are in
 :mod:`tilegraph.runtime.tile_interpreter.vector_axis`, their costs in
 :mod:`tilegraph.cost_model.tile_costs`. On the hardware they are the vector unit's
 repeat loops over the axis (Ascend C: ``CumSum``; ``ReduceMax`` with ``calIndex``;
-``Sort`` / ``MrgSort``; ``Gather``; ``Compare`` + ``Select`` against an index vector;
+``Sort`` / ``MrgSort``; ``Gather``; ``Scatter``; ``Compare`` + ``Select`` against an index vector;
 ``Gather`` then ``Axpy`` per tap). Every op writes one buffer (the analyses of
 :mod:`tilegraph.lowering.analysis.buffers` know one destination per op)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -205,6 +206,40 @@ class TakeOp(VectorOp):
 
 
 @irdl_op_definition
+class PutOp(VectorOp):
+    """``tile.vput %src, %indices to %dst {axis}``: ``put_along_axis(dst, indices, src,
+    axis)`` — each element of ``src`` written into ``dst`` at its position along ``axis``,
+    the other elements of ``dst`` kept (it reads its destination): a scatter by positions
+    on the vector unit (Ascend C ``Scatter`` with a UB offset tensor, where the core has
+    it; the cost model charges a core without it per element on the scalar unit). Among
+    equal positions the last element of ``src`` in row-major order is written, as numpy
+    does; ONNX leaves that case undefined."""
+
+    name = "tile.vput"
+    src = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = TRAITS
+    READS_DESTINATION: ClassVar[bool] = True
+    assembly_format = (
+        "$src `,` $indices `to` $dst attr-dict `:` type($src) `,` type($indices) `to` type($dst)"
+    )
+
+    def __init__(self, src, indices, dst, axis: int):
+        super().__init__(operands=[src, indices, dst], properties={"axis": _int(axis)})
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, dst = memref_shape(self.src), memref_shape(self.dst)
+        axis = _verify_axis(self, len(dst))
+        if memref_shape(self.indices) != src or len(dst) != len(src):
+            raise VerifyException(f"'{self.name}': indices and source must be {list(src)}")
+        _verify_kept(self, dst, src, axis, src[axis])
+
+
+@irdl_op_definition
 class OneHotOp(VectorOp):
     """``tile.vonehot %indices[%offset] to %dst {axis, depth, on, off}``: ``dst`` is
     ``indices``' tile with a dim inserted at ``axis``; position ``p`` along it (``offset +
@@ -309,4 +344,4 @@ class TapsOp(VectorOp):
             raise VerifyException(f"'{self.name}': an index outside [0, {src[axis]})")
 
 
-AXIS_VECTOR_OPS = (ScanOp, ArgOp, TopKOp, TakeOp, OneHotOp, TapsOp)
+AXIS_VECTOR_OPS = (ScanOp, ArgOp, TopKOp, TakeOp, PutOp, OneHotOp, TapsOp)

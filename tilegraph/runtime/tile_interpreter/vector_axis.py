@@ -1,5 +1,5 @@
 """Semantics of the vector ops along an axis (:mod:`tilegraph.dialects.tile.vector_axis`):
-scan, arg, top-k, take, one-hot, taps."""
+scan, arg, top-k, take, put, one-hot, taps."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 from tilegraph.dialects.tile.vector_axis import (
     ArgOp,
     OneHotOp,
+    PutOp,
     ScanOp,
     TakeOp,
     TapsOp,
@@ -77,6 +78,19 @@ def take(op: TakeOp) -> Kernel:
         # (an IndexError naming no view axis: a gather's vtake works on its [O, n, inner] view)
         where = wrapped_index(indices.astype(np.int64), src.shape[axis], op.name)
         store_into(dst, np.take_along_axis(src, where, axis=axis))
+        return ()
+
+    return run
+
+
+@tile_kernel(PutOp)
+def put(op: PutOp) -> Kernel:
+    axis = int(op.axis.value.data)
+
+    def run(src: np.ndarray, indices: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        # positions as vtake's: negative ones count from the end, others are an error
+        where = wrapped_index(indices.astype(np.int64), dst.shape[axis], op.name)
+        np.put_along_axis(dst, where, src, axis=axis)
         return ()
 
     return run

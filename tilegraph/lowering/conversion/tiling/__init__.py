@@ -93,6 +93,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
     is_data_movement,
 )
 from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_quantize_kernel
+from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
@@ -155,6 +156,8 @@ def _vector_strategy(body: KernelBody):
         return emit_gather_kernel
     if isinstance(first, GatherNDOp):
         return emit_gather_nd_kernel
+    if isinstance(first, ELEMENT_OPS):
+        return emit_elements_kernel
     if isinstance(first, ResizeOp):
         return emit_resize_kernel if first.attr("mode") == "nearest" else emit_taps_resize_kernel
     if isinstance(first, SCAN_OPS):

@@ -1,0 +1,34 @@
+// RUN: tilegraph-opt %s -p 'set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
+
+// GatherElements along the last axis of [13, 50] by [13, 17] indices on the `test` preset:
+// per tile of outer rows, the rows' axis slices and index rows in by flat DMAs, a vtake
+// along axis 1, the picked elements out. 13 rows: tiles of 8, the last ragged (5 rows:
+// zeros loaded past the end, the store cut at the output's end).
+func.func @gather(%x: !layout.tensor<13x50xf32>, %i: !layout.tensor<13x17xi64>) -> !layout.tensor<13x17xf32> {
+  %y = graph.gather_elements %x, %i {axis = 1} : (!layout.tensor<13x50xf32>, !layout.tensor<13x17xi64>) -> !layout.tensor<13x17xf32>
+  func.return %y : !layout.tensor<13x17xf32>
+}
+// CHECK-LABEL: func.func @gather_elements_{{[0-9]+}}(
+// CHECK-SAME:    tile.kernel = "vector"
+// CHECK:         %table_ub = tile.alloc : memref<8x50x1xf32, "UB">
+// CHECK:         %idx_ub = tile.alloc : memref<8x17x1xi64, "UB">
+// CHECK:         scf.for %o = %c0 to %c13 step %c8 {
+// CHECK:           tile.copy_flat %x[{{.*}}] to %table_ub[%c0] {count = 400 : i64}
+// CHECK:           tile.copy_flat %i[{{.*}}] to %idx_ub[%c0] {count = 136 : i64}
+// CHECK:           tile.vtake %table_ub, %idx_ub to %rows_ub {axis = 1 : i64}
+// CHECK:           tile.copy_flat %rows_ub[%c0] to %y_out[{{.*}}] {count = 136 : i64}
+// CHECK:         } {tile.parallel}
+
+// ScatterElements along axis 1 of [3, 10, 5] (inner 5): the axis slices in, the updates
+// and indices in, a vput into the slices, the slices out whole (all 3 rows: one tile).
+func.func @scatter(%x: !layout.tensor<3x10x5xf32>, %i: !layout.tensor<3x4x5xi64>, %u: !layout.tensor<3x4x5xf32>) -> !layout.tensor<3x10x5xf32> {
+  %y = graph.scatter_elements %x, %i, %u {axis = 1} : (!layout.tensor<3x10x5xf32>, !layout.tensor<3x4x5xi64>, !layout.tensor<3x4x5xf32>) -> !layout.tensor<3x10x5xf32>
+  func.return %y : !layout.tensor<3x10x5xf32>
+}
+// CHECK-LABEL: func.func @scatter_elements_{{[0-9]+}}(
+// CHECK-SAME:    tile.kernel = "vector"
+// CHECK:         %table_ub = tile.alloc : memref<3x10x5xf32, "UB">
+// CHECK:         tile.copy_flat %x[%c0] to %table_ub[%c0] {count = 150 : i64}
+// CHECK:         tile.copy_flat %u[%c0] to %rows_ub[%c0] {count = 60 : i64}
+// CHECK:         tile.vput %rows_ub, %idx_ub to %table_ub {axis = 1 : i64}
+// CHECK:         tile.copy_flat %table_ub[%c0] to %y_out[%c0] {count = 150 : i64}
