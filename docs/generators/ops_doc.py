@@ -130,77 +130,6 @@ def attributes(cls: type[IRDLOperation], defaults: dict[str, Any] | None = None)
 # ---- graph ops: lowering ------------------------------------------------------------------
 
 
-def _strategies() -> list[tuple[tuple[type, ...], Callable[..., Any], str]]:
-    """The tiling strategies of ``tile-kernels`` for whole kernels, with the op classes
-    each one takes (the dispatch of :mod:`tilegraph.lowering.conversion.tiling`)."""
-    from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
-    from tilegraph.dialects.graph.indexing import GatherNDOp
-    from tilegraph.dialects.graph.nn import ConvOp, LrnOp
-    from tilegraph.dialects.graph.normalization import GroupNormOp
-    from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
-    from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
-    from tilegraph.dialects.graph.recurrent import RecurrentOp
-    from tilegraph.dialects.graph.shape_ops import TransposeOp
-    from tilegraph.dialects.graph.spatial import ResizeOp
-    from tilegraph.lowering.conversion.tiling.axis_select import (
-        SELECTION_OPS,
-        emit_selection_kernel,
-    )
-    from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
-    from tilegraph.lowering.conversion.tiling.conv import emit_conv
-    from tilegraph.lowering.conversion.tiling.conv3d import emit_conv3d
-    from tilegraph.lowering.conversion.tiling.cube import CONV_ANCHORS, MATMUL_ANCHORS
-    from tilegraph.lowering.conversion.tiling.data_movement import (
-        DATA_MOVEMENT_OPS,
-        emit_data_movement_kernel,
-    )
-    from tilegraph.lowering.conversion.tiling.dynamic_quantize import (
-        emit_dynamic_quantize_kernel,
-    )
-    from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
-    from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
-    from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
-    from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
-    from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
-    from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
-    from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
-    from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel
-    from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
-    from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
-    from tilegraph.lowering.conversion.tiling.reshape import (
-        SHAPE_ONLY,
-        emit_reshape_kernel,
-        emit_transpose_kernel,
-    )
-    from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
-    from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
-    from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
-
-    return [
-        (CONV_ANCHORS, emit_conv, "cube"),
-        ((ConvOp,), emit_conv3d, "cube"),  # 3-D; a 1-D one runs as conv2d (conv-forms)
-        (MATMUL_ANCHORS, emit_matmul, "cube"),
-        ((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
-        ((MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector"),
-        ((MaxPoolOp, AvgPoolOp), emit_pool3d_kernel, "vector"),  # 3-D (NDC1HWC0, NCDHW)
-        (tuple(REDUCTION_OPS), emit_reduction_kernel, "vector"),
-        ((LrnOp,), emit_lrn_kernel, "vector"),
-        ((GroupNormOp,), emit_group_norm_kernel, "vector"),
-        ((ConcatOp,), emit_concat_kernel, "vector"),
-        (tuple(SHAPE_ONLY), emit_reshape_kernel, "vector"),
-        ((TransposeOp,), emit_transpose_kernel, "vector"),
-        (DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector"),
-        ((GatherOp,), emit_gather_kernel, "vector"),
-        ((GatherNDOp,), emit_gather_nd_kernel, "vector"),
-        (ELEMENT_OPS, emit_elements_kernel, "vector"),
-        ((ResizeOp,), emit_resize_kernel, "vector"),
-        ((ResizeOp,), emit_taps_resize_kernel, "vector"),
-        (SCAN_OPS, emit_scan_kernel, "vector"),
-        (SELECTION_OPS, emit_selection_kernel, "vector"),
-        ((DynamicQuantizeParamsOp,), emit_dynamic_quantize_kernel, "vector"),
-    ]
-
-
 def _module_file(fn: Callable[..., Any]) -> str:
     return fn.__module__.rsplit(".", 1)[-1] + ".py"
 
@@ -261,7 +190,9 @@ def graph_lowering(cls: type[GraphOp]) -> str:
 
     if cls is ConstantOp:
         return "`tile.constant` in the host sequence"
-    found = [(unit, emit) for classes, emit, unit in _strategies() if issubclass(cls, classes)]
+    from tilegraph.lowering.conversion.tiling.strategies import STRATEGIES
+
+    found = [(s.unit, s.emit) for s in STRATEGIES if s.ops and issubclass(cls, s.ops)]
     if found:  # a resize: nearest in resize.py, linear and cubic in resize_taps.py
         return f"{found[0][0]}: " + ", ".join(f"`{_module_file(emit)}`" for _, emit in found)
     instructions = vector_instructions(cls)

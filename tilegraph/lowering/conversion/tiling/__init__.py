@@ -14,7 +14,7 @@ with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with 
 outputs, one_hot), :mod:`.recurrent` (RNN / GRU / LSTM: the steps of cube gate matmuls
 and vector cells in one kernel), :mod:`.attention` (a claimed attention group: the flash
 mix kernel with a K / V loop) and the others
-chosen in :func:`_vector_strategy` — into ``scf.for`` loops over tiles of
+chosen by the table of :mod:`.strategies` — into ``scf.for`` loops over tiles of
 DMA, cube and vector ops on buffers in L1, L0A, L0B, L0C and UB, sized for the preset.
 Host kernels keep their macro body (run by the reference kernels). The preset and precision
 are the module's ``tilegraph.target`` (:mod:`tilegraph.target`; the options set it where
@@ -44,21 +44,12 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph import GraphOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
-from tilegraph.dialects.graph.indexing import GatherNDOp
-from tilegraph.dialects.graph.nn import LrnOp
-from tilegraph.dialects.graph.normalization import GroupNormOp
-from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import locate
-from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
 from tilegraph.dialects.graph.quantized_recurrent import (
     DynamicQuantizeLSTMOp,
     DynamicQuantizeLSTMStepsOp,
 )
 from tilegraph.dialects.graph.recurrent import RecurrentOp
-from tilegraph.dialects.graph.shape_ops import TransposeOp as GraphTransposeOp
-from tilegraph.dialects.graph.spatial import ResizeOp
-from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.lowering.analysis.barrier_workspace import (
@@ -81,46 +72,16 @@ from tilegraph.lowering.conversion.tiling.attention import (
     emit_attention_kernel,
     is_attention_kernel,
 )
-from tilegraph.lowering.conversion.tiling.axis_select import (
-    SELECTION_OPS,
-    emit_selection_kernel,
-)
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
-from tilegraph.lowering.conversion.tiling.data_movement import (
-    emit_data_movement_kernel,
-    is_data_movement,
-)
-from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_quantize_kernel
-from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
-from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
-from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
-from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
-from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block, parse_base_block
 from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
-from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
-from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
 from tilegraph.lowering.conversion.tiling.recurrent import (
     QUANTIZED_LSTM_HOST_REASON,
     emit_recurrent_kernel,
 )
-from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
-from tilegraph.lowering.conversion.tiling.reshape import (
-    SHAPE_ONLY,
-    emit_reshape_kernel,
-    emit_transpose_kernel,
-    is_viewed_transpose,
-)
-from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
-from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
-from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
-from tilegraph.lowering.conversion.tiling.transdata import (
-    emit_transdata_kernel,
-    has_transdata_kernel,
-)
+from tilegraph.lowering.conversion.tiling.strategies import vector_strategy
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PRECISIONS, pin_target
@@ -131,41 +92,9 @@ def _is_cube(body: KernelBody) -> bool:
 
 
 def _vector_strategy(body: KernelBody):
-    first = body.ops[0] if body.ops else None
-    if isinstance(first, MaxPoolOp | AvgPoolOp):
-        return emit_pool3d_kernel if is_pool3d(first) else emit_pool_kernel
-    if isinstance(first, REDUCTION_OPS):
-        return emit_reduction_kernel
-    if isinstance(first, LrnOp):
-        return emit_lrn_kernel
-    if isinstance(first, GroupNormOp):
-        return emit_group_norm_kernel
-    if any(isinstance(op, ConcatOp) for op in body.ops):
-        return emit_concat_kernel
-    if is_viewed_transpose(body):
-        return emit_transpose_kernel
-    if any(isinstance(op, SHAPE_ONLY) for op in body.ops):
-        return emit_reshape_kernel
-    if isinstance(first, GraphTransposeOp):
-        return emit_transpose_kernel
-    if isinstance(first, TransDataOp) and len(body.ops) == 1 and has_transdata_kernel(first):
-        return emit_transdata_kernel
-    if first is not None and is_data_movement(first) and len(body.ops) == 1:
-        return emit_data_movement_kernel
-    if isinstance(first, GatherOp):
-        return emit_gather_kernel
-    if isinstance(first, GatherNDOp):
-        return emit_gather_nd_kernel
-    if isinstance(first, ELEMENT_OPS):
-        return emit_elements_kernel
-    if isinstance(first, ResizeOp):
-        return emit_resize_kernel if first.attr("mode") == "nearest" else emit_taps_resize_kernel
-    if isinstance(first, SCAN_OPS):
-        return emit_scan_kernel
-    if isinstance(first, SELECTION_OPS):
-        return emit_selection_kernel
-    if isinstance(first, DynamicQuantizeParamsOp):
-        return emit_dynamic_quantize_kernel
+    emit = vector_strategy(body)
+    if emit is not None:
+        return emit
     return lambda body, b: emit_vector_kernel(body, b, b.ub_budget())
 
 
