@@ -21,6 +21,14 @@ model writes it:
   BatchNorm1d, SiLU, pointwise conv).
 * ``cross_decoder``: ``nn.TransformerDecoderLayer``: causal self-attention and
   cross-attention to a memory of another length.
+* ``aspp``: a DeepLabV3-style head: a strided backbone, atrous 3x3 branches (dilations 2, 4,
+  6), an image-pooling branch upsampled to the feature map's run-time size, the logits
+  upsampled bilinearly to the input's.
+* ``tcn``: a temporal convolutional network: causal dilated 1-D convolutions (left
+  padding by ``F.pad``), residual ReLU blocks.
+* ``moe``: a mixture-of-experts layer: a softmax router, top-2 experts by ``torch.topk``,
+  the weights renormalised and spread with ``F.one_hot``, every expert's GELU MLP stacked
+  and mixed (dense dispatch, as small MoE exports do).
 
 The three on ``nn.MultiheadAttention`` are zoo models as ``<family>_dynamo`` only: the
 classic exporter bakes the traced batch and sequence into MHA's reshapes (onnxruntime
@@ -231,6 +239,62 @@ class CrossDecoder(nn.Module):
         return self.layer(tgt, memory, tgt_mask=causal)
 
 
+class Aspp(nn.Module):
+    def __init__(self, classes: int = 6):
+        super().__init__()
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 3, 2, 1), nn.ReLU()
+        )
+        atrous = [nn.Conv2d(32, 16, 3, padding=d, dilation=d) for d in (2, 4, 6)]
+        self.branches = nn.ModuleList([nn.Conv2d(32, 16, 1), *atrous])
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(32, 16, 1), nn.ReLU())
+        self.project = nn.Conv2d(5 * 16, 16, 1)
+        self.classify = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        f = self.backbone(x)
+        outs = [F.relu(b(f)) for b in self.branches]
+        outs.append(F.interpolate(self.pool(f), size=f.shape[-2:], mode="bilinear"))
+        y = self.classify(F.relu(self.project(torch.cat(outs, 1))))
+        return F.interpolate(y, size=x.shape[-2:], mode="bilinear", align_corners=False)
+
+
+class Tcn(nn.Module):
+    def __init__(self, channels: int = 24, kernel: int = 3):
+        super().__init__()
+        self.kernel = kernel
+        self.inp = nn.Conv1d(8, channels, 1)
+        self.convs = nn.ModuleList(
+            nn.Conv1d(channels, channels, kernel, dilation=d) for d in (1, 2, 4, 8)
+        )
+        self.out = nn.Conv1d(channels, 4, 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = self.inp(x)
+        for conv in self.convs:
+            pad = (self.kernel - 1) * conv.dilation[0]
+            h = h + torch.relu(conv(F.pad(h, (pad, 0))))
+        return self.out(h)
+
+
+class Moe(nn.Module):
+    def __init__(self, hidden: int = 32, experts: int = 4):
+        super().__init__()
+        self.router = nn.Linear(hidden, experts)
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(hidden, 64), nn.GELU(), nn.Linear(64, hidden))
+            for _ in range(experts)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        logits = self.router(x)
+        weights, chosen = torch.topk(logits.softmax(-1), 2, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        spread = (F.one_hot(chosen, logits.shape[-1]).to(x.dtype) * weights.unsqueeze(-1)).sum(-2)
+        outs = torch.stack([expert(x) for expert in self.experts], -1)
+        return (outs * spread.unsqueeze(-2)).sum(-1)
+
+
 FAMILIES = {
     "convnext": (
         ConvNeXt,
@@ -276,6 +340,24 @@ FAMILIES = {
         {"tgt": {0: "batch", 1: "target"}, "memory": {0: "batch", 1: "source"}},
         ["out"],
     ),
+    "aspp": (
+        Aspp,
+        lambda: (torch.randn(2, 3, 64, 48),),
+        {"image": {0: "batch", 2: "height", 3: "width"}},
+        ["logits"],
+    ),
+    "tcn": (
+        Tcn,
+        lambda: (torch.randn(2, 8, 50),),
+        {"signal": {0: "batch", 2: "time"}},
+        ["out"],
+    ),
+    "moe": (
+        Moe,
+        lambda: (torch.randn(2, 7, 32),),
+        {"hidden": {0: "batch", 1: "sequence"}},
+        ["out"],
+    ),
 }
 
 INPUT_NAMES = {
@@ -285,4 +367,7 @@ INPUT_NAMES = {
     "clip_text": ["input_ids"],
     "conformer": ["features"],
     "cross_decoder": ["tgt", "memory"],
+    "aspp": ["image"],
+    "tcn": ["signal"],
+    "moe": ["hidden"],
 }

@@ -855,7 +855,17 @@ INPUT_NAMES.update(architectures.INPUT_NAMES)
 
 HALF = ("small_cnn", "vit", "yolov8", "bert", "gpt2", "roberta", "t5_encoder", "llama")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
-DYNAMO = ("bert", "llama", "t5_encoder", "fpn", "cached_gpt", "clip_text", "conformer", "cross_decoder")
+DYNAMO = (
+    "bert",
+    "llama",
+    "t5_encoder",
+    "fpn",
+    "cached_gpt",
+    "clip_text",
+    "conformer",
+    "cross_decoder",
+    "moe",
+)
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
 

@@ -629,6 +629,27 @@ _ALL: list[ZooModel] = [
         (2, 3, 32, 64),
         notes="U-Net: ConvTranspose2d upsampling, skip concatenation, sigmoid mask",
     ),
+    _single(
+        "aspp",
+        "image",
+        (1, 3, 40, 56),
+        (2, 3, 50, 38),
+        notes="DeepLabV3-style ASPP: atrous branches, image pooling resized to run-time sizes",
+    ),
+    _single(
+        "tcn",
+        "signal",
+        (1, 8, 37),
+        (3, 8, 120),
+        notes="TCN: causal dilated Conv1d after F.pad, residual ReLU blocks",
+    ),
+    *(
+        _single(name, "hidden", (1, 5, 32), (3, 11, 32), notes=notes)
+        for name, notes in (
+            ("moe", "top-2 mixture of experts: TopK routing, OneHot spread, dense experts"),
+            ("moe_dynamo", f"moe {DYNAMO_NOTES}"),
+        )
+    ),
     *(
         ZooModel(
             name,
