@@ -1,10 +1,10 @@
-"""1-D convolutions, conv_transposes, STFTs and grouped convolutions of any grouping on the
-cube.
+"""1-D convolutions, conv_transposes, STFTs, DFTs and grouped convolutions of any grouping
+on the cube.
 
 ``conv-forms`` (the first pass of ``format``) rewrites a 1-D convolution into conv2d with
 H = 1, a conv_transpose into the conv2d of its zero-inserted input with the flipped,
-transposed filter and an STFT into a strided conv2d with the windowed DFT basis
-(:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
+transposed filter, an STFT into a strided conv2d with the windowed DFT basis and a DFT
+into a matmul with the basis (:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
 not align to C0 take FRACTAL_Z's groups rule (block-diagonal blocks of ``e`` groups padded
 to C0). Each case is lowered on the ``test`` preset (small buffers: ragged row, column and
 channel tails) and run by both executors with NaN in the padding lanes, against the graph
@@ -106,6 +106,20 @@ def stft_two_sided(g: Graph) -> list:
     return [g.op("stft", x, hop, None, length, onesided=0)]
 
 
+def dft_padded(g: Graph) -> list:
+    """A real [2, 3, 20, 1] signal along axis -2, dft_length 32 (a zero-padded tail),
+    onesided: 17 bins, a [20, 34] basis."""
+    x = g.input([2, 3, 20, 1])
+    return [g.op("dft", x, g.b.constant(np.array(32)), axis=-2, onesided=1)]
+
+
+def dft_cut(g: Graph) -> list:
+    """dft_length 40 of a 48-sample signal (the transform cuts the last 8), both sides,
+    the axis as an input (DFT-20's form): a [37, 48] x [48, 80] matmul."""
+    x, length, axis = g.input([37, 48, 1]), g.b.constant(np.array(40)), g.b.constant(np.array(1))
+    return [g.op("dft", x, length, axis)]
+
+
 CASES = {
     "conv1d_strided": conv1d_strided,
     "conv1d_depthwise": conv1d_depthwise,
@@ -117,6 +131,8 @@ CASES = {
     "grouped_blocks": grouped_blocks,
     "stft_hann": stft_hann,
     "stft_two_sided": stft_two_sided,
+    "dft_padded": dft_padded,
+    "dft_cut": dft_cut,
 }
 
 
@@ -127,8 +143,9 @@ def test_runs_on_the_cube_and_matches_the_graph(name: str):
     module = g.b.build(*CASES[name](g))
     original = run_reference(module.clone(), g.arrays)  # before conv-forms rewrites it
     levels = run_levels(module, g.arrays, "test", pad_value=NAN)
-    assert_units(levels.tiled_kernels, {"graph.conv2d": CUBE}, "tile-kernels")
-    assert not any(op in ("graph.conv", "graph.stft") or "conv_transpose" in op
+    anchor = "graph.matmul" if name.startswith("dft") else "graph.conv2d"
+    assert_units(levels.tiled_kernels, {anchor: CUBE}, "tile-kernels")
+    assert not any(op in ("graph.conv", "graph.stft", "graph.dft") or "conv_transpose" in op
                    for k in levels.tiled_kernels for op in k.ops)  # fmt: skip
     assert levels.splits()
     assert_tiled(levels.module)

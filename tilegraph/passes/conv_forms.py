@@ -16,8 +16,9 @@ input):
   as flat DMA copies — GE's no-task Reshape). A constant weight ``[M, C/g, k]`` is reshaped
   here to ``[M, C/g, 1, k]``; any other is unsqueezed like the data.
 * **conv_transpose** (1-D via the above, 2-D): see :mod:`.conv_transpose_form`.
-* **STFT** (a float32 real signal, constant hop and window): a strided convolution with the
-  windowed DFT basis as its filters, see :mod:`.stft_form`.
+* **STFT and DFT** (a float32 real signal, constant parameters): a strided convolution with
+  the windowed DFT basis as its filters, a matmul with the DFT basis, see
+  :mod:`.fourier_forms`.
 
 Only static shapes are rewritten (the reshapes of a conv_transpose need them; a 1-D conv's
 unsqueeze would not, but a symbolic one stays whole so a Session binds it as before); a
@@ -26,7 +27,8 @@ and FRACTAL_Z_3D: :mod:`tilegraph.lowering.conversion.tiling.conv3d`). The graph
 numbers do not change: the rewritten ops compute the same sums (in another order for a
 conv_transpose, whose products become those of a convolution).
 
-Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``.
+Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
+``dft-as-matmul``.
 """
 
 from __future__ import annotations
@@ -46,13 +48,13 @@ from xdsl.pattern_rewriter import (
 
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp, ConvTransposeOp
 from tilegraph.dialects.graph.provenance import Located
-from tilegraph.dialects.graph.signal import STFTOp
+from tilegraph.dialects.graph.signal import DFTOp, STFTOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.passes.conv_transpose_form import transposed_as_conv2d
 from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
+from tilegraph.passes.fourier_forms import dft_as_matmul, stft_as_conv2d
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import replace_with_ops
-from tilegraph.passes.stft_form import stft_as_conv2d
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
 PASS_NAME = "conv-forms"
@@ -81,8 +83,8 @@ def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
 
 @dataclass
 class ConvForm(RewritePattern):
-    """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d (counted in
-    ``stats``)."""
+    """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d, a DFT into a
+    matmul (counted in ``stats``)."""
 
     stats: PassStatistics
 
@@ -93,6 +95,8 @@ class ConvForm(RewritePattern):
             ops, rule = transposed_as_conv2d(op), "conv-transpose-as-conv2d"
         elif isinstance(op, STFTOp):
             ops, rule = stft_as_conv2d(op), "stft-as-conv2d"
+        elif isinstance(op, DFTOp):
+            ops, rule = dft_as_matmul(op), "dft-as-matmul"
         else:
             return
         if ops is None:
@@ -109,7 +113,7 @@ class ConvForm(RewritePattern):
 @dataclass(frozen=True)
 class ConvFormsPass(ModulePass):
     """Rewrite 1-D convolutions, conv_transposes and STFTs into conv2d (the cube's one
-    form)."""
+    convolution), DFTs into matmuls."""
 
     name = PASS_NAME
 
