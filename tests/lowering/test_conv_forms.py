@@ -94,15 +94,17 @@ def grouped_blocks(g: Graph) -> list:
 
 def stft_hann(g: Graph) -> list:
     """A real [B, N] signal (onnx-asr's spelling) through a 20-sample Hann window every 6
-    samples, onesided: 11 bins, 9 frames, as a conv2d of 22 output channels."""
+    samples, onesided: 11 bins, 9 frames over 12 hops of 6 channels (2 zeros padded), as
+    a conv2d of kernel [1, 4] and 22 output channels."""
     hann = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(20) / 20)
     window = g.b.constant(hann.astype(np.float32))
     return [g.op("stft", g.input([2, 70]), g.b.constant(np.array(6)), window, onesided=1)]
 
 
 def stft_two_sided(g: Graph) -> list:
-    """A [B, N, 1] signal, no window, frame_length 16 every 5 samples, both sides."""
-    x, hop, length = g.input([1, 50, 1]), g.b.constant(np.array(5)), g.b.constant(np.array(16))
+    """A [B, N, 1] signal, no window, frame_length 16 every 8 samples, both sides: 6 frames
+    read 7 hops, the last 4 samples cut (the Kaldi-style tail no frame reaches)."""
+    x, hop, length = g.input([1, 60, 1]), g.b.constant(np.array(8)), g.b.constant(np.array(16))
     return [g.op("stft", x, hop, None, length, onesided=0)]
 
 

@@ -42,20 +42,23 @@ func.func @upsample(%x: !layout.tensor<1x20x7x9xf32, NCHW>) -> !layout.tensor<1x
 // CHECK:           tile.load3d {{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 18 : i64, channels = 20 : i64}
 
 // An STFT of a real [1, 40] signal, a 16-sample window every 8 samples, onesided (9 bins,
-// 4 frames): the signal viewed as [1, 1, 1, 40], a conv2d of kernel [1, 16] and stride
-// [1, 8] whose 18 filters are the windowed cosines and negated sines (one input channel:
-// load3d reads it with C0 = 16 lanes), then [1, 18, 1, 4] -> [1, 9, 2, 4] -> [1, 4, 9, 2].
+// 4 frames): the signal cut into 5 hops of 8 and transposed so that a hop's samples are
+// the channels ([1, 8, 1, 5]: one reshape / transpose kernel), a conv2d of kernel [1, 2]
+// (a frame spans 2 hops) and stride 1 whose 18 filters are the windowed cosines and
+// negated sines laid over the hops (8 channels of C0's 16), then [1, 18, 1, 4] ->
+// [1, 9, 2, 4] -> [1, 4, 9, 2].
 func.func @stft(%x: !layout.tensor<1x40xf32>) -> !layout.tensor<1x4x9x2xf32> {
   %hop = graph.constant dense<8> : !layout.tensor<i64>
   %w = graph.constant dense<1.0> : !layout.tensor<16xf32>
   %y = graph.stft %x, %hop, %w {onesided = 1} : (!layout.tensor<1x40xf32>, !layout.tensor<i64>, !layout.tensor<16xf32>) -> !layout.tensor<1x4x9x2xf32>
   func.return %y : !layout.tensor<1x4x9x2xf32>
 }
-// CHECK-LABEL: func.func @reshape_{{[0-9]+}}(
+// CHECK-LABEL: func.func @fused_reshape_transpose_reshape_{{[0-9]+}}(
+// CHECK-SAME:    memref<1x8x1x5xf32, "GM">
 // CHECK-SAME:    tile.kernel = "vector"
 // CHECK-LABEL: func.func @fused_trans_data_conv2d_{{[0-9]+}}(
-// CHECK-SAME:    memref<16x2x16x16xf32, "GM">
+// CHECK-SAME:    memref<2x2x16x16xf32, "GM">
 // CHECK-SAME:    tile.kernel = "cube"
-// CHECK:         tile.load3d {{.*}} {kernel_shape = array<i64: 1, 16>, strides = array<i64: 1, 8>, dilations = array<i64: 1, 1>, pad_left = 0 : i64, out_width = 4 : i64, channels = 1 : i64}
+// CHECK:         tile.load3d {{.*}} {kernel_shape = array<i64: 1, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 0 : i64, out_width = 4 : i64, channels = 8 : i64}
 // CHECK-LABEL: func.func @transpose_{{[0-9]+}}(
 // CHECK-SAME:    memref<1x4x9x2xf32, "GM">
