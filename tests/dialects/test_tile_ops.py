@@ -69,6 +69,7 @@ from tilegraph.dialects.tile import (
     PickOp,
     PipeBarrierOp,
     PoolOp,
+    PutOp,
     ReadOp,
     ReduceOp,
     ScanOp,
@@ -1094,6 +1095,7 @@ def _build(cls) -> Any:
         "tile.varg": lambda: ArgOp(t, buf((4, 1), dtype=i64), "max", 1, False),
         "tile.vtopk": lambda: TopKOp(t, buf((4, 3), dtype=i64), 1, True),
         "tile.vtake": lambda: TakeOp(t, buf((4, 3), dtype=i64), buf((4, 3)), 1),
+        "tile.vput": lambda: PutOp(buf((4, 3)), buf((4, 3), dtype=i64), t, 1),
         "tile.vonehot": lambda: OneHotOp(buf((4,), dtype=i64), idx()[0], t, 1, 16, 1.0, 0.0),
         "tile.vtaps": lambda: TapsOp(t, buf((8, 16)), 0, [[0, 1]] * 8, [[0.5, 0.5]] * 8),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
@@ -1341,6 +1343,15 @@ def test_vtopk_and_vtake_give_the_k_largest_in_order_ties_by_position():
     assert indices.tolist() == [[4, 1, 2]]
     _run(TakeOp(buf((1, 5)), buf((1, 3), dtype=i64), buf((1, 3)), 1), src, indices, values)
     assert values.tolist() == [[7, 5, 5]]
+
+
+def test_vput_writes_by_position_and_keeps_the_rest():
+    dst = np.array([[1, 2, 3, 4, 5]], np.float32)
+    src = np.array([[70, 90]], np.float32)
+    _run(PutOp(buf((1, 2)), buf((1, 2), dtype=i64), buf((1, 5)), 1), src, np.array([[4, -4]]), dst)
+    assert dst.tolist() == [[1, 90, 3, 4, 70]]  # -4 counts from the end
+    with pytest.raises(VerifyException, match="indices and source must be"):
+        PutOp(buf((1, 2)), buf((1, 3), dtype=i64), buf((1, 5)), 1).verify()
 
 
 def test_vonehot_counts_positions_from_the_offset():

@@ -176,13 +176,9 @@ class TopKOp(VectorOp):
         _verify_kept(self, src, dst, axis, k)
 
 
-@irdl_op_definition
-class TakeOp(VectorOp):
-    """``tile.vtake %src, %indices to %dst {axis}``: ``dst = take_along_axis(src, indices,
-    axis)``, a gather by positions computed on the vector unit (Ascend C ``Gather`` with a
-    UB offset tensor): the values of a ``tile.vtopk``."""
+class _ByPositionsOp(VectorOp):
+    """``%src, %indices to %dst {axis}``: elements moved by positions along ``axis``."""
 
-    name = "tile.vtake"
     src = operand_def(MemRefType)
     indices = operand_def(MemRefType)
     dst = operand_def(MemRefType)
@@ -196,17 +192,30 @@ class TakeOp(VectorOp):
     def __init__(self, src, indices, dst, axis: int):
         super().__init__(operands=[src, indices, dst], properties={"axis": _int(axis)})
 
-    def verify_(self) -> None:
-        super().verify_()
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        axis = _verify_axis(self, len(src))
-        if memref_shape(self.indices) != dst or len(dst) != len(src):
-            raise VerifyException(f"'{self.name}': indices and result must be {list(dst)}")
-        _verify_kept(self, src, dst, axis, dst[axis])
+    def _verify_positions(self, table: Sequence[int], picked: Sequence[int], what: str) -> None:
+        """``indices`` has the ``picked`` side's shape, which is the ``table`` side's with
+        another extent along the axis."""
+        axis = _verify_axis(self, len(table))
+        if memref_shape(self.indices) != tuple(picked) or len(picked) != len(table):
+            raise VerifyException(f"'{self.name}': indices and {what} must be {list(picked)}")
+        _verify_kept(self, table, picked, axis, picked[axis])
 
 
 @irdl_op_definition
-class PutOp(VectorOp):
+class TakeOp(_ByPositionsOp):
+    """``tile.vtake %src, %indices to %dst {axis}``: ``dst = take_along_axis(src, indices,
+    axis)``, a gather by positions computed on the vector unit (Ascend C ``Gather`` with a
+    UB offset tensor): the values of a ``tile.vtopk``."""
+
+    name = "tile.vtake"
+
+    def verify_(self) -> None:
+        super().verify_()
+        self._verify_positions(memref_shape(self.src), memref_shape(self.dst), "result")
+
+
+@irdl_op_definition
+class PutOp(_ByPositionsOp):
     """``tile.vput %src, %indices to %dst {axis}``: ``put_along_axis(dst, indices, src,
     axis)`` — each element of ``src`` written into ``dst`` at its position along ``axis``,
     the other elements of ``dst`` kept (it reads its destination): a scatter by positions
@@ -216,27 +225,11 @@ class PutOp(VectorOp):
     does; ONNX leaves that case undefined."""
 
     name = "tile.vput"
-    src = operand_def(MemRefType)
-    indices = operand_def(MemRefType)
-    dst = operand_def(MemRefType)
-    axis = prop_def(IntegerAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = TRAITS
     READS_DESTINATION: ClassVar[bool] = True
-    assembly_format = (
-        "$src `,` $indices `to` $dst attr-dict `:` type($src) `,` type($indices) `to` type($dst)"
-    )
-
-    def __init__(self, src, indices, dst, axis: int):
-        super().__init__(operands=[src, indices, dst], properties={"axis": _int(axis)})
 
     def verify_(self) -> None:
         super().verify_()
-        src, dst = memref_shape(self.src), memref_shape(self.dst)
-        axis = _verify_axis(self, len(dst))
-        if memref_shape(self.indices) != src or len(dst) != len(src):
-            raise VerifyException(f"'{self.name}': indices and source must be {list(src)}")
-        _verify_kept(self, dst, src, axis, src[axis])
+        self._verify_positions(memref_shape(self.dst), memref_shape(self.src), "source")
 
 
 @irdl_op_definition

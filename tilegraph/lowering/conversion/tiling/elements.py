@@ -41,7 +41,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
+from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
 ELEMENT_OPS = (GatherElementsOp, ScatterElementsOp)
 
@@ -96,10 +96,7 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             f"a {op.name} whose axis slice ({axis_size} x {inner}) and {count} index rows "
             "do not fit UB"
         )
-    rows = 1
-    while rows < outer and ub_bytes(rows + 1) <= budget:
-        rows += 1
-    rows = share_over_cores(TilePlan((outer, count * inner), 0, rows), b.hw.vector_cores, 1).size
+    rows = outer_tile_rows(outer, count * inner, ub_bytes, budget, b.hw.vector_cores)
     if b.dry_run:
         return None
     element = data_type.element_type

@@ -29,6 +29,7 @@ built and says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
 
 from xdsl.ir import Attribute, SSAValue
@@ -38,6 +39,18 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
+
+
+def outer_tile_rows(
+    outer: int, row_elements: int, ub_bytes: Callable[[int], int], budget: int, cores: int
+) -> int:
+    """How many outer positions a tile of a through-UB kernel takes: as many as
+    ``ub_bytes(rows)`` fits in ``budget``, then fewer when that leaves vector cores idle
+    (as an elementwise tile shrinks), each position ``row_elements`` output elements."""
+    rows = 1
+    while rows < outer and ub_bytes(rows + 1) <= budget:
+        rows += 1
+    return share_over_cores(TilePlan((outer, row_elements), 0, rows), cores, 1).size
 
 
 def emit_ub_gather(
@@ -71,11 +84,7 @@ def emit_ub_gather(
             f"a gather of rows under 32 B whose table slice ({axis_size} x {inner}) and "
             f"{count} picked rows do not fit UB"
         )
-    rows = 1
-    while rows < outer and ub_bytes(rows + 1) <= budget:
-        rows += 1
-    # fewer tiles than vector cores: smaller ones, as an elementwise tile shrinks
-    rows = share_over_cores(TilePlan((outer, count * inner), 0, rows), b.hw.vector_cores, 1).size
+    rows = outer_tile_rows(outer, count * inner, ub_bytes, budget, b.hw.vector_cores)
     if b.dry_run:
         return None
     table_ub = b.buffer([rows, axis_size, inner], element, "UB", "table_ub")
