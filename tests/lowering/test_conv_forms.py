@@ -122,6 +122,11 @@ def dft_cut(g: Graph) -> list:
     return [g.op("dft", x, length, axis)]
 
 
+def dft_one_signal(g: Graph) -> list:
+    """A lone [24, 1] signal (no batch dims), the default length, onesided."""
+    return [g.op("dft", g.input([24, 1]), onesided=1)]
+
+
 CASES = {
     "conv1d_strided": conv1d_strided,
     "conv1d_depthwise": conv1d_depthwise,
@@ -135,6 +140,7 @@ CASES = {
     "stft_two_sided": stft_two_sided,
     "dft_padded": dft_padded,
     "dft_cut": dft_cut,
+    "dft_one_signal": dft_one_signal,
 }
 
 

@@ -67,6 +67,12 @@ def dft_basis(window: np.ndarray, bins: int, length: int | None = None) -> np.nd
     return basis
 
 
+def _scalar(value: SSAValue | None) -> int | None:
+    """The integer a constant scalar operand holds (None: absent or computed)."""
+    array = None if value is None else constant_array(value)
+    return None if array is None else int(array.reshape(-1)[0])
+
+
 def stft_as_conv2d(op: STFTOp) -> list[Operation] | None:
     """The ops computing ``op`` as a convolution (None: not a case this form takes)."""
     x = static_type(op.signal)
@@ -76,23 +82,22 @@ def stft_as_conv2d(op: STFTOp) -> list[Operation] | None:
         return None  # complex
     if x.rank not in (2, 3):
         return None
-    step = constant_array(op.frame_step)
+    hop = _scalar(op.frame_step)
     window = None if op.window is None else constant_array(op.window)
-    if step is None or (op.window is not None and window is None):
+    length_given = _scalar(op.frame_length)
+    if hop is None or (op.window is not None and window is None):
         return None
-    length_given = None if op.frame_length is None else constant_array(op.frame_length)
     if op.frame_length is not None and length_given is None:
         return None
     batch, samples = int(x.origin_shape[0]), int(x.origin_shape[1])
     if window is not None:
         length = int(window.shape[0])
     elif length_given is not None:
-        length = int(length_given.reshape(-1)[0])
+        length = length_given
     else:
         length = samples
     weights = np.ones(length) if window is None else window.astype(np.float64)
     bins = length // 2 + 1 if op.attr("onesided") else length
-    hop = int(step.reshape(-1)[0])
     if hop < 1 or length > samples:
         return None
     frames = (samples - length) // hop + 1
@@ -135,11 +140,6 @@ def _reshaped(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAVal
     return reshape.results[0]
 
 
-def _scalar(value) -> int | None:
-    array = None if value is None else constant_array(value)
-    return None if array is None else int(array.reshape(-1)[0])
-
-
 def dft_as_matmul(op: DFTOp) -> list[Operation] | None:
     """The ops computing ``op`` as a matmul with the DFT basis (None: not a case this form
     takes)."""
@@ -164,7 +164,7 @@ def dft_as_matmul(op: DFTOp) -> list[Operation] | None:
     basis = dft_basis(window, bins, length).T.astype(np.float32)  # [N, 2·bins]
     lead = [int(d) for d in x.origin_shape[:-2]]
     ops: list[Operation] = []
-    signal = _reshaped(op.input, [*lead, samples], ops)
+    signal = _reshaped(op.input, [*(lead or [1]), samples], ops)  # a matrix row at least
     weight = new_constant(basis)
     product = MatMulOp.make(signal, weight.results[0])
     ops += [weight, product]
