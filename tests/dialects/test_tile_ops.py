@@ -935,6 +935,22 @@ def test_vreduce_may_drop_reduced_dims():
     np.testing.assert_array_equal(out, [max(x[:, j]) for j in range(4)])
 
 
+def _row_reduce(kind: str, rows: int, extent: int) -> ReduceOp:
+    return ReduceOp(operands=[buf((rows, extent)), buf((rows,))],
+                    properties={"kind": StringAttr(kind), "axes": ints([1])})  # fmt: skip
+
+
+def test_a_short_row_sum_costs_pair_passes_not_a_cross_lane_repeat_per_row():
+    """[1024, 2] fp32 summed over its rows: one PairReduceSum pass of 32 repeats (7 cycles
+    each), not 1024 cross-lane repeats; a max has no pair form, a long row keeps the
+    cross-lane repeat (cheaper there), and an extent that is no power of two too."""
+    pairs = cost_of(_row_reduce("sum", 1024, 2), HW)
+    assert pairs == 32 * HW.vector_cross_lane_cycles
+    assert cost_of(_row_reduce("max", 1024, 2), HW) > 1024 * HW.vector_cross_lane_cycles
+    assert cost_of(_row_reduce("sum", 8, 512), HW) == 64 + 8 * HW.vector_cross_lane_cycles
+    assert cost_of(_row_reduce("sum", 1024, 3), HW) > 1024 * HW.vector_cross_lane_cycles
+
+
 def test_vtranspose():
     x = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
     perm = (0, 2, 3, 1)

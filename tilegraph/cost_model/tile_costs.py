@@ -376,12 +376,32 @@ def reduce(op: ReduceOp, hw: HardwareModel) -> int:
     """One elementwise pass over the source (a halving tree of adds or maxima along the
     reduced axes), and, when the innermost axis is reduced, one cross-lane repeat per
     result element (``vcadd`` / ``vcmax`` across the lanes of the last repeat, as CANN's
-    row reductions end) at :attr:`~HardwareModel.vector_cross_lane_cycles`."""
+    row reductions end) at :attr:`~HardwareModel.vector_cross_lane_cycles` — unless the
+    sum of a short innermost axis is cheaper as pair passes (:func:`pair_sum_cycles`)."""
     src = memref_shape(op.src)
     cycles = vector_cycles(hw, buffer_bytes(op.src), prod(src), False)
     innermost = len(src) - 1
     if innermost in op.reduced_axes() and src[innermost] > 1:
         cycles += prod(memref_shape(op.dst)) * hw.vector_cross_lane_cycles
+        if op.reduced_axes() == (innermost,) and op.kind.data == "sum":
+            pairs = pair_sum_cycles(hw, src[innermost], buffer_bytes(op.src))
+            cycles = min(cycles, pairs) if pairs is not None else cycles
+    return cycles
+
+
+def pair_sum_cycles(hw: HardwareModel, extent: int, nbytes: int) -> int | None:
+    """A sum over an innermost axis of ``extent`` elements (a power of two) as
+    ``log2(extent)`` passes of Ascend C's ``PairReduceSum`` (``vcpadd``: adjacent pairs
+    summed within each 256-byte repeat, on A2 / A3 and the 310P's AI core), each pass over
+    half the bytes of the one before; a pass's repeats are charged as the cross-lane
+    reduction's (:attr:`~HardwareModel.vector_cross_lane_cycles` each — an assumption: no
+    figure of its own is published). None for an extent that is not a power of two."""
+    if extent < 2 or extent & (extent - 1):
+        return None
+    cycles, remaining = 0, nbytes
+    while extent > 1:
+        cycles += ceil(remaining / hw.vector_bytes_per_cycle) * hw.vector_cross_lane_cycles
+        remaining, extent = remaining // 2, extent // 2
     return cycles
 
 
