@@ -56,3 +56,29 @@ def test_bad_indices_and_equations_are_refused():
         build_op(ix.GatherNDOp, [X, np.zeros((2, 4), np.int64)])
     with pytest.raises(ShapeError, match="Einsum equation 'ij,jk->ik'"):
         build_op(ix.EinsumOp, [X, X], {"equation": "ij,jk->ik"})
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "expected"),
+    [
+        ("i,j->ij", [["S"], [8]], ["S", 8]),  # piper's positional encoding: an outer product
+        ("bij,bjk->bik", [["B", "S", 4], ["B", 4, 6]], ["B", "S", 6]),
+        ("...ij,jk", [["B", "S", 4], [4, 6]], ["B", "S", 6]),  # implicit: ellipsis, then i, k
+        ("ij,ij->i", [[1, 5], ["N", 5]], ["N"]),  # a 1 broadcasts against a symbol
+    ],
+)
+def test_einsum_shapes_with_symbolic_dims(equation, shapes, expected):
+    from tilegraph.builder import GraphBuilder
+
+    b = GraphBuilder()
+    operands = [b.input(f"x{i}", shape) for i, shape in enumerate(shapes)]
+    out = b.op("einsum", *operands, equation=equation)
+    assert [str(d) for d in out.type.origin_shape] == [str(d) for d in expected]
+
+
+def test_einsum_refuses_a_term_of_the_wrong_rank_with_symbolic_dims():
+    from tilegraph.builder import GraphBuilder
+
+    b = GraphBuilder()
+    with pytest.raises(ShapeError, match="does not match a rank-2 operand"):
+        b.op("einsum", b.input("x", ["N", 4]), equation="ijk->i")

@@ -33,7 +33,13 @@ from tilegraph.dialects.graph.base import (
 )
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.operand_values import INT32_OR_64, static_dim
-from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
+from tilegraph.dialects.graph.shape_utils import (
+    broadcast_shapes,
+    nd_result,
+    normalize_axis,
+    require,
+)
+from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import UNKNOWN, Dim
 
@@ -89,7 +95,7 @@ class GatherElementsOp(GraphOp):
         assert x is not None and idx is not None
         axis = int(self.attr("axis")) % x.ndim
         where = checked_indices(np.asarray(idx), x.shape[axis], "GatherElements")
-        if any(i > d for k, (d, i) in enumerate(zip(x.shape, idx.shape)) if k != axis):
+        if any(i > d for k, (d, i) in enumerate(zip(x.shape, idx.shape, strict=True)) if k != axis):
             raise ShapeError(
                 f"GatherElements: indices {list(idx.shape)} exceed data {list(x.shape)}"
             )
@@ -431,7 +437,8 @@ class EinsumOp(GraphOp):
         types = [require(tensor_type(v), "input") for v in operands]
         equation = str(cls.read_attr(props, "equation") or "").replace(" ", "")
         if not all(t.is_static for t in types):
-            raise ShapeError("Einsum needs static operand shapes")
+            shape = _einsum_shape(equation, [t.origin_shape for t in types])
+            return [TensorType(shape, types[0].element_type)]
         shapes = [tuple(int(d) for d in t.origin_shape) for t in types]  # type: ignore[arg-type]
         try:
             probe = np.einsum(equation, *(np.zeros(s) for s in shapes))
@@ -443,6 +450,45 @@ class EinsumOp(GraphOp):
         arrays = [a for a in inputs if a is not None]
         equation = str(self.attr("equation")).replace(" ", "")
         return (np.asarray(np.einsum(equation, *arrays)).astype(arrays[0].dtype),)
+
+
+def _einsum_shape(equation: str, shapes: Sequence[Sequence[Dim]]) -> list[Dim]:
+    """The result shape of ``equation`` over operand shapes with symbolic dims: each
+    subscript letter takes its operands' dim (a 1 broadcasts), the ellipses broadcast
+    together; without ``->`` the output is the ellipsis, then the letters used once, in
+    alphabetical order (numpy's and ONNX's implicit form)."""
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes):
+        raise ShapeError(
+            f"Einsum equation '{equation}' has {len(terms)} operands, not {len(shapes)}"
+        )
+    letters: dict[str, Dim] = {}
+    counts: dict[str, int] = {}
+    ellipses: list[Sequence[Dim]] = []
+    for term, shape in zip(terms, shapes, strict=True):
+        head, dots, tail = term.partition("...")
+        extra = len(shape) - len(head) - len(tail)
+        if extra < 0 or (not dots and extra):
+            raise ShapeError(f"Einsum term '{term}' does not match a rank-{len(shape)} operand")
+        if dots:
+            ellipses.append(shape[len(head) : len(head) + extra])
+        dims = [*shape[: len(head)], *shape[len(shape) - len(tail) :]]
+        for letter, dim in zip(head + tail, dims, strict=True):
+            counts[letter] = counts.get(letter, 0) + 1
+            seen = letters.get(letter)
+            if seen is None or seen == 1:
+                letters[letter] = dim
+            elif dim not in (1, seen) and known(seen) and known(dim):
+                raise ShapeError(f"Einsum subscript '{letter}' is {seen} and {dim}")
+    ellipsis = broadcast_shapes(*ellipses)
+    if not arrow:
+        output = "..." * bool(ellipses) + "".join(sorted(c for c, n in counts.items() if n == 1))
+    head, dots, tail = output.partition("...")
+    unknown = [c for c in head + tail if c not in letters]
+    if unknown:
+        raise ShapeError(f"Einsum output subscript '{unknown[0]}' is no operand's")
+    return [*(letters[c] for c in head), *(ellipsis if dots else []), *(letters[c] for c in tail)]
 
 
 INDEXING_OPS: list[type[GraphOp]] = [

@@ -41,7 +41,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, PadOp
-from tilegraph.dialects.graph.indexing import OneHotOp
+from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.spatial import ResizeOp
@@ -187,13 +187,14 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     """Whether every user of ``value`` among a kernel's ``members`` reads it as tensor data
     of an elementwise op, which its vector program loads from GM like any operand (an
     integer divisor of ``graph.mod``), as an operand of a cube anchor (an int8
-    convolution's int32 bias goes GM -> L1 like its weights) or as a piece of a concat
-    (GatherND's indices built from a Range and an ArgMax); a constant read as a parameter
-    (axes, shapes, slice bounds) goes into the body."""
+    convolution's int32 bias goes GM -> L1 like its weights), as a piece of a concat
+    (GatherND's indices built from a Range and an ArgMax) or as an operand of an element
+    gather / scatter (all three through UB); a constant read as a parameter (axes, shapes,
+    slice bounds) goes into the body."""
     inside = set(members)
     users = [use.operation for use in value.uses if use.operation in inside]
     return bool(users) and all(
-        isinstance(user, ConcatOp)
+        isinstance(user, ConcatOp | GatherElementsOp | ScatterElementsOp)
         or (
             isinstance(user, GraphOp)
             and (user.FACTS.fusion in ELEMENTWISE_KINDS or user.FACTS.heavy)
