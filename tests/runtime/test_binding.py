@@ -349,3 +349,43 @@ def test_host_ops_of_a_model_compiled_per_shape_are_asked_after_its_first_call(t
     np.testing.assert_array_equal(compiled(x=x)[0], np.maximum(x, 0))
     assert compiled.host_ops == []
     assert compiled.kernels
+
+
+def test_a_data_dependent_size_read_inside_a_loop_body_is_bound_there_too(tmp_path):
+    """A Loop's body reads NonZero's [2, k] result (a capture; tf2onnx's LSTM loops read
+    their sequences so): once k is observed, the body's capture argument takes the same
+    type (piper's nakdimon model failed with an internal verifier error here)."""
+    body = oh.make_graph(
+        [
+            oh.make_node("Identity", ["cond_in"], ["cond_out"]),
+            oh.make_node("Cast", ["nz"], ["nzf"], to=F),
+            oh.make_node("ReduceSum", ["nzf"], ["s"], keepdims=0),
+            oh.make_node("Add", ["acc_in", "s"], ["acc_out"]),
+        ],
+        "body",
+        [
+            oh.make_tensor_value_info("i", TensorProto.INT64, []),
+            oh.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            oh.make_tensor_value_info("acc_in", F, []),
+        ],
+        [
+            oh.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            oh.make_tensor_value_info("acc_out", F, []),
+        ],
+    )
+    nodes = [
+        oh.make_node("Greater", ["x", "zero"], ["pos"]),
+        oh.make_node("NonZero", ["pos"], ["nz"], name="NonZero"),
+        oh.make_node("Loop", ["trips", "", "start"], ["y"], body=body),
+    ]
+    inits = {
+        "zero": np.array(0, np.float32),
+        "trips": np.array(3, np.int64),
+        "start": np.array(0, np.float32),
+    }
+    model = _model(nodes, [("x", F, [4, 6])], inits)
+    path = tmp_path / "loop.onnx"
+    onnx.save(model, path)
+    x = _positives(9)
+    np.save(tmp_path / "x.npy", x)
+    assert run([str(path), "--input", f"x={tmp_path / 'x.npy'}", "--compare"]) == 0

@@ -44,7 +44,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, walk_outside_bodies
+from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, RegionOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
 from tilegraph.dialects.graph.provenance import onnx_nodes, value_label
 from tilegraph.dialects.layout import TensorType
@@ -289,6 +289,9 @@ def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> 
             continue  # not reached (a branch that did not run)
         found.append(ObservedShape(value_label(value), shape, value in made))
         Rewriter.replace_value_with_new_type(value, t.with_shape(list(shape)))
+    for op in module.walk():
+        if isinstance(op, RegionOp):  # a retyped value may be a body's capture
+            op.sync_capture_types()
     for fn in module.ops:
         if isinstance(fn, func.FuncOp) and (returned := fn.get_return_op()) is not None:
             fn.function_type = FunctionType.from_lists(

@@ -43,6 +43,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.rewriter import Rewriter
 from xdsl.traits import IsolatedFromAbove, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
@@ -143,6 +144,16 @@ class RegionOp(ValueOp):
     def captured_values(self) -> Sequence[SSAValue]:
         """The captures: the last operand group of every control-flow op."""
         return self.split_groups(self.operands)[-1]
+
+    def sync_capture_types(self) -> None:
+        """Give each body's trailing (capture) arguments their captured values' types again,
+        after those values were retyped (a dim observed at run time)."""
+        captured = self.captured_values
+        for region in self.regions:
+            args = region.block.args[len(region.block.args) - len(captured) :]
+            for arg, value in zip(args, captured, strict=True):
+                if arg.type != value.type:
+                    Rewriter.replace_value_with_new_type(arg, value.type)
 
     def verify_(self) -> None:
         n_captures = len(self.captured_values)
