@@ -126,6 +126,18 @@ WHEELS: tuple[Wheel, ...] = (
             for name in ("whisper80", "nemo80_conv", "kaldi_conv", "resample_44_8", "wespeaker")
         },
     ),
+    Wheel(
+        "captcha-recognizer",
+        "1.0.2",
+        {"captcha_slider.onnx": "captcha_recognizer/models/slider.onnx"},
+    ),
+    # the file pip picks on x86-64 Linux (an abi3 wheel; the models inside are data)
+    Wheel(
+        "piper-tts",
+        "1.8.0",
+        {"piper_nakdimon.onnx": "piper/hebrew/nakdimon.onnx"},
+        platform="manylinux_2_28_x86_64",
+    ),
 )
 
 

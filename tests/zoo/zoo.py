@@ -729,6 +729,30 @@ _ALL: list[ZooModel] = [
             ("wespeaker", "fbank through DFT and a Scan over frames"),
         )
     ),
+    ZooModel(
+        "captcha_slider",
+        "captcha_slider.onnx",
+        "wheel",
+        {"images": InputRule("uniform", high=1)},
+        ({"images": (1, 3, 640, 640)}, {"images": (1, 3, 640, 640)}),
+        slow=True,
+        atol=1e-3,
+        notes=(
+            "captcha-recognizer 1.0.2's slider detector (opset 19, a YOLO with attention "
+            "blocks: MatMul, Softmax, ConvTranspose, Resize; a fixed 1x3x640x640)"
+        ),
+    ),
+    ZooModel(
+        "piper_nakdimon",
+        "piper_nakdimon.onnx",
+        "wheel",
+        {"input_1": InputRule("uniform", high=43)},
+        ({"input_1": (1, 12)}, {"input_1": (2, 30)}),
+        notes=(
+            "piper-tts 1.8.0's Hebrew diacritizer (tf2onnx, opset 15: an embedding, "
+            "bidirectional LSTMs as Loops with ReverseSequence; dynamic batch and length)"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -739,6 +763,7 @@ the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegra
 
 _HOST_OPS = {
     "asr_wespeaker": "host op graph.scan (its framing loop): no tile lowering",
+    "piper_nakdimon": "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence",
 }
 
 KNOWN_FAILURES: dict[tuple[str, str, int], str] = {
