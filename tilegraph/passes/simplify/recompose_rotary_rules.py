@@ -21,7 +21,7 @@ from tilegraph.dialects.graph.elementwise import NegOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import constant_ints
+from tilegraph.passes.simplify.match import constant_ints, is_float
 from tilegraph.passes.simplify.recompose_rules import _made_by, _replace, _split
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -138,8 +138,8 @@ class RecomposeRotaryHalf(SimplifyRule):
                     continue
                 x, dead = found
                 pair = _split(plain, lambda v, x=x: v == x)
-                if pair is None or _table_width(pair[1], sin) != width:
-                    continue
+                if pair is None or _table_width(pair[1], sin) != width or not is_float(x):
+                    continue  # (an integer rotation stays: the op is a float op)
                 fused = ApplyRotaryOp.make(x, pair[1], sin)
                 if _replace(rewriter, op, [fused], [plain, rotated, *dead]):
                     return

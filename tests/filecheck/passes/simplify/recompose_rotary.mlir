@@ -66,3 +66,23 @@ func.func @no_neg(%x: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x8xf32>
 // CHECK-LABEL: func.func @no_neg
 // CHECK-NOT:     graph.apply_rotary
 // CHECK:         graph.concat %x2, %x1
+
+// -----
+// Integer tensors: the op is a float op, so the chain stays.
+func.func @integers(%x: !layout.tensor<2x5x8xi32>, %cos: !layout.tensor<1x5x8xi32>, %sin: !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %half = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x5x8xi32>, !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<2x5x8xi32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xi32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<2x5x8xi32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xi32>
+  %n = graph.neg %x2 : !layout.tensor<2x5x4xi32>
+  %r = graph.concat %n, %x1 {axis = -1 : i64} : (!layout.tensor<2x5x4xi32>, !layout.tensor<2x5x4xi32>) -> !layout.tensor<2x5x8xi32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x5x8xi32>, !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x5x8xi32>
+  func.return %y : !layout.tensor<2x5x8xi32>
+}
+// CHECK-LABEL: func.func @integers
+// CHECK-NOT:     graph.apply_rotary
+// CHECK:         graph.neg %x2
