@@ -39,6 +39,7 @@ from tilegraph.dialects.graph.quantized_recurrent import QUANTIZED_RECURRENT_OPS
 from tilegraph.dialects.graph.rearrange import REARRANGE_OPS
 from tilegraph.dialects.graph.recurrent import RECURRENT_OPS
 from tilegraph.dialects.graph.reduction import REDUCTION_OPS
+from tilegraph.dialects.graph.rotary import ROTARY_OPS
 from tilegraph.dialects.graph.sequence import SEQUENCE_OPS
 from tilegraph.dialects.graph.shape_ops import SHAPE_OPS
 from tilegraph.dialects.graph.signal import SIGNAL_OPS
@@ -70,6 +71,7 @@ GRAPH_OPS: list[type[GraphOp]] = [
     *SPATIAL_OPS,
     *SIGNAL_OPS,
     *TRANSFORMER_OPS,
+    *ROTARY_OPS,
     *INDEXING_OPS,
     *CONTROL_FLOW_OPS,
     *SEQUENCE_OPS,

@@ -1,0 +1,48 @@
+"""``graph.apply_rotary``: its shape function (broadcast tables, even last axis, float
+types) and its reference against the halves written out (Hugging Face's rotate_half)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.dialects.op_harness import build_op
+from tilegraph.dialects.graph import ShapeError
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
+from tilegraph.dialects.layout_type import TensorType
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_reference_rotates_the_halves(dtype: type):
+    x = rng.standard_normal((2, 3, 5, 6)).astype(dtype)
+    cos, sin = (rng.standard_normal((2, 1, 5, 6)).astype(dtype) for _ in range(2))
+    _, op = build_op(ApplyRotaryOp, [x, cos, sin])
+    (y,) = op.reference(x, cos, sin)
+    x1, x2 = x[..., :3], x[..., 3:]
+    first = x1 * cos[..., :3] + (-x2) * sin[..., :3]
+    second = x2 * cos[..., 3:] + x1 * sin[..., 3:]
+    assert y.dtype == dtype and y.shape == x.shape
+    np.testing.assert_array_equal(y, np.concatenate([first, second], axis=-1))
+
+
+def test_result_type_is_the_broadcast_shape():
+    x = np.zeros((2, 3, 5, 8), np.float32)
+    _, op = build_op(ApplyRotaryOp, [x, np.zeros((2, 1, 5, 8), np.float32), x[:1, :1]])
+    result = op.results[0].type
+    assert isinstance(result, TensorType) and list(result.origin_shape) == [2, 3, 5, 8]
+
+
+@pytest.mark.parametrize(
+    ("x", "table", "message"),
+    [
+        (np.zeros((2, 5), np.float32), np.zeros((2, 5), np.float32), "even last axis"),
+        (np.zeros((2, 4), np.int32), np.zeros((2, 4), np.int32), "floating-point"),
+        (np.zeros((2, 4), np.float32), np.zeros((2, 4), np.float16), "x's element type"),
+        (np.zeros((4,), np.float32), np.zeros((2, 4), np.float32), "broadcast to x"),
+    ],
+)
+def test_bad_operands_are_rejected(x: np.ndarray, table: np.ndarray, message: str):
+    with pytest.raises(ShapeError, match=message):
+        build_op(ApplyRotaryOp, [x, table, table])

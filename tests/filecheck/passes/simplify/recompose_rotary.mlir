@@ -1,0 +1,88 @@
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=recompose-rotary-half},dce' --split-input-file | filecheck %s
+
+// recompose-rotary-half: Hugging Face's x * cos + rotate_half(x) * sin, the half a constant
+// (a static export), is one graph.apply_rotary; the slices, Neg and Concat go.
+func.func @rotary_static(%x: !layout.tensor<2x4x5x8xf32>, %cos: !layout.tensor<2x1x5x8xf32>, %sin: !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %half = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %n = graph.neg %x2 : !layout.tensor<2x4x5x4xf32>
+  %r = graph.concat %n, %x1 {axis = -1 : i64} : (!layout.tensor<2x4x5x4xf32>, !layout.tensor<2x4x5x4xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x4x5x8xf32>
+  func.return %y : !layout.tensor<2x4x5x8xf32>
+}
+// CHECK-LABEL: func.func @rotary_static
+// CHECK-NOT:     graph.slice
+// CHECK:         %y = graph.apply_rotary %x, %cos, %sin : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<2x1x5x8xf32>, !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+// CHECK-NEXT:    func.return %y
+
+// -----
+// The dynamic export's half: unsqueeze(shape(x)[3] / 2), x's last dim unknown (the tables'
+// is 8); sin * rotate_half and cos * x in the other operand orders.
+func.func @rotary_dynamic(%x: !layout.tensor<?x?x?x?xf32>, %cos: !layout.tensor<?x1x?x8xf32>, %sin: !layout.tensor<?x1x?x8xf32>) -> !layout.tensor<?x?x?x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %three = graph.constant dense<3> : !layout.tensor<i64>
+  %two = graph.constant dense<2> : !layout.tensor<i64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[3]> : !layout.tensor<1xi64>
+  %s = graph.shape %x : (!layout.tensor<?x?x?x?xf32>) -> !layout.tensor<4xi64>
+  %d = graph.gather %s, %three {axis = 0 : i64} : (!layout.tensor<4xi64>, !layout.tensor<i64>) -> !layout.tensor<i64>
+  %h = graph.div %d, %two : !layout.tensor<i64>
+  %half = graph.unsqueeze %h, %zero : (!layout.tensor<i64>, !layout.tensor<1xi64>) -> !layout.tensor<1xi64>
+  %xc = graph.mul %cos, %x : (!layout.tensor<?x1x?x8xf32>, !layout.tensor<?x?x?x?xf32>) -> !layout.tensor<?x?x?x8xf32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<?x?x?x?xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<?x?x?x?xf32>
+  %n = graph.neg %x2 : !layout.tensor<?x?x?x?xf32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<?x?x?x?xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<?x?x?x?xf32>
+  %r = graph.concat %n, %x1 {axis = -1 : i64} : !layout.tensor<?x?x?x?xf32>
+  %rs = graph.mul %sin, %r : (!layout.tensor<?x1x?x8xf32>, !layout.tensor<?x?x?x?xf32>) -> !layout.tensor<?x?x?x8xf32>
+  %y = graph.add %rs, %xc : !layout.tensor<?x?x?x8xf32>
+  func.return %y : !layout.tensor<?x?x?x8xf32>
+}
+// CHECK-LABEL: func.func @rotary_dynamic
+// CHECK-NOT:     graph.concat
+// CHECK:         %y = graph.apply_rotary %x, %cos, %sin
+// CHECK-NEXT:    func.return %y
+
+// -----
+// Not rotate_half: the halves swapped without the Neg (a plain rotation by d / 2): kept.
+func.func @no_neg(%x: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x8xf32>, %sin: !layout.tensor<1x5x8xf32>) -> !layout.tensor<2x5x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %half = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x5x8xf32>, !layout.tensor<1x5x8xf32>) -> !layout.tensor<2x5x8xf32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %r = graph.concat %x2, %x1 {axis = -1 : i64} : (!layout.tensor<2x5x4xf32>, !layout.tensor<2x5x4xf32>) -> !layout.tensor<2x5x8xf32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x5x8xf32>, !layout.tensor<1x5x8xf32>) -> !layout.tensor<2x5x8xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x5x8xf32>
+  func.return %y : !layout.tensor<2x5x8xf32>
+}
+// CHECK-LABEL: func.func @no_neg
+// CHECK-NOT:     graph.apply_rotary
+// CHECK:         graph.concat %x2, %x1
+
+// -----
+// Integer tensors: the op is a float op, so the chain stays.
+func.func @integers(%x: !layout.tensor<2x5x8xi32>, %cos: !layout.tensor<1x5x8xi32>, %sin: !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %half = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x5x8xi32>, !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<2x5x8xi32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xi32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<2x5x8xi32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xi32>
+  %n = graph.neg %x2 : !layout.tensor<2x5x4xi32>
+  %r = graph.concat %n, %x1 {axis = -1 : i64} : (!layout.tensor<2x5x4xi32>, !layout.tensor<2x5x4xi32>) -> !layout.tensor<2x5x8xi32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x5x8xi32>, !layout.tensor<1x5x8xi32>) -> !layout.tensor<2x5x8xi32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x5x8xi32>
+  func.return %y : !layout.tensor<2x5x8xi32>
+}
+// CHECK-LABEL: func.func @integers
+// CHECK-NOT:     graph.apply_rotary
+// CHECK:         graph.neg %x2

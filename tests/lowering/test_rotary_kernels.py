@@ -1,0 +1,110 @@
+"""``graph.apply_rotary`` on the vector unit, each level against the one above it (the
+harness of :mod:`tests.lowering.test_tile_differential`): graph -> macro kernel -> tiled
+loops on both executors, with NaN in padding lanes, on the ``test`` preset (8 KiB UB:
+several row tiles, a ragged last one) and the Ascend presets, in fp32 and fp16, with odd
+head dims (``d / 2`` odd: the halves are not aligned to a vector block). The decomposed
+Hugging Face spelling (two Slices, Neg, Concat, two Muls, Add) becomes the one kernel too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.ir import SSAValue
+
+from tests.lowering.test_tile_differential import (
+    NAN,
+    VECTOR,
+    Graph,
+    assert_matches,
+    assert_units,
+    estimated_cycles,
+    run_levels,
+)
+from tilegraph.dialects.graph.rotary import rotate_half
+from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR
+
+
+def rotary(
+    shape: Sequence[int], table: Sequence[int], decomposed: bool = False
+) -> Callable[[Graph], list[SSAValue]]:
+    """``x * cos + rotate_half(x) * sin`` of an ``x`` of ``shape`` and tables of ``table``
+    (broadcast to x) as the op, or as the ONNX chain an export spells."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        x, cos, sin = g.input(shape), g.input(table), g.input(table)
+        if not decomposed:
+            return [g.op("apply_rotary", x, cos, sin)]
+        half, axis = g.ints([shape[-1] // 2]), g.ints([-1])
+        low = g.op("slice", x, g.ints([0]), half, axis)
+        high = g.op("slice", x, half, g.ints([2**63 - 1]), axis)
+        rotated = g.op("concat", g.op("neg", high), low, axis=-1)
+        return [g.op("add", g.op("mul", x, cos), g.op("mul", rotated, sin))]
+
+    return build
+
+
+CASES = {
+    # LLaMA's [B, heads, seq, d] with [B, 1, seq, d] tables; 70 rows: ragged row tiles
+    "llama_heads": ([2, 3, 70, 16], [2, 1, 70, 16]),
+    "odd_half": ([1, 2, 37, 10], [1, 1, 37, 10]),  # d / 2 = 5
+    "tables_per_batch_row": ([3, 45, 6], [1, 45, 6]),
+    "long_rows": ([1, 1, 5, 200], [1, 1, 5, 200]),  # one or two rows per tile on `test`
+}
+
+
+def _rotary_kernels(module) -> list[func.FuncOp]:
+    return [
+        fn
+        for fn in module.ops
+        if isinstance(fn, func.FuncOp)
+        and KERNEL_ATTR in fn.attributes
+        and "graph.apply_rotary" in getattr(fn.attributes.get("tile.ops"), "data", "")
+    ]
+
+
+def _expected(inputs: list[np.ndarray]) -> np.ndarray:
+    x, cos, sin = inputs
+    return x * cos + rotate_half(x) * sin
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_rotary_every_level_agrees(name: str, dtype: str, platform: str):
+    shape, table = CASES[name]
+    g = Graph(dtype=dtype)
+    module = g.b.build(*rotary(shape, table)(g))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    assert_units(levels.tiled_kernels, {"graph.apply_rotary": VECTOR}, platform)
+    assert len(_rotary_kernels(levels.module)) == 1
+    expected = _expected(g.arrays)
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        assert not np.isnan(outputs[0]).any(), f"{level}: NaN"
+        np.testing.assert_array_equal(outputs[0], expected, err_msg=level)
+    assert_matches(levels, 0.0, 0.0)
+    if platform == "test" and name != "tables_per_batch_row":
+        assert levels.splits(), "the test preset should split the kernel into row tiles"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_decomposed_spelling_is_one_kernel_and_bit_exact(dtype: str):
+    shape, table = CASES["llama_heads"]
+    g = Graph(dtype=dtype)
+    module = g.b.build(*rotary(shape, table, decomposed=True)(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert len(levels.tiled_kernels) == 1
+    assert len(_rotary_kernels(levels.module)) == 1
+    x, cos, sin = g.arrays
+    half = shape[-1] // 2
+    chain = x * cos + np.concatenate([-x[..., half:], x[..., :half]], axis=-1) * sin
+    for level, outputs in levels.outputs.items():
+        np.testing.assert_array_equal(outputs[0], chain, err_msg=level)
+
+
+def test_rotary_cost_grows_with_the_rows():
+    """The cycle model costs the kernel from its tile ops: > 0, more for more rows."""
+    small = estimated_cycles(rotary([1, 4, 64, 128], [1, 1, 64, 128]))
+    assert 0 < small < estimated_cycles(rotary([1, 4, 1024, 128], [1, 1, 1024, 128]))

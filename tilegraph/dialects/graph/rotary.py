@@ -1,0 +1,79 @@
+"""The rotary position embedding as Hugging Face's LLaMA spells it: one op for the chain
+``x * cos + rotate_half(x) * sin``.
+
+``rotate_half(x) = concat(-x[..., d/2:], x[..., :d/2])`` over the last axis (size ``d``, even),
+and ``cos`` / ``sin`` are full-width tables (``[..., d]``, broadcast against ``x``: in LLaMA
+``[B, 1, seq, d]`` against ``[B, heads, seq, d]``). ONNX's RotaryEmbedding
+(:class:`~.transformer_ops.RotaryEmbeddingOp`) takes half-width caches instead, which is
+the same only when the two halves of each table agree; a graph cannot show that of tables
+computed at run time, so the recompose rule (``recompose-rotary-half``) targets this op.
+
+The op computes in ``x``'s type and rounds where the chain does: ``x * cos``, then the
+rotated half times ``sin``, then their sum (the negation and the concatenation are exact),
+so it equals the decomposition bit for bit. It runs as one vector kernel
+(:mod:`tilegraph.lowering.conversion.tiling.rotary`), as CANN's ApplyRotaryPosEmb does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.traits import Pure
+
+from tilegraph.dialects.graph.base import GraphOp, ShapeError, tensor_type
+from tilegraph.dialects.graph.facts import ND_OPAQUE
+from tilegraph.dialects.graph.shape_utils import broadcast_shapes, require, result_like
+from tilegraph.dialects.graph.windows import known
+from tilegraph.dialects.layout_type import TensorType
+
+
+def rotate_half(x: np.ndarray) -> np.ndarray:
+    """``concat(-x2, x1)`` of the two halves of the last axis."""
+    x1, x2 = np.split(x, 2, axis=-1)
+    return np.concatenate([-x2, x1], axis=-1)
+
+
+@irdl_op_definition
+class ApplyRotaryOp(GraphOp):
+    """``x * cos + rotate_half(x) * sin`` with full-width ``cos`` / ``sin`` tables, all
+    three broadcast together (module docstring); the result has ``x``'s type."""
+
+    name = "graph.apply_rotary"
+    x = operand_def(TensorType)
+    cos = operand_def(TensorType)
+    sin = operand_def(TensorType)
+    output = result_def(TensorType)
+    traits = traits_def(Pure())
+    FACTS: ClassVar = ND_OPAQUE
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        x = require(tensor_type(operands[0]), "x")
+        tables = [require(tensor_type(operands[i]), n) for i, n in ((1, "cos"), (2, "sin"))]
+        if x.dtype.numpy.kind != "f":
+            raise ShapeError(f"apply_rotary takes a floating-point x, not {x.element_type}")
+        for t in tables:
+            if t.element_type != x.element_type:
+                raise ShapeError("apply_rotary's cos and sin must have x's element type")
+        size = x.origin_shape[-1] if x.rank else 0
+        if x.rank == 0 or (known(size) and size % 2):
+            raise ShapeError(f"apply_rotary rotates an even last axis, got {list(x.origin_shape)}")
+        shape = broadcast_shapes(x.origin_shape, *(t.origin_shape for t in tables))
+        if len(shape) != x.rank:
+            raise ShapeError("apply_rotary's cos and sin must broadcast to x")
+        return [result_like(x, shape)]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        x, cos, sin = inputs
+        assert x is not None and cos is not None and sin is not None
+        out = x * cos + rotate_half(x) * sin  # each product rounded in x's type, as the chain
+        return (out.astype(x.dtype, copy=False),)
+
+
+ROTARY_OPS: list[type[GraphOp]] = [ApplyRotaryOp]

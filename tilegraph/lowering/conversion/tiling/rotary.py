@@ -1,0 +1,99 @@
+"""``graph.apply_rotary`` (``x * cos + rotate_half(x) * sin``) as one vector kernel.
+
+A tile holds ``rows`` whole rows of the last axis (size ``d``, the rotated one) of ``x`` and
+the same rows of the ``cos`` / ``sin`` tables (a table's broadcast axis is read at index 0:
+LLaMA's ``[B, 1, seq, d]`` tables serve every head). The two halves are offset windows of
+the same UB row: a UB -> UB ``tile.copy`` from column ``h = d / 2`` gives ``[x2, 0]`` and
+one to column ``h`` gives ``[0, x1]`` (a load fills what its window misses with zeros), so
+``rotate_half(x) = [0, x1] - [x2, 0]`` exactly (one of each pair is zero), and::
+
+    y = x * cos + ([0, x1] - [x2, 0]) * sin
+
+rounds where the decomposition does (the products, then the sum), as CANN's
+ApplyRotaryPosEmb computes one tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+
+from xdsl.ir import SSAValue
+
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.dialects.tile import BINARY_OPS, CopyOp, memref_shape
+from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import store
+
+_BUFFERS = 5  # x, cos, sin, [x2, 0], [0, x1] (the products reuse cos's and [0, x1]'s)
+
+
+def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    op = body.ops[0]
+    assert isinstance(op, ApplyRotaryOp)
+    if len(body.ops) != 1 or len(body.writes) != 1:
+        return "a rotary embedding fused with other ops"
+    x = op.operands[0].type
+    assert isinstance(x, TensorType)
+    if x.storage_format != x.origin_format or x.rank < 2:
+        return f"a rotary embedding of a {x.storage_format} tensor of rank {x.rank}"
+    args = [body.source(v) for v in op.operands]
+    if any(a is None for a in args):
+        return "a rotary embedding of a value computed inside the kernel"
+    x_arg, cos_arg, sin_arg = args
+    assert x_arg is not None and cos_arg is not None and sin_arg is not None
+    shape = memref_shape(x_arg)
+    tables = [memref_shape(cos_arg), memref_shape(sin_arg)]
+    if any(len(t) != len(shape) for t in tables):
+        return "rotary tables of another rank than x (broadcast by rank)"
+    if any(t[-1] != shape[-1] for t in tables) or shape[-1] % 2:
+        return f"rotary tables of another width than x's even last axis {shape[-1]}"
+    out_shape = memref_shape(body.writes[0][1])
+    if list(out_shape) != list(shape):
+        return "a rotary embedding whose tables broadcast x"
+    width, half = shape[-1], shape[-1] // 2
+    outer, extent = shape[:-2], shape[-2]
+    row_bytes = aligned_bytes(b.hw, "UB", width * element_bytes(x.element_type))
+    rows = max(1, min(extent, b.ub_budget() // (_BUFFERS * row_bytes)))
+    if _BUFFERS * row_bytes > b.ub_budget():
+        return "one row of a rotary embedding does not fit UB"
+    if b.dry_run:
+        return None
+    tile = [1] * len(outer) + [rows, width]
+    element = x.element_type
+    x_ub = b.buffer(tile, element, "UB", "x_ub")
+    cos_ub = b.buffer(tile, element, "UB", "cos_ub")
+    sin_ub = b.buffer(tile, element, "UB", "sin_ub")
+    high_ub = b.buffer(tile, element, "UB", "x2_ub")  # [x2, 0]
+    low_ub = b.buffer(tile, element, "UB", "x1_ub")  # [0, x1]
+    zero = b.index(0)
+    zeros = [zero] * len(tile)
+    with _outer_loops(b, outer) as outer_ivs, b.loop(extent, rows, "row", True) as ri:
+        offsets = [*outer_ivs, ri, zero]
+        b.add(CopyOp(x_arg, offsets, x_ub, zeros))
+        for arg, table, ub in ((cos_arg, tables[0], cos_ub), (sin_arg, tables[1], sin_ub)):
+            at = [iv if n != 1 else zero for iv, n in zip(offsets, table, strict=True)]
+            b.add(CopyOp(arg, at, ub, zeros))
+        b.add(CopyOp(x_ub, [*zeros[:-1], b.index(half)], high_ub, zeros))
+        b.add(CopyOp(x_ub, zeros, low_ub, [*zeros[:-1], b.index(half)]))
+        b.add(BINARY_OPS["vsub"](low_ub, high_ub, low_ub))
+        b.add(BINARY_OPS["vmul"](low_ub, sin_ub, low_ub))
+        b.add(BINARY_OPS["vmul"](x_ub, cos_ub, cos_ub))
+        b.add(BINARY_OPS["vadd"](cos_ub, low_ub, cos_ub))
+        store(b, cos_ub, body.writes[0][1], offsets)
+    tiles = -(-extent // rows)
+    for n in outer:
+        tiles *= n
+    b.tiles = tiles
+    return None
+
+
+@contextmanager
+def _outer_loops(b: KernelBuilder, extents: Sequence[int]) -> Iterator[list[SSAValue]]:
+    """Nested parallel loops of step 1 over the outer axes, as their index list."""
+    with ExitStack() as stack:
+        yield [stack.enter_context(b.loop(n, 1, f"d{i}", True)) for i, n in enumerate(extents)]
