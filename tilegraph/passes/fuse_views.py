@@ -17,7 +17,12 @@ from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.lowering.analysis.operand_views import matrix_operands, view_ops_of
+from tilegraph.lowering.analysis.operand_views import (
+    VIEW_OPS,
+    matrix_operands,
+    sole_user,
+    view_ops_of,
+)
 from tilegraph.lowering.analysis.shared_views import split_view_users
 
 
@@ -83,8 +88,10 @@ def _from_planes(op: TransDataOp) -> bool:
 
 def clone_splits_into_matmul_views(block: Block) -> int:
     """Give each matmul that reads outputs of a split as view operands its own copy of the
-    split (fuse-ops's module docstring); the number of copies added. A copy's outputs that other
-    matmuls read stay unused: they are addresses, not data. When a copy would not be
+    split (fuse-ops's module docstring), and of the view chain that makes the split's input
+    (nn.MultiheadAttention's packed in_proj reshaped to ``[3, ...]``); the number of split
+    copies added. A copy's outputs that other matmuls read stay unused: they are addresses,
+    not data. When a copy would not be
     claimed as part of its matmul's views after all (a chain that :func:`view_claims`
     leaves alone), the copies are undone and the split stays one kernel."""
     added = 0
@@ -93,9 +100,11 @@ def clone_splits_into_matmul_views(block: Block) -> int:
         if users is None:
             continue
         copies: list[Operation] = []
+        prefix = _view_prefix(op)
         for user in list(dict.fromkeys(users))[1:]:
             copy = op.clone()
             Rewriter.insert_op(copy, InsertPoint.after(op))
+            copies += _clone_prefix(prefix, copy)
             for old, new, reader in zip(op.results, copy.results, users, strict=True):
                 new.name_hint = old.name_hint
                 if reader is user:
@@ -103,10 +112,40 @@ def clone_splits_into_matmul_views(block: Block) -> int:
             copies.append(copy)
         claims = view_claims(list(block.ops))
         if all(claims.get(s, (None, ""))[1] == "prologue" for s in (op, *copies)):
-            added += len(copies)
+            added += sum(isinstance(c, SplitOp) for c in copies)
             continue
-        for copy in copies:
-            for old, new in zip(op.results, copy.results, strict=True):
-                new.replace_all_uses_with(old)
+        for copy in reversed(copies):  # each split copy before the chain it reads
+            if isinstance(copy, SplitOp):
+                for old, new in zip(op.results, copy.results, strict=True):
+                    new.replace_all_uses_with(old)
             Rewriter.erase_op(copy)
     return added
+
+
+def _view_prefix(split: Operation) -> list[Operation]:
+    """The view ops (each the sole user of the last) that make the split's input from a
+    tensor, in program order: nn.MultiheadAttention's packed in_proj reshaped and
+    transposed to ``[3, S, B, E]`` before the split into q, k and v."""
+    prefix: list[Operation] = []
+    value = split.operands[0]
+    while isinstance(value.owner, VIEW_OPS) and sole_user(value) is not None:
+        prefix.insert(0, value.owner)
+        value = value.owner.operands[0]
+    return prefix
+
+
+def _clone_prefix(prefix: Sequence[Operation], copy: Operation) -> list[Operation]:
+    """Give the split ``copy`` its own copy of the view chain ``prefix`` (so that each
+    matmul's view chain reaches the tensor the chain starts from); the cloned ops."""
+    clones: list[Operation] = []
+    if not prefix:
+        return clones
+    value = prefix[0].operands[0]
+    for original in prefix:
+        clone = original.clone()
+        clone.operands = [value, *clone.operands[1:]]
+        Rewriter.insert_op(clone, InsertPoint.before(copy))
+        clones.append(clone)
+        value = clone.results[0]
+    copy.operands = [value, *copy.operands[1:]]
+    return clones

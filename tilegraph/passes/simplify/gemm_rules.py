@@ -123,7 +123,7 @@ class TransposeIntoGemm(SimplifyRule):
                 replace_with_ops(rewriter, op, [gemm])
 
 
-def _power_of_two(s: float) -> bool:
+def power_of_two(s: float) -> bool:
     mantissa, _ = np.frexp(s)
     return bool(np.isfinite(s)) and abs(float(mantissa)) == 0.5
 
@@ -152,7 +152,7 @@ class _GemmScale(SimplifyRule):
                 continue
             if not isinstance(s, float) or s == 0 or not np.isfinite(s):
                 continue
-            if self.EXACT_ONLY != _power_of_two(s) or not in_origin_view(gemm):
+            if self.EXACT_ONLY != power_of_two(s) or not in_origin_view(gemm):
                 continue
             factor = s if isinstance(op, MulOp) else 1.0 / s
             attrs = _gemm_attrs(gemm)
