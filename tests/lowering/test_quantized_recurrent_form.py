@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from onnx import numpy_helper
 
-from tests.frontend.test_dynamic_quantize_lstm import _model
+from tests.lowering.test_quantized_lstm_projection import CASES, _case
 from tilegraph.dialects.graph.quantized_recurrent import (
     DynamicQuantizeLSTMOp,
     input_projection,
@@ -83,22 +83,9 @@ def test_a_hidden_size_past_the_int32_bound_is_refused():
         centred_product(np.zeros((1, MAX_HIDDEN + 1), np.float32), r, 0, np.ones(1, np.float32))
 
 
-CASES = {
-    "forward": dict(seq=5, batch=1, inp=7, hidden=5),
-    "reverse-uint8-states": dict(seq=4, batch=2, inp=33, hidden=3, direction="reverse",
-                                 signed=False, states=True),
-    "bidirectional": dict(seq=6, batch=1, inp=40, hidden=17, direction="bidirectional"),
-    "bidirectional-per-channel-states": dict(seq=4, batch=2, inp=9, hidden=7,
-                                             direction="bidirectional", per_channel=True,
-                                             states=True),
-    "per-channel-uint8-peephole": dict(seq=3, batch=2, inp=5, hidden=6, per_channel=True,
-                                       signed=False, peephole=True),
-}  # fmt: skip
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_whole_recurrences_equal_the_reference(case: str):
-    model, feeds = _model(np.random.default_rng(len(case)), **CASES[case])  # type: ignore[arg-type]
+    model, feeds = _case(case)
     (op,) = [o for o in load_onnx(model).walk() if isinstance(o, DynamicQuantizeLSTMOp)]
     init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     g = input_projection(feeds["X"], init["W"], init["W_scale"], init["W_zp"])
