@@ -36,7 +36,7 @@ matmul for the int8 cube under ``int8``); both ops' references share
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -185,11 +185,14 @@ def quantized_lstm_steps(
     p: np.ndarray | None,
     rs: np.ndarray,
     rz: np.ndarray,
+    product: Callable[[np.ndarray, np.ndarray, int, np.ndarray], np.ndarray] = quantized_product,
 ) -> tuple[np.ndarray, ...]:
     """The recurrence of ``op`` (its ``direction``, ``clip``, ``input_forget`` and
     activations) over the input projection ``gx`` (:func:`input_projection`): per step
     ``h`` quantised, its exact product with ``R - R_zp`` scaled by ``h_scale *
-    R_scale[channel]`` added to the step's projection, then ONNX LSTM's cell."""
+    R_scale[channel]`` added to the step's projection, then ONNX LSTM's cell. ``product``
+    computes that gate product (:func:`quantized_product`; another form of it, e.g. the
+    int8 cube's re-centred one, can be checked against it over whole sequences)."""
     f32 = np.float32
     seq, batch, _ = gx.shape
     dirs, hidden = r.shape[0], r.shape[1]
@@ -210,7 +213,7 @@ def quantized_lstm_steps(
         h = np.zeros((batch, hidden), f32) if h0 is None else h0[d].astype(f32)
         c = np.zeros((batch, hidden), f32) if c0 is None else c0[d].astype(f32)
         for step in range(seq):
-            g = g_d[step] + quantized_product(h, r[d], _first(rz, dirs, d), r_scale)
+            g = g_d[step] + product(h, r[d], _first(rz, dirs, d), r_scale)
             h, c = lstm_cell(g, c, bias, peep, fns, clip, input_forget)
             y[seq - 1 - step if reverse else step, d] = h
         finals[0][d], finals[1][d] = h, c
