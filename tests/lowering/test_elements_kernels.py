@@ -21,6 +21,7 @@ from tests.lowering.test_tile_differential import (
     Graph,
     assert_matches,
     assert_no_nan,
+    assert_single_host_kernel,
     assert_units,
     run_levels,
 )
@@ -147,12 +148,7 @@ def test_elements_kernel(name: str):
     ids=["reduction", "cropped_indices", "too_long"],
 )  # fmt: skip
 def test_what_stays_on_the_host_says_why(build, reason: str):
-    g = Graph()
-    module = g.b.build(build(g))
-    levels = run_levels(module, g.arrays, "test")
-    assert_matches(levels, rtol=0, atol=0)
-    (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "host" and kernel.reason is not None and reason in kernel.reason
+    assert_single_host_kernel(build, reason)
 
 
 @pytest.mark.parametrize("executor", ["interpret", "fast"])

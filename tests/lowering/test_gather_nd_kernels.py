@@ -19,6 +19,7 @@ from tests.lowering.test_tile_differential import (
     VECTOR,
     Graph,
     assert_matches,
+    assert_single_host_kernel,
     assert_units,
     run_levels,
 )
@@ -115,9 +116,4 @@ def test_gather_nd_kernel(name: str):
     ids=["single_elements", "batch_dims"],
 )
 def test_what_stays_on_the_host_says_why(build, reason: str):
-    g = Graph()
-    module = g.b.build(build(g))
-    levels = run_levels(module, g.arrays, "test")
-    assert_matches(levels, rtol=0, atol=0)
-    (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "host" and kernel.reason is not None and reason in kernel.reason
+    assert_single_host_kernel(build, reason)

@@ -192,6 +192,17 @@ def estimated_cycles(build: Callable[[Graph], Sequence[SSAValue]], platform: str
     return sum(k.cycles for k in simulate_module(levels.module).kernels)
 
 
+def assert_single_host_kernel(build: Callable[[Graph], SSAValue], reason: str) -> None:
+    """The graph ``build`` makes is one kernel that stays on the host saying ``reason``, and
+    every level still computes it (the host kernel runs the reference)."""
+    g = Graph()
+    module = g.b.build(build(g))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    (kernel,) = levels.tiled_kernels
+    assert kernel.unit == "host" and kernel.reason is not None and reason in kernel.reason
+
+
 def assert_tiled(module: ModuleOp) -> None:
     """Tiled kernels keep no graph op and record their tile count; host ones keep theirs."""
     for fn in module.ops:
