@@ -273,7 +273,7 @@ class _Folder:
         out_bytes = sum(o.nbytes for o in outputs)
         if not self.fits(out_bytes, in_bytes, grows):
             return
-        if grows and not self.fits(out_bytes, in_bytes, count=False):
+        if grows and self.grown(out_bytes, in_bytes):
             self.stats.add("parameters-grown")
         self.replace(op, outputs)
         self.stats.add("folded")
@@ -289,19 +289,19 @@ class _Folder:
             total += n * max(t.dtype.bits, 8) // 8
         return total
 
-    def fits(
-        self, out_bytes: int, in_bytes: int, may_grow: bool = False, count: bool = True
-    ) -> bool:
+    def grown(self, out_bytes: int, in_bytes: int) -> bool:
+        """Whether a result of ``out_bytes`` is past the growth limit over ``in_bytes`` of
+        operands."""
+        return out_bytes > GROWTH_EXEMPT_BYTES and out_bytes > self.growth * max(in_bytes, 1)
+
+    def fits(self, out_bytes: int, in_bytes: int, may_grow: bool = False) -> bool:
         """Whether a result of ``out_bytes`` from ``in_bytes`` of operands is materialised
-        (``may_grow``: a parameter, exempt from the growth limit); ``count`` records why not."""
+        (``may_grow``: a parameter, exempt from the growth limit); records why not."""
         if out_bytes > self.max_bytes:
-            if count:
-                self.stats.add("skipped-too-large")
+            self.stats.add("skipped-too-large")
             return False
-        grown = out_bytes > GROWTH_EXEMPT_BYTES and out_bytes > self.growth * max(in_bytes, 1)
-        if grown and not may_grow:
-            if count:
-                self.stats.add("skipped-growth")
+        if self.grown(out_bytes, in_bytes) and not may_grow:
+            self.stats.add("skipped-growth")
             return False
         return True
 
