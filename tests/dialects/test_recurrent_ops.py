@@ -94,3 +94,32 @@ def test_an_lstm_model_matches_onnxruntime():
     (tiled,) = tilegraph.compile(model, "O2")(x)
     np.testing.assert_allclose(ref, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(tiled, want, rtol=1e-4, atol=1e-5)
+
+
+STATES = [(op, gates, "initial_h") for op, gates in CASES] + [(rc.LSTMOp, 4, "initial_c")]
+
+
+@pytest.mark.parametrize(("op", "gates", "state"), STATES, ids=lambda c: getattr(c, "ONNX_OP", c))
+def test_an_initial_state_of_another_batch_is_a_located_error(op, gates, state):
+    """onnxruntime refuses it at run time (``Input initial_h must have shape {2,2,64}``);
+    the import says so first (speechmos' AECMOS models carry ``h0 [4, 1, 64]``: batch 1)."""
+    w, r, b = _weights(gates, 1)
+    inputs = ["x", "w", "r", "b", "", "h0"] + (["c0"] if op is rc.LSTMOp else [])
+    node = oh.make_node(op.ONNX_OP, inputs, ["y"], name="rec", hidden_size=HIDDEN)
+    good, bad = [1, BATCH, HIDDEN], [1, 1, HIDDEN]
+    states = {"h0": bad if state == "initial_h" else good, "c0": bad}
+    graph = oh.make_graph(
+        [node],
+        "g",
+        [oh.make_tensor_value_info("x", TensorProto.FLOAT, [SEQ, BATCH, INPUT])]
+        + [oh.make_tensor_value_info(n, TensorProto.FLOAT, states[n]) for n in inputs[5:]],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(a, n) for a, n in ((w, "w"), (r, "r"), (b, "b"))],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 14)])
+    with pytest.raises(tilegraph.frontend.OnnxImportError) as caught:
+        load_onnx(model)
+    assert str(caught.value).startswith(
+        f"<model>: node 'rec' ({op.ONNX_OP}): {state} must be [1, 3, 6]"
+    )
+    assert str(caught.value).endswith("got [1, 1, 6]")

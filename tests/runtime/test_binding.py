@@ -220,6 +220,48 @@ def test_tilegraph_run_asks_for_the_inputs_that_decide_a_branch(tmp_path, capsys
     assert "value(s) of input(s) sr" in err and "missing: x, sr" in err
 
 
+def squeeze_all_model() -> onnx.ModelProto:
+    """x[N, 1, 2] -> Relu -> Squeeze without axes -> * 2: PyTorch's ``x.squeeze()`` of a
+    dynamic batch exports this way (speechmos' AECMOS and PLCMOS models), and ``N = 1`` is
+    squeezed too (rank 1), any other N not (rank 2)."""
+    nodes = [
+        oh.make_node("Relu", ["x"], ["r"]),
+        oh.make_node("Squeeze", ["r"], ["sq"], name="Squeeze"),
+        oh.make_node("Mul", ["sq", "two"], ["y"]),
+    ]
+    return _model(nodes, [("x", F, ["N", 1, 2])], {"two": np.array(2.0, np.float32)})
+
+
+def test_a_squeeze_without_axes_of_a_symbolic_dim_names_the_input_and_binds_its_shape():
+    model = squeeze_all_model()
+    with pytest.raises(ValueDependentError) as caught:
+        load_onnx(model)
+    assert caught.value.shape_inputs == ["x"] and caught.value.value_inputs == []
+    assert "node 'Squeeze'" in str(caught.value) and "[N, 1, 2]" in str(caught.value)
+    log: list[str] = []
+    session = Session(model, target="tiles", log=log.append)
+    for n in (1, 3, 1):
+        x = rng.standard_normal((n, 1, 2)).astype(np.float32)
+        (ours,) = session(x=x)
+        (theirs,) = _onnxruntime(model, {"x": x})
+        assert ours.shape == theirs.shape == ((2,) if n == 1 else (n, 2))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert session.stats.compiles == 2 and session.stats.hits == 1
+    assert any("node 'Squeeze' has a rank set by the shape of 'x'" in line for line in log), log
+
+
+def test_tilegraph_run_sizes_a_squeeze_without_axes_from_dim(tmp_path):
+    path = tmp_path / "squeeze.onnx"
+    onnx.save(squeeze_all_model(), path)
+    for n, shape in ((1, [2]), (4, [4, 2])):
+        report = tmp_path / f"r{n}.json"
+        assert run([str(path), "--dim", f"N={n}", "--compare", "--json", str(report)]) == 0
+        data = json.loads(report.read_text())
+        assert data["compare_ok"] and data["target"] == "tiles"
+        assert data["inputs"]["x"]["shape"] == [n, 1, 2]
+        assert data["outputs"]["y"]["shape"] == shape
+
+
 def nonzero_model() -> onnx.ModelProto:
     """x[4, 6] -> NonZero(x > 0) [2, k] -> Transpose -> Cast -> MatMul w[2, 16] -> Relu:
     k, the count of positive entries, is known only once NonZero has run."""

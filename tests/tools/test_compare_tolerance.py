@@ -116,3 +116,20 @@ def test_cli_judges_a_float32_model_at_the_precision_it_ran(tmp_path):
     assert code == 0 and row["rtol"] == 1e-3
     assert compared("--precision", "force_fp16", "--reference")[1]["rtol"] == 2.0**-7
     assert compared()[1]["rtol"] == 1e-3
+
+
+def test_onnxruntime_refusing_the_inputs_is_one_plain_message(tmp_path):
+    """A comparison without a peer names onnxruntime's own status message, not its
+    exception class and error-code prefix (``[ONNXRuntimeError] : 2 : INVALID_ARGUMENT``)."""
+    import pytest
+
+    from tilegraph.frontend.onnxruntime_oracle import OnnxruntimeFailed, compare_with_onnxruntime
+    from tilegraph.tools.run.cli import error_message
+
+    path = _matmul_softmax(tmp_path / "m.onnx", TensorProto.FLOAT)
+    wrong = {"x": np.zeros((2, 63), np.float32)}  # the model takes [N, 64]
+    with pytest.raises(OnnxruntimeFailed) as caught:
+        compare_with_onnxruntime(path, wrong, ["y"], [np.zeros((2, 10), np.float32)])
+    message = error_message(caught.value)
+    assert message.startswith("error: onnxruntime failed on these inputs: ")
+    assert "index: 1 Got: 63 Expected: 64" in message and "[ONNXRuntimeError]" not in message

@@ -22,6 +22,7 @@ class ValueDependentError(OnnxImportError):
         shape_inputs: Sequence[str],
         value_inputs: Sequence[str],
         deciders: Mapping[str, str] | None = None,
+        how: str = "branches on",
     ) -> None:
         super().__init__(message)
         self.node = node
@@ -29,3 +30,6 @@ class ValueDependentError(OnnxImportError):
         self.value_inputs = list(value_inputs)
         self.deciders = dict(deciders or {})
         """The node whose condition each input decides (``node`` when not listed)."""
+        self.how = how
+        """How the node depends on the inputs, as the binding's reason says it (an If
+        ``branches on`` them; a Squeeze without axes ``has a rank set by``)."""

@@ -68,7 +68,7 @@ from tilegraph.frontend.onnx_symbols import (
 )
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
 from tilegraph.symbolic.env import ShapeEnv
-from tilegraph.symbolic.inference import inferring
+from tilegraph.symbolic.inference import DimSizesNeeded, inferring
 from tilegraph.symbolic.inference import shape_env as shape_env_active
 
 
@@ -409,8 +409,29 @@ class _GraphBuilder:
                 return cls.make(*operands, **_attribute_args(cls, attrs))
         except OnnxImportError:
             raise  # from a subgraph: located already
+        except DimSizesNeeded as e:
+            raise self._sizes_needed(node, operands[e.operand], label, e) from None
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
+
+    def _sizes_needed(
+        self, node: onnx.NodeProto, operand: SSAValue | None, label: str, problem: DimSizesNeeded
+    ) -> OnnxImportError:
+        """A node whose result rank depends on symbolic sizes of ``operand``: a
+        :class:`ValueDependentError` naming the inputs whose shapes decide them (the import
+        is repeated with those shapes bound), or a plain located error when none does."""
+        found = input_dependence(operand, self.arg_sources.get, of_shape=True) if operand else None
+        if not found:
+            return OnnxImportError(f"{label}: {problem}")
+        return ValueDependentError(
+            f"{label}: {problem}; the rank depends on the shapes of input(s) "
+            f"{', '.join(found.shapes)}: give concrete inputs (tilegraph-run --input or --dim, "
+            "or call a Session) so that it is known when compiling",
+            node.name or node.output[0],
+            found.shapes,
+            [],
+            how="has a rank set by",
+        )
 
     def _value_dependent(
         self, node: onnx.NodeProto, cond: SSAValue | None, label: str, problem: OnnxImportError
@@ -428,7 +449,9 @@ class _GraphBuilder:
             deciders.update({n: problem.node for n in problem.shape_inputs + problem.value_inputs})
             shapes += [n for n in problem.shape_inputs if n not in shapes]
             values += [n for n in problem.value_inputs if n not in values]
-            return ValueDependentError(str(problem), problem.node, shapes, values, deciders)
+            return ValueDependentError(
+                str(problem), problem.node, shapes, values, deciders, problem.how
+            )
         if not shapes and not values:
             return problem
         parts = [f"the shapes of input(s) {', '.join(shapes)}"] if shapes else []

@@ -7,6 +7,7 @@ and the importer's legacy-opset fix): nothing of the compiled module. tilegraph-
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,10 +63,26 @@ def onnxruntime_outputs(path: str, inputs: dict[str, np.ndarray]) -> list[np.nda
     return _run(onnx.load(path), inputs)
 
 
+_ORT_PREFIX = re.compile(r"^\s*\[ONNXRuntimeError\] : \d+ : \w+ : ")
+"""The error-code prefix of onnxruntime's exception text."""
+
+
+class OnnxruntimeFailed(RuntimeError):
+    """onnxruntime refused the model or these inputs (the comparison has no peer); the
+    message is onnxruntime's own status message."""
+
+
 def _run(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    session = onnxruntime_session(model)
-    feed_names = {i.name for i in session.get_inputs()}
-    return session.run(None, {k: v for k, v in inputs.items() if k in feed_names})
+    try:
+        session = onnxruntime_session(model)
+        feed_names = {i.name for i in session.get_inputs()}
+        return session.run(None, {k: v for k, v in inputs.items() if k in feed_names})
+    except OnnxruntimeMissing:
+        raise
+    except Exception as e:  # onnxruntime raises its own exception classes, not exported
+        message = str(e).split("Status Message: ", 1)[-1]
+        message = " ".join(_ORT_PREFIX.sub("", message).split())
+        raise OnnxruntimeFailed(f"onnxruntime failed on these inputs: {message}") from e
 
 
 def compare_with_onnxruntime(

@@ -150,8 +150,8 @@ def _bind(
         static, progress = True, True
         first = needed.shape_inputs[0]
         reasons.append(
-            f"input shapes bound: node '{needed.deciders.get(first, needed.node)}' branches "
-            f"on the shape of {', '.join(repr(n) for n in needed.shape_inputs)}"
+            f"input shapes bound: node '{needed.deciders.get(first, needed.node)}' "
+            f"{needed.how} the shape of {', '.join(repr(n) for n in needed.shape_inputs)}"
         )
     for name in needed.value_inputs:
         if name in guards or name not in inputs:

@@ -40,6 +40,17 @@ class ShapeError(ValueError):
     re-exports it; defined here so that :func:`require` can raise it."""
 
 
+class DimSizesNeeded(ShapeError):
+    """A result's rank depends on the run-time size of a symbolic dim of ``operand`` (the
+    index of the operand whose shape decides it): ONNX Squeeze without ``axes`` removes
+    every dim that is 1, so ``[batch, 1, 2]`` gives rank 1 or 2 by ``batch``. The importer
+    turns it into a request to import again with the input shapes bound."""
+
+    def __init__(self, message: str, operand: int = 0) -> None:
+        super().__init__(message)
+        self.operand = operand
+
+
 def active_env() -> ShapeEnv | None:
     """The ShapeEnv shape functions record guards in (None outside a compilation)."""
     return _ENV.get()

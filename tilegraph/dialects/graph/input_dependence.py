@@ -39,14 +39,17 @@ class InputDependence:
         return bool(self.shapes or self.values)
 
 
-def input_dependence(value: SSAValue, resolve: ArgResolver | None = None) -> InputDependence:
-    """The inputs ``value`` depends on. ``resolve`` says what a block argument stands for;
-    by default :func:`ir_arg_resolver` (a function argument is the input named by the
-    function's ``onnx.input_names``, a body argument the value its op captured)."""
+def input_dependence(
+    value: SSAValue, resolve: ArgResolver | None = None, *, of_shape: bool = False
+) -> InputDependence:
+    """The inputs ``value`` depends on (``of_shape``: the inputs its shape depends on, all
+    counted as shapes). ``resolve`` says what a block argument stands for; by default
+    :func:`ir_arg_resolver` (a function argument is the input named by the function's
+    ``onnx.input_names``, a body argument the value its op captured)."""
     resolve = resolve or ir_arg_resolver
     found = InputDependence()
     seen: set[tuple[int, bool]] = set()
-    stack: list[tuple[SSAValue, bool]] = [(value, False)]
+    stack: list[tuple[SSAValue, bool]] = [(value, of_shape)]
     while stack:
         current, by_shape = stack.pop()
         key = (id(current), by_shape)

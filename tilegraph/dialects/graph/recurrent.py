@@ -32,13 +32,14 @@ from tilegraph.dialects.graph.base import (
     ShapeError,
     float_attr,
     int_attr,
+    shape_text,
     str_attr,
     tensor_type,
 )
 from tilegraph.dialects.graph.facts import ND_OPAQUE
 from tilegraph.dialects.graph.shape_utils import require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats.dims import Dim
+from tilegraph.formats.dims import Dim, dims_compatible
 
 Activation = Callable[[np.ndarray], np.ndarray]
 
@@ -152,7 +153,20 @@ class RecurrentOp(GraphOp):
         hidden = cls.read_attr(props, "hidden_size")
         hidden = hidden if hidden is not None else w.origin_shape[1] // cls.GATES  # type: ignore[operator]
         layout = int(cls.read_attr(props, "layout") or 0)
-        return recurrent_results(x, props, hidden, layout, cls.STATES)
+        results = recurrent_results(x, props, hidden, layout, cls.STATES)
+        state = results[1].origin_shape
+        names = ("initial_h", "initial_c")[: cls.STATES]
+        for name, operand in zip(names, operands[5 : 5 + cls.STATES], strict=False):
+            given = tensor_type(operand)
+            if given is None:
+                continue
+            dims = given.origin_shape
+            if len(dims) != len(state) or not all(map(dims_compatible, dims, state)):
+                raise ShapeError(
+                    f"{name} must be {shape_text(state)} (directions, batch, hidden_size; the "
+                    f"batch of X {shape_text(x.origin_shape)}), got {shape_text(dims)}"
+                )
+        return results
 
     def cell(
         self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,

@@ -70,7 +70,7 @@ from tilegraph.formats.dims import (
     is_unknown,
     normalize_dim,
 )
-from tilegraph.symbolic.inference import active_env
+from tilegraph.symbolic.inference import DimSizesNeeded, active_env
 from tilegraph.symbolic.inference import require as require_condition
 
 _RESHAPE_FACTS = OpFacts(role=FormatRole.RESHAPE, fusion=FusionKind.INJECTIVE, format_operands=(0,))
@@ -281,10 +281,11 @@ class TransposeOp(ReshapeLikeOp):
 class SqueezeOp(ReshapeLikeOp):
     """ONNX Squeeze-13: remove the size-1 dims listed in the optional ``axes`` operand.
 
-    Without ``axes`` every dim of size 1 goes, which needs all dims static (else a
-    ShapeError: the rank is unknowable). Non-constant ``axes`` of static length k give
-    ``rank - k`` UNKNOWN dims (unknown length: ShapeError). Squeezing a dim that is not 1 is
-    a ShapeError; unknown or symbolic dims are accepted.
+    Without ``axes`` every dim of size 1 goes, which needs all dims static (else
+    :class:`DimSizesNeeded`: the rank depends on the sizes; the importer binds them).
+    Non-constant ``axes`` of static length k give ``rank - k`` UNKNOWN dims (unknown
+    length: ShapeError). Squeezing a dim that is not 1 is a ShapeError; unknown or symbolic
+    dims are accepted.
     """
 
     name = "graph.squeeze"
@@ -303,7 +304,7 @@ class SqueezeOp(ReshapeLikeOp):
         dims = x.origin_shape
         if axes is None:
             if not all(static_dim(d) is not None for d in dims):
-                raise ShapeError(
+                raise DimSizesNeeded(
                     f"squeeze without axes needs static dims to know the result rank, "
                     f"got {shape_text(dims)}"
                 )

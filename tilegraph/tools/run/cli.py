@@ -59,6 +59,7 @@ from tilegraph.dialects.entry import InputError, entry_function, set_entry
 from tilegraph.dialects.layout_storage import UnboundShapeError
 from tilegraph.frontend import OnnxImportError
 from tilegraph.frontend.onnxruntime_oracle import (
+    OnnxruntimeFailed,
     OnnxruntimeMissing,
     compare_with_onnxruntime,
 )
@@ -86,6 +87,7 @@ from tilegraph.tools.run.report import (
 from tilegraph.tools.run.shapes import (
     ShapeArgumentError,
     add_shape_arguments,
+    declared_stand_ins,
     print_shape_sets,
     run_shape_sets,
     shape_sets,
@@ -309,6 +311,7 @@ _USER_ERRORS = (
     ShapeArgumentError,
     GuardViolation,
     OnnxruntimeMissing,
+    OnnxruntimeFailed,
 )
 
 
@@ -545,6 +548,11 @@ def _import(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[
         return load_module(args.model, bindable=False), None
     except ValueDependentError as e:
         missing = [n for n in model_io_names(args.model)[0] if n not in given]
+        stand_ins = None if e.value_inputs else declared_stand_ins(args, args.model)
+        if missing and stand_ins is not None:  # shapes decide: --dim / --shape size them
+            imported = _import_bound(args, {**stand_ins, **given})
+            args.dim = []  # the module's dims are these sizes now: no symbol is left to size
+            return imported
         if missing:
             raise RunError(
                 f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"

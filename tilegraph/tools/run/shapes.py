@@ -339,3 +339,33 @@ def print_shape_sets(report: dict[str, Any]) -> None:
         f"{len(report['runs'])} runs: {report['compiles']} compiles, {report['cache_hits']} "
         f"cache hits" + (f", {report['tilings']} tilings" if report["tilings"] else "")
     )
+
+
+def declared_stand_ins(args: argparse.Namespace, path: str) -> dict[str, Any] | None:
+    """Zero arrays of every input of the ONNX model at ``path``, at its declared shapes with
+    the command line's ``--dim`` / first ``--shape`` filled in, for an import that depends on
+    input shapes only (their values do not matter); None when a dim stays unsized."""
+    import numpy as np
+    import onnx
+    from onnx.helper import tensor_dtype_to_np_dtype
+
+    graph = onnx.load(path, load_external_data=False).graph
+    dims = _parse_dims(args.dim)
+    shapes = {name: options[0] for name, options in _parse_shapes(args.shape).items()}
+    initialised = {t.name for t in graph.initializer}
+    arrays: dict[str, Any] = {}
+    for value in graph.input:
+        if value.name in initialised:
+            continue
+        tensor = value.type.tensor_type
+        shape = shapes.get(value.name)
+        if shape is None:
+            sized = [
+                d.dim_value if d.HasField("dim_value") else dims.get(d.dim_param)
+                for d in tensor.shape.dim
+            ]
+            if any(d is None for d in sized):
+                return None
+            shape = tuple(cast(int, d) for d in sized)
+        arrays[value.name] = np.zeros(shape, tensor_dtype_to_np_dtype(tensor.elem_type))
+    return arrays
