@@ -7,8 +7,8 @@ data and is treated as opaque), so that a rule never misreads a laid-out array.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import func
@@ -19,6 +19,8 @@ from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import is_unknown
+
+_Op = TypeVar("_Op", bound=Operation)
 
 
 def constant_array(value: SSAValue | None) -> np.ndarray | None:
@@ -166,6 +168,52 @@ def make_typed(
         op.drop_all_references()
         return None
     return op
+
+
+def use_count(value: SSAValue) -> int:
+    """How many uses ``value`` has."""
+    return len(list(value.uses))
+
+
+def made_by(value: SSAValue, cls: type[_Op], uses: int = 1) -> _Op | None:
+    """The op of type ``cls`` (in origin view) producing ``value``, when ``value`` has
+    exactly ``uses`` uses: a pattern's intermediate that nothing outside it reads."""
+    owner = value.owner
+    if isinstance(owner, cls) and use_count(value) == uses and in_origin_view(owner):
+        return owner
+    return None
+
+
+def split_operands(
+    op: Operation, pick: Callable[[SSAValue], object]
+) -> tuple[SSAValue, SSAValue] | None:
+    """``(matched, other)``: the operand of a binary op that ``pick`` accepts, and the other
+    (the first operand tried first)."""
+    a, b = op.operands
+    if pick(a):
+        return a, b
+    if pick(b):
+        return b, a
+    return None
+
+
+def replace_decomposition(
+    rewriter: PatternRewriter, root: Operation, new_ops: Sequence[Operation], dead: list[Operation]
+) -> bool:
+    """Replace ``root`` by ``new_ops`` (the last one's result) when the types agree, else
+    drop ``new_ops`` and return False; then erase the ops of the decomposition ``dead`` that
+    are left without uses."""
+    result = new_ops[-1].results[0]
+    if result.type != root.results[0].type:
+        for op in new_ops:
+            op.drop_all_references()
+        return False
+    result.name_hint = root.results[0].name_hint
+    rewriter.replace(root, list(new_ops), [result])
+    for op in dead:
+        if op.parent is not None and all(not r.uses for r in op.results):
+            rewriter.erase(op)
+    return True
 
 
 def replace_with_ops(

@@ -22,11 +22,11 @@ from tilegraph.dialects.graph.normalization import RmsNormOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import constant_array
 from tilegraph.passes.simplify.recompose_rules import (
-    _PEERS,
-    _fits_normalized,
-    _made_by,
-    _replace,
-    _split,
+    RECOMPOSE_PEERS,
+    fits_normalized,
+    made_by,
+    replace_decomposition,
+    split_operands,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -51,24 +51,24 @@ class RecomposeRmsNormInFloat32(SimplifyRule):
         "rms_norm(x16, gamma) (computing in float32)",
         "fp16 / bf16 x, constant gamma, single-use intermediates; rounds once, where the "
         "decomposition rounds before gamma (up to an ulp of x's type)",
-        _PEERS,
+        RECOMPOSE_PEERS,
     )
     ROOTS = (MulOp,)
 
     def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        split = _split(op, lambda v: _made_by(v, CastOp) is not None)
+        split = split_operands(op, lambda v: made_by(v, CastOp) is not None)
         if split is None or constant_array(split[1]) is None:
             return
         down_value, gamma = split
-        down = _made_by(down_value, CastOp)
+        down = made_by(down_value, CastOp)
         assert down is not None
-        norm = _made_by(down.operands[0], RmsNormOp)
+        norm = made_by(down.operands[0], RmsNormOp)
         if norm is None or norm.attr("stash_type") != 1:
             return
         ones = constant_array(norm.operands[1])
         if ones is None or not np.all(ones == 1):
             return
-        up = _made_by(norm.operands[0], CastOp)
+        up = made_by(norm.operands[0], CastOp)
         if up is None:
             return
         x = up.operands[0]
@@ -78,7 +78,7 @@ class RecomposeRmsNormInFloat32(SimplifyRule):
         if _element(down.results[0]) != narrow or _element(gamma) != narrow:
             return
         axis = norm.attr("axis")
-        if not _fits_normalized(gamma, x, axis):
+        if not fits_normalized(gamma, x, axis):
             return
         fused = RmsNormOp.make(x, gamma, axis=axis, epsilon=norm.attr("epsilon"))
-        _replace(rewriter, op, [fused], [down, norm, up])
+        replace_decomposition(rewriter, op, [fused], [down, norm, up])

@@ -22,7 +22,7 @@ from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import constant_ints, is_float
-from tilegraph.passes.simplify.recompose_rules import _made_by, _replace, _split
+from tilegraph.passes.simplify.recompose_rules import made_by, replace_decomposition, split_operands
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 _TO_END = 2**31 - 1
@@ -48,7 +48,7 @@ def _table_width(*tables: SSAValue) -> int | None:
 
 def _last_axis_slice(value: SSAValue, rank: int) -> tuple[SSAValue, SSAValue, SSAValue] | None:
     """``(data, starts, ends)`` of a single-use Slice of one axis, the last, by step 1."""
-    s = _made_by(value, SliceOp)
+    s = made_by(value, SliceOp)
     if s is None or s.axes is None:
         return None
     axes = constant_ints(s.axes)
@@ -85,13 +85,13 @@ def _is_half(bound: SSAValue, x: SSAValue, width: int) -> bool:
 def _rotate_half_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operation]] | None:
     """``(x, ops)`` when ``value`` is ``concat(-x[..., h:], x[..., :h])`` over the last
     axis with ``h = width / 2``; ``ops`` the decomposition (single-use intermediates)."""
-    concat = _made_by(value, ConcatOp)
+    concat = made_by(value, ConcatOp)
     rank = _rank(value)
     if concat is None or rank is None or len(concat.operands) != 2:
         return None
     if int(concat.attr("axis")) % rank != rank - 1:
         return None
-    neg = _made_by(concat.operands[0], NegOp)
+    neg = made_by(concat.operands[0], NegOp)
     if neg is None:
         return None
     high = _last_axis_slice(neg.operands[0], rank)
@@ -128,7 +128,7 @@ class RecomposeRotaryHalf(SimplifyRule):
 
     def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         for plain_value, rotated_value in (op.operands, op.operands[::-1]):
-            plain, rotated = _made_by(plain_value, MulOp), _made_by(rotated_value, MulOp)
+            plain, rotated = made_by(plain_value, MulOp), made_by(rotated_value, MulOp)
             if plain is None or rotated is None:
                 continue
             for half_value, sin in (rotated.operands, rotated.operands[::-1]):
@@ -137,9 +137,9 @@ class RecomposeRotaryHalf(SimplifyRule):
                 if found is None or width is None:
                     continue
                 x, dead = found
-                pair = _split(plain, lambda v, x=x: v == x)
+                pair = split_operands(plain, lambda v, x=x: v == x)
                 if pair is None or _table_width(pair[1], sin) != width or not is_float(x):
                     continue  # (an integer rotation stays: the op is a float op)
                 fused = ApplyRotaryOp.make(x, pair[1], sin)
-                if _replace(rewriter, op, [fused], [plain, rotated, *dead]):
+                if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
                     return

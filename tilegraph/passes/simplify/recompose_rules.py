@@ -17,7 +17,6 @@ does not, so recomposing it is a fast-math rule.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from math import pi, sqrt
 from typing import TypeVar
 
@@ -38,26 +37,22 @@ from tilegraph.dialects.graph.nn import SoftmaxOp
 from tilegraph.dialects.graph.normalization import LayerNormOp, RmsNormOp
 from tilegraph.dialects.graph.reduction import ReduceMaxOp, ReduceMeanOp, ReduceSumOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
+from tilegraph.passes.simplify.match import (
+    constant_array,
+    in_origin_view,
+    made_by,
+    new_constant,
+    replace_decomposition,
+    split_operands,
+    use_count,
+)
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 _Op = TypeVar("_Op", bound=Operation)
-_PEERS = "ORT(LayerNormFusion, GeluFusion, SimplifiedLayerNormFusion) PT"
+RECOMPOSE_PEERS = "ORT(LayerNormFusion, GeluFusion, SimplifiedLayerNormFusion) PT"
 
 
 # ---- matching helpers -----------------------------------------------------------------------
-
-
-def _uses(value: SSAValue) -> int:
-    return len(list(value.uses))
-
-
-def _made_by(value: SSAValue, cls: type[_Op], uses: int = 1) -> _Op | None:
-    """The op of type ``cls`` producing ``value``, when ``value`` has exactly ``uses`` uses."""
-    owner = value.owner
-    if isinstance(owner, cls) and _uses(value) == uses and in_origin_view(owner):
-        return owner
-    return None
 
 
 def _splat(value: SSAValue) -> float | None:
@@ -84,16 +79,6 @@ def _is(value: SSAValue, target: float) -> bool:
     return abs(v - target) <= ulp
 
 
-def _split(op: Operation, pick: Callable[[SSAValue], object]) -> tuple[SSAValue, SSAValue] | None:
-    """``(matched, other)``: the operand of a binary op that ``pick`` accepts, and the other."""
-    a, b = op.operands
-    if pick(a):
-        return a, b
-    if pick(b):
-        return b, a
-    return None
-
-
 def _trailing_axes(reduce: Operation, rank: int) -> int | None:
     """The first axis when ``reduce`` keeps dims and reduces exactly ``axis .. rank-1``."""
     if reduce.attr("keepdims") != 1 or len(reduce.operands) < 2:  # type: ignore[attr-defined]
@@ -118,27 +103,9 @@ def _mul_factors(value: SSAValue) -> list[SSAValue]:
         return [value]
     factors: list[SSAValue] = []
     for operand in owner.operands:
-        inner = _made_by(operand, MulOp)
+        inner = made_by(operand, MulOp)
         factors.extend(_mul_factors(operand) if inner is not None else [operand])
     return factors
-
-
-def _replace(
-    rewriter: PatternRewriter, root: Operation, new_ops: Sequence[Operation], dead: list[Operation]
-) -> bool:
-    """Replace ``root`` by ``new_ops`` (last one's result) if the types agree; erase the
-    decomposition ``dead`` (ops left without uses)."""
-    result = new_ops[-1].results[0]
-    if result.type != root.results[0].type:
-        for op in new_ops:
-            op.drop_all_references()
-        return False
-    result.name_hint = root.results[0].name_hint
-    rewriter.replace(root, list(new_ops), [result])
-    for op in dead:
-        if op.parent is not None and all(not r.uses for r in op.results):
-            rewriter.erase(op)
-    return True
 
 
 def _continues_affine(op: Operation, *kinds: type[Operation]) -> bool:
@@ -168,7 +135,7 @@ def _scale_or_ones(
 
 def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]] | None:
     """``(x - mean(x)) / sqrt(mean((x - mean)^2) + eps)`` over trailing axes."""
-    div = _made_by(value, DivOp)
+    div = made_by(value, DivOp)
     if div is None:
         return None
     centred, denom = div.operands
@@ -180,25 +147,25 @@ def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]]
         if use.operation is not div:
             square = use.operation
     if isinstance(square, PowOp):
-        if _uses(centred) != 2 or square.lhs != centred or not _is(square.rhs, 2.0):
+        if use_count(centred) != 2 or square.lhs != centred or not _is(square.rhs, 2.0):
             return None
     elif isinstance(square, MulOp):
-        if _uses(centred) != 3 or square.lhs != centred or square.rhs != centred:
+        if use_count(centred) != 3 or square.lhs != centred or square.rhs != centred:
             return None
     else:
         return None
     x, mean_value = sub.operands
-    mean = _made_by(mean_value, ReduceMeanOp)
-    sqrt_op = _made_by(denom, SqrtOp)
+    mean = made_by(mean_value, ReduceMeanOp)
+    sqrt_op = made_by(denom, SqrtOp)
     if mean is None or sqrt_op is None or mean.operands[0] != x:
         return None
-    eps_add = _made_by(sqrt_op.operands[0], AddOp)
+    eps_add = made_by(sqrt_op.operands[0], AddOp)
     if eps_add is None:
         return None
-    split = _split(eps_add, lambda v: _made_by(v, ReduceMeanOp) is not None)
+    split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
     if split is None or _splat(split[1]) is None:
         return None
-    var = _made_by(split[0], ReduceMeanOp)
+    var = made_by(split[0], ReduceMeanOp)
     assert var is not None
     rank = _rank(x)
     axis = _trailing_axes(mean, rank)
@@ -215,14 +182,14 @@ def _affine_tail(root: Operation):  # noqa: ANN202
     ops: list[Operation] = []
     value = root.results[0]
     if isinstance(root, AddOp):
-        split = _split(root, lambda v: _made_by(v, MulOp) is not None or _made_by(v, DivOp))
+        split = split_operands(root, lambda v: made_by(v, MulOp) is not None or made_by(v, DivOp))
         if split is None or constant_array(split[1]) is None:
             return None
         value, beta = split
         ops.append(root)
     owner = value.owner
-    if isinstance(owner, MulOp) and (owner is root or _uses(value) == 1):
-        split = _split(owner, lambda v: _made_by(v, DivOp) is not None)
+    if isinstance(owner, MulOp) and (owner is root or use_count(value) == 1):
+        split = split_operands(owner, lambda v: made_by(v, DivOp) is not None)
         if split is None or constant_array(split[1]) is None:
             return None
         value, gamma = split
@@ -230,7 +197,7 @@ def _affine_tail(root: Operation):  # noqa: ANN202
     return value, gamma, beta, ops
 
 
-def _fits_normalized(param: SSAValue, x: SSAValue, axis: int) -> bool:
+def fits_normalized(param: SSAValue, x: SSAValue, axis: int) -> bool:
     """Whether a constant broadcasts to the normalised dims ``x.shape[axis:]`` (what
     LayerNorm's scale and bias must do)."""
     param_type, x_type = param.type, x.type
@@ -256,7 +223,7 @@ class RecomposeLayerNorm(SimplifyRule):
         "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta",
         "layer_norm(x, gamma, beta, axis, eps)",
         "trailing axes, single-use intermediates, constant eps/gamma/beta; same rounding",
-        _PEERS,
+        RECOMPOSE_PEERS,
     )
     ROOTS = (AddOp, MulOp, DivOp)
 
@@ -271,11 +238,11 @@ class RecomposeLayerNorm(SimplifyRule):
         if found is None:
             return
         x, axis, eps, ops = found
-        if not all(_fits_normalized(p, x, axis) for p in (gamma, beta) if p is not None):
+        if not all(fits_normalized(p, x, axis) for p in (gamma, beta) if p is not None):
             return  # a full-shape scale or shift is not LayerNorm's per-feature parameter
         new_ops, gamma = _scale_or_ones(x, axis, gamma)
         ln = LayerNormOp.make(x, gamma, beta, axis=axis, epsilon=eps)
-        _replace(rewriter, op, [*new_ops, ln], [*tail_ops[1:], *ops])
+        replace_decomposition(rewriter, op, [*new_ops, ln], [*tail_ops[1:], *ops])
 
 
 # ---- RMSNorm --------------------------------------------------------------------------------
@@ -298,7 +265,7 @@ class RecomposeRmsNorm(SimplifyRule):
         "rms_norm(x, gamma, axis, eps)",
         "trailing axes, single-use intermediates, constant eps/gamma; the reciprocal forms "
         "differ by a few ulp",
-        _PEERS,
+        RECOMPOSE_PEERS,
     )
     ROOTS = (MulOp, DivOp)
 
@@ -308,7 +275,7 @@ class RecomposeRmsNorm(SimplifyRule):
         gamma: SSAValue | None = None
         norm: Operation = op
         if isinstance(op, MulOp):
-            split = _split(op, lambda v: self._norm_producing(v) is not None)
+            split = split_operands(op, lambda v: self._norm_producing(v) is not None)
             if split is not None and constant_array(split[1]) is not None:
                 inner = self._norm_producing(split[0])
                 assert inner is not None
@@ -317,7 +284,7 @@ class RecomposeRmsNorm(SimplifyRule):
         if found is None:
             return
         x, axis, eps, ops = found
-        if gamma is not None and not _fits_normalized(gamma, x, axis):
+        if gamma is not None and not fits_normalized(gamma, x, axis):
             return
         centring = x.owner
         if isinstance(centring, SubOp) and isinstance(centring.rhs.owner, ReduceMeanOp):
@@ -325,12 +292,12 @@ class RecomposeRmsNorm(SimplifyRule):
         new_ops, gamma = _scale_or_ones(x, axis, gamma)
         rms = RmsNormOp.make(x, gamma, axis=axis, epsilon=eps)
         dead = [o for o in [norm, *ops] if o is not op]
-        _replace(rewriter, op, [*new_ops, rms], dead)
+        replace_decomposition(rewriter, op, [*new_ops, rms], dead)
 
     @classmethod
     def _norm_producing(cls, value: SSAValue) -> Operation | None:
         """The normalisation (without gamma) that produces ``value``, used only there."""
-        owner = _made_by(value, DivOp) or _made_by(value, MulOp)
+        owner = made_by(value, DivOp) or made_by(value, MulOp)
         return owner if owner is not None and cls._scaled(owner) is not None else None
 
     @classmethod
@@ -340,7 +307,7 @@ class RecomposeRmsNorm(SimplifyRule):
             return False
         user = next(iter(op.results[0].uses)).operation
         gamma = next(v for v in user.operands if v != op.results[0])
-        return _fits_normalized(gamma, found[0], found[1])
+        return fits_normalized(gamma, found[0], found[1])
 
     @staticmethod
     def _scaled(norm: Operation):  # noqa: ANN205
@@ -350,7 +317,7 @@ class RecomposeRmsNorm(SimplifyRule):
             x, denom = norm.operands
             extra: list[Operation] = []
         elif isinstance(norm, MulOp):
-            split = _split(norm, lambda v: _reciprocal_of(v) is not None)
+            split = split_operands(norm, lambda v: _reciprocal_of(v) is not None)
             if split is None:
                 return None
             recip_value, x = split
@@ -360,17 +327,17 @@ class RecomposeRmsNorm(SimplifyRule):
             extra = [recip]
         else:
             return None
-        sqrt_op = _made_by(denom, SqrtOp)
-        eps_add = None if sqrt_op is None else _made_by(sqrt_op.input, AddOp)
+        sqrt_op = made_by(denom, SqrtOp)
+        eps_add = None if sqrt_op is None else made_by(sqrt_op.input, AddOp)
         if eps_add is None:
             return None
-        split = _split(eps_add, lambda v: _made_by(v, ReduceMeanOp) is not None)
+        split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
         if split is None or (eps := _splat(split[1])) is None:
             return None
-        mean = _made_by(split[0], ReduceMeanOp)
+        mean = made_by(split[0], ReduceMeanOp)
         assert mean is not None
         square = mean.operands[0].owner
-        if _uses(mean.operands[0]) != 1:
+        if use_count(mean.operands[0]) != 1:
             return None
         if isinstance(square, PowOp):
             if square.lhs != x or not _is(square.rhs, 2.0):
@@ -385,10 +352,10 @@ class RecomposeRmsNorm(SimplifyRule):
 
 def _reciprocal_of(value: SSAValue) -> SSAValue | None:
     """``d`` when ``value`` is ``reciprocal(d)`` or ``1 / d`` (used only there)."""
-    recip = _made_by(value, ReciprocalOp)
+    recip = made_by(value, ReciprocalOp)
     if recip is not None:
         return recip.input
-    div = _made_by(value, DivOp)
+    div = made_by(value, DivOp)
     if div is not None and _is(div.lhs, 1.0):
         return div.rhs
     return None
@@ -407,8 +374,8 @@ def _gelu_parts(root: MulOp) -> tuple[SSAValue, SSAValue] | None:
         return None
     rest = [f for f in factors if f is not halves[0]]
     for x, one_plus in (rest, rest[::-1]):
-        add = _made_by(one_plus, AddOp)
-        if add is not None and _split(add, lambda v: _is(v, 1.0)) is not None:
+        add = made_by(one_plus, AddOp)
+        if add is not None and split_operands(add, lambda v: _is(v, 1.0)) is not None:
             return x, one_plus
     return None
 
@@ -416,7 +383,7 @@ def _gelu_parts(root: MulOp) -> tuple[SSAValue, SSAValue] | None:
 def _inner_muls(root: MulOp) -> list[Operation]:
     ops: list[Operation] = []
     for operand in root.operands:
-        inner = _made_by(operand, MulOp)
+        inner = made_by(operand, MulOp)
         if inner is not None:
             ops.append(inner)
             ops.extend(_inner_muls(inner))
@@ -426,10 +393,10 @@ def _inner_muls(root: MulOp) -> list[Operation]:
 def _scaled_x(value: SSAValue, x: SSAValue, factor: float) -> bool:
     """``value`` is ``x * factor`` or ``x / (1 / factor)``."""
     op = value.owner
-    if isinstance(op, MulOp) and _uses(value) == 1:
-        split = _split(op, lambda v: v == x)
+    if isinstance(op, MulOp) and use_count(value) == 1:
+        split = split_operands(op, lambda v: v == x)
         return split is not None and _is(split[1], factor)
-    if isinstance(op, DivOp) and _uses(value) == 1:
+    if isinstance(op, DivOp) and use_count(value) == 1:
         return op.lhs == x and _is(op.rhs, 1.0 / factor)
     return False
 
@@ -438,8 +405,8 @@ def _one_plus(one_plus: SSAValue, cls: type[_Op]) -> tuple[AddOp, _Op | None]:
     """``1 + f(...)``: the Add and the single-use ``cls`` op ``f`` (None if not so)."""
     add = one_plus.owner
     assert isinstance(add, AddOp), "checked by _gelu_parts"
-    split = _split(add, lambda v: _made_by(v, cls) is not None)
-    return add, None if split is None else _made_by(split[0], cls)
+    split = split_operands(add, lambda v: made_by(v, cls) is not None)
+    return add, None if split is None else made_by(split[0], cls)
 
 
 class _RecomposeGelu(SimplifyRule):
@@ -459,7 +426,7 @@ class _RecomposeGelu(SimplifyRule):
             return
         form = None if self.APPROXIMATE == "none" else self.APPROXIMATE  # the default is left out
         gelu = GeluOp.make(x, approximate=form)
-        _replace(rewriter, op, [gelu], [*_inner_muls(op), *inner])
+        replace_decomposition(rewriter, op, [gelu], [*_inner_muls(op), *inner])
 
 
 @simplify_rule
@@ -473,7 +440,7 @@ class RecomposeGeluErf(_RecomposeGelu):
         "gelu(x)",
         "constants exact to float32 (a 16-bit model's: to one ulp of their type); product "
         "order may differ by a few ulp; distinct from the tanh form",
-        _PEERS,
+        RECOMPOSE_PEERS,
     )
     APPROXIMATE = "none"
 
@@ -495,31 +462,31 @@ class RecomposeGeluTanh(_RecomposeGelu):
         "gelu(x, approximate = tanh)",
         "constants exact to float32 (a 16-bit model's: to one ulp of their type); a few ulp; "
         "distinct from the erf form",
-        _PEERS,
+        RECOMPOSE_PEERS,
     )
     APPROXIMATE = "tanh"
 
     def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
         add, tanh = _one_plus(one_plus, TanhOp)
-        scale = None if tanh is None else _made_by(tanh.input, MulOp)
+        scale = None if tanh is None else made_by(tanh.input, MulOp)
         if scale is None:
             return None
-        inner_split = _split(scale, lambda v: _is(v, sqrt(2.0 / pi)))
+        inner_split = split_operands(scale, lambda v: _is(v, sqrt(2.0 / pi)))
         if inner_split is None:
             return None
-        poly = _made_by(inner_split[1], AddOp)
+        poly = made_by(inner_split[1], AddOp)
         if poly is None:
             return None
-        cubic_split = _split(poly, lambda v: v == x)
+        cubic_split = split_operands(poly, lambda v: v == x)
         if cubic_split is None:
             return None
-        cubic = _made_by(cubic_split[1], MulOp)
+        cubic = made_by(cubic_split[1], MulOp)
         if cubic is None:
             return None
-        coeff_split = _split(cubic, lambda v: _is(v, 0.044715))
+        coeff_split = split_operands(cubic, lambda v: _is(v, 0.044715))
         if coeff_split is None:
             return None
-        power = _made_by(coeff_split[1], PowOp)
+        power = made_by(coeff_split[1], PowOp)
         if power is None or power.lhs != x or not _is(power.rhs, 3.0):
             return None
         return [add, tanh, scale, poly, cubic, power]  # type: ignore[list-item]
@@ -533,8 +500,8 @@ class _RecomposeSoftmax(SimplifyRule):
     ROOTS = (DivOp,)
 
     def rewrite(self, op: DivOp, rewriter: PatternRewriter) -> None:
-        exp = _made_by(op.lhs, ExpOp, uses=2)
-        total = _made_by(op.rhs, ReduceSumOp)
+        exp = made_by(op.lhs, ExpOp, uses=2)
+        total = made_by(op.rhs, ReduceSumOp)
         if exp is None or total is None or total.operands[0] != op.lhs:
             return
         axes = constant_array(total.operands[1]) if len(total.operands) > 1 else None
@@ -544,8 +511,8 @@ class _RecomposeSoftmax(SimplifyRule):
         dead: list[Operation] = [total, exp]
         x = exp.input
         if self.SHIFTED:
-            sub = _made_by(exp.input, SubOp)
-            peak = None if sub is None else _made_by(sub.rhs, ReduceMaxOp)
+            sub = made_by(exp.input, SubOp)
+            peak = None if sub is None else made_by(sub.rhs, ReduceMaxOp)
             if sub is None or peak is None or peak.operands[0] != sub.lhs:
                 return
             peak_axes = constant_array(peak.operands[1]) if len(peak.operands) > 1 else None
@@ -556,7 +523,7 @@ class _RecomposeSoftmax(SimplifyRule):
                 return
             x = sub.lhs
             dead += [sub, peak]
-        _replace(rewriter, op, [SoftmaxOp.make(x, axis=axis)], dead)
+        replace_decomposition(rewriter, op, [SoftmaxOp.make(x, axis=axis)], dead)
 
 
 @simplify_rule
