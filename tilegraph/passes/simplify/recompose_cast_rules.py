@@ -20,14 +20,13 @@ from tilegraph.dialects.graph.binary import MulOp
 from tilegraph.dialects.graph.elementwise import CastOp
 from tilegraph.dialects.graph.normalization import RmsNormOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import constant_array
-from tilegraph.passes.simplify.recompose_rules import (
-    RECOMPOSE_PEERS,
-    fits_normalized,
+from tilegraph.passes.simplify.match import (
+    constant_array,
     made_by,
     replace_decomposition,
     split_operands,
 )
+from tilegraph.passes.simplify.recompose_rules import RECOMPOSE_PEERS, fits_normalized
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 NARROW = ("f16", "bf16")

@@ -21,8 +21,13 @@ from tilegraph.dialects.graph.elementwise import NegOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import constant_ints, is_float
-from tilegraph.passes.simplify.recompose_rules import made_by, replace_decomposition, split_operands
+from tilegraph.passes.simplify.match import (
+    constant_ints,
+    is_float,
+    made_by,
+    replace_decomposition,
+    split_operands,
+)
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 _TO_END = 2**31 - 1
