@@ -104,3 +104,17 @@ def test_inputs_from_npz(tmp_path: Path) -> None:
     inputs = tmp_path / "in.npz"
     np.savez(inputs, y=np.zeros((16, 64), np.float32))
     assert main([str(MODEL), "--inputs", str(inputs)]) == 1  # no input named y
+
+
+def test_a_model_with_a_dynamic_batch_runs_at_the_inputs_shapes(tmp_path: Path) -> None:
+    """The tiles need static shapes: the search binds the dynamic dims to its inputs'."""
+    import onnx
+
+    model = onnx.load(MODEL)
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+    dynamic, inputs, keep = tmp_path / "dynamic.onnx", tmp_path / "in.npz", tmp_path / "k.cfg"
+    onnx.save(model, dynamic)
+    np.savez(inputs, x=np.random.default_rng(0).standard_normal((16, 64)).astype(np.float32))
+    argv = [str(dynamic), "--inputs", str(inputs), "--keep-dtype-out", str(keep)]
+    assert main(argv) == 0
+    assert read_keep_dtype(keep) == ["ln/ReduceSum", "ln/Variance"]

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the search as ``args`` say; the exit status."""
     from tilegraph.frontend import OnnxImportError, load_onnx
     from tilegraph.passes.keep_dtype import write_keep_dtype
+    from tilegraph.runtime.binding import import_bound, needs_binding
     from tilegraph.search.accuracy import AccuracySearchError, confirm_on_tiles, search_keep_list
 
     try:
@@ -122,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"no such model file: {args.model}")
         module = load_onnx(args.model)
         inputs = _inputs(args, module)
+        if needs_binding(module):  # dynamic dims: the tiles need the inputs' shapes
+            module = import_bound(args.model, inputs, static=True).module
         # overflow to inf in the reduced runs is what the search measures, not news
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
