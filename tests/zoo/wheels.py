@@ -138,6 +138,26 @@ WHEELS: tuple[Wheel, ...] = (
         {"piper_nakdimon.onnx": "piper/hebrew/nakdimon.onnx"},
         platform="manylinux_2_28_x86_64",
     ),
+    Wheel(
+        "basic-pitch",
+        "0.4.0",
+        {"basic_pitch_nmp.onnx": "basic_pitch/saved_models/icassp_2022/nmp.onnx"},
+    ),
+    Wheel(
+        "speechmos",
+        "0.0.1.1",
+        {
+            "dnsmos_sig_bak_ovr.onnx": "speechmos/dnsmos_models/sig_bak_ovr.onnx",
+            "dnsmos_v8.onnx": "speechmos/dnsmos_models/model_v8.onnx",
+            "aecmos_1663915512.onnx": "speechmos/aecmos_models/Run_1663915512_Stage_0.onnx",
+            "plcmos_v2.onnx": "speechmos/plcmos_models/plcmos_v2.onnx",
+        },
+    ),
+    Wheel(
+        "faster-whisper",
+        "1.2.1",
+        {"silero_vad_v6.onnx": "faster_whisper/assets/silero_vad_v6.onnx"},
+    ),
 )
 
 

@@ -753,6 +753,85 @@ _ALL: list[ZooModel] = [
             "bidirectional LSTMs as Loops with ReverseSequence; dynamic batch and length)"
         ),
     ),
+    ZooModel(
+        "basic_pitch",
+        "basic_pitch_nmp.onnx",
+        "wheel",
+        {"serving_default_input_2:0": NORMAL},
+        (
+            {"serving_default_input_2:0": (1, 43844, 1)},
+            {"serving_default_input_2:0": (2, 43844, 1)},
+        ),
+        slow=True,
+        notes=(
+            "basic-pitch 0.4.0's note transcriber (Spotify; tf2onnx, opset 15: its CQT front "
+            "end as strided Conv, log / normalisation by ReduceMax / ReduceMin, a CNN with "
+            "three sigmoid heads; dynamic batch)"
+        ),
+    ),
+    ZooModel(
+        "dnsmos_sig_bak_ovr",
+        "dnsmos_sig_bak_ovr.onnx",
+        "wheel",
+        {"input_1": NORMAL},
+        ({"input_1": (1, 144160)}, {"input_1": (2, 144160)}),
+        slow=True,
+        notes=(
+            "speechmos 0.0.1.1's DNSMOS P.835 (keras2onnx, opset 12: a framed power "
+            "spectrum as a Conv with the DFT basis, log-mel, a CNN; dynamic batch)"
+        ),
+    ),
+    ZooModel(
+        "dnsmos_v8",
+        "dnsmos_v8.onnx",
+        "wheel",
+        {"input_1": NORMAL},
+        ({"input_1": (1, 900, 120)}, {"input_1": (2, 900, 120)}),
+        notes="speechmos 0.0.1.1's DNSMOS P.808 (keras2onnx, opset 12: a CNN on log-mel)",
+    ),
+    ZooModel(
+        "aecmos",
+        "aecmos_1663915512.onnx",
+        "wheel",
+        {"input": NORMAL, "h0": NORMAL},
+        (
+            {"input": (1, 3, 100, 160), "h0": (4, 1, 64)},
+            {"input": (1, 3, 57, 160), "h0": (4, 1, 64)},
+        ),
+        notes=(
+            "speechmos 0.0.1.1's AECMOS (PyTorch, opset 9: Conv, bidirectional GRUs, "
+            "``squeeze()`` without axes of a dynamic batch; h0 fixes the batch to 1)"
+        ),
+    ),
+    ZooModel(
+        "plcmos",
+        "plcmos_v2.onnx",
+        "wheel",
+        {"degraded_audio": NORMAL, "rater_embed": NORMAL},
+        (
+            {"degraded_audio": (1, 1, 100, 257), "rater_embed": (1, 64)},
+            {"degraded_audio": (2, 1, 61, 257), "rater_embed": (2, 64)},
+        ),
+        slow=True,
+        notes=(
+            "speechmos 0.0.1.1's PLCMOS v2 (PyTorch, opset 11: Conv, GRUs with states from "
+            "ConstantOfShape, ``squeeze()`` without axes; dynamic batch and frames)"
+        ),
+    ),
+    ZooModel(
+        "silero_vad6",
+        "silero_vad_v6.onnx",
+        "wheel",
+        {"input": NORMAL, "h": InputRule("zeros"), "c": InputRule("zeros")},
+        (
+            {"input": (1, 576), "h": (1, 1, 128), "c": (1, 1, 128)},
+            {"input": (3, 576), "h": (1, 1, 128), "c": (1, 1, 128)},
+        ),
+        notes=(
+            "faster-whisper 1.2.1's Silero VAD v6 (opset 18: the STFT as a Conv, an LSTM "
+            "over the windows; ``seq_len`` windows of 576 samples)"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -762,7 +841,6 @@ PATHS = ("cli-tiles", "cli-interpret", "cli-reference", "compile", "session")
 the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
 _HOST_OPS = {
-    "asr_wespeaker": "host op graph.scan (its framing loop): no tile lowering",
     "piper_nakdimon": "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence",
 }
 
