@@ -480,9 +480,13 @@ def put(op: PutOp, hw: HardwareModel) -> int:
     """A scatter by an offset tensor: as a gather's repeats (over the source's bytes and
     its offsets) where the vector unit scatters (:attr:`HardwareModel.vector_scatter`),
     else per element on the scalar unit — its position and its value read, the element
-    written (Ascend C's advice for A2 / A3: a scalar scatter)."""
+    written (Ascend C's advice for A2 / A3: a scalar scatter). With a ``reduction`` on
+    every core per element on the scalar unit, the destination's element read too (Ascend
+    C's ``Scatter`` only writes)."""
     src = op.src
     elements = prod(memref_shape(src))
+    if op.reduce is not None:  # Scatter writes, it does not combine: the scalar unit does
+        return elements * (3 * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES)
     if hw.vector_scatter:
         return vector_cycles(hw, buffer_bytes(src) + PICK_OFFSET_BYTES * elements, elements, False)
     return elements * (2 * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES)

@@ -32,3 +32,15 @@ func.func @scatter(%x: !layout.tensor<3x10x5xf32>, %i: !layout.tensor<3x4x5xi64>
 // CHECK:         tile.copy_flat %u[%c0] to %rows_ub[%c0] {count = 60 : i64}
 // CHECK:         tile.vput %rows_ub, %idx_ub to %table_ub {axis = 1 : i64}
 // CHECK:         tile.copy_flat %table_ub[%c0] to %y_out[%c0] {count = 150 : i64}
+
+// A graph network's message sum (torch's scatter_add: ScatterElements along axis 0 with
+// reduction add): the same kernel, its vput combining repeated positions in order.
+func.func @scatter_add(%x: !layout.tensor<5x8xf32>, %i: !layout.tensor<24x8xi64>, %u: !layout.tensor<24x8xf32>) -> !layout.tensor<5x8xf32> {
+  %y = graph.scatter_elements %x, %i, %u {axis = 0, reduction = "add"} : (!layout.tensor<5x8xf32>, !layout.tensor<24x8xi64>, !layout.tensor<24x8xf32>) -> !layout.tensor<5x8xf32>
+  func.return %y : !layout.tensor<5x8xf32>
+}
+// CHECK-LABEL: func.func @scatter_elements_{{[0-9]+}}(
+// CHECK-SAME:    tile.kernel = "vector"
+// CHECK:         tile.copy_flat %u[%c0] to %rows_ub[%c0] {count = 192 : i64}
+// CHECK:         tile.vput %rows_ub, %idx_ub to %table_ub {axis = 1 : i64, reduction = "add"}
+// CHECK:         tile.copy_flat %table_ub[%c0] to %y_out[%c0] {count = 40 : i64}

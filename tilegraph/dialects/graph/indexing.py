@@ -28,6 +28,8 @@ from tilegraph.dialects.graph.base import (
     ShapeError,
     constant_value,
     int_attr,
+    shape_text,
+    shapes_compatible,
     str_attr,
     tensor_type,
 )
@@ -166,14 +168,25 @@ class ScatterElementsOp(_ScatterOp):
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
         x, idx, upd = cls.check(operands, props)
-        if idx.rank != x.rank or list(idx.origin_shape) != list(upd.origin_shape):
-            raise ShapeError("indices and updates must have one shape, of the data's rank")
+        # torch's scatter_add exports the updates as a Slice to the indices' shape, whose
+        # dims the import may not know: equal where both are known
+        if idx.rank != x.rank or not shapes_compatible(idx.origin_shape, upd.origin_shape):
+            raise ShapeError(
+                f"indices {shape_text(idx.origin_shape)} and updates "
+                f"{shape_text(upd.origin_shape)} must have one shape, of the data's rank "
+                f"({x.rank})"
+            )
         normalize_axis(cls.read_attr(props, "axis"), x.rank)
         return [nd_result(x, x.origin_shape)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, idx, upd = inputs
         assert x is not None and idx is not None and upd is not None
+        if idx.shape != upd.shape:
+            raise ShapeError(
+                f"ScatterElements: indices {list(idx.shape)} and updates {list(upd.shape)} "
+                "must have one shape"
+            )
         axis = int(self.attr("axis")) % x.ndim
         where = [np.asarray(grid) for grid in np.indices(idx.shape)]
         where[axis] = checked_indices(np.asarray(idx), x.shape[axis], "ScatterElements")

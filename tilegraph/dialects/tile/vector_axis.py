@@ -32,6 +32,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
 )
 from xdsl.utils.exceptions import VerifyException
@@ -226,10 +227,29 @@ class PutOp(_ByPositionsOp):
 
     name = "tile.vput"
     READS_DESTINATION: ClassVar[bool] = True
+    REDUCTIONS: ClassVar[tuple[str, ...]] = ("add", "mul", "max", "min")
+    reduction = opt_prop_def(StringAttr)
+    """Absent: each element is written; else combined with the destination's element
+    (ScatterElements' ``add`` / ``mul`` / ``max`` / ``min``), equal positions one after
+    the other in row-major order of ``src``, as the graph level does."""
+
+    def __init__(self, src, indices, dst, axis: int, reduction: str | None = None):
+        super().__init__(src, indices, dst, axis)
+        if reduction is not None:
+            self.properties["reduction"] = StringAttr(reduction)
+
+    @property
+    def reduce(self) -> str | None:
+        return None if self.reduction is None else self.reduction.data
 
     def verify_(self) -> None:
         super().verify_()
         self._verify_positions(memref_shape(self.dst), memref_shape(self.src), "source")
+        if self.reduce is not None and self.reduce not in self.REDUCTIONS:
+            raise VerifyException(
+                f"'{self.name}': reduction must be one of {', '.join(self.REDUCTIONS)}, "
+                f"got '{self.reduce}'"
+            )
 
 
 @irdl_op_definition

@@ -83,14 +83,24 @@ def take(op: TakeOp) -> Kernel:
     return run
 
 
+_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+"""vput's reductions, applied unbuffered (``ufunc.at``): equal positions in turn."""
+
+
 @tile_kernel(PutOp)
 def put(op: PutOp) -> Kernel:
     axis = int(op.axis.value.data)
+    combine = None if op.reduce is None else _COMBINE[op.reduce]
 
     def run(src: np.ndarray, indices: np.ndarray, dst: np.ndarray) -> tuple[()]:
         # positions as vtake's: negative ones count from the end, others are an error
         where = wrapped_index(indices.astype(np.int64), dst.shape[axis], op.name)
-        np.put_along_axis(dst, where, src, axis=axis)
+        if combine is None:
+            np.put_along_axis(dst, where, src, axis=axis)
+            return ()
+        grid = list(np.indices(where.shape, sparse=True))
+        grid[axis] = where
+        combine.at(dst, tuple(grid), src)
         return ()
 
     return run

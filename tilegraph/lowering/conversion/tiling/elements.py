@@ -20,13 +20,17 @@ unit, which the cost model charges: :attr:`~tilegraph.hardware.HardwareModel.vec
 A negative index counts from the end; one outside ``[-axis_size, axis_size)`` is an
 ``IndexError`` of the executors, as the graph level raises. Among equal positions of a
 scatter the last update in row-major order wins (numpy's order; ONNX leaves it undefined).
-The last tile of a ragged ``outer`` loads zeros past the tensors (index 0, update 0 into
-the tile's padding rows) and its store is cut at the output's end. ``O`` is as many outer
-positions as fit the kernel's UB budget, shared over the vector cores.
+A scatter's ``reduction`` (add, mul, max, min) is ``vput``'s: equal positions combined one
+after the other in row-major order, as the graph level (and onnxruntime) does, so float
+sums round alike; no vector scatter combines, so the cost model charges it on the scalar
+unit on every preset. The last tile of a ragged ``outer`` loads zeros past the tensors
+(index 0, update 0 into the tile's padding rows, which are past the output) and its store
+is cut at the output's end. ``O`` is as many outer positions as fit the kernel's UB budget,
+shared over the vector cores.
 
-Stays on the host (the reason is reported): a scatter with a ``reduction``, indices
-smaller than the data in a dim other than the axis, an axis slice and its index rows that
-do not fit UB, tensors that are not row-major.
+Stays on the host (the reason is reported): indices smaller than the data in a dim other
+than the axis, an axis slice and its index rows that do not fit UB, tensors that are not
+row-major.
 """
 
 from __future__ import annotations
@@ -67,8 +71,6 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "not a lone gather_elements / scatter_elements"
     op = body.ops[0]
     scatter = isinstance(op, ScatterElementsOp)
-    if scatter and op.attr("reduction") != "none":
-        return f"a scatter_elements with reduction '{op.attr('reduction')}'"
     found = _operands(body, op)
     if isinstance(found, str):
         return found
@@ -110,7 +112,8 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         b.add(CopyFlatOp(sources[1], rows_at, idx_ub, zero, rows * count * inner))
         if scatter:
             b.add(CopyFlatOp(sources[2], rows_at, rows_ub, zero, rows * count * inner))
-            b.add(PutOp(rows_ub, idx_ub, table_ub, 1))
+            reduction = str(op.attr("reduction"))
+            b.add(PutOp(rows_ub, idx_ub, table_ub, 1, None if reduction == "none" else reduction))
             b.add(CopyFlatOp(table_ub, zero, out, table_at, rows * axis_size * inner))
         else:
             b.add(TakeOp(table_ub, idx_ub, rows_ub, 1))
