@@ -29,7 +29,7 @@ from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
 from tilegraph.dialects.graph.shape_utils import nd_result, normalize_axis, require
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats.dims import UNKNOWN, Dim
+from tilegraph.formats.dims import UNKNOWN, Dim, is_unknown
 
 
 def _apply(d: Dim, fn: Callable[[int], int]) -> Dim:
@@ -75,7 +75,8 @@ class DepthToSpaceOp(_BlockOp):
             raise ShapeError(f"channels {c} are not a multiple of blocksize² {b * b}")
         if cls.read_attr(props, "mode") not in ("DCR", "CRD"):
             raise ShapeError("mode must be DCR or CRD")
-        return [nd_result(x, [n, _apply(c, lambda d: d // (b * b)), h * b, w * b])]
+        grow = lambda d: UNKNOWN if is_unknown(d) else d * b  # noqa: E731
+        return [nd_result(x, [n, _apply(c, lambda d: d // (b * b)), grow(h), grow(w)])]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs
@@ -111,7 +112,8 @@ class SpaceToDepthOp(_BlockOp):
             if isinstance(d, int) and d % b:
                 raise ShapeError(f"spatial size {d} is not a multiple of blocksize {b}")
         shrink = lambda d: d // b  # noqa: E731
-        return [nd_result(x, [n, c * b * b, _apply(h, shrink), _apply(w, shrink)])]
+        depth = UNKNOWN if is_unknown(c) else c * b * b
+        return [nd_result(x, [n, depth, _apply(h, shrink), _apply(w, shrink)])]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         (x,) = inputs

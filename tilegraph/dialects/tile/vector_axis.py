@@ -223,7 +223,8 @@ class PutOp(_ByPositionsOp):
     on the vector unit (Ascend C ``Scatter`` with a UB offset tensor, where the core has
     it; the cost model charges a core without it per element on the scalar unit). Among
     equal positions the last element of ``src`` in row-major order is written, as numpy
-    does; ONNX leaves that case undefined."""
+    does; ONNX leaves that case undefined. With ``reduction`` (add, mul, max, min) each
+    element is combined with the destination's instead, equal positions in turn."""
 
     name = "tile.vput"
     READS_DESTINATION: ClassVar[bool] = True
