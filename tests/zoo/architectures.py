@@ -30,6 +30,13 @@ model writes it:
   the weights renormalised and spread with ``F.one_hot``, every expert's GELU MLP stacked
   and mixed (dense dispatch, as small MoE exports do).
 
+* ``gcn``: a two-layer graph convolution as PyTorch Geometric-free code writes it: node
+  features gathered by edge source (``x[src]``), summed into the edge targets by
+  ``scatter_add`` (ScatterElements with reduction add), divided by the in-degree (another
+  ``scatter_add`` of ones); dynamic node and edge counts.
+* ``espcn``: an ESPCN super-resolution net: tanh convolutions to ``r²`` channels and
+  ``nn.PixelShuffle(r)`` (DepthToSpace, CRD), a sigmoid.
+
 The three on ``nn.MultiheadAttention`` are zoo models as ``<family>_dynamo`` only: the
 classic exporter bakes the traced batch and sequence into MHA's reshapes (onnxruntime
 itself fails on other shapes).
@@ -295,6 +302,38 @@ class Moe(nn.Module):
         return (outs * spread.unsqueeze(-2)).sum(-1)
 
 
+class Gcn(nn.Module):
+    def __init__(self, features: int = 16, hidden: int = 32, classes: int = 4):
+        super().__init__()
+        self.lin1 = nn.Linear(features, hidden)
+        self.lin2 = nn.Linear(hidden, classes)
+
+    def forward(self, x: Tensor, edges: Tensor) -> Tensor:
+        src, dst = edges[0], edges[1]
+        msg = self.lin1(x)[src]
+        index = dst.unsqueeze(1).expand_as(msg)
+        agg = torch.zeros(x.shape[0], msg.shape[1]).scatter_add(0, index, msg)
+        ones = torch.ones_like(dst, dtype=x.dtype)
+        degree = torch.zeros(x.shape[0]).scatter_add(0, dst, ones).clamp(min=1)
+        return self.lin2(F.relu(agg / degree.unsqueeze(1))).log_softmax(-1)
+
+
+class Espcn(nn.Module):
+    def __init__(self, scale: int = 3):
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(1, 32, 5, padding=2),
+            nn.Tanh(),
+            nn.Conv2d(32, 16, 3, padding=1),
+            nn.Tanh(),
+            nn.Conv2d(16, scale * scale, 3, padding=1),
+        )
+        self.shuffle = nn.PixelShuffle(scale)
+
+    def forward(self, image: Tensor) -> Tensor:
+        return torch.sigmoid(self.shuffle(self.body(image)))
+
+
 FAMILIES = {
     "convnext": (
         ConvNeXt,
@@ -360,6 +399,19 @@ FAMILIES = {
     ),
 }
 
+FAMILIES["gcn"] = (
+    Gcn,
+    lambda: (torch.randn(10, 16), torch.randint(0, 10, (2, 30))),
+    {"x": {0: "nodes"}, "edges": {1: "edges"}},
+    ["log_probs"],
+)
+FAMILIES["espcn"] = (
+    Espcn,
+    lambda: (torch.randn(1, 1, 24, 30),),
+    {"image": {0: "batch", 2: "height", 3: "width"}},
+    ["upscaled"],
+)
+
 INPUT_NAMES = {
     "convnext": ["pixel_values"],
     "unet": ["image"],
@@ -370,4 +422,6 @@ INPUT_NAMES = {
     "aspp": ["image"],
     "tcn": ["signal"],
     "moe": ["hidden"],
+    "gcn": ["x", "edges"],
+    "espcn": ["image"],
 }

@@ -865,6 +865,7 @@ DYNAMO = (
     "conformer",
     "cross_decoder",
     "moe",
+    "gcn",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""

@@ -832,6 +832,27 @@ _ALL: list[ZooModel] = [
             "over the windows; ``seq_len`` windows of 576 samples)"
         ),
     ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"x": NORMAL, "edges": InputRule("ids", "int64", high=10)},
+            ({"x": (10, 16), "edges": (2, 30)}, {"x": (37, 16), "edges": (2, 120)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("gcn", "two-layer GCN: gather by edge, scatter_add messages and degrees"),
+            ("gcn_dynamo", f"gcn {DYNAMO_NOTES}"),
+        )
+    ),
+    _single(
+        "espcn",
+        "image",
+        (1, 1, 24, 30),
+        (2, 1, 17, 41),
+        notes="ESPCN super-resolution: tanh convs to r² channels, PixelShuffle (DepthToSpace)",
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
