@@ -1,0 +1,24 @@
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=gather-nd-as-gather},dce' --split-input-file | filecheck %s
+
+// gather-nd-as-gather: tuples (i, j) into [4, 4, ?] are rows 4·i + j of [16, ?]; the
+// negative (-1, 0) is row 12.
+func.func @tuples(%z: !layout.tensor<4x4x?xf32>) -> !layout.tensor<3x?xf32> {
+  %t = graph.constant dense<[[1, 0], [2, 3], [-1, 0]]> : !layout.tensor<3x2xi64>
+  %y = graph.gather_nd %z, %t : (!layout.tensor<4x4x?xf32>, !layout.tensor<3x2xi64>) -> !layout.tensor<3x?xf32>
+  func.return %y : !layout.tensor<3x?xf32>
+}
+// CHECK-LABEL: func.func @tuples
+// CHECK:         graph.constant dense<[16, -1]>
+// CHECK:         %[[FLAT:.*]] = graph.reshape %z, {{.*}} -> !layout.tensor<16x?xf32>
+// CHECK:         %[[ROWS:.*]] = graph.constant dense<[4, 11, 12]>
+// CHECK:         %y = graph.gather %[[FLAT]], %[[ROWS]] {axis = 0}
+// CHECK-NOT:     graph.gather_nd
+
+// -----
+// Tuples computed at run time: the op stays.
+func.func @computed(%z: !layout.tensor<4x4x2xf32>, %t: !layout.tensor<3x2xi64>) -> !layout.tensor<3x2xf32> {
+  %y = graph.gather_nd %z, %t : (!layout.tensor<4x4x2xf32>, !layout.tensor<3x2xi64>) -> !layout.tensor<3x2xf32>
+  func.return %y : !layout.tensor<3x2xf32>
+}
+// CHECK-LABEL: func.func @computed
+// CHECK:         graph.gather_nd

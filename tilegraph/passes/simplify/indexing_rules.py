@@ -1,0 +1,89 @@
+"""GatherND by constant index tuples -> a Gather of the flattened leading dims.
+
+PyTorch's default exporter writes advanced indexing by constant index lists (DLRM's
+``z[:, li, lj]``: the upper triangle of a pairwise interaction) as a Transpose that brings
+the indexed dims first and a GatherND whose index tuples address them. With ``batch_dims``
+0 and the indexed dims static, a tuple ``(i_0 .. i_{k-1})`` is the row
+``sum_j i_j · stride_j`` of the data viewed as ``[d_0 · … · d_{k-1}, rest…]``: a Gather
+along axis 0 by those rows (computed when compiling; negative entries count from the end as
+ONNX says), which the AI core has a kernel for where GatherND of single elements has none.
+Exact: the same elements, copied.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+from xdsl.pattern_rewriter import PatternRewriter
+
+from tilegraph.dialects.graph.data_movement import GatherOp
+from tilegraph.dialects.graph.indexing import GatherNDOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.simplify.match import (
+    constant_array,
+    ints_constant,
+    new_constant,
+    replace_with_ops,
+)
+from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+
+
+def flat_rows(indices: np.ndarray, dims: tuple[int, ...]) -> np.ndarray | None:
+    """The rows of ``[prod(dims), …]`` that GatherND's index tuples (the last axis of
+    ``indices``) address, negative entries wrapped; None when one is out of range."""
+    if indices.shape[-1] != len(dims):
+        return None
+    size = np.array(dims, np.int64)
+    wrapped = np.where(indices < 0, indices + size, indices).astype(np.int64)
+    if (wrapped < 0).any() or (wrapped >= size).any():
+        return None
+    strides = np.array([prod(dims[j + 1 :]) for j in range(len(dims))], np.int64)
+    return (wrapped * strides).sum(-1)
+
+
+@simplify_rule
+class GatherNDAsGather(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "gather-nd-as-gather",
+        "GatherND(x, constant tuples), batch_dims 0",
+        "Gather(Reshape(x, [d_0 · … · d_{k-1}, rest…]), constant rows, axis 0)",
+        "the indexed dims static, at most one unknown dim after them",
+        "ORT (GatherND of constant tuples folded to Gather)",
+    )
+    ROOTS = (GatherNDOp,)
+
+    def rewrite(self, op: GatherNDOp, rewriter: PatternRewriter) -> None:
+        data, indices = op.data.type, constant_array(op.indices)
+        if int(op.attr("batch_dims") or 0) != 0 or indices is None or indices.ndim == 0:
+            return
+        if not isinstance(data, TensorType):
+            return
+        depth = indices.shape[-1]
+        lead = data.origin_shape[:depth]
+        rest = list(data.origin_shape[depth:])
+        if depth < 1 or not all(isinstance(d, int) and d >= 0 for d in lead):
+            return
+        unknown = [i for i, d in enumerate(rest) if not (isinstance(d, int) and d >= 0)]
+        if len(unknown) > 1:
+            return
+        rows = flat_rows(indices, tuple(int(d) for d in lead))  # type: ignore[arg-type]
+        if rows is None:
+            return
+        target = ints_constant(
+            [
+                prod(int(d) for d in lead),
+                *[-1 if i in unknown else int(d) for i, d in enumerate(rest)],
+            ]
+        )  # type: ignore[arg-type]
+        flat = ReshapeOp.make(op.data, target.results[0])
+        picked = new_constant(rows)
+        gather = GatherOp.make(flat.results[0], picked.results[0], axis=0)
+        ops = [target, flat, picked, gather]
+        if gather.results[0].type != op.results[0].type:
+            for new in reversed(ops):
+                new.drop_all_references()
+            return
+        replace_with_ops(rewriter, op, ops)
