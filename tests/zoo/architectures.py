@@ -37,6 +37,10 @@ model writes it:
 * ``espcn``: an ESPCN super-resolution net: tanh convolutions to ``r²`` channels and
   ``nn.PixelShuffle(r)`` (DepthToSpace, CRD), a sigmoid.
 
+* ``dlrm``: a DLRM-style recommender: a bottom MLP on dense features, embedding tables
+  of sparse ids, pairwise dot interactions (``bmm``) picked at the strict lower triangle
+  by constant index lists (``z[:, li, lj]``), a top MLP with a sigmoid.
+
 The three on ``nn.MultiheadAttention`` are zoo models as ``<family>_dynamo`` only: the
 classic exporter bakes the traced batch and sequence into MHA's reshapes (onnxruntime
 itself fails on other shapes).
@@ -334,6 +338,26 @@ class Espcn(nn.Module):
         return torch.sigmoid(self.shuffle(self.body(image)))
 
 
+class Dlrm(nn.Module):
+    def __init__(self, tables: int = 4, rows: int = 50, width: int = 16):
+        super().__init__()
+        self.embeddings = nn.ModuleList(nn.Embedding(rows, width) for _ in range(tables))
+        self.bottom = nn.Sequential(nn.Linear(13, 32), nn.ReLU(), nn.Linear(32, width), nn.ReLU())
+        n = tables + 1
+        li, lj = torch.tril_indices(n, n, offset=-1)
+        self.register_buffer("li", li)
+        self.register_buffer("lj", lj)
+        pairs = n * (n - 1) // 2
+        self.top = nn.Sequential(nn.Linear(width + pairs, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, dense: Tensor, sparse: Tensor) -> Tensor:
+        x = self.bottom(dense)
+        tables = [e(sparse[:, i]) for i, e in enumerate(self.embeddings)]
+        features = torch.stack([x, *tables], 1)
+        z = torch.bmm(features, features.transpose(1, 2))
+        return torch.sigmoid(self.top(torch.cat([x, z[:, self.li, self.lj]], 1)))
+
+
 FAMILIES = {
     "convnext": (
         ConvNeXt,
@@ -412,6 +436,13 @@ FAMILIES["espcn"] = (
     ["upscaled"],
 )
 
+FAMILIES["dlrm"] = (
+    Dlrm,
+    lambda: (torch.randn(3, 13), torch.randint(0, 50, (3, 4))),
+    {"dense": {0: "batch"}, "sparse": {0: "batch"}},
+    ["click"],
+)
+
 INPUT_NAMES = {
     "convnext": ["pixel_values"],
     "unet": ["image"],
@@ -424,4 +455,5 @@ INPUT_NAMES = {
     "moe": ["hidden"],
     "gcn": ["x", "edges"],
     "espcn": ["image"],
+    "dlrm": ["dense", "sparse"],
 }

@@ -866,6 +866,7 @@ DYNAMO = (
     "cross_decoder",
     "moe",
     "gcn",
+    "dlrm",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""

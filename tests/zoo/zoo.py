@@ -853,6 +853,20 @@ _ALL: list[ZooModel] = [
         (2, 1, 17, 41),
         notes="ESPCN super-resolution: tanh convs to r² channels, PixelShuffle (DepthToSpace)",
     ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"dense": NORMAL, "sparse": InputRule("ids", "int64", high=50)},
+            ({"dense": (1, 13), "sparse": (1, 4)}, {"dense": (5, 13), "sparse": (5, 4)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("dlrm", "DLRM-style: embeddings, bmm interactions, a constant-index triangle"),
+            ("dlrm_dynamo", f"dlrm {DYNAMO_NOTES}"),
+        )
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
