@@ -141,7 +141,16 @@ def last_axis_constant(g: Graph) -> list[SSAValue]:
     return [state, rows]
 
 
+def unfold_windows(g: Graph) -> list[SSAValue]:
+    """``F.unfold``'s window rows: a padded [2, 3, 10, 12] gathered along axis 2 by the
+    constant [3, 8] (row ``k + h``): 48-byte rows, a tile each by DMA (24 load / store
+    pairs unrolled per outer position were more events than a pipe pair has)."""
+    windows = np.arange(3)[:, None] + np.arange(8)[None, :]
+    return [g.op("gather", g.input([2, 3, 10, 12]), g.ints(windows.tolist()), axis=2)]
+
+
 UB_CASES = {
+    "unfold_windows": unfold_windows,
     "last_axis": last_axis,
     "short_rows_int32": short_rows_int32,
     "last_axis_constant": last_axis_constant,
@@ -177,6 +186,18 @@ def test_a_short_row_gather_whose_table_slice_does_not_fit_ub_stays_on_the_host(
     (kernel,) = levels.tiled_kernels
     assert kernel.unit == "host"
     assert kernel.reason is not None and "do not fit UB" in kernel.reason
+
+
+def test_many_unaligned_compile_time_rows_beyond_ub_stay_on_the_host():
+    """48-byte rows of a table whose slice does not fit UB, by 6 compile-time indices: a
+    load and a store each, unrolled, would pass the events of a pipe pair."""
+    g = Graph()
+    module = g.b.build(g.op("gather", g.input([2, 300, 12]), g.ints([0, 5, 9, 2, 7, 1]), axis=1))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    (kernel,) = levels.tiled_kernels
+    assert kernel.unit == "host"
+    assert kernel.reason is not None and "6 compile-time rows of 48 B" in kernel.reason
 
 
 def test_short_row_gather_cost_grows_with_the_table():

@@ -34,7 +34,10 @@ row DMAs are unrolled with constant offsets.
 
 A row under 32 B (a gather along the last axis, or of a 1-D table) would be one DMA per
 element: those go through UB instead (:mod:`.gather_ub`: the table slice in, a vector
-gather, the rows out), as GE's GatherV2 does.
+gather, the rows out), as GE's GatherV2 does; so do compile-time rows whose size is not a
+multiple of 32 B when the table slice fits (each would be a tile of its own, unrolled:
+``F.unfold``'s window rows), and more than :data:`UNROLLED_ROW_TILES` of them stay on the
+host when it does not.
 
 Stays on the host (the reason is reported): a table or run-time index tensor that is not a
 kernel input, tensors that are not row-major, a short-row gather whose table slice does
@@ -79,6 +82,11 @@ class GatherPlan:
     @property
     def tiles(self) -> int:
         return self.outer * -(-self.count // self.rows) * (self.inner // self.chunk)
+
+
+UNROLLED_ROW_TILES = 4
+"""The most compile-time rows of unaligned size (a load and a store each, unrolled in the
+kernel body) a gather copies one by one: each pair takes two of a pipe pair's 8 events."""
 
 
 def _largest_divisor(n: int, at_most: int) -> int:
@@ -162,10 +170,20 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if count == 0 or prod(shape) == 0:
         return "a gather with an empty output"
     index_type = tensor_of(op.indices).element_type
-    if prod(shape[axis + 1 :]) * element_bytes(data_type.element_type) < DMA_BLOCK_BYTES:
-        return emit_ub_gather(
+    row_bytes = prod(shape[axis + 1 :]) * element_bytes(data_type.element_type)
+    if row_bytes < DMA_BLOCK_BYTES or (row_bytes % DMA_BLOCK_BYTES and isinstance(indices, list)):
+        # rows under a DMA block, or compile-time rows that could not share a tile (each
+        # would be a load and a store of its own, unrolled): through UB (:mod:`.gather_ub`)
+        through_ub = emit_ub_gather(
             b, table, written, indices, shape, axis, count, data_type.element_type, index_type
-        )  # rows under a DMA block: through UB (:mod:`.gather_ub`)
+        )
+        if through_ub is None or row_bytes < DMA_BLOCK_BYTES:
+            return through_ub
+        if count > UNROLLED_ROW_TILES:
+            return (
+                f"a gather of {count} compile-time rows of {row_bytes} B (not a multiple of "
+                f"{DMA_BLOCK_BYTES}: a tile each) whose table slice does not fit UB"
+            )
     plan = plan_gather(
         shape,
         axis,
