@@ -244,3 +244,25 @@ def test_get_value_nest_form_equals_its_kernel_point_by_point(batched: tuple[boo
             at = int(positions[0, p]) if position_of else int(positions)
             (want,) = kernel(buffer, at)
             assert got[a if tile_of else 0, p if position_of else 0] == want
+
+
+def test_many_unaligned_compile_time_tuples_stay_on_the_host():
+    """GatherND's own kernel (the rule that makes constant tuples a Gather turned off): 40-
+    byte rows by 6 compile-time tuples would be 6 unrolled load / store pairs."""
+    import tilegraph
+    from tilegraph.runtime import run_reference
+
+    g = Graph()
+    tuples = np.stack([np.arange(6) % 3, np.arange(6) % 4], 1)
+    module = g.b.build(g.op("gather_nd", g.input([3, 4, 10]), g.ints(tuples.tolist())))
+    want = run_reference(module.clone(), g.arrays)
+    compiled = tilegraph.compile(module, "O2{disable=gather-nd-as-gather}", platform="test")
+    np.testing.assert_array_equal(compiled(*g.arrays)[0], want[0])
+    reasons = [
+        op.attributes["tile.host_reason"].data  # type: ignore[union-attr]
+        for op in compiled.module.walk()
+        if "tile.host_reason" in op.attributes
+    ]
+    assert reasons == [
+        "a gather_nd of 6 compile-time rows of 40 B (not a multiple of 32: a tile each)"
+    ]
