@@ -3,8 +3,9 @@ on the cube.
 
 ``conv-forms`` (the first pass of ``format``) rewrites a 1-D convolution into conv2d with
 H = 1, a conv_transpose into the conv2d of its zero-inserted input with the flipped,
-transposed filter, an STFT into a strided conv2d with the windowed DFT basis and a DFT
-into a matmul with the basis (:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
+transposed filter, an STFT into a strided conv2d with the windowed DFT basis, a DFT
+into a matmul with the basis, a strided convolution of a one-channel signal into one over
+its hops as channels (:mod:`tilegraph.passes.conv_forms`); grouped convolutions whose groups do
 not align to C0 take FRACTAL_Z's groups rule (block-diagonal blocks of ``e`` groups padded
 to C0). Each case is lowered on the ``test`` preset (small buffers: ragged row, column and
 channel tails) and run by both executors with NaN in the padding lanes, against the graph
@@ -127,7 +128,25 @@ def dft_one_signal(g: Graph) -> list:
     return [g.op("dft", g.input([24, 1]), onesided=1)]
 
 
+def signal_by_hops(g: Graph) -> list:
+    """basic-pitch's constant-Q filters in small: a one-channel [2, 1, 1, 61] signal, 12
+    filters of 10 taps every 4 samples with 3 zeros in front and 2 behind, bias, ReLU:
+    over hops of 4 channels (3 taps, the last hop's 2 filter places zero)."""
+    x = g.input([2, 1, 1, 61], "NCHW")
+    w, b = g.const([12, 1, 1, 10]), g.const([12])
+    y = g.op("conv2d", x, w, b, strides=[1, 4], pads=[0, 3, 0, 2], kernel_shape=[1, 10])
+    return [g.op("relu", y)]
+
+
+def signal_by_wide_hops(g: Graph) -> list:
+    """A 1-D conv of one channel whose stride passes its taps (5 taps every 8 samples, 3
+    filters: decimating low-passes): hops of 8 channels, one tap, the tail cut."""
+    return [g.op("conv", g.input([2, 1, 403]), g.const([3, 1, 5]), strides=[8])]
+
+
 CASES = {
+    "signal_by_hops": signal_by_hops,
+    "signal_by_wide_hops": signal_by_wide_hops,
     "conv1d_strided": conv1d_strided,
     "conv1d_depthwise": conv1d_depthwise,
     "conv1d_chain": conv1d_chain,
@@ -188,3 +207,16 @@ def test_a_1d_conv_costs_what_its_2d_form_does():
         ]
     )  # fmt: skip
     assert 0.8 * conv2d <= conv1d <= 1.05 * conv2d
+
+
+@pytest.mark.parametrize(
+    ("name", "weight"), [("signal_by_hops", [12, 4, 1, 3]), ("signal_by_wide_hops", [3, 8, 1, 1])]
+)
+def test_a_strided_one_channel_conv_runs_over_its_hops(name: str, weight: list[int]):
+    """The filter of the rewritten conv2d: ``[O, hop, 1, ceil(L / hop)]``, stride 1."""
+    g = Graph()
+    module = g.b.build(*CASES[name](g))
+    run_pipeline("conv-forms", make_context(), module)
+    (conv,) = [op for op in module.walk() if op.name == "graph.conv2d"]
+    assert list(conv.operands[1].type.origin_shape) == weight  # type: ignore[union-attr]
+    assert list(conv.attr("strides")) == [1, 1]  # type: ignore[attr-defined]

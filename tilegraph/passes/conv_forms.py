@@ -19,6 +19,9 @@ input):
 * **STFT and DFT** (a float32 real signal, constant parameters): a strided convolution with
   the windowed DFT basis as its filters, a matmul with the DFT basis, see
   :mod:`.fourier_forms`.
+* **A strided convolution of a one-channel signal** (``[B, 1, 1, N]``, stride ``s >= 2``,
+  constant filters): over the signal's hops as ``s`` channels, stride 1, see
+  :mod:`.hop_forms` (the one channel would be padded to C0).
 
 Only static shapes are rewritten (the reshapes of a conv_transpose need them; a 1-D conv's
 unsqueeze would not, but a symbolic one stays whole so a Session binds it as before); a
@@ -28,7 +31,7 @@ numbers do not change: the rewritten ops compute the same sums (in another order
 conv_transpose, whose products become those of a convolution).
 
 Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
-``dft-as-matmul``.
+``dft-as-matmul``, ``strided-signal-conv-over-hops``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from tilegraph.dialects.graph.windows import window
 from tilegraph.passes.conv_transpose_form import transposed_as_conv2d
 from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
 from tilegraph.passes.fourier_forms import dft_as_matmul, stft_as_conv2d
+from tilegraph.passes.hop_forms import strided_conv_over_hops
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import replace_with_ops
 from tilegraph.passes.statistics import PassStatistics, start_pass
@@ -84,7 +88,7 @@ def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
 @dataclass
 class ConvForm(RewritePattern):
     """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d, a DFT into a
-    matmul (counted in ``stats``)."""
+    matmul, a strided one-channel conv2d over its hops (counted in ``stats``)."""
 
     stats: PassStatistics
 
@@ -97,6 +101,8 @@ class ConvForm(RewritePattern):
             ops, rule = stft_as_conv2d(op), "stft-as-conv2d"
         elif isinstance(op, DFTOp):
             ops, rule = dft_as_matmul(op), "dft-as-matmul"
+        elif isinstance(op, Conv2dOp):
+            ops, rule = strided_conv_over_hops(op), "strided-signal-conv-over-hops"
         else:
             return
         if ops is None:

@@ -44,14 +44,12 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.linalg import MatMulOp
-from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.signal import DFTOp, STFTOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.conv_views import static_type
-from tilegraph.passes.simplify.match import constant_array, ints_constant, new_constant
+from tilegraph.passes.hop_forms import hops_conv, reshaped, signal_by_hops
+from tilegraph.passes.simplify.match import constant_array, new_constant
 
 
 def dft_basis(window: np.ndarray, bins: int, length: int | None = None) -> np.ndarray:
@@ -101,43 +99,14 @@ def stft_as_conv2d(op: STFTOp) -> list[Operation] | None:
     if hop < 1 or length > samples:
         return None
     frames = (samples - length) // hop + 1
-    taps = -(-length // hop)  # hops one frame spans
-    chunks = frames + taps - 1
+    chunks = frames + -(-length // hop) - 1  # a frame spans ceil(L / hop) hops
     ops: list[Operation] = []
-    signal = _reshaped(op.signal, [batch, samples], ops)
-    if chunks * hop != samples:  # zeros in, or the unused tail out
-        pads = ints_constant([0, 0, 0, chunks * hop - samples])
-        fitted = PadOp.make(signal, pads)
-        ops += [pads, fitted]
-        signal = fitted.results[0]
-    by_chunk = _reshaped(signal, [batch, chunks, hop], ops)
-    channels = TransposeOp.make(by_chunk, perm=[0, 2, 1])
-    ops.append(channels)
-    rows = _reshaped(channels.results[0], [batch, hop, 1, chunks], ops)
-    padded = np.zeros((2 * bins, taps * hop))  # the basis over whole hops, zero past L
-    padded[:, :length] = dft_basis(weights, bins)
-    filters = padded.reshape(2 * bins, taps, hop).transpose(0, 2, 1)[:, :, None, :]
-    basis = new_constant(filters.astype(np.float32))
-    conv = Conv2dOp.make(
-        rows, basis.results[0], None, kernel_shape=[1, taps], group=1,
-        strides=[1, 1], dilations=[1, 1], pads=[0, 0, 0, 0],
-    )  # fmt: skip
-    ops += [basis, conv]
-    split = _reshaped(conv.results[0], [batch, bins, 2, frames], ops)
+    signal = reshaped(op.signal, [batch, samples], ops)
+    rows = signal_by_hops(signal, hop, chunks, ops)
+    conv = hops_conv(rows, dft_basis(weights, bins), hop, None, ops)
+    split = reshaped(conv.results[0], [batch, bins, 2, frames], ops)
     ops.append(TransposeOp.make(split, perm=[0, 3, 1, 2]))
     return ops
-
-
-def _reshaped(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
-    """``value`` reshaped to ``shape`` (the shape constant and the reshape appended to
-    ``ops``; ``value`` itself when it has that shape)."""
-    t = value.type
-    if isinstance(t, TensorType) and list(t.origin_shape) == shape:
-        return value
-    target = ints_constant(shape)
-    reshape = ReshapeOp.make(value, target)
-    ops += [target, reshape]
-    return reshape.results[0]
 
 
 def dft_as_matmul(op: DFTOp) -> list[Operation] | None:
@@ -164,9 +133,9 @@ def dft_as_matmul(op: DFTOp) -> list[Operation] | None:
     basis = dft_basis(window, bins, length).T.astype(np.float32)  # [N, 2·bins]
     lead = [int(d) for d in x.origin_shape[:-2]]
     ops: list[Operation] = []
-    signal = _reshaped(op.input, [*(lead or [1]), samples], ops)  # a matrix row at least
+    signal = reshaped(op.input, [*(lead or [1]), samples], ops)  # a matrix row at least
     weight = new_constant(basis)
     product = MatMulOp.make(signal, weight.results[0])
     ops += [weight, product]
-    _reshaped(product.results[0], [*lead, bins, 2], ops)
+    reshaped(product.results[0], [*lead, bins, 2], ops)
     return ops
