@@ -170,6 +170,40 @@ def test_an_if_on_a_scalar_input_is_specialised_with_a_value_guard():
     ]
 
 
+def alike_branches_model() -> onnx.ModelProto:
+    """x[N, T], sr: If sr == 16000: x * 2 else x * 3 — both branches typed alike (Silero
+    VAD's at batch 2), so the import needs no binding; the tiles still do."""
+    then_g = _branch("then", [oh.make_node("Mul", ["x", "two"], ["a"])], "a")
+    else_g = _branch("else", [oh.make_node("Mul", ["x", "three"], ["b"])], "b")
+    nodes = [
+        oh.make_node("Equal", ["sr", "rate"], ["is_16k"]),
+        oh.make_node("If", ["is_16k"], ["y"], name="If", then_branch=then_g, else_branch=else_g),
+    ]
+    inits = {
+        "rate": np.array(16000, np.int64),
+        "two": np.array(2.0, np.float32),
+        "three": np.array(3.0, np.float32),
+    }
+    return _model(nodes, [("x", F, ["N", "T"]), ("sr", TensorProto.INT64, [])], inits)
+
+
+def test_an_if_on_a_value_with_alike_branches_is_specialised_for_the_tiles():
+    model = alike_branches_model()
+    load_onnx(model)  # types without any binding
+    log: list[str] = []
+    session = Session(model, target="tiles", log=log.append)
+    for rate in (8000, 16000):
+        x = rng.standard_normal((2, 10)).astype(np.float32)
+        inputs = {"x": x, "sr": np.array(rate, np.int64)}
+        (ours,) = session(**inputs)
+        (theirs,) = _onnxruntime(model, inputs)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert session.stats.compiles == 2
+    assert "input 'sr' specialised to 8000" in log[0]
+    for artifact in session.artifacts:
+        assert not any(op.name == "graph.if" for op in artifact.module.walk())
+
+
 def test_a_branch_on_a_large_input_value_is_a_clear_error():
     model = sample_rate_model()
     model.graph.input[1].CopyFrom(oh.make_tensor_value_info("sr", TensorProto.INT64, [100]))

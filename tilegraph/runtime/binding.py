@@ -126,7 +126,7 @@ def import_bound(
                 raise OnnxImportError(_unbindable(str(e), e.value_inputs, inputs)) from None
             static = again
             continue
-        pending = _branching_on_values(module, guards)
+        pending = _branching_on_values(module, guards, static)
         if pending is not None:
             node, names = pending
             again = _bind(ValueDependentError("", node, [], names), inputs, static, guards, reasons)
@@ -182,14 +182,18 @@ def _unbindable(message: str, value_inputs: list[str], inputs: Mapping[str, np.n
 
 
 def _branching_on_values(
-    module: ModuleOp, guards: Mapping[str, ValueGuard]
+    module: ModuleOp, guards: Mapping[str, ValueGuard], static: bool = False
 ) -> tuple[str, list[str]] | None:
     """The first If / Loop outside bodies whose results are not static and whose condition
-    or trip count is computed from the values of unbound inputs: (its name, those inputs)."""
+    or trip count is computed from the values of unbound inputs: (its name, those inputs).
+    ``static`` (an import for the tiles, which have no kernel for an If): an If whose
+    results are static too, so that the branch taken is inlined (Silero VAD at batch 2
+    types both branches alike and still branches on ``sr``)."""
     for op in walk_outside_bodies(module):
         if not isinstance(op, IfOp | LoopOp):
             continue
-        if all(isinstance(r.type, TensorType) and r.type.is_static for r in op.results):
+        settled = all(isinstance(r.type, TensorType) and r.type.is_static for r in op.results)
+        if settled and not (static and isinstance(op, IfOp)):
             continue
         deciding: list[SSAValue] = (
             [op.cond]
