@@ -58,7 +58,7 @@ from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
 from tilegraph.passes.fourier_forms import dft_as_matmul, stft_as_conv2d
 from tilegraph.passes.hop_forms import strided_conv_over_hops
 from tilegraph.passes.registry import register_pass
-from tilegraph.passes.simplify.match import replace_with_ops
+from tilegraph.passes.simplify.match import replace_if_typed
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
 PASS_NAME = "conv-forms"
@@ -105,13 +105,8 @@ class ConvForm(RewritePattern):
             ops, rule = strided_conv_over_hops(op), "strided-signal-conv-over-hops"
         else:
             return
-        if ops is None:
+        if ops is None or not replace_if_typed(rewriter, op, ops):
             return
-        if ops[-1].results[0].type != op.results[0].type:  # a shape function disagreed
-            for new in reversed(ops):
-                new.drop_all_references()
-            return
-        replace_with_ops(rewriter, op, ops)
         self.stats.add(rule)
 
 

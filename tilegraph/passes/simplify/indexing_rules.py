@@ -25,7 +25,7 @@ from tilegraph.passes.simplify.match import (
     constant_array,
     ints_constant,
     new_constant,
-    replace_with_ops,
+    replace_if_typed,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -81,9 +81,4 @@ class GatherNDAsGather(SimplifyRule):
         flat = ReshapeOp.make(op.data, target.results[0])
         picked = new_constant(rows)
         gather = GatherOp.make(flat.results[0], picked.results[0], axis=0)
-        ops = [target, flat, picked, gather]
-        if gather.results[0].type != op.results[0].type:
-            for new in reversed(ops):
-                new.drop_all_references()
-            return
-        replace_with_ops(rewriter, op, ops)
+        replace_if_typed(rewriter, op, [target, flat, picked, gather])

@@ -235,6 +235,25 @@ def replace_with_ops(
     rewriter.replace(op, list(new_ops), [result])
 
 
+def replace_if_typed(
+    rewriter: PatternRewriter, op: Operation, new_ops: Sequence[Operation]
+) -> bool:
+    """:func:`replace_with_ops` when the last of ``new_ops`` has ``op``'s result type (a
+    shape function may disagree with a rewrite's expectation); else ``new_ops`` are
+    dropped and the IR is untouched. Whether it replaced."""
+    if new_ops[-1].results[0].type != op.results[0].type:
+        drop_ops(new_ops)
+        return False
+    replace_with_ops(rewriter, op, new_ops)
+    return True
+
+
+def drop_ops(ops: Sequence[Operation]) -> None:
+    """Forget ops built but not inserted (their uses of each other and of the IR)."""
+    for op in reversed(ops):
+        op.drop_all_references()
+
+
 def scalar_constant(value: float | int | np.generic, like: SSAValue) -> ConstantOp:
     """A rank-0 ``graph.constant`` of ``value`` in ``like``'s element type."""
     dtype = numpy_dtype(like)

@@ -15,7 +15,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph.rearrange import DepthToSpaceOp, SpaceToDepthOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import ints_constant, replace_with_ops
+from tilegraph.passes.simplify.match import ints_constant, replace_if_typed
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 _DEPTH_TO_SPACE = {"DCR": (0, 3, 4, 1, 5, 2), "CRD": (0, 1, 4, 2, 5, 3)}
@@ -62,9 +62,4 @@ class BlockRearrangeAsTranspose(SimplifyRule):
         blocks = ReshapeOp.make(op.input, first_shape.results[0])
         moved = TransposeOp.make(blocks.results[0], perm=list(perm))
         result = ReshapeOp.make(moved.results[0], last_shape.results[0])
-        ops = [first_shape, blocks, moved, last_shape, result]
-        if result.results[0].type != op.results[0].type:
-            for new in reversed(ops):
-                new.drop_all_references()
-            return
-        replace_with_ops(rewriter, op, ops)
+        replace_if_typed(rewriter, op, [first_shape, blocks, moved, last_shape, result])

@@ -32,7 +32,7 @@ from tilegraph.dialects.graph.fused import YieldOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import dims_compatible
-from tilegraph.passes.simplify.match import constant_ints, ints_constant
+from tilegraph.passes.simplify.match import constant_ints, drop_ops, ints_constant
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 MAX_PIECES = 16
@@ -124,8 +124,7 @@ def frames_by_slices(scan: ScanOp, p: int, h: int) -> list[Operation] | None:
     fits = _refines(inferred.results[0].type, declared)
     inferred.drop_all_references()
     if not fits:
-        for new in reversed(ops):
-            new.drop_all_references()
+        drop_ops(ops)
         return None
     # typed as the Scan's output (its body may have left the frame length unknown) so that
     # its users still type-check; infer-shapes refines them all
