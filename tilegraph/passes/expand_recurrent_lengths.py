@@ -1,0 +1,174 @@
+"""``expand-recurrent-lengths``: a recurrent layer with ``sequence_lens`` as the same layer
+without it plus ops that have kernels (ReverseSequence, Less, Where, Slice, Concat).
+
+ONNX's RNN / GRU / LSTM with ``sequence_lens`` run each batch entry ``b`` over its first
+``len[b]`` steps only: steps ``t >= len[b]`` give ``Y = 0`` and leave the state as it was;
+the reverse direction runs each entry from its own step ``len[b] - 1`` down to 0. The
+recurrent kernel runs every step of every entry, so this pass rewrites, per direction
+(layout 0; ``X`` ``[seq, batch, input]``)::
+
+    forward:  Y1 = Op(X)                          # direction = forward, no sequence_lens
+    reverse:  Y1 = Op(ReverseSequence(X, lens))   # each entry's first len[b] steps reversed
+    R  = ReverseSequence(Y1, lens)                # row 0: Y1 at step len[b] - 1
+    Y  = Where(t < len[b], Y1 (forward) | R (reverse), 0)
+    Y_h = Where(len[b] > 0, R[0], 0)
+
+Why it is exact, not approximately so: the forward recurrence's step ``t`` depends on steps
+``<= t`` only, so for ``t < len[b]`` the unmasked layer computes the masked layer's state
+bit for bit (the same operations on the same values), and later steps are discarded by a
+select (a NaN in the padding stays there). The reverse direction on an entry is the forward
+recurrence over ``X[len-1], ..., X[0]``, which is what ``ReverseSequence`` puts in rows
+``0 .. len-1``; its state after step ``s`` belongs at row ``len-1-s``, which is where the
+second ``ReverseSequence`` moves it (the mask ``t < len[b]`` is the same before and after,
+as ``ReverseSequence`` moves rows within ``[0, len)`` only). The final state is the state
+after step ``len[b] - 1``, which is row 0 of ``R`` in both directions; an entry of length 0
+gets zeros (onnxruntime's result: :mod:`tilegraph.dialects.graph.recurrent` matches it). A
+bidirectional layer is its two directions as one-direction layers (``W``, ``R``, ``B``,
+the initial states and ``P`` sliced per direction, the activations split as ONNX assigns
+them), their ``Y`` and ``Y_h`` concatenated back.
+
+Not rewritten: ``layout = 1`` (the recurrent kernel takes layout 0 only), a sequence or
+batch that is not static, an LSTM whose final cell state ``Y_c`` is used (it cannot be
+read from ``Y``; the layer stays on the host with its reason).
+
+Statistics: ``expanded-recurrent-lengths``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tilegraph.dialects.element_types import numpy_dtype_of
+from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
+from tilegraph.dialects.graph.indexing import ReverseSequenceOp
+from tilegraph.dialects.graph.logical import WhereOp
+from tilegraph.dialects.graph.recurrent import (
+    GRUOp,
+    LSTMOp,
+    RecurrentOp,
+    direction_activation_attrs,
+)
+from tilegraph.dialects.graph.shape_ops import ReshapeOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.expand_qoperator import OpSequence
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
+
+_SHARED_ATTRS = ("clip", "hidden_size")
+
+
+def _static(value: SSAValue) -> tuple[int, ...] | None:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(int(d) for d in t.origin_shape) if t.is_static else None
+
+
+class _Rewrite:
+    """The ops replacing one recurrent op ``op`` (``T`` steps, ``B`` batch entries)."""
+
+    def __init__(self, op: RecurrentOp, steps: int, batch: int):
+        self.op, self.steps, self.batch = op, steps, batch
+        self.seq = OpSequence(op)
+        lens = op.sequence_lens
+        assert lens is not None
+        lens_type = lens.type
+        assert isinstance(lens_type, TensorType)
+        self.lens = lens
+        int_type = numpy_dtype_of(lens_type.element_type)
+        y_type = op.Y.type
+        assert isinstance(y_type, TensorType)
+        self.zero = self.seq.constant(np.zeros((), numpy_dtype_of(y_type.element_type)))
+        column = self.reshape(lens, [1, batch, 1])
+        times = self.seq.constant(np.arange(steps, dtype=int_type).reshape(steps, 1, 1))
+        self.valid = self.seq.value("graph.less", times, column)  # [T, B, 1]: t < len[b]
+        self.started = self.seq.value(  # [1, B, 1]: len[b] > 0
+            "graph.greater", column, self.seq.constant(np.zeros((), int_type))
+        )
+
+    def reshape(self, value: SSAValue, shape: list[int]) -> SSAValue:
+        return self.seq.value(ReshapeOp, value, self.seq.constant(np.array(shape, np.int64)))
+
+    def reverse(self, value: SSAValue) -> SSAValue:
+        """``value`` ``[T, B, ...]`` with each entry's first ``len[b]`` steps reversed."""
+        return self.seq.value(ReverseSequenceOp, value, self.lens, batch_axis=1, time_axis=0)
+
+    def row(self, value: SSAValue, d: int) -> SSAValue:
+        """Row ``d`` of ``value``'s axis 0 (kept as an axis of 1)."""
+        at = self.seq.constant
+        starts, ends, axes = at(np.array([d])), at(np.array([d + 1])), at(np.array([0]))
+        return self.seq.value(SliceOp, value, starts, ends, axes)
+
+    def direction(self, value: SSAValue | None, d: int, dirs: int) -> SSAValue | None:
+        """Direction ``d``'s part of a per-direction operand (``[dirs, ...]``)."""
+        return value if value is None or dirs == 1 else self.row(value, d)
+
+    def run(self, d: int, dirs: int, reverse: bool) -> tuple[SSAValue, SSAValue]:
+        """Direction ``d``'s ``Y`` ``[T, 1, B, H]`` and ``Y_h`` ``[1, B, H]``."""
+        op = self.op
+        x = self.reverse(op.X) if reverse else op.X
+        per = [self.direction(v, d, dirs) for v in (op.W, op.R, op.B)]
+        states = [self.direction(op.initial_h, d, dirs)]
+        attrs = {k: op.attr(k) for k in _SHARED_ATTRS} | direction_activation_attrs(op, d, dirs)
+        if isinstance(op, GRUOp):
+            attrs["linear_before_reset"] = op.attr("linear_before_reset")
+        if isinstance(op, LSTMOp):
+            states += [self.direction(v, d, dirs) for v in (op.initial_c, op.P)]
+            attrs["input_forget"] = op.attr("input_forget")
+        layer = self.seq.op(type(op), x, *per, None, *states, direction="forward", **attrs)
+        hidden = layer.results[0].type
+        assert isinstance(hidden, TensorType)
+        h = int(hidden.origin_shape[-1])
+        y = self.reshape(layer.results[0], [self.steps, self.batch, h])
+        back = self.reverse(y)
+        kept = self.seq.value(WhereOp, self.valid, back if reverse else y, self.zero)
+        # row 0 of R: the state after step len[b] - 1
+        y_h = self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
+        return self.reshape(kept, [self.steps, 1, self.batch, h]), y_h
+
+
+def _expand(op: RecurrentOp) -> bool:
+    """Rewrite ``op`` (see the module docstring); False when it is not rewritten."""
+    if op.sequence_lens is None or int(op.attr("layout") or 0) != 0:
+        return False
+    if isinstance(op, LSTMOp) and op.Y_c.uses:
+        return False
+    shape = _static(op.X)
+    if shape is None:
+        return False
+    steps, batch, _ = shape
+    direction = op.attr("direction") or "forward"
+    dirs = 2 if direction == "bidirectional" else 1
+    rewrite = _Rewrite(op, steps, batch)
+    parts = [rewrite.run(d, dirs, direction == "reverse" or d == 1) for d in range(dirs)]
+    ys, hs = zip(*parts, strict=True)
+    seq = rewrite.seq
+    y = ys[0] if dirs == 1 else seq.value(ConcatOp, *ys, axis=1)
+    y_h = hs[0] if dirs == 1 else seq.value(ConcatOp, *hs, axis=0)
+    for old, new in ((op.Y, y), (op.Y_h, y_h)):
+        new.name_hint = old.name_hint
+        old.replace_all_uses_with(new)
+    Rewriter.erase_op(op)
+    return True
+
+
+@register_pass
+@dataclass(frozen=True)
+class ExpandRecurrentLengthsPass(ModulePass):
+    """A recurrent layer with ``sequence_lens`` becomes the layer without it, per
+    direction, plus ReverseSequence / Less / Where / Slice / Concat (exactly ONNX's
+    semantics; see the module docstring)."""
+
+    name = "expand-recurrent-lengths"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        for anchor in list(op.walk()):
+            if isinstance(anchor, RecurrentOp) and _expand(anchor):
+                stats.add("expanded-recurrent-lengths")
