@@ -139,3 +139,47 @@ def test_short_rows_stay_on_the_host():
     (kernel,) = levels.tiled_kernels
     assert kernel.unit == "host"
     assert kernel.reason is not None and "rows under 32 bytes" in kernel.reason
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+def test_through_the_npu_passes_and_the_cycle_model(platform: str):
+    """The whole lowering pipeline (multi-buffer .. inject-sync, then verify-sync) takes a
+    bidirectional GRU with lengths: the source rows of ReverseSequence, computed from
+    lengths read from data, are unknowns to the kernel walk (a comparison, min and select
+    of one give one); both executors still agree with the graph level and the cycle
+    model costs every kernel."""
+    from tilegraph.cost_model.cycles import simulate_module
+    from tilegraph.passes.context import make_context
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+    from tilegraph.runtime import run_reference
+    from tilegraph.runtime.tiles import run_tiles
+
+    g = Graph()
+    module = g.b.build(*layer(g, "gru", "bidirectional", True, LENGTHS))
+    ctx = make_context()
+    run_pipeline(f"set-target{{platform={platform} precision=origin}},O2", ctx, module)
+    want = run_reference(module, g.arrays)
+    run_pipeline(lowering_pipeline(), ctx, module)
+    for executor in ("fast", "interpret"):
+        got = run_tiles(module, g.arrays, executor=executor, pad_value=NAN)
+        for have, expected in zip(got, want, strict=True):
+            np.testing.assert_allclose(have, expected, rtol=1e-4, atol=1e-5)
+    kernels = simulate_module(module).kernels
+    reversal = [k for k in kernels if "reverse_sequence" in k.name]
+    assert reversal and all(k.cycles > 0 for k in reversal)
+
+
+def test_comparisons_min_and_select_of_a_data_dependent_value_are_unknown():
+    from tilegraph.dialects.index_arith import DataDependent, maxsi, minsi, select
+
+    value = DataDependent()
+    assert isinstance(3 < value, DataDependent) and isinstance(value >= 3, DataDependent)
+    assert isinstance(minsi(value, 7), DataDependent) and isinstance(maxsi(7, value), DataDependent)
+    assert isinstance(select(value < 3, 1, 2), DataDependent)
+    assert (minsi(3, 7), maxsi(3, 7), select(True, 1, 2), select(False, 1, 2)) == (3, 7, 1, 2)
+    try:
+        range(minsi(value, 7))  # type: ignore[call-overload]
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("a loop bound cannot be a value read from data")
