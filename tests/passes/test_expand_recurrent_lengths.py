@@ -31,6 +31,7 @@ def recurrent_model(
     seq: int = SEQ,
     batch: int = BATCH,
     hidden: int = HIDDEN,
+    symbolic: bool = False,
     **attrs,
 ) -> onnx.ModelProto:
     """One ``kind`` layer with weights as initializers; X, the lengths and the initial
@@ -46,10 +47,11 @@ def recurrent_model(
     if kind == "LSTM":
         weights["P"] = rng.standard_normal((dirs, 3 * hidden)) * 0.1
     inits = [numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()]
-    state = [dirs, batch, hidden]
+    steps, entries = ("T", "B") if symbolic else (seq, batch)
+    state = [dirs, entries, hidden]
     inputs = [
-        oh.make_tensor_value_info("X", TensorProto.FLOAT, [seq, batch, INPUT]),
-        oh.make_tensor_value_info("lens", TensorProto.INT32, [batch]),
+        oh.make_tensor_value_info("X", TensorProto.FLOAT, [steps, entries, INPUT]),
+        oh.make_tensor_value_info("lens", TensorProto.INT32, [entries]),
     ]
     names = ["X", "W", "R", "B", "lens", "h0" if initial else ""]
     if initial:
@@ -62,7 +64,7 @@ def recurrent_model(
     node = oh.make_node(
         kind, names, outs, hidden_size=hidden, direction=direction, **attrs
     )  # fmt: skip
-    shapes = {"Y": [seq, dirs, batch, hidden], "Y_h": state, "Y_c": state}
+    shapes = {"Y": [steps, dirs, entries, hidden], "Y_h": state, "Y_c": state}
     outputs = [oh.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in outs]
     graph = oh.make_graph([node], kind.lower(), inputs, outputs, inits)
     return oh.make_model(graph, opset_imports=[oh.make_opsetid("", 14)])
@@ -71,11 +73,13 @@ def recurrent_model(
 def feeds(
     model: onnx.ModelProto, lengths: np.ndarray = LENGTHS, nan: bool = True
 ) -> dict[str, np.ndarray]:
-    """Random inputs; NaN in X's steps past each entry's length (never read)."""
+    """Random inputs (symbols ``T`` = SEQ, ``B`` = BATCH); NaN in X's steps past each
+    entry's length (never read)."""
     rng = np.random.default_rng(2)
+    sizes = {"T": SEQ, "B": BATCH}
     out: dict[str, np.ndarray] = {}
     for value in model.graph.input:
-        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        shape = [d.dim_value or sizes[d.dim_param] for d in value.type.tensor_type.shape.dim]
         out[value.name] = rng.standard_normal(shape).astype(np.float32)
     out["lens"] = lengths.astype(np.int32)
     if nan:
@@ -156,4 +160,18 @@ def test_an_lstm_whose_cell_state_is_used_is_left_alone():
     for want, have in zip(
         onnxruntime_outputs(model, inputs), run_reference(module, inputs), strict=True
     ):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_symbolic_steps_and_batch(kind: str):
+    """T and B symbols (a model whose batch comes from data): the step numbers are
+    Range(0, Shape(X)[0]), the rest does not depend on the sizes."""
+    model = recurrent_model(kind, "bidirectional", symbolic=True)
+    inputs = feeds(model)
+    module, stats = rewritten(model)
+    assert stats["expanded-recurrent-lengths"] == 1
+    assert any(op.name == "graph.range" for op in module.walk())
+    got = run_reference(module, inputs)
+    for want, have in zip(onnxruntime_outputs(model, inputs), got, strict=True):
         np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)

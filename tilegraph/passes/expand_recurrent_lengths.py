@@ -27,9 +27,12 @@ bidirectional layer is its two directions as one-direction layers (``W``, ``R``,
 the initial states and ``P`` sliced per direction, the activations split as ONNX assigns
 them), their ``Y`` and ``Y_h`` concatenated back.
 
-Not rewritten: ``layout = 1`` (the recurrent kernel takes layout 0 only), a sequence or
-batch that is not static, an LSTM whose final cell state ``Y_c`` is used (it cannot be
-read from ``Y``; the layer stays on the host with its reason).
+The step numbers are a constant when ``T`` is static, else ``Range(0, Shape(X)[0])``
+(a model whose batch or sequence comes from data: tashkeel's packed sequences).
+
+Not rewritten: ``layout = 1`` (the recurrent kernel takes layout 0 only), an LSTM whose
+final cell state ``Y_c`` is used (it cannot be read from ``Y``; the layer stays on the host
+with its reason).
 
 Statistics: ``expanded-recurrent-lengths``.
 """
@@ -45,8 +48,11 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilegraph.dialects.element_types import numpy_dtype_of
+from tilegraph.dialects.element_types import element_type_of, numpy_dtype_of
+from tilegraph.dialects.graph.constant_ops import ShapeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
+from tilegraph.dialects.graph.elementwise import CastOp
+from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import ReverseSequenceOp
 from tilegraph.dialects.graph.logical import WhereOp
 from tilegraph.dialects.graph.recurrent import (
@@ -55,45 +61,55 @@ from tilegraph.dialects.graph.recurrent import (
     RecurrentOp,
     direction_activation_attrs,
 )
-from tilegraph.dialects.graph.shape_ops import ReshapeOp
+from tilegraph.dialects.graph.shape_ops import SqueezeOp, UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.expand_qoperator import OpSequence
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
 _SHARED_ATTRS = ("clip", "hidden_size")
-
-
-def _static(value: SSAValue) -> tuple[int, ...] | None:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(int(d) for d in t.origin_shape) if t.is_static else None
+_ONNX_INT = {np.dtype(np.int32): 6, np.dtype(np.int64): 7}
+"""ONNX's type codes of the lengths' types (RNN / GRU / LSTM take int32)."""
 
 
 class _Rewrite:
-    """The ops replacing one recurrent op ``op`` (``T`` steps, ``B`` batch entries)."""
+    """The ops replacing one recurrent op ``op`` (``T`` steps, ``B`` batch entries; either
+    may be a symbol: the ops read ``T`` from ``X``'s shape then)."""
 
-    def __init__(self, op: RecurrentOp, steps: int, batch: int):
-        self.op, self.steps, self.batch = op, steps, batch
+    def __init__(self, op: RecurrentOp, int_type: np.dtype):
+        self.op = op
         self.seq = OpSequence(op)
         lens = op.sequence_lens
         assert lens is not None
-        lens_type = lens.type
-        assert isinstance(lens_type, TensorType)
         self.lens = lens
-        int_type = numpy_dtype_of(lens_type.element_type)
         y_type = op.Y.type
         assert isinstance(y_type, TensorType)
         self.zero = self.seq.constant(np.zeros((), numpy_dtype_of(y_type.element_type)))
-        column = self.reshape(lens, [1, batch, 1])
-        times = self.seq.constant(np.arange(steps, dtype=int_type).reshape(steps, 1, 1))
-        self.valid = self.seq.value("graph.less", times, column)  # [T, B, 1]: t < len[b]
+        column = self.unsqueeze(lens, [0, 2])  # [1, B, 1]
+        self.valid = self.seq.value("graph.less", self._steps(int_type), column)  # t < len[b]
         self.started = self.seq.value(  # [1, B, 1]: len[b] > 0
             "graph.greater", column, self.seq.constant(np.zeros((), int_type))
         )
 
-    def reshape(self, value: SSAValue, shape: list[int]) -> SSAValue:
-        return self.seq.value(ReshapeOp, value, self.seq.constant(np.array(shape, np.int64)))
+    def _steps(self, int_type: np.dtype) -> SSAValue:
+        """``[T, 1, 1]``: the step numbers ``0 .. T-1`` in the lengths' type."""
+        x = self.op.X.type
+        assert isinstance(x, TensorType)
+        steps = x.origin_shape[0]
+        if isinstance(steps, int):
+            return self.seq.constant(np.arange(steps, dtype=int_type).reshape(steps, 1, 1))
+        at = self.seq.constant
+        count = self.seq.value(SqueezeOp, self.seq.value(ShapeOp, self.op.X, start=0, end=1))
+        numbers = self.seq.value(RangeOp, at(np.int64(0)), count, at(np.int64(1)))
+        numbers = self.seq.value(CastOp, numbers, to=_ONNX_INT[int_type])
+        axes = self.seq.constant(np.array([1, 2], np.int64))
+        # Range's length is unknown to shape inference; it is X's first dim, which keeps Y's
+        # type what it was
+        column = TensorType([steps, 1, 1], element_type_of(int_type))
+        return self.seq.value(UnsqueezeOp, numbers, axes, result_types=[column])
+
+    def unsqueeze(self, value: SSAValue, axes: list[int]) -> SSAValue:
+        return self.seq.value(UnsqueezeOp, value, self.seq.constant(np.array(axes, np.int64)))
 
     def reverse(self, value: SSAValue) -> SSAValue:
         """``value`` ``[T, B, ...]`` with each entry's first ``len[b]`` steps reversed."""
@@ -122,15 +138,13 @@ class _Rewrite:
             states += [self.direction(v, d, dirs) for v in (op.initial_c, op.P)]
             attrs["input_forget"] = op.attr("input_forget")
         layer = self.seq.op(type(op), x, *per, None, *states, direction="forward", **attrs)
-        hidden = layer.results[0].type
-        assert isinstance(hidden, TensorType)
-        h = int(hidden.origin_shape[-1])
-        y = self.reshape(layer.results[0], [self.steps, self.batch, h])
+        at = self.seq.constant
+        y = self.seq.value(SqueezeOp, layer.results[0], at(np.array([1], np.int64)))  # [T, B, H]
         back = self.reverse(y)
         kept = self.seq.value(WhereOp, self.valid, back if reverse else y, self.zero)
         # row 0 of R: the state after step len[b] - 1
         y_h = self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
-        return self.reshape(kept, [self.steps, 1, self.batch, h]), y_h
+        return self.unsqueeze(kept, [1]), y_h
 
 
 def _expand(op: RecurrentOp) -> bool:
@@ -139,13 +153,14 @@ def _expand(op: RecurrentOp) -> bool:
         return False
     if isinstance(op, LSTMOp) and op.Y_c.uses:
         return False
-    shape = _static(op.X)
-    if shape is None:
+    lens_type = op.sequence_lens.type
+    assert isinstance(lens_type, TensorType)
+    int_type = numpy_dtype_of(lens_type.element_type)
+    if int_type not in _ONNX_INT:
         return False
-    steps, batch, _ = shape
     direction = op.attr("direction") or "forward"
     dirs = 2 if direction == "bidirectional" else 1
-    rewrite = _Rewrite(op, steps, batch)
+    rewrite = _Rewrite(op, int_type)
     parts = [rewrite.run(d, dirs, direction == "reverse" or d == 1) for d in range(dirs)]
     ys, hs = zip(*parts, strict=True)
     seq = rewrite.seq
