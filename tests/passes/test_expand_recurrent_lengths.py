@@ -32,6 +32,7 @@ def recurrent_model(
     batch: int = BATCH,
     hidden: int = HIDDEN,
     symbolic: bool = False,
+    used: tuple[str, ...] = ("Y", "Y_h"),
     **attrs,
 ) -> onnx.ModelProto:
     """One ``kind`` layer with weights as initializers; X, the lengths and the initial
@@ -60,9 +61,10 @@ def recurrent_model(
         names += ["c0" if initial else "", "P"]
         if initial:
             inputs.append(oh.make_tensor_value_info("c0", TensorProto.FLOAT, state))
-    outs = ["Y", "Y_h"] + (["Y_c"] if y_c else [])
+    outs = [n for n in ("Y", "Y_h") if n in used] + (["Y_c"] if y_c else [])
+    results = [n if n in outs else "" for n in ("Y", "Y_h")] + (["Y_c"] if y_c else [])
     node = oh.make_node(
-        kind, names, outs, hidden_size=hidden, direction=direction, **attrs
+        kind, names, results, hidden_size=hidden, direction=direction, **attrs
     )  # fmt: skip
     shapes = {"Y": [steps, dirs, entries, hidden], "Y_h": state, "Y_c": state}
     outputs = [oh.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in outs]
@@ -172,6 +174,22 @@ def test_symbolic_steps_and_batch(kind: str):
     module, stats = rewritten(model)
     assert stats["expanded-recurrent-lengths"] == 1
     assert any(op.name == "graph.range" for op in module.walk())
+    got = run_reference(module, inputs)
+    for want, have in zip(onnxruntime_outputs(model, inputs), got, strict=True):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("used", [("Y",), ("Y_h",)])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_only_the_results_used_are_made(direction: str, used: tuple[str, ...]):
+    model = recurrent_model("GRU", direction, used=used)
+    inputs = feeds(model)
+    module, stats = rewritten(model)
+    assert stats["expanded-recurrent-lengths"] == 1
+    reversals = sum(op.name == "graph.reverse_sequence" for op in module.walk())
+    dirs = 2 if direction == "bidirectional" else 1
+    backward = int(direction != "forward")  # directions that reverse X
+    assert reversals == backward + (dirs if used == ("Y_h",) else backward)
     got = run_reference(module, inputs)
     for want, have in zip(onnxruntime_outputs(model, inputs), got, strict=True):
         np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)

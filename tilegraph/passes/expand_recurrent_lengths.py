@@ -13,6 +13,8 @@ recurrent kernel runs every step of every entry, so this pass rewrites, per dire
     Y  = Where(t < len[b], Y1 (forward) | R (reverse), 0)
     Y_h = Where(len[b] > 0, R[0], 0)
 
+(only what is used: a forward layer whose ``Y_h`` nobody reads needs no ``R``)
+
 Why it is exact, not approximately so: the forward recurrence's step ``t`` depends on steps
 ``<= t`` only, so for ``t < len[b]`` the unmasked layer computes the masked layer's state
 bit for bit (the same operations on the same values), and later steps are discarded by a
@@ -86,10 +88,13 @@ class _Rewrite:
         assert isinstance(y_type, TensorType)
         self.zero = self.seq.constant(np.zeros((), numpy_dtype_of(y_type.element_type)))
         column = self.unsqueeze(lens, [0, 2])  # [1, B, 1]
-        self.valid = self.seq.value("graph.less", self._steps(int_type), column)  # t < len[b]
-        self.started = self.seq.value(  # [1, B, 1]: len[b] > 0
-            "graph.greater", column, self.seq.constant(np.zeros((), int_type))
-        )
+        # only what is used is made: a forward layer whose Y_h is not read needs no reversal
+        self.valid = self.started = None
+        if op.Y.uses:  # [T, B, 1]: t < len[b]
+            self.valid = self.seq.value("graph.less", self._steps(int_type), column)
+        if op.Y_h.uses:  # [1, B, 1]: len[b] > 0
+            zero = self.seq.constant(np.zeros((), int_type))
+            self.started = self.seq.value("graph.greater", column, zero)
 
     def _steps(self, int_type: np.dtype) -> SSAValue:
         """``[T, 1, 1]``: the step numbers ``0 .. T-1`` in the lengths' type."""
@@ -125,8 +130,9 @@ class _Rewrite:
         """Direction ``d``'s part of a per-direction operand (``[dirs, ...]``)."""
         return value if value is None or dirs == 1 else self.row(value, d)
 
-    def run(self, d: int, dirs: int, reverse: bool) -> tuple[SSAValue, SSAValue]:
-        """Direction ``d``'s ``Y`` ``[T, 1, B, H]`` and ``Y_h`` ``[1, B, H]``."""
+    def run(self, d: int, dirs: int, reverse: bool) -> tuple[SSAValue | None, SSAValue | None]:
+        """Direction ``d``'s ``Y`` ``[T, 1, B, H]`` and ``Y_h`` ``[1, B, H]`` (None: not
+        used)."""
         op = self.op
         x = self.reverse(op.X) if reverse else op.X
         per = [self.direction(v, d, dirs) for v in (op.W, op.R, op.B)]
@@ -140,11 +146,17 @@ class _Rewrite:
         layer = self.seq.op(type(op), x, *per, None, *states, direction="forward", **attrs)
         at = self.seq.constant
         y = self.seq.value(SqueezeOp, layer.results[0], at(np.array([1], np.int64)))  # [T, B, H]
-        back = self.reverse(y)
-        kept = self.seq.value(WhereOp, self.valid, back if reverse else y, self.zero)
-        # row 0 of R: the state after step len[b] - 1
-        y_h = self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
-        return self.unsqueeze(kept, [1]), y_h
+        back = self.reverse(y) if reverse or self.started is not None else None
+        kept = None
+        if self.valid is not None:
+            assert back is not None or not reverse
+            kept = self.seq.value(WhereOp, self.valid, back if reverse else y, self.zero)
+            kept = self.unsqueeze(kept, [1])
+        y_h = None
+        if self.started is not None:  # row 0 of R: the state after step len[b] - 1
+            assert back is not None
+            y_h = self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
+        return kept, y_h
 
 
 def _expand(op: RecurrentOp) -> bool:
@@ -156,19 +168,20 @@ def _expand(op: RecurrentOp) -> bool:
     lens_type = op.sequence_lens.type
     assert isinstance(lens_type, TensorType)
     int_type = numpy_dtype_of(lens_type.element_type)
-    if int_type not in _ONNX_INT:
+    if int_type not in _ONNX_INT or not (op.Y.uses or op.Y_h.uses):
         return False
     direction = op.attr("direction") or "forward"
     dirs = 2 if direction == "bidirectional" else 1
     rewrite = _Rewrite(op, int_type)
     parts = [rewrite.run(d, dirs, direction == "reverse" or d == 1) for d in range(dirs)]
-    ys, hs = zip(*parts, strict=True)
-    seq = rewrite.seq
-    y = ys[0] if dirs == 1 else seq.value(ConcatOp, *ys, axis=1)
-    y_h = hs[0] if dirs == 1 else seq.value(ConcatOp, *hs, axis=0)
-    for old, new in ((op.Y, y), (op.Y_h, y_h)):
-        new.name_hint = old.name_hint
-        old.replace_all_uses_with(new)
+    for i, old in enumerate((op.Y, op.Y_h)):
+        new = [part[i] for part in parts]
+        if new[0] is None:
+            continue
+        joined = new[0] if dirs == 1 else rewrite.seq.value(ConcatOp, *new, axis=1 - i)
+        assert joined is not None
+        joined.name_hint = old.name_hint
+        old.replace_all_uses_with(joined)
     Rewriter.erase_op(op)
     return True
 

@@ -2,7 +2,8 @@
 
 // ReverseSequence (tiling/reverse_sequence.py) on the `test` preset: the gather kernel's
 // tiles over the T x B rows in order, each row's source computed on the scalar unit from
-// its step t and entry b: len = min(lens[b], T), src = t < len ? len - 1 - t : t.
+// its step t and entry b: len = min(lens[b], T), src = t < len ? len - 1 - t : t (the
+// lengths loaded into UB once).
 
 // ---- time-major [T = 7, B = 5, 40] f32, lengths an int64 input: 35 rows shared by the 4
 // vector cores in tiles of 9, a ragged last tile of 8 (its row loop runs min(9, 35 - r0)
@@ -16,9 +17,10 @@ func.func @time_major(%v0: memref<7x5x40xf32, "GM">, %in0: memref<5xi64, "GM">, 
 }
 // CHECK-LABEL: func.func @time_major(
 // CHECK-SAME:    tile.kernel = "vector", tile.tiles = 4 : i64, tile.ops = "graph.reverse_sequence"
+// CHECK:         %[[LENS:.+]] = tile.alloc : memref<5xi64, "UB">
 // CHECK:         %[[ROWS:.+]] = tile.alloc : memref<9x40xf32, "UB">
-// CHECK-NOT:     memref<{{.*}}i64, "UB">
-// CHECK:         scf.for %[[T:.+]] = %c0 to %c35 step %c9 {
+// CHECK:         tile.copy_flat %in0[%c0] to %[[LENS]][%c0] {count = 5 : i64} : memref<5xi64, "GM"> to memref<5xi64, "UB">
+// CHECK-NEXT:    scf.for %[[T:.+]] = %c0 to %c35 step %c9 {
 // CHECK-NEXT:      %[[OUT:.+]] = arith.muli %[[T]], %c40 : index
 // CHECK-NEXT:      %[[NEG:.+]] = arith.muli %[[T]], %cm1 : index
 // CHECK-NEXT:      %[[LEFT:.+]] = arith.addi %[[NEG]], %c35 : index
@@ -27,7 +29,7 @@ func.func @time_major(%v0: memref<7x5x40xf32, "GM">, %in0: memref<5xi64, "GM">, 
 // CHECK-NEXT:        %[[R:.+]] = arith.addi %[[T]], %[[J]] : index
 // CHECK-NEXT:        %[[STEP:.+]] = arith.floordivsi %[[R]], %c5 : index
 // CHECK-NEXT:        %[[ENTRY:.+]] = arith.remsi %[[R]], %c5 : index
-// CHECK-NEXT:        %[[L:.+]] = tile.get_value %in0[%[[ENTRY]]] : memref<5xi64, "GM">
+// CHECK-NEXT:        %[[L:.+]] = tile.get_value %[[LENS]][%[[ENTRY]]] : memref<5xi64, "UB">
 // CHECK-NEXT:        %len = arith.minsi %[[L]], %c7 : index
 // CHECK-NEXT:        %[[IN:.+]] = arith.cmpi slt, %[[STEP]], %len : index
 // CHECK-NEXT:        %[[LAST:.+]] = arith.addi %len, %cm1 : index
@@ -56,7 +58,7 @@ func.func @batch_major(%v0: memref<2x3x8xf32, "GM">, %in0: memref<2xi32, "GM">, 
 // CHECK-LABEL: func.func @batch_major(
 // CHECK:         %[[ENTRY:.+]] = arith.floordivsi %{{.+}}, %c3 : index
 // CHECK-NEXT:    %[[STEP:.+]] = arith.remsi %{{.+}}, %c3 : index
-// CHECK-NEXT:    %[[L:.+]] = tile.get_value %in0[%[[ENTRY]]] : memref<2xi32, "GM">
+// CHECK-NEXT:    %[[L:.+]] = tile.get_value %{{.+}}[%[[ENTRY]]] : memref<2xi32, "UB">
 // CHECK:         %[[SRC:.+]] = arith.select %{{.+}}, %{{.+}}, %[[STEP]] : index
 // CHECK-NEXT:    %[[BASE:.+]] = arith.muli %[[ENTRY]], %c3 : index
 // CHECK-NEXT:    arith.addi %[[BASE]], %[[SRC]] : index

@@ -13,9 +13,9 @@
 // CHECK:       %[[Y3:.*]] = graph.squeeze %[[Y1]], {{.*}} -> !layout.tensor<3x2x8xf32>
 // CHECK:       %[[BACK:.*]] = graph.reverse_sequence %[[Y3]], %lens {batch_axis = 1, time_axis = 0}
 // CHECK:       %[[KEPT:.*]] = graph.where %[[VALID]], %[[Y3]], %[[ZERO]]
+// CHECK:       %Y = graph.unsqueeze %[[KEPT]], {{.*}} -> !layout.tensor<3x1x2x8xf32>
 // CHECK:       %[[LAST:.*]] = graph.slice %[[BACK]], {{.*}} -> !layout.tensor<1x2x8xf32>
 // CHECK:       %Y_h = graph.where %[[STARTED]], %[[LAST]], %[[ZERO]]
-// CHECK:       %Y = graph.unsqueeze %[[KEPT]], {{.*}} -> !layout.tensor<3x1x2x8xf32>
 // CHECK:       func.return %Y, %Y_h
 func.func @forward(%X: !layout.tensor<3x2x4xf32>, %lens: !layout.tensor<2xi32>) -> (!layout.tensor<3x1x2x8xf32>, !layout.tensor<1x2x8xf32>) {
   %W = graph.constant dense<0.5> : !layout.tensor<1x8x4xf32>
@@ -73,4 +73,17 @@ func.func @symbolic(%X: !layout.tensor<[T, 2, 4], f32>, %lens: !layout.tensor<2x
   %R = graph.constant dense<0.25> : !layout.tensor<1x8x8xf32>
   %Y, %Y_h = graph.rnn %X, %W, %R, none, %lens, none {hidden_size = 8} : (!layout.tensor<[T, 2, 4], f32>, !layout.tensor<1x8x4xf32>, !layout.tensor<1x8x8xf32>, !layout.tensor<2xi32>) -> (!layout.tensor<[T, 1, 2, 8], f32>, !layout.tensor<1x2x8xf32>)
   func.return %Y, %Y_h : !layout.tensor<[T, 1, 2, 8], f32>, !layout.tensor<1x2x8xf32>
+}
+
+// A forward layer whose Y_h is not read: no ReverseSequence, no final-state select.
+// CHECK-LABEL: func.func @y_only
+// CHECK:       graph.rnn %X, %W, %R {direction = "forward", hidden_size = 8}
+// CHECK-NOT:   graph.reverse_sequence
+// CHECK-NOT:   graph.greater
+// CHECK:       %Y = graph.unsqueeze
+func.func @y_only(%X: !layout.tensor<3x2x4xf32>, %lens: !layout.tensor<2xi32>) -> (!layout.tensor<3x1x2x8xf32>) {
+  %W = graph.constant dense<0.5> : !layout.tensor<1x8x4xf32>
+  %R = graph.constant dense<0.25> : !layout.tensor<1x8x8xf32>
+  %Y, %Y_h = graph.rnn %X, %W, %R, none, %lens, none {hidden_size = 8} : (!layout.tensor<3x2x4xf32>, !layout.tensor<1x8x4xf32>, !layout.tensor<1x8x8xf32>, !layout.tensor<2xi32>) -> (!layout.tensor<3x1x2x8xf32>, !layout.tensor<1x2x8xf32>)
+  func.return %Y : !layout.tensor<3x1x2x8xf32>
 }

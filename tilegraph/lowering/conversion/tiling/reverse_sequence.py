@@ -9,13 +9,13 @@ two, contiguous in a row-major tensor) of step::
                 t                otherwise
 
 So it is :mod:`.gather`'s kernel over the ``T · B`` rows in order, the index of each row
-computed on the scalar unit instead of read from an index tile (GE runs ReverseSequence on
-the AI core as a data-movement kernel too)::
+computed on the scalar unit instead of read from an index tile::
 
+    copy_flat lens -> lens_ub  (B)                      MTE2, once
     for r0 in 0 .. T·B step R:                          tile.parallel (split-cores)
       for j in 0 .. min(R, T·B - r0):
         (t, b) = divmod(r0 + j, B)    | (b, t) = divmod(r0 + j, T)
-        %len = get_value lens[b]                        S: GlobalTensor::GetValue
+        %len = get_value lens_ub[b]                     S: LocalTensor::GetValue
         %src = select(t < min(%len, T), %len - 1 - t, t)
         copy_flat x[row(%src, b) * inner] -> rows_ub[j * inner] (inner, partial)   MTE2
       copy_flat rows_ub -> y[r0 * inner]   (R rows, cut at the end)                 MTE3
@@ -43,7 +43,7 @@ from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.indexing import ReverseSequenceOp
-from tilegraph.dialects.tile import GetValueOp
+from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
@@ -78,7 +78,7 @@ def _row_function(
     b: KernelBuilder, lens: SSAValue, shape: tuple[int, int], time_axis: int
 ) -> RowOf:
     """The scalar code computing the data row of output row ``r`` (``shape``: the first two
-    axes)."""
+    axes) from the lengths in ``lens`` (UB)."""
     steps = shape[time_axis]
 
     def row_of(r: SSAValue) -> SSAValue:
@@ -130,12 +130,18 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
         if count > UNROLLED_ROWS:
             return f"a reverse_sequence of compile-time lengths over {UNROLLED_ROWS} rows"
         picked = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
+    lens_type = tensor_of(op.sequence_lens).element_type
+    batch = shape[1 - time_axis]
+    lens_bytes = -(-batch * element_bytes(lens_type) // DMA_BLOCK_BYTES) * DMA_BLOCK_BYTES
     cores = b.hw.vector_cores if callable(picked) else 1  # compile-time rows: unrolled
-    plan = plan_gather((count, inner), 0, count, eb, 0, b.ub_budget(), cores)
+    plan = plan_gather((count, inner), 0, count, eb, 0, b.ub_budget() - lens_bytes, cores)
     if isinstance(plan, str):
         return plan
     if b.dry_run:
         return None
-    lens_type = tensor_of(op.sequence_lens).element_type
+    if lens is not None:  # the lengths into UB once: a scalar read of UB, not of GM, per row
+        lens_ub = b.buffer([batch], lens_type, "UB", "lens_ub")
+        b.add(CopyFlatOp(lens, b.index(0), lens_ub, b.index(0), batch))
+        picked = _row_function(b, lens_ub, (shape[0], shape[1]), time_axis)
     emit_row_gather(b, plan, table, written, picked, data_type.element_type, lens_type)
     return None
