@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
+from tests.lowering.test_axis_kernels import int_input
 from tests.lowering.test_tile_differential import (
     NAN,
     Graph,
@@ -18,8 +19,6 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
-from tilegraph.dialects.element_types import element_type_of
-from tilegraph.dialects.layout_type import TensorType
 
 CUBE, VECTOR = "cube", "vector"
 SEQ, BATCH, INPUT, HIDDEN = 5, 3, 12, 20
@@ -27,12 +26,10 @@ GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 LENGTHS = [5, 1, 3]  # the full sequence, 1, ragged
 
 
-def int_input(g: Graph, values: list[int], dtype: str = "int32") -> SSAValue:
+def lengths_input(g: Graph, values: list[int], dtype: type = np.int32) -> SSAValue:
     """A kernel input holding ``values`` (so nothing folds them)."""
-    t = TensorType([len(values)], element_type_of(np.dtype(dtype)), "ND", None)
-    arg = g.b.block.insert_arg(t, len(g.b.block.args))
-    arg.name_hint = f"in{len(g.arrays)}"
-    g.arrays.append(np.array(values, dtype))
+    arg = int_input(g, [len(values)], 0, 1, dtype)
+    g.arrays[-1][:] = values
     return arg
 
 
@@ -46,7 +43,7 @@ def layer(g: Graph, kind: str, direction: str, initial: bool, lengths: list[int]
         g.arrays[-1][n:, b] = np.nan
     w, r = g.const([dirs, gates * HIDDEN, INPUT]), g.const([dirs, gates * HIDDEN, HIDDEN])
     bias = g.const([dirs, 2 * gates * HIDDEN])
-    lens = int_input(g, lengths)
+    lens = lengths_input(g, lengths)
     h0 = g.input([dirs, BATCH, HIDDEN]) if initial else None
     operands = [x, w, r, bias, lens, h0]
     if kind == "lstm":
@@ -86,7 +83,7 @@ def test_layer_with_lengths_on_real_presets(kind: str, direction: str, platform:
 def reverse_sequence(shape: list[int], lengths: list[int], time_axis: int, constant: bool = False):
     def build(g: Graph) -> list[SSAValue]:
         x = g.input(shape)
-        lens = g.ints(lengths) if constant else int_input(g, lengths, "int64")
+        lens = g.ints(lengths) if constant else lengths_input(g, lengths, np.int64)
         return [g.op("reverse_sequence", x, lens, time_axis=time_axis, batch_axis=1 - time_axis)]
 
     return build
