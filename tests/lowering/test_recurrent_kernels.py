@@ -106,12 +106,13 @@ def test_recurrent_kernel(name: str):
     assert_units(levels.tiled_kernels, {f"graph.{kind}": CUBE}, "tile-kernels{platform=test}")
 
 
-def test_sequence_lens_stays_on_the_host():
+def test_sequence_lens_with_the_cell_state_used_stays_on_the_host():
+    """``expand-recurrent-lengths`` takes the rest (its own tests)."""
     g = Graph()
     x = g.input([SEQ, BATCH, INPUT])
-    w, r = g.const([1, 8, INPUT]), g.const([1, 8, 8])
+    w, r = g.const([1, 32, INPUT]), g.const([1, 32, 8])
     lens = g.b.constant(np.array([3, 2], np.int32))
-    module = g.b.build(*g.b.op_results("rnn", x, w, r, None, lens, None, hidden_size=8))
+    module = g.b.build(*g.b.op_results("lstm", x, w, r, None, lens, hidden_size=8))
     levels = run_levels(module, g.arrays, "test")
     assert_matches(levels)
     (kernel,) = levels.tiled_kernels

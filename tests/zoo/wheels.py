@@ -135,7 +135,10 @@ WHEELS: tuple[Wheel, ...] = (
     Wheel(
         "piper-tts",
         "1.8.0",
-        {"piper_nakdimon.onnx": "piper/hebrew/nakdimon.onnx"},
+        {
+            "piper_nakdimon.onnx": "piper/hebrew/nakdimon.onnx",
+            "piper_tashkeel.onnx": "piper/tashkeel/model.onnx",
+        },
         platform="manylinux_2_28_x86_64",
     ),
     Wheel(

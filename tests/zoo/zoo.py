@@ -24,7 +24,7 @@ import numpy as np
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 
-Kind = Literal["normal", "uniform", "ids", "mask", "zeros", "scalar"]
+Kind = Literal["normal", "uniform", "ids", "mask", "zeros", "scalar", "lengths"]
 Shape = tuple[int, ...]
 
 
@@ -37,7 +37,10 @@ class InputRule:
     it says otherwise) uniform in ``[0, high)``;
     ``mask``: ``{0, 1}`` (int64, or float32 when ``dtype`` says so) over ``[batch, length]``
     with ones first and trailing zeros (row ``b`` keeps ``max(1, length - 2 * b)`` ones);
-    ``zeros``: zeros of ``dtype``; ``scalar``: a 0-d array holding ``value``.
+    ``zeros``: zeros of ``dtype``; ``scalar``: a 0-d array holding ``value``; ``lengths``:
+    ``[batch]`` sequence lengths of ``dtype`` (int64 unless it says otherwise), entry ``b``
+    ``max(1, length - 2 * b)`` as ``mask`` keeps, ``length`` the data set's first 2-D
+    input's second dim.
     """
 
     kind: Kind
@@ -115,6 +118,10 @@ def make_inputs(model: ZooModel, index: int, seed: int = 0) -> dict[str, np.ndar
             out[name] = mask
         elif rule.kind == "zeros":
             out[name] = np.zeros(shape, dtype=rule.dtype)
+        elif rule.kind == "lengths":
+            length = next(s[1] for s in model.datasets[index].values() if len(s) == 2)
+            lengths = [max(1, length - 2 * b) for b in range(shape[0])]
+            out[name] = np.array(lengths, dtype=rule.dtype)
         else:
             out[name] = np.array(model._scalar(name, index), dtype=rule.dtype)
     return out
@@ -867,6 +874,25 @@ _ALL: list[ZooModel] = [
             ("dlrm_dynamo", f"dlrm {DYNAMO_NOTES}"),
         )
     ),
+    ZooModel(
+        "piper_tashkeel",
+        "piper_tashkeel.onnx",
+        "wheel",
+        {
+            "char_inputs": InputRule("ids", "int64", high=54),
+            "diac_inputs": InputRule("ids", "int64", high=16),
+            "input_lengths": InputRule("lengths", "int64"),
+        },
+        (
+            {"char_inputs": (1, 12), "diac_inputs": (1, 12), "input_lengths": (1,)},
+            {"char_inputs": (3, 30), "diac_inputs": (3, 30), "input_lengths": (3,)},
+        ),
+        notes=(
+            "piper-tts 1.8.0's Arabic diacritiser (PyTorch 2.1, opset 16: packed sequences "
+            "as TopK / ScatterElements around 9 bidirectional GRUs with sequence_lens; "
+            "lengths 1 .. sequence: a length of 0 gives NaN rows in onnxruntime too)"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -876,7 +902,10 @@ PATHS = ("cli-tiles", "cli-interpret", "cli-reference", "compile", "session")
 the same with ``--executor interpret``, ``tilegraph-run --reference``, ``tilegraph.compile(path)``, ``Session(target="tiles")``."""
 
 _HOST_OPS = {
-    "piper_nakdimon": "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence",
+    "piper_nakdimon": (
+        "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence (of its bool "
+        "mask: rows under 32 bytes)"
+    ),
 }
 
 KNOWN_FAILURES: dict[tuple[str, str, int], str] = {

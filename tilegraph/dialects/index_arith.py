@@ -109,8 +109,24 @@ def maxui(a: int, b: int, bits: int) -> int:
 
 
 def select(c: Any, a: Any, b: Any) -> Any:
-    """``arith.select``."""
+    """``arith.select`` (an unknown when the condition is one: :class:`DataDependent`)."""
+    if isinstance(c, DataDependent):
+        return DataDependent()
     return a if c else b
+
+
+def minsi(a: Any, b: Any) -> Any:
+    """``arith.minsi`` (an unknown when either operand is one)."""
+    return DataDependent() if _unknown(a, b) else min(a, b)
+
+
+def maxsi(a: Any, b: Any) -> Any:
+    """``arith.maxsi`` (an unknown when either operand is one)."""
+    return DataDependent() if _unknown(a, b) else max(a, b)
+
+
+def _unknown(a: Any, b: Any) -> bool:
+    return isinstance(a, DataDependent) or isinstance(b, DataDependent)
 
 
 def _unsigned_compare(compare: Callable[[Any, Any], Any]) -> Callable[[int, int, int], bool]:
@@ -124,9 +140,11 @@ class DataDependent:
     """An index known only when the kernel runs, from data it reads (``tile.get_value``),
     as the analyses that walk a kernel without data hold it (the cycle model, the kernel
     walk). ``+``, ``-`` and ``*`` (the address arithmetic of a DMA offset) give another
-    unknown; it equals nothing but itself, so two accesses at such offsets never count as
-    the same bytes (the L2 model takes each for a miss). Loop bounds, comparisons and
-    divisions cannot use it (a ``TypeError``)."""
+    unknown, and so do ``<``, ``<=``, ``>``, ``>=``, ``minsi`` / ``maxsi`` and a ``select``
+    on an unknown condition (a source row picked by a length read from data:
+    ReverseSequence's); it equals nothing but itself, so two accesses at such offsets never
+    count as the same bytes (the L2 model takes each for a miss). Loop bounds and divisions
+    cannot use it (a ``TypeError``)."""
 
     __slots__ = ()
 
@@ -134,6 +152,7 @@ class DataDependent:
         return DataDependent()
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _unknown
+    __lt__ = __le__ = __gt__ = __ge__ = _unknown
 
     def __repr__(self) -> str:
         return "<data-dependent index>"
@@ -220,8 +239,8 @@ BINARY: dict[type[Operation], Semantics] = {
     arith.RemSIOp: Semantics("remsi", remsi, np.fmod),
     arith.FloorDivSIOp: Semantics("floordivsi", operator.floordiv, operator.floordiv, "//"),
     arith.CeilDivSIOp: Semantics("ceildivsi", ceildivsi, ceildivsi),
-    arith.MinSIOp: Semantics("minsi", min, np.minimum),
-    arith.MaxSIOp: Semantics("maxsi", max, np.maximum),
+    arith.MinSIOp: Semantics("minsi", minsi, np.minimum),
+    arith.MaxSIOp: Semantics("maxsi", maxsi, np.maximum),
     arith.DivUIOp: _unsigned("divui", divui, _v_unsigned_op(operator.floordiv)),
     arith.RemUIOp: _unsigned("remui", remui, _v_unsigned_op(np.remainder)),
     arith.CeilDivUIOp: _unsigned("ceildivui", ceildivui, _v_unsigned_op(_v_ceildivu)),

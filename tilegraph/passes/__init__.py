@@ -12,6 +12,7 @@ PASSES: dict[str, str] = {
     "conv-forms": ".conv_forms:ConvFormsPass",
     "expand-qoperator": ".expand_qoperator:ExpandQOperatorPass",
     "expand-quantized-lstm": ".expand_quantized_lstm:ExpandQuantizedLSTMPass",
+    "expand-recurrent-lengths": ".expand_recurrent_lengths:ExpandRecurrentLengthsPass",
     "fold-batchnorm": ".fold_batchnorm:FoldBatchNormPass",
     "fold-integer-ops": ".fold_integer_ops:FoldIntegerOpsPass",
     "fold-qdq": ".fold_qdq:FoldQdqPass",

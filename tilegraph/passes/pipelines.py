@@ -230,7 +230,8 @@ class O1Pipeline(PipelinePass):
 
 
 O2_SPEC = (
-    "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,O1,"
+    "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,"
+    "expand-recurrent-lengths,O1,"
     "format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
 )
 """What O2 runs."""
@@ -251,7 +252,8 @@ class O2Pipeline(NamedPipeline):
     its parameters op and a QuantizeLinear, MatMulInteger / ConvInteger and QDQ
     convolutions and matmuls int8 cube ops, before constant folding dequantises their
     weights), fold-requant (an int8 convolution feeding the next one requantises in
-    fixpipe), O1, then the format
+    fixpipe), expand-recurrent-lengths (a recurrent layer with ``sequence_lens`` as the
+    layer without it and ops with kernels), O1, then the format
     engine with GE's strategy, then fuse-ops and fuse-dynamic-quantize (each
     DynamicQuantizeLinear's two halves one kernel).
 

@@ -2,7 +2,8 @@
 
 One driver (:class:`RecurrentOp`) runs the time loop for all three: directions (forward,
 reverse, bidirectional), ``layout`` 0 / 1, ``sequence_lens`` (steps past a sequence's
-length give zeros in ``Y`` and keep the last valid state), initial states, ``clip`` and the
+length give zeros in ``Y`` and keep the last valid state; a length of 0 gives zero final
+states, as onnxruntime does), initial states, ``clip`` and the
 activation list with ``activation_alpha`` / ``activation_beta``. Each op contributes its
 cell (:meth:`RecurrentOp.cell`): a few lines of its equations. Computed in float64, returned
 in the input's type. On the tiled path: :mod:`tilegraph.lowering.conversion.tiling.recurrent`.
@@ -98,6 +99,25 @@ def activation_lists(op: GraphOp, defaults: tuple[str, ...], dirs: int) -> list[
         for n in names
     ]  # fmt: skip
     return [fns[d * per : (d + 1) * per] for d in range(dirs)]
+
+
+def direction_activation_attrs(op: GraphOp, d: int, dirs: int) -> dict[str, list | None]:
+    """``activations``, ``activation_alpha`` and ``activation_beta`` of direction ``d`` of
+    ``op`` alone (of ``dirs``), as a one-direction op of the same kind takes them (alpha /
+    beta are consumed in order by the activations that take them: the first direction's
+    are those its activations take); None where ``op`` has none."""
+    names = list(op.attr("activations") or ())
+    if not names:
+        return {"activations": None, "activation_alpha": None, "activation_beta": None}
+    per = len(names) // dirs
+    before, own = names[: d * per], names[d * per : (d + 1) * per]
+    out: dict[str, list | None] = {"activations": own}
+    for key, takes in (("activation_alpha", _TAKES_ALPHA), ("activation_beta", _TAKES_BETA)):
+        values = list(op.attr(key) or [])
+        start = sum(n.lower() in takes for n in before)
+        mine = values[start : start + sum(n.lower() in takes for n in own)]
+        out[key] = mine or None
+    return out
 
 
 def recurrent_results(
@@ -212,7 +232,9 @@ class RecurrentOp(GraphOp):
                 rows = np.arange(batch)[active]
                 y[np.clip(t, 0, seq - 1)[active], d, rows] = states[0][active]
             for i, s in enumerate(states):
-                finals[i][d] = s
+                # a sequence of length 0 ends in zeros, not its initial state: onnxruntime's
+                # result (the specification does not say)
+                finals[i][d] = np.where((lengths > 0)[:, None], s, 0)
         out_y = y if layout == 0 else np.transpose(y, (2, 0, 1, 3))
         outs = [out_y, *(s if layout == 0 else np.swapaxes(s, 0, 1) for s in finals)]
         return tuple(o.astype(x.dtype) for o in outs)

@@ -46,6 +46,7 @@ not fit UB.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
 
@@ -65,6 +66,11 @@ from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
 
 DMA_BLOCK_BYTES = 32
 """The DMA's unit and the alignment of a UB address it writes."""
+
+RowOf = Callable[[SSAValue], SSAValue]
+"""Computes (on the scalar unit) the data row an output row (its index in the outer
+position's ``count``) copies: a gather whose indices are a function, not a tensor
+(ReverseSequence's, :mod:`.reverse_sequence`)."""
 
 
 @dataclass(frozen=True)
@@ -206,13 +212,14 @@ def emit_row_gather(
     plan: GatherPlan,
     table: SSAValue,
     out: SSAValue,
-    indices: SSAValue | list[int],
+    indices: SSAValue | list[int] | RowOf,
     element: Attribute,
     index_type: Attribute,
     depth: tuple[int, ...] = (),
 ) -> None:
     """The loops of ``plan``: per outer position and tile of rows, the index tile GM -> UB
-    (or the compile-time ``indices``), the row DMAs and the store. ``depth``: the sizes of
+    (or the compile-time ``indices``, or the rows a :data:`RowOf` computes: no index
+    tile), the row DMAs and the store. ``depth``: the sizes of
     the data axes one index *tuple* addresses (GatherND: the tile holds ``len(depth)``
     indices per row, each wrapped against its axis, the row their row-major combination);
     empty for one index per row."""
@@ -220,7 +227,7 @@ def emit_row_gather(
     width = max(1, len(depth))
     idx_ub = (
         None
-        if isinstance(indices, list)
+        if isinstance(indices, list) or callable(indices)
         else b.buffer([plan.rows, width] if depth else [plan.rows], index_type, "UB", "idx_ub")
     )
     tile = _Tile(b, plan, table, out, rows_ub, depth)
@@ -228,6 +235,9 @@ def emit_row_gather(
         if isinstance(indices, list):  # compile-time rows: every tile unrolled
             for t in range(0, plan.count, plan.rows):
                 tile.emit(o, b.index(t), indices[t : t + plan.rows])
+        elif callable(indices):
+            with b.loop(plan.count, plan.rows, "t", True) as t:
+                tile.emit(o, t, indices)
         else:
             assert idx_ub is not None
             with b.loop(plan.count, plan.rows, "t", True) as t:
@@ -261,9 +271,10 @@ class _Tile:
         assert row is not None
         return row
 
-    def emit(self, o: SSAValue, t: SSAValue, picked: SSAValue | list[int]) -> None:
+    def emit(self, o: SSAValue, t: SSAValue, picked: SSAValue | list[int] | RowOf) -> None:
         """The tile at index ``t`` of outer position ``o``; ``picked``: the index tile in
-        UB (rows read on the scalar unit), or the tile's compile-time rows."""
+        UB (rows read on the scalar unit), the tile's compile-time rows, or the function
+        computing each row."""
         b, plan = self.b, self.plan
         rows, inner, count = plan.rows, plan.inner, plan.count
         # the rows of tile t of outer position o start at out[(o * count + t) * inner]
@@ -280,7 +291,7 @@ class _Tile:
                 upper = b.add(arith.MinSIOp(b.index(rows), left)).results[0]
                 row_loop = b.loop_over(b.index(0), upper, b.index(1), "j")
             with row_loop as j:
-                row = self.read_row(picked, j)
+                row = picked(b.add_index(t, j)) if callable(picked) else self.read_row(picked, j)
                 row.name_hint = "row"
                 self.row(o, j, row, out_at)
             stored = rows  # cut at the output's end (a ragged tile is the last)

@@ -17,7 +17,7 @@ from typing import Any
 from xdsl.ir import Operation
 
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
-from tilegraph.dialects.graph.indexing import GatherNDOp
+from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp
 from tilegraph.dialects.graph.nn import ConvOp, LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -57,6 +57,7 @@ from tilegraph.lowering.conversion.tiling.reshape import (
 )
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
+from tilegraph.lowering.conversion.tiling.reverse_sequence import emit_reverse_sequence_kernel
 from tilegraph.lowering.conversion.tiling.rotary import emit_rotary_kernel
 from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
 from tilegraph.lowering.conversion.tiling.transdata import (
@@ -139,6 +140,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector", _lone(is_data_movement)),
     Strategy((GatherOp,), emit_gather_kernel, "vector", _starts_with(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", _starts_with(GatherNDOp)),
+    Strategy(
+        (ReverseSequenceOp,),
+        emit_reverse_sequence_kernel,
+        "vector",
+        _starts_with(ReverseSequenceOp),
+    ),
     Strategy(ELEMENT_OPS, emit_elements_kernel, "vector", _starts_with(*ELEMENT_OPS)),
     Strategy((ResizeOp,), emit_resize_kernel, "vector", _resize_mode(nearest=True)),
     Strategy((ResizeOp,), emit_taps_resize_kernel, "vector", _resize_mode(nearest=False)),
