@@ -129,9 +129,12 @@ class _Emitter:
         self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_el, "L0C", "c_l0c")
         self.first: SSAValue | None = None
         """This block's first hidden column (None: one block, column 0)."""
+        self.block: SSAValue | None = None
+        """This block's index (None: one block)."""
         if p.cores > 1:  # the block index selects the columns
             block = b.hoist(BlockIdxOp()).results[0]
             block.name_hint = "block"
+            self.block = block
             first = b.hoist(arith.MuliOp(block, b.index(p.per * hb))).results[0]
             first.name_hint = "first_col"
             self.first = first
