@@ -317,6 +317,7 @@ class _Steps:
         b.add(BINARY_OPS["vmul"](t1, t2, t1))
         e.store_y(t1, t, d, col)
         e.store_state(t1, p.y_h, d, col)
+        assert p.y_c is not None  # the plan requires every state output
         e.store_state(c, p.y_c, d, col)
 
     def emit(self, direction: str) -> None:

@@ -100,15 +100,12 @@ STATE_FLAG = 4
 ready (0, 1) and free (2, 3) flags."""
 
 QUANTIZED_LSTM_HOST_REASON = (
-    "DynamicQuantizeLSTM's recurrence has no AI-core form yet: each step quantises h_{t-1} "
-    "by its own run-time range (a reduction over the batch's state before the int8 gate "
-    "matmul)"
+    "DynamicQuantizeLSTM outside int8: expand-quantized-lstm splits it into its input "
+    "projection and its recurrence (each an AI-core kernel) under --precision int8 only"
 )
-"""Why ``graph.dynamic_quantize_lstm_steps`` (and, outside ``int8``, the whole
-``graph.dynamic_quantize_lstm``) stays on the host: the kernel above would need a per-step
-min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised by the
-run-time scale; ``expand-quantized-lstm`` puts the input projection on the int8 cube (see
-``docs/tile-level.md``)."""
+"""Why ``graph.dynamic_quantize_lstm`` (unexpanded: any precision but ``int8``, or weights
+that are not constants) stays on the host; under ``int8`` its recurrence is
+:mod:`.quantized_recurrent_kernel`'s kernel."""
 
 
 class _Emitter:
