@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tests.frontend.test_dynamic_quantize_lstm import _model
+from tests.lowering.test_quantized_lstm_projection import CASES as PROJECTION_CASES
 from tests.lowering.test_tile_differential import (
     NAN,
     assert_matches,
@@ -30,15 +31,10 @@ from tilegraph.frontend import load_onnx
 STEPS = "graph.dynamic_quantize_lstm_steps"
 
 CASES = {
-    "forward": dict(seq=5, batch=1, inp=7, hidden=5),
-    "reverse-uint8-states": dict(seq=4, batch=2, inp=33, hidden=3, direction="reverse",
-                                 signed=False, states=True),
-    "bidirectional": dict(seq=6, batch=1, inp=40, hidden=17, direction="bidirectional"),
-    "bidirectional-per-channel-states": dict(seq=4, batch=2, inp=9, hidden=20,
-                                             direction="bidirectional", per_channel=True,
-                                             states=True),
-    "per-channel-uint8-peephole": dict(seq=3, batch=2, inp=5, hidden=6, per_channel=True,
-                                       signed=False, peephole=True),
+    **PROJECTION_CASES,  # forward, reverse-uint8-states, bidirectional, ...
+    "bidirectional-two-blocks-states": dict(seq=4, batch=2, inp=9, hidden=20,
+                                            direction="bidirectional", per_channel=True,
+                                            states=True),
     "clip-input-forget-states": dict(seq=4, batch=2, inp=33, hidden=20, states=True,
                                      clip=0.7, input_forget=1),
     "batch16-reverse": dict(seq=3, batch=16, inp=12, hidden=9, direction="reverse"),
@@ -50,7 +46,7 @@ BIG = ("batch16-reverse",)
 """Cases whose step tiles outgrow the `test` preset's UB."""
 PRESETS = {
     "test": sorted(set(CASES) - set(BIG)),
-    "ascend910b": ["bidirectional-per-channel-states", "reverse-uint8-states", "cores-seq7", *BIG],
+    "ascend910b": ["bidirectional-two-blocks-states", "reverse-uint8-states", "cores-seq7", *BIG],
     "ascend310p": ["bidirectional", "per-channel-uint8-peephole", "cores-seq7", *BIG],
 }
 
@@ -89,7 +85,7 @@ def test_the_kernel_is_shared_over_cores():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
-@pytest.mark.parametrize("case", ["bidirectional-per-channel-states", "cores-seq7"])
+@pytest.mark.parametrize("case", ["bidirectional-two-blocks-states", "cores-seq7"])
 def test_the_kernel_through_the_npu_passes(case: str, platform: str):
     """The whole lowering pipeline (multi-buffer .. inject-sync, then verify-sync and the
     barrier checker) takes the kernel: the state flags after each quantisation are

@@ -63,6 +63,7 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     RecurrentPlan,
     Shape,
     activations,
+    operand_sources,
     size_recurrent,
 )
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
@@ -108,11 +109,9 @@ def plan_quantized_recurrent(
         "initial_c": op.initial_c, "P": op.P, "R_scale": op.R_scale,
         "R_zero_point": op.R_zero_point,
     }  # fmt: skip
-    args: dict[str, SSAValue | None] = {}
-    for name, value in operands.items():
-        args[name] = None if value is None else body.source(value)
-        if value is not None and args[name] is None:
-            return f"a quantised recurrent {name} computed inside the kernel"
+    args = operand_sources(body, operands, "a quantised recurrent")
+    if isinstance(args, str):
+        return args
     writes = dict(body.writes)
     y, y_h, y_c = (writes.get(r) for r in op.results)
     if y is None or y_h is None or y_c is None:

@@ -123,11 +123,9 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
         "P": op.P if isinstance(op, LSTMOp) else None,
     }
-    args: dict[str, SSAValue | None] = {}
-    for name, value in operands.items():
-        args[name] = None if value is None else body.source(value)
-        if value is not None and args[name] is None:
-            return f"a recurrent {name} computed inside the kernel"
+    args = operand_sources(body, operands, "a recurrent")
+    if isinstance(args, str):
+        return args
     writes = {value: arg for value, arg in body.writes}
     outs = [writes.get(r) for r in op.results]
     if any(o is None for o in outs):
@@ -155,6 +153,19 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
         sizes.cores,
     )  # fmt: skip
+
+
+def operand_sources(
+    body: KernelBody, operands: dict[str, SSAValue | None], what: str
+) -> dict[str, SSAValue | None] | str:
+    """The GM argument of each (optional) operand, or why not: one computed inside the
+    kernel (``what`` names the op in the reason)."""
+    args: dict[str, SSAValue | None] = {}
+    for name, value in operands.items():
+        args[name] = None if value is None else body.source(value)
+        if value is not None and args[name] is None:
+            return f"{what} {name} computed inside the kernel"
+    return args
 
 
 @dataclass(frozen=True)
