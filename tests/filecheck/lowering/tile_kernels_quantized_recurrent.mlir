@@ -7,9 +7,10 @@
 // int8 workspace) and loads -R_zp and K·(-R_zp). Per step the AIV quantises h_{t-1}
 // (initial_h at step 0, Y[t-1] after) by its own range — min / max over the batch with 0,
 // DynamicQuantizeLinear's scale and zero point, q - 128 as int8 into the workspace, its
-// row sums times -R_zp, a = 128 - zp — and sets the state flag (4); the AIC waits for it
-// and per block and gate multiplies u by R (int8, resident in L1 as 16 x 32 fractals) into
-// an int32 L0C tile, handed over through the mix workspace; the AIV corrects it in int32
+// row sums times -R_zp, a = 128 - zp — and sets the state flag (4); the AIC waits for it,
+// copies u to L1 once, and per block and gate multiplies it by R (int8, resident in L1 as
+// 16 x 32 fractals) into an int32 L0C tile, handed over through the mix workspace; the AIV
+// corrects it in int32
 // (row `batch` of the tile is the column sums), converts it, scales it by h_scale · R_scale
 // and adds it to the step's G columns, then the peephole-free gate sum's bias (Wb + Rb) and
 // the cell.
@@ -33,12 +34,14 @@ func.func @steps(%G: memref<3x1x80xf32, "GM">, %R: memref<1x80x20xi8, "GM">, %B:
 // CHECK:         tile.nd2nz %R[%c0{{.*}}, %c0{{.*}}, %c0{{.*}}] to %r0_0_l1 : memref<1x80x20xi8, "GM"> to memref<1x2x16x32xi8, "L1">
 // CHECK:         tile.nd2nz %R[%c0{{.*}}, %c60, %c0{{.*}}] to %r0_3_l1
 // CHECK-NEXT:    tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK:         tile.nd2nz %u_workspace[{{.*}}] to %a_l1 : memref<1x2x20xi8, "GM"> to memref<1x1x16x32xi8, "L1">
+// CHECK:         tile.nd2nz %u_workspace[{{.*}}] to %u_l1 : memref<1x2x20xi8, "GM"> to memref<1x1x16x32xi8, "L1">
+// CHECK:         tile.load2d %u_l1[%k, %c0{{.*}}] to %a_l0a {mode = "swap"}
 // CHECK:         tile.mmad %a_l0a, %b_l0b, %c_l0c, %first : memref<1x1x16x32xi8, "L0A">, memref<1x1x16x32xi8, "L0B">, memref<1x1x16x16xi32, "L0C">
 // CHECK:         tile.fixpipe %c_l0c to %workspace
+// CHECK-NOT:     tile.nd2nz %u_workspace
 // CHECK:         scf.for %t = %c1 to %c3 step %c1 {
 // CHECK-NEXT:      tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK:           tile.nd2nz %u_workspace
+// CHECK:           tile.nd2nz %u_workspace[{{.*}}] to %u_l1
 // CHECK:           tile.mmad
 
 // CHECK-LABEL: func.func @steps_mix_aiv(

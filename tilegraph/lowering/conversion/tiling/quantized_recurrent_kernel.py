@@ -49,23 +49,33 @@ from xdsl.ir import SSAValue
 
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
-from tilegraph.dialects.tile import BINARY_OPS, SCALAR_OPS, UNARY_OPS, CopyOp, memref_shape
+from tilegraph.dialects.tile import (
+    BINARY_OPS,
+    SCALAR_OPS,
+    UNARY_OPS,
+    CopyOp,
+    Nd2NzOp,
+    memref_shape,
+)
 from tilegraph.dialects.tile.base import scoped_memref
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.dynamic_quantize import parameters, quantize_values
+from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import add_workspace_argument
 from tilegraph.lowering.conversion.tiling.quantized_recurrent import CENTRE, MAX_HIDDEN
 from tilegraph.lowering.conversion.tiling.recurrent import _Emitter, run_steps
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
+    QUANTISED_K0,
     RecurrentPlan,
     Shape,
     activations,
     operand_sources,
     size_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_weights import k_fractals
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
@@ -132,6 +142,7 @@ def plan_quantized_recurrent(
     sizes = size_recurrent(
         b, op.GATES, Shape(batch + 1, hidden, hidden, dirs), f32,
         _quantise_bytes(b, batch, hidden), r, r, UB_TILES, quantised=True,
+        l1_fixed=k_fractals(hidden, QUANTISED_K0) * fractals(batch + 1) * FRACTAL * QUANTISED_K0,
     )  # fmt: skip
     if isinstance(sizes, str):
         return sizes
@@ -176,6 +187,7 @@ class _Steps:
         self.h3 = buf([1, batch, hidden], f32, "UB", "h_ub")
         self.h4 = buf([1, 1, batch, hidden], f32, "UB", "h_y_ub")
         self.u = buf([1, batch, hidden], i8, "UB", "u_ub")
+        self.u_l1 = buf([k_fractals(hidden, p.k0), p.m1, FRACTAL, p.k0], i8, "L1", "u_l1")
         self.ones = buf([1, 1, hidden], i8, "UB", "ones_ub")
         one = [1, 1]
         self.lo, self.hi, self.part, self.scale, self.safe, self.tmp, self.a_f = (
@@ -251,6 +263,14 @@ class _Steps:
         v.scalar("vadds", self.a_f, float(CENTRE), self.a_f)
         v.cast(self.a_f, self.a, "rint")
 
+    def _u_to_l1(self) -> None:
+        """The step's ``u`` (and the ones row) GM -> L1 once: every gate and hidden block
+        of the step reads its fractals from there."""
+        b = self.b
+        zero = b.index(0)
+        with b.loop_over(zero, b.index(1), b.index(1), "u"):  # a nest: slotted events
+            b.add(Nd2NzOp(self.ws, [self._core(), zero, zero], self.u_l1))
+
     def _gate_sum(self, g: int, dst: SSAValue, d: int, t: SSAValue, col: SSAValue,
                   has_h: bool, c: SSAValue | None) -> None:  # fmt: skip
         """``dst = ((G_t + P) + peephole · c) + (Wb + Rb)`` of gate ``g`` on this hidden
@@ -259,7 +279,7 @@ class _Steps:
         zero = b.index(0)
         hidden = p.hidden
         if has_h:
-            e.gate(g, d, col, [(self.ws, [self._core()], p.r, hidden)])
+            e.gate(g, d, col, [(self.u_l1, None, p.r, hidden)])
         else:
             e.close_nest()
             e.open_nest()
@@ -329,6 +349,7 @@ class _Steps:
                 self._quantise(d, prev)
                 e.hand_over()  # u stored: the AIC may multiply
                 e.wait_state()
+                self._u_to_l1()
             for col in e.cols:
                 self._lstm_block(d, t, col, has_h, prev is None)
                 e.close_nest()

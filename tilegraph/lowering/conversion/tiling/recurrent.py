@@ -171,8 +171,9 @@ class _Emitter:
 
     # ---- cube ----------------------------------------------------------------------
     def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
-        """``parts``: (A's GM arg, its leading offsets, weight arg, K); accumulated in L0C
-        (the first part starts it), then fixpipe into the UB accumulator."""
+        """``parts``: (A's GM arg, its leading offsets, weight arg, K) — or (an L1 buffer
+        holding A's whole K as NZ fractals, None, weight arg, K); accumulated in L0C (the
+        first part starts it), then fixpipe into the UB accumulator."""
         self.close_nest()
         b, p = self.b, self.p
         zero = b.index(0)
@@ -180,8 +181,11 @@ class _Emitter:
         col_fractal = self.local[col]
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
-            b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, p.k0)], self.a_l1))
-            b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
+            if lead is None:  # A already in L1, all of its K: its fractals at ki
+                b.add(Load2dOp(arg, ki, zero, self.a_l0, "swap"))
+            else:
+                b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, p.k0)], self.a_l1))
+                b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
             self.weights.to_l0b(weight, d, g, row, ki, col_fractal)
             b.add(MmadOp(self.a_l0, self.b_l0, self.c_l0, first))
 

@@ -198,10 +198,12 @@ def size_recurrent(
     w_arg: SSAValue,
     ub_tiles: int | None = None,
     quantised: bool = False,
+    l1_fixed: int = 0,
 ) -> Sizes | str:
     """The tile sizes, cores and resident weights of a recurrent kernel (see the module
     docstring): ``ub_tiles`` tiles of ``(batch, Hb)`` (default :func:`_ub_tiles` of
-    ``gates``) and ``ub_fixed`` bytes besides them in UB; ``quantised``: int8 operands
+    ``gates``) and ``ub_fixed`` bytes besides them in UB, ``l1_fixed`` bytes of L1
+    besides the matmul tiles and the resident weights; ``quantised``: int8 operands
     (16 x 32 fractals) into an int32 accumulator."""
     hw = b.hw
     k0 = QUANTISED_K0 if quantised else FRACTAL
@@ -238,7 +240,7 @@ def size_recurrent(
     r_shape = WeightShape("r", r_arg, s.hidden)
     w_shape = WeightShape("w", w_arg, s.inputs)
     streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
-    free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
+    free = hw.capacity("L1") - 2 * streamed - l1_fixed  # and their second slots
     weights = (min(columns, s.hidden), gates, s.dirs, cube)
     choice, streams = choose_resident(b, r_shape, w_shape, weights, free, k0, quantised)
     resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
