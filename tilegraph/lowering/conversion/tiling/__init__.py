@@ -76,7 +76,12 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block, parse_base_block
-from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
+from tilegraph.lowering.conversion.tiling.mix import (
+    EXPLICIT_ATTR,
+    needs_split,
+    relaunch_mix,
+    split_mix_kernel,
+)
 from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
     emit_quantized_recurrent_kernel,
 )
@@ -278,7 +283,9 @@ class TileKernelsPass(ModulePass):
             blocks = _launch_blocks(op, fn)
             if attach_barrier_workspace(op, fn, blocks):  # before a mix split: not last
                 stats.add("barrier-workspaces")
-            else:  # a strategy's own workspace (a mix one's: below, after it)
+            elif EXPLICIT_ATTR not in fn.attributes:
+                # a strategy's own workspace (a mix one's: below, after it; an explicit
+                # mix kernel's own workspace is the one the split allocates)
                 allocate_launch_workspaces(op, fn)
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data
