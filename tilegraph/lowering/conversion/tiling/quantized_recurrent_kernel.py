@@ -12,7 +12,7 @@ Per direction and step (``t`` forwards or backwards by direction, as the float k
            q = clip(rint(h / scale) + zp, 0, 255);  u = q - 128 -> int8 -> workspace[core]
            rows = Σ_k u (exact in float32, then int32);  a = 128 - zp (int32)
            [set STATE_FLAG]                               decoupled presets
-    [AIC]  [wait STATE_FLAG]
+    [AIC]  [wait STATE_FLAG];  u (with the ones row) GM -> L1 once
            per hidden block, per gate g: mmad u·v_g (int8 x int8 -> int32 L0C) -> fixpipe
     [AIV]  total = acc + b·rows + a·(S + K·b)      int32, exact (K <= MAX_HIDDEN)
            P = float32(total) · (scale · R_scale[g-columns])
