@@ -96,3 +96,13 @@ def test_the_kernel_through_the_npu_passes(case: str, platform: str):
     target = f"set-target{{platform={platform} precision=int8}},O2,"
     run_pipeline(target + lowering_pipeline(), make_context(), module)
     module.verify()
+
+
+def test_one_step_from_a_zero_state_stays_on_the_host():
+    """No gate product (h_{-1} is 0): no cube work, the op runs on the host, saying why."""
+    model, feeds = _model(np.random.default_rng(1), seq=1, batch=1, inp=4, hidden=3)
+    levels = run_levels(load_onnx(model), feeds, "test", precision="int8")
+    assert_matches(levels, rtol=0, atol=0)
+    (kernel,) = [k for k in levels.tiled_kernels if STEPS in k.ops]
+    assert kernel.unit == "host" and kernel.reason is not None
+    assert "one step from a zero state" in kernel.reason

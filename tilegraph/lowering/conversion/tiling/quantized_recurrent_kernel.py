@@ -6,7 +6,8 @@ product ``h_{t-1}·(R - R_zp)`` on the int8 cube in the re-centred form of
 
 Per direction and step (``t`` forwards or backwards by direction, as the float kernel)::
 
-    [AIV]  h = h_{t-1}  (initial_h[d] at step 0, else Y[t-1, d]: every core reads it all)
+    [AIV]  h = h_{t-1}  (initial_h[d] at step 0, else Y[t-1, d]: every core reads it all;
+                         step 0 without initial_h has no product: h is 0)
            lo = min(min(h), 0), hi = max(max(h), 0)      vreduce over the whole batch
            scale, zp  (DynamicQuantizeLinear's float32 program, round half to even)
            q = clip(rint(h / scale) + zp, 0, 255);  u = q - 128 -> int8 -> workspace[core]
