@@ -1,4 +1,5 @@
 // RUN: tilegraph-opt %s -p 'tile-kernels{platform=test}' | filecheck %s
+// RUN: tilegraph-opt %s -p 'tile-kernels{platform=ascend310p}' | filecheck %s --check-prefix=HELD
 
 // DynamicQuantizeLSTM's recurrence (tiling/quantized_recurrent_kernel.py) on the `test`
 // preset, a decoupled one: a forward layer (hidden 20: two hidden blocks of one fractal,
@@ -13,7 +14,8 @@
 // corrects it in int32
 // (row `batch` of the tile is the column sums), converts it, scales it by h_scale · R_scale
 // and adds it to the step's G columns, then the peephole-free gate sum's bias (Wb + Rb) and
-// the cell.
+// the cell. The `test` preset's 8 KiB of UB leaves no room to hold the gates' constant
+// rows (R_scale, Wb + Rb) across the steps: each gate loads them where it uses them.
 func.func @steps(%G: memref<3x1x80xf32, "GM">, %R: memref<1x80x20xi8, "GM">, %B: memref<1x160xf32, "GM">, %h0: memref<1x1x20xf32, "GM">, %c0: memref<1x1x20xf32, "GM">, %R_scale: memref<1x80xf32, "GM">, %R_zp: memref<1xi8, "GM">, %Y_out: memref<3x1x1x20xf32, "GM">, %Y_h_out: memref<1x1x20xf32, "GM">, %Y_c_out: memref<1x1x20xf32, "GM">) attributes {tile.kernel = "cube", tile.params = {"recurrent.cores" = 1 : i64}} {
   %G_1 = tile.read %G : memref<3x1x80xf32, "GM"> -> !layout.tensor<3x1x80xf32>
   %R_1 = tile.read %R : memref<1x80x20xi8, "GM"> -> !layout.tensor<1x80x20xi8>
@@ -82,10 +84,10 @@ func.func @steps(%G: memref<3x1x80xf32, "GM">, %R: memref<1x80x20xi8, "GM">, %B:
 // CHECK-NEXT:    tile.vmul %safe_scale_ub, %r_scale_ub to %step_scale_ub
 // CHECK-NEXT:    tile.vmul %product_ub, %step_scale_ub to %product_ub
 // CHECK-NEXT:    tile.vadd %t1_ub, %product_ub to %t1_ub
-// CHECK-NEXT:    tile.copy %B[%c0{{.*}}, %c0{{.*}}] to %row_ub
-// CHECK-NEXT:    tile.copy %B[%c0{{.*}}, %c80] to %row2_ub
-// CHECK-NEXT:    tile.vadd %row_ub, %row2_ub to %row2_ub
-// CHECK-NEXT:    tile.vadd %t1_ub, %row2_ub to %t1_ub
+// CHECK-NEXT:    tile.copy %B[%c0{{.*}}, %c0{{.*}}] to %row2_ub
+// CHECK-NEXT:    tile.copy %B[%c0{{.*}}, %c80] to %bias_ub
+// CHECK-NEXT:    tile.vadd %row2_ub, %bias_ub to %bias_ub
+// CHECK-NEXT:    tile.vadd %t1_ub, %bias_ub to %t1_ub
 // CHECK-NEXT:    tile.vsigmoid %t1_ub to %t1_ub
 // Later steps quantise Y[t-1] (its leading axis dropped by a one-element sum), and end at
 // the all-core barrier (none on one core).
@@ -94,3 +96,18 @@ func.func @steps(%G: memref<3x1x80xf32, "GM">, %R: memref<1x80x20xi8, "GM">, %B:
 // CHECK-NEXT:      tile.vreduce %h_y_ub to %h_ub {kind = "sum", axes = array<i64: 0>}
 // CHECK-NOT:       tile.sync_all
 // CHECK:         } {tile.loop
+
+// On 310P (one coupled kernel) they are held: loaded once per direction before its steps,
+// each gate's row in a tile of its own; the time loop loads none.
+// HELD-LABEL: func.func @steps(
+// HELD:         tile.copy %R_scale[%c0{{.*}}, %c0{{.*}}] to %r_scale_0_0_ub
+// HELD-NEXT:    tile.copy %B[%c0{{.*}}, %c0{{.*}}] to %row2_ub
+// HELD-NEXT:    tile.copy %B[%c0{{.*}}, %c80] to %bias_0_0_ub
+// HELD-NEXT:    tile.vadd %row2_ub, %bias_0_0_ub to %bias_0_0_ub
+// HELD:         tile.copy %B[%c0{{.*}}, %c140] to %bias_3_0_ub
+// HELD:         tile.vmul %safe_scale_ub, %r_scale_0_0_ub to %step_scale_ub
+// HELD:         tile.vadd %t1_ub, %bias_0_0_ub to %t1_ub
+// HELD:         scf.for %t = %c1 to %c3 step %c1 {
+// HELD-NOT:       tile.copy %B
+// HELD-NOT:       tile.copy %R_scale
+// HELD:         func.return

@@ -80,6 +80,8 @@ from tilegraph.lowering.conversion.tiling.recurrent_weights import k_fractals
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
+_ROW_KINDS = ("r_scale", "bias", "peephole")
+
 UB_TILES = 6
 """UB tiles of ``(batch, Hb)`` a step holds: the int32 accumulator, the float32 product,
 the cell's three (two gates and ``c``) and the 4-D tile ``Y`` is stored from."""
@@ -96,6 +98,9 @@ class QuantizedPlan:
     """``[dirs, 4H]`` float32."""
     r_zero: SSAValue
     """``[dirs]`` (or ``[dirs, 4H]``) int8: the direction's first is used."""
+    held: bool
+    """The constant rows (R_scale, Wb + Rb, peepholes) stay in UB across the steps, loaded
+    once per direction (else each step loads them)."""
 
 
 def _quantise_bytes(b: KernelBuilder, batch: int, hidden: int) -> int:
@@ -110,6 +115,12 @@ def _quantise_bytes(b: KernelBuilder, batch: int, hidden: int) -> int:
         + 4 * aligned_bytes(ub, "UB", 4 * (batch + FRACTAL))
         + 16 * aligned_bytes(ub, "UB", 4)
     )
+
+
+def _rows_bytes(b: KernelBuilder, hidden: int) -> int:
+    """UB bytes of the constant rows held across the steps (R_scale, Wb + Rb and the
+    peepholes of every gate: 11 rows of the core's columns — all of them at most)."""
+    return 11 * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden))
 
 
 def plan_quantized_recurrent(
@@ -140,11 +151,17 @@ def plan_quantized_recurrent(
     acts = activations(op, dirs)
     if isinstance(acts, str):
         return acts
-    sizes = size_recurrent(
-        b, op.GATES, Shape(batch + 1, hidden, hidden, dirs), f32,
-        _quantise_bytes(b, batch, hidden), r, r, UB_TILES, quantised=True,
-        l1_fixed=k_fractals(hidden, QUANTISED_K0) * fractals(batch + 1) * FRACTAL * QUANTISED_K0,
-    )  # fmt: skip
+    shape = Shape(batch + 1, hidden, hidden, dirs)
+    u_l1 = k_fractals(hidden, QUANTISED_K0) * fractals(batch + 1) * FRACTAL * QUANTISED_K0
+    fixed = _quantise_bytes(b, batch, hidden)
+    # the constant rows held across the steps where they fit, else loaded per step
+    for held in (True, False):
+        sizes = size_recurrent(
+            b, op.GATES, shape, f32, fixed + (_rows_bytes(b, hidden) if held else 0), r, r,
+            UB_TILES, quantised=True, l1_fixed=u_l1,
+        )  # fmt: skip
+        if not isinstance(sizes, str):
+            break
     if isinstance(sizes, str):
         return sizes
     m1, n1, k1 = sizes.tiles
@@ -153,7 +170,7 @@ def plan_quantized_recurrent(
         seq, batch, hidden, hidden, dirs, m1, n1, k1, f32, acts, op.attr("clip"),
         sizes.resident, sizes.streams, sizes.cores, quantised=True,
     )  # fmt: skip
-    return QuantizedPlan(p, r_scale, r_zero)
+    return QuantizedPlan(p, r_scale, r_zero, held)
 
 
 def emit_quantized_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
@@ -205,9 +222,20 @@ class _Steps:
         self.brow = buf([1, mp, 1], i32, "UB", "b_rows_ub")
         self.srow = buf([1, 1, hb], i32, "UB", "column_sums_ub")
         self.prod = buf([1, mp, hb], f32, "UB", "product_ub")
-        self.rs = buf([1, hb], f32, "UB", "r_scale_ub")
         self.sc = buf([1, hb], f32, "UB", "step_scale_ub")
         self.row2 = buf([1, hb], f32, "UB", "row2_ub")
+        # each gate's and block's constant rows: held across the steps (loaded per
+        # direction) when they fit, else loaded into these scratch rows where used
+        self.rows_of: dict[tuple[str, int, SSAValue], SSAValue] = {}
+        self.scratch = {k: buf([1, hb], f32, "UB", f"{k}_ub") for k in _ROW_KINDS}
+        kinds = ["r_scale"] + (["bias"] if p.bias is not None else [])
+        kinds += ["peephole"] if p.peephole is not None else []
+        for k, col in enumerate(e.cols if q.held else []):
+            for g in range(4):
+                for kind in kinds:
+                    if kind != "peephole" or g < 3:
+                        name = f"{kind}_{g}_{k}_ub"
+                        self.rows_of[kind, g, col] = buf([1, hb], f32, "UB", name)
 
     # ---- per kernel and per direction ------------------------------------------------
     def _ones_row(self) -> None:
@@ -231,6 +259,36 @@ class _Steps:
         v.scalar("vmuls", self.wb, -1.0, self.wb)
         v.scalar("vmuls", self.wb, float(self.p.hidden), self.kb)
         self.e.close_nest()
+        self.e.open_nest()
+        for (kind, g, col), row in self.rows_of.items():
+            self._load_row(kind, g, d, col, row)
+        self.e.close_nest()
+
+    def _load_row(self, kind: str, g: int, d: int, col: SSAValue, row: SSAValue) -> None:
+        """Gate ``g``'s ``kind`` row of direction ``d`` on the block at ``col`` into
+        ``row``: R_scale's, the peephole's, or ``Wb + Rb`` (as the reference sums them)."""
+        b, p, hidden = self.b, self.p, self.p.hidden
+        zero = b.index(0)
+        at = b.add_index(col, b.index(g * hidden)) if g else col
+        if kind == "r_scale":
+            b.add(CopyOp(self.q.r_scale, [b.index(d), at], row, [zero, zero]))
+        elif kind == "peephole":
+            assert p.peephole is not None
+            b.add(CopyOp(p.peephole, [b.index(d), at], row, [zero, zero]))
+        else:
+            assert p.bias is not None
+            r_at = b.add_index(col, b.index(4 * hidden + g * hidden))
+            b.add(CopyOp(p.bias, [b.index(d), at], self.row2, [zero, zero]))
+            b.add(CopyOp(p.bias, [b.index(d), r_at], row, [zero, zero]))
+            self.v.binary("vadd", self.row2, row, row)
+
+    def _row(self, kind: str, g: int, d: int, col: SSAValue) -> SSAValue:
+        """The held row, or the row loaded now into its scratch tile."""
+        held = self.rows_of.get((kind, g, col))
+        if held is not None:
+            return held
+        self._load_row(kind, g, d, col, self.scratch[kind])
+        return self.scratch[kind]
 
     # ---- per step ---------------------------------------------------------------------
     def _quantise(self, d: int, prev: SSAValue | None) -> None:
@@ -294,21 +352,14 @@ class _Steps:
             v.binary("vadd", acc, self.srow, acc)
             v.binary("vadd", acc, self.brow, acc)  # + b·Σu: the exact int32 total
             v.cast(acc, self.prod, "rint")
-            s_col = b.add_index(col, b.index(g * hidden)) if g else col
-            b.add(CopyOp(self.q.r_scale, [b.index(d), s_col], self.rs, [zero, zero]))
-            v.binary("vmul", self.safe, self.rs, self.sc)  # h_scale · R_scale
+            v.binary("vmul", self.safe, self._row("r_scale", g, d, col), self.sc)
             v.binary("vmul", self.prod, self.sc, self.prod)
             v.binary("vadd", dst, self.prod, dst)
         if p.peephole is not None and c is not None:
-            row = e._bias_row(p.peephole, d, g * hidden, col)
-            v.binary("vmul", c, row, self.prod)
+            v.binary("vmul", c, self._row("peephole", g, d, col), self.prod)
             v.binary("vadd", dst, self.prod, dst)
         if p.bias is not None:
-            row = e._bias_row(p.bias, d, g * hidden, col)
-            base = b.add_index(col, b.index(4 * hidden + g * hidden))
-            b.add(CopyOp(p.bias, [b.index(d), base], self.row2, [zero, zero]))
-            v.binary("vadd", row, self.row2, self.row2)  # Wb + Rb, then added
-            v.binary("vadd", dst, self.row2, dst)
+            v.binary("vadd", dst, self._row("bias", g, d, col), dst)  # + (Wb + Rb)
 
     def _lstm_block(self, d: int, t: SSAValue, col: SSAValue, has_h: bool, first: bool) -> None:
         """One hidden block of a step: the four gate sums and ONNX LSTM's cell in the
