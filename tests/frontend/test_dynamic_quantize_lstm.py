@@ -28,9 +28,10 @@ ATOL = 1e-6
 def _model(
     rng: np.random.Generator, *, seq: int, batch: int, inp: int, hidden: int,
     direction: str = "forward", signed: bool = True, per_channel: bool = False,
-    states: bool = False, bias: bool = True, peephole: bool = False,
+    states: bool = False, bias: bool = True, peephole: bool = False, **attrs: float,
 ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:  # fmt: skip
-    """A DynamicQuantizeLSTM with random quantised weights; the model and its feeds."""
+    """A DynamicQuantizeLSTM with random quantised weights (``attrs``: more attributes of
+    the node, e.g. ``clip``); the model and its feeds."""
     dirs = 2 if direction == "bidirectional" else 1
     wtype = np.int8 if signed else np.uint8
     lo, hi = (-127, 128) if signed else (0, 256)
@@ -74,6 +75,7 @@ def _model(
         direction=direction,
         hidden_size=hidden,
     )
+    node.attribute.extend(oh.make_attribute(k, v) for k, v in attrs.items())
     outputs = [
         oh.make_tensor_value_info("Y", TensorProto.FLOAT, [seq, dirs, batch, hidden]),
         oh.make_tensor_value_info("Y_h", TensorProto.FLOAT, [dirs, batch, hidden]),

@@ -1,11 +1,12 @@
 """DynamicQuantizeLSTM under ``int8`` (``expand-quantized-lstm``): the input projection of
 all steps as DynamicQuantizeLinear + an int8 quant matmul on the cube, the recurrence
-(``graph.dynamic_quantize_lstm_steps``) the one host op.
+(``graph.dynamic_quantize_lstm_steps``) a kernel of its own (no host op left; its cases
+are ``test_quantized_recurrent_kernel.py``'s).
 
 The tiled model (both executors; presets ``test``, ``ascend910b``, ``ascend310p``) must
 equal the reference of the imported op exactly: the integer products are exact, the
 projection is ``float32(acc)`` times the same float32 ``x_scale · W_scale`` product, and
-the recurrence is the op's own (tolerance 0). Cases: forward / reverse / bidirectional,
+the recurrence's kernel equals the op's reference (tolerance 0). Cases: forward / reverse / bidirectional,
 with and without initial states, per-tensor and per-channel scales, int8 and uint8
 weights (the uint8 ones leave int8 after their zero point: split weights), hidden sizes
 off 16 and inputs off 32, batch 1 and 2.
@@ -20,7 +21,6 @@ import tilegraph
 from tests.frontend.test_dynamic_quantize_lstm import _model
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.frontend import load_onnx
-from tilegraph.lowering.conversion.tiling.recurrent import QUANTIZED_LSTM_HOST_REASON
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
@@ -61,9 +61,7 @@ def test_the_tiles_equal_the_reference(platform: str, case: str, executor: str):
     got = compiled(*feeds.values())
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
-    assert compiled.host_ops == [
-        {"op": "graph.dynamic_quantize_lstm_steps", "reason": QUANTIZED_LSTM_HOST_REASON}
-    ]
+    assert compiled.host_ops == []
 
 
 def _optimised(case: str, precision: str):

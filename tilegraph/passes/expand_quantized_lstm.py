@@ -9,8 +9,8 @@ int8 cube)::
 
     x_q, x_scale, x_zp = DynamicQuantizeLinear(X)                 # [seq, batch, input]
     G = Cast(MatMulInteger(x_q, W_all, x_zp, W_zp_all), float32) · (x_scale · W_scale_all)
-    Y, Y_h, Y_c = graph.dynamic_quantize_lstm_steps(G, R, B, initial_h, initial_c, P,
-                                                    R_scale, R_zero_point)
+    Y, Y_h, Y_c = graph.dynamic_quantize_lstm_steps(G, R_c, B, initial_h, initial_c, P,
+                                                    R_scale_all, R_zp_c)
 
 ``W_all`` ``[input, dirs * 4H]`` is the directions' ``W[d]`` side by side (one matmul for
 both directions of a bidirectional layer: ``X``'s quantisation is the same for both),
@@ -20,10 +20,15 @@ onnxruntime uses), ``W_scale_all`` its scales per column (a per-tensor scale rep
 the op's :func:`~tilegraph.dialects.graph.quantized_recurrent.input_projection`: the
 integer products exact, ``float32(acc)`` times the float32 ``x_scale · W_scale``. The
 recurrence (``h`` quantised by its own range each step) stays one op,
-``graph.dynamic_quantize_lstm_steps``.
+``graph.dynamic_quantize_lstm_steps``, with ``R`` as the int8 cube reads it: ``R_c``
+int8 ``[dirs, 4H, H]`` and ``R_zp_c`` int8 ``[dirs]``
+(:func:`~tilegraph.dialects.graph.quantized_recurrent.centred_recurrent_weights`: a uint8
+``R`` and its zero point moved by -128, the differences ``R - R_zp`` unchanged), and
+``R_scale_all`` ``[dirs, 4H]`` (a per-tensor scale repeated over its direction's columns:
+the same float32 products ``h_scale · R_scale``).
 
-Not expanded: ``W``, ``W_scale`` or ``W_zero_point`` not constants. Under any other
-precision the pass changes nothing.
+Not expanded: ``W``, ``W_scale``, ``W_zero_point``, ``R``, ``R_scale`` or
+``R_zero_point`` not constants. Under any other precision the pass changes nothing.
 
 Statistics: ``expanded-quantized-lstm``.
 """
@@ -43,6 +48,7 @@ from tilegraph.dialects.graph.quantized_linalg import MatMulIntegerOp
 from tilegraph.dialects.graph.quantized_recurrent import (
     DynamicQuantizeLSTMOp,
     DynamicQuantizeLSTMStepsOp,
+    centred_recurrent_weights,
     first_zero_points,
 )
 from tilegraph.passes.expand_qoperator import OpSequence, replace_results
@@ -81,9 +87,15 @@ def _projection_weights(
 def _expand(op: DynamicQuantizeLSTMOp) -> bool:
     """Rewrite ``op`` (see the module docstring); False when its weights are not constants."""
     w, scale, zero = (constant_array(v) for v in (op.W, op.W_scale, op.W_zero_point))
-    if w is None or scale is None or zero is None:
+    r, r_scale, r_zero = (constant_array(v) for v in (op.R, op.R_scale, op.R_zero_point))
+    if any(a is None for a in (w, scale, zero, r, r_scale, r_zero)):
         return False
+    assert w is not None and scale is not None and zero is not None
+    assert r is not None and r_scale is not None and r_zero is not None
     w_all, zero_all, scale_all = _projection_weights(w, scale, zero)
+    r_c, r_zero_c = centred_recurrent_weights(r, r_zero)
+    dirs, gates = r.shape[0], r.shape[2]
+    r_scale_all = np.broadcast_to(r_scale.reshape(dirs, -1), (dirs, gates)).astype(np.float32)
     seq = OpSequence(op)
     x_q, x_scale, x_zero = seq.op(DynamicQuantizeLinearOp, op.X).results
     acc = seq.value(MatMulIntegerOp, x_q, seq.constant(w_all), x_zero, seq.constant(zero_all))
@@ -93,13 +105,13 @@ def _expand(op: DynamicQuantizeLSTMOp) -> bool:
     steps = seq.op(
         DynamicQuantizeLSTMStepsOp,
         g,
-        op.R,
+        seq.constant(r_c),
         op.B,
         op.initial_h,
         op.initial_c,
         op.P,
-        op.R_scale,
-        op.R_zero_point,
+        seq.constant(np.ascontiguousarray(r_scale_all)),
+        seq.constant(r_zero_c),
         **attrs,
     )
     replace_results(op, list(steps.results))
@@ -109,7 +121,7 @@ def _expand(op: DynamicQuantizeLSTMOp) -> bool:
 @register_pass
 @dataclass(frozen=True)
 class ExpandQuantizedLSTMPass(ModulePass):
-    """Under the ``int8`` precision, a DynamicQuantizeLSTM with constant ``W`` becomes its
+    """Under the ``int8`` precision, a DynamicQuantizeLSTM with constant weights becomes its
     input projection as DynamicQuantizeLinear + MatMulInteger + scales (for the int8 cube)
     and ``graph.dynamic_quantize_lstm_steps``, the recurrence."""
 

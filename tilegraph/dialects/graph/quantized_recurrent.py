@@ -98,6 +98,8 @@ class _QuantizedLSTMBase(GraphOp):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     FACTS: ClassVar = ND_OPAQUE
     DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh", "Tanh")
+    GATES: ClassVar = 4
+    """Gates per hidden column (i, o, f, c), as ``graph.lstm``'s."""
 
     @classmethod
     def hidden_of(cls, props: Mapping[str, Attribute], r: TensorType) -> Dim:
@@ -225,7 +227,12 @@ class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
     """The recurrence of a DynamicQuantizeLSTM whose input projection is computed apart
     (``expand-quantized-lstm``): ``G`` float32 ``[seq, batch, dirs * 4H]`` is
     :func:`input_projection` (no bias; direction ``d``'s gates at columns ``d * 4H``, in
-    time order for either direction); the other operands and the attributes are
+    time order for either direction). ``R`` is held as the int8 cube reads it: int8
+    ``[dirs, 4H, H]`` (ONNX LSTM's layout, the transpose of DynamicQuantizeLSTM's), a
+    uint8 ``R`` re-centred (:func:`centred_recurrent_weights`: ``R - 128`` with its zero
+    point ``R_zp - 128``, the same differences ``R - R_zp``); ``R_zero_point`` int8, the
+    direction's first used; ``R_scale`` ``[dirs]`` or ``[dirs, 4H]``. ``B``,
+    ``initial_h``, ``initial_c``, ``P`` and the attributes are
     ``graph.dynamic_quantize_lstm``'s. Each step quantises ``h`` by its own range, adds its
     exact product with ``R - R_zp`` scaled by ``h_scale * R_scale`` to the step's row of
     ``G`` and runs ONNX LSTM's cell. Results ``Y``, ``Y_h``, ``Y_c`` as the full op's."""
@@ -250,9 +257,10 @@ class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
             raise ShapeError("G and R must be 3-D")
         if g.dtype != DType.float32:
             raise ShapeError(f"G must be float32, got {g.element_type}")
-        if r.dtype not in (DType.int8, DType.uint8):
-            raise ShapeError(f"R must be int8 or uint8, got {r.element_type}")
-        hidden = cls.hidden_of(props, r)
+        if r.dtype != DType.int8:
+            raise ShapeError(f"R must be int8 ([dirs, 4H, H], re-centred), got {r.element_type}")
+        hidden = cls.read_attr(props, "hidden_size")
+        hidden = hidden if hidden is not None else r.origin_shape[2]
         dirs, width = r.origin_shape[0], g.origin_shape[2]
         known = all(isinstance(v, int) for v in (dirs, width, hidden))
         if known and width != dirs * 4 * hidden:
@@ -262,7 +270,22 @@ class DynamicQuantizeLSTMStepsOp(_QuantizedLSTMBase):
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         g, r, b, h0, c0, p, rs, rz = (list(inputs) + [None] * 8)[:8]
         assert g is not None and r is not None and rs is not None and rz is not None
-        return quantized_lstm_steps(self, g, r, b, h0, c0, p, rs, rz)
+        return quantized_lstm_steps(self, g, r.transpose(0, 2, 1), b, h0, c0, p, rs, rz)
+
+
+def centred_recurrent_weights(
+    r: np.ndarray, zero_points: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """DynamicQuantizeLSTM's ``R`` ``[dirs, H, 4H]`` (int8 or uint8) and its zero points as
+    ``graph.dynamic_quantize_lstm_steps`` holds them: int8 ``[dirs, 4H, H]`` and each
+    direction's int8 zero point ``[dirs]``. A uint8 ``R`` and its zero point both move by
+    -128 (onto int8's range: ``R_zp - 128`` is in -128 .. 127), which leaves every
+    difference ``R - R_zp`` as it was."""
+    dirs = r.shape[0]
+    zero = first_zero_points(zero_points, dirs).astype(np.int16)
+    if r.dtype == np.uint8:
+        r, zero = r.astype(np.int16) - 128, zero - 128
+    return r.transpose(0, 2, 1).astype(np.int8), zero.astype(np.int8)
 
 
 def first_zero_points(zero_points: np.ndarray, dirs: int) -> np.ndarray:

@@ -44,6 +44,7 @@ from tilegraph.dialects.graph.data_movement import ConcatOp, PadOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
+from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -189,12 +190,14 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     integer divisor of ``graph.mod``), as an operand of a cube anchor (an int8
     convolution's int32 bias goes GM -> L1 like its weights), as a piece of a concat
     (GatherND's indices built from a Range and an ArgMax) or as an operand of an element
-    gather / scatter (all three through UB); a constant read as a parameter (axes, shapes,
-    slice bounds) goes into the body."""
+    gather / scatter (all three through UB) or of DynamicQuantizeLSTM's recurrence (its
+    kernel reads R and the zero points from GM); a constant read as a parameter (axes,
+    shapes, slice bounds) goes into the body."""
     inside = set(members)
     users = [use.operation for use in value.uses if use.operation in inside]
     return bool(users) and all(
         isinstance(user, ConcatOp | GatherElementsOp | ScatterElementsOp)
+        or isinstance(user, DynamicQuantizeLSTMStepsOp)
         or (
             isinstance(user, GraphOp)
             and (user.FACTS.fusion in ELEMENTWISE_KINDS or user.FACTS.heavy)

@@ -76,7 +76,15 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
 from tilegraph.lowering.conversion.tiling.matmul_block import matmul_base_block, parse_base_block
-from tilegraph.lowering.conversion.tiling.mix import needs_split, relaunch_mix, split_mix_kernel
+from tilegraph.lowering.conversion.tiling.mix import (
+    EXPLICIT_ATTR,
+    needs_split,
+    relaunch_mix,
+    split_mix_kernel,
+)
+from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
+    emit_quantized_recurrent_kernel,
+)
 from tilegraph.lowering.conversion.tiling.recurrent import (
     QUANTIZED_LSTM_HOST_REASON,
     emit_recurrent_kernel,
@@ -102,6 +110,9 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
     """(unit, reason it must stay on the host or None)."""
     if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
         reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
+        return ("cube", None) if reason is None else ("host", reason)
+    if len(body.ops) == 1 and isinstance(body.ops[0], DynamicQuantizeLSTMStepsOp):
+        reason = emit_quantized_recurrent_kernel(body, b)  # int8 gate products, one kernel
         return ("cube", None) if reason is None else ("host", reason)
     if any(isinstance(op, (DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp)) for op in body.ops):
         return ("host", QUANTIZED_LSTM_HOST_REASON)
@@ -272,7 +283,9 @@ class TileKernelsPass(ModulePass):
             blocks = _launch_blocks(op, fn)
             if attach_barrier_workspace(op, fn, blocks):  # before a mix split: not last
                 stats.add("barrier-workspaces")
-            elif new_unit == "vector":  # a strategy's own workspace (a mix one's: below)
+            elif EXPLICIT_ATTR not in fn.attributes:
+                # a strategy's own workspace (a mix one's: below, after it; an explicit
+                # mix kernel's own workspace is the one the split allocates)
                 allocate_launch_workspaces(op, fn)
             if not hw.coupled and new_unit == "cube" and needs_split(fn):
                 name = fn.sym_name.data

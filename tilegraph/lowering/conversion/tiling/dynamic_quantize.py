@@ -259,27 +259,7 @@ class _Emitter:
     def _parameters(self) -> SSAValue:
         """scale (``safe``) and the uint8 zero point in float32 (returned), as the ONNX
         function body computes them."""
-        b, e = self.b, self.e
-        lo, hi, part, scale, safe, tmp = (
-            self.lo, self.hi, self.part, self.scale, self.safe, self.tmp
-        )  # fmt: skip
-        mask = b.buffer(ONE, i1, "UB", "zero_range_ub")
-        # scale = (hi - lo) / 255, and 1 where that is 0
-        e.binary("vsub", hi, lo, scale)
-        e.fill(tmp, Q_MAX)
-        e.binary("vdiv", scale, tmp, scale)
-        e.fill(tmp, 0.0)
-        e.compare("eq", scale, tmp, mask)
-        e.fill(tmp, 1.0)
-        e.select(mask, tmp, scale, safe)
-        # zero point = rint(clip(0 - lo / scale, 0, 255))
-        e.binary("vdiv", lo, safe, part)
-        e.fill(tmp, 0.0)
-        e.binary("vsub", tmp, part, part)
-        e.scalar("vmaxs", part, 0.0, part)
-        e.scalar("vmins", part, Q_MAX, part)
-        e.unary("vround", part, part)
-        return part
+        return parameters(self.e, self.lo, self.hi, (self.part, self.scale, self.safe, self.tmp))
 
     def _quantize(self, zero_f32: SSAValue) -> None:
         """clip(rint(x / scale) + zero_point) of this block's chunks into the output."""
@@ -300,11 +280,7 @@ class _Emitter:
         with self._chunks() as offset:
             if p.per > 1:  # one chunk: still in UB from the reduction
                 b.add(CopyFlatOp(self.x_arg, offset, self.x, b.index(0), p.chunk))
-            e.binary("vdiv", self.x, self.safe, tmp)
-            e.unary("vround", tmp, tmp)
-            e.binary("vadd", tmp, zero, tmp)
-            e.scalar("vmaxs", tmp, float(q_lo), tmp)
-            e.scalar("vmins", tmp, float(q_hi), tmp)
+            quantize_values(e, self.x, self.safe, zero, (q_lo, q_hi), tmp)
             e.cast(tmp, y, "rint")
             b.add(CopyFlatOp(y, b.index(0), y_arg, offset, p.chunk))
 
@@ -335,6 +311,53 @@ class _Emitter:
                 e.scalar("vadds", zero, -128.0, zero)
                 e.cast(zero, shifted, "rint")
                 store(b, shifted, outputs[op.y_zero_point_int8], [])
+
+
+def parameters(
+    e: VectorEmitter,
+    lo: SSAValue,
+    hi: SSAValue,
+    tiles: tuple[SSAValue, SSAValue, SSAValue, SSAValue],
+) -> SSAValue:
+    """From the extremes ``lo`` and ``hi`` (range including 0) on one-element f32 tiles,
+    DynamicQuantizeLinear's scale into ``safe`` and its uint8 zero point in float32 into
+    ``part`` (returned), each step rounded to float32 in the ONNX function body's order
+    (:class:`DynamicQuantizeParamsOp`); ``tiles`` is (part, scale, safe, tmp)."""
+    part, scale, safe, tmp = tiles
+    mask = e.b.buffer(memref_shape(part), i1, "UB", "zero_range_ub")
+    # scale = (hi - lo) / 255, and 1 where that is 0
+    e.binary("vsub", hi, lo, scale)
+    e.fill(tmp, Q_MAX)
+    e.binary("vdiv", scale, tmp, scale)
+    e.fill(tmp, 0.0)
+    e.compare("eq", scale, tmp, mask)
+    e.fill(tmp, 1.0)
+    e.select(mask, tmp, scale, safe)
+    # zero point = rint(clip(0 - lo / scale, 0, 255))
+    e.binary("vdiv", lo, safe, part)
+    e.fill(tmp, 0.0)
+    e.binary("vsub", tmp, part, part)
+    e.scalar("vmaxs", part, 0.0, part)
+    e.scalar("vmins", part, Q_MAX, part)
+    e.unary("vround", part, part)
+    return part
+
+
+def quantize_values(
+    e: VectorEmitter,
+    x: SSAValue,
+    scale: SSAValue,
+    zero: SSAValue,
+    bounds: tuple[int, int],
+    dst: SSAValue,
+) -> None:
+    """``dst = clip(rint(x / scale) + zero, *bounds)`` in float32 (QuantizeLinear's
+    order; ``dst`` holds integers, converted exactly by a cast)."""
+    e.binary("vdiv", x, scale, dst)
+    e.unary("vround", dst, dst)
+    e.binary("vadd", dst, zero, dst)
+    e.scalar("vmaxs", dst, float(bounds[0]), dst)
+    e.scalar("vmins", dst, float(bounds[1]), dst)
 
 
 def _element(t: TensorType) -> Attribute:

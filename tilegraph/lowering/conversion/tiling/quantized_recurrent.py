@@ -1,6 +1,6 @@
-"""The integer form of DynamicQuantizeLSTM's recurrent gate product on the int8 cube (the
-arithmetic ``graph.dynamic_quantize_lstm_steps``'s AI-core kernel is to run; the kernel
-itself is not built yet: the op stays on the host, see ``docs/tile-level.md``).
+"""The integer form of DynamicQuantizeLSTM's recurrent gate product on the int8 cube: a
+numpy model of the arithmetic ``graph.dynamic_quantize_lstm_steps``'s AI-core kernel
+(:mod:`.quantized_recurrent_kernel`) runs, checked against the reference on its own.
 
 Per step, onnxruntime multiplies ``h_{t-1}`` quantised to DynamicQuantizeLinear's uint8
 grid (``q``, zero point ``z_h``, scale ``s_h``) by ``R - z_R`` exactly in int32 and scales

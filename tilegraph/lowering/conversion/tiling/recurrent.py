@@ -63,6 +63,7 @@ from contextlib import ExitStack
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
+from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.recurrent import (
     GRUOp,
     LSTMOp,
@@ -92,22 +93,19 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     RecurrentPlan,
     plan_recurrent,
 )
-from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights
+from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights, k_fractals
 
 STATE_FLAG = 4
 """Cross-core flag: the AIV stored a step's state (AIV -> AIC); after :mod:`.mix`'s
 ready (0, 1) and free (2, 3) flags."""
 
 QUANTIZED_LSTM_HOST_REASON = (
-    "DynamicQuantizeLSTM's recurrence has no AI-core form yet: each step quantises h_{t-1} "
-    "by its own run-time range (a reduction over the batch's state before the int8 gate "
-    "matmul)"
+    "DynamicQuantizeLSTM outside int8: expand-quantized-lstm splits it into its input "
+    "projection and its recurrence (each an AI-core kernel) under --precision int8 only"
 )
-"""Why ``graph.dynamic_quantize_lstm_steps`` (and, outside ``int8``, the whole
-``graph.dynamic_quantize_lstm``) stays on the host: the kernel above would need a per-step
-min/max reduction of ``h``, its uint8 quantisation and an int8 mmad dequantised by the
-run-time scale; ``expand-quantized-lstm`` puts the input projection on the int8 cube (see
-``docs/tile-level.md``)."""
+"""Why ``graph.dynamic_quantize_lstm`` (unexpanded: any precision but ``int8``, or weights
+that are not constants) stays on the host; under ``int8`` its recurrence is
+:mod:`.quantized_recurrent_kernel`'s kernel."""
 
 
 class _Emitter:
@@ -116,25 +114,30 @@ class _Emitter:
     def __init__(self, p: RecurrentPlan, b: KernelBuilder):
         self.p, self.b = p, b
         self.coupled = b.hw.coupled
-        el, cube = p.element, b.cube_element(p.element)
-        hb, mp = p.n1 * FRACTAL, p.m1 * FRACTAL
+        el = p.element
+        cube = element_type_of("int8") if p.quantised else b.cube_element(el)
+        hb, mp, k0 = p.n1 * FRACTAL, p.m1 * FRACTAL, p.k0
         self.hb = hb
-        self.a_l1 = b.buffer([p.k1, p.m1, FRACTAL, FRACTAL], cube, "L1", "a_l1")
-        self.b_l1 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L1", "b_l1")
-        self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, FRACTAL], cube, "L0A", "a_l0a")
-        self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, FRACTAL], cube, "L0B", "b_l0b")
-        self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], accumulator_type(el), "L0C", "c_l0c")
+        self.a_l1 = b.buffer([p.k1, p.m1, FRACTAL, k0], cube, "L1", "a_l1")
+        self.b_l1 = b.buffer([p.k1, p.n1, FRACTAL, k0], cube, "L1", "b_l1")
+        self.a_l0 = b.buffer([p.m1, p.k1, FRACTAL, k0], cube, "L0A", "a_l0a")
+        self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, k0], cube, "L0B", "b_l0b")
+        acc_el = accumulator_type(cube)
+        self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_el, "L0C", "c_l0c")
         self.first: SSAValue | None = None
         """This block's first hidden column (None: one block, column 0)."""
+        self.block: SSAValue | None = None
+        """This block's index (None: one block)."""
         if p.cores > 1:  # the block index selects the columns
             block = b.hoist(BlockIdxOp()).results[0]
             block.name_hint = "block"
+            self.block = block
             first = b.hoist(arith.MuliOp(block, b.index(p.per * hb))).results[0]
             first.name_hint = "first_col"
             self.first = first
         self.weights = GateWeights(
             b, p.hidden, p.op.GATES, p.dirs, cube, p.resident, self.b_l1, self.b_l0,
-            p.per * p.n1, self.first,
+            p.per * p.n1, self.first, k0,
         )  # fmt: skip
         self.cols: list[SSAValue] = []
         """Each of this block's hidden blocks' first column."""
@@ -148,7 +151,8 @@ class _Emitter:
             self.cols.append(col)
             self.local[col] = k * p.n1
         tile = [1, mp, hb]
-        self.acc = b.buffer(tile, el, "UB", "acc_ub")
+        # the int32 sum itself when quantised (corrected before its float conversion)
+        self.acc = b.buffer(tile, acc_el if p.quantised else el, "UB", "acc_ub")
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
@@ -167,8 +171,9 @@ class _Emitter:
 
     # ---- cube ----------------------------------------------------------------------
     def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
-        """``parts``: (A's GM arg, its leading offsets, weight arg, K); accumulated in L0C
-        (the first part starts it), then fixpipe into the UB accumulator."""
+        """``parts``: (A's GM arg, its leading offsets, weight arg, K) — or (an L1 buffer
+        holding A's whole K as NZ fractals, None, weight arg, K); accumulated in L0C (the
+        first part starts it), then fixpipe into the UB accumulator."""
         self.close_nest()
         b, p = self.b, self.p
         zero = b.index(0)
@@ -176,8 +181,11 @@ class _Emitter:
         col_fractal = self.local[col]
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
-            b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, FRACTAL)], self.a_l1))
-            b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
+            if lead is None:  # A already in L1, all of its K: its fractals at ki
+                b.add(Load2dOp(arg, ki, zero, self.a_l0, "swap"))
+            else:
+                b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, p.k0)], self.a_l1))
+                b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
             self.weights.to_l0b(weight, d, g, row, ki, col_fractal)
             b.add(MmadOp(self.a_l0, self.b_l0, self.c_l0, first))
 
@@ -185,7 +193,7 @@ class _Emitter:
             bound = _bind(step, arg, lead, weight)
             # always a loop, even of one trip: inject-sync then gives the loads of all
             # gates' K loops slotted events instead of one event per straight-line load
-            with b.loop_over(zero, b.index(fractals(k)), b.index(p.k1), "k") as ki:
+            with b.loop_over(zero, b.index(k_fractals(k, p.k0)), b.index(p.k1), "k") as ki:
                 if n == 0:
                     first = b.add(arith.CmpiOp(ki, zero, "eq")).results[0]
                     first.name_hint = "first"
@@ -270,6 +278,12 @@ class _Emitter:
 
     def state_stored(self) -> None:
         self.barrier()
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """On a decoupled preset, the AIV's set of :data:`STATE_FLAG` after its stores:
+        the AIC may read what they wrote."""
+        self.close_nest()
         if not self.coupled:
             self.b.add(SyncBlockSetOp(STATE_FLAG, "aiv_to_aic", "MTE3"))
 
@@ -456,14 +470,34 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 e.close_nest()
         e.state_stored()
 
-    # Step 0 peeled (its h_{-1} is the initial state); steps 1 .. seq-1 one scf.for whose
-    # index drives the GM offsets of x_t, Y[t] and Y[t-1]. Hidden blocks and directions
-    # stay unrolled (a few of them): each gate's K loops and vector work are loop nests
-    # of their own in the step's body, which inject-sync fences apart.
+    def last_set(d: int) -> None:
+        e.wait_state()  # the last step's set: every set is waited for
+
+    run_steps(e, str(direction), step, end=last_set)
+    return None
+
+
+Step = Callable[[int, SSAValue, SSAValue | None], None]
+
+
+def run_steps(
+    e: _Emitter, direction: str, step: Step, begin: Callable[[int], None] | None = None,
+    end: Callable[[int], None] | None = None,
+) -> None:  # fmt: skip
+    """The time loop of a recurrent kernel: per direction ``d`` (``begin(d)`` after its
+    resident weights are loaded, ``end(d)`` after its last step), ``step(d, t, prev)``
+    for step 0 peeled (``prev`` None: its h_{-1} is the initial state), then steps 1 ..
+    seq-1 as one scf.for whose index drives the GM offsets of x_t, Y[t] and Y[t-1]
+    (``prev``). Hidden blocks and directions stay unrolled (a few of them): each gate's K
+    loops and vector work are loop nests of their own in the step's body, which
+    inject-sync fences apart."""
+    b, p = e.b, e.p
     last = b.index(p.seq - 1)
     for d in range(p.dirs):
         reverse = direction == "reverse" or d == 1
         e.weights.load(d)
+        if begin is not None:
+            begin(d)
         step(d, last if reverse else b.index(0), None)
         if p.seq > 1:
             with b.loop_over(b.index(1), b.index(p.seq), b.index(1), "s") as s:
@@ -474,7 +508,7 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                     t, prev = s, b.affine(s, 1, -1)
                 t.name_hint, prev.name_hint = "t", "t_prev"
                 step(d, t, prev)
-        e.wait_state()  # the last step's set: every set is waited for
+        if end is not None:
+            end(d)
     b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
     b.blocks = p.cores
-    return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
@@ -20,6 +21,9 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.recurrent_weights import WeightShape, choose_resident
+
+QUANTISED_K0 = 32
+"""K elements per fractal row of int8 operands (16 x 32 fractals, as the int8 matmul's)."""
 
 MAX_UNROLLED = 64
 """Hidden blocks x directions the kernel unrolls at most in a step's body (see
@@ -30,7 +34,9 @@ _ACTIVATIONS = frozenset(("sigmoid", "tanh", "relu", "affine", "hardsigmoid"))
 Activation = tuple[str, float | None, float | None]
 
 
-def _activations(op: RecurrentOp, dirs: int) -> list[list[Activation]] | str:
+def activations(
+    op: RecurrentOp | DynamicQuantizeLSTMStepsOp, dirs: int
+) -> list[list[Activation]] | str:
     """Per direction, the (name, alpha, beta) of each activation, as ONNX consumes them."""
     names = [str(n) for n in (op.attr("activations") or [])]
     names = names or list(op.DEFAULT_ACTIVATIONS * dirs)
@@ -50,7 +56,7 @@ def _activations(op: RecurrentOp, dirs: int) -> list[list[Activation]] | str:
 
 @dataclass(frozen=True)
 class RecurrentPlan:
-    op: RecurrentOp
+    op: RecurrentOp | DynamicQuantizeLSTMStepsOp
     x: SSAValue
     w: SSAValue
     r: SSAValue
@@ -80,6 +86,15 @@ class RecurrentPlan:
     cores: int = 1
     """Blocks (cores) the kernel is shared over, each computing ``per`` hidden blocks of
     every step (``recurrent.cores``)."""
+    quantised: bool = False
+    """The gate products are int8 x int8 into int32 (DynamicQuantizeLSTM's recurrence,
+    :mod:`.quantized_recurrent_kernel`): ``x`` is then its input projection ``G`` and
+    ``w`` unused."""
+
+    @property
+    def k0(self) -> int:
+        """K elements per fractal row of the cube's operands."""
+        return QUANTISED_K0 if self.quantised else FRACTAL
 
     @property
     def per(self) -> int:
@@ -88,10 +103,10 @@ class RecurrentPlan:
         return -(-(fractals(self.hidden) // self.cores) // self.n1)
 
 
-def _ub_tiles(op: RecurrentOp) -> int:
+def _ub_tiles(gates: int) -> int:
     """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
     states' tiles, the 4-D tile ``Y`` is stored from."""
-    return {1: 3, 3: 6, 4: 5}[op.GATES]
+    return {1: 3, 3: 6, 4: 5}[gates]
 
 
 def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
@@ -108,11 +123,9 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
         "P": op.P if isinstance(op, LSTMOp) else None,
     }
-    args: dict[str, SSAValue | None] = {}
-    for name, value in operands.items():
-        args[name] = None if value is None else body.source(value)
-        if value is not None and args[name] is None:
-            return f"a recurrent {name} computed inside the kernel"
+    args = operand_sources(body, operands, "a recurrent")
+    if isinstance(args, str):
+        return args
     writes = {value: arg for value, arg in body.writes}
     outs = [writes.get(r) for r in op.results]
     if any(o is None for o in outs):
@@ -123,49 +136,115 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return f"a {element} recurrent op"
     seq, batch, inputs = (int(d) for d in x_t.origin_shape)
     dirs, hidden = (int(d) for d in tensor_of(op.Y).origin_shape[1::2])
-    acts = _activations(op, dirs)
+    acts = activations(op, dirs)
     if isinstance(acts, str):
         return acts
+    y, y_h, *rest = outs
+    assert y is not None and y_h is not None
+    sizes = size_recurrent(
+        b, op.GATES, Shape(batch, inputs, hidden, dirs), element, 0,
+        args["R"], args["W"],  # type: ignore[arg-type]
+    )  # fmt: skip
+    if isinstance(sizes, str):
+        return sizes
+    return RecurrentPlan(
+        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
+        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
+        dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
+        sizes.cores,
+    )  # fmt: skip
+
+
+def operand_sources(
+    body: KernelBody, operands: dict[str, SSAValue | None], what: str
+) -> dict[str, SSAValue | None] | str:
+    """The GM argument of each (optional) operand, or why not: one computed inside the
+    kernel (``what`` names the op in the reason)."""
+    args: dict[str, SSAValue | None] = {}
+    for name, value in operands.items():
+        args[name] = None if value is None else body.source(value)
+        if value is not None and args[name] is None:
+            return f"{what} {name} computed inside the kernel"
+    return args
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A recurrent layer's sizes: the batch rows the cube's A tile holds, the input size
+    (the K of ``W``), the hidden size, the directions."""
+
+    rows: int
+    inputs: int
+    hidden: int
+    dirs: int
+
+
+@dataclass(frozen=True)
+class Sizes:
+    tiles: tuple[int, int, int]
+    """(m1, n1, k1)."""
+    resident: list[WeightShape]
+    streams: str
+    cores: int
+
+
+def size_recurrent(
+    b: KernelBuilder,
+    gates: int,
+    s: Shape,
+    element: Attribute,
+    ub_fixed: int,
+    r_arg: SSAValue,
+    w_arg: SSAValue,
+    ub_tiles: int | None = None,
+    quantised: bool = False,
+    l1_fixed: int = 0,
+) -> Sizes | str:
+    """The tile sizes, cores and resident weights of a recurrent kernel (see the module
+    docstring): ``ub_tiles`` tiles of ``(batch, Hb)`` (default :func:`_ub_tiles` of
+    ``gates``) and ``ub_fixed`` bytes besides them in UB, ``l1_fixed`` bytes of L1
+    besides the matmul tiles and the resident weights; ``quantised``: int8 operands
+    (16 x 32 fractals) into an int32 accumulator."""
     hw = b.hw
-    cube = element_bytes(b.cube_element(element))
-    frac_in = FRACTAL * FRACTAL * cube
-    m1 = fractals(batch)
-    l0a, l0b, l0c = (hw.capacity(s) // 2 for s in ("L0A", "L0B", "L0C"))
+    k0 = QUANTISED_K0 if quantised else FRACTAL
+    cube = 1 if quantised else element_bytes(b.cube_element(element))
+    frac_in = FRACTAL * k0 * cube
+    m1 = fractals(s.rows)
+    l0a, l0b, l0c = (hw.capacity(x) // 2 for x in ("L0A", "L0B", "L0C"))
     tile_bytes = element_bytes(element) * m1 * FRACTAL * FRACTAL
-    rows = op.GATES * 2 + 3  # bias / peephole rows, a fraction of a tile each
-    cores = choose_cores(b, fractals(hidden))
-    share = fractals(hidden) // cores  # hidden fractals of one core
+    tiles = ub_tiles if ub_tiles is not None else _ub_tiles(gates)
+    rows = gates * 2 + 3  # bias / peephole rows, a fraction of a tile each
+    hidden_fractals = fractals(s.hidden)
+    cores = choose_cores(b, hidden_fractals)
+    share = hidden_fractals // cores  # hidden fractals of one core
+
+    def ub_need(n1: int) -> int:
+        return tiles * n1 * tile_bytes + rows * n1 * FRACTAL * 4 + ub_fixed
+
     n1 = share
     while n1 > 1 and (
-        m1 * n1 * FRACTAL * FRACTAL * 4 > l0c
-        or n1 * frac_in > l0b
-        or (_ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes)
+        m1 * n1 * FRACTAL * FRACTAL * 4 > l0c or n1 * frac_in > l0b or ub_need(n1) > hw.ub_bytes
     ):
         n1 = -(-n1 // 2)
     if cores > 1:  # a core's blocks stay within its columns (the others' are theirs to write)
         n1 = max(d for d in range(1, n1 + 1) if share % d == 0)
-    k1 = min(max(fractals(inputs), fractals(hidden)), l0a // (m1 * frac_in), l0b // (n1 * frac_in))
+    k_fractals = max(-(-s.inputs // k0), -(-s.hidden // k0))
+    k1 = min(k_fractals, l0a // (m1 * frac_in), l0b // (n1 * frac_in))
     if k1 < 1 or m1 * n1 * FRACTAL * FRACTAL * 4 > l0c:
         return "a recurrent op whose batch does not fit one L0 tile"
-    if _ub_tiles(op) * n1 * tile_bytes + rows * n1 * FRACTAL * 4 > hw.ub_bytes:
+    if ub_need(n1) > hw.ub_bytes:
         return "a recurrent op whose step tiles do not fit UB"
-    if dirs * -(-share // n1) > MAX_UNROLLED:
+    if s.dirs * -(-share // n1) > MAX_UNROLLED:
         return f"a recurrent op of over {MAX_UNROLLED} unrolled hidden blocks x directions"
-    y, y_h, *rest = outs
-    assert y is not None and y_h is not None
     columns = share * FRACTAL
-    r_shape = WeightShape("r", args["R"], hidden)  # type: ignore[arg-type]
-    w_shape = WeightShape("w", args["W"], inputs)  # type: ignore[arg-type]
+    r_shape = WeightShape("r", r_arg, s.hidden)
+    w_shape = WeightShape("w", w_arg, s.inputs)
     streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
-    free = hw.capacity("L1") - 2 * streamed  # and their second slots (multi-buffer)
-    sizes = (min(columns, hidden), op.GATES, dirs, cube)
-    choice, streams = choose_resident(b, r_shape, w_shape, sizes, free)
+    free = hw.capacity("L1") - 2 * streamed - l1_fixed  # and their second slots
+    weights = (min(columns, s.hidden), gates, s.dirs, cube)
+    choice, streams = choose_resident(b, r_shape, w_shape, weights, free, k0, quantised)
     resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
-    return RecurrentPlan(
-        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
-        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
-        dirs, m1, n1, k1, element, acts, op.attr("clip"), resident, streams, cores,  # type: ignore[arg-type]
-    )  # fmt: skip
+    return Sizes((m1, n1, k1), resident, streams, cores)
 
 
 CORES_PARAM = "recurrent.cores"

@@ -43,21 +43,37 @@ class WeightShape:
     """Its K: the input size (W) or the hidden size (R)."""
 
 
-def resident_bytes(shape: WeightShape, hidden: int, gates: int, dirs: int, cube: int) -> int:
+def k_fractals(k: int, k0: int) -> int:
+    """Fractal rows of ``k0`` elements that cover ``k``."""
+    return -(-k // k0)
+
+
+def resident_bytes(
+    shape: WeightShape, hidden: int, gates: int, dirs: int, cube: int, k0: int = FRACTAL
+) -> int:
     """L1 bytes of one weight resident for every gate and direction."""
-    return dirs * gates * fractals(shape.k) * fractals(hidden) * FRACTAL * FRACTAL * cube
+    return dirs * gates * k_fractals(shape.k, k0) * fractals(hidden) * FRACTAL * k0 * cube
 
 
 def choose_resident(
-    b: KernelBuilder, r: WeightShape, w: WeightShape, sizes: tuple[int, int, int, int], free: int
+    b: KernelBuilder,
+    r: WeightShape,
+    w: WeightShape,
+    sizes: tuple[int, int, int, int],
+    free: int,
+    k0: int = FRACTAL,
+    only_r: bool = False,
 ) -> tuple[str, str]:
     """The ``recurrent.l1_weights`` choice and why the weights it leaves out stream:
     ``sizes`` is (hidden columns of one block, gates, dirs, cube element bytes), ``free``
-    the L1 bytes left."""
+    the L1 bytes left, ``k0`` the K elements of a fractal row; ``only_r``: the kernel
+    multiplies by ``R`` alone (its input projection computed apart), ``RW`` is no
+    choice."""
     hidden, gates, dirs, cube = sizes
-    need_r = resident_bytes(r, hidden, gates, dirs, cube)
-    need_rw = need_r + resident_bytes(w, hidden, gates, dirs, cube)
-    fitting = ["none"] + (["R"] if need_r <= free else []) + (["RW"] if need_rw <= free else [])
+    need_r = resident_bytes(r, hidden, gates, dirs, cube, k0)
+    need_rw = need_r + resident_bytes(w, hidden, gates, dirs, cube, k0)
+    with_w = not only_r and need_rw <= free
+    fitting = ["none"] + (["R"] if need_r <= free else []) + (["RW"] if with_w else [])
     choice = str(
         b.choose(
             "recurrent.l1_weights",
@@ -66,8 +82,14 @@ def choose_resident(
             "gate weights kept in L1 across the time steps (the rest stream from GM per step)",
         )
     )
-    if choice == "RW":
+    if choice == "RW" or (only_r and choice == "R"):
         return choice, ""
+    if only_r:
+        return choice, (
+            f"R ({need_r} B) does not fit the {free} B of L1 left: it streams per step"
+            if need_r > free
+            else f"recurrent.l1_weights = {choice}"
+        )
     if need_r > free:
         why = f"R ({need_r} B) and W do not fit the {free} B of L1 left: both stream per step"
     elif need_rw > free:
@@ -95,6 +117,8 @@ class GateWeights:
     first: SSAValue | None = None
     """The first hidden column of this block (a kernel shared over the cores: its block
     index times its share); None: column 0."""
+    k0: int = FRACTAL
+    """K elements per fractal row (32 for int8 operands)."""
     buffers: dict[tuple[SSAValue, int, int], SSAValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -102,7 +126,7 @@ class GateWeights:
         for shape in self.resident:
             for d in range(self.dirs):
                 for g in range(self.gates):
-                    dims = [fractals(shape.k), self.columns, FRACTAL, FRACTAL]
+                    dims = [k_fractals(shape.k, self.k0), self.columns, FRACTAL, self.k0]
                     self.buffers[shape.arg, d, g] = self.b.buffer(
                         dims, self.element, "L1", f"{shape.name}{d}_{g}_l1"
                     )
@@ -134,5 +158,5 @@ class GateWeights:
         if buffer is not None:
             b.add(Load2dOp(buffer, ki, b.index(col), self.b_l0, "copy"))
             return
-        b.add(Nd2NzOp(weight, [b.index(d), row, b.affine(ki, FRACTAL)], self.b_l1))
+        b.add(Nd2NzOp(weight, [b.index(d), row, b.affine(ki, self.k0)], self.b_l1))
         b.add(Load2dOp(self.b_l1, zero, zero, self.b_l0, "copy"))

@@ -22,6 +22,7 @@ from tilegraph.dialects.graph.nn import ConvOp, LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.quantize import DynamicQuantizeParamsOp
+from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp
@@ -47,6 +48,9 @@ from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
+from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
+    emit_quantized_recurrent_kernel,
+)
 from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
 from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
 from tilegraph.lowering.conversion.tiling.reshape import (
@@ -114,6 +118,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy((ConvOp,), emit_conv3d, "cube"),  # 3-D; a 1-D one runs as conv2d (conv-forms)
     Strategy(MATMUL_ANCHORS, emit_matmul, "cube"),
     Strategy((RecurrentOp,), emit_recurrent_kernel, "cube + vector"),
+    Strategy((DynamicQuantizeLSTMStepsOp,), emit_quantized_recurrent_kernel, "cube + vector"),
     Strategy(
         (MaxPoolOp, AvgPoolOp),
         emit_pool3d_kernel,
