@@ -7,7 +7,8 @@ dim is grouped (``StridedView.groups``): the matmuls' DMAs read head ``h // n_re
 un-repeated tensor, so no kernel expands K or V. Checked against the graph on both
 executors with NaN in every padding lane, ragged S and D, for n_rep 1, 2 and 4 (and one
 K / V head for all query heads): the flash kernel on the decoupled presets, the two cube
-kernels around the softmax on ``ascend310p``; fp32 and fp16; and the view algebra.
+kernels around the softmax on ``ascend310p``; fp32 and fp16; the view algebra; and an
+expand of a matmul operand's size-1 batch dim, read as a broadcast view.
 """
 
 from __future__ import annotations
@@ -147,3 +148,27 @@ def test_repeat_view_algebra():
     assert view.transpose([0, 1, 3, 2]).groups == (1, n_rep, 1, 1)
     # an expand of a dim that is not of size 1 is no view
     assert heads.expand([batch, kv, n_rep, seq, 2 * dim]) is None
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+def test_expanded_batch_operand_is_a_broadcast_view(platform: str):
+    """An expand of a matmul operand's size-1 batch dim (a ``[1, K, N]`` weight expanded
+    to the batch) is the same view: the matmul reads batch 0 for every batch, and no
+    kernel expands it."""
+    batch, m, k, n = 3, 20, 24, 12
+    b = GraphBuilder()
+    x = b.input("x", [batch, m, k])
+    w = b.input("w", [1, k, n])
+    wide = b.op("expand", w, b.constant(np.array([batch, k, n], np.int64)))
+    module = b.build(b.op("matmul", x, wide))
+    rng = np.random.default_rng(0)
+    inputs = {
+        "x": rng.standard_normal((batch, m, k)).astype(np.float32),
+        "w": rng.standard_normal((1, k, n)).astype(np.float32),
+    }
+    levels = run_levels(module, inputs, platform, pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    kernels = levels.tiled_kernels
+    assert len(kernels) == 1 and "graph.expand" in kernels[0].ops, [k.ops for k in kernels]
+    assert kernels[0].unit != "host", kernels[0].reason
