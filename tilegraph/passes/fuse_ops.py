@@ -122,6 +122,7 @@ from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
 from tilegraph.passes.fuse_attention import attention_claims
 from tilegraph.passes.fuse_prepare import PREPARATIONS, runs_on_cube, users_of
+from tilegraph.passes.fuse_rotary_views import rotary_claims
 from tilegraph.passes.fuse_scalars import is_scalar_program
 from tilegraph.passes.fuse_views import view_claims
 from tilegraph.passes.registry import register_pass
@@ -604,6 +605,25 @@ def _claim_attention(
     return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
 
 
+def _claim_rotary_views(
+    fuser: _Fuser, groups: list[Group], block: Block, stats: PassStatistics
+) -> list[Group]:
+    """Give each rotary op whose x is a view of a tensor the view's ops as its group
+    (:mod:`tilegraph.passes.fuse_rotary_views`), in place of the group they formed."""
+    claims = rotary_claims([g.members for g in groups], list(block.ops))
+    found = list(groups)
+    for claim in sorted(claims, key=lambda c: c.group is None):  # replace, then insert
+        group = Group(claim.rotary, set(claim.chain.ops))
+        if claim.group is not None:
+            found[claim.group] = group
+        else:
+            at = fuser.position[claim.rotary]
+            later = [i for i, g in enumerate(found) if fuser.position[g.root] > at]
+            found.insert(later[0] if later else len(found), group)
+        stats.add("rotary-views-claimed")
+    return found
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -644,7 +664,8 @@ class FuseOpsPass(ModulePass):
                 changed = prepare(block)
                 if changed:
                     stats.add(statistic, changed)
-            for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
+            grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
+            for group in _claim_rotary_views(fuser, grown, block, stats):
                 members = fuser.member_order(group)
                 root_bytes = {r for r in group.root.results}
                 saved = sum(
