@@ -92,11 +92,15 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, and the attention claim's (below).
+``scalar-programs-cloned``, ``views-absorbed``, and the attention and rotary claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
 ``attention-claimed``, else ``attention-kept.<reason>``).
+
+**Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
+its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
+(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``).
 """
 
 from __future__ import annotations
