@@ -108,3 +108,27 @@ def test_rotary_cost_grows_with_the_rows():
     """The cycle model costs the kernel from its tile ops: > 0, more for more rows."""
     small = estimated_cycles(rotary([1, 4, 64, 128], [1, 1, 64, 128]))
     assert 0 < small < estimated_cycles(rotary([1, 4, 1024, 128], [1, 1, 1024, 128]))
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_head_split_before_the_rotary_is_its_view(dtype: str, platform: str):
+    """LLaMA's head split (``[B, S, H·D] -> reshape -> transpose -> [B, H, S, D]``) before
+    the rotary op joins its kernel (``fuse-ops``' rotary claim): x's rows are read
+    through the split's strided view, one kernel, bit-exact on both executors with NaN
+    in the padding lanes (70 rows: ragged row tiles on ``test``; d / 2 = 5 odd)."""
+    batch, seq, heads, dim = 2, 70, 3, 10
+    g = Graph(dtype=dtype)
+    x, cos, sin = (g.input(s) for s in ([batch, seq, heads * dim], *[[batch, 1, seq, dim]] * 2))
+    split = g.op("reshape", x, g.ints([batch, seq, heads, dim]))
+    module = g.b.build(g.op("apply_rotary", g.op("transpose", split, perm=[0, 2, 1, 3]), cos, sin))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    kernels = levels.tiled_kernels
+    assert len(kernels) == 1 and kernels[0].unit == "vector", [(k.ops, k.reason) for k in kernels]
+    assert "graph.transpose" in kernels[0].ops
+    x_in, cos_in, sin_in = g.arrays
+    heads_x = x_in.reshape(batch, seq, heads, dim).transpose(0, 2, 1, 3)
+    expected = _expected([heads_x, cos_in, sin_in])
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        assert not np.isnan(outputs[0]).any(), f"{level}: NaN"
+        np.testing.assert_array_equal(outputs[0], expected, err_msg=level)

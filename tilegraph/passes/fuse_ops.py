@@ -92,11 +92,15 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, and the attention claim's (below).
+``scalar-programs-cloned``, ``views-absorbed``, and the attention and rotary claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
 ``attention-claimed``, else ``attention-kept.<reason>``).
+
+**Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
+its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
+(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``).
 """
 
 from __future__ import annotations
@@ -122,6 +126,7 @@ from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
 from tilegraph.passes.fuse_attention import attention_claims
 from tilegraph.passes.fuse_prepare import PREPARATIONS, runs_on_cube, users_of
+from tilegraph.passes.fuse_rotary_views import rotary_claims
 from tilegraph.passes.fuse_scalars import is_scalar_program
 from tilegraph.passes.fuse_views import view_claims
 from tilegraph.passes.registry import register_pass
@@ -604,6 +609,25 @@ def _claim_attention(
     return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
 
 
+def _claim_rotary_views(
+    fuser: _Fuser, groups: list[Group], block: Block, stats: PassStatistics
+) -> list[Group]:
+    """Give each rotary op whose x is a view of a tensor the view's ops as its group
+    (:mod:`tilegraph.passes.fuse_rotary_views`), in place of the group they formed."""
+    claims = rotary_claims([g.members for g in groups], list(block.ops))
+    found = list(groups)
+    for claim in sorted(claims, key=lambda c: c.group is None):  # replace, then insert
+        group = Group(claim.rotary, set(claim.chain.ops))
+        if claim.group is not None:
+            found[claim.group] = group
+        else:
+            at = fuser.position[claim.rotary]
+            later = [i for i, g in enumerate(found) if fuser.position[g.root] > at]
+            found.insert(later[0] if later else len(found), group)
+        stats.add("rotary-views-claimed")
+    return found
+
+
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:
     return (op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks)
 
@@ -644,7 +668,8 @@ class FuseOpsPass(ModulePass):
                 changed = prepare(block)
                 if changed:
                     stats.add(statistic, changed)
-            for group in _claim_attention(fuser.fuse_block(block), block, hw, stats):
+            grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
+            for group in _claim_rotary_views(fuser, grown, block, stats):
                 members = fuser.member_order(group)
                 root_bytes = {r for r in group.root.results}
                 saved = sum(

@@ -33,7 +33,7 @@ from math import prod
 
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.data_movement import ExpandOp, SplitOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.shape_ops import (
     FlattenOp,
@@ -49,20 +49,28 @@ from tilegraph.formats import Format
 VIEW_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp)
 """The graph ops a view chain is made of: each only relabels the dims of its input."""
 
-OPERAND_VIEW_OPS = (*VIEW_OPS, SplitOp)
+OPERAND_VIEW_OPS = (*VIEW_OPS, SplitOp, ExpandOp)
 """An operand's chain may also start with a split: each output is an offset view of the
 input (GPT-2's c_attn output ``[B, S, 3N]`` split into Q, K, V at column offsets 0, N,
-2N, row stride 3N)."""
+2N, row stride 3N); and it may expand a batch dim (LLaMA's grouped K / V heads repeated
+for the query heads: :attr:`StridedView.groups`)."""
 
 
 @dataclass(frozen=True)
 class StridedView:
-    """``shape`` over a row-major buffer: element ``i`` is at ``sum(i[d] * strides[d])``."""
+    """``shape`` over a row-major buffer: element ``i`` is at ``sum(i[d] // groups[d] *
+    strides[d])`` (``groups`` empty: every factor 1)."""
 
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int = 0
     """Elements of the buffer before the view's first element (a split's later parts)."""
+    groups: tuple[int, ...] = ()
+    """Per dim, how many consecutive indices read the same stored index (grouped heads:
+    LLaMA's repeated K / V, ``h -> h // n_rep``; a broadcast dim's group is its size).
+    A strided memref cannot say it, so the kernel reads the :meth:`stored` view and
+    divides its index by the group (:func:`~tilegraph.lowering.conversion.tiling.
+    matmul_views.lead_offsets`)."""
 
     @staticmethod
     def row_major(shape: Sequence[int]) -> StridedView:
@@ -72,30 +80,70 @@ class StridedView:
             step *= d
         return StridedView(tuple(shape), tuple(reversed(strides)))
 
+    def group(self, axis: int) -> int:
+        """Dim ``axis``'s group factor (1: every index its own element)."""
+        return self.groups[axis] if self.groups else 1
+
+    def _with(
+        self, shape: Sequence[int], strides: Sequence[int], groups: Sequence[int]
+    ) -> StridedView:
+        grouped = tuple(groups) if any(g != 1 for g in groups) else ()
+        return StridedView(tuple(shape), tuple(strides), self.offset, grouped)
+
     def transpose(self, perm: Sequence[int]) -> StridedView:
         shape, strides = tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm)
-        return StridedView(shape, strides, self.offset)
+        return self._with(shape, strides, [self.group(p) for p in perm])
 
-    def part(self, axis: int, start: int, size: int) -> StridedView:
+    def part(self, axis: int, start: int, size: int) -> StridedView | None:
         """Elements ``start .. start + size`` of dim ``axis`` (one output of a split)."""
+        if self.group(axis) != 1:
+            return None
         shape = (*self.shape[:axis], size, *self.shape[axis + 1 :])
-        return StridedView(shape, self.strides, self.offset + start * self.strides[axis])
+        return StridedView(
+            shape, self.strides, self.offset + start * self.strides[axis], self.groups
+        )
 
     def swap_last(self) -> StridedView:
         """The view with its last two dims exchanged (a matrix read transposed)."""
         perm = [*range(len(self.shape) - 2), len(self.shape) - 1, len(self.shape) - 2]
         return self.transpose(perm)
 
+    def stored(self) -> StridedView:
+        """The elements the view reads, without repeats: each grouped dim cut to
+        ``size // group`` (the view a ``tile.strided_view`` can type)."""
+        shape = tuple(d // self.group(i) for i, d in enumerate(self.shape))
+        return StridedView(shape, self.strides, self.offset)
+
+    def expand(self, new_shape: Sequence[int]) -> StridedView | None:
+        """ONNX Expand of a view to ``new_shape`` (the same rank): each size-1 dim that
+        grows reads its one element ``size`` times (its group is its size)."""
+        if len(new_shape) != len(self.shape):
+            return None
+        groups = [self.group(i) for i in range(len(self.shape))]
+        for i, (old, new) in enumerate(zip(self.shape, new_shape, strict=True)):
+            if old != new:
+                if old != 1:
+                    return None
+                groups[i] = new
+        return self._with(new_shape, self.strides, groups)
+
     def reshape(self, new_shape: Sequence[int]) -> StridedView | None:
         """The same elements as ``new_shape`` without moving them, or None when the
         reshape would need a copy (it merges dims that are not contiguous in the view).
         A dim of size 1 takes the stride row-major order would give it (any stride
-        addresses its one element; this one keeps contiguity visible)."""
+        addresses its one element; this one keeps contiguity visible). Broadcast dims
+        merged after the dims they repeat (``[kv, n_rep] -> kv·n_rep``: Hugging Face's
+        ``repeat_kv``) make the merged dim grouped; a grouped dim is never split."""
         if prod(new_shape) != prod(self.shape):
             return None
-        old = [(d, s) for d, s in zip(self.shape, self.strides, strict=True) if d != 1]
+        old = [
+            (d, s, self.group(i))
+            for i, (d, s) in enumerate(zip(self.shape, self.strides, strict=True))
+            if d != 1
+        ]
         new = [i for i, d in enumerate(new_shape) if d != 1]
         strides = [0] * len(new_shape)
+        groups = [1] * len(new_shape)
         oi = ni = 0
         while oi < len(old) and ni < len(new):
             old_size, new_size = old[oi][0], new_shape[new[ni]]
@@ -107,9 +155,20 @@ class StridedView:
                 else:
                     old_size *= old[oj][0]
                     oj += 1
-            if any(old[k][1] != old[k + 1][1] * old[k + 1][0] for k in range(oi, oj - 1)):
+            run, repeat = old[oi:oj], 1
+            while len(run) > 1 and run[-1][2] == run[-1][0]:  # a broadcast dim repeats
+                repeat *= run[-1][0]
+                run = run[:-1]
+            if len(run) == 1:
+                repeat *= run[0][2]
+            elif any(g != 1 for _, _, g in run):
+                return None  # a grouped dim merged with others
+            if repeat != 1 and nj - ni != 1:
+                return None  # the repeated dims would be split again
+            if any(run[k][1] != run[k + 1][1] * run[k + 1][0] for k in range(len(run) - 1)):
                 return None  # the old dims of this group are not one contiguous run
-            step = old[oj - 1][1]
+            step = run[-1][1]
+            groups[new[ni]] = repeat
             for k in reversed(range(ni, nj)):
                 strides[new[k]] = step
                 step *= new_shape[new[k]]
@@ -117,11 +176,12 @@ class StridedView:
         for i in reversed(range(len(new_shape))):
             if new_shape[i] == 1:
                 strides[i] = strides[i + 1] * new_shape[i + 1] if i + 1 < len(new_shape) else 1
-        return StridedView(tuple(int(d) for d in new_shape), tuple(strides), self.offset)
+        return self._with([int(d) for d in new_shape], strides, groups)
 
     def extent(self) -> int:
         """Elements of the source the view spans (the last one addressed, plus one)."""
-        last = sum((d - 1) * s for d, s in zip(self.shape, self.strides, strict=True))
+        stored = self.stored()
+        last = sum((d - 1) * s for d, s in zip(stored.shape, stored.strides, strict=True))
         return 1 + self.offset + last
 
 
@@ -187,13 +247,19 @@ def _step(
         if not forward:
             perm = sorted(range(rank), key=perm.__getitem__)  # the inverse permutation
         return view.transpose(perm)
+    if isinstance(op, ExpandOp):
+        target = static_row_major(op.results[0]) if forward else None
+        return None if target is None else view.expand(target)
     target = static_row_major((result or op.results[0]) if forward else op.operands[0])
     return None if target is None else view.reshape(target)
 
 
 def _matrix(view: StridedView) -> bool:
-    """A matrix (with batch dims) contiguous along one of its two axes."""
-    return len(view.shape) >= 2 and 1 in (view.strides[-1], view.strides[-2])
+    """A matrix (with batch dims) contiguous along one of its two axes; only its batch
+    dims may be grouped (repeated)."""
+    if len(view.shape) < 2 or view.group(-1) != 1 or view.group(-2) != 1:
+        return False
+    return 1 in (view.strides[-1], view.strides[-2])
 
 
 def sole_user(value: SSAValue) -> Operation | None:

@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, PadOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
@@ -192,7 +192,7 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     (GatherND's indices built from a Range and an ArgMax) or as an operand of an element
     gather / scatter (all three through UB) or of DynamicQuantizeLSTM's recurrence (its
     kernel reads R and the zero points from GM); a constant read as a parameter (axes,
-    shapes, slice bounds) goes into the body."""
+    shapes, an expand's target shape, slice bounds) goes into the body."""
     inside = set(members)
     users = [use.operation for use in value.uses if use.operation in inside]
     return bool(users) and all(
@@ -201,6 +201,7 @@ def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
         or (
             isinstance(user, GraphOp)
             and (user.FACTS.fusion in ELEMENTWISE_KINDS or user.FACTS.heavy)
+            and not (isinstance(user, ExpandOp) and user.shape is value)  # a shape
         )
         for user in users
     )

@@ -106,7 +106,7 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask, store
 from tilegraph.lowering.conversion.tiling.matmul import MatmulOperand, matmul_operand
-from tilegraph.lowering.conversion.tiling.matmul_views import result_chain, view_of
+from tilegraph.lowering.conversion.tiling.matmul_views import lead_offsets, result_chain, view_of
 from tilegraph.lowering.conversion.tiling.mix import (
     EXPLICIT_ATTR,
     WORKSPACE_SLOTS,
@@ -384,16 +384,14 @@ class _Attention:
         else:
             self.b.add(SyncBlockWaitOp(ident, mode, pipe, slot))
 
-    def _outer(self, arg: SSAValue, ivs: list[SSAValue]) -> list[SSAValue]:
-        """Offsets of an operand's leading dims for the batch indices (broadcast dims 0)."""
-        shape = memref_shape(arg)
-        lead = shape[: len(shape) - 2]
-        use = ivs[len(ivs) - len(lead) :] if lead else []
-        return [self.b.index(0) if d == 1 else iv for d, iv in zip(lead, use, strict=True)]
+    def _outer(self, op: MatmulOperand, ivs: list[SSAValue]) -> list[SSAValue]:
+        """Offsets of an operand's leading dims for the batch indices (broadcast dims 0,
+        K's and V's grouped heads ``h // n_rep``)."""
+        return lead_offsets(self.b, op.arg, ivs, 2, op.groups)
 
     def _q_block(self, ivs: list[SSAValue], qi: SSAValue) -> None:
         b, zero = self.b, self.b.index(0)
-        b.add(Nd2NzOp(self.q.arg, [*self._outer(self.q.arg, ivs), qi, zero], self.q_l1))
+        b.add(Nd2NzOp(self.q.arg, [*self._outer(self.q, ivs), qi, zero], self.q_l1))
         b.add(Load2dOp(self.q_l1, zero, zero, self.q_l0, "swap"))
         self.e.fill(self.m, -inf)
         self.e.fill(self.l, 0.0)
@@ -421,7 +419,7 @@ class _Attention:
         view has the keys on its rows (the usual case: not transposed in memory)."""
         b, zero = self.b, self.b.index(0)
         k = self.k
-        outer = self._outer(k.arg, ivs)
+        outer = self._outer(k, ivs)
         # K's ND view is (keys, D) when the graph's Kᵀ was a transposed view (k.transposed),
         # else (D, keys).
         offsets = [*outer, j, zero] if k.transposed else [*outer, zero, j]
@@ -432,7 +430,7 @@ class _Attention:
         """Vⱼ as the right operand of P·Vⱼ (K = keys, N = D)."""
         b, zero = self.b, self.b.index(0)
         v = self.v
-        outer = self._outer(v.arg, ivs)
+        outer = self._outer(v, ivs)
         offsets = [*outer, zero, j] if v.transposed else [*outer, j, zero]
         b.add(Nd2NzOp(v.arg, offsets, self.v_l1))
         b.add(Load2dOp(self.v_l1, zero, zero, self.v_l0, "copy" if v.transposed else "transpose"))

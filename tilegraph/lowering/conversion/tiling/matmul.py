@@ -72,6 +72,7 @@ from tilegraph.lowering.conversion.tiling.matmul_block import base_block, fracta
 from tilegraph.lowering.conversion.tiling.matmul_l1 import chosen_l1_reuse, k_trips
 from tilegraph.lowering.conversion.tiling.matmul_views import (
     is_view_op,
+    lead_offsets,
     operand_as_view,
     operand_chain,
 )
@@ -87,6 +88,9 @@ class MatmulOperand:
     """"nd", "nz" (FRACTAL_NZ) or "fz" (2-D FRACTAL_Z)."""
     transposed: bool
     """Held as (K, M) for A or (N, K) for B."""
+    groups: tuple[int, ...] = ()
+    """Each dim's group factor when the operand repeats batch dims (a view of LLaMA's
+    grouped K / V heads: :func:`~.matmul_views.lead_offsets`), else empty."""
 
 
 def matmul_operand(
@@ -101,8 +105,8 @@ def matmul_operand(
             return "a matmul operand computed inside the kernel"
         if isinstance(chain, str):
             return chain
-        view, flipped = operand_as_view(b, body, chain)
-        return MatmulOperand(view, "nd", transposed != flipped)
+        view, flipped, groups = operand_as_view(b, body, chain)
+        return MatmulOperand(view, "nd", transposed != flipped, groups)
     t = tensor_of(value)
     if t.storage_format == F.FRACTAL_NZ:
         return MatmulOperand(arg, "nz", transposed)
@@ -283,13 +287,11 @@ def plan_matmul(
 
 
 def _batch_offsets(
-    b: KernelBuilder, arg: SSAValue, batch_ivs: Sequence[SSAValue], kept: int
+    b: KernelBuilder, op: MatmulOperand, batch_ivs: Sequence[SSAValue], kept: int
 ) -> list[SSAValue]:
-    """Offsets of a (possibly broadcast) operand's leading dims for the output batch index."""
-    shape = memref_shape(arg)
-    lead = shape[: len(shape) - kept]
-    ivs = list(batch_ivs)[len(batch_ivs) - len(lead) :] if lead else []
-    return [b.index(0) if d == 1 else iv for d, iv in zip(lead, ivs, strict=True)]
+    """Offsets of a (possibly broadcast or repeated) operand's leading dims for the output
+    batch index."""
+    return lead_offsets(b, op.arg, batch_ivs, kept, op.groups)
 
 
 def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> None:
@@ -297,13 +299,13 @@ def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> Non
     a = p.a
     zero = b.index(0)
     if a.layout == "nd":
-        outer = _batch_offsets(b, a.arg, batch, 2)
+        outer = _batch_offsets(b, a, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(m_off, FRACTAL))
         if not a.transposed:
             rows, cols = (b.affine(m_off, FRACTAL), b.affine(k_off, p.k0))
         b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1))
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
-        outer = _batch_offsets(b, a.arg, batch, 4)
+        outer = _batch_offsets(b, a, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
 
 
@@ -326,7 +328,7 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
     op = p.b
     zero = b.index(0)
     if op.layout == "nd":
-        outer = _batch_offsets(b, op.arg, batch, 2)
+        outer = _batch_offsets(b, op, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(n_off, FRACTAL))
         if op.transposed:
             rows, cols = (b.affine(n_off, FRACTAL), b.affine(k_off, p.k0))
@@ -334,7 +336,7 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
-        outer = _batch_offsets(b, op.arg, batch, 4)
+        outer = _batch_offsets(b, op, batch, 4)
         b.add(
             CopyOp(op.arg, [*outer, first, second, zero, zero], buf_l1, [zero] * (len(outer) + 4))
         )

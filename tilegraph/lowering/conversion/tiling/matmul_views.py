@@ -15,6 +15,10 @@ the kernel's entry, which the matmul's DMAs address like any ND operand:
   view of the merged tensor, head ``h``'s columns at offset ``h·D``;
 * a split on an operand's chain (GPT-2's Q, K, V) adds its output's offset to the view
   (``strided<[..], offset: N>``);
+* an operand whose batch dims repeat (LLaMA's K / V of ``kv`` heads expanded to the
+  query's ``kv·n_rep``: :attr:`~tilegraph.lowering.analysis.operand_views.StridedView.
+  groups`) is viewed without the repeats, and its DMAs take head ``h // n_rep``
+  (:func:`lead_offsets`): the repeated tensor is never written;
 * elementwise ops after a reshape that only merges / splits the result's rows
   (:class:`RowsEpilogue`) run on the matmul's own tiles: the written tensor and their
   other GM operands are viewed in the matmul's 2-D result shape.
@@ -29,8 +33,10 @@ head's data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.tile import StridedViewOp, memref_shape
@@ -48,7 +54,9 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
 
 def view_of(b: KernelBuilder, arg: SSAValue, view: StridedView) -> SSAValue:
-    """A ``tile.strided_view`` of the GM argument ``arg`` at the kernel's entry."""
+    """A ``tile.strided_view`` of the GM argument ``arg`` at the kernel's entry (a view
+    without repeats: a grouped one is read through :meth:`StridedView.stored`)."""
+    assert not view.groups, "a strided memref cannot repeat a dim"
     memref = strided_memref(arg.type, view.shape, view.strides, view.offset)
     op = b.hoist(StridedViewOp(arg, memref))
     result = op.results[0]
@@ -73,14 +81,45 @@ def operand_chain(body: KernelBody, value: SSAValue) -> ViewChain | str | None:
     return chain
 
 
-def operand_as_view(b: KernelBuilder, body: KernelBody, chain: ViewChain) -> tuple[SSAValue, bool]:
-    """(the GM view the matmul reads, whether it holds the operand transposed): a matrix
-    contiguous along its rows' dim is viewed with its last two dims swapped, so the view's
-    last dim is always the unit-stride one the DMA bursts along."""
+def operand_as_view(
+    b: KernelBuilder, body: KernelBody, chain: ViewChain
+) -> tuple[SSAValue, bool, tuple[int, ...]]:
+    """(the GM view the matmul reads, whether it holds the operand transposed, the group
+    factor of each of the view's dims, empty when none repeats): a matrix contiguous along
+    its rows' dim is viewed with its last two dims swapped, so the view's last dim is
+    always the unit-stride one the DMA bursts along."""
     arg = body.source(chain.base)
     assert arg is not None
     view = chain.view.swap_last() if chain.transposed else chain.view
-    return view_of(b, arg, view), chain.transposed
+    return view_of(b, arg, view.stored()), chain.transposed, view.groups
+
+
+def lead_offsets(
+    b: KernelBuilder,
+    arg: SSAValue,
+    ivs: Sequence[SSAValue],
+    kept: int,
+    groups: Sequence[int] = (),
+) -> list[SSAValue]:
+    """Offsets of the GM operand ``arg``'s dims before its last ``kept`` for the result's
+    batch indices ``ivs`` (the trailing ones align): 0 on a broadcast dim (size 1), the
+    index divided by the dim's group factor on a repeated one (``groups``: one per dim of
+    ``arg``, empty when none repeats), else the index."""
+    shape = memref_shape(arg)
+    lead = shape[: len(shape) - kept]
+    use = list(ivs)[len(ivs) - len(lead) :] if lead else []
+    offsets: list[SSAValue] = []
+    for axis, (size, iv) in enumerate(zip(lead, use, strict=True)):
+        group = groups[axis] if groups else 1
+        if size == 1:
+            offsets.append(b.index(0))
+        elif group == 1:
+            offsets.append(iv)
+        else:
+            head = b.add(arith.DivUIOp(iv, b.index(group))).results[0]
+            head.name_hint = "group"
+            offsets.append(head)
+    return offsets
 
 
 def result_chain(

@@ -11,6 +11,11 @@ one to column ``h`` gives ``[0, x1]`` (a load fills what its window misses with 
 
 rounds where the decomposition does (the products, then the sum), as CANN's
 ApplyRotaryPosEmb computes one tensor.
+
+x may reach the op through the head split's reshape / transpose chain, which ``fuse-ops``
+puts into the kernel (:mod:`tilegraph.passes.fuse_rotary_views`): x's rows are then read
+through the chain's strided view of the tensor it starts from (a row of ``d`` elements at
+the view's row stride), and no kernel moves the heads apart first.
 """
 
 from __future__ import annotations
@@ -25,23 +30,39 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BINARY_OPS, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
+from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import store
+from tilegraph.lowering.conversion.tiling.matmul_views import is_view_op, operand_chain, view_of
 
 _BUFFERS = 5  # x, cos, sin, [x2, 0], [0, x1] (the products reuse cos's and [0, x1]'s)
 
 
+def is_rotary_kernel(body: KernelBody) -> bool:
+    """The body is a rotary op, after the view ops of its x if any."""
+    return bool(body.ops) and isinstance(body.ops[-1], ApplyRotaryOp)
+
+
 def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    op = body.ops[0]
+    op = body.ops[-1]
     assert isinstance(op, ApplyRotaryOp)
-    if len(body.ops) != 1 or len(body.writes) != 1:
+    if len(body.writes) != 1 or not all(is_view_op(v) for v in body.ops[:-1]):
         return "a rotary embedding fused with other ops"
     x = op.operands[0].type
     assert isinstance(x, TensorType)
     if x.storage_format != x.origin_format or x.rank < 2:
         return f"a rotary embedding of a {x.storage_format} tensor of rank {x.rank}"
-    args = [body.source(v) for v in op.operands]
+    args: list[SSAValue | None] = [body.source(v) for v in op.operands]
+    if len(body.ops) > 1:  # x through its head split's view
+        chain = operand_chain(body, op.x)
+        if not isinstance(chain, ViewChain) or list(chain.ops) != body.ops[:-1]:
+            return "a rotary embedding of x re-indexed by other ops"
+        if chain.view.groups or chain.view.strides[-1] != 1:
+            return "a rotary embedding of x viewed across its rotated axis"
+        source = body.source(chain.base)
+        assert source is not None
+        args[0] = view_of(b, source, chain.view)
     if any(a is None for a in args):
         return "a rotary embedding of a value computed inside the kernel"
     x_arg, cos_arg, sin_arg = args

@@ -62,7 +62,7 @@ from tilegraph.lowering.conversion.tiling.reshape import (
 from tilegraph.lowering.conversion.tiling.resize import emit_resize_kernel
 from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_kernel
 from tilegraph.lowering.conversion.tiling.reverse_sequence import emit_reverse_sequence_kernel
-from tilegraph.lowering.conversion.tiling.rotary import emit_rotary_kernel
+from tilegraph.lowering.conversion.tiling.rotary import emit_rotary_kernel, is_rotary_kernel
 from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
 from tilegraph.lowering.conversion.tiling.transdata import (
     emit_transdata_kernel,
@@ -131,7 +131,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(tuple(REDUCTION_OPS), emit_reduction_kernel, "vector", _starts_with(*REDUCTION_OPS)),
     Strategy((LrnOp,), emit_lrn_kernel, "vector", _starts_with(LrnOp)),
     Strategy((GroupNormOp,), emit_group_norm_kernel, "vector", _starts_with(GroupNormOp)),
-    Strategy((ApplyRotaryOp,), emit_rotary_kernel, "vector", _starts_with(ApplyRotaryOp)),
+    Strategy((ApplyRotaryOp,), emit_rotary_kernel, "vector", is_rotary_kernel),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),

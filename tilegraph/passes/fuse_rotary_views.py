@@ -1,0 +1,62 @@
+"""``fuse-ops``'s rotary claim: the head split before a rotary embedding joins its kernel.
+
+LLaMA splits Q and K into heads (``[B, S, H·D] -> reshape [B, S, H, D] -> transpose ->
+[B, H, S, D]``) right before ``graph.apply_rotary``. That op is opaque to ``fuse-ops`` (it
+grows no group), so the chain was a transpose kernel of its own writing what the rotary
+kernel then read. The chain only re-indexes its input
+(:func:`~tilegraph.lowering.analysis.operand_views.operand_view`): the rotary kernel reads
+its rows through the strided view (``tiling/rotary.py``), as the matmuls read the head
+split. A chain qualifies when it is a view with unit stride along the rotated last axis
+and no repeated dim, and its ops are either in no group or exactly one group of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
+from tilegraph.lowering.analysis.operand_views import ViewChain, operand_view
+
+
+@dataclass(frozen=True)
+class RotaryClaim:
+    """``rotary`` takes the view ``chain`` of its x; ``group``: the index of the group
+    the chain's ops formed alone, or None when they were in none."""
+
+    rotary: ApplyRotaryOp
+    chain: ViewChain
+    group: int | None
+
+
+def rotary_input_view(op: ApplyRotaryOp) -> ViewChain | None:
+    """The view chain that makes the rotary op's x, when its kernel can read x through
+    it: rows along the unit-stride last axis, no repeated (grouped) dim."""
+    chain = operand_view(op.x)
+    if chain is None or chain.view.groups or chain.view.strides[-1] != 1:
+        return None
+    return chain
+
+
+def rotary_claims(groups: Sequence[set[Operation]], ops: Iterable[Operation]) -> list[RotaryClaim]:
+    """The rotary ops among ``ops`` whose x's view chain joins their kernel, with the
+    group of ``groups`` (member sets) the chain replaces."""
+    where = {op: i for i, members in enumerate(groups) for op in members}
+    claims: list[RotaryClaim] = []
+    for op in ops:
+        if not isinstance(op, ApplyRotaryOp) or op in where:
+            continue
+        chain = rotary_input_view(op)
+        if chain is None:
+            continue
+        found = {where.get(member) for member in chain.ops}
+        if found == {None}:
+            claims.append(RotaryClaim(op, chain, None))
+        elif len(found) == 1:
+            index = found.pop()
+            assert index is not None
+            if groups[index] == set(chain.ops):
+                claims.append(RotaryClaim(op, chain, index))
+    return claims
