@@ -887,6 +887,7 @@ _ALL: list[ZooModel] = [
             {"char_inputs": (1, 12), "diac_inputs": (1, 12), "input_lengths": (1,)},
             {"char_inputs": (3, 30), "diac_inputs": (3, 30), "input_lengths": (3,)},
         ),
+        slow=True,
         notes=(
             "piper-tts 1.8.0's Arabic diacritiser (PyTorch 2.1, opset 16: packed sequences "
             "as TopK / ScatterElements around 9 bidirectional GRUs with sequence_lens; "
