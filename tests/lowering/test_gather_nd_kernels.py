@@ -92,11 +92,12 @@ def test_gather_nd_kernel(name: str):
     assert not host, host
     if name == "clip_pooling":
         return
-    assert_units(levels.tiled_kernels, GATHER_ND, "tile-kernels{platform=test}")
     gets = levels.counters.ops.get("tile.get_value", 0)
-    if name == "constant_tuples":
+    if name == "constant_tuples":  # gather-nd-as-gather: a Gather of the flattened rows
+        assert_units(levels.tiled_kernels, {"graph.gather": VECTOR}, "tile-kernels")
         assert gets == 0  # rows known when compiling
     else:
+        assert_units(levels.tiled_kernels, GATHER_ND, "tile-kernels{platform=test}")
         tuples = g.arrays[-1]
         assert (tuples < 0).any(), "the case should have negative components"
         assert gets >= tuples.size  # one scalar read per component
@@ -117,3 +118,20 @@ def test_gather_nd_kernel(name: str):
 )
 def test_what_stays_on_the_host_says_why(build, reason: str):
     assert_single_host_kernel(build, reason)
+
+
+def test_the_gather_nd_kernel_takes_compile_time_tuples_itself():
+    """With ``gather-nd-as-gather`` off, the GatherND kernel unrolls the tuples' rows (no
+    scalar reads), exactly."""
+    import tilegraph
+    from tilegraph.runtime import run_reference
+
+    g = Graph()
+    module = g.b.build(*constant_tuples(g))
+    want = run_reference(module.clone(), g.arrays)
+    compiled = tilegraph.compile(module, "O2{disable=gather-nd-as-gather}", platform="test")
+    np.testing.assert_array_equal(compiled(*g.arrays)[0], want[0])
+    kernels = [op for op in compiled.module.walk() if "tile.ops" in op.attributes]
+    ops = {op.attributes["tile.ops"].data for op in kernels}  # type: ignore[union-attr]
+    assert "graph.gather_nd" in ops
+    assert not any("tile.host_reason" in op.attributes for op in kernels)
