@@ -35,10 +35,9 @@ from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvTransposeOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.graph.windows import Axis
 from tilegraph.passes.conv_views import ROW_AXIS, as_rows, squeezed, static_type
-from tilegraph.passes.simplify.match import constant_array, ints_constant, new_constant
+from tilegraph.passes.simplify.match import constant_array, ints_constant, new_constant, reshaped
 
 
 def transposed_weight(w: np.ndarray, group: int) -> np.ndarray:
@@ -58,13 +57,6 @@ def _pad(value: SSAValue, widths: list[tuple[int, int]], ops: list[Operation]) -
     return pad.results[0]
 
 
-def _reshape(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
-    target = ints_constant(shape)
-    reshape = ReshapeOp.make(value, target)
-    ops.extend([target, reshape])
-    return reshape.results[0]
-
-
 def zero_inserted(x: SSAValue, shape: list[int], strides: list[int], ops: list[Operation]):
     """``x`` ``[N, C, H, W]`` with ``s - 1`` zeros after every pixel along each spatial
     axis: ``[N, C, H·s_h, W·s_w]`` (``x`` itself when both strides are 1)."""
@@ -72,9 +64,9 @@ def zero_inserted(x: SSAValue, shape: list[int], strides: list[int], ops: list[O
         return x
     n, c, h, w = shape
     (sh, sw) = strides
-    split = _reshape(x, [n, c, h, 1, w, 1], ops)
+    split = reshaped(x, [n, c, h, 1, w, 1], ops)
     spread = _pad(split, [(0, 0)] * 3 + [(0, sh - 1), (0, 0), (0, sw - 1)], ops)
-    return _reshape(spread, [n, c, h * sh, w * sw], ops)
+    return reshaped(spread, [n, c, h * sh, w * sw], ops)
 
 
 def transposed_as_conv2d_2d(

@@ -48,8 +48,8 @@ from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.signal import DFTOp, STFTOp
 from tilegraph.passes.conv_views import static_type
-from tilegraph.passes.hop_forms import hops_conv, reshaped, signal_by_hops
-from tilegraph.passes.simplify.match import constant_array, new_constant
+from tilegraph.passes.hop_forms import hops_conv, signal_by_hops
+from tilegraph.passes.simplify.match import constant_array, new_constant, reshaped
 
 
 def dft_basis(window: np.ndarray, bins: int, length: int | None = None) -> np.ndarray:

@@ -25,23 +25,10 @@ from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import PadOp
 from tilegraph.dialects.graph.nn import Conv2dOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.windows import window
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.conv_views import static_type
-from tilegraph.passes.simplify.match import constant_array, ints_constant, new_constant
-
-
-def reshaped(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
-    """``value`` reshaped to ``shape`` (the shape constant and the reshape appended to
-    ``ops``; ``value`` itself when it has that shape)."""
-    t = value.type
-    if isinstance(t, TensorType) and list(t.origin_shape) == shape:
-        return value
-    target = ints_constant(shape)
-    reshape = ReshapeOp.make(value, target)
-    ops += [target, reshape]
-    return reshape.results[0]
+from tilegraph.passes.simplify.match import constant_array, ints_constant, new_constant, reshaped
 
 
 def signal_by_hops(

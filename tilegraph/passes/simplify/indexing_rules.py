@@ -15,17 +15,17 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
+from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.indexing import GatherNDOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_array,
-    ints_constant,
     new_constant,
     replace_if_typed,
+    reshaped,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -72,13 +72,9 @@ class GatherNDAsGather(SimplifyRule):
         rows = flat_rows(indices, tuple(int(d) for d in lead))  # type: ignore[arg-type]
         if rows is None:
             return
-        target = ints_constant(
-            [
-                prod(int(d) for d in lead),
-                *[-1 if i in unknown else int(d) for i, d in enumerate(rest)],
-            ]
-        )  # type: ignore[arg-type]
-        flat = ReshapeOp.make(op.data, target.results[0])
+        ops: list[Operation] = []
+        sizes = [-1 if j in unknown else int(dim) for j, dim in enumerate(rest)]  # type: ignore[arg-type]
+        flat = reshaped(op.data, [prod(int(dim) for dim in lead), *sizes], ops)  # type: ignore[arg-type]
         picked = new_constant(rows)
-        gather = GatherOp.make(flat.results[0], picked.results[0], axis=0)
-        replace_if_typed(rewriter, op, [target, flat, picked, gather])
+        ops += [picked, GatherOp.make(flat, picked.results[0], axis=0)]
+        replace_if_typed(rewriter, op, ops)

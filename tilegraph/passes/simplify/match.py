@@ -17,6 +17,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph import ConstantOp, GraphOp
 from tilegraph.dialects.graph.base import ShapeError
+from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import is_unknown
 
@@ -233,6 +234,19 @@ def replace_with_ops(
                 if r.name_hint is None:
                     r.name_hint = f"{hint}_k{i}"
     rewriter.replace(op, list(new_ops), [result])
+
+
+def reshaped(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
+    """``value`` reshaped to ``shape`` (ONNX Reshape's ``0`` and ``-1`` allowed): the shape
+    constant and the reshape appended to ``ops``; ``value`` itself when it has that shape
+    already."""
+    t = value.type
+    if isinstance(t, TensorType) and list(t.origin_shape) == shape:
+        return value
+    target = ints_constant(shape)
+    reshape = ReshapeOp.make(value, target)
+    ops += [target, reshape]
+    return reshape.results[0]
 
 
 def replace_if_typed(

@@ -10,12 +10,13 @@ N with a 0, the other sizes are spelled out).
 
 from __future__ import annotations
 
+from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.rearrange import DepthToSpaceOp, SpaceToDepthOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import ints_constant, replace_if_typed
+from tilegraph.passes.simplify.match import replace_if_typed, reshaped
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 _DEPTH_TO_SPACE = {"DCR": (0, 3, 4, 1, 5, 2), "CRD": (0, 1, 4, 2, 5, 3)}
@@ -58,8 +59,9 @@ class BlockRearrangeAsTranspose(SimplifyRule):
         else:
             split, perm = [0, c, h // b, b, w // b, b], _SPACE_TO_DEPTH[mode]
             joined = [0, c * b * b, h // b, w // b]
-        first_shape, last_shape = ints_constant(split), ints_constant(joined)
-        blocks = ReshapeOp.make(op.input, first_shape.results[0])
-        moved = TransposeOp.make(blocks.results[0], perm=list(perm))
-        result = ReshapeOp.make(moved.results[0], last_shape.results[0])
-        replace_if_typed(rewriter, op, [first_shape, blocks, moved, last_shape, result])
+        ops: list[Operation] = []
+        blocks = reshaped(op.input, split, ops)
+        moved = TransposeOp.make(blocks, perm=list(perm))
+        ops.append(moved)
+        reshaped(moved.results[0], joined, ops)
+        replace_if_typed(rewriter, op, ops)

@@ -29,10 +29,9 @@ from xdsl.rewriter import InsertPoint
 from tilegraph.dialects.graph.control_flow import ScanOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
 from tilegraph.dialects.graph.fused import YieldOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import dims_compatible
-from tilegraph.passes.simplify.match import constant_ints, drop_ops, ints_constant
+from tilegraph.passes.simplify.match import constant_ints, drop_ops, ints_constant, reshaped
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 MAX_PIECES = 16
@@ -104,19 +103,17 @@ def frames_by_slices(scan: ScanOp, p: int, h: int) -> list[Operation] | None:
     pieces, step = (p + h) // u, h // u
     if pieces > MAX_PIECES:
         return None
-    x = scan.scan_inputs[0]
-    flat = ReshapeOp.make(x, ints_constant([0, -1]).results[0])
-    ops: list[Operation] = [flat.operands[1].owner, flat]  # type: ignore[list-item]
-    signal = ConcatOp.make(scan.initial[0], flat.results[0], axis=1)
-    units_shape = ints_constant([0, -1, u])
-    units = ReshapeOp.make(signal.results[0], units_shape.results[0])
-    ops += [signal, units_shape, units]
+    ops: list[Operation] = []
+    flat = reshaped(scan.scan_inputs[0], [0, -1], ops)
+    signal = ConcatOp.make(scan.initial[0], flat, axis=1)
+    ops.append(signal)
+    units = reshaped(signal.results[0], [0, -1, u], ops)
     parts: list[SSAValue] = []
     for k in range(pieces):
         from_end = pieces - 1 - k
         bounds = [ints_constant([k]), ints_constant([-from_end if from_end else _TO_END])]
         bounds += [ints_constant([1]), ints_constant([step])]
-        piece = SliceOp.make(units.results[0], *(b.results[0] for b in bounds))
+        piece = SliceOp.make(units, *(b.results[0] for b in bounds))
         ops += [*bounds, piece]
         parts.append(piece.results[0])
     declared = scan.outputs[1].type
