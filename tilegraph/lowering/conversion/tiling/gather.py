@@ -95,6 +95,12 @@ UNROLLED_ROW_TILES = 4
 kernel body) a gather copies one by one: each pair takes two of a pipe pair's 8 events."""
 
 
+def too_many_unrolled_rows(count: int, row_bytes: int) -> bool:
+    """Whether ``count`` compile-time rows of ``row_bytes`` each are more unaligned rows (a
+    tile each, unrolled) than :data:`UNROLLED_ROW_TILES` (GatherND's kernel asks too)."""
+    return row_bytes % DMA_BLOCK_BYTES != 0 and count > UNROLLED_ROW_TILES
+
+
 def _largest_divisor(n: int, at_most: int) -> int:
     return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
@@ -185,7 +191,7 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         )
         if through_ub is None or row_bytes < DMA_BLOCK_BYTES:
             return through_ub
-        if count > UNROLLED_ROW_TILES:
+        if too_many_unrolled_rows(count, row_bytes):
             return (
                 f"a gather of {count} compile-time rows of {row_bytes} B (not a multiple of "
                 f"{DMA_BLOCK_BYTES}: a tile each) whose table slice does not fit UB"

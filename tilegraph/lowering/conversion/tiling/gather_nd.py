@@ -31,10 +31,10 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather import (
     DMA_BLOCK_BYTES,
-    UNROLLED_ROW_TILES,
     emit_row_gather,
     lone_row_gather,
     plan_gather,
+    too_many_unrolled_rows,
 )
 
 
@@ -76,7 +76,7 @@ def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     indices = body.source(op.indices) or _constant_rows(op, depth)
     if indices is None or isinstance(indices, str):
         return indices or "a gather_nd of indices computed inside the kernel"
-    if isinstance(indices, list) and (inner * eb) % DMA_BLOCK_BYTES and count > UNROLLED_ROW_TILES:
+    if isinstance(indices, list) and too_many_unrolled_rows(count, inner * eb):
         return (
             f"a gather_nd of {count} compile-time rows of {inner * eb} B (not a multiple of "
             f"{DMA_BLOCK_BYTES}: a tile each)"
