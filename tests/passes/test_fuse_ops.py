@@ -14,7 +14,8 @@ from tilegraph.frontend import load_onnx
 from tilegraph.frontend.light_models import light_model
 from tilegraph.passes.analysis import compute_op_count, fusion_summary
 from tilegraph.passes.context import make_context
-from tilegraph.passes.fuse_ops import FuseOpsPass, kernel_name
+from tilegraph.passes.fuse_materialize import kernel_name
+from tilegraph.passes.fuse_ops import FuseOpsPass
 from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 

@@ -1,0 +1,201 @@
+"""The kind lattice of ``fuse-ops`` (:mod:`tilegraph.passes.fuse_ops`): a :class:`Group` of
+ops that will run as one kernel, and :func:`can_join`, whether a producer may join one.
+
+The rules are the pass's **Legality** (its module docstring): TVM's pattern kinds
+(``FusionKind`` in each op's facts), at most one anchor per group, what may precede or
+follow it, the shape-op / elementwise split of anchor-less groups, the conversions that stay
+alone, broadcast producers and scalar programs. Nothing here weighs a choice or rewrites
+IR: the pass's grower (:mod:`tilegraph.passes.fuse_grow`) asks these predicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation
+
+from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
+from tilegraph.passes.fuse_scalars import is_scalar_program
+
+ANCHOR_KINDS = frozenset({FusionKind.OUT_ELEMWISE_FUSABLE, FusionKind.COMM_REDUCE})
+EPILOGUE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
+
+
+def fusion_kind(op: Operation) -> FusionKind | None:
+    """The op's pattern kind; None for what never fuses (constants, terminators, groups)."""
+    if isinstance(op, TransDataOp):
+        return FusionKind.INJECTIVE
+    if isinstance(op, GraphOp) and not isinstance(op, ConstantOp):
+        return op.FACTS.fusion
+    return None
+
+
+@dataclass
+class Group:
+    """Ops that will run as one kernel; ``root`` is the only op whose results leave it."""
+
+    root: Operation
+    members: set[Operation] = field(default_factory=set)
+    anchor: Operation | None = None
+    prologue: set[Operation] = field(default_factory=set)
+    """Members that feed the anchor (its inputs' producers)."""
+    epilogue_only: bool = True
+    """Every member could follow an anchor (ELEMWISE, BROADCAST or a conversion)."""
+    has_elementwise: bool = False
+    """A member is ELEMWISE or BROADCAST."""
+    has_shape_op: bool = False
+    """A member is a shape op (:func:`is_shape_op`)."""
+
+    def __post_init__(self) -> None:
+        self.members.add(self.root)
+        if fusion_kind(self.root) in ANCHOR_KINDS:
+            self.anchor = self.root
+        self.epilogue_only = epilogue_capable(self.root)
+        self.note(self.root)
+
+    def note(self, member: Operation) -> None:
+        """Record ``member``'s kind in the group's flags."""
+        self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
+        self.has_shape_op = self.has_shape_op or is_shape_op(member)
+
+    def kind(self) -> FusionKind:
+        if self.anchor is not None:
+            kind = fusion_kind(self.anchor)
+            return FusionKind.OPAQUE if kind is None else kind
+        kinds = [fusion_kind(m) for m in self.members]
+        return max(FusionKind.OPAQUE if k is None else k for k in kinds)
+
+
+def is_shape_op(op: Operation) -> bool:
+    """An INJECTIVE op that moves bytes (reshape, transpose, slice, ...), not a conversion."""
+    return fusion_kind(op) == FusionKind.INJECTIVE and not isinstance(op, TransDataOp)
+
+
+def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` joining anchor-less ``group`` would put a shape op and an
+    elementwise op in one group (:mod:`tilegraph.passes.fuse_ops`), or a cube result's
+    conversion with shape ops."""
+    if isinstance(producer, TransDataOp):
+        return group.has_shape_op and not _feeds_reshape_kernel(producer)
+    if fusion_kind(producer) in EPILOGUE_KINDS:
+        return group.has_shape_op
+    if not is_shape_op(producer):
+        return False
+    return group.has_elementwise or any(
+        isinstance(m, TransDataOp) and not _feeds_reshape_kernel(m) for m in group.members
+    )
+
+
+def _feeds_reshape_kernel(op: TransDataOp) -> bool:
+    """A conversion the reshape kernel runs before its reshapes (NC1HWC0 -> NCHW)."""
+    t = op.input.type
+    return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
+
+
+def _converts_planes(op: Operation) -> bool:
+    """A conversion between NCDHW and NDC1HWC0 (:mod:`tilegraph.passes.fuse_ops`: it stays
+    alone)."""
+    if not isinstance(op, TransDataOp):
+        return False
+    types = (op.input.type, op.results[0].type)
+    return any(isinstance(t, TensorType) and t.storage_format == Format.NDC1HWC0 for t in types)
+
+
+def _converts_into_nz(op: Operation) -> bool:
+    t = op.results[0].type if isinstance(op, TransDataOp) else None
+    return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
+
+
+def epilogue_capable(op: Operation) -> bool:
+    """Whether ``op`` could follow an anchor in its epilogue (ELEMWISE, BROADCAST or a
+    conversion)."""
+    return fusion_kind(op) in EPILOGUE_KINDS or isinstance(op, TransDataOp)
+
+
+def _origin_shapes(op: Operation) -> set[tuple[object, ...]]:
+    return {tuple(r.type.origin_shape) for r in op.results if isinstance(r.type, TensorType)}
+
+
+def _broadcast_by(producer: Operation, users: list[Operation]) -> bool:
+    """Whether an elementwise user stretches ``producer``'s result to a larger shape.
+    Such a producer stays out of its users' group: a fused kernel's tiles are the shape of
+    its elementwise ops' results, and a broadcast operand is read whole from global memory
+    (SE-ResNet's excitation — a 1 x 1 conv and a sigmoid on the pooled vector, then a
+    multiply with the whole feature map — has no tile of the feature map to run in)."""
+    produced = _origin_shapes(producer)
+    return any(
+        fusion_kind(u) in EPILOGUE_KINDS and not _origin_shapes(u) <= produced for u in users
+    )
+
+
+def _scalar_program(producer: Operation, group: Group) -> bool:
+    """A scalar program joining a group without an anchor, or feeding only the epilogue of
+    an anchored one: the vector code computes it and broadcasts it like an operand read
+    from GM, instead of a launch of its own."""
+    if not is_scalar_program(producer):
+        return False
+    if group.anchor is None:
+        return True
+    users = users_of(producer)
+    return all(
+        u is not group.anchor
+        and u not in group.prologue
+        and is_scalar_program(u)
+        or flows_into(u, group.anchor, group.members)
+        for u in users
+    )
+
+
+def flows_into(op: Operation, source: Operation, members: set[Operation]) -> bool:
+    """Whether ``source``'s results reach ``op``'s operands through ``members`` only."""
+    stack, seen = [op], {op}
+    while stack:
+        for v in stack.pop().operands:
+            owner = v.owner
+            if owner is source:
+                return True
+            if isinstance(owner, Operation) and owner in members and owner not in seen:
+                seen.add(owner)
+                stack.append(owner)
+    return False
+
+
+def can_join(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` may join ``group`` under the kind lattice
+    (:mod:`tilegraph.passes.fuse_ops`)."""
+    kind = fusion_kind(producer)
+    if kind is None or kind == FusionKind.OPAQUE:
+        return False
+    users = users_of(producer)
+    if not users or any(u not in group.members for u in users):
+        return False
+    is_conversion = isinstance(producer, TransDataOp)
+    if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):
+        return False
+    if _broadcast_by(producer, users) and not _scalar_program(producer, group):
+        return False
+    if kind in ANCHOR_KINDS:
+        return (
+            group.anchor is None
+            and group.epilogue_only
+            and not (runs_on_cube(producer) and any(_converts_into_nz(m) for m in group.members))
+            and all(
+                flows_into(m, producer, group.members) or is_scalar_program(m)
+                for m in group.members
+            )
+        )
+    if group.anchor is None:
+        return not _mixes_shape_and_elementwise(producer, group)
+    feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
+    if feeds_anchor:
+        if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:
+            return True
+        return is_conversion
+    epilogue = kind in EPILOGUE_KINDS or is_conversion
+    return (epilogue and flows_into(producer, group.anchor, group.members)) or _scalar_program(
+        producer, group
+    )
