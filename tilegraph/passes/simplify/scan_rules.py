@@ -24,7 +24,7 @@ from math import gcd
 
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.control_flow import ScanOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
@@ -117,15 +117,14 @@ def frames_by_slices(scan: ScanOp, p: int, h: int) -> list[Operation] | None:
         ops += [*bounds, piece]
         parts.append(piece.results[0])
     declared = scan.outputs[1].type
-    inferred = ConcatOp.make(*parts, axis=2)
-    fits = _refines(inferred.results[0].type, declared)
-    inferred.drop_all_references()
-    if not fits:
+    frames = ConcatOp.make(*parts, axis=2)
+    ops.append(frames)
+    if not _refines(frames.results[0].type, declared):
         drop_ops(ops)
         return None
     # typed as the Scan's output (its body may have left the frame length unknown) so that
     # its users still type-check; infer-shapes refines them all
-    ops.append(ConcatOp.make(*parts, axis=2, result_types=[declared]))
+    Rewriter.replace_value_with_new_type(frames.results[0], declared)
     return ops
 
 
