@@ -25,7 +25,7 @@ from tilegraph.dialects.graph import GraphOp, ShapeError, op_class
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format, FormatError, parse_format
 from tilegraph.formats.dims import Dim
-from tilegraph.frontend.onnx_importer import constant_op
+from tilegraph.frontend.onnx_attributes import constant_op
 from tilegraph.frontend.onnx_symbols import SymbolSource, ssa_name
 from tilegraph.symbolic.inference import inferring
 

@@ -39,26 +39,35 @@ from xdsl.dialects.builtin import ArrayAttr, LocationAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tilegraph.dialects.element_types import element_type_of, in_container
-from tilegraph.dialects.graph import ConstantOp, GraphOp, ShapeError
-from tilegraph.dialects.graph.base import constant_value
+from tilegraph.dialects.graph import GraphOp, ShapeError
 from tilegraph.dialects.graph.control_flow import RegionOp, identity_body
 from tilegraph.dialects.graph.fused import YieldOp
-from tilegraph.dialects.graph.input_dependence import input_dependence
 from tilegraph.dialects.graph.operand_values import known_value
 from tilegraph.dialects.graph.provenance import node_location
 from tilegraph.dialects.guards import record_shape_env
 from tilegraph.dialects.layout import TensorType
-from tilegraph.formats import Format, FormatError
-from tilegraph.frontend.onnx_errors import OnnxImportError, ValueDependentError
-from tilegraph.frontend.onnx_exclusions import exclusion_reason
+from tilegraph.formats import FormatError
+from tilegraph.frontend.onnx_attributes import (
+    attribute_args,
+    attribute_value,
+    constant_node_value,
+    constant_op,
+)
+from tilegraph.frontend.onnx_checks import (
+    check_inference_dropout,
+    check_scan_version,
+    check_structure,
+    check_support,
+    read_onnx_model,
+)
+from tilegraph.frontend.onnx_errors import OnnxImportError
 from tilegraph.frontend.onnx_opsets import (
     TARGET_OPSET,
     default_opset,
     normalize_opset,
     ops_by_onnx_type,
 )
-from tilegraph.frontend.onnx_subgraphs import all_nodes, free_names, proto_value_type, subgraphs
+from tilegraph.frontend.onnx_subgraphs import free_names, subgraphs
 from tilegraph.frontend.onnx_symbols import (
     HintedSymbols,
     SymbolSource,
@@ -66,6 +75,7 @@ from tilegraph.frontend.onnx_symbols import (
     ssa_name,
     value_type_of,
 )
+from tilegraph.frontend.onnx_value_dependence import sizes_needed, value_dependent
 from tilegraph.frontend.onnx_versions import NodeForm, UnmappedVersion, map_node
 from tilegraph.symbolic.env import ShapeEnv
 from tilegraph.symbolic.inference import DimSizesNeeded, inferring
@@ -75,112 +85,6 @@ from tilegraph.symbolic.inference import shape_env as shape_env_active
 def supported_onnx_ops() -> set[str]:
     """ONNX op types the importer handles."""
     return set(ops_by_onnx_type())
-
-
-def read_onnx_model(source: str | Path | bytes | onnx.ModelProto, where: str) -> onnx.ModelProto:
-    """The model of a file, bytes or a ModelProto; OnnxImportError naming ``where`` for a
-    missing file or one that is not an ONNX model."""
-    if isinstance(source, onnx.ModelProto):
-        return source
-    try:
-        if isinstance(source, bytes):
-            return onnx.load_from_string(source)
-        path = Path(source)
-        if not path.is_file():
-            raise OnnxImportError(f"{where}: no such file")
-        return onnx.load(str(path))
-    except OnnxImportError:
-        raise
-    except Exception as e:  # protobuf's DecodeError and friends
-        raise OnnxImportError(
-            f"{where}: not a valid ONNX model ({e}); the file is corrupt or truncated, or "
-            "not an ONNX model: export or download it again"
-        ) from None
-
-
-def _attribute_value(attr: onnx.AttributeProto) -> Any:
-    kind = attr.type
-    A = onnx.AttributeProto
-    if kind == A.FLOAT:
-        return float(attr.f)
-    if kind == A.INT:
-        return int(attr.i)
-    if kind == A.STRING:
-        return attr.s.decode()
-    if kind == A.INTS:
-        return [int(v) for v in attr.ints]
-    if kind == A.FLOATS:
-        return [float(v) for v in attr.floats]
-    if kind == A.STRINGS:
-        return [v.decode() for v in attr.strings]
-    if kind == A.TENSOR:
-        return numpy_helper.to_array(attr.t)
-    if kind == A.GRAPH:
-        return attr.g
-    if kind == A.TYPE_PROTO:
-        return proto_value_type(attr.tp, f"attribute '{attr.name}'")
-    raise ValueError(f"attribute '{attr.name}' has unsupported type {A.AttributeType.Name(kind)}")
-
-
-def constant_op(array: np.ndarray, origin_format: Format | str = Format.ND) -> ConstantOp:
-    """A ``graph.constant`` of ``array`` (origin ``origin_format``), held the way tilegraph
-    holds its element type (ml_dtypes' bfloat16 and int4 arrays in float32 / int8
-    containers). ValueError (FormatError, UnsupportedElementType) for data of no tensor
-    dtype. Shared with :mod:`tilegraph.builder`."""
-    array = np.asarray(array)
-    held = TensorType(array.shape, element_type_of(array.dtype), origin_format)
-    return ConstantOp(in_container(array), held)
-
-
-def _check_support(graph: onnx.GraphProto, where: str) -> None:
-    table = ops_by_onnx_type()
-    excluded = [
-        f"{n.op_type} (node '{n.name or '<unnamed>'}'): {reason}"
-        for n in all_nodes(graph)
-        if (reason := exclusion_reason(n.op_type, n.domain)) is not None
-    ]
-    if excluded:
-        raise OnnxImportError(f"{where}: not supported by design: {'; '.join(excluded)}")
-    missing = [
-        f"{n.op_type} (node '{n.name or '<unnamed>'}')"
-        for n in all_nodes(graph)
-        if n.op_type not in table
-    ]
-    if missing:
-        raise OnnxImportError(
-            f"{where}: unsupported operators: {', '.join(missing)}"
-            f" ({len(missing)} node{'s' if len(missing) != 1 else ''})"
-        )
-
-
-def _check_scan_version(model: onnx.ModelProto, where: str) -> None:
-    """Scan-8 (a batch axis and ``sequence_lens``) is not imported: its conversion to Scan-9
-    changes what the inputs mean."""
-    opset = default_opset(model)
-    if opset is not None and opset < 9 and any(n.op_type == "Scan" for n in all_nodes(model.graph)):
-        raise OnnxImportError(
-            f"{where}: Scan-8 (opset {opset}: batched, with sequence_lens) is not supported; "
-            "Scan-9 and later are"
-        )
-
-
-def _check_structure(graph: onnx.GraphProto, where: str) -> None:
-    """Every node input is defined before it is used; every graph output is produced."""
-    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
-    problems = []
-    for node in graph.node:
-        for name in node.input:
-            if name and name not in defined:
-                problems.append(
-                    f"node '{node.name or node.output[0]}' ({node.op_type}): input '{name}' "
-                    "is not defined before the node"
-                )
-        defined.update(o for o in node.output if o)
-    problems += [
-        f"graph output '{o.name}' is never produced" for o in graph.output if o.name not in defined
-    ]
-    if problems:
-        raise OnnxImportError(f"{where}: " + f"\n{where}: ".join(problems))
 
 
 class _GraphBuilder:
@@ -303,7 +207,7 @@ class _GraphBuilder:
         attrs: dict[str, Any] = {}
         try:
             for a in node.attribute:
-                attrs[a.name] = _attribute_value(a)
+                attrs[a.name] = attribute_value(a)
         except ValueError as e:
             raise OnnxImportError(f"{label}: {e}") from None
         operands: list[SSAValue | None] = []
@@ -321,14 +225,14 @@ class _GraphBuilder:
             return
         if node.op_type == "Constant":
             self._map_version(NodeForm(node.op_type, attrs, operands, None), label)
-            value = _constant_node_value(attrs, label)
+            value = constant_node_value(attrs, label)
             self._constant(builder, node.output[0], value, node.name or node.output[0])
             return
         if node.op_type == "If" and operands:
             try:
                 self._op_node(builder, node, attrs, operands, label)
             except OnnxImportError as e:
-                raise self._value_dependent(node, operands[0], label, e) from None
+                raise value_dependent(node, operands[0], label, e, self.arg_sources.get) from None
             return
         self._op_node(builder, node, attrs, operands, label)
 
@@ -393,7 +297,7 @@ class _GraphBuilder:
         """The graph op ``cls`` for the node (its version mapped onto the op's form)."""
         self._map_version(NodeForm(node.op_type, attrs, operands, cls), label)
         if node.op_type == "Dropout":
-            _check_inference_dropout(operands, label)
+            check_inference_dropout(operands, label)
         known = set(cls.get_irdl_definition().properties)
         if issubclass(cls, RegionOp):
             known |= {*cls.ONNX_SUBGRAPHS, *cls.ONNX_STRUCTURAL_ATTRS}
@@ -406,64 +310,13 @@ class _GraphBuilder:
             with inferring(node.name or node.output[0]):
                 if issubclass(cls, RegionOp):
                     return self._region_op(cls, node, operands, attrs, label)
-                return cls.make(*operands, **_attribute_args(cls, attrs))
+                return cls.make(*operands, **attribute_args(cls, attrs))
         except OnnxImportError:
             raise  # from a subgraph: located already
         except DimSizesNeeded as e:
-            raise self._sizes_needed(node, operands[e.operand], label, e) from None
+            raise sizes_needed(node, operands[e.operand], label, e, self.arg_sources.get) from None
         except (ShapeError, FormatError, TypeError, ValueError) as e:
             raise OnnxImportError(f"{label}: {e}") from None
-
-    def _sizes_needed(
-        self, node: onnx.NodeProto, operand: SSAValue | None, label: str, problem: DimSizesNeeded
-    ) -> OnnxImportError:
-        """A node whose result rank depends on symbolic sizes of ``operand``: a
-        :class:`ValueDependentError` naming the inputs whose shapes decide them (the import
-        is repeated with those shapes bound), or a plain located error when none does."""
-        found = input_dependence(operand, self.arg_sources.get, of_shape=True) if operand else None
-        if not found:
-            return OnnxImportError(f"{label}: {problem}")
-        return ValueDependentError(
-            f"{label}: {problem}; the rank depends on the shapes of input(s) "
-            f"{', '.join(found.shapes)}: give concrete inputs (tilegraph-run --input or --dim, "
-            "or call a Session) so that it is known when compiling",
-            node.name or node.output[0],
-            found.shapes,
-            [],
-            how="has a rank set by",
-        )
-
-    def _value_dependent(
-        self, node: onnx.NodeProto, cond: SSAValue | None, label: str, problem: OnnxImportError
-    ) -> OnnxImportError:
-        """An If that could not be built while its condition is unknown (its branches return
-        different ranks, or the untaken branch does not fit these shapes): a
-        :class:`ValueDependentError` naming the inputs whose shapes or values decide the
-        condition (with those of an inner If), or ``problem`` itself when none does."""
-        found = input_dependence(cond, self.arg_sources.get) if cond is not None else None
-        shapes = list(found.shapes) if found else []
-        values = list(found.values) if found else []
-        here = node.name or node.output[0]
-        if isinstance(problem, ValueDependentError):
-            deciders = {**{n: here for n in shapes + values}, **problem.deciders}
-            deciders.update({n: problem.node for n in problem.shape_inputs + problem.value_inputs})
-            shapes += [n for n in problem.shape_inputs if n not in shapes]
-            values += [n for n in problem.value_inputs if n not in values]
-            return ValueDependentError(
-                str(problem), problem.node, shapes, values, deciders, problem.how
-            )
-        if not shapes and not values:
-            return problem
-        parts = [f"the shapes of input(s) {', '.join(shapes)}"] if shapes else []
-        parts += [f"the value(s) of input(s) {', '.join(values)}"] if values else []
-        return ValueDependentError(
-            f"{problem}; the branch that runs depends on {' and '.join(parts)}: give concrete "
-            "inputs (tilegraph-run --input, or call a Session) so that the branch is chosen "
-            "when compiling",
-            here,
-            shapes,
-            values,
-        )
 
     def _inline_known_if(
         self, builder: Builder, node: onnx.NodeProto, attrs: dict[str, Any], cond: bool
@@ -554,41 +407,6 @@ def _names_read(graph: onnx.GraphProto) -> set[str]:
     return names | {o.name for o in graph.output}
 
 
-def _check_inference_dropout(operands: Sequence[SSAValue | None], label: str) -> None:
-    """tilegraph compiles for inference: Dropout's ``training_mode``, when given, must be a
-    constant (``graph.dropout`` refuses a constant true), not a value known only at run time."""
-    training = operands[2] if len(operands) > 2 else None
-    if training is not None and constant_value(training) is None:
-        raise OnnxImportError(
-            f"{label}: input 'training_mode' is computed at run time; tilegraph compiles for "
-            "inference only and needs it to be a constant false"
-        )
-
-
-def _attribute_args(cls: type[GraphOp], attrs: Mapping[str, Any]) -> dict[str, Any]:
-    """ONNX attribute values as ``make`` arguments (tensor attributes become dense data)."""
-    from tilegraph.dialects.graph.dense import DenseAttr
-
-    out: dict[str, Any] = {}
-    for name, value in attrs.items():
-        out[name] = DenseAttr.from_array(value) if isinstance(value, np.ndarray) else value
-    return out
-
-
-def _constant_node_value(attrs: Mapping[str, Any], label: str) -> np.ndarray:
-    if "value" in attrs:
-        return np.asarray(attrs["value"])
-    if "value_float" in attrs:
-        return np.array(attrs["value_float"], dtype=np.float32)
-    if "value_int" in attrs:
-        return np.array(attrs["value_int"], dtype=np.int64)
-    if "value_floats" in attrs:
-        return np.array(attrs["value_floats"], dtype=np.float32)
-    if "value_ints" in attrs:
-        return np.array(attrs["value_ints"], dtype=np.int64)
-    raise OnnxImportError(f"{label}: unsupported Constant form ({', '.join(attrs)})")
-
-
 def load_onnx(
     source: str | Path | bytes | onnx.ModelProto,
     *,
@@ -620,11 +438,11 @@ def load_onnx(
     model = read_onnx_model(source, where)
     if model.ir_version < 3:
         raise OnnxImportError(f"{where}: IR version {model.ir_version} is not supported (3+)")
-    _check_support(model.graph, where)
-    _check_structure(model.graph, where)
-    _check_scan_version(model, where)
+    check_support(model.graph, where)
+    check_structure(model.graph, where)
+    check_scan_version(model, where)
     model, held_back = normalize_opset(model, where)
-    _check_support(model.graph, where)  # conversion may introduce ops
+    check_support(model.graph, where)  # conversion may introduce ops
     symbols = None
     if shape_env is not None:
         symbols = HintedSymbols(env=shape_env, shapes=dict(input_shapes or {}))

@@ -222,7 +222,7 @@ def static_model(spec: ModelSpec) -> onnx.ModelProto:
     ``dims`` size named axes, a dynamic axis 0 left over is a batch of 1. SweepError names
     an input axis still dynamic after that."""
     from tilegraph.frontend.light_models import LIGHT_MODELS, light_model
-    from tilegraph.frontend.onnx_importer import read_onnx_model
+    from tilegraph.frontend.onnx_checks import read_onnx_model
 
     if spec.source in LIGHT_MODELS and not Path(spec.source).is_file():
         model = light_model(spec.source)
