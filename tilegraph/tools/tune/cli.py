@@ -52,8 +52,9 @@ from tilegraph.search.tune import (
 from tilegraph.search.workers import WorkersError
 from tilegraph.target import PRECISIONS
 from tilegraph.tools.arg_types import non_negative_float, non_negative_int
-from tilegraph.tools.run.cli import RunError, error_message
+from tilegraph.tools.run.messages import error_message
 from tilegraph.tools.run.progress import terminal_progress
+from tilegraph.tools.run.watch import RunError
 from tilegraph.tools.worker_options import add_worker_options, worker_count
 
 OBJECTIVES = ("speed", "accuracy")
