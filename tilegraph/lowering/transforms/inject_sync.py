@@ -37,8 +37,9 @@ a bias load's MTE2 -> FIX is implied by MTE2 -> MTE1 -> M -> FIX — is removed:
 pipe-queue checker still passes without it on a short walk of the kernel (every loop cut to
 three iterations, which shows the first iteration, the steady state and the reuse of a
 ping-pong slot; a kernel with a loop whose trip count varies, ``tile.varying_trips``, is
-walked in full on every block instead). Event ids are given per pipe pair from 0; more than
-8 on one pair is a compile error naming the kernel.
+walked in full on every block instead: :mod:`.inject_sync_implied`). Event ids are given
+per pipe pair from 0; more than 8 on one pair is a compile error naming the kernel
+(:mod:`.inject_sync_events`).
 
 :func:`tilegraph.lowering.analysis.sync_check.check_sync` proves the result sufficient by
 running each pipe as its own queue. Statistics: ``kernels``, ``set-wait-pairs`` and
@@ -51,36 +52,21 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.provenance import locate
-from tilegraph.dialects.tile import (
-    EVENTS_PER_PAIR,
-    PipeBarrierOp,
-    SetFlagOp,
-    TileOp,
-    WaitFlagOp,
-)
+from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
-from tilegraph.dialects.tile.sync import ALL_PIPES, SYNC_OPS, FlagOp
+from tilegraph.dialects.tile.sync import SYNC_OPS
 from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
-from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR, VARYING_TRIPS_ATTR
-from tilegraph.lowering.analysis.sync_check import (
-    SyncError,
-    check_trace,
-    kernel_aliases,
-    launch_blocks,
-    launch_sub_blocks,
-    trace_kernel,
-)
+from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
+from tilegraph.lowering.analysis.sync_check import launch_blocks, launch_sub_blocks
+from tilegraph.lowering.transforms.inject_sync_events import Events, renumber
+from tilegraph.lowering.transforms.inject_sync_implied import drop_implied
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
-
-
-class InjectSyncError(ValueError):
-    """A kernel needs more events than the hardware has (the message names it)."""
 
 
 @dataclass(frozen=True)
@@ -247,178 +233,6 @@ def _barriers(deps: list[_Dependence], plan: _Plan) -> list[tuple[Block, Operati
     return chosen
 
 
-class _Events:
-    """Distinct event ids per pipe pair, numbered from 0 (renumbered densely, and checked
-    against the hardware's 8, once implied flags are dropped: :func:`_renumber`)."""
-
-    def __init__(self) -> None:
-        self.next: dict[tuple[str, str], int] = {}
-
-    def take(self, pipes: tuple[str, str], count: int) -> int:
-        first = self.next.get(pipes, 0)
-        self.next[pipes] = first + count
-        return first
-
-
-def _flags(unit: list[Operation]) -> list[FlagOp]:
-    return [op for op in unit if isinstance(op, FlagOp)]
-
-
-def _place_events(unit: list[Operation], first: int) -> None:
-    """Move a flag pair's events (its slots, prime and drain alike) to start at ``first``."""
-    flags = _flags(unit)
-    base = min(op.event_id for op in flags)
-    for op in flags:
-        op.event = IntegerAttr(first + op.event_id - base, i64)
-
-
-def _width(unit: list[Operation]) -> int:
-    flags = _flags(unit)
-    ids = [op.event_id for op in flags]
-    return max(ids) - min(ids) + (2 if flags[0].slot is not None else 1)
-
-
-def _number(units: list[list[Operation]]) -> dict[tuple[str, str], int]:
-    """Events 0, 1, ... per pipe pair (a slotted flag pair takes two); events used per pair."""
-    used: dict[tuple[str, str], int] = {}
-    for unit in units:
-        flags = _flags(unit)
-        if flags:
-            first = used.get(flags[0].pair, 0)
-            width = _width(unit)
-            _place_events(unit, first)
-            used[flags[0].pair] = first + width
-    return used
-
-
-def _top_level(op: Operation, body: Block) -> Operation:
-    while op.parent_block() is not body:
-        parent = op.parent_op()
-        assert parent is not None
-        op = parent
-    return op
-
-
-def _nest_end(nest: scf.ForOp, units: list[list[Operation]]) -> Operation:
-    """The last op of ``nest``'s side of a fence: of the flags right after it, the last
-    wait or the last op of a flag pair used inside the nest (its carried pairs' drains may
-    follow the set of a pair the nest produces for a later op, in either order)."""
-    inner = {op for unit in units if any(_inside(o, nest.body.block) for o in unit) for op in unit}
-    anchor: Operation = nest
-    op = nest.next_op
-    while isinstance(op, FlagOp):
-        if isinstance(op, WaitFlagOp) or op in inner:
-            anchor = op
-        op = op.next_op
-    return anchor
-
-
-def _fence_nests(
-    body: Block, units: list[list[Operation]], cyclic: bool = False
-) -> list[list[list[Operation]]]:
-    """A barrier across all pipes after each loop nest of ``body`` but the last (after its
-    drains): every event is awaited there, so each stretch between barriers numbers its
-    events from 0 again. Flag pairs across a barrier go (the barrier implies them). Returns
-    the flag pairs left, per stretch. ``cyclic``: ``body`` is a loop's body (a time loop):
-    a barrier at its start (the pairs from before the loop go) and after its last nest
-    and at its end too (what one iteration leaves is awaited before the next starts), and
-    those of its pairs whose prime and drain sit around the loop (a nest's carried pairs)
-    prime and drain around their nest instead."""
-    nests = [op for op in body.ops if isinstance(op, scf.ForOp)]
-    if cyclic:
-        _prime_per_nest(body, units)
-    fences: list[Operation] = []
-    for nest in nests if cyclic else nests[:-1]:
-        anchor = _nest_end(nest, units)
-        fence = PipeBarrierOp(ALL_PIPES)
-        body.insert_op_after(fence, anchor)
-        fences.append(fence)
-    first, last = body.first_op, body.last_op
-    if cyclic and first is not None and last is not None:
-        if last.prev_op not in fences:
-            fence = PipeBarrierOp(ALL_PIPES)
-            body.insert_op_before(fence, last)  # before the yield
-            fences.append(fence)
-        body.insert_op_before(PipeBarrierOp(ALL_PIPES), first)
-    stretch: dict[Operation, int] = {}
-    n = 0
-    for op in body.ops:
-        if op in fences:
-            n += 1
-        stretch[op] = n
-    found: list[list[list[Operation]]] = [[] for _ in range(n + 1)]
-    for unit in units:
-        where = {stretch.get(_top_level(op, body), -1) for op in unit if _inside(op, body)}
-        if len(where) == 1 and all(_inside(op, body) for op in unit):
-            found[where.pop()].append(unit)
-            continue
-        for op in unit:
-            op.detach()
-            op.erase()
-    return found
-
-
-def _inside(op: Operation, body: Block) -> bool:
-    found: Operation | None = op
-    while found is not None and found.parent_block() is not body:
-        found = found.parent_op()
-    return found is not None
-
-
-def _prime_per_nest(body: Block, units: list[list[Operation]]) -> None:
-    """Move the prime and drain of each flag pair set and awaited inside one loop nest of
-    ``body`` from around ``body``'s loop to around that nest (each run of the nest starts
-    and ends with its events balanced)."""
-    for unit in units:
-        pair, primes = unit[:2], unit[2:]
-        if not primes or not all(_inside(op, body) for op in pair):
-            continue
-        nests = {_top_level(op, body) for op in pair}
-        nest = nests.pop()
-        if nests or not isinstance(nest, scf.ForOp) or any(_inside(op, body) for op in primes):
-            continue
-        for prime, drain in zip(primes[::2], primes[1::2], strict=True):
-            prime.detach()
-            drain.detach()
-            body.insert_op_before(prime, nest)
-            body.insert_op_after(drain, nest)
-
-
-def _renumber(fn: func.FuncOp, units: list[list[Operation]]) -> None:
-    """Give the flag pairs left events 0, 1, ... per pipe pair. A kernel that needs more
-    than the hardware's 8 on a pair (a chain of loop nests whose buffers share addresses:
-    a concat) gets a barrier across all pipes between its loop nests instead, and numbers
-    each stretch between them from 0; a stretch that still needs more and holds a loop of
-    loop nests (a recurrent layer's time loop) has its loop's nests fenced apart too."""
-    if all(n <= EVENTS_PER_PAIR for n in _number(units).values()):
-        return
-    top = fn.body.block
-    for stretch in _fence_nests(top, units):
-        if _fits(_number(stretch)):
-            continue
-        loops = {_top_level(op, top) for unit in stretch for op in unit}
-        loops = [op for op in loops if isinstance(op, scf.ForOp)]
-        inner = [u for u in stretch if loops and _inside(u[0], loops[0].body.block)]
-        outside = [u for u in stretch if u not in inner]
-        if len(loops) != 1:
-            _raise_over(fn, _number(stretch))
-        for part in _fence_nests(loops[0].body.block, inner, cyclic=True):
-            _raise_over(fn, _number(outside + part))
-
-
-def _fits(used: dict[tuple[str, str], int]) -> bool:
-    return all(n <= EVENTS_PER_PAIR for n in used.values())
-
-
-def _raise_over(fn: func.FuncOp, used: dict[tuple[str, str], int]) -> None:
-    for (src, dst), n in used.items():
-        if n > EVENTS_PER_PAIR:
-            raise InjectSyncError(
-                f"@{fn.sym_name.data}: more than {EVENTS_PER_PAIR} events needed between "
-                f"{src} and {dst} in one loop nest"
-            )
-
-
 def _slot_value(loop: scf.ForOp, slots: int, cache: dict[scf.ForOp, SSAValue]) -> SSAValue:
     """``((iv - lb) / step) mod slots`` at the top of the loop body."""
     found = cache.get(loop)
@@ -466,70 +280,6 @@ def _outermost_loop(loop: scf.ForOp) -> scf.ForOp:
     return outer
 
 
-_SHORT_WALK = 3
-"""Iterations per loop the implication check walks: the first, the steady state, and the
-reuse of a ping-pong slot two iterations on."""
-
-
-def _may_be_implied(unit: list[Operation], others: list[list[Operation]]) -> bool:
-    """Cheap necessary condition: another barrier, or a chain of other flags leading from
-    the unit's source pipe to its destination pipe."""
-    first = unit[0]
-    if isinstance(first, PipeBarrierOp):
-        return any(isinstance(u[0], PipeBarrierOp) for u in others)
-    assert isinstance(first, SetFlagOp)
-    src, dst = first.pair
-    edges = [u[0].pair for u in others if isinstance(u[0], SetFlagOp)]
-    reached, frontier = {src}, [src]
-    while frontier:
-        pipe = frontier.pop()
-        for a, b in edges:
-            if a == pipe and b not in reached:
-                reached.add(b)
-                frontier.append(b)
-    return dst in reached
-
-
-def _drop_implied(
-    fn: func.FuncOp, units: list[list[Operation]], blocks: int, sub_blocks: int = 1
-) -> tuple[int, int]:
-    """Remove each flag pair (with its prime and drain) or barrier the remaining ones imply:
-    the pipe-queue checker still passes without it on short walks of the kernel (every
-    loop cut to a few iterations) as the first and the last of its ``blocks`` run it — the
-    blocks' share of the split loop differs by at most one iteration, and what is implied
-    can depend on it (with one iteration per block, a producer runs further ahead), and as
-    each of ``sub_blocks`` AIVs of a group runs it (their shares of a tile differ). Latest
-    inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
-    implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
-    # a loop whose trip count varies shows all its patterns only on the full walk of
-    # every block (each block's share of the outer loops meets other trip counts)
-    varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
-    walk = None if varying else _SHORT_WALK
-    traces = [  # every sub-block of a mix kernel's AIV: each runs other shares of a tile
-        trace_kernel(fn, block, blocks, walk, sub)
-        for block in (range(blocks) if varying else {0, blocks - 1})
-        for sub in range(sub_blocks)
-    ]
-    aliases = kernel_aliases(fn)
-    removed: set[Operation] = set()
-    dropped = [0, 0]
-    for unit in reversed(units):
-        if not _may_be_implied(unit, [u for u in units if u is not unit and u[0] not in removed]):
-            continue
-        trial = removed | set(unit)
-        try:
-            for trace in traces:
-                check_trace(fn, trace, aliases, trial)
-        except SyncError:
-            continue
-        removed = trial
-        dropped[isinstance(unit[0], PipeBarrierOp)] += 1
-    for op in removed:
-        op.detach()
-        op.erase()
-    return dropped[0], dropped[1]
-
-
 def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[str, int]:
     """Synchronise one tiled kernel launched with ``blocks`` blocks (``sub_blocks`` AIVs
     per group: a mix kernel's AIV part); returns counts for the statistics."""
@@ -538,7 +288,7 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
     cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
     same_v = [d for d in deps if d.pipes == ("V", "V")]
     barriers = _barriers(same_v, plan)
-    events = _Events()
+    events = Events()
     slot_values: dict[scf.ForOp, SSAValue] = {}
     units: list[list[Operation]] = []
     for d in cross:
@@ -571,8 +321,8 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
         barrier = PipeBarrierOp("V")
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
-    implied = _drop_implied(fn, units, blocks, sub_blocks)
-    _renumber(fn, [u for u in units if u[0].parent is not None])
+    implied = drop_implied(fn, units, blocks, sub_blocks)
+    renumber(fn, [u for u in units if u[0].parent is not None])
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
         "barriers": len(barriers) - implied[1],
