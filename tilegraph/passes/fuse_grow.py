@@ -55,12 +55,16 @@ def vector_tile_bytes(hw: HardwareModel) -> int:
 
 
 def tensor_bytes(value: SSAValue) -> int | None:
+    """Storage bytes of a tensor value; None for anything else."""
     t = value.type
     return t.storage_bytes() if isinstance(t, TensorType) else None
 
 
 @dataclass
 class Fuser:
+    """The groups of one pass run: :meth:`fuse_block` grows a block's groups (its ops'
+    positions, view claims and row chains are kept for the pass's later steps)."""
+
     hw: HardwareModel
     max_ops: int
     stats: PassStatistics
@@ -252,6 +256,7 @@ class Fuser:
         return sum(2 * (self.size(r) or 0) for r in producer.results)
 
     def fuse_block(self, block: Block) -> list[Group]:
+        """The groups of more than one op grown in ``block``, in program order of roots."""
         ops = list(block.ops)
         self.position = {op: i for i, op in enumerate(ops)}
         self.views = view_claims(ops)
