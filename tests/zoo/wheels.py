@@ -161,6 +161,11 @@ WHEELS: tuple[Wheel, ...] = (
         "1.2.1",
         {"silero_vad_v6.onnx": "faster_whisper/assets/silero_vad_v6.onnx"},
     ),
+    Wheel(
+        "pipecat-ai",
+        "1.14.0",
+        {"smart_turn_v3_2.onnx": "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"},
+    ),
 )
 
 
