@@ -916,6 +916,55 @@ _ALL: list[ZooModel] = [
             "pooling, an MLP head, a sigmoid; dynamic batch): matmuls on the int8 cube"
         ),
     ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"x": NORMAL, "mask": MASK},
+            ({"x": (1, 9, 32), "mask": (1, 9)}, {"x": (3, 11, 32), "mask": (3, 11)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("einsum", "attention written with torch.einsum, masked_fill(-inf), logsumexp"),
+            ("einsum_dynamo", f"einsum {DYNAMO_NOTES}"),
+        )
+    ),
+    _single(
+        "fold_dynamo",
+        "image",
+        (1, 3, 10, 14),
+        (3, 3, 9, 13),
+        notes=f"F.unfold -> Conv1d -> F.fold (Col2Im, overlapping windows) {DYNAMO_NOTES}",
+    ),
+    *(
+        _single(name, "x", (1, 5, 8), (3, 6, 8), notes=notes)
+        for name, notes in (
+            ("masked", "y[y < 0] = 0.5 (a Where) and repeat_interleave"),
+            ("masked_dynamo", f"masked {DYNAMO_NOTES}: ScatterND at NonZero's positions"),
+        )
+    ),
+    _single(
+        "knn",
+        "points",
+        (1, 12, 3),
+        (3, 17, 3),
+        notes="DGCNN-style edges: cdist, topk(largest=False), gather of neighbours, amax",
+    ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"ids": InputRule("ids", "int64", high=50)},
+            ({"ids": (1, 7)}, {"ids": (3, 8)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("cosine", "F.normalize, cosine similarity to the flipped sequence, tril, roll"),
+            ("cosine_dynamo", f"cosine {DYNAMO_NOTES}"),
+        )
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
