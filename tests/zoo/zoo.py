@@ -179,12 +179,20 @@ def _text(
     )
 
 
-def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooModel:
-    """A model of one float input."""
+def _single(
+    name: str,
+    input_name: str,
+    a: Shape,
+    b: Shape,
+    file: str = "",
+    source: Literal["export", "wheel", "generated"] = "export",
+    **kw: Any,
+) -> ZooModel:
+    """A model of one float input (``file``: when not ``<name>.onnx``)."""
     return ZooModel(
         name,
-        f"{name}.onnx",
-        "export",
+        file or f"{name}.onnx",
+        source,
         {input_name: NORMAL},
         ({input_name: a}, {input_name: b}),
         **kw,
@@ -965,6 +973,99 @@ _ALL: list[ZooModel] = [
             ("cosine_dynamo", f"cosine {DYNAMO_NOTES}"),
         )
     ),
+    _single(
+        "openwakeword_melspectrogram",
+        "input",
+        (1, 4000),
+        (3, 16000),
+        notes="openWakeWord 0.4.0's front end (PyTorch): an STFT as two Conv1d, power, mel matmul, log",
+        file="openwakeword_melspectrogram.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_embedding",
+        "input_1",
+        (1, 76, 32, 1),
+        (3, 76, 32, 1),
+        notes="openWakeWord's speech embedding (tf2onnx, NHWC): 20 convs, LeakyReLU, Max, MaxPool",
+        file="openwakeword_embedding_model.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_hey_jarvis",
+        "x.1",
+        (1, 16, 96),
+        (1, 16, 96),
+        notes=(
+            "a wake-word head (PyTorch) with a verifier: a second MLP inside an If on the first "
+            "one's score (if-as-where); a fixed [1, 16, 96], so data set 1 differs in values only"
+        ),
+        file="openwakeword_hey_jarvis_v0.1.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_hey_mycroft",
+        "input_1",
+        (1, 16, 96),
+        (3, 16, 96),
+        notes="a wake-word head (tf2onnx): Slice / Squeeze / Concat frames, dense layers",
+        file="openwakeword_hey_mycroft_v0.1.onnx",
+        source="wheel",
+    ),
+    ZooModel(
+        "pythainlp_deepcut",
+        "pythainlp_deepcut.onnx",
+        "wheel",
+        {
+            "input_1": InputRule("ids", "float32", high=178),
+            "input_2": InputRule("ids", "float32", high=12),
+        },
+        ({"input_1": (1, 21), "input_2": (1, 21)}, {"input_1": (3, 21), "input_2": (3, 21)}),
+        notes="PyThaiNLP 5.4.0's Thai word segmenter (tf2onnx): embeddings by float ids, conv1d",
+    ),
+    ZooModel(
+        "pythainlp_thai2rom_encoder",
+        "pythainlp_thai2rom_encoder.onnx",
+        "wheel",
+        {
+            "input_tensor": InputRule("ids", "int64", high=94),
+            "input_lengths": InputRule("lengths", "int32"),
+        },
+        (
+            {"input_tensor": (1, 9), "input_lengths": (1,)},
+            {"input_tensor": (1, 15), "input_lengths": (1,)},
+        ),
+        notes=(
+            "PyThaiNLP's romaniser encoder (PyTorch): packed sequences as TopK sorts, a "
+            "bidirectional LSTM with sequence_lens whose final cell state is an output"
+        ),
+    ),
+    ZooModel(
+        "pythainlp_thai2rom_decoder",
+        "pythainlp_thai2rom_decoder.onnx",
+        "wheel",
+        {
+            "decoder_input": InputRule("ids", "int32", high=40),
+            "decoder_hidden_1": NORMAL,
+            "encoder_outputs": NORMAL,
+            "mask": InputRule("mask", "float32"),
+        },
+        (
+            {
+                "decoder_input": (1, 1),
+                "decoder_hidden_1": (1, 1, 256),
+                "encoder_outputs": (1, 9, 256),
+                "mask": (1, 9),
+            },
+            {
+                "decoder_input": (1, 1),
+                "decoder_hidden_1": (1, 1, 256),
+                "encoder_outputs": (1, 15, 256),
+                "mask": (1, 15),
+            },
+        ),
+        notes="PyThaiNLP's romaniser decoder step (PyTorch): attention over the encoder, an LSTM cell",
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -977,6 +1078,9 @@ _HOST_OPS = {
     "piper_nakdimon": (
         "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence (of its bool "
         "mask: rows under 32 bytes)"
+    ),
+    "pythainlp_thai2rom_encoder": (
+        "host op graph.lstm (sequence_lens and its final cell state read: Y_c cannot come from Y)"
     ),
 }
 
