@@ -16,6 +16,9 @@ Contract: :data:`FAMILIES` and :data:`INPUT_NAMES` have the shape of
 * ``knn``: point-cloud edge features (DGCNN-style): pairwise ``torch.cdist``, the k nearest
   by ``topk(largest=False)``, neighbours gathered by ``torch.gather`` on an expanded
   table, a max over neighbours (classic exporter only: the default one has no ``cdist``).
+* ``sdpa``: a grouped-query causal attention layer on
+  ``F.scaled_dot_product_attention(enable_gqa=True)``, exported at opset 23 (default
+  exporter only, :data:`DYNAMO_OPSETS`): one ONNX Attention op with 4 query and 1 KV heads.
 * ``cosine``: ``F.normalize``d embeddings (ReduceL2), a cosine-similarity matrix against
   the flipped sequence (``torch.flip``), a ``tril`` mask, ``torch.roll``.
 """
@@ -82,6 +85,22 @@ class KnnEdges(nn.Module):
         return self.edge(torch.cat([centre, neighbours - centre], -1)).amax(2)
 
 
+class SdpaLayer(nn.Module):
+    def __init__(self, dim: int = 32, heads: int = 4, head_size: int = 8):
+        super().__init__()
+        self.query = nn.Linear(dim, heads * head_size)
+        self.key_value = nn.Linear(dim, 2 * head_size)
+        self.out = nn.Linear(heads * head_size, dim)
+        self.heads, self.head_size = heads, head_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, t, _ = x.shape
+        q = self.query(x).view(b, t, self.heads, self.head_size).transpose(1, 2)
+        k, v = self.key_value(x).view(b, t, 2, 1, self.head_size).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return self.out(y.transpose(1, 2).reshape(b, t, -1))
+
+
 class CosineMatch(nn.Module):
     def __init__(self, vocab: int = 50):
         super().__init__()
@@ -121,6 +140,12 @@ FAMILIES = {
         {"points": {0: "batch", 1: "points"}},
         ["features"],
     ),
+    "sdpa": (
+        SdpaLayer,
+        lambda: (torch.randn(2, 7, 32),),
+        {"x": {0: "batch", 1: "sequence"}},
+        ["out"],
+    ),
     "cosine": (
         CosineMatch,
         lambda: (torch.randint(0, 50, (2, 7)),),
@@ -134,9 +159,13 @@ INPUT_NAMES = {
     "fold": ["image"],
     "masked": ["x"],
     "knn": ["points"],
+    "sdpa": ["x"],
     "cosine": ["ids"],
 }
 
-DYNAMO_ONLY = ("fold",)
+DYNAMO_ONLY = ("fold", "sdpa")
 """Families only the default exporter writes (``F.fold`` to an image size traced from the
-input: the classic exporter's Col2Im wants it constant)."""
+input: the classic exporter's Col2Im wants it constant; SDPA as ONNX Attention)."""
+
+DYNAMO_OPSETS = {"sdpa": 23}
+"""Default-exporter opsets other than its own (ONNX Attention is opset 23)."""

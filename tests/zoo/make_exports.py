@@ -874,6 +874,7 @@ DYNAMO = (
     "fold",
     "masked",
     "cosine",
+    "sdpa",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
@@ -923,6 +924,7 @@ def export(name: str) -> Path:
                 output_names=outputs,
                 dynamic_shapes=tuple(auto.get(n, {}) for n in names),
                 external_data=False,
+                opset_version=export_patterns.DYNAMO_OPSETS.get(family),
             )
         else:
             torch.onnx.export(

@@ -974,6 +974,16 @@ _ALL: list[ZooModel] = [
         )
     ),
     _single(
+        "sdpa_dynamo",
+        "x",
+        (1, 7, 32),
+        (3, 11, 32),
+        notes=(
+            "F.scaled_dot_product_attention (causal, 4 query heads, 1 KV head) exported at "
+            "opset 23: one ONNX Attention op"
+        ),
+    ),
+    _single(
         "openwakeword_melspectrogram",
         "input",
         (1, 4000),
