@@ -32,10 +32,11 @@ def _blocks(image, block, strides, pads, dilations) -> int:
     )
 
 
-def _fold(channels, image, block, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1)):
+def _fold(channels, image, block, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), batch="n"):
+    """Col2Im of ``[batch, C·kh·kw, L]`` columns; the module and a run-time input shape."""
     b = GraphBuilder()
     length = _blocks(image, block, strides, pads, dilations)
-    x = b.input("x", ["n", channels * int(np.prod(block)), length])
+    x = b.input("x", [batch, channels * int(np.prod(block)), length])
     module = b.build(
         b.op(
             "col2im",
@@ -45,7 +46,7 @@ def _fold(channels, image, block, strides=(1, 1), pads=(0, 0, 0, 0), dilations=(
             strides=list(strides),
             pads=list(pads),
             dilations=list(dilations),
-        )  # fmt: skip
+        )
     )
     return module, (2, channels * int(np.prod(block)), length)
 
@@ -84,21 +85,8 @@ def test_a_computed_image_shape_stays():
 
 
 def test_fold_runs_on_the_ai_core():
-    channels, image, block, strides, pads, dilations = GEOMETRIES["stride2_pad1"]
-    b = GraphBuilder()
-    length = _blocks(image, block, strides, pads, dilations)
-    x = b.input("x", [2, channels * 9, length])
-    module = b.build(
-        b.op(
-            "col2im",
-            x,
-            b.constant(np.array(image)),
-            b.constant(np.array(block)),
-            strides=list(strides),
-            pads=list(pads),
-        )  # fmt: skip
-    )
-    inputs = {"x": RNG.standard_normal((2, channels * 9, length)).astype(np.float32)}
+    module, shape = _fold(*GEOMETRIES["stride2_pad1"], batch=2)
+    inputs = {"x": RNG.standard_normal(shape).astype(np.float32)}
     levels = run_levels(module, inputs, "test")
     assert_matches(levels)
     assert all(k.unit != "host" for k in levels.tiled_kernels)

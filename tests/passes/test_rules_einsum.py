@@ -84,8 +84,9 @@ def test_integer_operands_stay():
 
 
 def test_ellipses_expand_right_aligned():
-    terms, out = expand_ellipses("...ij,...jk", [4, 3])
-    first, second = terms
+    expanded = expand_ellipses("...ij,...jk", [4, 3])
+    assert expanded is not None
+    (first, second), out = expanded
     assert (len(first), len(second)) == (4, 3)
     assert first[2:] == "ij" and second[1:] == "jk"
     assert second[0] == first[1] != first[0]  # the shorter ellipsis is the last dims of the longer

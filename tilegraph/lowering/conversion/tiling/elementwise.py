@@ -554,7 +554,9 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
 def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
     """Tile an elementwise kernel; returns why it cannot (None when emitted)."""
     for op in body.ops:  # an op with no vector program says so, whatever else is wrong
-        if not isinstance(op, TransDataOp) and vector_lowering(op) is None:
+        if not isinstance(op, TransDataOp) and (
+            not isinstance(op, GraphOp) or vector_lowering(op) is None
+        ):
             return f"no vector lowering for {op.name}"
     if len(body.writes) != 1:
         return "an elementwise kernel with several outputs"
