@@ -268,3 +268,39 @@ def test_the_first_op_variant_that_takes_the_node_is_chosen():
     np.testing.assert_allclose(
         run_reference(module, {"x": x})[0], session.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6
     )
+
+
+def _external_model(folder) -> str:
+    """conv_model with its weight in ``weights.bin`` beside it (as dynamo exports write)."""
+    path = folder / "ext.onnx"
+    onnx.save(conv_model(), str(path), save_as_external_data=True, location="weights.bin",
+              size_threshold=0)  # fmt: skip
+    return str(path)
+
+
+def test_external_data_is_read_from_beside_the_model(tmp_path, monkeypatch):
+    path = _external_model(tmp_path)
+    monkeypatch.chdir("/")  # not the model's folder
+    module = load_onnx(path)
+    weights = [op for op in module.walk() if isinstance(op, ConstantOp)]
+    assert any(
+        op.constant_array().shape == (4, 3, 3, 3) and np.all(op.constant_array() == 1.0)
+        for op in weights
+    )
+
+
+def test_a_missing_external_data_file_is_named(tmp_path):
+    path = _external_model(tmp_path)
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(
+        OnnxImportError, match="external data file 'weights.bin', which is not next"
+    ):
+        load_onnx(path)
+
+
+def test_bytes_that_name_external_data_ask_for_the_path(tmp_path):
+    path = _external_model(tmp_path)
+    with open(path, "rb") as f:
+        data = f.read()
+    with pytest.raises(OnnxImportError, match="load the model by its path"):
+        load_onnx(data)

@@ -42,8 +42,10 @@ from tilegraph.runtime.tiles import run_tiles
 EXECUTORS = ("interpret", "fast")
 
 
-def lowered(platform: str) -> tuple[ModuleOp, list[np.ndarray], list[np.ndarray]]:
-    case = differential.Case("mix", differential.conv_per_channel_epilogue, differential.CONV)
+def lowered(
+    platform: str, build: differential.Builder = differential.conv_per_channel_epilogue
+) -> tuple[ModuleOp, list[np.ndarray], list[np.ndarray]]:
+    case = differential.Case("mix", build, differential.CONV)
     module, inputs = case.module()
     run_pipeline(f"set-target{{platform={platform}}},O2", make_context(), module)
     reference = run_reference(module, inputs)
@@ -188,3 +190,15 @@ def test_a_mutated_sub_block_split_gives_wrong_numbers(executor):
     module, inputs, reference = _aivs_take_the_same_share()
     (got,) = run_tiles(module, inputs, executor=executor)
     assert not np.allclose(got, reference[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_one_element_output_runs_its_epilogue_on_the_accumulator_tile(executor):
+    """A QDQ head's last Gemm ([1, 40] x [40, 1]) quantised, dequantised and through a
+    sigmoid, fused on 910B: the AIVs' epilogue reads their shares of the padded 16x16
+    accumulator tile, so its vector ops work on the share's shape (they once took the
+    one-element output's tile, a shape error in both executors)."""
+    module, inputs, reference = lowered("ascend910b", differential.linear_one_element_sigmoid)
+    assert len(_mix_launches(module)) == 1
+    (got,) = run_tiles(module, inputs, executor=executor)
+    np.testing.assert_allclose(got, reference[0], rtol=1e-4, atol=1e-5)

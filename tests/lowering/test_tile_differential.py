@@ -459,6 +459,17 @@ def linear_sigmoid(g: Graph) -> list[SSAValue]:
     return [g.op("sigmoid", y)]
 
 
+def linear_one_element_sigmoid(g: Graph) -> list[SSAValue]:
+    """A one-element output ([1, 1]: a classifier head's last Gemm) with a vector epilogue:
+    the epilogue runs on the cube's padded 16x16 accumulator tile (on a decoupled preset the
+    AIVs' shares of it), not on a one-element tile of its own."""
+    y = g.op("gemm", g.input([1, 40]), g.const([1, 40]), g.const([1]), transB=1)
+    scale = g.b.constant(np.array(0.05, np.float32))
+    zero = g.b.constant(np.array(128, np.uint8))
+    q = g.op("quantize_linear", y, scale, zero)  # a QDQ model's head (Smart Turn's)
+    return [g.op("sigmoid", g.op("dequantize_linear", q, scale, zero))]
+
+
 # ---- elementwise ------------------------------------------------------------------------
 def eltwise_per_channel(g: Graph) -> list[SSAValue]:
     """(x * s + b) -> relu -> sigmoid with per-channel constants on an NCHW map."""
@@ -677,6 +688,11 @@ def _cases() -> list[Case]:
             "linear_sigmoid",
             linear_sigmoid,
             {"graph.gemm": CUBE, "graph.sigmoid": VECTOR},
+        ),
+        Case(
+            "linear_one_element_sigmoid",
+            linear_one_element_sigmoid,
+            {"graph.gemm": CUBE, "graph.quantize_linear": VECTOR, "graph.sigmoid": VECTOR},
         ),
         Case(
             "eltwise_per_channel",

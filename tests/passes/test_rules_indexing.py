@@ -1,6 +1,8 @@
 """``gather-nd-as-gather``: GatherND by constant index tuples is a Gather of the flattened
 indexed dims (DLRM's pairwise-interaction triangle as PyTorch's default exporter writes
-it), bit for bit, negative entries included; the tiled model runs with no host op."""
+it), bit for bit, negative entries included; the tiled model runs with no host op.
+``masked-fill-as-where``: the default exporter's masked assignment of one value (ScatterND
+at NonZero's positions) is a Where, bit for bit, and runs with no host op."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from xdsl.dialects.builtin import ModuleOp
 from tests.lowering.test_tile_differential import assert_matches, run_levels
 from tests.passes.test_rules_arith import _check_bitwise
 from tilegraph.builder import GraphBuilder
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import run_pipeline
 
 RNG = np.random.default_rng(7)
 RULE = "algebraic-simplify{only=gather-nd-as-gather}"
@@ -52,5 +56,47 @@ def test_gather_nd_with_batch_dims_stays():
 def test_the_triangle_runs_on_the_ai_core():
     module, inputs = _triangle(batch=1)  # 4-byte rows: GatherND of them had no kernel
     levels = run_levels(module, inputs, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit != "host" for k in levels.tiled_kernels)
+
+
+# ---- masked-fill-as-where ----------------------------------------------------------------
+FILL_RULE = "algebraic-simplify{only=masked-fill-as-where},dce"
+
+
+def _masked_fill(mask_shape: list[int] | None = None, fill: float = 0.5, reduction: str = "none"):
+    """``y[y < 0] = fill`` as PyTorch's default exporter writes it: ScatterND of the value
+    expanded to the mask's count (ReduceSum of the mask) at Transpose(NonZero(mask))."""
+    b = GraphBuilder()
+    y = b.input("y", [2, 3, 4])
+    probe = y if mask_shape is None else b.input("m", mask_shape)
+    mask = b.op("less", probe, b.constant(np.float32(0.0)))
+    where = b.op("transpose", b.op("non_zero", mask), perm=[1, 0])
+    count = b.op(
+        "reduce_sum",
+        b.op("cast", b.op("reshape", mask, b.constant(np.array([-1]))), to=7),
+        keepdims=1,
+    )
+    updates = b.op("expand", b.constant(np.float32(fill)), count)
+    return b.build(b.op("scatter_nd", y, where, updates, reduction=reduction))
+
+
+def test_a_masked_fill_is_a_where_bit_exact():
+    module = _masked_fill()
+    inputs = {"y": RNG.standard_normal((2, 3, 4)).astype(np.float32)}
+    _check_bitwise(module, FILL_RULE, inputs)
+    ops = _ops(module)
+    assert ops["graph.scatter_nd"] == 0 and ops["graph.non_zero"] == 0 and ops["graph.where"] == 1
+
+
+def test_a_mask_of_other_dims_or_a_reduction_stays():
+    for module in (_masked_fill(mask_shape=[2, 3]), _masked_fill(reduction="add")):
+        run_pipeline(FILL_RULE, make_context(), module)
+        assert _ops(module)["graph.scatter_nd"] == 1
+
+
+def test_the_masked_fill_runs_on_the_ai_core():
+    module = _masked_fill()
+    levels = run_levels(module, {"y": RNG.standard_normal((2, 3, 4)).astype(np.float32)}, "test")
     assert_matches(levels, rtol=0, atol=0)
     assert all(k.unit != "host" for k in levels.tiled_kernels)

@@ -229,3 +229,26 @@ def test_make_demo_tile_level_example_shows_tiled_convolutions(capsys):
     assert out.count('tile.kernel = "cube"') == 2
     assert out.count("tile.mmad") == 2
     assert "no convolution tile fits" not in out
+
+
+def test_an_onnx_file_with_external_data_is_read_by_its_path(tmp_path, capsys, monkeypatch):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.ones((3, 3), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w],
+    )  # fmt: skip
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph), str(path), save_as_external_data=True,
+              location="m.onnx.data", size_threshold=0)  # fmt: skip
+    monkeypatch.chdir("/")
+    assert run([str(path)]) == 0
+    assert "graph.matmul" in capsys.readouterr().out
+    (tmp_path / "m.onnx.data").unlink()
+    assert run([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "external data file 'm.onnx.data'" in err and "Traceback" not in err

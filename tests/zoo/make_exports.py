@@ -36,9 +36,10 @@ import torch.nn.functional as F  # noqa: N812 - the name every PyTorch model use
 from torch import Tensor, nn
 
 if __package__:
-    from tests.zoo import architectures
+    from tests.zoo import architectures, export_patterns
 else:  # run as a script: tests/zoo/make_exports.py
     import architectures  # type: ignore[no-redef]
+    import export_patterns  # type: ignore[no-redef]
 
 OUT = Path(__file__).resolve().parent / "models"
 OPSET = 17
@@ -852,6 +853,8 @@ INPUT_NAMES: dict[str, list[str]] = {
 
 FAMILIES.update(architectures.FAMILIES)
 INPUT_NAMES.update(architectures.INPUT_NAMES)
+FAMILIES.update(export_patterns.FAMILIES)
+INPUT_NAMES.update(export_patterns.INPUT_NAMES)
 
 HALF = ("small_cnn", "vit", "yolov8", "bert", "gpt2", "roberta", "t5_encoder", "llama")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
@@ -867,6 +870,11 @@ DYNAMO = (
     "moe",
     "gcn",
     "dlrm",
+    "einsum",
+    "fold",
+    "masked",
+    "cosine",
+    "sdpa",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
@@ -916,6 +924,7 @@ def export(name: str) -> Path:
                 output_names=outputs,
                 dynamic_shapes=tuple(auto.get(n, {}) for n in names),
                 external_data=False,
+                opset_version=export_patterns.DYNAMO_OPSETS.get(family),
             )
         else:
             torch.onnx.export(
@@ -938,7 +947,8 @@ def export(name: str) -> Path:
 def main(argv: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     variants = [*(f"{f}_fp16" for f in HALF), *(f"{f}_dynamo" for f in DYNAMO)]
-    for name in argv or [*FAMILIES, *variants]:
+    classic = [f for f in FAMILIES if f not in export_patterns.DYNAMO_ONLY]
+    for name in argv or [*classic, *variants]:
         path = export(name)
         print(f"{path.name}: {path.stat().st_size} bytes")
 

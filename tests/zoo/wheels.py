@@ -161,6 +161,27 @@ WHEELS: tuple[Wheel, ...] = (
         "1.2.1",
         {"silero_vad_v6.onnx": "faster_whisper/assets/silero_vad_v6.onnx"},
     ),
+    Wheel(
+        "pipecat-ai",
+        "1.14.0",
+        {"smart_turn_v3_2.onnx": "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"},
+    ),
+    Wheel(
+        "openwakeword",
+        "0.4.0",
+        {
+            f"openwakeword_{name}.onnx": f"openwakeword/resources/models/{name}.onnx"
+            for name in ("melspectrogram", "embedding_model", "hey_jarvis_v0.1", "hey_mycroft_v0.1")
+        },
+    ),
+    Wheel(
+        "pythainlp",
+        "5.4.0",
+        {
+            f"pythainlp_{name}.onnx": f"pythainlp/corpus/{name}.onnx"
+            for name in ("deepcut", "thai2rom_encoder", "thai2rom_decoder")
+        },
+    ),
 )
 
 

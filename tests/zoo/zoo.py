@@ -149,6 +149,12 @@ ATOL_QDQ_ATTENTION_ASYMMETRIC = 0.047
 onnxruntime's optimised session runs the QDQ softmax as its own fused kernel, which differs
 from the graph's semantics by up to two steps (as ``qdq_mlp_default``'s); against
 onnxruntime without graph optimisations both executors measured 0 (ORT 1.32)."""
+ATOL_SMART_TURN = 0.01
+"""Smart Turn's tolerance: one quantisation step of the head's last logit (scale 0.0394)
+through the sigmoid's steepest slope (1/4). Its QDQ encoder is chaotic in rounding: on
+random features the last layer norm differs by up to 27 (of 61) between onnxruntime and
+the graph's own semantics (the reference interpreter); the pooled probability moved
+7.8e-4 (910B) and 1.7e-3 (310P) from onnxruntime's."""
 VOCAB = 100
 IDS = InputRule("ids", "int64", high=VOCAB)
 MASK = InputRule("mask", "int64")
@@ -173,12 +179,20 @@ def _text(
     )
 
 
-def _single(name: str, input_name: str, a: Shape, b: Shape, **kw: Any) -> ZooModel:
-    """A model of one float input."""
+def _single(
+    name: str,
+    input_name: str,
+    a: Shape,
+    b: Shape,
+    file: str = "",
+    source: Literal["export", "wheel", "generated"] = "export",
+    **kw: Any,
+) -> ZooModel:
+    """A model of one float input (``file``: when not ``<name>.onnx``)."""
     return ZooModel(
         name,
-        f"{name}.onnx",
-        "export",
+        file or f"{name}.onnx",
+        source,
         {input_name: NORMAL},
         ({input_name: a}, {input_name: b}),
         **kw,
@@ -894,6 +908,174 @@ _ALL: list[ZooModel] = [
             "lengths 1 .. sequence: a length of 0 gives NaN rows in onnxruntime too)"
         ),
     ),
+    ZooModel(
+        "smart_turn",
+        "smart_turn_v3_2.onnx",
+        "wheel",
+        {"input_features": NORMAL},
+        ({"input_features": (1, 80, 800)}, {"input_features": (2, 80, 800)}),
+        slow=True,
+        rtol=0.0,
+        atol=ATOL_SMART_TURN,
+        precision="int8",
+        notes=(
+            "pipecat-ai 1.14.0's end-of-turn detector (Smart Turn v3.2, onnxruntime "
+            "quantize_static QDQ: a Whisper-tiny encoder over 80x800 mel frames, attention "
+            "pooling, an MLP head, a sigmoid; dynamic batch): matmuls on the int8 cube"
+        ),
+    ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"x": NORMAL, "mask": MASK},
+            ({"x": (1, 9, 32), "mask": (1, 9)}, {"x": (3, 11, 32), "mask": (3, 11)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("einsum", "attention written with torch.einsum, masked_fill(-inf), logsumexp"),
+            ("einsum_dynamo", f"einsum {DYNAMO_NOTES}"),
+        )
+    ),
+    _single(
+        "fold_dynamo",
+        "image",
+        (1, 3, 10, 14),
+        (3, 3, 9, 13),
+        notes=f"F.unfold -> Conv1d -> F.fold (Col2Im, overlapping windows) {DYNAMO_NOTES}",
+    ),
+    *(
+        _single(name, "x", (1, 5, 8), (3, 6, 8), notes=notes)
+        for name, notes in (
+            ("masked", "y[y < 0] = 0.5 (a Where) and repeat_interleave"),
+            ("masked_dynamo", f"masked {DYNAMO_NOTES}: ScatterND at NonZero's positions"),
+        )
+    ),
+    _single(
+        "knn",
+        "points",
+        (1, 12, 3),
+        (3, 17, 3),
+        notes="DGCNN-style edges: cdist, topk(largest=False), gather of neighbours, amax",
+    ),
+    *(
+        ZooModel(
+            name,
+            f"{name}.onnx",
+            "export",
+            {"ids": InputRule("ids", "int64", high=50)},
+            ({"ids": (1, 7)}, {"ids": (3, 8)}),
+            notes=notes,
+        )
+        for name, notes in (
+            ("cosine", "F.normalize, cosine similarity to the flipped sequence, tril, roll"),
+            ("cosine_dynamo", f"cosine {DYNAMO_NOTES}"),
+        )
+    ),
+    _single(
+        "sdpa_dynamo",
+        "x",
+        (1, 7, 32),
+        (3, 11, 32),
+        notes=(
+            "F.scaled_dot_product_attention (causal, 4 query heads, 1 KV head) exported at "
+            "opset 23: one ONNX Attention op"
+        ),
+    ),
+    _single(
+        "openwakeword_melspectrogram",
+        "input",
+        (1, 4000),
+        (3, 16000),
+        notes="openWakeWord 0.4.0's front end (PyTorch): an STFT as two Conv1d, power, mel matmul, log",
+        file="openwakeword_melspectrogram.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_embedding",
+        "input_1",
+        (1, 76, 32, 1),
+        (3, 76, 32, 1),
+        notes="openWakeWord's speech embedding (tf2onnx, NHWC): 20 convs, LeakyReLU, Max, MaxPool",
+        file="openwakeword_embedding_model.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_hey_jarvis",
+        "x.1",
+        (1, 16, 96),
+        (1, 16, 96),
+        notes=(
+            "a wake-word head (PyTorch) with a verifier: a second MLP inside an If on the first "
+            "one's score (if-as-where); a fixed [1, 16, 96], so data set 1 differs in values only"
+        ),
+        file="openwakeword_hey_jarvis_v0.1.onnx",
+        source="wheel",
+    ),
+    _single(
+        "openwakeword_hey_mycroft",
+        "input_1",
+        (1, 16, 96),
+        (3, 16, 96),
+        notes="a wake-word head (tf2onnx): Slice / Squeeze / Concat frames, dense layers",
+        file="openwakeword_hey_mycroft_v0.1.onnx",
+        source="wheel",
+    ),
+    ZooModel(
+        "pythainlp_deepcut",
+        "pythainlp_deepcut.onnx",
+        "wheel",
+        {
+            "input_1": InputRule("ids", "float32", high=178),
+            "input_2": InputRule("ids", "float32", high=12),
+        },
+        ({"input_1": (1, 21), "input_2": (1, 21)}, {"input_1": (3, 21), "input_2": (3, 21)}),
+        notes="PyThaiNLP 5.4.0's Thai word segmenter (tf2onnx): embeddings by float ids, conv1d",
+    ),
+    ZooModel(
+        "pythainlp_thai2rom_encoder",
+        "pythainlp_thai2rom_encoder.onnx",
+        "wheel",
+        {
+            "input_tensor": InputRule("ids", "int64", high=94),
+            "input_lengths": InputRule("lengths", "int32"),
+        },
+        (
+            {"input_tensor": (1, 9), "input_lengths": (1,)},
+            {"input_tensor": (1, 15), "input_lengths": (1,)},
+        ),
+        notes=(
+            "PyThaiNLP's romaniser encoder (PyTorch): packed sequences as TopK sorts, a "
+            "bidirectional LSTM with sequence_lens whose final cell state is an output"
+        ),
+    ),
+    ZooModel(
+        "pythainlp_thai2rom_decoder",
+        "pythainlp_thai2rom_decoder.onnx",
+        "wheel",
+        {
+            "decoder_input": InputRule("ids", "int32", high=40),
+            "decoder_hidden_1": NORMAL,
+            "encoder_outputs": NORMAL,
+            "mask": InputRule("mask", "float32"),
+        },
+        (
+            {
+                "decoder_input": (1, 1),
+                "decoder_hidden_1": (1, 1, 256),
+                "encoder_outputs": (1, 9, 256),
+                "mask": (1, 9),
+            },
+            {
+                "decoder_input": (1, 1),
+                "decoder_hidden_1": (1, 1, 256),
+                "encoder_outputs": (1, 15, 256),
+                "mask": (1, 15),
+            },
+        ),
+        notes="PyThaiNLP's romaniser decoder step (PyTorch): attention over the encoder, an LSTM cell",
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
@@ -906,6 +1088,9 @@ _HOST_OPS = {
     "piper_nakdimon": (
         "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence (of its bool "
         "mask: rows under 32 bytes)"
+    ),
+    "pythainlp_thai2rom_encoder": (
+        "host op graph.lstm (sequence_lens and its final cell state read: Y_c cannot come from Y)"
     ),
 }
 

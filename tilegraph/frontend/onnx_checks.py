@@ -20,6 +20,7 @@ import onnx
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
+from tilegraph.frontend.external_data import check_external_data_files, check_no_external_data
 from tilegraph.frontend.onnx_errors import OnnxImportError
 from tilegraph.frontend.onnx_exclusions import exclusion_reason
 from tilegraph.frontend.onnx_opsets import default_opset, ops_by_onnx_type
@@ -33,11 +34,16 @@ def read_onnx_model(source: str | Path | bytes | onnx.ModelProto, where: str) ->
         return source
     try:
         if isinstance(source, bytes):
-            return onnx.load_from_string(source)
+            model = onnx.load_from_string(source)
+            check_no_external_data(model, where)
+            return model
         path = Path(source)
         if not path.is_file():
             raise OnnxImportError(f"{where}: no such file")
-        return onnx.load(str(path))
+        model = onnx.load(str(path), load_external_data=False)
+        check_external_data_files(model, path.parent, where)
+        onnx.load_external_data_for_model(model, str(path.parent))
+        return model
     except OnnxImportError:
         raise
     except Exception as e:  # protobuf's DecodeError and friends

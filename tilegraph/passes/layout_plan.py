@@ -223,7 +223,12 @@ class LayoutPlanner:
             return False
         if shared == Format.FRACTAL_NZ:
             first = tensors[0].origin_shape
-            return tensors[0].rank >= 2 and all(t.origin_shape == first for t in tensors)
+            if tensors[0].rank < 2 or any(t.origin_shape != first for t in tensors):
+                return False
+            # One fractal for every slot: a 1-byte type's fractal is 16x32, a wider one's
+            # 16x16, and an elementwise kernel walks all its slots with one tile.
+            fractals = {self.storage_type(t, shared).storage_shape[-1] for t in tensors}  # type: ignore[union-attr]
+            return len(fractals) == 1
         rank = max(t.rank for t in tensors)
         if shared == Format.NDC1HWC0 and not any(
             t.rank == 5 and t.origin_format.is_3d for t in tensors

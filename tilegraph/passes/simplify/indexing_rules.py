@@ -1,4 +1,7 @@
-"""GatherND by constant index tuples -> a Gather of the flattened leading dims.
+"""Indexing by constant or mask-derived indices as plainer ops.
+
+``gather-nd-as-gather``: GatherND by constant index tuples -> a Gather of the flattened
+leading dims.
 
 PyTorch's default exporter writes advanced indexing by constant index lists (DLRM's
 ``z[:, li, lj]``: the upper triangle of a pairwise interaction) as a Transpose that brings
@@ -8,6 +11,13 @@ the indexed dims first and a GatherND whose index tuples address them. With ``ba
 along axis 0 by those rows (computed when compiling; negative entries count from the end as
 ONNX says), which the AI core has a kernel for where GatherND of single elements has none.
 Exact: the same elements, copied.
+
+``masked-fill-as-where``: PyTorch's default exporter writes a masked assignment of one
+value, ``y[y < 0] = 0.5`` (``index_put`` with a boolean mask), as ScatterND of that value,
+expanded to the mask's count, at ``Transpose(NonZero(mask))``: the mask's true elements in
+row-major order. With the mask of the data's shape (one index tuple per element), that is
+``Where(mask, value, data)``, whose shape is static where the scatter's updates had a
+data-dependent count. Exact.
 """
 
 from __future__ import annotations
@@ -15,17 +25,24 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph.data_movement import GatherOp
-from tilegraph.dialects.graph.indexing import GatherNDOp
+from tilegraph.dialects.graph.data_movement import ExpandOp, GatherOp
+from tilegraph.dialects.graph.indexing import GatherNDOp, ScatterNDOp
+from tilegraph.dialects.graph.logical import WhereOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp, UnsqueezeOp
+from tilegraph.dialects.graph.vision_index import NonZeroOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_array,
+    made_by,
+    make_typed,
     new_constant,
     replace_if_typed,
+    replace_with_ops,
     reshaped,
+    splat_value,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -78,3 +95,56 @@ class GatherNDAsGather(SimplifyRule):
         picked = new_constant(rows)
         ops += [picked, GatherOp.make(flat, picked.results[0], axis=0)]
         replace_if_typed(rewriter, op, ops)
+
+
+def splat_through_broadcasts(value: SSAValue) -> np.ndarray | None:
+    """The one value (0-D, in its type) every element of ``value`` has, when ``value`` is a
+    splat constant reshaped or expanded to any shape; else None."""
+    owner = value.owner
+    while isinstance(owner, ReshapeOp | ExpandOp | UnsqueezeOp):
+        value = owner.operands[0]
+        owner = value.owner
+    data = constant_array(value)
+    if data is None or splat_value(value) is None:
+        return None
+    return data.reshape(-1)[:1].reshape(())
+
+
+@simplify_rule
+class MaskedFillAsWhere(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "masked-fill-as-where",
+        "ScatterND(x, Transpose(NonZero(mask), [1, 0]), one value broadcast), mask of x's shape",
+        "Where(mask, value, x)",
+        "a boolean mask of x's rank and dims; no reduction",
+        "",
+    )
+    ROOTS = (ScatterNDOp,)
+
+    def rewrite(self, op: ScatterNDOp, rewriter: PatternRewriter) -> None:
+        if str(op.attr("reduction") or "none") != "none":
+            return
+        transpose = made_by(op.indices, TransposeOp)
+        if transpose is None or tuple(transpose.attr("perm") or (1, 0)) != (1, 0):
+            return
+        nonzero = transpose.operands[0].owner
+        if not isinstance(nonzero, NonZeroOp):
+            return
+        mask, data = nonzero.X, op.data
+        mask_type, data_type = mask.type, data.type
+        if not isinstance(mask_type, TensorType) or not isinstance(data_type, TensorType):
+            return
+        if (
+            np.dtype(mask_type.dtype.numpy) != np.bool_
+            or mask_type.origin_shape != data_type.origin_shape
+        ):
+            return
+        value = splat_through_broadcasts(op.updates)
+        if value is None:
+            return
+        fill = new_constant(value.astype(np.dtype(data_type.dtype.numpy)))
+        where = make_typed(WhereOp, mask, fill.results[0], data, like=op.results[0].type)
+        if where is None:
+            return
+        replace_with_ops(rewriter, op, [fill, where])

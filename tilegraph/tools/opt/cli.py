@@ -44,6 +44,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -226,8 +227,12 @@ class TilegraphOptMain(xDSLOptMain):
         def onnx_frontend(stream) -> ModuleOp:  # noqa: ANN001
             from tilegraph.frontend import OnnxImportError, load_onnx
 
+            # By path where there is one: the weights may be in an external data file
+            # beside the model.
+            path = Path(self.get_input_name())
+            source = path if path.is_file() else None
             try:
-                return load_onnx(stream.read(), name=self.get_input_name())
+                return load_onnx(source or stream.read(), name=self.get_input_name())
             except OnnxImportError as e:
                 raise LocatedError(f"error: {e}") from None
 

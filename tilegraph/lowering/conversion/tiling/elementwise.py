@@ -329,7 +329,7 @@ class Chain:
             lowering = vector_lowering(op) if isinstance(op, GraphOp) else None
             if lowering is None or not isinstance(op, GraphOp):
                 continue
-            tiles.extend((_op_tile(op, tile), e) for e in lowering.tile_types(op))
+            tiles.extend((self._op_tile(op, tile), e) for e in lowering.tile_types(op))
         return tiles
 
     def ub_bytes(self, builder_hw, tile: Sequence[int], given: Sequence[SSAValue] = ()) -> int:
@@ -360,9 +360,23 @@ class Chain:
             names = [f"{name}_ub", *(f"{name}_tmp{i + 1}" for i in range(lowering.scratch))]
             names += [f"{name}_mask{i + 1}" for i in range(lowering.masks)]
             self.op_tiles[op] = [
-                b.buffer(_op_tile(op, tile), element, "UB", n)
+                b.buffer(self._op_tile(op, tile), element, "UB", n)
                 for n, element in zip(names, lowering.tile_types(op), strict=True)
             ]
+
+    def _op_tile(self, op: Operation, tile: Sequence[int]) -> list[int]:
+        """The UB tiles of an op of the chain: the chain's tile, or one element (every dim
+        1, broadcast by its readers like a broadcast input's tile) for a scalar program, an
+        op on one-element tensors only (``fuse-ops`` lets one join a group that broadcasts
+        it). A chain whose output is itself one element has no scalar programs: its tile
+        may be larger than the output (a cube anchor's padded accumulator tile, which its
+        first op reads whole)."""
+        if prod(self.out_shape) == 1:
+            return list(tile)
+        values = (*op.operands, *op.results)
+        if all(_stored_scalar(v) for v in values):
+            return [1] * len(tile)
+        return list(tile)
 
     def invariant_inputs(self, plan: TilePlan) -> list[SSAValue]:
         """Inputs whose tile is the same for every output tile (loaded once)."""
@@ -486,16 +500,6 @@ class Chain:
         return tiles
 
 
-def _op_tile(op: Operation, tile: Sequence[int]) -> list[int]:
-    """The UB tiles of an op of a chain: the chain's tile, or one element (every dim 1,
-    broadcast by its readers like a broadcast input's tile) for a scalar program, an op
-    on one-element tensors only (``fuse-ops`` lets one join a group that broadcasts it)."""
-    values = (*op.operands, *op.results)
-    if all(_stored_scalar(v) for v in values):
-        return [1] * len(tile)
-    return list(tile)
-
-
 def _stored_scalar(v: SSAValue) -> bool:
     t = v.type
     return isinstance(t, TensorType) and t.stored_as_one_element
@@ -550,7 +554,9 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
 def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
     """Tile an elementwise kernel; returns why it cannot (None when emitted)."""
     for op in body.ops:  # an op with no vector program says so, whatever else is wrong
-        if not isinstance(op, TransDataOp) and vector_lowering(op) is None:
+        if not isinstance(op, TransDataOp) and (
+            not isinstance(op, GraphOp) or vector_lowering(op) is None
+        ):
             return f"no vector lowering for {op.name}"
     if len(body.writes) != 1:
         return "an elementwise kernel with several outputs"
