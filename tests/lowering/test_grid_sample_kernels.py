@@ -25,6 +25,8 @@ from tests.lowering.test_tile_differential import (
     estimated_cycles,
     run_levels,
 )
+from tilegraph.dialects.element_types import element_type_of
+from tilegraph.dialects.layout_type import TensorType
 
 GRID_SAMPLE = {"graph.grid_sample": VECTOR}
 
@@ -66,3 +68,114 @@ def test_grid_sample_kernel(mode: str, padding: str, align: int):
     assert_tiled(levels.module)
     assert_units(levels.tiled_kernels, GRID_SAMPLE, "tile-kernels{platform=test}")
     assert levels.splits(), "the test preset should split the sample into tiles"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_grid_sample_kernel_nan_padding(mode: str):
+    """The NCHW input held as NC1HWC0 with NaN in its padding lanes: no NaN may leak."""
+    build = grid_sample_case([2, 3, 5, 6], (4, 5), mode=mode, padding_mode="border")
+    module, inputs = _module(build, padded=True)
+    levels = run_levels(module, inputs, "test", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=1e-5, atol=1e-5)
+    assert_units(levels.tiled_kernels, GRID_SAMPLE, "tile-kernels{platform=test}")
+
+
+EDGE_CASES = {
+    # 7 planes of 9 x 10: a few channels per plane load on the `test` preset (8 KiB of UB),
+    # the last block ragged; positions far outside the image
+    "channel_blocks": grid_sample_case(
+        [1, 7, 9, 10], (3, 11), spread=2.5, mode="bilinear", padding_mode="reflection"
+    ),  # fmt: skip
+    # an axis of one pixel: with align_corners its borders coincide (reflection: span 0)
+    "one_row_align_corners": grid_sample_case(
+        [2, 2, 1, 6], (2, 3), spread=3.0, mode="bicubic", padding_mode="reflection", align_corners=1
+    ),  # fmt: skip
+    "one_row_nearest": grid_sample_case(
+        [1, 2, 1, 5], (3, 3), mode="nearest", padding_mode="reflection"
+    ),  # fmt: skip
+    # the STN export's sample (bilinear, zeros, align_corners = 0, an output as large as
+    # X) on ascend910b: tiles of 128 positions over the vector cores
+    "stn_like_910b": grid_sample_case([2, 1, 28, 28], (28, 28), spread=1.1, mode="bilinear"),
+}
+
+
+@pytest.mark.parametrize("name", list(EDGE_CASES))
+def test_grid_sample_kernel_edges(name: str):
+    platform = "ascend910b" if name.endswith("_910b") else "test"
+    module, inputs = _module(EDGE_CASES[name])
+    levels = run_levels(module, inputs, platform)
+    assert_matches(levels, rtol=1e-5, atol=1e-5)
+    assert_units(levels.tiled_kernels, GRID_SAMPLE, f"tile-kernels{{platform={platform}}}")
+    if name in ("channel_blocks", "stn_like_910b"):
+        assert levels.splits(), "several position tiles or channel blocks"
+
+
+def _int_nearest(g: Graph) -> list[SSAValue]:
+    x_type = TensorType([2, 3, 4, 5], element_type_of(np.dtype(np.int32)), "NCHW")
+    x = g.b.block.insert_arg(x_type, 0)
+    g.arrays.insert(0, g.rng.integers(-100, 100, (2, 3, 4, 5)).astype(np.int32))
+    grid = g.input([2, 3, 7, 2])
+    g.arrays[-1] = g.rng.uniform(-1.2, 1.2, (2, 3, 7, 2)).astype(np.float32)
+    return [g.op("grid_sample", x, grid, mode="nearest", padding_mode="zeros")]
+
+
+def test_a_nearest_grid_sample_copies_integers_exactly():
+    module, inputs = _module(_int_nearest)
+    levels = run_levels(module, inputs, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, GRID_SAMPLE, "tile-kernels{platform=test}")
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_nan_in_the_grid_reads_inside_the_plane(padding: str):
+    """A NaN coordinate gives an in-bounds position (no gather outside the plane), and
+    under zeros padding the graph level's 0."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        (out,) = grid_sample_case([1, 2, 4, 5], (3, 4), mode="bilinear", padding_mode=padding)(g)
+        g.arrays[-1][0, 1, 2, 0] = np.nan
+        g.arrays[-1][0, 2, 0, 1] = np.nan
+        return [out]
+
+    module, inputs = _module(build)
+    levels = run_levels(module, inputs, "test")
+    assert_units(levels.tiled_kernels, GRID_SAMPLE, "tile-kernels{platform=test}")
+    if padding == "zeros":
+        assert_matches(levels, rtol=1e-5, atol=1e-5)
+        assert levels.outputs["fast"][0][0, :, 1, 2].tolist() == [0.0, 0.0]
+
+
+def _volumetric(g: Graph) -> SSAValue:
+    x = g.input([1, 2, 3, 4, 5], "NCDHW")
+    grid = g.input([1, 2, 2, 2, 3])
+    return g.op("grid_sample", x, grid)
+
+
+def _large_plane(g: Graph) -> SSAValue:
+    x = g.input([1, 1, 40, 60], "NCHW")  # 9.6 KB: more than the `test` preset's UB
+    grid = g.input([1, 2, 2, 2])
+    return g.op("grid_sample", x, grid)
+
+
+@pytest.mark.parametrize(
+    ("build", "reason"),
+    [
+        (_volumetric, "volumetric"),
+        (_large_plane, "input plane of 40 x 60 that does not fit UB"),
+    ],
+)
+def test_grid_samples_without_a_kernel_stay_on_the_host_with_their_reason(build, reason):
+    assert_single_host_kernel(build, reason)
+
+
+def test_the_cost_grows_with_the_taps_and_the_positions():
+    """Cubic reads 16 elements per output, linear 4, nearest 1; twice the positions cost
+    more."""
+
+    def cost(mode: str, out_hw=(8, 8)) -> float:
+        return estimated_cycles(grid_sample_case([1, 2, 6, 6], out_hw, mode=mode))
+
+    nearest, linear, cubic = (cost(m) for m in MODES[1::-1] + MODES[2:])
+    assert 0 < nearest < linear < cubic
+    assert cost("bilinear", (16, 8)) > linear
