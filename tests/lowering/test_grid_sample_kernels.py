@@ -179,3 +179,29 @@ def test_the_cost_grows_with_the_taps_and_the_positions():
     nearest, linear, cubic = (cost(m) for m in MODES[1::-1] + MODES[2:])
     assert 0 < nearest < linear < cubic
     assert cost("bilinear", (16, 8)) > linear
+
+
+def _grid_sample_node_cases():
+    from tests.conformance.node_suite import case_op, node_cases
+
+    return [c for c in node_cases() if case_op(c) == "GridSample"]
+
+
+@pytest.mark.parametrize("case", _grid_sample_node_cases(), ids=lambda c: c.name)
+def test_onnx_node_cases_on_tiles(case):
+    """ONNX's GridSample node cases (opsets 16 and 20: every mode, padding and
+    align_corners, 4-D and volumetric) compiled for ascend910b: a 4-D sample runs on the
+    vector unit, both tile executors give the expected outputs."""
+    import tilegraph
+    from tests.conformance.node_suite import case_model, compare_outputs
+
+    model = case_model(case)
+    volumetric = len(model.graph.input[0].type.tensor_type.shape.dim) == 5
+    for executor in ("fast", "interpret"):
+        compiled = tilegraph.compile(model, platform="ascend910b", executor=executor)
+        for inputs, expected in case.data_sets or ():
+            outputs = compiled(*inputs)
+            problem = compare_outputs(outputs, expected, rtol=case.rtol, atol=case.atol)
+            assert not problem, f"{executor}: {problem}"
+        (kernel,) = [k for k in compiled.kernels if "graph.grid_sample" in k.ops]
+        assert kernel.unit == ("host" if volumetric else "vector"), kernel.reason
