@@ -109,6 +109,13 @@ class TapEmitter:
     def constant(self, value: float) -> Tile:
         return self._constants[value]
 
+    def add(self, src: Tile, value: float, dst: Tile) -> None:
+        """``dst = src + value`` (a copy, or nothing, when ``value`` is 0)."""
+        if value:
+            self.e.scalar("vadds", src, value, dst)
+        elif src is not dst:
+            self.e.unary("vcopy", src, dst)
+
     # ---- the coordinate ---------------------------------------------------------------
     def unnormalize(self, coord: Tile, size: int, align_corners: bool) -> None:
         """``coord`` in place: normalised -> pixel coordinates along an axis of ``size``."""
@@ -135,8 +142,8 @@ class TapEmitter:
         e.compare("lt", x, self.constant(low), below)
         e.compare("gt", x, self.constant(high), above)
         e.scalar("vmuls", x, -1.0, dx)  # below: low - x
-        e.scalar("vadds", dx, low, dx)
-        e.scalar("vadds", x, -high, tmp)  # above: x - high
+        self.add(dx, low, dx)
+        self.add(x, -high, tmp)  # above: x - high
         e.select(below, dx, tmp, dx)
         e.binary("vdiv", dx, self.constant(span), flips)
         e.unary("vfloor", flips, flips)
@@ -146,9 +153,9 @@ class TapEmitter:
         e.unary("vfloor", tmp, tmp)
         e.scalar("vmuls", tmp, 2.0, tmp)
         e.compare("eq", tmp, flips, even)
-        e.scalar("vadds", rest, low, tmp)  # low + rest
+        self.add(rest, low, tmp)  # low + rest
         e.scalar("vmuls", rest, -1.0, rest)  # high - rest
-        e.scalar("vadds", rest, high, rest)
+        self.add(rest, high, rest)
         e.select(even, tmp, rest, flips)  # from the low border
         e.select(even, rest, tmp, dx)  # from the high border
         e.select(above, dx, x, out)
@@ -188,7 +195,7 @@ class TapEmitter:
         taps = []
         for k, weigh in enumerate(weights):
             position, weight = self.tile("tap_ub"), self.tile("weight_ub")
-            e.scalar("vadds", base, float(first + k), position)
+            self.add(base, float(first + k), position)
             weigh(self, t, weight)
             taps.append(self._padded(position, weight, size, padding, align_corners))
         return taps
@@ -243,8 +250,11 @@ def _keys(shift: float, sign: float, far: bool) -> Weigh:
     def weigh(taps: TapEmitter, t: Tile, out: Tile) -> None:
         e = taps.e
         d = taps.temp("dist_ub")
-        e.scalar("vmuls", t, sign, d)
-        e.scalar("vadds", d, shift, d)
+        if sign == 1.0:
+            taps.add(t, shift, d)
+        else:
+            e.scalar("vmuls", t, sign, d)
+            taps.add(d, shift, d)
         if far:
             e.scalar("vmuls", d, a, out)
             e.scalar("vadds", out, -5 * a, out)
