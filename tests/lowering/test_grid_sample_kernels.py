@@ -158,10 +158,19 @@ def _large_plane(g: Graph) -> SSAValue:
     return g.op("grid_sample", x, grid)
 
 
+def _int64_nearest(g: Graph) -> SSAValue:
+    x_type = TensorType([1, 2, 3, 4], element_type_of(np.dtype(np.int64)), "NCHW")
+    x = g.b.block.insert_arg(x_type, 0)
+    g.arrays.insert(0, np.arange(24, dtype=np.int64).reshape(1, 2, 3, 4))
+    grid = g.input([1, 2, 2, 2])
+    return g.op("grid_sample", x, grid, mode="nearest")
+
+
 @pytest.mark.parametrize(
     ("build", "reason"),
     [
         (_volumetric, "volumetric"),
+        (_int64_nearest, "a grid_sample of i64 (the vector gather takes 2- and 4-byte"),
         (_large_plane, "input plane of 40 x 60 that does not fit UB"),
     ],
 )

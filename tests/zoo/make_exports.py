@@ -867,6 +867,7 @@ DYNAMO = (
     "moe",
     "gcn",
     "dlrm",
+    "stn",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""

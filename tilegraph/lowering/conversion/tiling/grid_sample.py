@@ -29,11 +29,12 @@ many channels as fit with the tile (their planes are loaded once per ``(n, c)`` 
 by every position tile), ``P`` as many positions as fit, shrunk to leave no vector core
 idle (:func:`~.elementwise.share_over_cores`).
 
-Modes: nearest (any element type but bool: the elements are copied), linear / bilinear
-and cubic / bicubic (float32 ``X``); padding zeros, border, reflection; ``align_corners``
-0 / 1. Stays on the host (the reason is reported): a volumetric (5-D) GridSample, a
-non-float32 grid, a linear or cubic one of a non-float32 ``X``, tensors that are not
-row-major, and an input plane (with one tile of positions) that does not fit UB.
+Modes: nearest (the elements copied: 2- and 4-byte ones, those Ascend C's ``Gather``
+moves), linear / bilinear and cubic / bicubic (float32 ``X``); padding zeros, border,
+reflection; ``align_corners`` 0 / 1. Stays on the host (the reason is reported): a
+volumetric (5-D) GridSample, a non-float32 grid, a linear or cubic one of a non-float32
+``X``, a nearest one of 1- or 8-byte elements, tensors that are not row-major, and an
+input plane (with one tile of positions) that does not fit UB.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import MemRefType, f32, i1, i32
+from xdsl.dialects.builtin import MemRefType, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.vision import GridSampleOp
@@ -120,8 +121,8 @@ def lone_grid_sample(body: KernelBody) -> LoneGridSample | str:
         return f"a grid_sample of a {tensor_of(op.grid).element_type} grid (float32 only)"
     if mode != "nearest" and str(element) != "f32":
         return f"a {mode} grid_sample of {element} (float32 only)"
-    if element == i1:
-        return "a grid_sample of a bool tensor"
+    if element_bytes(element) not in (2, 4):  # Ascend C Gather: 16- and 32-bit elements
+        return f"a grid_sample of {element} (the vector gather takes 2- and 4-byte elements)"
     if 0 in memref_shape(out):
         return "a grid_sample with an empty output"
     padding, align = str(op.attr("padding_mode")), bool(op.attr("align_corners"))
