@@ -25,9 +25,10 @@ axis_taps`), in float32 (the graph level blends in float64: the executors agree 
 rounding). Positions are clamped into the plane (a tap outside under ``zeros`` has weight
 0, or a false mask), so every gather reads inside ``plane_ub``; the ragged last tile of
 ``Q`` loads zeros past the grid (in-bounds positions) and its store is cut. ``Cb`` is as
-many channels as fit with the tile (their planes are loaded once per ``(n, c)`` and read
-by every position tile), ``P`` as many positions as fit, shrunk to leave no vector core
-idle (:func:`~.elementwise.share_over_cores`).
+many channels as keep their planes within about half of the tile budget (loaded once per
+``(n, c)``, read by every position tile; each channel block computes the taps again),
+``P`` as many positions as fit with them, shrunk to leave no vector core idle
+(:func:`~.elementwise.share_over_cores`).
 
 Modes: nearest (the elements copied: 2- and 4-byte ones, those Ascend C's ``Gather``
 moves), linear / bilinear and cubic / bicubic (float32 ``X``); padding zeros, border,
@@ -60,9 +61,17 @@ from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
+from tilegraph.lowering.conversion.tiling.elementwise import (
+    TilePlan,
+    longest_fitting,
+    share_over_cores,
+)
 from tilegraph.lowering.conversion.tiling.grid_sample_taps import AxisTap, TapEmitter
 
+MAX_POSITIONS = 1024
+"""The most output positions a tile takes: beyond them a tile's vector instructions are long
+enough to hide their start-up, and the two ``vpick`` tables (``P`` entries each, in the
+kernel's IR) stay short."""
 POSITION_TILES = {"nearest": 8, "linear": 18, "cubic": 27}
 """Float32 ``[1, 1, P]`` tiles a tile of ``P`` positions takes at most (the coordinates,
 the taps' positions and weights, their scratch, the flat offset and a pair's weight), per
@@ -151,23 +160,28 @@ def plan_grid_sample(b: KernelBuilder, sample: LoneGridSample) -> GridSamplePlan
     n, c, h, w, q = sample.shape
     budget = b.ub_budget()
 
-    def fits(cb: int, p: int) -> bool:
-        return _tile_bytes(b, sample, GridSamplePlan(cb, p)) <= budget
+    def bytes_of(cb: int, p: int) -> int:
+        return _tile_bytes(b, sample, GridSamplePlan(cb, p))
 
-    p = min(q, 1024)
-    while p > 8 and not fits(1, p):
-        p //= 2
-    if not fits(1, p):
+    if bytes_of(1, 1) > budget:
         return f"a grid_sample input plane of {h} x {w} that does not fit UB with its taps"
+    # channels first (each block repeats the taps), their planes in about half of the budget
+    few = min(q, 8)
+    cb = longest_fitting([1], 0, c, lambda t: bytes_of(t[0], few), max(budget // 2, 1))
+    if bytes_of(cb, few) > budget // 2:
+        cb = 1
+    p = longest_fitting([1], 0, min(q, MAX_POSITIONS), lambda t: bytes_of(cb, t[0]), budget)
     if p < q:
-        p = max(8, p // 8 * 8)  # a store of whole 32-byte blocks of positions
+        p = _whole_blocks(p)
     shared = share_over_cores(TilePlan((n, q), 1, p), b.hw.vector_cores, 2).size
-    if shared < p:
-        p = max(8, shared // 8 * 8) if shared >= 8 else shared
-    cb = 1
-    while cb < c and fits(cb + 1, p):
-        cb += 1
+    p = min(p, _whole_blocks(shared))
     return GridSamplePlan(cb, p)
+
+
+def _whole_blocks(positions: int) -> int:
+    """``positions`` rounded down to whole 32-byte blocks of float32 (8), when there are
+    that many: the store's rows start at block boundaries."""
+    return positions // 8 * 8 if positions >= 8 else positions
 
 
 def emit_grid_sample_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
