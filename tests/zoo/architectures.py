@@ -41,6 +41,9 @@ model writes it:
   of sparse ids, pairwise dot interactions (``bmm``) picked at the strict lower triangle
   by constant index lists (``z[:, li, lj]``), a top MLP with a sigmoid.
 
+* ``stn``: a spatial transformer: a localisation net's affine map, ``F.affine_grid`` and
+  ``F.grid_sample`` (bilinear, zeros, ``align_corners=False``: GridSample), a conv.
+
 The three on ``nn.MultiheadAttention`` are zoo models as ``<family>_dynamo`` only: the
 classic exporter bakes the traced batch and sequence into MHA's reshapes (onnxruntime
 itself fails on other shapes).
@@ -358,6 +361,30 @@ class Dlrm(nn.Module):
         return torch.sigmoid(self.top(torch.cat([x, z[:, self.li, self.lj]], 1)))
 
 
+class Stn(nn.Module):
+    """A spatial transformer (Jaderberg et al. 2015): a localisation net predicts an affine
+    map (near the identity), ``F.affine_grid`` makes its sampling grid and
+    ``F.grid_sample`` (bilinear, zeros, ``align_corners=False``) resamples the image, a
+    convolution follows."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Sequential(
+            nn.Conv2d(1, 8, 3, 2, 1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+            nn.Linear(8, 6),
+        )  # fmt: skip
+        self.loc[-1].weight.data.mul_(0.1)
+        self.register_buffer("identity", torch.tensor([[1.0, 0, 0], [0, 1.0, 0]]))
+        self.head = nn.Conv2d(1, 4, 3, padding=1)
+
+    def forward(self, image: Tensor) -> Tensor:
+        theta = self.loc(image).view(-1, 2, 3) + self.identity
+        grid = F.affine_grid(theta, list(image.shape), align_corners=False)
+        sampled = F.grid_sample(image, grid, mode="bilinear", padding_mode="zeros",
+                                align_corners=False)  # fmt: skip
+        return self.head(sampled)
+
+
 FAMILIES = {
     "convnext": (
         ConvNeXt,
@@ -443,6 +470,13 @@ FAMILIES["dlrm"] = (
     ["click"],
 )
 
+FAMILIES["stn"] = (
+    Stn,
+    lambda: (torch.randn(2, 1, 28, 28),),
+    {"image": {0: "batch"}},
+    ["out"],
+)
+
 INPUT_NAMES = {
     "convnext": ["pixel_values"],
     "unet": ["image"],
@@ -456,4 +490,5 @@ INPUT_NAMES = {
     "gcn": ["x", "edges"],
     "espcn": ["image"],
     "dlrm": ["dense", "sparse"],
+    "stn": ["image"],
 }

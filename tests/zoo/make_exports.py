@@ -875,6 +875,7 @@ DYNAMO = (
     "masked",
     "cosine",
     "sdpa",
+    "stn",
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""

@@ -1076,6 +1076,17 @@ _ALL: list[ZooModel] = [
         ),
         notes="PyThaiNLP's romaniser decoder step (PyTorch): attention over the encoder, an LSTM cell",
     ),
+    _single(
+        "stn_dynamo",
+        "image",
+        (2, 1, 28, 28),
+        (3, 1, 28, 28),
+        notes=(
+            "spatial transformer: affine_grid + grid_sample (bilinear, zeros, "
+            f"align_corners=False: GridSample on the AI core), a conv; {DYNAMO_NOTES} only: "
+            "the classic exporter has no affine_grid before opset 20"
+        ),
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}

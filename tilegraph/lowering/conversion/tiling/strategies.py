@@ -27,6 +27,7 @@ from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.spatial import ResizeOp
+from tilegraph.dialects.graph.vision import GridSampleOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.axis_select import SELECTION_OPS, emit_selection_kernel
@@ -43,6 +44,7 @@ from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_q
 from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
+from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_kernel
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
@@ -145,6 +147,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector", _lone(is_data_movement)),
     Strategy((GatherOp,), emit_gather_kernel, "vector", _starts_with(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", _starts_with(GatherNDOp)),
+    Strategy((GridSampleOp,), emit_grid_sample_kernel, "vector", _starts_with(GridSampleOp)),
     Strategy(
         (ReverseSequenceOp,),
         emit_reverse_sequence_kernel,
