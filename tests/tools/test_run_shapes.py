@@ -159,3 +159,51 @@ def test_dim_names_a_symbol_of_the_inputs_as_the_model_spells_it(tmp_path, capsy
     assert capsys.readouterr().err.strip() == (
         "error: --dim batch: no input dim is named 'batch'; the inputs' dims: DynamicDimension_0"
     )
+
+
+def rate_and_shape_if(path: Path) -> str:
+    """x[n, c, 8], sr: If (sr == 16000 and c == 1): Squeeze axis 1 (rank 2) else Identity
+    (rank 3) — the branch depends on sr's value and x's shape (old Silero VAD's nesting)."""
+    then_g = oh.make_graph(
+        [oh.make_node("Squeeze", ["x", "one"], ["t"])], "then", [],
+        [oh.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([1], np.int64), "one")],
+    )  # fmt: skip
+    else_g = oh.make_graph(
+        [oh.make_node("Identity", ["x"], ["e"])], "else", [],
+        [oh.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    nodes = [
+        oh.make_node("Equal", ["sr", "rate"], ["is_16k"]),
+        oh.make_node("Shape", ["x"], ["shape"], start=1, end=2),
+        oh.make_node("Equal", ["shape", "one_channel"], ["one_c"]),
+        oh.make_node("Squeeze", ["one_c"], ["one_c0"]),
+        oh.make_node("And", ["is_16k", "one_c0"], ["both"]),
+        oh.make_node("If", ["both"], ["y"], name="If", then_branch=then_g, else_branch=else_g),
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "rate_and_shape",
+        [
+            oh.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "c", 8]),
+            oh.make_tensor_value_info("sr", TensorProto.INT64, []),
+        ],
+        [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(16000, np.int64), "rate"),
+            numpy_helper.from_array(np.array([1], np.int64), "one_channel"),
+        ],
+    )
+    onnx.save(oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+def test_an_if_on_a_value_and_a_shape_needs_only_the_value_given(tmp_path, capsys):
+    model = rate_and_shape_if(tmp_path / "m.onnx")
+    sr = tmp_path / "sr.npy"
+    np.save(sr, np.array(16000, np.int64))
+    argv = [model, "--input", f"sr={sr}", "--shape", "x=2,1,8", "--compare", "--no-format-report"]
+    assert run(argv) == 0
+    assert re.search(r"y\s+PASS", capsys.readouterr().out)
+    assert run([model, "--shape", "x=2,1,8", "--no-format-report"]) == 1  # sr's value decides
+    assert "give sr with --input: their values decide" in capsys.readouterr().err

@@ -79,11 +79,18 @@ def _import(args: argparse.Namespace, given: Mapping[str, np.ndarray]) -> tuple[
         return load_module(args.model, bindable=False), None
     except ValueDependentError as e:
         missing = [n for n in model_io_names(args.model)[0] if n not in given]
-        stand_ins = None if e.value_inputs else declared_stand_ins(args, args.model)
-        if missing and stand_ins is not None:  # shapes decide: --dim / --shape size them
+        # Inputs whose values decide must be given; the rest only need sizes.
+        unvalued = [n for n in e.value_inputs if n not in given]
+        stand_ins = declared_stand_ins(args, args.model) if missing else None
+        if stand_ins is not None and not unvalued:  # shapes decide: --dim / --shape size them
             imported = import_for(args, {**stand_ins, **given})
             args.dim = []  # the module's dims are these sizes now: no symbol is left to size
             return imported
+        if stand_ins is not None:
+            raise RunError(
+                f"{e}; give {', '.join(unvalued)} with --input: their values decide (--shape "
+                "and --dim size the other inputs)"
+            ) from None
         if missing:
             raise RunError(
                 f"{e}; give every input with --input to compile it (missing: {', '.join(missing)})"
