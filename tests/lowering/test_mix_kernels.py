@@ -202,3 +202,19 @@ def test_a_one_element_output_runs_its_epilogue_on_the_accumulator_tile(executor
     assert len(_mix_launches(module)) == 1
     (got,) = run_tiles(module, inputs, executor=executor)
     np.testing.assert_allclose(got, reference[0], rtol=1e-4, atol=1e-5)
+
+
+def conv_scalar_weight_hard_swish(g: differential.Graph) -> list:
+    """A conv's epilogue with a one-element weight, as Paddle writes hard-swish
+    (``x * hard_sigmoid(x * w)``, ``w`` of shape [1]): the weight is NCHW-formatted at rank
+    1 (PP-OCRv4's detector; the epilogue's channel count once read its dim 1)."""
+    c = g.op("conv2d", g.input([2, 3, 16, 20], "NCHW"), g.const([8, 3, 3, 3]), pads=[1, 1, 1, 1])
+    return [g.op("mul", g.op("hard_sigmoid", g.op("mul", c, g.const([1]))), c)]
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_a_one_element_weight_in_a_conv_epilogue(executor):
+    module, inputs, reference = lowered("ascend910b", conv_scalar_weight_hard_swish)
+    assert len(_mix_launches(module)) == 1
+    (got,) = run_tiles(module, inputs, executor=executor)
+    np.testing.assert_allclose(got, reference[0], rtol=1e-4, atol=1e-5)

@@ -245,7 +245,7 @@ class Chain:
                 self.out_shape = max(
                     (tuple(int(d) for d in tensor_of(v).storage_shape) for v in five), key=prod
                 )
-                self.channels = max(int(tensor_of(v).origin_shape[1]) for v in five)
+                self.channels = max(_channels(tensor_of(v)) for v in five)
 
     def source(self, v: SSAValue) -> SSAValue | None:
         """The GM buffer input ``v`` is read from (None: it is computed, not read)."""
@@ -498,6 +498,13 @@ class Chain:
             lowering.emit(VectorEmitter(b, result, scratch, masks), op, ins, result)
             tiles[op.results[0]] = result
         return tiles
+
+
+def _channels(t: TensorType) -> int:
+    """C of a tensor held in NC1HWC0: an NCHW tensor of lower rank (a per-channel or scalar
+    weight, ``[1]``) aligns to the right of ``[N, C, H, W]``."""
+    shape = [1] * (4 - t.rank) + [int(d) for d in t.origin_shape]  # type: ignore[arg-type]
+    return shape[1]
 
 
 def _stored_scalar(v: SSAValue) -> bool:
