@@ -47,9 +47,11 @@ func.func @sequences(%x: !layout.tensor<3x4xf32>) -> !layout.tensor<?x4xf32> {
 // CHECK-LABEL: func.func @sequences
 // CHECK: graph.split_to_sequence %x {keepdims = 1} : (!layout.tensor<3x4xf32>) -> !graph.seq<!layout.tensor<1x4xf32>>
 
-// O2 optimises around control flow and leaves the bodies as they are.
+// O2 optimises around control flow; an If of small branches on a run-time condition
+// becomes both branches and a Where (if-as-where), fused into one kernel.
 // O2-LABEL: func.func @select
-// O2:         graph.if cond[%c] captures[%x]
-// O2:           graph.relu
+// O2-NOT:     graph.if
+// O2:         %r = graph.relu %x_1
+// O2:         graph.where %c_1, %r, %x_1
 // O2-LABEL: func.func @sequences
 // O2:         graph.concat_from_sequence
