@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, SSAValue
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
 from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
@@ -90,6 +91,9 @@ class RecurrentPlan:
     """The gate products are int8 x int8 into int32 (DynamicQuantizeLSTM's recurrence,
     :mod:`.quantized_recurrent_kernel`): ``x`` is then its input projection ``G`` and
     ``w`` unused."""
+    rows_held: bool = False
+    """The bias (and peephole) rows of the core's columns stay in UB across the steps,
+    loaded once per direction (else every gate loads its rows from GM each step)."""
 
     @property
     def k0(self) -> int:
@@ -104,9 +108,9 @@ class RecurrentPlan:
 
 
 def _ub_tiles(gates: int) -> int:
-    """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
+    """UB tiles of ``(batch, Hb)`` a step holds: the two accumulators, the gates' and the
     states' tiles, the 4-D tile ``Y`` is stored from."""
-    return {1: 3, 3: 6, 4: 5}[gates]
+    return {1: 4, 3: 7, 4: 6}[gates]
 
 
 def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
@@ -141,18 +145,30 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return acts
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
-    sizes = size_recurrent(
-        b, op.GATES, Shape(batch, inputs, hidden, dirs), element, 0,
-        args["R"], args["W"],  # type: ignore[arg-type]
-    )  # fmt: skip
+    rows = _held_rows(op.GATES, args["P"] is not None)
+    # the constant rows held across the steps where they fit, else loaded per step
+    for held in (True, False):
+        sizes = size_recurrent(
+            b, op.GATES, Shape(batch, inputs, hidden, dirs), element,
+            rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden)) if held else 0,
+            args["R"], args["W"],  # type: ignore[arg-type]
+        )  # fmt: skip
+        if not isinstance(sizes, str):
+            break
     if isinstance(sizes, str):
         return sizes
     return RecurrentPlan(
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
         dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
-        sizes.cores,
+        sizes.cores, rows_held=held,
     )  # fmt: skip
+
+
+def _held_rows(gates: int, peephole: bool) -> int:
+    """Rows a step reads that do not change over the steps: the ``2 · gates`` bias rows
+    (``Wb``, ``Rb``) and LSTM's 3 peephole rows."""
+    return 2 * gates + (3 if peephole else 0)
 
 
 def operand_sources(
