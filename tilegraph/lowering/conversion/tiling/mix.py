@@ -108,6 +108,7 @@ def needs_split(fn: func.FuncOp) -> bool:
     scopes = {scope_of(op.result) for op in fn.walk() if isinstance(op, AllocOp)}
     return bool(scopes & CUBE_SCOPES) and "UB" in scopes
 
+
 ALTERNATE_ATTR = "tile.mix_alternate"
 """On a tiled kernel whose consecutive hand-overs in one loop body take alternate workspace
 slots (each counts as a tile of its own, :func:`_slot`): a recurrent step's gates. Opt-in:

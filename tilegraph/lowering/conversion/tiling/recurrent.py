@@ -90,12 +90,12 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import ALTERNATE_ATTR
+from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     Activation,
     RecurrentPlan,
     plan_recurrent,
 )
-from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
 from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights, k_fractals
 
 STATE_FLAG = 4
@@ -158,10 +158,10 @@ class _Emitter:
         # the int32 sum itself when quantised (corrected before its float conversion)
         self.acc = b.buffer(tile, acc_el if p.quantised else el, "UB", "acc_ub")
         self.accs = [self.acc]
-        """The UB accumulators the gates' fixpipes alternate between (two in the float
-        kernel: on a decoupled preset the AIV's copy of one gate's sum out of the workspace
-        need not wait until the vector unit is done with the previous gate's)."""
-        if not p.quantised:
+        """The UB accumulators the gates' fixpipes alternate between (``p.accs``: on a
+        decoupled preset the AIV's copy of one gate's sum out of the workspace need not
+        wait until the vector unit is done with the previous gate's)."""
+        if p.accs == 2:
             self.accs.append(b.buffer(tile, el, "UB", "acc2_ub"))
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
@@ -170,12 +170,12 @@ class _Emitter:
         self.rows_of: dict[tuple[SSAValue, int, SSAValue], SSAValue] = {}
         """The rows held in UB across the steps (``rows_held``): (GM argument, its first
         column's offset, the block's column) -> the row."""
-        held = [(p.bias, 2 * p.op.GATES), (p.peephole, 3)] if p.rows_held else []
-        for arg, count in held:
+        held = [("b", p.bias, 2 * p.op.GATES), ("p", p.peephole, 3)] if p.rows_held else []
+        for kind, arg, count in held:
             for k, col in enumerate(self.cols if arg is not None else []):
                 for r in range(count):
                     assert arg is not None
-                    name = f"{arg.name_hint or 'row'}{r}_{k}_ub"
+                    name = f"{kind}{r}_{k}_ub"
                     self.rows_of[arg, r * p.hidden, col] = b.buffer([1, hb], el, "UB", name)
         self._nest = ExitStack()
 

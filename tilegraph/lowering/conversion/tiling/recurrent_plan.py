@@ -94,6 +94,9 @@ class RecurrentPlan:
     rows_held: bool = False
     """The bias (and peephole) rows of the core's columns stay in UB across the steps,
     loaded once per direction (else every gate loads its rows from GM each step)."""
+    accs: int = 1
+    """UB accumulators the gates' fixpipes alternate between (2: the AIV's copy of a
+    gate's sum out of the workspace need not wait for the vector work on the last one)."""
 
     @property
     def k0(self) -> int:
@@ -108,9 +111,9 @@ class RecurrentPlan:
 
 
 def _ub_tiles(gates: int) -> int:
-    """UB tiles of ``(batch, Hb)`` a step holds: the two accumulators, the gates' and the
+    """UB tiles of ``(batch, Hb)`` a step holds: the accumulator, the gates' and the
     states' tiles, the 4-D tile ``Y`` is stored from."""
-    return {1: 4, 3: 7, 4: 6}[gates]
+    return {1: 3, 3: 6, 4: 5}[gates]
 
 
 def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> RecurrentPlan | str:
@@ -146,14 +149,24 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
     rows = _held_rows(op.GATES, args["P"] is not None)
-    # the constant rows held across the steps where they fit, else loaded per step
-    for held in (True, False):
-        sizes = size_recurrent(
+    row_bytes = rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden))
+
+    def sized(held: bool, accs: int) -> Sizes | str:
+        return size_recurrent(
             b, op.GATES, Shape(batch, inputs, hidden, dirs), element,
-            rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden)) if held else 0,
-            args["R"], args["W"],  # type: ignore[arg-type]
+            row_bytes if held else 0, args["R"], args["W"],  # type: ignore[arg-type]
+            _ub_tiles(op.GATES) + accs - 1,
         )  # fmt: skip
-        if not isinstance(sizes, str):
+
+    # the constant rows held in UB and a second accumulator where they fit beside the
+    # widest hidden blocks; else what does (the rows loaded per step, one accumulator)
+    plain = sized(False, 1)
+    held, accs, sizes = False, 1, plain
+    for held, accs in ((True, 2), (False, 2), (False, 1)):
+        sizes = sized(held, accs)
+        if not isinstance(sizes, str) and (
+            isinstance(plain, str) or sizes.tiles[1] == plain.tiles[1]
+        ):
             break
     if isinstance(sizes, str):
         return sizes
@@ -161,7 +174,7 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
         dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
-        sizes.cores, rows_held=held,
+        sizes.cores, rows_held=held, accs=accs,
     )  # fmt: skip
 
 
