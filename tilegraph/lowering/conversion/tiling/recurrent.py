@@ -23,7 +23,10 @@ The IR does not grow with the sequence: each gate's K loops and the vector work 
 fixpipe are loop nests of their own in the time loop's body, which inject-sync fences apart
 (a body holding every gate's loads would need more than its 8 events per pipe pair). The
 weights the plan keeps in L1 are read from GM once per kernel, each K step moving only its
-fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step.
+fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step. A step's ``A`` rows
+(``x_t``, fetched before the state wait, and ``h_{t-1}``) go to L0A once and serve every
+gate (:mod:`.recurrent_operands`); the bias rows stay in UB (``rows_held``); on a decoupled
+preset the gates' hand-overs alternate the workspace slots (:data:`.mix.ALTERNATE_ATTR`).
 
 **State.** ``h`` lives in GM: the cube reads ``h_{t-1}`` from ``Y[t-1, d]`` (``Y`` is the
 double buffer: step ``t`` writes ``Y[t]`` while the matmuls read ``Y[t-1]``), the vector
