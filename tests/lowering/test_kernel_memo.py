@@ -59,6 +59,7 @@ def test_equal_kernels_are_transformed_once():
         str(node_location("n2")),
     ]
     assert second.sym_name.data == "k2" and second.body.block.args[0].uses
+    assert second.body.block.args[0].name_hint == "y"  # its own names too
 
 
 def test_different_kernels_are_each_transformed():

@@ -7,9 +7,9 @@ the same flags. :class:`KernelMemo` keys a kernel by its IR printed under a fixe
 and without its values' name hints (the printer leaves locations out) and by the other
 inputs of the transform (a launch's blocks), transforms the first of each key, and gives
 every later kernel of that key a copy of the first one's transformed body: the ops the
-kernels had keep their own locations (matched by walk order, which the transform leaves
-in place: it only inserts and removes ops of its own), the ops the transform added get
-the kernel's location.
+kernels had keep their own locations and name hints (matched by walk order, which the
+transform leaves in place: it only inserts and removes ops of its own), the ops the
+transform added get the kernel's location.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ class KernelMemo(Generic[T]):
         ops = list(copy.walk())
         added = set(range(len(ops))) - set(found.positions)
         for op, position in zip(fn.walk(), found.positions, strict=True):
-            ops[position].location = op.location
+            _take_names(op, ops[position])
         for n in added:
             ops[n].location = fn.location
         old = fn.body.block
@@ -86,3 +86,16 @@ class KernelMemo(Generic[T]):
         old.erase()
         copy.body.move_blocks(fn.body)
         return found.result
+
+
+def _take_names(op: Operation, twin: Operation) -> None:
+    """``twin`` (``op``'s place in the copy) gets ``op``'s location and the name hints of
+    its results and of its blocks' arguments (a kernel's arguments are named after the
+    tensors it is passed)."""
+    twin.location = op.location
+    for mine, theirs in zip(op.results, twin.results, strict=True):
+        theirs.name_hint = mine.name_hint
+    for region, copied in zip(op.regions, twin.regions, strict=True):
+        for block, twin_block in zip(region.blocks, copied.blocks, strict=True):
+            for mine, theirs in zip(block.args, twin_block.args, strict=True):
+                theirs.name_hint = mine.name_hint
