@@ -10,7 +10,9 @@
 // steps 1 .. 2 are one scf.for whose index t picks x_t, Y[t-1] and Y[t] (each gate's K
 // loops and the AIV's work per gate are loop nests of their own in its body, which
 // inject-sync fences apart). R and W (one gate: 4 KiB + 2 KiB) are resident in L1: copied
-// once before step 0, each K step only loads its fractals L1 -> L0B. The last step's state
+// once before step 0, each K step only loads its fractals L1 -> L0B. x_t (one K step) is
+// loaded into an L0A buffer of its own before the step waits for the state flag (every
+// gate of the step would share it); h_{t-1} (two K steps) goes through a_l0a as before. The last step's state
 // flag is drained at the end. Every kernel here runs on one core (`recurrent.cores = 1`;
 // shared over the cores: tile_kernels_recurrent_cores.mlir).
 func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">, %v1: memref<1x20x20xf32, "GM">, %v2: memref<1x40xf32, "GM">, %v3_out: memref<3x1x2x20xf32, "GM">, %v3_out_1: memref<1x2x20xf32, "GM">) attributes {tile.kernel = "cube", tile.params = {"recurrent.cores" = 1 : i64}} {
@@ -27,15 +29,18 @@ func.func @rnn_1(%in0: memref<3x2x12xf32, "GM">, %v0: memref<1x20x12xf32, "GM">,
 // CHECK-SAME:    tile.kernel = "cube", tile.params = {recurrent.cores = 1 : i64}, tile.tiles = 3 : i64, tile.ops = "graph.rnn", tile.mix = "aic"
 // CHECK:         tile.nd2nz %v1[%c0, %c0, %c0] to %r0_0_l1 : memref<1x20x20xf32, "GM"> to memref<2x2x16x16xf32, "L1">
 // CHECK-NEXT:    tile.nd2nz %v0[%c0, %c0, %c0] to %w0_0_l1 : memref<1x20x12xf32, "GM"> to memref<1x2x16x16xf32, "L1">
-// CHECK:         tile.nd2nz %in0[%c0, %c0, %{{.+}}] to %a_l1
+// CHECK:         tile.nd2nz %in0[%c0, %c0, %c0] to %a_l1
+// CHECK-NEXT:    tile.load2d %a_l1[%c0, %c0] to %a0_l0a {mode = "swap"}
 // CHECK:         tile.load2d %w0_0_l1[%k, %c0] to %b_l0b {mode = "copy"}
-// CHECK:         tile.mmad %a_l0a, %b_l0b, %c_l0c, %first
+// CHECK:         tile.mmad %a0_l0a, %b_l0b, %c_l0c, %first
 // CHECK-NOT:     tile.mmad
 // CHECK:         tile.fixpipe %c_l0c to %workspace
 // CHECK:         scf.for %t = %c1 to %c3 step %c1 {
 // CHECK-NEXT:      %t_prev = arith.addi %t, %cm1 : index
+// CHECK-NEXT:      tile.nd2nz %in0[%t, %c0, %c0] to %a_l1
+// CHECK-NEXT:      tile.load2d %a_l1[%c0, %c0] to %a0_l0a {mode = "swap"}
 // CHECK-NEXT:      tile.sync_block_wait {flag = 4 : i64, mode = "aiv_to_aic", pipe = "MTE2"}
-// CHECK:           tile.nd2nz %in0[%t, %c0, %{{.+}}] to %a_l1
+// CHECK:           tile.mmad %a0_l0a, %b_l0b, %c_l0c, %first
 // CHECK-NOT:       tile.nd2nz %v1
 // CHECK:           tile.nd2nz %v3_out[%t_prev, %c0, %c0, %{{.+}}] to %a_l1
 // CHECK:           tile.load2d %r0_0_l1[%{{.+}}, %c0] to %b_l0b {mode = "copy"}

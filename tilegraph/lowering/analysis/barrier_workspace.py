@@ -41,6 +41,7 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.tile import AllocOp, LaunchOp
 from tilegraph.dialects.tile.barrier import SyncAllOp, mark_zero_filled, soft_workspace_type
 from tilegraph.dialects.tile.workspace import container_bytes
+from tilegraph.lowering.analysis.kernel_attrs import host_ops
 
 WORKSPACE_NAME = "sync_workspace"
 UB_WORKSPACE_NAME = "sync_ub_workspace"
@@ -82,7 +83,9 @@ def attach_barrier_workspace(module: ModuleOp, fn: func.FuncOp, blocks: int) -> 
 
 def _launches_of(module: ModuleOp, fn: func.FuncOp) -> list[LaunchOp]:
     name = fn.sym_name.data
-    return [o for o in module.walk() if isinstance(o, LaunchOp) and o.callee.string_value() == name]
+    return [
+        o for o in host_ops(module) if isinstance(o, LaunchOp) and o.callee.string_value() == name
+    ]
 
 
 def allocate_launch_workspaces(module: ModuleOp, fn: func.FuncOp) -> int:

@@ -10,8 +10,11 @@ writes them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.dialects import func
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 
 KERNEL_ATTR = "tile.kernel"
 """Function attribute naming a kernel's unit: "cube", "vector" or "host"."""
@@ -55,3 +58,12 @@ def kernel_unit(fn: func.FuncOp) -> str | None:
     """The unit a kernel runs on ("cube", "vector", "host"); None for a non-kernel."""
     attr = fn.attributes.get(KERNEL_ATTR)
     return attr.data if isinstance(attr, StringAttr) else None
+
+
+def host_ops(module: ModuleOp) -> Iterator[Operation]:
+    """Every op of the module's functions that are no kernel — the host code, where the
+    launches are — without walking the kernels' tiled bodies (thousands of ops each: a
+    walk of the whole module per kernel made tiling a model quadratic in its kernels)."""
+    for fn in module.ops:
+        if isinstance(fn, func.FuncOp) and kernel_unit(fn) is None:
+            yield from fn.walk()

@@ -34,7 +34,7 @@ GM write and another's read); ``check_kernel(fn, blocks)`` one kernel.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from math import prod
 
@@ -373,15 +373,27 @@ def check_kernel(
     equal (the same ops on the same buffer slots and events, as blocks with equal trip
     counts issue) are checked once: the check is a function of the trace."""
     aliases = kernel_aliases(fn)
-    checked: set[tuple[tuple[object, ...], ...]] = set()
-    for block in range(blocks):
-        for sub in range(sub_blocks):
-            trace = trace_kernel(fn, block, blocks, max_trips, sub)
-            signature = tuple((i.op, i.slots, i.reads, i.event, i.core) for i in trace)
-            if signature in checked:
-                continue
-            checked.add(signature)
-            check_trace(fn, trace, aliases)
+    traces = (
+        trace_kernel(fn, block, blocks, max_trips, sub)
+        for block in range(blocks)
+        for sub in range(sub_blocks)
+    )
+    for trace in distinct_traces(traces):
+        check_trace(fn, trace, aliases)
+
+
+def distinct_traces(traces: Iterable[list[_Issued]]) -> list[list[_Issued]]:
+    """The traces that differ (the same ops on the same buffer slots and events, as blocks
+    with equal trip counts issue, are one): a check is a function of the trace, so each
+    distinct one is checked once."""
+    seen: set[tuple[tuple[object, ...], ...]] = set()
+    found: list[list[_Issued]] = []
+    for trace in traces:
+        signature = tuple((i.op, i.slots, i.reads, i.event, i.core) for i in trace)
+        if signature not in seen:
+            seen.add(signature)
+            found.append(trace)
+    return found
 
 
 def check_trace(

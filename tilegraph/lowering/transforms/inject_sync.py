@@ -65,6 +65,7 @@ from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
 from tilegraph.lowering.analysis.sync_check import launch_blocks, launch_sub_blocks
 from tilegraph.lowering.transforms.inject_sync_events import Events, renumber
 from tilegraph.lowering.transforms.inject_sync_implied import drop_implied
+from tilegraph.lowering.transforms.kernel_memo import KernelMemo
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -346,11 +347,12 @@ class InjectSyncPass(ModulePass):
         stats = start_pass(self.name)
         blocks = launch_blocks(op)
         sub_blocks = launch_sub_blocks(op)
+        memo: KernelMemo[dict[str, int]] = KernelMemo()  # a model's repeated layers: once
         for fn in [f for f in op.ops if isinstance(f, func.FuncOp)]:
             if TILES_ATTR not in fn.attributes or _has_sync(fn):
                 continue
             name = fn.sym_name.data
-            counts = inject_sync(fn, blocks.get(name, 1), sub_blocks.get(name, 1))
+            counts = memo.apply(fn, inject_sync, blocks.get(name, 1), sub_blocks.get(name, 1))
             locate(fn.body.ops, fn.location)  # the flags: the kernel's location
             stats.add("kernels")
             for key, value in counts.items():

@@ -14,6 +14,7 @@ from tilegraph.lowering.analysis.kernel_attrs import VARYING_TRIPS_ATTR
 from tilegraph.lowering.analysis.sync_check import (
     SyncError,
     check_trace,
+    distinct_traces,
     kernel_aliases,
     trace_kernel,
 )
@@ -57,11 +58,11 @@ def drop_implied(
     # every block (each block's share of the outer loops meets other trip counts)
     varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
     walk = None if varying else _SHORT_WALK
-    traces = [  # every sub-block of a mix kernel's AIV: each runs other shares of a tile
+    traces = distinct_traces(  # every sub-block of a mix kernel's AIV: other shares of a tile
         trace_kernel(fn, block, blocks, walk, sub)
         for block in (range(blocks) if varying else {0, blocks - 1})
         for sub in range(sub_blocks)
-    ]
+    )
     aliases = kernel_aliases(fn)
     removed: set[Operation] = set()
     dropped = [0, 0]

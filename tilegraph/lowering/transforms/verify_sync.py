@@ -27,6 +27,7 @@ across blocks).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,6 +45,7 @@ from tilegraph.lowering.analysis.sync_check import (
     launch_blocks,
     launch_sub_blocks,
 )
+from tilegraph.lowering.transforms.kernel_memo import kernel_key
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
@@ -83,10 +85,23 @@ class VerifySyncPass(ModulePass):
         stats = start_pass(self.name)
         blocks = launch_blocks(op)
         sub_blocks = launch_sub_blocks(op)
+        checked: set[tuple[Hashable, ...]] = set()  # a model's repeated layers: once
+        printed: dict[func.FuncOp, tuple[Hashable, ...]] = {}
+
+        def key_of(fn: func.FuncOp) -> tuple[Hashable, ...]:
+            if fn not in printed:
+                printed[fn] = kernel_key(fn)
+            return printed[fn]
+
         for fn in op.ops:
             if not isinstance(fn, func.FuncOp) or TILES_ATTR not in fn.attributes:
                 continue
             name = fn.sym_name.data
+            key = ("kernel", *key_of(fn), blocks.get(name, 1), sub_blocks.get(name, 1))
+            if key in checked:
+                stats.add("kernels")
+                continue
+            checked.add(key)
             try:
                 check_kernel(
                     fn, blocks.get(name, 1), self.max_trips or None, sub_blocks.get(name, 1)
@@ -98,6 +113,12 @@ class VerifySyncPass(ModulePass):
                 ) from error
             stats.add("kernels")
         for launch in shared_launches(op):  # the blocks' GM exchange: barriers between
+            parts = (launch.fn, launch.aiv) if launch.aiv is not None else (launch.fn,)
+            key = ("launch", *(key_of(f) for f in parts), launch.blocks, launch.sub_blocks)
+            if key in checked:
+                stats.add("shared-launches")
+                continue
+            checked.add(key)
             try:
                 launch.check(self.max_trips or None)
             except SyncError as error:

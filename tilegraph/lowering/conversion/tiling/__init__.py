@@ -62,6 +62,7 @@ from tilegraph.lowering.analysis.kernel_attrs import (
     KERNEL_ATTR,
     OPS_ATTR,
     TILES_ATTR,
+    host_ops,
     kernel_unit,
 )
 from tilegraph.lowering.analysis.mix_workspace import workspace_per_group
@@ -214,7 +215,7 @@ def _launch_blocks(module: ModuleOp, fn: func.FuncOp) -> int:
     if not isinstance(found, IntegerAttr):
         return 1
     blocks = found.value.data
-    for launch in module.walk():
+    for launch in host_ops(module):
         if isinstance(launch, LaunchOp) and launch.callee.string_value() == fn.sym_name.data:
             launch.blocks = IntegerAttr(blocks, i64)
     return blocks
@@ -291,7 +292,7 @@ class TileKernelsPass(ModulePass):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
                 relaunch_mix(
-                    list(op.walk()), name, aic.sym_name.data, aiv.sym_name.data, ws_type,
+                    list(host_ops(op)), name, aic.sym_name.data, aiv.sym_name.data, ws_type,
                     hw.aiv_per_aic,
                 )  # fmt: skip
                 stats.add("mix-kernels")
@@ -299,7 +300,7 @@ class TileKernelsPass(ModulePass):
                     name = aic.sym_name.data
                     launches = [
                         o
-                        for o in op.walk()
+                        for o in host_ops(op)
                         if isinstance(o, LaunchOp) and o.callee.string_value() == name
                     ]
                     workspace_per_group(aic, aiv, launches, blocks)

@@ -109,6 +109,12 @@ def needs_split(fn: func.FuncOp) -> bool:
     return bool(scopes & CUBE_SCOPES) and "UB" in scopes
 
 
+ALTERNATE_ATTR = "tile.mix_alternate"
+"""On a tiled kernel whose consecutive hand-overs in one loop body take alternate workspace
+slots (each counts as a tile of its own, :func:`_slot`): a recurrent step's gates. Opt-in:
+unmarked kernels keep one slot per iteration of the loops around the fixpipe."""
+
+
 def _bridges(fn: func.FuncOp) -> list[FixpipeOp]:
     return [op for op in fn.walk() if isinstance(op, FixpipeOp) and scope_of(op.dst) == "UB"]
 
@@ -129,9 +135,28 @@ def _constant(value: SSAValue) -> int:
     return owner.value.value.data
 
 
-def _slot(before: Operation) -> tuple[list[Operation], SSAValue]:
+Rank = tuple[int, int]
+"""A bridge's place among the bridges of its block (the ones one iteration runs in turn)
+and their count."""
+
+
+def _ranks(bridges: list[FixpipeOp], alternate: bool) -> dict[FixpipeOp, Rank]:
+    """Each bridge's :data:`Rank` (taken before any is replaced): its place among its
+    block's in a kernel marked :data:`ALTERNATE_ATTR`, else one slot per iteration."""
+    if not alternate:
+        return dict.fromkeys(bridges, (0, 1))
+    siblings: dict[object, list[FixpipeOp]] = {}
+    for bridge in bridges:
+        siblings.setdefault(bridge.parent_block(), []).append(bridge)
+    return {b: (group.index(b), len(group)) for group in siblings.values() for b in group}
+
+
+def _slot(before: Operation, rank: Rank = (0, 1)) -> tuple[list[Operation], SSAValue]:
     """Ops computing the workspace slot of the tile ``before`` runs in: the parity of the
-    tile's row-major position in the nest of loops around it."""
+    tile's row-major position in the nest of loops around it, where the ``count``
+    bridges of one loop body (``rank``: this one's place among them) each count as a tile
+    of their own — consecutive hand-overs of one iteration (a recurrent step's gates)
+    alternate the slots, so the cube fills one while the vector side drains the other."""
     ops: list[Operation] = []
 
     def const(v: int) -> SSAValue:
@@ -154,6 +179,14 @@ def _slot(before: Operation) -> tuple[list[Operation], SSAValue]:
             ops.append(arith.AddiOp(ops[-1].results[0], iteration))
             iteration = ops[-1].results[0]
         position = iteration
+    index, count = rank
+    if count > 1 and position is None:
+        position = const(index)
+    elif count > 1:
+        assert position is not None
+        ops.append(arith.MuliOp(position, const(count)))
+        ops.append(arith.AddiOp(ops[-1].results[0], const(index)))
+        position = ops[-1].results[0]
     if position is None:
         return ops, const(0)
     ops.append(arith.RemUIOp(position, const(WORKSPACE_SLOTS)))
@@ -245,11 +278,13 @@ def _drop_other_side_flags(fn: func.FuncOp, core: str) -> None:
                 op.erase()
 
 
-def _aic_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
+def _aic_part(fn: func.FuncOp, ws_type: MemRefType, alternate: bool) -> None:
     _drop_other_side_flags(fn, "aic")
     ws = add_workspace_argument(fn, ws_type)
-    for bridge in _bridges(fn):
-        slot_ops, slot = _slot(bridge)
+    bridges = _bridges(fn)
+    ranks = _ranks(bridges, alternate)
+    for bridge in bridges:
+        slot_ops, slot = _slot(bridge, ranks[bridge])
         layout = bridge.layout.data
         offsets = list(bridge.offsets)
         offsets = [slot, *offsets[1:]] if layout == "nc1hwc0" else [slot, *offsets]
@@ -292,11 +327,11 @@ def _top_level(op: Operation, block) -> Operation:
     return op
 
 
-def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp]) -> None:
+def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp], rank: Rank) -> None:
     """The AIV's hand-over when the AIVs of a group share the tile (:mod:`.sub_blocks`):
     wait for "ready" where the bridge was, each share's copy reads its part of the slot,
     "free" is set once all copies (whichever ran) are issued."""
-    slot_ops, slot = _slot(bridge)
+    slot_ops, slot = _slot(bridge, rank)
     size = arith.ConstantOp(IntegerAttr(prod(memref_shape(bridge.dst)), IndexType()))
     base = arith.MuliOp(slot, size.result)
     block = bridge.parent_block()
@@ -317,10 +352,12 @@ def _aiv_shares(bridge: FixpipeOp, ws: SSAValue, copies: list[CopyFlatOp]) -> No
     block.insert_op_after(SyncBlockSetOp(FREE_FLAG, "aiv_to_aic", "MTE2", slot), last)
 
 
-def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
+def _aiv_part(fn: func.FuncOp, ws_type: MemRefType, alternate: bool) -> None:
     _drop_other_side_flags(fn, "aiv")
     ws = add_workspace_argument(fn, ws_type)
-    for bridge in _bridges(fn):
+    bridges = _bridges(fn)
+    ranks = _ranks(bridges, alternate)
+    for bridge in bridges:
         acc = bridge.dst
         copies = [
             u.operation
@@ -328,9 +365,9 @@ def _aiv_part(fn: func.FuncOp, ws_type: MemRefType) -> None:
             if isinstance(u.operation, CopyFlatOp) and u.operation.src is acc
         ]
         if copies:
-            _aiv_shares(bridge, ws, copies)
+            _aiv_shares(bridge, ws, copies, ranks[bridge])
             continue
-        slot_ops, slot = _slot(bridge)
+        slot_ops, slot = _slot(bridge, ranks[bridge])
         count = prod(memref_shape(acc))
         size = arith.ConstantOp(IntegerAttr(count, IndexType()))
         start = arith.MuliOp(slot, size.result)
@@ -402,20 +439,23 @@ def split_mix_kernel(fn: func.FuncOp) -> tuple[func.FuncOp, func.FuncOp, MemRefT
     bridges = _bridges(fn)
     if not bridges:
         raise MixSplitError("a kernel using cube buffers and UB with no fixpipe into UB")
-    accs = {b.dst for b in bridges}
+    # several UB accumulators of one type (a recurrent kernel alternates two) share the
+    # workspace: each bridge copies its slot into its own accumulator
+    accs = {b.dst.type for b in bridges}
     layouts = {b.layout.data for b in bridges}
     if len(accs) != 1 or len(layouts) != 1:
-        raise MixSplitError("a mix kernel whose fixpipes write several UB buffers")
-    acc = next(iter(accs)).type
+        raise MixSplitError("a mix kernel whose fixpipes write UB buffers of several types")
+    acc = next(iter(accs))
     assert isinstance(acc, MemRefType)
     ws_type = workspace_type(acc, next(iter(layouts)))
+    alternate = fn.attributes.pop(ALTERNATE_ATTR, None) is not None
     _number_loops(fn)
     name = fn.sym_name.data
     aic, aiv = fn.clone(), fn.clone()
     aic.sym_name = StringAttr(f"{name}_mix_aic")
     aiv.sym_name = StringAttr(f"{name}_mix_aiv")
-    _aic_part(aic, ws_type)
-    _aiv_part(aiv, ws_type)
+    _aic_part(aic, ws_type, alternate)
+    _aiv_part(aiv, ws_type, alternate)
     _replace_by_parts(fn, aic, aiv)
     return aic, aiv, ws_type
 

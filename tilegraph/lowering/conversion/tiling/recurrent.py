@@ -23,7 +23,10 @@ The IR does not grow with the sequence: each gate's K loops and the vector work 
 fixpipe are loop nests of their own in the time loop's body, which inject-sync fences apart
 (a body holding every gate's loads would need more than its 8 events per pipe pair). The
 weights the plan keeps in L1 are read from GM once per kernel, each K step moving only its
-fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step.
+fractals L1 -> L0B; the others stream GM -> L1 -> L0B per step. A step's ``A`` rows
+(``x_t``, fetched before the state wait, and ``h_{t-1}``) go to L0A once and serve every
+gate (:mod:`.recurrent_operands`); the bias rows stay in UB (``rows_held``); on a decoupled
+preset the gates' hand-overs alternate the workspace slots (:data:`.mix.ALTERNATE_ATTR`).
 
 **State.** ``h`` lives in GM: the cube reads ``h_{t-1}`` from ``Y[t-1, d]`` (``Y`` is the
 double buffer: step ``t`` writes ``Y[t]`` while the matmuls read ``Y[t-1]``), the vector
@@ -61,6 +64,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 
 from xdsl.dialects import arith
+from xdsl.dialects.builtin import UnitAttr
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.element_types import element_type_of
@@ -88,6 +92,8 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
+from tilegraph.lowering.conversion.tiling.mix import ALTERNATE_ATTR
+from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     Activation,
     RecurrentPlan,
@@ -124,6 +130,7 @@ class _Emitter:
         self.b_l0 = b.buffer([p.k1, p.n1, FRACTAL, k0], cube, "L0B", "b_l0b")
         acc_el = accumulator_type(cube)
         self.c_l0 = b.buffer([p.n1, p.m1, FRACTAL, FRACTAL], acc_el, "L0C", "c_l0c")
+        self.a_tiles = StepOperands(b, [p.m1, p.k1, FRACTAL, k0], cube, p.y)
         self.first: SSAValue | None = None
         """This block's first hidden column (None: one block, column 0)."""
         self.block: SSAValue | None = None
@@ -153,10 +160,26 @@ class _Emitter:
         tile = [1, mp, hb]
         # the int32 sum itself when quantised (corrected before its float conversion)
         self.acc = b.buffer(tile, acc_el if p.quantised else el, "UB", "acc_ub")
+        self.accs = [self.acc]
+        """The UB accumulators the gates' fixpipes alternate between (``p.accs``: on a
+        decoupled preset the AIV's copy of one gate's sum out of the workspace need not
+        wait until the vector unit is done with the previous gate's)."""
+        if p.accs == 2:
+            self.accs.append(b.buffer(tile, el, "UB", "acc2_ub"))
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
         self.row = b.buffer([1, hb], el, "UB", "row_ub")
+        self.rows_of: dict[tuple[SSAValue, int, SSAValue], SSAValue] = {}
+        """The rows held in UB across the steps (``rows_held``): (GM argument, its first
+        column's offset, the block's column) -> the row."""
+        held = [("b", p.bias, 2 * p.op.GATES), ("p", p.peephole, 3)] if p.rows_held else []
+        for kind, arg, count in held:
+            for k, col in enumerate(self.cols if arg is not None else []):
+                for r in range(count):
+                    assert arg is not None
+                    name = f"{kind}{r}_{k}_ub"
+                    self.rows_of[arg, r * p.hidden, col] = b.buffer([1, hb], el, "UB", name)
         self._nest = ExitStack()
 
     def open_nest(self) -> None:
@@ -181,15 +204,20 @@ class _Emitter:
         col_fractal = self.local[col]
 
         def step(arg, lead, weight, ki: SSAValue, first: SSAValue) -> None:
+            a_l0 = self.a_l0
             if lead is None:  # A already in L1, all of its K: its fractals at ki
-                b.add(Load2dOp(arg, ki, zero, self.a_l0, "swap"))
+                b.add(Load2dOp(arg, ki, zero, a_l0, "swap"))
+            elif (kept := self.a_tiles.kept(arg, lead)) is not None:
+                a_l0 = kept  # loaded by an earlier gate of this step
             else:
-                b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, p.k0)], self.a_l1))
-                b.add(Load2dOp(self.a_l1, zero, zero, self.a_l0, "swap"))
+                a_l0 = self.a_tiles.slot(arg, lead) if one_trip else None
+                self.load_a(arg, lead, ki, a_l0 or self.a_l0)
+                a_l0 = a_l0 or self.a_l0
             self.weights.to_l0b(weight, d, g, row, ki, col_fractal)
-            b.add(MmadOp(self.a_l0, self.b_l0, self.c_l0, first))
+            b.add(MmadOp(a_l0, self.b_l0, self.c_l0, first))
 
         for n, (arg, lead, weight, k) in enumerate(parts):
+            one_trip = k_fractals(k, p.k0) <= p.k1
             bound = _bind(step, arg, lead, weight)
             # always a loop, even of one trip: inject-sync then gives the loads of all
             # gates' K loops slotted events instead of one event per straight-line load
@@ -200,15 +228,49 @@ class _Emitter:
                 else:
                     first = b.flag(False)
                 bound(ki, first)
+        self.acc = self.accs[(self.accs.index(self.acc) + 1) % len(self.accs)]
         b.add(FixpipeOp(self.c_l0, self.acc, [zero] * 3))
         self.open_nest()
 
+    def load_a(self, arg: SSAValue, lead: list[SSAValue], ki: SSAValue, dst: SSAValue) -> None:
+        """A's fractals at K fractal ``ki`` of ``arg[*lead]`` GM -> L1 -> ``dst`` (L0A)."""
+        b = self.b
+        zero = b.index(0)
+        b.add(Nd2NzOp(arg, [*lead, zero, b.affine(ki, self.p.k0)], self.a_l1))
+        b.add(Load2dOp(self.a_l1, zero, zero, dst, "swap"))
+
+    def prefetch(self, arg: SSAValue, lead: list[SSAValue], k: int) -> None:
+        """Load a step's A operand that does not depend on the state (``x_t``) into its
+        L0A slot before the step waits for the state: MTE2 fetches it while the AIV still
+        computes the previous step."""
+        if k_fractals(k, self.p.k0) > self.p.k1:
+            return
+        slot = self.a_tiles.slot(arg, lead)
+        if slot is not None:
+            self.load_a(arg, lead, self.b.index(0), slot)
+
     # ---- vector --------------------------------------------------------------------
-    def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
+    def load_rows(self, d: int) -> None:
+        """Direction ``d``'s held rows GM -> UB, before its step 0 (a nest of their own)."""
+        if not self.rows_of:
+            return
+        self.open_nest()
+        for (arg, base, col), row in self.rows_of.items():
+            self._load_row(arg, d, base, col, row)
+        self.close_nest()
+
+    def _load_row(self, arg: SSAValue, d: int, base: int, col: SSAValue, row: SSAValue) -> None:
         b = self.b
         zero = b.index(0)
         b.add(CopyOp(arg, [b.index(d), b.add_index(col, b.index(base)) if base else col],
-                     self.row, [zero, zero]))  # fmt: skip
+                     row, [zero, zero]))  # fmt: skip
+
+    def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
+        """Row ``arg[d, base + col :]``: held in UB, or loaded now into the scratch row."""
+        held = self.rows_of.get((arg, base, col))
+        if held is not None:
+            return held
+        self._load_row(arg, d, base, col, self.row)
         return self.row
 
     def pre(self, dst: SSAValue, d: int, col: SSAValue, biases: list[int]) -> None:
@@ -272,6 +334,7 @@ class _Emitter:
         hard barrier of the AIVs on a decoupled preset — each AIV then hands over to its
         AIC by :data:`STATE_FLAG`; a soft barrier of the AI cores on a coupled one)."""
         self.close_nest()
+        self.a_tiles.state_changed()
         if self.p.cores > 1:
             mode, cores = ("soft", "all") if self.coupled else ("hard", "aiv")
             self.b.add(SyncAllOp(mode, cores))
@@ -289,6 +352,7 @@ class _Emitter:
 
     def wait_state(self) -> None:
         self.close_nest()
+        self.a_tiles.state_changed()
         if not self.coupled:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
 
@@ -454,9 +518,15 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return None
     e = _Emitter(p, b)
     passes = _passes(p)
+    if not b.hw.coupled and len(passes) == 1:
+        # a step's gates alternate the workspace slots: the cube fills one while the AIV
+        # drains the other. Not with GRU's mid-step hand-over (linear_before_reset = 0):
+        # the fast executor's schedule then gives other numbers than the interpreter's
+        body.fn.attributes[ALTERNATE_ATTR] = UnitAttr()
     direction = op.attr("direction") or "forward"
 
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
+        e.prefetch(p.x, [t], p.inputs)
         if prev is not None:
             e.wait_state()
         for block, hands_over in passes:
@@ -496,11 +566,14 @@ def run_steps(
     for d in range(p.dirs):
         reverse = direction == "reverse" or d == 1
         e.weights.load(d)
+        e.load_rows(d)
         if begin is not None:
             begin(d)
+        e.a_tiles.new_step()
         step(d, last if reverse else b.index(0), None)
         if p.seq > 1:
             with b.loop_over(b.index(1), b.index(p.seq), b.index(1), "s") as s:
+                e.a_tiles.new_step()
                 if reverse:  # t = seq - 1 - s, its previous step t + 1 = seq - s
                     t = b.add(arith.SubiOp(last, s)).results[0]
                     prev = b.add(arith.SubiOp(b.index(p.seq), s)).results[0]

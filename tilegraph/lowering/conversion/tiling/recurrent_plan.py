@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, SSAValue
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
 from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
@@ -90,6 +91,12 @@ class RecurrentPlan:
     """The gate products are int8 x int8 into int32 (DynamicQuantizeLSTM's recurrence,
     :mod:`.quantized_recurrent_kernel`): ``x`` is then its input projection ``G`` and
     ``w`` unused."""
+    rows_held: bool = False
+    """The bias (and peephole) rows of the core's columns stay in UB across the steps,
+    loaded once per direction (else every gate loads its rows from GM each step)."""
+    accs: int = 1
+    """UB accumulators the gates' fixpipes alternate between (2: the AIV's copy of a
+    gate's sum out of the workspace need not wait for the vector work on the last one)."""
 
     @property
     def k0(self) -> int:
@@ -141,18 +148,40 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return acts
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
-    sizes = size_recurrent(
-        b, op.GATES, Shape(batch, inputs, hidden, dirs), element, 0,
-        args["R"], args["W"],  # type: ignore[arg-type]
-    )  # fmt: skip
+    rows = _held_rows(op.GATES, args["P"] is not None)
+    row_bytes = rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden))
+
+    def sized(held: bool, accs: int) -> Sizes | str:
+        return size_recurrent(
+            b, op.GATES, Shape(batch, inputs, hidden, dirs), element,
+            row_bytes if held else 0, args["R"], args["W"],  # type: ignore[arg-type]
+            _ub_tiles(op.GATES) + accs - 1,
+        )  # fmt: skip
+
+    # the constant rows held in UB and a second accumulator where they fit beside the
+    # widest hidden blocks; else what does (the rows loaded per step, one accumulator)
+    plain = sized(False, 1)
+    held, accs, sizes = False, 1, plain
+    for held, accs in ((True, 2), (False, 2), (False, 1)):
+        sizes = sized(held, accs)
+        if not isinstance(sizes, str) and (
+            isinstance(plain, str) or sizes.tiles[1] == plain.tiles[1]
+        ):
+            break
     if isinstance(sizes, str):
         return sizes
     return RecurrentPlan(
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
         dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
-        sizes.cores,
+        sizes.cores, rows_held=held, accs=accs,
     )  # fmt: skip
+
+
+def _held_rows(gates: int, peephole: bool) -> int:
+    """Rows a step reads that do not change over the steps: the ``2 · gates`` bias rows
+    (``Wb``, ``Rb``) and LSTM's 3 peephole rows."""
+    return 2 * gates + (3 if peephole else 0)
 
 
 def operand_sources(
