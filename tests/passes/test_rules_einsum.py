@@ -10,6 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 
 from tests.lowering.test_tile_differential import assert_matches, run_levels
 from tilegraph.builder import GraphBuilder
@@ -67,12 +68,16 @@ def test_einsum_is_a_matmul_and_computes_numpys_einsum(equation, declared, shape
         ("ii->i", [[4, 4]], "a diagonal"),
         ("ij,jk,kl->il", [[2, 3], [3, 4], [4, 5]], "three operands"),
         ("abc,bcd->ad", [[2, "x", "y"], ["x", "y", 3]], "two unknown dims in one group"),
+        ("abc,cbd->ad", [[2, "x", "y"], ["y", "x", 3]], "the same, after a transpose"),
     ],
 )
 def test_equations_it_cannot_express_stay(equation, shapes, why):
     module = _module(equation, shapes)
     run_pipeline(RULE, make_context(), module)
     assert _ops(module)["graph.einsum"] == 1, why
+    # the ops of an abandoned decomposition keep no uses of the operands
+    (main,) = [op for op in module.walk() if isinstance(op, FuncOp)]
+    assert all(len(list(arg.uses)) == 1 for arg in main.body.block.args), why
 
 
 def test_integer_operands_stay():

@@ -39,6 +39,7 @@ from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.dims import Dim
 from tilegraph.passes.simplify.match import (
+    drop_ops,
     ints_constant,
     is_float,
     replace_if_typed,
@@ -150,15 +151,12 @@ class EinsumAsMatMul(SimplifyRule):
         ops: list[Operation] = []
         if len(operands) == 1:
             x, term = _summed(operands[0], terms[0], out, ops)
-            result = _transposed(x, term, out, ops)
-        else:
-            built = self._contract(operands, terms, out, ops)
-            if built is None:
-                return
-            result = built
-        if not ops or result is operands[0]:
+            _transposed(x, term, out, ops)
+        elif self._contract(operands, terms, out, ops) is None:
+            drop_ops(ops)  # the part built before the decomposition gave up
             return
-        replace_if_typed(rewriter, op, ops)
+        if ops:  # none: the equation is the identity
+            replace_if_typed(rewriter, op, ops)
 
     @staticmethod
     def _contract(
