@@ -42,10 +42,10 @@ from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.logical import WhereOp
 from tilegraph.dialects.graph.nn import SoftmaxOp
 from tilegraph.dialects.graph.reduction import ReduceMaxOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp, UnsqueezeOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp, UnsqueezeOp
 from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import drop_ops, is_float, new_constant, use_count
+from tilegraph.passes.simplify.match import drop_ops, is_float, new_constant, reshaped, use_count
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 
@@ -70,7 +70,7 @@ class _Ops:
         return self.const(np.array(value, self.dtype))
 
     def reshape(self, value: SSAValue, shape: list[int]) -> SSAValue:
-        return self.op(ReshapeOp, value, self.const(np.array(shape, np.int64)))
+        return reshaped(value, shape, self.ops)
 
 
 def _shape(value: SSAValue) -> tuple:

@@ -21,13 +21,11 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.nn import ConvTransposeOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp
 from tilegraph.dialects.graph.vision_index import Col2ImOp
 from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_ints,
-    ints_constant,
     is_float,
     new_constant,
     replace_if_typed,
@@ -86,6 +84,5 @@ class Col2ImAsConvTranspose(SimplifyRule):
         ops += [filters, transposed]
         # The convolution's image is NCHW; Col2Im's is ND: a reshape of the same dims (a
         # view) gives its consumers the type they had.
-        same = ints_constant([0, 0, 0, 0])
-        ops += [same, ReshapeOp.make(transposed.results[0], same.results[0])]
+        reshaped(transposed.results[0], [0, 0, 0, 0], ops)
         replace_if_typed(rewriter, op, ops)
