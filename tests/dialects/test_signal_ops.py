@@ -119,3 +119,28 @@ def test_mel_weight_matrix(bins, dft_length, rate, low, high):
     assert w.shape == (dft_length // 2 + 1, bins)
     (w64,) = check_op(MelWeightMatrixOp, operands, {"output_datatype": 11}, opset=17)
     assert w64.dtype == np.float64
+
+
+def test_a_signal_whose_last_dim_is_not_known_yet():
+    """The dynamo exporter's complex input ``Concat(Unsqueeze(x), Expand(0, Shape(...)))``
+    has an unknown last dim until sizes are given: the DFT is built (its result ends in 2)
+    and the run checks the dim."""
+    from tilegraph.builder import GraphBuilder
+    from tilegraph.runtime.interpreter import KernelError
+    from tilegraph.runtime.reference import run_reference
+
+    b = GraphBuilder()
+    x = b.input("x", [2, 8, "parts"])
+    module = b.build(b.op("dft", x, None, b.constant(np.array(1, np.int64))))
+    (result,) = [op for op in module.walk() if isinstance(op, DFTOp)]
+    assert isinstance(result.results[0].type, TensorType)
+    assert result.results[0].type.origin_shape[-1] == 2
+    real = rng.standard_normal((2, 8, 1)).astype(np.float32)
+    (y,) = run_reference(module, {"x": real})
+    np.testing.assert_allclose(
+        y[..., 0] + 1j * y[..., 1], np.fft.fft(real[..., 0], axis=1), rtol=1e-4, atol=1e-5
+    )
+    with pytest.raises(
+        KernelError, match=r"end in a dim of 1 \(real\) or 2 \(complex\), got \[2, 8, 3\]"
+    ):
+        run_reference(module, {"x": np.zeros((2, 8, 3), np.float32)})

@@ -1,6 +1,7 @@
 """``gather-nd-as-gather``: GatherND by constant index tuples is a Gather of the flattened
 indexed dims (DLRM's pairwise-interaction triangle as PyTorch's default exporter writes
-it), bit for bit, negative entries included; the tiled model runs with no host op.
+it), bit for bit, negative entries included; the tiled model runs with no host op. So is
+GatherND by run-time indices of one entry each (the dynamo exporter's ``torch.bucketize``).
 ``masked-fill-as-where``: the default exporter's masked assignment of one value (ScatterND
 at NonZero's positions) is a Where, bit for bit, and runs with no host op."""
 
@@ -51,6 +52,39 @@ def test_gather_nd_with_batch_dims_stays():
     module = b.build(b.op("gather_nd", x, b.constant(tuples), batch_dims=1))
     _check_bitwise(module, RULE, {"x": RNG.standard_normal((2, 4, 3)).astype(np.float32)})
     assert _ops(module)["graph.gather_nd"] == 1
+
+
+def _lookup(depth: int = 1) -> tuple[ModuleOp, dict[str, np.ndarray]]:
+    """table [9] (or [3, 3]) read at run-time index tuples [2, 5, depth]."""
+    b = GraphBuilder()
+    table = b.input("table", [9] if depth == 1 else [3, 3])
+    where = b.input("where", [2, 5, depth], dtype="int64")
+    module = b.build(b.op("gather_nd", table, where))
+    picks = RNG.integers(-3, 3, (2, 5, depth)) if depth > 1 else RNG.integers(-9, 9, (2, 5, 1))
+    return module, {
+        "table": RNG.standard_normal([9] if depth == 1 else [3, 3]).astype(np.float32),
+        "where": picks.astype(np.int64),
+    }
+
+
+def test_gather_nd_of_run_time_single_entries_is_a_gather_bit_exact():
+    module, inputs = _lookup()
+    _check_bitwise(module, RULE, inputs)
+    ops = _ops(module)
+    assert ops["graph.gather_nd"] == 0 and ops["graph.gather"] == 1
+
+
+def test_gather_nd_of_run_time_pairs_stays():
+    module, inputs = _lookup(depth=2)
+    _check_bitwise(module, RULE, inputs)
+    assert _ops(module)["graph.gather_nd"] == 1
+
+
+def test_the_run_time_lookup_runs_on_the_ai_core():
+    module, inputs = _lookup()  # 4-byte rows by run-time index: the host before
+    levels = run_levels(module, inputs, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit != "host" for k in levels.tiled_kernels)
 
 
 def test_the_triangle_runs_on_the_ai_core():

@@ -55,9 +55,12 @@ def _given(value: np.ndarray | None) -> int | None:
 
 
 def _signal_type(value: SSAValue | None, what: str) -> TensorType:
-    """A real ``[..., 1]`` or complex ``[..., 2]`` floating-point tensor of rank >= 2."""
+    """A real ``[..., 1]`` or complex ``[..., 2]`` floating-point tensor of rank >= 2. A last
+    dim not known yet passes (an exporter's ``Concat(Unsqueeze(x), Expand(0, Shape(...)))``
+    before the sizes are given); the kernel checks it when the data come."""
     x = require(tensor_type(value), what)
-    if x.rank < 2 or x.origin_shape[-1] not in (1, 2):
+    last = x.origin_shape[-1] if x.rank else UNKNOWN
+    if x.rank < 2 or (known(last) and last not in (1, 2)):
         raise ShapeError(f"{what} must end in a dim of 1 (real) or 2 (complex)")
     if x.dtype.numpy.kind != "f":
         raise ShapeError(f"{what} must be floating-point, not {x.element_type}")
@@ -67,6 +70,10 @@ def _signal_type(value: SSAValue | None, what: str) -> TensorType:
 def _complex(x: np.ndarray) -> np.ndarray:
     """``[..., 1]`` real or ``[..., 2]`` complex data -> complex values without the last dim,
     complex64 for float16/32 data and complex128 for float64 (the FFT's precision)."""
+    if x.ndim < 2 or x.shape[-1] not in (1, 2):
+        raise ShapeError(
+            f"a signal must end in a dim of 1 (real) or 2 (complex), got {list(x.shape)}"
+        )
     signal = x[..., 0].astype(np.result_type(x.dtype, np.complex64))
     return signal + 1j * x[..., 1] if x.shape[-1] == 2 else signal
 

@@ -1,7 +1,7 @@
 """Indexing by constant or mask-derived indices as plainer ops.
 
 ``gather-nd-as-gather``: GatherND by constant index tuples -> a Gather of the flattened
-leading dims.
+leading dims; GatherND by run-time indices of one entry each -> a Gather along axis 0.
 
 PyTorch's default exporter writes advanced indexing by constant index lists (DLRM's
 ``z[:, li, lj]``: the upper triangle of a pairwise interaction) as a Transpose that brings
@@ -10,7 +10,10 @@ the indexed dims first and a GatherND whose index tuples address them. With ``ba
 ``sum_j i_j · stride_j`` of the data viewed as ``[d_0 · … · d_{k-1}, rest…]``: a Gather
 along axis 0 by those rows (computed when compiling; negative entries count from the end as
 ONNX says), which the AI core has a kernel for where GatherND of single elements has none.
-Exact: the same elements, copied.
+Run-time index tuples of one entry (``indices [..., 1]``: the dynamo exporter's binary
+search of ``torch.bucketize`` reads a 1-D boundary table so, once per halving) address
+rows of axis 0 directly: ``Gather(x, Squeeze(indices, [-1]), axis 0)``, negative entries
+wrapped and out-of-range ones refused by both alike. Exact: the same elements, copied.
 
 ``masked-fill-as-where``: PyTorch's default exporter writes a masked assignment of one
 value, ``y[y < 0] = 0.5`` (``index_put`` with a boolean mask), as ScatterND of that value,
@@ -31,11 +34,12 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph.data_movement import ExpandOp, GatherOp
 from tilegraph.dialects.graph.indexing import GatherNDOp, ScatterNDOp
 from tilegraph.dialects.graph.logical import WhereOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp, UnsqueezeOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
 from tilegraph.dialects.graph.vision_index import NonZeroOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_array,
+    ints_constant,
     made_by,
     make_typed,
     new_constant,
@@ -65,18 +69,22 @@ class GatherNDAsGather(SimplifyRule):
     INFO = RuleInfo(
         None,
         "gather-nd-as-gather",
-        "GatherND(x, constant tuples), batch_dims 0",
-        "Gather(Reshape(x, [d_0 · … · d_{k-1}, rest…]), constant rows, axis 0)",
-        "the indexed dims static, at most one unknown dim after them",
+        "GatherND(x, constant tuples | run-time indices [..., 1]), batch_dims 0",
+        "Gather(Reshape(x, [d_0 · … · d_{k-1}, rest…]), constant rows, axis 0) | "
+        "Gather(x, Squeeze(indices, [-1]), axis 0)",
+        "constant tuples: the indexed dims static, at most one unknown dim after them",
         "ORT (GatherND of constant tuples folded to Gather)",
     )
     ROOTS = (GatherNDOp,)
 
     def rewrite(self, op: GatherNDOp, rewriter: PatternRewriter) -> None:
         data, indices = op.data.type, constant_array(op.indices)
-        if int(op.attr("batch_dims") or 0) != 0 or indices is None or indices.ndim == 0:
+        if int(op.attr("batch_dims") or 0) != 0 or not isinstance(data, TensorType):
             return
-        if not isinstance(data, TensorType):
+        if indices is None:
+            self._rewrite_single_entries(op, rewriter)
+            return
+        if indices.ndim == 0:
             return
         depth = indices.shape[-1]
         lead = data.origin_shape[:depth]
@@ -95,6 +103,17 @@ class GatherNDAsGather(SimplifyRule):
         picked = new_constant(rows)
         ops += [picked, GatherOp.make(flat, picked.results[0], axis=0)]
         replace_if_typed(rewriter, op, ops)
+
+    @staticmethod
+    def _rewrite_single_entries(op: GatherNDOp, rewriter: PatternRewriter) -> None:
+        index_type = op.indices.type
+        if not isinstance(index_type, TensorType) or index_type.rank < 1:
+            return
+        if index_type.origin_shape[-1] != 1:
+            return
+        axes = ints_constant([-1])
+        rows = SqueezeOp.make(op.indices, axes.results[0])
+        replace_if_typed(rewriter, op, [axes, rows, GatherOp.make(op.data, rows, axis=0)])
 
 
 def splat_through_broadcasts(value: SSAValue) -> np.ndarray | None:

@@ -22,3 +22,15 @@ func.func @computed(%z: !layout.tensor<4x4x2xf32>, %t: !layout.tensor<3x2xi64>) 
 }
 // CHECK-LABEL: func.func @computed
 // CHECK:         graph.gather_nd
+
+// -----
+// Run-time index tuples of one entry each: rows of axis 0, a Gather by the squeezed indices.
+func.func @lookup(%z: !layout.tensor<9xf32>, %t: !layout.tensor<2x?x1xi64>) -> !layout.tensor<2x?xf32> {
+  %y = graph.gather_nd %z, %t : (!layout.tensor<9xf32>, !layout.tensor<2x?x1xi64>) -> !layout.tensor<2x?xf32>
+  func.return %y : !layout.tensor<2x?xf32>
+}
+// CHECK-LABEL: func.func @lookup
+// CHECK:         %[[AXES:.*]] = graph.constant dense<[-1]>
+// CHECK:         %[[ROWS:.*]] = graph.squeeze %t, %[[AXES]] {{.*}} -> !layout.tensor<2x?xi64>
+// CHECK:         %y = graph.gather %z, %[[ROWS]] {axis = 0}
+// CHECK-NOT:     graph.gather_nd
