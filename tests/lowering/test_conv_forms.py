@@ -128,6 +128,30 @@ def dft_one_signal(g: Graph) -> list:
     return [g.op("dft", g.input([24, 1]), onesided=1)]
 
 
+def dft_complex_first_axis(g: Graph) -> list:
+    """A complex [12, 3, 5, 2] signal along axis 0 (swapped next to the parts and back):
+    a [15, 24] x [24, 24] matmul."""
+    return [g.op("dft", g.input([12, 3, 5, 2]), None, g.b.constant(np.array(0)))]
+
+
+def dft_fft2(g: Graph) -> list:
+    """FNet's mixing as the dynamo exporter writes ``torch.fft.fft2(x).real``: x [2, 7, 9]
+    made complex (a Concat with zeros), transformed along the hidden axis then the
+    sequence, the real part taken."""
+    x = g.op("unsqueeze", g.input([2, 7, 9]), g.b.constant(np.array([-1])))
+    z = g.op("concat", x, g.b.constant(np.zeros((2, 7, 9, 1), np.float32)), axis=-1)
+    y = g.op("dft", z, None, g.b.constant(np.array(2)))
+    y = g.op("dft", y, None, g.b.constant(np.array(1)))
+    return [g.op("gather", y, g.b.constant(np.array(0)), axis=3)]
+
+
+def dft_inverse(g: Graph) -> list:
+    """An inverse transform of a complex [3, 40, 2] spectrum, dft_length 32 (the last 8
+    bins cut; a [3, 80] x [80, 64] matmul), and of a real [4, 6, 1] signal."""
+    spectrum, length = g.input([3, 40, 2]), g.b.constant(np.array(32))
+    return [g.op("dft", spectrum, length, inverse=1), g.op("dft", g.input([4, 6, 1]), inverse=1)]
+
+
 def signal_by_hops(g: Graph) -> list:
     """basic-pitch's constant-Q filters in small: a one-channel [2, 1, 1, 61] signal, 12
     filters of 10 taps every 4 samples with 3 zeros in front and 2 behind, bias, ReLU:
@@ -160,6 +184,9 @@ CASES = {
     "dft_padded": dft_padded,
     "dft_cut": dft_cut,
     "dft_one_signal": dft_one_signal,
+    "dft_complex_first_axis": dft_complex_first_axis,
+    "dft_fft2": dft_fft2,
+    "dft_inverse": dft_inverse,
 }
 
 

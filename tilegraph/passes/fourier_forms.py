@@ -28,15 +28,21 @@ products and the img2col traffic for float32 (whisper's front end: 862 µs of a 
 estimate on ascend910b); with ``hop`` channels the padding is at most the last hop's
 zeros past ``L`` (400 of 480 for whisper's 400 / 160).
 
-**DFT** (:func:`dft_as_matmul`; a forward transform of a real signal along the axis
-before the last, ``[..., N, 1]``): the signal ``[..., N]`` (a reshape) times the basis
-``[N, 2·bins]`` of the transform's length ``n`` (``dft_length``, else ``N``: samples past
-``n`` get zero rows — the transform cuts them — and a zero-padded tail has no rows), then a
-reshape to ``[..., bins, 2]``.
+**DFT** (:func:`dft_as_matmul`; forward or inverse, of a real ``[..., N, 1]`` or complex
+``[..., N, 2]`` signal along any axis but the last): the transformed axis swapped next to
+the last (a transpose, none when it is there already), the signal's interleaved
+``(re, im)`` samples ``[..., parts·N]`` (a reshape) times the basis
+``[parts·N, 2·bins]`` of the transform's length ``n`` (``dft_length``, else ``N``:
+samples past ``n`` get zero rows — the transform cuts them — and a zero-padded tail has no
+rows; :func:`transform_basis`), a reshape to ``[..., bins, 2]`` and the axis swapped back.
+A complex sample's two rows carry ``re · e^{∓iθ}`` and ``i·im · e^{∓iθ}``, so one matmul
+computes the complex product; an inverse transform's basis has ``e^{+iθ} / n``. PyTorch's
+``torch.fft.fft2`` (FNet's token mixing) exports as a real signal made complex by a
+Concat with zeros and two such transforms.
 
-Taken only for a float32 real signal, constant parameters (hop, window or frame length,
-dft_length, axis) and static shapes; a complex or 16-bit signal, an inverse transform or a
-run-time parameter stays a host op.
+Taken only for a float32 signal, constant parameters (hop, window or frame length,
+dft_length, axis) and static shapes; a 16-bit signal, an inverse one-sided transform
+(IRFFT) or a run-time parameter stays a host op.
 """
 
 from __future__ import annotations
@@ -109,33 +115,70 @@ def stft_as_conv2d(op: STFTOp) -> list[Operation] | None:
     return ops
 
 
+def transform_basis(
+    samples: int, bins: int, length: int, *, complex_input: bool, inverse: bool
+) -> np.ndarray:
+    """``[parts · samples, 2 · bins]`` (``parts`` 2 for a complex signal, else 1): the
+    matrix a signal's row of interleaved ``(re, im)`` samples is multiplied by for the
+    interleaved ``(re, im)`` bins of a DFT of ``length``; samples past ``length`` get zero
+    rows (the transform cuts them), an inverse transform divides by ``length``. In
+    float64."""
+    sign = 1.0 if inverse else -1.0
+    angle = 2 * np.pi * np.outer(np.arange(samples), np.arange(bins)) / length
+    kept = (np.arange(samples) < length)[:, None] / (length if inverse else 1)
+    cos, sin = np.cos(angle) * kept, sign * np.sin(angle) * kept
+    parts = 2 if complex_input else 1
+    basis = np.empty((samples, parts, bins, 2))
+    basis[:, 0, :, 0], basis[:, 0, :, 1] = cos, sin  # (re · e^{±iθ})
+    if complex_input:
+        basis[:, 1, :, 0], basis[:, 1, :, 1] = -sin, cos  # (i · im · e^{±iθ})
+    return basis.reshape(samples * parts, 2 * bins)
+
+
+def _moved(value: SSAValue, rank: int, axis: int, ops: list[Operation]) -> SSAValue:
+    """``value`` with dims ``axis`` and ``rank - 2`` swapped (the last, re / im, stays):
+    the transformed axis next to the parts, or back; ``value`` itself when they are one."""
+    if axis == rank - 2:
+        return value
+    perm = list(range(rank))
+    perm[axis], perm[rank - 2] = rank - 2, axis
+    swap = TransposeOp.make(value, perm=perm)
+    ops.append(swap)
+    return swap.results[0]
+
+
 def dft_as_matmul(op: DFTOp) -> list[Operation] | None:
     """The ops computing ``op`` as a matmul with the DFT basis (None: not a case this form
     takes)."""
     x = static_type(op.input)
-    if x is None or x.dtype.numpy != np.float32 or x.rank < 2 or x.origin_shape[-1] != 1:
+    if x is None or x.dtype.numpy != np.float32 or x.rank < 2 or x.origin_shape[-1] not in (1, 2):
         return None
-    if op.attr("inverse"):
-        return None
+    inverse, onesided = bool(op.attr("inverse")), bool(op.attr("onesided"))
+    if inverse and onesided:
+        return None  # IRFFT: a one-sided spectrum in, its conjugate half implied
     axis = op.attr("axis") if op.attr("axis") is not None else -2
     if op.axis_input is not None:
         axis = _scalar(op.axis_input)
         if axis is None:
             return None
-    if axis % x.rank != x.rank - 2:
+    if not -x.rank <= axis < x.rank or axis % x.rank == x.rank - 1:
         return None
-    samples = int(x.origin_shape[-2])
+    axis %= x.rank
+    complex_input = x.origin_shape[-1] == 2
+    samples = int(x.origin_shape[axis])
     length = samples if op.dft_length is None else _scalar(op.dft_length)
     if length is None or length < 1:
         return None
-    bins = length // 2 + 1 if op.attr("onesided") else length
-    window = (np.arange(samples) < length).astype(np.float64)  # samples past n are cut
-    basis = dft_basis(window, bins, length).T.astype(np.float32)  # [N, 2·bins]
-    lead = [int(d) for d in x.origin_shape[:-2]]
+    bins = length // 2 + 1 if onesided else length
+    basis = transform_basis(samples, bins, length, complex_input=complex_input, inverse=inverse)
     ops: list[Operation] = []
-    signal = reshaped(op.input, [*(lead or [1]), samples], ops)  # a matrix row at least
-    weight = new_constant(basis)
-    product = MatMulOp.make(signal, weight.results[0])
+    signal = _moved(op.input, x.rank, axis, ops)
+    moved = [int(d) for d in x.origin_shape]
+    moved[axis], moved[x.rank - 2] = moved[x.rank - 2], moved[axis]
+    rows = reshaped(signal, [*(moved[:-2] or [1]), basis.shape[0]], ops)  # a row at least
+    weight = new_constant(basis.astype(np.float32))
+    product = MatMulOp.make(rows, weight.results[0])
     ops += [weight, product]
-    reshaped(product.results[0], [*lead, bins, 2], ops)
+    spectrum = reshaped(product.results[0], [*moved[:-2], bins, 2], ops)
+    _moved(spectrum, x.rank, axis, ops)
     return ops

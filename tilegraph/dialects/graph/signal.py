@@ -10,7 +10,9 @@ onnxruntime differs); the plain inverse divides by the length. The transforms ar
 numpy's FFT in the input's precision (single for float16/32, double for float64), as ONNX's
 reference and onnxruntime compute them. MelWeightMatrix follows
 the ONNX definition step for step (its integer bin edges depend on the rounding of each
-step). All are host ops on the tiled path.
+step). On the tiled path ``conv-forms`` rewrites STFT and DFT of constant parameters into
+the cube's products with their basis (:mod:`tilegraph.passes.fourier_forms`); the rest are
+host ops.
 """
 
 from __future__ import annotations
