@@ -36,9 +36,10 @@ import torch.nn.functional as F  # noqa: N812 - the name every PyTorch model use
 from torch import Tensor, nn
 
 if __package__:
-    from tests.zoo import architectures, export_patterns
+    from tests.zoo import architectures, export_idioms, export_patterns
 else:  # run as a script: tests/zoo/make_exports.py
     import architectures  # type: ignore[no-redef]
+    import export_idioms  # type: ignore[no-redef]
     import export_patterns  # type: ignore[no-redef]
 
 OUT = Path(__file__).resolve().parent / "models"
@@ -855,6 +856,9 @@ FAMILIES.update(architectures.FAMILIES)
 INPUT_NAMES.update(architectures.INPUT_NAMES)
 FAMILIES.update(export_patterns.FAMILIES)
 INPUT_NAMES.update(export_patterns.INPUT_NAMES)
+FAMILIES.update(export_idioms.FAMILIES)
+INPUT_NAMES.update(export_idioms.INPUT_NAMES)
+DYNAMO_ONLY = (*export_patterns.DYNAMO_ONLY, *export_idioms.DYNAMO_ONLY)
 
 HALF = ("small_cnn", "vit", "yolov8", "bert", "gpt2", "roberta", "t5_encoder", "llama")
 """Families also exported in half precision (``<family>_fp16.onnx``)."""
@@ -876,6 +880,7 @@ DYNAMO = (
     "cosine",
     "sdpa",
     "stn",
+    *export_idioms.DYNAMO,
 )
 """Families also exported with torch 2's default exporter (``<family>_dynamo.onnx``:
 ``dynamo=True``, its own opset, ``torch.export.Dim.AUTO`` on the same axes)."""
@@ -948,7 +953,7 @@ def export(name: str) -> Path:
 def main(argv: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     variants = [*(f"{f}_fp16" for f in HALF), *(f"{f}_dynamo" for f in DYNAMO)]
-    classic = [f for f in FAMILIES if f not in export_patterns.DYNAMO_ONLY]
+    classic = [f for f in FAMILIES if f not in DYNAMO_ONLY]
     for name in argv or [*classic, *variants]:
         path = export(name)
         print(f"{path.name}: {path.stat().st_size} bytes")

