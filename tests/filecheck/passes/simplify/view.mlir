@@ -1,0 +1,29 @@
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=transpose-between-reshapes,scale-before-movement},dce' --split-input-file | filecheck %s
+
+// torch's SDPA decomposition: Kᵀ as Reshape / Transpose / Reshape, then times √s. The chain
+// is one transpose of the last two dims, and the scale moves before it.
+func.func @key(%k: !layout.tensor<3x4x11x8xf32>) -> !layout.tensor<3x4x8x11xf32> {
+  %flat = graph.constant dense<[12, 11, 8]> : !layout.tensor<3xi64>
+  %back = graph.constant dense<[3, 4, 8, 11]> : !layout.tensor<4xi64>
+  %s = graph.constant dense<0.594603539> : !layout.tensor<f32>
+  %a = graph.reshape %k, %flat : (!layout.tensor<3x4x11x8xf32>, !layout.tensor<3xi64>) -> !layout.tensor<12x11x8xf32>
+  %b = graph.transpose %a {perm = [0, 2, 1]} : (!layout.tensor<12x11x8xf32>) -> !layout.tensor<12x8x11xf32>
+  %c = graph.reshape %b, %back : (!layout.tensor<12x8x11xf32>, !layout.tensor<4xi64>) -> !layout.tensor<3x4x8x11xf32>
+  %y = graph.mul %c, %s : (!layout.tensor<3x4x8x11xf32>, !layout.tensor<f32>) -> !layout.tensor<3x4x8x11xf32>
+  func.return %y : !layout.tensor<3x4x8x11xf32>
+}
+// CHECK-LABEL: func.func @key
+// CHECK:         %[[SCALED:.*]] = graph.mul %k, %s {{.*}} -> !layout.tensor<3x4x11x8xf32>
+// CHECK:         %y = graph.transpose %[[SCALED]] {perm = [0, 1, 3, 2]}
+// CHECK-NOT:     graph.reshape
+
+// -----
+// A per-element scale (not one element) stays after the movement.
+func.func @per_element(%x: !layout.tensor<4x6xf32>, %w: !layout.tensor<6x4xf32>) -> !layout.tensor<6x4xf32> {
+  %t = graph.transpose %x {perm = [1, 0]} : (!layout.tensor<4x6xf32>) -> !layout.tensor<6x4xf32>
+  %y = graph.mul %t, %w : (!layout.tensor<6x4xf32>, !layout.tensor<6x4xf32>) -> !layout.tensor<6x4xf32>
+  func.return %y : !layout.tensor<6x4xf32>
+}
+// CHECK-LABEL: func.func @per_element
+// CHECK:         %t = graph.transpose %x
+// CHECK:         %y = graph.mul %t, %w

@@ -1,0 +1,139 @@
+"""``transpose-between-reshapes`` and ``scale-before-movement``: torch's SDPA decomposition
+(``Q·√s``, ``Kᵀ·√s`` with Kᵀ as Reshape / Transpose / Reshape) becomes head-split views of
+the projections, bit for bit; a Hugging Face style attention layer then runs its head
+splits as matmul operand views (no movement kernel of its own)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from tests.lowering.test_tile_differential import assert_matches, run_levels
+from tests.passes.test_rules_arith import _check_bitwise
+from tilegraph.builder import GraphBuilder
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.passes.simplify.view_rules import merged_groups
+
+RNG = np.random.default_rng(5)
+BETWEEN = "algebraic-simplify{only=transpose-between-reshapes},dce"
+SCALE = "algebraic-simplify{only=scale-before-movement},dce"
+
+
+def _ops(module: ModuleOp) -> Counter[str]:
+    return Counter(op.name for op in module.walk())
+
+
+def _key_transposed(batch: int, heads: int = 4, seq: int = 11, dim: int = 8) -> ModuleOp:
+    """Kᵀ as the exporter writes it: [B, H, S, D] -> [B·H, S, D] -> [B·H, D, S] -> [B, H, D, S]."""
+    b = GraphBuilder()
+    k = b.input("k", [batch, heads, seq, dim])
+    flat = b.op("reshape", k, b.constant(np.array([batch * heads, seq, dim])))
+    swapped = b.op("transpose", flat, perm=[0, 2, 1])
+    return b.build(b.op("reshape", swapped, b.constant(np.array([batch, heads, dim, seq]))))
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_the_key_transpose_chain_is_one_transpose_bit_exact(batch: int):
+    module = _key_transposed(batch)
+    _check_bitwise(
+        module, BETWEEN, {"k": RNG.standard_normal((batch, 4, 11, 8)).astype(np.float32)}
+    )
+    ops = _ops(module)
+    assert ops["graph.transpose"] == 1 and ops["graph.reshape"] == 0
+    (transpose,) = [op for op in module.walk() if op.name == "graph.transpose"]
+    assert list(transpose.attr("perm")) == [0, 1, 3, 2]
+
+
+def test_a_chain_that_mixes_merged_dims_stays():
+    """[6, 4] -> [2, 12] (not a merge of whole dims) -> transposed -> [24]: kept."""
+    b = GraphBuilder()
+    x = b.input("x", [6, 4])
+    mid = b.op("transpose", b.op("reshape", x, b.constant(np.array([2, 12]))), perm=[1, 0])
+    module = b.build(b.op("reshape", mid, b.constant(np.array([24]))))
+    run_pipeline(BETWEEN, make_context(), module)
+    assert _ops(module)["graph.reshape"] == 2
+
+
+def test_merged_groups():
+    assert merged_groups([3, 4, 11, 8], [12, 11, 8]) == [[0, 1], [2], [3]]
+    assert merged_groups([1, 4, 11, 8], [4, 11, 8]) == [[0, 1], [2], [3]]
+    assert merged_groups([3, 1, 4], [3, 4]) == [[0], [1, 2]]
+    assert merged_groups([3, 4], [3, 1, 4]) == [[0], [], [1]]
+    assert merged_groups([6, 4], [2, 12]) is None
+
+
+def _weights(b: GraphBuilder, shape: list[int]):
+    return b.constant((0.2 * RNG.standard_normal(shape)).astype(np.float32))
+
+
+def _scaled_split(side: int) -> ModuleOp:
+    """x·W + b, head split by Reshape and Transpose, then times √s (on either side)."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 11, 32])
+    y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
+    split = b.op(
+        "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
+    )
+    scale = b.constant(np.float32(8**-0.25))
+    return b.build(b.op("mul", *([split, scale] if side == 0 else [scale, split])))
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_a_scale_moves_before_the_head_split_bit_exact(side: int):
+    module = _scaled_split(side)
+    _check_bitwise(module, SCALE, {"x": RNG.standard_normal((3, 11, 32)).astype(np.float32)})
+    order = [
+        op.name
+        for op in module.walk()
+        if op.name.startswith("graph.") and op.name != "graph.constant"
+    ]
+    assert order == ["graph.matmul", "graph.add", "graph.mul", "graph.reshape", "graph.transpose"]
+
+
+def test_a_scale_of_a_movement_read_elsewhere_or_by_a_tensor_stays():
+    b = GraphBuilder()
+    x = b.input("x", [4, 6])
+    t = b.op("transpose", x, perm=[1, 0])
+    module = b.build(b.op("mul", t, b.constant(np.float32(0.5))), b.op("neg", t))
+    run_pipeline(SCALE, make_context(), module)
+    b = GraphBuilder()
+    x = b.input("x", [4, 6])
+    per_row = b.op("mul", b.op("transpose", x, perm=[1, 0]), _weights(b, [6, 1]))
+    other = b.build(per_row)
+    run_pipeline(SCALE, make_context(), other)
+    for kept in (module, other):
+        order = [op.name for op in kept.walk() if op.name in ("graph.mul", "graph.transpose")]
+        assert order == ["graph.transpose", "graph.mul"]
+
+
+def test_an_sdpa_decomposition_runs_its_splits_as_views():
+    """Q·√s and Kᵀ·√s (the Reshape / Transpose / Reshape form) into the scores matmul: after
+    O2 no kernel is a transpose or reshape of its own (the splits are operand views), and
+    both executors match the graph."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 11, 32])
+
+    def heads(name: str):
+        y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
+        return b.op(
+            "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
+        )
+
+    q, k = heads("q"), heads("k")
+    kt = b.op("reshape", k, b.constant(np.array([12, 11, 8])))
+    kt = b.op("reshape", b.op("transpose", kt, perm=[0, 2, 1]), b.constant(np.array([3, 4, 8, 11])))
+    scale = b.constant(np.float32(8**-0.25))
+    scores = b.op("matmul", b.op("mul", q, scale), b.op("mul", kt, scale))
+    module = b.build(b.op("softmax", scores, axis=-1))
+    levels = run_levels(module, {"x": RNG.standard_normal((3, 11, 32)).astype(np.float32)}, "test")
+    assert_matches(levels)
+    alone = [
+        k.ops
+        for k in levels.tiled_kernels
+        if set(k.ops) <= {"graph.transpose", "graph.reshape", "layout.trans_data", "graph.mul"}
+    ]
+    assert alone == [], alone

@@ -1,0 +1,173 @@
+"""Movement chains as the views the matmuls read: what torch's SDPA decomposition writes.
+
+The default exporter writes ``F.scaled_dot_product_attention`` (every Hugging Face model's
+attention since transformers 4.36) as ``Q·√s`` and ``Kᵀ·√s`` before the matmul, with
+``Kᵀ`` spelled as ``Reshape(Transpose(Reshape(K, [B·H, S, D]), [0, 2, 1]), [B, H, D, S])``.
+Between the head split ``Transpose(Reshape(Linear(x)))`` and the matmul those ops stop the
+split from being a view of the projection's result (:mod:`tilegraph.passes.fuse_views`):
+two more vector kernels per operand. Two exact rewrites give back the shape the views take:
+
+``transpose-between-reshapes``: ``Reshape(Transpose(Reshape(x, B), p), C)`` -> ``Transpose(x,
+q)`` (and a Reshape to ``C`` when the ranks differ) when the reshapes only merge and split
+dims that the transpose moves together. ``q`` comes from grouping ``x``'s dims into
+``B``'s; the rewrite is taken only when an index check on ``arange`` of ``x``'s size (at
+most :data:`MAX_CHECKED` elements) shows both chains move every element to the same place.
+
+``scale-before-movement``: ``Mul(Movement(x), c)`` (or ``Div``), ``c`` a one-element
+constant, ``Movement`` a Transpose or Reshape nothing else reads -> ``Movement(Mul(x, c))``:
+the scale joins the producer's epilogue (the projection's bias add) instead of a kernel of
+its own. Exact: the same products of the same elements, moved.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from tilegraph.dialects.graph.binary import DivOp, MulOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.simplify.match import (
+    constant_array,
+    in_origin_view,
+    made_by,
+    replace_if_typed,
+    reshaped,
+)
+from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+
+MAX_CHECKED = 1 << 22
+"""The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
+int32 indices: a BERT-base layer's keys at sequence 512 and batch 8 are 3.1 M)."""
+
+
+def _static_shape(value: SSAValue) -> list[int] | None:
+    t = value.type
+    if not isinstance(t, TensorType) or not t.is_static:
+        return None
+    return [int(d) for d in t.origin_shape]  # type: ignore[arg-type]
+
+
+def merged_groups(dims: list[int], merged: list[int]) -> list[list[int]] | None:
+    """For each dim of ``merged`` (a reshape of ``dims`` that only merges runs of
+    consecutive dims), the indices of the ``dims`` it merges: a size-1 dim of ``merged``
+    takes one size-1 dim of ``dims`` when there is one (else none), size-1 dims of
+    ``dims`` left over join the run after them (the last run at the end). None when
+    ``merged`` is not such a merge."""
+    groups: list[list[int]] = []
+    i = 0
+    for size in merged:
+        group: list[int] = []
+        if size == 1:
+            if i < len(dims) and dims[i] == 1:
+                group.append(i)
+                i += 1
+            groups.append(group)
+            continue
+        product = 1
+        while i < len(dims) and product < size:
+            group.append(i)
+            product *= dims[i]
+            i += 1
+        if product != size:
+            return None
+        groups.append(group)
+    if i < len(dims):
+        if not groups or any(dims[j] != 1 for j in range(i, len(dims))):
+            return None
+        groups[-1].extend(range(i, len(dims)))
+    return groups
+
+
+def _same_order(x: list[int], mid: list[int], perm: list[int], q: list[int]) -> bool:
+    """Whether Reshape(Transpose(Reshape(x, mid), perm)) and Transpose(x, q) put every
+    element of ``x`` in the same row-major position."""
+    index = np.arange(prod(x), dtype=np.int32)
+    chain = index.reshape(mid).transpose(perm).reshape(-1)
+    direct = index.reshape(x).transpose(q).reshape(-1)
+    return bool(np.array_equal(chain, direct))
+
+
+@simplify_rule
+class TransposeBetweenReshapes(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "transpose-between-reshapes",
+        "Reshape(Transpose(Reshape(x, B), p), C), B merging runs of x's dims",
+        "Transpose(x, q) (Reshape to C when the ranks differ)",
+        "static shapes; an index check proves both move every element alike",
+        "ORT (transpose optimizer), PT",
+    )
+    ROOTS = (ReshapeOp,)
+
+    def rewrite(self, op: ReshapeOp, rewriter: PatternRewriter) -> None:
+        transpose = made_by(op.data, TransposeOp)
+        if transpose is None or not in_origin_view(op):
+            return
+        inner = made_by(transpose.data, ReshapeOp)
+        if inner is None:
+            return
+        x, mid, out = (_static_shape(v) for v in (inner.data, inner.reshaped, op.reshaped))
+        if x is None or mid is None or out is None or prod(x) > MAX_CHECKED:
+            return
+        perm = list(transpose.attr("perm") or reversed(range(len(mid))))
+        groups = merged_groups(x, mid)
+        if groups is None:
+            return
+        q = [dim for j in perm for dim in groups[j]]
+        if sorted(q) != list(range(len(x))) or not _same_order(x, mid, perm, q):
+            return
+        ops: list[Operation] = [TransposeOp.make(inner.data, perm=q)]
+        reshaped(ops[0].results[0], out, ops)
+        replace_if_typed(rewriter, op, ops)
+
+
+def _one_element(value: SSAValue, rank: int) -> bool:
+    """A constant of one element whose broadcast changes no shape of rank ``rank``."""
+    data = constant_array(value)
+    return data is not None and data.size == 1 and data.ndim <= rank
+
+
+@simplify_rule
+class ScaleBeforeMovement(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "scale-before-movement",
+        "Mul | Div(Transpose | Reshape(x), c) (either operand order), c one constant element",
+        "Transpose | Reshape(Mul | Div(x, c))",
+        "the movement has no other reader; c of rank at most x's",
+        "ORT (transpose optimizer pushes transposes past elementwise ops)",
+    )
+    ROOTS = (MulOp, DivOp)
+
+    def rewrite(self, op: MulOp | DivOp, rewriter: PatternRewriter) -> None:
+        if not in_origin_view(op):
+            return
+        for slot, value in enumerate(op.operands):
+            other = op.operands[1 - slot]
+            movement = made_by(value, TransposeOp) or made_by(value, ReshapeOp)
+            if movement is None:
+                continue
+            source = movement.operands[0]
+            source_type = source.type
+            if not isinstance(source_type, TensorType):
+                continue
+            if not _one_element(other, source_type.rank):
+                continue
+            operands = [source, other] if slot == 0 else [other, source]
+            scaled = type(op).make(*operands)
+            if scaled.results[0].type != source_type:
+                scaled.drop_all_references()
+                continue
+            moved = type(movement).make(scaled, *movement.operands[1:], **_attrs(movement))
+            replace_if_typed(rewriter, op, [scaled, moved])
+            return
+
+
+def _attrs(op: TransposeOp | ReshapeOp) -> dict[str, Any]:
+    names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
+    return {name: op.attr(name) for name in names if name in op.properties}
