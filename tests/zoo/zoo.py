@@ -1141,6 +1141,12 @@ _ALL: list[ZooModel] = [
         ),
         notes="DETR's sine positions from a padding mask: cumsum, sin/cos interleaved",
     ),
+    _text(
+        "hf_bert",
+        token_types=True,
+        notes="transformers 5.24 BertModel, dynamo export: SDPA decomposed (Q·√s, Kᵀ·√s, NaN guard)",
+    ),
+    _text("hf_llama", notes="transformers 5.24 LlamaForCausalLM (GQA, rotary), dynamo export"),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
