@@ -134,3 +134,41 @@ def test_the_masked_fill_runs_on_the_ai_core():
     levels = run_levels(module, {"y": RNG.standard_normal((2, 3, 4)).astype(np.float32)}, "test")
     assert_matches(levels, rtol=0, atol=0)
     assert all(k.unit != "host" for k in levels.tiled_kernels)
+
+
+# ---- scatter-nd-as-concat ----------------------------------------------------------------
+CONCAT_RULE = "algebraic-simplify{only=scatter-nd-as-concat},dce"
+
+
+def _shifted(rows: list[int], size: int = 11) -> ModuleOp:
+    """BART's shift_tokens_right as the default exporter writes it: zeros [size, 3] with
+    the updates scattered at the constant ``rows`` of axis 0."""
+    b = GraphBuilder()
+    u = b.input("u", [len(rows), 3], dtype="int64")
+    zeros = b.constant(np.zeros((size, 3), np.int64))
+    where = b.constant(np.array(rows, np.int64).reshape(-1, 1))
+    return b.build(b.op("scatter_nd", zeros, where, u))
+
+
+def test_a_slice_assignment_is_a_concat_bit_exact():
+    for rows in (list(range(1, 11)), list(range(0, 4)), [-3, -2, -1], list(range(3, 7))):
+        module = _shifted(rows)
+        u = RNG.integers(0, 100, (len(rows), 3)).astype(np.int64)
+        _check_bitwise(module, CONCAT_RULE, {"u": u})
+        ops = _ops(module)
+        assert ops["graph.scatter_nd"] == 0 and ops["graph.concat"] == 1, rows
+
+
+def test_scattered_or_descending_rows_stay():
+    for rows in ([1, 3, 5], [4, 3, 2]):
+        module = _shifted(rows)
+        run_pipeline(CONCAT_RULE, make_context(), module)
+        assert _ops(module)["graph.scatter_nd"] == 1
+
+
+def test_the_shift_runs_on_the_ai_core():
+    module = _shifted(list(range(1, 11)))
+    u = RNG.integers(0, 100, (10, 3)).astype(np.int64)
+    levels = run_levels(module, {"u": u}, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit != "host" for k in levels.tiled_kernels)

@@ -15,6 +15,12 @@ search of ``torch.bucketize`` reads a 1-D boundary table so, once per halving) a
 rows of axis 0 directly: ``Gather(x, Squeeze(indices, [-1]), axis 0)``, negative entries
 wrapped and out-of-range ones refused by both alike. Exact: the same elements, copied.
 
+``scatter-nd-as-concat``: a slice assignment ``y[a:a+k] = u`` that an exporter writes as
+ScatterND at constant rows ``[[a], [a+1], …, [a+k-1]]`` of axis 0 (BART's
+``shift_tokens_right``: ``shifted[:, 1:] = input_ids[:, :-1]``, transposed so the
+sequence is axis 0) is ``Concat(x[:a], u, x[a+k:])`` along axis 0: the same elements in
+the same places, exact, where ScatterND has no kernel.
+
 ``masked-fill-as-where``: PyTorch's default exporter writes a masked assignment of one
 value, ``y[y < 0] = 0.5`` (``index_put`` with a boolean mask), as ScatterND of that value,
 expanded to the mask's count, at ``Transpose(NonZero(mask))``: the mask's true elements in
@@ -31,7 +37,7 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph.data_movement import ExpandOp, GatherOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, GatherOp, SliceOp
 from tilegraph.dialects.graph.indexing import GatherNDOp, ScatterNDOp
 from tilegraph.dialects.graph.logical import WhereOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
@@ -39,12 +45,14 @@ from tilegraph.dialects.graph.vision_index import NonZeroOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_array,
+    drop_ops,
     ints_constant,
     made_by,
     make_typed,
     new_constant,
     replace_if_typed,
     replace_with_ops,
+    replace_with_value,
     reshaped,
     splat_value,
 )
@@ -114,6 +122,50 @@ class GatherNDAsGather(SimplifyRule):
         axes = ints_constant([-1])
         rows = SqueezeOp.make(op.indices, axes.results[0])
         replace_if_typed(rewriter, op, [axes, rows, GatherOp.make(op.data, rows, axis=0)])
+
+
+@simplify_rule
+class ScatterNDAsConcat(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "scatter-nd-as-concat",
+        "ScatterND(x, constant rows [[a], [a+1], …, [a+k-1]] of axis 0, u), no reduction",
+        "Concat(Slice(x, 0, a), u, Slice(x, a+k, end)) along axis 0",
+        "x's axis 0 static; the rows ascending by one (negative ones wrapped)",
+        "",
+    )
+    ROOTS = (ScatterNDOp,)
+
+    def rewrite(self, op: ScatterNDOp, rewriter: PatternRewriter) -> None:
+        rows, data = constant_array(op.indices), op.data.type
+        if str(op.attr("reduction") or "none") != "none" or rows is None:
+            return
+        if not isinstance(data, TensorType) or data.rank < 1 or rows.ndim != 2:
+            return
+        size = data.origin_shape[0]
+        if rows.shape[1] != 1 or not isinstance(size, int) or size < 1:
+            return
+        first = flat_rows(rows, (size,))
+        if first is None or len(first) == 0:
+            return
+        start, count = int(first[0]), len(first)
+        if not np.array_equal(first, np.arange(start, start + count)):
+            return
+        ops: list[Operation] = []
+        pieces: list[SSAValue] = []
+        for lo, hi in ((0, start), (start + count, size)):
+            if lo < hi:
+                bounds = [ints_constant([v]) for v in (lo, hi, 0)]
+                piece = SliceOp.make(op.data, *(b.results[0] for b in bounds))
+                ops += [*bounds, piece]
+                pieces.append(piece.results[0])
+        pieces.insert(1 if start > 0 else 0, op.updates)
+        if len(pieces) == 1:
+            drop_ops(ops)
+            replace_with_value(rewriter, op, op.updates)
+            return
+        ops.append(ConcatOp.make(*pieces, axis=0))
+        replace_if_typed(rewriter, op, ops)
 
 
 def splat_through_broadcasts(value: SSAValue) -> np.ndarray | None:

@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=gather-nd-as-gather},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=gather-nd-as-gather,scatter-nd-as-concat},dce' --split-input-file | filecheck %s
 
 // gather-nd-as-gather: tuples (i, j) into [4, 4, ?] are rows 4·i + j of [16, ?]; the
 // negative (-1, 0) is row 12.
@@ -34,3 +34,15 @@ func.func @lookup(%z: !layout.tensor<9xf32>, %t: !layout.tensor<2x?x1xi64>) -> !
 // CHECK:         %[[ROWS:.*]] = graph.squeeze %t, %[[AXES]] {{.*}} -> !layout.tensor<2x?xi64>
 // CHECK:         %y = graph.gather %z, %[[ROWS]] {axis = 0}
 // CHECK-NOT:     graph.gather_nd
+
+// -----
+// scatter-nd-as-concat: rows 1 .. 3 of a [5, 2] tensor assigned: x[:1], u, x[4:] concatenated.
+func.func @shift(%x: !layout.tensor<5x2xf32>, %u: !layout.tensor<3x2xf32>) -> !layout.tensor<5x2xf32> {
+  %rows = graph.constant dense<[[1], [2], [3]]> : !layout.tensor<3x1xi64>
+  %y = graph.scatter_nd %x, %rows, %u : (!layout.tensor<5x2xf32>, !layout.tensor<3x1xi64>, !layout.tensor<3x2xf32>) -> !layout.tensor<5x2xf32>
+  func.return %y : !layout.tensor<5x2xf32>
+}
+// CHECK-LABEL: func.func @shift
+// CHECK:         %[[HEAD:.*]] = graph.slice %x, {{.*}} -> !layout.tensor<1x2xf32>
+// CHECK:         %[[TAIL:.*]] = graph.slice %x, {{.*}} -> !layout.tensor<1x2xf32>
+// CHECK:         %y = graph.concat %[[HEAD]], %u, %[[TAIL]] {axis = 0}
