@@ -79,3 +79,19 @@ def test_a_quantise_with_other_users_of_the_float_result_stays_apart():
     ops = [k.ops for k in levels.tiled_kernels]
     assert ("graph.softmax",) in ops, ops
     assert_matches(levels)
+
+
+def test_a_reduce_op_keeps_its_quantise_out_of_the_reduction_kernel():
+    """A ReduceSum is no normalisation (OpFacts ``quantize_tail`` unset): its QuantizeLinear
+    is not a tail of the reduction kernel (Smart Turn's attention pooling), exact as before.
+    A row of 400 x 384 floats takes the chunked form on 910B."""
+    g = Graph()
+    x = g.input([1, 400, 384])
+    y = g.op("reduce_sum", x, g.ints([1]), keepdims=0)
+    scale = g.b.constant(np.array(0.05, np.float32))
+    module = g.b.build(g.op("quantize_linear", y, scale, g.b.constant(np.array(3, np.int8))))
+    levels = run_levels(module, g.arrays, "ascend910b", pad_value=NAN)
+    assert ("graph.reduce_sum", "graph.quantize_linear") not in [
+        k.ops for k in levels.tiled_kernels
+    ]
+    assert_matches(levels, rtol=0, atol=0)

@@ -20,6 +20,7 @@ from math import prod
 
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile.base import element_bytes
@@ -68,15 +69,18 @@ class QuantizeTail:
 
 def quantize_tail(body: KernelBody) -> QuantizeTail | str | None:
     """The tail of a normalisation's kernel body: None for a lone op, the tail when the
-    second op is a QuantizeLinear of the first's result that the body writes (and nothing
-    else), else the reason it is not one."""
+    first op may take one (OpFacts ``quantize_tail``) and the second is a QuantizeLinear of
+    its result that the body writes (and nothing else), else the reason it is not one (a
+    reduce op's epilogue is the elementwise strategy's)."""
     if len(body.ops) == 1:
         return None
     if len(body.ops) != 2 or len(body.writes) != 1:
         return "a reduction fused with other ops"
     op, q = body.ops
     if (
-        not isinstance(q, QuantizeLinearOp)
+        not isinstance(op, GraphOp)
+        or not op.FACTS.quantize_tail
+        or not isinstance(q, QuantizeLinearOp)
         or q.x is not op.results[0]
         or body.writes[0][0] is not q.y
         or not q.quantizes_as_tail()

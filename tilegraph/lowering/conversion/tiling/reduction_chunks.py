@@ -281,6 +281,7 @@ def emit_chunked_reduction(
     quantised by ``tail`` (:mod:`.quantize_tail`) before they are stored."""
     compute = compute or element
     k = _Kernel(b, plan, x_arg, element, spec, compute)
+    assert tail is None or spec.normalises, "a quantise tail follows a normalisation only"
     if tail is not None:
         k.tail = (tail, tail.buffers(b, plan.tile_shape(), element))
     dropped = None
