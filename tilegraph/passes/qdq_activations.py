@@ -139,7 +139,9 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    if not all(isinstance(d, int) for d in (*a_type.origin_shape, *b_type.origin_shape)):
+    # static shapes only: the zero-point blocks are constants of the operands' shapes (an
+    # unknown dim reads as -1)
+    if not all(isinstance(d, int) and d >= 0 for d in (*a_type.origin_shape, *b_type.origin_shape)):
         return None
     n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
     assert isinstance(n, int) and isinstance(k, int)
