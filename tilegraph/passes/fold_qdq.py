@@ -50,7 +50,8 @@ precision the pass changes nothing.
 
 Statistics: ``folded-convs``, ``kept-convs``, ``folded-matmuls``, ``kept-matmuls`` (those
 with a DQ data operand not folded), ``folded-activation-matmuls`` (of the folded ones, those
-of two activations), ``int8-moves``, ``recentred-uint8``.
+of two activations), ``hoisted-quantizes`` (QuantizeLinear ops moved before the data
+movement after them, :mod:`~tilegraph.passes.qdq_moves`), ``recentred-uint8``.
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ from tilegraph.dialects.graph.quantized_cube import QuantConv2dOp, QuantMatMulOp
 from tilegraph.dialects.graph.windows import window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.passes.qdq_activations import fold_activation_matmul, move_int8
+from tilegraph.passes.qdq_activations import fold_activation_matmul
+from tilegraph.passes.qdq_moves import hoist_quantize
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import constant_array
 from tilegraph.passes.statistics import start_pass
@@ -344,8 +346,8 @@ class FoldQdqPass(ModulePass):
             if isinstance(q, QuantizeLinearOp) and _recentre_uint8(q):
                 stats.add("recentred-uint8")
         for q in list(op.walk()):
-            if isinstance(q, QuantizeLinearOp) and move_int8(q):
-                stats.add("int8-moves")
+            if isinstance(q, QuantizeLinearOp) and hoist_quantize(q):
+                stats.add("hoisted-quantizes")
         for anchor in op.walk():
             if isinstance(anchor, Conv2dOp):
                 folded, kind = _fold_conv(anchor), "convs"

@@ -4,7 +4,9 @@ ops that will run as one kernel, and :func:`can_join`, whether a producer may jo
 The rules are the pass's **Legality** (its module docstring): TVM's pattern kinds
 (``FusionKind`` in each op's facts), at most one anchor per group, what may precede or
 follow it, the shape-op / elementwise split of anchor-less groups, the conversions that stay
-alone, broadcast producers and scalar programs. Nothing here weighs a choice or rewrites
+alone, broadcast producers and scalar programs, and the one exception to OPAQUE ops
+staying alone: a normalisation taking the QuantizeLinear of its result as its kernel's
+tail (:func:`quantize_tail`). Nothing here weighs a choice or rewrites
 IR: the pass's grower (:mod:`tilegraph.passes.fuse_grow`) asks these predicates.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
+from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
@@ -164,11 +167,33 @@ def flows_into(op: Operation, source: Operation, members: set[Operation]) -> boo
     return False
 
 
+def quantize_tail(producer: Operation, group: Group) -> bool:
+    """Whether ``producer``, an op whose kernel may end with a quantisation (OpFacts
+    ``quantize_tail``: LayerNorm, Softmax), takes ``group``, a lone QuantizeLinear of its
+    only result, as that tail (``QuantizeLinearOp.quantizes_as_tail``): the kernel writes
+    the int8 tensor, and no standalone quantise kernel reads the float one back."""
+    root = group.root
+    return (
+        isinstance(producer, GraphOp)
+        and producer.FACTS.quantize_tail
+        and len(producer.results) == 1
+        and group.members == {root}
+        and isinstance(root, QuantizeLinearOp)
+        and root.x is producer.results[0]
+        and users_of(producer) == [root]
+        and root.quantizes_as_tail()
+    )
+
+
 def can_join(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` may join ``group`` under the kind lattice
     (:mod:`tilegraph.passes.fuse_ops`)."""
+    if quantize_tail(producer, group):
+        return True
     kind = fusion_kind(producer)
     if kind is None or kind == FusionKind.OPAQUE:
+        return False
+    if group.kind() == FusionKind.OPAQUE:  # a normalisation with its quantise tail
         return False
     users = users_of(producer)
     if not users or any(u not in group.members for u in users):

@@ -44,7 +44,12 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   strategy converts those on the way in or out of another op's tiles (a 3-D convolution
   reads and writes NDC1HWC0 planes, its ReLU still joins it), so it runs as a kernel of its
   own;
-* OPAQUE ops stay alone;
+* OPAQUE ops stay alone, except that a normalisation whose facts say so (LayerNorm, RMS
+  norm, Softmax, LogSoftmax: OpFacts ``quantize_tail``) takes a per-tensor QuantizeLinear
+  of its result (constant scale and zero point, to int8 / uint8) as its kernel's last
+  steps (:func:`~tilegraph.passes.fuse_legality.quantize_tail`): the kernel writes the
+  int8 tensor, as GE's AMCT-quantised LayerNorm / Softmax kernels do, and no quantise
+  kernel reads the float result back (a QDQ transformer's int8 path);
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
   whole from global memory) — unless it is an elementwise op on one-element tensors only

@@ -1,15 +1,11 @@
 """What ``fold-qdq`` does with quantised *activations* beyond the data operand of a cube op
-with a constant weight: int8 data movement, and matmuls of two activations.
+with a constant weight: matmuls of two activations (and the per-tensor quantisation
+facts the int8 data movement of :mod:`~tilegraph.passes.qdq_moves` shares).
 
-**Data movement in int8** (:func:`move_int8`). onnxruntime's QDQ quantiser wraps every
-Reshape / Transpose / Squeeze / Unsqueeze / Flatten of a quantised tensor in
-``DequantizeLinear -> move -> QuantizeLinear`` with one scale and zero point (an
-attention block's head split and merge). With the same per-tensor int8 quantisation on
-both sides this is ``move(q)`` exactly: a move only rearranges elements, and
-``Q(DQ(q)) = round(((q - z)·s)/s) + z = q`` (the quotient of float32 roundings of an
-integer of at most 8 bits times ``s`` is within far less than 0.5 of it), so the
-QuantizeLinear's result becomes the move of the int8 tensor: a quarter of the bytes moved,
-and the int8 value reaches the next cube op without a float round trip.
+**Data movement in int8**: :mod:`~tilegraph.passes.qdq_moves` moves a QuantizeLinear
+before the Reshape / Transpose / ... (:data:`MOVES`) it follows, with this module's
+:func:`int8_dequantize` / :func:`int8_quantization` to drop a ``Q(DQ(q))`` of one
+quantisation.
 
 **Matmuls of two activations** (:func:`fold_activation_matmul`): ``MatMul(DQ(a_q, sa, za),
 DQ(b_q, sb, zb))`` with both operands int8 activations quantised per tensor (attention's
@@ -42,7 +38,7 @@ from tilegraph.dialects.graph.base import ShapeError, to_attribute
 from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.graph.linalg import MatMulOp
-from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
+from tilegraph.dialects.graph.quantize import DequantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
 from tilegraph.dialects.graph.shape_ops import (
     FlattenOp,
@@ -78,7 +74,7 @@ def int8_quantization(scale: SSAValue, zero: SSAValue | None) -> Int8Quantizatio
     return Int8Quantization(np.float32(s.reshape(())), int(z.reshape(())))
 
 
-def _int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None:
+def int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None:
     """``value`` as a per-tensor DequantizeLinear of an int8 activation: (q, (s, z))."""
     dq = value.owner
     if not isinstance(dq, DequantizeLinearOp):
@@ -90,34 +86,6 @@ def _int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | Non
         return None
     params = int8_quantization(dq.x_scale, dq.x_zero_point)
     return None if params is None else (dq.x, params)
-
-
-def move_int8(q: QuantizeLinearOp) -> bool:
-    """Rewrite ``Q(move(DQ(x_q)))`` with one per-tensor int8 quantisation on both sides to
-    ``move(x_q)`` (an int8 move inserted before ``q``, ``q``'s uses moved to it). True when
-    rewritten."""
-    move = q.x.owner
-    out = q.y.type
-    if not isinstance(move, MOVES) or not isinstance(out, TensorType) or out.dtype != DType.int8:
-        return False
-    if any(int(q.attr(name)) for name in ("output_dtype", "block_size", "precision")):
-        return False
-    source = _int8_dequantize(move.operands[0])
-    if source is None or int8_quantization(q.y_scale, q.y_zero_point) != source[1]:
-        return False
-    operands = [source[0], *move.operands[1:]]
-    properties = dict(move.properties)
-    try:
-        (result,) = type(move).infer_shapes(operands, properties)
-    except ShapeError:
-        return False
-    if result.origin_shape != out.origin_shape:
-        return False
-    moved = type(move).create(operands=operands, result_types=[result], properties=properties)
-    moved.results[0].name_hint = q.y.name_hint
-    Rewriter.insert_op(moved, InsertPoint.before(q))
-    q.y.replace_all_uses_with(moved.results[0])
-    return True
 
 
 def int8_parts(value: int) -> list[int]:
@@ -161,8 +129,8 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     blocks of int8 products in its int32 accumulator: ``a·b``, then ``a`` against rows of
     the constant ``-zb`` (``-zb·Σ_k a``) and columns of the constant ``-za`` against ``b``
     (``-za·Σ_k b``), each constant split by :func:`int8_parts`; ``K·za·zb`` is the bias."""
-    a = _int8_dequantize(op.lhs)
-    b = _int8_dequantize(op.rhs)
+    a = int8_dequantize(op.lhs)
+    b = int8_dequantize(op.rhs)
     out = op.results[0].type
     if a is None or b is None or not isinstance(out, TensorType):
         return None
@@ -171,7 +139,9 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    if not all(isinstance(d, int) for d in (*a_type.origin_shape, *b_type.origin_shape)):
+    # static shapes only: the zero-point blocks are constants of the operands' shapes (an
+    # unknown dim reads as -1)
+    if not all(isinstance(d, int) and d >= 0 for d in (*a_type.origin_shape, *b_type.origin_shape)):
         return None
     n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
     assert isinstance(n, int) and isinstance(k, int)

@@ -79,3 +79,16 @@ func.func @asymmetric_projection(%x: !layout.tensor<2x7x48xf32>, %k: !layout.ten
 // CHECK:         %[[A:.+]] = graph.concat %qq, %[[C]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
 // CHECK:         %[[B:.+]] = graph.concat %[[R:.+]], %[[R]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
 // CHECK:         %m = graph.quant_matmul %[[A]], %[[B]], %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xf32>
+
+// A dynamic batch (a symbol): the zero points' K blocks would be constants of the operands'
+// shapes, so the matmul of two activations keeps its float form (before: a crash).
+func.func @dynamic(%a: !layout.tensor<[b, 7, 20], i8>, %k: !layout.tensor<[b, 20, 7], i8>) -> !layout.tensor<[b, 7, 7], f32> {
+  %s = graph.constant dense<0.05> : !layout.tensor<f32>
+  %za = graph.constant dense<3> : !layout.tensor<i8>
+  %ad = graph.dequantize_linear %a, %s, %za : (!layout.tensor<[b, 7, 20], i8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<[b, 7, 20], f32>
+  %kd = graph.dequantize_linear %k, %s, %za : (!layout.tensor<[b, 20, 7], i8>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<[b, 20, 7], f32>
+  %m = graph.matmul %ad, %kd : (!layout.tensor<[b, 7, 20], f32>, !layout.tensor<[b, 20, 7], f32>) -> !layout.tensor<[b, 7, 7], f32>
+  func.return %m : !layout.tensor<[b, 7, 7], f32>
+}
+// CHECK-LABEL: func.func @dynamic(
+// CHECK:         %m = graph.matmul %ad, %kd

@@ -50,6 +50,35 @@ func.func @reduce(%x: !layout.tensor<4x16xf32>) -> (!layout.tensor<4x16xf32>, !l
 // CHECK:       %r = graph.fused "fused_mul_reduce_mean_sqrt_0" <comm_reduce> (%x, %ax)
 
 // -----
+// The one exception: a LayerNorm / Softmax takes the per-tensor QuantizeLinear of its only
+// result as its kernel's tail (the kernel writes int8); nothing else joins that group (the
+// add before the LayerNorm stays apart), and a QuantizeLinear whose float input another op
+// reads as well, or whose scale is not a constant, stays alone.
+func.func @quantize_tail(%x: !layout.tensor<4x16xf32>, %g: !layout.tensor<16xf32>, %rs: !layout.tensor<f32>) -> (!layout.tensor<4x16xi8>, !layout.tensor<4x16xi8>, !layout.tensor<4x16xf32>, !layout.tensor<4x16xi8>) {
+  %s = graph.constant dense<0.02> : !layout.tensor<f32>
+  %z = graph.constant dense<3> : !layout.tensor<i8>
+  %a = graph.add %x, %x : !layout.tensor<4x16xf32>
+  %ln = graph.layer_norm %a, %g {axis = -1} : (!layout.tensor<4x16xf32>, !layout.tensor<16xf32>) -> !layout.tensor<4x16xf32>
+  %lq = graph.quantize_linear %ln, %s, %z : (!layout.tensor<4x16xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<4x16xi8>
+  %sm = graph.softmax %x {axis = 1} : !layout.tensor<4x16xf32>
+  %sq = graph.quantize_linear %sm, %s, %z : (!layout.tensor<4x16xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<4x16xi8>
+  %r = graph.relu %sm : !layout.tensor<4x16xf32>
+  %sm2 = graph.softmax %x {axis = 1} : !layout.tensor<4x16xf32>
+  %rq = graph.quantize_linear %sm2, %rs, %z : (!layout.tensor<4x16xf32>, !layout.tensor<f32>, !layout.tensor<i8>) -> !layout.tensor<4x16xi8>
+  func.return %lq, %sq, %r, %rq : !layout.tensor<4x16xi8>, !layout.tensor<4x16xi8>, !layout.tensor<4x16xf32>, !layout.tensor<4x16xi8>
+}
+// CHECK-LABEL: func.func @quantize_tail
+// CHECK:       %a = graph.add %x, %x
+// CHECK:       %lq = graph.fused "fused_layer_norm_quantize_linear_{{[0-9]+}}" <opaque> (%a, %g, %s, %z)
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:    graph.layer_norm
+// CHECK-NEXT:    graph.quantize_linear
+// CHECK:       %sm = graph.softmax %x
+// CHECK-NEXT:  %sq = graph.quantize_linear %sm, %s, %z
+// CHECK:       %sm2 = graph.softmax %x
+// CHECK-NEXT:  %rq = graph.quantize_linear %sm2, %rs, %z
+
+// -----
 // The UB working set bounds a group: on ascend910b the three adds are one kernel; on the
 // `test` preset (UB 8 KiB, 1 KiB tiles, inputs and outputs double-buffered) even two of
 // them need 9 KiB, so nothing fuses.

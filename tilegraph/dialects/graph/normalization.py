@@ -19,6 +19,7 @@ groups of channels) and ``graph.mean_variance_norm`` (MeanVarianceNormalization)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -113,6 +114,7 @@ class LayerNormOp(_TrailingNorm):
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
+    FACTS: ClassVar = replace(_TrailingNorm.FACTS, quantize_tail=True)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         return _layer_norm(self, inputs)[:1]
@@ -158,6 +160,7 @@ class RmsNormOp(_TrailingNorm):
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     output = result_def(TensorType)
+    FACTS: ClassVar = replace(_TrailingNorm.FACTS, quantize_tail=True)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, scale = inputs[:2]

@@ -32,7 +32,13 @@ from xdsl.traits import Pure
 
 from tilegraph.dialects.element_conversion import convert
 from tilegraph.dialects.element_types import element_type_of
-from tilegraph.dialects.graph.base import GraphOp, ShapeError, int_attr, tensor_type
+from tilegraph.dialects.graph.base import (
+    GraphOp,
+    ShapeError,
+    constant_value,
+    int_attr,
+    tensor_type,
+)
 from tilegraph.dialects.graph.bitcast import BitCastOp
 from tilegraph.dialects.graph.elementwise import onnx_dtype_name
 from tilegraph.dialects.graph.facts import ND_OPAQUE, FormatRole, FusionKind, OpFacts
@@ -187,6 +193,26 @@ class QuantizeLinearOp(_LinearQuantOp):
         quotient = convert(convert(x, precision) / divisor, precision)
         offset = None if zero is None else _expand(zero, x.shape, axis, block)
         return (requantize(quotient, offset, out.dtype, bool(self.attr("saturate"))),)
+
+    def quantizes_as_tail(self) -> bool:
+        """Whether this QuantizeLinear can be the last steps of its producer's vector
+        kernel (OpFacts ``quantize_tail``): one constant scale and zero point, no
+        ``precision``, to int8 / uint8, dividing in its input's own float type (the scale's),
+        so the tail computes exactly what a quantise kernel of its own would."""
+        if int(self.attr("block_size")) or int(self.attr("precision")):
+            return False
+        x, out, scale = (v.type for v in (self.x, self.y, self.y_scale))
+        if not all(isinstance(t, TensorType) for t in (x, out, scale)):
+            return False
+        assert isinstance(x, TensorType) and isinstance(out, TensorType)
+        assert isinstance(scale, TensorType)
+        params = [self.y_scale] if self.y_zero_point is None else [self.y_scale, self.y_zero_point]
+        values = [constant_value(p) for p in params]
+        return (
+            out.dtype in (DType.int8, DType.uint8)
+            and x.dtype == scale.dtype
+            and all(v is not None and v.size == 1 for v in values)
+        )
 
 
 @irdl_op_definition

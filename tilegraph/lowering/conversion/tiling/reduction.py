@@ -53,6 +53,7 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
 from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_tile_shape
+from tilegraph.lowering.conversion.tiling.quantize_tail import quantize_tail, tail_bytes
 from tilegraph.lowering.conversion.tiling.reduction_chunks import (
     Chunked,
     chunk_bytes,
@@ -312,8 +313,9 @@ REDUCTION_OPS = (
 
 
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    if len(body.ops) != 1 or len(body.writes) != 1:
-        return "a reduction fused with other ops"
+    tail = quantize_tail(body)
+    if isinstance(tail, str):
+        return tail
     op = body.ops[0]
     assert isinstance(op, GraphOp)
     spec = reduction_of(op)
@@ -321,7 +323,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return spec
     x_arg = body.source(op.operands[0])
     value, out_arg = body.writes[0]
-    if x_arg is None or value is not op.results[0]:
+    if x_arg is None or value is not (op.results[0] if tail is None else tail.op.y):
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
     if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
@@ -360,8 +362,10 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         sizes += [prod(param_shape(p, tile)) for p in params]
         staged = [prod(tile), prod(out_shape(tile))] if widened else []
         staged += [prod(param_shape(p, tile)) for p in params] if widened else []
-        return sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes) + sum(
-            aligned_bytes(b.hw, "UB", n * eb) for n in staged
+        return (
+            sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes)
+            + sum(aligned_bytes(b.hw, "UB", n * eb) for n in staged)
+            + tail_bytes(tail, b, out_shape(tile), element)
         )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
@@ -372,14 +376,16 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         shapes = [memref_shape(p) for p in params]
 
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
-            return chunk_bytes(b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb)
+            return chunk_bytes(
+                b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb
+            ) + tail_bytes(tail, b, chunk, element)
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
             return "no chunk of the reduced axes fits UB"
         if not b.dry_run:
             emit_chunked_reduction(
-                b, spec.chunked, chunks, x_arg, out_arg, params, element, compute
+                b, spec.chunked, chunks, x_arg, out_arg, params, element, compute, tail
             )
         return None
     if b.dry_run:
@@ -407,6 +413,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         ]
     from tilegraph.dialects.tile import CastOp, CopyOp
 
+    tail_tiles = None if tail is None else tail.buffers(b, out_shape(tile), element)
+
     def cast_tile(src: SSAValue, dst: SSAValue) -> None:
         """Convert a staged tile to (or from) the compute type; nothing when they agree."""
         if src is not dst:
@@ -428,6 +436,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 cast_tile(staged, t)
         spec.program(b, tiles, spec.axes)
         cast_tile(tiles.out, out)
+        if tail is not None and tail_tiles is not None:
+            out = tail.emit(b, out, tail_tiles)
         out_rank = len(memref_shape(out_arg))
         out_offsets = (
             [zero if i in spec.axes else o for i, o in enumerate(offsets)]

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from math import inf, prod
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, i64
 from xdsl.ir import Attribute, SSAValue
@@ -41,6 +41,9 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import longest_fitting, store
 from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_tile_shape
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling.quantize_tail import QuantizeTail
 
 IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
 """The value each reduction ignores: the fill of a ragged chunk's lanes past the tensor."""
@@ -198,6 +201,7 @@ class _Kernel:
         self.out = b.buffer(out_shape, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
         self.outer: dict[int, SSAValue] = {}
+        self.tail: tuple[QuantizeTail, tuple[SSAValue, SSAValue]] | None = None
 
     @contextmanager
     def output_loops(self) -> Iterator[None]:
@@ -234,10 +238,13 @@ class _Kernel:
             yield offsets
 
     def store(self, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
-        """Store a chunk of the output (cast back to the data's type first)."""
+        """Store a chunk of the output (cast back to the data's type first, then quantised
+        by the tail when there is one)."""
         if self.out is not None:
             self.b.add(CastOp(operands=[tile, self.out]))
             tile = self.out
+        if self.tail is not None:
+            tile = self.tail[0].emit(self.b, tile, self.tail[1])
         store(self.b, tile, out_arg, offsets)
 
     def load_param(
@@ -267,11 +274,16 @@ def emit_chunked_reduction(
     params: Sequence[SSAValue],
     element: Attribute,
     compute: Attribute | None = None,
+    tail: QuantizeTail | None = None,
 ) -> None:
     """Emit the chunked kernel (see the module docstring) for ``plan``, its program in
-    ``compute`` (default: ``element``, the data's type)."""
+    ``compute`` (default: ``element``, the data's type), a normalisation's output chunks
+    quantised by ``tail`` (:mod:`.quantize_tail`) before they are stored."""
     compute = compute or element
     k = _Kernel(b, plan, x_arg, element, spec, compute)
+    assert tail is None or spec.normalises, "a quantise tail follows a normalisation only"
+    if tail is not None:
+        k.tail = (tail, tail.buffers(b, plan.tile_shape(), element))
     dropped = None
     if not spec.normalises and len(memref_shape(out_arg)) != len(plan.shape):
         shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
