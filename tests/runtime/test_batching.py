@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, f32
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, StringAttr, f32, i64
 from xdsl.ir import SSAValue
 from xdsl.utils.test_value import create_ssa_value
 
@@ -30,7 +30,10 @@ from tilegraph.dialects.tile import (
     Load3dOp,
     Load5hdOp,
     MmadOp,
+    Nd2NzOp,
+    ReduceOp,
     Store5hdOp,
+    TransposeOp,
     scoped_memref,
 )
 from tilegraph.runtime.fast_executor import compile_module
@@ -349,3 +352,61 @@ def test_row_major_slots_are_zz_tiles_over_the_gemm_order():
     slots[...] = np.nan
     kernel(src, starts, slots)
     np.testing.assert_array_equal(slots, expected)
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_batched_nd2nz_equals_one_by_one(cut):
+    """ND row windows of a (batch, rows, cols) GM tensor at per-item (batch, row) offsets
+    into NZ tiles; with ``cut`` the last item's window hangs over the bottom (its tile zero
+    padded by the kernel)."""
+    op = Nd2NzOp(buf((2, 40, 48), "GM"), idx(3), buf((3, 2, 16, 16), "L1"))
+    op.verify()
+    src = rng.standard_normal((2, 40, 48)).astype(np.float32)
+    rows = np.array([0, 8, 0, 30 if cut else 8])
+    dst = np.full((4, 3, 2, 16, 16), np.nan, np.float32)
+    args = [src, np.array([0, 0, 1, 1]), rows, 0, dst]
+    check_batched(op, args, [False, True, True, False, True], written=4)
+
+
+def test_batched_nd2nz_declines_items_writing_one_buffer():
+    """Items that write the same (unbatched) destination: their order matters, no form."""
+    op = Nd2NzOp(buf((40, 48), "GM"), idx(2), buf((3, 2, 16, 16), "L1"))
+    assert batched_kernel_of(op, [False, True, False, False]) is None
+
+
+def ints(values) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "prod"])
+@pytest.mark.parametrize(("axes", "keep"), [((2,), True), ((1,), False), ((0, 2), True)])
+def test_batched_reduce_equals_one_by_one(kind, axes, keep):
+    """A batch of (2, 5, 300) tiles reduced over ``axes`` (kept as dims of 1 or dropped):
+    bit for bit the kernel's result per tile (the same order of additions)."""
+    shape = (2, 5, 300)  # longer than numpy's pairwise block
+    out = tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)
+    op = ReduceOp(operands=[buf(shape, "UB"), buf(out, "UB")],
+                  properties={"kind": StringAttr(kind), "axes": ints(axes)})  # fmt: skip
+    op.verify()
+    src = rng.uniform(0.5, 1.5, (6, *shape)).astype(np.float32)
+    dst = np.full((6, *out), np.nan, np.float32)
+    check_batched(op, [src, dst], [True, True], written=1)
+
+
+def test_batched_transpose_equals_one_by_one():
+    op = TransposeOp(operands=[buf((2, 3, 4), "UB"), buf((4, 2, 3), "UB")],
+                     properties={"perm": ints((2, 0, 1))})  # fmt: skip
+    op.verify()
+    src = rng.standard_normal((5, 2, 3, 4)).astype(np.float32)
+    dst = np.full((5, 4, 2, 3), np.nan, np.float32)
+    check_batched(op, [src, dst], [True, True], written=1)
+
+
+def test_batched_reduce_and_transpose_decline_one_shared_destination():
+    """Tiles reduced into one buffer (the last one's result stays): in order, no form."""
+    reduce = ReduceOp(operands=[buf((2, 3), "UB"), buf((2,), "UB")],
+                      properties={"kind": StringAttr("sum"), "axes": ints((1,))})  # fmt: skip
+    transpose = TransposeOp(operands=[buf((2, 3), "UB"), buf((3, 2), "UB")],
+                            properties={"perm": ints((1, 0))})  # fmt: skip
+    for op in (reduce, transpose):
+        assert batched_kernel_of(op, [True, False]) is None
