@@ -311,6 +311,19 @@ def _shape(a: Any) -> tuple[int, ...]:
     return a.shape if isinstance(a, np.ndarray) else np.shape(a)
 
 
+def _one_batch_dim(args: Sequence[Any], marked: Sequence[int]) -> bool:
+    """Whether the operands at ``marked`` all have a leading dim of one size (a batch of
+    one axis that needs neither broadcasting nor flattening)."""
+    count = -1
+    for i in marked:
+        a = args[i]
+        shape = a.shape if isinstance(a, np.ndarray) else np.shape(a)
+        if not shape or (count >= 0 and shape[0] != count):
+            return False
+        count = shape[0]
+    return True
+
+
 def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Callable[..., Any]:
     """A batched kernel (one leading batch dim on the operands ``mask`` marks) called on a
     nest's operands, whose first ``rank`` dims are batch dims that broadcast: each marked
@@ -320,6 +333,9 @@ def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Ca
     marked = [i for i, m in enumerate(mask) if m]
 
     def run(*args: Any) -> tuple[()]:
+        if rank == 1 and _one_batch_dim(args, marked):
+            kernel(*args)  # already flat: the usual batch of a mix part's tile loop
+            return ()
         call = list(args)
         shapes = [_shape(args[i]) for i in marked]
         first = shapes[0][:rank]
