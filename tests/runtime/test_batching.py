@@ -410,3 +410,62 @@ def test_batched_reduce_and_transpose_decline_one_shared_destination():
                             properties={"perm": ints((1, 0))})  # fmt: skip
     for op in (reduce, transpose):
         assert batched_kernel_of(op, [True, False]) is None
+
+
+def test_nest_product_of_int8_steps_past_float32s_exact_range_equals_the_loop():
+    """int8 x int8 into int32 over 6 K steps of K = 512 (K = 3072 in all: one product would
+    need float64): products of as many steps as float32 holds exactly, added into the
+    accumulator — bit for bit the K loop step by step."""
+    from xdsl.dialects.builtin import i1, i8, i32
+
+    m1, k1, n1, steps = 2, 16, 2, 6
+    op = MmadOp(
+        create_ssa_value(scoped_memref([m1, k1, 16, 32], i8, "L0A")),
+        create_ssa_value(scoped_memref([k1, n1, 16, 32], i8, "L0B")),
+        create_ssa_value(scoped_memref([n1, m1, 16, 16], i32, "L0C")),
+        create_ssa_value(i1),
+    )
+    single = kernel_of(op)
+    a = rng.integers(-128, 128, (3, steps, m1, k1, 16, 32), dtype=np.int8)
+    b = rng.integers(-128, 128, (1, steps, k1, n1, 16, 32), dtype=np.int8)
+    expected = np.zeros((3, 1, n1, m1, 16, 16), np.int32)
+    for t in range(3):
+        for s in range(steps):
+            single(a[t, s], b[0, s], expected[t, 0], s == 0)
+    c = np.full_like(expected, 7)
+    nest_product(2, 1)(a, b, c, (np.arange(steps) == 0).reshape(1, steps))
+    np.testing.assert_array_equal(c, expected)
+
+
+def _loop_of(*ops) -> scf.ForOp:
+    """An scf.for (bounds from outside) with ``ops`` as its body."""
+    from xdsl.dialects import arith
+    from xdsl.ir import Block
+
+    bounds = [arith.ConstantOp.from_int_and_width(v, IndexType()) for v in (0, 4, 1)]
+    body = Block(arg_types=[IndexType()])
+    body.add_ops([*ops, scf.YieldOp()])
+    return scf.ForOp(bounds[0].result, bounds[1].result, bounds[2].result, [], body)
+
+
+def test_fresh_iterations_load_then_hand_over_but_not_read_before_written():
+    """A loop whose iterations load a UB tile (whole: the window and its fill) and write it
+    to the hand-over workspace starts afresh each iteration; writing any other GM, or
+    storing the tile before loading it (the store reads the previous iteration's), does
+    not."""
+    from tilegraph.runtime.fast_executor.fresh_loops import fresh_iterations
+
+    gm, workspace, tile = buf((8, 16), "GM"), buf((4, 16), "GM"), buf((1, 16), "UB")
+
+    def load() -> CopyOp:
+        return CopyOp(gm, idx(2), tile, idx(2))
+
+    def store() -> CopyOp:
+        return CopyOp(tile, idx(2), workspace, idx(2))
+
+    loop = _loop_of(load(), store())
+    assert fresh_iterations(loop, (workspace, [loop]))
+    assert not fresh_iterations(loop, None)  # GM the iterations may share
+    assert not fresh_iterations(loop, (workspace, []))  # one workspace copy for all
+    stale = _loop_of(store(), load())
+    assert not fresh_iterations(stale, (workspace, [stale]))

@@ -254,7 +254,8 @@ class _FunctionWriter:
                 self._sequential_for(op, depth)
             return
         if self.module.batch:
-            plan = plan_nest(op)
+            handover = self.handover
+            plan = plan_nest(op, None if handover is None else (handover.workspace, handover.loops))
             if plan is not None:
                 self._nest(op, plan, depth)
                 return
