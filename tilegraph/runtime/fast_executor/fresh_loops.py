@@ -20,7 +20,8 @@ an earlier one:
 * the only GM it writes is the hand-over workspace of a batched mix part, every access
   of which is inside the loop and keyed by its iteration number (each iteration its own
   copy of the workspace); no other op writes GM;
-* no cross-core flag, barrier, launch or op with results but index arithmetic.
+* no cross-core flag, barrier, launch, op with results but index arithmetic, or op with a
+  buffer operand it neither reads nor names as its destination (a second output).
 
 Buffers the loop only reads (the A tile loaded before it) are the same in every
 iteration. So the loop's iterations can run in any grouping, and the last iteration's
@@ -123,6 +124,9 @@ def fresh_iterations(loop: scf.ForOp, handover: HandOverLoops | None) -> bool:
         if not isinstance(op, TileOp) or op.results:
             return False  # flags, barriers, launches, scalar reads: not proved here
         target = op.written()
+        accounted = {*op.read(), target}
+        if any(isinstance(v.type, MemRefType) and v not in accounted for v in op.operands):
+            return False  # a buffer the op neither reads nor names as written: a 2nd output
         if target is not None and not _on_chip(target):
             if handover is None or target is not handover[0] or loop not in handover[1]:
                 return False  # GM that iterations may share
