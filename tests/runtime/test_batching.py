@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import IndexType, f32
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, StringAttr, f32, i64
 from xdsl.ir import SSAValue
 from xdsl.utils.test_value import create_ssa_value
 
@@ -30,7 +30,10 @@ from tilegraph.dialects.tile import (
     Load3dOp,
     Load5hdOp,
     MmadOp,
+    Nd2NzOp,
+    ReduceOp,
     Store5hdOp,
+    TransposeOp,
     scoped_memref,
 )
 from tilegraph.runtime.fast_executor import compile_module
@@ -349,3 +352,120 @@ def test_row_major_slots_are_zz_tiles_over_the_gemm_order():
     slots[...] = np.nan
     kernel(src, starts, slots)
     np.testing.assert_array_equal(slots, expected)
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_batched_nd2nz_equals_one_by_one(cut):
+    """ND row windows of a (batch, rows, cols) GM tensor at per-item (batch, row) offsets
+    into NZ tiles; with ``cut`` the last item's window hangs over the bottom (its tile zero
+    padded by the kernel)."""
+    op = Nd2NzOp(buf((2, 40, 48), "GM"), idx(3), buf((3, 2, 16, 16), "L1"))
+    op.verify()
+    src = rng.standard_normal((2, 40, 48)).astype(np.float32)
+    rows = np.array([0, 8, 0, 30 if cut else 8])
+    dst = np.full((4, 3, 2, 16, 16), np.nan, np.float32)
+    args = [src, np.array([0, 0, 1, 1]), rows, 0, dst]
+    check_batched(op, args, [False, True, True, False, True], written=4)
+
+
+def test_batched_nd2nz_declines_items_writing_one_buffer():
+    """Items that write the same (unbatched) destination: their order matters, no form."""
+    op = Nd2NzOp(buf((40, 48), "GM"), idx(2), buf((3, 2, 16, 16), "L1"))
+    assert batched_kernel_of(op, [False, True, False, False]) is None
+
+
+def ints(values) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "prod"])
+@pytest.mark.parametrize(("axes", "keep"), [((2,), True), ((1,), False), ((0, 2), True)])
+def test_batched_reduce_equals_one_by_one(kind, axes, keep):
+    """A batch of (2, 5, 300) tiles reduced over ``axes`` (kept as dims of 1 or dropped):
+    bit for bit the kernel's result per tile (the same order of additions)."""
+    shape = (2, 5, 300)  # longer than numpy's pairwise block
+    out = tuple(1 if i in axes else d for i, d in enumerate(shape) if keep or i not in axes)
+    op = ReduceOp(operands=[buf(shape, "UB"), buf(out, "UB")],
+                  properties={"kind": StringAttr(kind), "axes": ints(axes)})  # fmt: skip
+    op.verify()
+    src = rng.uniform(0.5, 1.5, (6, *shape)).astype(np.float32)
+    dst = np.full((6, *out), np.nan, np.float32)
+    check_batched(op, [src, dst], [True, True], written=1)
+
+
+def test_batched_transpose_equals_one_by_one():
+    op = TransposeOp(operands=[buf((2, 3, 4), "UB"), buf((4, 2, 3), "UB")],
+                     properties={"perm": ints((2, 0, 1))})  # fmt: skip
+    op.verify()
+    src = rng.standard_normal((5, 2, 3, 4)).astype(np.float32)
+    dst = np.full((5, 4, 2, 3), np.nan, np.float32)
+    check_batched(op, [src, dst], [True, True], written=1)
+
+
+def test_batched_reduce_and_transpose_decline_one_shared_destination():
+    """Tiles reduced into one buffer (the last one's result stays): in order, no form."""
+    reduce = ReduceOp(operands=[buf((2, 3), "UB"), buf((2,), "UB")],
+                      properties={"kind": StringAttr("sum"), "axes": ints((1,))})  # fmt: skip
+    transpose = TransposeOp(operands=[buf((2, 3), "UB"), buf((3, 2), "UB")],
+                            properties={"perm": ints((1, 0))})  # fmt: skip
+    for op in (reduce, transpose):
+        assert batched_kernel_of(op, [True, False]) is None
+
+
+def test_nest_product_of_int8_steps_past_float32s_exact_range_equals_the_loop():
+    """int8 x int8 into int32 over 6 K steps of K = 512 (K = 3072 in all: one product would
+    need float64): products of as many steps as float32 holds exactly, added into the
+    accumulator — bit for bit the K loop step by step."""
+    from xdsl.dialects.builtin import i1, i8, i32
+
+    m1, k1, n1, steps = 2, 16, 2, 6
+    op = MmadOp(
+        create_ssa_value(scoped_memref([m1, k1, 16, 32], i8, "L0A")),
+        create_ssa_value(scoped_memref([k1, n1, 16, 32], i8, "L0B")),
+        create_ssa_value(scoped_memref([n1, m1, 16, 16], i32, "L0C")),
+        create_ssa_value(i1),
+    )
+    single = kernel_of(op)
+    a = rng.integers(-128, 128, (3, steps, m1, k1, 16, 32), dtype=np.int8)
+    b = rng.integers(-128, 128, (1, steps, k1, n1, 16, 32), dtype=np.int8)
+    expected = np.zeros((3, 1, n1, m1, 16, 16), np.int32)
+    for t in range(3):
+        for s in range(steps):
+            single(a[t, s], b[0, s], expected[t, 0], s == 0)
+    c = np.full_like(expected, 7)
+    nest_product(2, 1)(a, b, c, (np.arange(steps) == 0).reshape(1, steps))
+    np.testing.assert_array_equal(c, expected)
+
+
+def _loop_of(*ops) -> scf.ForOp:
+    """An scf.for (bounds from outside) with ``ops`` as its body."""
+    from xdsl.dialects import arith
+    from xdsl.ir import Block
+
+    bounds = [arith.ConstantOp.from_int_and_width(v, IndexType()) for v in (0, 4, 1)]
+    body = Block(arg_types=[IndexType()])
+    body.add_ops([*ops, scf.YieldOp()])
+    return scf.ForOp(bounds[0].result, bounds[1].result, bounds[2].result, [], body)
+
+
+def test_fresh_iterations_load_then_hand_over_but_not_read_before_written():
+    """A loop whose iterations load a UB tile (whole: the window and its fill) and write it
+    to the hand-over workspace starts afresh each iteration; writing any other GM, or
+    storing the tile before loading it (the store reads the previous iteration's), does
+    not."""
+    from tilegraph.runtime.fast_executor.fresh_loops import fresh_iterations
+
+    gm, workspace, tile = buf((8, 16), "GM"), buf((4, 16), "GM"), buf((1, 16), "UB")
+
+    def load() -> CopyOp:
+        return CopyOp(gm, idx(2), tile, idx(2))
+
+    def store() -> CopyOp:
+        return CopyOp(tile, idx(2), workspace, idx(2))
+
+    loop = _loop_of(load(), store())
+    assert fresh_iterations(loop, (workspace, [loop]))
+    assert not fresh_iterations(loop, None)  # GM the iterations may share
+    assert not fresh_iterations(loop, (workspace, []))  # one workspace copy for all
+    stale = _loop_of(store(), load())
+    assert not fresh_iterations(stale, (workspace, [stale]))

@@ -145,3 +145,32 @@ def test_groups_merge_when_the_block_index_places_only_the_workspace(workspace):
     _offset_by_block(aiv, workspace)
     found = plan_batched_mix(aic, aiv)
     assert found is not None and found.merges(4) == workspace
+
+
+def _matmul_erf():
+    """A GEMM with an erf epilogue: one mix kernel on 910B whose AIC loops over the N
+    blocks of each output tile (a loop ``tile.parallel`` does not mark) around a K loop in
+    two levels (the K chunk, then its steps), handing each N block over."""
+    rng = np.random.default_rng(3)
+    b = GraphBuilder()
+    x = b.input("x", [1, 200, 384], "float32")
+    w = b.constant(rng.standard_normal((384, 768)).astype(np.float32))
+    return b.build(b.op("erf", b.op("matmul", x, w))), {
+        "x": rng.standard_normal((1, 200, 384)).astype(np.float32)
+    }
+
+
+def test_a_gemm_s_n_block_loop_runs_as_a_batch_axis_and_matches_the_interpreter():
+    """The AIC's N loop starts afresh every iteration (fast_executor/fresh_loops.py): it
+    runs as an axis of the batch (its index laid along the second axis), the K loop inside
+    it step by step; the numbers are the interpreter's."""
+    module, inputs = _matmul_erf()
+    compiled = tilegraph.compile(module, platform="ascend910b")
+    fast = compile_module(compiled.module)
+    ((aic, aiv),) = _mix_pairs(compiled.module)
+    assert fast.runs_batched(aic, aiv)
+    source = fast.source(f"{aic} (batched)")
+    assert ".reshape((1, -1))" in source  # the N index along axis 1 of the batch
+    interpreted = tilegraph.compile(_matmul_erf()[0], platform="ascend910b", executor="interpret")
+    expected = interpreted.run(inputs)[0]
+    assert_close(np.asarray(compiled.run(inputs)[0]), np.asarray(expected), "matmul + erf")

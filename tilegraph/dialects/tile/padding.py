@@ -13,7 +13,7 @@ others.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
@@ -42,6 +42,14 @@ class RuntimePadding:
         if self.pad_scalar is None:
             return args, self.static_padding()
         return args[:-1], args[-1]
+
+    def padding_splitter(self) -> Callable[[Sequence[Any]], tuple[Sequence[Any], Any]]:
+        """:meth:`split_padding` with the op's properties read once (a kernel's per-call
+        path: reading an IR property costs microseconds)."""
+        if self.pad_scalar is None:
+            static = self.static_padding()
+            return lambda args: (args, static)
+        return lambda args: (args[:-1], args[-1])
 
     def verify_padding(self) -> None:
         if self.pad_scalar is not None and self.has_static_padding():

@@ -49,6 +49,7 @@ from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.runtime.fast_executor.fresh_loops import HandOverLoops, fresh_iterations
 
 _INDEX_OPS = index_arith.INDEX_OPS
 """Index arithmetic: the fast executor evaluates it on arrays when an operand varies."""
@@ -184,8 +185,12 @@ def _accumulates(loop: scf.ForOp, lb: Bound) -> list[MmadOp] | None:
     return mmads
 
 
-def _nest_loops(loop: scf.ForOp, plan: NestPlan, under_accumulation: bool) -> None:
-    """Give ``loop`` an axis, then every loop directly in its body that can have one."""
+def _nest_loops(
+    loop: scf.ForOp, plan: NestPlan, under_accumulation: bool, handover: HandOverLoops | None
+) -> None:
+    """Give ``loop`` an axis, then every loop directly in its body that can have one: a
+    parallel loop, an accumulation loop, or a loop whose iterations start afresh
+    (:func:`~tilegraph.runtime.fast_executor.fresh_loops.fresh_iterations`)."""
     for op in loop.body.block.ops:
         if not isinstance(op, scf.ForOp):
             continue
@@ -195,16 +200,21 @@ def _nest_loops(loop: scf.ForOp, plan: NestPlan, under_accumulation: bool) -> No
         accumulation = PARALLEL_ATTR not in op.attributes
         if accumulation:
             mmads = None if under_accumulation else _accumulates(op, trips[0])
-            if mmads is None:
+            if mmads is not None:
+                plan.summed.update(dict.fromkeys(mmads, len(plan.axes)))
+            elif not under_accumulation and fresh_iterations(op, handover):
+                accumulation = False
+            else:
                 continue
-            plan.summed.update(dict.fromkeys(mmads, len(plan.axes)))
         plan.axis_of[op] = len(plan.axes)
         plan.axes.append(Axis(op, trips, accumulation))
-        _nest_loops(op, plan, under_accumulation or accumulation)
+        _nest_loops(op, plan, under_accumulation or accumulation, handover)
 
 
-def plan_nest(loop: scf.ForOp) -> NestPlan | None:
-    """How to run a parallel loop and the loops nested in it together, or None."""
+def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPlan | None:
+    """How to run a parallel loop and the loops nested in it together, or None
+    (``handover``: the workspace of the batched mix part being compiled, which loops
+    inside may write one copy per iteration)."""
     if PARALLEL_ATTR not in loop.attributes:
         return None
     trips = loop_bounds(loop)
@@ -213,7 +223,7 @@ def plan_nest(loop: scf.ForOp) -> NestPlan | None:
     plan = NestPlan()
     plan.axis_of[loop] = 0
     plan.axes.append(Axis(loop, trips, False))
-    _nest_loops(loop, plan, False)
+    _nest_loops(loop, plan, False, handover)
     body = [op for op in loop.body.block.walk() if op is not loop]
     inside = set(body)
     for op in body:
@@ -311,6 +321,19 @@ def _shape(a: Any) -> tuple[int, ...]:
     return a.shape if isinstance(a, np.ndarray) else np.shape(a)
 
 
+def _one_batch_dim(args: Sequence[Any], marked: Sequence[int]) -> bool:
+    """Whether the operands at ``marked`` all have a leading dim of one size (a batch of
+    one axis that needs neither broadcasting nor flattening)."""
+    count = -1
+    for i in marked:
+        a = args[i]
+        shape = a.shape if isinstance(a, np.ndarray) else np.shape(a)
+        if not shape or (count >= 0 and shape[0] != count):
+            return False
+        count = shape[0]
+    return True
+
+
 def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Callable[..., Any]:
     """A batched kernel (one leading batch dim on the operands ``mask`` marks) called on a
     nest's operands, whose first ``rank`` dims are batch dims that broadcast: each marked
@@ -320,6 +343,9 @@ def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Ca
     marked = [i for i, m in enumerate(mask) if m]
 
     def run(*args: Any) -> tuple[()]:
+        if rank == 1 and _one_batch_dim(args, marked):
+            kernel(*args)  # already flat: the usual batch of a mix part's tile loop
+            return ()
         call = list(args)
         shapes = [_shape(args[i]) for i in marked]
         first = shapes[0][:rank]

@@ -236,9 +236,11 @@ class _FunctionWriter:
             handle = self.module.bind(op)
         else:
             summed = plan.summed.get(op) if isinstance(op, MmadOp) else None
-            kernel = nest_kernel_of(op, mask, plan.rank, summed) or _nest_kernel(
-                op, mask, plan.rank
-            )
+            kernel = nest_kernel_of(op, mask, plan.rank, summed)
+            if kernel is None:
+                kernel, per_tile = _nest_kernel(op, mask, plan.rank)
+                if per_tile:
+                    self.module.per_tile_ops.append((self.fn.sym_name.data, op.name))
             handle = self.module.bind_kernel(kernel)
         out = ", ".join(self.name(r) for r in op.results)  # a scalar read: per point
         self.emit(depth, f"{out}, = {handle}({args})" if out else f"{handle}({args})")
@@ -252,7 +254,8 @@ class _FunctionWriter:
                 self._sequential_for(op, depth)
             return
         if self.module.batch:
-            plan = plan_nest(op)
+            handover = self.handover
+            plan = plan_nest(op, None if handover is None else (handover.workspace, handover.loops))
             if plan is not None:
                 self._nest(op, plan, depth)
                 return
@@ -274,8 +277,9 @@ class _FunctionWriter:
         self._batched_loop(op, plan, depth)
         self.plan = None
         last = (-1,) * plan.rank
+        inside = set(op.body.block.walk())  # once: a walk per use is quadratic in big kernels
         for buffer, outer in saved.items():
-            if any(use.operation not in op.body.block.walk() for use in buffer.uses):
+            if any(use.operation not in inside for use in buffer.uses):
                 self.emit(depth, f"{outer}[...] = {self.name(buffer)}[{last!r}]")
             self.names[buffer] = outer
 
@@ -313,13 +317,13 @@ class _FunctionWriter:
             self.emit(depth, f"{self.name(result)} = {name}")
 
 
-def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> Callable[..., Any]:
+def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> tuple[Callable[..., Any], bool]:
     """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
     batched form; else, with varying indices, its batched form once per value of those
-    indices; else its kernel once per point."""
+    indices; else its kernel once per point (then True: the op runs tile by tile)."""
     found = batched_kernel_of(op, mask)
     if found is not None:
-        return flattened(found, mask, rank)
+        return flattened(found, mask, rank), False
     indices = [
         i
         for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
@@ -329,8 +333,9 @@ def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> Callable[..., Any]:
         scalar = [m and i not in indices for i, m in enumerate(mask)]
         per_value = batched_kernel_of(op, scalar)
         if per_value is not None:
-            return per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
-    return flattened(one_by_one(kernel_of(op), mask), mask, rank)
+            kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
+            return kernel, False
+    return flattened(one_by_one(kernel_of(op), mask), mask, rank), True
 
 
 def _graph_kernel(op: Operation) -> Callable[..., Any]:
@@ -361,6 +366,9 @@ class CompiledModule:
             "_plain": _plain,
         }
         self._handles = 0
+        self.per_tile_ops: list[tuple[str, str]] = []
+        """(function, op name) of each op in a batch that has no batched form for its
+        operands there and runs its kernel once per tile (what batching could not help)."""
         self._sources: dict[str, str] = {}
         self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]

@@ -129,6 +129,19 @@ _CHUNK_BYTES = 4 << 20
 the per-call cost of small tiles, few enough to stay in the cache."""
 
 
+def _steps_per_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, steps: int) -> int:
+    """K steps laid end to end in one product: all of them, unless that makes an integer
+    product leave the type one step is exact in (int8 past K = 1024: float64, twice the
+    bytes and half the speed of float32's BLAS) — then as many as stay in it, their sums
+    added into the integer accumulator (exact, and wrapping as the accumulator does)."""
+    k = a.shape[-3] * a.shape[-1]
+    one = matmul_dtype(a.dtype, b.dtype, c.dtype, k)
+    per = steps
+    while per > 1 and matmul_dtype(a.dtype, b.dtype, c.dtype, per * k) != one:
+        per = (per + 1) // 2
+    return per
+
+
 def nest_product(rank: int, summed: int | None) -> Kernel:
     """``tile.mmad`` over a batch of ``rank`` axes (operands with ``rank`` leading batch
     dims, or none when they do not vary) summing along axis ``summed``. When ``init`` is
@@ -172,7 +185,11 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
             first in (0, None)
             and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]) == steps
         ):
-            _summed_product(np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5), target, first == 0)
+            a_steps, b_steps = np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5)
+            per = _steps_per_product(a, b, c, steps)
+            for lo in range(0, steps, per):
+                part = (Ellipsis, slice(lo, lo + per), *(slice(None),) * 4)
+                _summed_product(a_steps[part], b_steps[part], target, first == 0 and lo == 0)
             return ()
         others = np.broadcast_shapes(a.shape[:-4], b.shape[:-4], c.shape[:-4])
         rows_per_step = max(1, prod(others) // max(1, others[axis])) * m

@@ -1,7 +1,9 @@
-"""Batched forms of the cube path's data moves: ``tile.load2d`` (fractals of a batch of
-tiles), ``tile.load3d`` (img2col of one K step for a batch of tiles) and ``tile.fixpipe``
-(whole windows in one scatter, cut ones through the kernel), built from the kernels'
-pieces in :mod:`tilegraph.runtime.tile_interpreter.fractal`."""
+"""Batched forms of the cube path's data moves: ``tile.nd2nz`` (the whole windows of a
+batch in one gather, reordered into NZ at once; cut ones through the kernel),
+``tile.load2d`` (fractals of a batch of tiles), ``tile.load3d`` (img2col of one K step for
+a batch of tiles) and ``tile.fixpipe`` (whole windows in one scatter, cut ones through the
+kernel), built from the kernels' pieces in
+:mod:`tilegraph.runtime.tile_interpreter.fractal`."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape
-from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp
+from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel
+from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
 from tilegraph.runtime.tile_interpreter.fractal import (
     fixpipe_tiles,
@@ -20,6 +23,35 @@ from tilegraph.runtime.tile_interpreter.fractal import (
     load_fractals,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
+
+
+@batched_kernel(Nd2NzOp)
+def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
+    """A batch of ND windows into batched NZ tiles: the windows that lie inside the source
+    gathered into row-major planes at once and reordered into NZ in one copy; a cut one
+    (a ragged tail, zero padded) by the kernel, which rewrites its whole tile."""
+    rank = len(memref_shape(op.src))
+    if batched[0] or not batched[rank + 1]:
+        return None  # a batched source (never lowered so), or items writing one buffer
+    c1, r1, r0, c0 = memref_shape(op.dst)[-4:]
+    extent = (*(1,) * (rank - 2), r1 * r0, c1 * c0)
+    single = kernel_of(op)
+
+    def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+        offsets, dst = rest[:rank], rest[rank]
+        count = len(dst)
+        planes = scratch("nd2nz", (count, *extent), dst.dtype)
+        zeros = (0,) * rank
+        cut = copy_whole_windows(count, extent, src, offsets, False, planes, zeros, True)
+        nz = planes.reshape(count, r1, r0, c1, c0).transpose(0, 3, 1, 2, 4)
+        try:
+            dst.reshape(count, c1, r1, r0, c0, copy=False)[...] = nz
+        except ValueError:  # a destination whose dims do not merge: through a copy
+            dst[...] = nz.reshape(dst.shape)
+        copy_cut_items(single, (src, *rest), batched, cut)
+        return ()
+
+    return run
 
 
 @batched_kernel(Load2dOp)

@@ -62,8 +62,10 @@ def batched_load_5hd(op: Load5hdOp, batched: Sequence[bool]) -> Kernel | None:
             None  # a batched source (not GM as usual), one destination for all, or a pad per item
         )
 
+    split_padding = op.padding_splitter()
+
     def run(src: np.ndarray, n: Any, c: Any, h: Any, w: Any, *args: Any) -> tuple[()]:
-        (dst,), fill = op.split_padding(args)
+        (dst,), fill = split_padding(args)
         count, nn, c1, hh, ww, c0 = dst.shape
         if src.ndim == 3:
             src = src.reshape(1, *src.shape)

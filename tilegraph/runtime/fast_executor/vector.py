@@ -1,14 +1,16 @@
 """Batched forms of the vector ops: an elementwise op's kernel broadcasts from the right,
 so it handles a leading batch dim on its buffers as it is (with the batch dim of a
-lower-rank operand moved in front of its broadcast dims). Reduce, pool, transpose, stride,
-pick and the ops along an axis (scan, arg, top-k, one-hot, taps) name their dims: they have
-no batched form and run tile by tile."""
+lower-rank operand moved in front of its broadcast dims). Reduce and transpose name their
+dims: a batch of tiles (source and destination each batched) runs as one call with those
+dims moved past the batch dim. Pool, stride, pick and the ops along an axis (scan, arg,
+top-k, one-hot, taps) have no batched form and run tile by tile."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 from xdsl.dialects.builtin import MemRefType
 
 from tilegraph.dialects.tile.base import memref_shape
@@ -23,6 +25,8 @@ from tilegraph.dialects.tile.vector_layout import (
 )
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
+from tilegraph.runtime.tile_interpreter.vector import store_into
+from tilegraph.runtime.tile_interpreter.vector_layout import REDUCTIONS
 
 
 @batched_kernel(VectorOp)
@@ -50,6 +54,36 @@ def batched_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return run
 
 
-@batched_kernel(ReduceOp, PoolOp, TransposeOp, StrideOp, PickOp, *AXIS_VECTOR_OPS)
+@batched_kernel(ReduceOp)
+def batched_reduce(op: ReduceOp, batched: Sequence[bool]) -> Kernel | None:
+    """Each tile of the batch reduced over the op's axes (the tile's dims, one past the
+    batch dim): the kernel's reduction, with the same order of additions per tile."""
+    if not (batched[0] and batched[1]):
+        return None
+    fn = REDUCTIONS[op.kind.data]
+    axes = tuple(a + 1 for a in op.reduced_axes())
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, fn(src, axis=axes, keepdims=dst.ndim == src.ndim))
+        return ()
+
+    return run
+
+
+@batched_kernel(TransposeOp)
+def batched_transpose(op: TransposeOp, batched: Sequence[bool]) -> Kernel | None:
+    """Each tile of the batch permuted (the batch dim stays first)."""
+    if not (batched[0] and batched[1]):
+        return None
+    perm = (0, *(int(p) + 1 for p in cast(Any, op.perm).get_values()))
+
+    def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
+        store_into(dst, src.transpose(perm))
+        return ()
+
+    return run
+
+
+@batched_kernel(PoolOp, StrideOp, PickOp, *AXIS_VECTOR_OPS)
 def not_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return None

@@ -141,8 +141,14 @@ def _window_key(
     if not any(_ndim(o) for o in offsets):
         at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
         return buffer, (items, *at) if batched else at, not batched
-    views = np.lib.stride_tricks.sliding_window_view(
-        buffer, tuple(extent), axis=tuple(range(batched, buffer.ndim)), writeable=writeable
+    # sliding_window_view's view, built directly (its checks cost more than the copy of a
+    # small batch): every window start along each dim, then the window's own dims
+    own = buffer.shape[batched:]
+    views = np.lib.stride_tricks.as_strided(
+        buffer,
+        (*buffer.shape[:batched], *(n - e + 1 for n, e in zip(own, extent, strict=True)), *extent),
+        (*buffer.strides, *buffer.strides[batched:]),
+        writeable=writeable,
     )
     if isinstance(items, slice):  # advanced indices pair up item by item
         items = np.arange(np.shape(next(o for o in offsets if _ndim(o)))[0])

@@ -50,9 +50,10 @@ def copy(op: CopyOp) -> Kernel:
     loads = scope_of(op.src) == "GM" or scope_of(op.dst) == "UB"
     stores = scope_of(op.dst) == "GM"
     windows: dict[tuple[Any, ...], tuple[Any, bool]] = {}
+    split_padding = op.padding_splitter()
 
     def run(src: np.ndarray, *args: Any) -> tuple[()]:
-        rest, fill = op.split_padding(args)
+        rest, fill = split_padding(args)
         dst = rest[rank]
         key = (*rest[:rank], *rest[rank + 1 :])
         cached = windows.get(key)
@@ -94,8 +95,10 @@ def copy_flat(op: CopyFlatOp) -> Kernel:
 
 @tile_kernel(Load5hdOp)
 def load_5hd(op: Load5hdOp) -> Kernel:
+    split_padding = op.padding_splitter()
+
     def run(src: np.ndarray, n: int, c: int, h: int, w: int, *args: Any) -> tuple[()]:
-        (dst,), fill = op.split_padding(args)
+        (dst,), fill = split_padding(args)
         nn, c1, hh, ww, c0 = dst.shape
         if src.ndim == 3:
             src = src.reshape(1, *src.shape)
