@@ -198,6 +198,12 @@ class RecurrentOp(GraphOp):
         return activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        return self.run_layer(*inputs)[0]
+
+    def run_layer(self, *inputs: np.ndarray | None) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The results (``Y`` and the final states, :meth:`reference`) and the last state
+        after each step, placed as ``Y`` places ``h`` (zeros where ``Y`` has them): LSTM's
+        cell state per step (:class:`LSTMCellsOp`), ``h`` again for RNN / GRU."""
         slots = list(inputs) + [None] * 8
         x, w, r, b, lens, h0 = slots[:6]
         assert x is not None and w is not None and r is not None
@@ -211,6 +217,7 @@ class RecurrentOp(GraphOp):
         init = [h0, extra.get("initial_c")][: self.STATES]
         clip = self.attr("clip")
         y = np.zeros((seq, dirs, batch, hidden))
+        last = np.zeros((seq, dirs, batch, hidden))
         finals = [np.zeros((dirs, batch, hidden)) for _ in range(self.STATES)]
         for d, fns in enumerate(self._activations(dirs)):
             reverse = self.attr("direction") == "reverse" or d == 1
@@ -231,13 +238,14 @@ class RecurrentOp(GraphOp):
                 states = [np.where(active[:, None], n, s) for n, s in zip(new, states, strict=True)]
                 rows = np.arange(batch)[active]
                 y[np.clip(t, 0, seq - 1)[active], d, rows] = states[0][active]
+                last[np.clip(t, 0, seq - 1)[active], d, rows] = states[-1][active]
             for i, s in enumerate(states):
                 # a sequence of length 0 ends in zeros, not its initial state: onnxruntime's
                 # result (the specification does not say)
                 finals[i][d] = np.where((lengths > 0)[:, None], s, 0)
-        out_y = y if layout == 0 else np.transpose(y, (2, 0, 1, 3))
+        out_y, out_last = (v if layout == 0 else np.transpose(v, (2, 0, 1, 3)) for v in (y, last))
         outs = [out_y, *(s if layout == 0 else np.swapaxes(s, 0, 1) for s in finals)]
-        return tuple(o.astype(x.dtype) for o in outs)
+        return tuple(o.astype(x.dtype) for o in outs), out_last.astype(x.dtype)
 
     def extra_inputs(self, slots: list[np.ndarray | None]) -> dict[str, np.ndarray]:
         return {}
@@ -290,13 +298,11 @@ class GRUOp(RecurrentOp):
         return [(1 - z) * hn + z * h]
 
 
-@irdl_op_definition
-class LSTMOp(RecurrentOp):
+class LSTMBase(RecurrentOp):
     """ONNX LSTM (gates i, o, f, c; peepholes P; ``input_forget`` couples f = 1 - i); the
-    third result is the final cell state ``Y_c``."""
+    third result is the final cell state ``Y_c``: ``graph.lstm`` and ``graph.lstm_cells``
+    (irdl takes the fields of an undecorated base, not of another op)."""
 
-    name = "graph.lstm"
-    ONNX_OP: ClassVar = "LSTM"
     # restated in ONNX's order: irdl lists a subclass's own fields before inherited ones
     X = operand_def(TensorType)
     W = operand_def(TensorType)
@@ -326,6 +332,52 @@ class LSTMOp(RecurrentOp):
         return list(lstm_cell(gates, c, wb + rb, p, f, clip, bool(self.attr("input_forget"))))
 
 
+@irdl_op_definition
+class LSTMOp(LSTMBase):
+    """ONNX LSTM (gates i, o, f, c; peepholes P; ``input_forget`` couples f = 1 - i); the
+    third result is the final cell state ``Y_c``."""
+
+    name = "graph.lstm"
+    ONNX_OP: ClassVar = "LSTM"
+
+
+@irdl_op_definition
+class LSTMCellsOp(LSTMBase):
+    """``graph.lstm`` with a fourth result ``Y_cs``: the cell state after each step,
+    shaped and placed as ``Y`` holds ``h`` (``[seq, dirs, batch, hidden]``, layout 0).
+    ``expand-recurrent-lengths`` makes it for an LSTM with ``sequence_lens`` whose final
+    cell state is read: ``Y_c`` is then ``Y_cs`` at each entry's last step, as ``Y_h`` is
+    ``Y`` there. Not an ONNX op (layout 0 only)."""
+
+    name = "graph.lstm_cells"
+    ONNX_OP: ClassVar = None
+    X = operand_def(TensorType)
+    W = operand_def(TensorType)
+    R = operand_def(TensorType)
+    B = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    initial_c = opt_operand_def(TensorType)
+    P = opt_operand_def(TensorType)
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    Y_cs = result_def(TensorType)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        if int(cls.read_attr(props, "layout") or 0) != 0:
+            raise ShapeError("graph.lstm_cells takes layout 0 only")
+        results = super().infer_shapes(operands, props)
+        return [*results, results[0]]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        outs, cells = self.run_layer(*inputs)
+        return (*outs, cells)
+
+
 def lstm_cell(
     gates: np.ndarray, c: np.ndarray, bias: np.ndarray, peep: np.ndarray,
     f: list[Activation], clip: float | None, input_forget: bool,
@@ -348,4 +400,4 @@ def lstm_cell(
     return (o * f[2](c_new)).astype(c.dtype), c_new
 
 
-RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp]
+RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp, LSTMCellsOp]

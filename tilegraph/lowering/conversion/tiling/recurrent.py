@@ -37,7 +37,9 @@ the blocks writes it to ``Y[t, d]``, a second computes ``z``, ``n`` and ``h_t`` 
 ``Y_h[d]``, and a third copies ``Y_h[d]`` to ``Y[t, d]``.
 
 **Outputs.** One kernel writes ``Y``, ``Y_h`` (and ``Y_c``): all three must be outputs of
-the kernel (the state lives in them). **Decoupled presets** (910B, ``test``): the kernel is
+the kernel (the state lives in them). ``graph.lstm_cells`` (an LSTM under ``sequence_lens``
+whose ``Y_c`` is read, ``expand-recurrent-lengths``) also stores each step's ``c`` to its
+``Y_cs`` as ``h`` goes to ``Y``. **Decoupled presets** (910B, ``test``): the kernel is
 split into a mix kernel (:mod:`.mix`): the fixpipes become the workspace hand-over, and the
 back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 :data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
@@ -53,9 +55,9 @@ coupled preset) before any block reads the whole ``h_t``; GRU without
 ``linear_before_reset`` has a second barrier before its copy-back pass (the other blocks'
 ``n`` gate still reads ``Y[t]``). The launch gets ``cores`` blocks (``builder.blocks``).
 
-Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
-Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
-more than :data:`.recurrent_plan.MAX_UNROLLED` hidden blocks x directions.
+Host (with the reason): ``layout = 1``, ``sequence_lens`` (rewritten away before), activations
+other than Sigmoid, Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights
+computed in the kernel, more than :data:`.recurrent_plan.MAX_UNROLLED` hidden blocks x directions.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.recurrent import (
     GRUOp,
-    LSTMOp,
+    LSTMBase,
     RecurrentOp,
 )
 from tilegraph.dialects.tile import (
@@ -322,11 +324,14 @@ class _Emitter:
         zero = self.b.index(0)
         self.b.add(CopyOp(src, [zero] * 3, arg, [self.b.index(d), zero, col]))
 
-    def store_y(self, src: SSAValue, t: SSAValue, d: int, col: SSAValue) -> None:
+    def store_y(
+        self, src: SSAValue, t: SSAValue, d: int, col: SSAValue, dst: SSAValue | None = None
+    ) -> None:
+        """``src`` to step ``t`` of the sequence output ``dst`` (default ``Y``)."""
         b = self.b
         zero = b.index(0)
         b.add(UNARY_OPS["vcopy"](src, self.y4))
-        b.add(CopyOp(self.y4, [zero] * 4, self.p.y, [t, b.index(d), zero, col]))
+        b.add(CopyOp(self.y4, [zero] * 4, dst or self.p.y, [t, b.index(d), zero, col]))
 
     # ---- flags (decoupled presets) and the all-core barrier ------------------------------
     def barrier(self) -> None:
@@ -424,6 +429,8 @@ def _lstm_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
     e.store_y(t1, t, d, col)
     e.store_state(t1, p.y_h, d, col)
     e.store_state(c, p.y_c, d, col)
+    if p.y_cs is not None:  # graph.lstm_cells: c after every step
+        e.store_y(c, t, d, col, p.y_cs)
 
 
 def _gru_reset(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
@@ -498,7 +505,7 @@ Block = Callable[[_Emitter, int, SSAValue, SSAValue | None, SSAValue, bool], Non
 def _passes(p: RecurrentPlan) -> list[tuple[Block, bool]]:
     """The passes over the hidden blocks of one step; True: the cube reads what the pass
     before it stored (a state hand-over on decoupled presets)."""
-    if isinstance(p.op, LSTMOp):
+    if isinstance(p.op, LSTMBase):
         return [(_lstm_block, False)]
     if isinstance(p.op, GRUOp):
         if p.op.attr("linear_before_reset"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
-from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
+from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMBase, RecurrentOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
@@ -97,6 +97,9 @@ class RecurrentPlan:
     accs: int = 1
     """UB accumulators the gates' fixpipes alternate between (2: the AIV's copy of a
     gate's sum out of the workspace need not wait for the vector work on the last one)."""
+    y_cs: SSAValue | None = None
+    """``graph.lstm_cells``' fourth result: the cell state after each step (stored as
+    ``h`` is to ``Y``)."""
 
     @property
     def k0(self) -> int:
@@ -127,8 +130,8 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         "R": op.R,
         "B": op.B,
         "initial_h": op.initial_h,
-        "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
-        "P": op.P if isinstance(op, LSTMOp) else None,
+        "initial_c": op.initial_c if isinstance(op, LSTMBase) else None,
+        "P": op.P if isinstance(op, LSTMBase) else None,
     }
     args = operand_sources(body, operands, "a recurrent")
     if isinstance(args, str):
@@ -174,7 +177,7 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
         args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
         dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
-        sizes.cores, rows_held=held, accs=accs,
+        sizes.cores, rows_held=held, accs=accs, y_cs=rest[1] if len(rest) > 1 else None,
     )  # fmt: skip
 
 
