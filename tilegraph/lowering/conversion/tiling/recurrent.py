@@ -93,6 +93,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
+from tilegraph.lowering.conversion.tiling.held_rows import HeldRows, RowKey
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import ALTERNATE_ATTR
 from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
@@ -171,17 +172,16 @@ class _Emitter:
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
-        self.row = b.buffer([1, hb], el, "UB", "row_ub")
-        self.rows_of: dict[tuple[SSAValue, int, SSAValue], SSAValue] = {}
-        """The rows held in UB across the steps (``rows_held``): (GM argument, its first
-        column's offset, the block's column) -> the row."""
+        row = b.buffer([1, hb], el, "UB", "row_ub")
+        self.rows = HeldRows(b, hb, el, {"b": row, "p": row}, self._load_row)
+        """The bias (``b``) and peephole (``p``) rows, keyed by (kind, the offset of the
+        gate's first column, the block's column): held in UB across the steps when
+        ``rows_held``."""
         held = [("b", p.bias, 2 * p.op.GATES), ("p", p.peephole, 3)] if p.rows_held else []
         for kind, arg, count in held:
             for k, col in enumerate(self.cols if arg is not None else []):
                 for r in range(count):
-                    assert arg is not None
-                    name = f"{kind}{r}_{k}_ub"
-                    self.rows_of[arg, r * p.hidden, col] = b.buffer([1, hb], el, "UB", name)
+                    self.rows.hold((kind, r * p.hidden, col), f"{kind}{r}_{k}_ub")
         self._nest = ExitStack()
 
     def open_nest(self) -> None:
@@ -254,26 +254,25 @@ class _Emitter:
     # ---- vector --------------------------------------------------------------------
     def load_rows(self, d: int) -> None:
         """Direction ``d``'s held rows GM -> UB, before its step 0 (a nest of their own)."""
-        if not self.rows_of:
+        if not self.rows.held:
             return
         self.open_nest()
-        for (arg, base, col), row in self.rows_of.items():
-            self._load_row(arg, d, base, col, row)
+        self.rows.load_held(d)
         self.close_nest()
 
-    def _load_row(self, arg: SSAValue, d: int, base: int, col: SSAValue, row: SSAValue) -> None:
-        b = self.b
+    def _load_row(self, key: RowKey, d: int, row: SSAValue) -> None:
+        """Row ``B[d, base + col :]`` (kind ``b``) or ``P[d, base + col :]`` (``p``)."""
+        b, p = self.b, self.p
+        kind, base, col = key
+        arg = p.bias if kind == "b" else p.peephole
+        assert arg is not None
         zero = b.index(0)
         b.add(CopyOp(arg, [b.index(d), b.add_index(col, b.index(base)) if base else col],
                      row, [zero, zero]))  # fmt: skip
 
-    def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
-        """Row ``arg[d, base + col :]``: held in UB, or loaded now into the scratch row."""
-        held = self.rows_of.get((arg, base, col))
-        if held is not None:
-            return held
-        self._load_row(arg, d, base, col, self.row)
-        return self.row
+    def bias_row(self, d: int, base: int, col: SSAValue) -> SSAValue:
+        """Row ``B[d, base + col :]`` (held, or loaded now into the scratch row)."""
+        return self.rows.row(("b", base, col), d)
 
     def pre(self, dst: SSAValue, d: int, col: SSAValue, biases: list[int]) -> None:
         """``dst = acc + B[d, bases...]`` (the gate's bias rows broadcast over the batch)."""
@@ -283,7 +282,7 @@ class _Emitter:
             b.add(UNARY_OPS["vcopy"](src, dst))
             return
         for base in biases:
-            b.add(BINARY_OPS["vadd"](src, self._bias_row(p.bias, d, base, col), dst))
+            b.add(BINARY_OPS["vadd"](src, self.bias_row(d, base, col), dst))
             src = dst
 
     def peephole(self, dst: SSAValue, d: int, k: int, col: SSAValue, c: SSAValue) -> None:
@@ -291,7 +290,7 @@ class _Emitter:
         b, p = self.b, self.p
         if p.peephole is None:
             return
-        row = self._bias_row(p.peephole, d, k * p.hidden, col)
+        row = self.rows.row(("p", k * p.hidden, col), d)
         b.add(BINARY_OPS["vmul"](c, row, self.acc))
         b.add(BINARY_OPS["vadd"](dst, self.acc, dst))
 
@@ -467,7 +466,7 @@ def _gru_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
             e.gate(2, d, col, [h_part])
             _add_recurrent(e, d, col, r, n, 5 * hs)
         elif p.bias is not None:  # h_{t-1} = 0: r ⊙ Rb_n only
-            b.add(BINARY_OPS["vmul"](r, e._bias_row(p.bias, d, 5 * hs, col), r))
+            b.add(BINARY_OPS["vmul"](r, e.bias_row(d, 5 * hs, col), r))
             b.add(BINARY_OPS["vadd"](n, r, n))
     else:
         rh_part = (p.y, [t, b.index(d)], p.r, hs)
@@ -487,7 +486,7 @@ def _add_recurrent(e: _Emitter, d: int, col, r, n, base: int) -> None:
     """``n += r ⊙ (acc + Rb_n)`` (linear_before_reset)."""
     b, p = e.b, e.p
     if p.bias is not None:
-        b.add(BINARY_OPS["vadd"](e.acc, e._bias_row(p.bias, d, base, col), e.acc))
+        b.add(BINARY_OPS["vadd"](e.acc, e.bias_row(d, base, col), e.acc))
     b.add(BINARY_OPS["vmul"](r, e.acc, e.acc))
     b.add(BINARY_OPS["vadd"](n, e.acc, n))
 
