@@ -351,14 +351,8 @@ class LSTMCellsOp(LSTMBase):
 
     name = "graph.lstm_cells"
     ONNX_OP: ClassVar = None
-    X = operand_def(TensorType)
-    W = operand_def(TensorType)
-    R = operand_def(TensorType)
-    B = opt_operand_def(TensorType)
-    sequence_lens = opt_operand_def(TensorType)
-    initial_h = opt_operand_def(TensorType)
-    initial_c = opt_operand_def(TensorType)
-    P = opt_operand_def(TensorType)
+    # the results restated, in order (a subclass's own fields come first); the operands
+    # are LSTMBase's
     Y = result_def(TensorType)
     Y_h = result_def(TensorType)
     Y_c = result_def(TensorType)
