@@ -64,6 +64,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import UnitAttr
@@ -171,6 +172,8 @@ class _Emitter:
             self.accs.append(b.buffer(tile, el, "UB", "acc2_ub"))
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
+        self.g_t = b.buffer(tile, el, "UB", "g_ub") if p.projected else None
+        """A gate's columns of the step's input projection (``projected``)."""
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
         row = b.buffer([1, hb], el, "UB", "row_ub")
         self.rows = HeldRows(b, hb, el, {"b": row, "p": row}, self._load_row)
@@ -195,11 +198,38 @@ class _Emitter:
         self._nest.close()
 
     # ---- cube ----------------------------------------------------------------------
-    def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
+    def gate(self, g: int, d: int, col: SSAValue, parts: list) -> None:
         """``parts``: (A's GM arg, its leading offsets, weight arg, K) — or (an L1 buffer
         holding A's whole K as NZ fractals, None, weight arg, K); accumulated in L0C (the
-        first part starts it), then fixpipe into the UB accumulator."""
+        first part starts it), then fixpipe into the UB accumulator. A :class:`Projected`
+        part is added by the vector side instead (the accumulator is that alone when it is
+        the only part)."""
         self.close_nest()
+        projected = [part for part in parts if isinstance(part, Projected)]
+        parts = [part for part in parts if not isinstance(part, Projected)]
+        if not parts:
+            self.acc = self.accs[(self.accs.index(self.acc) + 1) % len(self.accs)]
+            self.open_nest()
+        else:
+            self._matmul(g, d, col, parts)
+        for part in projected:
+            self.add_projection(g, d, col, part.t, alone=not parts)
+
+    def add_projection(self, g: int, d: int, col: SSAValue, t: SSAValue, alone: bool) -> None:
+        """Gate ``g``'s columns of step ``t``'s input projection into the accumulator
+        (``alone``: it is the sum), else added to it."""
+        b, p = self.b, self.p
+        zero = b.index(0)
+        at = b.add_index(col, b.index((d * p.op.GATES + g) * p.hidden))
+        dst = self.acc if alone else self.g_t
+        assert dst is not None
+        b.add(CopyOp(p.x, [t, zero, at], dst, [zero] * 3))
+        if not alone:
+            b.add(BINARY_OPS["vadd"](self.acc, dst, self.acc))
+
+    def _matmul(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
+        """The gate's matmul parts accumulated in L0C, then fixpipe into the next UB
+        accumulator."""
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
@@ -361,6 +391,13 @@ class _Emitter:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
 
 
+@dataclass(frozen=True)
+class Projected:
+    """A gate part read from the input projection at step ``t`` (no matmul)."""
+
+    t: SSAValue
+
+
 def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
     return lambda ki, first: fn(*args, ki, first)
 
@@ -369,7 +406,7 @@ def _step_sources(e: _Emitter, d: int, t: SSAValue, prev: SSAValue | None):
     """(A parts of x_t·Wᵀ, of h_{t-1}·Rᵀ) for the gate matmuls; no h part when the
     previous state is a zero initial state."""
     p, b = e.p, e.b
-    x_part = (p.x, [t], p.w, p.inputs)
+    x_part = Projected(t) if p.projected else (p.x, [t], p.w, p.inputs)
     if prev is None:
         h_part = None if p.h0 is None else (p.h0, [b.index(d)], p.r, p.hidden)
     else:
@@ -532,7 +569,8 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     direction = op.attr("direction") or "forward"
 
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
-        e.prefetch(p.x, [t], p.inputs)
+        if not p.projected:
+            e.prefetch(p.x, [t], p.inputs)
         if prev is not None:
             e.wait_state()
         for block, hands_over in passes:
