@@ -68,7 +68,7 @@ from tilegraph.lowering.conversion.tiling.held_rows import HeldRows, RowKey
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import add_workspace_argument
 from tilegraph.lowering.conversion.tiling.quantized_recurrent import CENTRE, MAX_HIDDEN
-from tilegraph.lowering.conversion.tiling.recurrent import _Emitter, run_steps
+from tilegraph.lowering.conversion.tiling.recurrent import _Emitter
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     QUANTISED_K0,
     RecurrentPlan,
@@ -77,6 +77,7 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     operand_sources,
     size_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_steps import run_steps
 from tilegraph.lowering.conversion.tiling.recurrent_weights import k_fractals
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter

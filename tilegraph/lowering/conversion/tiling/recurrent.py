@@ -4,10 +4,13 @@ DynamicRNN runs them.
 
 Per direction, per time step ``t`` and per block of ``Hb`` hidden columns (``j``), each gate
 ``g`` is one accumulation in L0C of ``x_t·W_gᵀ`` and ``h_{t-1}·R_gᵀ`` (DynamicRNN's
-concatenated ``[x_t, h_{t-1}]·W`` form: the input projection is not a separate matmul over
-all steps, so no GM intermediate of ``seq x 4H`` is needed), taken out by ``fixpipe`` into
-one UB accumulator tile; the vector unit adds the biases, clips, applies the op's
-activations and updates the cell::
+concatenated ``[x_t, h_{t-1}]·W`` form: no GM intermediate of ``seq x 4H``), taken out by
+``fixpipe`` into one UB accumulator tile; the vector unit adds the biases, clips, applies
+the op's activations and updates the cell. A layer without ``W`` (``projected``: its
+``X`` is ``X·Wᵀ`` of all steps, one matmul computed apart by
+``hoist-recurrent-projection`` where ``W`` would stream per step) multiplies only
+``h_{t-1}·R_gᵀ``; the vector side copies the gate's columns of ``G_t`` from GM and adds
+them (a gate with no matmul — step 0 from a zero state — is that copy alone)::
 
     for d in directions:                      # reverse: t = seq - 1 - s
       copy R[d] (and W[d]) GM -> L1 once      # when they fit (.recurrent_weights)
@@ -95,7 +98,6 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
 from tilegraph.lowering.conversion.tiling.held_rows import HeldRows, RowKey
-from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import ALTERNATE_ATTR
 from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
@@ -103,6 +105,7 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     RecurrentPlan,
     plan_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_steps import run_steps
 from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights, k_fractals
 
 STATE_FLAG = 4
@@ -589,43 +592,3 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     run_steps(e, str(direction), step, end=last_set)
     return None
-
-
-Step = Callable[[int, SSAValue, SSAValue | None], None]
-
-
-def run_steps(
-    e: _Emitter, direction: str, step: Step, begin: Callable[[int], None] | None = None,
-    end: Callable[[int], None] | None = None,
-) -> None:  # fmt: skip
-    """The time loop of a recurrent kernel: per direction ``d`` (``begin(d)`` after its
-    resident weights are loaded, ``end(d)`` after its last step), ``step(d, t, prev)``
-    for step 0 peeled (``prev`` None: its h_{-1} is the initial state), then steps 1 ..
-    seq-1 as one scf.for whose index drives the GM offsets of x_t, Y[t] and Y[t-1]
-    (``prev``). Hidden blocks and directions stay unrolled (a few of them): each gate's K
-    loops and vector work are loop nests of their own in the step's body, which
-    inject-sync fences apart."""
-    b, p = e.b, e.p
-    last = b.index(p.seq - 1)
-    for d in range(p.dirs):
-        reverse = direction == "reverse" or d == 1
-        e.weights.load(d)
-        e.load_rows(d)
-        if begin is not None:
-            begin(d)
-        e.a_tiles.new_step()
-        step(d, last if reverse else b.index(0), None)
-        if p.seq > 1:
-            with b.loop_over(b.index(1), b.index(p.seq), b.index(1), "s") as s:
-                e.a_tiles.new_step()
-                if reverse:  # t = seq - 1 - s, its previous step t + 1 = seq - s
-                    t = b.add(arith.SubiOp(last, s)).results[0]
-                    prev = b.add(arith.SubiOp(b.index(p.seq), s)).results[0]
-                else:
-                    t, prev = s, b.affine(s, 1, -1)
-                t.name_hint, prev.name_hint = "t", "t_prev"
-                step(d, t, prev)
-        if end is not None:
-            end(d)
-    b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
-    b.blocks = p.cores
