@@ -106,18 +106,19 @@ def test_recurrent_kernel(name: str):
     assert_units(levels.tiled_kernels, {f"graph.{kind}": CUBE}, "tile-kernels{platform=test}")
 
 
-def test_sequence_lens_with_the_cell_state_used_stays_on_the_host():
-    """``expand-recurrent-lengths`` takes the rest (its own tests)."""
+def test_sequence_lens_in_layout_1_stays_on_the_host():
+    """``expand-recurrent-lengths`` takes layout 0 (its own tests), the kernel too."""
     g = Graph()
-    x = g.input([SEQ, BATCH, INPUT])
+    x = g.input([BATCH, SEQ, INPUT])
     w, r = g.const([1, 32, INPUT]), g.const([1, 32, 8])
     lens = g.b.constant(np.array([3, 2], np.int32))
-    module = g.b.build(*g.b.op_results("lstm", x, w, r, None, lens, hidden_size=8))
+    results = g.b.op_results("lstm", x, w, r, None, lens, hidden_size=8, layout=1)
+    module = g.b.build(*results)
     levels = run_levels(module, g.arrays, "test")
     assert_matches(levels)
     (kernel,) = levels.tiled_kernels
     assert kernel.unit == "host"
-    assert kernel.reason is not None and "sequence_lens" in kernel.reason
+    assert kernel.reason is not None and "layout 1" in kernel.reason
 
 
 @pytest.mark.parametrize("platform", ["ascend310p", "ascend910b"])

@@ -33,9 +33,11 @@ def lengths_input(g: Graph, values: list[int], dtype: type = np.int32) -> SSAVal
     return arg
 
 
-def layer(g: Graph, kind: str, direction: str, initial: bool, lengths: list[int]):
+def layer(
+    g: Graph, kind: str, direction: str, initial: bool, lengths: list[int], y_c: bool = False
+):
     """A ``kind`` layer over X [SEQ, BATCH, INPUT] (NaN past each length), its lengths and
-    initial states inputs; returns Y and Y_h."""
+    initial states inputs; returns Y and Y_h (and LSTM's Y_c when ``y_c``)."""
     dirs = 2 if direction == "bidirectional" else 1
     gates = GATES[kind]
     x = g.input([SEQ, BATCH, INPUT])
@@ -49,17 +51,21 @@ def layer(g: Graph, kind: str, direction: str, initial: bool, lengths: list[int]
     if kind == "lstm":
         operands += [g.input([dirs, BATCH, HIDDEN]) if initial else None, None]
     results = g.b.op_results(kind, *operands, hidden_size=HIDDEN, direction=direction)
-    return list(results[:2])
+    return list(results[: 3 if y_c else 2])
 
 
-def _check(kind: str, direction: str, platform: str, initial: bool = True, lengths=LENGTHS):
+def _check(
+    kind: str, direction: str, platform: str, initial: bool = True, lengths=LENGTHS,
+    y_c: bool = False,
+):  # fmt: skip
     g = Graph()
-    module = g.b.build(*layer(g, kind, direction, initial, lengths))
+    module = g.b.build(*layer(g, kind, direction, initial, lengths, y_c))
     levels = run_levels(module, g.arrays, platform, pad_value=NAN)
     assert_no_nan(levels)
     assert_matches(levels)
     level = f"tile-kernels{{platform={platform}}}"
-    assert_units(levels.tiled_kernels, {f"graph.{kind}": CUBE}, level)
+    name = "graph.lstm_cells" if y_c else f"graph.{kind}"
+    assert_units(levels.tiled_kernels, {name: CUBE}, level)
     if direction != "forward" or kind == "gru":
         assert_units(levels.tiled_kernels, {"graph.reverse_sequence": VECTOR}, level)
 
@@ -72,6 +78,18 @@ def test_layer_with_lengths_on_the_ai_core(kind: str, direction: str):
 
 def test_layer_without_initial_state_and_a_length_of_zero():
     _check("gru", "bidirectional", "test", initial=False, lengths=[0, 5, 2])
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_lstm_final_cell_state_on_the_ai_core(direction: str):
+    """Y_c read under sequence_lens: graph.lstm_cells' kernel stores c per step, Y_c is
+    gathered at each entry's last step (lengths of the full sequence, 1 and ragged)."""
+    _check("lstm", direction, "test", y_c=True)
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+def test_lstm_final_cell_state_with_a_length_of_zero(platform: str):
+    _check("lstm", "bidirectional", platform, initial=False, lengths=[0, 5, 2], y_c=True)
 
 
 @pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])

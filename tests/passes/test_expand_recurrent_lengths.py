@@ -11,7 +11,7 @@ import onnx.helper as oh
 import pytest
 from onnx import TensorProto, numpy_helper
 
-from tilegraph.dialects.graph.recurrent import LSTMOp, RecurrentOp
+from tilegraph.dialects.graph.recurrent import RecurrentOp
 from tilegraph.frontend import load_onnx
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
@@ -151,18 +151,29 @@ def test_bidirectional_attributes_split_per_direction(kind: str, attrs: dict):
         np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
 
 
-def test_an_lstm_whose_cell_state_is_used_is_left_alone():
-    """Y_c cannot be read from Y: the layer keeps its sequence_lens (the host runs it)."""
-    model = recurrent_model("LSTM", "forward", y_c=True)
+@pytest.mark.parametrize("used", [("Y", "Y_h"), ()], ids=["all", "y_c_alone"])
+@pytest.mark.parametrize("initial", [True, False], ids=["initial", "no_initial"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_an_lstm_whose_cell_state_is_used(direction: str, initial: bool, used: tuple[str, ...]):
+    """Y_c cannot be read from Y: each direction's layer is a graph.lstm_cells, whose cell
+    state after each step gives Y_c at step len[b] - 1 (zeros for the entry of length 0;
+    NaN in the padding never reaches it) — onnxruntime's result, and bit for bit the
+    layer's with its sequence_lens."""
+    model = recurrent_model("LSTM", direction, initial, y_c=True, used=used)
+    inputs = feeds(model)
+    original = run_reference(load_onnx(model), inputs)
     module, stats = rewritten(model)
-    (layer,) = [op for op in module.walk() if isinstance(op, LSTMOp)]
-    assert layer.sequence_lens is not None
-    assert stats["expanded-recurrent-lengths"] == 0
-    inputs = feeds(model, nan=False)
-    for want, have in zip(
-        onnxruntime_outputs(model, inputs), run_reference(module, inputs), strict=True
-    ):
+    assert stats["expanded-recurrent-lengths"] == 1
+    layers = [op for op in module.walk() if isinstance(op, RecurrentOp)]
+    assert [op.name for op in layers] == ["graph.lstm_cells"] * (1 + (direction == "bidirectional"))
+    assert all(op.sequence_lens is None for op in layers)
+    got = run_reference(module, inputs)
+    assert len(got) == len(used) + 1
+    for want, have, exact in zip(onnxruntime_outputs(model, inputs), got, original, strict=True):
+        assert not np.isnan(have).any()
         np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(have, exact)
+    assert not got[-1][:, 2].any()  # the entry of length 0: a zero final cell state
 
 
 @pytest.mark.parametrize("kind", KINDS)

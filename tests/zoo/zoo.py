@@ -1160,9 +1160,6 @@ _HOST_OPS = {
         "host ops graph.loop (tf2onnx's LSTM loops), graph.reverse_sequence (of its bool "
         "mask: rows under 32 bytes)"
     ),
-    "pythainlp_thai2rom_encoder": (
-        "host op graph.lstm (sequence_lens and its final cell state read: Y_c cannot come from Y)"
-    ),
 }
 
 KNOWN_FAILURES: dict[tuple[str, str, int], str] = {

@@ -12,6 +12,7 @@ recurrent kernel runs every step of every entry, so this pass rewrites, per dire
     R  = ReverseSequence(Y1, lens)                # row 0: Y1 at step len[b] - 1
     Y  = Where(t < len[b], Y1 (forward) | R (reverse), 0)
     Y_h = Where(len[b] > 0, R[0], 0)
+    Y_c = Where(len[b] > 0, ReverseSequence(C1, lens)[0], 0)   # LSTM: C1 from lstm_cells
 
 (only what is used: a forward layer whose ``Y_h`` nobody reads needs no ``R``)
 
@@ -32,9 +33,17 @@ them), their ``Y`` and ``Y_h`` concatenated back.
 The step numbers are a constant when ``T`` is static, else ``Range(0, Shape(X)[0])``
 (a model whose batch or sequence comes from data: tashkeel's packed sequences).
 
-Not rewritten: ``layout = 1`` (the recurrent kernel takes layout 0 only), an LSTM whose
-final cell state ``Y_c`` is used (it cannot be read from ``Y``; the layer stays on the host
-with its reason).
+**The final cell state.** ``Y_c`` cannot be read from ``Y`` (``h = o ⊙ tanh(c)`` does not
+give ``c`` back), so an LSTM whose ``Y_c`` is used becomes ``graph.lstm_cells``: the same
+layer with a fourth result ``C1``, the cell state after each step (its kernel stores the
+``c`` it already computes to one more GM sequence output per step). ``Y_c`` is then ``C1``
+at step ``len[b] - 1``, taken exactly as ``Y_h`` is taken from ``Y1`` (the argument above
+holds for ``c`` as for ``h``). Chosen over a length-masked state update (GE's DynamicRNN
+takes a ``seq_length`` input and keeps the state of finished entries): that needs the
+lengths and a per-row select in every step of the kernel, this one store per step and
+the ops the pass already makes.
+
+Not rewritten: ``layout = 1`` (the recurrent kernel takes layout 0 only).
 
 Statistics: ``expanded-recurrent-lengths``.
 """
@@ -59,7 +68,8 @@ from tilegraph.dialects.graph.indexing import ReverseSequenceOp
 from tilegraph.dialects.graph.logical import WhereOp
 from tilegraph.dialects.graph.recurrent import (
     GRUOp,
-    LSTMOp,
+    LSTMBase,
+    LSTMCellsOp,
     RecurrentOp,
     direction_activation_attrs,
 )
@@ -90,9 +100,11 @@ class _Rewrite:
         column = self.unsqueeze(lens, [0, 2])  # [1, B, 1]
         # only what is used is made: a forward layer whose Y_h is not read needs no reversal
         self.valid = self.started = None
+        self.cells = isinstance(op, LSTMBase) and bool(op.Y_c.uses)
+        """The final cell state is read: each direction's layer is a ``graph.lstm_cells``."""
         if op.Y.uses:  # [T, B, 1]: t < len[b]
             self.valid = self.seq.value("graph.less", self._steps(int_type), column)
-        if op.Y_h.uses:  # [1, B, 1]: len[b] > 0
+        if op.Y_h.uses or self.cells:  # [1, B, 1]: len[b] > 0
             zero = self.seq.constant(np.zeros((), int_type))
             self.started = self.seq.value("graph.greater", column, zero)
 
@@ -130,9 +142,9 @@ class _Rewrite:
         """Direction ``d``'s part of a per-direction operand (``[dirs, ...]``)."""
         return value if value is None or dirs == 1 else self.row(value, d)
 
-    def run(self, d: int, dirs: int, reverse: bool) -> tuple[SSAValue | None, SSAValue | None]:
-        """Direction ``d``'s ``Y`` ``[T, 1, B, H]`` and ``Y_h`` ``[1, B, H]`` (None: not
-        used)."""
+    def run(self, d: int, dirs: int, reverse: bool) -> list[SSAValue | None]:
+        """Direction ``d``'s ``Y`` ``[T, 1, B, H]``, ``Y_h`` and ``Y_c`` ``[1, B, H]``
+        (None: not used)."""
         op = self.op
         x = self.reverse(op.X) if reverse else op.X
         per = [self.direction(v, d, dirs) for v in (op.W, op.R, op.B)]
@@ -140,45 +152,55 @@ class _Rewrite:
         attrs = {k: op.attr(k) for k in _SHARED_ATTRS} | direction_activation_attrs(op, d, dirs)
         if isinstance(op, GRUOp):
             attrs["linear_before_reset"] = op.attr("linear_before_reset")
-        if isinstance(op, LSTMOp):
+        if isinstance(op, LSTMBase):
             states += [self.direction(v, d, dirs) for v in (op.initial_c, op.P)]
             attrs["input_forget"] = op.attr("input_forget")
-        layer = self.seq.op(type(op), x, *per, None, *states, direction="forward", **attrs)
-        at = self.seq.constant
-        y = self.seq.value(SqueezeOp, layer.results[0], at(np.array([1], np.int64)))  # [T, B, H]
-        back = self.reverse(y) if reverse or self.started is not None else None
+        kind = LSTMCellsOp if self.cells else type(op)
+        layer = self.seq.op(kind, x, *per, None, *states, direction="forward", **attrs)
+        used = self.valid is not None or op.Y_h.uses
+        y = self.squeeze(layer.results[0]) if used else None  # [T, B, H]
+        need_back = (reverse and self.valid is not None) or bool(op.Y_h.uses)
+        back = self.reverse(y) if need_back and y is not None else None
         kept = None
         if self.valid is not None:
-            assert back is not None or not reverse
+            assert y is not None and (back is not None or not reverse)
             kept = self.seq.value(WhereOp, self.valid, back if reverse else y, self.zero)
             kept = self.unsqueeze(kept, [1])
-        y_h = None
-        if self.started is not None:  # row 0 of R: the state after step len[b] - 1
-            assert back is not None
-            y_h = self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
-        return kept, y_h
+        y_h = self.last(back) if op.Y_h.uses else None
+        # the cell state after each step, taken as Y_h is taken from Y
+        y_c = self.last(self.reverse(self.squeeze(layer.results[3]))) if self.cells else None
+        return [kept, y_h, y_c]
+
+    def squeeze(self, value: SSAValue) -> SSAValue:
+        """A one-direction sequence ``[T, 1, B, H]`` as ``[T, B, H]``."""
+        return self.seq.value(SqueezeOp, value, self.seq.constant(np.array([1], np.int64)))
+
+    def last(self, back: SSAValue | None) -> SSAValue:
+        """Row 0 of ``back`` (a per-step state reversed per entry: the state after step
+        ``len[b] - 1``), zero where ``len[b] = 0``."""
+        assert back is not None and self.started is not None
+        return self.seq.value(WhereOp, self.started, self.row(back, 0), self.zero)
 
 
 def _expand(op: RecurrentOp) -> bool:
     """Rewrite ``op`` (see the module docstring); False when it is not rewritten."""
     if op.sequence_lens is None or int(op.attr("layout") or 0) != 0:
         return False
-    if isinstance(op, LSTMOp) and op.Y_c.uses:
-        return False
     lens_type = op.sequence_lens.type
     assert isinstance(lens_type, TensorType)
     int_type = numpy_dtype_of(lens_type.element_type)
-    if int_type not in _ONNX_INT or not (op.Y.uses or op.Y_h.uses):
+    finals = (op.Y_h, op.Y_c) if isinstance(op, LSTMBase) else (op.Y_h,)
+    if int_type not in _ONNX_INT or not any(r.uses for r in (op.Y, *finals)):
         return False
     direction = op.attr("direction") or "forward"
     dirs = 2 if direction == "bidirectional" else 1
     rewrite = _Rewrite(op, int_type)
     parts = [rewrite.run(d, dirs, direction == "reverse" or d == 1) for d in range(dirs)]
-    for i, old in enumerate((op.Y, op.Y_h)):
+    for i, old in enumerate((op.Y, *finals)):
         new = [part[i] for part in parts]
         if new[0] is None:
             continue
-        joined = new[0] if dirs == 1 else rewrite.seq.value(ConcatOp, *new, axis=1 - i)
+        joined = new[0] if dirs == 1 else rewrite.seq.value(ConcatOp, *new, axis=int(i == 0))
         assert joined is not None
         joined.name_hint = old.name_hint
         old.replace_all_uses_with(joined)

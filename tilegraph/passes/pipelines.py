@@ -231,7 +231,7 @@ class O1Pipeline(PipelinePass):
 
 O2_SPEC = (
     "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,"
-    "expand-recurrent-lengths,O1,"
+    "expand-recurrent-lengths,hoist-recurrent-projection,O1,"
     "format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
 )
 """What O2 runs."""
@@ -253,7 +253,9 @@ class O2Pipeline(NamedPipeline):
     convolutions and matmuls int8 cube ops, before constant folding dequantises their
     weights), fold-requant (an int8 convolution feeding the next one requantises in
     fixpipe), expand-recurrent-lengths (a recurrent layer with ``sequence_lens`` as the
-    layer without it and ops with kernels), O1, then the format
+    layer without it and ops with kernels), hoist-recurrent-projection (a float recurrent
+    layer whose ``W`` would stream per step: its input projection one matmul first), O1,
+    then the format
     engine with GE's strategy, then fuse-ops and fuse-dynamic-quantize (each
     DynamicQuantizeLinear's two halves one kernel).
 

@@ -46,10 +46,21 @@ func.func @bidirectional(%X: !layout.tensor<3x2x4xf32>, %lens: !layout.tensor<2x
   func.return %Y, %Y_h : !layout.tensor<3x2x2x8xf32>, !layout.tensor<2x2x8xf32>
 }
 
-// An LSTM whose final cell state is used keeps its sequence_lens.
+// An LSTM whose final cell state is used: the layer is graph.lstm_cells, whose fourth
+// result holds c after each step; Y_c is its row at step len[b] - 1 (ReverseSequence, row
+// 0), zero where len[b] = 0, as Y_h would be taken from Y. Y and Y_h unused: no
+// ReverseSequence of Y, no mask of Y.
 // CHECK-LABEL: func.func @cell_state_used
-// CHECK:       graph.lstm %X, %W, %R, none, %lens
-// CHECK-NOT:   graph.reverse_sequence
+// CHECK:       %[[ZERO:.*]] = graph.constant dense<0.0>
+// CHECK:       %[[STARTED:.*]] = graph.greater
+// CHECK-NOT:   graph.less
+// CHECK:       %{{.*}}, %{{.*}}, %{{.*}}, %[[C1:.*]] = graph.lstm_cells %X, %W, %R {direction = "forward", hidden_size = 8{{.*}}} {{.*}} -> (!layout.tensor<3x1x2x8xf32>, !layout.tensor<1x2x8xf32>, !layout.tensor<1x2x8xf32>, !layout.tensor<3x1x2x8xf32>)
+// CHECK:       %[[C3:.*]] = graph.squeeze %[[C1]], {{.*}} -> !layout.tensor<3x2x8xf32>
+// CHECK:       %[[BACK:.*]] = graph.reverse_sequence %[[C3]], %lens {batch_axis = 1, time_axis = 0}
+// CHECK:       %[[LAST:.*]] = graph.slice %[[BACK]], {{.*}} -> !layout.tensor<1x2x8xf32>
+// CHECK:       %Y_c = graph.where %[[STARTED]], %[[LAST]], %[[ZERO]]
+// CHECK:       func.return %Y_c
+// CHECK-NOT:   graph.lstm {{.*}}%lens
 func.func @cell_state_used(%X: !layout.tensor<3x2x4xf32>, %lens: !layout.tensor<2xi32>) -> (!layout.tensor<1x2x8xf32>) {
   %W = graph.constant dense<0.5> : !layout.tensor<1x32x4xf32>
   %R = graph.constant dense<0.25> : !layout.tensor<1x32x8xf32>

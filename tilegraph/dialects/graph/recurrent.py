@@ -137,10 +137,15 @@ def recurrent_results(
 
 
 class RecurrentOp(GraphOp):
-    """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM."""
+    """The shared operands, attributes, shapes and time loop of RNN, GRU and LSTM.
+
+    ``W`` absent (not an ONNX form: ``hoist-recurrent-projection`` makes it): ``X`` is the
+    input projection ``X·Wᵀ`` of every step, computed apart, ``[seq, batch, dirs · gates ·
+    H]`` (direction ``d``'s gates at columns ``d · gates · H``, in time order for either
+    direction; layout 0); the biases stay in ``B``."""
 
     X = operand_def(TensorType)
-    W = operand_def(TensorType)
+    W = opt_operand_def(TensorType)
     R = operand_def(TensorType)
     B = opt_operand_def(TensorType)
     sequence_lens = opt_operand_def(TensorType)
@@ -167,11 +172,25 @@ class RecurrentOp(GraphOp):
         cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
     ) -> list[TensorType]:
         x = require(tensor_type(operands[0]), "X")
-        w = require(tensor_type(operands[1]), "W")
-        if x.rank != 3 or w.rank != 3:
+        w = tensor_type(operands[1])
+        if w is None:  # X is the input projection (see the class docstring)
+            r = require(tensor_type(operands[2]), "R")
+            if x.rank != 3 or r.rank != 3:
+                raise ShapeError("X (the input projection) and R must be 3-D")
+            hidden, dirs = r.origin_shape[2], r.origin_shape[0]
+            width = x.origin_shape[2]
+            if all(isinstance(v, int) for v in (hidden, dirs, width)):
+                if width != dirs * cls.GATES * hidden:  # type: ignore[operator]
+                    raise ShapeError(
+                        f"without W, X is the input projection: its last axis must be "
+                        f"{dirs} x {cls.GATES} x {hidden}, got {width}"
+                    )
+        elif x.rank != 3 or w.rank != 3:
             raise ShapeError("X and W must be 3-D")
-        hidden = cls.read_attr(props, "hidden_size")
-        hidden = hidden if hidden is not None else w.origin_shape[1] // cls.GATES  # type: ignore[operator]
+        else:
+            hidden = w.origin_shape[1] // cls.GATES  # type: ignore[operator]
+        given = cls.read_attr(props, "hidden_size")
+        hidden = given if given is not None else hidden
         layout = int(cls.read_attr(props, "layout") or 0)
         results = recurrent_results(x, props, hidden, layout, cls.STATES)
         state = results[1].origin_shape
@@ -189,28 +208,37 @@ class RecurrentOp(GraphOp):
         return results
 
     def cell(
-        self, x: np.ndarray, states: list[np.ndarray], w: np.ndarray, r: np.ndarray,
-        b: np.ndarray, extra: dict[str, np.ndarray], f: list[Activation], clip: float | None,
+        self, xw: np.ndarray, states: list[np.ndarray], r: np.ndarray, b: np.ndarray,
+        extra: dict[str, np.ndarray], f: list[Activation], clip: float | None,
     ) -> list[np.ndarray]:  # fmt: skip
+        """The new states from the step's input projection ``xw = x_t·Wᵀ`` (no bias)."""
         raise NotImplementedError
 
     def _activations(self, dirs: int) -> list[list[Activation]]:
         return activation_lists(self, self.DEFAULT_ACTIVATIONS, dirs)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        return self.run_layer(*inputs)[0]
+
+    def run_layer(self, *inputs: np.ndarray | None) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """The results (``Y`` and the final states, :meth:`reference`) and the last state
+        after each step, placed as ``Y`` places ``h`` (zeros where ``Y`` has them): LSTM's
+        cell state per step (:class:`LSTMCellsOp`), ``h`` again for RNN / GRU."""
         slots = list(inputs) + [None] * 8
         x, w, r, b, lens, h0 = slots[:6]
-        assert x is not None and w is not None and r is not None
+        assert x is not None and r is not None
         extra = self.extra_inputs(slots)
         layout = int(self.attr("layout") or 0)
         xs = (x if layout == 0 else np.swapaxes(x, 0, 1)).astype(np.float64)
         seq, batch, _ = xs.shape
-        dirs, hidden = w.shape[0], r.shape[-1]
+        dirs, hidden = r.shape[0], r.shape[-1]
+        width = self.GATES * hidden
         bias = np.zeros((dirs, 2 * self.GATES * hidden)) if b is None else b.astype(np.float64)
         lengths = np.full(batch, seq) if lens is None else np.asarray(lens).astype(np.int64)
         init = [h0, extra.get("initial_c")][: self.STATES]
         clip = self.attr("clip")
         y = np.zeros((seq, dirs, batch, hidden))
+        last = np.zeros((seq, dirs, batch, hidden))
         finals = [np.zeros((dirs, batch, hidden)) for _ in range(self.STATES)]
         for d, fns in enumerate(self._activations(dirs)):
             reverse = self.attr("direction") == "reverse" or d == 1
@@ -226,18 +254,20 @@ class RecurrentOp(GraphOp):
                 t = (lengths - 1 - step) if reverse else np.full(batch, step)
                 active = step < lengths
                 xt = xs[np.clip(t, 0, seq - 1), np.arange(batch)]
-                new = self.cell(xt, states, w[d].astype(np.float64), r[d].astype(np.float64),
-                                bias[d], per_dir, fns, clip)  # fmt: skip
+                # without W, X is the projection: direction d's columns
+                xw = xt[:, d * width : (d + 1) * width] if w is None else xt @ w[d].T
+                new = self.cell(xw, states, r[d].astype(np.float64), bias[d], per_dir, fns, clip)
                 states = [np.where(active[:, None], n, s) for n, s in zip(new, states, strict=True)]
                 rows = np.arange(batch)[active]
                 y[np.clip(t, 0, seq - 1)[active], d, rows] = states[0][active]
+                last[np.clip(t, 0, seq - 1)[active], d, rows] = states[-1][active]
             for i, s in enumerate(states):
                 # a sequence of length 0 ends in zeros, not its initial state: onnxruntime's
                 # result (the specification does not say)
                 finals[i][d] = np.where((lengths > 0)[:, None], s, 0)
-        out_y = y if layout == 0 else np.transpose(y, (2, 0, 1, 3))
+        out_y, out_last = (v if layout == 0 else np.transpose(v, (2, 0, 1, 3)) for v in (y, last))
         outs = [out_y, *(s if layout == 0 else np.swapaxes(s, 0, 1) for s in finals)]
-        return tuple(o.astype(x.dtype) for o in outs)
+        return tuple(o.astype(x.dtype) for o in outs), out_last.astype(x.dtype)
 
     def extra_inputs(self, slots: list[np.ndarray | None]) -> dict[str, np.ndarray]:
         return {}
@@ -259,9 +289,9 @@ class RNNOp(RecurrentOp):
     name = "graph.rnn"
     ONNX_OP: ClassVar = "RNN"
 
-    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+    def cell(self, xw, states, r, b, extra, f, clip):  # noqa: ANN001
         wb, rb = _split_bias(b, 1)
-        return [f[0](_clip(x @ w.T + states[0] @ r.T + wb + rb, clip))]
+        return [f[0](_clip(xw + states[0] @ r.T + wb + rb, clip))]
 
 
 @irdl_op_definition
@@ -275,11 +305,11 @@ class GRUOp(RecurrentOp):
     GATES: ClassVar = 3
     DEFAULT_ACTIVATIONS: ClassVar = ("Sigmoid", "Tanh")
 
-    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+    def cell(self, xw, states, r, b, extra, f, clip):  # noqa: ANN001
         h = states[0]
         wb, rb = _split_bias(b, 3)
         n = h.shape[1]
-        gx = x @ w.T + wb
+        gx = xw + wb
         z = f[0](_clip(gx[:, :n] + h @ r[:n].T + rb[:n], clip))
         reset = f[0](_clip(gx[:, n : 2 * n] + h @ r[n : 2 * n].T + rb[n : 2 * n], clip))
         if self.attr("linear_before_reset"):
@@ -290,16 +320,14 @@ class GRUOp(RecurrentOp):
         return [(1 - z) * hn + z * h]
 
 
-@irdl_op_definition
-class LSTMOp(RecurrentOp):
+class LSTMBase(RecurrentOp):
     """ONNX LSTM (gates i, o, f, c; peepholes P; ``input_forget`` couples f = 1 - i); the
-    third result is the final cell state ``Y_c``."""
+    third result is the final cell state ``Y_c``: ``graph.lstm`` and ``graph.lstm_cells``
+    (irdl takes the fields of an undecorated base, not of another op)."""
 
-    name = "graph.lstm"
-    ONNX_OP: ClassVar = "LSTM"
     # restated in ONNX's order: irdl lists a subclass's own fields before inherited ones
     X = operand_def(TensorType)
-    W = operand_def(TensorType)
+    W = opt_operand_def(TensorType)
     R = operand_def(TensorType)
     B = opt_operand_def(TensorType)
     sequence_lens = opt_operand_def(TensorType)
@@ -318,12 +346,52 @@ class LSTMOp(RecurrentOp):
         found = {"initial_c": slots[6], "P": slots[7]}
         return {k: v for k, v in found.items() if v is not None}
 
-    def cell(self, x, states, w, r, b, extra, f, clip):  # noqa: ANN001
+    def cell(self, xw, states, r, b, extra, f, clip):  # noqa: ANN001
         h, c = states
         wb, rb = _split_bias(b, 4)
         p = extra.get("P", np.zeros(3 * h.shape[1]))
-        gates = x @ w.T + h @ r.T
+        gates = xw + h @ r.T
         return list(lstm_cell(gates, c, wb + rb, p, f, clip, bool(self.attr("input_forget"))))
+
+
+@irdl_op_definition
+class LSTMOp(LSTMBase):
+    """ONNX LSTM (gates i, o, f, c; peepholes P; ``input_forget`` couples f = 1 - i); the
+    third result is the final cell state ``Y_c``."""
+
+    name = "graph.lstm"
+    ONNX_OP: ClassVar = "LSTM"
+
+
+@irdl_op_definition
+class LSTMCellsOp(LSTMBase):
+    """``graph.lstm`` with a fourth result ``Y_cs``: the cell state after each step,
+    shaped and placed as ``Y`` holds ``h`` (``[seq, dirs, batch, hidden]``, layout 0).
+    ``expand-recurrent-lengths`` makes it for an LSTM with ``sequence_lens`` whose final
+    cell state is read: ``Y_c`` is then ``Y_cs`` at each entry's last step, as ``Y_h`` is
+    ``Y`` there. Not an ONNX op (layout 0 only)."""
+
+    name = "graph.lstm_cells"
+    ONNX_OP: ClassVar = None
+    # the results restated, in order (a subclass's own fields come first); the operands
+    # are LSTMBase's
+    Y = result_def(TensorType)
+    Y_h = result_def(TensorType)
+    Y_c = result_def(TensorType)
+    Y_cs = result_def(TensorType)
+
+    @classmethod
+    def infer_shapes(
+        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
+    ) -> list[TensorType]:
+        if int(cls.read_attr(props, "layout") or 0) != 0:
+            raise ShapeError("graph.lstm_cells takes layout 0 only")
+        results = super().infer_shapes(operands, props)
+        return [*results, results[0]]
+
+    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        outs, cells = self.run_layer(*inputs)
+        return (*outs, cells)
 
 
 def lstm_cell(
@@ -348,4 +416,4 @@ def lstm_cell(
     return (o * f[2](c_new)).astype(c.dtype), c_new
 
 
-RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp]
+RECURRENT_OPS: list[type[GraphOp]] = [RNNOp, GRUOp, LSTMOp, LSTMCellsOp]

@@ -64,10 +64,11 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.dynamic_quantize import parameters, quantize_values
+from tilegraph.lowering.conversion.tiling.held_rows import HeldRows, RowKey
 from tilegraph.lowering.conversion.tiling.matmul_block import fractals
 from tilegraph.lowering.conversion.tiling.mix import add_workspace_argument
 from tilegraph.lowering.conversion.tiling.quantized_recurrent import CENTRE, MAX_HIDDEN
-from tilegraph.lowering.conversion.tiling.recurrent import _Emitter, run_steps
+from tilegraph.lowering.conversion.tiling.recurrent import _Emitter
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     QUANTISED_K0,
     RecurrentPlan,
@@ -76,6 +77,7 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     operand_sources,
     size_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_steps import run_steps
 from tilegraph.lowering.conversion.tiling.recurrent_weights import k_fractals
 from tilegraph.lowering.conversion.tiling.reduction_chunks import vreduce
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
@@ -226,16 +228,15 @@ class _Steps:
         self.row2 = buf([1, hb], f32, "UB", "row2_ub")
         # each gate's and block's constant rows: held across the steps (loaded per
         # direction) when they fit, else loaded into these scratch rows where used
-        self.rows_of: dict[tuple[str, int, SSAValue], SSAValue] = {}
-        self.scratch = {k: buf([1, hb], f32, "UB", f"{k}_ub") for k in _ROW_KINDS}
+        scratch = {k: buf([1, hb], f32, "UB", f"{k}_ub") for k in _ROW_KINDS}
+        self.held = HeldRows(b, hb, f32, scratch, self._load_row)
         kinds = ["r_scale"] + (["bias"] if p.bias is not None else [])
         kinds += ["peephole"] if p.peephole is not None else []
         for k, col in enumerate(e.cols if q.held else []):
             for g in range(4):
                 for kind in kinds:
                     if kind != "peephole" or g < 3:
-                        name = f"{kind}_{g}_{k}_ub"
-                        self.rows_of[kind, g, col] = buf([1, hb], f32, "UB", name)
+                        self.held.hold((kind, g, col), f"{kind}_{g}_{k}_ub")
 
     # ---- per kernel and per direction ------------------------------------------------
     def _ones_row(self) -> None:
@@ -260,13 +261,14 @@ class _Steps:
         v.scalar("vmuls", self.wb, float(self.p.hidden), self.kb)
         self.e.close_nest()
         self.e.open_nest()
-        for (kind, g, col), row in self.rows_of.items():
-            self._load_row(kind, g, d, col, row)
+        self.held.load_held(d)
         self.e.close_nest()
 
-    def _load_row(self, kind: str, g: int, d: int, col: SSAValue, row: SSAValue) -> None:
-        """Gate ``g``'s ``kind`` row of direction ``d`` on the block at ``col`` into
-        ``row``: R_scale's, the peephole's, or ``Wb + Rb`` (as the reference sums them)."""
+    def _load_row(self, key: RowKey, d: int, row: SSAValue) -> None:
+        """Gate ``g``'s ``kind`` row of direction ``d`` on the block at ``col`` (``key``)
+        into ``row``: R_scale's, the peephole's, or ``Wb + Rb`` (as the reference sums
+        them)."""
+        kind, g, col = key
         b, p, hidden = self.b, self.p, self.p.hidden
         zero = b.index(0)
         at = b.add_index(col, b.index(g * hidden)) if g else col
@@ -281,14 +283,6 @@ class _Steps:
             b.add(CopyOp(p.bias, [b.index(d), at], self.row2, [zero, zero]))
             b.add(CopyOp(p.bias, [b.index(d), r_at], row, [zero, zero]))
             self.v.binary("vadd", self.row2, row, row)
-
-    def _row(self, kind: str, g: int, d: int, col: SSAValue) -> SSAValue:
-        """The held row, or the row loaded now into its scratch tile."""
-        held = self.rows_of.get((kind, g, col))
-        if held is not None:
-            return held
-        self._load_row(kind, g, d, col, self.scratch[kind])
-        return self.scratch[kind]
 
     # ---- per step ---------------------------------------------------------------------
     def _quantise(self, d: int, prev: SSAValue | None) -> None:
@@ -352,14 +346,14 @@ class _Steps:
             v.binary("vadd", acc, self.srow, acc)
             v.binary("vadd", acc, self.brow, acc)  # + b·Σu: the exact int32 total
             v.cast(acc, self.prod, "rint")
-            v.binary("vmul", self.safe, self._row("r_scale", g, d, col), self.sc)
+            v.binary("vmul", self.safe, self.held.row(("r_scale", g, col), d), self.sc)
             v.binary("vmul", self.prod, self.sc, self.prod)
             v.binary("vadd", dst, self.prod, dst)
         if p.peephole is not None and c is not None:
-            v.binary("vmul", c, self._row("peephole", g, d, col), self.prod)
+            v.binary("vmul", c, self.held.row(("peephole", g, col), d), self.prod)
             v.binary("vadd", dst, self.prod, dst)
         if p.bias is not None:
-            v.binary("vadd", dst, self._row("bias", g, d, col), dst)  # + (Wb + Rb)
+            v.binary("vadd", dst, self.held.row(("bias", g, col), d), dst)  # + (Wb + Rb)
 
     def _lstm_block(self, d: int, t: SSAValue, col: SSAValue, has_h: bool, first: bool) -> None:
         """One hidden block of a step: the four gate sums and ONNX LSTM's cell in the

@@ -4,10 +4,13 @@ DynamicRNN runs them.
 
 Per direction, per time step ``t`` and per block of ``Hb`` hidden columns (``j``), each gate
 ``g`` is one accumulation in L0C of ``x_t·W_gᵀ`` and ``h_{t-1}·R_gᵀ`` (DynamicRNN's
-concatenated ``[x_t, h_{t-1}]·W`` form: the input projection is not a separate matmul over
-all steps, so no GM intermediate of ``seq x 4H`` is needed), taken out by ``fixpipe`` into
-one UB accumulator tile; the vector unit adds the biases, clips, applies the op's
-activations and updates the cell::
+concatenated ``[x_t, h_{t-1}]·W`` form: no GM intermediate of ``seq x 4H``), taken out by
+``fixpipe`` into one UB accumulator tile; the vector unit adds the biases, clips, applies
+the op's activations and updates the cell. A layer without ``W`` (``projected``: its
+``X`` is ``X·Wᵀ`` of all steps, one matmul computed apart by
+``hoist-recurrent-projection`` where ``W`` would stream per step) multiplies only
+``h_{t-1}·R_gᵀ``; the vector side copies the gate's columns of ``G_t`` from GM and adds
+them (a gate with no matmul — step 0 from a zero state — is that copy alone)::
 
     for d in directions:                      # reverse: t = seq - 1 - s
       copy R[d] (and W[d]) GM -> L1 once      # when they fit (.recurrent_weights)
@@ -37,7 +40,9 @@ the blocks writes it to ``Y[t, d]``, a second computes ``z``, ``n`` and ``h_t`` 
 ``Y_h[d]``, and a third copies ``Y_h[d]`` to ``Y[t, d]``.
 
 **Outputs.** One kernel writes ``Y``, ``Y_h`` (and ``Y_c``): all three must be outputs of
-the kernel (the state lives in them). **Decoupled presets** (910B, ``test``): the kernel is
+the kernel (the state lives in them). ``graph.lstm_cells`` (an LSTM under ``sequence_lens``
+whose ``Y_c`` is read, ``expand-recurrent-lengths``) also stores each step's ``c`` to its
+``Y_cs`` as ``h`` goes to ``Y``. **Decoupled presets** (910B, ``test``): the kernel is
 split into a mix kernel (:mod:`.mix`): the fixpipes become the workspace hand-over, and the
 back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 :data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
@@ -53,15 +58,16 @@ coupled preset) before any block reads the whole ``h_t``; GRU without
 ``linear_before_reset`` has a second barrier before its copy-back pass (the other blocks'
 ``n`` gate still reads ``Y[t]``). The launch gets ``cores`` blocks (``builder.blocks``).
 
-Host (with the reason): ``layout = 1``, ``sequence_lens``, activations other than Sigmoid,
-Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights computed in the kernel,
-more than :data:`.recurrent_plan.MAX_UNROLLED` hidden blocks x directions.
+Host (with the reason): ``layout = 1``, ``sequence_lens`` (rewritten away before), activations
+other than Sigmoid, Tanh, Relu, Affine, HardSigmoid, a batch over one L0 tile, weights
+computed in the kernel, more than :data:`.recurrent_plan.MAX_UNROLLED` hidden blocks x directions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import UnitAttr
@@ -70,7 +76,7 @@ from xdsl.ir import SSAValue
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.recurrent import (
     GRUOp,
-    LSTMOp,
+    LSTMBase,
     RecurrentOp,
 )
 from tilegraph.dialects.tile import (
@@ -91,7 +97,7 @@ from tilegraph.dialects.tile import (
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL, accumulator_type
-from tilegraph.lowering.conversion.tiling.matmul_block import fractals
+from tilegraph.lowering.conversion.tiling.held_rows import HeldRows, RowKey
 from tilegraph.lowering.conversion.tiling.mix import ALTERNATE_ATTR
 from tilegraph.lowering.conversion.tiling.recurrent_operands import StepOperands
 from tilegraph.lowering.conversion.tiling.recurrent_plan import (
@@ -99,6 +105,7 @@ from tilegraph.lowering.conversion.tiling.recurrent_plan import (
     RecurrentPlan,
     plan_recurrent,
 )
+from tilegraph.lowering.conversion.tiling.recurrent_steps import run_steps
 from tilegraph.lowering.conversion.tiling.recurrent_weights import GateWeights, k_fractals
 
 STATE_FLAG = 4
@@ -168,18 +175,19 @@ class _Emitter:
             self.accs.append(b.buffer(tile, el, "UB", "acc2_ub"))
         names = {1: ["h"], 3: ["z", "r", "n", "hp"], 4: ["t1", "t2", "c"]}[p.op.GATES]
         self.t = {n: b.buffer(tile, el, "UB", f"{n}_ub") for n in names}
+        self.g_t = b.buffer(tile, el, "UB", "g_ub") if p.projected else None
+        """A gate's columns of the step's input projection (``projected``)."""
         self.y4 = b.buffer([1, 1, mp, hb], el, "UB", "y_ub")
-        self.row = b.buffer([1, hb], el, "UB", "row_ub")
-        self.rows_of: dict[tuple[SSAValue, int, SSAValue], SSAValue] = {}
-        """The rows held in UB across the steps (``rows_held``): (GM argument, its first
-        column's offset, the block's column) -> the row."""
+        row = b.buffer([1, hb], el, "UB", "row_ub")
+        self.rows = HeldRows(b, hb, el, {"b": row, "p": row}, self._load_row)
+        """The bias (``b``) and peephole (``p``) rows, keyed by (kind, the offset of the
+        gate's first column, the block's column): held in UB across the steps when
+        ``rows_held``."""
         held = [("b", p.bias, 2 * p.op.GATES), ("p", p.peephole, 3)] if p.rows_held else []
         for kind, arg, count in held:
             for k, col in enumerate(self.cols if arg is not None else []):
                 for r in range(count):
-                    assert arg is not None
-                    name = f"{kind}{r}_{k}_ub"
-                    self.rows_of[arg, r * p.hidden, col] = b.buffer([1, hb], el, "UB", name)
+                    self.rows.hold((kind, r * p.hidden, col), f"{kind}{r}_{k}_ub")
         self._nest = ExitStack()
 
     def open_nest(self) -> None:
@@ -193,11 +201,38 @@ class _Emitter:
         self._nest.close()
 
     # ---- cube ----------------------------------------------------------------------
-    def gate(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
+    def gate(self, g: int, d: int, col: SSAValue, parts: list) -> None:
         """``parts``: (A's GM arg, its leading offsets, weight arg, K) — or (an L1 buffer
         holding A's whole K as NZ fractals, None, weight arg, K); accumulated in L0C (the
-        first part starts it), then fixpipe into the UB accumulator."""
+        first part starts it), then fixpipe into the UB accumulator. A :class:`Projected`
+        part is added by the vector side instead (the accumulator is that alone when it is
+        the only part)."""
         self.close_nest()
+        projected = [part for part in parts if isinstance(part, Projected)]
+        parts = [part for part in parts if not isinstance(part, Projected)]
+        if not parts:
+            self.acc = self.accs[(self.accs.index(self.acc) + 1) % len(self.accs)]
+            self.open_nest()
+        else:
+            self._matmul(g, d, col, parts)
+        for part in projected:
+            self.add_projection(g, d, col, part.t, alone=not parts)
+
+    def add_projection(self, g: int, d: int, col: SSAValue, t: SSAValue, alone: bool) -> None:
+        """Gate ``g``'s columns of step ``t``'s input projection into the accumulator
+        (``alone``: it is the sum), else added to it."""
+        b, p = self.b, self.p
+        zero = b.index(0)
+        at = b.add_index(col, b.index((d * p.op.GATES + g) * p.hidden))
+        dst = self.acc if alone else self.g_t
+        assert dst is not None
+        b.add(CopyOp(p.x, [t, zero, at], dst, [zero] * 3))
+        if not alone:
+            b.add(BINARY_OPS["vadd"](self.acc, dst, self.acc))
+
+    def _matmul(self, g: int, d: int, col: SSAValue, parts: list[tuple]) -> None:
+        """The gate's matmul parts accumulated in L0C, then fixpipe into the next UB
+        accumulator."""
         b, p = self.b, self.p
         zero = b.index(0)
         row = b.add_index(col, b.index(g * p.hidden)) if g else col
@@ -252,26 +287,25 @@ class _Emitter:
     # ---- vector --------------------------------------------------------------------
     def load_rows(self, d: int) -> None:
         """Direction ``d``'s held rows GM -> UB, before its step 0 (a nest of their own)."""
-        if not self.rows_of:
+        if not self.rows.held:
             return
         self.open_nest()
-        for (arg, base, col), row in self.rows_of.items():
-            self._load_row(arg, d, base, col, row)
+        self.rows.load_held(d)
         self.close_nest()
 
-    def _load_row(self, arg: SSAValue, d: int, base: int, col: SSAValue, row: SSAValue) -> None:
-        b = self.b
+    def _load_row(self, key: RowKey, d: int, row: SSAValue) -> None:
+        """Row ``B[d, base + col :]`` (kind ``b``) or ``P[d, base + col :]`` (``p``)."""
+        b, p = self.b, self.p
+        kind, base, col = key
+        arg = p.bias if kind == "b" else p.peephole
+        assert arg is not None
         zero = b.index(0)
         b.add(CopyOp(arg, [b.index(d), b.add_index(col, b.index(base)) if base else col],
                      row, [zero, zero]))  # fmt: skip
 
-    def _bias_row(self, arg: SSAValue, d: int, base: int, col: SSAValue) -> SSAValue:
-        """Row ``arg[d, base + col :]``: held in UB, or loaded now into the scratch row."""
-        held = self.rows_of.get((arg, base, col))
-        if held is not None:
-            return held
-        self._load_row(arg, d, base, col, self.row)
-        return self.row
+    def bias_row(self, d: int, base: int, col: SSAValue) -> SSAValue:
+        """Row ``B[d, base + col :]`` (held, or loaded now into the scratch row)."""
+        return self.rows.row(("b", base, col), d)
 
     def pre(self, dst: SSAValue, d: int, col: SSAValue, biases: list[int]) -> None:
         """``dst = acc + B[d, bases...]`` (the gate's bias rows broadcast over the batch)."""
@@ -281,7 +315,7 @@ class _Emitter:
             b.add(UNARY_OPS["vcopy"](src, dst))
             return
         for base in biases:
-            b.add(BINARY_OPS["vadd"](src, self._bias_row(p.bias, d, base, col), dst))
+            b.add(BINARY_OPS["vadd"](src, self.bias_row(d, base, col), dst))
             src = dst
 
     def peephole(self, dst: SSAValue, d: int, k: int, col: SSAValue, c: SSAValue) -> None:
@@ -289,7 +323,7 @@ class _Emitter:
         b, p = self.b, self.p
         if p.peephole is None:
             return
-        row = self._bias_row(p.peephole, d, k * p.hidden, col)
+        row = self.rows.row(("p", k * p.hidden, col), d)
         b.add(BINARY_OPS["vmul"](c, row, self.acc))
         b.add(BINARY_OPS["vadd"](dst, self.acc, dst))
 
@@ -322,11 +356,14 @@ class _Emitter:
         zero = self.b.index(0)
         self.b.add(CopyOp(src, [zero] * 3, arg, [self.b.index(d), zero, col]))
 
-    def store_y(self, src: SSAValue, t: SSAValue, d: int, col: SSAValue) -> None:
+    def store_y(
+        self, src: SSAValue, t: SSAValue, d: int, col: SSAValue, dst: SSAValue | None = None
+    ) -> None:
+        """``src`` to step ``t`` of the sequence output ``dst`` (default ``Y``)."""
         b = self.b
         zero = b.index(0)
         b.add(UNARY_OPS["vcopy"](src, self.y4))
-        b.add(CopyOp(self.y4, [zero] * 4, self.p.y, [t, b.index(d), zero, col]))
+        b.add(CopyOp(self.y4, [zero] * 4, dst or self.p.y, [t, b.index(d), zero, col]))
 
     # ---- flags (decoupled presets) and the all-core barrier ------------------------------
     def barrier(self) -> None:
@@ -357,6 +394,13 @@ class _Emitter:
             self.b.add(SyncBlockWaitOp(STATE_FLAG, "aiv_to_aic", "MTE2"))
 
 
+@dataclass(frozen=True)
+class Projected:
+    """A gate part read from the input projection at step ``t`` (no matmul)."""
+
+    t: SSAValue
+
+
 def _bind(fn: Callable, *args) -> Callable[[SSAValue, SSAValue], None]:
     return lambda ki, first: fn(*args, ki, first)
 
@@ -365,7 +409,7 @@ def _step_sources(e: _Emitter, d: int, t: SSAValue, prev: SSAValue | None):
     """(A parts of x_t·Wᵀ, of h_{t-1}·Rᵀ) for the gate matmuls; no h part when the
     previous state is a zero initial state."""
     p, b = e.p, e.b
-    x_part = (p.x, [t], p.w, p.inputs)
+    x_part = Projected(t) if p.projected else (p.x, [t], p.w, p.inputs)
     if prev is None:
         h_part = None if p.h0 is None else (p.h0, [b.index(d)], p.r, p.hidden)
     else:
@@ -424,6 +468,8 @@ def _lstm_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
     e.store_y(t1, t, d, col)
     e.store_state(t1, p.y_h, d, col)
     e.store_state(c, p.y_c, d, col)
+    if p.y_cs is not None:  # graph.lstm_cells: c after every step
+        e.store_y(c, t, d, col, p.y_cs)
 
 
 def _gru_reset(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
@@ -460,7 +506,7 @@ def _gru_block(e: _Emitter, d: int, t, prev, col, first_step: bool) -> None:
             e.gate(2, d, col, [h_part])
             _add_recurrent(e, d, col, r, n, 5 * hs)
         elif p.bias is not None:  # h_{t-1} = 0: r ⊙ Rb_n only
-            b.add(BINARY_OPS["vmul"](r, e._bias_row(p.bias, d, 5 * hs, col), r))
+            b.add(BINARY_OPS["vmul"](r, e.bias_row(d, 5 * hs, col), r))
             b.add(BINARY_OPS["vadd"](n, r, n))
     else:
         rh_part = (p.y, [t, b.index(d)], p.r, hs)
@@ -480,7 +526,7 @@ def _add_recurrent(e: _Emitter, d: int, col, r, n, base: int) -> None:
     """``n += r ⊙ (acc + Rb_n)`` (linear_before_reset)."""
     b, p = e.b, e.p
     if p.bias is not None:
-        b.add(BINARY_OPS["vadd"](e.acc, e._bias_row(p.bias, d, base, col), e.acc))
+        b.add(BINARY_OPS["vadd"](e.acc, e.bias_row(d, base, col), e.acc))
     b.add(BINARY_OPS["vmul"](r, e.acc, e.acc))
     b.add(BINARY_OPS["vadd"](n, e.acc, n))
 
@@ -498,7 +544,7 @@ Block = Callable[[_Emitter, int, SSAValue, SSAValue | None, SSAValue, bool], Non
 def _passes(p: RecurrentPlan) -> list[tuple[Block, bool]]:
     """The passes over the hidden blocks of one step; True: the cube reads what the pass
     before it stored (a state hand-over on decoupled presets)."""
-    if isinstance(p.op, LSTMOp):
+    if isinstance(p.op, LSTMBase):
         return [(_lstm_block, False)]
     if isinstance(p.op, GRUOp):
         if p.op.attr("linear_before_reset"):
@@ -526,7 +572,8 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     direction = op.attr("direction") or "forward"
 
     def step(d: int, t: SSAValue, prev: SSAValue | None) -> None:
-        e.prefetch(p.x, [t], p.inputs)
+        if not p.projected:
+            e.prefetch(p.x, [t], p.inputs)
         if prev is not None:
             e.wait_state()
         for block, hands_over in passes:
@@ -545,43 +592,3 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     run_steps(e, str(direction), step, end=last_set)
     return None
-
-
-Step = Callable[[int, SSAValue, SSAValue | None], None]
-
-
-def run_steps(
-    e: _Emitter, direction: str, step: Step, begin: Callable[[int], None] | None = None,
-    end: Callable[[int], None] | None = None,
-) -> None:  # fmt: skip
-    """The time loop of a recurrent kernel: per direction ``d`` (``begin(d)`` after its
-    resident weights are loaded, ``end(d)`` after its last step), ``step(d, t, prev)``
-    for step 0 peeled (``prev`` None: its h_{-1} is the initial state), then steps 1 ..
-    seq-1 as one scf.for whose index drives the GM offsets of x_t, Y[t] and Y[t-1]
-    (``prev``). Hidden blocks and directions stay unrolled (a few of them): each gate's K
-    loops and vector work are loop nests of their own in the step's body, which
-    inject-sync fences apart."""
-    b, p = e.b, e.p
-    last = b.index(p.seq - 1)
-    for d in range(p.dirs):
-        reverse = direction == "reverse" or d == 1
-        e.weights.load(d)
-        e.load_rows(d)
-        if begin is not None:
-            begin(d)
-        e.a_tiles.new_step()
-        step(d, last if reverse else b.index(0), None)
-        if p.seq > 1:
-            with b.loop_over(b.index(1), b.index(p.seq), b.index(1), "s") as s:
-                e.a_tiles.new_step()
-                if reverse:  # t = seq - 1 - s, its previous step t + 1 = seq - s
-                    t = b.add(arith.SubiOp(last, s)).results[0]
-                    prev = b.add(arith.SubiOp(b.index(p.seq), s)).results[0]
-                else:
-                    t, prev = s, b.affine(s, 1, -1)
-                t.name_hint, prev.name_hint = "t", "t_prev"
-                step(d, t, prev)
-        if end is not None:
-            end(d)
-    b.tiles = p.dirs * p.seq * fractals(p.hidden) // p.n1
-    b.blocks = p.cores

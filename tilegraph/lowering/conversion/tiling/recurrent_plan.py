@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
-from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMOp, RecurrentOp
+from tilegraph.dialects.graph.recurrent import _TAKES_ALPHA, _TAKES_BETA, LSTMBase, RecurrentOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
@@ -97,6 +97,13 @@ class RecurrentPlan:
     accs: int = 1
     """UB accumulators the gates' fixpipes alternate between (2: the AIV's copy of a
     gate's sum out of the workspace need not wait for the vector work on the last one)."""
+    y_cs: SSAValue | None = None
+    """``graph.lstm_cells``' fourth result: the cell state after each step (stored as
+    ``h`` is to ``Y``)."""
+    projected: bool = False
+    """The op has no ``W``: ``x`` is the input projection ``X·Wᵀ`` of every step
+    (``hoist-recurrent-projection``), which the vector side adds to each gate's sum (``w``
+    is then ``r``, unused)."""
 
     @property
     def k0(self) -> int:
@@ -127,8 +134,8 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         "R": op.R,
         "B": op.B,
         "initial_h": op.initial_h,
-        "initial_c": op.initial_c if isinstance(op, LSTMOp) else None,
-        "P": op.P if isinstance(op, LSTMOp) else None,
+        "initial_c": op.initial_c if isinstance(op, LSTMBase) else None,
+        "P": op.P if isinstance(op, LSTMBase) else None,
     }
     args = operand_sources(body, operands, "a recurrent")
     if isinstance(args, str):
@@ -148,14 +155,43 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
         return acts
     y, y_h, *rest = outs
     assert y is not None and y_h is not None
-    rows = _held_rows(op.GATES, args["P"] is not None)
-    row_bytes = rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(hidden))
+    projected = args["W"] is None
+    if projected and seq == 1 and args["initial_h"] is None:
+        return "a projected recurrent op of one step from a zero state (no cube work)"
+    w_arg = args["R"] if projected else args["W"]
+    assert w_arg is not None and args["R"] is not None
+    layer = Shape(batch, inputs, hidden, dirs)
+    chosen = layer_sizes(b, op.GATES, layer, element, args["P"] is not None, args["R"], w_arg,
+                         projected)  # fmt: skip
+    if isinstance(chosen, str):
+        return chosen
+    sizes, held, accs = chosen
+    return RecurrentPlan(
+        op, args["X"], w_arg, args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
+        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
+        dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
+        sizes.cores, rows_held=held, accs=accs, y_cs=rest[1] if len(rest) > 1 else None,
+        projected=projected,
+    )  # fmt: skip
+
+
+def layer_sizes(
+    b: KernelBuilder, gates: int, layer: Shape, element: Attribute, peephole: bool,
+    r: SSAValue, w: SSAValue, projected: bool,
+) -> tuple[Sizes, bool, int] | str:  # fmt: skip
+    """The sizes of a float recurrent kernel (``layer.inputs``: ``X``'s width), whether
+    it holds its constant rows in UB and its accumulators (1 or 2) — or why it cannot
+    run. ``projected``: the step's only matmul is ``h·Rᵀ`` (K = hidden) and ``G_t`` takes
+    one more UB tile."""
+    rows = _held_rows(gates, peephole)
+    row_bytes = rows * aligned_bytes(b.hw, "UB", 4 * FRACTAL * fractals(layer.hidden))
+    k_in = layer.hidden if projected else layer.inputs
 
     def sized(held: bool, accs: int) -> Sizes | str:
         return size_recurrent(
-            b, op.GATES, Shape(batch, inputs, hidden, dirs), element,
-            row_bytes if held else 0, args["R"], args["W"],  # type: ignore[arg-type]
-            _ub_tiles(op.GATES) + accs - 1,
+            b, gates, Shape(layer.rows, k_in, layer.hidden, layer.dirs), element,
+            row_bytes if held else 0, r, w, _ub_tiles(gates) + accs - 1 + projected,
+            projected=projected,
         )  # fmt: skip
 
     # the constant rows held in UB and a second accumulator where they fit beside the
@@ -170,12 +206,7 @@ def plan_recurrent(body: KernelBody, op: RecurrentOp, b: KernelBuilder) -> Recur
             break
     if isinstance(sizes, str):
         return sizes
-    return RecurrentPlan(
-        op, args["X"], args["W"], args["R"], args["B"], args["P"], args["initial_h"],  # type: ignore[arg-type]
-        args["initial_c"], y, y_h, rest[0] if rest else None, seq, batch, inputs, hidden,
-        dirs, *sizes.tiles, element, acts, op.attr("clip"), sizes.resident, sizes.streams,  # type: ignore[arg-type]
-        sizes.cores, rows_held=held, accs=accs,
-    )  # fmt: skip
+    return sizes, held, accs
 
 
 def _held_rows(gates: int, peephole: bool) -> int:
@@ -228,12 +259,14 @@ def size_recurrent(
     ub_tiles: int | None = None,
     quantised: bool = False,
     l1_fixed: int = 0,
+    projected: bool = False,
 ) -> Sizes | str:
     """The tile sizes, cores and resident weights of a recurrent kernel (see the module
     docstring): ``ub_tiles`` tiles of ``(batch, Hb)`` (default :func:`_ub_tiles` of
     ``gates``) and ``ub_fixed`` bytes besides them in UB, ``l1_fixed`` bytes of L1
     besides the matmul tiles and the resident weights; ``quantised``: int8 operands
-    (16 x 32 fractals) into an int32 accumulator."""
+    (16 x 32 fractals) into an int32 accumulator; ``projected``: the input projection is
+    computed apart (``R`` the only weight)."""
     hw = b.hw
     k0 = QUANTISED_K0 if quantised else FRACTAL
     cube = 1 if quantised else element_bytes(b.cube_element(element))
@@ -271,7 +304,8 @@ def size_recurrent(
     streamed = (m1 + n1) * k1 * frac_in  # the A and streamed B tiles in L1
     free = hw.capacity("L1") - 2 * streamed - l1_fixed  # and their second slots
     weights = (min(columns, s.hidden), gates, s.dirs, cube)
-    choice, streams = choose_resident(b, r_shape, w_shape, weights, free, k0, quantised)
+    only_r = quantised or projected
+    choice, streams = choose_resident(b, r_shape, w_shape, weights, free, k0, only_r)
     resident = {"none": [], "R": [r_shape], "RW": [r_shape, w_shape]}[choice]
     return Sizes((m1, n1, k1), resident, streams, cores)
 
