@@ -117,10 +117,10 @@ def layer(kind: str, inputs: int, hidden: int, direction: str, seq: int = 4, **a
     return build
 
 
-def _hoisted(build, platform: str):
+def _hoisted(build, platform: str, dtype: str = "float32"):
     """The layer before and after ``hoist-recurrent-projection`` on ``platform``, its
     statistics and inputs."""
-    g = Graph()
+    g = Graph(dtype=dtype)
     module = g.b.build(*build(g))
     ctx = make_context()
     run_pipeline(f"set-target{{platform={platform}}}", ctx, module)
@@ -157,6 +157,16 @@ def test_pass_hoists_a_streaming_w(kind: str, direction: str, inputs: int, attrs
 def test_pass_leaves_a_resident_w_alone():
     """W fits L1 beside R (hidden 20, input 12 on 910B): the step's x_t matmul stays."""
     module, want, got, stats = _hoisted(layer("gru", 12, 20, "bidirectional"), "ascend910b")
+    assert stats["hoisted-recurrent-projections"] == 0
+    (op,) = [op for op in module.walk() if isinstance(op, RecurrentOp)]
+    assert op.W is not None
+
+
+def test_pass_leaves_a_16_bit_layer_alone():
+    """The streaming LSTM of the test above in float16: G would be rounded to 16 bits
+    before the sum the fused step accumulates in float32; the layer keeps its W."""
+    build = layer("lstm", 512, 512, "bidirectional", seq=2)
+    module, _, _, stats = _hoisted(build, "ascend910b", dtype="float16")
     assert stats["hoisted-recurrent-projections"] == 0
     (op,) = [op for op in module.walk() if isinstance(op, RecurrentOp)]
     assert op.W is not None

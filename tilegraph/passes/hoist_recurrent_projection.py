@@ -22,7 +22,8 @@ bidirectional LSTM of hidden 512). Where ``W`` is resident in L1 the ``x_t`` mat
 overlaps the wait for the previous step's state and hoisting saves little (about 5 % of
 piper tashkeel's GRU steps) — less than the extra kernel's launch. Layout 0, no
 ``sequence_lens`` (``expand-recurrent-lengths`` runs first), static shapes, more than one
-step, float32 / float16.
+step, float32 (a 16-bit layer would round ``G`` to 16 bits before the sum its fused form
+accumulates in float32 in L0C: it is left alone).
 
 Not exact: ``G``'s rounding to the element type comes before the recurrent product is
 added (as in the frameworks above); within float tolerance of the layer.
@@ -76,7 +77,7 @@ def _hoist(op: RecurrentOp) -> bool:
     if op.W is None or op.sequence_lens is not None or int(op.attr("layout") or 0) != 0:
         return False
     assert isinstance(x, TensorType) and isinstance(y, TensorType)
-    if str(x.element_type) not in ("f32", "f16") or not x.is_static or not y.is_static:
+    if str(x.element_type) != "f32" or not x.is_static or not y.is_static:
         return False
     seq, dirs, batch, hidden = (int(d) for d in y.origin_shape)
     if seq < 2 or not _w_streams(op, x, hidden, dirs):
