@@ -137,3 +137,15 @@ def test_an_sdpa_decomposition_runs_its_splits_as_views():
         if set(k.ops) <= {"graph.transpose", "graph.reshape", "layout.trans_data", "graph.mul"}
     ]
     assert alone == [], alone
+
+
+def test_a_power_of_two_scale_feeding_a_matmul_is_left_to_the_product():
+    """Kᵀ·0.5 into Q·Kᵀ: ``matmul-operand-scales`` moves it onto the scores exactly (where
+    the flash pattern wants it), so it does not move before the transpose."""
+    b = GraphBuilder()
+    q, k = b.input("q", [4, 11, 16]), b.input("k", [4, 11, 16])
+    kt = b.op("mul", b.op("transpose", k, perm=[0, 2, 1]), b.constant(np.float32(0.5)))
+    module = b.build(b.op("matmul", q, kt))
+    run_pipeline(SCALE, make_context(), module)
+    order = [op.name for op in module.walk() if op.name in ("graph.mul", "graph.transpose")]
+    assert order == ["graph.transpose", "graph.mul"]

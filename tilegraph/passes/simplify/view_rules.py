@@ -29,14 +29,18 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import DivOp, MulOp
+from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.simplify.gemm_rules import power_of_two
 from tilegraph.passes.simplify.match import (
     constant_array,
     in_origin_view,
     made_by,
+    only_user,
     replace_if_typed,
     reshaped,
+    splat_value,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
@@ -139,13 +143,14 @@ class ScaleBeforeMovement(SimplifyRule):
         "scale-before-movement",
         "Mul | Div(Transpose | Reshape(x), c) (either operand order), c one constant element",
         "Transpose | Reshape(Mul | Div(x, c))",
-        "the movement has no other reader; c of rank at most x's",
+        "the movement has no other reader; c of rank at most x's; not a power-of-two "
+        "multiply feeding a matmul (matmul-operand-scales takes that onto the product)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
     )
     ROOTS = (MulOp, DivOp)
 
     def rewrite(self, op: MulOp | DivOp, rewriter: PatternRewriter) -> None:
-        if not in_origin_view(op):
+        if not in_origin_view(op) or _left_to_the_product(op):
             return
         for slot, value in enumerate(op.operands):
             other = op.operands[1 - slot]
@@ -166,6 +171,15 @@ class ScaleBeforeMovement(SimplifyRule):
             moved = type(movement).make(scaled, *movement.operands[1:], **_attrs(movement))
             replace_if_typed(rewriter, op, [scaled, moved])
             return
+
+
+def _left_to_the_product(op: MulOp | DivOp) -> bool:
+    """A multiply by a power of two feeding a matmul: ``matmul-operand-scales`` moves it
+    onto the product exactly, where the attention pattern wants the scale."""
+    if not isinstance(op, MulOp) or not isinstance(only_user(op.results[0]), MatMulOp):
+        return False
+    scales = [splat_value(v) for v in op.operands]
+    return any(isinstance(s, float) and power_of_two(s) for s in scales)
 
 
 def _attrs(op: TransposeOp | ReshapeOp) -> dict[str, Any]:
