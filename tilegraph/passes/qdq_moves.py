@@ -41,7 +41,7 @@ from tilegraph.dialects.graph.constant_ops import ShapeOp, SizeOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.qdq_activations import MOVES, int8_dequantize, int8_quantization
-from tilegraph.passes.simplify.match import constant_array
+from tilegraph.passes.simplify.match import constant_array, one_element_constant
 
 SCALAR_ELEMENTWISE = (MulOp, AddOp, SubOp, DivOp)
 """Binary ops that commute with a move when their other operand is one constant value."""
@@ -80,8 +80,7 @@ def _data_slot(op: Operation, source_rank: int) -> int | None:
     if not isinstance(op, SCALAR_ELEMENTWISE):
         return None
     for slot in (0, 1):
-        other = constant_array(op.operands[1 - slot])
-        if other is not None and other.size == 1 and other.ndim <= source_rank:
+        if one_element_constant(op.operands[1 - slot], source_rank):
             if constant_array(op.operands[slot]) is None:
                 return slot
     return None

@@ -34,6 +34,13 @@ def constant_array(value: SSAValue | None) -> np.ndarray | None:
     return value.owner.constant_array()
 
 
+def one_element_constant(value: SSAValue | None, rank: int) -> bool:
+    """A constant of one element whose broadcast changes no shape of rank ``rank``: the
+    other operand of a binary op that then commutes with any move of its tensor operand."""
+    data = constant_array(value)
+    return data is not None and data.size == 1 and data.ndim <= rank
+
+
 def splat_value(value: SSAValue | None) -> float | int | bool | None:
     """The one element value of a constant whose elements are all equal, else None.
 

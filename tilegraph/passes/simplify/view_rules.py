@@ -34,9 +34,9 @@ from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.gemm_rules import power_of_two
 from tilegraph.passes.simplify.match import (
-    constant_array,
     in_origin_view,
     made_by,
+    one_element_constant,
     only_user,
     replace_if_typed,
     reshaped,
@@ -130,12 +130,6 @@ class TransposeBetweenReshapes(SimplifyRule):
         replace_if_typed(rewriter, op, ops)
 
 
-def _one_element(value: SSAValue, rank: int) -> bool:
-    """A constant of one element whose broadcast changes no shape of rank ``rank``."""
-    data = constant_array(value)
-    return data is not None and data.size == 1 and data.ndim <= rank
-
-
 @simplify_rule
 class ScaleBeforeMovement(SimplifyRule):
     INFO = RuleInfo(
@@ -161,7 +155,7 @@ class ScaleBeforeMovement(SimplifyRule):
             source_type = source.type
             if not isinstance(source_type, TensorType):
                 continue
-            if not _one_element(other, source_type.rank):
+            if not one_element_constant(other, source_type.rank):
                 continue
             operands = [source, other] if slot == 0 else [other, source]
             scaled = type(op).make(*operands)
