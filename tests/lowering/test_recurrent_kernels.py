@@ -35,23 +35,27 @@ def recurrent(
     initial: bool = True,
     bias: bool = True,
     seq: int = SEQ,
+    inputs: int | None = INPUT,
+    peepholes: bool = False,
     **attrs,
 ):
-    """A ``kind`` layer over X [SEQ, BATCH, INPUT] with weights as constants (as exported
-    models carry them) and the initial states as inputs (given) or absent."""
+    """A ``kind`` layer over X [seq, BATCH, inputs] with weights as constants (as exported
+    models carry them) and the initial states as inputs (given) or absent. ``inputs``
+    None: the layer without ``W`` over its projection ``[seq, BATCH, dirs·gates·hidden]``
+    (``hoist-recurrent-projection``'s form). ``peepholes``: an LSTM's ``P``."""
 
     def build(g: Graph) -> list[SSAValue]:
         dirs = 2 if direction == "bidirectional" else 1
         gates = GATES[kind]
-        x = g.input([seq, BATCH, INPUT])
-        w = g.const([dirs, gates * hidden, INPUT])
+        x = g.input([seq, BATCH, dirs * gates * hidden if inputs is None else inputs])
+        w = None if inputs is None else g.const([dirs, gates * hidden, inputs])
         r = g.const([dirs, gates * hidden, hidden])
         b = g.const([dirs, 2 * gates * hidden]) if bias else None
         h0 = g.input([dirs, BATCH, hidden]) if initial else None
         operands: list[SSAValue | None] = [x, w, r, b, None, h0]
         if kind == "lstm":
             c0 = g.input([dirs, BATCH, hidden]) if initial else None
-            p = g.const([dirs, 3 * hidden]) if attrs.pop("peepholes", False) else None
+            p = g.const([dirs, 3 * hidden]) if peepholes else None
             operands += [c0, p]
         results = g.b.op_results(kind, *operands, hidden_size=hidden, direction=direction, **attrs)
         return list(results)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from xdsl.ir import SSAValue
 
+from tests.lowering.test_recurrent_kernels import recurrent
 from tests.lowering.test_tile_differential import (
     NAN,
     Graph,
@@ -24,31 +24,12 @@ from tilegraph.passes.pipelines import run_pipeline
 from tilegraph.passes.statistics import collecting_statistics
 from tilegraph.runtime import run_reference
 
-BATCH = 2
-GATES = {"rnn": 1, "gru": 3, "lstm": 4}
-
 
 def projected(kind: str, hidden: int, direction: str = "forward", initial: bool = True,
               seq: int = 3, **attrs):  # fmt: skip
     """A ``kind`` layer without ``W`` over its projection ``[seq, BATCH, dirs·gates·H]``
     (an input), ``R`` / ``B`` (/ ``P``) constants, the initial states inputs or absent."""
-
-    def build(g: Graph) -> list[SSAValue]:
-        dirs = 2 if direction == "bidirectional" else 1
-        gates = GATES[kind]
-        x = g.input([seq, BATCH, dirs * gates * hidden])
-        r = g.const([dirs, gates * hidden, hidden])
-        b = g.const([dirs, 2 * gates * hidden])
-        h0 = g.input([dirs, BATCH, hidden]) if initial else None
-        operands: list[SSAValue | None] = [x, None, r, b, None, h0]
-        if kind == "lstm":
-            c0 = g.input([dirs, BATCH, hidden]) if initial else None
-            p = g.const([dirs, 3 * hidden]) if attrs.pop("peepholes", False) else None
-            operands += [c0, p]
-        results = g.b.op_results(kind, *operands, hidden_size=hidden, direction=direction, **attrs)
-        return list(results)
-
-    return build
+    return recurrent(kind, hidden, direction, initial, seq=seq, inputs=None, **attrs)
 
 
 CASES = {
@@ -98,23 +79,11 @@ def test_one_step_from_a_zero_state_stays_on_the_host():
 
 
 def layer(kind: str, inputs: int, hidden: int, direction: str, seq: int = 4, **attrs):
-    """A ``kind`` layer over X [seq, BATCH, inputs] with ``W`` (constants as exported)."""
-
-    def build(g: Graph) -> list[SSAValue]:
-        dirs = 2 if direction == "bidirectional" else 1
-        gates = GATES[kind]
-        x = g.input([seq, BATCH, inputs])
-        w = g.const([dirs, gates * hidden, inputs])
-        r = g.const([dirs, gates * hidden, hidden])
-        b = g.const([dirs, 2 * gates * hidden])
-        h0 = g.input([dirs, BATCH, hidden])
-        operands: list[SSAValue | None] = [x, w, r, b, None, h0]
-        if kind == "lstm":
-            operands += [g.input([dirs, BATCH, hidden]), g.const([dirs, 3 * hidden])]
-        results = g.b.op_results(kind, *operands, hidden_size=hidden, direction=direction, **attrs)
-        return list(results)
-
-    return build
+    """A ``kind`` layer over X [seq, BATCH, inputs] with ``W`` (constants as exported), the
+    initial states given, an LSTM with peepholes."""
+    return recurrent(
+        kind, hidden, direction, seq=seq, inputs=inputs, peepholes=kind == "lstm", **attrs
+    )
 
 
 def _hoisted(build, platform: str, dtype: str = "float32"):
