@@ -47,7 +47,7 @@ from xdsl.utils.exceptions import PassFailedException
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
 from tilegraph.dialects.graph.constant_ops import ConstantOp
-from tilegraph.dialects.graph.elementwise import CastOp
+from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.facts import PrecisionRole
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.layout_type import TensorType
@@ -62,8 +62,6 @@ from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PrecisionMode, TargetError, pin_target, precision_mode
 
-_ONNX_CODES = {DType.float16: 10, DType.bfloat16: 16, DType.float32: 1}
-"""ONNX TensorProto numbers of the types this pass casts between (Cast's ``to``)."""
 _SHORT = {DType.float16: "f16", DType.bfloat16: "bf16", DType.float32: "f32"}
 
 
@@ -100,7 +98,7 @@ class _Rewrite:
             return owner.input  # a reduced value cast up: its source is the reduced value
         found = self.casts.get((value, to))
         if found is None:
-            cast = CastOp.make(value, to=_ONNX_CODES[to])
+            cast = CastOp.make(value, to=onnx_dtype_code(to))
             if value.name_hint:
                 cast.results[0].name_hint = f"{value.name_hint}_{_SHORT[to]}"
             Rewriter.insert_op(cast, InsertPoint.before(before))
@@ -211,7 +209,7 @@ def _restore_other_uses(rewrite: _Rewrite, handled: set[Operation]) -> None:
             continue
         producer = value.owner
         assert isinstance(producer, Operation)
-        cast = CastOp.make(value, to=_ONNX_CODES[origin])
+        cast = CastOp.make(value, to=onnx_dtype_code(origin))
         if value.name_hint:
             cast.results[0].name_hint = f"{value.name_hint}_{_SHORT[origin]}"
         Rewriter.insert_op(cast, InsertPoint.after(producer))

@@ -530,6 +530,8 @@ _ONNX_DTYPES = {
     25: "uint2",
     26: "int2",
 }
+_ONNX_CODES = {name: code for code, name in _ONNX_DTYPES.items()}
+
 _UNHELD_ONNX_DTYPES = {
     8: "STRING",
     14: "COMPLEX64",
@@ -537,6 +539,12 @@ _UNHELD_ONNX_DTYPES = {
     27: "FLOAT6E2M3",
     28: "FLOAT6E3M2",
 }
+
+
+def onnx_dtype_code(name: str) -> int:
+    """The ONNX TensorProto data type number of a dtype name (Cast's ``to`` for a rewrite
+    that builds a cast); the inverse of :func:`onnx_dtype_name`."""
+    return _ONNX_CODES[name]
 
 
 def onnx_dtype_name(code: int) -> str:

@@ -37,7 +37,7 @@ from tilegraph.dialects.graph.attention import AttentionOp
 from tilegraph.dialects.graph.base import GraphOp
 from tilegraph.dialects.graph.binary import AddOp, DivOp, GreaterOp, MulOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp
-from tilegraph.dialects.graph.elementwise import CastOp, TanhOp
+from tilegraph.dialects.graph.elementwise import CastOp, TanhOp, onnx_dtype_code
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.logical import WhereOp
 from tilegraph.dialects.graph.nn import SoftmaxOp
@@ -217,8 +217,9 @@ def _softmax(op: AttentionOp, emit: _Ops, scores: SSAValue) -> SSAValue:
     wide = np.dtype(tensor_dtype_to_np_dtype(int(precision)))
     if wide == emit.dtype:
         return emit.op(SoftmaxOp, scores, axis=-1)
-    onnx_of = {np.dtype(np.float32): 1, np.dtype(np.float16): 10, np.dtype(np.float64): 11}
-    if wide not in onnx_of or emit.dtype not in onnx_of:
+    floats = ("float32", "float16", "float64")
+    if wide.name not in floats or emit.dtype.name not in floats:
         return emit.op(SoftmaxOp, scores, axis=-1)
-    widened = emit.op(CastOp, scores, to=onnx_of[wide])
-    return emit.op(CastOp, emit.op(SoftmaxOp, widened, axis=-1), to=onnx_of[emit.dtype])
+    widened = emit.op(CastOp, scores, to=onnx_dtype_code(wide.name))
+    softmax = emit.op(SoftmaxOp, widened, axis=-1)
+    return emit.op(CastOp, softmax, to=onnx_dtype_code(emit.dtype.name))

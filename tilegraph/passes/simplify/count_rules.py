@@ -22,7 +22,7 @@ from math import prod
 import numpy as np
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph.elementwise import CastOp
+from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.operand_values import ints_operand, normalize_axes
 from tilegraph.dialects.graph.reduction import ReduceSumOp
 from tilegraph.dialects.layout_type import TensorType
@@ -31,9 +31,6 @@ from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 EXACT_FLOAT32_COUNT = 2**24
 """The largest count of ones a float32 sum reaches exactly (its 24-bit significand)."""
-
-_FLOAT32 = 1
-"""ONNX's TensorProto number of float32 (Cast's ``to``)."""
 
 
 def reduced_count(op: ReduceSumOp, x: TensorType) -> int | None:
@@ -77,7 +74,7 @@ class CountInFloat(SimplifyRule):
             return
         if count > np.iinfo(np.dtype(result.dtype.numpy)).max:
             return
-        as_float = CastOp.make(cast.input, to=_FLOAT32)
+        as_float = CastOp.make(cast.input, to=onnx_dtype_code("float32"))
         axes = [] if op.axes is None else [op.axes]
         total = ReduceSumOp.make(
             as_float,
