@@ -10,11 +10,14 @@ In a *mix launch* (:class:`~tilegraph.dialects.tile.host.LaunchOp` with an ``aiv
 function) a core group is one AIC and ``r`` AIVs (``aiv_blocks = r * blocks``; 910B: r = 2).
 On both parts ``tile.block_idx`` is the *group* index and ``tile.block_num`` the group
 count (``blocks``), so that an AIC and the AIVs of its group share out the work alike;
-``tile.sub_block_idx`` tells the AIVs of one group apart (0 .. r-1).
+``tile.sub_block_idx`` tells the AIVs of one group apart (0 .. r-1). A group has ``r``
+AIVs only where its AIV part asks which one it is (:func:`aivs_per_group`), else one
+(Ascend C's ``KERNEL_TYPE_MIX_AIC_1_1`` beside ``_1_2``).
 """
 
 from __future__ import annotations
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType
 from xdsl.irdl import irdl_op_definition, result_def, traits_def
 from xdsl.traits import Pure
@@ -60,3 +63,14 @@ class SubBlockIdxOp(BlockQueryOp):
 
 
 CORE_OPS = (BlockIdxOp, BlockNumOp, SubBlockIdxOp)
+
+
+def aivs_per_group(aiv: func.FuncOp, aiv_per_aic: int) -> int:
+    """The AIVs each core group of a mix launch of the AIV part ``aiv`` runs: the chip's
+    ``aiv_per_aic`` where the part reads ``tile.sub_block_idx`` (its tiling shared each
+    tile out between them), else 1 — AIVs that cannot tell themselves apart would all do
+    the same work, and a part that updates GM in place (a recurrent layer's state, read
+    and rewritten each step) would race with its twin."""
+    if any(isinstance(op, SubBlockIdxOp) for op in aiv.walk()):
+        return aiv_per_aic
+    return 1

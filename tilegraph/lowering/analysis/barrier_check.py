@@ -14,8 +14,9 @@ group. So each GM access of block ``b`` is placed between barriers:
 * ``arrive``: the first barrier that it is known to precede everywhere — its core's next
   one, or the one its AIVs reach after waiting for a flag it set after the access.
 
-Two accesses of different blocks (core groups) are ordered when one's ``arrive`` is at
-most the other's ``release``; otherwise they run concurrently, and if they touch
+Two accesses of different blocks (core groups), or of two AIVs of one group (no flag
+passes between them), are ordered when one's ``arrive`` is at most the other's
+``release``; otherwise they run concurrently, and if they touch
 overlapping elements of one GM buffer and one of them writes, that is a race:
 :class:`~.sync_error.SyncError` names the kernel, the buffer, both ops and the blocks.
 
@@ -26,7 +27,7 @@ they are tracked (a plain kernel's blocks read shared inputs and write disjoint 
 a mix kernel's workspace (its last argument) is the core group's own region
 (:mod:`.mix_workspace`) and is left to :func:`~.sync_check.check_mix`.
 
-``check_blocks(module)`` checks every launch of more than one block.
+``check_blocks(module)`` checks every launch of more than one block or AIV.
 """
 
 from __future__ import annotations
@@ -225,8 +226,8 @@ def _describe(op: TileOp) -> str:
 
 
 def _check_races(name: str, fn: func.FuncOp, cores: list[_Core]) -> None:
-    """Raise on two concurrent accesses of different groups to overlapping GM elements,
-    one of them a write. Accesses are bucketed by buffer and by the barrier intervals they
+    """Raise on two concurrent accesses (:func:`_concurrent`) to overlapping GM
+    elements, one of them a write. Accesses are bucketed by buffer and by the barrier intervals they
     may run in, so only those that can meet are compared."""
     buckets: dict[tuple[int, int], list[tuple[_Core, int, _Access]]] = defaultdict(list)
     last = max((r for c in cores for r in c.release), default=0)
@@ -243,7 +244,7 @@ def _check_races(name: str, fn: func.FuncOp, cores: list[_Core]) -> None:
         writers = [m for m in members if m[2].writes]
         for wc, wi, write in writers:
             for oc, oi, other in members:
-                if oc.group == wc.group or (id(write.op), id(other.op)) in reported:
+                if not _concurrent(wc, oc) or (id(write.op), id(other.op)) in reported:
                     continue
                 if not _overlap(write.window, other.window):
                     continue
@@ -254,12 +255,28 @@ def _check_races(name: str, fn: func.FuncOp, cores: list[_Core]) -> None:
                 label = f"%{buffer.name_hint}" if buffer.name_hint else f"argument #{argument}"
                 verb = "overwrites" if other.writes else "reads"
                 raise SyncError(
-                    f"@{name}: block {oc.group} {verb} GM {label} that block {wc.group} "
+                    f"@{name}: {_who(oc, wc)} {verb} GM {label} that {_who(wc, oc)} "
                     f"writes, with no all-core barrier (tile.sync_all) between them\n"
                     f"  writer (block {wc.group}{_core(wc)}): {_describe(write.op)}\n"
                     f"  {'writer' if other.writes else 'reader'} (block {oc.group}"
                     f"{_core(oc)}): {_describe(other.op)}"
                 )
+
+
+def _concurrent(a: _Core, b: _Core) -> bool:
+    """Whether only barriers order the two cores: cores of different groups, or two AIVs
+    of one group (no flag passes between them; an AIC and its AIVs are ordered by their
+    flags, :func:`~.sync_check.check_mix`'s business)."""
+    if a.group != b.group:
+        return True
+    return a is not b and a.name.startswith("aiv") and b.name.startswith("aiv")
+
+
+def _who(core: _Core, other: _Core) -> str:
+    """``core`` in a message about it and ``other``: its block, and its AIV where both
+    are of one block."""
+    same = core.group == other.group and core.name
+    return f"block {core.group}" + (f" {core.name.upper()}" if same else "")
 
 
 def _core(core: _Core) -> str:
@@ -276,7 +293,7 @@ def check_launch(
     """Check one launch of ``fn`` over ``blocks`` blocks (a mix launch: ``fn`` its AIC
     part, ``aiv`` its AIV part with ``sub_blocks`` AIVs per group); raises
     :class:`SyncError`."""
-    if blocks < 2:
+    if blocks < 2 and (aiv is None or sub_blocks < 2):
         return
     parts = [fn] if aiv is None else [fn, aiv]
     tracked = exchanged_arguments(parts, mix=aiv is not None)
@@ -309,11 +326,12 @@ class SharedLaunch:
 
 
 def shared_launches(module: ModuleOp) -> list[SharedLaunch]:
-    """The distinct launches of ``module`` that run more than one block."""
+    """The distinct launches of ``module`` that run more than one block (a mix launch:
+    more than one AIV)."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     found: dict[tuple[str, str | None, int, int], SharedLaunch] = {}
     for launch in module.walk():
-        if not isinstance(launch, LaunchOp) or launch.block_count < 2:
+        if not isinstance(launch, LaunchOp) or launch.aiv_block_count < 2:
             continue
         aiv_name = launch.aiv_callee
         sub = max(1, launch.aiv_block_count // launch.block_count) if aiv_name else 1
@@ -327,8 +345,8 @@ def shared_launches(module: ModuleOp) -> list[SharedLaunch]:
 
 
 def check_blocks(module: ModuleOp, max_trips: int | None = None) -> int:
-    """Check every distinct launch of more than one block of ``module``; returns how
-    many were checked. Raises :class:`SyncError`."""
+    """Check every distinct launch of more than one block (or AIV) of ``module``;
+    returns how many were checked. Raises :class:`SyncError`."""
     launches = shared_launches(module)
     for launch in launches:
         launch.check(max_trips)

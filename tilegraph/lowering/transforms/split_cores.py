@@ -49,8 +49,10 @@ counts once). ``cores`` overrides the preset's count (studies of scaling). A ker
 such loop keeps one block. Kernels already split are left alone. A mix kernel's AIV part
 gets the split its AIC part gets, on the same loops (``tile.loop`` ids), so that core group
 ``b``'s AIC and AIV visit the same tiles; the launch gets ``aiv_blocks = r * blocks``,
-``r`` the preset's AIVs per group (:attr:`~tilegraph.hardware.HardwareModel.aiv_per_aic`:
-2 where ``vector_cores >= 2 * cube_cores``, 910B and the test preset; else 1), whose
+``r`` the AIVs per group ``tile-kernels`` gave it (the preset's
+:attr:`~tilegraph.hardware.HardwareModel.aiv_per_aic` — 2 where ``vector_cores >= 2 *
+cube_cores``, 910B and the test preset; else 1 — or 1 for an AIV part that does not tell
+its AIVs apart, :func:`~tilegraph.dialects.tile.cores.aivs_per_group`), whose
 instances read the group index from ``tile.block_idx`` like the AIC's. The groups run at
 once, so each gets a region of the mix kernel's GM workspace of its own
 (:mod:`tilegraph.lowering.analysis.mix_workspace`: the workspace grows to ``blocks``
@@ -486,9 +488,11 @@ class SplitCoresPass(ModulePass):
             if isinstance(launch, LaunchOp):
                 blocks = blocks_of.get(launch.callee.string_value())
                 if blocks is not None:
+                    # a mix launch keeps the AIVs per group tile-kernels gave it (r, or 1)
+                    per_group = launch.aiv_block_count // launch.block_count
                     launch.blocks = IntegerAttr(blocks, i64)
-                    if launch.is_mix:  # r AIVs per AIC, in groups: the same iterations
-                        launch.aiv_blocks = IntegerAttr(hw.aiv_per_aic * blocks, i64)
+                    if launch.is_mix:  # in groups: the AIVs visit their AIC's iterations
+                        launch.aiv_blocks = IntegerAttr(per_group * blocks, i64)
         launches = [launch for launch in op.walk() if isinstance(launch, LaunchOp)]
         for name, blocks in blocks_of.items():
             if (aiv := partner.get(name)) is not None:  # each core group its own workspace

@@ -1,6 +1,6 @@
-"""The interpreter's check of what the blocks of one launch hand to one another through GM:
-a read or write of GM that another core group wrote (or read) with nothing ordering the
-two is an error, not a schedule's luck.
+"""The interpreter's check of what the cores of one launch hand to one another through GM:
+a read or write of GM that another core (another group's, or an AIC / AIV of its own
+group) wrote (or read) with nothing ordering the two is an error, not a schedule's luck.
 
 The interpreter runs the core groups of a launch interleaved
 (:class:`~.cross_core.MixRun`), one schedule among the many the chip may take: a kernel
@@ -9,11 +9,12 @@ right numbers under it even without the all-core barrier it needs. So, while suc
 goes, :class:`GmRaces` keeps a vector clock per part (an AIC or AIV of a group, or a
 block): a cross-core flag carries the setter's clock to the waiter, an all-core barrier
 joins the clocks of every part it synchronises. Each access of a tracked GM argument is
-stamped per element with its part and that part's clock; an access by a part of *another*
-core group that does not happen after the stamp (its clock has not seen it) is a race,
-reported as a :class:`RaceError` (a :class:`~.cross_core.CrossCoreError`) naming the
-kernel, the buffer, both groups and the op. (Within a group the pipe-queue checker proves
-the flags.)
+stamped per element with its part and that part's clock; an access by *another* part
+that does not happen after the stamp (its clock has not seen it) is a race, reported as a
+:class:`RaceError` (a :class:`~.cross_core.CrossCoreError`) naming the kernel, the
+buffer, both parts and the op. Parts of one group count too: two AIVs of a group have no
+flag between them (a part that cannot tell them apart, run on both, rewrites in place
+what its twin has yet to read), and an AIC and its AIVs are ordered by their flags only.
 
 Tracked are the GM arguments the kernel both reads and writes, where data can pass from
 one block to another (a mix kernel's workspace, each group's own region, is left out:
@@ -40,8 +41,8 @@ from tilegraph.runtime.tile_interpreter.cross_core import CrossCoreError
 
 
 class RaceError(CrossCoreError):
-    """Two core groups of a launch touch the same GM elements unordered (the message
-    says which)."""
+    """Two cores of a launch touch the same GM elements unordered (the message says
+    which)."""
 
 
 @dataclass(frozen=True)
@@ -163,10 +164,9 @@ class GmRaces:
         self, part: int, op: TileOp, operand: _Operand, shadow: _Shadow, where: np.ndarray
     ) -> None:
         clock = self.clocks[part]
-        group = self.groups[part]
         writers = shadow.writer[where]
         for other in np.unique(writers[writers >= 0]):
-            if self.groups[other] == group:
+            if other == part:
                 continue
             stamps = shadow.written[where][writers == other]
             if stamps.max() > clock[other]:
@@ -175,7 +175,7 @@ class GmRaces:
                 )
         if operand.writes:
             for other in range(len(self.groups)):
-                if self.groups[other] == group:
+                if other == part:
                     continue
                 read = shadow.reads[other, where]
                 if read.max(initial=0) > clock[other]:
@@ -234,9 +234,9 @@ def launch_races(
     functions: Sequence[func.FuncOp], parts: Sequence[tuple[int, str]], mix: bool
 ) -> GmRaces | None:
     """The check of a launch of the kernel ``functions`` (a mix kernel's two parts) whose
-    ``parts`` are (core group, label); None when the launch has one group or its kernel
+    ``parts`` are (core group, label); None when the launch runs one core or its kernel
     exchanges nothing through GM."""
-    if len({group for group, _ in parts}) < 2:
+    if len(parts) < 2:
         return None
     tracked = exchanged_arguments(functions, mix)
     if not tracked:

@@ -292,8 +292,7 @@ class TileKernelsPass(ModulePass):
                 name = fn.sym_name.data
                 aic, aiv, ws_type = split_mix_kernel(fn)
                 relaunch_mix(
-                    list(host_ops(op)), name, aic.sym_name.data, aiv.sym_name.data, ws_type,
-                    hw.aiv_per_aic,
+                    list(host_ops(op)), name, aic.sym_name.data, aiv, ws_type, hw.aiv_per_aic,
                 )  # fmt: skip
                 stats.add("mix-kernels")
                 if blocks > 1:  # the core groups run at once: a workspace region each

@@ -79,6 +79,7 @@ from tilegraph.dialects.tile import (
     scoped_memref,
 )
 from tilegraph.dialects.tile.base import CUBE_SCOPES
+from tilegraph.dialects.tile.cores import aivs_per_group
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, LOOP_ID_ATTR, MIX_ATTR
 
 WORKSPACE_SLOTS = 2
@@ -464,13 +465,15 @@ def relaunch_mix(
     host_ops: Sequence[Operation],
     name: str,
     aic: str,
-    aiv: str,
+    aiv: func.FuncOp,
     ws_type: MemRefType,
     aiv_per_aic: int = 1,
 ) -> int:
     """Turn every launch of ``name`` among ``host_ops`` into a mix launch of ``aic`` /
-    ``aiv`` (``aiv_per_aic`` AIVs per group) with a workspace allocated just before it;
+    ``aiv`` (the AIVs per group :func:`~tilegraph.dialects.tile.cores.aivs_per_group`
+    gives of the chip's ``aiv_per_aic``) with a workspace allocated just before it;
     returns how many."""
+    per_group = aivs_per_group(aiv, aiv_per_aic)
     count = 0
     for op in list(host_ops):
         if not isinstance(op, LaunchOp) or op.callee.string_value() != name:
@@ -478,8 +481,8 @@ def relaunch_mix(
         alloc = AllocOp(ws_type)
         alloc.result.name_hint = "mix_workspace"
         launch = LaunchOp(aic, [*op.args, alloc.result], op.block_count)
-        launch.aiv = SymbolRefAttr(aiv)
-        launch.aiv_blocks = IntegerAttr(aiv_per_aic * op.block_count, i64)
+        launch.aiv = SymbolRefAttr(aiv.sym_name.data)
+        launch.aiv_blocks = IntegerAttr(per_group * op.block_count, i64)
         alloc.location = launch.location = op.location
         block = op.parent_block()
         assert block is not None

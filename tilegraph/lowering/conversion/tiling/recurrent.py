@@ -46,7 +46,10 @@ whose ``Y_c`` is read, ``expand-recurrent-lengths``) also stores each step's ``c
 split into a mix kernel (:mod:`.mix`): the fixpipes become the workspace hand-over, and the
 back edge (the AIV stored ``h_t``, the AIC may read it) is the cross-core flag
 :data:`STATE_FLAG`, set by the AIV after each step's stores and waited for by the AIC
-before each step's matmuls.
+before each step's matmuls. The AIV part does not share a tile out between the AIVs of a
+group, so the launch gets one AIV per group
+(:func:`~tilegraph.dialects.tile.cores.aivs_per_group`): two running the same part would
+each rewrite ``Y_h`` / ``Y_c`` in place while the other has yet to read them.
 
 **Over the cores** (``recurrent.cores``, :func:`.recurrent_plan.choose_cores`): the hidden
 size's fractals are shared out, ``fractals(hidden) / cores`` to each block, whose
@@ -564,10 +567,9 @@ def emit_recurrent_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return None
     e = _Emitter(p, b)
     passes = _passes(p)
-    if not b.hw.coupled and len(passes) == 1:
+    if not b.hw.coupled:
         # a step's gates alternate the workspace slots: the cube fills one while the AIV
-        # drains the other. Not with GRU's mid-step hand-over (linear_before_reset = 0):
-        # the fast executor's schedule then gives other numbers than the interpreter's
+        # drains the other
         body.fn.attributes[ALTERNATE_ATTR] = UnitAttr()
     direction = op.attr("direction") or "forward"
 
