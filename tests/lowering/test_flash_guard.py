@@ -48,3 +48,52 @@ def test_coupled_preset_runs_the_guard_in_the_softmax_kernel():
     assert GUARD_OPS in ops and len(ops) == 3, ops
     assert not np.isnan(levels.reference[0]).any()
     assert (levels.reference[0][-1] == 0).all()  # the masked batch entry: O = 0·V
+
+
+def _first_block_masked(dtype=np.float32):
+    """Cross attention (Sq 9, Sk 37: two full 16-key blocks and a ragged one on ``test``),
+    batch 3: entry 0 masked in its first 16 keys only, entry 1 in full, entry 2 not at
+    all; V holds +inf under a masked key of entry 0 (column 1) and -inf under an
+    unmasked key of entry 2 (column 5)."""
+    module, inputs = _attention(3, 9, 37, 2, 12, "additive", 1, dtype, guard=True)
+    mask = np.zeros((3, 1, 1, 37), dtype)
+    mask[0, ..., :16] = -np.inf
+    mask[1] = -np.inf
+    inputs["mask"] = mask
+    inputs["v"][0, 3, 1] = np.inf
+    inputs["v"][2, 20, 5] = -np.inf
+    return module, inputs
+
+
+F16 = {"rtol": 1e-2, "atol": 2e-3}
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("case", ["full_rows", "first_block"])
+def test_guarded_flash_kernel_matches_the_graph(platform: str, dtype, case: str):
+    """The guarded attention is one flash mix kernel (the guard claimed with the
+    softmax), and both executors give the graph's values: zeros for fully masked rows,
+    NaN exactly where the graph's ``0·inf`` / ``p·inf`` puts it, nothing from the NaN
+    padding lanes."""
+    if case == "full_rows":
+        module, inputs = _masked(2, 20, 20, 4, 12, dtype)
+    else:
+        module, inputs = _first_block_masked(dtype)
+    levels, fuse = _levels(module, inputs, platform)
+    tolerance = F16 if dtype == np.float16 else {}
+    assert_matches(levels, **tolerance)
+    kernels = levels.tiled_kernels
+    flash = _flash_kernels(levels)
+    assert len(kernels) == 1 and flash and flash[0].unit == "mix", [k.ops for k in kernels]
+    assert set(GUARD_OPS) <= set(flash[0].ops)
+    assert fuse["attention-claimed"] == 1
+    out = levels.reference[0]
+    hidden = out.shape[-1]
+    if case == "full_rows":  # the fully masked batch entry: P = 0, O = 0·V = 0
+        assert (out[-1] == 0).all() and not np.isnan(out).any()
+    else:  # 0·inf: NaN in entry 0's column 1; p·(-inf) = -inf in entry 2's column 5
+        nan = np.isnan(out)
+        assert nan[0, :, 1].all() and nan.sum() == out.shape[1], "NaN in that column only"
+        assert (out[2, :, 5] == -np.inf).all()
+        assert (out[1] == 0).all() and hidden == 24

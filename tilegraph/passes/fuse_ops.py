@@ -146,10 +146,13 @@ def _claim_attention(
     dropped: set[int] = set()
     for claim in claims:
         scores, output = groups[claim.scores], groups[claim.output]
-        group = Group(output.root, scores.members | output.members | {claim.softmax})
+        probs = {claim.softmax} if claim.probs is None else groups[claim.probs].members
+        group = Group(output.root, scores.members | output.members | probs)
         group.anchor = output.anchor
         merged[claim.output] = group
         dropped.add(claim.scores)
+        if claim.probs is not None:  # the softmax with the NaN guard as its tail
+            dropped.add(claim.probs)
         stats.add("attention-claimed")
     return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
 
