@@ -131,7 +131,7 @@ def match_attention(softmax: Operation) -> AttentionPattern | None:
     found = _probabilities_to_pv(guard[-1] if guard else softmax)
     if found is None:
         return None
-    return AttentionPattern(qk, to_nd, chain, softmax, *found, guard)
+    return AttentionPattern(qk, to_nd, chain, softmax, *found, guard or ())
 
 
 def _scores_path(
