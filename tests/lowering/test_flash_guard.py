@@ -26,7 +26,7 @@ def _masked(batch: int, sq: int, sk: int, heads: int, dim: int, dtype=np.float32
     """A guarded attention with an additive mask [B, 1, 1, Sk] of 0 / -inf: the last batch
     entry masked in full (every row of it is fully masked)."""
     module, inputs = _attention(batch, sq, sk, heads, dim, "additive", seed, dtype, guard=True)
-    mask = inputs["mask"]
+    mask = np.asarray(inputs["mask"], np.float64)
     inputs["mask"] = np.where(mask < 0, -np.inf, 0).astype(dtype)
     inputs["mask"][-1] = -np.inf
     return module, inputs
@@ -97,3 +97,22 @@ def test_guarded_flash_kernel_matches_the_graph(platform: str, dtype, case: str)
         assert nan[0, :, 1].all() and nan.sum() == out.shape[1], "NaN in that column only"
         assert (out[2, :, 5] == -np.inf).all()
         assert (out[1] == 0).all() and hidden == 24
+
+
+@pytest.mark.parametrize("width", [72, 3000], ids=["rows", "chunks"])
+def test_guard_tail_of_a_lone_softmax(width: int):
+    """A softmax with the guard and no attention around it, on ``test``: one vector
+    kernel in the whole-row form and in the chunked one (a row of 3000 is longer than
+    ``test``'s UB), rows of -inf giving the guard's zeros, NaN in the padding lanes."""
+    from tests.lowering.test_tile_differential import Graph
+
+    g = Graph()
+    x = g.input([2, 37, width])
+    p = g.op("softmax", x, axis=-1)
+    zero = g.b.constant(np.float32(0))
+    module = g.b.build(g.op("where", g.op("is_nan", p), zero, p))
+    g.arrays[0][1, :5] = -np.inf  # five fully masked rows
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_matches(levels)
+    assert [k.ops for k in levels.tiled_kernels] == [GUARD_OPS]
+    assert (levels.reference[0][1, :5] == 0).all()
