@@ -116,3 +116,18 @@ def test_guard_tail_of_a_lone_softmax(width: int):
     assert_matches(levels)
     assert [k.ops for k in levels.tiled_kernels] == [GUARD_OPS]
     assert (levels.reference[0][1, :5] == 0).all()
+
+
+def test_the_cycle_model_costs_the_guard_steps():
+    """The guard's steps in the flash kernel (``vcmp``, ``vsel``, ``vdup`` on row tiles)
+    are costed by their op classes: the guarded kernel's estimate is above the unguarded
+    one's, and not by much (nothing on the scores' tile)."""
+    from tilegraph.cost_model.cycles import simulate_module
+
+    times = {}
+    for guard in (False, True):
+        module, inputs = _attention(2, 20, 70, 4, 12, "additive", guard=guard)
+        run_levels(module, inputs, "ascend910b")
+        (kernel,) = simulate_module(module).kernels
+        times[guard] = kernel.us
+    assert times[False] < times[True] < 1.1 * times[False], times
