@@ -131,3 +131,19 @@ def test_the_cycle_model_costs_the_guard_steps():
         (kernel,) = simulate_module(module).kernels
         times[guard] = kernel.us
     assert times[False] < times[True] < 1.1 * times[False], times
+
+
+def test_a_guard_filling_a_runtime_value_is_not_claimed():
+    """``where(isnan(p), c, p)`` with ``c`` a one-element graph input, not the constant 0:
+    no flash claim on 910B (the kernel's guard is the 0 one), and no softmax tail (its
+    operands are constants); fully masked rows get ``c``'s products, as the graph's."""
+    module, inputs = _attention(2, 20, 20, 2, 12, "additive", guard="input")
+    inputs["mask"][-1] = -np.inf
+    levels, fuse = _levels(module, inputs, "ascend910b")
+    assert_matches(levels)
+    assert "attention-claimed" not in fuse
+    assert not _flash_kernels(levels)
+    assert ("graph.is_nan", "graph.where") in [k.ops for k in levels.tiled_kernels]
+    v = inputs["v"][-1].reshape(20, 2, 12).transpose(1, 0, 2)  # [heads, keys, D]
+    want = (0.25 * v.sum(axis=1)).reshape(1, 24)  # every row: c times V's column sums
+    np.testing.assert_allclose(levels.reference[0][-1], np.broadcast_to(want, (20, 24)), 1e-5)

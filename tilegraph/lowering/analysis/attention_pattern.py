@@ -111,8 +111,9 @@ def _converts(op: Operation, source: Format | None, target: Format | None) -> bo
     return src.storage_format == want_src and dst.storage_format == want_dst
 
 
-def match_attention(softmax: Operation) -> AttentionPattern | None:
-    """The attention pattern around ``softmax``, or None when it is not one."""
+def match_attention(softmax: Operation, claimed: bool = False) -> AttentionPattern | None:
+    """The attention pattern around ``softmax``, or None when it is not one. ``claimed``:
+    the ops are a group ``fuse-ops`` claimed (a NaN guard's 0 is then an input of it)."""
     if not isinstance(softmax, SoftmaxOp):
         return None
     t = _tensor(softmax.results[0])
@@ -127,7 +128,7 @@ def match_attention(softmax: Operation) -> AttentionPattern | None:
     chain, to_nd = path
     qk = to_nd.input.owner
     assert isinstance(qk, MatMulOp)
-    guard = nan_guard(softmax)
+    guard = nan_guard(softmax, claimed)
     found = _probabilities_to_pv(guard[-1] if guard else softmax)
     if found is None:
         return None
@@ -163,10 +164,11 @@ def _scores_path(
     return (*chain, owner), to_nd
 
 
-def nan_guard(softmax: SoftmaxOp) -> tuple[IsNaNOp, WhereOp] | None:
+def nan_guard(softmax: SoftmaxOp, claimed: bool = False) -> tuple[IsNaNOp, WhereOp] | None:
     """torch's SDPA NaN guard on the softmax's result, ``where(isnan(p), 0, p)`` with 0 a
     one-element constant (the probabilities of a fully masked row, NaN, become 0), when
-    the guard's two ops are the result's only users; else None."""
+    the guard's two ops are the result's only users; else None. In a ``claimed`` group
+    the 0 is an input (``fuse-ops`` saw the constant when it claimed)."""
     p = softmax.results[0]
     users = {u.operation for u in p.uses}
     nan = next((u for u in users if isinstance(u, IsNaNOp)), None)
@@ -177,22 +179,21 @@ def nan_guard(softmax: SoftmaxOp) -> tuple[IsNaNOp, WhereOp] | None:
         where.condition is not nan.results[0]
         or where.y is not p
         or _only_user(nan.results[0]) is not where
-        or not _zero(where.x)
+        or not _zero(where.x, claimed)
     ):
         return None
     return nan, where
 
 
-def _zero(value: SSAValue) -> bool:
-    """A one-element constant 0; in a fused group or a kernel body, where the constant is
-    an input (a block argument, a ``tile.read``), any one-element input: ``fuse-ops``
-    claimed the pattern on the graph, where it saw the constant."""
+def _zero(value: SSAValue, claimed: bool) -> bool:
+    """A one-element constant 0; in a ``claimed`` group or kernel, where the constant is an
+    input (a block argument, a ``tile.read``), any one-element input."""
     data = constant_value(value)
     if data is not None:
         return data.size == 1 and bool(data.reshape(()) == 0)
     t = _tensor(value)
     computed = isinstance(value.owner, GraphOp)
-    return not computed and t is not None and t.num_elements() == 1
+    return claimed and not computed and t is not None and t.num_elements() == 1
 
 
 def _probabilities_to_pv(probs: Operation) -> tuple[TransDataOp, MatMulOp] | None:
@@ -213,7 +214,7 @@ def attention_in(ops: list[Operation]) -> AttentionPattern | None:
     kernel's body), else None."""
     members = set(ops)
     for op in ops:
-        pattern = match_attention(op)
+        pattern = match_attention(op, claimed=True)
         if pattern is not None and set(pattern.ops) <= members:
             return pattern
     return None
