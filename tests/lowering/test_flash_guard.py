@@ -15,11 +15,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.lowering.test_flash_attention import NAN, _attention, _flash_kernels
+from tests.lowering.test_flash_attention import (
+    F16_ATOL,
+    F16_RTOL,
+    NAN,
+    _attention,
+    _flash_kernels,
+)
 from tests.lowering.test_tile_differential import assert_matches, run_levels
 from tilegraph.passes.statistics import collecting_statistics
 
 GUARD_OPS = ("graph.softmax", "graph.is_nan", "graph.where")
+F16 = {"rtol": F16_RTOL, "atol": F16_ATOL}
+"""fp16 against its graph, as the unguarded flash kernel's tests."""
 
 
 def _masked(batch: int, sq: int, sk: int, heads: int, dim: int, dtype=np.float32, seed=0):
@@ -38,12 +46,13 @@ def _levels(module, inputs, platform: str):
     return levels, stats.as_dict()["fuse-ops"]
 
 
-def test_coupled_preset_runs_the_guard_in_the_softmax_kernel():
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_coupled_preset_runs_the_guard_in_the_softmax_kernel(dtype):
     """310P (no flash claim): Q·Kᵀ, the softmax with the guard as its tail, ·V — three
     kernels, not four; fully masked rows give the graph's zeros."""
-    module, inputs = _masked(2, 20, 20, 2, 12)
+    module, inputs = _masked(2, 20, 20, 2, 12, dtype)
     levels, _ = _levels(module, inputs, "ascend310p")
-    assert_matches(levels)
+    assert_matches(levels, **(F16 if dtype == np.float16 else {}))
     ops = [k.ops for k in levels.tiled_kernels]
     assert GUARD_OPS in ops and len(ops) == 3, ops
     assert not np.isnan(levels.reference[0]).any()
@@ -63,9 +72,6 @@ def _first_block_masked(dtype=np.float32):
     inputs["v"][0, 3, 1] = np.inf
     inputs["v"][2, 20, 5] = -np.inf
     return module, inputs
-
-
-F16 = {"rtol": 1e-2, "atol": 2e-3}
 
 
 @pytest.mark.parametrize("platform", ["test", "ascend910b"])
