@@ -8,7 +8,8 @@
 // -inf, else 0) from the scores and the previous max, and O is divided by the row sum
 // with 0 replaced by 1; row tiles only. On a coupled preset the guard is the softmax
 // kernel's tail (tiling/norm_tail.py): `vcmp ne` of the tile with itself and `vsel` with
-// the constant 0 before the store; three kernels, not four.
+// the constant 0 (loaded once, before the tile loops) before the store; three kernels,
+// not four.
 func.func @guarded(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>, %v: !layout.tensor<1x20x48xf32>, %mask: !layout.tensor<1x1x1x20xf32>) -> !layout.tensor<1x20x48xf32> {
   %s = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
   %s2 = graph.constant dense<[1, 20, 48]> : !layout.tensor<3xi64>
@@ -54,8 +55,9 @@ func.func @guarded(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf
 // COUPLED:         tile.launch
 // COUPLED-NOT:     tile.launch
 // COUPLED:       func.func @[[S]](
+// COUPLED:         tile.copy %zero[] to %zero_ub[]
+// COUPLED-NEXT:    scf.for
 // COUPLED:           tile.vdiv %out_ub, %red0_ub to %out_ub
-// COUPLED-NEXT:      tile.copy %zero[] to %zero_ub[]
 // COUPLED-NEXT:      tile.vcmp %out_ub, %out_ub to %nan_ub {predicate = "ne"}
 // COUPLED-NEXT:      tile.vsel %nan_ub, %zero_ub, %out_ub to %g_ub
 // COUPLED:           tile.copy %g_ub

@@ -11,7 +11,7 @@ quantise's divide, round half to even, zero point, clip and convert), run on the
 after the normalisation's cast back to the data's type when its program computes wider —
 the same instructions on the same values as the kernel that would load that tile back
 from GM, so the output is equal, not close. The chain's one-element constants (the
-guard's 0) are loaded per tile as any chain input. Lanes past the tensor (a ragged tile)
+guard's 0) are loaded once, before the tile loops. Lanes past the tensor (a ragged tile)
 run the tail too and are cut by the store, as the normalisation's own lanes are. It costs
 the chain's UB tiles (the quantise: its float scratch and the int8 result; the guard: the
 i1 mask, the constant and the result).
@@ -20,15 +20,16 @@ i1 mask, the constant and the result).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
+from tilegraph.dialects.tile import memref_shape
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
-from tilegraph.lowering.conversion.tiling.elementwise import Chain
+from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
 MISFIT = "a reduction fused with other ops"
@@ -43,19 +44,33 @@ class NormTail:
     """The normalisation's result: the tile the chain starts from."""
     written: SSAValue
     """The chain's value the kernel stores."""
+    per_tile: list[SSAValue] = field(default_factory=list)
+    """The chain's inputs loaded per output tile (:meth:`allocate` loads the others)."""
 
     def ub_bytes(self, b: KernelBuilder, shape: Sequence[int]) -> int:
         """UB bytes of the tail's tiles for an output tile of ``shape``."""
         return self.chain.ub_bytes(b.hw, shape, [self.given])
 
     def allocate(self, b: KernelBuilder, shape: Sequence[int]) -> None:
-        """The tail's UB tiles for output tiles of ``shape``."""
+        """The tail's UB tiles for output tiles of ``shape``; called before the tile
+        loops, it loads the inputs whose tile is the same for every output tile (the
+        guard's 0) once, here."""
         self.chain.allocate(b, shape, [self.given])
+        self.per_tile = []
+        zero = b.index(0)
+        for v in self.chain.input_tiles:
+            arg = self.chain.source(v)
+            assert arg is not None
+            mask = broadcast_mask(memref_shape(arg), self.chain.out_shape)
+            if mask is not None and all(mask):
+                self.chain.load(b, v, [zero] * len(self.chain.out_shape))
+            else:
+                self.per_tile.append(v)
 
     def emit(self, b: KernelBuilder, tile: SSAValue, offsets: Sequence[SSAValue]) -> SSAValue:
         """Run the chain on ``tile`` (the normalisation's output tile at ``offsets``, in the
         data's type); returns the tile to store."""
-        for v in self.chain.input_tiles:
+        for v in self.per_tile:
             self.chain.load(b, v, offsets)
         tiles = self.chain.compute(b, {self.given: tile}, dict(self.chain.input_tiles))
         return tiles[self.written]
