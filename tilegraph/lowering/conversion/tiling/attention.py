@@ -61,6 +61,10 @@ cast to a 16-bit tile, the chain's result back to fp32: the graph's scale and ma
 round as they do unfused); O is rounded once, at its store. So the kernel is more exact
 than the unfused sequence, which rounds the softmax's output and ·V's to 16 bits.
 
+torch's SDPA NaN guard ``where(isnan(P), 0, P)`` between the softmax and ·V (a Hugging
+Face export) runs as a safe row max per step and a safe divisor at the end, exact against
+the guarded graph (:mod:`.attention_guard`).
+
 Not done: P and P·V keep one workspace slot each (the AIVs' P of block ``j + 1`` waits
 for the cube to have read P of block ``j``); P goes through
 the workspace in fp32 (the cube's rounding happens in ``nd2nz``); Q / K / V operands that
