@@ -34,12 +34,16 @@ def _attention(
     mask: str = "",
     seed: int = 0,
     dtype: type[np.generic] = np.float32,
+    guard: bool | str = False,
 ):
     """(module, inputs): attention of ``q`` [B, Sq, H·D] over ``kv`` [B, Sk, H·D] (the
     same projection for K and V, split into heads by views), scaled by 1/sqrt(D), with an
     additive ``mask`` [B, 1, 1, Sk] ("additive"), a causal ``where`` ("causal"), a position
     bias [1, H, Sq, Sk] ("pse"), or none; or not scaled, with T5's bias [B, H, Sq, Sk]
-    ("position"); every tensor and constant of ``dtype``."""
+    ("position"); every tensor and constant of ``dtype``. ``guard``: the probabilities
+    pass torch's SDPA NaN guard ``where(isnan(p), 0, p)`` on their way to ·V, as every
+    Hugging Face export writes it; ``guard="input"``: with a one-element graph input
+    ``fill`` (0.25) in place of the 0."""
     rng = np.random.default_rng(seed)
     hidden = heads * dim
     b = GraphBuilder()
@@ -77,7 +81,14 @@ def _attention(
         allowed = np.tril(np.ones((sq, sk), bool), k=sk - sq)[None, None]
         low = b.constant(np.asarray(ml_dtypes.finfo(dtype).min, dtype))
         scores = b.op("where", b.constant(allowed), scores, low)
-    out = b.op("matmul", b.op("softmax", scores, axis=-1), v)
+    probs = b.op("softmax", scores, axis=-1)
+    if guard:
+        fill = b.constant(dtype(0))
+        if guard == "input":
+            fill = b.input("fill", [], dtype)
+            inputs["fill"] = np.asarray(0.25, dtype)
+        probs = b.op("where", b.op("is_nan", probs), fill, probs)
+    out = b.op("matmul", probs, v)
     merged = b.op("transpose", out, perm=[0, 2, 1, 3])
     merged = b.op("reshape", merged, b.constant(np.array([batch, sq, hidden], np.int64)))
     return b.build(merged), inputs

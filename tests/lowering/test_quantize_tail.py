@@ -82,7 +82,7 @@ def test_a_quantise_with_other_users_of_the_float_result_stays_apart():
 
 
 def test_a_reduce_op_keeps_its_quantise_out_of_the_reduction_kernel():
-    """A ReduceSum is no normalisation (OpFacts ``quantize_tail`` unset): its QuantizeLinear
+    """A ReduceSum is no normalisation (OpFacts ``elementwise_tail`` unset): its QuantizeLinear
     is not a tail of the reduction kernel (Smart Turn's attention pooling), exact as before.
     A row of 400 x 384 floats takes the chunked form on 910B."""
     g = Graph()

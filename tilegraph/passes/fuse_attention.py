@@ -15,6 +15,10 @@ T5's position bias has the scores' shape, so the format engine adds it in FRACTA
 ``fuse-ops`` first moves the add to ND (:mod:`tilegraph.passes.fuse_epilogue_formats`), and
 the pattern follows each operand of the scores' shape back to the matmul (the bias is
 itself a sum).
+
+torch's SDPA NaN guard after the softmax (every Hugging Face export) is the softmax
+kernel's tail (:func:`~tilegraph.passes.fuse_legality.normalisation_tail`): a softmax
+grouped with exactly its guard is claimed as a lone softmax is, the guard with it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class AttentionClaim:
     scores: int
     output: int
     softmax: Operation
+    probs: int | None = None
+    """The group of the softmax with the NaN guard as its tail (None: the softmax alone)."""
 
 
 def attention_claims(
@@ -54,8 +60,10 @@ def attention_claims(
         scores, output = where.get(pattern.qk), where.get(pattern.pv)
         if reason is None and (scores is None or output is None or scores == output):
             reason = "the matmuls are not grouped as Q·Kᵀ with its epilogue and ·V"
-        if reason is None and pattern.softmax in where:
-            reason = "the softmax is grouped with other ops"
+        probs = where.get(pattern.softmax)
+        if reason is None and probs is not None:
+            if groups[probs] != {pattern.softmax, *pattern.guard}:
+                reason = "the softmax is grouped with other ops"
         if reason is None:
             assert scores is not None and output is not None
             owned = {pattern.qk, pattern.scores_to_nd, *pattern.chain}
@@ -65,5 +73,5 @@ def attention_claims(
             kept.append(reason)
             continue
         assert scores is not None and output is not None
-        claims.append(AttentionClaim(scores, output, pattern.softmax))
+        claims.append(AttentionClaim(scores, output, pattern.softmax, probs))
     return claims, kept

@@ -5,16 +5,17 @@ The rules are the pass's **Legality** (its module docstring): TVM's pattern kind
 (``FusionKind`` in each op's facts), at most one anchor per group, what may precede or
 follow it, the shape-op / elementwise split of anchor-less groups, the conversions that stay
 alone, broadcast producers and scalar programs, and the one exception to OPAQUE ops
-staying alone: a normalisation taking the QuantizeLinear of its result as its kernel's
-tail (:func:`quantize_tail`). Nothing here weighs a choice or rewrites
-IR: the pass's grower (:mod:`tilegraph.passes.fuse_grow`) asks these predicates.
+staying alone: a normalisation taking a short elementwise chain of its result (a
+QuantizeLinear, the SDPA NaN guard) as its kernel's tail (:func:`normalisation_tail`).
+Nothing here weighs a choice or rewrites IR: the pass's grower
+(:mod:`tilegraph.passes.fuse_grow`) asks these predicates.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
@@ -167,33 +168,58 @@ def flows_into(op: Operation, source: Operation, members: set[Operation]) -> boo
     return False
 
 
-def quantize_tail(producer: Operation, group: Group) -> bool:
-    """Whether ``producer``, an op whose kernel may end with a quantisation (OpFacts
-    ``quantize_tail``: LayerNorm, Softmax), takes ``group``, a lone QuantizeLinear of its
-    only result, as that tail (``QuantizeLinearOp.quantizes_as_tail``): the kernel writes
-    the int8 tensor, and no standalone quantise kernel reads the float one back."""
-    root = group.root
-    return (
+MAX_TAIL = 4
+"""The most ops of a normalisation's elementwise tail (the SDPA NaN guard is two)."""
+
+
+def _one_element_constant(value: SSAValue) -> bool:
+    owner = value.owner
+    t = value.type
+    return isinstance(owner, ConstantOp) and isinstance(t, TensorType) and t.num_elements() == 1
+
+
+def normalisation_tail(producer: Operation, group: Group) -> bool:
+    """Whether ``producer``, an op whose kernel may end with an elementwise tail (OpFacts
+    ``elementwise_tail``: LayerNorm, RMS norm, Softmax, LogSoftmax), takes ``group`` as
+    that tail: an anchor-less group of at most :data:`MAX_TAIL` ELEMWISE / BROADCAST ops of
+    its result's shape that read only its one result, each other and one-element constants
+    (a per-tensor QuantizeLinear, ``QuantizeLinearOp.quantizes_as_tail``; torch's SDPA NaN
+    guard ``where(isnan(p), 0, p)``), and hold every user of that result. The kernel runs
+    the tail on the tile it would store: no kernel of its own reads the result back."""
+    if not (
         isinstance(producer, GraphOp)
-        and producer.FACTS.quantize_tail
+        and producer.FACTS.elementwise_tail
         and len(producer.results) == 1
-        and group.members == {root}
-        and isinstance(root, QuantizeLinearOp)
-        and root.x is producer.results[0]
-        and users_of(producer) == [root]
-        and root.quantizes_as_tail()
-    )
+        and group.anchor is None
+        and len(group.members) <= MAX_TAIL
+    ):
+        return False
+    result = producer.results[0]
+    users = users_of(producer)
+    if not users or any(u not in group.members for u in users):
+        return False
+    shape = _origin_shapes(producer)
+    for m in group.members:
+        if fusion_kind(m) not in EPILOGUE_KINDS or _origin_shapes(m) != shape:
+            return False
+        if isinstance(m, QuantizeLinearOp) and not m.quantizes_as_tail():
+            return False
+        for v in m.operands:
+            inside = v is result or v.owner in group.members
+            if not inside and not _one_element_constant(v):
+                return False
+    return True
 
 
 def can_join(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` may join ``group`` under the kind lattice
     (:mod:`tilegraph.passes.fuse_ops`)."""
-    if quantize_tail(producer, group):
+    if normalisation_tail(producer, group):
         return True
     kind = fusion_kind(producer)
     if kind is None or kind == FusionKind.OPAQUE:
         return False
-    if group.kind() == FusionKind.OPAQUE:  # a normalisation with its quantise tail
+    if group.kind() == FusionKind.OPAQUE:  # a normalisation with its elementwise tail
         return False
     users = users_of(producer)
     if not users or any(u not in group.members for u in users):

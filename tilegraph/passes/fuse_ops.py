@@ -45,11 +45,13 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   reads and writes NDC1HWC0 planes, its ReLU still joins it), so it runs as a kernel of its
   own;
 * OPAQUE ops stay alone, except that a normalisation whose facts say so (LayerNorm, RMS
-  norm, Softmax, LogSoftmax: OpFacts ``quantize_tail``) takes a per-tensor QuantizeLinear
-  of its result (constant scale and zero point, to int8 / uint8) as its kernel's last
-  steps (:func:`~tilegraph.passes.fuse_legality.quantize_tail`): the kernel writes the
-  int8 tensor, as GE's AMCT-quantised LayerNorm / Softmax kernels do, and no quantise
-  kernel reads the float result back (a QDQ transformer's int8 path);
+  norm, Softmax, LogSoftmax: OpFacts ``elementwise_tail``) takes a short elementwise chain
+  of its result and one-element constants as its kernel's last steps
+  (:func:`~tilegraph.passes.fuse_legality.normalisation_tail`): a per-tensor QuantizeLinear
+  (constant scale and zero point, to int8 / uint8) — the kernel writes the int8 tensor, as
+  GE's AMCT-quantised LayerNorm / Softmax kernels do, and no quantise kernel reads the
+  float result back (a QDQ transformer's int8 path) — or torch's SDPA NaN guard
+  ``where(isnan(p), 0, p)`` after a softmax (every Hugging Face export);
 * an op whose result an elementwise user broadcasts to a larger shape does not join that
   user's group (the group's tiles are its elementwise results'; a broadcast operand is read
   whole from global memory) — unless it is an elementwise op on one-element tensors only
@@ -144,10 +146,13 @@ def _claim_attention(
     dropped: set[int] = set()
     for claim in claims:
         scores, output = groups[claim.scores], groups[claim.output]
-        group = Group(output.root, scores.members | output.members | {claim.softmax})
+        probs = {claim.softmax} if claim.probs is None else groups[claim.probs].members
+        group = Group(output.root, scores.members | output.members | probs)
         group.anchor = output.anchor
         merged[claim.output] = group
         dropped.add(claim.scores)
+        if claim.probs is not None:  # the softmax with the NaN guard as its tail
+            dropped.add(claim.probs)
         stats.add("attention-claimed")
     return [merged.get(i, g) for i, g in enumerate(groups) if i not in dropped]
 

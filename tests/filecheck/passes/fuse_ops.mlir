@@ -79,6 +79,28 @@ func.func @quantize_tail(%x: !layout.tensor<4x16xf32>, %g: !layout.tensor<16xf32
 // CHECK-NEXT:  %rq = graph.quantize_linear %sm2, %rs, %z
 
 // -----
+// The same exception for a short elementwise chain of one-element constants: torch's SDPA
+// NaN guard `where(isnan(p), 0, p)` after a softmax is the softmax kernel's tail. A chain
+// that reads a full tensor from outside (the mask multiply) is no tail.
+func.func @guard_tail(%x: !layout.tensor<2x8x8xf32>, %m: !layout.tensor<2x8x8xf32>) -> (!layout.tensor<2x8x8xf32>, !layout.tensor<2x8x8xf32>) {
+  %zero = graph.constant dense<0.0> : !layout.tensor<f32>
+  %p = graph.softmax %x {axis = -1} : !layout.tensor<2x8x8xf32>
+  %nan = graph.is_nan %p : (!layout.tensor<2x8x8xf32>) -> !layout.tensor<2x8x8xi1>
+  %g = graph.where %nan, %zero, %p : (!layout.tensor<2x8x8xi1>, !layout.tensor<f32>, !layout.tensor<2x8x8xf32>) -> !layout.tensor<2x8x8xf32>
+  %p2 = graph.softmax %x {axis = -1} : !layout.tensor<2x8x8xf32>
+  %masked = graph.mul %p2, %m : !layout.tensor<2x8x8xf32>
+  func.return %g, %masked : !layout.tensor<2x8x8xf32>, !layout.tensor<2x8x8xf32>
+}
+// CHECK-LABEL: func.func @guard_tail
+// CHECK:       %g = graph.fused "fused_softmax_is_nan_where_{{[0-9]+}}" <opaque> (%x, %zero)
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:    graph.softmax
+// CHECK-NEXT:    graph.is_nan
+// CHECK-NEXT:    graph.where
+// CHECK:       %p2 = graph.softmax %x
+// CHECK-NEXT:  %masked = graph.mul %p2, %m
+
+// -----
 // The UB working set bounds a group: on ascend910b the three adds are one kernel; on the
 // `test` preset (UB 8 KiB, 1 KiB tiles, inputs and outputs double-buffered) even two of
 // them need 9 KiB, so nothing fuses.

@@ -95,10 +95,11 @@ class OpFacts:
     """Supported storage signatures; empty means origin formats only."""
     precision: PrecisionRole = PrecisionRole.GRAY
     """Its list under mixed precision (``apply-precision``, ``docs/precision.md``)."""
-    quantize_tail: bool = False
-    """Its vector kernel may end with a per-tensor QuantizeLinear of its result
-    (``QuantizeLinearOp.quantizes_as_tail``): an OPAQUE normalisation (LayerNorm, Softmax)
-    that writes int8 as GE's AMCT-quantised kernels do (``fuse-ops``)."""
+    elementwise_tail: bool = False
+    """Its vector kernel may end with a short elementwise tail computed from its result
+    (``fuse-ops``' ``normalisation_tail``): an OPAQUE normalisation (LayerNorm, Softmax)
+    that writes int8 through a per-tensor QuantizeLinear as GE's AMCT-quantised kernels
+    do, or a softmax followed by torch's SDPA NaN guard ``where(isnan(p), 0, p)``."""
 
     def takes_part_in_format(self, operand_index: int) -> bool:
         return self.format_operands is None or operand_index in self.format_operands

@@ -486,7 +486,7 @@ class _SoftmaxBase(GraphOp):
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"axis": -1}
     FACTS: ClassVar[OpFacts] = OpFacts(
-        FormatRole.ND_ONLY, FusionKind.OPAQUE, precision=PrecisionRole.BLACK, quantize_tail=True
+        FormatRole.ND_ONLY, FusionKind.OPAQUE, precision=PrecisionRole.BLACK, elementwise_tail=True
     )
 
     @classmethod

@@ -114,7 +114,7 @@ class LayerNormOp(_TrailingNorm):
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     output = result_def(TensorType)
-    FACTS: ClassVar = replace(_TrailingNorm.FACTS, quantize_tail=True)
+    FACTS: ClassVar = replace(_TrailingNorm.FACTS, elementwise_tail=True)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         return _layer_norm(self, inputs)[:1]
@@ -160,7 +160,7 @@ class RmsNormOp(_TrailingNorm):
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     output = result_def(TensorType)
-    FACTS: ClassVar = replace(_TrailingNorm.FACTS, quantize_tail=True)
+    FACTS: ClassVar = replace(_TrailingNorm.FACTS, elementwise_tail=True)
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, scale = inputs[:2]

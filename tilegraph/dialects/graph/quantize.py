@@ -196,7 +196,7 @@ class QuantizeLinearOp(_LinearQuantOp):
 
     def quantizes_as_tail(self) -> bool:
         """Whether this QuantizeLinear can be the last steps of its producer's vector
-        kernel (OpFacts ``quantize_tail``): one constant scale and zero point, no
+        kernel (OpFacts ``elementwise_tail``): one constant scale and zero point, no
         ``precision``, to int8 / uint8, dividing in its input's own float type (the scale's),
         so the tail computes exactly what a quantise kernel of its own would."""
         if int(self.attr("block_size")) or int(self.attr("precision")):

@@ -14,7 +14,8 @@ The pattern, in dataflow order (each value used once, by the next step)::
                                                  # sub), causal where: one operand on the
                                                  # path, the others read from outside
     p   = graph.softmax(x, axis = -1)
-    p'  = layout.trans_data p  ND -> NZ         # the next matmul's nd2nz
+    g   = graph.where(graph.is_nan(p), 0, p)     # optional: torch's SDPA NaN guard
+    p'  = layout.trans_data g  ND -> NZ         # the next matmul's nd2nz
     o   = graph.matmul(p', V_nz)                 # (..., Sq, D), the "pv" matmul
 
 The Q, K and V operands keep whatever reaches the matmuls (ND -> NZ conversions of views
@@ -29,9 +30,11 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.logical import WhereOp
+from tilegraph.dialects.graph.math_ops import IsNaNOp
 from tilegraph.dialects.graph.nn import SoftmaxOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -59,6 +62,8 @@ class AttentionPattern:
     softmax: SoftmaxOp
     probs_to_nz: TransDataOp
     pv: MatMulOp
+    guard: tuple[Operation, ...] = ()
+    """The NaN guard between the softmax and the conversion (is_nan, where), or none."""
 
     @property
     def ops(self) -> tuple[Operation, ...]:
@@ -68,6 +73,7 @@ class AttentionPattern:
             self.scores_to_nd,
             *self.chain,
             self.softmax,
+            *self.guard,
             self.probs_to_nz,
             self.pv,
         )
@@ -105,8 +111,9 @@ def _converts(op: Operation, source: Format | None, target: Format | None) -> bo
     return src.storage_format == want_src and dst.storage_format == want_dst
 
 
-def match_attention(softmax: Operation) -> AttentionPattern | None:
-    """The attention pattern around ``softmax``, or None when it is not one."""
+def match_attention(softmax: Operation, claimed: bool = False) -> AttentionPattern | None:
+    """The attention pattern around ``softmax``, or None when it is not one. ``claimed``:
+    the ops are a group ``fuse-ops`` claimed (a NaN guard's 0 is then an input of it)."""
     if not isinstance(softmax, SoftmaxOp):
         return None
     t = _tensor(softmax.results[0])
@@ -121,10 +128,11 @@ def match_attention(softmax: Operation) -> AttentionPattern | None:
     chain, to_nd = path
     qk = to_nd.input.owner
     assert isinstance(qk, MatMulOp)
-    found = _probabilities_to_pv(softmax)
+    guard = nan_guard(softmax, claimed)
+    found = _probabilities_to_pv(guard[-1] if guard else softmax)
     if found is None:
         return None
-    return AttentionPattern(qk, to_nd, chain, softmax, *found)
+    return AttentionPattern(qk, to_nd, chain, softmax, *found, guard or ())
 
 
 def _scores_path(
@@ -156,10 +164,42 @@ def _scores_path(
     return (*chain, owner), to_nd
 
 
-def _probabilities_to_pv(softmax: SoftmaxOp) -> tuple[TransDataOp, MatMulOp] | None:
-    """The softmax's ND -> FRACTAL_NZ conversion and the ·V matmul it is the left operand
-    of, or None."""
-    to_nz = _only_user(softmax.results[0])
+def nan_guard(softmax: SoftmaxOp, claimed: bool = False) -> tuple[IsNaNOp, WhereOp] | None:
+    """torch's SDPA NaN guard on the softmax's result, ``where(isnan(p), 0, p)`` with 0 a
+    one-element constant (the probabilities of a fully masked row, NaN, become 0), when
+    the guard's two ops are the result's only users; else None. In a ``claimed`` group
+    the 0 is an input (``fuse-ops`` saw the constant when it claimed)."""
+    p = softmax.results[0]
+    users = {u.operation for u in p.uses}
+    nan = next((u for u in users if isinstance(u, IsNaNOp)), None)
+    where = next((u for u in users if isinstance(u, WhereOp)), None)
+    if nan is None or where is None or len(users) != 2:
+        return None
+    if (
+        where.condition is not nan.results[0]
+        or where.y is not p
+        or _only_user(nan.results[0]) is not where
+        or not _zero(where.x, claimed)
+    ):
+        return None
+    return nan, where
+
+
+def _zero(value: SSAValue, claimed: bool) -> bool:
+    """A one-element constant 0; in a ``claimed`` group or kernel, where the constant is an
+    input (a block argument, a ``tile.read``), any one-element input."""
+    data = constant_value(value)
+    if data is not None:
+        return data.size == 1 and bool(data.reshape(()) == 0)
+    t = _tensor(value)
+    computed = isinstance(value.owner, GraphOp)
+    return claimed and not computed and t is not None and t.num_elements() == 1
+
+
+def _probabilities_to_pv(probs: Operation) -> tuple[TransDataOp, MatMulOp] | None:
+    """The ND -> FRACTAL_NZ conversion of the probabilities (``probs``: the softmax, or
+    the guard's where) and the ·V matmul it is the left operand of, or None."""
+    to_nz = _only_user(probs.results[0])
     if to_nz is None or not _converts(to_nz, None, Format.FRACTAL_NZ):
         return None
     assert isinstance(to_nz, TransDataOp)
@@ -174,7 +214,7 @@ def attention_in(ops: list[Operation]) -> AttentionPattern | None:
     kernel's body), else None."""
     members = set(ops)
     for op in ops:
-        pattern = match_attention(op)
+        pattern = match_attention(op, claimed=True)
         if pattern is not None and set(pattern.ops) <= members:
             return pattern
     return None

@@ -409,10 +409,11 @@ def _unclaimed_attention(
         if isinstance(op, Operation) and op in members and op not in feeding:
             feeding.add(op)
             pending.extend(v.owner for v in op.operands)
+    probs = [pattern.softmax, *pattern.guard]  # the softmax with its NaN guard tail
     groups = [
         [op for op in kernel.ops if op in feeding],
-        [pattern.softmax],
-        [op for op in kernel.ops if op not in feeding and op is not pattern.softmax],
+        probs,
+        [op for op in kernel.ops if op not in feeding and op not in probs],
     ]
     parts: list[tuple[_Kernel, func.FuncOp]] = []
     for group in groups:

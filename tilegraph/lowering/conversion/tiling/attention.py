@@ -61,6 +61,10 @@ cast to a 16-bit tile, the chain's result back to fp32: the graph's scale and ma
 round as they do unfused); O is rounded once, at its store. So the kernel is more exact
 than the unfused sequence, which rounds the softmax's output and ·V's to 16 bits.
 
+torch's SDPA NaN guard ``where(isnan(P), 0, P)`` between the softmax and ·V (a Hugging
+Face export) runs as a safe row max per step and a safe divisor at the end, exact against
+the guarded graph (:mod:`.attention_guard`).
+
 Not done: P and P·V keep one workspace slot each (the AIVs' P of block ``j + 1`` waits
 for the cube to have read P of block ``j``); P goes through
 the workspace in fp32 (the cube's rounding happens in ``nd2nz``); Q / K / V operands that
@@ -102,6 +106,7 @@ from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_SLOTS_ATTR
 from tilegraph.lowering.analysis.operand_views import StridedView
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
+from tilegraph.lowering.conversion.tiling.attention_guard import NanGuard, guard_ub_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask, store
@@ -234,7 +239,8 @@ class _Attention:
             own += [bk * narrow, bk * 4, bk // 4]
             if self.narrow:  # -inf in K's type for the probe's comparison
                 own.append(bk * narrow)
-        return chain + sum(aligned_bytes(hw, "UB", n) for n in own)
+        guard = guard_ub_bytes(hw, rows) if self.p.guard else 0
+        return chain + guard + sum(aligned_bytes(hw, "UB", n) for n in own)
 
     def _blocks(self) -> str | None:
         b = self.b
@@ -302,6 +308,7 @@ class _Attention:
             v for v in self.chain.input_tiles if self._same_for_every_block(v)
         ]  # a scale, a scalar fill value: loaded once per Q block (fewer events per step)
         self.e = VectorEmitter(b, self.o, [])
+        self.guard = NanGuard(b, self.e, row_tile) if self.p.guard else None
         self.key_mask = self._key_mask_buffers() if self.sk % bk else None
         per_step = 2 + len(self.chain.input_tiles) - len(self.invariant) + bool(self.key_mask)
         if WORKSPACE_SLOTS * per_step > EVENTS_PER_PAIR:  # the AIV's GM -> UB loads per step
@@ -396,6 +403,8 @@ class _Attention:
         self.e.fill(self.m, -inf)
         self.e.fill(self.l, 0.0)
         self.e.fill(self.o, 0.0)
+        if self.guard is not None:
+            self.guard.start()
         if self.key_mask is not None:
             self.e.fill(self.key_mask[3], -inf)
             if self.narrow:
@@ -406,7 +415,8 @@ class _Attention:
         self._scores(ivs, zero, 0)  # the cube starts one K block ahead
         with b.loop(self.sk, self.bk, "kv") as j:
             self._step(ivs, qi, j)
-        self.e.binary("vdiv", self.o, self.l, self.o)
+        total = self.l if self.guard is None else self.guard.safe_sum(self.l)
+        self.e.binary("vdiv", self.o, total, self.o)
         row = b.add_index(qi, self.sub_row)
         out = self.o
         if self.narrow:  # O rounded to the graph's type once, at its store
@@ -504,11 +514,12 @@ class _Attention:
         last = len(memref_shape(x)) - 1
         vreduce(b, "max", x, self.part, [last])
         e.binary("vmax", self.m, self.part, self.part)  # m_new
-        e.binary("vsub", self.m, self.part, self.m)
+        shift = self.part if self.guard is None else self.guard.safe_max(self.part)
+        e.binary("vsub", self.m, shift, self.m)
         e.unary("vexp", self.m, self.m)  # exp(m_old - m_new) <= 1
         e.binary("vmul", self.l, self.m, self.l)
         e.binary("vmul", self.o, self.m, self.o)
-        e.binary("vsub", x, self.part, x)
+        e.binary("vsub", x, shift, x)
         e.unary("vexp", x, x)
         vreduce(b, "sum", x, self.rs, [last])
         e.binary("vadd", self.l, self.rs, self.l)

@@ -53,7 +53,7 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
 from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_tile_shape
-from tilegraph.lowering.conversion.tiling.quantize_tail import quantize_tail, tail_bytes
+from tilegraph.lowering.conversion.tiling.norm_tail import norm_tail, tail_bytes
 from tilegraph.lowering.conversion.tiling.reduction_chunks import (
     Chunked,
     chunk_bytes,
@@ -313,17 +313,17 @@ REDUCTION_OPS = (
 
 
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    tail = quantize_tail(body)
-    if isinstance(tail, str):
-        return tail
     op = body.ops[0]
     assert isinstance(op, GraphOp)
     spec = reduction_of(op)
     if isinstance(spec, str):
         return spec
-    x_arg = body.source(op.operands[0])
     value, out_arg = body.writes[0]
-    if x_arg is None or value is not (op.results[0] if tail is None else tail.op.y):
+    tail = norm_tail(body, memref_shape(out_arg))
+    if isinstance(tail, str):
+        return tail
+    x_arg = body.source(op.operands[0])
+    if x_arg is None or value is not (op.results[0] if tail is None else tail.written):
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
     if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
@@ -365,7 +365,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return (
             sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes)
             + sum(aligned_bytes(b.hw, "UB", n * eb) for n in staged)
-            + tail_bytes(tail, b, out_shape(tile), element)
+            + tail_bytes(tail, b, out_shape(tile))
         )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
@@ -378,7 +378,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
             return chunk_bytes(
                 b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb
-            ) + tail_bytes(tail, b, chunk, element)
+            ) + tail_bytes(tail, b, chunk)
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
@@ -413,7 +413,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         ]
     from tilegraph.dialects.tile import CastOp, CopyOp
 
-    tail_tiles = None if tail is None else tail.buffers(b, out_shape(tile), element)
+    if tail is not None:
+        tail.allocate(b, out_shape(tile))
 
     def cast_tile(src: SSAValue, dst: SSAValue) -> None:
         """Convert a staged tile to (or from) the compute type; nothing when they agree."""
@@ -436,14 +437,14 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 cast_tile(staged, t)
         spec.program(b, tiles, spec.axes)
         cast_tile(tiles.out, out)
-        if tail is not None and tail_tiles is not None:
-            out = tail.emit(b, out, tail_tiles)
         out_rank = len(memref_shape(out_arg))
         out_offsets = (
             [zero if i in spec.axes else o for i, o in enumerate(offsets)]
             if out_rank == len(offsets)
             else [o for i, o in enumerate(offsets) if i not in spec.axes]
         )
+        if tail is not None:
+            out = tail.emit(b, out, out_offsets)
         store(b, out, out_arg, out_offsets)
     b.tiles = plan.count()
     return None

@@ -43,7 +43,7 @@ from tilegraph.lowering.conversion.tiling.norm_params import load_param, param_t
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
 if TYPE_CHECKING:
-    from tilegraph.lowering.conversion.tiling.quantize_tail import QuantizeTail
+    from tilegraph.lowering.conversion.tiling.norm_tail import NormTail
 
 IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
 """The value each reduction ignores: the fill of a ragged chunk's lanes past the tensor."""
@@ -201,7 +201,7 @@ class _Kernel:
         self.out = b.buffer(out_shape, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
         self.outer: dict[int, SSAValue] = {}
-        self.tail: tuple[QuantizeTail, tuple[SSAValue, SSAValue]] | None = None
+        self.tail: NormTail | None = None
 
     @contextmanager
     def output_loops(self) -> Iterator[None]:
@@ -238,13 +238,13 @@ class _Kernel:
             yield offsets
 
     def store(self, tile: SSAValue, out_arg: SSAValue, offsets: Sequence[SSAValue]) -> None:
-        """Store a chunk of the output (cast back to the data's type first, then quantised
-        by the tail when there is one)."""
+        """Store a chunk of the output (cast back to the data's type first, then through
+        the elementwise tail when there is one)."""
         if self.out is not None:
             self.b.add(CastOp(operands=[tile, self.out]))
             tile = self.out
         if self.tail is not None:
-            tile = self.tail[0].emit(self.b, tile, self.tail[1])
+            tile = self.tail.emit(self.b, tile, offsets)
         store(self.b, tile, out_arg, offsets)
 
     def load_param(
@@ -274,16 +274,17 @@ def emit_chunked_reduction(
     params: Sequence[SSAValue],
     element: Attribute,
     compute: Attribute | None = None,
-    tail: QuantizeTail | None = None,
+    tail: NormTail | None = None,
 ) -> None:
     """Emit the chunked kernel (see the module docstring) for ``plan``, its program in
     ``compute`` (default: ``element``, the data's type), a normalisation's output chunks
-    quantised by ``tail`` (:mod:`.quantize_tail`) before they are stored."""
+    run through ``tail`` (:mod:`.norm_tail`) before they are stored."""
     compute = compute or element
     k = _Kernel(b, plan, x_arg, element, spec, compute)
-    assert tail is None or spec.normalises, "a quantise tail follows a normalisation only"
+    assert tail is None or spec.normalises, "an elementwise tail follows a normalisation only"
     if tail is not None:
-        k.tail = (tail, tail.buffers(b, plan.tile_shape(), element))
+        tail.allocate(b, plan.tile_shape())
+        k.tail = tail
     dropped = None
     if not spec.normalises and len(memref_shape(out_arg)) != len(plan.shape):
         shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
