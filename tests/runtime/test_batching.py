@@ -509,3 +509,13 @@ def test_fresh_iterations_load_then_hand_over_but_not_read_before_written():
     assert not fresh_iterations(loop, (workspace, []))  # one workspace copy for all
     stale = _loop_of(store(), load())
     assert not fresh_iterations(stale, (workspace, [stale]))
+
+
+def test_window_is_the_same_from_lists_tuples_and_unhashable_offsets():
+    """:func:`window` remembers its answers per arguments; an offset it cannot hash (a
+    0-d array) is worked out afresh, to the same slices."""
+    expected = ((slice(3, 5),), (slice(0, 2),))
+    assert window((4,), (5,), (6,), (3,), (0,)) == expected
+    assert window([4], [5], [6], [3], [0]) == expected
+    assert window((4,), (5,), (6,), (np.array(3),), (0,)) == expected  # pyright: ignore[reportArgumentType]
+    assert window((4,), (5,), (6,), (5,), (0,)) is None

@@ -128,6 +128,12 @@ class MixFlags:
         self._current = 0
         self._fewest: dict[str, int] = {}
         self._aiv_parts: dict[int, list[MixPart]] = {}
+        self._keys: dict[tuple[int, int, bool], list[Counter]] = {}
+        """The counters per (part's index, flag, a set): a recurrent kernel sets and waits
+        for the same few flags thousands of times."""
+        self._index = {id(p): i for i, p in enumerate(self.parts)}
+        self._orders: dict[tuple[int, bool], list[MixPart]] = {}
+        """The parts in the order the scheduler tries them, per (current part, rotate)."""
         for p in self.parts:
             if p.core == "aiv":
                 self._aiv_parts.setdefault(p.group, []).append(p)
@@ -137,6 +143,13 @@ class MixFlags:
 
     def set_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` setting ``flag`` adds to."""
+        key = (self._index[id(part)], flag, True)
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = self._set_keys(part, flag)
+        return found
+
+    def _set_keys(self, part: MixPart, flag: int) -> list[Counter]:
         g = part.group
         if part.core == "aic":  # mode 2: seen by every AIV of the group
             return [(g, aiv.key, flag, 0) for aiv in self._aivs(g)]
@@ -144,6 +157,13 @@ class MixFlags:
 
     def wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` waiting for ``flag`` takes from."""
+        key = (self._index[id(part)], flag, False)
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = self._wait_keys(part, flag)
+        return found
+
+    def _wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         g = part.group
         if part.core == "aic":  # waits until every AIV of the group has set it
             return [(g, "aic", flag, aiv.sub) for aiv in self._aivs(g)]
@@ -214,10 +234,13 @@ class MixFlags:
             return current
         if all(p.done for p in self.parts):
             return None
-        after = self._current + 1
-        order = [*self.parts[after:], *self.parts[:after]]
-        if self.group_first and not rotate:
-            order.sort(key=lambda p: p.group != current.group)  # stable: in order within
+        order = self._orders.get((self._current, rotate))
+        if order is None:
+            after = self._current + 1
+            order = [*self.parts[after:], *self.parts[:after]]
+            if self.group_first and not rotate:
+                order.sort(key=lambda p: p.group != current.group)  # stable: in order within
+            self._orders[(self._current, rotate)] = order
         part = next((p for p in order if self._runnable(p)), None)
         if part is None:
             groups = len({p.group for p in self.parts}) > 1
@@ -227,7 +250,7 @@ class MixFlags:
                 if (why := _stuck_at(p))
             )
             raise CrossCoreError(f"deadlock between the blocks of a launch: {stuck}")
-        self._current = self.parts.index(part)
+        self._current = self._index[id(part)]
         return part
 
     def check_drained(self) -> None:
@@ -265,7 +288,6 @@ class MixRun(MixFlags):
         exchange (:mod:`.gm_races`), told of every flag and barrier."""
         super().__init__([_Part(*p) for p in parts])
         self.races = races
-        self._index = {id(p): i for i, p in enumerate(self.parts)}
         self._save_state = save_state
         self._back = threading.Event()
         self._cancelled = False
