@@ -35,6 +35,10 @@ def copy_whole_windows(
         # numpy's stride tricks do not know ml_dtypes' types (float8): move their bits
         raw = np.dtype(f"u{src.dtype.itemsize}")
         src, dst = src.view(raw), dst.view(raw)
+    if count <= _FEW_WINDOWS and (count <= _VERY_FEW or prod(extent) >= _LARGE_WINDOW):
+        return _copy_item_by_item(
+            count, extent, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
+        )
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
     merged = _merged_tail(
@@ -48,14 +52,6 @@ def copy_whole_windows(
     if whole is False:
         return np.arange(count)
     items: Any = np.arange(count) if whole is True else np.flatnonzero(whole)
-    if count <= _FEW_WINDOWS and (count <= _VERY_FEW or prod(extent) >= _LARGE_WINDOW):
-        chosen = items.tolist()  # one slice copy each
-        src_at = _per_item_slices(src_offsets, extent, chosen)
-        dst_at = _per_item_slices(dst_offsets, extent, chosen)
-        for t, src_key, dst_key in zip(chosen, src_at, dst_at, strict=True):
-            target = dst[t] if dst_batched else dst
-            target[dst_key] = (src[t] if src_batched else src)[src_key]
-        return _cut(whole)
     if items.size == count:
         items = slice(None)  # every window whole: views instead of fancy indexing
     if count and (isinstance(items, slice) or items.size):
@@ -119,25 +115,50 @@ def _ndim(offset: Any) -> int:
     return offset.ndim if isinstance(offset, np.ndarray) else 0
 
 
-def _per_item_slices(
-    offsets: Sequence[Any], extent: Sequence[int], items: Sequence[int]
-) -> list[tuple[slice, ...]]:
-    """The window of each of ``items`` as slices (offsets: ints, or arrays of one per
-    item); the dims with int offsets are sliced once for all."""
-    fixed = [None if _ndim(o) else slice(o, o + e) for o, e in zip(offsets, extent, strict=True)]
-    varying = [
-        (d, np.asarray(o).reshape(-1).tolist(), e)
-        for d, (o, e) in enumerate(zip(offsets, extent, strict=True))
-        if _ndim(o)
-    ]
-    found: list[tuple[slice, ...]] = []
-    for t in items:
-        key = fixed.copy()
-        for d, starts, e in varying:
-            start = starts[t if len(starts) > 1 else 0]
-            key[d] = slice(start, start + e)
-        found.append(tuple(key))  # pyright: ignore[reportArgumentType] - every dim set
-    return found
+def _copy_item_by_item(
+    count: int,
+    extent: Sequence[int],
+    src: np.ndarray,
+    src_offsets: Sequence[Any],
+    src_batched: bool,
+    dst: np.ndarray,
+    dst_offsets: Sequence[Any],
+    dst_batched: bool,
+) -> np.ndarray:
+    """:func:`copy_whole_windows` one slice copy per item, in order (its arguments, its
+    result): every item's bounds checked and sliced in plain Python, which for a few items
+    costs less than the numpy calls that set up one gather."""
+    src_shape = src.shape[1:] if src_batched else src.shape
+    dst_shape = dst.shape[1:] if dst_batched else dst.shape
+    dims = []  # per dim: extent, both sizes, both offsets (an int, or a list per item)
+    for e, n_src, n_dst, os_, od in zip(
+        extent, src_shape, dst_shape, src_offsets, dst_offsets, strict=True
+    ):
+        dims.append((e, n_src, n_dst, _per_item(os_, count), _per_item(od, count)))
+    cut: list[int] = []
+    for t in range(count):
+        src_key: list[slice] = []
+        dst_key: list[slice] = []
+        for e, n_src, n_dst, os_, od in dims:
+            s0 = os_ if isinstance(os_, int) else os_[t]
+            d0 = od if isinstance(od, int) else od[t]
+            if s0 < 0 or d0 < 0 or s0 + e > n_src or d0 + e > n_dst:
+                cut.append(t)
+                break
+            src_key.append(slice(s0, s0 + e))
+            dst_key.append(slice(d0, d0 + e))
+        else:
+            target = dst[t] if dst_batched else dst
+            target[tuple(dst_key)] = (src[t] if src_batched else src)[tuple(src_key)]
+    return np.array(cut, np.intp) if cut else _NO_ITEMS
+
+
+def _per_item(offset: Any, count: int) -> int | list[int]:
+    """An offset as an int, or as a list of one int per item."""
+    if not _ndim(offset):
+        return int(offset)
+    values = offset.reshape(-1).tolist()
+    return values if len(values) == count else values * count  # one value for all
 
 
 def _merged_tail(
