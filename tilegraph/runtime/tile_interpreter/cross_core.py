@@ -185,12 +185,14 @@ class MixFlags:
         """``part`` waits for ``flag``: True when every counter it needs is positive (one
         taken from each), else False with ``part.waiting`` naming them (it must yield)."""
         keys = self.wait_keys(part, flag)
-        if any(self.counters.get(key, 0) == 0 for key in keys):
-            part.waiting = keys
-            return False
+        counters = self.counters
+        for key in keys:  # a loop, not any(): a recurrent step waits thousands of times
+            if not counters.get(key, 0):
+                part.waiting = keys
+                return False
         part.waiting = None
         for key in keys:
-            self.counters[key] -= 1
+            counters[key] -= 1
         return True
 
     def _fewest_arrivals(self, cores: str) -> int:
@@ -232,8 +234,6 @@ class MixFlags:
         current = self.parts[self._current]
         if not rotate and self._runnable(current):
             return current
-        if all(p.done for p in self.parts):
-            return None
         order = self._orders.get((self._current, rotate))
         if order is None:
             after = self._current + 1
@@ -243,6 +243,8 @@ class MixFlags:
             self._orders[(self._current, rotate)] = order
         part = next((p for p in order if self._runnable(p)), None)
         if part is None:
+            if all(p.done for p in self.parts):  # a done part is never runnable
+                return None
             groups = len({p.group for p in self.parts}) > 1
             stuck = "; ".join(
                 f"@{p.name} ({p.key}{f' of group {p.group}' if groups else ''}) {why}"
