@@ -36,9 +36,8 @@ def copy_whole_windows(
         raw = np.dtype(f"u{src.dtype.itemsize}")
         src, dst = src.view(raw), dst.view(raw)
     if count <= _FEW_WINDOWS and (count <= _VERY_FEW or prod(extent) >= _LARGE_WINDOW):
-        return _copy_item_by_item(
-            count, extent, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
-        )
+        source, target = (src, src_offsets, src_batched), (dst, dst_offsets, dst_batched)
+        return _copy_item_by_item(count, extent, source, target)
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
     merged = _merged_tail(
@@ -115,19 +114,19 @@ def _ndim(offset: Any) -> int:
     return offset.ndim if isinstance(offset, np.ndarray) else 0
 
 
+_Side = tuple[np.ndarray, Sequence[Any], bool]
+"""One side of a window copy: the buffer, its offsets, whether it has an item dim."""
+
+
 def _copy_item_by_item(
-    count: int,
-    extent: Sequence[int],
-    src: np.ndarray,
-    src_offsets: Sequence[Any],
-    src_batched: bool,
-    dst: np.ndarray,
-    dst_offsets: Sequence[Any],
-    dst_batched: bool,
+    count: int, extent: Sequence[int], source: _Side, target: _Side
 ) -> np.ndarray:
-    """:func:`copy_whole_windows` one slice copy per item, in order (its arguments, its
-    result): every item's bounds checked and sliced in plain Python, which for a few items
-    costs less than the numpy calls that set up one gather."""
+    """:func:`copy_whole_windows` one slice copy per item, in order (its result; its
+    arguments, each buffer with its offsets and whether it is batched): every item's
+    bounds checked and sliced in plain Python, which for a few items costs less than the
+    numpy calls that set up one gather."""
+    src, src_offsets, src_batched = source
+    dst, dst_offsets, dst_batched = target
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
     dims = []  # per dim: extent, both sizes, both offsets (an int, or a list per item)
@@ -148,8 +147,8 @@ def _copy_item_by_item(
             src_key.append(slice(s0, s0 + e))
             dst_key.append(slice(d0, d0 + e))
         else:
-            target = dst[t] if dst_batched else dst
-            target[tuple(dst_key)] = (src[t] if src_batched else src)[tuple(src_key)]
+            into = dst[t] if dst_batched else dst
+            into[tuple(dst_key)] = (src[t] if src_batched else src)[tuple(src_key)]
     return np.array(cut, np.intp) if cut else _NO_ITEMS
 
 

@@ -143,10 +143,15 @@ class MixFlags:
 
     def set_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` setting ``flag`` adds to."""
-        key = (self._index[id(part)], flag, True)
+        return self._kept_keys(part, flag, True)
+
+    def _kept_keys(self, part: MixPart, flag: int, sets: bool) -> list[Counter]:
+        """:meth:`set_keys` (``sets``) or :meth:`wait_keys`, worked out once per part
+        and flag."""
+        key = (self._index[id(part)], flag, sets)
         found = self._keys.get(key)
         if found is None:
-            found = self._keys[key] = self._set_keys(part, flag)
+            found = self._keys[key] = (self._set_keys if sets else self._wait_keys)(part, flag)
         return found
 
     def _set_keys(self, part: MixPart, flag: int) -> list[Counter]:
@@ -157,11 +162,7 @@ class MixFlags:
 
     def wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` waiting for ``flag`` takes from."""
-        key = (self._index[id(part)], flag, False)
-        found = self._keys.get(key)
-        if found is None:
-            found = self._keys[key] = self._wait_keys(part, flag)
-        return found
+        return self._kept_keys(part, flag, False)
 
     def _wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         g = part.group
