@@ -64,10 +64,10 @@ def test_binary_in_place_equals_a_fresh_store(name, ta, tb, td, alias):
 @pytest.mark.parametrize("name", sorted(UNARY))
 @pytest.mark.parametrize(("ts", "td"), [("float32", "float32"), ("float16", "float16"),
                                         ("int32", "int32"), ("float16", "float32")])  # fmt: skip
-@pytest.mark.parametrize("alias", [False, True])
+@pytest.mark.parametrize("alias", [False, True, "broadcast"])
 def test_unary_in_place_equals_a_fresh_store(name, ts, td, alias):
-    src = operand(ts, (4, 16))
-    dst = src if alias and ts == td else np.full((4, 16), 7, td)
+    src = operand(ts, (1, 16) if alias == "broadcast" else (4, 16))
+    dst = src if alias is True and ts == td else np.full((4, 16), 7, td)
     try:
         expected = fresh(UNARY[name], src.copy(), dst=dst)
     except TypeError:

@@ -37,6 +37,24 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype, copy=False)
 
 
+def _sigmoid_into(x: np.ndarray, out: np.ndarray) -> None:
+    """:func:`_sigmoid` step by step in ``out``, of ``x``'s float type: each step's
+    ufunc runs in that type as the expression's do (a Python float is weak), so the bits
+    are the same, without four temporaries (a recurrent step's gates run it thousands of
+    times)."""
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, 1.0, out=out)
+    np.divide(1.0, out, out=out)
+
+
+INTO: dict[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray, np.ndarray], None]] = {
+    _sigmoid: _sigmoid_into,
+}
+"""Unary functions that are no ufunc, with a form writing into a destination of their
+operand's float type."""
+
+
 def _rsqrt(x: np.ndarray) -> np.ndarray:
     return (1.0 / np.sqrt(x)).astype(x.dtype, copy=False)
 
@@ -141,10 +159,14 @@ def computes_in(fn: Any, inputs: tuple[np.dtype, ...], out: np.dtype) -> bool:
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[Any], Kernel]:
+    into = INTO.get(fn)
+
     def factory(op: Any) -> Kernel:
         def run(src: np.ndarray, dst: np.ndarray) -> tuple[()]:
             if computes_in(fn, (src.dtype,), dst.dtype):
                 fn(src, out=dst)  # pyright: ignore[reportCallIssue] - a ufunc
+            elif into is not None and src.dtype == dst.dtype and src.dtype.kind == "f":
+                into(src, dst)
             else:
                 store_into(dst, fn(src))
             return ()
