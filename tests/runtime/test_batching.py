@@ -131,6 +131,46 @@ def test_copy_whole_windows_copies_the_whole_and_returns_the_cut(width):
     assert np.isnan(dst[2:]).all()
 
 
+@pytest.mark.parametrize("count", [3, 8, 9, 30])  # item by item up to 8, then one gather
+@pytest.mark.parametrize("into_batch", [True, False])
+def test_copy_whole_windows_equals_the_window_cut_item_by_item(count, into_batch):
+    """Per-item offsets on one dim of the shared buffer, int offsets on the others (one of
+    them 1: a dim the windows do not span whole); the items past the edge are left to the
+    caller, the others copied as :func:`window` places them."""
+    shared = rng.standard_normal((2, 3 * count, 4, 8)).astype(np.float32)
+    items = np.full((count, 1, 3, 4, 7), np.nan, np.float32)
+    rows = np.arange(count) * 3
+    rows[-1] += 2  # the last window crosses the bottom edge
+    offsets = (1, rows, 0, 1)
+    zeros = (0, 0, 0, 0)
+    expected_shared, expected_items = shared.copy(), items.copy()
+    if into_batch:
+        cut = copy_whole_windows(count, (1, 3, 4, 7), shared, offsets, False, items, zeros, True)
+    else:
+        cut = copy_whole_windows(count, (1, 3, 4, 7), items, zeros, True, shared, offsets, False)
+    assert list(cut) == [count - 1]
+    for t in range(count - 1):
+        at = (1, rows[t], 0, 1)
+        if into_batch:
+            found = window((1, 3, 4, 7), (1, 3, 4, 7), shared.shape, (0, 0, 0, 0), at)
+            assert found is not None
+            expected_items[t][found[0]] = shared[found[1]]
+        else:
+            found = window((1, 3, 4, 7), shared.shape, (1, 3, 4, 7), at, (0, 0, 0, 0))
+            assert found is not None
+            expected_shared[found[0]] = items[t][found[1]]
+    np.testing.assert_array_equal(items, expected_items)
+    np.testing.assert_array_equal(shared, expected_shared)
+
+
+def test_copy_whole_windows_with_an_int_offset_past_the_edge_copies_nothing():
+    src = rng.standard_normal((4, 6)).astype(np.float32)
+    dst = np.full((3, 2, 6), np.nan, np.float32)
+    cut = copy_whole_windows(3, (2, 6), src, (np.array([0, 1, 2]), 1), False, dst, (0, 0), True)
+    assert list(cut) == [0, 1, 2]
+    assert np.isnan(dst).all()
+
+
 def check_batched(op, args, mask, written: int) -> None:
     """The op's batched kernel on ``args`` writes what its kernel writes item by item."""
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -469,3 +509,13 @@ def test_fresh_iterations_load_then_hand_over_but_not_read_before_written():
     assert not fresh_iterations(loop, (workspace, []))  # one workspace copy for all
     stale = _loop_of(store(), load())
     assert not fresh_iterations(stale, (workspace, [stale]))
+
+
+def test_window_is_the_same_from_lists_tuples_and_unhashable_offsets():
+    """:func:`window` remembers its answers per arguments; an offset it cannot hash (a
+    0-d array) is worked out afresh, to the same slices."""
+    expected = ((slice(3, 5),), (slice(0, 2),))
+    assert window((4,), (5,), (6,), (3,), (0,)) == expected
+    assert window([4], [5], [6], [3], [0]) == expected
+    assert window((4,), (5,), (6,), (np.array(3),), (0,)) == expected  # pyright: ignore[reportArgumentType]
+    assert window((4,), (5,), (6,), (5,), (0,)) is None

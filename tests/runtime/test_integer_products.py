@@ -75,3 +75,21 @@ def test_nest_product_of_int8_sums_the_steps_exactly(start):
     c = c0.copy()
     nest_product(2, 1)(a, b, c, init)
     np.testing.assert_array_equal(c, expected.astype(np.int32))
+
+
+def test_fractal_product_plans_per_shape_and_type():
+    """The plan of a product is kept per operand shapes and types: the same shapes in
+    another type, or with a batch of tiles, each still give their own exact product."""
+    a8, b8 = int8(2, 3, 16, 32), int8(3, 1, 16, 32)
+    for _ in range(2):  # the second round runs on the kept plans
+        af, bf = a8.astype(np.float32), b8.astype(np.float32)
+        c = np.zeros((1, 2, 16, 16), np.float32)
+        fractal_product(af, bf, c, True)
+        np.testing.assert_array_equal(c, reference(a8, b8).astype(np.float32))
+        c = np.ones((1, 2, 16, 16), np.int32)  # int8 in float32, not in int8's wrap
+        fractal_product(a8, b8, c, False)
+        np.testing.assert_array_equal(c, reference(a8, b8) + 1)
+        other = a8[::-1].copy()  # two tiles of A against one B
+        c = np.zeros((2, 1, 2, 16, 16), np.int32)
+        fractal_product(np.stack([a8, other]), b8, c, True)
+        np.testing.assert_array_equal(c, np.stack([reference(a8, b8), reference(other, b8)]))

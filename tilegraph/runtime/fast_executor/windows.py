@@ -35,6 +35,9 @@ def copy_whole_windows(
         # numpy's stride tricks do not know ml_dtypes' types (float8): move their bits
         raw = np.dtype(f"u{src.dtype.itemsize}")
         src, dst = src.view(raw), dst.view(raw)
+    if count <= _FEW_WINDOWS and (count <= _VERY_FEW or prod(extent) >= _LARGE_WINDOW):
+        source, target = (src, src_offsets, src_batched), (dst, dst_offsets, dst_batched)
+        return _copy_item_by_item(count, extent, source, target)
     src_shape = src.shape[1:] if src_batched else src.shape
     dst_shape = dst.shape[1:] if dst_batched else dst.shape
     merged = _merged_tail(
@@ -44,19 +47,10 @@ def copy_whole_windows(
         extent, src, src_offsets, dst, dst_offsets = merged
         src_shape = src.shape[1:] if src_batched else src.shape
         dst_shape = dst.shape[1:] if dst_batched else dst.shape
-    whole = np.ones(count, bool)
-    for e, n_dst, n_src, od, os_ in zip(
-        extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
-    ):
-        whole &= (od >= 0) & (od + e <= n_dst) & (os_ >= 0) & (os_ + e <= n_src)
-    items: Any = np.flatnonzero(whole)
-    if count <= _FEW_WINDOWS and prod(extent) >= _LARGE_WINDOW:  # one slice copy each
-        src_at = _per_item_slices(src_offsets, extent, count)
-        dst_at = _per_item_slices(dst_offsets, extent, count)
-        for t in items.tolist():
-            target = dst[t] if dst_batched else dst
-            target[dst_at[t]] = (src[t] if src_batched else src)[src_at[t]]
-        return np.flatnonzero(~whole)
+    whole = _whole_items(count, extent, dst_shape, dst_offsets, src_shape, src_offsets)
+    if whole is False:
+        return np.arange(count)
+    items: Any = np.arange(count) if whole is True else np.flatnonzero(whole)
     if items.size == count:
         items = slice(None)  # every window whole: views instead of fancy indexing
     if count and (isinstance(items, slice) or items.size):
@@ -67,13 +61,52 @@ def copy_whole_windows(
             values = np.broadcast_to(values, (chosen, *extent))
         target, key, shared = _window_key(dst, dst_offsets, extent, items, dst_batched, True)
         target[key] = values[-1] if shared else values  # shared: the last item's stays
-    return np.flatnonzero(~whole)
+    return _cut(whole)
 
 
-_FEW_WINDOWS, _LARGE_WINDOW = 64, 8192
-"""Up to this many windows of at least this many elements, copying item by item beats one
-gather (numpy's gather moves its inner dim one call at a time, a slice copy whole runs;
-the loop costs a few microseconds an item)."""
+_NO_ITEMS = np.empty(0, np.intp)
+_NO_ITEMS.flags.writeable = False
+
+
+def _whole_items(
+    count: int,
+    extent: Sequence[int],
+    dst_shape: Sequence[int],
+    dst_offsets: Sequence[Any],
+    src_shape: Sequence[int],
+    src_offsets: Sequence[Any],
+) -> bool | np.ndarray:
+    """Which of ``count`` items have their window wholly inside both buffers: True for
+    all of them, False for none, else a boolean mask of one per item. A dim whose offsets are ints
+    is decided in Python and one whose offsets are arrays by numpy: a batch of a few small
+    windows spent most of its copy on numpy calls about int offsets."""
+    mask: Any = None
+    for e, n_dst, n_src, od, os_ in zip(
+        extent, dst_shape, src_shape, dst_offsets, src_offsets, strict=True
+    ):
+        for offset, n in ((od, n_dst), (os_, n_src)):
+            if isinstance(offset, np.ndarray) and offset.ndim:
+                inside = (offset >= 0) & (offset <= n - e)
+                mask = inside if mask is None else mask & inside
+            elif not 0 <= offset <= n - e:
+                return False
+    if mask is None or mask.all():
+        return True
+    if mask.shape != (count,):
+        mask = np.broadcast_to(mask, (count,))
+    return mask
+
+
+def _cut(whole: bool | np.ndarray) -> np.ndarray:
+    """The indices of the items whose window is cut (``whole``: True, or a mask)."""
+    return _NO_ITEMS if whole is True else np.flatnonzero(~whole)
+
+
+_FEW_WINDOWS, _LARGE_WINDOW, _VERY_FEW = 64, 8192, 8
+"""Up to ``_FEW_WINDOWS`` windows of at least ``_LARGE_WINDOW`` elements, or up to
+``_VERY_FEW`` of any size, copying item by item beats one gather (numpy's gather moves its
+inner dim one call at a time, a slice copy whole runs; the loop costs about a microsecond
+an item, the gather's set-up — a strided view, index arrays — tens of microseconds)."""
 
 
 def _ndim(offset: Any) -> int:
@@ -81,15 +114,50 @@ def _ndim(offset: Any) -> int:
     return offset.ndim if isinstance(offset, np.ndarray) else 0
 
 
-def _per_item_slices(
-    offsets: Sequence[Any], extent: Sequence[int], count: int
-) -> list[tuple[slice, ...]]:
-    """Each item's window as slices (offsets: ints, or arrays of one per item)."""
-    columns = [np.broadcast_to(o, (count,)).tolist() for o in offsets]
-    return [
-        tuple(slice(o, o + e) for o, e in zip(starts, extent, strict=True))
-        for starts in zip(*columns, strict=True)
-    ]
+_Side = tuple[np.ndarray, Sequence[Any], bool]
+"""One side of a window copy: the buffer, its offsets, whether it has an item dim."""
+
+
+def _copy_item_by_item(
+    count: int, extent: Sequence[int], source: _Side, target: _Side
+) -> np.ndarray:
+    """:func:`copy_whole_windows` one slice copy per item, in order (its result; its
+    arguments, each buffer with its offsets and whether it is batched): every item's
+    bounds checked and sliced in plain Python, which for a few items costs less than the
+    numpy calls that set up one gather."""
+    src, src_offsets, src_batched = source
+    dst, dst_offsets, dst_batched = target
+    src_shape = src.shape[1:] if src_batched else src.shape
+    dst_shape = dst.shape[1:] if dst_batched else dst.shape
+    dims = []  # per dim: extent, both sizes, both offsets (an int, or a list per item)
+    for e, n_src, n_dst, os_, od in zip(
+        extent, src_shape, dst_shape, src_offsets, dst_offsets, strict=True
+    ):
+        dims.append((e, n_src, n_dst, _per_item(os_, count), _per_item(od, count)))
+    cut: list[int] = []
+    for t in range(count):
+        src_key: list[slice] = []
+        dst_key: list[slice] = []
+        for e, n_src, n_dst, os_, od in dims:
+            s0 = os_ if isinstance(os_, int) else os_[t]
+            d0 = od if isinstance(od, int) else od[t]
+            if s0 < 0 or d0 < 0 or s0 + e > n_src or d0 + e > n_dst:
+                cut.append(t)
+                break
+            src_key.append(slice(s0, s0 + e))
+            dst_key.append(slice(d0, d0 + e))
+        else:
+            into = dst[t] if dst_batched else dst
+            into[tuple(dst_key)] = (src[t] if src_batched else src)[tuple(src_key)]
+    return np.array(cut, np.intp) if cut else _NO_ITEMS
+
+
+def _per_item(offset: Any, count: int) -> int | list[int]:
+    """An offset as an int, or as a list of one int per item."""
+    if not _ndim(offset):
+        return int(offset)
+    values = offset.reshape(-1).tolist()
+    return values if len(values) == count else values * count  # one value for all
 
 
 def _merged_tail(

@@ -128,6 +128,12 @@ class MixFlags:
         self._current = 0
         self._fewest: dict[str, int] = {}
         self._aiv_parts: dict[int, list[MixPart]] = {}
+        self._keys: dict[tuple[int, int, bool], list[Counter]] = {}
+        """The counters per (part's index, flag, a set): a recurrent kernel sets and waits
+        for the same few flags thousands of times."""
+        self._index = {id(p): i for i, p in enumerate(self.parts)}
+        self._orders: dict[tuple[int, bool], list[MixPart]] = {}
+        """The parts in the order the scheduler tries them, per (current part, rotate)."""
         for p in self.parts:
             if p.core == "aiv":
                 self._aiv_parts.setdefault(p.group, []).append(p)
@@ -137,6 +143,18 @@ class MixFlags:
 
     def set_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` setting ``flag`` adds to."""
+        return self._kept_keys(part, flag, True)
+
+    def _kept_keys(self, part: MixPart, flag: int, sets: bool) -> list[Counter]:
+        """:meth:`set_keys` (``sets``) or :meth:`wait_keys`, worked out once per part
+        and flag."""
+        key = (self._index[id(part)], flag, sets)
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = (self._set_keys if sets else self._wait_keys)(part, flag)
+        return found
+
+    def _set_keys(self, part: MixPart, flag: int) -> list[Counter]:
         g = part.group
         if part.core == "aic":  # mode 2: seen by every AIV of the group
             return [(g, aiv.key, flag, 0) for aiv in self._aivs(g)]
@@ -144,6 +162,9 @@ class MixFlags:
 
     def wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         """The counters ``part`` waiting for ``flag`` takes from."""
+        return self._kept_keys(part, flag, False)
+
+    def _wait_keys(self, part: MixPart, flag: int) -> list[Counter]:
         g = part.group
         if part.core == "aic":  # waits until every AIV of the group has set it
             return [(g, "aic", flag, aiv.sub) for aiv in self._aivs(g)]
@@ -165,12 +186,14 @@ class MixFlags:
         """``part`` waits for ``flag``: True when every counter it needs is positive (one
         taken from each), else False with ``part.waiting`` naming them (it must yield)."""
         keys = self.wait_keys(part, flag)
-        if any(self.counters.get(key, 0) == 0 for key in keys):
-            part.waiting = keys
-            return False
+        counters = self.counters
+        for key in keys:  # a loop, not any(): a recurrent step waits thousands of times
+            if not counters.get(key, 0):
+                part.waiting = keys
+                return False
         part.waiting = None
         for key in keys:
-            self.counters[key] -= 1
+            counters[key] -= 1
         return True
 
     def _fewest_arrivals(self, cores: str) -> int:
@@ -212,14 +235,17 @@ class MixFlags:
         current = self.parts[self._current]
         if not rotate and self._runnable(current):
             return current
-        if all(p.done for p in self.parts):
-            return None
-        after = self._current + 1
-        order = [*self.parts[after:], *self.parts[:after]]
-        if self.group_first and not rotate:
-            order.sort(key=lambda p: p.group != current.group)  # stable: in order within
+        order = self._orders.get((self._current, rotate))
+        if order is None:
+            after = self._current + 1
+            order = [*self.parts[after:], *self.parts[:after]]
+            if self.group_first and not rotate:
+                order.sort(key=lambda p: p.group != current.group)  # stable: in order within
+            self._orders[(self._current, rotate)] = order
         part = next((p for p in order if self._runnable(p)), None)
         if part is None:
+            if all(p.done for p in self.parts):  # a done part is never runnable
+                return None
             groups = len({p.group for p in self.parts}) > 1
             stuck = "; ".join(
                 f"@{p.name} ({p.key}{f' of group {p.group}' if groups else ''}) {why}"
@@ -227,7 +253,7 @@ class MixFlags:
                 if (why := _stuck_at(p))
             )
             raise CrossCoreError(f"deadlock between the blocks of a launch: {stuck}")
-        self._current = self.parts.index(part)
+        self._current = self._index[id(part)]
         return part
 
     def check_drained(self) -> None:
@@ -265,7 +291,6 @@ class MixRun(MixFlags):
         exchange (:mod:`.gm_races`), told of every flag and barrier."""
         super().__init__([_Part(*p) for p in parts])
         self.races = races
-        self._index = {id(p): i for i, p in enumerate(self.parts)}
         self._save_state = save_state
         self._back = threading.Event()
         self._cancelled = False

@@ -21,21 +21,19 @@ def fractal_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> 
     """``c (= or +=) a x b`` on ZZ x ZN -> NZ fractals; leading dims are a batch of tiles
     (the accumulator then has one too). For one tile, or a few, numpy's stacked product of
     (M, K) x (K, 16) per N fractal writes the NZ accumulator with no reordering."""
-    m1, k1, m0, k0 = a.shape[-4:]
-    n1 = b.shape[-3]
-    la, lb = a.ndim - 4, b.ndim - 4
-    # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out as
-    # (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
-    a2 = a.transpose(*range(la), la, la + 2, la + 1, la + 3)
-    a2 = a2.reshape(*a.shape[:la], 1, m1 * m0, k1 * k0)
-    b3 = b.transpose(*range(lb), lb + 1, lb, lb + 3, lb + 2)
-    b3 = b3.reshape(*b.shape[:lb], n1, k1 * k0, 16)
-    exact = matmul_dtype(a.dtype, b.dtype, c.dtype, k1 * k0)
-    if a2.dtype != exact:
+    key = (a.shape, b.shape, c.shape, a.dtype, b.dtype, c.dtype)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _product_plan(a, b, c)
+        if len(_PLANS) < 4096:
+            _PLANS[key] = plan
+    a_axes, a_rows, b_axes, b_rows, exact, c_rows, direct = plan
+    a2 = a.transpose(a_axes).reshape(a_rows)
+    b3 = b.transpose(b_axes).reshape(b_rows)
+    if exact is not None:
         a2, b3 = a2.astype(exact), b3.astype(exact)
-    rows = c.reshape(*c.shape[:-3], m1 * m0, 16)  # a view: (..., N1, M, 16)
-    whole = rows.shape == np.broadcast_shapes(a2.shape[:-2], b3.shape[:-2]) + (m1 * m0, 16)
-    if init and whole and exact == c.dtype:
+    rows = c.reshape(c_rows)  # a view: (..., N1, M, 16)
+    if init and direct:
         np.matmul(a2, b3, out=rows)
         return ()
     product = np.matmul(a2, b3)
@@ -46,6 +44,37 @@ def fractal_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> 
     else:
         rows += product
     return ()
+
+
+_ProductPlan = tuple[
+    tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], np.dtype | None,
+    tuple[int, ...], bool,
+]  # fmt: skip
+_PLANS: dict[tuple[object, ...], _ProductPlan] = {}
+"""The plan of :func:`fractal_product` per operand shapes and types: a recurrent step
+multiplies a few small tiles thousands of times, and working out the reshapes, the exact
+type and the broadcast shape cost more than its product."""
+
+
+def _product_plan(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> _ProductPlan:
+    """(A's axes and rows shape, B's, the type to multiply in when A's is not it, the
+    accumulator's rows shape, whether the product can be written into it directly)."""
+    m1, k1, m0, k0 = a.shape[-4:]
+    n1 = b.shape[-3]
+    la, lb = a.ndim - 4, b.ndim - 4
+    # A as (..., 1, M, K) rows; B per N fractal as (N1, K, 16): the product comes out as
+    # (..., N1, M, 16), which is the accumulator's NZ order with no transpose.
+    a_axes = (*range(la), la, la + 2, la + 1, la + 3)
+    a_rows = (*a.shape[:la], 1, m1 * m0, k1 * k0)
+    b_axes = (*range(lb), lb + 1, lb, lb + 3, lb + 2)
+    b_rows = (*b.shape[:lb], n1, k1 * k0, 16)
+    exact = matmul_dtype(a.dtype, b.dtype, c.dtype, k1 * k0)
+    c_rows = (*c.shape[:-3], m1 * m0, 16)
+    whole = c_rows == np.broadcast_shapes(a_rows[:-2], b_rows[:-2]) + (m1 * m0, 16)
+    return (
+        a_axes, a_rows, b_axes, b_rows, None if a.dtype == exact else exact, c_rows,
+        whole and exact == c.dtype,
+    )  # fmt: skip
 
 
 _EXACT_IN_FLOAT32 = 1 << 24

@@ -4,6 +4,7 @@ every data move shares."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,24 @@ def window(
     buffer and at ``src_offsets`` in a ``src_shape`` one, that lies inside both: slices
     (into dst, into src), or None when it is empty. Cutting the window at the buffers'
     edges is how tiles handle ragged tails, halos and padding.
-    """
+
+    Remembered per arguments: a kernel's tile loop, or a recurrent step, asks for the same
+    few windows thousands of times."""
+    args = (tuple(extent), tuple(dst_shape), tuple(src_shape), tuple(dst_offsets))
+    try:
+        return _remembered_window(*args, tuple(src_offsets))
+    except TypeError:  # an unhashable offset (an array): worked out afresh
+        return _window(*args, tuple(src_offsets))
+
+
+def _window(
+    extent: tuple[int, ...],
+    dst_shape: tuple[int, ...],
+    src_shape: tuple[int, ...],
+    dst_offsets: tuple[int, ...],
+    src_offsets: tuple[int, ...],
+) -> tuple[tuple[slice, ...], tuple[slice, ...]] | None:
+    """:func:`window`, worked out."""
     dst_slices: list[slice] = []
     src_slices: list[slice] = []
     for e, n_dst, n_src, od, os_ in zip(
@@ -38,6 +56,9 @@ def window(
         dst_slices.append(slice(od + lo, od + hi))
         src_slices.append(slice(os_ + lo, os_ + hi))
     return tuple(dst_slices), tuple(src_slices)
+
+
+_remembered_window = functools.lru_cache(maxsize=8192)(_window)
 
 
 def cast_into(dst: np.ndarray, index: Any, values: np.ndarray) -> None:

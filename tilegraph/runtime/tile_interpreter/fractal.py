@@ -248,7 +248,10 @@ def fixpipe_tiles(op: FixpipeOp) -> FixpipeTiles:
         if relu and not requant:
             acc = np.maximum(acc, 0)
         if layout == "nd":
-            tile = np.moveaxis(acc, -4, -2).reshape(*lead, m1 * m0, n1 * n0)
+            # (..., N1, M1, M0, N0) -> (..., M1, M0, N1, N0): a transpose (moveaxis's
+            # checks cost more than the move of one tile)
+            order = (*range(len(lead)), len(lead) + 1, len(lead) + 2, len(lead), len(lead) + 3)
+            tile = acc.transpose(order).reshape(*lead, m1 * m0, n1 * n0)
             return tile.reshape(*lead, *(1,) * (rank - 2), m1 * m0, n1 * n0)
         if layout == "nz":
             return acc.reshape(*lead, *(1,) * (rank - 4), n1, m1, m0, n0)
