@@ -3,6 +3,8 @@ estimate, and (slow) one estimate end to end."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.validation.benchmark_scripts import load_script
@@ -64,6 +66,34 @@ def test_the_split_adds_up_to_the_total():
     assert parts["workspace"] == pytest.approx(1.5)
     assert parts["scheduling"] == pytest.approx(3 * 2.0)
     assert sum(parts.values()) == pytest.approx(cycles.total_us)
+
+
+def test_kernels_group_by_kind_and_charge_their_dram_share():
+    def kernel(name: str, us: float, flops: int, gm: int, hbm: float) -> KernelCycles:
+        base = _kernel(name, "cube", us)
+        paths = {"GM->L1": gm // 2, "UB->GM": gm - gm // 2, "L1->L0A": 999}
+        return dataclasses.replace(base, cube_flops=flops, bytes_per_path=paths, hbm_fraction=hbm)
+
+    kernels = [
+        kernel("matmul_add_3", 6.0, 150_000_000, 4_000_000, 0.5),
+        kernel("matmul_add_11", 8.0, 150_000_000, 4_000_000, 0.25),
+        kernel("matmul_add_4", 25.0, 600_000_000, 10_000_000, 0.5),  # another shape
+        dataclasses.replace(_kernel("softmax_7", "vector", 2.0), launches=3),
+    ]
+    cycles = ModelCycles("ascend310p", 1.0, kernels, "host", [], "sunk", 2.0)
+    # the DRAM bytes: GM bytes (L0A's are not) times the share that misses L2, per launch
+    assert validation.dram_bytes(cycles) == pytest.approx(2e6 + 1e6 + 5e6)
+    kinds = validation.kernel_kinds(cycles)
+    assert [(k.kind, k.count) for k in kinds] == [
+        ("matmul_add", 1),  # 25 µs: the largest total first
+        ("matmul_add", 2),
+        ("softmax", 3),
+    ]
+    pair = kinds[1]
+    assert pair.us == pytest.approx(7.0) and pair.total_us == pytest.approx(14.0)
+    assert pair.cube_mflop == pytest.approx(150.0) and pair.dram_mb == pytest.approx(1.5)
+    text = validation.kinds_table(cycles, top=2)
+    assert text.splitlines()[-1].split()[:3] == ["(others)", "3", "6.0"]
 
 
 def test_tables_line_up():
