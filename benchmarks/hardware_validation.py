@@ -331,6 +331,55 @@ def run_set(
     return rows
 
 
+def batch_lines(found: list[dict[str, Any]]) -> list[list[Any]]:
+    """Each model measured at two or more batches on one platform (and sequence): the
+    per-sample slope between its two smallest batches and what that line leaves at batch 1
+    (``latency(1) - slope``: the cost a batch-1 inference pays once — the weights read
+    from DRAM, the tasks' scheduling, any per-kernel start-up), published and estimated,
+    as table rows. A model fast at batch 1 with a slope that agrees lacks the once-per-
+    inference part, not per-sample work."""
+    models: dict[tuple[str, str, Any], dict[int, dict[str, Any]]] = {}
+    for f in found:
+        if "published_ms" in f:
+            models.setdefault((f["model"], f["platform"], f["seq"]), {})[f["batch"]] = f
+    rows: list[list[Any]] = []
+    for (model, platform, seq), by_batch in models.items():
+        batches = sorted(by_batch)
+        if len(batches) < 2 or batches[0] != 1:
+            continue
+        small, large = by_batch[1], by_batch[batches[1]]
+        span = batches[1] - 1
+        line = []
+        for key in ("published_ms", "estimated_ms"):
+            slope = (large[key] - small[key]) / span
+            line += [slope, small[key] - slope]
+        label = model if seq is None else f"{model} s{seq}"
+        rows.append(
+            [
+                label,
+                platform,
+                f"1, {batches[1]}",
+                *(f"{v:.3f}" for v in line),
+                f"{line[2] / line[0]:.2f}",
+                f"{line[3] / line[1]:.2f}" if line[1] > 0 else "-",
+            ]
+        )
+    return rows
+
+
+BATCH_LINE_HEADERS = [
+    "model",
+    "platform",
+    "batches",
+    "published ms/sample",
+    "published once",
+    "estimated ms/sample",
+    "estimated once",
+    "slope ratio",
+    "once ratio",
+]
+
+
 def print_910b_split(launch: str) -> dict[str, Any]:
     """Print ResNet-50's estimate at batch 1 on ``ascend910b`` by part; its numbers."""
     cycles, _ = estimate("resnet50", 1, platform="ascend910b", launch=launch)
@@ -386,6 +435,10 @@ def main() -> None:
             within = sum(0.7 <= r <= 1.3 for r in ratios)
             spread = f"ratios {min(ratios):.2f}-{max(ratios):.2f}"
             print(f"{within} of {len(ratios)} within ±30%; {spread}\n")
+    lines = batch_lines(found)
+    if lines:
+        print("per-sample slope and batch-1 remainder (ms), published vs estimated")
+        print(table(BATCH_LINE_HEADERS, lines) + "\n")
     if not args.only or "resnet50" in args.only:
         found.append(print_910b_split(args.launch))
     if args.json:

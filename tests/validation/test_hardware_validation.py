@@ -96,6 +96,29 @@ def test_kernels_group_by_kind_and_charge_their_dram_share():
     assert text.splitlines()[-1].split()[:3] == ["(others)", "3", "6.0"]
 
 
+def test_batch_lines_split_slope_from_the_batch_1_remainder():
+    def figure(model: str, batch: int, published: float, estimated: float) -> dict:
+        where = {"model": model, "platform": "ascend310p", "seq": None, "batch": batch}
+        return where | {"published_ms": published, "estimated_ms": estimated}
+
+    found = [
+        figure("vit", 1, 3.0, 2.0),
+        figure("vit", 16, 3.0 + 15 * 1.5, 2.0 + 15 * 1.4),  # the two smallest batches
+        figure("vit", 64, 99.0, 99.0),
+        figure("cnn", 4, 2.0, 2.0),  # no batch 1: no line
+        figure("cnn", 8, 4.0, 4.0),
+        figure("bert", 1, 5.0, 4.0),  # one batch: no line
+        {"model": "resnet50", "platform": "ascend910b", "split_us": {}},  # not a figure
+    ]
+    rows = validation.batch_lines(found)
+    assert len(rows) == 1 and rows[0][:3] == ["vit", "ascend310p", "1, 16"]
+    slope, once, est_slope, est_once = (float(v) for v in rows[0][3:7])
+    assert (slope, once) == pytest.approx((1.5, 1.5)) and (est_slope, est_once) == pytest.approx(
+        (1.4, 0.6)
+    )
+    assert rows[0][7:] == ["0.93", "0.40"]
+
+
 def test_tables_line_up():
     text = validation.table(["a", "bb"], [[1, 22], [333, 4]])
     lines = text.splitlines()
