@@ -336,8 +336,9 @@ def batch_lines(found: list[dict[str, Any]]) -> list[list[Any]]:
     per-sample slope between its two smallest batches and what that line leaves at batch 1
     (``latency(1) - slope``: the cost a batch-1 inference pays once — the weights read
     from DRAM, the tasks' scheduling, any per-kernel start-up), published and estimated,
-    as table rows. A model fast at batch 1 with a slope that agrees lacks the once-per-
-    inference part, not per-sample work."""
+    as table rows; beside them the batch-1 estimate's DRAM bytes and the rate at which the
+    published remainder would read them (GB/s). A model fast at batch 1 with a slope that
+    agrees lacks the once-per-inference part, not per-sample work."""
     models: dict[tuple[str, str, Any], dict[int, dict[str, Any]]] = {}
     for f in found:
         if "published_ms" in f:
@@ -354,6 +355,7 @@ def batch_lines(found: list[dict[str, Any]]) -> list[list[Any]]:
             slope = (large[key] - small[key]) / span
             line += [slope, small[key] - slope]
         label = model if seq is None else f"{model} s{seq}"
+        dram_mb = small.get("dram_bytes", 0.0) / 1e6
         rows.append(
             [
                 label,
@@ -362,6 +364,8 @@ def batch_lines(found: list[dict[str, Any]]) -> list[list[Any]]:
                 *(f"{v:.3f}" for v in line),
                 f"{line[2] / line[0]:.2f}",
                 f"{line[3] / line[1]:.2f}" if line[1] > 0 else "-",
+                f"{dram_mb:.0f}",
+                f"{dram_mb / line[1]:.0f}" if line[1] > 0 else "-",
             ]
         )
     return rows
@@ -377,6 +381,8 @@ BATCH_LINE_HEADERS = [
     "estimated once",
     "slope ratio",
     "once ratio",
+    "DRAM MB at 1",
+    "DRAM MB / published once (GB/s)",
 ]
 
 

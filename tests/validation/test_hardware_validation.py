@@ -102,7 +102,7 @@ def test_batch_lines_split_slope_from_the_batch_1_remainder():
         return where | {"published_ms": published, "estimated_ms": estimated}
 
     found = [
-        figure("vit", 1, 3.0, 2.0),
+        figure("vit", 1, 3.0, 2.0) | {"dram_bytes": 180e6},
         figure("vit", 16, 3.0 + 15 * 1.5, 2.0 + 15 * 1.4),  # the two smallest batches
         figure("vit", 64, 99.0, 99.0),
         figure("cnn", 4, 2.0, 2.0),  # no batch 1: no line
@@ -116,7 +116,8 @@ def test_batch_lines_split_slope_from_the_batch_1_remainder():
     assert (slope, once) == pytest.approx((1.5, 1.5)) and (est_slope, est_once) == pytest.approx(
         (1.4, 0.6)
     )
-    assert rows[0][7:] == ["0.93", "0.40"]
+    # 180 MB of DRAM traffic in the 1.5 ms the published batch-1 inference pays once
+    assert rows[0][7:] == ["0.93", "0.40", "180", "120"]
 
 
 def test_tables_line_up():
