@@ -1,7 +1,7 @@
 """The cycle model's estimates next to published NPU latencies: how far off is the model?
 
     python benchmarks/hardware_validation.py [--only resnet50 ...] [--max-batch 8]
-        [--launch sunk|host] [--set calibration|kept-back|all] [--json FILE]
+        [--launch sunk|host] [--set calibration|kept-back|all] [--kernels N] [--json FILE]
 
 Each calibration model (``benchmarks/calibration_models.py``: ResNet-50/101, SE-ResNet-50,
 BERT-base QA) is built at the published batch with splat weights (latency does not
@@ -11,7 +11,9 @@ depend on the values) in float16 (the published figures are ATC models in its de
 stem, as the published conversions used) and estimated by the cycle model
 with the kernels scheduled as a sunk model (GE sinks a compiled static model to the device).
 Nothing runs. The table: model, platform, batch, estimated latency, published latency,
-their ratio, where the estimate goes (kernels by unit, scheduling, host ops) and a note.
+their ratio, where the estimate goes (kernels by unit, scheduling, host ops), the DRAM
+traffic it charges (MB, and ms at the chip's DRAM bandwidth: the floor that traffic alone
+sets) and a note; ``--kernels N`` adds each estimate's N largest kernel kinds.
 Each figure is estimated on the platform it was measured on (:attr:`Published.platform`).
 
 Published figures (Ascend ModelZoo-PyTorch READMEs; Atlas 300I Pro = 310P3, ATC fp16, NPU
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +48,7 @@ from typing import Any
 
 import tilegraph
 from tilegraph.cost_model.cycles import CycleModelOptions, ModelCycles, simulate_module
+from tilegraph.hardware import hardware_preset
 
 # loaded from its file: xDSL's wheel installs a top-level package named ``benchmarks``
 _PATH = Path(__file__).resolve().parent / "calibration_models.py"
@@ -171,6 +175,85 @@ def split(cycles: ModelCycles) -> dict[str, float]:
     }
 
 
+def dram_bytes(cycles: ModelCycles) -> float:
+    """Bytes the estimate moves to and from DRAM (the GM traffic that misses L2), every
+    launch: at batch 1 mostly the weights, which no L2 holds between inferences."""
+    return sum(k.launches * k.gm_bytes * k.hbm_fraction for k in cycles.kernels)
+
+
+@dataclass(frozen=True)
+class KernelKind:
+    """Kernels of one kind in an estimate: the same name stem (``softmax_11`` and
+    ``softmax_22`` are ``softmax``), unit, blocks and cube work per launch — a transformer
+    layer's repeats of one kernel."""
+
+    kind: str
+    unit: str
+    blocks: int
+    count: int
+    us: float
+    """Execution time of one launch (scheduling not included)."""
+    bound: str
+    cube_mflop: float
+    """Cube work of one launch, padding to fractals included."""
+    dram_mb: float
+    """DRAM bytes of one launch (:func:`dram_bytes`)."""
+
+    @property
+    def total_us(self) -> float:
+        return self.count * self.us
+
+
+def kernel_kinds(cycles: ModelCycles) -> list[KernelKind]:
+    """The estimate's kernels grouped by kind, the largest total first; a kind's time,
+    bound and DRAM bytes are its first kernel's (its repeats cost alike)."""
+    groups: dict[tuple[str, str, int, int], list[Any]] = {}
+    for k in cycles.kernels:
+        key = (re.sub(r"_\d+$", "", k.name), k.unit, k.blocks, k.cube_flops // max(k.launches, 1))
+        groups.setdefault(key, []).append(k)
+    kinds = [
+        KernelKind(
+            kind=stem,
+            unit=unit,
+            blocks=blocks,
+            count=sum(k.launches for k in ks),
+            us=sum(k.launches * k.us for k in ks) / sum(k.launches for k in ks),
+            bound=ks[0].bound,
+            cube_mflop=flops / 1e6,
+            dram_mb=sum(k.launches * k.gm_bytes * k.hbm_fraction for k in ks)
+            / sum(k.launches for k in ks)
+            / 1e6,
+        )
+        for (stem, unit, blocks, flops), ks in groups.items()
+    ]
+    return sorted(kinds, key=lambda kind: -kind.total_us)
+
+
+def kinds_table(cycles: ModelCycles, top: int) -> str:
+    """:func:`kernel_kinds`' ``top`` kinds as a table; the rest summed on the last line."""
+    kinds = kernel_kinds(cycles)
+    rows = [
+        [
+            k.kind,
+            k.unit,
+            k.blocks,
+            k.count,
+            f"{k.us:.2f}",
+            f"{k.total_us:.1f}",
+            k.bound,
+            f"{k.cube_mflop:.0f}",
+            f"{k.dram_mb:.2f}",
+        ]
+        for k in kinds[:top]
+    ]
+    rest = kinds[top:]
+    if rest:
+        n = sum(k.count for k in rest)
+        rows.append(["(others)", "", "", n, "", f"{sum(k.total_us for k in rest):.1f}", "", "", ""])
+    headers = ["kernel kind", "unit", "blocks", "count", "µs each", "µs total", "bound"]
+    return table([*headers, "cube MFLOP", "DRAM MB"], rows)
+
+
 def table(headers: list[str], rows: list[list[Any]]) -> str:
     cells = [headers, *[[str(c) for c in row] for row in rows]]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
@@ -204,6 +287,8 @@ def run_set(
         )
         ms = cycles.total_us / 1000.0
         parts = split(cycles)
+        dram = dram_bytes(cycles)
+        dram_ms = dram / hardware_preset(fig.platform).gm_bandwidth_gbps / 1e6
         rows.append(
             [
                 _label(fig),
@@ -216,11 +301,15 @@ def run_set(
                 f"{parts['vector'] / 1000:.3f}",
                 f"{parts['scheduling'] / 1000:.3f} ({cycles.launches})",
                 f"{parts['host'] / 1000:.3f}",
+                f"{dram / 1e6:.0f} ({dram_ms:.3f})",
                 f"{seconds:.0f}",
                 fig.note,
             ]
         )
         print(" | ".join(str(c) for c in rows[-1]), file=sys.stderr, flush=True)
+        if args.kernels:
+            print(f"{_label(fig)}, batch {fig.batch}, on {fig.platform}: kernels by kind")
+            print(kinds_table(cycles, args.kernels) + "\n", flush=True)
         found.append(
             {
                 "model": fig.model,
@@ -233,12 +322,68 @@ def run_set(
                 "ratio": ms / fig.latency_ms,
                 "split_us": parts,
                 "launches": cycles.launches,
+                "dram_bytes": dram,
                 "per_bound_us": cycles.per_bound_us(),
                 "compile_s": seconds,
                 "note": fig.note,
             }
         )
     return rows
+
+
+def batch_lines(found: list[dict[str, Any]]) -> list[list[Any]]:
+    """Each model measured at two or more batches on one platform (and sequence): the
+    per-sample slope between its two smallest batches and what that line leaves at batch 1
+    (``latency(1) - slope``: the cost a batch-1 inference pays once — the weights read
+    from DRAM, the tasks' scheduling, any per-kernel start-up), published and estimated,
+    as table rows; beside them the batch-1 estimate's DRAM bytes and the rate at which the
+    published remainder would read them (GB/s). A model fast at batch 1 with a slope that
+    agrees lacks the once-per-inference part, not per-sample work."""
+    models: dict[tuple[str, str, Any], dict[int, dict[str, Any]]] = {}
+    for f in found:
+        if "published_ms" in f:
+            models.setdefault((f["model"], f["platform"], f["seq"]), {})[f["batch"]] = f
+    rows: list[list[Any]] = []
+    for (model, platform, seq), by_batch in models.items():
+        batches = sorted(by_batch)
+        if len(batches) < 2 or batches[0] != 1:
+            continue
+        small, large = by_batch[1], by_batch[batches[1]]
+        span = batches[1] - 1
+        line = []
+        for key in ("published_ms", "estimated_ms"):
+            slope = (large[key] - small[key]) / span
+            line += [slope, small[key] - slope]
+        label = model if seq is None else f"{model} s{seq}"
+        dram_mb = small.get("dram_bytes", 0.0) / 1e6
+        rows.append(
+            [
+                label,
+                platform,
+                f"1, {batches[1]}",
+                *(f"{v:.3f}" for v in line),
+                f"{line[2] / line[0]:.2f}",
+                f"{line[3] / line[1]:.2f}" if line[1] > 0 else "-",
+                f"{dram_mb:.0f}",
+                f"{dram_mb / line[1]:.0f}" if line[1] > 0 else "-",
+            ]
+        )
+    return rows
+
+
+BATCH_LINE_HEADERS = [
+    "model",
+    "platform",
+    "batches",
+    "published ms/sample",
+    "published once",
+    "estimated ms/sample",
+    "estimated once",
+    "slope ratio",
+    "once ratio",
+    "DRAM MB at 1",
+    "DRAM MB / published once (GB/s)",
+]
 
 
 def print_910b_split(launch: str) -> dict[str, Any]:
@@ -268,10 +413,18 @@ def main() -> None:
         "to check it, or both",
     )
     ap.add_argument("--json", help="write every number to this file")
+    ap.add_argument(
+        "--kernels",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after each figure, its estimate's N largest kernel kinds (count, time, bound, "
+        "cube work, DRAM bytes)",
+    )
     args = ap.parse_args()
     found: list[dict[str, Any]] = []
     headers = ["model", "platform", "batch", "estimated", "published", "ratio", "cube"]
-    headers += ["vector", "scheduling (tasks)", "host", "compile s", "note"]
+    headers += ["vector", "scheduling (tasks)", "host", "DRAM MB (ms)", "compile s", "note"]
     sets = [("calibration", PUBLISHED), ("kept-back", KEPT_BACK)]
     for name, figures in sets:
         if args.set not in (name, "all"):
@@ -288,6 +441,10 @@ def main() -> None:
             within = sum(0.7 <= r <= 1.3 for r in ratios)
             spread = f"ratios {min(ratios):.2f}-{max(ratios):.2f}"
             print(f"{within} of {len(ratios)} within ±30%; {spread}\n")
+    lines = batch_lines(found)
+    if lines:
+        print("per-sample slope and batch-1 remainder (ms), published vs estimated")
+        print(table(BATCH_LINE_HEADERS, lines) + "\n")
     if not args.only or "resnet50" in args.only:
         found.append(print_910b_split(args.launch))
     if args.json:

@@ -3,6 +3,8 @@ estimate, and (slow) one estimate end to end."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from tests.validation.benchmark_scripts import load_script
@@ -64,6 +66,58 @@ def test_the_split_adds_up_to_the_total():
     assert parts["workspace"] == pytest.approx(1.5)
     assert parts["scheduling"] == pytest.approx(3 * 2.0)
     assert sum(parts.values()) == pytest.approx(cycles.total_us)
+
+
+def test_kernels_group_by_kind_and_charge_their_dram_share():
+    def kernel(name: str, us: float, flops: int, gm: int, hbm: float) -> KernelCycles:
+        base = _kernel(name, "cube", us)
+        paths = {"GM->L1": gm // 2, "UB->GM": gm - gm // 2, "L1->L0A": 999}
+        return dataclasses.replace(base, cube_flops=flops, bytes_per_path=paths, hbm_fraction=hbm)
+
+    kernels = [
+        kernel("matmul_add_3", 6.0, 150_000_000, 4_000_000, 0.5),
+        kernel("matmul_add_11", 8.0, 150_000_000, 4_000_000, 0.25),
+        kernel("matmul_add_4", 25.0, 600_000_000, 10_000_000, 0.5),  # another shape
+        dataclasses.replace(_kernel("softmax_7", "vector", 2.0), launches=3),
+    ]
+    cycles = ModelCycles("ascend310p", 1.0, kernels, "host", [], "sunk", 2.0)
+    # the DRAM bytes: GM bytes (L0A's are not) times the share that misses L2, per launch
+    assert validation.dram_bytes(cycles) == pytest.approx(2e6 + 1e6 + 5e6)
+    kinds = validation.kernel_kinds(cycles)
+    assert [(k.kind, k.count) for k in kinds] == [
+        ("matmul_add", 1),  # 25 µs: the largest total first
+        ("matmul_add", 2),
+        ("softmax", 3),
+    ]
+    pair = kinds[1]
+    assert pair.us == pytest.approx(7.0) and pair.total_us == pytest.approx(14.0)
+    assert pair.cube_mflop == pytest.approx(150.0) and pair.dram_mb == pytest.approx(1.5)
+    text = validation.kinds_table(cycles, top=2)
+    assert text.splitlines()[-1].split()[:3] == ["(others)", "3", "6.0"]
+
+
+def test_batch_lines_split_slope_from_the_batch_1_remainder():
+    def figure(model: str, batch: int, published: float, estimated: float) -> dict:
+        where = {"model": model, "platform": "ascend310p", "seq": None, "batch": batch}
+        return where | {"published_ms": published, "estimated_ms": estimated}
+
+    found = [
+        figure("vit", 1, 3.0, 2.0) | {"dram_bytes": 180e6},
+        figure("vit", 16, 3.0 + 15 * 1.5, 2.0 + 15 * 1.4),  # the two smallest batches
+        figure("vit", 64, 99.0, 99.0),
+        figure("cnn", 4, 2.0, 2.0),  # no batch 1: no line
+        figure("cnn", 8, 4.0, 4.0),
+        figure("bert", 1, 5.0, 4.0),  # one batch: no line
+        {"model": "resnet50", "platform": "ascend910b", "split_us": {}},  # not a figure
+    ]
+    rows = validation.batch_lines(found)
+    assert len(rows) == 1 and rows[0][:3] == ["vit", "ascend310p", "1, 16"]
+    slope, once, est_slope, est_once = (float(v) for v in rows[0][3:7])
+    assert (slope, once) == pytest.approx((1.5, 1.5)) and (est_slope, est_once) == pytest.approx(
+        (1.4, 0.6)
+    )
+    # 180 MB of DRAM traffic in the 1.5 ms the published batch-1 inference pays once
+    assert rows[0][7:] == ["0.93", "0.40", "180", "120"]
 
 
 def test_tables_line_up():
