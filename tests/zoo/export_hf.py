@@ -14,6 +14,10 @@ notes) is dropped to keep the files small. Measured with transformers 5.24 and t
 * ``hf_bert``: ``BertModel`` (token types, pooler).
 * ``hf_llama``: ``LlamaForCausalLM`` (rotary, grouped KV: 2 KV heads for 4 query heads,
   the causal mask and the padding mask combined).
+* ``hf_t5``: ``T5Model``, encoder and decoder (relative position buckets, cross
+  attention, the decoder's causal mask; ``decoder_input_ids`` a third input).
+* ``hf_yolos``: ``YolosForObjectDetection`` (a ViT detector: detection tokens, interpolated
+  position embeddings, the class and box heads), images 32 x 32, dynamic batch.
 """
 
 from __future__ import annotations
@@ -40,15 +44,40 @@ BUILD = {
     "hf_llama": lambda: transformers.LlamaForCausalLM(
         transformers.LlamaConfig(**SMALL, num_key_value_heads=2)
     ),
+    "hf_t5": lambda: transformers.T5Model(
+        transformers.T5Config(
+            d_model=16, d_kv=4, d_ff=32, num_layers=2, num_heads=4, vocab_size=100, use_cache=False
+        )
+    ),
+    "hf_yolos": lambda: transformers.YolosForObjectDetection(
+        transformers.YolosConfig(
+            **{k: SMALL[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads")},
+            intermediate_size=32,
+            image_size=[32, 32],
+            patch_size=4,
+            num_detection_tokens=5,
+        )
+    ),
 }
-INPUTS = {"hf_bert": ("input_ids", "attention_mask", "token_type_ids")}
+INPUTS = {
+    "hf_bert": ("input_ids", "attention_mask", "token_type_ids"),
+    "hf_t5": ("input_ids", "attention_mask", "decoder_input_ids"),
+    "hf_yolos": ("pixel_values",),
+}
+
+
+def _example(name: str, input_name: str) -> torch.Tensor:
+    if input_name == "pixel_values":
+        return torch.randn(2, 3, 32, 32)
+    ids = input_name in ("input_ids", "decoder_input_ids")
+    return torch.randint(0, 100 if ids else 2, (2, 9))
 
 
 def export(name: str) -> Path:
     torch.manual_seed(0)
     model = BUILD[name]().eval()
     names = INPUTS.get(name, ("input_ids", "attention_mask"))
-    args = {n: torch.randint(0, 2 if n != "input_ids" else 100, (2, 9)) for n in names}
+    args = {n: _example(name, n) for n in names}
     auto = torch.export.Dim.AUTO
     path = OUT / f"{name}.onnx"
     with torch.no_grad():
@@ -59,7 +88,9 @@ def export(name: str) -> Path:
             kwargs=args,
             dynamo=True,
             input_names=list(names),
-            dynamic_shapes={n: {0: auto, 1: auto} for n in names},
+            dynamic_shapes={
+                n: {0: auto} if n == "pixel_values" else {0: auto, 1: auto} for n in names
+            },
             external_data=False,
         )
     stripped = onnx.load(str(path))

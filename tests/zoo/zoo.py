@@ -1147,6 +1147,24 @@ _ALL: list[ZooModel] = [
         notes="transformers 5.24 BertModel, dynamo export: SDPA decomposed (Q·√s, Kᵀ·√s, NaN guard)",
     ),
     _text("hf_llama", notes="transformers 5.24 LlamaForCausalLM (GQA, rotary), dynamo export"),
+    ZooModel(
+        "hf_t5",
+        "hf_t5.onnx",
+        "export",
+        {"input_ids": IDS, "attention_mask": MASK, "decoder_input_ids": IDS},
+        (
+            {"input_ids": (1, 7), "attention_mask": (1, 7), "decoder_input_ids": (1, 5)},
+            {"input_ids": (3, 11), "attention_mask": (3, 11), "decoder_input_ids": (3, 6)},
+        ),
+        notes="transformers 5.24 T5Model: encoder, decoder, relative position buckets, dynamo",
+    ),
+    _single(
+        "hf_yolos",
+        "pixel_values",
+        (1, 3, 32, 32),
+        (3, 3, 32, 32),
+        notes="transformers 5.24 YolosForObjectDetection: a ViT detector, dynamo export",
+    ),
 ]
 
 MODELS: dict[str, ZooModel] = {m.name: m for m in _ALL}
