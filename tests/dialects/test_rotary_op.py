@@ -46,3 +46,15 @@ def test_result_type_is_the_broadcast_shape():
 def test_bad_operands_are_rejected(x: np.ndarray, table: np.ndarray, message: str):
     with pytest.raises(ShapeError, match=message):
         build_op(ApplyRotaryOp, [x, table, table])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_interleaved_reference_rotates_adjacent_pairs(dtype: type):
+    # GPT-J's rotate_every_two written out: stack((-x[1::2], x[::2]), -1).flatten(-2)
+    x = rng.standard_normal((2, 3, 5, 6)).astype(dtype)
+    cos, sin = (rng.standard_normal((2, 1, 5, 6)).astype(dtype) for _ in range(2))
+    _, op = build_op(ApplyRotaryOp, [x, cos, sin], {"interleaved": 1})
+    (y,) = op.reference(x, cos, sin)
+    every_two = np.stack([-x[..., 1::2], x[..., ::2]], axis=-1).reshape(x.shape)
+    assert y.dtype == dtype and y.shape == x.shape
+    np.testing.assert_array_equal(y, x * cos + every_two * sin)
