@@ -7,6 +7,11 @@ kernels per tensor once fused. The half ``h`` is a constant in a static export a
 ``shape(x)[-1] / 2`` (Shape, Gather, Div, Unsqueeze) in a dynamic one; both spellings match.
 The tables' last axis must be known and even (it fixes ``x``'s, which a dynamic reshape may
 leave unknown); the op rounds where the chain does (:mod:`tilegraph.dialects.graph.rotary`).
+
+GPT-J's ``rotate_every_two`` (also CodeGen's, Cohere's) is the interleaved form:
+``reshape(concat(unsqueeze(-x[..., 1::2], -1), unsqueeze(x[..., ::2], -1), -1), x's
+shape)`` (torch's ``stack(..., -1).flatten(-2)``), which becomes ``apply_rotary`` with
+``interleaved = 1``. The two spellings share the rule: only the rotation's matcher differs.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from tilegraph.dialects.graph.constant_ops import ShapeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp, SliceOp
 from tilegraph.dialects.graph.elementwise import NegOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
-from tilegraph.dialects.graph.shape_ops import UnsqueezeOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_ints,
@@ -51,15 +56,17 @@ def _table_width(*tables: SSAValue) -> int | None:
     return width if isinstance(width, int) and width >= 2 and width % 2 == 0 else None
 
 
-def _last_axis_slice(value: SSAValue, rank: int) -> tuple[SSAValue, SSAValue, SSAValue] | None:
-    """``(data, starts, ends)`` of a single-use Slice of one axis, the last, by step 1."""
+def _last_axis_slice(
+    value: SSAValue, rank: int, step: int = 1
+) -> tuple[SSAValue, SSAValue, SSAValue] | None:
+    """``(data, starts, ends)`` of a single-use Slice of one axis, the last, by ``step``."""
     s = made_by(value, SliceOp)
     if s is None or s.axes is None:
         return None
     axes = constant_ints(s.axes)
     if axes is None or len(axes) != 1 or axes[0] % rank != rank - 1:
         return None
-    if s.steps is not None and constant_ints(s.steps) != (1,):
+    if constant_ints(s.steps) != (step,) if s.steps is not None else step != 1:
         return None
     return s.data, s.starts, s.ends
 
@@ -106,13 +113,57 @@ def _rotate_half_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operati
     x = high[0]
     if constant_ints(low[1]) != (0,) or not _is_half(low[2], x, width):
         return None
-    high_end = constant_ints(high[2])
-    if high_end is None or not (high_end[0] >= _TO_END or high_end == (width,)):
-        return None
-    if not _is_half(high[1], x, width):
+    if not _runs_to_end(high[2], width) or not _is_half(high[1], x, width):
         return None
     slices = [neg.operands[0].owner, concat.operands[1].owner]
     return x, [concat, neg, *(s for s in slices if isinstance(s, Operation))]
+
+
+def _runs_to_end(end: SSAValue, width: int) -> bool:
+    ends = constant_ints(end)
+    return ends is not None and (ends[0] >= _TO_END or ends == (width,))
+
+
+def _unsqueezed_last(value: SSAValue, rank: int) -> SSAValue | None:
+    """The input of a single-use Unsqueeze adding one last axis to a rank-``rank`` tensor."""
+    unsqueeze = made_by(value, UnsqueezeOp)
+    if unsqueeze is None or (axes := constant_ints(unsqueeze.axes)) is None or len(axes) != 1:
+        return None
+    return unsqueeze.data if axes[0] % (rank + 1) == rank else None
+
+
+def _rotate_every_two_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operation]] | None:
+    """``(x, ops)`` when ``value`` is GPT-J's ``rotate_every_two(x)`` over the last axis
+    (module docstring) of the same shape as ``x``; ``ops`` the decomposition."""
+    reshape = made_by(value, ReshapeOp)
+    rank = _rank(value)
+    if reshape is None or rank is None:
+        return None
+    concat = made_by(reshape.operands[0], ConcatOp)
+    if concat is None or len(concat.operands) != 2 or int(concat.attr("axis")) % (rank + 1) != rank:
+        return None
+    odd, even = (_unsqueezed_last(v, rank) for v in concat.operands)
+    neg = made_by(odd, NegOp) if odd is not None else None
+    if neg is None or even is None:
+        return None
+    high = _last_axis_slice(neg.operands[0], rank, 2)
+    low = _last_axis_slice(even, rank, 2)
+    if high is None or low is None or high[0] != low[0]:
+        return None
+    x = high[0]
+    if (constant_ints(high[1]), constant_ints(low[1])) != ((1,), (0,)):
+        return None
+    if not (_runs_to_end(high[2], width) and _runs_to_end(low[2], width)):
+        return None
+    if value.type != x.type:  # the flatten restores x's shape (not another split of it)
+        return None
+    made = (*concat.operands, neg.operands[0], even)
+    dead = [reshape, concat, neg, *(v.owner for v in made)]
+    return x, [op for op in dead if isinstance(op, Operation)]
+
+
+_ROTATIONS = ((_rotate_half_of, 0), (_rotate_every_two_of, 1))
+"""Each rotation's matcher, with the ``interleaved`` attribute of the op it makes."""
 
 
 @simplify_rule
@@ -123,10 +174,12 @@ class RecomposeRotaryHalf(SimplifyRule):
     INFO = RuleInfo(
         40,
         "recompose-rotary-half",
-        "x * cos + concat(-x[..., h:], x[..., :h]) * sin",
-        "apply_rotary(x, cos, sin)",
-        "h half of the last axis (a constant or shape(x)[-1] / 2); cos and sin's last dim "
-        "known and even; single-use intermediates; bit-exact",
+        "x * cos + concat(-x[..., h:], x[..., :h]) * sin; x * cos + "
+        "flatten(stack(-x[..., 1::2], x[..., ::2])) * sin",
+        "apply_rotary(x, cos, sin {interleaved})",
+        "h half of the last axis (a constant or shape(x)[-1] / 2); the interleaved pairs "
+        "flattened back to x's shape; cos and sin's last dim known and even; single-use "
+        "intermediates; bit-exact",
         "GE(ApplyRotaryPosEmb) ORT(RotaryEmbeddingFusion)",
     )
     ROOTS = (AddOp,)
@@ -138,13 +191,15 @@ class RecomposeRotaryHalf(SimplifyRule):
                 continue
             for half_value, sin in (rotated.operands, rotated.operands[::-1]):
                 width = _table_width(sin)
-                found = _rotate_half_of(half_value, width) if width else None
-                if found is None or width is None:
-                    continue
-                x, dead = found
-                pair = split_operands(plain, lambda v, x=x: v == x)
-                if pair is None or _table_width(pair[1], sin) != width or not is_float(x):
-                    continue  # (an integer rotation stays: the op is a float op)
-                fused = ApplyRotaryOp.make(x, pair[1], sin)
-                if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
-                    return
+                for rotation, interleaved in _ROTATIONS if width else ():
+                    assert width is not None
+                    found = rotation(half_value, width)
+                    if found is None:
+                        continue
+                    x, dead = found
+                    pair = split_operands(plain, lambda v, x=x: v == x)
+                    if pair is None or _table_width(pair[1], sin) != width or not is_float(x):
+                        continue  # (an integer rotation stays: the op is a float op)
+                    fused = ApplyRotaryOp.make(x, pair[1], sin, interleaved=interleaved or None)
+                    if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
+                        return

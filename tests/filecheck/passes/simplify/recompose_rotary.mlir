@@ -86,3 +86,54 @@ func.func @integers(%x: !layout.tensor<2x5x8xi32>, %cos: !layout.tensor<1x5x8xi3
 // CHECK-LABEL: func.func @integers
 // CHECK-NOT:     graph.apply_rotary
 // CHECK:         graph.neg %x2
+
+// -----
+// GPT-J's rotate_every_two (the interleaved form): stack(-x[..., 1::2], x[..., ::2]) over a
+// new last axis, flattened back to x's shape, is apply_rotary with interleaved = 1.
+func.func @rotary_interleaved(%x: !layout.tensor<2x4x5x8xf32>, %cos: !layout.tensor<2x1x5x8xf32>, %sin: !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %one = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %shape = graph.constant dense<[2, 4, 5, 8]> : !layout.tensor<4xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %even = graph.slice %x, %zero, %end, %ax, %two : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %odd = graph.slice %x, %one, %end, %ax, %two : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %n = graph.neg %odd : !layout.tensor<2x4x5x4xf32>
+  %un = graph.unsqueeze %n, %ax : (!layout.tensor<2x4x5x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4x1xf32>
+  %ue = graph.unsqueeze %even, %ax : (!layout.tensor<2x4x5x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4x1xf32>
+  %st = graph.concat %un, %ue {axis = -1 : i64} : (!layout.tensor<2x4x5x4x1xf32>, !layout.tensor<2x4x5x4x1xf32>) -> !layout.tensor<2x4x5x4x2xf32>
+  %r = graph.reshape %st, %shape : (!layout.tensor<2x4x5x4x2xf32>, !layout.tensor<4xi64>) -> !layout.tensor<2x4x5x8xf32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<2x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x4x5x8xf32>
+  func.return %y : !layout.tensor<2x4x5x8xf32>
+}
+// CHECK-LABEL: func.func @rotary_interleaved
+// CHECK-NOT:     graph.slice
+// CHECK:         %y = graph.apply_rotary %x, %cos, %sin {interleaved = 1}
+// CHECK-NEXT:    func.return %y
+
+// -----
+// Not rotate_every_two: the pairs stacked without the Neg (a plain swap of each pair): kept.
+func.func @interleaved_no_neg(%x: !layout.tensor<5x8xf32>, %cos: !layout.tensor<5x8xf32>, %sin: !layout.tensor<5x8xf32>) -> !layout.tensor<5x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %one = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %shape = graph.constant dense<[5, 8]> : !layout.tensor<2xi64>
+  %xc = graph.mul %x, %cos : !layout.tensor<5x8xf32>
+  %even = graph.slice %x, %zero, %end, %ax, %two : (!layout.tensor<5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<5x4xf32>
+  %odd = graph.slice %x, %one, %end, %ax, %two : (!layout.tensor<5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<5x4xf32>
+  %un = graph.unsqueeze %odd, %ax : (!layout.tensor<5x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<5x4x1xf32>
+  %ue = graph.unsqueeze %even, %ax : (!layout.tensor<5x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<5x4x1xf32>
+  %st = graph.concat %un, %ue {axis = -1 : i64} : (!layout.tensor<5x4x1xf32>, !layout.tensor<5x4x1xf32>) -> !layout.tensor<5x4x2xf32>
+  %r = graph.reshape %st, %shape : (!layout.tensor<5x4x2xf32>, !layout.tensor<2xi64>) -> !layout.tensor<5x8xf32>
+  %rs = graph.mul %r, %sin : !layout.tensor<5x8xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<5x8xf32>
+  func.return %y : !layout.tensor<5x8xf32>
+}
+// CHECK-LABEL: func.func @interleaved_no_neg
+// CHECK:         graph.reshape
+// CHECK-NOT:     graph.apply_rotary

@@ -12,6 +12,13 @@ one to column ``h`` gives ``[0, x1]`` (a load fills what its window misses with 
 rounds where the decomposition does (the products, then the sum), as CANN's
 ApplyRotaryPosEmb computes one tensor.
 
+The interleaved op (GPT-J's ``rotate_every_two``) is the half op over each adjacent pair
+(:mod:`tilegraph.dialects.graph.rotary`), so its kernel is this one on ``[..., d / 2, 2]``
+strided views of x, the tables and the result (each row's last axis split into pairs, no
+data moved): the windows are then columns 1 -> 0 and 0 -> 1 of each pair, which a vector
+core does with GatherMask's fixed odd / even patterns and a lane-masked copy back (see
+docs/tile-level.md) and the model charges as the same two UB -> UB copies.
+
 x may reach the op through the head split's reshape / transpose chain, which ``fuse-ops``
 puts into the kernel (:mod:`tilegraph.passes.fuse_rotary_views`): x's rows are then read
 through the chain's strided view of the tensor it starts from (a row of ``d`` elements at
@@ -30,7 +37,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BINARY_OPS, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
-from tilegraph.lowering.analysis.operand_views import ViewChain
+from tilegraph.lowering.analysis.operand_views import StridedView, ViewChain
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import store
@@ -54,31 +61,40 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if x.storage_format != x.origin_format or x.rank < 2:
         return f"a rotary embedding of a {x.storage_format} tensor of rank {x.rank}"
     args: list[SSAValue | None] = [body.source(v) for v in op.operands]
+    x_view: StridedView | None = None
     if len(body.ops) > 1:  # x through its head split's view
         chain = operand_chain(body, op.x)
         if not isinstance(chain, ViewChain) or list(chain.ops) != body.ops[:-1]:
             return "a rotary embedding of x re-indexed by other ops"
         if chain.view.groups or chain.view.strides[-1] != 1:
             return "a rotary embedding of x viewed across its rotated axis"
-        source = body.source(chain.base)
-        assert source is not None
-        args[0] = view_of(b, source, chain.view)
+        args[0], x_view = body.source(chain.base), chain.view
     if any(a is None for a in args):
         return "a rotary embedding of a value computed inside the kernel"
     x_arg, cos_arg, sin_arg = args
     assert x_arg is not None and cos_arg is not None and sin_arg is not None
-    shape = memref_shape(x_arg)
+    out_arg = body.writes[0][1]
+    shape = x_view.shape if x_view is not None else memref_shape(x_arg)
     tables = [memref_shape(cos_arg), memref_shape(sin_arg)]
     if any(len(t) != len(shape) for t in tables):
         return "rotary tables of another rank than x (broadcast by rank)"
     if any(t[-1] != shape[-1] for t in tables) or shape[-1] % 2:
         return f"rotary tables of another width than x's even last axis {shape[-1]}"
-    out_shape = memref_shape(body.writes[0][1])
-    if list(out_shape) != list(shape):
+    if list(memref_shape(out_arg)) != list(shape):
         return "a rotary embedding whose tables broadcast x"
+    row_elements = shape[-1]  # a row of x, its pairs' views included
+    if op.is_interleaved:  # the half op on each pair (module docstring)
+        x_view = _pairs(x_view or StridedView.row_major(shape))
+        cos_arg, sin_arg, out_arg = (
+            view_of(b, a, _pairs(StridedView.row_major(memref_shape(a))))
+            for a in (cos_arg, sin_arg, out_arg)
+        )
+        shape, tables = x_view.shape, [_pairs_shape(t) for t in tables]
+    if x_view is not None:
+        x_arg = view_of(b, x_arg, x_view)
     width, half = shape[-1], shape[-1] // 2
     outer, extent = shape[:-2], shape[-2]
-    row_bytes = aligned_bytes(b.hw, "UB", width * element_bytes(x.element_type))
+    row_bytes = aligned_bytes(b.hw, "UB", row_elements * element_bytes(x.element_type))
     rows = max(1, min(extent, b.ub_budget() // (_BUFFERS * row_bytes)))
     if _BUFFERS * row_bytes > b.ub_budget():
         return "one row of a rotary embedding does not fit UB"
@@ -105,12 +121,23 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         b.add(BINARY_OPS["vmul"](low_ub, sin_ub, low_ub))
         b.add(BINARY_OPS["vmul"](x_ub, cos_ub, cos_ub))
         b.add(BINARY_OPS["vadd"](cos_ub, low_ub, cos_ub))
-        store(b, cos_ub, body.writes[0][1], offsets)
+        store(b, cos_ub, out_arg, offsets)
     tiles = -(-extent // rows)
     for n in outer:
         tiles *= n
     b.tiles = tiles
     return None
+
+
+def _pairs_shape(shape: Sequence[int]) -> tuple[int, ...]:
+    return (*shape[:-1], shape[-1] // 2, 2)
+
+
+def _pairs(view: StridedView) -> StridedView:
+    """``view`` with its unit-stride last axis split into adjacent pairs."""
+    assert view.strides[-1] == 1 and not view.groups
+    shape = _pairs_shape(view.shape)
+    return StridedView(shape, (*view.strides[:-1], 2, 1), view.offset)
 
 
 @contextmanager
