@@ -25,6 +25,7 @@ from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp, SliceOp
 from tilegraph.dialects.graph.elementwise import NegOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, UnsqueezeOp
+from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
     constant_ints,
@@ -57,11 +58,14 @@ def _table_width(*tables: SSAValue) -> int | None:
 
 
 def _last_axis_slice(
-    value: SSAValue, rank: int, step: int = 1
+    value: SSAValue, rank: int, step: int = 1, single_use: bool = True
 ) -> tuple[SSAValue, SSAValue, SSAValue] | None:
-    """``(data, starts, ends)`` of a single-use Slice of one axis, the last, by ``step``."""
-    s = made_by(value, SliceOp)
-    if s is None or s.axes is None:
+    """``(data, starts, ends)`` of a Slice (single-use unless told) of one axis, the last,
+    by ``step``."""
+    s = made_by(value, SliceOp) if single_use else value.owner
+    if not isinstance(s, SliceOp):
+        return None
+    if s.axes is None:
         return None
     axes = constant_ints(s.axes)
     if axes is None or len(axes) != 1 or axes[0] % rank != rank - 1:
@@ -94,9 +98,14 @@ def _is_half(bound: SSAValue, x: SSAValue, width: int) -> bool:
     return index is not None and len(index) == 1 and index[0] % rank == rank - 1
 
 
-def _rotate_half_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operation]] | None:
-    """``(x, ops)`` when ``value`` is ``concat(-x[..., h:], x[..., :h])`` over the last
-    axis with ``h = width / 2``; ``ops`` the decomposition (single-use intermediates)."""
+Rotation = tuple[SSAValue, list[Operation], bool]
+"""A rotation's source, its decomposition (single-use intermediates) and whether its slices
+stop at the rotary width (else they run to the end of the source's last axis)."""
+
+
+def _rotate_half_of(value: SSAValue, width: int) -> Rotation | None:
+    """``(x, ops, bounded)`` when ``value`` is ``concat(-x[..., h:w], x[..., :h])`` over
+    the last axis with ``h = width / 2`` and ``w`` the width or the axis' end."""
     concat = made_by(value, ConcatOp)
     rank = _rank(value)
     if concat is None or rank is None or len(concat.operands) != 2:
@@ -113,15 +122,21 @@ def _rotate_half_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operati
     x = high[0]
     if constant_ints(low[1]) != (0,) or not _is_half(low[2], x, width):
         return None
-    if not _runs_to_end(high[2], width) or not _is_half(high[1], x, width):
+    bounded = _stops_at_width(high[2], width, width)
+    if bounded is None or not _is_half(high[1], x, width):
         return None
     slices = [neg.operands[0].owner, concat.operands[1].owner]
-    return x, [concat, neg, *(s for s in slices if isinstance(s, Operation))]
+    return x, [concat, neg, *(s for s in slices if isinstance(s, Operation))], bounded
 
 
-def _runs_to_end(end: SSAValue, width: int) -> bool:
+def _stops_at_width(end: SSAValue, width: int, lowest: int) -> bool | None:
+    """A slice's ``ends``: True when in ``[lowest, width]`` (a step-2 slice from 0 keeps
+    the same elements up to ``width - 1``: slice-of-slice folding clamps it so), False
+    when it runs to the end of the axis, None otherwise."""
     ends = constant_ints(end)
-    return ends is not None and (ends[0] >= _TO_END or ends == (width,))
+    if ends is None or len(ends) != 1:
+        return None
+    return False if ends[0] >= _TO_END else (True if lowest <= ends[0] <= width else None)
 
 
 def _unsqueezed_last(value: SSAValue, rank: int) -> SSAValue | None:
@@ -132,9 +147,9 @@ def _unsqueezed_last(value: SSAValue, rank: int) -> SSAValue | None:
     return unsqueeze.data if axes[0] % (rank + 1) == rank else None
 
 
-def _rotate_every_two_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Operation]] | None:
-    """``(x, ops)`` when ``value`` is GPT-J's ``rotate_every_two(x)`` over the last axis
-    (module docstring) of the same shape as ``x``; ``ops`` the decomposition."""
+def _rotate_every_two_of(value: SSAValue, width: int) -> Rotation | None:
+    """``(x, ops, bounded)`` when ``value`` is GPT-J's ``rotate_every_two`` of the first
+    ``width`` elements of x's last axis (module docstring)."""
     reshape = made_by(value, ReshapeOp)
     rank = _rank(value)
     if reshape is None or rank is None:
@@ -153,17 +168,39 @@ def _rotate_every_two_of(value: SSAValue, width: int) -> tuple[SSAValue, list[Op
     x = high[0]
     if (constant_ints(high[1]), constant_ints(low[1])) != ((1,), (0,)):
         return None
-    if not (_runs_to_end(high[2], width) and _runs_to_end(low[2], width)):
-        return None
-    if value.type != x.type:  # the flatten restores x's shape (not another split of it)
+    ends = (_stops_at_width(high[2], width, width), _stops_at_width(low[2], width, width - 1))
+    if None in ends:
         return None
     made = (*concat.operands, neg.operands[0], even)
     dead = [reshape, concat, neg, *(v.owner for v in made)]
-    return x, [op for op in dead if isinstance(op, Operation)]
+    return x, [op for op in dead if isinstance(op, Operation)], all(ends)
+
+
+def _rotated_part(value: SSAValue, rotation: Rotation, width: int) -> bool:
+    """``value`` is ``source``, or ``source[..., :width]``: a partial rotary's rotated part
+    (GPT-J's ``rotary_dim``, Phi's ``partial_rotary_factor``), which the rotation's slices
+    read from ``source`` itself once slice-of-slice folding merged them (ends ``width``)."""
+    source, _, bounded = rotation
+    if value == source:
+        return True
+    rank = _rank(value) if bounded else None  # (open slices would read past the width)
+    part = _last_axis_slice(value, rank, single_use=False) if rank else None
+    if part is None or part[0] != source:
+        return False
+    return (constant_ints(part[1]), constant_ints(part[2])) == ((0,), (width,))
 
 
 _ROTATIONS = ((_rotate_half_of, 0), (_rotate_every_two_of, 1))
 """Each rotation's matcher, with the ``interleaved`` attribute of the op it makes."""
+
+
+def _fits(x: SSAValue, rotated: SSAValue, width: int, interleaved: int) -> bool:
+    """x's last dim is the tables' (when known), and GPT-J's flatten gives x's shape back
+    (not another split of the pairs)."""
+    t = x.type
+    if not isinstance(t, TensorType) or (known(t.origin_shape[-1]) and t.origin_shape[-1] != width):
+        return False
+    return not interleaved or rotated.type == t
 
 
 @simplify_rule
@@ -196,10 +233,13 @@ class RecomposeRotaryHalf(SimplifyRule):
                     found = rotation(half_value, width)
                     if found is None:
                         continue
-                    x, dead = found
-                    pair = split_operands(plain, lambda v, x=x: v == x)
-                    if pair is None or _table_width(pair[1], sin) != width or not is_float(x):
+                    pair = split_operands(plain, lambda v, r=found, w=width: _rotated_part(v, r, w))
+                    if pair is None or _table_width(pair[1], sin) != width:
+                        continue
+                    x = pair[0]
+                    if not is_float(x) or not _fits(x, half_value, width, interleaved):
                         continue  # (an integer rotation stays: the op is a float op)
                     fused = ApplyRotaryOp.make(x, pair[1], sin, interleaved=interleaved or None)
-                    if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
+                    dead = [plain, rotated, *found[1]]
+                    if replace_decomposition(rewriter, op, [fused], dead):
                         return
