@@ -137,3 +137,34 @@ func.func @interleaved_no_neg(%x: !layout.tensor<5x8xf32>, %cos: !layout.tensor<
 // CHECK-LABEL: func.func @interleaved_no_neg
 // CHECK:         graph.reshape
 // CHECK-NOT:     graph.apply_rotary
+
+// -----
+// A partial rotary (GPT-J's rotary_dim = 4 of a head of 8) after slice-of-slice folding:
+// the rotation's step-2 slices read the whole head, ending at the rotary width (the even
+// one clamped to 3), while cos multiplies head[..., :4]. That part is x.
+func.func @partial_interleaved(%h: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x4xf32>, %sin: !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x4xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %one = graph.constant dense<[1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %three = graph.constant dense<[3]> : !layout.tensor<1xi64>
+  %four = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %shape = graph.constant dense<[2, 5, 4]> : !layout.tensor<3xi64>
+  %x = graph.slice %h, %zero, %four, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x5x4xf32>, !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x4xf32>
+  %even = graph.slice %h, %zero, %three, %ax, %two : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x2xf32>
+  %odd = graph.slice %h, %one, %four, %ax, %two : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x2xf32>
+  %n = graph.neg %odd : !layout.tensor<2x5x2xf32>
+  %un = graph.unsqueeze %n, %ax : (!layout.tensor<2x5x2xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x2x1xf32>
+  %ue = graph.unsqueeze %even, %ax : (!layout.tensor<2x5x2xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x2x1xf32>
+  %st = graph.concat %un, %ue {axis = -1 : i64} : (!layout.tensor<2x5x2x1xf32>, !layout.tensor<2x5x2x1xf32>) -> !layout.tensor<2x5x2x2xf32>
+  %r = graph.reshape %st, %shape : (!layout.tensor<2x5x2x2xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x5x4xf32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x5x4xf32>, !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x4xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x5x4xf32>
+  func.return %y : !layout.tensor<2x5x4xf32>
+}
+// CHECK-LABEL: func.func @partial_interleaved
+// CHECK:         %x = graph.slice %h
+// CHECK-NOT:     graph.neg
+// CHECK:         %y = graph.apply_rotary %x, %cos, %sin {interleaved = 1}
+// CHECK-NEXT:    func.return %y
