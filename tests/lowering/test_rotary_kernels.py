@@ -153,3 +153,38 @@ def test_head_split_before_the_rotary_is_its_view(dtype: str, platform: str, int
     for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
         assert not np.isnan(outputs[0]).any(), f"{level}: NaN"
         np.testing.assert_array_equal(outputs[0], expected, err_msg=level)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("head_split", [False, True])
+def test_partial_rotary_passes_the_rest_through(
+    head_split: bool, dtype: str, platform: str, interleaved: bool
+):
+    """Phi / GPT-J's partial rotary (``rotary_dim`` 6 of a head of 10, tables 6 wide): one
+    kernel rotates the first columns and copies the rest of the same rows, bit-exact with
+    NaN in the padding lanes, x read directly or through its head split's view."""
+    batch, seq, heads, dim, part = 2, 70, 3, 10, 6
+    g = Graph(dtype=dtype)
+    table = [[batch, 1, seq, part]] * 2
+    x_shape = [batch, seq, heads * dim] if head_split else [batch, heads, seq, dim]
+    x, cos, sin = (g.input(s) for s in (x_shape, *table))
+    if head_split:
+        split = g.op("reshape", x, g.ints([batch, seq, heads, dim]))
+        x = g.op("transpose", split, perm=[0, 2, 1, 3])
+    attrs = {"interleaved": int(interleaved) or None, "rotary_dim": part}
+    module = g.b.build(g.op("apply_rotary", x, cos, sin, **attrs))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    kernels = levels.tiled_kernels
+    assert len(kernels) == 1 and kernels[0].unit == "vector", [(k.ops, k.reason) for k in kernels]
+    x_in, cos_in, sin_in = g.arrays
+    if head_split:
+        x_in = x_in.reshape(batch, seq, heads, dim).transpose(0, 2, 1, 3)
+    rotated = _expected([x_in[..., :part], cos_in, sin_in], interleaved)
+    expected = np.concatenate([rotated, x_in[..., part:]], axis=-1)
+    for level, outputs in {"graph": levels.reference, **levels.outputs}.items():
+        assert not np.isnan(outputs[0]).any(), f"{level}: NaN"
+        np.testing.assert_array_equal(outputs[0], expected, err_msg=level)
+    if platform == "test":
+        assert levels.splits(), "the test preset should split the kernel into row tiles"

@@ -19,6 +19,11 @@ so it equals the decomposition bit for bit. It runs as one vector kernel
 read as a ``[..., d / 2, 2]`` view of the last axis, so the interleaved op is the half op on
 that view (the tables viewed alike): same products, same sum, same rounding. The attribute
 is ONNX RotaryEmbedding's ``interleaved``.
+
+A partial rotary (GPT-J's ``rotary_dim``, Phi's ``partial_rotary_factor``) rotates the first
+``rotary_dim`` elements of the last axis and passes the rest through unchanged (ONNX
+RotaryEmbedding's ``rotary_embedding_dim``; 0, the default, is the whole axis); the tables
+are ``rotary_dim`` wide then.
 """
 
 from __future__ import annotations
@@ -62,9 +67,19 @@ class ApplyRotaryOp(GraphOp):
     sin = operand_def(TensorType)
     output = result_def(TensorType)
     interleaved = int_attr()
+    rotary_dim = int_attr()
     traits = traits_def(Pure())
     FACTS: ClassVar = ND_OPAQUE
-    DEFAULTS: ClassVar = {"interleaved": 0}
+    DEFAULTS: ClassVar = {"interleaved": 0, "rotary_dim": 0}
+
+    @property
+    def rotated_width(self) -> int | None:
+        """How many leading elements of the last axis rotate: ``rotary_dim``, or the whole
+        axis (None when its size is unknown)."""
+        x = self.x.type
+        assert isinstance(x, TensorType)
+        whole = x.origin_shape[-1]
+        return int(self.attr("rotary_dim")) or (whole if known(whole) else None)
 
     @property
     def is_interleaved(self) -> bool:
@@ -82,22 +97,30 @@ class ApplyRotaryOp(GraphOp):
         for t in tables:
             if t.element_type != x.element_type:
                 raise ShapeError("apply_rotary's cos and sin must have x's element type")
-        size = x.origin_shape[-1] if x.rank else 0
-        if x.rank == 0 or (known(size) and size % 2):
-            raise ShapeError(f"apply_rotary rotates an even last axis, got {list(x.origin_shape)}")
-        shape = broadcast_shapes(x.origin_shape, *(t.origin_shape for t in tables))
+        whole = x.origin_shape[-1] if x.rank else 0
+        size = int(cls.read_attr(props, "rotary_dim")) or whole
+        if x.rank == 0 or (known(size) and size % 2) or (known(whole) and size > whole):
+            raise ShapeError(
+                f"apply_rotary rotates an even part of the last axis, got {size} of "
+                f"{list(x.origin_shape)}"
+            )
+        rotated = [*x.origin_shape[:-1], size]
+        shape = broadcast_shapes(rotated, *(t.origin_shape for t in tables))
         if len(shape) != x.rank:
             raise ShapeError("apply_rotary's cos and sin must broadcast to x")
-        return [result_like(x, shape)]
+        return [result_like(x, [*shape[:-1], whole])]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, cos, sin = inputs
         assert x is not None and cos is not None and sin is not None
+        width = int(self.attr("rotary_dim")) or x.shape[-1]
+        x, passed = x[..., :width], x[..., width:]
         dtype, shape = x.dtype, np.broadcast_shapes(x.shape, cos.shape, sin.shape)
         if self.is_interleaved:  # the half rotation of each pair (module docstring)
             x, cos, sin = (pairs_view(a) for a in np.broadcast_arrays(x, cos, sin))
         out = x * cos + rotate_half(x) * sin  # each product rounded in x's type, as the chain
-        return (out.reshape(shape).astype(dtype, copy=False),)
+        passed = np.broadcast_to(passed, (*shape[:-1], passed.shape[-1]))
+        return (np.concatenate([out.reshape(shape), passed], axis=-1).astype(dtype, copy=False),)
 
 
 ROTARY_OPS: list[type[GraphOp]] = [ApplyRotaryOp]

@@ -74,59 +74,86 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     x_arg, cos_arg, sin_arg = args
     assert x_arg is not None and cos_arg is not None and sin_arg is not None
     out_arg = body.writes[0][1]
-    shape = x_view.shape if x_view is not None else memref_shape(x_arg)
+    full = x_view.shape if x_view is not None else memref_shape(x_arg)
+    width = op.rotated_width
     tables = [memref_shape(cos_arg), memref_shape(sin_arg)]
-    if any(len(t) != len(shape) for t in tables):
+    if any(len(t) != len(full) for t in tables):
         return "rotary tables of another rank than x (broadcast by rank)"
-    if any(t[-1] != shape[-1] for t in tables) or shape[-1] % 2:
-        return f"rotary tables of another width than x's even last axis {shape[-1]}"
-    if list(memref_shape(out_arg)) != list(shape):
+    if width is None or width % 2 or any(t[-1] != width for t in tables):
+        return f"rotary tables of another width than x's even rotated part {width}"
+    if list(memref_shape(out_arg)) != list(full):
         return "a rotary embedding whose tables broadcast x"
-    row_elements = shape[-1]  # a row of x, its pairs' views included
+    whole = StridedView.row_major
+    x_view, out_view = x_view or whole(full), whole(full)
+    parts = [_columns(v, 0, width) for v in (x_view, out_view)]
+    table_views = [whole(t) for t in tables]
     if op.is_interleaved:  # the half op on each pair (module docstring)
-        x_view = _pairs(x_view or StridedView.row_major(shape))
-        cos_arg, sin_arg, out_arg = (
-            view_of(b, a, _pairs(StridedView.row_major(memref_shape(a))))
-            for a in (cos_arg, sin_arg, out_arg)
+        parts, table_views = [_pairs(v) for v in parts], [_pairs(v) for v in table_views]
+        cos_arg, sin_arg = (
+            view_of(b, a, v) for a, v in zip((cos_arg, sin_arg), table_views, strict=True)
         )
-        shape, tables = x_view.shape, [_pairs_shape(t) for t in tables]
-    if x_view is not None:
-        x_arg = view_of(b, x_arg, x_view)
-    width, half = shape[-1], shape[-1] // 2
-    outer, extent = shape[:-2], shape[-2]
-    row_bytes = aligned_bytes(b.hw, "UB", row_elements * element_bytes(x.element_type))
-    rows = max(1, min(extent, b.ub_budget() // (_BUFFERS * row_bytes)))
-    if _BUFFERS * row_bytes > b.ub_budget():
+    x_part, out_part = parts
+    x_source = x_arg
+    if x_part != whole(memref_shape(x_arg)):
+        x_arg = view_of(b, x_arg, x_part)
+    if out_part != whole(memref_shape(out_arg)):
+        out_arg = view_of(b, out_arg, out_part)
+    passing = None  # (x's pass-through columns, the result's), each a view
+    if width < full[-1]:
+        passed = [_columns(v, width, full[-1] - width) for v in (x_view, out_view)]
+        passing = view_of(b, x_source, passed[0]), view_of(b, body.writes[0][1], passed[1])
+    shape, tables = x_part.shape, [v.shape for v in table_views]
+    row = shape[len(full) - 1 :]  # a row of the rotated part: [d] or its pairs [d / 2, 2]
+    outer, extent = full[:-2], full[-2]
+    element = x.element_type
+    row_bytes = aligned_bytes(b.hw, "UB", full[-1] * element_bytes(element))
+    buffers = _BUFFERS + (passing is not None)  # a partial rotary's pass-through columns
+    rows = max(1, min(extent, b.ub_budget() // (buffers * row_bytes)))
+    if buffers * row_bytes > b.ub_budget():
         return "one row of a rotary embedding does not fit UB"
     if b.dry_run:
         return None
-    tile = [1] * len(outer) + [rows, width]
-    element = x.element_type
+    tile = [1] * len(outer) + [rows, *row]
     x_ub = b.buffer(tile, element, "UB", "x_ub")
     cos_ub = b.buffer(tile, element, "UB", "cos_ub")
     sin_ub = b.buffer(tile, element, "UB", "sin_ub")
     high_ub = b.buffer(tile, element, "UB", "x2_ub")  # [x2, 0]
     low_ub = b.buffer(tile, element, "UB", "x1_ub")  # [0, x1]
-    zero = b.index(0)
+    pass_ub = None
+    if passing is not None:
+        pass_tile = [*tile[: len(outer) + 1], full[-1] - width]
+        pass_ub = b.buffer(pass_tile, element, "UB", "pass_ub")
+    zero, half = b.index(0), b.index(row[-1] // 2)
     zeros = [zero] * len(tile)
     with _outer_loops(b, outer) as outer_ivs, b.loop(extent, rows, "row", True) as ri:
-        offsets = [*outer_ivs, ri, zero]
+        offsets = [*outer_ivs, ri, *(zero for _ in row)]
         b.add(CopyOp(x_arg, offsets, x_ub, zeros))
         for arg, table, ub in ((cos_arg, tables[0], cos_ub), (sin_arg, tables[1], sin_ub)):
             at = [iv if n != 1 else zero for iv, n in zip(offsets, table, strict=True)]
             b.add(CopyOp(arg, at, ub, zeros))
-        b.add(CopyOp(x_ub, [*zeros[:-1], b.index(half)], high_ub, zeros))
-        b.add(CopyOp(x_ub, zeros, low_ub, [*zeros[:-1], b.index(half)]))
+        b.add(CopyOp(x_ub, [*zeros[:-1], half], high_ub, zeros))
+        b.add(CopyOp(x_ub, zeros, low_ub, [*zeros[:-1], half]))
         b.add(BINARY_OPS["vsub"](low_ub, high_ub, low_ub))
         b.add(BINARY_OPS["vmul"](low_ub, sin_ub, low_ub))
         b.add(BINARY_OPS["vmul"](x_ub, cos_ub, cos_ub))
         b.add(BINARY_OPS["vadd"](cos_ub, low_ub, cos_ub))
         store(b, cos_ub, out_arg, offsets)
+        if passing is not None and pass_ub is not None:  # the other columns, unchanged
+            through = [*outer_ivs, ri, zero]
+            b.add(CopyOp(passing[0], through, pass_ub, [zero] * len(through)))
+            store(b, pass_ub, passing[1], through)
     tiles = -(-extent // rows)
     for n in outer:
         tiles *= n
     b.tiles = tiles
     return None
+
+
+def _columns(view: StridedView, start: int, size: int) -> StridedView:
+    """Columns ``start .. start + size`` of the view's last axis."""
+    part = view.part(len(view.shape) - 1, start, size)
+    assert part is not None  # (x's views have no grouped dim: checked above)
+    return part
 
 
 def _pairs_shape(shape: Sequence[int]) -> tuple[int, ...]:
