@@ -108,7 +108,8 @@ class ApplyRotaryOp(GraphOp):
         shape = broadcast_shapes(rotated, *(t.origin_shape for t in tables))
         if len(shape) != x.rank:
             raise ShapeError("apply_rotary's cos and sin must broadcast to x")
-        return [result_like(x, [*shape[:-1], whole])]
+        rest = [whole] if cls.read_attr(props, "rotary_dim") else [shape[-1]]  # (tables: d)
+        return [result_like(x, [*shape[:-1], *rest])]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         x, cos, sin = inputs

@@ -12,6 +12,11 @@ GPT-J's ``rotate_every_two`` (also CodeGen's, Cohere's) is the interleaved form:
 ``reshape(concat(unsqueeze(-x[..., 1::2], -1), unsqueeze(x[..., ::2], -1), -1), x's
 shape)`` (torch's ``stack(..., -1).flatten(-2)``), which becomes ``apply_rotary`` with
 ``interleaved = 1``. The two spellings share the rule: only the rotation's matcher differs.
+
+A partial rotary (GPT-J's ``rotary_dim``, Phi's ``partial_rotary_factor``) then concatenates
+the rotated part with the rest of the head: ``concat(apply_rotary(h[..., :r]), h[..., r:])``
+is ``apply_rotary(h {rotary_dim = r})`` (``recompose-rotary-partial``), one kernel that
+copies the pass-through columns of the rows it rotates.
 """
 
 from __future__ import annotations
@@ -243,3 +248,50 @@ class RecomposeRotaryHalf(SimplifyRule):
                     dead = [plain, rotated, *found[1]]
                     if replace_decomposition(rewriter, op, [fused], dead):
                         return
+
+
+@simplify_rule
+class RecomposeRotaryPartial(SimplifyRule):
+    """``concat(apply_rotary(h[..., :r], cos, sin), h[..., r:])`` -> ``apply_rotary(h, cos,
+    sin {rotary_dim = r})`` (module docstring)."""
+
+    INFO = RuleInfo(
+        40,
+        "recompose-rotary-partial",
+        "concat(apply_rotary(h[..., :r], cos, sin), h[..., r:])",
+        "apply_rotary(h, cos, sin {rotary_dim = r})",
+        "r the tables' width (constant slice bounds); the second slice runs to h's end; "
+        "single-use rotary and slices; bit-exact",
+        "GE(ApplyRotaryPosEmb) ORT(RotaryEmbeddingFusion)",
+    )
+    ROOTS = (ConcatOp,)
+
+    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        assert isinstance(op, ConcatOp)
+        rank = _rank(op.results[0])
+        if rank is None or len(op.operands) != 2 or int(op.attr("axis")) % rank != rank - 1:
+            return
+        rotary = made_by(op.operands[0], ApplyRotaryOp)
+        if rotary is None or rotary.attr("rotary_dim"):
+            return
+        width = _table_width(rotary.cos, rotary.sin)
+        part = _last_axis_slice(rotary.x, rank)
+        rest = _last_axis_slice(op.operands[1], rank)
+        if width is None or part is None or rest is None or part[0] != rest[0]:
+            return
+        bounds = (constant_ints(part[1]), constant_ints(part[2]), constant_ints(rest[1]))
+        head = part[0].type
+        if bounds != ((0,), (width,), (width,)) or not isinstance(head, TensorType):
+            return
+        ends = constant_ints(rest[2])
+        if ends is None or not (ends[0] >= _TO_END or ends == (head.origin_shape[-1],)):
+            return  # (the rest must run to h's end)
+        fused = ApplyRotaryOp.make(
+            part[0],
+            rotary.cos,
+            rotary.sin,
+            interleaved=rotary.attr("interleaved") or None,
+            rotary_dim=width,
+        )
+        dead = [rotary, *(v.owner for v in (rotary.x, op.operands[1]))]
+        replace_decomposition(rewriter, op, [fused], [d for d in dead if isinstance(d, Operation)])

@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=recompose-rotary-half},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=recompose-rotary-half,recompose-rotary-partial},dce' --split-input-file | filecheck %s
 
 // recompose-rotary-half: Hugging Face's x * cos + rotate_half(x) * sin, the half a constant
 // (a static export), is one graph.apply_rotary; the slices, Neg and Concat go.
@@ -168,3 +168,40 @@ func.func @partial_interleaved(%h: !layout.tensor<2x5x8xf32>, %cos: !layout.tens
 // CHECK-NOT:     graph.neg
 // CHECK:         %y = graph.apply_rotary %x, %cos, %sin {interleaved = 1}
 // CHECK-NEXT:    func.return %y
+
+// -----
+// recompose-rotary-partial: the rotated first 4 columns of a head of 8 concatenated with
+// the other 4 are one apply_rotary with rotary_dim = 4; the slices and the Concat go.
+func.func @partial_concat(%h: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x4xf32>, %sin: !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x8xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %four = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %x = graph.slice %h, %zero, %four, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %rest = graph.slice %h, %four, %end, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %r = graph.apply_rotary %x, %cos, %sin {interleaved = 1} : (!layout.tensor<2x5x4xf32>, !layout.tensor<1x5x4xf32>, !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x4xf32>
+  %y = graph.concat %r, %rest {axis = -1 : i64} : (!layout.tensor<2x5x4xf32>, !layout.tensor<2x5x4xf32>) -> !layout.tensor<2x5x8xf32>
+  func.return %y : !layout.tensor<2x5x8xf32>
+}
+// CHECK-LABEL: func.func @partial_concat
+// CHECK-NOT:     graph.slice
+// CHECK:         %y = graph.apply_rotary %h, %cos, %sin {interleaved = 1, rotary_dim = 4}
+// CHECK-NEXT:    func.return %y
+
+// -----
+// The rest starts past the rotated part (column 5 of 8): a gap, not the head: kept.
+func.func @partial_gap(%h: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x4xf32>, %sin: !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x7xf32> {
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %four = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %five = graph.constant dense<[5]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %x = graph.slice %h, %zero, %four, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %rest = graph.slice %h, %five, %end, %ax : (!layout.tensor<2x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x3xf32>
+  %r = graph.apply_rotary %x, %cos, %sin : (!layout.tensor<2x5x4xf32>, !layout.tensor<1x5x4xf32>, !layout.tensor<1x5x4xf32>) -> !layout.tensor<2x5x4xf32>
+  %y = graph.concat %r, %rest {axis = -1 : i64} : (!layout.tensor<2x5x4xf32>, !layout.tensor<2x5x3xf32>) -> !layout.tensor<2x5x7xf32>
+  func.return %y : !layout.tensor<2x5x7xf32>
+}
+// CHECK-LABEL: func.func @partial_gap
+// CHECK:         graph.apply_rotary %x, %cos, %sin :
+// CHECK:         graph.concat
