@@ -66,6 +66,9 @@ CASES = {
     "odd_half": ([1, 2, 37, 10], [1, 1, 37, 10]),  # d / 2 = 5
     "tables_per_batch_row": ([3, 45, 6], [1, 45, 6]),
     "long_rows": ([1, 1, 5, 200], [1, 1, 5, 200]),  # one or two rows per tile on `test`
+    # GPT-J's [B, seq, heads, d] with [1, seq, 1, d] tables: the tiled rows (heads) share
+    # one table row
+    "tables_over_heads": ([2, 7, 40, 8], [1, 7, 1, 8]),
 }
 
 

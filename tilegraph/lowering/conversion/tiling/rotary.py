@@ -34,7 +34,7 @@ from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import BINARY_OPS, CopyOp, memref_shape
+from tilegraph.dialects.tile import BINARY_OPS, BroadcastOp, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.analysis.operand_views import StridedView, ViewChain
@@ -119,6 +119,12 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     sin_ub = b.buffer(tile, element, "UB", "sin_ub")
     high_ub = b.buffer(tile, element, "UB", "x2_ub")  # [x2, 0]
     low_ub = b.buffer(tile, element, "UB", "x1_ub")  # [0, x1]
+    # A table broadcast along the tiled rows (GPT-J's [1, seq, 1, d] against [B, seq,
+    # heads, d]: rows are heads) is one row for the whole tile: loaded once, repeated.
+    shared = [t[len(outer)] == 1 < rows for t in tables]
+    one_ub = None
+    if any(shared):
+        one_ub = b.buffer([*tile[: len(outer)], 1, *row], element, "UB", "table_row_ub")
     pass_ub = None
     if passing is not None:
         pass_tile = [*tile[: len(outer) + 1], full[-1] - width]
@@ -128,9 +134,15 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     with _outer_loops(b, outer) as outer_ivs, b.loop(extent, rows, "row", True) as ri:
         offsets = [*outer_ivs, ri, *(zero for _ in row)]
         b.add(CopyOp(x_arg, offsets, x_ub, zeros))
-        for arg, table, ub in ((cos_arg, tables[0], cos_ub), (sin_arg, tables[1], sin_ub)):
+        for arg, table, ub, one in zip(
+            (cos_arg, sin_arg), tables, (cos_ub, sin_ub), shared, strict=True
+        ):
             at = [iv if n != 1 else zero for iv, n in zip(offsets, table, strict=True)]
-            b.add(CopyOp(arg, at, ub, zeros))
+            if one and one_ub is not None:
+                b.add(CopyOp(arg, at, one_ub, zeros))
+                b.add(BroadcastOp(operands=[one_ub, ub]))
+            else:
+                b.add(CopyOp(arg, at, ub, zeros))
         b.add(CopyOp(x_ub, [*zeros[:-1], half], high_ub, zeros))
         b.add(CopyOp(x_ub, zeros, low_ub, [*zeros[:-1], half]))
         b.add(BINARY_OPS["vsub"](low_ub, high_ub, low_ub))
