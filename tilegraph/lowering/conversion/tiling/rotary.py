@@ -2,7 +2,9 @@
 
 A tile holds ``rows`` whole rows of the last axis (size ``d``, the rotated one) of ``x`` and
 the same rows of the ``cos`` / ``sin`` tables (a table's broadcast axis is read at index 0:
-LLaMA's ``[B, 1, seq, d]`` tables serve every head). The two halves are offset windows of
+LLaMA's ``[B, 1, seq, d]`` tables serve every head; a table broadcast along the tiled rows
+themselves, GPT-J's ``[1, seq, 1, d]`` against ``[B, seq, heads, d]``, is loaded as one row
+and repeated over the tile by ``tile.vbrc``). The two halves are offset windows of
 the same UB row: a UB -> UB ``tile.copy`` from column ``h = d / 2`` gives ``[x2, 0]`` and
 one to column ``h`` gives ``[0, x1]`` (a load fills what its window misses with zeros), so
 ``rotate_half(x) = [0, x1] - [x2, 0]`` exactly (one of each pair is zero), and::
@@ -18,6 +20,10 @@ strided views of x, the tables and the result (each row's last axis split into p
 data moved): the windows are then columns 1 -> 0 and 0 -> 1 of each pair, which a vector
 core does with GatherMask's fixed odd / even patterns and a lane-masked copy back (see
 docs/tile-level.md) and the model charges as the same two UB -> UB copies.
+
+A partial rotary (``rotary_dim = r`` of a last axis of ``D``) rotates columns ``:r`` as
+above, through column views of x and of the result, and copies columns ``r:`` of the same
+rows GM -> UB -> GM.
 
 x may reach the op through the head split's reshape / transpose chain, which ``fuse-ops``
 puts into the kernel (:mod:`tilegraph.passes.fuse_rotary_views`): x's rows are then read
