@@ -21,6 +21,8 @@ copies the pass-through columns of the rows it rotates.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -231,23 +233,30 @@ class RecomposeRotaryHalf(SimplifyRule):
             plain, rotated = made_by(plain_value, MulOp), made_by(rotated_value, MulOp)
             if plain is None or rotated is None:
                 continue
-            for half_value, sin in (rotated.operands, rotated.operands[::-1]):
-                width = _table_width(sin)
-                for rotation, interleaved in _ROTATIONS if width else ():
-                    assert width is not None
-                    found = rotation(half_value, width)
-                    if found is None:
-                        continue
-                    pair = split_operands(plain, lambda v, r=found, w=width: _rotated_part(v, r, w))
-                    if pair is None or _table_width(pair[1], sin) != width:
-                        continue
-                    x = pair[0]
-                    if not is_float(x) or not _fits(x, half_value, width, interleaved):
-                        continue  # (an integer rotation stays: the op is a float op)
-                    fused = ApplyRotaryOp.make(x, pair[1], sin, interleaved=interleaved or None)
-                    dead = [plain, rotated, *found[1]]
-                    if replace_decomposition(rewriter, op, [fused], dead):
-                        return
+            for fused, dead in _rotaries(plain, rotated):
+                if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
+                    return
+
+
+def _rotaries(plain: MulOp, rotated: MulOp) -> Iterator[tuple[ApplyRotaryOp, list[Operation]]]:
+    """Each ``apply_rotary`` that ``plain + rotated`` may be (``plain = x * cos``,
+    ``rotated = rotation(x) * sin``), with the rotation's decomposition."""
+    for half_value, sin in (rotated.operands, rotated.operands[::-1]):
+        width = _table_width(sin)
+        for rotation, interleaved in _ROTATIONS if width else ():
+            assert width is not None
+            found = rotation(half_value, width)
+            if found is None:
+                continue
+            pair = split_operands(plain, lambda v, r=found, w=width: _rotated_part(v, r, w))
+            if pair is None or _table_width(pair[1], sin) != width:
+                continue
+            x = pair[0]
+            if not is_float(x) or not _fits(x, half_value, width, interleaved):
+                continue  # (an integer rotation stays: the op is a float op)
+            fused = ApplyRotaryOp.make(x, pair[1], sin, interleaved=interleaved or None)
+            assert isinstance(fused, ApplyRotaryOp)
+            yield fused, found[1]
 
 
 @simplify_rule
