@@ -14,6 +14,8 @@ notes) is dropped to keep the files small. Measured with transformers 5.24 and t
 * ``hf_bert``: ``BertModel`` (token types, pooler).
 * ``hf_llama``: ``LlamaForCausalLM`` (rotary, grouped KV: 2 KV heads for 4 query heads,
   the causal mask and the padding mask combined).
+* ``hf_gptj``: ``GPTJForCausalLM`` (the interleaved rotary ``rotate_every_two`` over the
+  first ``rotary_dim`` = 4 of each head's 8 dims, the rest passed through).
 * ``hf_t5``: ``T5Model``, encoder and decoder (relative position buckets, cross
   attention, the decoder's causal mask; ``decoder_input_ids`` a third input).
 * ``hf_yolos``: ``YolosForObjectDetection`` (a ViT detector: detection tokens, interpolated
@@ -43,6 +45,17 @@ BUILD = {
     "hf_bert": lambda: transformers.BertModel(transformers.BertConfig(**SMALL)),
     "hf_llama": lambda: transformers.LlamaForCausalLM(
         transformers.LlamaConfig(**SMALL, num_key_value_heads=2)
+    ),
+    "hf_gptj": lambda: transformers.GPTJForCausalLM(
+        transformers.GPTJConfig(
+            n_embd=32,
+            n_layer=2,
+            n_head=4,
+            rotary_dim=4,
+            vocab_size=100,
+            n_positions=32,
+            use_cache=False,
+        )  # fmt: skip
     ),
     "hf_t5": lambda: transformers.T5Model(
         transformers.T5Config(

@@ -1147,6 +1147,7 @@ _ALL: list[ZooModel] = [
         notes="transformers 5.24 BertModel, dynamo export: SDPA decomposed (Q·√s, Kᵀ·√s, NaN guard)",
     ),
     _text("hf_llama", notes="transformers 5.24 LlamaForCausalLM (GQA, rotary), dynamo export"),
+    _text("hf_gptj", notes="transformers 5.24 GPTJForCausalLM (interleaved, partial rotary)"),
     ZooModel(
         "hf_t5",
         "hf_t5.onnx",
