@@ -23,13 +23,17 @@ def _ops(module) -> Counter[str]:
     return Counter(op.name for op in module.walk() if op.name != "graph.constant")
 
 
-def _layer_norm(b: GraphBuilder, x, axes=(-1,), square="pow", affine=True):  # noqa: ANN001
+def _layer_norm(b: GraphBuilder, x, axes=(-1,), square="pow", affine=True, form="div"):  # noqa: ANN001
     ax = b.constant(np.array(axes, np.int64))
     mean = b.op("reduce_mean", x, ax)
     d = b.op("sub", x, mean)
     sq = b.op("pow", d, b.constant(_f32(2.0))) if square == "pow" else b.op("mul", d, d)
     var = b.op("reduce_mean", sq, ax)
-    n = b.op("div", d, b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5)))))
+    root = b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5))))
+    if form == "div":
+        n = b.op("div", d, root)
+    else:  # Cohere's LayerNorm: (x - mean) * torch.rsqrt(var + eps)
+        n = b.op("mul", d, b.op("reciprocal", root))
     if not affine:
         return n
     gamma = b.constant(RNG.standard_normal(8).astype(np.float32))
@@ -37,12 +41,13 @@ def _layer_norm(b: GraphBuilder, x, axes=(-1,), square="pow", affine=True):  # n
     return b.op("add", b.op("mul", n, gamma), beta)
 
 
+@pytest.mark.parametrize("form", ["div", "reciprocal"])
 @pytest.mark.parametrize("square", ["pow", "mul"])
 @pytest.mark.parametrize("affine", [True, False])
-def test_layer_norm(square: str, affine: bool):
+def test_layer_norm(square: str, affine: bool, form: str):
     b = GraphBuilder()
     x = b.input("x", [2, 3, 8])
-    module = b.build(_layer_norm(b, x, square=square, affine=affine))
+    module = b.build(_layer_norm(b, x, square=square, affine=affine, form=form))
     run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm},dce")
     assert _ops(module) == Counter(
         {"builtin.module": 1, "func.func": 1, "graph.layer_norm": 1, "func.return": 1}

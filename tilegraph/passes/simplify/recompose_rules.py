@@ -130,15 +130,35 @@ def _scale_or_ones(
     return [ones], ones.output
 
 
+def _quotient(
+    norm: Operation,
+) -> tuple[SSAValue, SSAValue, list[Operation]] | None:
+    """``n / d``, ``n * reciprocal(d)`` or ``n * (1 / d)`` (what the exporters make of
+    ``torch.rsqrt``) at ``norm``: ``(n, d, the reciprocal's op)``."""
+    if isinstance(norm, DivOp):
+        return norm.lhs, norm.rhs, []
+    if not isinstance(norm, MulOp):
+        return None
+    split = split_operands(norm, lambda v: _reciprocal_of(v) is not None)
+    if split is None:
+        return None
+    recip_value, n = split
+    denom, recip = _reciprocal_of(recip_value), recip_value.owner
+    assert denom is not None and isinstance(recip, Operation)
+    return n, denom, [recip]
+
+
 # ---- LayerNorm ------------------------------------------------------------------------------
 
 
 def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]] | None:
-    """``(x - mean(x)) / sqrt(mean((x - mean)^2) + eps)`` over trailing axes."""
-    div = made_by(value, DivOp)
-    if div is None:
+    """``(x - mean(x)) / sqrt(mean((x - mean)^2) + eps)`` over trailing axes (or the
+    centred value times the reciprocal of that root: Cohere's LayerNorm)."""
+    div = made_by(value, DivOp) or made_by(value, MulOp)
+    found = None if div is None else _quotient(div)
+    if div is None or found is None:
         return None
-    centred, denom = div.operands
+    centred, denom, extra = found
     square = None
     sub = centred.owner
     if not isinstance(sub, SubOp) or not in_origin_view(sub):
@@ -173,7 +193,7 @@ def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]]
         return None
     eps = _splat(split[1])
     assert eps is not None
-    return x, axis, eps, [div, sqrt_op, eps_add, var, square, sub, mean]
+    return x, axis, eps, [div, *extra, sqrt_op, eps_add, var, square, sub, mean]
 
 
 def _affine_tail(root: Operation):  # noqa: ANN202
@@ -188,8 +208,9 @@ def _affine_tail(root: Operation):  # noqa: ANN202
         value, beta = split
         ops.append(root)
     owner = value.owner
-    if isinstance(owner, MulOp) and (owner is root or use_count(value) == 1):
-        split = split_operands(owner, lambda v: made_by(v, DivOp) is not None)
+    alone = owner is root or use_count(value) == 1
+    if isinstance(owner, MulOp) and alone and _normalized(value) is None:  # not n * 1/root
+        split = split_operands(owner, lambda v: _normalized(v) is not None)
         if split is None or constant_array(split[1]) is None:
             return None
         value, gamma = split
@@ -210,11 +231,13 @@ def fits_normalized(param: SSAValue, x: SSAValue, axis: int) -> bool:
 
 @simplify_rule
 class RecomposeLayerNorm(SimplifyRule):
-    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over trailing axes -> LayerNorm.
+    """``(x - mean) / sqrt(var + eps) * gamma + beta`` over trailing axes -> LayerNorm,
+    also with ``* reciprocal(sqrt(...))`` for the division (Cohere's ``torch.rsqrt``).
 
     Legal when every intermediate is used only by the pattern, both means reduce the same
     trailing axes with keepdims, epsilon is a constant splat, and gamma / beta are constants
-    that broadcast to the normalised dims. Same formula and order as the op's kernel.
+    that broadcast to the normalised dims. Same formula and order as the op's kernel; the
+    reciprocal forms round once more (a few ulp), as the RMSNorm rule's.
     """
 
     INFO = RuleInfo(
@@ -222,14 +245,17 @@ class RecomposeLayerNorm(SimplifyRule):
         "recompose-layer-norm",
         "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta",
         "layer_norm(x, gamma, beta, axis, eps)",
-        "trailing axes, single-use intermediates, constant eps/gamma/beta; same rounding",
+        "trailing axes, single-use intermediates, constant eps/gamma/beta; same rounding "
+        "(the reciprocal forms: a few ulp)",
         RECOMPOSE_PEERS,
     )
     ROOTS = (AddOp, MulOp, DivOp)
 
     def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if _continues_affine(op, AddOp) or (isinstance(op, DivOp) and _continues_affine(op, MulOp)):
+        if _continues_affine(op, AddOp):
             return
+        if _continues_affine(op, MulOp) and _normalized(op.results[0]) is not None:
+            return  # the Mul by gamma that uses it is the root of the larger match
         tail = _affine_tail(op)
         if tail is None:
             return
@@ -313,20 +339,10 @@ class RecomposeRmsNorm(SimplifyRule):
     def _scaled(norm: Operation):  # noqa: ANN205
         """x / sqrt(...), x * reciprocal(sqrt(...)) or x * (1 / sqrt(...)):
         (x, axis, eps, ops)."""
-        if isinstance(norm, DivOp):
-            x, denom = norm.operands
-            extra: list[Operation] = []
-        elif isinstance(norm, MulOp):
-            split = split_operands(norm, lambda v: _reciprocal_of(v) is not None)
-            if split is None:
-                return None
-            recip_value, x = split
-            recip = recip_value.owner
-            denom = _reciprocal_of(recip_value)
-            assert isinstance(recip, Operation) and denom is not None
-            extra = [recip]
-        else:
+        found = _quotient(norm)
+        if found is None:
             return None
+        x, denom, extra = found
         sqrt_op = made_by(denom, SqrtOp)
         eps_add = None if sqrt_op is None else made_by(sqrt_op.input, AddOp)
         if eps_add is None:

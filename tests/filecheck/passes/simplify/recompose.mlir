@@ -23,6 +23,28 @@ func.func @layer_norm(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
 // CHECK-NEXT:  func.return %y
 
 // -----
+// Cohere's LayerNorm: the centred value times torch.rsqrt's reciprocal, gamma first, no beta.
+func.func @layer_norm_rsqrt(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %eps = graph.constant dense<1.0e-05> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]> : !layout.tensor<8xf32>
+  %m = graph.reduce_mean %x, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %d = graph.sub %x, %m : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %p = graph.pow %d, %two : (!layout.tensor<2x8xf32>, !layout.tensor<f32>) -> !layout.tensor<2x8xf32>
+  %v = graph.reduce_mean %p, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %ve = graph.add %v, %eps : (!layout.tensor<2x1xf32>, !layout.tensor<f32>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %ve : !layout.tensor<2x1xf32>
+  %r = graph.reciprocal %s : !layout.tensor<2x1xf32>
+  %n = graph.mul %d, %r : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %y = graph.mul %g, %n : (!layout.tensor<8xf32>, !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32>
+  func.return %y : !layout.tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @layer_norm_rsqrt
+// CHECK:       %y = graph.layer_norm %x, %g {axis = 1, epsilon = 1.0e-05}
+// CHECK-NEXT:  func.return %y
+
+// -----
 // Not over a leading axis: the means reduce axis 0, which is not "axis .. rank-1".
 func.func @not_trailing(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
   %ax = graph.constant dense<[0]> : !layout.tensor<1xi64>
