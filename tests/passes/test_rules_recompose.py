@@ -23,7 +23,14 @@ def _ops(module) -> Counter[str]:
     return Counter(op.name for op in module.walk() if op.name != "graph.constant")
 
 
-def _layer_norm(b: GraphBuilder, x, axes=(-1,), square="pow", affine=True, form="div"):  # noqa: ANN001
+def _layer_norm(  # noqa: ANN201
+    b: GraphBuilder,
+    x,  # noqa: ANN001
+    axes=(-1,),  # noqa: ANN001
+    square: str = "pow",
+    affine: bool = True,
+    form: str = "div",
+):
     ax = b.constant(np.array(axes, np.int64))
     mean = b.op("reduce_mean", x, ax)
     d = b.op("sub", x, mean)
