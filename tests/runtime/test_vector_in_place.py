@@ -33,6 +33,23 @@ def operand(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
     return rng.uniform(0.5, 2.0, shape).astype(dtype)
 
 
+def _has_loop(fn, *dtypes: str) -> bool:
+    """Whether the op's ufunc runs on operands of ``dtypes`` (a bitwise op has no float
+    loop): the cases are the ones that exist."""
+    try:
+        with np.errstate(all="ignore"):
+            fn(*(operand(t, (1, 2)) for t in dtypes))
+    except TypeError:
+        return False
+    return True
+
+
+UNARY_TYPES = [("float32", "float32"), ("float16", "float16"), ("int32", "int32"),
+               ("float16", "float32")]  # fmt: skip
+BINARY_CASES = [(n, *t) for n in sorted(BINARY) for t in TYPES if _has_loop(BINARY[n], *t[:2])]
+UNARY_CASES = [(n, *t) for n in sorted(UNARY) for t in UNARY_TYPES if _has_loop(UNARY[n], t[0])]
+
+
 def fresh(fn, *args, dst: np.ndarray) -> np.ndarray:
     """The interpreter's store of a fresh result, on a copy of ``dst``."""
     expected = dst.copy()
@@ -46,32 +63,23 @@ def tile(shape: tuple[int, ...]):
     return create_ssa_value(scoped_memref(list(shape), f32, "UB"))
 
 
-@pytest.mark.parametrize("name", sorted(BINARY))
-@pytest.mark.parametrize(("ta", "tb", "td"), TYPES)
+@pytest.mark.parametrize(("name", "ta", "tb", "td"), BINARY_CASES)
 @pytest.mark.parametrize("alias", [False, True])
 def test_binary_in_place_equals_a_fresh_store(name, ta, tb, td, alias):
     a, b = operand(ta, (4, 16)), operand(tb, (1, 16))  # b broadcast along the rows
     dst = a if alias and ta == td else np.full((4, 16), 7, td)
-    try:
-        expected = fresh(BINARY[name], a.copy(), b, dst=dst)
-    except TypeError:
-        pytest.skip(f"{name} has no loop for {ta}, {tb}")
+    expected = fresh(BINARY[name], a.copy(), b, dst=dst)
     with np.errstate(all="ignore"):
         kernel_of(BINARY_OPS[name](tile((4, 16)), tile((1, 16)), tile((4, 16))))(a, b, dst)
     np.testing.assert_array_equal(dst, expected)
 
 
-@pytest.mark.parametrize("name", sorted(UNARY))
-@pytest.mark.parametrize(("ts", "td"), [("float32", "float32"), ("float16", "float16"),
-                                        ("int32", "int32"), ("float16", "float32")])  # fmt: skip
+@pytest.mark.parametrize(("name", "ts", "td"), UNARY_CASES)
 @pytest.mark.parametrize("alias", [False, True, "broadcast"])
 def test_unary_in_place_equals_a_fresh_store(name, ts, td, alias):
     src = operand(ts, (1, 16) if alias == "broadcast" else (4, 16))
     dst = src if alias is True and ts == td else np.full((4, 16), 7, td)
-    try:
-        expected = fresh(UNARY[name], src.copy(), dst=dst)
-    except TypeError:
-        pytest.skip(f"{name} has no loop for {ts}")
+    expected = fresh(UNARY[name], src.copy(), dst=dst)
     with np.errstate(all="ignore"):
         kernel_of(UNARY_OPS[name](tile((4, 16)), tile((4, 16))))(src, dst)
     np.testing.assert_array_equal(dst, expected)
