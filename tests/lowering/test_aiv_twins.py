@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 
 from tests.lowering.test_recurrent_cores import _lowered, noticed
 from tests.lowering.test_recurrent_step import _part, _tiled
+from tests.lowering.test_tile_differential import Graph, make_context, run_pipeline
 from tilegraph.dialects.tile import LaunchOp, SyncBlockWaitOp
 from tilegraph.lowering.analysis.barrier_check import check_blocks
 from tilegraph.lowering.analysis.sync_check import SyncError, trace_kernel
@@ -57,8 +58,6 @@ def test_a_recurrent_layer_runs_one_aiv_per_group(kind: str, platform: str):
 def test_a_shared_epilogue_keeps_two_aivs_per_group():
     """A matmul whose vector epilogue the AIVs share (``tile.sub_block_idx``) keeps the
     chip's two AIVs per group."""
-    from tests.lowering.test_tile_differential import Graph, make_context, run_pipeline
-
     g = Graph()
     x = g.input([64, 48])
     y = g.b.op("matmul", x, g.const([48, 32]))

@@ -212,9 +212,7 @@ class TileFunctions(InterpreterFunctions):
 
         parts = [(name, core, part(b), 0, b) for b in range(blocks)]
         fn = _callee(op, name)
-        races = (
-            launch_races([fn], [(b, f"block {b}") for b in range(blocks)], False) if fn else None
-        )
+        races = launch_races([fn], [f"block {b}" for b in range(blocks)], False) if fn else None
         self.checks_races = races is not None
         try:
             cross_core.MixRun(parts, lambda: self._save_state(interpreter), races).run()
@@ -245,7 +243,7 @@ class TileFunctions(InterpreterFunctions):
 
         functions = [f for n in names if (f := _callee(op, n)) is not None]
         labels = [
-            (group, f"group {group} {key}")
+            f"group {group} {key}"
             for group in range(blocks)
             for key in ("AIC", *(f"AIV{s}" for s in range(sub_blocks)))
         ]

@@ -81,14 +81,12 @@ class _Shadow:
 class GmRaces:
     """The vector clocks of a launch's parts and the shadows of its tracked GM buffers."""
 
-    def __init__(self, groups: Sequence[int], names: Sequence[str], tracked: frozenset[int]):
+    def __init__(self, names: Sequence[str], tracked: frozenset[int]):
         self.tracked = tracked
         """Positions of the kernel arguments checked (the same in a mix kernel's parts)."""
-        self.groups = list(groups)
-        """Each part's core group."""
         self.names = list(names)
         """Each part's label in messages ("group 1 AIC", "block 2")."""
-        n = len(self.groups)
+        n = len(self.names)
         self.clocks = [np.eye(n, dtype=np.int64)[i] for i in range(n)]
         self.carried: dict[Any, list[np.ndarray]] = {}
         self.barriers: dict[tuple[str, int], np.ndarray] = {}
@@ -155,7 +153,7 @@ class GmRaces:
                 continue
             shadow = self.shadows.get(id(array))
             if shadow is None or shadow.size != array.size:
-                shadow = self.shadows[id(array)] = _Shadow(array, len(self.groups))
+                shadow = self.shadows[id(array)] = _Shadow(array, len(self.names))
             where = _elements(shadow, operand, args)
             if where.size:
                 self._check(part, op, operand, shadow, where)
@@ -174,7 +172,7 @@ class GmRaces:
                     op, operand, other, part, "writes", "overwrites" if operand.writes else "reads"
                 )
         if operand.writes:
-            for other in range(len(self.groups)):
+            for other in range(len(self.names)):
                 if other == part:
                     continue
                 read = shadow.reads[other, where]
@@ -231,14 +229,14 @@ def _elements(shadow: _Shadow, operand: _Operand, args: Sequence[Any]) -> np.nda
 
 
 def launch_races(
-    functions: Sequence[func.FuncOp], parts: Sequence[tuple[int, str]], mix: bool
+    functions: Sequence[func.FuncOp], parts: Sequence[str], mix: bool
 ) -> GmRaces | None:
     """The check of a launch of the kernel ``functions`` (a mix kernel's two parts) whose
-    ``parts`` are (core group, label); None when the launch runs one core or its kernel
-    exchanges nothing through GM."""
+    ``parts`` are the labels of its cores ("group 1 AIV0"); None when the launch runs one
+    core or its kernel exchanges nothing through GM."""
     if len(parts) < 2:
         return None
     tracked = exchanged_arguments(functions, mix)
     if not tracked:
         return None
-    return GmRaces([g for g, _ in parts], [label for _, label in parts], tracked)
+    return GmRaces(parts, tracked)
