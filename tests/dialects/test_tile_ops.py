@@ -46,6 +46,7 @@ from tilegraph.dialects.tile import (
     TILE_OPS,
     UNARY_OPS,
     AllocOp,
+    ArangeOp,
     ArgOp,
     BlockIdxOp,
     BlockNumOp,
@@ -1114,6 +1115,7 @@ def _build(cls) -> Any:
         "tile.vput": lambda: PutOp(buf((4, 3)), buf((4, 3), dtype=i64), t, 1),
         "tile.vonehot": lambda: OneHotOp(buf((4,), dtype=i64), idx()[0], t, 1, 16, 1.0, 0.0),
         "tile.vtaps": lambda: TapsOp(t, buf((8, 16)), 0, [[0, 1]] * 8, [[0.5, 0.5]] * 8),
+        "tile.varange": lambda: ArangeOp(idx()[0], buf((64,)), 0.0, 1.0),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
         "tile.store_5hd": lambda: Store5hdOp(
@@ -1377,6 +1379,22 @@ def test_vonehot_counts_positions_from_the_offset():
     assert dst.tolist() == [[1, -1, -1], [-1, -1, 1], [-1, -1, -1]]
 
 
+def test_varange_counts_from_the_tile_offset():
+    ints = np.zeros(4, np.int64)
+    _run(ArangeOp(idx()[0], buf((4,), dtype=i64), 7.0, -3.0), 5, ints)
+    assert ints.tolist() == [7 - 3 * p for p in range(5, 9)]
+    # a 16-bit float sequence is computed in float32 and rounded once (float16's spacing
+    # is 2 at 2049: computed in float16 every value would be 2048)
+    halves = np.zeros(3, np.float16)
+    _run(ArangeOp(idx()[0], buf((3,), dtype=f16), 2049.0, 0.5), 2, halves)
+    expected = np.float32(2049.0) + np.arange(2, 5, dtype=np.float32) * np.float32(0.5)
+    assert halves.tolist() == expected.astype(np.float16).tolist()
+    # Duplicate, Mul and Add over the tile: three passes, twice the bytes twice the cost
+    assert cost_of(ArangeOp(idx()[0], buf((4096,)), 0, 1), HW) == 2 * cost_of(
+        ArangeOp(idx()[0], buf((2048,)), 0, 1), HW
+    )
+
+
 def test_vtaps_weighs_positions_along_its_axis():
     src = np.array([[0, 10, 20]], np.float32)
     dst = np.zeros((1, 2), np.float32)
@@ -1402,6 +1420,7 @@ def test_vtaps_weighs_positions_along_its_axis():
             "outside",
         ),
         (lambda: TapsOp(buf((1, 3)), buf((1, 2)), 2, [[0], [1]], [[1], [1]]), "axis 2"),
+        (lambda: ArangeOp(idx()[0], buf((2, 4)), 0, 1), "1-D"),
     ],
 )
 def test_axis_op_verifiers(make, message):

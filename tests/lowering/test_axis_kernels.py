@@ -86,6 +86,22 @@ def one_hot(shape, depth: int, axis: int):
     return build
 
 
+def arange(start, limit, delta, dtype: type, lengths: int = 0):
+    """A Range of constants too long for constant-fold to materialise (past its growth
+    limit); with ``lengths`` rows, torchaudio's resampler mask ``arange(n) < lengths``."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        scalars = (g.b.constant(np.array(v, dtype)) for v in (start, limit, delta))
+        seq = g.op("range", *scalars)
+        if not lengths:
+            return [seq]
+        row = g.op("unsqueeze", seq, g.ints([0]))
+        column = g.op("unsqueeze", int_input(g, [lengths], 0, int(limit)), g.ints([1]))
+        return [g.op("less", row, column)]
+
+    return build
+
+
 def resize(shape, scales, **attrs):
     def build(g: Graph) -> list[SSAValue]:
         s = g.b.constant(np.array([1, 1, *scales], np.float32))
@@ -136,6 +152,10 @@ CASES: dict[str, tuple[str, Build]] = {
     "transpose_3102_nchw": ("graph.transpose", transpose([3, 1, 0, 2], "NCHW")),
     "one_hot_last": ("graph.one_hot", one_hot([37, 5], 11, -1)),
     "one_hot_middle": ("graph.one_hot", one_hot([6, 45], 300, 1)),
+    "range_int64_mask": ("graph.range", arange(0, 9001, 1, np.int64, lengths=3)),
+    "range_int32_negative_step": ("graph.range", arange(7, -60000, -3, np.int32)),
+    "range_float32_negative_step": ("graph.range", arange(5.0, -4245.0, -0.25, np.float32)),
+    "range_float16": ("graph.range", arange(-8000.0, 8500.0, 0.5, np.float16)),
 }
 RESIZES: dict[str, tuple[list[int], list[float], dict[str, object]]] = {
     "x2_half_pixel": ([1, 5, 13, 17], [2.0, 2.0], {}),

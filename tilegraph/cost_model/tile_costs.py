@@ -37,6 +37,7 @@ from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.scalar import GetValueOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_axis import (
+    ArangeOp,
     ArgOp,
     OneHotOp,
     PutOp,
@@ -497,6 +498,14 @@ def one_hot(op: OneHotOp, hw: HardwareModel) -> int:
     """A compare against an index vector and a select, each over the result."""
     dst = op.dst
     return 2 * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
+
+
+@tile_cost(ArangeOp)
+def arange(op: ArangeOp, hw: HardwareModel) -> int:
+    """CANN's ``Arange`` operator: ``Duplicate``, ``Mul`` and ``Add``, each over the
+    result."""
+    dst = op.dst
+    return 3 * vector_cycles(hw, buffer_bytes(dst), prod(memref_shape(dst)), False)
 
 
 @tile_cost(TapsOp)

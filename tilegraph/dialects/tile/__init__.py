@@ -10,7 +10,7 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
 (reduce, pool, transpose), :mod:`~tilegraph.dialects.tile.vector_axis` (scan, arg, top-k,
-one-hot, taps along an axis); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
+one-hot, taps along an axis, arange); :mod:`~tilegraph.dialects.tile.registry` the per-op-class
 registries through which the interpreter, the fast executor and the cost model give ops
 their semantics and costs. ``Tile`` is the xDSL dialect object.
 """
@@ -70,6 +70,7 @@ from tilegraph.dialects.tile.vector import (
 )
 from tilegraph.dialects.tile.vector_axis import (
     AXIS_VECTOR_OPS,
+    ArangeOp,
     ArgOp,
     OneHotOp,
     PutOp,
@@ -138,6 +139,7 @@ __all__ = [
     "PipeBarrierOp",
     "PoolOp",
     "Nd2NzOp",
+    "ArangeOp",
     "OneHotOp",
     "PutOp",
     "Nz2NdOp",

@@ -2,15 +2,16 @@
 index of the extreme (``tile.varg``), the positions of the k largest or smallest
 (``tile.vtopk``), a gather by such positions (``tile.vtake``) and its scatter
 (``tile.vput``), one-hot rows
-(``tile.vonehot``) and weighted taps (``tile.vtaps``, a linear or cubic resize of one
-axis). Pipe V, every buffer in UB (see :mod:`.vector`).
+(``tile.vonehot``), weighted taps (``tile.vtaps``, a linear or cubic resize of one
+axis) and arithmetic sequences (``tile.varange``). Pipe V, every buffer in UB (see
+:mod:`.vector`).
 
 Each names its axis; their numpy semantics are in
 :mod:`tilegraph.runtime.tile_interpreter.vector_axis`, their costs in
 :mod:`tilegraph.cost_model.tile_costs`. On the hardware they are the vector unit's
 repeat loops over the axis (Ascend C: ``CumSum``; ``ReduceMax`` with ``calIndex``;
 ``Sort`` / ``MrgSort``; ``Gather``; ``Scatter``; ``Compare`` + ``Select`` against an index vector;
-``Gather`` then ``Axpy`` per tap). Every op writes one buffer (the analyses of
+``Gather`` then ``Axpy`` per tap; ``Arange``). Every op writes one buffer (the analyses of
 :mod:`tilegraph.lowering.analysis.buffers` know one destination per op)."""
 
 from __future__ import annotations
@@ -358,4 +359,38 @@ class TapsOp(VectorOp):
             raise VerifyException(f"'{self.name}': an index outside [0, {src[axis]})")
 
 
-AXIS_VECTOR_OPS = (ScanOp, ArgOp, TopKOp, TakeOp, PutOp, OneHotOp, TapsOp)
+@irdl_op_definition
+class ArangeOp(VectorOp):
+    """``tile.varange %offset to %dst {start, delta}``: a 1-D tile of an arithmetic
+    sequence, ``dst[p] = start + (offset + p) * delta`` (``offset``: the tile's position in
+    the whole sequence), computed in ``dst``'s element type — float32 for a 16-bit float
+    ``dst``, rounded once at the end (ONNX Range's default ``stash_type``). ``start`` and
+    ``delta`` are compile-time scalars held as f64, as ``tile.vdup``'s value is (exact for
+    integers below 2^53). On the hardware Ascend C's ``Arange`` (int16 / int32 / half /
+    float, a step >= 0); CANN's ``Arange`` operator builds the int64 and negative-step
+    cases from ``Duplicate``, ``Mul`` and ``Add``, which is what the cost model charges."""
+
+    name = "tile.varange"
+    offset = operand_def(IndexType)
+    dst = operand_def(MemRefType)
+    start = prop_def(FloatAttr)
+    delta = prop_def(FloatAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = TRAITS
+    assembly_format = "$offset `to` $dst attr-dict `:` type($dst)"
+
+    def __init__(self, offset, dst, start: float, delta: float):
+        super().__init__(
+            operands=[offset, dst],
+            properties={"start": FloatAttr(start, f64), "delta": FloatAttr(delta, f64)},
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        if len(memref_shape(self.dst)) != 1:
+            raise VerifyException(
+                f"'{self.name}': the sequence is 1-D, got a rank-{len(memref_shape(self.dst))} tile"
+            )
+
+
+AXIS_VECTOR_OPS = (ScanOp, ArgOp, TopKOp, TakeOp, PutOp, OneHotOp, TapsOp, ArangeOp)

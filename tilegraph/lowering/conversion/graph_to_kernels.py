@@ -41,6 +41,7 @@ from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
+from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
 from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
@@ -215,7 +216,8 @@ def _single(value: SSAValue) -> bool:
 def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
     """Operands the strategies read at compile time whatever their type: a constant pad's
     fill value (the DMA fills with it), a resize's roi, scales and sizes (its index
-    tables), a one_hot's depth and on / off values (written by its vector op), a per-tensor
+    tables), a one_hot's depth and on / off values (written by its vector op), a range's
+    scalars (immediates of ``tile.varange``), a per-tensor
     quantization's scale and zero point (immediates of its vector program) when every user
     in the kernel reads them so."""
     found: set[SSAValue] = set()
@@ -237,6 +239,8 @@ def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
             found.update(v for v in (op.roi, op.scales, op.sizes) if v is not None)
         elif isinstance(op, OneHotOp):
             found.update((op.depth, op.values))
+        elif isinstance(op, RangeOp):
+            found.update((op.start, op.limit, op.delta))
     return found
 
 

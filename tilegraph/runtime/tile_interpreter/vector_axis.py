@@ -1,11 +1,12 @@
 """Semantics of the vector ops along an axis (:mod:`tilegraph.dialects.tile.vector_axis`):
-scan, arg, top-k, take, put, one-hot, taps."""
+scan, arg, top-k, take, put, one-hot, taps, arange."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tilegraph.dialects.tile.vector_axis import (
+    ArangeOp,
     ArgOp,
     OneHotOp,
     PutOp,
@@ -136,6 +137,22 @@ def taps(op: TapsOp) -> Kernel:
             tap = np.take(src, indices[:, t], axis=axis)
             acc += tap * weights[:, t].astype(dst.dtype).reshape(shape)
         store_into(dst, acc)
+        return ()
+
+    return run
+
+
+@tile_kernel(ArangeOp)
+def arange(op: ArangeOp) -> Kernel:
+    start, delta = op.start.value.data, op.delta.value.data
+
+    def run(offset: int, dst: np.ndarray) -> tuple[()]:
+        # 16-bit floats (float16; bfloat16, a numpy extension type) are computed in
+        # float32 and rounded once, as Range's default stash_type
+        low_float = dst.dtype.itemsize == 2 and dst.dtype.kind in "fV"
+        compute = np.dtype(np.float32) if low_float else dst.dtype
+        positions = np.arange(offset, offset + dst.shape[0], dtype=compute)
+        store_into(dst, compute.type(start) + positions * compute.type(delta))
         return ()
 
     return run

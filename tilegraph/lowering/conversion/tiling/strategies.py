@@ -17,6 +17,7 @@ from typing import Any
 from xdsl.ir import Operation
 
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
+from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp
 from tilegraph.dialects.graph.nn import ConvOp, LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
@@ -30,6 +31,7 @@ from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.graph.vision import GridSampleOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.arange import emit_range_kernel
 from tilegraph.lowering.conversion.tiling.axis_select import SELECTION_OPS, emit_selection_kernel
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.conversion.tiling.conv import emit_conv
@@ -159,6 +161,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy((ResizeOp,), emit_taps_resize_kernel, "vector", _resize_mode(nearest=False)),
     Strategy(tuple(SCAN_OPS), emit_scan_kernel, "vector", _starts_with(*SCAN_OPS)),
     Strategy(tuple(SELECTION_OPS), emit_selection_kernel, "vector", _starts_with(*SELECTION_OPS)),
+    Strategy((RangeOp,), emit_range_kernel, "vector", _lone(lambda op: isinstance(op, RangeOp))),
     Strategy(
         (DynamicQuantizeParamsOp,),
         emit_dynamic_quantize_kernel,
