@@ -123,7 +123,14 @@ WHEELS: tuple[Wheel, ...] = (
         "0.12.0",
         {
             f"onnx_asr_{name}.onnx": f"onnx_asr/preprocessors/data/{name}.onnx"
-            for name in ("whisper80", "nemo80_conv", "kaldi_conv", "resample_44_8", "wespeaker")
+            for name in (
+                "whisper80",
+                "nemo80_conv",
+                "kaldi_conv",
+                "resample_44_8",
+                "resample_11_16",
+                "wespeaker",
+            )
         },
     ),
     Wheel(

@@ -747,6 +747,11 @@ _ALL: list[ZooModel] = [
             ("nemo80_conv", "80 mel bins, STFT as a strided Conv, per-feature normalisation"),
             ("kaldi_conv", "Kaldi fbank: dither-free frames, DC removal, pre-emphasis"),
             ("resample_44_8", "44.1 -> 8 kHz: a sinc filter built from constants, a Conv"),
+            (
+                "resample_11_16",
+                "11.025 -> 16 kHz: the length mask's arange(new_len), past constant-fold's "
+                "growth limit in the second data set, a Range kernel",
+            ),
             ("wespeaker", "fbank through DFT and a Scan over frames"),
         )
     ),
