@@ -99,10 +99,15 @@ class ApplyRotaryOp(GraphOp):
                 raise ShapeError("apply_rotary's cos and sin must have x's element type")
         whole = x.origin_shape[-1] if x.rank else 0
         size = int(cls.read_attr(props, "rotary_dim")) or whole
-        if x.rank == 0 or (known(size) and size % 2) or (known(whole) and size > whole):
+        if x.rank == 0 or (known(size) and size % 2):
             raise ShapeError(
                 f"apply_rotary rotates an even part of the last axis, got {size} of "
                 f"{list(x.origin_shape)}"
+            )
+        if known(whole) and size > whole:
+            raise ShapeError(
+                f"apply_rotary's rotary_dim {size} is past the last axis of {whole} "
+                f"(x {list(x.origin_shape)})"
             )
         rotated = [*x.origin_shape[:-1], size]
         shape = broadcast_shapes(rotated, *(t.origin_shape for t in tables))
