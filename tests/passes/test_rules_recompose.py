@@ -135,6 +135,43 @@ def test_gelu_tanh_is_its_own_form():
     assert gelu.attr("approximate") == "tanh"
 
 
+def _factored_gelu_tanh(b: GraphBuilder, x, form: str, c: float = 0.044715):  # noqa: ANN001, ANN202
+    """tanh's argument factored: ``sqrt(2/pi) * x * (1 + c * x^2)``."""
+    k, k_c = b.constant(_f32(sqrt(2.0 / pi))), b.constant(_f32(c))
+    if form == "bloom":  # x * 0.5 * (1 + tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+        poly = b.op("add", b.op("mul", b.op("mul", x, k_c), x), b.constant(_f32(1.0)))
+        inner = b.op("mul", b.op("mul", x, k), poly)
+    elif form == "fast":  # HF FastGELU: tanh(x * 0.7978845608 * (1 + 0.044715 * x * x))
+        poly = b.op("add", b.constant(_f32(1.0)), b.op("mul", k_c, b.op("mul", x, x)))
+        inner = b.op("mul", b.op("mul", x, k), poly)
+    else:  # the cube as a product: sqrt(2/pi) * (x + 0.044715 * x * x * x)
+        cube = b.op("mul", b.op("mul", b.op("mul", x, x), x), k_c)
+        inner = b.op("mul", k, b.op("add", x, cube))
+    one_plus = b.op("add", b.constant(_f32(1.0)), b.op("tanh", inner))
+    return b.op("mul", b.op("mul", x, b.constant(_f32(0.5))), one_plus)
+
+
+@pytest.mark.parametrize("form", ["bloom", "fast", "cube_product"])
+def test_gelu_tanh_factored_forms(form: str):
+    """Bloom's and HF FastGELU's spelling (tanh's argument factored through x) and a cube
+    written as a product are the same GELU; the numbers are checked at the graph level."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 16])
+    module = b.build(_factored_gelu_tanh(b, x, form))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-gelu-tanh},dce")
+    assert _ops(module) == Counter(
+        {"builtin.module": 1, "func.func": 1, "graph.gelu": 1, "func.return": 1}
+    )
+
+
+def test_gelu_tanh_factored_with_a_wrong_coefficient_is_kept():
+    b = GraphBuilder()
+    x = b.input("x", [3, 16])
+    module = b.build(_factored_gelu_tanh(b, x, "bloom", c=0.05))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-gelu-tanh},dce")
+    assert "graph.gelu" not in _ops(module) and _ops(module)["graph.tanh"] == 1
+
+
 def test_gelu_with_a_wrong_constant_is_not_recomposed():
     b = GraphBuilder()
     x = b.input("x", [3, 16])

@@ -467,17 +467,46 @@ class RecomposeGeluErf(_RecomposeGelu):
         return [add, erf, erf.input.owner]  # type: ignore[list-item]
 
 
+def _x_power(factors: list[SSAValue], x: SSAValue) -> tuple[int, list[Operation]] | None:
+    """The power of ``x`` that ``factors`` multiply to (each ``x`` or a single-use
+    ``Pow(x, 2 | 3)``) and the Pows; None if a factor is anything else."""
+    degree, pows = 0, []
+    for f in factors:
+        power = made_by(f, PowOp)
+        if f == x:
+            degree += 1
+        elif power is not None and power.lhs == x and _splat(power.rhs) in (2.0, 3.0):
+            degree, pows = degree + int(_splat(power.rhs) or 0), [*pows, power]
+        else:
+            return None
+    return degree, pows
+
+
+def _cubic_term(value: SSAValue, x: SSAValue, degree: int) -> list[Operation] | None:
+    """``value`` is ``0.044715 * x^degree`` in any association (x^n a Pow or a product):
+    its ops, consumers first."""
+    factors = _mul_factors(value)
+    coeff = [f for f in factors if _is(f, 0.044715)]
+    found = _x_power([f for f in factors if f not in coeff], x) if len(coeff) == 1 else None
+    if found is None or found[0] != degree or not isinstance(value.owner, MulOp):
+        return None
+    return [value.owner, *_inner_muls(value.owner), *found[1]]
+
+
 @simplify_rule
 class RecomposeGeluTanh(_RecomposeGelu):
-    """``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` -> ``gelu(x, tanh)``."""
+    """``0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))`` -> ``gelu(x, tanh)``; the
+    argument also factored, ``sqrt(2/pi) * x * (1 + 0.044715 * x^2)`` (Bloom's and HF's
+    FastGELU), with powers as Pows or products."""
 
     INFO = RuleInfo(
         40,
         "recompose-gelu-tanh",
-        "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))",
+        "0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), or tanh's argument as "
+        "sqrt(2/pi) * x * (1 + 0.044715 * x^2); x^n a Pow or a product",
         "gelu(x, approximate = tanh)",
-        "constants exact to float32 (a 16-bit model's: to one ulp of their type); a few ulp; "
-        "distinct from the erf form",
+        "constants exact to float32 (a 16-bit model's: to one ulp of their type); a few ulp "
+        "(the factored form more: another order); distinct from the erf form",
         RECOMPOSE_PEERS,
     )
     APPROXIMATE = "tanh"
@@ -485,27 +514,24 @@ class RecomposeGeluTanh(_RecomposeGelu):
     def activation(self, x: SSAValue, one_plus: SSAValue) -> list[Operation] | None:
         add, tanh = _one_plus(one_plus, TanhOp)
         scale = None if tanh is None else made_by(tanh.input, MulOp)
-        if scale is None:
+        if tanh is None or scale is None:
             return None
-        inner_split = split_operands(scale, lambda v: _is(v, sqrt(2.0 / pi)))
-        if inner_split is None:
+        factors = _mul_factors(tanh.input)
+        root2pi = [f for f in factors if _is(f, sqrt(2.0 / pi))]
+        rest = [f for f in factors if f not in root2pi]
+        others = [f for f in rest if f != x]
+        if len(root2pi) != 1 or len(others) != 1 or len(rest) > 2:
             return None
-        poly = made_by(inner_split[1], AddOp)
-        if poly is None:
+        if len(rest) == 1:  # sqrt(2/pi) * (x + 0.044715 x^3)
+            degree, is_unit = 3, lambda v: v == x
+        else:  # sqrt(2/pi) * x * (1 + 0.044715 x^2)
+            degree, is_unit = 2, lambda v: _is(v, 1.0)
+        poly = made_by(others[0], AddOp)
+        split = None if poly is None else split_operands(poly, is_unit)
+        term = None if split is None else _cubic_term(split[1], x, degree)
+        if poly is None or term is None:
             return None
-        cubic_split = split_operands(poly, lambda v: v == x)
-        if cubic_split is None:
-            return None
-        cubic = made_by(cubic_split[1], MulOp)
-        if cubic is None:
-            return None
-        coeff_split = split_operands(cubic, lambda v: _is(v, 0.044715))
-        if coeff_split is None:
-            return None
-        power = made_by(coeff_split[1], PowOp)
-        if power is None or power.lhs != x or not _is(power.rhs, 3.0):
-            return None
-        return [add, tanh, scale, poly, cubic, power]  # type: ignore[list-item]
+        return [add, tanh, scale, *_inner_muls(scale), poly, *term]
 
 
 # ---- Softmax --------------------------------------------------------------------------------

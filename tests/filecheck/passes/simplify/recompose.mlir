@@ -216,3 +216,26 @@ func.func @gelu_tanh(%x: !layout.tensor<4xf32>) -> (!layout.tensor<4xf32>, !layo
 // CHECK-LABEL: func.func @gelu_tanh
 // CHECK:       %y = graph.gelu %x {approximate = "tanh"}
 // CHECK:       %z = graph.mul %xo2, %half
+
+// -----
+// recompose-gelu-tanh, Bloom's spelling: tanh's argument factored through x,
+// 0.79788456 * x * (1 + 0.044715 * x * x), and x * 0.5 first.
+func.func @gelu_tanh_factored(%x: !layout.tensor<4xf32>) -> !layout.tensor<4xf32> {
+  %c = graph.constant dense<0.044715> : !layout.tensor<f32>
+  %k = graph.constant dense<0.79788456> : !layout.tensor<f32>
+  %one = graph.constant dense<1.0> : !layout.tensor<f32>
+  %half = graph.constant dense<0.5> : !layout.tensor<f32>
+  %xc = graph.mul %x, %c : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %xcx = graph.mul %xc, %x : !layout.tensor<4xf32>
+  %q = graph.add %xcx, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %xk = graph.mul %x, %k : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %arg = graph.mul %xk, %q : !layout.tensor<4xf32>
+  %t = graph.tanh %arg : !layout.tensor<4xf32>
+  %o = graph.add %t, %one : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %xh = graph.mul %x, %half : (!layout.tensor<4xf32>, !layout.tensor<f32>) -> !layout.tensor<4xf32>
+  %y = graph.mul %xh, %o : !layout.tensor<4xf32>
+  func.return %y : !layout.tensor<4xf32>
+}
+// CHECK-LABEL: func.func @gelu_tanh_factored
+// CHECK-NEXT:    %y = graph.gelu %x {approximate = "tanh"}
+// CHECK-NEXT:    func.return %y
