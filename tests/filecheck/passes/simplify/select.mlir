@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=selects-as-split}' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=selects-as-split,slices-as-split}' --split-input-file | filecheck %s
 
 // selects-as-split: the three constant selects of a packed [3, S, E] projection are the
 // parts of one split (each squeezed), in index order whatever order the gathers come in.
@@ -32,3 +32,22 @@ func.func @partial(%x: !layout.tensor<3x4xf32>) -> (!layout.tensor<4xf32>, !layo
 // CHECK-LABEL: func.func @partial
 // CHECK-NOT:  graph.split
 // CHECK:      graph.gather
+
+// -----
+// slices-as-split: Phi-3's fused projection sliced into q, k and v along
+// the last axis is one split, its parts in range order whatever order the slices come in.
+func.func @fused_qkv(%x: !layout.tensor<2x5x16xf32>) -> (!layout.tensor<2x5x8xf32>, !layout.tensor<2x5x4xf32>, !layout.tensor<2x5x4xf32>) {
+  %s0 = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %s8 = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %s12 = graph.constant dense<[12]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %v = graph.slice %x, %s12, %end, %ax : (!layout.tensor<2x5x16xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  %q = graph.slice %x, %s0, %s8, %ax : (!layout.tensor<2x5x16xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x8xf32>
+  %k = graph.slice %x, %s8, %s12, %ax : (!layout.tensor<2x5x16xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x5x4xf32>
+  func.return %q, %k, %v : !layout.tensor<2x5x8xf32>, !layout.tensor<2x5x4xf32>, !layout.tensor<2x5x4xf32>
+}
+// CHECK-LABEL: func.func @fused_qkv
+// CHECK:      %q, %k, %v = graph.split %x, %{{.*}} {axis = 2} : (!layout.tensor<2x5x16xf32>, !layout.tensor<3xi64>) -> (!layout.tensor<2x5x8xf32>, !layout.tensor<2x5x4xf32>, !layout.tensor<2x5x4xf32>)
+// CHECK-NOT:  graph.slice
+// CHECK:      func.return %q, %k, %v
