@@ -92,7 +92,11 @@ def test_shared_over_the_cores(kind: str, platform: str, hidden: int, cores: int
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
 def test_shared_over_all_910b_cores(kind: str):
-    _check(kind, *ALL_910B, atol=5e-4)  # K = 396: one core is off by 6e-5 already
+    # K = 396: one core is off by 6e-5 already. Three steps only: with these N(0, 1)
+    # weights a hidden-384 layer is chaotic — the graph level itself, its inputs moved by
+    # 1e-7 (relative), changes a GRU's output by 0.2 at step 8 — so a longer sequence
+    # measures the weights' sensitivity, not the kernel
+    _check(kind, *ALL_910B, atol=5e-4)
 
 
 def _lowered(kind: str, platform: str, hidden: int, **attrs):
