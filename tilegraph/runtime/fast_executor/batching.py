@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
@@ -74,7 +74,8 @@ of a launch runs with the values ``tile.launch`` gives)."""
 
 @dataclass(frozen=True)
 class Axis:
-    loop: scf.ForOp
+    loop: scf.ForOp | None
+    """The batched loop (None: the blocks of a launch run together, :mod:`.lockstep`)."""
     trips: tuple[Bound, Bound, Bound]
     """(lower, upper, step) of the loop."""
     accumulation: bool
@@ -225,7 +226,6 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
     plan.axes.append(Axis(loop, trips, False))
     _nest_loops(loop, plan, False, handover)
     body = [op for op in loop.body.block.walk() if op is not loop]
-    inside = set(body)
     for op in body:
         if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp | SyncAllOp) or not isinstance(
             op, _BATCHABLE
@@ -233,6 +233,17 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
             return None  # cross-core flags: a mix part runs tile by tile, flag by flag
     for batched_loop, axis in plan.axis_of.items():
         plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
+    return plan if propagate(plan, body, set(body)) else None
+
+
+def propagate(plan: NestPlan, body: Sequence[Operation], fixed: set[Operation]) -> bool:
+    """Complete ``plan`` (its ``varying`` seeded with the axes' own values) over the ops
+    ``body``: the index values computed from varying ones vary too, and so does what a
+    tile op reads out of a buffer that varies; an on-chip buffer a tile op writes from
+    varying operands gets a slot per point of their axes (:attr:`NestPlan.batched`).
+    False when the batch cannot run as one: a buffer to slot is the result of an op of
+    ``fixed`` (allocated where the slots cannot replace it), an ``mmad`` start flag varies
+    along a parallel axis, or the bounds of a loop that is no axis vary."""
     changed = True
     while changed:
         changed = False
@@ -259,21 +270,19 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
                     summed = {plan.summed[op]} if op in plan.summed else set()
                     axes -= summed
                     if plan.axes_of(op.init) - summed:
-                        return None  # a start flag varying along a parallel axis
+                        return False  # a start flag varying along a parallel axis
                 old = plan.batched.get(written, frozenset())
                 if axes - old:
-                    if written.owner in inside:
-                        return None  # buffers are allocated at the kernel's entry
+                    if written.owner in fixed:
+                        return False  # buffers are allocated at the kernel's entry
                     plan.batched[written] = old | axes
                     changed = True
-    for op in body:
-        if (
-            isinstance(op, scf.ForOp)
-            and op not in plan.axis_of
-            and any(v in plan.varying for v in (op.lb, op.ub, op.step))
-        ):
-            return None
-    return plan
+    return not any(
+        isinstance(op, scf.ForOp)
+        and op not in plan.axis_of
+        and any(v in plan.varying for v in (op.lb, op.ub, op.step))
+        for op in body
+    )
 
 
 def one_by_one(kernel: Callable[..., Any], mask: Sequence[bool]) -> Callable[..., Any]:

@@ -52,6 +52,7 @@ from tilegraph.runtime.fast_executor.batching import (
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.lockstep import GroupsPart, groups_run_together, run_groups
 from tilegraph.runtime.fast_executor.mix import (
     barrier_kernel,
     run_lockstep_launch,
@@ -77,6 +78,7 @@ class _FunctionWriter:
         fn: func.FuncOp,
         python_name: str | None = None,
         handover: HandOver | None = None,
+        groups: NestPlan | None = None,
     ):
         self.module = module
         self.fn = fn
@@ -87,8 +89,11 @@ class _FunctionWriter:
         (:mod:`.mix_batch`)."""
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
-        self.plan: NestPlan | None = None
-        """The batch being emitted (inside a nest of loops run as one)."""
+        self.groups = groups
+        """The batch of a function run for all blocks of a launch at once
+        (:mod:`.lockstep`): the whole body is emitted inside it."""
+        self.plan: NestPlan | None = groups
+        """The batch being emitted (inside a nest of loops run as one, or ``groups``)."""
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -153,6 +158,8 @@ class _FunctionWriter:
             self.emit(depth, f"{out} = {expr}")
         elif isinstance(op, SubBlockIdxOp):  # a mix launch's AIV: its sub-block in the group
             self.emit(depth, f"{out} = {SUB_BLOCK_INDEX}")
+        elif self.groups is not None and isinstance(op, BlockIdxOp):
+            self.emit(depth, f"{out} = np.arange({BLOCK_COUNT})")  # every block's index
         elif isinstance(op, BlockIdxOp | BlockNumOp):
             # the running block, as the launch gave it (a batched loop whose bounds depend
             # on it, split-cores' work loop, has them in the source: batching.Bound)
@@ -178,11 +185,15 @@ class _FunctionWriter:
             if batched is not None:  # each part's tile loop batched (.mix_batch)
                 call = f"({args}{',' if op.operands else ''}), {blocks}, {op.aiv_block_count}"
                 self.emit(depth, f"{batched}({call})")
+            elif op.is_mix and (groups := self.module.lockstep_launch(op)) is not None:
+                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
             elif op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
                 lockstep = any(self.module.has_barrier(n) for n in op.callees())
                 self.emit(depth, f"_mix({call}, {op.aiv_block_count}, {lockstep})")
+            elif (groups := self.module.lockstep_launch(op)) is not None:
+                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
             elif self.module.has_barrier(callee) and blocks > 1:  # blocks in lockstep
                 part = f"({callee!r}, {self.module.python_name(callee)})"
                 core = self.module.core_of(callee)
@@ -244,6 +255,10 @@ class _FunctionWriter:
             handle = self.module.bind_kernel(kernel)
         out = ", ".join(self.name(r) for r in op.results)  # a scalar read: per point
         self.emit(depth, f"{out}, = {handle}({args})" if out else f"{handle}({args})")
+        for result in op.results:  # a buffer allocated in a batch (.lockstep): its slots
+            if result in plan.batched:
+                shape = plan.shape(plan.batched[result])
+                self.emit(depth, f"{self.name(result)} = _slotted({self.name(result)}, {shape})")
 
     def _for(self, op: scf.ForOp, depth: int) -> None:
         plan = self.plan
@@ -363,6 +378,7 @@ class CompiledModule:
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
+            "_slotted": _slotted,
             "_plain": _plain,
         }
         self._handles = 0
@@ -371,6 +387,7 @@ class CompiledModule:
         operands there and runs its kernel once per tile (what batching could not help)."""
         self._sources: dict[str, str] = {}
         self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
+        self._lockstep: dict[tuple[tuple[str, ...], int, int], str | None] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
         self._functions = {f.sym_name.data: f for f in functions}
@@ -455,6 +472,44 @@ class CompiledModule:
             source = self._sources[f"{symbol} (batched)"] = text.write()
             exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
 
+    def lockstep_launch(self, launch: LaunchOp) -> str | None:
+        """The handle of a function running lockstep launch ``launch`` (a kernel with an
+        all-core barrier) with all its groups at once (:mod:`.lockstep`:
+        ``handle(args)``), or None when the IR does not prove that they may, the launch
+        is no lockstep one, or batching is off."""
+        names = launch.callees()
+        groups = launch.block_count
+        if not self.batch or groups < 2 or not any(self.has_barrier(n) for n in names):
+            return None
+        sub_blocks = launch.aiv_block_count // groups if launch.is_mix else 1
+        key = (names, groups, sub_blocks)
+        if key not in self._lockstep:
+            self._lockstep[key] = self._compile_groups(names, groups, sub_blocks)
+        return self._lockstep[key]
+
+    def _compile_groups(self, names: tuple[str, ...], groups: int, sub_blocks: int) -> str | None:
+        """Compile the parts ``names`` of a launch of ``groups`` groups for all groups at
+        once (as ``<python name>_groups``; their source under ``"<name> (groups)"``) and
+        bind the launch's runner; None when :func:`groups_run_together` refuses."""
+        fns = [self._functions.get(n) for n in names]
+        if any(fn is None or fn.is_declaration for fn in fns):
+            return None
+        plans = groups_run_together([fn for fn in fns if fn is not None], groups, sub_blocks)
+        if plans is None:
+            return None
+        parts: list[GroupsPart] = []
+        for name, fn, plan in zip(names, fns, plans, strict=True):
+            assert fn is not None
+            python = f"{self.python_name(name)}_groups"
+            if f"{name} (groups)" not in self._sources:
+                text = _FunctionWriter(self, fn, python, groups=plan).write()
+                self._sources[f"{name} (groups)"] = text
+                exec(compile(text, f"<tile:{name}:groups>", "exec"), self.namespace)
+            core = ("aic", "aiv")[len(parts)] if len(names) > 1 else self.core_of(name)
+            parts.append((name, core, self.namespace[python]))
+        found = tuple(parts)
+        return self.bind_kernel(lambda args: run_groups(found, args, groups, sub_blocks))
+
     def has_barrier(self, symbol: str) -> bool:
         """Whether ``@symbol`` holds an all-core barrier (its blocks run in lockstep)."""
         return symbol in self._barriers
@@ -522,6 +577,12 @@ class CompiledModule:
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
         return self.namespace[self.python_name(symbol)](*args)
+
+
+def _slotted(buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """A buffer allocated inside a batch (:mod:`.lockstep`): one slot per point of
+    ``batch``, each starting with the buffer's contents."""
+    return np.broadcast_to(buffer, (*batch, *buffer.shape)).copy()
 
 
 def _plain(result: Any) -> None:
