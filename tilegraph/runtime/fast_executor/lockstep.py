@@ -26,6 +26,10 @@ The proof, :func:`plan_groups` per part and :func:`groups_run_together` per laun
   exchange are disjoint, so doing op ``k`` for every group before op ``k + 1`` for any
   computes what group after group does.
 
+Running together pays from about :data:`FEWEST_GROUPS` groups: a batched form costs more
+per call than a tile's kernel (it computes the windows of every group), so two to four
+groups of small tiles run faster group by group (docs/running.md has the figures).
+
 Otherwise the launch keeps the generator path, which runs what the IR says group by group
 (a missing barrier then gives the stale reads it gives on the chip).
 """
@@ -46,6 +50,11 @@ from tilegraph.lowering.analysis.sync_error import SyncError
 from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, Axis, NestPlan, propagate
 from tilegraph.runtime.fast_executor.mix import drive
 from tilegraph.runtime.tile_interpreter.cross_core import MixFlags, MixPart
+
+FEWEST_GROUPS = 8
+"""The fewest groups a launch runs together (measured: a 910B LSTM of hidden 48 / 64 / 96 /
+128 / 384, 3 / 4 / 6 / 8 / 24 groups, runs 1.6x / 1.25x slower, even, 2.1x and 1.9x
+faster together; docs/running.md)."""
 
 _RUNS_AS_GROUPS = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, func.ReturnOp)
 """The ops a part run for all groups at once may hold (index arithmetic besides)."""
@@ -84,7 +93,7 @@ def groups_run_together(
     """Each part's batch (:func:`plan_groups`) when the ``groups`` groups of a launch of
     ``parts`` (a plain kernel, or a mix kernel's AIC and AIV with ``sub_blocks`` AIVs per
     group) may run together, else None (see the module docstring)."""
-    if groups < 2:
+    if groups < max(2, FEWEST_GROUPS):
         return None
     plans = tuple(plan_groups(fn) for fn in parts)
     if any(plan is None for plan in plans):
