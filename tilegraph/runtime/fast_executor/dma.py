@@ -71,6 +71,15 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
             rows.fill(0)
         # the items of each (start, target) pair at once, their runs as slices (a batch's
         # runs take a few offsets: a workspace slot's, a sub-block's share)
+        if items > 1 and (targets == targets[0]).all() and (starts != starts[0]).any():
+            # one target (the tile's start in its own item): one gather of every item's
+            # run, whichever its start (a lockstep launch's groups, each its own region)
+            j0 = int(targets[0])
+            at = starts[:, None] + np.arange(count)
+            rows[:, j0 : j0 + count] = (
+                np.take_along_axis(sources, at, 1) if src_batched else sources[0][at]
+            )
+            return ()
         pairs = starts * (rows.shape[1] + 1) + targets
         alike = bool((pairs == pairs[0]).all())
         for pair in [int(pairs[0])] if alike else np.unique(pairs).tolist():
