@@ -247,9 +247,14 @@ class _FunctionWriter:
             handle = self.module.bind(op)
         else:
             summed = plan.summed.get(op) if isinstance(op, MmadOp) else None
-            kernel = nest_kernel_of(op, mask, plan.rank, summed)
+            # a lockstep launch's groups are one flat batch, a batched form's as it is (for
+            # mmad the kernel itself: a few groups' small tiles in one stacked product)
+            flat = self.groups is plan
+            kernel = batched_kernel_of(op, mask) if flat else None
             if kernel is None:
-                kernel, per_tile = _nest_kernel(op, mask, plan.rank)
+                kernel = nest_kernel_of(op, mask, plan.rank, summed)
+            if kernel is None:
+                kernel, per_tile = _nest_kernel(op, mask, plan.rank, flat)
                 if per_tile:
                     self.module.per_tile_ops.append((self.fn.sym_name.data, op.name))
             handle = self.module.bind_kernel(kernel)
@@ -332,13 +337,17 @@ class _FunctionWriter:
             self.emit(depth, f"{self.name(result)} = {name}")
 
 
-def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> tuple[Callable[..., Any], bool]:
+def _nest_kernel(
+    op: TileOp, mask: list[bool], rank: int, flat: bool = False
+) -> tuple[Callable[..., Any], bool]:
     """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
     batched form; else, with varying indices, its batched form once per value of those
-    indices; else its kernel once per point (then True: the op runs tile by tile)."""
+    indices; else its kernel once per point (then True: the op runs tile by tile).
+    ``flat``: every operand ``mask`` marks has the batch's one dim, of one size (a
+    lockstep launch's groups, :mod:`.lockstep`), so the forms take them as they are."""
     found = batched_kernel_of(op, mask)
     if found is not None:
-        return flattened(found, mask, rank), False
+        return (found if flat else flattened(found, mask, rank)), False
     indices = [
         i
         for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
@@ -350,7 +359,8 @@ def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> tuple[Callable[...,
         if per_value is not None:
             kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
             return kernel, False
-    return flattened(one_by_one(kernel_of(op), mask), mask, rank), True
+    each = one_by_one(kernel_of(op), mask)
+    return (each if flat else flattened(each, mask, rank)), True
 
 
 def _graph_kernel(op: Operation) -> Callable[..., Any]:

@@ -27,8 +27,8 @@ The proof, :func:`plan_groups` per part and :func:`groups_run_together` per laun
   computes what group after group does.
 
 Running together pays from about :data:`FEWEST_GROUPS` groups: a batched form costs more
-per call than a tile's kernel (it computes the windows of every group), so two to four
-groups of small tiles run faster group by group (docs/running.md has the figures).
+per call than a tile's kernel (it computes the windows of every group), so two groups of
+small tiles run faster group by group.
 
 Otherwise the launch keeps the generator path, which runs what the IR says group by group
 (a missing barrier then gives the stale reads it gives on the chip).
@@ -51,10 +51,10 @@ from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, Axis, NestPlan
 from tilegraph.runtime.fast_executor.mix import drive
 from tilegraph.runtime.tile_interpreter.cross_core import MixFlags, MixPart
 
-FEWEST_GROUPS = 8
-"""The fewest groups a launch runs together (measured: a 910B LSTM of hidden 48 / 64 / 96 /
-128 / 384, 3 / 4 / 6 / 8 / 24 groups, runs 1.6x / 1.25x slower, even, 2.1x and 1.9x
-faster together; docs/running.md)."""
+FEWEST_GROUPS = 4
+"""The fewest groups a launch runs together. Measured (CPU time, a 910B LSTM of seq 8,
+hidden 16 per group): 2 groups run 1.2x slower together, 3 even, 4 / 8 / 24 groups 1.3x /
+1.5x / 2x faster (docs/tile-level.md, "A lockstep launch's core groups together")."""
 
 _RUNS_AS_GROUPS = (TileOp, scf.ForOp, scf.YieldOp, arith.ConstantOp, func.ReturnOp)
 """The ops a part run for all groups at once may hold (index arithmetic besides)."""
