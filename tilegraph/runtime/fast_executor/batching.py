@@ -100,6 +100,10 @@ class NestPlan:
     """On-chip buffers defined outside the nest that get one slot per point of their axes."""
     summed: dict[MmadOp, int] = field(default_factory=dict)
     """``mmad`` ops that sum along an accumulation axis, with that axis."""
+    shifted: set[scf.ForOp] = field(default_factory=set)
+    """Loops run trip by trip whose bounds vary along the batch, every point with as many
+    trips (a lockstep launch's work loop, :mod:`.lockstep`): the induction variable
+    varies, ``lb + k * step`` on trip ``k``."""
 
     @property
     def rank(self) -> int:
@@ -277,12 +281,20 @@ def propagate(plan: NestPlan, body: Sequence[Operation], fixed: set[Operation]) 
                         return False  # buffers are allocated at the kernel's entry
                     plan.batched[written] = old | axes
                     changed = True
-    return not any(
-        isinstance(op, scf.ForOp)
-        and op not in plan.axis_of
-        and any(v in plan.varying for v in (op.lb, op.ub, op.step))
+    return not varying_bounds(plan, body)
+
+
+def varying_bounds(plan: NestPlan, body: Sequence[Operation]) -> list[scf.ForOp]:
+    """The loops of ``body`` run trip by trip (neither an axis nor shifted) whose bounds
+    vary along the batch."""
+    return [
+        op
         for op in body
-    )
+        if isinstance(op, scf.ForOp)
+        and op not in plan.axis_of
+        and op not in plan.shifted
+        and any(v in plan.varying for v in (op.lb, op.ub, op.step))
+    ]
 
 
 def one_by_one(kernel: Callable[..., Any], mask: Sequence[bool]) -> Callable[..., Any]:

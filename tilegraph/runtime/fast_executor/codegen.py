@@ -270,6 +270,8 @@ class _FunctionWriter:
         if plan is not None:
             if op in plan.axis_of:
                 self._batched_loop(op, plan, depth)
+            elif op in plan.shifted:
+                self._shifted_for(op, depth)
             else:
                 self._sequential_for(op, depth)
             return
@@ -318,6 +320,18 @@ class _FunctionWriter:
                 view = f"{self.name(buffer)}_{axis}"
                 self.emit(depth, f"{view} = {self.name(buffer)}[{last}]")
                 self.names[buffer] = view
+
+    def _shifted_for(self, op: scf.ForOp, depth: int) -> None:
+        """A loop whose bounds vary along the batch, each point with as many trips
+        (proved by :mod:`.lockstep`): trip by trip, as many as the first point's, its
+        induction variable ``lb + k * step`` per point."""
+        body = op.body.block
+        iv = self.name(body.args[0])
+        lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
+        trips = f"len(range(_first({lb}), _first({ub}), _first({step})))"
+        self.emit(depth, f"for {iv}_k in range({trips}):")
+        self.emit(depth + 1, f"{iv} = {lb} + {iv}_k * {step}")
+        self.block(body.ops, depth + 1)
 
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
@@ -389,6 +403,7 @@ class CompiledModule:
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
             "_slotted": _slotted,
+            "_first": _first,
             "_plain": _plain,
         }
         self._handles = 0
@@ -483,13 +498,15 @@ class CompiledModule:
             exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
 
     def lockstep_launch(self, launch: LaunchOp) -> str | None:
-        """The handle of a function running lockstep launch ``launch`` (a kernel with an
-        all-core barrier) with all its groups at once (:mod:`.lockstep`:
-        ``handle(args)``), or None when the IR does not prove that they may, the launch
-        is no lockstep one, or batching is off."""
+        """The handle of a function running ``launch`` with all its groups at once
+        (:mod:`.lockstep`: ``handle(args)``) — a lockstep launch (a kernel with an
+        all-core barrier), or a mix launch the generators would run group by group — or
+        None when the IR does not prove that they may, the launch is neither, or batching
+        is off."""
         names = launch.callees()
         groups = launch.block_count
-        if not self.batch or groups < 2 or not any(self.has_barrier(n) for n in names):
+        lockstep = any(self.has_barrier(n) for n in names)
+        if not self.batch or groups < 2 or not (lockstep or launch.is_mix):
             return None
         sub_blocks = launch.aiv_block_count // groups if launch.is_mix else 1
         key = (names, groups, sub_blocks)
@@ -593,6 +610,11 @@ def _slotted(buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
     """A buffer allocated inside a batch (:mod:`.lockstep`): one slot per point of
     ``batch``, each starting with the buffer's contents."""
     return np.broadcast_to(buffer, (*batch, *buffer.shape)).copy()
+
+
+def _first(bound: Any) -> int:
+    """A loop bound of the first point of a batch (an int, or an array of one per point)."""
+    return int(bound[0]) if isinstance(bound, np.ndarray) else bound
 
 
 def _plain(result: Any) -> None:

@@ -47,7 +47,15 @@ from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.lowering.analysis.barrier_check import check_launch
 from tilegraph.lowering.analysis.sync_error import SyncError
-from tilegraph.runtime.fast_executor.batching import BLOCK_COUNT, Axis, NestPlan, propagate
+from tilegraph.runtime.fast_executor.batching import (
+    BLOCK_COUNT,
+    Axis,
+    NestPlan,
+    loop_bounds,
+    propagate,
+    varying_bounds,
+)
+from tilegraph.runtime.fast_executor.blocks import iterations
 from tilegraph.runtime.fast_executor.mix import drive
 from tilegraph.runtime.tile_interpreter.cross_core import MixFlags, MixPart
 
@@ -75,16 +83,39 @@ def plan_groups(fn: func.FuncOp) -> NestPlan | None:
     if not plan.varying:
         return None  # nothing differs from group to group: nothing to batch
     fixed = {op for op in body if not (isinstance(op, AllocOp) and op.parent_block() is entry)}
-    if not propagate(plan, body, fixed):
-        return None
+    while not propagate(plan, body, fixed):
+        varied = varying_bounds(plan, body)
+        if not varied or any(loop.iter_args for loop in varied):
+            return None
+        for loop in varied:  # a work loop shared out by block: trip by trip, iv per group
+            plan.shifted.add(loop)
+            plan.varying[loop.body.block.args[0]] = frozenset((0,))
     for value in plan.varying:
         for use in value.uses:
             user = use.operation
             if isinstance(user, CrossCoreOp | SyncAllOp):
                 return None  # a group's own flag: the groups' flags differ
+            if user in plan.shifted and use.index < 3:
+                continue  # its trips are checked per launch (groups_run_together)
             if not isinstance(user, (TileOp, *index_arith.INDEX_OPS)):
                 return None  # a loop bound or a carried value: the paths may differ
     return plan
+
+
+def _same_trips(plan: NestPlan, groups: int) -> bool:
+    """Whether every shifted loop of ``plan`` takes as many trips in each of ``groups``
+    groups (its bounds known from the block index and count)."""
+    for loop in plan.shifted:
+        bounds = loop_bounds(loop)
+        if bounds is None:
+            return False
+        try:
+            trips = {len(iterations(bounds, b, groups)) for b in range(groups)}
+        except ValueError:  # a step of 0 for some group
+            return False
+        if len(trips) != 1:
+            return False
+    return True
 
 
 def groups_run_together(
@@ -96,7 +127,7 @@ def groups_run_together(
     if groups < max(2, FEWEST_GROUPS):
         return None
     plans = tuple(plan_groups(fn) for fn in parts)
-    if any(plan is None for plan in plans):
+    if any(plan is None or not _same_trips(plan, groups) for plan in plans):
         return None
     aiv = parts[1] if len(parts) > 1 else None
     try:
