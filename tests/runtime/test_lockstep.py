@@ -1,9 +1,9 @@
-"""A lockstep launch's core groups run together in the fast executor
-(``fast_executor/lockstep.py``): a recurrent layer shared over the cores (an all-core
-barrier per step) gives what it gives group by group and what the interpreter gives; a
-kernel the cross-block checker rejects (a barrier removed inside the steps) falls back to
-group by group and still gives wrong numbers; a wrong block offset run together gives
-wrong numbers in both executors."""
+"""A launch's core groups run together in the fast executor (``fast_executor/lockstep.py``):
+a recurrent layer shared over the cores (an all-core barrier per step) gives what it gives
+group by group and what the interpreter gives; a kernel the cross-block checker rejects (a
+barrier removed inside the steps) falls back to group by group and still gives wrong
+numbers; a wrong block offset run together gives wrong numbers in both executors; flash
+attention's mix launch (no barrier, its work loop shared out by block) runs together."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 
+import tilegraph
+from tests.lowering.test_flash_attention import CASES, _attention
 from tests.lowering.test_recurrent_cores import _lowered, noticed
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import BlockIdxOp, LaunchOp, SyncAllOp
@@ -43,6 +45,14 @@ def _fast(module: ModuleOp, inputs, fewest: int, monkeypatch) -> list[np.ndarray
 def _together(module: ModuleOp, monkeypatch) -> bool:
     monkeypatch.setattr(lockstep, "FEWEST_GROUPS", 2)
     return compile_module(module).lockstep_launch(_launch(module)) is not None
+
+
+def _launches_together(module: ModuleOp, monkeypatch) -> list[LaunchOp]:
+    """The mix launches whose groups run together (from two groups on)."""
+    monkeypatch.setattr(lockstep, "FEWEST_GROUPS", 2)
+    compiled = compile_module(module)
+    launches = [op for op in module.walk() if isinstance(op, LaunchOp) and op.is_mix]
+    return [op for op in launches if compiled.lockstep_launch(op) is not None]
 
 
 @pytest.mark.parametrize("kind", ["gru", "lstm"])
@@ -120,3 +130,52 @@ def test_a_wrong_block_offset_run_together_gives_wrong_numbers_in_both_executors
     monkeypatch.setattr(tiles, "_FAST", {})
     for executor in ("interpret", "fast"):
         assert noticed(module, inputs, reference, executor), f"{executor}: went unnoticed"
+
+
+@pytest.mark.parametrize("case", ["ragged", "causal"])
+def test_a_mix_launch_without_barrier_runs_its_groups_together(case: str, monkeypatch):
+    """Flash attention's mix kernel (hand-overs both ways: not the one-way batched mix)
+    shares its (batch, head) loop out by block, every group as many trips: its groups
+    run together, with what group by group and the interpreter give."""
+    graph, inputs = _attention(*CASES[case])
+    module = tilegraph.compile(graph, platform=PLATFORM).module
+    together = _launches_together(module, monkeypatch)
+    assert together
+    compiled = compile_module(module)
+    assert all(not compiled.has_barrier(n) for op in together for n in op.callees())
+    ordered = list(inputs.values())
+    both = _fast(module, ordered, 2, monkeypatch)
+    by_group = _fast(module, ordered, 1 << 30, monkeypatch)
+    interpreted = run_tiles(module, ordered, executor="interpret")
+    for t, g, i in zip(both, by_group, interpreted, strict=True):
+        np.testing.assert_allclose(t, g, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(t, i, rtol=1e-6, atol=1e-6)
+
+
+def test_every_group_at_offset_zero_run_together_gives_wrong_numbers(monkeypatch):
+    """Flash attention's work loop starting at item 0 in every group (a wrong block
+    offset: the groups repeat the first items and skip the rest) runs together and gives
+    wrong numbers in both executors."""
+    graph, inputs = _attention(*CASES["ragged"])
+    reference = tilegraph.compile(graph, target="reference").run(inputs)
+    module = tilegraph.compile(graph, platform=PLATFORM).module
+    zero = 0
+    for fn in module.ops:
+        if not isinstance(fn, func.FuncOp) or mix_part(fn) is None:
+            continue
+        for query in [op for op in fn.walk() if isinstance(op, BlockIdxOp)]:
+            for use in list(query.results[0].uses):
+                loop, block = use.operation, use.operation.parent_block()
+                if isinstance(loop, scf.ForOp) and use.index == 0 and block is not None:
+                    start = arith.ConstantOp(IntegerAttr(0, IndexType()))
+                    block.insert_op_before(start, loop)
+                    loop.operands[0] = start.result
+                    zero += 1
+    assert zero
+    module.verify()
+    assert _launches_together(module, monkeypatch)
+    monkeypatch.setattr(tiles, "_FAST", {})
+    ordered = list(inputs.values())
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, ordered, executor=executor)
+        assert not np.allclose(got, np.asarray(reference[0]), rtol=1e-4, atol=1e-5), executor
