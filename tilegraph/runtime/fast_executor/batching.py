@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
@@ -49,7 +50,9 @@ from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
 from tilegraph.runtime.fast_executor.fresh_loops import HandOverLoops, fresh_iterations
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 _INDEX_OPS = index_arith.INDEX_OPS
 """Index arithmetic: the fast executor evaluates it on arrays when an operand varies."""
@@ -390,3 +393,29 @@ def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Ca
         return ()
 
     return run
+
+
+def kernel_over_batch(
+    op: TileOp, mask: list[bool], rank: int, flat: bool = False
+) -> tuple[Callable[..., Any], bool]:
+    """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
+    batched form; else, with varying indices, its batched form once per value of those
+    indices; else its kernel once per point (then True: the op runs tile by tile).
+    ``flat``: every operand ``mask`` marks has the batch's one dim, of one size (a
+    lockstep launch's groups, :mod:`.lockstep`), so the forms take them as they are."""
+    found = batched_kernel_of(op, mask)
+    if found is not None:
+        return (found if flat else flattened(found, mask, rank)), False
+    indices = [
+        i
+        for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
+        if m and isinstance(v.type, IndexType)
+    ]
+    if indices:
+        scalar = [m and i not in indices for i, m in enumerate(mask)]
+        per_value = batched_kernel_of(op, scalar)
+        if per_value is not None:
+            kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
+            return kernel, False
+    each = one_by_one(kernel_of(op), mask)
+    return (each if flat else flattened(each, mask, rank)), True

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
@@ -45,14 +45,18 @@ from tilegraph.runtime.fast_executor.batching import (
     BLOCK_INDEX,
     SUB_BLOCK_INDEX,
     NestPlan,
-    flattened,
-    one_by_one,
-    per_index_value,
+    kernel_over_batch,
     plan_nest,
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
-from tilegraph.runtime.fast_executor.lockstep import GroupsPart, groups_run_together, run_groups
+from tilegraph.runtime.fast_executor.lockstep import (
+    GroupsPart,
+    first_point,
+    groups_run_together,
+    run_groups,
+    slotted,
+)
 from tilegraph.runtime.fast_executor.mix import (
     barrier_kernel,
     run_lockstep_launch,
@@ -254,7 +258,7 @@ class _FunctionWriter:
             if kernel is None:
                 kernel = nest_kernel_of(op, mask, plan.rank, summed)
             if kernel is None:
-                kernel, per_tile = _nest_kernel(op, mask, plan.rank, flat)
+                kernel, per_tile = kernel_over_batch(op, mask, plan.rank, flat)
                 if per_tile:
                     self.module.per_tile_ops.append((self.fn.sym_name.data, op.name))
             handle = self.module.bind_kernel(kernel)
@@ -351,32 +355,6 @@ class _FunctionWriter:
             self.emit(depth, f"{self.name(result)} = {name}")
 
 
-def _nest_kernel(
-    op: TileOp, mask: list[bool], rank: int, flat: bool = False
-) -> tuple[Callable[..., Any], bool]:
-    """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
-    batched form; else, with varying indices, its batched form once per value of those
-    indices; else its kernel once per point (then True: the op runs tile by tile).
-    ``flat``: every operand ``mask`` marks has the batch's one dim, of one size (a
-    lockstep launch's groups, :mod:`.lockstep`), so the forms take them as they are."""
-    found = batched_kernel_of(op, mask)
-    if found is not None:
-        return (found if flat else flattened(found, mask, rank)), False
-    indices = [
-        i
-        for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
-        if m and isinstance(v.type, IndexType)
-    ]
-    if indices:
-        scalar = [m and i not in indices for i, m in enumerate(mask)]
-        per_value = batched_kernel_of(op, scalar)
-        if per_value is not None:
-            kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
-            return kernel, False
-    each = one_by_one(kernel_of(op), mask)
-    return (each if flat else flattened(each, mask, rank)), True
-
-
 def _graph_kernel(op: Operation) -> Callable[..., Any]:
     if isinstance(op, TransDataOp):
         source, target = op.input.type, op.output.type
@@ -402,8 +380,8 @@ class CompiledModule:
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
-            "_slotted": _slotted,
-            "_first": _first,
+            "_slotted": slotted,
+            "_first": first_point,
             "_plain": _plain,
         }
         self._handles = 0
@@ -604,17 +582,6 @@ class CompiledModule:
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None
         return self.namespace[self.python_name(symbol)](*args)
-
-
-def _slotted(buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
-    """A buffer allocated inside a batch (:mod:`.lockstep`): one slot per point of
-    ``batch``, each starting with the buffer's contents."""
-    return np.broadcast_to(buffer, (*batch, *buffer.shape)).copy()
-
-
-def _first(bound: Any) -> int:
-    """A loop bound of the first point of a batch (an int, or an array of one per point)."""
-    return int(bound[0]) if isinstance(bound, np.ndarray) else bound
 
 
 def _plain(result: Any) -> None:

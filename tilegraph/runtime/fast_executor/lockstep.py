@@ -1,12 +1,14 @@
-"""A lockstep launch's core groups run together: one batched step per op for all of them.
+"""A launch's core groups run together: one batched step per op for all of them.
 
 A launch whose kernel holds an all-core barrier (``tile.sync_all``: a recurrent layer
 shared over the cores, :mod:`tilegraph.lowering.conversion.tiling.recurrent_cores`) runs
 its blocks (a mix launch: its core groups) as generators switching at the barrier and the
-cross-core flags (:mod:`.mix`), tile by tile, group by group: ``G`` groups cost ``G``
-times the Python dispatch of every op. Where the IR proves that the groups run the same
-program on block-indexed data, this module runs them as *one* virtual group whose every
-value that depends on the block index carries a leading block axis: the block index is
+cross-core flags (:mod:`.mix`), tile by tile, group by group; so does a mix launch without
+one whose hand-overs are not the one-way protocol :mod:`.mix_batch` batches (flash
+attention): ``G`` groups cost ``G`` times the Python dispatch of every op. Where the IR
+proves that the groups run the same program on block-indexed data, this module runs them
+as *one* virtual group whose every value that depends on the block index carries a
+leading block axis: the block index is
 ``np.arange(G)``, an index computed from it an array, and every on-chip buffer written
 from such data one slot per group (the batching of a nest of loops, :mod:`.batching`, with
 the block axis as its only axis). Each op then runs once for all groups, through its
@@ -15,9 +17,12 @@ batched form (:mod:`.forms`).
 The proof, :func:`plan_groups` per part and :func:`groups_run_together` per launch:
 
 * every group takes the same path: the block index (and what is computed from it) feeds
-  tile ops' operands and index arithmetic only — no loop bound, no loop-carried value, no
-  cross-core flag's slot — so every group runs the same ops, the same flags and barriers,
-  in the same order (the flags of the virtual group are those of every group);
+  tile ops' operands and index arithmetic only — no loop-carried value, no cross-core
+  flag's slot, no loop bound but those of a loop every group runs as many trips of (the
+  work loop ``split-cores`` shares out by block, checked per launch: its induction
+  variable is then one per group, :attr:`~.batching.NestPlan.shifted`) — so every group
+  runs the same ops, the same flags and barriers, in the same order (the flags of the
+  virtual group are those of every group);
 * an on-chip buffer given a slot per group is allocated at the kernel's entry
   (``tile.alloc``), so the slots replace it for the whole run;
 * no group reads or writes GM another group writes between two barriers
@@ -39,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, func, scf
 
 from tilegraph.dialects import index_arith
@@ -156,3 +162,14 @@ def run_groups(
         for sub in range(sub_blocks if core == "aiv" and len(parts) > 1 else 1):
             members.append(MixPart(name, core, body(fn, sub), sub, 0))
     drive(MixFlags(members, group_first=True))
+
+
+def slotted(buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
+    """A buffer allocated inside a batch (:mod:`.lockstep`): one slot per point of
+    ``batch``, each starting with the buffer's contents."""
+    return np.broadcast_to(buffer, (*batch, *buffer.shape)).copy()
+
+
+def first_point(bound: Any) -> int:
+    """A loop bound of the first point of a batch (an int, or an array of one per point)."""
+    return int(bound[0]) if isinstance(bound, np.ndarray) else bound
