@@ -54,6 +54,7 @@ from tilegraph.runtime.fast_executor.lockstep import (
     GroupsPart,
     first_point,
     groups_run_together,
+    per_group,
     run_groups,
     slotted,
 )
@@ -334,7 +335,8 @@ class _FunctionWriter:
         lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
         trips = f"len(range(_first({lb}), _first({ub}), _first({step})))"
         self.emit(depth, f"for {iv}_k in range({trips}):")
-        self.emit(depth + 1, f"{iv} = {lb} + {iv}_k * {step}")
+        at = f"{lb} + {iv}_k * {step}"
+        self.emit(depth + 1, f"{iv} = _per_group({at}, {BLOCK_COUNT})")
         self.block(body.ops, depth + 1)
 
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
@@ -382,6 +384,7 @@ class CompiledModule:
             "_lockstep": run_lockstep_launch,
             "_slotted": slotted,
             "_first": first_point,
+            "_per_group": per_group,
             "_plain": _plain,
         }
         self._handles = 0
@@ -486,6 +489,8 @@ class CompiledModule:
         lockstep = any(self.has_barrier(n) for n in names)
         if not self.batch or groups < 2 or not (lockstep or launch.is_mix):
             return None
+        if launch.is_mix and launch.aiv_block_count % groups:
+            return None  # not whole AIVs per group: the generator path reports it
         sub_blocks = launch.aiv_block_count // groups if launch.is_mix else 1
         key = (names, groups, sub_blocks)
         if key not in self._lockstep:

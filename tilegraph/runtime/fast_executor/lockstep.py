@@ -173,3 +173,9 @@ def slotted(buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
 def first_point(bound: Any) -> int:
     """A loop bound of the first point of a batch (an int, or an array of one per point)."""
     return int(bound[0]) if isinstance(bound, np.ndarray) else bound
+
+
+def per_group(value: Any, groups: int) -> np.ndarray:
+    """An index that varies along the groups, one value per group (an int is every
+    group's)."""
+    return value if isinstance(value, np.ndarray) else np.full(groups, value)
