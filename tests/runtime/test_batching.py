@@ -218,6 +218,16 @@ def test_batched_copy_flat_equals_one_by_one(cut):
     check_batched(op, [src, starts, dst, 0], [True, True, True, False], written=2)
 
 
+def test_batched_copy_flat_from_one_source_equals_one_by_one():
+    """One GM workspace, each item's run at its own start (a lockstep launch's groups,
+    each reading its region), into each item's tile at one target."""
+    op = CopyFlatOp(buf((4, 16), "GM"), idx(1)[0], buf((2, 8), "UB"), idx(1)[0], 16)
+    op.verify()
+    src = rng.standard_normal((4, 16)).astype(np.float32)
+    dst = np.full((3, 2, 8), np.nan, np.float32)
+    check_batched(op, [src, np.array([32, 0, 16]), dst, 0], [False, True, True, False], written=2)
+
+
 @pytest.mark.parametrize("pad", [None, -1.5])
 def test_batched_load_5hd_equals_one_by_one(pad):
     """NCHW windows -> 5HD tiles at per-item (channel, row, column) offsets: halos above,

@@ -9,6 +9,10 @@
   cross-core flags, tile by tile; :mod:`.mix_batch` runs those whose IR hands over one
   way only (AIC -> AIV through the workspace) batched instead: the AIC's tile loop into a
   workspace copy per hand-over, then the AIV's;
+* :mod:`.lockstep` runs a lockstep launch's core groups (a kernel with an all-core
+  barrier: a recurrent layer shared over the cores) as one virtual group, every value
+  that depends on the block index with a leading block axis, where the IR proves the
+  groups take one path and exchange nothing unordered;
 * :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
   tiles at once (:mod:`.dma`, :mod:`.moves_5hd`, :mod:`.fractal`, :mod:`.load3d_steps`,
   :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.tile import (
@@ -49,7 +50,9 @@ from tilegraph.dialects.tile.barrier import SyncAllOp
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.lowering.analysis.kernel_attrs import PARALLEL_ATTR
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
 from tilegraph.runtime.fast_executor.fresh_loops import HandOverLoops, fresh_iterations
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 _INDEX_OPS = index_arith.INDEX_OPS
 """Index arithmetic: the fast executor evaluates it on arrays when an operand varies."""
@@ -74,7 +77,8 @@ of a launch runs with the values ``tile.launch`` gives)."""
 
 @dataclass(frozen=True)
 class Axis:
-    loop: scf.ForOp
+    loop: scf.ForOp | None
+    """The batched loop (None: the blocks of a launch run together, :mod:`.lockstep`)."""
     trips: tuple[Bound, Bound, Bound]
     """(lower, upper, step) of the loop."""
     accumulation: bool
@@ -99,6 +103,10 @@ class NestPlan:
     """On-chip buffers defined outside the nest that get one slot per point of their axes."""
     summed: dict[MmadOp, int] = field(default_factory=dict)
     """``mmad`` ops that sum along an accumulation axis, with that axis."""
+    shifted: set[scf.ForOp] = field(default_factory=set)
+    """Loops run trip by trip whose bounds vary along the batch, every point with as many
+    trips (a lockstep launch's work loop, :mod:`.lockstep`): the induction variable
+    varies, ``lb + k * step`` on trip ``k``."""
 
     @property
     def rank(self) -> int:
@@ -225,7 +233,6 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
     plan.axes.append(Axis(loop, trips, False))
     _nest_loops(loop, plan, False, handover)
     body = [op for op in loop.body.block.walk() if op is not loop]
-    inside = set(body)
     for op in body:
         if isinstance(op, LaunchOp | ReadOp | WriteOp | CrossCoreOp | SyncAllOp) or not isinstance(
             op, _BATCHABLE
@@ -233,6 +240,17 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
             return None  # cross-core flags: a mix part runs tile by tile, flag by flag
     for batched_loop, axis in plan.axis_of.items():
         plan.varying[batched_loop.body.block.args[0]] = frozenset((axis,))
+    return plan if propagate(plan, body, set(body)) else None
+
+
+def propagate(plan: NestPlan, body: Sequence[Operation], fixed: set[Operation]) -> bool:
+    """Complete ``plan`` (its ``varying`` seeded with the axes' own values) over the ops
+    ``body``: the index values computed from varying ones vary too, and so does what a
+    tile op reads out of a buffer that varies; an on-chip buffer a tile op writes from
+    varying operands gets a slot per point of their axes (:attr:`NestPlan.batched`).
+    False when the batch cannot run as one: a buffer to slot is the result of an op of
+    ``fixed`` (allocated where the slots cannot replace it), an ``mmad`` start flag varies
+    along a parallel axis, or the bounds of a loop that is no axis vary."""
     changed = True
     while changed:
         changed = False
@@ -259,21 +277,27 @@ def plan_nest(loop: scf.ForOp, handover: HandOverLoops | None = None) -> NestPla
                     summed = {plan.summed[op]} if op in plan.summed else set()
                     axes -= summed
                     if plan.axes_of(op.init) - summed:
-                        return None  # a start flag varying along a parallel axis
+                        return False  # a start flag varying along a parallel axis
                 old = plan.batched.get(written, frozenset())
                 if axes - old:
-                    if written.owner in inside:
-                        return None  # buffers are allocated at the kernel's entry
+                    if written.owner in fixed:
+                        return False  # buffers are allocated at the kernel's entry
                     plan.batched[written] = old | axes
                     changed = True
-    for op in body:
-        if (
-            isinstance(op, scf.ForOp)
-            and op not in plan.axis_of
-            and any(v in plan.varying for v in (op.lb, op.ub, op.step))
-        ):
-            return None
-    return plan
+    return not varying_bounds(plan, body)
+
+
+def varying_bounds(plan: NestPlan, body: Sequence[Operation]) -> list[scf.ForOp]:
+    """The loops of ``body`` run trip by trip (neither an axis nor shifted) whose bounds
+    vary along the batch."""
+    return [
+        op
+        for op in body
+        if isinstance(op, scf.ForOp)
+        and op not in plan.axis_of
+        and op not in plan.shifted
+        and any(v in plan.varying for v in (op.lb, op.ub, op.step))
+    ]
 
 
 def one_by_one(kernel: Callable[..., Any], mask: Sequence[bool]) -> Callable[..., Any]:
@@ -369,3 +393,29 @@ def flattened(kernel: Callable[..., Any], mask: Sequence[bool], rank: int) -> Ca
         return ()
 
     return run
+
+
+def kernel_over_batch(
+    op: TileOp, mask: list[bool], rank: int, flat: bool = False
+) -> tuple[Callable[..., Any], bool]:
+    """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
+    batched form; else, with varying indices, its batched form once per value of those
+    indices; else its kernel once per point (then True: the op runs tile by tile).
+    ``flat``: every operand ``mask`` marks has the batch's one dim, of one size (a
+    lockstep launch's groups, :mod:`.lockstep`), so the forms take them as they are."""
+    found = batched_kernel_of(op, mask)
+    if found is not None:
+        return (found if flat else flattened(found, mask, rank)), False
+    indices = [
+        i
+        for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
+        if m and isinstance(v.type, IndexType)
+    ]
+    if indices:
+        scalar = [m and i not in indices for i, m in enumerate(mask)]
+        per_value = batched_kernel_of(op, scalar)
+        if per_value is not None:
+            kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
+            return kernel, False
+    each = one_by_one(kernel_of(op), mask)
+    return (each if flat else flattened(each, mask, rank)), True

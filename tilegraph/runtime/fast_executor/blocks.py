@@ -91,7 +91,9 @@ def _block_loops(fn: func.FuncOp, harmless: Harmless | None = None) -> list[scf.
     return loops
 
 
-def _iterations(bounds: tuple[Bound, Bound, Bound], block: int, blocks: int) -> range:
+def iterations(bounds: tuple[Bound, Bound, Bound], block: int, blocks: int) -> range:
+    """The iterations of a loop of bounds ``bounds`` (:func:`loop_bounds`) when block
+    ``block`` of ``blocks`` runs it."""
     names = {**index_arith.NAMESPACE, BLOCK_INDEX: block, BLOCK_COUNT: blocks}
     lb, ub, step = (eval(str(b), names) for b in bounds)
     return range(lb, ub, step)
@@ -138,8 +140,8 @@ def _shares_partition(loop: scf.ForOp, fn: func.FuncOp, blocks: int) -> bool:
     if bounds is None:
         return False
     try:
-        whole = _iterations(bounds, 0, 1)
-        shares = [_iterations(bounds, b, blocks) for b in range(blocks)]
+        whole = iterations(bounds, 0, 1)
+        shares = [iterations(bounds, b, blocks) for b in range(blocks)]
     except ValueError:  # a step of 0 for some block
         return False
     covered = sorted(i for share in shares for i in share)

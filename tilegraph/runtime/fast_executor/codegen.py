@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects import index_arith
@@ -45,13 +45,19 @@ from tilegraph.runtime.fast_executor.batching import (
     BLOCK_INDEX,
     SUB_BLOCK_INDEX,
     NestPlan,
-    flattened,
-    one_by_one,
-    per_index_value,
+    kernel_over_batch,
     plan_nest,
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.lockstep import (
+    GroupsPart,
+    first_point,
+    groups_run_together,
+    per_group,
+    run_groups,
+    slotted,
+)
 from tilegraph.runtime.fast_executor.mix import (
     barrier_kernel,
     run_lockstep_launch,
@@ -77,6 +83,7 @@ class _FunctionWriter:
         fn: func.FuncOp,
         python_name: str | None = None,
         handover: HandOver | None = None,
+        groups: NestPlan | None = None,
     ):
         self.module = module
         self.fn = fn
@@ -87,8 +94,11 @@ class _FunctionWriter:
         (:mod:`.mix_batch`)."""
         self.names: dict[SSAValue, str] = {}
         self.lines: list[str] = []
-        self.plan: NestPlan | None = None
-        """The batch being emitted (inside a nest of loops run as one)."""
+        self.groups = groups
+        """The batch of a function run for all blocks of a launch at once
+        (:mod:`.lockstep`): the whole body is emitted inside it."""
+        self.plan: NestPlan | None = groups
+        """The batch being emitted (inside a nest of loops run as one, or ``groups``)."""
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -153,6 +163,8 @@ class _FunctionWriter:
             self.emit(depth, f"{out} = {expr}")
         elif isinstance(op, SubBlockIdxOp):  # a mix launch's AIV: its sub-block in the group
             self.emit(depth, f"{out} = {SUB_BLOCK_INDEX}")
+        elif self.groups is not None and isinstance(op, BlockIdxOp):
+            self.emit(depth, f"{out} = np.arange({BLOCK_COUNT})")  # every block's index
         elif isinstance(op, BlockIdxOp | BlockNumOp):
             # the running block, as the launch gave it (a batched loop whose bounds depend
             # on it, split-cores' work loop, has them in the source: batching.Bound)
@@ -178,11 +190,15 @@ class _FunctionWriter:
             if batched is not None:  # each part's tile loop batched (.mix_batch)
                 call = f"({args}{',' if op.operands else ''}), {blocks}, {op.aiv_block_count}"
                 self.emit(depth, f"{batched}({call})")
+            elif op.is_mix and (groups := self.module.lockstep_launch(op)) is not None:
+                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
             elif op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
                 lockstep = any(self.module.has_barrier(n) for n in op.callees())
                 self.emit(depth, f"_mix({call}, {op.aiv_block_count}, {lockstep})")
+            elif (groups := self.module.lockstep_launch(op)) is not None:
+                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
             elif self.module.has_barrier(callee) and blocks > 1:  # blocks in lockstep
                 part = f"({callee!r}, {self.module.python_name(callee)})"
                 core = self.module.core_of(callee)
@@ -236,20 +252,31 @@ class _FunctionWriter:
             handle = self.module.bind(op)
         else:
             summed = plan.summed.get(op) if isinstance(op, MmadOp) else None
-            kernel = nest_kernel_of(op, mask, plan.rank, summed)
+            # a lockstep launch's groups are one flat batch, a batched form's as it is (for
+            # mmad the kernel itself: a few groups' small tiles in one stacked product)
+            flat = self.groups is plan
+            kernel = batched_kernel_of(op, mask) if flat else None
             if kernel is None:
-                kernel, per_tile = _nest_kernel(op, mask, plan.rank)
+                kernel = nest_kernel_of(op, mask, plan.rank, summed)
+            if kernel is None:
+                kernel, per_tile = kernel_over_batch(op, mask, plan.rank, flat)
                 if per_tile:
                     self.module.per_tile_ops.append((self.fn.sym_name.data, op.name))
             handle = self.module.bind_kernel(kernel)
         out = ", ".join(self.name(r) for r in op.results)  # a scalar read: per point
         self.emit(depth, f"{out}, = {handle}({args})" if out else f"{handle}({args})")
+        for result in op.results:  # a buffer allocated in a batch (.lockstep): its slots
+            if result in plan.batched:
+                shape = plan.shape(plan.batched[result])
+                self.emit(depth, f"{self.name(result)} = _slotted({self.name(result)}, {shape})")
 
     def _for(self, op: scf.ForOp, depth: int) -> None:
         plan = self.plan
         if plan is not None:
             if op in plan.axis_of:
                 self._batched_loop(op, plan, depth)
+            elif op in plan.shifted:
+                self._shifted_for(op, depth)
             else:
                 self._sequential_for(op, depth)
             return
@@ -299,6 +326,19 @@ class _FunctionWriter:
                 self.emit(depth, f"{view} = {self.name(buffer)}[{last}]")
                 self.names[buffer] = view
 
+    def _shifted_for(self, op: scf.ForOp, depth: int) -> None:
+        """A loop whose bounds vary along the batch, each point with as many trips
+        (proved by :mod:`.lockstep`): trip by trip, as many as the first point's, its
+        induction variable ``lb + k * step`` per point."""
+        body = op.body.block
+        iv = self.name(body.args[0])
+        lb, ub, step = (self.name(v) for v in (op.lb, op.ub, op.step))
+        trips = f"len(range(_first({lb}), _first({ub}), _first({step})))"
+        self.emit(depth, f"for {iv}_k in range({trips}):")
+        at = f"{lb} + {iv}_k * {step}"
+        self.emit(depth + 1, f"{iv} = _per_group({at}, {BLOCK_COUNT})")
+        self.block(body.ops, depth + 1)
+
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
         iv = self.name(body.args[0])
@@ -315,27 +355,6 @@ class _FunctionWriter:
             self.emit(depth + 1, "pass")
         for result, name in zip(op.results, carried, strict=True):
             self.emit(depth, f"{self.name(result)} = {name}")
-
-
-def _nest_kernel(op: TileOp, mask: list[bool], rank: int) -> tuple[Callable[..., Any], bool]:
-    """An op's kernel over a nest's batch (``mask``: the operands that carry it): its
-    batched form; else, with varying indices, its batched form once per value of those
-    indices; else its kernel once per point (then True: the op runs tile by tile)."""
-    found = batched_kernel_of(op, mask)
-    if found is not None:
-        return flattened(found, mask, rank), False
-    indices = [
-        i
-        for i, (v, m) in enumerate(zip(op.operands, mask, strict=True))
-        if m and isinstance(v.type, IndexType)
-    ]
-    if indices:
-        scalar = [m and i not in indices for i, m in enumerate(mask)]
-        per_value = batched_kernel_of(op, scalar)
-        if per_value is not None:
-            kernel = per_index_value(flattened(per_value, scalar, rank), mask, indices, rank)
-            return kernel, False
-    return flattened(one_by_one(kernel_of(op), mask), mask, rank), True
 
 
 def _graph_kernel(op: Operation) -> Callable[..., Any]:
@@ -363,6 +382,9 @@ class CompiledModule:
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
+            "_slotted": slotted,
+            "_first": first_point,
+            "_per_group": per_group,
             "_plain": _plain,
         }
         self._handles = 0
@@ -371,6 +393,7 @@ class CompiledModule:
         operands there and runs its kernel once per tile (what batching could not help)."""
         self._sources: dict[str, str] = {}
         self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
+        self._lockstep: dict[tuple[tuple[str, ...], int, int], str | None] = {}
         functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
         self._python_names = {f.sym_name.data: f"f_{i}" for i, f in enumerate(functions)}
         self._functions = {f.sym_name.data: f for f in functions}
@@ -454,6 +477,48 @@ class CompiledModule:
             text = _FunctionWriter(self, part, f"{self.python_name(symbol)}_batched", handover)
             source = self._sources[f"{symbol} (batched)"] = text.write()
             exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
+
+    def lockstep_launch(self, launch: LaunchOp) -> str | None:
+        """The handle of a function running ``launch`` with all its groups at once
+        (:mod:`.lockstep`: ``handle(args)``) — a lockstep launch (a kernel with an
+        all-core barrier), or a mix launch the generators would run group by group — or
+        None when the IR does not prove that they may, the launch is neither, or batching
+        is off."""
+        names = launch.callees()
+        groups = launch.block_count
+        lockstep = any(self.has_barrier(n) for n in names)
+        if not self.batch or groups < 2 or not (lockstep or launch.is_mix):
+            return None
+        if launch.is_mix and launch.aiv_block_count % groups:
+            return None  # not whole AIVs per group: the generator path reports it
+        sub_blocks = launch.aiv_block_count // groups if launch.is_mix else 1
+        key = (names, groups, sub_blocks)
+        if key not in self._lockstep:
+            self._lockstep[key] = self._compile_groups(names, groups, sub_blocks)
+        return self._lockstep[key]
+
+    def _compile_groups(self, names: tuple[str, ...], groups: int, sub_blocks: int) -> str | None:
+        """Compile the parts ``names`` of a launch of ``groups`` groups for all groups at
+        once (as ``<python name>_groups``; their source under ``"<name> (groups)"``) and
+        bind the launch's runner; None when :func:`groups_run_together` refuses."""
+        fns = [self._functions.get(n) for n in names]
+        if any(fn is None or fn.is_declaration for fn in fns):
+            return None
+        plans = groups_run_together([fn for fn in fns if fn is not None], groups, sub_blocks)
+        if plans is None:
+            return None
+        parts: list[GroupsPart] = []
+        for name, fn, plan in zip(names, fns, plans, strict=True):
+            assert fn is not None
+            python = f"{self.python_name(name)}_groups"
+            if f"{name} (groups)" not in self._sources:
+                text = _FunctionWriter(self, fn, python, groups=plan).write()
+                self._sources[f"{name} (groups)"] = text
+                exec(compile(text, f"<tile:{name}:groups>", "exec"), self.namespace)
+            core = ("aic", "aiv")[len(parts)] if len(names) > 1 else self.core_of(name)
+            parts.append((name, core, self.namespace[python]))
+        found = tuple(parts)
+        return self.bind_kernel(lambda args: run_groups(found, args, groups, sub_blocks))
 
     def has_barrier(self, symbol: str) -> bool:
         """Whether ``@symbol`` holds an all-core barrier (its blocks run in lockstep)."""

@@ -51,7 +51,35 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
     loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
     single = kernel_of(op)
 
+    def one_target(src: np.ndarray, i: Any, dst: np.ndarray, j: int) -> bool:
+        """The batch's runs into one target offset of every item (the usual case: a
+        tile's start), in one slice copy or one gather; False when a run is cut."""
+        items = len(dst)
+        sources = src.reshape(items if src_batched else 1, -1)
+        starts = i.reshape(-1) if isinstance(i, np.ndarray) and i.ndim else None
+        if starts is not None and starts.size != items:
+            return False
+        lo, hi = (int(i), int(i)) if starts is None else (int(starts.min()), int(starts.max()))
+        room = dst[0].size
+        if not dst.flags.c_contiguous or lo < 0 or j < 0 or hi + count > sources.shape[1]:
+            return False
+        if j + count > room:
+            return False
+        rows = dst.reshape(items, room)
+        if loads:
+            rows.fill(0)
+        if starts is None or lo == hi:
+            rows[:, j : j + count] = sources[:, lo : lo + count]
+        else:  # each item's run from its own start (a lockstep launch's groups' regions)
+            at = starts[:, None] + np.arange(count)
+            rows[:, j : j + count] = (
+                np.take_along_axis(sources, at, 1) if src_batched else sources[0][at]
+            )
+        return True
+
     def run(src: np.ndarray, i: Any, dst: np.ndarray, j: Any) -> tuple[()]:
+        if not (isinstance(j, np.ndarray) and j.ndim) and one_target(src, i, dst, int(j)):
+            return ()
         items = len(dst)
         sources = src.reshape(items if src_batched else 1, -1)
         starts, targets = (np.broadcast_to(np.asarray(v).reshape(-1), (items,)) for v in (i, j))

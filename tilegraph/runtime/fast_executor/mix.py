@@ -101,10 +101,10 @@ def run_lockstep_launch(part: Part, args: tuple[Any, ...], blocks: int, core: st
     def body(block: int) -> Callable[[], Any]:
         return lambda: fn(*args, block, blocks)
 
-    _drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)], group_first=True))
+    drive(MixFlags([MixPart(name, core, body(b), 0, b) for b in range(blocks)], group_first=True))
 
 
-def _drive(flags: MixFlags) -> None:
+def drive(flags: MixFlags) -> None:
     """Run a group's parts to completion in the flags' order of turns. A part's body is
     called when it first gets the turn; a body that is no generator (a part without a
     wait) runs to its end then."""
@@ -152,6 +152,6 @@ def run_mix_launch(parts: tuple[Part, Part], args: tuple[Any, ...], groups: int 
         if lockstep:
             together += members
         else:
-            _drive(MixFlags(members))
+            drive(MixFlags(members))
     if lockstep:
-        _drive(MixFlags(together, group_first=True))
+        drive(MixFlags(together, group_first=True))
