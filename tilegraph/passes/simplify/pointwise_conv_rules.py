@@ -1,0 +1,109 @@
+"""A pointwise (1x1) 1-D convolution -> a (group-batched) MatMul and a bias Add.
+
+A Conv1d of kernel size 1, stride 1 and no padding over ``X [N, C, L]`` mixes channels at
+each position and nothing else: ``Y[n, m, l] = sum_c W[m, c] X[n, c, l] + B[m]``, a
+matrix product with the weight on the left. SqueezeBERT's projections are such convolutions,
+grouped (``groups = g``): group ``j`` maps input channels ``j·C/g ..`` to output channels
+``j·M/g ..``, so the product is batched over the groups,
+``W[g, M/g, C/g] x X[N, g, C/g, L] -> [N, g, M/g, L]`` — the reference's own form of the
+convolution (:meth:`~tilegraph.dialects.graph.nn.ConvOpBase.reference`).
+
+As a convolution the op would run as the cube's conv2d (``conv-forms``: an unsqueeze to
+``[N, C, 1, L]``, a conv2d on NC1HWC0 data, a squeeze back), with TransData kernels
+around it; as a MatMul its operand and result are ND views (``[N, C, L]`` is often the
+transpose of an ``[N, L, C]`` activation, which the matmul reads in place) and the bias add
+joins its epilogue. GE runs a 1x1 convolution of a sequence as a MatMul in the same way
+(its ``Conv2D`` -> ``MatMul`` pass for 1x1 kernels).
+
+Exact up to the order of the float sums (the matmul sums the same products).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from tilegraph.dialects.graph.binary import AddOp
+from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.nn import ConvOp
+from tilegraph.dialects.graph.windows import known, window
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.passes.simplify.match import (
+    constant_array,
+    in_origin_view,
+    is_float,
+    new_constant,
+    replace_if_typed,
+    reshaped,
+    tensor_type_of,
+)
+from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+
+
+def _pointwise(op: ConvOp, x: TensorType, w: TensorType) -> bool:
+    """``op`` is a 1-D convolution whose window is one position: kernel 1, stride 1, no
+    padding (dilation is then moot)."""
+    if x.rank != 3 or w.rank != 3 or w.origin_shape[2] != 1:
+        return False
+    try:
+        (axis,) = window(ConvOp, op.properties, [x.origin_shape[2]], [1])
+    except ValueError:
+        return False
+    return axis.stride == 1 and axis.begin == 0 and axis.end == 0
+
+
+def _as(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
+    """``value`` reshaped to ``shape`` (Reshape's ``0`` / ``-1`` allowed): a constant
+    becomes a new constant of that shape (no Reshape left for constant-fold)."""
+    array = constant_array(value)
+    if array is None or any(d <= 0 for d in shape):
+        return reshaped(value, shape, ops)
+    const = new_constant(array.reshape(shape))
+    ops.append(const)
+    return const.output
+
+
+@simplify_rule
+class PointwiseConv1dAsMatMul(SimplifyRule):
+    """``conv(X [N, C, L], W [M, C/g, 1], B)``, kernel 1, stride 1, no padding ->
+    ``matmul(W [g, M/g, C/g], X [N, g, C/g, L])`` reshaped to ``[N, M, L]``, plus
+    ``B [M, 1]``."""
+
+    INFO = RuleInfo(
+        None,
+        "pointwise-conv1d-as-matmul",
+        "Conv(X [N, C, L], W [M, C/g, 1], B), kernel 1, stride 1, no padding, group g",
+        "MatMul(W [g, M/g, C/g], Reshape(X, [N, g, C/g, L])) reshaped to [N, M, L] "
+        "(+ Reshape(B, [M, 1]))",
+        "float; M and C static (the group split); sums in another order",
+        "GE (1x1 Conv2D as MatMul)",
+    )
+    ROOTS = (ConvOp,)
+
+    def rewrite(self, op: ConvOp, rewriter: PatternRewriter) -> None:
+        x, w = tensor_type_of(op.input), tensor_type_of(op.weight)
+        if x is None or w is None or not is_float(op.input) or not in_origin_view(op):
+            return
+        if not _pointwise(op, x, w):
+            return
+        m, cg = w.origin_shape[0], w.origin_shape[1]
+        if not known(m) or not known(cg):
+            return
+        g = int(op.attr("group") or 1)
+        m, cg = int(m), int(cg)
+        ops: list[Operation] = []
+        if g == 1:
+            weight, data = _as(op.weight, [m, cg], ops), op.input
+        else:
+            weight = _as(op.weight, [g, m // g, cg], ops)
+            data = reshaped(op.input, [0, g, cg, -1], ops)
+        mm = MatMulOp.make(weight, data)
+        ops.append(mm)
+        y: SSAValue = mm.results[0]
+        if g != 1:
+            y = reshaped(y, [0, m, -1], ops)
+        if op.bias is not None:
+            add = AddOp.make(y, _as(op.bias, [m, 1], ops))
+            ops.append(add)
+            y = add.results[0]
+        replace_if_typed(rewriter, op, ops)
