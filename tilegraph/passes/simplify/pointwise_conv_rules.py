@@ -20,12 +20,14 @@ Exact up to the order of the float sums (the matmul sums the same products).
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.nn import ConvOp
+from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.windows import known, window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
@@ -52,29 +54,37 @@ def _pointwise(op: ConvOp, x: TensorType, w: TensorType) -> bool:
     return axis.stride == 1 and axis.begin == 0 and axis.end == 0
 
 
-def _as(value: SSAValue, shape: list[int], ops: list[Operation]) -> SSAValue:
-    """``value`` reshaped to ``shape`` (Reshape's ``0`` / ``-1`` allowed): a constant
-    becomes a new constant of that shape (no Reshape left for constant-fold)."""
+def _as(value: SSAValue, shape: list[int], perm: list[int], ops: list[Operation]) -> SSAValue:
+    """``value`` reshaped to ``shape`` (Reshape's ``0`` / ``-1`` allowed), then transposed
+    by ``perm`` (empty: not): a constant becomes a new constant (nothing left for
+    constant-fold), any other value the Reshape and Transpose ops (appended to ``ops``)."""
     array = constant_array(value)
-    if array is None or any(d <= 0 for d in shape):
-        return reshaped(value, shape, ops)
-    const = new_constant(array.reshape(shape))
-    ops.append(const)
-    return const.output
+    if array is not None and all(d > 0 for d in shape):
+        array = array.reshape(shape)
+        const = new_constant(np.ascontiguousarray(array.transpose(perm) if perm else array))
+        ops.append(const)
+        return const.output
+    value = reshaped(value, shape, ops)
+    return _transposed(value, perm, ops) if perm else value
+
+
+def _transposed(value: SSAValue, perm: list[int], ops: list[Operation]) -> SSAValue:
+    op = TransposeOp.make(value, perm=perm)
+    ops.append(op)
+    return op.results[0]
 
 
 @simplify_rule
 class PointwiseConv1dAsMatMul(SimplifyRule):
-    """``conv(X [N, C, L], W [M, C/g, 1], B)``, kernel 1, stride 1, no padding ->
-    ``matmul(W [g, M/g, C/g], X [N, g, C/g, L])`` reshaped to ``[N, M, L]``, plus
-    ``B [M, 1]``."""
+    """``conv(X [N, C, L], W [M, C/g, 1], B)``, kernel 1, stride 1, no padding -> the
+    channels-last product ``Xᵀ Wᵀ`` (module docstring) transposed back to ``[N, M, L]``."""
 
     INFO = RuleInfo(
         None,
         "pointwise-conv1d-as-matmul",
         "Conv(X [N, C, L], W [M, C/g, 1], B), kernel 1, stride 1, no padding, group g",
-        "MatMul(W [g, M/g, C/g], Reshape(X, [N, g, C/g, L])) reshaped to [N, M, L] "
-        "(+ Reshape(B, [M, 1]))",
+        "Transpose(MatMul(Transpose(X) [N, L, C] (its groups split as heads [N, g, L, C/g]), "
+        "Wᵀ [C, M] | [g, C/g, M/g]) + B, groups merged) -> [N, M, L]",
         "float; M and C static (the group split); sums in another order",
         "GE (1x1 Conv2D as MatMul)",
     )
@@ -92,18 +102,20 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
         g = int(op.attr("group") or 1)
         m, cg = int(m), int(cg)
         ops: list[Operation] = []
+        rows = _transposed(op.input, [0, 2, 1], ops)  # [N, L, C]
         if g == 1:
-            weight, data = _as(op.weight, [m, cg], ops), op.input
-        else:
-            weight = _as(op.weight, [g, m // g, cg], ops)
-            data = reshaped(op.input, [0, g, cg, -1], ops)
-        mm = MatMulOp.make(weight, data)
+            weight = _as(op.weight, [m, cg], [1, 0], ops)
+        else:  # the groups as heads: [N, L, g, C/g] -> [N, g, L, C/g]
+            rows = _transposed(reshaped(rows, [0, 0, g, cg], ops), [0, 2, 1, 3], ops)
+            weight = _as(op.weight, [g, m // g, cg], [0, 2, 1], ops)
+        mm = MatMulOp.make(rows, weight)
         ops.append(mm)
         y: SSAValue = mm.results[0]
-        if g != 1:
-            y = reshaped(y, [0, m, -1], ops)
         if op.bias is not None:
-            add = AddOp.make(y, _as(op.bias, [m, 1], ops))
+            add = AddOp.make(y, _as(op.bias, [m] if g == 1 else [g, 1, m // g], [], ops))
             ops.append(add)
             y = add.results[0]
+        if g != 1:  # the heads merged: [N, g, L, M/g] -> [N, L, M]
+            y = reshaped(_transposed(y, [0, 2, 1, 3], ops), [0, 0, m], ops)
+        _transposed(y, [0, 2, 1], ops)
         replace_if_typed(rewriter, op, ops)
