@@ -34,7 +34,9 @@ from tilegraph.passes.simplify.match import (
     constant_array,
     in_origin_view,
     is_float,
+    made_by,
     new_constant,
+    only_user,
     replace_if_typed,
     reshaped,
     tensor_type_of,
@@ -118,4 +120,46 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
         if g != 1:  # the heads merged: [N, g, L, M/g] -> [N, L, M]
             y = reshaped(_transposed(y, [0, 2, 1, 3], ops), [0, 0, m], ops)
         _transposed(y, [0, 2, 1], ops)
+        replace_if_typed(rewriter, op, ops)
+
+
+@simplify_rule
+class TransposedProduct(SimplifyRule):
+    """``Transpose(MatMul(Transpose(a), C), last two dims swapped)`` -> ``MatMul(Cᵀ,
+    Transpose(Transpose(a)))``: a channels-last product read channels-first (SqueezeBERT's
+    key ``[B, H, D, S]`` of :class:`PointwiseConv1dAsMatMul`) becomes the channels-first
+    product, whose transposes compose into one (a view the matmul reads) instead of a
+    transpose of the result (a kernel: a result is written by rows)."""
+
+    INFO = RuleInfo(
+        None,
+        "transposed-product",
+        "Transpose(MatMul(Transpose(a, p), C constant), q) with q swapping the last two dims",
+        "MatMul(Cᵀ, Transpose(a, p then q))",
+        "the result read by a matmul; the matmul and the inner transpose have no other "
+        "reader; both operands of rank 2 at "
+        "least; exact (the same sums)",
+        "TVM (transpose of a product folded into its operands)",
+    )
+    ROOTS = (TransposeOp,)
+
+    def rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        mm = made_by(op.data, MatMulOp)
+        t = tensor_type_of(op.data)
+        if mm is None or t is None or t.rank < 2 or not in_origin_view(op):
+            return
+        if not isinstance(only_user(op.results[0]), MatMulOp):
+            return  # read by a matmul: else the transpose may cancel where it goes
+        swap = [*range(t.rank - 2), t.rank - 1, t.rank - 2]
+        if list(op.attr("perm") or []) != swap:
+            return
+        inner, weight = made_by(mm.lhs, TransposeOp), constant_array(mm.rhs)
+        lhs = tensor_type_of(mm.lhs)
+        if inner is None or weight is None or weight.ndim < 2 or lhs is None or lhs.rank < 2:
+            return
+        ops: list[Operation] = []
+        flipped = new_constant(np.ascontiguousarray(np.swapaxes(weight, -1, -2)))
+        ops.append(flipped)
+        rows = _transposed(mm.lhs, [*range(lhs.rank - 2), lhs.rank - 1, lhs.rank - 2], ops)
+        ops.append(MatMulOp.make(flipped, rows))
         replace_if_typed(rewriter, op, ops)
