@@ -125,41 +125,61 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
 
 @simplify_rule
 class TransposedProduct(SimplifyRule):
-    """``Transpose(MatMul(Transpose(a), C), last two dims swapped)`` -> ``MatMul(Cᵀ,
-    Transpose(Transpose(a)))``: a channels-last product read channels-first (SqueezeBERT's
-    key ``[B, H, D, S]`` of :class:`PointwiseConv1dAsMatMul`) becomes the channels-first
-    product, whose transposes compose into one (a view the matmul reads) instead of a
-    transpose of the result (a kernel: a result is written by rows)."""
+    """``Transpose(MatMul(a, C), last two dims swapped)`` read by a matmul -> ``MatMul(Cᵀ,
+    Transpose(a))``: a channels-last product read channels-first (SqueezeBERT's key ``[B,
+    H, D, S]`` of :class:`PointwiseConv1dAsMatMul`) becomes the channels-first product.
+    The transpose moves from the result (a kernel: a product is written by rows) to an
+    operand (a view the matmul reads column by column; ``a``'s own transposes compose with
+    it)."""
 
     INFO = RuleInfo(
         None,
         "transposed-product",
-        "Transpose(MatMul(Transpose(a, p), C constant), q) with q swapping the last two dims",
-        "MatMul(Cᵀ, Transpose(a, p then q))",
-        "the result read by a matmul; the matmul and the inner transpose have no other "
-        "reader; both operands of rank 2 at "
+        "Transpose(MatMul(a, C constant) [+ bias constant], q) read by a matmul, q "
+        "swapping the last two dims",
+        "MatMul(Cᵀ, Transpose(a, q)) [+ biasᵀ]",
+        "the product and its bias add have no other reader; both operands of rank 2 at "
         "least; exact (the same sums)",
         "TVM (transpose of a product folded into its operands)",
     )
     ROOTS = (TransposeOp,)
 
     def rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
-        mm = made_by(op.data, MatMulOp)
         t = tensor_type_of(op.data)
-        if mm is None or t is None or t.rank < 2 or not in_origin_view(op):
+        if t is None or t.rank < 2 or not in_origin_view(op):
             return
         if not isinstance(only_user(op.results[0]), MatMulOp):
             return  # read by a matmul: else the transpose may cancel where it goes
         swap = [*range(t.rank - 2), t.rank - 1, t.rank - 2]
         if list(op.attr("perm") or []) != swap:
             return
-        inner, weight = made_by(mm.lhs, TransposeOp), constant_array(mm.rhs)
-        lhs = tensor_type_of(mm.lhs)
-        if inner is None or weight is None or weight.ndim < 2 or lhs is None or lhs.rank < 2:
+        product, bias = _biased(op.data)
+        mm = made_by(product, MatMulOp) if product is not None else None
+        if mm is None:
+            return
+        weight, lhs = constant_array(mm.rhs), tensor_type_of(mm.lhs)
+        if weight is None or weight.ndim < 2 or lhs is None or lhs.rank < 2:
             return
         ops: list[Operation] = []
         flipped = new_constant(np.ascontiguousarray(np.swapaxes(weight, -1, -2)))
         ops.append(flipped)
         rows = _transposed(mm.lhs, [*range(lhs.rank - 2), lhs.rank - 1, lhs.rank - 2], ops)
         ops.append(MatMulOp.make(flipped, rows))
+        if bias is not None:  # the bias transposed with the product
+            bias = bias.reshape((1,) * (t.rank - bias.ndim) + bias.shape)
+            shifted = new_constant(np.ascontiguousarray(np.swapaxes(bias, -1, -2)))
+            ops += [shifted, AddOp.make(ops[-1], shifted)]
         replace_if_typed(rewriter, op, ops)
+
+
+def _biased(value: SSAValue) -> tuple[SSAValue | None, np.ndarray | None]:
+    """``(product, bias)`` for ``value = product + bias`` with a constant bias (an add
+    nothing else reads), else ``(value, None)``."""
+    add = made_by(value, AddOp)
+    if add is None:
+        return value, None
+    for product, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        bias = constant_array(other)
+        if bias is not None and isinstance(product.owner, MatMulOp):
+            return product, bias
+    return None, None

@@ -207,7 +207,9 @@ class ElementwiseBeforeMovement(SimplifyRule):
     )
     ROOTS = (UnaryElementwiseOp, BinaryElementwiseOp)
 
-    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+    def rewrite(
+        self, op: UnaryElementwiseOp | BinaryElementwiseOp, rewriter: PatternRewriter
+    ) -> None:
         if not in_origin_view(op) or len(op.results) != 1:
             return
         moves = [made_by(v, TransposeOp) or made_by(v, ReshapeOp) for v in op.operands]
@@ -232,7 +234,7 @@ class ElementwiseBeforeMovement(SimplifyRule):
         replace_if_typed(rewriter, op, [moved_op, moved])
 
 
-def _same_movement(a: Operation, b: Operation) -> bool:
+def _same_movement(a: TransposeOp | ReshapeOp, b: TransposeOp | ReshapeOp) -> bool:
     """Two transposes of one perm, or two reshapes to one shape, of same-shaped tensors
     (so the moved op needs no broadcast the original did not have)."""
     if type(a) is not type(b) or a.results[0].type != b.results[0].type:
