@@ -19,6 +19,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import (
     VIEW_OPS,
+    matmul_reading,
     matrix_operands,
     sole_user,
     view_ops_of,
@@ -149,3 +150,49 @@ def _clone_prefix(prefix: Sequence[Operation], copy: Operation) -> list[Operatio
         value = clone.results[0]
     copy.operands = [value, *copy.operands[1:]]
     return clones
+
+
+def clone_shared_views_into_matmuls(block: Block) -> int:
+    """Give each matmul that reads a view op's result as a view operand (directly, through
+    its ND -> FRACTAL_NZ conversion or through more view ops) its own copy of the view op,
+    so that every chain feeds one matmul and is claimed as that matmul's prologue
+    (:func:`view_claims`); the number of copies added. A grouped product's group split read
+    by several products (SqueezeBERT's Q, K and V over one LayerNorm output: ``Transpose(
+    Reshape(x, [B, S, g, C/g]), [0, 2, 1, 3])``) is then read in place by each instead of
+    copied once by a kernel of its own. The block is walked from the end, so a chain's later
+    ops are copied before its earlier ones. When the copies would not all be claimed, they
+    are undone and the view stays one kernel."""
+    added = 0
+    for op in reversed(list(block.ops)):
+        if not isinstance(op, VIEW_OPS):
+            continue
+        uses = list(op.results[0].uses)
+        if len(uses) < 2 or not all(_reads_as_operand(u.operation, op) for u in uses):
+            continue
+        copies: list[Operation] = []
+        for use in uses[1:]:
+            copy = op.clone()
+            copy.results[0].name_hint = op.results[0].name_hint
+            Rewriter.insert_op(copy, InsertPoint.after(op))
+            use.operation.operands[use.index] = copy.results[0]
+            copies.append(copy)
+        claims = view_claims(list(block.ops))
+        if all(claims.get(v, (None, ""))[1] == "prologue" for v in (op, *copies)):
+            added += len(copies)
+            continue
+        for copy in copies:
+            copy.results[0].replace_all_uses_with(op.results[0])
+            Rewriter.erase_op(copy)
+    return added
+
+
+def _reads_as_operand(user: Operation, view: Operation) -> bool:
+    """``user`` reads ``view``'s result on the way to one matmul operand: the matmul
+    itself, its operand's conversion into FRACTAL_NZ, or a view op whose chain reaches one
+    (each op of it the sole reader of the last)."""
+    if isinstance(user, VIEW_OPS):
+        return matmul_reading(user.results[0]) is not None
+    if isinstance(user, TransDataOp):
+        reader = sole_user(user.output)
+        return reader is not None and any(v is user.output for v in matrix_operands(reader))
+    return any(v is view.results[0] for v in matrix_operands(user))
