@@ -78,6 +78,13 @@ is an offset view of the split's input, so each matmul takes its copy as part of
 operands' view chains and the split runs no kernel (``splits-cloned``,
 :mod:`tilegraph.lowering.analysis.shared_views`).
 
+A view op (reshape, transpose, ...) read by several matmuls as (part of) their operands
+(SqueezeBERT's group split of a LayerNorm output, read by its Q, K and V products) is cloned
+once per reader, so that each matmul claims its own copy as part of its operand's view
+chain and no kernel copies the view (``views-cloned``,
+:func:`tilegraph.passes.fuse_views.clone_shared_views_into_matmuls`; undone when a copy
+would not be claimed).
+
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
 leaving the group would have to return into an ancestor of the root). ``layout.trans_data``
@@ -98,7 +105,7 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
+``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
 ``scalar-programs-cloned``, ``views-absorbed``, and the attention and rotary claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as

@@ -1,19 +1,23 @@
-"""A pointwise (1x1) 1-D convolution -> a (group-batched) MatMul and a bias Add.
+"""A pointwise (1x1) 1-D convolution -> a channels-last (group-batched) MatMul.
 
 A Conv1d of kernel size 1, stride 1 and no padding over ``X [N, C, L]`` mixes channels at
-each position and nothing else: ``Y[n, m, l] = sum_c W[m, c] X[n, c, l] + B[m]``, a
-matrix product with the weight on the left. SqueezeBERT's projections are such convolutions,
-grouped (``groups = g``): group ``j`` maps input channels ``j·C/g ..`` to output channels
-``j·M/g ..``, so the product is batched over the groups,
-``W[g, M/g, C/g] x X[N, g, C/g, L] -> [N, g, M/g, L]`` — the reference's own form of the
-convolution (:meth:`~tilegraph.dialects.graph.nn.ConvOpBase.reference`).
+each position and nothing else: ``Y[n, m, l] = sum_c W[m, c] X[n, c, l] + B[m]``, a matrix
+product. SqueezeBERT's projections are such convolutions, grouped (``groups = g``): group
+``j`` maps input channels ``j·C/g ..`` to output channels ``j·M/g ..``, so the product is
+batched over the groups — the reference's own form of the convolution
+(:meth:`~tilegraph.dialects.graph.nn.ConvOpBase.reference`).
 
-As a convolution the op would run as the cube's conv2d (``conv-forms``: an unsqueeze to
-``[N, C, 1, L]``, a conv2d on NC1HWC0 data, a squeeze back), with TransData kernels
-around it; as a MatMul its operand and result are ND views (``[N, C, L]`` is often the
-transpose of an ``[N, L, C]`` activation, which the matmul reads in place) and the bias add
-joins its epilogue. GE runs a 1x1 convolution of a sequence as a MatMul in the same way
-(its ``Conv2D`` -> ``MatMul`` pass for 1x1 kernels).
+:class:`PointwiseConv1dAsMatMul` writes it channels-last, as a Linear layer over
+``Xᵀ [N, L, C]``: the groups split like attention heads (``[N, L, g, C/g] -> [N, g, L,
+C/g]``), times ``Wᵀ [g, C/g, M/g]``, plus the bias, the groups merged back (``[N, L, M]``)
+and one transpose to ``[N, M, L]``. SqueezeBERT transposes its ``[N, L, C]`` hidden states
+into every convolution and out of every LayerNorm, so each transpose meets another one and
+cancels (``transpose-compose``, with ``elementwise-before-movement`` moving the residual
+adds and GELUs past them), and the group split / merge are the views the matmuls read and
+write in place. As a convolution it ran as the cube's conv2d (``conv-forms``: an unsqueeze
+to ``[N, C, 1, L]``, a conv2d on NC1HWC0 data, a squeeze back) with TransData and transpose
+kernels around it. :class:`TransposedProduct` takes the one read that wants the
+channels-first result (SqueezeBERT's key, ``[N, H, D, L]``).
 
 Exact up to the order of the float sums (the matmul sums the same products).
 """
@@ -88,7 +92,7 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
         "Transpose(MatMul(Transpose(X) [N, L, C] (its groups split as heads [N, g, L, C/g]), "
         "Wᵀ [C, M] | [g, C/g, M/g]) + B, groups merged) -> [N, M, L]",
         "float; M and C static (the group split); sums in another order",
-        "GE (1x1 Conv2D as MatMul)",
+        "",
     )
     ROOTS = (ConvOp,)
 
@@ -140,7 +144,7 @@ class TransposedProduct(SimplifyRule):
         "MatMul(Cᵀ, Transpose(a, q)) [+ biasᵀ]",
         "the product and its bias add have no other reader; both operands of rank 2 at "
         "least; exact (the same sums)",
-        "TVM (transpose of a product folded into its operands)",
+        "",
     )
     ROOTS = (TransposeOp,)
 
