@@ -110,7 +110,11 @@ Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
-``attention-claimed``, else ``attention-kept.<reason>``).
+``attention-claimed``, else ``attention-kept.<reason>``). Before the groups grow, a Q, K
+or V that a product writes straight in FRACTAL_NZ (no view chain between them) is
+converted to ND after the product (its fixpipe, claimed as its epilogue) and back before
+the attention, which the flash kernel reads ND only
+(``attention-operands-to-nd``).
 
 **Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
 its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
@@ -130,7 +134,7 @@ from xdsl.passes import ModulePass
 
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.passes.fuse_attention import attention_claims
+from tilegraph.passes.fuse_attention import attention_claims, attention_operands_to_nd
 from tilegraph.passes.fuse_grow import Fuser, tensor_bytes
 from tilegraph.passes.fuse_legality import Group
 from tilegraph.passes.fuse_materialize import materialize
@@ -223,6 +227,9 @@ class FuseOpsPass(ModulePass):
                 changed = prepare(block)
                 if changed:
                     stats.add(statistic, changed)
+            changed = attention_operands_to_nd(block, hw)
+            if changed:
+                stats.add("attention-operands-to-nd", changed)
             grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
             for group in _claim_rotary_views(fuser, grown, block, stats):
                 members = fuser.member_order(group)

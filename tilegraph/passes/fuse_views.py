@@ -45,10 +45,24 @@ def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, st
                 result = anchor.results[0]
                 user = next(iter(u.operation for u in result.uses), None)
                 if isinstance(user, TransDataOp) and any(
-                    claims.get(u.operation) == (anchor, side) for u in user.output.uses
+                    claims.get(u.operation) == (anchor, side) or _round_trip(user, u.operation)
+                    for u in user.output.uses
                 ):
                     claims[user] = (anchor, side)
     return claims
+
+
+def _round_trip(to_nd: TransDataOp, user: Operation) -> bool:
+    """``to_nd`` (a product's result to ND) feeds a conversion back into FRACTAL_NZ: the ND
+    tensor a flash attention reads (:func:`~tilegraph.passes.fuse_attention.
+    attention_operands_to_nd`), which the product's fixpipe writes."""
+    t = to_nd.input.type
+    return (
+        isinstance(user, TransDataOp)
+        and isinstance(t, TensorType)
+        and t.storage_format == Format.FRACTAL_NZ
+        and user.output.type == t
+    )
 
 
 def _converted_source(chain: Sequence[Operation]) -> bool:
