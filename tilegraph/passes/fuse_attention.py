@@ -26,10 +26,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
+from xdsl.rewriter import InsertPoint, Rewriter
 
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.attention_pattern import match_attention, unqualified
+from tilegraph.lowering.analysis.operand_views import matrix_operands
 
 
 @dataclass(frozen=True)
@@ -75,3 +80,35 @@ def attention_claims(
         assert scores is not None and output is not None
         claims.append(AttentionClaim(scores, output, pattern.softmax, probs))
     return claims, kept
+
+
+def attention_operands_to_nd(block: Block, hw: HardwareModel) -> int:
+    """Give an attention the flash kernel takes (:func:`unqualified` on ``hw``) its Q, K
+    and V in ND when a product writes one straight in FRACTAL_NZ (SqueezeBERT's Q, K and V
+    products: no head split between them and the attention): a conversion to ND right after
+    the product (its fixpipe's, claimed as its epilogue by
+    :func:`~tilegraph.passes.fuse_views.view_claims`) and back into FRACTAL_NZ before the
+    attention (the flash kernel's ``nd2nz``; it reads ND operands only). The number of
+    operands converted."""
+    converted = 0
+    for op in list(block.ops):
+        pattern = match_attention(op)
+        if pattern is None or unqualified(pattern, hw) is not None:
+            continue
+        for reader, index in ((pattern.qk, 0), (pattern.qk, 1), (pattern.pv, 1)):
+            value = reader.operands[index]
+            t = value.type
+            if not isinstance(t, TensorType) or t.storage_format != Format.FRACTAL_NZ:
+                continue
+            producer = value.owner
+            if not isinstance(producer, Operation) or not matrix_operands(producer):
+                continue  # not a product's result (a conversion is already there)
+            if len(list(value.uses)) != 1:
+                continue
+            to_nd = TransDataOp(value, t.with_storage(Format.ND))
+            to_nz = TransDataOp(to_nd.output, t)
+            Rewriter.insert_op(to_nd, InsertPoint.after(producer))
+            Rewriter.insert_op(to_nz, InsertPoint.before(reader))
+            reader.operands[index] = to_nz.output
+            converted += 1
+    return converted

@@ -78,6 +78,13 @@ is an offset view of the split's input, so each matmul takes its copy as part of
 operands' view chains and the split runs no kernel (``splits-cloned``,
 :mod:`tilegraph.lowering.analysis.shared_views`).
 
+A view op (reshape, transpose, ...) read by several matmuls as (part of) their operands
+(SqueezeBERT's group split of a LayerNorm output, read by its Q, K and V products) is cloned
+once per reader, so that each matmul claims its own copy as part of its operand's view
+chain and no kernel copies the view (``views-cloned``,
+:func:`tilegraph.passes.fuse_views.clone_shared_views_into_matmuls`; undone when a copy
+would not be claimed).
+
 A producer joins a group only when every user of its results is in the group: no work is
 duplicated, each group has one root whose results leave it, and no cycle can form (any path
 leaving the group would have to return into an ancestor of the root). ``layout.trans_data``
@@ -98,12 +105,16 @@ conversions that load its operands; its result tile is an input of the vector pa
 
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
-``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``,
+``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
 ``scalar-programs-cloned``, ``views-absorbed``, and the attention and rotary claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
-``attention-claimed``, else ``attention-kept.<reason>``).
+``attention-claimed``, else ``attention-kept.<reason>``). Before the groups grow, a Q, K
+or V that a product writes straight in FRACTAL_NZ (no view chain between them) is
+converted to ND after the product (its fixpipe, claimed as its epilogue) and back before
+the attention, which the flash kernel reads ND only
+(``attention-operands-to-nd``).
 
 **Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
 its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
@@ -123,7 +134,7 @@ from xdsl.passes import ModulePass
 
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.passes.fuse_attention import attention_claims
+from tilegraph.passes.fuse_attention import attention_claims, attention_operands_to_nd
 from tilegraph.passes.fuse_grow import Fuser, tensor_bytes
 from tilegraph.passes.fuse_legality import Group
 from tilegraph.passes.fuse_materialize import materialize
@@ -216,6 +227,9 @@ class FuseOpsPass(ModulePass):
                 changed = prepare(block)
                 if changed:
                     stats.add(statistic, changed)
+            changed = attention_operands_to_nd(block, hw)
+            if changed:
+                stats.add("attention-operands-to-nd", changed)
             grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
             for group in _claim_rotary_views(fuser, grown, block, stats):
                 members = fuser.member_order(group)

@@ -4,7 +4,9 @@ Each step returns how many ops it changed, counted as its statistic: FRACTAL_NZ
 elementwise ops on matmul results to ND (``epilogues-to-nd``,
 :mod:`tilegraph.passes.fuse_epilogue_formats`), a conversion shared by several cube ops
 cloned into each (``conversions-cloned``, below), a split read as views by several matmuls
-cloned into each (``splits-cloned``, :mod:`tilegraph.passes.fuse_views`), a scalar program
+cloned into each (``splits-cloned``, :mod:`tilegraph.passes.fuse_views`), a view read by
+several matmuls as (part of) their operands cloned into each (``views-cloned``, the same
+module), a scalar program
 cloned into each user (``scalar-programs-cloned``, :mod:`tilegraph.passes.fuse_scalars`).
 The order matters: the conversions to clone are those left after the epilogues moved.
 """
@@ -20,7 +22,10 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.passes.fuse_epilogue_formats import epilogues_to_nd
 from tilegraph.passes.fuse_scalars import clone_scalar_programs
-from tilegraph.passes.fuse_views import clone_splits_into_matmul_views
+from tilegraph.passes.fuse_views import (
+    clone_shared_views_into_matmuls,
+    clone_splits_into_matmul_views,
+)
 
 
 def runs_on_cube(op: Operation) -> bool:
@@ -55,6 +60,7 @@ PREPARATIONS: tuple[tuple[str, Callable[[Block], int]], ...] = (
     ("epilogues-to-nd", epilogues_to_nd),
     ("conversions-cloned", clone_conversions_into_cube_users),
     ("splits-cloned", clone_splits_into_matmul_views),
+    ("views-cloned", clone_shared_views_into_matmuls),
     ("scalar-programs-cloned", clone_scalar_programs),
 )
 """What rewrites a block before its groups grow, in order, and the statistic of each."""

@@ -19,6 +19,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import (
     VIEW_OPS,
+    matmul_reading,
     matrix_operands,
     sole_user,
     view_ops_of,
@@ -44,10 +45,24 @@ def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, st
                 result = anchor.results[0]
                 user = next(iter(u.operation for u in result.uses), None)
                 if isinstance(user, TransDataOp) and any(
-                    claims.get(u.operation) == (anchor, side) for u in user.output.uses
+                    claims.get(u.operation) == (anchor, side) or _round_trip(user, u.operation)
+                    for u in user.output.uses
                 ):
                     claims[user] = (anchor, side)
     return claims
+
+
+def _round_trip(to_nd: TransDataOp, user: Operation) -> bool:
+    """``to_nd`` (a product's result to ND) feeds a conversion back into FRACTAL_NZ: the ND
+    tensor a flash attention reads (:func:`~tilegraph.passes.fuse_attention.
+    attention_operands_to_nd`), which the product's fixpipe writes."""
+    t = to_nd.input.type
+    return (
+        isinstance(user, TransDataOp)
+        and isinstance(t, TensorType)
+        and t.storage_format == Format.FRACTAL_NZ
+        and user.output.type == t
+    )
 
 
 def _converted_source(chain: Sequence[Operation]) -> bool:
@@ -149,3 +164,49 @@ def _clone_prefix(prefix: Sequence[Operation], copy: Operation) -> list[Operatio
         value = clone.results[0]
     copy.operands = [value, *copy.operands[1:]]
     return clones
+
+
+def clone_shared_views_into_matmuls(block: Block) -> int:
+    """Give each matmul that reads a view op's result as a view operand (directly, through
+    its ND -> FRACTAL_NZ conversion or through more view ops) its own copy of the view op,
+    so that every chain feeds one matmul and is claimed as that matmul's prologue
+    (:func:`view_claims`); the number of copies added. A grouped product's group split read
+    by several products (SqueezeBERT's Q, K and V over one LayerNorm output: ``Transpose(
+    Reshape(x, [B, S, g, C/g]), [0, 2, 1, 3])``) is then read in place by each instead of
+    copied once by a kernel of its own. The block is walked from the end, so a chain's later
+    ops are copied before its earlier ones. When the copies would not all be claimed, they
+    are undone and the view stays one kernel."""
+    added = 0
+    for op in reversed(list(block.ops)):
+        if not isinstance(op, VIEW_OPS):
+            continue
+        uses = list(op.results[0].uses)
+        if len(uses) < 2 or not all(_reads_as_operand(u.operation, op) for u in uses):
+            continue
+        copies: list[Operation] = []
+        for use in uses[1:]:
+            copy = op.clone()
+            copy.results[0].name_hint = op.results[0].name_hint
+            Rewriter.insert_op(copy, InsertPoint.after(op))
+            use.operation.operands[use.index] = copy.results[0]
+            copies.append(copy)
+        claims = view_claims(list(block.ops))
+        if all(claims.get(v, (None, ""))[1] == "prologue" for v in (op, *copies)):
+            added += len(copies)
+            continue
+        for copy in copies:
+            copy.results[0].replace_all_uses_with(op.results[0])
+            Rewriter.erase_op(copy)
+    return added
+
+
+def _reads_as_operand(user: Operation, view: Operation) -> bool:
+    """``user`` reads ``view``'s result on the way to one matmul operand: the matmul
+    itself, its operand's conversion into FRACTAL_NZ, or a view op whose chain reaches one
+    (each op of it the sole reader of the last)."""
+    if isinstance(user, VIEW_OPS):
+        return matmul_reading(user.results[0]) is not None
+    if isinstance(user, TransDataOp):
+        reader = sole_user(user.output)
+        return reader is not None and any(v is user.output for v in matrix_operands(reader))
+    return any(v is view.results[0] for v in matrix_operands(user))

@@ -17,6 +17,16 @@ most :data:`MAX_CHECKED` elements) shows both chains move every element to the s
 constant, ``Movement`` a Transpose or Reshape nothing else reads -> ``Movement(Mul(x, c))``:
 the scale joins the producer's epilogue (the projection's bias add) instead of a kernel of
 its own. Exact: the same products of the same elements, moved.
+
+``elementwise-before-movement``: ``f(Movement(x))`` for a unary elementwise ``f``, and
+``g(Movement(a), Movement(b))`` for a binary one whose operands are the same movement of
+tensors of one shape -> ``Movement(f(x))`` / ``Movement(g(a, b))``. The op then meets its
+producer (a matmul's epilogue takes a GELU or a residual add) and the movement meets its
+consumer, where it cancels (``transpose-compose``) or becomes a view. A channels-first
+model written over channels-last products (SqueezeBERT's Conv1d projections, see
+:mod:`.pointwise_conv_rules`: ``Transpose(Add(Transpose(y), Transpose(x)))`` around every
+LayerNorm) loses every transpose this way. Exact: the same operations on the same
+elements, moved.
 """
 
 from __future__ import annotations
@@ -28,12 +38,14 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph.binary import DivOp, MulOp
+from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
+from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.gemm_rules import power_of_two
 from tilegraph.passes.simplify.match import (
+    dims_known,
     in_origin_view,
     made_by,
     one_element_constant,
@@ -179,3 +191,64 @@ def _left_to_the_product(op: MulOp | DivOp) -> bool:
 def _attrs(op: TransposeOp | ReshapeOp) -> dict[str, Any]:
     names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
     return {name: op.attr(name) for name in names if name in op.properties}
+
+
+@simplify_rule
+class ElementwiseBeforeMovement(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "elementwise-before-movement",
+        "f(Transpose | Reshape(x)), g(M(a), M(b)) with M one Transpose | Reshape of "
+        "same-shaped a, b",
+        "Transpose | Reshape(f(x)), M(g(a, b))",
+        "f unary elementwise of one operand, g binary elementwise; each movement has no "
+        "other reader (no movement is repeated)",
+        "ORT (transpose optimizer pushes transposes past elementwise ops)",
+    )
+    ROOTS = (UnaryElementwiseOp, BinaryElementwiseOp)
+
+    def rewrite(
+        self, op: UnaryElementwiseOp | BinaryElementwiseOp, rewriter: PatternRewriter
+    ) -> None:
+        if not in_origin_view(op) or len(op.results) != 1:
+            return
+        moves = [made_by(v, TransposeOp) or made_by(v, ReshapeOp) for v in op.operands]
+        first = moves[0]
+        if first is None or len(moves) > 2:
+            return
+        sources = [first.operands[0]]
+        if len(moves) == 2:
+            second = moves[1]
+            if second is None or not _same_movement(first, second):
+                return
+            sources.append(second.operands[0])
+        attrs = {name: op.attr(name) for name in op.properties}
+        try:
+            moved_op = type(op).make(*sources, **attrs)
+        except (ValueError, TypeError):
+            return
+        if _shape(moved_op.results[0]) != _shape(sources[0]):  # no new broadcast
+            moved_op.drop_all_references()
+            return
+        moved = type(first).make(moved_op, *first.operands[1:], **_attrs(first))
+        replace_if_typed(rewriter, op, [moved_op, moved])
+
+
+def _same_movement(a: TransposeOp | ReshapeOp, b: TransposeOp | ReshapeOp) -> bool:
+    """Two transposes of one perm, or two reshapes to one shape, of same-shaped tensors
+    (so the moved op needs no broadcast the original did not have)."""
+    if type(a) is not type(b) or a.results[0].type != b.results[0].type:
+        return False
+    ta, tb = a.operands[0].type, b.operands[0].type
+    if not isinstance(ta, TensorType) or not isinstance(tb, TensorType):
+        return False
+    if ta.origin_shape != tb.origin_shape or not dims_known(ta):
+        return False  # an unknown dim may be 1 in one and broadcast
+    if isinstance(a, TransposeOp):
+        return a.attr("perm") == b.attr("perm")
+    return _static_shape(a.results[0]) is not None
+
+
+def _shape(value: SSAValue) -> tuple[object, ...] | None:
+    t = value.type
+    return tuple(t.origin_shape) if isinstance(t, TensorType) else None

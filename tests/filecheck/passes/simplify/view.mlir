@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=transpose-between-reshapes,scale-before-movement},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=transpose-between-reshapes,scale-before-movement,elementwise-before-movement},dce' --split-input-file | filecheck %s
 
 // torch's SDPA decomposition: Kᵀ as Reshape / Transpose / Reshape, then times √s. The chain
 // is one transpose of the last two dims, and the scale moves before it.
@@ -27,3 +27,31 @@ func.func @per_element(%x: !layout.tensor<4x6xf32>, %w: !layout.tensor<6x4xf32>)
 // CHECK-LABEL: func.func @per_element
 // CHECK:         %t = graph.transpose %x
 // CHECK:         %y = graph.mul %t, %w
+
+// -----
+// elementwise-before-movement: the residual add of two transposed tensors and the GELU of
+// a transposed one run before the transposes (SqueezeBERT's channels-first layers).
+func.func @residual(%a: !layout.tensor<2x5x8xf32>, %b: !layout.tensor<2x5x8xf32>) -> !layout.tensor<2x8x5xf32> {
+  %ta = graph.transpose %a {perm = [0, 2, 1]} : (!layout.tensor<2x5x8xf32>) -> !layout.tensor<2x8x5xf32>
+  %tb = graph.transpose %b {perm = [0, 2, 1]} : (!layout.tensor<2x5x8xf32>) -> !layout.tensor<2x8x5xf32>
+  %s = graph.add %ta, %tb : (!layout.tensor<2x8x5xf32>, !layout.tensor<2x8x5xf32>) -> !layout.tensor<2x8x5xf32>
+  %y = graph.gelu %s : !layout.tensor<2x8x5xf32>
+  func.return %y : !layout.tensor<2x8x5xf32>
+}
+// CHECK-LABEL: func.func @residual
+// CHECK:         %[[S:.*]] = graph.add %a, %b : !layout.tensor<2x5x8xf32>
+// CHECK:         %[[G:.*]] = graph.gelu %[[S]] : !layout.tensor<2x5x8xf32>
+// CHECK:         %y = graph.transpose %[[G]] {perm = [0, 2, 1]}
+
+// -----
+// Different perms, or a movement read elsewhere, stay.
+func.func @mixed(%a: !layout.tensor<4x4xf32>, %b: !layout.tensor<4x4xf32>) -> (!layout.tensor<4x4xf32>, !layout.tensor<4x4xf32>) {
+  %ta = graph.transpose %a {perm = [1, 0]} : (!layout.tensor<4x4xf32>) -> !layout.tensor<4x4xf32>
+  %s = graph.add %ta, %b : (!layout.tensor<4x4xf32>, !layout.tensor<4x4xf32>) -> !layout.tensor<4x4xf32>
+  %r = graph.relu %ta : !layout.tensor<4x4xf32>
+  func.return %s, %r : !layout.tensor<4x4xf32>, !layout.tensor<4x4xf32>
+}
+// CHECK-LABEL: func.func @mixed
+// CHECK:         %ta = graph.transpose %a
+// CHECK:         %s = graph.add %ta, %b
+// CHECK:         %r = graph.relu %ta
