@@ -30,6 +30,8 @@ def test_counters_accumulate_per_pass_inside_a_collector():
     assert collector.passes["p"].runs == 2
     text = collector.format()
     assert "p (ran 2x)" in text and "ops-removed  5" in text
+    # membership asks the counters (it looped forever through __getitem__'s default)
+    assert "ops-removed" in collector.passes["p"] and "missing" not in collector.passes["p"]
 
 
 def test_counting_outside_a_collector_is_discarded():

@@ -45,6 +45,10 @@ class PassStatistics:
     def __getitem__(self, key: str) -> Number:
         return self.counters.get(key, 0)
 
+    def __contains__(self, key: object) -> bool:
+        # without it ``in`` falls back to __getitem__(0), (1), ... which never raise
+        return key in self.counters
+
 
 class StatisticsCollector:
     """Statistics of every pass that ran while this collector was active."""
