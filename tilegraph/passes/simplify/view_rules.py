@@ -40,7 +40,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
-from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.gemm_rules import power_of_two
@@ -202,7 +202,8 @@ class ElementwiseBeforeMovement(SimplifyRule):
         "same-shaped a, b",
         "Transpose | Reshape(f(x)), M(g(a, b))",
         "f unary elementwise of one operand, g binary elementwise; each movement has no "
-        "other reader (no movement is repeated)",
+        "other reader (no movement is repeated); not a reshape of a product's result (its "
+        "epilogue already reads across it)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
     )
     ROOTS = (UnaryElementwiseOp, BinaryElementwiseOp)
@@ -214,7 +215,7 @@ class ElementwiseBeforeMovement(SimplifyRule):
             return
         moves = [made_by(v, TransposeOp) or made_by(v, ReshapeOp) for v in op.operands]
         first = moves[0]
-        if first is None or len(moves) > 2:
+        if first is None or len(moves) > 2 or _epilogue_across_reshape(first):
             return
         sources = [first.operands[0]]
         if len(moves) == 2:
@@ -232,6 +233,16 @@ class ElementwiseBeforeMovement(SimplifyRule):
             return
         moved = type(first).make(moved_op, *first.operands[1:], **_attrs(first))
         replace_if_typed(rewriter, op, [moved_op, moved])
+
+
+def _epilogue_across_reshape(movement: TransposeOp | ReshapeOp) -> bool:
+    """A reshape of a product's result: fuse-ops already takes the elementwise ops after
+    it into the product's epilogue (a legacy export's ``addmm`` between reshapes); moved
+    before it they would read the product in its FRACTAL_NZ storage, which no matmul
+    epilogue takes (the group then splits into three kernels)."""
+    return isinstance(movement, ReshapeOp) and isinstance(
+        movement.operands[0].owner, MatMulOp | GemmOp
+    )
 
 
 def _same_movement(a: TransposeOp | ReshapeOp, b: TransposeOp | ReshapeOp) -> bool:

@@ -55,3 +55,17 @@ func.func @mixed(%a: !layout.tensor<4x4xf32>, %b: !layout.tensor<4x4xf32>) -> (!
 // CHECK:         %ta = graph.transpose %a
 // CHECK:         %s = graph.add %ta, %b
 // CHECK:         %r = graph.relu %ta
+
+// -----
+// The GELU after a reshape of a product's result stays there: the product's epilogue reads
+// across that reshape (a legacy export's addmm); before it, it would read FRACTAL_NZ.
+func.func @addmm_gelu(%x: !layout.tensor<6x8xf32>, %w: !layout.tensor<8x16xf32>) -> !layout.tensor<2x3x16xf32> {
+  %shape = graph.constant dense<[2, 3, 16]> : !layout.tensor<3xi64>
+  %m = graph.matmul %x, %w : (!layout.tensor<6x8xf32>, !layout.tensor<8x16xf32>) -> !layout.tensor<6x16xf32>
+  %r = graph.reshape %m, %shape : (!layout.tensor<6x16xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x3x16xf32>
+  %y = graph.gelu %r : !layout.tensor<2x3x16xf32>
+  func.return %y : !layout.tensor<2x3x16xf32>
+}
+// CHECK-LABEL: func.func @addmm_gelu
+// CHECK:         %r = graph.reshape %m, %shape
+// CHECK-NEXT:    %y = graph.gelu %r
