@@ -249,13 +249,21 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
 
 @tile_cost(MmadOp)
 def mmad(op: MmadOp, hw: HardwareModel) -> int:
-    m, k, n = op.dims()
+    """The whole buffers' fractals (a ragged ``mmad``'s instances: :func:`mmad_cycles`)."""
+    return mmad_cycles(op, hw, *op.valid_fractals())
+
+
+def mmad_cycles(op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int) -> int:
+    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals (fewer than
+    its buffers hold on a ragged last block, :meth:`MmadOp.valid_fractals`): the head,
+    then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
+    _, k, _ = op.dims()
     dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
         str(memref_element(op.a)), "float32"
     )
     macs = hw.cube_macs_per_cycle.get(dtype, 1024)
-    k0 = macs // 256  # MACs per cycle = 16 x 16 x K0
-    return hw.mmad_head_cycles + ceil(m / 16) * ceil(k / k0) * ceil(n / 16)
+    k0 = macs // 256
+    return hw.mmad_head_cycles + m_fractals * ceil(k / k0) * n_fractals
 
 
 # ---- the vector unit: repeats, then a result latency ----------------------------------

@@ -256,6 +256,17 @@ func.func @mmad_i8_acc(%a: memref<1x1x16x32xi8, "L0A">, %b: memref<1x1x16x32xi8,
 
 // -----
 
+// A ragged mmad's valid rows (MmadParams m) lie within the rows its buffers hold.
+func.func @mmad_m_past_the_block(%a: memref<2x1x16x8xf32, "L0A">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x2x16x16xf32, "L0C">, %i: i1) {
+  %m = arith.constant 33 : index
+  tile.mmad %a, %b, %c, %i m %m : memref<2x1x16x8xf32, "L0A">, memref<1x1x16x8xf32, "L0B">, memref<1x2x16x16xf32, "L0C">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.mmad' in @mmad_m_past_the_block: 'tile.mmad': m = 33 is outside the 32 the buffers hold
+
+// -----
+
 func.func @mmad_mixed(%a: memref<1x1x16x16xf16, "L0A">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x1x16x16xf32, "L0C">, %i: i1) {
   tile.mmad %a, %b, %c, %i : memref<1x1x16x16xf16, "L0A">, memref<1x1x16x8xf32, "L0B">, memref<1x1x16x16xf32, "L0C">
   func.return

@@ -29,7 +29,7 @@ model simulates one of them (see :mod:`.simulate`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import ceil, prod
 from typing import Any
 
@@ -41,6 +41,7 @@ from tilegraph.cost_model.tile_costs import (
     cost_of,
     fixpipe_out_bytes,
     gm_latency_cycles,
+    mmad_cycles,
     vector_latency_cycles,
 )
 from tilegraph.dialects import index_arith
@@ -206,6 +207,24 @@ def _record(
     )
 
 
+def _ragged_variants(op: MmadOp, base: OpRecord, hw: HardwareModel) -> list[OpRecord]:
+    """The records of a ragged ``mmad`` (``m`` / ``n`` operands), one per (M fractals, N
+    fractals) it may multiply, M-major: ``base`` with the cost and work of that many
+    (:func:`~tilegraph.cost_model.tile_costs.mmad_cycles`). Its instances issue the one
+    their extents pick (:meth:`_Codegen.record_index`)."""
+    m1, n1 = op.valid_fractals()
+    ms = range(1, m1 + 1) if op.m is not None else (m1,)
+    ns = range(1, n1 + 1) if op.n is not None else (n1,)
+    k = op.dims()[1]
+    records = []
+    for mf in ms:
+        for nf in ns:
+            cost = mmad_cycles(op, hw, mf, nf)
+            mac = cost - hw.mmad_head_cycles
+            records.append(replace(base, cost=cost, mac_cycles=mac, flops=2 * mf * k * nf * 256))
+    return records
+
+
 def _kind(op: TileOp) -> int:
     if isinstance(op, SyncAllOp):  # every pipe drained first, as pipe_barrier ALL
         return FENCE
@@ -265,6 +284,10 @@ class KernelProgram:
     None for other kernels."""
     flags_steps: Callable[..., Iterator[None]] | None = None
     """``flags`` as such a generator."""
+    ragged: bool = False
+    """Some op's instances issue one of several records by their extents (a ragged
+    ``mmad``): blocks with equal trip counts may differ in which (:meth:`shape` does not
+    say; :func:`~.simulate.plan_launch` counts them)."""
 
     @property
     def name(self) -> str:
@@ -277,7 +300,9 @@ class KernelProgram:
         values: dict[SSAValue, int | None] = {}
         trips: list[int] = []
         counts = [0] * len(self.records)
-        index = {id(r.op): i for i, r in enumerate(self.records)}
+        index: dict[int, int] = {}
+        for i, r in enumerate(self.records):  # a ragged op's instances: its first record
+            index.setdefault(id(r.op), i)
 
         def visit(ops: Block, times: int) -> bool:
             for op in ops.ops:
@@ -332,6 +357,8 @@ class _Codegen:
         """Record index -> the GM buffer its access touches."""
         self.gm_loops: set[scf.ForOp] = set()
         """Loops around a GM access (the only ones ``gm_accesses`` keeps)."""
+        self.ragged: set[Operation] = set()
+        """Ragged ``mmad`` ops: their records follow the first (:func:`_ragged_variants`)."""
         self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
@@ -379,6 +406,9 @@ class _Codegen:
             gm = next((b for b in (*reads, *writes) if scope_of(b) == "GM"), None)
             self.record_of[op] = len(self.records)
             self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys)), gm))
+            if isinstance(op, MmadOp) and (op.m is not None or op.n is not None):
+                self.records[-1:] = _ragged_variants(op, self.records[-1], self.hw)
+                self.ragged.add(op)
             if self.records[-1].gm_bytes and gm is not None:
                 self.gm_numbers.setdefault(gm, len(self.gm_numbers))
                 self.gm_operand[len(self.records) - 1] = gm
@@ -397,6 +427,20 @@ class _Codegen:
     def keys_tuple(self, buffers: tuple[SSAValue, ...]) -> str:
         inner = ", ".join(self.key(b) for b in buffers)
         return f"({inner},)" if buffers else "()"
+
+    def record_index(self, op: TileOp, index: int) -> str:
+        """Python source of the record an instance of ``op`` issues: ``index``, or for a
+        ragged ``mmad`` the one of its valid fractals (:func:`_ragged_variants`)."""
+        if op not in self.ragged:
+            return str(index)
+        assert isinstance(op, MmadOp)
+        m1, n1 = op.valid_fractals()
+
+        def fractals(extent: SSAValue | None, whole: int) -> str:
+            return "0" if extent is None else f"(min(-(-{self.name(extent)} // 16), {whole}) - 1)"
+
+        across = n1 if op.n is not None else 1
+        return f"{index} + {fractals(op.m, m1)} * {across} + {fractals(op.n, n1)}"
 
     def expression(self, op: Operation) -> str | None:
         """Python source of the index arithmetic ``op`` computes, or None."""
@@ -475,13 +519,12 @@ class _Codegen:
             offset = self.name(slot) if slot is not None else "0"
             lines.append(f"{indent}issue({index}, (), (), {offset})")
             return
+        at = self.record_index(op, index)
         if with_sync:
-            lines.append(f"{indent}issue({index}, (), (), 0)")
+            lines.append(f"{indent}issue({at}, (), (), 0)")
             return
         reads, writes = accesses(op)
-        lines.append(
-            f"{indent}issue({index}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)"
-        )
+        lines.append(f"{indent}issue({at}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)")
 
     def function(self, name: str, mode: str, stepping: bool = False) -> str:
         """A plain issuing function (``mode`` "data" or "flags"), or (``stepping``) a
@@ -539,4 +582,5 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
         _argument_positions(fn, gen.gm_numbers),
         namespace.get("step_data"),
         namespace.get("step_flags"),
+        bool(gen.ragged),
     )

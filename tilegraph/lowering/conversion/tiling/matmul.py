@@ -353,6 +353,18 @@ def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0) -> None:
         b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose"))
 
 
+def _valid_extent(b: KernelBuilder, total: int, at: SSAValue, block: int) -> SSAValue | None:
+    """The ``mmad``'s valid rows (or columns) of the block at fractal ``at`` of a ``total``
+    long axis cut in blocks of ``block`` fractals: ``min(block * 16, total - at * 16)``,
+    as Ascend C's ``MmadParams`` m / n (the last block's fractals that remain, not the
+    whole block: CANN's tiling charges the real fractal counts, docs/cycle-model.md).
+    None when the blocks cover the axis's fractals exactly (every block is whole)."""
+    if fractals(total) % block == 0:
+        return None
+    rest = b.affine(at, -FRACTAL, total)
+    return b.add(arith.MinSIOp(b.index(block * FRACTAL), rest)).results[0]
+
+
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
     epilogue = Epilogue(body, kernel, b)
     reason = epilogue.unsupported()
@@ -460,13 +472,14 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                 ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
             else:
                 ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
+        m_valid, n_valid = _valid_extent(b, p.m, mi, p.m1), _valid_extent(b, p.n, ni, p.n1)
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
             _fill_a(b, p, batch, mi, ki, a_l1)
             _a_to_l0(b, p, a_l1, zero, a_l0)
             _fill_b(b, p, batch, ki, ni, b_l1)
             _b_to_l0(b, p, b_l1, zero, b_l0)
-            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+            b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
 
         if group == 1 and reuse.k_steps == 1:
             b.accumulation(p.k_fractals, p.k1, "k", k_step)
@@ -485,7 +498,7 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                         first.name_hint = "first"
                     _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0)
                     _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0)
-                    b.add(MmadOp(a_l0, b_l0, c_l0, first))
+                    b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
