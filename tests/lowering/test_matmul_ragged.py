@@ -24,9 +24,10 @@ from tests.lowering.test_tile_differential import (
 )
 from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.dialects.tile import MmadOp
+from tilegraph.dialects.tile import Load2dOp, MmadOp
 from tilegraph.dialects.tile.base import scoped_memref
 from tilegraph.lowering.conversion.tiling import matmul_block
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 TOL = {"float32": (1e-4, 1e-4), "float16": (2e-2, 2e-2)}
@@ -119,3 +120,42 @@ def test_ragged_mmad_kernel_multiplies_the_valid_fractals_only():
     c_rows = c.reshape(n1, m1 * 16, 16)
     np.testing.assert_allclose(c_rows[0, :32], product[0, :32], rtol=1e-5, atol=1e-5)
     assert np.isnan(c_rows[0, 32:]).all() and np.isnan(c_rows[1]).all()
+
+
+def _ragged_load(scope: str) -> Load2dOp:
+    """A ``swap`` load of a (K1 = 2, M1 = 3) L1 window into L0A (3, 2, 16, 16), or a
+    ``copy`` of a (2, 3) window into L0B (2, 3, 16, 16), with ``valid``."""
+    src = scoped_memref([2, 3, 16, 16], f32, "L1")
+    dst = scoped_memref([3, 2, 16, 16] if scope == "L0A" else [2, 3, 16, 16], f32, scope)
+    index = IndexType()
+    mode = "swap" if scope == "L0A" else "copy"
+    op = Load2dOp(_value(src), _value(index), _value(index), _value(dst), mode, _value(index))
+    op.verify()
+    return op
+
+
+@pytest.mark.parametrize("scope", ["L0A", "L0B"])
+def test_ragged_load2d_loads_the_valid_fractals_only(scope: str):
+    """valid = 20 elements: 2 of the 3 M (L0A) / N (L0B) fractals are loaded, the third
+    reads as zero — in the interpreter, and in the fast executor's batched form with one
+    ``valid`` per tile (20, then 48: the whole)."""
+    op = _ragged_load(scope)
+    rng = np.random.default_rng(1)
+    src = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    whole = np.full((3, 2, 16, 16) if scope == "L0A" else (2, 3, 16, 16), np.nan, np.float32)
+    kernel_of(op)(src, 0, 0, whole, 48)
+    dst = np.full_like(whole, np.nan)
+    kernel_of(op)(src, 0, 0, dst, 20)
+    axis = op.ragged_axis
+    kept = [slice(None)] * 4
+    kept[axis] = slice(0, 2)
+    past = [slice(None)] * 4
+    past[axis] = slice(2, 3)
+    np.testing.assert_array_equal(dst[tuple(kept)], whole[tuple(kept)])
+    assert not dst[tuple(past)].any()
+    batched = batched_kernel_of(op, [False, False, False, True, True])
+    assert batched is not None
+    tiles = np.full((2, *whole.shape), np.nan, np.float32)
+    batched(src, 0, 0, tiles, np.array([20, 48]))
+    np.testing.assert_array_equal(tiles[0], dst)
+    np.testing.assert_array_equal(tiles[1], whole)

@@ -11,7 +11,7 @@ from tests.runtime.test_cycle_model import _cube_kernel, _lowered, _matmul_model
 from tilegraph.cost_model.cycles import simulate_module
 from tilegraph.cost_model.cycles.program import compile_kernel
 from tilegraph.cost_model.cycles.report import KernelCycles
-from tilegraph.dialects.tile import MmadOp
+from tilegraph.dialects.tile import Load2dOp, MmadOp
 from tilegraph.hardware import hardware_preset
 
 K, N = 768, 768
@@ -48,3 +48,21 @@ def test_ragged_records_cost_the_valid_fractals():
     whole = records[-1].mac_cycles
     for fractals, record in enumerate(records, start=1):
         assert record.mac_cycles * m1 == whole * fractals
+
+
+def test_ragged_l1_to_l0a_loads_move_the_valid_fractals():
+    """The 197-row matmul's L1 -> L0A loads have one record per M fractal count, moving that
+    many fractals' bytes; the L1 -> L0B loads (N whole) have one."""
+    hw = hardware_preset("ascend910b")
+    module = _lowered(_matmul_model(197, K, N), "platform=ascend910b")
+    program = compile_kernel(_cube_kernel(module), hw)
+    loads = [r for r in program.records if isinstance(r.op, Load2dOp)]
+    into_a = [r for r in loads if r.path == "L1->L0A"]
+    into_b = [r for r in loads if r.path == "L1->L0B"]
+    m1 = into_a[0].op.ragged_fractals()
+    assert len(into_a) == m1 > 1 and len(into_b) == 1
+    whole = into_a[-1].moved_bytes
+    for fractals, record in enumerate(into_a, start=1):
+        assert record.moved_bytes * m1 == whole * fractals
+    assert [r.cost for r in into_a] == sorted(r.cost for r in into_a)
+    assert into_a[0].cost < into_a[-1].cost

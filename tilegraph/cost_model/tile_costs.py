@@ -189,7 +189,15 @@ def nz2nd(op: Nz2NdOp, hw: HardwareModel) -> int:
 
 @tile_cost(Load2dOp)
 def load2d(op: Load2dOp, hw: HardwareModel) -> int:
-    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes())
+    """The whole destination (a ragged load's instances: :func:`load2d_cycles`)."""
+    return load2d_cycles(op, hw, op.ragged_fractals())
+
+
+def load2d_cycles(op: Load2dOp, hw: HardwareModel, fractals: int) -> int:
+    """A ``load2d`` of ``fractals`` of its destination's fractals along its ragged axis
+    (all of them but on a matmul's ragged last block, :class:`Load2dOp`'s ``valid``)."""
+    moved = op.moved_bytes() * fractals // op.ragged_fractals()
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", moved)
 
 
 def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:

@@ -179,6 +179,7 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
   %c20 = arith.constant 20 : index
   tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+  tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
   func.return
 }
 // CHECK-LABEL: func.func @cube_path
@@ -206,6 +207,7 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // CHECK-NEXT: %c20 = arith.constant 20 : index
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+// CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "cube_path"
 // GENERIC: "tile.nd2nz"(

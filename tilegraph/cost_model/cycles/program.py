@@ -29,7 +29,7 @@ model simulates one of them (see :mod:`.simulate`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from math import ceil, prod
 from typing import Any
 
@@ -37,11 +37,11 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from tilegraph.cost_model.cycles.ragged import ragged_axes, ragged_records, record_index
 from tilegraph.cost_model.tile_costs import (
     cost_of,
     fixpipe_out_bytes,
     gm_latency_cycles,
-    mmad_cycles,
     vector_latency_cycles,
 )
 from tilegraph.dialects import index_arith
@@ -207,24 +207,6 @@ def _record(
     )
 
 
-def _ragged_variants(op: MmadOp, base: OpRecord, hw: HardwareModel) -> list[OpRecord]:
-    """The records of a ragged ``mmad`` (``m`` / ``n`` operands), one per (M fractals, N
-    fractals) it may multiply, M-major: ``base`` with the cost and work of that many
-    (:func:`~tilegraph.cost_model.tile_costs.mmad_cycles`). Its instances issue the one
-    their extents pick (:meth:`_Codegen.record_index`)."""
-    m1, n1 = op.valid_fractals()
-    ms = range(1, m1 + 1) if op.m is not None else (m1,)
-    ns = range(1, n1 + 1) if op.n is not None else (n1,)
-    k = op.dims()[1]
-    records = []
-    for mf in ms:
-        for nf in ns:
-            cost = mmad_cycles(op, hw, mf, nf)
-            mac = cost - hw.mmad_head_cycles
-            records.append(replace(base, cost=cost, mac_cycles=mac, flops=2 * mf * k * nf * 256))
-    return records
-
-
 def _kind(op: TileOp) -> int:
     if isinstance(op, SyncAllOp):  # every pipe drained first, as pipe_barrier ALL
         return FENCE
@@ -358,7 +340,7 @@ class _Codegen:
         self.gm_loops: set[scf.ForOp] = set()
         """Loops around a GM access (the only ones ``gm_accesses`` keeps)."""
         self.ragged: set[Operation] = set()
-        """Ragged ``mmad`` ops: their records follow the first (:func:`_ragged_variants`)."""
+        """Ragged ops (:mod:`.ragged`): their records follow the first."""
         self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
@@ -406,8 +388,8 @@ class _Codegen:
             gm = next((b for b in (*reads, *writes) if scope_of(b) == "GM"), None)
             self.record_of[op] = len(self.records)
             self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys)), gm))
-            if isinstance(op, MmadOp) and (op.m is not None or op.n is not None):
-                self.records[-1:] = _ragged_variants(op, self.records[-1], self.hw)
+            if ragged_axes(op):
+                self.records[-1:] = ragged_records(op, self.records[-1], self.hw)
                 self.ragged.add(op)
             if self.records[-1].gm_bytes and gm is not None:
                 self.gm_numbers.setdefault(gm, len(self.gm_numbers))
@@ -430,17 +412,8 @@ class _Codegen:
 
     def record_index(self, op: TileOp, index: int) -> str:
         """Python source of the record an instance of ``op`` issues: ``index``, or for a
-        ragged ``mmad`` the one of its valid fractals (:func:`_ragged_variants`)."""
-        if op not in self.ragged:
-            return str(index)
-        assert isinstance(op, MmadOp)
-        m1, n1 = op.valid_fractals()
-
-        def fractals(extent: SSAValue | None, whole: int) -> str:
-            return "0" if extent is None else f"(min(-(-{self.name(extent)} // 16), {whole}) - 1)"
-
-        across = n1 if op.n is not None else 1
-        return f"{index} + {fractals(op.m, m1)} * {across} + {fractals(op.n, n1)}"
+        ragged op the one of its valid fractals (:func:`.ragged.record_index`)."""
+        return record_index(op, index, self.name) if op in self.ragged else str(index)
 
     def expression(self, op: Operation) -> str | None:
         """Python source of the index arithmetic ``op`` computes, or None."""

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import I1, IndexType, IntegerAttr, MemRefType, i1
+from xdsl.dialects.builtin import I1, IndexType, MemRefType, i1
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -22,6 +21,7 @@ from tilegraph.dialects.tile.base import (
     element_bytes,
     memref_element,
     memref_shape,
+    require_extent,
     require_scope,
 )
 
@@ -139,11 +139,7 @@ class MmadOp(TileOp):
                 f"(K0 = {FRACTAL_ROW_BYTES} B / element size)"
             )
         for name, extent, whole in (("m", self.m, m1 * 16), ("n", self.n, sb[1] * 16)):
-            value = _constant(extent)
-            if value is not None and not 1 <= value <= whole:
-                raise VerifyException(
-                    f"'{self.name}': {name} = {value} is outside the {whole} the buffers hold"
-                )
+            require_extent(self, name, extent, whole)
 
     def valid_fractals(self, m: int | None = None, n: int | None = None) -> tuple[int, int]:
         """(M fractals, N fractals) the op multiplies when its ``m`` / ``n`` operands are
@@ -165,15 +161,6 @@ class MmadOp(TileOp):
 
     def written(self):
         return self.c
-
-
-def _constant(value: SSAValue | None) -> int | None:
-    """The value of an ``arith.constant`` index, else None."""
-    if value is not None and isinstance(value.owner, arith.ConstantOp):
-        attr = value.owner.value
-        if isinstance(attr, IntegerAttr):
-            return attr.value.data
-    return None
 
 
 CUBE_OPS = (MmadOp,)
