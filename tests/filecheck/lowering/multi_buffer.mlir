@@ -61,8 +61,8 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 // CHECK:           tile.nd2nz %in0[%c0, %c0] to %a_l1
 // CHECK-NEXT:      tile.load2d %a_l1[%c0, %c0] to %a_l0a {mode = "swap"}
 // CHECK:           tile.nd2nz %in1[%c0, %{{.+}}] to %b_l1
-// CHECK-NEXT:      tile.load2d %b_l1[%c0, %c0] to %b_l0b {mode = "transpose"}
-// CHECK-NEXT:      tile.mmad %a_l0a, %b_l0b, %c_l0c
+// CHECK-NEXT:      tile.load2d %b_l1[%c0, %c0] to %b_l0b valid %[[NV:.+]] {mode = "transpose"}
+// CHECK-NEXT:      tile.mmad %a_l0a, %b_l0b, %c_l0c, %true n %[[NV]]
 // CHECK-LABEL: func.func @add_relu(
 // CHECK-NEXT:    %a_ub = tile.alloc {multi_buffer = 2 : i64} : memref<2x100xf32, "UB">
 // CHECK-NEXT:    %b_ub = tile.alloc {multi_buffer = 2 : i64} : memref<2x100xf32, "UB">
