@@ -190,7 +190,15 @@ def nz2nd(op: Nz2NdOp, hw: HardwareModel) -> int:
 
 @tile_cost(Load2dOp)
 def load2d(op: Load2dOp, hw: HardwareModel) -> int:
-    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes())
+    """The whole destination (a ragged load's instances: :func:`load2d_cycles`)."""
+    return load2d_cycles(op, hw, op.ragged_fractals())
+
+
+def load2d_cycles(op: Load2dOp, hw: HardwareModel, fractals: int) -> int:
+    """A ``load2d`` of ``fractals`` of its destination's fractals along its ragged axis
+    (all of them but on a matmul's ragged last block, :class:`Load2dOp`'s ``valid``)."""
+    moved = op.moved_bytes() * fractals // op.ragged_fractals()
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", moved)
 
 
 def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:
@@ -250,13 +258,21 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
 
 @tile_cost(MmadOp)
 def mmad(op: MmadOp, hw: HardwareModel) -> int:
-    m, k, n = op.dims()
+    """The whole buffers' fractals (a ragged ``mmad``'s instances: :func:`mmad_cycles`)."""
+    return mmad_cycles(op, hw, *op.valid_fractals())
+
+
+def mmad_cycles(op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int) -> int:
+    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals (fewer than
+    its buffers hold on a ragged last block, :meth:`MmadOp.valid_fractals`): the head,
+    then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
+    _, k, _ = op.dims()
     dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
         str(memref_element(op.a)), "float32"
     )
     macs = hw.cube_macs_per_cycle.get(dtype, 1024)
-    k0 = macs // 256  # MACs per cycle = 16 x 16 x K0
-    return hw.mmad_head_cycles + ceil(m / 16) * ceil(k / k0) * ceil(n / 16)
+    k0 = macs // 256
+    return hw.mmad_head_cycles + m_fractals * ceil(k / k0) * n_fractals
 
 
 # ---- the vector unit: repeats, then a result latency ----------------------------------

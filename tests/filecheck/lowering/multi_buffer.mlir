@@ -58,11 +58,11 @@ func.func @add_relu(%in: memref<64x100xf32, "GM">, %in2: memref<64x100xf32, "GM"
 // CHECK-NEXT:    %b_l0b = tile.alloc {multi_buffer = 2 : i64} : memref<1x2x16x16xf32, "L0B">
 // CHECK-NEXT:    %c_l0c = tile.alloc : memref<2x2x16x16xf32, "L0C">
 // CHECK:         scf.for %n = %c0 to %c5 step %c2 {
-// CHECK-NEXT:      tile.nd2nz %in0[%c0, %c0] to %a_l1
+// CHECK:           tile.nd2nz %in0[%c0, %c0] to %a_l1
 // CHECK-NEXT:      tile.load2d %a_l1[%c0, %c0] to %a_l0a {mode = "swap"}
 // CHECK:           tile.nd2nz %in1[%c0, %{{.+}}] to %b_l1
-// CHECK-NEXT:      tile.load2d %b_l1[%c0, %c0] to %b_l0b {mode = "transpose"}
-// CHECK-NEXT:      tile.mmad %a_l0a, %b_l0b, %c_l0c
+// CHECK-NEXT:      tile.load2d %b_l1[%c0, %c0] to %b_l0b valid %[[NV:.+]] {mode = "transpose"}
+// CHECK-NEXT:      tile.mmad %a_l0a, %b_l0b, %c_l0c, %true n %[[NV]]
 // CHECK-LABEL: func.func @add_relu(
 // CHECK-NEXT:    %a_ub = tile.alloc {multi_buffer = 2 : i64} : memref<2x100xf32, "UB">
 // CHECK-NEXT:    %b_ub = tile.alloc {multi_buffer = 2 : i64} : memref<2x100xf32, "UB">

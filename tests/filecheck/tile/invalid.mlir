@@ -256,6 +256,29 @@ func.func @mmad_i8_acc(%a: memref<1x1x16x32xi8, "L0A">, %b: memref<1x1x16x32xi8,
 
 // -----
 
+// A ragged mmad's valid rows (MmadParams m) lie within the rows its buffers hold.
+func.func @mmad_m_past_the_block(%a: memref<2x1x16x8xf32, "L0A">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x2x16x16xf32, "L0C">, %i: i1) {
+  %m = arith.constant 33 : index
+  tile.mmad %a, %b, %c, %i m %m : memref<2x1x16x8xf32, "L0A">, memref<1x1x16x8xf32, "L0B">, memref<1x2x16x16xf32, "L0C">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.mmad' in @mmad_m_past_the_block: 'tile.mmad': m = 33 is outside the 32 the buffers hold
+
+// -----
+
+// A ragged L1 -> L0B load's valid columns lie within the N fractals of its destination.
+func.func @load2d_valid_past_the_block(%l1: memref<1x2x16x16xf32, "L1">, %b: memref<1x2x16x16xf32, "L0B">) {
+  %c0 = arith.constant 0 : index
+  %n = arith.constant 40 : index
+  tile.load2d %l1[%c0, %c0] to %b valid %n {mode = "copy"} : memref<1x2x16x16xf32, "L1"> to memref<1x2x16x16xf32, "L0B">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.load2d' in @load2d_valid_past_the_block: 'tile.load2d': valid = 40 is outside the 32 the buffers hold
+
+// -----
+
 func.func @mmad_mixed(%a: memref<1x1x16x16xf16, "L0A">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x1x16x16xf32, "L0C">, %i: i1) {
   tile.mmad %a, %b, %c, %i : memref<1x1x16x16xf16, "L0A">, memref<1x1x16x8xf32, "L0B">, memref<1x1x16x16xf32, "L0C">
   func.return

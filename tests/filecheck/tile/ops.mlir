@@ -176,6 +176,10 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
   tile.load3d %f[%c0] to %sqa {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x16xf32, "L0A">
   tile.mmad %a, %b, %c, %true : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   tile.mmad %a, %b, %c, %false : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+  %c20 = arith.constant 20 : index
+  tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+  tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+  tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
   func.return
 }
 // CHECK-LABEL: func.func @cube_path
@@ -200,6 +204,10 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // CHECK-NEXT: tile.load3d %f[%c0] to %sqa {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pad_left = 1 : i64, out_width = 3 : i64, channels = 3 : i64} : memref<1x1x7x6x16xf32, "L1"> to memref<2x3x16x16xf32, "L0A">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %false : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+// CHECK-NEXT: %c20 = arith.constant 20 : index
+// CHECK-NEXT: tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+// CHECK-NEXT: tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+// CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "cube_path"
 // GENERIC: "tile.nd2nz"(

@@ -1,6 +1,8 @@
 """The cycle model: what a lowered module costs on the NPU, per pipe, core and kernel.
 
 * :mod:`.program` compiles a tiled kernel into Python that issues its op instances;
+* :mod:`.ragged` gives an op whose cost depends on an index value (a matmul's ragged last
+  block) a record per fractal count;
 * :mod:`.core` runs one block on one core (a clock per pipe, data or flag ordering);
 * :mod:`.memory` shares GM bandwidth between the cores (with L2 reuse);
 * :mod:`.host` estimates host kernels on an AI CPU model;

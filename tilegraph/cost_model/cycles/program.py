@@ -37,6 +37,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
+from tilegraph.cost_model.cycles.ragged import ragged_axes, ragged_records, record_index
 from tilegraph.cost_model.tile_costs import (
     cost_of,
     fixpipe_out_bytes,
@@ -265,6 +266,10 @@ class KernelProgram:
     None for other kernels."""
     flags_steps: Callable[..., Iterator[None]] | None = None
     """``flags`` as such a generator."""
+    ragged: bool = False
+    """Some op's instances issue one of several records by their extents (a ragged
+    ``mmad``): blocks with equal trip counts may differ in which (:meth:`shape` does not
+    say; :func:`~.simulate.plan_launch` counts them)."""
 
     @property
     def name(self) -> str:
@@ -277,7 +282,9 @@ class KernelProgram:
         values: dict[SSAValue, int | None] = {}
         trips: list[int] = []
         counts = [0] * len(self.records)
-        index = {id(r.op): i for i, r in enumerate(self.records)}
+        index: dict[int, int] = {}
+        for i, r in enumerate(self.records):  # a ragged op's instances: its first record
+            index.setdefault(id(r.op), i)
 
         def visit(ops: Block, times: int) -> bool:
             for op in ops.ops:
@@ -332,6 +339,8 @@ class _Codegen:
         """Record index -> the GM buffer its access touches."""
         self.gm_loops: set[scf.ForOp] = set()
         """Loops around a GM access (the only ones ``gm_accesses`` keeps)."""
+        self.ragged: set[Operation] = set()
+        """Ragged ops (:mod:`.ragged`): their records follow the first."""
         self.stepping = False
 
     def fail(self, op: Operation, why: str) -> CycleModelError:
@@ -379,6 +388,9 @@ class _Codegen:
             gm = next((b for b in (*reads, *writes) if scope_of(b) == "GM"), None)
             self.record_of[op] = len(self.records)
             self.records.append(_record(op, self.hw, tuple(dict.fromkeys(alias_keys)), gm))
+            if ragged_axes(op):
+                self.records[-1:] = ragged_records(op, self.records[-1], self.hw)
+                self.ragged.add(op)
             if self.records[-1].gm_bytes and gm is not None:
                 self.gm_numbers.setdefault(gm, len(self.gm_numbers))
                 self.gm_operand[len(self.records) - 1] = gm
@@ -397,6 +409,11 @@ class _Codegen:
     def keys_tuple(self, buffers: tuple[SSAValue, ...]) -> str:
         inner = ", ".join(self.key(b) for b in buffers)
         return f"({inner},)" if buffers else "()"
+
+    def record_index(self, op: TileOp, index: int) -> str:
+        """Python source of the record an instance of ``op`` issues: ``index``, or for a
+        ragged op the one of its valid fractals (:func:`.ragged.record_index`)."""
+        return record_index(op, index, self.name) if op in self.ragged else str(index)
 
     def expression(self, op: Operation) -> str | None:
         """Python source of the index arithmetic ``op`` computes, or None."""
@@ -475,13 +492,12 @@ class _Codegen:
             offset = self.name(slot) if slot is not None else "0"
             lines.append(f"{indent}issue({index}, (), (), {offset})")
             return
+        at = self.record_index(op, index)
         if with_sync:
-            lines.append(f"{indent}issue({index}, (), (), 0)")
+            lines.append(f"{indent}issue({at}, (), (), 0)")
             return
         reads, writes = accesses(op)
-        lines.append(
-            f"{indent}issue({index}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)"
-        )
+        lines.append(f"{indent}issue({at}, {self.keys_tuple(reads)}, {self.keys_tuple(writes)}, 0)")
 
     def function(self, name: str, mode: str, stepping: bool = False) -> str:
         """A plain issuing function (``mode`` "data" or "flags"), or (``stepping``) a
@@ -539,4 +555,5 @@ def compile_kernel(fn: func.FuncOp, hw: HardwareModel) -> KernelProgram:
         _argument_positions(fn, gen.gm_numbers),
         namespace.get("step_data"),
         namespace.get("step_flags"),
+        bool(gen.ragged),
     )

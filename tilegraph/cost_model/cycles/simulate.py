@@ -131,6 +131,9 @@ def plan_launch(
     for b in range(blocks):
         trips, counts = program.shape(b, blocks) if sub_blocks == 1 else (None, None)
         key: object = trips if trips is not None and program.uniform_blocks else ("block", b)
+        if program.ragged and trips is not None:  # equal trips, maybe not the same records
+            counts = _counts(program, b, blocks, sub_blocks)
+            key = (key, tuple(counts))
         if key not in groups:
             if counts is None:
                 counts = _counts(program, b, blocks, sub_blocks)

@@ -28,7 +28,15 @@ from collections.abc import Sequence
 from math import prod
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, MemRefType, NoneAttr, StridedLayoutAttr, StringAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
@@ -91,6 +99,18 @@ def module_preset(op: Operation) -> HardwareModel:
     ``tilegraph.target`` (:func:`tilegraph.target.target_of`), else the default preset.
     ``op`` may be the module itself."""
     return target_of(op).hw
+
+
+def require_extent(op: Operation, name: str, extent: SSAValue | None, whole: int) -> None:
+    """A ragged op's valid extent ``name`` (an ``index``, in elements), when it is a
+    constant, lies in ``[1, whole]``: the elements its buffers hold along that axis."""
+    if extent is None or not isinstance(extent.owner, arith.ConstantOp):
+        return
+    attr = extent.owner.value
+    if isinstance(attr, IntegerAttr) and not 1 <= attr.value.data <= whole:
+        raise VerifyException(
+            f"'{op.name}': {name} = {attr.value.data} is outside the {whole} the buffers hold"
+        )
 
 
 def require_scope(op: Operation, value: SSAValue, allowed: Sequence[str], role: str) -> str:

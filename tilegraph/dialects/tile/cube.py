@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I1, MemRefType, i1
-from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, traits_def
+from xdsl.dialects.builtin import I1, IndexType, MemRefType, i1
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    traits_def,
+)
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
@@ -15,6 +21,7 @@ from tilegraph.dialects.tile.base import (
     element_bytes,
     memref_element,
     memref_shape,
+    require_extent,
     require_scope,
 )
 
@@ -60,6 +67,15 @@ class MmadOp(TileOp):
     f16/bf16, 8 for f32, 32 for i8; f32 also 16 for now, :data:`PAIRED_F32_K0`). Inputs
     f16/bf16/f32 accumulate in f32, i8 in i32. ``init`` is an ``i1`` so that the first
     iteration of a K loop can start the accumulation.
+
+    ``m`` / ``n`` (optional ``index`` operands, Ascend C's ``MmadParams`` m / n): the valid
+    rows of ``a`` and columns of ``b`` in elements, for the ragged last block of a matrix
+    whose M or N is not a multiple of the block (ViT's 197 tokens: 13 fractals, the last
+    of two 8-fractal blocks holds 5). Only the ``ceil(m / 16)`` leading M fractals and
+    ``ceil(n / 16)`` leading N fractals are multiplied: the accumulator's fractals past
+    them are left as they were, and the cube charges only the valid fractals
+    (:meth:`valid_fractals`). Absent: the whole buffers. When constant, ``1 <= m <=
+    M1 * 16`` and ``1 <= n <= N1 * 16`` (verified).
     """
 
     name = "tile.mmad"
@@ -69,11 +85,19 @@ class MmadOp(TileOp):
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)
     init = operand_def(I1)
+    m = opt_operand_def(IndexType)
+    n = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$a `,` $b `,` $c `,` $init attr-dict `:` type($a) `,` type($b) `,` type($c)"
+    assembly_format = (
+        "$a `,` $b `,` $c `,` $init (`m` $m^)? (`n` $n^)? attr-dict `:` type($a) `,` "
+        "type($b) `,` type($c)"
+    )
 
-    def __init__(self, a, b, c, init):
-        super().__init__(operands=[a, b, c, init])
+    def __init__(self, a, b, c, init, m: SSAValue | None = None, n: SSAValue | None = None) -> None:
+        super().__init__(
+            operands=[a, b, c, init, [] if m is None else [m], [] if n is None else [n]]
+        )
 
     def verify_(self) -> None:
         require_scope(self, self.a, ("L0A",), "the left operand")
@@ -114,6 +138,17 @@ class MmadOp(TileOp):
                 f"{fractal_k0(memref_element(self.a))} elements "
                 f"(K0 = {FRACTAL_ROW_BYTES} B / element size)"
             )
+        for name, extent, whole in (("m", self.m, m1 * 16), ("n", self.n, sb[1] * 16)):
+            require_extent(self, name, extent, whole)
+
+    def valid_fractals(self, m: int | None = None, n: int | None = None) -> tuple[int, int]:
+        """(M fractals, N fractals) the op multiplies when its ``m`` / ``n`` operands are
+        ``m`` / ``n`` elements (None: the whole buffer)."""
+        m1, n1 = memref_shape(self.a)[0], memref_shape(self.b)[1]
+        return (
+            m1 if m is None else min(m1, -(-m // 16)),
+            n1 if n is None else min(n1, -(-n // 16)),
+        )
 
     def dims(self) -> tuple[int, int, int]:
         m1, k1, m0, k0 = memref_shape(self.a)

@@ -56,6 +56,7 @@ from tilegraph.dialects.tile.base import (
     memref_element,
     memref_shape,
     memref_strides,
+    require_extent,
     require_scope,
     scope_of,
 )
@@ -149,6 +150,12 @@ class Load2dOp(TileOp):
     NZ -> ZN for a right operand held as rows of K), or ``src[i + a, j + b]`` transposed
     (``transpose_fractals``: a transposed left operand). Offsets index ``src``'s outer
     axes; fractals outside ``src`` read as zero.
+
+    ``valid`` (optional ``index``, in elements): the rows (into L0A) or columns (into L0B)
+    that the ``mmad`` reading ``dst`` multiplies (its ``m`` / ``n``: a matmul's ragged last
+    block). Only the leading ``ceil(valid / 16)`` fractals along ``dst``'s M (L0A: dim 0)
+    or N (L0B: dim 1) axis are loaded, and charged (:meth:`ragged_fractals`); the others
+    read as zero, as a ``mmad`` given ``m`` / ``n`` never reads them.
     """
 
     name = "tile.load2d"
@@ -157,15 +164,31 @@ class Load2dOp(TileOp):
     row = operand_def(IndexType)
     col = operand_def(IndexType)
     dst = operand_def(MemRefType)
+    valid = opt_operand_def(IndexType)
     mode = prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `[` $row `,` $col `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+        "$src `[` $row `,` $col `]` `to` $dst (`valid` $valid^)? attr-dict `:` type($src) "
+        "`to` type($dst)"
     )
 
-    def __init__(self, src, row, col, dst, mode: str = "copy"):
-        super().__init__(operands=[src, row, col, dst], properties={"mode": StringAttr(mode)})
+    def __init__(self, src, row, col, dst, mode: str = "copy", valid: SSAValue | None = None):
+        super().__init__(
+            operands=[src, row, col, dst, [] if valid is None else [valid]],
+            properties={"mode": StringAttr(mode)},
+        )
+
+    @property
+    def ragged_axis(self) -> int:
+        """The axis of ``dst`` that ``valid`` counts: M (0) into L0A, N (1) into L0B."""
+        return 0 if scope_of(self.dst) == "L0A" else 1
+
+    def ragged_fractals(self, valid: int | None = None) -> int:
+        """Fractals loaded along :attr:`ragged_axis` when ``valid`` is ``valid`` elements
+        (None: all of them)."""
+        whole = memref_shape(self.dst)[self.ragged_axis]
+        return whole if valid is None else min(whole, -(-valid // 16))
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("L1",), "the source")
@@ -185,6 +208,7 @@ class Load2dOp(TileOp):
                 f"'{self.name}': {self.mode.data} of {list(src[2:])} fractals gives "
                 f"{list(inner)} fractals, not {list(dst[2:])}"
             )
+        require_extent(self, "valid", self.valid, 16 * self.ragged_fractals())
 
     def moved_bytes(self) -> int:
         return buffer_bytes(self.dst)

@@ -5,6 +5,13 @@ are a batch). In a nest of loops, :func:`nest_product` computes the products of 
 batch as few large GEMMs, in reused scratch buffers; along an accumulation axis (a K loop
 run as one) it sums the steps' products — with the additions in BLAS's order rather than
 step after step, the one difference from running the loop (float32 rounding).
+
+A ragged ``mmad`` (``m`` / ``n`` operands) whose extents are the same for the whole batch
+multiplies only its valid fractals (the interpreter's kernel); where they vary across the
+batch (the last block of a parallel M / N loop run together with the others), and in a
+nest, the whole fractals are multiplied: the fractals past ``m`` / ``n`` are products of
+padding rows / columns, which ``nd2nz`` fills with zeros and the store of the tile cuts,
+so the valid part is the same.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import numpy as np
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel, nest_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
-from tilegraph.runtime.tile_interpreter.cube import matmul_dtype
+from tilegraph.runtime.tile_interpreter.cube import fractal_product, matmul_dtype
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -26,12 +33,23 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 def batched_mmad(op: MmadOp, batched: Sequence[bool]) -> Kernel | None:
     if batched[3] or not batched[2]:
         return None
+    if any(batched[4:]):  # extents that vary with the batch: whole fractals (module doc)
+        return _whole(fractal_product)
     return kernel_of(op)
 
 
 @nest_kernel(MmadOp)
 def nest_mmad(op: MmadOp, batched: Sequence[bool], rank: int, summed: int | None) -> Kernel:
-    return nest_product(rank, summed)
+    return _whole(nest_product(rank, summed))
+
+
+def _whole(kernel: Kernel) -> Kernel:
+    """``kernel`` on ``(a, b, c, init)``, any ``m`` / ``n`` operands set aside (module doc)."""
+
+    def run(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: Any, *extents: Any) -> Any:
+        return kernel(a, b, c, init)
+
+    return run
 
 
 def _unpacked(

@@ -21,6 +21,7 @@ from tilegraph.runtime.tile_interpreter.fractal import (
     fixpipe_tiles,
     img2col_padded,
     load_fractals,
+    zero_past_valid,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
@@ -60,9 +61,11 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
         return None
     mode, lead = op.mode.data, 1 if batched[0] else 0
 
-    def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
+    def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: Any) -> tuple[()]:
         src = src.reshape(*src.shape[:lead], *src.shape[-4:])
         load_fractals(src, i, j, dst, mode)
+        if valid:  # one per tile (or one for all): the fractals past it read as zero
+            zero_past_valid(op, dst, valid[0])
         return ()
 
     return run

@@ -13,8 +13,39 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 @tile_kernel(MmadOp)
 def mmad(op: MmadOp) -> Kernel:
     """The product on fractal layouts; any leading dims of ``a`` and ``b`` are a batch of
-    tiles, and the accumulator has the batch they broadcast to."""
-    return fractal_product
+    tiles, and the accumulator has the batch they broadcast to. With ``m`` / ``n``
+    operands, only the valid leading fractals (:meth:`MmadOp.valid_fractals`)."""
+    has_m, has_n = op.m is not None, op.n is not None
+    if not has_m and not has_n:
+        return fractal_product
+
+    def ragged(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool, *extents: int):
+        given = iter(extents)
+        m = int(next(given)) if has_m else None
+        n = int(next(given)) if has_n else None
+        return ragged_product(op, a, b, c, init, m, n)
+
+    return ragged
+
+
+def ragged_product(
+    op: MmadOp,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    init: bool,
+    m: int | None,
+    n: int | None,
+) -> tuple[()]:
+    """:func:`fractal_product` on the leading ``m`` rows / ``n`` columns' fractals only
+    (views of the operands: the accumulator's other fractals keep their values)."""
+    mf, nf = op.valid_fractals(m, n)
+    valid = c[..., :nf, :mf, :, :]
+    # fractal_product writes through reshapes of its accumulator: a contiguous one
+    part = np.ascontiguousarray(valid)
+    fractal_product(a[..., :mf, :, :, :], b[..., :, :nf, :, :], part, init)
+    valid[...] = part
+    return ()
 
 
 def fractal_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool) -> tuple[()]:

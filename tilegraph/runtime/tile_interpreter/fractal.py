@@ -75,11 +75,23 @@ def load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -
 def load2d(op: Load2dOp) -> Kernel:
     mode = op.mode.data
 
-    def run(src: np.ndarray, i: int, j: int, dst: np.ndarray) -> tuple[()]:
+    def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
+        if valid:
+            zero_past_valid(op, dst, valid[0])
         return ()
 
     return run
+
+
+def zero_past_valid(op: Load2dOp, dst: np.ndarray, valid: int | np.ndarray) -> None:
+    """The fractals of ``dst`` past ``op``'s ``valid`` elements along its ragged axis read
+    as zero (:class:`Load2dOp`); ``valid`` an array: one per leading batch index of ``dst``."""
+    axis = dst.ndim - 4 + op.ragged_axis
+    count = np.ceil(np.asarray(valid) / 16).astype(np.int64)
+    positions = np.arange(dst.shape[axis]).reshape((-1,) + (1,) * (dst.ndim - 1 - axis))
+    past = positions >= count.reshape(count.shape + (1,) * (dst.ndim - count.ndim))
+    np.copyto(dst, 0, where=np.broadcast_to(past, dst.shape))
 
 
 def img2col_params(op: Load3dOp) -> tuple[int, ...]:

@@ -309,13 +309,14 @@ def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> Non
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
 
 
-def _a_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0) -> None:
-    """The base block at K fractal ``k_in_l1`` of A's L1 window into L0A as ZZ."""
+def _a_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, m_valid) -> None:
+    """The base block at K fractal ``k_in_l1`` of A's L1 window into L0A as ZZ (its first
+    ``m_valid`` rows' fractals when given: a ragged block)."""
     zero = b.index(0)
     if p.a.layout == "nd" and p.a.transposed:  # L1 holds (M1, K1): K on the columns
-        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose_fractals"))
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose_fractals", m_valid))
     else:  # L1 holds (K1, M1)
-        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "swap"))
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "swap", m_valid))
 
 
 def _b_holds_kn(p: MatmulPlan) -> bool:
@@ -344,13 +345,26 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
         b.add(CopyOp(op.arg, [k_off, n_off, zero, zero], buf_l1, [zero] * 4))
 
 
-def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0) -> None:
-    """The base block at K fractal ``k_in_l1`` of B's L1 window into L0B as ZN."""
+def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, n_valid) -> None:
+    """The base block at K fractal ``k_in_l1`` of B's L1 window into L0B as ZN (its first
+    ``n_valid`` columns' fractals when given: a ragged block)."""
     zero = b.index(0)
     if _b_holds_kn(p):
-        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "copy"))
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "copy", n_valid))
     else:  # (N1, K1) NZ: transposed on the way, K on the columns
-        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose"))
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose", n_valid))
+
+
+def _valid_extent(b: KernelBuilder, total: int, at: SSAValue, block: int) -> SSAValue | None:
+    """The ``mmad``'s valid rows (or columns) of the block at fractal ``at`` of a ``total``
+    long axis cut in blocks of ``block`` fractals: ``min(block * 16, total - at * 16)``,
+    as Ascend C's ``MmadParams`` m / n (the last block's fractals that remain, not the
+    whole block: CANN's tiling charges the real fractal counts, docs/cycle-model.md).
+    None when the blocks cover the axis's fractals exactly (every block is whole)."""
+    if fractals(total) % block == 0:
+        return None
+    rest = b.affine(at, -FRACTAL, total)
+    return b.add(arith.MinSIOp(b.index(block * FRACTAL), rest)).results[0]
 
 
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -460,13 +474,14 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                 ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
             else:
                 ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
+        m_valid, n_valid = _valid_extent(b, p.m, mi, p.m1), _valid_extent(b, p.n, ni, p.n1)
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
             _fill_a(b, p, batch, mi, ki, a_l1)
-            _a_to_l0(b, p, a_l1, zero, a_l0)
+            _a_to_l0(b, p, a_l1, zero, a_l0, m_valid)
             _fill_b(b, p, batch, ki, ni, b_l1)
-            _b_to_l0(b, p, b_l1, zero, b_l0)
-            b.add(MmadOp(a_l0, b_l0, c_l0, first))
+            _b_to_l0(b, p, b_l1, zero, b_l0, n_valid)
+            b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
 
         if group == 1 and reuse.k_steps == 1:
             b.accumulation(p.k_fractals, p.k1, "k", k_step)
@@ -483,9 +498,9 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     else:
                         first = b.add(arith.CmpiOp(k, zero, "eq")).results[0]
                         first.name_hint = "first"
-                    _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0)
-                    _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0)
-                    b.add(MmadOp(a_l0, b_l0, c_l0, first))
+                    _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0, m_valid)
+                    _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0, n_valid)
+                    b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
