@@ -20,6 +20,11 @@ notes) is dropped to keep the files small. Measured with transformers 5.24 and t
   attention, the decoder's causal mask; ``decoder_input_ids`` a third input).
 * ``hf_yolos``: ``YolosForObjectDetection`` (a ViT detector: detection tokens, interpolated
   position embeddings, the class and box heads), images 32 x 32, dynamic batch.
+* ``hf_phi3``: ``Phi3ForCausalLM`` (one fused q / k / v projection sliced apart — what
+  ``slices-as-split`` takes —, rotary, a fused gate / up projection split before SiLU).
+* ``hf_bloom``: ``BloomForCausalLM`` (ALiBi position bias through ``baddbmm``, the fused
+  projection viewed ``[B, S, H, 3, D]``, the factored tanh GELU ``recompose-gelu-tanh``
+  takes).
 """
 
 from __future__ import annotations
@@ -69,6 +74,14 @@ BUILD = {
             image_size=[32, 32],
             patch_size=4,
             num_detection_tokens=5,
+        )
+    ),
+    "hf_phi3": lambda: transformers.Phi3ForCausalLM(
+        transformers.Phi3Config(**SMALL, num_key_value_heads=2, pad_token_id=0)
+    ),
+    "hf_bloom": lambda: transformers.BloomForCausalLM(
+        transformers.BloomConfig(
+            hidden_size=16, n_layer=2, n_head=4, vocab_size=100, use_cache=False
         )
     ),
 }

@@ -1153,6 +1153,8 @@ _ALL: list[ZooModel] = [
     ),
     _text("hf_llama", notes="transformers 5.24 LlamaForCausalLM (GQA, rotary), dynamo export"),
     _text("hf_gptj", notes="transformers 5.24 GPTJForCausalLM (interleaved, partial rotary)"),
+    _text("hf_phi3", notes="transformers 5.24 Phi3ForCausalLM (fused q / k / v sliced apart)"),
+    _text("hf_bloom", notes="transformers 5.24 BloomForCausalLM (ALiBi, factored tanh GELU)"),
     ZooModel(
         "hf_t5",
         "hf_t5.onnx",
