@@ -197,8 +197,7 @@ def load2d(op: Load2dOp, hw: HardwareModel) -> int:
 def load2d_cycles(op: Load2dOp, hw: HardwareModel, fractals: int) -> int:
     """A ``load2d`` of ``fractals`` of its destination's fractals along its ragged axis
     (all of them but on a matmul's ragged last block, :class:`Load2dOp`'s ``valid``)."""
-    moved = op.moved_bytes() * fractals // op.ragged_fractals()
-    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", moved)
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes(fractals))
 
 
 def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:

@@ -56,12 +56,7 @@ def _load2d_record(
     op: Load2dOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
     (fractals,) = counts
-    whole = op.ragged_fractals()
-    return replace(
-        base,
-        cost=load2d_cycles(op, hw, fractals),
-        moved_bytes=base.moved_bytes * fractals // whole,
-    )
+    return replace(base, cost=load2d_cycles(op, hw, fractals), moved_bytes=op.moved_bytes(fractals))
 
 
 _RECORDS: dict[type, Callable[..., Any]] = {MmadOp: _mmad_record, Load2dOp: _load2d_record}

@@ -101,6 +101,12 @@ def module_preset(op: Operation) -> HardwareModel:
     return target_of(op).hw
 
 
+def leading_fractals(whole: int, extent: int | None) -> int:
+    """The 16-element fractals, of an axis of ``whole``, that hold its leading ``extent``
+    elements (a ragged op's valid ones; None: all of them)."""
+    return whole if extent is None else min(whole, -(-extent // 16))
+
+
 def require_extent(op: Operation, name: str, extent: SSAValue | None, whole: int) -> None:
     """A ragged op's valid extent ``name`` (an ``index``, in elements), when it is a
     constant, lies in ``[1, whole]``: the elements its buffers hold along that axis."""

@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import VerifyException
 from tilegraph.dialects.tile.base import (
     TileOp,
     element_bytes,
+    leading_fractals,
     memref_element,
     memref_shape,
     require_extent,
@@ -145,10 +146,7 @@ class MmadOp(TileOp):
         """(M fractals, N fractals) the op multiplies when its ``m`` / ``n`` operands are
         ``m`` / ``n`` elements (None: the whole buffer)."""
         m1, n1 = memref_shape(self.a)[0], memref_shape(self.b)[1]
-        return (
-            m1 if m is None else min(m1, -(-m // 16)),
-            n1 if n is None else min(n1, -(-n // 16)),
-        )
+        return leading_fractals(m1, m), leading_fractals(n1, n)
 
     def dims(self) -> tuple[int, int, int]:
         m1, k1, m0, k0 = memref_shape(self.a)

@@ -53,6 +53,7 @@ from tilegraph.dialects.tile.base import (
     buffer_bytes,
     contiguous_run,
     element_bytes,
+    leading_fractals,
     memref_element,
     memref_shape,
     memref_strides,
@@ -187,8 +188,7 @@ class Load2dOp(TileOp):
     def ragged_fractals(self, valid: int | None = None) -> int:
         """Fractals loaded along :attr:`ragged_axis` when ``valid`` is ``valid`` elements
         (None: all of them)."""
-        whole = memref_shape(self.dst)[self.ragged_axis]
-        return whole if valid is None else min(whole, -(-valid // 16))
+        return leading_fractals(memref_shape(self.dst)[self.ragged_axis], valid)
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("L1",), "the source")
@@ -210,8 +210,11 @@ class Load2dOp(TileOp):
             )
         require_extent(self, "valid", self.valid, 16 * self.ragged_fractals())
 
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.dst)
+    def moved_bytes(self, fractals: int | None = None) -> int:
+        """Bytes into ``dst``: all of it, or ``fractals`` of its fractals along
+        :attr:`ragged_axis` (a ragged instance)."""
+        whole = buffer_bytes(self.dst)
+        return whole if fractals is None else whole * fractals // self.ragged_fractals()
 
 
 C04_LANES = 4
