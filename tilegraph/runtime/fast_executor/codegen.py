@@ -190,15 +190,13 @@ class _FunctionWriter:
             if batched is not None:  # each part's tile loop batched (.mix_batch)
                 call = f"({args}{',' if op.operands else ''}), {blocks}, {op.aiv_block_count}"
                 self.emit(depth, f"{batched}({call})")
-            elif op.is_mix and (groups := self.module.lockstep_launch(op)) is not None:
-                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
+            elif (groups := self.module.lockstep_launch(op)) is not None:  # .lockstep
+                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")
             elif op.is_mix:  # AIC and AIV parts as coroutines switching at cross-core flags
                 parts = ", ".join(f"({n!r}, {self.module.python_name(n)})" for n in op.callees())
                 call = f"({parts}), ({args}{',' if op.operands else ''}), {blocks}"
                 lockstep = any(self.module.has_barrier(n) for n in op.callees())
                 self.emit(depth, f"_mix({call}, {op.aiv_block_count}, {lockstep})")
-            elif (groups := self.module.lockstep_launch(op)) is not None:
-                self.emit(depth, f"{groups}(({args}{',' if op.operands else ''}))")  # .lockstep
             elif self.module.has_barrier(callee) and blocks > 1:  # blocks in lockstep
                 part = f"({callee!r}, {self.module.python_name(callee)})"
                 core = self.module.core_of(callee)
