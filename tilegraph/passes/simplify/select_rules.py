@@ -37,6 +37,13 @@ def _selected(op: Operation, axis: int) -> int | None:
     return int(index)
 
 
+def _readers(x: SSAValue) -> list[Operation]:
+    """The ops reading ``x``, each once, in block order (a rule taking them all apart
+    rewrites once, at the first)."""
+    users = dict.fromkeys(use.operation for use in x.uses)
+    return sorted(users, key=lambda u: u.parent_block().get_operation_index(u))  # type: ignore[union-attr]
+
+
 @simplify_rule
 class SelectsAsSplit(SimplifyRule):
     INFO = RuleInfo(
@@ -57,7 +64,7 @@ class SelectsAsSplit(SimplifyRule):
             return
         axis = int(op.attr("axis") or 0) % t.rank  # type: ignore[arg-type]
         n = static_dim(t.origin_shape[axis])
-        users = list(dict.fromkeys(use.operation for use in x.uses))
+        users = _readers(x)
         if n is None or n < 2 or len(users) != n:
             return
         by_index: dict[int, Operation] = {}
@@ -66,8 +73,7 @@ class SelectsAsSplit(SimplifyRule):
             if index is None or not -n <= index < n or index % n in by_index:
                 return
             by_index[index % n] = user
-        first = min(users, key=lambda u: u.parent_block().get_operation_index(u))  # type: ignore[union-attr]
-        if op is not first:
+        if op is not users[0]:
             return  # rewrite once, at the first select (the parts' users follow it)
         sizes = ints_constant([1] * n)
         split = SplitOp.make(x, sizes.output, axis=axis)
@@ -78,6 +84,8 @@ class SelectsAsSplit(SimplifyRule):
             new_ops += [axes, squeeze]
             old = by_index[i]
             if squeeze.results[0].type != old.results[0].type:
+                for new in new_ops:  # not inserted: they must not stay users of x
+                    new.drop_all_references()
                 return
         for new in new_ops:
             rewriter.insert(new, InsertPoint.before(op))
@@ -158,9 +166,8 @@ class SlicesAsSplit(SimplifyRule):
         t = x.type
         if not isinstance(t, TensorType) or t.rank == 0 or not in_origin_view(op):
             return
-        users = list(dict.fromkeys(use.operation for use in x.uses))
-        first = min(users, key=lambda u: u.parent_block().get_operation_index(u))  # type: ignore[union-attr]
-        if len(users) < 2 or op is not first:
+        users = _readers(x)
+        if len(users) < 2 or op is not users[0]:
             return  # rewrite once, at the first slice (the parts' users follow it)
         found = _partition(x, users)
         if found is None or any(_rejoined(u) for u in users):
