@@ -55,6 +55,17 @@ def conv1d_chain(g: Graph) -> list:
     return [g.op("conv", y, g.const([24, 24, 3]), strides=[2], pads=[1, 1])]
 
 
+def conv1d_stack(g: Graph) -> list:
+    """silero's encoder in small: three 1-D convolutions with ReLUs (the second stride 2)
+    and a residual add of the last two; C = 20 leaves a ragged channel block. Weights in
+    [-0.5, 0.5) keep three layers' sums of the order of the input."""
+    x = g.input([2, 8, 37])
+    w1, w2, w3 = (g.const(shape, low=-0.5) for shape in ([20, 8, 3], [20, 20, 5], [20, 20, 3]))
+    y = g.op("relu", g.op("conv", x, w1, g.const([20]), pads=[1, 1]))
+    y = g.op("relu", g.op("conv", y, w2, strides=[2], pads=[2, 2]))
+    return [g.op("add", g.op("conv", y, w3, pads=[1, 1]), y)]
+
+
 def transpose_upsample(g: Graph) -> list:
     """PaddleOCR's detector head: 2x2 stride-2 upsamplers with bias and ReLU."""
     x = g.input([1, 20, 7, 9], "NCHW")
@@ -174,6 +185,7 @@ CASES = {
     "conv1d_strided": conv1d_strided,
     "conv1d_depthwise": conv1d_depthwise,
     "conv1d_chain": conv1d_chain,
+    "conv1d_stack": conv1d_stack,
     "transpose_upsample": transpose_upsample,
     "transpose_padded": transpose_padded,
     "transpose_1d": transpose_1d,
@@ -207,6 +219,24 @@ def test_runs_on_the_cube_and_matches_the_graph(name: str):
     assert_matches(levels)
     for got, want in zip(levels.outputs["fast"], original, strict=True):
         np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+def test_a_1d_conv_stack_keeps_nc1hwc0_between_its_convolutions():
+    """The ReLUs and the residual add run in the convolutions' epilogues and nothing runs
+    between two convolutions: the one vector kernel left views the input as rows, and
+    one squeezes the result (before conv-forms moved the ReLUs onto the conv2d results
+    and dropped the squeeze / unsqueeze pairs, each ReLU was a kernel of its own between
+    two TransData kernels)."""
+    g = Graph()
+    module = g.b.build(*conv1d_stack(g))
+    levels = run_levels(module, g.arrays, "test")
+    kernels = [k.ops for k in levels.tiled_kernels]
+    with_conv = [ops for ops in kernels if "graph.conv2d" in ops]
+    assert len(with_conv) == 3
+    assert all(op not in ops for ops in kernels if ops not in with_conv
+               for op in ("graph.relu", "graph.add"))  # fmt: skip
+    assert len(kernels) - len(with_conv) <= 2
+    assert_matches(levels)
 
 
 def test_a_1d_conv_costs_what_its_2d_form_does():

@@ -30,8 +30,17 @@ and FRACTAL_Z_3D: :mod:`tilegraph.lowering.conversion.tiling.conv3d`). The graph
 numbers do not change: the rewritten ops compute the same sums (in another order for a
 conv_transpose, whose products become those of a convolution).
 
+A 1-D convolution's squeeze then meets what reads it: ``elementwise-before-movement`` takes
+an activation (or a residual add of two such convolutions) before the squeeze, into the
+convolution's epilogue, and ``squeeze-unsqueeze-inverse`` removes a squeeze that the next
+1-D convolution's unsqueeze undoes, so a stack of them keeps NC1HWC0 from one convolution to
+the next (conv + ReLU one cube kernel, no TransData between), as ATC's Conv1D stacks run.
+Both are ``algebraic-simplify`` rules; O1 ran before the convolutions had a squeeze, so this
+pass runs the two once more after its rewrite (counted as ``rule.<name>`` here).
+
 Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
-``dft-as-matmul``, ``strided-signal-conv-over-hops``.
+``dft-as-matmul``, ``strided-signal-conv-over-hops``, ``rule.elementwise-before-movement``,
+``rule.squeeze-unsqueeze-inverse``.
 """
 
 from __future__ import annotations
@@ -59,6 +68,8 @@ from tilegraph.passes.fourier_forms import dft_as_matmul, stft_as_conv2d
 from tilegraph.passes.hop_forms import strided_conv_over_hops
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import replace_if_typed
+from tilegraph.passes.simplify.shape_rules import SqueezeUnsqueezeInverse
+from tilegraph.passes.simplify.view_rules import ElementwiseBeforeMovement
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
 PASS_NAME = "conv-forms"
@@ -114,7 +125,10 @@ class ConvForm(RewritePattern):
 @dataclass(frozen=True)
 class ConvFormsPass(ModulePass):
     """Rewrite 1-D convolutions, conv_transposes and STFTs into conv2d (the cube's one
-    convolution), DFTs into matmuls."""
+    convolution), DFTs into matmuls; then take the elementwise ops reading a 1-D
+    convolution's squeeze onto its conv2d result and drop the squeeze / unsqueeze pairs
+    between two 1-D convolutions (``elementwise-before-movement``,
+    ``squeeze-unsqueeze-inverse``)."""
 
     name = PASS_NAME
 
@@ -122,3 +136,10 @@ class ConvFormsPass(ModulePass):
         stats = start_pass(self.name)
         walker = PatternRewriteWalker(Located(GreedyRewritePatternApplier([ConvForm(stats)])))
         walker.rewrite_module(op)
+        if "conv1d-as-conv2d" not in stats:
+            return
+        views: list[RewritePattern] = [
+            ElementwiseBeforeMovement(stats),
+            SqueezeUnsqueezeInverse(stats),
+        ]
+        PatternRewriteWalker(Located(GreedyRewritePatternApplier(views))).rewrite_module(op)

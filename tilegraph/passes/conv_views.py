@@ -6,6 +6,7 @@ has no buffer views: a lone one runs as a flat DMA copy)."""
 from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph.shape_ops import SqueezeOp, UnsqueezeOp
 from tilegraph.dialects.graph.windows import Axis
@@ -24,7 +25,10 @@ def static_type(value: SSAValue) -> TensorType | None:
 
 def as_rows(value: SSAValue, ops: list[Operation]) -> SSAValue:
     """``value`` ``[N, C, L]`` viewed as ``[N, C, 1, L]``: a constant reshaped, any other
-    value unsqueezed at axis 2 (the new ops appended to ``ops``)."""
+    value unsqueezed at axis 2 (the new ops appended to ``ops``). The unsqueezed data is
+    NCHW, the type a conv2d's result has: a squeeze of one 1-D convolution's result then
+    has the type the next one's unsqueeze gives back, and ``squeeze-unsqueeze-inverse``
+    (which keeps types) removes the pair."""
     array = constant_array(value)
     if array is not None:
         op: Operation = new_constant(array.reshape(array.shape[0], array.shape[1], 1, -1))
@@ -32,6 +36,9 @@ def as_rows(value: SSAValue, ops: list[Operation]) -> SSAValue:
         axes = ints_constant([2])
         ops.append(axes)
         op = UnsqueezeOp.make(value, axes)
+        rows = op.results[0].type
+        if isinstance(rows, TensorType):
+            Rewriter.replace_value_with_new_type(op.results[0], rows.with_origin_format("NCHW"))
     ops.append(op)
     return op.results[0]
 

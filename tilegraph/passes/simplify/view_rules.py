@@ -20,9 +20,11 @@ its own. Exact: the same products of the same elements, moved.
 
 ``elementwise-before-movement``: ``f(Movement(x))`` for a unary elementwise ``f``, and
 ``g(Movement(a), Movement(b))`` for a binary one whose operands are the same movement of
-tensors of one shape -> ``Movement(f(x))`` / ``Movement(g(a, b))``. The op then meets its
-producer (a matmul's epilogue takes a GELU or a residual add) and the movement meets its
-consumer, where it cancels (``transpose-compose``) or becomes a view. A channels-first
+tensors of one shape -> ``Movement(f(x))`` / ``Movement(g(a, b))`` (a Movement is a
+Transpose, Reshape, Squeeze or Unsqueeze). The op then meets its producer (a matmul's
+epilogue takes a GELU or a residual add, a 1-D convolution's its ReLU) and the movement
+meets its consumer, where it cancels (``transpose-compose``, ``squeeze-unsqueeze-inverse``
+between two 1-D convolutions) or becomes a view. A channels-first
 model written over channels-last products (SqueezeBERT's Conv1d projections, see
 :mod:`.pointwise_conv_rules`: ``Transpose(Add(Transpose(y), Transpose(x)))`` around every
 LayerNorm) loses every transpose this way. Exact: the same operations on the same
@@ -41,7 +43,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
-from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.gemm_rules import power_of_two
 from tilegraph.passes.simplify.match import (
@@ -188,7 +190,7 @@ def _left_to_the_product(op: MulOp | DivOp) -> bool:
     return any(isinstance(s, float) and power_of_two(s) for s in scales)
 
 
-def _attrs(op: TransposeOp | ReshapeOp) -> dict[str, Any]:
+def _attrs(op: TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp) -> dict[str, Any]:
     names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
     return {name: op.attr(name) for name in names if name in op.properties}
 
@@ -198,9 +200,9 @@ class ElementwiseBeforeMovement(SimplifyRule):
     INFO = RuleInfo(
         None,
         "elementwise-before-movement",
-        "f(Transpose | Reshape(x)), g(M(a), M(b)) with M one Transpose | Reshape of "
-        "same-shaped a, b",
-        "Transpose | Reshape(f(x)), M(g(a, b))",
+        "f(M(x)), g(M(a), M(b)); M a Transpose | Reshape | Squeeze | Unsqueeze (one "
+        "movement of same-shaped a, b)",
+        "M(f(x)), M(g(a, b))",
         "f unary elementwise of one operand, g binary elementwise; each movement has no "
         "other reader (no movement is repeated); not a reshape of a product's result (its "
         "epilogue already reads across it)",
@@ -213,7 +215,7 @@ class ElementwiseBeforeMovement(SimplifyRule):
     ) -> None:
         if not in_origin_view(op) or len(op.results) != 1:
             return
-        moves = [made_by(v, TransposeOp) or made_by(v, ReshapeOp) for v in op.operands]
+        moves = [_movement(v) for v in op.operands]
         first = moves[0]
         if first is None or len(moves) > 2 or _epilogue_across_reshape(first):
             return
@@ -235,19 +237,33 @@ class ElementwiseBeforeMovement(SimplifyRule):
         replace_if_typed(rewriter, op, [moved_op, moved])
 
 
-def _epilogue_across_reshape(movement: TransposeOp | ReshapeOp) -> bool:
+_Movement = TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp
+_RESHAPES = (ReshapeOp, SqueezeOp, UnsqueezeOp)
+"""Movements that keep the row-major order: one element mapping per result shape."""
+
+
+def _movement(value: SSAValue) -> _Movement | None:
+    """The movement producing ``value`` that nothing else reads, if any."""
+    for cls in (TransposeOp, *_RESHAPES):
+        movement = made_by(value, cls)
+        if movement is not None:
+            return movement
+    return None
+
+
+def _epilogue_across_reshape(movement: _Movement) -> bool:
     """A reshape of a product's result: fuse-ops already takes the elementwise ops after
     it into the product's epilogue (a legacy export's ``addmm`` between reshapes); moved
     before it they would read the product in its FRACTAL_NZ storage, which no matmul
     epilogue takes (the group then splits into three kernels)."""
-    return isinstance(movement, ReshapeOp) and isinstance(
+    return isinstance(movement, _RESHAPES) and isinstance(
         movement.operands[0].owner, MatMulOp | GemmOp
     )
 
 
-def _same_movement(a: TransposeOp | ReshapeOp, b: TransposeOp | ReshapeOp) -> bool:
-    """Two transposes of one perm, or two reshapes to one shape, of same-shaped tensors
-    (so the moved op needs no broadcast the original did not have)."""
+def _same_movement(a: _Movement, b: _Movement) -> bool:
+    """Two transposes of one perm, or two reshapes (squeezes, unsqueezes) to one shape, of
+    same-shaped tensors (so the moved op needs no broadcast the original did not have)."""
     if type(a) is not type(b) or a.results[0].type != b.results[0].type:
         return False
     ta, tb = a.operands[0].type, b.operands[0].type
