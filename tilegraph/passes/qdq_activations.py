@@ -34,12 +34,14 @@ import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilegraph.dialects.graph.base import ShapeError, to_attribute
+from tilegraph.dialects.graph.base import GraphOp, ShapeError
+from tilegraph.dialects.graph.binary import AddOp, MulOp
 from tilegraph.dialects.graph.constant_ops import ConstantOp
-from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
+from tilegraph.dialects.graph.reduction import ReduceSumOp
 from tilegraph.dialects.graph.shape_ops import (
     FlattenOp,
     ReshapeOp,
@@ -88,47 +90,44 @@ def int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None
     return None if params is None else (dq.x, params)
 
 
-def int8_parts(value: int) -> list[int]:
-    """``value`` (-128 .. 128: a negated int8 zero point) as int8 parts that sum to it: none
-    for 0, two of 64 for 128 (``-(-128)`` does not fit int8), else itself."""
-    if value == 0:
-        return []
-    return [64, 64] if value == 128 else [value]
+class _Built:
+    """The graph ops of a rewrite, in order (inserted together before its anchor)."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def op(self, cls: type[GraphOp], *operands: SSAValue, **attrs: object) -> SSAValue:
+        made = cls.make(*operands, **attrs)
+        self.ops.append(made)
+        return made.results[0]
+
+    def const(self, array: np.ndarray) -> SSAValue:
+        made = ConstantOp(array)
+        self.ops.append(made)
+        return made.output
 
 
-def _int8_concat(
-    blocks: list[SSAValue | int], like: TensorType
-) -> tuple[list[Operation], SSAValue]:
-    """The int8 concat along the last dim of ``blocks``: a block is an int8 value shaped as
-    ``like`` or an int constant (a ``like``-shaped int8 constant of it). Returns the ops
-    (constants, concat) to insert and the result; one value block is returned as it is."""
-    ops: list[Operation] = []
-    constants: dict[int, SSAValue] = {}
-    values: list[SSAValue] = []
-    for block in blocks:
-        if isinstance(block, int) and block not in constants:
-            shape = [int(d) for d in like.origin_shape]
-            const = ConstantOp(np.full(shape, block, np.int8))
-            ops.append(const)
-            constants[block] = const.output
-        values.append(constants[block] if isinstance(block, int) else block)
-    if len(values) == 1:
-        return ops, values[0]
-    properties = {"axis": to_attribute(like.rank - 1)}
-    (joined,) = ConcatOp.infer_shapes(values, properties)
-    concat = ConcatOp.create(operands=values, result_types=[joined], properties=properties)
-    return [*ops, concat], concat.results[0]
+def _scaled_sums(built: _Built, q: SSAValue, axis: int, factor: int) -> SSAValue:
+    """``factor · Σ q`` along ``axis`` (kept as a dim of 1), in int32: the int8 ``q`` cast
+    to int32, one ReduceSum on the vector unit, a product by the int32 ``factor``."""
+    wide = built.op(CastOp, q, to=onnx_dtype_code("int32"))
+    sums = built.op(ReduceSumOp, wide, built.const(np.array([axis], np.int64)), keepdims=1)
+    return built.op(MulOp, sums, built.const(np.array(factor, np.int32)))
 
 
 def fold_activation_matmul(op: MatMulOp) -> Operation | None:
-    """The ``graph.quant_matmul`` of ``op`` when both operands are per-tensor int8
-    activations of static shapes (its constants, the int8 transpose of the right operand
-    and, with zero points, the concats that lengthen K inserted before ``op``), else None.
+    """What replaces ``op`` when both operands are per-tensor int8 activations of static
+    shapes, else None; the ops it needs (the int8 transpose of the right operand, and with
+    zero points the int32 epilogue) are inserted before ``op``.
 
-    With zero points ``za``, ``zb`` the cube sums ``Σ (a - za)(b - zb)`` exactly as K
-    blocks of int8 products in its int32 accumulator: ``a·b``, then ``a`` against rows of
-    the constant ``-zb`` (``-zb·Σ_k a``) and columns of the constant ``-za`` against ``b``
-    (``-za·Σ_k b``), each constant split by :func:`int8_parts`; ``K·za·zb`` is the bias."""
+    Without zero points: ``graph.quant_matmul(a, bᵀ, 0, sa·sb)`` (fixpipe dequantises).
+    With zero points ``za``, ``zb``: ``Σ (a - za)(b - zb) = Σ ab - zb·Σ_k a - za·Σ_k b +
+    K·za·zb``. The cube writes its raw int32 ``Σ ab + K·za·zb`` (``quant_matmul`` without a
+    scale, the constant in its int32 bias), and int32 elementwise ops add ``-zb·Σ_k a``
+    (one per row: ``[..., M, 1]``) and ``-za·Σ_k b`` (one per column and batch, e.g. per
+    head: ``[..., 1, N]``), each a ReduceSum of the int8 operand cast to int32; then the
+    int32 total is cast to float32 and multiplied by ``sa·sb`` (the dequantisation).
+    Every int32 step is exact while the true sum fits int32 (``K·255² < 2³¹``), any K."""
     a = int8_dequantize(op.lhs)
     b = int8_dequantize(op.rhs)
     out = op.results[0].type
@@ -139,35 +138,33 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    # static shapes only: the zero-point blocks are constants of the operands' shapes (an
-    # unknown dim reads as -1)
     if not all(isinstance(d, int) and d >= 0 for d in (*a_type.origin_shape, *b_type.origin_shape)):
         return None
     n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
     assert isinstance(n, int) and isinstance(k, int)
+    if k * 255 * 255 >= 2**31:
+        return None  # the true sum may leave int32
+    built = _Built()
     perm = [*range(b_type.rank - 2), b_type.rank - 1, b_type.rank - 2]
-    properties = {"perm": to_attribute(perm)}
-    (rows_type,) = TransposeOp.infer_shapes([b_q], properties)
-    rows = TransposeOp.create(operands=[b_q], result_types=[rows_type], properties=properties)
-    lhs: list[SSAValue | int] = [a_q]
-    rhs: list[SSAValue | int] = [rows.results[0]]
-    for part in int8_parts(-qb.zero):
-        lhs.append(a_q)
-        rhs.append(part)
-    for part in int8_parts(-qa.zero):
-        lhs.append(part)
-        rhs.append(rows.results[0])
-    lhs_ops, lhs_value = _int8_concat(lhs, a_type)
-    rhs_ops, rhs_value = _int8_concat(rhs, rows_type)
     scale = np.float32(qa.scale * qb.scale)
-    bias = ConstantOp(np.full(n, k * qa.zero * qb.zero, np.int32))
-    scales = ConstantOp(np.full(n, scale, np.float32))
-    operands = [lhs_value, rhs_value, bias.output, scales.output]
     try:
-        (want,) = QuantMatMulOp.infer_shapes(operands, {})
+        rows = built.op(TransposeOp, b_q, perm=perm)
+        bias = built.const(np.full(n, k * qa.zero * qb.zero, np.int32))
+        if not qa.zero and not qb.zero:
+            result = built.op(QuantMatMulOp, a_q, rows, bias, built.const(np.full(n, scale)))
+        else:
+            total = built.op(QuantMatMulOp, a_q, rows, bias)
+            if qb.zero:  # -zb·Σ_k a: one per row
+                sums = _scaled_sums(built, a_q, a_type.rank - 1, -qb.zero)
+                total = built.op(AddOp, total, sums)
+            if qa.zero:  # -za·Σ_k b: one per column (and batch)
+                sums = _scaled_sums(built, b_q, b_type.rank - 2, -qa.zero)
+                total = built.op(AddOp, total, sums)
+            wide = built.op(CastOp, total, to=onnx_dtype_code("float32"))
+            result = built.op(MulOp, wide, built.const(np.array(scale, np.float32)))
     except ShapeError:
         return None
-    if want != out:
+    if result.type != out:
         return None
-    Rewriter.insert_op([rows, *lhs_ops, *rhs_ops, bias, scales], InsertPoint.before(op))
-    return QuantMatMulOp.create(operands=operands, result_types=[out])
+    Rewriter.insert_op(built.ops[:-1], InsertPoint.before(op))
+    return built.ops[-1]
