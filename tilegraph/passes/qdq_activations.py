@@ -35,13 +35,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.base import GraphOp, ShapeError
-from tilegraph.dialects.graph.binary import AddOp, MulOp
+from tilegraph.dialects.graph.binary import MulOp, SubOp
 from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
-from tilegraph.dialects.graph.reduction import ReduceSumOp
 from tilegraph.dialects.graph.shape_ops import (
     FlattenOp,
     ReshapeOp,
@@ -107,12 +106,20 @@ class _Built:
         return made.output
 
 
-def _scaled_sums(built: _Built, q: SSAValue, axis: int, factor: int) -> SSAValue:
-    """``factor · Σ q`` along ``axis`` (kept as a dim of 1), in int32: the int8 ``q`` cast
-    to int32, one ReduceSum on the vector unit, a product by the int32 ``factor``."""
-    wide = built.op(CastOp, q, to=onnx_dtype_code("int32"))
-    sums = built.op(ReduceSumOp, wide, built.const(np.array([axis], np.int64)), keepdims=1)
-    return built.op(MulOp, sums, built.const(np.array(factor, np.int32)))
+def _zero_point_sums(built: _Built, value: SSAValue, zero: int, per_row: bool) -> SSAValue:
+    """``zero · Σ_k`` of an int8 operand as a raw int32 ``quant_matmul`` against a constant
+    ``[1, K]`` row of the int8 ``zero`` (every int8 zero point fits it): per row of the
+    data ``value`` ``[..., M, K]`` (``[..., M, 1]``), or per column and batch of the rows
+    ``value`` ``[..., N, K]`` (``[..., 1, N]``: one per head in a batched attention). A
+    one-column / one-row product on the cube sums the int8 values exactly in int32, with
+    no int8 -> int32 widening on the vector unit."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    *_, n, k = (int(d) for d in t.origin_shape)
+    row = built.const(np.full((1, k), zero, np.int8))
+    if per_row:
+        return built.op(QuantMatMulOp, value, row, built.const(np.zeros(1, np.int32)))
+    return built.op(QuantMatMulOp, row, value, built.const(np.zeros(n, np.int32)))
 
 
 def fold_activation_matmul(op: MatMulOp) -> Operation | None:
@@ -155,11 +162,9 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
         else:
             total = built.op(QuantMatMulOp, a_q, rows, bias)
             if qb.zero:  # -zb·Σ_k a: one per row
-                sums = _scaled_sums(built, a_q, a_type.rank - 1, -qb.zero)
-                total = built.op(AddOp, total, sums)
+                total = built.op(SubOp, total, _zero_point_sums(built, a_q, qb.zero, True))
             if qa.zero:  # -za·Σ_k b: one per column (and batch)
-                sums = _scaled_sums(built, b_q, b_type.rank - 2, -qa.zero)
-                total = built.op(AddOp, total, sums)
+                total = built.op(SubOp, total, _zero_point_sums(built, rows, qa.zero, False))
             wide = built.op(CastOp, total, to=onnx_dtype_code("float32"))
             result = built.op(MulOp, wide, built.const(np.array(scale, np.float32)))
     except ShapeError:
