@@ -115,7 +115,7 @@ def _zero_point_sums(built: _Built, value: SSAValue, zero: int, per_row: bool) -
     no int8 -> int32 widening on the vector unit."""
     t = value.type
     assert isinstance(t, TensorType)
-    *_, n, k = (int(d) for d in t.origin_shape)
+    n, k = (int(d) for d in t.origin_shape[-2:])  # static (fold_activation_matmul)
     row = built.const(np.full((1, k), zero, np.int8))
     if per_row:
         return built.op(QuantMatMulOp, value, row, built.const(np.zeros(1, np.int32)))
@@ -145,10 +145,11 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    if not all(isinstance(d, int) and d >= 0 for d in (*a_type.origin_shape, *b_type.origin_shape)):
-        return None
     n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
-    assert isinstance(n, int) and isinstance(k, int)
+    # static K and N: the zero-point rows are [1, K] constants, the bias [N]; M and the
+    # batch may be symbols
+    if not (isinstance(n, int) and n >= 0 and isinstance(k, int) and k >= 0):
+        return None
     if k * 255 * 255 >= 2**31:
         return None  # the true sum may leave int32
     built = _Built()
