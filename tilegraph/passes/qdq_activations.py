@@ -12,23 +12,25 @@ DQ(b_q, sb, zb))`` with both operands int8 activations quantised per tensor (att
 Q·Kᵀ and P·V when MatMul is among the quantised op types) becomes one
 ``graph.quant_matmul`` on the int8 cube: the right operand is held as rows of K by an int8
 ``graph.transpose`` of its last two dims (which composes with the transpose that usually
-made it), the scale ``sa·sb`` (float32, rounded once) is repeated per column. Zero points:
-``Σ (a - za)(b - zb) = Σ ab - zb·Σ_k a - za·Σ_k b + K·za·zb``. The constant goes into the
-int32 bias; the two run-time sums go into the cube's own int32 accumulation by lengthening
-K with int8 concats (``graph.concat`` along the last dim): the data ``[a | a | -za]``
-against the rows ``[b | -zb | b]``, each block K long, the constants ``-za`` / ``-zb``
-broadcast int8 tensors. ``-(-128) = 128`` does not fit int8, so it is two blocks of 64
-(:func:`int8_parts`); a zero point 0 adds no block (symmetric activations keep K). Every
-term is an exact int8 product summed in int32 (``|Σ| <= 255²·K``), so the result is
-``Σ (a - za)(b - zb) · (sa·sb)`` rounded once, as onnxruntime's QLinearMatMul / the QDQ
-pattern's integer execution computes it, at the price of a cube K of 2K to 4K and two
-vector concats (the run-time sums' alternative, int32 vector reductions and a per-row /
-per-column bias, would need an int32 epilogue fixpipe does not have).
+made it), the scale ``sa·sb`` (float32, rounded once). Without zero points it is the
+fixpipe-dequantised ``quant_matmul(a, bᵀ, 0, sa·sb)``. With zero points:
+``Σ (a - za)(b - zb) = (Σ ab + K·za·zb) - zb·Σ_k a - za·Σ_k b``. The cube writes the
+bracket as its raw int32 sum (``quant_matmul`` without a scale, the constant as its bias,
+K as it is); the row sums ``zb·Σ_k a`` and the column sums ``za·Σ_k b`` are one-column /
+one-row int8 products against a constant ``[1, K]`` row of the zero point (small cube
+kernels, int32 out); ``graph.sub`` takes them off in int32, then ``Cast`` to float32 and
+``Mul`` by ``sa·sb`` dequantise. ``fuse-ops`` makes that chain the product's epilogue (a
+mix kernel on 910B: fixpipe writes int32 to the workspace, the AIV part subtracts,
+converts and scales). Every int32 step is exact while the true sum fits int32
+(``K·255² < 2³¹``), for any K: the result is ``float32(Σ (a - za)(b - zb)) · (sa·sb)``, as
+onnxruntime's integer execution of the pattern computes it (one rounding while the sum is
+below 2^24, where float32 holds every integer).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
@@ -95,7 +97,7 @@ class _Built:
     def __init__(self) -> None:
         self.ops: list[Operation] = []
 
-    def op(self, cls: type[GraphOp], *operands: SSAValue, **attrs: object) -> SSAValue:
+    def op(self, cls: type[GraphOp], *operands: SSAValue, **attrs: Any) -> SSAValue:
         made = cls.make(*operands, **attrs)
         self.ops.append(made)
         return made.results[0]
@@ -128,13 +130,12 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     zero points the int32 epilogue) are inserted before ``op``.
 
     Without zero points: ``graph.quant_matmul(a, bᵀ, 0, sa·sb)`` (fixpipe dequantises).
-    With zero points ``za``, ``zb``: ``Σ (a - za)(b - zb) = Σ ab - zb·Σ_k a - za·Σ_k b +
-    K·za·zb``. The cube writes its raw int32 ``Σ ab + K·za·zb`` (``quant_matmul`` without a
-    scale, the constant in its int32 bias), and int32 elementwise ops add ``-zb·Σ_k a``
-    (one per row: ``[..., M, 1]``) and ``-za·Σ_k b`` (one per column and batch, e.g. per
-    head: ``[..., 1, N]``), each a ReduceSum of the int8 operand cast to int32; then the
-    int32 total is cast to float32 and multiplied by ``sa·sb`` (the dequantisation).
-    Every int32 step is exact while the true sum fits int32 (``K·255² < 2³¹``), any K."""
+    With zero points ``za``, ``zb``: the raw int32 ``quant_matmul(a, bᵀ, K·za·zb)`` (no
+    scale), minus ``zb·Σ_k a`` (per row, ``[..., M, 1]``) and ``za·Σ_k b`` (per column and
+    batch, e.g. per head, ``[..., 1, N]``) from :func:`_zero_point_sums`, in int32; then
+    the total cast to float32 and multiplied by ``sa·sb`` (the dequantisation). A zero
+    point 0 drops its term. K and N must be static; K with ``K·255² >= 2³¹`` is refused
+    (the true sum could leave int32)."""
     a = int8_dequantize(op.lhs)
     b = int8_dequantize(op.rhs)
     out = op.results[0].type
