@@ -356,3 +356,34 @@ def test_qlinear_refusals_name_the_operand():
                 _scalar(0.1, f32), _scalar(0, u8), Const(np.zeros(2, np.float32))]  # fmt: skip
     with pytest.raises(ShapeError, match="the bias must be int32"):
         build_op(qla.QLinearConvOp, operands)
+
+
+def test_quant_matmul_without_a_scale_is_the_raw_int32_sum():
+    """``graph.quant_matmul`` without its scale: the int32 ``a · bᵀ + bias`` itself (the
+    form fold-qdq's int32 epilogue reads), batch dims broadcast; ``graph.requant_matmul``
+    still needs its multipliers."""
+    from tilegraph.builder import GraphBuilder
+    from tilegraph.dialects.element_types import element_type_of
+    from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
+    from tilegraph.dialects.graph.requantized_cube import RequantMatMulOp
+    from tilegraph.dialects.layout_type import TensorType
+
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (2, 5, 40)).astype(np.int8)
+    b = rng.integers(-128, 128, (1, 40)).astype(np.int8)  # one row of K, broadcast
+    bias = np.array([-7], np.int32)
+    g = GraphBuilder()
+    args = [
+        g.block.insert_arg(TensorType(list(x.shape), element_type_of(str(x.dtype))), i)
+        for i, x in enumerate((a, b))
+    ]
+    op = QuantMatMulOp.make(*args, g.constant(bias))
+    out = op.results[0].type
+    assert isinstance(out, TensorType) and str(out.element_type) == "i32"
+    assert list(out.origin_shape) == [2, 5, 1]
+    (got,) = op.reference(a, b, bias)  # type: ignore[attr-defined]
+    want = np.matmul(a.astype(np.int64), b.astype(np.int64).T) + bias
+    np.testing.assert_array_equal(got, want.astype(np.int32))
+    assert got.dtype == np.int32
+    with pytest.raises(ShapeError, match="multipliers"):
+        RequantMatMulOp.make(*args, g.constant(bias))

@@ -5,7 +5,7 @@ activations (``fold-qdq``), each level against the one above it (the harness of
 and 20 (not multiples of K0 = 32), N = 36 and 7 (not multiples of 16), per-column
 multipliers — and on 910B / 310P. Matmuls of two activations with zero points other than
 0 (int8 -128 / 127, uint8 0 / 255 re-centred) are checked against onnxruntime's integer
-formula ``Σ (a - za)(b - zb) · sa·sb`` computed here in int64.
+formula ``Σ (a - za)(b - zb) · sa·sb`` computed here in int64, also past 2^24.
 
 Every level computes the same exact int32 sum and rounds it once the same way (the
 requantisation half to even in float32, the dequantisation once into float32), so they
@@ -199,11 +199,16 @@ def test_requant_matmul_rounds_half_to_even_on_the_cube():
         np.testing.assert_array_equal(outputs[0][0, :, 0], [0, 2, 2, -2])
 
 
-ASYMMETRIC_UNITS = {
-    "graph.quant_matmul": harness.CUBE,
-    "graph.transpose": harness.VECTOR,
-    "graph.concat": harness.VECTOR,
-}
+ASYMMETRIC_UNITS = {"graph.quant_matmul": harness.CUBE, "graph.transpose": harness.VECTOR}
+
+
+def _assert_int32_epilogue(levels: harness.Levels) -> None:
+    """No float matmul and no K-lengthening concat; the zero points' int32 corrections
+    (``graph.sub``) and the dequantisation (int32 -> float32 ``graph.cast``) run on the
+    vector unit."""
+    kernels = levels.tiled_kernels
+    assert not [k for k in kernels if "graph.matmul" in k.ops or "graph.concat" in k.ops]
+    assert [k for k in kernels if "graph.sub" in k.ops and "graph.cast" in k.ops]
 
 
 @pytest.mark.parametrize(
@@ -222,13 +227,14 @@ def test_asymmetric_activation_matmul_kernel(
     za: int, zb: int, m: int, k: int, n: int, dtype: type[np.integer]
 ):
     """Zero points other than 0 (the extremes: -128 is uint8's 0 re-centred, 127 uint8's
-    255) lengthen K on the int8 cube: one cube kernel, no float matmul, exact at every
-    level on the ``test`` preset with ragged M, N and K."""
+    255): the int8 cube's raw int32 sum with K as it is, the zero points' corrections in
+    an int32 epilogue, no float matmul; exact at every level on the ``test`` preset with
+    ragged M, N and K."""
     module, inputs = _module(asymmetric_matmul(za, zb, m, k, n, dtype=dtype))
     levels = harness.run_levels(module, inputs, "test", precision="int8")
     harness.assert_matches(levels, rtol=0, atol=0)
     harness.assert_units(levels.tiled_kernels, ASYMMETRIC_UNITS, "tile-kernels{platform=test}")
-    assert not [kernel for kernel in levels.tiled_kernels if "graph.matmul" in kernel.ops]
+    _assert_int32_epilogue(levels)
 
 
 def _onnx_quantize(x: np.ndarray, scale: float, zero: int, dtype: type[np.integer]) -> np.ndarray:
@@ -256,9 +262,28 @@ def test_asymmetric_matmul_is_onnxruntimes_integer_sum(za: int, zb: int, dtype: 
     harness.assert_matches(levels, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+def test_asymmetric_matmul_past_float_exactness(platform: str):
+    """K = 300 (past 258, where ``K·255²`` leaves float32's exact integers) with every
+    ``a - za`` = -255 and every ``b - zb`` = 255: the exact sum -300·255² = -19 507 500
+    is past 2^24; the int32 epilogue gets it exactly (a float epilogue of the partial sums
+    would not), and the result is its float32 times ``sa·sb``."""
+    module, inputs = _module(asymmetric_matmul(127, -128, 9, 300, 18))
+    inputs = [-np.abs(inputs[0]) - 100, np.abs(inputs[1]) + 100]  # saturate to -128 / 127
+    levels = harness.run_levels(module, inputs, platform, precision="int8")
+    a = _onnx_quantize(inputs[0], SCALES[0], 127, np.int8) - 127
+    b = _onnx_quantize(inputs[1], SCALES[1], -128, np.int8) + 128
+    exact = np.matmul(a, b)
+    assert exact.min() < -(2**24)
+    scale = np.float32(SCALES[0]) * np.float32(SCALES[1])
+    np.testing.assert_array_equal(levels.reference[0], exact.astype(np.float32) * scale)
+    harness.assert_matches(levels, rtol=0, atol=0)
+    _assert_int32_epilogue(levels)
+
+
 def test_asymmetric_matmul_nan_padding():
     """The left float input held as FRACTAL_NZ with NaN in its padding: no NaN leaks
-    through the concats that lengthen K."""
+    into the int8 operands, their zero-point sums or the int32 epilogue."""
     module, inputs = _module(asymmetric_matmul(-128, 127, 17, 40, 36, nz_input=True))
     levels = harness.run_levels(module, inputs, "test", precision="int8", pad_value=harness.NAN)
     harness.assert_no_nan(levels)
@@ -267,9 +292,15 @@ def test_asymmetric_matmul_nan_padding():
 
 @pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
 def test_asymmetric_matmul_on_presets(platform: str):
-    """On 910B and 310P: one int8 cube kernel, exact at every level."""
+    """On 910B and 310P: the product's int32 epilogue in its own kernel (a mix kernel on
+    910B: the AIC part's fixpipe writes int32 to the workspace, the AIV part corrects and
+    dequantises; on 310P fixpipe writes it into UB), exact at every level."""
     module, inputs = _module(asymmetric_matmul(-128, 5, 17, 40, 36))
     levels = harness.run_levels(module, inputs, platform, precision="int8")
     harness.assert_matches(levels, rtol=0, atol=0)
     units = f"tile-kernels{{platform={platform}}}"
     harness.assert_units(levels.tiled_kernels, ASYMMETRIC_UNITS, units)
+    _assert_int32_epilogue(levels)
+    (main,) = [k for k in levels.tiled_kernels if "graph.sub" in k.ops]
+    assert "graph.quant_matmul" in main.ops
+    assert main.unit == ("mix" if platform == "ascend910b" else harness.CUBE)

@@ -183,19 +183,23 @@ def test_qdq_resnet50_runs_on_the_int8_cube(name: str):
 @pytest.mark.parametrize("name", ["qdq_attention_default", "qdq_attention_u8"])
 def test_asymmetric_qdq_attention_runs_on_the_int8_cube(name: str, platform: str, executor: str):
     """Asymmetric activations (int8 zero points other than 0, or uint8 re-centred on int8):
-    Q·Kᵀ and P·V run on the int8 cube too (K lengthened by the zero points' terms), so all
-    six matmuls are int8 cube ops, four requantised in fixpipe (the Q / K / V projections
-    and P·V, whose int8 results reach the cube through moves and the concats), no host op. Exact against onnxruntime run as the graph
-    says (measured 0 steps, as the float path before); within two output steps of the
-    optimised session (its fused QDQ softmax, see the module docstring)."""
+    Q·Kᵀ and P·V run on the int8 cube too (their raw int32 sums, the zero points' row and
+    column sums as four one-row / one-column int8 products, an int32 epilogue in a mix
+    kernel on 910B), so all six matmuls are int8 cube ops, three requantised in fixpipe
+    (the Q / K / V projections; P·V's quantisation follows its int32 epilogue), no host
+    op. Exact against onnxruntime run as the graph says (measured 0 steps, as the float
+    path before); within two output steps of the optimised session (its fused QDQ
+    softmax, see the module docstring)."""
     path = str(qdq_model_path(name))
     compiled = compile(path, platform=platform, precision="int8", executor=executor)
     step = _output_step(path)
     x = np.random.default_rng(5).standard_normal((2, 7, 48)).astype(np.float32)
     ours = np.asarray(compiled(x)[0])
     assert compiled.host_ops == []
-    assert _quant_ops(compiled, QMATMUL) == 2 and _quant_ops(compiled, REQMATMUL) == 4
-    assert not [k for k in kernel_report(compiled.module) if "graph.matmul" in k.ops]
+    assert _quant_ops(compiled, QMATMUL) == 2 + 4 + 1 and _quant_ops(compiled, REQMATMUL) == 3
+    kernels = kernel_report(compiled.module)
+    assert not [k for k in kernels if "graph.matmul" in k.ops or "graph.concat" in k.ops]
+    assert len([k for k in kernels if "graph.sub" in k.ops and QMATMUL in k.ops]) == 2
     np.testing.assert_allclose(ours, _onnxruntime(path, x, optimised=False), rtol=0, atol=0)
     np.testing.assert_allclose(ours, _onnxruntime(path, x), rtol=0, atol=step * 2.001)
 

@@ -39,8 +39,9 @@ scale ``sx·sw`` (as onnxruntime makes it), whose scales are float32/float16 con
 whose bias correction fits int32; and (:mod:`~tilegraph.passes.qdq_activations`) the
 ``DequantizeLinear -> Reshape / Transpose / ... -> QuantizeLinear`` of one quantisation
 becomes an int8 move, and a MatMul of two int8 activations (attention's Q·Kᵀ and P·V) a
-``graph.quant_matmul`` with the right operand transposed to rows of K, K lengthened by
-int8 concats that carry the zero points' run-time sums when they are not 0. Not folded: a
+``graph.quant_matmul`` with the right operand transposed to rows of K; with zero points
+the cube's raw int32 sum, the zero points' row / column sums (one-column / one-row int8
+products) taken off in an int32 epilogue before the dequantisation. Not folded: a
 grouped convolution with padding and ``zx != 0`` (a group block's last K step may read its
 neighbour's weight rows against the padding, harmless only when it is 0), weights with a
 zero point. Anything else keeps the float path (its Q/DQ run as vector

@@ -12,31 +12,34 @@ DQ(b_q, sb, zb))`` with both operands int8 activations quantised per tensor (att
 Q·Kᵀ and P·V when MatMul is among the quantised op types) becomes one
 ``graph.quant_matmul`` on the int8 cube: the right operand is held as rows of K by an int8
 ``graph.transpose`` of its last two dims (which composes with the transpose that usually
-made it), the scale ``sa·sb`` (float32, rounded once) is repeated per column. Zero points:
-``Σ (a - za)(b - zb) = Σ ab - zb·Σ_k a - za·Σ_k b + K·za·zb``. The constant goes into the
-int32 bias; the two run-time sums go into the cube's own int32 accumulation by lengthening
-K with int8 concats (``graph.concat`` along the last dim): the data ``[a | a | -za]``
-against the rows ``[b | -zb | b]``, each block K long, the constants ``-za`` / ``-zb``
-broadcast int8 tensors. ``-(-128) = 128`` does not fit int8, so it is two blocks of 64
-(:func:`int8_parts`); a zero point 0 adds no block (symmetric activations keep K). Every
-term is an exact int8 product summed in int32 (``|Σ| <= 255²·K``), so the result is
-``Σ (a - za)(b - zb) · (sa·sb)`` rounded once, as onnxruntime's QLinearMatMul / the QDQ
-pattern's integer execution computes it, at the price of a cube K of 2K to 4K and two
-vector concats (the run-time sums' alternative, int32 vector reductions and a per-row /
-per-column bias, would need an int32 epilogue fixpipe does not have).
+made it), the scale ``sa·sb`` (float32, rounded once). Without zero points it is the
+fixpipe-dequantised ``quant_matmul(a, bᵀ, 0, sa·sb)``. With zero points:
+``Σ (a - za)(b - zb) = (Σ ab + K·za·zb) - zb·Σ_k a - za·Σ_k b``. The cube writes the
+bracket as its raw int32 sum (``quant_matmul`` without a scale, the constant as its bias,
+K as it is); the row sums ``zb·Σ_k a`` and the column sums ``za·Σ_k b`` are one-column /
+one-row int8 products against a constant ``[1, K]`` row of the zero point (small cube
+kernels, int32 out); ``graph.sub`` takes them off in int32, then ``Cast`` to float32 and
+``Mul`` by ``sa·sb`` dequantise. ``fuse-ops`` makes that chain the product's epilogue (a
+mix kernel on 910B: fixpipe writes int32 to the workspace, the AIV part subtracts,
+converts and scales). Every int32 step is exact while the true sum fits int32
+(``K·255² < 2³¹``), for any K: the result is ``float32(Σ (a - za)(b - zb)) · (sa·sb)``, as
+onnxruntime's integer execution of the pattern computes it (one rounding while the sum is
+below 2^24, where float32 holds every integer).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilegraph.dialects.graph.base import ShapeError, to_attribute
+from tilegraph.dialects.graph.base import GraphOp, ShapeError
+from tilegraph.dialects.graph.binary import MulOp, SubOp
 from tilegraph.dialects.graph.constant_ops import ConstantOp
-from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp
 from tilegraph.dialects.graph.quantized_cube import QuantMatMulOp
@@ -88,47 +91,51 @@ def int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None
     return None if params is None else (dq.x, params)
 
 
-def int8_parts(value: int) -> list[int]:
-    """``value`` (-128 .. 128: a negated int8 zero point) as int8 parts that sum to it: none
-    for 0, two of 64 for 128 (``-(-128)`` does not fit int8), else itself."""
-    if value == 0:
-        return []
-    return [64, 64] if value == 128 else [value]
+class _Built:
+    """The graph ops of a rewrite, in order (inserted together before its anchor)."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def op(self, cls: type[GraphOp], *operands: SSAValue, **attrs: Any) -> SSAValue:
+        made = cls.make(*operands, **attrs)
+        self.ops.append(made)
+        return made.results[0]
+
+    def const(self, array: np.ndarray) -> SSAValue:
+        made = ConstantOp(array)
+        self.ops.append(made)
+        return made.output
 
 
-def _int8_concat(
-    blocks: list[SSAValue | int], like: TensorType
-) -> tuple[list[Operation], SSAValue]:
-    """The int8 concat along the last dim of ``blocks``: a block is an int8 value shaped as
-    ``like`` or an int constant (a ``like``-shaped int8 constant of it). Returns the ops
-    (constants, concat) to insert and the result; one value block is returned as it is."""
-    ops: list[Operation] = []
-    constants: dict[int, SSAValue] = {}
-    values: list[SSAValue] = []
-    for block in blocks:
-        if isinstance(block, int) and block not in constants:
-            shape = [int(d) for d in like.origin_shape]
-            const = ConstantOp(np.full(shape, block, np.int8))
-            ops.append(const)
-            constants[block] = const.output
-        values.append(constants[block] if isinstance(block, int) else block)
-    if len(values) == 1:
-        return ops, values[0]
-    properties = {"axis": to_attribute(like.rank - 1)}
-    (joined,) = ConcatOp.infer_shapes(values, properties)
-    concat = ConcatOp.create(operands=values, result_types=[joined], properties=properties)
-    return [*ops, concat], concat.results[0]
+def _zero_point_sums(built: _Built, value: SSAValue, zero: int, per_row: bool) -> SSAValue:
+    """``zero · Σ_k`` of an int8 operand as a raw int32 ``quant_matmul`` against a constant
+    ``[1, K]`` row of the int8 ``zero`` (every int8 zero point fits it): per row of the
+    data ``value`` ``[..., M, K]`` (``[..., M, 1]``), or per column and batch of the rows
+    ``value`` ``[..., N, K]`` (``[..., 1, N]``: one per head in a batched attention). A
+    one-column / one-row product on the cube sums the int8 values exactly in int32, with
+    no int8 -> int32 widening on the vector unit."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    n, k = (int(d) for d in t.origin_shape[-2:])  # static (fold_activation_matmul)
+    row = built.const(np.full((1, k), zero, np.int8))
+    if per_row:
+        return built.op(QuantMatMulOp, value, row, built.const(np.zeros(1, np.int32)))
+    return built.op(QuantMatMulOp, row, value, built.const(np.zeros(n, np.int32)))
 
 
 def fold_activation_matmul(op: MatMulOp) -> Operation | None:
-    """The ``graph.quant_matmul`` of ``op`` when both operands are per-tensor int8
-    activations of static shapes (its constants, the int8 transpose of the right operand
-    and, with zero points, the concats that lengthen K inserted before ``op``), else None.
+    """What replaces ``op`` when both operands are per-tensor int8 activations of static
+    shapes, else None; the ops it needs (the int8 transpose of the right operand, and with
+    zero points the int32 epilogue) are inserted before ``op``.
 
-    With zero points ``za``, ``zb`` the cube sums ``Σ (a - za)(b - zb)`` exactly as K
-    blocks of int8 products in its int32 accumulator: ``a·b``, then ``a`` against rows of
-    the constant ``-zb`` (``-zb·Σ_k a``) and columns of the constant ``-za`` against ``b``
-    (``-za·Σ_k b``), each constant split by :func:`int8_parts`; ``K·za·zb`` is the bias."""
+    Without zero points: ``graph.quant_matmul(a, bᵀ, 0, sa·sb)`` (fixpipe dequantises).
+    With zero points ``za``, ``zb``: the raw int32 ``quant_matmul(a, bᵀ, K·za·zb)`` (no
+    scale), minus ``zb·Σ_k a`` (per row, ``[..., M, 1]``) and ``za·Σ_k b`` (per column and
+    batch, e.g. per head, ``[..., 1, N]``) from :func:`_zero_point_sums`, in int32; then
+    the total cast to float32 and multiplied by ``sa·sb`` (the dequantisation). A zero
+    point 0 drops its term. K and N must be static; K with ``K·255² >= 2³¹`` is refused
+    (the true sum could leave int32)."""
     a = int8_dequantize(op.lhs)
     b = int8_dequantize(op.rhs)
     out = op.results[0].type
@@ -139,35 +146,32 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
     assert isinstance(a_type, TensorType) and isinstance(b_type, TensorType)
     if a_type.rank < 2 or b_type.rank < 2 or out.dtype != DType.float32:
         return None
-    # static shapes only: the zero-point blocks are constants of the operands' shapes (an
-    # unknown dim reads as -1)
-    if not all(isinstance(d, int) and d >= 0 for d in (*a_type.origin_shape, *b_type.origin_shape)):
-        return None
     n, k = b_type.origin_shape[-1], b_type.origin_shape[-2]
-    assert isinstance(n, int) and isinstance(k, int)
+    # static K and N: the zero-point rows are [1, K] constants, the bias [N]; M and the
+    # batch may be symbols
+    if not (isinstance(n, int) and n >= 0 and isinstance(k, int) and k >= 0):
+        return None
+    if k * 255 * 255 >= 2**31:
+        return None  # the true sum may leave int32
+    built = _Built()
     perm = [*range(b_type.rank - 2), b_type.rank - 1, b_type.rank - 2]
-    properties = {"perm": to_attribute(perm)}
-    (rows_type,) = TransposeOp.infer_shapes([b_q], properties)
-    rows = TransposeOp.create(operands=[b_q], result_types=[rows_type], properties=properties)
-    lhs: list[SSAValue | int] = [a_q]
-    rhs: list[SSAValue | int] = [rows.results[0]]
-    for part in int8_parts(-qb.zero):
-        lhs.append(a_q)
-        rhs.append(part)
-    for part in int8_parts(-qa.zero):
-        lhs.append(part)
-        rhs.append(rows.results[0])
-    lhs_ops, lhs_value = _int8_concat(lhs, a_type)
-    rhs_ops, rhs_value = _int8_concat(rhs, rows_type)
     scale = np.float32(qa.scale * qb.scale)
-    bias = ConstantOp(np.full(n, k * qa.zero * qb.zero, np.int32))
-    scales = ConstantOp(np.full(n, scale, np.float32))
-    operands = [lhs_value, rhs_value, bias.output, scales.output]
     try:
-        (want,) = QuantMatMulOp.infer_shapes(operands, {})
+        rows = built.op(TransposeOp, b_q, perm=perm)
+        bias = built.const(np.full(n, k * qa.zero * qb.zero, np.int32))
+        if not qa.zero and not qb.zero:
+            result = built.op(QuantMatMulOp, a_q, rows, bias, built.const(np.full(n, scale)))
+        else:
+            total = built.op(QuantMatMulOp, a_q, rows, bias)
+            if qb.zero:  # -zb·Σ_k a: one per row
+                total = built.op(SubOp, total, _zero_point_sums(built, a_q, qb.zero, True))
+            if qa.zero:  # -za·Σ_k b: one per column (and batch)
+                total = built.op(SubOp, total, _zero_point_sums(built, rows, qa.zero, False))
+            wide = built.op(CastOp, total, to=onnx_dtype_code("float32"))
+            result = built.op(MulOp, wide, built.const(np.array(scale, np.float32)))
     except ShapeError:
         return None
-    if want != out:
+    if result.type != out:
         return None
-    Rewriter.insert_op([rows, *lhs_ops, *rhs_ops, bias, scales], InsertPoint.before(op))
-    return QuantMatMulOp.create(operands=operands, result_types=[out])
+    Rewriter.insert_op(built.ops[:-1], InsertPoint.before(op))
+    return built.ops[-1]

@@ -33,10 +33,12 @@ func.func @scores(%x: !layout.tensor<2x7x48xf32>, %k: !layout.tensor<2x20x7xi8>)
 // CHECK:         %[[S:.+]] = graph.constant dense<0.00{{49+|50*}}{{[0-9]*}}> : !layout.tensor<7xf32>
 // CHECK:         %scores = graph.quant_matmul %qtq, %[[R]], %{{.+}}, %[[S]] : {{.*}} -> !layout.tensor<2x7x7xf32>
 
-// Asymmetric activations (za = -128: uint8's 0 re-centred, zb = 5): the cube sums
-// Σ (a + 128)(b - 5) over K lengthened from 20 to 80: a against rows of -5 (-5·Σ_k a), then
-// two column blocks of 64 (-(-128) does not fit int8) against the rows of b (128·Σ_k b);
-// the constant K·za·zb = 20 · -128 · 5 = -12800 is the int32 bias.
+// Asymmetric activations (za = -128: uint8's 0 re-centred, zb = 5):
+// Σ (a + 128)(b - 5) = Σ ab - 5·Σ_k a - (-128)·Σ_k b + K·(-128)·5. The cube writes its raw
+// int32 Σ ab plus the constant K·za·zb = 20 · -128 · 5 = -12800 (its bias; no scale, K
+// stays 20); the row sums 5·Σ_k a ([2, 7, 1]) and the column sums -128·Σ_k b per batch
+// ([2, 1, 7]) are one-column / one-row int8 products against a [1, K] row of the zero
+// point; int32 subs, then the cast to float32 and the product by 0.05 · 0.05.
 func.func @asymmetric(%a: !layout.tensor<2x7x20xi8>, %k: !layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x7xf32> {
   %s = graph.constant dense<0.05> : !layout.tensor<f32>
   %za = graph.constant dense<-128> : !layout.tensor<i8>
@@ -48,16 +50,23 @@ func.func @asymmetric(%a: !layout.tensor<2x7x20xi8>, %k: !layout.tensor<2x20x7xi
 }
 // CHECK-LABEL: func.func @asymmetric(
 // CHECK:         %[[R:.+]] = graph.transpose %k {perm = [0, 2, 1]} : (!layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x20xi8>
-// CHECK:         %[[C:.+]] = graph.constant dense<64> : !layout.tensor<2x7x20xi8>
-// CHECK:         %[[A:.+]] = graph.concat %a, %a, %[[C]], %[[C]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x80xi8>
-// CHECK:         %[[Z:.+]] = graph.constant dense<-5> : !layout.tensor<2x7x20xi8>
-// CHECK:         %[[B:.+]] = graph.concat %[[R]], %[[Z]], %[[R]], %[[R]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x80xi8>
 // CHECK:         %[[BIAS:.+]] = graph.constant dense<-12800> : !layout.tensor<7xi32>
-// CHECK:         %m = graph.quant_matmul %[[A]], %[[B]], %[[BIAS]], %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xf32>
+// CHECK:         %[[ACC:.+]] = graph.quant_matmul %a, %[[R]], %[[BIAS]] : {{.*}} -> !layout.tensor<2x7x7xi32>
+// CHECK:         %[[ZB:.+]] = graph.constant dense<5> : !layout.tensor<1x20xi8>
+// CHECK:         %[[ROWS:.+]] = graph.quant_matmul %a, %[[ZB]], %{{.+}} : {{.*}} -> !layout.tensor<2x7x1xi32>
+// CHECK:         %[[T:.+]] = graph.sub %[[ACC]], %[[ROWS]] : {{.*}} -> !layout.tensor<2x7x7xi32>
+// CHECK:         %[[ZA:.+]] = graph.constant dense<-128> : !layout.tensor<1x20xi8>
+// CHECK:         %[[COLS:.+]] = graph.quant_matmul %[[ZA]], %[[R]], %{{.+}} : {{.*}} -> !layout.tensor<2x1x7xi32>
+// CHECK:         %[[U:.+]] = graph.sub %[[T]], %[[COLS]] : {{.*}} -> !layout.tensor<2x7x7xi32>
+// CHECK:         %[[F:.+]] = graph.cast %[[U]] {to = 1} : (!layout.tensor<2x7x7xi32>) -> !layout.tensor<2x7x7xf32>
+// CHECK:         %[[S:.+]] = graph.constant dense<0.0025{{[0-9]*}}> : !layout.tensor<f32>
+// CHECK:         %m = graph.mul %[[F]], %[[S]]
 // CHECK-NOT:     graph.matmul
+// CHECK-NOT:     graph.concat
 
-// A projection whose int8 result (zero point 3) reaches the cube only through the concat
-// that lengthens K still requantises in fixpipe.
+// A projection whose int8 result (zero point 3) feeds a matmul of two activations (read
+// as it is by the raw int32 product; only the right operand's zero point is 0) still
+// requantises in fixpipe.
 func.func @asymmetric_projection(%x: !layout.tensor<2x7x48xf32>, %k: !layout.tensor<2x20x7xi8>) -> !layout.tensor<2x7x7xf32> {
   %s = graph.constant dense<0.05> : !layout.tensor<f32>
   %z = graph.constant dense<0> : !layout.tensor<i8>
@@ -75,13 +84,14 @@ func.func @asymmetric_projection(%x: !layout.tensor<2x7x48xf32>, %k: !layout.ten
 }
 // CHECK-LABEL: func.func @asymmetric_projection(
 // CHECK:         %qq = graph.requant_matmul %xq, %w, %b, %{{.+}} {zero_point = 3} : {{.*}} -> !layout.tensor<2x7x20xi8>
-// CHECK:         %[[C:.+]] = graph.constant dense<-3> : !layout.tensor<2x7x20xi8>
-// CHECK:         %[[A:.+]] = graph.concat %qq, %[[C]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
-// CHECK:         %[[B:.+]] = graph.concat %[[R:.+]], %[[R]] {axis = 2} : {{.*}} -> !layout.tensor<2x7x40xi8>
-// CHECK:         %m = graph.quant_matmul %[[A]], %[[B]], %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xf32>
+// CHECK:         %[[R:.+]] = graph.transpose %k
+// CHECK:         %[[ACC:.+]] = graph.quant_matmul %qq, %[[R]], %{{.+}} : {{.*}} -> !layout.tensor<2x7x7xi32>
+// CHECK:         %[[Z:.+]] = graph.constant dense<3> : !layout.tensor<1x20xi8>
+// CHECK:         %[[COLS:.+]] = graph.quant_matmul %[[Z]], %[[R]], %{{.+}} : {{.*}} -> !layout.tensor<2x1x7xi32>
+// CHECK:         graph.sub %[[ACC]], %[[COLS]]
 
-// A dynamic batch (a symbol): the zero points' K blocks would be constants of the operands'
-// shapes, so the matmul of two activations keeps its float form (before: a crash).
+// A dynamic batch (a symbol): only K and N must be static (the zero-point rows are [1, K]
+// constants, the bias [N]), so the matmul of two activations folds with the batch a symbol.
 func.func @dynamic(%a: !layout.tensor<[b, 7, 20], i8>, %k: !layout.tensor<[b, 20, 7], i8>) -> !layout.tensor<[b, 7, 7], f32> {
   %s = graph.constant dense<0.05> : !layout.tensor<f32>
   %za = graph.constant dense<3> : !layout.tensor<i8>
@@ -91,4 +101,8 @@ func.func @dynamic(%a: !layout.tensor<[b, 7, 20], i8>, %k: !layout.tensor<[b, 20
   func.return %m : !layout.tensor<[b, 7, 7], f32>
 }
 // CHECK-LABEL: func.func @dynamic(
-// CHECK:         %m = graph.matmul %ad, %kd
+// CHECK:         graph.quant_matmul %a, %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<[b, 7, 7], i32>
+// CHECK:         graph.quant_matmul %a, %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<[b, 7, 1], i32>
+// CHECK:         graph.quant_matmul %{{.+}}, %{{.+}}, %{{.+}} : {{.*}} -> !layout.tensor<[b, 1, 7], i32>
+// CHECK:         %m = graph.mul %{{.+}}, %{{.+}} : (!layout.tensor<[b, 7, 7], f32>, !layout.tensor<f32>) -> !layout.tensor<[b, 7, 7], f32>
+// CHECK-NOT:     graph.matmul

@@ -170,13 +170,16 @@ def _check_pad_zero(pad_zero: TensorType | None, props: _Props) -> None:
         )
 
 
-def _check_column_params(bias: TensorType, scale: TensorType, columns: Dim) -> None:
-    """An int32 bias and a float scale, one of each per output column (channel)."""
+def _check_column_params(bias: TensorType, scale: TensorType | None, columns: Dim) -> None:
+    """An int32 bias and a float scale (when given), one of each per output column
+    (channel)."""
     if bias.dtype != DType.int32:
         raise ShapeError(f"the bias must be int32, got {bias.dtype.value}")
-    if scale.dtype not in (DType.float16, DType.float32):
+    if scale is not None and scale.dtype not in (DType.float16, DType.float32):
         raise ShapeError(f"the scale must be float16 or float32, got {scale.dtype.value}")
     for p, what in ((bias, "bias"), (scale, "scale")):
+        if p is None:
+            continue
         if p.rank != 1 or not dims_compatible(p.origin_shape[0], columns):
             raise ShapeError(f"the {what} must have shape [{columns}], got {list(p.origin_shape)}")
 
@@ -190,22 +193,26 @@ class Int8MatMulBase(GraphOp):
     ``transB = 1``; batch dims broadcast as numpy's matmul), both with zero point 0 (an
     asymmetric data zero point is folded into ``bias`` by ``fold-qdq``), ``bias`` int32
     ``[N]``, ``scale`` float ``[N]`` (one per column). The sum ``a · bᵀ + bias`` is exact in
-    int32 (wrapping, as ONNX's MatMulInteger may)."""
+    int32 (wrapping, as ONNX's MatMulInteger may). Without ``scale`` the result is that
+    int32 sum itself: the cube's raw accumulator, for an epilogue that finishes it in int32
+    on the vector unit (``fold-qdq``'s activation x activation products, whose zero-point
+    corrections are per row and per column)."""
 
     a = operand_def(TensorType)
     b = operand_def(TensorType)
     bias = operand_def(TensorType)
-    scale = operand_def(TensorType)
+    scale = opt_operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
-        """The dequantised result: ``[..., M, N]`` in the scale's type."""
+        """The dequantised result: ``[..., M, N]`` in the scale's type (int32 without one)."""
         a = require(tensor_type(operands[0]), "a")
         b = require(tensor_type(operands[1]), "b")
         bias = require(tensor_type(operands[2]), "bias")
-        scale = require(tensor_type(operands[3]), "scale")
+        scale_slot = operands[3] if len(operands) > 3 else None
+        scale = None if scale_slot is None else require(tensor_type(scale_slot), "scale")
         if a.rank < 2 or b.rank < 2:
             raise ShapeError(f"{cls.name} takes operands of rank >= 2")
         if a.dtype != DType.int8 or b.dtype != DType.int8:
@@ -216,7 +223,7 @@ class Int8MatMulBase(GraphOp):
             raise ShapeError(f"a has K = {k}, b (rows of K) has K = {k2}")
         _check_column_params(bias, scale, n)
         shape = [*broadcast_shapes(list(batch_a), list(batch_b)), m, n]
-        return [TensorType(shape, scale.element_type)]
+        return [TensorType(shape, bias.element_type if scale is None else scale.element_type)]
 
     def accumulate(self, a: np.ndarray, b: np.ndarray, bias: np.ndarray) -> np.ndarray:
         """``a · bᵀ + bias`` in int32 (exact in float64 below 2**53, then wrapping)."""
@@ -234,11 +241,12 @@ class Int8MatMulBase(GraphOp):
 
 @irdl_op_definition
 class QuantMatMulOp(Int8MatMulBase):
-    """``graph.quant_matmul %a, %b, %bias, %scale``: ``(a · bᵀ + bias) * scale``.
+    """``graph.quant_matmul %a, %b, %bias(, %scale)``: ``(a · bᵀ + bias) * scale``.
 
     The operands are :class:`Int8MatMulBase`'s, ``scale`` the data's scale times the
     weight's, per column. The result ``[..., M, N]`` is ``acc * scale`` rounded once to
-    the scale's type (ONNX DequantizeLinear of the int32 accumulator, per column).
+    the scale's type (ONNX DequantizeLinear of the int32 accumulator, per column); without
+    ``scale`` it is ``acc``, int32 (fixpipe writes the accumulator as it is).
     """
 
     name = "graph.quant_matmul"
@@ -253,9 +261,11 @@ class QuantMatMulOp(Int8MatMulBase):
     )
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        a, b, bias, scale = inputs
-        assert a is not None and b is not None and bias is not None and scale is not None
-        return (dequantize_accumulator(self.accumulate(a, b, bias), scale),)
+        a, b, bias, *rest = inputs
+        assert a is not None and b is not None and bias is not None
+        acc = self.accumulate(a, b, bias)
+        scale = rest[0] if rest else None
+        return (acc if scale is None else dequantize_accumulator(acc, scale),)
 
 
 QUANTIZED_CUBE_OPS = [QuantConv2dOp, QuantMatMulOp]

@@ -129,6 +129,10 @@ class RequantMatMulOp(Int8MatMulBase):
 
     @classmethod
     def infer_shapes(cls, operands: _Slots, props: _Props) -> list[TensorType]:
+        # the base's scale is optional (quant_matmul's raw int32 form); the multipliers
+        # are not
+        if len(operands) < 4 or operands[3] is None:
+            raise ShapeError(f"{cls.name} needs its multipliers")
         (dequantized,) = super().infer_shapes(operands, props)
         return [_int8_result(dequantized, props, cls)]
 

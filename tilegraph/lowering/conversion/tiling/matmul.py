@@ -174,14 +174,18 @@ def plan_matmul(
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value, deq = 1.0, 1.0, None, None
+    int8 = isinstance(op, Int8MatMulBase)
     # Whether the anchor's own A is (K, M) (Gemm's transA): K is read from its shape.
     # ``a.transposed`` may also be a GM view's flip, after which the anchor's A is (M, K).
     trans_a = False
     if isinstance(op, Int8MatMulBase):  # int8 x int8, B held as rows of K: (N, K)
         a = matmul_operand(body, nd_source(kernel, op.a), False, builder)
         b = matmul_operand(body, nd_source(kernel, op.b), True, builder)
-        c_value, deq = op.bias, body.source(op.scale)
-        if deq is None:
+        c_value = op.bias
+        # without scales the result is the raw int32 sum (an int32 vector epilogue
+        # finishes it): fixpipe writes the accumulator as it is
+        deq = None if op.scale is None else body.source(op.scale)
+        if op.scale is not None and deq is None:
             return "the int8 matmul's scales are not a kernel input"
     elif isinstance(op, GemmOp):
         trans_a = bool(op.attr("transA"))
@@ -216,15 +220,16 @@ def plan_matmul(
     requant = requantisation(op)
     if requant is not None and (nz_out or epilogue.ops):
         return "an epilogue or a FRACTAL_NZ result on a requantised (int8) matmul"
-    if str(element) not in ("f32", "f16", "bf16") and requant is None:
+    raw_int32 = int8 and deq is None and str(element) == "i32"
+    if str(element) not in ("f32", "f16", "bf16") and requant is None and not raw_int32:
         return f"a {element} matmul"
     operand_element = tensor_of(kernel.anchor.operands[0]).element_type
     k0 = FRACTAL
-    if deq is not None:
+    if int8:
         if a.transposed or not b.transposed:
             return "an int8 matmul operand in this position"
         k0 = 32
-    frac = FRACTAL * k0 * element_bytes(element if deq is None else operand_element)
+    frac = FRACTAL * k0 * element_bytes(operand_element if int8 else element)
     block = base_block(builder, m, n, k, frac, k0)
     if isinstance(block, str):
         return block
@@ -261,7 +266,7 @@ def plan_matmul(
         return "the matmul epilogue tile does not fit UB"
     if nz_out and (alpha != 1.0 or c is not None):
         return "a FRACTAL_NZ Gemm result with alpha or a full C"
-    if deq is not None and bias is None:
+    if int8 and bias is None:
         return "an int8 matmul bias that is not a kernel input"
     return MatmulPlan(
         a,
@@ -405,7 +410,11 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
     bias_l1 = deq_l1 = None
     if p.bias is not None:
         rank = len(memref_shape(p.bias))
-        bias_type = tensor_of(kernel.anchor.operands[2]).element_type if p.deq else el
+        bias_type = (
+            tensor_of(kernel.anchor.operands[2]).element_type
+            if str(p.operand_element) == "i8"
+            else el
+        )
         bias_l1 = b.buffer([1] * (rank - 1) + [p.n1 * FRACTAL], bias_type, "L1", "bias_l1")
     if p.deq is not None:
         deq_type = tensor_of(kernel.anchor.operands[3]).element_type
