@@ -14,6 +14,8 @@ from xdsl.ir import SSAValue
 
 from tests.passes.test_rules_arith import _check_bitwise
 from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph.binary import AddOp
+from tilegraph.dialects.graph.linalg import MatMulOp
 
 RNG = np.random.default_rng(25)
 ONLY = "algebraic-simplify{only=projection-parts-outermost}"
@@ -88,7 +90,7 @@ def _inputs(module: ModuleOp) -> dict[str, np.ndarray]:
 def _split_of_the_product(module: ModuleOp) -> list[int]:
     """The widths of the Split that reads the projection (its last axis)."""
     (split,) = [op for op in module.walk() if op.name == "graph.split"]
-    assert split.operands[0].owner.name in ("graph.add", "graph.matmul")
+    assert isinstance(split.operands[0].owner, AddOp | MatMulOp)
     assert int(split.properties["axis"].value.data) == 2  # type: ignore[attr-defined]
     return [int(r.type.origin_shape[2]) for r in split.results]  # type: ignore[attr-defined]
 

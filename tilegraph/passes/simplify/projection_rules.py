@@ -218,6 +218,11 @@ class ProjectionPartsOutermost(SimplifyRule):
         if projection.bias is not None:
             bias = new_constant(np.ascontiguousarray(projection.bias[..., order]))
             add = AddOp.make(result, bias.output)
+            old = projection.add
+            assert old is not None
+            bias.output.name_hint = (
+                old.rhs if old.lhs.owner is projection.matmul else old.lhs
+            ).name_hint
             new_ops += [bias, add]
             result = add.results[0]
             result.name_hint = projection.result.name_hint
@@ -244,7 +249,8 @@ class ProjectionPartsOutermost(SimplifyRule):
         for old, new in replacements:
             new.name_hint = new.name_hint or old.name_hint
             rewriter.replace_all_uses_with(old, new)
-        _erase_dead(rewriter, [take.value.owner for take in takes], op, projection)
+        readers = [take.value.owner for take in takes]
+        _erase_dead(rewriter, [r for r in readers if isinstance(r, Operation)], op, projection)
 
 
 def _erase_dead(
