@@ -14,9 +14,11 @@ dims that the transpose moves together. ``q`` comes from grouping ``x``'s dims i
 most :data:`MAX_CHECKED` elements) shows both chains move every element to the same place.
 
 ``scale-before-movement``: ``Mul(Movement(x), c)`` (or ``Div``), ``c`` a one-element
-constant, ``Movement`` a Transpose or Reshape nothing else reads -> ``Movement(Mul(x, c))``:
-the scale joins the producer's epilogue (the projection's bias add) instead of a kernel of
-its own. Exact: the same products of the same elements, moved.
+constant, ``Movement`` a Transpose, Reshape or Expand nothing else reads ->
+``Movement(Mul(x, c))``: the scale joins the producer's epilogue (the projection's bias add)
+instead of a kernel of its own, and before an Expand (grouped keys repeated for the query
+heads) it scales each element once and leaves the repeat a view of the matmul reading it.
+Exact: the same products of the same elements, moved.
 
 ``elementwise-before-movement``: ``f(Movement(x))`` for a unary elementwise ``f``, and
 ``g(Movement(a), Movement(b))`` for a binary one whose operands are the same movement of
@@ -39,6 +41,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
+from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
@@ -147,8 +150,9 @@ class ScaleBeforeMovement(SimplifyRule):
     INFO = RuleInfo(
         None,
         "scale-before-movement",
-        "Mul | Div(Transpose | Reshape(x), c) (either operand order), c one constant element",
-        "Transpose | Reshape(Mul | Div(x, c))",
+        "Mul | Div(Transpose | Reshape | Expand(x), c) (either operand order), c one "
+        "constant element",
+        "Transpose | Reshape | Expand(Mul | Div(x, c))",
         "the movement has no other reader; c of rank at most x's; not a power-of-two "
         "multiply feeding a matmul (matmul-operand-scales takes that onto the product)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
@@ -160,7 +164,9 @@ class ScaleBeforeMovement(SimplifyRule):
             return
         for slot, value in enumerate(op.operands):
             other = op.operands[1 - slot]
-            movement = made_by(value, TransposeOp) or made_by(value, ReshapeOp)
+            movement = (
+                made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
+            )
             if movement is None:
                 continue
             source = movement.operands[0]
@@ -188,7 +194,7 @@ def _left_to_the_product(op: MulOp | DivOp) -> bool:
     return any(isinstance(s, float) and power_of_two(s) for s in scales)
 
 
-def _attrs(op: TransposeOp | ReshapeOp) -> dict[str, Any]:
+def _attrs(op: TransposeOp | ReshapeOp | ExpandOp) -> dict[str, Any]:
     names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
     return {name: op.attr(name) for name in names if name in op.properties}
 
