@@ -35,15 +35,10 @@ from tilegraph.passes.simplify.match import (
     made_by,
     replace_if_typed,
     reshaped,
-    tensor_type_of,
+    static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 from tilegraph.passes.simplify.view_rules import merged_groups
-
-
-def _static(value: SSAValue) -> list[int] | None:
-    t = tensor_type_of(value)
-    return [int(d) for d in t.origin_shape] if t is not None and t.is_static else None
 
 
 def _unmerged(value: SSAValue) -> tuple[SSAValue, list[int]] | None:
@@ -52,7 +47,7 @@ def _unmerged(value: SSAValue) -> tuple[SSAValue, list[int]] | None:
     reshape = value.owner
     if not isinstance(reshape, ReshapeOp) or not in_origin_view(reshape):
         return None
-    x, merged = _static(reshape.data), _static(value)
+    x, merged = static_shape(reshape.data), static_shape(value)
     if x is None or merged is None or len(merged) != 3 or len(x) < 4:
         return None
     if x[-2:] != merged[-2:] or prod(x[:-2]) != merged[0]:
@@ -97,7 +92,7 @@ class BatchMergeAfterMatMul(SimplifyRule):
             ops.append(TransposeOp.make(b, perm=[*range(rank - 2), rank - 1, rank - 2]))
             b = ops[-1].results[0]
         ops.append(MatMulOp.make(lhs[0], b))
-        shape = _static(op.output)
+        shape = static_shape(op.output)
         assert shape is not None  # the operands are static
         reshaped(ops[-1].results[0], shape, ops)
         replace_if_typed(rewriter, op, ops)
@@ -144,8 +139,8 @@ class BroadcastBeforeReshape(SimplifyRule):
             merge = made_by(op.operands[slot], ReshapeOp)
             if merge is None or isinstance(merge.data.owner, MatMulOp):
                 continue
-            y, merged = _static(merge.data), _static(merge.reshaped)
-            x, out = _static(op.operands[1 - slot]), _static(op.results[0])
+            y, merged = static_shape(merge.data), static_shape(merge.reshaped)
+            x, out = static_shape(op.operands[1 - slot]), static_shape(op.results[0])
             if y is None or merged is None or x is None or merged != out or len(y) <= len(merged):
                 continue
             groups = merged_groups(y, merged)
@@ -157,7 +152,7 @@ class BroadcastBeforeReshape(SimplifyRule):
             operands = [merge.data, other] if slot == 0 else [other, merge.data]
             attrs = {name: op.attr(name) for name in op.properties}
             ops.append(type(op).make(*operands, **attrs))
-            if _static(ops[-1].results[0]) != y:
+            if static_shape(ops[-1].results[0]) != y:
                 for new in reversed(ops):
                     new.drop_all_references()
                 continue

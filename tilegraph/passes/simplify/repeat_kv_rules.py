@@ -16,7 +16,7 @@ S, D]``, then ``Reshape -> [B, kv, 1, S, D]``, ``Expand -> [B, kv, n, S, D]``, `
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.data_movement import ExpandOp
@@ -28,14 +28,9 @@ from tilegraph.passes.simplify.match import (
     made_by,
     replace_if_typed,
     reshaped,
-    tensor_type_of,
+    static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-
-
-def _static(value: SSAValue) -> list[int] | None:
-    t = tensor_type_of(value)
-    return [int(d) for d in t.origin_shape] if t is not None and t.is_static else None
 
 
 @simplify_rule
@@ -61,8 +56,10 @@ class RotaryBeforeRepeat(SimplifyRule):
             return
         if list(transpose.attr("perm") or ()) != [0, 2, 1, 3]:
             return
-        k, repeated, heads = (_static(v) for v in (repeat.input, repeat.output, merge.reshaped))
-        tables = [_static(t) for t in (op.cos, op.sin)]
+        k, repeated, heads = (
+            static_shape(v) for v in (repeat.input, repeat.output, merge.reshaped)
+        )
+        tables = [static_shape(t) for t in (op.cos, op.sin)]
         if k is None or repeated is None or heads is None or None in tables:
             return
         if len(k) != 5 or k[3] != 1 or repeated != [*k[:3], repeated[3], k[4]]:

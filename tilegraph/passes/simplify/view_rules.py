@@ -56,19 +56,13 @@ from tilegraph.passes.simplify.match import (
     replace_if_typed,
     reshaped,
     splat_value,
+    static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 MAX_CHECKED = 1 << 22
 """The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
 int32 indices: a BERT-base layer's keys at sequence 512 and batch 8 are 3.1 M)."""
-
-
-def _static_shape(value: SSAValue) -> list[int] | None:
-    t = value.type
-    if not isinstance(t, TensorType) or not t.is_static:
-        return None
-    return [int(d) for d in t.origin_shape]  # type: ignore[arg-type]
 
 
 def merged_groups(dims: list[int], merged: list[int]) -> list[list[int]] | None:
@@ -130,7 +124,7 @@ class TransposeBetweenReshapes(SimplifyRule):
         inner = made_by(transpose.data, ReshapeOp)
         if inner is None:
             return
-        x, mid, out = (_static_shape(v) for v in (inner.data, inner.reshaped, op.reshaped))
+        x, mid, out = (static_shape(v) for v in (inner.data, inner.reshaped, op.reshaped))
         if x is None or mid is None or out is None or prod(x) > MAX_CHECKED:
             return
         perm = list(transpose.attr("perm") or reversed(range(len(mid))))
@@ -263,7 +257,7 @@ def _same_movement(a: TransposeOp | ReshapeOp, b: TransposeOp | ReshapeOp) -> bo
         return False  # an unknown dim may be 1 in one and broadcast
     if isinstance(a, TransposeOp):
         return a.attr("perm") == b.attr("perm")
-    return _static_shape(a.results[0]) is not None
+    return static_shape(a.results[0]) is not None
 
 
 def _shape(value: SSAValue) -> tuple[object, ...] | None:
