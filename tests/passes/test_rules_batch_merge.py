@@ -27,17 +27,22 @@ def _merged(b: GraphBuilder, x: SSAValue, shape: tuple[int, ...]) -> SSAValue:
     return b.op("reshape", x, b.constant(np.array(shape, np.int64)))
 
 
-def _bloom_scores(*, k_dims: tuple[int, ...] = (B, H), bias_reader: bool = False) -> ModuleOp:
+def _bloom_scores(
+    *, k_dims: tuple[int, ...] = (B, H), bias_reader: bool = False, bias_view: bool = True
+) -> ModuleOp:
     """baddbmm: Reshape(q [B, H, S, D], [B·H, S, D]) times Transpose(Reshape(k, [B·H, S,
-    D]), [0, 2, 1]) (k's dims ``k_dims`` then [S, D], or all four), times a scale, plus the ALiBi bias [B·H, 1, S], viewed [B, H, S, S]."""
+    D]), [0, 2, 1]) (k's dims ``k_dims`` then [S, D], or all four), times a scale, plus the
+    ALiBi bias [B·H, 1, S] (a view of [B, H, S], or an input), viewed [B, H, S, S]; with
+    ``bias_reader`` the scaled scores are also an output."""
     b = GraphBuilder()
     q = b.input("q", [B, H, S, D])
     k = b.input("k", list(k_dims) if len(k_dims) == 4 else [*k_dims, S, D])
-    alibi = b.input("alibi", [B, H, S])
+    alibi = b.input("alibi", [B, H, S] if bias_view else [B * H, 1, S])
     k3 = _merged(b, k, (B * H, S, D))
     scores = b.op("matmul", _merged(b, q, (B * H, S, D)), b.op("transpose", k3, perm=[0, 2, 1]))
     scaled = b.op("mul", scores, b.constant(np.float32(0.125)))
-    biased = b.op("add", _merged(b, alibi, (B * H, 1, S)), scaled)
+    bias = _merged(b, alibi, (B * H, 1, S)) if bias_view else alibi
+    biased = b.op("add", bias, scaled)
     outputs = [_merged(b, biased, (B, H, S, S))]
     if bias_reader:
         outputs.append(b.op("relu", scaled))
@@ -111,3 +116,13 @@ def test_a_merge_of_the_matrix_dims_stays():
     }
     _check_bitwise(module, RULES, inputs)
     assert _ops(module) == before
+
+
+def test_a_bias_that_is_no_view_keeps_the_merged_add():
+    """The bias an input [B·H, 1, S] (no view to merge with): the add reads the merged
+    scores; only the product is unmerged."""
+    module = _bloom_scores(bias_view=False)
+    _check_bitwise(module, RULES, _inputs(module))
+    assert _matmul_ranks(module) == [4]
+    (add,) = [op for op in module.walk() if op.name == "graph.add"]
+    assert len(add.results[0].type.origin_shape) == 3  # type: ignore[attr-defined]

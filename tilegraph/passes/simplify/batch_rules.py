@@ -13,11 +13,13 @@ after it: ``Reshape(MatMul(q4, Transpose(k4)), [B·H, S, S])``. Exact: the same 
 of the same rows and columns, in the same order.
 
 ``broadcast-before-reshape``: ``g(x, Reshape(y))`` for an elementwise ``g``, the reshape
-only merging runs of ``y``'s dims and ``x`` broadcasting against the merged dims whole
-(each merged dim of ``x`` the full size or 1) -> ``Reshape(g(x', y))`` with ``x'`` ``x``
-viewed over ``y``'s dims. BLOOM's ALiBi bias ``[B·H, 1, S]`` added to the merged scores
-then reads them unmerged, and the merge meets the next reshape, where it cancels. Exact:
-the same operation on the same elements.
+merging ``y``'s leading (batch) dims, ``x`` itself a Reshape broadcasting against the
+merged dims whole (each merged dim of ``x`` the full size or 1) -> ``Reshape(g(x', y))``
+with ``x'`` ``x`` viewed over ``y``'s dims (the two views of ``x`` become one). Narrower
+than a general reshape sinking: a merge of inner dims (a rotary's pairs, a window
+partition) stays where the patterns that want it find it. BLOOM's ALiBi bias
+``[B·H, 1, S]`` added to the merged scores then reads them unmerged, and the merge meets
+the next reshape, where it cancels. Exact: the same operation on the same elements.
 """
 
 from __future__ import annotations
@@ -122,12 +124,13 @@ class BroadcastBeforeReshape(SimplifyRule):
     INFO = RuleInfo(
         None,
         "broadcast-before-reshape",
-        "g(x, Reshape(y)) (either order), g binary elementwise, the reshape merging runs "
-        "of y's dims",
-        "Reshape(g(Reshape(x, over y's dims), y))",
-        "each dim of x against a merged dim is its full size or 1; the reshape of y has "
-        "no other reader and does not merge a product's rows (its epilogue reads across "
-        "it); the result keeps the merged shape; static shapes; exact",
+        "g(Reshape(a), Reshape(y)) (either order), g binary elementwise, the reshape of y "
+        "merging its leading (batch) dims",
+        "Reshape(g(Reshape(a, over y's dims), y))",
+        "each dim of Reshape(a) against a merged dim is its full size or 1; y's last two "
+        "dims kept; the reshape of y has no other reader and does not merge a product's "
+        "rows (its epilogue reads across it); the result keeps the merged shape; static "
+        "shapes; exact"
         "ORT (transpose optimizer pushes reshapes past elementwise ops)",
     )
     ROOTS = (BinaryElementwiseOp,)
@@ -143,6 +146,8 @@ class BroadcastBeforeReshape(SimplifyRule):
             x, out = static_shape(op.operands[1 - slot]), static_shape(op.results[0])
             if y is None or merged is None or x is None or merged != out or len(y) <= len(merged):
                 continue
+            if y[-2:] != merged[-2:] or not isinstance(op.operands[1 - slot].owner, ReshapeOp):
+                continue  # only batch merges, met by another view (the two merge into one)
             groups = merged_groups(y, merged)
             wide = None if groups is None else _broadcast_unmerged(x, groups, y)
             if wide is None:
