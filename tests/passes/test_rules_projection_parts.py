@@ -10,12 +10,14 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import SSAValue
 
 from tests.passes.test_rules_arith import _check_bitwise
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.layout_type import TensorType
 
 RNG = np.random.default_rng(25)
 ONLY = "algebraic-simplify{only=projection-parts-outermost}"
@@ -27,9 +29,15 @@ def _i64(*values: int) -> np.ndarray:
 
 
 def _projection(
-    b: GraphBuilder, view: list[int], *, bias: bool = True, weight_input: bool = False
+    b: GraphBuilder,
+    view: list[int],
+    *,
+    bias: bool = True,
+    weight_input: bool = False,
+    bias_input: bool = False,
 ) -> tuple[SSAValue, SSAValue]:
-    """(the view of x @ W + b as ``view``, the product); W of N = prod(view[2:]) columns."""
+    """(the view of x @ W + b as ``view``, the product); W of N = prod(view[2:]) columns;
+    W or b inputs of the graph (not constants) with ``weight_input`` / ``bias_input``."""
     n = int(np.prod(view[2:]))
     x = b.input("x", [B, S, K])
     w = (
@@ -38,11 +46,12 @@ def _projection(
         else b.constant(RNG.standard_normal((K, n)).astype(np.float32))
     )
     product = b.op("matmul", x, w)
-    y = (
-        b.op("add", product, b.constant(RNG.standard_normal(n).astype(np.float32)))
-        if bias
-        else product
-    )
+    if bias_input:
+        y = b.op("add", product, b.input("b", [n]))
+    elif bias:
+        y = b.op("add", product, b.constant(RNG.standard_normal(n).astype(np.float32)))
+    else:
+        y = product
     return b.op("reshape", y, b.constant(_i64(*view))), product
 
 
@@ -77,13 +86,14 @@ def _ops(module: ModuleOp) -> Counter[str]:
 
 
 def _inputs(module: ModuleOp) -> dict[str, np.ndarray]:
-    x = RNG.standard_normal((B, S, K)).astype(np.float32)
-    x[1, 3, 2] = np.nan  # a NaN row stays in its rows of every part
-    inputs = {"x": x}
-    if "w" in str(module):
-        inputs["w"] = RNG.standard_normal((K, 24)).astype(
-            np.float32
-        )  # only BLOOM's view takes W.astype(np.float32)
+    """Random data for every input of ``module`` (x, and W or b when they are inputs)."""
+    (main,) = [op for op in module.walk() if isinstance(op, FuncOp)]
+    inputs = {}
+    for arg in main.body.block.args:
+        assert isinstance(arg.type, TensorType) and arg.name_hint is not None
+        shape = [int(d) for d in arg.type.origin_shape]  # type: ignore[arg-type]
+        inputs[arg.name_hint] = RNG.standard_normal(shape).astype(np.float32)
+    inputs["x"][1, 3, 2] = np.nan  # a NaN row stays in its rows of every part
     return inputs
 
 
@@ -153,6 +163,7 @@ def _other_reader(b: GraphBuilder, view: SSAValue) -> list[SSAValue]:
         pytest.param(lambda b: _bloom(b, take=_overlapping), id="overlapping"),
         pytest.param(lambda b: _bloom(b, take=_other_reader), id="view-read-whole"),
         pytest.param(lambda b: _bloom(b, weight_input=True), id="weight-not-constant"),
+        pytest.param(lambda b: _bloom(b, bias_input=True), id="bias-not-constant"),
         pytest.param(lambda b: _falcon(b, q_end=1), id="q-partial"),
         # the transpose puts the part's non-1 dims in another order: not a view of it
         pytest.param(lambda b: _falcon(b, perm=(3, 0, 2, 1, 4)), id="transpose-reorders"),
