@@ -142,6 +142,12 @@ def evaluate(op: Operation, present: Sequence[np.ndarray | None]) -> tuple[np.nd
         return tuple(np.asarray(out) for out in op.reference(*inputs))
 
 
+def static_shape(value: SSAValue) -> list[int] | None:
+    """The dims of a tensor value of static shape, else None."""
+    t = tensor_type_of(value)
+    return [int(d) for d in t.origin_shape] if t is not None and t.is_static else None  # type: ignore[arg-type]
+
+
 def all_static(types: Sequence[TensorType | None]) -> bool:
     return all(t is not None and t.is_static for t in types)
 

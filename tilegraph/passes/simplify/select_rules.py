@@ -96,7 +96,7 @@ class SelectsAsSplit(SimplifyRule):
             rewriter.replace(old, [], [squeeze.results[0]])
 
 
-def _sliced_range(op: Operation, rank: int, sizes: tuple) -> tuple[int, int, int] | None:
+def sliced_range(op: Operation, rank: int, sizes: tuple) -> tuple[int, int, int] | None:
     """(axis, start, end) when ``op`` is a unit-step Slice of one static axis with constant
     bounds (ONNX's clamping applied), else None."""
     if not isinstance(op, SliceOp):
@@ -124,7 +124,7 @@ def _partition(
     ``x`` whose ranges are disjoint and cover it whole."""
     t = x.type
     assert isinstance(t, TensorType)
-    ranges = [_sliced_range(u, t.rank, tuple(t.origin_shape)) for u in users]
+    ranges = [sliced_range(u, t.rank, tuple(t.origin_shape)) for u in users]
     if any(r is None for r in ranges) or len({r[0] for r in ranges if r}) != 1:
         return None
     ordered = sorted(zip(ranges, users, strict=True), key=lambda p: p[0][1] if p[0] else 0)

@@ -14,9 +14,11 @@ dims that the transpose moves together. ``q`` comes from grouping ``x``'s dims i
 most :data:`MAX_CHECKED` elements) shows both chains move every element to the same place.
 
 ``scale-before-movement``: ``Mul(Movement(x), c)`` (or ``Div``), ``c`` a one-element
-constant, ``Movement`` a Transpose or Reshape nothing else reads -> ``Movement(Mul(x, c))``:
-the scale joins the producer's epilogue (the projection's bias add) instead of a kernel of
-its own. Exact: the same products of the same elements, moved.
+constant, ``Movement`` a Transpose, Reshape or Expand nothing else reads ->
+``Movement(Mul(x, c))``: the scale joins the producer's epilogue (the projection's bias add)
+instead of a kernel of its own, and before an Expand (grouped keys repeated for the query
+heads) it scales each element once and leaves the repeat a view of the matmul reading it.
+Exact: the same products of the same elements, moved.
 
 ``elementwise-before-movement``: ``f(Movement(x))`` for a unary elementwise ``f``, and
 ``g(Movement(a), Movement(b))`` for a binary one whose operands are the same movement of
@@ -41,6 +43,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
+from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
@@ -55,19 +58,13 @@ from tilegraph.passes.simplify.match import (
     replace_if_typed,
     reshaped,
     splat_value,
+    static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 MAX_CHECKED = 1 << 22
 """The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
 int32 indices: a BERT-base layer's keys at sequence 512 and batch 8 are 3.1 M)."""
-
-
-def _static_shape(value: SSAValue) -> list[int] | None:
-    t = value.type
-    if not isinstance(t, TensorType) or not t.is_static:
-        return None
-    return [int(d) for d in t.origin_shape]  # type: ignore[arg-type]
 
 
 def merged_groups(dims: list[int], merged: list[int]) -> list[list[int]] | None:
@@ -129,7 +126,7 @@ class TransposeBetweenReshapes(SimplifyRule):
         inner = made_by(transpose.data, ReshapeOp)
         if inner is None:
             return
-        x, mid, out = (_static_shape(v) for v in (inner.data, inner.reshaped, op.reshaped))
+        x, mid, out = (static_shape(v) for v in (inner.data, inner.reshaped, op.reshaped))
         if x is None or mid is None or out is None or prod(x) > MAX_CHECKED:
             return
         perm = list(transpose.attr("perm") or reversed(range(len(mid))))
@@ -149,8 +146,9 @@ class ScaleBeforeMovement(SimplifyRule):
     INFO = RuleInfo(
         None,
         "scale-before-movement",
-        "Mul | Div(Transpose | Reshape(x), c) (either operand order), c one constant element",
-        "Transpose | Reshape(Mul | Div(x, c))",
+        "Mul | Div(Transpose | Reshape | Expand(x), c) (either operand order), c one "
+        "constant element",
+        "Transpose | Reshape | Expand(Mul | Div(x, c))",
         "the movement has no other reader; c of rank at most x's; not a power-of-two "
         "multiply feeding a matmul (matmul-operand-scales takes that onto the product)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
@@ -162,7 +160,9 @@ class ScaleBeforeMovement(SimplifyRule):
             return
         for slot, value in enumerate(op.operands):
             other = op.operands[1 - slot]
-            movement = made_by(value, TransposeOp) or made_by(value, ReshapeOp)
+            movement = (
+                made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
+            )
             if movement is None:
                 continue
             source = movement.operands[0]
@@ -190,7 +190,7 @@ def _left_to_the_product(op: MulOp | DivOp) -> bool:
     return any(isinstance(s, float) and power_of_two(s) for s in scales)
 
 
-def _attrs(op: TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp) -> dict[str, Any]:
+def _attrs(op: TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp | ExpandOp) -> dict[str, Any]:
     names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
     return {name: op.attr(name) for name in names if name in op.properties}
 
@@ -273,7 +273,7 @@ def _same_movement(a: _Movement, b: _Movement) -> bool:
         return False  # an unknown dim may be 1 in one and broadcast
     if isinstance(a, TransposeOp):
         return a.attr("perm") == b.attr("perm")
-    return _static_shape(a.results[0]) is not None
+    return static_shape(a.results[0]) is not None
 
 
 def _shape(value: SSAValue) -> tuple[object, ...] | None:
