@@ -28,8 +28,10 @@ inlined in the kernel body) give compile-time rows: the row DMAs are unrolled.
 The cost is the cycle model's for these tile ops: a scalar read and a few index operations
 per row, one MTE2 DMA per row and one MTE3 DMA per tile.
 
-Stays on the host (the reason is reported): rows under one 32-byte DMA block (a 2-D
-``[T, B]`` input: a DMA per element), tensors that are not row-major, lengths computed
+Rows under one 32-byte DMA block (a 2-D ``[T, B]`` input, a ``[T, B, 1]`` bool mask) with
+compile-time lengths are a fixed permutation of the rows: picked through UB as
+:mod:`.gather_ub` gathers short rows. Stays on the host (the reason is reported): short
+rows with run-time lengths (a DMA per element), tensors that are not row-major, lengths computed
 inside the kernel, more than :data:`UNROLLED_ROWS` compile-time rows.
 """
 
@@ -53,6 +55,7 @@ from tilegraph.lowering.conversion.tiling.gather import (
     emit_row_gather,
     plan_gather,
 )
+from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
 
 UNROLLED_ROWS = 256
 """The most rows compile-time lengths unroll (each is a DMA in the kernel body)."""
@@ -117,9 +120,9 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     eb = element_bytes(data_type.element_type)
     if inner * count == 0:
         return "a reverse_sequence with an empty output"
-    if inner * eb < DMA_BLOCK_BYTES:
-        return f"a reverse_sequence of rows under {DMA_BLOCK_BYTES} bytes"
     lens = body.source(op.sequence_lens)
+    if inner * eb < DMA_BLOCK_BYTES:
+        return _short_rows(b, op, table, written, shape, time_axis, lens is not None)
     picked: list[int] | RowOf
     if lens is not None:
         picked = _row_function(b, lens, (shape[0], shape[1]), time_axis)
@@ -145,3 +148,37 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
         picked = _row_function(b, lens_ub, (shape[0], shape[1]), time_axis)
     emit_row_gather(b, plan, table, written, picked, data_type.element_type, lens_type)
     return None
+
+
+def _short_rows(
+    b: KernelBuilder,
+    op: ReverseSequenceOp,
+    table: SSAValue,
+    written: SSAValue,
+    shape: tuple[int, ...],
+    time_axis: int,
+    runtime_lengths: bool,
+) -> str | None:
+    """Rows under one DMA block with compile-time lengths: the reversal is a fixed
+    permutation of the ``T · B`` rows, so :func:`~.gather_ub.emit_ub_gather` picks them
+    through UB (the table in, a ``vpick``, the rows out) as a gather of short rows does
+    (a tf2onnx bidirectional LSTM's ``[T, B, 1]`` bool mask). Run-time lengths would need
+    the permutation computed per row on the scalar unit, a DMA per element: not done."""
+    too_short = f"a reverse_sequence of rows under {DMA_BLOCK_BYTES} bytes"
+    values = None if runtime_lengths else constant_value(op.sequence_lens)
+    if values is None:
+        return f"{too_short} with lengths known only at run time"
+    count = shape[0] * shape[1]
+    rows = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
+    data_type = tensor_of(op.input)
+    return emit_ub_gather(
+        b,
+        table,
+        written,
+        rows,
+        (count, prod(shape[2:])),
+        0,
+        count,
+        data_type.element_type,
+        tensor_of(op.sequence_lens).element_type,
+    )
