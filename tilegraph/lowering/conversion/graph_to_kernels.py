@@ -23,8 +23,12 @@ its tiling finds: several outputs, Q read transposed, ...) is first split back i
 three kernels it was claimed from: Q·Kᵀ with what the softmax reads, the softmax, and ·V
 with the rest (``unclaimed-attention``); a part no strategy runs is split per op in turn.
 
+A ``graph.loop`` whose trip count is known at compile time becomes a device loop, a
+``tile.loop_launches`` of its body's kernels (:mod:`.loop_launches`); any other stays a
+host kernel whose reason says why.
+
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``.
+``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``, ``device-loops``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
+from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
 from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
@@ -479,6 +484,33 @@ def _runs(
     return parts
 
 
+def _device_loop(
+    op: LoopOp,
+    module: ModuleOp,
+    names: _KernelNames,
+    stats,
+    values: dict[SSAValue, SSAValue],
+    host: Block,
+    kernels: list[func.FuncOp],
+) -> str | None:
+    """Lower ``op`` as a device loop into ``host`` (:mod:`.loop_launches`, its body by
+    :func:`lower_function`); None when done, else why it stays a host kernel."""
+    from tilegraph.lowering.conversion.loop_launches import lower_loop
+
+    def lower(body: func.FuncOp, inner: ModuleOp) -> None:
+        lower_function(body, inner, names, stats)
+
+    lowered = lower_loop(op, module, values, "loop_body", lower, _buffer_type)
+    if isinstance(lowered, str):
+        return lowered
+    for new in lowered.ops:
+        host.add_op(new)
+    kernels.extend(lowered.kernels)
+    values.update(zip(op.results, lowered.results, strict=True))
+    stats.add("device-loops")
+    return None
+
+
 def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
@@ -504,8 +536,15 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             continue
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
+        loop_reason = None
+        if isinstance(op, LoopOp):
+            loop_reason = _device_loop(op, module, names, stats, values, host, kernels)
+            if loop_reason is None:
+                continue
         kernel = _kernel_of(op, names)
         kernel_fn = _classified(kernel, target_of(module).hw)
+        if loop_reason is not None:  # why the loop is no device loop, not "no lowering"
+            kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(loop_reason)
         if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
             # A group no strategy can tile is split: its ops become kernels of their own
             # (their intermediates go through GM), so that each may still run on a unit.

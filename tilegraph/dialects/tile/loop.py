@@ -1,0 +1,156 @@
+"""``tile.loop_launches``: a loop of kernel launches on the device (a lowered ``graph.loop``).
+
+GE runs a TensorFlow while loop's body as kernels driven by stream control tasks on the
+device; this op is that loop in the host sequence. Its region holds only ``tile.launch``
+ops over its block arguments, one per operand (the region is isolated from above, so that
+what the host sequence's analyses see of the loop, its operands, are every GM buffer the
+body touches). The operands come in groups that say what the loop does with them::
+
+    tile.loop_launches {trip = 30}
+        counter(%i)                 a 0-d int64 buffer the runtime writes i into (optional)
+        inits(%h0, %c0)             the carried values' initial buffers
+        states(%h, %c)              the buffers the body reads a carried value from
+        nexts(%h_next, %c_next)     the buffers the body writes its next value to
+        slices(%y_t)                the buffers the body writes a scan output's slice to
+        stacks(%y)                  the [trip, ...] buffers of the scan outputs
+        others(...)                 weights, captured tensors, the body's intermediates
+    { ^bb0(...): tile.launch ... }
+
+Run: ``states[k] = inits[k]``; then per iteration ``i``: ``counter = i``, the launches in
+order, ``states[k] = nexts[k]`` (all nexts read first: GE's loop-variable copies) and
+``stacks[j][i] = slices[j]``. After the loop the states hold the final carried values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, i32, i64
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    irdl_op_definition,
+    prop_def,
+    region_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import IsolatedFromAbove, MemoryReadEffect, MemoryWriteEffect, NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from tilegraph.dialects.tile.base import TileOp, memref_shape, scope_of
+from tilegraph.dialects.tile.host import LaunchOp
+
+GROUPS = ("counter", "inits", "states", "nexts", "slices", "stacks", "others")
+
+
+@irdl_op_definition
+class LoopLaunchesOp(TileOp):
+    """A device loop of ``trip`` iterations of its region's launches (module docstring)."""
+
+    name = "tile.loop_launches"
+    trip = prop_def(IntegerAttr)
+    counter = var_operand_def(MemRefType)
+    inits = var_operand_def(MemRefType)
+    states = var_operand_def(MemRefType)
+    nexts = var_operand_def(MemRefType)
+    slices = var_operand_def(MemRefType)
+    stacks = var_operand_def(MemRefType)
+    others = var_operand_def(MemRefType)
+    body = region_def("single_block")
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(
+        IsolatedFromAbove(), NoTerminator(), MemoryReadEffect(), MemoryWriteEffect()
+    )
+
+    def __init__(self, trip: int, groups: Sequence[Sequence[SSAValue]], body: Block):
+        assert len(groups) == len(GROUPS)
+        super().__init__(
+            operands=[list(g) for g in groups],
+            properties={
+                "trip": IntegerAttr(trip, i64),
+                "operandSegmentSizes": DenseArrayBase.from_list(i32, [len(g) for g in groups]),
+            },
+            regions=[Region(body)],
+        )
+
+    @property
+    def trip_count(self) -> int:
+        return self.trip.value.data
+
+    def launches(self) -> list[LaunchOp]:
+        return [op for op in self.body.block.ops if isinstance(op, LaunchOp)]
+
+    def run(self, buffers: Sequence[np.ndarray], iteration) -> None:
+        """Execute the loop on the operands' arrays (in operand order): ``iteration(args)``
+        runs the region's launches once on the block arguments' arrays. Both executors
+        call this, so the copies between iterations are stated once."""
+        sizes = [len(self.counter), len(self.inits), len(self.states), len(self.nexts)]
+        sizes += [len(self.slices), len(self.stacks)]
+        groups, start = [], 0
+        for size in sizes:
+            groups.append(list(buffers[start : start + size]))
+            start += size
+        counter, inits, states, nexts, slices, stacks = groups
+        for state, init in zip(states, inits, strict=True):
+            state[...] = init
+        for i in range(self.trip_count):
+            for c in counter:
+                c[...] = i
+            iteration(buffers)
+            moved = [np.array(n, copy=True) for n in nexts]  # a swap reads the old values
+            for state, value in zip(states, moved, strict=True):
+                state[...] = value
+            for stack, piece in zip(stacks, slices, strict=True):
+                stack[i] = piece
+
+    def verify_(self) -> None:
+        if self.trip_count < 1:
+            raise VerifyException(f"'{self.name}': trip must be at least 1, got {self.trip_count}")
+        block = self.body.block
+        if [a.type for a in block.args] != [v.type for v in self.operands]:
+            raise VerifyException(f"'{self.name}': the body's arguments must be its operands'")
+        for op in block.ops:
+            if not isinstance(op, LaunchOp):
+                raise VerifyException(f"'{self.name}': the body holds launches only, not {op.name}")
+        for i, value in enumerate(self.operands):
+            if scope_of(value) != "GM":
+                raise VerifyException(f"'{self.name}': operand #{i} is not a GM buffer")
+        for v in self.counter:
+            _check_type(self, v.type, (), "the counter", np.dtype(np.int64))
+        if not len(self.inits) == len(self.states) == len(self.nexts) or len(self.counter) > 1:
+            raise VerifyException(
+                f"'{self.name}': one state and one next per initial value, at most one counter"
+            )
+        for group in (self.states, self.nexts):
+            for init, other in zip(self.inits, group, strict=True):
+                if init.type != other.type:
+                    raise VerifyException(
+                        f"'{self.name}': a carried value's buffers differ: {init.type} and "
+                        f"{other.type}"
+                    )
+        if len(self.slices) != len(self.stacks):
+            raise VerifyException(f"'{self.name}': one stack per scan slice")
+        for piece, stack in zip(self.slices, self.stacks, strict=True):
+            want = (self.trip_count, *memref_shape(piece.type))
+            _check_type(self, stack.type, want, "a scan output's stack")
+            assert isinstance(piece.type, MemRefType) and isinstance(stack.type, MemRefType)
+            if piece.type.element_type != stack.type.element_type:
+                raise VerifyException(f"'{self.name}': a scan slice and its stack differ in type")
+
+
+def _check_type(
+    op: LoopLaunchesOp,
+    t: Attribute,
+    shape: tuple[int, ...],
+    what: str,
+    dtype: np.dtype | None = None,
+) -> None:
+    from tilegraph.dialects.tile.host import numpy_dtype
+
+    if memref_shape(t) != shape or (dtype is not None and numpy_dtype(t) != dtype):
+        raise VerifyException(f"'{op.name}': {what} must be a {list(shape)} buffer, got {t}")
+
+
+LOOP_OPS = (LoopLaunchesOp,)
