@@ -70,7 +70,9 @@ def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
         if data_cond:
             nodes += [
                 helper.make_node("ReduceSum", ["h_out"], ["total"], keepdims=0),
-                helper.make_node("Constant", [], ["big"], value=helper.make_tensor("", 1, [], [1e9])),
+                helper.make_node(
+                    "Constant", [], ["big"], value=helper.make_tensor("", 1, [], [1e9])
+                ),
                 helper.make_node("Less", ["total", "big"], ["cond_out"]),
             ]
         else:
@@ -85,9 +87,7 @@ def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
     ]
     carried = ["h0", "t0", "n"] if counted else ["h0"]
     results = ["h_final", "t_final", "n_final", "ys"] if counted else ["h_final", "ys"]
-    loop = helper.make_node(
-        "Loop", ["" if counted else "M", "cond0", *carried], results, body=body
-    )
+    loop = helper.make_node("Loop", ["" if counted else "M", "cond0", *carried], results, body=body)
     graph = helper.make_graph(
         [loop],
         "loop",

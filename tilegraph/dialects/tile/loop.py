@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, MemRefType, i32, i64
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     irdl_op_definition,
@@ -36,6 +36,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
+from xdsl.rewriter import Rewriter
 from xdsl.traits import IsolatedFromAbove, MemoryReadEffect, MemoryWriteEffect, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
@@ -138,6 +139,50 @@ class LoopLaunchesOp(TileOp):
             assert isinstance(piece.type, MemRefType) and isinstance(stack.type, MemRefType)
             if piece.type.element_type != stack.type.element_type:
                 raise VerifyException(f"'{self.name}': a scan slice and its stack differ in type")
+
+
+def outer_buffer(value: SSAValue) -> SSAValue:
+    """The host sequence's buffer behind ``value``: through the block arguments of device
+    loops to the operands they stand for."""
+    while isinstance(value, BlockArgument) and isinstance(value.owner.parent_op(), LoopLaunchesOp):
+        loop = value.owner.parent_op()
+        assert isinstance(loop, LoopLaunchesOp)
+        value = loop.operands[value.index]
+    return value
+
+
+def retype_buffer(value: SSAValue, memref: MemRefType) -> None:
+    """Give the buffer ``value`` (a launch's argument) type ``memref``, and every device
+    loop's block argument on the way to it (their types are their operands')."""
+    while isinstance(value, BlockArgument) and isinstance(value.owner.parent_op(), LoopLaunchesOp):
+        loop = value.owner.parent_op()
+        assert isinstance(loop, LoopLaunchesOp)
+        outer = loop.operands[value.index]
+        Rewriter.replace_value_with_new_type(value, memref)
+        value = outer
+    hint = value.name_hint
+    Rewriter.replace_value_with_new_type(value, memref).name_hint = hint
+
+
+def insert_for_launch(ops: Sequence[Operation], value: SSAValue, launch: Operation) -> SSAValue:
+    """Insert ``ops`` (defining the buffer ``value``) just before ``launch``; for a launch
+    in a device loop, before the loop, the buffer passed in as one more operand of it
+    (``others``). Returns what the launch reads it as."""
+    loop = launch.parent_op()
+    if not isinstance(loop, LoopLaunchesOp):
+        block = launch.parent_block()
+        assert block is not None
+        block.insert_ops_before(list(ops), launch)
+        return value
+    outer = insert_for_launch(ops, value, loop)
+    sizes = [len(getattr(loop, g)) for g in GROUPS]
+    sizes[-1] += 1
+    loop.operands = [*loop.operands, outer]
+    loop.properties["operandSegmentSizes"] = DenseArrayBase.from_list(i32, sizes)
+    block = loop.body.block
+    arg = block.insert_arg(outer.type, len(block.args))
+    arg.name_hint = outer.name_hint
+    return arg
 
 
 def _check_type(

@@ -4,8 +4,8 @@ in-place rule: what ``plan-memory`` plans and its checker verifies.
 A host function (``tile.signature``) is a straight line of ``tile.constant``, GM buffers
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
 outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
-buffer it touches lives across all of them) and ``func.return``. :func:`analyse_host` numbers the launches 0..L-1 (the
-return is point L) and gives each buffer its lifetime: *born* at the launch that writes it
+buffer it touches lives across all of them) and ``func.return``. :func:`analyse_host`
+numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime: *born* at the launch that writes it
 first (an argument position the callee writes: ``tile.write`` in a macro body, a tile op's
 destination in a tiled one), *dead* after its last use; a returned buffer lives to L.
 

@@ -39,13 +39,15 @@ from tilegraph.dialects.graph.binary import AddOp, LessOp
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.elementwise import CastOp, IdentityOp
 from tilegraph.dialects.graph.fused import YieldOp
+from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, LaunchOp, LoopLaunchesOp
 from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats import Format
 
-BODY_PIPELINE = "O2"
-"""What the body function is optimised with: the default pipeline of the outer function."""
+BODY_PIPELINE = "O2{disable=matmul-add-to-gemm}"
+"""What the body function is optimised with: the default pipeline of the outer function,
+but for the rule that would join a split Gemm again (:func:`_gemm_as_matmul_add`)."""
 
 
 def _through_casts(value: SSAValue) -> SSAValue:
@@ -229,10 +231,13 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     for op in block.ops:
         if op is block.last_op:
             break
-        clone = op.clone(value_mapper=mapping)
-        for old, new in zip(op.results, clone.results, strict=True):
+        parts = _gemm_as_matmul_add(op, mapping)
+        if parts is None:
+            parts = [op.clone(value_mapper=mapping)]
+        for old, new in zip(op.results, parts[-1].results, strict=True):
             mapping[old] = new
-        fn_block.add_op(clone)
+        for part in parts:
+            fn_block.add_op(part)
     results = [mapping.get(yielded[1 + k], yielded[1 + k]) for k in carried]
     results += [mapping.get(v, v) for v in yielded[1 + n :]]
     fn_block.add_op(func.ReturnOp(*results))
@@ -241,6 +246,29 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     )
     fn.location = loop.location
     return LoopBody(fn, counter, carried, captures, len(yielded) - 1 - n)
+
+
+def _gemm_as_matmul_add(op: Operation, mapping: dict[SSAValue, SSAValue]) -> list[Operation] | None:
+    """A Gemm of a full ``C`` (alpha = beta = 1, no transposes) as ``matmul(A, B) + C``
+    over the mapped operands, else None. An LSTM cell's ``h R + x W`` is such a Gemm, and
+    the format engine stores it FRACTAL_NZ after the ``x W`` matmul, where the matmul
+    strategy takes no full C (a gap of the cube strategy, on the main path too); split,
+    the matmul goes to the cube and the add to the vector core. :data:`BODY_PIPELINE`
+    keeps ``matmul-add-to-gemm`` from joining them again."""
+    if not isinstance(op, GemmOp) or op.c is None:
+        return None
+    attrs = (op.attr("alpha"), op.attr("beta"), op.attr("transA"), op.attr("transB"))
+    c, y = op.c.type, op.results[0].type
+    if attrs != (1.0, 1.0, 0, 0) or not isinstance(c, TensorType) or not isinstance(y, TensorType):
+        return None
+    if c.rank != y.rank:
+        return None  # a bias row: the strategy adds it in the epilogue
+    a, b, c_value = (mapping.get(v, v) for v in (op.a, op.b, op.c))
+    product = MatMulOp.make(a, b)
+    total = AddOp.make(product.results[0], c_value)
+    product.results[0].name_hint = op.results[0].name_hint
+    product.location = total.location = op.location
+    return [product, total]
 
 
 Lowerer = Callable[[func.FuncOp, ModuleOp], None]
@@ -292,7 +320,9 @@ def lower_loop(
         if arg_t != out_t:
             return f"a Loop whose carried value #{body.carried[k]} changes type: {out_t}"
     lower(graph_fn, inner)
-    host = next(f for f in inner.ops if isinstance(f, func.FuncOp) and SIGNATURE_ATTR in f.attributes)
+    host = next(
+        f for f in inner.ops if isinstance(f, func.FuncOp) and SIGNATURE_ATTR in f.attributes
+    )
     kernels = [f for f in inner.ops if isinstance(f, func.FuncOp) and f is not host]
     for kernel in kernels:
         if _is_host(kernel):
@@ -345,10 +375,9 @@ def _assembled(
             returned = [bound[v] for v in op.operands]
     nexts, slices = returned[: len(states)], returned[len(states) :]
     scan_results = list(loop.results[len(loop.initial) :])
-    stacks = []
-    for result, piece in zip(scan_results, slices, strict=True):
-        t = buffer_type(result)
-        stacks.append(alloc(t, result.name_hint))
+    if len(scan_results) != len(slices):
+        return "a Loop whose scan outputs do not match its body's"
+    stacks = [alloc(buffer_type(result), result.name_hint) for result in scan_results]
     operands = [counter, inits, states, nexts, slices, stacks]
     listed = {v for group in operands for v in group}
     others = [bound[a] for op in launches for a in op.args if bound[a] not in listed]
