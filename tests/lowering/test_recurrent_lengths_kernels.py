@@ -117,6 +117,10 @@ REVERSALS = {
     "long_lengths": reverse_sequence([4, 2, 16], [7, 2], 0),
     # compile-time lengths: the row DMAs unrolled
     "constant_lengths": reverse_sequence([4, 3, 8], [4, 2, 1], 0, constant=True),
+    # one compile-time length for all (tf2onnx's ReverseV2): a loop, not 60 unrolled rows
+    # (which needed more MTE2 -> MTE3 flags than the test preset's pipes have)
+    "one_constant_length": reverse_sequence([30, 2, 40], [30, 30], 0, constant=True),
+    "one_short_constant_length": reverse_sequence([2, 7, 16], [5] * 2, 1, constant=True),
 }
 
 

@@ -23,7 +23,10 @@ computed on the scalar unit instead of read from an index tile::
 A length above ``T`` reverses all ``T`` steps (the graph level's slice does the same); a
 negative one reverses none. The tiles, the chunking of a row larger than UB and the
 unaligned-row rule are :func:`~.gather.plan_gather`'s. Compile-time lengths (a few,
-inlined in the kernel body) give compile-time rows: the row DMAs are unrolled.
+inlined in the kernel body) give compile-time rows: the row DMAs are unrolled — unless
+they are all one length (tf2onnx's ReverseV2 of whole sequences), which the scalar code
+uses as a constant in the tile loop instead (an unrolled tile per row group needed more
+flags than a pipe pair has on a small UB).
 
 The cost is the cycle model's for these tile ops: a scalar read and a few index operations
 per row, one MTE2 DMA per row and one MTE3 DMA per tile.
@@ -78,10 +81,11 @@ def _flat_rows(src: np.ndarray, time_axis: int) -> list[int]:
 
 
 def _row_function(
-    b: KernelBuilder, lens: SSAValue, shape: tuple[int, int], time_axis: int
+    b: KernelBuilder, lens: SSAValue | int, shape: tuple[int, int], time_axis: int
 ) -> RowOf:
     """The scalar code computing the data row of output row ``r`` (``shape``: the first two
-    axes) from the lengths in ``lens`` (UB)."""
+    axes) from the lengths in ``lens`` (UB), or from one compile-time length for every
+    entry (tf2onnx's ReverseV2 of a whole sequence: the lengths are all ``T``)."""
     steps = shape[time_axis]
 
     def row_of(r: SSAValue) -> SSAValue:
@@ -89,8 +93,11 @@ def _row_function(
         major = b.add(arith.FloorDivSIOp(r, second)).results[0]
         minor = b.add(arith.RemSIOp(r, second)).results[0]
         step, entry = (major, minor) if time_axis == 0 else (minor, major)
-        length = b.add(GetValueOp(lens, [entry])).results[0]
-        length = b.add(arith.MinSIOp(length, b.index(steps))).results[0]
+        if isinstance(lens, int):
+            length = b.index(max(0, min(lens, steps)))
+        else:
+            length = b.add(GetValueOp(lens, [entry])).results[0]
+            length = b.add(arith.MinSIOp(length, b.index(steps))).results[0]
         length.name_hint = "len"
         inside = b.add(arith.CmpiOp(step, length, "slt")).results[0]
         back = b.add(arith.SubiOp(b.affine(length, 1, -1), step)).results[0]
@@ -130,9 +137,13 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
         values = constant_value(op.sequence_lens)
         if values is None:
             return "a reverse_sequence of lengths computed inside the kernel"
-        if count > UNROLLED_ROWS:
+        flat = np.asarray(values).reshape(-1)
+        if flat.size and (flat == flat[0]).all():  # one length: rows computed in a loop
+            picked = _row_function(b, int(flat[0]), (shape[0], shape[1]), time_axis)
+        elif count > UNROLLED_ROWS:
             return f"a reverse_sequence of compile-time lengths over {UNROLLED_ROWS} rows"
-        picked = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
+        else:
+            picked = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
     lens_type = tensor_of(op.sequence_lens).element_type
     batch = shape[1 - time_axis]
     lens_bytes = -(-batch * element_bytes(lens_type) // DMA_BLOCK_BYTES) * DMA_BLOCK_BYTES

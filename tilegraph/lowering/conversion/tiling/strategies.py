@@ -16,8 +16,8 @@ from typing import Any
 
 from xdsl.ir import Operation
 
-from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.constant_ops import ConstantOfShapeOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp
 from tilegraph.dialects.graph.nn import ConvOp, LrnOp
