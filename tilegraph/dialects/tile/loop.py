@@ -16,7 +16,8 @@ body touches). The operands come in groups that say what the loop does with them
         others(...)                 weights, captured tensors, the body's intermediates
     { ^bb0(...): tile.launch ... }
 
-Run: ``states[k] = inits[k]``; then per iteration ``i``: ``counter = i``, the launches in
+Run (both executors: :func:`tilegraph.runtime.tile_interpreter.host.run_device_loop`):
+``states[k] = inits[k]``; then per iteration ``i``: ``counter = i``, the launches in
 order, ``states[k] = nexts[k]`` (all nexts read first: GE's loop-variable copies) and
 ``stacks[j][i] = slices[j]``. After the loop the states hold the final carried values.
 """
@@ -82,29 +83,6 @@ class LoopLaunchesOp(TileOp):
 
     def launches(self) -> list[LaunchOp]:
         return [op for op in self.body.block.ops if isinstance(op, LaunchOp)]
-
-    def run(self, buffers: Sequence[np.ndarray], iteration) -> None:
-        """Execute the loop on the operands' arrays (in operand order): ``iteration(args)``
-        runs the region's launches once on the block arguments' arrays. Both executors
-        call this, so the copies between iterations are stated once."""
-        sizes = [len(self.counter), len(self.inits), len(self.states), len(self.nexts)]
-        sizes += [len(self.slices), len(self.stacks)]
-        groups, start = [], 0
-        for size in sizes:
-            groups.append(list(buffers[start : start + size]))
-            start += size
-        counter, inits, states, nexts, slices, stacks = groups
-        for state, init in zip(states, inits, strict=True):
-            state[...] = init
-        for i in range(self.trip_count):
-            for c in counter:
-                c[...] = i
-            iteration(buffers)
-            moved = [np.array(n, copy=True) for n in nexts]  # a swap reads the old values
-            for state, value in zip(states, moved, strict=True):
-                state[...] = value
-            for stack, piece in zip(stacks, slices, strict=True):
-                stack[i] = piece
 
     def verify_(self) -> None:
         if self.trip_count < 1:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,7 @@ from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -235,8 +237,9 @@ class _FunctionWriter:
 
     def _loop_launches(self, op: LoopLaunchesOp, depth: int) -> None:
         """A device loop: its region's launches as a local function of the buffers, run
-        per iteration by ``LoopLaunchesOp.run`` (the copies between iterations)."""
-        run = self.module.bind_kernel(op.run)
+        per iteration by :func:`~tilegraph.runtime.tile_interpreter.host.run_device_loop`
+        (the copies between iterations)."""
+        run = self.module.bind_kernel(partial(run_device_loop, op))
         body = f"{run}_body"
         args = [self.name(a) for a in op.body.block.args]
         self.emit(depth, f"def {body}(__buffers):")

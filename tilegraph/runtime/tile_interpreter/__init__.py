@@ -64,6 +64,7 @@ from tilegraph.runtime.tile_interpreter.arena import (
     slotted_operands,
 )
 from tilegraph.runtime.tile_interpreter.gm_races import launch_races
+from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -153,8 +154,10 @@ class TileFunctions(InterpreterFunctions):
     def run_loop_launches(
         self, interpreter: Interpreter, op: LoopLaunchesOp, args: tuple[Any, ...]
     ):
-        """A device loop: its region's launches per iteration (``LoopLaunchesOp.run``)."""
-        op.run(args, lambda buffers: interpreter.run_ssacfg_region(op.body, buffers, op.name))
+        """A device loop: its region's launches per iteration (:func:`.host.run_device_loop`)."""
+        run_device_loop(
+            op, args, lambda buffers: interpreter.run_ssacfg_region(op.body, buffers, op.name)
+        )
         return ()
 
     @impl(AllocOp)
