@@ -5,9 +5,10 @@ A host function (``tile.signature``) is a straight line of ``tile.constant``, GM
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
 outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
 buffer it touches lives across all of them) and ``func.return``. :func:`analyse_host`
-numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime: *born* at the launch that writes it
-first (an argument position the callee writes: ``tile.write`` in a macro body, a tile op's
-destination in a tiled one), *dead* after its last use; a returned buffer lives to L.
+numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime:
+*born* at the launch that writes it first (an argument position the callee writes:
+``tile.write`` in a macro body, a tile op's destination in a tiled one), *dead* after its
+last use; a returned buffer lives to L.
 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
@@ -248,7 +249,9 @@ def analyse_host(
             for buffer in used:
                 if buffer.start is None:
                     buffer.start = first
-            outer = dict(zip(op.body.block.args, op.operands, strict=True))
+            outer: dict[SSAValue, SSAValue] = dict(
+                zip(op.body.block.args, op.operands, strict=True)
+            )
             for launch in op.launches():
                 launched(launch, [outer[a] for a in launch.args], True)
             for buffer in used:

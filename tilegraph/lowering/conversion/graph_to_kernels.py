@@ -484,33 +484,6 @@ def _runs(
     return parts
 
 
-def _device_loop(
-    op: LoopOp,
-    module: ModuleOp,
-    names: _KernelNames,
-    stats,
-    values: dict[SSAValue, SSAValue],
-    host: Block,
-    kernels: list[func.FuncOp],
-) -> str | None:
-    """Lower ``op`` as a device loop into ``host`` (:mod:`.loop_launches`, its body by
-    :func:`lower_function`); None when done, else why it stays a host kernel."""
-    from tilegraph.lowering.conversion.loop_launches import lower_loop
-
-    def lower(body: func.FuncOp, inner: ModuleOp) -> None:
-        lower_function(body, inner, names, stats)
-
-    lowered = lower_loop(op, module, values, "loop_body", lower, _buffer_type)
-    if isinstance(lowered, str):
-        return lowered
-    for new in lowered.ops:
-        host.add_op(new)
-    kernels.extend(lowered.kernels)
-    values.update(zip(op.results, lowered.results, strict=True))
-    stats.add("device-loops")
-    return None
-
-
 def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
@@ -538,9 +511,16 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
         loop_reason = None
         if isinstance(op, LoopOp):
-            loop_reason = _device_loop(op, module, names, stats, values, host, kernels)
-            if loop_reason is None:
+            from tilegraph.lowering.conversion.loop_launches import lower_loop
+
+            lowered = lower_loop(
+                op, module, values, lambda f, m: lower_function(f, m, names, stats), _buffer_type
+            )
+            if not isinstance(lowered, str):
+                lowered.add_to(host, kernels, values)
+                stats.add("device-loops")
                 continue
+            loop_reason = lowered
         kernel = _kernel_of(op, names)
         kernel_fn = _classified(kernel, target_of(module).hw)
         if loop_reason is not None:  # why the loop is no device loop, not "no lowering"

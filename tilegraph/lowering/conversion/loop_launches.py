@@ -238,8 +238,8 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
             mapping[old] = new
         for part in parts:
             fn_block.add_op(part)
-    results = [mapping.get(yielded[1 + k], yielded[1 + k]) for k in carried]
-    results += [mapping.get(v, v) for v in yielded[1 + n :]]
+    outs = [yielded[1 + k] for k in carried] + yielded[1 + n :]
+    results: list[SSAValue] = [mapping[v] if v in mapping else v for v in outs]
     fn_block.add_op(func.ReturnOp(*results))
     fn = func.FuncOp(
         name, FunctionType.from_lists(arg_types, [r.type for r in results]), Region(fn_block)
@@ -281,16 +281,26 @@ class LoweredLoop:
     """What the outer host sequence gets: ops before the loop, the loop, the kernels, and
     the buffer of each loop result."""
 
+    loop: LoopOp
     ops: list[Operation]
     kernels: list[func.FuncOp]
     results: list[SSAValue]
+
+    def add_to(
+        self, host: Block, kernels: list[func.FuncOp], values: dict[SSAValue, SSAValue]
+    ) -> None:
+        """Append the ops to the outer ``host`` block and the kernels to ``kernels``; the
+        loop's results are these buffers from now on (``values``)."""
+        for op in self.ops:
+            host.add_op(op)
+        kernels.extend(self.kernels)
+        values.update(zip(self.loop.results, self.results, strict=True))
 
 
 def lower_loop(
     loop: LoopOp,
     outer_module: ModuleOp,
     values: dict[SSAValue, SSAValue],
-    name: str,
     lower: Lowerer,
     buffer_type: Callable[[SSAValue], object],
 ) -> LoweredLoop | str:
@@ -304,7 +314,7 @@ def lower_loop(
     trip = static_trip(loop)
     if isinstance(trip, str):
         return trip
-    body = body_function(loop, name)
+    body = body_function(loop, "loop_body")
     if isinstance(body, str):
         return body
     inner = ModuleOp([body.fn])
@@ -408,4 +418,4 @@ def _assembled(
     results.extend(stacks)
     for kernel in kernels:
         kernel.detach()
-    return LoweredLoop(ops, kernels, results)
+    return LoweredLoop(loop, ops, kernels, results)

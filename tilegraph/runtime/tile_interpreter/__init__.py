@@ -156,7 +156,9 @@ class TileFunctions(InterpreterFunctions):
     ):
         """A device loop: its region's launches per iteration (:func:`.host.run_device_loop`)."""
         run_device_loop(
-            op, args, lambda buffers: interpreter.run_ssacfg_region(op.body, buffers, op.name)
+            op,
+            args,
+            lambda buffers: interpreter.run_ssacfg_region(op.body, tuple(buffers), op.name),
         )
         return ()
 
