@@ -190,27 +190,35 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     counter = bool(block.args[0].uses)
     if counter:
         arg_types.append(TensorType([], block.args[0].type.element_type))  # type: ignore[union-attr]
-    carried, captures, constants = [], [], {}
-    for k, init in enumerate(loop.initial):
-        outer = scalars.outer_of(block.args[2 + k])
-        if outer is not None and isinstance(outer.owner, ConstantOp):
-            constants[block.args[2 + k]] = outer.owner
-            continue
-        t = _nd_type(init)
-        if isinstance(t, str):
-            return t
-        carried.append(k)
-        arg_types.append(t)
-    inner_captures = list(block.args[2 + n :])
-    for arg, outer in zip(inner_captures, loop.captured_values, strict=True):
-        if isinstance(outer.owner, ConstantOp):
-            constants[arg] = outer.owner
-            continue
+    carried: list[int] = []
+    captures: list[SSAValue] = []
+    constants: dict[SSAValue, ConstantOp] = {}
+
+    def taken(inner: SSAValue, same: SSAValue | None, outer: SSAValue) -> bool | str:
+        """Whether ``inner`` is an argument of ``outer``'s type (True) or the constant
+        ``same`` stands for in every iteration (False), or why neither."""
+        if same is not None and isinstance(same.owner, ConstantOp):
+            constants[inner] = same.owner
+            return False
         t = _nd_type(outer)
         if isinstance(t, str):
             return t
-        captures.append(outer)
         arg_types.append(t)
+        return True
+
+    for k, init in enumerate(loop.initial):
+        arg = taken(block.args[2 + k], scalars.outer_of(block.args[2 + k]), init)
+        if isinstance(arg, str):
+            return arg
+        if arg:
+            carried.append(k)
+    inner_captures = list(block.args[2 + n :])
+    for inner, outer in zip(inner_captures, loop.captured_values, strict=True):
+        arg = taken(inner, outer, outer)
+        if isinstance(arg, str):
+            return arg
+        if arg:
+            captures.append(outer)
     fn_block = Block(arg_types=arg_types)
     mapping: dict[SSAValue, SSAValue] = {}
     inner_args = [block.args[0]] if counter else []
