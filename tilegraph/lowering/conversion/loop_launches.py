@@ -391,6 +391,8 @@ def _assembled(
             launches.append(op)
         elif isinstance(op, func.ReturnOp):
             returned = [bound[v] for v in op.operands]
+        else:  # a device loop of the body's own: nesting is not built
+            return f"a Loop whose body holds a {op.name} (nested device loops are not built)"
     nexts, slices = returned[: len(states)], returned[len(states) :]
     scan_results = list(loop.results[len(loop.initial) :])
     if len(scan_results) != len(slices):
