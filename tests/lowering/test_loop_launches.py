@@ -148,6 +148,9 @@ def test_loop_cost_is_trip_times_its_body():
     assert body and all(k.launches == T for k in body)
     (control,) = [k for k in cycles.kernels if k.unit == "control"]
     assert control.launches == T and control.launch_us > 0
+    assert cycles.launches == sum(k.launches for k in body)  # the control entry is no launch
+    # per iteration: the switch, the jump back and one copy (h's next value) + one (its slice)
+    assert f"+ {T * (2 + 1 + 1)} device-loop control and copy tasks" in cycles.scheduling_text()
 
 
 def test_a_data_dependent_condition_stays_on_the_host():

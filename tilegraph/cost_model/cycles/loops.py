@@ -3,7 +3,8 @@
 A launch inside a device loop runs once per iteration: :func:`counted_launches` gives each
 launch of the module with that count (the product of its enclosing loops' trips). What an
 iteration costs besides its launches is a :class:`~.report.KernelCycles` of its own, unit
-``"control"`` (:func:`loop_control`), launched ``trip`` times:
+``"control"`` (:func:`loop_control`; no kernel launch: the model's launch count leaves
+it out, its tasks are named apart in the scheduling term), launched ``trip`` times:
 
 * the stream control tasks that run the loop on the device — GE's While on a sunk graph:
   the condition's switch (StreamSwitch / LabelSwitch) and the jump back (LabelGoto), each
@@ -20,7 +21,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from tilegraph.cost_model.cycles.report import KernelCycles
+from tilegraph.cost_model.cycles.report import CONTROL, KernelCycles
 from tilegraph.dialects.tile import LaunchOp, LoopLaunchesOp
 from tilegraph.dialects.tile.base import buffer_bytes
 from tilegraph.hardware import HardwareModel
@@ -59,7 +60,7 @@ def loop_control(op: LoopLaunchesOp, name: str, hw: HardwareModel, task_us: floa
     us = 2 * moved / bytes_per_us  # read and written back
     return KernelCycles(
         name=name,
-        unit="control",
+        unit=CONTROL,
         ops=("tile.loop_launches",),
         blocks=1,
         launches=trips_around(op) * op.trip_count,
