@@ -6,7 +6,8 @@
 // a function of its own; its buffers are allocated before the loop, its launches are the
 // loop's region. The body reads the iteration number (a counter buffer the loop writes),
 // carries h (a state, its next value written by the body's last kernel) and yields every h
-// as a scan output (slot i of a [4, 2, 16] buffer).
+// as a scan output (slot i of a [4, 2, 16] buffer). The trip count's constant, read by
+// no kernel, leaves no tile.constant behind.
 func.func @main(%x: !layout.tensor<4x2x16xf32>, %h0: !layout.tensor<2x16xf32>) -> (!layout.tensor<2x16xf32>, !layout.tensor<4x2x16xf32>) {
   %n = graph.constant dense<4> : !layout.tensor<i64>
   %h, %all = graph.loop max_trip_count[%n] initial[%h0] captures[%x] : (!layout.tensor<i64>, !layout.tensor<2x16xf32>, !layout.tensor<4x2x16xf32>) -> (!layout.tensor<2x16xf32>, !layout.tensor<4x2x16xf32>) {
@@ -20,6 +21,7 @@ func.func @main(%x: !layout.tensor<4x2x16xf32>, %h0: !layout.tensor<2x16xf32>) -
 }
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %x: memref<4x2x16xf32, "GM">, %h0: memref<2x16xf32, "GM">
+// CHECK-NOT:     tile.constant
 // CHECK:         %[[I:.+]] = tile.alloc : memref<i64, "GM">
 // CHECK-NEXT:    %[[H:.+]] = tile.alloc : memref<2x16xf32, "GM">
 // CHECK:         %[[ALL:[^ ]+]] = tile.alloc : memref<4x2x16xf32, "GM">

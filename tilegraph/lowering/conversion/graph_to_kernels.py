@@ -549,6 +549,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 values[result] = values[inner]
             continue
         _launch(kernel_fn, kernel, op.results, values, host, kernels, stats)
+    for op in list(host.ops):  # a device loop's weights went into its body as constants
+        if isinstance(op, TileConstantOp) and not op.result.uses:
+            host.erase_op(op)
     result_types = [values[v].type for v in old_block.last_op.operands]  # type: ignore[union-attr]
     new_fn = func.FuncOp(
         fn.sym_name.data, FunctionType.from_lists(arg_types, result_types), Region(host)
