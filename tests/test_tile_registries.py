@@ -4,7 +4,8 @@
   ``nest_kernel`` or ``cost`` (they belong to the interpreter, the fast executor and the
   cost model), and the fast executor's scratch pool is not in the dialects.
 * Every concrete op of ``TILE_OPS`` has a registered interpreter kernel, except
-  ``tile.launch`` and the block queries, which the executors implement themselves.
+  ``tile.launch``, ``tile.loop_launches`` and the block queries, which the executors
+  implement themselves.
 * Every concrete op of ``TILE_OPS`` has a registered cost; the one-cycle default of
   ``TileOp`` is allowed only for the bookkeeping ops listed in :data:`ONE_CYCLE` (an op
   that moves or computes data and forgot its cost fails here), and every op listed does
@@ -27,6 +28,7 @@ from tilegraph.dialects.tile import (
     BlockNumOp,
     ConstantOp,
     LaunchOp,
+    LoopLaunchesOp,
     PipeBarrierOp,
     ReadOp,
     SetFlagOp,
@@ -40,11 +42,12 @@ from tilegraph.dialects.tile import (
 from tilegraph.runtime.tile_interpreter.kernels import NoKernelError, kernel_factory, kernel_of
 
 EXECUTOR_CODE = ("kernel", "batched_kernel", "nest_kernel", "cost")
-RUN_BY_THE_EXECUTORS = {LaunchOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp}
+RUN_BY_THE_EXECUTORS = {LaunchOp, LoopLaunchesOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp}
 ONE_CYCLE = {
     AllocOp,
     ConstantOp,
     LaunchOp,
+    LoopLaunchesOp,  # its launches and iterations are the cycle model's (cycles/loops.py)
     ReadOp,
     WriteOp,
     SetFlagOp,

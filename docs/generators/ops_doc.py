@@ -184,12 +184,17 @@ def vector_instructions(cls: type[GraphOp]) -> list[str] | None:
 def graph_lowering(cls: type[GraphOp]) -> str:
     """How ``tile-kernels`` runs a kernel made of this op (alone, or as the anchor of a
     fused group): ``cube: conv.py``, ``vector: reduction.py``, the vector instructions of
-    an elementwise op, ``tile.constant`` for constants, else ``host``."""
+    an elementwise op, ``tile.constant`` for constants, a device loop for a Loop, else
+    ``host``."""
     from tilegraph.dialects.graph import ConstantOp
     from tilegraph.dialects.graph.elementwise import CastOp
 
     if cls is ConstantOp:
         return "`tile.constant` in the host sequence"
+    from tilegraph.dialects.graph.control_flow import LoopOp
+
+    if cls is LoopOp:
+        return "`tile.loop_launches` (a compile-time trip count; else host)"
     from tilegraph.lowering.conversion.tiling.strategies import STRATEGIES
 
     found = [(s.unit, s.emit) for s in STRATEGIES if s.ops and issubclass(cls, s.ops)]

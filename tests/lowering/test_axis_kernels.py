@@ -102,6 +102,17 @@ def arange(start, limit, delta, dtype: type, lengths: int = 0):
     return build
 
 
+def filled(shape: Sequence[int], value: float, dtype: type):
+    """A ConstantOfShape past constant-fold's 64 KiB (tf2onnx's
+    ``ones_like`` of an activation), read by a product with an input."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        ones = g.op("constant_of_shape", g.ints(list(shape)), value=np.array([value], dtype))
+        return [g.op("mul", g.input(shape), ones) if dtype == np.float32 else ones]
+
+    return build
+
+
 def resize(shape, scales, **attrs):
     def build(g: Graph) -> list[SSAValue]:
         s = g.b.constant(np.array([1, 1, *scales], np.float32))
@@ -156,6 +167,8 @@ CASES: dict[str, tuple[str, Build]] = {
     "range_int32_negative_step": ("graph.range", arange(7, -60000, -3, np.int32)),
     "range_float32_negative_step": ("graph.range", arange(5.0, -4245.0, -0.25, np.float32)),
     "range_float16": ("graph.range", arange(-8000.0, 8500.0, 0.5, np.float16)),
+    "constant_of_shape_f32": ("graph.constant_of_shape", filled([3, 30, 201], 1.5, np.float32)),
+    "constant_of_shape_int32": ("graph.constant_of_shape", filled([7, 3001], -4, np.int32)),
 }
 RESIZES: dict[str, tuple[list[int], list[float], dict[str, object]]] = {
     "x2_half_pixel": ([1, 5, 13, 17], [2.0, 2.0], {}),

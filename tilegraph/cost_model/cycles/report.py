@@ -37,6 +37,10 @@ MEMORY_PIPES = ("MTE1", "MTE2", "MTE3", "FIX")
 BOUND_CLASSES: tuple[str, ...] = ("cube", "memory", "vector", "latency", "host")
 
 
+CONTROL = "control"
+"""The unit of a device loop's per-iteration control tasks and copies (:mod:`.loops`)."""
+
+
 def nodes_text(nodes: tuple[str, ...], shown: int = 4) -> str:
     """The ONNX nodes of a kernel for a table cell: the first ``shown``, then ``+N``."""
     text = ", ".join(nodes[:shown])
@@ -60,7 +64,8 @@ class KernelCycles:
 
     name: str
     unit: str
-    """"cube", "vector", "host" or "mix" (a mix launch: its parts co-simulated)."""
+    """"cube", "vector", "host", "mix" (a mix launch: its parts co-simulated) or "control"
+    (a device loop's iterations: :mod:`.loops`)."""
     ops: tuple[str, ...]
     blocks: int
     launches: int
@@ -170,12 +175,16 @@ class ModelCycles:
     def scheduling_text(self) -> str:
         """The scheduling term of the total, in words: mode, launches, cost of each."""
         where = "sunk: scheduled on the device" if self.launch_mode == "sunk" else "host launch"
+        control_us = sum(k.launches * k.launch_us for k in self.kernels if k.unit == CONTROL)
+        kernel_tasks_us = self.launch_overhead_us - control_us
         # tasks beyond the launches: the runtime's memsets of zero-filled arguments
-        tasks = round(self.launch_overhead_us / self.task_us) if self.task_us else 0
+        tasks = round(kernel_tasks_us / self.task_us) if self.task_us else 0
         memsets = f" + {tasks - self.launches} memset tasks" if tasks > self.launches else ""
+        controls = round(control_us / self.task_us) if self.task_us else 0
+        loops = f" + {controls} device-loop control and copy tasks" if controls else ""
         return (
-            f"scheduling {self.launch_overhead_us:.1f} ({self.launches} launches{memsets}, "
-            f"{where}, {self.task_us:g} µs each)"
+            f"scheduling {self.launch_overhead_us:.1f} ({self.launches} launches{memsets}"
+            f"{loops}, {where}, {self.task_us:g} µs each)"
         )
 
     @property
@@ -198,7 +207,8 @@ class ModelCycles:
 
     @property
     def launches(self) -> int:
-        return sum(k.launches for k in self.kernels)
+        """Kernel launches (a device loop's control entry is no launch)."""
+        return sum(k.launches for k in self.kernels if k.unit != CONTROL)
 
     @property
     def cube_flops(self) -> int:

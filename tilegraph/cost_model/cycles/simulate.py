@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
+from tilegraph.cost_model.cycles.loops import counted_launches, device_loops, loop_control
 from tilegraph.cost_model.cycles.memory import (
     GmShare,
     GmTraffic,
@@ -282,7 +283,7 @@ def simulate_module(
     timed: dict[tuple[str, int, frozenset[int], int], KernelCycles] = {}
     residency = L2Residency(hw.l2_bytes)
     order: list[str] = []
-    for launch in launches(module):
+    for launch, times in counted_launches(module):
         name = launch.callee.string_value()
         fn, info = functions.get(name), infos.get(name)
         if fn is None or info is None:
@@ -307,14 +308,20 @@ def simulate_module(
         fills = len(zero_filled(launch))
         if fills:  # the runtime's memset of each zero-filled argument: a task of its own
             one = replace(one, launch_us=one.launch_us + fills * scheduling_us(hw, options.launch))
+        one = replace(one, launches=times)  # a launch in a device loop: once per iteration
         known = found.get(key)
         found[key] = one if known is None else _relaunched(known, one)
         residency.launched(list(zip(operands, sizes, strict=True)), {operands[i] for i in writes})
     found = {key: replace(k, nodes=infos[key[0]].nodes) for key, k in found.items()}
+    task_us = scheduling_us(hw, options.launch)
+    controls = [
+        loop_control(loop, f"loop_control_{i}", hw, task_us)
+        for i, loop in enumerate(device_loops(module))
+    ]
     return ModelCycles(
         hw.name,
         hw.clock_ghz,
-        list(found.values()),
+        [*found.values(), *controls],
         options.host.name,
         order,
         launch_mode=options.launch,
@@ -459,15 +466,15 @@ def _launch_once(
 def _relaunched(known: KernelCycles, again: KernelCycles) -> KernelCycles:
     """``known`` launched once more, taking ``again``: its times become the mean over the
     launches (a relaunch may find other data in L2)."""
-    n = known.launches
-    if again is known or again.cycles == known.cycles:
-        return replace(known, launches=n + 1)
+    n, m = known.launches, again.launches
+    if again.cycles == known.cycles:
+        return replace(known, launches=n + m)
     return replace(
         known,
-        launches=n + 1,
-        cycles=round((known.cycles * n + again.cycles) / (n + 1)),
-        us=(known.us * n + again.us) / (n + 1),
-        workspace_us=(known.workspace_us * n + again.workspace_us) / (n + 1),
+        launches=n + m,
+        cycles=round((known.cycles * n + again.cycles * m) / (n + m)),
+        us=(known.us * n + again.us * m) / (n + m),
+        workspace_us=(known.workspace_us * n + again.workspace_us * m) / (n + m),
     )
 
 

@@ -18,7 +18,9 @@ any other op (its reference kernel evaluates the body)::
 Each bracketed list is one operand group, named and in the order the op declares them (an
 empty group is not printed). Values are ND:
 the format engine and fusion leave the bodies alone (:func:`walk_outside_bodies`), so the
-bodies run as host code with their reference kernels, unoptimised. Types of values whose shape
+bodies run as host code with their reference kernels, unoptimised — except a Loop with a
+compile-time trip count, whose body ``lower-graph-to-kernels`` optimises and lowers as a
+device loop (:mod:`tilegraph.lowering.conversion.loop_launches`). Types of values whose shape
 changes from one iteration to the next are joined (:func:`.value_types.join_types`): a dim
 that differs becomes ``?``.
 """

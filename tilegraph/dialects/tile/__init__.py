@@ -2,6 +2,7 @@
 
 Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops declare),
 :mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
+:mod:`~tilegraph.dialects.tile.loop` (a device loop of launches: a lowered ``graph.loop``),
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
 :mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``),
@@ -47,6 +48,7 @@ from tilegraph.dialects.tile.host import (
     WriteOp,
     tensor_buffer_type,
 )
+from tilegraph.dialects.tile.loop import LOOP_OPS, LoopLaunchesOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS, GetValueOp
 from tilegraph.dialects.tile.sync import (
     EVENTS_PER_PAIR,
@@ -91,6 +93,7 @@ from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, StridedViewOp, View
 
 TILE_OPS: tuple[type[TileOp], ...] = (
     *HOST_OPS,
+    *LOOP_OPS,
     *DMA_OPS,
     *SCALAR_UNIT_OPS,
     *FRACTAL_OPS,
@@ -132,6 +135,7 @@ __all__ = [
     "FixpipeOp",
     "GetValueOp",
     "LaunchOp",
+    "LoopLaunchesOp",
     "Load2dOp",
     "Load3dOp",
     "Load5hdOp",

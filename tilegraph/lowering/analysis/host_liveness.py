@@ -3,10 +3,12 @@ in-place rule: what ``plan-memory`` plans and its checker verifies.
 
 A host function (``tile.signature``) is a straight line of ``tile.constant``, GM buffers
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
-outputs...)`` and ``func.return``. :func:`analyse_host` numbers the launches 0..L-1 (the
-return is point L) and gives each buffer its lifetime: *born* at the launch that writes it
-first (an argument position the callee writes: ``tile.write`` in a macro body, a tile op's
-destination in a tiled one), *dead* after its last use; a returned buffer lives to L.
+outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
+buffer it touches lives across all of them) and ``func.return``. :func:`analyse_host`
+numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime:
+*born* at the launch that writes it first (an argument position the callee writes:
+``tile.write`` in a macro body, a tile op's destination in a tiled one), *dead* after its
+last use; a returned buffer lives to L.
 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
@@ -16,7 +18,7 @@ BROADCAST), for an input of the output's memref type whose last use is that laun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
@@ -27,7 +29,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from tilegraph.dialects.graph import ConstantOp as GraphConstantOp
 from tilegraph.dialects.graph import FusionKind, GraphOp, op_class
 from tilegraph.dialects.layout import TransDataOp
-from tilegraph.dialects.tile import LaunchOp, TileOp, WriteOp
+from tilegraph.dialects.tile import LaunchOp, LoopLaunchesOp, TileOp, WriteOp
 from tilegraph.dialects.tile.workspace import container_bytes, gm_base
 from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 
@@ -214,26 +216,46 @@ def analyse_host(
     where = f"plan-memory: @{fn.sym_name.data}"
     buffers: dict[SSAValue, Buffer] = {}
     steps: list[Step] = []
+
+    def launched(op: LaunchOp, args: Sequence[SSAValue], in_loop: bool) -> None:
+        name, written, in_place_kernel = kernels.get(op, fn)
+        # in a device loop no output takes an input's place: the next iteration reads it
+        step = Step(len(steps), op, name, in_place_kernel and not in_loop)
+        for position, arg in enumerate(args):
+            buffer = buffers.get(arg)
+            if buffer is None:
+                continue
+            if position in written and buffer.start is None:
+                buffer.start = step.index
+                step.born.append(buffer)
+            elif buffer.start is None:
+                raise MemoryPlanError(
+                    f"{where}: {buffer.name} is read by launch #{step.index} (@{name}) "
+                    "before any launch writes it"
+                )
+            elif position not in written and buffer not in step.reads:
+                step.reads.append(buffer)
+            buffer.end = step.index
+        steps.append(step)
+
     for op in fn.body.block.ops:
         if isinstance(op, LaunchOp):
-            name, written, in_place_kernel = kernels.get(op, fn)
-            step = Step(len(steps), op, name, in_place_kernel)
-            for position, arg in enumerate(op.args):
-                buffer = buffers.get(arg)
-                if buffer is None:
-                    continue
-                if position in written and buffer.start is None:
-                    buffer.start = step.index
-                    step.born.append(buffer)
-                elif buffer.start is None:
-                    raise MemoryPlanError(
-                        f"{where}: {buffer.name} is read by launch #{step.index} (@{name}) "
-                        "before any launch writes it"
-                    )
-                elif position not in written and buffer not in step.reads:
-                    step.reads.append(buffer)
-                buffer.end = step.index
-            steps.append(step)
+            launched(op, op.args, False)
+        elif isinstance(op, LoopLaunchesOp):
+            # every buffer of a device loop lives across all of it: an iteration reads what
+            # the one before wrote (states, counter and stacks are written by the loop)
+            first = len(steps)
+            used = [buffers[v] for v in op.operands if v in buffers]
+            for buffer in used:
+                if buffer.start is None:
+                    buffer.start = first
+            outer: dict[SSAValue, SSAValue] = dict(
+                zip(op.body.block.args, op.operands, strict=True)
+            )
+            for launch in op.launches():
+                launched(launch, [outer[a] for a in launch.args], True)
+            for buffer in used:
+                buffer.end = max(len(steps) - 1, first)
         elif isinstance(op, func.ReturnOp):
             for value in op.operands:
                 buffer = buffers.get(value)

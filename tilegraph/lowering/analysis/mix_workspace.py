@@ -49,6 +49,7 @@ from tilegraph.dialects.tile import (
     scope_of,
     scoped_memref,
 )
+from tilegraph.dialects.tile.loop import outer_buffer, retype_buffer
 
 WORKSPACE_ACCESSES = (FixpipeOp, CopyOp, Nd2NzOp, CopyFlatOp)
 """The ops a mix kernel reaches its workspace with; in each the workspace operand is
@@ -150,11 +151,10 @@ def workspace_per_group(
         _offset_accesses(part, region)
         _retype_workspace(part, whole)
     for launch in launches:
-        alloc = launch.args[-1].owner
+        alloc = outer_buffer(launch.args[-1]).owner  # a device loop's: passed in
         if not isinstance(alloc, AllocOp) or alloc.result.uses.get_length() != 1:
             raise MixWorkspaceError(
                 f"mix launch of @{aic.sym_name.data}: its workspace is not an allocation of its own"
             )
-        name = alloc.result.name_hint
-        Rewriter.replace_value_with_new_type(alloc.result, whole).name_hint = name
+        retype_buffer(launch.args[-1], whole)
     return whole

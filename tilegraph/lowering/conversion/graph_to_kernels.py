@@ -23,8 +23,12 @@ its tiling finds: several outputs, Q read transposed, ...) is first split back i
 three kernels it was claimed from: Q·Kᵀ with what the softmax reads, the softmax, and ·V
 with the rest (``unclaimed-attention``); a part no strategy runs is split per op in turn.
 
+A ``graph.loop`` whose trip count is known at compile time becomes a device loop, a
+``tile.loop_launches`` of its body's kernels (:mod:`.loop_launches`); any other stays a
+host kernel whose reason says why.
+
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``.
+``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``, ``device-loops``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
+from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
 from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
@@ -504,8 +509,22 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             continue
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
+        loop_reason = None
+        if isinstance(op, LoopOp):
+            from tilegraph.lowering.conversion.loop_launches import lower_loop
+
+            lowered = lower_loop(
+                op, module, values, lambda f, m: lower_function(f, m, names, stats), _buffer_type
+            )
+            if not isinstance(lowered, str):
+                lowered.add_to(host, kernels, values)
+                stats.add("device-loops")
+                continue
+            loop_reason = lowered
         kernel = _kernel_of(op, names)
         kernel_fn = _classified(kernel, target_of(module).hw)
+        if loop_reason is not None:  # why the loop is no device loop, not "no lowering"
+            kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(loop_reason)
         if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
             # A group no strategy can tile is split: its ops become kernels of their own
             # (their intermediates go through GM), so that each may still run on a unit.
@@ -530,6 +549,9 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 values[result] = values[inner]
             continue
         _launch(kernel_fn, kernel, op.results, values, host, kernels, stats)
+    for op in list(host.ops):  # a device loop's weights went into its body as constants
+        if isinstance(op, TileConstantOp) and not op.result.uses:
+            host.erase_op(op)
     result_types = [values[v].type for v in old_block.last_op.operands]  # type: ignore[union-attr]
     new_fn = func.FuncOp(
         fn.sym_name.data, FunctionType.from_lists(arg_types, result_types), Region(host)

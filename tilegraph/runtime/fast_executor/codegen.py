@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
     LaunchOp,
+    LoopLaunchesOp,
     MmadOp,
     SubBlockIdxOp,
     TileOp,
@@ -69,6 +71,7 @@ from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
+from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 
@@ -212,6 +215,8 @@ class _FunctionWriter:
                     self.emit(depth, f"for __b in range({blocks}):")
                     call = ", ".join(filter(None, (args, "__b", str(blocks))))
                     self.emit(depth + 1, f"{run}({self.module.python_name(callee)}({call}))")
+        elif isinstance(op, LoopLaunchesOp):
+            self._loop_launches(op, depth)
         elif isinstance(op, SyncAllOp):  # a block in lockstep is a generator (.mix)
             self.emit(depth, f"yield from {self.module.bind_kernel(barrier_kernel(op))}()")
         elif isinstance(op, CrossCoreOp):  # a mix part is a generator (.mix)
@@ -229,6 +234,19 @@ class _FunctionWriter:
             )
         else:
             raise FastExecutorError(f"the fast executor cannot run '{op.name}'")
+
+    def _loop_launches(self, op: LoopLaunchesOp, depth: int) -> None:
+        """A device loop: its region's launches as a local function of the buffers, run
+        per iteration by :func:`~tilegraph.runtime.tile_interpreter.host.run_device_loop`
+        (the copies between iterations)."""
+        run = self.module.bind_kernel(partial(run_device_loop, op))
+        body = f"{run}_body"
+        args = [self.name(a) for a in op.body.block.args]
+        self.emit(depth, f"def {body}(__buffers):")
+        self.emit(depth + 1, f"({', '.join(args)}{',' if len(args) == 1 else ''}) = __buffers")
+        self.block(op.body.block.ops, depth + 1)
+        operands = self.operands(op)
+        self.emit(depth, f"{run}(({operands}{',' if len(op.operands) == 1 else ''}), {body})")
 
     def index_expression(self, op: Operation) -> str | None:
         """Python source of the index arithmetic ``op`` computes

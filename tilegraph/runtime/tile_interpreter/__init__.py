@@ -36,6 +36,7 @@ from tilegraph.dialects.tile import (
     BlockIdxOp,
     BlockNumOp,
     LaunchOp,
+    LoopLaunchesOp,
     SubBlockIdxOp,
     SyncAllOp,
     TileOp,
@@ -63,6 +64,7 @@ from tilegraph.runtime.tile_interpreter.arena import (
     slotted_operands,
 )
 from tilegraph.runtime.tile_interpreter.gm_races import launch_races
+from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -146,6 +148,18 @@ class TileFunctions(InterpreterFunctions):
             self._arenas.clear()  # every block runs on a core of its own: fresh memory
             interpreter.call_op(name, args)
         self.block = (0, 1)
+        return ()
+
+    @impl(LoopLaunchesOp)
+    def run_loop_launches(
+        self, interpreter: Interpreter, op: LoopLaunchesOp, args: tuple[Any, ...]
+    ):
+        """A device loop: its region's launches per iteration (:func:`.host.run_device_loop`)."""
+        run_device_loop(
+            op,
+            args,
+            lambda buffers: interpreter.run_ssacfg_region(op.body, tuple(buffers), op.name),
+        )
         return ()
 
     @impl(AllocOp)
@@ -340,6 +354,6 @@ def _make_impl(op_cls: type[TileOp]) -> Any:
 
 
 for _cls in TILE_OPS:
-    if _cls not in (LaunchOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp, AllocOp):
+    if _cls not in (LaunchOp, LoopLaunchesOp, BlockIdxOp, BlockNumOp, SubBlockIdxOp, AllocOp):
         setattr(TileFunctions, f"run_{_cls.name.replace('.', '_')}", _make_impl(_cls))
 register_impls(TileFunctions)

@@ -80,6 +80,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.base import CUBE_SCOPES
 from tilegraph.dialects.tile.cores import aivs_per_group
+from tilegraph.dialects.tile.loop import insert_for_launch
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, LOOP_ID_ATTR, MIX_ATTR
 
 WORKSPACE_SLOTS = 2
@@ -480,13 +481,15 @@ def relaunch_mix(
             continue
         alloc = AllocOp(ws_type)
         alloc.result.name_hint = "mix_workspace"
-        launch = LaunchOp(aic, [*op.args, alloc.result], op.block_count)
+        alloc.location = op.location
+        workspace = insert_for_launch([alloc], alloc.result, op)  # a device loop's: before it
+        launch = LaunchOp(aic, [*op.args, workspace], op.block_count)
         launch.aiv = SymbolRefAttr(aiv.sym_name.data)
         launch.aiv_blocks = IntegerAttr(per_group * op.block_count, i64)
-        alloc.location = launch.location = op.location
+        launch.location = op.location
         block = op.parent_block()
         assert block is not None
-        block.insert_ops_before([alloc, launch], op)
+        block.insert_ops_before([launch], op)
         op.detach()
         op.erase()
         count += 1

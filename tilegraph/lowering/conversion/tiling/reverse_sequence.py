@@ -23,13 +23,18 @@ computed on the scalar unit instead of read from an index tile::
 A length above ``T`` reverses all ``T`` steps (the graph level's slice does the same); a
 negative one reverses none. The tiles, the chunking of a row larger than UB and the
 unaligned-row rule are :func:`~.gather.plan_gather`'s. Compile-time lengths (a few,
-inlined in the kernel body) give compile-time rows: the row DMAs are unrolled.
+inlined in the kernel body) give compile-time rows: the row DMAs are unrolled — unless
+they are all one length (tf2onnx's ReverseV2 of whole sequences), which the scalar code
+uses as a constant in the tile loop instead (an unrolled tile per row group needed more
+flags than a pipe pair has on a small UB).
 
 The cost is the cycle model's for these tile ops: a scalar read and a few index operations
 per row, one MTE2 DMA per row and one MTE3 DMA per tile.
 
-Stays on the host (the reason is reported): rows under one 32-byte DMA block (a 2-D
-``[T, B]`` input: a DMA per element), tensors that are not row-major, lengths computed
+Rows under one 32-byte DMA block (a 2-D ``[T, B]`` input, a ``[T, B, 1]`` bool mask) with
+compile-time lengths are a fixed permutation of the rows: picked through UB as
+:mod:`.gather_ub` gathers short rows. Stays on the host (the reason is reported): short
+rows with run-time lengths (a DMA per element), tensors that are not row-major, lengths computed
 inside the kernel, more than :data:`UNROLLED_ROWS` compile-time rows.
 """
 
@@ -53,6 +58,7 @@ from tilegraph.lowering.conversion.tiling.gather import (
     emit_row_gather,
     plan_gather,
 )
+from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
 
 UNROLLED_ROWS = 256
 """The most rows compile-time lengths unroll (each is a DMA in the kernel body)."""
@@ -75,10 +81,11 @@ def _flat_rows(src: np.ndarray, time_axis: int) -> list[int]:
 
 
 def _row_function(
-    b: KernelBuilder, lens: SSAValue, shape: tuple[int, int], time_axis: int
+    b: KernelBuilder, lens: SSAValue | int, shape: tuple[int, int], time_axis: int
 ) -> RowOf:
     """The scalar code computing the data row of output row ``r`` (``shape``: the first two
-    axes) from the lengths in ``lens`` (UB)."""
+    axes) from the lengths in ``lens`` (UB), or from one compile-time length for every
+    entry (tf2onnx's ReverseV2 of a whole sequence: the lengths are all ``T``)."""
     steps = shape[time_axis]
 
     def row_of(r: SSAValue) -> SSAValue:
@@ -86,8 +93,11 @@ def _row_function(
         major = b.add(arith.FloorDivSIOp(r, second)).results[0]
         minor = b.add(arith.RemSIOp(r, second)).results[0]
         step, entry = (major, minor) if time_axis == 0 else (minor, major)
-        length = b.add(GetValueOp(lens, [entry])).results[0]
-        length = b.add(arith.MinSIOp(length, b.index(steps))).results[0]
+        if isinstance(lens, int):
+            length = b.index(max(0, min(lens, steps)))
+        else:
+            length = b.add(GetValueOp(lens, [entry])).results[0]
+            length = b.add(arith.MinSIOp(length, b.index(steps))).results[0]
         length.name_hint = "len"
         inside = b.add(arith.CmpiOp(step, length, "slt")).results[0]
         back = b.add(arith.SubiOp(b.affine(length, 1, -1), step)).results[0]
@@ -117,9 +127,9 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     eb = element_bytes(data_type.element_type)
     if inner * count == 0:
         return "a reverse_sequence with an empty output"
-    if inner * eb < DMA_BLOCK_BYTES:
-        return f"a reverse_sequence of rows under {DMA_BLOCK_BYTES} bytes"
     lens = body.source(op.sequence_lens)
+    if inner * eb < DMA_BLOCK_BYTES:
+        return _short_rows(b, op, table, written, shape, time_axis, lens is not None)
     picked: list[int] | RowOf
     if lens is not None:
         picked = _row_function(b, lens, (shape[0], shape[1]), time_axis)
@@ -127,9 +137,13 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
         values = constant_value(op.sequence_lens)
         if values is None:
             return "a reverse_sequence of lengths computed inside the kernel"
-        if count > UNROLLED_ROWS:
+        flat = np.asarray(values).reshape(-1)
+        if flat.size and (flat == flat[0]).all():  # one length: rows computed in a loop
+            picked = _row_function(b, int(flat[0]), (shape[0], shape[1]), time_axis)
+        elif count > UNROLLED_ROWS:
             return f"a reverse_sequence of compile-time lengths over {UNROLLED_ROWS} rows"
-        picked = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
+        else:
+            picked = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
     lens_type = tensor_of(op.sequence_lens).element_type
     batch = shape[1 - time_axis]
     lens_bytes = -(-batch * element_bytes(lens_type) // DMA_BLOCK_BYTES) * DMA_BLOCK_BYTES
@@ -145,3 +159,37 @@ def emit_reverse_sequence_kernel(body: KernelBody, b: KernelBuilder) -> str | No
         picked = _row_function(b, lens_ub, (shape[0], shape[1]), time_axis)
     emit_row_gather(b, plan, table, written, picked, data_type.element_type, lens_type)
     return None
+
+
+def _short_rows(
+    b: KernelBuilder,
+    op: ReverseSequenceOp,
+    table: SSAValue,
+    written: SSAValue,
+    shape: tuple[int, ...],
+    time_axis: int,
+    runtime_lengths: bool,
+) -> str | None:
+    """Rows under one DMA block with compile-time lengths: the reversal is a fixed
+    permutation of the ``T · B`` rows, so :func:`~.gather_ub.emit_ub_gather` picks them
+    through UB (the table in, a ``vpick``, the rows out) as a gather of short rows does
+    (a tf2onnx bidirectional LSTM's ``[T, B, 1]`` bool mask). Run-time lengths would need
+    the permutation computed per row on the scalar unit, a DMA per element: not done."""
+    too_short = f"a reverse_sequence of rows under {DMA_BLOCK_BYTES} bytes"
+    values = None if runtime_lengths else constant_value(op.sequence_lens)
+    if values is None:
+        return f"{too_short} with lengths known only at run time"
+    count = shape[0] * shape[1]
+    rows = _flat_rows(source_steps(values, shape[time_axis]), time_axis)
+    data_type = tensor_of(op.input)
+    return emit_ub_gather(
+        b,
+        table,
+        written,
+        rows,
+        (count, prod(shape[2:])),
+        0,
+        count,
+        data_type.element_type,
+        tensor_of(op.sequence_lens).element_type,
+    )

@@ -16,6 +16,7 @@ from typing import Any
 
 from xdsl.ir import Operation
 
+from tilegraph.dialects.graph.constant_ops import ConstantOfShapeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp
@@ -31,7 +32,10 @@ from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.graph.vision import GridSampleOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.lowering.conversion.kernel_body import KernelBody
-from tilegraph.lowering.conversion.tiling.arange import emit_range_kernel
+from tilegraph.lowering.conversion.tiling.arange import (
+    emit_constant_of_shape_kernel,
+    emit_range_kernel,
+)
 from tilegraph.lowering.conversion.tiling.axis_select import SELECTION_OPS, emit_selection_kernel
 from tilegraph.lowering.conversion.tiling.concat import emit_concat_kernel
 from tilegraph.lowering.conversion.tiling.conv import emit_conv
@@ -162,6 +166,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(tuple(SCAN_OPS), emit_scan_kernel, "vector", _starts_with(*SCAN_OPS)),
     Strategy(tuple(SELECTION_OPS), emit_selection_kernel, "vector", _starts_with(*SELECTION_OPS)),
     Strategy((RangeOp,), emit_range_kernel, "vector", _lone(lambda op: isinstance(op, RangeOp))),
+    Strategy(
+        (ConstantOfShapeOp,),
+        emit_constant_of_shape_kernel,
+        "vector",
+        _lone(lambda op: isinstance(op, ConstantOfShapeOp)),
+    ),
     Strategy(
         (DynamicQuantizeParamsOp,),
         emit_dynamic_quantize_kernel,
