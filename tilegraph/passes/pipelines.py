@@ -231,7 +231,7 @@ class O1Pipeline(PipelinePass):
 
 O2_SPEC = (
     "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,"
-    "expand-recurrent-lengths,hoist-recurrent-projection,O1,"
+    "expand-recurrent-lengths,hoist-recurrent-projection,hoist-loop-projection,O1,"
     "format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
 )
 """What O2 runs."""

@@ -59,8 +59,9 @@ def _through_casts(value: SSAValue) -> SSAValue:
 
 
 @dataclass(frozen=True)
-class _Scalars:
-    """What the body's scalars are at compile time."""
+class LoopScalars:
+    """What the body's scalars are at compile time (also read by
+    :mod:`tilegraph.passes.hoist_loop_projection`)."""
 
     loop: LoopOp
 
@@ -126,12 +127,23 @@ class _Scalars:
                 return self.constant(self.loop.initial[k])
         return None
 
+    def is_counter(self, value: SSAValue) -> bool:
+        """``value`` is one more in each iteration than in the one before: the iteration
+        number, or a carried value the body yields as itself plus one."""
+        if value is self.block.args[0]:
+            return True
+        k = self.carried_index(value)
+        if k is None:
+            return False
+        step = _through_casts(self.yielded[1 + k])
+        return self.counter_start(step) is not None and value in step.owner.operands  # type: ignore[union-attr]
+
 
 def static_trip(loop: LoopOp) -> int | str:
     """The loop's trip count when it is a compile-time constant, else why not: ``M`` a
     constant, and a condition that starts true and is yielded unchanged, constant true,
     or tf2onnx's ``Less(t + 1, n)`` (see the module docstring)."""
-    scalars = _Scalars(loop)
+    scalars = LoopScalars(loop)
     limits: list[int] = []
     if loop.max_trip_count is not None:
         m = scalars.constant(loop.max_trip_count)
@@ -183,7 +195,7 @@ class LoopBody:
 
 def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     """The loop's body as a graph function (see the module docstring), or why not."""
-    scalars = _Scalars(loop)
+    scalars = LoopScalars(loop)
     block = loop.body.block
     n = len(loop.initial)
     arg_types: list[TensorType] = []

@@ -1,0 +1,147 @@
+"""``hoist-loop-projection``: a loop body's product of row ``t`` of a loop-invariant tensor
+by a loop-invariant matrix, computed for every row once before the loop::
+
+    graph.loop ... captures[%X, ...] {                 %P = graph.matmul %X, %W   // [T, B, H]
+      %x_t = graph.gather %X_arg, %t    // [B, I]      graph.loop ... captures[..., %P] {
+      %p = graph.matmul %x_t, %W_arg    // [B, H]  ->    %p = graph.gather %P_arg, %t
+      ...                                                ...
+
+What GE's DynamicRNN and ``hoist-recurrent-projection`` do for a recurrent layer's input
+projection, for the form tf2onnx exports a Keras LSTM / GRU in (a while loop reading
+``TensorListGetItem(x, time)`` and multiplying it by the kernel): one large cube kernel
+before the loop instead of a small one per step.
+
+When: ``%t`` is the loop's counter (the iteration number, or a carried value the body
+yields as ``t + 1``: tf2onnx's ``time``), so every row is read once and the hoisted product
+does the loop's own work; the Gather is along axis 0 with a 0-d index; ``%X`` (rank >= 2)
+and ``%W`` (a matrix) are the same in every iteration — a capture, a carried value the body
+yields unchanged, or (``%W``) a constant of the body. A Gather of data the body computes
+(a value of the iteration) is left alone.
+
+Exact: row ``t`` of ``X·W`` is ``x_t·W`` — the same sums, rounded once each. The bias that
+tf2onnx adds after ``x_t·W + h·R`` stays in the body (adding it to the hoisted product
+first would round differently).
+
+Statistics: ``hoisted-loop-projections``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tilegraph.dialects.graph import ConstantOp
+from tilegraph.dialects.graph.control_flow import LoopOp
+from tilegraph.dialects.graph.data_movement import GatherOp
+from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.lowering.conversion.loop_launches import LoopScalars
+from tilegraph.passes.registry import register_pass
+from tilegraph.passes.statistics import start_pass
+
+
+def _rank(value: SSAValue) -> int | None:
+    t = value.type
+    return t.rank if isinstance(t, TensorType) else None
+
+
+def _invariant(scalars: LoopScalars, value: SSAValue, before: Operation) -> SSAValue | None:
+    """The outer value ``value`` holds in every iteration (a body constant is cloned in
+    front of ``before``), else None."""
+    outer = scalars.outer_of(value)
+    if outer is not None:
+        return outer
+    if isinstance(value.owner, ConstantOp):
+        clone = value.owner.clone()
+        Rewriter.insert_op(clone, InsertPoint.before(before))
+        return clone.results[0]
+    return None
+
+
+def _row_product(scalars: LoopScalars, op: Operation) -> tuple[GatherOp, SSAValue] | None:
+    """``(gather, W)`` when ``op`` is ``MatMul(Gather(X, t), W)`` of the module docstring's
+    form (before any outer value is made), else None."""
+    if not isinstance(op, MatMulOp):
+        return None
+    a, w = op.operands
+    gather = a.owner
+    if not isinstance(gather, GatherOp) or int(gather.attr("axis") or 0) != 0:
+        return None
+    data, index = gather.operands
+    if _rank(index) != 0 or not scalars.is_counter(index):
+        return None
+    if (_rank(data) or 0) < 2 or _rank(w) != 2 or scalars.outer_of(data) is None:
+        return None
+    if scalars.outer_of(w) is None and not isinstance(w.owner, ConstantOp):
+        return None
+    return gather, w
+
+
+def _with_capture(loop: LoopOp, value: SSAValue) -> tuple[LoopOp, SSAValue]:
+    """``loop`` rebuilt with ``value`` as one more capture (its results replace the old
+    loop's, which is erased); the body argument that stands for it."""
+    groups = loop.split_groups(list(loop.operands))
+    groups[-1].append(value)
+    region = loop.detach_region(loop.body)
+    block = region.block
+    arg = block.insert_arg(value.type, len(block.args))
+    new = LoopOp.build(groups, [r.type for r in loop.results], [region], None)
+    new.location = loop.location
+    Rewriter.insert_op(new, InsertPoint.before(loop))
+    for old, result in zip(loop.results, new.results, strict=True):
+        result.name_hint = old.name_hint
+    Rewriter.replace_op(loop, [], list(new.results))
+    return new, arg  # type: ignore[return-value]
+
+
+def hoist_projections(loop: LoopOp) -> int:
+    """Hoist every row product of ``loop``'s body (see the module docstring); how many."""
+    count = 0
+    while True:
+        scalars = LoopScalars(loop)
+        found = next(
+            (
+                (op, match)
+                for op in scalars.block.ops
+                if (match := _row_product(scalars, op)) is not None
+            ),
+            None,
+        )
+        if found is None:
+            return count
+        op, (gather, w) = found
+        x = scalars.outer_of(gather.operands[0])
+        w_outer = _invariant(scalars, w, loop)
+        assert x is not None and w_outer is not None
+        product = MatMulOp.make(x, w_outer)
+        product.location = op.location
+        product.results[0].name_hint = op.results[0].name_hint
+        Rewriter.insert_op(product, InsertPoint.before(loop))
+        loop, arg = _with_capture(loop, product.results[0])  # the body moves to it
+        row = GatherOp.make(arg, gather.operands[1], axis=0)
+        row.location = op.location
+        Rewriter.replace_op(op, row)
+        count += 1
+
+
+@register_pass
+@dataclass(frozen=True)
+class HoistLoopProjectionPass(ModulePass):
+    """A loop body's ``MatMul(Gather(X, t), W)`` of loop-invariant ``X`` and ``W`` and the
+    loop's counter ``t`` becomes a Gather of row ``t`` of ``MatMul(X, W)`` computed once
+    before the loop (see the module docstring)."""
+
+    name = "hoist-loop-projection"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = start_pass(self.name)
+        # inner loops first: an outer loop's rebuild moves their body, not a copy of it
+        for loop in reversed([o for o in op.walk() if isinstance(o, LoopOp)]):
+            hoisted = hoist_projections(loop)
+            if hoisted:
+                stats.add("hoisted-loop-projections", hoisted)
