@@ -120,12 +120,16 @@ def hoist_projections(loop: LoopOp) -> int:
         assert x is not None and w_outer is not None
         product = MatMulOp.make(x, w_outer)
         product.location = op.location
-        product.results[0].name_hint = op.results[0].name_hint
+        hint = op.results[0].name_hint
+        product.results[0].name_hint = f"{hint}_rows" if hint else None
         Rewriter.insert_op(product, InsertPoint.before(loop))
         loop, arg = _with_capture(loop, product.results[0])  # the body moves to it
+        arg.name_hint = product.results[0].name_hint
         row = GatherOp.make(arg, gather.operands[1], axis=0)
         row.location = op.location
         Rewriter.replace_op(op, row)
+        if not gather.results[0].uses:
+            Rewriter.erase_op(gather)
         count += 1
 
 

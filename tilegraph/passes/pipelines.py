@@ -254,7 +254,9 @@ class O2Pipeline(NamedPipeline):
     weights), fold-requant (an int8 convolution feeding the next one requantises in
     fixpipe), expand-recurrent-lengths (a recurrent layer with ``sequence_lens`` as the
     layer without it and ops with kernels), hoist-recurrent-projection (a float recurrent
-    layer whose ``W`` would stream per step: its input projection one matmul first), O1,
+    layer whose ``W`` would stream per step: its input projection one matmul first),
+    hoist-loop-projection (a loop body's product of row ``t`` of a loop-invariant tensor
+    by a loop-invariant matrix: every row's product one matmul before the loop), O1,
     then the format
     engine with GE's strategy, then fuse-ops and fuse-dynamic-quantize (each
     DynamicQuantizeLinear's two halves one kernel).

@@ -129,7 +129,8 @@ class LoopScalars:
 
     def is_counter(self, value: SSAValue) -> bool:
         """``value`` is one more in each iteration than in the one before: the iteration
-        number, or a carried value the body yields as itself plus one."""
+        number, or a carried value the body yields as itself plus one (through casts)."""
+        value = _through_casts(value)
         if value is self.block.args[0]:
             return True
         k = self.carried_index(value)
