@@ -29,6 +29,7 @@ from tilegraph.passes.fuse_legality import (
     epilogue_capable,
     flows_into,
     fusion_kind,
+    leaving_values,
 )
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
 from tilegraph.passes.fuse_scalars import is_scalar_program
@@ -104,7 +105,7 @@ class Fuser:
             key=lambda m: self.position[m],
         )
         defined = {r for m in vector for r in m.results}
-        outputs = set(root.results)
+        outputs = set(leaving_values(root, list(members)))
         inputs = {v for m in vector for v in m.operands if v not in defined}
         total = sum(2 * self.buffer(v, tile) for v in (*inputs, *outputs))
         last_use: dict[SSAValue, Operation] = {}

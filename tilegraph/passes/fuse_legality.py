@@ -154,6 +154,21 @@ def _scalar_program(producer: Operation, group: Group) -> bool:
     )
 
 
+def leaving_values(root: Operation, members: list[Operation]) -> list[SSAValue]:
+    """What a group's kernel writes, in program order of ``members``: the results an op
+    outside the group reads, and the root's results (a group grown from a root has no
+    others; one of several outputs, :mod:`tilegraph.passes.fuse_outputs`, has)."""
+    inside = set(members)
+    found = [
+        r
+        for m in members
+        if m is not root
+        for r in m.results
+        if any(use.operation not in inside for use in r.uses)
+    ]
+    return [*found, *root.results]
+
+
 def flows_into(op: Operation, source: Operation, members: set[Operation]) -> bool:
     """Whether ``source``'s results reach ``op``'s operands through ``members`` only."""
     stack, seen = [op], {op}

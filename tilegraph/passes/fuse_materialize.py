@@ -1,7 +1,8 @@
 """How ``fuse-ops`` (:mod:`tilegraph.passes.fuse_ops`) rewrites a group: one ``graph.fused``
 op (:mod:`tilegraph.dialects.graph.fused`) at the root's place, whose body holds clones of
-the members in the order given and yields the root's results; the members are erased and
-the root's uses read the fused op's outputs.
+the members in the order given and yields the root's results (first, those of the other
+members an op outside reads: a group of several outputs); the members are erased and
+their uses outside read the fused op's outputs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tilegraph.dialects.graph import FusedOp, YieldOp
 from tilegraph.dialects.graph.fused import new_body
 from tilegraph.dialects.graph.provenance import locate, location_of
-from tilegraph.passes.fuse_legality import Group
+from tilegraph.passes.fuse_legality import Group, leaving_values
 
 
 def kernel_name(members: Sequence[Operation], index: int) -> str:
@@ -46,13 +47,14 @@ def materialize(group: Group, members: Sequence[Operation], index: int) -> Fused
     for op in members:
         block.add_op(op.clone(value_mapper=mapping))
     root = group.root
-    block.add_op(YieldOp(*(mapping[r] for r in root.results)))
+    leaving = leaving_values(root, list(members))
+    block.add_op(YieldOp(*(mapping[r] for r in leaving)))
     fused = FusedOp(
-        kernel_name(members, index), group.kind(), inputs, [r.type for r in root.results], body
+        kernel_name(members, index), group.kind(), inputs, [r.type for r in leaving], body
     )
     locate([fused], location_of(members))  # the fused op and its yield
     Rewriter.insert_op(fused, InsertPoint.before(root))
-    for old, new in zip(root.results, fused.outputs, strict=True):
+    for old, new in zip(leaving, fused.outputs, strict=True):
         new.name_hint = old.name_hint
         old.replace_all_uses_with(new)
     for op in reversed(members):

@@ -106,7 +106,8 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, and the attention and rotary claims' (below).
+``scalar-programs-cloned``, ``views-absorbed``, and the attention, rotary and
+several-output claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
@@ -119,6 +120,11 @@ the attention, which the flash kernel reads ND only
 **Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
 its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
 (:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``).
+
+**Several outputs**: an anchor-less elementwise group merges into a later one that reads
+its result when no op outside them reads that result before the later group's root and
+the shapes agree — one vector kernel writing each output (an LSTM cell's new ``c``, ``h``
+and their masked copies; :mod:`tilegraph.passes.fuse_outputs`: ``output-groups-merged``).
 """
 
 from __future__ import annotations
@@ -136,8 +142,9 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import HardwareModel, hardware_preset
 from tilegraph.passes.fuse_attention import attention_claims, attention_operands_to_nd
 from tilegraph.passes.fuse_grow import Fuser, tensor_bytes
-from tilegraph.passes.fuse_legality import Group
+from tilegraph.passes.fuse_legality import Group, leaving_values
 from tilegraph.passes.fuse_materialize import materialize
+from tilegraph.passes.fuse_outputs import merge_output_groups
 from tilegraph.passes.fuse_prepare import PREPARATIONS
 from tilegraph.passes.fuse_rotary_views import rotary_claims
 from tilegraph.passes.registry import register_pass
@@ -231,9 +238,13 @@ class FuseOpsPass(ModulePass):
             if changed:
                 stats.add("attention-operands-to-nd", changed)
             grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
-            for group in _claim_rotary_views(fuser, grown, block, stats):
+            claimed = _claim_rotary_views(fuser, grown, block, stats)
+            claimed, merged = merge_output_groups(fuser, claimed)
+            if merged:
+                stats.add("output-groups-merged", merged)
+            for group in claimed:
                 members = fuser.member_order(group)
-                root_bytes = {r for r in group.root.results}
+                root_bytes = set(leaving_values(group.root, members))
                 saved = sum(
                     2 * (tensor_bytes(r) or 0)
                     for m in members

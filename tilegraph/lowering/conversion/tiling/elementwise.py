@@ -565,15 +565,15 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
             not isinstance(op, GraphOp) or vector_lowering(op) is None
         ):
             return f"no vector lowering for {op.name}"
-    if len(body.writes) != 1:
-        return "an elementwise kernel with several outputs"
-    value, out_arg = body.writes[0]
-    out_shape = memref_shape(out_arg)
+    out_shape = memref_shape(body.writes[0][1])
+    if any(memref_shape(out_arg) != out_shape for _, out_arg in body.writes):
+        return "an elementwise kernel with outputs of several shapes"
     chain = Chain(body, body.ops, out_shape)
     reason = chain.unsupported()
     if reason:
         return reason
-    if value not in {r for op in chain.ops for r in op.results}:
+    computed = {r for op in chain.ops for r in op.results}
+    if any(value not in computed for value, _ in body.writes):
         return "the kernel writes an input unchanged"
     plan = choose_tile(
         chain.out_shape,
@@ -597,6 +597,7 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
             if v not in invariant:
                 chain.load(b, v, offsets)
         tiles = chain.compute(b, {}, dict(chain.input_tiles))
-        chain.store(b, tiles[value], out_arg, offsets)
+        for value, out_arg in body.writes:  # a group of several outputs writes each
+            chain.store(b, tiles[value], out_arg, offsets)
     b.tiles = plan.count()
     return None
