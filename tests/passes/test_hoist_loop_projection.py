@@ -98,7 +98,7 @@ def _check_outputs(model: onnx.ModelProto, module: ModuleOp, inputs: dict[str, n
     original = run_reference(load_onnx(model), inputs)
     got = run_reference(module, inputs)
     for want, have, exact in zip(session.run(None, inputs), got, original, strict=True):
-        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(have, np.asarray(want), rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(have, exact)  # the same sums, rounded once each
 
 

@@ -1,0 +1,85 @@
+"""fuse-ops' groups of several outputs (:mod:`tilegraph.passes.fuse_outputs`): an LSTM
+cell's elementwise tail is one kernel writing each output, on the tiles as on the
+reference; a value read by an op between the groups, or broadcast, keeps them apart."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+import tilegraph
+from tests.passes.semantics import run_pipeline_checked, seeded_inputs
+from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph import FusedOp
+from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.runtime import run_reference
+
+B, H = 4, 40
+
+
+def _cell(between: str = "", mask_shape: tuple[int, int] = (B, 1)) -> ModuleOp:
+    """A masked LSTM cell's tail on gates ``i, f, g, o`` and state ``c``, mask ``m``:
+    ``c' = σ(f)·c + σ(i)·tanh(g)``, ``h = σ(o)·tanh(c')``, outputs ``m·h`` and
+    ``m·c' + (1 - m)·c``. ``between``: ``"softmax"`` adds ``softmax(c')`` into ``h``
+    (an op outside the groups reading ``c'`` before ``h``'s root)."""
+    b = GraphBuilder()
+    i, f, g, o, c = (b.input(n, [B, H]) for n in "ifgoc")
+    m = b.input("m", list(mask_shape))
+    c_new = b.op(
+        "add", b.op("mul", b.op("sigmoid", f), c), b.op("mul", b.op("sigmoid", i), b.op("tanh", g))
+    )
+    h = b.op("mul", b.op("sigmoid", o), b.op("tanh", c_new))
+    if between == "softmax":
+        h = b.op("add", h, b.op("softmax", c_new))
+    keep = b.op("sub", b.constant(np.ones([1], np.float32)), m)
+    c_out = b.op("add", b.op("mul", m, c_new), b.op("mul", keep, c))
+    return b.build(b.op("mul", m, h), c_out)
+
+
+def _fused(module: ModuleOp) -> list[FusedOp]:
+    return [op for op in module.walk() if isinstance(op, FusedOp)]
+
+
+def _merged(module: ModuleOp) -> int:
+    with collecting_statistics() as stats:
+        run_pipeline_checked(module, "fuse-ops{platform=ascend910b}")
+    found = stats.for_pass("fuse-ops")
+    return int(found["output-groups-merged"]) if "output-groups-merged" in found else 0
+
+
+def test_cell_is_one_group_of_two_outputs():
+    module = _cell()
+    assert _merged(module) >= 1
+    groups = [g for g in _fused(module) if len(g.outputs) > 1]
+    (cell,) = groups
+    assert len(cell.outputs) == 2  # m·h and the masked c; c' stays inside
+    names = {op.name for op in cell.member_ops()}
+    assert {"graph.tanh", "graph.sigmoid", "graph.add"} <= names
+
+
+def test_cell_runs_on_tiles_as_one_vector_kernel():
+    module = _cell()
+    feed = seeded_inputs(module, 1)
+    want = run_reference(module, feed)
+    compiled = tilegraph.compile(module, platform="ascend910b")
+    got = compiled(**feed)
+    assert compiled.host_ops == []
+    writers = [k for k in compiled.kernels if {"graph.tanh", "graph.sigmoid"} <= set(k.ops)]
+    assert len(writers) == 1 and writers[0].unit == "vector"
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_an_op_between_keeps_the_groups_apart():
+    module = _cell(between="softmax")
+    _merged(module)
+    (softmax,) = [op for op in module.walk() if op.name == "graph.softmax"]
+    writer = softmax.operands[0].owner  # the kernel that writes c'
+    (reader,) = [use.operation for use in softmax.results[0].uses]  # the one adding it to h
+    assert isinstance(writer, FusedOp) and isinstance(reader, FusedOp)
+    assert writer is not reader  # one kernel could not both write c' and read softmax(c')
+    feed = seeded_inputs(module, 2)
+    want = run_reference(module, feed)
+    got = tilegraph.compile(module, platform="ascend910b")(**feed)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
