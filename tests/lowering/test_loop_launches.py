@@ -139,6 +139,19 @@ def test_loop_runs_on_the_device(counted: bool, executor: str):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
 
 
+def test_tf2onnx_time_read_as_the_iteration_number():
+    """tf2onnx's ``time`` (from 0, read by Gather alone, its final value unread) is the
+    iteration number in the body: no state and no ``t + 1`` kernel per iteration."""
+    model = _rnn_loop_model(True)
+    compiled = tilegraph.compile(model, platform="test")
+    got = compiled(**_inputs())
+    (loop,) = [op for op in _module(compiled).walk() if isinstance(op, LoopLaunchesOp)]
+    assert len(loop.states) == 1 and len(loop.counter) == 1  # h, and the iteration
+    assert not any("graph.add" in k.ops and len(k.ops) == 1 for k in compiled.kernels)
+    for g, want in zip(got, _expected(model), strict=True):
+        np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
 def test_loop_cost_is_trip_times_its_body():
     model = _rnn_loop_model(False)
     compiled = tilegraph.compile(model, platform="test")

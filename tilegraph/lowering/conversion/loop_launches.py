@@ -37,6 +37,7 @@ from tilegraph.dialects.graph import ConstantOp
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.binary import AddOp, LessOp
 from tilegraph.dialects.graph.control_flow import LoopOp
+from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.elementwise import CastOp, IdentityOp
 from tilegraph.dialects.graph.fused import YieldOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
@@ -200,7 +201,8 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     block = loop.body.block
     n = len(loop.initial)
     arg_types: list[TensorType] = []
-    counter = bool(block.args[0].uses)
+    indices = _counters_as_indices(scalars)
+    counter = bool(block.args[0].uses) or bool(indices)
     if counter:
         arg_types.append(TensorType([], block.args[0].type.element_type))  # type: ignore[union-attr]
     carried: list[int] = []
@@ -220,6 +222,8 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
         return True
 
     for k, init in enumerate(loop.initial):
+        if k in indices:
+            continue  # its reads are the iteration number's (below)
         arg = taken(block.args[2 + k], scalars.outer_of(block.args[2 + k]), init)
         if isinstance(arg, str):
             return arg
@@ -240,6 +244,8 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     for arg, inner in zip(fn_block.args, inner_args, strict=True):
         arg.name_hint = inner.name_hint
         mapping[inner] = arg
+    for k in indices:
+        mapping[block.args[2 + k]] = fn_block.args[0]
     for inner, constant in constants.items():
         clone = constant.clone()
         fn_block.add_op(clone)
@@ -249,9 +255,13 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
         fn_block.add_op(true)
         mapping[block.args[1]] = true.output
     yielded = scalars.yielded
+    outs = [yielded[1 + k] for k in carried] + yielded[1 + n :]
+    needed = _computing(outs)
     for op in block.ops:
         if op is block.last_op:
             break
+        if op not in needed:  # the condition's ops (and a replaced counter's t + 1)
+            continue
         parts = _gemm_as_matmul_add(op, mapping)
         if parts is None:
             parts = [op.clone(value_mapper=mapping)]
@@ -259,7 +269,6 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
             mapping[old] = new
         for part in parts:
             fn_block.add_op(part)
-    outs = [yielded[1 + k] for k in carried] + yielded[1 + n :]
     results: list[SSAValue] = [mapping[v] if v in mapping else v for v in outs]
     fn_block.add_op(func.ReturnOp(*results))
     fn = func.FuncOp(
@@ -267,6 +276,69 @@ def body_function(loop: LoopOp, name: str) -> LoopBody | str:
     )
     fn.location = loop.location
     return LoopBody(fn, counter, carried, captures, len(yielded) - 1 - n)
+
+
+def _computing(values: list[SSAValue]) -> set[Operation]:
+    """The ops of a body that ``values`` are computed from."""
+    found: set[Operation] = set()
+    stack = [v.owner for v in values if isinstance(v.owner, Operation)]
+    while stack:
+        op = stack.pop()
+        if op in found:
+            continue
+        found.add(op)
+        stack.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
+    return found
+
+
+def _counters_as_indices(scalars: LoopScalars) -> set[int]:
+    """The carried counters the body function replaces by the iteration number: tf2onnx's
+    ``time`` starting at 0, read only as Gather indices (``TensorListGetItem``) and by
+    its own ``t + 1``, whose value only the next iteration and the condition read, and
+    whose final value no op after the loop reads. Each would otherwise be a state of its
+    own and a one-element kernel per iteration adding 1 (a Gather takes the int64 index
+    as it takes the int32 one)."""
+    loop, block = scalars.loop, scalars.block
+    found: set[int] = set()
+    for k in range(len(loop.initial)):
+        t = block.args[2 + k]
+        if loop.results[k].uses or not scalars.is_counter(t):
+            continue
+        if scalars.constant(loop.initial[k]) != 0:
+            continue
+        step = _through_casts(scalars.yielded[1 + k])
+        reads = [use.operation for use in t.uses]
+        if all(
+            op is step.owner
+            or (isinstance(op, GatherOp) and op.operands[1] is t and t is not op.operands[0])
+            for op in reads
+        ) and _only_carried(step, scalars, k):
+            found.add(k)
+    return found
+
+
+def _only_carried(step: SSAValue, scalars: LoopScalars, k: int) -> bool:
+    """``step`` (``t + 1``, through casts to the yield) is read only on its way to the
+    yield of carried value ``k`` and by the condition ``Less(t + 1, n)``."""
+    yielded = scalars.yielded
+    cond = _through_casts(yielded[0]).owner
+    seen: set[SSAValue] = set()
+    stack = [step]
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for use in value.uses:
+            op = use.operation
+            if isinstance(op, YieldOp):
+                if any(v is value and i != 1 + k for i, v in enumerate(op.values)):
+                    return False
+            elif isinstance(op, CastOp | IdentityOp):
+                stack.append(op.results[0])
+            elif op is not cond:
+                return False
+    return True
 
 
 def _gemm_as_matmul_add(op: Operation, mapping: dict[SSAValue, SSAValue]) -> list[Operation] | None:
