@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from xdsl.ir import Operation
 
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
-from tilegraph.lowering.analysis.operand_views import ViewChain, operand_view
+from tilegraph.lowering.analysis.operand_views import ViewChain
+from tilegraph.lowering.analysis.shared_views import rotary_input_view
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,6 @@ class RotaryClaim:
     group: int | None
 
 
-def rotary_input_view(op: ApplyRotaryOp) -> ViewChain | None:
-    """The view chain that makes the rotary op's x, when its kernel can read x through
-    it: rows along the unit-stride last axis, no repeated (grouped) dim."""
-    chain = operand_view(op.x)
-    if chain is None or chain.view.groups or chain.view.strides[-1] != 1:
-        return None
-    return chain
-
-
 def rotary_claims(groups: Sequence[set[Operation]], ops: Iterable[Operation]) -> list[RotaryClaim]:
     """The rotary ops among ``ops`` whose x's view chain joins their kernel, with the
     group of ``groups`` (member sets) the chain replaces."""
@@ -48,7 +40,7 @@ def rotary_claims(groups: Sequence[set[Operation]], ops: Iterable[Operation]) ->
     for op in ops:
         if not isinstance(op, ApplyRotaryOp) or op in where:
             continue
-        chain = rotary_input_view(op)
+        chain = rotary_input_view(op.x)
         if chain is None:
             continue
         found = {where.get(member) for member in chain.ops}

@@ -9,7 +9,10 @@ matmul strategy alike:
   stride ``3N``. When every output reaches a matmul operand through a view chain
   (:func:`split_view_users`), ``fuse-ops`` gives each such matmul its own copy of the split
   (it computes nothing: its outputs are addresses), so the split joins each matmul's
-  prologue and needs no kernel with three outputs.
+  prologue and needs no kernel with three outputs. A rotary embedding reads its x's rows
+  through such a view too (:func:`rotary_input_view`): Phi-3's q and k, cut out of its
+  fused ``[q | k | v]`` projection, are rotated before Q·Kᵀ, so their reader is the
+  rotary op (its kernel takes the split's copy with the head split), V's the matmul.
 * **Leading-axes reshapes after a matmul** (GPT-2's addmm ``[B·S, N] -> [B, S, N]``): a
   reshape of a row-major result that keeps the last dim only merges or splits the rows, so
   element ``i`` of the reshaped tensor is element ``i`` of the result; a matmul's 2-D
@@ -24,10 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.data_movement import ExpandOp, SplitOp
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.lowering.analysis.operand_views import (
+    VIEW_OPS,
     StridedView,
     ViewChain,
     matmul_reading,
@@ -35,23 +40,58 @@ from tilegraph.lowering.analysis.operand_views import (
     nd_output,
     operand_view,
     result_view,
+    sole_user,
     static_row_major,
 )
 
 
 def split_view_users(split: SplitOp) -> list[Operation] | None:
-    """Per output of ``split``, the matmul that reads it as a view operand (the split on
-    its :func:`~.operand_views.operand_view` chain); None when an output goes elsewhere."""
+    """Per output of ``split``, the op that reads it as a view with the split on the
+    chain: a matmul (a view operand, :func:`~.operand_views.operand_view`'s chain) or a
+    rotary op (its x, :func:`rotary_input_view`'s chain); None when an output goes
+    elsewhere."""
     users: list[Operation] = []
     for result in split.results:
-        reader = matmul_reading(result)
-        if reader is None:
+        value, user = result, sole_user(result)
+        while isinstance(user, (*VIEW_OPS, ExpandOp)):  # to the end of the output's chain
+            value, user = user.results[0], sole_user(user.results[0])
+        if isinstance(user, ApplyRotaryOp) and user.x is value:
+            chain = _rotary_view(value)
+        else:
+            reader = matmul_reading(value)
+            user, chain = (None, None) if reader is None else (reader[0], _shared(reader[1]))
+        if user is None or chain is None or split not in chain.ops:
             return None
-        chain = operand_view(reader[1], shared_split=True)
-        if chain is None or split not in chain.ops:
-            return None
-        users.append(reader[0])
+        users.append(user)
     return users
+
+
+def _shared(operand: SSAValue) -> ViewChain | None:
+    return operand_view(operand, shared_split=True)
+
+
+def _rotary_view(x: SSAValue) -> ViewChain | None:
+    """x's view chain when a rotary kernel can read its rows through it: unit stride
+    along the rotated last axis, no repeated (grouped) dim; a split on the chain counts
+    whoever reads its other outputs (:func:`rotary_input_view` asks for one reader)."""
+    chain = _shared(x)
+    if chain is None or chain.view.groups or chain.view.strides[-1] != 1:
+        return None
+    return chain
+
+
+def rotary_input_view(x: SSAValue) -> ViewChain | None:
+    """The view chain that makes a rotary op's ``x`` when its kernel reads x through it
+    (:func:`_rotary_view`), a split on it included only when its one output in use is
+    this chain's (the rotary's own copy of the split, given by ``fuse-ops``: the split
+    is then an offset into the rows, no kernel of its own)."""
+    chain = _rotary_view(x)
+    if chain is None or any(
+        isinstance(op, SplitOp) and sum(bool(r.uses) for r in op.results) != 1
+        for op in chain.ops
+    ):
+        return None
+    return chain
 
 
 def rows_result(anchor: Operation) -> ViewChain | None:

@@ -28,7 +28,10 @@ rows GM -> UB -> GM.
 x may reach the op through the head split's reshape / transpose chain, which ``fuse-ops``
 puts into the kernel (:mod:`tilegraph.passes.fuse_rotary_views`): x's rows are then read
 through the chain's strided view of the tensor it starts from (a row of ``d`` elements at
-the view's row stride), and no kernel moves the heads apart first.
+the view's row stride), and no kernel moves the heads apart first. The chain may start
+with the kernel's copy of a split (Phi-3's q / k columns of its fused projection,
+:func:`~tilegraph.lowering.analysis.shared_views.rotary_input_view`): the view then starts
+at the piece's column offset with the projection's row stride.
 """
 
 from __future__ import annotations
@@ -43,11 +46,12 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BINARY_OPS, BroadcastOp, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
-from tilegraph.lowering.analysis.operand_views import StridedView, ViewChain
+from tilegraph.lowering.analysis.operand_views import StridedView
+from tilegraph.lowering.analysis.shared_views import rotary_input_view
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import store
-from tilegraph.lowering.conversion.tiling.matmul_views import is_view_op, operand_chain, view_of
+from tilegraph.lowering.conversion.tiling.matmul_views import is_view_op, view_of
 
 _BUFFERS = 5  # x, cos, sin, [x2, 0], [0, x1] (the products reuse cos's and [0, x1]'s)
 
@@ -68,12 +72,10 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a rotary embedding of a {x.storage_format} tensor of rank {x.rank}"
     args: list[SSAValue | None] = [body.source(v) for v in op.operands]
     x_view: StridedView | None = None
-    if len(body.ops) > 1:  # x through its head split's view
-        chain = operand_chain(body, op.x)
-        if not isinstance(chain, ViewChain) or list(chain.ops) != body.ops[:-1]:
+    if len(body.ops) > 1:  # x through its head split's view (and its split's, if any)
+        chain = rotary_input_view(op.x)
+        if chain is None or list(chain.ops) != body.ops[:-1]:
             return "a rotary embedding of x re-indexed by other ops"
-        if chain.view.groups or chain.view.strides[-1] != 1:
-            return "a rotary embedding of x viewed across its rotated axis"
         args[0], x_view = body.source(chain.base), chain.view
     if any(a is None for a in args):
         return "a rotary embedding of a value computed inside the kernel"
