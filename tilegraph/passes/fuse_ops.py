@@ -174,17 +174,18 @@ def _claim_rotary_views(
     """Give each rotary op whose x is a view of a tensor the view's ops as its group
     (:mod:`tilegraph.passes.fuse_rotary_views`), in place of the group they formed."""
     claims = rotary_claims([g.members for g in groups], list(block.ops))
-    found = list(groups)
-    for claim in sorted(claims, key=lambda c: c.group is None):  # replace, then insert
-        group = Group(claim.rotary, set(claim.chain.ops))
-        if claim.group is not None:
-            found[claim.group] = group
-        else:
+    found: list[Group | None] = list(groups)
+    for claim in claims:  # replace the chain's groups: its first, the others dropped
+        for i in claim.groups:
+            found[i] = Group(claim.rotary, set(claim.chain.ops)) if i == claim.groups[0] else None
+    kept = [g for g in found if g is not None]
+    for claim in claims:  # then a group for each chain that was in none
+        if not claim.groups:
             at = fuser.position[claim.rotary]
-            later = [i for i, g in enumerate(found) if fuser.position[g.root] > at]
-            found.insert(later[0] if later else len(found), group)
+            later = [i for i, g in enumerate(kept) if fuser.position[g.root] > at]
+            kept.insert(later[0] if later else len(kept), Group(claim.rotary, set(claim.chain.ops)))
         stats.add("rotary-views-claimed")
-    return found
+    return kept
 
 
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:

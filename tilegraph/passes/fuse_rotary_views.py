@@ -7,7 +7,10 @@ kernel then read. The chain only re-indexes its input
 (:func:`~tilegraph.lowering.analysis.operand_views.operand_view`): the rotary kernel reads
 its rows through the strided view (``tiling/rotary.py``), as the matmuls read the head
 split. A chain qualifies when it is a view with unit stride along the rotated last axis
-and no repeated dim, and its ops are either in no group or exactly one group of their own.
+and no repeated dim, and its ops are in no group or in groups of their own (chain ops
+only). The chain may start with the rotary's copy of a split (Phi-3's q and k columns of
+the fused projection, given by ``splits-cloned``:
+:func:`~tilegraph.lowering.analysis.shared_views.split_view_users`).
 """
 
 from __future__ import annotations
@@ -24,17 +27,19 @@ from tilegraph.lowering.analysis.shared_views import rotary_input_view
 
 @dataclass(frozen=True)
 class RotaryClaim:
-    """``rotary`` takes the view ``chain`` of its x; ``group``: the index of the group
-    the chain's ops formed alone, or None when they were in none."""
+    """``rotary`` takes the view ``chain`` of its x; ``groups``: the indices of the groups
+    the chain's ops formed (each of chain ops only), empty when they were in none."""
 
     rotary: ApplyRotaryOp
     chain: ViewChain
-    group: int | None
+    groups: tuple[int, ...]
 
 
 def rotary_claims(groups: Sequence[set[Operation]], ops: Iterable[Operation]) -> list[RotaryClaim]:
     """The rotary ops among ``ops`` whose x's view chain joins their kernel, with the
-    group of ``groups`` (member sets) the chain replaces."""
+    groups of ``groups`` (member sets) the chain replaces: a chain's ops may have formed
+    several (a split's copy alone, the head split's reshape / transpose together), but
+    none that holds another op."""
     where = {op: i for i, members in enumerate(groups) for op in members}
     claims: list[RotaryClaim] = []
     for op in ops:
@@ -43,12 +48,7 @@ def rotary_claims(groups: Sequence[set[Operation]], ops: Iterable[Operation]) ->
         chain = rotary_input_view(op.x)
         if chain is None:
             continue
-        found = {where.get(member) for member in chain.ops}
-        if found == {None}:
-            claims.append(RotaryClaim(op, chain, None))
-        elif len(found) == 1:
-            index = found.pop()
-            assert index is not None
-            if groups[index] == set(chain.ops):
-                claims.append(RotaryClaim(op, chain, index))
+        found = sorted({where[m] for m in chain.ops if m in where})
+        if all(groups[i] <= set(chain.ops) for i in found):
+            claims.append(RotaryClaim(op, chain, tuple(found)))
     return claims

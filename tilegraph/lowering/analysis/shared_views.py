@@ -59,22 +59,20 @@ def split_view_users(split: SplitOp) -> list[Operation] | None:
             chain = _rotary_view(value)
         else:
             reader = matmul_reading(value)
-            user, chain = (None, None) if reader is None else (reader[0], _shared(reader[1]))
+            user, chain = (
+                (None, None) if reader is None else (reader[0], operand_view(reader[1], True))
+            )
         if user is None or chain is None or split not in chain.ops:
             return None
         users.append(user)
     return users
 
 
-def _shared(operand: SSAValue) -> ViewChain | None:
-    return operand_view(operand, shared_split=True)
-
-
-def _rotary_view(x: SSAValue) -> ViewChain | None:
+def _rotary_view(x: SSAValue, shared_split: bool = True) -> ViewChain | None:
     """x's view chain when a rotary kernel can read its rows through it: unit stride
-    along the rotated last axis, no repeated (grouped) dim; a split on the chain counts
-    whoever reads its other outputs (:func:`rotary_input_view` asks for one reader)."""
-    chain = _shared(x)
+    along the rotated last axis, no repeated (grouped) dim; ``shared_split``: a split on
+    the chain counts whoever reads its other outputs (else the chain stops at it)."""
+    chain = operand_view(x, shared_split=shared_split)
     if chain is None or chain.view.groups or chain.view.strides[-1] != 1:
         return None
     return chain
@@ -82,15 +80,15 @@ def _rotary_view(x: SSAValue) -> ViewChain | None:
 
 def rotary_input_view(x: SSAValue) -> ViewChain | None:
     """The view chain that makes a rotary op's ``x`` when its kernel reads x through it
-    (:func:`_rotary_view`), a split on it included only when its one output in use is
-    this chain's (the rotary's own copy of the split, given by ``fuse-ops``: the split
-    is then an offset into the rows, no kernel of its own)."""
+    (:func:`_rotary_view`). A split starts it only when its one output in use is this
+    chain's (the rotary's own copy of the split, given by ``fuse-ops``: the split is
+    then an offset into the rows, no kernel of its own); a split with other outputs in
+    use ends it (the chain then reads the split's output)."""
     chain = _rotary_view(x)
     if chain is None or any(
-        isinstance(op, SplitOp) and sum(bool(r.uses) for r in op.results) != 1
-        for op in chain.ops
+        isinstance(op, SplitOp) and sum(bool(r.uses) for r in op.results) != 1 for op in chain.ops
     ):
-        return None
+        return _rotary_view(x, shared_split=False)
     return chain
 
 
