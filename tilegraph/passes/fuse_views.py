@@ -139,8 +139,8 @@ def clone_splits_into_matmul_views(block: Block) -> int:
 
 
 def _all_claimed(block: Block, ops: Sequence[Operation], users: Sequence[Operation]) -> bool:
-    """Every one of ``ops`` (a split, its copies and theirs of its prefix) is on a view chain its reader
-    takes: a matmul's prologue (:func:`view_claims`) or a rotary op's x
+    """Every one of ``ops`` (a split, its copies and theirs of its prefix) is on a view
+    chain its reader takes: a matmul's prologue (:func:`view_claims`) or a rotary op's x
     (:func:`~tilegraph.lowering.analysis.shared_views.rotary_input_view`, which
     ``fuse-ops``' rotary claim puts into the rotary kernel)."""
     claims = view_claims(list(block.ops))
