@@ -175,16 +175,19 @@ def _claim_rotary_views(
     (:mod:`tilegraph.passes.fuse_rotary_views`), in place of the group they formed."""
     claims = rotary_claims([g.members for g in groups], list(block.ops))
     found: list[Group | None] = list(groups)
-    for claim in claims:  # replace the chain's groups: its first, the others dropped
+    for claim in claims:  # replace the claimed ops' groups: the first, the others dropped
         for i in claim.groups:
-            found[i] = Group(claim.rotary, set(claim.chain.ops)) if i == claim.groups[0] else None
+            found[i] = Group(claim.root, claim.members) if i == claim.groups[0] else None
     kept = [g for g in found if g is not None]
-    for claim in claims:  # then a group for each chain that was in none
+    for claim in claims:  # then a group for each claim whose ops were in none
         if not claim.groups:
-            at = fuser.position[claim.rotary]
+            at = fuser.position[claim.root]
             later = [i for i, g in enumerate(kept) if fuser.position[g.root] > at]
-            kept.insert(later[0] if later else len(kept), Group(claim.rotary, set(claim.chain.ops)))
-        stats.add("rotary-views-claimed")
+            kept.insert(later[0] if later else len(kept), Group(claim.root, claim.members))
+        if claim.views:
+            stats.add("rotary-views-claimed")
+        if claim.tail:
+            stats.add("rotary-tails-claimed")
     return kept
 
 

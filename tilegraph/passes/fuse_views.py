@@ -25,7 +25,8 @@ from tilegraph.lowering.analysis.operand_views import (
     sole_user,
     view_ops_of,
 )
-from tilegraph.lowering.analysis.shared_views import rotary_input_view, split_view_users
+from tilegraph.lowering.analysis.rotary_views import rotary_input_view
+from tilegraph.lowering.analysis.shared_views import split_view_users
 
 
 def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, str]]:
@@ -141,7 +142,7 @@ def clone_splits_into_matmul_views(block: Block) -> int:
 def _all_claimed(block: Block, ops: Sequence[Operation], users: Sequence[Operation]) -> bool:
     """Every one of ``ops`` (a split, its copies and theirs of its prefix) is on a view
     chain its reader takes: a matmul's prologue (:func:`view_claims`) or a rotary op's x
-    (:func:`~tilegraph.lowering.analysis.shared_views.rotary_input_view`, which
+    (:func:`~tilegraph.lowering.analysis.rotary_views.rotary_input_view`, which
     ``fuse-ops``' rotary claim puts into the rotary kernel)."""
     claims = view_claims(list(block.ops))
     rotated = {

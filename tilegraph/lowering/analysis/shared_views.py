@@ -10,7 +10,7 @@ matmul strategy alike:
   (:func:`split_view_users`), ``fuse-ops`` gives each such matmul its own copy of the split
   (it computes nothing: its outputs are addresses), so the split joins each matmul's
   prologue and needs no kernel with three outputs. A rotary embedding reads its x's rows
-  through such a view too (:func:`rotary_input_view`): Phi-3's q and k, cut out of its
+  through such a view too (:mod:`.rotary_views`): Phi-3's q and k, cut out of its
   fused ``[q | k | v]`` projection, are rotated before Q·Kᵀ, so their reader is the
   rotary op (its kernel takes the split's copy with the head split), V's the matmul.
 * **Leading-axes reshapes after a matmul** (GPT-2's addmm ``[B·S, N] -> [B, S, N]``): a
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from tilegraph.dialects.graph.data_movement import ExpandOp, SplitOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
@@ -43,12 +43,13 @@ from tilegraph.lowering.analysis.operand_views import (
     sole_user,
     static_row_major,
 )
+from tilegraph.lowering.analysis.rotary_views import rotary_view
 
 
 def split_view_users(split: SplitOp) -> list[Operation] | None:
     """Per output of ``split``, the op that reads it as a view with the split on the
     chain: a matmul (a view operand, :func:`~.operand_views.operand_view`'s chain) or a
-    rotary op (its x, :func:`rotary_input_view`'s chain); None when an output goes
+    rotary op (its x, :func:`~.rotary_views.rotary_view`'s chain); None when an output goes
     elsewhere."""
     users: list[Operation] = []
     for result in split.results:
@@ -56,7 +57,7 @@ def split_view_users(split: SplitOp) -> list[Operation] | None:
         while isinstance(user, (*VIEW_OPS, ExpandOp)):  # to the end of the output's chain
             value, user = user.results[0], sole_user(user.results[0])
         if isinstance(user, ApplyRotaryOp) and user.x is value:
-            chain = _rotary_view(value)
+            chain = rotary_view(value)
         else:
             reader = matmul_reading(value)
             user, chain = (
@@ -66,30 +67,6 @@ def split_view_users(split: SplitOp) -> list[Operation] | None:
             return None
         users.append(user)
     return users
-
-
-def _rotary_view(x: SSAValue, shared_split: bool = True) -> ViewChain | None:
-    """x's view chain when a rotary kernel can read its rows through it: unit stride
-    along the rotated last axis, no repeated (grouped) dim; ``shared_split``: a split on
-    the chain counts whoever reads its other outputs (else the chain stops at it)."""
-    chain = operand_view(x, shared_split=shared_split)
-    if chain is None or chain.view.groups or chain.view.strides[-1] != 1:
-        return None
-    return chain
-
-
-def rotary_input_view(x: SSAValue) -> ViewChain | None:
-    """The view chain that makes a rotary op's ``x`` when its kernel reads x through it
-    (:func:`_rotary_view`). A split starts it only when its one output in use is this
-    chain's (the rotary's own copy of the split, given by ``fuse-ops``: the split is
-    then an offset into the rows, no kernel of its own); a split with other outputs in
-    use ends it (the chain then reads the split's output)."""
-    chain = _rotary_view(x)
-    if chain is None or any(
-        isinstance(op, SplitOp) and sum(bool(r.uses) for r in op.results) != 1 for op in chain.ops
-    ):
-        return _rotary_view(x, shared_split=False)
-    return chain
 
 
 def rows_result(anchor: Operation) -> ViewChain | None:
