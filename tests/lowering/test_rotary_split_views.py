@@ -60,9 +60,11 @@ def test_rotated_pieces_of_the_projection_are_views_with_their_scale(
     w = b.constant(rng.standard_normal((DIM, DIM)).astype(dtype))
     q, k, v = (_heads(b, piece) for piece in _split(b, qkv))
     scale = np.array(DIM**-0.25, dtype)
-    attrs = {"rotary_dim": part} if part != DIM else {}
-    q = b.op(tail, b.op("apply_rotary", q, cos, sin, **attrs), b.constant(scale.reshape(1)))
-    k = b.op("apply_rotary", k, cos, sin, **attrs)
+    partial = part if part < DIM else None  # (None: no attribute)
+    q = b.op(
+        tail, b.op("apply_rotary", q, cos, sin, rotary_dim=partial), b.constant(scale.reshape(1))
+    )
+    k = b.op("apply_rotary", k, cos, sin, rotary_dim=partial)
     k = b.op(tail, b.op("unsqueeze", k, b.constant(np.array([2], np.int64))), b.constant(scale))
     module = b.build(q, k, b.op("matmul", v, w))
     names = ("qkv", "cos", "sin")
