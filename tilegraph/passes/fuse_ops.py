@@ -118,7 +118,10 @@ the attention, which the flash kernel reads ND only
 
 **Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
 its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
-(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``).
+(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``), with the rotary's
+copy of a split before it (Phi-3's and Falcon's q and k pieces of the fused projection,
+cloned by ``splits-cloned`` as for a matmul); so does a scale of its result after it (a
+multiply or division by a one-element constant: ``rotary-tails-claimed``).
 """
 
 from __future__ import annotations
