@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
@@ -92,6 +92,7 @@ from tilegraph.dialects.tile import (
     WriteOp,
     scoped_memref,
 )
+from tilegraph.dialects.tile.loop import LoopLaunchesOp
 from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.hardware import hardware_preset
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -1057,6 +1058,9 @@ def _build(cls) -> Any:
             DenseAttr.from_array(np.ones((2, 2), np.float32)), scoped_memref([2, 2], f32, "GM")
         ),
         "tile.launch": lambda: LaunchOp("kernel", [g, buf((64, 64), "GM")]),
+        "tile.loop_launches": lambda: LoopLaunchesOp(
+            2, [[], [], [], [], [], [], [g]], Block(arg_types=[g.type])
+        ),
         "tile.read": lambda: ReadOp(g, TensorType([64, 64], f32)),
         "tile.write": lambda: WriteOp(create_ssa_value(TensorType([64, 64], f32)), g),
         "tile.copy": lambda: CopyOp(g, idx(2), t, idx(2)),

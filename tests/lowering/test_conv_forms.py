@@ -66,6 +66,22 @@ def conv1d_stack(g: Graph) -> list:
     return [g.op("add", g.op("conv", y, w3, pads=[1, 1]), y)]
 
 
+def conv1d_snake(g: Graph) -> list:
+    """DAC's residual unit in small: Snake (``x + sin(a·x)²``, a per channel) before a
+    dilated 1-D convolution and a 1x1 one (channels-first: it stays a convolution), the
+    unit's input added back."""
+    x = g.input([2, 20, 29])
+    a = g.const([1, 20, 1], low=0.5)
+
+    def snake(v):
+        s = g.op("pow", g.op("sin", g.op("mul", a, v)), g.b.constant(np.float32(2.0)))
+        return g.op("add", v, s)
+
+    y = g.op("conv", snake(x), g.const([20, 20, 7], low=-0.5), dilations=[3], pads=[9, 9])
+    y = g.op("conv", snake(y), g.const([20, 20, 1], low=-0.5))
+    return [g.op("add", x, y)]
+
+
 def transpose_upsample(g: Graph) -> list:
     """PaddleOCR's detector head: 2x2 stride-2 upsamplers with bias and ReLU."""
     x = g.input([1, 20, 7, 9], "NCHW")
@@ -186,6 +202,7 @@ CASES = {
     "conv1d_depthwise": conv1d_depthwise,
     "conv1d_chain": conv1d_chain,
     "conv1d_stack": conv1d_stack,
+    "conv1d_snake": conv1d_snake,
     "transpose_upsample": transpose_upsample,
     "transpose_padded": transpose_padded,
     "transpose_1d": transpose_1d,
@@ -236,6 +253,22 @@ def test_a_1d_conv_stack_keeps_nc1hwc0_between_its_convolutions():
     assert all(op not in ops for ops in kernels if ops not in with_conv
                for op in ("graph.relu", "graph.add"))  # fmt: skip
     assert len(kernels) - len(with_conv) <= 2
+    assert_matches(levels)
+
+
+def test_a_snake_unit_keeps_nc1hwc0_between_its_convolutions():
+    """Between the two convolutions only the Snake's elementwise ops run, on NC1HWC0 data
+    (no TransData, squeeze or unsqueeze: the squeezed result was read twice, by the
+    Snake's region over it alone), and the 1x1 convolution is a conv2d (channels-first
+    data: not a transposed product)."""
+    g = Graph()
+    module = g.b.build(*conv1d_snake(g))
+    levels = run_levels(module, g.arrays, "test")
+    kernels = [k.ops for k in levels.tiled_kernels]
+    first, second = (i for i, ops in enumerate(kernels) if "graph.conv2d" in ops)
+    between = {op for ops in kernels[first + 1 : second] for op in ops}
+    assert between and between <= {"graph.mul", "graph.sin", "graph.pow", "graph.add"}
+    assert not any("graph.matmul" in ops for ops in kernels)
     assert_matches(levels)
 
 

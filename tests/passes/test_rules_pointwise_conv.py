@@ -32,8 +32,11 @@ def _ops(module: ModuleOp) -> Counter[str]:
 
 
 def _conv(shape: list[int | str], m: int, group: int, bias: bool, **attrs) -> ModuleOp:
+    """The convolution of ``shape`` ``[N, C, L]`` data transposed in from a channels-last
+    input ``x`` ``[N, L, C]`` (what the rule takes: the transposes then meet)."""
     b = GraphBuilder()
-    x = b.input("x", shape)
+    rows = b.input("x", [shape[0], shape[2], shape[1]])
+    x = b.op("transpose", rows, perm=[0, 2, 1])
     c = int(shape[1])
     w = b.constant(RNG.standard_normal((m, c // group, 1)).astype(np.float32))
     bv = b.constant(RNG.standard_normal(m).astype(np.float32)) if bias else None
@@ -52,7 +55,7 @@ def _conv(shape: list[int | str], m: int, group: int, bias: bool, **attrs) -> Mo
 )
 def test_a_pointwise_conv1d_is_a_matmul_with_the_convs_numbers(shape, m, group, bias):
     module = _conv(shape, m, group, bias, kernel_shape=[1])
-    x = RNG.standard_normal((2, int(shape[1]), 5)).astype(np.float32)
+    x = RNG.standard_normal((2, 5, int(shape[1]))).astype(np.float32)
     (want,) = run_reference(module, {"x": x})
     run_pipeline(RULE, make_context(), module)
     module.verify()
@@ -60,6 +63,33 @@ def test_a_pointwise_conv1d_is_a_matmul_with_the_convs_numbers(shape, m, group, 
     assert ops["graph.conv"] == 0 and ops["graph.matmul"] == 1
     (got,) = run_reference(module, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("form", ["transposed-out", "one-position"])
+def test_a_pointwise_conv1d_whose_transposes_cancel_or_are_views_is_a_matmul(form: str):
+    """Channels-first data in, but the result only transposed back to channels-last (a
+    Conformer convolution module's last pointwise convolution), or one position (L = 1:
+    silero's last convolution; the transposes move a size-1 dim): the rule fires."""
+    b = GraphBuilder()
+    length = 1 if form == "one-position" else 6
+    x = b.op("relu", b.input("x", [2, 8, length]))
+    w = b.constant(RNG.standard_normal((4, 8, 1)).astype(np.float32))
+    y = b.op("conv", x, w, kernel_shape=[1])
+    module = b.build(b.op("transpose", y, perm=[0, 2, 1]) if form == "transposed-out" else y)
+    run_pipeline(RULE, make_context(), module)
+    assert _ops(module)["graph.conv"] == 0 and _ops(module)["graph.matmul"] == 1
+
+
+def test_a_pointwise_conv1d_of_channels_first_data_stays():
+    """Data that is not transposed in (a 1x1 convolution between wider ones, as in DAC's
+    and silero's encoders): its transposes would meet nothing, so it stays a convolution
+    (conv-forms runs it on the cube in NC1HWC0 beside its neighbours)."""
+    b = GraphBuilder()
+    x = b.op("relu", b.input("x", [2, 8, 6]))
+    w = b.constant(RNG.standard_normal((4, 8, 1)).astype(np.float32))
+    module = b.build(b.op("conv", x, w, kernel_shape=[1]))
+    run_pipeline(RULE, make_context(), module)
+    assert _ops(module)["graph.conv"] == 1 and _ops(module)["graph.matmul"] == 0
 
 
 @pytest.mark.parametrize(

@@ -94,16 +94,20 @@ def test_layer_norm_with_an_intermediate_used_elsewhere_is_kept():
     assert "graph.layer_norm" not in _ops(module)
 
 
-@pytest.mark.parametrize("form", ["div", "reciprocal"])
+@pytest.mark.parametrize("form", ["div", "reciprocal", "reciprocal-no-eps"])
 def test_rms_norm(form: str):
+    """The division and reciprocal forms; with no ``+ eps`` (Helium's export) eps is 0."""
     b = GraphBuilder()
     x = b.input("x", [4, 8])
     ms = b.op("reduce_mean", b.op("pow", x, b.constant(_f32(2.0))), b.constant(np.array([-1])))
-    root = b.op("sqrt", b.op("add", ms, b.constant(_f32(1e-6))))
+    eps = form != "reciprocal-no-eps"
+    root = b.op("sqrt", b.op("add", ms, b.constant(_f32(1e-6))) if eps else ms)
     n = b.op("div", x, root) if form == "div" else b.op("mul", x, b.op("reciprocal", root))
     module = b.build(b.op("mul", n, b.constant(RNG.standard_normal(8).astype(np.float32))))
     run_pipeline_checked(module, "algebraic-simplify{only=recompose-rms-norm},dce")
     assert _ops(module)["graph.rms_norm"] == 1 and _ops(module)["graph.reduce_mean"] == 0
+    (rms,) = [op for op in module.walk() if op.name == "graph.rms_norm"]
+    assert rms.attr("epsilon") == pytest.approx(1e-6 if eps else 0.0)
 
 
 @pytest.mark.parametrize("order", ["pytorch", "paddle"])

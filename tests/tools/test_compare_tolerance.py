@@ -133,3 +133,15 @@ def test_onnxruntime_refusing_the_inputs_is_one_plain_message(tmp_path):
     message = error_message(caught.value)
     assert message.startswith("error: onnxruntime failed on these inputs: ")
     assert "index: 1 Got: 63 Expected: 64" in message and "[ONNXRuntimeError]" not in message
+
+
+def test_nan_on_both_sides_and_equal_infinities_pass_a_nan_on_one_side_fails():
+    """A fully masked attention row is NaN in onnxruntime and in tilegraph alike (a Helium
+    export at random {0, 1} masks): the same NaN, or the same infinity, is no mismatch; a
+    NaN, or an infinity, on one side only is."""
+    theirs = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+    (row,) = compare(["y"], [theirs.copy()], [theirs])
+    assert row["ok"] and row["max_abs"] == 0.0
+    for wrong in ([np.nan, np.inf, -np.inf, np.nan], [0.0, np.inf, -np.inf, 1.0],
+                  [np.nan, -np.inf, -np.inf, 1.0], [np.nan, np.inf, -np.inf, np.inf]):  # fmt: skip
+        assert not compare(["y"], [np.array(wrong, np.float32)], [theirs])[0]["ok"], wrong

@@ -194,7 +194,7 @@ def compare(
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
     """Per output: pass when every ``|ours - theirs| <= atol + rtol * |theirs|`` (NaN where
-    both are NaN counts as equal). A tolerance not given is the output type's, or the
+    both are NaN, and the same infinity on both sides, count as equal). A tolerance not given is the output type's, or the
     model's 16-bit ``precision`` (:func:`default_tolerance`); each row says the ``rtol`` /
     ``atol`` it used."""
     rows = []
@@ -205,11 +205,14 @@ def compare(
             row.update(ok=False, error=f"shape {list(np.shape(a))} vs {list(np.shape(b))}")
         else:
             a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
-            diff = np.abs(a64 - b64)
-            both_nan = np.isnan(a64) & np.isnan(b64)
-            diff = np.where(both_nan, 0.0, diff)
+            # NaN in both, or the same infinity (whose difference is NaN), is equal
+            same = (np.isnan(a64) & np.isnan(b64)) | (a64 == b64)
+            with np.errstate(invalid="ignore"):  # inf - inf: NaN, judged by `same`
+                diff = np.where(same, 0.0, np.abs(a64 - b64))
             rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
-            ok = bool(np.all(diff <= t + r * np.abs(b64)) or a64.size == 0)
+            finite = np.isfinite(a64) & np.isfinite(b64)  # |theirs| = inf tolerates nothing
+            close = finite & (diff <= t + r * np.abs(np.where(finite, b64, 0.0)))
+            ok = bool(np.all(same | close) or a64.size == 0)
             row.update(
                 ok=ok,
                 max_abs=float(diff.max(initial=0.0)),

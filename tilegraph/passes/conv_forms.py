@@ -69,7 +69,7 @@ from tilegraph.passes.hop_forms import strided_conv_over_hops
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.simplify.match import replace_if_typed
 from tilegraph.passes.simplify.shape_rules import SqueezeUnsqueezeInverse
-from tilegraph.passes.simplify.view_rules import ElementwiseBeforeMovement
+from tilegraph.passes.simplify.view_rules import ElementwiseBeforeSqueeze
 from tilegraph.passes.statistics import PassStatistics, start_pass
 
 PASS_NAME = "conv-forms"
@@ -139,7 +139,7 @@ class ConvFormsPass(ModulePass):
         if "conv1d-as-conv2d" not in stats:
             return
         views: list[RewritePattern] = [
-            ElementwiseBeforeMovement(stats),
+            ElementwiseBeforeSqueeze(stats),
             SqueezeUnsqueezeInverse(stats),
         ]
         PatternRewriteWalker(Located(GreedyRewritePatternApplier(views))).rewrite_module(op)

@@ -119,7 +119,10 @@ the attention, which the flash kernel reads ND only
 
 **Rotary embeddings**: a ``graph.apply_rotary`` grows no group, but the head split that makes
 its x (a reshape / transpose chain that is a view of a tensor) joins its kernel as a view
-(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``).
+(:mod:`tilegraph.passes.fuse_rotary_views`: ``rotary-views-claimed``), with the rotary's
+copy of a split before it (Phi-3's and Falcon's q and k pieces of the fused projection,
+cloned by ``splits-cloned`` as for a matmul); so does a scale of its result after it (a
+multiply or division by a one-element constant: ``rotary-tails-claimed``).
 
 **Several outputs**: an anchor-less elementwise group merges into a later one that reads
 its result when no op outside them reads that result before the later group's root and
@@ -181,17 +184,21 @@ def _claim_rotary_views(
     """Give each rotary op whose x is a view of a tensor the view's ops as its group
     (:mod:`tilegraph.passes.fuse_rotary_views`), in place of the group they formed."""
     claims = rotary_claims([g.members for g in groups], list(block.ops))
-    found = list(groups)
-    for claim in sorted(claims, key=lambda c: c.group is None):  # replace, then insert
-        group = Group(claim.rotary, set(claim.chain.ops))
-        if claim.group is not None:
-            found[claim.group] = group
-        else:
-            at = fuser.position[claim.rotary]
-            later = [i for i, g in enumerate(found) if fuser.position[g.root] > at]
-            found.insert(later[0] if later else len(found), group)
-        stats.add("rotary-views-claimed")
-    return found
+    found: list[Group | None] = list(groups)
+    for claim in claims:  # replace the claimed ops' groups: the first, the others dropped
+        for i in claim.groups:
+            found[i] = Group(claim.root, claim.members) if i == claim.groups[0] else None
+    kept = [g for g in found if g is not None]
+    for claim in claims:  # then a group for each claim whose ops were in none
+        if not claim.groups:
+            at = fuser.position[claim.root]
+            later = [i for i, g in enumerate(kept) if fuser.position[g.root] > at]
+            kept.insert(later[0] if later else len(kept), Group(claim.root, claim.members))
+        if claim.views:
+            stats.add("rotary-views-claimed")
+        if claim.tail:
+            stats.add("rotary-tails-claimed")
+    return kept
 
 
 def _functions(module: ModuleOp) -> Iterable[func.FuncOp]:

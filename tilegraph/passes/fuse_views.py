@@ -14,6 +14,7 @@ from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
@@ -24,6 +25,7 @@ from tilegraph.lowering.analysis.operand_views import (
     sole_user,
     view_ops_of,
 )
+from tilegraph.lowering.analysis.rotary_views import rotary_input_view
 from tilegraph.lowering.analysis.shared_views import split_view_users
 
 
@@ -102,7 +104,8 @@ def _from_planes(op: TransDataOp) -> bool:
 
 
 def clone_splits_into_matmul_views(block: Block) -> int:
-    """Give each matmul that reads outputs of a split as view operands its own copy of the
+    """Give each matmul that reads outputs of a split as view operands, and each rotary op
+    that reads one as its x's view (Phi-3's q and k), its own copy of the
     split (fuse-ops's module docstring), and of the view chain that makes the split's input
     (nn.MultiheadAttention's packed in_proj reshaped to ``[3, ...]``); the number of split
     copies added. A copy's outputs that other matmuls read stay unused: they are addresses,
@@ -125,8 +128,7 @@ def clone_splits_into_matmul_views(block: Block) -> int:
                 if reader is user:
                     old.replace_all_uses_with(new)
             copies.append(copy)
-        claims = view_claims(list(block.ops))
-        if all(claims.get(s, (None, ""))[1] == "prologue" for s in (op, *copies)):
+        if _all_claimed(block, [op, *copies], users):
             added += sum(isinstance(c, SplitOp) for c in copies)
             continue
         for copy in reversed(copies):  # each split copy before the chain it reads
@@ -135,6 +137,21 @@ def clone_splits_into_matmul_views(block: Block) -> int:
                     new.replace_all_uses_with(old)
             Rewriter.erase_op(copy)
     return added
+
+
+def _all_claimed(block: Block, ops: Sequence[Operation], users: Sequence[Operation]) -> bool:
+    """Every one of ``ops`` (a split, its copies and theirs of its prefix) is on a view
+    chain its reader takes: a matmul's prologue (:func:`view_claims`) or a rotary op's x
+    (:func:`~tilegraph.lowering.analysis.rotary_views.rotary_input_view`, which
+    ``fuse-ops``' rotary claim puts into the rotary kernel)."""
+    claims = view_claims(list(block.ops))
+    rotated = {
+        member
+        for user in users
+        if isinstance(user, ApplyRotaryOp)
+        for member in getattr(rotary_input_view(user.x), "ops", ())
+    }
+    return all(claims.get(s, (None, ""))[1] == "prologue" or s in rotated for s in ops)
 
 
 def _view_prefix(split: Operation) -> list[Operation]:

@@ -30,15 +30,13 @@ below 2^24, where float32 holds every integer).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tilegraph.dialects.graph.base import GraphOp, ShapeError
+from tilegraph.dialects.graph.base import ShapeError
 from tilegraph.dialects.graph.binary import MulOp, SubOp
-from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.elementwise import CastOp, onnx_dtype_code
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp
@@ -52,7 +50,7 @@ from tilegraph.dialects.graph.shape_ops import (
 )
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import DType
-from tilegraph.passes.simplify.match import constant_array
+from tilegraph.passes.simplify.match import OpSequence, constant_array
 
 MOVES = (ReshapeOp, TransposeOp, SqueezeOp, UnsqueezeOp, FlattenOp)
 """The ops that only rearrange elements (an int8 tensor moves as well as a float one)."""
@@ -91,24 +89,7 @@ def int8_dequantize(value: SSAValue) -> tuple[SSAValue, Int8Quantization] | None
     return None if params is None else (dq.x, params)
 
 
-class _Built:
-    """The graph ops of a rewrite, in order (inserted together before its anchor)."""
-
-    def __init__(self) -> None:
-        self.ops: list[Operation] = []
-
-    def op(self, cls: type[GraphOp], *operands: SSAValue, **attrs: Any) -> SSAValue:
-        made = cls.make(*operands, **attrs)
-        self.ops.append(made)
-        return made.results[0]
-
-    def const(self, array: np.ndarray) -> SSAValue:
-        made = ConstantOp(array)
-        self.ops.append(made)
-        return made.output
-
-
-def _zero_point_sums(built: _Built, value: SSAValue, zero: int, per_row: bool) -> SSAValue:
+def _zero_point_sums(built: OpSequence, value: SSAValue, zero: int, per_row: bool) -> SSAValue:
     """``zero · Σ_k`` of an int8 operand as a raw int32 ``quant_matmul`` against a constant
     ``[1, K]`` row of the int8 ``zero`` (every int8 zero point fits it): per row of the
     data ``value`` ``[..., M, K]`` (``[..., M, 1]``), or per column and batch of the rows
@@ -153,7 +134,7 @@ def fold_activation_matmul(op: MatMulOp) -> Operation | None:
         return None
     if k * 255 * 255 >= 2**31:
         return None  # the true sum may leave int32
-    built = _Built()
+    built = OpSequence()
     perm = [*range(b_type.rank - 2), b_type.rank - 1, b_type.rank - 2]
     scale = np.float32(qa.scale * qb.scale)
     try:

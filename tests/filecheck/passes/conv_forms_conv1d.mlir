@@ -61,3 +61,31 @@ func.func @not_elementwise(%x: !layout.tensor<1x16x9xf32>) -> !layout.tensor<1x1
 // CHECK:         %[[C1:.*]] = graph.conv2d
 // CHECK:         %[[SQ:.*]] = graph.squeeze %[[C1]],
 // CHECK:         graph.softmax %[[SQ]]
+
+// -----
+// DAC's Snake between two 1-D convolutions, x + sin(a * x)^2 with a per-channel a
+// [1, C, 1]: the squeezed result is read twice, by an elementwise region over it alone,
+// which moves onto the conv2d result op by op (a taken to [1, C, 1, 1]); the squeeze and
+// the next unsqueeze then cancel.
+func.func @snake(%x: !layout.tensor<1x16x9xf32>) -> !layout.tensor<1x16x9xf32> {
+  %w = graph.constant dense<0.5> : !layout.tensor<16x16x3xf32>
+  %a = graph.constant dense<1.5> : !layout.tensor<1x16x1xf32>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %c1 = graph.conv %x, %w {pads = [1, 1]} : (!layout.tensor<1x16x9xf32>, !layout.tensor<16x16x3xf32>) -> !layout.tensor<1x16x9xf32>
+  %ax = graph.mul %a, %c1 : (!layout.tensor<1x16x1xf32>, !layout.tensor<1x16x9xf32>) -> !layout.tensor<1x16x9xf32>
+  %s = graph.sin %ax : !layout.tensor<1x16x9xf32>
+  %p = graph.pow %s, %two : (!layout.tensor<1x16x9xf32>, !layout.tensor<f32>) -> !layout.tensor<1x16x9xf32>
+  %sn = graph.add %c1, %p : !layout.tensor<1x16x9xf32>
+  %c2 = graph.conv %sn, %w {pads = [1, 1]} : (!layout.tensor<1x16x9xf32>, !layout.tensor<16x16x3xf32>) -> !layout.tensor<1x16x9xf32>
+  func.return %c2 : !layout.tensor<1x16x9xf32>
+}
+// CHECK-LABEL: func.func @snake
+// CHECK:         %[[C1:.*]] = graph.conv2d
+// CHECK-NOT:     graph.squeeze
+// CHECK:         graph.mul {{.*}}%[[C1]] : (!layout.tensor<1x16x1x1xf32>, !layout.tensor<1x16x1x9xf32, NCHW>)
+// CHECK-NOT:     graph.squeeze
+// CHECK:         %[[SN:.*]] = graph.add %[[C1]], %{{.*}} -> !layout.tensor<1x16x1x9xf32, NCHW>
+// CHECK-NOT:     graph.squeeze
+// CHECK-NOT:     graph.unsqueeze
+// CHECK:         %[[C2:.*]] = graph.conv2d %[[SN]],
+// CHECK:         graph.squeeze %[[C2]]

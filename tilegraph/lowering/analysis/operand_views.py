@@ -269,10 +269,11 @@ def sole_user(value: SSAValue) -> Operation | None:
 
 def matmul_reading(value: SSAValue) -> tuple[Operation, SSAValue] | None:
     """(the matmul, the chain's last value) when ``value`` reaches a matrix operand of a
-    matmul through view ops (each the sole user of the last) and the operand's
+    matmul through view ops (each the sole user of the last; an expand too, as
+    :func:`operand_view` reads it: Phi-3's repeat of V's heads) and the operand's
     ND -> FRACTAL_NZ conversion, if any; else None."""
     user = sole_user(value)
-    while isinstance(user, VIEW_OPS):
+    while isinstance(user, (*VIEW_OPS, ExpandOp)):
         value = user.results[0]
         user = sole_user(value)
     operand = value

@@ -9,7 +9,10 @@ matmul strategy alike:
   stride ``3N``. When every output reaches a matmul operand through a view chain
   (:func:`split_view_users`), ``fuse-ops`` gives each such matmul its own copy of the split
   (it computes nothing: its outputs are addresses), so the split joins each matmul's
-  prologue and needs no kernel with three outputs.
+  prologue and needs no kernel with three outputs. A rotary embedding reads its x's rows
+  through such a view too (:mod:`.rotary_views`): Phi-3's q and k, cut out of its
+  fused ``[q | k | v]`` projection, are rotated before Q·Kᵀ, so their reader is the
+  rotary op (its kernel takes the split's copy with the head split), V's the matmul.
 * **Leading-axes reshapes after a matmul** (GPT-2's addmm ``[B·S, N] -> [B, S, N]``): a
   reshape of a row-major result that keeps the last dim only merges or splits the rows, so
   element ``i`` of the reshaped tensor is element ``i`` of the result; a matmul's 2-D
@@ -26,8 +29,10 @@ from math import prod
 
 from xdsl.ir import Operation
 
-from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.data_movement import ExpandOp, SplitOp
+from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.lowering.analysis.operand_views import (
+    VIEW_OPS,
     StridedView,
     ViewChain,
     matmul_reading,
@@ -35,22 +40,32 @@ from tilegraph.lowering.analysis.operand_views import (
     nd_output,
     operand_view,
     result_view,
+    sole_user,
     static_row_major,
 )
+from tilegraph.lowering.analysis.rotary_views import rotary_view
 
 
 def split_view_users(split: SplitOp) -> list[Operation] | None:
-    """Per output of ``split``, the matmul that reads it as a view operand (the split on
-    its :func:`~.operand_views.operand_view` chain); None when an output goes elsewhere."""
+    """Per output of ``split``, the op that reads it as a view with the split on the
+    chain: a matmul (a view operand, :func:`~.operand_views.operand_view`'s chain) or a
+    rotary op (its x, :func:`~.rotary_views.rotary_view`'s chain); None when an output goes
+    elsewhere."""
     users: list[Operation] = []
     for result in split.results:
-        reader = matmul_reading(result)
-        if reader is None:
+        value, user = result, sole_user(result)
+        while isinstance(user, (*VIEW_OPS, ExpandOp)):  # to the end of the output's chain
+            value, user = user.results[0], sole_user(user.results[0])
+        if isinstance(user, ApplyRotaryOp) and user.x is value:
+            chain = rotary_view(value)
+        else:
+            reader = matmul_reading(value)
+            user, chain = (
+                (None, None) if reader is None else (reader[0], operand_view(reader[1], True))
+            )
+        if user is None or chain is None or split not in chain.ops:
             return None
-        chain = operand_view(reader[1], shared_split=True)
-        if chain is None or split not in chain.ops:
-            return None
-        users.append(reader[0])
+        users.append(user)
     return users
 
 

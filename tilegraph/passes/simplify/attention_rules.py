@@ -26,15 +26,12 @@ are not static.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.element_types import numpy_dtype_of
 from tilegraph.dialects.graph.attention import AttentionOp
-from tilegraph.dialects.graph.base import GraphOp
 from tilegraph.dialects.graph.binary import AddOp, DivOp, GreaterOp, MulOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp
 from tilegraph.dialects.graph.elementwise import CastOp, TanhOp, onnx_dtype_code
@@ -45,26 +42,22 @@ from tilegraph.dialects.graph.reduction import ReduceMaxOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp, UnsqueezeOp
 from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.passes.simplify.match import drop_ops, is_float, new_constant, reshaped, use_count
+from tilegraph.passes.simplify.match import (
+    OpSequence,
+    drop_ops,
+    is_float,
+    reshaped,
+    use_count,
+)
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 
 
-class _Ops:
-    """The ops of the decomposition, in order."""
+class _Ops(OpSequence):
+    """The ops of the decomposition, in order, with the attention's element type."""
 
     def __init__(self, dtype: np.dtype):
-        self.ops: list[Operation] = []
+        super().__init__()
         self.dtype = dtype
-
-    def op(self, cls: type[GraphOp], *operands: SSAValue | None, **attrs: Any) -> SSAValue:
-        made = cls.make(*operands, **attrs)
-        self.ops.append(made)
-        return made.results[0]
-
-    def const(self, array: np.ndarray) -> SSAValue:
-        made = new_constant(array)
-        self.ops.append(made)
-        return made.results[0]
 
     def scalar(self, value: float) -> SSAValue:
         return self.const(np.array(value, self.dtype))

@@ -131,6 +131,24 @@ def new_constant(array: np.ndarray, like: TensorType | None = None) -> ConstantO
     return op
 
 
+class OpSequence:
+    """The new ops of a rewrite, in the order they are made (inserted together before the
+    op they replace): each builder appends its op and returns its result."""
+
+    def __init__(self) -> None:
+        self.ops: list[Operation] = []
+
+    def op(self, cls: type[GraphOp], *operands: SSAValue | None, **attrs: Any) -> SSAValue:
+        made = cls.make(*operands, **attrs)
+        self.ops.append(made)
+        return made.results[0]
+
+    def const(self, array: np.ndarray) -> SSAValue:
+        made = new_constant(array)
+        self.ops.append(made)
+        return made.results[0]
+
+
 def evaluate(op: Operation, present: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
     """Run a graph op's reference kernel (the interpreter's code) on arrays given for its
     present operands, in origin layout; one array per result. Raises what the kernel raises.

@@ -19,6 +19,14 @@ to ``[N, C, 1, L]``, a conv2d on NC1HWC0 data, a squeeze back) with TransData an
 kernels around it. :class:`TransposedProduct` takes the one read that wants the
 channels-first result (SqueezeBERT's key, ``[N, H, D, L]``).
 
+Only where the transposes meet others: the data transposed in from channels-last (maybe
+through a head merge's reshape), or the result only transposed back (a Conformer
+convolution module's last pointwise convolution), or one position (L = 1: the transposes
+are views). A channels-first network's 1x1 convolution between wider ones (DAC, silero)
+stays a convolution: with ``conv-forms`` its data stays NC1HWC0 from one convolution to
+the next, where the product's transposes would be kernels of their own (DAC at [3, 1,
+832]: 258 -> 140 kernels with the Snake moves of ``conv-forms``).
+
 Exact up to the order of the float sums (the matmul sums the same products).
 """
 
@@ -31,7 +39,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph.binary import AddOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.nn import ConvOp
-from tilegraph.dialects.graph.shape_ops import TransposeOp
+from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.graph.windows import known, window
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
@@ -80,6 +88,26 @@ def _transposed(value: SSAValue, perm: list[int], ops: list[Operation]) -> SSAVa
     return op.results[0]
 
 
+def _transposed_in(value: SSAValue) -> bool:
+    """``value`` is a Transpose's result, maybe reshaped (SqueezeBERT's head merge
+    ``Reshape(Transpose(heads))``): channels-last data brought channels-first for the
+    convolution, so the product's own transposes meet that one and cancel. A
+    channels-first network (DAC's, silero's 1x1 convolutions between wider ones) keeps the
+    convolution: its transposes would stay kernels of their own."""
+    owner = value.owner
+    while isinstance(owner, ReshapeOp):
+        owner = owner.data.owner
+    return isinstance(owner, TransposeOp)
+
+
+def _transposed_out(op: ConvOp) -> bool:
+    """Every reader of ``op``'s result transposes it (a Conformer convolution module's
+    last pointwise convolution, back to ``[N, L, C]``): the product's transpose back
+    meets those."""
+    uses = list(op.results[0].uses)
+    return bool(uses) and all(isinstance(u.operation, TransposeOp) for u in uses)
+
+
 @simplify_rule
 class PointwiseConv1dAsMatMul(SimplifyRule):
     """``conv(X [N, C, L], W [M, C/g, 1], B)``, kernel 1, stride 1, no padding -> the
@@ -91,7 +119,9 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
         "Conv(X [N, C, L], W [M, C/g, 1], B), kernel 1, stride 1, no padding, group g",
         "Transpose(MatMul(Transpose(X) [N, L, C] (its groups split as heads [N, g, L, C/g]), "
         "Wᵀ [C, M] | [g, C/g, M/g]) + B, groups merged) -> [N, M, L]",
-        "float; M and C static (the group split); sums in another order",
+        "float; X a Transpose's result, maybe reshaped, or the result only transposed "
+        "(channels-last data on one side: the transposes cancel), or L = 1 (they are "
+        "views); M and C static (the group split); sums in another order",
         "",
     )
     ROOTS = (ConvOp,)
@@ -102,6 +132,9 @@ class PointwiseConv1dAsMatMul(SimplifyRule):
             return
         if not _pointwise(op, x, w):
             return
+        one_position = x.origin_shape[2] == 1  # the transposes move a size-1 dim: views
+        if not (one_position or _transposed_in(op.input) or _transposed_out(op)):
+            return  # channels-first data: the transposes would not meet others and cancel
         m, cg = w.origin_shape[0], w.origin_shape[1]
         if not known(m) or not known(cg):
             return

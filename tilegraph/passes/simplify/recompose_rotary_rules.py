@@ -35,9 +35,12 @@ from tilegraph.dialects.graph.shape_ops import ReshapeOp, UnsqueezeOp
 from tilegraph.dialects.graph.windows import known
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.match import (
+    constant_array,
     constant_ints,
+    ints_constant,
     is_float,
     made_by,
+    new_constant,
     replace_decomposition,
     split_operands,
 )
@@ -233,14 +236,15 @@ class RecomposeRotaryHalf(SimplifyRule):
             plain, rotated = made_by(plain_value, MulOp), made_by(rotated_value, MulOp)
             if plain is None or rotated is None:
                 continue
-            for fused, dead in _rotaries(plain, rotated):
-                if replace_decomposition(rewriter, op, [fused], [plain, rotated, *dead]):
+            for new_ops, dead in _rotaries(plain, rotated):
+                if replace_decomposition(rewriter, op, new_ops, [plain, rotated, *dead]):
                     return
 
 
-def _rotaries(plain: MulOp, rotated: MulOp) -> Iterator[tuple[ApplyRotaryOp, list[Operation]]]:
+def _rotaries(plain: MulOp, rotated: MulOp) -> Iterator[tuple[list[Operation], list[Operation]]]:
     """Each ``apply_rotary`` that ``plain + rotated`` may be (``plain = x * cos``,
-    ``rotated = rotation(x) * sin``), with the rotation's decomposition."""
+    ``rotated = rotation(x) * sin``; the op last, after any reshape of its tables), with
+    the rotation's decomposition."""
     for half_value, sin in (rotated.operands, rotated.operands[::-1]):
         width = _table_width(sin)
         for rotation, interleaved in _ROTATIONS if width else ():
@@ -254,9 +258,31 @@ def _rotaries(plain: MulOp, rotated: MulOp) -> Iterator[tuple[ApplyRotaryOp, lis
             x = pair[0]
             if not is_float(x) or not _fits(x, half_value, width, interleaved):
                 continue  # (an integer rotation stays: the op is a float op)
-            fused = ApplyRotaryOp.make(x, pair[1], sin, interleaved=interleaved or None)
+            tables: list[Operation] = []
+            cos, sin_ = (_to_rank(t, _rank(x), tables) for t in (pair[1], sin))
+            fused = ApplyRotaryOp.make(x, cos, sin_, interleaved=interleaved or None)
             assert isinstance(fused, ApplyRotaryOp)
-            yield fused, found[1]
+            yield [*tables, fused], found[1]
+
+
+def _to_rank(table: SSAValue, rank: int | None, ops: list[Operation]) -> SSAValue:
+    """``table`` with 1s prepended up to ``rank`` (the broadcast the decomposition's Mul
+    made implicitly; Pixtral's 2-D tables against ``[B, H, S, D]``): a constant reshaped,
+    another value unsqueezed (new ops appended to ``ops``), so the op's tables have x's
+    rank, as the rotary kernel reads them."""
+    t = table.type
+    if rank is None or not isinstance(t, TensorType) or t.rank >= rank:
+        return table
+    lead = rank - t.rank
+    array = constant_array(table)
+    if array is not None:
+        op: Operation = new_constant(array.reshape((1,) * lead + array.shape), t)
+    else:
+        axes = ints_constant(list(range(lead)))
+        ops.append(axes)
+        op = UnsqueezeOp.make(table, axes)
+    ops.append(op)
+    return op.results[0]
 
 
 @simplify_rule

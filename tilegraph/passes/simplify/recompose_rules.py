@@ -278,7 +278,7 @@ class RecomposeLayerNorm(SimplifyRule):
 class RecomposeRmsNorm(SimplifyRule):
     """``x / sqrt(mean(x^2) + eps) * gamma`` (or ``x * reciprocal(sqrt(...))``, or
     ``x * (1 / sqrt(...))`` — what the TorchScript exporter makes of ``torch.rsqrt``) ->
-    RMSNorm.
+    RMSNorm; ``sqrt(mean(x^2))`` with no ``+ eps`` is eps 0.
 
     Legal under the LayerNorm conditions; the reciprocal forms round once more than the op
     (a few ulp).
@@ -287,7 +287,7 @@ class RecomposeRmsNorm(SimplifyRule):
     INFO = RuleInfo(
         40,
         "recompose-rms-norm",
-        "x / sqrt(mean(x^2) + eps) * gamma",
+        "x / sqrt(mean(x^2) + eps) * gamma (no + eps: eps 0)",
         "rms_norm(x, gamma, axis, eps)",
         "trailing axes, single-use intermediates, constant eps/gamma; the reciprocal forms "
         "differ by a few ulp",
@@ -344,14 +344,19 @@ class RecomposeRmsNorm(SimplifyRule):
             return None
         x, denom, extra = found
         sqrt_op = made_by(denom, SqrtOp)
-        eps_add = None if sqrt_op is None else made_by(sqrt_op.input, AddOp)
-        if eps_add is None:
+        if sqrt_op is None:
             return None
-        split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
-        if split is None or (eps := _splat(split[1])) is None:
-            return None
-        mean = made_by(split[0], ReduceMeanOp)
-        assert mean is not None
+        # no Add: eps 0 (Helium's export: sqrt(mean(x^2)) straight)
+        mean, eps, eps_ops = made_by(sqrt_op.input, ReduceMeanOp), 0.0, []
+        if mean is None:
+            eps_add = made_by(sqrt_op.input, AddOp)
+            if eps_add is None:
+                return None
+            split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
+            if split is None or (splat := _splat(split[1])) is None:
+                return None
+            mean, eps, eps_ops = made_by(split[0], ReduceMeanOp), splat, [eps_add]
+            assert mean is not None
         square = mean.operands[0].owner
         if use_count(mean.operands[0]) != 1:
             return None
@@ -363,7 +368,7 @@ class RecomposeRmsNorm(SimplifyRule):
         axis = _trailing_axes(mean, _rank(x))
         if axis is None:
             return None
-        return x, axis, eps, [*extra, sqrt_op, eps_add, mean, square]
+        return x, axis, eps, [*extra, sqrt_op, *eps_ops, mean, square]
 
 
 def _reciprocal_of(value: SSAValue) -> SSAValue | None:

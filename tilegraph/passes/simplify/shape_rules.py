@@ -264,7 +264,7 @@ class ReshapeLikeChain(SimplifyRule):
 # ---- rules 12-13: squeeze / unsqueeze ---------------------------------------------------------
 
 
-def _squeezed_axes(op: SqueezeOp) -> list[int] | None:
+def squeezed_axes(op: SqueezeOp) -> list[int] | None:
     """The normalised axes a squeeze removes (without ``axes``: the static 1-dims)."""
     t = tensor_type_of(op.data)
     if t is None:
@@ -276,7 +276,7 @@ def _squeezed_axes(op: SqueezeOp) -> list[int] | None:
     return None if axes is None else _normalized(axes, t.rank)
 
 
-def _unsqueezed_axes(op: UnsqueezeOp) -> list[int] | None:
+def unsqueezed_axes(op: UnsqueezeOp) -> list[int] | None:
     """The normalised positions (in the result) an unsqueeze inserts."""
     t = tensor_type_of(op.expanded)
     axes = constant_ints(op.axes)
@@ -304,9 +304,9 @@ class SqueezeUnsqueezeInverse(SimplifyRule):
         if not in_origin_view(op):
             return
         if isinstance(op, UnsqueezeOp) and isinstance(inner, SqueezeOp):
-            a, b = _squeezed_axes(inner), _unsqueezed_axes(op)
+            a, b = squeezed_axes(inner), unsqueezed_axes(op)
         elif isinstance(op, SqueezeOp) and isinstance(inner, UnsqueezeOp):
-            a, b = _unsqueezed_axes(inner), _squeezed_axes(op)
+            a, b = unsqueezed_axes(inner), squeezed_axes(op)
         else:
             return
         if a is not None and a == b and in_origin_view(inner):
@@ -333,7 +333,7 @@ class MergeSqueezes(SimplifyRule):
         if not isinstance(inner, SqueezeOp) or not in_origin_view(op):
             return
         t = tensor_type_of(inner.data)
-        a1, a2 = _squeezed_axes(inner), _squeezed_axes(op)
+        a1, a2 = squeezed_axes(inner), squeezed_axes(op)
         if t is None or a1 is None or a2 is None or not in_origin_view(inner):
             return
         kept = [i for i in range(t.rank) if i not in a1]
@@ -365,7 +365,7 @@ class MergeUnsqueezes(SimplifyRule):
         if not isinstance(inner, UnsqueezeOp) or not in_origin_view(op):
             return
         t = tensor_type_of(op.expanded)
-        a1, a2 = _unsqueezed_axes(inner), _unsqueezed_axes(op)
+        a1, a2 = unsqueezed_axes(inner), unsqueezed_axes(op)
         if t is None or a1 is None or a2 is None or not in_origin_view(inner):
             return
         middle = [i for i in range(t.rank) if i not in a2]
@@ -420,7 +420,7 @@ class ReduceKeepdims(SimplifyRule):
         if only_user(red.reduced) is not op or not in_origin_view(op):
             return
         axes = _reduced_axes(red)
-        if axes is None or axes != _unsqueezed_axes(op) or not in_origin_view(red):
+        if axes is None or axes != unsqueezed_axes(op) or not in_origin_view(red):
             return
         attrs = {k: v for k, v in red.properties.items() if k != "keepdims"}
         new = make_typed(

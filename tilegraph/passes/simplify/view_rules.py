@@ -36,23 +36,27 @@ elements, moved.
 from __future__ import annotations
 
 from math import prod
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
 from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
+from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.gemm_rules import power_of_two
 from tilegraph.passes.simplify.match import (
+    constant_array,
     dims_known,
+    drop_ops,
     in_origin_view,
     made_by,
+    new_constant,
     one_element_constant,
     only_user,
     replace_if_typed,
@@ -61,6 +65,7 @@ from tilegraph.passes.simplify.match import (
     static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
+from tilegraph.passes.simplify.shape_rules import squeezed_axes, unsqueezed_axes
 
 MAX_CHECKED = 1 << 22
 """The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
@@ -201,40 +206,93 @@ class ElementwiseBeforeMovement(SimplifyRule):
         None,
         "elementwise-before-movement",
         "f(M(x)), g(M(a), M(b)); M a Transpose | Reshape | Squeeze | Unsqueeze (one "
-        "movement of same-shaped a, b)",
-        "M(f(x)), M(g(a, b))",
+        "movement of same-shaped a, b); in conv-forms also g(M(a), c), M a Squeeze | "
+        "Unsqueeze, c constant, and M read by an elementwise region over it alone",
+        "M(f(x)), M(g(a, b)), M(g(a, c')) (c' c with M's size-1 dims undone)",
         "f unary elementwise of one operand, g binary elementwise; each movement has no "
         "other reader (no movement is repeated); not a reshape of a product's result (its "
         "epilogue already reads across it)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
     )
     ROOTS = (UnaryElementwiseOp, BinaryElementwiseOp)
+    THROUGH_SQUEEZES = False
+    """Also move over a Squeeze / Unsqueeze read by several ops (an elementwise region
+    over it alone) and with a constant other operand: what ``conv-forms`` runs between
+    1-D convolutions (:class:`ElementwiseBeforeSqueeze`). Not in ``algebraic-simplify``:
+    elsewhere a moved op can leave the fusion group it was in (a pad, an unsqueeze and
+    the adds after it in a Kaldi front end: one kernel more)."""
 
     def rewrite(
         self, op: UnaryElementwiseOp | BinaryElementwiseOp, rewriter: PatternRewriter
     ) -> None:
-        if not in_origin_view(op) or len(op.results) != 1:
+        if not in_origin_view(op) or len(op.results) != 1 or len(op.operands) > 2:
             return
-        moves = [_movement(v) for v in op.operands]
-        first = moves[0]
-        if first is None or len(moves) > 2 or _epilogue_across_reshape(first):
+        wide = self.THROUGH_SQUEEZES
+        moves = [_movement(v, wide) for v in op.operands]
+        first = next((m for m in moves if m is not None), None)
+        if first is None or _epilogue_across_reshape(first):
             return
-        sources = [first.operands[0]]
-        if len(moves) == 2:
-            second = moves[1]
-            if second is None or not _same_movement(first, second):
-                return
-            sources.append(second.operands[0])
+        new_ops: list[Operation] = []
+        sources = [
+            _source(v, m, first, new_ops, wide) for v, m in zip(op.operands, moves, strict=True)
+        ]
+        if any(s is None for s in sources):
+            drop_ops(new_ops)
+            return
         attrs = {name: op.attr(name) for name in op.properties}
         try:
             moved_op = type(op).make(*sources, **attrs)
         except (ValueError, TypeError):
+            drop_ops(new_ops)
             return
-        if _shape(moved_op.results[0]) != _shape(sources[0]):  # no new broadcast
-            moved_op.drop_all_references()
+        if _shape(moved_op.results[0]) != _shape(first.operands[0]):  # no new broadcast
+            drop_ops([*new_ops, moved_op])
             return
         moved = type(first).make(moved_op, *first.operands[1:], **_attrs(first))
-        replace_if_typed(rewriter, op, [moved_op, moved])
+        replace_if_typed(rewriter, op, [*new_ops, moved_op, moved])
+
+
+class ElementwiseBeforeSqueeze(ElementwiseBeforeMovement):
+    """``elementwise-before-movement`` as ``conv-forms`` runs it between 1-D convolutions
+    (:attr:`ElementwiseBeforeMovement.THROUGH_SQUEEZES`); not an ``algebraic-simplify``
+    rule of its own (no :func:`simplify_rule`)."""
+
+    THROUGH_SQUEEZES = True
+
+
+def _source(
+    value: SSAValue,
+    movement: _Movement | None,
+    first: _Movement,
+    ops: list[Operation],
+    wide: bool,
+) -> SSAValue | None:
+    """What the op moved before ``first`` reads in place of ``value``: the source of the
+    same movement, or a constant brought to the source's dims (a per-channel scale
+    of a squeezed 1-D convolution result: DAC's Snake); None when neither applies."""
+    if movement is not None:
+        return movement.operands[0] if _same_movement(first, movement) else None
+    array = constant_array(value) if wide and _squeezes_a_convolution(first) else None
+    if array is None or not isinstance(first, SqueezeOp):
+        return None
+    result = first.results[0].type
+    rank = result.rank if isinstance(result, TensorType) else None
+    if rank is None or array.ndim > rank:
+        return None
+    full = array.reshape((1,) * (rank - array.ndim) + array.shape)
+    if isinstance(first, SqueezeOp):
+        axes = squeezed_axes(first)
+        if axes is None:
+            return None
+        moved = np.expand_dims(full, tuple(axes))
+    else:
+        axes = unsqueezed_axes(first)
+        if axes is None or any(full.shape[a] != 1 for a in axes):
+            return None
+        moved = full.reshape([d for i, d in enumerate(full.shape) if i not in axes])
+    constant = new_constant(moved, value.type if isinstance(value.type, TensorType) else None)
+    ops.append(constant)
+    return constant.results[0]
 
 
 _Movement = TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp
@@ -242,13 +300,68 @@ _RESHAPES = (ReshapeOp, SqueezeOp, UnsqueezeOp)
 """Movements that keep the row-major order: one element mapping per result shape."""
 
 
-def _movement(value: SSAValue) -> _Movement | None:
-    """The movement producing ``value`` that nothing else reads, if any."""
+def _movement(value: SSAValue, wide: bool) -> _Movement | None:
+    """The movement producing ``value`` that nothing else reads, if any; a Squeeze /
+    Unsqueeze may have several readers when they are an elementwise region over it alone
+    (:func:`_closed_region`: DAC's Snake, ``x + a·sin(a·x)²``, reads x twice), which the
+    rule then moves reader by reader until the movement is left without one."""
     for cls in (TransposeOp, *_RESHAPES):
         movement = made_by(value, cls)
         if movement is not None:
             return movement
+    owner = value.owner
+    if wide and _squeezes_a_convolution(owner) and in_origin_view(owner):
+        if all(_closed_region(use.operation, value) for use in value.uses):
+            return owner
     return None
+
+
+def _squeezes_a_convolution(op: Operation | Block) -> TypeGuard[SqueezeOp]:
+    """``op`` is a Squeeze of a conv2d's result, or of elementwise ops over one (what the
+    rule has moved already): the squeeze ``conv-forms`` put after a 1-D convolution, which
+    the wide moves take to the next convolution's unsqueeze. Any other squeeze or
+    unsqueeze keeps the plain rule (a partial move would split a fusion group)."""
+    if not isinstance(op, SqueezeOp):
+        return False
+    value = op.data
+    for _ in range(MAX_REGION_DEPTH):
+        owner = value.owner
+        if isinstance(owner, Conv2dOp):
+            return True
+        if not isinstance(owner, UnaryElementwiseOp | BinaryElementwiseOp):
+            return False
+        inputs = [v for v in owner.operands if constant_array(v) is None]
+        if not inputs:
+            return False
+        value = inputs[0]
+    return False
+
+
+MAX_REGION_DEPTH = 8
+"""How far :func:`_closed_region` follows an operand back to the movement."""
+
+
+def _closed_region(op: Operation, root: SSAValue, depth: int = MAX_REGION_DEPTH) -> bool:
+    """Whether ``op`` is an elementwise op of one result whose operands are ``root``,
+    constants, the same movement of another tensor (a residual add of two squeezed
+    convolutions), or (up to ``depth`` ops back) elementwise ops of the same kind: moved
+    before the movement one by one, such a region leaves it unread."""
+    if not isinstance(op, UnaryElementwiseOp | BinaryElementwiseOp) or len(op.results) != 1:
+        return False
+    movement = root.owner
+    if not isinstance(movement, Operation):
+        return False
+    for operand in op.operands:
+        if operand == root or constant_array(operand) is not None:
+            continue
+        producer = operand.owner
+        if isinstance(producer, type(movement)) and producer.results[0].type == root.type:
+            continue  # the same movement of another tensor: moved together with root
+        if depth == 0 or not isinstance(producer, Operation):
+            return False
+        if not _closed_region(producer, root, depth - 1):
+            return False
+    return True
 
 
 def _epilogue_across_reshape(movement: _Movement) -> bool:

@@ -149,6 +149,24 @@ func.func @rms(%x: !layout.tensor<2x4xf32>) -> (!layout.tensor<2x4xf32>, !layout
 // CHECK:       %z = graph.div %x, %s2
 
 // -----
+// recompose-rms-norm with no eps (Helium's export: sqrt(mean(x^2)) straight): epsilon 0.
+func.func @rms_no_eps(%x: !layout.tensor<2x4xf32>) -> !layout.tensor<2x4xf32> {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 3.0, 4.0]> : !layout.tensor<4xf32>
+  %p = graph.pow %x, %two : (!layout.tensor<2x4xf32>, !layout.tensor<f32>) -> !layout.tensor<2x4xf32>
+  %m = graph.reduce_mean %p, %ax : (!layout.tensor<2x4xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %m : !layout.tensor<2x1xf32>
+  %r = graph.reciprocal %s : !layout.tensor<2x1xf32>
+  %n = graph.mul %x, %r : (!layout.tensor<2x4xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x4xf32>
+  %y = graph.mul %g, %n : (!layout.tensor<4xf32>, !layout.tensor<2x4xf32>) -> !layout.tensor<2x4xf32>
+  func.return %y : !layout.tensor<2x4xf32>
+}
+// CHECK-LABEL: func.func @rms_no_eps
+// CHECK:       %y = graph.rms_norm %x, %g {axis = 1, epsilon = 0.0}
+// CHECK-NEXT:  func.return %y
+
+// -----
 // recompose-rms-norm, TorchScript's torch.rsqrt: x * (1 / sqrt(mean(x*x) + eps)) * g (gamma
 // taken along); with 2 / sqrt(...) it is not a reciprocal, and a full-shape scale is no gamma.
 func.func @rms_div_one(%x: !layout.tensor<2x4xf32>) -> (!layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>, !layout.tensor<2x4xf32>) {

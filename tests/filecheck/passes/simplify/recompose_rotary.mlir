@@ -205,3 +205,28 @@ func.func @partial_gap(%h: !layout.tensor<2x5x8xf32>, %cos: !layout.tensor<1x5x4
 // CHECK-LABEL: func.func @partial_gap
 // CHECK:         graph.apply_rotary %x, %cos, %sin :
 // CHECK:         graph.concat
+
+// -----
+// Tables of a lower rank than x (Pixtral's 2-D tables against [B, H, S, D]): the op takes
+// them with 1s prepended, as the Muls broadcast them — a constant reshaped, a value
+// unsqueezed — so its tables have x's rank (the rotary kernel reads them so).
+func.func @rotary_low_rank_tables(%x: !layout.tensor<2x4x5x8xf32>, %sin: !layout.tensor<5x8xf32>) -> !layout.tensor<2x4x5x8xf32> {
+  %cos = graph.constant dense<0.5> : !layout.tensor<5x8xf32>
+  %zero = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %half = graph.constant dense<[4]> : !layout.tensor<1xi64>
+  %end = graph.constant dense<[9223372036854775807]> : !layout.tensor<1xi64>
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %xc = graph.mul %x, %cos : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %x1 = graph.slice %x, %zero, %half, %ax : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %x2 = graph.slice %x, %half, %end, %ax : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x4x5x4xf32>
+  %n = graph.neg %x2 : !layout.tensor<2x4x5x4xf32>
+  %r = graph.concat %n, %x1 {axis = -1 : i64} : (!layout.tensor<2x4x5x4xf32>, !layout.tensor<2x4x5x4xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %rs = graph.mul %r, %sin : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+  %y = graph.add %xc, %rs : !layout.tensor<2x4x5x8xf32>
+  func.return %y : !layout.tensor<2x4x5x8xf32>
+}
+// CHECK-LABEL: func.func @rotary_low_rank_tables
+// CHECK-DAG:     %[[COS:[^ ]*]] = graph.constant dense<0.5> : !layout.tensor<1x1x5x8xf32>
+// CHECK-DAG:     %[[SIN:[^ ]*]] = graph.unsqueeze %sin, %{{.*}} : (!layout.tensor<5x8xf32>, !layout.tensor<2xi64>) -> !layout.tensor<1x1x5x8xf32>
+// CHECK:         %[[Y:[^ ]*]] = graph.apply_rotary %x, %[[COS]], %[[SIN]] : (!layout.tensor<2x4x5x8xf32>, !layout.tensor<1x1x5x8xf32>, !layout.tensor<1x1x5x8xf32>) -> !layout.tensor<2x4x5x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]

@@ -28,39 +28,57 @@ rows GM -> UB -> GM.
 x may reach the op through the head split's reshape / transpose chain, which ``fuse-ops``
 puts into the kernel (:mod:`tilegraph.passes.fuse_rotary_views`): x's rows are then read
 through the chain's strided view of the tensor it starts from (a row of ``d`` elements at
-the view's row stride), and no kernel moves the heads apart first.
+the view's row stride), and no kernel moves the heads apart first. The chain may start
+with the kernel's copy of a split (Phi-3's q / k columns of its fused projection,
+:func:`~tilegraph.lowering.analysis.rotary_views.rotary_input_view`): the view then starts
+at the piece's column offset with the projection's row stride.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from math import prod
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.graph.binary import DivOp
 from tilegraph.dialects.graph.rotary import ApplyRotaryOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import BINARY_OPS, BroadcastOp, CopyOp, memref_shape
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
-from tilegraph.lowering.analysis.operand_views import StridedView, ViewChain
+from tilegraph.lowering.analysis.operand_views import StridedView
+from tilegraph.lowering.analysis.rotary_views import rotary_input_view, rotary_tail
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import store
-from tilegraph.lowering.conversion.tiling.matmul_views import is_view_op, operand_chain, view_of
+from tilegraph.lowering.conversion.tiling.matmul_views import is_view_op, view_of
 
 _BUFFERS = 5  # x, cos, sin, [x2, 0], [0, x1] (the products reuse cos's and [0, x1]'s)
 
 
+def _rotary_of(body: KernelBody) -> ApplyRotaryOp | None:
+    found = [op for op in body.ops if isinstance(op, ApplyRotaryOp)]
+    return found[0] if len(found) == 1 else None
+
+
 def is_rotary_kernel(body: KernelBody) -> bool:
-    """The body is a rotary op, after the view ops of its x if any."""
-    return bool(body.ops) and isinstance(body.ops[-1], ApplyRotaryOp)
+    """The body holds one rotary op (after the view ops of its x and before its tail, if
+    any: checked by the strategy)."""
+    return _rotary_of(body) is not None
 
 
 def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    op = body.ops[-1]
-    assert isinstance(op, ApplyRotaryOp)
-    if len(body.writes) != 1 or not all(is_view_op(v) for v in body.ops[:-1]):
+    op = _rotary_of(body)
+    assert op is not None
+    at = body.ops.index(op)
+    views, tail = body.ops[:at], tuple(body.ops[at + 1 :])
+    if (
+        len(body.writes) != 1
+        or not all(is_view_op(v) for v in views)
+        or tail != rotary_tail(op, lambda v: body.source(v) is not None)
+    ):
         return "a rotary embedding fused with other ops"
     x = op.operands[0].type
     assert isinstance(x, TensorType)
@@ -68,12 +86,10 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a rotary embedding of a {x.storage_format} tensor of rank {x.rank}"
     args: list[SSAValue | None] = [body.source(v) for v in op.operands]
     x_view: StridedView | None = None
-    if len(body.ops) > 1:  # x through its head split's view
-        chain = operand_chain(body, op.x)
-        if not isinstance(chain, ViewChain) or list(chain.ops) != body.ops[:-1]:
+    if views:  # x through its head split's view (and its split's, if any)
+        chain = rotary_input_view(op.x)
+        if chain is None or list(chain.ops) != views:
             return "a rotary embedding of x re-indexed by other ops"
-        if chain.view.groups or chain.view.strides[-1] != 1:
-            return "a rotary embedding of x viewed across its rotated axis"
         args[0], x_view = body.source(chain.base), chain.view
     if any(a is None for a in args):
         return "a rotary embedding of a value computed inside the kernel"
@@ -87,7 +103,7 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return "rotary tables of another rank than x (broadcast by rank)"
     if width is None or width % 2 or any(t[-1] != width for t in tables):
         return f"rotary tables of another width than x's even rotated part {width}"
-    if list(memref_shape(out_arg)) != list(full):
+    if prod(memref_shape(out_arg)) != prod(full):  # (a tail's reshapes keep the count)
         return "a rotary embedding whose tables broadcast x"
     whole = StridedView.row_major
     x_view, out_view = x_view or whole(full), whole(full)
@@ -114,12 +130,21 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     element = x.element_type
     row_bytes = aligned_bytes(b.hw, "UB", full[-1] * element_bytes(element))
     buffers = _BUFFERS + (passing is not None)  # a partial rotary's pass-through columns
-    rows = max(1, min(extent, b.ub_budget() // (buffers * row_bytes)))
-    if buffers * row_bytes > b.ub_budget():
+    scale_arg = _scale(body, op, tail)
+    budget = b.ub_budget() - (aligned_bytes(b.hw, "UB", element_bytes(element)) if tail else 0)
+    rows = max(1, min(extent, budget // (buffers * row_bytes)))
+    if buffers * row_bytes > budget:
         return "one row of a rotary embedding does not fit UB"
     if b.dry_run:
         return None
     tile = [1] * len(outer) + [rows, *row]
+    zero = b.index(0)
+    scale_ub = None  # the tail's one-element scale, loaded once, broadcast by the vector op
+    if scale_arg is not None:
+        scale_ub = b.buffer([1] * len(tile), element, "UB", "scale_ub")
+        ones = StridedView.row_major([1] * len(tile))
+        at = [zero] * len(tile)
+        b.add(CopyOp(view_of(b, scale_arg, ones), at, scale_ub, at))
     x_ub = b.buffer(tile, element, "UB", "x_ub")
     cos_ub = b.buffer(tile, element, "UB", "cos_ub")
     sin_ub = b.buffer(tile, element, "UB", "sin_ub")
@@ -135,7 +160,7 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if passing is not None:
         pass_tile = [*tile[: len(outer) + 1], full[-1] - width]
         pass_ub = b.buffer(pass_tile, element, "UB", "pass_ub")
-    zero, half = b.index(0), b.index(row[-1] // 2)
+    half = b.index(row[-1] // 2)
     zeros = [zero] * len(tile)
     with _outer_loops(b, outer) as outer_ivs, b.loop(extent, rows, "row", True) as ri:
         offsets = [*outer_ivs, ri, *(zero for _ in row)]
@@ -155,16 +180,38 @@ def emit_rotary_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         b.add(BINARY_OPS["vmul"](low_ub, sin_ub, low_ub))
         b.add(BINARY_OPS["vmul"](x_ub, cos_ub, cos_ub))
         b.add(BINARY_OPS["vadd"](cos_ub, low_ub, cos_ub))
+        _scaled(b, tail, cos_ub, scale_ub)
         store(b, cos_ub, out_arg, offsets)
         if passing is not None and pass_ub is not None:  # the other columns, unchanged
             through = [*outer_ivs, ri, zero]
             b.add(CopyOp(passing[0], through, pass_ub, [zero] * len(through)))
+            _scaled(b, tail, pass_ub, scale_ub)
             store(b, pass_ub, passing[1], through)
     tiles = -(-extent // rows)
     for n in outer:
         tiles *= n
     b.tiles = tiles
     return None
+
+
+def _scale(body: KernelBody, op: ApplyRotaryOp, tail: Sequence[Operation]) -> SSAValue | None:
+    """The GM argument of the tail's one-element scale (None without a tail): the
+    operand of its last op that the op before does not make."""
+    if not tail:
+        return None
+    made = (op, *tail)[-2].results[0]
+    scale = next(v for v in tail[-1].operands if v is not made)
+    return body.source(scale)
+
+
+def _scaled(
+    b: KernelBuilder, tail: Sequence[Operation], tile: SSAValue, scale: SSAValue | None
+) -> None:
+    """The tail's multiply (or division) of the result ``tile`` by the loaded scale, in
+    place: the graph's op on the same values."""
+    if scale is not None:
+        name = "vdiv" if isinstance(tail[-1], DivOp) else "vmul"
+        b.add(BINARY_OPS[name](tile, scale, tile))
 
 
 def _columns(view: StridedView, start: int, size: int) -> StridedView:
