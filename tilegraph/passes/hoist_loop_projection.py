@@ -39,8 +39,8 @@ from tilegraph.dialects.graph import ConstantOp
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.loop_scalars import LoopScalars
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.lowering.conversion.loop_launches import LoopScalars
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 

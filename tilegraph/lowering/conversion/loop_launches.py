@@ -34,13 +34,13 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp
-from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.binary import AddOp, LessOp
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.elementwise import CastOp, IdentityOp
 from tilegraph.dialects.graph.fused import YieldOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
+from tilegraph.dialects.graph.loop_scalars import LoopScalars, through_casts
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, LaunchOp, LoopLaunchesOp
 from tilegraph.dialects.tile import ConstantOp as TileConstantOp
@@ -49,96 +49,6 @@ from tilegraph.formats import Format
 BODY_PIPELINE = "O2{disable=matmul-add-to-gemm}"
 """What the body function is optimised with: the default pipeline of the outer function,
 but for the rule that would join a split Gemm again (:func:`_gemm_as_matmul_add`)."""
-
-
-def _through_casts(value: SSAValue) -> SSAValue:
-    """``value`` before any casts and identities (a counter compared as float after
-    tf2onnx's casts of int32 time steps)."""
-    while isinstance(value.owner, CastOp | IdentityOp):
-        value = value.owner.operands[0]
-    return value
-
-
-@dataclass(frozen=True)
-class LoopScalars:
-    """What the body's scalars are at compile time (also read by
-    :mod:`tilegraph.passes.hoist_loop_projection`)."""
-
-    loop: LoopOp
-
-    @property
-    def block(self) -> Block:
-        return self.loop.body.block
-
-    @property
-    def yielded(self) -> list[SSAValue]:
-        last = self.block.last_op
-        assert isinstance(last, YieldOp)
-        return list(last.values)
-
-    def carried_index(self, value: SSAValue) -> int | None:
-        """``k`` when ``value`` is the body's argument of carried value ``k``."""
-        args = list(self.block.args)
-        n = len(self.loop.initial)
-        if value in args[2 : 2 + n]:
-            return args.index(value) - 2  # type: ignore[arg-type]
-        return None
-
-    def invariant(self, k: int) -> bool:
-        """Carried value ``k`` is yielded unchanged."""
-        return self.yielded[1 + k] is self.block.args[2 + k]
-
-    def outer_of(self, value: SSAValue) -> SSAValue | None:
-        """The outer value a body argument stands for every iteration: an invariant carried
-        value's initial value, or a capture."""
-        k = self.carried_index(value)
-        if k is not None:
-            return self.loop.initial[k] if self.invariant(k) else None
-        args = list(self.block.args)
-        captured = list(self.loop.captured_values)
-        first = len(args) - len(captured)
-        if value in args[first:]:
-            return captured[args.index(value) - first]  # type: ignore[arg-type]
-        return None
-
-    def constant(self, value: SSAValue) -> int | None:
-        """The integer ``value`` holds in every iteration (a constant, or an argument bound
-        to one outside), else None."""
-        value = _through_casts(value)
-        outer = self.outer_of(value)
-        data = constant_value(outer if outer is not None else value)
-        if data is None or np.asarray(data).size != 1:
-            return None
-        return int(np.asarray(data).reshape(-1)[0])
-
-    def counter_start(self, value: SSAValue) -> int | None:
-        """For ``t + 1`` where ``t`` is a carried counter incremented by one each iteration
-        (the value it yields is this sum) or the iteration number: ``t``'s first value."""
-        value = _through_casts(value)
-        if not isinstance(value.owner, AddOp):
-            return None
-        a, b = value.owner.operands
-        for t, one in ((a, b), (b, a)):
-            if self.constant(one) != 1:
-                continue
-            if t is self.block.args[0]:
-                return 0
-            k = self.carried_index(t)
-            if k is not None and _through_casts(self.yielded[1 + k]) is value:
-                return self.constant(self.loop.initial[k])
-        return None
-
-    def is_counter(self, value: SSAValue) -> bool:
-        """``value`` is one more in each iteration than in the one before: the iteration
-        number, or a carried value the body yields as itself plus one (through casts)."""
-        value = _through_casts(value)
-        if value is self.block.args[0]:
-            return True
-        k = self.carried_index(value)
-        if k is None:
-            return False
-        step = _through_casts(self.yielded[1 + k])
-        return self.counter_start(step) is not None and value in step.owner.operands  # type: ignore[union-attr]
 
 
 def static_trip(loop: LoopOp) -> int | str:
@@ -156,7 +66,7 @@ def static_trip(loop: LoopOp) -> int | str:
         return "a Loop whose initial condition is not a constant true"
     cond = scalars.yielded[0]
     if cond is not loop.body.block.args[1] and scalars.constant(cond) != 1:
-        owner = _through_casts(cond).owner
+        owner = through_casts(cond).owner
         if not isinstance(owner, LessOp):
             return "a Loop whose condition is computed from data (not a counter's bound)"
         start = scalars.counter_start(owner.operands[0])
@@ -306,7 +216,7 @@ def _counters_as_indices(scalars: LoopScalars) -> set[int]:
             continue
         if scalars.constant(loop.initial[k]) != 0:
             continue
-        step = _through_casts(scalars.yielded[1 + k])
+        step = through_casts(scalars.yielded[1 + k])
         reads = [use.operation for use in t.uses]
         if all(
             op is step.owner
@@ -321,7 +231,7 @@ def _only_carried(step: SSAValue, scalars: LoopScalars, k: int) -> bool:
     """``step`` (``t + 1``, through casts to the yield) is read only on its way to the
     yield of carried value ``k`` and by the condition ``Less(t + 1, n)``."""
     yielded = scalars.yielded
-    cond = _through_casts(yielded[0]).owner
+    cond = through_casts(yielded[0]).owner
     seen: set[SSAValue] = set()
     stack = [step]
     while stack:
