@@ -207,9 +207,9 @@ def compare(
             a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
             # NaN in both, or the same infinity (whose difference is NaN), is equal
             same = (np.isnan(a64) & np.isnan(b64)) | (a64 == b64)
-            with np.errstate(invalid="ignore"):  # inf - inf: NaN, judged by `same`
+            with np.errstate(invalid="ignore"):  # inf - inf, inf / inf: NaN, judged by `same`
                 diff = np.where(same, 0.0, np.abs(a64 - b64))
-            rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
+                rel = diff / np.maximum(np.abs(b64), np.finfo(np.float64).tiny)
             finite = np.isfinite(a64) & np.isfinite(b64)  # |theirs| = inf tolerates nothing
             close = finite & (diff <= t + r * np.abs(np.where(finite, b64, 0.0)))
             ok = bool(np.all(same | close) or a64.size == 0)
