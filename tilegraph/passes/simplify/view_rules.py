@@ -65,7 +65,7 @@ from tilegraph.passes.simplify.match import (
     static_shape,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-from tilegraph.passes.simplify.shape_rules import squeezed_axes, unsqueezed_axes
+from tilegraph.passes.simplify.shape_rules import squeezed_axes
 
 MAX_CHECKED = 1 << 22
 """The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
@@ -206,8 +206,8 @@ class ElementwiseBeforeMovement(SimplifyRule):
         None,
         "elementwise-before-movement",
         "f(M(x)), g(M(a), M(b)); M a Transpose | Reshape | Squeeze | Unsqueeze (one "
-        "movement of same-shaped a, b); in conv-forms also g(M(a), c), M a Squeeze | "
-        "Unsqueeze, c constant, and M read by an elementwise region over it alone",
+        "movement of same-shaped a, b); in conv-forms also g(M(a), c), M the Squeeze of a "
+        "conv2d's result, c constant, and M read by an elementwise region over it alone",
         "M(f(x)), M(g(a, b)), M(g(a, c')) (c' c with M's size-1 dims undone)",
         "f unary elementwise of one operand, g binary elementwise; each movement has no "
         "other reader (no movement is repeated); not a reshape of a product's result (its "
@@ -216,11 +216,11 @@ class ElementwiseBeforeMovement(SimplifyRule):
     )
     ROOTS = (UnaryElementwiseOp, BinaryElementwiseOp)
     THROUGH_SQUEEZES = False
-    """Also move over a Squeeze / Unsqueeze read by several ops (an elementwise region
-    over it alone) and with a constant other operand: what ``conv-forms`` runs between
-    1-D convolutions (:class:`ElementwiseBeforeSqueeze`). Not in ``algebraic-simplify``:
-    elsewhere a moved op can leave the fusion group it was in (a pad, an unsqueeze and
-    the adds after it in a Kaldi front end: one kernel more)."""
+    """Also move over the Squeeze of a conv2d's result when it is read by several ops (an
+    elementwise region over it alone) and with a constant other operand: what
+    ``conv-forms`` runs between 1-D convolutions (:class:`ElementwiseBeforeSqueeze`).
+    Not in ``algebraic-simplify``: elsewhere a moved op can leave the fusion group it was
+    in (a pad, an unsqueeze and the adds after it in a Kaldi front end: one kernel more)."""
 
     def rewrite(
         self, op: UnaryElementwiseOp | BinaryElementwiseOp, rewriter: PatternRewriter
@@ -279,17 +279,11 @@ def _source(
     rank = result.rank if isinstance(result, TensorType) else None
     if rank is None or array.ndim > rank:
         return None
+    axes = squeezed_axes(first)
+    if axes is None:
+        return None
     full = array.reshape((1,) * (rank - array.ndim) + array.shape)
-    if isinstance(first, SqueezeOp):
-        axes = squeezed_axes(first)
-        if axes is None:
-            return None
-        moved = np.expand_dims(full, tuple(axes))
-    else:
-        axes = unsqueezed_axes(first)
-        if axes is None or any(full.shape[a] != 1 for a in axes):
-            return None
-        moved = full.reshape([d for i, d in enumerate(full.shape) if i not in axes])
+    moved = np.expand_dims(full, tuple(axes))
     constant = new_constant(moved, value.type if isinstance(value.type, TensorType) else None)
     ops.append(constant)
     return constant.results[0]
@@ -301,10 +295,10 @@ _RESHAPES = (ReshapeOp, SqueezeOp, UnsqueezeOp)
 
 
 def _movement(value: SSAValue, wide: bool) -> _Movement | None:
-    """The movement producing ``value`` that nothing else reads, if any; a Squeeze /
-    Unsqueeze may have several readers when they are an elementwise region over it alone
-    (:func:`_closed_region`: DAC's Snake, ``x + a·sin(a·x)²``, reads x twice), which the
-    rule then moves reader by reader until the movement is left without one."""
+    """The movement producing ``value`` that nothing else reads, if any; in the wide form
+    a convolution's Squeeze may have several readers when they are an elementwise region
+    over it alone (:func:`_closed_region`: DAC's Snake, ``x + a·sin(a·x)²``, reads x
+    twice), which the rule then moves reader by reader until the movement is unread."""
     for cls in (TransposeOp, *_RESHAPES):
         movement = made_by(value, cls)
         if movement is not None:
