@@ -284,7 +284,7 @@ def _source(
         return None
     full = array.reshape((1,) * (rank - array.ndim) + array.shape)
     moved = np.expand_dims(full, tuple(axes))
-    constant = new_constant(moved, value.type if isinstance(value.type, TensorType) else None)
+    constant = new_constant(moved)  # a higher rank than value: its formats do not carry
     ops.append(constant)
     return constant.results[0]
 
