@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
+from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
+from tilegraph.lowering.analysis.shared_views import split_parts
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
 from tilegraph.passes.fuse_scalars import is_scalar_program
 
@@ -64,7 +66,7 @@ class Group:
     def note(self, member: Operation) -> None:
         """Record ``member``'s kind in the group's flags."""
         self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
-        self.has_shape_op = self.has_shape_op or is_shape_op(member)
+        self.has_shape_op = self.has_shape_op or (is_shape_op(member) and not is_view_split(member))
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
@@ -79,12 +81,30 @@ def is_shape_op(op: Operation) -> bool:
     return fusion_kind(op) == FusionKind.INJECTIVE and not isinstance(op, TransDataOp)
 
 
+def is_view_split(op: Operation) -> bool:
+    """A split whose outputs are offset views of its input (static, row-major): an
+    elementwise kernel reading them reads its input at their offsets, so it joins such a
+    kernel as no work (:func:`~tilegraph.lowering.analysis.shared_views.split_parts`)."""
+    return isinstance(op, SplitOp) and split_parts(op) is not None
+
+
+def _feeds_view_split(producer: Operation, group: Group) -> bool:
+    """Whether ``producer``'s result is a view split's input in anchor-less ``group``: the
+    split's outputs are views of a GM tensor, which a value computed in the kernel is not
+    (a matmul's prologue has its own rule for what feeds its views)."""
+    return group.anchor is None and any(
+        isinstance(m, SplitOp) and m.operands[0].owner is producer for m in group.members
+    )
+
+
 def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` joining anchor-less ``group`` would put a shape op and an
     elementwise op in one group (:mod:`tilegraph.passes.fuse_ops`), or a cube result's
     conversion with shape ops."""
     if isinstance(producer, TransDataOp):
         return group.has_shape_op and not _feeds_reshape_kernel(producer)
+    if is_view_split(producer):  # read as views by the elementwise ops, moving nothing
+        return group.has_shape_op or not group.has_elementwise
     if fusion_kind(producer) in EPILOGUE_KINDS:
         return group.has_shape_op
     if not is_shape_op(producer):
@@ -238,6 +258,8 @@ def can_join(producer: Operation, group: Group) -> bool:
         return False
     users = users_of(producer)
     if not users or any(u not in group.members for u in users):
+        return False
+    if _feeds_view_split(producer, group):
         return False
     is_conversion = isinstance(producer, TransDataOp)
     if _converts_planes(producer) or any(_converts_planes(m) for m in group.members):

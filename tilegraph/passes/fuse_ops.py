@@ -78,6 +78,13 @@ is an offset view of the split's input, so each matmul takes its copy as part of
 operands' view chains and the split runs no kernel (``splits-cloned``,
 :mod:`tilegraph.lowering.analysis.shared_views`).
 
+A static split of a row-major tensor whose outputs are all read by one elementwise group
+(Phi-3's ``[gate | up]`` projection split before ``SiLU(gate) · up``, a GLU's halves) joins
+that group: its outputs are offset views of its input, which the vector kernel reads at
+their offsets, so the split moves nothing and is no shape op there
+(:func:`~tilegraph.passes.fuse_legality.is_view_split`); the op that computes the split's
+input stays out of the group (the views address its result in GM).
+
 A view op (reshape, transpose, ...) read by several matmuls as (part of) their operands
 (SqueezeBERT's group split of a LayerNorm output, read by its Q, K and V products) is cloned
 once per reader, so that each matmul claims its own copy as part of its operand's view

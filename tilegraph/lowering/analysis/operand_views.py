@@ -217,7 +217,7 @@ def static_row_major(value: SSAValue) -> tuple[int, ...] | None:
     return shape
 
 
-def _split_part(view: StridedView, split: SplitOp, result: SSAValue) -> StridedView | None:
+def split_part(view: StridedView, split: SplitOp, result: SSAValue) -> StridedView | None:
     """``view`` (the split's input) cut to the part ``result`` is: its offset along the
     split axis is the sizes of the outputs before it."""
     axis = split.attr("axis")
@@ -239,7 +239,7 @@ def _step(
 ) -> StridedView | None:
     """``view`` through ``op`` (forward: the op's input -> its ``result``; else back)."""
     if isinstance(op, SplitOp):
-        return _split_part(view, op, result) if forward and result is not None else None
+        return split_part(view, op, result) if forward and result is not None else None
     if isinstance(op, TransposeOp):
         perm = [int(p) for p in op.attr("perm")] if op.attr("perm") is not None else None
         rank = len(view.shape)

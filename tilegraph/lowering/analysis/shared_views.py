@@ -13,6 +13,10 @@ matmul strategy alike:
   through such a view too (:mod:`.rotary_views`): Phi-3's q and k, cut out of its
   fused ``[q | k | v]`` projection, are rotated before Q·Kᵀ, so their reader is the
   rotary op (its kernel takes the split's copy with the head split), V's the matmul.
+* **A split read by one elementwise kernel** (Phi-3's fused ``[gate | up]`` projection
+  split before ``SiLU(gate) · up``, a GLU's halves): each output is an offset view of the
+  split's input (:func:`split_parts`), so the kernel reads its operands' tiles from the
+  input at their offsets and the split runs no kernel of its own.
 * **Leading-axes reshapes after a matmul** (GPT-2's addmm ``[B·S, N] -> [B, S, N]``): a
   reshape of a row-major result that keeps the last dim only merges or splits the rows, so
   element ``i`` of the reshaped tensor is element ``i`` of the result; a matmul's 2-D
@@ -41,6 +45,7 @@ from tilegraph.lowering.analysis.operand_views import (
     operand_view,
     result_view,
     sole_user,
+    split_part,
     static_row_major,
 )
 from tilegraph.lowering.analysis.rotary_views import rotary_view
@@ -67,6 +72,18 @@ def split_view_users(split: SplitOp) -> list[Operation] | None:
             return None
         users.append(user)
     return users
+
+
+def split_parts(split: SplitOp) -> list[StridedView] | None:
+    """Each output of ``split`` as a strided view of its input (the outputs before it
+    along the split axis skipped: its offset); None unless the input and every output
+    are static and row-major."""
+    shape = static_row_major(split.operands[0])
+    if shape is None:
+        return None
+    whole = StridedView.row_major(shape)
+    parts = [split_part(whole, split, result) for result in split.results]
+    return None if any(p is None for p in parts) else [p for p in parts if p is not None]
 
 
 def rows_result(anchor: Operation) -> ViewChain | None:

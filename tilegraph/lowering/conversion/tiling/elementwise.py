@@ -27,6 +27,7 @@ from tilegraph.formats.reshape_type import expand_rank
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
+from tilegraph.lowering.conversion.tiling.matmul_views import split_sources
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
@@ -559,8 +560,10 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
 
 
 def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
-    """Tile an elementwise kernel; returns why it cannot (None when emitted)."""
-    for op in body.ops:  # an op with no vector program says so, whatever else is wrong
+    """Tile an elementwise kernel; returns why it cannot (None when emitted). A split of
+    an input whose outputs the kernel reads is no op of it: they are views of the input."""
+    ops, views = split_sources(b, body)
+    for op in ops:  # an op with no vector program says so, whatever else is wrong
         if not isinstance(op, TransDataOp) and (
             not isinstance(op, GraphOp) or vector_lowering(op) is None
         ):
@@ -568,7 +571,7 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
     out_shape = memref_shape(body.writes[0][1])
     if any(memref_shape(out_arg) != out_shape for _, out_arg in body.writes):
         return "an elementwise kernel with outputs of several shapes"
-    chain = Chain(body, body.ops, out_shape)
+    chain = Chain(body, ops, out_shape, sources=views)
     reason = chain.unsupported()
     if reason:
         return reason

@@ -19,6 +19,8 @@ the kernel's entry, which the matmul's DMAs address like any ND operand:
   query's ``kv·n_rep``: :attr:`~tilegraph.lowering.analysis.operand_views.StridedView.
   groups`) is viewed without the repeats, and its DMAs take head ``h // n_rep``
   (:func:`lead_offsets`): the repeated tensor is never written;
+* an elementwise kernel's split (:func:`split_sources`): each output read from the
+  split's input at its offset, the split itself computing nothing;
 * elementwise ops after a reshape that only merges / splits the result's rows
   (:class:`RowsEpilogue`) run on the matmul's own tiles: the written tensor and their
   other GM operands are viewed in the matmul's 2-D result shape.
@@ -39,6 +41,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.dialects.tile import StridedViewOp, memref_shape
 from tilegraph.dialects.tile.workspace import strided_memref
 from tilegraph.lowering.analysis.operand_views import (
@@ -48,7 +51,7 @@ from tilegraph.lowering.analysis.operand_views import (
     operand_view,
     result_view,
 )
-from tilegraph.lowering.analysis.shared_views import rows_operand, rows_result
+from tilegraph.lowering.analysis.shared_views import rows_operand, rows_result, split_parts
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 
@@ -62,6 +65,25 @@ def view_of(b: KernelBuilder, arg: SSAValue, view: StridedView) -> SSAValue:
     result = op.results[0]
     result.name_hint = f"{arg.name_hint or 'arg'}_view"
     return result
+
+
+def split_sources(
+    b: KernelBuilder, body: KernelBody
+) -> tuple[list[Operation], dict[SSAValue, SSAValue]]:
+    """``body``'s ops without the splits of a kernel input that are views of it
+    (:func:`~tilegraph.lowering.analysis.shared_views.split_parts`), and each such
+    split's output -> the input's GM argument viewed at that output's offset."""
+    ops: list[Operation] = []
+    sources: dict[SSAValue, SSAValue] = {}
+    for op in body.ops:
+        arg = body.source(op.operands[0]) if isinstance(op, SplitOp) else None
+        parts = split_parts(op) if isinstance(op, SplitOp) and arg is not None else None
+        if arg is None or parts is None:
+            ops.append(op)
+            continue
+        for result, part in zip(op.results, parts, strict=True):
+            sources[result] = view_of(b, arg, part)
+    return ops, sources
 
 
 def is_view_op(op: Operation) -> bool:
