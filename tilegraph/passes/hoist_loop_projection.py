@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -72,19 +72,30 @@ def _invariant(scalars: LoopScalars, value: SSAValue, before: Operation) -> SSAV
     return None
 
 
+def counter_row(scalars: LoopScalars, value: SSAValue) -> GatherOp | None:
+    """The Gather that computes ``value`` when it is row ``t`` of a loop-invariant tensor:
+    ``Gather(X, t)`` along axis 0 with a 0-d index ``t`` the loop's counter (every row read
+    once over the loop) and ``X`` (rank >= 2) the same in every iteration; else None.
+    Shared with ``hoist-loop-elementwise``."""
+    gather = value.owner
+    if not isinstance(gather, GatherOp) or int(gather.attr("axis") or 0) != 0:
+        return None
+    data, index = gather.operands
+    if _rank(index) != 0 or not scalars.is_counter(index):
+        return None
+    if (_rank(data) or 0) < 2 or scalars.outer_of(data) is None:
+        return None
+    return gather
+
+
 def _row_product(scalars: LoopScalars, op: Operation) -> tuple[GatherOp, SSAValue] | None:
     """``(gather, W)`` when ``op`` is ``MatMul(Gather(X, t), W)`` of the module docstring's
     form (before any outer value is made), else None."""
     if not isinstance(op, MatMulOp):
         return None
     a, w = op.operands
-    gather = a.owner
-    if not isinstance(gather, GatherOp) or int(gather.attr("axis") or 0) != 0:
-        return None
-    data, index = gather.operands
-    if _rank(index) != 0 or not scalars.is_counter(index):
-        return None
-    if (_rank(data) or 0) < 2 or _rank(w) != 2 or scalars.outer_of(data) is None:
+    gather = counter_row(scalars, a)
+    if gather is None or _rank(w) != 2:
         return None
     if scalars.outer_of(w) is None and not isinstance(w.owner, ConstantOp):
         return None
@@ -122,21 +133,37 @@ def _all_rows_product(x: SSAValue, w: SSAValue, loop: LoopOp, body_product: Oper
     return ops[-1].results[0]
 
 
-def _with_capture(loop: LoopOp, value: SSAValue) -> tuple[LoopOp, SSAValue]:
-    """``loop`` rebuilt with ``value`` as one more capture (its results replace the old
-    loop's, which is erased); the body argument that stands for it."""
+def recaptured(
+    loop: LoopOp, add: Sequence[SSAValue] = (), drop_unread: bool = False
+) -> tuple[LoopOp, list[BlockArgument]]:
+    """``loop`` rebuilt with the captures ``add`` appended (one it captures already is
+    not captured again) and with ``drop_unread``, the captures its body no longer reads
+    left out; its results replace the old loop's, which is erased. The new loop and the
+    body arguments that stand for ``add``. Shared with ``hoist-loop-elementwise``."""
     groups = loop.split_groups(list(loop.operands))
-    groups[-1].append(value)
     region = loop.detach_region(loop.body)
     block = region.block
-    arg = block.insert_arg(value.type, len(block.args))
+    if drop_unread:
+        inner = block.args[len(block.args) - len(groups[-1]) :]
+        unread = [i for i, arg in enumerate(inner) if not arg.uses]
+        for i in reversed(unread):
+            block.erase_arg(inner[i])
+        groups[-1] = [v for i, v in enumerate(groups[-1]) if i not in unread]
+    args: list[BlockArgument] = []
+    for value in add:  # a value captured already: its argument (no duplicate captures)
+        if value not in groups[-1]:
+            groups[-1].append(value)
+            block.insert_arg(value.type, len(block.args))
+        inner = block.args[len(block.args) - len(groups[-1]) :]
+        args.append(inner[groups[-1].index(value)])
     new = LoopOp.build(groups, [r.type for r in loop.results], [region], None)
+    assert isinstance(new, LoopOp)
     new.location = loop.location
     Rewriter.insert_op(new, InsertPoint.before(loop))
     for old, result in zip(loop.results, new.results, strict=True):
         result.name_hint = old.name_hint
     Rewriter.replace_op(loop, [], list(new.results))
-    return new, arg  # type: ignore[return-value]
+    return new, args
 
 
 def hoist_projections(loop: LoopOp) -> int:
@@ -159,7 +186,7 @@ def hoist_projections(loop: LoopOp) -> int:
         w_outer = _invariant(scalars, w, loop)
         assert x is not None and w_outer is not None
         rows = _all_rows_product(x, w_outer, loop, op)
-        loop, arg = _with_capture(loop, rows)  # the body moves to it
+        loop, (arg,) = recaptured(loop, [rows])  # the body moves to it
         arg.name_hint = rows.name_hint
         row = GatherOp.make(arg, gather.operands[1], axis=0)
         row.location = op.location
