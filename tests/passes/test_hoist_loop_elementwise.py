@@ -190,4 +190,4 @@ def test_on_the_device(executor: str):
     assert compiled.host_ops == []
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for g, want in zip(got, session.run(None, inputs), strict=True):
-        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(g, np.asarray(want), rtol=1e-6, atol=1e-6)
