@@ -18,6 +18,14 @@ from tilegraph.dialects.tile import LoopLaunchesOp
 T, B, D, H = 5, 3, 20, 24  # ragged on the test preset: nothing a multiple of 16
 
 
+def opset15_model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    """``graph`` as a checked opset-15 model (IR version 8, what onnxruntime takes)."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
     """``h' = tanh(x[t] W + h R + b)`` over ``T`` steps, ``h`` carried, every ``h'`` a scan
     output. ``counted``: tf2onnx's form (no M; a carried int32 time ``t`` and the condition
@@ -101,10 +109,7 @@ def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
         ],
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 def _inputs() -> dict[str, np.ndarray]:
@@ -223,10 +228,7 @@ def _counter_state_model() -> onnx.ModelProto:
         ],
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 @pytest.mark.parametrize("executor", ["fast", "interpret"])

@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
 import tilegraph
+from tests.lowering.test_loop_launches import opset15_model
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.elementwise import CastOp, UnaryElementwiseOp
@@ -93,10 +94,7 @@ def _masked_loops(index: str = "i", masked: str = "mask", loops: int = 1) -> onn
         outputs,
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 def _inputs() -> dict[str, np.ndarray]:

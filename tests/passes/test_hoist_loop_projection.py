@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from tests.lowering.test_loop_launches import _inputs, _rnn_loop_model
+from tests.lowering.test_loop_launches import _inputs, _rnn_loop_model, opset15_model
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.linalg import MatMulOp
@@ -73,10 +73,7 @@ def _projection_loop(data: str, index: str) -> onnx.ModelProto:
         [helper.make_tensor_value_info("ys", F32, [T, B, H])],
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 def _hoisted(model: onnx.ModelProto) -> tuple[ModuleOp, int]:
