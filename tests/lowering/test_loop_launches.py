@@ -18,6 +18,14 @@ from tilegraph.dialects.tile import LoopLaunchesOp
 T, B, D, H = 5, 3, 20, 24  # ragged on the test preset: nothing a multiple of 16
 
 
+def opset15_model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    """``graph`` as a checked opset-15 model (IR version 8, what onnxruntime takes)."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
     """``h' = tanh(x[t] W + h R + b)`` over ``T`` steps, ``h`` carried, every ``h'`` a scan
     output. ``counted``: tf2onnx's form (no M; a carried int32 time ``t`` and the condition
@@ -101,10 +109,7 @@ def _rnn_loop_model(counted: bool, data_cond: bool = False) -> onnx.ModelProto:
         ],
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 def _inputs() -> dict[str, np.ndarray]:
@@ -179,3 +184,73 @@ def test_a_data_dependent_condition_stays_on_the_host():
     assert all("condition is computed from data" in h["reason"] for h in hosts)
     for g, want in zip(got, _expected(model), strict=True):
         np.testing.assert_allclose(g, want, rtol=1e-4, atol=1e-5)
+
+
+def _counter_state_model() -> onnx.ModelProto:
+    """``h' = 0.5 h + i`` and the scan output ``y_i = h' · i`` over ``T`` steps (``M`` =
+    T): every iteration's result depends on its number and on the state the one before
+    left, so a skipped launch, a stale counter or a stale state buffer changes it."""
+    f32 = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("Cast", ["i"], ["i_f"], to=f32),
+        helper.make_node("Constant", [], ["half"], value=helper.make_tensor("", f32, [], [0.5])),
+        helper.make_node("Mul", ["h_in", "half"], ["decayed"]),
+        helper.make_node("Add", ["decayed", "i_f"], ["h_out"]),
+        helper.make_node("Mul", ["h_out", "i_f"], ["y_t"]),
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+    ]
+    body = helper.make_graph(
+        nodes,
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_in", f32, [B, H]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_out", f32, [B, H]),
+            helper.make_tensor_value_info("y_t", f32, [B, H]),
+        ],
+    )
+    init = [
+        numpy_helper.from_array(np.array(T, np.int64), "M"),
+        numpy_helper.from_array(np.array(True), "cond0"),
+    ]
+    loop = helper.make_node("Loop", ["M", "cond0", "h0"], ["h_final", "ys"], body=body)
+    graph = helper.make_graph(
+        [loop],
+        "counter_state",
+        [helper.make_tensor_value_info("h0", f32, [B, H])],
+        [
+            helper.make_tensor_value_info("h_final", f32, [B, H]),
+            helper.make_tensor_value_info("ys", f32, [T, B, H]),
+        ],
+        initializer=init,
+    )
+    return opset15_model(graph)
+
+
+@pytest.mark.parametrize("executor", ["fast", "interpret"])
+def test_every_iteration_sees_its_number_and_the_last_state(executor: str):
+    """Each scan slot and the final state against the recurrence computed here, step by
+    step, and against onnxruntime; twice, so a second call's loop starts from ``h0``
+    again (no state left over from the first)."""
+    model = _counter_state_model()
+    compiled = tilegraph.compile(model, platform="test", executor=executor)
+    h0 = np.random.default_rng(5).standard_normal((B, H)).astype(np.float32)
+    h, want_ys = h0.copy(), []
+    for i in range(T):
+        h = np.float32(0.5) * h + np.float32(i)
+        want_ys.append(h * np.float32(i))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ort_h, ort_ys = (np.asarray(o) for o in session.run(None, {"h0": h0}))
+    for _ in range(2):
+        got_h, got_ys = compiled(h0=h0)
+        assert compiled.host_ops == []
+        np.testing.assert_allclose(got_h, h, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got_ys, np.stack(want_ys), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got_ys, ort_ys, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got_h, ort_h, rtol=1e-6, atol=1e-6)
+    (loop,) = [op for op in _module(compiled).walk() if isinstance(op, LoopLaunchesOp)]
+    assert loop.trip_count == T and len(loop.counter) == 1

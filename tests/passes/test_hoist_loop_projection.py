@@ -12,11 +12,13 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
-from tests.lowering.test_loop_launches import _inputs, _rnn_loop_model
+from tests.lowering.test_loop_launches import _inputs, _rnn_loop_model, opset15_model
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.frontend import load_onnx
 from tilegraph.passes.context import make_context
 from tilegraph.passes.pipelines import run_pipeline
@@ -71,10 +73,7 @@ def _projection_loop(data: str, index: str) -> onnx.ModelProto:
         [helper.make_tensor_value_info("ys", F32, [T, B, H])],
         initializer=init,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    return opset15_model(graph)
 
 
 def _hoisted(model: onnx.ModelProto) -> tuple[ModuleOp, int]:
@@ -93,6 +92,12 @@ def _body_products(module: ModuleOp) -> list[MatMulOp]:
     return [op for op in loop.body.block.ops if isinstance(op, MatMulOp)]
 
 
+def _shape(value: SSAValue) -> list[int]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return [int(d) for d in t.origin_shape]
+
+
 def _check_outputs(model: onnx.ModelProto, module: ModuleOp, inputs: dict[str, np.ndarray]):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     original = run_reference(load_onnx(model), inputs)
@@ -108,10 +113,13 @@ def test_iteration_number_row_is_hoisted():
     assert hoisted == 1
     assert _body_products(module) == []
     (outer,) = [op for op in module.walk() if isinstance(op, MatMulOp)]
-    assert [int(d) for d in outer.results[0].type.origin_shape] == [T, B, H]  # type: ignore[attr-defined]
+    # all T·B rows as one matrix (B = 2 rows a slice would each be padded to 16 batched)
+    assert _shape(outer.operands[0]) == [T * B, D]
+    assert _shape(outer.results[0]) == [T * B, H]
     (loop,) = [op for op in module.walk() if isinstance(op, LoopOp)]
     gathers = [op for op in loop.body.block.ops if isinstance(op, GatherOp) and op.results[0].uses]
     assert [g.operands[0] for g in gathers] == [loop.body.block.args[-1]]  # the new capture
+    assert _shape(loop.operands[-1]) == [T, B, H]  # reshaped back
     xs = np.random.default_rng(3).standard_normal((T, B, D)).astype(np.float32)
     _check_outputs(model, module, {"xs": xs})
 

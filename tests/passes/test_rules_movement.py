@@ -128,14 +128,23 @@ def test_slice_moves_before_cast_and_transpose():
     assert order.count("graph.slice") == 2
 
 
-@pytest.mark.parametrize(("batch", "regroup"), [([2, 3], False), ([4], False), ([2, 3], True)])
-def test_reshape_across_matmul(batch: list[int], regroup: bool):
+@pytest.mark.parametrize(
+    ("batch", "m", "regroup", "folded"),
+    [
+        ([2, 3], 16, False, True),
+        ([4], 16, False, True),
+        ([2, 3], 16, True, False),
+        ([1], 5, False, True),  # one slice: nothing padded more than the flat form
+        ([30], 2, False, False),  # 30 slices of 2 rows, each padded to 16: kept flat
+    ],
+)
+def test_reshape_across_matmul(batch: list[int], m: int, regroup: bool, folded: bool):
     b = GraphBuilder()
-    x = b.input("x", [*batch, 5, 8])
-    rows = int(np.prod(batch)) * 5
+    x = b.input("x", [*batch, m, 8])
+    rows = int(np.prod(batch)) * m
     flat = b.op("reshape", x, b.constant(np.array([rows, 8])))
-    m = b.op("matmul", flat, b.constant(_w(8, 6)))
-    back = [*batch, 5, 6] if not regroup else [5, *batch, 6]
-    module = b.build(b.op("reshape", m, b.constant(np.array(back))))
+    mm = b.op("matmul", flat, b.constant(_w(8, 6)))
+    back = [*batch, m, 6] if not regroup else [m, *batch, 6]
+    module = b.build(b.op("reshape", mm, b.constant(np.array(back))))
     run_pipeline_checked(module, "algebraic-simplify{only=reshape-across-matmul},dce")
-    assert (_ops(module)["graph.reshape"] == 0) != regroup
+    assert (_ops(module)["graph.reshape"] == 0) == folded

@@ -22,6 +22,7 @@ PASSES: dict[str, str] = {
     "format-report": ".format_report:FormatReportPass",
     "fuse-dynamic-quantize": ".fuse_dynamic_quantize:FuseDynamicQuantizePass",
     "fuse-ops": ".fuse_ops:FuseOpsPass",
+    "hoist-loop-elementwise": ".hoist_loop_elementwise:HoistLoopElementwisePass",
     "hoist-loop-projection": ".hoist_loop_projection:HoistLoopProjectionPass",
     "hoist-recurrent-projection": ".hoist_recurrent_projection:HoistRecurrentProjectionPass",
     "infer-origin-format": ".infer_origin_format:InferOriginFormatPass",

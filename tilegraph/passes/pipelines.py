@@ -232,7 +232,7 @@ class O1Pipeline(PipelinePass):
 O2_SPEC = (
     "expand-quantized-lstm,expand-qoperator,fold-integer-ops,fold-qdq,fold-requant,"
     "expand-recurrent-lengths,hoist-recurrent-projection,hoist-loop-projection,O1,"
-    "format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
+    "hoist-loop-elementwise,format{strategy=ge},fuse-ops,fuse-dynamic-quantize"
 )
 """What O2 runs."""
 
@@ -257,7 +257,9 @@ class O2Pipeline(NamedPipeline):
     layer whose ``W`` would stream per step: its input projection one matmul first),
     hoist-loop-projection (a loop body's product of row ``t`` of a loop-invariant tensor
     by a loop-invariant matrix: every row's product one matmul before the loop), O1,
-    then the format
+    hoist-loop-elementwise (a loop body's unary elementwise op of row ``t`` of a
+    loop-invariant tensor: the op of every row one kernel before the loop; after O1, whose
+    CSE leaves one op where the export repeats it), then the format
     engine with GE's strategy, then fuse-ops and fuse-dynamic-quantize (each
     DynamicQuantizeLinear's two halves one kernel).
 

@@ -1,9 +1,15 @@
 // RUN: tilegraph-opt %s -p 'hoist-loop-projection' | filecheck %s
 
 // Row %i of the captured %xs times the captured %W: the product of all rows is computed
-// once before the loop and the body gathers its row %i (a new trailing capture).
+// once before the loop and the body gathers its row %i (a new trailing capture). The
+// product is one matrix of all 4 x 2 rows, reshaped back (batched, each slice's 2 rows
+// would be padded to a cube fractal of 16).
 // CHECK-LABEL: func.func @hoisted
-// CHECK:       %y_t_rows = graph.matmul %xs, %W : (!layout.tensor<4x2x5xf32>, !layout.tensor<5x3xf32>) -> !layout.tensor<4x2x3xf32>
+// CHECK:       %[[FLAT:.*]] = graph.constant dense<[8, 5]> : !layout.tensor<2xi64>
+// CHECK-NEXT:  %[[ROWS:.*]] = graph.reshape %xs, %[[FLAT]] : (!layout.tensor<4x2x5xf32>, !layout.tensor<2xi64>) -> !layout.tensor<8x5xf32>
+// CHECK-NEXT:  %y_t_rows_flat = graph.matmul %[[ROWS]], %W : (!layout.tensor<8x5xf32>, !layout.tensor<5x3xf32>) -> !layout.tensor<8x3xf32>
+// CHECK-NEXT:  %[[BACK:.*]] = graph.constant dense<[4, 2, 3]> : !layout.tensor<3xi64>
+// CHECK-NEXT:  %y_t_rows = graph.reshape %y_t_rows_flat, %[[BACK]] : (!layout.tensor<8x3xf32>, !layout.tensor<3xi64>) -> !layout.tensor<4x2x3xf32>
 // CHECK:       graph.loop max_trip_count[%M] condition[%cond0] initial[%s0] captures[%xs, %W, %y_t_rows]
 // CHECK:       ^bb0(%i: !layout.tensor<i64>, {{.*}}, %y_t_rows_1: !layout.tensor<4x2x3xf32>):
 // CHECK-NOT:   graph.matmul

@@ -38,6 +38,7 @@ from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats.shape import N0
 from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 from tilegraph.target import target_of
@@ -372,6 +373,11 @@ class ReshapeAcrossMatMul(SimplifyRule):
 
     Exact: every row of the product depends on its own row of x only, so the batched
     MatMul computes the same rows; W must be 2-D (no batch dims to broadcast).
+
+    Not when x's slices have fewer than ``N0`` (16) rows and there are several: the cube
+    pads each slice's M to a fractal of 16 rows, so the batched form would multiply
+    ``16 / M`` times the rows the flat one does (a recurrent layer's ``[T, B, I]``
+    projection with a batch of 2: 8x; ``hoist-loop-projection`` flattens it so).
     """
 
     INFO = RuleInfo(
@@ -379,7 +385,8 @@ class ReshapeAcrossMatMul(SimplifyRule):
         "reshape-across-matmul",
         "Reshape(MatMul(Reshape(x: [..., M, K] -> [P, K]), W[K, N]) -> [..., M, N])",
         "MatMul(x, W)",
-        "the reshapes only merge and restore x's leading dims; W 2-D; static shapes; exact",
+        "the reshapes only merge and restore x's leading dims; W 2-D; static shapes; "
+        "M >= 16 or one slice (the cube pads each slice's M to 16 rows); exact",
         "ORT(MatMul reshape fusion) TVM",
     )
     ROOTS = (ReshapeOp,)
@@ -399,6 +406,8 @@ class ReshapeAcrossMatMul(SimplifyRule):
             return
         xs, fs, ys = ([int(d) for d in t.origin_shape] for t in shapes)  # type: ignore[union-attr]
         if len(xs) < 3 or len(fs) != 2 or fs != [int(np.prod(xs[:-1])), xs[-1]]:
+            return
+        if xs[-2] < N0 and fs[0] > xs[-2]:  # several slices each padded to a fractal
             return
         if ys != [*xs[:-1], int(w.origin_shape[1])]:  # type: ignore[arg-type]
             return

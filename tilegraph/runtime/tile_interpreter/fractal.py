@@ -61,13 +61,14 @@ def nz2nd(op: Nz2NdOp) -> Kernel:
 def load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -> None:
     """``tile.load2d`` on the last four dims (leading dims: a batch of tiles)."""
     a, b = dst.shape[-4:-2]
-    dst.fill(0)
     if mode in ("copy", "transpose_fractals"):
         part = src[..., i : i + a, j : j + b, :, :]
     else:
         part = np.swapaxes(src[..., i : i + b, j : j + a, :, :], -4, -3)
     if mode in ("transpose", "transpose_fractals"):
         part = np.swapaxes(part, -2, -1)
+    if part.shape[-4:-2] != (a, b):  # the source ends inside: the rest reads as zero
+        dst.fill(0)
     dst[..., : part.shape[-4], : part.shape[-3], :, :] = part
 
 
@@ -89,9 +90,15 @@ def zero_past_valid(op: Load2dOp, dst: np.ndarray, valid: int | np.ndarray) -> N
     as zero (:class:`Load2dOp`); ``valid`` an array: one per leading batch index of ``dst``."""
     axis = dst.ndim - 4 + op.ragged_axis
     count = np.ceil(np.asarray(valid) / 16).astype(np.int64)
-    positions = np.arange(dst.shape[axis]).reshape((-1,) + (1,) * (dst.ndim - 1 - axis))
-    past = positions >= count.reshape(count.shape + (1,) * (dst.ndim - count.ndim))
-    np.copyto(dst, 0, where=np.broadcast_to(past, dst.shape))
+    before = (slice(None),) * (axis - count.ndim)
+    # only the tiles with fractals past their count, one distinct count at a time (in a
+    # batch of tiles, usually the last block's): the others are left untouched
+    for first in np.unique(count[count < dst.shape[axis]]).tolist():
+        if count.ndim == 0:
+            dst[(*before, slice(first, None))] = 0
+            continue
+        tiles = np.broadcast_to(count == first, dst.shape[: count.ndim])
+        dst[(tiles, *before, slice(first, None))] = 0
 
 
 def img2col_params(op: Load3dOp) -> tuple[int, ...]:

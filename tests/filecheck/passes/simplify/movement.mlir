@@ -93,7 +93,23 @@ func.func @mixed_perms(%x: !layout.tensor<2x2x3xf32>, %y: !layout.tensor<2x2x3xf
 
 // -----
 // reshape-across-matmul: flatten for a 2-D MatMul and restore -> one batched MatMul.
-func.func @linear(%x: !layout.tensor<2x3x4xf32>) -> !layout.tensor<2x3x5xf32> {
+func.func @linear(%x: !layout.tensor<2x16x4xf32>) -> !layout.tensor<2x16x5xf32> {
+  %w = graph.constant dense<1.0> : !layout.tensor<4x5xf32>
+  %s1 = graph.constant dense<[32, 4]> : !layout.tensor<2xi64>
+  %s2 = graph.constant dense<[2, 16, 5]> : !layout.tensor<3xi64>
+  %f = graph.reshape %x, %s1 : (!layout.tensor<2x16x4xf32>, !layout.tensor<2xi64>) -> !layout.tensor<32x4xf32>
+  %m = graph.matmul %f, %w : (!layout.tensor<32x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<32x5xf32>
+  %y = graph.reshape %m, %s2 : (!layout.tensor<32x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x16x5xf32>
+  func.return %y : !layout.tensor<2x16x5xf32>
+}
+// CHECK-LABEL: func.func @linear
+// CHECK:       %y = graph.matmul %x, %w : (!layout.tensor<2x16x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<2x16x5xf32>
+// CHECK-NEXT:  func.return %y
+
+// -----
+// Slices of 3 rows, fewer than a cube fractal's 16: batched, each would be padded to 16
+// rows (2 x 16 against the flat form's 16): kept flat.
+func.func @few_rows(%x: !layout.tensor<2x3x4xf32>) -> !layout.tensor<2x3x5xf32> {
   %w = graph.constant dense<1.0> : !layout.tensor<4x5xf32>
   %s1 = graph.constant dense<[6, 4]> : !layout.tensor<2xi64>
   %s2 = graph.constant dense<[2, 3, 5]> : !layout.tensor<3xi64>
@@ -102,9 +118,10 @@ func.func @linear(%x: !layout.tensor<2x3x4xf32>) -> !layout.tensor<2x3x5xf32> {
   %y = graph.reshape %m, %s2 : (!layout.tensor<6x5xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x3x5xf32>
   func.return %y : !layout.tensor<2x3x5xf32>
 }
-// CHECK-LABEL: func.func @linear
-// CHECK:       %y = graph.matmul %x, %w : (!layout.tensor<2x3x4xf32>, !layout.tensor<4x5xf32>) -> !layout.tensor<2x3x5xf32>
-// CHECK-NEXT:  func.return %y
+// CHECK-LABEL: func.func @few_rows
+// CHECK:       %f = graph.reshape %x, %s1
+// CHECK-NEXT:  %m = graph.matmul %f, %w
+// CHECK-NEXT:  %y = graph.reshape %m, %s2
 
 // -----
 // A reshape that regroups the rows differently ([3, 2, 5]) is not the inverse: kept.
