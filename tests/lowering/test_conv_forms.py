@@ -310,3 +310,47 @@ def test_a_strided_one_channel_conv_runs_over_its_hops(name: str, weight: list[i
     (conv,) = [op for op in module.walk() if op.name == "graph.conv2d"]
     assert list(conv.operands[1].type.origin_shape) == weight  # type: ignore[union-attr]
     assert list(conv.attr("strides")) == [1, 1]  # type: ignore[attr-defined]
+
+
+def pool1d_average(g: Graph) -> list:
+    """SEW-D's squeeze of the time axis in small: AvgPool1d, kernel = stride = 2, after a
+    1-D convolution (its result read by the pool in NC1HWC0); L = 37 leaves a ragged tail."""
+    y = g.op("conv", g.input([2, 12, 37]), g.const([20, 12, 3]), pads=[1, 1])
+    return [g.op("avg_pool", y, kernel_shape=[2], strides=[2])]
+
+
+def pool1d_average_padded(g: Graph) -> list:
+    """ceil_mode and count_include_pad: the last window past the end, the pads counted."""
+    x = g.input([1, 20, 23])
+    return [g.op("avg_pool", x, kernel_shape=[3], strides=[3], pads=[1, 1], ceil_mode=1,
+                 count_include_pad=1)]  # fmt: skip
+
+
+def pool1d_max_same(g: Graph) -> list:
+    """MaxPool1d with SAME_UPPER padding and a dilation."""
+    x = g.input([2, 5, 30])
+    return [g.op("max_pool", x, kernel_shape=[3], strides=[2], dilations=[2],
+                 auto_pad="SAME_UPPER")]  # fmt: skip
+
+
+POOL_CASES = {
+    "pool1d_average": pool1d_average,
+    "pool1d_average_padded": pool1d_average_padded,
+    "pool1d_max_same": pool1d_max_same,
+}
+
+
+@pytest.mark.parametrize("name", list(POOL_CASES))
+def test_a_1d_pooling_runs_as_a_2d_one_and_matches_the_graph(name: str):
+    """``pool1d-as-pool2d``: the pooling strategy tiles NC1HWC0, which a rank-3 tensor has
+    not; as a 2-D pool with H = 1 no kernel stays on the host."""
+    g = Graph(padded=True)
+    module = g.b.build(*POOL_CASES[name](g))
+    original = run_reference(module.clone(), g.arrays)
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    pool = "graph.max_pool" if "max" in name else "graph.avg_pool"
+    assert_units(levels.tiled_kernels, {pool: "vector"}, "tile-kernels")
+    assert_no_nan(levels)
+    assert_matches(levels)
+    for got, want in zip(levels.outputs["fast"], original, strict=True):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)

@@ -15,6 +15,11 @@ input):
   same bytes (tilegraph has no buffer views, so where they do not meet a TransData they run
   as flat DMA copies — GE's no-task Reshape). A constant weight ``[M, C/g, k]`` is reshaped
   here to ``[M, C/g, 1, k]``; any other is unsqueezed like the data.
+* **1-D pooling** (``graph.avg_pool`` / ``graph.max_pool`` on ``[N, C, L]``: SEW-D's
+  squeeze of the time axis, a PyTorch ``AvgPool1d`` / ``MaxPool1d``): the same views around a
+  2-D pool with kernel ``[1, k]``, strides ``[1, s]``, dilations ``[1, d]``, pads
+  ``[0, begin, 0, end]`` (auto_pad resolved), ``ceil_mode`` and ``count_include_pad`` kept —
+  the pooling kernel tiles NC1HWC0 (:mod:`tilegraph.lowering.conversion.tiling.pooling`).
 * **conv_transpose** (1-D via the above, 2-D): see :mod:`.conv_transpose_form`.
 * **STFT and DFT** (a float32 real signal, constant parameters): a strided convolution with
   the windowed DFT basis as its filters, a matmul with the DFT basis, see
@@ -38,7 +43,7 @@ the next (conv + ReLU one cube kernel, no TransData between), as ATC's Conv1D st
 Both are ``algebraic-simplify`` rules; O1 ran before the convolutions had a squeeze, so this
 pass runs the two once more after its rewrite (counted as ``rule.<name>`` here).
 
-Statistics: ``conv1d-as-conv2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
+Statistics: ``conv1d-as-conv2d``, ``pool1d-as-pool2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
 ``dft-as-matmul``, ``strided-signal-conv-over-hops``, ``rule.elementwise-before-movement``,
 ``rule.squeeze-unsqueeze-inverse``.
 """
@@ -59,6 +64,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp, ConvTransposeOp
+from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
 from tilegraph.dialects.graph.provenance import Located
 from tilegraph.dialects.graph.signal import DFTOp, STFTOp
 from tilegraph.dialects.graph.windows import window
@@ -96,16 +102,44 @@ def conv1d_as_conv2d(op: ConvOp) -> list[Operation] | None:
     return ops
 
 
+def pool1d_as_pool2d(op: AvgPoolOp | MaxPoolOp) -> list[Operation] | None:
+    """The ops that compute a 1-D pooling ``op`` as a 2-D one with H = 1 (None: not a
+    static 1-D pooling)."""
+    x = static_type(op.input)
+    if x is None or x.rank != 3:
+        return None
+    kernel = [int(k) for k in op.attr("kernel_shape")]  # type: ignore[union-attr]
+    (axis,) = window(type(op), op.properties, [int(x.origin_shape[2])], kernel)
+    rows = (ROW_AXIS, axis)
+    ops: list[Operation] = []
+    extra = (
+        {"count_include_pad": op.attr("count_include_pad")}
+        if isinstance(op, AvgPoolOp)
+        else {"storage_order": op.attr("storage_order")}
+    )
+    pool = type(op).make(
+        as_rows(op.input, ops), kernel_shape=[1, *kernel], ceil_mode=op.attr("ceil_mode"),
+        strides=[a.stride for a in rows], dilations=[a.dilation for a in rows],
+        pads=[a.begin for a in rows] + [a.end for a in rows], **extra,
+    )  # fmt: skip
+    ops.append(pool)
+    squeezed(pool.results[0], ops)
+    return ops
+
+
 @dataclass
 class ConvForm(RewritePattern):
-    """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d, a DFT into a
-    matmul, a strided one-channel conv2d over its hops (counted in ``stats``)."""
+    """Rewrite a 1-D convolution, a conv_transpose or an STFT into conv2d, a 1-D pooling
+    into a 2-D one, a DFT into a matmul, a strided one-channel conv2d over its hops (counted
+    in ``stats``)."""
 
     stats: PassStatistics
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if isinstance(op, ConvOp):
             ops, rule = conv1d_as_conv2d(op), "conv1d-as-conv2d"
+        elif isinstance(op, AvgPoolOp | MaxPoolOp):
+            ops, rule = pool1d_as_pool2d(op), "pool1d-as-pool2d"
         elif isinstance(op, ConvTransposeOp):
             ops, rule = transposed_as_conv2d(op), "conv-transpose-as-conv2d"
         elif isinstance(op, STFTOp):
@@ -136,7 +170,7 @@ class ConvFormsPass(ModulePass):
         stats = start_pass(self.name)
         walker = PatternRewriteWalker(Located(GreedyRewritePatternApplier([ConvForm(stats)])))
         walker.rewrite_module(op)
-        if "conv1d-as-conv2d" not in stats:
+        if "conv1d-as-conv2d" not in stats and "pool1d-as-pool2d" not in stats:
             return
         views: list[RewritePattern] = [
             ElementwiseBeforeSqueeze(stats),
