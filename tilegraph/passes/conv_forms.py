@@ -43,9 +43,9 @@ the next (conv + ReLU one cube kernel, no TransData between), as ATC's Conv1D st
 Both are ``algebraic-simplify`` rules; O1 ran before the convolutions had a squeeze, so this
 pass runs the two once more after its rewrite (counted as ``rule.<name>`` here).
 
-Statistics: ``conv1d-as-conv2d``, ``pool1d-as-pool2d``, ``conv-transpose-as-conv2d``, ``stft-as-conv2d``,
-``dft-as-matmul``, ``strided-signal-conv-over-hops``, ``rule.elementwise-before-movement``,
-``rule.squeeze-unsqueeze-inverse``.
+Statistics: ``conv1d-as-conv2d``, ``pool1d-as-pool2d``, ``conv-transpose-as-conv2d``,
+``stft-as-conv2d``, ``dft-as-matmul``, ``strided-signal-conv-over-hops``,
+``rule.elementwise-before-movement``, ``rule.squeeze-unsqueeze-inverse``.
 """
 
 from __future__ import annotations
