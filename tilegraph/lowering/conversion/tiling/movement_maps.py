@@ -208,15 +208,23 @@ class MovementChain:
         return found
 
 
+def is_chain_op(op: Operation) -> bool:
+    """A data-movement op tiled as regions (:func:`~.data_movement.is_data_movement`), a
+    concat or a reshape-like op, on row-major tensors (a concat in NC1HWC0 stays the
+    concat kernel's)."""
+    return (
+        isinstance(op, CHAIN_OPS)
+        and (is_data_movement(op) or not isinstance(op, DATA_MOVEMENT_OPS))
+        and all(is_row_major(tensor_of(v)) for v in (*op.operands[:1], *op.results))
+    )
+
+
 def is_movement_chain(body: KernelBody) -> bool:
-    """Several ops, each a data-movement op, a concat or a reshape-like op, at least one
-    of them not reshape-like (a chain of reshapes alone is the reshape kernel's), every
-    result row-major (a concat in NC1HWC0 stays the concat kernel's)."""
+    """Several chain ops (:func:`is_chain_op`), at least one of them not reshape-like (a
+    chain of reshapes alone is the reshape kernel's)."""
     return (
         len(body.ops) > 1
-        and all(isinstance(op, CHAIN_OPS) for op in body.ops)
-        and all(is_row_major(tensor_of(r)) for op in body.ops for r in op.results)
-        and all(is_data_movement(op) for op in body.ops if isinstance(op, DATA_MOVEMENT_OPS))
+        and all(is_chain_op(op) for op in body.ops)
         and any(not isinstance(op, SHAPE_ONLY) for op in body.ops)
     )
 
@@ -265,6 +273,6 @@ def emit_movement_chain_kernel(body: KernelBody, b: KernelBuilder) -> str | None
     for box, plan in zip(placed, plans, strict=True):
         src = box.src
         assert plan is not None and src is not None
-        emit_region(b, sources.get(src, src), box, plan, element, len(placed) > 1)
+        emit_region(b, sources[src] if src in sources else src, box, plan, element, len(placed) > 1)
     b.tiles = sum(p.count() for p in plans if p is not None)
     return None
