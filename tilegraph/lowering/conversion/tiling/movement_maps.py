@@ -122,7 +122,15 @@ def compose(outer: Region, inner: Region, in_shape: Sequence[int]) -> Region | s
         if inner.fill is not None and inner.fill != outer.fill:
             return "pads of different values"
         fill = outer.fill
+    if all(_inside(p, n) for p, n in zip(pieces, src_shape, strict=True)):
+        fill = None  # every read lands in the source: a plain copy (a pad's middle block)
     return Region(outer.out_arg, tuple(pieces), fill, src=inner.src)
+
+
+def _inside(piece: Piece, n: int) -> bool:
+    """Whether every source position ``piece`` reads lies in ``[0, n)``."""
+    last = piece.start + piece.step * (piece.extent - 1)
+    return 0 <= min(piece.start, last) and max(piece.start, last) < n
 
 
 def _unrolled(region: Region) -> list[Region]:
