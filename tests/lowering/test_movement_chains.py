@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
-from tests.lowering.test_tile_differential import Graph, assert_matches, run_levels
+from tests.lowering.test_tile_differential import (
+    NAN,
+    Graph,
+    assert_matches,
+    assert_no_nan,
+    run_levels,
+)
 
 
 def _slice(g: Graph, x, starts, ends, axes, steps=None) -> SSAValue:
@@ -162,3 +168,44 @@ def test_refused_chain_is_split_and_still_matches(name: str):
     levels = _levels(REFUSED[name])
     assert len(levels.tiled_kernels) > 1
     assert all(k.unit == "vector" for k in levels.tiled_kernels), levels.tiled_kernels
+
+
+def test_chain_of_a_5hd_input_reads_its_nchw_copy():
+    """Focus on an NCHW input held as NC1HWC0 with NaN in its padding lanes: the chain
+    reads the NCHW copy the TransData kernel writes (movement ops see origin formats only),
+    one kernel, and no NaN leaks."""
+    g = Graph(padded=True)
+    module = g.b.build(*focus(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=0, atol=0)
+    chains = [k for k in levels.tiled_kernels if "graph.concat" in k.ops]
+    assert [k.ops.count("graph.slice") for k in chains] == [4]
+
+
+def test_a_roll_is_one_kernel_through_the_whole_pipeline():
+    """Swin's two-axis roll on ascend910b: one vector kernel launched over several blocks,
+    run by both executors, costed by the cycle model with every output byte moved once in
+    and once out (no intermediate round trip through GM)."""
+    from tilegraph.cost_model.cycles import simulate_module
+    from tilegraph.cost_model.kernel_report import kernel_report
+    from tilegraph.passes.context import make_context
+    from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+    from tilegraph.runtime.tiles import run_tiles
+
+    g = Graph()
+    x = g.input([2, 56, 56, 96])
+    module = g.b.build(_roll(g, _roll(g, x, 3, 1, 56), 3, 2, 56))
+    ctx = make_context()
+    run_pipeline("set-target{platform=ascend910b},O2", ctx, module)
+    run_pipeline(lowering_pipeline(), ctx, module)
+    (kernel,) = kernel_report(module)
+    assert kernel.unit == "vector" and kernel.ops.count("graph.concat") == 2
+    want = np.roll(g.arrays[0], (3, 3), axis=(1, 2))
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, g.arrays, executor=executor)
+        np.testing.assert_array_equal(got, want, err_msg=executor)
+    (cycles,) = simulate_module(module).kernels
+    assert cycles.unit == "vector" and cycles.cycles > 0
+    moved = sum(cycles.bytes_per_path.values())
+    assert 2 * want.nbytes <= moved < 3 * want.nbytes
