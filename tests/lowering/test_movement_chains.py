@@ -209,3 +209,51 @@ def test_a_roll_is_one_kernel_through_the_whole_pipeline():
     assert cycles.unit == "vector" and cycles.cycles > 0
     moved = sum(cycles.bytes_per_path.values())
     assert 2 * want.nbytes <= moved < 3 * want.nbytes
+
+
+def _random_chain(seed: int) -> Builder:
+    """A seeded chain of 3 movement ops on a tensor of odd sizes (several tiles on the
+    `test` preset): slices with any step
+    (negative ones too), constant pads (crops too, one value), edge / reflect pads, and a
+    concat of the value with a slice of itself."""
+    rng = np.random.default_rng(seed)
+
+    def build(g: Graph) -> list[SSAValue]:
+        shape = [int(n) for n in rng.integers(3, 24, size=int(rng.integers(2, 4)))]
+        v = g.input(shape)
+        for _ in range(3):
+            axis = int(rng.integers(len(shape)))
+            kind = rng.choice(["slice", "pad", "border", "concat"])
+            n = shape[axis]
+            if kind == "slice" and n > 1:
+                step = int(rng.choice([1, 2, -1, -2]))
+                start, end = (0, n) if step > 0 else (n - 1, -n - 1)
+                start += int(np.sign(step)) * int(rng.integers(0, max(n // 3, 1)))
+                v = _slice(g, v, [start], [end], [axis], [step])
+                shape[axis] = len(range(start % n, end if step > 0 else -1, step))
+            elif kind == "pad":
+                before, after = int(rng.integers(-1, 3)), int(rng.integers(0, 3))
+                pads = [0] * (2 * len(shape))
+                pads[axis], pads[axis + len(shape)] = before, after
+                v = _pad(g, v, pads, 1.5)
+                shape[axis] += before + after
+            elif kind == "border" and n > 2:
+                pads = [0] * (2 * len(shape))
+                pads[axis], pads[axis + len(shape)] = 1, 2
+                v = _pad(g, v, pads, mode=str(rng.choice(["edge", "reflect"])))
+                shape[axis] += 3
+            else:
+                half = _slice(g, v, [n // 2], [n], [axis])
+                v = g.op("concat", half, v, axis=axis)
+                shape[axis] += n - n // 2
+        return [v]
+
+    return build
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_chain_matches_every_level(seed: int):
+    """Whatever a random chain composes into (one kernel, or runs where it is refused),
+    every level agrees exactly and every kernel runs on the vector unit."""
+    levels = _levels(_random_chain(seed))
+    assert all(k.unit == "vector" for k in levels.tiled_kernels), levels.tiled_kernels
