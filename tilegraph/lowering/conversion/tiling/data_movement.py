@@ -29,6 +29,10 @@ region that stops before the output's end along the split axis takes tiles that 
 its extent there: a ragged tile would store past the region into the next one, which a
 block of a multi-core launch may already have written.
 
+A kernel of several such ops (and concats) reading one another composes their regions
+into boxes of its outputs, each reading a kernel input (:mod:`.movement_maps`), and runs
+them with the nests below.
+
 Kernels whose tensors are not row-major stay on the host: the format engine gives these
 ops origin-format tensors only (their facts name no storage-format kernel; TransData goes
 around them), so an NC1HWC0 slice never reaches this strategy.
