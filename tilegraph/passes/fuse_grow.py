@@ -21,6 +21,7 @@ from tilegraph.dialects.layout_type import TensorType
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.analysis.shared_views import rows_epilogue_fits, rows_result
+from tilegraph.lowering.conversion.tiling.movement_maps import is_chain_op
 from tilegraph.passes.fuse_legality import (
     ANCHOR_KINDS,
     EPILOGUE_KINDS,
@@ -104,6 +105,10 @@ class Fuser:
             ),
             key=lambda m: self.position[m],
         )
+        if len(vector) > 1 and all(is_chain_op(m) for m in vector):
+            # a movement chain streams each output box through UB as a loaded window and
+            # its picked tile, double-buffered: no intermediate is held (movement_maps)
+            return 2 * 2 * tile
         defined = {r for m in vector for r in m.results}
         outputs = set(leaving_values(root, list(members)))
         inputs = {v for m in vector for v in m.operands if v not in defined}

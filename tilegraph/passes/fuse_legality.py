@@ -24,6 +24,7 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.lowering.analysis.shared_views import split_parts
+from tilegraph.lowering.conversion.tiling.movement_maps import is_chain_op
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
 from tilegraph.passes.fuse_scalars import is_scalar_program
 
@@ -95,6 +96,13 @@ def _feeds_view_split(producer: Operation, group: Group) -> bool:
     return group.anchor is None and any(
         isinstance(m, SplitOp) and m.operands[0].owner is producer for m in group.members
     )
+
+
+def movement_chain(producer: Operation, group: Group) -> bool:
+    """Whether ``producer`` and every member of ``group`` are movement-chain ops (slice,
+    pad, a same-rank expand, ...: :func:`~.movement_maps.is_chain_op`): one kernel
+    composes their maps, so a broadcast-kind expand is no elementwise op there."""
+    return is_chain_op(producer) and all(is_chain_op(m) for m in group.members)
 
 
 def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
@@ -277,7 +285,7 @@ def can_join(producer: Operation, group: Group) -> bool:
             )
         )
     if group.anchor is None:
-        return not _mixes_shape_and_elementwise(producer, group)
+        return movement_chain(producer, group) or not _mixes_shape_and_elementwise(producer, group)
     feeds_anchor = any(u is group.anchor or u in group.prologue for u in users)
     if feeds_anchor:
         if fusion_kind(group.anchor) == FusionKind.COMM_REDUCE:

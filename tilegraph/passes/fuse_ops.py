@@ -20,7 +20,10 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   as one kernel (a vector chain computes elementwise tiles, a reshape or transpose kernel
   moves bytes), so the group would be split into a kernel per op, and the elementwise ops
   would be lost to the epilogue of the matmul that feeds them (BERT's bias add between the
-  Q projection and its head split);
+  Q projection and its head split); a same-rank expand (BROADCAST) still joins a group of
+  movement ops only (slice, split, pad, tile, concat, reshapes), which the movement-chain
+  kernel runs as one (:mod:`tilegraph.lowering.conversion.tiling.movement_maps`), and such a
+  group's UB working set is one streamed box (no intermediate is held);
 * likewise a conversion and a shape op share an anchor-less group only as the reshape
   kernel runs them (NC1HWC0 -> NCHW, then reshapes): a matmul's FRACTAL_NZ -> ND result
   conversion belongs to the matmul (fixpipe converts on the way out), an ND -> FRACTAL_NZ

@@ -4,32 +4,34 @@
 // strategy reads them (tiling/data_movement.py); passed in GM they would be run-time
 // values and keep the kernel on the host.
 
-// A fused group no strategy tiles (a concat of a slice: the concat strategy takes no
-// slice producer) is split into kernels of its members. The slice's bounds are block
-// arguments of the group, the group's operands constants: its kernel gets them inline, as
-// the group's would.
+// A fused group no strategy tiles (a pad after a crop on the same border: the movement
+// chain cannot fill that border from the source's edge, tiling/movement_maps.py) is split
+// into kernels of its members. The pads' widths are block arguments of the group, the
+// group's operands constants: each kernel gets its own inline, as the group's would.
 builtin.module attributes {tilegraph.target = {platform = "test", precision = "origin"}} {
-  func.func @main(%x: !layout.tensor<1x16x6x6xf32, NCHW>, %y: !layout.tensor<1x8x6x6xf32, NCHW>) -> !layout.tensor<1x16x6x6xf32, NCHW> {
-    %starts = graph.constant dense<[0]> : !layout.tensor<1xi64>
-    %ends = graph.constant dense<[8]> : !layout.tensor<1xi64>
-    %axes = graph.constant dense<[1]> : !layout.tensor<1xi64>
-    %r = graph.fused "slice_concat" <injective> (%x, %starts, %ends, %axes, %y) : (!layout.tensor<1x16x6x6xf32, NCHW>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1x8x6x6xf32, NCHW>) -> !layout.tensor<1x16x6x6xf32, NCHW> {
-    ^bb0(%x_1: !layout.tensor<1x16x6x6xf32, NCHW>, %s_1: !layout.tensor<1xi64>, %e_1: !layout.tensor<1xi64>, %a_1: !layout.tensor<1xi64>, %y_1: !layout.tensor<1x8x6x6xf32, NCHW>):
-      %sl = graph.slice %x_1, %s_1, %e_1, %a_1 {layout.kernel = "origin"} : (!layout.tensor<1x16x6x6xf32, NCHW>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<1x8x6x6xf32, NCHW>
-      %cat = graph.concat %sl, %y_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<1x8x6x6xf32, NCHW>, !layout.tensor<1x8x6x6xf32, NCHW>) -> !layout.tensor<1x16x6x6xf32, NCHW>
-      graph.yield %cat : !layout.tensor<1x16x6x6xf32, NCHW>
+  func.func @main(%x: !layout.tensor<3x17x10xf32>) -> !layout.tensor<3x16x10xf32> {
+    %crop = graph.constant dense<[0, -2, 0, 0, 0, 0]> : !layout.tensor<6xi64>
+    %grow = graph.constant dense<[0, 1, 0, 0, 0, 0]> : !layout.tensor<6xi64>
+    %r = graph.fused "pad_pad" <injective> (%x, %crop, %grow) : (!layout.tensor<3x17x10xf32>, !layout.tensor<6xi64>, !layout.tensor<6xi64>) -> !layout.tensor<3x16x10xf32> {
+    ^bb0(%x_1: !layout.tensor<3x17x10xf32>, %c_1: !layout.tensor<6xi64>, %g_1: !layout.tensor<6xi64>):
+      %cropped = graph.pad %x_1, %c_1 {mode = "constant", layout.kernel = "origin"} : (!layout.tensor<3x17x10xf32>, !layout.tensor<6xi64>) -> !layout.tensor<3x15x10xf32>
+      %grown = graph.pad %cropped, %g_1 {mode = "constant", layout.kernel = "origin"} : (!layout.tensor<3x15x10xf32>, !layout.tensor<6xi64>) -> !layout.tensor<3x16x10xf32>
+      graph.yield %grown : !layout.tensor<3x16x10xf32>
     }
-    func.return %r : !layout.tensor<1x16x6x6xf32, NCHW>
+    func.return %r : !layout.tensor<3x16x10xf32>
   }
 }
 // CHECK-LABEL: func.func @main(
-// CHECK:         tile.launch @slice_1(%x, %sl) :
-// CHECK:       func.func @slice_1(%x: memref<1x16x6x6xf32, "GM">, %sl_out: memref<1x8x6x6xf32, "GM">) attributes {tile.kernel = "vector"} {
-// CHECK-NEXT:    graph.constant dense<[0]>
-// CHECK-NEXT:    graph.constant dense<[8]>
-// CHECK-NEXT:    graph.constant dense<[1]>
+// CHECK:         tile.launch @pad_1(%x, %cropped) :
+// CHECK:         tile.launch @pad_2(%cropped, %grown) :
+// CHECK:       func.func @pad_1(%x: memref<3x17x10xf32, "GM">, %cropped_out: memref<3x15x10xf32, "GM">) attributes {tile.kernel = "vector"} {
+// CHECK-NEXT:    graph.constant dense<[0, -2, 0, 0, 0, 0]>
 // CHECK-NEXT:    tile.read %x
-// CHECK-NEXT:    graph.slice
+// CHECK-NEXT:    graph.pad
+// CHECK:       func.func @pad_2(%cropped: memref<3x15x10xf32, "GM">, %grown_out: memref<3x16x10xf32, "GM">) attributes {tile.kernel = "vector"} {
+// CHECK-NEXT:    graph.constant dense<[0, 1, 0, 0, 0, 0]>
+// CHECK-NEXT:    tile.read %cropped
+// CHECK-NEXT:    graph.pad
 
 // -----
 

@@ -29,6 +29,10 @@ region that stops before the output's end along the split axis takes tiles that 
 its extent there: a ragged tile would store past the region into the next one, which a
 block of a multi-core launch may already have written.
 
+A kernel of several such ops (and concats) reading one another composes their regions
+into boxes of its outputs, each reading a kernel input (:mod:`.movement_maps`), and runs
+them with the nests below.
+
 Kernels whose tensors are not row-major stay on the host: the format engine gives these
 ops origin-format tensors only (their facts name no storage-format kernel; TransData goes
 around them), so an NC1HWC0 slice never reaches this strategy.
@@ -43,6 +47,7 @@ from dataclasses import dataclass
 from math import prod
 
 import numpy as np
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
@@ -84,6 +89,10 @@ class Region:
     fill: float | None = None
     """The value of input positions outside the input (constant pad); None: never read."""
     copies: tuple[tuple[SSAValue, tuple[int, ...]], ...] = ()
+    src: SSAValue | None = None
+    """The value the pieces index: an op's operand while the region is one op's (a
+    concat's regions each read their input), a GM argument once composed
+    (:mod:`.movement_maps`); None: the kernel's one source."""
 
     @property
     def extent(self) -> list[int]:
@@ -116,6 +125,13 @@ def _ints(value: SSAValue | None) -> list[int] | None:
     return None if data is None else [int(v) for v in np.asarray(data).reshape(-1)]
 
 
+def value_shape(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a GM argument, or of a row-major tensor a kernel body computes."""
+    if isinstance(value.type, MemRefType):
+        return memref_shape(value)
+    return tuple(int(d) for d in tensor_of(value).storage_shape)
+
+
 def _identity(shape: Sequence[int]) -> list[Piece]:
     return [Piece(0, n, 0, 1) for n in shape]
 
@@ -128,7 +144,7 @@ def _slice_regions(op: SliceOp, out: SSAValue, in_shape: Sequence[int]) -> list[
     steps = _ints(op.steps) if op.steps is not None else [1] * len(starts)
     if axes is None or steps is None:
         return "slice axes or steps computed at run time"
-    pieces = _identity(memref_shape(out))
+    pieces = _identity(value_shape(out))
     rank = len(in_shape)
     for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
         a = axis % rank
@@ -147,7 +163,7 @@ def _split_regions(op: SplitOp, outs: Sequence[SSAValue | None], shape: Sequence
     regions, offset = [], 0
     for out, size in zip(outs, sizes, strict=True):
         if out is not None and size > 0:
-            pieces = _identity(memref_shape(out))
+            pieces = _identity(value_shape(out))
             pieces[axis] = Piece(0, size, offset, 1)
             regions.append(Region(out, tuple(pieces)))
         offset += size
@@ -188,7 +204,7 @@ def _pad_regions(op: PadOp, out: SSAValue, in_shape: Sequence[int]) -> list[Regi
             if value is None:
                 return "a pad value computed at run time"
             fill = float(np.asarray(value).reshape(-1)[0])
-        pieces = [Piece(0, m, -b, 1) for m, b in zip(memref_shape(out), begins, strict=True)]
+        pieces = [Piece(0, m, -b, 1) for m, b in zip(value_shape(out), begins, strict=True)]
         return [Region(out, tuple(pieces), fill)]
     per_axis: list[list[Piece]] = []
     for n, b, e in zip(in_shape, begins, ends, strict=True):
@@ -203,7 +219,7 @@ def _pad_regions(op: PadOp, out: SSAValue, in_shape: Sequence[int]) -> list[Regi
 
 
 def _expand_regions(out: SSAValue, in_shape: Sequence[int]) -> list[Region] | str:
-    out_shape = memref_shape(out)
+    out_shape = value_shape(out)
     if len(in_shape) != len(out_shape):
         return "an expand that adds dims"
     pieces = [
@@ -228,14 +244,17 @@ def _tile_regions(op: GraphTileOp, out: SSAValue, in_shape: Sequence[int]):
     return [Region(out, pieces, copies=tuple(others))]
 
 
-def _regions(op: Operation, body: KernelBody, in_shape: Sequence[int]) -> list[Region] | str:
-    written = dict(body.writes)
-    outs = [written.get(r) for r in op.results]
+def op_regions(
+    op: Operation, outs: Sequence[SSAValue | None], in_shape: Sequence[int]
+) -> list[Region] | str:
+    """The regions of a slice / split / pad / expand / tile ``op`` whose results are
+    ``outs`` (GM arguments, or the results themselves inside a chain; None: not needed),
+    indexing its data operand of shape ``in_shape``; else why not."""
     if isinstance(op, SplitOp):
         return _split_regions(op, outs, in_shape)
     out = outs[0]
     if out is None:
-        return "a data-movement kernel that writes no output"
+        return "a data-movement op whose result is not needed"
     if isinstance(op, SliceOp):
         return _slice_regions(op, out, in_shape)
     if isinstance(op, PadOp):
@@ -249,7 +268,7 @@ def _regions(op: Operation, body: KernelBody, in_shape: Sequence[int]) -> list[R
 # ---- tiling and emission ----------------------------------------------------------------
 
 
-def _plan(region: Region, eb: int, budget: int, depth: int, cores: int) -> TilePlan | None:
+def plan_region(region: Region, eb: int, budget: int, depth: int, cores: int) -> TilePlan | None:
     """The tiles of a region: the largest that fit ``budget`` (the window and, when
     gathering, the picked tile), made smaller when that leaves some of ``cores`` idle
     (:func:`~.elementwise.share_over_cores`), dividing the region along the split axis
@@ -264,7 +283,7 @@ def _plan(region: Region, eb: int, budget: int, depth: int, cores: int) -> TileP
         return plan
     axis, extent = plan.axis, region.extent[plan.axis]
     reaches_end = all(
-        start[axis] + extent >= memref_shape(out)[axis] for out, start in region.targets()
+        start[axis] + extent >= value_shape(out)[axis] for out, start in region.targets()
     )
     if reaches_end or extent % plan.size == 0:
         return plan
@@ -283,7 +302,7 @@ def open_nest(b: KernelBuilder, stack: ExitStack, needed: bool) -> None:
         stack.enter_context(b.loop_over(b.index(0), one, one, "region", parallel=True))
 
 
-def _emit_region(
+def emit_region(
     b: KernelBuilder, src_arg: SSAValue, region: Region, plan: TilePlan, element, nest: bool
 ) -> None:
     """One region's loop nest; ``nest``: the kernel has several (see :func:`open_nest`)."""
@@ -356,7 +375,8 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     op, src_arg = found
     data = op.operands[0]
     in_shape = memref_shape(src_arg)
-    regions = _regions(op, body, in_shape)
+    written = dict(body.writes)
+    regions = op_regions(op, [written.get(r) for r in op.results], in_shape)
     if isinstance(regions, str):
         return regions
     regions = [r for r in regions if all(r.extent)]  # an empty box moves nothing
@@ -365,13 +385,13 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     element = tensor_of(data).element_type
     eb = element_bytes(element)
     budget, depth, cores = b.ub_budget(), b.split_depth(), b.hw.vector_cores
-    plans = [_plan(r, eb, budget, depth, cores) for r in regions]
+    plans = [plan_region(r, eb, budget, depth, cores) for r in regions]
     if any(p is None for p in plans):
         return f"no tile of a {op.name} fits UB"
     if b.dry_run:
         return None
     for region, plan in zip(regions, plans, strict=True):
         assert plan is not None
-        _emit_region(b, src_arg, region, plan, element, len(regions) > 1)
+        emit_region(b, src_arg, region, plan, element, len(regions) > 1)
     b.tiles = sum(p.count() for p in plans if p is not None)
     return None

@@ -54,6 +54,11 @@ from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_ke
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
+from tilegraph.lowering.conversion.tiling.movement_maps import (
+    CHAIN_OPS,
+    emit_movement_chain_kernel,
+    is_movement_chain,
+)
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
 from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
@@ -140,6 +145,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy((LrnOp,), emit_lrn_kernel, "vector", _starts_with(LrnOp)),
     Strategy((GroupNormOp,), emit_group_norm_kernel, "vector", _starts_with(GroupNormOp)),
     Strategy((ApplyRotaryOp,), emit_rotary_kernel, "vector", is_rotary_kernel),
+    Strategy(CHAIN_OPS, emit_movement_chain_kernel, "vector", is_movement_chain),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),
