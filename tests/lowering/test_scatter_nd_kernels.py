@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
+from tests.lowering.test_gather_kernels import index_input
 from tests.lowering.test_gather_nd_kernels import tuples_input
 from tests.lowering.test_tile_differential import (
     NAN,
@@ -25,6 +26,7 @@ from tests.lowering.test_tile_differential import (
 )
 
 SCATTER_ND = {"graph.scatter_nd": VECTOR}
+VECTOR_COMBINE = ("tile.vadd", "tile.vmul", "tile.vmax", "tile.vmin")
 
 
 def scatter(
@@ -78,6 +80,25 @@ def test_scatter_nd_kernel(name: str):
     flat = flat % np.asarray(levels.reference[0].shape[: flat.shape[1]])  # wrapped
     assert len({tuple(t) for t in flat}) < len(flat), "the case should have duplicates"
     assert levels.counters.ops.get("tile.get_value", 0) >= tuples.size
+    # add / max / min: atomic stores (the DMA combines); mul: load, vmul, store
+    combines = {op: n for op, n in levels.counters.ops.items() if op in VECTOR_COMBINE}
+    assert combines == ({"tile.vmul": int(np.prod(tuples.shape[:-1]))} if "mul" in name else {})
+
+
+@pytest.mark.parametrize(("platform", "atomic"), [("test", True), ("ascend310p", False)])
+def test_an_int32_add_is_atomic_where_the_dma_adds_int32(platform: str, atomic: bool):
+    """Atlas A2 / A3's DMA adds int32 atomically (the ``test`` preset models that core);
+    the 310P's AI core's does not (int16, half, float): there each slice is loaded, added
+    by ``vadd`` and stored back. Both exact."""
+    g = Graph()
+    data, updates = index_input(g, [12, 16], 50, "int32"), index_input(g, [20, 16], 50, "int32")
+    module = g.b.build(
+        g.op("scatter_nd", data, tuples_input(g, [20, 1], [12]), updates, reduction="add")
+    )
+    levels = run_levels(module, g.arrays, platform)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, SCATTER_ND, f"tile-kernels{{platform={platform}}}")
+    assert ("tile.vadd" in levels.counters.ops) is not atomic
 
 
 def test_out_of_range_index_is_an_index_error():
