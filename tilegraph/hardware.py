@@ -141,6 +141,10 @@ class HardwareModel:
     """The vector unit scatters elements by a UB offset tensor (Ascend C ``Scatter``): the
     Atlas inference products' AI core (310P) and the 950 have it, Atlas A2 / A3 (910B) do
     not — there a ``tile.vput`` runs element by element on the scalar unit."""
+    dma_atomic_types: tuple[str, ...] = ("i8", "i16", "f16", "bf16", "i32", "f32")
+    """The element types a DMA store to GM combines atomically (``tile.copy_flat``'s
+    ``atomic``: Ascend C ``SetAtomicType``): int8, int16, half, bfloat16, int32 and float on
+    Atlas A2 / A3, int16, half and float on the Atlas inference products' AI core."""
     cross_core_flag_cycles: int = 100
     """A cross-core flag's trip (``sync_block_set`` on one core of a group to the
     ``sync_block_wait`` it releases on another): cycles from the set's completion until the
@@ -248,6 +252,7 @@ PRESETS: dict[str, HardwareModel] = {
         name="ascend310p",
         cube_cores=8,
         vector_cores=8,
+        dma_atomic_types=("i16", "f16", "f32"),
         clock_ghz=1.06,
         coupled=True,
         l0c_to_gm=False,

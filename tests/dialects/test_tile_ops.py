@@ -325,6 +325,34 @@ def test_copy_flat_store_cut_at_the_destination_end_keeps_the_rest():
     np.testing.assert_array_equal(gm, [-1, -1, -1, -1, -1, 0, 1, 2, 3, 4])
 
 
+@pytest.mark.parametrize(
+    ("atomic", "combined"), [("add", [9, 11, 13]), ("max", [6, 7, 8]), ("min", [3, 4, 5])]
+)
+def test_an_atomic_copy_flat_store_combines_with_gm(atomic: str, combined: list[float]):
+    tile = np.array([3, 4, 5], np.float32)
+    gm = np.array([-1, 6, 7, 8, -1], np.float32)
+    op = CopyFlatOp(buf((3,)), idx()[0], buf((5,), "GM"), idx()[0], 3, atomic=atomic)
+    op.verify()
+    assert op.read() == (op.src, op.dst)  # it reads what it lands on
+    run(op, tile, 0, gm, 1)
+    np.testing.assert_array_equal(gm, [-1, *combined, -1])
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: CopyFlatOp(buf((4,), "GM"), idx()[0], buf((4,)), idx()[0], 4, atomic="add"),
+         "stores on-chip data to GM"),
+        (lambda: CopyFlatOp(buf((4,)), idx()[0], buf((4,), "GM"), idx()[0], 4, atomic="mul"),
+         "atomic must be one of"),
+    ],
+    ids=["a_load", "mul"],
+)  # fmt: skip
+def test_an_atomic_copy_flat_is_a_store_that_adds_or_takes_max_min(make, message: str):
+    with pytest.raises(VerifyException, match=message):
+        make().verify()
+
+
 # --------------------------------------------------------------------------------------
 # tile.nd2nz and tile.load_5hd
 # --------------------------------------------------------------------------------------

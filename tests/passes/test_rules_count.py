@@ -68,3 +68,52 @@ def test_the_count_runs_on_the_ai_core():
     levels = run_levels(module, _inputs([3, 5, 7]), "test")
     assert_matches(levels, rtol=0, atol=0)
     assert all(k.unit != "host" for k in levels.tiled_kernels)
+
+
+def _one_hot_tokens(tokens: int, experts: int, k: int) -> ModuleOp:
+    """A MoE router's tokens per expert (JetMoE's dynamo export): the int64 sum over tokens
+    of a float one-hot, ones scattered at the top-k expert ids into expanded zeros."""
+    b = GraphBuilder()
+    ids = b.input("ids", [tokens, k], dtype="int64")
+    zeros = b.op("expand", b.constant(np.float32(0.0)), b.constant(np.array([tokens, experts])))
+    ones = b.op(
+        "constant_of_shape", b.constant(np.array([tokens, k])), value=np.ones(1, np.float32)
+    )
+    hot = b.op("scatter_elements", zeros, ids, ones, axis=1)
+    counts = b.op("cast", hot, to=INT64)
+    return b.build(b.op("reduce_sum", counts, b.constant(np.array([0])), keepdims=0))
+
+
+def _ids(tokens: int, experts: int, k: int) -> dict[str, np.ndarray]:
+    return {"ids": np.stack([RNG.permutation(experts)[:k] for _ in range(tokens)])}
+
+
+def test_a_float_one_hot_count_is_summed_in_float_bit_exact_on_the_ai_core():
+    module = _one_hot_tokens(33, 4, 2)
+    _check_bitwise(module, RULE, _ids(33, 4, 2))
+    ops = _ops(module)
+    assert ops["graph.reduce_sum"] == 1 and ops["graph.cast"] == 1, ops  # nothing cast in
+    levels = run_levels(_one_hot_tokens(33, 4, 2), _ids(33, 4, 2), "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit != "host" for k in levels.tiled_kernels), levels.tiled_kernels
+
+
+def test_a_sum_of_narrow_integers_is_an_int32_sum_on_the_ai_core():
+    rule = "algebraic-simplify{only=sum-in-int32},dce"
+
+    def build(shape: list[int], dtype: str) -> ModuleOp:
+        b = GraphBuilder()
+        x = b.op("cast", b.input("x", shape, dtype=dtype), to=INT64)
+        return b.build(b.op("reduce_sum", x, b.constant(np.array([1])), keepdims=0))
+
+    info = np.iinfo(np.int8)
+    x = {"x": RNG.integers(info.min, info.max + 1, [5, 300]).astype(np.int8)}
+    module = build([5, 300], "int8")
+    _check_bitwise(module, rule, x)
+    assert _ops(module)["graph.cast"] == 2
+    levels = run_levels(build([5, 300], "int8"), x, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit != "host" for k in levels.tiled_kernels), levels.tiled_kernels
+    too_long = build([2, 70000], "int16")  # 70000 x 32768 passes 2**31
+    run_pipeline(rule, make_context(), too_long)
+    assert _ops(too_long)["graph.cast"] == 1

@@ -8,7 +8,8 @@ from __future__ import annotations
 from math import ceil, prod
 
 import pytest
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f32, i64
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f32, i32, i64
+from xdsl.ir import Attribute
 
 from tests.runtime.test_cycle_model import Kernel
 from tilegraph.cost_model.tile_costs import cost_of
@@ -23,14 +24,16 @@ DOC_CROSS_LANE = 7
 DOC_VECTOR_BYTES = 256
 
 
-def _reduce(src_shape: tuple[int, ...], axes: tuple[int, ...]) -> TileOp:
+def _reduce(
+    src_shape: tuple[int, ...], axes: tuple[int, ...], element: Attribute = f32, kind="max"
+) -> TileOp:
     kern = Kernel(B910)
-    src = kern.buf(src_shape, "UB", f32, name="src")
+    src = kern.buf(src_shape, "UB", element, name="src")
     dst_shape = tuple(1 if i in axes else d for i, d in enumerate(src_shape))
-    dst = kern.buf(dst_shape, "UB", f32, name="dst")
+    dst = kern.buf(dst_shape, "UB", element, name="dst")
     op = ReduceOp(
         operands=[src, dst],
-        properties={"kind": StringAttr("max"), "axes": DenseArrayBase.from_list(i64, axes)},
+        properties={"kind": StringAttr(kind), "axes": DenseArrayBase.from_list(i64, axes)},
     )
     return kern.add(op)
 
@@ -47,3 +50,15 @@ def test_a_row_reduction_pays_one_cross_lane_repeat_per_result(shape, axes, rows
     op = _reduce(shape, axes)
     elementwise = ceil(4 * prod(shape) / DOC_VECTOR_BYTES)
     assert cost_of(op, B910) == elementwise + rows * DOC_CROSS_LANE
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+def test_an_integer_row_reduction_folds_its_lanes_by_halving_passes(kind: str):
+    """No cross-lane instruction takes int32 (``vcadd`` / ``WholeReduceSum``: half and
+    float): each of 16 rows' last 64 lanes (one 256-byte repeat) halve in 6 passes of
+    ``vadd`` / ``vmax`` over all rows, 16 x 32, 16, ... 1 lanes of 4 bytes."""
+    op = _reduce((16, 512), (1,), i32, kind)
+    elementwise = ceil(4 * 16 * 512 / DOC_VECTOR_BYTES)
+    passes = sum(max(1, ceil(16 * lanes * 4 / DOC_VECTOR_BYTES)) for lanes in (32, 16, 8, 4, 2, 1))
+    assert cost_of(op, B910) == elementwise + passes
+    assert cost_of(op, B910) != cost_of(_reduce((16, 512), (1,), f32, kind), B910)

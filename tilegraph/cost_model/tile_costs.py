@@ -348,6 +348,8 @@ def vector_delay_cycles(op: TileOp) -> int:
     if isinstance(op, ReduceOp):
         src = memref_shape(op.src)
         innermost = len(src) - 1
+        if isinstance(memref_element(op.src), IntegerType):  # halving vadds / vmax / vmin
+            return INTEGER_DELAY_CYCLES["vadd"]
         if innermost in op.reduced_axes() and src[innermost] > 1:
             kind = op.kind.data if op.kind.data in ("max", "min") else "sum"
             return CROSS_LANE_DELAY_CYCLES[(kind, _is_16bit(op.src))]
@@ -393,15 +395,36 @@ def reduce(op: ReduceOp, hw: HardwareModel) -> int:
     reduced axes), and, when the innermost axis is reduced, one cross-lane repeat per
     result element (``vcadd`` / ``vcmax`` across the lanes of the last repeat, as CANN's
     row reductions end) at :attr:`~HardwareModel.vector_cross_lane_cycles` — unless the
-    sum of a short innermost axis is cheaper as pair passes (:func:`pair_sum_cycles`)."""
+    sum of a short innermost axis is cheaper as pair passes (:func:`pair_sum_cycles`).
+    Integers have no cross-lane instruction: their rows end by halving passes
+    (:func:`integer_fold_cycles`)."""
     src = memref_shape(op.src)
     cycles = vector_cycles(hw, buffer_bytes(op.src), prod(src), False)
     innermost = len(src) - 1
     if innermost in op.reduced_axes() and src[innermost] > 1:
+        if isinstance(memref_element(op.src), IntegerType):
+            rows = prod(memref_shape(op.dst))
+            return cycles + integer_fold_cycles(
+                hw, src[innermost], rows, element_bytes(memref_element(op.src))
+            )
         cycles += prod(memref_shape(op.dst)) * hw.vector_cross_lane_cycles
         if op.reduced_axes() == (innermost,) and op.kind.data == "sum":
             pairs = pair_sum_cycles(hw, src[innermost], buffer_bytes(op.src))
             cycles = min(cycles, pairs) if pairs is not None else cycles
+    return cycles
+
+
+def integer_fold_cycles(hw: HardwareModel, extent: int, rows: int, eb: int) -> int:
+    """The last lanes of ``rows`` integer rows of ``extent`` elements (``eb`` bytes each)
+    folded to one: no cross-lane instruction takes integers (``vcadd`` / ``WholeReduceSum``
+    / ``vcmax``: half and float only), so each row's lanes of one repeat halve by ``vadd``
+    (or ``vmax`` / ``vmin``) of its upper half onto its lower half, ``ceil(log2(lanes))``
+    passes over all rows at once, each pass's repeats over the bytes left."""
+    lanes = min(extent, max(1, hw.vector_bytes_per_cycle // eb))
+    cycles = 0
+    while lanes > 1:
+        lanes = -(-lanes // 2)
+        cycles += vector_cycles(hw, rows * lanes * eb, rows * lanes, False)
     return cycles
 
 

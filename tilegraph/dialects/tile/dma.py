@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     MemRefType,
+    StringAttr,
     UnitAttr,
     f64,
     i64,
@@ -172,7 +173,13 @@ class CopyFlatOp(PathCopyOp):
     flat copy). The run is cut where it leaves either buffer; a load fills the rest of the
     destination with zeros first, unless ``partial``: then the rest keeps its contents
     (one row of a tile, as Ascend C's ``DataCopy(dst[j], src[i], count)`` writes: a
-    gather fills its tile row by row)."""
+    gather fills its tile row by row).
+
+    ``atomic`` (a store from UB to GM only: ``"add"``, ``"max"`` or ``"min"``): each element
+    is combined with the one it lands on instead of replacing it — the DMA's atomic
+    write (Ascend C ``SetAtomicType<T>()`` with ``SetAtomicAdd`` / ``SetAtomicMax`` /
+    ``SetAtomicMin`` before ``DataCopy``); the store reads its destination. Which element
+    types a chip combines: :attr:`~tilegraph.hardware.HardwareModel.dma_atomic_types`."""
 
     name = "tile.copy_flat"
     src = operand_def(MemRefType)
@@ -181,6 +188,7 @@ class CopyFlatOp(PathCopyOp):
     dst_offset = operand_def(IndexType)
     count = prop_def(IntegerAttr)
     partial = opt_prop_def(UnitAttr)
+    atomic = opt_prop_def(StringAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -188,16 +196,45 @@ class CopyFlatOp(PathCopyOp):
         "`:` type($src) `to` type($dst)"
     )
 
-    def __init__(self, src, src_offset, dst, dst_offset, count: int, partial: bool = False):
+    ATOMIC_KINDS: ClassVar[tuple[str, ...]] = ("add", "max", "min")
+
+    def __init__(
+        self,
+        src,
+        src_offset,
+        dst,
+        dst_offset,
+        count: int,
+        partial: bool = False,
+        atomic: str | None = None,
+    ):
         props: dict[str, Any] = {"count": IntegerAttr(count, i64)}
         if partial:
             props["partial"] = UnitAttr()
+        if atomic is not None:
+            props["atomic"] = StringAttr(atomic)
         super().__init__(operands=[src, src_offset, dst, dst_offset], properties=props)
+
+    @property
+    def combine(self) -> str | None:
+        """The atomic store's combination (``atomic``), None for a plain copy."""
+        return None if self.atomic is None else self.atomic.data
+
+    def read(self) -> tuple[SSAValue, ...]:
+        """An atomic store reads the GM elements it combines with, too."""
+        return (self.src, self.dst) if self.atomic is not None else super().read()
 
     def verify_(self) -> None:
         super().verify_()
         if self.count.value.data < 1:
             raise VerifyException(f"'{self.name}': count must be positive")
+        if self.combine is not None:
+            if self.combine not in self.ATOMIC_KINDS:
+                raise VerifyException(
+                    f"'{self.name}': atomic must be one of {list(self.ATOMIC_KINDS)}"
+                )
+            if scope_of(self.dst) != "GM" or scope_of(self.src) == "GM":
+                raise VerifyException(f"'{self.name}': an atomic copy stores on-chip data to GM")
 
     def moved_bytes(self) -> int:
         t = self.src.type

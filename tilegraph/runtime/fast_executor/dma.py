@@ -45,8 +45,8 @@ def batched_copy(op: CopyOp, batched: Sequence[bool]) -> Kernel | None:
 def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
     """A batch of flat runs into a batched destination (each item its own)."""
     src_batched, dst_batched = batched[0], batched[2]
-    if not dst_batched:
-        return None  # items writing one buffer: in order, by the kernel
+    if not dst_batched or op.atomic is not None:
+        return None  # items writing one buffer, or combining with it: in order, by the kernel
     count = op.count.value.data
     loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
     single = kernel_of(op)

@@ -97,18 +97,27 @@ def copy(op: CopyOp) -> Kernel:
     return run
 
 
+ATOMIC_COMBINE = {"add": np.add, "max": np.maximum, "min": np.minimum}
+"""An atomic ``copy_flat``'s combination of the stored element and the one in GM."""
+
+
 @tile_kernel(CopyFlatOp)
 def copy_flat(op: CopyFlatOp) -> Kernel:
     count = op.count.value.data
     loads = op.partial is None and (scope_of(op.src) == "GM" or scope_of(op.dst) == "UB")
+    combine = None if op.combine is None else ATOMIC_COMBINE[op.combine]
 
     def run(src: np.ndarray, i: int, dst: np.ndarray, j: int) -> tuple[()]:
         flat_src, flat_dst = src.reshape(-1), dst.reshape(-1)
         if loads:
             dst.fill(0)
         found = window((count,), flat_dst.shape, flat_src.shape, (j,), (i,))
-        if found is not None:
+        if found is None:
+            return ()
+        if combine is None:
             flat_dst[found[0]] = flat_src[found[1]]
+        else:  # an atomic store: combined with what lies there, in the data's type
+            flat_dst[found[0]] = combine(flat_dst[found[0]], flat_src[found[1]])
         return ()
 
     return run

@@ -47,6 +47,7 @@ not fit UB.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from math import prod
 
@@ -101,7 +102,8 @@ def too_many_unrolled_rows(count: int, row_bytes: int) -> bool:
     return row_bytes % DMA_BLOCK_BYTES != 0 and count > UNROLLED_ROW_TILES
 
 
-def _largest_divisor(n: int, at_most: int) -> int:
+def largest_divisor(n: int, at_most: int) -> int:
+    """The largest divisor of ``n`` that is at most ``at_most`` (1 at least)."""
     return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
 
@@ -121,7 +123,7 @@ def plan_gather(
     outer, inner = prod(data_shape[:axis]), prod(data_shape[axis + 1 :])
     assert inner * eb >= DMA_BLOCK_BYTES, "short rows gather through UB (.gather_ub)"
     if inner * eb + ib > budget:  # one row per tile, in chunks that divide it
-        chunk = _largest_divisor(inner, (budget - ib) // eb)
+        chunk = largest_divisor(inner, (budget - ib) // eb)
         if chunk * eb < DMA_BLOCK_BYTES:
             return f"a gather row of {inner} elements with no chunk that fits UB"
         return GatherPlan(outer, data_shape[axis], inner, count, 1, chunk)
@@ -130,7 +132,7 @@ def plan_gather(
     if (inner * eb) % DMA_BLOCK_BYTES:
         rows = 1  # the next row's UB address would not be 32-byte aligned
     elif outer > 1:
-        rows = _largest_divisor(count, rows)
+        rows = largest_divisor(count, rows)
     return GatherPlan(outer, data_shape[axis], inner, count, rows, inner)
 
 
@@ -253,6 +255,31 @@ def emit_row_gather(
     b.tiles = plan.tiles
 
 
+def tile_row_loop(
+    b: KernelBuilder, t: SSAValue, rows: int, count: int
+) -> AbstractContextManager[SSAValue]:
+    """The loop over the rows of the tile of ``rows`` starting at row ``t`` of ``count``:
+    the ragged last tile (``count`` not a multiple of ``rows``) runs its own number of
+    rows, a bound computed on the scalar unit."""
+    if count % rows == 0:
+        return b.loop(rows, 1, "j")
+    upper = b.add(arith.MinSIOp(b.index(rows), b.affine(t, -1, count))).results[0]
+    return b.loop_over(b.index(0), upper, b.index(1), "j")
+
+
+def tuple_row(b: KernelBuilder, picked: SSAValue, j: SSAValue, depth: tuple[int, ...]) -> SSAValue:
+    """The row of a row-major tensor whose leading axes are ``depth`` that the ``j``-th
+    index tuple of the UB tile ``picked`` (``[rows, len(depth)]``) names: each component
+    read on the scalar unit and wrapped against its own axis (``GetValueOp``'s bound),
+    combined row-major (GatherND reads its rows so, ScatterND writes its slices so)."""
+    row: SSAValue | None = None
+    for k, size in enumerate(depth):
+        value = b.add(GetValueOp(picked, [j, b.index(k)], size)).results[0]
+        row = value if row is None else b.add_index(b.affine(row, size), value)
+    assert row is not None
+    return row
+
+
 @dataclass(frozen=True)
 class _Tile:
     """Emits one tile of rows: its row DMAs into ``rows_ub`` and its store."""
@@ -267,15 +294,9 @@ class _Tile:
 
     def read_row(self, picked: SSAValue, j: SSAValue) -> SSAValue:
         """The data row the ``j``-th index (tuple) of the UB tile ``picked`` names."""
-        b = self.b
         if not self.depth:
-            return b.add(GetValueOp(picked, [j], self.plan.axis_size)).results[0]
-        row: SSAValue | None = None
-        for k, size in enumerate(self.depth):
-            value = b.add(GetValueOp(picked, [j, b.index(k)], size)).results[0]
-            row = value if row is None else b.add_index(b.affine(row, size), value)
-        assert row is not None
-        return row
+            return self.b.add(GetValueOp(picked, [j], self.plan.axis_size)).results[0]
+        return tuple_row(self.b, picked, j, self.depth)
 
     def emit(self, o: SSAValue, t: SSAValue, picked: SSAValue | list[int] | RowOf) -> None:
         """The tile at index ``t`` of outer position ``o``; ``picked``: the index tile in
@@ -290,13 +311,7 @@ class _Tile:
                 self.row(o, b.index(j), b.index(row), out_at)
             stored = len(picked)
         else:
-            if count % rows == 0:
-                row_loop = b.loop(rows, 1, "j")
-            else:  # the ragged last tile: its own number of rows
-                left = b.affine(t, -1, count)
-                upper = b.add(arith.MinSIOp(b.index(rows), left)).results[0]
-                row_loop = b.loop_over(b.index(0), upper, b.index(1), "j")
-            with row_loop as j:
+            with tile_row_loop(b, t, rows, count) as j:
                 row = picked(b.add_index(t, j)) if callable(picked) else self.read_row(picked, j)
                 row.name_hint = "row"
                 self.row(o, j, row, out_at)

@@ -306,6 +306,26 @@ def _log_sum_exp_program(keepdims: bool) -> Program:
     return program
 
 
+INTEGER_REDUCTIONS = (ReduceSumOp, ReduceMaxOp, ReduceMinOp)
+"""The reductions an integer tensor (int16, int32) takes, exactly: adds, maxima and minima
+on the vector unit in the tensor's type (``vadd`` / ``vmax`` / ``vmin`` take int16 and
+int32). The cross-lane instructions (``vcadd``, ``WholeReduceSum``) take half and float
+only, so a row's last lanes fold by halving integer adds (the cost model's
+:func:`~tilegraph.cost_model.tile_costs.reduce`). int64 has no vector arithmetic at all
+(docs/hardware.md, "Integer reductions")."""
+
+
+def _element_refusal(op: GraphOp, element: str) -> str | None:
+    """Why ``op`` on ``element`` data has no vector program, or None."""
+    if element in ("f32", "f16", "bf16"):
+        return None
+    if element in ("i32", "i16") and isinstance(op, INTEGER_REDUCTIONS):
+        return None
+    if element == "i64" and isinstance(op, INTEGER_REDUCTIONS):
+        return f"a reduction on {element} (the vector unit has no 64-bit integer add / max)"
+    return f"a reduction on {element}"
+
+
 REDUCTION_OPS = (
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, InstanceNormOp, GlobalAvgPoolOp,
     GlobalMaxPoolOp, ReduceOp,
@@ -336,8 +356,9 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     x_type = op.operands[0].type
     assert isinstance(x_type, TensorType)
     element: Attribute = x_type.element_type
-    if str(element) not in ("f32", "f16", "bf16"):
-        return f"a reduction on {element}"
+    refused = _element_refusal(op, str(element))
+    if refused is not None:
+        return refused
     eb = element_bytes(element)
     compute = compute_type(op, element)
     widened = compute != element

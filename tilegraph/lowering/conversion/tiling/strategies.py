@@ -19,7 +19,7 @@ from xdsl.ir import Operation
 from tilegraph.dialects.graph.constant_ops import ConstantOfShapeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, GatherOp
 from tilegraph.dialects.graph.generators import RangeOp
-from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp
+from tilegraph.dialects.graph.indexing import GatherNDOp, ReverseSequenceOp, ScatterNDOp
 from tilegraph.dialects.graph.nn import ConvOp, LrnOp
 from tilegraph.dialects.graph.normalization import GroupNormOp
 from tilegraph.dialects.graph.pooling import AvgPoolOp, MaxPoolOp
@@ -77,6 +77,7 @@ from tilegraph.lowering.conversion.tiling.resize_taps import emit_taps_resize_ke
 from tilegraph.lowering.conversion.tiling.reverse_sequence import emit_reverse_sequence_kernel
 from tilegraph.lowering.conversion.tiling.rotary import emit_rotary_kernel, is_rotary_kernel
 from tilegraph.lowering.conversion.tiling.scan import SCAN_OPS, emit_scan_kernel
+from tilegraph.lowering.conversion.tiling.scatter_nd import emit_scatter_nd_kernel
 from tilegraph.lowering.conversion.tiling.transdata import (
     emit_transdata_kernel,
     has_transdata_kernel,
@@ -159,6 +160,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector", _lone(is_data_movement)),
     Strategy((GatherOp,), emit_gather_kernel, "vector", _starts_with(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", _starts_with(GatherNDOp)),
+    Strategy((ScatterNDOp,), emit_scatter_nd_kernel, "vector", _starts_with(ScatterNDOp)),
     Strategy((GridSampleOp,), emit_grid_sample_kernel, "vector", _starts_with(GridSampleOp)),
     Strategy(
         (ReverseSequenceOp,),

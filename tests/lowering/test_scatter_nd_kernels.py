@@ -1,0 +1,127 @@
+"""ScatterND on the AI core (``tiling/scatter_nd.py``), each level against the one above it
+(the harness of :mod:`tests.lowering.test_tile_differential`) on the ``test`` preset with
+NaN in the on-chip buffers' unwritten lanes: index tuples of depth 1, 2 and 3 (indices of
+rank 2 and 3) with negative components and duplicates, every reduction, slices of
+1, 7 (28 bytes: no whole DMA block), 16 and 40 elements, a ragged last index tile, and
+JetMoE's router rows (``index_add_`` into an Expand of zeros). What stays on the host says
+why."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from xdsl.ir import SSAValue
+
+from tests.lowering.test_gather_kernels import index_input
+from tests.lowering.test_gather_nd_kernels import tuples_input
+from tests.lowering.test_tile_differential import (
+    NAN,
+    VECTOR,
+    Graph,
+    assert_matches,
+    assert_units,
+    run_levels,
+)
+
+SCATTER_ND = {"graph.scatter_nd": VECTOR}
+VECTOR_COMBINE = ("tile.vadd", "tile.vmul", "tile.vmax", "tile.vmin")
+
+
+def scatter(
+    data: Sequence[int], count: Sequence[int], depth: int, reduction: str
+) -> Callable[[Graph], SSAValue]:
+    """``scatter_nd(data, tuples [*count, depth], updates)``: random tuples (so duplicates
+    and negative components among them) into a ``data``-shaped input."""
+
+    def build(g: Graph) -> SSAValue:
+        x = g.input(data)
+        tuples = tuples_input(g, count, data[:depth])
+        updates = g.input([*count, *data[depth:]])
+        return g.op("scatter_nd", x, tuples, updates, reduction=reduction)
+
+    return build
+
+
+def jetmoe_rows(g: Graph) -> SSAValue:
+    """JetMoE's router: ``zeros([n, D]).index_add_(0, rows, values)`` as the dynamo exporter
+    writes it — ScatterND add into an Expand of zeros, indices an Unsqueeze of int64 rows."""
+    zeros = g.op("expand", g.b.constant(np.zeros((1, 16), np.float32)), g.ints([12, 16]))
+    rows = g.op("unsqueeze", tuples_input(g, [20], [12]), g.ints([-1]))
+    rows = g.op("squeeze", rows, g.ints([-1]))
+    return g.op("scatter_nd", zeros, rows, g.input([20, 16]), reduction="add")
+
+
+CASES: dict[str, Callable[[Graph], SSAValue]] = {
+    "rows_add": scatter([12, 16], [20], 1, "add"),
+    "depth_two_none_ragged_slice": scatter([5, 6, 7], [19], 2, "none"),
+    "depth_three_max": scatter([3, 4, 5, 8], [5, 8], 3, "max"),
+    "indices_of_rank_three_mul": scatter([6, 40], [2, 2, 3], 1, "mul"),
+    "elements_min": scatter([6, 5], [10], 2, "min"),
+    "elements_none": scatter([6, 5], [4, 10], 2, "none"),
+    "jetmoe_rows": jetmoe_rows,
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_scatter_nd_kernel(name: str):
+    g = Graph()
+    module = g.b.build(CASES[name](g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    for level, outputs in levels.outputs.items():
+        for out in outputs:
+            assert not np.isnan(out).any(), f"{level}: NaN from an unwritten lane"
+    assert_matches(levels, rtol=0, atol=0)  # combined in the graph level's order
+    assert_units(levels.tiled_kernels, SCATTER_ND, "tile-kernels{platform=test}")
+    tuples = next(a for a in g.arrays if a.dtype == np.int64)
+    assert (tuples < 0).any(), "the case should have negative components"
+    flat = tuples.reshape(-1, tuples.shape[-1])
+    flat = flat % np.asarray(levels.reference[0].shape[: flat.shape[1]])  # wrapped
+    assert len({tuple(t) for t in flat}) < len(flat), "the case should have duplicates"
+    assert levels.counters.ops.get("tile.get_value", 0) >= tuples.size
+    # add / max / min: atomic stores (the DMA combines); mul: load, vmul, store
+    combines = {op: n for op, n in levels.counters.ops.items() if op in VECTOR_COMBINE}
+    assert combines == ({"tile.vmul": int(np.prod(tuples.shape[:-1]))} if "mul" in name else {})
+
+
+@pytest.mark.parametrize(("platform", "atomic"), [("test", True), ("ascend310p", False)])
+def test_an_int32_add_is_atomic_where_the_dma_adds_int32(platform: str, atomic: bool):
+    """Atlas A2 / A3's DMA adds int32 atomically (the ``test`` preset models that core);
+    the 310P's AI core's does not (int16, half, float): there each slice is loaded, added
+    by ``vadd`` and stored back. Both exact."""
+    g = Graph()
+    data, updates = index_input(g, [12, 16], 50, "int32"), index_input(g, [20, 16], 50, "int32")
+    module = g.b.build(
+        g.op("scatter_nd", data, tuples_input(g, [20, 1], [12]), updates, reduction="add")
+    )
+    levels = run_levels(module, g.arrays, platform)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, SCATTER_ND, f"tile-kernels{{platform={platform}}}")
+    assert ("tile.vadd" in levels.counters.ops) is not atomic
+
+
+def test_out_of_range_index_is_an_index_error():
+    """A component outside ``[-d, d)`` is an IndexError of the tiled executors, as of the
+    graph level (the hardware would write whatever lies there)."""
+    import tilegraph
+
+    g = Graph()
+    module = g.b.build(scatter([4, 8], [3], 1, "none")(g))
+    compiled = tilegraph.compile(module, "O2", platform="test")
+    g.arrays[1][1, 0] = 4
+    with pytest.raises(IndexError):
+        compiled(*g.arrays)
+
+
+def test_what_stays_on_the_host_says_why():
+    def int64_add(g: Graph) -> SSAValue:
+        x = g.op("cast", g.input([4, 8]), to=7)
+        updates = g.op("cast", g.input([3, 8]), to=7)
+        return g.op("scatter_nd", x, tuples_input(g, [3], [4]), updates, reduction="add")
+
+    g = Graph()
+    levels = run_levels(g.b.build(int64_add(g)), g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)  # the host kernel runs the graph level
+    reasons = [k.reason for k in levels.tiled_kernels if k.unit == "host"]
+    assert reasons == ["a scatter_nd add on i64"]
