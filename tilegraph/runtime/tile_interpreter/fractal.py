@@ -27,19 +27,42 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 def nd2nz(op: Nd2NzOp) -> Kernel:
     c1, r1, r0, c0 = memref_shape(op.dst)[-4:]
     rank = len(memref_shape(op.src))
+    given = (op.valid_rows is not None, op.valid_cols is not None)
 
     def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-        offsets, dst = rest[:rank], rest[rank]
+        offsets, dst, valid = rest[:rank], rest[rank], iter(rest[rank + 1 :])
         batch = tuple(offsets[:-2])
         plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
+        # the valid rows / columns only (Nd2NzParams nValue / dValue); the rest stays zero
+        extent = tuple(
+            min(int(next(valid)), whole) if has else whole
+            for has, whole in zip(given, plane.shape, strict=True)
+        )
         matrix = src[batch]
-        found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
+        found = window(extent, plane.shape, matrix.shape, (0, 0), offsets[-2:])
         if found is not None:
             plane[found[0]] = matrix[found[1]]
         dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
         return ()
 
     return run
+
+
+def zero_past_valid_nz(op: Nd2NzOp, dst: np.ndarray, rows: Any, cols: Any) -> None:
+    """The elements of a batch of NZ tiles ``dst`` (``(count, ..., C1, R1, 16, C0)``) past
+    ``op``'s valid ``rows`` / ``cols`` (None: that axis whole; an int, or an array of one
+    per tile) read as zero (:class:`Nd2NzOp`)."""
+    c1, r1, r0, c0 = dst.shape[-4:]
+    nz = dst.reshape(len(dst), c1, r1, r0, c0)
+    for valid, positions in (
+        (rows, np.arange(r1 * r0).reshape(1, 1, r1, r0, 1)),
+        (cols, (np.arange(c1)[:, None] * c0 + np.arange(c0)).reshape(1, c1, 1, 1, c0)),
+    ):
+        if valid is not None:
+            limit = np.broadcast_to(np.asarray(valid), (len(dst),)).reshape(-1, 1, 1, 1, 1)
+            np.copyto(nz, 0, where=positions >= limit)
+    if not np.shares_memory(nz, dst):
+        dst[...] = nz.reshape(dst.shape)
 
 
 @tile_kernel(Nz2NdOp)
@@ -285,18 +308,35 @@ def _c0_pairs(tile: np.ndarray) -> np.ndarray:
     return np.moveaxis(pairs, -3, -2)
 
 
+def fixpipe_valid(op: FixpipeOp, tile: np.ndarray, m: int | None, n: int | None) -> np.ndarray:
+    """The part of a fixpipe ``tile`` (from :func:`fixpipe_tiles`) that its valid ``m`` x
+    ``n`` elements leave (None: that axis whole): ``nd`` rows / columns, ``nz`` the
+    fractals holding them."""
+    if m is None and n is None:
+        return tile
+    if op.layout.data == "nz":
+        mf, nf = op.valid_fractals(m, n)
+        return tile[..., :nf, :mf, :, :]
+    rows, cols = tile.shape[-2:]
+    return tile[..., : rows if m is None else m, : cols if n is None else n]
+
+
 @tile_kernel(FixpipeOp)
 def fixpipe(op: FixpipeOp) -> Kernel:
     tiles = fixpipe_tiles(op)
     rank = len(memref_shape(op.dst))
     has_bias = op.bias is not None
     has_deq = op.deq is not None
+    has_m, has_n = op.m is not None, op.n is not None
 
     def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
         offsets = rest[:rank]
         bias = rest[rank].reshape(src.shape[0], 1, 1, 16) if has_bias else None
         deq = rest[rank + has_bias].reshape(src.shape[0], 1, 1, 16) if has_deq else None
-        tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0, deq)
+        valid = iter(rest[rank + has_bias + has_deq :])
+        m = int(next(valid)) if has_m else None
+        n = int(next(valid)) if has_n else None
+        tile = fixpipe_valid(op, tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0, deq), m, n)
         found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
         if found is not None:
             cast_into(dst, found[1], tile[found[0]])

@@ -299,8 +299,9 @@ def _batch_offsets(
     return lead_offsets(b, op.arg, batch_ivs, kept, op.groups)
 
 
-def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> None:
-    """A's (M, K) window at fractal offsets (m_off, k_off) GM -> L1 as NZ."""
+def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, m_valid) -> None:
+    """A's (M, K) window at fractal offsets (m_off, k_off) GM -> L1 as NZ (an ND A: its
+    first ``m_valid`` rows when given, a ragged block's)."""
     a = p.a
     zero = b.index(0)
     if a.layout == "nd":
@@ -308,7 +309,8 @@ def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> Non
         rows, cols = (b.affine(k_off, p.k0), b.affine(m_off, FRACTAL))
         if not a.transposed:
             rows, cols = (b.affine(m_off, FRACTAL), b.affine(k_off, p.k0))
-        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1))
+        valid = {"cols" if a.transposed else "rows": m_valid}
+        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1, **valid))
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
         outer = _batch_offsets(b, a, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
@@ -329,8 +331,9 @@ def _b_holds_kn(p: MatmulPlan) -> bool:
     return p.b.transposed or p.b.layout == "fz"
 
 
-def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> None:
-    """B's (K, N) window at fractal offsets (k_off, n_off) GM -> L1."""
+def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, n_valid) -> None:
+    """B's (K, N) window at fractal offsets (k_off, n_off) GM -> L1 (an ND B: its first
+    ``n_valid`` columns when given, a ragged block's)."""
     op = p.b
     zero = b.index(0)
     if op.layout == "nd":
@@ -338,7 +341,8 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
         rows, cols = (b.affine(k_off, p.k0), b.affine(n_off, FRACTAL))
         if op.transposed:
             rows, cols = (b.affine(n_off, FRACTAL), b.affine(k_off, p.k0))
-        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1))
+        valid = {"rows" if op.transposed else "cols": n_valid}
+        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1, **valid))
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
@@ -472,23 +476,26 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         group = reuse.blocks
         if b_panel:  # B's panel over `group` blocks along M: N outside, groups of M inside
             ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
+            n_valid = _valid_extent(b, p.n, ni, p.n1)
             mg = stack.enter_context(b.loop(fractals(p.m), p.m1 * group, "mg", True))
-            _fill_b(b, p, batch, zero, ni, b_l1)
+            _fill_b(b, p, batch, zero, ni, b_l1, n_valid)
             mi = b.add_index(mg, stack.enter_context(b.loop(p.m1 * group, p.m1, "mb")))
+            m_valid = _valid_extent(b, p.m, mi, p.m1)
         else:
             mi = stack.enter_context(b.loop(fractals(p.m), p.m1, "m", True))
+            m_valid = _valid_extent(b, p.m, mi, p.m1)
             if a_panel:  # A's panel over `group` blocks along N
                 ng = stack.enter_context(b.loop(fractals(p.n), p.n1 * group, "ng", True))
-                _fill_a(b, p, batch, mi, zero, a_l1)
+                _fill_a(b, p, batch, mi, zero, a_l1, m_valid)
                 ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
             else:
                 ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
-        m_valid, n_valid = _valid_extent(b, p.m, mi, p.m1), _valid_extent(b, p.n, ni, p.n1)
+            n_valid = _valid_extent(b, p.n, ni, p.n1)
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
-            _fill_a(b, p, batch, mi, ki, a_l1)
+            _fill_a(b, p, batch, mi, ki, a_l1, m_valid)
             _a_to_l0(b, p, a_l1, zero, a_l0, m_valid)
-            _fill_b(b, p, batch, ki, ni, b_l1)
+            _fill_b(b, p, batch, ki, ni, b_l1, n_valid)
             _b_to_l0(b, p, b_l1, zero, b_l0, n_valid)
             b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
 
@@ -497,9 +504,9 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         else:  # one L1 window per `k_steps` base blocks (or a panel), then each block L1 -> L0
             with b.loop(p.k_fractals, k_l1, "kc") as kc:
                 if not a_panel:
-                    _fill_a(b, p, batch, mi, kc, a_l1)
+                    _fill_a(b, p, batch, mi, kc, a_l1, m_valid)
                 if not b_panel:
-                    _fill_b(b, p, batch, kc, ni, b_l1)
+                    _fill_b(b, p, batch, kc, ni, b_l1, n_valid)
                 with b.loop(k_l1, p.k1, "ks") as ks:
                     k = b.add_index(kc, ks)
                     if k is zero:
@@ -520,6 +527,7 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         layout = "nz" if p.nz_out else "nd"
         if p.nz_out:
             offsets = [*batch, ni, mi, zero, zero]  # in fractals
+        valid = {"m": m_valid, "n": n_valid}  # FixpipeParams mSize / nSize
         if out_via_ub:
             zeros = [zero] * len(offsets)
             b.add(
@@ -531,20 +539,22 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     deq=deq_l1,
                     layout=layout,
                     **p.fixpipe_options(epilogue.relu),
+                    **valid,
                 )
             )
             store(b, out_ub, out_arg, offsets)
         elif p.nz_out:
+            relu = epilogue.relu
             b.add(
                 FixpipeOp(
-                    c_l0, out_arg, offsets, bias_l1, deq=deq_l1, layout="nz", relu=epilogue.relu
+                    c_l0, out_arg, offsets, bias_l1, deq=deq_l1, layout="nz", relu=relu, **valid
                 )
             )
         elif acc_ub is None:
             fix = p.fixpipe_options(epilogue.relu)
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix))
+            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix, **valid))
         else:
-            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1))
+            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1, **valid))
             if not shared:
                 finish(acc_ub, c_whole, offsets)
             else:
