@@ -57,6 +57,8 @@ def _matmul(a_shape: list[int], b_shape: list[int], dtype: str, nz_a: bool = Fal
         ([80, 36], [36, 72], None, "m"),  # 5 M fractals in blocks of 2
         ([19, 40], [40, 75], None, "n"),  # 5 N fractals in blocks of 2
         ([2, 40, 20], [20, 40], (2, 2, 1), "mn"),  # 3 and 3 in blocks of 2, batched
+        ([20, 40], [40, 24], (2, 2, 2), "k"),  # K: 3 fractals in steps of 2
+        ([40, 72], [72, 40], (2, 2, 2), "mnk"),  # 3, 3 and 5 of 2 (K 72: a part fractal)
     ],
 )
 def test_ragged_blocks_agree(a_shape, b_shape, block, ragged: str, dtype: str, monkeypatch):
@@ -72,6 +74,8 @@ def test_ragged_blocks_agree(a_shape, b_shape, block, ragged: str, dtype: str, m
     assert mmads, "the matmul should run on the cube"
     assert all((op.m is not None) == ("m" in ragged) for op in mmads)
     assert all((op.n is not None) == ("n" in ragged) for op in mmads)
+    if "k" in ragged:  # (the preset's own K step may be ragged too: it depends on dtype)
+        assert all(op.k is not None for op in mmads)
 
 
 def test_ragged_int8_blocks_agree(monkeypatch):

@@ -132,3 +132,25 @@ def test_197_rows_move_the_gm_bytes_of_13_fractals():
     gm = ("GM->L1", "L0C->GM")
     assert all(ragged.bytes_per_path[p] == exact.bytes_per_path[p] for p in gm)
     assert ragged.bytes_per_path["GM->L1"] < padded.bytes_per_path["GM->L1"]
+
+
+def test_ragged_k_step_charges_the_valid_k_fractals():
+    """(128 x 200) @ (200 x 128) on ascend910b: K's 13 fractals in base K steps of 8 leave
+    5 in the last step. Its ``mmad`` has one record per K fractal count, each charged that
+    many fractals' cube cycles (the whole step's per fractal); its L1 -> L0A loads move
+    that many fractals' bytes."""
+    hw = hardware_preset("ascend910b")
+    module = _lowered(_matmul_model(128, 200, 128), "platform=ascend910b")
+    program = compile_kernel(_cube_kernel(module), hw)
+    mmads = [r for r in program.records if isinstance(r.op, MmadOp)]
+    k1 = mmads[0].op.k_fractals()
+    assert mmads[0].op.k is not None and len(mmads) == k1 > 5
+    for fractals, record in enumerate(mmads, start=1):
+        assert record.mac_cycles * k1 == mmads[-1].mac_cycles * fractals
+        assert record.flops * k1 == mmads[-1].flops * fractals
+    into_a = [r for r in program.records if isinstance(r.op, Load2dOp) and r.path == "L1->L0A"]
+    assert len(into_a) == k1
+    for fractals, record in enumerate(into_a, start=1):
+        assert record.moved_bytes * k1 == into_a[-1].moved_bytes * fractals
+    (kernel,) = [k for k in simulate_module(module).kernels if k.cube_flops]
+    assert kernel.cube_flops == 2 * 128 * (13 * 16) * 128  # 13 fractals of K, not 16

@@ -203,10 +203,13 @@ def load2d(op: Load2dOp, hw: HardwareModel) -> int:
     return load2d_cycles(op, hw, op.ragged_fractals())
 
 
-def load2d_cycles(op: Load2dOp, hw: HardwareModel, fractals: int) -> int:
+def load2d_cycles(
+    op: Load2dOp, hw: HardwareModel, fractals: int, k_fractals: int | None = None
+) -> int:
     """A ``load2d`` of ``fractals`` of its destination's fractals along its ragged axis
-    (all of them but on a matmul's ragged last block, :class:`Load2dOp`'s ``valid``)."""
-    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes(fractals))
+    and ``k_fractals`` along K (None: all; fewer on a matmul's ragged last block or K
+    step, :class:`Load2dOp`'s ``valid`` / ``k``)."""
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes(fractals, k_fractals))
 
 
 def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:
@@ -280,11 +283,14 @@ def mmad(op: MmadOp, hw: HardwareModel) -> int:
     return mmad_cycles(op, hw, *op.valid_fractals())
 
 
-def mmad_cycles(op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int) -> int:
-    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals (fewer than
-    its buffers hold on a ragged last block, :meth:`MmadOp.valid_fractals`): the head,
-    then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
-    _, k, _ = op.dims()
+def mmad_cycles(
+    op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int, k_fractals: int | None = None
+) -> int:
+    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals over
+    ``k_fractals`` of its K fractals (fewer than its buffers hold on a ragged last block
+    or K step, :meth:`MmadOp.valid_fractals`, :meth:`MmadOp.k_fractals`; None: all): the
+    head, then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
+    k = op.dims()[1] if k_fractals is None else k_fractals * memref_shape(op.a)[-1]
     dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
         str(memref_element(op.a)), "float32"
     )

@@ -1,13 +1,13 @@
 """Ops whose cost depends on an index value: a matmul's ragged last block.
 
-``tile.mmad`` with ``m`` / ``n``, ``tile.load2d`` with ``valid`` (Ascend C's
-``MmadParams`` m / n, and the L1 -> L0 load feeding such an ``mmad``), ``tile.nd2nz`` with
-``rows`` / ``cols`` (the block's GM -> L1 window, ``Nd2NzParams`` nValue / dValue) and
-``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize) work on the leading
-fractals their extents leave, ``ceil(extent / size)`` of the buffer's along each ragged
-axis (``size``: 16, or an NZ window's C0 along its columns), and are charged for those
-only. The cycle model's records are static, so such an op
-has one record per combination of fractal counts (:func:`ragged_records`, the first axis
+``tile.mmad`` with ``m`` / ``n`` / ``k``, ``tile.load2d`` with ``valid`` / ``k`` (Ascend
+C's ``MmadParams`` m / n / k, and the L1 -> L0 loads feeding such an ``mmad``),
+``tile.nd2nz`` with ``rows`` / ``cols`` (the block's GM -> L1 window, ``Nd2NzParams``
+nValue / dValue) and ``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize)
+work on the leading fractals their extents leave, ``ceil(extent / size)`` of the buffer's
+along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns),
+and are charged for those only. The cycle model's records are static, so such an op has
+one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
 """
@@ -42,11 +42,16 @@ def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
     """(extent operand in elements, the buffer's fractals along it, elements a fractal
     holds along it) of each ragged axis of ``op``, in record order; empty when ``op`` is
     not ragged."""
-    if isinstance(op, MmadOp | FixpipeOp):
+    if isinstance(op, MmadOp):
+        m1, n1 = op.valid_fractals()
+        k0 = memref_shape(op.a)[-1]
+        extents = ((op.m, m1, 16), (op.n, n1, 16), (op.k, op.k_fractals(), k0))
+    elif isinstance(op, FixpipeOp):
         m1, n1 = op.valid_fractals()
         extents = ((op.m, m1, 16), (op.n, n1, 16))
     elif isinstance(op, Load2dOp):
-        extents = ((op.valid, op.ragged_fractals(), 16),)
+        k0 = memref_shape(op.dst)[-1]
+        extents = ((op.valid, op.ragged_fractals(), 16), (op.valid_k, op.k_fractals(), k0))
     elif isinstance(op, Nd2NzOp):
         r1, c1 = op.whole_fractals()
         extents = ((op.valid_rows, r1, 16), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
@@ -55,27 +60,28 @@ def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
     return tuple((v, whole, size) for v, whole, size in extents if v is not None)
 
 
-def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, int]:
-    """A two-axis ragged op's fractal counts (the whole buffer's on an axis without an
-    extent) from the counts of its ragged axes."""
+def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """A ragged op's fractal count along each of its axes (the whole buffer's where it has
+    no extent) from the counts of its ragged axes, in :func:`ragged_axes`' order."""
     given = iter(counts)
     if isinstance(op, Nd2NzOp):
         whole, extents = op.whole_fractals(), (op.valid_rows, op.valid_cols)
+    elif isinstance(op, Load2dOp):
+        whole, extents = (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
+    elif isinstance(op, MmadOp):
+        whole, extents = (*op.valid_fractals(), op.k_fractals()), (op.m, op.n, op.k)
     else:
-        assert isinstance(op, MmadOp | FixpipeOp)
+        assert isinstance(op, FixpipeOp)
         whole, extents = op.valid_fractals(), (op.m, op.n)
-    first, second = (
-        next(given) if v is not None else w for v, w in zip(extents, whole, strict=True)
-    )
-    return first, second
+    return tuple(next(given) if v is not None else w for v, w in zip(extents, whole, strict=True))
 
 
 def _mmad_record(
     op: MmadOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    mf, nf = _counts(op, counts)
-    cost = mmad_cycles(op, hw, mf, nf)
-    k = op.dims()[1]
+    mf, nf, kf = _counts(op, counts)
+    cost = mmad_cycles(op, hw, mf, nf, kf)
+    k = kf * memref_shape(op.a)[-1]
     return replace(
         base, cost=cost, mac_cycles=cost - hw.mmad_head_cycles, flops=2 * mf * k * nf * 256
     )
@@ -84,8 +90,9 @@ def _mmad_record(
 def _load2d_record(
     op: Load2dOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    (fractals,) = counts
-    return replace(base, cost=load2d_cycles(op, hw, fractals), moved_bytes=op.moved_bytes(fractals))
+    fractals, k_fractals = _counts(op, counts)
+    cost = load2d_cycles(op, hw, fractals, k_fractals)
+    return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals, k_fractals))
 
 
 def _gm_record(
@@ -93,7 +100,8 @@ def _gm_record(
 ) -> OpRecord:
     """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid fractals
     (pipe time, the GM traffic at its runs' efficiency, the round trip of that size)."""
-    fractals = _counts(op, counts)
+    rows, cols = _counts(op, counts)
+    fractals = (rows, cols)
     if isinstance(op, Nd2NzOp):
         cost, to_gm = nd2nz_cycles(op, hw, fractals), op.moved_bytes(fractals)
     else:

@@ -207,7 +207,10 @@ class Load2dOp(TileOp):
     that the ``mmad`` reading ``dst`` multiplies (its ``m`` / ``n``: a matmul's ragged last
     block). Only the leading ``ceil(valid / 16)`` fractals along ``dst``'s M (L0A: dim 0)
     or N (L0B: dim 1) axis are loaded, and charged (:meth:`ragged_fractals`); the others
-    read as zero, as a ``mmad`` given ``m`` / ``n`` never reads them.
+    read as zero, as a ``mmad`` given ``m`` / ``n`` never reads them. ``k`` (optional
+    ``index``, in elements) likewise: the K that ``mmad`` multiplies (its ``k``: a ragged
+    last K step), the leading ``ceil(k / K0)`` fractals along ``dst``'s K axis (L0A: dim
+    1, L0B: dim 0; :meth:`k_fractals`).
     """
 
     name = "tile.load2d"
@@ -217,19 +220,46 @@ class Load2dOp(TileOp):
     col = operand_def(IndexType)
     dst = operand_def(MemRefType)
     valid = opt_operand_def(IndexType)
+    valid_k = opt_operand_def(IndexType)
     mode = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `[` $row `,` $col `]` `to` $dst (`valid` $valid^)? attr-dict `:` type($src) "
-        "`to` type($dst)"
+        "$src `[` $row `,` $col `]` `to` $dst (`valid` $valid^)? (`k` $valid_k^)? attr-dict "
+        "`:` type($src) `to` type($dst)"
     )
 
-    def __init__(self, src, row, col, dst, mode: str = "copy", valid: SSAValue | None = None):
+    def __init__(
+        self,
+        src,
+        row,
+        col,
+        dst,
+        mode: str = "copy",
+        valid: SSAValue | None = None,
+        k: SSAValue | None = None,
+    ):
         super().__init__(
-            operands=[src, row, col, dst, [] if valid is None else [valid]],
+            operands=[
+                src,
+                row,
+                col,
+                dst,
+                [] if valid is None else [valid],
+                [] if k is None else [k],
+            ],
             properties={"mode": StringAttr(mode)},
         )
+
+    @property
+    def k_axis(self) -> int:
+        """The K axis of ``dst``: 1 in L0A's ZZ ``(M1, K1, 16, K0)``, 0 in L0B's ZN."""
+        return 1 if scope_of(self.dst) == "L0A" else 0
+
+    def k_fractals(self, k: int | None = None) -> int:
+        """Fractals loaded along :attr:`k_axis` when ``k`` elements are valid (None: all)."""
+        dst = memref_shape(self.dst)
+        return leading_fractals(dst[self.k_axis], k, dst[-1])
 
     @property
     def ragged_axis(self) -> int:
@@ -260,12 +290,18 @@ class Load2dOp(TileOp):
                 f"{list(inner)} fractals, not {list(dst[2:])}"
             )
         require_extent(self, "valid", self.valid, 16 * self.ragged_fractals())
+        require_extent(self, "k", self.valid_k, dst[-1] * self.k_fractals())
 
-    def moved_bytes(self, fractals: int | None = None) -> int:
+    def moved_bytes(self, fractals: int | None = None, k_fractals: int | None = None) -> int:
         """Bytes into ``dst``: all of it, or ``fractals`` of its fractals along
-        :attr:`ragged_axis` (a ragged instance)."""
+        :attr:`ragged_axis` and ``k_fractals`` along :attr:`k_axis` (a ragged instance;
+        None: all along that axis)."""
         whole = buffer_bytes(self.dst)
-        return whole if fractals is None else whole * fractals // self.ragged_fractals()
+        if fractals is not None:
+            whole = whole * fractals // self.ragged_fractals()
+        if k_fractals is not None:
+            whole = whole * k_fractals // self.k_fractals()
+        return whole
 
 
 C04_LANES = 4

@@ -70,8 +70,8 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: Any) -> tuple[()]:
         src = src.reshape(*src.shape[:lead], *src.shape[-4:])
         load_fractals(src, i, j, dst, mode)
-        if valid:  # one per tile (or one for all): the fractals past it read as zero
-            zero_past_valid(op, dst, valid[0])
+        # one extent per tile (or one for all): the fractals past it read as zero
+        zero_past_valid(op, dst, valid)
         return ()
 
     return run

@@ -8,7 +8,7 @@ and a batch of tiles run the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -100,21 +100,28 @@ def load2d(op: Load2dOp) -> Kernel:
 
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
-        if valid:
-            zero_past_valid(op, dst, valid[0])
+        zero_past_valid(op, dst, valid)
         return ()
 
     return run
 
 
-def zero_past_valid(op: Load2dOp, dst: np.ndarray, valid: int | np.ndarray) -> None:
-    """The fractals of ``dst`` past ``op``'s ``valid`` elements along its ragged axis read
-    as zero (:class:`Load2dOp`); ``valid`` an array: one per leading batch index of ``dst``."""
-    axis = dst.ndim - 4 + op.ragged_axis
-    count = np.ceil(np.asarray(valid) / 16).astype(np.int64)
-    positions = np.arange(dst.shape[axis]).reshape((-1,) + (1,) * (dst.ndim - 1 - axis))
-    past = positions >= count.reshape(count.shape + (1,) * (dst.ndim - count.ndim))
-    np.copyto(dst, 0, where=np.broadcast_to(past, dst.shape))
+def zero_past_valid(op: Load2dOp, dst: np.ndarray, extents: Sequence[Any]) -> None:
+    """The fractals of ``dst`` past ``op``'s valid elements read as zero (:class:`Load2dOp`):
+    ``extents`` are its ``valid`` / ``k`` operands' values, those it has, each an int or an
+    array of one per leading batch index of ``dst``."""
+    given = iter(extents)
+    for has, axis, size in (
+        (op.valid is not None, op.ragged_axis, 16),
+        (op.valid_k is not None, op.k_axis, dst.shape[-1]),
+    ):
+        if not has:
+            continue
+        at = dst.ndim - 4 + axis
+        count = -(-np.asarray(next(given)) // size)
+        positions = np.arange(dst.shape[at]).reshape((-1,) + (1,) * (dst.ndim - 1 - at))
+        past = positions >= count.reshape(count.shape + (1,) * (dst.ndim - count.ndim))
+        np.copyto(dst, 0, where=np.broadcast_to(past, dst.shape))
 
 
 def img2col_params(op: Load3dOp) -> tuple[int, ...]:
