@@ -47,7 +47,9 @@ def test_ragged_records_cost_the_valid_fractals():
     module = _lowered(_matmul_model(197, K, N), "platform=ascend910b")
     program = compile_kernel(_cube_kernel(module), hw)
     records = [r for r in program.records if isinstance(r.op, MmadOp)]
-    m1, n1 = records[0].op.valid_fractals()
+    mmad = records[0].op
+    assert isinstance(mmad, MmadOp)
+    m1, n1 = mmad.valid_fractals()
     assert len(records) == m1 and program.ragged
     whole = records[-1].mac_cycles
     for fractals, record in enumerate(records, start=1):
@@ -63,7 +65,9 @@ def test_ragged_l1_to_l0a_loads_move_the_valid_fractals():
     loads = [r for r in program.records if isinstance(r.op, Load2dOp)]
     into_a = [r for r in loads if r.path == "L1->L0A"]
     into_b = [r for r in loads if r.path == "L1->L0B"]
-    m1 = into_a[0].op.ragged_fractals()
+    load = into_a[0].op
+    assert isinstance(load, Load2dOp)
+    m1 = load.ragged_fractals()
     assert len(into_a) == m1 > 1 and len(into_b) == 1
     whole = into_a[-1].moved_bytes
     for fractals, record in enumerate(into_a, start=1):
@@ -143,8 +147,10 @@ def test_ragged_k_step_charges_the_valid_k_fractals():
     module = _lowered(_matmul_model(128, 200, 128), "platform=ascend910b")
     program = compile_kernel(_cube_kernel(module), hw)
     mmads = [r for r in program.records if isinstance(r.op, MmadOp)]
-    k1 = mmads[0].op.k_fractals()
-    assert mmads[0].op.k is not None and len(mmads) == k1 > 5
+    mmad = mmads[0].op
+    assert isinstance(mmad, MmadOp)
+    k1 = mmad.k_fractals()
+    assert mmad.k is not None and len(mmads) == k1 > 5
     for fractals, record in enumerate(mmads, start=1):
         assert record.mac_cycles * k1 == mmads[-1].mac_cycles * fractals
         assert record.flops * k1 == mmads[-1].flops * fractals

@@ -307,14 +307,11 @@ def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, m_vali
     if a.layout == "nd":
         outer = _batch_offsets(b, a, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(m_off, FRACTAL))
+        valid = (k_valid, m_valid)
         if not a.transposed:
             rows, cols = (b.affine(m_off, FRACTAL), b.affine(k_off, p.k0))
-        valid = (
-            {"cols": m_valid, "rows": k_valid}
-            if a.transposed
-            else {"rows": m_valid, "cols": k_valid}
-        )
-        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1, **valid))
+            valid = (m_valid, k_valid)
+        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1, *valid))
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
         outer = _batch_offsets(b, a, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
@@ -343,14 +340,11 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, n_vali
     if op.layout == "nd":
         outer = _batch_offsets(b, op, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(n_off, FRACTAL))
+        valid = (k_valid, n_valid)
         if op.transposed:
             rows, cols = (b.affine(n_off, FRACTAL), b.affine(k_off, p.k0))
-        valid = (
-            {"rows": n_valid, "cols": k_valid}
-            if op.transposed
-            else {"rows": k_valid, "cols": n_valid}
-        )
-        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1, **valid))
+            valid = (n_valid, k_valid)
+        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1, *valid))
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
@@ -542,7 +536,6 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         layout = "nz" if p.nz_out else "nd"
         if p.nz_out:
             offsets = [*batch, ni, mi, zero, zero]  # in fractals
-        valid = {"m": m_valid, "n": n_valid}  # FixpipeParams mSize / nSize
         if out_via_ub:
             zeros = [zero] * len(offsets)
             b.add(
@@ -554,7 +547,8 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     deq=deq_l1,
                     layout=layout,
                     **p.fixpipe_options(epilogue.relu),
-                    **valid,
+                    m=m_valid,  # FixpipeParams mSize / nSize: the valid part only
+                    n=n_valid,
                 )
             )
             store(b, out_ub, out_arg, offsets)
@@ -562,14 +556,25 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
             relu = epilogue.relu
             b.add(
                 FixpipeOp(
-                    c_l0, out_arg, offsets, bias_l1, deq=deq_l1, layout="nz", relu=relu, **valid
+                    c_l0,
+                    out_arg,
+                    offsets,
+                    bias_l1,
+                    deq=deq_l1,
+                    layout="nz",
+                    relu=relu,
+                    m=m_valid,
+                    n=n_valid,
                 )
             )
         elif acc_ub is None:
             fix = p.fixpipe_options(epilogue.relu)
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix, **valid))
+            b.add(
+                FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix, m=m_valid, n=n_valid)
+            )
         else:
-            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1, **valid))
+            at = [zero] * len(tile)
+            b.add(FixpipeOp(c_l0, acc_ub, at, bias_l1, deq=deq_l1, m=m_valid, n=n_valid))
             if not shared:
                 finish(acc_ub, c_whole, offsets)
             else:
