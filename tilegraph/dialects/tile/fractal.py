@@ -195,7 +195,8 @@ LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
 
 @irdl_op_definition
 class Load2dOp(TileOp):
-    """``tile.load2d %src[i, j] to %dst {mode}``: fractals from L1 into L0A/L0B.
+    """``tile.load2d %src[i, j] to %dst (valid %v)? (k %k)? {mode}``: fractals from L1 into
+    L0A/L0B.
 
     ``dst[a, b]`` takes the fractal ``src[i + a, j + b]`` (``copy``), ``src[i + b, j + a]``
     (``swap``: NZ -> ZZ for the left operand), that fractal transposed (``transpose``:
@@ -459,8 +460,8 @@ REQUANT_C0 = 32
 
 @irdl_op_definition
 class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) {layout, relu, rows, cols,
-    zero_point}``: L0C out.
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) (m %m) (n %n) {layout, relu,
+    rows, cols, zero_point}``: L0C out.
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
