@@ -47,7 +47,20 @@ def test_zero_past_valid(axis: int, lead: tuple[int, ...], valid: Any):
     rng = np.random.default_rng(7)
     dst = rng.standard_normal((*lead, 4, 4, 16, 16)).astype(np.float32)
     want = _expected(dst, axis, np.asarray(valid))
-    zero_past_valid(cast(Any, SimpleNamespace(ragged_axis=axis)), dst, np.asarray(valid))
+    op = SimpleNamespace(ragged_axis=axis, valid=True, valid_k=None, k_axis=1 - axis)
+    zero_past_valid(cast(Any, op), dst, [np.asarray(valid)])
+    np.testing.assert_array_equal(dst, want)
+
+
+def test_zero_past_valid_k_then_m():
+    """A ragged block that is also the last K step: both extents cut, each along its axis
+    (K counted in K0 elements: the last dim)."""
+    rng = np.random.default_rng(9)
+    dst = rng.standard_normal((2, 3, 4, 16, 8)).astype(np.float32)  # L0A: (M1, K1, 16, K0)
+    want = _expected(dst, 0, np.asarray([40, 16]))  # 3 / 1 M fractals
+    want[..., 3:, :, :] = 0  # 17 of 32 K elements: 3 of 4 K fractals
+    op = SimpleNamespace(ragged_axis=0, valid=True, valid_k=True, k_axis=1)
+    zero_past_valid(cast(Any, op), dst, [np.asarray([40, 16]), 17])
     np.testing.assert_array_equal(dst, want)
 
 

@@ -180,7 +180,16 @@ def store_5hd(op: Store5hdOp, hw: HardwareModel) -> int:
 
 @tile_cost(Nd2NzOp)
 def nd2nz(op: Nd2NzOp, hw: HardwareModel) -> int:
-    return dma_cycles(hw, f"GM->{scope_of(op.dst)}", op.moved_bytes(), op.gm_burst_bytes())
+    """The whole destination (a ragged window's instances: :func:`nd2nz_cycles`)."""
+    return nd2nz_cycles(op, hw, None)
+
+
+def nd2nz_cycles(op: Nd2NzOp, hw: HardwareModel, fractals: tuple[int, int] | None) -> int:
+    """An ``nd2nz`` filling ``fractals`` (rows, columns) of its destination's fractals (all
+    of them, None, but on a matmul's ragged last block: :class:`Nd2NzOp`'s rows / cols),
+    in GM runs as long as those columns."""
+    path = f"GM->{scope_of(op.dst)}"
+    return dma_cycles(hw, path, op.moved_bytes(fractals), op.gm_burst_bytes(fractals))
 
 
 @tile_cost(Nz2NdOp)
@@ -194,10 +203,13 @@ def load2d(op: Load2dOp, hw: HardwareModel) -> int:
     return load2d_cycles(op, hw, op.ragged_fractals())
 
 
-def load2d_cycles(op: Load2dOp, hw: HardwareModel, fractals: int) -> int:
+def load2d_cycles(
+    op: Load2dOp, hw: HardwareModel, fractals: int, k_fractals: int | None = None
+) -> int:
     """A ``load2d`` of ``fractals`` of its destination's fractals along its ragged axis
-    (all of them but on a matmul's ragged last block, :class:`Load2dOp`'s ``valid``)."""
-    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes(fractals))
+    and ``k_fractals`` along K (None: all; fewer on a matmul's ragged last block or K
+    step, :class:`Load2dOp`'s ``valid`` / ``k``)."""
+    return dma_cycles(hw, f"L1->{scope_of(op.dst)}", op.moved_bytes(fractals, k_fractals))
 
 
 def img2col_bytes_per_cycle(out_width: int, stride_w: int) -> float:
@@ -223,14 +235,23 @@ def load3d(op: Load3dOp, hw: HardwareModel) -> int:
     return hw.load3d_start_cycles + ceil(op.moved_bytes() / rate)
 
 
-def fixpipe_out_bytes(op: FixpipeOp) -> int:
-    """Bytes FIX writes for ``op``: the accumulator's elements in the destination's element
-    type (the accumulator itself is fp32 or int32: :meth:`FixpipeOp.moved_bytes`)."""
-    return prod(memref_shape(op.src)) * element_bytes(memref_element(op.dst))
+def fixpipe_out_bytes(op: FixpipeOp, fractals: tuple[int, int] | None = None) -> int:
+    """Bytes FIX writes for ``op``: the accumulator's elements (or those of ``fractals``
+    (M, N) of its fractals: a ragged instance) in the destination's element type (the
+    accumulator itself is fp32 or int32: :meth:`FixpipeOp.moved_bytes`)."""
+    elements = prod(memref_shape(op.src))
+    if fractals is not None:
+        elements = fractals[0] * fractals[1] * 256
+    return elements * element_bytes(memref_element(op.dst))
 
 
 @tile_cost(FixpipeOp)
 def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
+    """The whole accumulator (a ragged block's instances: :func:`fixpipe_cycles`)."""
+    return fixpipe_cycles(op, hw, None)
+
+
+def fixpipe_cycles(op: FixpipeOp, hw: HardwareModel, fractals: tuple[int, int] | None) -> int:
     """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
     stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
     destination in runs that are not 512 B multiples at the misaligned share), after the
@@ -238,17 +259,18 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     figures serve L0C -> L1, and L0C -> UB on a coupled core without a figure of its own
     (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage)."""
     dst = scope_of(op.dst)
+    read = op.moved_bytes(fractals)
     if dst == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
-        return hw.dma_issue_cycles + ceil(op.moved_bytes() / hw.l0c_to_ub_bytes_per_cycle)
+        return hw.dma_issue_cycles + ceil(read / hw.l0c_to_ub_bytes_per_cycle)
     write_rate = hw.fix_write_bytes_per_cycle
     if str(memref_element(op.dst)) == "i8":  # requantised: as many elements as fp16
         write_rate = hw.fix_int8_write_bytes_per_cycle
     if dst == "GM":
-        write_rate *= hw.gm_efficiency(op.gm_burst_bytes())
+        write_rate *= hw.gm_efficiency(op.gm_burst_bytes(fractals))
     return (
         dma_head_cycles(hw, f"L0C->{dst}")
-        + ceil(op.moved_bytes() / hw.fix_l0c_read_bytes_per_cycle)
-        + ceil(fixpipe_out_bytes(op) / write_rate)
+        + ceil(read / hw.fix_l0c_read_bytes_per_cycle)
+        + ceil(fixpipe_out_bytes(op, fractals) / write_rate)
     )
 
 
@@ -261,11 +283,14 @@ def mmad(op: MmadOp, hw: HardwareModel) -> int:
     return mmad_cycles(op, hw, *op.valid_fractals())
 
 
-def mmad_cycles(op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int) -> int:
-    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals (fewer than
-    its buffers hold on a ragged last block, :meth:`MmadOp.valid_fractals`): the head,
-    then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
-    _, k, _ = op.dims()
+def mmad_cycles(
+    op: MmadOp, hw: HardwareModel, m_fractals: int, n_fractals: int, k_fractals: int | None = None
+) -> int:
+    """An ``mmad`` multiplying ``m_fractals`` x ``n_fractals`` of its fractals over
+    ``k_fractals`` of its K fractals (fewer than its buffers hold on a ragged last block
+    or K step, :meth:`MmadOp.valid_fractals`, :meth:`MmadOp.k_fractals`; None: all): the
+    head, then one cycle per 16 x K0 x 16 fractal product (MACs per cycle = 16 x 16 x K0)."""
+    k = op.dims()[1] if k_fractals is None else k_fractals * memref_shape(op.a)[-1]
     dtype = {"f16": "float16", "bf16": "bfloat16", "i8": "int8"}.get(
         str(memref_element(op.a)), "float32"
     )

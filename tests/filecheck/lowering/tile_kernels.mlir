@@ -116,10 +116,10 @@ func.func @matmul(%in0: memref<19x40xf32, "GM">, %in1: memref<40x75xf32, "GM">, 
 // CHECK:         scf.for %[[N:.+]] = %c0 to %c5 step %c2 {
 // CHECK:           tile.nd2nz %in0[{{.+}}] to %[[AL1]] : memref<19x40xf32, "GM"> to memref<1x2x16x16xf32, "L1">
 // CHECK-NEXT:      tile.load2d %[[AL1]][%c0, %c0] to %[[A]] {mode = "swap"}
-// CHECK:           tile.nd2nz %in1[{{.+}}] to %[[BL1]] : memref<40x75xf32, "GM"> to memref<2x1x16x16xf32, "L1">
-// CHECK-NEXT:      tile.load2d %[[BL1]][%c0, %c0] to %[[B]] valid %[[NV:.+]] {mode = "transpose"}
+// CHECK:           tile.nd2nz %in1[{{.+}}] to %[[BL1]] cols %[[NV:.+]] : memref<40x75xf32, "GM"> to memref<2x1x16x16xf32, "L1">
+// CHECK-NEXT:      tile.load2d %[[BL1]][%c0, %c0] to %[[B]] valid %[[NV]] {mode = "transpose"}
 // CHECK-NEXT:      tile.mmad %[[A]], %[[B]], %[[C]], %{{.+}} n %[[NV]]
-// CHECK:           tile.fixpipe %[[C]] to %v0_out[%c0, %{{.+}}] {layout = "nd"} : memref<2x2x16x16xf32, "L0C"> to memref<19x75xf32, "GM">
+// CHECK:           tile.fixpipe %[[C]] to %v0_out[%c0, %{{.+}}] n %[[NV]] {layout = "nd"} : memref<2x2x16x16xf32, "L0C"> to memref<19x75xf32, "GM">
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 

@@ -279,6 +279,39 @@ func.func @load2d_valid_past_the_block(%l1: memref<1x2x16x16xf32, "L1">, %b: mem
 
 // -----
 
+func.func @load2d_k_past_the_block(%l1: memref<1x2x16x16xf32, "L1">, %b: memref<1x2x16x16xf32, "L0B">) {
+  %c0 = arith.constant 0 : index
+  %k = arith.constant 17 : index
+  tile.load2d %l1[%c0, %c0] to %b k %k {mode = "copy"} : memref<1x2x16x16xf32, "L1"> to memref<1x2x16x16xf32, "L0B">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.load2d' in @load2d_k_past_the_block: 'tile.load2d': k = 17 is outside the 16 the buffers hold
+
+// -----
+
+func.func @nd2nz_rows_past_the_window(%g: memref<40x40xf32, "GM">, %nz: memref<2x2x16x16xf32, "L1">) {
+  %c0 = arith.constant 0 : index
+  %r = arith.constant 33 : index
+  tile.nd2nz %g[%c0, %c0] to %nz rows %r : memref<40x40xf32, "GM"> to memref<2x2x16x16xf32, "L1">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.nd2nz' in @nd2nz_rows_past_the_window: 'tile.nd2nz': rows = 33 is outside the 32 the buffers hold
+
+// -----
+
+func.func @fixpipe_valid_nc1hwc0(%c: memref<2x2x16x16xf32, "L0C">, %o: memref<1x2x4x8x16xf32, "GM">) {
+  %c0 = arith.constant 0 : index
+  %m = arith.constant 16 : index
+  tile.fixpipe %c to %o[%c0, %c0, %c0, %c0, %c0] m %m {layout = "nc1hwc0", rows = 4 : i64} : memref<2x2x16x16xf32, "L0C"> to memref<1x2x4x8x16xf32, "GM">
+  func.return
+}
+// CHECK-NEXT: {{^// -+$}}
+// CHECK-NEXT: {{.*}}invalid.mlir{{(:[0-9]+)?}}: error: 'tile.fixpipe' in @fixpipe_valid_nc1hwc0: 'tile.fixpipe': valid m / n are for the nd and nz layouts
+
+// -----
+
 func.func @mmad_mixed(%a: memref<1x1x16x16xf16, "L0A">, %b: memref<1x1x16x8xf32, "L0B">, %c: memref<1x1x16x16xf32, "L0C">, %i: i1) {
   tile.mmad %a, %b, %c, %i : memref<1x1x16x16xf16, "L0A">, memref<1x1x16x8xf32, "L0B">, memref<1x1x16x16xf32, "L0C">
   func.return

@@ -180,6 +180,9 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
   tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
   tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+  tile.mmad %a, %b, %c, %true m %c20 k %c4 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+  tile.load2d %sq[%c0, %c0] to %sqb valid %c20 k %c4 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+  tile.nd2nz %g[%c1, %c4, %c0] to %nz rows %c20 cols %c1 : memref<2x20x40xf32, "GM"> to memref<3x2x16x8xf32, "L1">
   func.return
 }
 // CHECK-LABEL: func.func @cube_path
@@ -208,6 +211,9 @@ func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true m %c20 n %c1 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: tile.mmad %a, %b, %c, %true n %c20 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
 // CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb valid %c20 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+// CHECK-NEXT: tile.mmad %a, %b, %c, %true m %c20 k %c4 : memref<2x3x16x8xf32, "L0A">, memref<3x2x16x8xf32, "L0B">, memref<2x2x16x16xf32, "L0C">
+// CHECK-NEXT: tile.load2d %sq[%c0, %c0] to %sqb valid %c20 k %c4 {mode = "transpose"} : memref<2x2x16x16xf32, "L1"> to memref<2x2x16x16xf32, "L0B">
+// CHECK-NEXT: tile.nd2nz %g[%c1, %c4, %c0] to %nz rows %c20 cols %c1 : memref<2x20x40xf32, "GM"> to memref<3x2x16x8xf32, "L1">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "cube_path"
 // GENERIC: "tile.nd2nz"(
@@ -261,6 +267,7 @@ func.func @fixpipe(%c: memref<2x2x16x16xf32, "L0C">, %g: memref<40x40xf32, "GM">
   tile.fixpipe %c to %ou[%c0, %c0, %c0, %c0, %c0] bias %bias : memref<32xf32, "L1"> {layout = "nc1hwc0", relu = true, rows = 4 : i64} : memref<2x2x16x16xf32, "L0C"> to memref<1x2x4x8x16xf16, "UB">
   tile.fixpipe %c to %nz[%c0, %c16, %c0, %c0] {layout = "nz"} : memref<2x2x16x16xf32, "L0C"> to memref<4x40x16x16xf32, "GM">
   tile.fixpipe %c to %nzb[%c0, %c0, %c0, %c0, %c0] bias %bias : memref<32xf32, "L1"> {layout = "nz", relu = true} : memref<2x2x16x16xf32, "L0C"> to memref<2x2x2x16x16xf16, "GM">
+  tile.fixpipe %c to %g[%c16, %c16] bias %bias : memref<32xf32, "L1"> m %c16 n %c16 {layout = "nd"} : memref<2x2x16x16xf32, "L0C"> to memref<40x40xf32, "GM">
   func.return
 }
 // CHECK-LABEL: func.func @fixpipe
@@ -275,6 +282,7 @@ func.func @fixpipe(%c: memref<2x2x16x16xf32, "L0C">, %g: memref<40x40xf32, "GM">
 // CHECK-NEXT: tile.fixpipe %c to %ou[%c0, %c0, %c0, %c0, %c0] bias %bias : memref<32xf32, "L1"> {layout = "nc1hwc0", relu = true, rows = 4 : i64} : memref<2x2x16x16xf32, "L0C"> to memref<1x2x4x8x16xf16, "UB">
 // CHECK-NEXT: tile.fixpipe %c to %nz[%c0, %c16, %c0, %c0] {layout = "nz"} : memref<2x2x16x16xf32, "L0C"> to memref<4x40x16x16xf32, "GM">
 // CHECK-NEXT: tile.fixpipe %c to %nzb[%c0, %c0, %c0, %c0, %c0] bias %bias : memref<32xf32, "L1"> {layout = "nz", relu = true} : memref<2x2x16x16xf32, "L0C"> to memref<2x2x2x16x16xf16, "GM">
+// CHECK-NEXT: tile.fixpipe %c to %g[%c16, %c16] bias %bias : memref<32xf32, "L1"> m %c16 n %c16 {layout = "nd"} : memref<2x2x16x16xf32, "L0C"> to memref<40x40xf32, "GM">
 // CHECK-NEXT: func.return
 // GENERIC-LABEL: "func.func"() <{sym_name = "fixpipe"
 // GENERIC: "tile.fixpipe"(

@@ -1,10 +1,13 @@
 """Ops whose cost depends on an index value: a matmul's ragged last block.
 
-``tile.mmad`` with ``m`` / ``n`` and ``tile.load2d`` with ``valid`` (Ascend C's
-``MmadParams`` m / n, and the L1 -> L0 load feeding such an ``mmad``) work on the leading
-fractals their extents leave, ``ceil(extent / 16)`` of the buffer's along each ragged
-axis, and are charged for those only. The cycle model's records are static, so such an op
-has one record per combination of fractal counts (:func:`ragged_records`, the first axis
+``tile.mmad`` with ``m`` / ``n`` / ``k``, ``tile.load2d`` with ``valid`` / ``k`` (Ascend
+C's ``MmadParams`` m / n / k, and the L1 -> L0 loads feeding such an ``mmad``),
+``tile.nd2nz`` with ``rows`` / ``cols`` (the block's GM -> L1 window, ``Nd2NzParams``
+nValue / dValue) and ``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize)
+work on the leading fractals their extents leave, ``ceil(extent / size)`` of the buffer's
+along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns),
+and are charged for those only. The cycle model's records are static, so such an op has
+one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
 """
@@ -14,39 +17,71 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from itertools import product
-from math import prod
+from math import ceil, prod
 from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
-from tilegraph.cost_model.tile_costs import load2d_cycles, mmad_cycles
-from tilegraph.dialects.tile import Load2dOp, MmadOp, TileOp
+from tilegraph.cost_model.tile_costs import (
+    fixpipe_cycles,
+    fixpipe_out_bytes,
+    gm_latency_cycles,
+    load2d_cycles,
+    mmad_cycles,
+    nd2nz_cycles,
+)
+from tilegraph.dialects.tile import FixpipeOp, Load2dOp, MmadOp, Nd2NzOp, TileOp
+from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.hardware import HardwareModel
 
 if TYPE_CHECKING:  # program.py imports this module
     from tilegraph.cost_model.cycles.program import OpRecord
 
 
-def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int], ...]:
-    """(extent operand in elements, the buffer's fractals along it) of each ragged axis of
-    ``op``, in record order; empty when ``op`` is not ragged."""
+def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
+    """(extent operand in elements, the buffer's fractals along it, elements a fractal
+    holds along it) of each ragged axis of ``op``, in record order; empty when ``op`` is
+    not ragged."""
     if isinstance(op, MmadOp):
         m1, n1 = op.valid_fractals()
-        return tuple((v, whole) for v, whole in ((op.m, m1), (op.n, n1)) if v is not None)
-    if isinstance(op, Load2dOp) and op.valid is not None:
-        return ((op.valid, op.ragged_fractals()),)
-    return ()
+        k0 = memref_shape(op.a)[-1]
+        extents = ((op.m, m1, 16), (op.n, n1, 16), (op.k, op.k_fractals(), k0))
+    elif isinstance(op, FixpipeOp):
+        m1, n1 = op.valid_fractals()
+        extents = ((op.m, m1, 16), (op.n, n1, 16))
+    elif isinstance(op, Load2dOp):
+        k0 = memref_shape(op.dst)[-1]
+        extents = ((op.valid, op.ragged_fractals(), 16), (op.valid_k, op.k_fractals(), k0))
+    elif isinstance(op, Nd2NzOp):
+        r1, c1 = op.whole_fractals()
+        extents = ((op.valid_rows, r1, 16), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
+    else:
+        return ()
+    return tuple((v, whole, size) for v, whole, size in extents if v is not None)
+
+
+def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, ...]:
+    """A ragged op's fractal count along each of its axes (the whole buffer's where it has
+    no extent) from the counts of its ragged axes, in :func:`ragged_axes`' order."""
+    given = iter(counts)
+    if isinstance(op, Nd2NzOp):
+        whole, extents = op.whole_fractals(), (op.valid_rows, op.valid_cols)
+    elif isinstance(op, Load2dOp):
+        whole, extents = (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
+    elif isinstance(op, MmadOp):
+        whole, extents = (*op.valid_fractals(), op.k_fractals()), (op.m, op.n, op.k)
+    else:
+        assert isinstance(op, FixpipeOp)
+        whole, extents = op.valid_fractals(), (op.m, op.n)
+    return tuple(next(given) if v is not None else w for v, w in zip(extents, whole, strict=True))
 
 
 def _mmad_record(
     op: MmadOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    given = iter(counts)
-    m1, n1 = op.valid_fractals()
-    mf = next(given) if op.m is not None else m1
-    nf = next(given) if op.n is not None else n1
-    cost = mmad_cycles(op, hw, mf, nf)
-    k = op.dims()[1]
+    mf, nf, kf = _counts(op, counts)
+    cost = mmad_cycles(op, hw, mf, nf, kf)
+    k = kf * memref_shape(op.a)[-1]
     return replace(
         base, cost=cost, mac_cycles=cost - hw.mmad_head_cycles, flops=2 * mf * k * nf * 256
     )
@@ -55,18 +90,47 @@ def _mmad_record(
 def _load2d_record(
     op: Load2dOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    (fractals,) = counts
-    return replace(base, cost=load2d_cycles(op, hw, fractals), moved_bytes=op.moved_bytes(fractals))
+    fractals, k_fractals = _counts(op, counts)
+    cost = load2d_cycles(op, hw, fractals, k_fractals)
+    return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals, k_fractals))
 
 
-_RECORDS: dict[type, Callable[..., Any]] = {MmadOp: _mmad_record, Load2dOp: _load2d_record}
+def _gm_record(
+    op: Nd2NzOp | FixpipeOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
+) -> OpRecord:
+    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid fractals
+    (pipe time, the GM traffic at its runs' efficiency, the round trip of that size)."""
+    rows, cols = _counts(op, counts)
+    fractals = (rows, cols)
+    if isinstance(op, Nd2NzOp):
+        cost, to_gm = nd2nz_cycles(op, hw, fractals), op.moved_bytes(fractals)
+    else:
+        cost, to_gm = fixpipe_cycles(op, hw, fractals), fixpipe_out_bytes(op, fractals)
+    if not base.gm_bytes:  # into UB / L1: no GM side
+        return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals))
+    efficiency = hw.gm_efficiency(op.gm_burst_bytes(fractals))
+    return replace(
+        base,
+        cost=cost,
+        moved_bytes=op.moved_bytes(fractals),
+        gm_bytes=ceil(to_gm / efficiency),
+        latency=gm_latency_cycles(hw, base.path, to_gm),
+    )
+
+
+_RECORDS: dict[type, Callable[..., Any]] = {
+    MmadOp: _mmad_record,
+    Load2dOp: _load2d_record,
+    Nd2NzOp: _gm_record,
+    FixpipeOp: _gm_record,
+}
 """How each ragged op class's record for some fractal counts is made from the whole one."""
 
 
 def ragged_records(op: TileOp, base: OpRecord, hw: HardwareModel) -> list[OpRecord]:
     """The records of a ragged ``op`` (see the module docstring): ``base`` (the whole op's)
     with the cost and work of each combination of fractal counts, 1 .. whole per axis."""
-    ranges = [range(1, whole + 1) for _, whole in ragged_axes(op)]
+    ranges = [range(1, whole + 1) for _, whole, _ in ragged_axes(op)]
     make = _RECORDS[type(op)]
     return [make(op, base, hw, counts) for counts in product(*ranges)]
 
@@ -76,7 +140,7 @@ def record_index(op: TileOp, first: int, name: Callable[[SSAValue], str]) -> str
     starting at ``first``; ``name``: the Python name of an SSA value."""
     axes = ragged_axes(op)
     terms = [str(first)]
-    for i, (extent, whole) in enumerate(axes):
-        stride = prod(w for _, w in axes[i + 1 :])
-        terms.append(f"(min(-(-{name(extent)} // 16), {whole}) - 1) * {stride}")
+    for i, (extent, whole, size) in enumerate(axes):
+        stride = prod(w for _, w, _ in axes[i + 1 :])
+        terms.append(f"(min(-(-{name(extent)} // {size}), {whole}) - 1) * {stride}")
     return " + ".join(terms)

@@ -101,10 +101,11 @@ def module_preset(op: Operation) -> HardwareModel:
     return target_of(op).hw
 
 
-def leading_fractals(whole: int, extent: int | None) -> int:
-    """The 16-element fractals, of an axis of ``whole``, that hold its leading ``extent``
-    elements (a ragged op's valid ones; None: all of them)."""
-    return whole if extent is None else min(whole, -(-extent // 16))
+def leading_fractals(whole: int, extent: int | None, size: int = 16) -> int:
+    """The ``size``-element fractals (16, or an NZ buffer's C0), of an axis of ``whole``,
+    that hold its leading ``extent`` elements (a ragged op's valid ones; None: all of
+    them)."""
+    return whole if extent is None else min(whole, -(-extent // size))
 
 
 def require_extent(op: Operation, name: str, extent: SSAValue | None, whole: int) -> None:

@@ -76,7 +76,9 @@ class MmadOp(TileOp):
     ``ceil(n / 16)`` leading N fractals are multiplied: the accumulator's fractals past
     them are left as they were, and the cube charges only the valid fractals
     (:meth:`valid_fractals`). Absent: the whole buffers. When constant, ``1 <= m <=
-    M1 * 16`` and ``1 <= n <= N1 * 16`` (verified).
+    M1 * 16`` and ``1 <= n <= N1 * 16`` (verified). ``k`` (``MmadParams`` k) likewise:
+    the valid K of a ragged last K step (K's fractals not a multiple of the step), only
+    the leading ``ceil(k / K0)`` K fractals multiplied (:meth:`k_fractals`).
     """
 
     name = "tile.mmad"
@@ -88,17 +90,26 @@ class MmadOp(TileOp):
     init = operand_def(I1)
     m = opt_operand_def(IndexType)
     n = opt_operand_def(IndexType)
+    k = opt_operand_def(IndexType)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$a `,` $b `,` $c `,` $init (`m` $m^)? (`n` $n^)? attr-dict `:` type($a) `,` "
+        "$a `,` $b `,` $c `,` $init (`m` $m^)? (`n` $n^)? (`k` $k^)? attr-dict `:` type($a) `,` "
         "type($b) `,` type($c)"
     )
 
-    def __init__(self, a, b, c, init, m: SSAValue | None = None, n: SSAValue | None = None) -> None:
-        super().__init__(
-            operands=[a, b, c, init, [] if m is None else [m], [] if n is None else [n]]
-        )
+    def __init__(
+        self,
+        a,
+        b,
+        c,
+        init,
+        m: SSAValue | None = None,
+        n: SSAValue | None = None,
+        k: SSAValue | None = None,
+    ) -> None:
+        extents = [[] if v is None else [v] for v in (m, n, k)]
+        super().__init__(operands=[a, b, c, init, *extents])
 
     def verify_(self) -> None:
         require_scope(self, self.a, ("L0A",), "the left operand")
@@ -139,8 +150,18 @@ class MmadOp(TileOp):
                 f"{fractal_k0(memref_element(self.a))} elements "
                 f"(K0 = {FRACTAL_ROW_BYTES} B / element size)"
             )
-        for name, extent, whole in (("m", self.m, m1 * 16), ("n", self.n, sb[1] * 16)):
+        for name, extent, whole in (
+            ("m", self.m, m1 * 16),
+            ("n", self.n, sb[1] * 16),
+            ("k", self.k, k1 * k0),
+        ):
             require_extent(self, name, extent, whole)
+
+    def k_fractals(self, k: int | None = None) -> int:
+        """K fractals the op multiplies when its ``k`` operand is ``k`` elements (None: the
+        whole buffer)."""
+        _, k1, _, k0 = memref_shape(self.a)
+        return leading_fractals(k1, k, k0)
 
     def valid_fractals(self, m: int | None = None, n: int | None = None) -> tuple[int, int]:
         """(M fractals, N fractals) the op multiplies when its ``m`` / ``n`` operands are

@@ -66,21 +66,61 @@ from tilegraph.dialects.tile.padding import RuntimePadding
 
 @irdl_op_definition
 class Nd2NzOp(TileOp):
-    """``tile.nd2nz %src[offsets] to %dst``: a GM ND window of rows x cols (the last two dims;
-    leading offsets pick the batch) into an L1 NZ buffer ``(C1, R1, 16, C0)`` (leading dims
-    of 1 allowed: a batch slice), zero padded; into UB on a decoupled preset's vector core
-    (Ascend C's ND2NZ DataCopy to VECIN)."""
+    """``tile.nd2nz %src[offsets] to %dst (rows %r)? (cols %c)?``: a GM ND window of rows x
+    cols (the last two dims; leading offsets pick the batch) into an L1 NZ buffer
+    ``(C1, R1, 16, C0)`` (leading dims of 1 allowed: a batch slice), zero padded; into UB
+    on a decoupled preset's vector core (Ascend C's ND2NZ DataCopy to VECIN).
+
+    ``rows`` / ``cols`` (optional ``index`` operands, in elements): the valid rows / columns
+    of the window (Ascend C's ``Nd2NzParams`` nValue / dValue: a matmul's ragged last M or
+    N block moves only the rows its ``mmad`` multiplies). Only that leading part of the
+    window is read; the rest of ``dst`` reads as zero, as past the source's end. The
+    cost model charges the ``ceil(rows / 16)`` x ``ceil(cols / C0)`` fractals it fills
+    (:meth:`valid_fractals`). When constant, within what ``dst`` holds (verified).
+    """
 
     name = "tile.nd2nz"
     PIPE: ClassVar[str] = "MTE2"
     src = operand_def(MemRefType)
     offsets = var_operand_def(IndexType)
     dst = operand_def(MemRefType)
+    valid_rows = opt_operand_def(IndexType)
+    valid_cols = opt_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-    assembly_format = "$src `[` $offsets `]` `to` $dst attr-dict `:` type($src) `to` type($dst)"
+    assembly_format = (
+        "$src `[` $offsets `]` `to` $dst (`rows` $valid_rows^)? (`cols` $valid_cols^)? "
+        "attr-dict `:` type($src) `to` type($dst)"
+    )
 
-    def __init__(self, src, offsets, dst):
-        super().__init__(operands=[src, offsets, dst])
+    def __init__(
+        self,
+        src,
+        offsets,
+        dst,
+        rows: SSAValue | None = None,
+        cols: SSAValue | None = None,
+    ):
+        super().__init__(
+            operands=[
+                src,
+                offsets,
+                dst,
+                [] if rows is None else [rows],
+                [] if cols is None else [cols],
+            ]
+        )
+
+    def whole_fractals(self) -> tuple[int, int]:
+        """(R1, C1): the fractal rows and columns ``dst`` holds."""
+        c1, r1 = memref_shape(self.dst)[-4:-2]
+        return r1, c1
+
+    def valid_fractals(self, rows: int | None = None, cols: int | None = None) -> tuple[int, int]:
+        """(row fractals, column fractals) filled when ``rows`` x ``cols`` elements are
+        valid (None: all of that axis)."""
+        r1, c1 = self.whole_fractals()
+        return leading_fractals(r1, rows), leading_fractals(c1, cols, memref_shape(self.dst)[-1])
 
     def verify_(self) -> None:
         require_scope(self, self.src, ("GM",), "the source")
@@ -90,12 +130,23 @@ class Nd2NzOp(TileOp):
             raise VerifyException(f"'{self.name}': the destination must be NZ (C1, R1, 16, C0)")
         if len(self.offsets) != len(memref_shape(self.src)):
             raise VerifyException(f"'{self.name}': expected one offset per source dim")
+        r1, c1 = self.whole_fractals()
+        require_extent(self, "rows", self.valid_rows, 16 * r1)
+        require_extent(self, "cols", self.valid_cols, dst[-1] * c1)
 
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.dst)
+    def moved_bytes(self, fractals: tuple[int, int] | None = None) -> int:
+        """Bytes into ``dst``: all of it, or ``fractals`` (rows, columns) of its fractals
+        (a ragged instance)."""
+        whole = buffer_bytes(self.dst)
+        if fractals is None:
+            return whole
+        r1, c1 = self.whole_fractals()
+        return whole * fractals[0] * fractals[1] // (r1 * c1)
 
-    def gm_burst_bytes(self) -> int | None:
+    def gm_burst_bytes(self, fractals: tuple[int, int] | None = None) -> int | None:
         c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
+        if fractals is not None:
+            r1, c1 = fractals
         return contiguous_run(
             (r1 * r0, c1 * c0),
             memref_shape(self.src),
@@ -144,7 +195,8 @@ LOAD2D_MODES = ("copy", "swap", "transpose", "transpose_fractals")
 
 @irdl_op_definition
 class Load2dOp(TileOp):
-    """``tile.load2d %src[i, j] to %dst {mode}``: fractals from L1 into L0A/L0B.
+    """``tile.load2d %src[i, j] to %dst (valid %v)? (k %k)? {mode}``: fractals from L1 into
+    L0A/L0B.
 
     ``dst[a, b]`` takes the fractal ``src[i + a, j + b]`` (``copy``), ``src[i + b, j + a]``
     (``swap``: NZ -> ZZ for the left operand), that fractal transposed (``transpose``:
@@ -156,7 +208,10 @@ class Load2dOp(TileOp):
     that the ``mmad`` reading ``dst`` multiplies (its ``m`` / ``n``: a matmul's ragged last
     block). Only the leading ``ceil(valid / 16)`` fractals along ``dst``'s M (L0A: dim 0)
     or N (L0B: dim 1) axis are loaded, and charged (:meth:`ragged_fractals`); the others
-    read as zero, as a ``mmad`` given ``m`` / ``n`` never reads them.
+    read as zero, as a ``mmad`` given ``m`` / ``n`` never reads them. ``k`` (optional
+    ``index``, in elements) likewise: the K that ``mmad`` multiplies (its ``k``: a ragged
+    last K step), the leading ``ceil(k / K0)`` fractals along ``dst``'s K axis (L0A: dim
+    1, L0B: dim 0; :meth:`k_fractals`).
     """
 
     name = "tile.load2d"
@@ -166,19 +221,46 @@ class Load2dOp(TileOp):
     col = operand_def(IndexType)
     dst = operand_def(MemRefType)
     valid = opt_operand_def(IndexType)
+    valid_k = opt_operand_def(IndexType)
     mode = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
-        "$src `[` $row `,` $col `]` `to` $dst (`valid` $valid^)? attr-dict `:` type($src) "
-        "`to` type($dst)"
+        "$src `[` $row `,` $col `]` `to` $dst (`valid` $valid^)? (`k` $valid_k^)? attr-dict "
+        "`:` type($src) `to` type($dst)"
     )
 
-    def __init__(self, src, row, col, dst, mode: str = "copy", valid: SSAValue | None = None):
+    def __init__(
+        self,
+        src,
+        row,
+        col,
+        dst,
+        mode: str = "copy",
+        valid: SSAValue | None = None,
+        k: SSAValue | None = None,
+    ):
         super().__init__(
-            operands=[src, row, col, dst, [] if valid is None else [valid]],
+            operands=[
+                src,
+                row,
+                col,
+                dst,
+                [] if valid is None else [valid],
+                [] if k is None else [k],
+            ],
             properties={"mode": StringAttr(mode)},
         )
+
+    @property
+    def k_axis(self) -> int:
+        """The K axis of ``dst``: 1 in L0A's ZZ ``(M1, K1, 16, K0)``, 0 in L0B's ZN."""
+        return 1 if scope_of(self.dst) == "L0A" else 0
+
+    def k_fractals(self, k: int | None = None) -> int:
+        """Fractals loaded along :attr:`k_axis` when ``k`` elements are valid (None: all)."""
+        dst = memref_shape(self.dst)
+        return leading_fractals(dst[self.k_axis], k, dst[-1])
 
     @property
     def ragged_axis(self) -> int:
@@ -209,12 +291,18 @@ class Load2dOp(TileOp):
                 f"{list(inner)} fractals, not {list(dst[2:])}"
             )
         require_extent(self, "valid", self.valid, 16 * self.ragged_fractals())
+        require_extent(self, "k", self.valid_k, dst[-1] * self.k_fractals())
 
-    def moved_bytes(self, fractals: int | None = None) -> int:
+    def moved_bytes(self, fractals: int | None = None, k_fractals: int | None = None) -> int:
         """Bytes into ``dst``: all of it, or ``fractals`` of its fractals along
-        :attr:`ragged_axis` (a ragged instance)."""
+        :attr:`ragged_axis` and ``k_fractals`` along :attr:`k_axis` (a ragged instance;
+        None: all along that axis)."""
         whole = buffer_bytes(self.dst)
-        return whole if fractals is None else whole * fractals // self.ragged_fractals()
+        if fractals is not None:
+            whole = whole * fractals // self.ragged_fractals()
+        if k_fractals is not None:
+            whole = whole * k_fractals // self.k_fractals()
+        return whole
 
 
 C04_LANES = 4
@@ -372,8 +460,8 @@ REQUANT_C0 = 32
 
 @irdl_op_definition
 class FixpipeOp(TileOp):
-    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) {layout, relu, rows, cols,
-    zero_point}``: L0C out.
+    """``tile.fixpipe %src to %dst[offsets] (bias %b) (deq %s) (m %m) (n %n) {layout, relu,
+    rows, cols, zero_point}``: L0C out.
 
     ``src`` is the NZ accumulator ``(N1, M1, 16, 16)``. ``layout = "nd"`` writes it as an
     (M, N) matrix window into the last two dims of ``dst`` at ``offsets``; ``"nc1hwc0"``
@@ -396,6 +484,13 @@ class FixpipeOp(TileOp):
     ``nc1hwc0`` destination has C0 = 32: accumulator fractal ``n`` fills
     lanes ``16·(n mod 2)`` on of C1 slice ``n // 2`` (an odd last fractal leaves the upper
     lanes of its slice 0), and ``offsets`` count the destination's slices.
+
+    ``m`` / ``n`` (optional ``index`` operands, in elements; ``nd`` and ``nz`` only): the
+    valid rows / columns of the tile (Ascend C's ``FixpipeParams`` mSize / nSize: a
+    matmul's ragged last block writes only its valid part). Only the leading ``m`` x ``n``
+    elements (``nz``: the fractals holding them) are written; the rest of ``dst`` keeps
+    what it held. The cost model charges the ``ceil(m / 16)`` x ``ceil(n / 16)``
+    accumulator fractals read and written (:meth:`valid_fractals`).
     """
 
     name = "tile.fixpipe"
@@ -405,6 +500,8 @@ class FixpipeOp(TileOp):
     offsets = var_operand_def(IndexType)
     bias = opt_operand_def(MemRefType)
     deq = opt_operand_def(MemRefType)
+    m = opt_operand_def(IndexType)
+    n = opt_operand_def(IndexType)
     layout = prop_def(StringAttr)
     relu = opt_prop_def(BoolAttr)
     rows = opt_prop_def(IntegerAttr)
@@ -414,7 +511,7 @@ class FixpipeOp(TileOp):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
         "$src `to` $dst `[` $offsets `]` (`bias` $bias^ `:` type($bias))? "
-        "(`deq` $deq^ `:` type($deq))? attr-dict "
+        "(`deq` $deq^ `:` type($deq))? (`m` $m^)? (`n` $n^)? attr-dict "
         "`:` type($src) `to` type($dst)"
     )
 
@@ -431,6 +528,8 @@ class FixpipeOp(TileOp):
         rows: int | None = None,
         cols: int | None = None,
         zero_point: int | None = None,
+        m: SSAValue | None = None,
+        n: SSAValue | None = None,
     ):
         props: dict[str, Any] = {"layout": StringAttr(layout)}
         if zero_point is not None:
@@ -441,7 +540,7 @@ class FixpipeOp(TileOp):
             props["rows"] = IntegerAttr(rows, i64)
         if cols is not None:
             props["cols"] = IntegerAttr(cols, i64)
-        optional = [[] if v is None else [v] for v in (bias, deq)]
+        optional = [[] if v is None else [v] for v in (bias, deq, m, n)]
         super().__init__(operands=[src, dst, offsets, *optional], properties=props)
 
     def verify_(self) -> None:
@@ -484,6 +583,16 @@ class FixpipeOp(TileOp):
             )
         if len(self.offsets) != len(memref_shape(self.dst)):
             raise VerifyException(f"'{self.name}': expected one offset per destination dim")
+        if (self.m is not None or self.n is not None) and layout == "nc1hwc0":
+            raise VerifyException(f"'{self.name}': valid m / n are for the nd and nz layouts")
+        require_extent(self, "m", self.m, 16 * src[1])
+        require_extent(self, "n", self.n, 16 * src[0])
+
+    def valid_fractals(self, m: int | None = None, n: int | None = None) -> tuple[int, int]:
+        """(M fractals, N fractals) of the accumulator written when ``m`` x ``n`` elements
+        are valid (None: all of that axis)."""
+        n1, m1 = memref_shape(self.src)[:2]
+        return leading_fractals(m1, m), leading_fractals(n1, n)
 
     def _verify_conversion(self) -> None:
         src, dst = str(memref_element(self.src)), str(memref_element(self.dst))
@@ -521,13 +630,21 @@ class FixpipeOp(TileOp):
             return self.cols.value.data
         return memref_shape(self.dst)[3]
 
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.src)
+    def moved_bytes(self, fractals: tuple[int, int] | None = None) -> int:
+        """Accumulator bytes read: all of it, or ``fractals`` (M, N) of its fractals (a
+        ragged instance)."""
+        whole = buffer_bytes(self.src)
+        if fractals is None:
+            return whole
+        n1, m1 = memref_shape(self.src)[:2]
+        return whole * fractals[0] * fractals[1] // (m1 * n1)
 
-    def gm_burst_bytes(self) -> int | None:
+    def gm_burst_bytes(self, fractals: tuple[int, int] | None = None) -> int | None:
         if scope_of(self.dst) != "GM" or self.layout.data == "nz":
             return None  # whole fractals, 512 B each for 16-bit data
         n1, m1, m0, n0 = memref_shape(self.src)
+        if fractals is not None:
+            m1, n1 = fractals
         dst = memref_shape(self.dst)
         if self.layout.data == "nc1hwc0":  # per C1 slice: rows x W pixels of C0 channels
             assert self.rows is not None

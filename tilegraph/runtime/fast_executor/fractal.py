@@ -22,6 +22,7 @@ from tilegraph.runtime.tile_interpreter.fractal import (
     img2col_padded,
     load_fractals,
     zero_past_valid,
+    zero_past_valid_nz,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
@@ -34,6 +35,7 @@ def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
     rank = len(memref_shape(op.src))
     if batched[0] or not batched[rank + 1]:
         return None  # a batched source (never lowered so), or items writing one buffer
+    given = (op.valid_rows is not None, op.valid_cols is not None)
     c1, r1, r0, c0 = memref_shape(op.dst)[-4:]
     extent = (*(1,) * (rank - 2), r1 * r0, c1 * c0)
     single = kernel_of(op)
@@ -49,6 +51,10 @@ def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
             dst.reshape(count, c1, r1, r0, c0, copy=False)[...] = nz
         except ValueError:  # a destination whose dims do not merge: through a copy
             dst[...] = nz.reshape(dst.shape)
+        if any(given):  # a ragged block's rows / columns past its valid ones read as zero
+            valid = iter(rest[rank + 1 :])
+            rows, cols = (next(valid) if has else None for has in given)
+            zero_past_valid_nz(op, dst, rows, cols)
         copy_cut_items(single, (src, *rest), batched, cut)
         return ()
 
@@ -64,8 +70,8 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: Any) -> tuple[()]:
         src = src.reshape(*src.shape[:lead], *src.shape[-4:])
         load_fractals(src, i, j, dst, mode)
-        if valid:  # one per tile (or one for all): the fractals past it read as zero
-            zero_past_valid(op, dst, valid[0])
+        # one extent per tile (or one for all): the fractals past it read as zero
+        zero_past_valid(op, dst, valid)
         return ()
 
     return run
@@ -88,9 +94,16 @@ def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
     has_bias = op.bias is not None
     has_deq = op.deq is not None
     dst_batched = batched[1]
+    n1, m1 = memref_shape(op.src)[:2]
+    valid_at = rank + has_bias + has_deq
+    whole = [16 * m1] * (op.m is not None) + [16 * n1] * (op.n is not None)
 
     def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
         count = len(src)
+        if any(np.any(np.asarray(v) < w) for v, w in zip(rest[valid_at:], whole, strict=True)):
+            # a ragged block among the items: it writes its valid part only, item by item
+            copy_cut_items(single, (src, dst, *rest), batched, np.arange(count))
+            return ()
         width = dst.shape[dst_batched + 3] if dst.ndim - dst_batched > 3 else 0
         bias = None
         if has_bias:

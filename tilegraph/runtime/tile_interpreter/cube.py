@@ -15,15 +15,14 @@ def mmad(op: MmadOp) -> Kernel:
     """The product on fractal layouts; any leading dims of ``a`` and ``b`` are a batch of
     tiles, and the accumulator has the batch they broadcast to. With ``m`` / ``n``
     operands, only the valid leading fractals (:meth:`MmadOp.valid_fractals`)."""
-    has_m, has_n = op.m is not None, op.n is not None
-    if not has_m and not has_n:
+    has = (op.m is not None, op.n is not None, op.k is not None)
+    if not any(has):
         return fractal_product
 
     def ragged(a: np.ndarray, b: np.ndarray, c: np.ndarray, init: bool, *extents: int):
         given = iter(extents)
-        m = int(next(given)) if has_m else None
-        n = int(next(given)) if has_n else None
-        return ragged_product(op, a, b, c, init, m, n)
+        m, n, k = (int(next(given)) if h else None for h in has)
+        return ragged_product(op, a, b, c, init, m, n, k)
 
     return ragged
 
@@ -36,14 +35,17 @@ def ragged_product(
     init: bool,
     m: int | None,
     n: int | None,
+    k: int | None = None,
 ) -> tuple[()]:
-    """:func:`fractal_product` on the leading ``m`` rows / ``n`` columns' fractals only
-    (views of the operands: the accumulator's other fractals keep their values)."""
+    """:func:`fractal_product` on the leading ``m`` rows / ``n`` columns' fractals only,
+    over the leading ``k`` K fractals (views of the operands: the accumulator's other
+    fractals keep their values, the operands' K fractals past ``k`` are not read)."""
     mf, nf = op.valid_fractals(m, n)
+    kf = op.k_fractals(k)
     valid = c[..., :nf, :mf, :, :]
     # fractal_product writes through reshapes of its accumulator: a contiguous one
     part = np.ascontiguousarray(valid)
-    fractal_product(a[..., :mf, :, :, :], b[..., :, :nf, :, :], part, init)
+    fractal_product(a[..., :mf, :kf, :, :], b[..., :kf, :nf, :, :], part, init)
     valid[...] = part
     return ()
 

@@ -8,7 +8,7 @@ and a batch of tiles run the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,19 +27,42 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 def nd2nz(op: Nd2NzOp) -> Kernel:
     c1, r1, r0, c0 = memref_shape(op.dst)[-4:]
     rank = len(memref_shape(op.src))
+    given = (op.valid_rows is not None, op.valid_cols is not None)
 
     def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-        offsets, dst = rest[:rank], rest[rank]
+        offsets, dst, valid = rest[:rank], rest[rank], iter(rest[rank + 1 :])
         batch = tuple(offsets[:-2])
         plane = np.zeros((r1 * r0, c1 * c0), dst.dtype)
+        # the valid rows / columns only (Nd2NzParams nValue / dValue); the rest stays zero
+        extent = tuple(
+            min(int(next(valid)), whole) if has else whole
+            for has, whole in zip(given, plane.shape, strict=True)
+        )
         matrix = src[batch]
-        found = window(plane.shape, plane.shape, matrix.shape, (0, 0), offsets[-2:])
+        found = window(extent, plane.shape, matrix.shape, (0, 0), offsets[-2:])
         if found is not None:
             plane[found[0]] = matrix[found[1]]
         dst[...] = plane.reshape(r1, r0, c1, c0).transpose(2, 0, 1, 3)
         return ()
 
     return run
+
+
+def zero_past_valid_nz(op: Nd2NzOp, dst: np.ndarray, rows: Any, cols: Any) -> None:
+    """The elements of a batch of NZ tiles ``dst`` (``(count, ..., C1, R1, 16, C0)``) past
+    ``op``'s valid ``rows`` / ``cols`` (None: that axis whole; an int, or an array of one
+    per tile) read as zero (:class:`Nd2NzOp`)."""
+    c1, r1, r0, c0 = dst.shape[-4:]
+    nz = dst.reshape(len(dst), c1, r1, r0, c0)
+    for valid, positions in (
+        (rows, np.arange(r1 * r0).reshape(1, 1, r1, r0, 1)),
+        (cols, (np.arange(c1)[:, None] * c0 + np.arange(c0)).reshape(1, c1, 1, 1, c0)),
+    ):
+        if valid is not None:
+            limit = np.broadcast_to(np.asarray(valid), (len(dst),)).reshape(-1, 1, 1, 1, 1)
+            np.copyto(nz, 0, where=positions >= limit)
+    if not np.shares_memory(nz, dst):
+        dst[...] = nz.reshape(dst.shape)
 
 
 @tile_kernel(Nz2NdOp)
@@ -78,21 +101,31 @@ def load2d(op: Load2dOp) -> Kernel:
 
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
-        if valid:
-            zero_past_valid(op, dst, valid[0])
+        zero_past_valid(op, dst, valid)
         return ()
 
     return run
 
 
-def zero_past_valid(op: Load2dOp, dst: np.ndarray, valid: int | np.ndarray) -> None:
-    """The fractals of ``dst`` past ``op``'s ``valid`` elements along its ragged axis read
-    as zero (:class:`Load2dOp`); ``valid`` an array: one per leading batch index of ``dst``."""
-    axis = dst.ndim - 4 + op.ragged_axis
-    count = np.ceil(np.asarray(valid) / 16).astype(np.int64)
+def zero_past_valid(op: Load2dOp, dst: np.ndarray, extents: Sequence[Any]) -> None:
+    """The fractals of ``dst`` past ``op``'s valid elements read as zero (:class:`Load2dOp`):
+    ``extents`` are its ``valid`` / ``k`` operands' values, those it has, each an int or an
+    array of one per leading batch index of ``dst``."""
+    given = iter(extents)
+    for has, axis, size in (
+        (op.valid is not None, op.ragged_axis, 16),
+        (op.valid_k is not None, op.k_axis, dst.shape[-1]),
+    ):
+        if has:
+            _zero_from(dst, dst.ndim - 4 + axis, -(-np.asarray(next(given)) // size))
+
+
+def _zero_from(dst: np.ndarray, axis: int, count: np.ndarray) -> None:
+    """``dst``'s entries along ``axis`` from ``count`` on set to zero (``count`` 0-d, or one
+    per leading index of ``dst``). Only the tiles with entries past their count are
+    written, one distinct count at a time (in a batch of tiles, usually the last block's):
+    the others are left untouched."""
     before = (slice(None),) * (axis - count.ndim)
-    # only the tiles with fractals past their count, one distinct count at a time (in a
-    # batch of tiles, usually the last block's): the others are left untouched
     for first in np.unique(count[count < dst.shape[axis]]).tolist():
         if count.ndim == 0:
             dst[(*before, slice(first, None))] = 0
@@ -292,18 +325,35 @@ def _c0_pairs(tile: np.ndarray) -> np.ndarray:
     return np.moveaxis(pairs, -3, -2)
 
 
+def fixpipe_valid(op: FixpipeOp, tile: np.ndarray, m: int | None, n: int | None) -> np.ndarray:
+    """The part of a fixpipe ``tile`` (from :func:`fixpipe_tiles`) that its valid ``m`` x
+    ``n`` elements leave (None: that axis whole): ``nd`` rows / columns, ``nz`` the
+    fractals holding them."""
+    if m is None and n is None:
+        return tile
+    if op.layout.data == "nz":
+        mf, nf = op.valid_fractals(m, n)
+        return tile[..., :nf, :mf, :, :]
+    rows, cols = tile.shape[-2:]
+    return tile[..., : rows if m is None else m, : cols if n is None else n]
+
+
 @tile_kernel(FixpipeOp)
 def fixpipe(op: FixpipeOp) -> Kernel:
     tiles = fixpipe_tiles(op)
     rank = len(memref_shape(op.dst))
     has_bias = op.bias is not None
     has_deq = op.deq is not None
+    has_m, has_n = op.m is not None, op.n is not None
 
     def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
         offsets = rest[:rank]
         bias = rest[rank].reshape(src.shape[0], 1, 1, 16) if has_bias else None
         deq = rest[rank + has_bias].reshape(src.shape[0], 1, 1, 16) if has_deq else None
-        tile = tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0, deq)
+        valid = iter(rest[rank + has_bias + has_deq :])
+        m = int(next(valid)) if has_m else None
+        n = int(next(valid)) if has_n else None
+        tile = fixpipe_valid(op, tiles(src, bias, dst.shape[3] if dst.ndim > 3 else 0, deq), m, n)
         found = window(tile.shape, tile.shape, dst.shape, [0] * rank, offsets)
         if found is not None:
             cast_into(dst, found[1], tile[found[0]])

@@ -299,29 +299,32 @@ def _batch_offsets(
     return lead_offsets(b, op.arg, batch_ivs, kept, op.groups)
 
 
-def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1) -> None:
-    """A's (M, K) window at fractal offsets (m_off, k_off) GM -> L1 as NZ."""
+def _fill_a(b: KernelBuilder, p: MatmulPlan, batch, m_off, k_off, buf_l1, m_valid, k_valid) -> None:
+    """A's (M, K) window at fractal offsets (m_off, k_off) GM -> L1 as NZ (an ND A: its
+    first ``m_valid`` rows and ``k_valid`` K when given, a ragged block's or K window's)."""
     a = p.a
     zero = b.index(0)
     if a.layout == "nd":
         outer = _batch_offsets(b, a, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(m_off, FRACTAL))
+        valid = (k_valid, m_valid)
         if not a.transposed:
             rows, cols = (b.affine(m_off, FRACTAL), b.affine(k_off, p.k0))
-        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1))
+            valid = (m_valid, k_valid)
+        b.add(Nd2NzOp(a.arg, [*outer, rows, cols], buf_l1, *valid))
     else:  # NZ of (..., M, K): (..., K1, M1, 16, 16)
         outer = _batch_offsets(b, a, batch, 4)
         b.add(CopyOp(a.arg, [*outer, k_off, m_off, zero, zero], buf_l1, [zero] * (len(outer) + 4)))
 
 
-def _a_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, m_valid) -> None:
+def _a_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, m_valid, k_valid) -> None:
     """The base block at K fractal ``k_in_l1`` of A's L1 window into L0A as ZZ (its first
-    ``m_valid`` rows' fractals when given: a ragged block)."""
+    ``m_valid`` rows' and ``k_valid`` K's fractals when given: a ragged block, K step)."""
     zero = b.index(0)
     if p.a.layout == "nd" and p.a.transposed:  # L1 holds (M1, K1): K on the columns
-        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose_fractals", m_valid))
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose_fractals", m_valid, k_valid))
     else:  # L1 holds (K1, M1)
-        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "swap", m_valid))
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "swap", m_valid, k_valid))
 
 
 def _b_holds_kn(p: MatmulPlan) -> bool:
@@ -329,16 +332,19 @@ def _b_holds_kn(p: MatmulPlan) -> bool:
     return p.b.transposed or p.b.layout == "fz"
 
 
-def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> None:
-    """B's (K, N) window at fractal offsets (k_off, n_off) GM -> L1."""
+def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1, n_valid, k_valid) -> None:
+    """B's (K, N) window at fractal offsets (k_off, n_off) GM -> L1 (an ND B: its first
+    ``n_valid`` columns and ``k_valid`` K when given, a ragged block's or K window's)."""
     op = p.b
     zero = b.index(0)
     if op.layout == "nd":
         outer = _batch_offsets(b, op, batch, 2)
         rows, cols = (b.affine(k_off, p.k0), b.affine(n_off, FRACTAL))
+        valid = (k_valid, n_valid)
         if op.transposed:
             rows, cols = (b.affine(n_off, FRACTAL), b.affine(k_off, p.k0))
-        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1))
+            valid = (n_valid, k_valid)
+        b.add(Nd2NzOp(op.arg, [*outer, rows, cols], buf_l1, *valid))
     elif op.layout == "nz":
         # NZ of (K, N) is (N1, K1, 16, 16); NZ of (N, K) is (K1, N1, 16, 16) = ZN already.
         first, second = (k_off, n_off) if op.transposed else (n_off, k_off)
@@ -350,26 +356,29 @@ def _fill_b(b: KernelBuilder, p: MatmulPlan, batch, k_off, n_off, buf_l1) -> Non
         b.add(CopyOp(op.arg, [k_off, n_off, zero, zero], buf_l1, [zero] * 4))
 
 
-def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, n_valid) -> None:
+def _b_to_l0(b: KernelBuilder, p: MatmulPlan, buf_l1, k_in_l1, buf_l0, n_valid, k_valid) -> None:
     """The base block at K fractal ``k_in_l1`` of B's L1 window into L0B as ZN (its first
-    ``n_valid`` columns' fractals when given: a ragged block)."""
+    ``n_valid`` columns' and ``k_valid`` K's fractals when given: a ragged block, K step)."""
     zero = b.index(0)
     if _b_holds_kn(p):
-        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "copy", n_valid))
+        b.add(Load2dOp(buf_l1, k_in_l1, zero, buf_l0, "copy", n_valid, k_valid))
     else:  # (N1, K1) NZ: transposed on the way, K on the columns
-        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose", n_valid))
+        b.add(Load2dOp(buf_l1, zero, k_in_l1, buf_l0, "transpose", n_valid, k_valid))
 
 
-def _valid_extent(b: KernelBuilder, total: int, at: SSAValue, block: int) -> SSAValue | None:
-    """The ``mmad``'s valid rows (or columns) of the block at fractal ``at`` of a ``total``
-    long axis cut in blocks of ``block`` fractals: ``min(block * 16, total - at * 16)``,
-    as Ascend C's ``MmadParams`` m / n (the last block's fractals that remain, not the
-    whole block: CANN's tiling charges the real fractal counts, docs/cycle-model.md).
-    None when the blocks cover the axis's fractals exactly (every block is whole)."""
-    if fractals(total) % block == 0:
+def _valid_extent(
+    b: KernelBuilder, total: int, at: SSAValue, block: int, size: int = FRACTAL
+) -> SSAValue | None:
+    """The ``mmad``'s valid rows (or columns, or K) of the block at fractal ``at`` of a
+    ``total`` long axis cut in blocks of ``block`` fractals of ``size`` elements (16, or
+    K0 along K): ``min(block * size, total - at * size)``, as Ascend C's ``MmadParams`` m
+    / n / k (the last block's fractals that remain, not the whole block: CANN's tiling
+    charges the real fractal counts, docs/cycle-model.md). None when the blocks cover
+    the axis's fractals exactly (every block is whole)."""
+    if fractals(total, size) % block == 0:
         return None
-    rest = b.affine(at, -FRACTAL, total)
-    return b.add(arith.MinSIOp(b.index(block * FRACTAL), rest)).results[0]
+    rest = b.affine(at, -size, total)
+    return b.add(arith.MinSIOp(b.index(block * size), rest)).results[0]
 
 
 def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str | None:
@@ -472,34 +481,40 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
         group = reuse.blocks
         if b_panel:  # B's panel over `group` blocks along M: N outside, groups of M inside
             ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
+            n_valid = _valid_extent(b, p.n, ni, p.n1)
             mg = stack.enter_context(b.loop(fractals(p.m), p.m1 * group, "mg", True))
-            _fill_b(b, p, batch, zero, ni, b_l1)
+            _fill_b(b, p, batch, zero, ni, b_l1, n_valid, _valid_extent(b, p.k, zero, k_pad, p.k0))
             mi = b.add_index(mg, stack.enter_context(b.loop(p.m1 * group, p.m1, "mb")))
+            m_valid = _valid_extent(b, p.m, mi, p.m1)
         else:
             mi = stack.enter_context(b.loop(fractals(p.m), p.m1, "m", True))
+            m_valid = _valid_extent(b, p.m, mi, p.m1)
             if a_panel:  # A's panel over `group` blocks along N
                 ng = stack.enter_context(b.loop(fractals(p.n), p.n1 * group, "ng", True))
-                _fill_a(b, p, batch, mi, zero, a_l1)
+                panel_k = _valid_extent(b, p.k, zero, k_pad, p.k0)
+                _fill_a(b, p, batch, mi, zero, a_l1, m_valid, panel_k)
                 ni = b.add_index(ng, stack.enter_context(b.loop(p.n1 * group, p.n1, "nb")))
             else:
                 ni = stack.enter_context(b.loop(fractals(p.n), p.n1, "n", True))
-        m_valid, n_valid = _valid_extent(b, p.m, mi, p.m1), _valid_extent(b, p.n, ni, p.n1)
+            n_valid = _valid_extent(b, p.n, ni, p.n1)
 
         def k_step(ki: SSAValue, first: SSAValue) -> None:
-            _fill_a(b, p, batch, mi, ki, a_l1)
-            _a_to_l0(b, p, a_l1, zero, a_l0, m_valid)
-            _fill_b(b, p, batch, ki, ni, b_l1)
-            _b_to_l0(b, p, b_l1, zero, b_l0, n_valid)
-            b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
+            k_valid = _valid_extent(b, p.k, ki, p.k1, p.k0)  # MmadParams k: a ragged K step
+            _fill_a(b, p, batch, mi, ki, a_l1, m_valid, k_valid)
+            _a_to_l0(b, p, a_l1, zero, a_l0, m_valid, k_valid)
+            _fill_b(b, p, batch, ki, ni, b_l1, n_valid, k_valid)
+            _b_to_l0(b, p, b_l1, zero, b_l0, n_valid, k_valid)
+            b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid, k_valid))
 
         if group == 1 and reuse.k_steps == 1:
             b.accumulation(p.k_fractals, p.k1, "k", k_step)
         else:  # one L1 window per `k_steps` base blocks (or a panel), then each block L1 -> L0
             with b.loop(p.k_fractals, k_l1, "kc") as kc:
+                window_k = _valid_extent(b, p.k, kc, k_l1, p.k0)
                 if not a_panel:
-                    _fill_a(b, p, batch, mi, kc, a_l1)
+                    _fill_a(b, p, batch, mi, kc, a_l1, m_valid, window_k)
                 if not b_panel:
-                    _fill_b(b, p, batch, kc, ni, b_l1)
+                    _fill_b(b, p, batch, kc, ni, b_l1, n_valid, window_k)
                 with b.loop(k_l1, p.k1, "ks") as ks:
                     k = b.add_index(kc, ks)
                     if k is zero:
@@ -507,9 +522,10 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     else:
                         first = b.add(arith.CmpiOp(k, zero, "eq")).results[0]
                         first.name_hint = "first"
-                    _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0, m_valid)
-                    _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0, n_valid)
-                    b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid))
+                    k_valid = _valid_extent(b, p.k, k, p.k1, p.k0)
+                    _a_to_l0(b, p, a_l1, k if a_panel else ks, a_l0, m_valid, k_valid)
+                    _b_to_l0(b, p, b_l1, k if b_panel else ks, b_l0, n_valid, k_valid)
+                    b.add(MmadOp(a_l0, b_l0, c_l0, first, m_valid, n_valid, k_valid))
         n_elem = b.affine(ni, FRACTAL)
         if bias_l1 is not None and p.bias is not None:
             lead = [zero] * (len(memref_shape(p.bias)) - 1)
@@ -531,20 +547,34 @@ def emit_matmul(body: KernelBody, kernel: CubeKernel, b: KernelBuilder) -> str |
                     deq=deq_l1,
                     layout=layout,
                     **p.fixpipe_options(epilogue.relu),
+                    m=m_valid,  # FixpipeParams mSize / nSize: the valid part only
+                    n=n_valid,
                 )
             )
             store(b, out_ub, out_arg, offsets)
         elif p.nz_out:
+            relu = epilogue.relu
             b.add(
                 FixpipeOp(
-                    c_l0, out_arg, offsets, bias_l1, deq=deq_l1, layout="nz", relu=epilogue.relu
+                    c_l0,
+                    out_arg,
+                    offsets,
+                    bias_l1,
+                    deq=deq_l1,
+                    layout="nz",
+                    relu=relu,
+                    m=m_valid,
+                    n=n_valid,
                 )
             )
         elif acc_ub is None:
             fix = p.fixpipe_options(epilogue.relu)
-            b.add(FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix))
+            b.add(
+                FixpipeOp(c_l0, out_arg, offsets, bias_l1, deq=deq_l1, **fix, m=m_valid, n=n_valid)
+            )
         else:
-            b.add(FixpipeOp(c_l0, acc_ub, [zero] * len(tile), bias_l1, deq=deq_l1))
+            at = [zero] * len(tile)
+            b.add(FixpipeOp(c_l0, acc_ub, at, bias_l1, deq=deq_l1, m=m_valid, n=n_valid))
             if not shared:
                 finish(acc_ub, c_whole, offsets)
             else:

@@ -300,6 +300,8 @@ def _aic_part(fn: func.FuncOp, ws_type: MemRefType, alternate: bool) -> None:
             relu=bridge.relu is not None and bool(bridge.relu.value.data),
             rows=None if bridge.rows is None else bridge.rows.value.data,
             cols=None if bridge.cols is None else bridge.cols.value.data,
+            m=bridge.m,
+            n=bridge.n,
         )
         Rewriter.replace_op(
             bridge,
