@@ -100,7 +100,7 @@ class BatchMergeAfterMatMul(SimplifyRule):
         replace_if_typed(rewriter, op, ops)
 
 
-def _broadcast_unmerged(x: list[int], groups: list[list[int]], y: list[int]) -> list[int] | None:
+def broadcast_unmerged(x: list[int], groups: list[list[int]], y: list[int]) -> list[int] | None:
     """``x`` (a shape broadcasting against the merge of ``y`` by ``groups``) over ``y``'s
     dims: each merged dim of ``x`` the merged size (split as ``y``'s) or 1 (1 in each of
     them); None when a merged dim broadcasts partly."""
@@ -149,7 +149,7 @@ class BroadcastBeforeReshape(SimplifyRule):
             if y[-2:] != merged[-2:] or not isinstance(op.operands[1 - slot].owner, ReshapeOp):
                 continue  # only batch merges, met by another view (the two merge into one)
             groups = merged_groups(y, merged)
-            wide = None if groups is None else _broadcast_unmerged(x, groups, y)
+            wide = None if groups is None else broadcast_unmerged(x, groups, y)
             if wide is None:
                 continue
             ops: list[Operation] = []

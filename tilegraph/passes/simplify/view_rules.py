@@ -165,9 +165,7 @@ class ScaleBeforeMovement(SimplifyRule):
             return
         for slot, value in enumerate(op.operands):
             other = op.operands[1 - slot]
-            movement = (
-                made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
-            )
+            movement = self.movement(value)
             if movement is None:
                 continue
             source = movement.operands[0]
@@ -184,6 +182,11 @@ class ScaleBeforeMovement(SimplifyRule):
             moved = type(movement).make(scaled, *movement.operands[1:], **_attrs(movement))
             replace_if_typed(rewriter, op, [scaled, moved])
             return
+
+    def movement(self, value: SSAValue) -> TransposeOp | ReshapeOp | ExpandOp | None:
+        """The movement producing ``value`` the scale moves before: here one nothing else
+        reads (``scale-before-shared-movement`` takes one read by others too)."""
+        return made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
 
 
 def _left_to_the_product(op: MulOp | DivOp) -> bool:
