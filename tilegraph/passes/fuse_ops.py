@@ -157,6 +157,7 @@ from tilegraph.passes.fuse_materialize import materialize
 from tilegraph.passes.fuse_outputs import merge_output_groups
 from tilegraph.passes.fuse_prepare import PREPARATIONS
 from tilegraph.passes.fuse_rotary_views import rotary_claims
+from tilegraph.passes.fuse_score_bias import split_scores_bias
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -251,7 +252,10 @@ class FuseOpsPass(ModulePass):
             changed = attention_operands_to_nd(block, hw)
             if changed:
                 stats.add("attention-operands-to-nd", changed)
-            grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
+            grown, split = split_scores_bias(fuser.fuse_block(block), list(block.ops), hw)
+            if split:
+                stats.add("score-bias-split", split)
+            grown = _claim_attention(grown, block, hw, stats)
             claimed = _claim_rotary_views(fuser, grown, block, stats)
             claimed, merged = merge_output_groups(fuser, claimed)
             if merged:

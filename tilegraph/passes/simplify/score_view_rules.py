@@ -30,12 +30,15 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
 from tilegraph.dialects.graph.data_movement import ExpandOp
+from tilegraph.dialects.graph.indexing import GatherElementsOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.batch_rules import broadcast_unmerged
 from tilegraph.passes.simplify.match import (
     in_origin_view,
     made_by,
+    one_element_constant,
     replace_if_typed,
     reshaped,
     static_shape,
@@ -145,3 +148,119 @@ class BatchSplitThroughElementwise(SimplifyRule):
             ops.append(type(g).make(*operands, **attrs))
             if replace_if_typed(rewriter, op, ops):
                 return
+
+
+def _kept_axis(axis: int, rank: int) -> int | None:
+    """``axis`` of a rank-``rank`` tensor as its distance from the end (1 or 2) when it is
+    one of the last two dims (which a batch merge keeps), else None."""
+    from_end = rank - axis % rank
+    return from_end if from_end in (1, 2) else None
+
+
+@simplify_rule
+class ScaleBeforeGatherElements(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "scale-before-gather-elements",
+        "Mul | Div(GatherElements(x, i), c) (either operand order), c one constant element, "
+        "x a matmul's result (maybe through a Reshape)",
+        "GatherElements(Mul | Div(x, c), i)",
+        "the gather has no other reader; c of rank at most x's; exact (each gathered element "
+        "is scaled alone either way)",
+        "ORT (transpose optimizer pushes transposes past elementwise ops)",
+    )
+    ROOTS = (MulOp, DivOp)
+
+    def rewrite(self, op: MulOp | DivOp, rewriter: PatternRewriter) -> None:
+        if not in_origin_view(op):
+            return
+        for slot, value in enumerate(op.operands):
+            gather = made_by(value, GatherElementsOp)
+            other = op.operands[1 - slot]
+            if gather is None or not _a_product(gather.data):
+                continue
+            data_type = gather.data.type
+            if not isinstance(data_type, TensorType):
+                continue
+            if not one_element_constant(other, data_type.rank):
+                continue
+            operands = [gather.data, other] if slot == 0 else [other, gather.data]
+            scaled = type(op).make(*operands)
+            if scaled.results[0].type != data_type:
+                scaled.drop_all_references()
+                continue
+            moved = GatherElementsOp.make(scaled, gather.indices, axis=gather.attr("axis"))
+            replace_if_typed(rewriter, op, [scaled, moved])
+            return
+
+
+def _a_product(value: SSAValue) -> bool:
+    """``value`` is a matmul's result, maybe through one Reshape: a scale moved onto it
+    joins the product's epilogue."""
+    owner = value.owner
+    if isinstance(owner, ReshapeOp):
+        owner = owner.data.owner
+    return isinstance(owner, MatMulOp)
+
+
+@simplify_rule
+class BatchMergeAfterGatherElements(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "batch-merge-after-gather-elements",
+        "GatherElements(Reshape(a [P..., M, N] -> [ΠP, M, N]), i [ΠP, m, n], axis) along "
+        "one of the last two dims",
+        "Reshape(GatherElements(a, Reshape(i, [P..., m, n]), axis'), [ΠP, m, n])",
+        "the reshape merges leading (batch) dims only and has no other reader; the indices "
+        "span the merged dim whole; static shapes; exact",
+        "ORT (transpose optimizer pushes reshapes past data movement)",
+    )
+    ROOTS = (GatherElementsOp,)
+
+    def rewrite(self, op: GatherElementsOp, rewriter: PatternRewriter) -> None:
+        found = _batch_merge(op.data)
+        merged, index = static_shape(op.data), static_shape(op.indices)
+        if found is None or merged is None or index is None or not in_origin_view(op):
+            return
+        from_end = _kept_axis(int(op.attr("axis")), len(merged))
+        a = found[0]
+        if from_end is None or index[:-2] != merged[:-2]:
+            return
+        shape = static_shape(a)
+        assert shape is not None  # _batch_merge read it
+        batch = shape[:-2]
+        ops: list[Operation] = []
+        indices = reshaped(op.indices, [*batch, *index[-2:]], ops)
+        ops.append(GatherElementsOp.make(a, indices, axis=len(shape) - from_end))
+        reshaped(ops[-1].results[0], index, ops)
+        replace_if_typed(rewriter, op, ops)
+
+
+@simplify_rule
+class BatchMergeAfterTranspose(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "batch-merge-after-transpose",
+        "Transpose(Reshape(a [P..., M, N] -> [ΠP, M, N]), [0, 2, 1])",
+        "Reshape(Transpose(a, [P's dims..., last two swapped]), [ΠP, N, M])",
+        "the reshape merges leading (batch) dims only and has no other reader; static "
+        "shapes; exact",
+        "ORT (transpose optimizer pushes transposes past reshapes)",
+    )
+    ROOTS = (TransposeOp,)
+
+    def rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        found = _batch_merge(op.data)
+        perm = op.attr("perm")
+        out = static_shape(op.results[0])
+        if found is None or perm is None or list(perm) != [0, 2, 1] or out is None:
+            return
+        if not in_origin_view(op):
+            return
+        a = found[0]
+        rank = len(static_shape(a) or [])
+        ops: list[Operation] = [
+            TransposeOp.make(a, perm=[*range(rank - 2), rank - 1, rank - 2]),
+        ]
+        reshaped(ops[0].results[0], out, ops)
+        replace_if_typed(rewriter, op, ops)
