@@ -98,9 +98,8 @@ def test_disentangled_attention_is_one_flash_kernel(case: str):
     names = [k.ops for k in kernels]
     flash = [k for k in kernels if "graph.softmax" in k.ops]
     assert len(flash) == 1 and flash[0].ops.count("graph.matmul") == 2, names
-    # no kernel of its own for a head split or the scores' merge (p2c's transpose is one)
-    moves = [k.ops for k in kernels if set(k.ops) <= {"graph.reshape", "graph.transpose"}]
-    assert moves == [("graph.transpose",)], names
+    # no kernel of its own for a head split, the scores' merge or p2c's transpose
+    assert not any(set(k.ops) <= {"graph.reshape", "graph.transpose"} for k in kernels), names
     assert sum(k.ops == ("graph.div",) for k in kernels) == 1, names  # K's scale only
 
 

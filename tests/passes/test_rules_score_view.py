@@ -1,7 +1,8 @@
 """The score-view rules (scale-before-shared-movement, batch-split-through-elementwise,
-scale-before-gather-elements, batch-merge-after-gather-elements, batch-merge-after-transpose)
-with batch-merge-after-matmul's constant operand, on DeBERTa-v2's attention at graph level:
-values stay bit-identical, every product multiplies unmerged heads, and near misses stay."""
+scale-before-gather-elements, batch-merge-after-gather-elements, batch-merge-after-transpose,
+transposed-gathered-product) with batch-merge-after-matmul's constant operand, on
+DeBERTa-v2's attention at graph level: values stay bit-identical, every product multiplies
+unmerged heads, and near misses stay."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from tilegraph.builder import GraphBuilder
 
 RULES = (
     "scale-before-shared-movement,batch-split-through-elementwise,scale-before-gather-elements,"
-    "batch-merge-after-gather-elements,batch-merge-after-transpose,batch-merge-after-matmul,"
+    "batch-merge-after-gather-elements,batch-merge-after-transpose,transposed-gathered-product,"
+    "batch-merge-after-matmul,"
     "scale-before-movement,elementwise-before-movement,transpose-between-reshapes,"
     "transpose-compose,reshape-chain,reshape-to-same-shape"
 )
@@ -38,6 +40,8 @@ def test_disentangled_attention_reads_unmerged_heads():
     _check_bitwise(module, PIPELINE, inputs)
     matmuls = _ranks(module, "graph.matmul")
     assert matmuls.count(4) == 4, matmuls  # Q·Kᵀ, c2p, p2c, ·V (the projections are rank 3)
+    gathers = [op.attr("axis") for op in module.walk() if op.name == "graph.gather_elements"]
+    assert sorted(gathers) == [2, 3]  # p2c computed transposed, gathered along its rows
     assert _ranks(module, "graph.gather_elements") == [4, 4]
     divs = [
         (op.operands[0].owner.name, len(op.results[0].type.origin_shape))  # type: ignore[attr-defined]

@@ -21,6 +21,17 @@ elementwise ``g``, the inner reshape merging ``a``'s leading (batch) dims and th
 splitting them back -> ``g(a, y viewed over a's dims)``: the scores keep their unmerged
 batch dims from the product to the softmax (the term ``y`` is viewed instead, or broadcast
 over whole merged dims). Exact: the same operation on the same elements.
+
+The position terms, ``GatherElements(Q·pos_Kᵀ [B·H, S, P], i, -1) / c`` and the p2c one
+transposed, go the same way: ``scale-before-gather-elements`` scales the product's result
+(its epilogue) before the gather, ``batch-merge-after-gather-elements`` and
+``batch-merge-after-transpose`` move the products' batch merges past the gather (the
+indices viewed over the heads) and the transpose, where ``elementwise-before-movement``
+and ``reshape-chain`` cancel them against the scores' final view; and
+``transposed-gathered-product`` computes the transposed term as the transposed product
+``Transpose(GatherElements(s(a·b), i, -1)) -> GatherElements(s(bᵀ·aᵀ), iᵀ, -2)`` (the
+constant position queries fold, the keys' transpose is a view), so no transpose kernel is
+left. Each exact: the same scalings, dot products and selections of the same elements.
 """
 
 from __future__ import annotations
@@ -263,4 +274,73 @@ class BatchMergeAfterTranspose(SimplifyRule):
             TransposeOp.make(a, perm=[*range(rank - 2), rank - 1, rank - 2]),
         ]
         reshaped(ops[0].results[0], out, ops)
+        replace_if_typed(rewriter, op, ops)
+
+
+def _scaled_product(value: SSAValue) -> tuple[MatMulOp, MulOp | DivOp | None] | None:
+    """``(matmul, scale)`` when ``value`` is ``matmul(a, b)`` or ``Mul | Div`` of one by a
+    one-element constant (the product first), each read once, else None."""
+    owner = value.owner
+    scale = None
+    if isinstance(owner, MulOp | DivOp) and use_count(value) == 1 and in_origin_view(owner):
+        product = owner.operands[0]
+        if not one_element_constant(owner.operands[1], len(static_shape(product) or [])):
+            return None
+        scale, value, owner = owner, product, product.owner
+    if not isinstance(owner, MatMulOp) or use_count(value) != 1 or not in_origin_view(owner):
+        return None
+    return owner, scale
+
+
+def _swap_last(value: SSAValue, ops: list[Operation]) -> SSAValue | None:
+    """``value`` with its last two dims swapped (a Transpose appended to ``ops``)."""
+    rank = len(static_shape(value) or [])
+    if rank < 2:
+        return None
+    ops.append(TransposeOp.make(value, perm=[*range(rank - 2), rank - 1, rank - 2]))
+    return ops[-1].results[0]
+
+
+@simplify_rule
+class TransposedGatheredProduct(SimplifyRule):
+    INFO = RuleInfo(
+        None,
+        "transposed-gathered-product",
+        "Transpose(GatherElements(s(MatMul(a, b)), i, last axis), last two swapped), s an "
+        "optional Mul | Div by one constant element",
+        "GatherElements(s(MatMul(bᵀ, aᵀ)), iᵀ, second-to-last axis)",
+        "each op read once; a and b of equal rank (no broadcast); static shapes; exact (the "
+        "same dot products, written transposed)",
+        "ORT (transpose optimizer), XLA (transpose folding into dot)",
+    )
+    ROOTS = (TransposeOp,)
+
+    def rewrite(self, op: TransposeOp, rewriter: PatternRewriter) -> None:
+        gather = made_by(op.data, GatherElementsOp)
+        out = static_shape(op.results[0])
+        if gather is None or out is None or not in_origin_view(op):
+            return
+        rank = len(out)
+        perm = op.attr("perm")
+        if rank < 3 or perm is None or list(perm) != [*range(rank - 2), rank - 1, rank - 2]:
+            return
+        if _kept_axis(int(gather.attr("axis")), rank) != 1:
+            return
+        found = _scaled_product(gather.data)
+        if found is None:
+            return
+        product, scale = found
+        a, b = static_shape(product.lhs), static_shape(product.rhs)
+        if a is None or b is None or len(a) != rank or len(b) != rank:
+            return
+        ops: list[Operation] = []
+        bt, at = _swap_last(product.rhs, ops), _swap_last(product.lhs, ops)
+        it = _swap_last(gather.indices, ops)
+        assert bt is not None and at is not None and it is not None  # rank >= 3
+        ops.append(MatMulOp.make(bt, at))
+        data = ops[-1].results[0]
+        if scale is not None:
+            ops.append(type(scale).make(data, scale.operands[1]))
+            data = ops[-1].results[0]
+        ops.append(GatherElementsOp.make(data, it, axis=rank - 2))
         replace_if_typed(rewriter, op, ops)

@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=scale-before-shared-movement,batch-split-through-elementwise,scale-before-gather-elements,batch-merge-after-gather-elements,batch-merge-after-transpose,reshape-chain,reshape-to-same-shape},constant-fold,algebraic-simplify{only=scale-before-shared-movement,batch-split-through-elementwise,scale-before-gather-elements,batch-merge-after-gather-elements,batch-merge-after-transpose,reshape-chain,reshape-to-same-shape},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=scale-before-shared-movement,batch-split-through-elementwise,scale-before-gather-elements,batch-merge-after-gather-elements,batch-merge-after-transpose,transposed-gathered-product,reshape-chain,reshape-to-same-shape},constant-fold,algebraic-simplify{only=scale-before-shared-movement,batch-split-through-elementwise,scale-before-gather-elements,batch-merge-after-gather-elements,batch-merge-after-transpose,transposed-gathered-product,reshape-chain,reshape-to-same-shape},dce' --split-input-file | filecheck %s
 
 // DeBERTa-v2's keys: the merged head split is read by the division (for Q·Kᵀ) and by the
 // p2c product. The division climbs the split; the split stays for the product.
@@ -79,3 +79,35 @@ func.func @gather_across_the_merge(%x: !layout.tensor<2x3x5x7xf32>, %i: !layout.
 }
 // CHECK-LABEL: func.func @gather_across_the_merge
 // CHECK:      graph.gather_elements %a, %i {axis = 0} : (!layout.tensor<6x5x7xf32>
+
+// -----
+// DeBERTa-v2's p2c term: the keys times the position queries, scaled, gathered along the
+// last axis and transposed. The product is computed transposed (pos·kᵀ) and gathered
+// along its rows by the transposed indices: no transpose of the term is left.
+func.func @transposed_term(%k: !layout.tensor<2x3x5x4xf32>, %pos: !layout.tensor<2x3x4x7xf32>, %i: !layout.tensor<2x3x5x5xi64>) -> !layout.tensor<2x3x5x5xf32> {
+  %c = graph.constant dense<3.4641016> : !layout.tensor<f32>
+  %p = graph.matmul %k, %pos : (!layout.tensor<2x3x5x4xf32>, !layout.tensor<2x3x4x7xf32>) -> !layout.tensor<2x3x5x7xf32>
+  %ps = graph.div %p, %c : (!layout.tensor<2x3x5x7xf32>, !layout.tensor<f32>) -> !layout.tensor<2x3x5x7xf32>
+  %g = graph.gather_elements %ps, %i {axis = -1} : (!layout.tensor<2x3x5x7xf32>, !layout.tensor<2x3x5x5xi64>) -> !layout.tensor<2x3x5x5xf32>
+  %t = graph.transpose %g {perm = [0, 1, 3, 2]} : (!layout.tensor<2x3x5x5xf32>) -> !layout.tensor<2x3x5x5xf32>
+  func.return %t : !layout.tensor<2x3x5x5xf32>
+}
+// CHECK-LABEL: func.func @transposed_term
+// CHECK-DAG:  %[[PT:.*]] = graph.transpose %pos {perm = [0, 1, 3, 2]} : (!layout.tensor<2x3x4x7xf32>) -> !layout.tensor<2x3x7x4xf32>
+// CHECK-DAG:  %[[KT:.*]] = graph.transpose %k {perm = [0, 1, 3, 2]} : (!layout.tensor<2x3x5x4xf32>) -> !layout.tensor<2x3x4x5xf32>
+// CHECK-DAG:  %[[IT:.*]] = graph.transpose %i {perm = [0, 1, 3, 2]}
+// CHECK:      %[[P:.*]] = graph.matmul %[[PT]], %[[KT]] : {{.*}} -> !layout.tensor<2x3x7x5xf32>
+// CHECK:      %[[PS:.*]] = graph.div %[[P]], %c
+// CHECK:      %[[G:.*]] = graph.gather_elements %[[PS]], %[[IT]] {axis = 2} : (!layout.tensor<2x3x7x5xf32>, !layout.tensor<2x3x5x5xi64>) -> !layout.tensor<2x3x5x5xf32>
+// CHECK-NEXT: func.return %[[G]]
+
+// -----
+// The gathered product is also read untransposed: it stays.
+func.func @gathered_twice(%k: !layout.tensor<2x3x5x4xf32>, %pos: !layout.tensor<2x3x4x7xf32>, %i: !layout.tensor<2x3x5x5xi64>) -> (!layout.tensor<2x3x5x5xf32>, !layout.tensor<2x3x5x5xf32>) {
+  %p = graph.matmul %k, %pos : (!layout.tensor<2x3x5x4xf32>, !layout.tensor<2x3x4x7xf32>) -> !layout.tensor<2x3x5x7xf32>
+  %g = graph.gather_elements %p, %i {axis = -1} : (!layout.tensor<2x3x5x7xf32>, !layout.tensor<2x3x5x5xi64>) -> !layout.tensor<2x3x5x5xf32>
+  %t = graph.transpose %g {perm = [0, 1, 3, 2]} : (!layout.tensor<2x3x5x5xf32>) -> !layout.tensor<2x3x5x5xf32>
+  func.return %t, %g : !layout.tensor<2x3x5x5xf32>, !layout.tensor<2x3x5x5xf32>
+}
+// CHECK-LABEL: func.func @gathered_twice
+// CHECK:      %t = graph.transpose %g
