@@ -113,12 +113,15 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, and the attention, rotary and
-several-output claims' (below).
+``scalar-programs-cloned``, ``views-absorbed``, ``score-bias-split``, and the attention,
+rotary and several-output claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
-``attention-claimed``, else ``attention-kept.<reason>``). Before the groups grow, a Q, K
+``attention-claimed``, else ``attention-kept.<reason>``). An attention whose score chain
+grew into one group with the computation of its bias (DeBERTa-v2's position terms' sum) has
+that group split first, the chain joining Q·Kᵀ's group
+(:mod:`tilegraph.passes.fuse_score_bias`: ``score-bias-split``). Before the groups grow, a Q, K
 or V that a product writes straight in FRACTAL_NZ (no view chain between them) is
 converted to ND after the product (its fixpipe, claimed as its epilogue) and back before
 the attention, which the flash kernel reads ND only
