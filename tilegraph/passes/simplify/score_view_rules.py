@@ -40,11 +40,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
-from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
-from tilegraph.dialects.layout_type import TensorType
 from tilegraph.passes.simplify.batch_rules import broadcast_unmerged
 from tilegraph.passes.simplify.match import (
     in_origin_view,
@@ -56,7 +54,7 @@ from tilegraph.passes.simplify.match import (
     use_count,
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-from tilegraph.passes.simplify.view_rules import ScaleBeforeMovement, merged_groups
+from tilegraph.passes.simplify.view_rules import Movement, ScaleBeforeMovement, merged_groups
 
 MAX_VIEW_DEPTH = 4
 """The most movements between a moved scale and the products reading it (a head split is
@@ -96,7 +94,7 @@ class ScaleBeforeSharedMovement(ScaleBeforeMovement):
         if read_by_products(op.results[0]):
             super().rewrite(op, rewriter)
 
-    def movement(self, value: SSAValue) -> TransposeOp | ReshapeOp | ExpandOp | None:
+    def movement(self, value: SSAValue) -> Movement | None:
         """A Transpose or Reshape producing ``value`` that others read too (one read by the
         scale alone is ``scale-before-movement``'s)."""
         owner = value.owner
@@ -169,7 +167,7 @@ def _kept_axis(axis: int, rank: int) -> int | None:
 
 
 @simplify_rule
-class ScaleBeforeGatherElements(SimplifyRule):
+class ScaleBeforeGatherElements(ScaleBeforeMovement):
     INFO = RuleInfo(
         None,
         "scale-before-gather-elements",
@@ -180,29 +178,12 @@ class ScaleBeforeGatherElements(SimplifyRule):
         "is scaled alone either way)",
         "ORT (transpose optimizer pushes transposes past elementwise ops)",
     )
-    ROOTS = (MulOp, DivOp)
 
-    def rewrite(self, op: MulOp | DivOp, rewriter: PatternRewriter) -> None:
-        if not in_origin_view(op):
-            return
-        for slot, value in enumerate(op.operands):
-            gather = made_by(value, GatherElementsOp)
-            other = op.operands[1 - slot]
-            if gather is None or not _a_product(gather.data):
-                continue
-            data_type = gather.data.type
-            if not isinstance(data_type, TensorType):
-                continue
-            if not one_element_constant(other, data_type.rank):
-                continue
-            operands = [gather.data, other] if slot == 0 else [other, gather.data]
-            scaled = type(op).make(*operands)
-            if scaled.results[0].type != data_type:
-                scaled.drop_all_references()
-                continue
-            moved = GatherElementsOp.make(scaled, gather.indices, axis=gather.attr("axis"))
-            replace_if_typed(rewriter, op, [scaled, moved])
-            return
+    def movement(self, value: SSAValue) -> Movement | None:
+        """A GatherElements of a product's result producing ``value``, nothing else reading
+        it: the scale joins the product's epilogue."""
+        gather = made_by(value, GatherElementsOp)
+        return gather if gather is not None and _a_product(gather.data) else None
 
 
 def _a_product(value: SSAValue) -> bool:
