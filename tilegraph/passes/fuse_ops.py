@@ -113,8 +113,8 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, ``score-bias-split``, and the attention,
-rotary and several-output claims' (below).
+``scalar-programs-cloned``, ``views-absorbed``, ``score-bias-split``,
+``bias-gathers-joined``, and the attention, rotary and several-output claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
@@ -255,9 +255,11 @@ class FuseOpsPass(ModulePass):
             changed = attention_operands_to_nd(block, hw)
             if changed:
                 stats.add("attention-operands-to-nd", changed)
-            grown, split = split_scores_bias(fuser.fuse_block(block), list(block.ops), hw)
+            grown, split, joined = split_scores_bias(fuser.fuse_block(block), list(block.ops), hw)
             if split:
                 stats.add("score-bias-split", split)
+            if joined:
+                stats.add("bias-gathers-joined", joined)
             grown = _claim_attention(grown, block, hw, stats)
             claimed = _claim_rotary_views(fuser, grown, block, stats)
             claimed, merged = merge_output_groups(fuser, claimed)
