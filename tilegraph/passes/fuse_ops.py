@@ -116,12 +116,15 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, and the attention, rotary and
-several-output claims' (below).
+``scalar-programs-cloned``, ``views-absorbed``, ``score-bias-split``,
+``bias-gathers-joined``, and the attention, rotary and several-output claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
 one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
-``attention-claimed``, else ``attention-kept.<reason>``). Before the groups grow, a Q, K
+``attention-claimed``, else ``attention-kept.<reason>``). An attention whose score chain
+grew into one group with the computation of its bias (DeBERTa-v2's position terms' sum) has
+that group split first, the chain joining Q·Kᵀ's group
+(:mod:`tilegraph.passes.fuse_score_bias`: ``score-bias-split``). Before the groups grow, a Q, K
 or V that a product writes straight in FRACTAL_NZ (no view chain between them) is
 converted to ND after the product (its fixpipe, claimed as its epilogue) and back before
 the attention, which the flash kernel reads ND only
@@ -160,6 +163,7 @@ from tilegraph.passes.fuse_materialize import materialize
 from tilegraph.passes.fuse_outputs import merge_output_groups
 from tilegraph.passes.fuse_prepare import PREPARATIONS
 from tilegraph.passes.fuse_rotary_views import rotary_claims
+from tilegraph.passes.fuse_score_bias import split_scores_bias
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import pin_target
@@ -254,7 +258,12 @@ class FuseOpsPass(ModulePass):
             changed = attention_operands_to_nd(block, hw)
             if changed:
                 stats.add("attention-operands-to-nd", changed)
-            grown = _claim_attention(fuser.fuse_block(block), block, hw, stats)
+            grown, split, joined = split_scores_bias(fuser.fuse_block(block), list(block.ops), hw)
+            if split:
+                stats.add("score-bias-split", split)
+            if joined:
+                stats.add("bias-gathers-joined", joined)
+            grown = _claim_attention(grown, block, hw, stats)
             claimed = _claim_rotary_views(fuser, grown, block, stats)
             claimed, merged = merge_output_groups(fuser, claimed)
             if merged:

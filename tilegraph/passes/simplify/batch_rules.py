@@ -9,8 +9,11 @@ the split of the fused projection before them stays a kernel too.
 
 ``batch-merge-after-matmul`` multiplies the unmerged operands (``[B, H, S, D]``, k's last
 two dims swapped by the transpose moved with it) and merges the product's batch dims
-after it: ``Reshape(MatMul(q4, Transpose(k4)), [B·H, S, S])``. Exact: the same products
-of the same rows and columns, in the same order.
+after it: ``Reshape(MatMul(q4, Transpose(k4)), [B·H, S, S])``. The other operand may also
+be a constant ``[B·H, K, N]`` (DeBERTa-v2's relative-position keys, folded per head), viewed
+``[B, H, K, N]`` (the view folds into the constant): the merged head split is then a view
+of the projection for this product too. Exact: the same products of the same rows and
+columns, in the same order.
 
 ``broadcast-before-reshape``: ``g(x, Reshape(y))`` for an elementwise ``g``, the reshape
 merging ``y``'s leading (batch) dims, ``x`` itself a Reshape broadcasting against the
@@ -33,6 +36,8 @@ from tilegraph.dialects.graph.binary import BinaryElementwiseOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.passes.simplify.match import (
+    constant_array,
+    drop_ops,
     in_origin_view,
     made_by,
     replace_if_typed,
@@ -57,6 +62,20 @@ def _unmerged(value: SSAValue) -> tuple[SSAValue, list[int]] | None:
     return reshape.data, x[:-2]
 
 
+def _constant_unmerged(
+    value: SSAValue, batch: list[int], ops: list[Operation]
+) -> tuple[SSAValue, list[int]] | None:
+    """(``value`` viewed ``[*batch, M, N]``, ``batch``) when ``value`` is a constant rank-3
+    batch of matrices ``[Πbatch, M, N]`` (the other operand's batch merged; the view is
+    appended to ``ops`` and folds into a constant of that shape); else None."""
+    shape = static_shape(value)
+    if constant_array(value) is None or shape is None or len(shape) != 3:
+        return None
+    if shape[0] != prod(batch):
+        return None
+    return reshaped(value, [*batch, *shape[1:]], ops), batch
+
+
 def _swapped(value: SSAValue) -> SSAValue | None:
     """``y`` when ``value`` is ``Transpose(y, [0, 2, 1])`` of a rank-3 y."""
     transpose = value.owner
@@ -72,8 +91,10 @@ class BatchMergeAfterMatMul(SimplifyRule):
         None,
         "batch-merge-after-matmul",
         "MatMul(Reshape(a [P..., M, K] -> [ΠP, M, K]), Reshape(b [P..., K, N]) or "
-        "Transpose(Reshape(b [P..., N, K]), [0, 2, 1]))",
-        "Reshape(MatMul(a, b or Transpose(b, last two swapped)), [ΠP, M, N])",
+        "Transpose(Reshape(b [P..., N, K]), [0, 2, 1]) or a constant [ΠP, K, N]) (or a "
+        "constant a with a merged b)",
+        "Reshape(MatMul(a, b or Transpose(b, last two swapped) or Reshape(b, [P..., K, N])), "
+        "[ΠP, M, N])",
         "the same batch dims P on both sides (no broadcast); static shapes; exact",
         "ORT (MatMul reshape fusion) PT",
     )
@@ -82,12 +103,17 @@ class BatchMergeAfterMatMul(SimplifyRule):
     def rewrite(self, op: MatMulOp, rewriter: PatternRewriter) -> None:
         if not in_origin_view(op):
             return
+        ops: list[Operation] = []
         lhs = _unmerged(op.lhs)
         swapped = _swapped(op.rhs)
         rhs = _unmerged(swapped if swapped is not None else op.rhs)
+        if lhs is None and rhs is not None and swapped is None:
+            lhs = _constant_unmerged(op.lhs, rhs[1], ops)
+        elif rhs is None and lhs is not None:
+            swapped, rhs = None, _constant_unmerged(op.rhs, lhs[1], ops)
         if lhs is None or rhs is None or lhs[1] != rhs[1]:
+            drop_ops(ops)
             return
-        ops: list[Operation] = []
         b = rhs[0]
         if swapped is not None:
             rank = len(rhs[1]) + 2
@@ -100,7 +126,7 @@ class BatchMergeAfterMatMul(SimplifyRule):
         replace_if_typed(rewriter, op, ops)
 
 
-def _broadcast_unmerged(x: list[int], groups: list[list[int]], y: list[int]) -> list[int] | None:
+def broadcast_unmerged(x: list[int], groups: list[list[int]], y: list[int]) -> list[int] | None:
     """``x`` (a shape broadcasting against the merge of ``y`` by ``groups``) over ``y``'s
     dims: each merged dim of ``x`` the merged size (split as ``y``'s) or 1 (1 in each of
     them); None when a merged dim broadcasts partly."""
@@ -149,7 +175,7 @@ class BroadcastBeforeReshape(SimplifyRule):
             if y[-2:] != merged[-2:] or not isinstance(op.operands[1 - slot].owner, ReshapeOp):
                 continue  # only batch merges, met by another view (the two merge into one)
             groups = merged_groups(y, merged)
-            wide = None if groups is None else _broadcast_unmerged(x, groups, y)
+            wide = None if groups is None else broadcast_unmerged(x, groups, y)
             if wide is None:
                 continue
             ops: list[Operation] = []

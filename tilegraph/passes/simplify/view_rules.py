@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
 from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
+from tilegraph.dialects.graph.indexing import GatherElementsOp
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, SqueezeOp, TransposeOp, UnsqueezeOp
@@ -66,6 +67,10 @@ from tilegraph.passes.simplify.match import (
 )
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
 from tilegraph.passes.simplify.shape_rules import squeezed_axes
+
+Movement = TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp | ExpandOp | GatherElementsOp
+"""What a scale or an elementwise op moves before: ops that only move or select elements
+(their other operands, shapes, axes or indices, taken as they are)."""
 
 MAX_CHECKED = 1 << 22
 """The most elements the index check of ``transpose-between-reshapes`` moves (16 MiB of
@@ -165,9 +170,7 @@ class ScaleBeforeMovement(SimplifyRule):
             return
         for slot, value in enumerate(op.operands):
             other = op.operands[1 - slot]
-            movement = (
-                made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
-            )
+            movement = self.movement(value)
             if movement is None:
                 continue
             source = movement.operands[0]
@@ -185,6 +188,12 @@ class ScaleBeforeMovement(SimplifyRule):
             replace_if_typed(rewriter, op, [scaled, moved])
             return
 
+    def movement(self, value: SSAValue) -> Movement | None:
+        """The movement producing ``value`` the scale moves before: here one nothing else
+        reads (``scale-before-shared-movement`` takes one read by others too,
+        ``scale-before-gather-elements`` a GatherElements of a product)."""
+        return made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
+
 
 def _left_to_the_product(op: MulOp | DivOp) -> bool:
     """A multiply by a power of two feeding a matmul: ``matmul-operand-scales`` moves it
@@ -195,8 +204,8 @@ def _left_to_the_product(op: MulOp | DivOp) -> bool:
     return any(isinstance(s, float) and power_of_two(s) for s in scales)
 
 
-def _attrs(op: TransposeOp | ReshapeOp | SqueezeOp | UnsqueezeOp | ExpandOp) -> dict[str, Any]:
-    names = ("perm",) if isinstance(op, TransposeOp) else ("allowzero",)
+def _attrs(op: Movement) -> dict[str, Any]:
+    names = {TransposeOp: ("perm",), GatherElementsOp: ("axis",)}.get(type(op), ("allowzero",))
     return {name: op.attr(name) for name in names if name in op.properties}
 
 

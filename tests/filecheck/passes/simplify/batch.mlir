@@ -40,3 +40,31 @@ func.func @other_batches(%q: !layout.tensor<2x3x5x4xf32>, %k: !layout.tensor<3x2
 }
 // CHECK-LABEL: func.func @other_batches
 // CHECK:      graph.matmul %q3, %k3 : (!layout.tensor<6x5x4xf32>, !layout.tensor<6x4x5xf32>)
+
+// -----
+// DeBERTa-v2's c2p: the merged query heads times a constant per merged head (the position
+// keys, folded): the constant is viewed [B, H, K, N] and the product multiplies the
+// unmerged heads.
+func.func @constant_operand(%q: !layout.tensor<2x3x5x4xf32>) -> !layout.tensor<6x5x7xf32> {
+  %m = graph.constant dense<[6, 5, 4]> : !layout.tensor<3xi64>
+  %q3 = graph.reshape %q, %m : (!layout.tensor<2x3x5x4xf32>, !layout.tensor<3xi64>) -> !layout.tensor<6x5x4xf32>
+  %pos = graph.constant dense<0.5> : !layout.tensor<6x4x7xf32>
+  %s = graph.matmul %q3, %pos : (!layout.tensor<6x5x4xf32>, !layout.tensor<6x4x7xf32>) -> !layout.tensor<6x5x7xf32>
+  func.return %s : !layout.tensor<6x5x7xf32>
+}
+// CHECK-LABEL: func.func @constant_operand
+// CHECK:      %[[P:.*]] = graph.reshape %pos, %{{.*}} : (!layout.tensor<6x4x7xf32>, !layout.tensor<4xi64>) -> !layout.tensor<2x3x4x7xf32>
+// CHECK:      %[[S:.*]] = graph.matmul %q, %[[P]] : (!layout.tensor<2x3x5x4xf32>, !layout.tensor<2x3x4x7xf32>) -> !layout.tensor<2x3x5x7xf32>
+// CHECK:      graph.reshape %[[S]], %{{.*}} -> !layout.tensor<6x5x7xf32>
+
+// -----
+// The constant's batch is not the merged one (a broadcast over it): the product stays merged.
+func.func @constant_broadcast(%q: !layout.tensor<2x3x5x4xf32>) -> !layout.tensor<6x5x7xf32> {
+  %m = graph.constant dense<[6, 5, 4]> : !layout.tensor<3xi64>
+  %q3 = graph.reshape %q, %m : (!layout.tensor<2x3x5x4xf32>, !layout.tensor<3xi64>) -> !layout.tensor<6x5x4xf32>
+  %pos = graph.constant dense<0.5> : !layout.tensor<1x4x7xf32>
+  %s = graph.matmul %q3, %pos : (!layout.tensor<6x5x4xf32>, !layout.tensor<1x4x7xf32>) -> !layout.tensor<6x5x7xf32>
+  func.return %s : !layout.tensor<6x5x7xf32>
+}
+// CHECK-LABEL: func.func @constant_broadcast
+// CHECK:      graph.matmul %q3, %pos : (!layout.tensor<6x5x4xf32>, !layout.tensor<1x4x7xf32>)

@@ -28,6 +28,10 @@ unit on every preset. The last tile of a ragged ``outer`` loads zeros past the t
 is cut at the output's end. ``O`` is as many outer positions as fit the kernel's UB budget,
 shared over the vector cores.
 
+A gather's kernel may end with an elementwise tail (an attention bias summed from gathered
+terms, :mod:`.elements_tail`): the tail runs on ``rows_ub`` and the kernel stores its
+result instead.
+
 Stays on the host (the reason is reported): indices smaller than the data in a dim other
 than the axis, an axis slice and its index rows that do not fit UB, tensors that are not
 row-major.
@@ -45,33 +49,42 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elements_tail import gather_tail
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
 ELEMENT_OPS = (GatherElementsOp, ScatterElementsOp)
 
 
 def _operands(
-    body: KernelBody, op: GatherElementsOp | ScatterElementsOp
+    body: KernelBody, op: GatherElementsOp | ScatterElementsOp, stored: SSAValue
 ) -> tuple[list[SSAValue], SSAValue] | str:
-    """The GM sources of ``op``'s operands and its output's GM buffer, or why not."""
+    """The GM sources of ``op``'s operands and the GM buffer of ``stored`` (its output, or
+    its tail's last value), or why not."""
     values = [op.data, op.indices] + ([op.updates] if isinstance(op, ScatterElementsOp) else [])
     sources = [body.source(v) for v in values]
-    written = dict(body.writes).get(op.output)
+    written = dict(body.writes).get(stored)
     if any(s is None for s in sources) or written is None:
         return f"a {op.name} of a value computed inside the kernel"
-    if not all(is_row_major(tensor_of(v)) for v in [*values, op.output]):
+    if not all(is_row_major(tensor_of(v)) for v in [*values, stored]):
         return f"a {op.name} of a tensor that is not row-major"
     return [s for s in sources if s is not None], written
 
 
 def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """Tile a lone ``graph.gather_elements`` or ``graph.scatter_elements`` (see the module
-    docstring); returns why it cannot (None when emitted)."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], ELEMENT_OPS):
-        return "not a lone gather_elements / scatter_elements"
+    """Tile a ``graph.gather_elements`` or ``graph.scatter_elements``, a gather maybe with
+    an elementwise tail (:mod:`.elements_tail`; see the module docstring); returns why it
+    cannot (None when emitted)."""
+    if not body.ops or not isinstance(body.ops[0], ELEMENT_OPS):
+        return "not a gather_elements / scatter_elements kernel"
     op = body.ops[0]
     scatter = isinstance(op, ScatterElementsOp)
-    found = _operands(body, op)
+    tail = None if scatter and len(body.ops) == 1 else gather_tail(body, op)
+    if scatter and len(body.ops) > 1:
+        return "a scatter_elements with ops after it"
+    if isinstance(tail, str):
+        return tail
+    stored = op.output if tail is None else tail.ops[-1].results[0]
+    found = _operands(body, op, stored)
     if isinstance(found, str):
         return found
     sources, out = found
@@ -90,7 +103,8 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     def ub_bytes(rows: int) -> int:
         sizes = [rows * axis_size * inner * eb, rows * count * inner * eb]
         sizes.append(rows * count * inner * ib)
-        return sum(aligned_bytes(b.hw, "UB", n) for n in sizes)
+        extra = 0 if tail is None else tail.ub_bytes(b, rows * count * inner)
+        return sum(aligned_bytes(b.hw, "UB", n) for n in sizes) + extra
 
     budget = b.ub_budget()
     if ub_bytes(1) > budget:
@@ -106,6 +120,7 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     rows_ub = b.buffer([rows, count, inner], element, "UB", "rows_ub")
     idx_ub = b.buffer([rows, count, inner], index_type.element_type, "UB", "idx_ub")
     zero = b.index(0)
+    loaded = {} if tail is None else tail.allocate(b, [rows, count, inner])
     with b.loop(outer, rows, "o", True) as o:
         table_at, rows_at = b.affine(o, axis_size * inner), b.affine(o, count * inner)
         b.add(CopyFlatOp(sources[0], table_at, table_ub, zero, rows * axis_size * inner))
@@ -117,6 +132,9 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             b.add(CopyFlatOp(table_ub, zero, out, table_at, rows * axis_size * inner))
         else:
             b.add(TakeOp(table_ub, idx_ub, rows_ub, 1))
-            b.add(CopyFlatOp(rows_ub, zero, out, rows_at, rows * count * inner))
+            result = rows_ub
+            if tail is not None:
+                result = tail.emit(b, rows_ub, op.output, loaded, rows_at, [rows, count, inner])
+            b.add(CopyFlatOp(result, zero, out, rows_at, rows * count * inner))
     b.tiles = -(-outer // rows)
     return None
