@@ -32,7 +32,8 @@ from tilegraph.dialects.tile.base import (
 from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
-from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
+from tilegraph.dialects.tile.fixpipe import FixpipeOp
+from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.scalar import GetValueOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp

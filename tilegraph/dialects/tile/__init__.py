@@ -4,7 +4,8 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.host` (allocation, constants, launches, the kernel boundary),
 :mod:`~tilegraph.dialects.tile.loop` (a device loop of launches: a lowered ``graph.loop``),
 :mod:`~tilegraph.dialects.tile.dma` (window copies, NCHW <-> NC1HWC0 on the way),
-:mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves and fixpipe),
+:mod:`~tilegraph.dialects.tile.fractal` (the cube path's fractal moves),
+:mod:`~tilegraph.dialects.tile.fixpipe` (the accumulator out),
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``),
 :mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV),
 :mod:`~tilegraph.dialects.tile.scalar` (the scalar unit reading a UB element: ``get_value``),
@@ -31,9 +32,9 @@ from tilegraph.dialects.tile.cores import CORE_OPS, BlockIdxOp, BlockNumOp, SubB
 from tilegraph.dialects.tile.cross_core import CROSS_CORE_OPS, SyncBlockSetOp, SyncBlockWaitOp
 from tilegraph.dialects.tile.cube import CUBE_OPS, MmadOp
 from tilegraph.dialects.tile.dma import DMA_OPS, CopyFlatOp, CopyOp, Load5hdOp, Store5hdOp
+from tilegraph.dialects.tile.fixpipe import FIXPIPE_OPS, FixpipeOp
 from tilegraph.dialects.tile.fractal import (
     FRACTAL_OPS,
-    FixpipeOp,
     Load2dOp,
     Load3dOp,
     Nd2NzOp,
@@ -97,6 +98,7 @@ TILE_OPS: tuple[type[TileOp], ...] = (
     *DMA_OPS,
     *SCALAR_UNIT_OPS,
     *FRACTAL_OPS,
+    *FIXPIPE_OPS,
     *CUBE_OPS,
     *VECTOR_OPS,
     *LAYOUT_VECTOR_OPS,

@@ -38,7 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import CUBE_SCOPES, TileOp, scope_of
 from tilegraph.dialects.tile.cores import SubBlockIdxOp
-from tilegraph.dialects.tile.fractal import FixpipeOp
+from tilegraph.dialects.tile.fixpipe import FixpipeOp
 from tilegraph.dialects.tile.host import AllocOp
 from tilegraph.lowering.analysis.kernel_attrs import kernel_unit, mix_part
 from tilegraph.target import target_of

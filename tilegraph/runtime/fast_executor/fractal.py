@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape
-from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp
+from tilegraph.dialects.tile.fixpipe import FixpipeOp
+from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows

@@ -18,7 +18,8 @@ import numpy as np
 from tilegraph.dialects.graph.requantized_cube import requantize_accumulator
 from tilegraph.dialects.tile.base import memref_element, memref_shape
 from tilegraph.dialects.tile.dma import int_values
-from tilegraph.dialects.tile.fractal import FixpipeOp, Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
+from tilegraph.dialects.tile.fixpipe import FixpipeOp
+from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.runtime.tile_interpreter.dma import cast_into, window
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
