@@ -57,12 +57,10 @@ def test_a_ragged_window_is_replayed_with_its_valid_bytes():
     """The ragged window of A is replayed with the record its extents pick: fewer bytes
     than a whole block's window, as the launch charges it."""
     program = _program(197, "ascend910b")
-    windows = {
-        index
-        for block in range(2)
-        for index, _ in program.gm_accesses(block, 2, 0)
-        if isinstance(program.records[index].op, Nd2NzOp)
-        and program.records[index].op.valid_rows is not None
-    }
-    sizes = {program.records[i].gm_bytes for i in windows}
+    sizes: set[int] = set()
+    for block in range(2):
+        for index, _ in program.gm_accesses(block, 2, 0):
+            record = program.records[index]
+            if isinstance(record.op, Nd2NzOp) and record.op.valid_rows is not None:
+                sizes.add(record.gm_bytes)
     assert len(sizes) == 2, "a whole block's window and the ragged block's"
