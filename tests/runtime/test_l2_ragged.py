@@ -11,11 +11,15 @@ shrank by a tenth).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.runtime.test_cycle_model import _cube_kernel, _lowered, _matmul_model
 from tilegraph.cost_model.cycles import CycleModelOptions
+from tilegraph.cost_model.cycles.memory import hbm_traffic
 from tilegraph.cost_model.cycles.program import KernelProgram, compile_kernel
+from tilegraph.cost_model.cycles.ragged import ragged_records
 from tilegraph.cost_model.cycles.simulate import plan_launch
 from tilegraph.dialects.tile import Nd2NzOp
 from tilegraph.hardware import hardware_preset
@@ -64,3 +68,33 @@ def test_a_ragged_window_is_replayed_with_its_valid_bytes():
             if isinstance(record.op, Nd2NzOp) and record.op.valid_rows is not None:
                 sizes.add(record.gm_bytes)
     assert len(sizes) == 2, "a whole block's window and the ragged block's"
+
+
+def test_a_ragged_window_split_into_rows_spreads_its_bytes_over_its_own_rows():
+    """When the L2 model splits a window into rows (``gm_rows``: a window of at most
+    ``MAX_GM_ROWS`` rows), a ragged window's bytes are spread over the rows it moves:
+    replayed row by row, the launch's first reads of A miss as many bytes as when each
+    window is one key. 208 rows: the ragged block's 5 fractals lie inside A, so no row is
+    cut at the tensor's end."""
+    hw = hardware_preset("ascend310p")
+    program = _program(208, "ascend310p")
+    first = next(
+        i
+        for i, r in enumerate(program.records)
+        if isinstance(r.op, Nd2NzOp) and r.op.valid_rows is not None
+    )
+    op = program.records[first].op
+    assert isinstance(op, Nd2NzOp)
+    count = len(ragged_records(op, program.records[first], hw))
+    whole = program.records[first + count - 1]
+    window = op.gm_window()
+    assert window is not None
+    rows = (window[-2],), (208,)  # the split the model makes of windows up to 64 rows
+    split = ragged_records(op, replace(whole, gm_rows=rows), hw)
+    records = list(program.records)
+    records[first : first + count] = split
+    by_rows = replace(program, records=records)
+    blocks, l2 = 2, 1 << 40  # every byte read once misses, once
+    assert hbm_traffic(by_rows, blocks, l2).reads == pytest.approx(
+        hbm_traffic(program, blocks, l2).reads, abs=208
+    )
