@@ -393,7 +393,9 @@ class _Codegen:
                 self.ragged.add(op)
             if self.records[-1].gm_bytes and gm is not None:
                 self.gm_numbers.setdefault(gm, len(self.gm_numbers))
-                self.gm_operand[len(self.records) - 1] = gm
+                # keyed by the op's first record, as tile_op looks it up (a ragged op's
+                # records follow it)
+                self.gm_operand[self.record_of[op]] = gm
                 self.gm_loops.update(enclosing_loops(op))
             if isinstance(op, FlagOp) and op.slot is not None and not is_iteration_slot(op.slot):
                 self.uniform = False
@@ -472,7 +474,8 @@ class _Codegen:
             if gm is not None:
                 # a tuple even without offsets: "(n,)"
                 where = "".join(f" {self.name(v)}," for v in op.gm_offsets())
-                lines.append(f"{indent}yield ({index}, ({self.gm_numbers[gm]},{where}))")
+                at = self.record_index(op, index)  # a ragged instance: its valid bytes
+                lines.append(f"{indent}yield ({at}, ({self.gm_numbers[gm]},{where}))")
             return
         with_sync = mode == "flags"
         record = self.records[index]

@@ -115,7 +115,25 @@ def _gm_record(
         moved_bytes=op.moved_bytes(fractals),
         gm_bytes=ceil(to_gm / efficiency),
         latency=gm_latency_cycles(hw, base.path, to_gm),
+        gm_rows=_valid_gm_rows(op, base.gm_rows, rows),
     )
+
+
+def _valid_gm_rows(
+    op: Nd2NzOp | FixpipeOp, gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None, rows: int
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window filling ``rows``
+    of its row fractals: the whole window's, but for its rows axis when the window is split
+    along it, cut to those fractals' rows — the record's bytes spread over the rows it
+    moves, not over the whole window's."""
+    if gm_rows is None or not isinstance(op, Nd2NzOp):
+        return gm_rows
+    extents, dims = gm_rows
+    axis = len(memref_shape(op.src)) - 2  # the window's rows, after its leading dims
+    if axis >= len(extents):
+        return gm_rows
+    cut = (*extents[:axis], min(extents[axis], rows * 16), *extents[axis + 1 :])
+    return cut, dims
 
 
 _RECORDS: dict[type, Callable[..., Any]] = {
