@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import IndexType, f32
 from xdsl.ir import SSAValue
 from xdsl.utils.test_value import create_ssa_value
 
@@ -22,15 +23,11 @@ from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 rng = np.random.default_rng(25)
 
 
-def buf(shape: tuple[int, ...], scope: str, dtype=None) -> SSAValue:
-    from xdsl.dialects.builtin import f32
-
-    return create_ssa_value(scoped_memref(list(shape), dtype or f32, scope))
+def buf(shape: tuple[int, ...], scope: str) -> SSAValue:
+    return create_ssa_value(scoped_memref(list(shape), f32, scope))
 
 
 def indices(n: int) -> list[SSAValue]:
-    from xdsl.dialects.builtin import IndexType
-
     return [create_ssa_value(IndexType()) for _ in range(n)]
 
 
