@@ -17,7 +17,7 @@ from xdsl.utils.test_value import create_ssa_value
 from tilegraph.dialects.tile import CopyOp, scoped_memref
 from tilegraph.runtime.fast_executor.batching import one_by_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of
-from tilegraph.runtime.fast_executor.windows import CutWindows
+from tilegraph.runtime.fast_executor.windows import CutWindows, copy_whole_windows
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
 
 rng = np.random.default_rng(25)
@@ -115,3 +115,23 @@ def test_cut_windows_copy_the_clipped_part_and_fill_only_the_cut_items(fill):
             lo, hi = max(0, -r), min(2, 5 - r)
             expected[lo:hi, :3] = src[r + lo : r + hi, 3:6]
             np.testing.assert_array_equal(dst[t], expected)
+
+
+def test_a_few_windows_copied_item_by_item_follow_each_calls_offsets():
+    """A batch of a few windows (sliced item by item, its slices remembered per offsets)
+    called again with the same offsets and new values, then with other offsets: each call
+    copies its own windows and returns its own cut items."""
+    src = rng.standard_normal((6, 9)).astype(np.float32)
+    for rows, cols in (
+        (np.array([0, 2, 5]), 1),
+        (np.array([0, 2, 5]), 1),
+        (np.array([4, 1, 3]), 6),
+    ):
+        src = src + 1
+        dst = np.full((3, 2, 4), np.nan, np.float32)
+        cut = copy_whole_windows(3, (2, 4), src, (rows, cols), False, dst, (0, 0), True)
+        inside = [t for t, r in enumerate(rows) if r + 2 <= 6 and cols + 4 <= 9]
+        assert cut.tolist() == [t for t in range(3) if t not in inside]
+        for t in inside:
+            np.testing.assert_array_equal(dst[t], src[rows[t] : rows[t] + 2, cols : cols + 4])
+        assert np.isnan(dst[cut]).all()

@@ -126,13 +126,49 @@ _Side = tuple[np.ndarray, Sequence[Any], bool]
 """One side of a window copy: the buffer, its offsets, whether it has an item dim."""
 
 
+def _copy_key(count: int, extent: Sequence[int], source: _Side, target: _Side) -> tuple[Any, ...]:
+    """What decides a batch of window copies' slices: the buffers' shapes, whether they
+    carry the item dim, the extent and the offsets' values (an array's by its bytes)."""
+    src, src_offsets, src_batched = source
+    dst, dst_offsets, dst_batched = target
+    return (
+        count, tuple(extent), src.shape, src_batched, dst.shape, dst_batched,
+        *(o if not _ndim(o) else (o.dtype.char, o.shape, o.tobytes()) for o in src_offsets),
+        *(o if not _ndim(o) else (o.dtype.char, o.shape, o.tobytes()) for o in dst_offsets),
+    )  # fmt: skip
+
+
+_ItemPlan = tuple[list[tuple[int, tuple[slice, ...], tuple[slice, ...]]], np.ndarray]
+_ITEM_PLANS: dict[tuple[Any, ...], _ItemPlan] = {}
+""":func:`_copy_item_by_item`'s slices (item, into dst, from src) and cut items per
+:func:`_copy_key`: a recurrent step or a tile loop repeats the same few batches."""
+
+
 def _copy_item_by_item(
     count: int, extent: Sequence[int], source: _Side, target: _Side
 ) -> np.ndarray:
     """:func:`copy_whole_windows` one slice copy per item, in order (its result; its
     arguments, each buffer with its offsets and whether it is batched): every item's
     bounds checked and sliced in plain Python, which for a few items costs less than the
-    numpy calls that set up one gather."""
+    numpy calls that set up one gather; the slices are remembered per :func:`_copy_key`."""
+    src, dst = source[0], target[0]
+    src_batched, dst_batched = source[2], target[2]
+    key = _copy_key(count, extent, source, target)
+    plan = _ITEM_PLANS.get(key)
+    if plan is None:
+        plan = _item_slices(count, extent, source, target)
+        if len(_ITEM_PLANS) >= 4096:
+            _ITEM_PLANS.clear()
+        _ITEM_PLANS[key] = plan
+    steps, cut = plan
+    for t, dst_key, src_key in steps:
+        into = dst[t] if dst_batched else dst
+        into[dst_key] = (src[t] if src_batched else src)[src_key]
+    return cut
+
+
+def _item_slices(count: int, extent: Sequence[int], source: _Side, target: _Side) -> _ItemPlan:
+    """:func:`_copy_item_by_item`'s plan: the slices of each whole item, and the cut ones."""
     src, src_offsets, src_batched = source
     dst, dst_offsets, dst_batched = target
     src_shape = src.shape[1:] if src_batched else src.shape
@@ -143,6 +179,7 @@ def _copy_item_by_item(
     ):
         dims.append((e, n_src, n_dst, _per_item(os_, count), _per_item(od, count)))
     cut: list[int] = []
+    steps: list[tuple[int, tuple[slice, ...], tuple[slice, ...]]] = []
     for t in range(count):
         src_key: list[slice] = []
         dst_key: list[slice] = []
@@ -155,9 +192,12 @@ def _copy_item_by_item(
             src_key.append(slice(s0, s0 + e))
             dst_key.append(slice(d0, d0 + e))
         else:
-            into = dst[t] if dst_batched else dst
-            into[tuple(dst_key)] = (src[t] if src_batched else src)[tuple(src_key)]
-    return np.array(cut, np.intp) if cut else _NO_ITEMS
+            steps.append((t, tuple(dst_key), tuple(src_key)))
+    if not cut:
+        return steps, _NO_ITEMS
+    items = np.array(cut, np.intp)
+    items.flags.writeable = False  # remembered: every call with this key returns it
+    return steps, items
 
 
 def _per_item(offset: Any, count: int) -> int | list[int]:
@@ -276,11 +316,7 @@ class CutWindows:
         if not dst.flags.c_contiguous:  # its flat view would be a copy
             _copy_clipped(count, extent, (src, src_offsets, src_batched), target, cut)
             return
-        key = (
-            count, tuple(extent), src.shape, src_batched, dst.shape, dst_batched,
-            *(o if not _ndim(o) else (o.dtype.char, o.shape, o.tobytes()) for o in src_offsets),
-            *(o if not _ndim(o) else (o.dtype.char, o.shape, o.tobytes()) for o in dst_offsets),
-        )  # fmt: skip
+        key = _copy_key(count, extent, (src, src_offsets, src_batched), target)
         plan = self._plans.get(key)
         if plan is None:
             # the clipped copy run once on buffers of their own elements' flat indices
