@@ -101,20 +101,26 @@ def test_a_load_into_one_unbatched_tile_keeps_the_last_items_fill_and_window():
     equal_to_one_by_one(op, [[src, rows, cols, dst, 0, 0]], mask, written=3)
 
 
+@pytest.mark.parametrize("strided", [False, True])
 @pytest.mark.parametrize("fill", [None, -1.0])
-def test_cut_windows_copy_the_clipped_part_and_fill_only_the_cut_items(fill):
+def test_cut_windows_copy_the_clipped_part_and_fill_only_the_cut_items(fill, strided):
     """:class:`CutWindows` on its own: items not in ``cut`` are left alone; a plan made for
-    one set of offsets is not used for another."""
-    src = np.arange(30, dtype=np.float32).reshape(5, 6)
+    one set of offsets is not used for another; buffers that are strided views (an arena's
+    slot) are read and written in place."""
+    whole = np.arange(60, dtype=np.float32).reshape(5, 12)
+    src = whole[:, ::2] if strided else whole[:, :6].copy()
     copy = CutWindows()
-    for rows in (np.array([0, 4, 3]), np.array([4, 0, -1])):
-        dst = np.full((3, 2, 4), 7.0, np.float32)
-        copy(3, (2, 4), (src, (rows, 3), False), (dst, (0, 0), True), np.array([0, 1, 2]), fill)
-        for t, r in enumerate(rows):
+    for rows in (np.array([0, 4, 3, 1]), np.array([4, 0, -1, 1])):
+        slots = np.full((4, 2, 8), 7.0, np.float32)
+        dst = slots[:, :, ::2] if strided else slots[:, :, :4].copy()
+        cut = np.array([0, 1, 2])
+        copy(4, (2, 4), (src, (rows, 3), False), (dst, (0, 0), True), cut, fill)
+        for t, r in enumerate(rows[:3]):
             expected = np.full((2, 4), 7.0 if fill is None else fill, np.float32)
             lo, hi = max(0, -r), min(2, 5 - r)
             expected[lo:hi, :3] = src[r + lo : r + hi, 3:6]
             np.testing.assert_array_equal(dst[t], expected)
+        assert (dst[3] == 7.0).all()  # not cut: left to copy_whole_windows
 
 
 def test_a_few_windows_copied_item_by_item_follow_each_calls_offsets():

@@ -279,6 +279,10 @@ def _window_views(
     )
 
 
+_Indices = tuple[np.ndarray, tuple[np.ndarray, ...]]
+"""Elements of a buffer: their flat indices, and the same as one index array per dim."""
+
+
 class CutWindows:
     """The ``cut`` items of a batch of ``count`` window copies (what
     :func:`copy_whole_windows` left), as the interpreter's kernel does each of them: fill
@@ -293,7 +297,7 @@ class CutWindows:
     into one (each item fills the whole buffer) is the caller's to do item by item."""
 
     def __init__(self) -> None:
-        self._plans: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._plans: dict[tuple[Any, ...], tuple[_Indices, _Indices]] = {}
 
     def __call__(
         self,
@@ -313,9 +317,6 @@ class CutWindows:
                 raise ValueError("a load into one unbatched buffer goes item by item")
             dst[cut] = fill
         src, dst = _bit_views(src, dst)
-        if not dst.flags.c_contiguous:  # its flat view would be a copy
-            _copy_clipped(count, extent, (src, src_offsets, src_batched), target, cut)
-            return
         key = _copy_key(count, extent, (src, src_offsets, src_batched), target)
         plan = self._plans.get(key)
         if plan is None:
@@ -328,11 +329,21 @@ class CutWindows:
                 (dst_index, dst_offsets, dst_batched), cut,
             )  # fmt: skip
             written = dst_index.reshape(-1) >= 0
-            plan = (dst_index.reshape(-1)[written], order.reshape(-1)[written])
+            reads, writes = dst_index.reshape(-1)[written], order.reshape(-1)[written]
+            plan = (
+                (reads, np.unravel_index(reads, src.shape)),
+                (writes, np.unravel_index(writes, dst.shape)),
+            )
             if len(self._plans) < 1024:
                 self._plans[key] = plan
-        reads, writes = plan
-        dst.reshape(-1)[writes] = src.reshape(-1)[reads]
+        (reads, reads_at), (writes, writes_at) = plan
+        # flat indices into a contiguous buffer; per-dim ones into a strided view (a slot
+        # of an arena), whose flat form would be a copy
+        values = src.reshape(-1)[reads] if src.flags.c_contiguous else src[reads_at]
+        if dst.flags.c_contiguous:
+            dst.reshape(-1)[writes] = values
+        else:
+            dst[writes_at] = values
 
 
 def _copy_clipped(
