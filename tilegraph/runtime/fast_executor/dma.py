@@ -1,7 +1,7 @@
 """Batched forms of ``tile.copy`` (the whole windows of a batch in one gather and one
-scatter, the cut ones through the op's kernel, :mod:`.windows`) and ``tile.copy_flat``
-(one gather and one scatter of a batch of runs that lie inside their buffers, else the
-kernel per item)."""
+scatter, the cut ones clipped once per call site and offsets, :mod:`.windows`) and
+``tile.copy_flat`` (one gather and one scatter of a batch of runs that lie inside their
+buffers, else the kernel per item)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from tilegraph.dialects.tile.base import memref_shape, scope_of
 from tilegraph.dialects.tile.dma import CopyFlatOp, CopyOp
 from tilegraph.dialects.tile.padding import declines_runtime_pad
 from tilegraph.runtime.fast_executor.forms import batched_kernel
-from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
+from tilegraph.runtime.fast_executor.windows import (
+    CutWindows,
+    copy_cut_items,
+    copy_whole_windows,
+)
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
 
@@ -25,17 +29,25 @@ def batched_copy(op: CopyOp, batched: Sequence[bool]) -> Kernel | None:
     rank = len(memref_shape(op.src))
     src_batched, dst_batched = batched[0], batched[rank + 1]
     stores = scope_of(op.dst) == "GM"
+    loads = scope_of(op.src) == "GM" or scope_of(op.dst) == "UB"
     single = kernel_of(op)
+    split_padding = op.padding_splitter()
+    copy_cut_windows = CutWindows()
 
     def run(src: np.ndarray, *rest: Any) -> tuple[()]:
-        # the whole windows need no fill: the cut ones (and their pad) go to the kernel
+        # the whole windows need no fill; the cut ones are filled (a load) and clipped
         src_offsets, dst, dst_offsets = rest[:rank], rest[rank], rest[rank + 1 : 2 * rank + 1]
         count = next(len(a) for a, m in zip((src, *rest), batched, strict=True) if m)
         item = src.shape[src_batched:] if stores else dst.shape[dst_batched:]
         cut = copy_whole_windows(
             count, item, src, src_offsets, src_batched, dst, dst_offsets, dst_batched
         )
-        copy_cut_items(single, (src, *rest), batched, cut)
+        if loads and not dst_batched:  # each item refills the one buffer: in order
+            copy_cut_items(single, (src, *rest), batched, cut)
+            return ()
+        fill = split_padding(rest)[1] if loads else None
+        source, target = (src, src_offsets, src_batched), (dst, dst_offsets, dst_batched)
+        copy_cut_windows(count, item, source, target, cut, fill)
         return ()
 
     return run
