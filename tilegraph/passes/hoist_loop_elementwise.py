@@ -84,9 +84,9 @@ def hoist_elementwise(loop: LoopOp) -> int:
     """Hoist every elementwise op of a counter row of ``loop``'s body (module docstring);
     how many."""
     count = 0
-    while (found := _row_op(LoopScalars(loop))) is not None:
+    while (found := _row_op(scalars := LoopScalars(loop))) is not None:
         op, gather = found
-        data = LoopScalars(loop).outer_of(gather.operands[0])
+        data = scalars.outer_of(gather.operands[0])
         assert data is not None
         rows = _of_all_rows(op, data, loop)
         loop, (arg,) = recaptured(loop, [rows])  # the body moves to it
