@@ -127,10 +127,11 @@ def _zero_from(dst: np.ndarray, axis: int, count: np.ndarray) -> None:
     written, one distinct count at a time (in a batch of tiles, usually the last block's):
     the others are left untouched."""
     before = (slice(None),) * (axis - count.ndim)
+    if count.ndim == 0:  # one extent for every tile: a single slice, no grouping
+        if count < dst.shape[axis]:
+            dst[(*before, slice(int(count), None))] = 0
+        return
     for first in np.unique(count[count < dst.shape[axis]]).tolist():
-        if count.ndim == 0:
-            dst[(*before, slice(first, None))] = 0
-            continue
         tiles = np.broadcast_to(count == first, dst.shape[: count.ndim])
         dst[(tiles, *before, slice(first, None))] = 0
 
