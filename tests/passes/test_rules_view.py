@@ -149,3 +149,79 @@ def test_a_power_of_two_scale_feeding_a_matmul_is_left_to_the_product():
     run_pipeline(SCALE, make_context(), module)
     order = [op.name for op in module.walk() if op.name in ("graph.mul", "graph.transpose")]
     assert order == ["graph.transpose", "graph.mul"]
+
+
+OFFSET = "algebraic-simplify{only=scale-before-movement,offset-before-movement},dce"
+
+
+def _paddle_scaled_split(op: str, side: int) -> ModuleOp:
+    """Paddle's query scaling: ``scale(split, s, bias)`` exports as ``Add(Mul(split, s), bias)``
+    after the head split (bias +0.0 there; any one-element constant here)."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 11, 32])
+    y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
+    split = b.op(
+        "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
+    )
+    scaled = b.op("mul", split, b.constant(np.float32(8**-0.5)))
+    bias = b.constant(np.array([0.375], np.float32))
+    return b.build(b.op(op, *([scaled, bias] if side == 0 else [bias, scaled])))
+
+
+@pytest.mark.parametrize(("op", "side"), [("add", 0), ("add", 1), ("sub", 0), ("sub", 1)])
+def test_an_offset_moves_before_the_head_split_bit_exact(op: str, side: int):
+    module = _paddle_scaled_split(op, side)
+    _check_bitwise(module, OFFSET, {"x": RNG.standard_normal((3, 11, 32)).astype(np.float32)})
+    order = [
+        o.name for o in module.walk() if o.name.startswith("graph.") and o.name != "graph.constant"
+    ]
+    assert order == [
+        "graph.matmul",
+        "graph.add",
+        "graph.mul",
+        f"graph.{op}",
+        "graph.reshape",
+        "graph.transpose",
+    ]
+
+
+def test_an_offset_of_a_movement_read_elsewhere_or_by_a_tensor_stays():
+    b = GraphBuilder()
+    x = b.input("x", [4, 6])
+    t = b.op("transpose", x, perm=[1, 0])
+    shared = b.build(b.op("add", t, b.constant(np.float32(0.5))), b.op("neg", t))
+    b = GraphBuilder()
+    x = b.input("x", [4, 6])
+    per_row = b.build(b.op("add", b.op("transpose", x, perm=[1, 0]), _weights(b, [6, 1])))
+    for kept in (shared, per_row):
+        run_pipeline(OFFSET, make_context(), kept)
+        order = [op.name for op in kept.walk() if op.name in ("graph.add", "graph.transpose")]
+        assert order == ["graph.transpose", "graph.add"]
+
+
+def test_a_paddle_query_scaling_joins_the_projection_kernel():
+    """The head split then reads the projection as a view: every kernel that moves data is
+    a matmul's (before the rule the split was materialised for the add, and the add was a
+    kernel of its own), and both executors match the graph."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 11, 32])
+
+    def heads():
+        y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
+        return b.op(
+            "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
+        )
+
+    q, k = heads(), heads()
+    q = b.op("add", b.op("mul", q, b.constant(np.float32(0.35))), b.constant(np.float32(0.0)))
+    scores = b.op("matmul", q, b.op("transpose", k, perm=[0, 1, 3, 2]))
+    module = b.build(b.op("softmax", scores, axis=-1))
+    levels = run_levels(module, {"x": RNG.standard_normal((3, 11, 32)).astype(np.float32)}, "test")
+    assert_matches(levels)
+    moving = [
+        k.ops
+        for k in levels.tiled_kernels
+        if {"graph.transpose", "graph.reshape"} & set(k.ops) and "graph.matmul" not in k.ops
+    ]
+    assert moving == [], moving
+    assert ("graph.add", "graph.mul", "graph.add") in [k.ops for k in levels.tiled_kernels]

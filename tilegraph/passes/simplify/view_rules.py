@@ -18,7 +18,9 @@ constant, ``Movement`` a Transpose, Reshape or Expand nothing else reads ->
 ``Movement(Mul(x, c))``: the scale joins the producer's epilogue (the projection's bias add)
 instead of a kernel of its own, and before an Expand (grouped keys repeated for the query
 heads) it scales each element once and leaves the repeat a view of the matmul reading it.
-Exact: the same products of the same elements, moved.
+Exact: the same products of the same elements, moved. ``offset-before-movement`` does the
+same for ``Add`` / ``Sub`` of a one-element constant (Paddle's ``scale`` op is a multiply
+and an add).
 
 ``elementwise-before-movement``: ``f(Movement(x))`` for a unary elementwise ``f``, and
 ``g(Movement(a), Movement(b))`` for a binary one whose operands are the same movement of
@@ -42,7 +44,7 @@ import numpy as np
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from tilegraph.dialects.graph.binary import BinaryElementwiseOp, DivOp, MulOp
+from tilegraph.dialects.graph.binary import AddOp, BinaryElementwiseOp, DivOp, MulOp, SubOp
 from tilegraph.dialects.graph.data_movement import ExpandOp
 from tilegraph.dialects.graph.elementwise import UnaryElementwiseOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp
@@ -165,7 +167,7 @@ class ScaleBeforeMovement(SimplifyRule):
     )
     ROOTS = (MulOp, DivOp)
 
-    def rewrite(self, op: MulOp | DivOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: MulOp | DivOp | AddOp | SubOp, rewriter: PatternRewriter) -> None:
         if not in_origin_view(op) or _left_to_the_product(op):
             return
         for slot, value in enumerate(op.operands):
@@ -195,7 +197,27 @@ class ScaleBeforeMovement(SimplifyRule):
         return made_by(value, TransposeOp) or made_by(value, ReshapeOp) or made_by(value, ExpandOp)
 
 
-def _left_to_the_product(op: MulOp | DivOp) -> bool:
+@simplify_rule
+class OffsetBeforeMovement(ScaleBeforeMovement):
+    """``scale-before-movement`` for an offset: Paddle's ``scale(x, s, bias)`` exports as
+    ``Add(Mul(x, s), bias)`` (``bias`` +0.0 in the attention's query scaling), and the
+    multiply moving alone would leave the add behind the head split, a kernel of its own
+    with the split materialised for it."""
+
+    INFO = RuleInfo(
+        None,
+        "offset-before-movement",
+        "Add | Sub(Transpose | Reshape | Expand(x), c) (either operand order), c one "
+        "constant element",
+        "Transpose | Reshape | Expand(Add | Sub(x, c))",
+        "the movement has no other reader; c of rank at most x's; exact (the same sums of "
+        "the same elements, moved)",
+        "ORT (transpose optimizer pushes transposes past elementwise ops)",
+    )
+    ROOTS = (AddOp, SubOp)
+
+
+def _left_to_the_product(op: MulOp | DivOp | AddOp | SubOp) -> bool:
     """A multiply by a power of two feeding a matmul: ``matmul-operand-scales`` moves it
     onto the product exactly, where the attention pattern wants the scale."""
     if not isinstance(op, MulOp) or not isinstance(only_user(op.results[0]), MatMulOp):

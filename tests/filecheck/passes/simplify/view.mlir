@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=transpose-between-reshapes,scale-before-movement,elementwise-before-movement},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=transpose-between-reshapes,scale-before-movement,offset-before-movement,elementwise-before-movement},dce' --split-input-file | filecheck %s
 
 // torch's SDPA decomposition: Kᵀ as Reshape / Transpose / Reshape, then times √s. The chain
 // is one transpose of the last two dims, and the scale moves before it.
@@ -69,3 +69,33 @@ func.func @addmm_gelu(%x: !layout.tensor<6x8xf32>, %w: !layout.tensor<8x16xf32>)
 // CHECK-LABEL: func.func @addmm_gelu
 // CHECK:         %r = graph.reshape %m, %shape
 // CHECK-NEXT:    %y = graph.gelu %r
+
+// -----
+// Paddle's query scaling, scale(q, s, 0.0): Add(Mul(split, s), 0.0) after the head split.
+// Both move before the split, into the projection's epilogue.
+func.func @paddle_scale(%q: !layout.tensor<3x11x32xf32>) -> !layout.tensor<3x4x11x8xf32> {
+  %heads = graph.constant dense<[3, 11, 4, 8]> : !layout.tensor<4xi64>
+  %s = graph.constant dense<0.353553385> : !layout.tensor<1xf32>
+  %zero = graph.constant dense<0.0> : !layout.tensor<f32>
+  %r = graph.reshape %q, %heads : (!layout.tensor<3x11x32xf32>, !layout.tensor<4xi64>) -> !layout.tensor<3x11x4x8xf32>
+  %t = graph.transpose %r {perm = [0, 2, 1, 3]} : (!layout.tensor<3x11x4x8xf32>) -> !layout.tensor<3x4x11x8xf32>
+  %m = graph.mul %t, %s : (!layout.tensor<3x4x11x8xf32>, !layout.tensor<1xf32>) -> !layout.tensor<3x4x11x8xf32>
+  %y = graph.add %m, %zero : (!layout.tensor<3x4x11x8xf32>, !layout.tensor<f32>) -> !layout.tensor<3x4x11x8xf32>
+  func.return %y : !layout.tensor<3x4x11x8xf32>
+}
+// CHECK-LABEL: func.func @paddle_scale
+// CHECK:         %[[M:.*]] = graph.mul %q, %s {{.*}} -> !layout.tensor<3x11x32xf32>
+// CHECK:         %[[A:.*]] = graph.add %[[M]], %zero {{.*}} -> !layout.tensor<3x11x32xf32>
+// CHECK:         %[[R:.*]] = graph.reshape %[[A]], %heads
+// CHECK:         %y = graph.transpose %[[R]] {perm = [0, 2, 1, 3]}
+
+// -----
+// A per-row offset (not one element) stays behind the transpose.
+func.func @per_row(%x: !layout.tensor<4x6xf32>, %c: !layout.tensor<6x1xf32>) -> !layout.tensor<6x4xf32> {
+  %t = graph.transpose %x {perm = [1, 0]} : (!layout.tensor<4x6xf32>) -> !layout.tensor<6x4xf32>
+  %y = graph.sub %t, %c : (!layout.tensor<6x4xf32>, !layout.tensor<6x1xf32>) -> !layout.tensor<6x4xf32>
+  func.return %y : !layout.tensor<6x4xf32>
+}
+// CHECK-LABEL: func.func @per_row
+// CHECK:         %t = graph.transpose %x
+// CHECK-NEXT:    %y = graph.sub %t, %c
