@@ -10,6 +10,8 @@ and are charged for those only. The cycle model's records are static, so such an
 one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
+A cube-path ``tile.copy`` cut at its GM tensor's end is ragged too, its extents computed
+from its offsets (:mod:`.cut_window`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
+from tilegraph.cost_model.cycles.cut_window import CutExtent, cut_extents, cut_record
 from tilegraph.cost_model.tile_costs import (
     fixpipe_cycles,
     fixpipe_out_bytes,
@@ -30,7 +33,7 @@ from tilegraph.cost_model.tile_costs import (
     mmad_cycles,
     nd2nz_cycles,
 )
-from tilegraph.dialects.tile import FixpipeOp, Load2dOp, MmadOp, Nd2NzOp, TileOp
+from tilegraph.dialects.tile import CopyOp, FixpipeOp, Load2dOp, MmadOp, Nd2NzOp, TileOp
 from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.hardware import HardwareModel
 
@@ -38,10 +41,17 @@ if TYPE_CHECKING:  # program.py imports this module
     from tilegraph.cost_model.cycles.program import OpRecord
 
 
-def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
-    """(extent operand in elements, the buffer's fractals along it, elements a fractal
-    holds along it) of each ragged axis of ``op``, in record order; empty when ``op`` is
-    not ragged."""
+Extent = SSAValue | CutExtent
+"""A ragged axis's valid extent in elements: an operand, or a cut copy's GM dim less its
+offset."""
+
+
+def ragged_axes(op: TileOp) -> tuple[tuple[Extent, int, int], ...]:
+    """(extent in elements, the buffer's fractals along it, elements a fractal holds along
+    it) of each ragged axis of ``op``, in record order; empty when ``op`` is not ragged (a
+    cut copy's units stand for fractals: :mod:`.cut_window`)."""
+    if isinstance(op, CopyOp):
+        return cut_extents(op)
     if isinstance(op, MmadOp):
         m1, n1 = op.valid_fractals()
         k0 = memref_shape(op.a)[-1]
@@ -141,6 +151,7 @@ _RECORDS: dict[type, Callable[..., Any]] = {
     Load2dOp: _load2d_record,
     Nd2NzOp: _gm_record,
     FixpipeOp: _gm_record,
+    CopyOp: cut_record,
 }
 """How each ragged op class's record for some fractal counts is made from the whole one."""
 
@@ -160,5 +171,9 @@ def record_index(op: TileOp, first: int, name: Callable[[SSAValue], str]) -> str
     terms = [str(first)]
     for i, (extent, whole, size) in enumerate(axes):
         stride = prod(w for _, w, _ in axes[i + 1 :])
-        terms.append(f"(min(-(-{name(extent)} // {size}), {whole}) - 1) * {stride}")
+        if isinstance(extent, CutExtent):  # at least one unit: a window past the end
+            source = extent.source(name(extent.offset))
+            terms.append(f"(max(min(-(-{source} // {size}), {whole}), 1) - 1) * {stride}")
+        else:
+            terms.append(f"(min(-(-{name(extent)} // {size}), {whole}) - 1) * {stride}")
     return " + ".join(terms)
