@@ -5,8 +5,9 @@ C's ``MmadParams`` m / n / k, and the L1 -> L0 loads feeding such an ``mmad``),
 ``tile.nd2nz`` with ``rows`` / ``cols`` (the block's GM -> L1 window, ``Nd2NzParams``
 nValue / dValue) and ``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize)
 work on the leading fractals their extents leave, ``ceil(extent / size)`` of the buffer's
-along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns),
-and are charged for those only. The cycle model's records are static, so such an op has
+along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns;
+1 along an ``nd2nz``'s rows, which the DMA moves one by one), and are charged for those
+only. The cycle model's records are static, so such an op has
 one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
@@ -62,9 +63,9 @@ def ragged_axes(op: TileOp) -> tuple[tuple[Extent, int, int], ...]:
     elif isinstance(op, Load2dOp):
         k0 = memref_shape(op.dst)[-1]
         extents = ((op.valid, op.ragged_fractals(), 16), (op.valid_k, op.k_fractals(), k0))
-    elif isinstance(op, Nd2NzOp):
+    elif isinstance(op, Nd2NzOp):  # rows one by one: the DMA moves nValue rows
         r1, c1 = op.whole_fractals()
-        extents = ((op.valid_rows, r1, 16), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
+        extents = ((op.valid_rows, 16 * r1, 1), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
     else:
         return ()
     return tuple((v, whole, size) for v, whole, size in extents if v is not None)
@@ -75,7 +76,8 @@ def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, ...]:
     no extent) from the counts of its ragged axes, in :func:`ragged_axes`' order."""
     given = iter(counts)
     if isinstance(op, Nd2NzOp):
-        whole, extents = op.whole_fractals(), (op.valid_rows, op.valid_cols)
+        r1, c1 = op.whole_fractals()
+        whole, extents = (16 * r1, c1), (op.valid_rows, op.valid_cols)
     elif isinstance(op, Load2dOp):
         whole, extents = (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
     elif isinstance(op, MmadOp):
@@ -108,8 +110,9 @@ def _load2d_record(
 def _gm_record(
     op: Nd2NzOp | FixpipeOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid fractals
-    (pipe time, the GM traffic at its runs' efficiency, the round trip of that size)."""
+    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid rows and
+    column fractals (a fixpipe's: row fractals) (pipe time, the GM traffic at its runs'
+    efficiency, the round trip of that size)."""
     rows, cols = _counts(op, counts)
     fractals = (rows, cols)
     if isinstance(op, Nd2NzOp):
@@ -132,17 +135,17 @@ def _gm_record(
 def _valid_gm_rows(
     op: Nd2NzOp | FixpipeOp, gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None, rows: int
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window filling ``rows``
-    of its row fractals: the whole window's, but for its rows axis when the window is split
-    along it, cut to those fractals' rows — the record's bytes spread over the rows it
-    moves, not over the whole window's."""
+    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window moving ``rows``
+    rows: the whole window's, but for its rows axis when the window is split along it, cut
+    to those rows — the record's bytes spread over the rows it moves, not over the whole
+    window's."""
     if gm_rows is None or not isinstance(op, Nd2NzOp):
         return gm_rows
     extents, dims = gm_rows
     axis = len(memref_shape(op.src)) - 2  # the window's rows, after its leading dims
     if axis >= len(extents):
         return gm_rows
-    cut = (*extents[:axis], min(extents[axis], rows * 16), *extents[axis + 1 :])
+    cut = (*extents[:axis], min(extents[axis], rows), *extents[axis + 1 :])
     return cut, dims
 
 
