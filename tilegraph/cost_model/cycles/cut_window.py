@@ -25,6 +25,7 @@ picks each instance's by its offsets, as for the other ragged ops.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from math import ceil
 from typing import TYPE_CHECKING
@@ -111,20 +112,30 @@ def cut_extents(op: CopyOp) -> tuple[tuple[CutExtent, int, int], ...]:
     )
 
 
-def valid_window(op: CopyOp, counts: tuple[int, ...]) -> tuple[int, ...]:
-    """The window's extents when each cut axis holds ``counts`` of its units (the last,
-    rounded up, no more than the window)."""
-    window = list(op.gm_window() or ())
-    for (dim, _, unit), n in zip(cut_axes(op), counts, strict=True):
+def valid_window(
+    whole: tuple[int, ...], axes: tuple[tuple[int, int, int], ...], counts: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The extents of a ``whole`` window whose cut ``axes`` (:func:`cut_axes`) hold
+    ``counts`` of their units (the last, rounded up, no more than the window)."""
+    window = list(whole)
+    for (dim, _, unit), n in zip(axes, counts, strict=True):
         window[dim] = min(window[dim], n * unit)
     return tuple(window)
 
 
-def cut_record(op: CopyOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]) -> OpRecord:
-    """The record of an instance of ``op`` whose cut axes hold ``counts`` units: the bytes
-    of that window (pipe time at its runs' efficiency, GM traffic, the round trip of that
-    size) and the L2 model's rows cut to it."""
-    window = valid_window(op, counts)
+def cut_records(
+    op: CopyOp, base: OpRecord, hw: HardwareModel, counts: Iterable[tuple[int, ...]]
+) -> list[OpRecord]:
+    """The records of ``op``'s instances whose cut axes hold each of ``counts`` units
+    (the op's axes and window read once: reading an op's operands costs microseconds)."""
+    whole, axes = op.gm_window() or (), cut_axes(op)
+    return [_cut_record(op, base, hw, valid_window(whole, axes, c)) for c in counts]
+
+
+def _cut_record(op: CopyOp, base: OpRecord, hw: HardwareModel, window: tuple[int, ...]) -> OpRecord:
+    """The record of an instance of ``op`` moving ``window``: its bytes (pipe time at its
+    runs' efficiency, GM traffic, the round trip of that size) and the L2 model's rows
+    cut to it."""
     moved, burst = op.moved_bytes(window), op.gm_burst_bytes(window)
     gm_rows = base.gm_rows
     if gm_rows is not None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
-from tilegraph.cost_model.cycles.cut_window import CutExtent, cut_extents, cut_record
+from tilegraph.cost_model.cycles.cut_window import CutExtent, cut_extents, cut_records
 from tilegraph.cost_model.tile_costs import (
     fixpipe_cycles,
     fixpipe_out_bytes,
@@ -115,17 +115,20 @@ def _gm_record(
     efficiency, the round trip of that size)."""
     rows, cols = _counts(op, counts)
     fractals = (rows, cols)
+    # each of the op's facts once: reading an op's operands costs microseconds, and a
+    # ragged nd2nz has a record per row count (thousands when its columns are ragged too)
+    moved = op.moved_bytes(fractals)
     if isinstance(op, Nd2NzOp):
-        cost, to_gm = nd2nz_cycles(op, hw, fractals), op.moved_bytes(fractals)
+        cost, to_gm = nd2nz_cycles(op, hw, fractals), moved
     else:
         cost, to_gm = fixpipe_cycles(op, hw, fractals), fixpipe_out_bytes(op, fractals)
     if not base.gm_bytes:  # into UB / L1: no GM side
-        return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals))
+        return replace(base, cost=cost, moved_bytes=moved)
     efficiency = hw.gm_efficiency(op.gm_burst_bytes(fractals))
     return replace(
         base,
         cost=cost,
-        moved_bytes=op.moved_bytes(fractals),
+        moved_bytes=moved,
         gm_bytes=ceil(to_gm / efficiency),
         latency=gm_latency_cycles(hw, base.path, to_gm),
         gm_rows=_valid_gm_rows(op, base.gm_rows, rows),
@@ -154,7 +157,6 @@ _RECORDS: dict[type, Callable[..., Any]] = {
     Load2dOp: _load2d_record,
     Nd2NzOp: _gm_record,
     FixpipeOp: _gm_record,
-    CopyOp: cut_record,
 }
 """How each ragged op class's record for some fractal counts is made from the whole one."""
 
@@ -163,6 +165,8 @@ def ragged_records(op: TileOp, base: OpRecord, hw: HardwareModel) -> list[OpReco
     """The records of a ragged ``op`` (see the module docstring): ``base`` (the whole op's)
     with the cost and work of each combination of fractal counts, 1 .. whole per axis."""
     ranges = [range(1, whole + 1) for _, whole, _ in ragged_axes(op)]
+    if isinstance(op, CopyOp):  # a cut copy's facts read once for all its records
+        return cut_records(op, base, hw, product(*ranges))
     make = _RECORDS[type(op)]
     return [make(op, base, hw, counts) for counts in product(*ranges)]
 
