@@ -86,21 +86,22 @@ def _records(rows: int, op_class: type) -> list:
 
 
 def test_ragged_gm_to_l1_window_moves_the_valid_rows():
-    """The 197-row matmul's GM -> L1 window of A (``nd2nz ... rows``) has one record per M
-    fractal count; each moves that many fractals' bytes, in pipe time the model's GM -> L1
-    rate gives them (its head plus bytes / rate at the runs' efficiency) and GM traffic of
-    those bytes; B's window (N whole) has one record."""
+    """The 197-row matmul's GM -> L1 window of A (``nd2nz ... rows``) has one record per
+    row count (the DMA moves nValue rows, not whole fractals of rows); each moves that many
+    rows' bytes, in pipe time the model's GM -> L1 rate gives them (its head plus bytes /
+    rate at the runs' efficiency) and GM traffic of those bytes; B's window (N whole) has
+    one record."""
     hw = hardware_preset("ascend910b")
     windows = _records(197, Nd2NzOp)
     of_a = [r for r in windows if r.op.valid_rows is not None]
     of_b = [r for r in windows if r.op.valid_rows is None and r.op.valid_cols is None]
     r1, c1 = of_a[0].op.whole_fractals()
-    assert len(of_a) == r1 > 1 and len(of_b) == 1
+    assert len(of_a) == 16 * r1 > 1 and len(of_b) == 1
     whole = of_a[-1]
     rate = hw.dma_bytes_per_cycle["GM->L1"]
-    for fractals, record in enumerate(of_a, start=1):
-        assert record.moved_bytes * r1 == whole.moved_bytes * fractals
-        burst = record.op.gm_burst_bytes((fractals, c1))
+    for rows, record in enumerate(of_a, start=1):
+        assert record.moved_bytes * 16 * r1 == whole.moved_bytes * rows
+        burst = record.op.gm_burst_bytes((rows, c1))
         pipe = hw.dma_issue_cycles + ceil(record.moved_bytes / (rate * hw.gm_efficiency(burst)))
         assert record.cost == pipe
         assert record.gm_bytes == ceil(record.moved_bytes / hw.gm_efficiency(burst))
@@ -127,14 +128,19 @@ def test_ragged_fixpipe_writes_the_valid_rows():
         assert record.gm_bytes == ceil(written / hw.gm_efficiency(burst))
 
 
-def test_197_rows_move_the_gm_bytes_of_13_fractals():
-    """Charged by valid fractals, the 197-row matmul moves as many GM bytes as the 208-row
-    one (13 whole fractals), where charging whole blocks would move those of 256 rows."""
+def test_197_rows_move_the_gm_bytes_of_their_rows():
+    """Charged by valid rows, the 197-row matmul reads A's 197 rows (B as the 208-row one
+    does), and its fixpipe writes as many bytes as the 208-row one (13 whole fractals of
+    rows: FIX is charged by fractals), where charging whole blocks would move those of
+    256 rows."""
     ragged, _ = _cube(197)
     exact, _ = _cube(13 * 16)
     padded, _ = _cube(16 * 16)
-    gm = ("GM->L1", "L0C->GM")
-    assert all(ragged.bytes_per_path[p] == exact.bytes_per_path[p] for p in gm)
+    assert ragged.bytes_per_path["L0C->GM"] == exact.bytes_per_path["L0C->GM"]
+    # A is read once per N block: 11 rows fewer each time, B's reads unchanged
+    a_rows_less = exact.bytes_per_path["GM->L1"] - ragged.bytes_per_path["GM->L1"]
+    reads, rest = divmod(a_rows_less, (208 - 197) * K * 2)
+    assert rest == 0 and reads >= 1 and (N // 16) % reads == 0
     assert ragged.bytes_per_path["GM->L1"] < padded.bytes_per_path["GM->L1"]
 
 

@@ -185,12 +185,12 @@ def nd2nz(op: Nd2NzOp, hw: HardwareModel) -> int:
     return nd2nz_cycles(op, hw, None)
 
 
-def nd2nz_cycles(op: Nd2NzOp, hw: HardwareModel, fractals: tuple[int, int] | None) -> int:
-    """An ``nd2nz`` filling ``fractals`` (rows, columns) of its destination's fractals (all
-    of them, None, but on a matmul's ragged last block: :class:`Nd2NzOp`'s rows / cols),
-    in GM runs as long as those columns."""
+def nd2nz_cycles(op: Nd2NzOp, hw: HardwareModel, valid: tuple[int, int] | None) -> int:
+    """An ``nd2nz`` moving ``valid`` (rows, column fractals) of its destination (all of
+    it, None, but on a matmul's ragged last block: :class:`Nd2NzOp`'s rows / cols), in GM
+    runs as long as those columns."""
     path = f"GM->{scope_of(op.dst)}"
-    return dma_cycles(hw, path, op.moved_bytes(fractals), op.gm_burst_bytes(fractals))
+    return dma_cycles(hw, path, op.moved_bytes(valid), op.gm_burst_bytes(valid))
 
 
 @tile_cost(Nz2NdOp)

@@ -5,11 +5,14 @@ C's ``MmadParams`` m / n / k, and the L1 -> L0 loads feeding such an ``mmad``),
 ``tile.nd2nz`` with ``rows`` / ``cols`` (the block's GM -> L1 window, ``Nd2NzParams``
 nValue / dValue) and ``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize)
 work on the leading fractals their extents leave, ``ceil(extent / size)`` of the buffer's
-along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns),
-and are charged for those only. The cycle model's records are static, so such an op has
+along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns;
+1 along an ``nd2nz``'s rows, which the DMA moves one by one), and are charged for those
+only. The cycle model's records are static, so such an op has
 one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
+A cube-path ``tile.copy`` cut at its GM tensor's end is ragged too, its extents computed
+from its offsets (:mod:`.cut_window`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from xdsl.ir import SSAValue
 
+from tilegraph.cost_model.cycles.cut_window import CutExtent, cut_extents, cut_records
 from tilegraph.cost_model.tile_costs import (
     fixpipe_cycles,
     fixpipe_out_bytes,
@@ -30,7 +34,7 @@ from tilegraph.cost_model.tile_costs import (
     mmad_cycles,
     nd2nz_cycles,
 )
-from tilegraph.dialects.tile import FixpipeOp, Load2dOp, MmadOp, Nd2NzOp, TileOp
+from tilegraph.dialects.tile import CopyOp, FixpipeOp, Load2dOp, MmadOp, Nd2NzOp, TileOp
 from tilegraph.dialects.tile.base import memref_shape
 from tilegraph.hardware import HardwareModel
 
@@ -38,10 +42,17 @@ if TYPE_CHECKING:  # program.py imports this module
     from tilegraph.cost_model.cycles.program import OpRecord
 
 
-def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
-    """(extent operand in elements, the buffer's fractals along it, elements a fractal
-    holds along it) of each ragged axis of ``op``, in record order; empty when ``op`` is
-    not ragged."""
+Extent = SSAValue | CutExtent
+"""A ragged axis's valid extent in elements: an operand, or a cut copy's GM dim less its
+offset."""
+
+
+def ragged_axes(op: TileOp) -> tuple[tuple[Extent, int, int], ...]:
+    """(extent in elements, the buffer's fractals along it, elements a fractal holds along
+    it) of each ragged axis of ``op``, in record order; empty when ``op`` is not ragged (a
+    cut copy's units stand for fractals: :mod:`.cut_window`)."""
+    if isinstance(op, CopyOp):
+        return cut_extents(op)
     if isinstance(op, MmadOp):
         m1, n1 = op.valid_fractals()
         k0 = memref_shape(op.a)[-1]
@@ -52,9 +63,9 @@ def ragged_axes(op: TileOp) -> tuple[tuple[SSAValue, int, int], ...]:
     elif isinstance(op, Load2dOp):
         k0 = memref_shape(op.dst)[-1]
         extents = ((op.valid, op.ragged_fractals(), 16), (op.valid_k, op.k_fractals(), k0))
-    elif isinstance(op, Nd2NzOp):
+    elif isinstance(op, Nd2NzOp):  # rows one by one: the DMA moves nValue rows
         r1, c1 = op.whole_fractals()
-        extents = ((op.valid_rows, r1, 16), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
+        extents = ((op.valid_rows, 16 * r1, 1), (op.valid_cols, c1, memref_shape(op.dst)[-1]))
     else:
         return ()
     return tuple((v, whole, size) for v, whole, size in extents if v is not None)
@@ -65,7 +76,8 @@ def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, ...]:
     no extent) from the counts of its ragged axes, in :func:`ragged_axes`' order."""
     given = iter(counts)
     if isinstance(op, Nd2NzOp):
-        whole, extents = op.whole_fractals(), (op.valid_rows, op.valid_cols)
+        r1, c1 = op.whole_fractals()
+        whole, extents = (16 * r1, c1), (op.valid_rows, op.valid_cols)
     elif isinstance(op, Load2dOp):
         whole, extents = (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
     elif isinstance(op, MmadOp):
@@ -98,21 +110,25 @@ def _load2d_record(
 def _gm_record(
     op: Nd2NzOp | FixpipeOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
 ) -> OpRecord:
-    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid fractals
-    (pipe time, the GM traffic at its runs' efficiency, the round trip of that size)."""
+    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid rows and
+    column fractals (a fixpipe's: row fractals) (pipe time, the GM traffic at its runs'
+    efficiency, the round trip of that size)."""
     rows, cols = _counts(op, counts)
     fractals = (rows, cols)
+    # each of the op's facts once: reading an op's operands costs microseconds, and a
+    # ragged nd2nz has a record per row count (thousands when its columns are ragged too)
+    moved = op.moved_bytes(fractals)
     if isinstance(op, Nd2NzOp):
-        cost, to_gm = nd2nz_cycles(op, hw, fractals), op.moved_bytes(fractals)
+        cost, to_gm = nd2nz_cycles(op, hw, fractals), moved
     else:
         cost, to_gm = fixpipe_cycles(op, hw, fractals), fixpipe_out_bytes(op, fractals)
     if not base.gm_bytes:  # into UB / L1: no GM side
-        return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals))
+        return replace(base, cost=cost, moved_bytes=moved)
     efficiency = hw.gm_efficiency(op.gm_burst_bytes(fractals))
     return replace(
         base,
         cost=cost,
-        moved_bytes=op.moved_bytes(fractals),
+        moved_bytes=moved,
         gm_bytes=ceil(to_gm / efficiency),
         latency=gm_latency_cycles(hw, base.path, to_gm),
         gm_rows=_valid_gm_rows(op, base.gm_rows, rows),
@@ -122,17 +138,17 @@ def _gm_record(
 def _valid_gm_rows(
     op: Nd2NzOp | FixpipeOp, gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None, rows: int
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window filling ``rows``
-    of its row fractals: the whole window's, but for its rows axis when the window is split
-    along it, cut to those fractals' rows — the record's bytes spread over the rows it
-    moves, not over the whole window's."""
+    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window moving ``rows``
+    rows: the whole window's, but for its rows axis when the window is split along it, cut
+    to those rows — the record's bytes spread over the rows it moves, not over the whole
+    window's."""
     if gm_rows is None or not isinstance(op, Nd2NzOp):
         return gm_rows
     extents, dims = gm_rows
     axis = len(memref_shape(op.src)) - 2  # the window's rows, after its leading dims
     if axis >= len(extents):
         return gm_rows
-    cut = (*extents[:axis], min(extents[axis], rows * 16), *extents[axis + 1 :])
+    cut = (*extents[:axis], min(extents[axis], rows), *extents[axis + 1 :])
     return cut, dims
 
 
@@ -149,6 +165,8 @@ def ragged_records(op: TileOp, base: OpRecord, hw: HardwareModel) -> list[OpReco
     """The records of a ragged ``op`` (see the module docstring): ``base`` (the whole op's)
     with the cost and work of each combination of fractal counts, 1 .. whole per axis."""
     ranges = [range(1, whole + 1) for _, whole, _ in ragged_axes(op)]
+    if isinstance(op, CopyOp):  # a cut copy's facts read once for all its records
+        return cut_records(op, base, hw, product(*ranges))
     make = _RECORDS[type(op)]
     return [make(op, base, hw, counts) for counts in product(*ranges)]
 
@@ -160,5 +178,9 @@ def record_index(op: TileOp, first: int, name: Callable[[SSAValue], str]) -> str
     terms = [str(first)]
     for i, (extent, whole, size) in enumerate(axes):
         stride = prod(w for _, w, _ in axes[i + 1 :])
-        terms.append(f"(min(-(-{name(extent)} // {size}), {whole}) - 1) * {stride}")
+        if isinstance(extent, CutExtent):  # at least one unit: a window past the end
+            source = extent.source(name(extent.offset))
+            terms.append(f"(max(min(-(-{source} // {size}), {whole}), 1) - 1) * {stride}")
+        else:
+            terms.append(f"(min(-(-{name(extent)} // {size}), {whole}) - 1) * {stride}")
     return " + ".join(terms)

@@ -19,6 +19,7 @@ The fractal moves of the cube path (nd2nz, nz2nd, load2d, load3d, fixpipe) are i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import prod
 from typing import Any, ClassVar
 
@@ -143,15 +144,21 @@ class CopyOp(RuntimePadding, PathCopyOp):
         if len(self.src_offsets) != rank or len(self.dst_offsets) != rank:
             raise VerifyException(f"'{self.name}': expected {rank} offsets on each side")
 
-    def moved_bytes(self) -> int:
-        return buffer_bytes(self.src if scope_of(self.dst) == "GM" else self.dst)
+    def moved_bytes(self, window: Sequence[int] | None = None) -> int:
+        """Bytes of the whole window, or of ``window`` (its extents per dim: the part of a
+        window cut at its GM tensor's end that the DMA moves, the cycle model's)."""
+        local = self.src if scope_of(self.dst) == "GM" else self.dst
+        if window is None:
+            return buffer_bytes(local)
+        return prod(window) * element_bytes(memref_element(local))
 
-    def gm_burst_bytes(self) -> int | None:
+    def gm_burst_bytes(self, window: Sequence[int] | None = None) -> int | None:
+        """The GM runs of the whole window, or of ``window`` (as :meth:`moved_bytes`)."""
         gm, local = (self.dst, self.src) if scope_of(self.dst) == "GM" else (self.src, self.dst)
         if scope_of(gm) != "GM":
             return None
         return contiguous_run(
-            memref_shape(local),
+            memref_shape(local) if window is None else window,
             memref_shape(gm),
             element_bytes(memref_element(gm)),
             memref_strides(gm),

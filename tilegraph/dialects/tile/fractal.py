@@ -73,8 +73,9 @@ class Nd2NzOp(TileOp):
     of the window (Ascend C's ``Nd2NzParams`` nValue / dValue: a matmul's ragged last M or
     N block moves only the rows its ``mmad`` multiplies). Only that leading part of the
     window is read; the rest of ``dst`` reads as zero, as past the source's end. The
-    cost model charges the ``ceil(rows / 16)`` x ``ceil(cols / C0)`` fractals it fills
-    (:meth:`valid_fractals`). When constant, within what ``dst`` holds (verified).
+    cost model charges the ``rows`` rows it moves, each in ``ceil(cols / C0)`` 32-byte
+    blocks (``copy_gm_to_cbuf_multi_nd2nz``: nValue rows of ``ceil(dValue · bytes / 32)``
+    blocks; :meth:`moved_bytes`). When constant, within what ``dst`` holds (verified).
     """
 
     name = "tile.nd2nz"
@@ -132,21 +133,23 @@ class Nd2NzOp(TileOp):
         require_extent(self, "rows", self.valid_rows, 16 * r1)
         require_extent(self, "cols", self.valid_cols, dst[-1] * c1)
 
-    def moved_bytes(self, fractals: tuple[int, int] | None = None) -> int:
-        """Bytes into ``dst``: all of it, or ``fractals`` (rows, columns) of its fractals
-        (a ragged instance)."""
+    def moved_bytes(self, valid: tuple[int, int] | None = None) -> int:
+        """Bytes into ``dst``: all of it, or ``valid`` = (rows, column fractals) of it (a
+        ragged instance: its rows, each in whole C0 blocks of 32 bytes)."""
         whole = buffer_bytes(self.dst)
-        if fractals is None:
+        if valid is None:
             return whole
         r1, c1 = self.whole_fractals()
-        return whole * fractals[0] * fractals[1] // (r1 * c1)
+        return whole * valid[0] * valid[1] // (r1 * 16 * c1)
 
-    def gm_burst_bytes(self, fractals: tuple[int, int] | None = None) -> int | None:
+    def gm_burst_bytes(self, valid: tuple[int, int] | None = None) -> int | None:
+        """The GM runs of the whole window, or of ``valid`` (as :meth:`moved_bytes`)."""
         c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
-        if fractals is not None:
-            r1, c1 = fractals
+        rows = r1 * r0
+        if valid is not None:
+            rows, c1 = valid
         return contiguous_run(
-            (r1 * r0, c1 * c0),
+            (rows, c1 * c0),
             memref_shape(self.src),
             element_bytes(memref_element(self.src)),
             memref_strides(self.src),
