@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.graph import GraphOp
@@ -52,6 +52,12 @@ from tilegraph.runtime.fast_executor.batching import (
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.invariants import (
+    Invariants,
+    entry,
+    find_invariants,
+    in_device_loop,
+)
 from tilegraph.runtime.fast_executor.lockstep import (
     GroupsPart,
     first_point,
@@ -87,6 +93,7 @@ class _FunctionWriter:
         python_name: str | None = None,
         handover: HandOver | None = None,
         groups: NestPlan | None = None,
+        invariants: Invariants | None = None,
     ):
         self.module = module
         self.fn = fn
@@ -102,6 +109,12 @@ class _FunctionWriter:
         (:mod:`.lockstep`): the whole body is emitted inside it."""
         self.plan: NestPlan | None = groups
         """The batch being emitted (inside a nest of loops run as one, or ``groups``)."""
+        self.invariants = invariants
+        """Loads run on a device loop's first step only (:mod:`.invariants`)."""
+        self.stepped: list[Operation] = []
+        """Invariant loads found inside a loop run step by step (or in row-major slots):
+        the function is written again without them."""
+        self._steps = 0  # loops run step by step around the op being emitted
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -117,6 +130,11 @@ class _FunctionWriter:
         args = [self.name(a) for a in self.fn.body.block.args]
         block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1", f"{SUB_BLOCK_INDEX}=0"]
         self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
+        if self.invariants is not None:  # the held loads of this call (.invariants)
+            read = "".join(f"{args[i]}, " for i in self.invariants.args)
+            blocks = f"{BLOCK_INDEX}, {BLOCK_COUNT}, {SUB_BLOCK_INDEX}"
+            reads = repr(tuple(self.invariants.reads))
+            self.emit(1, f"__inv = _invariants({fname!r}, ({read}), {reads}, {blocks})")
         self.block(self.fn.body.block.ops, 1)
         if self.lines[-1].startswith("def "):
             self.emit(1, "return ()")
@@ -156,6 +174,23 @@ class _FunctionWriter:
         return f"{self.name(handover.workspace)}[{', '.join([*index, '...'])}]"
 
     def op(self, op: Operation, depth: int) -> None:
+        invariants = self.invariants
+        if invariants is not None and op in invariants.ops:
+            if self._steps:
+                self.stepped.append(op)
+            assert isinstance(op, TileOp) and (written := op.written()) is not None
+            index = invariants.buffers[written]
+            self.emit(depth, f"if __inv.run({index}):")  # held: the first step only
+            self._op(op, depth + 1)
+            self.emit(depth + 1, f"__inv.freeze({index}, {self.name(written)})")
+        elif invariants is not None and op.results and op.results[0] in invariants.buffers:
+            index = invariants.buffers[op.results[0]]
+            handle = self.module.bind(op)
+            self.emit(depth, f"{self.name(op.results[0])} = __inv.buffer({index}, {handle})")
+        else:
+            self._op(op, depth)
+
+    def _op(self, op: Operation, depth: int) -> None:
         out = ", ".join(self.name(r) for r in op.results)
         args = self.operands(op)
         if isinstance(op, arith.ConstantOp):
@@ -239,7 +274,7 @@ class _FunctionWriter:
         """A device loop: its region's launches as a local function of the buffers, run
         per iteration by :func:`~tilegraph.runtime.tile_interpreter.host.run_device_loop`
         (the copies between iterations)."""
-        run = self.module.bind_kernel(partial(run_device_loop, op))
+        run = self.module.bind_kernel(in_device_loop(partial(run_device_loop, op)))
         body = f"{run}_body"
         args = [self.name(a) for a in op.body.block.args]
         self.emit(depth, f"def {body}(__buffers):")
@@ -314,7 +349,15 @@ class _FunctionWriter:
             shape = plan.shape(axes)
             rows = row_major_axis(buffer, plan, op)  # an img2col tile the GEMM reads as is
             slots = "_slots(" if rows is None else f"_row_slots({rows}, "
-            self.emit(depth, f"{outer}_b = {slots}{ordinal}, {outer}, {shape})")
+            held = None if self.invariants is None else self.invariants.buffers.get(buffer)
+            if held is not None and rows is None:
+                call = f"{held}, {outer}, {shape}, _slots, {ordinal}"
+                self.emit(depth, f"{outer}_b = __inv.slots({call})")
+            else:
+                if held is not None:  # held loads are not written in row-major slots
+                    assert self.invariants is not None
+                    self.stepped += [o for o in self.invariants.ops if o.written() is buffer]
+                self.emit(depth, f"{outer}_b = {slots}{ordinal}, {outer}, {shape})")
             self.names[buffer] = f"{outer}_b"
         self.plan = plan
         self._batched_loop(op, plan, depth)
@@ -353,7 +396,13 @@ class _FunctionWriter:
         self.emit(depth, f"for {iv}_k in range({trips}):")
         at = f"{lb} + {iv}_k * {step}"
         self.emit(depth + 1, f"{iv} = _per_group({at}, {BLOCK_COUNT})")
-        self.block(body.ops, depth + 1)
+        self._stepped_block(body, depth + 1)
+
+    def _stepped_block(self, body: Block, depth: int) -> None:
+        """A loop body run once per step (an invariant load there runs every step)."""
+        self._steps += 1
+        self.block(body.ops, depth)
+        self._steps -= 1
 
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
@@ -364,7 +413,7 @@ class _FunctionWriter:
             self.emit(depth, f"{name} = {self.name(init)}")
         self.emit(depth, f"for {iv} in range({lb}, {ub}, {step}):")
         before = len(self.lines)
-        self.block(body.ops, depth + 1)
+        self._stepped_block(body, depth + 1)
         if carried:
             self.emit(depth + 1, f"{', '.join(carried)}, = __yield")
         if len(self.lines) == before:
@@ -402,11 +451,15 @@ class CompiledModule:
             "_first": first_point,
             "_per_group": per_group,
             "_plain": _plain,
+            "_invariants": entry,
         }
         self._handles = 0
         self.per_tile_ops: list[tuple[str, str]] = []
         """(function, op name) of each op in a batch that has no batched form for its
         operands there and runs its kernel once per tile (what batching could not help)."""
+        self.invariant_ops: list[tuple[str, str]] = []
+        """(function, op name) of each load a device loop runs on its first step only
+        (:mod:`.invariants`)."""
         self._sources: dict[str, str] = {}
         self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
         self._lockstep: dict[tuple[tuple[str, ...], int, int], str | None] = {}
@@ -421,12 +474,42 @@ class CompiledModule:
         self._barriers = {
             f.sym_name.data for f in functions if any(isinstance(op, SyncAllOp) for op in f.walk())
         }
+        self._in_loops = {
+            name
+            for loop in module.walk()
+            if isinstance(loop, LoopLaunchesOp)
+            for launch in loop.body.block.ops
+            if isinstance(launch, LaunchOp)
+            for name in launch.callees()
+        }
+        """Functions launched on the steps of a device loop (their loads may be held)."""
         for fn in functions:
             if fn.is_declaration:
                 continue
-            text = _FunctionWriter(self, fn).write()
+            text = self._write(fn)
             self._sources[fn.sym_name.data] = text
             exec(compile(text, f"<tile:{fn.sym_name.data}>", "exec"), self.namespace)
+
+    def _write(
+        self, fn: func.FuncOp, python_name: str | None = None, handover: HandOver | None = None
+    ) -> str:
+        """The Python source of ``fn``; launched in a device loop (and batching on), with
+        its invariant loads held (:mod:`.invariants`) — written again without those the
+        writer finds run step by step."""
+        name = fn.sym_name.data
+        excluded: list[Operation] = []
+        per_tile = len(self.per_tile_ops)
+        while True:
+            found = find_invariants(fn, excluded) if self.batch and name in self._in_loops else None
+            writer = _FunctionWriter(self, fn, python_name, handover, invariants=found)
+            text = writer.write()
+            if not writer.stepped:
+                break
+            excluded += writer.stepped
+            del self.per_tile_ops[per_tile:]
+        if found is not None:
+            self.invariant_ops += [(name, op.name) for op in found.ops]
+        return text
 
     @staticmethod
     def _slots(ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
@@ -490,8 +573,8 @@ class CompiledModule:
             return
         for part, handover in ((found.aic, found.aic_handover), (found.aiv, found.aiv_handover)):
             symbol = part.sym_name.data
-            text = _FunctionWriter(self, part, f"{self.python_name(symbol)}_batched", handover)
-            source = self._sources[f"{symbol} (batched)"] = text.write()
+            text = self._write(part, f"{self.python_name(symbol)}_batched", handover)
+            source = self._sources[f"{symbol} (batched)"] = text
             exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
 
     def lockstep_launch(self, launch: LaunchOp) -> str | None:
