@@ -18,8 +18,9 @@ the same every step, so the fast executor keeps them instead
   (function, identity of the frozen arguments they read, block index, block count,
   sub-block) while a device loop runs: the loads run on the first call (then their
   buffers are frozen) and are skipped afterwards. A buffer whose bytes come from an
-  argument that is not frozen (the recurrent state) is loaded on every call as usual. Everything held is dropped when the outermost
-  device loop ends (:func:`in_device_loop`), so nothing outlives the loop that made it.
+  argument that is not frozen (the recurrent state) is loaded on every call as usual.
+  Everything held is dropped when the outermost device loop ends (:func:`in_device_loop`),
+  so nothing outlives the loop that made it.
 
 Forms derived from a frozen array (the row-major unpacking of an ``mmad`` operand,
 :func:`derived`) are kept the same way. The results are the bytes the IR's loads would
