@@ -81,7 +81,7 @@ def _unpacked_copy(
     """``view`` (of ``operand``) copied row-major in ``dtype``: once per device loop for
     a frozen operand (a loop-invariant weight held by :mod:`.invariants`), else into a
     reused scratch buffer."""
-    kept = derived(operand, (*role, np.dtype(dtype).str), lambda: np.array(view, dtype))
+    kept = derived(operand, (*role, np.dtype(dtype).str), lambda: np.array(view, dtype, order="C"))
     if kept is not None:
         return kept
     out = scratch(str(role[0]), view.shape, dtype)
