@@ -9,6 +9,9 @@
   cross-core flags, tile by tile; :mod:`.mix_batch` runs those whose IR hands over one
   way only (AIC -> AIV through the workspace) batched instead: the AIC's tile loop into a
   workspace copy per hand-over, then the AIV's;
+* :mod:`.launch_plans` plans and compiles those two kinds of launch once per kernel;
+* :mod:`.invariants` runs a device loop's loop-invariant loads (an LSTM's recurrent
+  weight moved GM -> L1 -> L0B) on its first step only, their bytes held while it runs;
 * :mod:`.lockstep` runs a lockstep launch's core groups (a kernel with an all-core
   barrier: a recurrent layer shared over the cores) as one virtual group, every value
   that depends on the block index with a leading block axis, where the IR proves the
