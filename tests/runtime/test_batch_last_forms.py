@@ -11,6 +11,8 @@ import pytest
 
 import tilegraph
 from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.tile.vector_layout import PoolOp
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
 from tilegraph.runtime.tiles import fast_module, run_tiles
 
 
@@ -34,3 +36,17 @@ def test_pool_and_pick_tiles_run_batched(op: str):
     (got,) = run_tiles(module, [data], executor="fast")
     (want,) = run_tiles(module, [data], executor="interpret")
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("op", ["max_pool", "avg_pool"])
+def test_a_varying_origin_batches_a_max_pool_only(op: str):
+    """A max pool does not read its tile's origin: a batch whose origins vary is one
+    call; an average pool's divisors depend on it (its origin must not vary)."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 20, 23, 22], "float32", "NCHW")
+    module = tilegraph.compile(b.build(_pooled(b, x, op)), platform="test").module
+    (pool,) = [o for o in module.walk() if isinstance(o, PoolOp)]
+    varying = [True] * len(pool.operands)
+    found = batched_kernel_of(pool, varying)
+    assert (found is not None) == (op == "max_pool")
+    assert batched_kernel_of(pool, [True, *[False] * (len(pool.operands) - 2), True])

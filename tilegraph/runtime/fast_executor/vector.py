@@ -88,11 +88,14 @@ def batched_transpose(op: TransposeOp, batched: Sequence[bool]) -> Kernel | None
 
 @batched_kernel(PoolOp, PickOp)
 def batched_batch_last(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
-    """Each tile of the batch (source and destination batched, a pool's origin the same
-    for the batch) with the batch dim moved last: both kernels name their leading dims
-    only (a pool its H and W at dims 2 and 3, a pick one table per leading dim) and carry
-    the trailing ones (C0) elementwise, so a trailing batch dim is carried the same way."""
-    if not (batched[0] and batched[-1]) or any(batched[1:-1]):
+    """Each tile of the batch (source and destination batched) with the batch dim moved
+    last: both kernels name their leading dims only (a pool its H and W at dims 2 and 3, a
+    pick one table per leading dim) and carry the trailing ones (C0) elementwise, so a
+    trailing batch dim is carried the same way. An average pool's divisors depend on the
+    tile's origin: the same for the whole batch only (a max pool does not read it)."""
+    if not (batched[0] and batched[-1]):
+        return None
+    if any(batched[1:-1]) and not (isinstance(op, PoolOp) and op.kind.data == "max"):
         return None
     kernel = kernel_of(op)
 
