@@ -100,9 +100,10 @@ def test_nothing_is_held_outside_a_device_loop():
     runs: list[bool] = []
 
     def body() -> None:
-        for _ in range(2):
-            runs.append(invariants.entry("f", (constant,), ((0,),), 0, 1, 0).run(0))
+        for _ in range(2):  # a fresh view of the same bytes on every step
+            runs.append(invariants.entry("f", (constant[:],), ((0,),), 0, 1, 0).run(0))
+        runs.append(invariants.entry("f", (constant[1:],), ((0,),), 0, 1, 0).run(0))
 
     invariants.in_device_loop(body)()
-    assert runs == [True, False]  # loaded on the first call only
+    assert runs == [True, False, True]  # loaded on the first call only, per bytes
     assert not invariants._ENTRIES

@@ -11,11 +11,12 @@ the same every step, so the fast executor keeps them instead
   ArrayBlob`); a held buffer is frozen once its load has run;
 * an *invariant load* is a ``tile.copy`` / ``nd2nz`` / ``load2d`` / ``load3d``
   (:data:`INVARIANT_OPS`, whose destination is a function of what they read) into a local
-  buffer (``tile.alloc``) that it alone writes, reading only function arguments, other
+  buffer (``tile.alloc``, used by tile ops only, none of them making a view of it) that
+  it alone writes, reading only function arguments, other
   invariant loads' buffers and index values computed from constants, the block's index and
   loop variables of such loops; every loop around it has such bounds;
 * in a function launched inside a device loop, the invariant loads' buffers are held per
-  (function, identity of the frozen arguments they read, block index, block count,
+  (function, the bytes the frozen arguments they read view, block index, block count,
   sub-block) while a device loop runs: the loads run on the first call (then their
   buffers are frozen) and are skipped afterwards. A buffer whose bytes come from an
   argument that is not frozen (the recurrent state) is loaded on every call as usual.
@@ -80,7 +81,10 @@ def find_invariants(fn: func.FuncOp, excluded: Iterable[Operation] = ()) -> Inva
             users = [u.operation for u in op.result.uses]
             tiles = [u for u in users if isinstance(u, TileOp)]
             writers = [u for u in tiles if _writes(u, op.result)]
-            if len(tiles) == len(users) and len(writers) == 1 and writers[0] not in out:
+            # a view of the buffer (an op with a buffer result) could be written unseen
+            aliased = any(isinstance(r.type, MemRefType) for u in users for r in u.results)
+            plain = len(tiles) == len(users) and not aliased
+            if plain and len(writers) == 1 and writers[0] not in out:
                 candidates[op.result] = writers[0]
     index = _IndexValues(block)
     changed = True
@@ -191,7 +195,7 @@ class Entry:
     call into the code generator's usual buffers."""
 
     def __init__(self, arrays: Sequence[Any], held: Sequence[bool]):
-        self.arrays = tuple(arrays)  # kept: their ids are part of the key
+        self.arrays = tuple(arrays)  # kept: the bytes they view are the key
         self.held = tuple(held)
         self.fresh = True
         self.kept: dict[int, np.ndarray] = {}
@@ -233,6 +237,9 @@ class Entry:
             array.flags.writeable = False
 
 
+_MOST_ENTRIES = 1024
+"""Held entries (and derived forms) at most per outermost device loop: memory bounded
+whatever the loop's kernels do."""
 _ENTRIES: dict[tuple[Any, ...], Entry] = {}
 _DERIVED: dict[tuple[Any, ...], tuple[np.ndarray, Any]] = {}
 _LOOPS = [0]  # device loops running
@@ -247,13 +254,22 @@ def entry(name: str, arrays: Sequence[Any], reads: Sequence[Sequence[int]], *blo
     if not any(held):
         return Entry((), held)
     kept = [a for a, f in zip(arrays, frozen_ones, strict=True) if f]
-    key = (name, frozen_ones, *(id(a) for a in kept), *blocks)
+    key = (name, frozen_ones, *(_bytes_of(a) for a in kept), *blocks)
     found = _ENTRIES.get(key)
     if found is None:
+        if len(_ENTRIES) >= _MOST_ENTRIES:  # a loop that never repeats a key: hold nothing
+            return Entry((), [False] * len(held))
         found = _ENTRIES[key] = Entry(kept, held)
     else:
         found.fresh = False
     return found
+
+
+def _bytes_of(array: np.ndarray) -> tuple[Any, ...]:
+    """The bytes a frozen ``array`` views (a fresh view of the same bytes, made on every
+    step, is the same key; the entry keeps the array, so no other takes its address)."""
+    where = array.__array_interface__["data"][0]
+    return (where, array.shape, array.strides, array.dtype.str)
 
 
 def derived(source: np.ndarray, role: Any, make: Callable[[], Any]) -> Any | None:
@@ -262,10 +278,11 @@ def derived(source: np.ndarray, role: Any, make: Callable[[], Any]) -> Any | Non
     device loop runs (the caller computes it as usual)."""
     if not _LOOPS[0] or not frozen(source):
         return None
-    where = source.__array_interface__["data"][0]
-    key = (role, where, source.shape, source.strides, source.dtype.str)
+    key = (role, *_bytes_of(source))
     found = _DERIVED.get(key)
     if found is None:
+        if len(_DERIVED) >= _MOST_ENTRIES:
+            return None
         found = _DERIVED[key] = (source, make())  # the source kept: its bytes stay
     return found[1]
 
