@@ -11,10 +11,9 @@ from typing import Any
 from xdsl.dialects import func
 
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.runtime.fast_executor.batching import NestPlan
 from tilegraph.runtime.fast_executor.lockstep import GroupsPart, groups_run_together, run_groups
 from tilegraph.runtime.fast_executor.mix import run_mix_launch
-from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan_batched_mix
+from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, plan_batched_mix
 
 
 class LaunchPlans:
@@ -27,6 +26,8 @@ class LaunchPlans:
     _sources: dict[str, str]
     _batched_mixes: dict[tuple[str, ...], BatchedMix | None]
     _lockstep: dict[tuple[tuple[str, ...], int, int], str | None]
+    _write: Callable[..., str]
+    """(fn, python name, hand-over, groups plan) -> the Python source of a clone."""
 
     def python_name(self, symbol: str) -> str:
         raise NotImplementedError
@@ -40,14 +41,6 @@ class LaunchPlans:
     def core_of(self, symbol: str) -> str:
         raise NotImplementedError
 
-    def _write(
-        self,
-        fn: func.FuncOp,
-        python_name: str | None = None,
-        handover: HandOver | None = None,
-        groups: NestPlan | None = None,
-    ) -> str:
-        raise NotImplementedError
 
     def batched_mix_launch(self, launch: LaunchOp) -> str | None:
         """The handle of a function running mix launch ``launch`` batched
