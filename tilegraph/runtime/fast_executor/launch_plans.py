@@ -41,7 +41,6 @@ class LaunchPlans:
     def core_of(self, symbol: str) -> str:
         raise NotImplementedError
 
-
     def batched_mix_launch(self, launch: LaunchOp) -> str | None:
         """The handle of a function running mix launch ``launch`` batched
         (:mod:`.mix_batch`: ``handle(args, groups, aiv_blocks)``), or None when its parts
