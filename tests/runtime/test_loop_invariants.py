@@ -93,9 +93,10 @@ def test_frozen_needs_every_base_read_only():
 
 def test_nothing_is_held_outside_a_device_loop():
     constant = ArrayBlob.of(np.ones(4)).array
+    assert constant is not None
     found = invariants.entry("f", (constant,), ((0,),), 0, 1, 0)
     assert found.held == (False,) and found.run(0)
-    assert invariants.derived(constant, "cols", lambda: 1) is None  # type: ignore[arg-type]
+    assert invariants.derived(constant, "cols", lambda: 1) is None
 
     runs: list[bool] = []
 
