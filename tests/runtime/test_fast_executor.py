@@ -143,19 +143,19 @@ def test_run_tiles_without_batching_runs_every_tile_by_itself():
 
 
 def test_per_tile_ops_name_the_ops_a_batch_runs_tile_by_tile():
-    """A pooling tile has no batched form: its op runs once per tile inside the batch and
-    is listed; an elementwise kernel's ops all run batched and list nothing."""
+    """An arg-max tile has no batched form: its op runs once per tile inside the batch
+    and is listed; an elementwise kernel's ops all run batched and list nothing."""
     from tilegraph.builder import GraphBuilder
 
     def per_tile(op: str, **attrs) -> list[tuple[str, str]]:
         b = GraphBuilder()
-        x = b.input("x", [1, 20, 12, 12], "float32", "NCHW")
+        x = b.input("x", [2, 19, 6, 5], "float32", "NCHW")
         module = tilegraph.compile(b.build(b.op(op, x, **attrs)), platform="test").module
         return compile_module(module).per_tile_ops
 
     assert per_tile("relu") == []
-    pooled = per_tile("max_pool", kernel_shape=[2, 2], strides=[2, 2])
-    assert pooled and {name for _, name in pooled} == {"tile.vpool"}
+    found = per_tile("arg_max", axis=1)
+    assert found and {name for _, name in found} == {"tile.varg"}
     assert (
         compile_module(
             tilegraph.compile(light_model("squeezenet")).module, batch=False

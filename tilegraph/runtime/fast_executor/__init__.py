@@ -13,6 +13,10 @@
   barrier: a recurrent layer shared over the cores) as one virtual group, every value
   that depends on the block index with a leading block axis, where the IR proves the
   groups take one path and exchange nothing unordered;
+* :mod:`.launch_plans` plans and compiles those batched mix and lockstep launches, once
+  per kernel;
+* :mod:`.invariants` runs a device loop's loop-invariant loads (an LSTM's recurrent
+  weight moved GM -> L1 -> L0B) on its first step only, their bytes held while it runs;
 * :mod:`.forms` registers, per op class, the batched and nest forms that run a batch of
   tiles at once (:mod:`.dma`, :mod:`.moves_5hd`, :mod:`.fractal`, :mod:`.load3d_steps`,
   :mod:`.cube`, :mod:`.vector`, :mod:`.sync`),
@@ -22,7 +26,8 @@
   (:mod:`tilegraph.runtime.tile_interpreter.kernels`).
 
 The tiling is executed exactly as the IR states — every tile, in order — only the
-interpreter's per-op dispatch is gone. Host kernels (macro bodies) call the graph ops'
+interpreter's per-op dispatch is gone (and a device loop's invariant loads after its first
+step, whose bytes are those already held). Host kernels (macro bodies) call the graph ops'
 reference kernels as the interpreter does.
 """
 

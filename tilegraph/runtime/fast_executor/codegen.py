@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from tilegraph.dialects import index_arith
 from tilegraph.dialects.graph import GraphOp
@@ -52,12 +52,16 @@ from tilegraph.runtime.fast_executor.batching import (
 )
 from tilegraph.runtime.fast_executor.blocks import blocks_run_as_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of, nest_kernel_of
+from tilegraph.runtime.fast_executor.invariants import (
+    Invariants,
+    entry,
+    find_invariants,
+    in_device_loop,
+)
+from tilegraph.runtime.fast_executor.launch_plans import LaunchPlans
 from tilegraph.runtime.fast_executor.lockstep import (
-    GroupsPart,
     first_point,
-    groups_run_together,
     per_group,
-    run_groups,
     slotted,
 )
 from tilegraph.runtime.fast_executor.mix import (
@@ -67,7 +71,7 @@ from tilegraph.runtime.fast_executor.mix import (
     set_kernel,
     wait_kernel,
 )
-from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver, plan_batched_mix
+from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.interpreter import run_graph_op
@@ -87,6 +91,7 @@ class _FunctionWriter:
         python_name: str | None = None,
         handover: HandOver | None = None,
         groups: NestPlan | None = None,
+        invariants: Invariants | None = None,
     ):
         self.module = module
         self.fn = fn
@@ -102,6 +107,12 @@ class _FunctionWriter:
         (:mod:`.lockstep`): the whole body is emitted inside it."""
         self.plan: NestPlan | None = groups
         """The batch being emitted (inside a nest of loops run as one, or ``groups``)."""
+        self.invariants = invariants
+        """Loads run on a device loop's first step only (:mod:`.invariants`)."""
+        self.stepped: list[Operation] = []
+        """Invariant loads found inside a loop run step by step (or in row-major slots):
+        the function is written again without them."""
+        self._steps = 0  # loops run step by step around the op being emitted
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -117,6 +128,11 @@ class _FunctionWriter:
         args = [self.name(a) for a in self.fn.body.block.args]
         block = [f"{BLOCK_INDEX}=0", f"{BLOCK_COUNT}=1", f"{SUB_BLOCK_INDEX}=0"]
         self.emit(0, f"def {fname}({', '.join([*args, *block])}):")
+        if self.invariants is not None:  # the held loads of this call (.invariants)
+            read = "".join(f"{args[i]}, " for i in self.invariants.args)
+            blocks = f"{BLOCK_INDEX}, {BLOCK_COUNT}, {SUB_BLOCK_INDEX}"
+            reads = repr(tuple(self.invariants.reads))
+            self.emit(1, f"__inv = _invariants({fname!r}, ({read}), {reads}, {blocks})")
         self.block(self.fn.body.block.ops, 1)
         if self.lines[-1].startswith("def "):
             self.emit(1, "return ()")
@@ -156,6 +172,23 @@ class _FunctionWriter:
         return f"{self.name(handover.workspace)}[{', '.join([*index, '...'])}]"
 
     def op(self, op: Operation, depth: int) -> None:
+        invariants = self.invariants
+        if invariants is not None and op in invariants.ops:
+            if self._steps:
+                self.stepped.append(op)
+            assert isinstance(op, TileOp) and (written := op.written()) is not None
+            index = invariants.buffers[written]
+            self.emit(depth, f"if __inv.run({index}):")  # held: the first step only
+            self._op(op, depth + 1)
+            self.emit(depth + 1, f"__inv.freeze({index}, {self.name(written)})")
+        elif invariants is not None and op.results and op.results[0] in invariants.buffers:
+            index = invariants.buffers[op.results[0]]
+            handle = self.module.bind(op)
+            self.emit(depth, f"{self.name(op.results[0])} = __inv.buffer({index}, {handle})")
+        else:
+            self._op(op, depth)
+
+    def _op(self, op: Operation, depth: int) -> None:
         out = ", ".join(self.name(r) for r in op.results)
         args = self.operands(op)
         if isinstance(op, arith.ConstantOp):
@@ -239,7 +272,7 @@ class _FunctionWriter:
         """A device loop: its region's launches as a local function of the buffers, run
         per iteration by :func:`~tilegraph.runtime.tile_interpreter.host.run_device_loop`
         (the copies between iterations)."""
-        run = self.module.bind_kernel(partial(run_device_loop, op))
+        run = self.module.bind_kernel(in_device_loop(partial(run_device_loop, op)))
         body = f"{run}_body"
         args = [self.name(a) for a in op.body.block.args]
         self.emit(depth, f"def {body}(__buffers):")
@@ -314,7 +347,15 @@ class _FunctionWriter:
             shape = plan.shape(axes)
             rows = row_major_axis(buffer, plan, op)  # an img2col tile the GEMM reads as is
             slots = "_slots(" if rows is None else f"_row_slots({rows}, "
-            self.emit(depth, f"{outer}_b = {slots}{ordinal}, {outer}, {shape})")
+            held = None if self.invariants is None else self.invariants.buffers.get(buffer)
+            if held is not None and rows is None:
+                call = f"{held}, {outer}, {shape}, _slots, {ordinal}"
+                self.emit(depth, f"{outer}_b = __inv.slots({call})")
+            else:
+                if held is not None:  # held loads are not written in row-major slots
+                    assert self.invariants is not None
+                    self.stepped += [o for o in self.invariants.ops if o.written() is buffer]
+                self.emit(depth, f"{outer}_b = {slots}{ordinal}, {outer}, {shape})")
             self.names[buffer] = f"{outer}_b"
         self.plan = plan
         self._batched_loop(op, plan, depth)
@@ -353,7 +394,13 @@ class _FunctionWriter:
         self.emit(depth, f"for {iv}_k in range({trips}):")
         at = f"{lb} + {iv}_k * {step}"
         self.emit(depth + 1, f"{iv} = _per_group({at}, {BLOCK_COUNT})")
-        self.block(body.ops, depth + 1)
+        self._stepped_block(body, depth + 1)
+
+    def _stepped_block(self, body: Block, depth: int) -> None:
+        """A loop body run once per step (an invariant load there runs every step)."""
+        self._steps += 1
+        self.block(body.ops, depth)
+        self._steps -= 1
 
     def _sequential_for(self, op: scf.ForOp, depth: int) -> None:
         body = op.body.block
@@ -364,7 +411,7 @@ class _FunctionWriter:
             self.emit(depth, f"{name} = {self.name(init)}")
         self.emit(depth, f"for {iv} in range({lb}, {ub}, {step}):")
         before = len(self.lines)
-        self.block(body.ops, depth + 1)
+        self._stepped_block(body, depth + 1)
         if carried:
             self.emit(depth + 1, f"{', '.join(carried)}, = __yield")
         if len(self.lines) == before:
@@ -382,7 +429,7 @@ def _graph_kernel(op: Operation) -> Callable[..., Any]:
     return lambda *args: run_graph_op(op, args)
 
 
-class CompiledModule:
+class CompiledModule(LaunchPlans):
     """Every function of a module as Python; see the module docstring.
 
     ``batch``: run the iterations of ``tile.parallel`` loops together
@@ -402,11 +449,15 @@ class CompiledModule:
             "_first": first_point,
             "_per_group": per_group,
             "_plain": _plain,
+            "_invariants": entry,
         }
         self._handles = 0
         self.per_tile_ops: list[tuple[str, str]] = []
         """(function, op name) of each op in a batch that has no batched form for its
         operands there and runs its kernel once per tile (what batching could not help)."""
+        self.invariant_ops: list[tuple[str, str]] = []
+        """(function, op name) of each load a device loop runs on its first step only
+        (:mod:`.invariants`)."""
         self._sources: dict[str, str] = {}
         self._batched_mixes: dict[tuple[str, ...], BatchedMix | None] = {}
         self._lockstep: dict[tuple[tuple[str, ...], int, int], str | None] = {}
@@ -421,12 +472,47 @@ class CompiledModule:
         self._barriers = {
             f.sym_name.data for f in functions if any(isinstance(op, SyncAllOp) for op in f.walk())
         }
+        self._in_loops = {
+            name
+            for loop in module.walk()
+            if isinstance(loop, LoopLaunchesOp)
+            for launch in loop.body.block.ops
+            if isinstance(launch, LaunchOp)
+            for name in launch.callees()
+        }
+        """Functions launched on the steps of a device loop (their loads may be held)."""
         for fn in functions:
             if fn.is_declaration:
                 continue
-            text = _FunctionWriter(self, fn).write()
+            text = self._write(fn)
             self._sources[fn.sym_name.data] = text
             exec(compile(text, f"<tile:{fn.sym_name.data}>", "exec"), self.namespace)
+
+    def _write(
+        self,
+        fn: func.FuncOp,
+        python_name: str | None = None,
+        handover: HandOver | None = None,
+        groups: NestPlan | None = None,
+    ) -> str:
+        """The Python source of ``fn``; launched in a device loop (batching on, not all
+        groups at once), with its invariant loads held (:mod:`.invariants`) — written
+        again without those the writer finds run step by step."""
+        name = fn.sym_name.data
+        excluded: list[Operation] = []
+        per_tile = len(self.per_tile_ops)
+        holds = self.batch and groups is None and name in self._in_loops
+        while True:
+            found = find_invariants(fn, excluded) if holds else None
+            writer = _FunctionWriter(self, fn, python_name, handover, groups, found)
+            text = writer.write()
+            if not writer.stepped:
+                break
+            excluded += writer.stepped
+            del self.per_tile_ops[per_tile:]
+        if found is not None:
+            self.invariant_ops += [(name, op.name) for op in found.ops]
+        return text
 
     @staticmethod
     def _slots(ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
@@ -449,92 +535,6 @@ class CompiledModule:
             return True
         fn = self._functions.get(symbol)
         return self.batch and fn is not None and blocks_run_as_one(fn, blocks)
-
-    def batched_mix_launch(self, launch: LaunchOp) -> str | None:
-        """The handle of a function running mix launch ``launch`` batched
-        (:mod:`.mix_batch`: ``handle(args, groups, aiv_blocks)``), or None when its parts
-        do not follow the one-way protocol, its workspace is not its own, or batching is
-        off."""
-        if not self.batch:
-            return None
-        names = launch.callees()
-        if names not in self._batched_mixes:
-            self._plan_batched_mix(names)
-        found = self._batched_mixes[names]
-        if found is None:
-            return None
-        if not launch.operands[found.workspace_index].has_one_use():
-            return None  # the host reads the workspace: not the executor's to replace
-        read = {launch.operands[i] for i in found.aic_reads}
-        if any(launch.operands[i] in read for i in found.aiv_writes):
-            return None  # one buffer the AIC reads and the AIV writes: the order matters
-        blocks = launch.block_count
-        merged = found.merges(blocks)
-        functions = self.namespace
-        parts = tuple(f"{self.python_name(n)}_batched" for n in names)
-        plan = found
-
-        def run(args: tuple[Any, ...], groups: int, aiv_blocks: int) -> None:
-            aic, aiv = (functions[p] for p in parts)
-            plan.run((aic, aiv), args, groups, aiv_blocks, merged)
-
-        return self.bind_kernel(run)
-
-    def _plan_batched_mix(self, names: tuple[str, ...]) -> None:
-        """Plan the mix kernel ``names`` (AIC, AIV) batched and compile its parts' clones
-        (as ``<python name>_batched``; their source under ``"<name> (batched)"``)."""
-        aic, aiv = (self._functions.get(n) for n in names)
-        found = None if aic is None or aiv is None else plan_batched_mix(aic, aiv)
-        self._batched_mixes[names] = found
-        if found is None:
-            return
-        for part, handover in ((found.aic, found.aic_handover), (found.aiv, found.aiv_handover)):
-            symbol = part.sym_name.data
-            text = _FunctionWriter(self, part, f"{self.python_name(symbol)}_batched", handover)
-            source = self._sources[f"{symbol} (batched)"] = text.write()
-            exec(compile(source, f"<tile:{symbol}:batched>", "exec"), self.namespace)
-
-    def lockstep_launch(self, launch: LaunchOp) -> str | None:
-        """The handle of a function running ``launch`` with all its groups at once
-        (:mod:`.lockstep`: ``handle(args)``) — a lockstep launch (a kernel with an
-        all-core barrier), or a mix launch the generators would run group by group — or
-        None when the IR does not prove that they may, the launch is neither, or batching
-        is off."""
-        names = launch.callees()
-        groups = launch.block_count
-        lockstep = any(self.has_barrier(n) for n in names)
-        if not self.batch or groups < 2 or not (lockstep or launch.is_mix):
-            return None
-        if launch.is_mix and launch.aiv_block_count % groups:
-            return None  # not whole AIVs per group: the generator path reports it
-        sub_blocks = launch.aiv_block_count // groups if launch.is_mix else 1
-        key = (names, groups, sub_blocks)
-        if key not in self._lockstep:
-            self._lockstep[key] = self._compile_groups(names, groups, sub_blocks)
-        return self._lockstep[key]
-
-    def _compile_groups(self, names: tuple[str, ...], groups: int, sub_blocks: int) -> str | None:
-        """Compile the parts ``names`` of a launch of ``groups`` groups for all groups at
-        once (as ``<python name>_groups``; their source under ``"<name> (groups)"``) and
-        bind the launch's runner; None when :func:`groups_run_together` refuses."""
-        fns = [self._functions.get(n) for n in names]
-        if any(fn is None or fn.is_declaration for fn in fns):
-            return None
-        plans = groups_run_together([fn for fn in fns if fn is not None], groups, sub_blocks)
-        if plans is None:
-            return None
-        parts: list[GroupsPart] = []
-        for name, fn, plan in zip(names, fns, plans, strict=True):
-            assert fn is not None
-            python = f"{self.python_name(name)}_groups"
-            if f"{name} (groups)" not in self._sources:
-                text = _FunctionWriter(self, fn, python, groups=plan).write()
-                self._sources[f"{name} (groups)"] = text
-                exec(compile(text, f"<tile:{name}:groups>", "exec"), self.namespace)
-            core = ("aic", "aiv")[len(parts)] if len(names) > 1 else self.core_of(name)
-            parts.append((name, core, self.namespace[python]))
-        found = tuple(parts)
-        return self.bind_kernel(lambda args: run_groups(found, args, groups, sub_blocks))
 
     def has_barrier(self, symbol: str) -> bool:
         """Whether ``@symbol`` holds an all-core barrier (its blocks run in lockstep)."""
@@ -562,43 +562,6 @@ class CompiledModule:
 
     def source(self, symbol: str) -> str:
         return self._sources[symbol]
-
-    def runs_batched(self, aic: str, aiv: str) -> bool:
-        """Whether the mix kernel ``aic`` / ``aiv`` runs batched (:mod:`.mix_batch`; never
-        with ``batch=False``)."""
-        if (aic, aiv) not in self._batched_mixes:
-            self._plan_batched_mix((aic, aiv))
-        return self.batch and self._batched_mixes[(aic, aiv)] is not None
-
-    def run_mix(
-        self,
-        aic: str,
-        aiv: str,
-        args: Sequence[Any],
-        groups: int = 1,
-        aiv_blocks: int | None = None,
-        batched: bool = False,
-    ) -> bool:
-        """Run a mix kernel's AIC and AIV functions together on ``args`` (as a mix launch
-        of ``groups`` core groups and ``aiv_blocks`` AIVs, default one per group, would),
-        as generators, or with ``batched`` each part's tile loop batched group by group
-        where the kernel qualifies (:mod:`.mix_batch`; the workspace argument is then left
-        alone: the parts hand over through their own). Returns whether it ran batched."""
-        names = (aic, aiv)
-        aiv_blocks = groups if aiv_blocks is None else aiv_blocks
-        found = self._batched_mixes[names] if batched and self.runs_batched(aic, aiv) else None
-        functions = self.namespace
-        if found is not None:
-            parts = tuple(functions[f"{self.python_name(n)}_batched"] for n in names)
-            found.run((parts[0], parts[1]), tuple(args), groups, aiv_blocks, merged=False)
-            return True
-        run_mix_launch(
-            ((aic, functions[self.python_name(aic)]), (aiv, functions[self.python_name(aiv)])),
-            tuple(args),
-            groups,
-            aiv_blocks,
-        )
-        return False
 
     def run(self, symbol: str, args: Sequence[Any], counters: Any = None) -> tuple[Any, ...]:
         self.namespace["_count"] = counters.launch if counters is not None else lambda n: None

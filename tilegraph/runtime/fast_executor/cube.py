@@ -24,6 +24,7 @@ import numpy as np
 
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel, nest_kernel
+from tilegraph.runtime.fast_executor.invariants import derived
 from tilegraph.runtime.fast_executor.scratch import scratch
 from tilegraph.runtime.tile_interpreter.cube import fractal_product, matmul_dtype
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
@@ -67,13 +68,25 @@ def _unpacked(
     if in_rows.dtype == dtype and in_rows.flags.c_contiguous:
         rows = in_rows  # row-major slots (.row_slots): the bytes are the matrix already
     else:
-        rows = scratch("rows", in_rows.shape, dtype)
-        np.copyto(rows, in_rows)
+        rows = _unpacked_copy(a, ("rows", steps), in_rows, dtype)
     in_cols = np.moveaxis(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
-    cols = scratch("cols", in_cols.shape, dtype)
-    np.copyto(cols, in_cols)
+    cols = _unpacked_copy(b, ("cols",), in_cols, dtype)
     m, n = a.shape[-4] * 16, b.shape[-3] * 16
     return rows.reshape(*a.shape[:-tail], m, -1), cols.reshape(*b.shape[:-tail], -1, n)
+
+
+def _unpacked_copy(
+    operand: np.ndarray, role: tuple[Any, ...], view: np.ndarray, dtype: np.dtype
+) -> np.ndarray:
+    """``view`` (of ``operand``) copied row-major in ``dtype``: once per device loop for
+    a frozen operand (a loop-invariant weight held by :mod:`.invariants`), else into a
+    reused scratch buffer."""
+    kept = derived(operand, (*role, np.dtype(dtype).str), lambda: np.array(view, dtype, order="C"))
+    if kept is not None:
+        return kept
+    out = scratch(str(role[0]), view.shape, dtype)
+    np.copyto(out, view)
+    return out
 
 
 def _into_nz(product: np.ndarray, target: np.ndarray, init: bool) -> None:

@@ -2,8 +2,10 @@
 so it handles a leading batch dim on its buffers as it is (with the batch dim of a
 lower-rank operand moved in front of its broadcast dims). Reduce and transpose name their
 dims: a batch of tiles (source and destination each batched) runs as one call with those
-dims moved past the batch dim. Pool, stride, pick and the ops along an axis (scan, arg,
-top-k, one-hot, taps) have no batched form and run tile by tile."""
+dims moved past the batch dim. Pool and pick name their leading dims and carry the
+trailing ones: they run with the batch dim moved last. Stride (its kernel names every dim)
+and the ops along an axis (scan, arg, top-k, one-hot, taps) have no batched form and run
+tile by tile."""
 
 from __future__ import annotations
 
@@ -84,6 +86,26 @@ def batched_transpose(op: TransposeOp, batched: Sequence[bool]) -> Kernel | None
     return run
 
 
-@batched_kernel(PoolOp, StrideOp, PickOp, *AXIS_VECTOR_OPS)
+@batched_kernel(PoolOp, PickOp)
+def batched_batch_last(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
+    """Each tile of the batch (source and destination batched) with the batch dim moved
+    last: both kernels name their leading dims only (a pool its H and W at dims 2 and 3, a
+    pick one table per leading dim) and carry the trailing ones (C0) elementwise, so a
+    trailing batch dim is carried the same way. An average pool's divisors depend on the
+    tile's origin: the same for the whole batch only (a max pool does not read it)."""
+    if not (batched[0] and batched[-1]):
+        return None
+    if any(batched[1:-1]) and not (isinstance(op, PoolOp) and op.kind.data == "max"):
+        return None
+    kernel = kernel_of(op)
+
+    def run(src: np.ndarray, *rest: Any) -> tuple[()]:
+        *origin, dst = rest
+        return kernel(np.moveaxis(src, 0, -1), *origin, np.moveaxis(dst, 0, -1))
+
+    return run
+
+
+@batched_kernel(StrideOp, *AXIS_VECTOR_OPS)
 def not_elementwise(op: VectorOp, batched: Sequence[bool]) -> Kernel | None:
     return None
