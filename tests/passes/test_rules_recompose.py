@@ -30,13 +30,14 @@ def _layer_norm(  # noqa: ANN201
     square: str = "pow",
     affine: bool = True,
     form: str = "div",
+    eps: bool = True,
 ):
     ax = b.constant(np.array(axes, np.int64))
     mean = b.op("reduce_mean", x, ax)
     d = b.op("sub", x, mean)
     sq = b.op("pow", d, b.constant(_f32(2.0))) if square == "pow" else b.op("mul", d, d)
     var = b.op("reduce_mean", sq, ax)
-    root = b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5))))
+    root = b.op("sqrt", b.op("add", var, b.constant(_f32(1e-5))) if eps else var)
     if form == "div":
         n = b.op("div", d, root)
     else:  # Cohere's LayerNorm: (x - mean) * torch.rsqrt(var + eps)
@@ -59,6 +60,18 @@ def test_layer_norm(square: str, affine: bool, form: str):
     assert _ops(module) == Counter(
         {"builtin.module": 1, "func.func": 1, "graph.layer_norm": 1, "func.return": 1}
     )
+
+
+@pytest.mark.parametrize("form", ["div", "reciprocal"])
+def test_layer_norm_without_eps_has_eps_0(form: str):
+    """I-BERT's float-mode IntLayerNorm: ``(x - mean) / sqrt(var)``, no ``+ eps``."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 3, 8])
+    module = b.build(_layer_norm(b, x, form=form, eps=False))
+    run_pipeline_checked(module, "algebraic-simplify{only=recompose-layer-norm},dce")
+    assert _ops(module)["graph.layer_norm"] == 1 and _ops(module)["graph.reduce_mean"] == 0
+    (ln,) = [op for op in module.walk() if op.name == "graph.layer_norm"]
+    assert ln.attr("epsilon") == 0.0
 
 
 def test_layer_norm_over_a_middle_axis_is_not_recomposed():

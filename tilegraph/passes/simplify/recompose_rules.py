@@ -153,7 +153,8 @@ def _quotient(
 
 def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]] | None:
     """``(x - mean(x)) / sqrt(mean((x - mean)^2) + eps)`` over trailing axes (or the
-    centred value times the reciprocal of that root: Cohere's LayerNorm)."""
+    centred value times the reciprocal of that root: Cohere's LayerNorm); no ``+ eps`` is
+    eps 0."""
     div = made_by(value, DivOp) or made_by(value, MulOp)
     found = None if div is None else _quotient(div)
     if div is None or found is None:
@@ -180,20 +181,23 @@ def _normalized(value: SSAValue) -> tuple[SSAValue, int, float, list[Operation]]
     if mean is None or sqrt_op is None or mean.operands[0] != x:
         return None
     eps_add = made_by(sqrt_op.operands[0], AddOp)
-    if eps_add is None:
+    eps: float | None = 0.0  # sqrt(var) with no + eps: I-BERT's float-mode IntLayerNorm
+    eps_ops: list[Operation] = []
+    var_value = sqrt_op.operands[0]
+    if eps_add is not None:
+        split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
+        if split is None or _splat(split[1]) is None:
+            return None
+        var_value, eps = split[0], _splat(split[1])
+        eps_ops.append(eps_add)
+    var = made_by(var_value, ReduceMeanOp)
+    if var is None or eps is None:
         return None
-    split = split_operands(eps_add, lambda v: made_by(v, ReduceMeanOp) is not None)
-    if split is None or _splat(split[1]) is None:
-        return None
-    var = made_by(split[0], ReduceMeanOp)
-    assert var is not None
     rank = _rank(x)
     axis = _trailing_axes(mean, rank)
     if axis is None or _trailing_axes(var, rank) != axis or var.operands[0] != square.results[0]:
         return None
-    eps = _splat(split[1])
-    assert eps is not None
-    return x, axis, eps, [div, *extra, sqrt_op, eps_add, var, square, sub, mean]
+    return x, axis, eps, [div, *extra, sqrt_op, *eps_ops, var, square, sub, mean]
 
 
 def _affine_tail(root: Operation):  # noqa: ANN202
@@ -235,15 +239,15 @@ class RecomposeLayerNorm(SimplifyRule):
     also with ``* reciprocal(sqrt(...))`` for the division (Cohere's ``torch.rsqrt``).
 
     Legal when every intermediate is used only by the pattern, both means reduce the same
-    trailing axes with keepdims, epsilon is a constant splat, and gamma / beta are constants
-    that broadcast to the normalised dims. Same formula and order as the op's kernel; the
-    reciprocal forms round once more (a few ulp), as the RMSNorm rule's.
+    trailing axes with keepdims, epsilon is a constant splat (or absent: 0), and gamma /
+    beta are constants that broadcast to the normalised dims. Same formula and order as the
+    op's kernel; the reciprocal forms round once more (a few ulp), as the RMSNorm rule's.
     """
 
     INFO = RuleInfo(
         40,
         "recompose-layer-norm",
-        "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta",
+        "(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * gamma + beta (no + eps: eps 0)",
         "layer_norm(x, gamma, beta, axis, eps)",
         "trailing axes, single-use intermediates, constant eps/gamma/beta; same rounding "
         "(the reciprocal forms: a few ulp)",

@@ -23,6 +23,27 @@ func.func @layer_norm(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
 // CHECK-NEXT:  func.return %y
 
 // -----
+// I-BERT's float-mode IntLayerNorm: sqrt of the variance with no + eps is epsilon 0.
+func.func @layer_norm_no_eps(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
+  %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %g = graph.constant dense<[1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]> : !layout.tensor<8xf32>
+  %b = graph.constant dense<[0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]> : !layout.tensor<8xf32>
+  %m = graph.reduce_mean %x, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %d = graph.sub %x, %m : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %p = graph.pow %d, %two : (!layout.tensor<2x8xf32>, !layout.tensor<f32>) -> !layout.tensor<2x8xf32>
+  %v = graph.reduce_mean %p, %ax : (!layout.tensor<2x8xf32>, !layout.tensor<1xi64>) -> !layout.tensor<2x1xf32>
+  %s = graph.sqrt %v : !layout.tensor<2x1xf32>
+  %n = graph.div %d, %s : (!layout.tensor<2x8xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<2x8xf32>
+  %ng = graph.mul %n, %g : (!layout.tensor<2x8xf32>, !layout.tensor<8xf32>) -> !layout.tensor<2x8xf32>
+  %y = graph.add %ng, %b : (!layout.tensor<2x8xf32>, !layout.tensor<8xf32>) -> !layout.tensor<2x8xf32>
+  func.return %y : !layout.tensor<2x8xf32>
+}
+// CHECK-LABEL: func.func @layer_norm_no_eps
+// CHECK:       %y = graph.layer_norm %x, %g, %b {axis = 1, epsilon = 0.0{{.*}}}
+// CHECK-NEXT:  func.return %y
+
+// -----
 // Cohere's LayerNorm: the centred value times torch.rsqrt's reciprocal, gamma first, no beta.
 func.func @layer_norm_rsqrt(%x: !layout.tensor<2x8xf32>) -> !layout.tensor<2x8xf32> {
   %ax = graph.constant dense<[-1]> : !layout.tensor<1xi64>
