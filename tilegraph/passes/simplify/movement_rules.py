@@ -3,15 +3,20 @@ Concat and Slice.
 
 Rule 38 combines k >= 2 Conv (group 1) or MatMul ops that read the same input with constant
 weights of equal shape except the output channels into one op with concatenated weights and
-a Split. It pays when the launches and input reads saved exceed the Split's copy and the
-epilogue fusions it prevents (a sibling with an elementwise user loses it: that user
-becomes a kernel of its own and re-reads the result): ``(k - 2 - e) * launch + (k - 1) *
-bytes(x) - 2 * bytes(outputs) - 2 * bytes(outputs with such a user) > 0`` for ``e`` such
-siblings, a launch counted as the bytes the preset's global memory moves while the device
-schedules one task of a compiled (sunk) model (ascend910b: 2 µs at 1.6 TB/s = 3.2 MB;
-``task_overhead_us``, the cycle model's default launch mode). It does
-not fire while a sibling still has a BatchNorm or per-channel constant arithmetic to fold
-(that fold needs the separate ops), and never on storage layouts.
+a Split. A MatMul whose one user adds a constant row bias (``Add(MatMul(x, Wi), bi)`` in
+either operand order, ``bi`` of shape ``[..., 1, Ni]``: BERT / RoBERTa / ViT's Q, K and V
+projections) is combined with its bias: ``Split(MatMul(x, concat(W)) + concat(b))``, the
+bias staying in the combined matmul's epilogue; siblings combine only when all have such a
+bias of one dtype or none has. It pays when the launches and input reads saved exceed the
+Split's copy and the epilogue fusions it prevents (a sibling whose result -- the bias Add's
+for a biased one -- has an elementwise user loses it: that user becomes a kernel of its own
+and re-reads the result): ``(k - 2 - e) * launch + (k - 1) * bytes(x) - 2 * bytes(outputs)
+- 2 * bytes(outputs with such a user) > 0`` for ``e`` such siblings, a launch counted as the
+bytes the preset's global memory moves while the device schedules one task of a compiled
+(sunk) model (ascend910b: 2 µs at 1.6 TB/s = 3.2 MB; ``task_overhead_us``, the cycle
+model's default launch mode). It does not fire while a sibling still has a BatchNorm or
+per-channel constant arithmetic to fold (that fold needs the separate ops; a 2-D MatMul's
+bias Add is such a fold, into a Gemm), and never on storage layouts.
 
 Rule 39 moves elementwise casts and transposes to the side where they do less work or
 fewer ops: ``Concat(Cast(a), Cast(b))`` is one Cast of the Concat, ``Concat(Transpose(a, p),
@@ -73,17 +78,56 @@ def _folds_pending(op: Operation) -> bool:
     return False
 
 
-def _has_epilogue(op: Operation) -> bool:
+def _has_epilogue(value: SSAValue) -> bool:
     return any(
         isinstance(use.operation, GraphOp)
         and use.operation.FACTS.fusion in (FusionKind.ELEMWISE, FusionKind.BROADCAST)
-        for use in op.results[0].uses
+        for use in value.uses
     )
 
 
+def _row_bias(op: Operation) -> tuple[AddOp, np.ndarray] | None:
+    """The bias Add of a MatMul with constant 2-D weights ``[K, N]`` and an input of rank
+    above 2, and its bias: the MatMul's one user, adding a constant of shape ``[..., 1, N]``
+    that changes neither the result's type nor its rank; else None. (A 2-D input's Add is
+    fold-batchnorm's, into a Gemm.)"""
+    if not isinstance(op, MatMulOp) or not isinstance(op.lhs.type, TensorType):
+        return None
+    uses = list(op.results[0].uses)
+    w = constant_array(op.rhs)
+    if len(uses) != 1 or w is None or w.ndim != 2 or op.lhs.type.rank <= 2:
+        return None
+    add = uses[0].operation
+    if not isinstance(add, AddOp) or add.output.type != op.results[0].type:
+        return None
+    bias = constant_array(add.operands[1 - uses[0].index])
+    if bias is None or bias.ndim == 0 or bias.ndim > op.lhs.type.rank:
+        return None
+    if bias.shape[-1] != w.shape[1] or any(d != 1 for d in bias.shape[:-1]):
+        return None
+    return add, bias
+
+
+def _tail(op: Operation) -> SSAValue:
+    """What a sibling's combined form replaces: its bias Add's result, else its own."""
+    biased = _row_bias(op)
+    return op.results[0] if biased is None else biased[0].output
+
+
 def _weight_key(op: Operation) -> tuple[object, ...] | None:
-    """What must agree between siblings: kind, properties, weight shape but the channels."""
-    if not in_origin_view(op) or _folds_pending(op):
+    """What must agree between siblings: kind, properties, weight shape but the channels
+    (a MatMul's: whether it has a row bias, and of which dtype)."""
+    if not in_origin_view(op):
+        return None
+    if isinstance(op, MatMulOp):
+        w = constant_array(op.rhs)
+        if w is None or w.ndim != 2:
+            return None
+        biased = _row_bias(op)
+        if biased is None and _folds_pending(op):
+            return None
+        return (MatMulOp, w.shape[0], w.dtype, None if biased is None else biased[1].dtype)
+    if _folds_pending(op):
         return None
     if isinstance(op, _CONVS):
         w = constant_array(op.weight)
@@ -93,11 +137,6 @@ def _weight_key(op: Operation) -> tuple[object, ...] | None:
             return None
         props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
         return (type(op), w.shape[1:], w.dtype, props)
-    if isinstance(op, MatMulOp):
-        w = constant_array(op.rhs)
-        if w is None or w.ndim != 2:
-            return None
-        return (MatMulOp, w.shape[0], w.dtype)
     return None
 
 
@@ -108,10 +147,11 @@ class CombineSiblings(SimplifyRule):
     INFO = RuleInfo(
         38,
         "combine-parallel",
-        "Conv(x, W1), Conv(x, W2) ... (or MatMul(x, B1), MatMul(x, B2) ...)",
-        "Split(Conv(x, concat(W1, W2 ...)))",
-        "constant weights, equal attributes, group 1; only when launches and reads saved "
-        "exceed the Split's copy; not while a BN/per-channel fold is pending",
+        "Conv(x, W1), Conv(x, W2) ... (or MatMul(x, B1) [+ b1], MatMul(x, B2) [+ b2] ...)",
+        "Split(Conv(x, concat(W1, W2 ...))) (Split(MatMul(x, concat(B1 ...)) + concat(b1 ...)))",
+        "constant weights, equal attributes, group 1; a MatMul's bias a constant row of "
+        "one dtype on every sibling or none; only when launches and reads saved exceed "
+        "the Split's copy; not while a BN/per-channel fold is pending",
         "TVM(CombineParallelConv2D, CombineParallelDense)",
     )
     ROOTS = (*_CONVS, MatMulOp)
@@ -132,13 +172,15 @@ class CombineSiblings(SimplifyRule):
         if len(siblings) < 2 or op is not siblings[0]:
             return
         k = len(siblings)
-        outputs = sum(_bytes(s.results[0]) for s in siblings)
+        tails = [_tail(s) for s in siblings]
+        outputs = sum(_bytes(t) for t in tails)
         # An elementwise user could have fused into its sibling's kernel; after a Split it
-        # is a kernel of its own that reads the result from global memory again.
-        epilogues = [s for s in siblings if _has_epilogue(s)]
+        # is a kernel of its own that reads the result from global memory again. (A bias
+        # Add is no such loss: it stays in the combined op's epilogue.)
+        epilogues = [t for t in tails if _has_epilogue(t)]
         launches_saved = k - 1 - 1 - len(epilogues)  # one conv for k, plus the Split
         bytes_saved = (k - 1) * _bytes(x) - 2 * outputs
-        bytes_saved -= sum(2 * _bytes(s.results[0]) for s in epilogues)
+        bytes_saved -= sum(2 * _bytes(t) for t in epilogues)
         if launches_saved * _launch_bytes(op) + bytes_saved <= 0:
             return
         combined = self._combined(siblings)
@@ -147,9 +189,14 @@ class CombineSiblings(SimplifyRule):
         new_ops, results = combined
         for new in new_ops:
             rewriter.insert(new, InsertPoint.before(op))
-        for sibling, result in zip(siblings, results, strict=True):
-            result.name_hint = sibling.results[0].name_hint
-            rewriter.replace(sibling, [], [result])
+        for sibling, tail, result in zip(siblings, tails, results, strict=True):
+            result.name_hint = tail.name_hint
+            if tail.owner is not sibling:  # the bias Add goes, then its matmul
+                assert isinstance(tail.owner, Operation)
+                rewriter.replace(tail.owner, [], [result])
+                rewriter.erase(sibling)
+            else:
+                rewriter.replace(sibling, [], [result])
 
     @staticmethod
     def _combined(
@@ -164,6 +211,16 @@ class CombineSiblings(SimplifyRule):
             main: Operation = MatMulOp.make(x, w)
             sizes = [int(wi.shape[1]) for wi in weights]
             axis = -1
+            row_biases = [_row_bias(s) for s in siblings]
+            if row_biases[0] is not None:  # all or none: the siblings' key says which
+                parts = [b.reshape(-1) for _, b in filter(None, row_biases)]
+                bias_op = new_constant(np.concatenate(parts))
+                product = main
+                main = AddOp.make(product, bias_op)
+                new_ops += [product, bias_op]
+                if first.results[0].name_hint:
+                    product.results[0].name_hint = f"{first.results[0].name_hint}_combined"
+                    bias_op.output.name_hint = f"{first.results[0].name_hint}_combined_bias"
         else:
             assert isinstance(first, Conv2dOp | ConvOp)
             sizes = [int(wi.shape[0]) for wi in weights]
@@ -186,12 +243,12 @@ class CombineSiblings(SimplifyRule):
             axis = 1
         split_sizes = new_constant(np.array(sizes, np.int64))
         split = SplitOp.make(main, split_sizes, axis=axis)
-        base = first.results[0].name_hint
+        base = _tail(first).name_hint
         if base:
-            w.output.name_hint = f"{base}_combined_weight"
+            w.output.name_hint = f"{first.results[0].name_hint}_combined_weight"
             main.results[0].name_hint = f"{base}_combined"
             split_sizes.output.name_hint = f"{base}_split_sizes"
-        if [r.type for r in split.results] != [s.results[0].type for s in siblings]:
+        if [r.type for r in split.results] != [_tail(s).type for s in siblings]:
             return None
         return [w, *new_ops, main, split_sizes, split], list(split.results)
 
