@@ -56,6 +56,87 @@ def test_sibling_matmuls_become_one():
     assert _ops(module)["graph.matmul"] == 1
 
 
+def _projections(b: GraphBuilder, x, biases: list, bias_first: bool = False) -> list:
+    """BERT's Q, K, V: ``MatMul(x, Wi)`` plus ``biases[i]`` (an operand; None: no Add)."""
+    outs = []
+    for bias in biases:
+        mm = b.op("matmul", x, b.constant(_w(8, 8)))
+        if bias is None:
+            outs.append(mm)
+        else:
+            outs.append(b.op("add", bias, mm) if bias_first else b.op("add", mm, bias))
+    return outs
+
+
+@pytest.mark.parametrize("bias_shape", [(8,), (1, 1, 8)])
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_sibling_matmuls_combine_with_their_row_biases(bias_shape, bias_first: bool):
+    """The bias Adds are no lost epilogues: they become one Add of the concatenated biases
+    after the combined MatMul, before the Split (outputs checked by the interpreter)."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    biases = [b.constant(_w(*bias_shape)) for _ in range(3)]
+    module = b.build(*_projections(b, x, biases, bias_first))
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    ops = _ops(module)
+    assert (ops["graph.matmul"], ops["graph.add"], ops["graph.split"]) == (1, 1, 1)
+    split = next(op for op in module.walk() if op.name == "graph.split")
+    assert split.operands[0].owner.name == "graph.add"
+
+
+def test_row_biased_matmuls_keep_their_result_users():
+    """What read each bias Add's result (BERT's head reshape) reads the Split's result."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    heads = b.constant(np.array([2, 5, 2, 4]))
+    outs = _projections(b, x, [b.constant(_w(8)) for _ in range(3)])
+    module = b.build(
+        *(b.op("transpose", b.op("reshape", o, heads), perm=[0, 2, 1, 3]) for o in outs)
+    )
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 1
+
+
+def _refused(b: GraphBuilder, *outs) -> None:
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 3
+
+
+def test_a_bias_that_is_no_constant_row_is_not_combined():
+    """A bias computed at run time, or one that varies over the rows ([5, 8]: a position
+    term, not a bias of the projection), stays with its matmul."""
+    for make_bias in (lambda b: b.input("b", [8]), lambda b: b.constant(_w(5, 8))):
+        b = GraphBuilder()
+        x = b.input("x", [2, 5, 8])
+        bias = make_bias(b)
+        _refused(b, *_projections(b, x, [b.constant(_w(8)), b.constant(_w(8)), bias]))
+
+
+def test_biased_and_unbiased_siblings_are_not_combined():
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    _refused(b, *_projections(b, x, [b.constant(_w(8)), b.constant(_w(8)), None]))
+
+
+def test_a_matmul_read_besides_its_bias_add_is_not_combined():
+    """Its product without the bias is still needed: the combined op does not make it."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    product = b.op("matmul", x, b.constant(_w(8, 8)))
+    other = b.op("relu", product)  # the product's first user, then its bias Add
+    outs = [b.op("add", product, b.constant(_w(8)))]
+    outs += _projections(b, x, [b.constant(_w(8)) for _ in range(2)])
+    _refused(b, *outs, other)
+
+
+def test_a_2d_matmul_bias_waits_for_its_gemm_fold():
+    """A 2-D input's bias Add is fold-batchnorm's (MatMul + Add -> Gemm): not combined."""
+    b = GraphBuilder()
+    x = b.input("x", [5, 8])
+    _refused(b, *_projections(b, x, [b.constant(_w(8)) for _ in range(3)]))
+
+
 def test_siblings_wait_for_their_batchnorm_fold():
     b = GraphBuilder()
     x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")

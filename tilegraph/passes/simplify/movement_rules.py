@@ -7,7 +7,7 @@ a Split. A MatMul whose one user adds a constant row bias (``Add(MatMul(x, Wi), 
 either operand order, ``bi`` of shape ``[..., 1, Ni]``: BERT / RoBERTa / ViT's Q, K and V
 projections) is combined with its bias: ``Split(MatMul(x, concat(W)) + concat(b))``, the
 bias staying in the combined matmul's epilogue; siblings combine only when all have such a
-bias of one dtype or none has. It pays when the launches and input reads saved exceed the
+bias or none has. It pays when the launches and input reads saved exceed the
 Split's copy and the epilogue fusions it prevents (a sibling whose result -- the bias Add's
 for a biased one -- has an elementwise user loses it: that user becomes a kernel of its own
 and re-reads the result): ``(k - 2 - e) * launch + (k - 1) * bytes(x) - 2 * bytes(outputs)
@@ -116,7 +116,7 @@ def _tail(op: Operation) -> SSAValue:
 
 def _weight_key(op: Operation) -> tuple[object, ...] | None:
     """What must agree between siblings: kind, properties, weight shape but the channels
-    (a MatMul's: whether it has a row bias, and of which dtype)."""
+    (and for a MatMul whether it has a row bias)."""
     if not in_origin_view(op):
         return None
     if isinstance(op, MatMulOp):
@@ -126,7 +126,9 @@ def _weight_key(op: Operation) -> tuple[object, ...] | None:
         biased = _row_bias(op)
         if biased is None and _folds_pending(op):
             return None
-        return (MatMulOp, w.shape[0], w.dtype, None if biased is None else biased[1].dtype)
+        # The bias has the result's dtype (an Add's operands have one element type), so
+        # siblings with one weight dtype and a bias each have one bias dtype.
+        return (MatMulOp, w.shape[0], w.dtype, biased is not None)
     if _folds_pending(op):
         return None
     if isinstance(op, _CONVS):
@@ -149,8 +151,8 @@ class CombineSiblings(SimplifyRule):
         "combine-parallel",
         "Conv(x, W1), Conv(x, W2) ... (or MatMul(x, B1) [+ b1], MatMul(x, B2) [+ b2] ...)",
         "Split(Conv(x, concat(W1, W2 ...))) (Split(MatMul(x, concat(B1 ...)) + concat(b1 ...)))",
-        "constant weights, equal attributes, group 1; a MatMul's bias a constant row of "
-        "one dtype on every sibling or none; only when launches and reads saved exceed "
+        "constant weights, equal attributes, group 1; a MatMul's bias a constant row "
+        "on every sibling or none; only when launches and reads saved exceed "
         "the Split's copy; not while a BN/per-channel fold is pending",
         "TVM(CombineParallelConv2D, CombineParallelDense)",
     )
