@@ -7,9 +7,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from xdsl.dialects.func import FuncOp
 
 from tests.passes.semantics import run_pipeline_checked
 from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph.binary import AddOp
+from tilegraph.dialects.graph.data_movement import SplitOp
 
 RNG = np.random.default_rng(5)
 
@@ -80,8 +83,8 @@ def test_sibling_matmuls_combine_with_their_row_biases(bias_shape, bias_first: b
     run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
     ops = _ops(module)
     assert (ops["graph.matmul"], ops["graph.add"], ops["graph.split"]) == (1, 1, 1)
-    split = next(op for op in module.walk() if op.name == "graph.split")
-    assert split.operands[0].owner.name == "graph.add"
+    split = next(op for op in module.walk() if isinstance(op, SplitOp))
+    assert isinstance(split.operands[0].owner, AddOp)
 
 
 def test_row_biased_matmuls_keep_their_result_users():
@@ -204,6 +207,7 @@ def test_slice_moves_before_cast_and_transpose():
         module, "algebraic-simplify{only=slice-before-cast,slice-before-transpose},dce"
     )
     fn = next(iter(module.ops))
+    assert isinstance(fn, FuncOp)
     order = [op.name for op in fn.body.blocks[0].ops if op.name != "graph.constant"]
     assert order.index("graph.cast") > order.index("graph.slice")
     assert order.count("graph.slice") == 2
