@@ -37,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 
 from tilegraph.dialects.graph import FusionKind, GraphOp
 from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
+from tilegraph.dialects.graph.constant_ops import ShapeOp, SizeOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp, SplitOp
 from tilegraph.dialects.graph.elementwise import CastOp
 from tilegraph.dialects.graph.linalg import MatMulOp
@@ -273,6 +274,113 @@ def _name(old: Operation, inner: Operation, outer: Operation) -> None:
     outer.results[0].name_hint = hint
     if hint:
         inner.results[0].name_hint = f"{hint}_moved"
+
+
+def _combined_projection(split: SplitOp) -> tuple[MatMulOp, AddOp | None] | None:
+    """``split``'s input as ``MatMul(x, W) [+ b]`` (what rule 38 makes): constant 2-D
+    ``W``, a row bias, each op read by the next alone, the split on the last axis by
+    constant sizes; else None."""
+    value = split.input
+    t = value.type
+    sizes = constant_array(split.split)
+    if not isinstance(t, TensorType) or sizes is None or split.attr("axis") % t.rank != t.rank - 1:
+        return None
+    owner = value.owner
+    if len(list(value.uses)) != 1 or not isinstance(owner, AddOp | MatMulOp):
+        return None
+    add = owner if isinstance(owner, AddOp) else None
+    mm = (
+        owner
+        if add is None
+        else next((o.owner for o in owner.operands if isinstance(o.owner, MatMulOp)), None)
+    )
+    # A bias must be the product's one user, and a row: what rule 38's Add is.
+    if not isinstance(mm, MatMulOp) or (add is not None and _row_bias(mm) is None):
+        return None
+    w = constant_array(mm.rhs)
+    if w is None or w.ndim != 2 or len(list(mm.results[0].uses)) != 1:
+        return None
+    return mm, add
+
+
+def _shape_only(value: SSAValue, skip: Operation) -> bool:
+    """Every reader of ``value`` but ``skip`` reads its shape alone (Shape / Size, or a
+    Reshape / Transpose read that way: the SDPA export's shape of k)."""
+    for use in value.uses:
+        user = use.operation
+        if user is skip or isinstance(user, ShapeOp | SizeOp):
+            continue
+        if not isinstance(user, ReshapeOp | TransposeOp) or use.index != 0:
+            return False
+        if not _shape_only(user.results[0], skip):
+            return False
+    return True
+
+
+@simplify_rule
+class ScaleIntoCombined(SimplifyRule):
+    """``Mul(Split(MatMul(x, W) + b)[i], c)`` -> piece ``i``'s columns of ``W`` and ``b``
+    times ``c`` (an SDPA export's ``sqrt(scale)`` on q and k after rule 38)."""
+
+    INFO = RuleInfo(
+        38,
+        "combined-projection-scale",
+        "Mul(Split(MatMul(x, W) [+ b])[i], c)",
+        "Split(MatMul(x, W') [+ b'])[i]: piece i's columns of W, b times c",
+        "constant float W, b, c; c one element or a row of piece i; the product and sum "
+        "read by nothing else, the piece by nothing else but its shape's readers; rounds "
+        "as fold-batchnorm's scale does",
+        "fold-batchnorm",
+    )
+    ROOTS = (MulOp,)
+
+    def rewrite(self, op: MulOp, rewriter: PatternRewriter) -> None:
+        piece = next((v for v in op.operands if isinstance(v.owner, SplitOp)), None)
+        if piece is None or not in_origin_view(op) or op.output.type != piece.type:
+            return
+        split = piece.owner
+        assert isinstance(split, SplitOp)
+        c = constant_array(op.operands[1 - list(op.operands).index(piece)])
+        found = _combined_projection(split)
+        if c is None or found is None or not _shape_only(piece, op):
+            return
+        mm, add = found
+        index = next(i for i, r in enumerate(split.results) if r is piece)
+        sizes = [int(n) for n in _constant(split.split)]  # type: ignore[arg-type]
+        start, width = sum(sizes[:index]), sizes[index]
+        if c.size != 1 and (c.size != width or c.shape[-1] != width):  # one scale, or a row
+            return
+        w = _constant(mm.rhs)
+        if not np.issubdtype(w.dtype, np.floating):
+            return
+        scale = np.ones(w.shape[1], w.dtype)
+        scale[start : start + width] = c.reshape(-1).astype(w.dtype)
+        new_ops: list[Operation] = [new_constant(w * scale)]
+        new_ops[0].results[0].name_hint = mm.rhs.name_hint
+        product = MatMulOp.make(mm.lhs, new_ops[0].results[0])
+        new_ops.append(product)
+        top: Operation = product
+        if add is not None:
+            b = _row_bias(mm)
+            assert b is not None
+            bias = new_constant((b[1].reshape(-1) * scale).astype(b[1].dtype))
+            top = AddOp.make(product, bias)
+            new_ops += [bias, top]
+        new_split = SplitOp.make(top, split.split, axis=split.attr("axis"))
+        new_ops.append(new_split)
+        for old, new in zip((mm, add, split), (product, top, new_split), strict=False):
+            if old is not None:
+                for r_old, r_new in zip(old.results, new.results, strict=True):
+                    r_new.name_hint = r_old.name_hint
+        new_split.results[index].name_hint = op.output.name_hint
+        for new in new_ops:
+            rewriter.insert(new, InsertPoint.before(split))
+        # The piece's other readers read its shape alone: the scaled piece has it too.
+        rewriter.replace(op, [], [new_split.results[index]])
+        rewriter.replace(split, [], list(new_split.results))
+        if add is not None:
+            rewriter.erase(add)
+        rewriter.erase(mm)
 
 
 # ---- rule 39 ------------------------------------------------------------------------------
