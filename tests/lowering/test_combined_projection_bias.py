@@ -1,7 +1,7 @@
 """BERT's Q, K, V projections, each ``MatMul(x, Wi) + bi``, on the tiled path.
 
 ``combine-parallel`` makes them one MatMul with the concatenated biases in its epilogue and a
-Split (``passes/simplify/movement_rules.py``); the Split's thirds go through the head
+Split (``passes/simplify/combine_rules.py``); the Split's thirds go through the head
 Reshape / Transpose into the attention's matmuls, which read them as offset views of the
 combined result (as GPT-2's, ``test_shared_views.py``): no split kernel. Checked: both
 executors against the graph with NaN in the padding lanes (ragged S, head dim 12), and on

@@ -140,6 +140,58 @@ def test_a_2d_matmul_bias_waits_for_its_gemm_fold():
     _refused(b, *_projections(b, x, [b.constant(_w(8)) for _ in range(3)]))
 
 
+SCALE = "algebraic-simplify{only=combine-parallel,combined-projection-scale},dce"
+
+
+def _scaled_pieces(b: GraphBuilder, scale, *, other=None) -> list:
+    """An SDPA export's q and k: biased projections (and two more), q and k scaled by
+    ``scale``; ``other(b, k)`` adds a reader of k's result. Rule 38 counts a scale it can
+    fold as no lost epilogue; combined-projection-scale then folds it."""
+    x = b.input("x", [2, 5, 8])
+    q, k, v, u = _projections(b, x, [b.constant(_w(8)) for _ in range(4)])
+    outs = [b.op("mul", q, scale), b.op("mul", scale, k), v, u]
+    return outs if other is None else [*outs, other(b, k)]
+
+
+def test_a_scale_of_a_combined_piece_folds_into_its_columns():
+    """q and k scaled: their columns of the combined weight and bias take the scale, the
+    Muls go (not bit-exact: ``x·(W·c)`` rounds apart from ``(x·W)·c``)."""
+    b = GraphBuilder()
+    module = b.build(*_scaled_pieces(b, b.constant(np.array(0.6, np.float32))))
+    run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+    ops = _ops(module)
+    assert (ops["graph.matmul"], ops["graph.mul"], ops["graph.split"]) == (1, 0, 1)
+
+
+def test_a_piece_whose_shape_is_read_takes_its_scale():
+    """torch's SDPA export reads k's shape through its head reshape: that reader still
+    sees the same shape, so the scale folds."""
+    b = GraphBuilder()
+    heads = b.constant(np.array([2, 5, 2, 4]))
+
+    def shape_of(b: GraphBuilder, k):
+        return b.op("shape", b.op("transpose", b.op("reshape", k, heads), perm=[0, 2, 1, 3]))
+
+    module = b.build(*_scaled_pieces(b, b.constant(np.array(0.6, np.float32)), other=shape_of))
+    run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+    assert _ops(module)["graph.mul"] == 0
+
+
+def test_scales_that_do_not_fold_stay():
+    """A scale computed at run time or one that varies over the rows keeps its Mul; so does
+    a piece also read unscaled (k's, read by a ReLU; q's scale folds)."""
+    cases = [
+        (lambda b: b.input("s", []), None, 2),
+        (lambda b: b.constant(_w(5, 1)), None, 2),
+        (lambda b: b.constant(np.array(0.6, np.float32)), lambda b, k: b.op("relu", k), 1),
+    ]
+    for make_scale, other, muls in cases:
+        b = GraphBuilder()
+        module = b.build(*_scaled_pieces(b, make_scale(b), other=other))
+        run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+        assert _ops(module)["graph.mul"] == muls
+
+
 def test_siblings_wait_for_their_batchnorm_fold():
     b = GraphBuilder()
     x = b.input("x", [1, 4, 6, 6], origin_format="NCHW")

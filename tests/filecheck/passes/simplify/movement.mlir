@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose,reshape-across-matmul},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,combined-projection-scale,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose,reshape-across-matmul},dce' --split-input-file | filecheck %s
 
 // combine-parallel: three 1x1 convs on one input become one conv and a Split.
 func.func @siblings(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>) {
@@ -54,6 +54,28 @@ func.func @biased(%x: !layout.tensor<1x3x2xf32>) -> (!layout.tensor<1x3x1xf32>, 
 // CHECK-NEXT:  %q_combined = graph.add %p1_combined, %p1_combined_bias : (!layout.tensor<1x3x4xf32>, !layout.tensor<4xf32>) -> !layout.tensor<1x3x4xf32>
 // CHECK:       %q, %k, %v = graph.split %q_combined, %{{.*}} {axis = -1}
 // CHECK-NEXT:  func.return %q, %k, %v
+
+// -----
+// combined-projection-scale: q's piece scaled by 2 after the Split: its columns of the
+// weight and of the bias are doubled, the Mul goes.
+func.func @scaled_piece(%x: !layout.tensor<1x3x2xf32>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>) {
+  %w = graph.constant dense<[[1.0, 3.0, 7.0], [2.0, 5.0, 8.0]]> : !layout.tensor<2x3xf32>
+  %b = graph.constant dense<[0.5, 1.5, 3.5]> : !layout.tensor<3xf32>
+  %sizes = graph.constant dense<1> : !layout.tensor<3xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %p = graph.matmul %x, %w : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x3xf32>) -> !layout.tensor<1x3x3xf32>
+  %s = graph.add %p, %b : (!layout.tensor<1x3x3xf32>, !layout.tensor<3xf32>) -> !layout.tensor<1x3x3xf32>
+  %q, %k, %v = graph.split %s, %sizes {axis = -1} : (!layout.tensor<1x3x3xf32>, !layout.tensor<3xi64>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>)
+  %q2 = graph.mul %q, %two : (!layout.tensor<1x3x1xf32>, !layout.tensor<f32>) -> !layout.tensor<1x3x1xf32>
+  func.return %q2, %k, %v : !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>
+}
+// CHECK-LABEL: func.func @scaled_piece
+// CHECK:       %w = graph.constant dense<{{\[}}[2.0, 3.0, 7.0], [4.0, 5.0, 8.0]]> : !layout.tensor<2x3xf32>
+// CHECK-NEXT:  %p = graph.matmul %x, %w
+// CHECK-NEXT:  %{{.*}} = graph.constant dense<[1.0, 1.5, 3.5]> : !layout.tensor<3xf32>
+// CHECK-NEXT:  %s = graph.add %p, %{{.*}}
+// CHECK-NEXT:  %q2, %k, %v = graph.split %s, %sizes {axis = -1}
+// CHECK-NEXT:  func.return %q2, %k, %v
 
 // -----
 // ... but not when one bias varies over the rows ([3, 1]: no row vector).
