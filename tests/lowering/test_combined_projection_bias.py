@@ -15,13 +15,15 @@ import pytest
 
 from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
 from tilegraph.builder import GraphBuilder
+from tilegraph.passes.statistics import collecting_statistics
 
 NAN = float("nan")
 
 
-def _bert_attention(rng: np.random.Generator, seq: int):
+def _bert_attention(rng: np.random.Generator, seq: int, scale: float | None = None):
     """(module, inputs): softmax(Q·Kᵀ)·V of two heads of 12 over ``x`` [1, seq, 24], each
-    projection a MatMul and a bias Add (K's bias the Add's first operand)."""
+    projection a MatMul and a bias Add (K's bias the Add's first operand); with ``scale``,
+    Q and K are each multiplied by it after their head transpose (torch's SDPA export)."""
     b = GraphBuilder()
     x = b.input("x", [1, seq, 24])
     heads = b.constant(np.array([1, seq, 2, 12], np.int64))
@@ -35,6 +37,9 @@ def _bert_attention(rng: np.random.Generator, seq: int):
     q = b.op("transpose", projections[0], perm=[0, 2, 1, 3])
     k = b.op("transpose", projections[1], perm=[0, 2, 3, 1])
     v = b.op("transpose", projections[2], perm=[0, 2, 1, 3])
+    if scale is not None:
+        c = b.constant(np.array(scale, np.float32))
+        q, k = b.op("mul", q, c), b.op("mul", c, k)
     scores = b.op("softmax", b.op("matmul", q, k), axis=-1)
     module = b.build(b.op("matmul", scores, v))
     return module, {"x": rng.standard_normal((1, seq, 24)).astype(np.float32)}
@@ -50,9 +55,15 @@ def test_biased_projections_match_the_graph(platform: str):
     assert_matches(levels)
 
 
-def test_biased_projections_are_one_kernel_and_their_split_views():
-    module, inputs = _bert_attention(np.random.default_rng(4), 20)
-    levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+@pytest.mark.parametrize("scale", [None, 12**-0.25])
+def test_biased_projections_are_one_kernel_and_their_split_views(scale: float | None):
+    """With SDPA's scale of Q and K too: it folds into their weight columns."""
+    module, inputs = _bert_attention(np.random.default_rng(4), 20, scale)
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, "ascend910b", pad_value=NAN)
+    rules = stats.as_dict()["algebraic-simplify"]
+    assert rules.get("rule.combined-projection-scale", 0) == (0 if scale is None else 2)
+    assert_matches(levels)
     kernels = [k.ops for k in levels.tiled_kernels]
     projections = [ops for ops in kernels if ops.count("graph.matmul") == 1 and "graph.add" in ops]
     assert len(projections) == 1, kernels
