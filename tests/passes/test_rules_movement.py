@@ -7,9 +7,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from xdsl.dialects.func import FuncOp
 
 from tests.passes.semantics import run_pipeline_checked
 from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph.binary import AddOp
+from tilegraph.dialects.graph.data_movement import SplitOp
 
 RNG = np.random.default_rng(5)
 
@@ -54,6 +57,139 @@ def test_sibling_matmuls_become_one():
     module = b.build(*outs)
     run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
     assert _ops(module)["graph.matmul"] == 1
+
+
+def _projections(b: GraphBuilder, x, biases: list, bias_first: bool = False) -> list:
+    """BERT's Q, K, V: ``MatMul(x, Wi)`` plus ``biases[i]`` (an operand; None: no Add)."""
+    outs = []
+    for bias in biases:
+        mm = b.op("matmul", x, b.constant(_w(8, 8)))
+        if bias is None:
+            outs.append(mm)
+        else:
+            outs.append(b.op("add", bias, mm) if bias_first else b.op("add", mm, bias))
+    return outs
+
+
+@pytest.mark.parametrize("bias_shape", [(8,), (1, 1, 8)])
+@pytest.mark.parametrize("bias_first", [False, True])
+def test_sibling_matmuls_combine_with_their_row_biases(bias_shape, bias_first: bool):
+    """The bias Adds are no lost epilogues: they become one Add of the concatenated biases
+    after the combined MatMul, before the Split (outputs checked by the interpreter)."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    biases = [b.constant(_w(*bias_shape)) for _ in range(3)]
+    module = b.build(*_projections(b, x, biases, bias_first))
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    ops = _ops(module)
+    assert (ops["graph.matmul"], ops["graph.add"], ops["graph.split"]) == (1, 1, 1)
+    split = next(op for op in module.walk() if isinstance(op, SplitOp))
+    assert isinstance(split.operands[0].owner, AddOp)
+
+
+def test_row_biased_matmuls_keep_their_result_users():
+    """What read each bias Add's result (BERT's head reshape) reads the Split's result."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    heads = b.constant(np.array([2, 5, 2, 4]))
+    outs = _projections(b, x, [b.constant(_w(8)) for _ in range(3)])
+    module = b.build(
+        *(b.op("transpose", b.op("reshape", o, heads), perm=[0, 2, 1, 3]) for o in outs)
+    )
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 1
+
+
+def _refused(b: GraphBuilder, *outs) -> None:
+    module = b.build(*outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 3
+
+
+def test_a_bias_that_is_no_constant_row_is_not_combined():
+    """A bias computed at run time, or one that varies over the rows ([5, 8]: a position
+    term, not a bias of the projection), stays with its matmul."""
+    for make_bias in (lambda b: b.input("b", [8]), lambda b: b.constant(_w(5, 8))):
+        b = GraphBuilder()
+        x = b.input("x", [2, 5, 8])
+        bias = make_bias(b)
+        _refused(b, *_projections(b, x, [b.constant(_w(8)), b.constant(_w(8)), bias]))
+
+
+def test_biased_and_unbiased_siblings_are_not_combined():
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    _refused(b, *_projections(b, x, [b.constant(_w(8)), b.constant(_w(8)), None]))
+
+
+def test_a_matmul_read_besides_its_bias_add_is_not_combined():
+    """Its product without the bias is still needed: the combined op does not make it."""
+    b = GraphBuilder()
+    x = b.input("x", [2, 5, 8])
+    product = b.op("matmul", x, b.constant(_w(8, 8)))
+    other = b.op("relu", product)  # the product's first user, then its bias Add
+    outs = [b.op("add", product, b.constant(_w(8)))]
+    outs += _projections(b, x, [b.constant(_w(8)) for _ in range(2)])
+    _refused(b, *outs, other)
+
+
+def test_a_2d_matmul_bias_waits_for_its_gemm_fold():
+    """A 2-D input's bias Add is fold-batchnorm's (MatMul + Add -> Gemm): not combined."""
+    b = GraphBuilder()
+    x = b.input("x", [5, 8])
+    _refused(b, *_projections(b, x, [b.constant(_w(8)) for _ in range(3)]))
+
+
+SCALE = "algebraic-simplify{only=combine-parallel,combined-projection-scale},dce"
+
+
+def _scaled_pieces(b: GraphBuilder, scale, *, other=None) -> list:
+    """An SDPA export's q and k: biased projections (and two more), q and k scaled by
+    ``scale``; ``other(b, k)`` adds a reader of k's result. Rule 38 counts a scale it can
+    fold as no lost epilogue; combined-projection-scale then folds it."""
+    x = b.input("x", [2, 5, 8])
+    q, k, v, u = _projections(b, x, [b.constant(_w(8)) for _ in range(4)])
+    outs = [b.op("mul", q, scale), b.op("mul", scale, k), v, u]
+    return outs if other is None else [*outs, other(b, k)]
+
+
+def test_a_scale_of_a_combined_piece_folds_into_its_columns():
+    """q and k scaled: their columns of the combined weight and bias take the scale, the
+    Muls go (not bit-exact: ``x·(W·c)`` rounds apart from ``(x·W)·c``)."""
+    b = GraphBuilder()
+    module = b.build(*_scaled_pieces(b, b.constant(np.array(0.6, np.float32))))
+    run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+    ops = _ops(module)
+    assert (ops["graph.matmul"], ops["graph.mul"], ops["graph.split"]) == (1, 0, 1)
+
+
+def test_a_piece_whose_shape_is_read_takes_its_scale():
+    """torch's SDPA export reads k's shape through its head reshape: that reader still
+    sees the same shape, so the scale folds."""
+    b = GraphBuilder()
+    heads = b.constant(np.array([2, 5, 2, 4]))
+
+    def shape_of(b: GraphBuilder, k):
+        return b.op("shape", b.op("transpose", b.op("reshape", k, heads), perm=[0, 2, 1, 3]))
+
+    module = b.build(*_scaled_pieces(b, b.constant(np.array(0.6, np.float32)), other=shape_of))
+    run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+    assert _ops(module)["graph.mul"] == 0
+
+
+def test_scales_that_do_not_fold_stay():
+    """A scale computed at run time or one that varies over the rows keeps its Mul; so does
+    a piece also read unscaled (k's, read by a ReLU; q's scale folds)."""
+    cases = [
+        (lambda b: b.input("s", []), None, 2),
+        (lambda b: b.constant(_w(5, 1)), None, 2),
+        (lambda b: b.constant(np.array(0.6, np.float32)), lambda b, k: b.op("relu", k), 1),
+    ]
+    for make_scale, other, muls in cases:
+        b = GraphBuilder()
+        module = b.build(*_scaled_pieces(b, make_scale(b), other=other))
+        run_pipeline_checked(module, SCALE, rtol=1e-5, atol=1e-5)
+        assert _ops(module)["graph.mul"] == muls
 
 
 def test_siblings_wait_for_their_batchnorm_fold():
@@ -123,6 +259,7 @@ def test_slice_moves_before_cast_and_transpose():
         module, "algebraic-simplify{only=slice-before-cast,slice-before-transpose},dce"
     )
     fn = next(iter(module.ops))
+    assert isinstance(fn, FuncOp)
     order = [op.name for op in fn.body.blocks[0].ops if op.name != "graph.constant"]
     assert order.index("graph.cast") > order.index("graph.slice")
     assert order.count("graph.slice") == 2

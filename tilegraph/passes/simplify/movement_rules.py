@@ -1,17 +1,5 @@
-"""Rules 38 and 39: combine sibling convs / matmuls; move casts and transposes across
-Concat and Slice.
-
-Rule 38 combines k >= 2 Conv (group 1) or MatMul ops that read the same input with constant
-weights of equal shape except the output channels into one op with concatenated weights and
-a Split. It pays when the launches and input reads saved exceed the Split's copy and the
-epilogue fusions it prevents (a sibling with an elementwise user loses it: that user
-becomes a kernel of its own and re-reads the result): ``(k - 2 - e) * launch + (k - 1) *
-bytes(x) - 2 * bytes(outputs) - 2 * bytes(outputs with such a user) > 0`` for ``e`` such
-siblings, a launch counted as the bytes the preset's global memory moves while the device
-schedules one task of a compiled (sunk) model (ascend910b: 2 µs at 1.6 TB/s = 3.2 MB;
-``task_overhead_us``, the cycle model's default launch mode). It does
-not fire while a sibling still has a BatchNorm or per-channel constant arithmetic to fold
-(that fold needs the separate ops), and never on storage layouts.
+"""Rule 39: move casts and transposes across Concat and Slice (rule 38, which combines
+sibling convs / matmuls, is :mod:`tilegraph.passes.simplify.combine_rules`).
 
 Rule 39 moves elementwise casts and transposes to the side where they do less work or
 fewer ops: ``Concat(Cast(a), Cast(b))`` is one Cast of the Concat, ``Concat(Transpose(a, p),
@@ -23,189 +11,22 @@ and followed by the Reshape that restores them is one batched MatMul. All exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
 
-from tilegraph.dialects.graph import FusionKind, GraphOp
-from tilegraph.dialects.graph.binary import AddOp, DivOp, MulOp, SubOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp, SplitOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
 from tilegraph.dialects.graph.elementwise import CastOp
 from tilegraph.dialects.graph.linalg import MatMulOp
-from tilegraph.dialects.graph.nn import BatchNormOp, Conv2dOp, ConvOp
 from tilegraph.dialects.graph.shape_ops import ReshapeOp, TransposeOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats.shape import N0
 from tilegraph.passes.simplify.match import constant_array, in_origin_view, new_constant
 from tilegraph.passes.simplify.rule import RuleInfo, SimplifyRule, simplify_rule
-from tilegraph.target import target_of
 
-_CONVS = (Conv2dOp, ConvOp)
 _Op = TypeVar("_Op", bound=Operation)
-
-
-def _bytes(value: SSAValue) -> int:
-    t = value.type
-    n = t.storage_bytes() if isinstance(t, TensorType) else None
-    return n or 0
-
-
-def _launch_bytes(op: Operation) -> float:
-    """Global-memory bytes one kernel launch of a compiled model costs in time (the
-    module's target; a sunk model's task, as ``tilegraph.compile`` runs it)."""
-    hw = target_of(op).hw
-    return hw.task_overhead_us * hw.gm_bandwidth_gbps * 1e3
-
-
-def _folds_pending(op: Operation) -> bool:
-    """A user that fold-batchnorm would fold into ``op`` (so it must stay separate)."""
-    for use in op.results[0].uses:
-        user = use.operation
-        if isinstance(user, BatchNormOp):
-            return True
-        if isinstance(user, AddOp | SubOp | MulOp | DivOp) and any(
-            constant_array(v) is not None for v in user.operands
-        ):
-            return True
-    return False
-
-
-def _has_epilogue(op: Operation) -> bool:
-    return any(
-        isinstance(use.operation, GraphOp)
-        and use.operation.FACTS.fusion in (FusionKind.ELEMWISE, FusionKind.BROADCAST)
-        for use in op.results[0].uses
-    )
-
-
-def _weight_key(op: Operation) -> tuple[object, ...] | None:
-    """What must agree between siblings: kind, properties, weight shape but the channels."""
-    if not in_origin_view(op) or _folds_pending(op):
-        return None
-    if isinstance(op, _CONVS):
-        w = constant_array(op.weight)
-        if w is None or op.attr("group") != 1:
-            return None
-        if op.bias is not None and constant_array(op.bias) is None:
-            return None
-        props = tuple(sorted((k, str(v)) for k, v in op.properties.items()))
-        return (type(op), w.shape[1:], w.dtype, props)
-    if isinstance(op, MatMulOp):
-        w = constant_array(op.rhs)
-        if w is None or w.ndim != 2:
-            return None
-        return (MatMulOp, w.shape[0], w.dtype)
-    return None
-
-
-@simplify_rule
-class CombineSiblings(SimplifyRule):
-    """Rule 38 (see the module docstring)."""
-
-    INFO = RuleInfo(
-        38,
-        "combine-parallel",
-        "Conv(x, W1), Conv(x, W2) ... (or MatMul(x, B1), MatMul(x, B2) ...)",
-        "Split(Conv(x, concat(W1, W2 ...)))",
-        "constant weights, equal attributes, group 1; only when launches and reads saved "
-        "exceed the Split's copy; not while a BN/per-channel fold is pending",
-        "TVM(CombineParallelConv2D, CombineParallelDense)",
-    )
-    ROOTS = (*_CONVS, MatMulOp)
-
-    def rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        key = _weight_key(op)
-        if key is None:
-            return
-        x = op.operands[0]
-        siblings = [
-            use.operation
-            for use in x.uses
-            if use.index == 0
-            and use.operation.parent_block() is op.parent_block()
-            and _weight_key(use.operation) == key
-        ]
-        siblings = sorted(dict.fromkeys(siblings), key=_position)
-        if len(siblings) < 2 or op is not siblings[0]:
-            return
-        k = len(siblings)
-        outputs = sum(_bytes(s.results[0]) for s in siblings)
-        # An elementwise user could have fused into its sibling's kernel; after a Split it
-        # is a kernel of its own that reads the result from global memory again.
-        epilogues = [s for s in siblings if _has_epilogue(s)]
-        launches_saved = k - 1 - 1 - len(epilogues)  # one conv for k, plus the Split
-        bytes_saved = (k - 1) * _bytes(x) - 2 * outputs
-        bytes_saved -= sum(2 * _bytes(s.results[0]) for s in epilogues)
-        if launches_saved * _launch_bytes(op) + bytes_saved <= 0:
-            return
-        combined = self._combined(siblings)
-        if combined is None:
-            return
-        new_ops, results = combined
-        for new in new_ops:
-            rewriter.insert(new, InsertPoint.before(op))
-        for sibling, result in zip(siblings, results, strict=True):
-            result.name_hint = sibling.results[0].name_hint
-            rewriter.replace(sibling, [], [result])
-
-    @staticmethod
-    def _combined(
-        siblings: Sequence[Operation],
-    ) -> tuple[list[Operation], list[SSAValue]] | None:
-        first = siblings[0]
-        x = first.operands[0]
-        weights = [_constant(s.operands[1]) for s in siblings]
-        new_ops: list[Operation] = []
-        if isinstance(first, MatMulOp):
-            w = new_constant(np.concatenate(weights, axis=1))
-            main: Operation = MatMulOp.make(x, w)
-            sizes = [int(wi.shape[1]) for wi in weights]
-            axis = -1
-        else:
-            assert isinstance(first, Conv2dOp | ConvOp)
-            sizes = [int(wi.shape[0]) for wi in weights]
-            like = first.weight.type
-            w = new_constant(np.concatenate(weights, axis=0), like)  # type: ignore[arg-type]
-            bias = None
-            biases = [None if s.bias is None else _constant(s.bias) for s in siblings]  # type: ignore[attr-defined]
-            if any(b is not None for b in biases):
-                parts = [
-                    np.zeros(n, weights[0].dtype) if b is None else b
-                    for b, n in zip(biases, sizes, strict=True)
-                ]
-                bias_op = new_constant(np.concatenate(parts))
-                new_ops.append(bias_op)
-                bias = bias_op.output
-            props: dict[str, Any] = {
-                k: v for k, v in first.properties.items() if k != "operandSegmentSizes"
-            }
-            main = type(first).make(x, w, bias, **props)
-            axis = 1
-        split_sizes = new_constant(np.array(sizes, np.int64))
-        split = SplitOp.make(main, split_sizes, axis=axis)
-        base = first.results[0].name_hint
-        if base:
-            w.output.name_hint = f"{base}_combined_weight"
-            main.results[0].name_hint = f"{base}_combined"
-            split_sizes.output.name_hint = f"{base}_split_sizes"
-        if [r.type for r in split.results] != [s.results[0].type for s in siblings]:
-            return None
-        return [w, *new_ops, main, split_sizes, split], list(split.results)
-
-
-def _constant(value: SSAValue) -> np.ndarray:
-    data = constant_array(value)
-    assert data is not None, "checked by _weight_key"
-    return data
-
-
-def _position(op: Operation) -> int:
-    block = op.parent_block()
-    assert block is not None
-    return block.get_operation_index(op)
 
 
 def _name(old: Operation, inner: Operation, outer: Operation) -> None:

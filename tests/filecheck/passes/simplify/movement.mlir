@@ -1,4 +1,4 @@
-// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose,reshape-across-matmul},dce' --split-input-file | filecheck %s
+// RUN: tilegraph-opt %s -p 'algebraic-simplify{only=combine-parallel,combined-projection-scale,concat-of-casts,concat-of-transposes,slice-before-cast,slice-before-transpose,reshape-across-matmul},dce' --split-input-file | filecheck %s
 
 // combine-parallel: three 1x1 convs on one input become one conv and a Split.
 func.func @siblings(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4xf32, NCHW>, !layout.tensor<1x2x4x4xf32, NCHW>, !layout.tensor<1x1x4x4xf32, NCHW>) {
@@ -28,6 +28,74 @@ func.func @two(%x: !layout.tensor<1x2x4x4xf32, NCHW>) -> (!layout.tensor<1x1x4x4
 // CHECK-LABEL: func.func @two
 // CHECK:       %a = graph.conv2d %x, %w1
 // CHECK:       %c = graph.conv2d %x, %w3
+
+// -----
+// combine-parallel: Q, K, V projections with their row biases (BERT's; the bias either
+// operand) are one MatMul, one Add of the concatenated biases, and the Split.
+func.func @biased(%x: !layout.tensor<1x3x2xf32>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x2xf32>, !layout.tensor<1x3x1xf32>) {
+  %w1 = graph.constant dense<[[1.0], [2.0]]> : !layout.tensor<2x1xf32>
+  %w2 = graph.constant dense<[[3.0, 4.0], [5.0, 6.0]]> : !layout.tensor<2x2xf32>
+  %w3 = graph.constant dense<[[7.0], [8.0]]> : !layout.tensor<2x1xf32>
+  %b1 = graph.constant dense<[0.5]> : !layout.tensor<1xf32>
+  %b2 = graph.constant dense<[[[1.5, 2.5]]]> : !layout.tensor<1x1x2xf32>
+  %b3 = graph.constant dense<[3.5]> : !layout.tensor<1xf32>
+  %p1 = graph.matmul %x, %w1 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %q = graph.add %p1, %b1 : (!layout.tensor<1x3x1xf32>, !layout.tensor<1xf32>) -> !layout.tensor<1x3x1xf32>
+  %p2 = graph.matmul %x, %w2 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x2xf32>) -> !layout.tensor<1x3x2xf32>
+  %k = graph.add %b2, %p2 : (!layout.tensor<1x1x2xf32>, !layout.tensor<1x3x2xf32>) -> !layout.tensor<1x3x2xf32>
+  %p3 = graph.matmul %x, %w3 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %v = graph.add %p3, %b3 : (!layout.tensor<1x3x1xf32>, !layout.tensor<1xf32>) -> !layout.tensor<1x3x1xf32>
+  func.return %q, %k, %v : !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x2xf32>, !layout.tensor<1x3x1xf32>
+}
+// CHECK-LABEL: func.func @biased
+// CHECK:       %p1_combined_weight = graph.constant dense<{{\[}}[1.0, 3.0, 4.0, 7.0], [2.0, 5.0, 6.0, 8.0]]> : !layout.tensor<2x4xf32>
+// CHECK-NEXT:  %p1_combined = graph.matmul %x, %p1_combined_weight : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x4xf32>) -> !layout.tensor<1x3x4xf32>
+// CHECK-NEXT:  %p1_combined_bias = graph.constant dense<[0.5, 1.5, 2.5, 3.5]> : !layout.tensor<4xf32>
+// CHECK-NEXT:  %q_combined = graph.add %p1_combined, %p1_combined_bias : (!layout.tensor<1x3x4xf32>, !layout.tensor<4xf32>) -> !layout.tensor<1x3x4xf32>
+// CHECK:       %q, %k, %v = graph.split %q_combined, %{{.*}} {axis = -1}
+// CHECK-NEXT:  func.return %q, %k, %v
+
+// -----
+// combined-projection-scale: q's piece scaled by 2 after the Split: its columns of the
+// weight and of the bias are doubled, the Mul goes.
+func.func @scaled_piece(%x: !layout.tensor<1x3x2xf32>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>) {
+  %w = graph.constant dense<[[1.0, 3.0, 7.0], [2.0, 5.0, 8.0]]> : !layout.tensor<2x3xf32>
+  %b = graph.constant dense<[0.5, 1.5, 3.5]> : !layout.tensor<3xf32>
+  %sizes = graph.constant dense<1> : !layout.tensor<3xi64>
+  %two = graph.constant dense<2.0> : !layout.tensor<f32>
+  %p = graph.matmul %x, %w : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x3xf32>) -> !layout.tensor<1x3x3xf32>
+  %s = graph.add %p, %b : (!layout.tensor<1x3x3xf32>, !layout.tensor<3xf32>) -> !layout.tensor<1x3x3xf32>
+  %q, %k, %v = graph.split %s, %sizes {axis = -1} : (!layout.tensor<1x3x3xf32>, !layout.tensor<3xi64>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>)
+  %q2 = graph.mul %q, %two : (!layout.tensor<1x3x1xf32>, !layout.tensor<f32>) -> !layout.tensor<1x3x1xf32>
+  func.return %q2, %k, %v : !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>
+}
+// CHECK-LABEL: func.func @scaled_piece
+// CHECK:       %w = graph.constant dense<{{\[}}[2.0, 3.0, 7.0], [4.0, 5.0, 8.0]]> : !layout.tensor<2x3xf32>
+// CHECK-NEXT:  %p = graph.matmul %x, %w
+// CHECK-NEXT:  %{{.*}} = graph.constant dense<[1.0, 1.5, 3.5]> : !layout.tensor<3xf32>
+// CHECK-NEXT:  %s = graph.add %p, %{{.*}}
+// CHECK-NEXT:  %q2, %k, %v = graph.split %s, %sizes {axis = -1}
+// CHECK-NEXT:  func.return %q2, %k, %v
+
+// -----
+// ... but not when one bias varies over the rows ([3, 1]: no row vector).
+func.func @row_varying(%x: !layout.tensor<1x3x2xf32>) -> (!layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>) {
+  %w1 = graph.constant dense<[[1.0], [2.0]]> : !layout.tensor<2x1xf32>
+  %w2 = graph.constant dense<[[3.0], [4.0]]> : !layout.tensor<2x1xf32>
+  %w3 = graph.constant dense<[[7.0], [8.0]]> : !layout.tensor<2x1xf32>
+  %b1 = graph.constant dense<[0.5]> : !layout.tensor<1xf32>
+  %b2 = graph.constant dense<[[1.5], [2.5], [3.5]]> : !layout.tensor<3x1xf32>
+  %p1 = graph.matmul %x, %w1 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %q = graph.add %p1, %b1 : (!layout.tensor<1x3x1xf32>, !layout.tensor<1xf32>) -> !layout.tensor<1x3x1xf32>
+  %p2 = graph.matmul %x, %w2 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %k = graph.add %p2, %b2 : (!layout.tensor<1x3x1xf32>, !layout.tensor<3x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %p3 = graph.matmul %x, %w3 : (!layout.tensor<1x3x2xf32>, !layout.tensor<2x1xf32>) -> !layout.tensor<1x3x1xf32>
+  %v = graph.add %p3, %b1 : (!layout.tensor<1x3x1xf32>, !layout.tensor<1xf32>) -> !layout.tensor<1x3x1xf32>
+  func.return %q, %k, %v : !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>, !layout.tensor<1x3x1xf32>
+}
+// CHECK-LABEL: func.func @row_varying
+// CHECK-COUNT-3: graph.matmul
+// CHECK-NOT:   graph.split
 
 // -----
 // concat-of-casts and slice-before-cast.
