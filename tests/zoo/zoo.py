@@ -200,6 +200,10 @@ def _single(
 
 
 DYNAMO_NOTES = "through torch 2's default exporter (dynamo=True, opset 20)"
+PADDLE_NOTES = (
+    "from Paddle 3.3 through paddle.onnx.export (Paddle2ONNX 2.1, opset 13; "
+    "tests/zoo/make_paddle_exports.py): scale as Mul + Add, Shape/Slice/Squeeze sizes"
+)
 HALF_NOTES = "the family after .half(): fp16 everywhere, compared at fp16's tolerance"
 
 
@@ -274,6 +278,21 @@ _ALL: list[ZooModel] = [
     _text("gpt2_fp16", None, None, notes=f"gpt2: {HALF_NOTES}"),
     _text("llama_fp16", None, None, notes=f"llama: {HALF_NOTES}; RMSNorm and softmax in fp32"),
     _text("t5_encoder_fp16", None, None, notes=f"t5_encoder: {HALF_NOTES}; RMSNorm in fp32"),
+    _text("pd_ernie", token_types=True, notes=f"ERNIE {PADDLE_NOTES}"),
+    _single(
+        "pd_dethead",
+        "x",
+        (1, 3, 64, 64),
+        (2, 3, 64, 96),
+        notes=f"PicoDet-style head {PADDLE_NOTES}: Resize to a shape's size, Split, box decode",
+    ),
+    _single(
+        "pd_crnn",
+        "x",
+        (1, 3, 16, 40),
+        (2, 3, 16, 64),
+        notes=f"PaddleOCR-style CRNN {PADDLE_NOTES}: width as the sequence, bidirectional LSTM",
+    ),
     _single("wav2vec2", "input_values", (1, 400), (2, 720), notes="conv + GroupNorm extractor"),
     _single("vit", "pixel_values", (1, 3, 32, 32), (3, 3, 32, 32), notes="cls token Expand+Concat"),
     _single(
