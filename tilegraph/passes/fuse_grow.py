@@ -11,6 +11,7 @@ turns each group into a ``graph.fused`` op (:mod:`tilegraph.passes.fuse_material
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from xdsl.ir import Block, Operation, SSAValue
@@ -30,6 +31,7 @@ from tilegraph.passes.fuse_legality import (
     epilogue_capable,
     flows_into,
     fusion_kind,
+    joins_as_input_view,
     leaving_values,
 )
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
@@ -92,8 +94,14 @@ class Fuser:
         size = self.size(value)
         return tile if size is None else min(size, tile)
 
-    def working_set(self, members: set[Operation], root: Operation) -> int:
-        """UB bytes the group's vector part needs (:mod:`tilegraph.passes.fuse_ops`)."""
+    def working_set(
+        self,
+        members: set[Operation],
+        root: Operation,
+        input_views: Set[Operation] = frozenset(),
+    ) -> int:
+        """UB bytes the group's vector part needs (:mod:`tilegraph.passes.fuse_ops`);
+        ``input_views`` are addresses (their results are read from GM like inputs)."""
         tile = vector_tile_bytes(self.hw)
         vector = sorted(
             (
@@ -102,6 +110,7 @@ class Fuser:
                 if not runs_on_cube(m)
                 and not _loads_cube_operand(m, members)
                 and not self.is_view_member(m, members)
+                and m not in input_views
             ),
             key=lambda m: self.position[m],
         )
@@ -150,7 +159,8 @@ class Fuser:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
             frontier.discard(best)
-            if self.working_set(group.members | {best}, root) > self.ub_budget:
+            views = group.input_views | ({best} if self.input_view(best, group) else set())
+            if self.working_set(group.members | {best}, root, views) > self.ub_budget:
                 self.stats.add("rejected-working-set")
                 continue
             self.join(best, group)
@@ -245,9 +255,15 @@ class Fuser:
                 return claim[0]
         return None
 
-    @staticmethod
-    def join(producer: Operation, group: Group) -> None:
+    def input_view(self, producer: Operation, group: Group) -> bool:
+        """Whether ``producer`` joins ``group`` as an elementwise operand's view
+        (:func:`joins_as_input_view`), not as a matmul's (those are claimed first)."""
+        return producer not in self.views and joins_as_input_view(producer, group)
+
+    def join(self, producer: Operation, group: Group) -> None:
         users = users_of(producer)
+        if self.input_view(producer, group):
+            group.input_views.add(producer)
         if fusion_kind(producer) in ANCHOR_KINDS:
             group.anchor = producer
         elif group.anchor is not None and any(

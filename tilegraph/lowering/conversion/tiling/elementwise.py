@@ -27,7 +27,7 @@ from tilegraph.formats.reshape_type import expand_rank
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
-from tilegraph.lowering.conversion.tiling.matmul_views import split_sources
+from tilegraph.lowering.conversion.tiling.elementwise_views import view_sources
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
@@ -560,9 +560,9 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
 
 
 def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
-    """Tile an elementwise kernel; returns why it cannot (None when emitted). A split of
-    an input whose outputs the kernel reads is no op of it: they are views of the input."""
-    ops, views = split_sources(b, body)
+    """Tile an elementwise kernel; returns why it cannot (None when emitted). View ops of
+    its inputs are no ops of it: :func:`~.elementwise_views.view_sources`."""
+    ops, views = view_sources(b, body)
     for op in ops:  # an op with no vector program says so, whatever else is wrong
         if not isinstance(op, TransDataOp) and (
             not isinstance(op, GraphOp) or vector_lowering(op) is None
