@@ -4,7 +4,8 @@ ops that will run as one kernel, and :func:`can_join`, whether a producer may jo
 The rules are the pass's **Legality** (its module docstring): TVM's pattern kinds
 (``FusionKind`` in each op's facts), at most one anchor per group, what may precede or
 follow it, the shape-op / elementwise split of anchor-less groups, the conversions that stay
-alone, broadcast producers and scalar programs, and the one exception to OPAQUE ops
+alone, broadcast producers and scalar programs, view chains read in place as an
+elementwise operand (:func:`joins_as_input_view`), and the one exception to OPAQUE ops
 staying alone: a normalisation taking a short elementwise chain of its result (a
 QuantizeLinear, the SDPA NaN guard) as its kernel's tail (:func:`normalisation_tail`).
 Nothing here weighs a choice or rewrites IR: the pass's grower
