@@ -1,5 +1,6 @@
 """Input views: reshapes, transposes and static slices of a GM tensor read by an
-elementwise kernel through a strided view, not run as kernels of their own.
+elementwise kernel through a strided view, not run as kernels of their own; output views:
+reshapes and transposes of its result, written through a view of the output.
 
 Mamba-2 slices ``dt`` out of its projection and unsqueezes it before ``softplus(dt + b)``;
 attention-free models transpose ``[B, S, H]`` before a gate; DAB-DETR cuts box coordinates
@@ -69,7 +70,17 @@ def _broadcast(b: GraphBuilder, rng: np.random.Generator):
     return b.op("mul", s, u), {"m": _normal(rng, [3, 13]), "s": _normal(rng, [3, 6, 13])}
 
 
-CASES = {"dt": _dt, "heads": _heads, "rows": _rows, "broadcast": _broadcast}
+def _merge(b: GraphBuilder, rng: np.random.Generator):
+    """An output view: ``exp(x) · y`` of ``[2, 4, 7, 8]`` heads merged to ``[2, 7, 32]``
+    (transpose of the middle axes, reshape), written through a view of the output."""
+    x = b.input("x", [2, 4, 7, 8])
+    y = b.input("y", [2, 4, 7, 8])
+    t = b.op("transpose", b.op("mul", b.op("exp", x), y), perm=[0, 2, 1, 3])
+    out = b.op("reshape", t, b.constant(_ints(2, 7, 32)))
+    return out, {"x": _normal(rng, [2, 4, 7, 8]), "y": _normal(rng, [2, 4, 7, 8])}
+
+
+CASES = {"dt": _dt, "heads": _heads, "rows": _rows, "broadcast": _broadcast, "merge": _merge}
 
 
 @pytest.mark.parametrize("platform", ["test", "ascend910b"])
@@ -88,12 +99,12 @@ def test_view_chain_is_read_in_place_by_its_elementwise_kernel(platform: str, ca
     assert any(isinstance(op, StridedViewOp) for op in module.walk())
 
 
-def _two_kernels(build) -> list[tuple[str, ...]]:
+def _two_kernels(build, platform: str = "test") -> list[tuple[str, ...]]:
     rng = np.random.default_rng(8)
     b = GraphBuilder()
     outs, inputs = build(b, rng)
     module = b.build(*outs)
-    levels = run_levels(module, inputs, pad_value=NAN)
+    levels = run_levels(module, inputs, platform, pad_value=NAN)
     assert_no_nan(levels)
     assert_matches(levels)
     return sorted(k.ops for k in levels.tiled_kernels)
@@ -137,3 +148,18 @@ def test_a_view_read_by_two_kernels_stays_a_kernel():
 
     kernels = _two_kernels(build)
     assert ("graph.slice",) in kernels, kernels
+
+
+def test_an_anchor_keeps_its_epilogue_before_a_view():
+    """``(x @ w) · reshape(r)``: the product may run in the matmul's epilogue, which reads
+    no views, so the reshape does not take the product into a group of its own (the
+    reshape stays a kernel, the product the matmul's)."""
+
+    def build(b: GraphBuilder, rng: np.random.Generator):
+        x, r = b.input("x", [6, 16]), b.input("r", [48])
+        w = b.constant(_normal(rng, [16, 8]) / 4)
+        out = b.op("mul", b.op("matmul", x, w), b.op("reshape", r, b.constant(_ints(6, 8))))
+        return [out], {"x": _normal(rng, [6, 16]), "r": _normal(rng, [48])}
+
+    kernels = _two_kernels(build, "ascend910b")
+    assert any("graph.matmul" in ops and "graph.mul" in ops for ops in kernels), kernels

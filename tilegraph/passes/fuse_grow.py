@@ -32,6 +32,7 @@ from tilegraph.passes.fuse_legality import (
     flows_into,
     fusion_kind,
     joins_as_input_view,
+    joins_with_output_view,
     leaving_values,
 )
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
@@ -98,10 +99,11 @@ class Fuser:
         self,
         members: set[Operation],
         root: Operation,
-        input_views: Set[Operation] = frozenset(),
+        views: Set[Operation] = frozenset(),
     ) -> int:
         """UB bytes the group's vector part needs (:mod:`tilegraph.passes.fuse_ops`);
-        ``input_views`` are addresses (their results are read from GM like inputs)."""
+        ``views`` are addresses (input views' results are read from GM like inputs,
+        output views' operands written to GM like outputs)."""
         tile = vector_tile_bytes(self.hw)
         vector = sorted(
             (
@@ -110,7 +112,7 @@ class Fuser:
                 if not runs_on_cube(m)
                 and not _loads_cube_operand(m, members)
                 and not self.is_view_member(m, members)
-                and m not in input_views
+                and m not in views
             ),
             key=lambda m: self.position[m],
         )
@@ -159,7 +161,11 @@ class Fuser:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
             frontier.discard(best)
-            views = group.input_views | ({best} if self.input_view(best, group) else set())
+            views = group.input_views | group.output_views
+            if self.input_view(best, group):
+                views = views | {best}
+            elif joins_with_output_view(best, group):
+                views = views | group.members
             if self.working_set(group.members | {best}, root, views) > self.ub_budget:
                 self.stats.add("rejected-working-set")
                 continue
@@ -264,6 +270,9 @@ class Fuser:
         users = users_of(producer)
         if self.input_view(producer, group):
             group.input_views.add(producer)
+        elif joins_with_output_view(producer, group):
+            group.output_views = set(group.members)
+            group.has_shape_op = False
         if fusion_kind(producer) in ANCHOR_KINDS:
             group.anchor = producer
         elif group.anchor is not None and any(

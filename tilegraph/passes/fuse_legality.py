@@ -24,7 +24,11 @@ from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.lowering.analysis.elementwise_views import ELEMENTWISE_VIEW_OPS, input_view
+from tilegraph.lowering.analysis.elementwise_views import (
+    ELEMENTWISE_VIEW_OPS,
+    input_view,
+    output_view,
+)
 from tilegraph.lowering.analysis.shared_views import split_parts
 from tilegraph.lowering.conversion.tiling.movement_maps import is_chain_op
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
@@ -61,6 +65,9 @@ class Group:
     input_views: set[Operation] = field(default_factory=set)
     """Members that make an elementwise operand as a view of a GM tensor
     (:func:`joins_as_input_view`): addresses, no work."""
+    output_views: set[Operation] = field(default_factory=set)
+    """Members that re-index the elementwise result the kernel writes
+    (:func:`joins_with_output_view`): addresses, no work."""
 
     def __post_init__(self) -> None:
         self.members.add(self.root)
@@ -73,7 +80,10 @@ class Group:
         """Record ``member``'s kind in the group's flags."""
         self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
         self.has_shape_op = self.has_shape_op or (
-            is_shape_op(member) and not is_view_split(member) and member not in self.input_views
+            is_shape_op(member)
+            and not is_view_split(member)
+            and member not in self.input_views
+            and member not in self.output_views
         )
 
     def kind(self) -> FusionKind:
@@ -106,6 +116,16 @@ def _feeds_view_split(producer: Operation, group: Group) -> bool:
     )
 
 
+def reads_anchor(op: Operation) -> bool:
+    """Whether ``op`` reads an anchor's result (or a conversion's, a matmul's fixpipe): its
+    group may still take that anchor, whose epilogue reads no views, so no view joins it."""
+    return any(
+        fusion_kind(v.owner) in ANCHOR_KINDS or isinstance(v.owner, TransDataOp)
+        for v in op.operands
+        if isinstance(v.owner, Operation)
+    )
+
+
 def _computes_tiles(op: Operation) -> bool:
     """An ELEMWISE / BROADCAST op the elementwise chain computes (a same-rank expand in a
     group of movement ops is the movement-chain kernel's, :func:`movement_chain`)."""
@@ -125,7 +145,7 @@ def joins_as_input_view(producer: Operation, group: Group) -> bool:
         isinstance(producer, ELEMENTWISE_VIEW_OPS)
         and group.anchor is None
         and any(_computes_tiles(m) for m in group.members)
-        and not any(isinstance(m, TransDataOp) for m in group.members)
+        and not any(isinstance(m, TransDataOp) or reads_anchor(m) for m in group.members)
     ):
         return False
     users = users_of(producer)
@@ -144,6 +164,27 @@ def joins_as_input_view(producer: Operation, group: Group) -> bool:
     )
 
 
+def joins_with_output_view(producer: Operation, group: Group) -> bool:
+    """Whether elementwise ``producer`` joins anchor-less ``group`` made only of the view
+    ops that re-index its result (a reshape, squeeze, unsqueeze or transpose chain ending
+    at the group's root): the kernel writes its tiles through a strided view of the root's
+    result, rows contiguous, no repeats
+    (:func:`~tilegraph.lowering.analysis.elementwise_views.output_view`)."""
+    if (
+        not _computes_tiles(producer)
+        or group.anchor is not None
+        or len(producer.results) != 1
+        or reads_anchor(producer)
+    ):
+        return False
+    chain = output_view(producer.results[0])
+    return (
+        chain is not None
+        and set(chain.ops) == group.members
+        and chain.base is group.root.results[0]
+    )
+
+
 def movement_chain(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` and every member of ``group`` are movement-chain ops (slice,
     pad, a same-rank expand, ...: :func:`~.movement_maps.is_chain_op`): one kernel
@@ -156,7 +197,7 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
     elementwise op in one group (:mod:`tilegraph.passes.fuse_ops`), or a cube result's
     conversion with shape ops."""
     if isinstance(producer, TransDataOp):
-        return bool(group.input_views) or (
+        return bool(group.input_views or group.output_views) or (
             group.has_shape_op and not _feeds_reshape_kernel(producer)
         )
     if is_view_split(producer):  # read as views by the elementwise ops, moving nothing
@@ -317,6 +358,10 @@ def can_join(producer: Operation, group: Group) -> bool:
         return False
     if joins_as_input_view(producer, group):  # an address, read in place: no broadcast
         return True
+    if joins_with_output_view(producer, group):  # an address the kernel writes through
+        return True
+    if (group.input_views or group.output_views) and reads_anchor(producer):
+        return False  # it stays where the anchor may take it into its epilogue
     if _feeds_view_split(producer, group):
         return False
     is_conversion = isinstance(producer, TransDataOp)

@@ -36,7 +36,10 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   broadcast the view like any input read from GM. The op computing the chain's tensor
   stays out of the group (the view addresses its result in GM), and so does a transpose
   of the last axis (one element per burst: the transpose kernel turns it on the vector
-  unit);
+  unit). Likewise an elementwise op joins the group of the reshapes and transposes of its
+  result (an *output view*, a head merge after a gate): the kernel writes its tiles
+  through a view of their output. No view joins a group whose members read an anchor's
+  result (the anchor's epilogue, which reads no views, may still take them);
 * likewise a conversion and a shape op share an anchor-less group only as the reshape
   kernel runs them (NC1HWC0 -> NCHW, then reshapes): a matmul's FRACTAL_NZ -> ND result
   conversion belongs to the matmul (fixpipe converts on the way out), an ND -> FRACTAL_NZ

@@ -68,3 +68,21 @@ func.func @refused(%x: !layout.tensor<4x16xf32>, %y: !layout.tensor<16x4xf32>) -
 // CHECK:         %a = graph.mul %t, %y
 // CHECK:         %s = graph.add %x, %one
 // CHECK:         %b = graph.fused "fused_reshape_mul_2" <injective> (%s, %shape, %y)
+
+// Output views: a head merge (transpose of the middle axes, reshape) after a product joins
+// its kernel, which writes the product's tiles through a view of the merged output.
+func.func @merge(%x: !layout.tensor<2x4x7x8xf32>, %y: !layout.tensor<2x4x7x8xf32>) -> !layout.tensor<2x7x32xf32> {
+  %p = graph.mul %x, %y : (!layout.tensor<2x4x7x8xf32>, !layout.tensor<2x4x7x8xf32>) -> !layout.tensor<2x4x7x8xf32>
+  %t = graph.transpose %p {perm = [0, 2, 1, 3]} : (!layout.tensor<2x4x7x8xf32>) -> !layout.tensor<2x7x4x8xf32>
+  %shape = graph.constant dense<[2, 7, 32]> : !layout.tensor<3xi64>
+  %out = graph.reshape %t, %shape : (!layout.tensor<2x7x4x8xf32>, !layout.tensor<3xi64>) -> !layout.tensor<2x7x32xf32>
+  func.return %out : !layout.tensor<2x7x32xf32>
+}
+// CHECK-LABEL: func.func @merge(
+// CHECK:         %out = graph.fused "fused_mul_transpose_reshape_3" <injective> (%x, %y, %shape)
+
+// TILED-LABEL: func.func @merge(
+// TILED:         tile.launch @[[K:fused_mul_transpose_reshape_3]](%x, %y, %out)
+// TILED-NOT:     tile.launch
+// TILED:       func.func @[[K]](
+// TILED:         tile.strided_view %out_out : memref<2x7x32xf32, "GM"> to memref<2x4x7x8xf32, strided<[224, 8, 32, 1]>, "GM">

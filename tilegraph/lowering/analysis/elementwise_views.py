@@ -16,9 +16,12 @@ This module decides what such a view is, for both sides:
   reader of its result is in the group and the chain of view ops in the group, from the
   tensor it starts from to each elementwise operand, is a :func:`readable` view
   (:func:`~tilegraph.passes.fuse_legality.joins_as_input_view`);
+* likewise an elementwise op joins a group made of the reshapes and transposes of its
+  result (an *output view*: :func:`output_view`, a chain of bijective view ops only), and
+  the kernel writes its tiles through a view of the output they make;
 * the elementwise strategy maps each such operand to a view of the kernel argument the
-  chain starts from (:func:`~tilegraph.lowering.conversion.tiling.elementwise_views.
-  view_sources`).
+  chain starts from, and each output view to a view of the kernel's output
+  (:func:`~tilegraph.lowering.conversion.tiling.elementwise_views.view_sources`).
 
 A view qualifies when every tensor on the chain is static and row-major, it repeats no
 element (no expand) and its innermost dim is unit-stride (or one element): each row of a
@@ -39,6 +42,7 @@ from tilegraph.lowering.analysis.operand_views import (
     VIEW_OPS,
     StridedView,
     ViewChain,
+    result_view,
     static_row_major,
     view_step,
 )
@@ -106,3 +110,12 @@ def input_view(value: SSAValue, views: Container[Operation]) -> ViewChain | None
     if view is None or not readable(view):
         return None
     return ViewChain(current, tuple(ops), view)
+
+
+def output_view(value: SSAValue) -> ViewChain | None:
+    """The chain of reshapes, squeezes, unsqueezes and transposes after ``value`` (each the
+    sole reader of the last) as a readable view of the tensor it ends in, through which a
+    kernel computing ``value`` writes it (:func:`~.operand_views.result_view`, as a matmul
+    writes its head merge); None without such a chain."""
+    chain = result_view(value)
+    return chain if chain is not None and readable(chain.view) else None
