@@ -45,6 +45,7 @@ from tilegraph.lowering.analysis.operand_views import (
     result_view,
     static_row_major,
     view_step,
+    walked_view,
 )
 from tilegraph.passes.simplify.match import constant_ints
 
@@ -101,12 +102,7 @@ def input_view(value: SSAValue, views: Container[Operation]) -> ViewChain | None
         ops.insert(0, owner)
         values.insert(0, current)
         current = owner.operands[0]
-    shape = static_row_major(current)
-    if not ops or shape is None:
-        return None
-    view: StridedView | None = StridedView.row_major(shape)
-    for op, result in zip(ops, values, strict=True):
-        view = _through(view, op, result) if view is not None else None
+    view = walked_view(current, ops, values, _through)
     if view is None or not readable(view):
         return None
     return ViewChain(current, tuple(ops), view)

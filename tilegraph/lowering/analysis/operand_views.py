@@ -27,7 +27,7 @@ operand (held as ``(N, K)``). Every tensor on the chain must be static and row-m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -316,15 +316,31 @@ def operand_view(value: SSAValue, shared_split: bool = False) -> ViewChain | Non
         ops.insert(0, owner)
         values.insert(0, current)
         current = owner.operands[0]
-    shape = static_row_major(current)
+    view = walked_view(current, ops, values)
+    if view is None or not _matrix(view):
+        return None
+    return ViewChain(current, tuple(ops), view)
+
+
+Step = Callable[[StridedView, Operation, SSAValue], "StridedView | None"]
+
+
+def walked_view(
+    base: SSAValue,
+    ops: Sequence[Operation],
+    values: Sequence[SSAValue],
+    step: Step = lambda view, op, result: view_step(view, op, True, result),
+) -> StridedView | None:
+    """The view of the row-major tensor ``base`` that view ops ``ops`` (in program order,
+    ``values[i]`` the result of ``ops[i]`` on the chain) make, through ``step`` per op;
+    None without ops, for a non-static ``base`` or when a step is no view."""
+    shape = static_row_major(base)
     if not ops or shape is None:
         return None
     view: StridedView | None = StridedView.row_major(shape)
     for op, result in zip(ops, values, strict=True):
-        view = view_step(view, op, True, result) if view is not None else None
-    if view is None or not _matrix(view):
-        return None
-    return ViewChain(current, tuple(ops), view)
+        view = step(view, op, result) if view is not None else None
+    return view
 
 
 def result_view(value: SSAValue) -> ViewChain | None:
