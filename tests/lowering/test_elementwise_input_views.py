@@ -80,7 +80,23 @@ def _merge(b: GraphBuilder, rng: np.random.Generator):
     return out, {"x": _normal(rng, [2, 4, 7, 8]), "y": _normal(rng, [2, 4, 7, 8])}
 
 
-CASES = {"dt": _dt, "heads": _heads, "rows": _rows, "broadcast": _broadcast, "merge": _merge}
+def _glu(b: GraphBuilder, rng: np.random.Generator):
+    """A GLU read through its view split and written through an output view (the
+    Conformer's ``a · sigmoid(g)`` unsqueezed for its depthwise convolution)."""
+    x = b.input("x", [2, 6, 16])
+    a, g = b.op_results("split", x, b.constant(_ints(8, 8)), axis=2)
+    out = b.op("unsqueeze", b.op("mul", a, b.op("sigmoid", g)), b.constant(_ints(2)))
+    return out, {"x": _normal(rng, [2, 6, 16])}
+
+
+CASES = {
+    "dt": _dt,
+    "heads": _heads,
+    "rows": _rows,
+    "broadcast": _broadcast,
+    "merge": _merge,
+    "glu": _glu,
+}
 
 
 @pytest.mark.parametrize("platform", ["test", "ascend910b"])

@@ -360,8 +360,9 @@ def can_join(producer: Operation, group: Group) -> bool:
         return True
     if joins_with_output_view(producer, group):  # an address the kernel writes through
         return True
-    if (group.input_views or group.output_views) and reads_anchor(producer):
-        return False  # it stays where the anchor may take it into its epilogue
+    if (group.input_views or group.output_views) and _computes_tiles(producer):
+        if reads_anchor(producer):  # it stays where the anchor may take it as its epilogue
+            return False
     if _feeds_view_split(producer, group):
         return False
     is_conversion = isinstance(producer, TransDataOp)

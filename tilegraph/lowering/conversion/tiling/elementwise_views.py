@@ -21,12 +21,14 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.data_movement import SplitOp
 from tilegraph.lowering.analysis.elementwise_views import (
     ELEMENTWISE_VIEW_OPS,
     input_view,
     output_view,
 )
 from tilegraph.lowering.analysis.operand_views import VIEW_OPS, ViewChain
+from tilegraph.lowering.analysis.shared_views import split_parts
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.matmul_views import split_sources, view_of
@@ -63,13 +65,22 @@ def _viewed_writes(body: KernelBody):
             yield value, result, chain
 
 
+def _input_split(body: KernelBody, op: Operation) -> bool:
+    """A split of a kernel input whose outputs are views of it (:func:`split_sources`)."""
+    return (
+        isinstance(op, SplitOp)
+        and body.source(op.operands[0]) is not None
+        and split_parts(op) is not None
+    )
+
+
 def reads_views(body: KernelBody) -> bool:
     """Whether ``body`` is an elementwise kernel reading operands through input views or
     writing its result through an output view: every op that is not on such a view's chain
     has a vector program, and some op is."""
     on_chains = {op for _, chain in _viewed_operands(body, body.ops) for op in chain.ops}
     on_chains |= {op for _, _, chain in _viewed_writes(body) for op in chain.ops}
-    computed = [op for op in body.ops if op not in on_chains]
+    computed = [op for op in body.ops if op not in on_chains and not _input_split(body, op)]
     return bool(on_chains and computed) and all(
         isinstance(op, GraphOp) and vector_lowering(op) is not None for op in computed
     )
