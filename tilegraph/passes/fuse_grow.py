@@ -11,6 +11,7 @@ turns each group into a ``graph.fused`` op (:mod:`tilegraph.passes.fuse_material
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 
 from xdsl.ir import Block, Operation, SSAValue
@@ -30,6 +31,8 @@ from tilegraph.passes.fuse_legality import (
     epilogue_capable,
     flows_into,
     fusion_kind,
+    joins_as_input_view,
+    joins_with_output_view,
     leaving_values,
 )
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
@@ -92,8 +95,15 @@ class Fuser:
         size = self.size(value)
         return tile if size is None else min(size, tile)
 
-    def working_set(self, members: set[Operation], root: Operation) -> int:
-        """UB bytes the group's vector part needs (:mod:`tilegraph.passes.fuse_ops`)."""
+    def working_set(
+        self,
+        members: set[Operation],
+        root: Operation,
+        views: Set[Operation] = frozenset(),
+    ) -> int:
+        """UB bytes the group's vector part needs (:mod:`tilegraph.passes.fuse_ops`);
+        ``views`` are addresses (input views' results are read from GM like inputs,
+        output views' operands written to GM like outputs)."""
         tile = vector_tile_bytes(self.hw)
         vector = sorted(
             (
@@ -102,6 +112,7 @@ class Fuser:
                 if not runs_on_cube(m)
                 and not _loads_cube_operand(m, members)
                 and not self.is_view_member(m, members)
+                and m not in views
             ),
             key=lambda m: self.position[m],
         )
@@ -150,7 +161,12 @@ class Fuser:
                 break
             best = max(legal, key=lambda p: (self.saving(p), self.position[p]))
             frontier.discard(best)
-            if self.working_set(group.members | {best}, root) > self.ub_budget:
+            views = group.input_views | group.output_views
+            if self.input_view(best, group):
+                views = views | {best}
+            elif joins_with_output_view(best, group):
+                views = views | group.members
+            if self.working_set(group.members | {best}, root, views) > self.ub_budget:
                 self.stats.add("rejected-working-set")
                 continue
             self.join(best, group)
@@ -245,9 +261,18 @@ class Fuser:
                 return claim[0]
         return None
 
-    @staticmethod
-    def join(producer: Operation, group: Group) -> None:
+    def input_view(self, producer: Operation, group: Group) -> bool:
+        """Whether ``producer`` joins ``group`` as an elementwise operand's view
+        (:func:`joins_as_input_view`), not as a matmul's (those are claimed first)."""
+        return producer not in self.views and joins_as_input_view(producer, group)
+
+    def join(self, producer: Operation, group: Group) -> None:
         users = users_of(producer)
+        if self.input_view(producer, group):
+            group.input_views.add(producer)
+        elif joins_with_output_view(producer, group):
+            group.output_views = set(group.members)
+            group.has_shape_op = False
         if fusion_kind(producer) in ANCHOR_KINDS:
             group.anchor = producer
         elif group.anchor is not None and any(

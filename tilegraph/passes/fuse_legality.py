@@ -4,7 +4,8 @@ ops that will run as one kernel, and :func:`can_join`, whether a producer may jo
 The rules are the pass's **Legality** (its module docstring): TVM's pattern kinds
 (``FusionKind`` in each op's facts), at most one anchor per group, what may precede or
 follow it, the shape-op / elementwise split of anchor-less groups, the conversions that stay
-alone, broadcast producers and scalar programs, and the one exception to OPAQUE ops
+alone, broadcast producers and scalar programs, view chains read in place as an
+elementwise operand (:func:`joins_as_input_view`), and the one exception to OPAQUE ops
 staying alone: a normalisation taking a short elementwise chain of its result (a
 QuantizeLinear, the SDPA NaN guard) as its kernel's tail (:func:`normalisation_tail`).
 Nothing here weighs a choice or rewrites IR: the pass's grower
@@ -23,6 +24,11 @@ from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
+from tilegraph.lowering.analysis.elementwise_views import (
+    ELEMENTWISE_VIEW_OPS,
+    input_view,
+    output_view,
+)
 from tilegraph.lowering.analysis.shared_views import split_parts
 from tilegraph.lowering.conversion.tiling.movement_maps import is_chain_op
 from tilegraph.passes.fuse_prepare import runs_on_cube, users_of
@@ -55,7 +61,13 @@ class Group:
     has_elementwise: bool = False
     """A member is ELEMWISE or BROADCAST."""
     has_shape_op: bool = False
-    """A member is a shape op (:func:`is_shape_op`)."""
+    """A member is a shape op (:func:`is_shape_op`) that is not one of ``input_views``."""
+    input_views: set[Operation] = field(default_factory=set)
+    """Members that make an elementwise operand as a view of a GM tensor
+    (:func:`joins_as_input_view`): addresses, no work."""
+    output_views: set[Operation] = field(default_factory=set)
+    """Members that re-index the elementwise result the kernel writes
+    (:func:`joins_with_output_view`): addresses, no work."""
 
     def __post_init__(self) -> None:
         self.members.add(self.root)
@@ -67,7 +79,12 @@ class Group:
     def note(self, member: Operation) -> None:
         """Record ``member``'s kind in the group's flags."""
         self.has_elementwise = self.has_elementwise or fusion_kind(member) in EPILOGUE_KINDS
-        self.has_shape_op = self.has_shape_op or (is_shape_op(member) and not is_view_split(member))
+        self.has_shape_op = self.has_shape_op or (
+            is_shape_op(member)
+            and not is_view_split(member)
+            and member not in self.input_views
+            and member not in self.output_views
+        )
 
     def kind(self) -> FusionKind:
         if self.anchor is not None:
@@ -90,11 +107,81 @@ def is_view_split(op: Operation) -> bool:
 
 
 def _feeds_view_split(producer: Operation, group: Group) -> bool:
-    """Whether ``producer``'s result is a view split's input in anchor-less ``group``: the
-    split's outputs are views of a GM tensor, which a value computed in the kernel is not
-    (a matmul's prologue has its own rule for what feeds its views)."""
+    """Whether ``producer``'s result is a view split's or an input view's input in
+    anchor-less ``group``: their results are views of a GM tensor, which a value computed
+    in the kernel is not (a matmul's prologue has its own rule for what feeds its views)."""
     return group.anchor is None and any(
-        isinstance(m, SplitOp) and m.operands[0].owner is producer for m in group.members
+        (isinstance(m, SplitOp) or m in group.input_views) and m.operands[0].owner is producer
+        for m in group.members
+    )
+
+
+def reads_anchor(op: Operation) -> bool:
+    """Whether ``op`` reads an anchor's result (or a conversion's, a matmul's fixpipe): its
+    group may still take that anchor, whose epilogue reads no views, so no view joins it."""
+    return any(
+        fusion_kind(v.owner) in ANCHOR_KINDS or isinstance(v.owner, TransDataOp)
+        for v in op.operands
+        if isinstance(v.owner, Operation)
+    )
+
+
+def _computes_tiles(op: Operation) -> bool:
+    """An ELEMWISE / BROADCAST op the elementwise chain computes (a same-rank expand in a
+    group of movement ops is the movement-chain kernel's, :func:`movement_chain`)."""
+    return fusion_kind(op) in EPILOGUE_KINDS and not is_chain_op(op)
+
+
+def joins_as_input_view(producer: Operation, group: Group) -> bool:
+    """Whether view op ``producer`` (reshape, transpose, static slice, ...:
+    :data:`~tilegraph.lowering.analysis.elementwise_views.ELEMENTWISE_VIEW_OPS`) joins
+    anchor-less elementwise ``group`` as an input view: every reader of its result is an
+    elementwise member or another input view, and each elementwise operand the chain of
+    input views then makes is a readable strided view of the tensor it starts from
+    (:func:`~tilegraph.lowering.analysis.elementwise_views.input_view`). The kernel reads
+    that tensor in place; no member converts layouts (the views are of row-major tensors,
+    the tiles of the output's storage layout)."""
+    if not (
+        isinstance(producer, ELEMENTWISE_VIEW_OPS)
+        and group.anchor is None
+        and any(_computes_tiles(m) for m in group.members)
+        and not any(isinstance(m, TransDataOp) or reads_anchor(m) for m in group.members)
+    ):
+        return False
+    users = users_of(producer)
+    if not users or any(
+        u not in group.members or (u not in group.input_views and not _computes_tiles(u))
+        for u in users
+    ):
+        return False
+    views = group.input_views | {producer}
+    return all(
+        input_view(v, views) is not None
+        for m in group.members
+        if m not in views
+        for v in m.operands
+        if v.owner in views
+    )
+
+
+def joins_with_output_view(producer: Operation, group: Group) -> bool:
+    """Whether elementwise ``producer`` joins anchor-less ``group`` made only of the view
+    ops that re-index its result (a reshape, squeeze, unsqueeze or transpose chain ending
+    at the group's root): the kernel writes its tiles through a strided view of the root's
+    result, rows contiguous, no repeats
+    (:func:`~tilegraph.lowering.analysis.elementwise_views.output_view`)."""
+    if (
+        not _computes_tiles(producer)
+        or group.anchor is not None
+        or len(producer.results) != 1
+        or reads_anchor(producer)
+    ):
+        return False
+    chain = output_view(producer.results[0])
+    return (
+        chain is not None
+        and set(chain.ops) == group.members
+        and chain.base is group.root.results[0]
     )
 
 
@@ -110,7 +197,9 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
     elementwise op in one group (:mod:`tilegraph.passes.fuse_ops`), or a cube result's
     conversion with shape ops."""
     if isinstance(producer, TransDataOp):
-        return group.has_shape_op and not _feeds_reshape_kernel(producer)
+        return bool(group.input_views or group.output_views) or (
+            group.has_shape_op and not _feeds_reshape_kernel(producer)
+        )
     if is_view_split(producer):  # read as views by the elementwise ops, moving nothing
         return group.has_shape_op or not group.has_elementwise
     if fusion_kind(producer) in EPILOGUE_KINDS:
@@ -267,6 +356,13 @@ def can_join(producer: Operation, group: Group) -> bool:
     users = users_of(producer)
     if not users or any(u not in group.members for u in users):
         return False
+    if joins_as_input_view(producer, group):  # an address, read in place: no broadcast
+        return True
+    if joins_with_output_view(producer, group):  # an address the kernel writes through
+        return True
+    if (group.input_views or group.output_views) and _computes_tiles(producer):
+        if reads_anchor(producer):  # it stays where the anchor may take it as its epilogue
+            return False
     if _feeds_view_split(producer, group):
         return False
     is_conversion = isinstance(producer, TransDataOp)

@@ -24,6 +24,22 @@ holds the grouped ops; a lone op stays as it is (it is its own kernel).
   movement ops only (slice, split, pad, tile, concat, reshapes), which the movement-chain
   kernel runs as one (:mod:`tilegraph.lowering.conversion.tiling.movement_maps`), and such a
   group's UB working set is one streamed box (no intermediate is held);
+* a chain of view ops — reshape, flatten, squeeze, unsqueeze, transpose, a static forward
+  slice — from a tensor in global memory to an elementwise operand joins the elementwise
+  group that reads it as no work (an *input view*,
+  :func:`~tilegraph.passes.fuse_legality.joins_as_input_view`): every reader of each view
+  op is in the group, the chain is a strided view of the tensor that repeats no element
+  and keeps its rows contiguous (:mod:`tilegraph.lowering.analysis.elementwise_views`),
+  and the vector kernel loads the operand's tiles through that view (Mamba-2's ``dt``
+  sliced out of its projection and unsqueezed before ``softplus(dt + b)``, a head split
+  before a gate, DAB-DETR's box coordinates cut out of ``[B, Q, 4]``); a reader may
+  broadcast the view like any input read from GM. The op computing the chain's tensor
+  stays out of the group (the view addresses its result in GM), and so does a transpose
+  of the last axis (one element per burst: the transpose kernel turns it on the vector
+  unit). Likewise an elementwise op joins the group of the reshapes and transposes of its
+  result (an *output view*, a head merge after a gate): the kernel writes its tiles
+  through a view of their output. No view joins a group whose members read an anchor's
+  result (the anchor's epilogue, which reads no views, may still take them);
 * likewise a conversion and a shape op share an anchor-less group only as the reshape
   kernel runs them (NC1HWC0 -> NCHW, then reshapes): a matmul's FRACTAL_NZ -> ND result
   conversion belongs to the matmul (fixpipe converts on the way out), an ND -> FRACTAL_NZ
@@ -116,7 +132,7 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, ``score-bias-split``,
+``scalar-programs-cloned``, ``views-absorbed``, ``input-views-absorbed``, ``score-bias-split``,
 ``bias-gathers-joined``, and the attention, rotary and several-output claims' (below).
 
 **Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
@@ -289,4 +305,6 @@ class FuseOpsPass(ModulePass):
                 )
                 if views:
                     stats.add("views-absorbed", views)
+                if group.input_views:
+                    stats.add("input-views-absorbed", len(group.input_views))
                 stats.add("bytes-saved", saved)

@@ -27,7 +27,7 @@ operand (held as ``(N, K)``). Every tensor on the chain must be static and row-m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -94,14 +94,14 @@ class StridedView:
         shape, strides = tuple(self.shape[p] for p in perm), tuple(self.strides[p] for p in perm)
         return self._with(shape, strides, [self.group(p) for p in perm])
 
-    def part(self, axis: int, start: int, size: int) -> StridedView | None:
-        """Elements ``start .. start + size`` of dim ``axis`` (one output of a split)."""
-        if self.group(axis) != 1:
+    def part(self, axis: int, start: int, size: int, step: int = 1) -> StridedView | None:
+        """Elements ``start, start + step, ...`` (``size`` of them) of dim ``axis`` (one
+        output of a split; a forward slice when ``step`` is not 1)."""
+        if self.group(axis) != 1 or step < 1:
             return None
         shape = (*self.shape[:axis], size, *self.shape[axis + 1 :])
-        return StridedView(
-            shape, self.strides, self.offset + start * self.strides[axis], self.groups
-        )
+        strides = (*self.strides[:axis], self.strides[axis] * step, *self.strides[axis + 1 :])
+        return StridedView(shape, strides, self.offset + start * self.strides[axis], self.groups)
 
     def swap_last(self) -> StridedView:
         """The view with its last two dims exchanged (a matrix read transposed)."""
@@ -234,7 +234,7 @@ def split_part(view: StridedView, split: SplitOp, result: SSAValue) -> StridedVi
     return None
 
 
-def _step(
+def view_step(
     view: StridedView, op: Operation, forward: bool, result: SSAValue | None = None
 ) -> StridedView | None:
     """``view`` through ``op`` (forward: the op's input -> its ``result``; else back)."""
@@ -316,15 +316,31 @@ def operand_view(value: SSAValue, shared_split: bool = False) -> ViewChain | Non
         ops.insert(0, owner)
         values.insert(0, current)
         current = owner.operands[0]
-    shape = static_row_major(current)
+    view = walked_view(current, ops, values)
+    if view is None or not _matrix(view):
+        return None
+    return ViewChain(current, tuple(ops), view)
+
+
+Step = Callable[[StridedView, Operation, SSAValue], "StridedView | None"]
+
+
+def walked_view(
+    base: SSAValue,
+    ops: Sequence[Operation],
+    values: Sequence[SSAValue],
+    step: Step = lambda view, op, result: view_step(view, op, True, result),
+) -> StridedView | None:
+    """The view of the row-major tensor ``base`` that view ops ``ops`` (in program order,
+    ``values[i]`` the result of ``ops[i]`` on the chain) make, through ``step`` per op;
+    None without ops, for a non-static ``base`` or when a step is no view."""
+    shape = static_row_major(base)
     if not ops or shape is None:
         return None
     view: StridedView | None = StridedView.row_major(shape)
     for op, result in zip(ops, values, strict=True):
-        view = _step(view, op, True, result) if view is not None else None
-    if view is None or not _matrix(view):
-        return None
-    return ViewChain(current, tuple(ops), view)
+        view = step(view, op, result) if view is not None else None
+    return view
 
 
 def result_view(value: SSAValue) -> ViewChain | None:
@@ -345,7 +361,7 @@ def result_view(value: SSAValue) -> ViewChain | None:
     assert shape is not None
     view: StridedView | None = StridedView.row_major(shape)
     for op in reversed(ops):
-        view = _step(view, op, False) if view is not None else None
+        view = view_step(view, op, False) if view is not None else None
     if view is None or len(view.shape) < 2 or view.strides[-1] != 1:
         return None
     return ViewChain(current, tuple(ops), view)

@@ -27,7 +27,7 @@ from tilegraph.formats.reshape_type import expand_rank
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder, memref_type
-from tilegraph.lowering.conversion.tiling.matmul_views import split_sources
+from tilegraph.lowering.conversion.tiling.elementwise_views import view_sources
 from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
@@ -560,23 +560,23 @@ def tile_loops(b: KernelBuilder, plan: TilePlan):
 
 
 def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str | None:
-    """Tile an elementwise kernel; returns why it cannot (None when emitted). A split of
-    an input whose outputs the kernel reads is no op of it: they are views of the input."""
-    ops, views = split_sources(b, body)
+    """Tile an elementwise kernel; returns why it cannot (None when emitted). View ops of
+    its inputs are no ops of it: :func:`~.elementwise_views.view_sources`."""
+    ops, views, writes = view_sources(b, body)
     for op in ops:  # an op with no vector program says so, whatever else is wrong
         if not isinstance(op, TransDataOp) and (
             not isinstance(op, GraphOp) or vector_lowering(op) is None
         ):
             return f"no vector lowering for {op.name}"
-    out_shape = memref_shape(body.writes[0][1])
-    if any(memref_shape(out_arg) != out_shape for _, out_arg in body.writes):
+    out_shape = memref_shape(writes[0][1])
+    if any(memref_shape(out_arg) != out_shape for _, out_arg in writes):
         return "an elementwise kernel with outputs of several shapes"
     chain = Chain(body, ops, out_shape, sources=views)
     reason = chain.unsupported()
     if reason:
         return reason
     computed = {r for op in chain.ops for r in op.results}
-    if any(value not in computed for value, _ in body.writes):
+    if any(value not in computed for value, _ in writes):
         return "the kernel writes an input unchanged"
     plan = choose_tile(
         chain.out_shape,
@@ -600,7 +600,7 @@ def emit_vector_kernel(body: KernelBody, b: KernelBuilder, budget: int) -> str |
             if v not in invariant:
                 chain.load(b, v, offsets)
         tiles = chain.compute(b, {}, dict(chain.input_tiles))
-        for value, out_arg in body.writes:  # a group of several outputs writes each
+        for value, out_arg in writes:  # a group of several outputs writes each
             chain.store(b, tiles[value], out_arg, offsets)
     b.tiles = plan.count()
     return None

@@ -48,6 +48,7 @@ from tilegraph.lowering.conversion.tiling.data_movement import (
 )
 from tilegraph.lowering.conversion.tiling.dynamic_quantize import emit_dynamic_quantize_kernel
 from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elements_kernel
+from tilegraph.lowering.conversion.tiling.elementwise_views import reads_views
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
 from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_kernel
@@ -192,7 +193,10 @@ STRATEGIES: tuple[Strategy, ...] = (
 
 def vector_strategy(body: KernelBody) -> Emit | None:
     """The emitter of the first vector strategy that takes ``body`` (None: the elementwise
-    chain's)."""
+    chain's, also for a body whose view ops are its elementwise operands' or result's; a
+    movement chain of slices and a same-rank expand stays the movement kernel's)."""
+    if reads_views(body) and not is_movement_chain(body):
+        return None
     for strategy in STRATEGIES:
         if strategy.takes is not None and strategy.takes(body):
             return strategy.emit
