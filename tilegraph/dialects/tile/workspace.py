@@ -23,6 +23,14 @@ op on the view sees them: the DMA's GM runs
 (:func:`~tilegraph.dialects.tile.base.contiguous_run` with
 :func:`~tilegraph.dialects.tile.base.memref_strides`) are those of the view, not of a
 row-major buffer of its shape.
+``tile.reshape_view`` is the host's alias of a row-major GM buffer under another shape
+(``alias-reshapes``, :mod:`tilegraph.lowering.transforms.alias_reshapes`: a kernel that only
+reshapes an ND tensor runs no kernel, as GE runs no task for Reshape / Squeeze / Unsqueeze /
+Flatten)::
+
+    %s = tile.reshape_view %r : memref<3x16x8xf32, "GM"> to memref<3x128xf32, "GM">
+
+Element ``i`` of the view (row-major) is element ``i`` of the source: the same bytes.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """
@@ -221,6 +229,61 @@ class StridedViewOp(TileOp):
             )
 
 
+@irdl_op_definition
+class ReshapeViewOp(TileOp):
+    """``%v = tile.reshape_view %src : memref<AxBxf32, "GM"> to memref<Cxf32, "GM">``: the
+    row-major GM buffer ``src`` read as another row-major shape of as many elements (a
+    host-level alias: no copy, no task).
+
+    Verified: both in GM, plain (no layout: row-major), static, the same element type and
+    element count. Pipe S, one cycle (an address computation on the scalar unit); it moves
+    nothing, and an access through it is an access of ``src``
+    (:func:`reshape_view_base`)."""
+
+    name = "tile.reshape_view"
+    PIPE: ClassVar[str] = "S"
+
+    src = operand_def(MemRefType)
+    result = result_def(MemRefType)
+    traits = traits_def(Pure())
+    assembly_format = "$src attr-dict `:` type($src) `to` type($result)"
+
+    def __init__(self, src: SSAValue, memref: MemRefType):
+        super().__init__(operands=[src], result_types=[memref])
+
+    def written(self) -> SSAValue | None:
+        return None
+
+    def read(self) -> tuple[SSAValue, ...]:
+        return ()
+
+    def verify_(self) -> None:
+        src, view = self.src.type, self.result.type
+        assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
+        if scope_of(src) != "GM" or scope_of(view) != "GM":
+            raise VerifyException("'tile.reshape_view': views of GM buffers are GM buffers")
+        if src.element_type != view.element_type:
+            raise VerifyException("'tile.reshape_view': the view keeps the element type")
+        for t in (src, view):
+            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    "'tile.reshape_view': the source and the view are static and row-major"
+                )
+        if prod(memref_shape(src)) != prod(memref_shape(view)):
+            raise VerifyException(
+                f"'tile.reshape_view': {prod(memref_shape(view))} elements viewed of a "
+                f"{prod(memref_shape(src))}-element source"
+            )
+
+
+def reshape_view_base(value: SSAValue) -> SSAValue:
+    """The buffer a chain of ``tile.reshape_view`` aliases (the value itself when it is no
+    such view): the buffer whose bytes an access through the view touches."""
+    while isinstance(value.owner, ReshapeViewOp):
+        value = value.owner.src
+    return value
+
+
 def view_offset(value: SSAValue | Attribute) -> int:
     """Elements between the start of the GM buffer a view addresses and the view's first
     element (0 for a plain buffer)."""
@@ -239,4 +302,4 @@ def gm_base(value: SSAValue) -> SSAValue:
     return value
 
 
-WORKSPACE_OPS = (ViewOp, StridedViewOp)
+WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp)
