@@ -45,10 +45,10 @@ from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, 
 from tilegraph.cost_model.cycles.report import DOMINANT, KernelCycles, ModelCycles
 from tilegraph.cost_model.kernel_report import KernelInfo, kernel_report
 from tilegraph.dialects.tile import LaunchOp
-from tilegraph.dialects.tile.workspace import reshape_view_base
 from tilegraph.dialects.tile.barrier import zero_filled
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
+from tilegraph.dialects.tile.workspace import reshape_view_base
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 

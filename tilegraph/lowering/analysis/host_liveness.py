@@ -5,11 +5,11 @@ A host function (``tile.signature``) is a straight line of ``tile.constant``, GM
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
 outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
 buffer it touches lives across all of them), ``tile.reshape_view`` (an alias of a buffer:
-its uses are uses of the source buffer, ``alias-reshapes``) and ``func.return``. :func:`analyse_host`
-numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime:
-*born* at the launch that writes it first (an argument position the callee writes:
-``tile.write`` in a macro body, a tile op's destination in a tiled one), *dead* after its
-last use; a returned buffer lives to L.
+its uses are uses of the source buffer, ``alias-reshapes``) and ``func.return``.
+:func:`analyse_host` numbers the launches 0..L-1 (the return is point L) and gives each
+buffer its lifetime: *born* at the launch that writes it first (an argument position the
+callee writes: ``tile.write`` in a macro body, a tile op's destination in a tiled one),
+*dead* after its last use; a returned buffer lives to L.
 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
