@@ -177,17 +177,10 @@ def strided_memref(
     return MemRefType(source.element_type, list(shape), layout, source.memory_space)
 
 
-@irdl_op_definition
-class StridedViewOp(TileOp):
-    """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
-    buffer ``src`` addressed as the result type's shape at its strides, from the layout's
-    element offset (a split's later outputs: ``strided<[..], offset: N>``).
+class GmViewOp(TileOp):
+    """A GM buffer ``src`` addressed as the result type (an address computation on the
+    scalar unit, pipe S, one cycle): it moves, reads and writes nothing itself."""
 
-    Verified: both in GM, the same element type, ``src`` row-major and static, the view's
-    offset and strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
-    address computation on the scalar unit); it moves nothing."""
-
-    name = "tile.strided_view"
     PIPE: ClassVar[str] = "S"
 
     src = operand_def(MemRefType)
@@ -204,13 +197,31 @@ class StridedViewOp(TileOp):
     def read(self) -> tuple[SSAValue, ...]:
         return ()
 
-    def verify_(self) -> None:
+    def gm_types(self) -> tuple[MemRefType, MemRefType]:
+        """(source, view) types, verified to be GM memrefs of one element type."""
         src, view = self.src.type, self.result.type
         assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
         if scope_of(src) != "GM" or scope_of(view) != "GM":
-            raise VerifyException("'tile.strided_view': views of GM buffers are GM buffers")
+            raise VerifyException(f"'{self.name}': views of GM buffers are GM buffers")
         if src.element_type != view.element_type:
-            raise VerifyException("'tile.strided_view': the view keeps the element type")
+            raise VerifyException(f"'{self.name}': the view keeps the element type")
+        return src, view
+
+
+@irdl_op_definition
+class StridedViewOp(GmViewOp):
+    """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
+    buffer ``src`` addressed as the result type's shape at its strides, from the layout's
+    element offset (a split's later outputs: ``strided<[..], offset: N>``).
+
+    Verified: both in GM, the same element type, ``src`` row-major and static, the view's
+    offset and strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
+    address computation on the scalar unit); it moves nothing."""
+
+    name = "tile.strided_view"
+
+    def verify_(self) -> None:
+        src, view = self.gm_types()
         if not isinstance(src.layout, NoneAttr) or any(d < 0 for d in src.get_shape()):
             raise VerifyException("'tile.strided_view': the source must be static and row-major")
         if not isinstance(view.layout, StridedLayoutAttr):
@@ -230,7 +241,7 @@ class StridedViewOp(TileOp):
 
 
 @irdl_op_definition
-class ReshapeViewOp(TileOp):
+class ReshapeViewOp(GmViewOp):
     """``%v = tile.reshape_view %src : memref<AxBxf32, "GM"> to memref<Cxf32, "GM">``: the
     row-major GM buffer ``src`` read as another row-major shape of as many elements (a
     host-level alias: no copy, no task).
@@ -241,29 +252,9 @@ class ReshapeViewOp(TileOp):
     (:func:`reshape_view_base`)."""
 
     name = "tile.reshape_view"
-    PIPE: ClassVar[str] = "S"
-
-    src = operand_def(MemRefType)
-    result = result_def(MemRefType)
-    traits = traits_def(Pure())
-    assembly_format = "$src attr-dict `:` type($src) `to` type($result)"
-
-    def __init__(self, src: SSAValue, memref: MemRefType):
-        super().__init__(operands=[src], result_types=[memref])
-
-    def written(self) -> SSAValue | None:
-        return None
-
-    def read(self) -> tuple[SSAValue, ...]:
-        return ()
 
     def verify_(self) -> None:
-        src, view = self.src.type, self.result.type
-        assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
-        if scope_of(src) != "GM" or scope_of(view) != "GM":
-            raise VerifyException("'tile.reshape_view': views of GM buffers are GM buffers")
-        if src.element_type != view.element_type:
-            raise VerifyException("'tile.reshape_view': the view keeps the element type")
+        src, view = self.gm_types()
         for t in (src, view):
             if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
                 raise VerifyException(
