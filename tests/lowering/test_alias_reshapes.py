@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StridedLayo
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from tests.lowering.test_plan_memory import assert_same, signature_inputs
 from tests.lowering.test_tile_differential import Graph
 from tilegraph.cost_model.cycles import simulate_module
 from tilegraph.cost_model.cycles.memory import L2Residency
@@ -184,22 +185,6 @@ def test_the_l2_replay_reads_an_alias_as_its_source(monkeypatch: pytest.MonkeyPa
 
 
 # ---- the hand-built host sequence of the lit test ------------------------------------------
-
-
-def signature_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
-    fn = next(
-        f for f in module.ops if isinstance(f, func.FuncOp) and "tile.signature" in f.attributes
-    )
-    sig = fn.attributes["tile.signature"]
-    rng = np.random.default_rng(seed)
-    shapes = [t.origin_shape for t in sig.inputs.data]  # type: ignore[attr-defined]
-    return [rng.standard_normal([int(d) for d in s]).astype(np.float32) for s in shapes]
-
-
-def assert_same(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> None:
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
