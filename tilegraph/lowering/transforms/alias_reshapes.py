@@ -184,10 +184,10 @@ class _Host:
         )
 
 
-def alias_reshapes(fn: func.FuncOp, kernels: dict[str, func.FuncOp]) -> set[str]:
-    """Rewrite ``fn``'s aliasable reshape launches; the callees it rewrote launches of."""
+def alias_reshapes(fn: func.FuncOp, kernels: dict[str, func.FuncOp]) -> list[str]:
+    """Rewrite ``fn``'s aliasable reshape launches; the callee of each launch rewritten."""
     host = _Host(fn, kernels, {})
-    rewritten: set[str] = set()
+    rewritten: list[str] = []
     for launch in [op for op in fn.body.block.ops if isinstance(op, LaunchOp)]:
         if not host.aliasable(launch):
             continue
@@ -199,11 +199,10 @@ def alias_reshapes(fn: func.FuncOp, kernels: dict[str, func.FuncOp]) -> set[str]
         view.location = alloc.location
         fn.body.block.insert_op_before(view, launch)
         output.replace_all_uses_with(view.result)
-        launch.detach()
-        launch.erase()
-        alloc.detach()
-        alloc.erase()
-        rewritten.add(launch.callee.string_value())
+        rewritten.append(launch.callee.string_value())
+        for gone in (launch, alloc):
+            gone.detach()
+            gone.erase()
     return rewritten
 
 
@@ -217,20 +216,16 @@ class AliasReshapesPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         kernels = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
-        rewritten: set[str] = set()
-        count = 0
-        for fn in host_functions(op):
-            before = sum(isinstance(o, LaunchOp) for o in fn.body.block.ops)
-            rewritten |= alias_reshapes(fn, kernels)
-            count += before - sum(isinstance(o, LaunchOp) for o in fn.body.block.ops)
+        rewritten = [name for fn in host_functions(op) for name in alias_reshapes(fn, kernels)]
         launched = {
             name
             for launch in op.walk()
             if isinstance(launch, LaunchOp)
             for name in launch.callees()
         }
-        for name in rewritten - launched:  # no launch left: the kernel is gone
+        unused = set(rewritten) - launched
+        for name in unused:  # no launch left: the kernel is gone
             kernels[name].detach()
             kernels[name].erase()
-        stats.add("aliased", count)
-        stats.add("kernels-removed", len(rewritten - launched))
+        stats.add("aliased", len(rewritten))
+        stats.add("kernels-removed", len(unused))
