@@ -227,23 +227,47 @@ def _kernel(name: str, op: str, shape: str, out: str, extra: str = "") -> str:
 # %r = relu(%x); %s = reshape(%r); %n = neg(%r); %m = exp(%s). Without the alias, %r dies
 # at neg (elementwise, same type): %n would take its place. Through the alias %r is read
 # by exp after neg, so neg must not write over it.
-IN_PLACE = (
-    'func.func @main(%x: memref<4x8xf32, "GM">) -> (memref<4x8xf32, "GM">, memref<32xf32, "GM">) '
-    "attributes {tile.signature = (!layout.tensor<4x8xf32>) -> (!layout.tensor<4x8xf32>, "
-    "!layout.tensor<32xf32>)} {\n"
-    '  %r = tile.alloc : memref<4x8xf32, "GM">\n'
-    '  tile.launch @relu(%x, %r) : memref<4x8xf32, "GM">, memref<4x8xf32, "GM">\n'
-    '  %s = tile.alloc : memref<32xf32, "GM">\n'
-    '  tile.launch @reshape(%r, %s) : memref<4x8xf32, "GM">, memref<32xf32, "GM">\n'
-    '  %n = tile.alloc : memref<4x8xf32, "GM">\n'
-    '  tile.launch @neg(%r, %n) : memref<4x8xf32, "GM">, memref<4x8xf32, "GM">\n'
-    '  %m = tile.alloc : memref<32xf32, "GM">\n'
-    '  tile.launch @exp(%s, %m) : memref<32xf32, "GM">, memref<32xf32, "GM">\n'
-    '  func.return %n, %m : memref<4x8xf32, "GM">, memref<32xf32, "GM">\n}\n'
-    + _kernel("relu", "relu", "4x8", "4x8")
-    + _kernel("reshape", "reshape", "4x8", "32", ", %shape")
-    + _kernel("neg", "neg", "4x8", "4x8")
-    + _kernel("exp", "exp", "32", "32")
+SHAPES = {"x": "4x8", "r": "4x8", "n": "4x8", "s": "32", "m": "32", "k": "32"}
+"""The buffers of the host sequences below and their shapes."""
+
+
+def _step(callee: str, src: str, out: str) -> str:
+    """``%out = tile.alloc``, then ``tile.launch @callee(%src, %out)``."""
+    a, b = SHAPES[src], SHAPES[out]
+    return (
+        f'  %{out} = tile.alloc : memref<{b}xf32, "GM">\n'
+        f'  tile.launch @{callee}(%{src}, %{out}) : memref<{a}xf32, "GM">, memref<{b}xf32, "GM">\n'
+    )
+
+
+def _host(steps: Sequence[tuple[str, str, str]], results: Sequence[str]) -> str:
+    """``@main(%x)`` running ``steps`` (callee, source, output), returning ``results``."""
+    memrefs = ", ".join(f'memref<{SHAPES[r]}xf32, "GM">' for r in results)
+    tensors = ", ".join(f"!layout.tensor<{SHAPES[r]}xf32>" for r in results)
+    names = ", ".join(f"%{r}" for r in results)
+    return (
+        f'func.func @main(%x: memref<4x8xf32, "GM">) -> ({memrefs}) attributes '
+        f"{{tile.signature = (!layout.tensor<4x8xf32>) -> ({tensors})}} {{\n"
+        + "".join(_step(*step) for step in steps)
+        + f"  func.return {names} : {memrefs}\n}}\n"
+    )
+
+
+KERNELS = {
+    "relu": _kernel("relu", "relu", "4x8", "4x8"),
+    "reshape": _kernel("reshape", "reshape", "4x8", "32", ", %shape"),
+    "neg": _kernel("neg", "neg", "4x8", "4x8"),
+    "exp": _kernel("exp", "exp", "32", "32"),
+}
+
+
+def _module(steps: Sequence[tuple[str, str, str]], results: Sequence[str]) -> str:
+    """:func:`_host` and the kernels it launches."""
+    return _host(steps, results) + "".join(KERNELS[c] for c in dict.fromkeys(s[0] for s in steps))
+
+
+IN_PLACE = _module(
+    [("relu", "x", "r"), ("reshape", "r", "s"), ("neg", "r", "n"), ("exp", "s", "m")], ["n", "m"]
 )
 
 
@@ -286,22 +310,9 @@ def test_checker_rejects_a_write_over_a_source_an_alias_still_reads():
 
 # one reshape kernel launched twice: on %r (aliased) and on the argument %x into a returned
 # buffer (refused: the caller owns both). The kernel stays for the launch that is left.
-SHARED = (
-    'func.func @main(%x: memref<4x8xf32, "GM">) -> (memref<32xf32, "GM">, memref<32xf32, "GM">) '
-    "attributes {tile.signature = (!layout.tensor<4x8xf32>) -> (!layout.tensor<32xf32>, "
-    "!layout.tensor<32xf32>)} {\n"
-    '  %r = tile.alloc : memref<4x8xf32, "GM">\n'
-    '  tile.launch @relu(%x, %r) : memref<4x8xf32, "GM">, memref<4x8xf32, "GM">\n'
-    '  %s = tile.alloc : memref<32xf32, "GM">\n'
-    '  tile.launch @reshape(%r, %s) : memref<4x8xf32, "GM">, memref<32xf32, "GM">\n'
-    '  %m = tile.alloc : memref<32xf32, "GM">\n'
-    '  tile.launch @exp(%s, %m) : memref<32xf32, "GM">, memref<32xf32, "GM">\n'
-    '  %k = tile.alloc : memref<32xf32, "GM">\n'
-    '  tile.launch @reshape(%x, %k) : memref<4x8xf32, "GM">, memref<32xf32, "GM">\n'
-    '  func.return %m, %k : memref<32xf32, "GM">, memref<32xf32, "GM">\n}\n'
-    + _kernel("relu", "relu", "4x8", "4x8")
-    + _kernel("reshape", "reshape", "4x8", "32", ", %shape")
-    + _kernel("exp", "exp", "32", "32")
+SHARED = _module(
+    [("relu", "x", "r"), ("reshape", "r", "s"), ("exp", "s", "m"), ("reshape", "x", "k")],
+    ["m", "k"],
 )
 
 
