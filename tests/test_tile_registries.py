@@ -31,6 +31,7 @@ from tilegraph.dialects.tile import (
     LoopLaunchesOp,
     PipeBarrierOp,
     ReadOp,
+    ReshapeViewOp,
     SetFlagOp,
     StridedViewOp,
     SubBlockIdxOp,
@@ -58,6 +59,7 @@ ONE_CYCLE = {
     SubBlockIdxOp,
     ViewOp,
     StridedViewOp,
+    ReshapeViewOp,
 }
 """Bookkeeping on the scalar unit or the host: one cycle, the default."""
 

@@ -73,6 +73,7 @@ from tilegraph.dialects.tile import (
     PutOp,
     ReadOp,
     ReduceOp,
+    ReshapeViewOp,
     ScanOp,
     SelectOp,
     SetFlagOp,
@@ -1166,6 +1167,9 @@ def _build(cls) -> Any:
         "tile.strided_view": lambda: StridedViewOp(
             buf((1, 8, 64), "GM"),
             strided_memref(scoped_memref([1, 8, 64], f32, "GM"), (1, 4, 8, 16), (512, 16, 64, 1)),
+        ),
+        "tile.reshape_view": lambda: ReshapeViewOp(
+            buf((1, 8, 64), "GM"), scoped_memref([8, 64], f32, "GM")
         ),
     }
     return builders[cls.name]()

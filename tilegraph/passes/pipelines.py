@@ -364,7 +364,7 @@ def lowering_pipeline(
     apply = (f"apply-tuning{{db={quoted_option(tune_db)}}}",) if tune_db else ()
     tiling = ("tile-kernels" + (f"{{{options}}}" if options else ""),)
     return ",".join(
-        ("lower-graph-to-kernels", *apply, *tiling, *NPU_PASSES)
+        ("lower-graph-to-kernels", "alias-reshapes", *apply, *tiling, *NPU_PASSES)
         + (VERIFY_PASSES if verify_sync else ())
     )
 

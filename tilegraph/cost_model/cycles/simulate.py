@@ -48,6 +48,7 @@ from tilegraph.dialects.tile import LaunchOp
 from tilegraph.dialects.tile.barrier import zero_filled
 from tilegraph.dialects.tile.base import buffer_bytes, module_preset
 from tilegraph.dialects.tile.sync import PIPES
+from tilegraph.dialects.tile.workspace import reshape_view_base
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_ATTR, TILES_ATTR
 
@@ -289,7 +290,8 @@ def simulate_module(
         if fn is None or info is None:
             raise CycleModelError(f"tile.launch of @{name}: no such kernel function")
         order.append(name)
-        operands = list(launch.args)
+        # an alias (tile.reshape_view) is its source's bytes: L2 holds them once
+        operands = [reshape_view_base(v) for v in launch.args]
         resident = residency.resident(operands) if options.l2_reuse else frozenset()
         reads, writes = _operand_access(launch, functions, programs, hw, info.unit)
         sizes = [buffer_bytes(v) for v in operands]

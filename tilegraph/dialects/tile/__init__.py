@@ -90,7 +90,12 @@ from tilegraph.dialects.tile.vector_layout import (
     StrideOp,
     TransposeOp,
 )
-from tilegraph.dialects.tile.workspace import WORKSPACE_OPS, StridedViewOp, ViewOp
+from tilegraph.dialects.tile.workspace import (
+    WORKSPACE_OPS,
+    ReshapeViewOp,
+    StridedViewOp,
+    ViewOp,
+)
 
 TILE_OPS: tuple[type[TileOp], ...] = (
     *HOST_OPS,
@@ -151,6 +156,7 @@ __all__ = [
     "Nz2NdOp",
     "ReadOp",
     "ReduceOp",
+    "ReshapeViewOp",
     "ScanOp",
     "PickOp",
     "SelectOp",

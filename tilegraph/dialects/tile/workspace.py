@@ -23,6 +23,14 @@ op on the view sees them: the DMA's GM runs
 (:func:`~tilegraph.dialects.tile.base.contiguous_run` with
 :func:`~tilegraph.dialects.tile.base.memref_strides`) are those of the view, not of a
 row-major buffer of its shape.
+``tile.reshape_view`` is the host's alias of a row-major GM buffer under another shape
+(``alias-reshapes``, :mod:`tilegraph.lowering.transforms.alias_reshapes`: a kernel that only
+reshapes an ND tensor runs no kernel, as GE runs no task for Reshape / Squeeze / Unsqueeze /
+Flatten)::
+
+    %s = tile.reshape_view %r : memref<3x16x8xf32, "GM"> to memref<3x128xf32, "GM">
+
+Element ``i`` of the view (row-major) is element ``i`` of the source: the same bytes.
 Byte sizes are those of the executors' containers (:func:`~tilegraph.dialects.tile.host.
 numpy_dtype`: a GM bf16 element is held in a float32 container, 4 bytes).
 """
@@ -169,17 +177,10 @@ def strided_memref(
     return MemRefType(source.element_type, list(shape), layout, source.memory_space)
 
 
-@irdl_op_definition
-class StridedViewOp(TileOp):
-    """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
-    buffer ``src`` addressed as the result type's shape at its strides, from the layout's
-    element offset (a split's later outputs: ``strided<[..], offset: N>``).
+class GmViewOp(TileOp):
+    """A GM buffer ``src`` addressed as the result type (an address computation on the
+    scalar unit, pipe S, one cycle): it moves, reads and writes nothing itself."""
 
-    Verified: both in GM, the same element type, ``src`` row-major and static, the view's
-    offset and strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
-    address computation on the scalar unit); it moves nothing."""
-
-    name = "tile.strided_view"
     PIPE: ClassVar[str] = "S"
 
     src = operand_def(MemRefType)
@@ -196,13 +197,31 @@ class StridedViewOp(TileOp):
     def read(self) -> tuple[SSAValue, ...]:
         return ()
 
-    def verify_(self) -> None:
+    def gm_types(self) -> tuple[MemRefType, MemRefType]:
+        """(source, view) types, verified to be GM memrefs of one element type."""
         src, view = self.src.type, self.result.type
         assert isinstance(src, MemRefType) and isinstance(view, MemRefType)
         if scope_of(src) != "GM" or scope_of(view) != "GM":
-            raise VerifyException("'tile.strided_view': views of GM buffers are GM buffers")
+            raise VerifyException(f"'{self.name}': views of GM buffers are GM buffers")
         if src.element_type != view.element_type:
-            raise VerifyException("'tile.strided_view': the view keeps the element type")
+            raise VerifyException(f"'{self.name}': the view keeps the element type")
+        return src, view
+
+
+@irdl_op_definition
+class StridedViewOp(GmViewOp):
+    """``%v = tile.strided_view %src : memref<..> to memref<.., strided<[..]>>``: the GM
+    buffer ``src`` addressed as the result type's shape at its strides, from the layout's
+    element offset (a split's later outputs: ``strided<[..], offset: N>``).
+
+    Verified: both in GM, the same element type, ``src`` row-major and static, the view's
+    offset and strides non-negative and its last element inside ``src``. Pipe S, one cycle (an
+    address computation on the scalar unit); it moves nothing."""
+
+    name = "tile.strided_view"
+
+    def verify_(self) -> None:
+        src, view = self.gm_types()
         if not isinstance(src.layout, NoneAttr) or any(d < 0 for d in src.get_shape()):
             raise VerifyException("'tile.strided_view': the source must be static and row-major")
         if not isinstance(view.layout, StridedLayoutAttr):
@@ -219,6 +238,41 @@ class StridedViewOp(TileOp):
                 f"'tile.strided_view': element {last} of the view is past the end of the "
                 f"{prod(memref_shape(src))}-element source"
             )
+
+
+@irdl_op_definition
+class ReshapeViewOp(GmViewOp):
+    """``%v = tile.reshape_view %src : memref<AxBxf32, "GM"> to memref<Cxf32, "GM">``: the
+    row-major GM buffer ``src`` read as another row-major shape of as many elements (a
+    host-level alias: no copy, no task).
+
+    Verified: both in GM, plain (no layout: row-major), static, the same element type and
+    element count. Pipe S, one cycle (an address computation on the scalar unit); it moves
+    nothing, and an access through it is an access of ``src``
+    (:func:`reshape_view_base`)."""
+
+    name = "tile.reshape_view"
+
+    def verify_(self) -> None:
+        src, view = self.gm_types()
+        for t in (src, view):
+            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    "'tile.reshape_view': the source and the view are static and row-major"
+                )
+        if prod(memref_shape(src)) != prod(memref_shape(view)):
+            raise VerifyException(
+                f"'tile.reshape_view': {prod(memref_shape(view))} elements viewed of a "
+                f"{prod(memref_shape(src))}-element source"
+            )
+
+
+def reshape_view_base(value: SSAValue) -> SSAValue:
+    """The buffer a chain of ``tile.reshape_view`` aliases (the value itself when it is no
+    such view): the buffer whose bytes an access through the view touches."""
+    while isinstance(value.owner, ReshapeViewOp):
+        value = value.owner.src
+    return value
 
 
 def view_offset(value: SSAValue | Attribute) -> int:
@@ -239,4 +293,4 @@ def gm_base(value: SSAValue) -> SSAValue:
     return value
 
 
-WORKSPACE_OPS = (ViewOp, StridedViewOp)
+WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp)

@@ -4,11 +4,12 @@ in-place rule: what ``plan-memory`` plans and its checker verifies.
 A host function (``tile.signature``) is a straight line of ``tile.constant``, GM buffers
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
 outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
-buffer it touches lives across all of them) and ``func.return``. :func:`analyse_host`
-numbers the launches 0..L-1 (the return is point L) and gives each buffer its lifetime:
-*born* at the launch that writes it first (an argument position the callee writes:
-``tile.write`` in a macro body, a tile op's destination in a tiled one), *dead* after its
-last use; a returned buffer lives to L.
+buffer it touches lives across all of them), ``tile.reshape_view`` (an alias of a buffer:
+its uses are uses of the source buffer, ``alias-reshapes``) and ``func.return``.
+:func:`analyse_host` numbers the launches 0..L-1 (the return is point L) and gives each
+buffer its lifetime: *born* at the launch that writes it first (an argument position the
+callee writes: ``tile.write`` in a macro body, a tile op's destination in a tiled one),
+*dead* after its last use; a returned buffer lives to L.
 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
@@ -30,7 +31,7 @@ from tilegraph.dialects.graph import ConstantOp as GraphConstantOp
 from tilegraph.dialects.graph import FusionKind, GraphOp, op_class
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp, LoopLaunchesOp, TileOp, WriteOp
-from tilegraph.dialects.tile.workspace import container_bytes, gm_base
+from tilegraph.dialects.tile.workspace import ReshapeViewOp, container_bytes, gm_base
 from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 
 IN_PLACE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
@@ -265,6 +266,10 @@ def analyse_host(
                             f"{where}: {buffer.name} is returned but no launch writes it"
                         )
                     buffer.returned = True
+        elif isinstance(op, ReshapeViewOp) and op.src in buffers:
+            # an alias is its source's bytes: a read through it is a read of the source,
+            # which so lives to the alias's last reader
+            buffers[op.result] = buffers[op.src]
         else:
             for value in op.operands:
                 if value in buffers:
@@ -280,7 +285,7 @@ def analyse_host(
     for buffer in buffers.values():
         if buffer.returned:
             buffer.end = len(steps)
-    return HostSequence(fn, steps, list(buffers.values()))
+    return HostSequence(fn, steps, list(dict.fromkeys(buffers.values())))
 
 
 def in_place_pair(step: Step) -> tuple[Buffer, Buffer] | None:

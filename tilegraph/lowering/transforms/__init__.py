@@ -3,6 +3,9 @@
 In the order the lowering pipeline runs them
 (:func:`tilegraph.passes.pipelines.lowering_pipeline`):
 
+* :mod:`.alias_reshapes`: ``alias-reshapes`` — right after ``lower-graph-to-kernels``: a
+  launch of a reshape-only kernel on a row-major tensor becomes a host alias
+  (``tile.reshape_view``), the kernel and its GM buffer gone;
 * :mod:`.apply_tuning`: ``apply-tuning`` — before ``tile-kernels`` (when the pipeline is
   given a tuning database): the database's best ``tile.params`` on the macro kernels;
 * :mod:`.multi_buffer`: ``multi-buffer`` — ping-pong slots for the buffers loaded in a loop;
@@ -25,6 +28,7 @@ nothing here imports :mod:`tilegraph.lowering.conversion`.
 """
 
 PASSES: dict[str, str] = {
+    "alias-reshapes": ".alias_reshapes:AliasReshapesPass",
     "apply-tuning": ".apply_tuning:ApplyTuningPass",
     "inject-sync": ".inject_sync:InjectSyncPass",
     "multi-buffer": ".multi_buffer:MultiBufferPass",

@@ -1,7 +1,9 @@
 """Semantics of ``tile.view`` (:mod:`tilegraph.dialects.tile.workspace`): a numpy view into
 the workspace array at the op's byte offset, so a planned module runs on the planned
 memory and a wrong plan gives wrong numbers; and of ``tile.strided_view``: a numpy view of
-a GM buffer at the view type's strides (reads and writes go to the buffer's bytes)."""
+a GM buffer at the view type's strides (reads and writes go to the buffer's bytes); and of
+``tile.reshape_view``: the source array reshaped (a view of its bytes, GM buffers being
+contiguous containers)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape, memref_strides
 from tilegraph.dialects.tile.host import numpy_dtype
-from tilegraph.dialects.tile.workspace import StridedViewOp, ViewOp, view_offset
+from tilegraph.dialects.tile.workspace import ReshapeViewOp, StridedViewOp, ViewOp, view_offset
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
 
@@ -38,5 +40,17 @@ def strided_view(op: StridedViewOp) -> Kernel:
         assert np.shares_memory(flat, src)
         steps = tuple(s * flat.itemsize for s in strides)
         return (np.lib.stride_tricks.as_strided(flat, shape, steps),)
+
+    return run
+
+
+@tile_kernel(ReshapeViewOp)
+def reshape_view(op: ReshapeViewOp) -> Kernel:
+    """The source under the view's shape: numpy reshapes a contiguous array without a copy,
+    so a later write of the source shows through the alias (as on the device)."""
+    shape = memref_shape(op.result.type)
+
+    def run(src: np.ndarray) -> tuple[np.ndarray]:
+        return (src.reshape(shape),)
 
     return run
