@@ -10,6 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from tests.lowering.test_tile_differential import assert_matches, run_levels
 from tests.passes.test_rules_arith import _check_bitwise
@@ -70,14 +71,19 @@ def _weights(b: GraphBuilder, shape: list[int]):
     return b.constant((0.2 * RNG.standard_normal(shape)).astype(np.float32))
 
 
+def _head_split(b: GraphBuilder, x: SSAValue) -> SSAValue:
+    """``x·W + b`` ([3, 11, 32]) split into 4 heads: Reshape to [3, 11, 4, 8], Transpose."""
+    y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
+    return b.op(
+        "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
+    )
+
+
 def _scaled_split(side: int) -> ModuleOp:
     """x·W + b, head split by Reshape and Transpose, then times √s (on either side)."""
     b = GraphBuilder()
     x = b.input("x", [3, 11, 32])
-    y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
-    split = b.op(
-        "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
-    )
+    split = _head_split(b, x)
     scale = b.constant(np.float32(8**-0.25))
     return b.build(b.op("mul", *([split, scale] if side == 0 else [scale, split])))
 
@@ -117,13 +123,7 @@ def test_an_sdpa_decomposition_runs_its_splits_as_views():
     b = GraphBuilder()
     x = b.input("x", [3, 11, 32])
 
-    def heads(name: str):
-        y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
-        return b.op(
-            "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
-        )
-
-    q, k = heads("q"), heads("k")
+    q, k = _head_split(b, x), _head_split(b, x)
     kt = b.op("reshape", k, b.constant(np.array([12, 11, 8])))
     kt = b.op("reshape", b.op("transpose", kt, perm=[0, 2, 1]), b.constant(np.array([3, 4, 8, 11])))
     scale = b.constant(np.float32(8**-0.25))
@@ -159,10 +159,7 @@ def _paddle_scaled_split(op: str, side: int) -> ModuleOp:
     after the head split (bias +0.0 there; any one-element constant here)."""
     b = GraphBuilder()
     x = b.input("x", [3, 11, 32])
-    y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
-    split = b.op(
-        "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
-    )
+    split = _head_split(b, x)
     scaled = b.op("mul", split, b.constant(np.float32(8**-0.5)))
     bias = b.constant(np.array([0.375], np.float32))
     return b.build(b.op(op, *([scaled, bias] if side == 0 else [bias, scaled])))
@@ -206,13 +203,7 @@ def test_a_paddle_query_scaling_joins_the_projection_kernel():
     b = GraphBuilder()
     x = b.input("x", [3, 11, 32])
 
-    def heads():
-        y = b.op("add", b.op("matmul", x, _weights(b, [32, 32])), _weights(b, [32]))
-        return b.op(
-            "transpose", b.op("reshape", y, b.constant(np.array([3, 11, 4, 8]))), perm=[0, 2, 1, 3]
-        )
-
-    q, k = heads(), heads()
+    q, k = _head_split(b, x), _head_split(b, x)
     q = b.op("add", b.op("mul", q, b.constant(np.float32(0.35))), b.constant(np.float32(0.0)))
     scores = b.op("matmul", q, b.op("transpose", k, perm=[0, 1, 3, 2]))
     module = b.build(b.op("softmax", scores, axis=-1))
