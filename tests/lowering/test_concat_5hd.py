@@ -1,0 +1,83 @@
+"""A concat between convolutions runs on their NC1HWC0 outputs (no TransData around it).
+
+GE's ConcatD keeps NC1HWC0 when the concat axis is not C, or is C and every input's C is a
+multiple of C0 (docs/format-engine.md); ``graph.concat`` refuses the other cases per
+instance (``ConcatOp.storage_applies``). Checked: the format engine's choice, and every
+level (graph, macro kernels, both tile executors) with NaN in the padding lanes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
+from tilegraph.builder import GraphBuilder
+from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import run_pipeline
+
+
+def _conv_concat(dtype: str, channels: tuple[int, int], axis: int) -> tuple[ModuleOp, dict]:
+    """conv -> relu, twice; concat along ``axis``; per-channel mul -> relu -> conv."""
+    rng = np.random.default_rng(7)
+    np_type = np.dtype(dtype)
+    b = GraphBuilder("main")
+    x = b.input("x", [2, 8, 6, 5], dtype, "NCHW")
+
+    def conv(v, cin: int, cout: int):
+        w = (rng.standard_normal((cout, cin, 1, 1)) / np.sqrt(cin)).astype(np_type)
+        return b.op("conv2d", v, b.constant(w, "NCHW"))
+
+    parts = [b.op("relu", conv(x, 8, c)) for c in channels]
+    joined = b.op("concat", *parts, axis=axis)
+    total = sum(channels) if axis == 1 else channels[0]
+    scale = b.constant(rng.uniform(0.5, 1.5, (total, 1, 1)).astype(np_type), "NCHW")
+    out = conv(b.op("relu", b.op("mul", joined, scale)), total, 16)
+    module = b.build(out)
+    return module, {"x": rng.standard_normal((2, 8, 6, 5)).astype(np_type)}
+
+
+def _concat_after_o2(module: ModuleOp) -> ConcatOp:
+    """The concat of ``module`` (a clone) after O2 on ascend910b."""
+    clone = module.clone()
+    run_pipeline('set-target{platform="ascend910b"},O2', make_context(), clone)
+    (concat,) = [op for op in clone.walk() if isinstance(op, ConcatOp)]
+    return concat
+
+
+def _stored_5hd(concat: ConcatOp) -> bool:
+    """Whether every input and the result of ``concat`` are NC1HWC0, none a TransData."""
+    values = [*concat.inputs, concat.concat_result]
+    types = [v.type for v in values]
+    assert all(isinstance(t, TensorType) for t in types)
+    return all(t.storage_format == Format.NC1HWC0 for t in types) and not any(  # type: ignore[union-attr]
+        isinstance(v.owner, TransDataOp) for v in concat.inputs
+    )
+
+
+CASES = [
+    # dtype, channels, axis, stays NC1HWC0
+    ("float16", (32, 48), 1, True),  # whole C0 blocks
+    ("float32", (16, 32), 1, True),
+    ("float16", (24, 40), 1, False),  # 24 stops inside a block: NCHW concat, TransData
+    ("float32", (20, 20), 2, True),  # along H or W any C: the blocks line up
+    ("float16", (20, 20), 3, True),
+    ("float32", (20, 20), 0, True),
+]
+
+
+@pytest.mark.parametrize(("dtype", "channels", "axis", "in_5hd"), CASES)
+def test_concat_keeps_nc1hwc0_where_whole_blocks_move(dtype, channels, axis, in_5hd):
+    module, inputs = _conv_concat(dtype, channels, axis)
+    assert _stored_5hd(_concat_after_o2(module)) is in_5hd
+    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
+    assert_no_nan(levels)
+    tolerance = {"rtol": 2e-2, "atol": 2e-2} if dtype == "float16" else {}
+    assert_matches(levels, **tolerance)
+    host = [(k.name, k.reason) for k in levels.tiled_kernels if k.unit == "host"]
+    assert not host, host
