@@ -138,10 +138,10 @@ class ConcatOp(GraphOp):
     def storage_applies(
         self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
     ) -> bool:
-        """Origin views, or NC1HWC0 of 4-D NCHW tensors where the concat moves whole C0
-        blocks: along N, H or W always, along C when every input's C is a multiple of its
-        C0 (GE's ConcatD format selection; docs/format-engine.md). An input whose C stops
-        inside a C0 block would put its padding lanes between the next input's channels."""
+        """Origin views, or NC1HWC0 of 4-D NCHW tensors along H or W, or along C when every
+        input's C is a multiple of its C0: GE's ConcatD format selection (docs/format-engine.md,
+        which also says why N is left out). An input whose C stops inside a C0 block would
+        put its padding lanes between the next input's channels."""
         tensors = [t for t in (*operands, *results) if t is not None]
         if all(t.storage_format == t.origin_format for t in tensors):
             return True
@@ -150,8 +150,9 @@ class ConcatOp(GraphOp):
             for t in tensors
         ):
             return False
-        if self.attr("axis") % 4 != 1:
-            return True
+        axis = self.attr("axis") % 4
+        if axis != 1:
+            return axis in (2, 3)
         return all(
             isinstance(c := t.origin_shape[1], int) and c % int(t.storage_shape[-1]) == 0
             for t in tensors
