@@ -81,3 +81,28 @@ def test_concat_keeps_nc1hwc0_where_whole_blocks_move(dtype, channels, axis, in_
     assert_matches(levels, **tolerance)
     host = [(k.name, k.reason) for k in levels.tiled_kernels if k.unit == "host"]
     assert not host, host
+
+
+def test_an_nchw_input_converts_inside_the_concat_kernel():
+    """One input arrives in NCHW (a model input; ASPP's resized pooling branch): its
+    conversion to NC1HWC0 joins the concat kernel, which loads it into 5HD tiles, instead
+    of running as a kernel of its own."""
+    rng = np.random.default_rng(8)
+    b = GraphBuilder("main")
+    x = b.input("x", [2, 8, 6, 5], "float32", "NCHW")
+    side = b.input("side", [2, 16, 6, 5], "float32", "NCHW")
+    w = b.constant(rng.standard_normal((32, 8, 1, 1)).astype(np.float32), "NCHW")
+    joined = b.op("concat", b.op("relu", b.op("conv2d", x, w)), side, axis=1)
+    w2 = b.constant(rng.standard_normal((16, 48, 1, 1)).astype(np.float32), "NCHW")
+    module = b.build(b.op("conv2d", joined, w2))
+    inputs = {
+        "x": rng.standard_normal((2, 8, 6, 5)).astype(np.float32),
+        "side": rng.standard_normal((2, 16, 6, 5)).astype(np.float32),
+    }
+    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    concat_kernels = [k.ops for k in levels.tiled_kernels if "graph.concat" in k.ops]
+    assert concat_kernels == [("layout.trans_data", "graph.concat")], concat_kernels
+    assert not [k for k in levels.tiled_kernels if k.unit == "host"]
+    assert len(levels.tiled_kernels) == 3  # conv + relu, concat, conv

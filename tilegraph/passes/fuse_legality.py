@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
-from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, SplitOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -123,9 +123,21 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
 
 
 def _feeds_reshape_kernel(op: TransDataOp) -> bool:
-    """A conversion the reshape kernel runs before its reshapes (NC1HWC0 -> NCHW)."""
+    """A conversion a movement kernel runs on its way in: the reshape kernel's before its
+    reshapes (NC1HWC0 -> NCHW), or an NC1HWC0 concat's of an NCHW input that no shape op
+    produces (the concat tiles each input's region with the elementwise chain, which loads
+    NCHW into 5HD tiles: ASPP's resized image-pool branch)."""
     t = op.input.type
-    return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
+    if isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0:
+        return True
+    out = op.output.type
+    return (
+        isinstance(out, TensorType)
+        and out.storage_format == Format.NC1HWC0
+        and out.origin_format == Format.NCHW
+        and not (isinstance(owner := op.input.owner, Operation) and is_shape_op(owner))
+        and all(isinstance(u, ConcatOp) for u in users_of(op))
+    )
 
 
 def _converts_planes(op: Operation) -> bool:
