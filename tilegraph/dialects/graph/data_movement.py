@@ -15,13 +15,12 @@ shape-like operands out of format propagation):
   and every axis keeps its meaning, so the result has the data's origin format. Their axis
   arguments refer to origin dims, though, and whether a C0-blocked storage (NC1HWC0) can run
   them depends on the axis and the C0 alignment of the sizes involved (concat along C is
-  only correct when every input's C is a multiple of C0; slicing C likewise). Concat
-  declares an ANY variant and refuses, per instance (``storage_applies``), the NC1HWC0
-  storage GE's ConcatD refuses (docs/format-engine.md): so a channel concat between
-  convolutions runs on their 5HD outputs, no TransData around it. The others keep
-  origin-format kernels (``kernels=()``): a storage format never reaches them, TransData
-  is inserted around them instead. AGNOSTIC rather than PAIRED because all data tensors (the concat inputs, the
-  split outputs) must share one origin format for one axis number to mean the same thing.
+  only correct when every input's C is a multiple of C0; slicing C likewise). Concat has
+  an ANY variant whose NC1HWC0 it refuses per instance where GE's ConcatD does
+  (``storage_applies``); the others have origin-format kernels only (``kernels=()``),
+  TransData around them. AGNOSTIC rather than PAIRED because all data tensors (the concat
+  inputs, the split outputs) must share one origin format for one axis number to mean the
+  same thing.
 * expand: AGNOSTIC + BROADCAST. ONNX Expand is ``x * ones(shape)``: a broadcasting binary
   whose second operand is a shape, and TVM fuses ``broadcast_to`` as kBroadcast; like the
   broadcasting elementwise ops its result keeps the format when the rank allows.
@@ -90,13 +89,7 @@ from tilegraph.dialects.graph.shape_utils import (
 from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.formats.dims import (
-    UNKNOWN,
-    Dim,
-    dims_compatible,
-    is_symbolic,
-    is_unknown,
-)
+from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible, is_symbolic, is_unknown
 from tilegraph.symbolic.inference import require as require_condition
 
 # ---- helpers private to the data-movement ops ---------------------------------------------
@@ -112,6 +105,9 @@ def _origin_only(role: FormatRole, fusion: FusionKind) -> OpFacts:
 
 
 # ---- concat -------------------------------------------------------------------------------
+
+_NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
+"""A 4-D NCHW tensor stored NC1HWC0 (storage format, origin format, rank)."""
 
 
 @irdl_op_definition
@@ -145,10 +141,7 @@ class ConcatOp(GraphOp):
         tensors = [t for t in (*operands, *results) if t is not None]
         if all(t.storage_format == t.origin_format for t in tensors):
             return True
-        if any(
-            t.storage_format != Format.NC1HWC0 or t.origin_format != Format.NCHW or t.rank != 4
-            for t in tensors
-        ):
+        if any((t.storage_format, t.origin_format, t.rank) != _NCHW_5HD for t in tensors):
             return False
         axis = self.attr("axis") % 4
         if axis != 1:
