@@ -117,3 +117,32 @@ def test_an_nchw_input_converts_inside_the_concat_kernel():
     assert concat_kernels == [("layout.trans_data", "graph.concat")], concat_kernels
     assert not [k for k in levels.tiled_kernels if k.unit == "host"]
     assert len(levels.tiled_kernels) == 3  # conv + relu, concat, conv
+
+
+def test_c2f_split_halves_convert_inside_the_concat_kernel():
+    """YOLOv8's C2f: conv -> split along C -> a bottleneck on the second half -> concat of
+    both halves and the bottleneck -> conv. The split stays NCHW, so its halves convert
+    into NC1HWC0 for the concat: both conversions join the concat kernel (the second half's
+    is cloned for the bottleneck's conv and for the concat), as many kernels as with an
+    NCHW concat and no TransData kernel of their own."""
+    rng = np.random.default_rng(9)
+    b = GraphBuilder("main")
+    x = b.input("x", [1, 16, 8, 8], "float32", "NCHW")
+
+    def conv(v, cin: int, cout: int):
+        w = (rng.standard_normal((cout, cin, 1, 1)) / 4).astype(np.float32)
+        return b.op("relu", b.op("conv2d", v, b.constant(w, "NCHW")))
+
+    first, second = b.op_results(
+        "split", conv(x, 16, 32), b.constant(np.array([16, 16], np.int64)), axis=1
+    )
+    joined = b.op("concat", first, second, conv(conv(second, 16, 16), 16, 16), axis=1)
+    module = b.build(conv(joined, 48, 16))
+    inputs = {"x": rng.standard_normal((1, 16, 8, 8)).astype(np.float32)}
+    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    kernels = [k.ops for k in levels.tiled_kernels]
+    assert ("layout.trans_data",) not in kernels, kernels
+    assert ("layout.trans_data", "layout.trans_data", "graph.concat") in kernels, kernels
+    assert len(kernels) == 6, kernels  # 4 convs, the split, the concat

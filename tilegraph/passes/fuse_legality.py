@@ -124,18 +124,29 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
 
 def _feeds_reshape_kernel(op: TransDataOp) -> bool:
     """A conversion a movement kernel runs on its way in: the reshape kernel's before its
-    reshapes (NC1HWC0 -> NCHW), or an NC1HWC0 concat's of an NCHW input that no shape op
-    produces (the concat tiles each input's region with the elementwise chain, which loads
-    NCHW into 5HD tiles: ASPP's resized image-pool branch)."""
+    reshapes (NC1HWC0 -> NCHW), or an NC1HWC0 concat's of an NCHW input (the concat tiles
+    each input's region with the elementwise chain, which loads NCHW into 5HD tiles: ASPP's
+    resized image-pool branch, YOLOv8's C2f split halves) unless a shape op computing that
+    input could follow it into the kernel, whose region chains take no shape op."""
     t = op.input.type
     if isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0:
         return True
+    if not _into_5hd_concat(op):
+        return False
+    owner = op.input.owner
+    if not isinstance(owner, Operation) or not is_shape_op(owner):
+        return True
+    # a shape op all of whose readers are such conversions could join them: keep it out
+    return not all(isinstance(u, TransDataOp) and _into_5hd_concat(u) for u in users_of(owner))
+
+
+def _into_5hd_concat(op: TransDataOp) -> bool:
+    """An NCHW -> NC1HWC0 conversion read by concats only."""
     out = op.output.type
     return (
         isinstance(out, TensorType)
         and out.storage_format == Format.NC1HWC0
         and out.origin_format == Format.NCHW
-        and not (isinstance(owner := op.input.owner, Operation) and is_shape_op(owner))
         and all(isinstance(u, ConcatOp) for u in users_of(op))
     )
 
