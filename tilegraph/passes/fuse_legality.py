@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
-from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, SplitOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
@@ -212,9 +212,32 @@ def _mixes_shape_and_elementwise(producer: Operation, group: Group) -> bool:
 
 
 def _feeds_reshape_kernel(op: TransDataOp) -> bool:
-    """A conversion the reshape kernel runs before its reshapes (NC1HWC0 -> NCHW)."""
+    """A conversion a movement kernel runs on its way in: the reshape kernel's before its
+    reshapes (NC1HWC0 -> NCHW), or an NC1HWC0 concat's of an NCHW input (the concat tiles
+    each input's region with the elementwise chain, which loads NCHW into 5HD tiles: ASPP's
+    resized image-pool branch, YOLOv8's C2f split halves) unless a shape op computing that
+    input could follow it into the kernel, whose region chains take no shape op."""
     t = op.input.type
-    return isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0
+    if isinstance(t, TensorType) and t.storage_format == Format.NC1HWC0:
+        return True
+    if not _into_5hd_concat(op):
+        return False
+    owner = op.input.owner
+    if not isinstance(owner, Operation) or not is_shape_op(owner):
+        return True
+    # a shape op all of whose readers are such conversions could join them: keep it out
+    return not all(isinstance(u, TransDataOp) and _into_5hd_concat(u) for u in users_of(owner))
+
+
+def _into_5hd_concat(op: TransDataOp) -> bool:
+    """An NCHW -> NC1HWC0 conversion read by concats only."""
+    out = op.output.type
+    return (
+        isinstance(out, TensorType)
+        and out.storage_format == Format.NC1HWC0
+        and out.origin_format == Format.NCHW
+        and all(isinstance(u, ConcatOp) for u in users_of(op))
+    )
 
 
 def _converts_planes(op: Operation) -> bool:

@@ -89,7 +89,9 @@ they run in the matmul's epilogue (``epilogues-to-nd``,
 A conversion whose every user is a cube op (the ND -> FRACTAL_NZ of a LayerNorm's output
 that feeds BERT's Q, K and V projections) is first cloned once per user, so that each
 matmul takes its own copy as prologue (``nd2nz`` on the way in, as GE's matmuls read ND)
-instead of the conversion running as a kernel of its own (``conversions-cloned``).
+instead of the conversion running as a kernel of its own (``conversions-cloned``); so is
+one into NC1HWC0 read by convolutions and NC1HWC0 concats (YOLOv8's C2f split half, which
+feeds the bottleneck and the concat: the concat's region loads it through its own copy).
 
 A static split whose every output is a view operand of a matmul (GPT-2's Q, K, V cut out of
 c_attn's ``[B, S, 3N]`` result) is likewise cloned once per matmul reading it: each output

@@ -19,7 +19,10 @@ from xdsl.ir import Block, Operation
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
 from tilegraph.passes.fuse_epilogue_formats import epilogues_to_nd
 from tilegraph.passes.fuse_scalars import clone_scalar_programs
 from tilegraph.passes.fuse_views import (
@@ -38,14 +41,21 @@ def users_of(op: Operation) -> list[Operation]:
 
 
 def clone_conversions_into_cube_users(block: Block) -> int:
-    """Give each cube user of a shared conversion its own copy (``fuse-ops``' module
-    docstring); the number of copies added."""
+    """Give each user of a shared conversion its own copy when every user takes it into
+    its kernel: a cube op, or (a conversion into NC1HWC0) a concat, whose region loads its
+    input through the conversion (``fuse-ops``' module docstring); the number of copies
+    added."""
     added = 0
     for op in list(block.ops):
         if not isinstance(op, TransDataOp):
             continue
         users = list(dict.fromkeys(users_of(op)))
-        if len(users) < 2 or not all(runs_on_cube(u) for u in users):
+        into_5hd = (
+            isinstance(t := op.output.type, TensorType) and t.storage_format == Format.NC1HWC0
+        )
+        if len(users) < 2 or not all(
+            runs_on_cube(u) or (into_5hd and isinstance(u, ConcatOp)) for u in users
+        ):
             continue
         for user in users[1:]:
             copy = op.clone()

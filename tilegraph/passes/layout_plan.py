@@ -31,6 +31,9 @@ Rules:
 * Operands outside ``FACTS.format_operands`` (shape/axes inputs) have no requirement.
 * Operand slots beyond a variant's list (the inputs of a variadic op such as ``graph.sum``)
   are ANY slots.
+* An op instance may refuse a choice its class declares (``GraphOp.storage_applies``, given
+  the storage types the choice implies): concat declares an ANY variant but takes NC1HWC0
+  only where whole C0 blocks move (its docstring).
 * Small-channel variants (``KernelVariant.small_channel_of``, conv2d's ``cube_c04``) are
   offered only by a planner in small-channel mode (ATC's ``--enable_small_channel``), and
   there *instead of* the variant they replace, wherever they apply: an ungrouped op whose
@@ -190,6 +193,8 @@ class LayoutPlanner:
         facts = op.FACTS
         slots = op.operand_slots()
         tensors: list[TensorType] = []
+        operand_types: list[TensorType | None] = [None] * len(slots)
+        result_types: list[TensorType] = []
         for i, value in enumerate(slots):
             if value is None or not facts.takes_part_in_format(i):
                 continue
@@ -201,22 +206,28 @@ class LayoutPlanner:
                 if t.origin_format not in (fmt, Format.ND) and t.rank == fmt.rank:
                     return False
             slot = self._slot_format(fmt, shared)
-            if slot is not None and (
-                self.storage_type(t, slot, facts.reshape_types.get(i), _groups(op, i, slot)) is None
-            ):
+            stored = (
+                origin_view(t)
+                if slot is None
+                else self.storage_type(t, slot, facts.reshape_types.get(i), _groups(op, i, slot))
+            )
+            if stored is None:
                 return False
+            operand_types[i] = stored
             tensors.append(t)
         for j, res in enumerate(op.results):
             fmt = variant.results[j] if j < len(variant.results) else ANY_FORMAT
             slot = self._slot_format(fmt, shared)
             t = res.type
             assert isinstance(t, TensorType)
-            if slot is not None and self.storage_type(t, slot) is None:
+            stored = origin_view(t) if slot is None else self.storage_type(t, slot)
+            if stored is None:
                 return False
+            result_types.append(stored)
             tensors.append(t)
-        if shared is not None:
-            return self._shared_ok(op, tensors, shared)
-        return True
+        if shared is not None and not self._shared_ok(op, tensors, shared):
+            return False
+        return op.storage_applies(operand_types, result_types)
 
     def _shared_ok(self, op: GraphOp, tensors: list[TensorType], shared: Format) -> bool:
         if not tensors:

@@ -276,6 +276,17 @@ class GraphOp(IRDLOperation):
         )
 
     # ---- semantics hooks ----------------------------------------------------------------
+    def storage_applies(
+        self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
+    ) -> bool:
+        """Whether this instance's kernel runs on these storage types: the types a kernel
+        choice of ``FACTS.kernels`` gives each operand (None: no requirement) and result.
+
+        The format engine asks it after the declared facts allow the choice
+        (``LayoutPlanner``); an op whose kernel depends on its attributes or sizes (a concat
+        along C needs whole C0 blocks) refuses what its class declares. Default: accept."""
+        return True
+
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
         """The op's numpy kernel with origin semantics, one array per result."""
         raise NotImplementedError(f"{self.name} has no reference kernel")

@@ -15,11 +15,12 @@ shape-like operands out of format propagation):
   and every axis keeps its meaning, so the result has the data's origin format. Their axis
   arguments refer to origin dims, though, and whether a C0-blocked storage (NC1HWC0) can run
   them depends on the axis and the C0 alignment of the sizes involved (concat along C is
-  only correct when every input's C is a multiple of C0; slicing C likewise). Facts are
-  declared per class, not per instance, so the kernels are restricted to origin formats
-  (``kernels=()``): a storage format never reaches them, TransData is inserted around them
-  instead. AGNOSTIC rather than PAIRED because all data tensors (the concat inputs, the
-  split outputs) must share one origin format for one axis number to mean the same thing.
+  only correct when every input's C is a multiple of C0; slicing C likewise). Concat has
+  an ANY variant whose NC1HWC0 it refuses per instance where GE's ConcatD does
+  (``storage_applies``); the others have origin-format kernels only (``kernels=()``),
+  TransData around them. AGNOSTIC rather than PAIRED because all data tensors (the concat
+  inputs, the split outputs) must share one origin format for one axis number to mean the
+  same thing.
 * expand: AGNOSTIC + BROADCAST. ONNX Expand is ``x * ones(shape)``: a broadcasting binary
   whose second operand is a shape, and TVM fuses ``broadcast_to`` as kBroadcast; like the
   broadcasting elementwise ops its result keeps the format when the rank allows.
@@ -57,7 +58,14 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
-from tilegraph.dialects.graph.facts import FormatRole, FusionKind, OpCost, OpFacts
+from tilegraph.dialects.graph.facts import (
+    ANY_FORMAT,
+    FormatRole,
+    FusionKind,
+    KernelVariant,
+    OpCost,
+    OpFacts,
+)
 from tilegraph.dialects.graph.operand_values import (
     INT32_OR_64,
     dim_add,
@@ -80,13 +88,8 @@ from tilegraph.dialects.graph.shape_utils import (
 )
 from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats.dims import (
-    UNKNOWN,
-    Dim,
-    dims_compatible,
-    is_symbolic,
-    is_unknown,
-)
+from tilegraph.formats import Format
+from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible, is_symbolic, is_unknown
 from tilegraph.symbolic.inference import require as require_condition
 
 # ---- helpers private to the data-movement ops ---------------------------------------------
@@ -103,13 +106,17 @@ def _origin_only(role: FormatRole, fusion: FusionKind) -> OpFacts:
 
 # ---- concat -------------------------------------------------------------------------------
 
+_NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
+"""A 4-D NCHW tensor stored NC1HWC0 (storage format, origin format, rank)."""
+
 
 @irdl_op_definition
 class ConcatOp(GraphOp):
     """Concatenate the inputs along ``axis`` (required, as in ONNX).
 
     All inputs have one rank and element type; the other dims must agree (an unknown dim
-    agrees with anything). Role AGNOSTIC with origin-format kernels only (module docstring).
+    agrees with anything). Role AGNOSTIC; one ANY variant, so its tensors share their
+    origin views or a storage format, of which :meth:`storage_applies` takes NC1HWC0 only.
     """
 
     name = "graph.concat"
@@ -118,7 +125,31 @@ class ConcatOp(GraphOp):
     axis = int_attr()
     concat_result = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = OpFacts(role=FormatRole.AGNOSTIC, fusion=FusionKind.INJECTIVE)
+    FACTS: ClassVar = OpFacts(
+        role=FormatRole.AGNOSTIC,
+        fusion=FusionKind.INJECTIVE,
+        kernels=(KernelVariant((), (ANY_FORMAT,), "any"),),  # every input: ANY
+    )
+
+    def storage_applies(
+        self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
+    ) -> bool:
+        """Origin views, or NC1HWC0 of 4-D NCHW tensors along H or W, or along C when every
+        input's C is a multiple of its C0: GE's ConcatD format selection (docs/format-engine.md,
+        which also says why N is left out). An input whose C stops inside a C0 block would
+        put its padding lanes between the next input's channels."""
+        tensors = [t for t in (*operands, *results) if t is not None]
+        if all(t.storage_format == t.origin_format for t in tensors):
+            return True
+        if any((t.storage_format, t.origin_format, t.rank) != _NCHW_5HD for t in tensors):
+            return False
+        axis = self.attr("axis") % 4
+        if axis != 1:
+            return axis in (2, 3)
+        return all(
+            isinstance(c := t.origin_shape[1], int) and c % int(t.storage_shape[-1]) == 0
+            for t in tensors
+        )
 
     @classmethod
     def infer_shapes(

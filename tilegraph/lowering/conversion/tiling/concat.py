@@ -76,8 +76,10 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     rank = out_type.rank
     axis = concat.attr("axis") % rank
     fmt = out_type.storage_format
-    if fmt not in (out_type.origin_format, Format.ND) and not (fmt == Format.NC1HWC0 and axis == 1):
-        return f"a concat in {fmt} along axis {axis}"
+    if fmt not in (out_type.origin_format, Format.ND) and not (
+        fmt == Format.NC1HWC0 and out_type.origin_format == Format.NCHW
+    ):
+        return f"a concat in {fmt} of an {out_type.origin_format} tensor"
     after_inputs = {v for op in after for v in op.operands}
     regions = []
     offset = 0
