@@ -64,7 +64,7 @@ from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alia
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
 from tilegraph.lowering.analysis.sync_check import launch_blocks, launch_sub_blocks
 from tilegraph.lowering.transforms.inject_sync_events import Events, renumber
-from tilegraph.lowering.transforms.inject_sync_implied import drop_implied
+from tilegraph.lowering.transforms.inject_sync_implied import drop_implied, sync_holds
 from tilegraph.lowering.transforms.kernel_memo import KernelMemo
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
@@ -323,7 +323,11 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
     implied = drop_implied(fn, units, blocks, sub_blocks)
-    renumber(fn, [u for u in units if u[0].parent is not None])
+    renumber(
+        fn,
+        [u for u in units if u[0].parent is not None],
+        lambda: sync_holds(fn, blocks, sub_blocks),
+    )
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
         "barriers": len(barriers) - implied[1],

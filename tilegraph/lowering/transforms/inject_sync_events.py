@@ -9,6 +9,8 @@ enough.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Block, Operation
@@ -158,15 +160,52 @@ def _prime_per_nest(body: Block, units: list[list[Operation]]) -> None:
             body.insert_op_after(drain, nest)
 
 
-def renumber(fn: func.FuncOp, units: list[list[Operation]]) -> None:
+def _reuse(units: list[list[Operation]], body: Block) -> dict[tuple[str, str], int]:
+    """Events per pipe pair given by :func:`_number`'s rule, but an event is free again
+    once its pair's last op has run: a pair whose ops all come (at ``body``'s top level)
+    after another's last one takes that one's event — what a loop does with its one
+    event every iteration, the set of the next use possibly issued before the previous
+    wait has run. Pairs in one loop nest overlap (their top-level op is the nest) and
+    keep distinct events. Events used per pair."""
+    position = {op: i for i, op in enumerate(body.ops)}
+    spans = []
+    for unit in units:
+        flags = _flags(unit)
+        if flags:
+            places = [position[_top_level(op, body)] for op in unit]
+            spans.append((min(places), max(places), unit, flags[0].pair))
+    busy: dict[tuple[str, str], list[int]] = {}  # per event: the last place it is held
+    for start, end, unit, pair in sorted(spans, key=lambda s: (s[0], s[1])):
+        held, width = busy.setdefault(pair, []), _width(unit)
+        first = next(
+            e
+            for e in range(len(held) + 1)
+            if all(e + k >= len(held) or held[e + k] < start for k in range(width))
+        )
+        held.extend([-1] * max(0, first + width - len(held)))
+        for k in range(width):
+            held[first + k] = end
+        _place_events(unit, first)
+    return {pair: len(held) for pair, held in busy.items()}
+
+
+def renumber(
+    fn: func.FuncOp, units: list[list[Operation]], holds: Callable[[], bool] = lambda: True
+) -> None:
     """Give the flag pairs left events 0, 1, ... per pipe pair. A kernel that needs more
-    than the hardware's 8 on a pair (a chain of loop nests whose buffers share addresses:
-    a concat) gets a barrier across all pipes between its loop nests instead, and numbers
+    than the hardware's 8 on a pair reuses an event after its pair's last op (straight-line
+    code: a gather of constant indices, unrolled, with a flag pair per tile; :func:`_reuse`)
+    when ``holds`` (the pipe-queue checker on the kernel so numbered) says it is safe;
+    if that is not enough (a chain of loop nests whose buffers share addresses: a concat),
+    it gets a barrier across all pipes between its loop nests instead, and numbers
     each stretch between them from 0; a stretch that still needs more and holds a loop of
     loop nests (a recurrent layer's time loop) has its loop's nests fenced apart too."""
     if all(n <= EVENTS_PER_PAIR for n in _number(units).values()):
         return
     top = fn.body.block
+    if _fits(_reuse(units, top)) and holds():  # the checker: no event raised twice
+        return
+    _number(units)  # back to distinct events before fencing
     for stretch in _fence_nests(top, units):
         if _fits(_number(stretch)):
             continue

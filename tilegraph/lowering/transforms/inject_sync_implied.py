@@ -43,6 +43,33 @@ def _may_be_implied(unit: list[Operation], others: list[list[Operation]]) -> boo
     return dst in reached
 
 
+def _traces(fn: func.FuncOp, blocks: int, sub_blocks: int):  # noqa: ANN202
+    """The walks the checks run: the first and the last block on short walks (every block
+    in full when a loop's trip count varies), each AIV sub-block of a mix kernel."""
+    # a loop whose trip count varies shows all its patterns only on the full walk of
+    # every block (each block's share of the outer loops meets other trip counts)
+    varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
+    walk = None if varying else _SHORT_WALK
+    return distinct_traces(  # every sub-block of a mix kernel's AIV: other shares of a tile
+        trace_kernel(fn, block, blocks, walk, sub)
+        for block in (range(blocks) if varying else {0, blocks - 1})
+        for sub in range(sub_blocks)
+    )
+
+
+def sync_holds(fn: func.FuncOp, blocks: int, sub_blocks: int = 1) -> bool:
+    """Whether the pipe-queue checker passes ``fn`` as it is on :func:`drop_implied`'s walks
+    (``inject-sync`` asks after reusing events: a set must not raise an event again before
+    its previous wait)."""
+    aliases = kernel_aliases(fn)
+    try:
+        for trace in _traces(fn, blocks, sub_blocks):
+            check_trace(fn, trace, aliases, set())
+    except SyncError:
+        return False
+    return True
+
+
 def drop_implied(
     fn: func.FuncOp, units: list[list[Operation]], blocks: int, sub_blocks: int = 1
 ) -> tuple[int, int]:
@@ -54,15 +81,7 @@ def drop_implied(
     each of ``sub_blocks`` AIVs of a group runs it (their shares of a tile differ). Latest
     inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
     implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
-    # a loop whose trip count varies shows all its patterns only on the full walk of
-    # every block (each block's share of the outer loops meets other trip counts)
-    varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
-    walk = None if varying else _SHORT_WALK
-    traces = distinct_traces(  # every sub-block of a mix kernel's AIV: other shares of a tile
-        trace_kernel(fn, block, blocks, walk, sub)
-        for block in (range(blocks) if varying else {0, blocks - 1})
-        for sub in range(sub_blocks)
-    )
+    traces = _traces(fn, blocks, sub_blocks)
     aliases = kernel_aliases(fn)
     removed: set[Operation] = set()
     dropped = [0, 0]
