@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_loop_launches import _inputs, _rnn_loop_model, opset15_model
+from tests.passes.loop_hoisting import check_outputs, hoisted
 from tilegraph.dialects.graph.control_flow import LoopOp
 from tilegraph.dialects.graph.data_movement import GatherOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.frontend import load_onnx
-from tilegraph.passes.context import make_context
-from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.passes.statistics import collecting_statistics
-from tilegraph.runtime import run_reference
 
 T, B, D, H = 4, 2, 5, 3
 F32 = TensorProto.FLOAT
@@ -77,14 +72,7 @@ def _projection_loop(data: str, index: str) -> onnx.ModelProto:
 
 
 def _hoisted(model: onnx.ModelProto) -> tuple[ModuleOp, int]:
-    module = load_onnx(model)
-    with collecting_statistics() as stats:
-        run_pipeline("hoist-loop-projection", make_context(), module)
-    module.verify()
-    found = stats.for_pass("hoist-loop-projection")
-    return module, int(found["hoisted-loop-projections"]) if "hoisted-loop-projections" in (
-        found
-    ) else 0
+    return hoisted(model, "hoist-loop-projection", "hoisted-loop-projections")
 
 
 def _body_products(module: ModuleOp) -> list[MatMulOp]:
@@ -99,12 +87,7 @@ def _shape(value: SSAValue) -> list[int]:
 
 
 def _check_outputs(model: onnx.ModelProto, module: ModuleOp, inputs: dict[str, np.ndarray]):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    original = run_reference(load_onnx(model), inputs)
-    got = run_reference(module, inputs)
-    for want, have, exact in zip(session.run(None, inputs), got, original, strict=True):
-        np.testing.assert_allclose(have, np.asarray(want), rtol=1e-5, atol=1e-6)
-        np.testing.assert_array_equal(have, exact)  # the same sums, rounded once each
+    check_outputs(model, module, inputs, rtol=1e-5)  # exact: the same sums, rounded once each
 
 
 def test_iteration_number_row_is_hoisted():
