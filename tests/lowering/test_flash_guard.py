@@ -1,13 +1,16 @@
 """torch's SDPA NaN guard ``where(isnan(p), 0, p)`` between the softmax and ·V (every
-Hugging Face export): the softmax kernel's elementwise tail on a coupled preset
-(:mod:`tilegraph.lowering.conversion.tiling.norm_tail`), and part of the flash kernel on a
-decoupled one (:mod:`tilegraph.lowering.conversion.tiling.attention`).
+Hugging Face export): part of the flash kernel on every preset (the mix kernel of
+:mod:`tilegraph.lowering.conversion.tiling.attention` on a decoupled one, the in-core
+kernel of :mod:`~tilegraph.lowering.conversion.tiling.attention_coupled` on a coupled
+one), and the softmax kernel's elementwise tail where no attention is claimed
+(:mod:`tilegraph.lowering.conversion.tiling.norm_tail`).
 
 Each level against the graph with the guard, both executors, NaN in every padding lane:
 rows masked to -inf in full (the graph's softmax is NaN there, the guard makes P 0 and O
 ``0·V``), a row masked in its first K block only, ``inf`` in V under masked and unmasked
 keys (``0·inf`` is NaN in the graph's ·V and must be in the kernel's), fp32 and fp16, and
-ragged K blocks on the ``test`` preset (16 x 16 blocks).
+ragged K blocks on the ``test`` preset and the coupled one with its buffers (16 x 16
+blocks).
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from tests.lowering.test_flash_attention import (
     _attention,
     _flash_kernels,
 )
+from tests.lowering.test_flash_attention_coupled import SMALL_COUPLED
 from tests.lowering.test_tile_differential import assert_matches, run_levels
+from tilegraph.passes.pipelines import option_value
 from tilegraph.passes.statistics import collecting_statistics
 
 GUARD_OPS = ("graph.softmax", "graph.is_nan", "graph.where")
@@ -46,19 +51,6 @@ def _levels(module, inputs, platform: str):
     return levels, stats.as_dict()["fuse-ops"]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
-def test_coupled_preset_runs_the_guard_in_the_softmax_kernel(dtype):
-    """310P (no flash claim): Q·Kᵀ, the softmax with the guard as its tail, ·V — three
-    kernels, not four; fully masked rows give the graph's zeros."""
-    module, inputs = _masked(2, 20, 20, 2, 12, dtype)
-    levels, _ = _levels(module, inputs, "ascend310p")
-    assert_matches(levels, **(F16 if dtype == np.float16 else {}))
-    ops = [k.ops for k in levels.tiled_kernels]
-    assert GUARD_OPS in ops and len(ops) == 3, ops
-    assert not np.isnan(levels.reference[0]).any()
-    assert (levels.reference[0][-1] == 0).all()  # the masked batch entry: O = 0·V
-
-
 def _first_block_masked(dtype=np.float32):
     """Cross attention (Sq 9, Sk 37: two full 16-key blocks and a ragged one on ``test``),
     batch 3: entry 0 masked in its first 16 keys only, entry 1 in full, entry 2 not at
@@ -74,24 +66,30 @@ def _first_block_masked(dtype=np.float32):
     return module, inputs
 
 
-@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+FLASH_UNITS = {"test": "mix", "ascend910b": "mix", "ascend310p": "cube", SMALL_COUPLED: "cube"}
+"""The flash kernel's unit by preset: the mix kernel on decoupled presets, the in-core
+(cube) kernel on coupled ones."""
+
+
+@pytest.mark.parametrize("platform", sorted(FLASH_UNITS))
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 @pytest.mark.parametrize("case", ["full_rows", "first_block"])
 def test_guarded_flash_kernel_matches_the_graph(platform: str, dtype, case: str):
-    """The guarded attention is one flash mix kernel (the guard claimed with the
-    softmax), and both executors give the graph's values: zeros for fully masked rows,
+    """The guarded attention is one flash kernel (the guard claimed with the softmax),
+    and both executors give the graph's values: zeros for fully masked rows,
     NaN exactly where the graph's ``0·inf`` / ``p·inf`` puts it, nothing from the NaN
     padding lanes."""
     if case == "full_rows":
         module, inputs = _masked(2, 20, 20, 4, 12, dtype)
     else:
         module, inputs = _first_block_masked(dtype)
-    levels, fuse = _levels(module, inputs, platform)
+    levels, fuse = _levels(module, inputs, option_value(platform))
     tolerance = F16 if dtype == np.float16 else {}
     assert_matches(levels, **tolerance)
     kernels = levels.tiled_kernels
     flash = _flash_kernels(levels)
-    assert len(kernels) == 1 and flash and flash[0].unit == "mix", [k.ops for k in kernels]
+    unit = FLASH_UNITS[platform]
+    assert len(kernels) == 1 and flash and flash[0].unit == unit, [k.ops for k in kernels]
     assert set(GUARD_OPS) <= set(flash[0].ops)
     assert fuse["attention-claimed"] == 1
     out = levels.reference[0]

@@ -4,10 +4,12 @@ After ``fuse-ops`` has grown its groups, an attention pattern
 (:mod:`tilegraph.lowering.analysis.attention_pattern`) is three kernels: the Q·Kᵀ matmul
 with its scale / mask / causal-where epilogue (one group, with Q's and K's head-split
 views), the softmax (alone), and the ·V matmul (one group, with V's view and the head
-merge). On a decoupled preset whose flash kernel takes the shapes
+merge). Where the flash kernel takes the shapes
 (:func:`~tilegraph.lowering.analysis.attention_pattern.unqualified`), the three are
-claimed as one group, which ``tile-kernels`` runs as the flash-style mix kernel
-(:mod:`tilegraph.lowering.conversion.tiling.attention`). Otherwise they stay three
+claimed as one group, which ``tile-kernels`` runs as the flash-style kernel: the mix
+kernel on a decoupled preset (:mod:`tilegraph.lowering.conversion.tiling.attention`), one
+in-core kernel on a coupled one (310P,
+:mod:`tilegraph.lowering.conversion.tiling.attention_coupled`). Otherwise they stay three
 kernels, and the reason is counted as the statistic ``attention-kept.<reason>``
 (``attention-claimed`` counts the claims).
 

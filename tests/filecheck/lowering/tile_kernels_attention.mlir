@@ -1,6 +1,7 @@
 // RUN: tilegraph-opt %s -p 'set-target{platform=ascend910b},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
 // RUN: tilegraph-opt %s -p 'set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=TEST
 // RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
+// RUN: tilegraph-opt %s -p 'set-target{platform="ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=SMALL
 // CHECK-NOT: tile.kernel = "host"
 
 // Flash attention (tiling/attention.py): Q·Kᵀ, its scale and additive mask, the softmax and
@@ -96,7 +97,44 @@ func.func @attn(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>
 // TEST-NEXT:      tile.vcmp %key_probe_ub, %neg_inf_ub to %key_mask_ub {predicate = "gt"}
 // TEST-NEXT:      tile.vsel %key_mask_ub, %masked_ub, %neg_inf_ub to %masked_ub
 // TEST-NEXT:      tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>} : memref<1x1x8x16xf32, "UB">
-// A coupled preset (310P) keeps the three kernels: Q·Kᵀ with its epilogue, softmax, ·V.
-// COUPLED:      tile.launch @fused_
-// COUPLED:      tile.launch @softmax_
-// COUPLED:      tile.launch @fused_
+// A coupled preset (310P): one in-core kernel (tiling/attention_coupled.py), a cube kernel
+// with vector ops and no cross-core flag. S and P·V reach UB by the fixpipe; P goes UB -> GM
+// (its region of the P workspace, one per (batch, head, Q block)) -> L1 by nd2nz. One
+// 32 x 32 block covers S = 20: no K loop.
+// COUPLED-NOT:  tile.kernel = "host"
+// COUPLED:      %p_workspace = tile.alloc : memref<1x4x32x32xf32, "GM">
+// COUPLED-NEXT: tile.launch @[[K:fused_[a-z_]+_[0-9]+]](%q, %k, %v, %scale, %mask, %r, %p_workspace)
+// COUPLED-NOT:  tile.launch
+// COUPLED:      func.func @[[K]]({{.*}}%p_workspace: memref<1x4x32x32xf32, "GM">) attributes {tile.kernel = "cube"
+// COUPLED-NOT:  tile.sync_block
+// COUPLED:        scf.for %b1 = %c0 to %c4 step %c1 {
+// COUPLED:          tile.mmad %q_l0a, %k_l0b, %s_l0c
+// COUPLED-NEXT:     tile.fixpipe %s_l0c to %s_ub[%c0, %c0, %c0, %c0] {layout = "nd"} : memref<2x2x16x16xf32, "L0C"> to memref<1x1x32x32xf32, "UB">
+// COUPLED:          tile.vreduce %masked_ub to %rowmax_ub {kind = "max", axes = array<i64: 3>}
+// COUPLED:          tile.copy %masked_ub[%c0, %c0, %c0, %c0] to %p_workspace[%c0, %b1, %c0, %c0]
+// COUPLED-NEXT:     tile.nd2nz %p_workspace[%c0, %b1, %c0, %c0] to %p_l1
+// COUPLED-NEXT:     tile.load2d %p_l1[%c0, %c0] to %p_l0a {mode = "swap"}
+// COUPLED-NEXT:     tile.mmad %p_l0a, %v_l0b, %pv_l0c
+// COUPLED-NEXT:     tile.fixpipe %pv_l0c to %pv_ub[%c0, %c0, %c0, %c0] {layout = "nd"}
+// COUPLED-NEXT:     tile.vadd %o_ub, %pv_ub to %o_ub
+// COUPLED:          tile.vdiv %o_ub, %sum_ub to %o_ub
+// COUPLED:          tile.copy %o_ub[%c0, %c0, %c0, %c0] to %r_out_view[%c0, %b1, %c0, %c0]
+// COUPLED-NOT:  tile.sync_block
+
+// The coupled preset with the test preset's buffer sizes: 16 x 16 blocks, ragged Q blocks
+// (rows 16-19 computed and never stored: P's region is padded to 32 rows) and a K / V loop
+// of two steps, the last ragged (the key mask, as on a decoupled preset); S of block j is
+// computed in step j.
+// SMALL-NOT:    tile.kernel = "host"
+// SMALL:        %p_workspace = tile.alloc : memref<1x4x32x16xf32, "GM">
+// SMALL:        scf.for %q_1 = %c0 to %c20 step %c16 {
+// SMALL:          scf.for %kv = %c0 to %c20 step %c16 {
+// SMALL-NEXT:       tile.nd2nz %k_view[%c0, %b1, %kv, %c0] to %k_l1
+// SMALL-NEXT:       tile.load2d %k_l1[%c0, %c0] to %k_l0b {mode = "copy"}
+// SMALL-NEXT:       tile.mmad %q_l0a, %k_l0b, %s_l0c
+// SMALL-NEXT:       tile.fixpipe %s_l0c to %s_ub[%c0, %c0, %c0, %c0] {layout = "nd"} : memref<1x1x16x16xf32, "L0C"> to memref<1x1x16x16xf32, "UB">
+// SMALL:            tile.copy %keys_view[%c0, %c0, %c0, %kv] to %key_probe_ub{{.*}} {pad = 0xfff0000000000000 : f64}
+// SMALL-NEXT:       tile.vcmp %key_probe_ub, %neg_inf_ub to %key_mask_ub {predicate = "gt"}
+// SMALL-NEXT:       tile.vsel %key_mask_ub, %masked_ub, %neg_inf_ub to %masked_ub
+// SMALL:            tile.copy %masked_ub[%c0, %c0, %c0, %c0] to %p_workspace[%c0, %b1, %q_1, %c0]
+// SMALL-NEXT:       tile.nd2nz %p_workspace[%c0, %b1, %q_1, %c0] to %p_l1

@@ -6,10 +6,8 @@
 // Face export). On a decoupled preset it is part of the flash kernel (tiling/attention.py,
 // attention_guard.py): each K step subtracts the safe row max (m_new where it is above
 // -inf, else 0) from the scores and the previous max, and O is divided by the row sum
-// with 0 replaced by 1; row tiles only. On a coupled preset the guard is the softmax
-// kernel's tail (tiling/norm_tail.py): `vcmp ne` of the tile with itself and `vsel` with
-// the constant 0 (loaded once, before the tile loops) before the store; three kernels,
-// not four.
+// with 0 replaced by 1; row tiles only. A coupled preset's in-core flash kernel
+// (tiling/attention_coupled.py) takes the same steps, in one cube kernel.
 func.func @guarded(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf32>, %v: !layout.tensor<1x20x48xf32>, %mask: !layout.tensor<1x1x1x20xf32>) -> !layout.tensor<1x20x48xf32> {
   %s = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
   %s2 = graph.constant dense<[1, 20, 48]> : !layout.tensor<3xi64>
@@ -50,14 +48,16 @@ func.func @guarded(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x48xf
 // CHECK-NEXT:    tile.vdiv %o_ub, %sum_ub to %o_ub
 
 // COUPLED-LABEL: func.func @guarded(
-// COUPLED:         tile.launch
-// COUPLED:         tile.launch @[[S:fused_softmax_is_nan_where_[0-9]+]](%masked, %zero, %g)
-// COUPLED:         tile.launch
+// COUPLED:         tile.launch @[[K:fused_[a-z_]+_[0-9]+]](
 // COUPLED-NOT:     tile.launch
-// COUPLED:       func.func @[[S]](
-// COUPLED:         tile.copy %zero[] to %zero_ub[]
-// COUPLED-NEXT:    scf.for
-// COUPLED:           tile.vdiv %out_ub, %red0_ub to %out_ub
-// COUPLED-NEXT:      tile.vcmp %out_ub, %out_ub to %nan_ub {predicate = "ne"}
-// COUPLED-NEXT:      tile.vsel %nan_ub, %zero_ub, %out_ub to %g_ub
-// COUPLED:           tile.copy %g_ub
+// COUPLED:       func.func @[[K]]({{.*}}tile.kernel = "cube"{{.*}}tile.ops = "{{.*}}graph.softmax,graph.is_nan,graph.where,layout.trans_data,graph.matmul{{.*}}"
+// COUPLED:         tile.vdup %guard_neg_inf_ub {value = 0xfff0000000000000 : f64}
+// COUPLED-NEXT:    tile.vdup %guard_fill_ub {value = 0.000000e+00 : f64}
+// COUPLED:         tile.fixpipe %s_l0c to %s_ub
+// COUPLED:         tile.vmax %max_ub, %rowmax_ub to %rowmax_ub
+// COUPLED-NEXT:    tile.vcmp %rowmax_ub, %guard_neg_inf_ub to %guard_mask_ub {predicate = "gt"}
+// COUPLED-NEXT:    tile.vsel %guard_mask_ub, %rowmax_ub, %guard_fill_ub to %safe_max_ub
+// COUPLED:         tile.vcmp %sum_ub, %guard_fill_ub to %guard_mask_ub {predicate = "eq"}
+// COUPLED-NEXT:    tile.vdup %safe_max_ub {value = 1.000000e+00 : f64}
+// COUPLED-NEXT:    tile.vsel %guard_mask_ub, %safe_max_ub, %sum_ub to %sum_ub
+// COUPLED-NEXT:    tile.vdiv %o_ub, %sum_ub to %o_ub

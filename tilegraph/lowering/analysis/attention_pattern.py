@@ -2,7 +2,8 @@
 flash-style kernel (:mod:`tilegraph.lowering.conversion.tiling.attention`) can run it.
 
 Shared by ``fuse-ops`` (which claims the three groups of today's sequence — Q·Kᵀ with its
-elementwise epilogue, the softmax, ·V — as one group on a decoupled preset) and by the
+elementwise epilogue, the softmax, ·V — as one group: the mix kernel on a decoupled
+preset, the in-core kernel of ``tiling/attention_coupled.py`` on a coupled one) and by the
 tiling strategy (which reads the same pattern out of the kernel body), so that both agree
 on what qualifies.
 
@@ -236,9 +237,10 @@ def shapes(pattern: AttentionPattern) -> tuple[tuple[int, ...], int, int, int] |
 
 
 def unqualified(pattern: AttentionPattern, hw: HardwareModel) -> str | None:
-    """Why the flash kernel does not take this pattern on ``hw`` (None: it does)."""
-    if hw.coupled:
-        return "a coupled preset (the AIC / AIV workspace hand-over is a decoupled core's)"
+    """Why the flash kernel does not take this pattern on ``hw`` (None: it does). Every
+    preset has one (decoupled: the mix kernel; coupled: the in-core kernel); the limits
+    are the pattern's (shapes, head dim, element types, the chain's ops)."""
+    del hw  # the same limits on every preset today
     found = shapes(pattern)
     if found is None:
         return "symbolic attention shapes"

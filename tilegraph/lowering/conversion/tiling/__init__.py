@@ -73,6 +73,7 @@ from tilegraph.lowering.conversion.tiling.attention import (
     emit_attention_kernel,
     is_attention_kernel,
 )
+from tilegraph.lowering.conversion.tiling.attention_coupled import emit_coupled_attention_kernel
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import emit_cube_kernel
 from tilegraph.lowering.conversion.tiling.elementwise import emit_vector_kernel
@@ -117,8 +118,9 @@ def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
         return ("cube", None) if reason is None else ("host", reason)
     if any(isinstance(op, (DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp)) for op in body.ops):
         return ("host", QUANTIZED_LSTM_HOST_REASON)
-    if is_attention_kernel(body):  # a claimed attention group: the flash mix kernel
-        reason = emit_attention_kernel(body, b)
+    if is_attention_kernel(body):  # a claimed attention group: the flash kernel
+        coupled = b.hw.coupled  # one in-core kernel, else the mix kernel
+        reason = (emit_coupled_attention_kernel if coupled else emit_attention_kernel)(body, b)
         return ("cube", None) if reason is None else ("host", reason)
     if _is_cube(body):
         reason = emit_cube_kernel(body, b)

@@ -160,8 +160,12 @@ def _fits(
     return all(n <= hw.capacity(scope) * share for scope, n in need.items())
 
 
-class _Attention:
-    """One attention kernel's plan and emission (the module docstring)."""
+class FlashAttention:
+    """One attention kernel's plan and emission (the module docstring): the decoupled
+    preset's mix kernel. A subclass changes the hand-overs between the cube and the
+    vector side (:meth:`_workspace`, :meth:`_start`, :meth:`_end`,
+    :meth:`_before_k_loop`, :meth:`_step`) and keeps the plan, the buffers, the chain and
+    the online softmax (:mod:`.attention_coupled`)."""
 
     def __init__(self, body: KernelBody, b: KernelBuilder, pattern: AttentionPattern):
         self.body, self.b, self.p = body, b, pattern
@@ -270,13 +274,41 @@ class _Attention:
 
     # ---- emission ----------------------------------------------------------------------
     def emit(self) -> None:
+        """The kernel: its buffers, the hand-overs' start, the loops over (batch, Q block)
+        and the hand-overs' end."""
+        self._workspace()
+        self._buffers()
+        self._start()
+        b = self.b
+        with ExitStack() as stack:
+            ivs = [
+                stack.enter_context(b.loop(n, 1, f"b{i}", True)) for i, n in enumerate(self.batch)
+            ]
+            qi = stack.enter_context(b.loop(self.sq, self.bq, "q", True))
+            self._q_block(ivs, qi)
+        self._end()
+        b.tiles = prod(self.batch) * -(-self.sq // self.bq)
+
+    def _workspace(self) -> None:
+        """The GM workspace of one core group's hand-overs (S's slots, P, P·V) and the mark
+        of an explicit mix kernel."""
+        nb = len(self.batch)
+        width = max(self.bk, self.dp)
+        ws_type = scoped_memref([O_REGION + 1, *([1] * (nb - 1)), self.bq, width], f32, "GM")
+        self.ws = add_workspace_argument(self.body.fn, ws_type)
+        self.body.fn.attributes[EXPLICIT_ATTR] = UnitAttr()
+
+    def _loads_per_step(self) -> int:
+        """The GM -> UB loads of one K step on the vector side: the scores, P·V (from the
+        workspace), the chain's inputs varying with the block and the key probe."""
+        chain = len(self.chain.input_tiles) - len(self.invariant)
+        return 2 + chain + bool(self.key_mask)
+
+    def _buffers(self) -> None:
+        """The on-chip buffers, the chain's tiles, the guard's and the key mask's."""
         b, hw = self.b, self.b.hw
         nb = len(self.batch)
         bq, bk, dp = self.bq, self.bk, self.dp
-        width = max(bk, dp)
-        ws_type = scoped_memref([O_REGION + 1, *([1] * (nb - 1)), bq, width], f32, "GM")
-        self.ws = add_workspace_argument(self.body.fn, ws_type)
-        self.body.fn.attributes[EXPLICIT_ATTR] = UnitAttr()
         cube = b.cube_element(self.element)
         fr = FRACTAL
         self.q_l1 = b.buffer([dp // fr, bq // fr, fr, fr], cube, "L1", "q_l1")
@@ -310,30 +342,31 @@ class _Attention:
         self.e = VectorEmitter(b, self.o, [])
         self.guard = NanGuard(b, self.e, row_tile) if self.p.guard else None
         self.key_mask = self._key_mask_buffers() if self.sk % bk else None
-        per_step = 2 + len(self.chain.input_tiles) - len(self.invariant) + bool(self.key_mask)
-        if WORKSPACE_SLOTS * per_step > EVENTS_PER_PAIR:  # the AIV's GM -> UB loads per step
+        if WORKSPACE_SLOTS * self._loads_per_step() > EVENTS_PER_PAIR:
             self.body.fn.attributes[KERNEL_SLOTS_ATTR] = IntegerAttr(1, i64)
-        zero = b.index(0)
-        self.sub_row = zero
+        self.sub_row = b.index(0)
         if r > 1:
             sub = b.hoist(SubBlockIdxOp()).results[0]
             sub.name_hint = "sub"
             self.sub_row = b.hoist(arith.MuliOp(sub, b.index(rows))).results[0]
+
+    def _start(self) -> None:
+        """Before the loops: the consumers' first "free" sets."""
         for slot in range(S_SLOTS):  # the AIV: the workspace regions it reads are free
             self._set("S_FREE", "MTE2", slot)
         self._set("O_FREE", "MTE2")
         self._set("P_FREE", "MTE2")  # the AIC: the region it reads P from is free
-        with ExitStack() as stack:
-            ivs = [
-                stack.enter_context(b.loop(n, 1, f"b{i}", True)) for i, n in enumerate(self.batch)
-            ]
-            qi = stack.enter_context(b.loop(self.sq, bq, "q", True))
-            self._q_block(ivs, qi)
+
+    def _end(self) -> None:
+        """After the loops: the producers wait for the consumers' last "free" sets."""
         for slot in range(S_SLOTS):  # the AIC drains the AIV's last "free" sets
             self._wait("S_FREE", "FIX", slot)
         self._wait("O_FREE", "FIX")
         self._wait("P_FREE", "MTE3")  # and the AIV the AIC's
-        b.tiles = prod(self.batch) * -(-self.sq // bq)
+
+    def _before_k_loop(self, ivs: list[SSAValue]) -> None:
+        """The cube starts one K block ahead: S of the first block."""
+        self._scores(ivs, self.b.index(0), 0)
 
     def _same_for_every_block(self, value: SSAValue) -> bool:
         """A chain input whose tile does not depend on the query rows or the keys."""
@@ -412,7 +445,7 @@ class _Attention:
         at = [*ivs, b.add_index(qi, self.sub_row), zero]
         for v in self.invariant:  # the same tile for every K block: loaded once
             self.chain.load(b, v, at)
-        self._scores(ivs, zero, 0)  # the cube starts one K block ahead
+        self._before_k_loop(ivs)
         with b.loop(self.sk, self.bk, "kv") as j:
             self._step(ivs, qi, j)
         total = self.l if self.guard is None else self.guard.safe_sum(self.l)
@@ -497,33 +530,15 @@ class _Attention:
                 self._scores(ivs, following, self._s_slot(following))
         self._v_operand(ivs, j)
         # AIV: the scores of its rows, the chain, the online softmax
-        s_ub, chain = self.s_ub, self.chain
+        s_ub = self.s_ub
         slot = self._s_slot(j)
         region = S_REGION + slot if isinstance(slot, int) else slot
         self._wait("S_READY", "MTE2", slot)
         rows_at = [*self._region(region), self.sub_row, zero]
         b.add(CopyOp(self.ws, rows_at, s_ub, [zero] * len(rows_at)))
         self._set("S_FREE", "MTE2", slot)
-        at = [*ivs, b.add_index(qi, self.sub_row), j]
-        for v in chain.input_tiles:
-            if v not in self.invariant:
-                chain.load(b, v, at)
-        x = self._chain(s_ub)
-        if self.key_mask is not None:
-            self._mask_keys(x, j)
-        last = len(memref_shape(x)) - 1
-        vreduce(b, "max", x, self.part, [last])
-        e.binary("vmax", self.m, self.part, self.part)  # m_new
-        shift = self.part if self.guard is None else self.guard.safe_max(self.part)
-        e.binary("vsub", self.m, shift, self.m)
-        e.unary("vexp", self.m, self.m)  # exp(m_old - m_new) <= 1
-        e.binary("vmul", self.l, self.m, self.l)
-        e.binary("vmul", self.o, self.m, self.o)
-        e.binary("vsub", x, shift, x)
-        e.unary("vexp", x, x)
-        vreduce(b, "sum", x, self.rs, [last])
-        e.binary("vadd", self.l, self.rs, self.l)
-        e.unary("vcopy", self.part, self.m)
+        x = self._masked_scores(s_ub, ivs, qi, j)
+        self._online_softmax(x)
         self._wait("P_FREE", "MTE3")
         p_at = [*self._region(P_REGION), self.sub_row, zero]
         b.add(CopyOp(x, [zero] * len(p_at), self.ws, p_at))
@@ -544,18 +559,54 @@ class _Attention:
         self._set("O_FREE", "MTE2")
         e.binary("vadd", self.o, self.pv, self.o)
 
+    def _masked_scores(
+        self, s_ub: SSAValue, ivs: list[SSAValue], qi: SSAValue, j: SSAValue
+    ) -> SSAValue:
+        """The vector side's scores tile of the block at key ``j`` (in ``s_ub``) through
+        the chain and the key mask of a ragged last block: the online softmax's input."""
+        b, chain = self.b, self.chain
+        at = [*ivs, b.add_index(qi, self.sub_row), j]
+        for v in chain.input_tiles:
+            if v not in self.invariant:
+                chain.load(b, v, at)
+        x = self._chain(s_ub)
+        if self.key_mask is not None:
+            self._mask_keys(x, j)
+        return x
+
+    def _online_softmax(self, x: SSAValue) -> None:
+        """One step of the online softmax on the scores tile ``x``: the running max,
+        the rescale of the sum and of O, and ``x`` becomes P = exp(x - m_new)."""
+        b, e = self.b, self.e
+        last = len(memref_shape(x)) - 1
+        vreduce(b, "max", x, self.part, [last])
+        e.binary("vmax", self.m, self.part, self.part)  # m_new
+        shift = self.part if self.guard is None else self.guard.safe_max(self.part)
+        e.binary("vsub", self.m, shift, self.m)
+        e.unary("vexp", self.m, self.m)  # exp(m_old - m_new) <= 1
+        e.binary("vmul", self.l, self.m, self.l)
+        e.binary("vmul", self.o, self.m, self.o)
+        e.binary("vsub", x, shift, x)
+        e.unary("vexp", x, x)
+        vreduce(b, "sum", x, self.rs, [last])
+        e.binary("vadd", self.l, self.rs, self.l)
+        e.unary("vcopy", self.part, self.m)
+
 
 def is_attention_kernel(body: KernelBody) -> bool:
     """The kernel body is a claimed attention group (two matmuls around a softmax)."""
     return attention_in(body.ops) is not None
 
 
-def emit_attention_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """Tile an attention group as the flash kernel; why it cannot (None when emitted)."""
+def emit_attention_kernel(
+    body: KernelBody, b: KernelBuilder, kind: type[FlashAttention] | None = None
+) -> str | None:
+    """Tile an attention group as the flash kernel of ``kind`` (None: the decoupled mix
+    kernel); why it cannot (None when emitted)."""
     pattern = attention_in(body.ops)
     if pattern is None:
         return "no attention pattern"
-    kernel = _Attention(body, b, pattern)
+    kernel = (kind or FlashAttention)(body, b, pattern)
     reason = kernel.plan()
     if reason is not None or b.dry_run:
         return reason

@@ -1,0 +1,121 @@
+"""The coupled flash kernel (``tiling/attention_coupled.py``): on ascend310p the attention
+is one in-core kernel (a cube kernel with vector ops: S and P·V by the fixpipe into UB, P
+through its GM workspace back into L1), not Q·Kᵀ, the softmax and ·V apart.
+
+Checked against the graph level on both executors with NaN in every padding lane, on the
+310P preset and on :data:`SMALL_COUPLED` (the 310P with the ``test`` preset's small
+buffers: 16 x 16 blocks, several K / V steps with a ragged last one, ragged Q blocks);
+fp32 and fp16; additive masks, GPT-2's causal where, T5's bias; and lowered in full
+(``split-cores`` over several cores, ``inject-sync``, the pipe-queue checker) on both
+executors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.lowering.test_flash_attention import (
+    CASES,
+    F16_ATOL,
+    F16_RTOL,
+    NAN,
+    _attention,
+    _flash_kernels,
+)
+from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
+from tilegraph.cost_model.kernel_report import kernel_report
+from tilegraph.dialects.tile import (
+    CopyOp,
+    FixpipeOp,
+    Nd2NzOp,
+    SyncBlockSetOp,
+    memref_shape,
+    scope_of,
+)
+from tilegraph.passes.context import make_context
+from tilegraph.passes.pipelines import lowering_pipeline, option_value, run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.runtime import run_reference
+from tilegraph.runtime.tiles import run_tiles
+
+SMALL_COUPLED = "ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"
+"""A coupled preset whose buffers take 16 x 16 blocks only (the ``test`` preset's sizes)."""
+PLATFORMS = {"310p": "ascend310p", "small": SMALL_COUPLED}
+
+
+def _levels(case: str, platform: str, dtype: type[np.generic] = np.float32):
+    module, inputs = _attention(*CASES[case], dtype=dtype)
+    with collecting_statistics() as stats:
+        levels = run_levels(module, inputs, option_value(PLATFORMS[platform]), pad_value=NAN)
+    return levels, stats.as_dict()["fuse-ops"]
+
+
+def _one_coupled_kernel(levels) -> None:
+    kernels = levels.tiled_kernels
+    assert all(k.unit != "host" for k in kernels), [(k.name, k.reason) for k in kernels]
+    flash = _flash_kernels(levels)
+    assert len(kernels) == 1 and flash and flash[0].unit == "cube", [
+        (k.name, k.unit, k.ops) for k in kernels
+    ]
+
+
+@pytest.mark.parametrize(
+    ("platform", "case"),
+    [(p, c) for p in sorted(PLATFORMS) for c in sorted(CASES) if (p, c) != ("small", "pse")],
+)  # the small buffers split pse's epilogue as the test preset's do (SMALL_UB_KEPT)
+def test_coupled_flash_attention_nan_padding(platform: str, case: str):
+    """One in-core kernel runs the whole attention; both executors match the graph with
+    NaN in every padding lane (ragged Sq / Sk / D, cross attention, masks, T5's bias)."""
+    levels, fuse = _levels(case, platform)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    _one_coupled_kernel(levels)
+    assert fuse["attention-claimed"] == 1
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+@pytest.mark.parametrize("case", ["ragged", "causal", "long", "t5"])
+def test_coupled_f16_attention(platform: str, case: str):
+    """fp16: the chain in fp16, the softmax and O in fp32, O rounded once."""
+    levels, _ = _levels(case, platform, np.float16)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=F16_RTOL, atol=F16_ATOL)
+    _one_coupled_kernel(levels)
+
+
+def test_the_kernel_is_in_core():
+    """No cross-core flag and no mix split: S and P·V reach UB by the fixpipe, P goes UB
+    -> GM -> L1 through a workspace of one region per (batch, head, Q block)."""
+    levels, _ = _levels("long", "small")
+    ops = [op for op in levels.module.walk()]
+    assert not any(isinstance(op, SyncBlockSetOp) for op in ops)
+    fixpipes = [op for op in ops if isinstance(op, FixpipeOp)]
+    assert len(fixpipes) == 2 and all(scope_of(op.dst) == "UB" for op in fixpipes)
+    stores = [op for op in ops if isinstance(op, CopyOp) and scope_of(op.src) == "UB"]
+    (p_store,) = [op for op in stores if op.dst.name_hint == "p_workspace"]
+    (p_load,) = [op for op in ops if isinstance(op, Nd2NzOp) and op.src is p_store.dst]
+    assert scope_of(p_load.dst) == "L1"
+    batch, sq, _, heads, _, _ = CASES["long"]
+    # [B, H, Sq rounded up to the 16-row Q block, 16 keys]
+    assert memref_shape(p_store.dst) == (batch, heads, 48, 16)
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+@pytest.mark.parametrize("case", ["cross", "causal", "long"])
+def test_coupled_flash_attention_lowered_in_full(platform: str, case: str):
+    """The whole lowering (``split-cores`` over several cores, ``inject-sync``, the
+    pipe-queue checker): one cube kernel on more than one core, both executors match the
+    graph with NaN in the padding lanes."""
+    module, inputs = _attention(*CASES[case])
+    target = f"set-target{{platform={option_value(PLATFORMS[platform])}}},O2"
+    run_pipeline(target, make_context(), module)
+    reference = run_reference(module, inputs, pad_value=NAN)
+    with collecting_statistics() as stats:
+        run_pipeline(lowering_pipeline(), make_context(), module)
+    (kernel,) = kernel_report(module)
+    assert kernel.unit == "cube" and "graph.softmax" in kernel.ops
+    assert stats.as_dict()["split-cores"]["blocks"] > 1
+    for executor in ("interpret", "fast"):
+        (got,) = run_tiles(module, inputs, executor=executor, pad_value=NAN)
+        np.testing.assert_allclose(got, reference[0], rtol=1e-4, atol=1e-5, err_msg=executor)
