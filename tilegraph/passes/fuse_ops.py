@@ -137,8 +137,9 @@ Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``
 ``scalar-programs-cloned``, ``views-absorbed``, ``input-views-absorbed``, ``score-bias-split``,
 ``bias-gathers-joined``, and the attention, rotary and several-output claims' (below).
 
-**Attention** (decoupled presets): Q·Kᵀ's group, the softmax and ·V's group are claimed as
-one group when the flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
+**Attention** (every preset: the mix kernel on a decoupled one, the in-core kernel on a
+coupled one): Q·Kᵀ's group, the softmax and ·V's group are claimed as one group when the
+flash kernel takes them (:mod:`tilegraph.passes.fuse_attention`:
 ``attention-claimed``, else ``attention-kept.<reason>``). An attention whose score chain
 grew into one group with the computation of its bias (DeBERTa-v2's position terms' sum) has
 that group split first, the chain joining Q·Kᵀ's group

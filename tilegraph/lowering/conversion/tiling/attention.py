@@ -254,12 +254,11 @@ class FlashAttention:
         k_sizes = [s for s in BLOCKS if s <= _pad(self.sk)] or [FRACTAL]
         default = None
         for share in (0.5, 1.0):
-            for bq in q_sizes:
-                for bk in k_sizes:
-                    if default is None and _fits(
-                        b, cube, bq, bk, dp, self._ub_bytes(bq, bk, dp), share
-                    ):
-                        default = (bq, bk)
+            for bq, bk in self._block_order(q_sizes, k_sizes):
+                if default is None and _fits(
+                    b, cube, bq, bk, dp, self._ub_bytes(bq, bk, dp), share
+                ):
+                    default = (bq, bk)
         bq0, bk0 = default or (q_sizes[-1], k_sizes[-1])
         self.bq = b.choose_int(
             "attention.block_q", q_sizes, bq0, "query rows per block (split over the cores)"
@@ -271,6 +270,11 @@ class FlashAttention:
                 f"attention blocks {self.bq}x{self.bk} (D {self.d}) do not fit the on-chip buffers"
             )
         return None
+
+    def _block_order(self, q_sizes: list[int], k_sizes: list[int]) -> list[tuple[int, int]]:
+        """The (Bq, Bk) pairs in the order the default is sought (the first that fits
+        half of each buffer): the largest Q block first (fewer loads of K and V)."""
+        return [(bq, bk) for bq in q_sizes for bk in k_sizes]
 
     # ---- emission ----------------------------------------------------------------------
     def emit(self) -> None:

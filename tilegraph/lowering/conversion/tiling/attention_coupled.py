@@ -65,6 +65,12 @@ from tilegraph.lowering.conversion.tiling.mix import add_workspace_argument
 class CoupledFlashAttention(FlashAttention):
     """The flash kernel on one coupled core (module docstring)."""
 
+    def _block_order(self, q_sizes: list[int], k_sizes: list[int]) -> list[tuple[int, int]]:
+        """The largest K block first: the one vector unit of the core does each step's
+        row work (two cross-lane reductions per row, the row statistics) for ``Bk`` keys,
+        so a wider step costs less per key; ``Bq`` only shares the Q load."""
+        return [(bq, bk) for bk in k_sizes for bq in q_sizes]
+
     def _workspace(self) -> None:
         """P's GM workspace: a region of ``Bq x Bk`` per (batch, head, Q block)."""
         rows = -(-self.sq // self.bq) * self.bq
