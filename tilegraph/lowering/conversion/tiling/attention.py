@@ -41,10 +41,10 @@ The last K block may be ragged (``Sk % Bk`` keys). It runs the same loop body (a
 step would double the MTE2 -> MTE1 events of the K / V / P loads past the 8 a pipe pair
 has): the AIV sets the scores of keys past ``Sk`` to -inf before the row's max, through a
 key mask made each step by loading the first element of each key row of K with -inf as
-the padding (``tile.copy`` pads lanes past the tensor) and comparing it with -inf. So P is
-0 there, and V's rows past ``Sk`` are zeros (``nd2nz`` pads): no padding lane enters a
-row's max, sum or P·V. Query rows past ``Sq`` (a ragged Q block) are computed
-and never stored. Q, K and V are read as the matmuls read them (their head-split views,
+the padding (``tile.copy`` pads lanes past the tensor) and comparing it with -inf
+(:mod:`.attention_keys`). So P is 0 there, and V's rows past ``Sk`` are zeros (``nd2nz``
+pads): no padding lane enters a row's max, sum or P·V. Query rows past ``Sq`` (a ragged
+Q block) are computed and never stored. Q, K and V are read as the matmuls read them (their head-split views,
 :mod:`.matmul_views`): no kernel moves their bytes.
 
 ``multi-buffer`` gives the loads of a step two slots each (one event per slot between the
@@ -77,7 +77,7 @@ from contextlib import ExitStack
 from math import inf, prod
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr, UnitAttr, f32, i1, i64
+from xdsl.dialects.builtin import IntegerAttr, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.layout import TransDataOp
@@ -93,9 +93,8 @@ from tilegraph.dialects.tile import (
     memref_shape,
     scoped_memref,
 )
-from tilegraph.dialects.tile.base import element_bytes, memref_strides
+from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.dialects.tile.sync import EVENTS_PER_PAIR
-from tilegraph.dialects.tile.workspace import gm_base
 from tilegraph.lowering.analysis.attention_pattern import (
     AttentionPattern,
     attention_in,
@@ -104,9 +103,9 @@ from tilegraph.lowering.analysis.attention_pattern import (
 )
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.analysis.kernel_attrs import KERNEL_SLOTS_ATTR
-from tilegraph.lowering.analysis.operand_views import StridedView
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.attention_guard import NanGuard, guard_ub_bytes
+from tilegraph.lowering.conversion.tiling.attention_keys import KeyMask, key_mask_ub_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.cube import FRACTAL
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask, store
@@ -239,12 +238,9 @@ class FlashAttention:
         narrow = element_bytes(self.element)
         if self.narrow:  # the scores rounded to the graph's type, O rounded for its store
             own += [rows * bk * narrow, rows * dp * narrow]
-        if self.sk % bk:  # the key mask of a ragged last block: probe, -inf, i1 mask
-            own += [bk * narrow, bk * 4, bk // 4]
-            if self.narrow:  # -inf in K's type for the probe's comparison
-                own.append(bk * narrow)
+        keys = key_mask_ub_bytes(hw, bk, self.element) if self.sk % bk else 0
         guard = guard_ub_bytes(hw, rows) if self.p.guard else 0
-        return chain + guard + sum(aligned_bytes(hw, "UB", n) for n in own)
+        return chain + guard + keys + sum(aligned_bytes(hw, "UB", n) for n in own)
 
     def _blocks(self) -> str | None:
         b = self.b
@@ -345,7 +341,9 @@ class FlashAttention:
         ]  # a scale, a scalar fill value: loaded once per Q block (fewer events per step)
         self.e = VectorEmitter(b, self.o, [])
         self.guard = NanGuard(b, self.e, row_tile) if self.p.guard else None
-        self.key_mask = self._key_mask_buffers() if self.sk % bk else None
+        self.key_mask = (
+            KeyMask(b, self.e, self.k, nb, self.sk, bk, self.element) if self.sk % bk else None
+        )
         if WORKSPACE_SLOTS * self._loads_per_step() > EVENTS_PER_PAIR:
             self.body.fn.attributes[KERNEL_SLOTS_ATTR] = IntegerAttr(1, i64)
         self.sub_row = b.index(0)
@@ -378,34 +376,6 @@ class FlashAttention:
         assert arg is not None
         mask = broadcast_mask(memref_shape(arg), self.chain.out_shape)
         return mask is not None and all(mask[-2:])
-
-    def _key_mask_buffers(self) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue, SSAValue]:
-        """(a view of K's first element of each key, its UB probe, a -inf row of K's type
-        and one in fp32, the i1 key mask): the last K block is ragged, and its lanes past
-        ``Sk`` must not enter a row's max or sum."""
-        b, k = self.b, self.k
-        nb = len(self.batch)
-        keys = memref_strides(k.arg)[-2 if k.transposed else -1]
-        shape = (*([1] * (nb + 1)), self.sk)
-        view = view_of(b, gm_base(k.arg), StridedView(shape, (keys,) * len(shape)))
-        view.name_hint = "keys_view"
-        row = [*([1] * (nb + 1)), self.bk]
-        probe = b.buffer(row, self.element, "UB", "key_probe_ub")
-        low = b.buffer(row, f32, "UB", "neg_inf_ub")
-        low_k = b.buffer(row, self.element, "UB", "key_neg_inf_ub") if self.narrow else low
-        mask = b.buffer(row, i1, "UB", "key_mask_ub")
-        return view, probe, low_k, low, mask
-
-    def _mask_keys(self, x: SSAValue, j: SSAValue) -> None:
-        """Lanes of ``x`` past the last key to -inf: K's probe, loaded with -inf past
-        ``Sk``, compared with -inf gives the mask of the keys that exist."""
-        assert self.key_mask is not None
-        view, probe, low_k, low, mask = self.key_mask
-        zero = self.b.index(0)
-        at = [zero] * (len(memref_shape(view)) - 1)
-        self.b.add(CopyOp(view, [*at, j], probe, [zero] * len(memref_shape(probe)), -inf))
-        self.e.compare("gt", probe, low_k, mask)
-        self.e.select(mask, x, low, x)
 
     def _b_l1(self, op: MatmulOperand, k: int, n: int) -> list[int]:
         """L1 shape of a right operand (K x N): ZN when it is held (N, K), else NZ."""
@@ -443,9 +413,7 @@ class FlashAttention:
         if self.guard is not None:
             self.guard.start()
         if self.key_mask is not None:
-            self.e.fill(self.key_mask[3], -inf)
-            if self.narrow:
-                self.e.fill(self.key_mask[2], -inf)
+            self.key_mask.start()
         at = [*ivs, b.add_index(qi, self.sub_row), zero]
         for v in self.invariant:  # the same tile for every K block: loaded once
             self.chain.load(b, v, at)
@@ -575,7 +543,7 @@ class FlashAttention:
                 chain.load(b, v, at)
         x = self._chain(s_ub)
         if self.key_mask is not None:
-            self._mask_keys(x, j)
+            self.key_mask.apply(x, j)
         return x
 
     def _online_softmax(self, x: SSAValue) -> None:
