@@ -44,8 +44,8 @@ key mask made each step by loading the first element of each key row of K with -
 the padding (``tile.copy`` pads lanes past the tensor) and comparing it with -inf
 (:mod:`.attention_keys`). So P is 0 there, and V's rows past ``Sk`` are zeros (``nd2nz``
 pads): no padding lane enters a row's max, sum or P·V. Query rows past ``Sq`` (a ragged
-Q block) are computed and never stored. Q, K and V are read as the matmuls read them (their head-split views,
-:mod:`.matmul_views`): no kernel moves their bytes.
+Q block) are computed and never stored. Q, K and V are read as the matmuls read them
+(their head-split views, :mod:`.matmul_views`): no kernel moves their bytes.
 
 ``multi-buffer`` gives the loads of a step two slots each (one event per slot between the
 pipes); a kernel whose AIV would load more than four tiles per step (the scores, P·V, two
