@@ -6,8 +6,8 @@
 // by unsqueeze -> expand -> reshape. The repeat is a view with a grouped head dim
 // (operand_views.StridedView.groups): K and V are viewed as their 2 stored heads and the
 // DMAs read head h // 2, so no kernel expands them and the expand's shape is no argument.
-// On ascend910b the flash kernel reads both; on ascend310p (coupled) Q·Kᵀ's and ·V's
-// cube kernels do.
+// The flash kernel reads both: the mix kernel on ascend910b, the in-core kernel on
+// ascend310p (coupled, tiling/attention_coupled.py).
 func.func @gqa(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x24xf32>, %v: !layout.tensor<1x20x24xf32>) -> !layout.tensor<1x20x48xf32> {
   %s4 = graph.constant dense<[1, 20, 4, 12]> : !layout.tensor<4xi64>
   %s2 = graph.constant dense<[1, 20, 2, 12]> : !layout.tensor<4xi64>
@@ -51,17 +51,13 @@ func.func @gqa(%q: !layout.tensor<1x20x48xf32>, %k: !layout.tensor<1x20x24xf32>,
 // CHECK-NEXT:      tile.nd2nz %v_view[%c0, %[[G1]], %c0, %c0] to %v_l1
 
 // COUPLED-LABEL: func.func @gqa(
-// COUPLED:         tile.launch @[[QK:fused_[a-z_]+_[0-9]+]](%q, %k, %scale, %scaled)
-// COUPLED-NEXT:    tile.alloc
-// COUPLED-NEXT:    tile.launch @softmax_{{[0-9]+}}(%scaled, %p)
-// COUPLED-NEXT:    tile.alloc
-// COUPLED-NEXT:    tile.launch @[[PV:fused_[a-z_]+_[0-9]+]](%v, %p, %r)
+// COUPLED:         tile.launch @[[K:fused_[a-z_]+_[0-9]+]](%q, %k, %v, %scale, %r, %p_workspace)
 // COUPLED-NOT:     tile.launch
-// COUPLED:       func.func @[[QK]](
+// COUPLED:       func.func @[[K]](
 // COUPLED:         %k_view = tile.strided_view %k : memref<1x20x24xf32, "GM"> to memref<1x2x20x12xf32, strided<[48, 12, 24, 1]>, "GM">
-// COUPLED:         %[[G:group]] = arith.divui %b1, %c2 : index
-// COUPLED-NEXT:    tile.nd2nz %k_view[%c0, %[[G]], %c0, %c0]
-// COUPLED:       func.func @[[PV]](
-// COUPLED:         %v_view = tile.strided_view %v : memref<1x20x24xf32, "GM"> to memref<1x2x20x12xf32, strided<[48, 12, 24, 1]>, "GM">
-// COUPLED:         %[[G:group]] = arith.divui %b1, %c2 : index
-// COUPLED-NEXT:    tile.nd2nz %v_view[%c0, %[[G]], %c0, %c0]
+// COUPLED-NEXT:    %v_view = tile.strided_view %v : memref<1x20x24xf32, "GM"> to memref<1x2x20x12xf32, strided<[48, 12, 24, 1]>, "GM">
+// COUPLED:         scf.for %[[H:b1]] = %c0 to %c4 step %c1 {
+// COUPLED:           %[[G:group]] = arith.divui %[[H]], %c2 : index
+// COUPLED-NEXT:      tile.nd2nz %k_view[%c0, %[[G]], %c0, %c0] to %k_l1
+// COUPLED:           %[[G1:group_[0-9]+]] = arith.divui %[[H]], %c2 : index
+// COUPLED-NEXT:      tile.nd2nz %v_view[%c0, %[[G1]], %c0, %c0] to %v_l1
