@@ -35,7 +35,7 @@ from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_v
 from tilegraph.dialects.tile.fixpipe import FixpipeOp
 from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.dialects.tile.registry import OpClassRegistry
-from tilegraph.dialects.tile.scalar import GetValueOp
+from tilegraph.dialects.tile.scalar import GetValueOp, ScatterRowsOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_axis import (
     ArangeOp,
@@ -117,6 +117,18 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
     if scope_of(op.buffer) == "GM":
         return SCALAR_READ_CYCLES + hw.gm_read_latency_cycles
     return SCALAR_READ_CYCLES
+
+
+@tile_cost(ScatterRowsOp)
+def scatter_rows(op: ScatterRowsOp, hw: HardwareModel) -> int:
+    """Per tuple its ``K`` components read (:data:`SCALAR_READ_CYCLES` each, with the
+    wrap) and the block test; per element of its row (every tuple's, as a bound on those in
+    the block) the update read and the element written, the destination read too with a
+    reduction — the scalar loop ``tile.vput`` runs on a core without a vector scatter."""
+    tuples, width = memref_shape(op.indices)
+    moves = tuples * memref_shape(op.src)[1]
+    per_move = (2 if op.reduce is not None else 1) * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES
+    return tuples * width * SCALAR_READ_CYCLES + moves * per_move
 
 
 # ---- data movement -------------------------------------------------------------------

@@ -69,6 +69,7 @@ from tilegraph.lowering.conversion.tiling.gather import (
     tile_row_loop,
     tuple_row,
 )
+from tilegraph.lowering.conversion.tiling.scatter_ub import emit_ub_scatter
 
 COMBINE = {"add": "vadd", "mul": "vmul", "max": "vmax", "min": "vmin"}
 """The vector op each ``reduction`` combines an output slice and its update with."""
@@ -142,6 +143,11 @@ def emit_scatter_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if reduction != "none" and str(element) not in REDUCIBLE:
         return f"a scatter_nd {reduction} on {element}"
     eb, ib = element_bytes(element), element_bytes(index_type.element_type)
+    if inner * eb < DMA_BLOCK_BYTES:  # a DMA per slice would move a few bytes: through UB
+        operands = (data, indices, updates, out)
+        args = (shape, width, count, element, index_type.element_type, reduction)
+        if emit_ub_scatter(b, operands, *args) is None:
+            return None
     # add / max / min of a type the DMA combines: stored atomically, nothing loaded back
     atomic = reduction in CopyFlatOp.ATOMIC_KINDS and str(element) in b.hw.dma_atomic_types
     loads_output = reduction != "none" and not atomic
