@@ -121,14 +121,17 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
 
 @tile_cost(ScatterRowsOp)
 def scatter_rows(op: ScatterRowsOp, hw: HardwareModel) -> int:
-    """Per tuple its ``K`` components read (:data:`SCALAR_READ_CYCLES` each, with the
-    wrap) and the block test; per element of its row (every tuple's, as a bound on those in
-    the block) the update read and the element written, the destination read too with a
-    reduction — the scalar loop ``tile.vput`` runs on a core without a vector scatter."""
+    """Per tuple its ``K`` components read (:data:`SCALAR_READ_CYCLES` each, with the wrap
+    and the block test); per element written the update read and the element stored, the
+    destination read too with a reduction — the scalar loop ``tile.vput`` runs on a core
+    without a vector scatter. Which tuples fall in the block is known only when it runs:
+    the block's share of the output's rows is charged (tuples spread evenly, an
+    assumption; exact for a mask's ``index_put``, whose tuples name each row once)."""
     tuples, width = memref_shape(op.indices)
-    moves = tuples * memref_shape(op.src)[1]
+    block, inner = memref_shape(op.dst)
+    written = -(-tuples * min(block, prod(op.depth_sizes)) // prod(op.depth_sizes))
     per_move = (2 if op.reduce is not None else 1) * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES
-    return tuples * width * SCALAR_READ_CYCLES + moves * per_move
+    return tuples * width * SCALAR_READ_CYCLES + written * inner * per_move
 
 
 # ---- data movement -------------------------------------------------------------------
