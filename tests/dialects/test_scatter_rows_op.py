@@ -21,9 +21,8 @@ TUPLES = np.array([[0, 1], [1, -1], [2, 0], [0, 1], [-3, 2]], np.int64)
 def _scatter(block: int, base: int, reduction: str | None) -> np.ndarray:
     """The block of ``block`` rows at row ``base`` of ``arange(12) * 10`` after the tuples
     with updates 1..5."""
-    op = ScatterRowsOp(buf((5, 1)), buf((5, 2), dtype=i64), buf((block, 1)), idx()[0], (3, 4))
-    if reduction is not None:
-        op = ScatterRowsOp(*op.operands, (3, 4), reduction)
+    src, tuples, dst = buf((5, 1)), buf((5, 2), dtype=i64), buf((block, 1))
+    op = ScatterRowsOp(src, tuples, dst, idx()[0], (3, 4), reduction)
     op.verify()
     dst = (np.arange(base, base + block, dtype=np.float32) * 10).reshape(block, 1)
     updates = np.arange(1, 6, dtype=np.float32).reshape(5, 1)
@@ -71,12 +70,8 @@ def test_the_cost_reads_every_tuple_and_writes_the_blocks_share():
     hw = hardware_preset("ascend910b")
 
     def cost(block: int, reduction: str | None) -> int:
-        op = ScatterRowsOp(
-            buf((100, 1)), buf((100, 3), dtype=i64), buf((block, 1)), idx()[0], (10, 10, 10)
-        )
-        if reduction is not None:
-            op = ScatterRowsOp(*op.operands, (10, 10, 10), reduction)
-        return cost_of(op, hw)
+        src, tuples, dst = buf((100, 1)), buf((100, 3), dtype=i64), buf((block, 1))
+        return cost_of(ScatterRowsOp(src, tuples, dst, idx()[0], (10, 10, 10), reduction), hw)
 
     scan = 100 * 3 * SCALAR_READ_CYCLES
     move = SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES

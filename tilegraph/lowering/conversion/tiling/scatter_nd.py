@@ -33,11 +33,18 @@ address is 32-byte aligned) and ``T`` of them fitting their share of UB — come
 per index tile (a tile's updates are contiguous in GM); others one by one, in chunks ``S``
 that divide a slice larger than its share of UB.
 
+Slices under a DMA block (``inner`` elements of fewer than 32 bytes: one element for a
+full-index ``index_put``) do not take this path: they go through UB-resident blocks of the
+output, the blocks over the cores (:mod:`.scatter_ub`); this kernel is their fallback
+when not even a block of one row fits.
+
 Order: the tuples are applied one after the other on one core, so among equal tuples the
 last update wins (``none``) and a reduction combines them in row-major order — numpy's
 order and the graph level's (and onnxruntime's); ONNX leaves duplicates undefined for
-``none``. That is why nothing is split over the cores: a slice could be written by any
-tuple. The stores queue on MTE3 behind the data's copy and each other, in order; where a
+``none``. A slice could be written by any tuple, and a core owning a part of the output
+would have to read every tuple to find its own (:mod:`.scatter_ub` does, where the
+scan is cheap next to a DMA per slice); here, with a DMA per slice whichever core issues
+it, one core applies them all. The stores queue on MTE3 behind the data's copy and each other, in order; where a
 slice is loaded back, ``inject-sync`` orders each store to the output before the next load
 of it (an MTE3 -> MTE2 flag on the output buffer): a GM round trip per tuple. A negative
 index counts from the end; one outside ``[-d_k, d_k)`` is an ``IndexError`` of the
