@@ -39,8 +39,9 @@ def get_value(op: GetValueOp) -> Kernel:
 
 
 COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-"""Reductions applied unbuffered (``ufunc.at``): equal positions one after the other, in
-order — the graph level's (and a scalar loop's) order, so float sums round alike."""
+"""The reductions of ``tile.scatter_rows`` and ``tile.vput``, applied unbuffered
+(``ufunc.at``): equal positions one after the other, in order — the graph level's (and a
+scalar loop's) order, so float sums round alike."""
 
 
 @tile_kernel(ScatterRowsOp)
