@@ -119,6 +119,20 @@ def test_short_slices_in_blocks_with_a_ragged_tuple_tile(reduction: str):
     assert runs == kernel.tiles * (310 // sizes[1] + 1)
 
 
+@pytest.mark.parametrize(("rows", "through_ub"), [(40, True), (100, False)])
+def test_many_blocks_a_core_keep_the_dma_per_slice(rows: int, through_ub: bool):
+    """A 4 KiB UB on the ``test`` preset's 4 cores: blocks of 256 one-element rows. [40, 30]
+    is 5 blocks, 2 on the busiest core, each rereading every tuple's 2 components: under the
+    slice DMAs' cost per tuple. [100, 30] is 12 blocks, 3 a core: over it, so the slices go
+    by DMA (scalar reads and copies per tuple), both exact."""
+    g = Graph()
+    module = g.b.build(scatter([rows, 30], [40], 2, "none")(g))
+    levels = run_levels(module, g.arrays, '"test:ub=4KiB"', pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    assert ("tile.scatter_rows" in levels.counters.ops) is through_ub
+    assert ("tile.get_value" in levels.counters.ops) is not through_ub
+
+
 @pytest.mark.parametrize(("platform", "atomic"), [("test", True), ("ascend310p", False)])
 def test_an_int32_add_is_atomic_where_the_dma_adds_int32(platform: str, atomic: bool):
     """Atlas A2 / A3's DMA adds int32 atomically (the ``test`` preset models that core);

@@ -35,7 +35,11 @@ element moves and the block's DMAs are what the cores share. Order is kept per e
 one core owns each row and applies its tuples in order.
 
 Chosen by :mod:`.scatter_nd` for slices under a DMA block when a block of one row and a
-tuple tile fit UB; longer slices keep its DMA per slice (a whole DMA is no waste there).
+tuple tile fit UB, and while the busiest core's rescans of the tuples (one per block it
+owns: ``K`` scalar reads a tuple each) cost no more than :mod:`.scatter_nd`'s work per
+tuple (its reads, the update's load and the store, as the cost model charges them): a
+large output of many blocks a core keeps the DMA per slice. Longer slices keep it too (a
+whole DMA is no waste there).
 """
 
 from __future__ import annotations
@@ -44,11 +48,20 @@ from math import prod
 
 from xdsl.ir import Attribute, SSAValue
 
+from tilegraph.cost_model.tile_costs import SCALAR_READ_CYCLES, dma_cycles, gm_latency_cycles
 from tilegraph.dialects.tile import CopyFlatOp, ScatterRowsOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
+
+
+def _slice_dma_cycles(b: KernelBuilder, nbytes: int, width: int) -> int:
+    """What :mod:`.scatter_nd` spends per tuple on a slice of ``nbytes``: its ``width``
+    scalar reads, the update's load, whose data the store waits for, and the store."""
+    load, store = "GM->UB", "UB->GM"
+    dma = dma_cycles(b.hw, load, nbytes) + gm_latency_cycles(b.hw, load, nbytes)
+    return width * SCALAR_READ_CYCLES + dma + dma_cycles(b.hw, store, nbytes)
 
 
 def emit_ub_scatter(
@@ -89,6 +102,13 @@ def emit_ub_scatter(
         return f"a scatter_nd block of a {inner}-element row and a tuple tile do not fit UB"
     tail = count % tuples
     rows = outer_tile_rows(rows_total, inner, block_bytes, half, b.hw.vector_cores)
+    blocks = -(-rows_total // rows)
+    passes = -(-blocks // b.hw.vector_cores)  # the blocks of the busiest core
+    if passes * width * SCALAR_READ_CYCLES > _slice_dma_cycles(b, inner * eb, width):
+        return (
+            f"a scatter_nd whose {passes} output blocks a core would each read every tuple: "
+            "a DMA per slice is cheaper"
+        )
     if b.dry_run:
         return None
     data, indices, updates, out = operands
@@ -112,5 +132,5 @@ def emit_ub_scatter(
         if tail:
             apply(b.index(count - tail), tail, r)
         b.add(CopyFlatOp(out_ub, zero, out, at, rows * inner))
-    b.tiles = -(-rows_total // rows)
+    b.tiles = blocks
     return None
