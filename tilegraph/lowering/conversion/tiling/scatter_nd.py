@@ -42,11 +42,12 @@ Order: the tuples are applied one after the other on one core, so among equal tu
 last update wins (``none``) and a reduction combines them in row-major order — numpy's
 order and the graph level's (and onnxruntime's); ONNX leaves duplicates undefined for
 ``none``. A slice could be written by any tuple, and a core owning a part of the output
-would have to read every tuple to find its own (:mod:`.scatter_ub` does, where the
-scan is cheap next to a DMA per slice); here, with a DMA per slice whichever core issues
-it, one core applies them all. The stores queue on MTE3 behind the data's copy and each other, in order; where a
-slice is loaded back, ``inject-sync`` orders each store to the output before the next load
-of it (an MTE3 -> MTE2 flag on the output buffer): a GM round trip per tuple. A negative
+would have to read every tuple to find its own (:mod:`.scatter_ub` does, where the scan is
+cheap next to a DMA per slice); here, with a DMA per slice whichever core issues it, one
+core applies them all. The stores queue on MTE3 behind the data's copy and each other, in
+order; where a slice is loaded back, ``inject-sync`` orders each store to the output
+before the next load of it (an MTE3 -> MTE2 flag on the output buffer): a GM round trip
+per tuple. A negative
 index counts from the end; one outside ``[-d_k, d_k)`` is an ``IndexError`` of the
 executors, as GatherND's and the graph level's. The slices' DMAs move exactly their
 elements (Ascend C's ``DataCopyPad`` on the chips modelled), so a slice of any byte length
