@@ -28,13 +28,16 @@ A ``graph.loop`` whose trip count is known at compile time becomes a device loop
 host kernel whose reason says why.
 
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``, ``device-loops``.
+``groups-whole``, ``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``,
+``device-loops``; and a remark per group not lowered whole and per host kernel
+(:mod:`.graph_to_kernels_remarks`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -65,8 +68,15 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
+from tilegraph.lowering.conversion.graph_to_kernels_remarks import (
+    remark_host_kernel,
+    remark_split_group,
+)
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling import KernelVerdict
 from tilegraph.target import pin_target, target_of
 
 
@@ -315,7 +325,13 @@ def _assembled(
 
 
 def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
-    from tilegraph.lowering.conversion.tiling import classify_kernel
+    return _judged(kernel, hw)[0]
+
+
+def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerdict]:
+    """The kernel function marked with its unit (and host reason), and the verdict of the
+    strategy asked."""
+    from tilegraph.lowering.conversion.tiling import kernel_verdict
 
     kernel_fn = build_kernel(
         kernel.name,
@@ -326,11 +342,11 @@ def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
         kernel.constants,
         kernel.location,
     )
-    unit, reason = classify_kernel(kernel_fn, hw)
-    kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
-    if reason:
-        kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
-    return kernel_fn
+    verdict = kernel_verdict(kernel_fn, hw)
+    kernel_fn.attributes[KERNEL_ATTR] = StringAttr(verdict.unit)
+    if verdict.reason:
+        kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(verdict.reason)
+    return kernel_fn, verdict
 
 
 def _is_host(kernel_fn: func.FuncOp) -> bool:
@@ -352,6 +368,8 @@ def _launch(
     assert isinstance(unit, StringAttr)
     stats.add("kernels")
     stats.add(f"{unit.data}-kernels")
+    if unit.data == "host":
+        remark_host_kernel(stats, kernel_fn, kernel.ops)
     kernels.append(kernel_fn)
     args: list[SSAValue] = [values[v] for v in kernel.inputs]
     for result in results:
@@ -522,7 +540,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 continue
             loop_reason = lowered
         kernel = _kernel_of(op, names)
-        kernel_fn = _classified(kernel, target_of(module).hw)
+        kernel_fn, verdict = _judged(kernel, target_of(module).hw)
         if loop_reason is not None:  # why the loop is no device loop, not "no lowering"
             kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(loop_reason)
         if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
@@ -536,18 +554,24 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             )
             hw = target_of(module).hw
             parts = _peeled(kernel, names, outer_of, hw)
+            action = "peeled-epilogue"
             if parts is not None:
                 stats.add("peeled-epilogues")
             elif (parts := _unclaimed_attention(kernel, names, outer_of, hw)) is not None:
-                stats.add("unclaimed-attention")
+                stats.add(action := "unclaimed-attention")
             else:
                 stats.add("split-groups")
-                parts = _runs(kernel.ops, kernel, names, outer_of, hw)
+                action, parts = "split", _runs(kernel.ops, kernel, names, outer_of, hw)
+            refusal = (verdict.strategy, verdict.reason or "")
+            fns = [fn for _, fn in parts]
+            remark_split_group(stats, kernel.name, kernel.ops, op.location, refusal, action, fns)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
                 values[result] = values[inner]
             continue
+        if isinstance(op, FusedOp) and not _is_host(kernel_fn):
+            stats.add("groups-whole")
         _launch(kernel_fn, kernel, op.results, values, host, kernels, stats)
     for op in list(host.ops):  # a device loop's weights went into its body as constants
         if isinstance(op, TileConstantOp) and not op.result.uses:
