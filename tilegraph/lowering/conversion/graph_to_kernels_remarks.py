@@ -150,8 +150,12 @@ def _split_line(group: dict[str, Any]) -> str:
 def lowering_lines(section: dict[str, Any], limit: int | None = 3) -> list[str]:
     """The section as text: a summary line, then one line per split group (the first
     ``limit`` of them and a count of the rest; all when ``limit`` is None)."""
-    kernels = section["kernels"]
-    units = ", ".join(f"{unit} {n}" for unit, n in kernels.items() if n or unit != "mix")
+    kernels = dict(section["kernels"])
+    mix = kernels.pop("mix")
+    units = ", ".join(
+        f"{unit} {n}" + (f" ({mix} mix)" if unit == "cube" and mix else "")
+        for unit, n in kernels.items()
+    )
     lines = [
         f"lowering: kernels {units}; fused groups {section['groups_whole']} whole, "
         f"{section['groups_split']} split; {len(section['host_kernels'])} host kernels"
@@ -159,7 +163,7 @@ def lowering_lines(section: dict[str, Any], limit: int | None = 3) -> list[str]:
     groups = section["split_groups"]
     shown = groups if limit is None else groups[:limit]
     lines += [f"  split: {_split_line(g)}" for g in shown]
-    if len(groups) > len(shown):
+    if limit != 0 and len(groups) > len(shown):
         lines.append(f"  ... {len(groups) - len(shown)} more split groups (--verbose lists all)")
     return lines
 

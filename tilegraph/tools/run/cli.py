@@ -104,7 +104,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(error_message(e, reference=args.reference), file=sys.stderr)
         return 1
     profile = report.pop("profile", None)
-    print_report(report)
+    print_report(report, args.verbose)
     if isinstance(profile, str):
         print(profile)
     elif profile is not None:
