@@ -103,3 +103,30 @@ def test_estimate_reports_the_lowering_too(tmp_path):
     model = block_tail_model(tmp_path / "m.onnx")
     assert run([model, "--estimate", "--no-format-report", "--json", str(report_path)]) == 0
     assert json.loads(report_path.read_text())["lowering"]["groups_split"] == 1
+
+
+def test_vector_kernels_that_run_dma_only_are_counted(tmp_path, capsys):
+    """A constant Pad is a data-movement kernel (a DMA per row and a fill); the ReLU before
+    it is vector work."""
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 3, 0, 0, 1, 3], np.int64), "pads")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Pad", ["r", "pads"], ["y"], mode="constant", name="pad"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 18, 38])],
+        initializer=[pads],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    report_path = tmp_path / "r.json"
+    args = [str(tmp_path / "m.onnx"), "--no-format-report", "--json", str(report_path)]
+    assert run(args) == 0
+    report = json.loads(report_path.read_text())
+    kernels = report["lowering"]["kernels"]
+    pad = [k for k in report["kernels"] if k["ops"] == ["graph.pad"]]
+    assert len(pad) == 1 and kernels["vector"] == 2 and kernels["dma"] == 1
+    assert "vector 2 (1 DMA only)" in capsys.readouterr().out

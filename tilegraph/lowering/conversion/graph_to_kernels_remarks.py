@@ -113,11 +113,13 @@ def lowering_section(collector: StatisticsCollector) -> dict[str, Any]:
     """The ``lowering`` section of a report from the statistics of a lowering run.
 
     ``kernels``: by unit as ``lower-graph-to-kernels`` marked them (``cube``, ``vector``,
-    ``host``; a device loop's body kernels included) and ``mix``: of the cube kernels, those
-    ``tile-kernels`` made AIC + AIV kernels on a decoupled preset; ``groups_whole``: fused
-    groups lowered as one kernel; ``groups_split``: those that were not, each with its
-    remark's details (``split_groups``); ``host_kernels``: every host kernel with its ops
-    and reason; ``device_loops``; ``statistics``: the counters of the lowering passes."""
+    ``host``; a device loop's body kernels included) and ``mix``: of the cube kernels,
+    those ``tile-kernels`` made AIC + AIV kernels on a decoupled preset (``tilegraph-run``
+    adds ``dma``: of the vector kernels, those that run DMA only, by the cycle model);
+    ``groups_whole``: fused groups lowered as one kernel; ``groups_split``: those that were
+    not, each with its remark's details (``split_groups``); ``host_kernels``: every host
+    kernel with its ops and reason; ``device_loops``; ``statistics``: the counters of the
+    lowering passes."""
     stats = collector.passes.get(PASS_NAME, PassStatistics(PASS_NAME))
     tiling = collector.passes.get("tile-kernels", PassStatistics("tile-kernels"))
     units = ("cube", "vector", "host")
@@ -151,11 +153,9 @@ def lowering_lines(section: dict[str, Any], limit: int | None = 3) -> list[str]:
     """The section as text: a summary line, then one line per split group (the first
     ``limit`` of them and a count of the rest; all when ``limit`` is None)."""
     kernels = dict(section["kernels"])
-    mix = kernels.pop("mix")
-    units = ", ".join(
-        f"{unit} {n}" + (f" ({mix} mix)" if unit == "cube" and mix else "")
-        for unit, n in kernels.items()
-    )
+    mix, dma = kernels.pop("mix"), kernels.pop("dma", 0)
+    inner = {"cube": f" ({mix} mix)" if mix else "", "vector": f" ({dma} DMA only)" if dma else ""}
+    units = ", ".join(f"{unit} {n}{inner.get(unit, '')}" for unit, n in kernels.items())
     lines = [
         f"lowering: kernels {units}; fused groups {section['groups_whole']} whole, "
         f"{section['groups_split']} split; {len(section['host_kernels'])} host kernels"

@@ -66,7 +66,13 @@ from tilegraph.tools.run.estimate import check_estimate_arguments, estimate
 from tilegraph.tools.run.messages import error_message
 from tilegraph.tools.run.model_inputs import bound_to_inputs, imported_model, run_inputs, set_target
 from tilegraph.tools.run.progress import KernelProgress, terminal_progress
-from tilegraph.tools.run.report import print_profile, print_report, strategy_report, tiles_section
+from tilegraph.tools.run.report import (
+    count_dma_kernels,
+    print_profile,
+    print_report,
+    strategy_report,
+    tiles_section,
+)
 from tilegraph.tools.run.shapes import print_shape_sets, run_shape_sets, shape_sets
 from tilegraph.tools.run.watch import CompileWatch, RunError
 
@@ -104,6 +110,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(error_message(e, reference=args.reference), file=sys.stderr)
         return 1
     profile = report.pop("profile", None)
+    count_dma_kernels(report)
     print_report(report, args.verbose)
     if isinstance(profile, str):
         print(profile)

@@ -132,6 +132,24 @@ def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     return found
 
 
+COMPUTE_PIPES = frozenset({"V", "M"})
+"""The pipes of the vector and cube units' instructions (the cycle model's names)."""
+
+
+def count_dma_kernels(report: dict[str, Any]) -> None:
+    """Add to the report's ``lowering`` kernels ``dma``: the vector kernels whose tiles the
+    cycle model finds issuing no vector or cube instruction (DMA and scalar only: slices,
+    pads, row gathers, layout copies). Nothing without both the lowering and the cycles."""
+    lowering, cycles = report.get("lowering"), report.get("cycles")
+    if lowering is None or cycles is None:
+        return
+    lowering["kernels"]["dma"] = sum(
+        1
+        for k in cycles["per_kernel"]
+        if k["unit"] == "vector" and not COMPUTE_PIPES & set(k["busy_cycles"])
+    )
+
+
 def _memory(report: Any) -> dict[str, int]:
     return {
         "peak": report.peak,
