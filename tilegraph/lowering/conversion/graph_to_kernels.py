@@ -72,7 +72,7 @@ from tilegraph.lowering.conversion.graph_to_kernels_remarks import (
     remark_split_group,
 )
 from tilegraph.passes.registry import register_pass
-from tilegraph.passes.statistics import start_pass
+from tilegraph.passes.statistics import PassStatistics, start_pass
 
 if TYPE_CHECKING:
     from tilegraph.lowering.conversion.tiling import KernelVerdict
@@ -280,7 +280,7 @@ def _launch(
     values: dict[SSAValue, SSAValue],
     host: Block,
     kernels: list[func.FuncOp],
-    stats,
+    stats: PassStatistics,
 ) -> None:
     """Allocate the kernel's results in GM and launch it from the host sequence."""
     unit = kernel_fn.attributes[KERNEL_ATTR]
@@ -421,7 +421,9 @@ def _runs(
     return parts
 
 
-def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
+def lower_function(
+    fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats: PassStatistics
+) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
     signature = fn.function_type
