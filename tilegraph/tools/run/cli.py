@@ -16,11 +16,14 @@ given), lowered to kernels and tiled loops for ``--platform`` and run by the fas
 — which the program watches through :class:`~tilegraph.runtime.compiled.CompileHooks`
 (stage times, progress, pass statistics, ``--check-each-pass``, the optimised graph's
 counts). The report lists the kernels (cube / vector / host, the tiles each runs) and the
-ops left on the host with the reason, and the GM memory plan. ``--profile`` prints the
-cycle model's estimate on the preset (top kernels by time, their bound and cube
-utilisation, totals: cube- vs memory-bound time, TransData time, host ops); ``--trace FILE``
-writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core of the
-slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
+ops left on the host with the reason, what the lowering did (the ``lowering`` section:
+kernels by unit, the fused groups it could not lower whole with the strategy's reason, a
+line each for the first three, ``--verbose`` for all) and the GM memory plan.
+``--profile`` prints the cycle model's estimate on the preset (top kernels by time, their
+bound and cube utilisation, totals: cube- vs memory-bound time, TransData time, host
+ops); ``--trace FILE`` writes a Chrome / Perfetto trace (the model's kernels, and the pipes
+of one core of the slowest kernel or of ``--trace-kernel``); with ``--json`` the report
+carries ``"cycles"``.
 ``--launch sunk|host`` is how the cycle model schedules the kernels: sunk (the default: a
 compiled model's tasks scheduled on the device) or launched one by one from the host.
 ``--estimate`` compiles (pipeline and lowering) and prints the cycle model's report
