@@ -92,3 +92,22 @@ def test_lowering_section_counts_and_lines():
     )
     assert lines[1].startswith("  split: fused_relu_hardmax_0 (relu, hardmax) at nodes ")
     assert lowering_lines(section, limit=0) == lines[:1]
+
+
+def test_a_peeled_epilogue_is_reported_as_what_it_made():
+    """GPT-2's layer on ``test`` (8 KiB of UB): a gemm group whose epilogue runs across a
+    reshape of its rows does not fit, and is peeled into the gemm and one vector kernel."""
+    from tests.lowering.test_shared_views import CASES, _gpt2_layer
+
+    module, _ = _gpt2_layer(*CASES["batch"])
+    with collecting_statistics() as stats:
+        run_pipeline("set-target{platform=test},O2,lower-graph-to-kernels", make_context(), module)
+    peeled = [r for r in lowering_remarks(stats) if r.details.get("action") == "peeled-epilogue"]
+    assert len(peeled) == stats.as_dict()["lower-graph-to-kernels"]["peeled-epilogues"] >= 2
+    units = {f.sym_name.data: kernel_unit(f) for f in module.ops if isinstance(f, func.FuncOp)}
+    for remark in peeled:
+        parts = remark.details["kernels"]
+        assert [p["unit"] for p in parts] == ["cube", "vector"]
+        assert all(units[p["kernel"]] == p["unit"] for p in parts)
+        assert remark.details["strategy"] == "cube" and remark.details["reason"]
+        assert "peeled-epilogue into 2 kernels (cube 1, vector 1)" in remark.message
