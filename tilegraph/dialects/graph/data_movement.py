@@ -13,11 +13,10 @@ shape-like operands out of format propagation):
 
 * concat, slice, pad, split, tile: AGNOSTIC + INJECTIVE. The result keeps the input's rank
   and every axis keeps its meaning, so the result has the data's origin format. Their axis
-  arguments refer to origin dims, though, and whether a C0-blocked storage (NC1HWC0) can run
-  them depends on the axis and the C0 alignment of the sizes involved (concat along C is
-  only correct when every input's C is a multiple of C0; slicing C likewise). Concat has
-  an ANY variant whose NC1HWC0 it refuses per instance where GE's ConcatD does
-  (``storage_applies``); the others have origin-format kernels only (``kernels=()``),
+  arguments refer to origin dims, so whether NC1HWC0 can run one depends on the axis and on
+  where its channel boundaries fall: concat, split and slice declare an ANY variant and
+  refuse, per instance (``storage_applies``, rules in :mod:`.movement_storage`), what
+  would cut a C0 block; pad and tile have origin-format kernels only (``kernels=()``),
   TransData around them. AGNOSTIC rather than PAIRED because all data tensors (the concat
   inputs, the split outputs) must share one origin format for one axis number to mean the
   same thing.
@@ -32,6 +31,7 @@ shape-like operands out of format propagation):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -66,6 +66,11 @@ from tilegraph.dialects.graph.facts import (
     OpCost,
     OpFacts,
 )
+from tilegraph.dialects.graph.movement_storage import (
+    concat_storage_applies,
+    slice_storage_applies,
+    split_storage_applies,
+)
 from tilegraph.dialects.graph.operand_values import (
     INT32_OR_64,
     dim_add,
@@ -88,7 +93,6 @@ from tilegraph.dialects.graph.shape_utils import (
 )
 from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import Format
 from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible, is_symbolic, is_unknown
 from tilegraph.symbolic.inference import require as require_condition
 
@@ -104,10 +108,20 @@ def _origin_only(role: FormatRole, fusion: FusionKind) -> OpFacts:
     return OpFacts(role=role, fusion=fusion, format_operands=(0,))
 
 
-# ---- concat -------------------------------------------------------------------------------
+_ANY_KERNEL = (KernelVariant((), (ANY_FORMAT,), "any"),)
+"""One kernel whose tensors share their origin views or a storage format, which
+``storage_applies`` narrows per instance (every slot beyond the lists is ANY)."""
 
-_NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
-"""A 4-D NCHW tensor stored NC1HWC0 (storage format, origin format, rank)."""
+
+def _blocked_axis_sizes(results: Sequence[TensorType], axis: int) -> list[int] | None:
+    """The results' sizes along origin ``axis`` when all are known."""
+    sizes = [r.origin_shape[axis] for r in results]
+    return (
+        [s for s in sizes if isinstance(s, int)] if all(isinstance(s, int) for s in sizes) else None
+    )
+
+
+# ---- concat -------------------------------------------------------------------------------
 
 
 @irdl_op_definition
@@ -128,28 +142,14 @@ class ConcatOp(GraphOp):
     FACTS: ClassVar = OpFacts(
         role=FormatRole.AGNOSTIC,
         fusion=FusionKind.INJECTIVE,
-        kernels=(KernelVariant((), (ANY_FORMAT,), "any"),),  # every input: ANY
+        kernels=_ANY_KERNEL,
     )
 
     def storage_applies(
         self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
     ) -> bool:
-        """Origin views, or NC1HWC0 of 4-D NCHW tensors along H or W, or along C when every
-        input's C is a multiple of its C0: GE's ConcatD format selection (docs/format-engine.md,
-        which also says why N is left out). An input whose C stops inside a C0 block would
-        put its padding lanes between the next input's channels."""
-        tensors = [t for t in (*operands, *results) if t is not None]
-        if all(t.storage_format == t.origin_format for t in tensors):
-            return True
-        if any((t.storage_format, t.origin_format, t.rank) != _NCHW_5HD for t in tensors):
-            return False
-        axis = self.attr("axis") % 4
-        if axis != 1:
-            return axis in (2, 3)
-        return all(
-            isinstance(c := t.origin_shape[1], int) and c % int(t.storage_shape[-1]) == 0
-            for t in tensors
-        )
+        """GE's ConcatD formats: :func:`~.movement_storage.concat_storage_applies`."""
+        return concat_storage_applies(self.attr("axis"), operands, results)
 
     @classmethod
     def infer_shapes(
@@ -213,7 +213,30 @@ class SliceOp(GraphOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
+    FACTS: ClassVar = replace(
+        _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE), kernels=_ANY_KERNEL
+    )
+
+    def storage_applies(
+        self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
+    ) -> bool:
+        """NC1HWC0 where the slice cuts no C0 block (constant bounds; along C a first
+        channel on a block boundary, step 1): :func:`~.movement_storage.slice_storage_applies`."""
+        data = operands[0] if operands else None
+        starts, ends = (runtime_ints(constant_value(v)) for v in (self.starts, self.ends))
+        axes = steps = None
+        if starts is not None and ends is not None and data is not None:
+            given = runtime_ints(constant_value(self.axes)) if self.axes else range(len(starts))
+            steps = runtime_ints(constant_value(self.steps)) if self.steps else [1] * len(starts)
+            axes = None if given is None else [a % data.rank for a in given]
+        channel = None
+        if axes is not None and steps is not None and 1 in axes and data is not None:
+            i, c = axes.index(1), data.origin_shape[1]
+            if isinstance(c, int) and starts is not None and ends is not None:
+                channel = (slice_bounds(c, starts[i], ends[i], steps[i])[0], steps[i])
+        return slice_storage_applies(
+            axes if steps is not None else None, channel, operands, results
+        )
 
     @classmethod
     def infer_shapes(
@@ -398,7 +421,18 @@ class SplitOp(GraphOp):
     outputs = var_result_def(TensorType)
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"axis": 0}
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
+    FACTS: ClassVar = replace(
+        _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE), kernels=_ANY_KERNEL
+    )
+
+    def storage_applies(
+        self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
+    ) -> bool:
+        """NC1HWC0 where no output but the last ends inside a C0 block:
+        :func:`~.movement_storage.split_storage_applies`."""
+        axis = self.attr("axis")
+        sizes = _blocked_axis_sizes(results, axis % 4)
+        return split_storage_applies(axis, sizes, operands, results)
 
     @classmethod
     def infer_shapes(

@@ -1,0 +1,117 @@
+"""Which storage the data-movement ops run on, per instance (``GraphOp.storage_applies``).
+
+Concat, split and slice declare an ANY kernel variant (their tensors share the origin
+views or one storage format); whether a C0-blocked storage (NC1HWC0 of a 4-D NCHW tensor)
+can run one instance depends on its axis and on where its C boundaries fall. The rule is
+the same for all three: a boundary along C must lie on a C0 block boundary, so that every
+block of a piece is a whole block of the joined / split tensor and no piece's padding
+lanes land between another piece's channels. Along N, H and W the C0 blocks line up
+whatever C is (each (n, c1, h, w) row of C0 lanes moves as a unit). GE's formats
+(docs/format-engine.md): ConcatD takes NC1HWC0 along H / W, or C with every input's C a
+multiple of C0; SplitD along N / H / W, or C with every output's C a multiple of C0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tilegraph.dialects.layout_type import TensorType
+from tilegraph.formats import Format
+
+NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
+"""A 4-D NCHW tensor stored NC1HWC0 (storage format, origin format, rank)."""
+
+CHANNEL_AXIS = 1
+"""C in an NCHW origin: the axis NC1HWC0 blocks."""
+
+
+def _tensors(
+    operands: Sequence[TensorType | None], results: Sequence[TensorType]
+) -> list[TensorType]:
+    return [t for t in (*operands, *results) if t is not None]
+
+
+def origin_views(tensors: Sequence[TensorType]) -> bool:
+    """Whether every tensor is held in its origin format (no storage format to check)."""
+    return all(t.storage_format == t.origin_format for t in tensors)
+
+
+def all_nchw_5hd(tensors: Sequence[TensorType]) -> bool:
+    """Whether every tensor is a 4-D NCHW tensor stored NC1HWC0."""
+    return all((t.storage_format, t.origin_format, t.rank) == NCHW_5HD for t in tensors)
+
+
+def c0_of(t: TensorType) -> int:
+    """The C0 of an NC1HWC0 tensor (its storage shape's last dim)."""
+    return int(t.storage_shape[-1])
+
+
+def on_blocks(offsets: Sequence[int | None], c0: int) -> bool:
+    """Whether every channel offset is known and a multiple of ``c0``."""
+    return all(o is not None and o % c0 == 0 for o in offsets)
+
+
+def blocked_storage_applies(
+    operands: Sequence[TensorType | None],
+    results: Sequence[TensorType],
+    moved: Sequence[int],
+    allowed: tuple[int, ...],
+    channel_offsets: Sequence[int | None],
+) -> bool:
+    """The shared rule: origin views; or NC1HWC0 of 4-D NCHW tensors moved along origin
+    axes ``moved``, all of them among ``allowed``, with every ``channel_offsets`` (the
+    channel boundaries the op puts inside a tensor; None: unknown) on a C0 block boundary
+    when C is among them."""
+    tensors = _tensors(operands, results)
+    if origin_views(tensors):
+        return True
+    if not all_nchw_5hd(tensors):
+        return False
+    axes = {a % 4 for a in moved}
+    if not axes <= set(allowed):
+        return False
+    return CHANNEL_AXIS not in axes or on_blocks(channel_offsets, c0_of(tensors[0]))
+
+
+def concat_storage_applies(
+    axis: int, operands: Sequence[TensorType | None], results: Sequence[TensorType]
+) -> bool:
+    """ConcatD's rule: along H or W, or along C when every input's C is whole C0 blocks
+    (every input then starts on a block boundary, and none ends inside a block the next
+    one would start in; N is not among ConcatD's 5HD axes)."""
+    widths = [t.origin_shape[CHANNEL_AXIS] for t in operands if t is not None]
+    ends = [w if isinstance(w, int) else None for w in widths]
+    return blocked_storage_applies(operands, results, (axis,), (1, 2, 3), ends)
+
+
+def split_storage_applies(
+    axis: int,
+    sizes: Sequence[int] | None,
+    operands: Sequence[TensorType | None],
+    results: Sequence[TensorType],
+) -> bool:
+    """Any of SplitD's 5HD axes (N, C, H, W); along C every output but the first starts on
+    a block boundary: the offsets ``sizes[0]``, ``sizes[0] + sizes[1]``, ... are multiples
+    of C0 (``sizes`` None: unknown, refused). The last output may end inside a block, as
+    the input does: its padding lanes are the input's. (SplitD asks every output's C to be
+    whole blocks; the offsets are what correctness needs.)"""
+    offsets: list[int | None] = [None]
+    if sizes is not None:
+        offsets = [sum(sizes[: i + 1]) for i in range(len(sizes) - 1)]
+    return blocked_storage_applies(operands, results, (axis,), (0, 1, 2, 3), offsets)
+
+
+def slice_storage_applies(
+    axes: Sequence[int] | None,
+    channel: tuple[int, int] | None,
+    operands: Sequence[TensorType | None],
+    results: Sequence[TensorType],
+) -> bool:
+    """A slice on origin ``axes`` (None: not constant, refused): along N, H or W any
+    bounds and steps; along C when it starts on a block boundary with step 1 (``channel``:
+    its first channel, clamped, and its step; None: not constant). A strided or
+    misaligned channel slice would gather lanes across blocks."""
+    if axes is None:
+        return origin_views(_tensors(operands, results))
+    offsets = [channel[0] if channel is not None and channel[1] == 1 else None]
+    return blocked_storage_applies(operands, results, axes, (0, 1, 2, 3), offsets)
