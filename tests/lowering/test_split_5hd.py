@@ -82,8 +82,10 @@ CASES = [
     ("float16", 48, _split((24, 24), 1), False),  # 24: the second starts inside a block
     ("float16", 20, _split((3, 3), 2), True),  # H: any C
     ("float32", 20, _split((2, 3), 3), True),  # W
-    ("float16", 48, _slice(16, 40, 1), True),  # from a block boundary
-    ("float16", 48, _slice(8, 40, 1), False),
+    ("float16", 48, _slice(16, 32, 1), True),  # one whole block
+    ("float16", 40, _slice(16, 99, 1), True),  # from a block boundary to the end
+    ("float16", 48, _slice(16, 40, 1), False),  # ends inside a block of the input
+    ("float16", 48, _slice(8, 48, 1), False),  # starts inside a block
     ("float16", 48, _slice(0, 48, 1, 2), False),  # a strided channel slice
     ("float32", 20, _slice(1, 6, 2, 2), True),  # H, step 2
     ("float16", 20, _slice(-1, -6, 3, -1), True),  # W reversed

@@ -220,23 +220,16 @@ class SliceOp(GraphOp):
     def storage_applies(
         self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
     ) -> bool:
-        """NC1HWC0 where the slice cuts no C0 block (constant bounds; along C a first
-        channel on a block boundary, step 1): :func:`~.movement_storage.slice_storage_applies`."""
-        data = operands[0] if operands else None
+        """NC1HWC0 where the slice cuts no C0 block: its constant bounds, defaults filled
+        in, to :func:`~.movement_storage.slice_storage_applies`."""
         starts, ends = (runtime_ints(constant_value(v)) for v in (self.starts, self.ends))
-        axes = steps = None
-        if starts is not None and ends is not None and data is not None:
-            given = runtime_ints(constant_value(self.axes)) if self.axes else range(len(starts))
-            steps = runtime_ints(constant_value(self.steps)) if self.steps else [1] * len(starts)
-            axes = None if given is None else [a % data.rank for a in given]
-        channel = None
-        if axes is not None and steps is not None and 1 in axes and data is not None:
-            i, c = axes.index(1), data.origin_shape[1]
-            if isinstance(c, int) and starts is not None and ends is not None:
-                channel = (slice_bounds(c, starts[i], ends[i], steps[i])[0], steps[i])
-        return slice_storage_applies(
-            axes if steps is not None else None, channel, operands, results
-        )
+        n = None if starts is None else len(starts)
+        axes = runtime_ints(constant_value(self.axes)) if self.axes else None
+        steps = runtime_ints(constant_value(self.steps)) if self.steps else None
+        if n is not None:
+            axes = list(range(n)) if self.axes is None else axes
+            steps = [1] * n if self.steps is None else steps
+        return slice_storage_applies((starts, ends, axes, steps), operands, results)
 
     @classmethod
     def infer_shapes(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 
@@ -102,16 +103,28 @@ def split_storage_applies(
 
 
 def slice_storage_applies(
-    axes: Sequence[int] | None,
-    channel: tuple[int, int] | None,
+    bounds: tuple[list[int] | None, ...],
     operands: Sequence[TensorType | None],
     results: Sequence[TensorType],
 ) -> bool:
-    """A slice on origin ``axes`` (None: not constant, refused): along N, H or W any
-    bounds and steps; along C when it starts on a block boundary with step 1 (``channel``:
-    its first channel, clamped, and its step; None: not constant). A strided or
-    misaligned channel slice would gather lanes across blocks."""
-    if axes is None:
+    """A slice of constant ``bounds`` (starts, ends, axes, steps as ONNX gives them, the
+    defaults filled in; None: not constant, refused) on origin axes: along N, H or W any
+    bounds and steps; along C step 1 with both ends on block boundaries, or the end at the
+    input's last channel (SplitD's rule for its outputs; a strided or misaligned start
+    would gather lanes across blocks, and a piece ending inside a block of the input
+    leaves a tensor whose consumers want the input's other half in NCHW too, YOLOv8's C2f
+    halves of 8 channels)."""
+    starts, ends, axes, steps = bounds
+    data = operands[0] if operands else None
+    if starts is None or ends is None or axes is None or steps is None or data is None:
         return origin_views(_tensors(operands, results))
-    offsets = [channel[0] if channel is not None and channel[1] == 1 else None]
-    return blocked_storage_applies(operands, results, axes, (0, 1, 2, 3), offsets)
+    moved = [a % data.rank for a in axes]
+    offsets: list[int | None] = []
+    if CHANNEL_AXIS in moved:
+        i, c = moved.index(CHANNEL_AXIS), data.origin_shape[CHANNEL_AXIS]
+        if not isinstance(c, int) or steps[i] != 1:
+            offsets = [None]
+        else:
+            first, _, length = slice_bounds(c, starts[i], ends[i], 1)
+            offsets = [first] if first + length == c else [first, first + length]
+    return blocked_storage_applies(operands, results, moved, (0, 1, 2, 3), offsets)

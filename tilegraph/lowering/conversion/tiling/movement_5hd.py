@@ -69,7 +69,9 @@ def emit_blocked_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | No
     if src_arg is None:
         return f"a {op.name} of a value computed inside the kernel"
     written = dict(body.writes)
-    origin = {written[r]: origin_ints(r) for r in op.results if r in written}
+    origin: dict[SSAValue, tuple[int, ...]] = {
+        written[r]: origin_ints(r) for r in op.results if r in written
+    }
     outs = [written.get(r) for r in op.results]
     regions = op_regions(op, outs, origin_ints(data), origin.__getitem__)
     if isinstance(regions, str):
