@@ -15,6 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tilegraph.dialects.graph.facts import (
+    ANY_FORMAT,
+    FormatRole,
+    FusionKind,
+    KernelVariant,
+    OpFacts,
+)
 from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
@@ -24,6 +31,18 @@ NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
 
 CHANNEL_AXIS = 1
 """C in an NCHW origin: the axis NC1HWC0 blocks."""
+
+ANY_KERNEL = (KernelVariant((), (ANY_FORMAT,), "any"),)
+"""One kernel whose tensors share their origin views or a storage format, which
+``storage_applies`` narrows per instance (every slot beyond the lists is ANY)."""
+
+
+def movement_facts(
+    role: FormatRole, fusion: FusionKind, kernels: tuple[KernelVariant, ...] = ()
+) -> OpFacts:
+    """Facts of a data-movement op: operand 0 carries the format (the others are shapes,
+    axes, pads); ``kernels`` empty: origin-format kernels only."""
+    return OpFacts(role=role, fusion=fusion, format_operands=(0,), kernels=kernels)
 
 
 def _tensors(
@@ -86,19 +105,19 @@ def concat_storage_applies(
 
 
 def split_storage_applies(
-    axis: int,
-    sizes: Sequence[int] | None,
-    operands: Sequence[TensorType | None],
-    results: Sequence[TensorType],
+    axis: int, operands: Sequence[TensorType | None], results: Sequence[TensorType]
 ) -> bool:
     """Any of SplitD's 5HD axes (N, C, H, W); along C every output but the first starts on
     a block boundary: the offsets ``sizes[0]``, ``sizes[0] + sizes[1]``, ... are multiples
-    of C0 (``sizes`` None: unknown, refused). The last output may end inside a block, as
+    of C0 (the results' sizes; unknown ones refused). The last output may end inside a block, as
     the input does: its padding lanes are the input's. (SplitD asks every output's C to be
     whole blocks; the offsets are what correctness needs.)"""
+    sizes = [r.origin_shape[axis % 4] if r.rank == 4 else None for r in results]
     offsets: list[int | None] = [None]
-    if sizes is not None:
-        offsets = [sum(sizes[: i + 1]) for i in range(len(sizes) - 1)]
+    if all(isinstance(n, int) for n in sizes):
+        offsets = [
+            sum(n for n in sizes[: i + 1] if isinstance(n, int)) for i in range(len(sizes) - 1)
+        ]
     return blocked_storage_applies(operands, results, (axis,), (0, 1, 2, 3), offsets)
 
 

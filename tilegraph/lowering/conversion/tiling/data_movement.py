@@ -52,7 +52,8 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
-from tilegraph.dialects.graph.data_movement import ExpandOp, PadOp, SliceOp, SplitOp, split_sizes
+from tilegraph.dialects.graph.cutting import SliceOp, SplitOp, split_sizes
+from tilegraph.dialects.graph.data_movement import ExpandOp, PadOp
 from tilegraph.dialects.graph.data_movement import TileOp as GraphTileOp
 from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.dialects.tile import CopyOp, StrideOp, memref_shape
