@@ -102,3 +102,22 @@ def test_cut_keeps_nc1hwc0_where_whole_blocks_move(dtype, channels, cut, in_5hd)
     assert_matches(levels, **tolerance)
     host = [(k.name, k.reason) for k in levels.tiled_kernels if k.unit == "host"]
     assert not host, host
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend310p"])
+@pytest.mark.parametrize(
+    "cut", [_split((16, 16, 8), 1), _slice(16, 40, 1), _slice(5, 0, 2, -2)], ids=["c", "c2", "h"]
+)
+def test_blocked_cuts_on_other_presets(platform: str, cut):
+    """The block copies on the test preset (a small UB: regions of several tiles) and on a
+    coupled preset, NaN in the padding lanes, none on the host, no TransData around them."""
+    module, inputs = _conv_cut("float16", 40, cut)
+    levels = run_levels(module, inputs, platform, pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=2e-2, atol=2e-2)
+    assert not [k for k in levels.tiled_kernels if k.unit == "host"]
+    cuts = [k for k in levels.tiled_kernels if k.ops in (("graph.split",), ("graph.slice",))]
+    assert len(cuts) == 1, levels.tiled_kernels
+    # only the model's input and outputs convert: nothing around the cut
+    conversions = sum(k.ops.count("layout.trans_data") for k in levels.tiled_kernels)
+    assert conversions == 1 + len(levels.reference), levels.tiled_kernels
