@@ -11,14 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.passes.test_concat_storage import assert_strategy_converts
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.graph.cutting import SliceOp, SplitOp
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
-from tilegraph.passes.context import make_context
-from tilegraph.passes.format_report import format_report
 from tilegraph.passes.layout_plan import KernelChoice, LayoutPlanner
-from tilegraph.passes.pipelines import run_pipeline
-from tilegraph.runtime import run_reference
 
 NAN = float("nan")
 
@@ -40,7 +38,13 @@ def _graph(channels: int, cut: str, args: tuple[int, ...], axis: int, dtype: str
     else:
         start, end, step = (b.constant(np.array([n], np.int64)) for n in args)
         pieces = [b.op("slice", y, start, end, b.constant(np.array([axis], np.int64)), step)]
-    return b.build(*(conv(p, int(p.type.origin_shape[1]), 16) for p in pieces))
+    return b.build(*(conv(p, _channels(p), 16) for p in pieces))
+
+
+def _channels(value) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return int(t.origin_shape[1])
 
 
 def _cut(module):
@@ -85,15 +89,4 @@ def test_nc1hwc0_is_a_choice_where_whole_blocks_move(channels, cut, args, axis, 
     ],
 )
 def test_strategies_convert_around_the_split_only_when_unaligned(strategy, args, activations):
-    if strategy == "optimal":
-        pytest.importorskip("scipy")
-    original = _graph(48, "split", args, 1)
-    module = original.clone()
-    run_pipeline(f"format{{strategy={strategy} platform=ascend910b}}", make_context(), module)
-    module.verify()
-    assert format_report(module)["main"]["activations"] == activations
-    x = np.random.default_rng(0).standard_normal((1, 16, 8, 6)).astype(np.float32)
-    want = run_reference(original, [x])
-    got = run_reference(module, [x], pad_value=NAN)
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert_strategy_converts(_graph(48, "split", args, 1), strategy, activations, (1, 16, 8, 6))
