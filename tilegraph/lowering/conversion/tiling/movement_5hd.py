@@ -40,12 +40,13 @@ def origin_ints(value: SSAValue) -> tuple[int, ...]:
 
 
 def is_blocked_movement(op: Operation) -> bool:
-    """Whether ``op`` is a slice / split whose data and results are NCHW tensors held
-    NC1HWC0 (the format engine's choice; its ``storage_applies`` checked the bounds)."""
+    """Whether ``op`` is a slice / split whose data and results are static NCHW tensors
+    held NC1HWC0 (the format engine's choice; its ``storage_applies`` checked the bounds)."""
     if not isinstance(op, BLOCKED_OPS):
         return False
-    values = (op.operands[0], *op.results)
-    return all_nchw_5hd([tensor_of(v) for v in values])
+    types = [tensor_of(v) for v in (op.operands[0], *op.results)]
+    static = all(isinstance(d, int) for t in types for d in t.origin_shape)
+    return static and all_nchw_5hd(types)
 
 
 def blocked_region(region: Region, c0: int) -> Region | str:
