@@ -474,7 +474,7 @@ def test_facts() -> None:
     reshape_like = {ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TransposeOp}
     for op in SHAPE_OPS:
         facts = op.FACTS
-        if op is not ConcatOp:  # concat also runs on NC1HWC0 where ConcatD does
+        if op not in (ConcatOp, SliceOp, SplitOp):  # these run on NC1HWC0 too, per instance
             assert facts.kernels == (), op.name  # origin formats only
         if op in reshape_like:
             assert (facts.role, facts.fusion) == (FormatRole.RESHAPE, FusionKind.INJECTIVE)
@@ -487,8 +487,9 @@ def test_facts() -> None:
         FusionKind.INJECTIVE,
     )
     assert ConcatOp.FACTS.format_operands is None  # every input carries the format
-    (variant,) = ConcatOp.FACTS.kernels  # one shared storage format for all its tensors
-    assert variant.results == (ANY_FORMAT,) and all(f is ANY_FORMAT for f in variant.operands)
+    for op in (ConcatOp, SliceOp, SplitOp):  # one shared storage format for all tensors
+        (variant,) = op.FACTS.kernels
+        assert variant.results == (ANY_FORMAT,) and all(f is ANY_FORMAT for f in variant.operands)
     assert (ExpandOp.FACTS.role, ExpandOp.FACTS.fusion) == (
         FormatRole.AGNOSTIC,
         FusionKind.BROADCAST,

@@ -75,6 +75,7 @@ from tilegraph.dialects.tile import (
     ReduceOp,
     ReshapeViewOp,
     ScanOp,
+    ScatterRowsOp,
     SelectOp,
     SetFlagOp,
     Store5hdOp,
@@ -1151,6 +1152,9 @@ def _build(cls) -> Any:
         "tile.varange": lambda: ArangeOp(idx()[0], buf((64,)), 0.0, 1.0),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
+        "tile.scatter_rows": lambda: ScatterRowsOp(
+            buf((4, 1)), buf((4, 2), dtype=i64), buf((8, 1)), idx()[0], (4, 6), "add"
+        ),
         "tile.store_5hd": lambda: Store5hdOp(
             buf((1, 1, 8, 8, 16)), buf((1, 3, 8, 8), "GM"), idx(4)
         ),

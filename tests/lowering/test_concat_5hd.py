@@ -119,12 +119,14 @@ def test_an_nchw_input_converts_inside_the_concat_kernel():
     assert len(levels.tiled_kernels) == 3  # conv + relu, concat, conv
 
 
-def test_c2f_split_halves_convert_inside_the_concat_kernel():
+@pytest.mark.parametrize("half", [16, 8])
+def test_c2f_converts_only_where_the_split_cuts_a_block(half: int):
     """YOLOv8's C2f: conv -> split along C -> a bottleneck on the second half -> concat of
-    both halves and the bottleneck -> conv. The split stays NCHW, so its halves convert
-    into NC1HWC0 for the concat: both conversions join the concat kernel (the second half's
-    is cloned for the bottleneck's conv and for the concat), as many kernels as with an
-    NCHW concat and no TransData kernel of their own."""
+    both halves and the bottleneck -> conv. Halves of whole C0 blocks (16): the split runs
+    on the conv's NC1HWC0 too (test_split_5hd.py), no conversion between the model's input
+    and output ones. Halves of 8 (C0 16): the split (and the concat of 24) stay NCHW, and
+    the conversions around them join the neighbouring kernels, no TransData kernel of
+    their own. One kernel per op either way."""
     rng = np.random.default_rng(9)
     b = GraphBuilder("main")
     x = b.input("x", [1, 16, 8, 8], "float32", "NCHW")
@@ -134,15 +136,16 @@ def test_c2f_split_halves_convert_inside_the_concat_kernel():
         return b.op("relu", b.op("conv2d", v, b.constant(w, "NCHW")))
 
     first, second = b.op_results(
-        "split", conv(x, 16, 32), b.constant(np.array([16, 16], np.int64)), axis=1
+        "split", conv(x, 16, 2 * half), b.constant(np.array([half, half], np.int64)), axis=1
     )
-    joined = b.op("concat", first, second, conv(conv(second, 16, 16), 16, 16), axis=1)
-    module = b.build(conv(joined, 48, 16))
+    joined = b.op("concat", first, second, conv(conv(second, half, half), half, half), axis=1)
+    module = b.build(conv(joined, 3 * half, 16))
     inputs = {"x": rng.standard_normal((1, 16, 8, 8)).astype(np.float32)}
     levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
     assert_no_nan(levels)
     assert_matches(levels)
     kernels = [k.ops for k in levels.tiled_kernels]
     assert ("layout.trans_data",) not in kernels, kernels
-    assert ("layout.trans_data", "layout.trans_data", "graph.concat") in kernels, kernels
     assert len(kernels) == 6, kernels  # 4 convs, the split, the concat
+    inner = [ops for ops in kernels[1:-1] if "layout.trans_data" in ops]
+    assert bool(inner) is (half % 16 != 0), kernels

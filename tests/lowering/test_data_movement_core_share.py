@@ -1,4 +1,5 @@
-"""Data movement, concat, resize, pooling and gather kernels shared over the vector cores.
+"""Data movement, concat, resize, pooling, gather and ScatterND (its UB-resident blocks)
+kernels shared over the vector cores.
 
 Each family's tiling sizes its tiles to UB, then (``share_over_cores``, the elementwise
 strategy's rule) makes them smaller while that leaves vector cores idle, down to
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_gather_kernels import index_input
+from tests.lowering.test_gather_nd_kernels import tuples_input
 from tests.lowering.test_tile_differential import Graph
 from tilegraph.dialects.tile import LaunchOp
 from tilegraph.hardware import hardware_preset
@@ -94,6 +96,12 @@ def _gather_short_rows(g: Graph) -> list[SSAValue]:
     return [g.op("gather", g.input([521, 9, 4]), index_input(g, [3], 9, "int32"), axis=1)]
 
 
+def _scatter_nd_elements(g: Graph) -> list[SSAValue]:
+    """X-MOD's index_put: one-element slices, through UB-resident blocks (scatter_ub)."""
+    tuples, updates = tuples_input(g, [500], [96, 64]), g.input([500])
+    return [g.op("scatter_nd", g.input([96, 64]), tuples, updates, reduction="none")]
+
+
 Case = tuple[Callable[[Graph], Sequence[SSAValue]], str, int]
 CASES: dict[str, Case] = {
     # name: (graph, the family's op, the blocks its launch gets on ascend910b); every
@@ -114,6 +122,7 @@ CASES: dict[str, Case] = {
     "avg_pool3d": (_avg_pool3d, "graph.avg_pool", CORES),
     "gather": (_gather, "graph.gather", CORES),
     "gather_short_rows": (_gather_short_rows, "graph.gather", CORES),
+    "scatter_nd_elements": (_scatter_nd_elements, "graph.scatter_nd", CORES),
 }
 
 

@@ -1,10 +1,11 @@
-"""ScatterND on the AI core (``tiling/scatter_nd.py``), each level against the one above it
-(the harness of :mod:`tests.lowering.test_tile_differential`) on the ``test`` preset with
-NaN in the on-chip buffers' unwritten lanes: index tuples of depth 1, 2 and 3 (indices of
-rank 2 and 3) with negative components and duplicates, every reduction, slices of
-1, 7 (28 bytes: no whole DMA block), 16 and 40 elements, a ragged last index tile, and
-JetMoE's router rows (``index_add_`` into an Expand of zeros). What stays on the host says
-why."""
+"""ScatterND on the AI core (``tiling/scatter_nd.py``, short slices through UB-resident
+blocks: ``tiling/scatter_ub.py``), each level against the one above it (the harness of
+:mod:`tests.lowering.test_tile_differential`) on the ``test`` preset with NaN in the
+on-chip buffers' unwritten lanes: index tuples of depth 1, 2 and 3 (indices of rank 2 and
+3) with negative components and duplicates, every reduction on both paths, slices of 1, 7
+(28 bytes: under a DMA block, so through UB), 16 and 40 elements, a ragged last index
+tile, several output blocks over the cores, and JetMoE's router rows (``index_add_`` into
+an Expand of zeros). What stays on the host says why."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
+from tilegraph.dialects.tile import ScatterRowsOp
+from tilegraph.dialects.tile.base import memref_shape
 
 SCATTER_ND = {"graph.scatter_nd": VECTOR}
 VECTOR_COMBINE = ("tile.vadd", "tile.vmul", "tile.vmax", "tile.vmin")
@@ -60,6 +63,9 @@ CASES: dict[str, Callable[[Graph], SSAValue]] = {
     "indices_of_rank_three_mul": scatter([6, 40], [2, 2, 3], 1, "mul"),
     "elements_min": scatter([6, 5], [10], 2, "min"),
     "elements_none": scatter([6, 5], [4, 10], 2, "none"),
+    "elements_add": scatter([6, 5], [30], 2, "add"),
+    "elements_mul_depth_three": scatter([3, 4, 5], [25], 3, "mul"),
+    "elements_max_rank_three": scatter([4, 3, 5], [3, 9], 3, "max"),
     "jetmoe_rows": jetmoe_rows,
 }
 
@@ -79,10 +85,52 @@ def test_scatter_nd_kernel(name: str):
     flat = tuples.reshape(-1, tuples.shape[-1])
     flat = flat % np.asarray(levels.reference[0].shape[: flat.shape[1]])  # wrapped
     assert len({tuple(t) for t in flat}) < len(flat), "the case should have duplicates"
+    combines = {op: n for op, n in levels.counters.ops.items() if op in VECTOR_COMBINE}
+    data = levels.reference[0]
+    if int(np.prod(data.shape[flat.shape[1] :])) * data.itemsize < 32:  # under a DMA block
+        # through UB: tuples applied by the scalar loop, no slice DMA, no vector combine
+        assert levels.counters.ops.get("tile.scatter_rows", 0) >= 1
+        assert "tile.get_value" not in levels.counters.ops and not combines
+        return
     assert levels.counters.ops.get("tile.get_value", 0) >= tuples.size
     # add / max / min: atomic stores (the DMA combines); mul: load, vmul, store
-    combines = {op: n for op, n in levels.counters.ops.items() if op in VECTOR_COMBINE}
     assert combines == ({"tile.vmul": int(np.prod(tuples.shape[:-1]))} if "mul" in name else {})
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_short_slices_in_blocks_with_a_ragged_tuple_tile(reduction: str):
+    """A 4 KiB UB: the [40, 30] output (1200 one-element rows) in several blocks over the
+    cores, 310 tuples in tiles of ``T`` and a ragged last one (its own buffers); each block
+    applies every tile in order, and the levels match exactly (NaN in unwritten lanes)."""
+    g = Graph()
+    module = g.b.build(scatter([40, 30], [310], 2, reduction)(g))
+    levels = run_levels(module, g.arrays, '"test:ub=4KiB"', pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    for outputs in levels.outputs.values():
+        assert not np.isnan(outputs[0]).any()
+    (kernel,) = [k for k in levels.tiled_kernels if k.unit == VECTOR]
+    assert kernel.tiles > 1  # the output's blocks
+    sizes = sorted(
+        memref_shape(op.indices)[0] for op in levels.module.walk() if isinstance(op, ScatterRowsOp)
+    )
+    assert len(sizes) == 2 and 0 < sizes[0] == 310 % sizes[1], sizes  # a tile, the ragged one
+    # every block scans all 310 tuples: the full tiles and the ragged one
+    runs = levels.counters.ops["tile.scatter_rows"]
+    assert runs == kernel.tiles * (310 // sizes[1] + 1)
+
+
+@pytest.mark.parametrize(("rows", "through_ub"), [(40, True), (100, False)])
+def test_many_blocks_a_core_keep_the_dma_per_slice(rows: int, through_ub: bool):
+    """A 4 KiB UB on the ``test`` preset's 4 cores: blocks of 256 one-element rows. [40, 30]
+    is 5 blocks, 2 on the busiest core, each rereading every tuple's 2 components: under the
+    slice DMAs' cost per tuple. [100, 30] is 12 blocks, 3 a core: over it, so the slices go
+    by DMA (scalar reads and copies per tuple), both exact."""
+    g = Graph()
+    module = g.b.build(scatter([rows, 30], [40], 2, "none")(g))
+    levels = run_levels(module, g.arrays, '"test:ub=4KiB"', pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    assert ("tile.scatter_rows" in levels.counters.ops) is through_ub
+    assert ("tile.get_value" in levels.counters.ops) is not through_ub
 
 
 @pytest.mark.parametrize(("platform", "atomic"), [("test", True), ("ascend310p", False)])

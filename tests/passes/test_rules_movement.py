@@ -59,6 +59,17 @@ def test_sibling_matmuls_become_one():
     assert _ops(module)["graph.matmul"] == 1
 
 
+def test_siblings_of_a_returned_input_become_one():
+    """The shared input is also a result of the function (AIMv2 returns its last hidden
+    state and projects it): the ``func.return`` among its users is no sibling."""
+    b = GraphBuilder()
+    x = b.op("relu", b.input("x", [2, 4, 8]))
+    outs = [b.op("matmul", x, b.constant(_w(8, 8))) for _ in range(3)]
+    module = b.build(x, *outs)
+    run_pipeline_checked(module, "algebraic-simplify{only=combine-parallel},dce")
+    assert _ops(module)["graph.matmul"] == 1
+
+
 def _projections(b: GraphBuilder, x, biases: list, bias_first: bool = False) -> list:
     """BERT's Q, K, V: ``MatMul(x, Wi)`` plus ``biases[i]`` (an operand; None: no Add)."""
     outs = []

@@ -73,3 +73,22 @@ def test_catalogue_names_are_unique_and_complete():
     assert len(names) == len(set(names))
     for r in rules:
         assert r.pattern and r.result, r.name
+
+
+def test_remarks_are_kept_per_pass_beside_the_counters():
+    from tilegraph.passes.statistics import collecting_statistics, pass_statistics
+
+    with collecting_statistics() as collector:
+        first = pass_statistics("first")
+        first.remark("kind-a", "node 'A'", "did a thing", n=1)
+        pass_statistics("second").remark("kind-b", "", "did another")
+        first.add("count")
+    assert [r.message for r in collector.remarks()] == ["did a thing", "did another"]
+    (remark,) = collector.remarks("first")
+    assert remark.details == {"n": 1} and remark.kind == "kind-a"
+    assert remark.format() == "node 'A': remark: [first] did a thing"
+    assert collector.remarks("second")[0].format() == "unknown: remark: [second] did another"
+    assert collector.as_dict() == {"first": {"count": 1}, "second": {}}
+    # outside a collector, a remark goes nowhere
+    pass_statistics("first").remark("kind-a", "", "lost")
+    assert len(collector.remarks("first")) == 1

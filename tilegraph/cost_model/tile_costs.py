@@ -35,7 +35,7 @@ from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_v
 from tilegraph.dialects.tile.fixpipe import FixpipeOp
 from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.dialects.tile.registry import OpClassRegistry
-from tilegraph.dialects.tile.scalar import GetValueOp
+from tilegraph.dialects.tile.scalar import GetValueOp, ScatterRowsOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_axis import (
     ArangeOp,
@@ -117,6 +117,21 @@ def get_value(op: GetValueOp, hw: HardwareModel) -> int:
     if scope_of(op.buffer) == "GM":
         return SCALAR_READ_CYCLES + hw.gm_read_latency_cycles
     return SCALAR_READ_CYCLES
+
+
+@tile_cost(ScatterRowsOp)
+def scatter_rows(op: ScatterRowsOp, hw: HardwareModel) -> int:
+    """Per tuple its ``K`` components read (:data:`SCALAR_READ_CYCLES` each, with the wrap
+    and the block test); per element written the update read and the element stored, the
+    destination read too with a reduction — the scalar loop ``tile.vput`` runs on a core
+    without a vector scatter. Which tuples fall in the block is known only when it runs:
+    the block's share of the output's rows is charged (tuples spread evenly, an
+    assumption; exact for a mask's ``index_put``, whose tuples name each row once)."""
+    tuples, width = memref_shape(op.indices)
+    block, inner = memref_shape(op.dst)
+    written = -(-tuples * min(block, prod(op.depth_sizes)) // prod(op.depth_sizes))
+    per_move = (2 if op.reduce is not None else 1) * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES
+    return tuples * width * SCALAR_READ_CYCLES + written * inner * per_move
 
 
 # ---- data movement -------------------------------------------------------------------

@@ -32,8 +32,8 @@ Rules:
 * Operand slots beyond a variant's list (the inputs of a variadic op such as ``graph.sum``)
   are ANY slots.
 * An op instance may refuse a choice its class declares (``GraphOp.storage_applies``, given
-  the storage types the choice implies): concat declares an ANY variant but takes NC1HWC0
-  only where whole C0 blocks move (its docstring).
+  the storage types the choice implies): concat, split and slice declare an ANY variant
+  but take NC1HWC0 only where whole C0 blocks move (``dialects/graph/movement_storage.py``).
 * Small-channel variants (``KernelVariant.small_channel_of``, conv2d's ``cube_c04``) are
   offered only by a planner in small-channel mode (ATC's ``--enable_small_channel``), and
   there *instead of* the variant they replace, wherever they apply: an ungrouped op whose

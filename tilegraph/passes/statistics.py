@@ -12,6 +12,16 @@ returned object is a throwaway. Tools open a collector around a pipeline and pri
 it (``tilegraph-opt --pass-statistics``, ``tilegraph-run --json``). Counters of a pass that
 runs several times (inside a fixpoint pipeline) accumulate; passes are listed in the order
 they first recorded something.
+
+A pass may also leave *remarks* (MLIR's optimisation remarks): one located sentence per
+thing it did or could not do, with JSON-ready details::
+
+    stats.remark("split-group", "nodes 'Add_1', 'ReduceMean_2'", "group split into 2 kernels",
+                 kernels=2)
+
+Remarks are kept beside the counters (``StatisticsCollector.remarks``), not in
+``as_dict``: ``tilegraph-opt --lowering-remarks`` prints them, ``tilegraph-run --json``
+carries the lowering's in its ``lowering`` section.
 """
 
 from __future__ import annotations
@@ -19,8 +29,27 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
 
 Number = int | float
+
+
+@dataclass(frozen=True)
+class Remark:
+    """What a pass did (or could not do) at a place: ``where`` names it (ONNX nodes, as
+    :func:`tilegraph.dialects.graph.provenance.nodes_text` says them), ``message`` says it
+    in one sentence, ``details`` holds the same facts JSON-ready, ``kind`` sorts it."""
+
+    pass_name: str
+    kind: str
+    where: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def format(self) -> str:
+        """One line as MLIR prints a remark: ``WHERE: remark: [PASS] MESSAGE``."""
+        return f"{self.where or 'unknown'}: remark: [{self.pass_name}] {self.message}"
 
 
 class PassStatistics:
@@ -29,7 +58,12 @@ class PassStatistics:
     def __init__(self, pass_name: str):
         self.pass_name = pass_name
         self.counters: dict[str, Number] = {}
+        self.remarks: list[Remark] = []
         self.runs = 0
+
+    def remark(self, kind: str, where: str, message: str, **details: Any) -> None:
+        """Leave a :class:`Remark` of this pass."""
+        self.remarks.append(Remark(self.pass_name, kind, where, message, details))
 
     def add(self, key: str, amount: Number = 1) -> None:
         self.counters[key] = self.counters.get(key, 0) + amount
@@ -64,6 +98,16 @@ class StatisticsCollector:
 
     def as_dict(self) -> dict[str, dict[str, Number]]:
         return {name: dict(stats.counters) for name, stats in self.passes.items()}
+
+    def remarks(self, *pass_names: str) -> list[Remark]:
+        """The remarks of ``pass_names`` (of every pass when none is named), pass by pass
+        in the order they first recorded something, each pass's in the order it left them."""
+        return [
+            r
+            for name, stats in self.passes.items()
+            if not pass_names or name in pass_names
+            for r in stats.remarks
+        ]
 
     def format(self) -> str:
         """A readable listing, one block per pass, as MLIR prints pass statistics."""

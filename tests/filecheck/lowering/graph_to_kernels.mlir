@@ -77,6 +77,7 @@ func.func @main(%x: !layout.tensor<1x4x6x6xf32, NCHW>, %w: !layout.tensor<4x4x1x
 // CHECK-NOT:   func.func
 
 // STATS:      lower-graph-to-kernels (ran 1x)
+// STATS-NEXT:   groups-whole    1
 // STATS-NEXT:   kernels         3
 // STATS-NEXT:   cube-kernels    1
 // STATS-NEXT:   vector-kernels  1

@@ -35,6 +35,7 @@ func.func @qconv_runtime_bias(%x: !layout.tensor<1x40x9x9xi8, NCHW>, %z: !layout
 // CHECK:         tile.fixpipe
 
 // STATS:      lower-graph-to-kernels
+// STATS-NEXT:   groups-whole    2
 // STATS-NEXT:   kernels         2
 // STATS-NEXT:   vector-kernels  1
 // STATS-NEXT:   cube-kernels    1

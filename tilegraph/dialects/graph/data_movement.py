@@ -1,6 +1,8 @@
 """Data-movement graph ops: concat, slice, pad, split, tile, expand, gather.
 
-The reshape family lives in :mod:`.shape_ops`, which re-exports these ops in ``SHAPE_OPS``.
+Slice and split are defined in :mod:`.cutting` (with their NC1HWC0 rule) and listed here in
+``DATA_MOVEMENT_OPS``. The reshape family lives in :mod:`.shape_ops`, which re-exports
+these ops in ``SHAPE_OPS``.
 
 Shape-like operands (starts/ends/axes/steps, pads, split, repeats, shape) follow ONNX >= 13:
 they are tensors. The static shape function reads them with the helpers of
@@ -13,11 +15,10 @@ shape-like operands out of format propagation):
 
 * concat, slice, pad, split, tile: AGNOSTIC + INJECTIVE. The result keeps the input's rank
   and every axis keeps its meaning, so the result has the data's origin format. Their axis
-  arguments refer to origin dims, though, and whether a C0-blocked storage (NC1HWC0) can run
-  them depends on the axis and the C0 alignment of the sizes involved (concat along C is
-  only correct when every input's C is a multiple of C0; slicing C likewise). Concat has
-  an ANY variant whose NC1HWC0 it refuses per instance where GE's ConcatD does
-  (``storage_applies``); the others have origin-format kernels only (``kernels=()``),
+  arguments refer to origin dims, so whether NC1HWC0 can run one depends on the axis and on
+  where its channel boundaries fall: concat, split and slice declare an ANY variant and
+  refuse, per instance (``storage_applies``, rules in :mod:`.movement_storage`), what
+  would cut a C0 block; pad and tile have origin-format kernels only (``kernels=()``),
   TransData around them. AGNOSTIC rather than PAIRED because all data tensors (the concat
   inputs, the split outputs) must share one origin format for one axis number to mean the
   same thing.
@@ -45,7 +46,6 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
-    var_result_def,
 )
 from xdsl.traits import Pure
 
@@ -58,13 +58,17 @@ from tilegraph.dialects.graph.base import (
     str_attr,
     tensor_type,
 )
+from tilegraph.dialects.graph.cutting import SliceOp, SplitOp
 from tilegraph.dialects.graph.facts import (
-    ANY_FORMAT,
     FormatRole,
     FusionKind,
-    KernelVariant,
     OpCost,
     OpFacts,
+)
+from tilegraph.dialects.graph.movement_storage import (
+    ANY_KERNEL,
+    concat_storage_applies,
+    movement_facts,
 )
 from tilegraph.dialects.graph.operand_values import (
     INT32_OR_64,
@@ -73,6 +77,7 @@ from tilegraph.dialects.graph.operand_values import (
     dim_sum,
     ints_operand,
     normalize_axes,
+    padded_inputs,
     required_ints,
     runtime_ints,
     static_dim,
@@ -86,28 +91,11 @@ from tilegraph.dialects.graph.shape_utils import (
     result_like,
     same_element_type,
 )
-from tilegraph.dialects.graph.slicing import slice_bounds, slice_dim
 from tilegraph.dialects.layout_type import TensorType
-from tilegraph.formats import Format
 from tilegraph.formats.dims import UNKNOWN, Dim, dims_compatible, is_symbolic, is_unknown
 from tilegraph.symbolic.inference import require as require_condition
 
-# ---- helpers private to the data-movement ops ---------------------------------------------
-
-
-def _pad_inputs(inputs: Sequence[np.ndarray | None], n: int) -> list[np.ndarray | None]:
-    return (list(inputs) + [None] * n)[:n]
-
-
-def _origin_only(role: FormatRole, fusion: FusionKind) -> OpFacts:
-    """Facts of a data-movement op: operand 0 carries the format, origin-format kernels."""
-    return OpFacts(role=role, fusion=fusion, format_operands=(0,))
-
-
 # ---- concat -------------------------------------------------------------------------------
-
-_NCHW_5HD = (Format.NC1HWC0, Format.NCHW, 4)
-"""A 4-D NCHW tensor stored NC1HWC0 (storage format, origin format, rank)."""
 
 
 @irdl_op_definition
@@ -128,28 +116,14 @@ class ConcatOp(GraphOp):
     FACTS: ClassVar = OpFacts(
         role=FormatRole.AGNOSTIC,
         fusion=FusionKind.INJECTIVE,
-        kernels=(KernelVariant((), (ANY_FORMAT,), "any"),),  # every input: ANY
+        kernels=ANY_KERNEL,
     )
 
     def storage_applies(
         self, operands: Sequence[TensorType | None], results: Sequence[TensorType]
     ) -> bool:
-        """Origin views, or NC1HWC0 of 4-D NCHW tensors along H or W, or along C when every
-        input's C is a multiple of its C0: GE's ConcatD format selection (docs/format-engine.md,
-        which also says why N is left out). An input whose C stops inside a C0 block would
-        put its padding lanes between the next input's channels."""
-        tensors = [t for t in (*operands, *results) if t is not None]
-        if all(t.storage_format == t.origin_format for t in tensors):
-            return True
-        if any((t.storage_format, t.origin_format, t.rank) != _NCHW_5HD for t in tensors):
-            return False
-        axis = self.attr("axis") % 4
-        if axis != 1:
-            return axis in (2, 3)
-        return all(
-            isinstance(c := t.origin_shape[1], int) and c % int(t.storage_shape[-1]) == 0
-            for t in tensors
-        )
+        """GE's ConcatD formats: :func:`~.movement_storage.concat_storage_applies`."""
+        return concat_storage_applies(self.attr("axis"), operands, results)
 
     @classmethod
     def infer_shapes(
@@ -190,85 +164,6 @@ class ConcatOp(GraphOp):
         return (np.concatenate(arrays, axis=self.attr("axis")),)
 
 
-# ---- slice --------------------------------------------------------------------------------
-
-
-@irdl_op_definition
-class SliceOp(GraphOp):
-    """ONNX Slice-13: ``data[starts:ends:steps]`` on ``axes`` (default: the first axes).
-
-    starts/ends are clamped per ONNX (negative values count from the end; with a negative
-    step ``start`` is clamped to ``dim - 1`` and ``end`` to ``-1``). Non-constant
-    starts/ends/steps make the sliced dims UNKNOWN; a non-constant ``axes`` makes every dim
-    UNKNOWN (the rank is always the data's).
-    """
-
-    name = "graph.slice"
-    ONNX_OP: ClassVar = "Slice"
-    data = operand_def(TensorType)
-    starts = operand_def(TensorType)
-    ends = operand_def(TensorType)
-    axes = opt_operand_def(TensorType)
-    steps = opt_operand_def(TensorType)
-    output = result_def(TensorType)
-    traits = traits_def(Pure())
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
-
-    @classmethod
-    def infer_shapes(
-        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
-    ) -> list[TensorType]:
-        data, starts_v, ends_v, axes_v, steps_v = (list(operands) + [None] * 5)[:5]
-        x = require(tensor_type(data), "data")
-        starts = required_ints(starts_v, "starts", INT32_OR_64)
-        ends = required_ints(ends_v, "ends", INT32_OR_64)
-        axes = ints_operand(axes_v, "axes", INT32_OR_64)
-        steps = ints_operand(steps_v, "steps", INT32_OR_64)
-        n = starts.length
-        for other, what in ((ends, "ends"), (axes, "axes"), (steps, "steps")):
-            if other is None or other.length is None:
-                continue
-            if n is not None and other.length != n:
-                raise ShapeError(f"starts has {n} entries but {what} has {other.length}")
-            n = other.length
-        rank = x.rank
-        if axes is None:
-            if n is not None and n > rank:
-                raise ShapeError(f"{n} starts for a tensor of rank {rank}")
-            axis_list = list(range(n)) if n is not None else None
-        elif axes.values is not None:
-            axis_list = normalize_axes(axes.values, rank)
-        else:
-            axis_list = None
-        if steps is not None and steps.values is not None and 0 in steps.values:
-            raise ShapeError("slice steps must not be 0")
-        shape = list(x.origin_shape)
-        if axis_list is None:
-            return [result_like(x, [UNKNOWN] * rank)]
-        if starts.values is None or ends.values is None or (steps and steps.values is None):
-            for a in axis_list:
-                shape[a] = UNKNOWN
-            return [result_like(x, shape)]
-        step_values = steps.values if steps is not None and steps.values else (1,) * len(axis_list)
-        for a, s, e, st in zip(axis_list, starts.values, ends.values, step_values, strict=True):
-            shape[a] = slice_dim(shape[a], s, e, st)
-        return [result_like(x, shape)]
-
-    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        data, starts, ends, axes, steps = _pad_inputs(inputs, 5)
-        assert data is not None
-        s, e = runtime_ints(starts) or [], runtime_ints(ends) or []
-        ax = runtime_ints(axes)
-        ax = list(range(len(s))) if ax is None else [a % data.ndim for a in ax]
-        st = runtime_ints(steps) or [1] * len(s)
-        index = [slice(None)] * data.ndim
-        for a, start, end, step in zip(ax, s, e, st, strict=True):
-            b0, b1, _ = slice_bounds(data.shape[a], start, end, step)
-            index[a] = slice(b0, b1 if b1 >= 0 else None, step)
-        return (data[tuple(index)].copy(),)
-
-
 # ---- pad ----------------------------------------------------------------------------------
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -294,7 +189,7 @@ class PadOp(GraphOp):
     traits = traits_def(Pure())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     DEFAULTS: ClassVar = {"mode": "constant"}
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
+    FACTS: ClassVar = movement_facts(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
 
     @classmethod
     def infer_shapes(
@@ -345,7 +240,7 @@ class PadOp(GraphOp):
         return [result_like(x, shape)]
 
     def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        data, pads, value, axes = _pad_inputs(inputs, 4)
+        data, pads, value, axes = padded_inputs(inputs, 4)
         assert data is not None
         p = runtime_ints(pads) or []
         ax = runtime_ints(axes)
@@ -367,98 +262,6 @@ class PadOp(GraphOp):
         return (out.astype(data.dtype, copy=False),)
 
 
-# ---- split --------------------------------------------------------------------------------
-
-
-def split_sizes(dim: int, num_outputs: int) -> list[int]:
-    """ONNX Split-18 ``num_outputs``: chunks of ``ceil(dim / n)``, the last one smaller."""
-    chunk = -(-dim // num_outputs)
-    sizes = [chunk] * (num_outputs - 1) + [dim - chunk * (num_outputs - 1)]
-    if sizes[-1] < 0:
-        raise ShapeError(f"cannot split a dim of size {dim} into {num_outputs} outputs")
-    return sizes
-
-
-@irdl_op_definition
-class SplitOp(GraphOp):
-    """ONNX Split-18: split ``input`` along ``axis`` by ``split`` sizes or ``num_outputs``.
-
-    Exactly one of the ``split`` operand and the ``num_outputs`` attribute is required (the
-    number of results must be known; an opset-13 Split without either is imported with
-    ``num_outputs`` set to its number of outputs). A non-constant ``split`` makes the
-    results' ``axis`` dim UNKNOWN; so does an unknown input dim with ``num_outputs``.
-    """
-
-    name = "graph.split"
-    ONNX_OP: ClassVar = "Split"
-    input = operand_def(TensorType)
-    split = opt_operand_def(TensorType)
-    axis = int_attr()
-    num_outputs = int_attr()
-    outputs = var_result_def(TensorType)
-    traits = traits_def(Pure())
-    DEFAULTS: ClassVar = {"axis": 0}
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
-
-    @classmethod
-    def infer_shapes(
-        cls, operands: Sequence[SSAValue | None], props: Mapping[str, Attribute]
-    ) -> list[TensorType]:
-        x = require(tensor_type(operands[0]), "input")
-        split = ints_operand(operands[1] if len(operands) > 1 else None, "split")
-        axis = normalize_axis(cls.read_attr(props, "axis"), x.rank)
-        num_outputs = cls.read_attr(props, "num_outputs")
-        dim = x.origin_shape[axis]
-        if split is not None and num_outputs is not None:
-            raise ShapeError("give either the 'split' operand or 'num_outputs', not both")
-        if split is None and num_outputs is None:
-            raise ShapeError("split needs the 'split' operand or the 'num_outputs' attribute")
-        sizes: list[Dim]
-        if split is not None:
-            if split.length is None:
-                raise ShapeError("the number of outputs is not known: 'split' has unknown size")
-            if split.values is None:
-                sizes = [UNKNOWN] * split.length
-            else:
-                if any(s < 0 for s in split.values):
-                    raise ShapeError(f"split sizes {list(split.values)} must be >= 0")
-                n = static_dim(dim)
-                if n is not None and sum(split.values) != n:
-                    raise ShapeError(
-                        f"split sizes {list(split.values)} sum to {sum(split.values)}, "
-                        f"but axis {axis} has size {n}"
-                    )
-                require_equal_dims(dim, sum(split.values), f"Split: the sizes fill axis {axis}")
-                sizes = list(split.values)
-        else:
-            assert num_outputs is not None
-            if num_outputs < 1:
-                raise ShapeError(f"num_outputs must be >= 1, got {num_outputs}")
-            n = static_dim(dim)
-            if n is not None:
-                sizes = list(split_sizes(n, num_outputs))
-            elif num_outputs == 1:
-                sizes = [dim]
-            else:
-                sizes = [UNKNOWN] * num_outputs
-        results = []
-        for s in sizes:
-            shape = list(x.origin_shape)
-            shape[axis] = s
-            results.append(result_like(x, shape))
-        return results
-
-    def reference(self, *inputs: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        x, split = _pad_inputs(inputs, 2)
-        assert x is not None
-        axis = self.attr("axis") % x.ndim
-        sizes = runtime_ints(split)
-        if sizes is None:
-            sizes = split_sizes(x.shape[axis], self.attr("num_outputs"))
-        bounds = np.cumsum(sizes)[:-1]
-        return tuple(p.copy() for p in np.split(x, bounds, axis=axis))
-
-
 # ---- tile ---------------------------------------------------------------------------------
 
 
@@ -476,7 +279,7 @@ class TileOp(GraphOp):
     repeats = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
+    FACTS: ClassVar = movement_facts(FormatRole.AGNOSTIC, FusionKind.INJECTIVE)
 
     @classmethod
     def infer_shapes(
@@ -520,7 +323,7 @@ class ExpandOp(GraphOp):
     shape = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = _origin_only(FormatRole.AGNOSTIC, FusionKind.BROADCAST)
+    FACTS: ClassVar = movement_facts(FormatRole.AGNOSTIC, FusionKind.BROADCAST)
 
     @classmethod
     def infer_shapes(
@@ -564,7 +367,7 @@ class GatherOp(GraphOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"axis": 0}
-    FACTS: ClassVar = _origin_only(FormatRole.RESHAPE, FusionKind.INJECTIVE)
+    FACTS: ClassVar = movement_facts(FormatRole.RESHAPE, FusionKind.INJECTIVE)
 
     @classmethod
     def infer_shapes(

@@ -144,6 +144,11 @@ def required_ints(
     return operand
 
 
+def padded_inputs(inputs: Sequence[np.ndarray | None], n: int) -> list[np.ndarray | None]:
+    """A reference kernel's inputs, absent trailing optional ones as None (``n`` slots)."""
+    return (list(inputs) + [None] * n)[:n]
+
+
 def runtime_ints(array: np.ndarray | None) -> list[int] | None:
     """A shape-like operand's runtime value as a list of ints (None when absent)."""
     return None if array is None else [int(v) for v in np.asarray(array).reshape(-1)]

@@ -1,4 +1,5 @@
-"""The scalar unit reading data: ``tile.get_value``.
+"""The scalar unit reading data (``tile.get_value``) and scattering elements in UB
+(``tile.scatter_rows``).
 
 A kernel whose addresses depend on data — a gather's rows, picked by the indices it loads —
 reads those values on the scalar unit (pipe S) and issues its DMAs with them, as Ascend C
@@ -15,23 +16,40 @@ the scalar unit after the read, so it needs no flag — the cycle model starts s
 earlier than the scalar pipe's last op has ended (:mod:`tilegraph.cost_model.cycles.core`).
 Its value is not known before the kernel runs: the analyses that walk kernels without data
 hold it as :class:`tilegraph.dialects.index_arith.DataDependent`.
+
+``tile.scatter_rows`` is ScatterND's element loop on a UB-resident block of the output
+(:mod:`tilegraph.lowering.conversion.tiling.scatter_ub`): per index tuple, its components
+read and wrapped as ``get_value`` reads them, then its update row written into the block —
+Ascend C's ``dst.SetValue(row, src.GetValue(j))`` in a scalar loop, the form Ascend C's
+reference points Atlas A2 / A3 to (their vector unit has no ``Scatter``). One op stands for
+the whole loop over a tile of tuples, as ``tile.vput`` does for ScatterElements: the tuples
+apply one after the other, which is the order a reduction combines in.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
-from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    i64,
+)
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import MemoryReadEffect
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from tilegraph.dialects.tile.base import TileOp, memref_element, memref_shape, require_scope
@@ -81,4 +99,70 @@ class GetValueOp(TileOp):
             raise VerifyException(f"'{self.name}': bound must be positive")
 
 
-SCALAR_UNIT_OPS = (GetValueOp,)
+@irdl_op_definition
+class ScatterRowsOp(TileOp):
+    """``tile.scatter_rows %src, %indices to %dst[%base] {depth, reduction}``: per row
+    ``j`` of ``indices`` (``[T, K]``, ``K = len(depth)``), in order, the row
+    ``r = (((i_0 · d_1) + i_1) · d_2 + ...)`` of a row-major ``[prod(depth), inner]``
+    tensor that its components name — each wrapped against its axis as ``get_value``'s
+    ``bound`` does (negative counts from the end, outside ``[-d_k, d_k)`` an
+    ``IndexError`` of the executors, whether or not the row is in the block) — and, when
+    ``base <= r < base + B``, ``dst[r - base] = src[j]`` (``dst``: the block of ``B``
+    rows that starts at row ``base``; ``src``: ``[T, inner]``). Among equal rows the last
+    tuple wins; with ``reduction`` (add, mul, max, min) each is combined with the row
+    instead, in tuple order. Rows of the block no tuple names are kept (it reads its
+    destination). Runs on the scalar unit: every tuple is read, in or out of the block."""
+
+    name = "tile.scatter_rows"
+    PIPE: ClassVar[str] = "S"
+    READS_DESTINATION: ClassVar[bool] = True
+    REDUCTIONS: ClassVar[tuple[str, ...]] = ("add", "mul", "max", "min")
+    src = operand_def(MemRefType)
+    indices = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    base = operand_def(IndexType)
+    depth = prop_def(DenseArrayBase)
+    reduction = opt_prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `,` $indices `to` $dst `[` $base `]` attr-dict `:` type($src) `,` "
+        "type($indices) `to` type($dst)"
+    )
+
+    def __init__(self, src, indices, dst, base, depth, reduction: str | None = None):
+        props: dict[str, Any] = {"depth": DenseArrayBase.from_list(i64, list(depth))}
+        if reduction is not None:
+            props["reduction"] = StringAttr(reduction)
+        super().__init__(operands=[src, indices, dst, base], properties=props)
+
+    @property
+    def depth_sizes(self) -> tuple[int, ...]:
+        return tuple(int(d) for d in cast(Any, self.depth).get_values())
+
+    @property
+    def reduce(self) -> str | None:
+        return None if self.reduction is None else self.reduction.data
+
+    def verify_(self) -> None:
+        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
+            require_scope(self, value, ("UB",), role)
+        src, idx, dst = memref_shape(self.src), memref_shape(self.indices), memref_shape(self.dst)
+        depth = self.depth_sizes
+        if not isinstance(memref_element(self.indices), IntegerType):
+            raise VerifyException(f"'{self.name}': reads an integer index buffer")
+        if memref_element(self.src) != memref_element(self.dst):
+            raise VerifyException(f"'{self.name}': src and dst must share an element type")
+        if not depth or min(depth) < 1:
+            raise VerifyException(f"'{self.name}': depth must be positive sizes")
+        if len(src) != 2 or len(dst) != 2 or src[1] != dst[1]:
+            raise VerifyException(f"'{self.name}': src and dst must be [rows, inner] alike")
+        if idx != (src[0], len(depth)):
+            raise VerifyException(f"'{self.name}': indices must be [{src[0]}, {len(depth)}]")
+        if self.reduce is not None and self.reduce not in self.REDUCTIONS:
+            raise VerifyException(
+                f"'{self.name}': reduction must be one of {', '.join(self.REDUCTIONS)}"
+            )
+
+
+SCALAR_UNIT_OPS = (GetValueOp, ScatterRowsOp)

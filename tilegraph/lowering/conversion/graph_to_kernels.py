@@ -28,13 +28,16 @@ A ``graph.loop`` whose trip count is known at compile time becomes a device loop
 host kernel whose reason says why.
 
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
-``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``, ``device-loops``.
+``groups-whole``, ``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``,
+``device-loops``; and a remark per group not lowered whole and per host kernel
+(:mod:`.graph_to_kernels_remarks`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -43,15 +46,9 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tilegraph.dialects.graph import ConstantOp, FusedOp, FusionKind, GraphOp
+from tilegraph.dialects.graph import ConstantOp, FusedOp, GraphOp
 from tilegraph.dialects.graph.control_flow import LoopOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
-from tilegraph.dialects.graph.generators import RangeOp
-from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
 from tilegraph.dialects.graph.provenance import locate
-from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
-from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
-from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import (
@@ -65,8 +62,20 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
+from tilegraph.lowering.conversion.graph_to_kernels_operands import (
+    compile_time_parameters,
+    inlined_constant,
+    read_as_data,
+)
+from tilegraph.lowering.conversion.graph_to_kernels_remarks import (
+    remark_host_kernel,
+    remark_split_group,
+)
 from tilegraph.passes.registry import register_pass
-from tilegraph.passes.statistics import start_pass
+from tilegraph.passes.statistics import PassStatistics, start_pass
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling import KernelVerdict
 from tilegraph.target import pin_target, target_of
 
 
@@ -169,86 +178,6 @@ class _Kernel:
     """The graph op's (a fused group's: its members')."""
 
 
-INLINE_CONSTANT_ELEMENTS = 64
-ELEMENTWISE_KINDS = (FusionKind.ELEMWISE, FusionKind.BROADCAST)
-"""Integer constants up to this size (axes, shapes, indices) go into the kernel body."""
-
-
-def _inlined(value: SSAValue, parameter: bool = False) -> ConstantOp | None:
-    """The constant behind ``value`` when it goes into the kernel body: a small integer
-    one, or (``parameter``: the operand is read at compile time, a pad's value, a resize's
-    scales) a small one of any type."""
-    op = value.owner
-    if not isinstance(op, ConstantOp):
-        return None
-    t = op.output.type
-    if not isinstance(t, TensorType):
-        return None
-    n = t.num_elements()
-    if not parameter and t.dtype.numpy.kind not in "iub":
-        return None
-    return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
-
-
-def _read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
-    """Whether every user of ``value`` among a kernel's ``members`` reads it as tensor data
-    of an elementwise op, which its vector program loads from GM like any operand (an
-    integer divisor of ``graph.mod``), as an operand of a cube anchor (an int8
-    convolution's int32 bias goes GM -> L1 like its weights), as a piece of a concat
-    (GatherND's indices built from a Range and an ArgMax) or as an operand of an element
-    gather / scatter (all three through UB) or of DynamicQuantizeLSTM's recurrence (its
-    kernel reads R and the zero points from GM); a constant read as a parameter (axes,
-    shapes, an expand's target shape, slice bounds) goes into the body."""
-    inside = set(members)
-    users = [use.operation for use in value.uses if use.operation in inside]
-    return bool(users) and all(
-        isinstance(user, ConcatOp | GatherElementsOp | ScatterElementsOp)
-        or isinstance(user, DynamicQuantizeLSTMStepsOp)
-        or (
-            isinstance(user, GraphOp)
-            and (user.FACTS.fusion in ELEMENTWISE_KINDS or user.FACTS.heavy)
-            and not (isinstance(user, ExpandOp) and user.shape is value)  # a shape
-        )
-        for user in users
-    )
-
-
-def _single(value: SSAValue) -> bool:
-    t = value.type
-    return isinstance(t, TensorType) and t.num_elements() == 1
-
-
-def _compile_time_parameters(members: Sequence[Operation]) -> set[SSAValue]:
-    """Operands the strategies read at compile time whatever their type: a constant pad's
-    fill value (the DMA fills with it), a resize's roi, scales and sizes (its index
-    tables), a one_hot's depth and on / off values (written by its vector op), a range's
-    scalars (immediates of ``tile.varange``), a per-tensor
-    quantization's scale and zero point (immediates of its vector program) when every user
-    in the kernel reads them so."""
-    found: set[SSAValue] = set()
-    quantization: set[SSAValue] = set()
-    for op in members:
-        if isinstance(op, QuantizeLinearOp | DequantizeLinearOp):
-            quantization.update(v for v in op.operands[1:] if _single(v))
-    inside = set(members)
-    for v in quantization:
-        users = [u.operation for u in v.uses if u.operation in inside]
-        if all(
-            isinstance(u, QuantizeLinearOp | DequantizeLinearOp) and u.x is not v for u in users
-        ):
-            found.add(v)
-    for op in members:
-        if isinstance(op, PadOp) and op.constant_value is not None:
-            found.add(op.constant_value)
-        elif isinstance(op, ResizeOp):
-            found.update(v for v in (op.roi, op.scales, op.sizes) if v is not None)
-        elif isinstance(op, OneHotOp):
-            found.update((op.depth, op.values))
-        elif isinstance(op, RangeOp):
-            found.update((op.start, op.limit, op.delta))
-    return found
-
-
 def _kernel_of(
     op: Operation, names: _KernelNames, outer_of: Mapping[SSAValue, SSAValue] | None = None
 ) -> _Kernel:
@@ -299,11 +228,11 @@ def _assembled(
     """A kernel's inputs: compile-time parameters and small constants cloned in, the rest
     read from GM."""
     outer_of = outer_of or {}
-    parameters = _compile_time_parameters(members)
+    parameters = compile_time_parameters(members)
     inlined = [
         None
-        if _read_as_data(i, members) and i not in parameters
-        else _inlined(outer_of.get(o, o), i in parameters)
+        if read_as_data(i, members) and i not in parameters
+        else inlined_constant(outer_of.get(o, o), i in parameters)
         for o, i in zip(outer, inner, strict=True)
     ]
     pairs = list(zip(outer, inner, inlined, strict=True))
@@ -315,7 +244,13 @@ def _assembled(
 
 
 def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
-    from tilegraph.lowering.conversion.tiling import classify_kernel
+    return _judged(kernel, hw)[0]
+
+
+def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerdict]:
+    """The kernel function marked with its unit (and host reason), and the verdict of the
+    strategy asked."""
+    from tilegraph.lowering.conversion.tiling import kernel_verdict
 
     kernel_fn = build_kernel(
         kernel.name,
@@ -326,11 +261,11 @@ def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
         kernel.constants,
         kernel.location,
     )
-    unit, reason = classify_kernel(kernel_fn, hw)
-    kernel_fn.attributes[KERNEL_ATTR] = StringAttr(unit)
-    if reason:
-        kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(reason)
-    return kernel_fn
+    verdict = kernel_verdict(kernel_fn, hw)
+    kernel_fn.attributes[KERNEL_ATTR] = StringAttr(verdict.unit)
+    if verdict.reason:
+        kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(verdict.reason)
+    return kernel_fn, verdict
 
 
 def _is_host(kernel_fn: func.FuncOp) -> bool:
@@ -345,13 +280,15 @@ def _launch(
     values: dict[SSAValue, SSAValue],
     host: Block,
     kernels: list[func.FuncOp],
-    stats,
+    stats: PassStatistics,
 ) -> None:
     """Allocate the kernel's results in GM and launch it from the host sequence."""
     unit = kernel_fn.attributes[KERNEL_ATTR]
     assert isinstance(unit, StringAttr)
     stats.add("kernels")
     stats.add(f"{unit.data}-kernels")
+    if unit.data == "host":
+        remark_host_kernel(stats, kernel_fn, kernel.ops)
     kernels.append(kernel_fn)
     args: list[SSAValue] = [values[v] for v in kernel.inputs]
     for result in results:
@@ -484,7 +421,9 @@ def _runs(
     return parts
 
 
-def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats) -> None:
+def lower_function(
+    fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats: PassStatistics
+) -> None:
     """Rewrite one graph function into a host sequence, adding its kernels to ``module``."""
     old_block = fn.body.block
     signature = fn.function_type
@@ -522,7 +461,7 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
                 continue
             loop_reason = lowered
         kernel = _kernel_of(op, names)
-        kernel_fn = _classified(kernel, target_of(module).hw)
+        kernel_fn, verdict = _judged(kernel, target_of(module).hw)
         if loop_reason is not None:  # why the loop is no device loop, not "no lowering"
             kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(loop_reason)
         if isinstance(op, FusedOp) and _is_host(kernel_fn) and len(kernel.ops) > 1:
@@ -536,18 +475,24 @@ def lower_function(fn: func.FuncOp, module: ModuleOp, names: _KernelNames, stats
             )
             hw = target_of(module).hw
             parts = _peeled(kernel, names, outer_of, hw)
+            action = "peeled-epilogue"
             if parts is not None:
                 stats.add("peeled-epilogues")
             elif (parts := _unclaimed_attention(kernel, names, outer_of, hw)) is not None:
-                stats.add("unclaimed-attention")
+                stats.add(action := "unclaimed-attention")
             else:
                 stats.add("split-groups")
-                parts = _runs(kernel.ops, kernel, names, outer_of, hw)
+                action, parts = "split", _runs(kernel.ops, kernel, names, outer_of, hw)
+            refusal = (verdict.strategy, verdict.reason or "")
+            fns = [fn for _, fn in parts]
+            remark_split_group(stats, kernel.name, kernel.ops, op.location, refusal, action, fns)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)
             for result, inner in zip(op.results, kernel.outputs, strict=True):
                 values[result] = values[inner]
             continue
+        if isinstance(op, FusedOp) and not _is_host(kernel_fn):
+            stats.add("groups-whole")
         _launch(kernel_fn, kernel, op.results, values, host, kernels, stats)
     for op in list(host.ops):  # a device loop's weights went into its body as constants
         if isinstance(op, TileConstantOp) and not op.result.uses:

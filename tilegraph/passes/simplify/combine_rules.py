@@ -144,9 +144,9 @@ def _weight_key(op: Operation) -> tuple[object, ...] | None:
         # The bias has the result's dtype (an Add's operands have one element type), so
         # siblings with one weight dtype and a bias each have one bias dtype.
         return (MatMulOp, w.shape[0], w.dtype, biased is not None)
-    if _folds_pending(op):
-        return None
     if isinstance(op, _CONVS):
+        if _folds_pending(op):
+            return None
         w = constant_array(op.weight)
         if w is None or op.attr("group") != 1:
             return None

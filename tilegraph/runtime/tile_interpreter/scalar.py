@@ -1,6 +1,7 @@
-"""Semantics of the scalar unit's reads (:mod:`tilegraph.dialects.tile.scalar`):
+"""Semantics of the scalar unit's ops (:mod:`tilegraph.dialects.tile.scalar`):
 ``tile.get_value``, with :func:`wrapped_index`, the ONNX index convention the fast
-executor's batched form shares."""
+executor's batched form shares, and ``tile.scatter_rows`` (the fast executor runs this
+kernel as it is: one call per block and tile of tuples, vectorised over the tuples)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from tilegraph.dialects.tile.scalar import GetValueOp
+from tilegraph.dialects.tile.scalar import GetValueOp, ScatterRowsOp
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
 
@@ -33,5 +34,35 @@ def get_value(op: GetValueOp) -> Kernel:
 
     def run(buffer: np.ndarray, *indices: int) -> tuple[int]:
         return (wrapped_index(int(buffer[indices]), bound, op.name),)
+
+    return run
+
+
+COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+"""The reductions of ``tile.scatter_rows`` and ``tile.vput``, applied unbuffered
+(``ufunc.at``): equal positions one after the other, in order — the graph level's (and a
+scalar loop's) order, so float sums round alike."""
+
+
+@tile_kernel(ScatterRowsOp)
+def scatter_rows(op: ScatterRowsOp) -> Kernel:
+    depth = op.depth_sizes
+    combine = None if op.reduce is None else COMBINE[op.reduce]
+
+    def run(src: np.ndarray, indices: np.ndarray, dst: np.ndarray, base: int) -> tuple[()]:
+        columns = indices.reshape(-1, len(depth)).astype(np.int64)
+        rows = np.zeros(len(columns), np.int64)
+        for k, size in enumerate(depth):  # every tuple is read: a bad one is an error
+            rows = rows * size + wrapped_index(columns[:, k], size, op.name)
+        block = dst.reshape(dst.shape[0], -1)
+        at = rows - base
+        kept = (at >= 0) & (at < block.shape[0])
+        at, values = at[kept], src.reshape(src.shape[0], -1)[kept]
+        if combine is not None:
+            combine.at(block, at, values)
+        else:  # the last tuple naming a row wins: keep each row's last occurrence
+            last = len(at) - 1 - np.unique(at[::-1], return_index=True)[1]
+            block[at[last]] = values[last]
+        return ()
 
     return run

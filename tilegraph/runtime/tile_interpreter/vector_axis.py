@@ -16,7 +16,7 @@ from tilegraph.dialects.tile.vector_axis import (
     TopKOp,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
-from tilegraph.runtime.tile_interpreter.scalar import wrapped_index
+from tilegraph.runtime.tile_interpreter.scalar import COMBINE, wrapped_index
 from tilegraph.runtime.tile_interpreter.vector import store_into
 
 
@@ -84,14 +84,10 @@ def take(op: TakeOp) -> Kernel:
     return run
 
 
-_COMBINE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
-"""vput's reductions, applied unbuffered (``ufunc.at``): equal positions in turn."""
-
-
 @tile_kernel(PutOp)
 def put(op: PutOp) -> Kernel:
     axis = int(op.axis.value.data)
-    combine = None if op.reduce is None else _COMBINE[op.reduce]
+    combine = None if op.reduce is None else COMBINE[op.reduce]  # equal positions in turn
 
     def run(src: np.ndarray, indices: np.ndarray, dst: np.ndarray) -> tuple[()]:
         # positions as vtake's: negative ones count from the end, others are an error

@@ -8,6 +8,10 @@ Added here:
   ``--elide-constants-larger-than`` elements, 16 by default);
 * ``--pass-statistics``: after the pipeline, print what every pass did (rules fired by name,
   ops removed, groups made, ...) to stderr, as MLIR's ``-mlir-pass-statistics`` does;
+* ``--lowering-remarks``: after the pipeline, print to stderr a remark (MLIR's
+  ``LOC: remark: MESSAGE``) per fused group ``lower-graph-to-kernels`` could not lower whole
+  — its ops, the strategy that refused it and why, what it made instead — and per host
+  kernel, then one line of the lowering's counts (kernels by unit, groups whole / split);
 * ``--check-each-pass``: run the reference interpreter on seeded inputs before the
   pipeline and after every pass (NaN in padding lanes) and stop at the first pass that
   changes the outputs beyond ``--check-rtol`` / ``--check-atol``, naming it and the largest
@@ -135,7 +139,7 @@ class TilegraphOptMain(xDSLOptMain):
         for, verifying the module after each top-level pass; then ``--emit-onnx``."""
         with ExitStack() as stack:
             collector = None
-            if self.args.pass_statistics or self.args.explore:
+            if self.args.pass_statistics or self.args.explore or self.args.lowering_remarks:
                 collector = stack.enter_context(collecting_statistics())
             if self.args.print_between_passes or self.args.time_passes:
                 stack.enter_context(listening_to_passes(_PassPrinter(self.args)))
@@ -155,6 +159,8 @@ class TilegraphOptMain(xDSLOptMain):
                     self._verify(prog, p)
             if collector is not None and self.args.pass_statistics:
                 print(collector.format(), file=sys.stderr)
+            if collector is not None and self.args.lowering_remarks:
+                _print_lowering_remarks(collector)
             if checker is not None:
                 print(checker.summary(), file=sys.stderr)
             if explorer is not None:
@@ -263,6 +269,13 @@ class TilegraphOptMain(xDSLOptMain):
             help="print each pass's statistics (rules fired, ops removed, ...) to stderr",
         )
         arg_parser.add_argument(
+            "--lowering-remarks",
+            action="store_true",
+            help="print to stderr a remark per fused group lower-graph-to-kernels could not "
+            "lower whole (ops, ONNX nodes, the strategy's reason, the kernels made) and per "
+            "host kernel, then the lowering's summary",
+        )
+        arg_parser.add_argument(
             "--check-each-pass",
             action="store_true",
             help="run the reference interpreter after every pass and name the first pass "
@@ -349,6 +362,25 @@ class _PassPrinter(PassListener):
             self.previous = p.name
         if self.time:
             print(f"{describe_pass_path((*path, p.name))} took {took:.6f} seconds")
+
+
+def _print_lowering_remarks(collector) -> None:  # noqa: ANN001 - not imported for --help
+    """``--lowering-remarks``: each remark of ``lower-graph-to-kernels`` as MLIR prints a
+    remark, then the summary line of the lowering (or that the pass did not run)."""
+    from tilegraph.lowering.conversion.graph_to_kernels_remarks import (
+        PASS_NAME,
+        lowering_lines,
+        lowering_remarks,
+        lowering_section,
+    )
+
+    if PASS_NAME not in collector.passes:
+        print(f"lowering: {PASS_NAME} did not run (no remarks)", file=sys.stderr)
+        return
+    for remark in lowering_remarks(collector):
+        print(remark.format(), file=sys.stderr)
+    for line in lowering_lines(lowering_section(collector), limit=0):
+        print(line, file=sys.stderr)
 
 
 @contextmanager

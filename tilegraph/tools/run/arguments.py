@@ -98,6 +98,12 @@ def parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         help="how the tiled kernels run: compiled to Python (fast) or interpreted op by op",
     )
     ap.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every fused group the lowering split (default: the first three)",
+    )
+    ap.add_argument(
         "-q",
         "--quiet",
         action="store_true",

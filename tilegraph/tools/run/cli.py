@@ -16,11 +16,14 @@ given), lowered to kernels and tiled loops for ``--platform`` and run by the fas
 — which the program watches through :class:`~tilegraph.runtime.compiled.CompileHooks`
 (stage times, progress, pass statistics, ``--check-each-pass``, the optimised graph's
 counts). The report lists the kernels (cube / vector / host, the tiles each runs) and the
-ops left on the host with the reason, and the GM memory plan. ``--profile`` prints the
-cycle model's estimate on the preset (top kernels by time, their bound and cube
-utilisation, totals: cube- vs memory-bound time, TransData time, host ops); ``--trace FILE``
-writes a Chrome / Perfetto trace (the model's kernels, and the pipes of one core of the
-slowest kernel or of ``--trace-kernel``); with ``--json`` the report carries ``"cycles"``.
+ops left on the host with the reason, what the lowering did (the ``lowering`` section:
+kernels by unit, the fused groups it could not lower whole with the strategy's reason, a
+line each for the first three, ``--verbose`` for all) and the GM memory plan.
+``--profile`` prints the cycle model's estimate on the preset (top kernels by time, their
+bound and cube utilisation, totals: cube- vs memory-bound time, TransData time, host
+ops); ``--trace FILE`` writes a Chrome / Perfetto trace (the model's kernels, and the pipes
+of one core of the slowest kernel or of ``--trace-kernel``); with ``--json`` the report
+carries ``"cycles"``.
 ``--launch sunk|host`` is how the cycle model schedules the kernels: sunk (the default: a
 compiled model's tasks scheduled on the device) or launched one by one from the host.
 ``--estimate`` compiles (pipeline and lowering) and prints the cycle model's report
@@ -66,7 +69,13 @@ from tilegraph.tools.run.estimate import check_estimate_arguments, estimate
 from tilegraph.tools.run.messages import error_message
 from tilegraph.tools.run.model_inputs import bound_to_inputs, imported_model, run_inputs, set_target
 from tilegraph.tools.run.progress import KernelProgress, terminal_progress
-from tilegraph.tools.run.report import print_profile, print_report, strategy_report, tiles_section
+from tilegraph.tools.run.report import (
+    count_dma_kernels,
+    print_profile,
+    print_report,
+    strategy_report,
+    tiles_section,
+)
 from tilegraph.tools.run.shapes import print_shape_sets, run_shape_sets, shape_sets
 from tilegraph.tools.run.watch import CompileWatch, RunError
 
@@ -104,7 +113,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(error_message(e, reference=args.reference), file=sys.stderr)
         return 1
     profile = report.pop("profile", None)
-    print_report(report)
+    count_dma_kernels(report)
+    print_report(report, args.verbose)
     if isinstance(profile, str):
         print(profile)
     elif profile is not None:

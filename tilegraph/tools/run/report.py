@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.entry import entry_function
+from tilegraph.lowering.conversion.graph_to_kernels_remarks import lowering_lines
 from tilegraph.progress import task
 from tilegraph.runtime.errors import plain_words
 from tilegraph.tools.tables import Col, print_table
@@ -23,6 +24,10 @@ from tilegraph.tools.tables import Col, print_table
 if TYPE_CHECKING:
     from tilegraph.cost_model.cycles import ModelCycles
     from tilegraph.runtime.compiled import CompiledModel
+
+
+SPLIT_GROUPS_SHOWN = 3
+"""The split groups the text report names (``--verbose``: all)."""
 
 
 class ReportError(Exception):
@@ -127,6 +132,24 @@ def _cycles(args: argparse.Namespace, module: ModuleOp) -> dict[str, Any]:
     return found
 
 
+COMPUTE_PIPES = frozenset({"V", "M"})
+"""The pipes of the vector and cube units' instructions (the cycle model's names)."""
+
+
+def count_dma_kernels(report: dict[str, Any]) -> None:
+    """Add to the report's ``lowering`` kernels ``dma``: the vector kernels whose tiles the
+    cycle model finds issuing no vector or cube instruction (DMA and scalar only: slices,
+    pads, row gathers, layout copies). Nothing without both the lowering and the cycles."""
+    lowering, cycles = report.get("lowering"), report.get("cycles")
+    if lowering is None or cycles is None:
+        return
+    lowering["kernels"]["dma"] = sum(
+        1
+        for k in cycles["per_kernel"]
+        if k["unit"] == "vector" and not COMPUTE_PIPES & set(k["busy_cycles"])
+    )
+
+
 def _memory(report: Any) -> dict[str, int]:
     return {
         "peak": report.peak,
@@ -138,8 +161,10 @@ def _memory(report: Any) -> dict[str, int]:
     }
 
 
-def print_report(report: dict[str, Any]) -> None:
-    """Print the report ``tilegraph-run`` builds (see :func:`tilegraph.tools.run.cli.run`)."""
+def print_report(report: dict[str, Any], verbose: bool = False) -> None:
+    """Print the report ``tilegraph-run`` builds (see :func:`tilegraph.tools.run.cli.run`):
+    of the groups the lowering split, the first :data:`SPLIT_GROUPS_SHOWN` (``verbose``:
+    all)."""
     print(f"model: {report['model']}")
     if report.get("pipeline"):
         print(f"pipeline: {report['pipeline']}")
@@ -164,6 +189,10 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"tiles: {report['skipped']}; ran the reference interpreter")
     elif "kernels" in report:
         _print_kernels(report)
+    if "lowering" in report:
+        limit = None if verbose else SPLIT_GROUPS_SHOWN
+        for line in lowering_lines(report["lowering"], limit):
+            print(line)
     if report.get("estimate"):
         shapes = ", ".join(f"{n} {tuple(i['shape'])}" for n, i in report["inputs"].items())
         print(f"estimate only (nothing ran), inputs: {shapes}")

@@ -1,6 +1,7 @@
 """How ``tilegraph-run`` watches :func:`tilegraph.compile`: :class:`CompileWatch` times
 each stage, shows it on the progress display, collects the pipeline's statistics (and
-checks every pass with ``--check-each-pass``) and counts the optimised graph; and
+checks every pass with ``--check-each-pass``) and the lowering's (its remarks: groups split,
+host kernels) and counts the optimised graph; and
 :class:`RunError`, the program's user-facing failure."""
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class CompileWatch(CompileHooks):
         self.check_summary: str | None = None
         self.optimised_graph: dict[str, Any] = {}
         self.lowering_started: float | None = None
+        self.lowering: dict[str, Any] | None = None
 
     @contextmanager
     def stage(self, name: str, module: ModuleOp) -> Iterator[None]:
@@ -84,12 +86,19 @@ class CompileWatch(CompileHooks):
     @contextmanager
     def _lowering(self) -> Iterator[None]:
         from tilegraph.lowering.conversion.graph_to_kernels import LoweringError
+        from tilegraph.lowering.conversion.graph_to_kernels_remarks import lowering_section
         from tilegraph.passes.pipelines import observing_passes
+        from tilegraph.passes.statistics import collecting_statistics
 
         label = "lowering to tiles"
         try:
-            with task(label) as progress, observing_passes(pass_observer(progress, label)):
+            with (
+                collecting_statistics() as collector,
+                task(label) as progress,
+                observing_passes(pass_observer(progress, label)),
+            ):
                 yield
+            self.lowering = lowering_section(collector)
         except LoweringError:
             raise  # compile() runs the module on the reference interpreter instead
         except ValueError as e:
@@ -105,7 +114,8 @@ class CompileWatch(CompileHooks):
 
     def graph_report(self, imported_ops: int) -> dict[str, Any]:
         """The report's graph part: op counts (imported, after the pipeline, by type), the
-        fusion summary and the pipeline's statistics."""
+        fusion summary, the pipeline's statistics and, once lowered, the ``lowering``
+        section (:mod:`tilegraph.lowering.conversion.graph_to_kernels_remarks`)."""
         graph = self.optimised_graph
         return {
             "ops": {
@@ -115,4 +125,5 @@ class CompileWatch(CompileHooks):
             },
             "fusion": graph["fusion"],
             "statistics": self.statistics,
+            **({"lowering": self.lowering} if self.lowering is not None else {}),
         }

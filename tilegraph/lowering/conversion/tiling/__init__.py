@@ -91,7 +91,7 @@ from tilegraph.lowering.conversion.tiling.recurrent import (
     QUANTIZED_LSTM_HOST_REASON,
     emit_recurrent_kernel,
 )
-from tilegraph.lowering.conversion.tiling.strategies import vector_strategy
+from tilegraph.lowering.conversion.tiling.strategies import Emit, vector_strategy
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import PassStatistics, start_pass
 from tilegraph.target import PRECISIONS, pin_target
@@ -101,32 +101,55 @@ def _is_cube(body: KernelBody) -> bool:
     return any(isinstance(op, GraphOp) and op.FACTS.heavy for op in body.ops)
 
 
-def _vector_strategy(body: KernelBody):
+def _vector_strategy(body: KernelBody) -> Emit:
     emit = vector_strategy(body)
     if emit is not None:
         return emit
-    return lambda body, b: emit_vector_kernel(body, b, b.ub_budget())
+    return emit_elementwise_chain
 
 
-def _emit(body: KernelBody, b: KernelBuilder) -> tuple[str, str | None]:
-    """(unit, reason it must stay on the host or None)."""
+def emit_elementwise_chain(body: KernelBody, b: KernelBuilder) -> str | None:
+    """The elementwise chain's strategy, in the UB budget the builder leaves it."""
+    return emit_vector_kernel(body, b, b.ub_budget())
+
+
+@dataclass(frozen=True)
+class KernelVerdict:
+    """What the strategies say of a macro kernel: the unit that runs it, why it stays on
+    the host (None when a strategy takes it) and the strategy that was asked, named by its
+    module (``elementwise``, ``reduction``, ``cube``, ``attention``, ...): the one whose
+    refusal ``reason`` is."""
+
+    unit: str
+    reason: str | None
+    strategy: str
+
+
+def _strategy_name(emit: Emit) -> str:
+    if emit is emit_elementwise_chain:
+        return "elementwise"
+    return emit.__module__.rsplit(".", 1)[-1]
+
+
+def _emit(body: KernelBody, b: KernelBuilder) -> KernelVerdict:
+    """The unit, the reason the kernel must stay on the host (or None), the strategy."""
     if len(body.ops) == 1 and isinstance(body.ops[0], RecurrentOp):
-        reason = emit_recurrent_kernel(body, b)  # cube gates + vector cells, one kernel
-        return ("cube", None) if reason is None else ("host", reason)
-    if len(body.ops) == 1 and isinstance(body.ops[0], DynamicQuantizeLSTMStepsOp):
-        reason = emit_quantized_recurrent_kernel(body, b)  # int8 gate products, one kernel
-        return ("cube", None) if reason is None else ("host", reason)
-    if any(isinstance(op, (DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp)) for op in body.ops):
-        return ("host", QUANTIZED_LSTM_HOST_REASON)
-    if is_attention_kernel(body):  # a claimed attention group: the flash kernel
+        emit, unit = emit_recurrent_kernel, "cube"  # cube gates + vector cells, one kernel
+    elif len(body.ops) == 1 and isinstance(body.ops[0], DynamicQuantizeLSTMStepsOp):
+        emit, unit = emit_quantized_recurrent_kernel, "cube"  # int8 gate products
+    elif any(
+        isinstance(op, (DynamicQuantizeLSTMOp, DynamicQuantizeLSTMStepsOp)) for op in body.ops
+    ):
+        return KernelVerdict("host", QUANTIZED_LSTM_HOST_REASON, "quantized_recurrent_kernel")
+    elif is_attention_kernel(body):  # a claimed attention group: the flash kernel
         coupled = b.hw.coupled  # one in-core kernel, else the mix kernel
-        reason = (emit_coupled_attention_kernel if coupled else emit_attention_kernel)(body, b)
-        return ("cube", None) if reason is None else ("host", reason)
-    if _is_cube(body):
-        reason = emit_cube_kernel(body, b)
-        return ("cube", None) if reason is None else ("host", reason)
-    reason = _vector_strategy(body)(body, b)
-    return ("vector", None) if reason is None else ("host", reason)
+        emit, unit = (emit_coupled_attention_kernel if coupled else emit_attention_kernel), "cube"
+    elif _is_cube(body):
+        emit, unit = emit_cube_kernel, "cube"
+    else:
+        emit, unit = _vector_strategy(body), "vector"
+    reason = emit(body, b)
+    return KernelVerdict(unit if reason is None else "host", reason, _strategy_name(emit))
 
 
 def _where(fn: func.FuncOp) -> str:
@@ -138,6 +161,14 @@ def classify_kernel(
 ) -> tuple[str, str | None]:
     """The unit that runs a macro kernel ("cube", "vector", "host") and, for host, why
     (with the kernel's ``tile.params``: a chosen point that does not fit is a reason)."""
+    verdict = kernel_verdict(fn, hw, precision)
+    return verdict.unit, verdict.reason
+
+
+def kernel_verdict(
+    fn: func.FuncOp, hw: HardwareModel | None = None, precision: str = "origin"
+) -> KernelVerdict:
+    """:func:`classify_kernel`'s verdict with the strategy that gave it (for remarks)."""
     body = read_kernel_body(fn)
     builder = KernelBuilder(
         Block(), hw or hardware_preset(), dry_run=True, precision=precision,
@@ -191,8 +222,9 @@ def tile_kernel(
     builder = KernelBuilder(
         staging, hw, precision=precision, params=kernel_params(fn), where=_where(fn)
     )
-    unit, failure = _emit(body, builder)
-    assert failure is None, failure
+    verdict = _emit(body, builder)
+    assert verdict.reason is None, verdict.reason
+    unit = verdict.unit
     if space is not None:
         space.extend(builder.space.values())
     builder.finish()

@@ -33,15 +33,16 @@ A kernel of several such ops (and concats) reading one another composes their re
 into boxes of its outputs, each reading a kernel input (:mod:`.movement_maps`), and runs
 them with the nests below.
 
-Kernels whose tensors are not row-major stay on the host: the format engine gives these
-ops origin-format tensors only (their facts name no storage-format kernel; TransData goes
-around them), so an NC1HWC0 slice never reaches this strategy.
+Kernels whose tensors are not row-major are not taken here: pad, expand and tile get
+origin-format tensors only (TransData goes around them), and a slice or split of an
+NC1HWC0 tensor (the format engine's choice between convolutions) is cut in origin terms
+and mapped onto whole C0 blocks by :mod:`.movement_5hd`, which emits these nests.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from math import prod
@@ -51,7 +52,8 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
-from tilegraph.dialects.graph.data_movement import ExpandOp, PadOp, SliceOp, SplitOp, split_sizes
+from tilegraph.dialects.graph.cutting import SliceOp, SplitOp, split_sizes
+from tilegraph.dialects.graph.data_movement import ExpandOp, PadOp
 from tilegraph.dialects.graph.data_movement import TileOp as GraphTileOp
 from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.dialects.tile import CopyOp, StrideOp, memref_shape
@@ -132,11 +134,17 @@ def value_shape(value: SSAValue) -> tuple[int, ...]:
     return tuple(int(d) for d in tensor_of(value).storage_shape)
 
 
+ShapeOf = Callable[[SSAValue], Sequence[int]]
+"""An output's shape (:func:`value_shape` but for a blocked storage's origin)."""
+
+
 def _identity(shape: Sequence[int]) -> list[Piece]:
     return [Piece(0, n, 0, 1) for n in shape]
 
 
-def _slice_regions(op: SliceOp, out: SSAValue, in_shape: Sequence[int]) -> list[Region] | str:
+def _slice_regions(
+    op: SliceOp, out: SSAValue, in_shape: Sequence[int], shape_of: ShapeOf
+) -> list[Region] | str:
     starts, ends = _ints(op.starts), _ints(op.ends)
     if starts is None or ends is None:
         return "slice bounds computed at run time"
@@ -144,7 +152,7 @@ def _slice_regions(op: SliceOp, out: SSAValue, in_shape: Sequence[int]) -> list[
     steps = _ints(op.steps) if op.steps is not None else [1] * len(starts)
     if axes is None or steps is None:
         return "slice axes or steps computed at run time"
-    pieces = _identity(value_shape(out))
+    pieces = _identity(shape_of(out))
     rank = len(in_shape)
     for axis, start, end, step in zip(axes, starts, ends, steps, strict=True):
         a = axis % rank
@@ -153,7 +161,9 @@ def _slice_regions(op: SliceOp, out: SSAValue, in_shape: Sequence[int]) -> list[
     return [Region(out, tuple(pieces))]
 
 
-def _split_regions(op: SplitOp, outs: Sequence[SSAValue | None], shape: Sequence[int]):
+def _split_regions(
+    op: SplitOp, outs: Sequence[SSAValue | None], shape: Sequence[int], shape_of: ShapeOf
+):
     axis = op.attr("axis") % len(shape)
     sizes = _ints(op.split) if op.split is not None else None
     if sizes is None:
@@ -163,7 +173,7 @@ def _split_regions(op: SplitOp, outs: Sequence[SSAValue | None], shape: Sequence
     regions, offset = [], 0
     for out, size in zip(outs, sizes, strict=True):
         if out is not None and size > 0:
-            pieces = _identity(value_shape(out))
+            pieces = _identity(shape_of(out))
             pieces[axis] = Piece(0, size, offset, 1)
             regions.append(Region(out, tuple(pieces)))
         offset += size
@@ -245,18 +255,23 @@ def _tile_regions(op: GraphTileOp, out: SSAValue, in_shape: Sequence[int]):
 
 
 def op_regions(
-    op: Operation, outs: Sequence[SSAValue | None], in_shape: Sequence[int]
+    op: Operation,
+    outs: Sequence[SSAValue | None],
+    in_shape: Sequence[int],
+    shape_of: ShapeOf = value_shape,
 ) -> list[Region] | str:
     """The regions of a slice / split / pad / expand / tile ``op`` whose results are
     ``outs`` (GM arguments, or the results themselves inside a chain; None: not needed),
-    indexing its data operand of shape ``in_shape``; else why not."""
+    indexing its data operand of shape ``in_shape``; else why not. ``shape_of`` gives an
+    output's shape in the same terms as ``in_shape`` (a slice / split of a blocked
+    storage is cut in origin terms first, :mod:`.movement_5hd`)."""
     if isinstance(op, SplitOp):
-        return _split_regions(op, outs, in_shape)
+        return _split_regions(op, outs, in_shape, shape_of)
     out = outs[0]
     if out is None:
         return "a data-movement op whose result is not needed"
     if isinstance(op, SliceOp):
-        return _slice_regions(op, out, in_shape)
+        return _slice_regions(op, out, in_shape, shape_of)
     if isinstance(op, PadOp):
         return _pad_regions(op, out, in_shape)
     if isinstance(op, ExpandOp):
@@ -373,16 +388,23 @@ def emit_data_movement_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if isinstance(found, str):
         return found
     op, src_arg = found
-    data = op.operands[0]
     in_shape = memref_shape(src_arg)
     written = dict(body.writes)
     regions = op_regions(op, [written.get(r) for r in op.results], in_shape)
     if isinstance(regions, str):
         return regions
+    return emit_regions(b, op, src_arg, regions)
+
+
+def emit_regions(
+    b: KernelBuilder, op: Operation, src_arg: SSAValue, regions: list[Region]
+) -> str | None:
+    """Plan and emit the loop nests of ``op``'s ``regions`` (of its storage) reading
+    ``src_arg``; returns why not (None when emitted, or when the builder only checks)."""
     regions = [r for r in regions if all(r.extent)]  # an empty box moves nothing
     if not regions:
         return f"a {op.name} with empty outputs"
-    element = tensor_of(data).element_type
+    element = tensor_of(op.operands[0]).element_type
     eb = element_bytes(element)
     budget, depth, cores = b.ub_budget(), b.split_depth(), b.hw.vector_cores
     plans = [plan_region(r, eb, budget, depth, cores) for r in regions]

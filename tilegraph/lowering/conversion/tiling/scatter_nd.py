@@ -33,13 +33,21 @@ address is 32-byte aligned) and ``T`` of them fitting their share of UB — come
 per index tile (a tile's updates are contiguous in GM); others one by one, in chunks ``S``
 that divide a slice larger than its share of UB.
 
+Slices under a DMA block (``inner`` elements of fewer than 32 bytes: one element for a
+full-index ``index_put``) do not take this path: they go through UB-resident blocks of the
+output, the blocks over the cores (:mod:`.scatter_ub`); this kernel is their fallback
+when not even a block of one row fits.
+
 Order: the tuples are applied one after the other on one core, so among equal tuples the
 last update wins (``none``) and a reduction combines them in row-major order — numpy's
 order and the graph level's (and onnxruntime's); ONNX leaves duplicates undefined for
-``none``. That is why nothing is split over the cores: a slice could be written by any
-tuple. The stores queue on MTE3 behind the data's copy and each other, in order; where a
-slice is loaded back, ``inject-sync`` orders each store to the output before the next load
-of it (an MTE3 -> MTE2 flag on the output buffer): a GM round trip per tuple. A negative
+``none``. A slice could be written by any tuple, and a core owning a part of the output
+would have to read every tuple to find its own (:mod:`.scatter_ub` does, where the scan is
+cheap next to a DMA per slice); here, with a DMA per slice whichever core issues it, one
+core applies them all. The stores queue on MTE3 behind the data's copy and each other, in
+order; where a slice is loaded back, ``inject-sync`` orders each store to the output
+before the next load of it (an MTE3 -> MTE2 flag on the output buffer): a GM round trip
+per tuple. A negative
 index counts from the end; one outside ``[-d_k, d_k)`` is an ``IndexError`` of the
 executors, as GatherND's and the graph level's. The slices' DMAs move exactly their
 elements (Ascend C's ``DataCopyPad`` on the chips modelled), so a slice of any byte length
@@ -69,6 +77,7 @@ from tilegraph.lowering.conversion.tiling.gather import (
     tile_row_loop,
     tuple_row,
 )
+from tilegraph.lowering.conversion.tiling.scatter_ub import emit_ub_scatter
 
 COMBINE = {"add": "vadd", "mul": "vmul", "max": "vmax", "min": "vmin"}
 """The vector op each ``reduction`` combines an output slice and its update with."""
@@ -142,6 +151,11 @@ def emit_scatter_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if reduction != "none" and str(element) not in REDUCIBLE:
         return f"a scatter_nd {reduction} on {element}"
     eb, ib = element_bytes(element), element_bytes(index_type.element_type)
+    if inner * eb < DMA_BLOCK_BYTES:  # a DMA per slice would move a few bytes: through UB
+        operands = (data, indices, updates, out)
+        args = (shape, width, count, element, index_type.element_type, reduction)
+        if emit_ub_scatter(b, operands, *args) is None:
+            return None
     # add / max / min of a type the DMA combines: stored atomically, nothing loaded back
     atomic = reduction in CopyFlatOp.ATOMIC_KINDS and str(element) in b.hw.dma_atomic_types
     loads_output = reduction != "none" and not atomic

@@ -55,6 +55,11 @@ from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_ke
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
 from tilegraph.lowering.conversion.tiling.matmul import emit_matmul
+from tilegraph.lowering.conversion.tiling.movement_5hd import (
+    BLOCKED_OPS,
+    emit_blocked_movement_kernel,
+    is_blocked_movement,
+)
 from tilegraph.lowering.conversion.tiling.movement_maps import (
     CHAIN_OPS,
     emit_movement_chain_kernel,
@@ -158,6 +163,7 @@ STRATEGIES: tuple[Strategy, ...] = (
         "vector",
         _lone(lambda op: isinstance(op, TransDataOp) and has_transdata_kernel(op)),
     ),
+    Strategy(BLOCKED_OPS, emit_blocked_movement_kernel, "vector", _lone(is_blocked_movement)),
     Strategy(DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector", _lone(is_data_movement)),
     Strategy((GatherOp,), emit_gather_kernel, "vector", _starts_with(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", _starts_with(GatherNDOp)),
