@@ -155,6 +155,21 @@ def test_small_ub_keeps_a_split_epilogue_unclaimed():
     assert fuse.get("attention-kept.the scores' epilogue is split over several groups") == 1
 
 
+@pytest.mark.parametrize("case", ["ragged", "t5"])
+def test_coupled_preset_keeps_three_kernels(case: str):
+    """By default 310P (coupled) claims only the attentions GE fuses there (fp16 BERT-like
+    shapes): these stay Q·Kᵀ with its epilogue, the softmax and ·V; T5's bias is added in
+    Q·Kᵀ's ND epilogue there too (not in a vector kernel of its own)."""
+    module, inputs = _attention(*CASES[case])
+    levels = run_levels(module, inputs, "ascend310p", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert not _flash_kernels(levels)
+    ops = [k.ops for k in levels.tiled_kernels]
+    assert ("graph.softmax",) in ops
+    assert len(ops) == 3, ops
+
+
 def test_head_dim_over_the_limit_is_kept_with_its_reason():
     """D = 160 is more than the kernel keeps on chip: three kernels, the reason counted."""
     module, inputs = _attention(1, 4, 4, 1, 160)

@@ -47,12 +47,17 @@ from tilegraph.runtime.tiles import run_tiles
 SMALL_COUPLED = "ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"
 """A coupled preset whose buffers take 16 x 16 blocks only (the ``test`` preset's sizes)."""
 PLATFORMS = {"310p": "ascend310p", "small": SMALL_COUPLED}
+COUPLED_ALWAYS = ALWAYS = "coupled-attention=always"
+"""These shapes are not GE's (``ZAttentionScoreFusionPass``'s): the kernel is claimed on
+request (:mod:`tilegraph.passes.fuse_attention`)."""
 
 
 def _levels(case: str, platform: str, dtype: type[np.generic] = np.float32):
     module, inputs = _attention(*CASES[case], dtype=dtype)
     with collecting_statistics() as stats:
-        levels = run_levels(module, inputs, option_value(PLATFORMS[platform]), pad_value=NAN)
+        levels = run_levels(
+            module, inputs, option_value(PLATFORMS[platform]), pad_value=NAN, o2_options=ALWAYS
+        )
     return levels, stats.as_dict()["fuse-ops"]
 
 
@@ -113,7 +118,7 @@ def test_coupled_flash_attention_lowered_in_full(platform: str, case: str):
     pipe-queue checker): one cube kernel on more than one core, both executors match the
     graph with NaN in the padding lanes."""
     module, inputs = _attention(*CASES[case])
-    target = f"set-target{{platform={option_value(PLATFORMS[platform])}}},O2"
+    target = f"set-target{{platform={option_value(PLATFORMS[platform])}}},O2{{{ALWAYS}}}"
     run_pipeline(target, make_context(), module)
     reference = run_reference(module, inputs, pad_value=NAN)
     with collecting_statistics() as stats:
@@ -134,7 +139,9 @@ def test_the_default_blocks_favour_long_key_steps():
     at BERT's D 64 in fp16)."""
     module, _ = _attention(1, 256, 256, 4, 64, "additive", dtype=np.float16)
     run_pipeline(
-        "set-target{platform=ascend310p},O2,lower-graph-to-kernels", make_context(), module
+        f"set-target{{platform=ascend310p}},O2{{{ALWAYS}}},lower-graph-to-kernels",
+        make_context(),
+        module,
     )
     (macro,) = [f for f in module.ops if isinstance(f, func.FuncOp) and "graph.softmax" in str(f)]
     hw = hardware_preset("ascend310p")
@@ -149,3 +156,37 @@ def test_the_default_blocks_favour_long_key_steps():
     default = {p.name: p.default for p in space}
     assert int(default["attention.block_k"]) > short["attention.block_k"], default
     assert times[0] < times[1], times
+
+
+def _fuse_stats(platform: str, *shape, dtype: type[np.generic], o2: str = "O2") -> dict:
+    module, _ = _attention(*shape, "additive", dtype=dtype)
+    with collecting_statistics() as stats:
+        run_pipeline(f"set-target{{platform={platform}}},{o2}", make_context(), module)
+    return stats.as_dict()["fuse-ops"]
+
+
+@pytest.mark.parametrize(
+    ("batch", "seq", "heads", "dtype", "kept"),
+    [
+        (2, 32, 12, np.float16, None),  # BERT-base's shape, batch x heads 24
+        (1, 32, 12, np.float16, "batch x heads is a multiple of 8"),  # batch 1: 12
+        (2, 32, 12, np.float32, "fp16 scores"),
+        (2, 40, 12, np.float16, "a multiple of 32"),
+        (2, 32, 4, np.float16, "12 or 16 heads"),
+    ],
+)
+def test_the_310p_claims_what_ge_fuses(batch, seq, heads, dtype, kept):
+    """By default a coupled preset claims an attention only where GE's
+    ``ZAttentionScoreFusionPass`` fuses one (fp16, 12 or 16 heads, head dim 64, a sequence
+    a multiple of 32 up to 512, batch x heads a multiple of 8); ``coupled-attention=always``
+    claims the others, and a decoupled preset claims all of them."""
+    shape = (batch, seq, seq, heads, 64)
+    stats = _fuse_stats("ascend310p", *shape, dtype=dtype)
+    if kept is None:
+        assert stats.get("attention-claimed") == 1, stats
+    else:
+        assert "attention-claimed" not in stats, stats
+        assert [k for k in stats if k.startswith("attention-kept.") and kept in k], stats
+    always = _fuse_stats("ascend310p", *shape, dtype=dtype, o2=f"O2{{{ALWAYS}}}")
+    assert always.get("attention-claimed") == 1, always
+    assert _fuse_stats("ascend910b", *shape, dtype=dtype).get("attention-claimed") == 1

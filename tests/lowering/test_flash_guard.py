@@ -25,7 +25,7 @@ from tests.lowering.test_flash_attention import (
     _attention,
     _flash_kernels,
 )
-from tests.lowering.test_flash_attention_coupled import SMALL_COUPLED
+from tests.lowering.test_flash_attention_coupled import COUPLED_ALWAYS, SMALL_COUPLED
 from tests.lowering.test_tile_differential import assert_matches, run_levels
 from tilegraph.passes.pipelines import option_value
 from tilegraph.passes.statistics import collecting_statistics
@@ -47,7 +47,7 @@ def _masked(batch: int, sq: int, sk: int, heads: int, dim: int, dtype=np.float32
 
 def _levels(module, inputs, platform: str):
     with collecting_statistics() as stats:
-        levels = run_levels(module, inputs, platform, pad_value=NAN)
+        levels = run_levels(module, inputs, platform, pad_value=NAN, o2_options=COUPLED_ALWAYS)
     return levels, stats.as_dict()["fuse-ops"]
 
 

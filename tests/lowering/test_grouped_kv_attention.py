@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from tests.lowering.test_flash_attention_coupled import COUPLED_ALWAYS
 from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
 from tilegraph.builder import GraphBuilder
 from tilegraph.lowering.analysis.operand_views import StridedView
@@ -83,7 +84,7 @@ CASES = {
 def _check(platform: str, case: str, dtype: type[np.generic]) -> None:
     module, inputs = _grouped_attention(*CASES[case], dtype=dtype)
     with collecting_statistics() as stats:
-        levels = run_levels(module, inputs, platform, pad_value=NAN)
+        levels = run_levels(module, inputs, platform, pad_value=NAN, o2_options=COUPLED_ALWAYS)
     assert_no_nan(levels)
     if dtype == np.float32:
         assert_matches(levels)
@@ -165,7 +166,7 @@ def test_expanded_batch_operand_is_a_broadcast_view(platform: str):
         "x": rng.standard_normal((batch, m, k)).astype(np.float32),
         "w": rng.standard_normal((1, k, n)).astype(np.float32),
     }
-    levels = run_levels(module, inputs, platform, pad_value=NAN)
+    levels = run_levels(module, inputs, platform, pad_value=NAN, o2_options=COUPLED_ALWAYS)
     assert_no_nan(levels)
     assert_matches(levels)
     kernels = levels.tiled_kernels

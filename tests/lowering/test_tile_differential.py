@@ -91,11 +91,14 @@ def run_levels(
     precision: str = "origin",
     pad_value: float | None = None,
     small_channel: bool = False,
+    o2_options: str = "",
 ) -> Levels:
-    """Optimise (O2, in small-channel mode when asked), lower and tile ``module`` in place,
-    running every level on ``inputs``."""
+    """Optimise (O2, in small-channel mode when asked, with ``o2_options`` such as
+    ``coupled-attention=always``), lower and tile ``module`` in place, running every level
+    on ``inputs``."""
+    options = " ".join(o for o in ("small-channel=true" if small_channel else "", o2_options) if o)
     with _collector_paused():
-        return _run_levels(module, inputs, platform, precision, pad_value, small_channel)
+        return _run_levels(module, inputs, platform, precision, pad_value, options)
 
 
 @contextmanager
@@ -112,9 +115,9 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _run_levels(module, inputs, platform, precision, pad_value, small_channel) -> Levels:
+def _run_levels(module, inputs, platform, precision, pad_value, o2_options) -> Levels:
     ctx = make_context()
-    o2 = "O2{small-channel=true}" if small_channel else "O2"
+    o2 = f"O2{{{o2_options}}}" if o2_options else "O2"
     run_pipeline(f"set-target{{platform={platform} precision={precision}}},{o2}", ctx, module)
     reference = run_reference(module, inputs, pad_value=pad_value)
     run_pipeline("lower-graph-to-kernels", ctx, module)

@@ -13,6 +13,15 @@ in-core kernel on a coupled one (310P,
 kernels, and the reason is counted as the statistic ``attention-kept.<reason>``
 (``attention-claimed`` counts the claims).
 
+On a coupled preset the claim follows GE by default (``fuse-ops{coupled-attention=ge}``):
+the 310P's ATC fuses an attention into one kernel only through
+``ZAttentionScoreFusionPass``, whose conditions are a BERT-base / -large layer's shape —
+fp16 scores ``[B, H, S, S]`` with ``H`` 12 or 16, a head dim of 64, ``S`` a multiple of 32
+up to 512, ``B`` at most 128 and ``B·H`` a multiple of 8 (:func:`ge_declines`;
+docs/cycle-model.md). Elsewhere GE runs the three kernels, and so does tilegraph.
+``coupled-attention=always`` claims every pattern the in-core kernel takes (a study of
+the kernel itself).
+
 T5's position bias has the scores' shape, so the format engine adds it in FRACTAL_NZ;
 ``fuse-ops`` first moves the add to ND (:mod:`tilegraph.passes.fuse_epilogue_formats`), and
 the pattern follows each operand of the scores' shape back to the matmul (the bias is
@@ -35,7 +44,12 @@ from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.analysis.attention_pattern import match_attention, unqualified
+from tilegraph.lowering.analysis.attention_pattern import (
+    AttentionPattern,
+    match_attention,
+    shapes,
+    unqualified,
+)
 from tilegraph.lowering.analysis.operand_views import matrix_operands
 
 
@@ -51,11 +65,57 @@ class AttentionClaim:
     """The group of the softmax with the NaN guard as its tail (None: the softmax alone)."""
 
 
+COUPLED_ATTENTION = ("ge", "always")
+"""``fuse-ops``' choices on a coupled preset (see the module docstring)."""
+
+_GE_HEADS = (12, 16)
+_GE_HEAD_DIM = 64
+_GE_SEQUENCE_STEP = 32
+_GE_MAX_SEQUENCE = 512
+_GE_MAX_BATCH = 128
+_GE_BATCH_HEADS_STEP = 8
+
+
+def ge_declines(pattern: AttentionPattern) -> str | None:
+    """Why ``ZAttentionScoreFusionPass`` (GE's one attention fusion on the 310P) would
+    leave ``pattern`` unfused, None when it fuses it (module docstring)."""
+    found = shapes(pattern)
+    scores = pattern.softmax.results[0].type
+    if found is None or not isinstance(scores, TensorType):
+        return "symbolic attention shapes"
+    batch, sq, sk, d = found
+    if str(scores.element_type) != "f16":
+        return "GE fuses a 310P attention with fp16 scores only"
+    if len(batch) != 2 or batch[1] not in _GE_HEADS:
+        return "GE fuses a 310P attention of 12 or 16 heads only"
+    if sq != sk or d != _GE_HEAD_DIM:
+        return "GE fuses a 310P self-attention of head dim 64 only"
+    if sq % _GE_SEQUENCE_STEP or sq > _GE_MAX_SEQUENCE or batch[0] > _GE_MAX_BATCH:
+        return "GE fuses a 310P attention of a sequence a multiple of 32 up to 512 only"
+    if batch[0] * batch[1] % _GE_BATCH_HEADS_STEP:
+        return "GE fuses a 310P attention whose batch x heads is a multiple of 8 only"
+    return None
+
+
+def claim_refused(pattern: AttentionPattern, hw: HardwareModel, coupled: str = "ge") -> str | None:
+    """Why ``fuse-ops`` does not claim ``pattern`` on ``hw`` (None: it does): the flash
+    kernel's limits (:func:`unqualified`), and on a coupled preset under ``coupled="ge"``
+    GE's (:func:`ge_declines`)."""
+    reason = unqualified(pattern, hw)
+    if reason is None and hw.coupled and coupled == "ge":
+        reason = ge_declines(pattern)
+    return reason
+
+
 def attention_claims(
-    groups: Sequence[set[Operation]], ops: Sequence[Operation], hw: HardwareModel
+    groups: Sequence[set[Operation]],
+    ops: Sequence[Operation],
+    hw: HardwareModel,
+    coupled: str = "ge",
 ) -> tuple[list[AttentionClaim], list[str]]:
     """The claims among ``groups`` (the member sets ``fuse-ops`` grew over ``ops``), and
-    the reasons of the attention patterns left as they are."""
+    the reasons of the attention patterns left as they are; ``coupled``: the choice on a
+    coupled preset (:data:`COUPLED_ATTENTION`)."""
     where = {op: i for i, members in enumerate(groups) for op in members}
     claims: list[AttentionClaim] = []
     kept: list[str] = []
@@ -63,7 +123,7 @@ def attention_claims(
         pattern = match_attention(op)
         if pattern is None:
             continue
-        reason = unqualified(pattern, hw)
+        reason = claim_refused(pattern, hw, coupled)
         scores, output = where.get(pattern.qk), where.get(pattern.pv)
         if reason is None and (scores is None or output is None or scores == output):
             reason = "the matmuls are not grouped as Q·Kᵀ with its epilogue and ·V"
@@ -84,7 +144,7 @@ def attention_claims(
     return claims, kept
 
 
-def attention_operands_to_nd(block: Block, hw: HardwareModel) -> int:
+def attention_operands_to_nd(block: Block, hw: HardwareModel, coupled: str = "ge") -> int:
     """Give an attention the flash kernel takes (:func:`unqualified` on ``hw``) its Q, K
     and V in ND when a product writes one straight in FRACTAL_NZ (SqueezeBERT's Q, K and V
     products: no head split between them and the attention): a conversion to ND right after
@@ -95,7 +155,7 @@ def attention_operands_to_nd(block: Block, hw: HardwareModel) -> int:
     converted = 0
     for op in list(block.ops):
         pattern = match_attention(op)
-        if pattern is None or unqualified(pattern, hw) is not None:
+        if pattern is None or claim_refused(pattern, hw, coupled) is not None:
             continue
         for reader, index in ((pattern.qk, 0), (pattern.qk, 1), (pattern.pv, 1)):
             value = reader.operands[index]

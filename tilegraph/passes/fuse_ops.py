@@ -175,7 +175,11 @@ from xdsl.passes import ModulePass
 
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.hardware import HardwareModel, hardware_preset
-from tilegraph.passes.fuse_attention import attention_claims, attention_operands_to_nd
+from tilegraph.passes.fuse_attention import (
+    COUPLED_ATTENTION,
+    attention_claims,
+    attention_operands_to_nd,
+)
 from tilegraph.passes.fuse_grow import Fuser, tensor_bytes
 from tilegraph.passes.fuse_legality import Group, leaving_values
 from tilegraph.passes.fuse_materialize import materialize
@@ -189,11 +193,11 @@ from tilegraph.target import pin_target
 
 
 def _claim_attention(
-    groups: list[Group], block: Block, hw: HardwareModel, stats: PassStatistics
+    groups: list[Group], block: Block, hw: HardwareModel, stats: PassStatistics, coupled: str
 ) -> list[Group]:
     """Merge each claimed attention pattern's two groups and its softmax into one group
     (:mod:`tilegraph.passes.fuse_attention`), in place of the ·V group."""
-    claims, kept = attention_claims([g.members for g in groups], list(block.ops), hw)
+    claims, kept = attention_claims([g.members for g in groups], list(block.ops), hw, coupled)
     for reason in kept:
         stats.add(f"attention-kept.{reason}")
     merged: dict[int, Group] = {}
@@ -254,6 +258,9 @@ class FuseOpsPass(ModulePass):
     max_ops: int = 64
     ub_percent: int = 100
     """The UB budget of a group's working set, in percent of the preset's UB."""
+    coupled_attention: str = "ge"
+    """On a coupled preset: claim an attention where GE fuses one ("ge") or wherever the
+    in-core flash kernel takes it ("always"; :mod:`tilegraph.passes.fuse_attention`)."""
 
     def __post_init__(self) -> None:
         if self.platform:
@@ -262,6 +269,11 @@ class FuseOpsPass(ModulePass):
             raise ValueError(f"fuse-ops: max-ops must be at least 1, got {self.max_ops}")
         if not 1 <= self.ub_percent <= 100:
             raise ValueError(f"fuse-ops: ub-percent must be in 1..100, got {self.ub_percent}")
+        if self.coupled_attention not in COUPLED_ATTENTION:
+            raise ValueError(
+                f"fuse-ops: coupled-attention must be one of {', '.join(COUPLED_ATTENTION)}, "
+                f"got '{self.coupled_attention}'"
+            )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
@@ -274,15 +286,18 @@ class FuseOpsPass(ModulePass):
                 changed = prepare(block)
                 if changed:
                     stats.add(statistic, changed)
-            changed = attention_operands_to_nd(block, hw)
+            coupled = self.coupled_attention
+            changed = attention_operands_to_nd(block, hw, coupled)
             if changed:
                 stats.add("attention-operands-to-nd", changed)
-            grown, split, joined = split_scores_bias(fuser.fuse_block(block), list(block.ops), hw)
+            grown, split, joined = split_scores_bias(
+                fuser.fuse_block(block), list(block.ops), hw, coupled
+            )
             if split:
                 stats.add("score-bias-split", split)
             if joined:
                 stats.add("bias-gathers-joined", joined)
-            grown = _claim_attention(grown, block, hw, stats)
+            grown = _claim_attention(grown, block, hw, stats, coupled)
             claimed = _claim_rotary_views(fuser, grown, block, stats)
             claimed, merged = merge_output_groups(fuser, claimed)
             if merged:

@@ -35,13 +35,10 @@ from xdsl.ir import Operation
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.indexing import GatherElementsOp
 from tilegraph.hardware import HardwareModel
-from tilegraph.lowering.analysis.attention_pattern import (
-    AttentionPattern,
-    match_attention,
-    unqualified,
-)
+from tilegraph.lowering.analysis.attention_pattern import AttentionPattern, match_attention
 from tilegraph.lowering.conversion.tiling.elements_tail import tail_fits
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
+from tilegraph.passes.fuse_attention import claim_refused
 from tilegraph.passes.fuse_legality import Group
 
 
@@ -124,7 +121,7 @@ def _with_gather(bias: Group, groups: list[Group]) -> Group | None:
 
 
 def split_scores_bias(
-    groups: Sequence[Group], ops: Sequence[Operation], hw: HardwareModel
+    groups: Sequence[Group], ops: Sequence[Operation], hw: HardwareModel, coupled: str = "ge"
 ) -> tuple[list[Group], int, int]:
     """``groups`` with each qualifying attention's score chain moved from the group that
     also computes its bias into the Q·Kᵀ group, and the bias's kernel headed by one of
@@ -134,7 +131,7 @@ def split_scores_bias(
     splits = joins = 0
     for op in ops:
         pattern = match_attention(op)
-        if pattern is None or unqualified(pattern, hw) is not None:
+        if pattern is None or claim_refused(pattern, hw, coupled) is not None:
             continue
         where = {m: i for i, g in enumerate(result) for m in g.members}
         s = where.get(pattern.qk)

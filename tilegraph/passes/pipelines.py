@@ -267,7 +267,8 @@ class O2Pipeline(NamedPipeline):
     The graph-level choices ``tilegraph-tune`` searches are options too: ``strategy`` (the
     format engine's: ge, naive, optimal), ``disable`` (rules O1 does not run, e.g.
     ``combine-parallel``), ``max-ops`` and ``ub-percent`` (``fuse-ops``'); their defaults
-    are the heuristic's."""
+    are the heuristic's. ``coupled-attention`` is ``fuse-ops``' choice on a coupled
+    preset (``ge``: GE's attention fusion conditions; ``always``)."""
 
     name = "O2"
     SPEC = O2_SPEC
@@ -276,6 +277,7 @@ class O2Pipeline(NamedPipeline):
     disable: str = ""
     max_ops: int = 64
     ub_percent: int = 100
+    coupled_attention: str = "ge"
 
     def spec(self) -> str:
         spec = self.SPEC
@@ -289,6 +291,7 @@ class O2Pipeline(NamedPipeline):
             for name, value, default in (
                 ("max-ops", self.max_ops, 64),
                 ("ub-percent", self.ub_percent, 100),
+                ("coupled-attention", self.coupled_attention, "ge"),
             )
             if value != default
         )

@@ -1,7 +1,7 @@
 // RUN: tilegraph-opt %s -p 'set-target{platform=ascend910b},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
 // RUN: tilegraph-opt %s -p 'set-target{platform=test},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=TEST
-// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
-// RUN: tilegraph-opt %s -p 'set-target{platform="ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=SMALL
+// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2{coupled-attention=always},lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
+// RUN: tilegraph-opt %s -p 'set-target{platform="ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"},O2{coupled-attention=always},lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=SMALL
 // CHECK-NOT: tile.kernel = "host"
 
 // Flash attention (tiling/attention.py): Q·Kᵀ, its scale and additive mask, the softmax and

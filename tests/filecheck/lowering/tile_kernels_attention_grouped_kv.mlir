@@ -1,5 +1,5 @@
 // RUN: tilegraph-opt %s -p 'set-target{platform=ascend910b},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
-// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
+// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2{coupled-attention=always},lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
 // CHECK-NOT: tile.kernel = "host"
 
 // Grouped K / V heads (LLaMA's repeat_kv): Q has 4 heads, K and V 2, each repeated twice

@@ -1,5 +1,5 @@
 // RUN: tilegraph-opt %s -p 'set-target{platform=ascend910b},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s
-// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2,lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
+// RUN: tilegraph-opt %s -p 'set-target{platform=ascend310p},O2{coupled-attention=always},lower-graph-to-kernels,tile-kernels' | filecheck %s --check-prefix=COUPLED
 // CHECK-NOT: tile.kernel = "host"
 
 // torch's SDPA NaN guard `where(isnan(p), 0, p)` between the softmax and ·V (every Hugging
