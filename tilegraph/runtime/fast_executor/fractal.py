@@ -17,7 +17,11 @@ from tilegraph.dialects.tile.fixpipe import FixpipeOp
 from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp
 from tilegraph.runtime.fast_executor.forms import batched_kernel
 from tilegraph.runtime.fast_executor.scratch import scratch
-from tilegraph.runtime.fast_executor.windows import copy_cut_items, copy_whole_windows
+from tilegraph.runtime.fast_executor.windows import (
+    CutWindows,
+    copy_cut_items,
+    copy_whole_windows,
+)
 from tilegraph.runtime.tile_interpreter.fractal import (
     fixpipe_tiles,
     img2col_padded,
@@ -31,15 +35,17 @@ from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 @batched_kernel(Nd2NzOp)
 def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
     """A batch of ND windows into batched NZ tiles: the windows that lie inside the source
-    gathered into row-major planes at once and reordered into NZ in one copy; a cut one
-    (a ragged tail, zero padded) by the kernel, which rewrites its whole tile."""
+    gathered into row-major planes at once, the cut ones (a ragged tail; a recurrent
+    state of fewer rows than a fractal, every step) as the kernel pads them — the plane
+    zero, then the part inside the source — in one flat gather (:class:`CutWindows`, its
+    plan kept per call site), and all reordered into NZ in one copy."""
     rank = len(memref_shape(op.src))
     if batched[0] or not batched[rank + 1]:
         return None  # a batched source (never lowered so), or items writing one buffer
     given = (op.valid_rows is not None, op.valid_cols is not None)
     c1, r1, r0, c0 = memref_shape(op.dst)[-4:]
     extent = (*(1,) * (rank - 2), r1 * r0, c1 * c0)
-    single = kernel_of(op)
+    copy_cut_windows = CutWindows()
 
     def run(src: np.ndarray, *rest: Any) -> tuple[()]:
         offsets, dst = rest[:rank], rest[rank]
@@ -47,6 +53,8 @@ def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
         planes = scratch("nd2nz", (count, *extent), dst.dtype)
         zeros = (0,) * rank
         cut = copy_whole_windows(count, extent, src, offsets, False, planes, zeros, True)
+        source, target = (src, offsets, False), (planes, zeros, True)
+        copy_cut_windows(count, extent, source, target, cut, 0)  # zero padded, as the kernel
         nz = planes.reshape(count, r1, r0, c1, c0).transpose(0, 3, 1, 2, 4)
         try:
             dst.reshape(count, c1, r1, r0, c0, copy=False)[...] = nz
@@ -56,7 +64,6 @@ def batched_nd2nz(op: Nd2NzOp, batched: Sequence[bool]) -> Kernel | None:
             valid = iter(rest[rank + 1 :])
             rows, cols = (next(valid) if has else None for has in given)
             zero_past_valid_nz(op, dst, rows, cols)
-        copy_cut_items(single, (src, *rest), batched, cut)
         return ()
 
     return run

@@ -1,0 +1,61 @@
+"""The fast executor on a recurrent step's small tiles (issue 25: piper_nakdimon's LSTM
+steps): the batched forms take the cut windows of a state of fewer rows than a fractal
+in one batch instead of item by item, bit for bit what the op's kernel writes item by
+item. Each test also makes the item-by-item path fail, so that it fails if the batched
+path for those items is removed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import IndexType, f32
+from xdsl.ir import SSAValue
+from xdsl.utils.test_value import create_ssa_value
+
+from tilegraph.dialects.tile import Nd2NzOp, scoped_memref
+from tilegraph.runtime.fast_executor import fractal
+from tilegraph.runtime.fast_executor.batching import one_by_one
+from tilegraph.runtime.fast_executor.forms import batched_kernel_of
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
+
+rng = np.random.default_rng(2025)
+
+
+def buf(shape: tuple[int, ...], scope: str) -> SSAValue:
+    return create_ssa_value(scoped_memref(list(shape), f32, scope))
+
+
+def index() -> SSAValue:
+    return create_ssa_value(IndexType())
+
+
+def no_item_by_item(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batched forms built from here on fail if they run a cut item by itself."""
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a cut window ran item by item")
+
+    monkeypatch.setattr(fractal, "copy_cut_items", refuse)
+
+
+def test_nd2nz_of_a_one_row_state_pads_every_window_in_one_batch(monkeypatch):
+    """h (1 x 100) into 16-row fractals at column offsets 0, 16, .., 96 (32 columns, the
+    last past the end, a valid-column count per item): every window is cut below row 1.
+    The tiles are the kernel's (zero padded), called twice with new values and stale
+    destinations (NaN: a lane the form leaves shows up)."""
+    op = Nd2NzOp(buf((1, 100), "GM"), [index(), index()], buf((2, 1, 16, 16), "L1"), None, index())
+    op.verify()
+    starts = np.arange(0, 100, 16)
+    valid = np.minimum(32, 100 - starts)
+    mask = [False, False, True, True, True]
+    no_item_by_item(monkeypatch)
+    kernel = batched_kernel_of(op, mask)
+    assert kernel is not None
+    for _ in range(2):
+        src = rng.standard_normal((1, 100)).astype(np.float32)
+        dst = np.full((len(starts), 2, 1, 16, 16), np.nan, np.float32)
+        expected = dst.copy()
+        one_by_one(kernel_of(op), mask)(src, 0, starts, expected, valid)
+        kernel(src, 0, starts, dst, valid)
+        np.testing.assert_array_equal(dst, expected)
+        assert not dst[:, :, :, 1:].any()  # the padding rows are zero
