@@ -59,3 +59,34 @@ def test_nd2nz_of_a_one_row_state_pads_every_window_in_one_batch(monkeypatch):
         kernel(src, 0, starts, dst, valid)
         np.testing.assert_array_equal(dst, expected)
         assert not dst[:, :, :, 1:].any()  # the padding rows are zero
+
+
+def test_fixpipe_runs_the_items_before_a_ragged_one_as_a_batch(monkeypatch):
+    """Gates (16 x 100) leaving L0C in 32-column N blocks into a workspace slot per item
+    (rows of one fractal); the last block is 4 columns wide (its ``n``): the three before
+    it go in one batch, only it by the kernel — bit for bit what item by item writes."""
+    from tilegraph.dialects.tile import FixpipeOp
+
+    op = FixpipeOp(buf((2, 1, 16, 16), "L0C"), buf((16, 32), "GM"), [index(), index()],
+                   n=index(), layout="nd")  # fmt: skip
+    op.verify()
+    alone: list[int] = []
+    items_alone = fractal.copy_cut_items
+
+    def count_alone(single, args, batched, items) -> None:
+        alone.extend(int(t) for t in items)
+        items_alone(single, args, batched, items)
+
+    monkeypatch.setattr(fractal, "copy_cut_items", count_alone)
+    n = np.array([32, 32, 32, 4])
+    mask = [True, True, False, False, True]
+    kernel = batched_kernel_of(op, mask)
+    assert kernel is not None
+    acc = rng.standard_normal((4, 2, 1, 16, 16)).astype(np.float32)
+    dst = np.full((4, 16, 32), np.nan, np.float32)
+    expected = dst.copy()
+    one_by_one(kernel_of(op), mask)(acc, expected, 0, 0, n)
+    alone.clear()
+    kernel(acc, dst, 0, 0, n)
+    np.testing.assert_array_equal(dst, expected)
+    assert alone == [3]

@@ -94,6 +94,11 @@ def batched_load3d(op: Load3dOp, batched: Sequence[bool]) -> Kernel | None:
 
 @batched_kernel(FixpipeOp)
 def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
+    """A batch of accumulators out through the fixpipe: the items before the first ragged
+    one (fewer valid rows / columns than the tile: it writes its valid part only, as the
+    last N block of a recurrent step's gates does) in one batch — whole windows in one
+    scatter, cut ones by the kernel — and the items from it on by the kernel, item by
+    item, in order."""
     if not batched[0]:
         return None
     tiles = fixpipe_tiles(op)
@@ -106,12 +111,17 @@ def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
     valid_at = rank + has_bias + has_deq
     whole = [16 * m1] * (op.m is not None) + [16 * n1] * (op.n is not None)
 
-    def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+    def unragged(count: int, valid: Sequence[Any]) -> int:
+        """How many leading items are not ragged."""
+        ragged: Any = False
+        for v, w in zip(valid, whole, strict=True):
+            ragged = ragged | (np.asarray(v) < w)
+        if not np.any(ragged):
+            return count
+        return int(np.argmax(np.broadcast_to(ragged, (count,))))
+
+    def batch(src: np.ndarray, dst: np.ndarray, *rest: Any) -> None:
         count = len(src)
-        if any(np.any(np.asarray(v) < w) for v, w in zip(rest[valid_at:], whole, strict=True)):
-            # a ragged block among the items: it writes its valid part only, item by item
-            copy_cut_items(single, (src, dst, *rest), batched, np.arange(count))
-            return ()
         width = dst.shape[dst_batched + 3] if dst.ndim - dst_batched > 3 else 0
         bias = None
         if has_bias:
@@ -126,6 +136,17 @@ def batched_fixpipe(op: FixpipeOp, batched: Sequence[bool]) -> Kernel | None:
             count, tile.shape[1:], tile, zeros, True, dst, rest[:rank], dst_batched
         )
         copy_cut_items(single, (src, dst, *rest), batched, cut)
+
+    def run(src: np.ndarray, dst: np.ndarray, *rest: Any) -> tuple[()]:
+        count = len(src)
+        args = (src, dst, *rest)
+        first = unragged(count, rest[valid_at:])
+        if first == count:
+            batch(*args)
+        elif first:  # a batch of the leading items: views of their operands
+            batch(*(a[:first] if m else a for a, m in zip(args, batched, strict=True)))
+        if first < count:
+            copy_cut_items(single, args, batched, np.arange(first, count))
         return ()
 
     return run
