@@ -6,17 +6,23 @@ path for those items is removed."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper
 from xdsl.dialects.builtin import IndexType, f32
 from xdsl.ir import SSAValue
 from xdsl.utils.test_value import create_ssa_value
 
+import tilegraph
 from tilegraph.dialects.tile import Nd2NzOp, scoped_memref
 from tilegraph.runtime.fast_executor import fractal
 from tilegraph.runtime.fast_executor.batching import one_by_one
 from tilegraph.runtime.fast_executor.forms import batched_kernel_of
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
+from tilegraph.runtime.tiles import fast_module
 
 rng = np.random.default_rng(2025)
 
@@ -90,3 +96,40 @@ def test_fixpipe_runs_the_items_before_a_ragged_one_as_a_batch(monkeypatch):
     kernel(acc, dst, 0, 0, n)
     np.testing.assert_array_equal(dst, expected)
     assert alone == [3]
+
+
+def _add_tanh_model() -> onnx.ModelProto:
+    """``tanh(x + y)`` over (64, 4096): one vector kernel whose tile loop runs batched."""
+    shape = [64, 4096]
+    io = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "xyz"]
+    nodes = [helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Tanh", ["s"], ["z"])]
+    graph = helper.make_graph(nodes, "add_tanh", io[:2], io[2:])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_buffers_that_only_shape_a_nests_slots_are_bound_once_not_allocated():
+    """A kernel's tile loop run batched: the ``tile.alloc`` buffers that nothing outside
+    the nest uses only give its slots their shape, and are bound once as read-only arrays
+    — no allocation call defines them (none is made in a run), and the results are the
+    interpreter's, bit for bit."""
+    inputs = {n: rng.standard_normal((64, 4096)).astype(np.float32) for n in "xy"}
+    compiled = tilegraph.compile(_add_tanh_model(), platform="ascend910b")
+    outputs = compiled(**inputs)
+    fast = fast_module(compiled.module)
+    assert len(fast.slot_templates) == 4  # x, y, the sum, the tanh in UB
+    calls: list[str] = []
+    for handle, kernel in list(fast.namespace.items()):
+        if getattr(kernel, "__qualname__", "") == "alloc.<locals>.run":
+            fast.namespace[handle] = lambda _k=kernel, _h=handle: (calls.append(_h), _k())[1]
+    for function, name in fast.slot_templates:
+        source = fast.source(function)
+        defined = re.findall(rf"^\s*{name} = (k\d+)$", source, re.MULTILINE)
+        assert len(defined) == 1, (name, source)
+        template = fast.namespace[defined[0]]
+        assert isinstance(template, np.ndarray) and not template.flags.writeable
+    again = compiled(**inputs)
+    assert len(calls) == 1, calls  # the host's output buffer (GM) only
+    interpreted = tilegraph.compile(_add_tanh_model(), platform="ascend910b", executor="interpret")
+    for a, b, c in zip(outputs, again, interpreted(**inputs), strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, c)
