@@ -133,3 +133,31 @@ def test_buffers_that_only_shape_a_nests_slots_are_bound_once_not_allocated():
     for a, b, c in zip(outputs, again, interpreted(**inputs), strict=True):
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, c)
+
+
+@pytest.mark.parametrize("batched_source", [True, False])
+def test_copy_flat_from_per_item_starts_gathers_a_view_of_the_runs(monkeypatch, batched_source):
+    """A mix part's hand-over reads (13 items: the workspace slot alternating between two
+    starts, plus the sub-block's share) gather through a view of every run of the source,
+    not an index array per element (``take_along_axis`` fails here): bit for bit the
+    kernel's tiles, item by item."""
+    from tilegraph.dialects.tile import CopyFlatOp
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an index per element")
+
+    op = CopyFlatOp(buf((4, 16, 32), "GM"), index(), buf((8, 32), "UB"), index(), 256)
+    op.verify()
+    items = 13
+    starts = (np.arange(items) % 2) * 1024 + 256
+    shape = (items, 4, 16, 32) if batched_source else (4, 16, 32)
+    src = rng.standard_normal(shape).astype(np.float32)
+    dst = np.full((items, 8, 32), np.nan, np.float32)
+    expected = dst.copy()
+    mask = [batched_source, True, True, False]
+    one_by_one(kernel_of(op), mask)(src, starts, expected, 0)
+    kernel = batched_kernel_of(op, mask)
+    assert kernel is not None
+    monkeypatch.setattr(np, "take_along_axis", refuse)
+    kernel(src, starts, dst, 0)
+    np.testing.assert_array_equal(dst, expected)
