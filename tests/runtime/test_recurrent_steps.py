@@ -161,3 +161,30 @@ def test_copy_flat_from_per_item_starts_gathers_a_view_of_the_runs(monkeypatch, 
     monkeypatch.setattr(np, "take_along_axis", refuse)
     kernel(src, starts, dst, 0)
     np.testing.assert_array_equal(dst, expected)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_load2d_reads_its_ops_facts_once_not_on_every_call(monkeypatch, batched):
+    """A recurrent step loads its state's fractals L1 -> L0B with ragged ``valid`` / ``k``
+    extents every step: the kernel (and its batched form) read the op's axes when made,
+    not when called (the IR's properties fail once the kernel exists), and zero the
+    fractals past the extents as before."""
+    from tilegraph.dialects.tile import Load2dOp
+
+    op = Load2dOp(buf((2, 8, 16, 16), "L1"), index(), index(), buf((2, 8, 16, 16), "L0B"),
+                  "copy", index(), index())  # fmt: skip
+    op.verify()
+    mask = [False, False, False, True, False, False]
+    kernel = batched_kernel_of(op, mask) if batched else kernel_of(op)
+    assert kernel is not None
+
+    def refuse(self: object) -> int:
+        raise AssertionError("the IR read on a call")
+
+    monkeypatch.setattr(Load2dOp, "ragged_axis", property(refuse))
+    monkeypatch.setattr(Load2dOp, "k_axis", property(refuse))
+    src = rng.standard_normal((2, 8, 16, 16)).astype(np.float32)
+    dst = np.full((3, 2, 8, 16, 16) if batched else (2, 8, 16, 16), np.nan, np.float32)
+    kernel(src, 0, 0, dst, 100, 20)  # 7 of 8 N fractals, 2 of 2 K fractals
+    assert not np.isnan(dst).any()
+    assert not dst[..., :, 7:, :, :].any() and dst[..., :, :7, :, :].all()

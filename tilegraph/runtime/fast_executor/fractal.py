@@ -26,7 +26,7 @@ from tilegraph.runtime.tile_interpreter.fractal import (
     fixpipe_tiles,
     img2col_padded,
     load_fractals,
-    zero_past_valid,
+    past_valid_zeroing,
     zero_past_valid_nz,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
@@ -74,12 +74,13 @@ def batched_load2d(op: Load2dOp, batched: Sequence[bool]) -> Kernel | None:
     if batched[1] or batched[2] or not batched[3]:
         return None
     mode, lead = op.mode.data, 1 if batched[0] else 0
+    zero_past_valid = past_valid_zeroing(op)
 
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: Any) -> tuple[()]:
         src = src.reshape(*src.shape[:lead], *src.shape[-4:])
         load_fractals(src, i, j, dst, mode)
         # one extent per tile (or one for all): the fractals past it read as zero
-        zero_past_valid(op, dst, valid)
+        zero_past_valid(dst, valid)
         return ()
 
     return run
