@@ -188,3 +188,26 @@ def test_load2d_reads_its_ops_facts_once_not_on_every_call(monkeypatch, batched)
     kernel(src, 0, 0, dst, 100, 20)  # 7 of 8 N fractals, 2 of 2 K fractals
     assert not np.isnan(dst).any()
     assert not dst[..., :, 7:, :, :].any() and dst[..., :, :7, :, :].all()
+
+
+def test_slots_are_kept_per_key_and_moved_axes_are_moveaxis():
+    """A nest's slot array is worked out once per (ordinal, batch, shape, type), the same
+    array on every later request (a recurrent step asks for the same ones every step);
+    another key gets its own shape. The products' axis moves are ``np.moveaxis``'s."""
+    from itertools import product
+
+    from tilegraph.runtime.fast_executor.cube import _moved
+    from tilegraph.runtime.fast_executor.scratch import slots
+
+    like = np.empty((8, 128), np.float32)
+    first = slots(3, like, (13,))
+    assert first.shape == (13, 8, 128) and first.dtype == np.float32
+    assert slots(3, like, (13,)) is first
+    assert slots(3, like, (7,)).shape == (7, 8, 128)
+    array = np.empty((2, 3, 4, 5, 6))
+    for source, destination in product(range(-5, 5), repeat=2):
+        moved, expected = (
+            _moved(array, source, destination),
+            np.moveaxis(array, source, destination),
+        )
+        assert (moved.shape, moved.strides) == (expected.shape, expected.strides)

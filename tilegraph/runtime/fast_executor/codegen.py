@@ -74,7 +74,7 @@ from tilegraph.runtime.fast_executor.mix import (
 )
 from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
-from tilegraph.runtime.fast_executor.scratch import scratch
+from tilegraph.runtime.fast_executor.scratch import slots
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -464,7 +464,7 @@ class CompiledModule(LaunchPlans):
             **index_arith.NAMESPACE,
             "np": np,
             "_count": lambda name: None,
-            "_slots": self._slots,
+            "_slots": slots,
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
@@ -538,13 +538,6 @@ class CompiledModule(LaunchPlans):
         if found is not None:
             self.invariant_ops += [(name, op.name) for op in found.ops]
         return text
-
-    @staticmethod
-    def _slots(ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
-        """``buffer`` with one slot per point of a batch (contents undefined: each
-        iteration writes what it reads), the ``ordinal``-th of its nest; nests run one
-        after the other, so the ``ordinal``-th arrays of all nests share their bytes."""
-        return scratch(f"slots{ordinal}", (*batch, *buffer.shape), buffer.dtype)
 
     def python_name(self, symbol: str) -> str:
         found = self._python_names.get(symbol)
