@@ -211,3 +211,20 @@ def test_slots_are_kept_per_key_and_moved_axes_are_moveaxis():
             np.moveaxis(array, source, destination),
         )
         assert (moved.shape, moved.strides) == (expected.shape, expected.strides)
+
+
+def test_which_buffers_a_step_holds_is_worked_out_once_per_pattern():
+    """An RNN loop's step kernels ask on every step which of their loads' buffers are held
+    (every argument they read frozen): answered once per (reads, frozen arguments), the
+    later steps' answers remembered; the results are those of loading every step."""
+    from tests.lowering.test_loop_launches import T, _inputs, _rnn_loop_model
+    from tilegraph.runtime.fast_executor import invariants
+
+    compiled = tilegraph.compile(_rnn_loop_model(counted=False), platform="test")
+    first = compiled(**_inputs())
+    invariants.held_buffers.cache_clear()
+    again = compiled(**_inputs())
+    info = invariants.held_buffers.cache_info()
+    assert info.misses and info.hits >= (T - 1) * info.misses, info
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
