@@ -11,7 +11,7 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from tilegraph.runtime.tile_interpreter.fractal import load_fractals, zero_past_valid
+from tilegraph.runtime.tile_interpreter.fractal import load_fractals, past_valid_zeroing
 
 
 def _expected(dst: np.ndarray, axis: int, valid: Any) -> np.ndarray:
@@ -48,7 +48,7 @@ def test_zero_past_valid(axis: int, lead: tuple[int, ...], valid: Any):
     dst = rng.standard_normal((*lead, 4, 4, 16, 16)).astype(np.float32)
     want = _expected(dst, axis, np.asarray(valid))
     op = SimpleNamespace(ragged_axis=axis, valid=True, valid_k=None, k_axis=1 - axis)
-    zero_past_valid(cast(Any, op), dst, [np.asarray(valid)])
+    past_valid_zeroing(cast(Any, op))(dst, [np.asarray(valid)])
     np.testing.assert_array_equal(dst, want)
 
 
@@ -60,7 +60,7 @@ def test_zero_past_valid_k_then_m():
     want = _expected(dst, 0, np.asarray([40, 16]))  # 3 / 1 M fractals
     want[..., 3:, :, :] = 0  # 17 of 32 K elements: 3 of 4 K fractals
     op = SimpleNamespace(ragged_axis=0, valid=True, valid_k=True, k_axis=1)
-    zero_past_valid(cast(Any, op), dst, [np.asarray([40, 16]), 17])
+    past_valid_zeroing(cast(Any, op))(dst, [np.asarray([40, 16]), 17])
     np.testing.assert_array_equal(dst, want)
 
 

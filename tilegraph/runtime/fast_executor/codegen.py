@@ -41,6 +41,7 @@ from tilegraph.dialects.tile import (
 )
 from tilegraph.dialects.tile.barrier import KERNEL_FUNCTION_ATTR, SyncAllOp, zero_filled
 from tilegraph.dialects.tile.cross_core import CrossCoreOp, SyncBlockWaitOp
+from tilegraph.dialects.tile.host import AllocOp
 from tilegraph.dialects.tile.sync import SyncOp
 from tilegraph.runtime.fast_executor.batching import (
     BLOCK_COUNT,
@@ -73,7 +74,7 @@ from tilegraph.runtime.fast_executor.mix import (
 )
 from tilegraph.runtime.fast_executor.mix_batch import BatchedMix, HandOver
 from tilegraph.runtime.fast_executor.row_slots import row_major_axis, row_major_slots
-from tilegraph.runtime.fast_executor.scratch import scratch
+from tilegraph.runtime.fast_executor.scratch import slots
 from tilegraph.runtime.interpreter import run_graph_op
 from tilegraph.runtime.tile_interpreter.host import run_device_loop
 from tilegraph.runtime.tile_interpreter.kernels import kernel_of
@@ -113,6 +114,7 @@ class _FunctionWriter:
         """Invariant loads found inside a loop run step by step (or in row-major slots):
         the function is written again without them."""
         self._steps = 0  # loops run step by step around the op being emitted
+        self._alloc_lines: dict[SSAValue, int] = {}  # each tile.alloc's line (_template)
 
     def name(self, value: SSAValue) -> str:
         found = self.names.get(value)
@@ -184,8 +186,11 @@ class _FunctionWriter:
         elif invariants is not None and op.results and op.results[0] in invariants.buffers:
             index = invariants.buffers[op.results[0]]
             handle = self.module.bind(op)
+            self._alloc_lines[op.results[0]] = len(self.lines)
             self.emit(depth, f"{self.name(op.results[0])} = __inv.buffer({index}, {handle})")
         else:
+            if isinstance(op, AllocOp):
+                self._alloc_lines[op.result] = len(self.lines)
             self._op(op, depth)
 
     def _op(self, op: Operation, depth: int) -> None:
@@ -341,9 +346,11 @@ class _FunctionWriter:
         """A nest of loops run as one batch: buffers with a slot per point of their axes,
         then the loops, then the last slot of each buffer used after the nest."""
         saved = {}
+        inside = set(op.body.block.walk())  # once: a walk per use is quadratic in big kernels
         for ordinal, (buffer, axes) in enumerate(plan.batched.items()):
             outer = self.name(buffer)
             saved[buffer] = outer
+            self._template(buffer, inside)
             shape = plan.shape(axes)
             rows = row_major_axis(buffer, plan, op)  # an img2col tile the GEMM reads as is
             slots = "_slots(" if rows is None else f"_row_slots({rows}, "
@@ -361,11 +368,27 @@ class _FunctionWriter:
         self._batched_loop(op, plan, depth)
         self.plan = None
         last = (-1,) * plan.rank
-        inside = set(op.body.block.walk())  # once: a walk per use is quadratic in big kernels
         for buffer, outer in saved.items():
             if any(use.operation not in inside for use in buffer.uses):
                 self.emit(depth, f"{outer}[...] = {self.name(buffer)}[{last!r}]")
             self.names[buffer] = outer
+
+    def _template(self, buffer: SSAValue, inside: set[Operation]) -> None:
+        """A ``tile.alloc`` buffer that a nest batches and nothing outside it uses only
+        gives the slots (each iteration writes what it reads) their shape and type: its
+        definition becomes a read-only array bound once, no allocation per call."""
+        at, owner = self._alloc_lines.get(buffer), buffer.owner
+        if at is None or not isinstance(owner, AllocOp):
+            return
+        if any(use.operation not in inside for use in buffer.uses):
+            return  # read or written around the nest (or its last slot copied back)
+        template = kernel_of(owner)()[0]
+        template.flags.writeable = False  # only its shape and type are read
+        handle = self.module.bind_kernel(template)
+        line = self.lines[at]
+        indent = line[: len(line) - len(line.lstrip())]
+        self.lines[at] = f"{indent}{self.name(buffer)} = {handle}"
+        self.module.slot_templates.append((self.fn.sym_name.data, self.name(buffer)))
 
     def _batched_loop(self, op: scf.ForOp, plan: NestPlan, depth: int) -> None:
         """One loop of a nest: its induction variable laid along its axis, its body once;
@@ -441,7 +464,7 @@ class CompiledModule(LaunchPlans):
             **index_arith.NAMESPACE,
             "np": np,
             "_count": lambda name: None,
-            "_slots": self._slots,
+            "_slots": slots,
             "_row_slots": row_major_slots,
             "_mix": run_mix_launch,
             "_lockstep": run_lockstep_launch,
@@ -455,6 +478,8 @@ class CompiledModule(LaunchPlans):
         self.per_tile_ops: list[tuple[str, str]] = []
         """(function, op name) of each op in a batch that has no batched form for its
         operands there and runs its kernel once per tile (what batching could not help)."""
+        self.slot_templates: list[tuple[str, str]] = []
+        """(function, buffer) of each ``tile.alloc`` bound once (``_template``)."""
         self.invariant_ops: list[tuple[str, str]] = []
         """(function, op name) of each load a device loop runs on its first step only
         (:mod:`.invariants`)."""
@@ -500,7 +525,7 @@ class CompiledModule(LaunchPlans):
         again without those the writer finds run step by step."""
         name = fn.sym_name.data
         excluded: list[Operation] = []
-        per_tile = len(self.per_tile_ops)
+        per_tile, templates = len(self.per_tile_ops), len(self.slot_templates)
         holds = self.batch and groups is None and name in self._in_loops
         while True:
             found = find_invariants(fn, excluded) if holds else None
@@ -509,17 +534,10 @@ class CompiledModule(LaunchPlans):
             if not writer.stepped:
                 break
             excluded += writer.stepped
-            del self.per_tile_ops[per_tile:]
+            del self.per_tile_ops[per_tile:], self.slot_templates[templates:]
         if found is not None:
             self.invariant_ops += [(name, op.name) for op in found.ops]
         return text
-
-    @staticmethod
-    def _slots(ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
-        """``buffer`` with one slot per point of a batch (contents undefined: each
-        iteration writes what it reads), the ``ordinal``-th of its nest; nests run one
-        after the other, so the ``ordinal``-th arrays of all nests share their bytes."""
-        return scratch(f"slots{ordinal}", (*batch, *buffer.shape), buffer.dtype)
 
     def python_name(self, symbol: str) -> str:
         found = self._python_names.get(symbol)

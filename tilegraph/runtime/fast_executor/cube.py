@@ -17,6 +17,7 @@ so the valid part is the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from math import prod
 from typing import Any
 
@@ -62,14 +63,14 @@ def _unpacked(
     along K (K = S * K1 * K0) — the operands of a K loop as one product."""
     tail = 5 if steps else 4
     if steps:  # (.., S, M1, K1, m0, K0) -> (.., M1, m0, S, K1, K0)
-        in_rows = np.moveaxis(a, -5, -3).swapaxes(-4, -2)
+        in_rows = _moved(a, -5, -3).swapaxes(-4, -2)
     else:  # (.., M1, K1, m0, K0) -> (.., M1, m0, K1, K0)
         in_rows = a.swapaxes(-3, -2)
     if in_rows.dtype == dtype and in_rows.flags.c_contiguous:
         rows = in_rows  # row-major slots (.row_slots): the bytes are the matrix already
     else:
         rows = _unpacked_copy(a, ("rows", steps), in_rows, dtype)
-    in_cols = np.moveaxis(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
+    in_cols = _moved(b, -1, -3)  # (.., [S,] K1, K0, N1, 16)
     cols = _unpacked_copy(b, ("cols",), in_cols, dtype)
     m, n = a.shape[-4] * 16, b.shape[-3] * 16
     return rows.reshape(*a.shape[:-tail], m, -1), cols.reshape(*b.shape[:-tail], -1, n)
@@ -87,6 +88,21 @@ def _unpacked_copy(
     out = scratch(str(role[0]), view.shape, dtype)
     np.copyto(out, view)
     return out
+
+
+def _moved(array: np.ndarray, source: int, destination: int) -> np.ndarray:
+    """``np.moveaxis(array, source, destination)`` (one axis) as a transpose by a
+    permutation worked out once per rank: moveaxis's checks cost more than the move, five
+    times per product of a recurrent step."""
+    return array.transpose(_move_order(array.ndim, source, destination))
+
+
+@cache
+def _move_order(ndim: int, source: int, destination: int) -> tuple[int, ...]:
+    source, destination = source % ndim, destination % ndim
+    order = [n for n in range(ndim) if n != source]
+    order.insert(destination, source)
+    return tuple(order)
 
 
 def _into_nz(product: np.ndarray, target: np.ndarray, init: bool) -> None:
@@ -203,7 +219,7 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
         m, n = m1 * 16, n1 * 16
         flags = np.asarray(init)
         if flags.ndim >= rank and flags.shape[axis] > 1:
-            starts = np.moveaxis(flags, axis, 0).reshape(flags.shape[axis], -1)[:, 0]
+            starts = _moved(flags, axis, 0).reshape(flags.shape[axis], -1)[:, 0]
         else:  # the same flag on every step
             starts = np.broadcast_to(flags.reshape(-1)[:1], (steps,))
         first = int(np.flatnonzero(starts)[-1]) if starts.any() else None
@@ -216,7 +232,7 @@ def nest_product(rank: int, summed: int | None) -> Kernel:
             first in (0, None)
             and steps_of(a[..., 0, 0, 0, 0]) == steps_of(b[..., 0, 0, 0, 0]) == steps
         ):
-            a_steps, b_steps = np.moveaxis(a, axis, -5), np.moveaxis(b, axis, -5)
+            a_steps, b_steps = _moved(a, axis, -5), _moved(b, axis, -5)
             per = _steps_per_product(a, b, c, steps)
             for lo in range(0, steps, per):
                 part = (Ellipsis, slice(lo, lo + per), *(slice(None),) * 4)

@@ -18,6 +18,7 @@ from tilegraph.runtime.fast_executor.windows import (
     CutWindows,
     copy_cut_items,
     copy_whole_windows,
+    window_views,
 )
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, kernel_of
 
@@ -82,11 +83,11 @@ def batched_copy_flat(op: CopyFlatOp, batched: Sequence[bool]) -> Kernel | None:
             rows.fill(0)
         if starts is None or lo == hi:
             rows[:, j : j + count] = sources[:, lo : lo + count]
-        else:  # each item's run from its own start (a lockstep launch's groups' regions)
-            at = starts[:, None] + np.arange(count)
-            rows[:, j : j + count] = (
-                np.take_along_axis(sources, at, 1) if src_batched else sources[0][at]
-            )
+        else:  # each item's run from its own start (a hand-over's slot, a lockstep
+            # launch's groups' regions): one gather of a view of every run of ``sources``
+            # (an index per element would cost fifty times as much)
+            runs = window_views(sources, (count,), True, False)
+            rows[:, j : j + count] = runs[np.arange(items) if src_batched else 0, starts]
         return True
 
     def run(src: np.ndarray, i: Any, dst: np.ndarray, j: Any) -> tuple[()]:

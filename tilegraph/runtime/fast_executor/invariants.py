@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -245,12 +246,14 @@ _DERIVED: dict[tuple[Any, ...], tuple[np.ndarray, Any]] = {}
 _LOOPS = [0]  # device loops running
 
 
-def entry(name: str, arrays: Sequence[Any], reads: Sequence[Sequence[int]], *blocks: int) -> Entry:
+def entry(
+    name: str, arrays: Sequence[Any], reads: tuple[tuple[int, ...], ...], *blocks: int
+) -> Entry:
     """The entry of a call of the function ``name`` reading ``arrays`` as block
     ``blocks`` (index, count, sub-block), its buffers reading ``reads`` of them; outside a
     device loop, nothing held."""
     frozen_ones = tuple(bool(_LOOPS[0]) and frozen(a) for a in arrays)
-    held = [all(frozen_ones[i] for i in r) for r in reads]
+    held = held_buffers(reads, frozen_ones)
     if not any(held):
         return Entry((), held)
     kept = [a for a, f in zip(arrays, frozen_ones, strict=True) if f]
@@ -263,6 +266,16 @@ def entry(name: str, arrays: Sequence[Any], reads: Sequence[Sequence[int]], *blo
     else:
         found.fresh = False
     return found
+
+
+@lru_cache(maxsize=1024)
+def held_buffers(
+    reads: tuple[tuple[int, ...], ...], frozen_ones: tuple[bool, ...]
+) -> tuple[bool, ...]:
+    """Per buffer, whether every argument it reads is frozen: worked out once per
+    function's reads and pattern of frozen arguments (a step of a device loop asks the
+    same on every call of each kernel)."""
+    return tuple(all(frozen_ones[i] for i in r) for r in reads)
 
 
 def _bytes_of(array: np.ndarray) -> tuple[Any, ...]:

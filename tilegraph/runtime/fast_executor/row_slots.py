@@ -56,7 +56,7 @@ def row_major_slots(
     axis: int, ordinal: int, buffer: np.ndarray, batch: tuple[int, ...]
 ) -> np.ndarray:
     """``buffer`` (ZZ ``(M1, K1, 16, K0)``) with a slot per point of ``batch`` (summing
-    along ``axis``), as :meth:`CompiledModule._slots` gives, but a view of bytes ordered
+    along ``axis``), as :func:`.scratch.slots` gives, but a view of bytes ordered
     ``(*batch without axis, M1, 16, S, K1, K0)``."""
     m1, k1, m0, k0 = buffer.shape
     rank = len(batch)

@@ -257,14 +257,14 @@ def _window_key(
     if not any(_ndim(o) for o in offsets):
         at = tuple(slice(o, o + e) for o, e in zip(offsets, extent, strict=True))
         return buffer, (items, *at) if batched else at, not batched
-    views = _window_views(buffer, extent, batched, writeable)
+    views = window_views(buffer, extent, batched, writeable)
     if isinstance(items, slice):  # advanced indices pair up item by item
         items = np.arange(np.shape(next(o for o in offsets if _ndim(o)))[0])
     at = tuple(np.asarray(o)[items] if _ndim(o) else o for o in offsets)
     return views, (items, *at) if batched else at, False
 
 
-def _window_views(
+def window_views(
     buffer: np.ndarray, extent: Sequence[int], batched: bool, writeable: bool
 ) -> np.ndarray:
     """Every ``extent`` window of ``buffer`` (of each item, when ``batched``): indexed by
@@ -379,10 +379,10 @@ def _copy_clipped(
         items = cut[chosen]
         src_key = tuple(a[chosen] for a in src_at)
         dst_key = tuple(a[chosen] for a in dst_at)
-        values = _window_views(src, clipped, src_batched, False)[
+        values = window_views(src, clipped, src_batched, False)[
             (items, *src_key) if src_batched else src_key
         ]
-        _window_views(dst, clipped, dst_batched, True)[
+        window_views(dst, clipped, dst_batched, True)[
             (items, *dst_key) if dst_batched else dst_key
         ] = values
 

@@ -99,26 +99,37 @@ def load_fractals(src: np.ndarray, i: int, j: int, dst: np.ndarray, mode: str) -
 @tile_kernel(Load2dOp)
 def load2d(op: Load2dOp) -> Kernel:
     mode = op.mode.data
+    zero_past_valid = past_valid_zeroing(op)
 
     def run(src: np.ndarray, i: int, j: int, dst: np.ndarray, *valid: int) -> tuple[()]:
         load_fractals(src.reshape(src.shape[-4:]), i, j, dst, mode)
-        zero_past_valid(op, dst, valid)
+        zero_past_valid(dst, valid)
         return ()
 
     return run
 
 
-def zero_past_valid(op: Load2dOp, dst: np.ndarray, extents: Sequence[Any]) -> None:
-    """The fractals of ``dst`` past ``op``'s valid elements read as zero (:class:`Load2dOp`):
-    ``extents`` are its ``valid`` / ``k`` operands' values, those it has, each an int or an
-    array of one per leading batch index of ``dst``."""
-    given = iter(extents)
-    for has, axis, size in (
-        (op.valid is not None, op.ragged_axis, 16),
-        (op.valid_k is not None, op.k_axis, dst.shape[-1]),
-    ):
-        if has:
-            _zero_from(dst, dst.ndim - 4 + axis, -(-np.asarray(next(given)) // size))
+def past_valid_zeroing(op: Load2dOp) -> Callable[[np.ndarray, Sequence[Any]], None]:
+    """``zero(dst, extents)``: the fractals of ``dst`` past ``op``'s valid elements read as
+    zero (:class:`Load2dOp`); ``extents`` are its ``valid`` / ``k`` operands' values, those
+    it has, each an int or an array of one per leading batch index of ``dst``. The op's
+    facts are read here, once: read on every call (a recurrent step's loads), the IR
+    cost more than the zeroing."""
+    axes = [
+        (axis, size)
+        for has, axis, size in (
+            (op.valid is not None, op.ragged_axis, 16),
+            (op.valid_k is not None, op.k_axis, None),  # K counted in K0 elements
+        )
+        if has
+    ]
+
+    def zero(dst: np.ndarray, extents: Sequence[Any]) -> None:
+        for (axis, size), extent in zip(axes, extents, strict=True):
+            fractal = dst.shape[-1] if size is None else size
+            _zero_from(dst, dst.ndim - 4 + axis, -(-np.asarray(extent) // fractal))
+
+    return zero
 
 
 def _zero_from(dst: np.ndarray, axis: int, count: np.ndarray) -> None:
