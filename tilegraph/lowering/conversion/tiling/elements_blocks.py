@@ -52,8 +52,10 @@ a reduction (add, mul, max, min) combines in row-major order, as the graph level
 
 Cost: every block's core reads every index of its outer position (which block an index
 falls in is known only after reading it), so a scatter's blocks shrink to leave no core
-idle but no further (:func:`~.gather_ub.outer_tile_rows`); a gather's blocks stay as
-large as UB allows, since each of its index tiles reloads the whole slice.
+idle but no further (:func:`~.gather_ub.outer_tile_rows`). A gather's index tiles shrink
+the same way (a core's scalar work is its tiles' indices, read once per block), its blocks
+stay as large as UB allows: each index tile reloads the whole slice, a fixed DMA cost per
+tile that fewer, larger blocks do not change but more blocks would add index reads to.
 
 Stays on the host (the reason is reported): a block of one axis position (``inner``
 elements) and an index tile of one row that do not fit UB, a gather with an elementwise
@@ -123,17 +125,15 @@ def emit_block_elements(
     def block_bytes(rows: int) -> int:
         return aligned_bytes(b.hw, "UB", rows * inner * eb)
 
-    if scatter:
-        tuples = tuple_tile(count, half, inner * (ib + eb), tile_bytes)
-    else:  # the last tile is shifted back, not ragged: one tile size
-        tuples = min(count, max(1, half // (inner * (ib + eb))))
-        while tuples > 1 and tile_bytes(tuples) > half:
-            tuples -= 1
-        tuples = tuples if tile_bytes(tuples) <= half else None
-    if tuples is None or block_bytes(1) > half:
+    if tile_bytes(1) > half or block_bytes(1) > half:
         return f"an axis block of {inner} elements and an index tile of one row do not fit UB"
-    cores = ceil(b.hw.vector_cores / outer) if scatter else 1  # a gather keeps large blocks
-    block = outer_tile_rows(size, inner, block_bytes, half, cores)
+    cores = ceil(b.hw.vector_cores / outer)  # what one outer position may keep busy
+    if scatter:  # the blocks over the cores, the index tiles in order
+        tuples = tuple_tile(count, half, inner * (ib + eb), tile_bytes) or 1
+        block = outer_tile_rows(size, inner, block_bytes, half, cores)
+    else:  # the index tiles over the cores (the last shifted back: one size), large blocks
+        tuples = outer_tile_rows(count, inner, tile_bytes, half, cores)
+        block = outer_tile_rows(size, inner, block_bytes, half, 1)
     if b.dry_run:
         return None
     data, indices, *updates = operands
