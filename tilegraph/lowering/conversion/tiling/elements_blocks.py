@@ -39,6 +39,18 @@ the result stored once::
           gather_rows block_ub[a], idx_ub -> rows_ub                       S
         copy_flat rows_ub -> out[(o*n + t)*inner]  (T*inner)               MTE3
 
+A gather of few elements takes them one DMA each instead (:func:`.gather.emit_row_gather`
+with rows of one element over the flat data, the elements over the cores): per element its
+index read from GM on the scalar unit (``GlobalTensor::GetValue``, wrapped), the element
+loaded into UB and stored. The rule, by the cost model's own figures: the elements when
+the busiest core's element round trips (a GM scalar read — ``SCALAR_READ_CYCLES`` and the
+GM read latency — then a load whose data the store waits for, and the store) cost fewer
+cycles than its index tiles over the blocks (each block's load with its GM latency, a
+scalar read per index per block, a read and a write per element taken). TAPAS's 33
+elements of a [3, 65536] table on ascend910b go one DMA each; YOLOv10's 3600 of a
+[3, 8400, 4] one in blocks; on the ``test`` preset (no GM latency) small gathers go one
+DMA each.
+
 The last block (and a gather's last index tile) is shifted back to end at the axis's end
 rather than cut: a copy's element count is fixed when compiling, and a block cut past the
 slice would store into the next outer position's. The shifted block overlaps the one
@@ -70,12 +82,23 @@ from math import ceil
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, SSAValue
 
-from tilegraph.dialects.tile import CopyFlatOp, GatherRowsOp, ScatterRowsOp
-from tilegraph.dialects.tile.base import element_bytes
+from tilegraph.cost_model.tile_costs import (
+    SCALAR_READ_CYCLES,
+    SCALAR_WRITE_CYCLES,
+    dma_cycles,
+    gm_latency_cycles,
+)
+from tilegraph.dialects.tile import CopyFlatOp, GatherRowsOp, GetValueOp, ScatterRowsOp
+from tilegraph.dialects.tile.base import element_bytes, memref_shape
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.gather import GatherPlan, emit_row_gather
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
-from tilegraph.lowering.conversion.tiling.scatter_ub import over_tuple_tiles, tuple_tile
+from tilegraph.lowering.conversion.tiling.scatter_ub import (
+    over_tuple_tiles,
+    slice_dma_cycles,
+    tuple_tile,
+)
 
 
 @dataclass(frozen=True)
@@ -134,6 +157,10 @@ def emit_block_elements(
     else:  # the index tiles over the cores (the last shifted back: one size), large blocks
         tuples = outer_tile_rows(count, inner, tile_bytes, half, cores)
         block = outer_tile_rows(size, inner, block_bytes, half, 1)
+        if _element_dmas_cheaper(b, view, tuples, block):
+            if not b.dry_run:
+                _emit_element_dmas(b, view, operands, out)
+            return None
     if b.dry_run:
         return None
     data, indices, *updates = operands
@@ -180,3 +207,53 @@ def emit_block_elements(
                 b.add(CopyFlatOp(rows_ub, zero, out, t_at, tuples * inner))
             b.tiles = outer * (tiles_end // tuples)
     return None
+
+
+def _element_dmas_cheaper(b: KernelBuilder, view: ElementsView, tuples: int, block: int) -> bool:
+    """Whether a gather's busiest core spends fewer cycles taking its elements one DMA each
+    (:func:`_emit_element_dmas`) than running its index tiles over the blocks, by the cost
+    model's own figures: per element a scalar read of its index from GM and its round trip
+    (load, whose data the store waits for, and store) as :func:`.scatter_ub.slice_dma_cycles`
+    charges a slice; per index tile every block's load and its ``gather_rows`` (a read per
+    index, a read and a write per element taken)."""
+    cores, inner = b.hw.vector_cores, view.inner
+    eb = element_bytes(view.element)
+    elements = view.outer * view.count * inner
+    per_element = SCALAR_READ_CYCLES + b.hw.gm_read_latency_cycles
+    per_element += slice_dma_cycles(b, eb, 0)
+    blocks = ceil(view.axis_size / block)
+    load = dma_cycles(b.hw, "GM->UB", block * inner * eb) + gm_latency_cycles(
+        b.hw, "GM->UB", block * inner * eb
+    )
+    per_tile = blocks * (load + tuples * inner * SCALAR_READ_CYCLES)
+    per_tile += tuples * inner * (SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES)
+    tiles = view.outer * ceil(view.count / tuples)
+    return ceil(elements / cores) * per_element < ceil(tiles / cores) * per_tile
+
+
+def _emit_element_dmas(
+    b: KernelBuilder, view: ElementsView, operands: list[SSAValue], out: SSAValue
+) -> None:
+    """A gather of few elements one DMA each (:func:`.gather.emit_row_gather`'s rows of one
+    element over the flat data): output element ``k`` (``(o, j, c)`` of ``[outer, count,
+    inner]``) reads its index from GM on the scalar unit (``GlobalTensor::GetValue``,
+    wrapped against the axis) and copies data element ``(o·axis_size + index)·inner + c``."""
+    data, indices = operands
+    size, inner, count = view.axis_size, view.inner, view.count
+    index_shape = memref_shape(indices)
+
+    def row_of(k: SSAValue) -> SSAValue:
+        coords, rest = [], k  # k's coordinates in the index tensor, last dim first
+        for extent in reversed(index_shape[1:]):
+            coords.append(b.add(arith.RemSIOp(rest, b.index(extent))).results[0])
+            rest = b.add(arith.FloorDivSIOp(rest, b.index(extent))).results[0]
+        coords.append(rest)
+        picked = b.add(GetValueOp(indices, coords[::-1], size)).results[0]
+        o = b.add(arith.FloorDivSIOp(k, b.index(count * inner))).results[0]
+        c = b.add(arith.RemSIOp(k, b.index(inner))).results[0] if inner > 1 else b.index(0)
+        row = b.add_index(b.affine(o, size * inner), b.affine(picked, inner))
+        return b.add_index(row, c)
+
+    total = view.outer * count * inner
+    plan = GatherPlan(1, view.outer * size * inner, 1, total, 1, 1)
+    emit_row_gather(b, plan, data, out, row_of, view.element, view.index_element)

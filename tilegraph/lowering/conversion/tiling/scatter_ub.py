@@ -86,7 +86,7 @@ def over_tuple_tiles(
         apply(b.index(count - tail), tail)
 
 
-def _slice_dma_cycles(b: KernelBuilder, nbytes: int, width: int) -> int:
+def slice_dma_cycles(b: KernelBuilder, nbytes: int, width: int) -> int:
     """What :mod:`.scatter_nd` spends per tuple on a slice of ``nbytes``: its ``width``
     scalar reads, the update's load, whose data the store waits for, and the store."""
     load, store = "GM->UB", "UB->GM"
@@ -127,7 +127,7 @@ def emit_ub_scatter(
     rows = outer_tile_rows(rows_total, inner, block_bytes, half, b.hw.vector_cores)
     blocks = -(-rows_total // rows)
     passes = -(-blocks // b.hw.vector_cores)  # the blocks of the busiest core
-    if passes * width * SCALAR_READ_CYCLES > _slice_dma_cycles(b, inner * eb, width):
+    if passes * width * SCALAR_READ_CYCLES > slice_dma_cycles(b, inner * eb, width):
         return (
             f"a scatter_nd whose {passes} output blocks a core would each read every tuple: "
             "a DMA per slice is cheaper"
