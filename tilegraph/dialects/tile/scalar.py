@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -107,6 +108,20 @@ class GetValueOp(TileOp):
             )
         if self.bound is not None and self.bound.value.data < 1:
             raise VerifyException(f"'{self.name}': bound must be positive")
+
+
+def _verify_element_loop(
+    op: TileOp, src: SSAValue, indices: SSAValue, dst: SSAValue
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The checks ``scatter_rows`` and ``gather_rows`` share (their buffers in UB, an
+    integer index buffer, ``src`` and ``dst`` of one element type); the three shapes."""
+    for value, role in ((src, "src"), (indices, "indices"), (dst, "dst")):
+        require_scope(op, value, ("UB",), role)
+    if not isinstance(memref_element(indices), IntegerType):
+        raise VerifyException(f"'{op.name}': reads an integer index buffer")
+    if memref_element(src) != memref_element(dst):
+        raise VerifyException(f"'{op.name}': src and dst must share an element type")
+    return memref_shape(src), memref_shape(indices), memref_shape(dst)
 
 
 @irdl_op_definition
@@ -177,14 +192,8 @@ class ScatterRowsOp(TileOp):
         return None if self.reduction is None else self.reduction.data
 
     def verify_(self) -> None:
-        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
-            require_scope(self, value, ("UB",), role)
-        src, idx, dst = memref_shape(self.src), memref_shape(self.indices), memref_shape(self.dst)
+        src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
         depth = self.depth_sizes
-        if not isinstance(memref_element(self.indices), IntegerType):
-            raise VerifyException(f"'{self.name}': reads an integer index buffer")
-        if memref_element(self.src) != memref_element(self.dst):
-            raise VerifyException(f"'{self.name}': src and dst must share an element type")
         if not depth or min(depth) < 1:
             raise VerifyException(f"'{self.name}': depth must be positive sizes")
         if len(src) != 2 or len(dst) != 2 or src[1] != dst[1]:
@@ -239,13 +248,7 @@ class GatherRowsOp(TileOp):
         return self.bound.value.data
 
     def verify_(self) -> None:
-        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
-            require_scope(self, value, ("UB",), role)
-        src, idx, dst = memref_shape(self.src), memref_shape(self.indices), memref_shape(self.dst)
-        if not isinstance(memref_element(self.indices), IntegerType):
-            raise VerifyException(f"'{self.name}': reads an integer index buffer")
-        if memref_element(self.src) != memref_element(self.dst):
-            raise VerifyException(f"'{self.name}': src and dst must share an element type")
+        src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
         if len(src) != 2 or idx != dst or len(dst) != 2 or src[1] != dst[1]:
             raise VerifyException(
                 f"'{self.name}': src [rows, inner], indices and dst [T, inner] alike"
