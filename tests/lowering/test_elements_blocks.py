@@ -89,7 +89,7 @@ def scatter_first_axis(g: Graph) -> list[SSAValue]:
 def yolo_boxes(g: Graph) -> list[SSAValue]:
     """YOLOv10's box gather at full size on ascend910b: [3, 8400, 4] by [3, 300, 4] (134 KB a
     slice over the 96 KiB budget; 3600 elements a DMA each would cost more than the
-    blocks): blocks of 3072 anchors, the third shifted back to 5328 .. 8400."""
+    blocks): two blocks of 4200 anchors; index tiles of 32 rows, the last shifted back."""
     picks = g.rng.integers(-8400, 8400, (3, 300, 1))
     g.arrays.append(np.repeat(picks, 4, axis=2).astype(np.int64))
     idx = index_input(g, [3, 300, 4], 8400, "int64")
@@ -98,9 +98,10 @@ def yolo_boxes(g: Graph) -> list[SSAValue]:
 
 
 def gather_long_int32(g: Graph) -> list[SSAValue]:
-    """[2, 30000] along axis 1 by [2, 2000] int32 indices on ascend910b: in blocks."""
-    idx = index_input(g, [2, 2000], 30000, "int32")
-    return [g.op("gather_elements", g.input([2, 30000]), idx, axis=1)]
+    """[2, 30001] along axis 1 by [2, 2000] int32 indices on ascend910b: in two blocks of
+    15001, the second shifted back to 15000 .. 30001."""
+    idx = index_input(g, [2, 2000], 30001, "int32")
+    return [g.op("gather_elements", g.input([2, 30001]), idx, axis=1)]
 
 
 CASES: dict[str, tuple[Callable[[Graph], list[SSAValue]], str]] = {
@@ -147,13 +148,17 @@ def test_block_elements_kernel(name: str):
     assert any((a < 0).any() for a in indices), "the case should have negative indices"
 
 
-def test_the_blocks_are_shifted_back_not_cut():
-    """[3, 8400, 4] in blocks of 3072 anchors: the third starts at min(6144, 5328)."""
-    g = Graph()
-    levels = run_levels(g.b.build(*yolo_boxes(g)), g.arrays, "ascend910b")
-    (op,) = _ops(levels.module, GatherRowsOp)
-    assert op.src.type.get_shape() == (3072, 4) and op.bound_value == 8400
-    assert "arith.minsi" in {o.name for o in levels.module.walk()}
+def test_the_blocks_are_evened_and_the_last_shifted_back_not_cut():
+    """[2, 30001]: two blocks of 15001 (the budget the index tile leaves holds ~23800
+    floats), the second at min(15001, 30001 - 15001) = 15000; YOLOv10's 8400 anchors in two
+    blocks of 4200, nothing shifted."""
+    for build, block, size in ((gather_long_int32, 15001, 30001), (yolo_boxes, 4200, 8400)):
+        g = Graph()
+        levels = run_levels(g.b.build(*build(g)), g.arrays, "ascend910b")
+        (op,) = _ops(levels.module, GatherRowsOp)
+        assert op.src.type.get_shape()[0] == block and op.bound_value == size
+        shifted = f"arith.minsi %j, %c{size - block} " in str(levels.module)
+        assert shifted == (size % block != 0)
 
 
 def test_a_scatter_repeat_is_applied_by_one_block():

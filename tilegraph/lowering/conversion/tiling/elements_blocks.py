@@ -4,8 +4,9 @@
 ``scatter_reduce`` segment reductions over a flat [196608] tensor (TAPAS), a
 ``torch.gather`` along a [3, 65536] table or over a detector's 8400 anchors — does not
 fit; here the slice (``data[o]``, ``[axis_size, inner]``) is cut into blocks of ``B``
-axis positions that fit half of UB and the indices into tiles of ``T`` index rows
-(``[T, inner]``) that fit the other half. Every element has an index of its own: the
+axis positions and the indices into tiles of ``T`` index rows (``[T, inner]``), each in
+half of the budget (a gather's blocks take what its index tile leaves), ``B`` evened over
+as many blocks (the least overlap, below). Every element has an index of its own: the
 scalar unit reads it, wraps it (a negative index counts from the end, one outside
 ``[-axis_size, axis_size)`` is an ``IndexError`` of the executors, as the graph level
 raises) and moves the element when it falls in the block, as Ascend C would write it with
@@ -65,9 +66,10 @@ a reduction (add, mul, max, min) combines in row-major order, as the graph level
 Cost: every block's core reads every index of its outer position (which block an index
 falls in is known only after reading it), so a scatter's blocks shrink to leave no core
 idle but no further (:func:`~.gather_ub.outer_tile_rows`). A gather's index tiles shrink
-the same way (a core's scalar work is its tiles' indices, read once per block), its blocks
-stay as large as UB allows: each index tile reloads the whole slice, a fixed DMA cost per
-tile that fewer, larger blocks do not change but more blocks would add index reads to.
+the same way (a core's scalar work is its tiles' indices, read once per block), and its
+blocks take all the budget the index tile leaves: each index tile reloads the whole slice,
+a fixed DMA cost per tile that fewer, larger blocks do not change, and every further block
+reads every index of the tile again.
 
 Stays on the host (the reason is reported): a block of one axis position (``inner``
 elements) and an index tile of one row that do not fit UB, a gather with an elementwise
@@ -156,11 +158,14 @@ def emit_block_elements(
         block = outer_tile_rows(size, inner, block_bytes, half, cores)
     else:  # the index tiles over the cores (the last shifted back: one size), large blocks
         tuples = outer_tile_rows(count, inner, tile_bytes, half, cores)
-        block = outer_tile_rows(size, inner, block_bytes, half, 1)
+        # the block takes what the (core-shared) index tile leaves: fewer blocks, fewer
+        # reads of every index
+        block = outer_tile_rows(size, inner, block_bytes, 2 * half - tile_bytes(tuples), 1)
         if _element_dmas_cheaper(b, view, tuples, block):
             if not b.dry_run:
                 _emit_element_dmas(b, view, operands, out)
             return None
+    block = ceil(size / ceil(size / block))  # as many blocks, evened: the least overlap
     if b.dry_run:
         return None
     data, indices, *updates = operands
