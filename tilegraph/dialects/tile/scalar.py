@@ -113,10 +113,8 @@ class GetValueOp(TileOp):
 def _verify_element_loop(
     op: TileOp, src: SSAValue, indices: SSAValue, dst: SSAValue
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """The checks ``scatter_rows`` and ``gather_rows`` share (their buffers in UB, an
+    """The checks ``scatter_rows`` and ``gather_rows`` share besides their scopes (an
     integer index buffer, ``src`` and ``dst`` of one element type); the three shapes."""
-    for value, role in ((src, "src"), (indices, "indices"), (dst, "dst")):
-        require_scope(op, value, ("UB",), role)
     if not isinstance(memref_element(indices), IntegerType):
         raise VerifyException(f"'{op.name}': reads an integer index buffer")
     if memref_element(src) != memref_element(dst):
@@ -192,6 +190,8 @@ class ScatterRowsOp(TileOp):
         return None if self.reduction is None else self.reduction.data
 
     def verify_(self) -> None:
+        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
+            require_scope(self, value, ("UB",), role)
         src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
         depth = self.depth_sizes
         if not depth or min(depth) < 1:
@@ -248,6 +248,8 @@ class GatherRowsOp(TileOp):
         return self.bound.value.data
 
     def verify_(self) -> None:
+        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
+            require_scope(self, value, ("UB",), role)
         src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
         if len(src) != 2 or idx != dst or len(dst) != 2 or src[1] != dst[1]:
             raise VerifyException(
