@@ -86,6 +86,11 @@ def scatter_first_axis(g: Graph) -> list[SSAValue]:
     return [g.op("scatter_elements", g.input([600, 3]), idx, g.input([40, 3]), axis=0)]
 
 
+def gather_flat(g: Graph) -> list[SSAValue]:
+    """A flat [1500] by 20 indices (axis 0, outer 1, inner 1)."""
+    return [g.op("gather_elements", g.input([1500]), index_input(g, [20], 1500, "int64"), axis=0)]  # fmt: skip
+
+
 def yolo_boxes(g: Graph) -> list[SSAValue]:
     """YOLOv10's box gather at full size on ascend910b: [3, 8400, 4] by [3, 300, 4] (134 KB a
     slice over the 96 KiB budget; 3600 elements a DMA each would cost more than the
@@ -109,6 +114,7 @@ CASES: dict[str, tuple[Callable[[Graph], list[SSAValue]], str]] = {
     "gather_long_rows": (gather_long_rows, "test"),
     "gather_boxes": (gather_boxes, "test"),
     "gather_columns_apart": (gather_columns_apart, "test"),
+    "gather_flat": (gather_flat, "test"),
     "yolo_boxes": (yolo_boxes, "ascend910b"),
     "gather_long_int32": (gather_long_int32, "ascend910b"),
     "segment_max_min": (segment_max_min, "test"),
