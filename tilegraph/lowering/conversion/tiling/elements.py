@@ -119,8 +119,8 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
                 f"a {op.name} with an elementwise tail whose axis slice ({axis_size} x "
                 f"{inner}) and {count} index rows do not fit UB"
             )
-        view = ElementsView(outer, axis_size, inner, count, data_type.element_type,
-                            index_type.element_type)  # fmt: skip
+        element, index_element = data_type.element_type, index_type.element_type
+        view = ElementsView(outer, axis_size, inner, count, element, index_element)
         reduction = str(op.attr("reduction")) if scatter else "none"
         why = emit_block_elements(b, view, sources, out, None if reduction == "none" else reduction)
         return None if why is None else f"a {op.name} with {why}"
