@@ -58,6 +58,7 @@ from tilegraph.dialects.tile import (
     CopyOp,
     DupOp,
     FixpipeOp,
+    GatherRowsOp,
     GetValueOp,
     LaunchOp,
     Load2dOp,
@@ -1152,6 +1153,9 @@ def _build(cls) -> Any:
         "tile.varange": lambda: ArangeOp(idx()[0], buf((64,)), 0.0, 1.0),
         "tile.copy_flat": lambda: CopyFlatOp(g, idx()[0], t, idx()[0], 64),
         "tile.get_value": lambda: GetValueOp(buf((4, 8), dtype=i64), idx(2), 30522),
+        "tile.gather_rows": lambda: GatherRowsOp(
+            buf((8, 3)), idx()[0], buf((4, 3), dtype=i64), buf((4, 3)), 100
+        ),
         "tile.scatter_rows": lambda: ScatterRowsOp(
             buf((4, 1)), buf((4, 2), dtype=i64), buf((8, 1)), idx()[0], (4, 6), "add"
         ),

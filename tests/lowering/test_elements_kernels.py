@@ -158,13 +158,13 @@ def test_elements_kernel(name: str):
         ),
         (
             lambda g: g.op(
-                "gather_elements", g.input([2, 3000]), index_input(g, [2, 8], 3000, "int64"),
+                "gather_elements", g.input([2, 4, 600]), index_input(g, [2, 3, 600], 4, "int64"),
                 axis=1,
             ),
             "do not fit UB",
         ),
     ],
-    ids=["cropped_indices", "too_long"],
+    ids=["cropped_indices", "position_too_wide"],
 )  # fmt: skip
 def test_what_stays_on_the_host_says_why(build, reason: str):
     assert_single_host_kernel(build, reason)

@@ -35,7 +35,7 @@ from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_v
 from tilegraph.dialects.tile.fixpipe import FixpipeOp
 from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
 from tilegraph.dialects.tile.registry import OpClassRegistry
-from tilegraph.dialects.tile.scalar import GetValueOp, ScatterRowsOp
+from tilegraph.dialects.tile.scalar import GatherRowsOp, GetValueOp, ScatterRowsOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
 from tilegraph.dialects.tile.vector_axis import (
     ArangeOp,
@@ -129,9 +129,24 @@ def scatter_rows(op: ScatterRowsOp, hw: HardwareModel) -> int:
     assumption; exact for a mask's ``index_put``, whose tuples name each row once)."""
     tuples, width = memref_shape(op.indices)
     block, inner = memref_shape(op.dst)
-    written = -(-tuples * min(block, prod(op.depth_sizes)) // prod(op.depth_sizes))
+    # ScatterElements' form: every element a tuple of one component, a row of one element
+    lines, length = (tuples * width, 1) if op.per_element else (tuples, inner)
+    written = -(-lines * min(block, prod(op.depth_sizes)) // prod(op.depth_sizes))
     per_move = (2 if op.reduce is not None else 1) * SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES
-    return tuples * width * SCALAR_READ_CYCLES + written * inner * per_move
+    return tuples * width * SCALAR_READ_CYCLES + written * length * per_move
+
+
+@tile_cost(GatherRowsOp)
+def gather_rows(op: GatherRowsOp, hw: HardwareModel) -> int:
+    """Per element its index read (:data:`SCALAR_READ_CYCLES`, with the wrap and the block
+    test); per element in the block the block's element read and the result's written, as
+    :func:`scatter_rows` charges a move. Which indices fall in the block is known only when
+    it runs: the block's share of the axis is charged (indices spread evenly, an
+    assumption)."""
+    elements = prod(memref_shape(op.indices))
+    block = memref_shape(op.src)[0]
+    taken = -(-elements * min(block, op.bound_value) // op.bound_value)
+    return elements * SCALAR_READ_CYCLES + taken * (SCALAR_READ_CYCLES + SCALAR_WRITE_CYCLES)
 
 
 # ---- data movement -------------------------------------------------------------------

@@ -153,6 +153,24 @@ func.func @get_value(%i: memref<4x8xi64, "UB">, %j: memref<16xi32, "UB">) {
 
 // -----
 
+// tile.gather_rows: GatherElements on a UB block of an axis (the scalar unit takes the
+// elements whose index falls in the block); tile.scatter_rows {elements}: ScatterElements'
+// form, every element an index of its own along the one axis of depth.
+func.func @element_rows(%blk: memref<64x4xf32, "UB">, %i: memref<8x4xi64, "UB">, %r: memref<8x4xf32, "UB">) {
+  %c64 = arith.constant 64 : index
+  tile.gather_rows %blk[%c64], %i to %r {bound = 8400 : i64} : memref<64x4xf32, "UB">, memref<8x4xi64, "UB"> to memref<8x4xf32, "UB">
+  tile.scatter_rows %r, %i to %blk[%c64] {depth = array<i64: 8400>, reduction = "add", elements} : memref<8x4xf32, "UB">, memref<8x4xi64, "UB"> to memref<64x4xf32, "UB">
+  func.return
+}
+// CHECK-LABEL: func.func @element_rows
+// CHECK: tile.gather_rows %blk[%c64], %i to %r {bound = 8400 : i64} : memref<64x4xf32, "UB">, memref<8x4xi64, "UB"> to memref<8x4xf32, "UB">
+// CHECK-NEXT: tile.scatter_rows %r, %i to %blk[%c64] {depth = array<i64: 8400>, reduction = "add", elements} : memref<8x4xf32, "UB">, memref<8x4xi64, "UB"> to memref<64x4xf32, "UB">
+// GENERIC-LABEL: "func.func"() <{sym_name = "element_rows"
+// GENERIC: "tile.gather_rows"(
+// GENERIC: "tile.scatter_rows"(
+
+// -----
+
 // The cube path: nd2nz (batched), load_5hd / store_5hd, load2d in each mode, load3d, mmad.
 func.func @cube_path(%g: memref<2x20x40xf32, "GM">, %nz: memref<3x2x16x8xf32, "L1">, %nchw: memref<1x3x6x6xf32, "GM">, %f: memref<1x1x7x6x16xf32, "L1">, %fu: memref<1x1x6x6x16xf16, "UB">, %chw: memref<3x6x6xf32, "GM">, %a: memref<2x3x16x8xf32, "L0A">, %b: memref<3x2x16x8xf32, "L0B">, %c: memref<2x2x16x16xf32, "L0C">, %sq: memref<2x2x16x16xf32, "L1">, %sqb: memref<2x2x16x16xf32, "L0B">, %sqa: memref<2x3x16x16xf32, "L0A">) {
   %c0 = arith.constant 0 : index

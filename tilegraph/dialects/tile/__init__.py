@@ -9,7 +9,8 @@ Modules: :mod:`~tilegraph.dialects.tile.base` (scopes, pipes, the facts ops decl
 :mod:`~tilegraph.dialects.tile.cube` (``mmad``),
 :mod:`~tilegraph.dialects.tile.cross_core` (flags between a mix kernel's AIC and AIV),
 :mod:`~tilegraph.dialects.tile.scalar` (the scalar unit reading a UB element: ``get_value``; its
-``scatter_rows`` of ScatterND on a UB-resident block),
+``scatter_rows`` of ScatterND / ScatterElements on a UB-resident block, ``gather_rows`` of
+GatherElements on one),
 :mod:`~tilegraph.dialects.tile.vector`
 (the vector unit's elementwise families), :mod:`~tilegraph.dialects.tile.vector_layout`
 (reduce, pool, transpose), :mod:`~tilegraph.dialects.tile.vector_axis` (scan, arg, top-k,
@@ -51,7 +52,12 @@ from tilegraph.dialects.tile.host import (
     tensor_buffer_type,
 )
 from tilegraph.dialects.tile.loop import LOOP_OPS, LoopLaunchesOp
-from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS, GetValueOp, ScatterRowsOp
+from tilegraph.dialects.tile.scalar import (
+    SCALAR_UNIT_OPS,
+    GatherRowsOp,
+    GetValueOp,
+    ScatterRowsOp,
+)
 from tilegraph.dialects.tile.sync import (
     EVENTS_PER_PAIR,
     PIPES,
@@ -141,6 +147,7 @@ __all__ = [
     "CopyOp",
     "DupOp",
     "FixpipeOp",
+    "GatherRowsOp",
     "GetValueOp",
     "ScatterRowsOp",
     "LaunchOp",

@@ -23,7 +23,16 @@ read and wrapped as ``get_value`` reads them, then its update row written into t
 Ascend C's ``dst.SetValue(row, src.GetValue(j))`` in a scalar loop, the form Ascend C's
 reference points Atlas A2 / A3 to (their vector unit has no ``Scatter``). One op stands for
 the whole loop over a tile of tuples, as ``tile.vput`` does for ScatterElements: the tuples
-apply one after the other, which is the order a reduction combines in.
+apply one after the other, which is the order a reduction combines in. With ``elements`` it
+is ScatterElements' loop on a block of an axis too large for UB
+(:mod:`tilegraph.lowering.conversion.tiling.elements_blocks`): every element of the tile has
+an index of its own along the axis and keeps its column.
+
+``tile.gather_rows`` is its counterpart for GatherElements on such a block: per element of
+a tile of indices, its index read and wrapped, and when it falls in the block the element
+it names copied from the block into the result tile (``dst.SetValue(j, block.GetValue(a -
+base))``); the others keep what the result tile holds, so the blocks of the axis, one after
+the other, fill it.
 """
 
 from __future__ import annotations
@@ -37,8 +46,10 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnitAttr,
     i64,
 )
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
@@ -99,6 +110,18 @@ class GetValueOp(TileOp):
             raise VerifyException(f"'{self.name}': bound must be positive")
 
 
+def _verify_element_loop(
+    op: TileOp, src: SSAValue, indices: SSAValue, dst: SSAValue
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The checks ``scatter_rows`` and ``gather_rows`` share besides their scopes (an
+    integer index buffer, ``src`` and ``dst`` of one element type); the three shapes."""
+    if not isinstance(memref_element(indices), IntegerType):
+        raise VerifyException(f"'{op.name}': reads an integer index buffer")
+    if memref_element(src) != memref_element(dst):
+        raise VerifyException(f"'{op.name}': src and dst must share an element type")
+    return memref_shape(src), memref_shape(indices), memref_shape(dst)
+
+
 @irdl_op_definition
 class ScatterRowsOp(TileOp):
     """``tile.scatter_rows %src, %indices to %dst[%base] {depth, reduction}``: per row
@@ -111,7 +134,12 @@ class ScatterRowsOp(TileOp):
     rows that starts at row ``base``; ``src``: ``[T, inner]``). Among equal rows the last
     tuple wins; with ``reduction`` (add, mul, max, min) each is combined with the row
     instead, in tuple order. Rows of the block no tuple names are kept (it reads its
-    destination). Runs on the scalar unit: every tuple is read, in or out of the block."""
+    destination). Runs on the scalar unit: every tuple is read, in or out of the block.
+
+    With ``elements`` (ScatterElements; ``depth`` of one axis) ``indices`` is ``[T,
+    inner]`` like ``src``: element ``(j, c)`` goes to ``dst[r - base, c]``, ``r`` its own
+    index wrapped; in row-major order of the elements (equal positions share a column, so
+    the order among them is ``j``'s)."""
 
     name = "tile.scatter_rows"
     PIPE: ClassVar[str] = "S"
@@ -123,6 +151,7 @@ class ScatterRowsOp(TileOp):
     base = operand_def(IndexType)
     depth = prop_def(DenseArrayBase)
     reduction = opt_prop_def(StringAttr)
+    elements = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
     assembly_format = (
@@ -130,11 +159,27 @@ class ScatterRowsOp(TileOp):
         "type($indices) `to` type($dst)"
     )
 
-    def __init__(self, src, indices, dst, base, depth, reduction: str | None = None):
+    def __init__(
+        self,
+        src,
+        indices,
+        dst,
+        base,
+        depth,
+        reduction: str | None = None,
+        elements: bool = False,
+    ):
         props: dict[str, Any] = {"depth": DenseArrayBase.from_list(i64, list(depth))}
         if reduction is not None:
             props["reduction"] = StringAttr(reduction)
+        if elements:
+            props["elements"] = UnitAttr()
         super().__init__(operands=[src, indices, dst, base], properties=props)
+
+    @property
+    def per_element(self) -> bool:
+        """Whether every element has an index of its own (ScatterElements' form)."""
+        return self.elements is not None
 
     @property
     def depth_sizes(self) -> tuple[int, ...]:
@@ -147,17 +192,17 @@ class ScatterRowsOp(TileOp):
     def verify_(self) -> None:
         for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
             require_scope(self, value, ("UB",), role)
-        src, idx, dst = memref_shape(self.src), memref_shape(self.indices), memref_shape(self.dst)
+        src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
         depth = self.depth_sizes
-        if not isinstance(memref_element(self.indices), IntegerType):
-            raise VerifyException(f"'{self.name}': reads an integer index buffer")
-        if memref_element(self.src) != memref_element(self.dst):
-            raise VerifyException(f"'{self.name}': src and dst must share an element type")
         if not depth or min(depth) < 1:
             raise VerifyException(f"'{self.name}': depth must be positive sizes")
         if len(src) != 2 or len(dst) != 2 or src[1] != dst[1]:
             raise VerifyException(f"'{self.name}': src and dst must be [rows, inner] alike")
-        if idx != (src[0], len(depth)):
+        if self.per_element and (idx != src or len(depth) != 1):
+            raise VerifyException(
+                f"'{self.name}': an elements scatter has indices shaped like src, one axis"
+            )
+        if not self.per_element and idx != (src[0], len(depth)):
             raise VerifyException(f"'{self.name}': indices must be [{src[0]}, {len(depth)}]")
         if self.reduce is not None and self.reduce not in self.REDUCTIONS:
             raise VerifyException(
@@ -165,4 +210,53 @@ class ScatterRowsOp(TileOp):
             )
 
 
-SCALAR_UNIT_OPS = (GetValueOp, ScatterRowsOp)
+@irdl_op_definition
+class GatherRowsOp(TileOp):
+    """``tile.gather_rows %src[%base], %indices to %dst {bound = N}``: GatherElements on
+    a block of an axis of ``N`` positions. ``src`` is the block (``[B, inner]``: the axis
+    positions ``base .. base + B`` of one outer position), ``indices`` and ``dst``
+    ``[T, inner]``; per element ``(j, c)``, its index wrapped against ``N`` as
+    ``get_value``'s ``bound`` does (negative counts from the end, outside ``[-N, N)`` an
+    ``IndexError`` of the executors, whether or not it is in the block) and, when ``base
+    <= a < base + B``, ``dst[j, c] = src[a - base, c]``. The other elements of ``dst``
+    are kept (it reads its destination): over the blocks of the axis every element is
+    written once (or, by blocks that overlap, again with the same value). Runs on the
+    scalar unit: every index is read, in or out of the block."""
+
+    name = "tile.gather_rows"
+    PIPE: ClassVar[str] = "S"
+    READS_DESTINATION: ClassVar[bool] = True
+    src = operand_def(MemRefType)
+    base = operand_def(IndexType)
+    indices = operand_def(MemRefType)
+    dst = operand_def(MemRefType)
+    bound = prop_def(IntegerAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    assembly_format = (
+        "$src `[` $base `]` `,` $indices `to` $dst attr-dict `:` type($src) `,` "
+        "type($indices) `to` type($dst)"
+    )
+
+    def __init__(self, src, base, indices, dst, bound: int):
+        super().__init__(
+            operands=[src, base, indices, dst], properties={"bound": IntegerAttr(bound, i64)}
+        )
+
+    @property
+    def bound_value(self) -> int:
+        return self.bound.value.data
+
+    def verify_(self) -> None:
+        for value, role in ((self.src, "src"), (self.indices, "indices"), (self.dst, "dst")):
+            require_scope(self, value, ("UB",), role)
+        src, idx, dst = _verify_element_loop(self, self.src, self.indices, self.dst)
+        if len(src) != 2 or idx != dst or len(dst) != 2 or src[1] != dst[1]:
+            raise VerifyException(
+                f"'{self.name}': src [rows, inner], indices and dst [T, inner] alike"
+            )
+        if self.bound_value < 1:
+            raise VerifyException(f"'{self.name}': bound must be positive")
+
+
+SCALAR_UNIT_OPS = (GetValueOp, ScatterRowsOp, GatherRowsOp)

@@ -32,9 +32,14 @@ A gather's kernel may end with an elementwise tail (an attention bias summed fro
 terms, :mod:`.elements_tail`): the tail runs on ``rows_ub`` and the kernel stores its
 result instead.
 
+When one outer position's axis slice and its index rows do not fit UB (a long axis: a
+segment reduction over a flat tensor, a gather over a detector's anchors) the axis is cut
+into blocks and the scalar unit moves each element into or out of the block its index
+falls in (:mod:`.elements_blocks`).
+
 Stays on the host (the reason is reported): indices smaller than the data in a dim other
-than the axis, an axis slice and its index rows that do not fit UB, tensors that are not
-row-major.
+than the axis, an axis block of one position and an index tile of one row that do not fit
+UB, a gather with a tail whose slice does not fit, tensors that are not row-major.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elements_blocks import ElementsView, emit_block_elements
 from tilegraph.lowering.conversion.tiling.elements_tail import gather_tail
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
@@ -107,11 +113,17 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return sum(aligned_bytes(b.hw, "UB", n) for n in sizes) + extra
 
     budget = b.ub_budget()
-    if ub_bytes(1) > budget:
-        return (
-            f"a {op.name} whose axis slice ({axis_size} x {inner}) and {count} index rows "
-            "do not fit UB"
-        )
+    if ub_bytes(1) > budget:  # the axis in blocks, each element moved by the scalar unit
+        if tail is not None:
+            return (
+                f"a {op.name} with an elementwise tail whose axis slice ({axis_size} x "
+                f"{inner}) and {count} index rows do not fit UB"
+            )
+        element, index_element = data_type.element_type, index_type.element_type
+        view = ElementsView(outer, axis_size, inner, count, element, index_element)
+        reduction = str(op.attr("reduction")) if scatter else "none"
+        why = emit_block_elements(b, view, sources, out, None if reduction == "none" else reduction)
+        return None if why is None else f"a {op.name} with {why}"
     rows = outer_tile_rows(outer, count * inner, ub_bytes, budget, b.hw.vector_cores)
     if b.dry_run:
         return None

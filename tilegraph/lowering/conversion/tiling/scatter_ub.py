@@ -44,6 +44,7 @@ whole DMA is no waste there).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
 
 from xdsl.ir import Attribute, SSAValue
@@ -56,7 +57,36 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
 
-def _slice_dma_cycles(b: KernelBuilder, nbytes: int, width: int) -> int:
+def tuple_tile(
+    count: int, room: int, per_tuple: int, tile_bytes: Callable[[int], int]
+) -> int | None:
+    """The most of ``count`` tuples a tile takes (``per_tuple`` bytes each unaligned) when
+    ``tile_bytes(T)`` bytes of a tile and those of the ragged last tile (``count mod T``,
+    its own buffers) fit ``room``; None when not even one tuple does."""
+    tuples = max(1, min(count, room // per_tuple))
+
+    def both(t: int) -> int:
+        return tile_bytes(t) + (tile_bytes(count % t) if count % t else 0)
+
+    while tuples > 1 and both(tuples) > room:
+        tuples -= 1
+    return tuples if both(tuples) <= room else None
+
+
+def over_tuple_tiles(
+    b: KernelBuilder, count: int, tuples: int, apply: Callable[[SSAValue, int], None]
+) -> None:
+    """``apply(t, n)`` on the tiles of ``tuples`` of ``count`` tuples in order (a loop),
+    then on the ragged last ``count mod tuples`` (buffers of its own size: its loads are
+    not cut): the order the last tuple wins in and a reduction combines in."""
+    tail = count % tuples
+    with b.loop(count - tail, tuples, "t") as t:
+        apply(t, tuples)
+    if tail:
+        apply(b.index(count - tail), tail)
+
+
+def slice_dma_cycles(b: KernelBuilder, nbytes: int, width: int) -> int:
     """What :mod:`.scatter_nd` spends per tuple on a slice of ``nbytes``: its ``width``
     scalar reads, the update's load, whose data the store waits for, and the store."""
     load, store = "GM->UB", "UB->GM"
@@ -91,20 +121,13 @@ def emit_ub_scatter(
     def block_bytes(rows: int) -> int:
         return aligned_bytes(b.hw, "UB", rows * inner * eb)
 
-    def tiles_bytes(tuples: int) -> int:  # a tile and the ragged last one (own buffers)
-        tail = count % tuples
-        return tuple_bytes(tuples) + (tuple_bytes(tail) if tail else 0)
-
-    tuples = max(1, min(count, half // (width * ib + inner * eb)))
-    while tuples > 1 and tiles_bytes(tuples) > half:
-        tuples -= 1
-    if block_bytes(1) > half or tiles_bytes(tuples) > half:
+    tuples = tuple_tile(count, half, width * ib + inner * eb, tuple_bytes)
+    if block_bytes(1) > half or tuples is None:
         return f"a scatter_nd block of a {inner}-element row and a tuple tile do not fit UB"
-    tail = count % tuples
     rows = outer_tile_rows(rows_total, inner, block_bytes, half, b.hw.vector_cores)
     blocks = -(-rows_total // rows)
     passes = -(-blocks // b.hw.vector_cores)  # the blocks of the busiest core
-    if passes * width * SCALAR_READ_CYCLES > _slice_dma_cycles(b, inner * eb, width):
+    if passes * width * SCALAR_READ_CYCLES > slice_dma_cycles(b, inner * eb, width):
         return (
             f"a scatter_nd whose {passes} output blocks a core would each read every tuple: "
             "a DMA per slice is cheaper"
@@ -116,21 +139,19 @@ def emit_ub_scatter(
     out_ub = b.buffer([rows, inner], element, "UB", "out_ub")
     combine = None if reduction == "none" else reduction
 
-    def apply(t: SSAValue, n: int, base: SSAValue) -> None:
-        """Tuples ``t .. t + n`` loaded and applied to the block at row ``base``."""
-        idx_ub = b.buffer([n, width], index_element, "UB", "idx_ub")
-        upd_ub = b.buffer([n, inner], element, "UB", "upd_ub")
-        b.add(CopyFlatOp(indices, b.affine(t, width), idx_ub, zero, n * width))
-        b.add(CopyFlatOp(updates, b.affine(t, inner), upd_ub, zero, n * inner))
-        b.add(ScatterRowsOp(upd_ub, idx_ub, out_ub, base, depth, combine))
-
     with b.loop(rows_total, rows, "r", True) as r:
         at = b.affine(r, inner)
         b.add(CopyFlatOp(data, at, out_ub, zero, rows * inner))
-        with b.loop(count - tail, tuples, "t") as t:  # in order: the last tuple wins
-            apply(t, tuples, r)
-        if tail:
-            apply(b.index(count - tail), tail, r)
+
+        def apply(t: SSAValue, n: int) -> None:
+            """Tuples ``t .. t + n`` loaded and applied to the block at row ``r``."""
+            idx_ub = b.buffer([n, width], index_element, "UB", "idx_ub")
+            upd_ub = b.buffer([n, inner], element, "UB", "upd_ub")
+            b.add(CopyFlatOp(indices, b.affine(t, width), idx_ub, zero, n * width))
+            b.add(CopyFlatOp(updates, b.affine(t, inner), upd_ub, zero, n * inner))
+            b.add(ScatterRowsOp(upd_ub, idx_ub, out_ub, r, depth, combine))
+
+        over_tuple_tiles(b, count, tuples, apply)
         b.add(CopyFlatOp(out_ub, zero, out, at, rows * inner))
     b.tiles = blocks
     return None
