@@ -6,6 +6,9 @@ both executors, with negative indices and a ragged last tile on the ``test`` pre
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from xdsl.ir import SSAValue
@@ -18,6 +21,8 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
+from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
+from tilegraph.tools.run.cli import run
 
 
 def reshaped_ids(g: Graph) -> list[SSAValue]:
@@ -46,11 +51,27 @@ def reshaped_ids_short_rows(g: Graph) -> list[SSAValue]:
     return [g.op("gather", g.input([300, 5]), ids, axis=1)]
 
 
+def reshaped_table(g: Graph) -> list[SSAValue]:
+    """A table reshaped before the lookup: [74, 20] seen as [37, 40]."""
+    table = g.op("reshape", g.input([74, 20]), g.ints([37, 40]))
+    return [g.op("gather", table, index_input(g, [35], 37, "int64"), axis=0)]
+
+
+def rows_through_views(g: Graph) -> list[SSAValue]:
+    """Hiera's unroll: ids viewed [5, 7] -> [35], the rows [35, 40] written as [5, 7, 40]
+    through an unsqueeze and a reshape (an output view)."""
+    ids = g.op("reshape", index_input(g, [5, 7], 37, "int64"), g.ints([35]))
+    rows = g.op("unsqueeze", g.op("gather", g.input([37, 40]), ids, axis=0), g.ints([0]))
+    return [g.op("reshape", rows, g.ints([5, 7, 40]))]
+
+
 CASES = {
     "reshaped_ids": reshaped_ids,
     "squeezed_ids": squeezed_ids,
     "unsqueezed_flattened_ids": unsqueezed_flattened_ids,
     "reshaped_ids_short_rows": reshaped_ids_short_rows,
+    "reshaped_table": reshaped_table,
+    "rows_through_views": rows_through_views,
 }
 
 
@@ -72,3 +93,23 @@ def test_gather_through_views_is_one_kernel(name: str):
     ids = next(a for a in g.arrays if a.dtype.kind == "i")
     assert (ids < 0).any(), "the case should have negative indices"
     assert levels.splits(), "the test preset should split the gather into tiles"
+
+
+@pytest.mark.parametrize("name", ["hf_bert", "gcn"])
+def test_zoo_lowering_section_lists_no_gather_split(name: str, tmp_path: Path):
+    """tilegraph-run on BERT (``input_ids.view(-1, S)`` into its GatherND-made gather) and
+    GCN (a squeezed edge index): no split group holds a gather, the kernel computing the
+    viewed gather holds its view, and the outputs match onnxruntime."""
+    model = MODELS[name]
+    if not (MODELS_DIR / model.file).exists():
+        pytest.skip(f"{model.file} is not exported")
+    args = [str(MODELS_DIR / model.file), "--compare", "--no-format-report", "-q"]
+    for key, value in make_inputs(model, 1).items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    split = report["lowering"]["split_groups"]
+    assert not [g for g in split if any(op["op"] == "graph.gather" for op in g["ops"])], split
+    viewed = [k for k in report["kernels"] if "graph.gather" in k["ops"] and len(k["ops"]) > 1]
+    assert viewed and all(k["unit"] == "vector" for k in viewed), report["kernels"]
