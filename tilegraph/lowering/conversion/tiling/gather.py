@@ -39,9 +39,13 @@ multiple of 32 B when the table slice fits (each would be a tile of its own, unr
 ``F.unfold``'s window rows), and more than :data:`UNROLLED_ROW_TILES` of them stay on the
 host when it does not.
 
+The table, the indices and the output may be reshape-like views of the kernel's GM
+buffers (``input_ids.view(-1, S)`` before an embedding): :mod:`.gather_views` finds the
+buffers; the kernel addresses them flat, as it would the views.
+
 Stays on the host (the reason is reported): a table or run-time index tensor that is not a
-kernel input, tensors that are not row-major, a short-row gather whose table slice does
-not fit UB.
+kernel input (or a view of one), tensors that are not row-major, a short-row gather whose
+table slice does not fit UB.
 """
 
 from __future__ import annotations
