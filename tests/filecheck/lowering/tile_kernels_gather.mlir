@@ -118,3 +118,47 @@ func.func @gather_4(%in0: memref<1x40x1xf32, "GM">, %v1_out: memref<1x40xf32, "G
 // CHECK:         tile.copy_flat %in0[%c0] to %[[T:.+]][%c0] {count = 40 : i64}
 // CHECK-NEXT:    tile.vpick %[[T]] to %[[R:.+]] {indices = array<i64: 0, 1, 2, {{.*}}, 39, 0, 0>}
 // CHECK-NEXT:    tile.copy_flat %[[R]][%c0] to %v1_out[%c0] {count = 40 : i64}
+
+// -----
+
+// ---- BERT's input_ids.view(-1, S) before the embedding (tiling/gather_views.py): the
+// reshape moves no bytes of the row-major ids, so the kernel loads its index tiles from
+// the reshape's source %in0 ([2, 3, 7], read flat as the [6, 7] view) and writes the 42
+// rows as before; no reshape is left, no copy of the ids is made.
+func.func @gather_5(%in0: memref<2x3x7xi64, "GM">, %v2: memref<37x40xf32, "GM">, %v3_out: memref<6x7x40xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %v0 = graph.constant dense<[-1, 7]> : !layout.tensor<2xi64>
+  %in0_1 = tile.read %in0 : memref<2x3x7xi64, "GM"> -> !layout.tensor<2x3x7xi64>
+  %v2_1 = tile.read %v2 : memref<37x40xf32, "GM"> -> !layout.tensor<37x40xf32>
+  %v1 = graph.reshape %in0_1, %v0 {layout.kernel = "origin"} : (!layout.tensor<2x3x7xi64>, !layout.tensor<2xi64>) -> !layout.tensor<6x7xi64>
+  %v3 = graph.gather %v2_1, %v1 {axis = 0, layout.kernel = "origin"} : (!layout.tensor<37x40xf32>, !layout.tensor<6x7xi64>) -> !layout.tensor<6x7x40xf32>
+  tile.write %v3 to %v3_out : !layout.tensor<6x7x40xf32> to memref<6x7x40xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_5(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 4 : i64, tile.ops = "graph.reshape,graph.gather"
+// CHECK-NOT:     graph.reshape
+// CHECK-DAG:     %[[IDX:.+]] = tile.alloc : memref<11xi64, "UB">
+// CHECK:         scf.for %[[T:.+]] = %c0 to %c42 step %c11 {
+// CHECK-NEXT:      tile.copy_flat %in0[%[[T]]] to %[[IDX]][%c0] {count = 11 : i64} : memref<2x3x7xi64, "GM"> to memref<11xi64, "UB">
+// CHECK:             %row = tile.get_value %[[IDX]][%{{.+}}] {bound = 37 : i64}
+// CHECK:             tile.copy_flat %v2[%{{.+}}] to %{{.+}} {count = 40 : i64, partial}
+// CHECK:           tile.copy_flat %{{.+}}[%c0] to %v3_out[%{{.+}}] {count = 440 : i64}
+// CHECK:         } {tile.parallel}
+
+// -----
+
+// ---- a reshape of a table held as NC1HWC0 (its bytes are not the [4, 36] view's): the
+// gather cannot read it flat, and says so (the kernel stays on the host).
+func.func @gather_6(%in0: memref<1x1x6x6x16xf32, "GM">, %in1: memref<3xi64, "GM">, %v2_out: memref<3x36xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %s = graph.constant dense<[4, 36]> : !layout.tensor<2xi64>
+  %x = tile.read %in0 : memref<1x1x6x6x16xf32, "GM"> -> !layout.tensor<1x4x6x6xf32, NCHW -> NC1HWC0 [1, 1, 6, 6, 16]>
+  %i = tile.read %in1 : memref<3xi64, "GM"> -> !layout.tensor<3xi64>
+  %t = graph.reshape %x, %s {layout.kernel = "origin"} : (!layout.tensor<1x4x6x6xf32, NCHW -> NC1HWC0 [1, 1, 6, 6, 16]>, !layout.tensor<2xi64>) -> !layout.tensor<4x36xf32>
+  %v2 = graph.gather %t, %i {axis = 0, layout.kernel = "origin"} : (!layout.tensor<4x36xf32>, !layout.tensor<3xi64>) -> !layout.tensor<3x36xf32>
+  tile.write %v2 to %v2_out : !layout.tensor<3x36xf32> to memref<3x36xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @gather_6(
+// CHECK-SAME:    tile.kernel = "host", tile.host_reason = "a gather of a tensor that is not row-major"
+// CHECK-NEXT:    graph.constant
+// CHECK-NEXT:    tile.read

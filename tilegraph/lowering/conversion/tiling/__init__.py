@@ -6,8 +6,8 @@ epilogues),
 :mod:`.elementwise` (elementwise / broadcast chains), :mod:`.data_movement` (slice, split,
 pad, expand, tile as DMA; a split is one kernel with an output per part), :mod:`.gather`
 (rows by index: scalar reads of the indices, a DMA per row; rows under 32 B through UB,
-:mod:`.gather_ub`), :mod:`.group_norm` (whole groups by flat copies, layer norm's
-program), :mod:`.resize` (nearest
+:mod:`.gather_ub`; through reshape-like views, :mod:`.gather_views`), :mod:`.group_norm`
+(whole groups by flat copies, layer norm's program), :mod:`.resize` (nearest
 resize: DMA windows and an index-table gather), :mod:`.resize_taps` (linear and cubic
 resize: weighted taps along rows, then columns), :mod:`.scan` (cumulative sum / product
 with a carry between tiles), :mod:`.axis_select` (arg_max / arg_min, top_k with two

@@ -39,9 +39,13 @@ multiple of 32 B when the table slice fits (each would be a tile of its own, unr
 ``F.unfold``'s window rows), and more than :data:`UNROLLED_ROW_TILES` of them stay on the
 host when it does not.
 
+The table, the indices and the output may be reshape-like views of the kernel's GM
+buffers (``input_ids.view(-1, S)`` before an embedding): :mod:`.gather_views` finds the
+buffers; the kernel addresses them flat, as it would the views.
+
 Stays on the host (the reason is reported): a table or run-time index tensor that is not a
-kernel input, tensors that are not row-major, a short-row gather whose table slice does
-not fit UB.
+kernel input (or a view of one), tensors that are not row-major, a short-row gather whose
+table slice does not fit UB.
 """
 
 from __future__ import annotations
@@ -57,13 +61,13 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.data_movement import GatherOp
-from tilegraph.dialects.graph.indexing import GatherNDOp
 from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
 from tilegraph.dialects.tile.base import element_bytes
-from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, share_over_cores
 from tilegraph.lowering.conversion.tiling.gather_ub import emit_ub_gather
+from tilegraph.lowering.conversion.tiling.gather_views import viewed_gather
 
 DMA_BLOCK_BYTES = 32
 """The DMA's unit and the alignment of a UB address it writes."""
@@ -148,36 +152,19 @@ def _constant_rows(op: GatherOp, axis_size: int) -> list[int] | str | None:
     return [v + axis_size if v < 0 else v for v in rows]
 
 
-def lone_row_gather(
-    body: KernelBody, kind: type[GatherOp] | type[GatherNDOp], label: str
-) -> tuple[GatherOp | GatherNDOp, SSAValue, SSAValue] | str:
-    """The lone ``kind`` op of ``body`` with its table's GM source and its output's GM
-    buffer, every tensor row-major; or why the kernel is not such a gather."""
-    if len(body.ops) != 1 or not isinstance(body.ops[0], kind):
-        return f"not a lone {label}"
-    op = body.ops[0]
-    table = body.source(op.data)
-    written = dict(body.writes).get(op.output)
-    if table is None or written is None:
-        return f"a {label} of a value computed inside the kernel"
-    if not all(is_row_major(tensor_of(v)) for v in (op.data, op.indices, op.output)):
-        return f"a {label} of a tensor that is not row-major"
-    return op, table, written
-
-
 def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone ``graph.gather`` as scalar reads and row DMAs; returns why it cannot
     (None when emitted). Compile-time indices (a few, inlined in the kernel body: a
     transformer's CLS-token pick) need no reads: their row DMAs are unrolled."""
-    found = lone_row_gather(body, GatherOp, "gather")
+    found = viewed_gather(body, GatherOp, "gather")
     if isinstance(found, str):
         return found
-    op, table, written = found
+    op, table, written = found.op, found.table, found.out
     assert isinstance(op, GatherOp)
     data_type = tensor_of(op.data)
     shape = tuple(int(d) for d in data_type.storage_shape)
     axis = op.attr("axis") % len(shape)
-    indices = body.source(op.indices) or _constant_rows(op, shape[axis])
+    indices = found.indices or _constant_rows(op, shape[axis])
     if indices is None or isinstance(indices, str):
         return indices or "a gather of indices computed inside the kernel"
     count = prod(int(d) for d in tensor_of(op.indices).storage_shape)

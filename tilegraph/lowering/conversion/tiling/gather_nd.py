@@ -32,10 +32,10 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather import (
     DMA_BLOCK_BYTES,
     emit_row_gather,
-    lone_row_gather,
     plan_gather,
     too_many_unrolled_rows,
 )
+from tilegraph.lowering.conversion.tiling.gather_views import viewed_gather
 
 
 def _constant_rows(op: GatherNDOp, depth: tuple[int, ...]) -> list[int] | str | None:
@@ -55,10 +55,10 @@ def _constant_rows(op: GatherNDOp, depth: tuple[int, ...]) -> list[int] | str | 
 def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a lone ``graph.gather_nd`` as scalar reads and row DMAs; returns why it cannot
     (None when emitted)."""
-    found = lone_row_gather(body, GatherNDOp, "gather_nd")
+    found = viewed_gather(body, GatherNDOp, "gather_nd")
     if isinstance(found, str):
         return found
-    op, table, written = found
+    op, table, written = found.op, found.table, found.out
     assert isinstance(op, GatherNDOp)
     if int(op.attr("batch_dims")) != 0:
         return "a gather_nd with batch_dims"
@@ -73,7 +73,7 @@ def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     eb = element_bytes(data_type.element_type)
     if inner * eb < DMA_BLOCK_BYTES:
         return f"a gather_nd of rows under {DMA_BLOCK_BYTES} bytes"
-    indices = body.source(op.indices) or _constant_rows(op, depth)
+    indices = found.indices or _constant_rows(op, depth)
     if indices is None or isinstance(indices, str):
         return indices or "a gather_nd of indices computed inside the kernel"
     if isinstance(indices, list) and too_many_unrolled_rows(count, inner * eb):

@@ -51,6 +51,7 @@ from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elem
 from tilegraph.lowering.conversion.tiling.elementwise_views import reads_views
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
+from tilegraph.lowering.conversion.tiling.gather_views import takes_gather
 from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_kernel
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
 from tilegraph.lowering.conversion.tiling.lrn import emit_lrn_kernel
@@ -155,6 +156,9 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(CHAIN_OPS, emit_movement_chain_kernel, "vector", is_movement_chain),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
+    # before the reshape chain: a gather reads its ids / writes its rows through views
+    Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
+    Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),
     Strategy((TransposeOp,), emit_transpose_kernel, "vector", _starts_with(TransposeOp)),
     Strategy(
@@ -165,8 +169,6 @@ STRATEGIES: tuple[Strategy, ...] = (
     ),
     Strategy(BLOCKED_OPS, emit_blocked_movement_kernel, "vector", _lone(is_blocked_movement)),
     Strategy(DATA_MOVEMENT_OPS, emit_data_movement_kernel, "vector", _lone(is_data_movement)),
-    Strategy((GatherOp,), emit_gather_kernel, "vector", _starts_with(GatherOp)),
-    Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", _starts_with(GatherNDOp)),
     Strategy((ScatterNDOp,), emit_scatter_nd_kernel, "vector", _starts_with(ScatterNDOp)),
     Strategy((GridSampleOp,), emit_grid_sample_kernel, "vector", _starts_with(GridSampleOp)),
     Strategy(
