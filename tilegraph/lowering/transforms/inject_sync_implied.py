@@ -11,6 +11,7 @@ from xdsl.ir import Operation
 
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp
 from tilegraph.lowering.analysis.kernel_attrs import VARYING_TRIPS_ATTR
+from tilegraph.lowering.analysis.kernel_walk import WalkPlan
 from tilegraph.lowering.analysis.sync_check import (
     SyncError,
     check_trace,
@@ -50,8 +51,9 @@ def _traces(fn: func.FuncOp, blocks: int, sub_blocks: int):  # noqa: ANN202
     # every block (each block's share of the outer loops meets other trip counts)
     varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
     walk = None if varying else _SHORT_WALK
+    plan = WalkPlan()  # the blocks' walks run the same IR
     return distinct_traces(  # every sub-block of a mix kernel's AIV: other shares of a tile
-        trace_kernel(fn, block, blocks, walk, sub)
+        trace_kernel(fn, block, blocks, walk, sub, plan)
         for block in (range(blocks) if varying else {0, blocks - 1})
         for sub in range(sub_blocks)
     )
