@@ -60,9 +60,9 @@ from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import SYNC_OPS
-from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, slot_loop
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
-from tilegraph.lowering.analysis.sync_check import launch_blocks, launch_sub_blocks
+from tilegraph.lowering.analysis.sync_check import kernel_aliases, launch_blocks, launch_sub_blocks
 from tilegraph.lowering.transforms.inject_sync_events import Events, renumber
 from tilegraph.lowering.transforms.inject_sync_implied import drop_implied, sync_holds
 from tilegraph.lowering.transforms.kernel_memo import KernelMemo
@@ -125,21 +125,29 @@ def _slot_loop(buffers: list[SSAValue], block: Block, carried: bool) -> scf.ForO
     return loop if op is not None else None
 
 
-def _conflicts(p: TileOp, c: TileOp) -> list[SSAValue]:
+_Access = tuple[tuple[SSAValue, ...], tuple[SSAValue, ...], str]
+"""A tile op's (buffers read, buffers written, pipe), read once per op."""
+
+
+def _conflicts(
+    p: _Access, c: _Access, aliases: dict[SSAValue, frozenset[SSAValue]]
+) -> list[SSAValue]:
     """Buffers through which ``c`` depends on ``p``: RAW, WAR or WAW across pipes; only RAW
     on the vector unit (its instructions read and write in order, but a result is not
-    ready for the next instruction without a barrier); none on another single pipe."""
-    p_reads, p_writes = accesses(p)
-    c_reads, c_writes = accesses(c)
-    if p.pipe() == c.pipe():
-        pairs = ((p_writes, c_reads),) if p.pipe() == "V" else ()
+    ready for the next instruction without a barrier); none on another single pipe.
+    ``aliases``: each buffer's may-alias set (:func:`kernel_aliases`)."""
+    p_reads, p_writes, p_pipe = p
+    c_reads, c_writes, c_pipe = c
+    if p_pipe == c_pipe:
+        pairs = ((p_writes, c_reads),) if p_pipe == "V" else ()
     else:
         pairs = ((p_writes, c_reads), (p_reads, c_writes), (p_writes, c_writes))
     found: list[SSAValue] = []
     for a, b in pairs:
         for x in a:
+            aliased = aliases[x]
             for y in b:
-                if may_alias(x, y) and x not in found:
+                if y in aliased and x not in found:
                     found.append(x)
     return found
 
@@ -154,12 +162,15 @@ def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
         and (op.pipe() != "S" or isinstance(op, SCALAR_UNIT_OPS))  # S: bookkeeping, or a read
     ]
     chains = {op: _ancestors(op, top) for op in ops}
+    # each op's accesses and each buffer's aliases once: the pairs of ops are quadratic
+    aliases = {b: frozenset(found) for b, found in kernel_aliases(fn).items()}
+    access: dict[TileOp, _Access] = {op: (*accesses(op), op.pipe()) for op in ops}
     found: list[_Dependence] = []
     for p in ops:
         for c in ops:
             if p is c:
                 continue
-            buffers = _conflicts(p, c)
+            buffers = _conflicts(access[p], access[c], aliases)
             if not buffers:
                 continue
             pa, ca = chains[p], chains[c]
