@@ -3,10 +3,13 @@ trees compile them alike.
 
 Timing: each model's ``tilegraph-run --estimate -q --no-format-report`` runs ``--repeat``
 times, each in a fresh process (imports, the collector and the caches as a user meets
-them); prints the wall seconds (min / median), the compile stages the run reports
-(``times_s``, median) and the process's peak RSS (median)::
+them), with each of ``--trees`` on PYTHONPATH in turn; prints the process's CPU seconds
+(min / median: on a shared machine wall time mostly measures the others), its wall
+seconds, the compile stages the run reports (``times_s``, wall, median) and its peak RSS
+(median)::
 
-    python benchmarks/compile_time.py [--models bert_dynamo yolov8] [--repeat 3]
+    python benchmarks/compile_time.py [--models bert_dynamo yolov8] [--repeat 3] \
+        [--trees /tree/at/main .]
 
 Sameness: ``--dump DIR`` compiles each model in this process and writes ``DIR/MODEL.json``:
 a digest of the printed module after every leaf pass of the pipeline and the lowering,
@@ -55,37 +58,50 @@ def command(model: str) -> list[str]:
     return [str(ZOO / f"{model}.onnx"), *MODELS[model], *COMMON]
 
 
-def time_once(model: str) -> tuple[float, dict[str, float], int]:
-    """Wall seconds, the report's ``times_s`` and the peak RSS (KiB) of one fresh run."""
+def time_once(model: str, env: dict[str, str] | None = None) -> tuple[float, float, dict, int]:
+    """Wall and CPU seconds, the report's ``times_s`` and the peak RSS (KiB) of one fresh
+    run (``env``: the child's environment, e.g. the tree on its PYTHONPATH)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         argv = [sys.executable, "-m", "tilegraph.tools.run", *command(model), "--json", str(report)]
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        assert proc.stderr is not None
+        error = proc.stderr.read().decode()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        assert proc.stderr is not None
-        error = proc.stderr.read().decode()
         proc.stderr.close()
         if proc.returncode != 0:
             raise SystemExit(f"{model}: tilegraph-run failed:\n{error}")
         times = json.loads(report.read_text())["times_s"]
-    return wall, times, usage.ru_maxrss
+    return wall, usage.ru_utime + usage.ru_stime, times, usage.ru_maxrss
 
 
-def timing(models: list[str], repeat: int) -> None:
-    print(f"{'model':<20} {'wall min':>9} {'median':>8} {'peak MiB':>9}  stages (median s)")
+def timing(models: list[str], repeat: int, trees: list[str]) -> None:
+    """Per model and tree (a PYTHONPATH; "" this process's), runs taken in turn, tree by
+    tree, so that the machine's drift falls on all of them alike."""
+    print(
+        f"{'model':<18} {'tree':<22} {'cpu min':>8} {'median':>7} {'wall med':>8} "
+        f"{'peak MiB':>8}  stages (median wall s)"
+    )
     for model in models:
-        runs = [time_once(model) for _ in range(repeat)]
-        walls = [w for w, _, _ in runs]
-        stages = {k: statistics.median(t[k] for _, t, _ in runs) for k in runs[0][1]}
-        rss = statistics.median(r for _, _, r in runs) / 1024
-        shown = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
-        print(
-            f"{model:<20} {min(walls):>9.2f} {statistics.median(walls):>8.2f} {rss:>9.0f}  {shown}",
-            flush=True,
-        )
+        runs: dict[str, list[tuple[float, float, dict, int]]] = {t: [] for t in trees}
+        for _ in range(repeat):
+            for tree in trees:
+                env = dict(os.environ, PYTHONPATH=tree) if tree else None
+                runs[tree].append(time_once(model, env))
+        for tree, found in runs.items():
+            cpu = [c for _, c, _, _ in found]
+            wall = statistics.median(w for w, _, _, _ in found)
+            stages = {k: statistics.median(t[k] for _, _, t, _ in found) for k in found[0][2]}
+            rss = statistics.median(r for *_, r in found) / 1024
+            shown = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
+            print(
+                f"{model:<18} {tree[-22:] or '.':<22} {min(cpu):>8.2f} "
+                f"{statistics.median(cpu):>7.2f} {wall:>8.2f} {rss:>8.0f}  {shown}",
+                flush=True,
+            )
 
 
 def _digest(text: str) -> str:
@@ -144,18 +160,21 @@ def compare(a: Path, b: Path) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="compile time of tilegraph-run --estimate")
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dump", type=Path, help="write per-pass IR digests and estimates")
     parser.add_argument("--compare", type=Path, nargs=2, metavar=("A", "B"))
+    parser.add_argument(
+        "--trees", nargs="+", default=[""], help="time with each of these on PYTHONPATH"
+    )
     args = parser.parse_args()
     if args.compare:
         sys.exit(compare(*args.compare))
     if args.dump:
         dump(args.models, args.dump)
     else:
-        timing(args.models, args.repeat)
+        timing(args.models, args.repeat, args.trees)
 
 
 if __name__ == "__main__":

@@ -152,7 +152,9 @@ def _conflicts(
     return found
 
 
-def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
+def _dependences(
+    fn: func.FuncOp, plan: _Plan, aliased: dict[SSAValue, list[SSAValue]]
+) -> list[_Dependence]:
     top = fn.body.block
     ops = [
         op
@@ -163,7 +165,7 @@ def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
     ]
     chains = {op: _ancestors(op, top) for op in ops}
     # each op's accesses and each buffer's aliases once: the pairs of ops are quadratic
-    aliases = {b: frozenset(found) for b, found in kernel_aliases(fn).items()}
+    aliases = {b: frozenset(found) for b, found in aliased.items()}
     access: dict[TileOp, _Access] = {op: (*accesses(op), op.pipe()) for op in ops}
     found: list[_Dependence] = []
     for p in ops:
@@ -296,7 +298,9 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
     """Synchronise one tiled kernel launched with ``blocks`` blocks (``sub_blocks`` AIVs
     per group: a mix kernel's AIV part); returns counts for the statistics."""
     plan = _Plan()
-    deps = _dependences(fn, plan)
+    # the buffers' aliases hold throughout: the flags and barriers access no buffer
+    aliases = kernel_aliases(fn)
+    deps = _dependences(fn, plan, aliases)
     cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
     same_v = [d for d in deps if d.pipes == ("V", "V")]
     barriers = _barriers(same_v, plan)
@@ -333,11 +337,11 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
         barrier = PipeBarrierOp("V")
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
-    implied = drop_implied(fn, units, blocks, sub_blocks)
+    implied = drop_implied(fn, units, blocks, sub_blocks, aliases)
     renumber(
         fn,
         [u for u in units if u[0].parent is not None],
-        lambda: sync_holds(fn, blocks, sub_blocks),
+        lambda: sync_holds(fn, blocks, sub_blocks, aliases),
     )
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],
