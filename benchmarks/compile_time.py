@@ -65,7 +65,12 @@ def time_once(model: str, env: dict[str, str] | None = None) -> tuple[float, flo
         report = Path(tmp) / "report.json"
         argv = [sys.executable, "-m", "tilegraph.tools.run", *command(model), "--json", str(report)]
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        # the tree's directory is the child's first import path (``-m`` puts the working
+        # directory before PYTHONPATH)
+        cwd = env["PYTHONPATH"] if env else None
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd
+        )
         assert proc.stderr is not None
         error = proc.stderr.read().decode()
         _, status, usage = os.wait4(proc.pid, 0)

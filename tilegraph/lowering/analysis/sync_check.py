@@ -34,7 +34,7 @@ GM write and another's read); ``check_kernel(fn, blocks)`` one kernel.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -135,8 +135,19 @@ def trace_kernel(
     """The instructions block ``block`` of ``blocks`` (sub-block ``sub_block`` of a mix
     kernel's AIV) issues, in program order, with the buffer slots they touch and the events
     their flags name. ``plan``: ``fn``'s walk plan, shared by the traces of its blocks."""
-    issued: list[_Issued] = []
     walk = KernelWalk(fn, block, blocks, max_trips, sub_block, plan)
+    return [
+        _Issued(op, (), 0, event)
+        if event is not None
+        else _Issued(op, tuple((b, walk.slot(b)) for b in buffers), reads)
+        for op, event, buffers, reads in _walked(walk)
+    ]
+
+
+def _walked(walk: KernelWalk) -> Iterator[tuple[TileOp, int | None, tuple[SSAValue, ...], int]]:
+    """Each op ``walk`` issues with the event it names (a flag's; None for another op),
+    the buffers it reads then writes and how many of them it reads — each op's facts read
+    once, kept in the walk's plan."""
     facts = walk.plan.op_facts
     for op in walk:
         found = facts.get(op)
@@ -144,16 +155,14 @@ def trace_kernel(
             found = facts[op] = _op_facts(op)
         flag, first, second = found
         if flag:
-            event = first + (walk.value(second) if second is not None else 0)
-            issued.append(_Issued(op, (), 0, event))
-            continue
-        issued.append(_Issued(op, tuple((b, walk.slot(b)) for b in first), second))
-    return issued
+            yield op, first + (walk.value(second) if second is not None else 0), (), 0
+        else:
+            yield op, None, first, second
 
 
 def _op_facts(op: TileOp) -> tuple[bool, Any, Any]:
-    """What a trace reads of ``op``, once per op: (True, a flag's base event, its slot
-    operand), else (False, the buffers it reads then writes, how many it reads)."""
+    """What a trace reads of ``op``: (True, a flag's base event, its slot operand), else
+    (False, the buffers it reads then writes, how many it reads)."""
     if isinstance(op, FlagOp | CrossCoreOp):
         base = op.event_id if isinstance(op, FlagOp) else op.flag_id
         return True, base, op.slot
@@ -470,17 +479,10 @@ def trace_part(
     workspace = fn.body.block.args[-1]
     issued: list[_Issued] = []
     walk = KernelWalk(fn, block, blocks, max_trips, sub_block, plan)
-    facts = walk.plan.op_facts
-    for op in walk:
-        found = facts.get(op)
-        if found is None:
-            found = facts[op] = _op_facts(op)
-        flag, first, second = found
-        if flag:
-            event = first + (walk.value(second) if second is not None else 0)
+    for op, event, buffers, reads in _walked(walk):
+        if event is not None:
             issued.append(_Issued(op, (), 0, event, core))
             continue
-        buffers: tuple[SSAValue, ...] = first
         slots = tuple(
             (
                 arguments.get(b, b),
@@ -488,7 +490,7 @@ def trace_part(
             )
             for b in buffers
         )
-        issued.append(_Issued(op, slots, second, -1, core))
+        issued.append(_Issued(op, slots, reads, -1, core))
     return issued
 
 
