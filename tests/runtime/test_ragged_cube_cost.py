@@ -185,11 +185,14 @@ def test_a_ragged_window_reads_its_facts_once(monkeypatch):
 
     monkeypatch.setattr(Nd2NzOp, "window_facts", counted)
     program = compile_kernel(kernel, hw)
-    windows = [r for r in program.records if isinstance(r.op, Nd2NzOp)]
-    ragged = [r for r in windows if r.op.valid_rows is not None]
+    ragged = [
+        (r, r.op)
+        for r in program.records
+        if isinstance(r.op, Nd2NzOp) and r.op.valid_rows is not None
+    ]
     assert len(ragged) > 100
     assert len(reads) < len(ragged) // 10  # the whole ops' few, none per record
     monkeypatch.undo()
-    r1, c1 = ragged[0].op.whole_fractals()
-    for rows, record in enumerate(ragged, start=1):
-        assert record.moved_bytes == record.op.moved_bytes((rows, c1))
+    _, c1 = ragged[0][1].whole_fractals()
+    for rows, (record, op) in enumerate(ragged, start=1):
+        assert record.moved_bytes == op.moved_bytes((rows, c1))
