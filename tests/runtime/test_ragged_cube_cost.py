@@ -166,3 +166,33 @@ def test_ragged_k_step_charges_the_valid_k_fractals():
         assert record.moved_bytes * k1 == into_a[-1].moved_bytes * fractals
     (kernel,) = [k for k in simulate_module(module).kernels if k.cube_flops]
     assert kernel.cube_flops == 2 * 128 * (13 * 16) * 128  # 13 fractals of K, not 16
+
+
+def test_a_ragged_window_reads_its_facts_once(monkeypatch):
+    """A ragged nd2nz has a record per row count (hundreds): its window's facts are read
+    from its types once for all of them (reading an operand's type costs microseconds;
+    2112 records of a fully ragged 999 x 1000 matmul took ~1 ms each), and the records are
+    those the op's own methods give."""
+    hw = hardware_preset("ascend910b")
+    module = _lowered(_matmul_model(197, K, N), "platform=ascend910b")
+    kernel = _cube_kernel(module)
+    reads: list[Nd2NzOp] = []
+    facts = Nd2NzOp.window_facts
+
+    def counted(op: Nd2NzOp):  # noqa: ANN202
+        reads.append(op)
+        return facts(op)
+
+    monkeypatch.setattr(Nd2NzOp, "window_facts", counted)
+    program = compile_kernel(kernel, hw)
+    ragged = [
+        (r, r.op)
+        for r in program.records
+        if isinstance(r.op, Nd2NzOp) and r.op.valid_rows is not None
+    ]
+    assert len(ragged) > 100
+    assert len(reads) < len(ragged) // 10  # the whole ops' few, none per record
+    monkeypatch.undo()
+    _, c1 = ragged[0][1].whole_fractals()
+    for rows, (record, op) in enumerate(ragged, start=1):
+        assert record.moved_bytes == op.moved_bytes((rows, c1))

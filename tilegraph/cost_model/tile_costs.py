@@ -33,7 +33,7 @@ from tilegraph.dialects.tile.cross_core import CrossCoreOp
 from tilegraph.dialects.tile.cube import MmadOp
 from tilegraph.dialects.tile.dma import Load5hdOp, PathCopyOp, Store5hdOp, int_values
 from tilegraph.dialects.tile.fixpipe import FixpipeOp
-from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp
+from tilegraph.dialects.tile.fractal import Load2dOp, Load3dOp, Nd2NzOp, Nz2NdOp, NzWindowFacts
 from tilegraph.dialects.tile.registry import OpClassRegistry
 from tilegraph.dialects.tile.scalar import GatherRowsOp, GetValueOp, ScatterRowsOp
 from tilegraph.dialects.tile.vector import CastOp, VectorOp
@@ -212,15 +212,15 @@ def store_5hd(op: Store5hdOp, hw: HardwareModel) -> int:
 @tile_cost(Nd2NzOp)
 def nd2nz(op: Nd2NzOp, hw: HardwareModel) -> int:
     """The whole destination (a ragged window's instances: :func:`nd2nz_cycles`)."""
-    return nd2nz_cycles(op, hw, None)
+    return nd2nz_cycles(op.window_facts(), hw, None)
 
 
-def nd2nz_cycles(op: Nd2NzOp, hw: HardwareModel, valid: tuple[int, int] | None) -> int:
-    """An ``nd2nz`` moving ``valid`` (rows, column fractals) of its destination (all of
-    it, None, but on a matmul's ragged last block: :class:`Nd2NzOp`'s rows / cols), in GM
-    runs as long as those columns."""
-    path = f"GM->{scope_of(op.dst)}"
-    return dma_cycles(hw, path, op.moved_bytes(valid), op.gm_burst_bytes(valid))
+def nd2nz_cycles(window: NzWindowFacts, hw: HardwareModel, valid: tuple[int, int] | None) -> int:
+    """An ``nd2nz`` (its :meth:`~Nd2NzOp.window_facts`) moving ``valid`` (rows, column
+    fractals) of its destination (all of it, None, but on a matmul's ragged last block:
+    :class:`Nd2NzOp`'s rows / cols), in GM runs as long as those columns."""
+    path = f"GM->{window.dst_scope}"
+    return dma_cycles(hw, path, window.moved_bytes(valid), window.gm_burst_bytes(valid))
 
 
 @tile_cost(Nz2NdOp)

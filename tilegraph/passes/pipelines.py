@@ -149,6 +149,13 @@ def run_pipeline(spec: str, ctx: Context, module: ModuleOp) -> None:
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off while the passes run (an IR's ops, blocks and uses are
+    cycles: its automatic collections made passes quadratic), then one collection of the
+    youngest generation: with the collector off nothing was promoted, so that generation
+    holds everything the pipeline allocated, its garbage cycles (the ops it erased) among
+    them. A full collection would also traverse every older object (the imported
+    dialects, the model's weights): two of them were ~1 s of bert_dynamo's
+    ``tilegraph-run --estimate``, for the same peak memory (docs/running.md)."""
     if not gc.isenabled():  # nested pipeline, or the caller manages the collector
         yield
         return
@@ -157,7 +164,7 @@ def _collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-        gc.collect()
+        gc.collect(0)
 
 
 class PipelinePass(ModulePass):

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from itertools import product
 from math import ceil, prod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
@@ -71,94 +71,128 @@ def ragged_axes(op: TileOp) -> tuple[tuple[Extent, int, int], ...]:
     return tuple((v, whole, size) for v, whole, size in extents if v is not None)
 
 
-def _counts(op: TileOp, counts: tuple[int, ...]) -> tuple[int, ...]:
-    """A ragged op's fractal count along each of its axes (the whole buffer's where it has
-    no extent) from the counts of its ragged axes, in :func:`ragged_axes`' order."""
-    given = iter(counts)
+def _whole_and_extents(op: TileOp) -> tuple[tuple[int, ...], tuple[SSAValue | None, ...]]:
+    """A ragged op's fractal count along each of its axes (the whole buffer's) and each
+    axis's extent operand (None: not ragged), in :func:`ragged_axes`' order."""
     if isinstance(op, Nd2NzOp):
         r1, c1 = op.whole_fractals()
-        whole, extents = (16 * r1, c1), (op.valid_rows, op.valid_cols)
-    elif isinstance(op, Load2dOp):
-        whole, extents = (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
-    elif isinstance(op, MmadOp):
-        whole, extents = (*op.valid_fractals(), op.k_fractals()), (op.m, op.n, op.k)
-    else:
-        assert isinstance(op, FixpipeOp)
-        whole, extents = op.valid_fractals(), (op.m, op.n)
-    return tuple(next(given) if v is not None else w for v, w in zip(extents, whole, strict=True))
+        return (16 * r1, c1), (op.valid_rows, op.valid_cols)
+    if isinstance(op, Load2dOp):
+        return (op.ragged_fractals(), op.k_fractals()), (op.valid, op.valid_k)
+    if isinstance(op, MmadOp):
+        return (*op.valid_fractals(), op.k_fractals()), (op.m, op.n, op.k)
+    assert isinstance(op, FixpipeOp)
+    return op.valid_fractals(), (op.m, op.n)
 
 
-def _mmad_record(
-    op: MmadOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
+RecordOf = Callable[[tuple[int, ...]], "OpRecord"]
+"""A ragged op's record for its fractal count along each axis."""
+
+
+def _mmad_records(op: MmadOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
+    k0 = memref_shape(op.a)[-1]
+
+    def record(counts: tuple[int, ...]) -> OpRecord:
+        mf, nf, kf = counts
+        cost = mmad_cycles(op, hw, mf, nf, kf)
+        return replace(
+            base,
+            cost=cost,
+            mac_cycles=cost - hw.mmad_head_cycles,
+            flops=2 * mf * kf * k0 * nf * 256,
+        )
+
+    return record
+
+
+def _load2d_records(op: Load2dOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
+    def record(counts: tuple[int, ...]) -> OpRecord:
+        fractals, k_fractals = counts
+        cost = load2d_cycles(op, hw, fractals, k_fractals)
+        return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals, k_fractals))
+
+    return record
+
+
+def _nd2nz_records(op: Nd2NzOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
+    """A ragged GM -> L1 window's records: the bytes of its valid rows and column
+    fractals, from its window's facts read once (one record per row count: thousands when
+    its columns are ragged too)."""
+    window = op.window_facts()
+
+    def record(counts: tuple[int, ...]) -> OpRecord:
+        rows, cols = counts
+        moved = window.moved_bytes((rows, cols))
+        cost = nd2nz_cycles(window, hw, (rows, cols))
+        burst = window.gm_burst_bytes((rows, cols)) if base.gm_bytes else None
+        gm_rows = _valid_gm_rows(len(window.src_shape), base.gm_rows, rows)
+        return _moved_record(base, hw, cost, moved, moved, burst, gm_rows)
+
+    return record
+
+
+def _fixpipe_records(op: FixpipeOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
+    """A ragged fixpipe's records: the bytes of its valid row and column fractals."""
+
+    def record(counts: tuple[int, ...]) -> OpRecord:
+        fractals = (counts[0], counts[1])
+        moved, to_gm = op.moved_bytes(fractals), fixpipe_out_bytes(op, fractals)
+        burst = op.gm_burst_bytes(fractals) if base.gm_bytes else None
+        cost = fixpipe_cycles(op, hw, fractals)
+        return _moved_record(base, hw, cost, moved, to_gm, burst, base.gm_rows)
+
+    return record
+
+
+def _moved_record(
+    base: OpRecord,
+    hw: HardwareModel,
+    cost: int,
+    moved: int,
+    to_gm: int,
+    burst: int | None,
+    gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None,
 ) -> OpRecord:
-    mf, nf, kf = _counts(op, counts)
-    cost = mmad_cycles(op, hw, mf, nf, kf)
-    k = kf * memref_shape(op.a)[-1]
-    return replace(
-        base, cost=cost, mac_cycles=cost - hw.mmad_head_cycles, flops=2 * mf * k * nf * 256
-    )
-
-
-def _load2d_record(
-    op: Load2dOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
-) -> OpRecord:
-    fractals, k_fractals = _counts(op, counts)
-    cost = load2d_cycles(op, hw, fractals, k_fractals)
-    return replace(base, cost=cost, moved_bytes=op.moved_bytes(fractals, k_fractals))
-
-
-def _gm_record(
-    op: Nd2NzOp | FixpipeOp, base: OpRecord, hw: HardwareModel, counts: tuple[int, ...]
-) -> OpRecord:
-    """A ragged GM -> L1 window's or fixpipe's record: the bytes of its valid rows and
-    column fractals (a fixpipe's: row fractals) (pipe time, the GM traffic at its runs'
-    efficiency, the round trip of that size)."""
-    rows, cols = _counts(op, counts)
-    fractals = (rows, cols)
-    # each of the op's facts once: reading an op's operands costs microseconds, and a
-    # ragged nd2nz has a record per row count (thousands when its columns are ragged too)
-    moved = op.moved_bytes(fractals)
-    if isinstance(op, Nd2NzOp):
-        cost, to_gm = nd2nz_cycles(op, hw, fractals), moved
-    else:
-        cost, to_gm = fixpipe_cycles(op, hw, fractals), fixpipe_out_bytes(op, fractals)
-    if not base.gm_bytes:  # into UB / L1: no GM side
+    """``base`` moving ``moved`` bytes in ``cost`` cycles, ``to_gm`` of them on its GM
+    side in ``burst``-byte runs (pipe time, the GM traffic at its runs' efficiency, the
+    round trip of that size); into UB / L1 (no GM side) its bytes only."""
+    if not base.gm_bytes:
         return replace(base, cost=cost, moved_bytes=moved)
-    efficiency = hw.gm_efficiency(op.gm_burst_bytes(fractals))
     return replace(
         base,
         cost=cost,
         moved_bytes=moved,
-        gm_bytes=ceil(to_gm / efficiency),
+        gm_bytes=ceil(to_gm / hw.gm_efficiency(burst)),
         latency=gm_latency_cycles(hw, base.path, to_gm),
-        gm_rows=_valid_gm_rows(op, base.gm_rows, rows),
+        gm_rows=gm_rows,
     )
 
 
 def _valid_gm_rows(
-    op: Nd2NzOp | FixpipeOp, gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None, rows: int
+    src_rank: int, gm_rows: tuple[tuple[int, ...], tuple[int, ...]] | None, rows: int
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged window moving ``rows``
-    rows: the whole window's, but for its rows axis when the window is split along it, cut
-    to those rows — the record's bytes spread over the rows it moves, not over the whole
-    window's."""
-    if gm_rows is None or not isinstance(op, Nd2NzOp):
+    """The L2 model's rows (:attr:`OpRecord.gm_rows`) of a ragged nd2nz window (of a
+    source of ``src_rank`` dims) moving ``rows`` rows: the whole window's, but for its rows
+    axis when the window is split along it, cut to those rows — the record's bytes spread
+    over the rows it moves, not over the whole window's."""
+    if gm_rows is None:
         return gm_rows
     extents, dims = gm_rows
-    axis = len(memref_shape(op.src)) - 2  # the window's rows, after its leading dims
+    axis = src_rank - 2  # the window's rows, after its leading dims
     if axis >= len(extents):
         return gm_rows
     cut = (*extents[:axis], min(extents[axis], rows), *extents[axis + 1 :])
     return cut, dims
 
 
-_RECORDS: dict[type, Callable[..., Any]] = {
-    MmadOp: _mmad_record,
-    Load2dOp: _load2d_record,
-    Nd2NzOp: _gm_record,
-    FixpipeOp: _gm_record,
+_RECORDS: dict[type, Callable[..., RecordOf]] = {
+    MmadOp: _mmad_records,
+    Load2dOp: _load2d_records,
+    Nd2NzOp: _nd2nz_records,
+    FixpipeOp: _fixpipe_records,
 }
-"""How each ragged op class's record for some fractal counts is made from the whole one."""
+"""How each ragged op class's records are made from the whole one's: the op's facts read
+once, then a record per combination of fractal counts."""
 
 
 def ragged_records(op: TileOp, base: OpRecord, hw: HardwareModel) -> list[OpRecord]:
@@ -167,8 +201,19 @@ def ragged_records(op: TileOp, base: OpRecord, hw: HardwareModel) -> list[OpReco
     ranges = [range(1, whole + 1) for _, whole, _ in ragged_axes(op)]
     if isinstance(op, CopyOp):  # a cut copy's facts read once for all its records
         return cut_records(op, base, hw, product(*ranges))
-    make = _RECORDS[type(op)]
-    return [make(op, base, hw, counts) for counts in product(*ranges)]
+    whole, extents = _whole_and_extents(op)
+    record = _RECORDS[type(op)](op, base, hw)
+    records: list[OpRecord] = []
+    for counts in product(*ranges):  # the ragged axes' counts; the others whole
+        given = iter(counts)
+        records.append(
+            record(
+                tuple(
+                    next(given) if v is not None else w for v, w in zip(extents, whole, strict=True)
+                )
+            )
+        )
+    return records
 
 
 def record_index(op: TileOp, first: int, name: Callable[[SSAValue], str]) -> str:

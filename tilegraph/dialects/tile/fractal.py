@@ -20,6 +20,7 @@ The accumulator's way out, ``tile.fixpipe`` (FIX), is :mod:`tilegraph.dialects.t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -60,6 +61,36 @@ from tilegraph.dialects.tile.base import (
     scope_of,
 )
 from tilegraph.dialects.tile.padding import RuntimePadding
+
+
+@dataclass(frozen=True)
+class NzWindowFacts:
+    """An ``nd2nz``'s window and buffers as numbers (:meth:`Nd2NzOp.window_facts`)."""
+
+    whole_bytes: int
+    """Bytes of the destination."""
+    r1: int
+    c1: int
+    r0: int
+    c0: int
+    """The destination's (C1, R1, 16, C0) fractals."""
+    dst_scope: str
+    src_shape: tuple[int, ...]
+    src_element_bytes: int
+    src_strides: tuple[int, ...]
+
+    def moved_bytes(self, valid: tuple[int, int] | None = None) -> int:
+        """See :meth:`Nd2NzOp.moved_bytes`."""
+        if valid is None:
+            return self.whole_bytes
+        return self.whole_bytes * valid[0] * valid[1] // (self.r1 * 16 * self.c1)
+
+    def gm_burst_bytes(self, valid: tuple[int, int] | None = None) -> int | None:
+        """See :meth:`Nd2NzOp.gm_burst_bytes`."""
+        rows, c1 = (self.r1 * self.r0, self.c1) if valid is None else valid
+        return contiguous_run(
+            (rows, c1 * self.c0), self.src_shape, self.src_element_bytes, self.src_strides
+        )
 
 
 @irdl_op_definition
@@ -133,27 +164,32 @@ class Nd2NzOp(TileOp):
         require_extent(self, "rows", self.valid_rows, 16 * r1)
         require_extent(self, "cols", self.valid_cols, dst[-1] * c1)
 
+    def window_facts(self) -> NzWindowFacts:
+        """The numbers :meth:`moved_bytes` and :meth:`gm_burst_bytes` are made of, read
+        from the op's types once: a ragged nd2nz has a cost record per valid row count
+        (thousands when its columns are ragged too), and reading an operand's type costs
+        microseconds."""
+        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
+        return NzWindowFacts(
+            buffer_bytes(self.dst),
+            r1,
+            c1,
+            r0,
+            c0,
+            scope_of(self.dst),
+            memref_shape(self.src),
+            element_bytes(memref_element(self.src)),
+            tuple(memref_strides(self.src)),
+        )
+
     def moved_bytes(self, valid: tuple[int, int] | None = None) -> int:
         """Bytes into ``dst``: all of it, or ``valid`` = (rows, column fractals) of it (a
         ragged instance: its rows, each in whole C0 blocks of 32 bytes)."""
-        whole = buffer_bytes(self.dst)
-        if valid is None:
-            return whole
-        r1, c1 = self.whole_fractals()
-        return whole * valid[0] * valid[1] // (r1 * 16 * c1)
+        return self.window_facts().moved_bytes(valid)
 
     def gm_burst_bytes(self, valid: tuple[int, int] | None = None) -> int | None:
         """The GM runs of the whole window, or of ``valid`` (as :meth:`moved_bytes`)."""
-        c1, r1, r0, c0 = memref_shape(self.dst)[-4:]
-        rows = r1 * r0
-        if valid is not None:
-            rows, c1 = valid
-        return contiguous_run(
-            (rows, c1 * c0),
-            memref_shape(self.src),
-            element_bytes(memref_element(self.src)),
-            memref_strides(self.src),
-        )
+        return self.window_facts().gm_burst_bytes(valid)
 
     def gm_window(self) -> tuple[int, ...] | None:
         c1, r1, r0, c0 = memref_shape(self.dst)[-4:]

@@ -34,9 +34,10 @@ GM write and another's read); ``check_kernel(fn, blocks)`` one kernel.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from math import prod
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType, ModuleOp
@@ -61,7 +62,7 @@ from tilegraph.dialects.tile.sync import PIPES, FlagOp
 from tilegraph.lowering.analysis.barrier_check import check_blocks
 from tilegraph.lowering.analysis.buffers import accesses, may_alias
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
-from tilegraph.lowering.analysis.kernel_walk import KernelWalk
+from tilegraph.lowering.analysis.kernel_walk import KernelWalk, WalkPlan
 from tilegraph.lowering.analysis.sync_error import SyncError
 
 Slot = int | tuple[str, int]
@@ -129,26 +130,44 @@ def trace_kernel(
     blocks: int = 1,
     max_trips: int | None = None,
     sub_block: int = 0,
+    plan: WalkPlan | None = None,
 ) -> list[_Issued]:
     """The instructions block ``block`` of ``blocks`` (sub-block ``sub_block`` of a mix
     kernel's AIV) issues, in program order, with the buffer slots they touch and the events
-    their flags name."""
-    issued: list[_Issued] = []
-    walk = KernelWalk(fn, block, blocks, max_trips, sub_block)
-    accessed: dict[TileOp, tuple[tuple[SSAValue, ...], tuple[SSAValue, ...]]] = {}
+    their flags name. ``plan``: ``fn``'s walk plan, shared by the traces of its blocks."""
+    walk = KernelWalk(fn, block, blocks, max_trips, sub_block, plan)
+    return [
+        _Issued(op, (), 0, event)
+        if event is not None
+        else _Issued(op, tuple((b, walk.slot(b)) for b in buffers), reads)
+        for op, event, buffers, reads in _walked(walk)
+    ]
+
+
+def _walked(walk: KernelWalk) -> Iterator[tuple[TileOp, int | None, tuple[SSAValue, ...], int]]:
+    """Each op ``walk`` issues with the event it names (a flag's; None for another op),
+    the buffers it reads then writes and how many of them it reads — each op's facts read
+    once, kept in the walk's plan."""
+    facts = walk.plan.op_facts
     for op in walk:
-        if isinstance(op, FlagOp | CrossCoreOp):
-            base = op.event_id if isinstance(op, FlagOp) else op.flag_id
-            event = base + (walk.value(op.slot) if op.slot is not None else 0)
-            issued.append(_Issued(op, (), 0, event))
-            continue
-        found = accessed.get(op)
+        found = facts.get(op)
         if found is None:
-            found = accessed[op] = accesses(op)
-        reads, writes = found
-        slots = tuple((b, walk.slot(b)) for b in (*reads, *writes))
-        issued.append(_Issued(op, slots, len(reads)))
-    return issued
+            found = facts[op] = _op_facts(op)
+        flag, first, second = found
+        if flag:
+            yield op, first + (walk.value(second) if second is not None else 0), (), 0
+        else:
+            yield op, None, first, second
+
+
+def _op_facts(op: TileOp) -> tuple[bool, Any, Any]:
+    """What a trace reads of ``op``: (True, a flag's base event, its slot operand), else
+    (False, the buffers it reads then writes, how many it reads)."""
+    if isinstance(op, FlagOp | CrossCoreOp):
+        base = op.event_id if isinstance(op, FlagOp) else op.flag_id
+        return True, base, op.slot
+    reads, writes = accesses(op)
+    return False, (*reads, *writes), len(reads)
 
 
 def _queues(
@@ -373,8 +392,9 @@ def check_kernel(
     equal (the same ops on the same buffer slots and events, as blocks with equal trip
     counts issue) are checked once: the check is a function of the trace."""
     aliases = kernel_aliases(fn)
+    plan = WalkPlan()  # every block's walk runs the same IR
     traces = (
-        trace_kernel(fn, block, blocks, max_trips, sub)
+        trace_kernel(fn, block, blocks, max_trips, sub, plan)
         for block in range(blocks)
         for sub in range(sub_blocks)
     )
@@ -449,6 +469,7 @@ def trace_part(
     blocks: int,
     max_trips: int | None = None,
     sub_block: int = 0,
+    plan: WalkPlan | None = None,
 ) -> list[_Issued]:
     """:func:`trace_kernel` of a mix kernel's part (as sub-block ``sub_block`` of group
     ``block``), its instructions tagged with its core ("aic", "aiv0", ...); GM arguments
@@ -457,22 +478,19 @@ def trace_part(
     the core (each AIV has its own UB and its own part of the outputs)."""
     workspace = fn.body.block.args[-1]
     issued: list[_Issued] = []
-    walk = KernelWalk(fn, block, blocks, max_trips, sub_block)
-    for op in walk:
-        if isinstance(op, FlagOp | CrossCoreOp):
-            base = op.event_id if isinstance(op, FlagOp) else op.flag_id
-            event = base + (walk.value(op.slot) if op.slot is not None else 0)
+    walk = KernelWalk(fn, block, blocks, max_trips, sub_block, plan)
+    for op, event, buffers, reads in _walked(walk):
+        if event is not None:
             issued.append(_Issued(op, (), 0, event, core))
             continue
-        reads, writes = accesses(op)
         slots = tuple(
             (
                 arguments.get(b, b),
                 _workspace_slot(op, walk, workspace) if b is workspace else (core, walk.slot(b)),
             )
-            for b in (*reads, *writes)
+            for b in buffers
         )
-        issued.append(_Issued(op, slots, len(reads), -1, core))
+        issued.append(_Issued(op, slots, reads, -1, core))
     return issued
 
 
@@ -494,10 +512,11 @@ def check_mix(
     aliases = {**kernel_aliases(aic), **kernel_aliases(aiv)}
     aivs = tuple(f"aiv{s}" for s in range(sub_blocks))
     pipes = tuple(_qualified(core, p) for core in ("aic", *aivs) for p in PIPES)
+    aic_plan, aiv_plan = WalkPlan(), WalkPlan()
     for block in range(blocks):
-        trace = trace_part(aic, "aic", {}, block, blocks, max_trips)
+        trace = trace_part(aic, "aic", {}, block, blocks, max_trips, plan=aic_plan)
         for sub, core in enumerate(aivs):
-            trace += trace_part(aiv, core, renamed, block, blocks, max_trips, sub)
+            trace += trace_part(aiv, core, renamed, block, blocks, max_trips, sub, aiv_plan)
         _Checker(aic, aliases, pipes, aivs).run(_queues(trace, (), pipes))
 
 

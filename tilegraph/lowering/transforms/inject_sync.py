@@ -60,9 +60,9 @@ from tilegraph.dialects.graph.provenance import locate
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp, TileOp, WaitFlagOp
 from tilegraph.dialects.tile.scalar import SCALAR_UNIT_OPS
 from tilegraph.dialects.tile.sync import SYNC_OPS
-from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, may_alias, slot_loop
+from tilegraph.lowering.analysis.buffers import accesses, buffer_slots, slot_loop
 from tilegraph.lowering.analysis.kernel_attrs import TILES_ATTR
-from tilegraph.lowering.analysis.sync_check import launch_blocks, launch_sub_blocks
+from tilegraph.lowering.analysis.sync_check import kernel_aliases, launch_blocks, launch_sub_blocks
 from tilegraph.lowering.transforms.inject_sync_events import Events, renumber
 from tilegraph.lowering.transforms.inject_sync_implied import drop_implied, sync_holds
 from tilegraph.lowering.transforms.kernel_memo import KernelMemo
@@ -125,26 +125,36 @@ def _slot_loop(buffers: list[SSAValue], block: Block, carried: bool) -> scf.ForO
     return loop if op is not None else None
 
 
-def _conflicts(p: TileOp, c: TileOp) -> list[SSAValue]:
+_Access = tuple[tuple[SSAValue, ...], tuple[SSAValue, ...], str]
+"""A tile op's (buffers read, buffers written, pipe), read once per op."""
+
+
+def _conflicts(
+    p: _Access, c: _Access, aliases: dict[SSAValue, frozenset[SSAValue]]
+) -> list[SSAValue]:
     """Buffers through which ``c`` depends on ``p``: RAW, WAR or WAW across pipes; only RAW
     on the vector unit (its instructions read and write in order, but a result is not
-    ready for the next instruction without a barrier); none on another single pipe."""
-    p_reads, p_writes = accesses(p)
-    c_reads, c_writes = accesses(c)
-    if p.pipe() == c.pipe():
-        pairs = ((p_writes, c_reads),) if p.pipe() == "V" else ()
+    ready for the next instruction without a barrier); none on another single pipe.
+    ``aliases``: each buffer's may-alias set (:func:`kernel_aliases`)."""
+    p_reads, p_writes, p_pipe = p
+    c_reads, c_writes, c_pipe = c
+    if p_pipe == c_pipe:
+        pairs = ((p_writes, c_reads),) if p_pipe == "V" else ()
     else:
         pairs = ((p_writes, c_reads), (p_reads, c_writes), (p_writes, c_writes))
     found: list[SSAValue] = []
     for a, b in pairs:
         for x in a:
+            aliased = aliases[x]
             for y in b:
-                if may_alias(x, y) and x not in found:
+                if y in aliased and x not in found:
                     found.append(x)
     return found
 
 
-def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
+def _dependences(
+    fn: func.FuncOp, plan: _Plan, aliased: dict[SSAValue, list[SSAValue]]
+) -> list[_Dependence]:
     top = fn.body.block
     ops = [
         op
@@ -154,12 +164,15 @@ def _dependences(fn: func.FuncOp, plan: _Plan) -> list[_Dependence]:
         and (op.pipe() != "S" or isinstance(op, SCALAR_UNIT_OPS))  # S: bookkeeping, or a read
     ]
     chains = {op: _ancestors(op, top) for op in ops}
+    # each op's accesses and each buffer's aliases once: the pairs of ops are quadratic
+    aliases = {b: frozenset(found) for b, found in aliased.items()}
+    access: dict[TileOp, _Access] = {op: (*accesses(op), op.pipe()) for op in ops}
     found: list[_Dependence] = []
     for p in ops:
         for c in ops:
             if p is c:
                 continue
-            buffers = _conflicts(p, c)
+            buffers = _conflicts(access[p], access[c], aliases)
             if not buffers:
                 continue
             pa, ca = chains[p], chains[c]
@@ -285,7 +298,9 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
     """Synchronise one tiled kernel launched with ``blocks`` blocks (``sub_blocks`` AIVs
     per group: a mix kernel's AIV part); returns counts for the statistics."""
     plan = _Plan()
-    deps = _dependences(fn, plan)
+    # the buffers' aliases hold throughout: the flags and barriers access no buffer
+    aliases = kernel_aliases(fn)
+    deps = _dependences(fn, plan, aliases)
     cross = _minimal([d for d in deps if d.pipes[0] != d.pipes[1]], plan)
     same_v = [d for d in deps if d.pipes == ("V", "V")]
     barriers = _barriers(same_v, plan)
@@ -322,11 +337,11 @@ def inject_sync(fn: func.FuncOp, blocks: int = 1, sub_blocks: int = 1) -> dict[s
         barrier = PipeBarrierOp("V")
         block.insert_op_before(barrier, consumer)
         units.append([barrier])
-    implied = drop_implied(fn, units, blocks, sub_blocks)
+    implied = drop_implied(fn, units, blocks, sub_blocks, aliases)
     renumber(
         fn,
         [u for u in units if u[0].parent is not None],
-        lambda: sync_holds(fn, blocks, sub_blocks),
+        lambda: sync_holds(fn, blocks, sub_blocks, aliases),
     )
     return {
         "set-wait-pairs": sum(isinstance(u[0], SetFlagOp) for u in units) - implied[0],

@@ -7,10 +7,11 @@ it on short walks of the kernel (:func:`drop_implied`).
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.tile import PipeBarrierOp, SetFlagOp
 from tilegraph.lowering.analysis.kernel_attrs import VARYING_TRIPS_ATTR
+from tilegraph.lowering.analysis.kernel_walk import WalkPlan
 from tilegraph.lowering.analysis.sync_check import (
     SyncError,
     check_trace,
@@ -50,18 +51,25 @@ def _traces(fn: func.FuncOp, blocks: int, sub_blocks: int):  # noqa: ANN202
     # every block (each block's share of the outer loops meets other trip counts)
     varying = any(VARYING_TRIPS_ATTR in op.attributes for op in fn.walk())
     walk = None if varying else _SHORT_WALK
+    plan = WalkPlan()  # the blocks' walks run the same IR
     return distinct_traces(  # every sub-block of a mix kernel's AIV: other shares of a tile
-        trace_kernel(fn, block, blocks, walk, sub)
+        trace_kernel(fn, block, blocks, walk, sub, plan)
         for block in (range(blocks) if varying else {0, blocks - 1})
         for sub in range(sub_blocks)
     )
 
 
-def sync_holds(fn: func.FuncOp, blocks: int, sub_blocks: int = 1) -> bool:
+def sync_holds(
+    fn: func.FuncOp,
+    blocks: int,
+    sub_blocks: int = 1,
+    aliases: dict[SSAValue, list[SSAValue]] | None = None,
+) -> bool:
     """Whether the pipe-queue checker passes ``fn`` as it is on :func:`drop_implied`'s walks
     (``inject-sync`` asks after reusing events: a set must not raise an event again before
-    its previous wait)."""
-    aliases = kernel_aliases(fn)
+    its previous wait). ``aliases``: ``fn``'s :func:`kernel_aliases` (default: read now;
+    adding or removing flags does not change them)."""
+    aliases = kernel_aliases(fn) if aliases is None else aliases
     try:
         for trace in _traces(fn, blocks, sub_blocks):
             check_trace(fn, trace, aliases, set())
@@ -71,7 +79,11 @@ def sync_holds(fn: func.FuncOp, blocks: int, sub_blocks: int = 1) -> bool:
 
 
 def drop_implied(
-    fn: func.FuncOp, units: list[list[Operation]], blocks: int, sub_blocks: int = 1
+    fn: func.FuncOp,
+    units: list[list[Operation]],
+    blocks: int,
+    sub_blocks: int = 1,
+    aliases: dict[SSAValue, list[SSAValue]] | None = None,
 ) -> tuple[int, int]:
     """Remove each flag pair (with its prime and drain) or barrier the remaining ones imply:
     the pipe-queue checker still passes without it on short walks of the kernel (every
@@ -80,9 +92,10 @@ def drop_implied(
     can depend on it (with one iteration per block, a producer runs further ahead), and as
     each of ``sub_blocks`` AIVs of a group runs it (their shares of a tile differ). Latest
     inserted first, so that a flag implied through other pipes (a bias load's MTE2 -> FIX,
-    implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays."""
+    implied by MTE2 -> MTE1 -> M -> FIX) goes and the direct chain stays. ``aliases``: as
+    :func:`sync_holds`'."""
     traces = _traces(fn, blocks, sub_blocks)
-    aliases = kernel_aliases(fn)
+    aliases = kernel_aliases(fn) if aliases is None else aliases
     removed: set[Operation] = set()
     dropped = [0, 0]
     for unit in reversed(units):
