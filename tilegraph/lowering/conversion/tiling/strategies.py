@@ -65,6 +65,10 @@ from tilegraph.lowering.conversion.tiling.movement_maps import (
     emit_movement_chain_kernel,
     is_movement_chain,
 )
+from tilegraph.lowering.conversion.tiling.nhwc_out import (
+    emit_nhwc_out_kernel,
+    is_channels_last_chain,
+)
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
 from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
@@ -155,6 +159,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(CHAIN_OPS, emit_movement_chain_kernel, "vector", is_movement_chain),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
+    Strategy((TransDataOp,), emit_nhwc_out_kernel, "vector", is_channels_last_chain),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),
     Strategy((TransposeOp,), emit_transpose_kernel, "vector", _starts_with(TransposeOp)),
     Strategy(

@@ -1,0 +1,67 @@
+"""A convolution's NC1HWC0 result made channels-last in one kernel (GE's TransData
+NC1HWC0 -> NHWC): ``trans_data, squeeze, transpose`` of wav2vec2-style feature
+extractors, ``trans_data, reshape, transpose`` of ViT patch embeddings,
+``trans_data, transpose, reshape`` of PaddleOCR's CRNN. Checked at every level (graph,
+macro kernels, both tile executors) with NaN in the padding lanes, C a multiple of C0 and
+not, pixel windows with a ragged tail; the chain is one vector kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
+from tilegraph.builder import GraphBuilder
+
+CHANNELS_LAST = ("layout.trans_data",)
+
+
+def _conv_then(
+    kind: str, channels: int, height: int, width: int, batch: int = 2
+) -> tuple[ModuleOp, dict]:
+    """conv (1x1, 8 -> ``channels``) -> relu, then the channels-last chain ``kind``."""
+    rng = np.random.default_rng(25)
+    b = GraphBuilder("main")
+    x = b.input("x", [batch, 8, height, width], "float32", "NCHW")
+    w = (rng.standard_normal((channels, 8, 1, 1)) / 3).astype(np.float32)
+    feature = b.op("relu", b.op("conv2d", x, b.constant(w, "NCHW")))
+    if kind == "squeeze":  # [N, C, 1, T] -> [N, C, T] -> [N, T, C]
+        out = b.op(
+            "transpose",
+            b.op("squeeze", feature, b.constant(np.array([2], np.int64))),
+            perm=[0, 2, 1],
+        )
+    elif kind == "flatten":  # [N, C, H, W] -> [N, C, H*W] -> [N, H*W, C]
+        flat = b.op(
+            "reshape", feature, b.constant(np.array([batch, channels, height * width], np.int64))
+        )
+        out = b.op("transpose", flat, perm=[0, 2, 1])
+    else:  # crnn: [N, C, 1, W] -> [N, W, C, 1] -> [N, W, C]
+        moved = b.op("transpose", feature, perm=[0, 3, 1, 2])
+        out = b.op("reshape", moved, b.constant(np.array([batch, width, channels], np.int64)))
+    module = b.build(b.op("exp", out))
+    return module, {"x": rng.standard_normal((batch, 8, height, width)).astype(np.float32)}
+
+
+CASES = [
+    ("squeeze", 20, 1, 37),  # C stops inside a C0 block; a ragged pixel tail on 910b
+    ("squeeze", 32, 1, 29),
+    ("squeeze", 20, 1, 301),  # more pixels than one UB window on the test preset: ragged
+    ("flatten", 20, 5, 7),
+    ("flatten", 32, 4, 6),
+    ("crnn", 20, 1, 13),
+]
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize(("kind", "channels", "height", "width"), CASES)
+def test_channels_last_is_one_kernel(kind, channels, height, width, platform):
+    module, inputs = _conv_then(kind, channels, height, width)
+    levels = run_levels(module, inputs, platform, pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    chains = [k for k in levels.tiled_kernels if "graph.transpose" in k.ops]
+    assert len(chains) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
+    assert chains[0].ops[0] == "layout.trans_data" and chains[0].unit == "vector", chains
+    assert not [k for k in levels.tiled_kernels if k.unit == "host"]
