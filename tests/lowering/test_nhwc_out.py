@@ -65,3 +65,35 @@ def test_channels_last_is_one_kernel(kind, channels, height, width, platform):
     assert len(chains) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
     assert chains[0].ops[0] == "layout.trans_data" and chains[0].unit == "vector", chains
     assert not [k for k in levels.tiled_kernels if k.unit == "host"]
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize("channels", [20, 32])
+def test_vit_patch_tokens_concat_after_the_class_token(channels, platform):
+    """ViT's embedding: the class token, then the patches (conv -> flatten(2) ->
+    transpose(1, 2)) concatenated along the tokens, plus position embeddings. The patch
+    region of the concat is the channels-last nest, stored at row 1 on: one kernel."""
+    rng = np.random.default_rng(26)
+    batch, height, width = 2, 3, 5
+    b = GraphBuilder("main")
+    x = b.input("x", [batch, 8, height, width], "float32", "NCHW")
+    cls = b.input("cls", [batch, 1, channels], "float32")
+    w = (rng.standard_normal((channels, 8, 1, 1)) / 3).astype(np.float32)
+    feature = b.op("conv2d", x, b.constant(w, "NCHW"))
+    flat = b.op(
+        "reshape", feature, b.constant(np.array([batch, channels, height * width], np.int64))
+    )
+    tokens = b.op("concat", cls, b.op("transpose", flat, perm=[0, 2, 1]), axis=1)
+    position = rng.standard_normal((1, 1 + height * width, channels)).astype(np.float32)
+    module = b.build(b.op("add", tokens, b.constant(position)))
+    inputs = {
+        "x": rng.standard_normal((batch, 8, height, width)).astype(np.float32),
+        "cls": rng.standard_normal((batch, 1, channels)).astype(np.float32),
+    }
+    levels = run_levels(module, inputs, platform, pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    joined = [k for k in levels.tiled_kernels if "graph.concat" in k.ops]
+    assert len(joined) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
+    assert {"layout.trans_data", "graph.transpose"} <= set(joined[0].ops), joined
+    assert joined[0].unit == "vector", joined

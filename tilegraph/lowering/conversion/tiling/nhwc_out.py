@@ -20,10 +20,12 @@ whatever reshape-like ops and transposes make it up.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.layout import TransDataOp
@@ -33,6 +35,8 @@ from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.conv3d import plane_view
+from tilegraph.lowering.conversion.tiling.data_movement import open_nest
+from tilegraph.lowering.conversion.tiling.elementwise import TilePlan, choose_tile, tile_loops
 from tilegraph.lowering.conversion.tiling.reshape import SHAPE_ONLY
 
 MAX_CHECKED = 1 << 24
@@ -89,48 +93,110 @@ def channels_last_order(ops: Sequence[Operation]) -> bool:
     return bool(np.array_equal(chained.ravel(), index.transpose(0, 2, 3, 1).ravel()))
 
 
-def emit_nhwc_out_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    """The module's kernel: per image, C1 slice and window of pixels, a load of the 5HD
-    window into UB and a strided store of it at its channels of the channels-last output."""
-    from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, tile_loops
+@dataclass(frozen=True)
+class ChannelsLast:
+    """A channels-last chain's kernel plan: the 5HD source ``[n, c1, pixels, c0]`` (its
+    channel count ``channels``) and the tiling of its pixels."""
 
-    ops = body.ops
-    if not _chain(ops) or len(body.writes) != 1:
+    src_arg: SSAValue
+    n: int
+    c1: int
+    pixels: int
+    c0: int
+    channels: int
+    element: Attribute
+    plan: TilePlan
+
+    def count(self) -> int:
+        return self.n * self.c1 * self.plan.count()
+
+
+def plan_channels_last(
+    body: KernelBody, ops: Sequence[Operation], b: KernelBuilder
+) -> ChannelsLast | str:
+    """The plan of the chain ``ops`` (:func:`_chain`, its last result row-major) reading
+    a kernel input, or why there is none."""
+    if not _chain(ops):
         return "not a TransData NC1HWC0 -> NCHW before reshapes and a transpose"
-    value, out_arg = body.writes[0]
-    if value is not ops[-1].results[0] or not is_row_major(tensor_of(value)):
-        return "a channels-last kernel writing an intermediate"
+    if not is_row_major(tensor_of(ops[-1].results[0])):
+        return "a channels-last chain writing a non-row-major tensor"
     src_arg = body.source(ops[0].operands[0])
     if src_arg is None:
         return "a TransData of a value computed inside the kernel"
     if not channels_last_order(ops):
         return "the chain is no channels-last order of the NCHW map"
     n, c1, h, w, c0 = memref_shape(src_arg)
-    channels = int(tensor_of(ops[0].results[0]).origin_shape[1])
-    element = tensor_of(value).element_type
+    element = tensor_of(ops[-1].results[0]).element_type
     row = c0 * element_bytes(element)
-    pixels = h * w
     # The (n, c1) loops are parallel too: the pixel windows need share only the cores
     # those do not fill.
     plan = choose_tile(
-        [pixels],
+        [h * w],
         lambda t: max(1, prod(t)) * row,
         b.ub_budget(),
         cores=-(-b.hw.vector_cores // (n * c1)),
     )
     if plan is None:
         return "one pixel of C0 lanes does not fit UB"
-    if b.dry_run:
-        return None
-    blocks = plane_view(b, src_arg, [n, c1, pixels, c0])
-    rows = plane_view(b, out_arg, [n, 1, pixels, channels])
-    (tile_pixels,) = plan.tile_shape()
-    tile = b.buffer([1, 1, tile_pixels, c0], element, "UB", "pixel_rows")
+    channels = int(tensor_of(ops[0].results[0]).origin_shape[1])
+    return ChannelsLast(src_arg, n, c1, h * w, c0, channels, element, plan)
+
+
+def emit_channels_last(
+    b: KernelBuilder,
+    plan: ChannelsLast,
+    out_arg: SSAValue,
+    rows: int,
+    first_row: int = 0,
+    nest: bool = False,
+) -> None:
+    """``plan``'s nest, storing pixel p of image n at row ``first_row + p`` of the output
+    ``out_arg`` seen as row-major ``[n, rows, channels]`` (``rows`` > pixels: a region of
+    a concat along the rows); ``nest``: the kernel has several (:func:`.open_nest`)."""
+    blocks = plane_view(b, plan.src_arg, [plan.n, plan.c1, plan.pixels, plan.c0])
+    out_rows = plane_view(b, out_arg, [plan.n, 1, rows, plan.channels])
+    (tile_pixels,) = plan.plan.tile_shape()
+    tile = b.buffer([1, 1, tile_pixels, plan.c0], plan.element, "UB", "pixel_rows")
     zero = b.index(0)
-    with b.loop(n, 1, "n", True) as ni, b.loop(c1, 1, "c", True) as ci:
-        stack, (pi,) = tile_loops(b, plan)
+    with ExitStack() as outer:
+        open_nest(b, outer, nest and plan.count() == 1)
+        ni = outer.enter_context(b.loop(plan.n, 1, "n", True))
+        ci = outer.enter_context(b.loop(plan.c1, 1, "c", True))
+        stack, (pi,) = tile_loops(b, plan.plan)
         with stack:
             b.add(CopyOp(blocks, [ni, ci, pi, zero], tile, [zero] * 4))
-            b.add(CopyOp(tile, [zero] * 4, rows, [ni, zero, pi, b.affine(ci, c0)]))
-    b.tiles = n * c1 * plan.count()
+            at = [ni, zero, b.affine(pi, 1, first_row), b.affine(ci, plan.c0)]
+            b.add(CopyOp(tile, [zero] * 4, out_rows, at))
+
+
+def emit_nhwc_out_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """The module's kernel: per image, C1 slice and window of pixels, a load of the 5HD
+    window into UB and a strided store of it at its channels of the channels-last output."""
+    if len(body.writes) != 1:
+        return "a channels-last kernel with several outputs"
+    value, out_arg = body.writes[0]
+    if not body.ops or value is not body.ops[-1].results[0]:
+        return "a channels-last kernel writing an intermediate"
+    plan = plan_channels_last(body, body.ops, b)
+    if isinstance(plan, str):
+        return plan
+    if b.dry_run:
+        return None
+    emit_channels_last(b, plan, out_arg, plan.pixels)
+    b.tiles = plan.count()
     return None
+
+
+def concat_region(
+    body: KernelBody, ops: Sequence[Operation], axis: int, b: KernelBuilder
+) -> ChannelsLast | str | None:
+    """The plan of a concat input made by the channels-last chain ``ops`` (ViT's patch
+    tokens after the class token): None when ``ops`` is no such chain (the concat's own
+    tiling takes it), a reason when it is one this kernel cannot store as a region —
+    only rows of ``[N, H·W, C]`` concatenated along the rows (axis 1) are."""
+    if not _chain(ops):
+        return None
+    shape = tensor_of(ops[-1].results[0]).origin_shape
+    if len(shape) != 3 or axis != 1:
+        return "a channels-last concat input other than rows of [N, H*W, C]"
+    return plan_channels_last(body, ops, b)
