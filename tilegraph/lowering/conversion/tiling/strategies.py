@@ -159,7 +159,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(CHAIN_OPS, emit_movement_chain_kernel, "vector", is_movement_chain),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
-    Strategy((TransDataOp,), emit_nhwc_out_kernel, "vector", is_channels_last_chain),
+    Strategy(
+        (TransDataOp, *SHAPE_ONLY, TransposeOp),
+        emit_nhwc_out_kernel,
+        "vector",
+        is_channels_last_chain,
+    ),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),
     Strategy((TransposeOp,), emit_transpose_kernel, "vector", _starts_with(TransposeOp)),
     Strategy(
