@@ -113,3 +113,28 @@ def test_vit_patch_tokens_concat_after_the_class_token(channels, platform):
     assert len(joined) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
     assert {"layout.trans_data", "graph.transpose"} <= set(joined[0].ops), joined
     assert joined[0].unit == "vector", joined
+
+
+def test_concat_along_channels_keeps_the_concat_tiling():
+    """Patch tokens concatenated with other features along C (axis 2) are no row region:
+    the concat's own tiling takes the input (split as before), the results still agree."""
+    rng = np.random.default_rng(27)
+    b = GraphBuilder("main")
+    x = b.input("x", [2, 8, 3, 5], "float32", "NCHW")
+    side = b.input("side", [2, 15, 4], "float32")
+    w = (rng.standard_normal((20, 8, 1, 1)) / 3).astype(np.float32)
+    flat = b.op(
+        "reshape",
+        b.op("conv2d", x, b.constant(w, "NCHW")),
+        b.constant(np.array([2, 20, 15], np.int64)),
+    )
+    joined = b.op("concat", b.op("transpose", flat, perm=[0, 2, 1]), side, axis=2)
+    module = b.build(b.op("exp", joined))
+    inputs = {
+        "x": rng.standard_normal((2, 8, 3, 5)).astype(np.float32),
+        "side": rng.standard_normal((2, 15, 4)).astype(np.float32),
+    }
+    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert not [k for k in levels.tiled_kernels if k.unit == "host"]

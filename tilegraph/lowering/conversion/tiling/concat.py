@@ -92,9 +92,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         extent = int(tensor_of(operand).origin_shape[axis])
         producers = _producers(operand, before)
         channels_last = None if after else concat_region(body, producers, axis, b)
-        if isinstance(channels_last, str):
-            return channels_last
-        if channels_last is not None:
+        if isinstance(channels_last, ChannelsLast):
             regions.append((operand, channels_last, offset))
             offset += extent
             continue

@@ -191,9 +191,10 @@ def concat_region(
     body: KernelBody, ops: Sequence[Operation], axis: int, b: KernelBuilder
 ) -> ChannelsLast | str | None:
     """The plan of a concat input made by the channels-last chain ``ops`` (ViT's patch
-    tokens after the class token): None when ``ops`` is no such chain (the concat's own
-    tiling takes it), a reason when it is one this kernel cannot store as a region —
-    only rows of ``[N, H·W, C]`` concatenated along the rows (axis 1) are."""
+    tokens after the class token): None when ``ops`` is no such chain, a reason when it
+    is one this kernel cannot store as a region — only rows of ``[N, H·W, C]``
+    concatenated along the rows (axis 1) are; either way the concat's own tiling then
+    takes the input's ops."""
     if not _chain(ops):
         return None
     shape = tensor_of(ops[-1].results[0]).origin_shape
