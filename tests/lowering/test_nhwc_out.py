@@ -7,6 +7,8 @@ not, pixel windows with a ragged tail; the chain is one vector kernel."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -138,3 +140,22 @@ def test_concat_along_channels_keeps_the_concat_tiling():
     assert_no_nan(levels)
     assert_matches(levels)
     assert not [k for k in levels.tiled_kernels if k.unit == "host"]
+
+
+@pytest.mark.parametrize(
+    ("model", "shape"),
+    [("whisper_encoder", "input_features=1,80,40"), ("vit", "pixel_values=1,3,32,32")],
+)
+def test_zoo_lowering_section_has_no_channels_last_split(model, shape, tmp_path):
+    """The zoo's whisper encoder (conv1d -> GELU -> ``squeeze, transpose``) and ViT (the
+    patch tokens concatenated after the class token) lower every fused group whole: their
+    one split group was the channels-last chain (tilegraph-run's ``lowering`` section),
+    and the outputs still match onnxruntime."""
+    from tests.zoo.zoo import MODELS_DIR
+    from tilegraph.tools.run.cli import run
+
+    report = tmp_path / "r.json"
+    args = [str(MODELS_DIR / f"{model}.onnx"), "--shape", shape, "--compare", "-q"]
+    assert run([*args, "--no-format-report", "--json", str(report)]) == 0
+    lowering = json.loads(report.read_text())["lowering"]
+    assert lowering["groups_split"] == 0, lowering["split_groups"]
