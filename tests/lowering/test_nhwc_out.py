@@ -159,3 +159,18 @@ def test_zoo_lowering_section_has_no_channels_last_split(model, shape, tmp_path)
     assert run([*args, "--no-format-report", "--json", str(report)]) == 0
     lowering = json.loads(report.read_text())["lowering"]
     assert lowering["groups_split"] == 0, lowering["split_groups"]
+
+
+def test_a_map_past_the_checked_size_is_split_as_before(monkeypatch):
+    """A feature map with more elements than the order check takes (``MAX_CHECKED``,
+    lowered here) is refused: the group splits (TransData, then the transpose), outputs
+    unchanged."""
+    from tilegraph.lowering.conversion.tiling import nhwc_out
+
+    monkeypatch.setattr(nhwc_out, "MAX_CHECKED", 100)
+    module, inputs = _conv_then("squeeze", 20, 1, 37)
+    levels = run_levels(module, inputs, "test", pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
+    assert chains and all("layout.trans_data" not in ops for ops in chains), chains
