@@ -14,7 +14,10 @@ are ragged at the end of H·W; the (n, c1, pixel window) loops are parallel (cor
 them).
 
 The chain is recognised by its composite element order (:func:`channels_last_order`),
-whatever reshape-like ops and transposes make it up.
+whatever reshape-like ops and transposes make it up. CANN's TBE TransData NC1HWC0 -> NHWC
+(``trans_data_negative_target_tc``) takes the same views, and rearranges up to 8 C1 blocks
+on UB (``vnchwconv``) to store longer runs; here each store is a burst of C0 lanes per
+pixel, with no vector op (docs/tile-level.md).
 """
 
 from __future__ import annotations
