@@ -32,6 +32,11 @@ from tilegraph.lowering.conversion.tiling.elementwise import (
     choose_tile,
     tile_loops,
 )
+from tilegraph.lowering.conversion.tiling.nhwc_out import (
+    ChannelsLast,
+    concat_region,
+    emit_channels_last,
+)
 
 CONCAT_LEAST_SHARE_BYTES = 2048
 """The least data a concat tile keeps when it shrinks to occupy more cores: CANN's Concat
@@ -81,10 +86,17 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     ):
         return f"a concat in {fmt} of an {out_type.origin_format} tensor"
     after_inputs = {v for op in after for v in op.operands}
-    regions = []
+    regions: list[tuple[SSAValue, Chain | ChannelsLast, int]] = []
     offset = 0
     for operand in concat.inputs:
-        ops = [*_producers(operand, before), *after]
+        extent = int(tensor_of(operand).origin_shape[axis])
+        producers = _producers(operand, before)
+        channels_last = None if after else concat_region(body, producers, axis, b)
+        if isinstance(channels_last, ChannelsLast):
+            regions.append((operand, channels_last, offset))
+            offset += extent
+            continue
+        ops = [*producers, *after]
         chain = Chain(
             body,
             ops,
@@ -105,7 +117,6 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             full[1] = -(-int(out_type.origin_shape[1]) // chain.out_shape[-1])
         else:
             full[axis] = int(out_type.origin_shape[axis])
-        extent = int(tensor_of(operand).origin_shape[axis])
         reason = (
             chain.set_shift(offset, axis, unit, shifted, full, extent if channels else None)
             or chain.unsupported()
@@ -114,11 +125,14 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             return reason
         if offset % unit and not (chain.space == "5hd" and len(memref_shape(out_arg)) == 4):
             return "a concat offset inside a C0 block of an NC1HWC0 output"
-        regions.append((operand, chain))
+        regions.append((operand, chain, offset))
         offset += extent
-    plans = []
+    plans: list[TilePlan | None] = []
     least = CONCAT_LEAST_SHARE_BYTES // element_bytes(out_type.element_type)
-    for _, chain in regions:
+    for _, chain, _ in regions:
+        if isinstance(chain, ChannelsLast):
+            plans.append(None)  # planned by :func:`~.nhwc_out.concat_region`
+            continue
         plan = choose_tile(
             chain.out_shape,
             lambda t, c=chain: c.ub_bytes(b.hw, t),
@@ -133,7 +147,13 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if b.dry_run:
         return None
     total = 0
-    for (operand, chain), plan in zip(regions, plans, strict=True):
+    for (operand, chain, start), plan in zip(regions, plans, strict=True):
+        if isinstance(chain, ChannelsLast):
+            rows = int(out_type.origin_shape[axis])
+            emit_channels_last(b, chain, out_arg, rows, start, len(regions) > 1)
+            total += chain.count()
+            continue
+        assert plan is not None
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
         open_nest(b, stack, len(regions) > 1 and plan.count() == 1)

@@ -66,6 +66,10 @@ from tilegraph.lowering.conversion.tiling.movement_maps import (
     emit_movement_chain_kernel,
     is_movement_chain,
 )
+from tilegraph.lowering.conversion.tiling.nhwc_out import (
+    emit_nhwc_out_kernel,
+    is_channels_last_chain,
+)
 from tilegraph.lowering.conversion.tiling.pooling import emit_pool_kernel
 from tilegraph.lowering.conversion.tiling.pooling3d import emit_pool3d_kernel, is_pool3d
 from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
@@ -159,6 +163,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     # before the reshape chain: a gather reads its ids / writes its rows through views
     Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
+    Strategy(
+        (TransDataOp, *SHAPE_ONLY, TransposeOp),
+        emit_nhwc_out_kernel,
+        "vector",
+        is_channels_last_chain,
+    ),
     Strategy(tuple(SHAPE_ONLY), emit_reshape_kernel, "vector", _holds(*SHAPE_ONLY)),
     Strategy((TransposeOp,), emit_transpose_kernel, "vector", _starts_with(TransposeOp)),
     Strategy(
