@@ -65,5 +65,8 @@ func.func @stft(%x: !layout.tensor<1x40xf32>) -> !layout.tensor<1x4x9x2xf32> {
 // CHECK-SAME:    memref<2x2x16x16xf32, "GM">
 // CHECK-SAME:    tile.kernel = "cube"
 // CHECK:         tile.load3d {{.*}} {kernel_shape = array<i64: 1, 2>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pad_left = 0 : i64, out_width = 4 : i64, channels = 8 : i64}
-// CHECK-LABEL: func.func @transpose_{{[0-9]+}}(
+// The conv's NC1HWC0 result to [1, frames, bins, 2] is a channels-last order of it: one
+// kernel (tiling/nhwc_out.py), no NCHW copy and transpose.
+// CHECK-LABEL: func.func @fused_trans_data_reshape_transpose_{{[0-9]+}}(
 // CHECK-SAME:    memref<1x4x9x2xf32, "GM">
+// CHECK-NOT:   func.func @transpose_
