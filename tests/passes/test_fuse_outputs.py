@@ -108,6 +108,15 @@ def _dt(g: Graph, shape: tuple[int, int, int], width: int) -> list[SSAValue]:
     return [dx, g.op("mul", dt, a)]
 
 
+def _boxes(g: Graph, shape: tuple[int, int, int]) -> list[SSAValue]:
+    """YOLOv8's dist2bbox: corners ``anchor ∓ distance``, each read by the centre and the
+    size (four lone ops when grown from single roots)."""
+    anchor, lt, rb = (g.input(shape) for _ in range(3))
+    x1y1, x2y2 = g.op("sub", anchor, lt), g.op("add", anchor, rb)
+    centre = g.op("div", g.op("add", x1y1, x2y2), g.const([1], low=2.0))
+    return [centre, g.op("sub", x2y2, x1y1)]
+
+
 def test_a_lone_reader_after_a_broadcasting_one_joins_as_an_output():
     g = Graph()
     module = g.b.build(*_dt(g, (3, 11, 8), 4))
@@ -137,3 +146,17 @@ def test_dt_kernel_writes_both_on_every_level(platform: str):
     assert_no_nan(levels)
     assert_matches(levels)
     assert levels.splits(), "the kernel should run several row tiles"
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_box_decode_is_one_kernel_on_every_level(platform: str):
+    """The four lone ops of the box decode are one vector kernel writing the centre and the
+    size, over tiles shared among the cores (rows of 333: ragged), as on the graph level
+    with NaN in the padding lanes, both executors."""
+    g = Graph()
+    module = g.b.build(*_boxes(g, (2, 4, 333)))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    assert [k.unit for k in levels.tiled_kernels] == [VECTOR]
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert levels.splits(), "the kernel should run several tiles"

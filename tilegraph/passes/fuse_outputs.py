@@ -13,8 +13,9 @@ groups that read its results — all of them at once (``c'`` read by the ``h`` c
 the masked ``c``, whose ops interleave), else one ``B`` alone — when:
 
 * both hold ELEMWISE / BROADCAST ops only (no anchor, shape op or conversion); a lone
-  elementwise op reading ``A`` counts as a group of one (Mamba-2's ``dt·A``, one multiply
-  of the clamped ``softplus(dt + b)``, was a kernel of its own);
+  elementwise op counts as a group of one, as ``A`` or as a reader (Mamba-2's ``dt·A``,
+  one multiply of the clamped ``softplus(dt + b)``, was a kernel of its own; so were
+  YOLOv8's box corners ``anchor ∓ distance``, each read by the centre and the size);
 * no op outside the merged groups that reads a result of theirs before the last root (the
   fused op takes that root's place) leads back into them; such readers, and what reads
   them before that root, move right after it (``output-readers-moved``), so each output is
@@ -127,24 +128,25 @@ def _mergeable(
     return _readers_to_move(fuser, members, fuser.position[root], found)
 
 
-def _readers(a: Group, found: list[Group]) -> list[Group]:
+def _readers(fuser: Fuser, a: Group, found: list[Group]) -> list[Group]:
     """The anchor-less elementwise groups other than ``a`` that read a result of ``a``, and
-    as groups of one the elementwise ops in no group that do."""
-    results = {r for m in a.members for r in m.results}
-    grouped = {m for g in found for m in g.members}
-    lone = [
-        use.operation
-        for r in results
-        for use in r.uses
-        if use.operation not in grouped and fusion_kind(use.operation) in EPILOGUE_KINDS
-    ]
+    the lone elementwise ops that do (:func:`_lone`)."""
+    users = {use.operation for m in a.members for r in m.results for use in r.uses}
     return [
-        g
-        for g in found
-        if g is not a
-        and _elementwise(g)
-        and any(v in results for m in g.members for v in m.operands)
-    ] + [Group(op) for op in dict.fromkeys(lone)]
+        g for g in found if g is not a and _elementwise(g) and not users.isdisjoint(g.members)
+    ] + _lone(fuser, found, list(users))
+
+
+def _lone(fuser: Fuser, found: list[Group], ops: list[Operation]) -> list[Group]:
+    """Each elementwise op of ``ops`` in the block and in no group, as a group of one (a
+    kernel of its own all the same), in program order."""
+    grouped = {m for g in found for m in g.members}
+    lone = {
+        op
+        for op in ops
+        if op in fuser.position and op not in grouped and fusion_kind(op) in EPILOGUE_KINDS
+    }
+    return [Group(op) for op in sorted(lone, key=lambda op: fuser.position[op])]
 
 
 def _move_after(fuser: Fuser, ops: list[Operation], root: Operation) -> None:
@@ -163,10 +165,11 @@ def _move_after(fuser: Fuser, ops: list[Operation], root: Operation) -> None:
 def _merge_once(fuser: Fuser, found: list[Group]) -> tuple[bool, int]:
     """Merge one group into its readers (all of them at once, else the first that it may
     merge into alone); whether one was merged, and how many readers moved."""
-    for a in found:
+    candidates = [*found, *_lone(fuser, found, list(fuser.position))]
+    for a in sorted(candidates, key=lambda g: fuser.position[g.root]):
         if not _elementwise(a):
             continue
-        readers = _readers(a, found)
+        readers = _readers(fuser, a, found)
         choices = [readers] if len(readers) > 1 else []
         choices += [[g] for g in readers]
         for chosen in choices:
@@ -179,12 +182,10 @@ def _merge_once(fuser: Fuser, found: list[Group]) -> tuple[bool, int]:
                 merged.note(m)
             if moved:
                 _move_after(fuser, moved, merged.root)
-            last = max(chosen, key=lambda g: fuser.position[g.root])
-            at = found.index(last) if last in found else found.index(a)
-            found[at] = merged
             for g in [a, *chosen]:
-                if g in found and found.index(g) != at:
+                if g in found:
                     found.remove(g)
+            found.append(merged)
             found.sort(key=lambda g: fuser.position[g.root])
             return True, len(moved)
     return False, 0
