@@ -155,12 +155,13 @@ copy of a split before it (Phi-3's and Falcon's q and k pieces of the fused proj
 cloned by ``splits-cloned`` as for a matmul); so does a scale of its result after it (a
 multiply or division by a one-element constant: ``rotary-tails-claimed``).
 
-**Several outputs**: an anchor-less elementwise group merges into a later one (or a lone
-elementwise op) that reads its result when the shapes agree and no op outside them that
-reads that result before the later group's root leads back into them (such readers move
-after it) — one vector kernel writing each output (an LSTM cell's new ``c``, ``h`` and
-their masked copies, Mamba-2's ``dt`` and ``dt·A``; :mod:`tilegraph.passes.fuse_outputs`:
-``output-groups-merged``, ``output-readers-moved``).
+**Several outputs**: an anchor-less elementwise group (or a lone elementwise op) merges
+into a later one (or a lone elementwise op) that reads its result when the shapes agree
+and no op outside them that reads that result before the later group's root leads back
+into them (such readers move after it) — one vector kernel writing each output (an LSTM
+cell's new ``c``, ``h`` and their masked copies, Mamba-2's ``dt`` and ``dt·A``, YOLOv8's
+box centre and size; :mod:`tilegraph.passes.fuse_outputs`: ``output-groups-merged``,
+``output-readers-moved``).
 """
 
 from __future__ import annotations
