@@ -1,13 +1,25 @@
 """fuse-ops' groups of several outputs (:mod:`tilegraph.passes.fuse_outputs`): an LSTM
 cell's elementwise tail is one kernel writing each output, on the tiles as on the
-reference; a value read by an op between the groups, or broadcast, keeps them apart."""
+reference; a value read by an op between the groups that leads back into them, or
+broadcast, keeps them apart; a reader between them that does not (Mamba-2's
+``x·dt[..., None]``) moves after the kernel writing ``dt`` and ``dt·A``."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 import tilegraph
+from tests.lowering.test_tile_differential import (
+    NAN,
+    VECTOR,
+    Graph,
+    assert_matches,
+    assert_no_nan,
+    run_levels,
+)
 from tests.passes.semantics import run_pipeline_checked, seeded_inputs
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.graph import FusedOp
@@ -83,3 +95,68 @@ def test_an_op_between_keeps_the_groups_apart():
     got = tilegraph.compile(module, platform="ascend910b")(**feed)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _dt(g: Graph, shape: tuple[int, int, int], width: int) -> list[SSAValue]:
+    """Mamba-2's dt: ``dt = clip(softplus(raw + b))`` read first by ``x·dt[..., None]`` (a
+    broadcast: its own kernel) and then by ``dt·A`` (a lone multiply)."""
+    raw, bias, a = g.input(shape), g.input(shape[-1:]), g.input(shape[-1:])
+    x = g.input([*shape, width])
+    lo, hi = g.const([], low=-0.5), g.const([], low=1.0)
+    dt = g.op("clip", g.op("softplus", g.op("add", raw, bias)), lo, hi)
+    dx = g.op("mul", x, g.op("unsqueeze", dt, g.ints([-1])))
+    return [dx, g.op("mul", dt, a)]
+
+
+def _boxes(g: Graph, shape: tuple[int, int, int]) -> list[SSAValue]:
+    """YOLOv8's dist2bbox: corners ``anchor ∓ distance``, each read by the centre and the
+    size (four lone ops when grown from single roots)."""
+    anchor, lt, rb = (g.input(shape) for _ in range(3))
+    x1y1, x2y2 = g.op("sub", anchor, lt), g.op("add", anchor, rb)
+    centre = g.op("div", g.op("add", x1y1, x2y2), g.const([1], low=2.0))
+    return [centre, g.op("sub", x2y2, x1y1)]
+
+
+def test_a_lone_reader_after_a_broadcasting_one_joins_as_an_output():
+    g = Graph()
+    module = g.b.build(*_dt(g, (3, 11, 8), 4))
+    with collecting_statistics() as stats:
+        run_pipeline_checked(module, "fuse-ops{platform=ascend910b}")
+    found = stats.for_pass("fuse-ops")
+    assert found["output-groups-merged"] == 1 and found["output-readers-moved"] >= 1
+    (two,) = [f for f in _fused(module) if len(f.outputs) == 2]
+    assert {"graph.softplus", "graph.clip", "graph.mul"} <= {m.name for m in two.member_ops()}
+    (dx,) = [f for f in _fused(module) if "graph.unsqueeze" in {m.name for m in f.member_ops()}]
+    assert dx.operands[0] is two.outputs[0]  # reads dt from the two-output kernel
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_dt_kernel_writes_both_on_every_level(platform: str):
+    """One vector kernel computes dt and writes it and dt·A, over row tiles shared among
+    the cores (37 rows: a ragged last tile); NaN in the padding lanes; both executors
+    against the graph level. (On the ``test`` preset's 8 KiB UB the two outputs' buffers
+    do not fit beside the chain's: the groups stay apart there.)"""
+    g = Graph()
+    module = g.b.build(*_dt(g, (3, 37, 24), 8))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    writers = [k for k in levels.tiled_kernels if "graph.softplus" in k.ops]
+    assert len(writers) == 1 and writers[0].unit == VECTOR
+    assert "graph.mul" in writers[0].ops
+    assert len(levels.tiled_kernels) == 2
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert levels.splits(), "the kernel should run several row tiles"
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_box_decode_is_one_kernel_on_every_level(platform: str):
+    """The four lone ops of the box decode are one vector kernel writing the centre and the
+    size, over tiles shared among the cores (rows of 333: ragged), as on the graph level
+    with NaN in the padding lanes, both executors."""
+    g = Graph()
+    module = g.b.build(*_boxes(g, (2, 4, 333)))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    assert [k.unit for k in levels.tiled_kernels] == [VECTOR]
+    assert_no_nan(levels)
+    assert_matches(levels)
+    assert levels.splits(), "the kernel should run several tiles"

@@ -156,10 +156,13 @@ copy of a split before it (Phi-3's and Falcon's q and k pieces of the fused proj
 cloned by ``splits-cloned`` as for a matmul); so does a scale of its result after it (a
 multiply or division by a one-element constant: ``rotary-tails-claimed``).
 
-**Several outputs**: an anchor-less elementwise group merges into a later one that reads
-its result when no op outside them reads that result before the later group's root and
-the shapes agree — one vector kernel writing each output (an LSTM cell's new ``c``, ``h``
-and their masked copies; :mod:`tilegraph.passes.fuse_outputs`: ``output-groups-merged``).
+**Several outputs**: an anchor-less elementwise group (or a lone elementwise op) merges
+into a later one (or a lone elementwise op) that reads its result when the shapes agree
+and no op outside them that reads that result before the later group's root leads back
+into them (such readers move after it) — one vector kernel writing each output (an LSTM
+cell's new ``c``, ``h`` and their masked copies, Mamba-2's ``dt`` and ``dt·A``, YOLOv8's
+box centre and size; :mod:`tilegraph.passes.fuse_outputs`: ``output-groups-merged``,
+``output-readers-moved``).
 """
 
 from __future__ import annotations
@@ -299,9 +302,11 @@ class FuseOpsPass(ModulePass):
                 stats.add("bias-gathers-joined", joined)
             grown = _claim_attention(grown, block, hw, stats, coupled)
             claimed = _claim_rotary_views(fuser, grown, block, stats)
-            claimed, merged = merge_output_groups(fuser, claimed)
+            claimed, merged, moved = merge_output_groups(fuser, claimed)
             if merged:
                 stats.add("output-groups-merged", merged)
+            if moved:
+                stats.add("output-readers-moved", moved)
             for group in claimed:
                 members = fuser.member_order(group)
                 root_bytes = set(leaving_values(group.root, members))

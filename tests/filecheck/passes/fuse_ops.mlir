@@ -22,7 +22,9 @@ func.func @conv_epilogue(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tens
 
 // -----
 // An elementwise op before a conv is not a prologue of it; a value with two users is not
-// fused into either (no duplicated work): it ends its own group.
+// fused into either (no duplicated work): it ends its own group, which the lone tanh
+// reading it then joins as a second output (the conv, which does not lead back into it,
+// moves after that kernel).
 func.func @no_prologue(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor<4x4x1x1xf32, NCHW>) -> (!layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>) {
   %e = graph.exp %x : !layout.tensor<1x4x8x8xf32, NCHW>
   %s = graph.sigmoid %e : !layout.tensor<1x4x8x8xf32, NCHW>
@@ -31,9 +33,10 @@ func.func @no_prologue(%x: !layout.tensor<1x4x8x8xf32, NCHW>, %w: !layout.tensor
   func.return %c, %t : !layout.tensor<1x4x8x8xf32, NCHW>, !layout.tensor<1x4x8x8xf32, NCHW>
 }
 // CHECK-LABEL: func.func @no_prologue
-// CHECK-NEXT:  %s = graph.fused "fused_exp_sigmoid_0" <elemwise> (%x)
+// CHECK-NEXT:  %s, %t = graph.fused "fused_exp_sigmoid_tanh_0" <elemwise> (%x)
+// CHECK:       graph.yield %s_1, %t_1
 // CHECK:       %c = graph.conv2d %s, %w
-// CHECK-NEXT:  %t = graph.tanh %s
+// CHECK-NEXT:  func.return %c, %t
 
 // -----
 // Opaque ops stay alone; a reduction takes an elementwise prologue and epilogue.
