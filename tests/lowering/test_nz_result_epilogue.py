@@ -25,7 +25,11 @@ from tilegraph.dialects.element_types import element_type_of
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import FixpipeOp
+from tilegraph.lowering.conversion.graph_to_kernels_remarks import SPLIT_KIND, lowering_remarks
 from tilegraph.lowering.conversion.tiling import matmul_block
+from tilegraph.passes.context import make_context, parse_mlir
+from tilegraph.passes.pipelines import run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
 
 PRESETS = ("ascend910b", "ascend310p")
 
@@ -102,9 +106,35 @@ def test_relu_goes_to_fixpipe():
 
 def test_the_pattern_is_an_nz_result():
     """The planner does make these groups (else the tests above test nothing new)."""
-    from tilegraph.passes.context import make_context
-    from tilegraph.passes.pipelines import run_pipeline
-
     module, _ = _pooler(3, 40, 37)
     run_pipeline("set-target{platform=ascend910b},O2", make_context(), module)
     assert _nz_result_group(module)
+
+
+# hf_t5's Q·Kᵀ + position bias: the bias is held in FRACTAL_NZ, so the add cannot run on the
+# ND tile fixpipe writes; the group splits, saying so.
+NZ_OPERAND = """
+func.func @main(%x: !layout.tensor<20x40xf32>, %w: !layout.tensor<40x37xf32, ND -> FRACTAL_NZ [3, 3, 16, 16]>,
+                %p: !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>) -> !layout.tensor<20x37xf32> {
+  %y = graph.fused "fused_trans_data_matmul_add_trans_data_0" <out_elemwise_fusable> (%x, %w, %p) : (!layout.tensor<20x40xf32>, !layout.tensor<40x37xf32, ND -> FRACTAL_NZ [3, 3, 16, 16]>, !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>) -> !layout.tensor<20x37xf32> {
+  ^bb0(%x1: !layout.tensor<20x40xf32>, %w1: !layout.tensor<40x37xf32, ND -> FRACTAL_NZ [3, 3, 16, 16]>, %p1: !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>):
+    %x2 = layout.trans_data %x1 : !layout.tensor<20x40xf32> -> !layout.tensor<20x40xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>
+    %m = graph.matmul %x2, %w1 {layout.kernel = "cube"} : (!layout.tensor<20x40xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>, !layout.tensor<40x37xf32, ND -> FRACTAL_NZ [3, 3, 16, 16]>) -> !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>
+    %a = graph.add %m, %p1 {layout.kernel = "any", layout.shared = "FRACTAL_NZ"} : !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]>
+    %o = layout.trans_data %a : !layout.tensor<20x37xf32, ND -> FRACTAL_NZ [3, 2, 16, 16]> -> !layout.tensor<20x37xf32>
+    graph.yield %o : !layout.tensor<20x37xf32>
+  }
+  func.return %y : !layout.tensor<20x37xf32>
+}
+"""
+
+
+def test_an_nz_epilogue_operand_is_refused_with_its_reason():
+    module = parse_mlir(NZ_OPERAND)
+    with collecting_statistics() as stats:
+        run_pipeline(
+            "set-target{platform=ascend910b},lower-graph-to-kernels", make_context(), module
+        )
+    (split,) = [r for r in lowering_remarks(stats) if r.kind == SPLIT_KIND]
+    assert split.details["strategy"] == "cube"
+    assert "FRACTAL_NZ operand of graph.add" in split.details["reason"]

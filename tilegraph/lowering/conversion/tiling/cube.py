@@ -133,11 +133,13 @@ def nd_source(kernel: CubeKernel, value: SSAValue) -> SSAValue:
     return value
 
 
-def sink_nz_to_nd(body: KernelBody, anchor_value: SSAValue, ops: list[Operation]) -> bool:
+def sink_nz_to_nd(body: KernelBody, anchor_value: SSAValue, ops: list[Operation]) -> bool | str:
     """Whether the epilogue ``ops`` of the FRACTAL_NZ result ``anchor_value`` are
     per-element ops ending in the NZ -> ND conversion of their result, which the kernel
-    writes: then fixpipe converts on the way out and the ops run on the ND tile. Every
-    other tensor the ops read must be addressable as ND (an NZ one is not: refused)."""
+    writes: then fixpipe converts on the way out and the ops run on the ND tile (True).
+    False when the ops are not of that form; why not, when they are but cannot move: an
+    op that is not per-element, or another tensor the ops read held in FRACTAL_NZ (an ND
+    tile cannot address it)."""
     if len(ops) < 2 or tensor_of(anchor_value).storage_format != F.FRACTAL_NZ:
         return False
     last, rest = ops[-1], ops[:-1]
@@ -147,14 +149,17 @@ def sink_nz_to_nd(body: KernelBody, anchor_value: SSAValue, ops: list[Operation]
         return False
     produced = {anchor_value, *(r for op in rest for r in op.results)}
     for op in rest:
-        if not isinstance(op, GraphOp) or len(op.results) != 1:
-            return False
-        facts = op.FACTS
-        if facts.role != FormatRole.AGNOSTIC or facts.fusion > FusionKind.BROADCAST:
-            return False
+        facts = op.FACTS if isinstance(op, GraphOp) else None
+        if facts is None or facts.role != FormatRole.AGNOSTIC or len(op.results) != 1:
+            return f"{op.name} between a FRACTAL_NZ matmul result and its NZ -> ND"
+        if facts.fusion > FusionKind.BROADCAST:
+            return f"{op.name} between a FRACTAL_NZ matmul result and its NZ -> ND"
         for v in op.operands:
             if v not in produced and tensor_of(v).storage_format == F.FRACTAL_NZ:
-                return False
+                return (
+                    f"a FRACTAL_NZ operand of {op.name} in the epilogue of an NZ matmul "
+                    "result converted to ND (an ND tile cannot read it)"
+                )
     return True
 
 
@@ -169,8 +174,11 @@ class Epilogue:
         if self.ops and _is_nz_to_nd(self.ops[0], self.anchor_value):
             self.anchor_value = self.ops.pop(0).results[0]
         self.out_value, self.out_arg = body.writes[0]
-        self.nz_to_nd = sink_nz_to_nd(body, self.anchor_value, self.ops)
+        sunk = sink_nz_to_nd(body, self.anchor_value, self.ops)
+        self.nz_to_nd = sunk is True
         """Fixpipe converts the NZ result to ND before the ops (an NZ -> ND at their end)."""
+        self.refusal = sunk if isinstance(sunk, str) else None
+        """Why an NZ -> ND at the end of the ops cannot move to fixpipe."""
         if self.nz_to_nd:
             self.out_value = self.ops.pop().operands[0]
         chain = result_chain(body, self.anchor_value, self.ops) if b is not None else None
@@ -193,6 +201,8 @@ class Epilogue:
     def unsupported(self) -> str | None:
         if len(self.body.writes) != 1:
             return "a cube kernel with several outputs"
+        if self.refusal is not None:
+            return self.refusal
         if self.chain is not None:
             if self.chain.out_shape != self.result_shape:
                 return "the epilogue changes the output shape"
