@@ -5,10 +5,11 @@
 // fractals with a ragged tail of 13; K = 70, three K0 = 32 fractals with a ragged tail of
 // 6; M = 37, three 16-row fractals). Both operands are int8 with 16 x 32 fractals in L1:
 // the weights FRACTAL_NZ (K1, N1, 16, 32) = ZN as they are (load2d copy), the data read
-// ND and converted on the way in (nd2nz: the group of its conversion, the matmul and the
-// ReLU is split, and its first run keeps all three), swapped into ZZ; mmad accumulates in
-// an i32 L0C, and fixpipe adds the int32 bias, dequantises with the per-column scales
-// (both copied GM -> L1 per N block, 16 values each) into f32 (`deq`) and applies the ReLU.
+// ND and converted on the way in (nd2nz), swapped into ZZ; mmad accumulates in an i32 L0C,
+// and fixpipe adds the int32 bias, dequantises with the per-column scales (both copied
+// GM -> L1 per N block, 16 values each) into f32 (`deq`), applies the ReLU and writes ND:
+// the planner keeps the result FRACTAL_NZ through the ReLU and converts it back to ND in
+// the same group, and that conversion is fixpipe's (nz2nd), so the group is one kernel.
 func.func @qmatmul(%x: !layout.tensor<2x37x70xf32>) -> !layout.tensor<2x37x45xf32> {
   %s = graph.constant dense<0.05> : !layout.tensor<f32>
   %z = graph.constant dense<0> : !layout.tensor<i8>
@@ -23,8 +24,9 @@ func.func @qmatmul(%x: !layout.tensor<2x37x70xf32>) -> !layout.tensor<2x37x45xf3
 // CHECK:       %w = tile.constant <i8, [3, 3, 16, 32], {{.*}}> : memref<3x3x16x32xi8, "GM">
 // CHECK:       %b = tile.constant <i32, [45], -7> : memref<45xi32, "GM">
 // CHECK:       %d = tile.constant <f32, [45], 0.0005> : memref<45xf32, "GM">
-// CHECK:       tile.launch @fused_trans_data_quant_matmul_relu_3(%xq, %w, %b, %d, %r) : memref<2x37x70xi8, "GM">, memref<3x3x16x32xi8, "GM">, memref<45xi32, "GM">, memref<45xf32, "GM">, memref<2x3x3x16x16xf32, "GM">
-// CHECK-LABEL: func.func @fused_trans_data_quant_matmul_relu_3(
+// CHECK:       tile.launch @fused_trans_data_quant_matmul_relu_trans_data_0(%xq, %w, %b, %d, %r) : memref<2x37x70xi8, "GM">, memref<3x3x16x32xi8, "GM">, memref<45xi32, "GM">, memref<45xf32, "GM">, memref<2x37x45xf32, "GM">
+// CHECK-NOT:   tile.launch
+// CHECK-LABEL: func.func @fused_trans_data_quant_matmul_relu_trans_data_0(
 // CHECK-SAME:    tile.kernel = "cube", tile.tiles = 6
 // CHECK:         %a_l1 = tile.alloc : memref<3x3x16x32xi8, "L1">
 // CHECK-NEXT:    %b_l1 = tile.alloc : memref<3x1x16x32xi8, "L1">
@@ -42,4 +44,4 @@ func.func @qmatmul(%x: !layout.tensor<2x37x70xf32>) -> !layout.tensor<2x37x45xf3
 // CHECK-NEXT:        tile.mmad %a_l0a, %b_l0b, %c_l0c, %first : memref<3x1x16x32xi8, "L0A">, memref<1x1x16x32xi8, "L0B">, memref<1x3x16x16xi32, "L0C">
 // CHECK:           tile.copy %b[%[[N:.+]]] to %bias_l1[%c0] : memref<45xi32, "GM"> to memref<16xi32, "L1">
 // CHECK-NEXT:      tile.copy %d[%[[N]]] to %deq_l1[%c0] : memref<45xf32, "GM"> to memref<16xf32, "L1">
-// CHECK-NEXT:      tile.fixpipe %c_l0c to %r_out[%{{.+}}, %[[NB]], %c0, %c0, %c0] bias %bias_l1 : memref<16xi32, "L1"> deq %deq_l1 : memref<16xf32, "L1"> {layout = "nz", relu = true} : memref<1x3x16x16xi32, "L0C"> to memref<2x3x3x16x16xf32, "GM">
+// CHECK-NEXT:      tile.fixpipe %c_l0c to %r_out[%{{.+}}, %c0, %[[N]]] bias %bias_l1 : memref<16xi32, "L1"> deq %deq_l1 : memref<16xf32, "L1"> {layout = "nd", relu = true} : memref<1x3x16x16xi32, "L0C"> to memref<2x37x45xf32, "GM">

@@ -24,12 +24,15 @@ the other axis (stepN / stepM, :func:`.matmul_l1.plan_l1_reuse`).
 
 The epilogue: ``fixpipe`` takes the accumulator out with bias and ReLU; any other fused
 elementwise op runs on the UB copy of the output tile (:mod:`.elementwise`) before the
-store, so the intermediate never goes to GM. On a preset without an L0C -> GM path
-(``HardwareModel.l0c_to_gm`` False: the 310P3) every output tile takes that way, with an
-empty chain: ``fixpipe`` L0C -> UB (bias, ReLU, cast on the way), then ``tile.copy``
-UB -> GM (MTE3), as CANN's tilings move a coupled chip's results. Tile sizes keep each of
-L0A, L0B, L0C and L1 at half its capacity (room for the ping-pong buffers of
-multi-buffering).
+store, so the intermediate never goes to GM. A FRACTAL_NZ result whose elementwise ops end
+in its NZ -> ND conversion (a BERT pooler's ``gemm, tanh, trans_data``) takes the
+conversion first: fixpipe's nz2nd writes the ND tile, on which the ops run (they are
+per-element, so they commute with the layout change; :func:`sink_nz_to_nd`). On a preset
+without an L0C -> GM path (``HardwareModel.l0c_to_gm`` False: the 310P3) every output
+tile takes that way, with an empty chain: ``fixpipe`` L0C -> UB (bias, ReLU, cast on the
+way), then ``tile.copy`` UB -> GM (MTE3), as CANN's tilings move a coupled chip's results.
+Tile sizes keep each of L0A, L0B, L0C and L1 at half its capacity (room for the ping-pong
+buffers of multi-buffering).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.elementwise import ReluOp
+from tilegraph.dialects.graph.facts import FormatRole, FusionKind
 from tilegraph.dialects.graph.linalg import GemmOp, MatMulOp
 from tilegraph.dialects.graph.nn import Conv2dOp, ConvOp
 from tilegraph.dialects.graph.quantized_cube import Int8ConvBase, Int8MatMulBase
@@ -129,6 +133,36 @@ def nd_source(kernel: CubeKernel, value: SSAValue) -> SSAValue:
     return value
 
 
+def sink_nz_to_nd(body: KernelBody, anchor_value: SSAValue, ops: list[Operation]) -> bool | str:
+    """Whether the epilogue ``ops`` of the FRACTAL_NZ result ``anchor_value`` are
+    per-element ops ending in the NZ -> ND conversion of their result, which the kernel
+    writes: then fixpipe converts on the way out and the ops run on the ND tile (True).
+    False when the ops are not of that form; why not, when they are but cannot move: an
+    op that is not per-element, or another tensor the ops read held in FRACTAL_NZ (an ND
+    tile cannot address it)."""
+    if len(ops) < 2 or tensor_of(anchor_value).storage_format != F.FRACTAL_NZ:
+        return False
+    last, rest = ops[-1], ops[:-1]
+    if not _is_nz_to_nd(last, rest[-1].results[0]) or len(body.writes) != 1:
+        return False
+    if body.writes[0][0] is not last.results[0]:
+        return False
+    produced = {anchor_value, *(r for op in rest for r in op.results)}
+    for op in rest:
+        facts = op.FACTS if isinstance(op, GraphOp) else None
+        if facts is None or facts.role != FormatRole.AGNOSTIC or len(op.results) != 1:
+            return f"{op.name} between a FRACTAL_NZ matmul result and its NZ -> ND"
+        if facts.fusion > FusionKind.BROADCAST:
+            return f"{op.name} between a FRACTAL_NZ matmul result and its NZ -> ND"
+        for v in op.operands:
+            if v not in produced and tensor_of(v).storage_format == F.FRACTAL_NZ:
+                return (
+                    f"a FRACTAL_NZ operand of {op.name} in the epilogue of an NZ matmul "
+                    "result converted to ND (an ND tile cannot read it)"
+                )
+    return True
+
+
 class Epilogue:
     """What happens to the accumulator tile: fixpipe flags, or a vector chain on UB."""
 
@@ -140,6 +174,13 @@ class Epilogue:
         if self.ops and _is_nz_to_nd(self.ops[0], self.anchor_value):
             self.anchor_value = self.ops.pop(0).results[0]
         self.out_value, self.out_arg = body.writes[0]
+        sunk = sink_nz_to_nd(body, self.anchor_value, self.ops)
+        self.nz_to_nd = sunk is True
+        """Fixpipe converts the NZ result to ND before the ops (an NZ -> ND at their end)."""
+        self.refusal = sunk if isinstance(sunk, str) else None
+        """Why an NZ -> ND at the end of the ops cannot move to fixpipe."""
+        if self.nz_to_nd:
+            self.out_value = self.ops.pop().operands[0]
         chain = result_chain(body, self.anchor_value, self.ops) if b is not None else None
         aliases: dict[SSAValue, SSAValue] = {}
         sources: dict[SSAValue, SSAValue] = {}
@@ -160,13 +201,22 @@ class Epilogue:
     def unsupported(self) -> str | None:
         if len(self.body.writes) != 1:
             return "a cube kernel with several outputs"
+        if self.refusal is not None:
+            return self.refusal
         if self.chain is not None:
-            if self.chain.out_shape != tuple(tensor_of(self.anchor_value).storage_shape):
+            if self.chain.out_shape != self.result_shape:
                 return "the epilogue changes the output shape"
             return self.chain.unsupported(given=[self.anchor_value])
         if self.out_value is not (self.ops[-1].results[0] if self.ops else self.anchor_value):
             return "the kernel does not write its anchor's chain"
         return None
+
+    @property
+    def result_shape(self) -> tuple[int, ...]:
+        """The accumulator's shape as fixpipe writes it: the anchor's storage shape, or
+        its ND (origin) shape when fixpipe converts an NZ result (``nz_to_nd``)."""
+        t = tensor_of(self.anchor_value)
+        return tuple(int(d) for d in (t.origin_shape if self.nz_to_nd else t.storage_shape))
 
     def through_ub(self, hw: HardwareModel) -> bool:
         """The output tile goes fixpipe -> UB -> GM: a vector chain runs on it, or the

@@ -204,10 +204,12 @@ def plan_matmul(
     if isinstance(b, str):
         return b
     out = tensor_of(epilogue.anchor_value)
-    nz_out = out.storage_format == F.FRACTAL_NZ
+    # fixpipe writes ND: the result is ND, or an NZ one whose epilogue ends in NZ -> ND
+    nd_out = epilogue.nz_to_nd or out.storage_format in (F.ND, out.origin_format)
+    nz_out = out.storage_format == F.FRACTAL_NZ and not epilogue.nz_to_nd
     if nz_out and epilogue.chain is not None:
         return "a FRACTAL_NZ matmul result with a vector epilogue"
-    if not nz_out and out.storage_format != F.ND and out.storage_format != out.origin_format:
+    if not nz_out and not nd_out:
         return f"a matmul result in {out.storage_format}"
     if a.layout == "fz" or (b.layout == "fz" and b.transposed):
         return "a FRACTAL_Z operand in this position"
