@@ -194,9 +194,9 @@ def compare(
     precision: str | None = None,
 ) -> list[dict[str, Any]]:
     """Per output: pass when every ``|ours - theirs| <= atol + rtol * |theirs|`` (NaN where
-    both are NaN, and the same infinity on both sides, count as equal). A tolerance not given is the output type's, or the
-    model's 16-bit ``precision`` (:func:`default_tolerance`); each row says the ``rtol`` /
-    ``atol`` it used."""
+    both are NaN, and the same infinity on both sides, count as equal). A tolerance not
+    given is the output type's, or the model's 16-bit ``precision``
+    (:func:`default_tolerance`); each row says the ``rtol`` / ``atol`` it used."""
     rows = []
     for name, a, b in zip(names, ours, theirs, strict=True):
         r, t = tolerance(b, rtol, atol, precision)
