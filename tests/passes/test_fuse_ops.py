@@ -82,6 +82,8 @@ def test_options_are_checked():
         FuseOpsPass(platform="nope")
     with pytest.raises(ValueError, match="max-ops"):
         FuseOpsPass(max_ops=0)
+    with pytest.raises(ValueError, match="coupled-attention must be one of ge, always"):
+        FuseOpsPass(coupled_attention="bogus")
 
 
 def test_max_ops_bounds_a_group():
