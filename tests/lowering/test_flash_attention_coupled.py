@@ -47,7 +47,7 @@ from tilegraph.runtime.tiles import run_tiles
 SMALL_COUPLED = "ascend310p:l1=16KiB,l0a=4KiB,l0b=4KiB,l0c=8KiB,ub=16KiB"
 """A coupled preset whose buffers take 16 x 16 blocks only (the ``test`` preset's sizes)."""
 PLATFORMS = {"310p": "ascend310p", "small": SMALL_COUPLED}
-COUPLED_ALWAYS = ALWAYS = "coupled-attention=always"
+COUPLED_ALWAYS = "coupled-attention=always"
 """These shapes are not GE's (``ZAttentionScoreFusionPass``'s): the kernel is claimed on
 request (:mod:`tilegraph.passes.fuse_attention`)."""
 
@@ -56,7 +56,11 @@ def _levels(case: str, platform: str, dtype: type[np.generic] = np.float32):
     module, inputs = _attention(*CASES[case], dtype=dtype)
     with collecting_statistics() as stats:
         levels = run_levels(
-            module, inputs, option_value(PLATFORMS[platform]), pad_value=NAN, o2_options=ALWAYS
+            module,
+            inputs,
+            option_value(PLATFORMS[platform]),
+            pad_value=NAN,
+            o2_options=COUPLED_ALWAYS,
         )
     return levels, stats.as_dict()["fuse-ops"]
 
@@ -118,7 +122,7 @@ def test_coupled_flash_attention_lowered_in_full(platform: str, case: str):
     pipe-queue checker): one cube kernel on more than one core, both executors match the
     graph with NaN in the padding lanes."""
     module, inputs = _attention(*CASES[case])
-    target = f"set-target{{platform={option_value(PLATFORMS[platform])}}},O2{{{ALWAYS}}}"
+    target = f"set-target{{platform={option_value(PLATFORMS[platform])}}},O2{{{COUPLED_ALWAYS}}}"
     run_pipeline(target, make_context(), module)
     reference = run_reference(module, inputs, pad_value=NAN)
     with collecting_statistics() as stats:
@@ -139,7 +143,7 @@ def test_the_default_blocks_favour_long_key_steps():
     at BERT's D 64 in fp16)."""
     module, _ = _attention(1, 256, 256, 4, 64, "additive", dtype=np.float16)
     run_pipeline(
-        f"set-target{{platform=ascend310p}},O2{{{ALWAYS}}},lower-graph-to-kernels",
+        f"set-target{{platform=ascend310p}},O2{{{COUPLED_ALWAYS}}},lower-graph-to-kernels",
         make_context(),
         module,
     )
@@ -187,6 +191,6 @@ def test_the_310p_claims_what_ge_fuses(batch, seq, heads, dtype, kept):
     else:
         assert "attention-claimed" not in stats, stats
         assert [k for k in stats if k.startswith("attention-kept.") and kept in k], stats
-    always = _fuse_stats("ascend310p", *shape, dtype=dtype, o2=f"O2{{{ALWAYS}}}")
+    always = _fuse_stats("ascend310p", *shape, dtype=dtype, o2=f"O2{{{COUPLED_ALWAYS}}}")
     assert always.get("attention-claimed") == 1, always
     assert _fuse_stats("ascend910b", *shape, dtype=dtype).get("attention-claimed") == 1
