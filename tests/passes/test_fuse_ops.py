@@ -152,3 +152,22 @@ def test_an_epilogue_takes_no_side_branch():
     run_pipeline_checked(module, "fuse-ops")
     (group,) = _groups(module)
     assert group in (["conv2d", "add", "relu"], ["mul", "add", "relu"])
+
+
+def test_a_shape_query_keeps_no_conversion_out_of_the_conv_epilogue():
+    """Paddle's exports take ``Shape`` of a conv result that also leaves in NCHW (here as
+    the graph's output): the query reads no data, so the NC1HWC0 -> NCHW conversion joins
+    the conv's kernel and the query reads the kernel's NCHW result (same origin dims)
+    instead of keeping the conv's 5HD result in GM, with the same numbers. Before, the
+    conversion ran as a kernel of its own."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 16, 6, 6], origin_format="NCHW")
+    w = b.constant(np.ones([16, 16, 1, 1], np.float32), "NCHW")
+    c = b.op("conv2d", x, w)
+    module = b.build(c, b.op("shape", c))
+    run_pipeline_checked(module, "format{strategy=ge},fuse-ops")
+    top = _top_level(module)
+    assert top["layout.trans_data"] == 0 and top["graph.conv2d"] == 0, top
+    (fn,) = list(module.ops)
+    query = next(op for op in fn.walk() if op.name == "graph.shape")
+    assert isinstance(query.operands[0].owner, FusedOp)
