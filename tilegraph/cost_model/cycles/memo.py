@@ -50,17 +50,22 @@ class KernelPrograms:
     compiled: int = 0
     """How many times :func:`~.program.compile_kernel` ran: the distinct kernels asked for."""
     _keys: dict[str, Hashable] = field(default_factory=dict)
+    _numbers: dict[Hashable, int] = field(default_factory=dict)
     _by_key: dict[Hashable, KernelProgram] = field(default_factory=dict)
     _by_name: dict[str, KernelProgram] = field(default_factory=dict)
 
     def key(self, fn: func.FuncOp) -> Hashable:
-        """``fn``'s structural key (its name when not :attr:`by_structure`), once per name."""
+        """``fn``'s structure as a number, equal for equal kernels (its name when not
+        :attr:`by_structure`), worked out once per name."""
         name = fn.sym_name.data
         if not self.by_structure:
             return name
         found = self._keys.get(name)
         if found is None:
-            found = self._keys[name] = kernel_key(fn)
+            # a number: a tuple does not keep its hash, and the structure's nested tuples
+            # would be hashed again by every lookup of a launch's key
+            structure = kernel_key(fn)
+            found = self._keys[name] = self._numbers.setdefault(structure, len(self._numbers))
         return found
 
     def program(self, fn: func.FuncOp) -> KernelProgram:
