@@ -24,9 +24,13 @@ docs/hardware.md.
 from __future__ import annotations
 
 from tilegraph.cost_model.tile_costs.cube import (
+    FixValid,
     fixpipe,
     fixpipe_cycles,
+    fixpipe_elements,
+    fixpipe_gm_burst_bytes,
     fixpipe_out_bytes,
+    fixpipe_read_bytes,
     img2col_bytes_per_cycle,
     load2d,
     load2d_cycles,
@@ -109,7 +113,11 @@ __all__ = [
     "dma_cycles",
     "dma_head_cycles",
     "fixpipe",
+    "FixValid",
     "fixpipe_cycles",
+    "fixpipe_elements",
+    "fixpipe_gm_burst_bytes",
+    "fixpipe_read_bytes",
     "fixpipe_out_bytes",
     "gather_rows",
     "get_value",

@@ -11,9 +11,11 @@ from math import ceil, prod
 from tilegraph.cost_model.tile_costs.dma import dma_cycles, dma_head_cycles
 from tilegraph.cost_model.tile_costs.registry import tile_cost
 from tilegraph.dialects.tile.base import (
+    contiguous_run,
     element_bytes,
     memref_element,
     memref_shape,
+    memref_strides,
     scope_of,
 )
 from tilegraph.dialects.tile.cube import MmadOp
@@ -61,14 +63,45 @@ def load3d(op: Load3dOp, hw: HardwareModel) -> int:
     return hw.load3d_start_cycles + ceil(op.moved_bytes() / rate)
 
 
-def fixpipe_out_bytes(op: FixpipeOp, fractals: tuple[int, int] | None = None) -> int:
-    """Bytes FIX writes for ``op``: the accumulator's elements (or those of ``fractals``
-    (M, N) of its fractals: a ragged instance) in the destination's element type (the
-    accumulator itself is fp32 or int32: :meth:`FixpipeOp.moved_bytes`)."""
-    elements = prod(memref_shape(op.src))
-    if fractals is not None:
-        elements = fractals[0] * fractals[1] * 256
-    return elements * element_bytes(memref_element(op.dst))
+FixValid = tuple[int, int] | None
+"""What a ragged fixpipe instance moves: (rows, 16-column fractals) of its accumulator;
+None: all of it."""
+
+
+def fixpipe_elements(op: FixpipeOp, valid: FixValid = None) -> int:
+    """Accumulator elements FIX moves for ``op``: all of them, or a ragged instance's
+    ``valid`` (rows, column fractals): its rows exactly, each in whole 16-column (C0)
+    blocks — pypto's cycle-accurate A2/A3 model (``CalcFixL0cOut``) moves ``mSize`` rows
+    of ``ceil(nSize / 16)`` C0 blocks each (docs/hardware.md, "What a ragged charge
+    rounds to")."""
+    if valid is None:
+        return prod(memref_shape(op.src))
+    rows, col_fractals = valid
+    return rows * col_fractals * 16
+
+
+def fixpipe_read_bytes(op: FixpipeOp, valid: FixValid = None) -> int:
+    """Accumulator bytes FIX reads out of L0C (fp32 or int32; :func:`fixpipe_elements`)."""
+    if valid is None:
+        return op.moved_bytes()
+    return fixpipe_elements(op, valid) * element_bytes(memref_element(op.src))
+
+
+def fixpipe_out_bytes(op: FixpipeOp, valid: FixValid = None) -> int:
+    """Bytes FIX writes for ``op`` (all of it, or a ragged instance's ``valid`` rows and
+    column fractals: :func:`fixpipe_elements`) in the destination's element type."""
+    return fixpipe_elements(op, valid) * element_bytes(memref_element(op.dst))
+
+
+def fixpipe_gm_burst_bytes(op: FixpipeOp, valid: FixValid = None) -> int | None:
+    """The GM runs FIX writes ``op``'s part in (:meth:`FixpipeOp.gm_burst_bytes`); a
+    ragged ``nd`` instance's window is its ``valid`` rows of whole column fractals."""
+    if valid is None or scope_of(op.dst) != "GM" or op.layout.data != "nd":
+        fractals = None if valid is None else (-(-valid[0] // 16), valid[1])
+        return op.gm_burst_bytes(fractals)
+    rows, col_fractals = valid
+    eb, dst = element_bytes(memref_element(op.dst)), op.dst
+    return contiguous_run((rows, col_fractals * 16), memref_shape(dst), eb, memref_strides(dst))
 
 
 @tile_cost(FixpipeOp)
@@ -77,26 +110,27 @@ def fixpipe(op: FixpipeOp, hw: HardwareModel) -> int:
     return fixpipe_cycles(op, hw, None)
 
 
-def fixpipe_cycles(op: FixpipeOp, hw: HardwareModel, fractals: tuple[int, int] | None) -> int:
+def fixpipe_cycles(op: FixpipeOp, hw: HardwareModel, valid: FixValid) -> int:
     """CANN's GEMM tiling cycle model (``GemmCycleModelL0c2out``, docs/hardware.md): two
     stages added, reading L0C (accumulator bytes) then writing out (output bytes; a GM
     destination in runs that are not 512 B multiples at the misaligned share), after the
     head of a DMA (into GM the write latency follows, :func:`gm_latency_cycles`). The same
     figures serve L0C -> L1, and L0C -> UB on a coupled core without a figure of its own
-    (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage)."""
+    (:attr:`HardwareModel.l0c_to_ub_bytes_per_cycle`: one stage). ``valid``: a ragged
+    instance's rows and column fractals (:func:`fixpipe_elements`)."""
     dst = scope_of(op.dst)
-    read = op.moved_bytes(fractals)
+    read = fixpipe_read_bytes(op, valid)
     if dst == "UB" and hw.l0c_to_ub_bytes_per_cycle is not None:
         return hw.dma_issue_cycles + ceil(read / hw.l0c_to_ub_bytes_per_cycle)
     write_rate = hw.fix_write_bytes_per_cycle
     if str(memref_element(op.dst)) == "i8":  # requantised: as many elements as fp16
         write_rate = hw.fix_int8_write_bytes_per_cycle
     if dst == "GM":
-        write_rate *= hw.gm_efficiency(op.gm_burst_bytes(fractals))
+        write_rate *= hw.gm_efficiency(fixpipe_gm_burst_bytes(op, valid))
     return (
         dma_head_cycles(hw, f"L0C->{dst}")
         + ceil(read / hw.fix_l0c_read_bytes_per_cycle)
-        + ceil(fixpipe_out_bytes(op, fractals) / write_rate)
+        + ceil(fixpipe_out_bytes(op, valid) / write_rate)
     )
 
 
