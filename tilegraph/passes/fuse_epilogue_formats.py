@@ -12,7 +12,8 @@ conversion kernel.
 that reads a matmul's result to compute in ND instead: a matmul's NZ result is converted
 to ND after it (the conversion then belongs to the matmul's group: fixpipe), an operand
 converted ND -> FRACTAL_NZ is read before its conversion (which goes when nothing else
-reads it), a conversion of a result back to ND is dropped (the ND value is the result),
+reads it), a constant stored in FRACTAL_NZ is stored in ND instead (its data converted at
+compile time: T5's decoder position bias), a conversion of a result back to ND is dropped (the ND value is the result),
 and a matmul reading a result in NZ gets it through an ND -> NZ conversion (its ``nd2nz``
 prologue). A set with any other operand or reader (a value only NZ, a vector op or the
 function's return reading NZ) is left as the format engine chose it: converting there
@@ -29,8 +30,10 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import FusionKind, GraphOp
+from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 
@@ -46,17 +49,49 @@ def _tensor(value: SSAValue) -> TensorType | None:
 
 def nd_source(value: SSAValue) -> SSAValue | None:
     """``value`` as an ND tensor without a kernel: itself when it is stored in its origin
-    format, the input of its ND -> FRACTAL_NZ conversion; else None."""
+    format, the input of its ND -> FRACTAL_NZ conversion; else None. A constant stored in
+    FRACTAL_NZ (:func:`restorable_constant`) qualifies too, but is its own source here:
+    :func:`nd_constant` makes its ND copy."""
     t = _tensor(value)
     if t is None:
         return None
-    if t.storage_format == t.origin_format:
+    if t.storage_format == t.origin_format or restorable_constant(value):
         return value
     owner = value.owner
     if isinstance(owner, Operation) and _to_nz(owner):
         assert isinstance(owner, TransDataOp)
         return owner.input
     return None
+
+
+def restorable_constant(value: SSAValue) -> bool:
+    """A constant with its data, stored in FRACTAL_NZ with ND as origin (``fold-trans-data``
+    pre-converted it for the NZ add that reads it: T5's decoder self-attention position
+    bias, folded with its causal mask): its storage is a compile-time choice, so an ND
+    epilogue reads an ND copy of it, as GE stores a constant in the format its consumer
+    selected."""
+    t, owner = _tensor(value), value.owner
+    return (
+        isinstance(owner, ConstantOp)
+        and t is not None
+        and t.storage_format == Format.FRACTAL_NZ
+        and t.origin_format == Format.ND
+        and owner.constant_array() is not None
+    )
+
+
+def nd_constant(value: SSAValue) -> SSAValue:
+    """The ND copy of a :func:`restorable_constant` (the data converted at compile time),
+    inserted after it; the original goes when nothing else reads it."""
+    owner, t = value.owner, _tensor(value)
+    assert isinstance(owner, ConstantOp) and t is not None
+    data = owner.constant_array()
+    assert data is not None
+    copy = ConstantOp(convert(data, t, _origin_stored(t)), _origin_stored(t))
+    copy.output.name_hint = value.name_hint
+    copy.location = owner.location
+    Rewriter.insert_op(copy, InsertPoint.after(owner))
+    return copy.output
 
 
 def _fractal_conversion(op: Operation) -> tuple[TensorType, TensorType] | None:
@@ -160,6 +195,10 @@ def _rewrite(members: list[Operation]) -> None:
         if v in nd_of:
             return nd_of[v]
         source = nd_source(v)
+        if source is not None and restorable_constant(v):
+            nd_of[v] = nd_constant(v)
+            dropped.append(v.owner)  # type: ignore[arg-type] - the NZ constant
+            return nd_of[v]
         if source is not None:
             if source is not v:
                 dropped.append(v.owner)  # type: ignore[arg-type] - its ND -> NZ conversion
