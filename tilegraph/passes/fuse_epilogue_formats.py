@@ -9,15 +9,16 @@ such op was a vector kernel of its own, and the norm read its input through anot
 conversion kernel.
 
 :func:`epilogues_to_nd` rewrites each connected set of such FRACTAL_NZ elementwise ops
-that reads a matmul's result to compute in ND instead: a matmul's NZ result is converted
-to ND after it (the conversion then belongs to the matmul's group: fixpipe), an operand
-converted ND -> FRACTAL_NZ is read before its conversion (which goes when nothing else
-reads it), a constant stored in FRACTAL_NZ is stored in ND instead (its data converted at
-compile time: T5's decoder position bias), a conversion of a result back to ND is dropped (the ND value is the result),
-and a matmul reading a result in NZ gets it through an ND -> NZ conversion (its ``nd2nz``
-prologue). A set with any other operand or reader (a value only NZ, a vector op or the
-function's return reading NZ) is left as the format engine chose it: converting there
-would be a kernel of its own. BERT's post-norm layers already have their epilogues in ND;
+that reads a matmul's (or a Gemm's) result to compute in ND instead: the product's NZ
+result is converted to ND after it (the conversion then belongs to the product's group:
+fixpipe), an operand converted ND -> FRACTAL_NZ is read before its conversion (which goes
+when nothing else reads it), a constant stored in FRACTAL_NZ is stored in ND instead (its
+data converted at compile time: T5's decoder position bias), a conversion of a result
+back to ND is dropped (the ND value is the result), and a product reading a result in NZ
+as a matrix operand gets it through an ND -> NZ conversion (its ``nd2nz`` prologue). A set
+with any other operand or reader (a value only NZ, a vector op or the function's return
+reading NZ) is left as the format engine chose it: converting there would be a kernel of
+its own. BERT's post-norm layers already have their epilogues in ND;
 GE's fusion pass gives the same ``MatMul + Add`` / ``MatMul + Mul`` fusions on Ascend
 (its ``MatMulAddFusionPass`` family), the elementwise op running on the matmul's output.
 """
@@ -31,11 +32,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import FusionKind, GraphOp
 from tilegraph.dialects.graph.constant_ops import ConstantOp
-from tilegraph.dialects.graph.linalg import MatMulOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
+from tilegraph.lowering.analysis.operand_views import matrix_operands
 
 SHARED_FORMAT_ATTR = "layout.shared"
 """The format engine's mark of an op computing in its operands' shared storage format."""
@@ -160,6 +161,13 @@ def _component(seed: Operation) -> list[Operation]:
     return list(found)
 
 
+def _product(op: Operation) -> bool:
+    """A matmul or a Gemm (its result is the cube's, converted by fixpipe on the way out;
+    a Gemm's bias is fixpipe's too: ERNIE's pooler ``tanh(x·W + b)`` feeding its
+    classifier)."""
+    return bool(matrix_operands(op))
+
+
 def _plan(members: set[Operation]) -> bool:
     """Whether ``members`` can compute in ND without a conversion kernel of its own, and
     read a matmul's result (else nothing is gained)."""
@@ -169,14 +177,14 @@ def _plan(members: set[Operation]) -> bool:
             owner = v.owner
             if owner in members:
                 continue
-            if isinstance(owner, MatMulOp):
+            if isinstance(owner, Operation) and _product(owner):
                 reads_matmul = True
             elif nd_source(v) is None:
                 return False
         for r in op.results:
             for use in r.uses:
                 user = use.operation
-                if user not in members and not _to_nd(user) and not isinstance(user, MatMulOp):
+                if user not in members and not _to_nd(user) and r not in matrix_operands(user):
                     return False
     return reads_matmul
 
@@ -204,7 +212,7 @@ def _rewrite(members: list[Operation]) -> None:
                 dropped.append(v.owner)  # type: ignore[arg-type] - its ND -> NZ conversion
             return source
         owner = v.owner
-        assert isinstance(owner, MatMulOp)  # _plan admitted nothing else
+        assert isinstance(owner, Operation) and _product(owner)  # _plan admitted nothing else
         t = _tensor(v)
         assert t is not None
         conversion = TransDataOp(v, _origin_stored(t))
@@ -249,7 +257,7 @@ def _reroute(old: SSAValue, nd: SSAValue, inside: set[Operation]) -> None:
             assert isinstance(user, TransDataOp)
             user.output.replace_all_uses_with(nd)
             Rewriter.erase_op(user)
-        elif isinstance(user, MatMulOp):
+        elif old in matrix_operands(user):
             if to_nz is None:
                 to_nz = TransDataOp(nd, old.type)  # type: ignore[arg-type]
                 to_nz.output.name_hint = old.name_hint
