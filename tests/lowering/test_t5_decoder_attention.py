@@ -39,41 +39,45 @@ def _projection(b: GraphBuilder, rng: np.random.Generator, x, rows: int, cols: i
     return b.op("matmul", x, w)
 
 
-def _t5_attention(batch: int, sq: int, sk: int, heads: int, dim: int, cross: bool):
-    """(module, inputs): T5's unscaled attention with a constant ``[B, H, Sq, Sk]``
-    position bias (hf_t5's batch is 1) (a causal -1e4 folded in for self-attention). Self: Q, K, V split out of
-    one projection of ``x``; cross: Q projected from ``x``, K and V split out of one
-    projection of the encoder's ``enc``."""
+def _t5_attention(batch: int, sq: int, sk: int, heads: int, dim: int, cross: bool, layers: int = 1):
+    """(module, inputs): ``layers`` of T5's unscaled attention, each adding the same
+    constant ``[B, H, Sq, Sk]`` position bias (hf_t5's batch is 1; a causal -1e4 folded in
+    for self-attention). Self: Q, K, V split out of one projection of the layer's input;
+    cross: Q projected from it, K and V split out of one projection of the encoder's
+    ``enc``."""
     rng = np.random.default_rng(1)
     hidden = heads * dim
     b = GraphBuilder()
     x = b.input("x", [batch, sq, hidden])
     inputs = {"x": rng.standard_normal((batch, sq, hidden)).astype(np.float32)}
+    enc = None
     if cross:
         enc = b.input("enc", [batch, sk, hidden])
         inputs["enc"] = rng.standard_normal((batch, sk, hidden)).astype(np.float32)
-        q = _projection(b, rng, x, hidden, hidden)
-        kv = _projection(b, rng, enc, hidden, 2 * hidden)
-        sizes = b.constant(np.array([hidden, hidden], np.int64))
-        k, v = b.op_results("split", kv, sizes, axis=-1)
-    else:
-        qkv = _projection(b, rng, x, hidden, 3 * hidden)
-        sizes = b.constant(np.array([hidden] * 3, np.int64))
-        q, k, v = b.op_results("split", qkv, sizes, axis=-1)
-    scores = b.op(
-        "matmul",
-        _heads(b, q, batch, sq, heads, dim, [0, 2, 1, 3]),
-        _heads(b, k, batch, sk, heads, dim, [0, 2, 3, 1]),
-    )
     bias = rng.standard_normal((batch, heads, sq, sk))  # the scores' shape: NZ-stored
     if not cross:
         bias += np.where(np.tril(np.ones((sq, sk), bool)), 0.0, -1e4)
-    scores = b.op("add", scores, b.constant(bias.astype(np.float32)))
-    probs = b.op("softmax", scores, axis=-1)
-    out = b.op("matmul", probs, _heads(b, v, batch, sk, heads, dim, [0, 2, 1, 3]))
-    merged = b.op("transpose", out, perm=[0, 2, 1, 3])
-    merged = b.op("reshape", merged, b.constant(np.array([batch, sq, hidden], np.int64)))
-    return b.build(merged), inputs
+    bias_value = b.constant(bias.astype(np.float32))
+    for _ in range(layers):
+        if enc is not None:
+            q = _projection(b, rng, x, hidden, hidden)
+            kv = _projection(b, rng, enc, hidden, 2 * hidden)
+            sizes = b.constant(np.array([hidden, hidden], np.int64))
+            k, v = b.op_results("split", kv, sizes, axis=-1)
+        else:
+            qkv = _projection(b, rng, x, hidden, 3 * hidden)
+            sizes = b.constant(np.array([hidden] * 3, np.int64))
+            q, k, v = b.op_results("split", qkv, sizes, axis=-1)
+        scores = b.op(
+            "matmul",
+            _heads(b, q, batch, sq, heads, dim, [0, 2, 1, 3]),
+            _heads(b, k, batch, sk, heads, dim, [0, 2, 3, 1]),
+        )
+        probs = b.op("softmax", b.op("add", scores, bias_value), axis=-1)
+        out = b.op("matmul", probs, _heads(b, v, batch, sk, heads, dim, [0, 2, 1, 3]))
+        merged = b.op("transpose", out, perm=[0, 2, 1, 3])
+        x = b.op("reshape", merged, b.constant(np.array([batch, sq, hidden], np.int64)))
+    return b.build(x), inputs
 
 
 CASES = {
@@ -101,15 +105,17 @@ def test_t5_decoder_attention_is_one_flash_kernel(platform: str, case: str):
     assert stats.as_dict()["fuse-ops"]["attention-claimed"] == 1
 
 
-def test_the_bias_constant_is_stored_nd():
+@pytest.mark.parametrize("layers", [1, 2])
+def test_the_bias_constant_is_stored_nd(layers: int):
     """The self-attention's bias reaches the flash kernel as an ND constant (the NZ copy
-    the format engine made is gone), read by the add on the scores' ND tile."""
+    the format engine made is gone), read by the add on the scores' ND tile: one copy
+    when two layers share it."""
     from tilegraph.dialects.graph.constant_ops import ConstantOp
     from tilegraph.dialects.layout_type import TensorType
     from tilegraph.passes.context import make_context
     from tilegraph.passes.pipelines import run_pipeline
 
-    module, _ = _t5_attention(*CASES["self"])
+    module, _ = _t5_attention(*CASES["self"], layers=layers)
     run_pipeline("set-target{platform=ascend910b},O2", make_context(), module)
     shaped = [
         op.output.type

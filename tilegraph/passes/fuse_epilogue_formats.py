@@ -193,8 +193,10 @@ def _origin_stored(t: TensorType) -> TensorType:
     return t.with_storage(t.origin_format)
 
 
-def _rewrite(members: list[Operation]) -> None:
-    """Clone ``members`` (in block order) to compute in ND, rewire, erase the originals."""
+def _rewrite(members: list[Operation], restored: dict[SSAValue, SSAValue]) -> None:
+    """Clone ``members`` (in block order) to compute in ND, rewire, erase the originals;
+    ``restored``: the ND copies of FRACTAL_NZ constants made so far in the block (one copy
+    however many sets read a constant: T5's decoder layers share their bias)."""
     inside = set(members)
     nd_of: dict[SSAValue, SSAValue] = {}
     dropped: list[Operation] = []
@@ -204,9 +206,10 @@ def _rewrite(members: list[Operation]) -> None:
             return nd_of[v]
         source = nd_source(v)
         if source is not None and restorable_constant(v):
-            nd_of[v] = nd_constant(v)
+            if v not in restored:
+                restored[v] = nd_constant(v)
             dropped.append(v.owner)  # type: ignore[arg-type] - the NZ constant
-            return nd_of[v]
+            return restored[v]
         if source is not None:
             if source is not v:
                 dropped.append(v.owner)  # type: ignore[arg-type] - its ND -> NZ conversion
@@ -270,6 +273,7 @@ def epilogues_to_nd(block: Block) -> int:
     """Rewrite every admissible set of FRACTAL_NZ elementwise ops of ``block`` (module
     docstring) to compute in ND; the number of ops rewritten."""
     seen: set[Operation] = set()
+    restored: dict[SSAValue, SSAValue] = {}
     rewritten = 0
     for op in list(block.ops):
         if op in seen or op.parent is None or not _fractal_elementwise(op):
@@ -278,7 +282,7 @@ def epilogues_to_nd(block: Block) -> int:
         seen.update(component)
         if not _plan(set(component)):
             continue
-        _rewrite(_in_block_order(block, component))
+        _rewrite(_in_block_order(block, component), restored)
         rewritten += len(component)
     return rewritten
 
