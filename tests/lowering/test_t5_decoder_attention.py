@@ -164,3 +164,43 @@ def test_ernie_pooler_is_not_split(platform: str, shape: tuple[int, int, int, in
     assert len(pooler) == 1 and "graph.gemm" in pooler[0].ops, [(k.name, k.ops) for k in kernels]
     assert sum("graph.gemm" in k.ops for k in kernels) == 2
     assert all(k.unit != "host" for k in kernels)
+
+
+# Before fuse-ops gave a product's NZ -> ND conversion to the product, hf_t5's
+# cross-attention group held Q's conversion: its head split was a view of a FRACTAL_NZ
+# input converted in the kernel, which a strided view cannot address.
+NZ_VIEW = """
+func.func @main(%x: !layout.tensor<5x16xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>, %w: !layout.tensor<4x8xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>) -> !layout.tensor<4x5x8xf32> {
+  %s = graph.constant dense<[5, 4, 4]> : !layout.tensor<3xi64>
+  %y = graph.fused "fused_trans_data_reshape_transpose_matmul_0" <out_elemwise_fusable> (%x, %s, %w) : (!layout.tensor<5x16xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>, !layout.tensor<3xi64>, !layout.tensor<4x8xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>) -> !layout.tensor<4x5x8xf32> {
+  ^bb0(%x1: !layout.tensor<5x16xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>, %s1: !layout.tensor<3xi64>, %w1: !layout.tensor<4x8xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>):
+    %x2 = layout.trans_data %x1 : !layout.tensor<5x16xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]> -> !layout.tensor<5x16xf32>
+    %h = graph.reshape %x2, %s1 : (!layout.tensor<5x16xf32>, !layout.tensor<3xi64>) -> !layout.tensor<5x4x4xf32>
+    %t = graph.transpose %h {perm = [1, 0, 2]} : (!layout.tensor<5x4x4xf32>) -> !layout.tensor<4x5x4xf32>
+    %t2 = layout.trans_data %t : !layout.tensor<4x5x4xf32> -> !layout.tensor<4x5x4xf32, ND -> FRACTAL_NZ [4, 1, 1, 16, 16]>
+    %m = graph.matmul %t2, %w1 : (!layout.tensor<4x5x4xf32, ND -> FRACTAL_NZ [4, 1, 1, 16, 16]>, !layout.tensor<4x8xf32, ND -> FRACTAL_NZ [1, 1, 16, 16]>) -> !layout.tensor<4x5x8xf32, ND -> FRACTAL_NZ [4, 1, 1, 16, 16]>
+    %o = layout.trans_data %m : !layout.tensor<4x5x8xf32, ND -> FRACTAL_NZ [4, 1, 1, 16, 16]> -> !layout.tensor<4x5x8xf32>
+    graph.yield %o : !layout.tensor<4x5x8xf32>
+  }
+  func.return %y : !layout.tensor<4x5x8xf32>
+}
+"""
+
+
+def test_a_view_of_an_nz_input_is_refused_with_its_reason():
+    """A head split of an NZ input's conversion inside the kernel: the group splits and
+    says why (before: "a matmul prologue other than ND -> FRACTAL_NZ")."""
+    from tilegraph.lowering.conversion.graph_to_kernels_remarks import (
+        SPLIT_KIND,
+        lowering_remarks,
+    )
+    from tilegraph.passes.context import make_context, parse_mlir
+    from tilegraph.passes.pipelines import run_pipeline
+
+    module = parse_mlir(NZ_VIEW)
+    with collecting_statistics() as stats:
+        run_pipeline(
+            "set-target{platform=ascend910b},lower-graph-to-kernels", make_context(), module
+        )
+    (split,) = [r for r in lowering_remarks(stats) if r.kind == SPLIT_KIND]
+    assert "from a FRACTAL_NZ input converted in the kernel" in split.details["reason"]
