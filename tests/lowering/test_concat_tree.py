@@ -1,0 +1,104 @@
+"""Several concats and the views between them as one kernel (tiling/concat_tree.py).
+
+YOLOv8's detection head: per scale, the box and class maps (conv outputs, NC1HWC0)
+concatenated on C, flattened to ``[N, C, H·W]``; the scales concatenated on the anchors.
+Before, the group split into a kernel per concat and per reshape; now each conv output is
+one nest of one kernel, stored through a view of the final output. Each level (graph,
+macro kernels, both tile executors) against the one above, with NaN in the 5HD padding
+lanes and channel counts that stop inside a C0 block."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.ir import SSAValue
+
+from tests.lowering.test_tile_differential import (
+    NAN,
+    Graph,
+    assert_matches,
+    assert_no_nan,
+    run_levels,
+)
+
+
+def _conv(g: Graph, x: SSAValue, cin: int, cout: int) -> SSAValue:
+    w = g.const([cout, cin, 1, 1], "NCHW")
+    return g.op("conv2d", x, w)
+
+
+def yolo_head(g: Graph, box: int = 7, cls: int = 5, sizes=((6, 5), (3, 3))) -> list[SSAValue]:
+    """Per scale box ++ cls maps (NC1HWC0 inputs) on C, reshaped to [N, C, H*W]; scales
+    on axis 2."""
+    flat = []
+    for h, w in sizes:
+        joined = g.op(
+            "concat", g.input([2, box, h, w], "NCHW"), g.input([2, cls, h, w], "NCHW"), axis=1
+        )
+        flat.append(g.op("reshape", joined, g.ints([2, box + cls, h * w])))
+    return [g.op("concat", *flat, axis=2)]
+
+
+def flattened_scales(g: Graph) -> list[SSAValue]:
+    """PP-YOLOE's scales: NCHW maps from conv outputs flattened, then concatenated."""
+    flat = []
+    for h, w in ((5, 7), (3, 2)):
+        x = g.input([1, 4, h, w], "NCHW")
+        flat.append(g.op("reshape", g.op("relu", _conv(g, x, 4, 9)), g.ints([1, 9, h * w])))
+    return [g.op("concat", *flat, axis=2)]
+
+
+def concat_of_concats(g: Graph) -> list[SSAValue]:
+    """Row-major inputs: a concat on the last axis of two concats on the first, one input
+    computed (an add)."""
+    a, c = g.input([3, 5]), g.input([4, 5])
+    inner = g.op("concat", g.op("add", a, g.input([3, 5])), g.input([2, 5]), axis=0)
+    return [g.op("concat", inner, g.op("concat", c, g.input([1, 5]), axis=0), axis=1)]
+
+
+def _concat_kernels(levels) -> list[tuple[str, ...]]:
+    return [k.ops for k in levels.tiled_kernels if "graph.concat" in k.ops]
+
+
+@pytest.mark.parametrize(
+    "build, concats",
+    [(yolo_head, [2, 1]), (flattened_scales, [1]), (concat_of_concats, [3])],
+    ids=["yolo_head", "flattened_scales", "concat_of_concats"],
+)
+def test_concat_tree_is_one_kernel(build, concats: list[int]):
+    """Every level agrees with NaN in the padding lanes, and each group of concats is one
+    kernel, not split (on the ``test`` preset: small UB, ragged tiles, several cores).
+    (``fuse-ops`` leaves the head's last concat a group of its own here.)"""
+    g = Graph(padded=True)
+    module = g.b.build(*build(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    kernels = _concat_kernels(levels)
+    assert [k.count("graph.concat") for k in kernels] == concats, kernels
+    assert kernels == [k.ops for k in levels.macro_kernels if "graph.concat" in k.ops]
+    assert all(k.unit != "host" for k in levels.tiled_kernels)
+
+
+@pytest.mark.parametrize("platform", ["ascend910b", "ascend310p"])
+def test_yolo_head_on_the_presets(platform: str):
+    g = Graph(padded=True)
+    module = g.b.build(*yolo_head(g, box=64, cls=80, sizes=((8, 8), (4, 4), (2, 2))))
+    levels = run_levels(module, g.arrays, platform, pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels)
+    kernels = _concat_kernels(levels)
+    assert sum(k.count("graph.concat") for k in kernels) == 4, kernels
+    assert kernels == [k.ops for k in levels.macro_kernels if "graph.concat" in k.ops]
+
+
+def test_a_merge_of_cut_axes_is_refused_and_still_matches():
+    """A reshape merging the axis the inner concat cuts with another (rows of [2, 3+4, 5]
+    flattened to [2, 35]) is no view of the output's region: the tree is refused and the
+    group split, still matching."""
+    g = Graph()
+    inner = g.op("concat", g.input([2, 3, 5]), g.input([2, 4, 5]), axis=1)
+    flat = g.op("reshape", g.op("transpose", inner, perm=[0, 2, 1]), g.ints([2, 35]))
+    module = g.b.build(g.op("concat", flat, g.input([2, 6]), axis=1))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert len(levels.tiled_kernels) > 1
