@@ -28,13 +28,15 @@ def _conv(g: Graph, x: SSAValue, cin: int, cout: int) -> SSAValue:
 
 def yolo_head(g: Graph, box: int = 7, cls: int = 5, sizes=((6, 5), (3, 3))) -> list[SSAValue]:
     """Per scale box ++ cls maps (NC1HWC0 inputs) on C, reshaped to [N, C, H*W]; scales
-    on axis 2."""
+    on axis 2. The reshapes share their shape operand (one ``[N, C, -1]`` constant, as
+    YOLOv8's export has it): a shape read twice is no value of the tree read twice."""
+    rows = g.ints([2, box + cls, -1])
     flat = []
     for h, w in sizes:
         joined = g.op(
             "concat", g.input([2, box, h, w], "NCHW"), g.input([2, cls, h, w], "NCHW"), axis=1
         )
-        flat.append(g.op("reshape", joined, g.ints([2, box + cls, h * w])))
+        flat.append(g.op("reshape", joined, rows))
     return [g.op("concat", *flat, axis=2)]
 
 

@@ -66,7 +66,8 @@ def place_leaves(body: KernelBody, value: SSAValue, view: StridedView) -> list[L
     op = _tree_op(body, value)
     if op is None:
         return [(value, view)]
-    if any(len(body.users_in_body(v)) > 1 for v in op.operands):
+    data = op.inputs if isinstance(op, ConcatOp) else op.operands[:1]  # not a shape operand
+    if any(len(body.users_in_body(v)) > 1 for v in data):
         return "a concat tree with a value read twice"
     leaves: list[Leaf] = []
     if isinstance(op, ConcatOp):
@@ -75,8 +76,9 @@ def place_leaves(body: KernelBody, value: SSAValue, view: StridedView) -> list[L
         for operand in op.inputs:
             extent = int(tensor_of(operand).origin_shape[axis])
             part = view.part(axis, offset, extent)
-            found = "a concat region that is no view" if part is None else None
-            found = found or place_leaves(body, operand, part)  # type: ignore[arg-type]
+            if part is None:
+                return "a concat region that is no view"
+            found = place_leaves(body, operand, part)
             if isinstance(found, str):
                 return found
             leaves.extend(found)
