@@ -9,6 +9,10 @@ lanes and channel counts that stop inside a C0 block."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
@@ -104,3 +108,23 @@ def test_a_merge_of_cut_axes_is_refused_and_still_matches():
     levels = run_levels(module, g.arrays, "test")
     assert_matches(levels, rtol=0, atol=0)
     assert len(levels.tiled_kernels) > 1
+
+
+@pytest.mark.parametrize("name", ["yolov8"])
+def test_zoo_lowering_section_lists_no_concat_split(name: str, tmp_path: Path):
+    """tilegraph-run on YOLOv8 (its C2f concats of a sliced half, a bottleneck's TransData
+    and the other half; its head's concat tree) lowers no concat group split, and the
+    outputs match onnxruntime."""
+    from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
+    from tilegraph.tools.run.cli import run
+
+    model = MODELS[name]
+    if not (MODELS_DIR / model.file).exists():
+        pytest.skip(f"{model.file} is not exported")
+    args = [str(MODELS_DIR / model.file), "--compare", "--no-format-report", "-q"]
+    for key, value in make_inputs(model, 0).items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
+    split = json.loads((tmp_path / "r.json").read_text())["lowering"]["split_groups"]
+    assert not [g for g in split if any(op["op"] == "graph.concat" for op in g["ops"])], split

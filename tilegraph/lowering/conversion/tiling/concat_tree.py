@@ -25,13 +25,20 @@ runs first.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import ConcatOp
-from tilegraph.lowering.analysis.elementwise_views import readable
+from tilegraph.lowering.analysis.elementwise_views import (
+    ELEMENTWISE_VIEW_OPS,
+    input_view,
+    readable,
+)
 from tilegraph.lowering.analysis.operand_views import (
     VIEW_OPS,
     StridedView,
+    ViewChain,
     static_row_major,
     view_step,
 )
@@ -87,8 +94,8 @@ def place_leaves(body: KernelBody, value: SSAValue, view: StridedView) -> list[L
     if static_row_major(op.operands[0]) is None:
         return f"a {op.name} of a tensor that is not row-major in a concat tree"
     back = view_step(view, op, False)
-    if back is None:
-        return f"a {op.name} in a concat tree that the output cannot be viewed through"
+    if back is None:  # a leaf, when it is a view of an input (:func:`_source_view`)
+        return [(value, view)]
     return place_leaves(body, op.operands[0], back)
 
 
@@ -105,21 +112,50 @@ def producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
     return [op for op in members if op in needed]
 
 
-def _leaf_chain(body: KernelBody, leaf: SSAValue, view: StridedView) -> Chain | str:
-    """The elementwise chain computing ``leaf`` from the kernel's inputs, tiled in the
-    space its stored view takes (NCHW's as 5HD tiles when a TransData is in it)."""
-    if not readable(view):
+@dataclass
+class _Nest:
+    """One leaf's loop nest: the chain computing it (reading a leaf that is a view of a
+    kernel input through that input's GM view) and the view of the output it is stored
+    to."""
+
+    leaf: SSAValue
+    place: StridedView
+    chain: Chain
+
+
+def _source_view(body: KernelBody, leaf: SSAValue, ops: list[Operation]) -> ViewChain | None:
+    """``leaf`` as a readable view of a kernel input, when ``ops`` (its producers) are
+    view ops and slices only (YOLOv8's C2f half ``x[:, :c]``, a transposed input)."""
+    if not ops or not all(isinstance(op, ELEMENTWISE_VIEW_OPS) for op in ops):
+        return None
+    chain = input_view(leaf, set(ops))
+    return chain if chain is not None and body.source(chain.base) is not None else None
+
+
+def _leaf_nest(
+    body: KernelBody, b: KernelBuilder, leaf: SSAValue, place: StridedView
+) -> _Nest | str:
+    """The nest computing ``leaf`` from the kernel's inputs (by the elementwise chain of
+    its producers, or read through a view of an input), tiled in the space its place
+    takes (NCHW's as 5HD tiles when a TransData is in it)."""
+    if not readable(place):
         return "a concat input placed in a view whose rows are not contiguous"
     ops = producers(leaf, body.ops)
-    if any(isinstance(op, (ConcatOp, *VIEW_OPS)) for op in ops):
-        return "a concat input made through a view or concat outside the concat tree"
-    chain = Chain(body, ops, tuple(int(d) for d in tensor_of(leaf).storage_shape), space_value=leaf)
+    viewed = _source_view(body, leaf, ops)
+    if viewed is not None:
+        ops = []
+    elif any(isinstance(op, (ConcatOp, *ELEMENTWISE_VIEW_OPS)) for op in ops):
+        return "a concat input made by views that are no strided view of an input"
+    shape = tuple(int(d) for d in tensor_of(leaf).storage_shape)
+    arg = None if viewed is None else body.source(viewed.base)
+    sources = {} if viewed is None or arg is None else {leaf: view_of(b, arg, viewed.view)}
+    chain = Chain(body, ops, shape, space_value=leaf, sources=sources)
     if leaf not in {r for op in chain.ops for r in op.results} and leaf not in chain.inputs:
         chain.inputs.append(leaf)  # copied as it is
-    stored = len(view.shape) == 4 and chain.space == "5hd"
-    if not stored and tuple(chain.out_shape) != view.shape:
+    stored = len(place.shape) == 4 and chain.space == "5hd"
+    if not stored and tuple(chain.out_shape) != place.shape:
         return "a concat input held in another layout than the view it is stored to"
-    return chain.unsupported() or chain
+    return chain.unsupported() or _Nest(leaf, place, chain)
 
 
 def emit_concat_tree_kernel(body: KernelBody, b: KernelBuilder, least: int) -> str | None:
@@ -136,11 +172,13 @@ def emit_concat_tree_kernel(body: KernelBody, b: KernelBuilder, least: int) -> s
     leaves = place_leaves(body, value, StridedView.row_major(shape))
     if isinstance(leaves, str):
         return leaves
-    placed = [(leaf, view, _leaf_chain(body, leaf, view)) for leaf, view in leaves]
+    nests: list[_Nest] = []
     plans: list[TilePlan] = []
-    for _, _, chain in placed:
-        if isinstance(chain, str):
-            return chain
+    for leaf, place in leaves:
+        nest = _leaf_nest(body, b, leaf, place)
+        if isinstance(nest, str):
+            return nest
+        chain = nest.chain
         plan = choose_tile(
             chain.out_shape,
             lambda t, c=chain: c.ub_bytes(b.hw, t),
@@ -151,13 +189,14 @@ def emit_concat_tree_kernel(body: KernelBody, b: KernelBuilder, least: int) -> s
         )
         if plan is None:
             return "no tile of a concat input fits UB"
+        nests.append(nest)
         plans.append(plan)
     if b.dry_run:
         return None
-    several = len(placed) > 1
-    for (leaf, view, chain), plan in zip(placed, plans, strict=True):
-        assert not isinstance(chain, str)
-        target = view_of(b, out_arg, view)
+    several = len(nests) > 1
+    for nest, plan in zip(nests, plans, strict=True):
+        chain, leaf = nest.chain, nest.leaf
+        target = view_of(b, out_arg, nest.place)
         chain.allocate(b, plan.tile_shape())
         stack, offsets = tile_loops(b, plan)
         open_nest(b, stack, several and plan.count() == 1)
