@@ -61,19 +61,61 @@ def concat_of_concats(g: Graph) -> list[SSAValue]:
     return [g.op("concat", inner, g.op("concat", c, g.input([1, 5]), axis=0), axis=1)]
 
 
+def _slice(g: Graph, x: SSAValue, start: int, end: int, axis: int) -> SSAValue:
+    return g.op("slice", x, g.ints([start]), g.ints([end]), g.ints([axis]), None)
+
+
+def _roll(g: Graph, x: SSAValue, shift: int, axis: int, n: int) -> SSAValue:
+    """``torch.roll`` as exported: the last ``shift`` along ``axis``, then the rest."""
+    return g.op(
+        "concat", _slice(g, x, n - shift, n, axis), _slice(g, x, 0, n - shift, axis), axis=axis
+    )
+
+
+SWIN = (2, 8, 12, 5, 4, 2)
+"""Batch, H, W, C, window, shift: the shift cuts every window row (8 / 4 rows of 4)."""
+
+
+def window_partition(g: Graph) -> list[SSAValue]:
+    """Swin's shifted windows: tokens to a map, a roll along H then W, the map cut into
+    windows (``reshape, transpose, reshape``): the rolls' parts cross window rows."""
+    b, h, w, c, win, s = SWIN
+    x = g.op("reshape", g.input([b, h * w, c]), g.ints([b, h, w, c]))
+    x = _roll(g, _roll(g, x, s, 1, h), s, 2, w)
+    x = g.op("reshape", x, g.ints([b, h // win, win, w // win, win, c]))
+    x = g.op("transpose", x, perm=[0, 1, 3, 2, 4, 5])
+    return [g.op("reshape", x, g.ints([b * (h // win) * (w // win), win * win, c]))]
+
+
+def window_reverse(g: Graph) -> list[SSAValue]:
+    """The windows back into a map, then the roll back (Swin's block end)."""
+    b, h, w, c, win, s = SWIN
+    x = g.input([b * (h // win) * (w // win), win, win, c])
+    x = g.op("reshape", x, g.ints([b, h // win, w // win, win, win, c]))
+    x = g.op("reshape", g.op("transpose", x, perm=[0, 1, 3, 2, 4, 5]), g.ints([b, h, w, c]))
+    return [_roll(g, _roll(g, x, h - s, 1, h), w - s, 2, w)]
+
+
 def _concat_kernels(levels) -> list[tuple[str, ...]]:
     return [k.ops for k in levels.tiled_kernels if "graph.concat" in k.ops]
 
 
 @pytest.mark.parametrize(
     "build, concats",
-    [(yolo_head, [2, 1]), (flattened_scales, [1]), (concat_of_concats, [3])],
-    ids=["yolo_head", "flattened_scales", "concat_of_concats"],
+    [
+        (yolo_head, [2, 1]),
+        (flattened_scales, [1]),
+        (concat_of_concats, [3]),
+        (window_partition, [1, 1]),
+        (window_reverse, [2]),
+    ],
+    ids=["yolo_head", "flattened_scales", "concat_of_concats", "partition", "reverse"],
 )
 def test_concat_tree_is_one_kernel(build, concats: list[int]):
     """Every level agrees with NaN in the padding lanes, and each group of concats is one
     kernel, not split (on the ``test`` preset: small UB, ragged tiles, several cores).
-    (``fuse-ops`` leaves the head's last concat a group of its own here.)"""
+    (``fuse-ops`` leaves the head's last concat a group of its own here, and the window
+    partition's first roll.)"""
     g = Graph(padded=True)
     module = g.b.build(*build(g))
     levels = run_levels(module, g.arrays, "test", pad_value=NAN)
@@ -110,11 +152,12 @@ def test_a_merge_of_cut_axes_is_refused_and_still_matches():
     assert len(levels.tiled_kernels) > 1
 
 
-@pytest.mark.parametrize("name", ["yolov8"])
+@pytest.mark.parametrize("name", ["yolov8", "swin"])
 def test_zoo_lowering_section_lists_no_concat_split(name: str, tmp_path: Path):
     """tilegraph-run on YOLOv8 (its C2f concats of a sliced half, a bottleneck's TransData
-    and the other half; its head's concat tree) lowers no concat group split, and the
-    outputs match onnxruntime."""
+    and the other half; its head's concat tree) and Swin (its cyclic shifts with the
+    window partition / reverse) lowers no concat group split, and the outputs match
+    onnxruntime."""
     from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
     from tilegraph.tools.run.cli import run
 
