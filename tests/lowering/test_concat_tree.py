@@ -96,6 +96,29 @@ def window_reverse(g: Graph) -> list[SSAValue]:
     return [_roll(g, _roll(g, x, h - s, 1, h), w - s, 2, w)]
 
 
+def selected_frame_tokens(g: Graph) -> list[SSAValue]:
+    """TimeSformer's class token: ``x[:, :, :1]`` then ``select`` (a Gather of one
+    constant index), unsqueezed and reshaped, before the patch tokens."""
+    b, t, n, d = 2, 3, 5, 16
+    x = _slice(g, g.input([b, t, n + 1, d]), 0, 1, 2)
+    first = g.op("gather", x, g.b.constant(np.array(0, np.int64)), axis=2)
+    cls = g.op("reshape", g.op("unsqueeze", first, g.ints([1])), g.ints([b, 1, t, d]))
+    return [g.op("concat", cls, g.input([b, 4, t, d]), axis=1)]
+
+
+def repeated_class_token(g: Graph) -> list[SSAValue]:
+    """TimeSformer's space attention input: the class token repeated per frame
+    (``tile``) before each frame's patch tokens (``[B, N·T, D]`` regrouped by frame:
+    ``reshape, transpose, reshape``); the tile's boxes read the one token (the index
+    modulo 1)."""
+    b, t, n, d = 2, 3, 5, 16
+    cls = g.op("tile", g.input([b, 1, d]), g.ints([1, t, 1]))
+    cls = g.op("reshape", cls, g.ints([b * t, 1, d]))
+    tokens = g.op("reshape", g.input([b, n * t, d]), g.ints([b, n, t, d]))
+    tokens = g.op("transpose", tokens, perm=[0, 2, 1, 3])
+    return [g.op("concat", cls, g.op("reshape", tokens, g.ints([b * t, n, d])), axis=1)]
+
+
 def _concat_kernels(levels) -> list[tuple[str, ...]]:
     return [k.ops for k in levels.tiled_kernels if "graph.concat" in k.ops]
 
@@ -108,8 +131,18 @@ def _concat_kernels(levels) -> list[tuple[str, ...]]:
         (concat_of_concats, [3]),
         (window_partition, [1, 1]),
         (window_reverse, [2]),
+        (selected_frame_tokens, [1]),
+        (repeated_class_token, [1]),
     ],
-    ids=["yolo_head", "flattened_scales", "concat_of_concats", "partition", "reverse"],
+    ids=[
+        "yolo_head",
+        "flattened_scales",
+        "concat_of_concats",
+        "partition",
+        "reverse",
+        "select",
+        "tile",
+    ],
 )
 def test_concat_tree_is_one_kernel(build, concats: list[int]):
     """Every level agrees with NaN in the padding lanes, and each group of concats is one

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 
 from xdsl.ir import Operation
 
-from tilegraph.dialects.graph.data_movement import SliceOp
+from tilegraph.dialects.graph.data_movement import ExpandOp, GatherOp, SliceOp, TileOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.lowering.analysis.operand_views import StridedView, static_row_major
+from tilegraph.lowering.conversion.kernel_body import tensor_of
 from tilegraph.passes.simplify.match import constant_ints
 
 MAX_BOXES = 64
@@ -167,6 +168,61 @@ def through_transpose(box: Box, op: TransposeOp) -> Box:
         tuple(box.start[inverse[a]] for a in range(rank)),
         tuple(box.coef[inverse[a]] for a in range(rank)),
     )
+
+
+def through_gather(box: Box, op: GatherOp) -> Box | str:
+    """``box`` of a gather of constant indices — one index (torch's ``select``) or a run
+    of equal steps — as a box of its data: the index axis reads ``k0 + step · i``."""
+    ks = constant_ints(op.indices)
+    shape = static_row_major(op.operands[0])
+    rank = tensor_of(op.indices).rank
+    if ks is None or shape is None or rank > 1 or not ks:
+        return "a gather of indices that are no constant run in a concat tree"
+    a = op.attr("axis") % len(shape)
+    idx = [k % shape[a] for k in ks]
+    step = idx[1] - idx[0] if len(idx) > 1 else 0
+    if step < 0 or any(k != idx[0] + step * j for j, k in enumerate(idx)):
+        return "a gather of indices that are no constant run in a concat tree"
+    k = len(box.shape)
+    if rank == 0:  # the axis is gone from the result: one index of it
+        start = (*box.start[:a], idx[0], *box.start[a:])
+        return Box(box.place, start, (*box.coef[:a], (0,) * k, *box.coef[a:]))
+    return box._with_axis(a, idx[0] + step * box.start[a], [step * c for c in box.coef[a]])
+
+
+def through_tile(box: Box, op: TileOp) -> list[Box] | str:
+    """``box`` of a tile's result as boxes of its input: along each repeated axis the
+    index modulo the input's extent (:func:`_divmod`, the quotient dropped)."""
+    shape = static_row_major(op.operands[0])
+    repeats = constant_ints(op.repeats)
+    if shape is None or repeats is None:
+        return "a tile of unknown repeats in a concat tree"
+    boxes = [box]
+    for a, (n, r) in enumerate(zip(shape, repeats, strict=True)):
+        if r == 1:
+            continue
+        moved: list[Box] = []
+        for b in boxes:
+            found = _divmod(Box(b.place, (b.start[a], *b.start), (b.coef[a], *b.coef)), n)
+            if isinstance(found, str):
+                return found
+            moved.extend(f._with_axis(a + 2, f.start[1], f.coef[1]) for f in found)
+        boxes = [Box(b.place, b.start[2:], b.coef[2:]) for b in moved]
+    return boxes
+
+
+def through_expand(box: Box, op: ExpandOp) -> Box | str:
+    """``box`` of an expand's result as a box of its input: a broadcast axis reads its
+    one element (step 0), the leading axes an expand adds are dropped."""
+    shape = static_row_major(op.operands[0])
+    if shape is None:
+        return "an expand of a tensor that is not static in a concat tree"
+    lead = len(box.start) - len(shape)
+    start, coef = list(box.start[lead:]), list(box.coef[lead:])
+    for a, n in enumerate(shape):
+        if n == 1:
+            start[a], coef[a] = 0, (0,) * len(box.shape)
+    return Box(box.place, tuple(start), tuple(coef))
 
 
 def through_reshape(box: Box, op: Operation) -> list[Box] | str:

@@ -33,7 +33,13 @@ from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation, SSAValue
 
-from tilegraph.dialects.graph.data_movement import ConcatOp, SliceOp
+from tilegraph.dialects.graph.data_movement import (
+    ConcatOp,
+    ExpandOp,
+    GatherOp,
+    SliceOp,
+    TileOp,
+)
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.elementwise_views import (
@@ -50,8 +56,11 @@ from tilegraph.lowering.conversion.tiling.concat_boxes import (
     clip,
     plain_place,
     source_view,
+    through_expand,
+    through_gather,
     through_reshape,
     through_slice,
+    through_tile,
     through_transpose,
 )
 from tilegraph.lowering.conversion.tiling.data_movement import (
@@ -69,7 +78,7 @@ from tilegraph.lowering.conversion.tiling.elementwise import (
 )
 from tilegraph.lowering.conversion.tiling.matmul_views import view_of
 
-TREE_OPS = (ConcatOp, SliceOp, *VIEW_OPS)
+TREE_OPS = (ConcatOp, SliceOp, GatherOp, TileOp, ExpandOp, *VIEW_OPS)
 """The ops a concat tree follows its boxes back through."""
 
 
@@ -104,6 +113,12 @@ def place_leaves(body: KernelBody, value: SSAValue, box: Box) -> list[tuple[SSAV
         inner = moved if isinstance(moved, str) else [(op.operands[0], moved)]
     elif isinstance(op, TransposeOp):
         inner = [(op.operands[0], through_transpose(box, op))]
+    elif isinstance(op, GatherOp | ExpandOp):
+        moved = through_gather(box, op) if isinstance(op, GatherOp) else through_expand(box, op)
+        inner = moved if isinstance(moved, str) else [(op.operands[0], moved)]
+    elif isinstance(op, TileOp):
+        tiled = through_tile(box, op)
+        inner = tiled if isinstance(tiled, str) else [(op.operands[0], b) for b in tiled]
     else:
         moved = through_reshape(box, op)
         if isinstance(moved, str):  # a leaf, when it is a view of an input
