@@ -13,6 +13,10 @@ stops inside a C0 block would otherwise store that block's padding lanes over th
 region's first channels. Program order overwrites them, but the blocks of a multi-core
 launch run the nests' tiles in no fixed order (``split-cores`` shares every nest out), so a
 block may store into a region after another block wrote it.
+
+A kernel of several concats, or of one this form refuses (its inputs made through slices
+or views), is tiled as a concat tree instead (:mod:`.concat_tree`): each input's boxes
+stored into strided views of the output.
 """
 
 from __future__ import annotations
