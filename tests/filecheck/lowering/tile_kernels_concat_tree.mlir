@@ -79,3 +79,22 @@ func.func @fused_transpose_reshape_slice_concat_0(%in0: memref<2x2x2x3xf32, "GM"
 // CHECK-NEXT:    tile.copy %{{.+}} to %[[P1]][
 // CHECK:         tile.copy %[[R2]][
 // CHECK-NEXT:    tile.copy %{{.+}} to %[[P2]][
+
+// -----
+
+// ---- refused: two concats, then their last two axes swapped ---------------------------
+// Every box would read one element per row of its input (the output's rows run along the
+// inputs' second axis): the kernel stays with its reason (lower-graph-to-kernels splits
+// such a group into the kernels its ops take).
+func.func @fused_concat_concat_transpose_0(%in0: memref<2x3x4xf32, "GM">, %in1: memref<2x3x2xf32, "GM">, %in2: memref<2x1x6xf32, "GM">, %v2_out: memref<2x6x4xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %in0_1 = tile.read %in0 : memref<2x3x4xf32, "GM"> -> !layout.tensor<2x3x4xf32>
+  %in1_1 = tile.read %in1 : memref<2x3x2xf32, "GM"> -> !layout.tensor<2x3x2xf32>
+  %in2_1 = tile.read %in2 : memref<2x1x6xf32, "GM"> -> !layout.tensor<2x1x6xf32>
+  %v0 = graph.concat %in0_1, %in1_1 {axis = 2, layout.kernel = "origin"} : (!layout.tensor<2x3x4xf32>, !layout.tensor<2x3x2xf32>) -> !layout.tensor<2x3x6xf32>
+  %v1 = graph.concat %v0, %in2_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<2x3x6xf32>, !layout.tensor<2x1x6xf32>) -> !layout.tensor<2x4x6xf32>
+  %v2 = graph.transpose %v1 {perm = [0, 2, 1], layout.kernel = "origin"} : (!layout.tensor<2x4x6xf32>) -> !layout.tensor<2x6x4xf32>
+  tile.write %v2 to %v2_out : !layout.tensor<2x6x4xf32> to memref<2x6x4xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @fused_concat_concat_transpose_0(
+// CHECK-SAME:    tile.kernel = "host", tile.host_reason = "a concat input read through a view whose rows are not contiguous"
