@@ -24,8 +24,9 @@ another step crossing rows, a reversed slice) is refused with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.ir import Operation
 
@@ -35,6 +36,9 @@ from tilegraph.dialects.graph.slicing import slice_bounds
 from tilegraph.lowering.analysis.operand_views import StridedView, static_row_major
 from tilegraph.lowering.conversion.kernel_body import tensor_of
 from tilegraph.passes.simplify.match import constant_ints
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 MAX_BOXES = 64
 """Boxes (loop nests) one concat tree may have (as :data:`~.data_movement.MAX_REGIONS`)."""
@@ -197,17 +201,23 @@ def through_tile(box: Box, op: TileOp) -> list[Box] | str:
     repeats = constant_ints(op.repeats)
     if shape is None or repeats is None:
         return "a tile of unknown repeats in a concat tree"
-    boxes = [box]
+    boxes: list[Box] | str = [box]
     for a, (n, r) in enumerate(zip(shape, repeats, strict=True)):
         if r == 1:
             continue
-        moved: list[Box] = []
-        for b in boxes:
-            found = _divmod(Box(b.place, (b.start[a], *b.start), (b.coef[a], *b.coef)), n)
-            if isinstance(found, str):
-                return found
-            moved.extend(f._with_axis(a + 2, f.start[1], f.coef[1]) for f in found)
-        boxes = [Box(b.place, b.start[2:], b.coef[2:]) for b in moved]
+        # axis a copied in front, divided by n: its remainder replaces axis a
+        moved = each(
+            boxes,
+            lambda b, a=a, n=n: _divmod(
+                Box(b.place, (b.start[a], *b.start), (b.coef[a], *b.coef)), n
+            ),
+        )
+        if isinstance(moved, str):
+            return moved
+        boxes = [
+            Box(f.place, f.start[2:], f.coef[2:])._with_axis(a, f.start[1], f.coef[1])
+            for f in moved
+        ]
     return boxes
 
 
@@ -238,18 +248,26 @@ def through_reshape(box: Box, op: Operation) -> list[Box] | str:
         start += box.start[a] * stride
         form = [f + c * stride for f, c in zip(form, box.coef[a], strict=True)]
         stride *= out[a]
-    boxes = [Box(box.place, (start,), (tuple(form),))]
+    boxes: list[Box] | str = [Box(box.place, (start,), (tuple(form),))]
     for n in reversed(shape):
-        divided: list[Box] = []
-        for b in boxes:
-            found = _divmod(b, n)
-            if isinstance(found, str):
-                return found
-            divided.extend(found)
-        if len(divided) > MAX_BOXES:
-            return f"a concat tree of more than {MAX_BOXES} boxes"
-        boxes = divided
+        boxes = each(boxes, lambda b, n=n: _divmod(b, n))
+        if isinstance(boxes, str):
+            return boxes
     return [Box(b.place, b.start[1:], b.coef[1:]) for b in boxes]
+
+
+def each(items: Sequence[T], step: Callable[[T], list[U] | str]) -> list[U] | str:
+    """What ``step`` makes of each of ``items`` (boxes, or values with a box), in order;
+    the first reason, or one when they are more than :data:`MAX_BOXES`."""
+    found: list[U] = []
+    for item in items:
+        made = step(item)
+        if isinstance(made, str):
+            return made
+        found.extend(made)
+        if len(found) > MAX_BOXES:
+            return f"a concat tree of more than {MAX_BOXES} boxes"
+    return found
 
 
 def _divmod(box: Box, n: int) -> list[Box] | str:
@@ -277,13 +295,7 @@ def _divmod(box: Box, n: int) -> list[Box] | str:
         pieces.append(box.restrict(d, head, rows * n).split(d, n))
     if head + rows * n < e:
         pieces.append(box.restrict(d, head + rows * n, e - head - rows * n))
-    found: list[Box] = []
-    for piece in pieces:
-        divided = _divmod(piece, n)
-        if isinstance(divided, str):
-            return divided
-        found.extend(divided)
-    return found
+    return each(pieces, lambda piece: _divmod(piece, n))
 
 
 def source_view(box: Box, view: StridedView) -> StridedView | None:

@@ -51,9 +51,9 @@ from tilegraph.lowering.analysis.operand_views import VIEW_OPS, StridedView, sta
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.concat_boxes import (
-    MAX_BOXES,
     Box,
     clip,
+    each,
     plain_place,
     source_view,
     through_expand,
@@ -96,7 +96,6 @@ def place_leaves(body: KernelBody, value: SSAValue, box: Box) -> list[tuple[SSAV
     op = _tree_op(body, value)
     if op is None:
         return [(value, box)]
-    found: list[tuple[SSAValue, Box]] = []
     inner: list[tuple[SSAValue, Box]] | str
     if isinstance(op, ConcatOp):
         axis = op.attr("axis") % len(box.start)
@@ -126,14 +125,7 @@ def place_leaves(body: KernelBody, value: SSAValue, box: Box) -> list[tuple[SSAV
         inner = [(op.operands[0], b) for b in moved]
     if isinstance(inner, str):
         return inner
-    for operand, part in inner:
-        leaves = place_leaves(body, operand, part)
-        if isinstance(leaves, str):
-            return leaves
-        found.extend(leaves)
-        if len(found) > MAX_BOXES:
-            return f"a concat tree of more than {MAX_BOXES} boxes"
-    return found
+    return each(inner, lambda pair: place_leaves(body, *pair))
 
 
 def producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
