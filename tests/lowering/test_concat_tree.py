@@ -208,3 +208,34 @@ def test_zoo_lowering_section_lists_no_concat_split(name: str, tmp_path: Path):
     assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
     split = json.loads((tmp_path / "r.json").read_text())["lowering"]["split_groups"]
     assert not [g for g in split if any(op["op"] == "graph.concat" for op in g["ops"])], split
+
+
+def _random_tree(g: Graph, rng: np.random.Generator) -> SSAValue:
+    """A map rolled on random axes, cut into random windows (``reshape, transpose,
+    reshape``) and concatenated with a slice of another input: boxes cut at random
+    offsets inside window rows."""
+    h, w = (int(v) for v in rng.choice([4, 6, 8, 9], size=2))
+    win_h = int(rng.choice([d for d in (2, 3) if h % d == 0]))
+    win_w = int(rng.choice([d for d in (2, 3) if w % d == 0]))
+    x = g.op("reshape", g.input([2, h * w, 3]), g.ints([2, h, w, 3]))
+    for axis, n in ((1, h), (2, w)):
+        if rng.random() < 0.8:
+            x = _roll(g, x, int(rng.integers(1, n)), axis, n)
+    x = g.op("reshape", x, g.ints([2, h // win_h, win_h, w // win_w, win_w, 3]))
+    x = g.op("transpose", x, perm=[0, 1, 3, 2, 4, 5])
+    x = g.op("reshape", x, g.ints([2 * (h // win_h) * (w // win_w), win_h * win_w, 3]))
+    rows = int(rng.integers(1, 4))
+    extra = _slice(g, g.input([2 * (h // win_h) * (w // win_w), 5, 3]), 5 - rows, 5, 1)
+    return g.op("concat", x, extra, axis=1) if rng.random() < 0.5 else x
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_trees_match(seed: int):
+    """Random rolls, windows and a concat with a slice: every level agrees exactly and
+    no group is split."""
+    g = Graph(seed=seed)
+    module = g.b.build(_random_tree(g, np.random.default_rng(seed)))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert all(k.unit == "vector" for k in levels.tiled_kernels)
+    assert [k.ops for k in levels.tiled_kernels] == [k.ops for k in levels.macro_kernels]
