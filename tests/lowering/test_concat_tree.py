@@ -119,6 +119,28 @@ def repeated_class_token(g: Graph) -> list[SSAValue]:
     return [g.op("concat", cls, g.op("reshape", tokens, g.ints([b * t, n, d])), axis=1)]
 
 
+def patch_tokens(g: Graph) -> list[SSAValue]:
+    """ViViT's tokens: the patch embeddings ``[B, D, T', H', W']`` flattened and
+    transposed (``flatten(2).transpose(1, 2)``) after the class token: the patches' rows
+    run along the tokens, so each tile is transposed on UB."""
+    b, d, t, h, w = 2, 20, 2, 3, 5
+    x = g.op("reshape", g.input([b, d, t, h, w]), g.ints([b, d, t * h * w]))
+    return [g.op("concat", g.input([b, 1, d]), g.op("transpose", x, perm=[0, 2, 1]), axis=1)]
+
+
+def sine_embedding(g: Graph) -> list[SSAValue]:
+    """DETR's sine position embedding: sin / cos pairs stacked on a new last axis and
+    interleaved by a reshape, the y and x halves concatenated, moved to channels first."""
+    b, h, w, d = 2, 3, 5, 6
+    pairs = [g.op("unsqueeze", g.input([b, h, w, d]), g.ints([4])) for _ in range(4)]
+    halves = [
+        g.op("reshape", g.op("concat", s, c, axis=4), g.ints([b, h, w, 2 * d]))
+        for s, c in (pairs[:2], pairs[2:])
+    ]
+    joined = g.op("concat", *halves, axis=3)
+    return [g.op("transpose", joined, perm=[0, 3, 1, 2])]
+
+
 def _concat_kernels(levels) -> list[tuple[str, ...]]:
     return [k.ops for k in levels.tiled_kernels if "graph.concat" in k.ops]
 
@@ -133,6 +155,8 @@ def _concat_kernels(levels) -> list[tuple[str, ...]]:
         (window_reverse, [2]),
         (selected_frame_tokens, [1]),
         (repeated_class_token, [1]),
+        (patch_tokens, [1]),
+        (sine_embedding, [1, 1, 1]),
     ],
     ids=[
         "yolo_head",
@@ -142,13 +166,15 @@ def _concat_kernels(levels) -> list[tuple[str, ...]]:
         "reverse",
         "select",
         "tile",
+        "patches",
+        "sine",
     ],
 )
 def test_concat_tree_is_one_kernel(build, concats: list[int]):
     """Every level agrees with NaN in the padding lanes, and each group of concats is one
     kernel, not split (on the ``test`` preset: small UB, ragged tiles, several cores).
-    (``fuse-ops`` leaves the head's last concat a group of its own here, and the window
-    partition's first roll.)"""
+    (``fuse-ops`` leaves the head's last concat a group of its own here, the window
+    partition's first roll, and each half of the sine embedding.)"""
     g = Graph(padded=True)
     module = g.b.build(*build(g))
     levels = run_levels(module, g.arrays, "test", pad_value=NAN)

@@ -82,10 +82,10 @@ func.func @fused_transpose_reshape_slice_concat_0(%in0: memref<2x2x2x3xf32, "GM"
 
 // -----
 
-// ---- refused: two concats, then their last two axes swapped ---------------------------
-// Every box would read one element per row of its input (the output's rows run along the
-// inputs' second axis): the kernel stays with its reason (lower-graph-to-kernels splits
-// such a group into the kernels its ops take).
+// ---- two concats, then their last two axes swapped ------------------------------------
+// The first two inputs' rows run along the output's second axis: each is loaded in its own
+// order, transposed on UB (vtranspose) and stored; the third input's one row is a column of
+// the output (place and read of one element per row).
 func.func @fused_concat_concat_transpose_0(%in0: memref<2x3x4xf32, "GM">, %in1: memref<2x3x2xf32, "GM">, %in2: memref<2x1x6xf32, "GM">, %v2_out: memref<2x6x4xf32, "GM">) attributes {tile.kernel = "vector"} {
   %in0_1 = tile.read %in0 : memref<2x3x4xf32, "GM"> -> !layout.tensor<2x3x4xf32>
   %in1_1 = tile.read %in1 : memref<2x3x2xf32, "GM"> -> !layout.tensor<2x3x2xf32>
@@ -97,4 +97,37 @@ func.func @fused_concat_concat_transpose_0(%in0: memref<2x3x4xf32, "GM">, %in1: 
   func.return
 }
 // CHECK-LABEL: func.func @fused_concat_concat_transpose_0(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 3 : i64, tile.ops = "graph.concat,graph.concat,graph.transpose"
+// CHECK-NOT:     graph.
+// CHECK-DAG:     %[[P0:.+]] = tile.strided_view %v2_out : memref<2x6x4xf32, "GM"> to memref<2x4x3xf32, strided<[24, 4, 1]>, "GM">
+// CHECK-DAG:     %[[P1:.+]] = tile.strided_view %v2_out : memref<2x6x4xf32, "GM"> to memref<2x2x3xf32, strided<[24, 4, 1], offset: 16>, "GM">
+// CHECK-DAG:     %[[P2:.+]] = tile.strided_view %v2_out : memref<2x6x4xf32, "GM"> to memref<2x6x1xf32, strided<[24, 4, 1], offset: 3>, "GM">
+// CHECK:         tile.copy %{{.+}} to %[[I0:[^\[]+]][%c0, %c0, %c0] : memref<2x3x4xf32, strided<[12, 4, 1]>, "GM"> to memref<2x3x4xf32, "UB">
+// CHECK-NEXT:    tile.vtranspose %[[I0]] to %[[O0:[^ ]+]] {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:    tile.copy %[[O0]][%c0, %c0, %c0] to %[[P0]][
+// CHECK:         tile.vtranspose
+// CHECK-NEXT:    tile.copy %{{.+}} to %[[P1]][
+// CHECK:         tile.copy %{{.+}} to %[[P2]][
+
+// -----
+
+// ---- refused: a concat input read every second element of its rows, transposed -------
+// No dim of its read is contiguous (a step-2 slice of the last axis, that axis then the
+// output's second): the kernel stays with its reason (lower-graph-to-kernels splits such a
+// group into the kernels its ops take).
+func.func @fused_slice_concat_concat_transpose_0(%in0: memref<2x3x8xf32, "GM">, %in1: memref<2x3x2xf32, "GM">, %in2: memref<2x1x6xf32, "GM">, %v3_out: memref<2x6x4xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %c1 = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %c2 = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %c3 = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %in0_1 = tile.read %in0 : memref<2x3x8xf32, "GM"> -> !layout.tensor<2x3x8xf32>
+  %in1_1 = tile.read %in1 : memref<2x3x2xf32, "GM"> -> !layout.tensor<2x3x2xf32>
+  %in2_1 = tile.read %in2 : memref<2x1x6xf32, "GM"> -> !layout.tensor<2x1x6xf32>
+  %s = graph.slice %in0_1, %c1, %c2, %c3, %c3 {layout.kernel = "origin"} : (!layout.tensor<2x3x8xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<2x3x4xf32>
+  %v0 = graph.concat %s, %in1_1 {axis = 2, layout.kernel = "origin"} : (!layout.tensor<2x3x4xf32>, !layout.tensor<2x3x2xf32>) -> !layout.tensor<2x3x6xf32>
+  %v2 = graph.concat %v0, %in2_1 {axis = 1, layout.kernel = "origin"} : (!layout.tensor<2x3x6xf32>, !layout.tensor<2x1x6xf32>) -> !layout.tensor<2x4x6xf32>
+  %v3 = graph.transpose %v2 {perm = [0, 2, 1], layout.kernel = "origin"} : (!layout.tensor<2x4x6xf32>) -> !layout.tensor<2x6x4xf32>
+  tile.write %v3 to %v3_out : !layout.tensor<2x6x4xf32> to memref<2x6x4xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @fused_slice_concat_concat_transpose_0(
 // CHECK-SAME:    tile.kernel = "host", tile.host_reason = "a concat input read through a view whose rows are not contiguous"

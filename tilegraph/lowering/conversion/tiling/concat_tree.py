@@ -30,7 +30,9 @@ launch runs first.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import prod
 
+from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import (
@@ -41,6 +43,8 @@ from tilegraph.dialects.graph.data_movement import (
     TileOp,
 )
 from tilegraph.dialects.graph.shape_ops import TransposeOp
+from tilegraph.dialects.tile import CopyOp
+from tilegraph.dialects.tile import TransposeOp as VTransposeOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.analysis.elementwise_views import (
     ELEMENTWISE_VIEW_OPS,
@@ -74,6 +78,7 @@ from tilegraph.lowering.conversion.tiling.elementwise import (
     Chain,
     TilePlan,
     choose_tile,
+    store,
     tile_loops,
 )
 from tilegraph.lowering.conversion.tiling.matmul_views import view_of
@@ -153,6 +158,52 @@ class _Copy:
 
 
 @dataclass
+class _Transposed:
+    """A box of a leaf held in GM whose read runs along another dim than its place (ViViT's
+    patches ``flatten(2).transpose(1, 2)`` after the class token, DETR's sine embedding
+    moved to channels first): ``read`` (over the box dims in ``order``, rows contiguous)
+    loaded into UB, transposed on the vector unit into the place's order and stored."""
+
+    place: StridedView
+    arg: SSAValue
+    read: StridedView
+    order: tuple[int, ...]
+
+
+def _transposed_read(read: StridedView) -> tuple[StridedView, tuple[int, ...]] | None:
+    """``read`` with its dims reordered so that a dim of stride 1 is last (the others in
+    their order), and that order; None when no dim is contiguous."""
+    unit = [d for d, (n, st) in enumerate(zip(read.shape, read.strides, strict=True))
+            if st == 1 and n > 1]  # fmt: skip
+    if not unit:
+        return None
+    order = (*(d for d in range(len(read.shape)) if d != unit[-1]), unit[-1])
+    moved = read.transpose(order)
+    return (moved, order) if readable(moved) else None
+
+
+def _emit_transposed(
+    b: KernelBuilder, nest: _Transposed, target: SSAValue, plan: TilePlan, element, several: bool
+) -> None:
+    """The loop nest of a transposed box into ``target`` (its place's GM view): per tile
+    the transpose kernel's load, ``vtranspose`` and store
+    (:func:`~.reshape.emit_transpose_kernel`), between two strided views."""
+    tile = plan.tile_shape()
+    rank = len(tile)
+    src_ub = b.buffer([tile[d] for d in nest.order], element, "UB", "in_ub")
+    dst_ub = b.buffer(tile, element, "UB", "out_ub")
+    read = view_of(b, nest.arg, nest.read)
+    stack, offsets = tile_loops(b, plan)
+    open_nest(b, stack, several and plan.count() == 1)
+    with stack:
+        b.add(CopyOp(read, [offsets[d] for d in nest.order], src_ub, [b.index(0)] * rank))
+        perm = [nest.order.index(d) for d in range(rank)]
+        properties = {"perm": DenseArrayBase.from_list(i64, perm)}
+        b.add(VTransposeOp.create(operands=[src_ub, dst_ub], properties=properties))
+        store(b, dst_ub, target, offsets)
+
+
+@dataclass
 class _Computed:
     """A leaf the kernel computes: its chain, stored through ``place``."""
 
@@ -178,7 +229,7 @@ def _held(body: KernelBody, leaf: SSAValue) -> tuple[SSAValue, StridedView] | No
 
 def _leaf_nest(
     body: KernelBody, out_arg: SSAValue, leaf: SSAValue, box: Box
-) -> _Copy | _Computed | str:
+) -> _Copy | _Transposed | _Computed | str:
     """The nest storing ``box`` of ``leaf`` (module docstring)."""
     if not readable(box.place):
         return "a concat input placed in a view whose rows are not contiguous"
@@ -186,6 +237,10 @@ def _leaf_nest(
     if held is not None:
         arg, view = held
         read = source_view(box, view)
+        if read is not None and not readable(read):
+            moved = _transposed_read(read)
+            if moved is not None:
+                return _Transposed(box.place, arg, *moved)
         if read is None or not readable(read):
             return "a concat input read through a view whose rows are not contiguous"
         pieces = tuple(Piece(0, n, 0, 1) for n in box.shape)
@@ -220,14 +275,19 @@ def emit_concat_tree_kernel(body: KernelBody, b: KernelBuilder, least: int) -> s
     if isinstance(leaves, str):
         return leaves
     element = tensor_of(value).element_type
+    eb = element_bytes(element)
     budget, depth, cores = b.ub_budget(), b.split_depth(), b.hw.vector_cores
-    nests: list[tuple[_Copy | _Computed, TilePlan]] = []
+    nests: list[tuple[_Copy | _Transposed | _Computed, TilePlan]] = []
     for leaf, box in leaves:
         nest = _leaf_nest(body, out_arg, leaf, box)
         if isinstance(nest, str):
             return nest
         if isinstance(nest, _Copy):
-            plan = plan_region(nest.region, element_bytes(element), budget, depth, cores)
+            plan = plan_region(nest.region, eb, budget, depth, cores)
+        elif isinstance(nest, _Transposed):  # the two UB tiles, as the transpose kernel's
+            plan = choose_tile(
+                nest.place.shape, lambda t: 2 * prod(t) * eb, budget, depth=depth, cores=cores
+            )
         else:
             chain = nest.chain
             plan = choose_tile(
@@ -249,6 +309,9 @@ def emit_concat_tree_kernel(body: KernelBody, b: KernelBuilder, least: int) -> s
         if isinstance(nest, _Copy):
             region = replace(nest.region, out_arg=target)
             emit_region(b, view_of(b, nest.arg, nest.read), region, plan, element, several)
+            continue
+        if isinstance(nest, _Transposed):
+            _emit_transposed(b, nest, target, plan, element, several)
             continue
         chain, leaf = nest.chain, nest.leaf
         chain.allocate(b, plan.tile_shape())
