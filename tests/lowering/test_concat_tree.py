@@ -215,12 +215,12 @@ def test_yolo_head_on_the_presets(platform: str):
     assert kernels == [k.ops for k in levels.macro_kernels if "graph.concat" in k.ops]
 
 
-@pytest.mark.parametrize("name", ["yolov8", "swin"])
+@pytest.mark.parametrize("name", ["yolov8", "swin", "detr_pos"])
 def test_zoo_lowering_section_lists_no_concat_split(name: str, tmp_path: Path):
     """tilegraph-run on YOLOv8 (its C2f concats of a sliced half, a bottleneck's TransData
-    and the other half; its head's concat tree) and Swin (its cyclic shifts with the
-    window partition / reverse) lowers no concat group split, and the outputs match
-    onnxruntime."""
+    and the other half; its head's concat tree), Swin (its cyclic shifts with the window
+    partition / reverse) and DETR's sine position embedding lowers no concat group split,
+    and the outputs match onnxruntime."""
     from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
     from tilegraph.tools.run.cli import run
 
