@@ -7,13 +7,15 @@ output itself is one box (``i`` the output index). Walking back from a value to 
 
 * a concat keeps, for each input, the positions whose index along the axis falls in that
   input's interval (:func:`clip`), re-based to the input;
-* a static slice of positive steps maps its result index to ``first + step · i``;
-* a transpose permutes the axes;
+* a static slice of positive steps maps its result index to ``first + step · i``, a
+  gather of constant indices (one, or a run of equal steps) likewise;
+* a transpose permutes the axes; an expand reads a broadcast axis at index 0;
 * a reshape (squeeze, unsqueeze, flatten) ravels the result index (an affine form again)
-  and unravels it into the operand's axes from the last (:func:`_peel`): a form whose
+  and divides it by the operand's axes from the last (:func:`_divmod`): a form whose
   terms stay inside one row of the axis splits no box; one whose only row-crossing term
   is a unit step (a window row of Swin's cyclic shift, an axis cut by a concat offset)
-  splits the box into a partial row, whole rows (that dim split in two) and a partial row.
+  splits the box into a partial row, whole rows (that dim split in two) and a partial row;
+  a tile reads each repeated axis modulo the operand's extent the same way.
 
 Each split keeps every box's place a strided view, so each box's read — once it reaches a
 kernel input — is a strided view of that input too (:func:`source_view`): Swin's window
