@@ -26,8 +26,9 @@ from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
+from tilegraph.dialects.graph.reduction import ReduceOp
 from tilegraph.dialects.tile import memref_shape
-from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
@@ -76,16 +77,18 @@ class NormTail:
         return tiles[self.written]
 
 
-def norm_tail(body: KernelBody, out_shape: Sequence[int]) -> NormTail | str | None:
-    """The tail of a normalisation's kernel body (its output of ``out_shape``): None for a
-    lone op, the tail when the first op may take one (OpFacts ``elementwise_tail``) and the
-    others are an elementwise chain of its result with a vector program each whose last
-    value the body writes (and nothing else), else the reason it is not one (a reduce op's
-    epilogue is the elementwise strategy's)."""
-    if len(body.ops) == 1:
+def norm_tail(body: KernelBody, out_shape: Sequence[int], at: int = 0) -> NormTail | str | None:
+    """The tail of a normalisation's or reduction's kernel body (its output of
+    ``out_shape``; the normalisation or reduction is op ``at``, the ops before it are a
+    prologue: :mod:`.reduction_prologue`): None when it is the last op, the tail when it
+    may take one (OpFacts ``elementwise_tail``, or a reduce op: its reduced tile) and the
+    ops after it are an elementwise chain of its result with a vector program each whose
+    last value the body writes (and nothing else), else the reason it is not one."""
+    if len(body.ops) == at + 1:
         return None
-    op, *rest = body.ops
-    if len(body.writes) != 1 or not isinstance(op, GraphOp) or not op.FACTS.elementwise_tail:
+    op, *rest = body.ops[at:]
+    takes_tail = isinstance(op, GraphOp) and (op.FACTS.elementwise_tail or isinstance(op, ReduceOp))
+    if len(body.writes) != 1 or not takes_tail:
         return MISFIT
     for t in rest:
         if not isinstance(t, GraphOp) or vector_lowering(t) is None:
@@ -97,7 +100,13 @@ def norm_tail(body: KernelBody, out_shape: Sequence[int]) -> NormTail | str | No
         return MISFIT
     chain = Chain(body, rest, out_shape)
     if chain.unsupported(given=[op.results[0]]) is not None:
+        if any(v.owner in body.ops[:at] for v in chain.inputs):
+            return "a value computed before the reduction is read after it"
         return MISFIT
+    if tensor_of(written).storage_shape != tensor_of(op.results[0]).storage_shape:
+        # the tail runs on the head's output tile: it cannot broadcast it back to the
+        # reduced axes (x / sum(x)), which that tile no longer holds
+        return "the ops after the reduction broadcast its result"
     return NormTail(chain, op.results[0], written)
 
 

@@ -61,6 +61,11 @@ from tilegraph.lowering.conversion.tiling.reduction_chunks import (
     plan_chunks,
     vreduce,
 )
+from tilegraph.lowering.conversion.tiling.reduction_prologue import (
+    Prologue,
+    even_chunks,
+    reduce_position,
+)
 
 
 @dataclass
@@ -332,18 +337,40 @@ REDUCTION_OPS = (
 )  # fmt: skip
 
 
+def takes_reduction(body: KernelBody) -> bool:
+    """The reduction strategy's kernels: a reduction first (with an elementwise tail), or
+    one reduce op after an elementwise prologue (:mod:`.reduction_prologue`)."""
+    return isinstance(body.ops[0] if body.ops else None, REDUCTION_OPS) or (
+        reduce_position(body) is not None
+    )
+
+
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    op = body.ops[0]
+    at = reduce_position(body) or 0
+    op = body.ops[at]
     assert isinstance(op, GraphOp)
     spec = reduction_of(op)
     if isinstance(spec, str):
         return spec
     value, out_arg = body.writes[0]
-    tail = norm_tail(body, memref_shape(out_arg))
+    tail = norm_tail(body, memref_shape(out_arg), at)
     if isinstance(tail, str):
         return tail
     x_arg = body.source(op.operands[0])
-    if x_arg is None or value is not (op.results[0] if tail is None else tail.written):
+    x_type = op.operands[0].type
+    assert isinstance(x_type, TensorType)
+    prologue = None
+    source: SSAValue | Prologue
+    if at:  # the input is computed in UB by the ops before the reduction
+        source = prologue = Prologue(body, body.ops[:at], op.operands[0], x_type.storage_shape)
+        refused = prologue.unsupported(op)
+        if refused is not None:
+            return refused
+    elif x_arg is None:
+        return "a reduction of a value computed inside the kernel"
+    else:
+        source = x_arg
+    if value is not (op.results[0] if tail is None else tail.written):
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
     if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
@@ -352,9 +379,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if arg is None:
                 return "normalisation parameters computed inside the kernel"
             params.append(arg)
-    x_shape = memref_shape(x_arg)
-    x_type = op.operands[0].type
-    assert isinstance(x_type, TensorType)
+    x_shape = memref_shape(x_arg) if x_arg is not None else [int(d) for d in x_type.storage_shape]
     element: Attribute = x_type.element_type
     refused = _element_refusal(op, str(element))
     if refused is not None:
@@ -377,16 +402,21 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     def param_shape(arg: SSAValue, tile: Sequence[int]) -> list[int]:
         return param_tile_shape(memref_shape(arg), tile, spec.per_channel)
 
+    # The input tile in the data's type: loaded, or the prologue's result (counted there).
+    loads_x = prologue is None
+
     def ub_bytes(tile: Sequence[int]) -> int:
-        sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
+        wide_x = 1 if loads_x or widened else 0
+        sizes = [prod(tile)] * (wide_x + spec.full) + [prod(kept_shape(tile))] * spec.kept
         sizes.append(prod(out_shape(tile)))
         sizes += [prod(param_shape(p, tile)) for p in params]
-        staged = [prod(tile), prod(out_shape(tile))] if widened else []
+        staged = [prod(tile)] * loads_x + [prod(out_shape(tile))] if widened else []
         staged += [prod(param_shape(p, tile)) for p in params] if widened else []
         return (
             sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes)
             + sum(aligned_bytes(b.hw, "UB", n * eb) for n in staged)
             + tail_bytes(tail, b, out_shape(tile))
+            + (0 if prologue is None else prologue.ub_bytes(b, tile))
         )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
@@ -397,23 +427,29 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         shapes = [memref_shape(p) for p in params]
 
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
-            return chunk_bytes(
-                b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb
-            ) + tail_bytes(tail, b, chunk)
+            extra = tail_bytes(tail, b, chunk)
+            if prologue is not None:
+                extra += prologue.ub_bytes(b, chunk)
+            return extra + chunk_bytes(
+                b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb, loads_x
+            )
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
             return "no chunk of the reduced axes fits UB"
+        if prologue is not None:
+            chunks = even_chunks(chunks)
         if not b.dry_run:
             emit_chunked_reduction(
-                b, spec.chunked, chunks, x_arg, out_arg, params, element, compute, tail
+                b, spec.chunked, chunks, source, out_arg, params, element, compute, tail
             )
         return None
     if b.dry_run:
         return None
     tile = plan.tile_shape()
+    x_in = None if prologue is None else prologue.allocate(b, tile)
     tiles = Tiles(
-        b.buffer(tile, compute, "UB", "x_ub"),
+        b.buffer(tile, compute, "UB", "x_ub") if x_in is None or widened else x_in,
         b.buffer(out_shape(tile), compute, "UB", "out_ub"),
         [b.buffer(tile, compute, "UB", f"full{i}_ub") for i in range(spec.full)],
         [b.buffer(kept_shape(tile), compute, "UB", f"red{i}_ub") for i in range(spec.kept)],
@@ -423,10 +459,11 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         ],
     )
     # The widened program reads and writes its data through tiles of the tensors' type.
-    x_in, out = tiles.x, tiles.out
+    out = tiles.out
     param_in = list(tiles.params)
+    if x_in is None:
+        x_in = b.buffer(tile, element, "UB", "x_in_ub") if widened else tiles.x
     if widened:
-        x_in = b.buffer(tile, element, "UB", "x_in_ub")
         out = b.buffer(out_shape(tile), element, "UB", "out_cast_ub")
         param_in = [
             b.buffer(param_shape(p, tile), element, "UB", f"param{i}_in_ub")
@@ -448,9 +485,15 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             rank = len(memref_shape(arg))
             b.add(CopyOp(arg, [zero] * rank, staged, [zero] * rank))
             cast_tile(staged, t)
+    if prologue is not None:
+        prologue.load_invariant(b, plan)
     stack, offsets = tile_loops(b, plan)
     with stack:
-        b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
+        if prologue is None:
+            assert x_arg is not None
+            b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
+        else:
+            prologue.emit(b, offsets)
         cast_tile(x_in, tiles.x)
         if spec.per_channel:  # the tile's channels
             for arg, staged, t in zip(params, param_in, tiles.params, strict=True):

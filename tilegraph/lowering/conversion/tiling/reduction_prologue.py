@@ -1,0 +1,120 @@
+"""The elementwise ops before a reduction in its kernel: the *prologue*.
+
+``fuse-ops`` groups a reduce op with the elementwise ops that make its input and those
+that use its result (``pow -> reduce_sum``, ``mul -> reduce_sum -> div``): GE runs such a
+group as one vector kernel, TBE's reduce schedule computing the elementwise ops in the same
+UB tile before the reduce and on the reduced tile after it. Here the group is the
+reduction's kernel (:mod:`.reduction`) with
+
+* the ops before the reduce as an elementwise :class:`~.elementwise.Chain` over the reduce
+  input's tile space: each tile (each chunk, in the chunked form of
+  :mod:`.reduction_chunks`) loads the chain's GM inputs at its offsets (broadcast along
+  their size-1 dims; an input the same for every tile is loaded once) and computes the
+  reduce's input in UB, where the ``vreduce`` reads it;
+* the ops after it as the reduction's elementwise tail (:mod:`.norm_tail`) on the reduced
+  tile.
+
+A chunked prologue's chunks divide the reduced chunk axis: lanes past the tensor in a
+ragged chunk would run the prologue on the loads' zero fill (``exp(0) = 1`` to a sum),
+where a lone reduce fills them with the combine's identity.
+
+What is refused, with its reason (the group is then split): a prologue that changes the
+layout (a TransData, whose tiles are 5HD while the reduced axes are the storage's), a
+value of the prologue read after the reduction (``x / sum(x)``) or written by the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.graph import GraphOp
+from tilegraph.dialects.graph.reduction import ReduceOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.elementwise import Chain, TilePlan
+from tilegraph.lowering.conversion.tiling.reduction_chunks import ChunkPlan
+from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
+
+
+def reduce_position(body: KernelBody) -> int | None:
+    """Where the body's one reduce op is, when it is not the first op and every other op
+    has a vector program (or is a TransData, which :class:`Prologue` judges): the kernel
+    of a reduction with a prologue. None for any other body."""
+    at = [i for i, op in enumerate(body.ops) if isinstance(op, ReduceOp)]
+    if len(at) != 1 or at[0] == 0:
+        return None
+    for op in body.ops:
+        if isinstance(op, ReduceOp | TransDataOp):
+            continue
+        if not isinstance(op, GraphOp) or vector_lowering(op) is None:
+            return None
+    return at[0]
+
+
+class Prologue:
+    """The ops before the reduction, computing its input ``x`` in UB per tile."""
+
+    def __init__(self, body: KernelBody, ops: Sequence[Operation], x: SSAValue, shape):
+        """``ops``: the body's ops before the reduction; ``shape``: ``x``'s storage shape."""
+        self.body, self.ops, self.x = body, list(ops), x
+        self.chain = Chain(body, self.ops, shape)
+        self.invariant: list[SSAValue] = []
+
+    def unsupported(self, reduction: Operation) -> str | None:
+        """Why the prologue cannot run before ``reduction`` in its tiles (None: it can)."""
+        if any(isinstance(op, TransDataOp) for op in self.ops) or self.chain.space != "storage":
+            return "a layout change before the reduction"
+        reason = self.chain.unsupported()
+        if reason is not None:
+            return reason
+        if self.x.owner not in self.ops:
+            return "a reduction of an input beside ops before it"
+        written = {v for v, _ in self.body.writes}
+        members = {*self.ops, reduction}
+        for op in self.ops:
+            for r in op.results:
+                if r in written:
+                    return "the kernel writes a value computed before the reduction"
+                if any(u.operation not in members for u in r.uses):
+                    return "a value computed before the reduction is read after it"
+        return None
+
+    def ub_bytes(self, b: KernelBuilder, tile: Sequence[int]) -> int:
+        """UB bytes of the prologue's tiles (its inputs and results, ``x``'s included)."""
+        return self.chain.ub_bytes(b.hw, tile)
+
+    def allocate(self, b: KernelBuilder, tile: Sequence[int]) -> SSAValue:
+        """The prologue's UB tiles for input tiles of ``tile``; returns ``x``'s tile."""
+        self.chain.allocate(b, tile)
+        owner = self.x.owner
+        assert isinstance(owner, Operation)
+        return self.chain.op_tiles[owner][0]
+
+    def load_invariant(self, b: KernelBuilder, plan: TilePlan) -> None:
+        """Load once, before the tile loops, the inputs whose tile is the same for every
+        tile of ``plan`` (after :meth:`allocate`)."""
+        self.invariant = self.chain.invariant_inputs(plan)
+        zeros = [b.index(0)] * len(self.chain.out_shape)
+        for v in self.invariant:
+            self.chain.load(b, v, zeros)
+
+    def emit(self, b: KernelBuilder, offsets: Sequence[SSAValue]) -> None:
+        """Compute ``x``'s tile at ``offsets`` (its inputs' other tiles loaded there)."""
+        for v in self.chain.input_tiles:
+            if v not in self.invariant:
+                self.chain.load(b, v, offsets)
+        self.chain.compute(b, {}, dict(self.chain.input_tiles))
+
+
+def even_chunks(plan: ChunkPlan) -> ChunkPlan:
+    """``plan`` with its chunk length cut to the largest that divides a reduced chunk
+    axis (no ragged chunk: see the module docstring); a kept chunk axis is unchanged (its
+    lanes past the tensor are cut by the store)."""
+    if plan.axis not in plan.axes:
+        return plan
+    extent = plan.shape[plan.axis]
+    size = next(c for c in range(plan.size, 0, -1) if extent % c == 0)
+    return ChunkPlan(plan.shape, plan.axes, plan.axis, size)
