@@ -4,7 +4,8 @@ level (graph, macro kernels, tiles through both executors) agrees, on the ``test
 (8 KiB UB: ragged row tiles, the chunked form for long rows) and on ``ascend910b``.
 
 The shapes are the zoo's: a squared distance summed (knn), a masked mean (masked
-attention), a routing-weighted sum (moe), a variance (einsum), a clipped L2 norm (cosine).
+attention), a routing-weighted sum (moe), a variance (einsum), a clipped L2 norm (cosine),
+a max over a reshaped input (hiera).
 """
 
 from __future__ import annotations
@@ -90,6 +91,19 @@ def _exp_sum_two_axes(g: Graph) -> list[SSAValue]:
     return [g.op("reduce_sum", e, g.ints([1, 2]), keepdims=1)]
 
 
+def _viewed_max(g: Graph) -> list[SSAValue]:
+    """Hiera's unroll pooling: a max over a reshaped input's new axis, read through a GM
+    view of the input (no reshape kernel)."""
+    r = g.op("reshape", g.input([2, 64, 24]), g.ints([2, 4, 16, 24]))
+    return [g.op("reduce_max", r, g.ints([1]), keepdims=0)]
+
+
+def _viewed_max_scaled(g: Graph) -> list[SSAValue]:
+    r = g.op("reshape", g.input([2, 16, 8]), g.ints([2, 4, 4, 8]))
+    m = g.op("reduce_max", r, g.ints([1]), keepdims=0)
+    return [g.op("mul", m, g.input([2, 4, 8]))]
+
+
 CASES = [
     Case("squared_distance", _squared_distance, ("sub", "mul", "reduce_sum")),
     Case("masked_mean", _masked_mean, ("mul", "reduce_sum", "div")),
@@ -97,6 +111,8 @@ CASES = [
     Case("variance", _variance, ("sub", "mul", "reduce_mean", "mul", "div", "sqrt")),
     Case("clipped_l2", _clipped_l2, ("reduce_l2", "clip")),
     Case("max_of_sum", _max_of_sum, ("add", "reduce_max")),
+    Case("viewed_max_chunked", _viewed_max, ("reshape", "reduce_max"), chunked=True),
+    Case("viewed_max_scaled", _viewed_max_scaled, ("reshape", "reduce_max", "mul")),
     Case("log_sum_chunked", _log_sum, ("mul", "log", "reduce_sum", "neg"), chunked=True),
     Case("exp_sum_two_axes_chunked", _exp_sum_two_axes, ("mul", "exp", "reduce_sum"), True),
 ]

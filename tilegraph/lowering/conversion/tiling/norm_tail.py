@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
@@ -32,6 +33,9 @@ from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling.reduction_prologue import Parts
 
 MISFIT = "a reduction fused with other ops"
 
@@ -77,16 +81,23 @@ class NormTail:
         return tiles[self.written]
 
 
-def norm_tail(body: KernelBody, out_shape: Sequence[int], at: int = 0) -> NormTail | str | None:
+def norm_tail(
+    body: KernelBody,
+    out_shape: Sequence[int],
+    parts: Parts | None = None,
+    sources: dict[SSAValue, SSAValue] | None = None,
+) -> NormTail | str | None:
     """The tail of a normalisation's or reduction's kernel body (its output of
-    ``out_shape``; the normalisation or reduction is op ``at``, the ops before it are a
-    prologue: :mod:`.reduction_prologue`): None when it is the last op, the tail when it
-    may take one (OpFacts ``elementwise_tail``, or a reduce op: its reduced tile) and the
-    ops after it are an elementwise chain of its result with a vector program each whose
-    last value the body writes (and nothing else), else the reason it is not one."""
-    if len(body.ops) == at + 1:
+    ``out_shape``; ``parts``: its computing ops, the normalisation or reduction among them
+    after a prologue, :mod:`.reduction_prologue`; default: the body's ops, the first one;
+    ``sources``: inputs read through GM views): None when it is the last op, the tail when
+    it may take one (OpFacts ``elementwise_tail``, or a reduce op: its reduced tile) and
+    the ops after it are an elementwise chain of its result with a vector program each
+    whose last value the body writes (and nothing else), else the reason it is not one."""
+    ops, at = (list(body.ops), 0) if parts is None else (parts.ops, parts.at)
+    if len(ops) == at + 1:
         return None
-    op, *rest = body.ops[at:]
+    op, *rest = ops[at:]
     takes_tail = isinstance(op, GraphOp) and (op.FACTS.elementwise_tail or isinstance(op, ReduceOp))
     if len(body.writes) != 1 or not takes_tail:
         return MISFIT
@@ -98,9 +109,9 @@ def norm_tail(body: KernelBody, out_shape: Sequence[int], at: int = 0) -> NormTa
     written = body.writes[0][0]
     if written is not rest[-1].results[0]:
         return MISFIT
-    chain = Chain(body, rest, out_shape)
+    chain = Chain(body, rest, out_shape, sources=sources)
     if chain.unsupported(given=[op.results[0]]) is not None:
-        if any(v.owner in body.ops[:at] for v in chain.inputs):
+        if any(v.owner in ops[:at] for v in chain.inputs):
             return "a value computed before the reduction is read after it"
         return MISFIT
     if tensor_of(written).storage_shape != tensor_of(op.results[0]).storage_shape:

@@ -64,7 +64,7 @@ from tilegraph.lowering.conversion.tiling.reduction_chunks import (
 from tilegraph.lowering.conversion.tiling.reduction_prologue import (
     Prologue,
     even_chunks,
-    reduce_position,
+    reduction_parts,
 )
 
 
@@ -339,30 +339,32 @@ REDUCTION_OPS = (
 
 def takes_reduction(body: KernelBody) -> bool:
     """The reduction strategy's kernels: a reduction first (with an elementwise tail), or
-    one reduce op after an elementwise prologue (:mod:`.reduction_prologue`)."""
-    return isinstance(body.ops[0] if body.ops else None, REDUCTION_OPS) or (
-        reduce_position(body) is not None
-    )
+    one reduce op after an elementwise prologue, maybe reading inputs through views
+    (:mod:`.reduction_prologue`)."""
+    return reduction_parts(body, REDUCTION_OPS) is not None
 
 
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    at = reduce_position(body) or 0
-    op = body.ops[at]
+    parts = reduction_parts(body, REDUCTION_OPS)
+    assert parts is not None
+    op, at = parts.reduction, parts.at
     assert isinstance(op, GraphOp)
     spec = reduction_of(op)
     if isinstance(spec, str):
         return spec
+    sources = parts.sources(b, body)
     value, out_arg = body.writes[0]
-    tail = norm_tail(body, memref_shape(out_arg), at)
+    tail = norm_tail(body, memref_shape(out_arg), parts, sources)
     if isinstance(tail, str):
         return tail
-    x_arg = body.source(op.operands[0])
+    x_arg = sources[op.operands[0]] if op.operands[0] in sources else body.source(op.operands[0])
     x_type = op.operands[0].type
     assert isinstance(x_type, TensorType)
     prologue = None
     source: SSAValue | Prologue
     if at:  # the input is computed in UB by the ops before the reduction
-        source = prologue = Prologue(body, body.ops[:at], op.operands[0], x_type.storage_shape)
+        shape = [int(d) for d in x_type.storage_shape]
+        source = prologue = Prologue(body, parts.ops[:at], op.operands[0], shape, sources)
         refused = prologue.unsupported(op)
         if refused is not None:
             return refused

@@ -26,41 +26,86 @@ value of the prologue read after the reduction (``x / sum(x)``) or written by th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.reduction import ReduceOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.lowering.analysis.operand_views import ViewChain
 from tilegraph.lowering.conversion.kernel_body import KernelBody
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, TilePlan
+from tilegraph.lowering.conversion.tiling.elementwise_views import input_views
+from tilegraph.lowering.conversion.tiling.matmul_views import view_of
 from tilegraph.lowering.conversion.tiling.reduction_chunks import ChunkPlan
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
 
 
-def reduce_position(body: KernelBody) -> int | None:
-    """Where the body's one reduce op is, when it is not the first op and every other op
-    has a vector program (or is a TransData, which :class:`Prologue` judges): the kernel
-    of a reduction with a prologue. None for any other body."""
-    at = [i for i, op in enumerate(body.ops) if isinstance(op, ReduceOp)]
-    if len(at) != 1 or at[0] == 0:
+@dataclass(frozen=True)
+class Parts:
+    """A reduction kernel's body: the ops that compute (the reduction at ``at``, a
+    prologue before it, a tail after it) and the input views the others are."""
+
+    ops: list[Operation]
+    at: int
+    views: list[tuple[SSAValue, ViewChain]]
+    """Operands read through a chain of reshapes / transposes / slices of a kernel input
+    (:func:`~.elementwise_views.input_views`): no ops of the kernel, GM views."""
+
+    @property
+    def reduction(self) -> Operation:
+        return self.ops[self.at]
+
+    def sources(self, b: KernelBuilder, body: KernelBody) -> dict[SSAValue, SSAValue]:
+        """Each viewed operand -> the GM view of the kernel argument it is read from."""
+        found = {}
+        for v, chain in self.views:
+            arg = body.source(chain.base)
+            assert arg is not None
+            found[v] = view_of(b, arg, chain.view)
+        return found
+
+
+def reduction_parts(body: KernelBody, heads: tuple[type, ...]) -> Parts | None:
+    """The parts of a reduction kernel: its first computing op one of ``heads`` (a
+    reduction, maybe with a tail), or its one reduce op after a prologue, every other op
+    with a vector program (or a TransData, which :class:`Prologue` judges). None for any
+    other body."""
+    views = list(input_views(body, body.ops))
+    on_views = {op for _, chain in views for op in chain.ops}
+    ops = [op for op in body.ops if op not in on_views]
+    if not ops:
         return None
-    for op in body.ops:
+    if isinstance(ops[0], heads):
+        return Parts(ops, 0, views)
+    at = [i for i, op in enumerate(ops) if isinstance(op, ReduceOp)]
+    if len(at) != 1:
+        return None
+    for op in ops:
         if isinstance(op, ReduceOp | TransDataOp):
             continue
         if not isinstance(op, GraphOp) or vector_lowering(op) is None:
             return None
-    return at[0]
+    return Parts(ops, at[0], views)
 
 
 class Prologue:
     """The ops before the reduction, computing its input ``x`` in UB per tile."""
 
-    def __init__(self, body: KernelBody, ops: Sequence[Operation], x: SSAValue, shape):
-        """``ops``: the body's ops before the reduction; ``shape``: ``x``'s storage shape."""
+    def __init__(
+        self,
+        body: KernelBody,
+        ops: Sequence[Operation],
+        x: SSAValue,
+        shape: Sequence[int],
+        sources: dict[SSAValue, SSAValue],
+    ):
+        """``ops``: the body's ops before the reduction; ``shape``: ``x``'s storage shape;
+        ``sources``: the inputs read through GM views (:meth:`Parts.sources`)."""
         self.body, self.ops, self.x = body, list(ops), x
-        self.chain = Chain(body, self.ops, shape)
+        self.chain = Chain(body, self.ops, shape, sources=sources)
         self.invariant: list[SSAValue] = []
 
     def unsupported(self, reduction: Operation) -> str | None:
