@@ -1,7 +1,9 @@
-"""The elementwise tail of a normalisation's vector kernel: a LayerNorm / RMS norm /
-Softmax / LogSoftmax kernel that runs the short elementwise chain ``fuse-ops`` gave it
-(:func:`~tilegraph.passes.fuse_legality.normalisation_tail`) on the tile it would store,
-and stores the chain's result instead.
+"""The elementwise tail of a normalisation's or reduction's vector kernel: a LayerNorm /
+RMS norm / Softmax / LogSoftmax kernel that runs the short elementwise chain ``fuse-ops``
+gave it (:func:`~tilegraph.passes.fuse_legality.normalisation_tail`) on the tile it would
+store, and stores the chain's result instead; a reduce op's kernel the same on its reduced
+tile (the ops after the reduce in its group, maybe after a prologue:
+:mod:`.reduction_prologue`), which the tail cannot broadcast back to the reduced axes.
 
 Two tails matter: a per-tensor QuantizeLinear (the kernel writes the int8 or uint8 tensor
 of a QDQ transformer) and torch's SDPA NaN guard ``where(isnan(p), 0, p)`` after a

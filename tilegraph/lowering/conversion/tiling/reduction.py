@@ -10,7 +10,9 @@ NDC1HWC0: D, H and W).
 Each op is a short vector program on the tile (``vreduce``, broadcast ``vsub``/``vdiv``...).
 When no such tile fits UB (a softmax over 1000 classes on a small UB), the reduction loops
 over chunks of its reduced axes instead (:mod:`.reduction_chunks`); the tiles of a
-reduction that fits are unchanged by that.
+reduction that fits are unchanged by that. Elementwise ops before a reduce op in its group
+compute its input in each tile (or chunk), those after it run on the reduced tile
+(:mod:`.reduction_prologue`, :mod:`.norm_tail`).
 """
 
 from __future__ import annotations
