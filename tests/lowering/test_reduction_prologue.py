@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_tile_differential import (
@@ -152,35 +153,61 @@ def test_fp16_data_reduces_in_fp32_after_its_prologue(case: Case):
     assert_matches(levels, rtol=1e-2, atol=2e-2)
 
 
-NORMALISED = """
-func.func @main(%x: !layout.tensor<8x30xf32>) -> !layout.tensor<8x30xf32> {
-  %a = graph.constant dense<[1]> : !layout.tensor<1xi64>
-  %y = graph.fused "fused_exp_reduce_sum_div_0" <elemwise> (%x, %a) : (!layout.tensor<8x30xf32>, !layout.tensor<1xi64>) -> !layout.tensor<8x30xf32> {
-  ^bb0(%x1: !layout.tensor<8x30xf32>, %a1: !layout.tensor<1xi64>):
-    %e = graph.exp %x1 : !layout.tensor<8x30xf32>
-    %s = graph.reduce_sum %e, %a1 {keepdims = 1 : i64} : (!layout.tensor<8x30xf32>, !layout.tensor<1xi64>) -> !layout.tensor<8x1xf32>
-    %d = graph.div %e, %s : (!layout.tensor<8x30xf32>, !layout.tensor<8x1xf32>) -> !layout.tensor<8x30xf32>
-    graph.yield %d : !layout.tensor<8x30xf32>
-  }
-  func.return %y : !layout.tensor<8x30xf32>
-}
+def _normalised(rows: int, width: int) -> str:
+    """``e / sum(e)``, ``e = exp(x)``, as one hand-made group (fuse-ops does not make it)."""
+    t = f"!layout.tensor<{rows}x{width}xf32>"
+    r = f"!layout.tensor<{rows}x1xf32>"
+    a = "!layout.tensor<1xi64>"
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %a = graph.constant dense<[1]> : {a}
+  %y = graph.fused "fused_exp_reduce_sum_div_0" <elemwise> (%x, %a) : ({t}, {a}) -> {t} {{
+  ^bb0(%x1: {t}, %a1: {a}):
+    %e = graph.exp %x1 : {t}
+    %s = graph.reduce_sum %e, %a1 {{keepdims = 1 : i64}} : ({t}, {a}) -> {r}
+    %d = graph.div %e, %s : ({t}, {r}) -> {t}
+    graph.yield %d : {t}
+  }}
+  func.return %y : {t}
+}}
 """
-"""``e / sum(e)`` as one group (fuse-ops does not make it; a hand-made one)."""
 
 
-def test_a_prologue_value_read_after_the_reduction_is_refused_with_its_reason():
-    """``e`` is needed again after the reduction, on the full tile: refused by the
-    reduction strategy (not the elementwise chain's "no vector lowering for
-    graph.reduce_sum"); the group splits into kernels that compute the graph."""
-    module = parse_mlir(NORMALISED)
-    inputs = [np.random.default_rng(0).standard_normal((8, 30)).astype(np.float32)]
+def _lowered_normalised(rows: int, width: int):
+    """The module of :func:`_normalised` lowered and tiled on ``test``, the remarks of its
+    lowering and its outputs (both executors) against numpy's."""
+    module = parse_mlir(_normalised(rows, width))
+    x = np.random.default_rng(0).standard_normal((rows, width)).astype(np.float32)
     with collecting_statistics() as stats:
         run_pipeline("set-target{platform=test},lower-graph-to-kernels", make_context(), module)
-    (split,) = [r for r in lowering_remarks(stats) if r.kind == SPLIT_KIND]
-    assert split.details["strategy"] == "reduction"
-    assert split.details["reason"] == "a value computed before the reduction is read after it"
     run_pipeline("tile-kernels", make_context(), module)
-    e = np.exp(inputs[0])
+    e = np.exp(x)
     for executor in ("interpret", "fast"):
-        (out,) = run_tiles(module, inputs, executor=executor)
-        np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5)
+        (out,) = run_tiles(module, [x], executor=executor)
+        np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-5, err_msg=executor)
+    return module, lowering_remarks(stats)
+
+
+def test_the_tail_broadcasts_the_reduced_tile_back_over_the_rows():
+    """``e / sum(e)``: the tail reads the prologue's ``e`` tile (still in UB) and the
+    reduced tile, broadcast along the row; one kernel over ragged row tiles (37 rows)."""
+    module, remarks = _lowered_normalised(37, 30)
+    assert not [r for r in remarks if r.kind == SPLIT_KIND]
+    kernels = [f for f in module.ops if isinstance(f, func.FuncOp) and "tile.ops" in f.attributes]
+    (kernel,) = kernels
+    assert kernel.attributes["tile.tiles"].value.data > 1  # type: ignore[attr-defined]
+    names = [o.name for o in kernel.walk()]
+    assert names.count("tile.vexp") == 1  # e is computed once, not reloaded
+    assert names.index("tile.vreduce") < names.index("tile.vdiv")
+
+
+def test_a_broadcast_tail_over_rows_too_long_for_ub_is_refused_with_its_reason():
+    """A row of 3000 does not fit the ``test`` preset's UB: the tail would need the row
+    again after the chunks; refused by the reduction strategy, and the split kernels
+    compute the graph."""
+    _, remarks = _lowered_normalised(2, 3000)
+    (split,) = [r for r in remarks if r.kind == SPLIT_KIND]
+    assert split.details["strategy"] == "reduction"
+    assert split.details["reason"] == (
+        "the ops after the reduction read the reduced axes again, which do not fit UB"
+    )

@@ -65,6 +65,7 @@ from tilegraph.lowering.conversion.tiling.reduction_chunks import (
 )
 from tilegraph.lowering.conversion.tiling.reduction_prologue import (
     Prologue,
+    broadcast_tail,
     even_chunks,
     reduction_parts,
 )
@@ -356,7 +357,10 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return spec
     sources = parts.sources(b, body)
     value, out_arg = body.writes[0]
-    tail = norm_tail(body, memref_shape(out_arg), parts, sources)
+    full_tail = broadcast_tail(body, parts, sources)
+    if isinstance(full_tail, str):
+        return full_tail
+    tail = None if full_tail is not None else norm_tail(body, memref_shape(out_arg), parts, sources)
     if isinstance(tail, str):
         return tail
     x_arg = sources[op.operands[0]] if op.operands[0] in sources else body.source(op.operands[0])
@@ -367,14 +371,15 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if at:  # the input is computed in UB by the ops before the reduction
         shape = [int(d) for d in x_type.storage_shape]
         source = prologue = Prologue(body, parts.ops[:at], op.operands[0], shape, sources)
-        refused = prologue.unsupported(op)
+        refused = prologue.unsupported(op, parts.ops[at + 1 :] if full_tail else ())
         if refused is not None:
             return refused
     elif x_arg is None:
         return "a reduction of a value computed inside the kernel"
     else:
         source = x_arg
-    if value is not (op.results[0] if tail is None else tail.written):
+    last = full_tail if full_tail is not None else tail
+    if value is not (op.results[0] if last is None else last.written):
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
     if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
@@ -421,11 +426,14 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             + sum(aligned_bytes(b.hw, "UB", n * eb) for n in staged)
             + tail_bytes(tail, b, out_shape(tile))
             + (0 if prologue is None else prologue.ub_bytes(b, tile))
+            + (0 if full_tail is None else full_tail.ub_bytes(b, tile))
         )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
     budget = b.ub_budget()
     plan = choose_tile(x_shape, ub_bytes, budget, first_reduced, b.split_depth(), b.hw.vector_cores)
+    if plan is None and full_tail is not None:
+        return "the ops after the reduction read the reduced axes again, which do not fit UB"
     if plan is None:
         out_dropped = not spec.chunked.normalises and not spec.keepdims
         shapes = [memref_shape(p) for p in params]
@@ -477,6 +485,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     if tail is not None:
         tail.allocate(b, out_shape(tile))
+    if full_tail is not None:
+        full_tail.allocate(b, tile)
 
     def cast_tile(src: SSAValue, dst: SSAValue) -> None:
         """Convert a staged tile to (or from) the compute type; nothing when they agree."""
@@ -511,8 +521,13 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if out_rank == len(offsets)
             else [o for i, o in enumerate(offsets) if i not in spec.axes]
         )
-        if tail is not None:
-            out = tail.emit(b, out, out_offsets)
-        store(b, out, out_arg, out_offsets)
+        if full_tail is not None:  # on the input's tile, the reduced one broadcast
+            given = {op.results[0]: out, op.operands[0]: x_in}
+            given |= prologue.tiles() if prologue is not None else {}
+            full_tail.emit(b, given, offsets, out_arg)
+        else:
+            if tail is not None:
+                out = tail.emit(b, out, out_offsets)
+            store(b, out, out_arg, out_offsets)
     b.tiles = plan.count()
     return None

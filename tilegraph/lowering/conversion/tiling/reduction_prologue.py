@@ -18,9 +18,14 @@ A chunked prologue's chunks divide the reduced chunk axis: lanes past the tensor
 ragged chunk would run the prologue on the loads' zero fill (``exp(0) = 1`` to a sum),
 where a lone reduce fills them with the combine's identity.
 
+Ops after the reduce that write a value of its input's shape (``e / sum(e)``) are a
+:class:`BroadcastTail`: they run on the input's tile, the reduced tile broadcast back,
+while the tile holds the reduced axes whole.
+
 What is refused, with its reason (the group is then split): a prologue that changes the
 layout (a TransData, whose tiles are 5HD while the reduced axes are the storage's), a
-value of the prologue read after the reduction (``x / sum(x)``) or written by the kernel.
+value of the prologue read after the reduction other than by a broadcast tail, or written
+by the kernel; a broadcast tail whose reduced axes need chunks.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.reduction import ReduceOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.lowering.analysis.operand_views import ViewChain
-from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, TilePlan
 from tilegraph.lowering.conversion.tiling.elementwise_views import input_views
@@ -108,8 +113,10 @@ class Prologue:
         self.chain = Chain(body, self.ops, shape, sources=sources)
         self.invariant: list[SSAValue] = []
 
-    def unsupported(self, reduction: Operation) -> str | None:
-        """Why the prologue cannot run before ``reduction`` in its tiles (None: it can)."""
+    def unsupported(self, reduction: Operation, after: Sequence[Operation] = ()) -> str | None:
+        """Why the prologue cannot run before ``reduction`` in its tiles (None: it can);
+        ``after``: the ops after it that may read the prologue's tiles (a
+        :class:`BroadcastTail`)."""
         if any(isinstance(op, TransDataOp) for op in self.ops) or self.chain.space != "storage":
             return "a layout change before the reduction"
         reason = self.chain.unsupported()
@@ -118,7 +125,7 @@ class Prologue:
         if self.x.owner not in self.ops:
             return "a reduction of an input beside ops before it"
         written = {v for v, _ in self.body.writes}
-        members = {*self.ops, reduction}
+        members = {*self.ops, reduction, *after}
         for op in self.ops:
             for r in op.results:
                 if r in written:
@@ -146,6 +153,10 @@ class Prologue:
         for v in self.invariant:
             self.chain.load(b, v, zeros)
 
+    def tiles(self) -> dict[SSAValue, SSAValue]:
+        """Each value of the prologue -> its UB tile (after :meth:`allocate`)."""
+        return {op.results[0]: t[0] for op, t in self.chain.op_tiles.items()}
+
     def emit(self, b: KernelBuilder, offsets: Sequence[SSAValue]) -> None:
         """Compute ``x``'s tile at ``offsets`` (its inputs' other tiles loaded there)."""
         for v in self.chain.input_tiles:
@@ -163,3 +174,58 @@ def even_chunks(plan: ChunkPlan) -> ChunkPlan:
     extent = plan.shape[plan.axis]
     size = next(c for c in range(plan.size, 0, -1) if extent % c == 0)
     return ChunkPlan(plan.shape, plan.axes, plan.axis, size)
+
+
+class BroadcastTail:
+    """The ops after a reduce op (its reduced dims kept) that read its result beside
+    values of the input's shape, and write a value of that shape: ``x / sum(x)``,
+    ``x - max(x)``. They run on the input's tile after the ``vreduce``, the reduced tile
+    broadcast along the reduced axes, the input's and the prologue's tiles still in UB:
+    only while a tile holds the reduced axes whole (the chunked form would need them
+    again after the last chunk)."""
+
+    def __init__(self, chain: Chain, given: list[SSAValue], written: SSAValue):
+        self.chain, self.given, self.written = chain, given, written
+
+    def ub_bytes(self, b: KernelBuilder, tile: Sequence[int]) -> int:
+        return self.chain.ub_bytes(b.hw, tile, self.given)
+
+    def allocate(self, b: KernelBuilder, tile: Sequence[int]) -> None:
+        self.chain.allocate(b, tile, self.given)
+
+    def emit(
+        self,
+        b: KernelBuilder,
+        given: dict[SSAValue, SSAValue],
+        offsets: Sequence[SSAValue],
+        out_arg: SSAValue,
+    ) -> None:
+        """Load the tail's GM inputs at the input tile's ``offsets``, compute it from the
+        ``given`` tiles (the reduced one, the input's, the prologue's) and store it."""
+        self.chain.epilogue(b, given, offsets, out_arg, self.written)
+
+
+def broadcast_tail(
+    body: KernelBody, parts: Parts, sources: dict[SSAValue, SSAValue]
+) -> BroadcastTail | str | None:
+    """The ops after ``parts``' reduce op as a :class:`BroadcastTail` when they write a
+    value of the reduce input's shape (None when they do not: an ordinary tail, or none),
+    or why they cannot be one."""
+    op, rest = parts.reduction, parts.ops[parts.at + 1 :]
+    if not rest or len(body.writes) != 1 or not isinstance(op, ReduceOp):
+        return None
+    written, x = body.writes[0][0], op.operands[0]
+    if written is not rest[-1].results[0]:
+        return None
+    shape = tensor_of(x).storage_shape
+    if tensor_of(written).storage_shape != shape:
+        return None
+    if not op.attr("keepdims"):
+        return "the ops after the reduction broadcast a result without its reduced dims"
+    chain = Chain(body, rest, [int(d) for d in shape], sources=sources)
+    computed = {op.results[0], x} | {r for p in parts.ops[: parts.at] for r in p.results}
+    given = [v for v in chain.inputs if v in computed]
+    reason = chain.unsupported(given=given)
+    if reason is not None:
+        return reason
+    return BroadcastTail(chain, given, written)
