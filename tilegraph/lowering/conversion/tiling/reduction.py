@@ -371,7 +371,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if at:  # the input is computed in UB by the ops before the reduction
         shape = [int(d) for d in x_type.storage_shape]
         source = prologue = Prologue(body, parts.ops[:at], op.operands[0], shape, sources)
-        refused = prologue.unsupported(op, parts.ops[at + 1 :] if full_tail else ())
+        readers = parts.ops[at + 1 :] if full_tail is not None else ()
+        refused = prologue.unsupported(op, readers)
         if refused is not None:
             return refused
     elif x_arg is None:
