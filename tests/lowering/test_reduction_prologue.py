@@ -211,3 +211,20 @@ def test_a_broadcast_tail_over_rows_too_long_for_ub_is_refused_with_its_reason()
     assert split.details["reason"] == (
         "the ops after the reduction read the reduced axes again, which do not fit UB"
     )
+
+
+def test_a_prologue_over_a_prime_row_too_long_for_ub_is_refused_with_its_reason():
+    """A row of 2003 (prime) on the ``test`` preset: the only chunk length dividing it
+    under what fits is 1, so the group is refused (the split kernels, the reduce's own
+    chunks padded with the identity) and every level still agrees."""
+    g = Graph()
+    e = g.op("exp", g.input([2, 2003]))
+    module = g.b.build(g.op("reduce_sum", e, g.ints([1]), keepdims=0))
+    with collecting_statistics() as stats:
+        levels = run_levels(module, g.arrays, "test")
+    (split,) = [r for r in lowering_remarks(stats) if r.kind == SPLIT_KIND]
+    assert split.details["strategy"] == "reduction"
+    assert split.details["reason"] == (
+        "a prologue's chunks must divide the reduced axis: none near what fits UB"
+    )
+    assert_matches(levels)

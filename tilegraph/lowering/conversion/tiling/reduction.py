@@ -452,6 +452,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             return "no chunk of the reduced axes fits UB"
         if prologue is not None:
             chunks = even_chunks(chunks)
+            if chunks is None:
+                return "a prologue's chunks must divide the reduced axis: none near what fits UB"
         if not b.dry_run:
             emit_chunked_reduction(
                 b, spec.chunked, chunks, source, out_arg, params, element, compute, tail

@@ -16,7 +16,8 @@ reduction's kernel (:mod:`.reduction`) with
 
 A chunked prologue's chunks divide the reduced chunk axis: lanes past the tensor in a
 ragged chunk would run the prologue on the loads' zero fill (``exp(0) = 1`` to a sum),
-where a lone reduce fills them with the combine's identity.
+where a lone reduce fills them with the combine's identity; when no such length is at
+least half the longest that fits, the group is refused.
 
 Ops after the reduce that write a value of its input's shape (``e / sum(e)``) are a
 :class:`BroadcastTail`: they run on the input's tile, the reduced tile broadcast back,
@@ -165,14 +166,18 @@ class Prologue:
         self.chain.compute(b, {}, dict(self.chain.input_tiles))
 
 
-def even_chunks(plan: ChunkPlan) -> ChunkPlan:
+def even_chunks(plan: ChunkPlan) -> ChunkPlan | None:
     """``plan`` with its chunk length cut to the largest that divides a reduced chunk
     axis (no ragged chunk: see the module docstring); a kept chunk axis is unchanged (its
-    lanes past the tensor are cut by the store)."""
+    lanes past the tensor are cut by the store). None when no divisor is at least half
+    the longest chunk that fits (a prime extent would take chunks of one row: the split
+    kernels are faster)."""
     if plan.axis not in plan.axes:
         return plan
     extent = plan.shape[plan.axis]
     size = next(c for c in range(plan.size, 0, -1) if extent % c == 0)
+    if 2 * size < plan.size:
+        return None
     return ChunkPlan(plan.shape, plan.axes, plan.axis, size)
 
 
