@@ -76,7 +76,11 @@ from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
     emit_quantized_recurrent_kernel,
 )
 from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
-from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
+from tilegraph.lowering.conversion.tiling.reduction import (
+    REDUCTION_OPS,
+    emit_reduction_kernel,
+    takes_reduction,
+)
 from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
     emit_reshape_kernel,
@@ -153,7 +157,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         (MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector", _starts_with(MaxPoolOp, AvgPoolOp)
     ),
-    Strategy(tuple(REDUCTION_OPS), emit_reduction_kernel, "vector", _starts_with(*REDUCTION_OPS)),
+    Strategy(tuple(REDUCTION_OPS), emit_reduction_kernel, "vector", takes_reduction),
     Strategy((LrnOp,), emit_lrn_kernel, "vector", _starts_with(LrnOp)),
     Strategy((GroupNormOp,), emit_group_norm_kernel, "vector", _starts_with(GroupNormOp)),
     Strategy((ApplyRotaryOp,), emit_rotary_kernel, "vector", is_rotary_kernel),
