@@ -1,0 +1,159 @@
+"""Chains of reshapes and transposes as one permute kernel (``tiling/view_chains.py``):
+Hiera's unroll (several transposes between reshapes that split and merge axes), CLAP's
+window partition (``transpose, reshape, transpose``), ESPCN's pixel shuffle after a
+convolution (``trans_data, reshape, transpose, reshape``, C in one C0 block or filling
+its blocks) and PaddleOCR's CRNN head in NWCH order. Each is checked at every level
+(graph, both tile executors) with NaN in the padding lanes, and is one vector kernel where
+it was split into several; the factorisation itself is checked against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
+from tilegraph.builder import GraphBuilder
+from tilegraph.lowering.conversion.tiling.view_chains import Atoms
+
+Step = tuple[str, tuple[int, ...]]
+
+
+def _numpy_chain(x: np.ndarray, steps: list[Step]) -> np.ndarray:
+    for kind, arg in steps:
+        x = x.reshape(arg) if kind == "reshape" else x.transpose(arg)
+    return x
+
+
+HIERA = [  # [2, 4*2, 6*2, 3] unrolled twice (Hiera's `unroll`), then flattened
+    ("reshape", (2, 4, 2, 6, 2, 3)),
+    ("transpose", (2, 4, 0, 1, 3, 5)),
+    ("reshape", (8, 4, 6, 3)),
+    ("reshape", (8, 2, 2, 3, 2, 3)),
+    ("transpose", (2, 4, 0, 1, 3, 5)),
+    ("reshape", (32, 2, 3, 3)),
+    ("transpose", (0, 3, 1, 2)),
+    ("reshape", (32, 18)),
+]
+CLAP = [("transpose", (0, 2, 1, 3)), ("reshape", (2, 3, 4, 5, 6)), ("transpose", (0, 2, 1, 4, 3))]
+SHUFFLE = [
+    ("reshape", (2, 1, 3, 3, 4, 5)),
+    ("transpose", (0, 1, 4, 2, 5, 3)),
+    ("reshape", (2, 1, 12, 15)),
+]
+
+
+@pytest.mark.parametrize(
+    ("shape", "steps"),
+    [((2, 8, 12, 3), HIERA), ((2, 4, 3, 30), CLAP), ((2, 9, 4, 5), SHUFFLE)],
+)
+def test_the_factorised_permute_is_the_chain(shape, steps):
+    """The permute of the coarse view, applied to an index array, reads the elements the
+    chain's numpy ops give, and merges every run contiguous on both sides."""
+    x = np.arange(int(np.prod(shape))).reshape(shape)
+    atoms = Atoms.row_major(shape)
+    for kind, arg in steps:
+        if kind == "reshape":
+            assert atoms.reshape(arg) is None
+        else:
+            atoms.transpose(arg)
+    found = atoms.permute()
+    view = np.lib.stride_tricks.as_strided(
+        x.ravel(), found.source.shape, [s * x.itemsize for s in found.source.strides]
+    )
+    expected = _numpy_chain(x, steps)
+    assert np.array_equal(view.transpose(found.perm).ravel(), expected.ravel())
+    assert all(p + 1 != q for p, q in zip(found.perm, found.perm[1:], strict=False)), found
+
+
+def test_a_reshape_cutting_a_moved_axis_is_refused():
+    """[2, 6] transposed to [6, 2] and reshaped to [4, 3]: 6 is cut into 4 (no divisor),
+    no view of the source; the reason names the sizes."""
+    atoms = Atoms.row_major((2, 6))
+    atoms.transpose((1, 0))
+    reason = atoms.reshape((4, 3))
+    assert reason is not None and "6" in reason and "4" in reason
+
+
+def _plain_chain(shape: list[int], steps: list[Step]):
+    b = GraphBuilder("main")
+    x = b.input("x", shape)
+    y = x
+    for kind, arg in steps:
+        if kind == "reshape":
+            y = b.op("reshape", y, b.constant(np.array(arg, np.int64)))
+        else:
+            y = b.op("transpose", y, perm=list(arg))
+    module = b.build(y)
+    data = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    return module, {"x": data}
+
+
+def _one_chain_kernel(module, inputs, platform: str, first: str) -> None:
+    levels = run_levels(module, inputs, platform, pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    chains = [k for k in levels.tiled_kernels if "graph.transpose" in k.ops]
+    assert len(chains) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
+    assert chains[0].ops[0] == first and chains[0].unit == "vector", chains
+    assert not [k for k in levels.tiled_kernels if k.unit == "host"]
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
+@pytest.mark.parametrize(
+    ("shape", "steps"), [([2, 8, 12, 3], HIERA), ([2, 4, 3, 30], CLAP)], ids=["hiera", "clap"]
+)
+def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
+    module, inputs = _plain_chain(shape, steps)
+    _one_chain_kernel(module, inputs, platform, steps[0][0].join(["graph.", ""]))
+
+
+def _conv_then(kind: str, channels: int, height: int, width: int):
+    """conv (1x1, 8 -> ``channels``) -> relu, then ``kind``: a pixel shuffle (by 3 when
+    ``channels`` is a multiple of 9, else by 4) or
+    CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``."""
+    rng = np.random.default_rng(31)
+    batch = 2
+    b = GraphBuilder("main")
+    x = b.input("x", [batch, 8, height, width], "float32", "NCHW")
+    w = (rng.standard_normal((channels, 8, 1, 1)) / 3).astype(np.float32)
+    feature = b.op("relu", b.op("conv2d", x, b.constant(w, "NCHW")))
+    if kind == "shuffle":
+        r = 3 if channels % 9 == 0 else 4
+        c = channels // (r * r)
+        split = [batch, c, r, r, height, width]
+        y = b.op("reshape", feature, b.constant(np.array(split, np.int64)))
+        y = b.op("transpose", y, perm=[0, 1, 4, 2, 5, 3])
+        shape = [batch, c, height * r, width * r]
+        y = b.op("reshape", y, b.constant(np.array(shape, np.int64)))
+    else:
+        y = b.op("transpose", feature, perm=[0, 3, 1, 2])
+        shape = [batch, width, channels * height]
+        y = b.op("reshape", y, b.constant(np.array(shape, np.int64)))
+    module = b.build(b.op("exp", y))
+    return module, {"x": rng.standard_normal((batch, 8, height, width)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("platform", ["test", "ascend910b"])
+@pytest.mark.parametrize(
+    ("kind", "channels", "height", "width"),
+    [
+        ("shuffle", 9, 5, 7),  # ESPCN: 9 channels in one block, padding lanes never read
+        ("shuffle", 32, 3, 4),  # r = 4, C fills its C0 blocks: C1 and C0 are atoms
+        ("shuffle", 9, 30, 41),  # more than one UB tile on the test preset: ragged
+        ("crnn", 32, 2, 13),  # NWCH, H > 1: not channels-last
+    ],
+)
+def test_chains_after_a_transdata_are_one_kernel(kind, channels, height, width, platform):
+    module, inputs = _conv_then(kind, channels, height, width)
+    _one_chain_kernel(module, inputs, platform, "layout.trans_data")
+
+
+def test_channels_ending_inside_a_later_block_split_as_before():
+    """20 channels in two C0 blocks of 16 (the second half padding) are no strided axis:
+    the chain is refused and split (the TransData apart); the outputs still agree."""
+    module, inputs = _conv_then("crnn", 20, 2, 13)
+    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
+    assert_no_nan(levels)
+    assert_matches(levels)
+    chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
+    assert chains and all("layout.trans_data" not in ops for ops in chains), chains
