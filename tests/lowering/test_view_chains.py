@@ -88,11 +88,11 @@ def _plain_chain(shape: list[int], steps: list[Step]):
     return module, {"x": data}
 
 
-def _one_chain_kernel(module, inputs, platform: str, first: str) -> None:
+def _one_chain_kernel(module, inputs, platform: str, first: str, op="graph.transpose") -> None:
     levels = run_levels(module, inputs, platform, pad_value=float("nan"))
     assert_no_nan(levels)
     assert_matches(levels)
-    chains = [k for k in levels.tiled_kernels if "graph.transpose" in k.ops]
+    chains = [k for k in levels.tiled_kernels if op in k.ops]
     assert len(chains) == 1, [(k.ops, k.reason) for k in levels.tiled_kernels]
     assert chains[0].ops[0] == first and chains[0].unit == "vector", chains
     assert not [k for k in levels.tiled_kernels if k.unit == "host"]
@@ -110,7 +110,7 @@ def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
 def _conv_then(kind: str, channels: int, height: int, width: int):
     """conv (1x1, 8 -> ``channels``) -> relu, then ``kind``: a pixel shuffle (by 3 when
     ``channels`` is a multiple of 9, else by 4) or
-    CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``."""
+    CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``, or a flatten."""
     rng = np.random.default_rng(31)
     batch = 2
     b = GraphBuilder("main")
@@ -125,6 +125,9 @@ def _conv_then(kind: str, channels: int, height: int, width: int):
         y = b.op("transpose", y, perm=[0, 1, 4, 2, 5, 3])
         shape = [batch, c, height * r, width * r]
         y = b.op("reshape", y, b.constant(np.array(shape, np.int64)))
+    elif kind == "flatten":  # for a Gemm: [N, C·H·W]
+        shape = [batch, channels * height * width]
+        y = b.op("reshape", feature, b.constant(np.array(shape, np.int64)))
     else:
         y = b.op("transpose", feature, perm=[0, 3, 1, 2])
         shape = [batch, width, channels * height]
@@ -157,3 +160,12 @@ def test_channels_ending_inside_a_later_block_split_as_before():
     assert_matches(levels)
     chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
     assert chains and all("layout.trans_data" not in ops for ops in chains), chains
+
+
+@pytest.mark.parametrize("channels", [9, 32])
+def test_a_flatten_of_a_map_past_one_ub_block_is_one_kernel(channels):
+    """TransData + flatten (PaddlePose's head) of a map whose one channel block of 40 x 30
+    pixels does not fit the test preset's UB: read as the permute of the 5HD view, windows
+    of pixels at a time, where it split into a TransData and a reshape."""
+    module, inputs = _conv_then("flatten", channels, 40, 30)
+    _one_chain_kernel(module, inputs, "test", "layout.trans_data", "graph.reshape")
