@@ -20,8 +20,28 @@ Step = tuple[str, tuple[int, ...]]
 
 def _numpy_chain(x: np.ndarray, steps: list[Step]) -> np.ndarray:
     for kind, arg in steps:
-        x = x.reshape(arg) if kind == "reshape" else x.transpose(arg)
+        if kind == "slice":  # (axis, start, stop, step)
+            axis, start, stop, step = arg
+            x = x[(slice(None),) * axis + (slice(start, stop, step),)]
+        else:
+            x = x.reshape(arg) if kind == "reshape" else x.transpose(arg)
     return x
+
+
+def _atoms_of(shape: tuple[int, ...], steps: list[Step]) -> Atoms:
+    """``steps`` applied to the atoms of a row-major ``shape`` (each must be a view)."""
+    atoms, x = Atoms.row_major(shape), np.zeros(shape)
+    for kind, arg in steps:
+        if kind == "reshape":
+            assert atoms.reshape(arg) is None
+        elif kind == "transpose":
+            atoms.transpose(arg)
+        else:
+            axis, start, stop, step = arg
+            length = len(range(*slice(start, stop, step).indices(x.shape[axis])))
+            assert atoms.slice(axis, start, length, step) is None
+        x = _numpy_chain(x, [(kind, arg)])
+    return atoms
 
 
 HIERA = [  # [2, 4*2, 6*2, 3] unrolled twice (Hiera's `unroll`), then flattened
@@ -40,29 +60,49 @@ SHUFFLE = [
     ("transpose", (0, 1, 4, 2, 5, 3)),
     ("reshape", (2, 1, 12, 15)),
 ]
+TIMESFORMER = [  # the class token dropped, then frames and patches swapped
+    ("slice", (1, 1, 13, 1)),
+    ("reshape", (2, 3, 4, 5)),
+    ("transpose", (0, 2, 1, 3)),
+]
+STRIDED = [  # a slice of a merged axis at whole inner runs, and a step on a moved axis
+    ("transpose", (1, 0, 2)),
+    ("reshape", (12, 5)),
+    ("slice", (0, 4, 12, 1)),
+    ("slice", (1, 0, 5, 2)),
+]
 
 
 @pytest.mark.parametrize(
     ("shape", "steps"),
-    [((2, 8, 12, 3), HIERA), ((2, 4, 3, 30), CLAP), ((2, 9, 4, 5), SHUFFLE)],
+    [
+        ((2, 8, 12, 3), HIERA),
+        ((2, 4, 3, 30), CLAP),
+        ((2, 9, 4, 5), SHUFFLE),
+        ((2, 13, 5), TIMESFORMER),
+        ((4, 3, 5), STRIDED),
+    ],
 )
 def test_the_factorised_permute_is_the_chain(shape, steps):
     """The permute of the coarse view, applied to an index array, reads the elements the
     chain's numpy ops give, and merges every run contiguous on both sides."""
     x = np.arange(int(np.prod(shape))).reshape(shape)
-    atoms = Atoms.row_major(shape)
-    for kind, arg in steps:
-        if kind == "reshape":
-            assert atoms.reshape(arg) is None
-        else:
-            atoms.transpose(arg)
-    found = atoms.permute()
+    found = _atoms_of(shape, steps).permute()
     view = np.lib.stride_tricks.as_strided(
-        x.ravel(), found.source.shape, [s * x.itemsize for s in found.source.strides]
+        x.ravel()[found.source.offset :],
+        found.source.shape,
+        [s * x.itemsize for s in found.source.strides],
     )
     expected = _numpy_chain(x, steps)
     assert np.array_equal(view.transpose(found.perm).ravel(), expected.ravel())
     assert all(p + 1 != q for p, q in zip(found.perm, found.perm[1:], strict=False)), found
+
+
+def test_a_slice_inside_the_inner_runs_of_a_merged_axis_is_refused():
+    """[4, 3] transposed and merged to [12]: rows 1..11 of it start inside a run of 4."""
+    atoms = _atoms_of((4, 3), [("transpose", (1, 0)), ("reshape", (12,))])
+    reason = atoms.slice(0, 1, 10, 1)
+    assert reason is not None and "merged axis" in reason
 
 
 def test_a_reshape_cutting_a_moved_axis_is_refused():
@@ -74,6 +114,11 @@ def test_a_reshape_cutting_a_moved_axis_is_refused():
     assert reason is not None and "6" in reason and "4" in reason
 
 
+def _slice(b: GraphBuilder, y, axis: int, start: int, stop: int, step: int = 1):
+    bounds = [b.constant(np.array([v], np.int64)) for v in (start, stop, axis, step)]
+    return b.op("slice", y, *bounds)
+
+
 def _plain_chain(shape: list[int], steps: list[Step]):
     b = GraphBuilder("main")
     x = b.input("x", shape)
@@ -81,6 +126,8 @@ def _plain_chain(shape: list[int], steps: list[Step]):
     for kind, arg in steps:
         if kind == "reshape":
             y = b.op("reshape", y, b.constant(np.array(arg, np.int64)))
+        elif kind == "slice":
+            y = _slice(b, y, *arg)
         else:
             y = b.op("transpose", y, perm=list(arg))
     module = b.build(y)
@@ -100,7 +147,9 @@ def _one_chain_kernel(module, inputs, platform: str, first: str, op="graph.trans
 
 @pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
 @pytest.mark.parametrize(
-    ("shape", "steps"), [([2, 8, 12, 3], HIERA), ([2, 4, 3, 30], CLAP)], ids=["hiera", "clap"]
+    ("shape", "steps"),
+    [([2, 8, 12, 3], HIERA), ([2, 4, 3, 30], CLAP), ([2, 13, 5], TIMESFORMER)],
+    ids=["hiera", "clap", "timesformer"],
 )
 def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
     module, inputs = _plain_chain(shape, steps)
@@ -109,7 +158,7 @@ def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
 
 def _conv_then(kind: str, channels: int, height: int, width: int):
     """conv (1x1, 8 -> ``channels``) -> relu, then ``kind``: a pixel shuffle (by 3 when
-    ``channels`` is a multiple of 9, else by 4) or
+    ``channels`` is a multiple of 9, else by 4), a trim of the last frame or
     CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``, or a flatten."""
     rng = np.random.default_rng(31)
     batch = 2
@@ -125,6 +174,9 @@ def _conv_then(kind: str, channels: int, height: int, width: int):
         y = b.op("transpose", y, perm=[0, 1, 4, 2, 5, 3])
         shape = [batch, c, height * r, width * r]
         y = b.op("reshape", y, b.constant(np.array(shape, np.int64)))
+    elif kind == "trim":  # SEW's feature extractor: squeeze(2), the last frame dropped
+        y = b.op("squeeze", feature, b.constant(np.array([2], np.int64)))
+        y = _slice(b, y, 2, 0, width - 1)
     elif kind == "flatten":  # for a Gemm: [N, C·H·W]
         shape = [batch, channels * height * width]
         y = b.op("reshape", feature, b.constant(np.array(shape, np.int64)))
@@ -132,7 +184,8 @@ def _conv_then(kind: str, channels: int, height: int, width: int):
         y = b.op("transpose", feature, perm=[0, 3, 1, 2])
         shape = [batch, width, channels * height]
         y = b.op("reshape", y, b.constant(np.array(shape, np.int64)))
-    module = b.build(b.op("exp", y))
+    # a trim is the output (an elementwise consumer would read it as its input view)
+    module = b.build(y if kind == "trim" else b.op("exp", y))
     return module, {"x": rng.standard_normal((batch, 8, height, width)).astype(np.float32)}
 
 
@@ -144,11 +197,14 @@ def _conv_then(kind: str, channels: int, height: int, width: int):
         ("shuffle", 32, 3, 4),  # r = 4, C fills its C0 blocks: C1 and C0 are atoms
         ("shuffle", 9, 30, 41),  # more than one UB tile on the test preset: ragged
         ("crnn", 32, 2, 13),  # NWCH, H > 1: not channels-last
+        ("trim", 9, 1, 37),
+        ("trim", 32, 1, 37),
     ],
 )
 def test_chains_after_a_transdata_are_one_kernel(kind, channels, height, width, platform):
     module, inputs = _conv_then(kind, channels, height, width)
-    _one_chain_kernel(module, inputs, platform, "layout.trans_data")
+    last = "graph.slice" if kind == "trim" else "graph.transpose"
+    _one_chain_kernel(module, inputs, platform, "layout.trans_data", last)
 
 
 def test_channels_ending_inside_a_later_block_split_as_before():

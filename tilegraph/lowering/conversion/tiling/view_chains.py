@@ -16,6 +16,9 @@ neighbours contiguous in both merge. The kernel is then :func:`~.reshape.emit_pe
 from a strided view of the source to a row-major view of the output: per output tile the
 source window is loaded, transposed on the vector unit and stored.
 
+A slice shortens (and with a step, strides) the one atom of its axis, or cuts the outer
+atom of a merged axis at whole runs of the inner ones (TimeSformer's class token dropped
+before its frames and patches are swapped; SEW's trailing frame trimmed off a 5HD map).
 A reshape that cuts an atom into sizes that do not divide it (``[6] -> [4, ...]`` after a
 transpose moved the 6) is no such view: refused with that reason, and the group splits.
 
@@ -34,6 +37,7 @@ from math import prod
 
 from xdsl.ir import Operation, SSAValue
 
+from tilegraph.dialects.graph.cutting import SliceOp
 from tilegraph.dialects.graph.shape_ops import TransposeOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import memref_shape
@@ -42,6 +46,7 @@ from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import StridedView
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.data_movement import op_regions
 from tilegraph.lowering.conversion.tiling.matmul_views import view_of
 from tilegraph.lowering.conversion.tiling.reshape import SHAPE_ONLY, emit_permute, plan_permute
 
@@ -65,6 +70,8 @@ class Atoms:
     def __init__(self, axes: Sequence[Sequence[tuple[int, int]]]):
         self.atoms: list[list[int]] = []
         self.axes: list[list[int]] = []
+        self.offset = 0
+        """Source elements before the value's first (a slice's start)."""
         for axis in axes:
             self.axes.append([self._new(s, t) for s, t in axis if s != 1])
 
@@ -112,6 +119,23 @@ class Atoms:
     def transpose(self, perm: Sequence[int]) -> None:
         self.axes = [self.axes[p] for p in perm]
 
+    def slice(self, axis: int, start: int, length: int, step: int) -> str | None:
+        """Elements ``start, start + step, ...`` (``length`` of them) of ``axis``: its one
+        atom shortened (and strided by ``step``), or — a merged axis — its outer atom cut
+        at multiples of the inner ones; why not otherwise."""
+        atoms = self.axes[axis]
+        if not atoms:
+            return None  # a unit axis: its one element
+        inner = prod(self.atoms[a][0] for a in atoms[1:])
+        if step < 1 or (inner > 1 and (step != 1 or start % inner or length % inner)):
+            return "a slice cutting a merged axis inside its inner runs (or reversing it)"
+        outer = self.atoms[atoms[0]]
+        self.offset += start // inner * outer[1]
+        outer[0], outer[1] = length // inner, outer[1] * step
+        if outer[0] == 1:
+            self.axes[axis] = atoms[1:]
+        return None
+
     def permute(self) -> Permute:
         """The output (its atoms in row-major order) as a permute of the source seen as
         its atoms sorted by stride, neighbours contiguous in both merged."""
@@ -128,7 +152,7 @@ class Atoms:
         shape = tuple(merged[i][0] for i in order)
         strides = tuple(merged[i][1] for i in order)
         perm = tuple(order.index(i) for i in range(len(merged)))
-        return Permute(StridedView(shape, strides), perm)
+        return Permute(StridedView(shape, strides, self.offset), perm)
 
 
 def _is_5hd_to_nchw(op: Operation) -> bool:
@@ -139,13 +163,17 @@ def _is_5hd_to_nchw(op: Operation) -> bool:
     )
 
 
+VIEW_OPS = (*SHAPE_ONLY, TransposeOp, SliceOp)
+"""The ops of a view chain after its optional TransData."""
+
+
 def _chain(ops: Sequence[Operation]) -> bool:
-    """``ops`` is reshape-like ops and transposes, each reading the one before, after an
-    optional TransData NC1HWC0 -> NCHW."""
+    """``ops`` is reshape-like ops, transposes and slices, each reading the one before,
+    after an optional TransData NC1HWC0 -> NCHW."""
     rest = ops[1:] if ops and _is_5hd_to_nchw(ops[0]) else ops
     return (
         bool(rest)
-        and all(isinstance(op, (*SHAPE_ONLY, TransposeOp)) for op in rest)
+        and all(isinstance(op, VIEW_OPS) for op in rest)
         and all(b.operands[0] is a.results[0] for a, b in zip(ops, ops[1:], strict=False))
     )
 
@@ -184,26 +212,48 @@ def chain_permute(ops: Sequence[Operation], src_arg: SSAValue) -> Permute | str:
             perm = op.attr("perm") or tuple(reversed(range(rank)))
             atoms.transpose([int(p) % rank for p in perm])
             continue
-        reason = atoms.reshape([int(d) for d in tensor_of(value).origin_shape])  # type: ignore[arg-type]
+        if isinstance(op, SliceOp):
+            reason = _slice(atoms, op)
+        else:
+            reason = atoms.reshape([int(d) for d in tensor_of(value).origin_shape])  # type: ignore[arg-type]
         if reason is not None:
             return f"{op.name}: {reason}"
     return atoms.permute()
 
 
+def _slice(atoms: Atoms, op: SliceOp) -> str | None:
+    """``op``'s bounds (:func:`~.data_movement.op_regions`) applied to ``atoms``."""
+    shape = [int(d) for d in tensor_of(op.operands[0]).origin_shape]  # type: ignore[arg-type]
+    regions = op_regions(op, [op.results[0]], shape, lambda v: tuple(tensor_of(v).origin_shape))  # type: ignore[arg-type]
+    if isinstance(regions, str):
+        return regions
+    for axis, piece in enumerate(regions[0].pieces):
+        if piece.extent == 0:
+            return "an empty slice"
+        reason = atoms.slice(axis, piece.start, piece.extent, piece.step)
+        if reason is not None:
+            return reason
+    return None
+
+
 def is_view_chain(body: KernelBody) -> bool:
     """Whether :func:`emit_view_chain_kernel` is the strategy: a chain (:func:`_chain`)
-    with a transpose the transpose kernel does not take alone — several, or one after a
-    TransData (a channels-last order is :mod:`.nhwc_out`'s)."""
+    the transpose and reshape kernels do not take — after a TransData, one with a slice or
+    a transpose (a channels-last order is :mod:`.nhwc_out`'s); else several transposes, or
+    a transpose and a slice."""
     from tilegraph.lowering.conversion.tiling.nhwc_out import MAX_CHECKED, channels_last_order
 
     ops = body.ops
     if not _chain(ops):
         return False
     transposes = sum(isinstance(op, TransposeOp) for op in ops)
+    slices = sum(isinstance(op, SliceOp) for op in ops)
     if _is_5hd_to_nchw(ops[0]):
+        if slices:
+            return True
         small = (tensor_of(ops[0].results[0]).num_elements() or 0) <= MAX_CHECKED
         return transposes > 0 and not (small and channels_last_order(ops))
-    return transposes > 1
+    return transposes > 1 or (transposes > 0 and slices > 0)
 
 
 def emit_view_chain_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
