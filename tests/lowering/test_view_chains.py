@@ -159,7 +159,7 @@ def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
 def _conv_then(kind: str, channels: int, height: int, width: int):
     """conv (1x1, 8 -> ``channels``) -> relu, then ``kind``: a pixel shuffle (by 3 when
     ``channels`` is a multiple of 9, else by 4), a trim of the last frame or
-    CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``, or a flatten."""
+    CRNN's NWCH ``transpose(0, 3, 1, 2), reshape [N, W, C·H]``."""
     rng = np.random.default_rng(31)
     batch = 2
     b = GraphBuilder("main")
@@ -177,9 +177,6 @@ def _conv_then(kind: str, channels: int, height: int, width: int):
     elif kind == "trim":  # SEW's feature extractor: squeeze(2), the last frame dropped
         y = b.op("squeeze", feature, b.constant(np.array([2], np.int64)))
         y = _slice(b, y, 2, 0, width - 1)
-    elif kind == "flatten":  # for a Gemm: [N, C·H·W]
-        shape = [batch, channels * height * width]
-        y = b.op("reshape", feature, b.constant(np.array(shape, np.int64)))
     else:
         y = b.op("transpose", feature, perm=[0, 3, 1, 2])
         shape = [batch, width, channels * height]
@@ -216,12 +213,3 @@ def test_channels_ending_inside_a_later_block_split_as_before():
     assert_matches(levels)
     chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
     assert chains and all("layout.trans_data" not in ops for ops in chains), chains
-
-
-@pytest.mark.parametrize("channels", [9, 32])
-def test_a_flatten_of_a_map_past_one_ub_block_is_one_kernel(channels):
-    """TransData + flatten (PaddlePose's head) of a map whose one channel block of 40 x 30
-    pixels does not fit the test preset's UB: read as the permute of the 5HD view, windows
-    of pixels at a time, where it split into a TransData and a reshape."""
-    module, inputs = _conv_then("flatten", channels, 40, 30)
-    _one_chain_kernel(module, inputs, "test", "layout.trans_data", "graph.reshape")

@@ -6,8 +6,6 @@
   per image and block of channel fractals, the 5HD tile is loaded, transposed on the vector
   unit to channel-major order and written as one run of the NCHW bytes. Runs are written in
   order, so the padding lanes a block spills past its channels are overwritten by the next.
-  A map whose one channel block (H·W pixels) does not fit UB is read as the permute of a
-  strided view instead (:mod:`.view_chains`), a window of pixels at a time.
 """
 
 from __future__ import annotations
@@ -196,10 +194,8 @@ def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     channels = int(tensor_of(trans.output).origin_shape[1])
     per_block = h * w * c0 * eb * 2  # the 5HD tile and its transposed copy
     c1t = max(1, min(c1, budget // per_block))
-    if per_block > budget:  # the map read by windows of pixels instead, through a view
-        from tilegraph.lowering.conversion.tiling.view_chains import emit_view_chain_kernel
-
-        return emit_view_chain_kernel(body, b)
+    if per_block > budget:
+        return "one channel block of the feature map does not fit UB"
     if b.dry_run:
         return None
     tile = b.buffer([1, c1t, h, w, c0], element, "UB", "fmap_ub")
