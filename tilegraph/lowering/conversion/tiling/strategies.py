@@ -93,7 +93,11 @@ from tilegraph.lowering.conversion.tiling.transdata import (
     emit_transdata_kernel,
     has_transdata_kernel,
 )
-from tilegraph.lowering.conversion.tiling.view_chains import emit_view_chain_kernel, is_view_chain
+from tilegraph.lowering.conversion.tiling.view_chains import (
+    VIEW_OPS,
+    emit_view_chain_kernel,
+    is_view_chain,
+)
 
 Emit = Callable[..., Any]
 
@@ -165,7 +169,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
     Strategy(
-        (TransDataOp, *SHAPE_ONLY, TransposeOp),
+        (TransDataOp, *VIEW_OPS),
         emit_view_chain_kernel,
         "vector",
         is_view_chain,
