@@ -8,6 +8,8 @@ it was split into several; the factorisation itself is checked against numpy."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -213,3 +215,20 @@ def test_channels_ending_inside_a_later_block_split_as_before():
     assert_matches(levels)
     chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
     assert chains and all("layout.trans_data" not in ops for ops in chains), chains
+
+
+@pytest.mark.parametrize(
+    ("model", "shape"), [("espcn", "image=1,1,24,30"), ("pd_crnn", "x=1,3,16,40")]
+)
+def test_zoo_lowering_section_has_no_view_chain_split(model, shape, tmp_path):
+    """The zoo's ESPCN (its pixel shuffle after the last convolution) and PaddleOCR's CRNN
+    (its NWCH head) lower every fused group whole: their one split group was that chain
+    (tilegraph-run's ``lowering`` section), and the outputs still match onnxruntime."""
+    from tests.zoo.zoo import MODELS_DIR
+    from tilegraph.tools.run.cli import run
+
+    report = tmp_path / "r.json"
+    args = [str(MODELS_DIR / f"{model}.onnx"), "--shape", shape, "--compare", "-q"]
+    assert run([*args, "--no-format-report", "--json", str(report)]) == 0
+    lowering = json.loads(report.read_text())["lowering"]
+    assert lowering["groups_split"] == 0, lowering["split_groups"]
