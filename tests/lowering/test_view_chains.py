@@ -8,11 +8,10 @@ it was split into several; the factorisation itself is checked against numpy."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
+from tests.lowering.test_nhwc_out import assert_transdata_split_apart, assert_zoo_lowers_whole
 from tests.lowering.test_tile_differential import assert_matches, assert_no_nan, run_levels
 from tilegraph.builder import GraphBuilder
 from tilegraph.lowering.conversion.tiling.view_chains import Atoms
@@ -210,11 +209,7 @@ def test_channels_ending_inside_a_later_block_split_as_before():
     """20 channels in two C0 blocks of 16 (the second half padding) are no strided axis:
     the chain is refused and split (the TransData apart); the outputs still agree."""
     module, inputs = _conv_then("crnn", 20, 2, 13)
-    levels = run_levels(module, inputs, "ascend910b", pad_value=float("nan"))
-    assert_no_nan(levels)
-    assert_matches(levels)
-    chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]
-    assert chains and all("layout.trans_data" not in ops for ops in chains), chains
+    assert_transdata_split_apart(module, inputs, "ascend910b")
 
 
 @pytest.mark.parametrize(
@@ -224,11 +219,4 @@ def test_zoo_lowering_section_has_no_view_chain_split(model, shape, tmp_path):
     """The zoo's ESPCN (its pixel shuffle after the last convolution) and PaddleOCR's CRNN
     (its NWCH head) lower every fused group whole: their one split group was that chain
     (tilegraph-run's ``lowering`` section), and the outputs still match onnxruntime."""
-    from tests.zoo.zoo import MODELS_DIR
-    from tilegraph.tools.run.cli import run
-
-    report = tmp_path / "r.json"
-    args = [str(MODELS_DIR / f"{model}.onnx"), "--shape", shape, "--compare", "-q"]
-    assert run([*args, "--no-format-report", "--json", str(report)]) == 0
-    lowering = json.loads(report.read_text())["lowering"]
-    assert lowering["groups_split"] == 0, lowering["split_groups"]
+    assert_zoo_lowers_whole(model, shape, tmp_path)
