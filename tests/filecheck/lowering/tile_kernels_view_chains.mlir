@@ -51,3 +51,31 @@ func.func @window_partition(%x0: memref<2x4x3x30xf32, "GM">, %v3_out: memref<2x4
 // CHECK-NEXT:      tile.vtranspose %[[IN]] to %[[OUT:.+]] {perm = array<i64: 0, 2, 1>}
 // CHECK-NEXT:      tile.copy %[[OUT]][%c0, %c0, %c0] to %[[DST]][%[[I]], %c0, %c0]
 // CHECK-NEXT:    } {tile.parallel}
+
+// -----
+
+// ---- a trimmed frame (SEW): 5HD [1, 2, 1, 9, 16] -> NCHW, squeeze(2), the last frame dropped -
+// 32 channels fill their two C0 blocks: the channel axis is the atoms C1 (stride 144) and
+// C0 (stride 1); the slice shortens the frame atom (9 -> 8, stride 16). Per C1 block, the
+// [8 frames, 16 lanes] window is transposed into the [16 channels, 8 frames] rows.
+func.func @trim(%x0: memref<1x2x1x9x16xf32, "GM">, %v2_out: memref<1x32x8xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %v0 = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %s0 = graph.constant dense<[0]> : !layout.tensor<1xi64>
+  %s1 = graph.constant dense<[8]> : !layout.tensor<1xi64>
+  %s2 = graph.constant dense<[2]> : !layout.tensor<1xi64>
+  %x0_1 = tile.read %x0 : memref<1x2x1x9x16xf32, "GM"> -> !layout.tensor<1x32x1x9xf32, NCHW -> NC1HWC0 [1, 2, 1, 9, 16]>
+  %x0_2 = layout.trans_data %x0_1 : !layout.tensor<1x32x1x9xf32, NCHW -> NC1HWC0 [1, 2, 1, 9, 16]> -> !layout.tensor<1x32x1x9xf32, NCHW>
+  %v1 = graph.squeeze %x0_2, %v0 {layout.kernel = "origin"} : (!layout.tensor<1x32x1x9xf32, NCHW>, !layout.tensor<1xi64>) -> !layout.tensor<1x32x9xf32>
+  %v2 = graph.slice %v1, %s0, %s1, %s2 {layout.kernel = "origin"} : (!layout.tensor<1x32x9xf32>, !layout.tensor<1xi64>, !layout.tensor<1xi64>, !layout.tensor<1xi64>) -> !layout.tensor<1x32x8xf32>
+  tile.write %v2 to %v2_out : !layout.tensor<1x32x8xf32> to memref<1x32x8xf32, "GM">
+  func.return
+}
+// CHECK-LABEL: func.func @trim(
+// CHECK-SAME:    tile.kernel = "vector", tile.tiles = 2 : i64
+// CHECK:         %[[SRC:.+]] = tile.strided_view %x0 : memref<1x2x1x9x16xf32, "GM"> to memref<2x8x16xf32, strided<[144, 16, 1]>, "GM">
+// CHECK-NEXT:    %[[DST:.+]] = tile.strided_view %v2_out : memref<1x32x8xf32, "GM"> to memref<2x16x8xf32, strided<[128, 8, 1]>, "GM">
+// CHECK:         scf.for %[[C:.+]] = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      tile.copy %[[SRC]][%[[C]], %c0, %c0] to %[[IN:.+]][%c0, %c0, %c0]
+// CHECK-NEXT:      tile.vtranspose %[[IN]] to %[[OUT:.+]] {perm = array<i64: 0, 2, 1>}
+// CHECK-NEXT:      tile.copy %[[OUT]][%c0, %c0, %c0] to %[[DST]][%[[C]], %c0, %c0]
+// CHECK-NEXT:    } {tile.parallel}
