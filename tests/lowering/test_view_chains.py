@@ -61,6 +61,11 @@ SHUFFLE = [
     ("transpose", (0, 1, 4, 2, 5, 3)),
     ("reshape", (2, 1, 12, 15)),
 ]
+CLAP_RAGGED = [  # 75 windows: tiles of 17 on the test preset, the last one 7
+    ("transpose", (0, 2, 1, 3)),
+    ("reshape", (5, 3, 5, 5, 6)),
+    ("transpose", (0, 2, 1, 4, 3)),
+]
 TIMESFORMER = [  # the class token dropped, then frames and patches swapped
     ("slice", (1, 1, 13, 1)),
     ("reshape", (2, 3, 4, 5)),
@@ -149,8 +154,13 @@ def _one_chain_kernel(module, inputs, platform: str, first: str, op="graph.trans
 @pytest.mark.parametrize("platform", ["test", "ascend910b", "ascend310p"])
 @pytest.mark.parametrize(
     ("shape", "steps"),
-    [([2, 8, 12, 3], HIERA), ([2, 4, 3, 30], CLAP), ([2, 13, 5], TIMESFORMER)],
-    ids=["hiera", "clap", "timesformer"],
+    [
+        ([2, 8, 12, 3], HIERA),
+        ([2, 4, 3, 30], CLAP),
+        ([5, 5, 3, 30], CLAP_RAGGED),
+        ([2, 13, 5], TIMESFORMER),
+    ],
+    ids=["hiera", "clap", "clap-ragged", "timesformer"],
 )
 def test_reshape_transpose_chains_are_one_kernel(shape, steps, platform):
     module, inputs = _plain_chain(shape, steps)
