@@ -97,6 +97,11 @@ from tilegraph.lowering.conversion.tiling.transdata import (
     emit_transdata_kernel,
     has_transdata_kernel,
 )
+from tilegraph.lowering.conversion.tiling.view_chains import (
+    VIEW_OPS,
+    emit_view_chain_kernel,
+    is_view_chain,
+)
 
 Emit = Callable[..., Any]
 
@@ -167,6 +172,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     # before the reshape chain: a gather reads its ids / writes its rows through views
     Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
+    Strategy(
+        (TransDataOp, *VIEW_OPS),
+        emit_view_chain_kernel,
+        "vector",
+        is_view_chain,
+    ),
     Strategy(
         (TransDataOp, *SHAPE_ONLY, TransposeOp),
         emit_nhwc_out_kernel,
