@@ -267,6 +267,55 @@ class ReshapeViewOp(GmViewOp):
             )
 
 
+@irdl_op_definition
+class SliceViewOp(GmViewOp):
+    """``%v = tile.slice_view %src[offset] : memref<1x3x8x8x16xf32, "GM"> to
+    memref<1x1x8x8x16xf32, "GM">``: the row-major run of ``src`` from element ``offset``,
+    read as the result's row-major shape (a host-level placement: a producer writes its
+    result into a concat's output through it, ``place-concat``,
+    :mod:`tilegraph.lowering.transforms.place_concat`).
+
+    The result type is plain (row-major, no layout), so a kernel whose argument has that
+    type reads or writes the view unchanged: the region must be contiguous in ``src``.
+    Verified: both in GM, plain, static, the same element type, the run inside ``src``.
+    Pipe S, one cycle; it moves nothing, and an access through it is an access of part of
+    ``src`` (:func:`alias_base`)."""
+
+    name = "tile.slice_view"
+
+    offset = prop_def(IntegerAttr[I64])
+    assembly_format = "$src `[` $offset `]` attr-dict `:` type($src) `to` type($result)"
+
+    def __init__(self, src: SSAValue, offset: int, memref: MemRefType):
+        super().__init__(src, memref)
+        self.properties["offset"] = IntegerAttr(offset, 64)
+
+    @property
+    def element_offset(self) -> int:
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        src, view = self.gm_types()
+        for t in (src, view):
+            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    "'tile.slice_view': the source and the view are static and row-major"
+                )
+        start, size, total = self.element_offset, prod(view.get_shape()), prod(src.get_shape())
+        if start < 0 or start + size > total:
+            raise VerifyException(
+                f"'tile.slice_view': elements [{start}, {start + size}) of a {total}-element source"
+            )
+
+
+def alias_base(value: SSAValue) -> SSAValue:
+    """The buffer a chain of host aliases (``tile.reshape_view``, ``tile.slice_view``) is
+    part of: an access through the chain touches that buffer's bytes."""
+    while isinstance(value.owner, ReshapeViewOp | SliceViewOp):
+        value = value.owner.src
+    return value
+
+
 def reshape_view_base(value: SSAValue) -> SSAValue:
     """The buffer a chain of ``tile.reshape_view`` aliases (the value itself when it is no
     such view): the buffer whose bytes an access through the view touches."""
@@ -293,4 +342,4 @@ def gm_base(value: SSAValue) -> SSAValue:
     return value
 
 
-WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp)
+WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp, SliceViewOp)
