@@ -1,0 +1,229 @@
+"""``place-concat``: a concat whose inputs are contiguous runs of its output runs no
+kernel; its producers write into the output through ``tile.slice_view``.
+
+* the op: its verifier, and its semantics (a numpy view: a write through it lands in the
+  source);
+* the kernel test (:func:`concat_offsets`): row-major and C0-aligned NC1HWC0 runs, a C off
+  the C0 grid and batch 2 refused;
+* small graphs through the whole lowering pipeline (O1 NCHW and O2 NC1HWC0 on ascend910b,
+  batch 1 and 3, an input read by a second kernel): both executors match the graph level,
+  the plan is proved by ``check_memory_plan``, and a placed concat is one launch fewer
+  than without the pass, in the IR and in the cycle model;
+* the host sequence of ``tests/filecheck/lowering/place_concat.mlir`` (a concat of
+  concats, a reader after the concat, each refusal): the same outputs before the pass,
+  after it and after ``plan-memory``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StridedLayoutAttr, f32
+from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from tests.lowering.test_plan_memory import assert_same, signature_inputs
+from tests.lowering.test_tile_differential import Graph
+from tilegraph.cost_model.cycles import simulate_module
+from tilegraph.dialects.tile import LaunchOp, SliceViewOp, scoped_memref
+from tilegraph.lowering.transforms.place_concat import concat_offsets
+from tilegraph.lowering.transforms.plan_memory import check_memory_plan
+from tilegraph.passes.context import make_context, parse_mlir
+from tilegraph.passes.pipelines import lowering_pipeline, run_pipeline
+from tilegraph.passes.statistics import collecting_statistics
+from tilegraph.runtime import run_reference
+from tilegraph.runtime.tile_interpreter.kernels import kernel_of
+from tilegraph.runtime.tiles import run_tiles
+
+EXECUTORS = ("fast", "interpret")
+LIT = Path(__file__).parents[1] / "filecheck" / "lowering" / "place_concat.mlir"
+
+
+def launches(module: ModuleOp) -> list[str]:
+    return [op.callee.string_value() for op in module.walk() if isinstance(op, LaunchOp)]
+
+
+def slices(module: ModuleOp) -> list[SliceViewOp]:
+    return [op for op in module.walk() if isinstance(op, SliceViewOp)]
+
+
+# ---- the op ---------------------------------------------------------------------------------
+
+
+def _slice_module(src: MemRefType, offset: int, view: MemRefType) -> ModuleOp:
+    fn = func.FuncOp("f", ((src,), ()))
+    op = SliceViewOp(fn.body.block.args[0], offset, view)
+    fn.body.block.add_ops([op, func.ReturnOp()])
+    return ModuleOp([fn])
+
+
+@pytest.mark.parametrize(
+    ("offset", "view", "message"),
+    [
+        (41, scoped_memref([1, 2, 4], f32, "GM"), r"elements \[41, 49\) of a 48-element"),
+        (-1, scoped_memref([1, 2, 4], f32, "GM"), "elements"),
+        (0, scoped_memref([1, 2, 4], f32, "UB"), "GM buffers"),
+        (
+            0,
+            MemRefType(
+                f32,
+                [1, 2, 4],
+                StridedLayoutAttr([24, 4, 1], 0),
+                scoped_memref([1], f32, "GM").memory_space,
+            ),
+            "row-major",
+        ),
+    ],
+)
+def test_verifier_rejects_a_view_that_is_no_run_of_the_source(offset, view, message):
+    module = _slice_module(scoped_memref([1, 6, 8], f32, "GM"), offset, view)
+    with pytest.raises(VerifyException, match=message):
+        module.verify()
+
+
+def test_slice_is_a_view_of_the_source():
+    module = _slice_module(
+        scoped_memref([1, 6, 4], f32, "GM"), 8, scoped_memref([1, 2, 4], f32, "GM")
+    )
+    module.verify()
+    (op,) = slices(module)
+    src = np.zeros((1, 6, 4), np.float32)
+    (view,) = kernel_of(op)(src)
+    view[...] = np.arange(8, dtype=np.float32).reshape(1, 2, 4)  # a producer's write
+    np.testing.assert_array_equal(src[0, 2:4], np.arange(8).reshape(2, 4))
+    assert not src[0, :2].any() and not src[0, 4:].any()
+
+
+# ---- the kernel test ------------------------------------------------------------------------
+
+
+def _concat_kernel(inputs: Sequence[tuple[str, str]], out: tuple[str, str]) -> func.FuncOp:
+    """A concat kernel on axis 1: (memref shape, tensor type body) per input and output."""
+    args = ", ".join(f'%i{k}: memref<{m}xf32, "GM">' for k, (m, _) in enumerate(inputs))
+    reads = "".join(
+        f'  %t{k} = tile.read %i{k} : memref<{m}xf32, "GM"> -> !layout.tensor<{t}>\n'
+        for k, (m, t) in enumerate(inputs)
+    )
+    names = ", ".join(f"%t{k}" for k in range(len(inputs)))
+    types = ", ".join(f"!layout.tensor<{t}>" for _, t in inputs)
+    text = (
+        f'func.func @cat({args}, %out: memref<{out[0]}xf32, "GM">) attributes '
+        f'{{tile.kernel = "vector"}} {{\n{reads}'
+        f"  %c = graph.concat {names} {{axis = 1}} : ({types}) -> !layout.tensor<{out[1]}>\n"
+        f'  tile.write %c to %out : !layout.tensor<{out[1]}> to memref<{out[0]}xf32, "GM">\n'
+        "  func.return\n}\n"
+    )
+    (fn,) = parse_mlir(text).ops
+    assert isinstance(fn, func.FuncOp)
+    return fn.clone()
+
+
+def _5hd(n: int, c: int) -> tuple[str, str]:
+    c1 = -(-c // 16)
+    return f"{n}x{c1}x4x4x16", f"{n}x{c}x4x4xf32, NCHW -> NC1HWC0 [{n}, {c1}, 4, 4, 16]"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "out", "want"),
+    [
+        ([("1x3x5", "1x3x5xf32"), ("1x2x5", "1x2x5xf32")], ("1x5x5", "1x5x5xf32"), [0, 15]),
+        ([("2x3x5", "2x3x5xf32"), ("2x2x5", "2x2x5xf32")], ("2x5x5", "2x5x5xf32"), "strided"),
+        ([_5hd(1, 16), _5hd(1, 32)], _5hd(1, 48), [0, 256]),
+        ([_5hd(3, 16), _5hd(3, 32)], _5hd(3, 48), "strided"),
+        ([_5hd(1, 8), _5hd(1, 16)], _5hd(1, 24), "layout"),  # off the C0 grid
+    ],
+)
+def test_concat_offsets(inputs, out, want):
+    assert concat_offsets(_concat_kernel(inputs, out)) == want
+
+
+# ---- small graphs through the whole pipeline -----------------------------------------------
+
+
+def convs_concat(batch: int) -> Callable[[Graph], list[SSAValue]]:
+    """Two conv branches concatenated on C (16 + 32 channels: on the C0 grid), read by a
+    1x1 conv; the first branch is read by a second kernel too."""
+
+    def build(g: Graph) -> list[SSAValue]:
+        x = g.input([batch, 16, 8, 8], "NCHW")
+        a = g.op("relu", g.op("conv2d", x, g.const([16, 16, 3, 3], "NCHW"), pads=[1, 1, 1, 1]))
+        b = g.op("sigmoid", g.op("conv2d", x, g.const([32, 16, 1, 1], "NCHW")))
+        c = g.op("concat", a, b, axis=1)
+        return [
+            g.op("conv2d", c, g.const([8, 48, 1, 1], "NCHW")),
+            g.op("conv2d", a, g.const([4, 16, 1, 1], "NCHW")),
+        ]
+
+    return build
+
+
+def elementwise_concat(g: Graph) -> list[SSAValue]:
+    """NCHW at O1 (row-major): relu and exp of an input concatenated, the relu read again."""
+    x = g.input([1, 3, 4, 5], "NCHW")
+    a = g.op("relu", x)
+    c = g.op("concat", a, g.op("exp", x), axis=1)
+    return [g.op("neg", c), g.op("sigmoid", a)]
+
+
+def lowered(build: Callable[[Graph], Sequence[SSAValue]], level: str, place: bool = True):
+    """(module, reference outputs, inputs, place-concat statistics)."""
+    g = Graph()
+    module = g.b.build(*build(g))
+    ctx = make_context()
+    run_pipeline(f"set-target{{platform=ascend910b}},{level}", ctx, module)
+    reference = run_reference(module, g.arrays)
+    pipeline = lowering_pipeline(place_concat=place)
+    assert ("place-concat" in pipeline.split(",")) == place
+    with collecting_statistics() as stats:
+        run_pipeline(pipeline, ctx, module)
+    module.verify()
+    return module, reference, g.arrays, stats.as_dict().get("place-concat", {})
+
+
+CASES = [
+    ("O2", convs_concat(1), {"placed": 1}),
+    ("O1", elementwise_concat, {"placed": 1}),
+    ("O2", convs_concat(3), {"refused-strided": 1}),
+]
+
+
+@pytest.mark.parametrize(("level", "build", "stats"), CASES, ids=["5hd_b1", "nchw_b1", "5hd_b3"])
+def test_graphs_match_the_graph_level(level, build, stats):
+    module, reference, inputs, got_stats = lowered(build, level)
+    assert {k: v for k, v in got_stats.items() if v and k != "kernels-removed"} == stats
+    check_memory_plan(module)
+    for executor in EXECUTORS:
+        got = run_tiles(module, inputs, executor=executor)
+        for a, b in zip(got, reference, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4)
+    placed = stats.get("placed", 0)
+    assert len({s.src for s in slices(module)}) == placed
+    without, _, _, _ = lowered(build, level, place=False)
+    assert len(launches(module)) == len(launches(without)) - placed
+    cycles, before = simulate_module(module), simulate_module(without)
+    assert cycles.launch_order == launches(module)
+    if placed:
+        assert not any("concat" in name for name in launches(module))
+        assert cycles.total_us < before.total_us
+
+
+# ---- the hand-built host sequence of the lit test ------------------------------------------
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_lit_sequence_runs_the_same_placed_and_planned(executor: str):
+    module = parse_mlir(LIT.read_text())
+    inputs = signature_inputs(module)
+    want = run_tiles(module, inputs, executor=executor)
+    run_pipeline("place-concat", make_context(), module)
+    module.verify()
+    assert len(slices(module)) == 4
+    assert_same(run_tiles(module, inputs, executor=executor), want)
+    run_pipeline("plan-memory", make_context(), module)
+    module.verify()
+    assert check_memory_plan(module) == 19
+    assert_same(run_tiles(module, inputs, executor=executor), want)
