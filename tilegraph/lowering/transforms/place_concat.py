@@ -55,8 +55,10 @@ runs are strided; placing them would need the producers to write through strides
 Downstream a slice is (part of) its source, as an alias is
 (:func:`~tilegraph.dialects.tile.workspace.alias_base`): ``plan-memory`` gives the output
 one place, born at its first producer and live to its last reader through any slice; a
-slice's writer never writes in place over an input. Statistics: ``placed`` (concat launches
-removed), ``kernels-removed`` (kernel functions no launch runs any more).
+slice's writer never writes in place over an input.
+
+Statistics: ``placed`` (concat launches removed), ``kernels-removed`` (kernel functions no
+launch runs any more), ``refused-<reason>`` (concat kernels kept, by the reasons above).
 """
 
 from __future__ import annotations
