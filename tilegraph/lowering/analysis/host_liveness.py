@@ -35,6 +35,7 @@ from tilegraph.dialects.tile import LaunchOp, LoopLaunchesOp, TileOp, WriteOp
 from tilegraph.dialects.tile.workspace import (
     ReshapeViewOp,
     SliceViewOp,
+    StridedViewOp,
     container_bytes,
     gm_base,
 )
@@ -277,12 +278,12 @@ def analyse_host(
                             f"{where}: {buffer.name} is returned but no launch writes it"
                         )
                     buffer.returned = True
-        elif isinstance(op, ReshapeViewOp | SliceViewOp) and op.src in buffers:
+        elif isinstance(op, ReshapeViewOp | SliceViewOp | StridedViewOp) and op.src in buffers:
             # an alias is (part of) its source's bytes: a read through it is a read of the
             # source, which so lives to the alias's last reader; a write through a slice is
             # a write of the source (its first one is the source's birth)
             buffers[op.result] = buffers[op.src]
-            if isinstance(op, SliceViewOp) or op.src in parts:
+            if isinstance(op, SliceViewOp | StridedViewOp) or op.src in parts:
                 parts.add(op.result)
         else:
             for value in op.operands:

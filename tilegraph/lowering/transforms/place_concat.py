@@ -64,19 +64,25 @@ launch runs any more), ``refused-<reason>`` (concat kernels kept, by the reasons
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, ConstantOp, LaunchOp, ReadOp, WriteOp
-from tilegraph.dialects.tile.workspace import ReshapeViewOp, SliceViewOp
+from tilegraph.dialects.tile.host import numpy_dtype
+from tilegraph.dialects.tile.workspace import (
+    ReshapeViewOp,
+    SliceViewOp,
+    StridedViewOp,
+    strided_memref,
+)
 from tilegraph.formats.format import Format
 from tilegraph.lowering.analysis.host_liveness import KernelFacts, host_functions
 from tilegraph.lowering.transforms.alias_reshapes import (
@@ -86,6 +92,10 @@ from tilegraph.lowering.transforms.alias_reshapes import (
 )
 from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
+
+GM_BLOCK = 32
+"""Bytes of the DMA's data block (GM <-> UB moves whole 32 B blocks; docs/hardware.md):
+a strided placement is taken only when every run of an input is whole blocks."""
 
 
 def _storage_axis(concat: ConcatOp) -> int | str:
@@ -112,10 +122,24 @@ def _storage_axis(concat: ConcatOp) -> int | str:
     return "layout"
 
 
-def concat_offsets(kernel: func.FuncOp) -> list[int] | str | None:
-    """Where each input argument of a concat-only kernel starts in its output (elements):
-    None when the kernel is no such kernel, the refusal reason when the runs are not
-    contiguous (``"layout"``, ``"strided"``)."""
+@dataclass(frozen=True)
+class Regions:
+    """Where a concat kernel's inputs lie in its output (see the module docstring)."""
+
+    offsets: list[int]
+    """Elements from the output's start to each input's first element."""
+    strides: list[int]
+    """The output's row-major element strides (an input's view keeps them)."""
+    contiguous: bool
+    """Every storage dim before the axis is 1: each input is one run of the output."""
+    whole_blocks: bool
+    """Each input's runs (per index of the dims before the axis) are whole 32 B blocks."""
+
+
+def concat_regions(kernel: func.FuncOp) -> Regions | str | None:
+    """The regions of a concat-only kernel's inputs in its output: None when the kernel is
+    no such kernel, ``"layout"`` when the inputs are no whole slices along one storage
+    axis."""
     if not kernel.body.blocks or len(kernel.body.block.args) < 2:
         return None
     *inputs, output = kernel.body.block.args
@@ -143,15 +167,22 @@ def concat_offsets(kernel: func.FuncOp) -> list[int] | str | None:
     axis = _storage_axis(concat)
     if isinstance(axis, str):
         return axis
-    out_shape = output.type.get_shape()  # type: ignore[attr-defined]
-    if any(d != 1 for d in out_shape[:axis]):
-        return "strided"
-    offsets, start = [], 0
+    assert isinstance(output.type, MemRefType)
+    shape = list(output.type.get_shape())
+    strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
+    offsets, start, whole = [], 0, True
+    item = numpy_dtype(output.type).itemsize
     for arg in inputs:
         assert isinstance(arg.type, MemRefType)
-        offsets.append(start)
-        start += prod(arg.type.get_shape())
-    return offsets if start == prod(out_shape) else None
+        mine = list(arg.type.get_shape())
+        if mine[:axis] + mine[axis + 1 :] != shape[:axis] + shape[axis + 1 :]:
+            return None
+        offsets.append(start * strides[axis])
+        start += mine[axis]
+        whole = whole and prod(mine[axis:]) * item % GM_BLOCK == 0
+    if start != shape[axis]:
+        return None
+    return Regions(offsets, strides, all(d == 1 for d in shape[:axis]), whole)
 
 
 def _aliases(value: SSAValue) -> Iterator[SSAValue]:
@@ -169,6 +200,10 @@ class _Host:
 
     fn: func.FuncOp
     facts: KernelFacts
+    kernels: dict[str, func.FuncOp]
+    module: ModuleOp
+    retyped: dict[tuple[str, tuple[tuple[int, Attribute], ...]], str] = field(default_factory=dict)
+    """Clones of kernels with strided arguments, by (kernel, (position, type)...)."""
 
     @property
     def block(self) -> Block:
@@ -177,9 +212,10 @@ class _Host:
     def written(self, launch: LaunchOp) -> frozenset[int]:
         return self.facts.get(launch, self.fn)[1]
 
-    def refusal(self, value: SSAValue, concat: LaunchOp) -> str | None:
+    def refusal(self, value: SSAValue, concat: LaunchOp, strided: bool) -> str | None:
         """Why the concat input ``value`` cannot become a slice of the output (None: it
-        can; see the module docstring)."""
+        can; see the module docstring). ``strided``: its region is a strided one, which
+        only launches can take (a host view needs a row-major source)."""
         owner = value.owner
         if not isinstance(owner, Operation):
             return "argument"
@@ -194,6 +230,8 @@ class _Host:
             for use in alias.uses:
                 user = use.operation
                 if isinstance(user, ReshapeViewOp | SliceViewOp):
+                    if strided:
+                        return "view"
                     continue
                 if user.parent_block() is not self.block:
                     return "loop"
@@ -212,8 +250,8 @@ class _Host:
         sliced = any(isinstance(u.operation, SliceViewOp) for u in value.uses)
         return None if (len(direct) == 1 and not sliced) or (sliced and not direct) else "writers"
 
-    def place(self, concat: LaunchOp, offsets: list[int]) -> None:
-        """Give each input of ``concat`` its run of the output; remove the launch."""
+    def place(self, concat: LaunchOp, regions: Regions) -> None:
+        """Give each input of ``concat`` its region of the output; remove the launch."""
         *inputs, output = concat.args
         allocs = [v.owner for v in inputs]
         assert all(isinstance(a, AllocOp) for a in allocs)
@@ -222,63 +260,124 @@ class _Host:
         assert isinstance(out_alloc, Operation) and isinstance(first, Operation)
         out_alloc.detach()
         self.block.insert_op_before(out_alloc, first)
-        for value, alloc, offset in zip(inputs, allocs, offsets, strict=True):
+        for value, alloc, offset in zip(inputs, allocs, regions.offsets, strict=True):
             assert isinstance(value.type, MemRefType) and isinstance(alloc, AllocOp)
-            view = SliceViewOp(output, offset, value.type)
+            if regions.contiguous:
+                view: SliceViewOp | StridedViewOp = SliceViewOp(output, offset, value.type)
+            else:
+                shape = value.type.get_shape()
+                view = StridedViewOp(
+                    output, strided_memref(value.type, shape, regions.strides, offset)
+                )
             view.result.name_hint = value.name_hint
             view.location = alloc.location
             self.block.insert_op_before(view, alloc)
             value.replace_all_uses_with(view.result)
             alloc.detach()
             alloc.erase()
+            if not regions.contiguous:
+                for use in list(view.result.uses):
+                    launch = use.operation
+                    assert isinstance(launch, LaunchOp)
+                    if launch is not concat:  # it is going
+                        self.retype(launch)
         concat.detach()
         concat.erase()
 
+    def retype(self, launch: LaunchOp) -> None:
+        """Launch a clone of ``launch``'s kernel whose arguments have the types of the
+        launch's (a strided view's where it passes one): the kernel's loads and stores
+        then address the view, and the cycle model sees its strides."""
+        name = launch.callee.string_value()
+        kernel = self.kernels[name]
+        changed = tuple(
+            (i, a.type)
+            for i, (a, p) in enumerate(zip(launch.args, kernel.body.block.args, strict=True))
+            if a.type != p.type
+        )
+        if not changed:
+            return
+        clone_name = self.retyped.get((name, changed))
+        if clone_name is None:
+            clone = kernel.clone()
+            clone_name = _fresh_name(f"{name}_strided", self.kernels)
+            clone.sym_name = StringAttr(clone_name)
+            block = clone.body.block
+            for i, memref in changed:
+                old = block.args[i]
+                new = block.insert_arg(memref, i)
+                new.name_hint = old.name_hint
+                old.replace_all_uses_with(new)
+                block.erase_arg(old)
+            clone.update_function_type()
+            self.module.body.block.insert_op_after(clone, kernel)
+            self.kernels[clone_name] = clone
+            self.retyped[(name, changed)] = clone_name
+        launch.properties["callee"] = SymbolRefAttr(clone_name)
+
+
+def _fresh_name(base: str, taken: dict[str, func.FuncOp]) -> str:
+    n = 0
+    while f"{base}{n or ''}" in taken:
+        n += 1
+    return f"{base}{n or ''}"
+
 
 def place_concats(
-    fn: func.FuncOp, kernels: dict[str, func.FuncOp], facts: KernelFacts
-) -> tuple[list[str], dict[str, int]]:
-    """Place ``fn``'s concats; (the callee of each launch removed, refusals by reason)."""
-    host = _Host(fn, facts)
+    fn: func.FuncOp, module: ModuleOp, kernels: dict[str, func.FuncOp], strided: bool
+) -> tuple[list[str], list[str], dict[str, int]]:
+    """Place ``fn``'s concats (``strided``: strided regions too); (the callee of each launch
+    removed, the kernels of launches retargeted to a retyped clone, refusals by reason)."""
+    host = _Host(fn, KernelFacts(kernels), kernels, module)
     placed: list[str] = []
     refused: dict[str, int] = {}
     for launch in [op for op in fn.body.block.ops if isinstance(op, LaunchOp)]:
         kernel = kernels.get(launch.callee.string_value())
-        found = None if launch.is_mix or kernel is None else concat_offsets(kernel)
+        found = None if launch.is_mix or kernel is None else concat_regions(kernel)
         if found is None:
             continue
-        output = launch.args[-1]
         reason = found if isinstance(found, str) else None
-        if reason is None and not isinstance(output.owner, AllocOp):
+        if isinstance(found, Regions) and not found.contiguous:
+            if not (strided and found.whole_blocks):
+                reason = "strided"
+        if reason is None and not isinstance(launch.args[-1].owner, AllocOp):
             reason = "output"
         for value in launch.args[:-1]:
-            reason = reason or host.refusal(value, launch)
+            reason = reason or host.refusal(
+                value, launch, isinstance(found, Regions) and not found.contiguous
+            )
         if reason is not None:
             refused[reason] = refused.get(reason, 0) + 1
             continue
-        assert isinstance(found, list)
+        assert isinstance(found, Regions)
         placed.append(launch.callee.string_value())
         host.place(launch, found)
-    return placed, refused
+    return placed, [name for name, _ in host.retyped], refused
 
 
 @register_pass
 @dataclass(frozen=True)
 class PlaceConcatPass(ModulePass):
     """Concats whose inputs are contiguous runs of the output become placements: each
-    producer writes into the output through a ``tile.slice_view``, the launch is gone."""
+    producer writes into the output through a ``tile.slice_view``, the launch is gone
+    (``strided``: inputs that are strided slices of the output too, through
+    ``tile.strided_view``)."""
 
     name = "place-concat"
+
+    strided: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
         kernels = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
-        facts = KernelFacts.of(op)
         placed: list[str] = []
+        retargeted: list[str] = []
         for fn in host_functions(op):
-            names, refused = place_concats(fn, kernels, facts)
+            names, retyped, refused = place_concats(fn, op, kernels, self.strided)
             placed += names
+            retargeted += retyped
             for reason, count in refused.items():
                 stats.add(f"refused-{reason}", count)
         stats.add("placed", len(placed))
-        stats.add("kernels-removed", remove_unlaunched(op, kernels, placed))
+        stats.add("retyped-kernels", len(set(retargeted)))
+        stats.add("kernels-removed", remove_unlaunched(op, kernels, placed + retargeted))
