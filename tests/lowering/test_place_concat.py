@@ -265,16 +265,17 @@ def test_graphs_match_the_graph_level(level, build, place, stats):
 # ---- the hand-built host sequence of the lit test ------------------------------------------
 
 
+@pytest.mark.parametrize("strided", [False, True])
 @pytest.mark.parametrize("executor", EXECUTORS)
-def test_lit_sequence_runs_the_same_placed_and_planned(executor: str):
+def test_lit_sequence_runs_the_same_placed_and_planned(executor: str, strided: bool):
     module = parse_mlir(LIT.read_text())
     inputs = signature_inputs(module)
     want = run_tiles(module, inputs, executor=executor)
-    run_pipeline("place-concat", make_context(), module)
+    run_pipeline("place-concat" + ("{strided=true}" if strided else ""), make_context(), module)
     module.verify()
-    assert len(slices(module)) == 4
+    assert len(slices(module)) == 4 and len(strided_views(module)) == (2 if strided else 0)
     assert_same(run_tiles(module, inputs, executor=executor), want)
     run_pipeline("plan-memory", make_context(), module)
     module.verify()
-    assert check_memory_plan(module) == 19
+    assert check_memory_plan(module) == (17 if strided else 19)  # %v and %z: parts of %bb
     assert_same(run_tiles(module, inputs, executor=executor), want)

@@ -3,6 +3,7 @@
 // RUN: tilegraph-opt %s -p place-concat,place-concat | filecheck %s
 // RUN: tilegraph-opt %s -p place-concat,plan-memory | filecheck %s --check-prefix=PLAN
 // RUN: tilegraph-opt %s -p place-concat --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: tilegraph-opt %s -p 'place-concat{strided=true}' | filecheck %s --check-prefix=STRIDED
 
 // place-concat on a host sequence as lower-graph-to-kernels writes it (macro kernels).
 //
@@ -16,6 +17,9 @@
 //   @cat2(%p, %q -> %r)             %p written by two launches: refused
 //   @cat2(%s, %t -> %u)             %s written again after the concat: refused
 //   @cat_b(%v, %z -> %bb)           batch 2 on the concat's axis 1: strided runs, refused
+//
+// With strided=true (the last RUN line) @cat_b is placed too: %v and %z are strided views
+// of %bb, written by clones of @relu_b / @neg_b whose output has the view's type.
 //
 // The second RUN line parses the result back; the third shows that a second run changes
 // nothing; the fourth that plan-memory places the concat's output once (its slices are no
@@ -169,3 +173,13 @@ func.func @cat_b(%i0: memref<2x2x4xf32, "GM">, %i1: memref<2x2x4xf32, "GM">, %ou
 // STATS-DAG:     refused-strided        1
 // STATS-DAG:     placed                 2
 // STATS-DAG:     kernels-removed        1
+
+// STRIDED:       %v = tile.strided_view %bb : memref<2x4x4xf32, "GM"> to memref<2x2x4xf32, strided<[16, 4, 1]>, "GM">
+// STRIDED-NEXT:  tile.launch @relu_b_strided(%y, %v) : memref<2x2x4xf32, "GM">, memref<2x2x4xf32, strided<[16, 4, 1]>, "GM">
+// STRIDED-NEXT:  %z = tile.strided_view %bb : memref<2x4x4xf32, "GM"> to memref<2x2x4xf32, strided<[16, 4, 1], offset: 8>, "GM">
+// STRIDED-NEXT:  tile.launch @neg_b_strided(%y, %z)
+// STRIDED-NEXT:  func.return
+// STRIDED-NOT:   func.func @relu_b(
+// STRIDED:       func.func @relu_b_strided(%in: memref<2x2x4xf32, "GM">, %out: memref<2x2x4xf32, strided<[16, 4, 1]>, "GM">)
+// STRIDED:         tile.write %r to %out : !layout.tensor<2x2x4xf32> to memref<2x2x4xf32, strided<[16, 4, 1]>, "GM">
+// STRIDED-NOT:   func.func @cat_b(

@@ -50,15 +50,24 @@ view), ``refused-repeated`` (an input given twice), ``refused-returned``,
 use in a device loop or by another op), ``refused-output`` (the output is no
 ``tile.alloc``), ``refused-layout`` (a concat off the C0 grid or in
 another storage format), ``refused-strided`` (a storage dim before the axis is not 1: the
-runs are strided; placing them would need the producers to write through strides).
+regions are strided; see below).
+
+**Strided regions** (``strided=true``). Each input becomes a ``tile.strided_view`` of the
+output (the output's strides, the input's element offset), and each launch that writes or
+reads it runs a clone of its kernel whose argument has the view's type
+(``retyped-kernels``): the tiled loads and stores address the view, the cycle model costs
+its runs (TBE's ``strided_write`` of a conv into a concat's output). Taken when every run
+of an input (one per index of the dims before the axis) is whole 32 B blocks, and the
+input has no host view (``refused-view``: a view needs a row-major source).
 
 Downstream a slice is (part of) its source, as an alias is
 (:func:`~tilegraph.dialects.tile.workspace.alias_base`): ``plan-memory`` gives the output
 one place, born at its first producer and live to its last reader through any slice; a
 slice's writer never writes in place over an input.
 
-Statistics: ``placed`` (concat launches removed), ``kernels-removed`` (kernel functions no
-launch runs any more), ``refused-<reason>`` (concat kernels kept, by the reasons above).
+Statistics: ``placed`` (concat launches removed), ``retyped-kernels`` (kernels launched as
+a clone with strided arguments), ``kernels-removed`` (kernel functions no launch runs any
+more), ``refused-<reason>`` (concat launches kept, by the reasons above).
 """
 
 from __future__ import annotations
