@@ -279,3 +279,36 @@ def test_lit_sequence_runs_the_same_placed_and_planned(executor: str, strided: b
     module.verify()
     assert check_memory_plan(module) == (17 if strided else 19)  # %v and %z: parts of %bb
     assert_same(run_tiles(module, inputs, executor=executor), want)
+
+
+def _kernels_of_the_lit() -> str:
+    """The kernel functions of the lit test (everything after its host function)."""
+    text = LIT.read_text()
+    return text[text.index("func.func @relu(") :]
+
+
+# an input that is a host view of an argument (alias-reshapes' output): refused, the
+# concat kept, the outputs unchanged
+VIEW_INPUT = (
+    'func.func @main(%x: memref<1x2x4xf32, "GM">) -> memref<1x4x4xf32, "GM"> attributes '
+    "{tile.signature = (!layout.tensor<1x2x4xf32>) -> !layout.tensor<1x4x4xf32>} {\n"
+    '  %s = tile.reshape_view %x : memref<1x2x4xf32, "GM"> to memref<1x2x4xf32, "GM">\n'
+    '  %a = tile.alloc : memref<1x2x4xf32, "GM">\n'
+    '  tile.launch @relu(%x, %a) : memref<1x2x4xf32, "GM">, memref<1x2x4xf32, "GM">\n'
+    '  %c = tile.alloc : memref<1x4x4xf32, "GM">\n'
+    '  tile.launch @cat2(%a, %s, %c) : memref<1x2x4xf32, "GM">, memref<1x2x4xf32, "GM">, '
+    'memref<1x4x4xf32, "GM">\n'
+    '  func.return %c : memref<1x4x4xf32, "GM">\n}\n'
+)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_an_input_that_is_a_view_is_refused(executor: str):
+    module = parse_mlir(VIEW_INPUT + _kernels_of_the_lit())
+    inputs = signature_inputs(module)
+    want = run_tiles(module, inputs, executor=executor)
+    with collecting_statistics() as stats:
+        run_pipeline("place-concat{strided=true}", make_context(), module)
+    assert stats.as_dict()["place-concat"]["refused-view"] == 1
+    assert launches(module) == ["relu", "cat2"] and not slices(module)
+    assert_same(run_tiles(module, inputs, executor=executor), want)

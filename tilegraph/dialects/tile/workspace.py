@@ -207,6 +207,17 @@ class GmViewOp(TileOp):
             raise VerifyException(f"'{self.name}': the view keeps the element type")
         return src, view
 
+    def row_major_types(self) -> tuple[MemRefType, MemRefType]:
+        """:meth:`gm_types`, verified static and row-major (no layout) too: a host alias's
+        source and view."""
+        src, view = self.gm_types()
+        for t in (src, view):
+            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}': the source and the view are static and row-major"
+                )
+        return src, view
+
 
 @irdl_op_definition
 class StridedViewOp(GmViewOp):
@@ -254,12 +265,7 @@ class ReshapeViewOp(GmViewOp):
     name = "tile.reshape_view"
 
     def verify_(self) -> None:
-        src, view = self.gm_types()
-        for t in (src, view):
-            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
-                raise VerifyException(
-                    "'tile.reshape_view': the source and the view are static and row-major"
-                )
+        src, view = self.row_major_types()
         if prod(memref_shape(src)) != prod(memref_shape(view)):
             raise VerifyException(
                 f"'tile.reshape_view': {prod(memref_shape(view))} elements viewed of a "
@@ -295,12 +301,7 @@ class SliceViewOp(GmViewOp):
         return self.offset.value.data
 
     def verify_(self) -> None:
-        src, view = self.gm_types()
-        for t in (src, view):
-            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
-                raise VerifyException(
-                    "'tile.slice_view': the source and the view are static and row-major"
-                )
+        src, view = self.row_major_types()
         start, size, total = self.element_offset, prod(view.get_shape()), prod(src.get_shape())
         if start < 0 or start + size > total:
             raise VerifyException(
