@@ -271,7 +271,7 @@ def test_lit_sequence_runs_the_same_placed_and_planned(executor: str, strided: b
     module = parse_mlir(LIT.read_text())
     inputs = signature_inputs(module)
     want = run_tiles(module, inputs, executor=executor)
-    run_pipeline("place-concat" + ("{strided=true}" if strided else ""), make_context(), module)
+    run_pipeline(f"place-concat{{strided={str(strided).lower()}}}", make_context(), module)
     module.verify()
     assert len(slices(module)) == 4 and len(strided_views(module)) == (2 if strided else 0)
     assert_same(run_tiles(module, inputs, executor=executor), want)

@@ -363,15 +363,16 @@ def lowering_pipeline(
     precision: str = "",
     verify_sync: bool = True,
     tune_db: str = "",
-    place_concat: str = "contiguous",
+    place_concat: str = "strided",
 ) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
     :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
     sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
     ``apply-tuning`` writes on the kernels before they are tiled. ``place_concat``: the
-    concats whose inputs are contiguous runs of their output run no kernel
-    (``place-concat``; ``"strided"``: strided regions too, ``""``: no placement)."""
+    concats whose inputs are regions of their output run no kernel (``place-concat``;
+    ``"strided"``: contiguous and strided regions, ``"contiguous"``: contiguous runs
+    only, ``""``: no placement)."""
     options = " ".join(
         f"{key}={option_value(value)}"
         for key, value in (("platform", platform), ("precision", precision))
@@ -380,8 +381,8 @@ def lowering_pipeline(
     apply = (f"apply-tuning{{db={quoted_option(tune_db)}}}",) if tune_db else ()
     if place_concat not in ("", "contiguous", "strided"):
         raise ValueError(f"place_concat: '', 'contiguous' or 'strided', got {place_concat!r}")
-    place = {"": (), "contiguous": ("place-concat",)}.get(
-        place_concat, ("place-concat{strided=true}",)
+    place = {"": (), "contiguous": ("place-concat{strided=false}",)}.get(
+        place_concat, ("place-concat",)
     )
     tiling = ("tile-kernels" + (f"{{{options}}}" if options else ""),)
     return ",".join(

@@ -1,11 +1,13 @@
-// RUN: tilegraph-opt %s -p place-concat | filecheck %s
-// RUN: tilegraph-opt %s -p place-concat | tilegraph-opt | filecheck %s
-// RUN: tilegraph-opt %s -p place-concat,place-concat | filecheck %s
-// RUN: tilegraph-opt %s -p place-concat,plan-memory | filecheck %s --check-prefix=PLAN
-// RUN: tilegraph-opt %s -p place-concat --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
-// RUN: tilegraph-opt %s -p 'place-concat{strided=true}' | filecheck %s --check-prefix=STRIDED
+// RUN: tilegraph-opt %s -p 'place-concat{strided=false}' | filecheck %s
+// RUN: tilegraph-opt %s -p 'place-concat{strided=false}' | tilegraph-opt | filecheck %s
+// RUN: tilegraph-opt %s -p 'place-concat{strided=false},place-concat{strided=false}' | filecheck %s
+// RUN: tilegraph-opt %s -p 'place-concat{strided=false},plan-memory' | filecheck %s --check-prefix=PLAN
+// RUN: tilegraph-opt %s -p 'place-concat{strided=false}' --pass-statistics -o %t 2>&1 | filecheck %s --check-prefix=STATS
+// RUN: tilegraph-opt %s -p place-concat | filecheck %s --check-prefix=STRIDED
+// RUN: tilegraph-opt %s -p place-concat,place-concat | filecheck %s --check-prefix=STRIDED
 
-// place-concat on a host sequence as lower-graph-to-kernels writes it (macro kernels).
+// place-concat on a host sequence as lower-graph-to-kernels writes it (macro kernels);
+// strided=false (contiguous runs only) but for the last two RUN lines.
 //
 //   @relu(%x -> %a), @neg(%x -> %b), @cat2(%a, %b -> %c)   placed: %a, %b slices of %c
 //   @exp(%a -> %e)                  a reader of %a after the concat reads the slice
@@ -17,9 +19,10 @@
 //   @cat2(%p, %q -> %r)             %p written by two launches: refused
 //   @cat2(%s, %t -> %u)             %s written again after the concat: refused
 //   @cat_b(%v, %z -> %bb)           batch 2 on the concat's axis 1: strided runs, refused
+//                                   with strided=false
 //
-// With strided=true (the last RUN line) @cat_b is placed too: %v and %z are strided views
-// of %bb, written by clones of @relu_b / @neg_b whose output has the view's type.
+// With strided=true (the default: the last two RUN lines) @cat_b is placed too: %v and
+// %z are strided views of %bb, written by clones of @relu_b / @neg_b whose output has the view's type.
 //
 // The second RUN line parses the result back; the third shows that a second run changes
 // nothing; the fourth that plan-memory places the concat's output once (its slices are no

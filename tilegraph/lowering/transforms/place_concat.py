@@ -50,9 +50,11 @@ view), ``refused-repeated`` (an input given twice), ``refused-returned``,
 use in a device loop or by another op), ``refused-output`` (the output is no
 ``tile.alloc``), ``refused-layout`` (a concat off the C0 grid or in
 another storage format), ``refused-strided`` (a storage dim before the axis is not 1: the
-regions are strided; see below).
+regions are strided and ``strided=false``, or a run is not whole 32 B blocks; see
+below).
 
-**Strided regions** (``strided=true``). Each input becomes a ``tile.strided_view`` of the
+**Strided regions** (``strided=true``, the default; ``strided=false`` places contiguous
+runs only). Each input becomes a ``tile.strided_view`` of the
 output (the output's strides, the input's element offset), and each launch that writes or
 reads it runs a clone of its kernel whose argument has the view's type
 (``retyped-kernels``): the tiled loads and stores address the view, the cycle model costs
@@ -374,7 +376,9 @@ class PlaceConcatPass(ModulePass):
 
     name = "place-concat"
 
-    strided: bool = False
+    strided: bool = True
+    """Place strided regions too (``strided=false``: contiguous runs only, GE's no-task
+    concat)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         stats = start_pass(self.name)
