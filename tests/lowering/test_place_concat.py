@@ -312,3 +312,35 @@ def test_an_input_that_is_a_view_is_refused(executor: str):
     assert stats.as_dict()["place-concat"]["refused-view"] == 1
     assert launches(module) == ["relu", "cat2"] and not slices(module)
     assert_same(run_tiles(module, inputs, executor=executor), want)
+
+
+def _reshaped_concat(n: int) -> func.FuncOp:
+    """PP-YOLOE's head: a conv result reshaped (n x 1 x 64 x 4 -> n x 64 x 4), concatenated
+    after an n x 256 x 4 input on axis 1."""
+    a, b, r, o = f"{n}x1x64x4", f"{n}x256x4", f"{n}x64x4", f"{n}x320x4"
+    text = (
+        f'func.func @cat(%a: memref<{a}xf32, "GM">, %b: memref<{b}xf32, "GM">, '
+        f'%out: memref<{o}xf32, "GM">) attributes {{tile.kernel = "vector"}} {{\n'
+        f"  %s = graph.constant dense<[{n}, 64, 4]> : !layout.tensor<3xi64>\n"
+        f'  %ta = tile.read %a : memref<{a}xf32, "GM"> -> !layout.tensor<{a}xf32, NCHW>\n'
+        f'  %tb = tile.read %b : memref<{b}xf32, "GM"> -> !layout.tensor<{b}xf32>\n'
+        f"  %ra = graph.reshape %ta, %s : (!layout.tensor<{a}xf32, NCHW>, "
+        f"!layout.tensor<3xi64>) -> !layout.tensor<{r}xf32>\n"
+        f"  %c = graph.concat %tb, %ra {{axis = 1}} : (!layout.tensor<{b}xf32>, "
+        f"!layout.tensor<{r}xf32>) -> !layout.tensor<{o}xf32>\n"
+        f'  tile.write %c to %out : !layout.tensor<{o}xf32> to memref<{o}xf32, "GM">\n'
+        "  func.return\n}\n"
+    )
+    (fn,) = parse_mlir(text).ops
+    assert isinstance(fn, func.FuncOp)
+    return fn.clone()
+
+
+def test_a_reshaped_input_is_its_argument_under_another_shape():
+    """The reshape moves no byte: the argument %a (1 x 1 x 64 x 4, the first argument but
+    the second concat input) is the region after %b's 1024 elements; at batch 3 the region
+    is strided, which the argument's shape cannot carry."""
+    assert concat_regions(_reshaped_concat(1)) == Regions(
+        [1024, 0], [1280, 4, 1], contiguous=True, whole_blocks=True
+    )
+    assert concat_regions(_reshaped_concat(3)) == "strided"

@@ -25,10 +25,12 @@ GE does the same (docs/tile-level.md, "Concats are placements", cites the source
 fusion engine marks such a concat no-task with no-padding continuous inputs and an output
 that reuses them.
 
-**When** (the kernel). The callee's body is one ``tile.read`` of each input argument, one
-``graph.concat`` of the reads (each once) and one ``tile.write`` of it to the last
-argument, all arguments plain static GM memrefs of one element type. Its storage axis is
-the concat axis when every tensor is stored as its origin (ND, NCHW: row-major), or C1 when
+**When** (the kernel). The callee's body is one ``tile.read`` of each input argument (a
+read may go through reshape-family ops on row-major tensors, which move no byte: the
+argument is then the region under another shape, for a contiguous region only), one
+``graph.concat`` of them (each once) and one ``tile.write`` of it to the last argument,
+all arguments plain static GM memrefs of one element type. Its storage axis is the concat
+axis when every tensor is stored as its origin (ND, NCHW: row-major), or C1 when
 the tensors are NCHW stored as NC1HWC0 and every input's C is a multiple of C0 (GE's
 condition; a C off the C0 grid has padding lanes between the inputs). Every storage dim
 before that axis is 1 (batch 1 for a channel concat), so input ``i`` is the run of the
@@ -84,6 +86,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, SymbolRefAtt
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from tilegraph.dialects.graph import ConstantOp as GraphConstantOp
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import AllocOp, ConstantOp, LaunchOp, ReadOp, WriteOp
@@ -97,6 +100,7 @@ from tilegraph.dialects.tile.workspace import (
 from tilegraph.formats.format import Format
 from tilegraph.lowering.analysis.host_liveness import KernelFacts, host_functions
 from tilegraph.lowering.transforms.alias_reshapes import (
+    ALIASED_OPS,
     plain_gm,
     remove_unlaunched,
     row_major_tensor,
@@ -138,7 +142,7 @@ class Regions:
     """Where a concat kernel's inputs lie in its output (see the module docstring)."""
 
     offsets: list[int]
-    """Elements from the output's start to each input's first element."""
+    """Elements from the output's start to each input argument's first element."""
     strides: list[int]
     """The output's row-major element strides (an input's view keeps them)."""
     contiguous: bool
@@ -150,50 +154,63 @@ class Regions:
 def concat_regions(kernel: func.FuncOp) -> Regions | str | None:
     """The regions of a concat-only kernel's inputs in its output: None when the kernel is
     no such kernel, ``"layout"`` when the inputs are no whole slices along one storage
-    axis."""
+    axis, ``"strided"`` when a reshaped input's region is not contiguous (its argument's
+    shape cannot carry the output's strides)."""
     if not kernel.body.blocks or len(kernel.body.block.args) < 2:
         return None
     *inputs, output = kernel.body.block.args
     if not all(plain_gm(a.type) for a in kernel.body.block.args):
         return None
-    reads: dict[SSAValue, SSAValue] = {}  # read result -> argument
+    found: dict[SSAValue, SSAValue] = {}  # a read, or a reshape of one -> its argument
     concats: list[ConcatOp] = []
     writes: list[WriteOp] = []
     for op in kernel.body.block.ops:
-        if isinstance(op, ReadOp) and op.buffer in inputs and op.buffer not in reads.values():
-            reads[op.result] = op.buffer
+        if isinstance(op, ReadOp) and op.buffer in inputs and op.buffer not in found.values():
+            found[op.result] = op.buffer
+        elif isinstance(op, ALIASED_OPS) and op.operands[0] in found:
+            # a reshape of a row-major tensor moves no byte: the argument is the region
+            if not (row_major_tensor(op.operands[0].type) and row_major_tensor(op.results[0].type)):
+                return None
+            found[op.results[0]] = found[op.operands[0]]
         elif isinstance(op, ConcatOp):
             concats.append(op)
         elif isinstance(op, WriteOp):
             writes.append(op)
-        elif not isinstance(op, func.ReturnOp):
+        elif not isinstance(op, func.ReturnOp | GraphConstantOp):
             return None
-    if len(concats) != 1 or len(writes) != 1 or len(reads) != len(inputs):
+    if len(concats) != 1 or len(writes) != 1:
         return None
     concat, write = concats[0], writes[0]
     if write.buffer is not output or write.value is not concat.concat_result:
         return None
-    if [reads.get(v) for v in concat.inputs] != inputs:
-        return None  # each argument once, in order
+    order = [found.get(v) for v in concat.inputs]
+    if sorted(map(id, order)) != sorted(map(id, inputs)):
+        return None  # each argument once (in any order)
     axis = _storage_axis(concat)
     if isinstance(axis, str):
         return axis
     assert isinstance(output.type, MemRefType)
     shape = list(output.type.get_shape())
     strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
-    offsets, start, whole = [], 0, True
+    offsets: dict[SSAValue | None, int] = {}  # by argument
+    start, whole = 0, True
     item = numpy_dtype(output.type).itemsize
-    for arg in inputs:
-        assert isinstance(arg.type, MemRefType)
-        mine = list(arg.type.get_shape())
+    for value, arg in zip(concat.inputs, order, strict=True):
+        t = value.type
+        assert isinstance(t, TensorType)
+        mine = [int(d) for d in t.storage_shape]
         if mine[:axis] + mine[axis + 1 :] != shape[:axis] + shape[axis + 1 :]:
             return None
-        offsets.append(start * strides[axis])
+        offsets[arg] = start * strides[axis]
         start += mine[axis]
         whole = whole and prod(mine[axis:]) * item % GM_BLOCK == 0
     if start != shape[axis]:
         return None
-    return Regions(offsets, strides, all(d == 1 for d in shape[:axis]), whole)
+    contiguous = all(d == 1 for d in shape[:axis])
+    reshaped = any(not isinstance(v.owner, ReadOp) for v in concat.inputs)
+    if reshaped and not contiguous:
+        return "strided"
+    return Regions([offsets[a] for a in inputs], strides, contiguous, whole)
 
 
 def _aliases(value: SSAValue) -> Iterator[SSAValue]:
