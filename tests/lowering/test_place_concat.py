@@ -123,7 +123,15 @@ def _concat_kernel(inputs: Sequence[tuple[str, str]], out: tuple[str, str]) -> f
         f'func.func @cat({args}, %out: memref<{out[0]}xf32, "GM">) attributes '
         f'{{tile.kernel = "vector"}} {{\n{reads}'
         f"  %c = graph.concat {names} {{axis = 1}} : ({types}) -> !layout.tensor<{out[1]}>\n"
-        f'  tile.write %c to %out : !layout.tensor<{out[1]}> to memref<{out[0]}xf32, "GM">\n'
+    )
+    return _kernel_ending(text, out[0], out[1])
+
+
+def _kernel_ending(text: str, memref: str, tensor: str) -> func.FuncOp:
+    """The kernel ``text`` (its signature and body up to the concat ``%c``) ended by the
+    write of ``%c`` to ``%out`` and the return, parsed."""
+    text += (
+        f'  tile.write %c to %out : !layout.tensor<{tensor}> to memref<{memref}xf32, "GM">\n'
         "  func.return\n}\n"
     )
     (fn,) = parse_mlir(text).ops
@@ -328,12 +336,8 @@ def _reshaped_concat(n: int) -> func.FuncOp:
         f"!layout.tensor<3xi64>) -> !layout.tensor<{r}xf32>\n"
         f"  %c = graph.concat %tb, %ra {{axis = 1}} : (!layout.tensor<{b}xf32>, "
         f"!layout.tensor<{r}xf32>) -> !layout.tensor<{o}xf32>\n"
-        f'  tile.write %c to %out : !layout.tensor<{o}xf32> to memref<{o}xf32, "GM">\n'
-        "  func.return\n}\n"
     )
-    (fn,) = parse_mlir(text).ops
-    assert isinstance(fn, func.FuncOp)
-    return fn.clone()
+    return _kernel_ending(text, o, f"{o}xf32")
 
 
 def test_a_reshaped_input_is_its_argument_under_another_shape():
