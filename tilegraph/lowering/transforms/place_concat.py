@@ -109,8 +109,9 @@ from tilegraph.passes.registry import register_pass
 from tilegraph.passes.statistics import start_pass
 
 GM_BLOCK = 32
-"""Bytes of the DMA's data block (GM <-> UB moves whole 32 B blocks; docs/hardware.md):
-a strided placement is taken only when every run of an input is whole blocks."""
+"""Bytes of the DMA's data block (copies count 32 B blocks; runs under 32 B alignment lose
+rate: docs/hardware.md, "GM runs" and "GM latency per DMA"): a strided placement is taken
+only when every run of an input is whole blocks."""
 
 
 def _storage_axis(concat: ConcatOp) -> int | str:
