@@ -37,7 +37,8 @@ before that axis is 1 (batch 1 for a channel concat), so input ``i`` is the run 
 output's elements after those of inputs ``0..i-1``.
 
 **When** (the host). The launch is a plain one in the host function's body, its output a
-``tile.alloc``; each input is a ``tile.alloc`` that appears once among the concat's
+``tile.alloc``; each input is a ``tile.alloc`` (or, for a contiguous region, a
+``tile.reshape_view`` of one: its source takes the region) that appears once among the concat's
 arguments, is not returned, is written before the concat (by one launch, or through the
 slices of an earlier placement: a concat of concats is one buffer), is written by no launch
 after it, and is used by nothing but launches, ``tile.reshape_view`` / ``tile.slice_view``
@@ -95,6 +96,7 @@ from tilegraph.dialects.tile.workspace import (
     ReshapeViewOp,
     SliceViewOp,
     StridedViewOp,
+    reshape_view_base,
     strided_memref,
 )
 from tilegraph.formats.format import Format
@@ -245,6 +247,8 @@ class _Host:
         """Why the concat input ``value`` cannot become a slice of the output (None: it
         can; see the module docstring). ``strided``: its region is a strided one, which
         only launches can take (a host view needs a row-major source)."""
+        if isinstance(value.owner, ReshapeViewOp) and not strided:
+            value = reshape_view_base(value)  # the alias's source takes the region
         owner = value.owner
         if not isinstance(owner, Operation):
             return "argument"
@@ -252,7 +256,7 @@ class _Host:
             return "constant"
         if not isinstance(owner, AllocOp):
             return "view"
-        if list(concat.args).count(value) != 1:
+        if [reshape_view_base(a) for a in concat.args].count(value) != 1:
             return "repeated"
         writers: list[Operation] = []
         for alias in _aliases(value):
@@ -282,6 +286,8 @@ class _Host:
     def place(self, concat: LaunchOp, regions: Regions) -> None:
         """Give each input of ``concat`` its region of the output; remove the launch."""
         *inputs, output = concat.args
+        # an input that is an alias gives its source the region (same bytes, its shape)
+        inputs = [reshape_view_base(v) for v in inputs]
         allocs = [v.owner for v in inputs]
         assert all(isinstance(a, AllocOp) for a in allocs)
         first = min(allocs, key=self.block.get_operation_index)  # type: ignore[arg-type]
