@@ -162,6 +162,21 @@ def test_out_of_range_index_is_an_index_error():
         compiled(*g.arrays)
 
 
+def test_constant_data_and_updates_are_read_from_gm():
+    """Speech2Text's decoder shift scatters a constant of ones into a constant of zeros
+    (``[3, 9]`` int64, small enough to be a compile-time parameter elsewhere): the kernel
+    DMAs data and updates like any operand, so they stay GM inputs and the scatter runs
+    on the vector core (it went to the host: "a scatter_nd of a value computed inside
+    the kernel")."""
+    g = Graph()
+    zeros = g.b.constant(np.zeros((3, 9), np.int64))
+    ones = g.b.constant(np.ones(3, np.int64))
+    module = g.b.build(g.op("scatter_nd", zeros, tuples_input(g, [3], [3, 9]), ones))
+    levels = run_levels(module, g.arrays, "test")
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, SCATTER_ND, "tile-kernels{platform=test}")
+
+
 def test_what_stays_on_the_host_says_why():
     def int64_add(g: Graph) -> SSAValue:
         x = g.op("cast", g.input([4, 8]), to=7)

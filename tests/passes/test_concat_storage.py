@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import i64
 
 from tilegraph.builder import GraphBuilder
 from tilegraph.dialects.graph.data_movement import ConcatOp
+from tilegraph.dialects.graph.movement_storage import concat_storage_applies
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
 from tilegraph.passes.context import make_context
 from tilegraph.passes.format_report import format_report
@@ -90,3 +93,11 @@ def assert_strategy_converts(original, strategy: str, activations: int, shape) -
     got = run_reference(module, [x], pad_value=NAN)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_concat_of_1d_shape_vectors_is_asked_without_a_channel_axis():
+    """Paddle's dynamic size computations concatenate 1-D int64 shape pieces; the rule is
+    asked about them too (select-storage-format on an unbound export) and must answer,
+    not index a channel axis they do not have (it raised IndexError before)."""
+    piece = TensorType([2], i64)
+    assert concat_storage_applies(0, [piece, piece], [TensorType([4], i64)])

@@ -152,3 +152,46 @@ def test_an_epilogue_takes_no_side_branch():
     run_pipeline_checked(module, "fuse-ops")
     (group,) = _groups(module)
     assert group in (["conv2d", "add", "relu"], ["mul", "add", "relu"])
+
+
+def test_a_shape_query_keeps_no_conversion_out_of_the_conv_epilogue():
+    """Paddle's exports take ``Shape`` of a conv result that also leaves in NCHW (here as
+    the graph's output): the query reads no data, so the NC1HWC0 -> NCHW conversion joins
+    the conv's kernel and the query reads the kernel's NCHW result (same origin dims)
+    instead of keeping the conv's 5HD result in GM, with the same numbers. Before, the
+    conversion ran as a kernel of its own."""
+    b = GraphBuilder()
+    x = b.input("x", [1, 16, 6, 6], origin_format="NCHW")
+    w = b.constant(np.ones([16, 16, 1, 1], np.float32), "NCHW")
+    c = b.op("conv2d", x, w)
+    module = b.build(c, b.op("shape", c))
+    run_pipeline_checked(module, "format{strategy=ge},fuse-ops")
+    top = _top_level(module)
+    assert top["layout.trans_data"] == 0 and top["graph.conv2d"] == 0, top
+    (fn,) = list(module.ops)
+    query = next(op for op in fn.walk() if op.name == "graph.shape")
+    assert isinstance(query.operands[0].owner, FusedOp)
+
+
+def test_a_scatter_nd_stays_out_of_its_producers_group():
+    """The ScatterND strategy takes a lone scatter only (``tiling/scatter_nd.py``): its
+    facts say OPAQUE, so no producer's group takes it (and the lowering never sends a
+    refused group of it to the host). Speech2Text's shift of the decoder ids builds its
+    index tuples with an unsqueeze / concat right before it."""
+    b = GraphBuilder()
+    x = b.input("x", [3, 9])
+    rows = b.input("rows", [3, 1], "int64")
+    tuples = b.op("concat", rows, rows, axis=-1)
+    updates = b.op("exp", b.input("u", [3]))
+    module = b.build(b.op("scatter_nd", b.op("relu", x), tuples, updates))
+    run_pipeline_checked(module, "fuse-ops", inputs=_scatter_inputs())
+    assert _top_level(module)["graph.scatter_nd"] == 1
+
+
+def _scatter_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return {
+        "x": rng.standard_normal((3, 9)).astype(np.float32),
+        "rows": np.array([[0], [1], [2]], np.int64),
+        "u": rng.standard_normal(3).astype(np.float32),
+    }

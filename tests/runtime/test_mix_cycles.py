@@ -16,6 +16,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 import tests.lowering.test_tile_differential as differential
+from tilegraph.cost_model.cycles.memo import KernelPrograms
 from tilegraph.cost_model.cycles.mix import GroupRun, co_simulate, without_workspace
 from tilegraph.cost_model.cycles.program import CycleModelError, KernelProgram, compile_kernel
 from tilegraph.cost_model.cycles.simulate import (
@@ -68,14 +69,14 @@ def _launch(module: ModuleOp) -> tuple[LaunchOp, dict[str, func.FuncOp]]:
 
 def _group(module: ModuleOp, hw: HardwareModel, group: int = 0) -> GroupRun:
     launch, functions = _launch(module)
-    parts, _, _ = plan_mix(launch, functions, {}, hw, CycleModelOptions())
+    parts, _, _ = plan_mix(launch, functions, KernelPrograms(hw), hw, CycleModelOptions())
     return co_simulate(parts, group, hw.cross_core_flag_cycles, trace=True)
 
 
 def _alone(module: ModuleOp, hw: HardwareModel) -> tuple[float, float]:
     """Cycles of the AIC and of the AIV part, each simulated alone."""
     launch, functions = _launch(module)
-    _, aic, aiv = plan_mix(launch, functions, {}, hw, CycleModelOptions())
+    _, aic, aiv = plan_mix(launch, functions, KernelPrograms(hw), hw, CycleModelOptions())
     return launch_cycles(aic, hw, "cube", (), 0.0).cycles, launch_cycles(
         aiv, hw, "vector", (), 0.0
     ).cycles

@@ -1,5 +1,5 @@
-"""The cycle model charges a ragged last M block's ``mmad``, its L1 -> L0 loads, its
-GM -> L1 window and its fixpipe by the fractals that remain.
+"""The cycle model charges a ragged last M block's ``mmad`` and its L1 -> L0 loads by the
+fractals that remain, its GM -> L1 window and its fixpipe by the rows that remain.
 
 ViT-B/16's 197 tokens are 13 fractals; on ascend910b the matmul's M blocks are 8 fractals,
 so the second block holds 5. GE (and Ascend C's ``MmadParams``) multiplies 13 fractals'
@@ -109,34 +109,40 @@ def test_ragged_gm_to_l1_window_moves_the_valid_rows():
 
 
 def test_ragged_fixpipe_writes_the_valid_rows():
-    """The 197-row matmul's fixpipe (``m``) has one record per M fractal count: it reads
-    that many fractals of the fp32 accumulator and writes them as fp16, in the cycles of
-    the model's FIX read and write rates."""
+    """The 197-row matmul's fixpipe (``m``) has one record per row count: FIX moves
+    ``mSize`` rows exactly, each of ``ceil(nSize / 16)`` 16-column (C0) blocks (pypto's
+    A2/A3 model, ``CalcFixL0cOut``). A record of ``r`` rows reads ``r`` rows of the fp32
+    accumulator and writes them as fp16, in the cycles of the model's FIX read and write
+    rates; its GM runs are the rows' (one run per row, or the rows together when the block
+    spans the output's width)."""
     hw = hardware_preset("ascend910b")
     fixpipes = _records(197, FixpipeOp)
     m1, n1 = fixpipes[0].op.valid_fractals()
-    assert len(fixpipes) == m1 > 1 and all(r.op.n is None for r in fixpipes)
+    assert len(fixpipes) == 16 * m1 > 16 and all(r.op.n is None for r in fixpipes)
     head = dma_head_cycles(hw, fixpipes[0].path)
-    for fractals, record in enumerate(fixpipes, start=1):
-        elements = fractals * n1 * 256
+    for rows, record in enumerate(fixpipes, start=1):
+        elements = rows * n1 * 16
         assert record.moved_bytes == elements * 4  # the fp32 accumulator read
         written = elements * 2  # fp16 out
-        burst = record.op.gm_burst_bytes((fractals, n1))
+        burst = rows * N * 2 if n1 * 16 == N else n1 * 16 * 2
         write_rate = hw.fix_write_bytes_per_cycle * hw.gm_efficiency(burst)
         read = ceil(elements * 4 / hw.fix_l0c_read_bytes_per_cycle)
         assert record.cost == head + read + ceil(written / write_rate)
         assert record.gm_bytes == ceil(written / hw.gm_efficiency(burst))
+    # the 69-row tail (197 = 128 + 69) is charged 69 rows, not the 80 of its 5 fractals
+    assert fixpipes[68].moved_bytes * 80 == fixpipes[79].moved_bytes * 69
 
 
 def test_197_rows_move_the_gm_bytes_of_their_rows():
     """Charged by valid rows, the 197-row matmul reads A's 197 rows (B as the 208-row one
-    does), and its fixpipe writes as many bytes as the 208-row one (13 whole fractals of
-    rows: FIX is charged by fractals), where charging whole blocks would move those of
-    256 rows."""
+    does), and its fixpipe reads 197 rows of the accumulator (FIX moves rows; 208 rows
+    were charged while it was charged by fractals), where charging whole blocks would move
+    those of 256 rows."""
     ragged, _ = _cube(197)
     exact, _ = _cube(13 * 16)
     padded, _ = _cube(16 * 16)
-    assert ragged.bytes_per_path["L0C->GM"] == exact.bytes_per_path["L0C->GM"]
+    assert ragged.bytes_per_path["L0C->GM"] == 197 * N * 4  # the fp32 accumulator's rows
+    assert exact.bytes_per_path["L0C->GM"] == 208 * N * 4
     # A is read once per N block: 11 rows fewer each time, B's reads unchanged
     a_rows_less = exact.bytes_per_path["GM->L1"] - ragged.bytes_per_path["GM->L1"]
     reads, rest = divmod(a_rows_less, (208 - 197) * K * 2)

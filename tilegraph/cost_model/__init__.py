@@ -9,7 +9,7 @@ costs, and the cycle model reads lowering's buffer analyses); the runtime and th
 read the results. See docs/cycle-model.md.
 """
 
-COST_MODEL_VERSION = 1
+COST_MODEL_VERSION = 2
 """The cycle model's version, part of every tuning database key
 (:mod:`tilegraph.lowering.tuning_db`): results scored by another version are not reused.
 

@@ -9,14 +9,16 @@ such op was a vector kernel of its own, and the norm read its input through anot
 conversion kernel.
 
 :func:`epilogues_to_nd` rewrites each connected set of such FRACTAL_NZ elementwise ops
-that reads a matmul's result to compute in ND instead: a matmul's NZ result is converted
-to ND after it (the conversion then belongs to the matmul's group: fixpipe), an operand
-converted ND -> FRACTAL_NZ is read before its conversion (which goes when nothing else
-reads it), a conversion of a result back to ND is dropped (the ND value is the result),
-and a matmul reading a result in NZ gets it through an ND -> NZ conversion (its ``nd2nz``
-prologue). A set with any other operand or reader (a value only NZ, a vector op or the
-function's return reading NZ) is left as the format engine chose it: converting there
-would be a kernel of its own. BERT's post-norm layers already have their epilogues in ND;
+that reads a matmul's (or a Gemm's) result to compute in ND instead: the product's NZ
+result is converted to ND after it (the conversion then belongs to the product's group:
+fixpipe), an operand converted ND -> FRACTAL_NZ is read before its conversion (which goes
+when nothing else reads it), a constant stored in FRACTAL_NZ is stored in ND instead (its
+data converted at compile time: T5's decoder position bias), a conversion of a result
+back to ND is dropped (the ND value is the result), and a product reading a result in NZ
+as a matrix operand gets it through an ND -> NZ conversion (its ``nd2nz`` prologue). A set
+with any other operand or reader (a value only NZ, a vector op or the function's return
+reading NZ) is left as the format engine chose it: converting there would be a kernel of
+its own. BERT's post-norm layers already have their epilogues in ND;
 GE's fusion pass gives the same ``MatMul + Add`` / ``MatMul + Mul`` fusions on Ascend
 (its ``MatMulAddFusionPass`` family), the elementwise op running on the matmul's output.
 """
@@ -29,10 +31,12 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph import FusionKind, GraphOp
-from tilegraph.dialects.graph.linalg import MatMulOp
+from tilegraph.dialects.graph.constant_ops import ConstantOp
 from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_storage import convert
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
+from tilegraph.lowering.analysis.operand_views import matrix_operands
 
 SHARED_FORMAT_ATTR = "layout.shared"
 """The format engine's mark of an op computing in its operands' shared storage format."""
@@ -46,17 +50,49 @@ def _tensor(value: SSAValue) -> TensorType | None:
 
 def nd_source(value: SSAValue) -> SSAValue | None:
     """``value`` as an ND tensor without a kernel: itself when it is stored in its origin
-    format, the input of its ND -> FRACTAL_NZ conversion; else None."""
+    format, the input of its ND -> FRACTAL_NZ conversion; else None. A constant stored in
+    FRACTAL_NZ (:func:`restorable_constant`) qualifies too, but is its own source here:
+    :func:`nd_constant` makes its ND copy."""
     t = _tensor(value)
     if t is None:
         return None
-    if t.storage_format == t.origin_format:
+    if t.storage_format == t.origin_format or restorable_constant(value):
         return value
     owner = value.owner
     if isinstance(owner, Operation) and _to_nz(owner):
         assert isinstance(owner, TransDataOp)
         return owner.input
     return None
+
+
+def restorable_constant(value: SSAValue) -> bool:
+    """A constant with its data, stored in FRACTAL_NZ with ND as origin (``fold-trans-data``
+    pre-converted it for the NZ add that reads it: T5's decoder self-attention position
+    bias, folded with its causal mask): its storage is a compile-time choice, so an ND
+    epilogue reads an ND copy of it, as GE stores a constant in the format its consumer
+    selected."""
+    t, owner = _tensor(value), value.owner
+    return (
+        isinstance(owner, ConstantOp)
+        and t is not None
+        and t.storage_format == Format.FRACTAL_NZ
+        and t.origin_format == Format.ND
+        and owner.constant_array() is not None
+    )
+
+
+def nd_constant(value: SSAValue) -> SSAValue:
+    """The ND copy of a :func:`restorable_constant` (the data converted at compile time),
+    inserted after it; the original goes when nothing else reads it."""
+    owner, t = value.owner, _tensor(value)
+    assert isinstance(owner, ConstantOp) and t is not None
+    data = owner.constant_array()
+    assert data is not None
+    copy = ConstantOp(convert(data, t, _origin_stored(t)), _origin_stored(t))
+    copy.output.name_hint = value.name_hint
+    copy.location = owner.location
+    Rewriter.insert_op(copy, InsertPoint.after(owner))
+    return copy.output
 
 
 def _fractal_conversion(op: Operation) -> tuple[TensorType, TensorType] | None:
@@ -125,6 +161,13 @@ def _component(seed: Operation) -> list[Operation]:
     return list(found)
 
 
+def _product(op: Operation) -> bool:
+    """A matmul or a Gemm (its result is the cube's, converted by fixpipe on the way out;
+    a Gemm's bias is fixpipe's too: ERNIE's pooler ``tanh(x·W + b)`` feeding its
+    classifier)."""
+    return bool(matrix_operands(op))
+
+
 def _plan(members: set[Operation]) -> bool:
     """Whether ``members`` can compute in ND without a conversion kernel of its own, and
     read a matmul's result (else nothing is gained)."""
@@ -134,14 +177,14 @@ def _plan(members: set[Operation]) -> bool:
             owner = v.owner
             if owner in members:
                 continue
-            if isinstance(owner, MatMulOp):
+            if isinstance(owner, Operation) and _product(owner):
                 reads_matmul = True
             elif nd_source(v) is None:
                 return False
         for r in op.results:
             for use in r.uses:
                 user = use.operation
-                if user not in members and not _to_nd(user) and not isinstance(user, MatMulOp):
+                if user not in members and not _to_nd(user) and r not in matrix_operands(user):
                     return False
     return reads_matmul
 
@@ -150,8 +193,10 @@ def _origin_stored(t: TensorType) -> TensorType:
     return t.with_storage(t.origin_format)
 
 
-def _rewrite(members: list[Operation]) -> None:
-    """Clone ``members`` (in block order) to compute in ND, rewire, erase the originals."""
+def _rewrite(members: list[Operation], restored: dict[SSAValue, SSAValue]) -> None:
+    """Clone ``members`` (in block order) to compute in ND, rewire, erase the originals;
+    ``restored``: the ND copies of FRACTAL_NZ constants made so far in the block (one copy
+    however many sets read a constant: T5's decoder layers share their bias)."""
     inside = set(members)
     nd_of: dict[SSAValue, SSAValue] = {}
     dropped: list[Operation] = []
@@ -160,12 +205,17 @@ def _rewrite(members: list[Operation]) -> None:
         if v in nd_of:
             return nd_of[v]
         source = nd_source(v)
+        if source is not None and restorable_constant(v):
+            if v not in restored:
+                restored[v] = nd_constant(v)
+            dropped.append(v.owner)  # type: ignore[arg-type] - the NZ constant
+            return restored[v]
         if source is not None:
             if source is not v:
                 dropped.append(v.owner)  # type: ignore[arg-type] - its ND -> NZ conversion
             return source
         owner = v.owner
-        assert isinstance(owner, MatMulOp)  # _plan admitted nothing else
+        assert isinstance(owner, Operation) and _product(owner)  # _plan admitted nothing else
         t = _tensor(v)
         assert t is not None
         conversion = TransDataOp(v, _origin_stored(t))
@@ -210,7 +260,7 @@ def _reroute(old: SSAValue, nd: SSAValue, inside: set[Operation]) -> None:
             assert isinstance(user, TransDataOp)
             user.output.replace_all_uses_with(nd)
             Rewriter.erase_op(user)
-        elif isinstance(user, MatMulOp):
+        elif old in matrix_operands(user):
             if to_nz is None:
                 to_nz = TransDataOp(nd, old.type)  # type: ignore[arg-type]
                 to_nz.output.name_hint = old.name_hint
@@ -223,6 +273,7 @@ def epilogues_to_nd(block: Block) -> int:
     """Rewrite every admissible set of FRACTAL_NZ elementwise ops of ``block`` (module
     docstring) to compute in ND; the number of ops rewritten."""
     seen: set[Operation] = set()
+    restored: dict[SSAValue, SSAValue] = {}
     rewritten = 0
     for op in list(block.ops):
         if op in seen or op.parent is None or not _fractal_elementwise(op):
@@ -231,7 +282,7 @@ def epilogues_to_nd(block: Block) -> int:
         seen.update(component)
         if not _plan(set(component)):
             continue
-        _rewrite(_in_block_order(block, component))
+        _rewrite(_in_block_order(block, component), restored)
         rewritten += len(component)
     return rewritten
 

@@ -24,6 +24,7 @@ from tilegraph.dialects.graph.quantize import QuantizeLinearOp
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.layout_type import TensorType
 from tilegraph.formats import Format
+from tilegraph.formats.dims import UNKNOWN
 from tilegraph.lowering.analysis.elementwise_views import (
     ELEMENTWISE_VIEW_OPS,
     input_view,
@@ -366,6 +367,76 @@ def normalisation_tail(producer: Operation, group: Group) -> bool:
     return True
 
 
+def _same_origin_shape(value: SSAValue, twin: SSAValue, members: set[Operation]) -> bool:
+    """Whether ``twin`` has ``value``'s origin shape for certain: it is reached from
+    ``value`` through conversions in ``members`` (a conversion keeps the origin shape, even
+    one it does not know), or both types name the same dims, none unknown."""
+    current = value
+    while current is not twin:
+        step = [
+            u
+            for u in (use.operation for use in current.uses)
+            if isinstance(u, TransDataOp) and u in members
+        ]
+        if not step:
+            break
+        current = step[0].output
+    if current is twin:
+        return True
+    a, b = value.type, twin.type
+    return (
+        isinstance(a, TensorType)
+        and isinstance(b, TensorType)
+        and a.origin_shape == b.origin_shape
+        and UNKNOWN not in a.origin_shape
+    )
+
+
+def shape_twin(query: Operation, group: Group) -> SSAValue | None:
+    """The root's result that a shape query (OpFacts ``shape_only``: Shape, Size) of a
+    member's result reads instead once that result is inside the group's kernel: one of
+    the same origin shape (:func:`_same_origin_shape`), defined before the query (the
+    fused op takes the root's place). None when there is none: the query then counts as
+    a reader of the value like any other, keeping its producer out of the group."""
+    if not (isinstance(query, GraphOp) and query.FACTS.shape_only):
+        return None
+    if not group.root.is_before_in_block(query):
+        return None
+    value = query.operands[0]
+    for r in group.root.results:
+        if _same_origin_shape(value, r, group.members | {group.root}):
+            return r
+    return None
+
+
+def fusion_users(producer: Operation, group: Group) -> list[Operation]:
+    """The readers of ``producer``'s results that count for joining ``group``: a shape
+    query reads no data, so one that a root's result of the same origin shape answers
+    (:func:`shape_twin`) does not keep ``producer`` out (Paddle exports query the shape of
+    a convolution's result that a conversion to NCHW also reads)."""
+    return [u for u in users_of(producer) if shape_twin(u, group) is None]
+
+
+def redirect_shape_queries(members: set[Operation], group: Group) -> int:
+    """Make each shape query outside the group that reads a member's result other than
+    the root's read its :func:`shape_twin` instead (the value will be inside the kernel);
+    how many were redirected."""
+    moved = 0
+    for m in members:
+        if m is group.root:
+            continue
+        for r in m.results:
+            for use in list(r.uses):
+                query = use.operation
+                if query in members:
+                    continue
+                twin = shape_twin(query, group)
+                if twin is not None:
+                    query.operands = [twin if v is r else v for v in query.operands]
+                    moved += 1
+    return moved
+
+
 def can_join(producer: Operation, group: Group) -> bool:
     """Whether ``producer`` may join ``group`` under the kind lattice
     (:mod:`tilegraph.passes.fuse_ops`)."""
@@ -376,7 +447,7 @@ def can_join(producer: Operation, group: Group) -> bool:
         return False
     if group.kind() == FusionKind.OPAQUE:  # a normalisation with its elementwise tail
         return False
-    users = users_of(producer)
+    users = fusion_users(producer, group)
     if not users or any(u not in group.members for u in users):
         return False
     if joins_as_input_view(producer, group):  # an address, read in place: no broadcast

@@ -119,6 +119,16 @@ leaving the group would have to return into an ancestor of the root). ``layout.t
 counts as INJECTIVE: absorbed into a group it moves no bytes of its own
 (``transdata-absorbed``).
 
+A shape query (OpFacts ``shape_only``: Shape, Size) reads no data: it is no such user when
+a result of the group's root has the queried value's origin shape for certain (reached
+from it through conversions, which keep the origin shape even where it is unknown, or of
+the same dims, all known) and the query comes after the root; it then reads that result
+(``shape-queries-redirected``, :func:`~tilegraph.passes.fuse_legality.shape_twin`).
+Paddle's exports query the shape of a convolution's result for a resize's sizes while its
+NC1HWC0 -> NCHW conversion feeds the resize: the conversion still joins the convolution's
+epilogue. A model compiled for its inputs has such queries folded before its layout is
+planned; they remain where dims are unknown (``tilegraph-opt`` on an unbound export).
+
 **Choice** by cost: groups grow from the consumer end (reverse dataflow order); among the
 producers that may join, the one whose result is largest joins first — it saves writing
 and re-reading that tensor in global memory (XLA priority fusion, Inductor's score). A
@@ -134,8 +144,9 @@ conversions that load its operands; its result tile is an input of the vector pa
 Statistics: ``groups``, ``fused-ops``, ``largest-group``, ``transdata-absorbed``,
 ``bytes-saved`` (global-memory traffic removed), ``rejected-working-set``,
 ``epilogues-to-nd``, ``conversions-cloned``, ``splits-cloned``, ``views-cloned``,
-``scalar-programs-cloned``, ``views-absorbed``, ``input-views-absorbed``, ``score-bias-split``,
-``bias-gathers-joined``, and the attention, rotary and several-output claims' (below).
+``scalar-programs-cloned``, ``shape-queries-redirected``, ``views-absorbed``,
+``input-views-absorbed``, ``score-bias-split``, ``bias-gathers-joined``, and the attention,
+rotary and several-output claims' (below).
 
 **Attention** (every preset: the mix kernel on a decoupled one, the in-core kernel on a
 coupled one): Q·Kᵀ's group, the softmax and ·V's group are claimed as one group when the
@@ -184,7 +195,7 @@ from tilegraph.passes.fuse_attention import (
     attention_operands_to_nd,
 )
 from tilegraph.passes.fuse_grow import Fuser, tensor_bytes
-from tilegraph.passes.fuse_legality import Group, leaving_values
+from tilegraph.passes.fuse_legality import Group, leaving_values, redirect_shape_queries
 from tilegraph.passes.fuse_materialize import materialize
 from tilegraph.passes.fuse_outputs import merge_output_groups
 from tilegraph.passes.fuse_prepare import PREPARATIONS
@@ -308,6 +319,9 @@ class FuseOpsPass(ModulePass):
             if moved:
                 stats.add("output-readers-moved", moved)
             for group in claimed:
+                redirected = redirect_shape_queries(group.members, group)
+                if redirected:
+                    stats.add("shape-queries-redirected", redirected)
                 members = fuser.member_order(group)
                 root_bytes = set(leaving_values(group.root, members))
                 saved = sum(

@@ -47,11 +47,30 @@ def view_claims(ops: Sequence[Operation]) -> dict[Operation, tuple[Operation, st
                 result = anchor.results[0]
                 user = next(iter(u.operation for u in result.uses), None)
                 if isinstance(user, TransDataOp) and any(
-                    claims.get(u.operation) == (anchor, side) or _round_trip(user, u.operation)
+                    claims.get(u.operation) == (anchor, side)
+                    or _round_trip(user, u.operation)
+                    or _read_as_view(user, u.operation, claims)
                     for u in user.output.uses
                 ):
                     claims[user] = (anchor, side)
     return claims
+
+
+def _read_as_view(
+    to_nd: TransDataOp, user: Operation, claims: dict[Operation, tuple[Operation, str]]
+) -> bool:
+    """``to_nd`` (a product's result to ND) is the sole input of another matmul's operand
+    view chain (T5's decoder cross-attention: Q's projection written in FRACTAL_NZ, then
+    head-split for Q·Kᵀ): the product's fixpipe writes the ND tensor the view reads in GM;
+    left to the reader, the conversion would be a vector kernel before it and the chain
+    no view of the reader's inputs."""
+    claim = claims.get(user)
+    return (
+        claim is not None
+        and claim[1] == "prologue"
+        and sole_user(to_nd.output) is user
+        and _matmul_result(to_nd)
+    )
 
 
 def _round_trip(to_nd: TransDataOp, user: Operation) -> bool:

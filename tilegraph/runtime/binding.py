@@ -31,7 +31,7 @@ Every step says why in :attr:`BoundImport.reasons` (the Session logs them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from tilegraph.dialects.graph.control_flow import IfOp, LoopOp, RegionOp, walk_outside_bodies
 from tilegraph.dialects.graph.input_dependence import input_dependence
@@ -266,10 +266,21 @@ class _ShapeRecorder(Interpreter.Listener):
                 self.shapes[value] = tuple(int(d) for d in np.shape(result))
 
 
-def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> list[ObservedShape]:
+def observe_unknown_dims(
+    module: ModuleOp,
+    inputs: Mapping[str, np.ndarray],
+    produced: Mapping[str, np.ndarray] | None = None,
+) -> list[ObservedShape]:
     """Give every value of :func:`unknown_dims` (in a module that has no storage layouts
     yet: a fresh import) the shape it has when the reference interpreter runs ``inputs``;
-    the values and shapes, in program order."""
+    the values and shapes, in program order.
+
+    ``produced`` maps data-dependent values (by :func:`value_label`) to the data a tiled run
+    computed for them (:attr:`ShapeChanged.produced`): the reference continues from that
+    data rather than from its own, so the sizes after such a value are those the tiles meet.
+    A count such as NMS's turns on comparisons the tiles' rounding can tip (a detector's
+    IoU at its threshold), so the reference alone can observe another size than the tiles
+    produce for the same inputs. A label that names no single value here is an error."""
     from tilegraph.runtime.reference import run_reference
 
     wanted = [
@@ -282,12 +293,15 @@ def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> 
     ]
     if not wanted:
         return []
-    recorder = _ShapeRecorder(set(wanted))
-    run_reference(module, inputs, listeners=[recorder])
+    run_on, in_run = module, {v: v for v in wanted}
+    if produced:
+        run_on, in_run = _with_produced_data(module, wanted, produced)
+    recorder = _ShapeRecorder(set(in_run.values()))
+    run_reference(run_on, inputs, listeners=[recorder])
     made = {v for v in wanted if _operands_static(v.owner)}
     found = []
     for value in wanted:
-        shape = recorder.shapes.get(value)
+        shape = recorder.shapes.get(in_run[value])
         t = value.type
         if shape is None or not isinstance(t, TensorType):
             continue  # not reached (a branch that did not run)
@@ -303,6 +317,36 @@ def observe_unknown_dims(module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> 
             )
     module.verify()
     return found
+
+
+def _with_produced_data(
+    module: ModuleOp, wanted: Sequence[SSAValue], produced: Mapping[str, np.ndarray]
+) -> tuple[ModuleOp, dict[SSAValue, SSAValue]]:
+    """A copy of ``module`` whose values named in ``produced`` are read from constants of
+    that data (the op that computed them still runs; its result is read by nothing), and
+    each wanted value's counterpart in the copy (a replaced value's is the constant)."""
+    from tilegraph.dialects.graph.constant_ops import ConstantOp
+    from tilegraph.runtime.interpreter import KernelError
+
+    mapper: dict[SSAValue, SSAValue] = {}
+    copy = module.clone(value_mapper=mapper)
+    in_copy = {v: mapper[v] for v in wanted}
+    for label, data in produced.items():
+        named = [v for v in wanted if value_label(v) == label]
+        if len(named) != 1:
+            raise KernelError(
+                f"{label}: a tiled run produced it, but the model has "
+                f"{'no such value' if not named else 'several values of that name'}",
+                internal=True,
+            )
+        value = in_copy[named[0]]
+        owner = value.owner
+        assert isinstance(owner, Operation)  # a data-dependent value is an op's result
+        constant = ConstantOp(np.asarray(data))
+        Rewriter.insert_op(constant, InsertPoint.before(owner))
+        value.replace_all_uses_with(constant.output)
+        in_copy[named[0]] = constant.output
+    return copy, in_copy
 
 
 def _operands_static(op: object) -> bool:

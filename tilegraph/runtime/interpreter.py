@@ -57,12 +57,22 @@ class ShapeChanged(KernelError):
     """An op produced a result of another shape than its static type: a data-dependent size
     (NonZero's count) that the module was compiled for with other data."""
 
-    def __init__(self, value: str, declared: tuple[int, ...], got: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        value: str,
+        declared: tuple[int, ...],
+        got: tuple[int, ...],
+        produced: np.ndarray | None = None,
+    ) -> None:
         super().__init__(
             f"{value} has shape {list(got)} at run time; the module was compiled for "
             f"{list(declared)} (a size that depends on the input data)"
         )
         self.value, self.declared, self.got = value, declared, got
+        self.produced = produced
+        """The op's result as the run computed it (origin layout): what an observation of
+        the sizes continues from when the run's own numbers, not the reference's, decide
+        them (:func:`~tilegraph.runtime.binding.observe_unknown_dims`)."""
 
 
 def run_graph_op(
@@ -103,7 +113,7 @@ def run_graph_op(
                 # (NaNs kept as they are: a conversion would canonicalise their payload)
                 out = np.where(np.isnan(out), out, convert_element(out, DType.bfloat16))
             if t.is_static and out.shape != (declared := _static_shape(t)):
-                raise ShapeChanged(value_label(res), declared, out.shape)
+                raise ShapeChanged(value_label(res), declared, out.shape, out)
             results.append(storage_array(out, t, pad_value))
         else:
             results.append(out)

@@ -278,23 +278,41 @@ class Session:
             forms.append(forms.pop(index))
             self.latest_tiled = form.compiled
             return outputs
-        form = self._tile(artifact, inputs, changed)
-        forms.append(form)
-        self.latest_tiled = form.compiled
-        return form.compiled(**inputs)
+        # the tiles may compute a data-dependent size other than the reference observed
+        # for these very inputs (a count that rounding tips); then the sizes after it are
+        # observed again from the data the tiles produced, once per such value
+        produced: dict[str, np.ndarray] = {}
+        while True:
+            form = self._tile(artifact, inputs, changed, produced)
+            try:
+                outputs = form.compiled(**inputs)
+            except ShapeChanged as e:
+                if not form.observed or e.produced is None or e.value in produced:
+                    raise
+                produced[e.value] = e.produced
+                changed = e
+                continue
+            forms.append(form)
+            self.latest_tiled = form.compiled
+            return outputs
 
     def _tile(
-        self, artifact: Artifact, inputs: Mapping[str, np.ndarray], changed: Exception | None
+        self,
+        artifact: Artifact,
+        inputs: Mapping[str, np.ndarray],
+        changed: Exception | None,
+        produced: Mapping[str, np.ndarray] | None = None,
     ) -> Tiled:
         """The artifact tiled for these inputs: imported again with every input dim bound
-        (and the artifact's value guards), data-dependent sizes observed on the inputs,
-        optimised, then lowered."""
+        (and the artifact's value guards), data-dependent sizes observed on the inputs
+        (continuing from the data a tiled run ``produced`` for some of them), optimised,
+        then lowered."""
         from tilegraph.runtime.binding import observe_unknown_dims
         from tilegraph.runtime.compiled import compile as compile_model
 
         values = {g.input: (g.value, g.node) for g in artifact.value_guards}
         bound = import_bound(self._source(), inputs, static=True, values=values)
-        observed = tuple(observe_unknown_dims(bound.module, inputs))
+        observed = tuple(observe_unknown_dims(bound.module, inputs, produced))
         with shape_env(bound.env):
             compiled = compile_model(
                 bound.module,
@@ -311,6 +329,8 @@ class Session:
         if observed:
             shapes = _shapes_of(inputs)
             reason = f"{changed}: recompile" if changed else "data-dependent sizes"
+            if produced:
+                reason += f" from the tiles' data for {', '.join(produced)}"
             reason += "; " + ", ".join(str(o) for o in observed if o.produced)
             self.stats.retilings.append(Recompile(self.stats.calls, shapes, reason))
             self._log(f"tiling #{self.stats.tilings} for {_shapes_text(shapes)}: {reason}")

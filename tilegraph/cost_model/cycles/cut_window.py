@@ -1,20 +1,23 @@
-"""A cube-path ``tile.copy`` whose window its GM tensor's end cuts: charged for what it moves.
+"""A ``tile.copy`` whose window its GM tensor's end cuts: charged for what it moves.
 
 ``tile.copy`` moves the part of its window inside both buffers (the executors cut the
-rest). Two copies of the cube path are cut at the tensor's end on a matmul's ragged last
-block, and are charged here by the part they move rather than by the whole window:
+rest). These copies are charged here by the part they move rather than by the whole
+window:
 
 * an operand already in a fractal layout in GM (FRACTAL_NZ ``(..., K1, M1, 16, C0)``,
-  FRACTAL_Z) copied GM -> L1 as it is: each index of the dims before the last two is one
-  fractal, so the cut window moves the whole fractals it covers (the tensor holds whole
-  fractals: its padding rows are in it);
-* on a coupled core without L0C -> GM (310P), the UB -> GM store of the tile that
-  fixpipe put in UB: the rows inside the tensor, each in the 32-byte blocks of Ascend C's
-  ``DataCopy`` (``DataCopyParams`` blockCount rows of blockLen 32 B units), so a row's
-  run is rounded up to a whole block.
+  FRACTAL_Z) copied GM -> L1 as it is (a matmul's ragged last block): each index of the
+  dims before the last two is one fractal, so the cut window moves the whole fractals it
+  covers (the tensor holds whole fractals: its padding rows are in it);
+* a copy between GM and UB (a vector kernel's tile at the tensor's end, since the
+  twenty-sixth session; on a coupled core without L0C -> GM (310P) the UB -> GM store of
+  the tile that fixpipe put in UB, since the twenty-fourth): the rows inside the tensor,
+  each in the 32-byte blocks of Ascend C's ``DataCopy`` (``DataCopyParams`` blockCount
+  rows of blockLen 32 B units), so a row's run is rounded up to a whole block. A window
+  whose cut axes would take more than :data:`MAX_CUT_RECORDS` records (both a long row
+  and many rows cut) stays charged whole: each record costs compile time.
 
-Vector kernels' cut windows are still charged whole (a ragged kernel's blocks are counted
-one by one to plan a launch, which would slow the many vector kernels' planning).
+The vector op on such a tile is charged for the whole tile: the IR computes it whole (the
+executors too), and so would a kernel that does not pass a shorter count.
 
 An axis is cut when its GM dim is not a multiple of the window's (or is shorter); its
 valid extent is the GM dim less the instance's offset, counted in units of one index
@@ -27,13 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from math import ceil
+from math import ceil, prod
 from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
 from tilegraph.cost_model.tile_costs import dma_cycles, gm_latency_cycles
-from tilegraph.dialects.tile import CopyOp, FixpipeOp
+from tilegraph.dialects.tile import CopyOp
 from tilegraph.dialects.tile.base import element_bytes, memref_element, memref_shape, scope_of
 from tilegraph.hardware import HardwareModel
 
@@ -46,6 +49,11 @@ blocks, docs/hardware.md)."""
 
 FRACTAL_BYTES = 512
 """One 16 x C0 fractal."""
+
+MAX_CUT_RECORDS = 4096
+"""The most records a cut copy gets (the product of its cut axes' unit counts); a copy that
+would take more is charged whole. Not a hardware figure: a bound on the kernel's compile
+time (a ragged ``nd2nz``'s records number up to a few thousand too)."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +80,6 @@ def _fractal_window(op: CopyOp, gm: tuple[int, ...], window: tuple[int, ...]) ->
     )
 
 
-def _fixpipe_tile(op: CopyOp) -> bool:
-    """The copy stores a UB tile that a fixpipe wrote (the 310P's way out of L0C)."""
-    return any(
-        isinstance(u.operation, FixpipeOp) and u.operation.dst is op.src for u in op.src.uses
-    )
-
-
 def cut_axes(op: CopyOp) -> tuple[tuple[int, int, int], ...]:
     """(dim, units the window holds along it, elements per unit) of each axis along which
     the GM tensor's end can cut ``op``'s window, when ``op`` is one of the module
@@ -89,10 +90,13 @@ def cut_axes(op: CopyOp) -> tuple[tuple[int, int, int], ...]:
         if not _fractal_window(op, gm, window):
             return ()
         last_unit = 1  # never cut: the fractal's own dims are whole
-    elif path == ("UB", "GM") and _fixpipe_tile(op):
-        gm, window = memref_shape(op.dst), memref_shape(op.src)
+    elif path in (("UB", "GM"), ("GM", "UB")):
+        gm_side, ub_side = (op.dst, op.src) if path[1] == "GM" else (op.src, op.dst)
+        gm, window = memref_shape(gm_side), memref_shape(ub_side)
         last_unit = max(1, DMA_BLOCK_BYTES // element_bytes(memref_element(op.src)))
     else:
+        return ()
+    if len(gm) != len(window):
         return ()
     axes = []
     for dim, (w, g) in enumerate(zip(window, gm, strict=True)):
@@ -100,6 +104,8 @@ def cut_axes(op: CopyOp) -> tuple[tuple[int, int, int], ...]:
             continue
         unit = last_unit if dim == len(window) - 1 else 1
         axes.append((dim, ceil(w / unit), unit))
+    if prod(units for _, units, _ in axes) > MAX_CUT_RECORDS:
+        return ()
     return tuple(axes)
 
 

@@ -270,10 +270,13 @@ class KernelProgram:
     """Some op's instances issue one of several records by their extents (a ragged
     ``mmad``): blocks with equal trip counts may differ in which (:meth:`shape` does not
     say; :func:`~.simulate.plan_launch` counts them)."""
+    called: str = ""
+    """The name of the kernel this program stands for when it is not :attr:`fn`'s: a
+    kernel equal to the one compiled shares its program (:mod:`.memo`)."""
 
     @property
     def name(self) -> str:
-        return self.fn.sym_name.data
+        return self.called or self.fn.sym_name.data
 
     def shape(self, block: int, blocks: int) -> tuple[tuple[int, ...] | None, list[int] | None]:
         """(trip count of every loop, instances of every record) for one block, evaluated

@@ -6,8 +6,8 @@ C's ``MmadParams`` m / n / k, and the L1 -> L0 loads feeding such an ``mmad``),
 nValue / dValue) and ``tile.fixpipe`` with ``m`` / ``n`` (``FixpipeParams`` mSize / nSize)
 work on the leading fractals their extents leave, ``ceil(extent / size)`` of the buffer's
 along each ragged axis (``size``: 16, K0 along K, an NZ window's C0 along its columns;
-1 along an ``nd2nz``'s rows, which the DMA moves one by one), and are charged for those
-only. The cycle model's records are static, so such an op has
+1 along an ``nd2nz``'s and a fixpipe's rows, which the DMA and FIX move one by one), and
+are charged for those only. The cycle model's records are static, so such an op has
 one record per combination of fractal counts (:func:`ragged_records`, the first axis
 major), and each instance issues the one its extents pick (:func:`record_index`, Python
 source evaluated in the compiled kernel). :func:`ragged_axes` says which ops are ragged.
@@ -28,7 +28,9 @@ from xdsl.ir import SSAValue
 from tilegraph.cost_model.cycles.cut_window import CutExtent, cut_extents, cut_records
 from tilegraph.cost_model.tile_costs import (
     fixpipe_cycles,
+    fixpipe_gm_burst_bytes,
     fixpipe_out_bytes,
+    fixpipe_read_bytes,
     gm_latency_cycles,
     load2d_cycles,
     mmad_cycles,
@@ -57,9 +59,9 @@ def ragged_axes(op: TileOp) -> tuple[tuple[Extent, int, int], ...]:
         m1, n1 = op.valid_fractals()
         k0 = memref_shape(op.a)[-1]
         extents = ((op.m, m1, 16), (op.n, n1, 16), (op.k, op.k_fractals(), k0))
-    elif isinstance(op, FixpipeOp):
+    elif isinstance(op, FixpipeOp):  # rows one by one: FIX moves mSize rows
         m1, n1 = op.valid_fractals()
-        extents = ((op.m, m1, 16), (op.n, n1, 16))
+        extents = ((op.m, 16 * m1, 1), (op.n, n1, 16))
     elif isinstance(op, Load2dOp):
         k0 = memref_shape(op.dst)[-1]
         extents = ((op.valid, op.ragged_fractals(), 16), (op.valid_k, op.k_fractals(), k0))
@@ -82,7 +84,8 @@ def _whole_and_extents(op: TileOp) -> tuple[tuple[int, ...], tuple[SSAValue | No
     if isinstance(op, MmadOp):
         return (*op.valid_fractals(), op.k_fractals()), (op.m, op.n, op.k)
     assert isinstance(op, FixpipeOp)
-    return op.valid_fractals(), (op.m, op.n)
+    m1, n1 = op.valid_fractals()
+    return (16 * m1, n1), (op.m, op.n)
 
 
 RecordOf = Callable[[tuple[int, ...]], "OpRecord"]
@@ -132,13 +135,14 @@ def _nd2nz_records(op: Nd2NzOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
 
 
 def _fixpipe_records(op: FixpipeOp, base: OpRecord, hw: HardwareModel) -> RecordOf:
-    """A ragged fixpipe's records: the bytes of its valid row and column fractals."""
+    """A ragged fixpipe's records: the bytes of its valid rows, each of its valid column
+    fractals (:func:`~tilegraph.cost_model.tile_costs.fixpipe_elements`)."""
 
     def record(counts: tuple[int, ...]) -> OpRecord:
-        fractals = (counts[0], counts[1])
-        moved, to_gm = op.moved_bytes(fractals), fixpipe_out_bytes(op, fractals)
-        burst = op.gm_burst_bytes(fractals) if base.gm_bytes else None
-        cost = fixpipe_cycles(op, hw, fractals)
+        valid = (counts[0], counts[1])
+        moved, to_gm = fixpipe_read_bytes(op, valid), fixpipe_out_bytes(op, valid)
+        burst = fixpipe_gm_burst_bytes(op, valid) if base.gm_bytes else None
+        cost = fixpipe_cycles(op, hw, valid)
         return _moved_record(base, hw, cost, moved, to_gm, burst, base.gm_rows)
 
     return record

@@ -161,6 +161,9 @@ class ModelCycles:
     """How the launches are scheduled: "sunk" (on the device) or "host" (op by op)."""
     task_us: float = 0.0
     """Scheduling cost of one launch in that mode."""
+    compiled_kernels: int = 0
+    """Kernels the estimate compiled: one per distinct kernel (``CycleModelOptions.memo``,
+    :mod:`.memo`), else one per kernel launched. Not a figure of the model."""
 
     @property
     def kernel_us(self) -> float:

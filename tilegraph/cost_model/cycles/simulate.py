@@ -25,6 +25,7 @@ ordering at all: an optimistic bound).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from xdsl.dialects import func
@@ -33,6 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 from tilegraph.cost_model.cycles.core import CoreRun, run_core
 from tilegraph.cost_model.cycles.host import HostModel, host_work
 from tilegraph.cost_model.cycles.loops import counted_launches, device_loops, loop_control
+from tilegraph.cost_model.cycles.memo import KernelPrograms, launch_key
 from tilegraph.cost_model.cycles.memory import (
     GmShare,
     GmTraffic,
@@ -74,6 +76,9 @@ class CycleModelOptions:
     launch: str = "sunk"
     """How kernels are scheduled: ``"sunk"`` (a compiled model on the device) or ``"host"``
     (op by op from the host); see the module docstring."""
+    memo: bool = True
+    """Compile each distinct kernel, and simulate each distinct launch, once (:mod:`.memo`:
+    the same figures); False: by name, every kernel compiled."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -279,9 +284,9 @@ def simulate_module(
     options = options or CycleModelOptions()
     functions = {f.sym_name.data: f for f in module.walk() if isinstance(f, func.FuncOp)}
     infos = {k.name: k for k in kernel_report(module)}
-    programs: dict[str, KernelProgram] = {}
+    programs = KernelPrograms(hw, options.memo)
     found: dict[tuple[str, int], KernelCycles] = {}
-    timed: dict[tuple[str, int, frozenset[int], int], KernelCycles] = {}
+    timed: dict[Hashable, KernelCycles] = {}
     residency = L2Residency(hw.l2_bytes)
     order: list[str] = []
     for launch, times in counted_launches(module):
@@ -301,12 +306,18 @@ def simulate_module(
             else 0
         )
         key = (name, launch.block_count)
-        one = timed.get((*key, resident, written_back))
+        # an equal launch of an equal kernel has the same report but for its name (.memo)
+        kernels = (name,)
+        if info.unit != "host":
+            kernels = tuple(programs.key(functions.get(n, fn)) for n in launch.callees())
+        equal = launch_key(launch, kernels, resident, written_back)
+        one = timed.get(equal)
         if one is None:
             one = _launch_once(
                 launch, fn, info, functions, programs, hw, options, resident, written_back
             )
-            timed[(*key, resident, written_back)] = one
+            timed[equal] = one
+        one = replace(one, name=name)
         fills = len(zero_filled(launch))
         if fills:  # the runtime's memset of each zero-filled argument: a task of its own
             one = replace(one, launch_us=one.launch_us + fills * scheduling_us(hw, options.launch))
@@ -328,23 +339,14 @@ def simulate_module(
         order,
         launch_mode=options.launch,
         task_us=scheduling_us(hw, options.launch),
+        compiled_kernels=programs.compiled,
     )
-
-
-def _compiled(
-    programs: dict[str, KernelProgram], fn: func.FuncOp, hw: HardwareModel
-) -> KernelProgram:
-    """``fn`` compiled for the cycle model, once per module walk (cached in ``programs``)."""
-    name = fn.sym_name.data
-    if name not in programs:
-        programs[name] = compile_kernel(fn, hw)
-    return programs[name]
 
 
 def plan_mix(
     launch: LaunchOp,
     functions: dict[str, func.FuncOp],
-    programs: dict[str, KernelProgram],
+    programs: KernelPrograms,
     hw: HardwareModel,
     options: CycleModelOptions,
     resident: frozenset[int] = frozenset(),
@@ -369,7 +371,7 @@ def plan_mix(
         fn = functions.get(name)
         if fn is None:
             raise CycleModelError(f"mix launch of @{name}: no such kernel function")
-        program = _compiled(programs, fn, hw)
+        program = programs.program(fn)
         # both parts run with their group's block index, as in the executors; a group's
         # AIVs (its sub-blocks) share its GM traffic
         plans.append(
@@ -411,7 +413,7 @@ def _mix_launch(
 def _operand_access(
     launch: LaunchOp,
     functions: dict[str, func.FuncOp],
-    programs: dict[str, KernelProgram],
+    programs: KernelPrograms,
     hw: HardwareModel,
     unit: str,
 ) -> tuple[list[int], list[int]]:
@@ -427,8 +429,9 @@ def _operand_access(
         fn = functions[name]
         if TILES_ATTR not in fn.attributes:
             return list(range(count)), list(range(count))
-        program = _compiled(programs, fn, hw)
-        for position, arg in enumerate(fn.body.block.args):
+        program = programs.program(fn)
+        # the program's own arguments: an equal kernel's program was compiled from another
+        for position, arg in enumerate(program.fn.body.block.args):
             read, written = program.gm_buffers.get(arg, (False, False))
             if read:
                 reads.add(position)
@@ -442,7 +445,7 @@ def _launch_once(
     fn: func.FuncOp,
     info: KernelInfo,
     functions: dict[str, func.FuncOp],
-    programs: dict[str, KernelProgram],
+    programs: KernelPrograms,
     hw: HardwareModel,
     options: CycleModelOptions,
     resident: frozenset[int],
@@ -455,7 +458,7 @@ def _launch_once(
         return _host_kernel(fn, hw, options.host, info.ops, info.reason)
     if TILES_ATTR not in fn.attributes:
         raise CycleModelError(f"@{name} is not tiled (run tile-kernels first)")
-    program = _compiled(programs, fn, hw)
+    program = programs.program(fn)
     if launch.aiv_callee is not None:
         planned = plan_mix(launch, functions, programs, hw, options, resident, written_back)
         return _mix_launch(planned, hw, options, info.ops)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +39,8 @@ from tilegraph.formats.dims import UNKNOWN, is_static
 
 _SOURCE = OpFacts(role=FormatRole.AGNOSTIC, fusion=FusionKind.OPAQUE)
 _SHAPE_QUERY = OpFacts(role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE, format_operands=())
+_SHAPE_READER = replace(_SHAPE_QUERY, shape_only=True)
+"""Shape and Size: their result is their operand's origin shape (or its product)."""
 
 
 @irdl_op_definition
@@ -197,7 +200,7 @@ class ShapeOp(GraphOp):
     output = result_def(TensorType)
     traits = traits_def(Pure())
     DEFAULTS: ClassVar = {"start": 0}
-    FACTS: ClassVar = _SHAPE_QUERY
+    FACTS: ClassVar = _SHAPE_READER
 
     @classmethod
     def _range(cls, rank: int, props: Mapping[str, Attribute]) -> tuple[int, int]:
@@ -231,7 +234,7 @@ class SizeOp(GraphOp):
     input = operand_def(TensorType)
     output = result_def(TensorType)
     traits = traits_def(Pure())
-    FACTS: ClassVar = _SHAPE_QUERY
+    FACTS: ClassVar = _SHAPE_READER
 
     @classmethod
     def infer_shapes(

@@ -100,6 +100,9 @@ class OpFacts:
     (``fuse-ops``' ``normalisation_tail``): an OPAQUE normalisation (LayerNorm, Softmax)
     that writes int8 through a per-tensor QuantizeLinear as GE's AMCT-quantised kernels
     do, or a softmax followed by torch's SDPA NaN guard ``where(isnan(p), 0, p)``."""
+    shape_only: bool = False
+    """It reads its operand's origin shape, never its data (Shape, Size): no consumer of
+    the tensor for ``fuse-ops``, and any tensor of the same origin shape answers it."""
 
     def takes_part_in_format(self, operand_index: int) -> bool:
         return self.format_operands is None or operand_index in self.format_operands

@@ -99,7 +99,9 @@ def concat_storage_applies(
     """ConcatD's rule: along H or W, or along C when every input's C is whole C0 blocks
     (every input then starts on a block boundary, and none ends inside a block the next
     one would start in; N is not among ConcatD's 5HD axes)."""
-    widths = [t.origin_shape[CHANNEL_AXIS] for t in operands if t is not None]
+    widths = [
+        t.origin_shape[CHANNEL_AXIS] if t.rank == 4 else None for t in operands if t is not None
+    ]
     ends = [w if isinstance(w, int) else None for w in widths]
     return blocked_storage_applies(operands, results, (axis,), (1, 2, 3), ends)
 

@@ -16,7 +16,12 @@ from xdsl.ir import Operation, SSAValue
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
 from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
 from tilegraph.dialects.graph.generators import RangeOp
-from tilegraph.dialects.graph.indexing import GatherElementsOp, OneHotOp, ScatterElementsOp
+from tilegraph.dialects.graph.indexing import (
+    GatherElementsOp,
+    OneHotOp,
+    ScatterElementsOp,
+    ScatterNDOp,
+)
 from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinearOp
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.spatial import ResizeOp
@@ -50,13 +55,15 @@ def read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:
     integer divisor of ``graph.mod``), as an operand of a cube anchor (an int8
     convolution's int32 bias goes GM -> L1 like its weights), as a piece of a concat
     (GatherND's indices built from a Range and an ArgMax) or as an operand of an element
-    gather / scatter (all three through UB) or of DynamicQuantizeLSTM's recurrence (its
+    gather / scatter (all three through UB), of a ScatterND (its kernel copies the data
+    and DMAs the updates from GM at the index tuples it loads: Speech2Text's decoder
+    shift scatters a constant into zeros) or of DynamicQuantizeLSTM's recurrence (its
     kernel reads R and the zero points from GM); a constant read as a parameter (axes,
     shapes, an expand's target shape, slice bounds) goes into the body."""
     inside = set(members)
     users = [use.operation for use in value.uses if use.operation in inside]
     return bool(users) and all(
-        isinstance(user, ConcatOp | GatherElementsOp | ScatterElementsOp)
+        isinstance(user, ConcatOp | GatherElementsOp | ScatterElementsOp | ScatterNDOp)
         or isinstance(user, DynamicQuantizeLSTMStepsOp)
         or (
             isinstance(user, GraphOp)

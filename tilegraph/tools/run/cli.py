@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 
 from tilegraph.dialects.entry import entry_function
 from tilegraph.frontend import OnnxImportError
@@ -62,12 +63,19 @@ from tilegraph.frontend.onnxruntime_oracle import compare_with_onnxruntime
 from tilegraph.passes.analysis import compute_op_count
 from tilegraph.progress import reporting, task
 from tilegraph.runtime.compiled import CompiledModel, compile
+from tilegraph.runtime.interpreter import ShapeChanged
 from tilegraph.runtime.tiles import kernel_failure
 from tilegraph.tools.model_files import load_module
 from tilegraph.tools.run.arguments import parse_arguments
 from tilegraph.tools.run.estimate import check_estimate_arguments, estimate
 from tilegraph.tools.run.messages import error_message
-from tilegraph.tools.run.model_inputs import bound_to_inputs, imported_model, run_inputs, set_target
+from tilegraph.tools.run.model_inputs import (
+    bound_to_inputs,
+    import_for,
+    imported_model,
+    run_inputs,
+    set_target,
+)
 from tilegraph.tools.run.progress import KernelProgress, terminal_progress
 from tilegraph.tools.run.report import (
     count_dma_kernels,
@@ -157,34 +165,30 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         set_target(args, module)
         if bound is not None:
             times["import for the inputs"] = time.perf_counter() - t0
-    bindings = list(bound.reasons) if bound is not None else []
-    if bound is not None and not args.reference:
-        from tilegraph.runtime.binding import observe_unknown_dims
+    # the tiles may compute a data-dependent size other than the reference observed for
+    # these inputs (a count that rounding tips): the model is then compiled again with the
+    # sizes after it observed from the data the tiles produced, once per such value
+    produced: dict[str, np.ndarray] = {}
+    while True:
+        bindings = list(bound.reasons) if bound is not None else []
+        if bound is not None and not args.reference:
+            from tilegraph.runtime.binding import observe_unknown_dims
 
-        observed = observe_unknown_dims(module, inputs)
-        bindings += [f"data-dependent size: {o}" for o in observed if o.produced]
-    if args.check_each_pass and not args.pipeline:
-        raise RunError("--check-each-pass needs a pipeline (-p)")
-    watch = CompileWatch(args, inputs, bound.env if bound is not None else None)
-    compiled = compile(
-        module,  # it carries the target and the entry, set above with the CLI's messages
-        pipeline=args.pipeline,
-        target="reference" if args.reference else "tiles",
-        executor=args.executor,
-        hooks=watch,
-        reference_fallback=True,
-        verify_sync=args.verify_sync,
-        keep_dtype=args.keep_dtype,
-        tune_db=args.tune_db,
-    )
-    times.update(watch.times)
-    tiles: dict[str, Any] | None = None
-    if not args.reference:
-        tiles = tiles_section(args, compiled)
-        assert watch.lowering_started is not None
-        times["lower to tiles"] = time.perf_counter() - watch.lowering_started
-    t0 = time.perf_counter()
-    outputs = _execute(args, compiled, inputs)
+            observed = observe_unknown_dims(module, inputs, produced)
+            bindings += [f"data-dependent size: {o}" for o in observed if o.produced]
+            bindings += [f"observed from the tiles' data: {label}" for label in produced]
+        compiled, watch, tiles = _compile(args, module, inputs, bound, times)
+        t0 = time.perf_counter()
+        try:
+            outputs = _execute(args, compiled, inputs)
+        except ShapeChanged as e:
+            if bound is None or args.reference or e.produced is None or e.value in produced:
+                raise
+            produced[e.value] = e.produced
+            module, bound = import_for(args, inputs)
+            set_target(args, module)
+            continue
+        break
     times[f"run (tiles, {args.executor})" if compiled.target == "tiles" else "run (reference)"] = (
         time.perf_counter() - t0
     )
@@ -233,6 +237,38 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     return report
 
 
+def _compile(
+    args: argparse.Namespace,
+    module: ModuleOp,
+    inputs: dict[str, np.ndarray],
+    bound: Any,
+    times: dict[str, float],
+) -> tuple[CompiledModel, CompileWatch, dict[str, Any] | None]:
+    """The module compiled as the arguments ask (its stages' times added to ``times``), and
+    the tiles' section of the report."""
+    if args.check_each_pass and not args.pipeline:
+        raise RunError("--check-each-pass needs a pipeline (-p)")
+    watch = CompileWatch(args, inputs, bound.env if bound is not None else None)
+    compiled = compile(
+        module,  # it carries the target and the entry, set above with the CLI's messages
+        pipeline=args.pipeline,
+        target="reference" if args.reference else "tiles",
+        executor=args.executor,
+        hooks=watch,
+        reference_fallback=True,
+        verify_sync=args.verify_sync,
+        keep_dtype=args.keep_dtype,
+        tune_db=args.tune_db,
+    )
+    times.update(watch.times)
+    tiles: dict[str, Any] | None = None
+    if not args.reference:
+        tiles = tiles_section(args, compiled)
+        assert watch.lowering_started is not None
+        times["lower to tiles"] = time.perf_counter() - watch.lowering_started
+    return compiled, watch, tiles
+
+
 def _execute(
     args: argparse.Namespace, compiled: CompiledModel, inputs: dict[str, np.ndarray]
 ) -> list[np.ndarray]:
@@ -249,6 +285,8 @@ def _execute(
         counters = KernelProgress(progress, label) if reporting() else None
         try:
             outputs = compiled.run(inputs, counters=counters)
+        except ShapeChanged:
+            raise  # the caller compiles again for the size the tiles produced
         except Exception as e:  # bad input values inside a kernel: name its nodes
             failure = kernel_failure(compiled.module, e)
             if failure is None:

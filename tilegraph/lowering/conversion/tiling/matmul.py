@@ -71,6 +71,7 @@ from tilegraph.lowering.conversion.tiling.elementwise import store
 from tilegraph.lowering.conversion.tiling.matmul_block import base_block, fractals
 from tilegraph.lowering.conversion.tiling.matmul_l1 import chosen_l1_reuse, k_trips
 from tilegraph.lowering.conversion.tiling.matmul_views import (
+    from_fractal,
     is_view_op,
     lead_offsets,
     operand_as_view,
@@ -169,8 +170,8 @@ def plan_matmul(
     hw = builder.hw
     op = kernel.anchor
     for pre in kernel.prologue:
-        if is_view_op(pre):  # an operand's view chain: checked by matmul_operand
-            continue
+        if is_view_op(pre) or from_fractal(pre.results[0]):
+            continue  # an operand's view chain (and what it starts from): matmul_operand's
         if nd_source(kernel, pre.results[0]) is pre.results[0]:
             return "a matmul prologue other than ND -> FRACTAL_NZ"
     alpha, beta, c_value, deq = 1.0, 1.0, None, None

@@ -42,8 +42,11 @@ from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph.data_movement import SplitOp
+from tilegraph.dialects.layout import TransDataOp
+from tilegraph.dialects.layout_type import TensorType
 from tilegraph.dialects.tile import StridedViewOp, memref_shape
 from tilegraph.dialects.tile.workspace import strided_memref
+from tilegraph.formats import Format
 from tilegraph.lowering.analysis.operand_views import (
     OPERAND_VIEW_OPS,
     StridedView,
@@ -98,9 +101,24 @@ def operand_chain(body: KernelBody, value: SSAValue) -> ViewChain | str | None:
     if not is_view_op(value.owner):  # type: ignore[arg-type]
         return None
     chain = operand_view(value)
+    if chain is not None and body.source(chain.base) is None and from_fractal(chain.base):
+        # the chain is a view, but of a tensor GM holds in FRACTAL_NZ: the strided view
+        # addresses a row-major buffer (fuse-ops gives such a conversion to the product
+        # writing it: passes/fuse_views.py)
+        return "a matmul operand re-indexed from a FRACTAL_NZ input converted in the kernel"
     if chain is None or body.source(chain.base) is None:
         return "a matmul operand re-indexed by a chain that is no strided view of an input"
     return chain
+
+
+def from_fractal(value: SSAValue) -> bool:
+    """``value`` is a FRACTAL_NZ tensor's conversion to ND (in a matmul's prologue: the
+    start of an operand's view chain that :func:`operand_chain` refuses with its reason)."""
+    owner = value.owner
+    if not isinstance(owner, TransDataOp):
+        return False
+    t = owner.input.type
+    return isinstance(t, TensorType) and t.storage_format == Format.FRACTAL_NZ
 
 
 def operand_as_view(
