@@ -18,9 +18,9 @@ func.func @main(%x: !layout.tensor<1x64x8x8xf32>, %s: !layout.tensor<1x8x8x64xf3
   func.return %y : !layout.tensor<1x64xf32>
 }
 
-// CHECK:      nodes 'perm0', 'residual0', 'mean0': remark: [lower-graph-to-kernels] group fused_transpose_add_reduce_mean_0 (3 ops: transpose, add, reduce_mean) refused by the reshape strategy: not a transpose between reshapes; split into 3 kernels (vector 3)
+// CHECK:      nodes 'perm0', 'residual0', 'mean0': remark: [lower-graph-to-kernels] group fused_transpose_add_reduce_mean_0 (3 ops: transpose, add, reduce_mean) refused by the reshape strategy: not a transpose between reshapes; split into 2 kernels (vector 2)
 // CHECK-NEXT: node 'hardmax0': remark: [lower-graph-to-kernels] kernel hardmax_{{[0-9]+}} (hardmax) runs on the host: no vector lowering for graph.hardmax
-// CHECK-NEXT: lowering: kernels cube 0, vector 3, host 1; fused groups 0 whole, 1 split; 1 host kernels
+// CHECK-NEXT: lowering: kernels cube 0, vector 2, host 1; fused groups 0 whole, 1 split; 1 host kernels
 // CHECK-NOT:  remark
 
 // ABSENT: lowering: lower-graph-to-kernels did not run (no remarks)
