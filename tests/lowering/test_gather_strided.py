@@ -1,0 +1,130 @@
+"""A gather of constant indices that select a strided window of its data (an affine grid:
+torch's ``x[:, 0]``, ``x.select``, ``unfold``'s patch windows, an adaptive pool's
+overlapping windows) followed by view ops (reshape, transpose, squeeze, static slices):
+one vector kernel reading the data through the composed strided view, turned on the
+vector unit when its innermost dim is not the data's — every level agrees on both
+executors with NaN in the unwritten on-chip lanes, ragged tiles on the ``test`` preset.
+Indices that are no affine grid (or repeat a row) leave the group to the strategies of
+its parts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.ir import Operation, SSAValue
+
+from tests.lowering.test_tile_differential import (
+    NAN,
+    Graph,
+    assert_matches,
+    assert_no_nan,
+    run_levels,
+)
+from tilegraph.lowering.analysis.operand_views import StridedView
+from tilegraph.lowering.conversion.tiling.gather_strided import affine_grid, gather_view
+
+
+def patches(g: Graph) -> list[SSAValue]:
+    """PatchTST's unfold: [3, 32, 5] windows of 8 steps at stride 8 along axis 1 (a [4, 8]
+    constant index), then channels first: [3, 5, 4, 8] (the innermost dim is read at a
+    stride of 5: turned on the vector unit)."""
+    x = g.input([3, 32, 5])
+    idx = np.arange(4)[:, None] * 8 + np.arange(8)[None, :]
+    rows = g.op("gather", x, g.b.constant(idx.astype(np.int64)), axis=1)
+    return [g.op("transpose", rows, perm=[0, 3, 1, 2])]
+
+
+def overlapping_windows(g: Graph) -> list[SSAValue]:
+    """Adaptive pooling 8 -> 7 with windows of 2 (pvt v2's export): index ``i + a`` reads
+    every inner row twice, then the window axes last."""
+    x = g.input([8, 3, 40])
+    idx = np.arange(7)[:, None] + np.arange(2)[None, :]
+    rows = g.op("gather", x, g.b.constant(idx.astype(np.int64)), axis=0)
+    return [g.op("transpose", rows, perm=[2, 0, 1, 3])]
+
+
+def negative_select_reshape(g: Graph) -> list[SSAValue]:
+    """TimeSformer's ``x[:, -65]`` (a negative scalar index: the axis dropped) of [6, 65,
+    40], viewed [3, 2, 40] (a reshape of the strided view) and cut to its last 32 columns
+    (a static slice): a plain strided copy."""
+    x = g.input([6, 65, 40])
+    cls = g.op("gather", x, g.b.constant(np.array(-65, np.int64)), axis=1)
+    viewed = g.op("reshape", cls, g.ints([3, 2, 40]))
+    return [g.op("slice", viewed, g.ints([8]), g.ints([40]), g.ints([2]))]
+
+
+def select_after_transpose(g: Graph) -> list[SSAValue]:
+    """A transpose, a strided pick of every other row (``[1, 3, 5]``, one negative) and a
+    transpose back: views all the way."""
+    x = g.input([4, 7, 48])
+    t = g.op("transpose", x, perm=[1, 0, 2])
+    rows = g.op("gather", t, g.ints([1, -4, 5]), axis=0)
+    return [g.op("transpose", rows, perm=[1, 0, 2])]
+
+
+CASES = {
+    "patches": patches,
+    "overlapping_windows": overlapping_windows,
+    "negative_select_reshape": negative_select_reshape,
+    "select_after_transpose": select_after_transpose,
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_constant_gather_chain_is_one_kernel(name: str):
+    """One vector kernel holding the gather and its view ops, exact at every level with NaN
+    in the on-chip lanes it does not write, in several tiles."""
+    g = Graph()
+    module = g.b.build(*CASES[name](g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=0, atol=0)
+    (kernel,) = levels.tiled_kernels
+    assert kernel.unit == "vector", kernel
+    assert "graph.gather" in kernel.ops and len(kernel.ops) > 1, kernel.ops
+    assert levels.splits(), "the test preset should split the copy into tiles"
+    # only the patches' innermost dim is not the data's: turned on the vector unit
+    assert ("tile.vtranspose" in levels.counters.ops) == (name == "patches"), levels.counters.ops
+
+
+def repeated_rows(g: Graph) -> list[SSAValue]:
+    """Indices [2, 2, 2] (a repeat: no strided view) before a transpose."""
+    x = g.input([4, 8, 16])
+    rows = g.op("gather", x, g.ints([2, 2, 2]), axis=1)
+    return [g.op("transpose", rows, perm=[0, 2, 1])]
+
+
+def test_repeated_rows_stay_two_kernels():
+    """A gather repeating a row is no strided view: the gather and the transpose are kernels
+    of their own, still exact."""
+    g = Graph()
+    module = g.b.build(*repeated_rows(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    assert len(levels.tiled_kernels) == 2, levels.tiled_kernels
+
+
+def test_affine_grid():
+    """The start and per-dim steps of an affine grid of indices, None for anything else."""
+    assert affine_grid(np.arange(4)[:, None] * 8 + np.arange(8) + 3) == (3, (8, 1))
+    assert affine_grid(np.array(5)) == (5, ())
+    assert affine_grid(np.array([[7]])) == (7, (0, 0))
+    assert affine_grid(np.array([0, 1, 3])) is None
+    assert affine_grid(np.array([3, 2, 1])) is None  # backwards: no non-negative stride
+    assert affine_grid(np.array([2, 2])) is None  # a repeat
+    assert affine_grid(np.zeros((0,), np.int64)) is None
+
+
+def test_gather_view_strides():
+    """A [3, 8] patch grid from row 1 along axis 1 of a row-major [3, 32, 5] tensor:
+    strides of the patch (8 rows) and the step (1 row), each row 5 elements."""
+    g = Graph()
+    x = g.input([3, 32, 5])
+    idx = np.arange(3)[:, None] * 8 + np.arange(8)[None, :] + 1
+    op = g.op("gather", x, g.b.constant(idx.astype(np.int64)), axis=1).owner
+    assert isinstance(op, Operation)
+    view = gather_view(StridedView.row_major((3, 32, 5)), op)
+    assert view == StridedView((3, 3, 8, 5), (160, 40, 5, 1), offset=5)
+    last_rows = g.op("gather", x, g.ints([30, 31]), axis=1).owner
+    assert isinstance(last_rows, Operation)
+    assert gather_view(StridedView.row_major((3, 31, 5)), last_rows) is None  # 31: too far
