@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
+from xdsl.parser import Parser
 
 from tests.lowering.test_tile_differential import (
     NAN,
@@ -21,7 +23,15 @@ from tests.lowering.test_tile_differential import (
     run_levels,
 )
 from tilegraph.lowering.analysis.operand_views import StridedView
-from tilegraph.lowering.conversion.tiling.gather_strided import affine_grid, gather_view
+from tilegraph.lowering.conversion.kernel_body import read_kernel_body
+from tilegraph.lowering.conversion.tiling.gather_strided import (
+    ViewedInput,
+    affine_grid,
+    gather_view,
+    strided_chain,
+    viewed_input,
+)
+from tilegraph.passes.context import make_context
 
 
 def patches(g: Graph) -> list[SSAValue]:
@@ -128,3 +138,32 @@ def test_gather_view_strides():
     last_rows = g.op("gather", x, g.ints([30, 31]), axis=1).owner
     assert isinstance(last_rows, Operation)
     assert gather_view(StridedView.row_major((3, 31, 5)), last_rows) is None  # 31: too far
+
+
+def test_viewed_input_of_a_reduction_prologue():
+    """A reduction's operand made by ``x[:, -64] -> view`` (TimeSformer's pick before its
+    frame mean) is a strided view of the kernel input, the hook a reduction strategy
+    reads it through; the body with the reduction is no copy kernel."""
+    module = Parser(make_context(), PROLOGUE).parse_module()
+    fn = next(op for op in module.walk() if isinstance(op, func.FuncOp))
+    body = read_kernel_body(fn)
+    mean = body.ops[-1]
+    found = viewed_input(body, mean.operands[0])
+    assert isinstance(found, ViewedInput), found
+    assert found.arg is fn.args[0] and found.ops == tuple(body.ops[:-1])
+    assert found.view == StridedView((3, 2, 40), (5200, 2600, 1), offset=40)
+    assert strided_chain(body) == "a gather with ops after it that are no views"
+
+
+PROLOGUE = """
+func.func @k(%in0: memref<6x65x40xf32, "GM">, %out: memref<3x1x40xf32, "GM">) attributes {tile.kernel = "vector"} {
+  %i = graph.constant dense<-64> : !layout.tensor<i64>
+  %s = graph.constant dense<[3, 2, 40]> : !layout.tensor<3xi64>
+  %x = tile.read %in0 : memref<6x65x40xf32, "GM"> -> !layout.tensor<6x65x40xf32>
+  %g = graph.gather %x, %i {axis = 1} : (!layout.tensor<6x65x40xf32>, !layout.tensor<i64>) -> !layout.tensor<6x40xf32>
+  %r = graph.reshape %g, %s : (!layout.tensor<6x40xf32>, !layout.tensor<3xi64>) -> !layout.tensor<3x2x40xf32>
+  %m = graph.reduce_mean %r {axes = [1], keepdims = 1} : (!layout.tensor<3x2x40xf32>) -> !layout.tensor<3x1x40xf32>
+  tile.write %m to %out : !layout.tensor<3x1x40xf32> to memref<3x1x40xf32, "GM">
+  func.return
+}
+"""

@@ -31,6 +31,7 @@ to the other strategies (:func:`takes_strided_gather` says no), which split the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import prod
 
 import numpy as np
@@ -97,34 +98,63 @@ def gather_view(view: StridedView, op: Operation) -> StridedView | None:
     return StridedView(shape, strides, view.offset + start * stride, groups)
 
 
+_CHAIN_OPS = (GatherOp, *ELEMENTWISE_VIEW_OPS)
+"""The ops a gather view chain is made of (a gather only of a constant grid)."""
+
+
 def _step(view: StridedView, op: Operation, result: SSAValue) -> StridedView | None:
     return gather_view(view, op) if isinstance(op, GatherOp) else view_through(view, op, result)
 
 
-def strided_chain(body: KernelBody) -> tuple[SSAValue, StridedView] | str:
-    """(the GM argument read, the view of it that is the written value) when ``body`` is
-    one chain of constant-grid gathers and view ops from a kernel input to its one written
-    value (module docstring); else why not."""
-    ops = body.ops
+@dataclass(frozen=True)
+class ViewedInput:
+    """A value of a kernel body that is a strided view of a kernel input."""
+
+    arg: SSAValue
+    """The GM argument (row-major) the view reads."""
+    view: StridedView
+    """The value over ``arg``."""
+    ops: tuple[Operation, ...]
+    """The body's ops making the value, in program order (gathers and view ops)."""
+
+
+def viewed_input(body: KernelBody, value: SSAValue) -> ViewedInput | str:
+    """``value`` as a strided view of a kernel input when the body's ops making it are one
+    chain of constant-grid gathers and view ops, each read by the next only (module
+    docstring); else why not. A reduction whose operand is such a chain (TimeSformer's
+    ``x[:, 0] -> view -> mean``) would read its tiles through :attr:`ViewedInput.view`."""
+    ops: list[Operation] = []
+    current, members = value, set(body.ops)
+    while (owner := current.owner) in members and isinstance(owner, _CHAIN_OPS):
+        if ops and not current.has_one_use():
+            return "a gather view chain whose values are read elsewhere too"
+        ops.insert(0, owner)
+        current = owner.operands[0]
     if not any(isinstance(op, GatherOp) for op in ops):
         return "a view chain without a gather"
-    if not all(isinstance(op, (GatherOp, *ELEMENTWISE_VIEW_OPS)) for op in ops):
-        return "a gather with ops after it that are no views"
-    if len(body.writes) != 1 or body.writes[0][0] is not ops[-1].results[0]:
-        return "a gather view chain that does not write its last value only"
-    for before, after in zip(ops, ops[1:], strict=False):
-        if after.operands[0] is not before.results[0] or not before.results[0].has_one_use():
-            return "a gather view chain whose ops do not feed one another"
-    source = body.source(ops[0].operands[0])
+    arg = body.source(current)
     values = [op.results[0] for op in ops]
-    if source is None or any(static_row_major(v) is None for v in values):
+    if arg is None or any(static_row_major(v) is None for v in values):
         return "a gather view chain of a computed, symbolic or non-row-major tensor"
-    view = walked_view(ops[0].operands[0], ops, values, _step)
+    view = walked_view(current, ops, values, _step)
     if view is None or view.groups:
         return "a gather whose constant indices (or views) are no strided window"
     if 1 not in view.strides and view.shape[-1] != 1:
         return "a gather view with no contiguous dim (one element per burst)"
-    return source, view
+    return ViewedInput(arg, view, tuple(ops))
+
+
+def strided_chain(body: KernelBody) -> ViewedInput | str:
+    """The view :func:`viewed_input` finds for the one value ``body`` writes when the chain
+    making it is the whole body; else why not."""
+    if not all(isinstance(op, _CHAIN_OPS) for op in body.ops):
+        return "a gather with ops after it that are no views"
+    if len(body.writes) != 1:
+        return "a gather view chain with several outputs"
+    found = viewed_input(body, body.writes[0][0])
+    if isinstance(found, str) or len(found.ops) == len(body.ops):
+        return found
+    return "a gather view chain that does not write its last value only"
 
 
 def takes_strided_gather(body: KernelBody) -> bool:
@@ -139,7 +169,7 @@ def emit_strided_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None
     found = strided_chain(body)
     if isinstance(found, str):
         return found
-    source, view = found
+    source, view = found.arg, found.view
     value, out_arg = body.writes[0]
     rank = len(view.shape)
     unit = rank - 1 if view.shape[-1] == 1 or view.strides[-1] == 1 else view.strides.index(1)
