@@ -10,13 +10,8 @@ import pytest
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_gather_kernels import index_input
-from tests.lowering.test_tile_differential import (
-    NAN,
-    Graph,
-    assert_matches,
-    assert_no_nan,
-    run_levels,
-)
+from tests.lowering.test_gather_views import one_exact_gather_kernel
+from tests.lowering.test_tile_differential import NAN, Graph, assert_matches, run_levels
 
 
 def token_types(g: Graph, row: int = 32, table_is_input: bool = False) -> list[SSAValue]:
@@ -37,13 +32,8 @@ CASES = {
 def test_lookup_of_gathered_ids_is_one_kernel(name: str):
     """One vector kernel of both ops, exact, in several tiles (the last ragged), the ids
     read on the scalar unit (a read per id)."""
-    g = Graph()
-    module = g.b.build(*CASES[name](g))
-    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
-    assert_no_nan(levels)
-    assert_matches(levels, rtol=0, atol=0)
+    g, levels = one_exact_gather_kernel(CASES[name])
     (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "vector", kernel
     assert kernel.ops == ("graph.gather_elements", "graph.gather"), kernel.ops
     assert levels.splits(), "the test preset should split the lookup into tiles"
     assert levels.counters.ops.get("tile.get_value", 0) == 7 * 5

@@ -15,13 +15,8 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 
-from tests.lowering.test_tile_differential import (
-    NAN,
-    Graph,
-    assert_matches,
-    assert_no_nan,
-    run_levels,
-)
+from tests.lowering.test_gather_views import one_exact_gather_kernel
+from tests.lowering.test_tile_differential import NAN, Graph, assert_matches, run_levels
 from tilegraph.lowering.analysis.operand_views import StridedView
 from tilegraph.lowering.conversion.kernel_body import read_kernel_body
 from tilegraph.lowering.conversion.tiling.gather_strided import (
@@ -84,14 +79,7 @@ CASES = {
 def test_constant_gather_chain_is_one_kernel(name: str):
     """One vector kernel holding the gather and its view ops, exact at every level with NaN
     in the on-chip lanes it does not write, in several tiles."""
-    g = Graph()
-    module = g.b.build(*CASES[name](g))
-    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
-    assert_no_nan(levels)
-    assert_matches(levels, rtol=0, atol=0)
-    (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "vector", kernel
-    assert "graph.gather" in kernel.ops and len(kernel.ops) > 1, kernel.ops
+    _, levels = one_exact_gather_kernel(CASES[name])
     assert levels.splits(), "the test preset should split the copy into tiles"
     # only the patches' innermost dim is not the data's: turned on the vector unit
     assert ("tile.vtranspose" in levels.counters.ops) == (name == "patches"), levels.counters.ops
