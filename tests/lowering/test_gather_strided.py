@@ -48,6 +48,18 @@ def overlapping_windows(g: Graph) -> list[SSAValue]:
     return [g.op("transpose", rows, perm=[2, 0, 1, 3])]
 
 
+def pooled_windows_2d(g: Graph) -> list[SSAValue]:
+    """PVT v2's adaptive pool 8x8 -> 7x7 (windows of 2 x 2) as exported: over H and W
+    merged ([64, 3, 40]), a GatherND of window tuples made a gather of 196 flat rows ``(i
+    + a) * 8 + j + b`` (more than the 64 constant elements a kernel body takes in: inlined
+    as an affine grid), the window axes last."""
+    hw = g.input([64, 3, 40])
+    i = np.arange(7).reshape(7, 1, 1, 1) + np.arange(2).reshape(1, 2, 1, 1)
+    j = np.arange(7).reshape(1, 1, 7, 1) + np.arange(2).reshape(1, 1, 1, 2)
+    rows = g.op("gather", hw, g.b.constant((i * 8 + j).astype(np.int64)), axis=0)
+    return [g.op("transpose", rows, perm=[4, 5, 0, 1, 2, 3])]
+
+
 def negative_select_reshape(g: Graph) -> list[SSAValue]:
     """TimeSformer's ``x[:, -65]`` (a negative scalar index: the axis dropped) of [6, 65,
     40], viewed [3, 2, 40] (a reshape of the strided view) and cut to its last 32 columns
@@ -70,6 +82,7 @@ def select_after_transpose(g: Graph) -> list[SSAValue]:
 CASES = {
     "patches": patches,
     "overlapping_windows": overlapping_windows,
+    "pooled_windows_2d": pooled_windows_2d,
     "negative_select_reshape": negative_select_reshape,
     "select_after_transpose": select_after_transpose,
 }
@@ -81,8 +94,9 @@ def test_constant_gather_chain_is_one_kernel(name: str):
     in the on-chip lanes it does not write, in several tiles."""
     _, levels = one_exact_gather_kernel(CASES[name])
     assert levels.splits(), "the test preset should split the copy into tiles"
-    # only the patches' innermost dim is not the data's: turned on the vector unit
-    assert ("tile.vtranspose" in levels.counters.ops) == (name == "patches"), levels.counters.ops
+    # only there is the output's innermost dim not the data's: turned on the vector unit
+    turned = name in ("patches", "pooled_windows_2d")
+    assert ("tile.vtranspose" in levels.counters.ops) == turned, levels.counters.ops
 
 
 def repeated_rows(g: Graph) -> list[SSAValue]:

@@ -98,7 +98,7 @@ def gather_view(view: StridedView, op: Operation) -> StridedView | None:
     return StridedView(shape, strides, view.offset + start * stride, groups)
 
 
-_CHAIN_OPS = (GatherOp, *ELEMENTWISE_VIEW_OPS)
+GATHER_CHAIN_OPS = (GatherOp, *ELEMENTWISE_VIEW_OPS)
 """The ops a gather view chain is made of (a gather only of a constant grid)."""
 
 
@@ -125,7 +125,7 @@ def viewed_input(body: KernelBody, value: SSAValue) -> ViewedInput | str:
     ``x[:, 0] -> view -> mean``) would read its tiles through :attr:`ViewedInput.view`."""
     ops: list[Operation] = []
     current, members = value, set(body.ops)
-    while (owner := current.owner) in members and isinstance(owner, _CHAIN_OPS):
+    while (owner := current.owner) in members and isinstance(owner, GATHER_CHAIN_OPS):
         if ops and not current.has_one_use():
             return "a gather view chain whose values are read elsewhere too"
         ops.insert(0, owner)
@@ -147,7 +147,7 @@ def viewed_input(body: KernelBody, value: SSAValue) -> ViewedInput | str:
 def strided_chain(body: KernelBody) -> ViewedInput | str:
     """The view :func:`viewed_input` finds for the one value ``body`` writes when the chain
     making it is the whole body; else why not."""
-    if not all(isinstance(op, _CHAIN_OPS) for op in body.ops):
+    if not all(isinstance(op, GATHER_CHAIN_OPS) for op in body.ops):
         return "a gather with ops after it that are no views"
     if len(body.writes) != 1:
         return "a gather view chain with several outputs"
