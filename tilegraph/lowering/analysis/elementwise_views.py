@@ -74,7 +74,7 @@ def _slice_view(view: StridedView, op: SliceOp) -> StridedView | None:
     return result
 
 
-def _through(view: StridedView, op: Operation, result: SSAValue) -> StridedView | None:
+def view_through(view: StridedView, op: Operation, result: SSAValue) -> StridedView | None:
     if isinstance(op, SliceOp):
         return _slice_view(view, op)
     return view_step(view, op, True, result)
@@ -102,7 +102,7 @@ def input_view(value: SSAValue, views: Container[Operation]) -> ViewChain | None
         ops.insert(0, owner)
         values.insert(0, current)
         current = owner.operands[0]
-    view = walked_view(current, ops, values, _through)
+    view = walked_view(current, ops, values, view_through)
     if view is None or not readable(view):
         return None
     return ViewChain(current, tuple(ops), view)

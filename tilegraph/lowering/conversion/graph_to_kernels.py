@@ -64,6 +64,7 @@ from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
 from tilegraph.lowering.conversion.graph_to_kernels_operands import (
     compile_time_parameters,
+    grid_indices,
     inlined_constant,
     read_as_data,
 )
@@ -228,11 +229,11 @@ def _assembled(
     """A kernel's inputs: compile-time parameters and small constants cloned in, the rest
     read from GM."""
     outer_of = outer_of or {}
-    parameters = compile_time_parameters(members)
+    parameters, grids = compile_time_parameters(members), grid_indices(members)
     inlined = [
         None
         if read_as_data(i, members) and i not in parameters
-        else inlined_constant(outer_of.get(o, o), i in parameters)
+        else inlined_constant(outer_of.get(o, o), i in parameters, i in grids)
         for o, i in zip(outer, inner, strict=True)
     ]
     pairs = list(zip(outer, inner, inlined, strict=True))

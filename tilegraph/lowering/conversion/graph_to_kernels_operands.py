@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import ConstantOp, FusionKind, GraphOp
-from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, PadOp
+from tilegraph.dialects.graph.data_movement import ConcatOp, ExpandOp, GatherOp, PadOp
 from tilegraph.dialects.graph.generators import RangeOp
 from tilegraph.dialects.graph.indexing import (
     GatherElementsOp,
@@ -26,6 +26,7 @@ from tilegraph.dialects.graph.quantize import DequantizeLinearOp, QuantizeLinear
 from tilegraph.dialects.graph.quantized_recurrent import DynamicQuantizeLSTMStepsOp
 from tilegraph.dialects.graph.spatial import ResizeOp
 from tilegraph.dialects.layout_type import TensorType
+from tilegraph.lowering.conversion.tiling.gather_strided import GATHER_CHAIN_OPS, affine_grid
 
 INLINE_CONSTANT_ELEMENTS = 64
 """Integer constants up to this size (axes, shapes, indices) go into the kernel body."""
@@ -33,10 +34,14 @@ ELEMENTWISE_KINDS = (FusionKind.ELEMWISE, FusionKind.BROADCAST)
 """The fusion kinds whose ops read an operand as data (loaded from GM like any other)."""
 
 
-def inlined_constant(value: SSAValue, parameter: bool = False) -> ConstantOp | None:
+def inlined_constant(
+    value: SSAValue, parameter: bool = False, grid: bool = False
+) -> ConstantOp | None:
     """The constant behind ``value`` when it goes into the kernel body: a small integer
     one, or (``parameter``: the operand is read at compile time, a pad's value, a resize's
-    scales) a small one of any type."""
+    scales) a small one of any type, or (``grid``: a gather's indices in a group of gathers
+    and views, :func:`grid_indices`) an affine grid of any size — a strided view's start
+    and steps, which the kernel needs at compile time (PVT v2's adaptive-pool windows)."""
     op = value.owner
     if not isinstance(op, ConstantOp):
         return None
@@ -46,7 +51,21 @@ def inlined_constant(value: SSAValue, parameter: bool = False) -> ConstantOp | N
     n = t.num_elements()
     if not parameter and t.dtype.numpy.kind not in "iub":
         return None
+    values = op.constant_array() if grid and t.dtype.numpy.kind in "iu" else None
+    if values is not None and affine_grid(values) is not None:
+        return op
     return op if n is not None and n <= INLINE_CONSTANT_ELEMENTS else None
+
+
+def grid_indices(members: Sequence[Operation]) -> set[SSAValue]:
+    """The index operands of the gathers of a kernel made of gathers and view ops only (at
+    least two ops): the strided-gather kernel reads them as a view when they are an affine
+    grid (:mod:`~tilegraph.lowering.conversion.tiling.gather_strided`), so those go into
+    the body whatever their size; empty for any other kernel (a lone gather's large index
+    constant stays a GM tensor its row DMAs read)."""
+    if len(members) < 2 or not all(isinstance(op, GATHER_CHAIN_OPS) for op in members):
+        return set()
+    return {op.indices for op in members if isinstance(op, GatherOp)}
 
 
 def read_as_data(value: SSAValue, members: Sequence[Operation]) -> bool:

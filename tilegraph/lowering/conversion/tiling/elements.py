@@ -28,6 +28,9 @@ unit on every preset. The last tile of a ragged ``outer`` loads zeros past the t
 is cut at the output's end. ``O`` is as many outer positions as fit the kernel's UB budget,
 shared over the vector cores.
 
+A gather whose result is the indices of a row lookup (a token-type embedding of ids picked
+by position: :mod:`.elements_lookup`) is one kernel with the lookup.
+
 A gather's kernel may end with an elementwise tail (an attention bias summed from gathered
 terms, :mod:`.elements_tail`): the tail runs on ``rows_ub`` and the kernel stores its
 result instead.
@@ -55,6 +58,10 @@ from tilegraph.lowering.analysis.buffers import aligned_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elements_blocks import ElementsView, emit_block_elements
+from tilegraph.lowering.conversion.tiling.elements_lookup import (
+    emit_elements_lookup,
+    is_elements_lookup,
+)
 from tilegraph.lowering.conversion.tiling.elements_tail import gather_tail
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
@@ -82,6 +89,8 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     cannot (None when emitted)."""
     if not body.ops or not isinstance(body.ops[0], ELEMENT_OPS):
         return "not a gather_elements / scatter_elements kernel"
+    if is_elements_lookup(body):  # the ids index a table: looked up from UB
+        return emit_elements_lookup(body, b)
     op = body.ops[0]
     scatter = isinstance(op, ScatterElementsOp)
     tail = None if scatter and len(body.ops) == 1 else gather_tail(body, op)

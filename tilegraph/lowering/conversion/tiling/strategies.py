@@ -51,6 +51,10 @@ from tilegraph.lowering.conversion.tiling.elements import ELEMENT_OPS, emit_elem
 from tilegraph.lowering.conversion.tiling.elementwise_views import reads_views
 from tilegraph.lowering.conversion.tiling.gather import emit_gather_kernel
 from tilegraph.lowering.conversion.tiling.gather_nd import emit_gather_nd_kernel
+from tilegraph.lowering.conversion.tiling.gather_strided import (
+    emit_strided_gather_kernel,
+    takes_strided_gather,
+)
 from tilegraph.lowering.conversion.tiling.gather_views import takes_gather
 from tilegraph.lowering.conversion.tiling.grid_sample import emit_grid_sample_kernel
 from tilegraph.lowering.conversion.tiling.group_norm import emit_group_norm_kernel
@@ -169,6 +173,8 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(CHAIN_OPS, emit_movement_chain_kernel, "vector", is_movement_chain),
     Strategy((ConcatOp,), emit_concat_kernel, "vector", _holds(ConcatOp)),
     Strategy((), emit_transpose_kernel, "vector", is_viewed_transpose),
+    # a constant-grid gather among view ops: a copy of one strided view of the input
+    Strategy((GatherOp,), emit_strided_gather_kernel, "vector", takes_strided_gather),
     # before the reshape chain: a gather reads its ids / writes its rows through views
     Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
