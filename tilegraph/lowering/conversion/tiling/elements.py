@@ -37,6 +37,8 @@ segment reduction over a flat tensor, a gather over a detector's anchors) the ax
 into blocks and the scalar unit moves each element into or out of the block its index
 falls in (:mod:`.elements_blocks`).
 
+A scatter of no updates (an empty index tensor) copies its data to the output.
+
 Stays on the host (the reason is reported): indices smaller than the data in a dim other
 than the axis, an axis block of one position and an index tile of one row that do not fit
 UB, a gather with a tail whose slice does not fit, tensors that are not row-major.
@@ -46,7 +48,7 @@ from __future__ import annotations
 
 from math import prod
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.indexing import GatherElementsOp, ScatterElementsOp
 from tilegraph.dialects.tile import CopyFlatOp, PutOp, TakeOp
@@ -76,6 +78,24 @@ def _operands(
     return [s for s in sources if s is not None], written
 
 
+def _copy_flat(
+    b: KernelBuilder, src: SSAValue, dst: SSAValue, total: int, element: Attribute
+) -> None:
+    """Copy ``total`` elements of row-major ``src`` to ``dst`` (GM) through UB, in chunks
+    as large as the budget over the vector cores (the last one cut at the end): a scatter
+    of no updates (a detector's RoI merge for a pyramid level no box maps to) writes its
+    data unchanged, as GE's ScatterElements copies ``data`` to its output before it
+    scatters anything."""
+    chunk = max(1, min(-(-total // b.hw.vector_cores), b.ub_budget() // element_bytes(element)))
+    if b.dry_run:
+        return
+    ub, zero = b.buffer([chunk], element, "UB", "copy_ub"), b.index(0)
+    with b.loop(total, chunk, "c", True) as c:
+        b.add(CopyFlatOp(src, c, ub, zero, chunk))
+        b.add(CopyFlatOp(ub, zero, dst, c, chunk))
+    b.tiles = -(-total // chunk)
+
+
 def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     """Tile a ``graph.gather_elements`` or ``graph.scatter_elements``, a gather maybe with
     an elementwise tail (:mod:`.elements_tail`; see the module docstring); returns why it
@@ -102,8 +122,10 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.name} whose indices are smaller than the data off the axis"
     outer, axis_size, inner = prod(shape[:axis]), shape[axis], prod(shape[axis + 1 :])
     count = index_shape[axis]
-    if outer * axis_size * inner == 0 or count * inner == 0:
+    if outer * axis_size * inner == 0 or (count * inner == 0 and not scatter):
         return f"a {op.name} of an empty tensor"
+    if count * inner == 0:  # no updates: the output is the data, copied
+        return _copy_flat(b, sources[0], out, outer * axis_size * inner, data_type.element_type)
     eb, ib = element_bytes(data_type.element_type), element_bytes(index_type.element_type)
 
     def ub_bytes(rows: int) -> int:
