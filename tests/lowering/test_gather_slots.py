@@ -14,6 +14,7 @@ from xdsl.ir import SSAValue
 from tests.lowering.test_gather_kernels import GATHER, index_input
 from tests.lowering.test_tile_differential import (
     NAN,
+    VECTOR,
     Graph,
     assert_matches,
     assert_units,
@@ -59,3 +60,15 @@ def test_short_rows_of_a_table_beyond_ub_gather_row_by_row(name: str):
     ops = levels.counters.ops
     assert ops.get("tile.get_value", 0) >= g.arrays[-1].size  # a scalar read per row
     assert ops.get("tile.vstride", 0) >= 1, ops  # each tile packed before its store
+
+
+def test_gather_nd_of_single_elements_gathers_them_in_slots():
+    """GatherND picking single elements ([9, 2] index tuples into a [40, 40] table): each
+    element a row in its block slot, exact at every level, on the vector unit."""
+    g = Graph()
+    table = g.input([40, 40])
+    module = g.b.build(g.op("gather_nd", table, index_input(g, [9, 2], 40, "int64")))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, {"graph.gather_nd": VECTOR}, "tile-kernels{platform=test}")
+    assert levels.counters.ops.get("tile.vstride", 0) >= 1

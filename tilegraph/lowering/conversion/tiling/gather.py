@@ -116,8 +116,10 @@ kernel body) a gather copies one by one: each pair takes two of a pipe pair's 8 
 
 def too_many_unrolled_rows(count: int, row_bytes: int) -> bool:
     """Whether ``count`` compile-time rows of ``row_bytes`` each are more unaligned rows (a
-    tile each, unrolled) than :data:`UNROLLED_ROW_TILES` (GatherND's kernel asks too)."""
-    return row_bytes % DMA_BLOCK_BYTES != 0 and count > UNROLLED_ROW_TILES
+    tile each, unrolled) than :data:`UNROLLED_ROW_TILES` (GatherND's kernel asks too).
+    Rows under a DMA block share their tiles (a block slot each): never too many."""
+    unaligned = row_bytes > DMA_BLOCK_BYTES and row_bytes % DMA_BLOCK_BYTES != 0
+    return unaligned and count > UNROLLED_ROW_TILES
 
 
 def largest_divisor(n: int, at_most: int) -> int:
@@ -202,7 +204,7 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         if through_ub is None:
             return None
         # a short row whose table slice does not fit: row by row, in block slots (below)
-        if row_bytes >= DMA_BLOCK_BYTES and too_many_unrolled_rows(count, row_bytes):
+        if too_many_unrolled_rows(count, row_bytes):
             return (
                 f"a gather of {count} compile-time rows of {row_bytes} B (not a multiple of "
                 f"{DMA_BLOCK_BYTES}: a tile each) whose table slice does not fit UB"
