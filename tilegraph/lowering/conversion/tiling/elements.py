@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from math import prod
 
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.indexing import GatherElementsOp, ScatterElementsOp
 from tilegraph.dialects.tile import CopyFlatOp, PutOp, TakeOp
@@ -59,6 +59,7 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elements_blocks import ElementsView, emit_block_elements
 from tilegraph.lowering.conversion.tiling.elements_tail import gather_tail
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
+from tilegraph.lowering.conversion.tiling.scatter_ub import copy_over_cores
 
 ELEMENT_OPS = (GatherElementsOp, ScatterElementsOp)
 
@@ -76,24 +77,6 @@ def _operands(
     if not all(is_row_major(tensor_of(v)) for v in [*values, stored]):
         return f"a {op.name} of a tensor that is not row-major"
     return [s for s in sources if s is not None], written
-
-
-def _copy_flat(
-    b: KernelBuilder, src: SSAValue, dst: SSAValue, total: int, element: Attribute
-) -> None:
-    """Copy ``total`` elements of row-major ``src`` to ``dst`` (GM) through UB, in chunks
-    as large as the budget over the vector cores (the last one cut at the end): a scatter
-    of no updates (a detector's RoI merge for a pyramid level no box maps to) writes its
-    data unchanged, as GE's ScatterElements copies ``data`` to its output before it
-    scatters anything."""
-    chunk = max(1, min(-(-total // b.hw.vector_cores), b.ub_budget() // element_bytes(element)))
-    if b.dry_run:
-        return
-    ub, zero = b.buffer([chunk], element, "UB", "copy_ub"), b.index(0)
-    with b.loop(total, chunk, "c", True) as c:
-        b.add(CopyFlatOp(src, c, ub, zero, chunk))
-        b.add(CopyFlatOp(ub, zero, dst, c, chunk))
-    b.tiles = -(-total // chunk)
 
 
 def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
@@ -125,7 +108,9 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if outer * axis_size * inner == 0 or (count * inner == 0 and not scatter):
         return f"a {op.name} of an empty tensor"
     if count * inner == 0:  # no updates: the output is the data, copied
-        return _copy_flat(b, sources[0], out, outer * axis_size * inner, data_type.element_type)
+        return copy_over_cores(
+            b, sources[0], out, outer * axis_size * inner, data_type.element_type
+        )
     eb, ib = element_bytes(data_type.element_type), element_bytes(index_type.element_type)
 
     def ub_bytes(rows: int) -> int:
