@@ -210,3 +210,20 @@ def test_a_vput_reduction_is_checked():
     op = PutOp(_ub([8, 64], f32), _ub([8, 64], i64), _ub([8, 128], f32), 1, "sum")
     with pytest.raises(VerifyException, match="reduction must be one of add, mul, max, min"):
         op.verify()
+
+
+@pytest.mark.parametrize("shape", [[11, 40], [40, 3, 50]], ids=["one_chunk", "chunks"])
+def test_a_scatter_of_no_updates_copies_its_data(shape: list[int]):
+    """torchvision's RoI merge scatters each pyramid level's boxes into a zero tensor; a
+    level no box maps to scatters an empty index tensor: the output is the data, copied
+    through UB in chunks over the cores (several on the test preset for the larger one),
+    exact at every level with NaN in unwritten on-chip lanes."""
+    g = Graph()
+    empty = [0, *shape[1:]]
+    idx = positions(g, empty, 0, shape[0])
+    module = g.b.build(g.op("scatter_elements", g.input(shape), idx, g.input(empty), axis=0))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_no_nan(levels)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, {"graph.scatter_elements": VECTOR}, "test")
+    assert levels.counters.ops.get("tile.copy_flat", 0) >= 2

@@ -177,17 +177,6 @@ def test_short_row_gather_goes_through_ub(name: str):
     assert picks >= 2, ops
 
 
-def test_a_short_row_gather_whose_table_slice_does_not_fit_ub_stays_on_the_host():
-    g = Graph()
-    x = g.input([2, 3000])
-    module = g.b.build(g.op("gather", x, index_input(g, [3], 3000, "int64"), axis=1))
-    levels = run_levels(module, g.arrays, "test")
-    assert_matches(levels, rtol=0, atol=0)
-    (kernel,) = levels.tiled_kernels
-    assert kernel.unit == "host"
-    assert kernel.reason is not None and "do not fit UB" in kernel.reason
-
-
 def test_many_unaligned_compile_time_rows_beyond_ub_stay_on_the_host():
     """48-byte rows of a table whose slice does not fit UB, by 6 compile-time indices: a
     load and a store each, unrolled, would pass the events of a pipe pair."""

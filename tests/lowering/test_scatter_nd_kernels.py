@@ -188,3 +188,16 @@ def test_what_stays_on_the_host_says_why():
     assert_matches(levels, rtol=0, atol=0)  # the host kernel runs the graph level
     reasons = [k.reason for k in levels.tiled_kernels if k.unit == "host"]
     assert reasons == ["a scatter_nd add on i64"]
+
+
+@pytest.mark.parametrize("data", [[6, 3, 4], [40, 3, 50]], ids=["one_chunk", "chunks"])
+def test_a_scatter_of_no_tuples_copies_its_data(data: list[int]):
+    """The RoI merge of a pyramid level no box maps to (after scatter-elements-as-
+    scatter-nd): no tuples, no updates; the output is the data, copied through UB in
+    chunks over the cores, exact at every level with NaN in unwritten on-chip lanes."""
+    g = Graph()
+    module = g.b.build(scatter(data, [0], 1, "none")(g))
+    levels = run_levels(module, g.arrays, "test", pad_value=NAN)
+    assert_matches(levels, rtol=0, atol=0)
+    assert_units(levels.tiled_kernels, SCATTER_ND, "tile-kernels{platform=test}")
+    assert levels.counters.ops.get("tile.copy_flat", 0) >= 2

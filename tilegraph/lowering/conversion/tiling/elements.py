@@ -40,6 +40,8 @@ segment reduction over a flat tensor, a gather over a detector's anchors) the ax
 into blocks and the scalar unit moves each element into or out of the block its index
 falls in (:mod:`.elements_blocks`).
 
+A scatter of no updates (an empty index tensor) copies its data to the output.
+
 Stays on the host (the reason is reported): indices smaller than the data in a dim other
 than the axis, an axis block of one position and an index tile of one row that do not fit
 UB, a gather with a tail whose slice does not fit, tensors that are not row-major.
@@ -64,6 +66,7 @@ from tilegraph.lowering.conversion.tiling.elements_lookup import (
 )
 from tilegraph.lowering.conversion.tiling.elements_tail import gather_tail
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
+from tilegraph.lowering.conversion.tiling.scatter_ub import copy_over_cores
 
 ELEMENT_OPS = (GatherElementsOp, ScatterElementsOp)
 
@@ -111,8 +114,12 @@ def emit_elements_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         return f"a {op.name} whose indices are smaller than the data off the axis"
     outer, axis_size, inner = prod(shape[:axis]), shape[axis], prod(shape[axis + 1 :])
     count = index_shape[axis]
-    if outer * axis_size * inner == 0 or count * inner == 0:
+    if outer * axis_size * inner == 0 or (count * inner == 0 and not scatter):
         return f"a {op.name} of an empty tensor"
+    if count * inner == 0:  # no updates: the output is the data, copied
+        return copy_over_cores(
+            b, sources[0], out, outer * axis_size * inner, data_type.element_type
+        )
     eb, ib = element_bytes(data_type.element_type), element_bytes(index_type.element_type)
 
     def ub_bytes(rows: int) -> int:

@@ -39,13 +39,23 @@ multiple of 32 B when the table slice fits (each would be a tile of its own, unr
 ``F.unfold``'s window rows), and more than :data:`UNROLLED_ROW_TILES` of them stay on the
 host when it does not.
 
+Short rows whose table slice does not fit UB (a detector's boxes picked by index: 13500
+rows of 4 floats out of a [13500, 4] table) are copied row by row here, as GatherV2's
+TBE tiling mode 1 does ("paramsRowSize < 32, params not cached in UB", indices split over
+the cores): each row lands in a *slot* of one 32-byte block of ``rows_ub`` (its UB
+address aligned), the tile's slots are packed by a ``vstride`` window (the first
+``inner`` elements of each slot) into ``packed_ub``, and the tile is stored at once::
+
+    copy_flat data[(o*n + %row)*inner] -> rows_ub[j*slot]   (inner, partial)   MTE2
+    vstride rows_ub (T, slot) -> packed_ub (T, inner)                           V
+    copy_flat packed_ub -> out[(o*N + t)*inner]   (T*inner, cut at the end)     MTE3
+
 The table, the indices and the output may be reshape-like views of the kernel's GM
 buffers (``input_ids.view(-1, S)`` before an embedding): :mod:`.gather_views` finds the
 buffers; the kernel addresses them flat, as it would the views.
 
 Stays on the host (the reason is reported): a table or run-time index tensor that is not a
-kernel input (or a view of one), tensors that are not row-major, a short-row gather whose
-table slice does not fit UB.
+kernel input (or a view of one), tensors that are not row-major.
 """
 
 from __future__ import annotations
@@ -61,7 +71,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from tilegraph.dialects.graph.base import constant_value
 from tilegraph.dialects.graph.data_movement import GatherOp
-from tilegraph.dialects.tile import CopyFlatOp, GetValueOp
+from tilegraph.dialects.tile import CopyFlatOp, GetValueOp, StrideOp
 from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
@@ -81,7 +91,10 @@ position's ``count``) copies: a gather whose indices are a function, not a tenso
 @dataclass(frozen=True)
 class GatherPlan:
     """The loops of one gather: ``outer`` x ``count`` rows of ``inner`` elements out of an
-    axis of ``axis_size``; tiles of ``rows`` rows, each row in chunks of ``chunk``."""
+    axis of ``axis_size``; tiles of ``rows`` rows, each row in chunks of ``chunk``.
+    ``slot``: the UB elements a short row (under a DMA block) takes so that each row's
+    UB address is 32-byte aligned, its tile packed before the store; None when rows
+    lie back to back."""
 
     outer: int
     axis_size: int
@@ -89,6 +102,7 @@ class GatherPlan:
     count: int
     rows: int
     chunk: int
+    slot: int | None = None
 
     @property
     def tiles(self) -> int:
@@ -102,8 +116,10 @@ kernel body) a gather copies one by one: each pair takes two of a pipe pair's 8 
 
 def too_many_unrolled_rows(count: int, row_bytes: int) -> bool:
     """Whether ``count`` compile-time rows of ``row_bytes`` each are more unaligned rows (a
-    tile each, unrolled) than :data:`UNROLLED_ROW_TILES` (GatherND's kernel asks too)."""
-    return row_bytes % DMA_BLOCK_BYTES != 0 and count > UNROLLED_ROW_TILES
+    tile each, unrolled) than :data:`UNROLLED_ROW_TILES` (GatherND's kernel asks too).
+    Rows under a DMA block share their tiles (a block slot each): never too many."""
+    unaligned = row_bytes > DMA_BLOCK_BYTES and row_bytes % DMA_BLOCK_BYTES != 0
+    return unaligned and count > UNROLLED_ROW_TILES
 
 
 def largest_divisor(n: int, at_most: int) -> int:
@@ -123,9 +139,16 @@ def plan_gather(
     """The tiles of a gather of ``count`` indices (``ib`` bytes each) along ``axis`` of a
     ``data_shape`` tensor of ``eb``-byte elements in ``budget`` bytes of UB, or why none.
     Tiles of whole rows shrink until the outer x index grid leaves none of ``cores`` idle
-    (:func:`~.elementwise.share_over_cores`, the row being the unit)."""
+    (:func:`~.elementwise.share_over_cores`, the row being the unit). A row under a DMA
+    block takes a slot of one block, and its tile a packed copy (the module docstring)."""
     outer, inner = prod(data_shape[:axis]), prod(data_shape[axis + 1 :])
-    assert inner * eb >= DMA_BLOCK_BYTES, "short rows gather through UB (.gather_ub)"
+    if inner * eb < DMA_BLOCK_BYTES:
+        slot = DMA_BLOCK_BYTES // eb
+        rows = min(count, budget // (slot * eb + inner * eb + ib))
+        rows = share_over_cores(TilePlan((outer, count, inner), 1, rows), cores, 2).size
+        if outer > 1:
+            rows = largest_divisor(count, rows)
+        return GatherPlan(outer, data_shape[axis], inner, count, rows, inner, slot)
     if inner * eb + ib > budget:  # one row per tile, in chunks that divide it
         chunk = largest_divisor(inner, (budget - ib) // eb)
         if chunk * eb < DMA_BLOCK_BYTES:
@@ -178,8 +201,9 @@ def emit_gather_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         through_ub = emit_ub_gather(
             b, table, written, indices, shape, axis, count, data_type.element_type, index_type
         )
-        if through_ub is None or row_bytes < DMA_BLOCK_BYTES:
-            return through_ub
+        if through_ub is None:
+            return None
+        # a short row whose table slice does not fit: row by row, in block slots (below)
         if too_many_unrolled_rows(count, row_bytes):
             return (
                 f"a gather of {count} compile-time rows of {row_bytes} B (not a multiple of "
@@ -218,14 +242,17 @@ def emit_row_gather(
     the data axes one index *tuple* addresses (GatherND: the tile holds ``len(depth)``
     indices per row, each wrapped against its axis, the row their row-major combination);
     empty for one index per row."""
-    rows_ub = b.buffer([plan.rows, plan.chunk], element, "UB", "rows_ub")
+    rows_ub = b.buffer([plan.rows, plan.slot or plan.chunk], element, "UB", "rows_ub")
+    packed_ub = (
+        None if plan.slot is None else b.buffer([plan.rows, plan.inner], element, "UB", "packed_ub")
+    )
     width = max(1, len(depth))
     idx_ub = (
         None
         if isinstance(indices, list) or callable(indices)
         else b.buffer([plan.rows, width] if depth else [plan.rows], index_type, "UB", "idx_ub")
     )
-    tile = _Tile(b, plan, table, out, rows_ub, depth)
+    tile = _Tile(b, plan, table, out, rows_ub, depth, packed_ub)
     with b.loop(plan.outer, 1, "o", True) as o:
         if isinstance(indices, list):  # compile-time rows: every tile unrolled
             for t in range(0, plan.count, plan.rows):
@@ -278,6 +305,8 @@ class _Tile:
     rows_ub: SSAValue
     depth: tuple[int, ...] = ()
     """See :func:`emit_row_gather`."""
+    packed_ub: SSAValue | None = None
+    """The tile's short rows packed out of their block slots (``plan.slot``), or None."""
 
     def read_row(self, picked: SSAValue, j: SSAValue) -> SSAValue:
         """The data row the ``j``-th index (tuple) of the UB tile ``picked`` names."""
@@ -303,7 +332,10 @@ class _Tile:
                 row.name_hint = "row"
                 self.row(o, j, row, out_at)
             stored = rows  # cut at the output's end (a ragged tile is the last)
-        if plan.chunk == inner:
+        if self.packed_ub is not None:  # the first inner elements of each slot
+            b.add(StrideOp(self.rows_ub, self.packed_ub, [1, 1]))
+            b.add(CopyFlatOp(self.packed_ub, b.index(0), self.out, out_at, stored * inner))
+        elif plan.chunk == inner:
             b.add(CopyFlatOp(self.rows_ub, b.index(0), self.out, out_at, stored * inner))
 
     def row(self, o: SSAValue, j: SSAValue, row: SSAValue, out_at: SSAValue) -> None:
@@ -312,7 +344,7 @@ class _Tile:
         inner, chunk, zero = plan.inner, plan.chunk, b.index(0)
         src_at = b.add_index(b.affine(o, plan.axis_size * inner), b.affine(row, inner))
         if chunk == inner:
-            dst_at = b.affine(j, inner)
+            dst_at = b.affine(j, plan.slot or inner)
             b.add(CopyFlatOp(self.table, src_at, self.rows_ub, dst_at, inner, partial=True))
             return
         with b.loop(inner, chunk, "c") as c:  # one row per tile, chunk by chunk

@@ -14,8 +14,11 @@ exports as this op.
 Compile-time indices (few, inlined in the kernel body) are combined at compile time and
 their row DMAs unrolled.
 
-Stays on the host (the reason is reported): ``batch_dims > 0``, rows under one 32-byte DMA
-block (a pick of single elements), tensors that are not row-major.
+Rows under one 32-byte DMA block (a pick of single elements) take a block slot each and
+their tile is packed before its store, as :mod:`.gather`'s short rows.
+
+Stays on the host (the reason is reported): ``batch_dims > 0``, tensors that are not
+row-major.
 """
 
 from __future__ import annotations
@@ -71,8 +74,6 @@ def emit_gather_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if count == 0 or prod(shape) == 0:
         return "a gather_nd with an empty output"
     eb = element_bytes(data_type.element_type)
-    if inner * eb < DMA_BLOCK_BYTES:
-        return f"a gather_nd of rows under {DMA_BLOCK_BYTES} bytes"
     indices = found.indices or _constant_rows(op, depth)
     if indices is None or isinstance(indices, str):
         return indices or "a gather_nd of indices computed inside the kernel"

@@ -57,7 +57,8 @@ figure of its own is published).
 
 Stays on the host (the reason is reported): tensors that are not row-major, operands
 computed inside the kernel, index tuples of length 0 (the whole tensor replaced), a
-reduction on an element type without the vector op (64-bit integers), an empty tensor.
+reduction on an element type without the vector op (64-bit integers), empty data. A scatter
+of no tuples copies its data to the output (in chunks over the cores).
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ from tilegraph.lowering.conversion.tiling.gather import (
     tile_row_loop,
     tuple_row,
 )
-from tilegraph.lowering.conversion.tiling.scatter_ub import emit_ub_scatter
+from tilegraph.lowering.conversion.tiling.scatter_ub import (
+    copy_over_cores,
+    copy_through_ub,
+    emit_ub_scatter,
+)
 
 COMBINE = {"add": "vadd", "mul": "vmul", "max": "vmax", "min": "vmin"}
 """The vector op each ``reduction`` combines an output slice and its update with."""
@@ -144,9 +149,11 @@ def emit_scatter_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if width == 0:
         return "a scatter_nd of empty index tuples (the whole tensor replaced)"
     depth, inner, count = shape[:width], prod(shape[width:]), prod(index_shape[:-1])
-    if prod(shape) == 0 or count == 0 or inner == 0:
+    if prod(shape) == 0:
         return "a scatter_nd of an empty tensor"
     element = data_type.element_type
+    if count == 0:  # no updates: the output is the data, copied
+        return copy_over_cores(b, data, out, prod(shape), element)
     reduction = str(op.attr("reduction"))
     if reduction != "none" and str(element) not in REDUCIBLE:
         return f"a scatter_nd {reduction} on {element}"
@@ -173,10 +180,7 @@ def emit_scatter_nd_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     if b.dry_run:
         return None
     zero = b.index(0)
-    copy_ub = b.buffer([copy], element, "UB", "copy_ub")
-    with b.loop(prod(shape), copy, "c") as c:  # the ragged last copy is cut at the end
-        b.add(CopyFlatOp(data, c, copy_ub, zero, copy))
-        b.add(CopyFlatOp(copy_ub, zero, out, c, copy))
+    copy_through_ub(b, data, out, prod(shape), element, copy, False)  # then the tuples, in order
     idx_ub = b.buffer([rows, width], index_type.element_type, "UB", "idx_ub")
     upd_ub = b.buffer([rows, inner] if whole else [chunk], element, "UB", "upd_ub")
     cur_ub = b.buffer([chunk], element, "UB", "cur_ub") if loads_output else None

@@ -57,6 +57,38 @@ from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.gather_ub import outer_tile_rows
 
 
+def copy_through_ub(
+    b: KernelBuilder,
+    src: SSAValue,
+    dst: SSAValue,
+    total: int,
+    element: Attribute,
+    chunk: int,
+    parallel: bool,
+) -> None:
+    """Copy ``total`` elements of row-major GM ``src`` to ``dst`` through a UB buffer of
+    ``chunk`` elements, the last copy cut at the end: a scatter's data before its updates
+    land (one core, in order, when its scatter follows on that core: not ``parallel``), or
+    the whole of a scatter of no updates (the chunks over the cores)."""
+    ub, zero = b.buffer([chunk], element, "UB", "copy_ub"), b.index(0)
+    with b.loop(total, chunk, "c", parallel) as c:
+        b.add(CopyFlatOp(src, c, ub, zero, chunk))
+        b.add(CopyFlatOp(ub, zero, dst, c, chunk))
+
+
+def copy_over_cores(
+    b: KernelBuilder, src: SSAValue, dst: SSAValue, total: int, element: Attribute
+) -> None:
+    """The kernel of a scatter of no updates (an empty index tensor: a detector's RoI
+    merge for a pyramid level no box maps to): its data copied to its output unchanged, as
+    GE's scatters copy ``data`` to the output before they scatter anything, in chunks as
+    large as the budget over the vector cores."""
+    chunk = max(1, min(-(-total // b.hw.vector_cores), b.ub_budget() // element_bytes(element)))
+    if not b.dry_run:
+        copy_through_ub(b, src, dst, total, element, chunk, True)
+        b.tiles = -(-total // chunk)
+
+
 def tuple_tile(
     count: int, room: int, per_tuple: int, tile_bytes: Callable[[int], int]
 ) -> int | None:
