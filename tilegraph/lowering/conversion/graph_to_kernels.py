@@ -62,6 +62,7 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
+from tilegraph.lowering.conversion.graph_to_kernels_empty import all_empty, empty_host_reason
 from tilegraph.lowering.conversion.graph_to_kernels_operands import (
     compile_time_parameters,
     inlined_constant,
@@ -249,8 +250,9 @@ def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
 
 def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerdict]:
     """The kernel function marked with its unit (and host reason), and the verdict of the
-    strategy asked."""
-    from tilegraph.lowering.conversion.tiling import kernel_verdict
+    strategy asked (none is asked of a kernel that touches a zero-size tensor: see
+    :mod:`.graph_to_kernels_empty`)."""
+    from tilegraph.lowering.conversion.tiling import KernelVerdict, kernel_verdict
 
     kernel_fn = build_kernel(
         kernel.name,
@@ -261,7 +263,8 @@ def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerd
         kernel.constants,
         kernel.location,
     )
-    verdict = kernel_verdict(kernel_fn, hw)
+    empty = empty_host_reason(kernel.inputs, kernel.ops, kernel.outputs)
+    verdict = KernelVerdict("host", empty, "empty") if empty else kernel_verdict(kernel_fn, hw)
     kernel_fn.attributes[KERNEL_ATTR] = StringAttr(verdict.unit)
     if verdict.reason:
         kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(verdict.reason)
@@ -282,7 +285,12 @@ def _launch(
     kernels: list[func.FuncOp],
     stats: PassStatistics,
 ) -> None:
-    """Allocate the kernel's results in GM and launch it from the host sequence."""
+    """Allocate the kernel's results in GM and launch it from the host sequence; a
+    kernel whose results are all empty is no launch (``empty-kernels``)."""
+    if all_empty(results):
+        stats.add("empty-kernels")
+        _allocate(results, values, host, kernel.location)
+        return
     unit = kernel_fn.attributes[KERNEL_ATTR]
     assert isinstance(unit, StringAttr)
     stats.add("kernels")
@@ -291,16 +299,28 @@ def _launch(
         remark_host_kernel(stats, kernel_fn, kernel.ops)
     kernels.append(kernel_fn)
     args: list[SSAValue] = [values[v] for v in kernel.inputs]
-    for result in results:
-        alloc = AllocOp(_buffer_type(result))
-        alloc.location = kernel.location
-        alloc.result.name_hint = result.name_hint
-        host.add_op(alloc)
-        values[result] = alloc.result
-        args.append(alloc.result)
+    args.extend(_allocate(results, values, host, kernel.location))
     launch = LaunchOp(kernel.name, args)
     launch.location = kernel.location
     host.add_op(launch)
+
+
+def _allocate(
+    results: Sequence[SSAValue],
+    values: dict[SSAValue, SSAValue],
+    host: Block,
+    location: LocationAttr,
+) -> list[SSAValue]:
+    """A GM allocation per kernel result, in the host sequence, standing for it."""
+    allocs: list[SSAValue] = []
+    for result in results:
+        alloc = AllocOp(_buffer_type(result))
+        alloc.location = location
+        alloc.result.name_hint = result.name_hint
+        host.add_op(alloc)
+        values[result] = alloc.result
+        allocs.append(alloc.result)
+    return allocs
 
 
 def _peeled(
@@ -448,6 +468,10 @@ def lower_function(
             continue
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
+        if all_empty(op.results):  # nothing to compute: GE runs no task either
+            stats.add("empty-kernels")
+            _allocate(op.results, values, host, op.location)
+            continue
         loop_reason = None
         if isinstance(op, LoopOp):
             from tilegraph.lowering.conversion.loop_launches import lower_loop

@@ -1,0 +1,68 @@
+"""Zero-size tensors in ``lower-graph-to-kernels``: decided before any tiling strategy runs.
+
+A data-dependent size can be 0 on ordinary inputs (no box above a detector's score
+threshold, an NMS that keeps nothing, a NonZero of all-false). GE runs no task for an op
+whose output is empty, and Ascend C kernels' tilings return before any work for 0 elements
+(docs/hardware.md, "Empty tensors"). Here:
+
+- a kernel whose results all have a zero dim is **no launch**: its results are empty GM
+  allocations (nothing to compute, nothing to write);
+- a kernel with some results that are not empty but an empty tensor among its inputs,
+  results or intermediates (a reduction over an empty axis, a matmul with K = 0, a concat
+  with an empty part) is a **host kernel**: its value is not empty (ReduceSum over nothing
+  is 0, a K = 0 matmul is zeros, then its epilogue) and the reference kernels state that
+  rule, where the strategies' tile plans assume at least one element per dim (a tile plan
+  over a zero dim divides by zero). A fused group so judged is split as any host group is,
+  so its parts that touch no empty tensor still run on a unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from tilegraph.dialects.layout_type import TensorType
+
+EMPTY_REASON = "a zero-size tensor"
+
+
+def is_empty(value: SSAValue) -> bool:
+    """Whether ``value`` is a tensor with a dim of size 0 (a symbolic or unknown dim is not)."""
+    t = value.type
+    return isinstance(t, TensorType) and any(d == 0 for d in t.origin_shape)
+
+
+def all_empty(results: Sequence[SSAValue]) -> bool:
+    """Whether a kernel with ``results`` has nothing to compute: it has results, all empty."""
+    return bool(results) and all(is_empty(r) for r in results)
+
+
+def _nested(op: Operation) -> Iterable[Operation]:
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                yield from _nested(inner)
+
+
+def empty_host_reason(
+    inputs: Sequence[SSAValue], ops: Sequence[Operation], outputs: Sequence[SSAValue]
+) -> str | None:
+    """Why a kernel over ``inputs`` computing ``outputs`` with ``ops`` stays on the host
+    because of a zero-size tensor (the first one found, named with its shape), or None
+    when it touches none."""
+    values: list[SSAValue] = [*inputs]
+    for op in ops:
+        for inner in _nested(op):
+            values.extend(inner.operands)
+            values.extend(inner.results)
+    values.extend(outputs)
+    for value in values:
+        if is_empty(value):
+            t = value.type
+            assert isinstance(t, TensorType)
+            name = f"%{value.name_hint}" if value.name_hint else "a value"
+            shape = "x".join(str(d) for d in t.origin_shape)
+            return f"{EMPTY_REASON} ({name} is {shape}): the tile plans need one element per dim"
+    return None
