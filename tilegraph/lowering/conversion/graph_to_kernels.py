@@ -62,7 +62,7 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
-from tilegraph.lowering.conversion.graph_to_kernels_empty import all_empty, empty_host_reason
+from tilegraph.lowering.conversion.graph_to_kernels_empty import empty_host_reason, no_launch
 from tilegraph.lowering.conversion.graph_to_kernels_operands import (
     compile_time_parameters,
     inlined_constant,
@@ -178,6 +178,11 @@ class _Kernel:
     location: LocationAttr
     """The graph op's (a fused group's: its members')."""
 
+    @property
+    def read(self) -> list[SSAValue]:
+        """Every value it reads: from GM, then those cloned in as constants."""
+        return [*self.inputs, *(inner for inner, _ in self.constants)]
+
 
 def _kernel_of(
     op: Operation, names: _KernelNames, outer_of: Mapping[SSAValue, SSAValue] | None = None
@@ -286,8 +291,9 @@ def _launch(
     stats: PassStatistics,
 ) -> None:
     """Allocate the kernel's results in GM and launch it from the host sequence; a
-    kernel whose results are all empty is no launch (``empty-kernels``)."""
-    if all_empty(results):
+    kernel whose results are all empty, made so by an empty input, is no launch
+    (``empty-kernels``)."""
+    if no_launch(kernel.read, results):
         stats.add("empty-kernels")
         _allocate(results, values, host, kernel.location)
         return
@@ -468,7 +474,8 @@ def lower_function(
             continue
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
-        if all_empty(op.results):  # nothing to compute: GE runs no task either
+        inputs = op.inputs if isinstance(op, FusedOp) else op.operands
+        if no_launch(inputs, op.results):  # nothing to compute: GE runs no task either
             stats.add("empty-kernels")
             _allocate(op.results, values, host, op.location)
             continue
@@ -508,7 +515,7 @@ def lower_function(
                 stats.add("split-groups")
                 action, parts = "split", _runs(kernel.ops, kernel, names, outer_of, hw)
             refusal = (verdict.strategy, verdict.reason or "")
-            fns = [fn for _, fn in parts]
+            fns = [fn for part, fn in parts if not no_launch(part.read, part.outputs)]
             remark_split_group(stats, kernel.name, kernel.ops, op.location, refusal, action, fns)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)

@@ -5,8 +5,13 @@ threshold, an NMS that keeps nothing, a NonZero of all-false). GE runs no task f
 whose output is empty, and Ascend C kernels' tilings return before any work for 0 elements
 (docs/hardware.md, "Empty tensors"). Here:
 
-- a kernel whose results all have a zero dim is **no launch**: its results are empty GM
-  allocations (nothing to compute, nothing to write);
+- a kernel whose results all have a zero dim and that reads an empty tensor is **no
+  launch**: its results are empty GM allocations (nothing to compute, nothing to write);
+  its results' shapes follow from its empty input's. A kernel that makes an empty result
+  from inputs that are not empty (a NonZero that finds nothing, an NMS that keeps no box)
+  still runs, on the host: its result's size comes from the data, and only running it
+  tells a later call whose data give another size (``ShapeChanged``: the Session tiles
+  again);
 - a kernel with some results that are not empty but an empty tensor among its inputs,
   results or intermediates (a reduction over an empty axis, a matmul with K = 0, a concat
   with an empty part) is a **host kernel**: its value is not empty (ReduceSum over nothing
@@ -33,9 +38,10 @@ def is_empty(value: SSAValue) -> bool:
     return isinstance(t, TensorType) and any(d == 0 for d in t.origin_shape)
 
 
-def all_empty(results: Sequence[SSAValue]) -> bool:
-    """Whether a kernel with ``results`` has nothing to compute: it has results, all empty."""
-    return bool(results) and all(is_empty(r) for r in results)
+def no_launch(inputs: Iterable[SSAValue], results: Sequence[SSAValue]) -> bool:
+    """Whether a kernel reading ``inputs`` has nothing to compute: it has results, all
+    empty, and an empty input that makes them so (see the module's contract)."""
+    return bool(results) and all(is_empty(r) for r in results) and any(is_empty(v) for v in inputs)
 
 
 def _nested(op: Operation) -> Iterable[Operation]:
