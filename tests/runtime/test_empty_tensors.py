@@ -48,7 +48,7 @@ def _positives(count: int) -> np.ndarray:
 
 def _onnxruntime(model: onnx.ModelProto, x: np.ndarray) -> list[np.ndarray]:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, {"x": x})
+    return [np.asarray(o) for o in session.run(None, {"x": x})]
 
 
 def _model(nodes: list[onnx.NodeProto], inits: dict[str, np.ndarray]) -> onnx.ModelProto:

@@ -27,10 +27,16 @@ A ``graph.loop`` whose trip count is known at compile time becomes a device loop
 ``tile.loop_launches`` of its body's kernels (:mod:`.loop_launches`); any other stays a
 host kernel whose reason says why.
 
+Zero-size tensors are decided before any strategy runs (:mod:`.graph_to_kernels_empty`):
+a kernel whose results are all empty because an input is empty is no launch (its results
+are empty GM allocations); one that reads an empty tensor and computes a non-empty one,
+or makes an empty result from non-empty inputs (a NonZero that finds nothing), is a host
+kernel.
+
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
 ``groups-whole``, ``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``,
-``device-loops``; and a remark per group not lowered whole and per host kernel
-(:mod:`.graph_to_kernels_remarks`).
+``device-loops``, ``empty-kernels`` (no launch: all results empty); and a remark per
+group not lowered whole and per host kernel (:mod:`.graph_to_kernels_remarks`).
 """
 
 from __future__ import annotations
