@@ -44,25 +44,17 @@ def no_launch(inputs: Iterable[SSAValue], results: Sequence[SSAValue]) -> bool:
     return bool(results) and all(is_empty(r) for r in results) and any(is_empty(v) for v in inputs)
 
 
-def _nested(op: Operation) -> Iterable[Operation]:
-    yield op
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.ops:
-                yield from _nested(inner)
-
-
 def empty_host_reason(
     inputs: Sequence[SSAValue], ops: Sequence[Operation], outputs: Sequence[SSAValue]
 ) -> str | None:
     """Why a kernel over ``inputs`` computing ``outputs`` with ``ops`` stays on the host
     because of a zero-size tensor (the first one found, named with its shape), or None
-    when it touches none."""
+    when it touches none. The values inside an op's regions (an If's branches) are not
+    looked at: such an op is no tile plan's, and a branch may not run."""
     values: list[SSAValue] = [*inputs]
     for op in ops:
-        for inner in _nested(op):
-            values.extend(inner.operands)
-            values.extend(inner.results)
+        values.extend(op.operands)
+        values.extend(op.results)
     values.extend(outputs)
     for value in values:
         if is_empty(value):
