@@ -33,6 +33,7 @@ from tilegraph.dialects.tile import (
     ReadOp,
     ReshapeViewOp,
     SetFlagOp,
+    SliceViewOp,
     StridedViewOp,
     SubBlockIdxOp,
     TileOp,
@@ -60,6 +61,7 @@ ONE_CYCLE = {
     ViewOp,
     StridedViewOp,
     ReshapeViewOp,
+    SliceViewOp,  # a host-level alias of a GM run (place-concat): no task
 }
 """Bookkeeping on the scalar unit or the host: one cycle, the default."""
 

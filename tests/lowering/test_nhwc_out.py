@@ -151,6 +151,12 @@ def test_zoo_lowering_section_has_no_channels_last_split(model, shape, tmp_path)
     patch tokens concatenated after the class token) lower every fused group whole: their
     one split group was the channels-last chain (tilegraph-run's ``lowering`` section),
     and the outputs still match onnxruntime."""
+    assert_zoo_lowers_whole(model, shape, tmp_path)
+
+
+def assert_zoo_lowers_whole(model: str, shape: str, tmp_path) -> None:
+    """The zoo ``model`` (one ``--shape``) matches onnxruntime and its ``lowering``
+    section (tilegraph-run's JSON report) lists no split group."""
     from tests.zoo.zoo import MODELS_DIR
     from tilegraph.tools.run.cli import run
 
@@ -169,7 +175,13 @@ def test_a_map_past_the_checked_size_is_split_as_before(monkeypatch):
 
     monkeypatch.setattr(nhwc_out, "MAX_CHECKED", 100)
     module, inputs = _conv_then("squeeze", 20, 1, 37)
-    levels = run_levels(module, inputs, "test", pad_value=float("nan"))
+    assert_transdata_split_apart(module, inputs, "test")
+
+
+def assert_transdata_split_apart(module: ModuleOp, inputs: dict, platform: str) -> None:
+    """Every level agrees (NaN padding lanes never reach the output) and the chain's
+    transpose runs in a kernel without the TransData (the group was split)."""
+    levels = run_levels(module, inputs, platform, pad_value=float("nan"))
     assert_no_nan(levels)
     assert_matches(levels)
     chains = [k.ops for k in levels.tiled_kernels if "graph.transpose" in k.ops]

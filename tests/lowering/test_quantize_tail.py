@@ -81,17 +81,20 @@ def test_a_quantise_with_other_users_of_the_float_result_stays_apart():
     assert_matches(levels)
 
 
-def test_a_reduce_op_keeps_its_quantise_out_of_the_reduction_kernel():
-    """A ReduceSum is no normalisation (OpFacts ``elementwise_tail`` unset): its QuantizeLinear
-    is not a tail of the reduction kernel (Smart Turn's attention pooling), exact as before.
-    A row of 400 x 384 floats takes the chunked form on 910B."""
+def test_a_reduce_op_writes_the_quantised_tensor_in_the_chunked_form():
+    """A ReduceSum's QuantizeLinear is the tail of the reduction kernel too
+    (:mod:`~tilegraph.lowering.conversion.tiling.reduction_prologue`), in the chunked form
+    as well: a row of 400 x 384 floats takes it on 910B, and its reduced tile is quantised
+    before the store (Smart Turn's attention pooling once wrote float into the int8 tensor
+    there). The integers are exact."""
     g = Graph()
     x = g.input([1, 400, 384])
     y = g.op("reduce_sum", x, g.ints([1]), keepdims=0)
     scale = g.b.constant(np.array(0.05, np.float32))
     module = g.b.build(g.op("quantize_linear", y, scale, g.b.constant(np.array(3, np.int8))))
     levels = run_levels(module, g.arrays, "ascend910b", pad_value=NAN)
-    assert ("graph.reduce_sum", "graph.quantize_linear") not in [
-        k.ops for k in levels.tiled_kernels
-    ]
+    ops = [k.ops for k in levels.tiled_kernels]
+    assert ops == [("graph.reduce_sum", "graph.quantize_linear")], ops
+    assert any(o.name == "tile.vdup" for o in levels.module.walk())  # the chunked form
     assert_matches(levels, rtol=0, atol=0)
+    assert levels.outputs["fast"][0].dtype == np.int8

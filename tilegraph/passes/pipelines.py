@@ -359,22 +359,34 @@ def option_value(value: str) -> str:
 
 
 def lowering_pipeline(
-    platform: str = "", precision: str = "", verify_sync: bool = True, tune_db: str = ""
+    platform: str = "",
+    precision: str = "",
+    verify_sync: bool = True,
+    tune_db: str = "",
+    place_concat: str = "strided",
 ) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
     :mod:`tilegraph.target`), then (``verify_sync``) the synchronisation proved
     sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
-    ``apply-tuning`` writes on the kernels before they are tiled."""
+    ``apply-tuning`` writes on the kernels before they are tiled. ``place_concat``: the
+    concats whose inputs are regions of their output run no kernel (``place-concat``;
+    ``"strided"``: contiguous and strided regions, ``"contiguous"``: contiguous runs
+    only, ``""``: no placement)."""
     options = " ".join(
         f"{key}={option_value(value)}"
         for key, value in (("platform", platform), ("precision", precision))
         if value
     )
     apply = (f"apply-tuning{{db={quoted_option(tune_db)}}}",) if tune_db else ()
+    if place_concat not in ("", "contiguous", "strided"):
+        raise ValueError(f"place_concat: '', 'contiguous' or 'strided', got {place_concat!r}")
+    place = {"": (), "contiguous": ("place-concat{strided=false}",)}.get(
+        place_concat, ("place-concat",)
+    )
     tiling = ("tile-kernels" + (f"{{{options}}}" if options else ""),)
     return ",".join(
-        ("lower-graph-to-kernels", "alias-reshapes", *apply, *tiling, *NPU_PASSES)
+        ("lower-graph-to-kernels", "alias-reshapes", *place, *apply, *tiling, *NPU_PASSES)
         + (VERIFY_PASSES if verify_sync else ())
     )
 

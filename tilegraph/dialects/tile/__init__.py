@@ -100,6 +100,7 @@ from tilegraph.dialects.tile.vector_layout import (
 from tilegraph.dialects.tile.workspace import (
     WORKSPACE_OPS,
     ReshapeViewOp,
+    SliceViewOp,
     StridedViewOp,
     ViewOp,
 )
@@ -170,6 +171,7 @@ __all__ = [
     "PickOp",
     "SelectOp",
     "SetFlagOp",
+    "SliceViewOp",
     "Store5hdOp",
     "StrideOp",
     "StridedViewOp",

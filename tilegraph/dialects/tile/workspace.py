@@ -207,6 +207,17 @@ class GmViewOp(TileOp):
             raise VerifyException(f"'{self.name}': the view keeps the element type")
         return src, view
 
+    def row_major_types(self) -> tuple[MemRefType, MemRefType]:
+        """:meth:`gm_types`, verified static and row-major (no layout) too: a host alias's
+        source and view."""
+        src, view = self.gm_types()
+        for t in (src, view):
+            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
+                raise VerifyException(
+                    f"'{self.name}': the source and the view are static and row-major"
+                )
+        return src, view
+
 
 @irdl_op_definition
 class StridedViewOp(GmViewOp):
@@ -254,17 +265,56 @@ class ReshapeViewOp(GmViewOp):
     name = "tile.reshape_view"
 
     def verify_(self) -> None:
-        src, view = self.gm_types()
-        for t in (src, view):
-            if not isinstance(t.layout, NoneAttr) or any(d < 0 for d in t.get_shape()):
-                raise VerifyException(
-                    "'tile.reshape_view': the source and the view are static and row-major"
-                )
+        src, view = self.row_major_types()
         if prod(memref_shape(src)) != prod(memref_shape(view)):
             raise VerifyException(
                 f"'tile.reshape_view': {prod(memref_shape(view))} elements viewed of a "
                 f"{prod(memref_shape(src))}-element source"
             )
+
+
+@irdl_op_definition
+class SliceViewOp(GmViewOp):
+    """``%v = tile.slice_view %src[offset] : memref<1x3x8x8x16xf32, "GM"> to
+    memref<1x1x8x8x16xf32, "GM">``: the row-major run of ``src`` from element ``offset``,
+    read as the result's row-major shape (a host-level placement: a producer writes its
+    result into a concat's output through it, ``place-concat``,
+    :mod:`tilegraph.lowering.transforms.place_concat`).
+
+    The result type is plain (row-major, no layout), so a kernel whose argument has that
+    type reads or writes the view unchanged: the region must be contiguous in ``src``.
+    Verified: both in GM, plain, static, the same element type, the run inside ``src``.
+    Pipe S, one cycle; it moves nothing, and an access through it is an access of part of
+    ``src`` (:func:`alias_base`)."""
+
+    name = "tile.slice_view"
+
+    offset = prop_def(IntegerAttr[I64])
+    assembly_format = "$src `[` $offset `]` attr-dict `:` type($src) `to` type($result)"
+
+    def __init__(self, src: SSAValue, offset: int, memref: MemRefType):
+        super().__init__(src, memref)
+        self.properties["offset"] = IntegerAttr(offset, 64)
+
+    @property
+    def element_offset(self) -> int:
+        return self.offset.value.data
+
+    def verify_(self) -> None:
+        src, view = self.row_major_types()
+        start, size, total = self.element_offset, prod(view.get_shape()), prod(src.get_shape())
+        if start < 0 or start + size > total:
+            raise VerifyException(
+                f"'tile.slice_view': elements [{start}, {start + size}) of a {total}-element source"
+            )
+
+
+def alias_base(value: SSAValue) -> SSAValue:
+    """The buffer a chain of host aliases (``tile.reshape_view``, ``tile.slice_view``) is
+    part of: an access through the chain touches that buffer's bytes."""
+    while isinstance(value.owner, ReshapeViewOp | SliceViewOp):
+        value = value.owner.src
+    return value
 
 
 def reshape_view_base(value: SSAValue) -> SSAValue:
@@ -293,4 +343,4 @@ def gm_base(value: SSAValue) -> SSAValue:
     return value
 
 
-WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp)
+WORKSPACE_OPS = (ViewOp, StridedViewOp, ReshapeViewOp, SliceViewOp)

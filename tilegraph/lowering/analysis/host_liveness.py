@@ -5,7 +5,8 @@ A host function (``tile.signature``) is a straight line of ``tile.constant``, GM
 (``tile.alloc`` before planning, ``tile.view`` after), ``tile.launch @k(inputs...,
 outputs...)``, device loops (``tile.loop_launches``: its launches are steps too, and every
 buffer it touches lives across all of them), ``tile.reshape_view`` (an alias of a buffer:
-its uses are uses of the source buffer, ``alias-reshapes``) and ``func.return``.
+its uses are uses of the source buffer, ``alias-reshapes``), ``tile.slice_view`` (a part
+of a buffer, the same: ``place-concat``) and ``func.return``.
 :func:`analyse_host` numbers the launches 0..L-1 (the return is point L) and gives each
 buffer its lifetime: *born* at the launch that writes it first (an argument position the
 callee writes: ``tile.write`` in a macro body, a tile op's destination in a tiled one),
@@ -32,7 +33,13 @@ from tilegraph.dialects.graph import ConstantOp as GraphConstantOp
 from tilegraph.dialects.graph import FusionKind, GraphOp, op_class
 from tilegraph.dialects.layout import TransDataOp
 from tilegraph.dialects.tile import LaunchOp, LoopLaunchesOp, TileOp, WriteOp
-from tilegraph.dialects.tile.workspace import ReshapeViewOp, container_bytes, gm_base
+from tilegraph.dialects.tile.workspace import (
+    ReshapeViewOp,
+    SliceViewOp,
+    StridedViewOp,
+    container_bytes,
+    gm_base,
+)
 from tilegraph.lowering.analysis.kernel_attrs import OPS_ATTR, SIGNATURE_ATTR
 
 IN_PLACE_KINDS = frozenset({FusionKind.ELEMWISE, FusionKind.BROADCAST})
@@ -219,10 +226,15 @@ def analyse_host(
     buffers: dict[SSAValue, Buffer] = {}
     steps: list[Step] = []
 
+    parts: set[SSAValue] = set()
+    """Slices of a buffer (``tile.slice_view``): a launch writing one writes a part of it."""
+
     def launched(op: LaunchOp, args: Sequence[SSAValue], in_loop: bool) -> None:
         name, written, in_place_kernel = kernels.get(op, fn)
-        # in a device loop no output takes an input's place: the next iteration reads it
-        step = Step(len(steps), op, name, in_place_kernel and not in_loop)
+        # in a device loop no output takes an input's place: the next iteration reads it;
+        # nor does a slice's writer (its output starts inside a buffer, not at an input)
+        into_part = any(args[i] in parts for i in written if i < len(args))
+        step = Step(len(steps), op, name, in_place_kernel and not in_loop and not into_part)
         for position, arg in enumerate(args):
             buffer = buffers.get(arg)
             if buffer is None:
@@ -267,10 +279,13 @@ def analyse_host(
                             f"{where}: {buffer.name} is returned but no launch writes it"
                         )
                     buffer.returned = True
-        elif isinstance(op, ReshapeViewOp) and op.src in buffers:
-            # an alias is its source's bytes: a read through it is a read of the source,
-            # which so lives to the alias's last reader
+        elif isinstance(op, ReshapeViewOp | SliceViewOp | StridedViewOp) and op.src in buffers:
+            # an alias is (part of) its source's bytes: a read through it is a read of the
+            # source, which so lives to the alias's last reader; a write through a slice is
+            # a write of the source (its first one is the source's birth)
             buffers[op.result] = buffers[op.src]
+            if isinstance(op, SliceViewOp | StridedViewOp) or op.src in parts:
+                parts.add(op.result)
         else:
             for value in op.operands:
                 if value in buffers:

@@ -6,6 +6,9 @@ In the order the lowering pipeline runs them
 * :mod:`.alias_reshapes`: ``alias-reshapes`` — right after ``lower-graph-to-kernels``: a
   launch of a reshape-only kernel on a row-major tensor becomes a host alias
   (``tile.reshape_view``), the kernel and its GM buffer gone;
+* :mod:`.place_concat`: ``place-concat`` — next: a concat whose inputs are contiguous runs
+  of its output runs no kernel, its producers write into the output
+  (``tile.slice_view``);
 * :mod:`.apply_tuning`: ``apply-tuning`` — before ``tile-kernels`` (when the pipeline is
   given a tuning database): the database's best ``tile.params`` on the macro kernels;
 * :mod:`.multi_buffer`: ``multi-buffer`` — ping-pong slots for the buffers loaded in a loop;
@@ -33,6 +36,7 @@ PASSES: dict[str, str] = {
     "inject-sync": ".inject_sync:InjectSyncPass",
     "multi-buffer": ".multi_buffer:MultiBufferPass",
     "plan-local-memory": ".plan_local_memory:PlanLocalMemoryPass",
+    "place-concat": ".place_concat:PlaceConcatPass",
     "plan-memory": ".plan_memory:PlanMemoryPass",
     "split-cores": ".split_cores:SplitCoresPass",
     "verify-sync": ".verify_sync:VerifySyncPass",

@@ -66,7 +66,7 @@ ALIASED_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 moves elements: it is not one of them)."""
 
 
-def _row_major_tensor(t: Attribute) -> bool:
+def row_major_tensor(t: Attribute) -> bool:
     """A static tensor stored as its origin: its bytes are its row-major elements."""
     return (
         isinstance(t, TensorType)
@@ -76,7 +76,8 @@ def _row_major_tensor(t: Attribute) -> bool:
     )
 
 
-def _plain_gm(t: Attribute) -> bool:
+def plain_gm(t: Attribute) -> bool:
+    """A static GM memref with no layout (row-major)."""
     return (
         isinstance(t, MemRefType)
         and scope_of(t) == "GM"
@@ -91,7 +92,7 @@ def is_reshape_kernel(kernel: func.FuncOp) -> bool:
     if not kernel.body.blocks or len(kernel.body.block.args) != 2:
         return False
     source, target = kernel.body.block.args
-    if not (_plain_gm(source.type) and _plain_gm(target.type)):
+    if not (plain_gm(source.type) and plain_gm(target.type)):
         return False
     assert isinstance(source.type, MemRefType) and isinstance(target.type, MemRefType)
     if source.type.element_type != target.type.element_type or prod(
@@ -107,12 +108,12 @@ def is_reshape_kernel(kernel: func.FuncOp) -> bool:
     chain: set[SSAValue] = {reads[0].result}
     for op in kernel.body.block.ops:
         if isinstance(op, ALIASED_OPS):
-            if op.operands[0] not in chain or not _row_major_tensor(op.results[0].type):
+            if op.operands[0] not in chain or not row_major_tensor(op.results[0].type):
                 return False
             chain.add(op.results[0])
         elif not isinstance(op, GraphConstantOp | ReadOp | WriteOp | func.ReturnOp):
             return False
-    return _row_major_tensor(reads[0].result.type) and writes[0].value in chain
+    return row_major_tensor(reads[0].result.type) and writes[0].value in chain
 
 
 def _later_uses(value: SSAValue, after: Operation) -> list[tuple[Operation, int]]:
@@ -217,15 +218,21 @@ class AliasReshapesPass(ModulePass):
         stats = start_pass(self.name)
         kernels = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
         rewritten = [name for fn in host_functions(op) for name in alias_reshapes(fn, kernels)]
-        launched = {
-            name
-            for launch in op.walk()
-            if isinstance(launch, LaunchOp)
-            for name in launch.callees()
-        }
-        unused = set(rewritten) - launched
-        for name in unused:  # no launch left: the kernel is gone
-            kernels[name].detach()
-            kernels[name].erase()
         stats.add("aliased", len(rewritten))
-        stats.add("kernels-removed", len(unused))
+        stats.add("kernels-removed", remove_unlaunched(op, kernels, rewritten))
+
+
+def remove_unlaunched(module: ModuleOp, kernels: dict[str, func.FuncOp], names: list[str]) -> int:
+    """Erase the kernels among ``names`` that no launch of ``module`` runs any more (a
+    rewrite removed their launches); how many were erased."""
+    launched = {
+        name
+        for launch in module.walk()
+        if isinstance(launch, LaunchOp)
+        for name in launch.callees()
+    }
+    unused = set(names) - launched
+    for name in unused:
+        kernels[name].detach()
+        kernels[name].erase()
+    return len(unused)

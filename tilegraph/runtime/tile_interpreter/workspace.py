@@ -3,7 +3,8 @@ the workspace array at the op's byte offset, so a planned module runs on the pla
 memory and a wrong plan gives wrong numbers; and of ``tile.strided_view``: a numpy view of
 a GM buffer at the view type's strides (reads and writes go to the buffer's bytes); and of
 ``tile.reshape_view``: the source array reshaped (a view of its bytes, GM buffers being
-contiguous containers)."""
+contiguous containers); and of ``tile.slice_view``: a run of the source's elements
+reshaped (a view too: a producer's write through it lands in the source)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import numpy as np
 
 from tilegraph.dialects.tile.base import memref_shape, memref_strides
 from tilegraph.dialects.tile.host import numpy_dtype
-from tilegraph.dialects.tile.workspace import ReshapeViewOp, StridedViewOp, ViewOp, view_offset
+from tilegraph.dialects.tile.workspace import (
+    ReshapeViewOp,
+    SliceViewOp,
+    StridedViewOp,
+    ViewOp,
+    view_offset,
+)
 from tilegraph.runtime.tile_interpreter.kernels import Kernel, tile_kernel
 
 
@@ -54,5 +61,21 @@ def reshape_view(op: ReshapeViewOp) -> Kernel:
 
     def run(src: np.ndarray) -> tuple[np.ndarray]:
         return (src.reshape(shape),)
+
+    return run
+
+
+@tile_kernel(SliceViewOp)
+def slice_view(op: SliceViewOp) -> Kernel:
+    """Elements ``[offset, offset + size)`` of the source under the view's shape, without a
+    copy: a write through the view is a write of the source (as on the device)."""
+    shape = memref_shape(op.result.type)
+    start = op.element_offset
+    stop = start + int(np.prod(shape))
+
+    def run(src: np.ndarray) -> tuple[np.ndarray]:
+        run_ = src.reshape(-1)[start:stop]
+        assert np.shares_memory(run_, src)
+        return (run_.reshape(shape),)
 
     return run

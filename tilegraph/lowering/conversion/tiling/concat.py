@@ -13,11 +13,15 @@ stops inside a C0 block would otherwise store that block's padding lanes over th
 region's first channels. Program order overwrites them, but the blocks of a multi-core
 launch run the nests' tiles in no fixed order (``split-cores`` shares every nest out), so a
 block may store into a region after another block wrote it.
+
+A kernel of several concats, or of one this form refuses (its inputs made through slices
+or views), is tiled as a concat tree instead (:mod:`.concat_tree`): each input's boxes
+stored into strided views of the output.
 """
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph.data_movement import ConcatOp
 from tilegraph.dialects.tile import memref_shape
@@ -25,6 +29,8 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+from tilegraph.lowering.conversion.tiling.concat_tree import emit_concat_tree_kernel
+from tilegraph.lowering.conversion.tiling.concat_tree import producers as producers_of
 from tilegraph.lowering.conversion.tiling.data_movement import open_nest
 from tilegraph.lowering.conversion.tiling.elementwise import (
     Chain,
@@ -44,19 +50,6 @@ tiling splits a core's columns further only while its tile holds at least twice
 ``MIN_RESERVED_SIZE`` (2 KiB) of data (docs/hardware.md, "Data movement over the cores")."""
 
 
-def _producers(value: SSAValue, members: list[Operation]) -> list[Operation]:
-    """The ops of ``members`` that ``value`` depends on, in body order."""
-    needed: set[Operation] = set()
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        op = v.owner
-        if isinstance(op, Operation) and op in members and op not in needed:
-            needed.add(op)
-            stack.extend(op.operands)
-    return [op for op in members if op in needed]
-
-
 def within_region(plan: TilePlan, along: int) -> TilePlan:
     """``plan`` with tiles along the concat axis that divide the region: a ragged last tile
     would store its whole window past the region's end. The next region overwrites that in
@@ -69,9 +62,20 @@ def within_region(plan: TilePlan, along: int) -> TilePlan:
 
 
 def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
+    """One concat with its inputs' and output's fused ops (module docstring), else a tree
+    of concats and views (:mod:`.concat_tree`); returns why not (None when emitted)."""
     concats = [op for op in body.ops if isinstance(op, ConcatOp)]
-    if len(concats) != 1 or len(body.writes) != 1:
-        return "a concat kernel with several concats or outputs"
+    reason = _emit_one_concat(body, b, concats) if len(concats) == 1 else None
+    if len(concats) == 1 and reason is None:
+        return None
+    least = CONCAT_LEAST_SHARE_BYTES // element_bytes(tensor_of(body.writes[0][0]).element_type)
+    tree = emit_concat_tree_kernel(body, b, least)
+    return tree if tree is None or reason is None else reason
+
+
+def _emit_one_concat(body: KernelBody, b: KernelBuilder, concats: list[ConcatOp]) -> str | None:
+    if len(body.writes) != 1:
+        return "a concat kernel with several outputs"
     concat = concats[0]
     index = body.ops.index(concat)
     before, after = body.ops[:index], body.ops[index + 1 :]
@@ -90,7 +94,7 @@ def emit_concat_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     offset = 0
     for operand in concat.inputs:
         extent = int(tensor_of(operand).origin_shape[axis])
-        producers = _producers(operand, before)
+        producers = producers_of(operand, before)
         channels_last = None if after else concat_region(body, producers, axis, b)
         if isinstance(channels_last, ChannelsLast):
             regions.append((operand, channels_last, offset))

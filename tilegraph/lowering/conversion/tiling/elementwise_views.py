@@ -18,6 +18,8 @@ stored through a view of the output argument; the view ops leave the body's op l
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.ir import Operation, SSAValue
 
 from tilegraph.dialects.graph import GraphOp
@@ -39,9 +41,10 @@ def _view_ops(body: KernelBody) -> set[Operation]:
     return {op for op in body.ops if isinstance(op, ELEMENTWISE_VIEW_OPS)}
 
 
-def _viewed_operands(body: KernelBody, ops: list[Operation]):
+def input_views(body: KernelBody, ops: list[Operation]) -> Iterator[tuple[SSAValue, ViewChain]]:
     """(operand, its chain) for every operand of a non-view op of ``ops`` that a chain of
-    the body's view ops makes out of a kernel input as a readable view."""
+    the body's view ops makes out of a kernel input as a readable view (an elementwise
+    kernel's, and a reduction's: :mod:`.reduction_prologue`)."""
     views = _view_ops(body)
     for op in ops:
         if op in views:
@@ -78,7 +81,7 @@ def reads_views(body: KernelBody) -> bool:
     """Whether ``body`` is an elementwise kernel reading operands through input views or
     writing its result through an output view: every op that is not on such a view's chain
     has a vector program, and some op is."""
-    on_chains = {op for _, chain in _viewed_operands(body, body.ops) for op in chain.ops}
+    on_chains = {op for _, chain in input_views(body, body.ops) for op in chain.ops}
     on_chains |= {op for _, _, chain in _viewed_writes(body) for op in chain.ops}
     computed = [op for op in body.ops if op not in on_chains and not _input_split(body, op)]
     return bool(on_chains and computed) and all(
@@ -94,7 +97,7 @@ def view_sources(
     buffer) with each output view's value replaced by its result and a view of the
     output."""
     ops, sources = split_sources(b, body)
-    chains = dict(_viewed_operands(body, ops))
+    chains = dict(input_views(body, ops))
     on_chains = {op for chain in chains.values() for op in chain.ops}
     for v, chain in chains.items():
         arg = body.source(chain.base)

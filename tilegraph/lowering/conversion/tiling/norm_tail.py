@@ -1,7 +1,9 @@
-"""The elementwise tail of a normalisation's vector kernel: a LayerNorm / RMS norm /
-Softmax / LogSoftmax kernel that runs the short elementwise chain ``fuse-ops`` gave it
-(:func:`~tilegraph.passes.fuse_legality.normalisation_tail`) on the tile it would store,
-and stores the chain's result instead.
+"""The elementwise tail of a normalisation's or reduction's vector kernel: a LayerNorm /
+RMS norm / Softmax / LogSoftmax kernel that runs the short elementwise chain ``fuse-ops``
+gave it (:func:`~tilegraph.passes.fuse_legality.normalisation_tail`) on the tile it would
+store, and stores the chain's result instead; a reduce op's kernel the same on its reduced
+tile (the ops after the reduce in its group, maybe after a prologue:
+:mod:`.reduction_prologue`), which the tail cannot broadcast back to the reduced axes.
 
 Two tails matter: a per-tensor QuantizeLinear (the kernel writes the int8 or uint8 tensor
 of a QDQ transformer) and torch's SDPA NaN guard ``where(isnan(p), 0, p)`` after a
@@ -21,16 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.ir import SSAValue
 
 from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.graph.quantize import QuantizeLinearOp
+from tilegraph.dialects.graph.reduction import ReduceOp
 from tilegraph.dialects.tile import memref_shape
-from tilegraph.lowering.conversion.kernel_body import KernelBody
+from tilegraph.lowering.conversion.kernel_body import KernelBody, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
 from tilegraph.lowering.conversion.tiling.elementwise import Chain, broadcast_mask
 from tilegraph.lowering.conversion.tiling.vector_ops import vector_lowering
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling.reduction_prologue import Parts
 
 MISFIT = "a reduction fused with other ops"
 
@@ -76,16 +83,25 @@ class NormTail:
         return tiles[self.written]
 
 
-def norm_tail(body: KernelBody, out_shape: Sequence[int]) -> NormTail | str | None:
-    """The tail of a normalisation's kernel body (its output of ``out_shape``): None for a
-    lone op, the tail when the first op may take one (OpFacts ``elementwise_tail``) and the
-    others are an elementwise chain of its result with a vector program each whose last
-    value the body writes (and nothing else), else the reason it is not one (a reduce op's
-    epilogue is the elementwise strategy's)."""
-    if len(body.ops) == 1:
+def norm_tail(
+    body: KernelBody,
+    out_shape: Sequence[int],
+    parts: Parts | None = None,
+    sources: dict[SSAValue, SSAValue] | None = None,
+) -> NormTail | str | None:
+    """The tail of a normalisation's or reduction's kernel body (its output of
+    ``out_shape``; ``parts``: its computing ops, the normalisation or reduction among them
+    after a prologue, :mod:`.reduction_prologue`; default: the body's ops, the first one;
+    ``sources``: inputs read through GM views): None when it is the last op, the tail when
+    it may take one (OpFacts ``elementwise_tail``, or a reduce op: its reduced tile) and
+    the ops after it are an elementwise chain of its result with a vector program each
+    whose last value the body writes (and nothing else), else the reason it is not one."""
+    ops, at = (list(body.ops), 0) if parts is None else (parts.ops, parts.at)
+    if len(ops) == at + 1:
         return None
-    op, *rest = body.ops
-    if len(body.writes) != 1 or not isinstance(op, GraphOp) or not op.FACTS.elementwise_tail:
+    op, *rest = ops[at:]
+    takes_tail = isinstance(op, GraphOp) and (op.FACTS.elementwise_tail or isinstance(op, ReduceOp))
+    if len(body.writes) != 1 or not takes_tail:
         return MISFIT
     for t in rest:
         if not isinstance(t, GraphOp) or vector_lowering(t) is None:
@@ -95,9 +111,15 @@ def norm_tail(body: KernelBody, out_shape: Sequence[int]) -> NormTail | str | No
     written = body.writes[0][0]
     if written is not rest[-1].results[0]:
         return MISFIT
-    chain = Chain(body, rest, out_shape)
+    chain = Chain(body, rest, out_shape, sources=sources)
     if chain.unsupported(given=[op.results[0]]) is not None:
+        if any(v.owner in ops[:at] for v in chain.inputs):
+            return "a value computed before the reduction is read after it"
         return MISFIT
+    if tensor_of(written).storage_shape != tensor_of(op.results[0]).storage_shape:
+        # the tail runs on the head's output tile: it cannot broadcast it back to the
+        # reduced axes (x / sum(x)), which that tile no longer holds
+        return "the ops after the reduction broadcast its result"
     return NormTail(chain, op.results[0], written)
 
 

@@ -10,7 +10,9 @@ NDC1HWC0: D, H and W).
 Each op is a short vector program on the tile (``vreduce``, broadcast ``vsub``/``vdiv``...).
 When no such tile fits UB (a softmax over 1000 classes on a small UB), the reduction loops
 over chunks of its reduced axes instead (:mod:`.reduction_chunks`); the tiles of a
-reduction that fits are unchanged by that.
+reduction that fits are unchanged by that. Elementwise ops before a reduce op in its group
+compute its input in each tile (or chunk), those after it run on the reduced tile
+(:mod:`.reduction_prologue`, :mod:`.norm_tail`).
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ from tilegraph.lowering.conversion.tiling.reduction_chunks import (
     emit_chunked_reduction,
     plan_chunks,
     vreduce,
+)
+from tilegraph.lowering.conversion.tiling.reduction_prologue import (
+    Prologue,
+    broadcast_tail,
+    even_chunks,
+    reduction_parts,
 )
 
 
@@ -332,18 +340,47 @@ REDUCTION_OPS = (
 )  # fmt: skip
 
 
+def takes_reduction(body: KernelBody) -> bool:
+    """The reduction strategy's kernels: a reduction first (with an elementwise tail), or
+    one reduce op after an elementwise prologue, maybe reading inputs through views
+    (:mod:`.reduction_prologue`)."""
+    return reduction_parts(body, REDUCTION_OPS) is not None
+
+
 def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
-    op = body.ops[0]
+    parts = reduction_parts(body, REDUCTION_OPS)
+    assert parts is not None
+    op, at = parts.reduction, parts.at
     assert isinstance(op, GraphOp)
     spec = reduction_of(op)
     if isinstance(spec, str):
         return spec
+    sources = parts.sources(b, body)
     value, out_arg = body.writes[0]
-    tail = norm_tail(body, memref_shape(out_arg))
+    full_tail = broadcast_tail(body, parts, sources)
+    if isinstance(full_tail, str):
+        return full_tail
+    tail = None if full_tail is not None else norm_tail(body, memref_shape(out_arg), parts, sources)
     if isinstance(tail, str):
         return tail
-    x_arg = body.source(op.operands[0])
-    if x_arg is None or value is not (op.results[0] if tail is None else tail.written):
+    x_arg = sources[op.operands[0]] if op.operands[0] in sources else body.source(op.operands[0])
+    x_type = op.operands[0].type
+    assert isinstance(x_type, TensorType)
+    prologue = None
+    source: SSAValue | Prologue
+    if at:  # the input is computed in UB by the ops before the reduction
+        shape = [int(d) for d in x_type.storage_shape]
+        source = prologue = Prologue(body, parts.ops[:at], op.operands[0], shape, sources)
+        readers = parts.ops[at + 1 :] if full_tail is not None else ()
+        refused = prologue.unsupported(op, readers)
+        if refused is not None:
+            return refused
+    elif x_arg is None:
+        return "a reduction of a value computed inside the kernel"
+    else:
+        source = x_arg
+    last = full_tail if full_tail is not None else tail
+    if value is not (op.results[0] if last is None else last.written):
         return "a reduction of a value computed inside the kernel"
     params: list[SSAValue] = []
     if isinstance(op, LayerNormOp | RmsNormOp | InstanceNormOp):
@@ -352,9 +389,7 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if arg is None:
                 return "normalisation parameters computed inside the kernel"
             params.append(arg)
-    x_shape = memref_shape(x_arg)
-    x_type = op.operands[0].type
-    assert isinstance(x_type, TensorType)
+    x_shape = memref_shape(x_arg) if x_arg is not None else [int(d) for d in x_type.storage_shape]
     element: Attribute = x_type.element_type
     refused = _element_refusal(op, str(element))
     if refused is not None:
@@ -377,43 +412,59 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     def param_shape(arg: SSAValue, tile: Sequence[int]) -> list[int]:
         return param_tile_shape(memref_shape(arg), tile, spec.per_channel)
 
+    # The input tile in the data's type: loaded, or the prologue's result (counted there).
+    loads_x = prologue is None
+
     def ub_bytes(tile: Sequence[int]) -> int:
-        sizes = [prod(tile)] * (1 + spec.full) + [prod(kept_shape(tile))] * spec.kept
+        wide_x = 1 if loads_x or widened else 0
+        sizes = [prod(tile)] * (wide_x + spec.full) + [prod(kept_shape(tile))] * spec.kept
         sizes.append(prod(out_shape(tile)))
         sizes += [prod(param_shape(p, tile)) for p in params]
-        staged = [prod(tile), prod(out_shape(tile))] if widened else []
+        staged = [prod(tile)] * loads_x + [prod(out_shape(tile))] if widened else []
         staged += [prod(param_shape(p, tile)) for p in params] if widened else []
         return (
             sum(aligned_bytes(b.hw, "UB", n * cb) for n in sizes)
             + sum(aligned_bytes(b.hw, "UB", n * eb) for n in staged)
             + tail_bytes(tail, b, out_shape(tile))
+            + (0 if prologue is None else prologue.ub_bytes(b, tile))
+            + (0 if full_tail is None else full_tail.ub_bytes(b, tile))
         )
 
     first_reduced = min(spec.axes) if spec.axes else len(x_shape)
     budget = b.ub_budget()
     plan = choose_tile(x_shape, ub_bytes, budget, first_reduced, b.split_depth(), b.hw.vector_cores)
+    if plan is None and full_tail is not None:
+        return "the ops after the reduction read the reduced axes again, which do not fit UB"
     if plan is None:
         out_dropped = not spec.chunked.normalises and not spec.keepdims
         shapes = [memref_shape(p) for p in params]
 
         def chunk_ub_bytes(chunk: Sequence[int]) -> int:
-            return chunk_bytes(
-                b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb
-            ) + tail_bytes(tail, b, chunk)
+            extra = tail_bytes(tail, b, chunk)
+            if prologue is not None:
+                extra += prologue.ub_bytes(b, chunk)
+            return extra + chunk_bytes(
+                b, spec.chunked, spec.axes, chunk, eb, out_dropped, shapes, cb, loads_x
+            )
 
         chunks = plan_chunks(x_shape, spec.axes, chunk_ub_bytes, budget)
         if chunks is None:
             return "no chunk of the reduced axes fits UB"
+        if prologue is not None:
+            chunks = even_chunks(chunks)
+            if chunks is None:
+                return "a prologue's chunks must divide the reduced axis: none near what fits UB"
         if not b.dry_run:
             emit_chunked_reduction(
-                b, spec.chunked, chunks, x_arg, out_arg, params, element, compute, tail
+                b, spec.chunked, chunks, source, out_arg, params, element, compute, tail
             )
         return None
     if b.dry_run:
         return None
     tile = plan.tile_shape()
+    x_in = None if prologue is None else prologue.allocate(b, tile)
     tiles = Tiles(
-        b.buffer(tile, compute, "UB", "x_ub"),
+        b.buffer(tile, compute, "UB", "x_ub") if x_in is None or widened else x_in,
         b.buffer(out_shape(tile), compute, "UB", "out_ub"),
         [b.buffer(tile, compute, "UB", f"full{i}_ub") for i in range(spec.full)],
         [b.buffer(kept_shape(tile), compute, "UB", f"red{i}_ub") for i in range(spec.kept)],
@@ -423,10 +474,11 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         ],
     )
     # The widened program reads and writes its data through tiles of the tensors' type.
-    x_in, out = tiles.x, tiles.out
+    out = tiles.out
     param_in = list(tiles.params)
+    if x_in is None:
+        x_in = b.buffer(tile, element, "UB", "x_in_ub") if widened else tiles.x
     if widened:
-        x_in = b.buffer(tile, element, "UB", "x_in_ub")
         out = b.buffer(out_shape(tile), element, "UB", "out_cast_ub")
         param_in = [
             b.buffer(param_shape(p, tile), element, "UB", f"param{i}_in_ub")
@@ -436,6 +488,8 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
 
     if tail is not None:
         tail.allocate(b, out_shape(tile))
+    if full_tail is not None:
+        full_tail.allocate(b, tile)
 
     def cast_tile(src: SSAValue, dst: SSAValue) -> None:
         """Convert a staged tile to (or from) the compute type; nothing when they agree."""
@@ -448,9 +502,15 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             rank = len(memref_shape(arg))
             b.add(CopyOp(arg, [zero] * rank, staged, [zero] * rank))
             cast_tile(staged, t)
+    if prologue is not None:
+        prologue.load_invariant(b, plan)
     stack, offsets = tile_loops(b, plan)
     with stack:
-        b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
+        if prologue is None:
+            assert x_arg is not None
+            b.add(CopyOp(x_arg, offsets, x_in, [zero] * len(offsets)))
+        else:
+            prologue.emit(b, offsets)
         cast_tile(x_in, tiles.x)
         if spec.per_channel:  # the tile's channels
             for arg, staged, t in zip(params, param_in, tiles.params, strict=True):
@@ -464,8 +524,13 @@ def emit_reduction_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
             if out_rank == len(offsets)
             else [o for i, o in enumerate(offsets) if i not in spec.axes]
         )
-        if tail is not None:
-            out = tail.emit(b, out, out_offsets)
-        store(b, out, out_arg, out_offsets)
+        if full_tail is not None:  # on the input's tile, the reduced one broadcast
+            given = {op.results[0]: out, op.operands[0]: x_in}
+            given |= prologue.tiles() if prologue is not None else {}
+            full_tail.emit(b, given, offsets, out_arg)
+        else:
+            if tail is not None:
+                out = tail.emit(b, out, out_offsets)
+            store(b, out, out_arg, out_offsets)
     b.tiles = plan.count()
     return None

@@ -44,6 +44,7 @@ from tilegraph.lowering.conversion.tiling.vector_emitter import VectorEmitter
 
 if TYPE_CHECKING:
     from tilegraph.lowering.conversion.tiling.norm_tail import NormTail
+    from tilegraph.lowering.conversion.tiling.reduction_prologue import Prologue
 
 IDENTITY = {"sum": 0.0, "max": -inf, "min": inf, "prod": 1.0}
 """The value each reduction ignores: the fill of a ragged chunk's lanes past the tensor."""
@@ -157,19 +158,23 @@ def chunk_bytes(
     out_dropped: bool,
     param_shapes: Sequence[Sequence[int]],
     compute_bytes: int | None = None,
+    loads_x: bool = True,
 ) -> int:
     """UB bytes of the chunked program's tiles for one chunk shape; a program computing
-    in a wider type (``compute_bytes``) also stages its loads and stores in the data's."""
+    in a wider type (``compute_bytes``) also stages its loads and stores in the data's.
+    ``loads_x`` False: the chunk of the input in the data's type is another's tile (a
+    prologue's result, :mod:`.reduction_prologue`), not counted here."""
     kept = [1 if i in plan_axes else d for i, d in enumerate(chunk)]
-    sizes = [prod(chunk)] * (1 + spec.full_scratch) + [prod(kept)] * spec.kept_scratch
+    wide = compute_bytes or element_bytes
+    own_x = 1 if loads_x or wide != element_bytes else 0
+    sizes = [prod(chunk)] * (own_x + spec.full_scratch) + [prod(kept)] * spec.kept_scratch
     if out_dropped:
         sizes.append(prod(kept))
     params = [prod(param_tile_shape(p, chunk, spec.per_channel)) for p in param_shapes]
     sizes += params
-    wide = compute_bytes or element_bytes
     total = sum(aligned_bytes(b.hw, "UB", n * wide) for n in sizes)
     if wide != element_bytes:
-        staged = [prod(chunk), prod(chunk), *params]  # the loaded chunk, the stored one
+        staged = [prod(chunk)] * (1 + loads_x) + params  # the loaded chunk, the stored one
         total += sum(aligned_bytes(b.hw, "UB", n * element_bytes) for n in staged)
     return total
 
@@ -181,22 +186,25 @@ class _Kernel:
         self,
         b: KernelBuilder,
         plan: ChunkPlan,
-        x_arg: SSAValue,
+        source: SSAValue | Prologue,
         element: Attribute,
         spec: Chunked,
         compute: Attribute,
     ) -> None:
-        self.b, self.plan, self.x_arg = b, plan, x_arg
+        self.b, self.plan, self.source = b, plan, source
         tile = plan.tile_shape()
-        self.x = b.buffer(tile, compute, "UB", "x_ub")
+        self.widened = compute != element
+        loaded = None if isinstance(source, SSAValue) else source.allocate(b, tile)
+        self.x = b.buffer(tile, compute, "UB", "x_ub") if loaded is None or self.widened else loaded
         self.full = [b.buffer(tile, compute, "UB", "chunk_ub") for _ in range(spec.full_scratch)]
         self.kept = [
             b.buffer(plan.kept_shape(), compute, "UB", f"acc{i}_ub")
             for i in range(spec.kept_scratch)
         ]
-        self.widened = compute != element
         # A widened program loads and stores through tiles of the data's own type.
-        self.x_in = b.buffer(tile, element, "UB", "x_in_ub") if self.widened else self.x
+        self.x_in = loaded if loaded is not None else self.x
+        if loaded is None and self.widened:
+            self.x_in = b.buffer(tile, element, "UB", "x_in_ub")
         out_shape = tile if spec.normalises else plan.kept_shape()
         self.out = b.buffer(out_shape, element, "UB", "out_cast_ub") if self.widened else None
         self.e = VectorEmitter(b, self.x, self.full)
@@ -218,7 +226,8 @@ class _Kernel:
     @contextmanager
     def chunks(self, pad: float) -> Iterator[list[SSAValue]]:
         """The chunk loops of one pass, the chunk loaded into ``x`` (lanes past the tensor
-        filled with ``pad``); yields the chunk's offsets."""
+        filled with ``pad``), or computed there by the prologue (whose chunks are never
+        ragged along a reduced axis); yields the chunk's offsets."""
         plan, b = self.plan, self.b
         zero = b.index(0)
         with ExitStack() as stack:
@@ -232,7 +241,10 @@ class _Kernel:
                     )
                 else:
                     offsets.append(zero)
-            b.add(CopyOp(self.x_arg, offsets, self.x_in, [zero] * len(offsets), pad or None))
+            if isinstance(self.source, SSAValue):
+                b.add(CopyOp(self.source, offsets, self.x_in, [zero] * len(offsets), pad or None))
+            else:
+                self.source.emit(b, offsets)
             if self.widened:
                 b.add(CastOp(operands=[self.x_in, self.x]))
             yield offsets
@@ -269,26 +281,28 @@ def emit_chunked_reduction(
     b: KernelBuilder,
     spec: Chunked,
     plan: ChunkPlan,
-    x_arg: SSAValue,
+    source: SSAValue | Prologue,
     out_arg: SSAValue,
     params: Sequence[SSAValue],
     element: Attribute,
     compute: Attribute | None = None,
     tail: NormTail | None = None,
 ) -> None:
-    """Emit the chunked kernel (see the module docstring) for ``plan``, its program in
-    ``compute`` (default: ``element``, the data's type), a normalisation's output chunks
-    run through ``tail`` (:mod:`.norm_tail`) before they are stored."""
+    """Emit the chunked kernel (see the module docstring) for ``plan`` of the input
+    ``source`` (its GM buffer, or the prologue computing it: :mod:`.reduction_prologue`),
+    its program in ``compute`` (default: ``element``, the data's type), the output chunks
+    (a reduction's reduced tile) run through ``tail`` (:mod:`.norm_tail`) before they are
+    stored."""
     compute = compute or element
-    k = _Kernel(b, plan, x_arg, element, spec, compute)
-    assert tail is None or spec.normalises, "an elementwise tail follows a normalisation only"
-    if tail is not None:
-        tail.allocate(b, plan.tile_shape())
-        k.tail = tail
+    k = _Kernel(b, plan, source, element, spec, compute)
     dropped = None
     if not spec.normalises and len(memref_shape(out_arg)) != len(plan.shape):
         shape = [d for i, d in enumerate(plan.kept_shape()) if i not in plan.axes]
         dropped = b.buffer(shape, element, "UB", "out_ub")
+    if tail is not None:
+        stored = plan.tile_shape() if spec.normalises else plan.kept_shape()
+        tail.allocate(b, stored if dropped is None else memref_shape(dropped))
+        k.tail = tail
     param_shapes = [
         param_tile_shape(memref_shape(p), plan.tile_shape(), spec.per_channel) for p in params
     ]
@@ -313,7 +327,10 @@ def emit_chunked_reduction(
             if dropped is not None:
                 vreduce(b, "sum", result, dropped, plan.axes)  # drops the size-1 axes
                 result = dropped
-            store(b, result, out_arg, k.output_offsets(out_arg))
+            offsets = k.output_offsets(out_arg)
+            if tail is not None:
+                result = tail.emit(b, result, offsets)
+            store(b, result, out_arg, offsets)
     b.tiles = plan.count()
 
 

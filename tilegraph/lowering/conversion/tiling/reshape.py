@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tilegraph.dialects.graph.base import GraphOp
 from tilegraph.dialects.graph.shape_ops import FlattenOp, ReshapeOp, SqueezeOp, UnsqueezeOp
@@ -24,6 +25,9 @@ from tilegraph.dialects.tile.base import element_bytes
 from tilegraph.formats import Format
 from tilegraph.lowering.conversion.kernel_body import KernelBody, is_row_major, tensor_of
 from tilegraph.lowering.conversion.tiling.builder import KernelBuilder
+
+if TYPE_CHECKING:
+    from tilegraph.lowering.conversion.tiling.elementwise import TilePlan
 
 SHAPE_ONLY = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
 
@@ -67,8 +71,6 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     and written as row-major views of the kernel's input and output): per output tile, the
     input window it reads (the tile's offsets and extents permuted back) is loaded,
     transposed on the vector unit (``vtranspose``) and stored."""
-    from tilegraph.lowering.conversion.tiling.elementwise import choose_tile, store, tile_loops
-
     parts = _transpose_parts(body.ops)
     if parts is None or len(body.writes) != 1:
         return "not a transpose between reshapes"
@@ -91,19 +93,7 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
     static = [int(d) for d in tensor_of(value).origin_shape] if trail else None  # type: ignore[arg-type]
     out_shape = memref_shape(out_arg) if static is None else static
     element = tensor_of(value).element_type
-    eb = element_bytes(element)
-
-    def source_tile(tile):
-        inverse = [perm.index(d) for d in range(rank)]
-        return [tile[inverse[d]] for d in range(rank)]
-
-    plan = choose_tile(
-        out_shape,
-        lambda t: 2 * max(1, int(np.prod(t))) * eb,
-        b.ub_budget(),
-        depth=b.split_depth(),
-        cores=b.hw.vector_cores,
-    )
+    plan = plan_permute(b, out_shape, element_bytes(element))
     if plan is None:
         return "no transpose tile fits UB"
     if b.dry_run:
@@ -112,22 +102,54 @@ def emit_transpose_kernel(body: KernelBody, b: KernelBuilder) -> str | None:
         src_arg = _row_major_view(b, src_arg, op.operands[0])
     if trail:
         out_arg = _row_major_view(b, out_arg, value)
+    emit_permute(b, plan, src_arg, out_arg, perm, element)
+    return None
+
+
+def plan_permute(b: KernelBuilder, out_shape: Sequence[int], eb: int) -> TilePlan | None:
+    """The output tiles of a permute (:func:`emit_permute`): the source window and its
+    transposed copy side by side in UB."""
+    from tilegraph.lowering.conversion.tiling.elementwise import choose_tile
+
+    return choose_tile(
+        out_shape,
+        lambda t: 2 * max(1, int(np.prod(t))) * eb,
+        b.ub_budget(),
+        depth=b.split_depth(),
+        cores=b.hw.vector_cores,
+    )
+
+
+def emit_permute(
+    b: KernelBuilder,
+    plan: TilePlan,
+    src: SSAValue,
+    dst: SSAValue,
+    perm: Sequence[int],
+    element: Attribute,
+) -> None:
+    """``dst = transpose(src, perm)`` (GM memrefs, either a strided view): per output tile
+    of ``plan``, the source window it reads (the tile's offsets and extents permuted back)
+    is loaded, transposed on the vector unit (``vtranspose``) and stored."""
+    from tilegraph.lowering.conversion.tiling.elementwise import store, tile_loops
+
+    rank = len(perm)
+    inverse = [list(perm).index(d) for d in range(rank)]
     tile = plan.tile_shape()
-    src_ub = b.buffer(source_tile(tile), element, "UB", "in_ub")
+    src_ub = b.buffer([tile[inverse[d]] for d in range(rank)], element, "UB", "in_ub")
     dst_ub = b.buffer(tile, element, "UB", "out_ub")
     stack, offsets = tile_loops(b, plan)
     with stack:
-        src_offsets = [offsets[perm.index(d)] for d in range(rank)]
-        b.add(CopyOp(src_arg, src_offsets, src_ub, [b.index(0)] * rank))
+        src_offsets = [offsets[inverse[d]] for d in range(rank)]
+        b.add(CopyOp(src, src_offsets, src_ub, [b.index(0)] * rank))
         b.add(
             TransposeOp.create(
                 operands=[src_ub, dst_ub],
                 properties={"perm": DenseArrayBase.from_list(i64, list(perm))},
             )
         )
-        store(b, dst_ub, out_arg, offsets)
+        store(b, dst_ub, dst, offsets)
     b.tiles = plan.count()
-    return None
 
 
 def emit_reshape_kernel(body: KernelBody, b: KernelBuilder) -> str | None:

@@ -76,7 +76,11 @@ from tilegraph.lowering.conversion.tiling.quantized_recurrent_kernel import (
     emit_quantized_recurrent_kernel,
 )
 from tilegraph.lowering.conversion.tiling.recurrent import emit_recurrent_kernel
-from tilegraph.lowering.conversion.tiling.reduction import REDUCTION_OPS, emit_reduction_kernel
+from tilegraph.lowering.conversion.tiling.reduction import (
+    REDUCTION_OPS,
+    emit_reduction_kernel,
+    takes_reduction,
+)
 from tilegraph.lowering.conversion.tiling.reshape import (
     SHAPE_ONLY,
     emit_reshape_kernel,
@@ -92,6 +96,11 @@ from tilegraph.lowering.conversion.tiling.scatter_nd import emit_scatter_nd_kern
 from tilegraph.lowering.conversion.tiling.transdata import (
     emit_transdata_kernel,
     has_transdata_kernel,
+)
+from tilegraph.lowering.conversion.tiling.view_chains import (
+    VIEW_OPS,
+    emit_view_chain_kernel,
+    is_view_chain,
 )
 
 Emit = Callable[..., Any]
@@ -153,7 +162,7 @@ STRATEGIES: tuple[Strategy, ...] = (
     Strategy(
         (MaxPoolOp, AvgPoolOp), emit_pool_kernel, "vector", _starts_with(MaxPoolOp, AvgPoolOp)
     ),
-    Strategy(tuple(REDUCTION_OPS), emit_reduction_kernel, "vector", _starts_with(*REDUCTION_OPS)),
+    Strategy(tuple(REDUCTION_OPS), emit_reduction_kernel, "vector", takes_reduction),
     Strategy((LrnOp,), emit_lrn_kernel, "vector", _starts_with(LrnOp)),
     Strategy((GroupNormOp,), emit_group_norm_kernel, "vector", _starts_with(GroupNormOp)),
     Strategy((ApplyRotaryOp,), emit_rotary_kernel, "vector", is_rotary_kernel),
@@ -163,6 +172,12 @@ STRATEGIES: tuple[Strategy, ...] = (
     # before the reshape chain: a gather reads its ids / writes its rows through views
     Strategy((GatherOp,), emit_gather_kernel, "vector", takes_gather(GatherOp)),
     Strategy((GatherNDOp,), emit_gather_nd_kernel, "vector", takes_gather(GatherNDOp)),
+    Strategy(
+        (TransDataOp, *VIEW_OPS),
+        emit_view_chain_kernel,
+        "vector",
+        is_view_chain,
+    ),
     Strategy(
         (TransDataOp, *SHAPE_ONLY, TransposeOp),
         emit_nhwc_out_kernel,
