@@ -224,3 +224,16 @@ def test_an_empty_strided_view_is_an_empty_array():
     )
     (out,) = kernel_of(view)(np.zeros((1, 8, 0), np.float32))
     assert out.shape == (1, 4, 8, 0)
+
+
+@pytest.mark.parametrize("platform,executor", [("ascend310p", "interpret"), ("test", "fast")])
+def test_a_matmul_with_k_zero_on_other_presets(platform, executor):
+    """K = 0: the product is zeros, its epilogue adds the bias (a host kernel on every
+    preset, run by either executor's host path)."""
+    model = matmul_k_zero_model()
+    session = Session(model, target="tiles", platform=platform, executor=executor)
+    (ours,) = session(x=NONE)
+    (theirs,) = _onnxruntime(model, NONE)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+    assert session.latest_tiled is not None
+    assert any(k.reason and EMPTY_REASON in k.reason for k in session.latest_tiled.kernels)
