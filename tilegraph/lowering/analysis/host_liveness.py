@@ -10,7 +10,8 @@ of a buffer, the same: ``place-concat``) and ``func.return``.
 :func:`analyse_host` numbers the launches 0..L-1 (the return is point L) and gives each
 buffer its lifetime: *born* at the launch that writes it first (an argument position the
 callee writes: ``tile.write`` in a macro body, a tile op's destination in a tiled one),
-*dead* after its last use; a returned buffer lives to L.
+*dead* after its last use; a returned buffer lives to L. A buffer of no bytes (an empty
+tensor, which no launch writes) is born where it is defined.
 
 :func:`in_place_pair` states when an output may take the exact place of an input: at a
 launch of a single-output kernel of elementwise graph ops (fusion kinds ELEMWISE and
@@ -296,7 +297,11 @@ def analyse_host(
                 if is_buffer(result):
                     memref = result.type
                     assert isinstance(memref, MemRefType)
-                    buffers[result] = Buffer(result, memref, container_bytes(memref), len(steps))
+                    size = container_bytes(memref)
+                    # an empty tensor has no bytes for a launch to write: it is whole
+                    # where it is defined (a kernel with empty results runs no launch)
+                    born = len(steps) if size == 0 else None
+                    buffers[result] = Buffer(result, memref, size, len(steps), born)
     for buffer in buffers.values():
         if buffer.returned:
             buffer.end = len(steps)

@@ -27,10 +27,16 @@ A ``graph.loop`` whose trip count is known at compile time becomes a device loop
 ``tile.loop_launches`` of its body's kernels (:mod:`.loop_launches`); any other stays a
 host kernel whose reason says why.
 
+Zero-size tensors are decided before any strategy runs (:mod:`.graph_to_kernels_empty`):
+a kernel whose results are all empty because an input is empty is no launch (its results
+are empty GM allocations); one that reads an empty tensor and computes a non-empty one,
+or makes an empty result from non-empty inputs (a NonZero that finds nothing), is a host
+kernel.
+
 Statistics: ``kernels``, ``cube-kernels``, ``vector-kernels``, ``host-kernels``,
 ``groups-whole``, ``split-groups``, ``peeled-epilogues``, ``unclaimed-attention``,
-``device-loops``; and a remark per group not lowered whole and per host kernel
-(:mod:`.graph_to_kernels_remarks`).
+``device-loops``, ``empty-kernels`` (no launch: all results empty); and a remark per
+group not lowered whole and per host kernel (:mod:`.graph_to_kernels_remarks`).
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ from tilegraph.dialects.tile import ConstantOp as TileConstantOp
 from tilegraph.formats.dims import UNKNOWN
 from tilegraph.hardware import HardwareModel
 from tilegraph.lowering.analysis.kernel_attrs import HOST_REASON_ATTR, KERNEL_ATTR, SIGNATURE_ATTR
+from tilegraph.lowering.conversion.graph_to_kernels_empty import empty_host_reason, no_launch
 from tilegraph.lowering.conversion.graph_to_kernels_operands import (
     compile_time_parameters,
     grid_indices,
@@ -178,6 +185,11 @@ class _Kernel:
     location: LocationAttr
     """The graph op's (a fused group's: its members')."""
 
+    @property
+    def read(self) -> list[SSAValue]:
+        """Every value it reads: from GM, then those cloned in as constants."""
+        return [*self.inputs, *(inner for inner, _ in self.constants)]
+
 
 def _kernel_of(
     op: Operation, names: _KernelNames, outer_of: Mapping[SSAValue, SSAValue] | None = None
@@ -250,8 +262,9 @@ def _classified(kernel: _Kernel, hw: HardwareModel) -> func.FuncOp:
 
 def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerdict]:
     """The kernel function marked with its unit (and host reason), and the verdict of the
-    strategy asked."""
-    from tilegraph.lowering.conversion.tiling import kernel_verdict
+    strategy asked (none is asked of a kernel that touches a zero-size tensor: see
+    :mod:`.graph_to_kernels_empty`)."""
+    from tilegraph.lowering.conversion.tiling import KernelVerdict, kernel_verdict
 
     kernel_fn = build_kernel(
         kernel.name,
@@ -262,7 +275,8 @@ def _judged(kernel: _Kernel, hw: HardwareModel) -> tuple[func.FuncOp, KernelVerd
         kernel.constants,
         kernel.location,
     )
-    verdict = kernel_verdict(kernel_fn, hw)
+    empty = empty_host_reason(kernel.inputs, kernel.ops, kernel.outputs)
+    verdict = KernelVerdict("host", empty, "empty") if empty else kernel_verdict(kernel_fn, hw)
     kernel_fn.attributes[KERNEL_ATTR] = StringAttr(verdict.unit)
     if verdict.reason:
         kernel_fn.attributes[HOST_REASON_ATTR] = StringAttr(verdict.reason)
@@ -283,7 +297,13 @@ def _launch(
     kernels: list[func.FuncOp],
     stats: PassStatistics,
 ) -> None:
-    """Allocate the kernel's results in GM and launch it from the host sequence."""
+    """Allocate the kernel's results in GM and launch it from the host sequence; a
+    kernel whose results are all empty, made so by an empty input, is no launch
+    (``empty-kernels``)."""
+    if no_launch(kernel.read, results):
+        stats.add("empty-kernels")
+        _allocate(results, values, host, kernel.location)
+        return
     unit = kernel_fn.attributes[KERNEL_ATTR]
     assert isinstance(unit, StringAttr)
     stats.add("kernels")
@@ -292,16 +312,28 @@ def _launch(
         remark_host_kernel(stats, kernel_fn, kernel.ops)
     kernels.append(kernel_fn)
     args: list[SSAValue] = [values[v] for v in kernel.inputs]
-    for result in results:
-        alloc = AllocOp(_buffer_type(result))
-        alloc.location = kernel.location
-        alloc.result.name_hint = result.name_hint
-        host.add_op(alloc)
-        values[result] = alloc.result
-        args.append(alloc.result)
+    args.extend(_allocate(results, values, host, kernel.location))
     launch = LaunchOp(kernel.name, args)
     launch.location = kernel.location
     host.add_op(launch)
+
+
+def _allocate(
+    results: Sequence[SSAValue],
+    values: dict[SSAValue, SSAValue],
+    host: Block,
+    location: LocationAttr,
+) -> list[SSAValue]:
+    """A GM allocation per kernel result, in the host sequence, standing for it."""
+    allocs: list[SSAValue] = []
+    for result in results:
+        alloc = AllocOp(_buffer_type(result))
+        alloc.location = location
+        alloc.result.name_hint = result.name_hint
+        host.add_op(alloc)
+        values[result] = alloc.result
+        allocs.append(alloc.result)
+    return allocs
 
 
 def _peeled(
@@ -449,6 +481,11 @@ def lower_function(
             continue
         if not isinstance(op, GraphOp | FusedOp | TransDataOp):
             raise LoweringError(f"'{op.name}' cannot be lowered to kernels")
+        inputs = op.inputs if isinstance(op, FusedOp) else op.operands
+        if no_launch(inputs, op.results):  # nothing to compute: GE runs no task either
+            stats.add("empty-kernels")
+            _allocate(op.results, values, host, op.location)
+            continue
         loop_reason = None
         if isinstance(op, LoopOp):
             from tilegraph.lowering.conversion.loop_launches import lower_loop
@@ -485,7 +522,7 @@ def lower_function(
                 stats.add("split-groups")
                 action, parts = "split", _runs(kernel.ops, kernel, names, outer_of, hw)
             refusal = (verdict.strategy, verdict.reason or "")
-            fns = [fn for _, fn in parts]
+            fns = [fn for part, fn in parts if not no_launch(part.read, part.outputs)]
             remark_split_group(stats, kernel.name, kernel.ops, op.location, refusal, action, fns)
             for part, kernel_fn in parts:
                 _launch(kernel_fn, part, part.outputs, values, host, kernels, stats)

@@ -118,8 +118,9 @@ def lowering_section(collector: StatisticsCollector) -> dict[str, Any]:
     adds ``dma``: of the vector kernels, those that run DMA only, by the cycle model);
     ``groups_whole``: fused groups lowered as one kernel; ``groups_split``: those that were
     not, each with its remark's details (``split_groups``); ``host_kernels``: every host
-    kernel with its ops and reason; ``device_loops``; ``statistics``: the counters of the
-    lowering passes."""
+    kernel with its ops and reason; ``device_loops``; ``empty_no_launch``: kernels whose
+    results are all empty, so run no launch (:mod:`.graph_to_kernels_empty`);
+    ``statistics``: the counters of the lowering passes."""
     stats = collector.passes.get(PASS_NAME, PassStatistics(PASS_NAME))
     tiling = collector.passes.get("tile-kernels", PassStatistics("tile-kernels"))
     units = ("cube", "vector", "host")
@@ -134,6 +135,7 @@ def lowering_section(collector: StatisticsCollector) -> dict[str, Any]:
         "split_groups": split,
         "host_kernels": [r.details for r in stats.remarks if r.kind == HOST_KIND],
         "device_loops": int(stats["device-loops"]),
+        "empty_no_launch": int(stats["empty-kernels"]),
         "statistics": collector.as_dict(),
     }
 
@@ -159,6 +161,11 @@ def lowering_lines(section: dict[str, Any], limit: int | None = 3) -> list[str]:
     lines = [
         f"lowering: kernels {units}; fused groups {section['groups_whole']} whole, "
         f"{section['groups_split']} split; {len(section['host_kernels'])} host kernels"
+        + (
+            f"; {empty} with empty results, no launch"
+            if (empty := section.get("empty_no_launch"))
+            else ""
+        )
     ]
     groups = section["split_groups"]
     shown = groups if limit is None else groups[:limit]
