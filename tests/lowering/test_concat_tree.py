@@ -265,3 +265,16 @@ def test_random_trees_match(seed: int):
     assert_matches(levels, rtol=0, atol=0)
     assert all(k.unit == "vector" for k in levels.tiled_kernels)
     assert [k.ops for k in levels.tiled_kernels] == [k.ops for k in levels.macro_kernels]
+
+
+def test_swin_t_window_reverse_splits_its_tiles_inside_the_box():
+    """torchvision's Swin-T at 64 x 64 (a 14 x 14 map of 192 channels, windows of 7, shift
+    3) on the 910B: the tiles split the windows' box below the output's rank (a 6-d view
+    of a 4-d output), which must not be compared with the output's dims."""
+    g = Graph()
+    module = g.b.build(*window_reverse(g, (2, 14, 14, 192, 7, 3)))
+    levels = run_levels(module, g.arrays, "ascend910b")
+    assert_matches(levels, rtol=0, atol=0)
+    assert _concat_kernels(levels) == [
+        k.ops for k in levels.macro_kernels if "graph.concat" in k.ops
+    ]

@@ -297,8 +297,12 @@ def plan_region(region: Region, eb: int, budget: int, depth: int, cores: int) ->
     if plan is None or not plan.shape:
         return plan
     axis, extent = plan.axis, region.extent[plan.axis]
+    # a target of another rank is a view of the output (a concat tree's box): a tile past
+    # the region's end there is not cut by the tensor's end, so the tiles divide it
     reaches_end = all(
-        start[axis] + extent >= value_shape(out)[axis] for out, start in region.targets()
+        len(start) == len(shape) and start[axis] + extent >= shape[axis]
+        for out, start in region.targets()
+        for shape in (value_shape(out),)
     )
     if reaches_end or extent % plan.size == 0:
         return plan
