@@ -237,3 +237,27 @@ def test_a_matmul_with_k_zero_on_other_presets(platform, executor):
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     assert session.latest_tiled is not None
     assert any(k.reason and EMPTY_REASON in k.reason for k in session.latest_tiled.kernels)
+
+
+def test_an_empty_constant_parameter_is_no_empty_tensor(tmp_path):
+    """Paddle's exports give Resize an empty ``roi`` constant (read as absent): the Resize
+    still lowers to a kernel, not to the host for "a zero-size tensor"."""
+    nodes = [oh.make_node("Resize", ["x", "roi", "scales"], ["y"], mode="nearest")]
+    inits = {
+        "roi": np.zeros(0, np.float32),
+        "scales": np.array([1, 1, 2, 2], np.float32),
+    }
+    graph = oh.make_graph(
+        nodes,
+        "resize",
+        [oh.make_tensor_value_info("x", F, [1, 3, 4, 6])],
+        [oh.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(a, n) for n, a in inits.items()],
+    )
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13)])
+    path = tmp_path / "resize.onnx"
+    onnx.save(model, path)
+    report = tmp_path / "r.json"
+    assert run([str(path), "--compare", "--no-format-report", "--json", str(report)]) == 0
+    data = json.loads(report.read_text())
+    assert data["compare_ok"] and data["host_ops"] == []

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import ConstantLike
 
 from tilegraph.dialects.layout_type import TensorType
 
@@ -33,9 +34,15 @@ EMPTY_REASON = "a zero-size tensor"
 
 
 def is_empty(value: SSAValue) -> bool:
-    """Whether ``value`` is a tensor with a dim of size 0 (a symbolic or unknown dim is not)."""
+    """Whether ``value`` is a tensor with a dim of size 0 (a symbolic or unknown dim is not)
+    that data flows through: an empty constant is a parameter given as empty (a Resize's
+    ``roi`` or ``scales`` of Paddle's exports), which the op reads as absent, not a tensor
+    to tile."""
     t = value.type
-    return isinstance(t, TensorType) and any(d == 0 for d in t.origin_shape)
+    if not isinstance(t, TensorType) or all(d != 0 for d in t.origin_shape):
+        return False
+    owner = value.owner
+    return not (isinstance(owner, Operation) and owner.has_trait(ConstantLike))
 
 
 def no_launch(inputs: Iterable[SSAValue], results: Sequence[SSAValue]) -> bool:
