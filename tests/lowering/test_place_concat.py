@@ -358,3 +358,13 @@ def test_a_reshaped_input_is_its_argument_under_another_shape():
         [1024, 0], [1280, 4, 1], contiguous=True, whole_blocks=True
     )
     assert concat_regions(_reshaped_concat(3)) == "strided"
+
+
+def test_the_default_pipeline_places_contiguous_runs_only():
+    """Strided placement is opt-in: a strided region handed to a kernel whose tile
+    strategy views that argument inside (a concat tree's boxes, a gather's strided read)
+    would compose two strided views, which the tile level does not do (TimeSformer's class
+    token failed so at batch 3: the strided mode is tested above with its option)."""
+    passes = lowering_pipeline().split(",")
+    assert "place-concat{strided=false}" in passes
+    assert "place-concat" in lowering_pipeline(place_concat="strided").split(",")

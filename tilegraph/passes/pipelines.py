@@ -363,7 +363,7 @@ def lowering_pipeline(
     precision: str = "",
     verify_sync: bool = True,
     tune_db: str = "",
-    place_concat: str = "strided",
+    place_concat: str = "contiguous",
 ) -> str:
     """Graph level -> kernels -> tiled loops -> multi-core, synchronised kernels (on the
     module's target; ``platform`` / ``precision`` set it where it has none, see
@@ -371,8 +371,9 @@ def lowering_pipeline(
     sufficient (:data:`VERIFY_PASSES`). ``tune_db``: a tuning database whose best points
     ``apply-tuning`` writes on the kernels before they are tiled. ``place_concat``: the
     concats whose inputs are regions of their output run no kernel (``place-concat``;
-    ``"strided"``: contiguous and strided regions, ``"contiguous"``: contiguous runs
-    only, ``""``: no placement)."""
+    ``"contiguous"``, the default: contiguous runs only, GE's no-task concat;
+    ``"strided"``: strided regions too, whose kernels must not view the argument inside —
+    docs/tile-level.md; ``""``: no placement)."""
     options = " ".join(
         f"{key}={option_value(value)}"
         for key, value in (("platform", platform), ("precision", precision))
