@@ -256,7 +256,7 @@ POINT_CASES = [
     ("masked_attention", "test", "vector-ub-large"),
     ("masked_attention", "ascend910b", "split-cores-none"),
     ("bert", "test", "vector-ub-small"),
-    ("masked_attention", "ascend910b", "vector-split-deeper"),
+    ("bert", "ascend910b", "vector-split-deeper"),
 ]
 
 

@@ -49,14 +49,17 @@ def test_the_keep_list_meets_the_tolerance_on_both_executors(found: AccuracyRepo
 
 
 def test_estimates(found: AccuracyReport) -> None:
-    """Float16 kernels are faster than float32 ones; the keep-list's casts cost more than
-    that on this small model: its kernels are slower than all-float16 (and here even than
-    all-float32, each cast kernel paying its GM round trips), and each cast is a launch of
-    its own (~2 µs), so its total is the slowest (docs/precision.md)."""
+    """Float16 kernels are no slower than float32 ones; float16's input and output casts
+    are launches of their own, so its total is above float32's; the keep-list's casts run
+    inside the reduction's kernel (its prologue and epilogue), so the keep-list costs no
+    less than all-float16 and adds no launch (docs/precision.md)."""
     kernel, total = found.kernel_us, found.estimate_us
-    assert kernel["reduced"] < kernel["fp32"]
-    assert kernel["keep"] > kernel["reduced"]
-    assert total["keep"] > total["reduced"] and total["keep"] > total["fp32"]
+    assert kernel["reduced"] <= kernel["fp32"]
+    assert kernel["keep"] >= kernel["reduced"]
+    assert total["reduced"] > total["fp32"]
+    assert total["keep"] == pytest.approx(
+        total["reduced"], abs=kernel["keep"] - kernel["reduced"] + 1e-9
+    )
 
 
 def test_bisection_and_minimisation() -> None:
