@@ -79,6 +79,7 @@ from tilegraph.dialects.tile import (
     ScatterRowsOp,
     SelectOp,
     SetFlagOp,
+    SliceViewOp,
     Store5hdOp,
     StridedViewOp,
     StrideOp,
@@ -1178,6 +1179,9 @@ def _build(cls) -> Any:
         ),
         "tile.reshape_view": lambda: ReshapeViewOp(
             buf((1, 8, 64), "GM"), scoped_memref([8, 64], f32, "GM")
+        ),
+        "tile.slice_view": lambda: SliceViewOp(
+            buf((1, 8, 64), "GM"), 128, scoped_memref([2, 64], f32, "GM")
         ),
     }
     return builders[cls.name]()
