@@ -103,6 +103,10 @@ class OpFacts:
     shape_only: bool = False
     """It reads its operand's origin shape, never its data (Shape, Size): no consumer of
     the tensor for ``fuse-ops``, and any tensor of the same origin shape answers it."""
+    empty_operands: tuple[int, ...] = ()
+    """Operands that may be empty while the result is not, which its kernel takes (a
+    scatter of no updates copies its data): no reason to keep the op on the host
+    (``lower-graph-to-kernels``' zero-size rule)."""
 
     def takes_part_in_format(self, operand_index: int) -> bool:
         return self.format_operands is None or operand_index in self.format_operands

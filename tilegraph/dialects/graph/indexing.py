@@ -128,7 +128,9 @@ class _ScatterOp(GraphOp):
     output = result_def(TensorType)
     reduction = str_attr()
     traits = traits_def(Pure())
-    FACTS: ClassVar = ND_OPAQUE
+    FACTS: ClassVar = OpFacts(
+        role=FormatRole.ND_ONLY, fusion=FusionKind.OPAQUE, empty_operands=(1, 2)
+    )
     DEFAULTS: ClassVar = {"reduction": "none"}
 
     @classmethod

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import ConstantLike
 
+from tilegraph.dialects.graph.facts import OpFacts
 from tilegraph.dialects.layout_type import TensorType
 
 EMPTY_REASON = "a zero-size tensor"
@@ -59,12 +60,16 @@ def empty_host_reason(
     when it touches none. The values inside an op's regions (an If's branches) are not
     looked at: such an op is no tile plan's, and a branch may not run."""
     values: list[SSAValue] = [*inputs]
+    taken: set[SSAValue] = set()  # empty operands the op's kernel takes (its facts)
     for op in ops:
         values.extend(op.operands)
         values.extend(op.results)
+        facts = getattr(op, "FACTS", None)
+        for index in facts.empty_operands if isinstance(facts, OpFacts) else ():
+            taken.add(op.operands[index])
     values.extend(outputs)
     for value in values:
-        if is_empty(value):
+        if is_empty(value) and value not in taken:
             t = value.type
             assert isinstance(t, TensorType)
             name = f"%{value.name_hint}" if value.name_hint else "a value"
