@@ -46,7 +46,9 @@ def strided_view(op: StridedViewOp) -> Kernel:
         if 0 in shape:
             return (np.empty(shape, src.dtype),)
         flat = src.reshape(-1)[offset:]  # a view: GM buffers are contiguous containers
-        assert np.shares_memory(flat, src), (src.shape, src.flags.c_contiguous, shape, offset)
+        assert np.shares_memory(flat, src), (
+            f"a strided view {shape} of a GM array {src.shape} that is not contiguous"
+        )
         steps = tuple(s * flat.itemsize for s in strides)
         return (np.lib.stride_tricks.as_strided(flat, shape, steps),)
 
