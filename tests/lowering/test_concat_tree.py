@@ -9,13 +9,13 @@ lanes and channel counts that stop inside a C0 block."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
+from tests.lowering.test_nhwc_out import zoo_report
 from tests.lowering.test_tile_differential import (
     NAN,
     Graph,
@@ -221,18 +221,11 @@ def test_zoo_lowering_section_lists_no_concat_split(name: str, tmp_path: Path):
     and the other half; its head's concat tree), Swin (its cyclic shifts with the window
     partition / reverse) and DETR's sine position embedding lowers no concat group split,
     and the outputs match onnxruntime."""
-    from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
-    from tilegraph.tools.run.cli import run
+    from tests.zoo.zoo import MODELS, MODELS_DIR
 
-    model = MODELS[name]
-    if not (MODELS_DIR / model.file).exists():
-        pytest.skip(f"{model.file} is not exported")
-    args = [str(MODELS_DIR / model.file), "--compare", "--no-format-report", "-q"]
-    for key, value in make_inputs(model, 0).items():
-        np.save(tmp_path / f"{key}.npy", value)
-        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
-    assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
-    split = json.loads((tmp_path / "r.json").read_text())["lowering"]["split_groups"]
+    if not (MODELS_DIR / MODELS[name].file).exists():
+        pytest.skip(f"{MODELS[name].file} is not exported")
+    split = zoo_report(name, tmp_path)["lowering"]["split_groups"]
     assert not [g for g in split if any(op["op"] == "graph.concat" for op in g["ops"])], split
 
 

@@ -6,14 +6,13 @@ both executors, with negative indices and a ragged last tile on the ``test`` pre
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 from xdsl.ir import SSAValue
 
 from tests.lowering.test_gather_kernels import GATHER, index_input
+from tests.lowering.test_nhwc_out import zoo_report
 from tests.lowering.test_tile_differential import (
     NAN,
     Builder,
@@ -24,8 +23,7 @@ from tests.lowering.test_tile_differential import (
     assert_units,
     run_levels,
 )
-from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
-from tilegraph.tools.run.cli import run
+from tests.zoo.zoo import MODELS, MODELS_DIR
 
 
 def reshaped_ids(g: Graph) -> list[SSAValue]:
@@ -110,15 +108,9 @@ def test_zoo_lowering_section_lists_no_gather_split(name: str, tmp_path: Path):
     """tilegraph-run on BERT (``input_ids.view(-1, S)`` into its GatherND-made gather) and
     GCN (a squeezed edge index): no split group holds a gather, the kernel computing the
     viewed gather holds its view, and the outputs match onnxruntime."""
-    model = MODELS[name]
-    if not (MODELS_DIR / model.file).exists():
-        pytest.skip(f"{model.file} is not exported")
-    args = [str(MODELS_DIR / model.file), "--compare", "--no-format-report", "-q"]
-    for key, value in make_inputs(model, 1).items():
-        np.save(tmp_path / f"{key}.npy", value)
-        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
-    assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
-    report = json.loads((tmp_path / "r.json").read_text())
+    if not (MODELS_DIR / MODELS[name].file).exists():
+        pytest.skip(f"{MODELS[name].file} is not exported")
+    report = zoo_report(name, tmp_path, data_set=1)
     split = report["lowering"]["split_groups"]
     assert not [g for g in split if any(op["op"] == "graph.gather" for op in g["ops"])], split
     viewed = [k for k in report["kernels"] if "graph.gather" in k["ops"] and len(k["ops"]) > 1]

@@ -167,6 +167,21 @@ def assert_zoo_lowers_whole(model: str, shape: str, tmp_path) -> None:
     assert lowering["groups_split"] == 0, lowering["split_groups"]
 
 
+def zoo_report(name: str, tmp_path, data_set: int = 0) -> dict:
+    """tilegraph-run's JSON report of the zoo model ``name`` on its ``data_set``-th inputs,
+    checked against onnxruntime (the run exits 0)."""
+    from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
+    from tilegraph.tools.run.cli import run
+
+    model = MODELS[name]
+    args = [str(MODELS_DIR / model.file), "--compare", "--no-format-report", "-q"]
+    for key, value in make_inputs(model, data_set).items():
+        np.save(tmp_path / f"{key}.npy", value)
+        args += ["--input", f"{key}={tmp_path / f'{key}.npy'}"]
+    assert run([*args, "--json", str(tmp_path / "r.json")]) == 0
+    return json.loads((tmp_path / "r.json").read_text())
+
+
 def test_a_map_past_the_checked_size_is_split_as_before(monkeypatch):
     """A feature map with more elements than the order check takes (``MAX_CHECKED``,
     lowered here) is refused: the group splits (TransData, then the transpose), outputs

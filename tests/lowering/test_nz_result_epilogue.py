@@ -10,12 +10,10 @@ also for ragged M / N blocks and NaN in an NZ operand's padding.
 
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
+from tests.lowering.test_nhwc_out import zoo_report
 from tests.lowering.test_tile_differential import (
     NAN,
     Graph,
@@ -146,19 +144,6 @@ def test_an_nz_epilogue_operand_is_refused_with_its_reason():
 def test_zoo_hf_bert_pooler_is_not_split(tmp_path):
     """The zoo's hf_bert (its pooler ``trans_data, gemm, tanh, trans_data``): the lowering
     section lists no cube group split, and the run matches onnxruntime."""
-    from tests.zoo.zoo import MODELS, MODELS_DIR, make_inputs
-    from tilegraph.tools.run.cli import run
-
-    model = MODELS["hf_bert"]
-    args: list[str] = []
-    for name, array in make_inputs(model, 0).items():
-        path = tmp_path / f"{name}.npy"
-        np.save(path, array)
-        args += ["--input", f"{name}={path}"]
-    report_path = tmp_path / "r.json"
-    onnx_file = str(MODELS_DIR / model.file)
-    opts = ["--compare", "--no-format-report", "-q", "--json", str(report_path)]
-    assert run([onnx_file, *args, *opts]) == 0
-    lowering = json.loads(report_path.read_text())["lowering"]
+    lowering = zoo_report("hf_bert", tmp_path)["lowering"]
     assert [g for g in lowering["split_groups"] if g["strategy"] == "cube"] == []
     assert lowering["groups_split"] == len(lowering["split_groups"])
