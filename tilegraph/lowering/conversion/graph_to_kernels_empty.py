@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import ConstantLike
 
-from tilegraph.dialects.graph.facts import OpFacts
+from tilegraph.dialects.graph import GraphOp
 from tilegraph.dialects.layout_type import TensorType
 
 EMPTY_REASON = "a zero-size tensor"
@@ -64,9 +64,8 @@ def empty_host_reason(
     for op in ops:
         values.extend(op.operands)
         values.extend(op.results)
-        facts = getattr(op, "FACTS", None)
-        for index in facts.empty_operands if isinstance(facts, OpFacts) else ():
-            taken.add(op.operands[index])
+        if isinstance(op, GraphOp):
+            taken.update(op.operands[index] for index in op.FACTS.empty_operands)
     values.extend(outputs)
     for value in values:
         if is_empty(value) and value not in taken:
